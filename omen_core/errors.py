@@ -1,0 +1,156 @@
+"""The one error root of omen and its narrow, structured subclasses.
+
+Every error omen raises on purpose is an :class:`OmenError`. Each subclass
+carries the facts a caller needs as attributes (which rule, which fight,
+which file and line), and its message says what went wrong and where.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "OmenError",
+    "BadInput",
+    "ContentError",
+    "RuleViolation",
+    "UnknownCombatant",
+    "DiceError",
+    "InvalidDieFace",
+    "DiceExhausted",
+    "SeedMismatch",
+    "StoreError",
+    "ConcurrencyError",
+    "BadAppend",
+    "UnknownFight",
+    "LogCorrupted",
+    "TornTail",
+    "ChainBroken",
+]
+
+
+class OmenError(Exception):
+    """Root of every error omen raises on purpose."""
+
+
+class BadInput(OmenError):
+    """Input from outside (a file, a command, a log) is malformed; the CLI exits 2."""
+
+
+class ContentError(BadInput):
+    """A sheet, ruleset or scenario does not validate.
+
+    ``source`` names the file (or ``<input>``), ``path`` the JSON path of the
+    offending field, and ``line`` its line where known.
+    """
+
+    def __init__(self, source: str, path: str, reason: str, line: int | None = None):
+        self.source, self.path, self.reason, self.line = source, path, reason, line
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {reason} (at {path})")
+
+
+class RuleViolation(OmenError):
+    """A command breaks a rule; ``rule`` is the section or clarification id (e.g. ``C9``)."""
+
+    def __init__(self, rule: str, message: str, **facts: object):
+        self.rule, self.facts = rule, facts
+        super().__init__(f"[{rule}] {message}")
+
+
+class UnknownCombatant(RuleViolation):
+    """A command names a combatant who has not joined the fight."""
+
+    def __init__(self, combatant: str, known: list[str]):
+        self.combatant, self.known = combatant, known
+        names = ", ".join(known) or "none yet"
+        super().__init__("setup", f"no combatant {combatant!r} in this fight (joined: {names})")
+
+
+class DiceError(OmenError):
+    """Something is wrong with the dice supplied for a roll."""
+
+
+class InvalidDieFace(DiceError, BadInput):
+    """A manual or scripted face is not a whole number in ``1..sides``."""
+
+    def __init__(self, face: object, sides: int, roll: str):
+        self.face, self.sides, self.roll = face, sides, roll
+        super().__init__(f"die face {face!r} is not possible on a d{sides} (for {roll}); "
+                         f"expected a whole number from 1 to {sides}")
+
+
+class DiceExhausted(DiceError):
+    """A scripted dice queue ran out; ``roll`` names the roll that needed a die (C29)."""
+
+    def __init__(self, roll: str, needed: int, remaining: int):
+        self.roll, self.needed, self.remaining = roll, needed, remaining
+        super().__init__(f"scripted dice ran out: {roll} needs {needed} dice, "
+                         f"{remaining} left in the script (order of C29)")
+
+
+class SeedMismatch(DiceError):
+    """A revealed seed does not hash to the commitment recorded at fight start."""
+
+    def __init__(self, commitment: str, actual: str):
+        self.commitment, self.actual = commitment, actual
+        super().__init__(f"seed does not match its commitment: committed sha256 {commitment}, "
+                         f"the revealed seed hashes to {actual}")
+
+
+class StoreError(OmenError):
+    """An event store cannot do what was asked."""
+
+
+class ConcurrencyError(StoreError):
+    """Optimistic concurrency: the fight moved on since the caller read it; nothing was written."""
+
+    def __init__(self, fight_id: str, expected: int, actual: int):
+        self.fight_id, self.expected, self.actual = fight_id, expected, actual
+        super().__init__(f"fight {fight_id!r} is at version {actual}, not the expected "
+                         f"{expected}; nothing was written (reload and try again)")
+
+
+class BadAppend(StoreError):
+    """A batch handed to ``append`` does not continue the stream (wrong fight, seq or link)."""
+
+    def __init__(self, fight_id: str, reason: str):
+        self.fight_id, self.reason = fight_id, reason
+        super().__init__(f"refused to append to fight {fight_id!r}: {reason}; nothing was written")
+
+
+class UnknownFight(StoreError, BadInput):
+    """No fight with this id is stored."""
+
+    def __init__(self, fight_id: str, where: str):
+        self.fight_id, self.where = fight_id, where
+        super().__init__(f"no fight {fight_id!r} in {where}")
+
+
+class LogCorrupted(StoreError, BadInput):
+    """A stored log cannot be read as written: ``path`` and ``line`` say where."""
+
+    def __init__(self, path: str | Path, line: int, reason: str):
+        self.path, self.line, self.reason = str(path), line, reason
+        super().__init__(f"{path}:{line}: {reason}")
+
+
+class TornTail(LogCorrupted):
+    """The last line of a log file was cut off mid-write (a crash); earlier lines are intact.
+
+    Nothing is dropped: ``omen repair`` (or ``JsonlStore.repair``) moves the
+    torn bytes to a side file before anything new may be appended.
+    """
+
+    def __init__(self, path: str | Path, line: int, torn: bytes):
+        self.torn = torn
+        super().__init__(path, line, f"torn tail: the last line ({len(torn)} bytes) was cut off "
+                                     "mid-write; earlier events are intact")
+
+
+class ChainBroken(OmenError):
+    """The hash chain of a log does not hold at ``seq``."""
+
+    def __init__(self, seq: int, reason: str):
+        self.seq, self.reason = seq, reason
+        super().__init__(f"hash chain broken at seq {seq}: {reason}")

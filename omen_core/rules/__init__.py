@@ -1,0 +1,1 @@
+"""Pure rule math, one module per topic: no events, no state, no I/O."""

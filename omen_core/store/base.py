@@ -1,0 +1,67 @@
+"""The EventStore protocol, and the batch checks every backend applies before it writes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from ..errors import BadAppend, ConcurrencyError
+from ..events import GENESIS_HASH, StoredEvent
+
+__all__ = ["EventStore", "FIGHT_ID", "check_fight_id", "check_batch"]
+
+FIGHT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+@runtime_checkable
+class EventStore(Protocol):
+    """Where a fight's sealed events live. Every backend passes the same contract suite.
+
+    - ``append`` is atomic (all or nothing) and optimistic: it raises
+      :class:`~omen_core.errors.ConcurrencyError` and writes nothing unless the
+      fight is at ``expected_version`` (0 for a new fight). It returns the new
+      version (the seq of the last event written).
+    - ``read`` streams the events with ``seq > after_seq`` in order.
+    - ``version`` is the seq of the last stored event (0 if none).
+    - ``fights`` lists the stored fight ids.
+    """
+
+    def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int: ...
+
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]: ...
+
+    def version(self, fight_id: str) -> int: ...
+
+    def fights(self) -> list[str]: ...
+
+
+def check_fight_id(fight_id: str) -> str:
+    """Fight ids double as file names, so they are restricted to ``[A-Za-z0-9._-]``."""
+    if not FIGHT_ID.match(fight_id):
+        raise BadAppend(fight_id, "a fight id is 1-128 letters, digits, '.', '_' or '-', "
+                                  "starting with a letter or digit")
+    return fight_id
+
+
+def check_batch(fight_id: str, events: Sequence[StoredEvent], expected_version: int,
+                actual_version: int, last_hash: str | None) -> None:
+    """Refuse a batch that is stale (ConcurrencyError) or does not continue the stream (BadAppend).
+
+    ``last_hash`` is the hash of the stored event at ``actual_version``
+    (ignored for an empty fight, whose first event must link to the genesis hash).
+    """
+    if expected_version != actual_version:
+        raise ConcurrencyError(fight_id, expected_version, actual_version)
+    if not events:
+        raise BadAppend(fight_id, "the batch is empty")
+    prev = last_hash if actual_version else GENESIS_HASH
+    for offset, ev in enumerate(events, 1):
+        if ev.fight_id != fight_id:
+            raise BadAppend(fight_id, f"event seq {ev.seq} belongs to fight {ev.fight_id!r}")
+        if ev.seq != actual_version + offset:
+            raise BadAppend(fight_id, f"event seq {ev.seq} where {actual_version + offset} was expected")
+        if ev.prev_hash != prev:
+            raise BadAppend(fight_id, f"event seq {ev.seq} does not link to the hash of the "
+                                      f"event before it")
+        prev = ev.hash

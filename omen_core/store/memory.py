@@ -1,0 +1,48 @@
+"""In-memory event store: for tests, simulations and embedding; nothing survives the process."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+
+from ..errors import UnknownFight
+from ..events import StoredEvent
+from .base import check_batch, check_fight_id
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """Keeps each fight's sealed events in a list; a lock makes ``append`` atomic across threads."""
+
+    def __init__(self) -> None:
+        self._streams: dict[str, list[StoredEvent]] = {}
+        self._lock = threading.Lock()
+
+    def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
+        """Append ``events`` if the fight is at ``expected_version``; return the new version."""
+        check_fight_id(fight_id)
+        with self._lock:
+            stream = self._streams.get(fight_id, [])
+            check_batch(fight_id, events, expected_version, len(stream),
+                        stream[-1].hash if stream else None)
+            self._streams[fight_id] = [*stream, *events]
+            return len(stream) + len(events)
+
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
+        """Stream the fight's events with ``seq > after_seq``."""
+        with self._lock:
+            if fight_id not in self._streams:
+                raise UnknownFight(fight_id, "the memory store")
+            stream = self._streams[fight_id]
+        return iter(stream[max(after_seq, 0):])
+
+    def version(self, fight_id: str) -> int:
+        """The seq of the fight's last event, 0 if it has none."""
+        with self._lock:
+            return len(self._streams.get(fight_id, ()))
+
+    def fights(self) -> list[str]:
+        """The stored fight ids, sorted."""
+        with self._lock:
+            return sorted(self._streams)
