@@ -1,0 +1,237 @@
+"""Dice sources (seeded, manual, scripted), the seed commitment, and the standalone seeded-die function.
+
+The rules never call ``random``: every roll asks an injected
+:class:`DiceSource` for faces. Three sources:
+
+- :class:`SeededDice` derives each die from a secret seed with HMAC-SHA256
+  over (fight id, roll counter, die index), without modulo bias. The log
+  records only ``sha256(seed)`` at fight start; once the seed is revealed
+  anyone can recompute every seeded die with :func:`seeded_face`.
+- :class:`ManualDice` takes faces typed in from physical dice.
+- :class:`ScriptedDice` replays a queue of faces (tests, fixtures), consumed
+  in the order of CLARIFICATIONS C29.
+
+>>> seed = bytes.fromhex("00" * 32)
+>>> [seeded_face(seed, "demo", 1, i, 20) for i in range(3)]
+[4, 5, 9]
+>>> commitment(seed)[:16]
+'66687aadf862bd77'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .errors import DiceError, DiceExhausted, InvalidDieFace
+from .events import DiceRolled, DiceSourceKind, Die, PoolTag, RollPurpose
+
+__all__ = [
+    "RollRequest",
+    "DiceSource",
+    "SeededDice",
+    "ManualDice",
+    "ScriptedDice",
+    "NoDice",
+    "seeded_face",
+    "commitment",
+    "roll",
+    "seeded_mismatches",
+]
+
+
+def seeded_face(seed: bytes, fight_id: str, counter: int, index: int, sides: int) -> int:
+    """The face of seeded die ``index`` (0-based) of roll ``counter`` of ``fight_id`` on a d``sides``.
+
+    Standalone on purpose (only ``hmac`` and ``hashlib``), so anyone holding a
+    log and its revealed seed can copy it and check every seeded die:
+    ``HMAC-SHA256(key=seed, msg="<fight_id>|<counter>|<index>|<attempt>")``,
+    the first 8 bytes of the digest read as a big-endian integer ``x``;
+    an ``x`` at or above the largest multiple of ``sides`` below 2**64 is
+    rejected and the next ``attempt`` (0, 1, 2...) tried, so every face is
+    equally likely; otherwise the face is ``x % sides + 1``.
+    """
+    limit = (1 << 64) - (1 << 64) % sides
+    attempt = 0
+    while True:
+        msg = f"{fight_id}|{counter}|{index}|{attempt}".encode()
+        x = int.from_bytes(hmac.new(seed, msg, hashlib.sha256).digest()[:8], "big")
+        if x < limit:
+            return x % sides + 1
+        attempt += 1
+
+
+def commitment(seed: bytes) -> str:
+    """The seed commitment recorded at fight start: ``sha256(seed)`` as hex."""
+    return hashlib.sha256(seed).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class RollRequest:
+    """What a roll needs: whose, why, and the pool as ``(tag, sides)`` pairs in C29 order."""
+
+    fight_id: str
+    counter: int
+    purpose: RollPurpose
+    roller: str
+    pool: tuple[tuple[PoolTag, int], ...]
+
+    def describe(self) -> str:
+        """A human name for the roll, used in error messages: ``roll #3 (check by kael: check d8)``."""
+        dice = ", ".join(f"{tag} d{sides}" for tag, sides in self.pool)
+        return f"roll #{self.counter} ({self.purpose} by {self.roller}: {dice})"
+
+
+class DiceSource(Protocol):
+    """Supplies faces for a roll. ``checkpoint``/``restore`` undo consumption when a command fails."""
+
+    kind: DiceSourceKind
+
+    def faces(self, request: RollRequest) -> Sequence[int]: ...
+
+    def checkpoint(self) -> object: ...
+
+    def restore(self, mark: object) -> None: ...
+
+
+class SeededDice:
+    """Counter-based seeded dice: a pure function of (seed, fight id, roll counter, die index)."""
+
+    kind: DiceSourceKind = "seeded"
+
+    def __init__(self, seed: bytes):
+        if len(seed) < 16:
+            raise DiceError("a dice seed must be at least 16 bytes")
+        self.seed = seed
+
+    @classmethod
+    def fresh(cls) -> SeededDice:
+        """A new source with 32 random bytes from the operating system as its seed."""
+        return cls(secrets.token_bytes(32))
+
+    @property
+    def commitment(self) -> str:
+        """``sha256(seed)``, safe to publish before the fight."""
+        return commitment(self.seed)
+
+    def faces(self, request: RollRequest) -> list[int]:
+        """Derive one face per die of the pool."""
+        return [seeded_face(self.seed, request.fight_id, request.counter, i, sides)
+                for i, (_, sides) in enumerate(request.pool)]
+
+    def checkpoint(self) -> object:
+        """Nothing to save: the roll counter comes from the log."""
+        return None
+
+    def restore(self, mark: object) -> None:
+        """Nothing to restore."""
+
+
+class ManualDice:
+    """Faces typed in from physical dice; ``ask`` is called once per roll with its request."""
+
+    kind: DiceSourceKind = "manual"
+
+    def __init__(self, ask: Callable[[RollRequest], Sequence[int]]):
+        self.ask = ask
+
+    def faces(self, request: RollRequest) -> Sequence[int]:
+        """Ask for the faces of this roll (they are validated by :func:`roll`)."""
+        return self.ask(request)
+
+    def checkpoint(self) -> object:
+        """Nothing to save: typed-in faces are not replayed."""
+        return None
+
+    def restore(self, mark: object) -> None:
+        """Nothing to restore."""
+
+
+class ScriptedDice:
+    """A queue of faces consumed in the order of C29; running out names the roll that needed a die.
+
+    >>> dice = ScriptedDice([4, 2])
+    >>> dice.faces(RollRequest("f", 1, "check", "kael", (("check", 6),)))
+    [4]
+    >>> dice.remaining
+    1
+    """
+
+    kind: DiceSourceKind = "scripted"
+
+    def __init__(self, faces: Iterable[int]):
+        self._faces = list(faces)
+        self._pos = 0
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted faces are left."""
+        return len(self._faces) - self._pos
+
+    def feed(self, faces: Iterable[int]) -> None:
+        """Queue more faces behind the ones left."""
+        self._faces.extend(faces)
+
+    def faces(self, request: RollRequest) -> list[int]:
+        """Take the next ``len(pool)`` faces from the queue."""
+        n = len(request.pool)
+        if self.remaining < n:
+            raise DiceExhausted(request.describe(), n, self.remaining)
+        taken = self._faces[self._pos:self._pos + n]
+        self._pos += n
+        return taken
+
+    def checkpoint(self) -> object:
+        """The queue position, to rewind to if the command fails."""
+        return self._pos
+
+    def restore(self, mark: object) -> None:
+        """Rewind the queue to a checkpoint."""
+        assert isinstance(mark, int)
+        self._pos = mark
+
+
+class NoDice:
+    """The source of a fight loaded without dice: any roll is refused, other commands work."""
+
+    kind: DiceSourceKind = "manual"
+
+    def faces(self, request: RollRequest) -> Sequence[int]:
+        """Refuse: there is nothing to roll with."""
+        raise DiceError(f"{request.describe()} needs dice, but this fight has no dice source "
+                        "(pass dice= when loading it)")
+
+    def checkpoint(self) -> object:
+        """Nothing to save."""
+        return None
+
+    def restore(self, mark: object) -> None:
+        """Nothing to restore."""
+
+
+def roll(source: DiceSource, request: RollRequest) -> DiceRolled:
+    """Roll ``request`` with ``source`` and return the roll event; invalid faces record nothing."""
+    faces = list(source.faces(request))
+    if len(faces) != len(request.pool):
+        raise DiceError(f"{request.describe()} needs {len(request.pool)} faces, got {len(faces)}")
+    dice = tuple(_die(tag, sides, face, request) for (tag, sides), face in zip(request.pool, faces))
+    return DiceRolled(counter=request.counter, purpose=request.purpose, roller=request.roller,
+                      dice=dice, source=source.kind)
+
+
+def _die(tag: PoolTag, sides: int, face: object, request: RollRequest) -> Die:
+    if type(face) is not int or not 1 <= face <= sides:
+        raise InvalidDieFace(face, sides, request.describe())
+    return Die(pool=tag, sides=sides, face=face)
+
+
+def seeded_mismatches(seed: bytes, fight_id: str, rolled: DiceRolled) -> list[tuple[int, int, int]]:
+    """For a seeded roll, every die whose face is not the seed's: ``(index, recorded, expected)``."""
+    if rolled.source != "seeded":
+        return []
+    return [(i, d.face, want) for i, d in enumerate(rolled.dice)
+            if d.face != (want := seeded_face(seed, fight_id, rolled.counter, i, d.sides))]

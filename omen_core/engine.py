@@ -1,0 +1,168 @@
+"""``Fight``, the public façade: load a fight from a store, decide commands, append, fold.
+
+>>> from omen_core import Fight, MemoryStore, ScriptedDice, CheckSpec
+>>> from omen_core.content import decode_content, CombatantSheet
+>>> sheet = decode_content(b'''{"id": "kael", "name": "Kael", "side": "heroes", "hp": 20,
+...   "attributes": {"STR": {"die": "d8", "bonus": 2}, "AGI": {"die": "d6", "bonus": 1},
+...                  "INT": {"die": "d4"}, "RES": {"die": "d8"}, "FCS": {"die": "d6"}},
+...   "skills": {"Climb": {"attribute": "STR", "level": 1}}}''', CombatantSheet)
+>>> fight = Fight.start(MemoryStore(), "doc-fight", dice=ScriptedDice([5]), clock=lambda: 0)
+>>> _ = fight.join(sheet)
+>>> result = fight.static_check(CheckSpec(who="kael", skill="Climb"), difficulty=8)
+>>> result.check.total, result.outcome      # 5 + STR bonus 2 + Climb level 1 = 8: a tie (C16)
+(8, 'tie')
+>>> fight.version
+4
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import structlog
+
+from .content import CombatantSheet
+from .decide import CheckSpec, Command, Contest, Join, RevealSeed, Save, StartFight, StaticCheck, decide
+from .dice import DiceSource, NoDice, SeededDice
+from .errors import RuleViolation
+from .events import (
+    ContestResolved,
+    Event,
+    SaveResolved,
+    StaticCheckResolved,
+    StoredEvent,
+    seal,
+    verify_chain,
+)
+from .state import FightState, fold, project
+from .store.base import EventStore, check_fight_id
+
+__all__ = ["Clock", "system_clock", "Fight"]
+
+Clock = Callable[[], int]
+E = TypeVar("E")
+log = structlog.get_logger(__name__)
+
+
+def system_clock() -> int:
+    """Milliseconds since the Unix epoch, UTC: the default ``recorded_at`` clock."""
+    return time.time_ns() // 1_000_000
+
+
+class Fight:
+    """One fight: its store, dice source, clock and the state folded from its events.
+
+    Create with :meth:`start` or :meth:`load`. Every command method decides,
+    appends atomically with optimistic concurrency, and folds the new events;
+    a command that breaks a rule raises and appends nothing.
+    """
+
+    def __init__(self, store: EventStore, state: FightState, dice: DiceSource | None,
+                 clock: Clock):
+        self.store, self.dice, self.clock = store, dice, clock
+        self._state = state
+
+    @classmethod
+    def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
+              clock: Clock = system_clock, ruleset: str = "core", title: str = "") -> Fight:
+        """Open a new fight; for seeded dice the seed's commitment goes into the first event."""
+        check_fight_id(fight_id)
+        fight = cls(store, FightState(fight_id=fight_id), dice, clock)
+        pledge = dice.commitment if isinstance(dice, SeededDice) else None
+        fight.execute(StartFight(ruleset=ruleset, dice=dice.kind, seed_commitment=pledge,
+                                 title=title))
+        return fight
+
+    @classmethod
+    def load(cls, store: EventStore, fight_id: str, *, dice: DiceSource | None = None,
+             clock: Clock = system_clock) -> Fight:
+        """Rebuild a stored fight from its events, checking the hash chain on the way."""
+        records = list(store.read(fight_id))
+        verify_chain(records, fight_id)
+        return cls(store, project(records, FightState(fight_id=fight_id)), dice, clock)
+
+    @property
+    def state(self) -> FightState:
+        """The current state, folded from every event."""
+        return self._state
+
+    @property
+    def fight_id(self) -> str:
+        """This fight's stream id."""
+        return self._state.fight_id
+
+    @property
+    def version(self) -> int:
+        """The seq of the last event."""
+        return self._state.version
+
+    @property
+    def events(self) -> list[StoredEvent]:
+        """Every stored event of this fight, read from the store."""
+        return list(self.store.read(self.fight_id))
+
+    def execute(self, command: Command) -> list[StoredEvent]:
+        """Decide ``command``, append its events, fold them; return the stored events."""
+        dice = self._dice()
+        mark = dice.checkpoint()
+        try:
+            events = decide(self._state, command, dice)
+            stored = self._seal(events)
+            self.store.append(self.fight_id, stored, self._state.version)
+        except BaseException:
+            dice.restore(mark)
+            raise
+        for rec in stored:
+            self._state = fold(self._state, rec)
+        log.debug("events_appended", fight_id=self.fight_id, command=type(command).__name__,
+                  first_seq=stored[0].seq, last_seq=stored[-1].seq)
+        return stored
+
+    def join(self, sheet: CombatantSheet) -> CombatantSheet:
+        """Add a combatant from its sheet."""
+        self.execute(Join(sheet=sheet))
+        return sheet
+
+    def static_check(self, check: CheckSpec, difficulty: int) -> StaticCheckResolved:
+        """Roll a skill or attribute check against a difficulty (C16)."""
+        return self._last(self.execute(StaticCheck(check=check, difficulty=difficulty)),
+                          StaticCheckResolved)
+
+    def contest(self, initiator: CheckSpec, defender: CheckSpec) -> ContestResolved:
+        """Roll a contested check; ties favour the defender (C16)."""
+        return self._last(self.execute(Contest(initiator=initiator, defender=defender)),
+                          ContestResolved)
+
+    def save(self, effect: str, saver: CheckSpec, opposing: CheckSpec) -> SaveResolved:
+        """Call for a save against an effect; the saver wins ties (C15)."""
+        return self._last(self.execute(Save(effect=effect, saver=saver, opposing=opposing)),
+                          SaveResolved)
+
+    def reveal_seed(self, seed: bytes | None = None) -> str:
+        """Append the seed (by default the seeded source's own); return it as hex."""
+        if seed is None:
+            if not isinstance(self.dice, SeededDice):
+                raise RuleViolation("dice", "no seed given and the dice source is not seeded")
+            seed = self.dice.seed
+        self.execute(RevealSeed(seed=seed.hex()))
+        return seed.hex()
+
+    def _dice(self) -> DiceSource:
+        return NoDice() if self.dice is None else self.dice
+
+    def _seal(self, events: Sequence[Event]) -> list[StoredEvent]:
+        now, prev, seq, out = self.clock(), self._state.last_hash, self._state.version, []
+        for event in events:
+            seq += 1
+            rec = seal(self.fight_id, seq, now, prev, event)
+            out.append(rec)
+            prev = rec.hash
+        return out
+
+    @staticmethod
+    def _last(stored: list[StoredEvent], kind: type[E]) -> E:
+        event = stored[-1].event
+        assert isinstance(event, kind)
+        return event

@@ -1,0 +1,185 @@
+"""The ``omen`` command line: demo, schema, verify. Only this module configures logging.
+
+Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
+(a malformed file, log or command, or a command that breaks a rule).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import msgspec
+import structlog
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from omen_core.errors import ConcurrencyError, OmenError
+from omen_core.events import StoredEvent, event_schema
+from omen_core.store import EventStore, open_store
+
+from .demo import DEMO_SEED, run_demo
+from .narrate import Line, narrate
+from .verify import Report, verify
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+                  help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+log = structlog.get_logger("omen.cli")
+
+STYLE = {"header": "bold", "roll": "dim", "result": "", "note": "cyan"}
+
+
+class LogFormat(str, Enum):
+    """How the CLI writes its own logs (to stderr)."""
+
+    console = "console"
+    json = "json"
+
+
+def configure_logging(fmt: LogFormat, level: str) -> None:
+    """Configure structlog for the CLI: human console lines or JSON, to stderr, at ``level``."""
+    renderer = (structlog.processors.JSONRenderer() if fmt is LogFormat.json
+                else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    structlog.configure(
+        processors=[structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+@app.callback()
+def _root(
+    log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
+    = LogFormat.console,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
+) -> None:
+    if log_level.lower() not in {"debug", "info", "warning", "error"}:
+        _bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
+    configure_logging(log_format, log_level)
+
+
+def _bad_input(message: str, code: int = 2) -> NoReturn:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _guarded(exc: OmenError) -> NoReturn:
+    log.info("command_failed", error=type(exc).__name__, message=str(exc))
+    _bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2)
+
+
+def _print_lines(lines: Iterator[Line]) -> None:
+    for line in lines:
+        style = STYLE[line.kind]
+        text = f"[dim]#{line.seq:<3}[/] " + (f"[{style}]{escape(line.text)}[/]" if style
+                                             else escape(line.text))
+        out.print(text)
+
+
+def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
+    store = open_store(url)
+    fights = store.fights()
+    if fight is not None:
+        if fight not in fights:
+            raise typer.BadParameter(f"no fight {fight!r} in {url} (fights: {', '.join(fights) or 'none'})")
+        return store, fight
+    if len(fights) != 1:
+        _bad_input(f"{url} holds {len(fights)} fights ({', '.join(fights) or 'none'}); "
+                   "choose one with --fight")
+    return store, fights[0]
+
+
+def _report_text(report: Report) -> None:
+    if report.clean:
+        seed = ("all match the revealed seed" if report.seed_revealed
+                else "not checked: the seed has not been revealed")
+        out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
+                  f"intact, every total recomputed; {report.seeded_dice} seeded dice {seed}")
+        return
+    out.print(f"[red]{len(report.findings)} finding(s)[/] in fight {report.fight_id!r}:")
+    for f in report.findings:
+        detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
+        out.print(f"  seq {f.seq} [{escape(f.rule)}] {escape(f.what)}{escape(detail)}")
+
+
+@app.command()
+def demo(
+    log_path: Annotated[Path, typer.Option("--log", help="Where to write the demo's fight log.")]
+    = Path("out/demo.jsonl"),
+    fresh_seed: Annotated[bool, typer.Option(help="Roll with a new random seed instead of the "
+                                                  "published demo seed.")] = False,
+) -> None:
+    """Play a short scripted contest (skill contest, static check, save) and print its log."""
+    from omen_core.dice import SeededDice
+
+    if log_path.exists():
+        log_path.unlink()
+    seed = SeededDice.fresh().seed if fresh_seed else DEMO_SEED
+    try:
+        store = open_store(str(log_path))
+        fight = run_demo(store, seed=seed)
+        records = fight.events
+    except OmenError as exc:
+        _guarded(exc)
+    _print_lines(narrate(records))
+    out.print()
+    _report_text(verify(records))
+    out.print(f"[dim]log written to {log_path} ({len(records)} events); "
+              f"check it yourself with: omen verify {log_path}[/]")
+
+
+@app.command()
+def schema(
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file "
+                                                "instead of standard output.")] = None,
+) -> None:
+    """Print the JSON Schema of a stored event (the envelope and every event type)."""
+    text = json.dumps(event_schema(), indent=2)
+    if output is None:
+        sys.stdout.write(text + "\n")
+    else:
+        output.write_text(text + "\n")
+
+
+@app.command("verify")
+def verify_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or "
+                                                               "sqlite:///path.db.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    seed: Annotated[str | None, typer.Option(help="Check the dice against this seed (hex) even "
+                                                  "if the log has not revealed it.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report.")] = False,
+) -> None:
+    """Audit a log: hash chain, seed and seeded dice, every check and save total. Exit 1 on findings."""
+    try:
+        seed_bytes = bytes.fromhex(seed) if seed is not None else None
+    except ValueError:
+        _bad_input(f"--seed must be hex, got {seed!r}")
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        records: list[StoredEvent] = list(store.read(fight_id))
+    except OmenError as exc:
+        _guarded(exc)
+    report = verify(records, seed=seed_bytes)
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+    else:
+        _report_text(report)
+    raise typer.Exit(0 if report.clean else 1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
