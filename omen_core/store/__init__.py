@@ -1,6 +1,10 @@
 """Event stores: the EventStore protocol and its memory, JSON Lines and SQLite backends."""
 
 from .base import EventStore, check_batch, check_fight_id
+from .jsonl import JsonlStore
 from .memory import MemoryStore
+from .sqlite import SqliteStore
+from .url import open_store
 
-__all__ = ["EventStore", "MemoryStore", "check_batch", "check_fight_id"]
+__all__ = ["EventStore", "JsonlStore", "MemoryStore", "SqliteStore", "check_batch",
+           "check_fight_id", "open_store"]

@@ -1,0 +1,375 @@
+"""JSON Lines event store: one sealed event per line, appended under a file lock and fsynced."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import msgspec
+
+from ..errors import BadAppend, LogCorrupted, TornTail, UnknownFight
+from ..events import StoredEvent, encode_line
+from .base import FIGHT_ID, check_batch, check_fight_id
+
+__all__ = ["JsonlStore"]
+
+_BLOCK = 8192
+_DECODE = msgspec.json.Decoder(StoredEvent).decode
+
+
+class _Head(msgspec.Struct):
+    """Just the fight id of a line (every other field is ignored)."""
+
+    fight_id: str
+
+
+_DECODE_HEAD = msgspec.json.Decoder(_Head).decode
+
+
+class _Tail(msgspec.Struct, frozen=True):
+    """The end of a log file: its size, last complete line and any torn bytes after it."""
+
+    size: int
+    last_line: bytes | None
+    torn: bytes
+
+
+class JsonlStore:
+    """Event store on JSON Lines files, the line bytes being exactly ``encode_line(ev) + b"\\n"``.
+
+    ``JsonlStore(directory)`` keeps one file per fight, ``directory/<fight_id>.jsonl``;
+    :meth:`single` keeps exactly one fight in one file. Appends take an
+    exclusive ``flock`` on ``<file>.lock``, write the whole batch with one
+    write and fsync it; a failed write is truncated away. A last line
+    without its newline (a crash mid-write) is a :class:`TornTail`: reads
+    yield the intact events and then raise it, appends refuse to run until
+    :meth:`repair` has moved the torn bytes to a side file.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        """A store keeping one ``<fight_id>.jsonl`` file per fight in ``directory``."""
+        self._dir: Path | None = Path(directory)
+        self._file: Path | None = None
+
+    @classmethod
+    def single(cls, path: str | os.PathLike[str]) -> JsonlStore:
+        """A store on exactly one file holding one fight (the fight id of its first line)."""
+        store = cls.__new__(cls)
+        store._dir, store._file = None, Path(path)
+        return store
+
+    def __repr__(self) -> str:
+        if self._file is not None:
+            return f"JsonlStore.single({str(self._file)!r})"
+        return f"JsonlStore({str(self._dir)!r})"
+
+    # -- the EventStore protocol ------------------------------------------------------
+
+    def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
+        """Append ``events`` if the fight is at ``expected_version``; return the new version."""
+        check_fight_id(fight_id)
+        path = self._path(fight_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path, shared=False):
+            tail = _read_tail(path)
+            self._refuse_torn(path, tail)
+            self._check_owner(path, fight_id)
+            version, last_hash = self._last_state(path, fight_id, tail)
+            check_batch(fight_id, events, expected_version, version, last_hash)
+            _write_all(path, b"".join([encode_line(ev) + b"\n" for ev in events]))
+        return version + len(events)
+
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
+        """Stream the fight's events with ``seq > after_seq``.
+
+        Raises :class:`UnknownFight` at once if the fight is not stored; while
+        streaming, :class:`LogCorrupted` at a line that is not a sound next
+        event and :class:`TornTail` after the last intact event of a torn file.
+        Only the bytes present when ``read`` was called are read.
+        """
+        path = self._existing(fight_id)
+        with _locked(path, shared=True):
+            size = path.stat().st_size
+        return _stream(path, fight_id, after_seq, size)
+
+    def version(self, fight_id: str) -> int:
+        """The seq of the fight's last event, 0 if it has none; :class:`TornTail` on a torn file."""
+        if not self._known(fight_id):
+            return 0
+        path = self._path(fight_id)
+        with _locked(path, shared=True):
+            tail = _read_tail(path)
+        self._refuse_torn(path, tail)
+        return self._last_state(path, fight_id, tail)[0]
+
+    def fights(self) -> list[str]:
+        """The stored fight ids, sorted (at most one in single-file mode)."""
+        if self._file is not None:
+            owner = _owner(self._file)
+            return [] if owner is None else [owner]
+        assert self._dir is not None
+        if not self._dir.is_dir():
+            return []
+        return sorted(p.stem for p in self._dir.glob("*.jsonl")
+                      if FIGHT_ID.match(p.stem) and p.is_file() and p.stat().st_size)
+
+    # -- repair -------------------------------------------------------------------------
+
+    def repair(self, fight_id: str) -> Path | None:
+        """Move a torn last line to ``<file>.torn-<N>`` and cut the log back to its last full line.
+
+        The side file is fsynced before the log is truncated, so the torn
+        bytes are never lost. Returns the side file, or None if nothing was torn.
+        """
+        path = self._path(fight_id) if FIGHT_ID.match(fight_id) else None
+        if path is None or not path.is_file():
+            raise UnknownFight(fight_id, self._where())
+        with _locked(path, shared=False):
+            self._check_repair_owner(path, fight_id)
+            tail = _read_tail(path)
+            if not tail.torn:
+                return None
+            side = _save_side_file(path, tail.torn)
+            _truncate(path, tail.size - len(tail.torn))
+        return side
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _path(self, fight_id: str) -> Path:
+        """The file that holds (or would hold) ``fight_id``."""
+        if self._file is not None:
+            return self._file
+        assert self._dir is not None
+        return self._dir / f"{fight_id}.jsonl"
+
+    def _where(self) -> str:
+        """Where this store keeps its fights, for error messages."""
+        return str(self._file if self._file is not None else self._dir)
+
+    def _known(self, fight_id: str) -> bool:
+        """Whether a non-empty file holds ``fight_id`` (single mode: it is the first line's fight)."""
+        if not FIGHT_ID.match(fight_id):
+            return False
+        if self._file is not None:
+            return _owner(self._file) == fight_id
+        path = self._path(fight_id)
+        return path.is_file() and path.stat().st_size > 0
+
+    def _existing(self, fight_id: str) -> Path:
+        """The file of a stored fight, or :class:`UnknownFight`."""
+        if not self._known(fight_id):
+            raise UnknownFight(fight_id, self._where())
+        return self._path(fight_id)
+
+    def _check_owner(self, path: Path, fight_id: str) -> None:
+        """In single-file mode, refuse a fight other than the one the file already holds."""
+        if self._file is None:
+            return
+        owner = _owner(path)
+        if owner is not None and owner != fight_id:
+            raise BadAppend(fight_id, f"{path} already holds fight {owner!r} "
+                                      "(a single-file store keeps exactly one fight)")
+
+    def _check_repair_owner(self, path: Path, fight_id: str) -> None:
+        """In single-file mode, only the file's own fight (or an unknown one, if line 1 is torn) is repaired."""
+        if self._file is None:
+            return
+        with contextlib.suppress(TornTail):
+            owner = _owner(path)
+            if owner is not None and owner != fight_id:
+                raise UnknownFight(fight_id, self._where())
+
+    @staticmethod
+    def _refuse_torn(path: Path, tail: _Tail) -> None:
+        """Raise :class:`TornTail` if the file ends in a torn line."""
+        if tail.torn:
+            line = 1 if tail.last_line is None else _seq_hint(tail.last_line) + 1
+            raise TornTail(path, line, tail.torn)
+
+    @staticmethod
+    def _last_state(path: Path, fight_id: str, tail: _Tail) -> tuple[int, str | None]:
+        """The fight's version and last hash, from its last complete line alone."""
+        if tail.last_line is None:
+            return 0, None
+        try:
+            last = _DECODE(tail.last_line)
+        except msgspec.DecodeError as exc:
+            _raise_first_corruption(path, fight_id, f"the last line does not decode: {exc}")
+        if last.fight_id != fight_id:
+            _raise_first_corruption(path, fight_id, f"the last line belongs to fight {last.fight_id!r}")
+        return last.seq, last.hash
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _stream(path: Path, fight_id: str, after_seq: int, limit: int) -> Iterator[StoredEvent]:
+    """Decode the first ``limit`` bytes of ``path`` line by line, checking seq and fight only."""
+    if limit <= 0:
+        return
+    decode = _DECODE
+    prev = 0
+    consumed = 0
+    with open(path, "rb") as f:
+        for line_no, raw in enumerate(f, 1):
+            consumed += len(raw)
+            if consumed >= limit:
+                if consumed > limit:
+                    raw = raw[:len(raw) - (consumed - limit)]
+                if not raw.endswith(b"\n"):
+                    raise TornTail(path, line_no, raw)
+            if len(raw) <= 1:
+                raise LogCorrupted(path, line_no, "empty line")
+            try:
+                ev = decode(raw)
+            except msgspec.DecodeError as exc:
+                raise LogCorrupted(path, line_no, f"not a valid stored event: {exc}") from None
+            if ev.seq != prev + 1:
+                raise LogCorrupted(path, line_no, f"seq {ev.seq} where {prev + 1} was expected "
+                                                  "(events missing, repeated or out of order)")
+            if ev.fight_id != fight_id:
+                raise LogCorrupted(path, line_no, f"event of fight {ev.fight_id!r} in the log of "
+                                                  f"fight {fight_id!r}")
+            prev = ev.seq
+            if prev > after_seq:
+                yield ev
+            if consumed >= limit:
+                return
+
+
+def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoReturn:
+    """Scan the whole file to report the first bad line with its number (error path only)."""
+    for _ in _stream(path, fight_id, 0, path.stat().st_size):
+        pass
+    raise LogCorrupted(path, 0, fallback)
+
+
+def _read_tail(path: Path) -> _Tail:
+    """Read backwards from the end in blocks until the last complete line is found."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return _Tail(0, None, b"")
+    with f:
+        size = pos = f.seek(0, os.SEEK_END)
+        buf = b""
+        while True:
+            last_nl = buf.rfind(b"\n")
+            if last_nl != -1:
+                prev_nl = buf.rfind(b"\n", 0, last_nl)
+                if prev_nl != -1 or pos == 0:
+                    return _Tail(size, buf[prev_nl + 1:last_nl + 1], buf[last_nl + 1:])
+            elif pos == 0:
+                return _Tail(size, None, buf)
+            step = min(_BLOCK, pos)
+            pos -= step
+            f.seek(pos)
+            buf = f.read(step) + buf
+
+
+def _seq_hint(line: bytes) -> int:
+    """The seq of a complete line, 0 if it does not decode (only used to number a torn line)."""
+    try:
+        return _DECODE(line).seq
+    except msgspec.DecodeError:
+        return 0
+
+
+def _owner(path: Path) -> str | None:
+    """The fight id of the file's first line; None if the file is missing or empty."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with f:
+        first = f.readline()
+    if not first:
+        return None
+    if not first.endswith(b"\n"):
+        raise TornTail(path, 1, first)
+    try:
+        return _DECODE_HEAD(first).fight_id
+    except msgspec.DecodeError as exc:
+        raise LogCorrupted(path, 1, f"the first line does not name a fight: {exc}") from None
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(path: Path, *, shared: bool) -> Iterator[None]:
+    """Hold an ``flock`` on the sidecar ``<file>.lock`` (readers go unlocked if they cannot create it)."""
+    lock_path = path.with_name(path.name + ".lock")
+    fd: int | None = None
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        if not shared:
+            raise
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the lock
+
+
+def _write_all(path: Path, data: bytes) -> None:
+    """Append ``data`` with one write and fsync it; on any failure cut the file back and re-raise."""
+    is_new = not path.exists()
+    with open(path, "ab", buffering=0) as f:
+        start = os.fstat(f.fileno()).st_size
+        try:
+            written = f.write(data)
+            while written < len(data):  # a short write on a regular file is rare, not an error
+                written += f.write(data[written:])
+            f.flush()
+            os.fsync(f.fileno())
+        except BaseException:
+            f.truncate(start)
+            raise
+    if is_new:
+        _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a newly created file's directory entry durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _save_side_file(path: Path, torn: bytes) -> Path:
+    """Write ``torn`` to the first free ``<file>.torn-<N>`` and fsync it."""
+    n = 1
+    while True:
+        side = path.with_name(f"{path.name}.torn-{n}")
+        try:
+            fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            n += 1
+            continue
+        try:
+            os.write(fd, torn)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _fsync_dir(path.parent)
+        return side
+
+
+def _truncate(path: Path, size: int) -> None:
+    """Cut ``path`` to ``size`` bytes and fsync it."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,159 @@
+"""SQLite event store: one row per sealed event, appended in a ``BEGIN IMMEDIATE`` transaction."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+
+import msgspec
+
+from ..errors import LogCorrupted, UnknownFight
+from ..events import StoredEvent, encode_line
+from .base import check_batch, check_fight_id
+
+__all__ = ["SqliteStore"]
+
+_DECODE = msgspec.json.Decoder(StoredEvent).decode
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    fight_id    TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    line        BLOB    NOT NULL,
+    UNIQUE (fight_id, seq)
+)
+"""
+
+
+class SqliteStore:
+    """Event store in one SQLite table, ``events(fight_id, seq, recorded_at, line)``.
+
+    ``line`` holds exactly ``encode_line(ev)``. The database runs in WAL mode
+    with a 30 s busy timeout; each append is one ``BEGIN IMMEDIATE`` ...
+    ``COMMIT`` transaction, so concurrent writers (threads or processes)
+    are serialized and a stale one gets :class:`ConcurrencyError`.
+    ``":memory:"`` gives a private in-memory database. Close the store
+    (or use it as a context manager) when done.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        """Open (creating if needed) the database at ``path``, or ``":memory:"``."""
+        self._path = os.fspath(path)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self._path, timeout=timeout, isolation_level=None,
+                                     check_same_thread=False)
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            self._conn.execute(_SCHEMA)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    @property
+    def path(self) -> str:
+        """The database path as given (``":memory:"`` for an in-memory database)."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self._path!r})"
+
+    # -- the EventStore protocol ------------------------------------------------------
+
+    def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
+        """Append ``events`` in one transaction if the fight is at ``expected_version``; return the new version."""
+        check_fight_id(fight_id)
+        rows = [(ev.fight_id, ev.seq, ev.recorded_at, encode_line(ev)) for ev in events]
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                version, last_hash = self._last_state(fight_id)
+                check_batch(fight_id, events, expected_version, version, last_hash)
+                self._conn.executemany("INSERT INTO events (fight_id, seq, recorded_at, line) "
+                                       "VALUES (?, ?, ?, ?)", rows)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+        return version + len(events)
+
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
+        """Stream the fight's events with ``seq > after_seq``; :class:`UnknownFight` at once if none is stored."""
+        with self._lock:
+            known = self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
+                                       (fight_id,)).fetchone()
+        if known is None:
+            raise UnknownFight(fight_id, self._path)
+        return self._stream(fight_id, after_seq)
+
+    def version(self, fight_id: str) -> int:
+        """The seq of the fight's last event, 0 if it has none."""
+        with self._lock:
+            row = self._conn.execute("SELECT MAX(seq) FROM events WHERE fight_id = ?",
+                                     (fight_id,)).fetchone()
+        return row[0] or 0
+
+    def fights(self) -> list[str]:
+        """The stored fight ids, sorted."""
+        with self._lock:
+            rows = self._conn.execute("SELECT DISTINCT fight_id FROM events ORDER BY fight_id")
+            return [fight_id for (fight_id,) in rows]
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database connection (idempotent)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        """Use the store in a ``with`` block; it is closed at the end."""
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Close the store."""
+        self.close()
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _last_state(self, fight_id: str) -> tuple[int, str | None]:
+        """The fight's version and last hash (inside the append transaction)."""
+        row = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? "
+                                 "ORDER BY seq DESC LIMIT 1", (fight_id,)).fetchone()
+        if row is None:
+            return 0, None
+        return row[0], self._decode(fight_id, row[0], row[1]).hash
+
+    def _stream(self, fight_id: str, after_seq: int) -> Iterator[StoredEvent]:
+        """Decode the fight's rows in seq order, checking each is the next event of this fight."""
+        cursor = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? AND seq > ? "
+                                    "ORDER BY seq", (fight_id, after_seq))
+        try:
+            expected = max(after_seq, 0) + 1
+            for seq, line in cursor:
+                if seq != expected:
+                    raise LogCorrupted(self._path, seq, f"seq {seq} where {expected} was expected "
+                                                        "(rows missing)")
+                yield self._decode(fight_id, seq, line)
+                expected = seq + 1
+        finally:
+            with contextlib.suppress(sqlite3.ProgrammingError):  # the store may be closed already
+                cursor.close()
+
+    def _decode(self, fight_id: str, seq: int, line: bytes) -> StoredEvent:
+        """Decode one row's line, checking it is the event its row says it is."""
+        try:
+            ev = _DECODE(line)
+        except msgspec.DecodeError as exc:
+            raise LogCorrupted(self._path, seq, f"row does not decode as a stored event: {exc}") from None
+        if ev.seq != seq or ev.fight_id != fight_id:
+            raise LogCorrupted(self._path, seq, f"row ({fight_id!r}, {seq}) holds event "
+                                                f"({ev.fight_id!r}, {ev.seq})")
+        return ev

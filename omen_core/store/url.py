@@ -1,0 +1,57 @@
+"""Open an event store from a short URL: ``memory:``, ``sqlite:///fights.db``, ``fight.jsonl`` or ``fights/``."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import BadInput
+from .base import EventStore
+from .jsonl import JsonlStore
+from .memory import MemoryStore
+from .sqlite import SqliteStore
+
+__all__ = ["open_store", "ACCEPTED_FORMS"]
+
+ACCEPTED_FORMS = (
+    "'memory:' (in memory, nothing is kept)",
+    "'sqlite:///path.db' or 'sqlite:path.db' (SQLite; 'sqlite:////abs/path.db' for an absolute path, "
+    "'sqlite::memory:' in memory)",
+    "'path/to/fight.jsonl' (one fight in one JSON Lines file)",
+    "'path/to/dir/' (an existing directory, or a path ending in '/': one .jsonl file per fight)",
+)
+
+
+def open_store(url: str) -> EventStore:
+    """The event store ``url`` names; :class:`BadInput` listing the accepted forms otherwise.
+
+    >>> open_store("memory:")  # doctest: +ELLIPSIS
+    <omen_core.store.memory.MemoryStore object at ...>
+    """
+    if url == "memory:":
+        return MemoryStore()
+    if url.startswith("sqlite:"):
+        return SqliteStore(_sqlite_path(url))
+    if url.endswith(".jsonl"):
+        return JsonlStore.single(url)
+    if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
+        return JsonlStore(url)
+    raise _bad(url)
+
+
+def _sqlite_path(url: str) -> str:
+    """The database path of a ``sqlite:`` URL (``sqlite:///rel.db``, ``sqlite:////abs.db``, ``sqlite:rel.db``)."""
+    rest = url.removeprefix("sqlite:")
+    if rest.startswith("///"):
+        rest = rest[3:]
+    elif rest.startswith("//"):
+        raise _bad(url, "a sqlite URL has three slashes before the path, e.g. 'sqlite:///fights.db'")
+    if not rest:
+        raise _bad(url, "the sqlite URL names no database file")
+    return rest
+
+
+def _bad(url: str, why: str = "") -> BadInput:
+    """The error for a URL that names no store."""
+    forms = "; ".join(ACCEPTED_FORMS)
+    lead = f"cannot open an event store from {url!r}" + (f" ({why})" if why else "")
+    return BadInput(f"{lead}; accepted forms: {forms}")

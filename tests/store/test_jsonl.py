@@ -1,0 +1,243 @@
+"""The JSON Lines backend: exact line bytes, torn tails and repair, corruption, single-file mode, failed writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from omen_core.errors import BadAppend, LogCorrupted, TornTail, UnknownFight
+from omen_core.events import StoredEvent, encode_line
+from omen_core.store import JsonlStore
+
+from .conftest import continue_from, make_events
+
+FIGHT = "duel"
+
+
+def write_log(path: Path, events: list[StoredEvent]) -> bytes:
+    """Write ``events`` to ``path`` as a JSON Lines log by hand; return the bytes written."""
+    data = b"".join(encode_line(ev) + b"\n" for ev in events)
+    path.write_bytes(data)
+    return data
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JsonlStore:
+    """A directory-mode store in a fresh directory."""
+    return JsonlStore(tmp_path / "fights")
+
+
+@pytest.fixture
+def log(store: JsonlStore) -> Path:
+    """The file that holds FIGHT in ``store``."""
+    return store._path(FIGHT)
+
+
+class TestFormat:
+    """What lands on disk."""
+
+    def test_lines_are_exactly_encode_line_plus_newline(self, store: JsonlStore, log: Path) -> None:
+        """The file is the concatenation of ``encode_line(ev) + b"\\n"`` over the events."""
+        events = make_events(FIGHT, 3)
+        store.append(FIGHT, events[:2], 0)
+        store.append(FIGHT, events[2:], 2)
+        assert log.read_bytes() == b"".join(encode_line(ev) + b"\n" for ev in events)
+
+    def test_directory_is_created_on_first_append(self, tmp_path: Path) -> None:
+        """A directory-mode store creates its directory (and nothing before the first append)."""
+        store = JsonlStore(tmp_path / "a" / "b")
+        assert store.fights() == []
+        assert not (tmp_path / "a").exists()
+        store.append(FIGHT, make_events(FIGHT, 1), 0)
+        assert (tmp_path / "a" / "b" / f"{FIGHT}.jsonl").is_file()
+
+    def test_sidecar_files_are_not_fights(self, store: JsonlStore, log: Path) -> None:
+        """Lock and torn side files are not listed as fights."""
+        store.append(FIGHT, make_events(FIGHT, 1), 0)
+        log.with_name(log.name + ".torn-1").write_bytes(b"x")
+        assert store.fights() == [FIGHT]
+
+
+class TestTornTail:
+    """A last line cut off mid-write."""
+
+    @pytest.fixture
+    def torn(self, store: JsonlStore, log: Path) -> tuple[list[StoredEvent], bytes]:
+        """Five events stored, then the file cut in the middle of line 5; returns (events, torn bytes)."""
+        events = make_events(FIGHT, 5)
+        store.append(FIGHT, events, 0)
+        data = log.read_bytes()
+        cut = len(data) - len(encode_line(events[4])) // 2
+        with open(log, "r+b") as f:
+            f.truncate(cut)
+        return events, data[len(data) - len(encode_line(events[4])) - 1:cut]
+
+    def test_read_yields_intact_events_then_raises(self, store: JsonlStore, log: Path, torn) -> None:
+        """Reading yields events 1-4, then raises TornTail naming the file and line 5."""
+        events, torn_bytes = torn
+        got = []
+        with pytest.raises(TornTail) as info:
+            for ev in store.read(FIGHT):
+                got.append(ev)
+        assert got == events[:4]
+        assert (info.value.path, info.value.line, info.value.torn) == (str(log), 5, torn_bytes)
+        assert str(log) in str(info.value)
+
+    def test_version_and_append_refuse_and_leave_the_file(self, store: JsonlStore, log: Path,
+                                                          torn) -> None:
+        """version and append raise TornTail at line 5 and do not touch the file."""
+        events, _ = torn
+        before = log.read_bytes()
+        with pytest.raises(TornTail) as info:
+            store.version(FIGHT)
+        assert info.value.line == 5
+        with pytest.raises(TornTail):
+            store.append(FIGHT, continue_from(events[:4], FIGHT, 1), 4)
+        assert log.read_bytes() == before
+
+    def test_repair_moves_torn_bytes_aside_then_appends_work(self, store: JsonlStore, log: Path,
+                                                             torn) -> None:
+        """repair saves exactly the torn bytes to <file>.torn-1, cuts the log, and appends resume."""
+        events, torn_bytes = torn
+        side = store.repair(FIGHT)
+        assert side == log.with_name(log.name + ".torn-1")
+        assert side.read_bytes() == torn_bytes
+        assert list(store.read(FIGHT)) == events[:4]
+        assert store.version(FIGHT) == 4
+        more = continue_from(events[:4], FIGHT, 2)
+        assert store.append(FIGHT, more, 4) == 6
+        assert list(store.read(FIGHT)) == events[:4] + more
+        assert store.repair(FIGHT) is None
+
+    def test_repair_picks_the_first_free_side_file(self, store: JsonlStore, log: Path, torn) -> None:
+        """An existing <file>.torn-1 is kept; the torn bytes go to <file>.torn-2."""
+        log.with_name(log.name + ".torn-1").write_bytes(b"older")
+        assert store.repair(FIGHT) == log.with_name(log.name + ".torn-2")
+        assert log.with_name(log.name + ".torn-1").read_bytes() == b"older"
+
+    def test_torn_first_line(self, store: JsonlStore, log: Path) -> None:
+        """A file whose only line is torn reads as nothing then TornTail at line 1."""
+        log.parent.mkdir()
+        log.write_bytes(encode_line(make_events(FIGHT, 1)[0])[:10])
+        with pytest.raises(TornTail) as info:
+            list(store.read(FIGHT))
+        assert info.value.line == 1
+        with pytest.raises(TornTail):
+            store.version(FIGHT)
+        assert store.repair(FIGHT) is not None
+        assert log.read_bytes() == b""
+        assert store.append(FIGHT, make_events(FIGHT, 1), 0) == 1
+
+    def test_repair_of_unknown_fight_raises(self, store: JsonlStore) -> None:
+        """repair of a fight without a file raises UnknownFight."""
+        with pytest.raises(UnknownFight):
+            store.repair("nobody")
+
+
+class TestCorruption:
+    """Complete lines that are not the next event of the fight."""
+
+    def test_garbage_line_names_its_line_number(self, store: JsonlStore, log: Path) -> None:
+        """A middle line that does not decode raises LogCorrupted at that line, after the events before it."""
+        events = make_events(FIGHT, 5)
+        log.parent.mkdir()
+        lines = [encode_line(ev) + b"\n" for ev in events]
+        lines[2] = b'{"fight_id": "duel", "seq": oops}\n'
+        log.write_bytes(b"".join(lines))
+        got = []
+        with pytest.raises(LogCorrupted) as info:
+            for ev in store.read(FIGHT):
+                got.append(ev)
+        assert got == events[:2]
+        assert (info.value.path, info.value.line) == (str(log), 3)
+        assert "not a valid stored event" in info.value.reason
+        assert not isinstance(info.value, TornTail)
+
+    def test_seq_gap_is_corruption(self, store: JsonlStore, log: Path) -> None:
+        """A missing event (seq 3 followed by seq 5) raises LogCorrupted at the line after the gap."""
+        log.parent.mkdir()
+        events = make_events(FIGHT, 5)
+        write_log(log, events[:3] + events[4:])
+        with pytest.raises(LogCorrupted) as info:
+            list(store.read(FIGHT))
+        assert info.value.line == 4
+        assert "seq 5 where 4 was expected" in info.value.reason
+
+    def test_empty_line_is_corruption(self, store: JsonlStore, log: Path) -> None:
+        """An empty line raises LogCorrupted saying so."""
+        log.parent.mkdir()
+        events = make_events(FIGHT, 2)
+        log.write_bytes(encode_line(events[0]) + b"\n\n" + encode_line(events[1]) + b"\n")
+        with pytest.raises(LogCorrupted) as info:
+            list(store.read(FIGHT))
+        assert (info.value.line, info.value.reason) == (2, "empty line")
+
+    def test_event_of_another_fight_is_corruption(self, store: JsonlStore, log: Path) -> None:
+        """A line of another fight inside a fight's file raises LogCorrupted."""
+        log.parent.mkdir()
+        write_log(log, make_events(FIGHT, 1) + make_events("other", 2)[1:])
+        with pytest.raises(LogCorrupted) as info:
+            list(store.read(FIGHT))
+        assert info.value.line == 2
+        assert "'other'" in info.value.reason
+
+    def test_append_after_a_corrupt_last_line_reports_it(self, store: JsonlStore, log: Path) -> None:
+        """append refuses a file whose last complete line does not decode, naming that line."""
+        log.parent.mkdir()
+        events = make_events(FIGHT, 2)
+        log.write_bytes(encode_line(events[0]) + b"\n" + b"not json\n")
+        with pytest.raises(LogCorrupted) as info:
+            store.append(FIGHT, continue_from(events, FIGHT, 1), 2)
+        assert info.value.line == 2
+
+
+class TestSingleFile:
+    """``JsonlStore.single(path)``: one fight in one file."""
+
+    def test_fights_of_missing_or_empty_file(self, tmp_path: Path) -> None:
+        """A missing or empty file holds no fight."""
+        path = tmp_path / "f.jsonl"
+        store = JsonlStore.single(path)
+        assert store.fights() == []
+        path.write_bytes(b"")
+        assert store.fights() == []
+        assert store.version(FIGHT) == 0
+
+    def test_refuses_another_fight(self, tmp_path: Path) -> None:
+        """Appending a second fight id to a file that holds one raises BadAppend and writes nothing."""
+        path = tmp_path / "f.jsonl"
+        store = JsonlStore.single(path)
+        store.append(FIGHT, make_events(FIGHT, 2), 0)
+        before = path.read_bytes()
+        with pytest.raises(BadAppend) as info:
+            store.append("other", make_events("other", 1), 0)
+        assert FIGHT in str(info.value)
+        assert path.read_bytes() == before
+        assert store.fights() == [FIGHT]
+        assert store.version("other") == 0
+        with pytest.raises(UnknownFight):
+            store.read("other")
+
+
+class TestFailedWrite:
+    """All or nothing when the write or fsync fails."""
+
+    def test_failed_fsync_truncates_back(self, store: JsonlStore, log: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+        """If fsync raises, the file is cut back to its previous bytes and the error propagates."""
+        events = make_events(FIGHT, 2)
+        store.append(FIGHT, events, 0)
+        before = log.read_bytes()
+
+        def broken_fsync(fd: int) -> None:
+            raise OSError(5, "simulated I/O error")
+
+        monkeypatch.setattr(os, "fsync", broken_fsync)
+        with pytest.raises(OSError, match="simulated"):
+            store.append(FIGHT, continue_from(events, FIGHT, 3), 2)
+        monkeypatch.undo()
+        assert log.read_bytes() == before
+        assert store.version(FIGHT) == 2
+        assert list(store.read(FIGHT)) == events

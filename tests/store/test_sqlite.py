@@ -1,0 +1,115 @@
+"""The SQLite backend: WAL mode, the UNIQUE(fight_id, seq) constraint, corrupted rows, lifetime."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from omen_core.errors import LogCorrupted
+from omen_core.events import encode_line
+from omen_core.store import SqliteStore
+
+from .conftest import make_events
+
+FIGHT = "duel"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """Where the test database lives."""
+    return tmp_path / "fights.db"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[SqliteStore]:
+    """A SQLite store on a fresh file, closed after the test."""
+    with SqliteStore(db) as store:
+        yield store
+
+
+def raw(db: Path) -> sqlite3.Connection:
+    """A plain connection to the store's database, in autocommit mode."""
+    return sqlite3.connect(db, isolation_level=None)
+
+
+class TestSchema:
+    """What the database looks like."""
+
+    def test_wal_mode_is_on(self, store: SqliteStore, db: Path) -> None:
+        """The database file is in WAL journal mode."""
+        with closing(raw(db)) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+    def test_duplicate_fight_seq_is_rejected_by_the_database(self, store: SqliteStore, db: Path) -> None:
+        """A direct INSERT of an existing (fight_id, seq) fails the UNIQUE constraint."""
+        ev = make_events(FIGHT, 1)[0]
+        store.append(FIGHT, [ev], 0)
+        with closing(raw(db)) as conn, pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (FIGHT, 1, 0, encode_line(ev)))
+
+    def test_rows_hold_the_encoded_lines(self, store: SqliteStore, db: Path) -> None:
+        """Each row holds fight id, seq, recorded_at and exactly ``encode_line(ev)``."""
+        events = make_events(FIGHT, 3)
+        store.append(FIGHT, events, 0)
+        with closing(raw(db)) as conn:
+            rows = conn.execute("SELECT fight_id, seq, recorded_at, line FROM events ORDER BY seq").fetchall()
+        assert rows == [(ev.fight_id, ev.seq, ev.recorded_at, encode_line(ev)) for ev in events]
+
+
+class TestCorruption:
+    """Rows that do not hold the event they should."""
+
+    def test_corrupted_row_raises_log_corrupted(self, store: SqliteStore, db: Path) -> None:
+        """A row whose line does not decode raises LogCorrupted naming the database and seq."""
+        events = make_events(FIGHT, 3)
+        store.append(FIGHT, events, 0)
+        with closing(raw(db)) as conn:
+            conn.execute("UPDATE events SET line = ? WHERE seq = 2", (b'{"garbage"',))
+        got = []
+        with pytest.raises(LogCorrupted) as info:
+            for ev in store.read(FIGHT):
+                got.append(ev)
+        assert got == events[:1]
+        assert (info.value.path, info.value.line) == (str(db), 2)
+        assert "does not decode" in info.value.reason
+
+    def test_missing_row_raises_log_corrupted(self, store: SqliteStore, db: Path) -> None:
+        """A deleted row (a seq gap) raises LogCorrupted at the seq after the gap."""
+        store.append(FIGHT, make_events(FIGHT, 3), 0)
+        with closing(raw(db)) as conn:
+            conn.execute("DELETE FROM events WHERE seq = 2")
+        with pytest.raises(LogCorrupted) as info:
+            list(store.read(FIGHT))
+        assert info.value.line == 3
+
+
+class TestLifetime:
+    """Opening, reopening and closing."""
+
+    def test_events_survive_reopening(self, db: Path) -> None:
+        """Events appended by one store are read by another on the same file."""
+        events = make_events(FIGHT, 2)
+        with SqliteStore(db) as first:
+            first.append(FIGHT, events, 0)
+        with SqliteStore(db) as second:
+            assert list(second.read(FIGHT)) == events
+
+    def test_in_memory_database(self) -> None:
+        """``":memory:"`` works as a private database."""
+        with SqliteStore(":memory:") as store:
+            store.append(FIGHT, make_events(FIGHT, 2), 0)
+            assert store.version(FIGHT) == 2
+
+    def test_close_is_idempotent_and_unfinished_reads_are_harmless(self, db: Path) -> None:
+        """Closing twice, or with a read still open, raises nothing."""
+        store = SqliteStore(db)
+        store.append(FIGHT, make_events(FIGHT, 3), 0)
+        reading = store.read(FIGHT)
+        next(reading)
+        store.close()
+        store.close()
+        reading.close()
