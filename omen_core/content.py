@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from types import UnionType
+from typing import Annotated, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 
@@ -100,18 +101,67 @@ _AT = re.compile(r"^(?P<reason>.*) - at `(?P<path>[^`]*)`$", re.S)
 
 
 def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
-                      fmt: Literal["toml", "json"] = "json") -> T:
-    """Decode and validate ``data`` as ``kind``; errors name ``source`` and the field path."""
+                   fmt: Literal["toml", "json"] = "json") -> T:
+    """Decode and validate ``data`` as ``kind``; errors name ``source`` and the field path.
+
+    msgspec reports a bad value inside a mapping as ``$.skills[...]``; the
+    path in our error names the key instead (``$.skills.Perception``).
+    """
     try:
-        if fmt == "toml":
-            return msgspec.toml.decode(data, type=kind)
-        return msgspec.json.decode(data, type=kind)
+        raw = msgspec.toml.decode(data) if fmt == "toml" else msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ContentError(source, "$", f"not valid {fmt.upper()}: {exc}") from None
+    try:
+        return msgspec.convert(raw, kind)
     except msgspec.ValidationError as exc:
         m = _AT.match(str(exc))
         path, reason = (m["path"], m["reason"]) if m else ("$", str(exc))
-        raise ContentError(source, path, reason) from None
-    except msgspec.DecodeError as exc:
-        raise ContentError(source, "$", f"not valid {fmt.upper()}: {exc}") from None
+        raise ContentError(source, _name_keys(raw, kind, path), reason) from None
+
+
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+
+
+def _name_keys(raw: object, kind: object, path: str) -> str:
+    """Replace each ``[...]`` in a msgspec error path by the mapping key whose value fails."""
+    out = "$"
+    for name, index in _SEGMENT.findall(path[1:]):
+        kind = _unwrap(kind)
+        if name:
+            out += f".{name}"
+            raw = raw.get(name) if isinstance(raw, dict) else None
+            kind = get_type_hints(kind, include_extras=True).get(name) if isinstance(kind, type) else None
+        elif index != "...":
+            out += f"[{index}]"
+            raw = raw[int(index)] if isinstance(raw, list) and int(index) < len(raw) else None
+            kind = (get_args(kind) or (None,))[0]
+        else:
+            value_kind = (get_args(kind) or (None, None))[-1]
+            key = _failing_key(raw, value_kind)
+            out += f".{key}" if key is not None else "[...]"
+            raw, kind = (raw[key] if key is not None else None), value_kind
+    return out
+
+
+def _unwrap(kind: object) -> object:
+    """Strip ``Annotated`` and ``X | None`` down to the type that holds fields or items."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    args = [a for a in get_args(kind) if a is not type(None)]
+    if get_origin(kind) in (Union, UnionType) and len(args) == 1:
+        return _unwrap(args[0])
+    return kind
+
+
+def _failing_key(raw: object, value_kind: object) -> str | None:
+    if not isinstance(raw, dict) or value_kind is None:
+        return None
+    for key, value in raw.items():
+        try:
+            msgspec.convert(value, value_kind)
+        except msgspec.ValidationError:
+            return key
+    return None
 
 
 def load_sheet(path: str | Path) -> CombatantSheet:

@@ -38,6 +38,7 @@ __all__ = [
     "ScriptedDice",
     "NoDice",
     "seeded_face",
+    "face_from_uint64",
     "commitment",
     "roll",
     "seeded_mismatches",
@@ -49,20 +50,31 @@ def seeded_face(seed: bytes, fight_id: str, counter: int, index: int, sides: int
 
     Standalone on purpose (only ``hmac`` and ``hashlib``), so anyone holding a
     log and its revealed seed can copy it and check every seeded die:
-    ``HMAC-SHA256(key=seed, msg="<fight_id>|<counter>|<index>|<attempt>")``,
-    the first 8 bytes of the digest read as a big-endian integer ``x``;
-    an ``x`` at or above the largest multiple of ``sides`` below 2**64 is
-    rejected and the next ``attempt`` (0, 1, 2...) tried, so every face is
-    equally likely; otherwise the face is ``x % sides + 1``.
+    ``HMAC-SHA256(key=seed, msg="<fight_id>|<counter>|<index>|<attempt>")``
+    for ``attempt`` = 0, 1, 2..., the first 8 bytes of the digest read as a
+    big-endian integer, until :func:`face_from_uint64` accepts one.
     """
-    limit = (1 << 64) - (1 << 64) % sides
     attempt = 0
     while True:
         msg = f"{fight_id}|{counter}|{index}|{attempt}".encode()
         x = int.from_bytes(hmac.new(seed, msg, hashlib.sha256).digest()[:8], "big")
-        if x < limit:
-            return x % sides + 1
+        face = face_from_uint64(x, sides)
+        if face is not None:
+            return face
         attempt += 1
+
+
+def face_from_uint64(x: int, sides: int) -> int | None:
+    """Map a 64-bit number to a face without modulo bias: ``x % sides + 1``, or None (reject).
+
+    Numbers at or above the largest multiple of ``sides`` not above 2**64 are
+    rejected, so that every face has exactly the same number of preimages.
+
+    >>> face_from_uint64(0, 6), face_from_uint64(2**64 - 1, 6)
+    (1, None)
+    """
+    limit = (1 << 64) - (1 << 64) % sides
+    return x % sides + 1 if x < limit else None
 
 
 def commitment(seed: bytes) -> str:

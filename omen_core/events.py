@@ -253,13 +253,16 @@ def hash_ok(stored: StoredEvent) -> bool:
     return chain_hash(stored.prev_hash, canonical_body(stored)) == stored.hash
 
 
-def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None
-                 ) -> Iterator[tuple[int, str]]:
+def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
+                 head: str | None = None) -> Iterator[tuple[int, str]]:
     """Every place the chain does not hold, as ``(seq, what)``; empty for a sound log.
 
     Finds changed events (hash mismatch), dropped, inserted or reordered
     events (seq out of step, or a ``prev_hash`` that is not the previous
-    event's hash) and events of another fight.
+    event's hash) and events of another fight. A chain cannot know its own
+    end: a log cut after any event is a sound prefix. Pass ``head``, the
+    hash of the last event as known from elsewhere (a store's version, a
+    published head), to catch a dropped tail too.
     """
     prev_hash, expected_seq = GENESIS_HASH, 1
     for rec in records:
@@ -275,9 +278,12 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None
         if rec.schema_version > SCHEMA_VERSION:
             yield rec.seq, f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}"
         prev_hash, expected_seq = rec.hash, rec.seq + 1
+    if head is not None and head != prev_hash:
+        yield expected_seq - 1, f"the log ends at seq {expected_seq - 1}, but its known head is {head[:12]}..."
 
 
-def verify_chain(records: Iterable[StoredEvent], fight_id: str | None = None) -> int:
+def verify_chain(records: Iterable[StoredEvent], fight_id: str | None = None,
+                 head: str | None = None) -> int:
     """Raise :class:`ChainBroken` at the first break; return the number of events checked."""
     count = 0
 
@@ -286,7 +292,7 @@ def verify_chain(records: Iterable[StoredEvent], fight_id: str | None = None) ->
         for count, rec in enumerate(records, 1):  # noqa: B007 - count is read after the loop
             yield rec
 
-    for seq, what in chain_breaks(counted(), fight_id):
+    for seq, what in chain_breaks(counted(), fight_id, head):
         raise ChainBroken(seq, what)
     return count
 

@@ -1,0 +1,132 @@
+"""Tests for omen_replay.cli: demo, schema and verify, their output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from omen_core.events import EVENT_TYPES, decode_line
+from omen_replay.cli import app
+
+runner = CliRunner()
+
+
+def omen(*args: str):
+    """Run the CLI in-process and return the result."""
+    return runner.invoke(app, list(args))
+
+
+@pytest.fixture
+def demo_log(tmp_path: Path) -> Path:
+    """A demo log written by ``omen demo``."""
+    path = tmp_path / "demo.jsonl"
+    assert omen("demo", "--log", str(path)).exit_code == 0
+    return path
+
+
+class TestDemo:
+    def test_demo_prints_a_readable_verified_contest(self, tmp_path):
+        """The demo narrates a contest, a static check and a save, verifies its log and says where it is."""
+        path = tmp_path / "d.jsonl"
+        result = omen("demo", "--log", str(path))
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        for words in ("wins the contest", "against difficulty 8", "fails the save", "seed revealed",
+                      "verified fight 'demo'", str(path)):
+            assert words in text
+        assert path.exists() and len(path.read_text().splitlines()) == 12
+
+    def test_demo_is_reproducible(self, tmp_path):
+        """With the published seed the demo rolls the same dice every time."""
+        a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+        omen("demo", "--log", str(a))
+        omen("demo", "--log", str(b))
+        dice = [[decode_line(x).event for x in p.read_text().splitlines()] for p in (a, b)]
+        assert dice[0] == dice[1]
+
+    def test_fresh_seed_still_verifies(self, tmp_path):
+        """With a fresh random seed the demo's log still verifies against its revealed seed."""
+        result = omen("demo", "--fresh-seed", "--log", str(tmp_path / "f.jsonl"))
+        assert result.exit_code == 0 and "all match the revealed seed" in " ".join(result.output.split())
+
+
+class TestSchema:
+    def test_schema_is_valid_json_schema_covering_every_event(self, demo_log):
+        """`omen schema` prints a valid JSON Schema with every event type, and demo lines validate against it."""
+        result = omen("schema")
+        schema = json.loads(result.stdout)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        for kind in EVENT_TYPES:
+            assert kind.__name__ in schema["$defs"]
+        validator = jsonschema.Draft202012Validator(schema)
+        for line in demo_log.read_text().splitlines():
+            validator.validate(json.loads(line))
+
+    def test_schema_rejects_a_malformed_event(self):
+        """The schema is strict: an event with an unknown type tag does not validate."""
+        schema = json.loads(omen("schema").stdout)
+        bad = {"fight_id": "f", "seq": 1, "recorded_at": 0, "schema_version": 1, "prev_hash": "0" * 64,
+               "event": {"type": "made_up"}, "hash": "0" * 64}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+    def test_schema_to_file(self, tmp_path):
+        """`omen schema -o FILE` writes the same schema to a file."""
+        out = tmp_path / "schema.json"
+        assert omen("schema", "-o", str(out)).exit_code == 0
+        assert json.loads(out.read_text()) == json.loads(omen("schema").stdout)
+
+
+class TestVerify:
+    def test_clean_log_exits_0(self, demo_log):
+        """A sound log verifies with exit code 0."""
+        result = omen("verify", str(demo_log))
+        assert result.exit_code == 0 and "verified" in result.output
+
+    def test_tampered_face_exits_1_with_the_seq(self, demo_log):
+        """Changing one die face in the file is a finding at that seq, exit code 1."""
+        lines = demo_log.read_text().splitlines()
+        lines[3] = lines[3].replace('"face":8', '"face":7')
+        demo_log.write_text("\n".join(lines) + "\n")
+        result = omen("verify", str(demo_log), "--json")
+        assert result.exit_code == 1
+        report = json.loads(result.stdout)
+        assert report["findings"][0]["seq"] == 4 and report["findings"][0]["rule"] == "chain"
+
+    def test_unreadable_log_exits_2(self, tmp_path):
+        """A file that is not a log is bad input: exit code 2 and a message naming file and line."""
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("hello\n")
+        result = omen("verify", str(bad))
+        assert result.exit_code == 2 and "bad.jsonl:1" in " ".join(result.output.split())
+
+    def test_bad_seed_argument_exits_2(self, demo_log):
+        """A --seed that is not hex is bad input."""
+        assert omen("verify", str(demo_log), "--seed", "xyz").exit_code == 2
+
+    def test_wrong_seed_exits_1(self, demo_log):
+        """A --seed that does not match the commitment is a finding."""
+        result = omen("verify", str(demo_log), "--seed", "00" * 32)
+        assert result.exit_code == 1 and "commitment" in result.output
+
+
+class TestLogging:
+    def test_json_log_format_goes_to_stderr(self, tmp_path):
+        """`--log-format json --log-level debug` writes JSON log lines to stderr, keeping stdout clean."""
+        result = subprocess.run(
+            [sys.executable, "-m", "omen_replay", "--log-format", "json", "--log-level", "debug",
+             "demo", "--log", str(tmp_path / "d.jsonl")], capture_output=True, text=True, check=True)
+        logs = [json.loads(line) for line in result.stderr.splitlines()]
+        assert logs and all(entry["level"] == "debug" for entry in logs)
+        assert {entry["event"] for entry in logs} == {"events_appended"}
+        assert "{" not in result.stdout.splitlines()[0]
+
+    def test_bad_log_level_exits_2(self):
+        """An unknown --log-level is refused as bad input."""
+        assert omen("--log-level", "loud", "schema").exit_code == 2

@@ -1,0 +1,115 @@
+"""Tests for omen_replay.verify: chain, seed commitment, seeded dice and recomputed totals."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
+from omen_core.events import DiceRolled, Die, RollTotal, StaticCheckResolved, StoredEvent, seal
+from omen_replay.demo import DEMO_SEED, run_demo
+from omen_replay.verify import verify
+from tests.sheets import sheet
+
+SEED = bytes(range(32))
+
+
+def seeded_log(reveal: bool = True) -> list[StoredEvent]:
+    """A seeded fight with a check and a save, the seed revealed at the end if ``reveal``."""
+    fight = Fight.start(MemoryStore(), "audit", dice=SeededDice(SEED), clock=lambda: 0)
+    fight.join(sheet("kael", AGI=(20, 1), skills={"Climb": ("STR", 2)}))
+    fight.join(sheet("vesh", side="raiders", INT=(12, 2)))
+    fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+    fight.save("fire", CheckSpec(who="kael", attribute="AGI"), CheckSpec(who="vesh", attribute="INT"))
+    if reveal:
+        fight.reveal_seed()
+    return fight.events
+
+
+def reseal(log: list[StoredEvent], index: int, event) -> list[StoredEvent]:
+    """Replace one event and re-seal the whole chain after it, as a careful forger would."""
+    out = log[:index]
+    prev = out[-1].hash if out else "0" * 64
+    for rec in [msgspec.structs.replace(log[index], event=event), *log[index + 1:]]:
+        out.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event))
+        prev = out[-1].hash
+    return out
+
+
+class TestCleanLogs:
+    def test_seeded_log_is_clean(self):
+        """A played seeded log verifies: chain sound, seed matches, all three dice recomputed."""
+        report = verify(seeded_log())
+        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 9
+
+    def test_demo_log_is_clean(self):
+        """The demo's own log verifies."""
+        assert verify(run_demo(MemoryStore(), clock=lambda: 0).events).clean
+
+    def test_unrevealed_seed_can_be_supplied(self):
+        """Before the reveal, the dice can be checked against a seed supplied by the auditor."""
+        report = verify(seeded_log(reveal=False), seed=SEED)
+        assert report.clean and report.seed_revealed
+
+
+class TestTampering:
+    def test_changed_face_breaks_the_chain(self):
+        """Editing a die face in place is a chain break at that seq."""
+        log = seeded_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
+        rolled = log[i].event
+        forged = msgspec.structs.replace(rolled, dice=(Die(pool="check", sides=6, face=rolled.dice[0].face % 6 + 1),))
+        log[i] = msgspec.structs.replace(log[i], event=forged)
+        assert [(f.seq, f.rule) for f in verify(log).findings][:1] == [(log[i].seq, "chain")]
+
+    def test_resealed_face_is_caught_by_the_seed(self):
+        """A forger who re-seals the chain after changing a die is still caught by the revealed seed."""
+        log = seeded_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
+        rolled = log[i].event
+        face = rolled.dice[0].face % rolled.dice[0].sides + 1
+        forged = msgspec.structs.replace(rolled, dice=(Die(pool="check", sides=rolled.dice[0].sides, face=face),))
+        findings = verify(reseal(log, i, forged)).findings
+        assert any(f.seq == log[i].seq and f.rule == "dice" and f.found == str(face) for f in findings)
+
+    def test_wrong_seed_is_reported(self):
+        """A supplied seed that does not match the commitment is a finding; so are the dice it disagrees with."""
+        findings = verify(seeded_log(reveal=False), seed=bytes(32)).findings
+        assert findings[0].rule == "dice" and "commitment" in findings[0].what
+
+    def test_resealed_total_is_recomputed(self):
+        """A changed check total, even re-sealed, is caught by recomputing the roll primitive (C2, C16)."""
+        log = seeded_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved))
+        check: RollTotal = log[i].event.check
+        forged = msgspec.structs.replace(log[i].event, check=msgspec.structs.replace(check, total=check.total + 5))
+        rules = {f.rule for f in verify(reseal(log, i, forged)).findings}
+        assert "roll primitive" in rules
+
+    def test_wrong_bonus_is_checked_against_the_sheet(self):
+        """An attribute bonus that is not the sheet's is a C1 finding."""
+        log = seeded_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved))
+        check = log[i].event.check
+        forged_check = msgspec.structs.replace(check, attribute_bonus=check.attribute_bonus + 1,
+                                               total=check.total + 1)
+        forged = msgspec.structs.replace(log[i].event, check=forged_check)
+        assert "C1" in {f.rule for f in verify(reseal(log, i, forged)).findings}
+
+    def test_every_finding_is_reported(self):
+        """The audit does not stop at the first problem: two forged events give findings at both seqs."""
+        fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([3, 4]), clock=lambda: 0)
+        fight.join(sheet("kael"))
+        fight.static_check(CheckSpec(who="kael", attribute="STR"), 2)
+        fight.static_check(CheckSpec(who="kael", attribute="STR"), 2)
+        log = fight.events
+        for i in (3, 5):
+            ev = log[i].event
+            log = reseal(log, i, msgspec.structs.replace(ev, outcome="failure"))
+        assert {f.seq for f in verify(log).findings} == {4, 6}
+
+    @pytest.mark.parametrize("drop", [1, 2, 3])
+    def test_dropped_event_is_reported(self, drop):
+        """Dropping an event from the middle is a chain finding."""
+        log = seeded_log()
+        assert any(f.rule == "chain" for f in verify(log[:drop] + log[drop + 1:]).findings)

@@ -1,0 +1,15 @@
+"""Small combatant sheets for tests, built in code so each test states the numbers it relies on."""
+
+from __future__ import annotations
+
+from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill
+
+
+def sheet(cid: str, side: str = "heroes", hp: int = 20, will: int = 10,
+          skills: dict[str, tuple[str, int]] | None = None, **attrs: tuple[int, int]) -> CombatantSheet:
+    """A sheet whose attributes default to d6 +0; pass e.g. ``STR=(8, 2)`` for a d8 with bonus 2."""
+    made = {name: Attribute(die=f"d{attrs.get(name, (6, 0))[0]}", bonus=attrs.get(name, (6, 0))[1])
+            for name in ATTRIBUTES}
+    return CombatantSheet(id=cid, name=cid.title(), side=side, hp=hp, will=will,
+                          attributes=Attributes(**made),
+                          skills={k: Skill(attribute=a, level=lv) for k, (a, lv) in (skills or {}).items()})

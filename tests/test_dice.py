@@ -1,0 +1,161 @@
+"""Tests for omen_core.dice: seeded, manual and scripted sources, the commitment, and roll events."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omen_core.dice import (
+    ManualDice,
+    NoDice,
+    RollRequest,
+    ScriptedDice,
+    SeededDice,
+    commitment,
+    face_from_uint64,
+    roll,
+    seeded_face,
+    seeded_mismatches,
+)
+from omen_core.errors import DiceError, DiceExhausted, InvalidDieFace
+
+SEED = bytes(range(32))
+
+
+def request(*sides: int, counter: int = 1, purpose: str = "hit") -> RollRequest:
+    """A roll request with a primary die per size given."""
+    return RollRequest("fight-1", counter, purpose, "kael", tuple(("primary", s) for s in sides))
+
+
+class TestSeededFace:
+    def test_known_answer_from_raw_hmac(self):
+        """The face is HMAC-SHA256(seed, 'fight|counter|index|0') read as a big-endian u64, mod sides, + 1."""
+        digest = hmac.new(SEED, b"fight-1|7|2|0", hashlib.sha256).digest()
+        x = int.from_bytes(digest[:8], "big")
+        assert x < 2**64 - 2**64 % 20  # no rejection on this input
+        assert seeded_face(SEED, "fight-1", 7, 2, 20) == x % 20 + 1
+
+    def test_rejection_sampling_boundary(self):
+        """Numbers in the biased top band are rejected; the largest accepted maps to the last face."""
+        limit = 2**64 - 2**64 % 6
+        assert face_from_uint64(limit - 1, 6) == (limit - 1) % 6 + 1
+        assert face_from_uint64(limit, 6) is None
+        assert face_from_uint64(2**64 - 1, 6) is None
+        assert face_from_uint64(2**64 - 1, 2) == 2  # 2 divides 2**64: nothing to reject
+
+    @given(st.integers(1, 10**6), st.integers(0, 5), st.integers(2, 1000))
+    def test_faces_are_in_range(self, counter, index, sides):
+        """Every seeded face lies in 1..sides."""
+        assert 1 <= seeded_face(SEED, "f", counter, index, sides) <= sides
+
+    def test_faces_are_roughly_uniform(self):
+        """Over 6000 d6 rolls every face appears close to 1000 times (chi-square well under the 0.1% bound)."""
+        counts = Counter(seeded_face(SEED, "f", c, 0, 6) for c in range(1, 6001))
+        chi2 = sum((n - 1000) ** 2 / 1000 for n in counts.values())
+        assert set(counts) == {1, 2, 3, 4, 5, 6} and chi2 < 20.5
+
+    def test_inputs_each_change_the_face_stream(self):
+        """Seed, fight id, counter and die index all feed the derivation."""
+        base = [seeded_face(SEED, "f", c, 0, 1000) for c in range(1, 20)]
+        assert base != [seeded_face(bytes(32), "f", c, 0, 1000) for c in range(1, 20)]
+        assert base != [seeded_face(SEED, "g", c, 0, 1000) for c in range(1, 20)]
+        assert base != [seeded_face(SEED, "f", c + 1, 0, 1000) for c in range(1, 20)]
+        assert base != [seeded_face(SEED, "f", c, 1, 1000) for c in range(1, 20)]
+
+
+class TestSeededDice:
+    def test_commitment_is_sha256_of_seed(self):
+        """The published commitment is sha256(seed) and reveals nothing else."""
+        assert SeededDice(SEED).commitment == hashlib.sha256(SEED).hexdigest() == commitment(SEED)
+
+    def test_short_seed_is_refused(self):
+        """A seed shorter than 16 bytes is too weak to commit to."""
+        with pytest.raises(DiceError, match="16 bytes"):
+            SeededDice(b"short")
+
+    def test_fresh_seeds_differ(self):
+        """Fresh sources draw their seeds from the operating system."""
+        assert SeededDice.fresh().seed != SeededDice.fresh().seed
+
+    def test_roll_is_a_pure_function_of_the_request(self):
+        """The same request gives the same faces, whichever source object rolls it."""
+        req = request(8, 6, counter=3)
+        assert roll(SeededDice(SEED), req) == roll(SeededDice(SEED), req)
+        assert [d.face for d in roll(SeededDice(SEED), req).dice] == [
+            seeded_face(SEED, "fight-1", 3, 0, 8), seeded_face(SEED, "fight-1", 3, 1, 6)]
+
+    def test_mismatches_find_a_changed_face(self):
+        """A seeded roll whose face was edited is reported with index, recorded and expected face."""
+        rolled = roll(SeededDice(SEED), request(20, 20))
+        assert seeded_mismatches(SEED, "fight-1", rolled) == []
+        good = rolled.dice[1].face
+        bad = good % 20 + 1
+        edited = type(rolled)(counter=rolled.counter, purpose=rolled.purpose, roller=rolled.roller,
+                              dice=(rolled.dice[0], type(rolled.dice[1])(pool="primary", sides=20, face=bad)),
+                              source="seeded")
+        assert seeded_mismatches(SEED, "fight-1", edited) == [(1, bad, good)]
+        assert seeded_mismatches(bytes(32), "fight-1", rolled) != []
+
+
+class TestManualDice:
+    def test_typed_faces_are_recorded_as_manual(self):
+        """Faces typed in from physical dice become a roll event with source 'manual'."""
+        rolled = roll(ManualDice(lambda req: [3, 6]), request(8, 6))
+        assert [d.face for d in rolled.dice] == [3, 6] and rolled.source == "manual"
+
+    @pytest.mark.parametrize("face", [0, 9, -1, "4", 2.0, None])
+    def test_invalid_face_is_refused_with_the_roll_named(self, face):
+        """A face outside 1..sides (or not a whole number) is refused, naming the die and the roll."""
+        with pytest.raises(InvalidDieFace, match=r"d8 \(for roll #1 \(hit by kael"):
+            roll(ManualDice(lambda req: [face]), request(8))
+
+    def test_wrong_number_of_faces_is_refused(self):
+        """Typing two faces for a one-die roll is an error, not a silent truncation."""
+        with pytest.raises(DiceError, match="needs 1 faces, got 2"):
+            roll(ManualDice(lambda req: [1, 2]), request(8))
+
+
+class TestScriptedDice:
+    def test_faces_are_consumed_in_order(self):
+        """Scripted faces are taken front to back, as many as the pool has dice (C29)."""
+        dice = ScriptedDice([5, 2, 7])
+        assert [d.face for d in roll(dice, request(8, 6)).dice] == [5, 2]
+        assert [d.face for d in roll(dice, request(8, counter=2)).dice] == [7]
+        assert dice.remaining == 0
+
+    def test_running_out_names_the_roll(self):
+        """An exhausted script names the roll that needed a die and how many were missing."""
+        with pytest.raises(DiceExhausted) as info:
+            roll(ScriptedDice([4]), request(8, 6, counter=9, purpose="base_defense"))
+        assert info.value.needed == 2 and info.value.remaining == 1
+        assert "roll #9 (base_defense by kael: primary d8, primary d6)" in str(info.value)
+
+    def test_impossible_scripted_face_is_refused(self):
+        """A scripted 7 on a d6 is a script error, reported like a manual one."""
+        with pytest.raises(InvalidDieFace):
+            roll(ScriptedDice([7]), request(6))
+
+    def test_checkpoint_and_restore_rewind_the_queue(self):
+        """Restoring a checkpoint puts consumed faces back, for commands that fail half-way."""
+        dice = ScriptedDice([1, 2, 3])
+        mark = dice.checkpoint()
+        dice.faces(request(6, 6))
+        dice.restore(mark)
+        assert dice.faces(request(6)) == [1]
+
+    def test_feed_appends_faces(self):
+        """More faces can be queued behind the remaining ones."""
+        dice = ScriptedDice([1])
+        dice.feed([2])
+        assert dice.faces(request(6, 6)) == [1, 2]
+
+
+def test_no_dice_refuses_to_roll():
+    """A fight loaded without a dice source says so when a roll is needed."""
+    with pytest.raises(DiceError, match="no dice source"):
+        roll(NoDice(), request(6))

@@ -1,0 +1,241 @@
+"""Tests for omen_core.engine (the Fight façade) with decide and the projection, using scripted dice (C29)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omen_core import CheckSpec, Fight, ManualDice, MemoryStore, Modifier, ScriptedDice, SeededDice
+from omen_core.decide import Contest, Save, StaticCheck
+from omen_core.errors import (
+    DiceExhausted,
+    InvalidDieFace,
+    OmenError,
+    RuleViolation,
+    SeedMismatch,
+    UnknownCombatant,
+)
+from omen_core.events import ContestResolved, DiceRolled, FightStarted, SaveResolved, StaticCheckResolved
+from omen_core.state import project
+from tests.sheets import sheet
+
+KAEL = sheet("kael", STR=(8, 2), AGI=(6, 1), FCS=(6, 1),
+             skills={"Athletics": ("STR", 1), "Perception": ("FCS", 2)})
+VESH = sheet("vesh", side="raiders", AGI=(8, 2), INT=(8, 2), skills={"Stealth": ("AGI", 3)})
+
+
+def fight_with(faces: list[int], store: MemoryStore | None = None) -> Fight:
+    """A started fight with Kael and Vesh joined, rolling ``faces`` in order."""
+    fight = Fight.start(store or MemoryStore(), "test-fight", dice=ScriptedDice(faces), clock=lambda: 1000)
+    fight.join(KAEL)
+    fight.join(VESH)
+    return fight
+
+
+class TestStart:
+    def test_seeded_fight_records_only_the_commitment(self):
+        """Seeded dice: the first event holds sha256(seed), and the seed itself appears nowhere."""
+        dice = SeededDice(bytes(range(32)))
+        store = MemoryStore()
+        fight = Fight.start(store, "f", dice=dice, clock=lambda: 0)
+        first = fight.events[0]
+        assert isinstance(first.event, FightStarted) and first.event.seed_commitment == dice.commitment
+        assert bytes(range(32)).hex() not in str(fight.events)
+
+    def test_envelope_fields_come_from_the_fight_and_clock(self):
+        """Each event carries the fight id, seq 1, 2, 3... and the injected clock's time."""
+        fight = fight_with([])
+        assert [(e.fight_id, e.seq, e.recorded_at) for e in fight.events] == [
+            ("test-fight", 1, 1000), ("test-fight", 2, 1000), ("test-fight", 3, 1000)]
+
+    def test_starting_an_existing_fight_fails_without_writing(self):
+        """A second start of the same fight id is refused by the store; nothing is appended."""
+        store = MemoryStore()
+        fight_with([], store)
+        with pytest.raises(OmenError):
+            Fight.start(store, "test-fight", dice=ScriptedDice([]))
+        assert store.version("test-fight") == 3
+
+
+class TestStaticCheck:
+    def test_skill_check_total_and_success(self):
+        """C2, C16: Athletics = d8 6 + STR 2 + level 1 - 1 slick = 8 > difficulty 7: success."""
+        fight = fight_with([6])
+        result = fight.static_check(CheckSpec(who="kael", skill="Athletics",
+                                              modifiers=(Modifier(source="slick", value=-1),)), 7)
+        assert (result.check.face, result.check.total, result.outcome) == (6, 8, "success")
+
+    def test_tie_is_recorded_as_tie(self):
+        """C16: Athletics 5 + 2 + 1 = 8 against difficulty 8 is a tie, not a success."""
+        assert fight_with([5]).static_check(CheckSpec(who="kael", skill="Athletics"), 8).outcome == "tie"
+
+    def test_attribute_check_has_no_level(self):
+        """C1: a bare AGI check on Kael is d6 3 + AGI 1 = 4, failing difficulty 5."""
+        result = fight_with([3]).static_check(CheckSpec(who="kael", attribute="AGI"), 5)
+        assert (result.check.total, result.check.skill_level, result.outcome) == (4, 0, "failure")
+
+    def test_roll_event_precedes_the_result(self):
+        """The die is its own event (purpose, roller, pool tag, sides, face, source) before the result."""
+        fight = fight_with([4])
+        fight.static_check(CheckSpec(who="kael", skill="Perception"), 5)
+        rolled, resolved = (e.event for e in fight.events[-2:])
+        assert isinstance(rolled, DiceRolled) and isinstance(resolved, StaticCheckResolved)
+        assert (rolled.purpose, rolled.roller, rolled.source, rolled.counter) == ("check", "kael", "scripted", 1)
+        assert [(d.pool, d.sides, d.face) for d in rolled.dice] == [("check", 6, 4)]
+
+
+class TestContest:
+    def test_initiator_rolls_first(self):
+        """C29: the initiator's die is consumed first: Vesh Stealth 5+2+3 = 10 vs Kael Perception 4+1+2 = 7."""
+        result = fight_with([5, 4]).contest(CheckSpec(who="vesh", skill="Stealth"),
+                                            CheckSpec(who="kael", skill="Perception"))
+        assert (result.initiator.total, result.defender.total, result.winner, result.tie) == (10, 7, "vesh", False)
+
+    def test_tie_goes_to_the_defender(self):
+        """C16: Vesh 2+2+3 = 7 vs Kael 4+1+2 = 7: the defender, Kael, wins the tie."""
+        result = fight_with([2, 4]).contest(CheckSpec(who="vesh", skill="Stealth"),
+                                            CheckSpec(who="kael", skill="Perception"))
+        assert (result.winner, result.tie) == ("kael", True)
+
+    def test_contest_against_oneself_is_refused(self):
+        """C16: a contest needs two sides."""
+        with pytest.raises(RuleViolation, match=r"\[C16\]"):
+            fight_with([1, 1]).contest(CheckSpec(who="kael", attribute="STR"), CheckSpec(who="kael", attribute="STR"))
+
+
+class TestSave:
+    def test_saver_wins_ties(self):
+        """C15: Kael's AGI save 5+1 = 6 vs Vesh's INT 4+2 = 6 succeeds on the tie."""
+        result = fight_with([5, 4]).save("cinder flask", CheckSpec(who="kael", attribute="AGI"),
+                                         CheckSpec(who="vesh", attribute="INT"))
+        assert (result.saver.total, result.opposing.total, result.success) == (6, 6, True)
+
+    def test_saver_die_then_opposing_die(self):
+        """C29: saver die first: Kael 1+1 = 2 vs Vesh 8+2 = 10 fails."""
+        result = fight_with([1, 8]).save("cinder flask", CheckSpec(who="kael", attribute="AGI"),
+                                         CheckSpec(who="vesh", attribute="INT"))
+        assert (result.saver.face, result.opposing.face, result.success) == (1, 8, False)
+
+    def test_one_die_per_side(self):
+        """C15: a save never uses the two-die attack pool: each side's roll has exactly one die."""
+        fight = fight_with([3, 3])
+        fight.save("x", CheckSpec(who="kael", attribute="AGI"), CheckSpec(who="vesh", attribute="INT"))
+        rolls = [e.event for e in fight.events if isinstance(e.event, DiceRolled)]
+        assert [len(r.dice) for r in rolls] == [1, 1] and {r.purpose for r in rolls} == {"save"}
+
+
+class TestRefusals:
+    @pytest.mark.parametrize("command, error, rule", [
+        (StaticCheck(check=CheckSpec(who="nobody", attribute="STR"), difficulty=5), UnknownCombatant, "setup"),
+        (StaticCheck(check=CheckSpec(who="kael", skill="Stealth"), difficulty=5), RuleViolation, "C2"),
+        (StaticCheck(check=CheckSpec(who="kael"), difficulty=5), RuleViolation, "C1"),
+        (StaticCheck(check=CheckSpec(who="kael", skill="Athletics", attribute="STR"), difficulty=5),
+         RuleViolation, "C1"),
+        (Contest(initiator=CheckSpec(who="vesh", skill="Stealth"), defender=CheckSpec(who="ghost", attribute="FCS")),
+         UnknownCombatant, "setup"),
+        (Save(effect="x", saver=CheckSpec(who="kael", attribute="AGI"),
+              opposing=CheckSpec(who="vesh", skill="Nope")), RuleViolation, "C2"),
+    ])
+    def test_rule_violation_names_rule_and_appends_nothing(self, command, error, rule):
+        """A command that breaks a rule raises with the rule id; the log and the dice are untouched."""
+        fight = fight_with([6, 6, 6])
+        before = fight.events
+        with pytest.raises(error) as info:
+            fight.execute(command)
+        assert info.value.rule == rule
+        assert fight.events == before and fight.dice.remaining == 3
+
+    def test_exhausted_script_rewinds_and_appends_nothing(self):
+        """C29: a contest with one scripted die left fails naming the defender's roll; the die is not lost."""
+        fight = fight_with([4])
+        with pytest.raises(DiceExhausted, match=r"roll #2 \(check by kael"):
+            fight.contest(CheckSpec(who="vesh", skill="Stealth"), CheckSpec(who="kael", skill="Perception"))
+        assert fight.version == 3 and fight.dice.remaining == 1
+
+    def test_invalid_manual_face_records_nothing(self):
+        """A typed-in 9 on a d8 is refused with a clear error and nothing is recorded."""
+        fight = Fight.start(MemoryStore(), "f", dice=ManualDice(lambda req: [9]), clock=lambda: 0)
+        fight.join(KAEL)
+        with pytest.raises(InvalidDieFace, match="d8"):
+            fight.static_check(CheckSpec(who="kael", attribute="STR"), 5)
+        assert fight.version == 2
+
+    def test_duplicate_combatant_is_refused(self):
+        """The same combatant id cannot join twice."""
+        with pytest.raises(RuleViolation, match="already joined"):
+            fight_with([]).join(KAEL)
+
+
+class TestSeed:
+    def test_reveal_seed_appends_the_matching_seed(self):
+        """Revealing the seeded source's seed appends it; it matches the commitment."""
+        dice = SeededDice(bytes(range(32)))
+        fight = Fight.start(MemoryStore(), "f", dice=dice, clock=lambda: 0)
+        assert fight.reveal_seed() == bytes(range(32)).hex()
+        assert fight.state.revealed_seed == bytes(range(32)).hex()
+
+    def test_wrong_seed_is_refused(self):
+        """A seed that does not hash to the commitment is refused and not recorded."""
+        fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        with pytest.raises(SeedMismatch):
+            fight.reveal_seed(bytes(32))
+        assert fight.version == 1
+
+    def test_second_reveal_is_refused(self):
+        """The seed is revealed once."""
+        fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        fight.reveal_seed()
+        with pytest.raises(RuleViolation, match="already been revealed"):
+            fight.reveal_seed()
+
+    def test_unseeded_fight_has_nothing_to_reveal(self):
+        """Scripted or manual fights have no commitment, so no seed can be revealed."""
+        with pytest.raises(RuleViolation, match="not seeded"):
+            fight_with([]).reveal_seed(bytes(32))
+
+
+class TestReplay:
+    def test_load_rebuilds_the_live_state(self):
+        """Loading a fight from its store folds the events into exactly the live state."""
+        store = MemoryStore()
+        fight = fight_with([5, 4, 6], store)
+        fight.contest(CheckSpec(who="vesh", skill="Stealth"), CheckSpec(who="kael", skill="Perception"))
+        fight.static_check(CheckSpec(who="kael", skill="Athletics"), 7)
+        assert Fight.load(store, "test-fight").state == fight.state
+
+    def test_loaded_fight_plays_on(self):
+        """A loaded fight given dice continues the roll counter and the chain."""
+        store = MemoryStore()
+        fight_with([5], store).static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        again = Fight.load(store, "test-fight", dice=ScriptedDice([2]), clock=lambda: 0)
+        again.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        rolls = [e.event.counter for e in again.events if isinstance(e.event, DiceRolled)]
+        assert rolls == [1, 2]
+
+    def test_loaded_fight_without_dice_refuses_to_roll(self):
+        """Without a dice source a loaded fight can still be read, but a roll says what is missing."""
+        store = MemoryStore()
+        fight_with([], store)
+        with pytest.raises(OmenError, match="no dice source"):
+            Fight.load(store, "test-fight").static_check(CheckSpec(who="kael", attribute="STR"), 3)
+
+    @settings(max_examples=30)
+    @given(st.lists(st.tuples(st.sampled_from(["check", "contest", "save"]), st.integers(1, 6),
+                              st.integers(1, 6), st.integers(-3, 12)), max_size=8))
+    def test_replay_equals_live_state(self, script):
+        """For any sequence of checks, contests and saves, replaying the log gives the live state."""
+        store = MemoryStore()
+        fight = fight_with([], store)
+        for kind, a, b, difficulty in script:
+            fight.dice.feed([a, b])
+            if kind == "check":
+                fight.static_check(CheckSpec(who="kael", attribute="AGI"), difficulty)
+            elif kind == "contest":
+                fight.contest(CheckSpec(who="kael", attribute="AGI"), CheckSpec(who="vesh", attribute="AGI"))
+            else:
+                fight.save("x", CheckSpec(who="vesh", attribute="AGI"), CheckSpec(who="kael", attribute="INT"))
+        assert project(store.read("test-fight")) == fight.state
+        results = [e.event for e in fight.events if isinstance(e.event, (StaticCheckResolved, ContestResolved,
+                                                                           SaveResolved))]
+        assert len(results) == len(script)
