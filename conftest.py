@@ -1,7 +1,18 @@
-"""Test-wide set-up: quiet structlog (omen_core never configures it; tests and the CLI do)."""
+"""Test-wide set-up: quiet structlog, and hypothesis profiles.
+
+omen_core never configures logging; tests (here) and the CLI do. On CI
+(``CI`` set) hypothesis runs derandomized, so a red build reproduces.
+"""
 
 import logging
+import os
 
 import structlog
+from hypothesis import HealthCheck, settings
 
 structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", parent=settings.get_profile("dev"), derandomize=True,
+                          database=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")

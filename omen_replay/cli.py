@@ -1,4 +1,4 @@
-"""The ``omen`` command line: demo, schema, verify. Only this module configures logging.
+"""The ``omen`` command line: demo, schema, verify, repair. Only this module configures logging.
 
 Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 (a malformed file, log or command, or a command that breaks a rule).
@@ -178,6 +178,33 @@ def verify_cmd(
     else:
         _report_text(report)
     raise typer.Exit(0 if report.clean else 1)
+
+
+@app.command()
+def repair(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log or a directory of them.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the directory holds several.")] = None,
+) -> None:
+    """Move a torn last line (left by a crash mid-write) to a side file so the log can be appended to."""
+    from omen_core.errors import TornTail
+    from omen_core.store import JsonlStore
+
+    try:
+        store = open_store(log_url)
+        if not isinstance(store, JsonlStore):
+            _bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail")
+        try:
+            fight_id = _open_fight(log_url, fight)[1]
+        except TornTail:
+            fight_id = fight or Path(log_url).stem  # a log whose only line is torn names no fight
+        side = store.repair(fight_id)
+    except OmenError as exc:
+        _guarded(exc)
+    if side is None:
+        out.print(f"nothing to repair: {log_url} ends with a complete line")
+    else:
+        out.print(f"moved the torn last line ({side.stat().st_size} bytes) to {side}; "
+                  f"{log_url} now ends at its last complete event")
 
 
 def main() -> None:

@@ -130,3 +130,29 @@ class TestLogging:
     def test_bad_log_level_exits_2(self):
         """An unknown --log-level is refused as bad input."""
         assert omen("--log-level", "loud", "schema").exit_code == 2
+
+
+class TestRepair:
+    def test_torn_log_is_reported_then_repaired(self, demo_log):
+        """A log cut mid-line fails verify with exit 2 naming the torn line; repair keeps the torn bytes aside."""
+        data = demo_log.read_bytes()
+        demo_log.write_bytes(data[:-40])
+        torn = data[data.rstrip(b"\n").rfind(b"\n") + 1:-40]
+        result = omen("verify", str(demo_log))
+        assert result.exit_code == 2 and "torn tail" in result.output and ":12:" in result.output
+        result = omen("repair", str(demo_log))
+        assert result.exit_code == 0, result.output
+        side = demo_log.with_name(demo_log.name + ".torn-1")
+        assert side.read_bytes() == torn
+        assert len(demo_log.read_text().splitlines()) == 11
+
+    def test_sound_log_needs_no_repair(self, demo_log):
+        """Repairing a sound log changes nothing and says so."""
+        before = demo_log.read_bytes()
+        result = omen("repair", str(demo_log))
+        assert result.exit_code == 0 and "nothing to repair" in result.output
+        assert demo_log.read_bytes() == before
+
+    def test_repair_refuses_sqlite(self, tmp_path):
+        """Only JSON Lines logs can be torn; a SQLite store is refused as bad input."""
+        assert omen("repair", f"sqlite:///{tmp_path}/x.db").exit_code == 2

@@ -1,0 +1,62 @@
+"""Tests for omen_core.decide: commands become events without any store, or raise naming the rule."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from omen_core.decide import CheckSpec, Command, Join, RevealSeed, StartFight, StaticCheck, decide
+from omen_core.dice import ScriptedDice, commitment
+from omen_core.errors import RuleViolation
+from omen_core.events import CombatantJoined, DiceRolled, FightStarted, StaticCheckResolved
+from omen_core.state import FightState, evolve
+from tests.sheets import sheet
+
+
+def started(*sheets) -> FightState:
+    """A state with the fight started and ``sheets`` joined."""
+    state = evolve(FightState(fight_id="f"), FightStarted(ruleset="core", dice="scripted"))
+    for s in sheets:
+        state = evolve(state, CombatantJoined(sheet=s))
+    return state
+
+
+class TestDecide:
+    def test_start(self):
+        """StartFight becomes FightStarted with the same header."""
+        events = decide(FightState(), StartFight(dice="manual", title="T"), ScriptedDice([]))
+        assert events == [FightStarted(ruleset="core", dice="manual", title="T")]
+
+    def test_commitment_only_for_seeded_dice(self):
+        """A commitment without seeded dice (or seeded dice without one) is refused."""
+        with pytest.raises(RuleViolation, match="seed commitment"):
+            decide(FightState(), StartFight(dice="manual", seed_commitment="a" * 64), ScriptedDice([]))
+        with pytest.raises(RuleViolation, match="seed commitment"):
+            decide(FightState(), StartFight(dice="seeded"), ScriptedDice([]))
+
+    def test_nothing_before_start(self):
+        """Any command but StartFight before the fight starts is refused."""
+        with pytest.raises(RuleViolation, match="not started"):
+            decide(FightState(), Join(sheet=sheet("kael")), ScriptedDice([]))
+
+    def test_check_yields_roll_then_result(self):
+        """A static check is a DiceRolled event and then the result, counters continuing the state's."""
+        state = msgspec.structs.replace(started(sheet("kael", STR=(8, 2))), rolls=6)
+        events = decide(state, StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=9),
+                        ScriptedDice([7]))
+        assert isinstance(events[0], DiceRolled) and events[0].counter == 7
+        assert isinstance(events[1], StaticCheckResolved) and events[1].check.total == 9
+        assert events[1].outcome == "tie"
+
+    def test_reveal_needs_hex(self):
+        """A seed that is not hex is refused as a rule error, not a crash."""
+        state = evolve(FightState(), FightStarted(ruleset="core", dice="seeded",
+                                                  seed_commitment=commitment(bytes(32))))
+        with pytest.raises(RuleViolation, match="hex"):
+            decide(state, RevealSeed(seed="zz"), ScriptedDice([]))
+
+    def test_commands_decode_from_json(self):
+        """Commands are tagged Structs, so tools can send them as JSON."""
+        cmd = msgspec.json.decode(b'{"command": "staticcheck", "check": {"who": "kael", "skill": "Climb"},'
+                                  b' "difficulty": 12}', type=Command)
+        assert cmd == StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=12)
