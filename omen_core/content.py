@@ -1,4 +1,4 @@
-"""Content schemas: combatant sheets (attributes, skills, resources), loaded from TOML or JSON.
+"""Content schemas: combatant sheets (attributes, skills, resources, gear, features), from TOML or JSON.
 
 Sheets are msgspec Structs, so loading validates them: an unknown key (a
 typo) or a wrong type is a :class:`~omen_core.errors.ContentError` naming
@@ -7,7 +7,9 @@ the file and the JSON path of the field.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from importlib.resources import files
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -22,7 +24,28 @@ __all__ = [
     "Attribute",
     "Attributes",
     "Skill",
+    "Weapon",
+    "Armor",
+    "Shield",
+    "Training",
+    "RageDice",
+    "Features",
+    "IncomingDamage",
     "CombatantSheet",
+    "DamageDice",
+    "DealDamage",
+    "ApplyCondition",
+    "ClearCondition",
+    "Consequence",
+    "Branches",
+    "SaveEffect",
+    "ConditionDef",
+    "DamageTypes",
+    "Economy",
+    "ReactionCosts",
+    "Ruleset",
+    "content_hash",
+    "load_ruleset",
     "load_sheet",
     "decode_content",
 ]
@@ -74,25 +97,283 @@ class Skill(_Content, kw_only=True):
     level: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
+WeaponProperty = Literal["finesse", "ranged", "spell", "magical", "thrown"]
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class Weapon(_Content, kw_only=True):
+    """A weapon: Weapon Damage (WD), hit bonus, damage type (C14), properties and Parry Rating.
+
+    ``finesse`` makes AGI the primary attribute (C4); ``spell`` makes it INT
+    and the attack a spell attack; ``ranged`` makes it a ranged attack;
+    ``magical`` lets it Parry melee spells (C9); ``thrown`` lets its target Catch it.
+    """
+
+    id: Identifier
+    name: str = ""
+    weapon_damage: NonNegative = 0
+    hit_bonus: int = 0
+    damage_type: str = "slashing"
+    properties: frozenset[WeaponProperty] = frozenset()
+    parry_rating: NonNegative = 0
+
+    @property
+    def label(self) -> str:
+        """The weapon's name, or its id if it has none."""
+        return self.name or self.id
+
+
+class Armor(_Content, kw_only=True):
+    """Worn armor: its rating adds to Defense Rating and reduces damage where it applies (C11, C13)."""
+
+    name: str = "armor"
+    rating: NonNegative
+    magical: bool = False
+
+
+class Shield(_Content, kw_only=True):
+    """A shield, needed to Block (C9); its Block Rating adds to a Block."""
+
+    name: str = "shield"
+    block_rating: NonNegative
+    magical: bool = False
+
+
+class Training(_Content, kw_only=True):
+    """Combat training: a hit bonus (C5) and Veteran Shield Training (Block against ranged, C9)."""
+
+    hit_bonus: int = 0
+    veteran_shield: bool = False
+
+
+class RageDice(_Content, kw_only=True):
+    """Brute rage: ``count`` dice of size ``die`` added to damage while raging (C12)."""
+
+    count: Annotated[int, msgspec.Meta(ge=1)] = 1
+    die: Die
+
+    @property
+    def sides(self) -> int:
+        """Faces of one rage die."""
+        return int(self.die[1:])
+
+
+class Features(_Content, kw_only=True):
+    """Class features that change dice pools, damage routing or where damage lands (C6, C12, C13)."""
+
+    extra_primary_dice: Annotated[int, msgspec.Meta(ge=0, le=2)] = 0
+    rage: RageDice | None = None
+    rogue_routing: bool = False
+    will_conversion: bool = False
+
+
+class IncomingDamage(_Content, kw_only=True):
+    """Step 5 of mitigation (C13): final damage is multiplied, then ``add`` added, rounded down, floor 0."""
+
+    multiply: Annotated[float, msgspec.Meta(ge=0)] = 1.0
+    add: int = 0
+
+
 class CombatantSheet(_Content, kw_only=True):
-    """A combatant as written on its sheet: who it is, its attributes, skills and resources.
+    """A combatant as written on its sheet: who it is, attributes, skills, resources and gear.
 
     >>> sheet = decode_content(
     ...     '{"id": "kael", "name": "Kael", "side": "heroes", "hp": 20, "will": 10,'
     ...     ' "attributes": {"STR": {"die": "d8", "bonus": 2}, "AGI": {"die": "d6"},'
-    ...     ' "INT": {"die": "d4"}, "RES": {"die": "d8", "bonus": 1}, "FCS": {"die": "d6"}}}',
+    ...     ' "INT": {"die": "d4"}, "RES": {"die": "d8", "bonus": 1}, "FCS": {"die": "d6"}},'
+    ...     ' "weapons": [{"id": "sword", "weapon_damage": 4}]}',
     ...     CombatantSheet, source="kael.json")
-    >>> sheet.attributes.STR.sides, sheet.attributes.STR.bonus
-    (8, 2)
+    >>> sheet.attributes.STR.sides, sheet.attributes.STR.bonus, sheet.wielded()[0].id
+    (8, 2, 'sword')
     """
 
     id: Identifier
     name: str
     side: Identifier
     hp: Annotated[int, msgspec.Meta(ge=1)]
-    will: Annotated[int, msgspec.Meta(ge=0)] = 0
+    will: NonNegative = 0
     attributes: Attributes
     skills: dict[str, Skill] = {}
+    weapons: tuple[Weapon, ...] = ()
+    wielding: tuple[str, ...] | None = None
+    armor: Armor | None = None
+    shield: Shield | None = None
+    training: Training = Training()
+    resistances: dict[str, NonNegative] = {}
+    features: Features = Features()
+    incoming_damage: IncomingDamage = IncomingDamage()
+
+    def __post_init__(self) -> None:
+        ids = [w.id for w in self.weapons]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"weapon ids must be unique, got {ids}")
+        for wid in self.wielding or ():
+            if wid not in ids:
+                raise ValueError(f"wielding {wid!r}, which is not among the weapons {ids}")
+
+    def weapon(self, weapon_id: str) -> Weapon | None:
+        """The weapon with this id, if the sheet has it."""
+        return next((w for w in self.weapons if w.id == weapon_id), None)
+
+    def wielded(self) -> tuple[Weapon, ...]:
+        """Weapons in hand: those named in ``wielding``, or by default the first weapon (if any)."""
+        if self.wielding is None:
+            return self.weapons[:1]
+        return tuple(w for w in self.weapons if w.id in self.wielding)
+
+
+class DamageDice(_Content, kw_only=True):
+    """``count`` dice of size ``die``, e.g. 2 and d6 for 2d6."""
+
+    count: Annotated[int, msgspec.Meta(ge=1)] = 1
+    die: Die
+
+    @property
+    def sides(self) -> int:
+        """Faces of one die."""
+        return int(self.die[1:])
+
+
+Recipient = Literal["target", "actor"]
+
+
+class DealDamage(_Content, tag_field="kind", tag="damage", kw_only=True):
+    """A consequence: damage of a type (dice and/or flat), mitigated as in C13."""
+
+    to: Recipient = "target"
+    dice: DamageDice | None = None
+    flat: int = 0
+    damage_type: str
+
+
+class ApplyCondition(_Content, tag_field="kind", tag="condition", kw_only=True):
+    """A consequence: stacks of a condition (C28)."""
+
+    to: Recipient = "target"
+    condition: str
+    stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
+
+
+class ClearCondition(_Content, tag_field="kind", tag="clear", kw_only=True):
+    """A consequence: a condition ends."""
+
+    to: Recipient = "target"
+    condition: str
+
+
+Consequence = DealDamage | ApplyCondition | ClearCondition
+
+
+class Branches(_Content, kw_only=True):
+    """What an attack's outcome adds, in written order (C25): on a hit, on a miss, on a crit."""
+
+    on_hit: tuple[Consequence, ...] = ()
+    on_miss: tuple[Consequence, ...] = ()
+    on_crit: tuple[Consequence, ...] = ()
+
+
+class SaveEffect(_Content, kw_only=True):
+    """An effect that calls for a save (C15, C25): the attributes opposed, and what each branch does.
+
+    The saver rolls its ``save`` attribute against the caller's ``against``
+    attribute; ``spell`` effects are not reduced by mundane armor (C13).
+    """
+
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    save: AttributeName
+    against: AttributeName
+    spell: bool = True
+    action_cost: Annotated[int, msgspec.Meta(ge=0)] = 1
+    on_success: tuple[Consequence, ...] = ()
+    on_failure: tuple[Consequence, ...] = ()
+
+
+TickTiming = Literal["never", "turn_start", "turn_end", "round_end"]
+
+
+class ConditionDef(_Content, kw_only=True):
+    """A condition as data (C28): stacks, per-stack modifiers, tick timing, duration, what clears it."""
+
+    placeholder: bool = False
+    max_stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
+    attribute_bonus: int = 0
+    tick: TickTiming = "never"
+    duration: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    cleared_by: tuple[str, ...] = ()
+
+
+class DamageTypes(_Content, kw_only=True):
+    """The damage types of C14: physical ones take physical rollover (C13)."""
+
+    physical: tuple[str, ...] = ("crushing", "slashing", "piercing")
+    other: tuple[str, ...] = ("fire", "cold", "lightning", "poison", "arcane")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.physical or name in self.other
+
+
+class Economy(_Content, kw_only=True):
+    """Per-turn action economy (C20)."""
+
+    actions: NonNegative = 1
+    movement_actions: NonNegative = 1
+    bonus_actions: NonNegative = 2
+
+
+class ReactionCosts(_Content, kw_only=True):
+    """Bonus Action cost of each reaction (C22)."""
+
+    active_defense: NonNegative = 1
+    attack_of_opportunity: NonNegative = 1
+    disengage: NonNegative = 1
+    catch: NonNegative = 1
+    interrupt: NonNegative = 2
+
+
+class Ruleset(_Content, kw_only=True):
+    """Every configurable number of the rules (C2, C14, C20, C22, C28), loaded from a ruleset file."""
+
+    name: Identifier
+    version: str = ""
+    skill_attributes: dict[str, AttributeName] = {}
+    damage_types: DamageTypes = DamageTypes()
+    economy: Economy = Economy()
+    reaction_costs: ReactionCosts = ReactionCosts()
+    conditions: dict[str, ConditionDef] = {}
+
+    def content_hash(self) -> str:
+        """sha256 of the ruleset's canonical JSON: what the log records to name exactly these numbers."""
+        return content_hash(self)
+
+
+def content_hash(value: msgspec.Struct) -> str:
+    """sha256 (hex) of a content value's canonical JSON (fields in declaration order, sets sorted)."""
+    return hashlib.sha256(_CANONICAL.encode(value)).hexdigest()
+
+
+_CANONICAL = msgspec.json.Encoder(order="deterministic")
+
+
+def load_ruleset(path: str | Path | None = None) -> Ruleset:
+    """Load a ruleset file (TOML or JSON); without a path, the shipped core ruleset."""
+    if path is None:
+        resource = files("omen_core") / "data" / "core.toml"
+        return decode_content(resource.read_bytes(), Ruleset, source="core.toml", fmt="toml")
+    return _load(Path(path), Ruleset)
+
+
+def load_sheet(path: str | Path) -> CombatantSheet:
+    """Load a combatant sheet from a ``.toml`` or ``.json`` file."""
+    return _load(Path(path), CombatantSheet)
+
+
+def _load(p: Path, kind: type[T]) -> T:
+    fmt: Literal["toml", "json"] = "toml" if p.suffix == ".toml" else "json"
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ContentError(str(p), "$", f"cannot read the file: {exc.strerror}") from None
+    return decode_content(data, kind, source=str(p), fmt=fmt)
 
 
 T = TypeVar("T")
@@ -162,14 +443,3 @@ def _failing_key(raw: object, value_kind: object) -> str | None:
         except msgspec.ValidationError:
             return key
     return None
-
-
-def load_sheet(path: str | Path) -> CombatantSheet:
-    """Load a combatant sheet from a ``.toml`` or ``.json`` file."""
-    p = Path(path)
-    fmt: Literal["toml", "json"] = "toml" if p.suffix == ".toml" else "json"
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise ContentError(str(p), "$", f"cannot read the file: {exc.strerror}") from None
-    return decode_content(data, CombatantSheet, source=str(p), fmt=fmt)

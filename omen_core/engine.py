@@ -23,19 +23,40 @@ from typing import TypeVar
 
 import structlog
 
-from .content import CombatantSheet
-from .decide import CheckSpec, Command, Contest, Join, RevealSeed, Save, StartFight, StaticCheck, decide
+from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset
+from .decide import (
+    AnswerActiveDefense,
+    ApplyConditionCommand,
+    CallSave,
+    CancelAction,
+    CheckSpec,
+    ClearConditionCommand,
+    Command,
+    Contest,
+    DeclareAttack,
+    Join,
+    RevealSeed,
+    RouteDamage,
+    StartFight,
+    StaticCheck,
+    decide,
+)
 from .dice import DiceSource, NoDice, SeededDice
 from .errors import RuleViolation
 from .events import (
+    ActiveDefenseWindowOpened,
     ContestResolved,
+    Encircled,
     Event,
-    SaveResolved,
+    Modifier,
+    RoutingWindowOpened,
+    Situational,
     StaticCheckResolved,
     StoredEvent,
     seal,
     verify_chain,
 )
+from .rules.attack import ActiveDefense
 from .state import FightState, fold, project
 from .store.base import EventStore, check_fight_id
 
@@ -66,13 +87,16 @@ class Fight:
 
     @classmethod
     def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
-              clock: Clock = system_clock, ruleset: str = "core", title: str = "") -> Fight:
-        """Open a new fight; for seeded dice the seed's commitment goes into the first event."""
+              clock: Clock = system_clock, ruleset: Ruleset | None = None, title: str = "") -> Fight:
+        """Open a new fight under ``ruleset`` (default: the shipped core ruleset).
+
+        For seeded dice only the seed's commitment goes into the first event.
+        """
         check_fight_id(fight_id)
         fight = cls(store, FightState(fight_id=fight_id), dice, clock)
         pledge = dice.commitment if isinstance(dice, SeededDice) else None
-        fight.execute(StartFight(ruleset=ruleset, dice=dice.kind, seed_commitment=pledge,
-                                 title=title))
+        fight.execute(StartFight(ruleset=ruleset or load_ruleset(), dice=dice.kind,
+                                 seed_commitment=pledge, title=title))
         return fight
 
     @classmethod
@@ -135,10 +159,51 @@ class Fight:
         return self._last(self.execute(Contest(initiator=initiator, defender=defender)),
                           ContestResolved)
 
-    def save(self, effect: str, saver: CheckSpec, opposing: CheckSpec) -> SaveResolved:
-        """Call for a save against an effect; the saver wins ties (C15)."""
-        return self._last(self.execute(Save(effect=effect, saver=saver, opposing=opposing)),
-                          SaveResolved)
+    def attack(self, attacker: str, target: str, *, weapon: str | None = None, unarmed: bool = False,
+               high_ground: bool = False, encircled: tuple[int, int] | None = None, rage: bool = False,
+               damage_modifiers: tuple[Modifier, ...] = (), branches: Branches | None = None) -> list[Event]:
+        """Declare an attack and resolve it up to the next choice (an open window) or to the end.
+
+        ``encircled`` is the claim (A, D) of C26. Returns the new events;
+        :attr:`waiting_for` tells whether a window is now open.
+        """
+        circle = Encircled(attackers=encircled[0], defenders=encircled[1]) if encircled else None
+        return self._events(self.execute(DeclareAttack(
+            attacker=attacker, target=target, weapon=weapon, unarmed=unarmed,
+            situational=Situational(high_ground=high_ground, encircled=circle), rage=rage,
+            damage_modifiers=damage_modifiers, branches=branches or Branches())))
+
+    def defend(self, defender: str, defense: ActiveDefense | None, weapon: str | None = None) -> list[Event]:
+        """Answer the open Active Defense window: ``"dodge"``, ``"parry"``, ``"block"`` or None to decline."""
+        return self._events(self.execute(AnswerActiveDefense(defender=defender, defense=defense, weapon=weapon)))
+
+    def route(self, attacker: str, die: int | None) -> list[Event]:
+        """A Rogue's routing choice: which hit-pool die (by index) feeds damage, or None (C12)."""
+        return self._events(self.execute(RouteDamage(attacker=attacker, die=die)))
+
+    def call_save(self, caller: str, saver: str, effect: SaveEffect) -> list[Event]:
+        """An effect calls for a save; its branch's consequences are applied in order (C15, C25)."""
+        return self._events(self.execute(CallSave(caller=caller, saver=saver, effect=effect)))
+
+    def apply_condition(self, who: str, condition: str, stacks: int = 1, reason: str = "") -> list[Event]:
+        """The GM applies stacks of a condition (C28)."""
+        return self._events(self.execute(ApplyConditionCommand(who=who, condition=condition, stacks=stacks,
+                                                               reason=reason)))
+
+    def clear_condition(self, who: str, condition: str, reason: str = "") -> list[Event]:
+        """The GM clears a condition."""
+        return self._events(self.execute(ClearConditionCommand(who=who, condition=condition, reason=reason)))
+
+    def cancel(self, reason: str) -> list[Event]:
+        """Cancel the declared action before it resolves."""
+        return self._events(self.execute(CancelAction(reason=reason)))
+
+    @property
+    def waiting_for(self) -> ActiveDefenseWindowOpened | RoutingWindowOpened | None:
+        """The window the fight is waiting on, if any (the last event, when it opened a window)."""
+        pending = self._state.pending
+        last = pending.events[-1] if pending else None
+        return last if isinstance(last, (ActiveDefenseWindowOpened, RoutingWindowOpened)) else None
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""
@@ -160,6 +225,10 @@ class Fight:
             out.append(rec)
             prev = rec.hash
         return out
+
+    @staticmethod
+    def _events(stored: list[StoredEvent]) -> list[Event]:
+        return [rec.event for rec in stored]
 
     @staticmethod
     def _last(stored: list[StoredEvent], kind: type[E]) -> E:

@@ -26,11 +26,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
-from .content import CombatantSheet
+from .content import Branches, CombatantSheet, Ruleset, SaveEffect
+from .rules.attack import ActiveDefense, AttackKind
 from .errors import ChainBroken
 
 __all__ = [
@@ -50,6 +51,30 @@ __all__ = [
     "ContestResolved",
     "SaveResolved",
     "SeedRevealed",
+    "Encircled",
+    "Situational",
+    "AttackDeclared",
+    "SaveCalled",
+    "CostPaid",
+    "ActiveDefenseWindowOpened",
+    "ActiveDefenseWindowSkipped",
+    "ActiveDefenseChosen",
+    "ActiveDefenseDeclined",
+    "HitTotal",
+    "ActiveDefenseTotal",
+    "DefenseTotal",
+    "CritCheck",
+    "HitDetermined",
+    "RoutingWindowOpened",
+    "DamageRouted",
+    "MitigationStep",
+    "DamageTerms",
+    "DamageResolved",
+    "ResourceChanged",
+    "ConditionApplied",
+    "ConditionCleared",
+    "ActionSettled",
+    "ActionCancelled",
     "Event",
     "EVENT_TYPES",
     "Unsealed",
@@ -126,19 +151,20 @@ class EventBase(msgspec.Struct, frozen=True, tag_field="type", tag=_snake,
 
 
 class FightStarted(EventBase, kw_only=True):
-    """A fight's header: ruleset, dice source and, for seeded dice, the seed commitment."""
+    """A fight's header: the whole ruleset and its hash, the dice source and, for seeded dice, the seed commitment."""
 
-    ruleset: str
-    ruleset_hash: str = ""
+    ruleset: Ruleset
+    ruleset_hash: Hex64
     dice: DiceSourceKind
     seed_commitment: Hex64 | None = None
     title: str = ""
 
 
 class CombatantJoined(EventBase, kw_only=True):
-    """A combatant enters the fight; the whole sheet is recorded so the log stands alone."""
+    """A combatant enters the fight; the whole sheet (and its hash) is recorded so the log stands alone."""
 
     sheet: CombatantSheet
+    sheet_hash: Hex64
 
 
 class DiceRolled(EventBase, kw_only=True):
@@ -175,10 +201,254 @@ class ContestResolved(EventBase, kw_only=True):
 class SaveResolved(EventBase, kw_only=True):
     """A save (C15): one die per side; the saver succeeds iff its total >= the opposing total."""
 
+    action: Sequence_
     effect: str
     saver: RollTotal
     opposing: RollTotal
     success: bool
+
+
+# -- the action lifecycle (combat.txt §How a Single Action Resolves) -------------------------
+
+
+class Encircled(_Part, kw_only=True):
+    """The encircled claim of C26: A attackers adjacent to the target, D defenders adjacent to the attacker."""
+
+    attackers: Annotated[int, msgspec.Meta(ge=1)]
+    defenders: Annotated[int, msgspec.Meta(ge=1)]
+
+
+class Situational(_Part, kw_only=True):
+    """Situational modifiers claimed by the attacker (§Special Combat Conditions, C26, C27).
+
+    Prone targets and Unseen attackers are not claimed: they come from the
+    combatants' conditions.
+    """
+
+    high_ground: bool = False
+    encircled: Encircled | None = None
+
+
+class AttackDeclared(EventBase, kw_only=True):
+    """An attack is declared: who, whom, with what (``weapon`` None = unarmed), the claims and branches."""
+
+    action: Sequence_
+    attacker: str
+    target: str
+    weapon: str | None
+    kind: AttackKind
+    situational: Situational = Situational()
+    rage: bool = False
+    damage_modifiers: tuple[Modifier, ...] = ()
+    branches: Branches = Branches()
+
+
+class SaveCalled(EventBase, kw_only=True):
+    """An effect calls for a save: the caller opposes, the saver rolls (C15, C25)."""
+
+    action: Sequence_
+    caller: str
+    saver: str
+    effect: SaveEffect
+
+
+class CostPaid(EventBase, kw_only=True):
+    """A cost is paid: an Action, a Movement Action or Bonus Actions (C20, C22), and what for."""
+
+    action: Sequence_
+    who: str
+    resource: Literal["action", "movement_action", "bonus_action"]
+    amount: Annotated[int, msgspec.Meta(ge=0)]
+    purpose: str
+
+
+class ActiveDefenseWindowOpened(EventBase, kw_only=True):
+    """The defender may answer with an Active Defense (C8): the totals it has seen and what it may choose."""
+
+    action: Sequence_
+    defender: str
+    attack_total: int
+    base_defense: int
+    eligible: tuple[ActiveDefense, ...]
+    ineligible: tuple[Modifier, ...] = ()
+
+
+class ActiveDefenseWindowSkipped(EventBase, kw_only=True):
+    """No Active Defense window for this attack, and why (C8)."""
+
+    action: Sequence_
+    defender: str
+    reason: str
+
+
+class ActiveDefenseChosen(EventBase, kw_only=True):
+    """The defender answers the window with Dodge, Parry (with a weapon) or Block (C8, C9)."""
+
+    action: Sequence_
+    defender: str
+    defense: ActiveDefense
+    weapon: str | None = None
+
+
+class ActiveDefenseDeclined(EventBase, kw_only=True):
+    """The defender lets the window pass without an Active Defense (C8)."""
+
+    action: Sequence_
+    defender: str
+
+
+class HitTotal(_Part, kw_only=True):
+    """The attacker's side, term by term (C5): Σ primary + Σ FCS + static bonus + situational."""
+
+    attribute: str
+    primary_dice: tuple[int, ...]
+    fcs_dice: tuple[int, ...]
+    attribute_bonus: int
+    weapon_hit_bonus: int
+    training_bonus: int
+    situational: tuple[Modifier, ...] = ()
+    total: int
+
+
+class ActiveDefenseTotal(_Part, kw_only=True):
+    """An Active Defense's addition (§Active Defense): die + attribute bonus + Parry or Block Rating."""
+
+    defense: ActiveDefense
+    attribute: str
+    die: int
+    attribute_bonus: int
+    rating: int = 0
+    amount: int
+
+
+class DefenseTotal(_Part, kw_only=True):
+    """The defender's side: base defense (RES die + Defense Rating, C10, C11) plus any Active Defense."""
+
+    res_die: int | None
+    res_bonus: int
+    armor: int
+    armor_applies: bool
+    defense_rating: int
+    base: int
+    active: ActiveDefenseTotal | None = None
+    total: int
+
+
+class CritCheck(_Part, kw_only=True):
+    """C7: the FCS portion (Σ FCS dice + FCS bonus) against the RES portion (RES die + RES bonus)."""
+
+    fcs_dice: tuple[int, ...]
+    fcs_bonus: int
+    fcs_portion: int
+    res_die: int | None
+    res_bonus: int
+    res_portion: int
+    exceeds: bool
+
+
+class HitDetermined(EventBase, kw_only=True):
+    """Hit iff attack total > total defense; crit iff the FCS portion exceeds the RES portion and it hits."""
+
+    action: Sequence_
+    attack: HitTotal
+    defense: DefenseTotal
+    hit: bool
+    crit_check: CritCheck
+    crit: bool
+
+
+class RoutingWindowOpened(EventBase, kw_only=True):
+    """A Rogue may route one rolled die of the hit pool to damage (C12); the attacker chooses."""
+
+    action: Sequence_
+    attacker: str
+    dice: tuple[Die, ...]
+
+
+class DamageRouted(EventBase, kw_only=True):
+    """The Rogue's choice: the index of the hit-pool die whose result feeds damage (None: the primary dice)."""
+
+    action: Sequence_
+    attacker: str
+    die: int | None
+
+
+class MitigationStep(_Part, kw_only=True):
+    """One step of C13: its name, the amount it took away (or added), and the damage after it."""
+
+    step: str
+    amount: int
+    after: int
+
+
+class DamageTerms(_Part, kw_only=True):
+    """C12's formula, term by term; ``raw`` is their sum. ``routed_die`` is the Rogue's chosen die."""
+
+    dice: int
+    routed_die: int | None = None
+    primary_bonus: int = 0
+    crit_bonus: int = 0
+    weapon_damage: int = 0
+    ability_dice: tuple[int, ...] = ()
+    modifiers: tuple[Modifier, ...] = ()
+    raw: int
+
+
+class DamageResolved(EventBase, kw_only=True):
+    """Damage dealt to one combatant: the formula, each mitigation step (C13), the final amount and where it lands."""
+
+    action: Sequence_
+    target: str
+    damage_type: str
+    source: str
+    spell: bool = False
+    terms: DamageTerms
+    steps: tuple[MitigationStep, ...]
+    final: int
+    resource: Literal["hp", "will"]
+
+
+class ResourceChanged(EventBase, kw_only=True):
+    """HP or Will moves (C3): before, after, and the action that caused it (None: the GM)."""
+
+    action: Sequence_ | None
+    who: str
+    resource: Literal["hp", "will"]
+    before: int
+    after: int
+
+
+class ConditionApplied(EventBase, kw_only=True):
+    """Stacks of a condition are added (C28); ``stacks`` is the total after, capped at the maximum."""
+
+    action: Sequence_ | None
+    who: str
+    condition: str
+    added: int
+    stacks: int
+    reason: str = ""
+
+
+class ConditionCleared(EventBase, kw_only=True):
+    """A condition ends for a combatant, and why."""
+
+    action: Sequence_ | None
+    who: str
+    condition: str
+    reason: str = ""
+
+
+class ActionSettled(EventBase, kw_only=True):
+    """The action is over: every result has been applied."""
+
+    action: Sequence_
+
+
+class ActionCancelled(EventBase, kw_only=True):
+    """The action ends before resolving (e.g. an Interrupt hit, C24); costs already paid stay paid."""
+
+    action: Sequence_
+    reason: str
 
 
 class SeedRevealed(EventBase, kw_only=True):
@@ -187,12 +457,13 @@ class SeedRevealed(EventBase, kw_only=True):
     seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$")]
 
 
-Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved
-         | ContestResolved | SaveResolved | SeedRevealed)
-EVENT_TYPES: tuple[type[EventBase], ...] = (
-    FightStarted, CombatantJoined, DiceRolled, StaticCheckResolved,
-    ContestResolved, SaveResolved, SeedRevealed,
-)
+Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | ContestResolved
+         | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
+         | ActiveDefenseWindowOpened | ActiveDefenseWindowSkipped | ActiveDefenseChosen
+         | ActiveDefenseDeclined | HitDetermined | RoutingWindowOpened | DamageRouted
+         | DamageResolved | ResourceChanged | ConditionApplied | ConditionCleared
+         | ActionSettled | ActionCancelled)
+EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 
 class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

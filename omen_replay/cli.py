@@ -36,7 +36,7 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 log = structlog.get_logger("omen.cli")
 
-STYLE = {"header": "bold", "roll": "dim", "result": "", "note": "cyan"}
+STYLE = {"header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan"}
 
 
 class LogFormat(str, Enum):

@@ -1,19 +1,25 @@
-"""The bundled demo: a short scripted contest (a skill contest, a static check, a save) with seeded dice."""
+"""The bundled demo: a short scripted encounter (a skill contest, a static check, a save, two attacks)."""
 
 from __future__ import annotations
 
 from importlib.resources import files
 
 from omen_core import CheckSpec, Fight, Modifier, SeededDice
-from omen_core.content import CombatantSheet, decode_content
+from omen_core.content import CombatantSheet, DamageDice, DealDamage, SaveEffect, decode_content
 from omen_core.engine import Clock, system_clock
+from omen_core.events import ActiveDefenseWindowOpened
 from omen_core.store import EventStore
 
-__all__ = ["DEMO_SEED", "demo_sheet", "run_demo"]
+__all__ = ["DEMO_SEED", "CINDER_FLASK", "demo_sheet", "run_demo"]
 
 #: The demo's published seed, so that its output is the same on every machine.
 #: A real table would use ``SeededDice.fresh()`` and reveal the seed afterwards.
 DEMO_SEED = bytes.fromhex("0de0d1ce" * 8)
+
+#: Vesh's alchemical fire: an AGI save against Vesh's INT; failing it burns for 1d6 + 1.
+CINDER_FLASK = SaveEffect(name="cinder flask", save="AGI", against="INT",
+                          on_failure=(DealDamage(dice=DamageDice(count=1, die="d6"), flat=1,
+                                                 damage_type="fire"),))
 
 
 def demo_sheet(name: str) -> CombatantSheet:
@@ -22,9 +28,16 @@ def demo_sheet(name: str) -> CombatantSheet:
     return decode_content(resource.read_bytes(), CombatantSheet, source=str(resource), fmt="toml")
 
 
+def _answer_window(fight: Fight, defense: str) -> None:
+    """The defender's scripted answer, if the attack opened a window and ``defense`` is allowed."""
+    window = fight.waiting_for
+    if isinstance(window, ActiveDefenseWindowOpened):
+        fight.defend(window.defender, defense if defense in window.eligible else None)
+
+
 def run_demo(store: EventStore, fight_id: str = "demo", seed: bytes = DEMO_SEED,
              clock: Clock = system_clock) -> Fight:
-    """Play the demo into ``store``: who spots whom, a climb, a save against fire; then reveal the seed."""
+    """Play the demo into ``store``: who spots whom, a climb, a save against fire, a blow each way."""
     fight = Fight.start(store, fight_id, dice=SeededDice(seed), clock=clock,
                         title="Ambush at the Ember Ford")
     fight.join(demo_sheet("kael"))
@@ -33,7 +46,10 @@ def run_demo(store: EventStore, fight_id: str = "demo", seed: bytes = DEMO_SEED,
     fight.static_check(CheckSpec(who="kael", skill="Athletics",
                                  modifiers=(Modifier(source="slick river stones", value=-1),)),
                        difficulty=8)
-    fight.save("Vesh's cinder flask", saver=CheckSpec(who="kael", attribute="AGI"),
-               opposing=CheckSpec(who="vesh", attribute="INT"))
+    fight.call_save("vesh", "kael", CINDER_FLASK)
+    fight.attack("vesh", "kael", weapon="knife")
+    _answer_window(fight, "block")
+    fight.attack("kael", "vesh", weapon="longsword", high_ground=True)
+    _answer_window(fight, "dodge")
     fight.reveal_seed()
     return fight

@@ -13,12 +13,28 @@ from typing import Literal
 import msgspec
 
 from omen_core.events import (
+    ActionCancelled,
+    ActionSettled,
+    ActiveDefenseChosen,
+    ActiveDefenseDeclined,
+    ActiveDefenseWindowOpened,
+    ActiveDefenseWindowSkipped,
+    AttackDeclared,
     CombatantJoined,
+    ConditionApplied,
+    ConditionCleared,
     ContestResolved,
+    CostPaid,
+    DamageResolved,
+    DamageRouted,
     DiceRolled,
     EventBase,
     FightStarted,
+    HitDetermined,
+    ResourceChanged,
     RollTotal,
+    RoutingWindowOpened,
+    SaveCalled,
     SaveResolved,
     SeedRevealed,
     StaticCheckResolved,
@@ -27,7 +43,7 @@ from omen_core.events import (
 
 __all__ = ["Line", "narrate", "describe_total"]
 
-LineKind = Literal["header", "roll", "result", "note"]
+LineKind = Literal["header", "roll", "result", "window", "note"]
 
 
 class Line(msgspec.Struct, frozen=True):
@@ -48,9 +64,9 @@ class _Names:
         return self.names.get(cid, cid)
 
 
-def describe_total(side: RollTotal, name: str) -> str:
-    """``Vesh: Stealth d8 6 + AGI 2 + level 3 = 11``: the roll primitive, term by term."""
-    label = side.skill or f"{side.attribute} check"
+def describe_total(side: RollTotal, name: str, kind: str = "check") -> str:
+    """``Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level = 11``: the roll primitive, term by term."""
+    label = side.skill or f"{side.attribute} {kind}"
     terms = [f"{side.face} (die)", f"{_signed(side.attribute_bonus)} {side.attribute}"]
     if side.skill is not None:
         terms.append(f"{_signed(side.skill_level)} {side.skill} level")
@@ -64,7 +80,7 @@ def _signed(n: int) -> str:
 
 def _started(e: FightStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
     title = f" \u201c{e.title}\u201d" if e.title else ""
-    yield "header", f"Fight{title} begins under ruleset {e.ruleset!r} with {e.dice} dice"
+    yield "header", f"Fight{title} begins under ruleset {e.ruleset.name!r} with {e.dice} dice"
     if e.seed_commitment:
         yield "note", f"seed commitment sha256 {e.seed_commitment[:16]}\u2026 (the seed stays secret until revealed)"
 
@@ -95,8 +111,8 @@ def _contest(e: ContestResolved, names: _Names) -> Iterator[tuple[LineKind, str]
 
 
 def _save(e: SaveResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "result", describe_total(e.saver, names(e.saver.roller))
-    yield "result", describe_total(e.opposing, names(e.opposing.roller))
+    yield "result", describe_total(e.saver, names(e.saver.roller), "save")
+    yield "result", describe_total(e.opposing, names(e.opposing.roller), "roll")
     verdict = "saves" if e.success else "fails the save"
     tie = " (the saver wins ties, C15)" if e.saver.total == e.opposing.total else ""
     yield "result", (f"  {e.saver.total} vs {e.opposing.total}: {names(e.saver.roller)} {verdict} "
@@ -107,6 +123,128 @@ def _revealed(e: SeedRevealed, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "note", f"seed revealed: {e.seed[:16]}\u2026 (anyone can now recompute every seeded die)"
 
 
+def _declared(e: AttackDeclared, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    claims = []
+    if e.situational.high_ground:
+        claims.append("from high ground")
+    if e.situational.encircled:
+        claims.append(f"encircling ({e.situational.encircled.attackers} vs {e.situational.encircled.defenders})")
+    if e.rage:
+        claims.append("raging")
+    extra = f", {', '.join(claims)}" if claims else ""
+    with_what = f"with {e.weapon}" if e.weapon else "unarmed"
+    yield "header", f"{names(e.attacker)} attacks {names(e.target)} {with_what} ({e.kind.replace('_', ' ')}{extra})"
+
+
+def _save_called(e: SaveCalled, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "header", (f"{names(e.caller)}'s {e.effect.name} calls for {names(e.saver)}'s {e.effect.save} save "
+                     f"against {e.effect.against}")
+
+
+def _paid(e: CostPaid, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    what = {"action": "Action", "movement_action": "Movement Action", "bonus_action": "Bonus Action"}[e.resource]
+    yield "note", f"  {names(e.who)} spends {e.amount} {what}{'s' if e.amount != 1 else ''} ({e.purpose})"
+
+
+def _window(e: ActiveDefenseWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", (f"  Active Defense window for {names(e.defender)}: attack {e.attack_total} beats base "
+                     f"defense {e.base_defense}; may {', '.join(e.eligible)} or decline (C8)")
+
+
+def _skipped(e: ActiveDefenseWindowSkipped, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  no Active Defense window: {e.reason}"
+
+
+def _chosen(e: ActiveDefenseChosen, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    verb = {"dodge": "dodges", "parry": "parries", "block": "blocks"}[e.defense]
+    weapon = f" with {e.weapon}" if e.weapon else ""
+    yield "window", f"  {names(e.defender)} {verb}{weapon}"
+
+
+def _declined(e: ActiveDefenseDeclined, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", f"  {names(e.defender)} declines an Active Defense"
+
+
+def _terms(*pairs: tuple[int | tuple[int, ...], str]) -> str:
+    parts = []
+    for value, label in pairs:
+        if isinstance(value, tuple):
+            parts.extend(f"{v} ({label})" for v in value)
+        elif value or label in ("die", "RES die"):
+            parts.append(f"{value} {label}")
+    return " + ".join(parts).replace("+ -", "- ")
+
+
+def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    a, d, c = e.attack, e.defense, e.crit_check
+    attack = _terms((a.primary_dice, "primary"), (a.fcs_dice, "FCS"), (a.attribute_bonus, a.attribute),
+                    (a.weapon_hit_bonus, "weapon"), (a.training_bonus, "training"),
+                    *((m.value, m.source) for m in a.situational))
+    yield "result", f"  hit total {a.total} = {attack}"
+    res = f"{d.res_die} RES die" if d.res_die is not None else "no die (C10)"
+    active = ""
+    if d.active:
+        x = d.active
+        active = f" + {x.defense} {x.amount} ({x.die} die + {x.attribute_bonus} {x.attribute} + {x.rating} rating)"
+    yield "result", (f"  defense {d.total} = {res} + Defense Rating {d.defense_rating} "
+                     f"({d.res_bonus} RES + {d.armor} armor){active}")
+    verdict = "HIT" if e.hit else "MISS"
+    tie = " (a tie goes to the defender)" if a.total == d.total else ""
+    crit = (f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion}"
+            f" \u2192 {'CRITICAL' if e.crit else ('no crit' if not c.exceeds else 'crit cancelled by the miss')}")
+    yield "result", f"  {a.total} vs {d.total}: {verdict}{tie}{crit} (C7)"
+
+
+def _routing(e: RoutingWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    dice = ", ".join(f"{i}: {d.pool} {d.face}" for i, d in enumerate(e.dice))
+    yield "window", f"  {names(e.attacker)} may route a rolled die to damage (C12): {dice}"
+
+
+def _routed(e: DamageRouted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    choice = f"die {e.die}" if e.die is not None else "the primary dice as rolled"
+    yield "window", f"  {names(e.attacker)} routes {choice} to damage"
+
+
+def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    t = e.terms
+    raw = _terms((t.dice, "die"), (t.primary_bonus, "bonus"), (t.crit_bonus, "crit bonus"),
+                 (t.weapon_damage, "WD"), (t.ability_dice, "rage"), *((m.value, m.source) for m in t.modifiers))
+    steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
+    yield "result", (f"  {e.source}: {t.raw} {e.damage_type} ({raw}) {steps} = {e.final} "
+                     f"to {names(e.target)}'s {e.resource.upper()} (C12, C13)").replace("  =", " =")
+
+
+def _step(step: str, amount: int) -> str:
+    if step == "floor":
+        return "(floored at 0)"
+    if step == "incoming":
+        return f"{_signed(amount)} incoming"
+    return f"- {amount} {step}"
+
+
+def _resource(e: ResourceChanged, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "result", f"  {names(e.who)}: {e.resource.upper()} {e.before} \u2192 {e.after}"
+
+
+def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    stacks = f" ({e.stacks} stacks)" if e.stacks > 1 else ""
+    why = f": {e.reason}" if e.reason else ""
+    yield "result", f"  {names(e.who)} is {e.condition}{stacks}{why}"
+
+
+def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    why = f": {e.reason}" if e.reason else ""
+    yield "result", f"  {names(e.who)} is no longer {e.condition}{why}"
+
+
+def _settled(e: ActionSettled, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "roll", f"  (action {e.action} settled)"
+
+
+def _cancelled(e: ActionCancelled, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  action {e.action} cancelled: {e.reason}"
+
+
 _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
@@ -115,6 +253,22 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     ContestResolved: _contest,
     SaveResolved: _save,
     SeedRevealed: _revealed,
+    AttackDeclared: _declared,
+    SaveCalled: _save_called,
+    CostPaid: _paid,
+    ActiveDefenseWindowOpened: _window,
+    ActiveDefenseWindowSkipped: _skipped,
+    ActiveDefenseChosen: _chosen,
+    ActiveDefenseDeclined: _declined,
+    HitDetermined: _hit,
+    RoutingWindowOpened: _routing,
+    DamageRouted: _routed,
+    DamageResolved: _damage,
+    ResourceChanged: _resource,
+    ConditionApplied: _applied,
+    ConditionCleared: _cleared,
+    ActionSettled: _settled,
+    ActionCancelled: _cancelled,
 }
 
 

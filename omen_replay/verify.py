@@ -1,7 +1,9 @@
-"""Audit a fight log: the hash chain, the seed against its commitment, every seeded die, every check total.
+"""Audit a fight log: hash chain, event order, seed and seeded dice, and every derived number recomputed.
 
 Unlike live play, which raises at the first problem, the audit collects
-every finding and reports them all.
+every finding and reports them all. It folds the log as it goes (the same
+projection as live play), so each number is recomputed from the recorded
+dice, the sheets and ruleset in the log, and the state at that point.
 """
 
 from __future__ import annotations
@@ -10,13 +12,19 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from omen_core.content import CombatantSheet
+from omen_core.decide.attack import damage_terms, hit_numbers
+from omen_core.decide.draft import effective_bonus
+from omen_core.decide.effects import mitigation_for
 from omen_core.dice import commitment, seeded_mismatches
+from omen_core.errors import OmenError
 from omen_core.events import (
-    CombatantJoined,
+    AttackDeclared,
     ContestResolved,
+    DamageResolved,
     DiceRolled,
     FightStarted,
+    HitDetermined,
+    ResourceChanged,
     RollTotal,
     SaveResolved,
     SeedRevealed,
@@ -24,7 +32,9 @@ from omen_core.events import (
     StoredEvent,
     chain_breaks,
 )
+from omen_core.machine import IllegalOrder
 from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
+from omen_core.state import FightState, evolve
 
 __all__ = ["Finding", "Report", "verify"]
 
@@ -54,82 +64,134 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
         return not self.findings
 
 
+def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
+    if expected != found:
+        yield Finding(seq=seq, rule=rule, what=what, expected=_show(expected), found=_show(found))
+
+
+def _show(value: object) -> str:
+    if isinstance(value, msgspec.Struct):
+        return msgspec.json.encode(value).decode()
+    return str(value)
+
+
 class _Audit:
-    """Walks a log once, remembering what later events are checked against."""
+    """Walks a log once, folding it, and checks each event against what the state says it should be."""
 
     def __init__(self) -> None:
+        self.state = FightState()
         self.commitment: str | None = None
         self.seed: bytes | None = None
-        self.sheets: dict[str, CombatantSheet] = {}
-        self.rolls: dict[int, tuple[int, DiceRolled]] = {}
+        self.rolls: dict[int, DiceRolled] = {}
         self.seeded: list[tuple[int, str, DiceRolled]] = []
 
-    def check(self, rec: StoredEvent) -> Iterator[Finding]:
-        match rec.event:
-            case FightStarted(seed_commitment=pledge):
-                self.commitment = pledge
-            case CombatantJoined(sheet=sheet):
-                self.sheets[sheet.id] = sheet
-            case DiceRolled() as rolled:
-                yield from self._rolled(rec.seq, rolled)
-                if rolled.source == "seeded":
-                    self.seeded.append((rec.seq, rec.fight_id, rolled))
+    def walk(self, rec: StoredEvent) -> Iterator[Finding]:
+        """Check one event against the state before it, then fold it."""
+        try:
+            yield from self._check(rec)
+        except (OmenError, AttributeError, KeyError, TypeError, IndexError) as exc:
+            yield Finding(seq=rec.seq, rule="audit", what=f"cannot recompute this event: {exc}")
+        try:
+            self.state = evolve(self.state, rec.event, rec.seq)
+        except IllegalOrder as exc:
+            yield Finding(seq=rec.seq, rule="lifecycle", what=f"{type(rec.event).__name__} out of order",
+                          expected=" or ".join(exc.legal) or "nothing", found=exc.trigger)
+        except (OmenError, KeyError) as exc:
+            yield Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc}")
+
+    def _check(self, rec: StoredEvent) -> Iterator[Finding]:
+        seq, event, state = rec.seq, rec.event, self.state
+        match event:
+            case FightStarted():
+                self.commitment = event.seed_commitment
+                yield from _compare(seq, "ruleset", "ruleset hash", event.ruleset.content_hash(),
+                                    event.ruleset_hash)
+            case DiceRolled():
+                yield from self._rolled(seq, rec.fight_id, event)
             case StaticCheckResolved(check=side, difficulty=d, outcome=outcome):
-                yield from self._side(rec.seq, side)
-                yield from _compare(rec.seq, "C16", "static check outcome",
-                                    static_outcome(side.total, d), outcome)
+                yield from self._side(seq, side)
+                yield from _compare(seq, "C16", "static check outcome", static_outcome(side.total, d), outcome)
             case ContestResolved(initiator=ini, defender=dfd):
-                yield from self._side(rec.seq, ini)
-                yield from self._side(rec.seq, dfd)
+                yield from self._side(seq, ini)
+                yield from self._side(seq, dfd)
                 side = contest_winner(ini.total, dfd.total)
                 winner = ini.roller if side == "initiator" else dfd.roller
-                yield from _compare(rec.seq, "C16", "contest winner", winner, rec.event.winner)
+                yield from _compare(seq, "C16", "contest winner", winner, event.winner)
             case SaveResolved(saver=saver, opposing=opp, success=success):
-                yield from self._side(rec.seq, saver)
-                yield from self._side(rec.seq, opp)
-                yield from _compare(rec.seq, "C15", "save outcome",
-                                    save_succeeds(saver.total, opp.total), success)
+                yield from self._side(seq, saver)
+                yield from self._side(seq, opp)
+                yield from _compare(seq, "C15", "save outcome", save_succeeds(saver.total, opp.total), success)
+            case HitDetermined():
+                yield from self._hit(seq, event)
+            case DamageResolved():
+                yield from self._damage(seq, event)
+            case ResourceChanged():
+                current = getattr(state.combatants[event.who], event.resource)
+                yield from _compare(seq, "C3", f"{event.who}'s {event.resource} before", current, event.before)
+                dealt = [d for d in state.pending.all(DamageResolved) if d.target == event.who] \
+                    if state.pending else []
+                if dealt:
+                    yield from _compare(seq, "C13", f"{event.who}'s {event.resource} after the damage",
+                                        max(event.before - dealt[-1].final, 0), event.after)
             case SeedRevealed(seed=seed_hex):
-                yield from self._revealed(rec.seq, seed_hex)
+                yield from self.revealed(seq, bytes.fromhex(seed_hex))
 
-    def _rolled(self, seq: int, rolled: DiceRolled) -> Iterator[Finding]:
-        if rolled.counter in self.rolls:
-            yield Finding(seq=seq, rule="dice", what=f"roll counter {rolled.counter} used twice",
-                          expected="a new counter", found=str(rolled.counter))
-        self.rolls[rolled.counter] = (seq, rolled)
+    def _rolled(self, seq: int, fight_id: str, rolled: DiceRolled) -> Iterator[Finding]:
+        yield from _compare(seq, "dice", "roll counter", self.state.rolls + 1, rolled.counter)
+        self.rolls[rolled.counter] = rolled
+        if rolled.source == "seeded":
+            self.seeded.append((seq, fight_id, rolled))
         for die in rolled.dice:
             if die.face > die.sides:
                 yield Finding(seq=seq, rule="dice", what="die face larger than the die",
                               expected=f"1..{die.sides}", found=str(die.face))
 
     def _side(self, seq: int, side: RollTotal) -> Iterator[Finding]:
-        """Recompute one side of a check or save from its roll and the roller's sheet (C1, C2)."""
-        _, rolled = self.rolls.get(side.roll, (0, None))
+        """One side of a check or save, from its roll and the roller's sheet and conditions (C1, C2)."""
+        rolled = self.rolls.get(side.roll)
         if rolled is None or rolled.roller != side.roller:
             yield Finding(seq=seq, rule="dice", what=f"{side.roller}'s roll #{side.roll} is not in the log")
         else:
             yield from _compare(seq, "dice", f"{side.roller}'s die face", rolled.dice[0].face, side.face)
-        sheet = self.sheets.get(side.roller)
-        if sheet is not None:
-            yield from self._bonuses(seq, sheet, side)
-        total = roll_total(side.face, side.attribute_bonus, side.skill_level,
-                           (m.value for m in side.modifiers))
+        yield from _compare(seq, "C1", f"{side.roller}'s {side.attribute} bonus",
+                            effective_bonus(self.state, side.roller, side.attribute), side.attribute_bonus)
+        if side.skill is not None:
+            skill = self.state.combatants[side.roller].sheet.skills.get(side.skill)
+            yield from _compare(seq, "C2", f"{side.roller}'s {side.skill} level", skill.level if skill else 0,
+                                side.skill_level)
+        total = roll_total(side.face, side.attribute_bonus, side.skill_level, (m.value for m in side.modifiers))
         yield from _compare(seq, "roll primitive", f"{side.roller}'s total", total, side.total)
 
-    def _bonuses(self, seq: int, sheet: CombatantSheet, side: RollTotal) -> Iterator[Finding]:
-        bonus = sheet.attributes[side.attribute].bonus
-        yield from _compare(seq, "C1", f"{side.roller}'s {side.attribute} bonus", bonus,
-                            side.attribute_bonus)
-        if side.skill is not None:
-            skill = sheet.skills.get(side.skill)
-            level = skill.level if skill else None
-            yield from _compare(seq, "C2", f"{side.roller}'s {side.skill} level", level, side.skill_level)
+    def _hit(self, seq: int, event: HitDetermined) -> Iterator[Finding]:
+        """Hit total (C5), defense (C10, C11, Active Defense), hit (ties to the defender) and crit (C7)."""
+        attack, defense, crit = hit_numbers(self.state, self.state.pending)
+        yield from _compare(seq, "C5", "hit total", attack, event.attack)
+        yield from _compare(seq, "C11", "defense", defense, event.defense)
+        yield from _compare(seq, "C7", "crit check", crit, event.crit_check)
+        yield from _compare(seq, "§Hit Determination", "hit", attack.total > defense.total, event.hit)
+        yield from _compare(seq, "C7", "crit", event.hit and crit.exceeds, event.crit)
 
-    def _revealed(self, seq: int, seed_hex: str) -> Iterator[Finding]:
-        self.seed = bytes.fromhex(seed_hex)
-        if self.commitment != commitment(self.seed):
+    def _damage(self, seq: int, event: DamageResolved) -> Iterator[Finding]:
+        """The damage formula (C12) for an attack's own damage, and mitigation (C13) for all damage."""
+        pending = self.state.pending
+        if pending is not None and isinstance(pending.events[0], AttackDeclared) \
+                and pending.first(DamageResolved) is None:
+            yield from _compare(seq, "C12", "damage terms", damage_terms(self.state, pending), event.terms)
+        raw = event.terms.raw
+        total = (event.terms.dice + event.terms.primary_bonus + event.terms.crit_bonus + event.terms.weapon_damage
+                 + sum(event.terms.ability_dice) + sum(m.value for m in event.terms.modifiers))
+        yield from _compare(seq, "C12", "raw damage", total, raw)
+        steps, final, resource = mitigation_for(self.state, event.target, raw, event.damage_type, spell=event.spell)
+        yield from _compare(seq, "C13", "mitigation steps", list(steps), list(event.steps))
+        yield from _compare(seq, "C13", "final damage", final, event.final)
+        yield from _compare(seq, "C13", "resource hit", resource, event.resource)
+
+    def revealed(self, seq: int, seed: bytes) -> Iterator[Finding]:
+        """The seed against the commitment recorded at the start."""
+        self.seed = seed
+        if self.commitment != commitment(seed):
             yield Finding(seq=seq, rule="dice", what="revealed seed does not match the commitment",
-                          expected=str(self.commitment), found=commitment(self.seed))
+                          expected=str(self.commitment), found=commitment(seed))
 
     def seeded_findings(self) -> Iterator[Finding]:
         """After the walk: every seeded die recomputed from the revealed seed."""
@@ -141,20 +203,15 @@ class _Audit:
                               expected=str(expected), found=str(found))
 
 
-def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
-    if expected != found:
-        yield Finding(seq=seq, rule=rule, what=what, expected=str(expected), found=str(found))
-
-
 def verify(records: Iterable[StoredEvent], seed: bytes | None = None) -> Report:
     """Audit a whole log; ``seed`` (if given) is checked as though it had been revealed."""
     records = list(records)
     audit = _Audit()
     findings = [Finding(seq=seq, rule="chain", what=what) for seq, what in chain_breaks(records)]
     for rec in records:
-        findings.extend(audit.check(rec))
+        findings.extend(audit.walk(rec))
     if seed is not None:
-        findings.extend(audit._revealed(0, seed.hex()))
+        findings.extend(audit.revealed(0, seed))
     findings.extend(audit.seeded_findings())
     return Report(fight_id=records[0].fight_id if records else "", events=len(records),
                   seeded_dice=sum(len(r.dice) for _, _, r in audit.seeded),

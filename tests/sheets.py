@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill
+from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill, content_hash, load_ruleset
+from omen_core.events import CombatantJoined
+
+#: The shipped core ruleset.
+CORE = load_ruleset()
 
 
 def sheet(cid: str, side: str = "heroes", hp: int = 20, will: int = 10,
@@ -13,3 +17,8 @@ def sheet(cid: str, side: str = "heroes", hp: int = 20, will: int = 10,
     return CombatantSheet(id=cid, name=cid.title(), side=side, hp=hp, will=will,
                           attributes=Attributes(**made),
                           skills={k: Skill(attribute=a, level=lv) for k, (a, lv) in (skills or {}).items()})
+
+
+def joined(s: CombatantSheet) -> CombatantJoined:
+    """The event of ``s`` joining a fight."""
+    return CombatantJoined(sheet=s, sheet_hash=content_hash(s))

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
+import msgspec.inspect as mi
 from hypothesis import strategies as st
 
 from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill
-from omen_core.events import (
-    GENESIS_HASH,
-    CombatantJoined,
-    ContestResolved,
-    DiceRolled,
-    Die,
-    FightStarted,
-    Modifier,
-    RollTotal,
-    SaveResolved,
-    SeedRevealed,
-    StaticCheckResolved,
-    StoredEvent,
-    seal,
-)
+from omen_core.events import EVENT_TYPES, GENESIS_HASH, StoredEvent, seal
 
 ids = st.from_regex(r"[a-z][a-z0-9_-]{0,11}", fullmatch=True)
-small = st.integers(-20, 40)
-hexbytes = st.binary(min_size=1, max_size=40).map(bytes.hex)
-hex64 = st.binary(min_size=32, max_size=32).map(bytes.hex)
 text = st.text(max_size=30)
 
 attribute = st.builds(lambda s, b: Attribute(die=f"d{s}", bonus=b), st.integers(2, 100), st.integers(-5, 10))
@@ -35,30 +19,51 @@ sheets = st.builds(CombatantSheet, id=ids, name=text, side=ids, hp=st.integers(1
                    will=st.integers(0, 50), attributes=attributes,
                    skills=st.dictionaries(st.text(min_size=1, max_size=12), skill, max_size=3))
 
-die = st.integers(2, 100).flatmap(
-    lambda s: st.builds(Die, pool=st.sampled_from(["primary", "fcs", "res", "check", "save"]),
-                        sides=st.just(s), face=st.integers(1, s)))
-modifier = st.builds(Modifier, source=text, value=small)
-roll_total = st.builds(RollTotal, roller=ids, attribute=st.sampled_from(ATTRIBUTES),
-                       skill=st.none() | st.text(max_size=12), roll=st.integers(1, 10**6),
-                       face=st.integers(1, 100), attribute_bonus=small, skill_level=st.integers(0, 10),
-                       modifiers=st.lists(modifier, max_size=3).map(tuple), total=small)
+def from_type_info(info: mi.Type) -> st.SearchStrategy:
+    """A strategy for any msgspec type, honouring its constraints (ranges, patterns, lengths, literals).
 
-events = st.one_of(
-    st.builds(FightStarted, ruleset=text, ruleset_hash=st.just("") | hex64,
-              dice=st.sampled_from(["seeded", "manual", "scripted"]),
-              seed_commitment=st.none() | hex64, title=text),
-    st.builds(CombatantJoined, sheet=sheets),
-    st.builds(DiceRolled, counter=st.integers(1, 10**6), purpose=st.sampled_from(["check", "save", "hit"]),
-              roller=ids, dice=st.lists(die, min_size=1, max_size=4).map(tuple),
-              source=st.sampled_from(["seeded", "manual", "scripted"])),
-    st.builds(StaticCheckResolved, check=roll_total, difficulty=small,
-              outcome=st.sampled_from(["success", "tie", "failure"])),
-    st.builds(ContestResolved, initiator=roll_total, defender=roll_total, winner=ids, tie=st.booleans()),
-    st.builds(SaveResolved, effect=st.text(min_size=1, max_size=20), saver=roll_total,
-              opposing=roll_total, success=st.booleans()),
-    st.builds(SeedRevealed, seed=hexbytes),
-)
+    Derived from ``msgspec.inspect``, so every event type, present and future,
+    gets a strategy without a hand-written copy of its fields.
+    """
+    match info:
+        case mi.Metadata(type=inner):
+            return from_type_info(inner)
+        case mi.IntType(ge=ge, gt=gt, le=le, lt=lt):
+            low = ge if ge is not None else (gt + 1 if gt is not None else -1000)
+            high = le if le is not None else (lt - 1 if lt is not None else max(low, 0) + 1000)
+            return st.integers(low, high)
+        case mi.FloatType(ge=ge):
+            return st.floats(min_value=ge if ge is not None else -1e6, max_value=1e6, allow_nan=False)
+        case mi.StrType(pattern=pattern, min_length=min_length) if pattern:
+            return st.from_regex(pattern, fullmatch=True)
+        case mi.StrType(min_length=min_length):
+            return st.text(min_size=min_length or 0, max_size=16)
+        case mi.BoolType():
+            return st.booleans()
+        case mi.NoneType():
+            return st.none()
+        case mi.LiteralType(values=values):
+            return st.sampled_from(values)
+        case mi.UnionType(types=types):
+            return st.one_of([from_type_info(t) for t in types])
+        case mi.VarTupleType(item_type=item) | mi.ListType(item_type=item):
+            return st.lists(from_type_info(item), max_size=3).map(tuple)
+        case mi.FrozenSetType(item_type=item):
+            return st.frozensets(from_type_info(item), max_size=3)
+        case mi.DictType(key_type=key, value_type=value):
+            return st.dictionaries(from_type_info(key), from_type_info(value), max_size=3)
+        case mi.StructType(cls=cls) if cls in OVERRIDES:
+            return OVERRIDES[cls]
+        case mi.StructType(cls=cls, fields=fields):
+            return st.fixed_dictionaries({f.name: from_type_info(f.type) for f in fields}).map(
+                lambda kw, cls=cls: cls(**kw))
+    raise TypeError(f"no strategy for {info!r}")
+
+
+OVERRIDES: dict[type, st.SearchStrategy] = {CombatantSheet: sheets}
+
+#: Any single event of any type in the union.
+events = st.one_of([from_type_info(mi.type_info(kind)) for kind in EVENT_TYPES])
 
 
 def chained(fight_id: str, payloads: list, start_seq: int = 1, prev: str = GENESIS_HASH,

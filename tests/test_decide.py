@@ -10,29 +10,29 @@ from omen_core.dice import ScriptedDice, commitment
 from omen_core.errors import RuleViolation
 from omen_core.events import CombatantJoined, DiceRolled, FightStarted, StaticCheckResolved
 from omen_core.state import FightState, evolve
-from tests.sheets import sheet
+from tests.sheets import CORE, joined, sheet
 
 
 def started(*sheets) -> FightState:
     """A state with the fight started and ``sheets`` joined."""
-    state = evolve(FightState(fight_id="f"), FightStarted(ruleset="core", dice="scripted"))
+    state = evolve(FightState(fight_id="f"), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="scripted"))
     for s in sheets:
-        state = evolve(state, CombatantJoined(sheet=s))
+        state = evolve(state, joined(s))
     return state
 
 
 class TestDecide:
     def test_start(self):
         """StartFight becomes FightStarted with the same header."""
-        events = decide(FightState(), StartFight(dice="manual", title="T"), ScriptedDice([]))
-        assert events == [FightStarted(ruleset="core", dice="manual", title="T")]
+        events = decide(FightState(), StartFight(ruleset=CORE, dice="manual", title="T"), ScriptedDice([]))
+        assert events == [FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual", title="T")]
 
     def test_commitment_only_for_seeded_dice(self):
         """A commitment without seeded dice (or seeded dice without one) is refused."""
         with pytest.raises(RuleViolation, match="seed commitment"):
-            decide(FightState(), StartFight(dice="manual", seed_commitment="a" * 64), ScriptedDice([]))
+            decide(FightState(), StartFight(ruleset=CORE, dice="manual", seed_commitment="a" * 64), ScriptedDice([]))
         with pytest.raises(RuleViolation, match="seed commitment"):
-            decide(FightState(), StartFight(dice="seeded"), ScriptedDice([]))
+            decide(FightState(), StartFight(ruleset=CORE, dice="seeded"), ScriptedDice([]))
 
     def test_nothing_before_start(self):
         """Any command but StartFight before the fight starts is refused."""
@@ -50,13 +50,13 @@ class TestDecide:
 
     def test_reveal_needs_hex(self):
         """A seed that is not hex is refused as a rule error, not a crash."""
-        state = evolve(FightState(), FightStarted(ruleset="core", dice="seeded",
+        state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
                                                   seed_commitment=commitment(bytes(32))))
         with pytest.raises(RuleViolation, match="hex"):
             decide(state, RevealSeed(seed="zz"), ScriptedDice([]))
 
     def test_commands_decode_from_json(self):
         """Commands are tagged Structs, so tools can send them as JSON."""
-        cmd = msgspec.json.decode(b'{"command": "staticcheck", "check": {"who": "kael", "skill": "Climb"},'
+        cmd = msgspec.json.decode(b'{"command": "static_check", "check": {"who": "kael", "skill": "Climb"},'
                                   b' "difficulty": 12}', type=Command)
         assert cmd == StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=12)

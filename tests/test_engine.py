@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, ManualDice, MemoryStore, Modifier, ScriptedDice, SeededDice
-from omen_core.decide import Contest, Save, StaticCheck
+from omen_core.content import ApplyCondition, DealDamage, SaveEffect
+from omen_core.decide import CallSave, Contest, StaticCheck
 from omen_core.errors import (
     DiceExhausted,
     InvalidDieFace,
@@ -70,6 +71,11 @@ class TestStaticCheck:
         """C16: Athletics 5 + 2 + 1 = 8 against difficulty 8 is a tie, not a success."""
         assert fight_with([5]).static_check(CheckSpec(who="kael", skill="Athletics"), 8).outcome == "tie"
 
+    def test_skill_missing_from_sheet_uses_ruleset_default(self):
+        """C2 defaults: Vesh has no Perception on the sheet, so it rolls FCS (d6 +0) at level 0: 4 vs 4 ties."""
+        result = fight_with([4]).static_check(CheckSpec(who="vesh", skill="Perception"), 4)
+        assert (result.check.attribute, result.check.skill_level, result.outcome) == ("FCS", 0, "tie")
+
     def test_attribute_check_has_no_level(self):
         """C1: a bare AGI check on Kael is d6 3 + AGI 1 = 4, failing difficulty 5."""
         result = fight_with([3]).static_check(CheckSpec(who="kael", attribute="AGI"), 5)
@@ -104,23 +110,33 @@ class TestContest:
             fight_with([1, 1]).contest(CheckSpec(who="kael", attribute="STR"), CheckSpec(who="kael", attribute="STR"))
 
 
+FLASK = SaveEffect(name="cinder flask", save="AGI", against="INT")
+
+
+def saved(fight: Fight) -> SaveResolved:
+    """The last save result of a fight."""
+    return [e.event for e in fight.events if isinstance(e.event, SaveResolved)][-1]
+
+
 class TestSave:
     def test_saver_wins_ties(self):
         """C15: Kael's AGI save 5+1 = 6 vs Vesh's INT 4+2 = 6 succeeds on the tie."""
-        result = fight_with([5, 4]).save("cinder flask", CheckSpec(who="kael", attribute="AGI"),
-                                         CheckSpec(who="vesh", attribute="INT"))
+        fight = fight_with([5, 4])
+        fight.call_save("vesh", "kael", FLASK)
+        result = saved(fight)
         assert (result.saver.total, result.opposing.total, result.success) == (6, 6, True)
 
     def test_saver_die_then_opposing_die(self):
         """C29: saver die first: Kael 1+1 = 2 vs Vesh 8+2 = 10 fails."""
-        result = fight_with([1, 8]).save("cinder flask", CheckSpec(who="kael", attribute="AGI"),
-                                         CheckSpec(who="vesh", attribute="INT"))
+        fight = fight_with([1, 8])
+        fight.call_save("vesh", "kael", FLASK)
+        result = saved(fight)
         assert (result.saver.face, result.opposing.face, result.success) == (1, 8, False)
 
     def test_one_die_per_side(self):
         """C15: a save never uses the two-die attack pool: each side's roll has exactly one die."""
         fight = fight_with([3, 3])
-        fight.save("x", CheckSpec(who="kael", attribute="AGI"), CheckSpec(who="vesh", attribute="INT"))
+        fight.call_save("vesh", "kael", FLASK)
         rolls = [e.event for e in fight.events if isinstance(e.event, DiceRolled)]
         assert [len(r.dice) for r in rolls] == [1, 1] and {r.purpose for r in rolls} == {"save"}
 
@@ -128,14 +144,18 @@ class TestSave:
 class TestRefusals:
     @pytest.mark.parametrize("command, error, rule", [
         (StaticCheck(check=CheckSpec(who="nobody", attribute="STR"), difficulty=5), UnknownCombatant, "setup"),
-        (StaticCheck(check=CheckSpec(who="kael", skill="Stealth"), difficulty=5), RuleViolation, "C2"),
+        (StaticCheck(check=CheckSpec(who="kael", skill="Sailing"), difficulty=5), RuleViolation, "C2"),
         (StaticCheck(check=CheckSpec(who="kael"), difficulty=5), RuleViolation, "C1"),
         (StaticCheck(check=CheckSpec(who="kael", skill="Athletics", attribute="STR"), difficulty=5),
          RuleViolation, "C1"),
         (Contest(initiator=CheckSpec(who="vesh", skill="Stealth"), defender=CheckSpec(who="ghost", attribute="FCS")),
          UnknownCombatant, "setup"),
-        (Save(effect="x", saver=CheckSpec(who="kael", attribute="AGI"),
-              opposing=CheckSpec(who="vesh", skill="Nope")), RuleViolation, "C2"),
+        (CallSave(caller="vesh", saver="kael", effect=SaveEffect(
+            name="x", save="AGI", against="INT", on_failure=(ApplyCondition(condition="Burning"),))),
+         RuleViolation, "C28"),
+        (CallSave(caller="vesh", saver="kael", effect=SaveEffect(
+            name="x", save="AGI", against="INT", on_failure=(DealDamage(flat=2, damage_type="sonic"),))),
+         RuleViolation, "C14"),
     ])
     def test_rule_violation_names_rule_and_appends_nothing(self, command, error, rule):
         """A command that breaks a rule raises with the rule id; the log and the dice are untouched."""
@@ -234,7 +254,7 @@ class TestReplay:
             elif kind == "contest":
                 fight.contest(CheckSpec(who="kael", attribute="AGI"), CheckSpec(who="vesh", attribute="AGI"))
             else:
-                fight.save("x", CheckSpec(who="vesh", attribute="AGI"), CheckSpec(who="kael", attribute="INT"))
+                fight.call_save("kael", "vesh", SaveEffect(name="x", save="AGI", against="INT"))
         assert project(store.read("test-fight")) == fight.state
         results = [e.event for e in fight.events if isinstance(e.event, (StaticCheckResolved, ContestResolved,
                                                                            SaveResolved))]

@@ -13,20 +13,27 @@ from omen_core.events import (
     seal,
 )
 from omen_core.state import FightState, evolve, fold, project
-from tests.sheets import sheet
+from tests.sheets import CORE, joined, sheet
+
+
+def started() -> FightState:
+    """The state right after a fight started under the core ruleset."""
+    return evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual"))
 
 
 class TestEvolve:
     def test_fight_started_sets_the_header(self):
         """FightStarted records ruleset, dice source and commitment in the state."""
-        state = evolve(FightState(), FightStarted(ruleset="core", dice="seeded", seed_commitment="a" * 64, title="T"))
-        assert (state.started, state.ruleset, state.dice, state.seed_commitment, state.title) == (
+        state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
+                                                  seed_commitment="a" * 64, title="T"))
+        assert (state.started, state.ruleset.name, state.dice, state.seed_commitment, state.title) == (
             True, "core", "seeded", "a" * 64, "T")
 
     def test_joined_combatant_starts_at_full_resources(self):
-        """C3: a combatant joins with current HP and Will at the sheet's maximum."""
-        state = evolve(FightState(), CombatantJoined(sheet=sheet("kael", hp=24, will=7)))
-        assert (state.combatants["kael"].hp, state.combatants["kael"].will) == (24, 7)
+        """C3, C20: a combatant joins with HP and Will at the maximum and 2 Bonus Actions for defence."""
+        state = evolve(started(), joined(sheet("kael", hp=24, will=7)))
+        fighter = state.combatants["kael"]
+        assert (fighter.hp, fighter.will, fighter.bonus_actions) == (24, 7, 2)
 
     def test_rolls_advance_the_counter(self):
         """A roll sets the fight's roll counter, which the next roll continues."""
@@ -40,22 +47,22 @@ class TestEvolve:
 
     def test_evolve_is_pure(self):
         """Evolve returns a new state and leaves its input unchanged."""
-        before = FightState()
-        after = evolve(before, CombatantJoined(sheet=sheet("kael")))
+        before = started()
+        after = evolve(before, joined(sheet("kael")))
         assert before.combatants == {} and "kael" in after.combatants
 
 
 class TestFold:
     def test_fold_tracks_position(self):
         """Folding a stored event moves the state to its seq and hash."""
-        rec = seal("f", 1, 0, GENESIS_HASH, FightStarted(ruleset="core", dice="manual"))
+        rec = seal("f", 1, 0, GENESIS_HASH, FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual"))
         state = fold(FightState(), rec)
         assert (state.fight_id, state.version, state.last_hash) == ("f", 1, rec.hash)
 
     def test_project_continues_from_a_state(self):
         """Projecting the rest of a log onto a partial state equals projecting it all."""
-        first = seal("f", 1, 0, GENESIS_HASH, FightStarted(ruleset="core", dice="manual"))
-        second = seal("f", 2, 0, first.hash, CombatantJoined(sheet=sheet("kael")))
+        first = seal("f", 1, 0, GENESIS_HASH, FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual"))
+        second = seal("f", 2, 0, first.hash, joined(sheet("kael")))
         assert project([second], project([first])) == project([first, second])
 
     def test_results_do_not_change_state(self):

@@ -6,6 +6,7 @@ import msgspec
 import pytest
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
+from omen_core.content import SaveEffect
 from omen_core.events import DiceRolled, Die, RollTotal, StaticCheckResolved, StoredEvent, seal
 from omen_replay.demo import DEMO_SEED, run_demo
 from omen_replay.verify import verify
@@ -20,7 +21,7 @@ def seeded_log(reveal: bool = True) -> list[StoredEvent]:
     fight.join(sheet("kael", AGI=(20, 1), skills={"Climb": ("STR", 2)}))
     fight.join(sheet("vesh", side="raiders", INT=(12, 2)))
     fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
-    fight.save("fire", CheckSpec(who="kael", attribute="AGI"), CheckSpec(who="vesh", attribute="INT"))
+    fight.call_save("vesh", "kael", SaveEffect(name="fire", save="AGI", against="INT"))
     if reveal:
         fight.reveal_seed()
     return fight.events
@@ -40,7 +41,7 @@ class TestCleanLogs:
     def test_seeded_log_is_clean(self):
         """A played seeded log verifies: chain sound, seed matches, all three dice recomputed."""
         report = verify(seeded_log())
-        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 9
+        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 12
 
     def test_demo_log_is_clean(self):
         """The demo's own log verifies."""

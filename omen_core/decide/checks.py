@@ -1,0 +1,63 @@
+"""Deciding skill and attribute checks: static and contested (C1, C2, C16, C29)."""
+
+from __future__ import annotations
+
+from ..errors import RuleViolation
+from ..events import ContestResolved, PoolTag, RollPurpose, RollTotal, StaticCheckResolved
+from ..rules.checks import contest_winner, roll_total, static_outcome
+from .commands import CheckSpec, Contest, StaticCheck
+from .draft import Draft, effective_bonus
+
+__all__ = ["static_check", "contest", "roll_side"]
+
+
+def static_check(draft: Draft, cmd: StaticCheck) -> None:
+    """One roll against a difficulty; a tie is recorded as a tie (C16)."""
+    draft.require("roll_check")
+    side = roll_side(draft, cmd.check, "check", "check")
+    draft.emit(StaticCheckResolved(check=side, difficulty=cmd.difficulty,
+                                   outcome=static_outcome(side.total, cmd.difficulty)))
+
+
+def contest(draft: Draft, cmd: Contest) -> None:
+    """The initiator rolls first, then the other side (C29); ties go to the defender (C16)."""
+    draft.require("roll_check")
+    if cmd.initiator.who == cmd.defender.who:
+        raise RuleViolation("C16", f"{cmd.initiator.who!r} cannot contest against itself")
+    ini = roll_side(draft, cmd.initiator, "check", "check")
+    dfd = roll_side(draft, cmd.defender, "check", "check")
+    winner = ini.roller if contest_winner(ini.total, dfd.total) == "initiator" else dfd.roller
+    draft.emit(ContestResolved(initiator=ini, defender=dfd, winner=winner, tie=ini.total == dfd.total))
+
+
+def roll_side(draft: Draft, spec: CheckSpec, purpose: RollPurpose, tag: PoolTag) -> RollTotal:
+    """Roll one die for one side of a check or save and total it by the roll primitive (C1, C2)."""
+    sheet = draft.sheet(spec.who)
+    attribute, level = _attribute_and_level(draft, spec)
+    rolled = draft.roll(purpose, spec.who, [(tag, sheet.attributes[attribute].sides)])
+    face = rolled.dice[0].face
+    bonus = effective_bonus(draft.state, spec.who, attribute)
+    total = roll_total(face, bonus, level, (m.value for m in spec.modifiers))
+    return RollTotal(roller=spec.who, attribute=attribute, skill=spec.skill, roll=rolled.counter,
+                     face=face, attribute_bonus=bonus, skill_level=level,
+                     modifiers=spec.modifiers, total=total)
+
+
+def _attribute_and_level(draft: Draft, spec: CheckSpec) -> tuple[str, int]:
+    """A skill roll uses the skill's attribute and level (C2); one the sheet lacks rolls at level 0
+    with the ruleset's default attribute (C2 defaults); an attribute check has no level (C1)."""
+    if (spec.skill is None) == (spec.attribute is None):
+        raise RuleViolation("C1", "name either a skill or an attribute to roll, not both or neither")
+    if spec.attribute is not None:
+        return spec.attribute, 0
+    assert spec.skill is not None
+    sheet = draft.sheet(spec.who)
+    skill = sheet.skills.get(spec.skill)
+    if skill is not None:
+        return skill.attribute, skill.level
+    default = draft.ruleset.skill_attributes.get(spec.skill)
+    if default is not None:
+        return default, 0
+    known = ", ".join(sorted({*sheet.skills, *draft.ruleset.skill_attributes})) or "none"
+    raise RuleViolation("C2", f"{sheet.id!r} has no skill {spec.skill!r} and the ruleset gives it "
+                              f"no default attribute (skills: {known})")

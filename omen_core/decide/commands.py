@@ -1,0 +1,163 @@
+"""Commands: what a GM, a player or a tool asks the engine to do, as tagged msgspec Structs.
+
+Each command has a ``command`` tag (its class name in snake_case), so tools
+can send commands as JSON and scenario files can script them.
+
+>>> import msgspec
+>>> msgspec.json.decode(b'{"command": "answer_active_defense", "defender": "kael", "defense": "block"}',
+...                     type=Command)
+AnswerActiveDefense(defender='kael', defense='block', weapon=None)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import msgspec
+
+from ..content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
+from ..events import DiceSourceKind, Modifier, Situational
+from ..rules.attack import ActiveDefense
+
+__all__ = [
+    "CommandBase",
+    "CheckSpec",
+    "StartFight",
+    "Join",
+    "StaticCheck",
+    "Contest",
+    "DeclareAttack",
+    "AnswerActiveDefense",
+    "RouteDamage",
+    "CallSave",
+    "CancelAction",
+    "ApplyConditionCommand",
+    "ClearConditionCommand",
+    "RevealSeed",
+    "Command",
+]
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Command")).lower()
+
+
+class CommandBase(msgspec.Struct, frozen=True, tag_field="command", tag=_snake,
+                  forbid_unknown_fields=True, kw_only=True):
+    """Base of every command; the ``command`` tag is the class name in snake_case."""
+
+
+class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Who rolls, with which skill (C2) or bare attribute (C1), and any situational modifiers."""
+
+    who: str
+    skill: str | None = None
+    attribute: AttributeName | None = None
+    modifiers: tuple[Modifier, ...] = ()
+
+
+class StartFight(CommandBase, kw_only=True):
+    """Open a fight: its ruleset, dice source and, for seeded dice, the seed commitment."""
+
+    ruleset: Ruleset
+    dice: DiceSourceKind
+    seed_commitment: str | None = None
+    title: str = ""
+
+
+class Join(CommandBase, kw_only=True):
+    """Add a combatant from its sheet."""
+
+    sheet: CombatantSheet
+
+
+class StaticCheck(CommandBase, kw_only=True):
+    """A check against a difficulty set by the GM (C16)."""
+
+    check: CheckSpec
+    difficulty: int
+
+
+class Contest(CommandBase, kw_only=True):
+    """A contested check between an initiator and a defender (C16)."""
+
+    initiator: CheckSpec
+    defender: CheckSpec
+
+
+class DeclareAttack(CommandBase, kw_only=True):
+    """Declare an attack and resolve it up to the first choice someone must make.
+
+    ``weapon`` names a weapon on the attacker's sheet; left out, the first
+    wielded weapon is used, or an unarmed attack if none is wielded;
+    ``unarmed`` forces an unarmed attack (C12). ``situational`` holds the
+    claimed high ground and encirclement; prone targets and unseen attackers
+    come from their conditions (C27). ``rage`` adds Brute rage dice to damage.
+    """
+
+    attacker: str
+    target: str
+    weapon: str | None = None
+    unarmed: bool = False
+    situational: Situational = Situational()
+    rage: bool = False
+    damage_modifiers: tuple[Modifier, ...] = ()
+    branches: Branches = Branches()
+
+
+class AnswerActiveDefense(CommandBase, kw_only=True):
+    """The defender's answer to an open Active Defense window: a defense, or None to decline (C8)."""
+
+    defender: str
+    defense: ActiveDefense | None
+    weapon: str | None = None
+
+
+class RouteDamage(CommandBase, kw_only=True):
+    """A Rogue's choice of which hit-pool die feeds damage (C12): its index, or None for the primary dice."""
+
+    attacker: str
+    die: Annotated[int, msgspec.Meta(ge=0)] | None
+
+
+class CallSave(CommandBase, kw_only=True):
+    """An effect calls for a save: ``caller`` opposes, ``saver`` rolls (C15, C25)."""
+
+    caller: str
+    saver: str
+    effect: SaveEffect
+
+
+class CancelAction(CommandBase, kw_only=True):
+    """Cancel the declared action before it resolves; costs already paid stay paid (C24)."""
+
+    reason: str
+
+
+class ApplyConditionCommand(CommandBase, kw_only=True):
+    """The GM applies stacks of a condition to a combatant (C28)."""
+
+    who: str
+    condition: str
+    stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
+    reason: str = ""
+
+
+class ClearConditionCommand(CommandBase, kw_only=True):
+    """The GM clears a condition from a combatant."""
+
+    who: str
+    condition: str
+    reason: str = ""
+
+
+class RevealSeed(CommandBase, kw_only=True):
+    """Disclose the seed of the seeded dice (hex); it must match the commitment."""
+
+    seed: str
+
+
+Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerActiveDefense
+           | RouteDamage | CallSave | CancelAction | ApplyConditionCommand | ClearConditionCommand
+           | RevealSeed)

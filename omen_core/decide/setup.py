@@ -1,0 +1,93 @@
+"""Deciding set-up and GM commands: start, join, apply or clear a condition, reveal the seed."""
+
+from __future__ import annotations
+
+from ..content import CombatantSheet, content_hash
+from ..dice import commitment
+from ..errors import RuleViolation, SeedMismatch
+from ..events import CombatantJoined, ConditionApplied, ConditionCleared, FightStarted, SeedRevealed
+from .commands import ApplyConditionCommand, ClearConditionCommand, Join, RevealSeed, StartFight
+from .draft import Draft
+
+__all__ = ["start", "join", "apply_condition", "clear_condition", "reveal_seed", "check_damage_type",
+           "condition_stacks"]
+
+
+def start(draft: Draft, cmd: StartFight) -> None:
+    """Open the fight: record the whole ruleset and its hash, the dice source and any commitment."""
+    if draft.state.started:
+        raise RuleViolation("setup", f"fight {draft.state.fight_id!r} has already started")
+    if (cmd.dice == "seeded") != (cmd.seed_commitment is not None):
+        raise RuleViolation("dice", "a seed commitment is recorded for seeded dice, and only for them")
+    draft.emit(FightStarted(ruleset=cmd.ruleset, ruleset_hash=cmd.ruleset.content_hash(), dice=cmd.dice,
+                            seed_commitment=cmd.seed_commitment, title=cmd.title))
+
+
+def join(draft: Draft, cmd: Join) -> None:
+    """Add a combatant; its damage types and resistances must be ones the ruleset knows (C14)."""
+    draft.require("setup")
+    sheet = cmd.sheet
+    if sheet.id in draft.state.combatants:
+        raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined")
+    _check_sheet_types(draft, sheet)
+    draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
+
+
+def _check_sheet_types(draft: Draft, sheet: CombatantSheet) -> None:
+    for weapon in sheet.weapons:
+        check_damage_type(draft, weapon.damage_type, f"{sheet.id}'s weapon {weapon.id!r}")
+    for kind in sheet.resistances:
+        if kind != "physical":
+            check_damage_type(draft, kind, f"{sheet.id}'s resistances")
+
+
+def check_damage_type(draft: Draft, damage_type: str, where: str) -> None:
+    """Refuse a damage type the ruleset does not list (C14)."""
+    types = draft.ruleset.damage_types
+    if damage_type not in types:
+        known = ", ".join([*types.physical, *types.other])
+        raise RuleViolation("C14", f"unknown damage type {damage_type!r} in {where} (the ruleset knows: {known})")
+
+
+def condition_stacks(draft: Draft, who: str, condition: str, add: int) -> tuple[int, int]:
+    """(stacks added, stacks after) when ``add`` stacks of ``condition`` land, capped at its maximum (C28)."""
+    defs = draft.ruleset.conditions
+    if condition not in defs:
+        raise RuleViolation("C28", f"unknown condition {condition!r} (the ruleset knows: {', '.join(defs)})")
+    now = draft.combatant(who).conditions.get(condition, 0)
+    after = min(now + add, defs[condition].max_stacks)
+    return after - now, after
+
+
+def apply_condition(draft: Draft, cmd: ApplyConditionCommand) -> None:
+    """The GM applies stacks of a condition, outside any action."""
+    draft.require("apply_condition")
+    added, after = condition_stacks(draft, cmd.who, cmd.condition, cmd.stacks)
+    draft.emit(ConditionApplied(action=None, who=cmd.who, condition=cmd.condition, added=added, stacks=after,
+                                reason=cmd.reason or "applied by the GM"))
+
+
+def clear_condition(draft: Draft, cmd: ClearConditionCommand) -> None:
+    """The GM clears a condition the combatant has."""
+    draft.require("clear_condition")
+    if not draft.combatant(cmd.who).has(cmd.condition):
+        raise RuleViolation("C28", f"{cmd.who!r} is not {cmd.condition}")
+    draft.emit(ConditionCleared(action=None, who=cmd.who, condition=cmd.condition,
+                                reason=cmd.reason or "cleared by the GM"))
+
+
+def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
+    """Disclose the seed; it must hash to the commitment recorded at the start."""
+    draft.require("setup")
+    state = draft.state
+    if state.seed_commitment is None:
+        raise RuleViolation("dice", "this fight has no seed commitment: its dice are not seeded")
+    if state.revealed_seed is not None:
+        raise RuleViolation("dice", "the seed has already been revealed")
+    try:
+        actual = commitment(bytes.fromhex(cmd.seed))
+    except ValueError:
+        raise RuleViolation("dice", f"the seed must be hex, got {cmd.seed!r}") from None
+    if actual != state.seed_commitment:
+        raise SeedMismatch(state.seed_commitment, actual)
+    draft.emit(SeedRevealed(seed=cmd.seed.lower()))
