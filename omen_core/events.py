@@ -270,7 +270,7 @@ class ActiveDefenseWindowOpened(EventBase, kw_only=True):
     attack_total: int
     base_defense: int
     eligible: tuple[ActiveDefense, ...]
-    ineligible: tuple[Modifier, ...] = ()
+    ineligible: tuple[str, ...] = ()
 
 
 class ActiveDefenseWindowSkipped(EventBase, kw_only=True):

@@ -121,7 +121,7 @@ def _open_or_skip_window(draft: Draft) -> None:
         return
     draft.emit(ActiveDefenseWindowOpened(
         action=decl.action, defender=target.id, attack_total=attack.total, base_defense=defense.base,
-        eligible=eligible, ineligible=tuple(Modifier(source=why, value=0) for why in refusals.values() if why)))
+        eligible=eligible, ineligible=tuple(why for why in refusals.values() if why)))
 
 
 def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
