@@ -166,6 +166,24 @@ class Fight:
 
         ``encircled`` is the claim (A, D) of C26. Returns the new events;
         :attr:`waiting_for` tells whether a window is now open.
+
+        >>> from omen_core import MemoryStore, ScriptedDice
+        >>> from omen_core.content import decode_content, CombatantSheet
+        >>> def sheet(cid, side, extra=""):
+        ...     return decode_content(f'''{{"id": "{cid}", "name": "{cid}", "side": "{side}", "hp": 20,
+        ...       "attributes": {{"STR": {{"die": "d8", "bonus": 2}}, "AGI": {{"die": "d6", "bonus": 1}},
+        ...         "INT": {{"die": "d4"}}, "RES": {{"die": "d6", "bonus": 1}}, "FCS": {{"die": "d6"}}}}
+        ...       {extra}}}''', CombatantSheet)
+        >>> fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([6, 3, 2, 5]), clock=lambda: 0)
+        >>> _ = fight.join(sheet("ash", "a", ', "weapons": [{"id": "axe", "weapon_damage": 4}]'))
+        >>> _ = fight.join(sheet("bo", "b"))
+        >>> _ = fight.attack("ash", "bo")     # hit 6 + 3 + 2 = 11 against base defense 2 + 1 = 3
+        >>> fight.waiting_for.eligible         # bo has no weapon or shield: only Dodge (C9)
+        ('dodge',)
+        >>> _ = fight.defend("bo", "dodge")  # + AGI d6 5 + 1: defense 9, still a hit
+        >>> fight.state.combatants["bo"].hp  # no crit (FCS 3 + 0 vs RES 2 + 1); 20 - (6 + 2 STR + 4 WD)
+        8
+        8
         """
         circle = Encircled(attackers=encircled[0], defenders=encircled[1]) if encircled else None
         return self._events(self.execute(DeclareAttack(

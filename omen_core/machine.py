@@ -60,7 +60,7 @@ from .events import (
 )
 
 __all__ = ["Step", "AT_REST", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
-           "legal_triggers", "next_step"]
+           "legal_triggers", "next_step", "mermaid"]
 
 
 class Step(Enum):
@@ -170,6 +170,22 @@ def _derive_order() -> MappingProxyType[tuple[Step, str], Step]:
 
 #: The order table for replay: ``ORDER[(step, trigger)]`` is the next step.
 ORDER = _derive_order()
+
+
+def mermaid() -> str:
+    """The lifecycle as a Mermaid state diagram, generated from :data:`ORDER` so it cannot drift."""
+    lines = ["stateDiagram-v2", f"    [*] --> {Step.IDLE.name}"]
+    for (source, trigger), dest in sorted(ORDER.items(), key=lambda kv: (list(Step).index(kv[0][0]), kv[0][1])):
+        if source is not dest:
+            lines.append(f"    {source.name} --> {dest.name}: {trigger}")
+    loops: dict[Step, list[str]] = {}
+    for (source, trigger), dest in ORDER.items():
+        if source is dest:
+            loops.setdefault(source, []).append(trigger)
+    for step in Step:
+        label = step.value + (f" (also: {', '.join(sorted(loops[step]))})" if step in loops else "")
+        lines.append(f"    {step.name}: {label}")
+    return "\n".join(lines) + "\n"
 
 
 def legal_triggers(step: Step) -> list[str]:

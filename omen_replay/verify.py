@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
+from omen_core.content import content_hash
 from omen_core.decide.attack import damage_terms, hit_numbers
 from omen_core.decide.draft import effective_bonus
 from omen_core.decide.effects import mitigation_for
@@ -19,6 +20,7 @@ from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import OmenError
 from omen_core.events import (
     AttackDeclared,
+    CombatantJoined,
     ContestResolved,
     DamageResolved,
     DiceRolled,
@@ -106,6 +108,9 @@ class _Audit:
                 self.commitment = event.seed_commitment
                 yield from _compare(seq, "ruleset", "ruleset hash", event.ruleset.content_hash(),
                                     event.ruleset_hash)
+            case CombatantJoined():
+                yield from _compare(seq, "content", f"{event.sheet.id}'s sheet hash", content_hash(event.sheet),
+                                    event.sheet_hash)
             case DiceRolled():
                 yield from self._rolled(seq, rec.fight_id, event)
             case StaticCheckResolved(check=side, difficulty=d, outcome=outcome):

@@ -61,3 +61,44 @@ def test_dice_doc_function_is_the_engines(workdir):
     for counter in range(1, 40):
         for sides in (2, 4, 6, 8, 10, 12, 20, 100):
             assert scope["seeded_face"](seed, "doc", counter, 1, sides) == seeded_face(seed, "doc", counter, 1, sides)
+
+
+def test_machine_diagram_is_generated_from_the_machine():
+    """docs/machine.md holds exactly the Mermaid diagram generated from the lifecycle machine."""
+    from omen_core.machine import mermaid
+
+    doc = (ROOT / "docs" / "machine.md").read_text()
+    (diagram,) = re.findall(r"```mermaid\n(.*?)```", doc, re.S)
+    assert diagram == mermaid()
+
+
+def test_content_doc_sheet_loads_and_ruleset_example_runs(tmp_path):
+    """The sample sheet in docs/content.md is a valid sheet, and its Python example runs."""
+    from omen_core.content import load_sheet
+
+    (toml,) = re.findall(r"```toml\n(.*?)```", (ROOT / "docs" / "content.md").read_text(), re.S)
+    path = tmp_path / "kael.toml"
+    path.write_text(toml)
+    sheet = load_sheet(path)
+    assert sheet.wielded()[0].id == "longsword" and sheet.resistances == {"fire": 2}
+    (block,) = python_blocks("docs/content.md")
+    exec(block, {})
+
+
+def test_content_doc_error_examples_are_real(tmp_path):
+    """The error messages quoted in docs/content.md are the ones the loader gives."""
+    from omen_core.content import load_sheet
+    from omen_core.errors import ContentError
+
+    doc = (ROOT / "docs" / "content.md").read_text()
+    (toml,) = re.findall(r"```toml\n(.*?)```", doc, re.S)
+    quoted = re.findall(r"^kael\.toml: (.*)$", doc, re.M)
+    edits = [('STR = { die = "d8", bonus = 2 }', 'STR = { die = "d8", bonsu = 2 }'),
+             ('STR = { die = "d8", bonus = 2 }', 'STR = { die = "8", bonus = 2 }'),
+             ('Perception = { attribute = "FCS", level = 2 }', 'Perception = { attribute = "FCS", level = -2 }')]
+    path = tmp_path / "kael.toml"
+    for (old, new), message in zip(edits, quoted, strict=True):
+        path.write_text(toml.replace(old, new))
+        with pytest.raises(ContentError) as info:
+            load_sheet(path)
+        assert str(info.value) == f"{path}: {message}"

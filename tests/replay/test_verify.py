@@ -114,3 +114,67 @@ class TestTampering:
         """Dropping an event from the middle is a chain finding."""
         log = seeded_log()
         assert any(f.rule == "chain" for f in verify(log[:drop] + log[drop + 1:]).findings)
+
+
+def attack_log() -> list[StoredEvent]:
+    """A scripted fight with one attack that hits: Ash (STR d8+2, sword WD 4) against Bo (RES d6+1, armor 2)."""
+    from omen_core.content import Armor, Weapon
+
+    ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(Weapon(id="sword", weapon_damage=4),))
+    bo = msgspec.structs.replace(sheet("bo", side="raiders", RES=(6, 1)), armor=Armor(rating=2))
+    fight = Fight.start(MemoryStore(), "atk", dice=ScriptedDice([7, 3, 2]), clock=lambda: 0)
+    fight.join(ash)
+    fight.join(bo)
+    fight.attack("ash", "bo")          # hit 7 + 3 + 2 = 12 vs base 2 + 1 + 2 = 5: the window opens
+    fight.defend("bo", None)
+    return fight.events
+
+
+class TestAttackAudit:
+    def test_attack_log_is_clean(self):
+        """A played attack verifies: totals, defense, crit, damage and mitigation all recompute."""
+        assert verify(attack_log()).clean
+
+    def test_resealed_damage_is_caught(self):
+        """A changed final damage, even with the chain re-sealed, is a C13 finding at its seq."""
+        from omen_core.events import DamageResolved
+
+        log = attack_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, DamageResolved))
+        forged = msgspec.structs.replace(log[i].event, final=log[i].event.final + 3)
+        findings = verify(reseal(log, i, forged)).findings
+        assert (log[i].seq, "C13") in {(f.seq, f.rule) for f in findings}
+
+    def test_resealed_hit_total_is_caught(self):
+        """A changed hit total is a C5 finding; a flipped hit flag is a §Hit Determination finding."""
+        from omen_core.events import HitDetermined
+
+        log = attack_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, HitDetermined))
+        ev = log[i].event
+        forged = msgspec.structs.replace(ev, attack=msgspec.structs.replace(ev.attack, total=ev.attack.total + 1),
+                                         hit=not ev.hit)
+        rules = {f.rule for f in verify(reseal(log, i, forged)).findings}
+        assert {"C5", "§Hit Determination"} <= rules
+
+    def test_events_in_an_illegal_order_are_caught(self):
+        """Two events of an attack swapped and re-sealed are reported as out of order (lifecycle)."""
+        log = attack_log()
+        i = next(i for i, r in enumerate(log) if r.event.__class__.__name__ == "CostPaid")
+        swapped = [*log[:i], log[i + 1], log[i], *log[i + 2:]]
+        out, prev = [], "0" * 64
+        for n, rec in enumerate(swapped, 1):
+            out.append(seal(rec.fight_id, n, rec.recorded_at, prev, rec.event))
+            prev = out[-1].hash
+        findings = verify(out).findings
+        assert findings and findings[0].rule == "lifecycle" and findings[0].seq == i + 1
+
+    def test_changed_sheet_is_caught_by_its_hash(self):
+        """A sheet edited after the fact no longer matches its recorded hash."""
+        from omen_core.events import CombatantJoined
+
+        log = attack_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, CombatantJoined))
+        ev = log[i].event
+        forged = msgspec.structs.replace(ev, sheet=msgspec.structs.replace(ev.sheet, hp=ev.sheet.hp + 10))
+        assert "content" in {f.rule for f in verify(reseal(log, i, forged)).findings}
