@@ -183,7 +183,6 @@ class Fight:
         >>> _ = fight.defend("bo", "dodge")  # + AGI d6 5 + 1: defense 9, still a hit
         >>> fight.state.combatants["bo"].hp  # no crit (FCS 3 + 0 vs RES 2 + 1); 20 - (6 + 2 STR + 4 WD)
         8
-        8
         """
         circle = Encircled(attackers=encircled[0], defenders=encircled[1]) if encircled else None
         return self._events(self.execute(DeclareAttack(
