@@ -1,0 +1,48 @@
+"""Ambush difficulty and surprise tiers (combat.txt §Determine Ambush; C17, C18).
+
+>>> ambush_difficulty([9, 14, 12], "under_a_minute")     # lowest 9 + 2
+11
+>>> ambush_difficulty([9, 14, 12], "one_to_two_minutes")  # average 11.67 rounded down + 3
+14
+>>> ambush_difficulty([9, 14, 12], "three_minutes_or_more")  # highest 14 + 4
+18
+>>> surprise_tier(roll=10, difficulty=15)   # the text's own example: Complete Surprise
+'complete'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+__all__ = ["TimeWaited", "SurpriseTier", "TIME_WAITED", "ambush_difficulty", "surprise_tier",
+           "PARTIAL_SURPRISE_INITIATIVE"]
+
+TimeWaited = Literal["under_a_minute", "one_to_two_minutes", "three_minutes_or_more"]
+SurpriseTier = Literal["alert", "partial", "complete"]
+
+TIME_WAITED: tuple[TimeWaited, ...] = ("under_a_minute", "one_to_two_minutes", "three_minutes_or_more")
+
+#: C18: a Partially Surprised character takes −5 to its Initiative Roll.
+PARTIAL_SURPRISE_INITIATIVE = -5
+
+
+def ambush_difficulty(stealth_rolls: Sequence[int], time_waited: TimeWaited) -> int:
+    """C17: less than a minute, lowest + 2; 1–2 minutes, average (rounded down) + 3; 3+ minutes, highest + 4."""
+    if not stealth_rolls:
+        raise ValueError("an ambush needs at least one ambusher's Stealth roll")
+    match time_waited:
+        case "under_a_minute":
+            return min(stealth_rolls) + 2
+        case "one_to_two_minutes":
+            return sum(stealth_rolls) // len(stealth_rolls) + 3
+        case "three_minutes_or_more":
+            return max(stealth_rolls) + 4
+    raise ValueError(f"unknown time waited {time_waited!r}")
+
+
+def surprise_tier(roll: int, difficulty: int) -> SurpriseTier:
+    """C18: roll > D is Alert; D − 4 ≤ roll ≤ D is Partial Surprise; roll ≤ D − 5 is Complete Surprise."""
+    if roll > difficulty:
+        return "alert"
+    return "partial" if roll >= difficulty - 4 else "complete"

@@ -1,0 +1,48 @@
+"""Tests for omen_core.rules.ambush: the time-waited table (C17) and the surprise tiers (C18)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omen_core.rules.ambush import ambush_difficulty, surprise_tier
+
+
+class TestAmbushDifficulty:
+    def test_under_a_minute_uses_lowest_plus_2(self):
+        """§Determine Ambush, C17: Stealth rolls 9, 14, 12 and less than a minute waited: 9 + 2 = 11."""
+        assert ambush_difficulty([9, 14, 12], "under_a_minute") == 11
+
+    def test_one_to_two_minutes_uses_average_rounded_down_plus_3(self):
+        """C17: (9 + 14 + 12) / 3 = 11.67, rounded down 11, + 3 = 14."""
+        assert ambush_difficulty([9, 14, 12], "one_to_two_minutes") == 14
+
+    def test_three_minutes_uses_highest_plus_4(self):
+        """C17: highest 14 + 4 = 18."""
+        assert ambush_difficulty([9, 14, 12], "three_minutes_or_more") == 18
+
+    def test_single_ambusher(self):
+        """C17 with one ambusher: lowest, average and highest are the same roll 10: 12, 13, 14."""
+        assert [ambush_difficulty([10], t) for t in
+                ("under_a_minute", "one_to_two_minutes", "three_minutes_or_more")] == [12, 13, 14]
+
+    def test_no_ambusher_is_an_error(self):
+        """An ambush without ambushers has no difficulty."""
+        with pytest.raises(ValueError):
+            ambush_difficulty([], "under_a_minute")
+
+
+class TestSurpriseTier:
+    @pytest.mark.parametrize("roll, tier", [(16, "alert"), (15, "partial"), (11, "partial"),
+                                            (10, "complete"), (3, "complete")])
+    def test_boundaries_at_difficulty_15(self, roll, tier):
+        """C18 at D = 15: D + 1 Alert; D (a tie) Partial; D − 4 Partial; D − 5 (the text's 10) Complete."""
+        assert surprise_tier(roll, 15) == tier
+
+    @given(st.integers(-10, 40), st.integers(-10, 40))
+    def test_tiers_partition_the_rolls(self, roll, difficulty):
+        """C18 for all rolls: Alert iff roll > D, Complete iff roll ≤ D − 5, Partial otherwise."""
+        tier = surprise_tier(roll, difficulty)
+        assert (tier == "alert") == (roll > difficulty)
+        assert (tier == "complete") == (roll <= difficulty - 5)
