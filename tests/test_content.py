@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
+
+import msgspec
 import pytest
 
-from omen_core.content import CombatantSheet, decode_content, load_sheet
+from omen_core.content import (
+    Armor,
+    CombatantSheet,
+    Economy,
+    Ruleset,
+    Shield,
+    Training,
+    Weapon,
+    content_hash,
+    decode_content,
+    load_ruleset,
+    load_sheet,
+)
 from omen_core.errors import ContentError
 
 GOOD = """
@@ -84,3 +99,265 @@ class TestLoadSheet:
         assert sheet.attributes["RES"].bonus == 2
         with pytest.raises(KeyError):
             sheet.attributes["LUCK"]
+
+
+# -- the shipped ruleset (C2, C14, C20, C22, C28) ---------------------------------------------------
+
+CORE_TOML = (files("omen_core") / "data" / "core.toml").read_text()
+C28_CONDITIONS = {"Exhausted", "Fatigued", "Prone", "Unseen", "Incapacitated", "Paralysed", "Dying"}
+
+
+class TestShippedRuleset:
+    def test_loads(self):
+        """The shipped core ruleset loads without a path and is named core."""
+        ruleset = load_ruleset()
+        assert isinstance(ruleset, Ruleset) and ruleset.name == "core"
+
+    def test_action_economy_defaults(self):
+        """C20: 1 Action, 1 Movement Action and 2 Bonus Actions per turn."""
+        economy = load_ruleset().economy
+        assert (economy.actions, economy.movement_actions, economy.bonus_actions) == (1, 1, 2)
+
+    def test_reaction_cost_defaults(self):
+        """C22: Active Defense 1, Attack of Opportunity 1, Disengage 1, Catch 1, Interrupt 2 Bonus Actions."""
+        costs = load_ruleset().reaction_costs
+        assert (costs.active_defense, costs.attack_of_opportunity, costs.disengage, costs.catch,
+                costs.interrupt) == (1, 1, 1, 1, 2)
+
+    def test_skill_defaults(self):
+        """C2 defaults: Stealth rolls AGI and Perception rolls FCS."""
+        skills = load_ruleset().skill_attributes
+        assert (skills["Stealth"], skills["Perception"]) == ("AGI", "FCS")
+
+    def test_physical_damage_types(self):
+        """C14: crushing, slashing and piercing are the physical types; fire is a type but not physical."""
+        types = load_ruleset().damage_types
+        assert set(types.physical) == {"crushing", "slashing", "piercing"}
+        assert {"fire", "cold", "lightning", "poison", "arcane"} <= set(types.other)
+        assert "fire" in types and "fire" not in types.physical and "sonic" not in types
+
+    def test_c28_conditions_are_placeholders(self):
+        """C28: Exhausted, Fatigued, Prone, Unseen, Incapacitated, Paralysed and Dying ship, all marked placeholder."""
+        conditions = load_ruleset().conditions
+        assert C28_CONDITIONS <= set(conditions)
+        assert all(conditions[name].placeholder is True for name in C28_CONDITIONS)
+
+    def test_exhausted_and_fatigued_stack_with_minus_one(self):
+        """C28: Exhausted and Fatigued stack and take 1 from every attribute bonus per stack; Exhausted caps at 5."""
+        conditions = load_ruleset().conditions
+        assert conditions["Exhausted"].max_stacks == 5
+        for name in ("Exhausted", "Fatigued"):
+            assert conditions[name].max_stacks > 1 and conditions[name].attribute_bonus == -1
+
+
+class TestContentHash:
+    def test_stable(self):
+        """The same ruleset loaded twice has the same sha256 hash (64 hex digits)."""
+        first, second = load_ruleset().content_hash(), load_ruleset().content_hash()
+        assert first == second and len(first) == 64 and int(first, 16) >= 0
+
+    def test_equals_content_hash(self):
+        """Ruleset.content_hash is the content_hash of the ruleset."""
+        ruleset = load_ruleset()
+        assert ruleset.content_hash() == content_hash(ruleset)
+
+    def test_changes_when_a_number_changes(self):
+        """A house rule of 3 Bonus Actions gives a different hash, so a log names the exact numbers."""
+        ruleset = load_ruleset()
+        changed = msgspec.structs.replace(ruleset, economy=Economy(bonus_actions=3))
+        assert changed.content_hash() != ruleset.content_hash()
+
+    def test_changes_when_a_file_number_changes(self, tmp_path):
+        """Editing Interrupt's cost from 2 to 3 in a copy of core.toml changes the hash; an unchanged copy does not."""
+        same, edited = tmp_path / "same.toml", tmp_path / "edited.toml"
+        same.write_text(CORE_TOML)
+        assert "interrupt = 2" in CORE_TOML
+        edited.write_text(CORE_TOML.replace("interrupt = 2", "interrupt = 3"))
+        assert load_ruleset(same).content_hash() == load_ruleset().content_hash()
+        assert load_ruleset(edited).content_hash() != load_ruleset().content_hash()
+        assert load_ruleset(edited).reaction_costs.interrupt == 3
+
+
+class TestRulesetErrors:
+    @pytest.mark.parametrize("old, new, path, typo", [
+        ("bonus_actions = 2", "bonus_action = 2", "$.economy", "bonus_action"),
+        ("max_stacks = 5", "max_stack = 5", "$.conditions.Exhausted", "max_stack"),
+        ("[reaction_costs]", "[reaction_cost]", "$", "reaction_cost"),
+    ])
+    def test_typo_key_names_file_and_path(self, tmp_path, old, new, path, typo):
+        """A typo in a ruleset file is a ContentError naming the file, the JSON path and the unknown key."""
+        assert old in CORE_TOML
+        file = tmp_path / "house.toml"
+        file.write_text(CORE_TOML.replace(old, new, 1))
+        with pytest.raises(ContentError) as info:
+            load_ruleset(file)
+        assert (info.value.source, info.value.path) == (str(file), path)
+        assert typo in str(info.value) and str(info.value).startswith(str(file))
+
+    def test_bad_value_names_its_path(self, tmp_path):
+        """A condition with max_stacks 0 is refused at $.conditions.Prone.max_stacks."""
+        file = tmp_path / "house.toml"
+        file.write_text(CORE_TOML.replace("[conditions.Prone]\nplaceholder = true\nmax_stacks = 1",
+                                          "[conditions.Prone]\nplaceholder = true\nmax_stacks = 0"))
+        with pytest.raises(ContentError) as info:
+            load_ruleset(file)
+        assert info.value.path == "$.conditions.Prone.max_stacks"
+
+
+GEAR = """
+[[weapons]]
+id = "rapier"
+name = "Rapier"
+weapon_damage = 3
+hit_bonus = 1
+damage_type = "piercing"
+properties = ["finesse", "magical"]
+parry_rating = 2
+
+[[weapons]]
+id = "wand"
+damage_type = "fire"
+properties = ["spell", "ranged"]
+
+[[weapons]]
+id = "bow"
+weapon_damage = 2
+damage_type = "piercing"
+properties = ["ranged"]
+
+[armor]
+name = "chain"
+rating = 3
+
+[shield]
+block_rating = 2
+magical = true
+
+[training]
+hit_bonus = 1
+veteran_shield = true
+
+[resistances]
+fire = 2
+physical = 1
+
+[features]
+extra_primary_dice = 1
+rogue_routing = true
+will_conversion = true
+rage = { count = 2, die = "d6" }
+
+[incoming_damage]
+multiply = 0.5
+add = 1
+"""
+
+
+def geared(top: str = "", gear: str = GEAR) -> str:
+    """The GOOD sheet with extra top-level keys (before any table) and gear tables after it."""
+    return top + GOOD + gear
+
+
+class TestSheetGear:
+    def test_gear_loads_from_toml(self, tmp_path):
+        """C4, C9, C11-C13: weapons with properties, armor, shield, training, resistances and features all load."""
+        path = tmp_path / "kael.toml"
+        path.write_text(geared('wielding = ["rapier", "wand"]\n'))
+        sheet = load_sheet(path)
+        rapier = sheet.weapon("rapier")
+        assert rapier == Weapon(id="rapier", name="Rapier", weapon_damage=3, hit_bonus=1, damage_type="piercing",
+                                properties=frozenset({"finesse", "magical"}), parry_rating=2)
+        assert sheet.weapon("wand").properties == {"spell", "ranged"} and sheet.weapon("wand").weapon_damage == 0
+        assert sheet.armor == Armor(name="chain", rating=3, magical=False)
+        assert sheet.shield == Shield(block_rating=2, magical=True)
+        assert sheet.training == Training(hit_bonus=1, veteran_shield=True)
+        assert sheet.resistances == {"fire": 2, "physical": 1}
+        f = sheet.features
+        assert (f.extra_primary_dice, f.rogue_routing, f.will_conversion, f.rage.count, f.rage.sides) == (
+            1, True, True, 2, 6)
+        assert (sheet.incoming_damage.multiply, sheet.incoming_damage.add) == (0.5, 1)
+        assert [w.id for w in sheet.wielded()] == ["rapier", "wand"]
+
+    def test_gear_defaults(self):
+        """A sheet without gear has no weapons, armor or shield, no training bonus and no features."""
+        sheet = decode_content(GOOD, CombatantSheet, fmt="toml")
+        assert (sheet.weapons, sheet.armor, sheet.shield, sheet.wielded()) == ((), None, None, ())
+        assert (sheet.training.hit_bonus, sheet.training.veteran_shield, sheet.features.rage) == (0, False, None)
+        assert (sheet.incoming_damage.multiply, sheet.incoming_damage.add) == (1.0, 0)
+
+    def test_weapon_defaults(self):
+        """A weapon with only an id does slashing damage, WD 0, no properties, Parry Rating 0, labelled by its id."""
+        sheet = decode_content(geared(gear='[[weapons]]\nid = "club"\n'), CombatantSheet, fmt="toml")
+        club = sheet.weapon("club")
+        assert (club.damage_type, club.weapon_damage, club.properties, club.parry_rating, club.label) == (
+            "slashing", 0, frozenset(), 0, "club")
+
+    def test_wielded_defaults_to_the_first_weapon(self):
+        """Without ``wielding`` the first weapon is in hand."""
+        sheet = decode_content(geared(), CombatantSheet, fmt="toml")
+        assert [w.id for w in sheet.wielded()] == ["rapier"]
+
+    def test_wielding_picks_weapons(self):
+        """``wielding`` names the weapons in hand, in sheet order."""
+        sheet = decode_content(geared('wielding = ["bow"]\n'), CombatantSheet, fmt="toml")
+        assert [w.id for w in sheet.wielded()] == ["bow"]
+
+    def test_wielding_nothing(self):
+        """An empty ``wielding`` list means empty hands (an unarmed attacker)."""
+        sheet = decode_content(geared("wielding = []\n"), CombatantSheet, fmt="toml")
+        assert sheet.wielded() == ()
+
+    def test_unknown_weapon_lookup(self):
+        """Looking up a weapon the sheet does not have gives None."""
+        assert decode_content(geared(), CombatantSheet, fmt="toml").weapon("axe") is None
+
+
+class TestSheetGearErrors:
+    def test_unknown_weapon_property(self):
+        """C4: a property that is not finesse, ranged, spell, magical or thrown is refused at its path."""
+        text = geared().replace('properties = ["spell", "ranged"]', 'properties = ["spell", "rnaged"]')
+        with pytest.raises(ContentError) as info:
+            decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
+        assert info.value.path == "$.weapons[1].properties[1]" and "rnaged" in str(info.value)
+        assert str(info.value).startswith("k.toml: ")
+
+    def test_unknown_gear_key(self):
+        """A typo inside a gear table (``ratin``) is refused naming $.armor."""
+        with pytest.raises(ContentError) as info:
+            decode_content(geared().replace("rating = 3", "ratin = 3"), CombatantSheet, source="k.toml", fmt="toml")
+        assert info.value.path == "$.armor" and "ratin" in str(info.value)
+
+    def test_negative_resistance(self):
+        """Resistances are non-negative: fire = -1 is refused at $.resistances.fire."""
+        with pytest.raises(ContentError) as info:
+            decode_content(geared().replace("fire = 2", "fire = -1"), CombatantSheet, source="k.toml", fmt="toml")
+        assert info.value.path == "$.resistances.fire"
+
+    def test_duplicate_weapon_ids(self):
+        """Two weapons with the id ``bow`` are a ContentError naming the file, the path and the id."""
+        text = geared().replace('id = "wand"', 'id = "bow"')
+        with pytest.raises(ContentError) as info:
+            decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
+        assert info.value.source == "k.toml" and info.value.path in ("$", "$.weapons")
+        assert "bow" in str(info.value) and "unique" in str(info.value)
+
+    def test_wielding_a_weapon_not_on_the_sheet(self):
+        """Wielding ``axe`` when the sheet has no axe is a ContentError naming the path and the axe."""
+        with pytest.raises(ContentError) as info:
+            decode_content(geared('wielding = ["rapier", "axe"]\n'), CombatantSheet, source="k.toml", fmt="toml")
+        assert info.value.source == "k.toml" and info.value.path in ("$", "$.wielding")
+        assert "axe" in str(info.value)
+
+    def test_bad_rage_die(self):
+        """C1: rage dice are dN with N >= 2: d1 is refused at $.features.rage.die."""
+        with pytest.raises(ContentError) as info:
+            decode_content(geared().replace('die = "d6" }', 'die = "d1" }'), CombatantSheet, source="k.toml",
+                           fmt="toml")
+        assert info.value.path == "$.features.rage.die"
+
+    def test_too_many_extra_primary_dice(self):
+        """C6: abilities add at most +2 primary dice: 3 is refused at $.features.extra_primary_dice."""
+        with pytest.raises(ContentError) as info:
+            decode_content(geared().replace("extra_primary_dice = 1", "extra_primary_dice = 3"), CombatantSheet,
+                           source="k.toml", fmt="toml")
+        assert info.value.path == "$.features.extra_primary_dice"

@@ -1,4 +1,4 @@
-"""Tests for omen_core.rules.attack: attack kinds, primary attribute, hit, defense, crit, eligibility, damage (C4-C12)."""
+"""Tests for omen_core.rules.attack: kinds, primary attribute, hit, defense, crit, eligibility, damage (C4-C12)."""
 
 from __future__ import annotations
 

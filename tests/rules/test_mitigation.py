@@ -115,7 +115,7 @@ class TestArmorApplies:
         (False, True, False, False),
     ])
     def test_truth_table(self, magical, spell, physical, expected):
-        """C13 (3), §Damage Reduction: magical armor always applies; mundane armor only to non-spell physical damage."""
+        """C13 (3): magical armor always applies, mundane armor only to non-spell physical damage."""
         assert armor_applies(magical_armor=magical, spell_attack=spell, physical_damage=physical) is expected
 
 

@@ -1,0 +1,449 @@
+"""Tests for omen_core.machine: the action lifecycle machine, its derived ORDER table, and live fights obeying it."""
+
+from __future__ import annotations
+
+import msgspec.inspect as mi
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from omen_core import CheckSpec, OmenError
+from omen_core.content import (
+    ApplyCondition,
+    Armor,
+    Branches,
+    ClearCondition,
+    DamageDice,
+    DealDamage,
+    Features,
+    IncomingDamage,
+    RageDice,
+    SaveEffect,
+    Shield,
+    Training,
+    Weapon,
+)
+from omen_core.engine import Fight
+from omen_core.events import (
+    EVENT_TYPES,
+    ActionCancelled,
+    ActionSettled,
+    ActiveDefenseChosen,
+    ActiveDefenseDeclined,
+    ActiveDefenseWindowOpened,
+    ActiveDefenseWindowSkipped,
+    AttackDeclared,
+    CombatantJoined,
+    ConditionApplied,
+    ConditionCleared,
+    ContestResolved,
+    CostPaid,
+    DamageResolved,
+    DamageRouted,
+    DiceRolled,
+    FightStarted,
+    HitDetermined,
+    ResourceChanged,
+    RoutingWindowOpened,
+    SaveCalled,
+    SaveResolved,
+    SeedRevealed,
+    StaticCheckResolved,
+)
+from omen_core.machine import (
+    AT_REST,
+    ORDER,
+    TRANSITIONS,
+    IllegalOrder,
+    Lifecycle,
+    Step,
+    legal_triggers,
+    next_step,
+    trigger_of,
+)
+from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
+from tests.sheets import sheet
+from tests.strategies import from_type_info
+
+S = Step
+TRIGGERS = sorted({row["trigger"] for row in TRANSITIONS})
+
+
+class TestOrderTable:
+    @pytest.mark.parametrize("step", list(Step), ids=lambda s: s.name)
+    @pytest.mark.parametrize("trigger", TRIGGERS)
+    def test_order_is_what_the_machine_allows(self, step, trigger):
+        """ORDER is derived from the machine: firing succeeds iff (step, trigger) is in ORDER, landing where it says."""
+        lifecycle = Lifecycle(step)
+        if (step, trigger) in ORDER:
+            assert lifecycle.fire(trigger) is ORDER[(step, trigger)]
+            assert lifecycle.step is ORDER[(step, trigger)]
+        else:
+            with pytest.raises(IllegalOrder):
+                lifecycle.fire(trigger)
+            assert lifecycle.step is step
+
+    @pytest.mark.parametrize("step", list(Step), ids=lambda s: s.name)
+    def test_legal_triggers_match_the_machine(self, step):
+        """The derived table and a live machine agree on the legal next triggers of every step."""
+        assert legal_triggers(step) == Lifecycle(step).legal()
+
+    def test_table_uses_only_declared_triggers(self):
+        """Every ORDER entry comes from a row of TRANSITIONS, and every row's trigger appears in ORDER."""
+        assert {t for (_, t) in ORDER} == set(TRIGGERS)
+
+    def test_every_step_is_reachable_from_idle(self):
+        """combat.txt §How a Single Action Resolves: each step of the lifecycle can be reached from rest."""
+        seen, frontier = {S.IDLE}, [S.IDLE]
+        while frontier:
+            step = frontier.pop()
+            for (source, _), dest in ORDER.items():
+                if source is step and dest not in seen:
+                    seen.add(dest)
+                    frontier.append(dest)
+        assert seen == set(Step)
+
+    def test_every_step_can_come_to_rest(self):
+        """No dead ends: from every step some path leads to settled, cancelled or idle."""
+        resting = set(AT_REST)
+        changed = True
+        while changed:
+            changed = False
+            for (source, _), dest in ORDER.items():
+                if dest in resting and source not in resting:
+                    resting.add(source)
+                    changed = True
+        assert resting == set(Step)
+
+    @pytest.mark.parametrize("step", [S.WINDOW_OPEN, S.ROUTING_OPEN, S.SAVER_ROLLED], ids=lambda s: s.name)
+    def test_no_new_action_mid_action(self, step):
+        """§How a Single Action Resolves: an action cannot be declared while another is unresolved."""
+        assert (step, "declare") not in ORDER
+
+    @pytest.mark.parametrize("step", AT_REST, ids=lambda s: s.name)
+    def test_rest_steps_accept_a_new_action(self, step):
+        """The rest steps (idle, settled, cancelled) accept a declaration, a check and set-up."""
+        assert {"declare", "roll_check", "setup"} <= set(legal_triggers(step))
+
+
+class TestNoAutoTransitions:
+    def test_auto_transitions_are_off(self):
+        """The machine is built with auto_transitions=False."""
+        assert Lifecycle().machine.auto_transitions is False
+
+    @pytest.mark.parametrize("step", list(Step), ids=lambda s: s.name)
+    def test_no_to_triggers(self, step):
+        """No ``to_<state>`` shortcut exists from any step, so no step can be jumped to."""
+        lifecycle = Lifecycle(step)
+        assert not [t for t in lifecycle.machine.get_triggers(step.name) if t.startswith("to_")]
+        assert not hasattr(lifecycle, f"to_{S.SETTLED.name}")
+
+    def test_a_to_trigger_is_illegal(self):
+        """Firing ``to_SETTLED`` from idle is an IllegalOrder, not a jump."""
+        lifecycle = Lifecycle()
+        with pytest.raises(IllegalOrder):
+            lifecycle.fire("to_SETTLED")
+        assert lifecycle.step is S.IDLE
+
+
+class TestIllegalOrder:
+    def test_names_step_and_legal_triggers(self):
+        """Rolling the hit before paying is refused, naming the step 'declared' and the legal cancel, pay, roll_save."""
+        lifecycle = Lifecycle()
+        lifecycle.fire("declare")
+        with pytest.raises(IllegalOrder) as info:
+            lifecycle.fire("roll_hit")
+        err = info.value
+        assert (err.step, err.trigger, err.legal, err.rule) == (S.DECLARED, "roll_hit",
+                                                                ["cancel", "pay", "roll_save"], "lifecycle")
+        assert "'declared'" in str(err) and "cancel, pay, roll_save" in str(err) and "roll hit" in str(err)
+        assert lifecycle.step is S.DECLARED
+
+    def test_unknown_trigger(self):
+        """A trigger the machine does not know is refused the same way and leaves the step unchanged."""
+        lifecycle = Lifecycle(S.WINDOW_OPEN)
+        with pytest.raises(IllegalOrder) as info:
+            lifecycle.fire("fly")
+        assert info.value.legal == ["choose_defense", "decline"] and lifecycle.step is S.WINDOW_OPEN
+
+    def test_is_a_rule_violation(self):
+        """An illegal order is a RuleViolation (and so an OmenError)."""
+        with pytest.raises(OmenError):
+            Lifecycle().fire("settle")
+
+    def test_next_step_names_the_seq(self):
+        """Replay's check: an ActionSettled at idle is refused at its seq with the legal triggers."""
+        with pytest.raises(IllegalOrder) as info:
+            next_step(S.IDLE, ActionSettled(action=1), seq=7)
+        assert info.value.seq == 7 and "seq 7: cannot settle now" in str(info.value)
+        assert info.value.legal == legal_triggers(S.IDLE)
+
+
+#: The trigger each event type fires, from the lifecycle of combat.txt §How a Single Action Resolves.
+EXPECTED_TRIGGER = {
+    FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup",
+    StaticCheckResolved: "resolve_check", ContestResolved: "resolve_check",
+    AttackDeclared: "declare", SaveCalled: "declare", CostPaid: "pay",
+    ActiveDefenseWindowOpened: "open_window", ActiveDefenseWindowSkipped: "skip_window",
+    ActiveDefenseChosen: "choose_defense", ActiveDefenseDeclined: "decline",
+    HitDetermined: "determine_hit", RoutingWindowOpened: "open_routing", DamageRouted: "route",
+    SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
+    ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
+    ActionSettled: "settle", ActionCancelled: "cancel",
+}
+
+PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "active_defense": "roll_active_defense",
+                   "damage": "roll_damage", "save": "roll_save", "check": "roll_check", "stealth": "roll_check",
+                   "perception": "roll_check", "initiative": "roll_check", "roll_off": "roll_check"}
+
+
+class TestTriggerOf:
+    def test_table_covers_every_event_type(self):
+        """Every event type but DiceRolled has a fixed trigger; DiceRolled's depends on its purpose."""
+        assert set(EXPECTED_TRIGGER) | {DiceRolled} == set(EVENT_TYPES)
+
+    @pytest.mark.parametrize("kind", EVENT_TYPES, ids=lambda k: k.__name__)
+    @settings(max_examples=5, deadline=None)
+    @given(data=st.data())
+    def test_every_event_type_maps(self, kind, data):
+        """Every event of every type maps to a trigger of the machine, without raising."""
+        event = data.draw(from_type_info(mi.type_info(kind)))
+        trigger = trigger_of(event)
+        assert trigger in TRIGGERS
+        if kind is DiceRolled:
+            assert trigger == PURPOSE_TRIGGER[event.purpose]
+        else:
+            assert trigger == EXPECTED_TRIGGER[kind]
+
+    @pytest.mark.parametrize("purpose", sorted(PURPOSE_TRIGGER))
+    def test_roll_purposes(self, purpose):
+        """C29: each roll fires the trigger of its place in the lifecycle; checks, ambush and initiative are checks."""
+        rolled = DiceRolled(counter=1, purpose=purpose, roller="kael", dice=(), source="scripted")
+        assert trigger_of(rolled) == PURPOSE_TRIGGER[purpose]
+
+
+def walk(triggers: list[str], start: Step = S.IDLE) -> list[Step]:
+    """The steps a live machine passes through, firing ``triggers`` from ``start``."""
+    lifecycle = Lifecycle(start)
+    return [lifecycle.fire(t) for t in triggers]
+
+
+def log_path(fight: Fight, action: int) -> tuple[list[str], list[Step]]:
+    """The triggers and steps of one action of a fight's log (its events and the rolls among them), via ORDER."""
+    step, triggers, steps, inside = S.IDLE, [], [], False
+    for event in payloads(fight):
+        trigger = trigger_of(event)
+        step = ORDER[(step, trigger)]
+        mine = getattr(event, "action", None) == action
+        inside = inside or mine
+        if mine or (inside and isinstance(event, DiceRolled)):
+            triggers.append(trigger)
+            steps.append(step)
+        if mine and isinstance(event, (ActionSettled, ActionCancelled)):
+            inside = False
+    return triggers, steps
+
+
+ATTACK_TRIGGERS = ["declare", "pay", "roll_hit", "roll_base_defense", "open_window", "choose_defense", "pay",
+                   "roll_active_defense", "determine_hit", "resolve_damage", "change_resource",
+                   "apply_condition", "settle"]
+ATTACK_STEPS = [S.DECLARED, S.COSTS_PAID, S.HIT_ROLLED, S.BASE_DEFENSE_ROLLED, S.WINDOW_OPEN, S.DEFENSE_CHOSEN,
+                S.DEFENSE_PAID, S.WINDOW_CLOSED, S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.DAMAGE_RESOLVED,
+                S.DAMAGE_RESOLVED, S.SETTLED]
+SAVE_TRIGGERS = ["declare", "pay", "roll_save", "roll_save", "resolve_save", "roll_damage", "resolve_damage",
+                 "change_resource", "apply_condition", "settle"]
+SAVE_STEPS = [S.DECLARED, S.COSTS_PAID, S.SAVER_ROLLED, S.OPPOSING_ROLLED, S.SAVE_RESOLVED, S.SAVE_RESOLVED,
+              S.DAMAGE_RESOLVED, S.DAMAGE_RESOLVED, S.DAMAGE_RESOLVED, S.SETTLED]
+
+#: Kael defends with a shield (Block Rating 1); Vesh swings a sword (WD 2). All dice d6, all bonuses 0.
+KAEL = replace(sheet("kael", hp=20), shield=Shield(block_rating=1))
+VESH = replace(sheet("vesh", side="raiders", hp=20), weapons=(Weapon(id="sword", weapon_damage=2),))
+
+
+class TestPaths:
+    def test_full_attack_on_the_machine(self):
+        """§Resolving an Attack: declare, pay, hit, base defense, window, Block paid, rolled, hit, damage, settle."""
+        assert walk(ATTACK_TRIGGERS) == ATTACK_STEPS
+
+    def test_full_attack_in_a_fight(self):
+        """§Resolving an Attack: hit 6 + 6 = 12 beats base 1, and 1 + Block 2 (12 > 3); 6 + WD 2 = 8 lands."""
+        fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 1])
+        fight.attack("vesh", "kael", branches=Branches(on_hit=(ApplyCondition(condition="Prone"),)))
+        assert fight.waiting_for is not None
+        fight.defend("kael", "block")
+        assert log_path(fight, 1) == (ATTACK_TRIGGERS, ATTACK_STEPS)
+        assert fight.state.combatants["kael"].hp == 12
+        assert_legal_order(fight.events)
+        assert_replays(fight)
+
+    def test_missed_attack_skips_the_window(self):
+        """C8: hit 1 + 1 = 2 does not beat base 6: the window is skipped, a miss is determined, the action settles."""
+        fight = new_fight(KAEL, VESH, faces=[1, 1, 6])
+        fight.attack("vesh", "kael")
+        assert log_path(fight, 1) == (
+            ["declare", "pay", "roll_hit", "roll_base_defense", "skip_window", "determine_hit", "settle"],
+            [S.DECLARED, S.COSTS_PAID, S.HIT_ROLLED, S.BASE_DEFENSE_ROLLED, S.WINDOW_CLOSED, S.HIT_DETERMINED,
+             S.SETTLED])
+        assert_legal_order(fight.events)
+        assert_replays(fight)
+
+    def test_helpless_target_rolls_no_base_defense(self):
+        """C10: against an incapacitated target no RES die is rolled: from the hit roll straight to a skipped window."""
+        fight = new_fight(KAEL, VESH, faces=[3, 3])
+        fight.apply_condition("kael", "Incapacitated")
+        fight.attack("vesh", "kael")
+        triggers, steps = log_path(fight, 1)
+        assert triggers[:5] == ["declare", "pay", "roll_hit", "skip_window", "determine_hit"]
+        assert steps[:5] == [S.DECLARED, S.COSTS_PAID, S.HIT_ROLLED, S.WINDOW_CLOSED, S.HIT_DETERMINED]
+        assert_legal_order(fight.events)
+        assert_replays(fight)
+
+    def test_save_on_the_machine(self):
+        """combat.txt §Resolving a Save: declared, paid, saver's die, opposing die, resolved, consequences, settled."""
+        assert walk(SAVE_TRIGGERS) == SAVE_STEPS
+
+    def test_save_in_a_fight(self):
+        """C15, C25, C29: Kael fails 1 vs 6; 1d6 (4) fire lands, then Prone, in written order."""
+        fight = new_fight(KAEL, VESH, faces=[1, 6, 4])
+        fight.call_save("vesh", "kael", SaveEffect(name="flask", save="AGI", against="INT", on_failure=(
+            DealDamage(dice=DamageDice(die="d6"), damage_type="fire"), ApplyCondition(condition="Prone"))))
+        assert log_path(fight, 1) == (SAVE_TRIGGERS, SAVE_STEPS)
+        assert fight.state.combatants["kael"].hp == 16
+        assert_legal_order(fight.events)
+        assert_replays(fight)
+
+    def test_free_save_skips_paying(self):
+        """A save with no Action cost goes straight from declared to the saver's die."""
+        assert walk(["declare", "roll_save", "roll_save", "resolve_save", "settle"]) == [
+            S.DECLARED, S.SAVER_ROLLED, S.OPPOSING_ROLLED, S.SAVE_RESOLVED, S.SETTLED]
+
+    def test_cancelled_action(self):
+        """C24: a declared and paid action may be cancelled; costs stay paid and a new action may follow."""
+        assert walk(["declare", "pay", "cancel", "declare"]) == [S.DECLARED, S.COSTS_PAID, S.CANCELLED, S.DECLARED]
+
+    def test_rogue_routing(self):
+        """C12: after hit and crit are determined a routing window may open; the route returns to damage."""
+        assert walk(["open_routing", "route", "resolve_damage", "settle"], S.HIT_DETERMINED) == [
+            S.ROUTING_OPEN, S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SETTLED]
+
+
+# -- random command sequences against a real fight ---------------------------------------------------
+
+#: Three d6-everywhere combatants with every kind of gear, so scripted faces 1..6 always fit.
+ANA = replace(sheet("ana", hp=14, STR=(6, 2), RES=(6, 1)),
+              weapons=(Weapon(id="sword", weapon_damage=2, hit_bonus=1, parry_rating=1),),
+              armor=Armor(rating=1), shield=Shield(block_rating=2), training=Training(hit_bonus=1, veteran_shield=True))
+BRAM = replace(sheet("bram", side="raiders", hp=12, AGI=(6, 2)),
+               weapons=(Weapon(id="dagger", properties=frozenset({"finesse", "magical"}), damage_type="piercing",
+                               weapon_damage=1),
+                        Weapon(id="bow", properties=frozenset({"ranged"}), damage_type="piercing", weapon_damage=2)),
+               features=Features(rogue_routing=True, rage=RageDice(count=2, die="d6")), resistances={"physical": 1})
+CYRA = replace(sheet("cyra", side="raiders", hp=10, will=8, INT=(6, 3)),
+               weapons=(Weapon(id="staff", properties=frozenset({"spell", "magical"}), damage_type="arcane",
+                               weapon_damage=1),
+                        Weapon(id="wand", properties=frozenset({"spell", "ranged"}), damage_type="fire")),
+               wielding=("staff", "wand"), armor=Armor(rating=1, magical=True),
+               shield=Shield(block_rating=1, magical=True),
+               features=Features(will_conversion=True), incoming_damage=IncomingDamage(multiply=0.5, add=1))
+FIGHTERS = ("ana", "bram", "cyra")
+SHEETS = {s.id: s for s in (ANA, BRAM, CYRA)}
+WEAPONS = (None, "sword", "dagger", "bow", "staff", "wand")
+CONDITIONS = ("Prone", "Unseen", "Incapacitated", "Paralysed", "Exhausted", "Dying", "Burning")
+
+EFFECTS = (
+    SaveEffect(name="flask", save="AGI", against="INT",
+               on_failure=(DealDamage(dice=DamageDice(count=2, die="d6"), damage_type="fire"),
+                           ApplyCondition(condition="Prone"))),
+    SaveEffect(name="shove", save="STR", against="STR", spell=False, action_cost=0,
+               on_success=(ClearCondition(condition="Prone", to="actor"),),
+               on_failure=(DealDamage(flat=3, damage_type="crushing"),
+                           ApplyCondition(condition="Exhausted", stacks=2))),
+    SaveEffect(name="backlash", save="RES", against="FCS",
+               on_failure=(DealDamage(flat=2, damage_type="psychic", to="actor"),)),
+    SaveEffect(name="bad", save="AGI", against="INT", on_failure=(ApplyCondition(condition="Burning"),)),
+    SaveEffect(name="worse", save="AGI", against="INT", on_success=(DealDamage(flat=1, damage_type="sonic"),)),
+)
+BRANCHES = (
+    Branches(),
+    Branches(on_hit=(ApplyCondition(condition="Prone"),),
+             on_miss=(DealDamage(flat=1, damage_type="fire", to="actor"),)),
+    Branches(on_crit=(ApplyCondition(condition="Exhausted"),)),
+)
+
+fighter = st.sampled_from(FIGHTERS)
+
+
+def command(data: st.DataObject, fight: Fight):
+    """Draw one random command (biased towards answering an open window) as a label and a thunk."""
+    window = fight.waiting_for
+    if window is not None and data.draw(st.booleans(), label="answer the window"):
+        if isinstance(window, ActiveDefenseWindowOpened):
+            choice = data.draw(st.sampled_from(["dodge", "parry", "block", None]), label="defense")
+            return f"defend {choice}", lambda: fight.defend(window.defender, choice)
+        die = data.draw(st.none() | st.integers(0, 3), label="die")
+        return f"route {die}", lambda: fight.route(window.attacker, die)
+    kind = data.draw(st.sampled_from(["attack", "defend", "route", "save", "apply", "clear", "check", "contest",
+                                      "cancel"]), label="command")
+    if kind == "attack":
+        attacker = data.draw(fighter, label="attacker")
+        others = tuple(f for f in FIGHTERS if f != attacker)
+        target = data.draw(st.sampled_from(others) | fighter, label="target")
+        own = tuple(w.id for w in SHEETS[attacker].weapons)
+        weapon = data.draw(st.sampled_from((None, *own)) | st.sampled_from(WEAPONS), label="weapon")
+        unarmed, high = data.draw(st.booleans(), label="unarmed"), data.draw(st.booleans(), label="high ground")
+        rage = data.draw(st.sampled_from([False, False, True]), label="rage")
+        circle = data.draw(st.none() | st.tuples(st.integers(1, 5), st.integers(1, 3)), label="encircled")
+        branches = data.draw(st.sampled_from(BRANCHES), label="branches")
+        return (f"attack {attacker}->{target} {weapon}",
+                lambda: fight.attack(attacker, target, weapon=weapon, unarmed=unarmed, rage=rage, high_ground=high,
+                                     encircled=circle, branches=branches))
+    if kind == "defend":
+        who = data.draw(fighter, label="defender")
+        choice = data.draw(st.sampled_from(["dodge", "parry", "block", None]), label="defense")
+        return f"defend {who} {choice}", lambda: fight.defend(who, choice)
+    if kind == "route":
+        who, die = data.draw(fighter), data.draw(st.none() | st.integers(0, 3))
+        return f"route {who} {die}", lambda: fight.route(who, die)
+    if kind == "save":
+        caller, saver = data.draw(fighter, label="caller"), data.draw(fighter, label="saver")
+        effect = data.draw(st.sampled_from(EFFECTS), label="effect")
+        return f"save {effect.name} {caller}->{saver}", lambda: fight.call_save(caller, saver, effect)
+    if kind in ("apply", "clear"):
+        who, condition = data.draw(fighter), data.draw(st.sampled_from(CONDITIONS), label="condition")
+        if kind == "apply":
+            stacks = data.draw(st.integers(1, 3), label="stacks")
+            return f"apply {condition} x{stacks} {who}", lambda: fight.apply_condition(who, condition, stacks)
+        return f"clear {condition} {who}", lambda: fight.clear_condition(who, condition)
+    if kind == "check":
+        who, difficulty = data.draw(fighter), data.draw(st.integers(0, 12), label="difficulty")
+        return f"check {who}", lambda: fight.static_check(CheckSpec(who=who, attribute="AGI"), difficulty)
+    if kind == "contest":
+        a, b = data.draw(fighter), data.draw(fighter)
+        return f"contest {a} {b}", lambda: fight.contest(CheckSpec(who=a, skill="Stealth"),
+                                                         CheckSpec(who=b, skill="Perception"))
+    return "cancel", lambda: fight.cancel("changed my mind")
+
+
+class TestRandomCommands:
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def test_rejected_commands_change_nothing_and_the_log_replays(self, data):
+        """Each command appends or raises an OmenError changing nothing; the log is in legal order and replays."""
+        fight = new_fight(ANA, BRAM, CYRA)
+        for _ in range(data.draw(st.integers(1, 30), label="commands")):
+            fight.dice.feed(data.draw(st.lists(st.integers(1, 6), min_size=6, max_size=6), label="faces"))
+            label, run = command(data, fight)
+            before, version, remaining, state = fight.events, fight.version, fight.dice.remaining, fight.state
+            try:
+                run()
+            except OmenError as exc:
+                event(f"{label.split()[0]} refused ({type(exc).__name__})")
+                assert fight.events == before, label
+                assert (fight.version, fight.dice.remaining) == (version, remaining), label
+                assert fight.state == state, label
+            else:
+                event(f"{label.split()[0]} accepted")
+                assert fight.version > version, label
+        assert_legal_order(fight.events)
+        assert_replays(fight)
