@@ -31,6 +31,7 @@ from typing import Annotated, Literal, get_args
 import msgspec
 
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect
+from .rules.ambush import SurpriseTier, TimeWaited
 from .rules.attack import ActiveDefense, AttackKind
 from .errors import ChainBroken
 
@@ -75,6 +76,32 @@ __all__ = [
     "ConditionCleared",
     "ActionSettled",
     "ActionCancelled",
+    "AmbushStarted",
+    "AmbushDifficultySet",
+    "SurpriseDetermined",
+    "InitiativeRolled",
+    "InitiativeTied",
+    "InitiativeRollOff",
+    "InitiativeAgreed",
+    "InitiativeOrderSet",
+    "RoundStarted",
+    "RoundEnded",
+    "TurnStarted",
+    "TurnSkipped",
+    "TurnEnded",
+    "BonusActionsRefilled",
+    "ConditionTicked",
+    "EngagementChanged",
+    "WeaponDrawn",
+    "Disengaged",
+    "MovementDeclared",
+    "Moved",
+    "ReactionWindowOpened",
+    "ReactionPassed",
+    "ReactionWindowClosed",
+    "CatchWindowOpened",
+    "CatchAnswered",
+    "FightEnded",
     "Event",
     "EVENT_TYPES",
     "Unsealed",
@@ -179,6 +206,7 @@ class DiceRolled(EventBase, kw_only=True):
     roller: str
     dice: tuple[Die, ...]
     source: DiceSourceKind
+    action: Sequence_ | None = None
 
 
 class StaticCheckResolved(EventBase, kw_only=True):
@@ -241,6 +269,8 @@ class AttackDeclared(EventBase, kw_only=True):
     rage: bool = False
     damage_modifiers: tuple[Modifier, ...] = ()
     branches: Branches = Branches()
+    reaction: Literal["attack_of_opportunity", "interrupt"] | None = None
+    reacting_to: Sequence_ | None = None
 
 
 class SaveCalled(EventBase, kw_only=True):
@@ -457,12 +487,211 @@ class SeedRevealed(EventBase, kw_only=True):
     seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$")]
 
 
+# -- the fight flow (combat.txt §Preparing for Combat to §Your Turn; C17-C24) -------------
+
+
+class AmbushStarted(EventBase, kw_only=True):
+    """An ambush: who lies in wait, who is ambushed, and how long the ambushers waited (C17) or a preset."""
+
+    ambushers: tuple[str, ...]
+    defenders: tuple[str, ...]
+    time_waited: TimeWaited | None = None
+    preset_difficulty: int | None = None
+
+
+class AmbushDifficultySet(EventBase, kw_only=True):
+    """The Ambush Difficulty: from the ambushers' Stealth rolls by the time-waited table (C17), or preset."""
+
+    stealth: tuple[RollTotal, ...] = ()
+    time_waited: TimeWaited | None = None
+    difficulty: int
+
+
+class SurpriseDetermined(EventBase, kw_only=True):
+    """One defender's Perception against the Ambush Difficulty, and its tier (C18)."""
+
+    who: str
+    perception: RollTotal
+    difficulty: int
+    tier: SurpriseTier
+
+
+class InitiativeRolled(EventBase, kw_only=True):
+    """One combatant's Initiative: an AGI check with its modifiers (C19; −5 for Partial Surprise, C18)."""
+
+    who: str
+    check: RollTotal
+
+
+class InitiativeTied(EventBase, kw_only=True):
+    """Combatants still tied after the AGI bonus (C19): allies may agree an order, or all roll off."""
+
+    group: tuple[str, ...]
+    allies: bool
+
+
+class InitiativeRollOff(EventBase, kw_only=True):
+    """A roll-off among tied combatants: each rolls an AGI check again (C19)."""
+
+    group: tuple[str, ...]
+    rolls: tuple[RollTotal, ...]
+
+
+class InitiativeAgreed(EventBase, kw_only=True):
+    """Tied allies agree who goes first instead of rolling (C19)."""
+
+    order: tuple[str, ...]
+
+
+class InitiativeOrderSet(EventBase, kw_only=True):
+    """The initiative order for the whole fight, highest first."""
+
+    order: tuple[str, ...]
+
+
+class RoundStarted(EventBase, kw_only=True):
+    """A round begins."""
+
+    round: Sequence_
+
+
+class RoundEnded(EventBase, kw_only=True):
+    """A round ends (conditions that tick at round end tick now, C25)."""
+
+    round: Sequence_
+
+
+class TurnStarted(EventBase, kw_only=True):
+    """A combatant's turn begins: 1 Action, 1 Movement Action (C20)."""
+
+    round: Sequence_
+    who: str
+
+
+class TurnSkipped(EventBase, kw_only=True):
+    """A combatant loses its turn (Complete Surprise in the first round, C21), and why."""
+
+    round: Sequence_
+    who: str
+    reason: str
+
+
+class TurnEnded(EventBase, kw_only=True):
+    """A combatant's turn ends."""
+
+    round: Sequence_
+    who: str
+
+
+class BonusActionsRefilled(EventBase, kw_only=True):
+    """Bonus Actions refilled at the start of the owner's turn; they do not accumulate (C20, C21)."""
+
+    who: str
+    before: int
+    after: int
+
+
+class ConditionTicked(EventBase, kw_only=True):
+    """A condition with a duration ticks at its timing (C25, C28): ``remaining`` ticks are left."""
+
+    who: str
+    condition: str
+    remaining: int
+
+
+class EngagementChanged(EventBase, kw_only=True):
+    """Who is within reach of (adjacent to) whom, as stated by the GM: positions are abstract."""
+
+    who: str
+    others: tuple[str, ...]
+    engaged: bool
+
+
+class WeaponDrawn(EventBase, kw_only=True):
+    """A combatant draws a weapon it carries (§Preparing for Combat; not if Completely Surprised, C18)."""
+
+    who: str
+    weapon: str
+
+
+class Disengaged(EventBase, kw_only=True):
+    """Disengage (1 Bonus Action, C22): the Movement Action that follows this turn provokes no AoO (C23)."""
+
+    who: str
+    cost: int
+
+
+class MovementDeclared(EventBase, kw_only=True):
+    """A Movement Action, and whose reach it leaves (C23)."""
+
+    action: Sequence_
+    who: str
+    leaves: tuple[str, ...] = ()
+
+
+class Moved(EventBase, kw_only=True):
+    """The movement completes; the mover is no longer engaged with those whose reach it left."""
+
+    action: Sequence_
+    who: str
+    left: tuple[str, ...] = ()
+
+
+class ReactionWindowOpened(EventBase, kw_only=True):
+    """A window for reactions to an action (C23 Attacks of Opportunity, C24 Interrupts): who may respond."""
+
+    action: Sequence_
+    reaction: Literal["attack_of_opportunity", "interrupt"]
+    responders: tuple[str, ...]
+
+
+class ReactionPassed(EventBase, kw_only=True):
+    """A responder lets the reaction window pass."""
+
+    action: Sequence_
+    who: str
+
+
+class ReactionWindowClosed(EventBase, kw_only=True):
+    """Every responder has answered (or the action was cancelled); the action goes on."""
+
+    action: Sequence_
+
+
+class CatchWindowOpened(EventBase, kw_only=True):
+    """A thrown item is about to hit: its target may Catch it (1 Bonus Action, C22)."""
+
+    action: Sequence_
+    target: str
+
+
+class CatchAnswered(EventBase, kw_only=True):
+    """The target catches the thrown item (no damage) or lets it hit."""
+
+    action: Sequence_
+    who: str
+    caught: bool
+
+
+class FightEnded(EventBase, kw_only=True):
+    """The fight is over (§Your Turn): the GM ended it, or a side yielded, fled or was defeated."""
+
+    reason: Literal["gm", "yielded", "fled", "defeated"]
+    side: str | None = None
+    note: str = ""
+
+
 Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | ContestResolved
          | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
          | ActiveDefenseWindowOpened | ActiveDefenseWindowSkipped | ActiveDefenseChosen
          | ActiveDefenseDeclined | HitDetermined | RoutingWindowOpened | DamageRouted
          | DamageResolved | ResourceChanged | ConditionApplied | ConditionCleared
-         | ActionSettled | ActionCancelled)
+         | ActionSettled | ActionCancelled | AmbushStarted | AmbushDifficultySet | SurpriseDetermined
+         | InitiativeRolled | InitiativeTied | InitiativeRollOff | InitiativeAgreed | InitiativeOrderSet
+         | RoundStarted | RoundEnded | TurnStarted | TurnSkipped | TurnEnded | BonusActionsRefilled
+         | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved
+         | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
+         | FightEnded)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 

@@ -20,7 +20,7 @@ them up in :data:`ORDER`, a table *derived* from the same machine.
 >>> lifecycle.fire("declare")
 <Step.DECLARED: 'declared'>
 >>> lifecycle.legal()
-['cancel', 'pay', 'roll_save']
+['cancel', 'open_reactions', 'pay', 'roll_save']
 """
 
 from __future__ import annotations
@@ -34,6 +34,32 @@ from transitions import Machine, MachineError
 from .errors import RuleViolation
 from .events import (
     ActionCancelled,
+    AmbushDifficultySet,
+    AmbushStarted,
+    BonusActionsRefilled,
+    CatchAnswered,
+    CatchWindowOpened,
+    ConditionTicked,
+    Disengaged,
+    EngagementChanged,
+    FightEnded,
+    InitiativeAgreed,
+    InitiativeOrderSet,
+    InitiativeRolled,
+    InitiativeRollOff,
+    InitiativeTied,
+    Moved,
+    MovementDeclared,
+    ReactionPassed,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
+    RoundEnded,
+    RoundStarted,
+    SurpriseDetermined,
+    TurnEnded,
+    TurnSkipped,
+    TurnStarted,
+    WeaponDrawn,
     ActionSettled,
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
@@ -59,7 +85,9 @@ from .events import (
     StaticCheckResolved,
 )
 
-__all__ = ["Step", "AT_REST", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
+__all__ = ["Step", "AT_REST", "DONE", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
+           "action_of", "Phase", "PHASE_TRANSITIONS", "PHASE_ORDER", "FightFlow", "OutOfPhase",
+           "phase_trigger_of", "next_phase",
            "legal_triggers", "next_step", "mermaid"]
 
 
@@ -81,24 +109,41 @@ class Step(Enum):
     SAVER_ROLLED = "saver rolled"
     OPPOSING_ROLLED = "opposing die rolled"
     SAVE_RESOLVED = "save resolved"
+    REACTIONS_OPEN = "reaction window open"
+    REACTIONS_CLOSED = "reaction window closed"
+    CATCH_OPEN = "Catch window open"
+    CAUGHT = "caught"
+    CATCH_PAID = "Catch paid"
+    MOVE_RESOLVED = "movement completed"
     SETTLED = "settled"
     CANCELLED = "cancelled"
 
 
 S = Step
 AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
+DONE = (S.SETTLED, S.CANCELLED)
 _CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED]
 
 #: The transition table: one row per (trigger, sources, destination); "=" keeps the step.
 TRANSITIONS: list[dict[str, Any]] = [
-    # outside any action: set-up, GM commands and plain checks
+    # outside any action: set-up, the fight's flow (ambush, initiative, turns), GM commands, checks
     {"trigger": "setup", "source": list(AT_REST), "dest": "="},
+    {"trigger": "flow", "source": list(AT_REST), "dest": "="},
     {"trigger": "roll_check", "source": list(AT_REST), "dest": "="},
     {"trigger": "resolve_check", "source": list(AT_REST), "dest": "="},
     # declaration and costs
     {"trigger": "declare", "source": list(AT_REST), "dest": S.DECLARED},
-    {"trigger": "pay", "source": S.DECLARED, "dest": S.COSTS_PAID},
+    {"trigger": "pay", "source": [S.DECLARED, S.REACTIONS_CLOSED], "dest": S.COSTS_PAID},
     {"trigger": "cancel", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.CANCELLED},
+    # reaction windows (C23, C24): an Interrupt before costs are paid, Attacks of Opportunity
+    # before a movement completes; a reaction is an action of its own, nested in this one
+    {"trigger": "open_reactions", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.REACTIONS_OPEN},
+    {"trigger": "nest", "source": S.REACTIONS_OPEN, "dest": "="},
+    {"trigger": "pass_reaction", "source": S.REACTIONS_OPEN, "dest": "="},
+    {"trigger": "close_reactions", "source": S.REACTIONS_OPEN, "dest": S.REACTIONS_CLOSED},
+    # a movement
+    {"trigger": "resolve_move", "source": [S.COSTS_PAID, S.REACTIONS_CLOSED], "dest": S.MOVE_RESOLVED},
+    {"trigger": "settle", "source": S.MOVE_RESOLVED, "dest": S.SETTLED},
     # an attack: hit roll, base defense, the Active Defense window, hit and crit
     {"trigger": "roll_hit", "source": S.COSTS_PAID, "dest": S.HIT_ROLLED},
     {"trigger": "roll_base_defense", "source": S.HIT_ROLLED, "dest": S.BASE_DEFENSE_ROLLED},
@@ -110,6 +155,10 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "roll_active_defense", "source": S.DEFENSE_PAID, "dest": S.WINDOW_CLOSED},
     {"trigger": "determine_hit", "source": S.WINDOW_CLOSED, "dest": S.HIT_DETERMINED},
     {"trigger": "open_routing", "source": S.HIT_DETERMINED, "dest": S.ROUTING_OPEN},
+    {"trigger": "open_catch", "source": S.HIT_DETERMINED, "dest": S.CATCH_OPEN},
+    {"trigger": "decline_catch", "source": S.CATCH_OPEN, "dest": S.HIT_DETERMINED},
+    {"trigger": "catch", "source": S.CATCH_OPEN, "dest": S.CAUGHT},
+    {"trigger": "pay", "source": S.CAUGHT, "dest": S.CATCH_PAID},
     {"trigger": "route", "source": S.ROUTING_OPEN, "dest": S.HIT_DETERMINED},
     # a save
     {"trigger": "roll_save", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.SAVER_ROLLED},
@@ -119,9 +168,9 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "roll_damage", "source": _CONSEQUENCES, "dest": "="},
     {"trigger": "resolve_damage", "source": _CONSEQUENCES, "dest": S.DAMAGE_RESOLVED},
     {"trigger": "change_resource", "source": [S.DAMAGE_RESOLVED, *AT_REST], "dest": "="},
-    {"trigger": "apply_condition", "source": [*_CONSEQUENCES, *AT_REST], "dest": "="},
-    {"trigger": "clear_condition", "source": [*_CONSEQUENCES, *AT_REST], "dest": "="},
-    {"trigger": "settle", "source": _CONSEQUENCES, "dest": S.SETTLED},
+    {"trigger": "apply_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
+    {"trigger": "clear_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
+    {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
 ]
 
 
@@ -158,34 +207,137 @@ class Lifecycle:
         return self.step
 
 
-def _derive_order() -> MappingProxyType[tuple[Step, str], Step]:
-    """The (step, trigger) → next step table, read off a built machine: the machine stays the source of truth."""
-    machine = Lifecycle().machine
+def _derive(machine: Machine, states: type[Enum]) -> MappingProxyType:
+    """The (state, trigger) → next state table, read off a built machine: the machine stays the source of truth."""
     table = {}
     for name, event in machine.events.items():
         for source, transitions in event.transitions.items():
-            table[(Step[source], name)] = Step[transitions[0].dest or source]
+            table[(states[source], name)] = states[transitions[0].dest or source]
     return MappingProxyType(table)
 
 
 #: The order table for replay: ``ORDER[(step, trigger)]`` is the next step.
-ORDER = _derive_order()
+ORDER: MappingProxyType[tuple[Step, str], Step] = _derive(Lifecycle().machine, Step)
 
 
-def mermaid() -> str:
-    """The lifecycle as a Mermaid state diagram, generated from :data:`ORDER` so it cannot drift."""
-    lines = ["stateDiagram-v2", f"    [*] --> {Step.IDLE.name}"]
-    for (source, trigger), dest in sorted(ORDER.items(), key=lambda kv: (list(Step).index(kv[0][0]), kv[0][1])):
+# -- the fight's phases ---------------------------------------------------------------------
+
+
+class Phase(Enum):
+    """The phases of a fight (combat.txt: setup, ambush, initiative, rounds of turns, the end)."""
+
+    SETUP = "setup"
+    AMBUSH = "ambush"
+    INITIATIVE = "initiative"
+    ROUNDS = "rounds"
+    ENDED = "ended"
+
+
+P = Phase
+_LIVE = [P.SETUP, P.AMBUSH, P.INITIATIVE, P.ROUNDS]
+
+#: The phase table. In SETUP the GM may also resolve single actions outside any turn structure
+#: (to settle a roll, or test a build); from the ambush on, the structure is enforced.
+PHASE_TRANSITIONS: list[dict[str, Any]] = [
+    {"trigger": "setup", "source": P.SETUP, "dest": "="},
+    {"trigger": "ambush", "source": P.SETUP, "dest": P.AMBUSH},
+    {"trigger": "ambush_roll", "source": P.AMBUSH, "dest": "="},
+    {"trigger": "initiative", "source": [P.SETUP, P.AMBUSH, P.INITIATIVE], "dest": P.INITIATIVE},
+    {"trigger": "round", "source": [P.INITIATIVE, P.ROUNDS], "dest": P.ROUNDS},
+    {"trigger": "turn", "source": P.ROUNDS, "dest": "="},
+    {"trigger": "act", "source": [P.SETUP, P.ROUNDS], "dest": "="},
+    {"trigger": "gm", "source": _LIVE, "dest": "="},
+    {"trigger": "draw", "source": [P.SETUP, P.AMBUSH, P.ROUNDS], "dest": "="},
+    {"trigger": "reveal", "source": [*_LIVE, P.ENDED], "dest": "="},
+    {"trigger": "end", "source": _LIVE, "dest": P.ENDED},
+]
+
+
+class FightFlow:
+    """The fight's phase machine, a ``transitions`` machine built from :data:`PHASE_TRANSITIONS`."""
+
+    def __init__(self, phase: Phase = Phase.SETUP):
+        self.machine = Machine(model=self, states=Phase, transitions=PHASE_TRANSITIONS, initial=phase,
+                               auto_transitions=False, model_attribute="phase")
+        self.phase: Phase
+
+    def legal(self) -> list[str]:
+        """The triggers legal in the current phase, sorted."""
+        return sorted(self.machine.get_triggers(self.phase.name))
+
+
+#: The phase table for replay: ``PHASE_ORDER[(phase, trigger)]`` is the next phase.
+PHASE_ORDER: MappingProxyType[tuple[Phase, str], Phase] = _derive(FightFlow().machine, Phase)
+
+
+class OutOfPhase(RuleViolation):
+    """An event or command that does not belong in the current phase; names the phase and what is legal."""
+
+    def __init__(self, phase: Phase, trigger: str, seq: int | None = None):
+        self.phase, self.trigger, self.seq = phase, trigger, seq
+        legal = sorted(t for (p, t) in PHASE_ORDER if p is phase)
+        where = f"seq {seq}: " if seq is not None else ""
+        super().__init__("phase", f"{where}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
+                                  f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}")
+
+
+_PHASE_VERBS = {"setup": "set up (start, join)", "ambush": "start an ambush", "ambush_roll": "roll for the ambush",
+                "initiative": "roll initiative", "round": "start a round", "turn": "take or end turns",
+                "act": "act (attack, save, check, move)", "gm": "state positions, conditions or resources",
+                "draw": "draw a weapon", "reveal": "reveal the seed", "end": "end the fight"}
+
+_PHASE_PURPOSES = {"stealth": "ambush_roll", "perception": "ambush_roll", "initiative": "initiative",
+                   "roll_off": "initiative"}
+_PHASE_TRIGGERS: dict[type, str] = {
+    FightStarted: "setup", CombatantJoined: "setup", AmbushStarted: "ambush",
+    AmbushDifficultySet: "ambush_roll", SurpriseDetermined: "ambush_roll",
+    **{kind: "initiative" for kind in (InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed,
+                                       InitiativeOrderSet)},
+    RoundStarted: "round",
+    **{kind: "turn" for kind in (RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled,
+                                 ConditionTicked)},
+    WeaponDrawn: "draw", EngagementChanged: "gm", SeedRevealed: "reveal", FightEnded: "end",
+}
+
+
+def mermaid(table: MappingProxyType | None = None) -> str:
+    """A machine as a Mermaid state diagram, generated from its derived table so it cannot drift.
+
+    ``table`` is :data:`ORDER` (the action lifecycle, the default) or :data:`PHASE_ORDER`.
+    """
+    table = ORDER if table is None else table
+    states = type(next(iter(table))[0])
+    lines = ["stateDiagram-v2", f"    [*] --> {next(iter(states)).name}"]
+    rank = list(states)
+    for (source, trigger), dest in sorted(table.items(), key=lambda kv: (rank.index(kv[0][0]), kv[0][1])):
         if source is not dest:
             lines.append(f"    {source.name} --> {dest.name}: {trigger}")
-    loops: dict[Step, list[str]] = {}
-    for (source, trigger), dest in ORDER.items():
+    loops: dict[Enum, list[str]] = {}
+    for (source, trigger), dest in table.items():
         if source is dest:
             loops.setdefault(source, []).append(trigger)
-    for step in Step:
-        label = step.value + (f" (also: {', '.join(sorted(loops[step]))})" if step in loops else "")
-        lines.append(f"    {step.name}: {label}")
+    for state in states:
+        label = state.value + (f" (also: {', '.join(sorted(loops[state]))})" if state in loops else "")
+        lines.append(f"    {state.name}: {label}")
     return "\n".join(lines) + "\n"
+
+
+def phase_trigger_of(event: Event) -> str:
+    """The phase trigger an event fires: its place in the fight's flow."""
+    if isinstance(event, DiceRolled):
+        return _PHASE_PURPOSES.get(event.purpose, "act")
+    if isinstance(event, (ConditionApplied, ConditionCleared, ResourceChanged)) and event.action is None:
+        return "gm"
+    return _PHASE_TRIGGERS.get(type(event), "act")
+
+
+def next_phase(phase: Phase, event: Event, seq: int | None = None) -> Phase:
+    """The phase after ``event``; :class:`OutOfPhase` if the event does not belong in ``phase``."""
+    trigger = phase_trigger_of(event)
+    try:
+        return PHASE_ORDER[(phase, trigger)]
+    except KeyError:
+        raise OutOfPhase(phase, trigger, seq) from None
 
 
 def legal_triggers(step: Step) -> list[str]:
@@ -193,9 +345,9 @@ def legal_triggers(step: Step) -> list[str]:
     return sorted(t for (s, t) in ORDER if s is step)
 
 
-def next_step(step: Step, event: Event, seq: int | None = None) -> Step:
-    """The step after ``event``; :class:`IllegalOrder` if the event cannot come now (replay's check)."""
-    trigger = trigger_of(event)
+def next_step(step: Step, event: Event, seq: int | None = None, trigger: str | None = None) -> Step:
+    """The step after ``event`` (fired as ``trigger``, by default its own); :class:`IllegalOrder` if it cannot come now."""
+    trigger = trigger or trigger_of(event)
     try:
         return ORDER[(step, trigger)]
     except KeyError:
@@ -215,6 +367,14 @@ _TRIGGERS: dict[type, str] = {
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",
+    MovementDeclared: "declare", Moved: "resolve_move",
+    ReactionWindowOpened: "open_reactions", ReactionPassed: "pass_reaction",
+    ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
+    **{kind: "flow" for kind in (AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled,
+                                 InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet,
+                                 RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded,
+                                 BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
+                                 Disengaged, FightEnded)},
 }
 
 
@@ -222,4 +382,11 @@ def trigger_of(event: Event) -> str:
     """The lifecycle trigger an event fires."""
     if isinstance(event, DiceRolled):
         return _PURPOSE_TRIGGER.get(event.purpose, "roll_check")
+    if isinstance(event, CatchAnswered):
+        return "catch" if event.caught else "decline_catch"
     return _TRIGGERS[type(event)]
+
+
+def action_of(event: Event) -> int | None:
+    """The action an event belongs to, if any (``action`` field)."""
+    return getattr(event, "action", None)

@@ -1,8 +1,13 @@
 """Fight state and the projection that folds events into it (``evolve``), used live and in replay.
 
-Folding also checks the order of events against the action lifecycle
-(:data:`omen_core.machine.ORDER`), so a log in an impossible order cannot
-be replayed into a state.
+Folding also checks the order of events: against the fight's phases
+(:data:`omen_core.machine.PHASE_ORDER`) and against the lifecycle of the
+action each event belongs to (:data:`omen_core.machine.ORDER`), so a log in
+an impossible order cannot be replayed into a state.
+
+Actions nest: a reaction (an Attack of Opportunity, an Interrupt) is an
+action of its own, declared while another waits at its reaction window, so
+the actions in progress form a stack.
 """
 
 from __future__ import annotations
@@ -16,42 +21,66 @@ from msgspec.structs import replace
 from .content import CombatantSheet, Ruleset
 from .events import (
     GENESIS_HASH,
-    ActionCancelled,
     ActionSettled,
     AttackDeclared,
+    BonusActionsRefilled,
     CombatantJoined,
     ConditionApplied,
     ConditionCleared,
+    ConditionTicked,
     CostPaid,
     DiceRolled,
     DiceSourceKind,
+    Disengaged,
+    EngagementChanged,
     Event,
+    FightEnded,
     FightStarted,
+    HitDetermined,
+    InitiativeAgreed,
+    InitiativeOrderSet,
+    InitiativeRolled,
+    InitiativeRollOff,
+    InitiativeTied,
+    Moved,
     ResourceChanged,
-    SaveCalled,
+    RoundStarted,
     SeedRevealed,
     StoredEvent,
+    SurpriseDetermined,
+    TurnEnded,
+    TurnStarted,
+    WeaponDrawn,
 )
-from .machine import AT_REST, Step, next_step
+from .machine import DONE, IllegalOrder, Phase, Step, action_of, next_phase, next_step, trigger_of
+from .rules.ambush import SurpriseTier
+from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "PendingAction", "FightState", "evolve", "fold", "project"]
+__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "evolve", "fold", "project"]
 
 E = TypeVar("E")
 
 
 class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
-    """A combatant as the fight has left it: sheet, HP and Will (C3), Bonus Actions (C20), conditions (C28)."""
+    """A combatant as the fight has left it: resources (C3), Bonus Actions (C20), conditions (C28), gear in hand."""
 
     sheet: CombatantSheet
     hp: int
     will: int
     bonus_actions: int
     conditions: dict[str, int] = {}
+    remaining: dict[str, int] = {}
+    wielding: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
         """The combatant's id from its sheet."""
         return self.sheet.id
+
+    @property
+    def side(self) -> str:
+        """The side the combatant fights for."""
+        return self.sheet.side
 
     def has(self, condition: str) -> bool:
         """Whether the combatant has at least one stack of ``condition``."""
@@ -69,15 +98,30 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def helpless(self) -> bool:
-        """Incapacitated or paralysed: no base defense die, no Active Defense (C10)."""
+        """Incapacitated or paralysed: no base defense die, no Active Defense (C10), no reactions."""
         return self.has("Incapacitated") or self.has("Paralysed")
+
+    @property
+    def down(self) -> bool:
+        """Out of the fight for the purpose of defeat: at 0 HP, or helpless."""
+        return self.hp == 0 or self.helpless
+
+
+class Reaction(msgspec.Struct, frozen=True, kw_only=True):
+    """A reaction made to an action: who made it, as which action, and whether it hit."""
+
+    who: str
+    action: int
+    hit: bool
 
 
 class PendingAction(msgspec.Struct, frozen=True, kw_only=True):
-    """The action in progress: its number and every event it has produced so far."""
+    """An action in progress: its number, its lifecycle step, its events so far and the reactions to it."""
 
     action: int
+    step: Step
     events: tuple[Event, ...]
+    reactions: tuple[Reaction, ...] = ()
 
     def first(self, kind: type[E]) -> E | None:
         """The first event of this type in the action, if any."""
@@ -102,14 +146,44 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True):
     revealed_seed: str | None = None
     rolls: int = 0
     actions: int = 0
-    step: Step = Step.IDLE
-    pending: PendingAction | None = None
+    phase: Phase = Phase.SETUP
+    stack: tuple[PendingAction, ...] = ()
     combatants: dict[str, CombatantState] = {}
+    engagements: tuple[tuple[str, str], ...] = ()
+    surprise: dict[str, SurpriseTier] = {}
+    initiative: dict[str, int] = {}
+    ranking: tuple[tuple[str, ...], ...] = ()
+    tie_open: tuple[str, ...] = ()
+    order: tuple[str, ...] = ()
+    round: int = 0
+    turn: str | None = None
+    turn_actions: int = 0
+    turn_movement: int = 0
+    disengaged: bool = False
+    ending: FightEnded | None = None
+
+    @property
+    def pending(self) -> PendingAction | None:
+        """The innermost action in progress, if any."""
+        return self.stack[-1] if self.stack else None
+
+    @property
+    def step(self) -> Step:
+        """The lifecycle step of the innermost action in progress (IDLE when none is)."""
+        return self.stack[-1].step if self.stack else Step.IDLE
 
     @property
     def at_rest(self) -> bool:
         """No action is in progress."""
-        return self.step in AT_REST
+        return not self.stack
+
+    def engaged(self, a: str, b: str) -> bool:
+        """Whether two combatants are within each other's reach (adjacent), as stated by commands."""
+        return tuple(sorted((a, b))) in self.engagements
+
+    def engaged_with(self, who: str) -> list[str]:
+        """Everyone within reach of ``who``."""
+        return [x for pair in self.engagements if who in pair for x in pair if x != who]
 
 
 def _with(state: FightState, who: str, **changes: object) -> FightState:
@@ -119,55 +193,169 @@ def _with(state: FightState, who: str, **changes: object) -> FightState:
 
 
 def _conditions(state: FightState, who: str, name: str, stacks: int) -> FightState:
-    conditions = {k: v for k, v in state.combatants[who].conditions.items() if k != name}
+    fighter = state.combatants[who]
+    conditions = {k: v for k, v in fighter.conditions.items() if k != name}
+    remaining = {k: v for k, v in fighter.remaining.items() if k != name}
     if stacks:
         conditions[name] = stacks
-    return _with(state, who, conditions=conditions)
+        rule = state.ruleset.conditions.get(name) if state.ruleset else None
+        if rule is not None and rule.duration is not None:
+            remaining[name] = rule.duration
+    return _with(state, who, conditions=conditions, remaining=remaining)
+
+
+def _engage(state: FightState, who: str, others: Iterable[str], engaged: bool) -> FightState:
+    pairs = set(state.engagements)
+    for other in others:
+        pair = tuple(sorted((who, other)))
+        if engaged:
+            pairs.add(pair)
+        else:
+            pairs.discard(pair)
+    return replace(state, engagements=tuple(sorted(pairs)))
+
+
+def _rank(state: FightState) -> tuple[tuple[str, ...], ...]:
+    """Initiative groups from the totals so far, ties broken by AGI bonus (C19)."""
+    agi = {who: state.combatants[who].sheet.attributes.AGI.bonus for who in state.initiative}
+    return tuple(tuple(g) for g in initiative_order(state.initiative, agi))
+
+
+def _replace_group(ranking: tuple[tuple[str, ...], ...], group: tuple[str, ...],
+                   parts: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
+    out: list[tuple[str, ...]] = []
+    for g in ranking:
+        out.extend(tuple(p) for p in parts) if set(g) == set(group) else out.append(g)
+    return tuple(out)
 
 
 def _effects(state: FightState, event: Event) -> FightState:
-    """What an event changes besides the lifecycle step."""
+    """What an event changes besides the lifecycle and the phase."""
     match event:
         case FightStarted():
             return replace(state, started=True, title=event.title, ruleset=event.ruleset,
                            dice=event.dice, seed_commitment=event.seed_commitment)
         case CombatantJoined(sheet=sheet):
             bonus = state.ruleset.economy.bonus_actions if state.ruleset else 0
-            joined = CombatantState(sheet=sheet, hp=sheet.hp, will=sheet.will, bonus_actions=bonus)
+            joined = CombatantState(sheet=sheet, hp=sheet.hp, will=sheet.will, bonus_actions=bonus,
+                                    wielding=tuple(w.id for w in sheet.wielded()))
             return replace(state, combatants={**state.combatants, sheet.id: joined})
         case DiceRolled():
             return replace(state, rolls=event.counter)
-        case CostPaid(resource="bonus_action"):
-            fighter = state.combatants[event.who]
-            return _with(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
+        case CostPaid():
+            return _paid(state, event)
         case ResourceChanged():
             return _with(state, event.who, **{event.resource: event.after})
         case ConditionApplied():
             return _conditions(state, event.who, event.condition, event.stacks)
         case ConditionCleared():
             return _conditions(state, event.who, event.condition, 0)
+        case ConditionTicked():
+            fighter = state.combatants[event.who]
+            return _with(state, event.who, remaining={**fighter.remaining, event.condition: event.remaining})
         case SeedRevealed():
             return replace(state, revealed_seed=event.seed)
+    return _flow(state, event)
+
+
+def _paid(state: FightState, event: CostPaid) -> FightState:
+    if event.resource == "bonus_action":
+        fighter = state.combatants[event.who]
+        return _with(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
+    if state.turn != event.who:
+        return state
+    if event.resource == "action":
+        return replace(state, turn_actions=state.turn_actions - event.amount)
+    return replace(state, turn_movement=state.turn_movement - event.amount)
+
+
+def _flow(state: FightState, event: Event) -> FightState:
+    """The fight's flow: surprise, initiative, rounds and turns, positions, gear, the end."""
+    match event:
+        case SurpriseDetermined():
+            return replace(state, surprise={**state.surprise, event.who: event.tier})
+        case InitiativeRolled():
+            state = replace(state, initiative={**state.initiative, event.who: event.check.total})
+            return replace(state, ranking=_rank(state))
+        case InitiativeTied(allies=allies):
+            return replace(state, tie_open=event.group if allies else ())
+        case InitiativeRollOff():
+            parts = break_ties(list(event.group), {r.roller: r.total for r in event.rolls})
+            return replace(state, ranking=_replace_group(state.ranking, event.group, parts), tie_open=())
+        case InitiativeAgreed(order=order):
+            parts = [[who] for who in order]
+            return replace(state, ranking=_replace_group(state.ranking, order, parts), tie_open=())
+        case InitiativeOrderSet(order=order):
+            return replace(state, order=order)
+        case RoundStarted():
+            return replace(state, round=event.round)
+        case TurnStarted():
+            economy = state.ruleset.economy if state.ruleset else None
+            return replace(state, turn=event.who, disengaged=False,
+                           turn_actions=economy.actions if economy else 1,
+                           turn_movement=economy.movement_actions if economy else 1)
+        case TurnEnded():
+            return replace(state, turn=None, turn_actions=0, turn_movement=0, disengaged=False)
+        case BonusActionsRefilled():
+            return _with(state, event.who, bonus_actions=event.after)
+        case EngagementChanged():
+            return _engage(state, event.who, event.others, event.engaged)
+        case Moved():
+            return _engage(state, event.who, event.left, False)
+        case Disengaged():
+            fighter = state.combatants[event.who]
+            return replace(_with(state, event.who, bonus_actions=fighter.bonus_actions - event.cost),
+                           disengaged=True)
+        case WeaponDrawn():
+            fighter = state.combatants[event.who]
+            return _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
+        case FightEnded():
+            return replace(state, ending=event)
     return state
 
 
-def _track(state: FightState, event: Event) -> FightState:
-    """Keep the events of the action in progress; forget them once it settles or is cancelled."""
-    if isinstance(event, (AttackDeclared, SaveCalled)):
-        return replace(state, actions=event.action, pending=PendingAction(action=event.action, events=(event,)))
-    if isinstance(event, (ActionSettled, ActionCancelled)):
-        return replace(state, pending=None)
-    if state.pending is not None:
-        pending = replace(state.pending, events=(*state.pending.events, event))
-        return replace(state, pending=pending)
-    return state
+def _stack(state: FightState, event: Event, seq: int | None) -> tuple[PendingAction, ...]:
+    """Advance the lifecycle of the action ``event`` belongs to; push new actions, pop finished ones."""
+    stack, trigger = state.stack, trigger_of(event)
+    if trigger == "declare":
+        if stack:
+            next_step(stack[-1].step, event, seq, trigger="nest")
+        step = next_step(Step.IDLE, event, seq)
+        return (*stack, PendingAction(action=action_of(event) or 0, step=step, events=(event,)))
+    step = next_step(state.step, event, seq)
+    if not stack:
+        return stack
+    top = stack[-1]
+    action = action_of(event)
+    if action is not None and action != top.action:
+        raise IllegalOrder(top.step, trigger, [], seq, why=f"an event of action {action} while action "
+                                                          f"{top.action} is in progress")
+    top = replace(top, step=step, events=(*top.events, event))
+    if step not in DONE:
+        return (*stack[:-1], top)
+    return _pop(stack[:-1], top)
+
+
+def _pop(rest: tuple[PendingAction, ...], done: PendingAction) -> tuple[PendingAction, ...]:
+    """A finished action leaves the stack; a finished reaction is recorded on the action it answered."""
+    declared = done.events[0]
+    if rest and isinstance(declared, AttackDeclared) and declared.reacting_to == rest[-1].action:
+        hit = next((e.hit for e in done.events if isinstance(e, HitDetermined)), False)
+        outer = rest[-1]
+        reaction = Reaction(who=declared.attacker, action=done.action, hit=hit)
+        return (*rest[:-1], replace(outer, reactions=(*outer.reactions, reaction)))
+    return rest
 
 
 def evolve(state: FightState, event: Event, seq: int | None = None) -> FightState:
-    """Fold one event into the state. Pure. Raises IllegalOrder if the event cannot come now."""
-    step = next_step(state.step, event, seq)
-    state = _track(_effects(state, event), event)
-    return state if state.step is step else replace(state, step=step)
+    """Fold one event into the state. Pure. Raises IllegalOrder / OutOfPhase if the event cannot come now."""
+    phase = next_phase(state.phase, event, seq)
+    stack = _stack(state, event, seq)
+    actions = (action_of(event) or state.actions) if trigger_of(event) == "declare" else state.actions
+    state = _effects(state, event)
+    if phase is state.phase and stack is state.stack and actions == state.actions:
+        return state
+    return replace(state, phase=phase, stack=stack, actions=actions)
 
 
 def fold(state: FightState, stored: StoredEvent) -> FightState:
@@ -182,3 +370,4 @@ def project(records: Iterable[StoredEvent], state: FightState | None = None) -> 
     for rec in records:
         state = fold(state, rec)
     return state
+

@@ -63,13 +63,12 @@ def test_dice_doc_function_is_the_engines(workdir):
             assert scope["seeded_face"](seed, "doc", counter, 1, sides) == seeded_face(seed, "doc", counter, 1, sides)
 
 
-def test_machine_diagram_is_generated_from_the_machine():
-    """docs/machine.md holds exactly the Mermaid diagram generated from the lifecycle machine."""
-    from omen_core.machine import mermaid
+def test_machine_diagrams_are_generated_from_the_machines():
+    """docs/machine.md holds exactly the Mermaid diagrams generated from the phase and lifecycle machines."""
+    from omen_core.machine import PHASE_ORDER, mermaid
 
     doc = (ROOT / "docs" / "machine.md").read_text()
-    (diagram,) = re.findall(r"```mermaid\n(.*?)```", doc, re.S)
-    assert diagram == mermaid()
+    assert re.findall(r"```mermaid\n(.*?)```", doc, re.S) == [mermaid(PHASE_ORDER), mermaid()]
 
 
 def test_content_doc_sheet_loads_and_ruleset_example_runs(tmp_path):

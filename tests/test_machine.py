@@ -26,30 +26,56 @@ from omen_core.content import (
 )
 from omen_core.engine import Fight
 from omen_core.events import (
-    EVENT_TYPES,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
+    AmbushDifficultySet,
+    AmbushStarted,
     AttackDeclared,
+    BonusActionsRefilled,
+    CatchAnswered,
+    CatchWindowOpened,
     CombatantJoined,
     ConditionApplied,
     ConditionCleared,
+    ConditionTicked,
     ContestResolved,
     CostPaid,
     DamageResolved,
     DamageRouted,
     DiceRolled,
+    Disengaged,
+    EVENT_TYPES,
+    EngagementChanged,
+    FightEnded,
     FightStarted,
     HitDetermined,
+    InitiativeAgreed,
+    InitiativeOrderSet,
+    InitiativeRollOff,
+    InitiativeRolled,
+    InitiativeTied,
+    Moved,
+    MovementDeclared,
+    ReactionPassed,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
     ResourceChanged,
+    RoundEnded,
+    RoundStarted,
     RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
     SeedRevealed,
     StaticCheckResolved,
+    SurpriseDetermined,
+    TurnEnded,
+    TurnSkipped,
+    TurnStarted,
+    WeaponDrawn,
 )
 from omen_core.machine import (
     AT_REST,
@@ -156,8 +182,8 @@ class TestIllegalOrder:
             lifecycle.fire("roll_hit")
         err = info.value
         assert (err.step, err.trigger, err.legal, err.rule) == (S.DECLARED, "roll_hit",
-                                                                ["cancel", "pay", "roll_save"], "lifecycle")
-        assert "'declared'" in str(err) and "cancel, pay, roll_save" in str(err) and "roll hit" in str(err)
+                                                                ["cancel", "open_reactions", "pay", "roll_save"], "lifecycle")
+        assert "'declared'" in str(err) and "cancel, open_reactions, pay, roll_save" in str(err) and "roll hit" in str(err)
         assert lifecycle.step is S.DECLARED
 
     def test_unknown_trigger(self):
@@ -191,6 +217,13 @@ EXPECTED_TRIGGER = {
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",
+    MovementDeclared: "declare", Moved: "resolve_move", ReactionWindowOpened: "open_reactions",
+    ReactionPassed: "pass_reaction", ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
+    **{kind: "flow" for kind in (AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled,
+                                 InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet,
+                                 RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded,
+                                 BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
+                                 Disengaged, FightEnded)},
 }
 
 PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "active_defense": "roll_active_defense",
@@ -200,8 +233,8 @@ PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "acti
 
 class TestTriggerOf:
     def test_table_covers_every_event_type(self):
-        """Every event type but DiceRolled has a fixed trigger; DiceRolled's depends on its purpose."""
-        assert set(EXPECTED_TRIGGER) | {DiceRolled} == set(EVENT_TYPES)
+        """Every event type but DiceRolled and CatchAnswered has a fixed trigger; theirs depend on a field."""
+        assert set(EXPECTED_TRIGGER) | {DiceRolled, CatchAnswered} == set(EVENT_TYPES)
 
     @pytest.mark.parametrize("kind", EVENT_TYPES, ids=lambda k: k.__name__)
     @settings(max_examples=5, deadline=None)
@@ -213,6 +246,8 @@ class TestTriggerOf:
         assert trigger in TRIGGERS
         if kind is DiceRolled:
             assert trigger == PURPOSE_TRIGGER[event.purpose]
+        elif kind is CatchAnswered:
+            assert trigger == ("catch" if event.caught else "decline_catch")
         else:
             assert trigger == EXPECTED_TRIGGER[kind]
 

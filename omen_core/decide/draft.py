@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
+import msgspec
+
 from ..content import CombatantSheet, Ruleset
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, Event, PoolTag, RollPurpose
-from ..machine import IllegalOrder, Lifecycle, trigger_of
+from ..machine import FightFlow, IllegalOrder, Lifecycle, OutOfPhase, phase_trigger_of, trigger_of
 from ..state import CombatantState, FightState, evolve
 
 __all__ = ["Draft", "condition_adjustment", "effective_bonus"]
@@ -30,7 +32,6 @@ class Draft:
     def __init__(self, state: FightState, dice: DiceSource):
         self.state, self.dice = state, dice
         self.events: list[Event] = []
-        self.lifecycle = Lifecycle(state.step)
 
     @property
     def ruleset(self) -> Ruleset:
@@ -40,22 +41,41 @@ class Draft:
         return self.state.ruleset
 
     def require(self, trigger: str, rule: str = "lifecycle", why: str = "") -> None:
-        """Refuse the command unless ``trigger`` is legal at the current step; name step and legal steps."""
-        legal = self.lifecycle.legal()
-        if trigger not in legal:
-            raise IllegalOrder(self.lifecycle.step, trigger, legal, rule=rule, why=why)
+        """Refuse the command unless ``trigger`` is legal now; name the step and the legal next steps.
+
+        A new action (``declare``) is legal at rest, or nested as a reaction in
+        an action waiting at its reaction window.
+        """
+        lifecycle = Lifecycle(self.state.step)
+        legal = lifecycle.legal()
+        wanted = "nest" if trigger == "declare" and not self.state.at_rest else trigger
+        if wanted not in legal:
+            raise IllegalOrder(lifecycle.step, trigger, legal, rule=rule, why=why)
 
     def emit(self, event: E) -> E:
-        """Add an event: fire its trigger on the machine, then fold it into the state."""
-        self.lifecycle.fire(trigger_of(event))
+        """Add an event: fire it on the live phase and lifecycle machines, then fold it into the state."""
+        trigger = trigger_of(event)
+        flow = FightFlow(self.state.phase)
+        if phase_trigger_of(event) not in flow.legal():
+            raise OutOfPhase(self.state.phase, phase_trigger_of(event))
+        if trigger == "declare":
+            if not self.state.at_rest:
+                Lifecycle(self.state.step).fire("nest")
+            Lifecycle().fire(trigger)
+        else:
+            Lifecycle(self.state.step).fire(trigger)
         self.state = evolve(self.state, event)
         self.events.append(event)
         return event
 
     def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]]) -> DiceRolled:
-        """Roll a pool (in C29 order) with the fight's dice source and emit the roll."""
+        """Roll a pool (in C29 order) with the fight's dice source and emit the roll, tagged with its action."""
         request = RollRequest(self.state.fight_id, self.state.rolls + 1, purpose, roller, tuple(pool))
-        return self.emit(roll(self.dice, request))
+        rolled = roll(self.dice, request)
+        pending = self.state.pending
+        if pending is not None:
+            rolled = msgspec.structs.replace(rolled, action=pending.action)
+        return self.emit(rolled)
 
     def combatant(self, who: str) -> CombatantState:
         """A joined combatant, or :class:`UnknownCombatant`."""
