@@ -17,6 +17,8 @@ from ..events import (
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
     AttackDeclared,
+    CatchAnswered,
+    CatchWindowOpened,
     ConditionCleared,
     CostPaid,
     CritCheck,
@@ -33,45 +35,74 @@ from ..rules import attack as rules
 from ..rules.mitigation import armor_applies
 from ..rules.modifiers import HIGH_GROUND, encircled_bonus, prone_target_bonus
 from ..state import FightState, PendingAction
-from .commands import AnswerActiveDefense, DeclareAttack, RouteDamage
+from ..machine import Phase
+from .commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
 from .draft import Draft, effective_bonus
 from .effects import apply_consequences, check_consequences, deal_damage
+from .flow import require_turn
+from .reactions import open_interrupts
 
-__all__ = ["declare_attack", "answer_active_defense", "route_damage", "hit_numbers", "damage_terms",
-           "defense_ineligibility"]
+__all__ = ["declare_attack", "declare", "pay_and_roll", "answer_active_defense", "answer_catch", "after_catch",
+           "route_damage", "hit_numbers", "damage_terms", "defense_ineligibility"]
 
 UNARMED_DAMAGE = "crushing"
 
 
 def declare_attack(draft: Draft, cmd: DeclareAttack) -> None:
-    """Declare, pay, roll hit and base defense; then open the Active Defense window or resolve on."""
+    """Declare an attack on one's turn (an Action, C20); adjacent enemies may Interrupt before costs are
+    paid (C24); then pay, roll hit and base defense, and open the Active Defense window or resolve on."""
     draft.require("declare")
+    require_turn(draft, cmd.attacker, "attack")
+    if draft.state.phase is Phase.ROUNDS and draft.state.turn_actions < 1:
+        raise RuleViolation("C20", f"{cmd.attacker!r} has no Action left this turn (1 Action per turn)")
+    declare(draft, cmd)
+    if not open_interrupts(draft, cmd.attacker):
+        pay_and_roll(draft)
+
+
+def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, reacting_to: int | None = None) -> None:
+    """Check and record the declaration of an attack (a plain one, or a reaction to another action)."""
     attacker, target = draft.combatant(cmd.attacker), draft.combatant(cmd.target)
     if attacker.id == target.id:
         raise RuleViolation("§Resolving an Attack", f"{attacker.id!r} cannot attack itself")
     if attacker.helpless:
         raise RuleViolation("C10", f"{attacker.id!r} is incapacitated or paralysed and cannot attack")
-    weapon = _weapon(attacker.sheet, cmd)
+    weapon = _weapon(attacker.sheet, cmd, attacker.wielding)
+    kind = rules.attack_kind(weapon.properties if weapon else None)
+    if reaction is not None and rules.is_ranged(kind):
+        raise RuleViolation("C24" if reaction == "interrupt" else "C23",
+                            f"an {reaction.replace('_', ' ')} is a melee attack; {weapon.label} is ranged")
     if cmd.rage and attacker.sheet.features.rage is None:
         raise RuleViolation("C12", f"{attacker.id!r} has no Brute rage dice to add")
     b = cmd.branches
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
-    action = draft.state.actions + 1
     draft.emit(AttackDeclared(
-        action=action, attacker=attacker.id, target=target.id, weapon=weapon.id if weapon else None,
-        kind=rules.attack_kind(weapon.properties if weapon else None), situational=cmd.situational,
-        rage=cmd.rage, damage_modifiers=cmd.damage_modifiers, branches=cmd.branches))
-    draft.emit(CostPaid(action=action, who=attacker.id, resource="action", amount=1, purpose="attack"))
+        action=draft.state.actions + 1, attacker=attacker.id, target=target.id,
+        weapon=weapon.id if weapon else None, kind=kind, situational=cmd.situational, rage=cmd.rage,
+        damage_modifiers=cmd.damage_modifiers, branches=cmd.branches, reaction=reaction,
+        reacting_to=reacting_to))
+
+
+def pay_and_roll(draft: Draft) -> None:
+    """Pay the attack's cost (an Action, or Bonus Actions for a reaction, C22), roll, open or skip the window."""
+    decl = _declaration(draft.state)
+    costs = draft.ruleset.reaction_costs
+    if decl.reaction is None:
+        draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="action", amount=1, purpose="attack"))
+    else:
+        amount = costs.interrupt if decl.reaction == "interrupt" else costs.attack_of_opportunity
+        draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="bonus_action", amount=amount,
+                            purpose=decl.reaction.replace("_", " ")))
     _roll_hit_and_defense(draft)
     _open_or_skip_window(draft)
 
 
-def _weapon(sheet: CombatantSheet, cmd: DeclareAttack) -> Weapon | None:
-    """The weapon named, else the first wielded one; None for an unarmed attack (C12)."""
+def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...] | None = None) -> Weapon | None:
+    """The weapon named, else the first one in hand; None for an unarmed attack (C12)."""
     if cmd.unarmed:
         return None
     if cmd.weapon is None:
-        wielded = sheet.wielded()
+        wielded = [w for w in sheet.weapons if w.id in wielding] if wielding is not None else sheet.wielded()
         return wielded[0] if wielded else None
     weapon = sheet.weapon(cmd.weapon)
     if weapon is None:
@@ -129,7 +160,7 @@ def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
     """Why the target may not use ``defense`` against this attack (C9), or None if it may."""
     target = state.combatants[decl.target]
     sheet = target.sheet
-    parry_weapon = _parry_weapon(sheet, weapon_id)
+    parry_weapon = _parry_weapon(sheet, weapon_id, target.wielding)
     return rules.ineligibility(
         defense, decl.kind, prone=target.prone, weapon=parry_weapon is not None,
         magical_weapon=parry_weapon is not None and "magical" in parry_weapon.properties,
@@ -137,9 +168,9 @@ def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
         veteran_shield=sheet.training.veteran_shield)
 
 
-def _parry_weapon(sheet: CombatantSheet, weapon_id: str | None) -> Weapon | None:
-    """The wielded weapon a Parry uses: the one named, else the first wielded (C9)."""
-    wielded = sheet.wielded()
+def _parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...]) -> Weapon | None:
+    """The weapon in hand a Parry uses: the one named, else the first in hand (C9)."""
+    wielded = [w for w in sheet.weapons if w.id in wielding]
     if weapon_id is None:
         return wielded[0] if wielded else None
     return next((w for w in wielded if w.id == weapon_id), None)
@@ -163,7 +194,8 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     if why is not None:
         raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {why}")
     sheet = draft.sheet(cmd.defender)
-    weapon = _parry_weapon(sheet, cmd.weapon) if cmd.defense == "parry" else None
+    weapon = (_parry_weapon(sheet, cmd.weapon, draft.combatant(cmd.defender).wielding)
+              if cmd.defense == "parry" else None)
     draft.emit(ActiveDefenseChosen(action=opened.action, defender=cmd.defender, defense=cmd.defense,
                                    weapon=weapon.id if weapon else None))
     draft.emit(CostPaid(action=opened.action, who=cmd.defender, resource="bonus_action",
@@ -190,7 +222,26 @@ def _determine_hit(draft: Draft) -> None:
     decl = _declaration(state)
     draft.emit(HitDetermined(action=decl.action, attack=attack, defense=defense, hit=hit, crit_check=crit,
                              crit=hit and crit.exceeds))
-    if hit and draft.sheet(decl.attacker).features.rogue_routing:
+    if hit and _catchable(draft, decl):
+        draft.emit(CatchWindowOpened(action=decl.action, target=decl.target))
+        return
+    after_catch(draft)
+
+
+def _catchable(draft: Draft, decl: AttackDeclared) -> bool:
+    """A thrown item about to hit opens a Catch window for a target who can act and pay (C22)."""
+    weapon = draft.sheet(decl.attacker).weapon(decl.weapon) if decl.weapon else None
+    target = draft.combatant(decl.target)
+    return (weapon is not None and "thrown" in weapon.properties and not target.helpless
+            and target.bonus_actions >= draft.ruleset.reaction_costs.catch)
+
+
+def after_catch(draft: Draft) -> None:
+    """A hit that was not caught: a Rogue's routing window (C12), else damage."""
+    state = draft.state
+    decl = _declaration(state)
+    determined = state.pending.first(HitDetermined)
+    if determined.hit and draft.sheet(decl.attacker).features.rogue_routing:
         hit_roll = _roll(state.pending, "hit")
         draft.emit(RoutingWindowOpened(action=decl.action, attacker=decl.attacker, dice=hit_roll.dice))
         return
@@ -207,6 +258,29 @@ def route_damage(draft: Draft, cmd: RouteDamage) -> None:
         raise RuleViolation("C12", f"die {cmd.die} is not in the hit pool (dice 0 to {len(opened.dice) - 1})")
     draft.emit(DamageRouted(action=opened.action, attacker=cmd.attacker, die=cmd.die))
     _resolve_outcome(draft)
+
+
+def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
+    """The target catches the thrown item (1 Bonus Action, C22: no damage, no on-hit effects) or lets it hit."""
+    draft.require("catch" if cmd.catch else "decline_catch", rule="C22", why="no Catch window is open")
+    opened = draft.state.pending.first(CatchWindowOpened)
+    if cmd.who != opened.target:
+        raise RuleViolation("C22", f"the Catch window is {opened.target!r}'s, not {cmd.who!r}'s")
+    draft.emit(CatchAnswered(action=opened.action, who=cmd.who, caught=cmd.catch))
+    if not cmd.catch:
+        after_catch(draft)
+        return
+    cost = draft.ruleset.reaction_costs.catch
+    draft.emit(CostPaid(action=opened.action, who=cmd.who, resource="bonus_action", amount=cost, purpose="Catch"))
+    _finish(draft, _declaration(draft.state))
+
+
+def _finish(draft: Draft, decl: AttackDeclared) -> None:
+    """Attacking from hiding ends Unseen (C27); the action settles."""
+    if draft.combatant(decl.attacker).unseen:
+        draft.emit(ConditionCleared(action=decl.action, who=decl.attacker, condition="Unseen",
+                                    reason="attacked from hiding: no longer Unseen (C27)"))
+    draft.emit(ActionSettled(action=decl.action))
 
 
 def _resolve_outcome(draft: Draft) -> None:
@@ -230,10 +304,7 @@ def _resolve_outcome(draft: Draft) -> None:
         branch = b.on_miss
     apply_consequences(draft, decl.action, branch, actor=decl.attacker, target=decl.target, spell=spell,
                        source=f"attack {decl.action}")
-    if draft.combatant(decl.attacker).unseen:
-        draft.emit(ConditionCleared(action=decl.action, who=decl.attacker, condition="Unseen",
-                                    reason="attacked from hiding: no longer Unseen (C27)"))
-    draft.emit(ActionSettled(action=decl.action))
+    _finish(draft, decl)
 
 
 # -- the numbers, from the action's events --------------------------------------------------

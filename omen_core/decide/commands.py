@@ -12,12 +12,13 @@ AnswerActiveDefense(defender='kael', defense='block', weapon=None)
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
 from ..content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
 from ..events import DiceSourceKind, Modifier, Situational
+from ..rules.ambush import TimeWaited
 from ..rules.attack import ActiveDefense
 
 __all__ = [
@@ -35,6 +36,19 @@ __all__ = [
     "ApplyConditionCommand",
     "ClearConditionCommand",
     "RevealSeed",
+    "BeginAmbush",
+    "RollInitiative",
+    "AgreeInitiative",
+    "RollOff",
+    "EndTurn",
+    "Move",
+    "Disengage",
+    "React",
+    "PassReaction",
+    "AnswerCatch",
+    "Engage",
+    "Draw",
+    "EndFight",
     "Command",
 ]
 
@@ -158,6 +172,98 @@ class RevealSeed(CommandBase, kw_only=True):
     seed: str
 
 
+class BeginAmbush(CommandBase, kw_only=True):
+    """Ambushers roll Stealth for the Ambush Difficulty (C17), or the GM presets it; defenders roll Perception (C18).
+
+    Give ``time_waited`` or ``difficulty`` (a GM preset), not both.
+    """
+
+    ambushers: tuple[str, ...]
+    defenders: tuple[str, ...]
+    time_waited: TimeWaited | None = None
+    difficulty: int | None = None
+
+
+class RollInitiative(CommandBase, kw_only=True):
+    """Everyone rolls Initiative, an AGI check with its modifiers (C19); ties are broken by the ladder."""
+
+    modifiers: dict[str, tuple[Modifier, ...]] = {}
+
+
+class AgreeInitiative(CommandBase, kw_only=True):
+    """Tied allies agree their order instead of rolling off (C19)."""
+
+    order: tuple[str, ...]
+
+
+class RollOff(CommandBase, kw_only=True):
+    """Tied allies choose to roll off after all (C19)."""
+
+
+class EndTurn(CommandBase, kw_only=True):
+    """The turn's owner ends its turn; the next combatant in initiative order begins."""
+
+    who: str
+
+
+class Move(CommandBase, kw_only=True):
+    """A Movement Action; ``leaves`` names the enemies whose reach it leaves (C23)."""
+
+    who: str
+    leaves: tuple[str, ...] = ()
+
+
+class Disengage(CommandBase, kw_only=True):
+    """Disengage (1 Bonus Action, C22): this turn's movement provokes no Attack of Opportunity (C23)."""
+
+    who: str
+
+
+class React(CommandBase, kw_only=True):
+    """Take the reaction an open window offers (an Attack of Opportunity or an Interrupt): a basic attack."""
+
+    who: str
+    weapon: str | None = None
+    unarmed: bool = False
+
+
+class PassReaction(CommandBase, kw_only=True):
+    """Let an open reaction window pass."""
+
+    who: str
+
+
+class AnswerCatch(CommandBase, kw_only=True):
+    """The target of a thrown item catches it (1 Bonus Action, C22) or lets it hit."""
+
+    who: str
+    catch: bool
+
+
+class Engage(CommandBase, kw_only=True):
+    """The GM states who is within reach of (adjacent to) whom, or no longer is."""
+
+    who: str
+    others: tuple[str, ...]
+    engaged: bool = True
+
+
+class Draw(CommandBase, kw_only=True):
+    """Draw a weapon from the sheet into hand (§Preparing for Combat, C18)."""
+
+    who: str
+    weapon: str
+
+
+class EndFight(CommandBase, kw_only=True):
+    """End the fight: by the GM's call, or because a side yielded, fled or was defeated (§Your Turn)."""
+
+    reason: Literal["gm", "yielded", "fled", "defeated"] = "gm"
+    side: str | None = None
+    note: str = ""
+
+
 Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerActiveDefense
            | RouteDamage | CallSave | CancelAction | ApplyConditionCommand | ClearConditionCommand
-           | RevealSeed)
+           | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
+           | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | EndFight)

@@ -22,34 +22,50 @@ from ..events import (
 )
 from ..rules.checks import save_succeeds
 from ..rules.mitigation import armor_applies, mitigate
+from ..machine import Phase
 from ..state import FightState
 from .checks import roll_side
 from .commands import CallSave, CheckSpec
 from .draft import Draft
+from .flow import require_turn
+from .reactions import open_interrupts
 from .setup import check_damage_type, condition_stacks
 
-__all__ = ["call_save", "apply_consequences", "deal_damage", "mitigation_for", "check_consequences"]
+__all__ = ["call_save", "resolve_save", "apply_consequences", "deal_damage", "mitigation_for", "check_consequences"]
 
 
 def call_save(draft: Draft, cmd: CallSave) -> None:
-    """An effect calls for a save: saver's die, then the caller's (C29); the saver wins ties (C15)."""
+    """An effect calls for a save. If it costs an Action on the caller's turn, adjacent enemies may
+    Interrupt first (C24); then the saver's die, then the caller's (C29); the saver wins ties (C15)."""
     draft.require("declare")
     caller, saver = draft.combatant(cmd.caller), draft.combatant(cmd.saver)
     if caller.helpless:
         raise RuleViolation("C10", f"{caller.id!r} is incapacitated or paralysed and cannot act")
     effect = cmd.effect
     check_consequences(draft, [*effect.on_success, *effect.on_failure], effect.name)
-    action = draft.state.actions + 1
-    draft.emit(SaveCalled(action=action, caller=caller.id, saver=saver.id, effect=effect))
     if effect.action_cost:
-        draft.emit(CostPaid(action=action, who=caller.id, resource="action", amount=effect.action_cost,
+        require_turn(draft, caller.id, f"use {effect.name}")
+        if draft.state.phase is Phase.ROUNDS and draft.state.turn_actions < effect.action_cost:
+            raise RuleViolation("C20", f"{caller.id!r} has no Action left this turn for {effect.name}")
+    draft.emit(SaveCalled(action=draft.state.actions + 1, caller=caller.id, saver=saver.id, effect=effect))
+    if effect.action_cost and open_interrupts(draft, caller.id):
+        return
+    resolve_save(draft)
+
+
+def resolve_save(draft: Draft) -> None:
+    """Pay the effect's Action, roll both dice, resolve the save and apply its branch in written order (C25)."""
+    called = draft.state.pending.first(SaveCalled)
+    action, effect = called.action, called.effect
+    if effect.action_cost:
+        draft.emit(CostPaid(action=action, who=called.caller, resource="action", amount=effect.action_cost,
                             purpose=effect.name))
-    saving = roll_side(draft, CheckSpec(who=saver.id, attribute=effect.save), "save", "save")
-    opposing = roll_side(draft, CheckSpec(who=caller.id, attribute=effect.against), "save", "save")
+    saving = roll_side(draft, CheckSpec(who=called.saver, attribute=effect.save), "save", "save")
+    opposing = roll_side(draft, CheckSpec(who=called.caller, attribute=effect.against), "save", "save")
     success = save_succeeds(saving.total, opposing.total)
     draft.emit(SaveResolved(action=action, effect=effect.name, saver=saving, opposing=opposing, success=success))
     branch = effect.on_success if success else effect.on_failure
-    apply_consequences(draft, action, branch, actor=caller.id, target=saver.id, spell=effect.spell,
+    apply_consequences(draft, action, branch, actor=called.caller, target=called.saver, spell=effect.spell,
                        source=effect.name)
     draft.emit(ActionSettled(action=action))
 

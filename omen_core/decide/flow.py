@@ -1,0 +1,290 @@
+"""Deciding the fight's flow: ambush (C17, C18), initiative (C19), rounds and turns (C20, C21), the end.
+
+Also the GM's statements about positions (who is within whose reach), drawing
+weapons, Disengage, and the check after each command that ends a fight when a
+side is defeated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import RuleViolation
+from ..events import (
+    AmbushDifficultySet,
+    AmbushStarted,
+    BonusActionsRefilled,
+    ConditionCleared,
+    ConditionTicked,
+    Disengaged,
+    EngagementChanged,
+    FightEnded,
+    InitiativeAgreed,
+    InitiativeOrderSet,
+    InitiativeRolled,
+    InitiativeRollOff,
+    InitiativeTied,
+    Modifier,
+    RoundEnded,
+    RoundStarted,
+    SurpriseDetermined,
+    TurnEnded,
+    TurnSkipped,
+    TurnStarted,
+    WeaponDrawn,
+)
+from ..machine import Phase
+from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
+from .checks import roll_side
+from .commands import (
+    AgreeInitiative,
+    BeginAmbush,
+    CheckSpec,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
+    RollInitiative,
+    RollOff,
+)
+from .draft import Draft
+
+__all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
+           "disengage", "end_fight", "require_turn", "check_defeat"]
+
+
+# -- ambush ---------------------------------------------------------------------------------
+
+
+def begin_ambush(draft: Draft, cmd: BeginAmbush) -> None:
+    """C17: each ambusher rolls Stealth (declared order) for the difficulty, unless the GM presets it;
+    then each defender rolls Perception against it (C18, C29)."""
+    if (cmd.time_waited is None) == (cmd.difficulty is None):
+        raise RuleViolation("C17", "give either the time the ambushers waited or a preset difficulty")
+    _distinct(draft, [*cmd.ambushers, *cmd.defenders], "an ambush")
+    if not cmd.ambushers or not cmd.defenders:
+        raise RuleViolation("C17", "an ambush needs ambushers and defenders")
+    draft.emit(AmbushStarted(ambushers=cmd.ambushers, defenders=cmd.defenders, time_waited=cmd.time_waited,
+                             preset_difficulty=cmd.difficulty))
+    if cmd.time_waited is not None:
+        stealth = tuple(roll_side(draft, CheckSpec(who=who, skill="Stealth"), "stealth", "check")
+                        for who in cmd.ambushers)
+        difficulty = ambush_difficulty([s.total for s in stealth], cmd.time_waited)
+        draft.emit(AmbushDifficultySet(stealth=stealth, time_waited=cmd.time_waited, difficulty=difficulty))
+    else:
+        assert cmd.difficulty is not None
+        difficulty = cmd.difficulty
+        draft.emit(AmbushDifficultySet(difficulty=difficulty))
+    for who in cmd.defenders:
+        perception = roll_side(draft, CheckSpec(who=who, skill="Perception"), "perception", "check")
+        draft.emit(SurpriseDetermined(who=who, perception=perception, difficulty=difficulty,
+                                      tier=surprise_tier(perception.total, difficulty)))
+
+
+def _distinct(draft: Draft, who: Iterable[str], what: str) -> None:
+    seen: set[str] = set()
+    for w in who:
+        draft.combatant(w)
+        if w in seen:
+            raise RuleViolation("setup", f"{w!r} is named twice in {what}")
+        seen.add(w)
+
+
+# -- initiative -----------------------------------------------------------------------------
+
+
+def roll_initiative(draft: Draft, cmd: RollInitiative) -> None:
+    """C19: everyone rolls an AGI check (in the order they joined, C29), Partial Surprise at −5 (C18)."""
+    if draft.state.initiative:
+        raise RuleViolation("C19", "initiative has already been rolled")
+    for who in cmd.modifiers:
+        draft.combatant(who)
+    if len(draft.state.combatants) < 2:
+        raise RuleViolation("C19", "a fight needs at least two combatants")
+    for who in draft.state.combatants:
+        mods = tuple(cmd.modifiers.get(who, ()))
+        if draft.state.surprise.get(who) == "partial":
+            mods += (Modifier(source="Partial Surprise (C18)", value=PARTIAL_SURPRISE_INITIATIVE),)
+        check = roll_side(draft, CheckSpec(who=who, attribute="AGI", modifiers=mods), "initiative", "check")
+        draft.emit(InitiativeRolled(who=who, check=check))
+    _settle_ties(draft)
+
+
+def _settle_ties(draft: Draft) -> None:
+    """Roll off tied groups of foes until broken; stop at a tied group of allies, who may agree (C19)."""
+    while True:
+        tied = next((g for g in draft.state.ranking if len(g) > 1), None)
+        if tied is None:
+            break
+        allies = len({draft.combatant(w).side for w in tied}) == 1
+        draft.emit(InitiativeTied(group=tied, allies=allies))
+        if allies:
+            return
+        _roll_off(draft, tied)
+    draft.emit(InitiativeOrderSet(order=tuple(w for g in draft.state.ranking for w in g)))
+    _start_round(draft, 1)
+
+
+def _roll_off(draft: Draft, group: tuple[str, ...]) -> None:
+    rolls = tuple(roll_side(draft, CheckSpec(who=w, attribute="AGI"), "roll_off", "check") for w in group)
+    draft.emit(InitiativeRollOff(group=group, rolls=rolls))
+
+
+def agree_initiative(draft: Draft, cmd: AgreeInitiative) -> None:
+    """C19: tied allies may simply agree who goes first."""
+    group = _open_tie(draft)
+    if sorted(cmd.order) != sorted(group):
+        raise RuleViolation("C19", f"the agreed order must list exactly the tied allies {list(group)}")
+    draft.emit(InitiativeAgreed(order=cmd.order))
+    _settle_ties(draft)
+
+
+def roll_off(draft: Draft, cmd: RollOff) -> None:
+    """C19: tied allies roll off after all."""
+    _roll_off(draft, _open_tie(draft))
+    _settle_ties(draft)
+
+
+def _open_tie(draft: Draft) -> tuple[str, ...]:
+    if not draft.state.tie_open:
+        raise RuleViolation("C19", "no initiative tie among allies is waiting for a decision")
+    return draft.state.tie_open
+
+
+# -- rounds and turns -----------------------------------------------------------------------
+
+
+def _start_round(draft: Draft, number: int) -> None:
+    draft.emit(RoundStarted(round=number))
+    _begin_turn(draft, 0)
+
+
+def _begin_turn(draft: Draft, index: int) -> None:
+    """A turn begins: Bonus Actions refill (C20); a Completely Surprised combatant loses its first-round
+    turn but its Bonus Actions still refill when the turn would have come (C21); turn-start conditions tick."""
+    state = draft.state
+    if index >= len(state.order):
+        _end_round(draft)
+        return
+    who = state.order[index]
+    skipped = state.round == 1 and state.surprise.get(who) == "complete"
+    if not skipped:
+        draft.emit(TurnStarted(round=state.round, who=who))
+    _refill(draft, who)
+    if skipped:
+        draft.emit(TurnSkipped(round=state.round, who=who,
+                               reason="Completely Surprised: loses its first-round turn (C18, C21)"))
+        _begin_turn(draft, index + 1)
+        return
+    tick(draft, [who], "turn_start")
+
+
+def _refill(draft: Draft, who: str) -> None:
+    fighter = draft.combatant(who)
+    full = draft.ruleset.economy.bonus_actions
+    if fighter.bonus_actions != full:
+        draft.emit(BonusActionsRefilled(who=who, before=fighter.bonus_actions, after=full))
+
+
+def _end_round(draft: Draft) -> None:
+    number = draft.state.round
+    tick(draft, list(draft.state.combatants), "round_end")
+    draft.emit(RoundEnded(round=number))
+    _start_round(draft, number + 1)
+
+
+def tick(draft: Draft, who: Iterable[str], timing: str) -> None:
+    """Conditions with a duration tick at their timing (C25, C28); at 0 they clear."""
+    rules = draft.ruleset.conditions
+    for w in who:
+        fighter = draft.combatant(w)
+        for name in list(fighter.conditions):
+            rule = rules.get(name)
+            if rule is None or rule.tick != timing or name not in fighter.remaining:
+                continue
+            left = fighter.remaining[name] - 1
+            draft.emit(ConditionTicked(who=w, condition=name, remaining=left))
+            if left <= 0:
+                draft.emit(ConditionCleared(action=None, who=w, condition=name, reason="its duration ran out (C28)"))
+
+
+def end_turn(draft: Draft, cmd: EndTurn) -> None:
+    """The owner ends its turn: turn-end conditions tick, the next combatant begins (or the round ends)."""
+    require_turn(draft, cmd.who, "end the turn")
+    draft.require("flow", why="the turn cannot end while an action is in progress")
+    tick(draft, [cmd.who], "turn_end")
+    draft.emit(TurnEnded(round=draft.state.round, who=cmd.who))
+    _begin_turn(draft, draft.state.order.index(cmd.who) + 1)
+
+
+def require_turn(draft: Draft, who: str, what: str) -> None:
+    """In the rounds phase, only the turn's owner may act on its turn (§Your Turn)."""
+    draft.combatant(who)
+    state = draft.state
+    if state.phase is Phase.ROUNDS and state.turn != who:
+        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: it is {state.turn!r}'s turn "
+                                          f"(round {state.round})")
+
+
+# -- positions, gear, Disengage, the end ----------------------------------------------------
+
+
+def engage(draft: Draft, cmd: Engage) -> None:
+    """The GM states who is within whose reach; positions are abstract (no grid)."""
+    draft.combatant(cmd.who)
+    for other in cmd.others:
+        draft.combatant(other)
+        if other == cmd.who:
+            raise RuleViolation("setup", f"{cmd.who!r} cannot be engaged with itself")
+    draft.emit(EngagementChanged(who=cmd.who, others=cmd.others, engaged=cmd.engaged))
+
+
+def draw(draft: Draft, cmd: Draw) -> None:
+    """Draw a weapon carried on the sheet; a Completely Surprised combatant cannot in the first round (C18)."""
+    sheet = draft.sheet(cmd.who)
+    state = draft.state
+    if sheet.weapon(cmd.weapon) is None:
+        raise RuleViolation("§Preparing for Combat", f"{cmd.who!r} carries no weapon {cmd.weapon!r}")
+    if cmd.weapon in draft.combatant(cmd.who).wielding:
+        raise RuleViolation("§Preparing for Combat", f"{cmd.who!r} already holds {cmd.weapon!r}")
+    if state.surprise.get(cmd.who) == "complete" and state.round <= 1:
+        raise RuleViolation("C18", f"{cmd.who!r} is Completely Surprised and cannot draw equipment that was "
+                                   "not already equipped")
+    require_turn(draft, cmd.who, "draw a weapon")
+    draft.emit(WeaponDrawn(who=cmd.who, weapon=cmd.weapon))
+
+
+def disengage(draft: Draft, cmd: Disengage) -> None:
+    """C22: 1 Bonus Action; the movement that follows this turn provokes no Attack of Opportunity (C23)."""
+    require_turn(draft, cmd.who, "Disengage")
+    draft.require("flow", why="Disengage is taken between actions")
+    cost = draft.ruleset.reaction_costs.disengage
+    if draft.combatant(cmd.who).bonus_actions < cost:
+        raise RuleViolation("C22", f"{cmd.who!r} has no Bonus Action left for Disengage (costs {cost})")
+    draft.emit(Disengaged(who=cmd.who, cost=cost))
+
+
+def end_fight(draft: Draft, cmd: EndFight) -> None:
+    """The GM ends the fight, or records that a side yielded, fled or was defeated."""
+    draft.require("flow", why="the fight cannot end in the middle of an action")
+    if cmd.side is not None and cmd.side not in {c.side for c in draft.state.combatants.values()}:
+        raise RuleViolation("§Your Turn", f"no side {cmd.side!r} in this fight")
+    if cmd.reason != "gm" and cmd.side is None:
+        raise RuleViolation("§Your Turn", f"say which side has {cmd.reason}")
+    draft.emit(FightEnded(reason=cmd.reason, side=cmd.side, note=cmd.note))
+
+
+def check_defeat(draft: Draft) -> None:
+    """After a command in the rounds: a side whose every combatant is down (0 HP or helpless) is defeated."""
+    state = draft.state
+    if state.phase is not Phase.ROUNDS or not state.at_rest:
+        return
+    sides: dict[str, list[bool]] = {}
+    for fighter in state.combatants.values():
+        sides.setdefault(fighter.side, []).append(fighter.down)
+    beaten = [side for side, down in sides.items() if all(down)]
+    if beaten and len(sides) > 1:
+        standing = [side for side in sides if side not in beaten]
+        note = f"every combatant of {beaten[0]} is down" + (f"; {standing[0]} stands" if len(standing) == 1 else "")
+        draft.emit(FightEnded(reason="defeated", side=beaten[0], note=note))

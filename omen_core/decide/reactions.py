@@ -1,0 +1,143 @@
+"""Deciding reaction windows: who may Interrupt (C24) or make an Attack of Opportunity (C23), movement, passing.
+
+A reaction is an action of its own, nested in the action it answers; the
+window stays open until every responder has reacted or passed (or an
+Interrupt has hit), and the fight cannot move on while it is open.
+"""
+
+from __future__ import annotations
+
+from ..errors import RuleViolation
+from ..events import (
+    ActionSettled,
+    AttackDeclared,
+    CostPaid,
+    Moved,
+    MovementDeclared,
+    ReactionPassed,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
+    SaveCalled,
+)
+from ..machine import Phase, Step
+from ..state import FightState, PendingAction
+from .commands import Move, PassReaction
+from .draft import Draft
+from .flow import require_turn
+
+__all__ = ["open_interrupts", "move", "finish_move", "pass_reaction", "reaction_window", "answered", "window_done",
+           "close_window", "actor_of", "interrupted"]
+
+
+def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
+    side = state.combatants[who].side
+    return [w for w in among if state.combatants[w].side != side]
+
+
+def _can_react(state: FightState, who: str, cost: int) -> bool:
+    fighter = state.combatants[who]
+    return not fighter.helpless and fighter.hp > 0 and fighter.bonus_actions >= cost
+
+
+def open_interrupts(draft: Draft, actor: str) -> bool:
+    """C24: when an Action is declared in the rounds, each adjacent enemy with 2 Bonus Actions gets a window
+    before its costs are paid. Returns whether a window opened."""
+    state = draft.state
+    if state.phase is not Phase.ROUNDS:
+        return False
+    cost = draft.ruleset.reaction_costs.interrupt
+    responders = tuple(w for w in _enemies(state, actor, state.engaged_with(actor)) if _can_react(state, w, cost))
+    if not responders:
+        return False
+    draft.emit(ReactionWindowOpened(action=state.pending.action, reaction="interrupt", responders=responders))
+    return True
+
+
+def move(draft: Draft, cmd: Move) -> None:
+    """A Movement Action (C20); leaving an enemy's reach opens an Attack of Opportunity window for each such
+    enemy able to react, unless the mover Disengaged earlier this turn (C23)."""
+    draft.require("declare")
+    require_turn(draft, cmd.who, "move")
+    state = draft.state
+    if state.phase is Phase.ROUNDS and state.turn_movement < 1:
+        raise RuleViolation("C20", f"{cmd.who!r} has no Movement Action left this turn (1 per turn)")
+    for other in cmd.leaves:
+        draft.combatant(other)
+        if not state.engaged(cmd.who, other):
+            raise RuleViolation("C23", f"{cmd.who!r} is not within {other!r}'s reach, so cannot leave it")
+    action = state.actions + 1
+    draft.emit(MovementDeclared(action=action, who=cmd.who, leaves=cmd.leaves))
+    draft.emit(CostPaid(action=action, who=cmd.who, resource="movement_action", amount=1, purpose="movement"))
+    cost = draft.ruleset.reaction_costs.attack_of_opportunity
+    responders = () if draft.state.disengaged else tuple(
+        w for w in _enemies(draft.state, cmd.who, list(cmd.leaves)) if _can_react(draft.state, w, cost))
+    if responders:
+        draft.emit(ReactionWindowOpened(action=action, reaction="attack_of_opportunity", responders=responders))
+        return
+    finish_move(draft)
+
+
+def finish_move(draft: Draft) -> None:
+    """The movement completes: the mover leaves the reach it said it would leave."""
+    decl = draft.state.pending.first(MovementDeclared)
+    draft.emit(Moved(action=decl.action, who=decl.who, left=decl.leaves))
+    draft.emit(ActionSettled(action=decl.action))
+
+
+def _window(draft: Draft, who: str, rule: str) -> ReactionWindowOpened:
+    """The open reaction window ``who`` may answer, or a RuleViolation saying why not."""
+    pending = draft.state.pending
+    opened = pending.first(ReactionWindowOpened) if pending else None
+    if opened is None or draft.state.step is not Step.REACTIONS_OPEN:
+        raise RuleViolation(rule, "no reaction window is open")
+    if who not in opened.responders:
+        raise RuleViolation(rule, f"{who!r} may not answer this window (responders: {', '.join(opened.responders)})")
+    if who in answered(pending):
+        raise RuleViolation(rule, f"{who!r} has already answered this window")
+    return opened
+
+
+def pass_reaction(draft: Draft, cmd: PassReaction) -> None:
+    """A responder lets the window pass."""
+    opened = _window(draft, cmd.who, "C23")
+    draft.emit(ReactionPassed(action=opened.action, who=cmd.who))
+
+
+def reaction_window(draft: Draft, who: str) -> ReactionWindowOpened:
+    """The window a React command answers (rule C24 for Interrupts, C23 for Attacks of Opportunity)."""
+    pending = draft.state.pending
+    opened = pending.first(ReactionWindowOpened) if pending else None
+    return _window(draft, who, "C24" if opened and opened.reaction == "interrupt" else "C23")
+
+
+def answered(pending: PendingAction) -> set[str]:
+    """Everyone who has passed or reacted in the action's window."""
+    return {p.who for p in pending.all(ReactionPassed)} | {r.who for r in pending.reactions}
+
+
+def interrupted(pending: PendingAction) -> bool:
+    """C24: an Interrupt that hit cancels the declared Action."""
+    opened = pending.first(ReactionWindowOpened)
+    return opened is not None and opened.reaction == "interrupt" and any(r.hit for r in pending.reactions)
+
+
+def window_done(pending: PendingAction) -> bool:
+    """The window may close: everyone answered, or an Interrupt hit."""
+    opened = pending.first(ReactionWindowOpened)
+    return set(opened.responders) <= answered(pending) or interrupted(pending)
+
+
+def close_window(draft: Draft) -> None:
+    """Close the innermost action's reaction window."""
+    draft.emit(ReactionWindowClosed(action=draft.state.pending.action))
+
+
+def actor_of(pending: PendingAction) -> str:
+    """Who is acting in an action: the attacker, the caller of a save, the mover."""
+    first = pending.events[0]
+    if isinstance(first, AttackDeclared):
+        return first.attacker
+    if isinstance(first, SaveCalled):
+        return first.caller
+    assert isinstance(first, MovementDeclared)
+    return first.who
