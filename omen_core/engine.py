@@ -25,7 +25,20 @@ import structlog
 
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset
 from .decide import (
+    AgreeInitiative,
     AnswerActiveDefense,
+    AnswerCatch,
+    BeginAmbush,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
+    Move,
+    PassReaction,
+    React,
+    RollInitiative,
+    RollOff,
     ApplyConditionCommand,
     CallSave,
     CancelAction,
@@ -45,6 +58,9 @@ from .dice import DiceSource, NoDice, SeededDice
 from .errors import RuleViolation
 from .events import (
     ActiveDefenseWindowOpened,
+    CatchWindowOpened,
+    InitiativeTied,
+    ReactionWindowOpened,
     ContestResolved,
     Encircled,
     Event,
@@ -56,6 +72,8 @@ from .events import (
     seal,
     verify_chain,
 )
+from .machine import Step
+from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
 from .state import FightState, fold, project
 from .store.base import EventStore, check_fight_id
@@ -63,6 +81,9 @@ from .store.base import EventStore, check_fight_id
 __all__ = ["Clock", "system_clock", "Fight"]
 
 Clock = Callable[[], int]
+Window = ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
+WINDOWS = (ActiveDefenseWindowOpened, RoutingWindowOpened, ReactionWindowOpened, CatchWindowOpened)
+_WAITING = (Step.WINDOW_OPEN, Step.ROUTING_OPEN, Step.REACTIONS_OPEN, Step.CATCH_OPEN)
 E = TypeVar("E")
 log = structlog.get_logger(__name__)
 
@@ -215,12 +236,72 @@ class Fight:
         """Cancel the declared action before it resolves."""
         return self._events(self.execute(CancelAction(reason=reason)))
 
+    def ambush(self, ambushers: Sequence[str], defenders: Sequence[str], *, time_waited: TimeWaited | None = None,
+               difficulty: int | None = None) -> list[Event]:
+        """Ambushers roll Stealth for the difficulty (or the GM presets it); defenders roll Perception (C17, C18)."""
+        return self._events(self.execute(BeginAmbush(ambushers=tuple(ambushers), defenders=tuple(defenders),
+                                                     time_waited=time_waited, difficulty=difficulty)))
+
+    def roll_initiative(self, modifiers: dict[str, tuple[Modifier, ...]] | None = None) -> list[Event]:
+        """Everyone rolls Initiative (C19); with no tie among allies left open, round 1 begins."""
+        return self._events(self.execute(RollInitiative(modifiers=modifiers or {})))
+
+    def agree_initiative(self, order: Sequence[str]) -> list[Event]:
+        """Tied allies agree their order instead of rolling off (C19)."""
+        return self._events(self.execute(AgreeInitiative(order=tuple(order))))
+
+    def roll_off(self) -> list[Event]:
+        """Tied allies roll off after all (C19)."""
+        return self._events(self.execute(RollOff()))
+
+    def end_turn(self, who: str) -> list[Event]:
+        """End ``who``'s turn; the next in initiative order begins (C20)."""
+        return self._events(self.execute(EndTurn(who=who)))
+
+    def move(self, who: str, leaves: Sequence[str] = ()) -> list[Event]:
+        """A Movement Action; leaving enemies' reach opens Attack of Opportunity windows (C23)."""
+        return self._events(self.execute(Move(who=who, leaves=tuple(leaves))))
+
+    def disengage(self, who: str) -> list[Event]:
+        """Disengage (1 Bonus Action): this turn's movement provokes no Attack of Opportunity (C22, C23)."""
+        return self._events(self.execute(Disengage(who=who)))
+
+    def react(self, who: str, weapon: str | None = None, unarmed: bool = False) -> list[Event]:
+        """Take the reaction an open window offers: an Attack of Opportunity or an Interrupt (C23, C24)."""
+        return self._events(self.execute(React(who=who, weapon=weapon, unarmed=unarmed)))
+
+    def pass_reaction(self, who: str) -> list[Event]:
+        """Let an open reaction window pass."""
+        return self._events(self.execute(PassReaction(who=who)))
+
+    def catch(self, who: str, catch: bool = True) -> list[Event]:
+        """Catch a thrown item about to hit (1 Bonus Action, C22), or let it hit (``catch=False``)."""
+        return self._events(self.execute(AnswerCatch(who=who, catch=catch)))
+
+    def engage(self, who: str, *others: str, engaged: bool = True) -> list[Event]:
+        """State who is within reach of (adjacent to) whom; positions are abstract."""
+        return self._events(self.execute(Engage(who=who, others=others, engaged=engaged)))
+
+    def draw(self, who: str, weapon: str) -> list[Event]:
+        """Draw a weapon into hand (not if Completely Surprised in the first round, C18)."""
+        return self._events(self.execute(Draw(who=who, weapon=weapon)))
+
+    def end_fight(self, reason: str = "gm", side: str | None = None, note: str = "") -> list[Event]:
+        """End the fight: the GM's call, or a side yielded, fled or was defeated."""
+        return self._events(self.execute(EndFight(reason=reason, side=side, note=note)))  # type: ignore[arg-type]
+
     @property
-    def waiting_for(self) -> ActiveDefenseWindowOpened | RoutingWindowOpened | None:
-        """The window the fight is waiting on, if any (the last event, when it opened a window)."""
-        pending = self._state.pending
-        last = pending.events[-1] if pending else None
-        return last if isinstance(last, (ActiveDefenseWindowOpened, RoutingWindowOpened)) else None
+    def waiting_for(self) -> Window | InitiativeTied | None:
+        """The window the fight is waiting on, if any: an Active Defense, reaction, Catch or routing window,
+        or a tie among allies in initiative."""
+        state = self._state
+        if state.tie_open:
+            return InitiativeTied(group=state.tie_open, allies=True)
+        pending = state.pending
+        opened = [e for e in pending.events if isinstance(e, WINDOWS)] if pending else []
+        if not opened or state.step not in _WAITING:
+            return None
+        return opened[-1]
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""

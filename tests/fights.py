@@ -5,7 +5,7 @@ from __future__ import annotations
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import CombatantSheet
 from omen_core.events import Event, StoredEvent
-from omen_core.machine import ORDER, Step, trigger_of
+from omen_core.machine import DONE, ORDER, PHASE_ORDER, Phase, Step, phase_trigger_of, trigger_of
 from omen_core.state import project
 
 __all__ = ["new_fight", "payloads", "last", "assert_replays", "assert_legal_order"]
@@ -37,9 +37,24 @@ def assert_replays(fight: Fight) -> None:
 
 
 def assert_legal_order(records: list[StoredEvent]) -> None:
-    """Every event of the log is a legal next step of the lifecycle table derived from the machine."""
-    step = Step.IDLE
+    """Every event of the log is a legal next step of the phase table and of its action's lifecycle table.
+
+    Actions nest (reactions), so the lifecycle steps are kept on a stack; a new action may be
+    declared at rest, or where the action in progress allows nesting.
+    """
+    phase, stack = Phase.SETUP, []
     for rec in records:
-        key = (step, trigger_of(rec.event))
-        assert key in ORDER, f"seq {rec.seq}: {key[1]} is not legal at {step}"
-        step = ORDER[key]
+        key = (phase, phase_trigger_of(rec.event))
+        assert key in PHASE_ORDER, f"seq {rec.seq}: {key[1]} is not legal in phase {phase}"
+        phase = PHASE_ORDER[key]
+        trigger = trigger_of(rec.event)
+        if trigger == "declare":
+            assert not stack or (stack[-1], "nest") in ORDER, f"seq {rec.seq}: cannot nest at {stack[-1]}"
+            stack.append(ORDER[(Step.IDLE, "declare")])
+            continue
+        step = stack[-1] if stack else Step.IDLE
+        assert (step, trigger) in ORDER, f"seq {rec.seq}: {trigger} is not legal at {step}"
+        if stack:
+            stack[-1] = ORDER[(step, trigger)]
+            if stack[-1] in DONE:
+                stack.pop()
