@@ -1,4 +1,4 @@
-"""The ``omen`` command line: demo, schema, verify, repair. Only this module configures logging.
+"""The ``omen`` command line: demo, run, replay, verify, repair, schema. Only this module configures logging.
 
 Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 (a malformed file, log or command, or a command that breaks a rule).
@@ -25,7 +25,8 @@ from omen_core.events import StoredEvent, event_schema
 from omen_core.store import EventStore, open_store
 
 from .demo import DEMO_SEED, run_demo
-from .narrate import Line, narrate
+from .narrate import Line, Narrator, narrate
+from .replay import StateSummary, replay, summarise
 from .verify import Report, verify
 
 __all__ = ["app", "main"]
@@ -121,7 +122,7 @@ def demo(
     fresh_seed: Annotated[bool, typer.Option(help="Roll with a new random seed instead of the "
                                                   "published demo seed.")] = False,
 ) -> None:
-    """Play a short scripted contest (skill contest, static check, save) and print its log."""
+    """Play a short sample encounter with seeded dice, print its log, and verify it."""
     from omen_core.dice import SeededDice
 
     if log_path.exists():
@@ -162,7 +163,7 @@ def verify_cmd(
                                                   "if the log has not revealed it.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report.")] = False,
 ) -> None:
-    """Audit a log: hash chain, seed and seeded dice, every check and save total. Exit 1 on findings."""
+    """Audit a log: chain, order, seed and dice, every derived number. Exit 1 on findings, 2 if unreadable."""
     try:
         seed_bytes = bytes.fromhex(seed) if seed is not None else None
     except ValueError:
@@ -205,6 +206,75 @@ def repair(
     else:
         out.print(f"moved the torn last line ({side.stat().st_size} bytes) to {side}; "
                   f"{log_url} now ends at its last complete event")
+
+
+@app.command()
+def run(
+    scenario: Annotated[Path, typer.Argument(help="A scenario file (TOML).")],
+    log_url: Annotated[str, typer.Option("--log", help="Where to write the fight: a .jsonl path, a directory, "
+                                                       "sqlite:///path.db or memory:.")] = "memory:",
+    quiet: Annotated[bool, typer.Option(help="Print only the end state, not the narrative.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the end state as JSON.")] = False,
+) -> None:
+    """Run a scenario: start the fight, join its combatants, play its commands, and write the log."""
+    from .scenario import load_scenario, run_scenario
+
+    try:
+        loaded = load_scenario(scenario)
+        store = open_store(log_url)
+        if loaded.settings.id in store.fights():
+            _bad_input(f"{log_url} already holds fight {loaded.settings.id!r}; choose another --log "
+                       "or remove the old one")
+        narrator = Narrator()
+        loud = not (quiet or as_json)
+        fight = run_scenario(loaded, store, on_step=lambda step, stored: loud and _print_lines(
+            narrator.lines(stored)), on_start=lambda stored: loud and _print_lines(narrator.lines(stored)))
+    except OmenError as exc:
+        _guarded(exc)
+    records = fight.events
+    _print_state(summarise(fight.state), as_json)
+    if not as_json:
+        out.print(f"[dim]{len(records)} events written to {log_url}[/]")
+
+
+@app.command("replay")
+def replay_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    to: Annotated[int | None, typer.Option("--to", help="Stop after the event with this seq.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
+) -> None:
+    """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it."""
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        records = list(store.read(fight_id))
+        if to is not None and not 0 <= to <= len(records):
+            _bad_input(f"--to {to} is outside the log (seq 1 to {len(records)})")
+        state = replay(records, to)
+    except OmenError as exc:
+        _guarded(exc)
+    _print_state(summarise(state), as_json)
+
+
+def _print_state(summary: StateSummary, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
+        return
+    from rich.table import Table
+
+    where = f"round {summary.round}, {summary.turn}'s turn" if summary.turn else f"round {summary.round}"
+    status = (f"ended: {summary.end_reason}" + (f" ({summary.end_side})" if summary.end_side else "")
+              if summary.ended else f"{summary.phase}, {where}")
+    table = Table(title=f"{summary.title or summary.fight_id} at seq {summary.seq}: {status}")
+    for column in ("combatant", "side", "HP", "Will", "Bonus Actions", "conditions"):
+        table.add_column(column)
+    for c in summary.combatants:
+        conditions = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in c.conditions.items()) or "-"
+        table.add_row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", str(c.bonus_actions),
+                      conditions)
+    out.print(table)
+    if summary.initiative_order:
+        out.print(f"initiative order: {', '.join(summary.initiative_order)}")
 
 
 def main() -> None:

@@ -19,29 +19,55 @@ from omen_core.events import (
     ActiveDefenseDeclined,
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
+    AmbushDifficultySet,
+    AmbushStarted,
     AttackDeclared,
+    BonusActionsRefilled,
+    CatchAnswered,
+    CatchWindowOpened,
     CombatantJoined,
     ConditionApplied,
     ConditionCleared,
+    ConditionTicked,
     ContestResolved,
     CostPaid,
     DamageResolved,
     DamageRouted,
     DiceRolled,
+    Disengaged,
+    EngagementChanged,
     EventBase,
+    FightEnded,
     FightStarted,
     HitDetermined,
+    InitiativeAgreed,
+    InitiativeOrderSet,
+    InitiativeRollOff,
+    InitiativeRolled,
+    InitiativeTied,
+    Moved,
+    MovementDeclared,
+    ReactionPassed,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
     ResourceChanged,
     RollTotal,
+    RoundEnded,
+    RoundStarted,
     RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
     SeedRevealed,
     StaticCheckResolved,
     StoredEvent,
+    SurpriseDetermined,
+    TurnEnded,
+    TurnSkipped,
+    TurnStarted,
+    WeaponDrawn,
 )
 
-__all__ = ["Line", "narrate", "describe_total"]
+__all__ = ["Line", "Narrator", "narrate", "describe_total"]
 
 LineKind = Literal["header", "roll", "result", "window", "note"]
 
@@ -245,6 +271,126 @@ def _cancelled(e: ActionCancelled, names: _Names) -> Iterator[tuple[LineKind, st
     yield "note", f"  action {e.action} cancelled: {e.reason}"
 
 
+def _ambush(e: AmbushStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    waited = f" after waiting {e.time_waited.replace('_', ' ')}" if e.time_waited else ""
+    yield "header", (f"Ambush! {', '.join(map(names, e.ambushers))} lie in wait for "
+                     f"{', '.join(map(names, e.defenders))}{waited}")
+
+
+def _difficulty(e: AmbushDifficultySet, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    for side in e.stealth:
+        yield "result", "  " + describe_total(side, names(side.roller))
+    how = "set by the GM" if not e.stealth else f"from the Stealth rolls, {str(e.time_waited).replace('_', ' ')} (C17)"
+    yield "result", f"  Ambush Difficulty {e.difficulty}, {how}"
+
+
+def _surprise(e: SurpriseDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    tier = {"alert": "Alert", "partial": "Partially Surprised (-5 initiative, may draw)",
+            "complete": "Completely Surprised (loses the first-round turn)"}[e.tier]
+    yield "result", f"  {describe_total(e.perception, names(e.who))} vs {e.difficulty}: {tier} (C18)"
+
+
+def _initiative(e: InitiativeRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "result", "  initiative: " + describe_total(e.check, names(e.who))
+
+
+def _tied(e: InitiativeTied, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    what = "allies: they may agree an order or roll off" if e.allies else "they roll off"
+    yield "window", f"  initiative tie between {', '.join(map(names, e.group))} ({what}, C19)"
+
+
+def _roll_off(e: InitiativeRollOff, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    for side in e.rolls:
+        yield "result", "  roll-off: " + describe_total(side, names(side.roller))
+
+
+def _agreed(e: InitiativeAgreed, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", f"  the allies agree: {', '.join(map(names, e.order))}"
+
+
+def _order(e: InitiativeOrderSet, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "header", f"Initiative order: {', '.join(map(names, e.order))}"
+
+
+def _round(e: RoundStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "header", f"\u2500\u2500 Round {e.round} \u2500\u2500"
+
+
+def _round_end(e: RoundEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "roll", f"(round {e.round} ends)"
+
+
+def _turn(e: TurnStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "header", f"{names(e.who)}'s turn"
+
+
+def _skipped_turn(e: TurnSkipped, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"{names(e.who)} loses the turn: {e.reason}"
+
+
+def _turn_end(e: TurnEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "roll", f"  ({names(e.who)} ends the turn)"
+
+
+def _refilled(e: BonusActionsRefilled, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  {names(e.who)}'s Bonus Actions refill: {e.before} \u2192 {e.after} (C20)"
+
+
+def _ticked(e: ConditionTicked, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  {names(e.who)}'s {e.condition} ticks: {e.remaining} left"
+
+
+def _engaged(e: EngagementChanged, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    verb = "is now within reach of" if e.engaged else "is no longer within reach of"
+    yield "note", f"{names(e.who)} {verb} {', '.join(map(names, e.others))}"
+
+
+def _drawn(e: WeaponDrawn, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  {names(e.who)} draws {e.weapon}"
+
+
+def _disengaged(e: Disengaged, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  {names(e.who)} disengages ({e.cost} Bonus Action, C22)"
+
+
+def _moving(e: MovementDeclared, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    leaving = f", leaving the reach of {', '.join(map(names, e.leaves))}" if e.leaves else ""
+    yield "header", f"{names(e.who)} moves{leaving}"
+
+
+def _moved(e: Moved, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "roll", f"  ({names(e.who)} completes the move)"
+
+
+def _reactions(e: ReactionWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    what = {"interrupt": "Interrupt (2 Bonus Actions, C24)",
+            "attack_of_opportunity": "Attack of Opportunity (1 Bonus Action, C23)"}[e.reaction]
+    yield "window", f"  {what} window for {', '.join(map(names, e.responders))}"
+
+
+def _passed(e: ReactionPassed, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", f"  {names(e.who)} lets it pass"
+
+
+def _closed(e: ReactionWindowClosed, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "roll", "  (reaction window closed)"
+
+
+def _catch_window(e: CatchWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", f"  {names(e.target)} may Catch the thrown item (1 Bonus Action, C22)"
+
+
+def _caught(e: CatchAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", f"  {names(e.who)} {'catches it: no damage' if e.caught else 'lets it hit'}"
+
+
+def _ended(e: FightEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    how = {"gm": "the GM ends the fight", "yielded": f"{e.side} yield", "fled": f"{e.side} flee",
+           "defeated": f"{e.side} are defeated"}[e.reason]
+    note = f" ({e.note})" if e.note else ""
+    yield "header", f"The fight is over: {how}{note}"
+
+
 _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
@@ -269,12 +415,48 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     ConditionCleared: _cleared,
     ActionSettled: _settled,
     ActionCancelled: _cancelled,
+    AmbushStarted: _ambush,
+    AmbushDifficultySet: _difficulty,
+    SurpriseDetermined: _surprise,
+    InitiativeRolled: _initiative,
+    InitiativeTied: _tied,
+    InitiativeRollOff: _roll_off,
+    InitiativeAgreed: _agreed,
+    InitiativeOrderSet: _order,
+    RoundStarted: _round,
+    RoundEnded: _round_end,
+    TurnStarted: _turn,
+    TurnSkipped: _skipped_turn,
+    TurnEnded: _turn_end,
+    BonusActionsRefilled: _refilled,
+    ConditionTicked: _ticked,
+    EngagementChanged: _engaged,
+    WeaponDrawn: _drawn,
+    Disengaged: _disengaged,
+    MovementDeclared: _moving,
+    Moved: _moved,
+    ReactionWindowOpened: _reactions,
+    ReactionPassed: _passed,
+    ReactionWindowClosed: _closed,
+    CatchWindowOpened: _catch_window,
+    CatchAnswered: _caught,
+    FightEnded: _ended,
 }
 
 
+class Narrator:
+    """Narrates a log in pieces (as a live fight goes on), remembering who is who between pieces."""
+
+    def __init__(self) -> None:
+        self.names = _Names()
+
+    def lines(self, records: Iterable[StoredEvent]) -> Iterator[Line]:
+        """The narrative of these events, line by line."""
+        for rec in records:
+            for kind, text in _WRITERS[type(rec.event)](rec.event, self.names):
+                yield Line(rec.seq, kind, text)
+
+
 def narrate(records: Iterable[StoredEvent]) -> Iterator[Line]:
-    """The narrative of a log, line by line, in event order."""
-    names = _Names()
-    for rec in records:
-        for kind, text in _WRITERS[type(rec.event)](rec.event, names):
-            yield Line(rec.seq, kind, text)
+    """The narrative of a whole log, line by line, in event order."""
+    return Narrator().lines(records)

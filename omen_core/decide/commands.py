@@ -167,9 +167,12 @@ class ClearConditionCommand(CommandBase, kw_only=True):
 
 
 class RevealSeed(CommandBase, kw_only=True):
-    """Disclose the seed of the seeded dice (hex); it must match the commitment."""
+    """Disclose the seed of the seeded dice (hex); it must match the commitment.
 
-    seed: str
+    In a scenario file the seed may be left out: the ``[fight]`` seed is used.
+    """
+
+    seed: str = ""
 
 
 class BeginAmbush(CommandBase, kw_only=True):

@@ -286,5 +286,6 @@ def check_defeat(draft: Draft) -> None:
     beaten = [side for side, down in sides.items() if all(down)]
     if beaten and len(sides) > 1:
         standing = [side for side in sides if side not in beaten]
-        note = f"every combatant of {beaten[0]} is down" + (f"; {standing[0]} stands" if len(standing) == 1 else "")
+        note = f"every combatant of {beaten[0]} is down" + (f"; {standing[0]} still standing"
+                                                             if len(standing) == 1 else "")
         draft.emit(FightEnded(reason="defeated", side=beaten[0], note=note))

@@ -1,0 +1,79 @@
+"""Replay a stored fight into its state, at the end or at any seq, and summarise that state for people and tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import msgspec
+
+from omen_core.events import StoredEvent
+from omen_core.state import FightState, fold
+
+__all__ = ["CombatantSummary", "StateSummary", "replay", "step_through", "summarise"]
+
+
+class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One combatant as the fight has left it."""
+
+    id: str
+    name: str
+    side: str
+    hp: int
+    hp_max: int
+    will: int
+    will_max: int
+    bonus_actions: int
+    conditions: dict[str, int]
+    wielding: tuple[str, ...]
+    engaged_with: tuple[str, ...]
+
+
+class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """A fight's state in plain terms: what ``omen replay --json`` prints."""
+
+    fight_id: str
+    title: str
+    seq: int
+    phase: str
+    round: int
+    turn: str | None
+    initiative_order: tuple[str, ...]
+    action_step: str
+    ended: bool
+    end_reason: str | None
+    end_side: str | None
+    combatants: tuple[CombatantSummary, ...]
+
+
+def step_through(records: Iterable[StoredEvent], state: FightState | None = None
+                 ) -> Iterator[tuple[StoredEvent, FightState]]:
+    """Each stored event with the state right after it, in order."""
+    state = FightState() if state is None else state
+    for rec in records:
+        state = fold(state, rec)
+        yield rec, state
+
+
+def replay(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightState:
+    """The state after every event (or after the event at ``to_seq``)."""
+    state = FightState()
+    for rec in records:
+        if to_seq is not None and rec.seq > to_seq:
+            break
+        state = fold(state, rec)
+    return state
+
+
+def summarise(state: FightState) -> StateSummary:
+    """The state as a plain summary: phase, round, turn, initiative order, and each combatant's resources."""
+    fighters = tuple(
+        CombatantSummary(id=c.id, name=c.sheet.name, side=c.side, hp=c.hp, hp_max=c.sheet.hp, will=c.will,
+                         will_max=c.sheet.will, bonus_actions=c.bonus_actions, conditions=dict(c.conditions),
+                         wielding=c.wielding, engaged_with=tuple(state.engaged_with(c.id)))
+        for c in state.combatants.values())
+    ending = state.ending
+    return StateSummary(fight_id=state.fight_id, title=state.title, seq=state.version, phase=state.phase.value,
+                        round=state.round, turn=state.turn, initiative_order=state.order,
+                        action_step=state.step.value, ended=ending is not None,
+                        end_reason=ending.reason if ending else None, end_side=ending.side if ending else None,
+                        combatants=fighters)

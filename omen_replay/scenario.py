@@ -1,0 +1,256 @@
+"""Scenario files: a fight's settings, its combatants and a script of commands, run against any store.
+
+A scenario is TOML (see docs/scenarios.md)::
+
+    [fight]
+    id = "ember-ford"
+    dice = "scripted"            # or "seeded", with seed = "<hex>"
+
+    [[combatants]]
+    sheet = "sheets/kael.toml"   # a path, relative to the scenario, or the sheet's fields inline
+
+    [[commands]]
+    command = "declare_attack"
+    attacker = "vesh"
+    target = "kael"
+    dice = [6, 3, 2]             # scripted faces, consumed by this command in the order of C29
+
+Every error names the file, the line and the field (``$.commands[3].defense``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from omen_core import Fight, ScriptedDice, SeededDice
+from omen_core.content import CombatantSheet, Ruleset, decode_content, load_ruleset, load_sheet
+from omen_core.decide import Command, RevealSeed
+from omen_core.errors import BadInput, ContentError, OmenError
+from omen_core.store import EventStore
+
+__all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
+
+
+class ScenarioError(BadInput):
+    """A scenario that cannot be loaded or run: file, line, field and what went wrong."""
+
+    def __init__(self, source: str, path: str, reason: str, line: int | None = None):
+        self.source, self.path, self.reason, self.line = source, path, reason, line
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {reason} (at {path})")
+
+
+class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The ``[fight]`` table: id, title, dice source (scripted, or seeded with a hex seed), ruleset file."""
+
+    id: str
+    title: str = ""
+    dice: Literal["scripted", "seeded"] = "scripted"
+    seed: str | None = None
+    ruleset: str | None = None
+
+
+class ScriptStep(msgspec.Struct, frozen=True, kw_only=True):
+    """One scripted command, the faces it rolls (scripted dice) and where it was written."""
+
+    command: Command
+    dice: tuple[int, ...]
+    index: int
+    line: int | None
+
+
+class Scenario(msgspec.Struct, frozen=True, kw_only=True):
+    """A loaded scenario, ready to run."""
+
+    source: str
+    settings: FightSettings
+    ruleset: Ruleset
+    combatants: tuple[CombatantSheet, ...]
+    steps: tuple[ScriptStep, ...]
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file; sheets given by path are read relative to it."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ScenarioError(str(p), "$", f"cannot read the file: {exc.strerror}") from None
+    try:
+        raw = msgspec.toml.decode(text)
+    except msgspec.DecodeError as exc:
+        raise ScenarioError(str(p), "$", f"not valid TOML: {exc}", _toml_error_line(str(exc))) from None
+    locate = _Locator(text)
+    unknown = set(raw) - {"fight", "combatants", "commands"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise ScenarioError(str(p), f"$.{key}", f"unknown table {key!r} (expected fight, combatants, commands)",
+                            locate(f"$.{key}"))
+    settings = _convert(raw.get("fight"), FightSettings, str(p), "$.fight", locate)
+    _check_settings(settings, str(p), locate)
+    ruleset = _ruleset(settings, p, locate)
+    combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(raw.get("combatants", [])))
+    steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(raw.get("commands", [])))
+    if settings.dice == "seeded" and any(s.dice for s in steps):
+        first = next(s for s in steps if s.dice)
+        raise ScenarioError(str(p), f"$.commands[{first.index}].dice",
+                            "scripted faces are only for dice = \"scripted\" fights", first.line)
+    return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps)
+
+
+def _check_settings(settings: FightSettings, source: str, locate: _Locator) -> None:
+    if settings.dice == "seeded":
+        try:
+            seed = bytes.fromhex(settings.seed or "")
+        except ValueError:
+            seed = b""
+        if len(seed) < 16:
+            raise ScenarioError(source, "$.fight.seed", "a seeded fight needs seed = at least 16 bytes of hex",
+                                locate("$.fight.seed") or locate("$.fight"))
+    elif settings.seed is not None:
+        raise ScenarioError(source, "$.fight.seed", "a seed is only for dice = \"seeded\"", locate("$.fight.seed"))
+
+
+def _ruleset(settings: FightSettings, scenario: Path, locate: _Locator) -> Ruleset:
+    if settings.ruleset is None:
+        return load_ruleset()
+    try:
+        return load_ruleset(scenario.parent / settings.ruleset)
+    except ContentError as exc:
+        raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
+
+
+def _combatant(entry: Any, index: int, scenario: Path, locate: _Locator) -> CombatantSheet:
+    where = f"$.combatants[{index}]"
+    if isinstance(entry, dict) and set(entry) == {"sheet"}:
+        try:
+            return load_sheet(scenario.parent / str(entry["sheet"]))
+        except ContentError as exc:
+            if exc.path == "$" and "cannot read" in exc.reason:
+                raise ScenarioError(str(scenario), f"{where}.sheet", exc.reason, locate(f"{where}.sheet")) from None
+            raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
+    return _convert(entry, CombatantSheet, str(scenario), where, locate)
+
+
+def _step(entry: Any, index: int, source: str, locate: _Locator) -> ScriptStep:
+    where = f"$.commands[{index}]"
+    if not isinstance(entry, dict) or "command" not in entry:
+        raise ScenarioError(source, where, "each command needs a `command = \"...\"` name", locate(where))
+    body = dict(entry)
+    faces = body.pop("dice", [])
+    if not isinstance(faces, list) or not all(type(f) is int for f in faces):
+        raise ScenarioError(source, f"{where}.dice", "dice must be a list of whole numbers (die faces)",
+                            locate(f"{where}.dice"))
+    command = _convert(body, Command, source, where, locate)
+    return ScriptStep(command=command, dice=tuple(faces), index=index, line=locate(where))
+
+
+def _convert(raw: Any, kind: Any, source: str, where: str, locate: _Locator) -> Any:
+    """Validate ``raw`` as ``kind``; errors name the file, the line and the full field path."""
+    try:
+        return decode_content(msgspec.json.encode(raw), kind, source=source)
+    except ContentError as exc:
+        path = where + exc.path[1:]
+        reason = exc.reason.replace("Invalid value 'None'", "Missing table")
+        raise ScenarioError(source, path, reason, locate(path)) from None
+
+
+_SEGMENT = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
+
+
+class _Locator:
+    """Finds the line of a JSON path in the TOML text: array-of-tables headers, tables and keys."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+
+    def __call__(self, path: str) -> int | None:
+        line, table = 0, ""
+        for name, index in _SEGMENT.findall(path):
+            if name:
+                found = self._key(name, line, table)
+                if found is None:
+                    return line + 1 if line or table else None
+                line, table = found, f"{table}.{name}" if table else name
+            else:
+                found = self._nth_header(table, int(index))
+                if found is None:
+                    return line + 1 if line else None
+                line = found
+        return line + 1
+
+    def _key(self, name: str, start: int, table: str) -> int | None:
+        """The line of ``name`` (a key or a table header) inside ``table``, searching from ``start``."""
+        full = f"{table}.{name}" if table else name
+        header = re.compile(rf"^\s*\[\[?\s*{re.escape(full)}\s*\]\]?\s*$")
+        key = re.compile(rf"(^|[{{,])\s*\"?{re.escape(name)}\"?\s*=")
+        for i in range(start, len(self.lines)):
+            text = self.lines[i]
+            if header.match(text):
+                return i
+            is_header = re.match(r"^\s*\[", text) is not None
+            if is_header and table and i > start:
+                return None
+            if key.search(text) and not is_header and (table or not self._below_a_header(i)):
+                return i
+        return None
+
+    def _below_a_header(self, line: int) -> bool:
+        return any(re.match(r"^\s*\[", text) for text in self.lines[:line])
+
+    def _nth_header(self, table: str, index: int) -> int | None:
+        header = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]")
+        hits = [i for i, text in enumerate(self.lines) if header.match(text)]
+        return hits[index] if index < len(hits) else None
+
+
+def _toml_error_line(message: str) -> int | None:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
+
+
+def run_scenario(scenario: Scenario, store: EventStore,
+                 on_step: Callable[[ScriptStep, list], object] | None = None,
+                 on_start: Callable[[list], object] | None = None,
+                 clock: Callable[[], int] | None = None) -> Fight:
+    """Start the fight in ``store``, join its combatants and run every command in order.
+
+    A command that fails stops the run with a :class:`ScenarioError` naming
+    its line; everything before it stays in the store.
+    """
+    s = scenario.settings
+    dice = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" else ScriptedDice([])
+    kwargs = {"clock": clock} if clock else {}
+    fight = Fight.start(store, s.id, dice=dice, ruleset=scenario.ruleset, title=s.title, **kwargs)
+    for sheet in scenario.combatants:
+        fight.join(sheet)
+    if on_start is not None:
+        on_start(fight.events)
+    for step in scenario.steps:
+        if isinstance(dice, ScriptedDice):
+            dice.feed(step.dice)
+        command = step.command
+        if isinstance(command, RevealSeed) and not command.seed and s.seed:
+            command = RevealSeed(seed=s.seed)
+        try:
+            stored = fight.execute(command)
+        except OmenError as exc:
+            name = type(step.command).__struct_config__.tag
+            raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc
+        if on_step is not None:
+            on_step(step, stored)
+        _check_dice_used(scenario, step, dice)
+    return fight
+
+
+def _check_dice_used(scenario: Scenario, step: ScriptStep, dice: object) -> None:
+    """Scripted faces belong to their command: faces it did not roll are a script error, not carried over."""
+    if isinstance(dice, ScriptedDice) and dice.remaining:
+        raise ScenarioError(scenario.source, f"$.commands[{step.index}].dice",
+                            f"{dice.remaining} scripted face(s) were not rolled by this command "
+                            "(check the order of C29)", step.line)
