@@ -300,6 +300,7 @@ def _tied(e: InitiativeTied, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _roll_off(e: InitiativeRollOff, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", f"  roll-off between {', '.join(map(names, e.group))} (C19)"
     for side in e.rolls:
         yield "result", "  roll-off: " + describe_total(side, names(side.roller))
 

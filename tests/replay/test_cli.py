@@ -159,3 +159,67 @@ class TestRepair:
     def test_repair_refuses_sqlite(self, tmp_path):
         """Only JSON Lines logs can be torn; a SQLite store is refused as bad input."""
         assert omen("repair", f"sqlite:///{tmp_path}/x.db").exit_code == 2
+
+
+EMBER_FORD = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
+
+
+class TestRunAndReplay:
+    def test_ember_ford_runs_and_replays_to_the_same_end_state(self, tmp_path):
+        """The Ember Ford scenario (4 combatants, ambush, 4 rounds, AoO, Interrupts) runs from the CLI,
+        ends by defeat, and replaying its log gives exactly the same end state."""
+        log = tmp_path / "ef.jsonl"
+        ran = omen("run", str(EMBER_FORD), "--log", str(log), "--json")
+        assert ran.exit_code == 0, ran.output
+        end = json.loads(ran.stdout)
+        assert end["ended"] and end["end_reason"] == "defeated" and end["end_side"] == "raiders"
+        assert end["round"] >= 3 and len(end["combatants"]) == 4
+        replayed = omen("replay", str(log), "--json")
+        assert replayed.exit_code == 0 and json.loads(replayed.stdout) == end
+        kinds = [decode_line(line).event for line in log.read_text().splitlines()]
+        reactions = {e.reaction for e in kinds if type(e).__name__ == "ReactionWindowOpened"}
+        assert reactions == {"interrupt", "attack_of_opportunity"}
+        assert omen("verify", str(log)).exit_code == 0
+
+    def test_run_prints_the_narrative_and_the_end_state(self, tmp_path):
+        """Without --json, run narrates the fight round by round and ends with the state table."""
+        result = omen("run", str(EMBER_FORD), "--log", str(tmp_path / "x.jsonl"))
+        text = " ".join(result.output.split())
+        for words in ("Ambush!", "Round 1", "Interrupt", "Attack of Opportunity", "The fight is over",
+                      "HP", "initiative order"):
+            assert words in text
+
+    def test_replay_to_a_seq(self, tmp_path):
+        """replay --to SEQ shows the state right after that event (here: before anyone was hurt)."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        early = json.loads(omen("replay", str(log), "--to", "5", "--json").stdout)
+        assert early["seq"] == 5 and early["phase"] == "setup"
+        assert all(c["hp"] == c["hp_max"] for c in early["combatants"])
+
+    def test_replay_to_outside_the_log_is_bad_input(self, tmp_path):
+        """--to beyond the last event is refused with exit code 2."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        assert omen("replay", str(log), "--to", "99999").exit_code == 2
+
+    def test_run_refuses_to_overwrite_a_fight(self, tmp_path):
+        """Running a scenario into a log that already holds its fight is refused; the log is untouched."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        before = log.read_bytes()
+        again = omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        assert again.exit_code == 2 and "already holds" in again.output and log.read_bytes() == before
+
+    def test_bad_scenario_exits_2_naming_file_and_line(self, tmp_path):
+        """A malformed scenario is bad input: exit 2, with file and line."""
+        bad = tmp_path / "bad.toml"
+        bad.write_text('[fight]\nid = "x"\ndice = "loaded"\n')
+        result = omen("run", str(bad))
+        assert result.exit_code == 2 and f"{bad}:3" in " ".join(result.output.split())
+
+    def test_run_into_sqlite(self, tmp_path):
+        """A scenario can write to SQLite and be replayed from it."""
+        url = f"sqlite:///{tmp_path}/fights.db"
+        assert omen("run", str(EMBER_FORD), "--log", url, "--quiet").exit_code == 0
+        assert json.loads(omen("replay", url, "--json").stdout)["ended"]

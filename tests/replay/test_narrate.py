@@ -31,3 +31,26 @@ def test_names_replace_ids():
     texts = [line.text for line in narrate(fight.events)]
     assert "Kael rolls STR check: 4 (die) + 0 STR = 4" in texts
     assert any("ties" in t and "C16" in t for t in texts)
+
+
+def test_every_event_type_has_a_writer():
+    """The narrator has a writer for every event type of the union."""
+    from omen_core.events import EVENT_TYPES
+    from omen_replay.narrate import _WRITERS
+
+    assert set(_WRITERS) == set(EVENT_TYPES)
+
+
+def test_narration_never_fails_on_any_event():
+    """Any single event of any type, whatever its values, narrates without raising."""
+    from hypothesis import given, settings
+
+    from omen_core.events import GENESIS_HASH, seal
+    from tests.strategies import events
+
+    @settings(max_examples=300)
+    @given(events)
+    def check(event):
+        assert list(narrate([seal("f", 1, 0, GENESIS_HASH, event)]))
+
+    check()

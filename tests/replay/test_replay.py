@@ -1,0 +1,42 @@
+"""Tests for omen_replay.replay: state at any seq, stepping through events, and the state summary."""
+
+from __future__ import annotations
+
+from omen_core import MemoryStore
+from omen_core.state import project
+from omen_replay.demo import run_demo
+from omen_replay.replay import replay, step_through, summarise
+
+
+def demo_events():
+    """The demo's events, with a fixed clock."""
+    return run_demo(MemoryStore(), clock=lambda: 0).events
+
+
+class TestReplay:
+    def test_replay_to_the_end_is_the_projection(self):
+        """Replaying every event gives the same state as folding them."""
+        events = demo_events()
+        assert replay(events) == project(events)
+
+    def test_replay_to_a_seq_stops_there(self):
+        """replay(to_seq=N) is the state after exactly the first N events."""
+        events = demo_events()
+        assert replay(events, to_seq=7) == project(events[:7])
+
+    def test_step_through_yields_each_state(self):
+        """Stepping through gives each event with the state right after it."""
+        events = demo_events()
+        steps = list(step_through(events))
+        assert [rec.seq for rec, _ in steps] == [e.seq for e in events]
+        assert all(state == project(events[:i + 1]) for i, (_, state) in enumerate(steps) if i % 9 == 0)
+
+
+class TestSummary:
+    def test_summary_lists_resources_and_flow(self):
+        """The summary holds each combatant's HP, Will, Bonus Actions and conditions, and the phase."""
+        state = project(demo_events())
+        summary = summarise(state)
+        kael = next(c for c in summary.combatants if c.id == "kael")
+        assert (kael.hp, kael.hp_max) == (state.combatants["kael"].hp, 24)
+        assert summary.phase == "setup" and summary.seq == state.version and not summary.ended

@@ -1,0 +1,106 @@
+"""Tests for omen_replay.scenario: loading, errors that name file, line and field, and running scenarios."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from omen_core import MemoryStore
+from omen_core.events import ActiveDefenseChosen, HitDetermined
+from omen_replay.scenario import ScenarioError, load_scenario, run_scenario
+from tests.fights import assert_legal_order
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "scenarios.md").read_text()
+BLOCKS = re.findall(r"```toml\n(.*?)```", DOC, re.S)
+DUEL = BLOCKS[0]
+MINIMAL = '[fight]\nid = "m"\n\n[[combatants]]\nsheet = "kael.toml"\n'
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    """Write a scenario file and return its path."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+class TestDocumentedScenario:
+    def test_complete_example_runs(self, tmp_path):
+        """The complete scenario of docs/scenarios.md runs: Ash's 9 against Bo's 4 + Dodge 6 + 2 = 12 misses."""
+        fight = run_scenario(load_scenario(write(tmp_path, DUEL)), MemoryStore())
+        hit = [e.event for e in fight.events if isinstance(e.event, HitDetermined)][-1]
+        assert (hit.attack.total, hit.defense.total, hit.hit) == (9, 12, False)
+        assert any(isinstance(e.event, ActiveDefenseChosen) for e in fight.events)
+        assert fight.state.turn == "bo" and fight.state.combatants["bo"].hp == 10
+        assert_legal_order(fight.events)
+
+    @pytest.mark.parametrize("snippet", BLOCKS[1:], ids=lambda b: re.search(r'command = "(\w+)"', b)[1])
+    def test_every_command_example_validates(self, tmp_path, snippet):
+        """Each command example in docs/scenarios.md is a valid scenario command."""
+        (tmp_path / "kael.toml").write_text((ROOT / "omen_replay" / "data" / "kael.toml").read_text())
+        scenario = load_scenario(write(tmp_path, MINIMAL + "\n" + snippet))
+        assert len(scenario.steps) == 1
+
+    def test_every_command_is_documented(self):
+        """Every command the engine accepts has an example (start and join come from [fight] and [[combatants]])."""
+        from omen_core.decide import Command
+
+        documented = set(re.findall(r'^command = "(\w+)"', DOC, re.M))
+        assert {kind.__struct_config__.tag for kind in Command.__args__} - {"start_fight", "join"} <= documented
+
+    def test_quoted_errors_are_real(self, tmp_path):
+        """The two errors quoted in docs/scenarios.md are what omen says, file, line and field."""
+        quoted = re.findall(r"^duel\.toml:(.*)$", DOC, re.M)
+        edits = [('defender = "bo"', "defender = 7"), ('defense = "dodge"', 'defense = "block"')]
+        for (old, new), message in zip(edits, quoted, strict=True):
+            path = write(tmp_path, DUEL.replace(old, new), "duel.toml")
+            with pytest.raises(ScenarioError) as info:
+                run_scenario(load_scenario(path), MemoryStore())
+            assert str(info.value) == f"{path}:{message}"
+
+
+class TestErrors:
+    @pytest.mark.parametrize("text, line, path, words", [
+        ('[fight]\nid = "x"\ndice = "loaded"\n', 3, "$.fight.dice", "Invalid enum value 'loaded'"),
+        ('[fight]\nid = "x"\n\n[extra]\n', 4, "$.extra", "unknown table"),
+        ('[fight]\nid = "x"\ndice = "seeded"\nseed = "abcd"\n', 4, "$.fight.seed", "16 bytes"),
+        ('[fight]\nid = "x"\nseed = "00"\n', 3, "$.fight.seed", "only for"),
+        ('[fight]\nid = "x"\n\n[[commands]]\ncommand = "teleport"\n', 5, "$.commands[0].command", "teleport"),
+        ('[fight]\nid = "x"\n\n[[commands]]\ncommand = "end_turn"\nwho = "a"\ndice = ["six"]\n', 7,
+         "$.commands[0].dice", "whole numbers"),
+        ('[fight]\nid = "x"\n\n[[combatants]]\nsheet = "nope.toml"\n', 5, "$.combatants[0].sheet", "cannot read"),
+        ('[fight]\nid = "x"\n\n[[commands]]\nwho = "a"\n', 4, "$.commands[0]", "needs a `command"),
+        ('[fight\nid = "x"\n', 1, "$", "not valid TOML"),
+    ])
+    def test_error_names_file_line_and_field(self, tmp_path, text, line, path, words):
+        """A malformed scenario is a ScenarioError with the file, the line and the JSON path of the field."""
+        file = write(tmp_path, text)
+        with pytest.raises(ScenarioError) as info:
+            load_scenario(file)
+        err = info.value
+        assert (err.source, err.line, err.path) == (str(file), line, path) and words in str(err)
+
+    def test_dice_are_refused_in_a_seeded_fight(self, tmp_path):
+        """Scripted faces make no sense with seeded dice; the command's line is named."""
+        text = f'[fight]\nid = "x"\ndice = "seeded"\nseed = "{"ab" * 16}"\n\n[[commands]]\ncommand = "roll_off"\ndice = [1]\n'
+        with pytest.raises(ScenarioError, match="only for dice") as info:
+            load_scenario(write(tmp_path, text))
+        assert info.value.line == 6
+
+    def test_unrolled_faces_are_an_error(self, tmp_path):
+        """Faces a command does not roll are reported at that command, not carried to the next one."""
+        text = DUEL.replace('command = "end_turn"\nwho = "ash"', 'command = "end_turn"\nwho = "ash"\ndice = [4]')
+        with pytest.raises(ScenarioError, match="not rolled by this command") as info:
+            run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
+        assert info.value.path == "$.commands[5].dice"
+
+    def test_failed_command_keeps_what_came_before(self, tmp_path):
+        """A rule error stops the run; the events of the commands before it stay in the store."""
+        store = MemoryStore()
+        text = DUEL.replace('defense = "dodge"', 'defense = "block"')
+        with pytest.raises(ScenarioError, match=r"\[C9\]"):
+            run_scenario(load_scenario(write(tmp_path, text)), store)
+        assert store.version("duel-at-dawn") > 0
+        assert_legal_order(list(store.read("duel-at-dawn")))
