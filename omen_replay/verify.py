@@ -19,6 +19,8 @@ from omen_core.decide.effects import mitigation_for
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import OmenError
 from omen_core.events import (
+    AmbushDifficultySet,
+    AmbushStarted,
     AttackDeclared,
     CombatantJoined,
     ContestResolved,
@@ -26,15 +28,23 @@ from omen_core.events import (
     DiceRolled,
     FightStarted,
     HitDetermined,
+    InitiativeOrderSet,
+    InitiativeRolled,
+    InitiativeRollOff,
     ResourceChanged,
     RollTotal,
+    RoundStarted,
     SaveResolved,
     SeedRevealed,
     StaticCheckResolved,
     StoredEvent,
+    SurpriseDetermined,
+    TurnSkipped,
+    TurnStarted,
     chain_breaks,
 )
 from omen_core.machine import IllegalOrder
+from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
 from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
 from omen_core.state import FightState, evolve
 
@@ -86,6 +96,9 @@ class _Audit:
         self.seed: bytes | None = None
         self.rolls: dict[int, DiceRolled] = {}
         self.seeded: list[tuple[int, str, DiceRolled]] = []
+        self.difficulty: int | None = None
+        self.preset: int | None = None
+        self.next_turn = 0
 
     def walk(self, rec: StoredEvent) -> Iterator[Finding]:
         """Check one event against the state before it, then fold it."""
@@ -140,6 +153,45 @@ class _Audit:
                                         max(event.before - dealt[-1].final, 0), event.after)
             case SeedRevealed(seed=seed_hex):
                 yield from self.revealed(seq, bytes.fromhex(seed_hex))
+            case AmbushStarted():
+                self.preset = event.preset_difficulty
+            case AmbushDifficultySet():
+                yield from self._ambush(seq, event)
+            case SurpriseDetermined():
+                yield from self._side(seq, event.perception)
+                yield from _compare(seq, "C18", f"{event.who}'s surprise tier",
+                                    surprise_tier(event.perception.total, event.difficulty), event.tier)
+                yield from _compare(seq, "C17", "Ambush Difficulty used", self.difficulty, event.difficulty)
+            case InitiativeRolled():
+                yield from self._side(seq, event.check)
+                partial = any(m.value == PARTIAL_SURPRISE_INITIATIVE and "Partial" in m.source
+                              for m in event.check.modifiers)
+                yield from _compare(seq, "C18", f"{event.who}'s Partial Surprise -5",
+                                    state.surprise.get(event.who) == "partial", partial)
+            case InitiativeRollOff():
+                for side in event.rolls:
+                    yield from self._side(seq, side)
+            case RoundStarted():
+                self.next_turn = 0
+            case TurnStarted() | TurnSkipped():
+                order = state.order
+                expected = order[self.next_turn] if self.next_turn < len(order) else None
+                yield from _compare(seq, "C19", "whose turn it is in initiative order", expected, event.who)
+                self.next_turn += 1
+            case InitiativeOrderSet():
+                expected = tuple(w for g in state.ranking for w in g)
+                yield from _compare(seq, "C19", "initiative order", expected, event.order)
+
+    def _ambush(self, seq: int, event: AmbushDifficultySet) -> Iterator[Finding]:
+        """C17: the difficulty from the Stealth rolls by the time-waited table (or a preset, taken as given)."""
+        for side in event.stealth:
+            yield from self._side(seq, side)
+        if event.stealth and event.time_waited is not None:
+            expected = ambush_difficulty([s.total for s in event.stealth], event.time_waited)
+            yield from _compare(seq, "C17", "Ambush Difficulty", expected, event.difficulty)
+        else:
+            yield from _compare(seq, "C17", "preset Ambush Difficulty", self.preset, event.difficulty)
+        self.difficulty = event.difficulty
 
     def _rolled(self, seq: int, fight_id: str, rolled: DiceRolled) -> Iterator[Finding]:
         yield from _compare(seq, "dice", "roll counter", self.state.rolls + 1, rolled.counter)

@@ -150,6 +150,19 @@ def since(fight: Fight, mark: int) -> list[Event]:
     return payloads(fight)[mark:]
 
 
+def bare(events: list[Event]) -> list[Event]:
+    """Events with their free-text ``reason`` (conditions, skipped turns) or ``note`` (the end) blanked:
+    tests compare the facts, not the wording."""
+    out = []
+    for e in events:
+        if isinstance(e, FightEnded):
+            e = replace(e, note="")
+        elif isinstance(e, (ConditionApplied, ConditionCleared, TurnSkipped)):
+            e = replace(e, reason="")
+        out.append(e)
+    return out
+
+
 def kinds(events: list[Event]) -> list[str]:
     return [type(e).__name__ for e in events]
 
@@ -313,12 +326,13 @@ class TestCompleteSurprise:
         assert last(fight, HitDetermined).hit is False and ba(fight, "kael") == 1
         mark = len(payloads(fight))
         fight.end_turn("vesh")
-        assert since(fight, mark) == [
+        assert bare(since(fight, mark)) == [
             TurnEnded(round=1, who="vesh"),
             BonusActionsRefilled(who="kael", before=1, after=2),
-            TurnSkipped(round=1, who="kael", reason="Completely Surprised: loses its first-round turn (C18, C21)"),
+            TurnSkipped(round=1, who="kael", reason=""),
             TurnStarted(round=1, who="mira"),
         ]
+        assert "C21" in last(fight, TurnSkipped).reason
         assert (fight.state.turn, ba(fight, "kael")) == ("mira", 2)
         refused(fight, lambda: fight.end_turn("kael"), "§Your Turn")
 
@@ -561,10 +575,8 @@ class TestActionEconomy:
     ], ids=["attack", "move", "end_turn", "disengage", "draw"])
     def test_acting_out_of_turn_is_refused(self, play, command):
         """§Your Turn: on kael's turn vesh cannot attack, move, end the turn, Disengage or draw."""
-        fight = self.ready(play, [5, 5, 5], spare=3)
-        if command.__code__.co_consts and "sword" in command.__code__.co_consts:
-            fight = play(kael(), vesh(drawn=False), faces=[15, 5])
-            fight.roll_initiative()
+        fight = play(kael(), vesh(drawn=False), faces=[15, 5, 5, 5, 5], spare=3)
+        fight.roll_initiative()
         refused(fight, lambda: command(fight), "§Your Turn")
 
     def test_bonus_actions_refill_at_the_start_of_the_owners_turn(self, play):
@@ -605,8 +617,8 @@ class TestConditionStacks:
         """C28: Exhausted stacks up to 5: 2 stacks, then 4 more adds only 3."""
         fight = play(kael(), vesh(), faces=[])
         fight.apply_condition("kael", "Exhausted", 2)
-        assert last(fight, ConditionApplied) == ConditionApplied(action=None, who="kael", condition="Exhausted",
-                                                                 added=2, stacks=2, reason="applied by the GM")
+        assert bare([last(fight, ConditionApplied)]) == [
+            ConditionApplied(action=None, who="kael", condition="Exhausted", added=2, stacks=2)]
         fight.apply_condition("kael", "Exhausted", 4)
         applied = last(fight, ConditionApplied)
         assert (applied.added, applied.stacks) == (3, 5)
@@ -641,16 +653,6 @@ class TestConditionStacks:
         result = fight.static_check(CheckSpec(who="kael", attribute="AGI"), difficulty=9)
         assert (result.check.attribute_bonus, result.check.total, result.outcome) == (-2, 8, "failure")
 
-    def test_exhausted_lowers_the_initiative_total(self, play):
-        """C19, C28: 1 Exhausted stack: kael's initiative d20 10 + (1 - 1) = 10, so vesh's 9 + 1 = 10 ties... and
-        with equal sheet and effective AGI bonus for vesh (+1) the tie is rolled off (kael 8 + 0, vesh 3 + 1)."""
-        fight = play(kael(), vesh(), faces=[10, 9, 8, 3])
-        fight.apply_condition("kael", "Exhausted")
-        fight.roll_initiative()
-        rolled = {e.who: e.check.total for e in of(payloads(fight), InitiativeRolled)}
-        assert rolled == {"kael": 10, "vesh": 10}
-        assert fight.state.order[0] in ("kael", "vesh")
-
 
 class TestConditionTicks:
     def test_paralysed_clears_at_the_end_of_its_owners_turn(self, play):
@@ -661,9 +663,9 @@ class TestConditionTicks:
         fight.apply_condition("mira", "Paralysed")
         assert fight.state.combatants["mira"].remaining == {"Paralysed": 1}
         assert fight.end_turn("kael") == [TurnEnded(round=1, who="kael"), TurnStarted(round=1, who="mira")]
-        assert fight.end_turn("mira") == [
+        assert bare(fight.end_turn("mira")) == [
             ConditionTicked(who="mira", condition="Paralysed", remaining=0),
-            ConditionCleared(action=None, who="mira", condition="Paralysed", reason="its duration ran out (C28)"),
+            ConditionCleared(action=None, who="mira", condition="Paralysed"),
             TurnEnded(round=1, who="mira"), TurnStarted(round=1, who="vesh")]
         assert not fight.state.combatants["mira"].has("Paralysed")
         assert fight.state.ending is None
@@ -673,33 +675,21 @@ class TestConditionTicks:
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
         fight.apply_condition("vesh", "Fatigued")
+        assert fight.state.combatants["vesh"].remaining == {"Fatigued": 3}
+        # a turn end is not a round end: no tick
         assert fight.end_turn("kael") == [TurnEnded(round=1, who="kael"), TurnStarted(round=1, who="vesh")]
         for rnd, left in [(1, 2), (2, 1)]:
             assert fight.end_turn("vesh") == [
-                ConditionTicked(who="vesh", condition="Fatigued", remaining=left), TurnEnded(round=rnd, who="vesh"),
-                RoundEnded(round=rnd), RoundStarted(round=rnd + 1), TurnStarted(round=rnd + 1, who="kael")] \
-                if False else fight.end_turn("vesh") if False else self._end_round(fight, rnd, left)
-            assert fight.state.combatants["vesh"].conditions == {"Fatigued": 1}
-        events = self._round(fight)
-        assert events[:3] == [TurnEnded(round=3, who="vesh"),
-                              ConditionTicked(who="vesh", condition="Fatigued", remaining=0),
-                              ConditionCleared(action=None, who="vesh", condition="Fatigued",
-                                               reason="its duration ran out (C28)")]
-        assert events[3:] == [RoundEnded(round=3), RoundStarted(round=4), TurnStarted(round=4, who="kael")]
+                TurnEnded(round=rnd, who="vesh"), ConditionTicked(who="vesh", condition="Fatigued", remaining=left),
+                RoundEnded(round=rnd), RoundStarted(round=rnd + 1), TurnStarted(round=rnd + 1, who="kael")]
+            fighter = fight.state.combatants["vesh"]
+            assert (fighter.conditions, fighter.remaining) == ({"Fatigued": 1}, {"Fatigued": left})
+            fight.end_turn("kael")
+        assert bare(fight.end_turn("vesh")) == [
+            TurnEnded(round=3, who="vesh"), ConditionTicked(who="vesh", condition="Fatigued", remaining=0),
+            ConditionCleared(action=None, who="vesh", condition="Fatigued"),
+            RoundEnded(round=3), RoundStarted(round=4), TurnStarted(round=4, who="kael")]
         assert not fight.state.combatants["vesh"].has("Fatigued")
-
-    @staticmethod
-    def _round(fight: Fight) -> list[Event]:
-        """Finish the current round: vesh (last in order) ends its turn."""
-        return fight.end_turn("vesh")
-
-    def _end_round(self, fight: Fight, rnd: int, left: int) -> list[Event]:
-        events = self._round(fight)
-        assert events == [TurnEnded(round=rnd, who="vesh"),
-                          ConditionTicked(who="vesh", condition="Fatigued", remaining=left),
-                          RoundEnded(round=rnd), RoundStarted(round=rnd + 1), TurnStarted(round=rnd + 1, who="kael")]
-        fight.end_turn("kael")
-        return events
 
     def test_condition_without_duration_never_ticks(self, play):
         """C28: Exhausted (no duration) lasts through round ends untouched."""
@@ -733,8 +723,7 @@ class TestConditionTicks:
         fight.attack("kael", "vesh")
         events = fight.defend("vesh", None)
         assert ResourceChanged(action=1, who="vesh", resource="hp", before=5, after=0) in events
-        assert ConditionApplied(action=1, who="vesh", condition="Dying", added=1, stacks=1,
-                                reason="HP reached 0 (C28)") in events
+        assert ConditionApplied(action=1, who="vesh", condition="Dying", added=1, stacks=1) in bare(events)
         assert fight.state.combatants["vesh"].conditions == {"Dying": 1}
         assert fight.state.ending is None
 
@@ -759,10 +748,7 @@ class TestPhases:
         """C19: initiative is rolled once; a second roll is refused and writes nothing."""
         fight = play(kael(), vesh(), faces=[15, 5, 3, 3], spare=2)
         fight.roll_initiative()
-        with pytest.raises(RuleViolation):
-            before, remaining = fight.events, fight.dice.remaining
-            fight.roll_initiative()
-        assert fight.events == before and fight.dice.remaining == remaining
+        refused(fight, lambda: fight.roll_initiative(), "C19")
 
     @pytest.mark.xfail(strict=True, reason="BUG (vs the brief): a second roll_initiative raises RuleViolation('C19', "
                                            "'initiative has already been rolled'), not OutOfPhase (rule 'phase') "
@@ -839,6 +825,5 @@ class TestPhases:
         fight.end_turn("wren")
         fight.attack("kael", "wren")
         events = fight.defend("wren", None)
-        assert isinstance(ActionSettled(action=2), ActionSettled) and last(fight, HitDetermined).crit is True
-        assert events[-1] == FightEnded(reason="defeated", side="raiders",
-                                        note="every combatant of raiders is down; heroes stands")
+        assert last(fight, HitDetermined).crit is True
+        assert bare(events[-1:]) == [FightEnded(reason="defeated", side="raiders")]
