@@ -178,3 +178,49 @@ class TestAttackAudit:
         ev = log[i].event
         forged = msgspec.structs.replace(ev, sheet=msgspec.structs.replace(ev.sheet, hp=ev.sheet.hp + 10))
         assert "content" in {f.rule for f in verify(reseal(log, i, forged)).findings}
+
+
+def ember_ford_log() -> list[StoredEvent]:
+    """The Ember Ford scenario's log (seeded, with an ambush, initiative and four rounds)."""
+    from pathlib import Path
+
+    from omen_replay.scenario import load_scenario, run_scenario
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
+    return run_scenario(load_scenario(path), MemoryStore(), clock=lambda: 0).events
+
+
+class TestFlowAudit:
+    def test_whole_fight_is_clean(self):
+        """A whole fight verifies, seeded dice included."""
+        report = verify(ember_ford_log())
+        assert report.clean and report.seed_revealed and report.seeded_dice > 50
+
+    def test_forged_surprise_tier_is_caught(self):
+        """A Completely Surprised defender rewritten as Alert is a C18 finding at that seq."""
+        from omen_core.events import SurpriseDetermined
+
+        log = ember_ford_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, SurpriseDetermined))
+        tier = "alert" if log[i].event.tier != "alert" else "complete"
+        findings = verify(reseal(log, i, msgspec.structs.replace(log[i].event, tier=tier))).findings
+        assert (log[i].seq, "C18") in {(f.seq, f.rule) for f in findings}
+
+    def test_forged_initiative_order_is_caught(self):
+        """A reordered initiative is a C19 finding, and so is every turn then taken out of the rolled order."""
+        from omen_core.events import InitiativeOrderSet
+
+        log = ember_ford_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, InitiativeOrderSet))
+        forged = msgspec.structs.replace(log[i].event, order=tuple(reversed(log[i].event.order)))
+        findings = verify(reseal(log, i, forged)).findings
+        assert findings[0].seq == log[i].seq and findings[0].rule == "C19"
+
+    def test_forged_ambush_difficulty_is_caught(self):
+        """An Ambush Difficulty that is not the time-waited table's is a C17 finding."""
+        from omen_core.events import AmbushDifficultySet
+
+        log = ember_ford_log()
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, AmbushDifficultySet))
+        forged = msgspec.structs.replace(log[i].event, difficulty=log[i].event.difficulty - 3)
+        assert "C17" in {f.rule for f in verify(reseal(log, i, forged)).findings}
