@@ -56,7 +56,8 @@ from .machine import DONE, IllegalOrder, Phase, Step, action_of, next_phase, nex
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "evolve", "fold", "project"]
+__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "condition_adjustment", "effective_bonus",
+           "evolve", "fold", "project"]
 
 E = TypeVar("E")
 
@@ -186,6 +187,21 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True):
         return [x for pair in self.engagements if who in pair for x in pair if x != who]
 
 
+def condition_adjustment(state: FightState, who: str) -> int:
+    """What a combatant's conditions add to every attribute bonus (C28: e.g. −1 per Exhausted stack)."""
+    fighter = state.combatants[who]
+    if state.ruleset is None:
+        return 0
+    defs = state.ruleset.conditions
+    return sum(defs[name].attribute_bonus * stacks for name, stacks in fighter.conditions.items()
+               if name in defs)
+
+
+def effective_bonus(state: FightState, who: str, attribute: str) -> int:
+    """An attribute bonus as it stands now: the sheet's, adjusted by conditions (C1, C28)."""
+    return state.combatants[who].sheet.attributes[attribute].bonus + condition_adjustment(state, who)
+
+
 def _with(state: FightState, who: str, **changes: object) -> FightState:
     """The state with one combatant's fields changed."""
     fighter = replace(state.combatants[who], **changes)
@@ -216,8 +232,8 @@ def _engage(state: FightState, who: str, others: Iterable[str], engaged: bool) -
 
 
 def _rank(state: FightState) -> tuple[tuple[str, ...], ...]:
-    """Initiative groups from the totals so far, ties broken by AGI bonus (C19)."""
-    agi = {who: state.combatants[who].sheet.attributes.AGI.bonus for who in state.initiative}
+    """Initiative groups from the totals so far, ties broken by the AGI bonus as it stands (C19, C28)."""
+    agi = {who: effective_bonus(state, who, "AGI") for who in state.initiative}
     return tuple(tuple(g) for g in initiative_order(state.initiative, agi))
 
 
@@ -320,6 +336,9 @@ def _stack(state: FightState, event: Event, seq: int | None) -> tuple[PendingAct
     if trigger == "declare":
         if stack:
             next_step(stack[-1].step, event, seq, trigger="nest")
+            if not (isinstance(event, AttackDeclared) and event.reacting_to == stack[-1].action):
+                raise IllegalOrder(stack[-1].step, "declare", ["a reaction"], seq,
+                                   why=f"only a reaction may be declared while action {stack[-1].action} waits")
         step = next_step(Step.IDLE, event, seq)
         return (*stack, PendingAction(action=action_of(event) or 0, step=step, events=(event,)))
     step = next_step(state.step, event, seq)

@@ -14,7 +14,7 @@ import msgspec
 
 from omen_core.content import content_hash
 from omen_core.decide.attack import damage_terms, hit_numbers
-from omen_core.decide.draft import effective_bonus
+from omen_core.state import effective_bonus
 from omen_core.decide.effects import mitigation_for
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import OmenError

@@ -122,7 +122,7 @@ def _react(draft: Draft, cmd: React) -> None:
     if draft.combatant(cmd.who).bonus_actions < cost:
         raise RuleViolation("C22", f"{cmd.who!r} needs {cost} Bonus Action(s) for this reaction")
     outer = draft.state.pending
-    draft.require("declare", rule=rule)
+    draft.require("declare", rule=rule, reaction=True)
     declare(draft, DeclareAttack(attacker=cmd.who, target=actor_of(outer), weapon=cmd.weapon, unarmed=cmd.unarmed),
             reaction=opened.reaction, reacting_to=outer.action)
     pay_and_roll(draft)

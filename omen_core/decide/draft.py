@@ -19,7 +19,7 @@ from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, Event, PoolTag, RollPurpose
 from ..machine import FightFlow, IllegalOrder, Lifecycle, OutOfPhase, phase_trigger_of, trigger_of
-from ..state import CombatantState, FightState, evolve
+from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
 
 __all__ = ["Draft", "condition_adjustment", "effective_bonus"]
 
@@ -40,17 +40,22 @@ class Draft:
             raise RuleViolation("setup", "the fight has not started: start it first")
         return self.state.ruleset
 
-    def require(self, trigger: str, rule: str = "lifecycle", why: str = "") -> None:
+    def require(self, trigger: str, rule: str = "lifecycle", why: str = "", reaction: bool = False) -> None:
         """Refuse the command unless ``trigger`` is legal now; name the step and the legal next steps.
 
-        A new action (``declare``) is legal at rest, or nested as a reaction in
-        an action waiting at its reaction window.
+        A new action (``declare``) is legal at rest; a ``reaction`` may also be
+        declared nested in an action waiting at its reaction window.
         """
         lifecycle = Lifecycle(self.state.step)
         legal = lifecycle.legal()
-        wanted = "nest" if trigger == "declare" and not self.state.at_rest else trigger
+        wanted = "nest" if trigger == "declare" and not self.state.at_rest and reaction else trigger
         if wanted not in legal:
             raise IllegalOrder(lifecycle.step, trigger, legal, rule=rule, why=why)
+
+    def require_phase(self, trigger: str) -> None:
+        """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
+        if trigger not in FightFlow(self.state.phase).legal():
+            raise OutOfPhase(self.state.phase, trigger)
 
     def emit(self, event: E) -> E:
         """Add an event: fire it on the live phase and lifecycle machines, then fold it into the state."""
@@ -87,18 +92,3 @@ class Draft:
     def sheet(self, who: str) -> CombatantSheet:
         """A joined combatant's sheet."""
         return self.combatant(who).sheet
-
-
-def condition_adjustment(state: FightState, who: str) -> int:
-    """What a combatant's conditions add to every attribute bonus (C28: e.g. −1 per Exhausted stack)."""
-    fighter = state.combatants[who]
-    if state.ruleset is None:
-        return 0
-    defs = state.ruleset.conditions
-    return sum(defs[name].attribute_bonus * stacks for name, stacks in fighter.conditions.items()
-               if name in defs)
-
-
-def effective_bonus(state: FightState, who: str, attribute: str) -> int:
-    """An attribute bonus as it stands now: the sheet's, adjusted by conditions (C1, C28)."""
-    return state.combatants[who].sheet.attributes[attribute].bonus + condition_adjustment(state, who)

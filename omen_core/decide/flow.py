@@ -60,6 +60,7 @@ __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "e
 def begin_ambush(draft: Draft, cmd: BeginAmbush) -> None:
     """C17: each ambusher rolls Stealth (declared order) for the difficulty, unless the GM presets it;
     then each defender rolls Perception against it (C18, C29)."""
+    draft.require_phase("ambush")
     if (cmd.time_waited is None) == (cmd.difficulty is None):
         raise RuleViolation("C17", "give either the time the ambushers waited or a preset difficulty")
     _distinct(draft, [*cmd.ambushers, *cmd.defenders], "an ambush")
@@ -96,6 +97,7 @@ def _distinct(draft: Draft, who: Iterable[str], what: str) -> None:
 
 def roll_initiative(draft: Draft, cmd: RollInitiative) -> None:
     """C19: everyone rolls an AGI check (in the order they joined, C29), Partial Surprise at −5 (C18)."""
+    draft.require_phase("initiative")
     if draft.state.initiative:
         raise RuleViolation("C19", "initiative has already been rolled")
     for who in cmd.modifiers:

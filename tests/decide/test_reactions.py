@@ -1,0 +1,638 @@
+"""Reactions through the ``Fight`` façade with scripted dice (C29): Attack of Opportunity, Interrupt, Catch.
+
+Every expected number is worked out by hand from combat.txt §Reactions and
+Interrupting the Flow, rolls-and-resolution.txt and CLARIFICATIONS.md (C8,
+C20, C22-C24); no test calls the engine's own rule functions to get a number.
+
+=========  ======  =======  ======  ======  ======
+           STR     AGI      INT     RES     FCS
+=========  ======  =======  ======  ======  ======
+kael       d8 +2   d20 +1   d6 +0   d6 +0   d4 +1
+mira       d8 +2   d20 +1   d6 +0   d6 +0   d4 +1
+vesh       d8 +1   d20 +1   d6 +0   d6 +1   d4 +0
+wren       d8 +1   d20 +1   d6 +0   d6 +1   d4 +0
+=========  ======  =======  ======  ======  ======
+
+kael and mira are heroes, vesh and wren raiders. Swords: WD 4, slashing, no
+hit bonus. Unless a test says otherwise, initiative faces 15 (kael) and 5
+(vesh) make kael 16 and vesh 6, so round 1 starts on kael's turn. A sword
+attack by kael: STR face + FCS face + 2, against vesh's base RES face + 1; by
+vesh: STR face + FCS face + 1, against kael's base RES face + 0. Attack dice
+are consumed in C29 order: attacker primary, attacker FCS, defender RES,
+Active Defense die.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from omen_core import Fight
+from omen_core.content import CombatantSheet, DealDamage, SaveEffect, Weapon
+from omen_core.errors import OmenError, RuleViolation
+from omen_core.events import (
+    ActionCancelled,
+    ActionSettled,
+    ActiveDefenseWindowOpened,
+    ActiveDefenseWindowSkipped,
+    AttackDeclared,
+    CatchAnswered,
+    CatchWindowOpened,
+    CostPaid,
+    DamageResolved,
+    DiceRolled,
+    Disengaged,
+    Event,
+    HitDetermined,
+    Moved,
+    MovementDeclared,
+    ReactionPassed,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
+    SaveCalled,
+    SaveResolved,
+)
+from omen_core.machine import Phase
+from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
+from tests.sheets import sheet
+
+# -- gear and sheets ----------------------------------------------------------------------------
+
+SWORD = Weapon(id="sword", weapon_damage=4, damage_type="slashing")
+BOW = Weapon(id="bow", weapon_damage=3, damage_type="piercing", properties=frozenset({"ranged"}))
+JAVELIN = Weapon(id="javelin", weapon_damage=3, damage_type="piercing", properties=frozenset({"thrown", "ranged"}))
+
+HERO = {"STR": (8, 2), "AGI": (20, 1), "RES": (6, 0), "FCS": (4, 1)}
+RAIDER = {"STR": (8, 1), "AGI": (20, 1), "RES": (6, 1), "FCS": (4, 0)}
+
+#: A hex that costs the caller's Action: vesh saves RES against kael's INT, 3 fire on a failure.
+HEX = SaveEffect(name="hex", save="RES", against="INT", action_cost=1,
+                 on_failure=(DealDamage(flat=3, damage_type="fire"),))
+
+
+def fighter(cid: str, side: str, attrs: dict[str, tuple[int, int]], weapons: tuple[Weapon, ...]) -> CombatantSheet:
+    return replace(sheet(cid, side, **attrs), weapons=weapons)
+
+
+def kael(weapons: tuple[Weapon, ...] = (SWORD,)) -> CombatantSheet:
+    return fighter("kael", "heroes", HERO, weapons)
+
+
+def mira(weapons: tuple[Weapon, ...] = (SWORD,)) -> CombatantSheet:
+    return fighter("mira", "heroes", HERO, weapons)
+
+
+def vesh(weapons: tuple[Weapon, ...] = (SWORD,)) -> CombatantSheet:
+    return fighter("vesh", "raiders", RAIDER, weapons)
+
+
+def wren(weapons: tuple[Weapon, ...] = (SWORD,)) -> CombatantSheet:
+    return fighter("wren", "raiders", RAIDER, weapons)
+
+
+# -- every fight is checked against its replay and the lifecycle order ---------------------------
+
+Play = Callable[..., Fight]
+
+
+@pytest.fixture
+def play() -> Iterator[Play]:
+    """Start a fight with scripted faces; at teardown check replay, legal order and the dice left over.
+
+    ``spare`` is how many scripted faces must still be unused at the end (None: not checked).
+    """
+    made: list[tuple[Fight, int | None]] = []
+
+    def start(*sheets: CombatantSheet, faces: list[int], spare: int | None = 0) -> Fight:
+        fight = new_fight(*sheets, faces=faces)
+        made.append((fight, spare))
+        return fight
+
+    yield start
+    for fight, spare in made:
+        assert_replays(fight)
+        assert_legal_order(fight.events)
+        if spare is not None:
+            assert fight.dice.remaining == spare, "scripted dice not consumed as C29 expects"
+
+
+def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
+         defender: CombatantSheet | None = None, engaged: bool = True, spare: int | None = 0) -> Fight:
+    """kael and vesh (engaged unless told), initiative rolled (15, 5: kael first), on kael's turn."""
+    fight = play(attacker or kael(), defender or vesh(), faces=[15, 5] + faces, spare=spare)
+    if engaged:
+        fight.engage("kael", "vesh")
+    fight.roll_initiative()
+    assert fight.state.turn == "kael"
+    return fight
+
+
+def refused(fight: Fight, command: Callable[[], object], rule: str) -> RuleViolation:
+    """The command raises RuleViolation naming ``rule``; the log, its version and the dice are untouched."""
+    before, version, remaining = fight.events, fight.version, fight.dice.remaining
+    with pytest.raises(RuleViolation) as info:
+        command()
+    assert info.value.rule == rule
+    assert fight.events == before and fight.version == version and fight.dice.remaining == remaining
+    return info.value
+
+
+def of(events: list[Event], kind: type) -> list:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def kinds(events: list[Event]) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+def ba(fight: Fight, who: str) -> int:
+    return fight.state.combatants[who].bonus_actions
+
+
+def hp(fight: Fight, who: str) -> int:
+    return fight.state.combatants[who].hp
+
+
+def rolls(fight: Fight) -> list[tuple[str, str, tuple[int, ...]]]:
+    """Every roll after initiative as (purpose, roller, faces)."""
+    return [(e.purpose, e.roller, tuple(d.face for d in e.dice)) for e in payloads(fight)
+            if isinstance(e, DiceRolled) and e.purpose not in ("initiative", "roll_off")]
+
+
+# -- Attack of Opportunity ----------------------------------------------------------------------
+
+
+class TestAttackOfOpportunity:
+    def test_leaving_reach_opens_a_window_before_the_movement_completes(self, play):
+        """C23: kael's Movement Action out of vesh's reach pays its cost, then waits at vesh's window."""
+        fight = duel(play, [])
+        events = fight.move("kael", leaves=["vesh"])
+        assert events == [
+            MovementDeclared(action=1, who="kael", leaves=("vesh",)),
+            CostPaid(action=1, who="kael", resource="movement_action", amount=1, purpose="movement"),
+            ReactionWindowOpened(action=1, reaction="attack_of_opportunity", responders=("vesh",))]
+        assert fight.waiting_for == events[-1]
+        assert fight.state.engaged("kael", "vesh") and not of(payloads(fight), Moved)
+        refused(fight, lambda: fight.end_turn("kael"), "lifecycle")
+        fight.pass_reaction("vesh")
+
+    def test_react_is_a_basic_attack_for_1_bonus_action_then_the_move_completes(self, play):
+        """C22, C23: vesh strikes (1 BA), kael gets its own Active Defense window, then kael's move completes."""
+        # vesh: STR d8 6 + FCS d4 1 + STR 1 = 8 vs kael's base RES d6 2 + 0 = 2: kael's window opens.
+        # kael declines: hit. Crit: FCS 1 + 0 = 1 vs RES 2 + 0 = 2: no. Damage 6 + 1 + 4 = 11: kael 20 -> 9.
+        fight = duel(play, [6, 1, 2])
+        fight.move("kael", leaves=["vesh"])
+        fight.react("vesh")
+        declared = last(fight, AttackDeclared)
+        assert (declared.action, declared.attacker, declared.target, declared.weapon, declared.reaction,
+                declared.reacting_to) == (2, "vesh", "kael", "sword", "attack_of_opportunity", 1)
+        paid = last(fight, CostPaid)
+        assert (paid.who, paid.resource, paid.amount) == ("vesh", "bonus_action", 1)
+        opened = fight.waiting_for
+        assert isinstance(opened, ActiveDefenseWindowOpened)
+        assert (opened.defender, opened.attack_total, opened.base_defense) == ("kael", 8, 2)
+        events = fight.defend("kael", None)
+        assert kinds(events) == ["ActiveDefenseDeclined", "HitDetermined", "DamageResolved", "ResourceChanged",
+                                 "ActionSettled", "ReactionWindowClosed", "Moved", "ActionSettled"]
+        assert events[-3:] == [ReactionWindowClosed(action=1), Moved(action=1, who="kael", left=("vesh",)),
+                               ActionSettled(action=1)]
+        assert rolls(fight) == [("hit", "vesh", (6, 1)), ("base_defense", "kael", (2,))]
+        assert (last(fight, DamageResolved).final, hp(fight, "kael")) == (11, 9)
+        assert (ba(fight, "vesh"), ba(fight, "kael"), fight.state.turn_movement) == (1, 2, 0)
+        assert not fight.state.engaged("kael", "vesh") and fight.waiting_for is None
+
+    def test_passing_lets_the_movement_complete(self, play):
+        """C23: the responder may let the window pass: no attack, no Bonus Action spent."""
+        fight = duel(play, [])
+        fight.move("kael", leaves=["vesh"])
+        assert fight.pass_reaction("vesh") == [ReactionPassed(action=1, who="vesh"), ReactionWindowClosed(action=1),
+                                               Moved(action=1, who="kael", left=("vesh",)), ActionSettled(action=1)]
+        assert (ba(fight, "vesh"), hp(fight, "kael")) == (2, 20)
+        assert not fight.state.engaged("kael", "vesh")
+
+    def test_disengage_first_suppresses_the_window(self, play):
+        """C22, C23: Disengage (1 Bonus Action) earlier in the turn: the movement provokes no window."""
+        fight = duel(play, [])
+        assert fight.disengage("kael") == [Disengaged(who="kael", cost=1)]
+        assert (ba(fight, "kael"), fight.state.disengaged) == (1, True)
+        events = fight.move("kael", leaves=["vesh"])
+        assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
+        assert not of(payloads(fight), ReactionWindowOpened)
+        assert not fight.state.engaged("kael", "vesh")
+
+    def test_disengage_lasts_only_for_that_turn(self, play):
+        """C23: a Disengage in round 1 does not protect a movement in round 2."""
+        fight = duel(play, [])
+        fight.disengage("kael")
+        fight.end_turn("kael")
+        fight.end_turn("vesh")
+        assert fight.state.disengaged is False
+        events = fight.move("kael", leaves=["vesh"])
+        assert events[-1] == ReactionWindowOpened(action=1, reaction="attack_of_opportunity", responders=("vesh",))
+        fight.pass_reaction("vesh")
+
+    def test_enemy_without_a_bonus_action_gets_no_window(self, play):
+        """C23: vesh spent both Bonus Actions on an Interrupt, so kael's movement away provokes nothing."""
+        # Interrupt: vesh 1 + 1 + 1 = 3 vs kael base 6 + 0 = 6: a miss (window skipped). vesh has 0 BA.
+        # kael's attack goes on: 6 + 1 + 2 = 9 vs vesh base 1 + 1 = 2: hit (vesh has no BA: no window);
+        # crit 1 + 1 = 2 vs 1 + 1 = 2: no; damage 6 + 2 + 4 = 12: vesh 20 -> 8.
+        fight = duel(play, [1, 1, 6, 6, 1, 1])
+        fight.attack("kael", "vesh")
+        fight.react("vesh")
+        assert ba(fight, "vesh") == 0 and hp(fight, "vesh") == 8
+        events = fight.move("kael", leaves=["vesh"])
+        assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
+
+    @pytest.mark.parametrize("condition", ["Paralysed", "Incapacitated"])
+    def test_helpless_enemy_gets_no_window(self, play, condition):
+        """C23: an enemy who cannot act (paralysed, incapacitated) gets no window; wren keeps the raiders up."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        fight.apply_condition("vesh", condition)
+        assert ba(fight, "vesh") == 2 and fight.state.ending is None
+        events = fight.move("kael", leaves=["vesh"])
+        assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
+
+    def test_ally_leaving_does_not_provoke(self, play):
+        """C23: only enemies get a window: kael leaving mira's reach opens none."""
+        fight = play(kael(), mira(), vesh(), faces=[15, 10, 5])
+        fight.engage("kael", "mira")
+        fight.roll_initiative()
+        events = fight.move("kael", leaves=["mira"])
+        assert events[2:] == [Moved(action=1, who="kael", left=("mira",)), ActionSettled(action=1)]
+        assert not fight.state.engaged("kael", "mira")
+
+    def test_each_enemy_left_gets_the_window(self, play):
+        """C23: leaving vesh and wren opens one window for both; it stays open until both have answered."""
+        # wren: STR 1 + FCS 1 + 1 = 3 vs kael base RES 6 + 0 = 6: a miss.
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
+        fight.engage("kael", "vesh", "wren")
+        fight.roll_initiative()
+        events = fight.move("kael", leaves=["vesh", "wren"])
+        assert events[-1] == ReactionWindowOpened(action=1, reaction="attack_of_opportunity",
+                                                  responders=("vesh", "wren"))
+        assert fight.pass_reaction("vesh") == [ReactionPassed(action=1, who="vesh")]
+        assert fight.waiting_for == events[-1]
+        refused(fight, lambda: fight.pass_reaction("vesh"), "C23")
+        events = fight.react("wren")
+        assert last(fight, HitDetermined).hit is False
+        assert events[-3:] == [ReactionWindowClosed(action=1), Moved(action=1, who="kael", left=("vesh", "wren")),
+                               ActionSettled(action=1)]
+        assert (ba(fight, "vesh"), ba(fight, "wren")) == (2, 1)
+
+    def test_leaving_someone_not_engaged_is_refused(self, play):
+        """C23: kael is not within vesh's reach, so it cannot leave it."""
+        fight = duel(play, [], engaged=False)
+        refused(fight, lambda: fight.move("kael", leaves=["vesh"]), "C23")
+
+    def test_only_a_responder_may_answer(self, play):
+        """C23: wren (not engaged with kael) is not offered the window and may not react or pass."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        fight.move("kael", leaves=["vesh"])
+        refused(fight, lambda: fight.react("wren"), "C23")
+        refused(fight, lambda: fight.pass_reaction("wren"), "C23")
+        fight.pass_reaction("vesh")
+
+    def test_no_window_open_nothing_to_answer(self, play):
+        """C23: reacting or passing with no window open is refused."""
+        fight = duel(play, [])
+        refused(fight, lambda: fight.react("vesh"), "C23")
+        refused(fight, lambda: fight.pass_reaction("vesh"), "C23")
+
+    def test_mover_cannot_act_while_the_window_is_open(self, play):
+        """C23: the window is the enemies' to answer before the movement completes; the mover waits."""
+        fight = duel(play, [], spare=None)
+        fight.move("kael", leaves=["vesh"])
+        before = fight.events
+        with pytest.raises(RuleViolation):
+            fight.attack("kael", "vesh")
+        assert fight.events == before
+
+
+# -- Interrupt ----------------------------------------------------------------------------------
+
+
+class TestInterrupt:
+    def test_window_opens_on_declaration_before_costs(self, play):
+        """C24: kael declares an attack; vesh (adjacent, 2 Bonus Actions) gets a window before kael pays."""
+        fight = duel(play, [1, 1, 6])          # after the pass: 1 + 1 + 2 = 4 vs 6 + 1 = 7, a miss
+        events = fight.attack("kael", "vesh")
+        assert kinds(events) == ["AttackDeclared", "ReactionWindowOpened"]
+        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        assert fight.waiting_for == events[-1]
+        assert not of(payloads(fight), CostPaid) and fight.state.turn_actions == 1
+        fight.pass_reaction("vesh")
+        assert last(fight, CostPaid).resource == "action"
+
+    def test_hit_cancels_the_action_which_is_still_spent(self, play):
+        """C22, C24: the Interrupt costs vesh 2 BA; it hits, so kael's attack is cancelled and its Action spent."""
+        # vesh: STR 6 + FCS 1 + 1 = 8 vs kael base RES 2: kael's window; declined: hit, no crit (1 vs 2).
+        # Damage 6 + 1 + 4 = 11: kael 20 -> 9. kael's own attack never rolls.
+        fight = duel(play, [6, 1, 2])
+        fight.attack("kael", "vesh")
+        fight.react("vesh")
+        declared = last(fight, AttackDeclared)
+        assert (declared.attacker, declared.target, declared.reaction, declared.reacting_to) \
+            == ("vesh", "kael", "interrupt", 1)
+        assert (last(fight, CostPaid).who, last(fight, CostPaid).amount) == ("vesh", 2)
+        assert fight.waiting_for.defender == "kael"
+        events = fight.defend("kael", None)
+        assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
+        paid, cancelled = events[-2], events[-1]
+        assert (paid.action, paid.who, paid.resource, paid.amount) == (1, "kael", "action", 1)
+        assert cancelled.action == 1 and "C24" in cancelled.reason
+        assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "kael"), hp(fight, "vesh")) == (0, 0, 9, 20)
+        assert rolls(fight) == [("hit", "vesh", (6, 1)), ("base_defense", "kael", (2,))]
+        assert fight.waiting_for is None and fight.state.at_rest
+        refused(fight, lambda: fight.attack("kael", "vesh"), "C20")
+
+    def test_miss_lets_the_action_go_on(self, play):
+        """C24: vesh's Interrupt misses (3 vs 6); kael's attack is paid and resolves: 9 vs 2 hits for 12."""
+        # kael: STR 6 + FCS 1 + 2 = 9 vs vesh base RES 1 + 1 = 2; vesh has 0 BA: window skipped.
+        # Crit: 1 + 1 = 2 vs 1 + 1 = 2: no. Damage 6 + 2 + 4 = 12: vesh 20 -> 8.
+        fight = duel(play, [1, 1, 6, 6, 1, 1])
+        fight.attack("kael", "vesh")
+        events = fight.react("vesh")
+        assert kinds(events)[:7] == ["AttackDeclared", "CostPaid", "DiceRolled", "DiceRolled",
+                                     "ActiveDefenseWindowSkipped", "HitDetermined", "ActionSettled"]
+        assert events[7:9] == [ReactionWindowClosed(action=1),
+                               CostPaid(action=1, who="kael", resource="action", amount=1, purpose="attack")]
+        assert not of(events, ActionCancelled)
+        skipped = last(fight, ActiveDefenseWindowSkipped)
+        assert skipped.defender == "vesh" and "no Bonus Action" in skipped.reason
+        hit = last(fight, HitDetermined)
+        assert (hit.action, hit.attack.total, hit.defense.total, hit.hit) == (1, 9, 2, True)
+        assert (hp(fight, "vesh"), hp(fight, "kael"), fight.state.turn_actions) == (8, 20, 0)
+        assert rolls(fight) == [("hit", "vesh", (1, 1)), ("base_defense", "kael", (6,)),
+                                ("hit", "kael", (6, 1)), ("base_defense", "vesh", (1,))]
+
+    def test_enemy_with_one_bonus_action_gets_no_window(self, play):
+        """C24: vesh Dodged mira's arrow (2 -> 1 BA), so kael's attack opens no Interrupt window."""
+        # Initiative (joined kael, vesh, mira): kael 10 + 1 = 11, vesh 5 + 1 = 6, mira 18 + 1 = 19.
+        # mira (not engaged, so no Interrupt): bow STR 6 + FCS 1 + 2 = 9 vs vesh base 1 + 1 = 2; Dodge
+        # AGI 19 + 1 = 20: defense 22, a miss. kael: STR 1 + FCS 1 + 2 = 4 vs vesh base 6 + 1 = 7: a miss.
+        fight = play(kael(), vesh(), mira(weapons=(BOW,)), faces=[10, 5, 18, 6, 1, 1, 19, 1, 1, 6])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        assert fight.state.order == ("mira", "kael", "vesh")
+        fight.attack("mira", "vesh")
+        fight.defend("vesh", "dodge")
+        fight.end_turn("mira")
+        assert ba(fight, "vesh") == 1
+        events = fight.attack("kael", "vesh")
+        assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"]
+        assert len(of(payloads(fight), ReactionWindowOpened)) == 0
+
+    def test_enemy_not_adjacent_gets_no_window(self, play):
+        """C24: only adjacent enemies may Interrupt: unengaged vesh gets no window."""
+        fight = duel(play, [1, 1, 6], engaged=False)
+        events = fight.attack("kael", "vesh")
+        assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"]
+
+    def test_ranged_weapon_cannot_interrupt(self, play):
+        """C24: an Interrupt is a melee attack: vesh's bow is refused; vesh passes and kael's attack goes on."""
+        fight = duel(play, [1, 1, 6], defender=vesh(weapons=(BOW,)))
+        fight.attack("kael", "vesh")
+        refused(fight, lambda: fight.react("vesh"), "C24")
+        refused(fight, lambda: fight.react("vesh", weapon="bow"), "C24")
+        fight.pass_reaction("vesh")
+        assert last(fight, HitDetermined).hit is False   # 1 + 1 + 2 = 4 vs 6 + 1 = 7
+
+    def test_save_costing_an_action_is_interruptible(self, play):
+        """C24: kael calls a hex (an Action); vesh's Interrupt hits, so the save never happens; the Action is spent."""
+        # vesh: 6 + 1 + 1 = 8 vs kael base 2; declined; no crit (1 vs 2); damage 11: kael 20 -> 9.
+        fight = duel(play, [6, 1, 2])
+        events = fight.call_save("kael", "vesh", HEX)
+        assert kinds(events) == ["SaveCalled", "ReactionWindowOpened"]
+        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        fight.react("vesh")
+        events = fight.defend("kael", None)
+        assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
+        paid = events[-2]
+        assert (paid.action, paid.who, paid.resource, paid.amount) == (1, "kael", "action", 1)
+        assert not of(payloads(fight), SaveResolved)
+        assert (fight.state.turn_actions, hp(fight, "kael"), hp(fight, "vesh")) == (0, 9, 20)
+
+    def test_save_goes_on_when_the_interrupt_misses(self, play):
+        """C15, C24: the Interrupt misses (3 vs 6); the hex resolves: vesh RES 2 + 1 = 3 < kael INT 5 + 0: 3 fire."""
+        fight = duel(play, [1, 1, 6, 2, 5])
+        fight.call_save("kael", "vesh", HEX)
+        events = fight.react("vesh")
+        resolved = last(fight, SaveResolved)
+        assert ((resolved.saver.roller, resolved.saver.total), (resolved.opposing.roller, resolved.opposing.total),
+                resolved.success) == (("vesh", 3), ("kael", 5), False)
+        assert CostPaid(action=1, who="kael", resource="action", amount=1, purpose="hex") in events
+        assert (hp(fight, "vesh"), fight.state.turn_actions, ba(fight, "vesh")) == (17, 0, 0)
+
+    def test_free_save_opens_no_window(self, play):
+        """C24: a save that costs no Action is not an Action declared: no Interrupt window; vesh 4 + 1 >= 2 saves."""
+        fight = duel(play, [4, 2])
+        events = fight.call_save("kael", "vesh", replace(HEX, action_cost=0))
+        assert not of(events, ReactionWindowOpened) and isinstance(events[0], SaveCalled)
+        assert last(fight, SaveResolved).success is True and fight.state.turn_actions == 1
+
+    def test_reaction_attack_opens_no_interrupt(self, play):
+        """C24: an Interrupt is itself a reaction, not a declared Action: kael cannot Interrupt vesh's Interrupt."""
+        fight = duel(play, [1, 1, 6, 6, 1, 1])
+        fight.attack("kael", "vesh")
+        events = fight.react("vesh")
+        assert len(of(payloads(fight), ReactionWindowOpened)) == 1
+        assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"]
+
+    def test_actor_cannot_act_while_the_interrupt_window_is_open(self, play):
+        """C24: the window comes before the declared Action's costs are paid; the actor waits for it."""
+        fight = duel(play, [], spare=None)
+        fight.attack("kael", "vesh")
+        before = fight.events
+        with pytest.raises(RuleViolation):
+            fight.move("kael", leaves=["vesh"])
+        assert fight.events == before
+
+
+# -- Catch --------------------------------------------------------------------------------------
+
+
+class TestCatch:
+    # kael throws the javelin: STR 6 + FCS 1 + 2 = 9 vs vesh base RES 1 + 1 = 2: vesh's window (Dodge only,
+    # ranged); no crit (FCS 1 + 1 = 2 vs RES 1 + 1 = 2). Not engaged: no Interrupt window.
+    THROW = [6, 1, 1]
+
+    def thrown(self, play, extra: list[int] = (), dodge: bool = False) -> Fight:
+        fight = duel(play, self.THROW + list(extra), attacker=kael(weapons=(JAVELIN,)), engaged=False)
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", "dodge" if dodge else None)
+        return fight
+
+    def test_thrown_weapon_that_hits_opens_the_window(self, play):
+        """C22: a thrown javelin about to hit opens a Catch window for its target, before any damage."""
+        fight = self.thrown(play)
+        assert last(fight, HitDetermined).hit is True
+        assert fight.waiting_for == CatchWindowOpened(action=1, target="vesh")
+        assert not of(payloads(fight), DamageResolved)
+        fight.catch("vesh")
+
+    def test_catch_costs_a_bonus_action_and_no_damage_is_dealt(self, play):
+        """C22: Catch costs 1 Bonus Action; the javelin deals no damage."""
+        fight = self.thrown(play)
+        events = fight.catch("vesh")
+        assert events == [CatchAnswered(action=1, who="vesh", caught=True),
+                          CostPaid(action=1, who="vesh", resource="bonus_action", amount=1, purpose="Catch"),
+                          ActionSettled(action=1)]
+        assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 1)
+        assert not of(payloads(fight), DamageResolved) and fight.waiting_for is None
+
+    def test_letting_it_hit_deals_the_damage(self, play):
+        """C22: catch(..., False) lets the javelin land: 6 + STR 2 + WD 3 = 11 piercing, HP 9; no BA spent."""
+        fight = self.thrown(play)
+        events = fight.catch("vesh", False)
+        assert events[0] == CatchAnswered(action=1, who="vesh", caught=False)
+        dealt = last(fight, DamageResolved)
+        assert (dealt.damage_type, dealt.terms.raw, dealt.final) == ("piercing", 11, 11)
+        assert (hp(fight, "vesh"), ba(fight, "vesh")) == (9, 2)
+
+    def test_catch_after_a_failed_dodge(self, play):
+        """C8, C22: vesh Dodges (AGI 2 + 1 = 3: defense 5, still hit by 9), then Catches with its last BA."""
+        fight = self.thrown(play, [2], dodge=True)
+        assert last(fight, HitDetermined).defense.total == 5 and ba(fight, "vesh") == 1
+        assert fight.waiting_for == CatchWindowOpened(action=1, target="vesh")
+        fight.catch("vesh")
+        assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 0)
+
+    def test_only_the_target_catches(self, play):
+        """C22: the Catch window is the target's."""
+        fight = self.thrown(play)
+        refused(fight, lambda: fight.catch("kael"), "C22")
+        fight.catch("vesh")
+
+    def test_no_window_no_catch(self, play):
+        """C22: catching with no Catch window open is refused."""
+        fight = duel(play, [], engaged=False)
+        refused(fight, lambda: fight.catch("vesh"), "C22")
+
+    def test_thrown_weapon_that_misses_opens_no_window(self, play):
+        """C22: 1 + 1 + 2 = 4 vs 6 + 1 = 7 misses: nothing to catch."""
+        fight = duel(play, [1, 1, 6], attacker=kael(weapons=(JAVELIN,)), engaged=False)
+        fight.attack("kael", "vesh")
+        assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
+
+    def test_non_thrown_weapon_never_opens_it(self, play):
+        """C22: a sword hit (9 vs 2, declined) deals 6 + 2 + 4 = 12 at once: HP 8, no Catch window."""
+        fight = duel(play, self.THROW, engaged=False)
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        assert not of(payloads(fight), CatchWindowOpened)
+        assert hp(fight, "vesh") == 8
+
+
+# -- random fights --------------------------------------------------------------------------------
+
+KNIFE = Weapon(id="knife", weapon_damage=2, damage_type="piercing", properties=frozenset({"thrown"}))
+GEAR = (SWORD, KNIFE, BOW)
+#: Distinct AGI bonuses, so initiative ties always break on the bonus (no roll-off needed to start).
+RANDOM_SIDES = {"kael": ("heroes", 3), "mira": ("heroes", 2), "vesh": ("raiders", 1), "wren": ("raiders", 0)}
+NAMES = tuple(RANDOM_SIDES)
+faces = st.lists(st.integers(1, 6), min_size=1, max_size=6)
+COMMANDS = ("attack", "move", "disengage", "react", "pass", "defend", "catch", "end_turn", "engage",
+            "apply_condition")
+#: Commands made more likely by what the fight waits on, so random fights get somewhere.
+LIKELY: dict[type | None, tuple[str, ...]] = {
+    None: ("attack",) * 4 + ("move",) * 3 + ("end_turn",) * 2 + ("engage",) * 2,
+    ActiveDefenseWindowOpened: ("defend",) * 6,
+    ReactionWindowOpened: ("react",) * 4 + ("pass",) * 2,
+    CatchWindowOpened: ("catch",) * 6,
+}
+
+
+def random_fight(opening: list[int]) -> Fight:
+    """Four d6 combatants on two sides, each with a sword, a throwing knife and a bow (all in hand)."""
+    sheets = [replace(sheet(cid, side, hp=12, AGI=(6, agi)), weapons=GEAR, wielding=("sword", "knife", "bow"))
+              for cid, (side, agi) in RANDOM_SIDES.items()]
+    return new_fight(*sheets, faces=opening, fight_id="random")
+
+
+def parties(fight: Fight) -> list[str]:
+    """Whoever the fight is waiting on: the turn's owner, a window's defender, responders or target."""
+    found = [fight.state.turn] if fight.state.turn else []
+    window = fight.waiting_for
+    if isinstance(window, ActiveDefenseWindowOpened):
+        found.append(window.defender)
+    elif isinstance(window, ReactionWindowOpened):
+        found.extend(window.responders)
+    elif isinstance(window, CatchWindowOpened):
+        found.append(window.target)
+    return found
+
+
+def command(data: st.DataObject, fight: Fight) -> Callable[[], object]:
+    """One random command by a random combatant (biased towards whoever the fight waits on)."""
+    who = data.draw(st.sampled_from(NAMES + tuple(parties(fight)) * 8), label="who")
+    other = data.draw(st.sampled_from(NAMES), label="other")
+    weapon = data.draw(st.sampled_from((None, "sword", "knife", "bow")), label="weapon")
+    kind = data.draw(st.sampled_from(COMMANDS + LIKELY.get(type(fight.waiting_for), LIKELY[None])), label="command")
+    match kind:
+        case "attack":
+            return lambda: fight.attack(who, other, weapon=weapon)
+        case "move":
+            leaves = data.draw(st.lists(st.sampled_from(NAMES), max_size=2, unique=True), label="leaves")
+            return lambda: fight.move(who, leaves=leaves)
+        case "disengage":
+            return lambda: fight.disengage(who)
+        case "react":
+            return lambda: fight.react(who, weapon=weapon)
+        case "pass":
+            return lambda: fight.pass_reaction(who)
+        case "defend":
+            defense = data.draw(st.sampled_from((None, "dodge", "parry", "block")), label="defense")
+            return lambda: fight.defend(who, defense)
+        case "catch":
+            caught = data.draw(st.booleans(), label="caught")
+            return lambda: fight.catch(who, caught)
+        case "end_turn":
+            return lambda: fight.end_turn(who)
+        case "engage":
+            engaged = data.draw(st.booleans(), label="engaged")
+            return lambda: fight.engage(who, other, engaged=engaged)
+        case _:
+            condition = data.draw(st.sampled_from(("Prone", "Exhausted", "Fatigued", "Unseen") * 2
+                                                  + ("Paralysed", "Incapacitated")), label="condition")
+            stacks = data.draw(st.integers(1, 2), label="stacks")
+            return lambda: fight.apply_condition(who, condition, stacks)
+
+
+class TestRandomFights:
+    @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def test_random_commands_keep_the_log_sound(self, data):
+        """§How a Single Action Resolves: any command either succeeds or raises OmenError leaving log, version
+        and dice untouched; the log always replays to the live state and is in a legal order."""
+        fight = random_fight(data.draw(st.lists(st.integers(1, 6), min_size=4, max_size=4), label="initiative"))
+        for a, b in data.draw(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMES)), max_size=4),
+                              label="engaged"):
+            if a != b:
+                fight.engage(a, b)
+        fight.roll_initiative()
+        assert fight.state.phase is Phase.ROUNDS and len(fight.state.order) == 4
+        accepted = 0
+        for _ in range(data.draw(st.integers(10, 40), label="steps")):
+            fight.dice.feed(data.draw(faces, label="faces"))
+            run = command(data, fight)
+            before, version, remaining, state = fight.events, fight.version, fight.dice.remaining, fight.state
+            try:
+                run()
+            except OmenError:
+                assert fight.events == before and fight.version == version
+                assert fight.dice.remaining == remaining and fight.state is state
+                continue
+            accepted += 1
+            for c in fight.state.combatants.values():
+                assert 0 <= c.bonus_actions <= 2 and 0 <= c.hp <= 12
+            assert fight.state.turn_actions in (0, 1) and fight.state.turn_movement in (0, 1)
+        assert_legal_order(fight.events)
+        assert_replays(fight)
