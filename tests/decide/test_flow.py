@@ -687,6 +687,21 @@ class TestConditionTicks:
             RoundEnded(round=3), RoundStarted(round=4), TurnStarted(round=4, who="kael")]
         assert not fight.state.combatants["vesh"].has("Fatigued")
 
+    def test_turn_start_condition_ticks_when_its_owners_turn_begins(self, play):
+        """C25, C28: a house 'Burning' (turn_start, duration 2) ticks as vesh's turns begin, and clears on the second."""
+        ruleset = replace(CORE, conditions={**CORE.conditions, "Burning": ConditionDef(tick="turn_start", duration=2)})
+        fight = play(kael(), vesh(), faces=[15, 5], ruleset=ruleset)
+        fight.roll_initiative()
+        fight.apply_condition("vesh", "Burning")
+        assert fight.end_turn("kael") == [TurnEnded(round=1, who="kael"), TurnStarted(round=1, who="vesh"),
+                                          ConditionTicked(who="vesh", condition="Burning", remaining=1)]
+        fight.end_turn("vesh")
+        assert bare(fight.end_turn("kael")) == [
+            TurnEnded(round=2, who="kael"), TurnStarted(round=2, who="vesh"),
+            ConditionTicked(who="vesh", condition="Burning", remaining=0),
+            ConditionCleared(action=None, who="vesh", condition="Burning")]
+        assert not fight.state.combatants["vesh"].has("Burning")
+
     def test_condition_without_duration_never_ticks(self, play):
         """C28: Exhausted (no duration) lasts through round ends untouched."""
         fight = play(kael(), vesh(), faces=[15, 5])
