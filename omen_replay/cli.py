@@ -1,4 +1,4 @@
-"""The ``omen`` command line: demo, run, replay, verify, repair, schema. Only this module configures logging.
+"""The ``omen`` command line: demo, run, replay, verify, explain, repair, schema. Only this module configures logging.
 
 Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 (a malformed file, log or command, or a command that breaks a rule).
@@ -254,6 +254,43 @@ def replay_cmd(
     except OmenError as exc:
         _guarded(exc)
     _print_state(summarise(state), as_json)
+
+
+@app.command("explain")
+def explain_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    seq: Annotated[int, typer.Argument(help="The seq of a roll, an attack (any of its events), a save or a check.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    seed: Annotated[str | None, typer.Option(help="Check seeded dice against this seed (hex).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable explanation.")] = False,
+) -> None:
+    """Explain a roll, an attack, a save or a check: every die, every bonus and its source, every rule."""
+    from .explain import explain
+
+    try:
+        seed_bytes = bytes.fromhex(seed) if seed is not None else None
+    except ValueError:
+        _bad_input(f"--seed must be hex, got {seed!r}")
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        found = explain(store.read(fight_id), seq, seed_bytes)
+    except OmenError as exc:
+        _guarded(exc)
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
+        return
+    out.print(f"[bold]{escape(found.title)}[/]  [dim](seq {found.seq})[/]")
+    for die in found.dice:
+        check = {True: " [green]seed confirms[/]", False: " [red]seed DISAGREES[/]", None: ""}[die.seed_confirms]
+        out.print(f"  die: roll #{die.roll} (seq {die.seq}) {die.purpose} by {die.roller}: {die.pool} "
+                  f"d{die.sides} = {die.face} [{die.source}]{check}")
+    for part in found.parts:
+        out.print(f"  [bold]{escape(part.name)}[/] = {part.total}  [dim]({escape(part.rule)})[/]")
+        for term in part.terms:
+            out.print(f"      {term.value:+d}  {escape(term.label)}  [dim]{escape(term.source)}[/]")
+    for verdict in found.verdicts:
+        out.print(f"  \u2192 {escape(verdict)}")
+    out.print(f"  [dim]dice: {escape(found.seed)}[/]")
 
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:

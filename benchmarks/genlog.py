@@ -1,0 +1,266 @@
+"""Generate a long, legal, deterministic fight log of exactly N events (JSON Lines), for the benchmarks.
+
+The log is ONE fight played through the real engine (``omen_core.Fight``):
+the Ember Ford cast (``fixtures/ember-ford/``) with its ruleset, seeded dice
+(a fixed seed), a fixed clock, the same ambush and initiative as the
+scenario, then round after round of turns. Every combatant has its HP
+raised to 10,000,000 so nobody ever drops and the rounds go on for as long
+as needed. Each turn a seeded policy picks what to do: engage and attack
+with a melee weapon, shoot or throw, move out of reach (opening Attacks of
+Opportunity), and how to answer every window (Active Defense, Interrupt and
+Attack-of-Opportunity reactions, Catch, Rogue routing). The mix of event
+types is therefore close to a real fight's.
+
+To land on exactly N events the generator stops starting turns shortly
+before N, pads with single-event ``engage`` commands, then ends the fight
+(``fight_ended``, GM's call) and reveals the seed (``seed_revealed``), so
+the log is complete: ``omen verify`` recomputes every seeded die of it.
+
+Events are sealed by the engine itself (``seal``: seqs 1..N, one hash
+chain). They are written straight to the file by a small sink store that
+checks each batch with the stores' own ``check_batch`` (it skips the fsync
+and the re-reading of the JSON Lines store, which would only slow the
+generation down; the bytes are exactly ``encode_line(ev) + b"\\n"``).
+
+Files are cached in ``benchmarks/.cache/`` keyed by N and a generator
+version, so reruns are instant. Run it directly to (pre)generate logs::
+
+    .venv/bin/python benchmarks/genlog.py 1000 100000 1000000
+
+Generation runs at roughly 2-4k events/s here (it drives the whole engine:
+decide, the lifecycle machine, seal, fold), so the 1M log takes a few minutes
+once; see docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import msgspec  # noqa: E402
+import structlog  # noqa: E402
+
+from omen_core import Fight, SeededDice  # noqa: E402
+from omen_core.content import load_sheet  # noqa: E402
+from omen_core.decide.reactions import answered  # noqa: E402
+from omen_core.errors import OmenError  # noqa: E402
+from omen_core.events import (  # noqa: E402
+    ActiveDefenseWindowOpened,
+    CatchWindowOpened,
+    InitiativeTied,
+    ReactionWindowOpened,
+    RoutingWindowOpened,
+    StoredEvent,
+    encode_line,
+)
+from omen_core.machine import Phase  # noqa: E402
+from omen_core.store.base import check_batch  # noqa: E402
+
+__all__ = ["FIGHT_ID", "CACHE", "log_path", "ensure_log", "generate", "quiet_logging"]
+
+GENERATOR_VERSION = 1
+FIGHT_ID = "ember-ford-long"
+SEED = bytes.fromhex("a11ce5eda11ce5eda11ce5eda11ce5eda11ce5eda11ce5eda11ce5eda11ce5ed")
+POLICY_SEED = 20251130
+START_MS = 1_796_097_600_000       # a fixed clock: this instant, then +1.5 s per command
+STEP_MS = 1_500
+HP = 10_000_000
+MIN_EVENTS = 64
+TURN_MARGIN = 400                  # stop starting turns this many events before N (a turn emits far fewer)
+CACHE = Path(__file__).resolve().parent / ".cache"
+SHEETS = ROOT / "fixtures" / "ember-ford" / "sheets"
+
+# What each combatant may attack with: (weapon id, melee?)
+ARSENAL = {
+    "kael": [("longsword", True)],
+    "brin": [("shortblade", True), ("bow", False)],
+    "vesh": [("knife", True)],
+    "skarn": [("maul", True), ("hatchet", False)],
+}
+
+
+def quiet_logging() -> None:
+    """omen logs every append at debug level through structlog; benchmarks only want warnings."""
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+
+class _FileSink:
+    """A write-only EventStore: checks each batch like every store, writes the exact JSON Lines bytes."""
+
+    def __init__(self, fh) -> None:
+        self._fh = fh
+        self._version = 0
+        self._last: str | None = None
+
+    def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
+        check_batch(fight_id, events, expected_version, self._version, self._last)
+        self._fh.write(b"".join([encode_line(ev) + b"\n" for ev in events]))
+        self._version += len(events)
+        self._last = events[-1].hash
+        return self._version
+
+    def version(self, fight_id: str) -> int:
+        return self._version
+
+    def read(self, fight_id: str, after_seq: int = 0):  # pragma: no cover - the generator never reads back
+        raise NotImplementedError("the generator's sink is write-only")
+
+    def fights(self) -> list[str]:
+        return [FIGHT_ID] if self._version else []
+
+
+def _cast():
+    sheets = [load_sheet(SHEETS / f"{who}.toml") for who in ("kael", "brin", "vesh", "skarn")]
+    return [msgspec.structs.replace(s, hp=HP) for s in sheets]
+
+
+def _answer_windows(fight: Fight, rng: random.Random) -> None:
+    """Answer every open window until the fight is at rest or waiting on nothing."""
+    while True:
+        window = fight.waiting_for
+        if window is None:
+            return
+        if isinstance(window, InitiativeTied):
+            fight.roll_off()
+        elif isinstance(window, ActiveDefenseWindowOpened):
+            choice = rng.choice([*window.eligible, None, None]) if window.eligible else None
+            try:
+                fight.defend(window.defender, choice)
+            except OmenError:
+                fight.defend(window.defender, None)
+        elif isinstance(window, ReactionWindowOpened):
+            pending = fight.state.pending
+            who = next(w for w in window.responders if w not in answered(pending))
+            if rng.random() < 0.5:
+                try:
+                    fight.react(who)
+                    continue
+                except OmenError:
+                    pass
+            fight.pass_reaction(who)
+        elif isinstance(window, CatchWindowOpened):
+            try:
+                fight.catch(window.target, rng.random() < 0.3)
+            except OmenError:
+                fight.catch(window.target, False)
+        elif isinstance(window, RoutingWindowOpened):
+            fight.route(window.attacker, rng.choice([None, 0]))
+        else:  # pragma: no cover - a new kind of window
+            raise RuntimeError(f"the generator does not know how to answer {window!r}")
+
+
+def _turn(fight: Fight, who: str, rng: random.Random) -> None:
+    """One combatant's turn: maybe move out of reach, attack once (melee after engaging, or at range), end."""
+    state = fight.state
+    me = state.combatants[who]
+    enemies = sorted(c.id for c in state.combatants.values() if c.side != me.side)
+    engaged = [e for e in state.engaged_with(who) if e in enemies]
+    if engaged and rng.random() < 0.15:
+        fight.move(who, leaves=engaged)
+        _answer_windows(fight, rng)
+    target = rng.choice(enemies)
+    weapon, melee = rng.choice(ARSENAL[who])
+    if melee and not fight.state.engaged(who, target):
+        fight.engage(who, target)
+    try:
+        fight.attack(who, target, weapon=weapon)
+    except OmenError:
+        pass  # e.g. no Action left, or the weapon is not in hand: the turn just ends
+    _answer_windows(fight, rng)
+    fight.end_turn(who)
+    _answer_windows(fight, rng)
+
+
+def generate(n: int, out: Path, *, progress: bool = False) -> int:
+    """Write a complete fight of exactly ``n`` events to ``out``; return ``n``."""
+    if n < MIN_EVENTS:
+        raise ValueError(f"a generated log has at least {MIN_EVENTS} events")
+    quiet_logging()
+    rng = random.Random(POLICY_SEED)
+    clock = itertools.count(START_MS, STEP_MS).__next__
+    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
+    started = time.perf_counter()
+    with open(tmp, "wb", buffering=1 << 20) as fh:
+        sink = _FileSink(fh)
+        fight = Fight.start(sink, FIGHT_ID, dice=SeededDice(SEED), clock=clock,
+                            title="Ambush at the Ember Ford (the long version)")
+        for sheet in _cast():
+            fight.join(sheet)
+        fight.ambush(["vesh", "skarn"], ["kael", "brin"], time_waited="one_to_two_minutes")
+        fight.roll_initiative()
+        _answer_windows(fight, rng)
+        shown = 0
+        while fight.version + TURN_MARGIN < n and fight.state.phase is Phase.ROUNDS:
+            who = fight.state.turn
+            assert who is not None, "between turns in the rounds phase"
+            _turn(fight, who, rng)
+            if progress and fight.version - shown >= 50_000:
+                shown = fight.version
+                rate = shown / (time.perf_counter() - started)
+                print(f"  {shown:>9,} events  ({rate:,.0f} events/s)", file=sys.stderr)
+        pair = ("kael", "vesh")
+        flip = False
+        while fight.version < n - 2:  # pad with one-event commands to land on exactly n
+            fight.engage(*pair, engaged=flip)
+            flip = not flip
+        fight.end_fight("gm", note="benchmark log: the GM calls it")
+        fight.reveal_seed()
+        fh.flush()
+        os.fsync(fh.fileno())
+    if fight.version != n:  # pragma: no cover - the padding above makes this exact
+        tmp.unlink()
+        raise RuntimeError(f"generated {fight.version} events, wanted {n}")
+    os.replace(tmp, out)
+    return n
+
+
+def log_path(n: int) -> Path:
+    """Where the cached log of ``n`` events lives."""
+    return CACHE / f"{FIGHT_ID}-g{GENERATOR_VERSION}-{n}.jsonl"
+
+
+def ensure_log(n: int, *, progress: bool = True) -> Path:
+    """The cached log of ``n`` events, generated first if missing."""
+    path = log_path(n)
+    if path.is_file():
+        return path
+    CACHE.mkdir(parents=True, exist_ok=True)
+    ignore = CACHE / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# generated benchmark logs: never committed\n*\n")
+    started = time.perf_counter()
+    if progress:
+        print(f"generating {path.name} ({n:,} events, once; cached afterwards)...", file=sys.stderr)
+    generate(n, path, progress=progress)
+    if progress:
+        took = time.perf_counter() - started
+        print(f"  done in {took:.1f} s ({n / took:,.0f} events/s)", file=sys.stderr)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("events", type=int, nargs="+", help="log sizes to generate (events)")
+    parser.add_argument("--force", action="store_true", help="regenerate even if cached")
+    args = parser.parse_args(argv)
+    for n in args.events:
+        if args.force and log_path(n).exists():
+            log_path(n).unlink()
+        path = ensure_log(n)
+        print(f"{path}  {path.stat().st_size / 1e6:,.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
