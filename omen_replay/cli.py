@@ -27,7 +27,7 @@ from omen_core.store import EventStore, open_store
 from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
 from .replay import StateSummary, replay, summarise
-from .verify import Report, verify
+from .verify import Report, verify, verify_lines
 
 __all__ = ["app", "main"]
 
@@ -112,7 +112,8 @@ def _report_text(report: Report) -> None:
     out.print(f"[red]{len(report.findings)} finding(s)[/] in fight {report.fight_id!r}:")
     for f in report.findings:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
-        out.print(f"  seq {f.seq} [{escape(f.rule)}] {escape(f.what)}{escape(detail)}")
+        where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
+        out.print(f"  {where} [{escape(f.rule)}] {escape(f.what)}{escape(detail)}")
 
 
 @app.command()
@@ -170,10 +171,11 @@ def verify_cmd(
         _bad_input(f"--seed must be hex, got {seed!r}")
     try:
         store, fight_id = _open_fight(log_url, fight)
-        records: list[StoredEvent] = list(store.read(fight_id))
+        raw = getattr(store, "raw_lines", None)
+        report = (verify_lines(raw(fight_id), seed=seed_bytes) if raw is not None
+                  else verify(store.read(fight_id), seed=seed_bytes))
     except OmenError as exc:
         _guarded(exc)
-    report = verify(records, seed=seed_bytes)
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:

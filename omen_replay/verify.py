@@ -17,7 +17,7 @@ from omen_core.decide.attack import damage_terms, hit_numbers
 from omen_core.state import effective_bonus
 from omen_core.decide.effects import mitigation_for
 from omen_core.dice import commitment, seeded_mismatches
-from omen_core.errors import OmenError
+from omen_core.errors import BadInput
 from omen_core.events import (
     AmbushDifficultySet,
     AmbushStarted,
@@ -42,19 +42,23 @@ from omen_core.events import (
     TurnSkipped,
     TurnStarted,
     chain_breaks,
+    decode_line,
+    encode_line,
 )
 from omen_core.machine import IllegalOrder
 from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
 from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
 from omen_core.state import FightState, evolve
 
-__all__ = ["Finding", "Report", "verify"]
+__all__ = ["Finding", "Report", "verify", "verify_lines"]
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    """One problem: where (seq), which rule or check, what, and expected vs found."""
+    """One problem: where (seq, and the line for problems found in the raw bytes), which rule, what,
+    and expected vs found."""
 
     seq: int
+    line: int = 0
     rule: str
     what: str
     expected: str = ""
@@ -104,15 +108,15 @@ class _Audit:
         """Check one event against the state before it, then fold it."""
         try:
             yield from self._check(rec)
-        except (OmenError, AttributeError, KeyError, TypeError, IndexError) as exc:
-            yield Finding(seq=rec.seq, rule="audit", what=f"cannot recompute this event: {exc}")
+        except Exception as exc:  # noqa: BLE001 - an audit of arbitrary input reports, never crashes
+            yield Finding(seq=rec.seq, rule="audit", what=f"cannot recompute this event: {exc!r}")
         try:
             self.state = evolve(self.state, rec.event, rec.seq)
         except IllegalOrder as exc:
             yield Finding(seq=rec.seq, rule="lifecycle", what=f"{type(rec.event).__name__} out of order",
                           expected=" or ".join(exc.legal) or "nothing", found=exc.trigger)
-        except (OmenError, KeyError) as exc:
-            yield Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc}")
+        except Exception as exc:  # noqa: BLE001 - as above
+            yield Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc!r}")
 
     def _check(self, rec: StoredEvent) -> Iterator[Finding]:
         seq, event, state = rec.seq, rec.event, self.state
@@ -258,6 +262,34 @@ class _Audit:
             for index, found, expected in seeded_mismatches(self.seed, fight_id, rolled):
                 yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{rolled.counter}",
                               expected=str(expected), found=str(found))
+
+
+def verify_lines(lines: Iterable[bytes], seed: bytes | None = None) -> Report:
+    """Audit a log from its raw JSON Lines bytes: every line must decode and be byte-for-byte canonical
+    (so any edited byte is found even where the values would survive), then :func:`verify` runs on the rest."""
+    records: list[StoredEvent] = []
+    problems: list[Finding] = []
+    count = 0
+    for count, raw in enumerate(lines, 1):
+        if not raw.endswith(b"\n"):
+            problems.append(Finding(seq=len(records) + 1, line=count, rule="format",
+                                    what="torn tail: the last line was cut off mid-write (omen repair sets it aside)"))
+            continue
+        line = raw[:-1]
+        try:
+            rec = decode_line(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            problems.append(Finding(seq=len(records) + 1, line=count, rule="format",
+                                    what=f"not a stored event: {exc}"))
+            continue
+        if encode_line(rec) != line:
+            problems.append(Finding(seq=rec.seq, line=count, rule="format",
+                                    what="not in canonical form: its bytes were edited"))
+        records.append(rec)
+    if count and not records:
+        raise BadInput("not a fight log: no line decodes as a stored event")
+    report = verify(records, seed)
+    return msgspec.structs.replace(report, findings=(*problems, *report.findings))
 
 
 def verify(records: Iterable[StoredEvent], seed: bytes | None = None) -> Report:

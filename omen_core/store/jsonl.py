@@ -96,6 +96,16 @@ class JsonlStore:
             size = path.stat().st_size
         return _stream(path, fight_id, after_seq, size)
 
+    def raw_lines(self, fight_id: str) -> Iterator[bytes]:
+        """Every line of the fight's file exactly as stored (newline included; a torn last line has none)."""
+        path = self._existing(fight_id)
+
+        def lines() -> Iterator[bytes]:
+            with open(path, "rb") as f:
+                yield from f
+
+        return lines()
+
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none; :class:`TornTail` on a torn file."""
         if not self._known(fight_id):

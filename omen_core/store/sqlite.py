@@ -92,6 +92,15 @@ class SqliteStore:
             raise UnknownFight(fight_id, self._path)
         return self._stream(fight_id, after_seq)
 
+    def raw_lines(self, fight_id: str) -> Iterator[bytes]:
+        """Each event's stored bytes as a JSON Lines line (newline included), in seq order, undecoded:
+        for an audit that reports every problem."""
+        with self._lock:
+            rows = self._conn.execute("SELECT line FROM events WHERE fight_id = ? ORDER BY seq", (fight_id,)).fetchall()
+        if not rows:
+            raise UnknownFight(fight_id, self._path)
+        return (bytes(line) + b"\n" for (line,) in rows)
+
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none."""
         with self._lock:
