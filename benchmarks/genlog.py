@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import filecmp
+import hashlib
 import itertools
 import logging
 import os
@@ -65,7 +66,9 @@ from omen_core.events import (  # noqa: E402
     ReactionWindowOpened,
     RoutingWindowOpened,
     StoredEvent,
+    decode_line,
     encode_line,
+    event_schema,
 )
 from omen_core.machine import ORDER, PHASE_ORDER, IllegalOrder, Phase, Step, legal_triggers  # noqa: E402
 from omen_core.store.base import check_batch  # noqa: E402
@@ -299,17 +302,43 @@ def _play(n: int, fh, progress: bool) -> int:
     return fight.version
 
 
+def format_key() -> str:
+    """A short fingerprint of the log format (the stored event's JSON Schema) and of this generator.
+
+    Cached logs are keyed by it, so a change to the envelope or to any event
+    type regenerates them instead of feeding the benchmarks stale lines.
+    """
+    schema = msgspec.json.encode(event_schema(), order="sorted")
+    return hashlib.sha256(schema + f"/generator {GENERATOR_VERSION}".encode()).hexdigest()[:10]
+
+
 def log_path(n: int) -> Path:
     """Where the cached log of ``n`` events lives."""
-    return CACHE / f"{FIGHT_ID}-g{GENERATOR_VERSION}-{n}.jsonl"
+    return CACHE / f"{FIGHT_ID}-{format_key()}-{n}.jsonl"
+
+
+def _usable(path: Path) -> bool:
+    """A cached log whose first and last lines still decode with the current types."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+            f.seek(max(0, path.stat().st_size - 65536))
+            last = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        decode_line(first)
+        decode_line(last)
+    except (OSError, msgspec.DecodeError):
+        return False
+    return True
 
 
 def ensure_log(n: int, *, progress: bool = True) -> Path:
     """The cached log of ``n`` events, generated first if missing."""
     path = log_path(n)
-    if path.is_file():
+    if path.is_file() and _usable(path):
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
+    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}.jsonl*"):  # older formats of the same size
+        stale.unlink(missing_ok=True)
     ignore = CACHE / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# generated benchmark logs: never committed\n*\n")

@@ -317,9 +317,10 @@ class Fight:
 
     def _seal(self, events: Sequence[Event]) -> list[StoredEvent]:
         now, prev, seq, out = self.clock(), self._state.last_hash, self._state.version, []
+        batch = seq + 1
         for event in events:
             seq += 1
-            rec = seal(self.fight_id, seq, now, prev, event)
+            rec = seal(self.fight_id, seq, now, prev, event, batch)
             out.append(rec)
             prev = rec.hash
         return out

@@ -15,8 +15,8 @@ stored line is its body with ``,"hash":"..."`` spliced in before the final
 
 >>> e = seal("demo", 1, 0, GENESIS_HASH, SeedRevealed(seed="00ff"))
 >>> line = encode_line(e)
->>> line[:60]
-b'{"fight_id":"demo","seq":1,"recorded_at":0,"schema_version":'
+>>> line[:59]
+b'{"fight_id":"demo","seq":1,"batch":1,"recorded_at":0,"schema'
 >>> decode_line(line) == e and hash_ok(e)
 True
 """
@@ -695,26 +695,31 @@ Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | Con
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 
-class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """An envelope before sealing: everything the hash covers, in canonical field order."""
+class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """An envelope before sealing: everything the hash covers, in canonical field order.
+
+    ``batch`` is the seq of the first event appended together with this one:
+    the events of one command share it, which makes commands the unit of undo.
+    """
 
     fight_id: str
     seq: Sequence_
+    batch: Sequence_
     recorded_at: int
     schema_version: int
     prev_hash: Hex64
     event: Event
 
 
-class StoredEvent(Unsealed, frozen=True, forbid_unknown_fields=True):
+class StoredEvent(Unsealed, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A sealed event as stored: the envelope plus ``hash`` (always the last field)."""
 
     hash: Hex64
 
     def unsealed(self) -> Unsealed:
         """The envelope without its hash, as it was hashed."""
-        return Unsealed(self.fight_id, self.seq, self.recorded_at, self.schema_version,
-                        self.prev_hash, self.event)
+        return Unsealed(fight_id=self.fight_id, seq=self.seq, batch=self.batch, recorded_at=self.recorded_at,
+                        schema_version=self.schema_version, prev_hash=self.prev_hash, event=self.event)
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -731,11 +736,12 @@ def chain_hash(prev_hash: str, body: bytes) -> str:
     return hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()
 
 
-def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event) -> StoredEvent:
-    """Wrap ``event`` in its envelope and compute its hash."""
-    env = Unsealed(fight_id, seq, recorded_at, SCHEMA_VERSION, prev_hash, event)
-    return StoredEvent(fight_id, seq, recorded_at, SCHEMA_VERSION, prev_hash, event,
-                       chain_hash(prev_hash, canonical_body(env)))
+def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event,
+         batch: int | None = None) -> StoredEvent:
+    """Wrap ``event`` in its envelope and compute its hash; ``batch`` defaults to ``seq`` (a batch of one)."""
+    fields = {"fight_id": fight_id, "seq": seq, "batch": seq if batch is None else batch,
+              "recorded_at": recorded_at, "schema_version": SCHEMA_VERSION, "prev_hash": prev_hash, "event": event}
+    return StoredEvent(**fields, hash=chain_hash(prev_hash, canonical_body(Unsealed(**fields))))
 
 
 def encode_line(stored: StoredEvent) -> bytes:
@@ -764,7 +770,7 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
     hash of the last event as known from elsewhere (a store's version, a
     published head), to catch a dropped tail too.
     """
-    prev_hash, expected_seq = GENESIS_HASH, 1
+    prev_hash, expected_seq, batch = GENESIS_HASH, 1, 0
     for rec in records:
         fight_id = rec.fight_id if fight_id is None else fight_id
         if rec.fight_id != fight_id:
@@ -775,9 +781,11 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
             yield rec.seq, f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {prev_hash[:12]}..."
         if not hash_ok(rec):
             yield rec.seq, "hash does not match the event's content"
+        if rec.batch != rec.seq and rec.batch != batch:
+            yield rec.seq, f"batch {rec.batch} is neither its own seq nor the batch of the event before it"
         if rec.schema_version > SCHEMA_VERSION:
             yield rec.seq, f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}"
-        prev_hash, expected_seq = rec.hash, rec.seq + 1
+        prev_hash, expected_seq, batch = rec.hash, rec.seq + 1, rec.batch
     if head is not None and head != prev_hash:
         yield expected_seq - 1, f"the log ends at seq {expected_seq - 1}, but its known head is {head[:12]}..."
 

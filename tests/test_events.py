@@ -65,7 +65,7 @@ class TestEnvelope:
         """The canonical body lists the envelope fields in declaration order, without the hash."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         body = canonical_body(rec)
-        assert list(json.loads(body)) == ["fight_id", "seq", "recorded_at", "schema_version",
+        assert list(json.loads(body)) == ["fight_id", "seq", "batch", "recorded_at", "schema_version",
                                           "prev_hash", "event"]
         assert b" " not in body
 
@@ -167,5 +167,6 @@ class TestChain:
 
     def test_newer_schema_version_is_reported(self):
         """A record claiming a newer schema than this engine knows is flagged, not trusted."""
-        env = StoredEvent("f", 1, 0, SCHEMA_VERSION + 1, GENESIS_HASH, SeedRevealed(seed="ab"), "0" * 64)
+        env = StoredEvent(fight_id="f", seq=1, batch=1, recorded_at=0, schema_version=SCHEMA_VERSION + 1,
+                          prev_hash=GENESIS_HASH, event=SeedRevealed(seed="ab"), hash="0" * 64)
         assert any("newer" in what for _, what in chain_breaks([env]))

@@ -491,6 +491,20 @@ class TestInitiativeAlliesTied:
         fight.agree_initiative(["kael", "mira"])
         assert fight.state.order == ("kael", "mira", "vesh")
 
+    def test_agreement_then_a_foes_tie_further_down_is_rolled_off(self, play):
+        """C19: kael and mira (16) agree; vesh and tam (10, foes) then roll off at once: vesh 2 + 1 = 3, tam 11 + 1 = 12."""
+        tam = _armed(sheet("tam", "heroes", AGI=(20, 1)), True)
+        fight = play(kael(), mira(), vesh(), tam, faces=[15, 15, 9, 9, 2, 11])
+        assert fight.roll_initiative()[-1] == InitiativeTied(group=("kael", "mira"), allies=True)
+        assert fight.dice.remaining == 2
+        events = fight.agree_initiative(["mira", "kael"])
+        assert kinds(events) == ["InitiativeAgreed", "InitiativeTied", "DiceRolled", "DiceRolled", "InitiativeRollOff",
+                                 "InitiativeOrderSet", "RoundStarted", "TurnStarted"]
+        assert events[1] == InitiativeTied(group=("vesh", "tam"), allies=False)
+        assert [(r.roller, r.total) for r in events[4].rolls] == [("vesh", 3), ("tam", 12)]
+        assert events[5:] == [InitiativeOrderSet(order=("mira", "kael", "tam", "vesh")), RoundStarted(round=1),
+                              TurnStarted(round=1, who="mira")]
+
     def test_no_open_tie_nothing_to_agree(self, play):
         """C19: agreeing or rolling off with no allies' tie open is refused."""
         fight = play(kael(), vesh(), faces=[15, 5])

@@ -258,6 +258,21 @@ class TestAttackOfOpportunity:
         events = fight.move("kael", leaves=["vesh"])
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
 
+    def test_enemy_at_0_hp_gets_no_window(self, play):
+        """C23: vesh, dropped to 0 HP by mira, cannot act: kael leaves its reach unopposed (wren still stands)."""
+        # Initiative (joined kael, vesh, wren, mira): 16, 6, 4, 19 -> mira, kael, vesh, wren.
+        # mira (not engaged): STR 8 + FCS 1 + 2 = 11 vs vesh base RES 1 + 1 = 2, declined; no crit (2 vs 2);
+        # damage 8 + 2 + 4 = 14 >= vesh's 5 HP: 0, Dying. vesh keeps both Bonus Actions but cannot act.
+        fight = play(kael(), replace(vesh(), hp=5), wren(), mira(), faces=[15, 5, 3, 18, 8, 1, 1])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        fight.attack("mira", "vesh")
+        fight.defend("vesh", None)
+        assert hp(fight, "vesh") == 0 and ba(fight, "vesh") == 2 and fight.state.ending is None
+        fight.end_turn("mira")
+        events = fight.move("kael", leaves=["vesh"])
+        assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
+
     def test_ally_leaving_does_not_provoke(self, play):
         """C23: only enemies get a window: kael leaving mira's reach opens none."""
         fight = play(kael(), mira(), vesh(), faces=[15, 10, 5])

@@ -1,0 +1,165 @@
+"""Shared helpers of the benchmarks: the machine, timing, tables and JSON output.
+
+Every benchmark measures in ONE process, against a baseline measured in that
+same process, and reports events per second and ratios to the baseline.
+Timings are wall clock (``time.perf_counter``) with the garbage collector
+left on, as in real use; each case runs ``--repeat`` times, interleaved with
+the other cases (a, b, c, a, b, c, ...) so that a slow spell of the machine
+hits every case alike, and the median is reported (the best run is kept in
+the JSON output too).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+__all__ = ["ROOT", "machine", "Case", "run_interleaved", "table", "emit_json", "rate", "fmt_rate", "fmt_s"]
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _ram_gib() -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        usable = os.cpu_count()
+    return {
+        "nproc": usable,
+        "cpu": _cpu_model(),
+        "ram_gib": _ram_gib(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "msgspec": _version("msgspec"),
+        "omen": _version("omen"),
+    }
+
+
+def print_machine(info: dict[str, Any]) -> None:
+    print(f"machine: {info['nproc']} CPU ({info['cpu']}), {info['ram_gib']} GiB RAM, "
+          f"{info['implementation']} {info['python']}, msgspec {info['msgspec']}")
+
+
+class Case:
+    """One timed case: a name, a function returning the number of events it handled, and its timings."""
+
+    def __init__(self, name: str, fn: Callable[[], int]):
+        self.name, self.fn = name, fn
+        self.seconds: list[float] = []
+        self.events = 0
+
+    def run_once(self) -> None:
+        gc.collect()
+        start = time.perf_counter()
+        events = self.fn()
+        self.seconds.append(time.perf_counter() - start)
+        if self.events and events != self.events:
+            raise RuntimeError(f"{self.name}: handled {events} events, earlier {self.events}")
+        self.events = events
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def best(self) -> float:
+        return min(self.seconds)
+
+    @property
+    def rate(self) -> float:
+        """Events per second, from the median run."""
+        return rate(self.events, self.median)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"events": self.events, "median_s": self.median, "best_s": self.best,
+                "runs_s": self.seconds, "events_per_s": self.rate,
+                "best_events_per_s": rate(self.events, self.best)}
+
+
+def run_interleaved(cases: list[Case], repeat: int, warmup: bool = True) -> None:
+    """Run every case ``repeat`` times, interleaved, after one untimed warm-up round."""
+    if warmup:
+        for case in cases:
+            case.fn()
+    for _ in range(repeat):
+        for case in cases:
+            case.run_once()
+
+
+def rate(events: int, seconds: float) -> float:
+    return events / seconds if seconds > 0 else float("inf")
+
+
+def fmt_rate(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def fmt_s(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:,.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:,.1f} ms"
+    return f"{seconds:,.2f} s"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """A plain Markdown table (it reads well in a terminal too)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    right = [i > 0 for i in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) if r else c.ljust(w)
+                                 for c, w, r in zip(cells, widths, right)) + " |"
+
+    sep = "| " + " | ".join(("-" * (w - 1) + ":") if r else "-" * w for w, r in zip(widths, right)) + " |"
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    json.dump(payload, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
