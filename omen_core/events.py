@@ -15,7 +15,7 @@ stored line is its body with ``,"hash":"..."`` spliced in before the final
 
 >>> e = seal("demo", 1, 0, GENESIS_HASH, SeedRevealed(seed="00ff"))
 >>> line = encode_line(e)
->>> line[:59]
+>>> line[:60]
 b'{"fight_id":"demo","seq":1,"batch":1,"recorded_at":0,"schema'
 >>> decode_line(line) == e and hash_ok(e)
 True
