@@ -77,12 +77,22 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "msgspec": _version("msgspec"),
         "omen": _version("omen"),
+        "loadavg_at_start": _loadavg(),
     }
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover
+        return None
 
 
 def print_machine(info: dict[str, Any]) -> None:
     print(f"machine: {info['nproc']} CPU ({info['cpu']}), {info['ram_gib']} GiB RAM, "
-          f"{info['implementation']} {info['python']}, msgspec {info['msgspec']}")
+          f"{info['implementation']} {info['python']}, msgspec {info['msgspec']}; "
+          f"load average {info['loadavg_at_start']} at start, {_loadavg()} now "
+          "(other processes on the machine skew absolute times; ratios less so)")
 
 
 class Case:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import msgspec
 import structlog
 
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset
@@ -65,17 +66,19 @@ from .events import (
     Encircled,
     Event,
     Modifier,
+    Redone,
     RoutingWindowOpened,
     Situational,
     StaticCheckResolved,
     StoredEvent,
+    Undone,
     seal,
     verify_chain,
 )
 from .machine import Step
 from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
-from .state import FightState, fold, project
+from .state import FightState, fold, project, undo_history
 from .store.base import EventStore, check_fight_id
 
 __all__ = ["Clock", "system_clock", "Fight"]
@@ -127,6 +130,65 @@ class Fight:
         records = list(store.read(fight_id))
         verify_chain(records, fight_id)
         return cls(store, project(records, FightState(fight_id=fight_id)), dice, clock)
+
+    def undo(self, to_seq: int | None = None, reason: str = "") -> Undone:
+        """Undo the last command, or everything from ``to_seq`` on, by appending an event that voids them.
+
+        History is never rewritten: the undone events stay in the log, and the
+        projection skips them. Undo goes back to safe points only: the start of
+        a command that began with no action in progress; undoing an answer to
+        a window undoes the whole action. Returns the :class:`Undone` event.
+        """
+        records = list(self.store.read(self.fight_id))
+        voided, _ = undo_history(records)
+        live = [r for r in records if r.seq not in voided and not isinstance(r.event, (Undone, Redone))]
+        if not live or len(live) < 2:
+            raise RuleViolation("undo", "there is nothing to undo")
+        start = self._undo_start(records, live, voided, to_seq)
+        event = Undone(from_seq=start, to_seq=live[-1].seq, reason=reason)
+        self._append_marker(records, event)
+        return event
+
+    def redo(self, reason: str = "") -> Redone:
+        """Take back the last undo, if nothing has been done since."""
+        records = list(self.store.read(self.fight_id))
+        _, undos = undo_history(records)
+        open_undos = [u for u in undos if u.redone_at is None]
+        if not open_undos:
+            raise RuleViolation("undo", "there is no undo to take back")
+        last = open_undos[-1]
+        later = [r for r in records if r.seq > last.seq and not isinstance(r.event, (Undone, Redone))]
+        if later:
+            raise RuleViolation("undo", f"events have been added since the undo at seq {last.seq} "
+                                        f"(from seq {later[0].seq}): it can no longer be redone")
+        event = Redone(undo_seq=last.seq, reason=reason)
+        self._append_marker(records, event)
+        return event
+
+    def _undo_start(self, records: list[StoredEvent], live: list[StoredEvent], voided: set[int],
+                    to_seq: int | None) -> int:
+        """The first seq to undo: a command's first event, with no action in progress before it."""
+        starts = [r.seq for r in live if r.batch == r.seq and r.seq > 1]
+        if to_seq is not None:
+            if to_seq not in starts:
+                earlier = [s for s in starts if s <= to_seq]
+                hint = f"; the command holding it starts at seq {earlier[-1]}" if earlier else ""
+                raise RuleViolation("undo", f"seq {to_seq} does not start a command that can be undone{hint}")
+            before = project([r for r in records if r.seq < to_seq], voided=voided)
+            if not before.at_rest:
+                raise RuleViolation("undo", f"cannot undo back to seq {to_seq}: action {before.pending.action} is "
+                                            f"in progress there (at '{before.step.value}'); undo back to where it "
+                                            "was declared")
+            return to_seq
+        for start in reversed(starts):
+            if project([r for r in records if r.seq < start], voided=voided).at_rest:
+                return start
+        raise RuleViolation("undo", "there is no safe point to undo back to")
+
+    def _append_marker(self, records: list[StoredEvent], event: Undone | Redone) -> None:
+        self.store.append(self.fight_id, self._seal([event]), self._state.version)
+        self._state = project(list(self.store.read(self.fight_id)), FightState(fight_id=self.fight_id))
+        log.info("undo" if isinstance(event, Undone) else "redo", fight_id=self.fight_id, **msgspec.to_builtins(event))
 
     @property
     def state(self) -> FightState:

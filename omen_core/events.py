@@ -102,6 +102,8 @@ __all__ = [
     "CatchWindowOpened",
     "CatchAnswered",
     "FightEnded",
+    "Undone",
+    "Redone",
     "Event",
     "EVENT_TYPES",
     "Unsealed",
@@ -681,6 +683,24 @@ class FightEnded(EventBase, kw_only=True):
     note: str = ""
 
 
+# -- undo (history is never rewritten: undo is an event that voids a range) --------------
+
+
+class Undone(EventBase, kw_only=True):
+    """Events ``from_seq`` to ``to_seq`` are undone: the projection skips them; they stay in the log."""
+
+    from_seq: Sequence_
+    to_seq: Sequence_
+    reason: str = ""
+
+
+class Redone(EventBase, kw_only=True):
+    """The undo recorded at ``undo_seq`` is taken back: its events count again."""
+
+    undo_seq: Sequence_
+    reason: str = ""
+
+
 Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | ContestResolved
          | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
          | ActiveDefenseWindowOpened | ActiveDefenseWindowSkipped | ActiveDefenseChosen
@@ -691,7 +711,7 @@ Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | Con
          | RoundStarted | RoundEnded | TurnStarted | TurnSkipped | TurnEnded | BonusActionsRefilled
          | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved
          | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
-         | FightEnded)
+         | FightEnded | Undone | Redone)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 

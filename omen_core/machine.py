@@ -59,6 +59,8 @@ from .events import (
     TurnEnded,
     TurnSkipped,
     TurnStarted,
+    Undone,
+    Redone,
     WeaponDrawn,
     ActionSettled,
     ActiveDefenseChosen,
@@ -297,6 +299,7 @@ _PHASE_TRIGGERS: dict[type, str] = {
     **{kind: "turn" for kind in (RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled,
                                  ConditionTicked)},
     WeaponDrawn: "draw", EngagementChanged: "gm", SeedRevealed: "reveal", FightEnded: "end",
+    Undone: "undo", Redone: "undo",
 }
 
 
@@ -375,6 +378,7 @@ _TRIGGERS: dict[type, str] = {
                                  RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded,
                                  BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
                                  Disengaged, FightEnded)},
+    Undone: "undo", Redone: "undo",
 }
 
 

@@ -50,14 +50,16 @@ from .events import (
     SurpriseDetermined,
     TurnEnded,
     TurnStarted,
+    Undone,
+    Redone,
     WeaponDrawn,
 )
 from .machine import DONE, IllegalOrder, Phase, Step, action_of, next_phase, next_step, trigger_of
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "condition_adjustment", "effective_bonus",
-           "evolve", "fold", "project"]
+__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "UndoRecord", "condition_adjustment",
+           "effective_bonus", "evolve", "fold", "project", "undo_history"]
 
 E = TypeVar("E")
 
@@ -378,15 +380,53 @@ def evolve(state: FightState, event: Event, seq: int | None = None) -> FightStat
 
 
 def fold(state: FightState, stored: StoredEvent) -> FightState:
-    """Fold one stored event: its payload through :func:`evolve`, plus the envelope's position."""
-    state = evolve(state, stored.event, stored.seq)
+    """Fold one stored event: its payload through :func:`evolve`, plus the envelope's position.
+
+    Undo markers only move the position: undoing needs the whole log (see :func:`project`).
+    """
+    if not isinstance(stored.event, (Undone, Redone)):
+        state = evolve(state, stored.event, stored.seq)
     return replace(state, fight_id=stored.fight_id, version=stored.seq, last_hash=stored.hash)
 
 
-def project(records: Iterable[StoredEvent], state: FightState | None = None) -> FightState:
-    """Fold a stream of stored events, from the empty state or from ``state``."""
+class UndoRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """An undo as the log records it: where, which range, why, and whether it was redone later."""
+
+    seq: int
+    from_seq: int
+    to_seq: int
+    reason: str
+    redone_at: int | None = None
+
+
+def undo_history(records: Iterable[StoredEvent]) -> tuple[set[int], list[UndoRecord]]:
+    """The seqs that are undone now, and every undo in the log (redone or not)."""
+    undos: dict[int, UndoRecord] = {}
+    for rec in records:
+        match rec.event:
+            case Undone(from_seq=start, to_seq=end, reason=reason):
+                undos[rec.seq] = UndoRecord(seq=rec.seq, from_seq=start, to_seq=end, reason=reason)
+            case Redone(undo_seq=target) if target in undos:
+                undos[target] = replace(undos[target], redone_at=rec.seq)
+    voided = {seq for u in undos.values() if u.redone_at is None for seq in range(u.from_seq, u.to_seq + 1)}
+    return voided, list(undos.values())
+
+
+def project(records: Iterable[StoredEvent], state: FightState | None = None,
+            voided: set[int] | None = None) -> FightState:
+    """Fold a log, from the empty state or from ``state``, skipping the events that are undone.
+
+    ``voided`` (from :func:`undo_history`) lets a caller that streams a long
+    log find the undone seqs in a first pass; without it the log is read into
+    memory once to find them.
+    """
+    if voided is None:
+        records = list(records)
+        voided = undo_history(records)[0]
     state = FightState() if state is None else state
     for rec in records:
+        if rec.seq in voided:
+            state = replace(state, version=rec.seq, last_hash=rec.hash)
+            continue
         state = fold(state, rec)
     return state
-

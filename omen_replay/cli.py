@@ -1,4 +1,4 @@
-"""The ``omen`` command line: demo, run, replay, verify, explain, repair, schema. Only this module configures logging.
+"""The ``omen`` command line: demo, run, replay, verify, explain, undo, redo, repair, schema. Only this module configures logging.
 
 Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 (a malformed file, log or command, or a command that breaks a rule).
@@ -37,7 +37,7 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 log = structlog.get_logger("omen.cli")
 
-STYLE = {"header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan"}
+STYLE = {"header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan", "undone": "dim italic"}
 
 
 class LogFormat(str, Enum):
@@ -102,13 +102,24 @@ def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
     return store, fights[0]
 
 
+def _report_undos(report: Report) -> None:
+    for u in report.undone:
+        state = f"redone at seq {u.redone_at}" if u.redone_at else "still undone"
+        why = f" ({u.reason})" if u.reason else ""
+        out.print(f"  undo at seq {u.seq}: seq {u.from_seq} to {u.to_seq}{why}, {state}")
+    for note in report.notes:
+        out.print(f"  [yellow]note:[/] {escape(note)}")
+
+
 def _report_text(report: Report) -> None:
     if report.clean:
+        _report_undos(report)
         seed = ("all match the revealed seed" if report.seed_revealed
                 else "not checked: the seed has not been revealed")
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
                   f"intact, every total recomputed; {report.seeded_dice} seeded dice {seed}")
         return
+    _report_undos(report)
     out.print(f"[red]{len(report.findings)} finding(s)[/] in fight {report.fight_id!r}:")
     for f in report.findings:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
@@ -293,6 +304,47 @@ def explain_cmd(
     for verdict in found.verdicts:
         out.print(f"  \u2192 {escape(verdict)}")
     out.print(f"  [dim]dice: {escape(found.seed)}[/]")
+
+
+@app.command()
+def undo(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    to: Annotated[int | None, typer.Option("--to", help="Undo everything from this seq on (a command's first "
+                                                        "event, with no action in progress before it).")] = None,
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+) -> None:
+    """Undo the last command (or back to --to SEQ) by appending an event that voids it; nothing is erased."""
+    from omen_core import Fight
+
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        live = Fight.load(store, fight_id)
+        done = live.undo(to, reason)
+    except OmenError as exc:
+        _guarded(exc)
+    out.print(f"undone: seq {done.from_seq} to {done.to_seq} (recorded at seq {live.version}; "
+              f"`omen redo {log_url}` takes it back)")
+    _print_state(summarise(live.state), False)
+
+
+@app.command()
+def redo(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+) -> None:
+    """Take back the last undo, if nothing has been done since."""
+    from omen_core import Fight
+
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        live = Fight.load(store, fight_id)
+        done = live.redo(reason)
+    except OmenError as exc:
+        _guarded(exc)
+    out.print(f"redone: the undo at seq {done.undo_seq} no longer applies")
+    _print_state(summarise(live.state), False)
 
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:

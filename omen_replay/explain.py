@@ -34,7 +34,7 @@ from omen_core.events import (
     SurpriseDetermined,
 )
 from omen_core.machine import action_of
-from omen_core.state import FightState, condition_adjustment, fold
+from omen_core.state import FightState, condition_adjustment, project
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "explain"]
 
@@ -90,12 +90,7 @@ class _Log:
         self.by_seq = {r.seq: r for r in self.records}
 
     def state_before(self, seq: int) -> FightState:
-        state = FightState()
-        for rec in self.records:
-            if rec.seq >= seq:
-                break
-            state = fold(state, rec)
-        return state
+        return project([r for r in self.records if r.seq < seq])
 
     def action_events(self, action: int) -> list[StoredEvent]:
         return [r for r in self.records if action_of(r.event) == action]

@@ -64,12 +64,15 @@ from omen_core.events import (
     TurnEnded,
     TurnSkipped,
     TurnStarted,
+    Undone,
+    Redone,
     WeaponDrawn,
 )
+from omen_core.state import undo_history
 
 __all__ = ["Line", "Narrator", "narrate", "describe_total"]
 
-LineKind = Literal["header", "roll", "result", "window", "note"]
+LineKind = Literal["header", "roll", "result", "window", "note", "undone"]
 
 
 class Line(msgspec.Struct, frozen=True):
@@ -392,6 +395,16 @@ def _ended(e: FightEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "header", f"The fight is over: {how}{note}"
 
 
+def _undone(e: Undone, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    why = f": {e.reason}" if e.reason else ""
+    yield "header", f"UNDO of seq {e.from_seq} to {e.to_seq}{why} (the events stay in the log, marked undone)"
+
+
+def _redone(e: Redone, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    why = f": {e.reason}" if e.reason else ""
+    yield "header", f"REDO: the undo at seq {e.undo_seq} is taken back{why}"
+
+
 _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
@@ -442,22 +455,32 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     CatchWindowOpened: _catch_window,
     CatchAnswered: _caught,
     FightEnded: _ended,
+    Undone: _undone,
+    Redone: _redone,
 }
 
 
 class Narrator:
-    """Narrates a log in pieces (as a live fight goes on), remembering who is who between pieces."""
+    """Narrates a log in pieces (as a live fight goes on), remembering who is who between pieces.
 
-    def __init__(self) -> None:
+    Events in ``undone`` (seqs) are told too, marked as undone: never hidden.
+    """
+
+    def __init__(self, undone: set[int] | None = None) -> None:
         self.names = _Names()
+        self.undone = undone or set()
 
     def lines(self, records: Iterable[StoredEvent]) -> Iterator[Line]:
         """The narrative of these events, line by line."""
         for rec in records:
             for kind, text in _WRITERS[type(rec.event)](rec.event, self.names):
-                yield Line(rec.seq, kind, text)
+                if rec.seq in self.undone:
+                    yield Line(rec.seq, "undone", f"[undone] {text.strip()}")
+                else:
+                    yield Line(rec.seq, kind, text)
 
 
 def narrate(records: Iterable[StoredEvent]) -> Iterator[Line]:
-    """The narrative of a whole log, line by line, in event order."""
-    return Narrator().lines(records)
+    """The narrative of a whole log, line by line, in event order (undone events marked)."""
+    records = list(records)
+    return Narrator(undo_history(records)[0]).lines(records)

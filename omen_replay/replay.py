@@ -7,7 +7,8 @@ from collections.abc import Iterable, Iterator
 import msgspec
 
 from omen_core.events import StoredEvent
-from omen_core.state import FightState, fold
+from omen_core.events import Redone, Undone
+from omen_core.state import FightState, fold, project, undo_history
 
 __all__ = ["CombatantSummary", "StateSummary", "replay", "step_through", "summarise"]
 
@@ -45,23 +46,27 @@ class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
     combatants: tuple[CombatantSummary, ...]
 
 
-def step_through(records: Iterable[StoredEvent], state: FightState | None = None
-                 ) -> Iterator[tuple[StoredEvent, FightState]]:
-    """Each stored event with the state right after it, in order."""
-    state = FightState() if state is None else state
-    for rec in records:
-        state = fold(state, rec)
-        yield rec, state
+def step_through(records: Iterable[StoredEvent]) -> Iterator[tuple[StoredEvent, FightState, bool]]:
+    """Each stored event with the state right after it and whether it is undone now, in order.
+
+    Undone events are shown where they were written (the state does not move
+    on them); an undo marker is followed by the state it restored.
+    """
+    records = list(records)
+    voided, _ = undo_history(records)
+    state = FightState()
+    for i, rec in enumerate(records):
+        if isinstance(rec.event, (Undone, Redone)):
+            state = project(records[:i + 1])  # rare: rebuild the state the undo or redo leaves
+        else:
+            state = fold(state, rec)
+        yield rec, state, rec.seq in voided
 
 
 def replay(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightState:
-    """The state after every event (or after the event at ``to_seq``)."""
-    state = FightState()
-    for rec in records:
-        if to_seq is not None and rec.seq > to_seq:
-            break
-        state = fold(state, rec)
-    return state
+    """The state after every event (or as it stood right after the event at ``to_seq``, undos so far applied)."""
+    records = [r for r in records if to_seq is None or r.seq <= to_seq]
+    return project(records)
 
 
 def summarise(state: FightState) -> StateSummary:

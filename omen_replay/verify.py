@@ -14,7 +14,6 @@ import msgspec
 
 from omen_core.content import content_hash
 from omen_core.decide.attack import damage_terms, hit_numbers
-from omen_core.state import effective_bonus
 from omen_core.decide.effects import mitigation_for
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
@@ -33,7 +32,9 @@ from omen_core.events import (
     InitiativeRollOff,
     ResourceChanged,
     RollTotal,
+    Redone,
     RoundStarted,
+    SaveCalled,
     SaveResolved,
     SeedRevealed,
     StaticCheckResolved,
@@ -41,14 +42,15 @@ from omen_core.events import (
     SurpriseDetermined,
     TurnSkipped,
     TurnStarted,
+    Undone,
     chain_breaks,
     decode_line,
     encode_line,
 )
-from omen_core.machine import IllegalOrder
+from omen_core.machine import IllegalOrder, OutOfPhase
 from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
 from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
-from omen_core.state import FightState, evolve
+from omen_core.state import FightState, UndoRecord, effective_bonus, evolve, project, undo_history
 
 __all__ = ["Finding", "Report", "verify", "verify_lines"]
 
@@ -73,6 +75,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     seeded_dice: int
     seed_revealed: bool
     findings: tuple[Finding, ...]
+    undone: tuple[UndoRecord, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -115,6 +119,9 @@ class _Audit:
         except IllegalOrder as exc:
             yield Finding(seq=rec.seq, rule="lifecycle", what=f"{type(rec.event).__name__} out of order",
                           expected=" or ".join(exc.legal) or "nothing", found=exc.trigger)
+        except OutOfPhase as exc:
+            yield Finding(seq=rec.seq, rule="phase", what=f"{type(rec.event).__name__} out of phase",
+                          expected=f"not in the {exc.phase.value} phase", found=exc.trigger)
         except Exception as exc:  # noqa: BLE001 - as above
             yield Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc!r}")
 
@@ -293,15 +300,73 @@ def verify_lines(lines: Iterable[bytes], seed: bytes | None = None) -> Report:
 
 
 def verify(records: Iterable[StoredEvent], seed: bytes | None = None) -> Report:
-    """Audit a whole log; ``seed`` (if given) is checked as though it had been revealed."""
+    """Audit a whole log; ``seed`` (if given) is checked as though it had been revealed.
+
+    Every event is checked in the state it was written in; an undo resets the
+    state to before the undone range (which must start at a safe point), a
+    redo restores it. Undone dice still count for the seed check.
+    """
     records = list(records)
     audit = _Audit()
     findings = [Finding(seq=seq, rule="chain", what=what) for seq, what in chain_breaks(records)]
-    for rec in records:
-        findings.extend(audit.walk(rec))
+    voided: set[int] = set()
+    for i, rec in enumerate(records):
+        match rec.event:
+            case Undone():
+                findings.extend(_check_undo(records[:i], rec, voided))
+                voided |= set(range(rec.event.from_seq, rec.event.to_seq + 1))
+                audit.state = project(records[:i + 1], voided=voided)
+            case Redone(undo_seq=target):
+                undo = next((r.event for r in records[:i] if r.seq == target and isinstance(r.event, Undone)), None)
+                if undo is None:
+                    findings.append(Finding(seq=rec.seq, rule="undo", what=f"seq {target} is not an undo"))
+                    continue
+                voided -= set(range(undo.from_seq, undo.to_seq + 1))
+                audit.state = project(records[:i + 1], voided=voided)
+            case _:
+                findings.extend(audit.walk(rec))
     if seed is not None:
         findings.extend(audit.revealed(0, seed))
     findings.extend(audit.seeded_findings())
+    _, undos = undo_history(records)
     return Report(fight_id=records[0].fight_id if records else "", events=len(records),
                   seeded_dice=sum(len(r.dice) for _, _, r in audit.seeded),
-                  seed_revealed=audit.seed is not None, findings=tuple(findings))
+                  seed_revealed=audit.seed is not None, findings=tuple(findings), undone=tuple(undos),
+                  notes=tuple(_rerolls(records, undos)))
+
+
+def _check_undo(before: list[StoredEvent], rec: StoredEvent, voided: set[int]) -> Iterator[Finding]:
+    """An undo voids the live events from a command's start (a safe point) to the last one."""
+    undo = rec.event
+    assert isinstance(undo, Undone)
+    live = [r for r in before if r.seq not in voided and not isinstance(r.event, (Undone, Redone))]
+    start = next((r for r in live if r.seq == undo.from_seq), None)
+    if start is None or start.batch != start.seq:
+        yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} does not start a live command")
+    elif not project([r for r in before if r.seq < undo.from_seq], voided=voided).at_rest:
+        yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} is half-way through an action")
+    if not live or undo.to_seq != live[-1].seq:
+        yield Finding(seq=rec.seq, rule="undo", what="an undo must reach the last live event",
+                      expected=str(live[-1].seq if live else 0), found=str(undo.to_seq))
+
+
+def _rerolls(records: list[StoredEvent], undos: Iterable[UndoRecord]) -> Iterator[str]:
+    """Dice rolled again for the same declared action after an undo (worth a look, not a fault)."""
+    for undo in undos:
+        gone = [r for r in records if undo.from_seq <= r.seq <= undo.to_seq]
+        for rec in gone:
+            key = _declaration_key(rec.event)
+            if key is None:
+                continue
+            again = next((r for r in records if r.seq > undo.seq and _declaration_key(r.event) == key), None)
+            if again is not None:
+                yield (f"after the undo at seq {undo.seq}, {key[0]} declared at seq {rec.seq} was declared "
+                       f"again at seq {again.seq}: its dice were rolled again")
+
+
+def _declaration_key(event: object) -> tuple | None:
+    if isinstance(event, AttackDeclared):
+        return ("the attack " + f"{event.attacker}->{event.target}", event.attacker, event.target, event.weapon)
+    if isinstance(event, SaveCalled):
+        return (f"the save {event.effect.name}", event.caller, event.saver, event.effect.name)
+    return None

@@ -35,7 +35,6 @@ from omen_core import CheckSpec, Fight, MemoryStore, Modifier, ScriptedDice
 from omen_core.content import CombatantSheet, ConditionDef, Ruleset, Weapon
 from omen_core.errors import RuleViolation
 from omen_core.events import (
-    ActionSettled,
     AmbushDifficultySet,
     AmbushStarted,
     BonusActionsRefilled,

@@ -635,7 +635,7 @@ class TestRandomFights:
         fight.roll_initiative()
         assert fight.state.phase is Phase.ROUNDS and len(fight.state.order) == 4
         accepted = 0
-        for _ in range(data.draw(st.integers(10, 40), label="steps")):
+        for _ in range(data.draw(st.integers(5, 30), label="steps")):
             fight.dice.feed(data.draw(faces, label="faces"))
             run = command(data, fight)
             before, version, remaining, state = fight.events, fight.version, fight.dice.remaining, fight.state

@@ -25,11 +25,12 @@ class TestReplay:
         assert replay(events, to_seq=7) == project(events[:7])
 
     def test_step_through_yields_each_state(self):
-        """Stepping through gives each event with the state right after it."""
+        """Stepping through gives each event with the state right after it, none of them undone."""
         events = demo_events()
         steps = list(step_through(events))
-        assert [rec.seq for rec, _ in steps] == [e.seq for e in events]
-        assert all(state == project(events[:i + 1]) for i, (_, state) in enumerate(steps) if i % 9 == 0)
+        assert [rec.seq for rec, _, _ in steps] == [e.seq for e in events]
+        assert not any(undone for _, _, undone in steps)
+        assert all(state == project(events[:i + 1]) for i, (_, state, _) in enumerate(steps) if i % 9 == 0)
 
 
 class TestSummary:

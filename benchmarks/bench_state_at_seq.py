@@ -1,0 +1,155 @@
+"""Time to the state at a seq (the last, and the middle) for logs of 1k, 100k and 1M events; peak memory.
+
+There are no snapshots yet: the state at seq S is rebuilt by folding events
+1..S streamed from the JSON Lines file (``omen_replay.replay.replay(records,
+to_seq=S)``), so the time grows linearly with S. The goal "the state at any
+seq of a 1M-event log within 2x of the time for a 1k-event log" needs
+snapshots (fold from the nearest snapshot at or before S); this benchmark is
+the baseline they will be measured against. The 1k log is the baseline, in
+the same process.
+
+Peak memory: a fresh child process imports omen, notes its peak RSS, replays
+the largest log to the end streaming from the file, and reports its peak RSS
+(``VmHWM`` from ``/proc/self/status``). Goal: at most 200 MB.
+
+    .venv/bin/python benchmarks/bench_state_at_seq.py
+
+(The 1M-event log, ~420 MB, is generated once by genlog.py and cached; that takes about a
+minute the first time. ``--sizes 1000 100000`` skips it.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import _common
+from _common import Case, fmt_s, run_interleaved, table
+
+from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+from omen_core.store import JsonlStore  # noqa: E402
+from omen_replay.replay import replay  # noqa: E402
+
+SPEED_GOAL = 2.0        # the state at any seq of a 1M log within 2x the time of a 1k log
+MEMORY_GOAL_MB = 200.0
+
+
+def state_at(path: Path, seq: int | None) -> int:
+    state = replay(JsonlStore.single(path).read(FIGHT_ID), to_seq=seq)
+    return state.version
+
+
+def repeats_for(n: int, repeat: int | None) -> int:
+    """Enough runs for a steady median on small logs, one on the 1M log (about 15-20 s a run here)."""
+    if repeat is not None:
+        return repeat
+    return 15 if n <= 10_000 else 3 if n <= 200_000 else 1
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size, in MB (2^20 bytes).
+
+    Linux's ``VmHWM`` is the high-water mark of this very process image.
+    (``ru_maxrss`` is not used on Linux: it survives ``execve``, so a child
+    started by a big parent reports the parent's peak.)
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 if sys.platform != "darwin" else 1024 ** 2)
+
+
+def memory_child(path: str) -> None:
+    """In a fresh process: peak RSS after the imports, then after replaying ``path`` to the end."""
+    quiet_logging()
+    before = peak_rss_mb()
+    version = replay(JsonlStore.single(path).read(FIGHT_ID)).version
+    after = peak_rss_mb()
+    print(json.dumps({"events": version, "peak_rss_after_imports_mb": before, "peak_rss_mb": after}))
+
+
+def measure_memory(path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--memory-child", str(path)], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="time to the state at a seq, and peak memory of a replay")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000, 1_000_000],
+                        help="log sizes in events (default 1000 100000 1000000); the first is the baseline")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="timed runs per case (default: 15 for ≤10k events, 3 for ≤200k, 1 above)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory child process")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--memory-child", metavar="PATH", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return 0
+    quiet_logging()
+    sizes = sorted(set(args.sizes))
+    paths = {n: ensure_log(n, progress=not args.json) for n in sizes}
+
+    cases: dict[tuple[int, str], Case] = {}
+    for n in sizes:
+        path = paths[n]
+        with open(path, "rb") as f:  # into the page cache, so every size is timed from a warm cache
+            while f.read(1 << 24):
+                pass
+        last = Case(f"{n} last", lambda p=path: state_at(p, None))
+        middle = Case(f"{n} middle", lambda p=path, s=n // 2: state_at(p, s))
+        run_interleaved([last, middle], repeats_for(n, args.repeat), warmup=n <= 200_000)
+        cases[(n, "last")], cases[(n, "middle")] = last, middle
+
+    base_n = sizes[0]
+    results = []
+    for n in sizes:
+        for where in ("last", "middle"):
+            case = cases[(n, where)]
+            seq = n if where == "last" else n // 2
+            ratio = case.median / cases[(base_n, "last")].median
+            results.append({"events": n, "at": where, "seq": seq, **case.as_dict(),
+                            "us_per_event": case.median / seq * 1e6,
+                            "ratio_to_baseline_last": ratio,
+                            "goal_met": ratio <= SPEED_GOAL})
+    memory = None if args.no_memory else {**measure_memory(paths[sizes[-1]]), "goal_mb": MEMORY_GOAL_MB}
+    if memory is not None:
+        memory["goal_met"] = memory["peak_rss_mb"] <= MEMORY_GOAL_MB
+
+    info = _common.machine()
+    if args.json:
+        _common.emit_json({"benchmark": "state_at_seq", "baseline_events": base_n, "machine": info,
+                           "results": results, "memory": memory,
+                           "note": "no snapshots yet: the cost grows linearly with the seq"})
+        return 0
+    _common.print_machine(info)
+    print(f"baseline: the state at the last seq of the {base_n:,}-event log; no snapshots yet, "
+          "so every state is a fold from seq 1\n")
+    rows = []
+    for r in results:
+        status = "met" if r["goal_met"] else f"MISSED ({r['ratio_to_baseline_last'] / SPEED_GOAL:,.0f}× over)"
+        rows.append([f"{r['events']:,}", f"{r['at']} (seq {r['seq']:,})", str(len(r["runs_s"])),
+                     fmt_s(r["median_s"]), f"{r['us_per_event']:.1f}", f"{r['ratio_to_baseline_last']:,.1f}×",
+                     status if r["events"] != base_n else ""])
+    print(table(["log events", "state at", "runs", "time", "µs/event", f"vs {base_n:,} last",
+                 f"goal ≤ {SPEED_GOAL:.0f}×"], rows))
+    if memory is not None:
+        status = "met" if memory["goal_met"] else "MISSED"
+        print(f"\npeak memory replaying the {memory['events']:,}-event log to the end, streaming from the file: "
+              f"{memory['peak_rss_mb']:,.1f} MB peak RSS ({memory['peak_rss_after_imports_mb']:,.1f} MB of it "
+              f"after the imports alone); goal ≤ {MEMORY_GOAL_MB:.0f} MB: {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
