@@ -77,8 +77,20 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "msgspec": _version("msgspec"),
         "omen": _version("omen"),
+        "omen_source_sha256": _source_fingerprint(),
         "loadavg_at_start": _loadavg(),
     }
+
+
+def _source_fingerprint() -> str:
+    """sha256 over omen_core/ and omen_replay/ sources: which code the figures are for (the tree is edited often)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for pkg in ("omen_core", "omen_replay"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _loadavg() -> list[float] | None:
@@ -91,6 +103,7 @@ def _loadavg() -> list[float] | None:
 def print_machine(info: dict[str, Any]) -> None:
     print(f"machine: {info['nproc']} CPU ({info['cpu']}), {info['ram_gib']} GiB RAM, "
           f"{info['implementation']} {info['python']}, msgspec {info['msgspec']}; "
+          f"omen sources {info['omen_source_sha256']}; "
           f"load average {info['loadavg_at_start']} at start, {_loadavg()} now "
           "(other processes on the machine skew absolute times; ratios less so)")
 

@@ -106,8 +106,8 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def down(self) -> bool:
-        """Out of the fight for the purpose of defeat: at 0 HP, or helpless."""
-        return self.hp == 0 or self.helpless
+        """Out of the fight for the purpose of defeat: at 0 HP, or Incapacitated (Paralysis passes)."""
+        return self.hp == 0 or self.has("Incapacitated")
 
 
 class Reaction(msgspec.Struct, frozen=True, kw_only=True):

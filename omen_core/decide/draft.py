@@ -18,7 +18,7 @@ from ..content import CombatantSheet, Ruleset
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, Event, PoolTag, RollPurpose
-from ..machine import FightFlow, IllegalOrder, Lifecycle, OutOfPhase, phase_trigger_of, trigger_of
+from ..machine import FightFlow, IllegalOrder, Lifecycle, OutOfPhase, Step, phase_trigger_of, trigger_of
 from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
 
 __all__ = ["Draft", "condition_adjustment", "effective_bonus"]
@@ -32,6 +32,12 @@ class Draft:
     def __init__(self, state: FightState, dice: DiceSource):
         self.state, self.dice = state, dice
         self.events: list[Event] = []
+        self._lifecycle, self._flow = Lifecycle(), FightFlow()
+
+    def _at(self, step: Step) -> Lifecycle:
+        """The draft's live lifecycle machine, set to ``step`` (built once, reused: building costs ~0.1 ms)."""
+        self._lifecycle.machine.set_state(step.name)
+        return self._lifecycle
 
     @property
     def ruleset(self) -> Ruleset:
@@ -46,7 +52,7 @@ class Draft:
         A new action (``declare``) is legal at rest; a ``reaction`` may also be
         declared nested in an action waiting at its reaction window.
         """
-        lifecycle = Lifecycle(self.state.step)
+        lifecycle = self._at(self.state.step)
         legal = lifecycle.legal()
         wanted = "nest" if trigger == "declare" and not self.state.at_rest and reaction else trigger
         if wanted not in legal:
@@ -54,21 +60,20 @@ class Draft:
 
     def require_phase(self, trigger: str) -> None:
         """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
-        if trigger not in FightFlow(self.state.phase).legal():
+        self._flow.machine.set_state(self.state.phase.name)
+        if trigger not in self._flow.legal():
             raise OutOfPhase(self.state.phase, trigger)
 
     def emit(self, event: E) -> E:
         """Add an event: fire it on the live phase and lifecycle machines, then fold it into the state."""
         trigger = trigger_of(event)
-        flow = FightFlow(self.state.phase)
-        if phase_trigger_of(event) not in flow.legal():
-            raise OutOfPhase(self.state.phase, phase_trigger_of(event))
+        self.require_phase(phase_trigger_of(event))
         if trigger == "declare":
             if not self.state.at_rest:
-                Lifecycle(self.state.step).fire("nest")
-            Lifecycle().fire(trigger)
+                self._at(self.state.step).fire("nest")
+            self._at(Step.IDLE).fire(trigger)
         else:
-            Lifecycle(self.state.step).fire(trigger)
+            self._at(self.state.step).fire(trigger)
         self.state = evolve(self.state, event)
         self.events.append(event)
         return event
