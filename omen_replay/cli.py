@@ -26,7 +26,7 @@ from omen_core.store import EventStore, open_store
 
 from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
-from .replay import StateSummary, replay, summarise
+from .replay import StateSummary, replay, step_through, summarise
 from .verify import Report, verify, verify_lines
 
 __all__ = ["app", "main"]
@@ -255,18 +255,40 @@ def replay_cmd(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     to: Annotated[int | None, typer.Option("--to", help="Stop after the event with this seq.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
+    steps: Annotated[bool, typer.Option("--steps", help="Step through: each event, then who stands how.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON (with --steps: one line "
+                                                         "per event).")] = False,
 ) -> None:
-    """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it."""
+    """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it, or step through it."""
     try:
         store, fight_id = _open_fight(log_url, fight)
         records = list(store.read(fight_id))
         if to is not None and not 0 <= to <= len(records):
             _bad_input(f"--to {to} is outside the log (seq 1 to {len(records)})")
+        if steps:
+            _print_steps([r for r in records if to is None or r.seq <= to], as_json)
+            return
         state = replay(records, to)
     except OmenError as exc:
         _guarded(exc)
     _print_state(summarise(state), as_json)
+
+
+def _print_steps(records: list[StoredEvent], as_json: bool) -> None:
+    """Each event, its narrative, and the resources after it (undone events marked, state unmoved)."""
+    narrator = Narrator()
+    for rec, state, undone in step_through(records):
+        narrator.undone = {rec.seq} if undone else set()
+        if as_json:
+            line = {"seq": rec.seq, "type": type(rec.event).__struct_config__.tag, "undone": undone,
+                    "state": msgspec.to_builtins(summarise(state))}
+            sys.stdout.write(json.dumps(line) + "\n")
+            continue
+        _print_lines(narrator.lines([rec]))
+        hp = "  ".join(f"{c.sheet.name} {c.hp}/{c.sheet.hp}" for c in state.combatants.values())
+        where = f"{state.phase.value}" + (f", round {state.round}" if state.round else "") + \
+            (f", {state.step.value}" if not state.at_rest else "")
+        out.print(f"[dim]      \u2514 {escape(where)} | {escape(hp)}[/]")
 
 
 @app.command("explain")

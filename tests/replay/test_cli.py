@@ -224,3 +224,36 @@ class TestRunAndReplay:
         url = f"sqlite:///{tmp_path}/fights.db"
         assert omen("run", str(EMBER_FORD), "--log", url, "--quiet").exit_code == 0
         assert json.loads(omen("replay", url, "--json").stdout)["ended"]
+
+
+class TestUndoCommands:
+    def test_undo_then_redo_from_the_cli(self, demo_log):
+        """omen undo appends an undo (nothing erased), verify lists it, omen redo takes it back."""
+        lines_before = len(demo_log.read_text().splitlines())
+        result = omen("undo", str(demo_log), "--reason", "wrong target")
+        assert result.exit_code == 0 and "undone: seq" in result.output
+        assert len(demo_log.read_text().splitlines()) == lines_before + 1
+        checked = omen("verify", str(demo_log))
+        assert checked.exit_code == 0 and "wrong target" in checked.output and "still undone" in checked.output
+        assert omen("redo", str(demo_log)).exit_code == 0
+        assert "redone at seq" in omen("verify", str(demo_log)).output
+
+    def test_undo_to_a_bad_seq_exits_2_and_writes_nothing(self, demo_log):
+        """Undoing back to the middle of a command is refused (exit 2), the log untouched."""
+        before = demo_log.read_bytes()
+        result = omen("undo", str(demo_log), "--to", "30")
+        assert result.exit_code == 2 and "does not start a command" in " ".join(result.output.split())
+        assert demo_log.read_bytes() == before
+
+    def test_redo_with_nothing_to_redo_exits_2(self, demo_log):
+        """Redo without an undo is refused as bad input."""
+        assert omen("redo", str(demo_log)).exit_code == 2
+
+    def test_steps_view(self, demo_log):
+        """replay --steps shows each event and the resources after it; --json gives one object per event."""
+        omen("undo", str(demo_log))
+        text = omen("replay", str(demo_log), "--steps").output
+        assert "Kael Arden 24/24" in text and "[undone]" in text
+        lines = [json.loads(x) for x in omen("replay", str(demo_log), "--steps", "--json").stdout.splitlines()]
+        assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
+        assert lines[-1]["type"] == "undone" and lines[-2]["undone"] is True
