@@ -31,7 +31,7 @@ import msgspec  # noqa: E402
 
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
 from omen_core.events import StoredEvent, chain_breaks  # noqa: E402
-from omen_core.state import FightState, fold, project  # noqa: E402
+from omen_core.state import project  # noqa: E402
 from omen_core.store import JsonlStore  # noqa: E402
 
 GOALS = {"plain replay": 1 / 4, "verified replay": 1 / 8}

@@ -91,8 +91,9 @@ def _streaming_replay(path: str) -> int:
 
 MEMORY_MODES = {
     "replay()": "omen_replay.replay.replay(JsonlStore.single(path).read(fight_id)), as `omen replay` does",
-    "streaming": "undo_history over one streaming read, then project(second streaming read, voided=...)",
+    "streaming": "undo_history() over one streaming read, then project(a second streaming read, voided=...)",
 }
+MEMORY_LABELS = {"replay()": "replay() (as `omen replay`)", "streaming": "two streaming passes"}
 
 
 def memory_child(path: str, mode: str) -> None:
@@ -182,10 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     if memory:
         print(f"\npeak memory replaying the {memory[0]['events']:,}-event log to the end, each in a fresh "
               f"process (peak RSS; goal ≤ {MEMORY_GOAL_MB:.0f} MB):\n")
-        rows = [[m["mode"], m["how"], f"{m['peak_rss_mb']:,.1f} MB", f"{m['peak_rss_after_imports_mb']:,.1f} MB",
+        rows = [[MEMORY_LABELS[m["mode"]], f"{m['peak_rss_mb']:,.1f} MB", f"{m['peak_rss_after_imports_mb']:,.1f} MB",
                  fmt_s(m["seconds"]), "met" if m["goal_met"] else
                  f"MISSED ({m['peak_rss_mb'] / MEMORY_GOAL_MB:.1f}× the goal)"] for m in memory]
-        print(table(["replay", "how", "peak RSS", "after imports", "time", "goal"], rows))
+        print(table(["replay", "peak RSS", "after imports", "time", "goal"], rows))
+        for m in memory:
+            print(f"  {MEMORY_LABELS[m['mode']]}: {m['how']}")
     return 0
 
 

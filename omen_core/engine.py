@@ -80,6 +80,7 @@ from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
 from .state import FightState, fold, project, undo_history
 from .store.base import EventStore, check_fight_id
+from .store.snapshots import SnapshotStore, state_at, take
 
 __all__ = ["Clock", "system_clock", "Fight"]
 
@@ -105,19 +106,23 @@ class Fight:
     """
 
     def __init__(self, store: EventStore, state: FightState, dice: DiceSource | None,
-                 clock: Clock):
+                 clock: Clock, snapshots: SnapshotStore | None = None, snapshot_every: int = 500):
         self.store, self.dice, self.clock = store, dice, clock
+        self.snapshots, self.snapshot_every = snapshots, snapshot_every
         self._state = state
 
     @classmethod
     def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
-              clock: Clock = system_clock, ruleset: Ruleset | None = None, title: str = "") -> Fight:
+              clock: Clock = system_clock, ruleset: Ruleset | None = None, title: str = "",
+              snapshots: SnapshotStore | None = None, snapshot_every: int = 500) -> Fight:
         """Open a new fight under ``ruleset`` (default: the shipped core ruleset).
 
         For seeded dice only the seed's commitment goes into the first event.
+        With a snapshot store, the state is snapshotted every ``snapshot_every``
+        events (a cache for loading, time travel and undo).
         """
         check_fight_id(fight_id)
-        fight = cls(store, FightState(fight_id=fight_id), dice, clock)
+        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every)
         pledge = dice.commitment if isinstance(dice, SeededDice) else None
         fight.execute(StartFight(ruleset=ruleset or load_ruleset(), dice=dice.kind,
                                  seed_commitment=pledge, title=title))
@@ -125,11 +130,31 @@ class Fight:
 
     @classmethod
     def load(cls, store: EventStore, fight_id: str, *, dice: DiceSource | None = None,
-             clock: Clock = system_clock) -> Fight:
-        """Rebuild a stored fight from its events, checking the hash chain on the way."""
-        records = list(store.read(fight_id))
-        verify_chain(records, fight_id)
-        return cls(store, project(records, FightState(fight_id=fight_id)), dice, clock)
+             clock: Clock = system_clock, snapshots: SnapshotStore | None = None,
+             snapshot_every: int = 500) -> Fight:
+        """Rebuild a stored fight from its events (from its latest usable snapshot, if any), checking the
+        hash chain of every event folded."""
+        snapshot = snapshots.latest(fight_id, 1 << 62) if snapshots is not None else None
+        anchor = next(store.read(fight_id, snapshot.seq - 1), None) if snapshot is not None else None
+        if snapshot is not None and anchor is not None and anchor.hash == snapshot.event_hash:
+            verify_chain(store.read(fight_id, snapshot.seq), fight_id, prev_hash=snapshot.event_hash,
+                         first_seq=snapshot.seq + 1)
+        else:
+            verify_chain(store.read(fight_id), fight_id)
+        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every)
+        fight._state = fight._state_at(None)
+        return fight
+
+    def snapshot(self) -> None:
+        """Take a snapshot of the current state now (needs a snapshot store)."""
+        if self.snapshots is None:
+            raise RuleViolation("snapshots", "this fight has no snapshot store")
+        self.snapshots.save(take(self._state))
+
+    def _state_at(self, to_seq: int | None) -> FightState:
+        """The state after ``to_seq`` (the end by default), from a snapshot where one fits."""
+        state = state_at(lambda after: self.store.read(self.fight_id, after), self.fight_id, self.snapshots, to_seq)
+        return state if state.fight_id else msgspec.structs.replace(state, fight_id=self.fight_id)
 
     def undo(self, to_seq: int | None = None, reason: str = "") -> Undone:
         """Undo the last command, or everything from ``to_seq`` on, by appending an event that voids them.
@@ -174,20 +199,20 @@ class Fight:
                 earlier = [s for s in starts if s <= to_seq]
                 hint = f"; the command holding it starts at seq {earlier[-1]}" if earlier else ""
                 raise RuleViolation("undo", f"seq {to_seq} does not start a command that can be undone{hint}")
-            before = project([r for r in records if r.seq < to_seq], voided=voided)
+            before = self._state_at(to_seq - 1)
             if not before.at_rest:
                 raise RuleViolation("undo", f"cannot undo back to seq {to_seq}: action {before.pending.action} is "
                                             f"in progress there (at '{before.step.value}'); undo back to where it "
                                             "was declared")
             return to_seq
         for start in reversed(starts):
-            if project([r for r in records if r.seq < start], voided=voided).at_rest:
+            if self._state_at(start - 1).at_rest:
                 return start
         raise RuleViolation("undo", "there is no safe point to undo back to")
 
     def _append_marker(self, records: list[StoredEvent], event: Undone | Redone) -> None:
         self.store.append(self.fight_id, self._seal([event]), self._state.version)
-        self._state = project(list(self.store.read(self.fight_id)), FightState(fight_id=self.fight_id))
+        self._state = self._state_at(None)
         log.info("undo" if isinstance(event, Undone) else "redo", fight_id=self.fight_id, **msgspec.to_builtins(event))
 
     @property
@@ -223,6 +248,8 @@ class Fight:
             raise
         for rec in stored:
             self._state = fold(self._state, rec)
+        if self.snapshots is not None and stored[-1].seq // self.snapshot_every > (stored[0].seq - 1) // self.snapshot_every:
+            self.snapshots.save(take(self._state))
         log.debug("events_appended", fight_id=self.fight_id, command=type(command).__name__,
                   first_seq=stored[0].seq, last_seq=stored[-1].seq)
         return stored

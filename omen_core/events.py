@@ -780,7 +780,8 @@ def hash_ok(stored: StoredEvent) -> bool:
 
 
 def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
-                 head: str | None = None) -> Iterator[tuple[int, str]]:
+                 head: str | None = None, prev_hash: str = GENESIS_HASH, first_seq: int = 1
+                 ) -> Iterator[tuple[int, str]]:
     """Every place the chain does not hold, as ``(seq, what)``; empty for a sound log.
 
     Finds changed events (hash mismatch), dropped, inserted or reordered
@@ -788,9 +789,10 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
     event's hash) and events of another fight. A chain cannot know its own
     end: a log cut after any event is a sound prefix. Pass ``head``, the
     hash of the last event as known from elsewhere (a store's version, a
-    published head), to catch a dropped tail too.
+    published head), to catch a dropped tail too. ``prev_hash`` and
+    ``first_seq`` check a suffix that continues a known event (a snapshot's).
     """
-    prev_hash, expected_seq, batch = GENESIS_HASH, 1, 0
+    expected_seq, batch = first_seq, (0 if first_seq == 1 else None)
     for rec in records:
         fight_id = rec.fight_id if fight_id is None else fight_id
         if rec.fight_id != fight_id:
@@ -801,7 +803,7 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
             yield rec.seq, f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {prev_hash[:12]}..."
         if not hash_ok(rec):
             yield rec.seq, "hash does not match the event's content"
-        if rec.batch != rec.seq and rec.batch != batch:
+        if rec.batch != rec.seq and batch is not None and rec.batch != batch:
             yield rec.seq, f"batch {rec.batch} is neither its own seq nor the batch of the event before it"
         if rec.schema_version > SCHEMA_VERSION:
             yield rec.seq, f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}"
@@ -811,7 +813,7 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
 
 
 def verify_chain(records: Iterable[StoredEvent], fight_id: str | None = None,
-                 head: str | None = None) -> int:
+                 head: str | None = None, prev_hash: str = GENESIS_HASH, first_seq: int = 1) -> int:
     """Raise :class:`ChainBroken` at the first break; return the number of events checked."""
     count = 0
 
@@ -820,7 +822,7 @@ def verify_chain(records: Iterable[StoredEvent], fight_id: str | None = None,
         for count, rec in enumerate(records, 1):  # noqa: B007 - count is read after the loop
             yield rec
 
-    for seq, what in chain_breaks(counted(), fight_id, head):
+    for seq, what in chain_breaks(counted(), fight_id, head, prev_hash, first_seq):
         raise ChainBroken(seq, what)
     return count
 

@@ -1,0 +1,210 @@
+"""State snapshots: a cache that lets state-at-seq and undo start part-way through a log.
+
+A snapshot is the folded state after event ``seq``, with the schema and
+state-format versions it was taken under and the hash of that event.
+Snapshots are only ever a cache: deleting them changes no result, and one
+that no longer fits the log (another schema or state format, a different
+event at its seq, an undo or redo that reaches back before it) is ignored,
+never trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from ..events import SCHEMA_VERSION, Redone, StoredEvent, Undone
+from ..state import FightState, project, undo_history
+
+__all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "FileSnapshots", "SqliteSnapshots",
+           "take", "state_at"]
+
+#: Bumped whenever FightState changes shape: snapshots of another format are ignored.
+STATE_FORMAT = 1
+
+
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """The state after event ``seq`` of a fight, and what it was taken under."""
+
+    fight_id: str
+    seq: int
+    schema_version: int
+    state_format: int
+    event_hash: str
+    state: FightState
+
+
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE = msgspec.json.Decoder(Snapshot).decode
+
+
+class SnapshotStore(Protocol):
+    """Where snapshots are kept: save one, find the latest at or before a seq, list and delete them."""
+
+    def save(self, snapshot: Snapshot) -> None: ...
+
+    def latest(self, fight_id: str, at_most: int) -> Snapshot | None: ...
+
+    def seqs(self, fight_id: str) -> list[int]: ...
+
+    def delete(self, fight_id: str) -> None: ...
+
+
+class MemorySnapshots:
+    """Snapshots in a dict, for a process's lifetime."""
+
+    def __init__(self) -> None:
+        self._by_fight: dict[str, dict[int, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def save(self, snapshot: Snapshot) -> None:
+        """Keep a snapshot (replacing one at the same seq)."""
+        with self._lock:
+            self._by_fight.setdefault(snapshot.fight_id, {})[snapshot.seq] = _ENCODE(snapshot)
+
+    def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
+        """The snapshot with the highest seq not above ``at_most``."""
+        with self._lock:
+            seqs = [s for s in self._by_fight.get(fight_id, {}) if s <= at_most]
+            return _DECODE(self._by_fight[fight_id][max(seqs)]) if seqs else None
+
+    def seqs(self, fight_id: str) -> list[int]:
+        """The seqs snapshots exist at, ascending."""
+        with self._lock:
+            return sorted(self._by_fight.get(fight_id, {}))
+
+    def delete(self, fight_id: str) -> None:
+        """Forget every snapshot of a fight."""
+        with self._lock:
+            self._by_fight.pop(fight_id, None)
+
+
+class FileSnapshots:
+    """Snapshots as files ``<directory>/<fight_id>/<seq>.json`` (next to a JSON Lines log, say)."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.directory = Path(directory)
+
+    def save(self, snapshot: Snapshot) -> None:
+        """Write a snapshot atomically (a temporary file renamed into place)."""
+        folder = self.directory / snapshot.fight_id
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{snapshot.seq}.json.tmp"
+        tmp.write_bytes(_ENCODE(snapshot))
+        os.replace(tmp, folder / f"{snapshot.seq}.json")
+
+    def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
+        """The snapshot with the highest seq not above ``at_most``; an unreadable file is skipped."""
+        for seq in reversed([s for s in self.seqs(fight_id) if s <= at_most]):
+            try:
+                return _DECODE((self.directory / fight_id / f"{seq}.json").read_bytes())
+            except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+                continue
+        return None
+
+    def seqs(self, fight_id: str) -> list[int]:
+        """The seqs snapshot files exist at, ascending."""
+        folder = self.directory / fight_id
+        if not folder.is_dir():
+            return []
+        return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
+
+    def delete(self, fight_id: str) -> None:
+        """Remove every snapshot file of a fight."""
+        for seq in self.seqs(fight_id):
+            (self.directory / fight_id / f"{seq}.json").unlink(missing_ok=True)
+
+
+class SqliteSnapshots:
+    """Snapshots in a table of a SQLite database (the fight store's own, typically)."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self._conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+        self._conn.execute("CREATE TABLE IF NOT EXISTS snapshots (fight_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+                           "body BLOB NOT NULL, PRIMARY KEY (fight_id, seq))")
+        self._lock = threading.Lock()
+
+    def save(self, snapshot: Snapshot) -> None:
+        """Keep a snapshot (replacing one at the same seq)."""
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)",
+                               (snapshot.fight_id, snapshot.seq, _ENCODE(snapshot)))
+
+    def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
+        """The snapshot with the highest seq not above ``at_most``."""
+        with self._lock:
+            row = self._conn.execute("SELECT body FROM snapshots WHERE fight_id = ? AND seq <= ? ORDER BY seq DESC "
+                                     "LIMIT 1", (fight_id, at_most)).fetchone()
+        try:
+            return _DECODE(row[0]) if row else None
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+    def seqs(self, fight_id: str) -> list[int]:
+        """The seqs snapshots exist at, ascending."""
+        with self._lock:
+            return [s for (s,) in self._conn.execute("SELECT seq FROM snapshots WHERE fight_id = ? ORDER BY seq",
+                                                     (fight_id,))]
+
+    def delete(self, fight_id: str) -> None:
+        """Forget every snapshot of a fight."""
+        with self._lock:
+            self._conn.execute("DELETE FROM snapshots WHERE fight_id = ?", (fight_id,))
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+
+def take(state: FightState) -> Snapshot:
+    """A snapshot of ``state`` (the state after its last folded event)."""
+    return Snapshot(fight_id=state.fight_id, seq=state.version, schema_version=SCHEMA_VERSION,
+                    state_format=STATE_FORMAT, event_hash=state.last_hash, state=state)
+
+
+def _usable(snapshot: Snapshot, first: StoredEvent | None) -> bool:
+    """Taken under this schema and state format, at an event that is still the one in the log."""
+    return (snapshot.schema_version == SCHEMA_VERSION and snapshot.state_format == STATE_FORMAT
+            and first is not None and first.seq == snapshot.seq and first.hash == snapshot.event_hash)
+
+
+def state_at(read: Callable[[int], Iterator[StoredEvent]], fight_id: str, snapshots: SnapshotStore | None, to_seq: int | None = None
+             ) -> FightState:
+    """The state after ``to_seq`` (default: the end), starting from the latest usable snapshot.
+
+    ``read(after_seq)`` streams the fight's events with seq > after_seq.
+    Falls back to folding the whole log if no snapshot fits; the result is
+    always the same as :func:`omen_core.state.project` over the whole log.
+    """
+    limit = to_seq if to_seq is not None else 1 << 62
+    snapshot = snapshots.latest(fight_id, limit) if snapshots is not None else None
+    if snapshot is not None:
+        stream = read(snapshot.seq - 1)
+        first = next(stream, None)
+        if _usable(snapshot, first):
+            state = _fold_on(snapshot, stream, to_seq)
+            if state is not None:
+                return state
+    return project([r for r in read(0) if to_seq is None or r.seq <= to_seq])
+
+
+def _fold_on(snapshot: Snapshot, stream: Iterator[StoredEvent], to_seq: int | None) -> FightState | None:
+    """Fold the events after the snapshot, undos among them applied; None if an undo or redo reaches back
+    before the snapshot (then the snapshot no longer describes the log)."""
+    rest: list[StoredEvent] = []
+    for rec in stream:
+        if to_seq is not None and rec.seq > to_seq:
+            break
+        event = rec.event
+        if isinstance(event, Undone) and event.from_seq <= snapshot.seq:
+            return None
+        if isinstance(event, Redone) and event.undo_seq <= snapshot.seq:
+            return None
+        rest.append(rec)
+    return project(rest, state=snapshot.state, voided=undo_history(rest)[0])
