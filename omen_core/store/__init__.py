@@ -4,7 +4,9 @@ from .base import EventStore, check_batch, check_fight_id
 from .jsonl import JsonlStore
 from .memory import MemoryStore
 from .sqlite import SqliteStore
-from .url import open_store
+from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
+from .url import open_snapshots, open_store
 
 __all__ = ["EventStore", "JsonlStore", "MemoryStore", "SqliteStore", "check_batch",
-           "check_fight_id", "open_store"]
+           "check_fight_id", "open_store", "open_snapshots", "SnapshotStore", "MemorySnapshots", "FileSnapshots",
+           "SqliteSnapshots"]

@@ -8,9 +8,10 @@ from ..errors import BadInput
 from .base import EventStore
 from .jsonl import JsonlStore
 from .memory import MemoryStore
+from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
 from .sqlite import SqliteStore
 
-__all__ = ["open_store", "ACCEPTED_FORMS"]
+__all__ = ["open_store", "open_snapshots", "ACCEPTED_FORMS"]
 
 ACCEPTED_FORMS = (
     "'memory:' (in memory, nothing is kept)",
@@ -35,6 +36,20 @@ def open_store(url: str) -> EventStore:
         return JsonlStore.single(url)
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
         return JsonlStore(url)
+    raise _bad(url)
+
+
+def open_snapshots(url: str) -> SnapshotStore:
+    """The snapshot cache that goes with the store ``url`` names: ``LOG.snapshots/`` beside a JSON Lines
+    file, ``.snapshots/`` inside a directory, a ``snapshots`` table in a SQLite database, or memory."""
+    if url == "memory:" or url == "sqlite::memory:":
+        return MemorySnapshots()
+    if url.startswith("sqlite:"):
+        return SqliteSnapshots(_sqlite_path(url))
+    if url.endswith(".jsonl"):
+        return FileSnapshots(url + ".snapshots")
+    if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
+        return FileSnapshots(os.path.join(url, ".snapshots"))
     raise _bad(url)
 
 

@@ -257,3 +257,17 @@ class TestUndoCommands:
         lines = [json.loads(x) for x in omen("replay", str(demo_log), "--steps", "--json").stdout.splitlines()]
         assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
         assert lines[-1]["type"] == "undone" and lines[-2]["undone"] is True
+
+
+class TestSnapshotCommand:
+    def test_snapshot_then_replay_and_clear(self, tmp_path):
+        """omen snapshot saves a cache beside the log; replay gives the same state with it and without it."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        plain = json.loads(omen("replay", str(log), "--json").stdout)
+        assert omen("snapshot", str(log)).exit_code == 0
+        assert list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
+        assert json.loads(omen("replay", str(log), "--json").stdout) == plain
+        assert omen("snapshot", str(log), "--clear").exit_code == 0
+        assert not list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
+        assert json.loads(omen("replay", str(log), "--json").stdout) == plain
