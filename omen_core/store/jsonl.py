@@ -80,7 +80,9 @@ class JsonlStore:
             self._check_owner(path, fight_id)
             version, last_hash = self._last_state(path, fight_id, tail)
             check_batch(fight_id, events, expected_version, version, last_hash)
-            _write_all(path, b"".join([encode_line(ev) + b"\n" for ev in events]))
+            lines = [encode_line(ev) + b"\n" for ev in events]
+            _write_all(path, b"".join(lines))
+            _index(path, version + 1, tail.size, lines)
         return version + len(events)
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
@@ -94,7 +96,8 @@ class JsonlStore:
         path = self._existing(fight_id)
         with _locked(path, shared=True):
             size = path.stat().st_size
-        return _stream(path, fight_id, after_seq, size)
+        line, offset = _seek_point(path, fight_id, after_seq, size)
+        return _stream(path, fight_id, after_seq, size, line, offset)
 
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Every line of the fight's file exactly as stored (newline included; a torn last line has none)."""
@@ -217,15 +220,18 @@ class JsonlStore:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _stream(path: Path, fight_id: str, after_seq: int, limit: int) -> Iterator[StoredEvent]:
-    """Decode the first ``limit`` bytes of ``path`` line by line, checking seq and fight only."""
+def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: int = 1,
+            offset: int = 0) -> Iterator[StoredEvent]:
+    """Decode the first ``limit`` bytes of ``path`` line by line (from ``offset``, where line ``first_line``
+    starts), checking seq and fight only."""
     if limit <= 0:
         return
     decode = _DECODE
-    prev = 0
-    consumed = 0
+    prev = first_line - 1
+    consumed = offset
     with open(path, "rb") as f:
-        for line_no, raw in enumerate(f, 1):
+        f.seek(offset)
+        for line_no, raw in enumerate(f, first_line):
             consumed += len(raw)
             if consumed >= limit:
                 if consumed > limit:
@@ -252,6 +258,45 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int) -> Iterator[S
                 yield ev
             if consumed >= limit:
                 return
+
+
+#: Every this many events, the byte offset of a line is noted in ``<log>.idx`` (a cache) so that reading
+#: from a late seq (state from a snapshot, undo) need not scan the whole file.
+_INDEX_EVERY = 1024
+
+
+def _index(path: Path, first_seq: int, offset: int, lines: list[bytes]) -> None:
+    """Note the offsets of the appended lines whose seq is 1 past a multiple of ``_INDEX_EVERY``."""
+    notes = []
+    for i, line in enumerate(lines):
+        if (first_seq + i) % _INDEX_EVERY == 1 and first_seq + i > 1:
+            notes.append(f"{first_seq + i} {offset}\n")
+        offset += len(line)
+    if notes:
+        with contextlib.suppress(OSError), open(path.with_name(path.name + ".idx"), "a") as f:
+            f.write("".join(notes))
+
+
+def _seek_point(path: Path, fight_id: str, after_seq: int, size: int) -> tuple[int, int]:
+    """(line, byte offset) to start reading at for ``seq > after_seq``: an indexed line at or before it whose
+    bytes still start as that seq's line should, else the start of the file. The index is only a cache."""
+    if after_seq < _INDEX_EVERY:
+        return 1, 0
+    try:
+        text = path.with_name(path.name + ".idx").read_text()
+    except OSError:
+        return 1, 0
+    points = [tuple(map(int, row.split())) for row in text.splitlines() if len(row.split()) == 2]
+    usable = [(seq, off) for seq, off in points if seq <= after_seq + 1 and off < size]
+    if not usable:
+        return 1, 0
+    seq, offset = max(usable)
+    expected = f'{{"fight_id":{msgspec.json.encode(fight_id).decode()},"seq":{seq},'.encode()
+    with open(path, "rb") as f:
+        f.seek(offset)
+        if f.read(len(expected)) != expected:
+            return 1, 0
+    return seq, offset
 
 
 def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoReturn:

@@ -241,3 +241,35 @@ class TestFailedWrite:
         assert log.read_bytes() == before
         assert store.version(FIGHT) == 2
         assert list(store.read(FIGHT)) == events
+
+
+class TestOffsetIndex:
+    """The ``<log>.idx`` offset index is a cache for reading from a late seq."""
+
+    @staticmethod
+    def long_log(tmp_path):
+        """A store with one fight of 3000 events, appended in batches."""
+        from omen_core.events import GENESIS_HASH, SeedRevealed, seal
+
+        store, prev, batch = JsonlStore(tmp_path), GENESIS_HASH, []
+        for i in range(1, 3001):
+            batch.append(seal("f", i, 0, prev, SeedRevealed(seed=f"{i:04x}")))
+            prev = batch[-1].hash
+        for k in range(0, 3000, 500):
+            store.append("f", batch[k:k + 500], k)
+        return store, batch
+
+    def test_reading_from_late_seqs_uses_the_index_and_gives_the_same_events(self, tmp_path):
+        """Reading after any seq gives exactly the events after it, with or without the index file."""
+        store, batch = self.long_log(tmp_path)
+        assert (tmp_path / "f.jsonl.idx").read_text().split()[::2] == ["1025", "2049"]
+        for after in (0, 1023, 1024, 1025, 2500, 2999, 3000):
+            assert list(store.read("f", after)) == batch[after:]
+        (tmp_path / "f.jsonl.idx").unlink()
+        assert list(store.read("f", 2500)) == batch[2500:]
+
+    def test_a_wrong_index_is_ignored(self, tmp_path):
+        """An index entry that does not point at its seq's line is ignored, never trusted."""
+        store, batch = self.long_log(tmp_path)
+        (tmp_path / "f.jsonl.idx").write_text("1025 17\n2049 999999999\ngarbage\n")
+        assert list(store.read("f", 2100)) == batch[2100:]
