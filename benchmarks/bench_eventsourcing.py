@@ -11,7 +11,7 @@ Python objects in memory) and SQLite (a file in a temporary directory).
 
 omen's side is the plain replay of bench_replay.py on a generated fight log of
 N events: ``project(JsonlStore.single(path).read(fight_id))``, streaming from
-the JSON Lines file. Also shown, for scale: omen's fold alone over events
+the JSON Lines file. Also shown, for scale: omen's ``project`` alone over events
 already decoded in memory (the closest match to POPO, which keeps events in
 memory, though as serialized records).
 
@@ -63,9 +63,16 @@ class Counting(Application):
     """An application holding one Counter; no snapshots, no aggregate cache (the defaults)."""
 
 
+# The library's defaults, pinned so that a variable in the caller's environment cannot change
+# what is measured (the ``env`` argument overrides ``os.environ``): no snapshots, no aggregate
+# cache, no compression or encryption.
+PINNED = {"IS_SNAPSHOTTING_ENABLED": "n", "AGGREGATE_CACHE_MAXSIZE": "", "COMPRESSOR_TOPIC": "",
+          "CIPHER_TOPIC": ""}
+
+
 def build(env: dict[str, str], n: int):
     """An application whose store holds one Counter of exactly ``n`` events; (app, id)."""
-    app = Counting(env=env)
+    app = Counting(env={**PINNED, **env})
     counter = Counter()
     for _ in range(n - 1):
         counter.increment()
@@ -83,7 +90,7 @@ def reconstruct(app, aggregate_id, n: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="omen replay vs eventsourcing aggregate reconstruction")
     parser.add_argument("--events", type=int, default=100_000, help="events per replay (default 100000)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each case (default 3; median)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each case (default 3; the best counts)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     quiet_logging()
@@ -92,14 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     records = list(JsonlStore.single(path).read(FIGHT_ID))
 
     with tempfile.TemporaryDirectory(prefix="omen-bench-es-") as tmp:
-        popo, popo_id = build({}, n)
+        popo, popo_id = build({"PERSISTENCE_MODULE": "eventsourcing.popo"}, n)
         sqlite, sqlite_id = build({"PERSISTENCE_MODULE": "eventsourcing.sqlite",
                                    "SQLITE_DBNAME": os.path.join(tmp, "es.db")}, n)
         cases = [Case("eventsourcing, POPO store", lambda: reconstruct(popo, popo_id, n)),
                  Case("eventsourcing, SQLite store", lambda: reconstruct(sqlite, sqlite_id, n)),
                  Case("omen plain replay (JSON Lines file)",
                       lambda: project(JsonlStore.single(path).read(FIGHT_ID)).version),
-                 Case("omen fold only (decoded, in memory)", lambda: project(records).version)]
+                 Case("omen project only (decoded, in memory)", lambda: project(records).version)]
         run_interleaved(cases, args.repeat)
         sqlite.close()
         popo.close()
@@ -120,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                            "results": results, "verdict": verdict})
         return 0
     _common.print_machine(info)
-    print(f"eventsourcing {info['eventsourcing']}; {n:,} events per replay; median of {args.repeat} runs\n")
-    rows = [[r["case"], fmt_s(r["median_s"]), fmt_rate(r["events_per_s"]), f"{r['speedup_vs_popo']:.2f}×",
+    print(f"eventsourcing {info['eventsourcing']}; {n:,} events per replay; best of {args.repeat} runs\n")
+    rows = [[r["case"], fmt_s(r["best_s"]), fmt_rate(r["events_per_s"]), f"{r['speedup_vs_popo']:.2f}×",
              f"{r['speedup_vs_sqlite']:.2f}×"] for r in results]
     print(table(["case", "time", "events/s", "vs eventsourcing POPO", "vs eventsourcing SQLite"], rows))
     status = "met" if verdict["goal_met"] else "MISSED"

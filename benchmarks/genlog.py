@@ -380,7 +380,7 @@ def ensure_log(n: int, *, progress: bool = True) -> Path:
         stale.unlink(missing_ok=True)
     ignore = CACHE / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# generated benchmark logs: never committed\n*\n")
+        ignore.write_text("# generated benchmark logs and scratch files: never committed\n*\n!.gitignore\n")
     started = time.perf_counter()
     if progress:
         print(f"generating {path.name} ({n:,} events, once; cached afterwards)...", file=sys.stderr)
