@@ -3,7 +3,8 @@
 Cases, all on the same generated fight log (``genlog.py``), all streaming from the file:
 
 - ``bare decode`` (the baseline): ``msgspec.json.Decoder(StoredEvent)`` on every line, nothing else;
-- ``plain replay``: ``project(JsonlStore.single(path).read(fight_id))``, the state at the end;
+- ``plain replay``: ``replay_store(JsonlStore.single(path), fight_id)`` (what ``omen replay`` runs):
+  a cheap first pass over the raw lines finds any undo, then one streaming fold, the state at the end;
 - ``verified replay``: what ``Fight.load`` does: the same read into a list, every event
   through ``chain_breaks`` (seq, link and sha256 of the canonical body), then ``project``.
 
@@ -35,6 +36,7 @@ import msgspec  # noqa: E402
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
 from omen_core.events import StoredEvent, chain_breaks  # noqa: E402
 from omen_core.state import project  # noqa: E402
+from omen_replay.replay import replay_store  # noqa: E402
 from omen_core.store import JsonlStore  # noqa: E402
 
 GOALS = {"plain replay": 1 / 4, "verified replay": 1 / 8}
@@ -51,7 +53,7 @@ def bare_decode(path) -> int:
 
 
 def plain_replay(path) -> int:
-    return project(JsonlStore.single(path).read(FIGHT_ID)).version
+    return replay_store(JsonlStore.single(path), FIGHT_ID).version
 
 
 def verified_replay(path) -> int:

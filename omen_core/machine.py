@@ -96,6 +96,8 @@ __all__ = ["Step", "AT_REST", "DONE", "TRANSITIONS", "ORDER", "Lifecycle", "Ille
 class Step(Enum):
     """Where the current action stands; the three rest steps accept a new action."""
 
+    __hash__ = object.__hash__  # the order tables are keyed by steps: keep hashing in C
+
     IDLE = "idle"
     DECLARED = "declared"
     COSTS_PAID = "costs paid"
@@ -227,6 +229,8 @@ ORDER: MappingProxyType[tuple[Step, str], Step] = _derive(Lifecycle().machine, S
 
 class Phase(Enum):
     """The phases of a fight (combat.txt: setup, ambush, initiative, rounds of turns, the end)."""
+
+    __hash__ = object.__hash__  # as for Step
 
     SETUP = "setup"
     AMBUSH = "ambush"

@@ -332,9 +332,9 @@ def _flow(state: FightState, event: Event) -> FightState:
     return state
 
 
-def _stack(state: FightState, event: Event, seq: int | None) -> tuple[PendingAction, ...]:
+def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tuple[PendingAction, ...]:
     """Advance the lifecycle of the action ``event`` belongs to; push new actions, pop finished ones."""
-    stack, trigger = state.stack, trigger_of(event)
+    stack = state.stack
     if trigger == "declare":
         if stack:
             next_step(stack[-1].step, event, seq, trigger="nest")
@@ -343,7 +343,7 @@ def _stack(state: FightState, event: Event, seq: int | None) -> tuple[PendingAct
                                    why=f"only a reaction may be declared while action {stack[-1].action} waits")
         step = next_step(Step.IDLE, event, seq)
         return (*stack, PendingAction(action=action_of(event) or 0, step=step, events=(event,)))
-    step = next_step(state.step, event, seq)
+    step = next_step(state.step, event, seq, trigger)
     if not stack:
         return stack
     top = stack[-1]
@@ -370,13 +370,19 @@ def _pop(rest: tuple[PendingAction, ...], done: PendingAction) -> tuple[PendingA
 
 def evolve(state: FightState, event: Event, seq: int | None = None) -> FightState:
     """Fold one event into the state. Pure. Raises IllegalOrder / OutOfPhase if the event cannot come now."""
+    return _evolve(state, event, seq, {})
+
+
+def _evolve(state: FightState, event: Event, seq: int | None, envelope: dict) -> FightState:
+    """``evolve``, with envelope fields to set in the same (single) copy of the state."""
+    trigger = trigger_of(event)
     phase = next_phase(state.phase, event, seq)
-    stack = _stack(state, event, seq)
-    actions = (action_of(event) or state.actions) if trigger_of(event) == "declare" else state.actions
+    stack = _stack(state, event, seq, trigger)
+    actions = (action_of(event) or state.actions) if trigger == "declare" else state.actions
     state = _effects(state, event)
-    if phase is state.phase and stack is state.stack and actions == state.actions:
+    if phase is state.phase and stack is state.stack and actions == state.actions and not envelope:
         return state
-    return replace(state, phase=phase, stack=stack, actions=actions)
+    return replace(state, phase=phase, stack=stack, actions=actions, **envelope)
 
 
 def fold(state: FightState, stored: StoredEvent) -> FightState:
@@ -384,9 +390,10 @@ def fold(state: FightState, stored: StoredEvent) -> FightState:
 
     Undo markers only move the position: undoing needs the whole log (see :func:`project`).
     """
-    if not isinstance(stored.event, (Undone, Redone)):
-        state = evolve(state, stored.event, stored.seq)
-    return replace(state, fight_id=stored.fight_id, version=stored.seq, last_hash=stored.hash)
+    envelope = {"fight_id": stored.fight_id, "version": stored.seq, "last_hash": stored.hash}
+    if isinstance(stored.event, (Undone, Redone)):
+        return replace(state, **envelope)
+    return _evolve(state, stored.event, stored.seq, envelope)
 
 
 class UndoRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -417,11 +424,12 @@ def project(records: Iterable[StoredEvent], state: FightState | None = None,
     """Fold a log, from the empty state or from ``state``, skipping the events that are undone.
 
     ``voided`` (from :func:`undo_history`) lets a caller that streams a long
-    log find the undone seqs in a first pass; without it the log is read into
-    memory once to find them.
+    log find the undone seqs in a first pass (see ``omen_replay.replay.replay_store``),
+    and the fold then streams; without it, a list is scanned for undos first,
+    and any other iterable is read into a list once to find them.
     """
     if voided is None:
-        records = list(records)
+        records = records if isinstance(records, (list, tuple)) else list(records)
         voided = undo_history(records)[0]
     state = FightState() if state is None else state
     for rec in records:

@@ -27,7 +27,7 @@ from omen_core.store.snapshots import state_at
 
 from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
-from .replay import StateSummary, replay, step_through, summarise
+from .replay import StateSummary, replay_store, step_through, summarise
 from .verify import Report, verify, verify_lines
 
 __all__ = ["app", "main"]
@@ -270,7 +270,8 @@ def replay_cmd(
             _print_steps([r for r in records if to is None or r.seq <= to], as_json)
             return
         snapshots = open_snapshots(log_url)
-        state = state_at(lambda after: store.read(fight_id, after), fight_id, snapshots, to)
+        state = (state_at(lambda after: store.read(fight_id, after), fight_id, snapshots, to)
+                 if snapshots.seqs(fight_id) else replay_store(store, fight_id, to))
     except OmenError as exc:
         _guarded(exc)
     _print_state(summarise(state), as_json)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import takewhile
 
 import msgspec
 
-from omen_core.events import StoredEvent
-from omen_core.events import Redone, Undone
+from omen_core.events import Redone, StoredEvent, Undone, decode_line
 from omen_core.state import FightState, fold, project, undo_history
+from omen_core.store import EventStore
 
-__all__ = ["CombatantSummary", "StateSummary", "replay", "step_through", "summarise"]
+__all__ = ["CombatantSummary", "StateSummary", "replay", "replay_store", "undo_markers", "step_through", "summarise"]
 
 
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,6 +62,25 @@ def step_through(records: Iterable[StoredEvent]) -> Iterator[tuple[StoredEvent, 
         else:
             state = fold(state, rec)
         yield rec, state, rec.seq in voided
+
+
+def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
+    """The fight's undo and redo events, found without decoding the rest where the store keeps raw lines."""
+    raw = getattr(store, "raw_lines", None)
+    if raw is None:
+        return [r for r in store.read(fight_id) if isinstance(r.event, (Undone, Redone))]
+    found = (decode_line(line) for line in raw(fight_id) if b'"type":"undone"' in line or b'"type":"redone"' in line)
+    return [r for r in found if isinstance(r.event, (Undone, Redone))]
+
+
+def replay_store(store: EventStore, fight_id: str, to_seq: int | None = None) -> FightState:
+    """The state of a stored fight after ``to_seq`` (or at the end), streaming: one cheap pass finds the undos,
+    one pass folds the events, stopping at ``to_seq``; the log is never held in memory."""
+    markers = [m for m in undo_markers(store, fight_id) if to_seq is None or m.seq <= to_seq]
+    stream = store.read(fight_id)
+    if to_seq is not None:
+        stream = takewhile(lambda rec: rec.seq <= to_seq, stream)
+    return project(stream, voided=undo_history(markers)[0])
 
 
 def replay(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightState:

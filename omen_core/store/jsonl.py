@@ -97,6 +97,9 @@ class JsonlStore:
         with _locked(path, shared=True):
             size = path.stat().st_size
         line, offset = _seek_point(path, fight_id, after_seq, size)
+        if line == 1 and after_seq >= _INDEX_EVERY:
+            _build_index(path, size)  # a log written elsewhere, or an index lost: make it once
+            line, offset = _seek_point(path, fight_id, after_seq, size)
         return _stream(path, fight_id, after_seq, size, line, offset)
 
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
@@ -275,6 +278,20 @@ def _index(path: Path, first_seq: int, offset: int, lines: list[bytes]) -> None:
     if notes:
         with contextlib.suppress(OSError), open(path.with_name(path.name + ".idx"), "a") as f:
             f.write("".join(notes))
+
+
+def _build_index(path: Path, size: int) -> None:
+    """Write the offset index of a whole file in one pass over its lines (no decoding)."""
+    notes, offset = [], 0
+    with open(path, "rb") as f:
+        for seq, raw in enumerate(f, 1):
+            if offset >= size:
+                break
+            if seq % _INDEX_EVERY == 1 and seq > 1:
+                notes.append(f"{seq} {offset}\n")
+            offset += len(raw)
+    with contextlib.suppress(OSError):
+        path.with_name(path.name + ".idx").write_text("".join(notes))
 
 
 def _seek_point(path: Path, fight_id: str, after_seq: int, size: int) -> tuple[int, int]:

@@ -26,8 +26,8 @@ class MemoryStore:
             stream = self._streams.get(fight_id, [])
             check_batch(fight_id, events, expected_version, len(stream),
                         stream[-1].hash if stream else None)
-            self._streams[fight_id] = [*stream, *events]
-            return len(stream) + len(events)
+            self._streams.setdefault(fight_id, stream).extend(events)
+            return len(stream)
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
         """Stream the fight's events with ``seq > after_seq``."""
