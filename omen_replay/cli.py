@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from importlib.resources import files
 import sys
 from collections.abc import Iterator
 from enum import Enum
@@ -132,26 +133,52 @@ def _report_text(report: Report) -> None:
 def demo(
     log_path: Annotated[Path, typer.Option("--log", help="Where to write the demo's fight log.")]
     = Path("out/demo.jsonl"),
-    fresh_seed: Annotated[bool, typer.Option(help="Roll with a new random seed instead of the "
-                                                  "published demo seed.")] = False,
+    short: Annotated[bool, typer.Option(help="The short encounter instead: a contest, a check, a save and "
+                                             "an attack each way.")] = False,
+    fresh_seed: Annotated[bool, typer.Option(help="With --short: roll with a new random seed instead of the "
+                                                  "published one.")] = False,
 ) -> None:
-    """Play a short sample encounter with seeded dice, print its log, and verify it."""
+    """Play a whole sample fight with seeded dice (an ambush, four rounds, reactions, an undo), print its
+    session log and end state, write the log and verify it."""
     from omen_core.dice import SeededDice
 
-    if log_path.exists():
-        log_path.unlink()
-    seed = SeededDice.fresh().seed if fresh_seed else DEMO_SEED
+    from .scenario import load_scenario, run_scenario
+
+    if fresh_seed and not short:
+        _bad_input("--fresh-seed goes with --short: the whole fight is a script written for its published seed")
+    fight_id = "demo" if short else "ember-ford"
+    _clear_demo_log(log_path, fight_id)
     try:
         store = open_store(str(log_path))
-        fight = run_demo(store, seed=seed)
+        if short:
+            fight = run_demo(store, seed=SeededDice.fresh().seed if fresh_seed else DEMO_SEED)
+        else:
+            fight = run_scenario(load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" /
+                                                         "scenario.toml"))), store)
         records = fight.events
     except OmenError as exc:
         _guarded(exc)
     _print_lines(narrate(records))
     out.print()
+    if not short:
+        _print_state(summarise(fight.state), False)
     _report_text(verify(records))
-    out.print(f"[dim]log written to {log_path} ({len(records)} events); "
-              f"check it yourself with: omen verify {log_path}[/]")
+    out.print(f"[dim]log written to {log_path} ({len(records)} events); check it yourself with: "
+              f"omen verify {log_path}  |  omen explain {log_path} SEQ  |  omen replay {log_path} --steps[/]")
+
+
+def _clear_demo_log(log_path: Path, fight_id: str) -> None:
+    """Replace an earlier demo log; refuse to touch a file that holds anything else."""
+    if not log_path.exists():
+        return
+    try:
+        held = open_store(str(log_path)).fights()
+    except OmenError:
+        held = ["(unreadable)"]
+    if any(f not in ("demo", "ember-ford") for f in held):
+        _bad_input(f"{log_path} holds fight {held[0]!r}, not a demo log; choose another --log")
+    for extra in (log_path, log_path.with_name(log_path.name + ".idx"), log_path.with_name(log_path.name + ".lock")):
+        extra.unlink(missing_ok=True)
 
 
 @app.command()

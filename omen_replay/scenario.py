@@ -33,7 +33,8 @@ from omen_core.decide import Command, RevealSeed
 from omen_core.errors import BadInput, ContentError, OmenError
 from omen_core.store import EventStore
 
-__all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
+__all__ = ["FightSettings", "ScriptStep", "UndoStep", "RedoStep", "Scenario", "ScenarioError", "load_scenario",
+           "run_scenario"]
 
 
 class ScenarioError(BadInput):
@@ -55,10 +56,28 @@ class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     ruleset: str | None = None
 
 
+class UndoStep(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="command",
+               tag="undo"):
+    """A scripted undo: the last command, or back to ``to_seq`` (see ``Fight.undo``)."""
+
+    to_seq: int | None = None
+    reason: str = ""
+
+
+class RedoStep(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="command",
+               tag="redo"):
+    """A scripted redo of the last undo."""
+
+    reason: str = ""
+
+
+ScriptCommand = Command | UndoStep | RedoStep
+
+
 class ScriptStep(msgspec.Struct, frozen=True, kw_only=True):
     """One scripted command, the faces it rolls (scripted dice) and where it was written."""
 
-    command: Command
+    command: ScriptCommand
     dice: tuple[int, ...]
     index: int
     line: int | None
@@ -146,7 +165,7 @@ def _step(entry: Any, index: int, source: str, locate: _Locator) -> ScriptStep:
     if not isinstance(faces, list) or not all(type(f) is int for f in faces):
         raise ScenarioError(source, f"{where}.dice", "dice must be a list of whole numbers (die faces)",
                             locate(f"{where}.dice"))
-    command = _convert(body, Command, source, where, locate)
+    command = _convert(body, ScriptCommand, source, where, locate)
     return ScriptStep(command=command, dice=tuple(faces), index=index, line=locate(where))
 
 
@@ -238,7 +257,7 @@ def run_scenario(scenario: Scenario, store: EventStore,
         if isinstance(command, RevealSeed) and not command.seed and s.seed:
             command = RevealSeed(seed=s.seed)
         try:
-            stored = fight.execute(command)
+            stored = _run(fight, command)
         except OmenError as exc:
             name = type(step.command).__struct_config__.tag
             raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc
@@ -246,6 +265,18 @@ def run_scenario(scenario: Scenario, store: EventStore,
             on_step(step, stored)
         _check_dice_used(scenario, step, dice)
     return fight
+
+
+def _run(fight: Fight, command: ScriptCommand) -> list:
+    """Run one scripted command; undo and redo append their marker event."""
+    if isinstance(command, (UndoStep, RedoStep)):
+        before = fight.version
+        if isinstance(command, UndoStep):
+            fight.undo(command.to_seq, command.reason)
+        else:
+            fight.redo(command.reason)
+        return [r for r in fight.store.read(fight.fight_id, before)]
+    return fight.execute(command)
 
 
 def _check_dice_used(scenario: Scenario, step: ScriptStep, dice: object) -> None:

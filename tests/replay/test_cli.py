@@ -15,6 +15,7 @@ from omen_core.events import EVENT_TYPES, decode_line
 from omen_replay.cli import app
 
 runner = CliRunner()
+EMBER_FORD_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
 
 def omen(*args: str):
@@ -26,7 +27,7 @@ def omen(*args: str):
 def demo_log(tmp_path: Path) -> Path:
     """A demo log written by ``omen demo``."""
     path = tmp_path / "demo.jsonl"
-    assert omen("demo", "--log", str(path)).exit_code == 0
+    assert omen("demo", "--short", "--log", str(path)).exit_code == 0
     return path
 
 
@@ -34,7 +35,7 @@ class TestDemo:
     def test_demo_prints_a_readable_verified_contest(self, tmp_path):
         """The demo narrates a contest, a check, a save and attacks, verifies its log and says where it is."""
         path = tmp_path / "d.jsonl"
-        result = omen("demo", "--log", str(path))
+        result = omen("demo", "--short", "--log", str(path))
         assert result.exit_code == 0, result.output
         text = " ".join(result.output.split())
         for words in ("wins the contest", "against difficulty 8", "fails the save", "Active Defense window",
@@ -46,15 +47,42 @@ class TestDemo:
     def test_demo_is_reproducible(self, tmp_path):
         """With the published seed the demo rolls the same dice every time."""
         a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-        omen("demo", "--log", str(a))
-        omen("demo", "--log", str(b))
+        omen("demo", "--short", "--log", str(a))
+        omen("demo", "--short", "--log", str(b))
         dice = [[decode_line(x).event for x in p.read_text().splitlines()] for p in (a, b)]
         assert dice[0] == dice[1]
 
     def test_fresh_seed_still_verifies(self, tmp_path):
         """With a fresh random seed the demo's log still verifies against its revealed seed."""
-        result = omen("demo", "--fresh-seed", "--log", str(tmp_path / "f.jsonl"))
+        result = omen("demo", "--short", "--fresh-seed", "--log", str(tmp_path / "f.jsonl"))
         assert result.exit_code == 0 and "all match the revealed seed" in " ".join(result.output.split())
+
+
+    def test_default_demo_is_a_whole_verified_fight(self, tmp_path):
+        """The README's first command plays a whole fight: ambush, rounds, reactions, an undo, a verified end."""
+        path = tmp_path / "full.jsonl"
+        result = omen("demo", "--log", str(path))
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        for words in ("Ambush!", "Round 4", "Interrupt", "Attack of Opportunity", "[undone]", "UNDO of seq",
+                      "The fight is over: raiders are defeated", "verified fight 'ember-ford'", "still undone"):
+            assert words in text
+        assert omen("verify", str(path)).exit_code == 0
+
+    def test_demo_refuses_to_overwrite_another_log(self, tmp_path):
+        """--log pointing at a log of another fight is refused (exit 2) and the file is left alone."""
+        import re
+
+        duel = tmp_path / "duel.toml"
+        duel.write_text(re.findall(r"```toml\n(.*?)```", EMBER_FORD_DOC.read_text(), re.S)[0])
+        other = tmp_path / "mine.jsonl"
+        assert omen("run", str(duel), "--log", str(other), "--quiet").exit_code == 0
+        before = other.read_bytes()
+        assert omen("demo", "--log", str(other)).exit_code == 2 and other.read_bytes() == before
+
+    def test_fresh_seed_needs_short(self):
+        """A fresh seed would not fit the whole fight's script: refused as bad input."""
+        assert omen("demo", "--fresh-seed").exit_code == 2
 
 
 class TestSchema:
@@ -125,8 +153,7 @@ class TestLogging:
             [sys.executable, "-m", "omen_replay", "--log-format", "json", "--log-level", "debug",
              "demo", "--log", str(tmp_path / "d.jsonl")], capture_output=True, text=True, check=True)
         logs = [json.loads(line) for line in result.stderr.splitlines()]
-        assert logs and all(entry["level"] == "debug" for entry in logs)
-        assert {entry["event"] for entry in logs} == {"events_appended"}
+        assert {(entry["event"], entry["level"]) for entry in logs} == {("events_appended", "debug"), ("undo", "info")}
         assert "{" not in result.stdout.splitlines()[0]
 
     def test_bad_log_level_exits_2(self):
