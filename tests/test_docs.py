@@ -101,3 +101,19 @@ def test_content_doc_error_examples_are_real(tmp_path):
         with pytest.raises(ContentError) as info:
             load_sheet(path)
         assert str(info.value) == f"{path}: {message}"
+
+
+def test_readme_demo_excerpt_is_what_the_demo_says():
+    """Every narrative line quoted in the README's demo excerpt is a line the demo's fight really narrates."""
+    from importlib.resources import files
+
+    from omen_replay.narrate import narrate
+    from omen_replay.scenario import load_scenario, run_scenario
+
+    scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
+    events = run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
+    told = {" ".join(f"#{line.seq} {line.text}".split()) for line in narrate(events)}
+    readme = (ROOT / "README.md").read_text()
+    excerpt = re.search(r"```text\n(#6 .*?)```", readme, re.S)[1]
+    quoted = [" ".join(line.split()) for line in excerpt.splitlines() if line.startswith("#")]
+    assert quoted and all(line in told for line in quoted), [q for q in quoted if q not in told]
