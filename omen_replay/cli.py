@@ -1,4 +1,4 @@
-"""The ``omen`` command line: demo, run, replay, verify, explain, undo, redo, repair, schema. Only this module configures logging.
+"""The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema. Only this module configures logging.
 
 Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 (a malformed file, log or command, or a command that breaks a rule).
@@ -356,6 +356,38 @@ def explain_cmd(
     for verdict in found.verdicts:
         out.print(f"  \u2192 {escape(verdict)}")
     out.print(f"  [dim]dice: {escape(found.seed)}[/]")
+
+
+class LogFormatOut(str, Enum):
+    """Session log formats."""
+
+    text = "text"
+    md = "md"
+    html = "html"
+
+
+@app.command("log")
+def log_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    fmt: Annotated[LogFormatOut, typer.Option("--format", help="text, md (Markdown) or html (one self-contained "
+                                                              "page with an HP / Will chart).")] = LogFormatOut.text,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file instead of standard "
+                                                                      "output.")] = None,
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+) -> None:
+    """Write a fight's session log: by round and turn, every roll, window, hit, damage, undo and the ending."""
+    from .render import WRITERS, render
+
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        document = render(store.read(fight_id), WRITERS[fmt.value]())
+    except OmenError as exc:
+        _guarded(exc)
+    if output is None:
+        sys.stdout.write(document)
+    else:
+        output.write_text(document)
+        out.print(f"session log written to {output}")
 
 
 @app.command()

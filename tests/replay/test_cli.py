@@ -298,3 +298,21 @@ class TestSnapshotCommand:
         assert omen("snapshot", str(log), "--clear").exit_code == 0
         assert not list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
+
+
+class TestSessionLog:
+    def test_log_formats(self, tmp_path):
+        """omen log writes text to stdout, and Markdown or HTML to a file."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        assert "The fight is over" in omen("log", str(log)).stdout
+        md = tmp_path / "ef.md"
+        assert omen("log", str(log), "--format", "md", "-o", str(md)).exit_code == 0
+        assert md.read_text().startswith("# Ambush at the Ember Ford")
+        page = tmp_path / "ef.html"
+        assert omen("log", str(log), "--format", "html", "-o", str(page)).exit_code == 0
+        assert "<svg" in page.read_text()
+
+    def test_unknown_format_is_bad_input(self, tmp_path):
+        """An unknown --format is refused with exit 2."""
+        assert omen("log", "x.jsonl", "--format", "pdf").exit_code == 2

@@ -1,0 +1,72 @@
+"""Tests for omen_replay.render: one walk, three writers (text, Markdown, HTML), undone events marked."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from importlib.resources import files
+from pathlib import Path
+
+from omen_core import MemoryStore
+from omen_replay.render import HtmlWriter, MarkdownWriter, TextWriter, render
+from omen_replay.scenario import load_scenario, run_scenario
+
+
+def fight_events():
+    """The bundled demo fight (with its undo), events only."""
+    scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
+    return run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
+
+
+EVENTS = fight_events()
+
+
+class _Tags(HTMLParser):
+    """Collects tags and any attribute that would load something from outside the page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name in ("src", "href") and value:
+                self.external.append(value)
+
+
+class TestWriters:
+    def test_text_has_every_event_and_the_verdict(self):
+        """The text log tells every event, by seq, and ends with the end state and the audit's verdict."""
+        text = render(EVENTS, TextWriter())
+        seqs = {int(m) for m in re.findall(r"^#(\d+)", text, re.M)}
+        assert seqs == {e.seq for e in EVENTS}
+        assert "ended: defeated (raiders)" in text and "verified: hash chain intact" in text
+        assert "seeded dice; the seed is revealed and every seeded die checks out" in text
+
+    def test_markdown_has_a_heading_per_round_and_strikes_undone_lines(self):
+        """Markdown: '## Round N' for each round, undone events struck through, the end as a table."""
+        md = render(EVENTS, MarkdownWriter())
+        assert re.findall(r"^## Round (\d+)$", md, re.M) == ["1", "2", "3", "4"]
+        assert re.search(r"^- ~~.*attacks Skarn Gutterjaw.*~~ \(undone\)$", md, re.M)
+        assert "| Kael Arden | wardens | 3/24 |" in md
+
+    def test_html_is_self_contained_with_a_chart(self):
+        """HTML: parses, loads nothing from outside, has the timeline and an HP and a Will line per combatant."""
+        page = render(EVENTS, HtmlWriter())
+        parser = _Tags()
+        parser.feed(page)
+        assert parser.external == [] and "script" not in parser.tags
+        assert page.count('class="series"') == 2 * 4
+        assert page.count('<h2 class="round">') == 4 and 'class="line undone"' in page
+
+    def test_manual_dice_are_named(self):
+        """A fight rolled with manual dice says so in the header."""
+        from omen_core import CheckSpec, Fight, ManualDice
+        from tests.sheets import sheet
+
+        fight = Fight.start(MemoryStore(), "m", dice=ManualDice(lambda req: [3]), clock=lambda: 0)
+        fight.join(sheet("ash"))
+        fight.static_check(CheckSpec(who="ash", attribute="STR"), 2)
+        assert "Dice: manual dice." in render(fight.events, MarkdownWriter())
