@@ -163,8 +163,13 @@ def demo(
     if not short:
         _print_state(summarise(fight.state), False)
     _report_text(verify(records))
-    out.print(f"[dim]log written to {log_path} ({len(records)} events); check it yourself with: "
-              f"omen verify {log_path}  |  omen explain {log_path} SEQ  |  omen replay {log_path} --steps[/]")
+    from .render import HtmlWriter, render
+
+    report = log_path.with_suffix(".html")
+    report.write_text(render(records, HtmlWriter()))
+    out.print(f"[dim]log written to {log_path} ({len(records)} events), session log to {report}; check it "
+              f"yourself with: omen verify {log_path}  |  omen explain {log_path} SEQ  |  "
+              f"omen replay {log_path} --steps[/]")
 
 
 def _clear_demo_log(log_path: Path, fight_id: str) -> None:

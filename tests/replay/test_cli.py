@@ -68,6 +68,7 @@ class TestDemo:
                       "The fight is over: raiders are defeated", "verified fight 'ember-ford'", "still undone"):
             assert words in text
         assert omen("verify", str(path)).exit_code == 0
+        assert "<svg" in (tmp_path / "full.html").read_text() and str(tmp_path / "full.html") in text
 
     def test_demo_refuses_to_overwrite_another_log(self, tmp_path):
         """--log pointing at a log of another fight is refused (exit 2) and the file is left alone."""
