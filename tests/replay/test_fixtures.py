@@ -1,0 +1,59 @@
+"""Tests for omen_replay.fixtures: golden fights replay exactly, and a changed rule is caught at its first divergence."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from omen_replay.fixtures import check, fixture_dirs, record
+
+ROOT = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.mark.parametrize("directory", fixture_dirs(ROOT), ids=lambda d: d.name)
+def test_every_fixture_replays_exactly(directory):
+    """Each recorded fight replays under the current rules to the same events and end state, audits clean,
+    and survives a read -> write round trip byte for byte."""
+    result = check(directory)
+    assert result.ok, result
+
+
+def test_ties_going_to_the_attacker_are_caught(monkeypatch):
+    """If hits let ties through (attack >= defense, against §Hit Determination), the check fails and names
+    the first event that differs, the field, and what was expected and got."""
+    from omen_core.rules import attack
+
+    monkeypatch.setattr(attack, "hits", lambda attack_total, total_defense: attack_total >= total_defense)
+    result = check(ROOT / "ember-ford")
+    assert not result.ok and result.divergence is not None
+    assert result.divergence.field.startswith("$.event")
+    assert result.divergence.expected != result.divergence.got
+
+
+def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
+    """Re-recording under a rule change that breaks the script is refused, and the fixture is left as it was."""
+    from omen_core.errors import BadInput
+    from omen_core.rules import attack
+
+    copy = tmp_path / "ember-ford"
+    shutil.copytree(ROOT / "ember-ford", copy)
+    before = (copy / "fight.jsonl").read_bytes()
+    monkeypatch.setattr(attack, "hits", lambda attack_total, total_defense: attack_total >= total_defense)
+    with pytest.raises(BadInput, match="does not run"):
+        record(copy)
+    assert (copy / "fight.jsonl").read_bytes() == before
+
+
+def test_record_reports_what_changed(tmp_path, monkeypatch):
+    """Re-recording after a change that keeps the script valid reports the first changed field."""
+    from omen_core.decide import checks
+
+    copy = tmp_path / "ember-ford"
+    shutil.copytree(ROOT / "ember-ford", copy)
+    real = checks.roll_total
+    monkeypatch.setattr(checks, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
+                                                                                            modifiers) + 100)
+    change, count = record(copy)
+    assert change is not None and count > 0 and change.seq > 0
