@@ -57,3 +57,15 @@ def test_record_reports_what_changed(tmp_path, monkeypatch):
                                                                                             modifiers) + 100)
     change, count = record(copy)
     assert change is not None and count > 0 and change.seq > 0
+
+
+def test_short_demo_is_its_fixture():
+    """`omen demo --short` plays exactly the events of the contest-check-save-and-blows fixture."""
+    from omen_core import MemoryStore
+    from omen_core.events import decode_line
+    from omen_replay.demo import run_demo
+
+    demo = [e.event for e in run_demo(MemoryStore(), clock=lambda: 0).events]
+    recorded = [decode_line(line).event
+                for line in (ROOT / "contest-check-save-and-blows" / "fight.jsonl").read_bytes().splitlines()]
+    assert demo == recorded
