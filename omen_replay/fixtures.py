@@ -66,7 +66,7 @@ def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
 
 def fingerprint(events: list[StoredEvent]) -> dict:
     """The end state's summary and the sha256 of its canonical JSON."""
-    summary = msgspec.to_builtins(summarise(project(events)))
+    summary = _plain(summarise(project(events)))
     digest = hashlib.sha256(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return {"sha256": digest, "summary": summary}
 
@@ -82,10 +82,18 @@ def _paths(value: object, prefix: str = "$") -> Iterator[tuple[str, object]]:
         yield prefix, value
 
 
+def _plain(value: msgspec.Struct) -> dict:
+    """A value as plain JSON data in canonical order (sets sorted), so that equal values compare equal."""
+    return json.loads(_CANONICAL.encode(value))
+
+
+_CANONICAL = msgspec.json.Encoder(order="deterministic")
+
+
 def first_divergence(expected: list[StoredEvent], got: list[StoredEvent]) -> Divergence | None:
     """The first event that differs (ignoring hashes, which follow from the content), and its first field."""
     for want, have in zip(expected, got):
-        a, b = msgspec.to_builtins(want), msgspec.to_builtins(have)
+        a, b = _plain(want), _plain(have)
         for key in ("hash", "prev_hash"):
             a.pop(key), b.pop(key)
         if a != b:
