@@ -117,3 +117,12 @@ def test_readme_demo_excerpt_is_what_the_demo_says():
     excerpt = re.search(r"```text\n(#6 .*?)```", readme, re.S)[1]
     quoted = [" ".join(line.split()) for line in excerpt.splitlines() if line.startswith("#")]
     assert quoted and all(line in told for line in quoted), [q for q in quoted if q not in told]
+
+
+def test_coverage_table_is_current_and_complete():
+    """docs/coverage.md is what tests/coverage_table.py generates, and every clause has at least one test."""
+    from tests.coverage_table import coverage, render
+
+    assert (ROOT / "docs" / "coverage.md").read_text() == render(), "run: .venv/bin/python -m tests.coverage_table"
+    missing = [clause for clause, (tests, _fixtures) in coverage().items() if not tests]
+    assert missing == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -259,3 +260,17 @@ class TestReplay:
         results = [e.event for e in fight.events if isinstance(e.event, (StaticCheckResolved, ContestResolved,
                                                                            SaveResolved))]
         assert len(results) == len(script)
+
+
+def test_lowest_dice_can_still_hit():
+    """§Failure and Fumbles: no fumble on an attack: primary 1 + FCS 1 + STR 6 = 8 beats a helpless
+    defender's Defense Rating 0 + 0 (C10), and the attack simply resolves."""
+    from omen_core.events import HitDetermined
+
+    fight = fight_with([1, 1])
+    strong = msgspec.structs.replace(sheet("brute", side="raiders", STR=(8, 6)), weapons=())
+    fight.join(strong)
+    fight.apply_condition("kael", "Incapacitated")
+    fight.attack("brute", "kael", unarmed=True)
+    hit = [e.event for e in fight.events if isinstance(e.event, HitDetermined)][-1]
+    assert (hit.attack.total, hit.defense.total, hit.hit) == (8, 0 + 0, True)

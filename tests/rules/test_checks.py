@@ -73,3 +73,13 @@ class TestSave:
     def test_save_and_contest_tie_rules_are_mirror_images(self, s, o):
         """C15 vs C16: the save succeeds exactly when the opposing side could not win a contest as initiator."""
         assert save_succeeds(s, o) == (contest_winner(o, s) == "defender")
+
+
+class TestNoFumble:
+    def test_a_one_is_no_fumble(self):
+        """§Failure and Fumbles: there is no universal fumble: a 1 on the die + STR 5 + level 3 = 9 beats 8."""
+        assert static_outcome(roll_total(1, 5, 3), 8) == "success"
+
+    def test_failure_is_simply_failure(self):
+        """§Failure and Fumbles: a failed check is a failure and nothing more: 2 + 0 against 8 fails."""
+        assert static_outcome(roll_total(2, 0), 8) == "failure"
