@@ -37,8 +37,8 @@ from pathlib import Path
 
 import _common
 from _common import Case, fmt_rate, fmt_s, run_interleaved, table
-
 from genlog import CACHE, FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+
 from omen_core.events import encode_line  # noqa: E402
 from omen_core.store import JsonlStore, MemoryStore, SqliteStore  # noqa: E402
 

@@ -32,8 +32,8 @@ import tempfile
 
 import _common
 from _common import Case, fmt_rate, fmt_s, run_interleaved, table
-
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+
 from omen_core.state import project  # noqa: E402
 from omen_core.store import JsonlStore  # noqa: E402
 

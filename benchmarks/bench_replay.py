@@ -29,15 +29,14 @@ import pstats
 import sys
 
 import _common
-from _common import Case, fmt_rate, fmt_s, run_interleaved, streaming_replay, table
-
 import msgspec  # noqa: E402
-
+from _common import Case, fmt_rate, fmt_s, run_interleaved, streaming_replay, table
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+
 from omen_core.events import StoredEvent, chain_breaks  # noqa: E402
 from omen_core.state import project  # noqa: E402
-from omen_replay.replay import replay_store  # noqa: E402
 from omen_core.store import JsonlStore  # noqa: E402
+from omen_replay.replay import replay_store  # noqa: E402
 
 GOALS = {"plain replay": 1 / 4, "verified replay": 1 / 8}
 

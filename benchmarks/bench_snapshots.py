@@ -17,8 +17,8 @@ import tempfile
 import time
 
 import _common  # noqa: F401  (puts the repository on the path)
-
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+
 from omen_core.state import FightState, fold  # noqa: E402
 from omen_core.store import FileSnapshots, JsonlStore  # noqa: E402
 from omen_core.store.snapshots import state_at, take  # noqa: E402

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import _common
 from _common import Case, fmt_s, run_interleaved, streaming_replay, table
-
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+
 from omen_core.store import JsonlStore  # noqa: E402
 from omen_replay.replay import replay  # noqa: E402
 

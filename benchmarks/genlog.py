@@ -82,7 +82,14 @@ from omen_core.events import (  # noqa: E402
     encode_line,
     event_schema,
 )
-from omen_core.machine import ORDER, PHASE_ORDER, IllegalOrder, Phase, Step, legal_triggers  # noqa: E402
+from omen_core.machine import (  # noqa: E402
+    ORDER,
+    PHASE_ORDER,
+    IllegalOrder,
+    Phase,
+    Step,
+    legal_triggers,
+)
 from omen_core.store.base import check_batch  # noqa: E402
 
 __all__ = ["FIGHT_ID", "CACHE", "log_path", "ensure_log", "generate", "quiet_logging"]

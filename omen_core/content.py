@@ -12,7 +12,15 @@ import re
 from importlib.resources import files
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import msgspec
 

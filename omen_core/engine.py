@@ -29,18 +29,8 @@ from .decide import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
-    BeginAmbush,
-    Disengage,
-    Draw,
-    EndFight,
-    EndTurn,
-    Engage,
-    Move,
-    PassReaction,
-    React,
-    RollInitiative,
-    RollOff,
     ApplyConditionCommand,
+    BeginAmbush,
     CallSave,
     CancelAction,
     CheckSpec,
@@ -48,8 +38,18 @@ from .decide import (
     Command,
     Contest,
     DeclareAttack,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
     Join,
+    Move,
+    PassReaction,
+    React,
     RevealSeed,
+    RollInitiative,
+    RollOff,
     RouteDamage,
     StartFight,
     StaticCheck,
@@ -58,14 +58,15 @@ from .decide import (
 from .dice import DiceSource, NoDice, SeededDice
 from .errors import RuleViolation
 from .events import (
+    UNDO_MARKERS,
     ActiveDefenseWindowOpened,
     CatchWindowOpened,
-    InitiativeTied,
-    ReactionWindowOpened,
     ContestResolved,
     Encircled,
     Event,
+    InitiativeTied,
     Modifier,
+    ReactionWindowOpened,
     Redone,
     RoutingWindowOpened,
     Situational,
@@ -78,7 +79,7 @@ from .events import (
 from .machine import Step
 from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
-from .state import FightState, fold, project, undo_history
+from .state import FightState, fold, undo_history
 from .store.base import EventStore, check_fight_id
 from .store.snapshots import SnapshotStore, state_at, take
 
@@ -166,12 +167,12 @@ class Fight:
         """
         records = list(self.store.read(self.fight_id))
         voided, _ = undo_history(records)
-        live = [r for r in records if r.seq not in voided and not isinstance(r.event, (Undone, Redone))]
-        if not live or len(live) < 2:
+        live = [r for r in records if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
+        if len(live) < 2:
             raise RuleViolation("undo", "there is nothing to undo")
-        start = self._undo_start(records, live, voided, to_seq)
+        start = self._undo_start(live, to_seq)
         event = Undone(from_seq=start, to_seq=live[-1].seq, reason=reason)
-        self._append_marker(records, event)
+        self._append_marker(event)
         return event
 
     def redo(self, reason: str = "") -> Redone:
@@ -182,16 +183,15 @@ class Fight:
         if not open_undos:
             raise RuleViolation("undo", "there is no undo to take back")
         last = open_undos[-1]
-        later = [r for r in records if r.seq > last.seq and not isinstance(r.event, (Undone, Redone))]
+        later = [r for r in records if r.seq > last.seq and not isinstance(r.event, UNDO_MARKERS)]
         if later:
             raise RuleViolation("undo", f"events have been added since the undo at seq {last.seq} "
                                         f"(from seq {later[0].seq}): it can no longer be redone")
         event = Redone(undo_seq=last.seq, reason=reason)
-        self._append_marker(records, event)
+        self._append_marker(event)
         return event
 
-    def _undo_start(self, records: list[StoredEvent], live: list[StoredEvent], voided: set[int],
-                    to_seq: int | None) -> int:
+    def _undo_start(self, live: list[StoredEvent], to_seq: int | None) -> int:
         """The first seq to undo: a command's first event, with no action in progress before it."""
         starts = [r.seq for r in live if r.batch == r.seq and r.seq > 1]
         if to_seq is not None:
@@ -210,7 +210,7 @@ class Fight:
                 return start
         raise RuleViolation("undo", "there is no safe point to undo back to")
 
-    def _append_marker(self, records: list[StoredEvent], event: Undone | Redone) -> None:
+    def _append_marker(self, event: Undone | Redone) -> None:
         self.store.append(self.fight_id, self._seal([event]), self._state.version)
         self._state = self._state_at(None)
         log.info("undo" if isinstance(event, Undone) else "redo", fight_id=self.fight_id, **msgspec.to_builtins(event))

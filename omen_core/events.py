@@ -31,9 +31,9 @@ from typing import Annotated, Literal, get_args
 import msgspec
 
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect
+from .errors import ChainBroken
 from .rules.ambush import SurpriseTier, TimeWaited
 from .rules.attack import ActiveDefense, AttackKind
-from .errors import ChainBroken
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -104,6 +104,7 @@ __all__ = [
     "FightEnded",
     "Undone",
     "Redone",
+    "UNDO_MARKERS",
     "Event",
     "EVENT_TYPES",
     "Unsealed",
@@ -699,6 +700,10 @@ class Redone(EventBase, kw_only=True):
 
     undo_seq: Sequence_
     reason: str = ""
+
+
+#: The undo markers: not steps of any action or phase; the projection applies them to the whole log.
+UNDO_MARKERS = (Undone, Redone)
 
 
 Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | ContestResolved

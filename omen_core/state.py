@@ -21,7 +21,7 @@ from msgspec.structs import replace
 from .content import CombatantSheet, Ruleset
 from .events import (
     GENESIS_HASH,
-    ActionSettled,
+    UNDO_MARKERS,
     AttackDeclared,
     BonusActionsRefilled,
     CombatantJoined,
@@ -43,6 +43,7 @@ from .events import (
     InitiativeRollOff,
     InitiativeTied,
     Moved,
+    Redone,
     ResourceChanged,
     RoundStarted,
     SeedRevealed,
@@ -51,10 +52,18 @@ from .events import (
     TurnEnded,
     TurnStarted,
     Undone,
-    Redone,
     WeaponDrawn,
 )
-from .machine import DONE, IllegalOrder, Phase, Step, action_of, next_phase, next_step, trigger_of
+from .machine import (
+    DONE,
+    IllegalOrder,
+    Phase,
+    Step,
+    action_of,
+    next_phase,
+    next_step,
+    trigger_of,
+)
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
@@ -391,7 +400,7 @@ def fold(state: FightState, stored: StoredEvent) -> FightState:
     Undo markers only move the position: undoing needs the whole log (see :func:`project`).
     """
     envelope = {"fight_id": stored.fight_id, "version": stored.seq, "last_hash": stored.hash}
-    if isinstance(stored.event, (Undone, Redone)):
+    if isinstance(stored.event, UNDO_MARKERS):
         return replace(state, **envelope)
     return _evolve(state, stored.event, stored.seq, envelope)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-from importlib.resources import files
 import sys
 from collections.abc import Iterator
 from enum import Enum
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, NoReturn
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from importlib.resources import files
 
 from omen_core import CheckSpec, Fight, Modifier, SeededDice
-from omen_core.content import CombatantSheet, DamageDice, DealDamage, SaveEffect, decode_content
+from omen_core.content import (
+    CombatantSheet,
+    DamageDice,
+    DealDamage,
+    SaveEffect,
+    decode_content,
+)
 from omen_core.engine import Clock, system_clock
 from omen_core.events import ActiveDefenseWindowOpened
 from omen_core.store import EventStore

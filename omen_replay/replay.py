@@ -7,7 +7,7 @@ from itertools import takewhile
 
 import msgspec
 
-from omen_core.events import Redone, StoredEvent, Undone, decode_line
+from omen_core.events import UNDO_MARKERS, StoredEvent, decode_line
 from omen_core.state import FightState, fold, project, undo_history
 from omen_core.store import EventStore
 
@@ -57,7 +57,7 @@ def step_through(records: Iterable[StoredEvent]) -> Iterator[tuple[StoredEvent, 
     voided, _ = undo_history(records)
     state = FightState()
     for i, rec in enumerate(records):
-        if isinstance(rec.event, (Undone, Redone)):
+        if isinstance(rec.event, UNDO_MARKERS):
             state = project(records[:i + 1])  # rare: rebuild the state the undo or redo leaves
         else:
             state = fold(state, rec)
@@ -68,9 +68,9 @@ def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
     """The fight's undo and redo events, found without decoding the rest where the store keeps raw lines."""
     raw = getattr(store, "raw_lines", None)
     if raw is None:
-        return [r for r in store.read(fight_id) if isinstance(r.event, (Undone, Redone))]
+        return [r for r in store.read(fight_id) if isinstance(r.event, UNDO_MARKERS)]
     found = (decode_line(line) for line in raw(fight_id) if b'"type":"undone"' in line or b'"type":"redone"' in line)
-    return [r for r in found if isinstance(r.event, (Undone, Redone))]
+    return [r for r in found if isinstance(r.event, UNDO_MARKERS)]
 
 
 def replay_store(store: EventStore, fight_id: str, to_seq: int | None = None) -> FightState:

@@ -28,7 +28,13 @@ from typing import Any, Literal
 import msgspec
 
 from omen_core import Fight, ScriptedDice, SeededDice
-from omen_core.content import CombatantSheet, Ruleset, decode_content, load_ruleset, load_sheet
+from omen_core.content import (
+    CombatantSheet,
+    Ruleset,
+    decode_content,
+    load_ruleset,
+    load_sheet,
+)
 from omen_core.decide import Command, RevealSeed
 from omen_core.errors import BadInput, ContentError, OmenError
 from omen_core.store import EventStore

@@ -18,6 +18,7 @@ from omen_core.decide.effects import mitigation_for
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
+    UNDO_MARKERS,
     AmbushDifficultySet,
     AmbushStarted,
     AttackDeclared,
@@ -30,9 +31,9 @@ from omen_core.events import (
     InitiativeOrderSet,
     InitiativeRolled,
     InitiativeRollOff,
+    Redone,
     ResourceChanged,
     RollTotal,
-    Redone,
     RoundStarted,
     SaveCalled,
     SaveResolved,
@@ -48,9 +49,25 @@ from omen_core.events import (
     encode_line,
 )
 from omen_core.machine import IllegalOrder, OutOfPhase
-from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
-from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
-from omen_core.state import FightState, UndoRecord, effective_bonus, evolve, project, undo_history
+from omen_core.rules.ambush import (
+    PARTIAL_SURPRISE_INITIATIVE,
+    ambush_difficulty,
+    surprise_tier,
+)
+from omen_core.rules.checks import (
+    contest_winner,
+    roll_total,
+    save_succeeds,
+    static_outcome,
+)
+from omen_core.state import (
+    FightState,
+    UndoRecord,
+    effective_bonus,
+    evolve,
+    project,
+    undo_history,
+)
 
 __all__ = ["Finding", "Report", "verify", "verify_lines"]
 
@@ -339,7 +356,7 @@ def _check_undo(before: list[StoredEvent], rec: StoredEvent, voided: set[int]) -
     """An undo voids the live events from a command's start (a safe point) to the last one."""
     undo = rec.event
     assert isinstance(undo, Undone)
-    live = [r for r in before if r.seq not in voided and not isinstance(r.event, (Undone, Redone))]
+    live = [r for r in before if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
     start = next((r for r in live if r.seq == undo.from_seq), None)
     if start is None or start.batch != start.seq:
         yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} does not start a live command")

@@ -5,7 +5,15 @@ from __future__ import annotations
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import CombatantSheet
 from omen_core.events import Event, StoredEvent
-from omen_core.machine import DONE, ORDER, PHASE_ORDER, Phase, Step, phase_trigger_of, trigger_of
+from omen_core.machine import (
+    DONE,
+    ORDER,
+    PHASE_ORDER,
+    Phase,
+    Step,
+    phase_trigger_of,
+    trigger_of,
+)
 from omen_core.state import project
 
 __all__ = ["new_fight", "payloads", "last", "assert_replays", "assert_legal_order"]

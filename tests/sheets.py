@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill, content_hash, load_ruleset
+from omen_core.content import (
+    ATTRIBUTES,
+    Attribute,
+    Attributes,
+    CombatantSheet,
+    Skill,
+    content_hash,
+    load_ruleset,
+)
 from omen_core.events import CombatantJoined
 
 #: The shipped core ruleset.

@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omen_core import CheckSpec, Fight, ManualDice, MemoryStore, Modifier, ScriptedDice, SeededDice
+from omen_core import (
+    CheckSpec,
+    Fight,
+    ManualDice,
+    MemoryStore,
+    Modifier,
+    ScriptedDice,
+    SeededDice,
+)
 from omen_core.content import ApplyCondition, DealDamage, SaveEffect
 from omen_core.decide import CallSave, Contest, StaticCheck
 from omen_core.errors import (
@@ -18,7 +26,13 @@ from omen_core.errors import (
     SeedMismatch,
     UnknownCombatant,
 )
-from omen_core.events import ContestResolved, DiceRolled, FightStarted, SaveResolved, StaticCheckResolved
+from omen_core.events import (
+    ContestResolved,
+    DiceRolled,
+    FightStarted,
+    SaveResolved,
+    StaticCheckResolved,
+)
 from omen_core.state import project
 from tests.sheets import sheet
 

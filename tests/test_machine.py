@@ -26,6 +26,7 @@ from omen_core.content import (
 )
 from omen_core.engine import Fight
 from omen_core.events import (
+    EVENT_TYPES,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
@@ -48,21 +49,21 @@ from omen_core.events import (
     DamageRouted,
     DiceRolled,
     Disengaged,
-    EVENT_TYPES,
     EngagementChanged,
     FightEnded,
     FightStarted,
     HitDetermined,
     InitiativeAgreed,
     InitiativeOrderSet,
-    InitiativeRollOff,
     InitiativeRolled,
+    InitiativeRollOff,
     InitiativeTied,
     Moved,
     MovementDeclared,
     ReactionPassed,
     ReactionWindowClosed,
     ReactionWindowOpened,
+    Redone,
     ResourceChanged,
     RoundEnded,
     RoundStarted,
@@ -76,7 +77,6 @@ from omen_core.events import (
     TurnSkipped,
     TurnStarted,
     Undone,
-    Redone,
     WeaponDrawn,
 )
 from omen_core.machine import (

@@ -13,27 +13,31 @@ from typing import Any
 
 from ..dice import DiceSource
 from ..errors import RuleViolation
-from ..events import ActionCancelled, AttackDeclared, CostPaid, Event, MovementDeclared, SaveCalled
+from ..events import (
+    ActionCancelled,
+    AttackDeclared,
+    CostPaid,
+    Event,
+    MovementDeclared,
+    SaveCalled,
+)
 from ..machine import OutOfPhase, Phase, Step
 from ..state import FightState
-from .attack import answer_active_defense, answer_catch, declare, declare_attack, pay_and_roll, route_damage
+from .attack import (
+    answer_active_defense,
+    answer_catch,
+    declare,
+    declare_attack,
+    pay_and_roll,
+    route_damage,
+)
 from .checks import contest, static_check
 from .commands import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
-    BeginAmbush,
-    Disengage,
-    Draw,
-    EndFight,
-    EndTurn,
-    Engage,
-    Move,
-    PassReaction,
-    React,
-    RollInitiative,
-    RollOff,
     ApplyConditionCommand,
+    BeginAmbush,
     CallSave,
     CancelAction,
     CheckSpec,
@@ -42,8 +46,18 @@ from .commands import (
     CommandBase,
     Contest,
     DeclareAttack,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
     Join,
+    Move,
+    PassReaction,
+    React,
     RevealSeed,
+    RollInitiative,
+    RollOff,
     RouteDamage,
     StartFight,
     StaticCheck,

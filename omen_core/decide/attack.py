@@ -31,11 +31,11 @@ from ..events import (
     Modifier,
     RoutingWindowOpened,
 )
+from ..machine import Phase
 from ..rules import attack as rules
 from ..rules.mitigation import armor_applies
 from ..rules.modifiers import HIGH_GROUND, encircled_bonus, prone_target_bonus
 from ..state import FightState, PendingAction
-from ..machine import Phase
 from .commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
 from .draft import Draft, effective_bonus
 from .effects import apply_consequences, check_consequences, deal_damage

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..errors import RuleViolation
-from ..events import ContestResolved, PoolTag, RollPurpose, RollTotal, StaticCheckResolved
+from ..events import (
+    ContestResolved,
+    PoolTag,
+    RollPurpose,
+    RollTotal,
+    StaticCheckResolved,
+)
 from ..rules.checks import contest_winner, roll_total, static_outcome
 from .commands import CheckSpec, Contest, StaticCheck
 from .draft import Draft, effective_bonus

@@ -18,8 +18,22 @@ from ..content import CombatantSheet, Ruleset
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, Event, PoolTag, RollPurpose
-from ..machine import FightFlow, IllegalOrder, Lifecycle, OutOfPhase, Step, phase_trigger_of, trigger_of
-from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
+from ..machine import (
+    FightFlow,
+    IllegalOrder,
+    Lifecycle,
+    OutOfPhase,
+    Step,
+    phase_trigger_of,
+    trigger_of,
+)
+from ..state import (
+    CombatantState,
+    FightState,
+    condition_adjustment,
+    effective_bonus,
+    evolve,
+)
 
 __all__ = ["Draft", "condition_adjustment", "effective_bonus"]
 

@@ -20,9 +20,9 @@ from ..events import (
     SaveCalled,
     SaveResolved,
 )
+from ..machine import Phase
 from ..rules.checks import save_succeeds
 from ..rules.mitigation import armor_applies, mitigate
-from ..machine import Phase
 from ..state import FightState
 from .checks import roll_side
 from .commands import CallSave, CheckSpec

@@ -5,8 +5,20 @@ from __future__ import annotations
 from ..content import CombatantSheet, content_hash
 from ..dice import commitment
 from ..errors import RuleViolation, SeedMismatch
-from ..events import CombatantJoined, ConditionApplied, ConditionCleared, FightStarted, SeedRevealed
-from .commands import ApplyConditionCommand, ClearConditionCommand, Join, RevealSeed, StartFight
+from ..events import (
+    CombatantJoined,
+    ConditionApplied,
+    ConditionCleared,
+    FightStarted,
+    SeedRevealed,
+)
+from .commands import (
+    ApplyConditionCommand,
+    ClearConditionCommand,
+    Join,
+    RevealSeed,
+    StartFight,
+)
 from .draft import Draft
 
 __all__ = ["start", "join", "apply_condition", "clear_condition", "reveal_seed", "check_damage_type",

@@ -3,8 +3,8 @@
 from .base import EventStore, check_batch, check_fight_id
 from .jsonl import JsonlStore
 from .memory import MemoryStore
-from .sqlite import SqliteStore
 from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
+from .sqlite import SqliteStore
 from .url import open_snapshots, open_store
 
 __all__ = ["EventStore", "JsonlStore", "MemoryStore", "SqliteStore", "check_batch",

@@ -5,10 +5,23 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from omen_core.decide import CheckSpec, Command, Join, RevealSeed, StartFight, StaticCheck, decide
+from omen_core.decide import (
+    CheckSpec,
+    Command,
+    Join,
+    RevealSeed,
+    StartFight,
+    StaticCheck,
+    decide,
+)
 from omen_core.dice import ScriptedDice, commitment
 from omen_core.errors import RuleViolation
-from omen_core.events import CombatantJoined, DiceRolled, FightStarted, StaticCheckResolved
+from omen_core.events import (
+    CombatantJoined,
+    DiceRolled,
+    FightStarted,
+    StaticCheckResolved,
+)
 from omen_core.state import FightState, evolve
 from tests.sheets import CORE, joined, sheet
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from omen_core.content import Armor, ApplyCondition, ClearCondition, DamageDice, DealDamage, SaveEffect
+from omen_core.content import (
+    ApplyCondition,
+    Armor,
+    ClearCondition,
+    DamageDice,
+    DealDamage,
+    SaveEffect,
+)
+from omen_core.engine import Fight
 from omen_core.errors import RuleViolation
 from omen_core.events import (
     ActionSettled,
@@ -18,7 +26,6 @@ from omen_core.events import (
     SaveCalled,
     SaveResolved,
 )
-from omen_core.engine import Fight
 from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
 from tests.sheets import sheet
 

@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import SaveEffect
-from omen_core.events import DiceRolled, Die, RollTotal, StaticCheckResolved, StoredEvent, seal
+from omen_core.events import (
+    DiceRolled,
+    Die,
+    RollTotal,
+    StaticCheckResolved,
+    StoredEvent,
+    seal,
+)
 from omen_replay.demo import DEMO_SEED, run_demo
 from omen_replay.verify import verify
 from tests.sheets import sheet

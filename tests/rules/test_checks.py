@@ -5,7 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
+from omen_core.rules.checks import (
+    contest_winner,
+    roll_total,
+    save_succeeds,
+    static_outcome,
+)
 
 totals = st.integers(-50, 100)
 

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omen_core.rules.modifiers import HIGH_GROUND, PRONE_MELEE, PRONE_RANGED, encircled_bonus, prone_target_bonus
+from omen_core.rules.modifiers import (
+    HIGH_GROUND,
+    PRONE_MELEE,
+    PRONE_RANGED,
+    encircled_bonus,
+    prone_target_bonus,
+)
 
 
 class TestEncircled:

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from omen_core.events import GENESIS_HASH, DiceRolled, Die, SeedRevealed, StoredEvent, seal
+from omen_core.events import (
+    GENESIS_HASH,
+    DiceRolled,
+    Die,
+    SeedRevealed,
+    StoredEvent,
+    seal,
+)
 from omen_core.store import EventStore, JsonlStore, MemoryStore, SqliteStore
 
 BACKENDS = ("memory", "jsonl-dir", "jsonl-single", "sqlite")

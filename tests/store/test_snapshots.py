@@ -10,9 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore
-from omen_core.store import JsonlStore, SqliteStore
-from omen_core.store.snapshots import FileSnapshots, MemorySnapshots, SqliteSnapshots, state_at, take
 from omen_core.state import project
+from omen_core.store import JsonlStore, SqliteStore
+from omen_core.store.snapshots import (
+    FileSnapshots,
+    MemorySnapshots,
+    SqliteSnapshots,
+    state_at,
+    take,
+)
 from omen_replay.scenario import load_scenario, run_scenario
 
 EMBER = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
