@@ -90,6 +90,8 @@ Window = ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened 
 WINDOWS = (ActiveDefenseWindowOpened, RoutingWindowOpened, ReactionWindowOpened, CatchWindowOpened)
 _WAITING = (Step.WINDOW_OPEN, Step.ROUTING_OPEN, Step.REACTIONS_OPEN, Step.CATCH_OPEN)
 E = TypeVar("E")
+#: How many events :meth:`Fight.undo` first reads back from the end (four times more each time it must look further).
+_TAIL = 256
 log = structlog.get_logger(__name__)
 
 
@@ -164,24 +166,51 @@ class Fight:
         projection skips them. Undo goes back to safe points only: the start of
         a command that began with no action in progress; undoing an answer to
         a window undoes the whole action. Returns the :class:`Undone` event.
+
+        Only the tail of the log is read (from ``to_seq``, or back to the last
+        safe point), and the states it checks come from snapshots where the
+        fight has them, so an undo costs the same on a long log as on a short one.
         """
-        records = list(self.store.read(self.fight_id))
-        voided, _ = undo_history(records)
-        live = [r for r in records if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
-        if len(live) < 2:
-            raise RuleViolation("undo", "there is nothing to undo")
-        start = self._undo_start(live, to_seq)
+        version = self._state.version
+        if to_seq is not None:
+            live = self._live_tail(max(to_seq - 1, 0)) if 1 < to_seq <= version else []
+            start, before = self._undo_back_to(live, to_seq)
+        else:
+            found, live, span, tried = None, [], _TAIL, set()
+            while found is None:
+                after = max(version - span, 0)
+                live = self._live_tail(after)
+                found = self._last_safe_start(live, tried)
+                if after == 0:
+                    break
+                span *= 4
+            if found is None:
+                raise RuleViolation("undo", "there is nothing to undo" if len(live) < 2
+                                    else "there is no safe point to undo back to")
+            start, before = found
         event = Undone(from_seq=start, to_seq=live[-1].seq, reason=reason)
-        self._append_marker(event)
+        self._append_marker(event, before)
         return event
 
     def redo(self, reason: str = "") -> Redone:
         """Take back the last undo, if nothing has been done since."""
-        records = list(self.store.read(self.fight_id))
-        _, undos = undo_history(records)
+        span = _TAIL
+        while True:  # the markers are at the end of the log: read back until the last undo is in view
+            after = max(self._state.version - span, 0)
+            records = list(self.store.read(self.fight_id, after))
+            _, undos = undo_history(records)
+            later = [r for r in records if not isinstance(r.event, UNDO_MARKERS)]
+            if undos or later or after == 0:
+                break
+            span *= 4
         open_undos = [u for u in undos if u.redone_at is None]
-        if not open_undos:
-            raise RuleViolation("undo", "there is no undo to take back")
+        if not open_undos or any(r.seq > open_undos[-1].seq for r in later):
+            if after > 0:  # the undo (if any) is further back: read the whole log to say exactly what stops it
+                records = list(self.store.read(self.fight_id))
+                _, undos = undo_history(records)
+                open_undos = [u for u in undos if u.redone_at is None]
+            if not open_undos:
+                raise RuleViolation("undo", "there is no undo to take back")
         last = open_undos[-1]
         later = [r for r in records if r.seq > last.seq and not isinstance(r.event, UNDO_MARKERS)]
         if later:
@@ -191,28 +220,48 @@ class Fight:
         self._append_marker(event)
         return event
 
-    def _undo_start(self, live: list[StoredEvent], to_seq: int | None) -> int:
-        """The first seq to undo: a command's first event, with no action in progress before it."""
-        starts = [r.seq for r in live if r.batch == r.seq and r.seq > 1]
-        if to_seq is not None:
-            if to_seq not in starts:
-                earlier = [s for s in starts if s <= to_seq]
-                hint = f"; the command holding it starts at seq {earlier[-1]}" if earlier else ""
-                raise RuleViolation("undo", f"seq {to_seq} does not start a command that can be undone{hint}")
-            before = self._state_at(to_seq - 1)
-            if not before.at_rest:
-                raise RuleViolation("undo", f"cannot undo back to seq {to_seq}: action {before.pending.action} is "
-                                            f"in progress there (at '{before.step.value}'); undo back to where it "
-                                            "was declared")
-            return to_seq
-        for start in reversed(starts):
-            if self._state_at(start - 1).at_rest:
-                return start
-        raise RuleViolation("undo", "there is no safe point to undo back to")
+    def _live_tail(self, after: int) -> list[StoredEvent]:
+        """The live (not undone) events with seq > ``after``, undo markers left out.
 
-    def _append_marker(self, event: Undone | Redone) -> None:
-        self.store.append(self.fight_id, self._seal([event]), self._state.version)
-        self._state = self._state_at(None)
+        Whether an event is undone is decided by markers written after it, so
+        the tail alone is enough: a marker before ``after`` only voids events
+        before it.
+        """
+        records = list(self.store.read(self.fight_id, after))
+        voided, _ = undo_history(records)
+        return [r for r in records if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
+
+    def _last_safe_start(self, live: list[StoredEvent], tried: set[int]) -> tuple[int, FightState] | None:
+        """The last command start among ``live`` with no action in progress before it (a safe point), and the
+        state just before it."""
+        for seq in reversed([r.seq for r in live if r.batch == r.seq and r.seq > 1]):
+            if seq not in tried:
+                tried.add(seq)
+                before = self._state_at(seq - 1)
+                if before.at_rest:
+                    return seq, before
+        return None
+
+    def _undo_back_to(self, live: list[StoredEvent], to_seq: int) -> tuple[int, FightState]:
+        """``to_seq`` and the state before it if it is a safe point to undo back to; otherwise a RuleViolation
+        saying why."""
+        if not any(r.seq == to_seq and r.batch == to_seq for r in live):
+            starts = [r.seq for r in self._live_tail(0) if r.batch == r.seq and 1 < r.seq <= to_seq]
+            hint = f"; the command holding it starts at seq {starts[-1]}" if starts else ""
+            raise RuleViolation("undo", f"seq {to_seq} does not start a command that can be undone{hint}")
+        before = self._state_at(to_seq - 1)
+        if not before.at_rest:
+            raise RuleViolation("undo", f"cannot undo back to seq {to_seq}: action {before.pending.action} is "
+                                        f"in progress there (at '{before.step.value}'); undo back to where it "
+                                        "was declared")
+        return to_seq, before
+
+    def _append_marker(self, event: Undone | Redone, before: FightState | None = None) -> None:
+        """Append an undo or redo marker and move the state on. After an undo the state is the one before the
+        undone range (``before``, already computed), at the marker's position; after a redo it is rebuilt."""
+        marker = self._seal([event])
+        self.store.append(self.fight_id, marker, self._state.version)
+        self._state = fold(before, marker[0]) if before is not None else self._state_at(None)
         log.info("undo" if isinstance(event, Undone) else "redo", fight_id=self.fight_id, **msgspec.to_builtins(event))
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
 import os
@@ -294,20 +295,44 @@ def _build_index(path: Path, size: int) -> None:
         path.with_name(path.name + ".idx").write_text("".join(notes))
 
 
+_INDEX_CACHE: dict[Path, tuple[tuple[int, int], list[tuple[int, int]]]] = {}
+
+
+def _index_points(index: Path) -> list[tuple[int, int]]:
+    """The (seq, offset) rows of an offset index, sorted; parsed once per version of the file (a long
+    fight's index has a row per 1,024 events, and every read from a late seq consults it)."""
+    try:
+        st = index.stat()
+    except OSError:
+        return []
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _INDEX_CACHE.get(index)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        text = index.read_text()
+    except OSError:
+        return []
+    points = sorted(tuple(map(int, parts)) for parts in map(str.split, text.splitlines()) if len(parts) == 2
+                    and parts[0].isdigit() and parts[1].isdigit())
+    if len(_INDEX_CACHE) >= 64:
+        _INDEX_CACHE.clear()
+    _INDEX_CACHE[index] = (key, points)
+    return points
+
+
 def _seek_point(path: Path, fight_id: str, after_seq: int, size: int) -> tuple[int, int]:
     """(line, byte offset) to start reading at for ``seq > after_seq``: an indexed line at or before it whose
     bytes still start as that seq's line should, else the start of the file. The index is only a cache."""
     if after_seq < _INDEX_EVERY:
         return 1, 0
-    try:
-        text = path.with_name(path.name + ".idx").read_text()
-    except OSError:
+    points = _index_points(path.with_name(path.name + ".idx"))
+    at = bisect.bisect_right(points, (after_seq + 1, size)) - 1
+    while at >= 0 and points[at][1] >= size:
+        at -= 1
+    if at < 0:
         return 1, 0
-    points = [tuple(map(int, row.split())) for row in text.splitlines() if len(row.split()) == 2]
-    usable = [(seq, off) for seq, off in points if seq <= after_seq + 1 and off < size]
-    if not usable:
-        return 1, 0
-    seq, offset = max(usable)
+    seq, offset = points[at]
     expected = f'{{"fight_id":{msgspec.json.encode(fight_id).decode()},"seq":{seq},'.encode()
     with open(path, "rb") as f:
         f.seek(offset)

@@ -179,32 +179,45 @@ def state_at(read: Callable[[int], Iterator[StoredEvent]], fight_id: str, snapsh
     """The state after ``to_seq`` (default: the end), starting from the latest usable snapshot.
 
     ``read(after_seq)`` streams the fight's events with seq > after_seq.
-    Falls back to folding the whole log if no snapshot fits; the result is
-    always the same as :func:`omen_core.state.project` over the whole log.
+    A snapshot that an undo or redo later in the log reaches back across is
+    passed over for an earlier one (taken before the undone range), so undoing
+    the last command stays cheap on a long log. Falls back to folding the whole
+    log if no snapshot fits; the result is always the same as
+    :func:`omen_core.state.project` over the whole log.
     """
     limit = to_seq if to_seq is not None else 1 << 62
-    snapshot = snapshots.latest(fight_id, limit) if snapshots is not None else None
-    if snapshot is not None:
+    for _ in range(_MAX_TRIES):
+        snapshot = snapshots.latest(fight_id, limit) if snapshots is not None and limit > 0 else None
+        if snapshot is None:
+            break
         stream = read(snapshot.seq - 1)
         first = next(stream, None)
-        if _usable(snapshot, first):
-            state = _fold_on(snapshot, stream, to_seq)
-            if state is not None:
-                return state
+        if not _usable(snapshot, first):
+            limit = snapshot.seq - 1
+            continue
+        state, reach = _fold_on(snapshot, stream, to_seq)
+        if state is not None:
+            return state
+        limit = reach - 1
     return project([r for r in read(0) if to_seq is None or r.seq <= to_seq])
 
 
-def _fold_on(snapshot: Snapshot, stream: Iterator[StoredEvent], to_seq: int | None) -> FightState | None:
-    """Fold the events after the snapshot, undos among them applied; None if an undo or redo reaches back
-    before the snapshot (then the snapshot no longer describes the log)."""
+#: How many snapshots :func:`state_at` tries, newest first, before folding the whole log.
+_MAX_TRIES = 8
+
+
+def _fold_on(snapshot: Snapshot, stream: Iterator[StoredEvent], to_seq: int | None
+             ) -> tuple[FightState | None, int]:
+    """Fold the events after the snapshot, undos among them applied. If an undo or redo reaches back before
+    the snapshot (then the snapshot no longer describes the log), (None, the seq it reaches back to)."""
     rest: list[StoredEvent] = []
     for rec in stream:
         if to_seq is not None and rec.seq > to_seq:
             break
         event = rec.event
         if isinstance(event, Undone) and event.from_seq <= snapshot.seq:
-            return None
+            return None, event.from_seq
         if isinstance(event, Redone) and event.undo_seq <= snapshot.seq:
-            return None
+            return None, event.undo_seq
         rest.append(rec)
-    return project(rest, state=snapshot.state, voided=undo_history(rest)[0])
+    return project(rest, state=snapshot.state, voided=undo_history(rest)[0]), 0
