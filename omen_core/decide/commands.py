@@ -121,18 +121,19 @@ class DeclareAttack(CommandBase, kw_only=True):
 
 
 class AnswerActiveDefense(CommandBase, kw_only=True):
-    """The defender's answer to an open Active Defense window: a defense, or None to decline (C8)."""
+    """The defender's answer to an open Active Defense window: a defense, or None (the default) to decline (C8)."""
 
     defender: str
-    defense: ActiveDefense | None
+    defense: ActiveDefense | None = None
     weapon: str | None = None
 
 
 class RouteDamage(CommandBase, kw_only=True):
-    """A Rogue's choice of which hit-pool die feeds damage (C12): its index, or None for the primary dice."""
+    """A Rogue's choice of which hit-pool die feeds damage (C12): its index, or None (the default) for the
+    primary dice."""
 
     attacker: str
-    die: Annotated[int, msgspec.Meta(ge=0)] | None
+    die: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
 class CallSave(CommandBase, kw_only=True):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omen_core import MemoryStore
-from omen_core.events import ActiveDefenseChosen, HitDetermined
+from omen_core.events import ActiveDefenseChosen, ActiveDefenseDeclined, HitDetermined
 from omen_replay.scenario import ScenarioError, load_scenario, run_scenario
 from tests.fights import assert_legal_order
 
@@ -81,6 +81,16 @@ class TestErrors:
             load_scenario(file)
         err = info.value
         assert (err.source, err.line, err.path) == (str(file), line, path) and words in str(err)
+
+    def test_leaving_the_defense_out_declines(self, tmp_path):
+        """An answer with no ``defense`` declines the window (C8), as docs/scenarios.md says: no AGI die is
+        rolled and Ash's 9 beats Bo's base defense 3 + 1 = 4 (§Hit Determination)."""
+        text = re.sub(r'defense = "dodge"\ndice = \[6\][^\n]*\n', '', DUEL.split('[[commands]]\ncommand = "end_turn"')[0])
+        assert "dodge" not in text
+        fight = run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
+        hit = [e.event for e in fight.events if isinstance(e.event, HitDetermined)][-1]
+        assert (hit.attack.total, hit.defense.total, hit.hit) == (9, 4, True)
+        assert any(isinstance(e.event, ActiveDefenseDeclined) for e in fight.events)
 
     def test_dice_are_refused_in_a_seeded_fight(self, tmp_path):
         """Scripted faces make no sense with seeded dice; the command's line is named."""
