@@ -16,6 +16,7 @@ import msgspec
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
+    AmbushDifficultySet,
     AttackDeclared,
     ContestResolved,
     DamageResolved,
@@ -173,9 +174,11 @@ def _attack(log: _Log, first: StoredEvent, status: str, seed: bytes | None) -> E
                 else "the crit would have been, but the attack missed (C7)")
         verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} "
                         "(C7: strictly more; ties are no crit)")
+    weapon_damage = hit_rec is not None and hd.hit  # on a hit, the weapon's damage comes first (C25)
     for rec in recs:
         if isinstance(rec.event, DamageResolved):
-            parts += _damage_parts(rec.event)
+            parts += _damage_parts(rec.event, consequence=not weapon_damage)
+            weapon_damage = False
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}'s "
                             f"{rec.event.resource.upper()}")
         elif isinstance(rec.event, ResourceChanged):
@@ -195,8 +198,9 @@ def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> li
                  + [Term(m.source, m.value, "situational") for m in a.situational])
     res = ([Term("RES die", d.res_die, "base defense roll")] if d.res_die is not None
            else [Term("no RES die", 0, "incapacitated or paralysed (C10)")])
-    armor_note = ("armor applies" if d.armor_applies else "armor does not apply (mundane armor against a spell "
-                  "or non-physical attack, C13)")
+    armor_note = ("no armor worn" if state.combatants[decl.target].sheet.armor is None
+                  else "armor applies" if d.armor_applies
+                  else "armor does not apply (mundane armor against a spell or non-physical attack, C13)")
     defense_terms = (res + _bonus_terms(state, decl.target, "RES", d.res_bonus)
                      + [Term("armor", d.armor, f"{armor_note} (C11)")])
     if d.active is not None:
@@ -215,8 +219,18 @@ def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> li
             Part(name="RES portion", terms=tuple(res_terms), total=c.res_portion, rule="C7, C10")]
 
 
-def _damage_parts(event: DamageResolved) -> list[Part]:
+def _damage_parts(event: DamageResolved, *, consequence: bool) -> list[Part]:
+    """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step."""
     t = event.terms
+    steps = tuple(Term(s.step, -s.amount if s.step not in ("floor", "incoming") else s.amount,
+                       f"after: {s.after} (C13)") for s in event.steps)
+    mitigation = Part(name="after mitigation", terms=(Term("raw damage", t.raw, "C12"), *steps), total=event.final,
+                      rule="C13: resistance, physical rollover, armor, floor 0, incoming")
+    if consequence:
+        terms = [Term("damage dice", t.dice, f"the consequence's own {event.damage_type} damage roll"),
+                 *(Term(m.source, m.value, "the consequence's flat damage") for m in t.modifiers)]
+        return [Part(name=f"damage ({event.source}: a consequence)", terms=tuple(terms), total=t.raw, rule="C25"),
+                mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     terms = [Term(dice_label, t.dice, "the hit roll, not re-rolled"),
              Term("primary bonus", t.primary_bonus, "attribute bonus (none when unarmed, C12)"),
@@ -224,11 +238,7 @@ def _damage_parts(event: DamageResolved) -> list[Part]:
              Term("Weapon Damage", t.weapon_damage, event.source),
              *(Term("ability die", f, "rage / ability damage dice (C12)") for f in t.ability_dice),
              *(Term(m.source, m.value, "damage modifier") for m in t.modifiers)]
-    steps = tuple(Term(s.step, -s.amount if s.step not in ("floor", "incoming") else s.amount,
-                       f"after: {s.after} (C13)") for s in event.steps)
-    return [Part(name=f"damage ({event.source})", terms=tuple(terms), total=t.raw, rule="C12"),
-            Part(name="after mitigation", terms=(Term("raw damage", t.raw, "C12"), *steps), total=event.final,
-                 rule="C13: resistance, physical rollover, armor, floor 0, incoming")]
+    return [Part(name=f"damage ({event.source})", terms=tuple(terms), total=t.raw, rule="C12"), mitigation]
 
 
 def _side_part(name: str, side: RollTotal, state: FightState, rule: str) -> Part:
@@ -254,7 +264,7 @@ def _save(log: _Log, first: StoredEvent, status: str, seed: bytes | None) -> Exp
             verdicts.append(f"{'saved' if e.success else 'failed'}: {e.saver.total} "
                             f"{'>=' if e.success else '<'} {e.opposing.total} (C15: the saver wins ties)")
         elif isinstance(rec.event, DamageResolved):
-            parts += _damage_parts(rec.event)
+            parts += _damage_parts(rec.event, consequence=True)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
     title = f"{called.caller}'s {called.effect.name}: {called.saver} saves with {called.effect.save}"
     return Explanation(seq=first.seq, kind="save", title=title, dice=_dice(log, recs, seed), parts=tuple(parts),
@@ -282,6 +292,21 @@ def _single(log: _Log, rec: StoredEvent, status: str, seed: bytes | None) -> Exp
             parts.append(_side_part(f"{side.roller}'s Perception", side, state, "C18"))
             verdicts.append(f"{event.tier} against difficulty {event.difficulty} (C18)")
             recs = _rolls(log, [side])
+        case AmbushDifficultySet(stealth=sides, time_waited=waited) if sides:
+            parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17") for side in sides]
+            rows = {"under_a_minute": ("the lowest Stealth roll", min(s.total for s in sides), 2),
+                    "one_to_two_minutes": ("the average Stealth roll, rounded down",
+                                           sum(s.total for s in sides) // len(sides), 3),
+                    "three_minutes_or_more": ("the highest Stealth roll", max(s.total for s in sides), 4)}
+            if waited in rows:
+                label, base, plus = rows[waited]
+                parts.append(Part(name="Ambush Difficulty", rule="C17", total=event.difficulty,
+                                  terms=(Term(label, base, f"time waited: {waited.replace('_', ' ')}"),
+                                         Term("time waited", plus, "C17's table"))))
+            verdicts.append(f"Ambush Difficulty {event.difficulty} (C17)")
+            recs = _rolls(log, list(sides))
+        case AmbushDifficultySet():
+            verdicts.append(f"Ambush Difficulty {event.difficulty}, set by the GM (C17)")
         case InitiativeRolled(check=side):
             parts.append(_side_part(f"{side.roller}'s initiative", side, state, "C19"))
             recs = _rolls(log, [side])

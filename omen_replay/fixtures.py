@@ -110,16 +110,24 @@ def first_divergence(expected: list[StoredEvent], got: list[StoredEvent]) -> Div
 def check(directory: Path) -> FixtureResult:
     """Replay and verify one fixture: same events, same end state, a clean audit, a byte-identical round trip."""
     name = directory.name
-    raw = (directory / "fight.jsonl").read_bytes()
-    recorded = [decode_line(line) for line in raw.splitlines()]
+    try:
+        raw = (directory / "fight.jsonl").read_bytes()
+        stored = json.loads((directory / "fingerprint.json").read_text())
+        recorded = [decode_line(line) for line in raw.splitlines()]
+    except OSError as exc:
+        missing = f"{Path(exc.filename).name} cannot be read ({exc.strerror})" if exc.filename else str(exc)
+        return FixtureResult(name=name, ok=False, events=0, divergence=None,
+                             problems=(f"{missing}: record it with `omen fixtures record {name}`",))
+    except (ValueError, msgspec.DecodeError, OmenError) as exc:
+        return FixtureResult(name=name, ok=False, events=0, divergence=None,
+                             problems=(f"the recording cannot be read: {exc}",))
     problems = []
     if b"".join(encode_line(e) + b"\n" for e in recorded) != raw:
         problems.append("the recorded log does not survive a read -> write round trip byte for byte")
     report = verify(recorded)
     if not report.clean:
         problems.append(f"the recorded log has {len(report.findings)} audit finding(s)")
-    stored = json.loads((directory / "fingerprint.json").read_text())
-    if fingerprint(recorded)["sha256"] != stored["sha256"]:
+    if fingerprint(recorded)["sha256"] != stored.get("sha256"):
         problems.append("replaying the recorded log no longer gives the recorded end state")
     try:
         events, error = play(directory)

@@ -84,10 +84,11 @@ class Line(msgspec.Struct, frozen=True):
 
 
 class _Names:
-    """Combatant display names, learned as combatants join."""
+    """Combatant display names, learned as combatants join; and whose turn it is (for rule citations)."""
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
+        self.turn: str | None = None
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -325,6 +326,7 @@ def _round_end(e: RoundEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _turn(e: TurnStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.turn = e.who
     yield "header", f"{names(e.who)}'s turn"
 
 
@@ -333,11 +335,13 @@ def _skipped_turn(e: TurnSkipped, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _turn_end(e: TurnEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.turn = None
     yield "roll", f"  ({names(e.who)} ends the turn)"
 
 
 def _refilled(e: BonusActionsRefilled, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "note", f"  {names(e.who)}'s Bonus Actions refill: {e.before} \u2192 {e.after} (C20)"
+    rule = "C20" if names.turn == e.who else "C21: when the skipped turn would have come"
+    yield "note", f"  {names(e.who)}'s Bonus Actions refill: {e.before} \u2192 {e.after} ({rule})"
 
 
 def _ticked(e: ConditionTicked, names: _Names) -> Iterator[tuple[LineKind, str]]:

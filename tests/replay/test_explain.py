@@ -119,3 +119,50 @@ class TestSeed:
         text = runner.invoke(app, ["explain", str(log), "20"])
         assert "seed confirms" in text.output and "hit total" in text.output
         assert runner.invoke(app, ["explain", str(log), "999"]).exit_code == 2
+
+
+class TestConsequencesAndAmbush:
+    def test_on_hit_damage_consequence_is_its_own_roll(self):
+        """An on-hit damage consequence (C25) is explained as the consequence's own roll, after the weapon's
+        damage: 1d4 = 3 poison, not the hit roll's primary dice (C12)."""
+        from omen_core.content import Branches, DamageDice, DealDamage
+
+        ash = msgspec.structs.replace(sheet("ash", STR=(8, 3)), weapons=(Weapon(id="axe", weapon_damage=4),))
+        bo = msgspec.structs.replace(sheet("bo", side="b"), hp=40)
+        fight = new_fight(ash, bo, faces=[7, 5, 1, 3])
+        poison = DealDamage(dice=DamageDice(count=1, die="d4"), damage_type="poison")
+        fight.attack("ash", "bo", branches=Branches(on_hit=(poison,)))  # hit 7 + 5 + 3 = 15 vs base 1 + 0
+        fight.defend("bo", None)                                           # declines: the d4 rolls 3
+        parts = explain(fight.events, declared(fight)).parts
+        names = [p.name for p in parts]
+        assert names.index("damage (axe)") < names.index("damage (attack 1: a consequence)")
+        consequence = parts[names.index("damage (attack 1: a consequence)")]
+        assert [(t.label, t.value) for t in consequence.terms] == [("damage dice", 3)] and consequence.rule == "C25"
+
+    def test_no_armor_is_not_called_armor_that_does_not_apply(self):
+        """A defender without armor gets 'no armor worn' in the defense terms, not the C13 spell note (C11)."""
+        fight = brute_fight()
+        bo_unarmored = explain(fight.events, declared(fight))
+        armor = next(t for p in bo_unarmored.parts if p.name == "total defense" for t in p.terms if t.label == "armor")
+        assert "armor applies" in armor.source                      # Bo wears armor 2 here
+        ash = msgspec.structs.replace(sheet("ash"), weapons=(Weapon(id="axe", weapon_damage=4),))
+        plain = new_fight(ash, sheet("bo", side="b"), faces=[1, 1, 6])
+        plain.attack("ash", "bo")          # 1 + 1 does not beat 6: a miss, no window, the defense still explained
+        armor = next(t for p in explain(plain.events, declared(plain)).parts if p.name == "total defense"
+                     for t in p.terms if t.label == "armor")
+        assert (armor.value, armor.source) == (0, "no armor worn (C11)")
+
+    def test_ambush_difficulty_shows_each_stealth_and_the_table_row(self):
+        """C17 (C2: no Stealth skill, AGI at level 0): Stealth totals 6 + 1 = 7 and 4 + 1 = 5, waited 1-2 minutes:
+        the average rounded down, (7 + 5) // 2 = 6, + 3 = an Ambush Difficulty of 9; the parts add up."""
+        vesh = sheet("vesh", side="raiders", AGI=(6, 1))
+        wren = sheet("wren", side="raiders", AGI=(6, 1))
+        kael = sheet("kael")
+        fight = new_fight(vesh, wren, kael, faces=[6, 4, 6])
+        fight.ambush(["vesh", "wren"], ["kael"], time_waited="one_to_two_minutes")
+        seq = next(r.seq for r in fight.events if r.event.__class__.__name__ == "AmbushDifficultySet")
+        found = explain(fight.events, seq)
+        table = next(p for p in found.parts if p.name == "Ambush Difficulty")
+        assert [t.value for t in table.terms] == [(7 + 5) // 2, 3] and table.total == 9
+        for part in found.parts:
+            assert sum(t.value for t in part.terms) == part.total, part.name

@@ -69,3 +69,20 @@ def test_short_demo_is_its_fixture():
     recorded = [decode_line(line).event
                 for line in (ROOT / "contest-check-save-and-blows" / "fight.jsonl").read_bytes().splitlines()]
     assert demo == recorded
+
+
+def test_a_fixture_not_yet_recorded_fails_with_what_to_do(tmp_path):
+    """A fixture directory with a scenario but no recording is a failed check naming the missing file and the
+    command that records it, not a crash; `omen fixtures check` exits 1."""
+    from typer.testing import CliRunner
+
+    from omen_replay.cli import app
+
+    fresh = tmp_path / "fixtures" / "duel"
+    fresh.mkdir(parents=True)
+    shutil.copy(ROOT / "duel-interrupt-pass-dodge-miss" / "scenario.toml", fresh / "scenario.toml")
+    result = check(fresh)
+    assert not result.ok and result.problems == (
+        "fight.jsonl cannot be read (No such file or directory): record it with `omen fixtures record duel`",)
+    run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fixtures")])
+    assert run.exit_code == 1 and "record it with" in run.output and "Traceback" not in run.output

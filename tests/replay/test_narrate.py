@@ -54,3 +54,17 @@ def test_narration_never_fails_on_any_event():
         assert list(narrate([seal("f", 1, 0, GENESIS_HASH, event)]))
 
     check()
+
+
+def test_refill_at_a_skipped_turn_cites_c21():
+    """A Completely Surprised combatant's refill, when its skipped first-round turn would have come, cites C21;
+    a refill at the start of a turn cites C20 (the ambush fixture has both)."""
+    from pathlib import Path
+
+    from omen_core.store import JsonlStore
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "ambush-surprise-tiers-first-round" / "fight.jsonl"
+    store = JsonlStore.single(path)
+    refills = [line.text for line in narrate(store.read(store.fights()[0])) if "Bonus Actions refill" in line.text]
+    assert any("Kael" in t and "(C21" in t for t in refills)
+    assert any("(C20)" in t and "Kael" not in t for t in refills)
