@@ -274,15 +274,15 @@ def walk(triggers: list[str], start: Step = S.IDLE) -> list[Step]:
 def log_path(fight: Fight, action: int) -> tuple[list[str], list[Step]]:
     """The triggers and steps of one action of a fight's log (its events and the rolls among them), via ORDER."""
     step, triggers, steps, inside = S.IDLE, [], [], False
-    for event in payloads(fight):
-        trigger = trigger_of(event)
+    for payload in payloads(fight):
+        trigger = trigger_of(payload)
         step = ORDER[(step, trigger)]
-        mine = getattr(event, "action", None) == action
+        mine = getattr(payload, "action", None) == action
         inside = inside or mine
-        if mine or (inside and isinstance(event, DiceRolled)):
+        if mine or (inside and isinstance(payload, DiceRolled)):
             triggers.append(trigger)
             steps.append(step)
-        if mine and isinstance(event, (ActionSettled, ActionCancelled)):
+        if mine and isinstance(payload, (ActionSettled, ActionCancelled)):
             inside = False
     return triggers, steps
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from omen_core.events import (
     GENESIS_HASH,
-    CombatantJoined,
     DiceRolled,
     Die,
     FightStarted,

@@ -17,7 +17,6 @@ from omen_core.decide import (
 from omen_core.dice import ScriptedDice, commitment
 from omen_core.errors import RuleViolation
 from omen_core.events import (
-    CombatantJoined,
     DiceRolled,
     FightStarted,
     StaticCheckResolved,

@@ -17,7 +17,7 @@ from omen_core.events import (
     StoredEvent,
     seal,
 )
-from omen_replay.demo import DEMO_SEED, run_demo
+from omen_replay.demo import run_demo
 from omen_replay.verify import verify
 from tests.sheets import sheet
 
