@@ -184,6 +184,9 @@ def _chart(series: Series, last_seq: int, width: int = 720, height: int = 260) -
     parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 20 * len(series)}" '
              f'role="img" aria-label="HP and Will over the fight">',
              f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>',
+             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#999"/>',
+             f'<text x="{pad - 4}" y="{pad + 4}" text-anchor="end">{top}</text>',
+             f'<text x="{pad - 4}" y="{height - pad + 4}" text-anchor="end">0</text>',
              f'<text x="{pad}" y="{height - 8}">seq 1</text><text x="{width - pad - 40}" y="{height - 8}">seq {last_seq}</text>']
     for i, (name, points) in enumerate(series.items()):
         colour = _COLOURS[i % len(_COLOURS)]

@@ -7,6 +7,8 @@ from html.parser import HTMLParser
 from importlib.resources import files
 from pathlib import Path
 
+import pytest
+
 from omen_core import MemoryStore
 from omen_replay.render import HtmlWriter, MarkdownWriter, TextWriter, render
 from omen_replay.scenario import load_scenario, run_scenario
@@ -70,3 +72,58 @@ class TestWriters:
         fight.join(sheet("ash"))
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 2)
         assert "Dice: manual dice." in render(fight.events, MarkdownWriter())
+
+
+def _chromium() -> str | None:
+    """Debian's Chromium (``apt-get install chromium``; `.ci/run` installs it), if this machine has it."""
+    import shutil
+
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class TestInABrowser:
+    """The HTML report in a real browser: headless Chromium driven by Playwright (its Python package, with the
+    system's Chromium, so no browser download). Skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER
+    is set (as `.ci/run` does once it has installed Chromium): then a missing browser fails."""
+
+    def test_html_report_opens_without_errors_and_shows_the_chart(self, tmp_path):
+        """The demo's HTML session log loads in headless Chromium with no console or page error and no request
+        besides the file itself, and the HP / Will chart is visible with a line per combatant and resource."""
+        import os
+
+        chromium = _chromium()
+        if chromium is None:
+            if os.environ.get("OMEN_REQUIRE_BROWSER"):
+                pytest.fail("OMEN_REQUIRE_BROWSER is set but Chromium is not installed")
+            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        sync_api = pytest.importorskip("playwright.sync_api")
+        report = tmp_path / "report.html"
+        report.write_text(render(EVENTS, HtmlWriter()))
+        errors: list[str] = []
+        requests: list[str] = []
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                "--disable-background-networking", "--disable-component-update"])
+            try:
+                page = browser.new_page()
+                page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
+                page.on("request", lambda request: requests.append(request.url))
+                response = page.goto(report.as_uri(), wait_until="load")
+                chart = page.locator("svg#chart")
+                box = chart.bounding_box()
+                lines = page.locator("svg#chart polyline.series")
+                visible_lines = [lines.nth(i).bounding_box() for i in range(lines.count())]
+                title = page.title()
+                rounds = page.locator("h2.round").count()
+                page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+            finally:
+                browser.close()
+        assert response is not None and response.ok
+        assert errors == [] and requests == [report.as_uri()]
+        assert box is not None and box["width"] >= 700 and box["height"] >= 260
+        assert len(visible_lines) == 2 * 4 and all(b is not None and b["width"] > 0 for b in visible_lines)
+        assert "Ember Ford" in title and rounds == 4
+        assert (tmp_path / "report.png").stat().st_size > 10_000
