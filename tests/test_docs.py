@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import typing
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,25 @@ def test_coverage_table_is_current_and_complete():
     assert (ROOT / "docs" / "coverage.md").read_text() == render(), "run: .venv/bin/python -m tests.coverage_table"
     missing = [clause for clause, (tests, _fixtures) in coverage().items() if not tests]
     assert missing == []
+
+
+def test_event_schema_in_the_docs_is_omen_schema():
+    """docs/schema/stored-event.schema.json is exactly what `omen schema` prints, every event type in it is
+    described in docs/events.md, and every line of every golden fixture validates against it."""
+    import json
+
+    import jsonschema
+
+    from omen_core.events import Event
+    from omen_core.events import event_schema
+
+    published = json.loads((ROOT / "docs" / "schema" / "stored-event.schema.json").read_text())
+    assert published == json.loads(json.dumps(event_schema())), "regenerate: omen schema -o docs/schema/stored-event.schema.json"
+    table = (ROOT / "docs" / "events.md").read_text()
+    tags = [member.__struct_config__.tag for member in typing.get_args(Event)]
+    assert len(tags) > 40 and [t for t in tags if f"`{t}`" not in table] == []
+    validator = jsonschema.Draft202012Validator(published)
+    for log in sorted((ROOT / "fixtures").glob("*/fight.jsonl")):
+        for number, line in enumerate(log.read_text().splitlines(), 1):
+            errors = list(validator.iter_errors(json.loads(line)))
+            assert errors == [], f"{log.relative_to(ROOT)}:{number}: {errors[0].message}"
