@@ -142,6 +142,19 @@ class _Audit:
         except Exception as exc:  # noqa: BLE001 - as above
             yield Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc!r}")
 
+    def reset(self, records: list[StoredEvent], voided: set[int]) -> Iterator[Finding]:
+        """After an undo or redo: the state the live events leave, and whose turn comes next in the round."""
+        live = [r for r in records if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
+        try:
+            self.state = project(records, voided=voided)
+        except Exception as exc:  # noqa: BLE001 - a tampered log is reported, never crashes the audit
+            yield Finding(seq=records[-1].seq, rule="audit", what=f"cannot rebuild the state after this undo or "
+                                                                   f"redo: {exc}")
+            return
+        since_round = next((i for i in range(len(live) - 1, -1, -1) if isinstance(live[i].event, RoundStarted)), None)
+        self.next_turn = 0 if since_round is None else sum(
+            isinstance(r.event, (TurnStarted, TurnSkipped)) for r in live[since_round:])
+
     def _check(self, rec: StoredEvent) -> Iterator[Finding]:
         seq, event, state = rec.seq, rec.event, self.state
         match event:
@@ -259,8 +272,9 @@ class _Audit:
     def _damage(self, seq: int, event: DamageResolved) -> Iterator[Finding]:
         """The damage formula (C12) for an attack's own damage, and mitigation (C13) for all damage."""
         pending = self.state.pending
-        if pending is not None and isinstance(pending.events[0], AttackDeclared) \
-                and pending.first(DamageResolved) is None:
+        determined = pending.first(HitDetermined) if pending is not None else None
+        if pending is not None and isinstance(pending.events[0], AttackDeclared) and determined is not None \
+                and determined.hit and pending.first(DamageResolved) is None:
             yield from _compare(seq, "C12", "damage terms", damage_terms(self.state, pending), event.terms)
         raw = event.terms.raw
         total = (event.terms.dice + event.terms.primary_bonus + event.terms.crit_bonus + event.terms.weapon_damage
@@ -331,17 +345,16 @@ def verify(records: Iterable[StoredEvent], seed: bytes | None = None) -> Report:
         match rec.event:
             case Undone():
                 findings.extend(_check_undo(records[:i], rec, voided))
-                voided |= set(range(rec.event.from_seq, rec.event.to_seq + 1))
-                audit.state = project(records[:i + 1], voided=voided)
             case Redone(undo_seq=target):
-                undo = next((r.event for r in records[:i] if r.seq == target and isinstance(r.event, Undone)), None)
-                if undo is None:
+                if not any(r.seq == target and isinstance(r.event, Undone) for r in records[:i]):
                     findings.append(Finding(seq=rec.seq, rule="undo", what=f"seq {target} is not an undo"))
                     continue
-                voided -= set(range(undo.from_seq, undo.to_seq + 1))
-                audit.state = project(records[:i + 1], voided=voided)
             case _:
                 findings.extend(audit.walk(rec))
+                continue
+        # an undo or a redo: what is undone now, and the state (and turn) it leaves
+        voided = undo_history(records[:i + 1])[0]
+        findings.extend(audit.reset(records[:i + 1], voided))
     if seed is not None:
         findings.extend(audit.revealed(0, seed))
     findings.extend(audit.seeded_findings())
@@ -360,11 +373,19 @@ def _check_undo(before: list[StoredEvent], rec: StoredEvent, voided: set[int]) -
     start = next((r for r in live if r.seq == undo.from_seq), None)
     if start is None or start.batch != start.seq:
         yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} does not start a live command")
-    elif not project([r for r in before if r.seq < undo.from_seq], voided=voided).at_rest:
+    elif not _at_rest_before(before, undo.from_seq, voided):
         yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} is half-way through an action")
     if not live or undo.to_seq != live[-1].seq:
         yield Finding(seq=rec.seq, rule="undo", what="an undo must reach the last live event",
                       expected=str(live[-1].seq if live else 0), found=str(undo.to_seq))
+
+
+def _at_rest_before(before: list[StoredEvent], seq: int, voided: set[int]) -> bool:
+    """Whether no action was in progress just before ``seq`` (a log that cannot be folded there: not at rest)."""
+    try:
+        return project([r for r in before if r.seq < seq], voided=voided).at_rest
+    except Exception:  # noqa: BLE001 - a tampered log is reported by the walk, never crashes the audit
+        return False
 
 
 def _rerolls(records: list[StoredEvent], undos: Iterable[UndoRecord]) -> Iterator[str]:

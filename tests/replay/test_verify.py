@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
-from omen_core.content import SaveEffect
+from omen_core.content import SaveEffect, Weapon
 from omen_core.events import (
     DiceRolled,
     Die,
@@ -307,3 +307,61 @@ class TestRawBytes:
         else:
             lines.insert(j, lines[i])
         assert not verify_lines(lines).clean
+
+
+class TestUndoAndBranchesAudit:
+    """Legal logs that the audit once misread (found by the random fights of tests/test_random_fights.py)."""
+
+    SWORD = (msgspec.structs.replace(sheet("ash"), weapons=(Weapon(id="sword", weapon_damage=3),)),)
+
+    def test_on_miss_branch_damage_is_not_the_attacks_own_damage(self):
+        """C25, C12: a miss (1 + 1 + 0 vs 6 + 0) whose on-miss branch burns the attacker for 1 flat fire is clean:
+        the branch's damage is a consequence, not the weapon damage formula."""
+        from omen_core.content import Branches, DealDamage
+        from tests.fights import new_fight
+
+        fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[1, 1, 6])
+        fight.attack("ash", "bo", branches=Branches(on_miss=(DealDamage(flat=1, damage_type="fire", to="actor"),)))
+        assert fight.state.combatants["ash"].hp == fight.state.combatants["ash"].sheet.hp - 1
+        assert verify(fight.events).findings == ()
+
+    def test_turn_order_rewinds_with_an_undo(self):
+        """C19: ending Ash's turn, undoing it and ending it again is clean: the audit's turn count rewinds."""
+        from tests.fights import new_fight
+
+        fight = new_fight(sheet("ash", AGI=(6, 3)), sheet("bo", side="b"), faces=[6, 1])
+        fight.roll_initiative()
+        fight.end_turn("ash")
+        fight.undo()
+        fight.end_turn("ash")
+        assert verify(fight.events).findings == ()
+
+    def test_redo_over_an_earlier_undo_keeps_that_one_undone(self):
+        """A redo of an undo whose range holds an earlier undo brings back only what the later undo voided; the
+        audit agrees with the projection instead of raising."""
+        from omen_core.state import project
+        from tests.fights import new_fight
+
+        fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[4, 6, 6, 1, 5])
+        fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
+        first = fight.version - 1
+        fight.attack("ash", "bo")
+        fight.undo()
+        fight.static_check(CheckSpec(who="bo", attribute="STR"), 3)
+        fight.undo(to_seq=first)
+        fight.redo()
+        assert project(fight.events) == fight.state
+        assert verify(fight.events).findings == ()
+
+    def test_a_tampered_log_with_an_undo_is_reported_not_raised(self):
+        """Dropping a combatant's joining line before an undo gives findings (with seqs), never an exception."""
+        from tests.fights import new_fight
+
+        fight = new_fight(sheet("ash"), sheet("bo", side="b"), faces=[3])
+        fight.apply_condition("ash", "Prone")
+        fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
+        fight.undo()
+        events = [e for e in fight.events if e.seq != 2]
+        report = verify(events)
+        assert report.findings and {f.rule for f in report.findings} >= {"chain"}
+        assert any(f.rule == "audit" for f in report.findings)
