@@ -172,7 +172,12 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True):
     turn_actions: int = 0
     turn_movement: int = 0
     disengaged: bool = False
+    turns_taken: tuple[str, ...] = ()
     ending: FightEnded | None = None
+
+    def had_a_turn(self, who: str) -> bool:
+        """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
+        return who in self.turns_taken
 
     @property
     def pending(self) -> PendingAction | None:
@@ -318,7 +323,8 @@ def _flow(state: FightState, event: Event) -> FightState:
             return replace(state, round=event.round)
         case TurnStarted():
             economy = state.ruleset.economy if state.ruleset else None
-            return replace(state, turn=event.who, disengaged=False,
+            taken = state.turns_taken if event.who in state.turns_taken else (*state.turns_taken, event.who)
+            return replace(state, turn=event.who, disengaged=False, turns_taken=taken,
                            turn_actions=economy.actions if economy else 1,
                            turn_movement=economy.movement_actions if economy else 1)
         case TurnEnded():

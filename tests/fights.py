@@ -48,10 +48,17 @@ def assert_legal_order(records: list[StoredEvent]) -> None:
     """Every event of the log is a legal next step of the phase table and of its action's lifecycle table.
 
     Actions nest (reactions), so the lifecycle steps are kept on a stack; a new action may be
-    declared at rest, or where the action in progress allows nesting.
+    declared at rest, or where the action in progress allows nesting. Undone events and the undo and
+    redo markers are left out: what remains is the fight as it now stands.
     """
+    from omen_core.events import UNDO_MARKERS
+    from omen_core.state import undo_history
+
+    voided, _ = undo_history(records)
     phase, stack = Phase.SETUP, []
     for rec in records:
+        if rec.seq in voided or isinstance(rec.event, UNDO_MARKERS):
+            continue
         key = (phase, phase_trigger_of(rec.event))
         assert key in PHASE_ORDER, f"seq {rec.seq}: {key[1]} is not legal in phase {phase}"
         phase = PHASE_ORDER[key]

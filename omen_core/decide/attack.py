@@ -23,6 +23,7 @@ from ..events import (
     CostPaid,
     CritCheck,
     DamageRouted,
+    EngagementChanged,
     DamageTerms,
     DefenseTotal,
     DiceRolled,
@@ -76,6 +77,10 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
         raise RuleViolation("C12", f"{attacker.id!r} has no Brute rage dice to add")
     b = cmd.branches
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
+    if reaction is None and not rules.is_ranged(kind) and not draft.state.engaged(attacker.id, target.id):
+        # A melee attack is made within reach: declaring one states it, so the target's side sees an adjacent
+        # enemy act (C24) and leaving reach later provokes (C23). Recorded, never assumed silently.
+        draft.emit(EngagementChanged(who=attacker.id, others=(target.id,), engaged=True))
     draft.emit(AttackDeclared(
         action=draft.state.actions + 1, attacker=attacker.id, target=target.id,
         weapon=weapon.id if weapon else None, kind=kind, situational=cmd.situational, rage=cmd.rage,
@@ -237,11 +242,13 @@ def _catchable(draft: Draft, decl: AttackDeclared) -> bool:
 
 
 def after_catch(draft: Draft) -> None:
-    """A hit that was not caught: a Rogue's routing window (C12), else damage."""
+    """A hit that was not caught: a Rogue's routing window on an Unseen attack (C12, "Rogue (unseen
+    expansion)" in §Dice-Pool and Result-Routing Modifiers), else damage."""
     state = draft.state
     decl = _declaration(state)
     determined = state.pending.first(HitDetermined)
-    if determined.hit and draft.sheet(decl.attacker).features.rogue_routing:
+    rogue = draft.sheet(decl.attacker).features.rogue_routing
+    if determined.hit and rogue and draft.combatant(decl.attacker).unseen:
         hit_roll = _roll(state.pending, "hit")
         draft.emit(RoutingWindowOpened(action=decl.action, attacker=decl.attacker, dice=hit_roll.dice))
         return

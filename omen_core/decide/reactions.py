@@ -34,9 +34,13 @@ def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
     return [w for w in among if state.combatants[w].side != side]
 
 
-def _can_react(state: FightState, who: str, cost: int) -> bool:
+def _can_strike(state: FightState, who: str, cost: int) -> bool:
+    """Whether ``who`` may answer with an attack (an Interrupt or an Attack of Opportunity): able to act, with
+    the Bonus Actions, and past the start of its first turn, since before it they are for defence only (C20,
+    §The First Round: "available to use defensively before their first turn")."""
     fighter = state.combatants[who]
-    return not fighter.helpless and fighter.hp > 0 and fighter.bonus_actions >= cost
+    return (not fighter.helpless and fighter.hp > 0 and fighter.bonus_actions >= cost
+            and state.had_a_turn(who))
 
 
 def open_interrupts(draft: Draft, actor: str) -> bool:
@@ -46,7 +50,7 @@ def open_interrupts(draft: Draft, actor: str) -> bool:
     if state.phase is not Phase.ROUNDS:
         return False
     cost = draft.ruleset.reaction_costs.interrupt
-    responders = tuple(w for w in _enemies(state, actor, state.engaged_with(actor)) if _can_react(state, w, cost))
+    responders = tuple(w for w in _enemies(state, actor, state.engaged_with(actor)) if _can_strike(state, w, cost))
     if not responders:
         return False
     draft.emit(ReactionWindowOpened(action=state.pending.action, reaction="interrupt", responders=responders))
@@ -70,7 +74,7 @@ def move(draft: Draft, cmd: Move) -> None:
     draft.emit(CostPaid(action=action, who=cmd.who, resource="movement_action", amount=1, purpose="movement"))
     cost = draft.ruleset.reaction_costs.attack_of_opportunity
     responders = () if draft.state.disengaged else tuple(
-        w for w in _enemies(draft.state, cmd.who, list(cmd.leaves)) if _can_react(draft.state, w, cost))
+        w for w in _enemies(draft.state, cmd.who, list(cmd.leaves)) if _can_strike(draft.state, w, cost))
     if responders:
         draft.emit(ReactionWindowOpened(action=action, reaction="attack_of_opportunity", responders=responders))
         return

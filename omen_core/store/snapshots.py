@@ -26,7 +26,7 @@ __all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "File
            "take", "state_at"]
 
 #: Bumped whenever FightState changes shape: snapshots of another format are ignored.
-STATE_FORMAT = 1
+STATE_FORMAT = 2
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):

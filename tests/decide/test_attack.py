@@ -254,7 +254,8 @@ class TestPrimaryAttribute:
         assert (last(fight, DamageResolved).terms.raw, hp(fight)) == (11, 9)
 
     def test_unarmed_deals_the_raw_str_die_as_crushing(self, play):
-        """C12: unarmed hit 5+1+STR 2 = 8 vs 4+1+armor 1 = 6; damage is the raw die 5 (no bonus, no WD) - 1 = 4."""
+        """C12, §Unarmed Attacks: unarmed hit 5+1+STR 2 = 8 vs 4+1+armor 1 = 6; damage is the raw die 5 (no bonus, no
+        WD) - 1 = 4."""
         fight = duel(play, [5, 1, 4], defender=vesh(armor=Armor(rating=1)))
         fight.attack("kael", "vesh", unarmed=True)
         assert (last(fight, AttackDeclared).weapon, last(fight, AttackDeclared).kind) == (None, "unarmed")
@@ -267,7 +268,8 @@ class TestPrimaryAttribute:
         assert (dealt.damage_type, dealt.final, hp(fight)) == ("crushing", 4, 16)
 
     def test_unarmed_crit_adds_one_str_bonus(self, play):
-        """C12: unarmed crit (FCS 4+1 = 5 > RES 1+1 = 2): damage 5 + one STR bonus 2 = 7, - armor 1 = 6."""
+        """C12, §Unarmed Attacks: unarmed crit (FCS 4+1 = 5 > RES 1+1 = 2): damage 5 + one STR bonus 2 = 7, - armor 1
+        = 6."""
         fight = duel(play, [5, 4, 1], defender=vesh(armor=Armor(rating=1)))
         fight.attack("kael", "vesh", unarmed=True)
         fight.defend("vesh", None)
@@ -513,7 +515,8 @@ class TestHitAndCrit:
         assert hp(fight) == 20 - raw
 
     def test_brute_rage_dice_are_rolled_last_and_added(self, play):
-        """C12, C29: rage 2d6 rolled after the Dodge die: damage 6+2+4 + rage 3+5 = 20; HP 30 -> 10."""
+        """C12, C29, §Dice-Pool and Result-Routing Modifiers: rage 2d6 rolled after the Dodge die: damage 6+2+4 +
+        rage 3+5 = 20; HP 30 -> 10."""
         # Hit 6+1+3 = 10 vs base 2+1 = 3; Dodge 1+2 = 3, total 6: hit. No crit (1 < 2).
         brute = kael(features=Features(rage=RageDice(count=2, die="d6")))
         fight = duel(play, [6, 1, 2, 1, 3, 5], attacker=brute, defender=vesh(hp=30))
@@ -526,22 +529,37 @@ class TestHitAndCrit:
         assert (terms.ability_dice, terms.crit_bonus, terms.raw, hp(fight)) == ((3, 5), 0, 20, 10)
 
     @pytest.mark.parametrize("route, dice, raw", [
-        (1, 4, 10),       # the FCS die (4) feeds damage: 4 + 2 + 4 = 10
+        (1, 3, 9),        # the first FCS die (3) feeds damage: 3 + 2 + 4 = 9
+        (2, 1, 7),        # the Unseen attack's second FCS die (1): 1 + 2 + 4 = 7
         (None, 2, 8),     # no routing: the primary die 2: 2 + 2 + 4 = 8
-    ], ids=["route-fcs-die", "keep-primary"])
+    ], ids=["route-fcs-die", "route-unseen-die", "keep-primary"])
     def test_rogue_routes_a_die_to_damage(self, play, route, dice, raw):
-        """C12: after a hit (2+4+3 = 9 vs 4+1 = 5, crit 5 vs 5 no) the Rogue picks the die feeding damage."""
-        fight = duel(play, [2, 4, 4], attacker=kael(features=Features(rogue_routing=True)))
+        """C12, C27, §Dice-Pool and Result-Routing Modifiers (docs/rulings.md: "Rogue (unseen expansion)"): after an
+        Unseen hit (2 + 3 + 1 + 3 = 9 vs 4 + 1 = 5; crit (3 + 1) + 1 = 5 vs 5, no) the Rogue picks which rolled
+        die feeds damage."""
+        fight = duel(play, [2, 3, 1, 4], attacker=kael(features=Features(rogue_routing=True)))
+        fight.apply_condition("kael", "Unseen")
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         opened = fight.waiting_for
         assert isinstance(opened, RoutingWindowOpened) and opened.attacker == "kael"
-        assert [(d.pool, d.face) for d in opened.dice] == [("primary", 2), ("fcs", 4)]
+        assert [(d.pool, d.face) for d in opened.dice] == [("primary", 2), ("fcs", 3), ("fcs", 1)]
         fight.route("kael", route)
         assert last(fight, DamageRouted).die == route
         assert (last(fight, HitDetermined).attack.total, last(fight, HitDetermined).crit) == (9, False)
         terms = last(fight, DamageResolved).terms
         assert (terms.routed_die, terms.dice, terms.raw, hp(fight)) == (route, dice, raw, 20 - raw)
+
+    def test_rogue_gets_no_routing_window_when_seen(self, play):
+        """C12, §Dice-Pool and Result-Routing Modifiers, docs/rulings.md: routing is the Unseen attack's expansion: a
+        seen Rogue's hit (2 + 4 + 3 = 9 vs 4 + 1 = 5, crit 5 vs 5 no) deals its primary die at once: 2 + 2 + 4 =
+        8."""
+        fight = duel(play, [2, 4, 4], attacker=kael(features=Features(rogue_routing=True)))
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        assert fight.waiting_for is None
+        assert not [e for e in payloads(fight) if isinstance(e, RoutingWindowOpened)]
+        assert (last(fight, DamageResolved).terms.raw, hp(fight)) == (8, 12)
 
     def test_rogue_gets_no_routing_window_on_a_miss(self, play):
         """C12: routing feeds damage, so a miss (1+1+3 = 5 vs 6+1 = 7) opens no routing window."""
@@ -783,8 +801,10 @@ class TestIllegalCommands:
 
     def test_second_active_defense_on_the_same_attack(self, play):
         """C8: at most one Active Defense per attack: a second answer while the attack still waits is refused."""
-        # 8+1+3 = 12 vs 3; Dodge 1+2 = 3, total 6: a hit, and the Rogue's routing window keeps the attack open.
-        fight = duel(play, [8, 1, 2, 1, 5], attacker=kael(features=Features(rogue_routing=True)), spare=1)
+        # Unseen: 8+1+1+3 = 13 vs 2+1 = 3; Dodge 1+2 = 3, total 6: a hit (crit 2+1 = 3 vs 3: no), and the
+        # Unseen Rogue's routing window keeps the attack open.
+        fight = duel(play, [8, 1, 1, 2, 1, 5], attacker=kael(features=Features(rogue_routing=True)), spare=1)
+        fight.apply_condition("kael", "Unseen")
         fight.attack("kael", "vesh")
         fight.defend("vesh", "dodge")
         assert isinstance(fight.waiting_for, RoutingWindowOpened)

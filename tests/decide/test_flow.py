@@ -50,6 +50,7 @@ from omen_core.events import (
     InitiativeRolled,
     InitiativeRollOff,
     InitiativeTied,
+    ReactionWindowOpened,
     ResourceChanged,
     RoundEnded,
     RoundStarted,
@@ -345,6 +346,18 @@ class TestCompleteSurprise:
         assert since(fight, mark) == [TurnEnded(round=2, who="vesh"), TurnStarted(round=2, who="kael")]
         assert [e.who for e in of(payloads(fight), TurnSkipped)] == ["kael"]
         assert (fight.state.round, fight.state.turn) == (2, "kael")
+
+    def test_no_interrupt_until_the_first_turn_in_round_2(self, play):
+        """C20, C21, C24, §The First Round: kael's skipped round-1 turn is not a first turn, so when vesh closes in
+        at the start of round 2 (before kael's turn) kael, refilled to 2 Bonus Actions, still gets no Interrupt
+        window. vesh: STR 1 + FCS 1 + 1 = 3 vs kael's base RES 6 + 0 = 6: a miss."""
+        fight = self.ready(play, [1, 1, 6])
+        fight.end_turn("vesh")
+        fight.end_turn("mira")
+        assert (fight.state.round, fight.state.turn, ba(fight, "kael")) == (2, "vesh", 2)
+        events = fight.attack("vesh", "kael")
+        assert not of(events, ReactionWindowOpened) and last(fight, HitDetermined).hit is False
+        assert not fight.state.had_a_turn("kael")
 
     def test_cannot_draw_in_the_first_round_but_may_in_the_second(self, play):
         """C18: a Completely Surprised character cannot draw equipment not already equipped (first round)."""
@@ -827,7 +840,8 @@ class TestPhases:
     def test_a_side_with_one_standing_is_not_defeated(self, play):
         """§Your Turn: vesh at 0 HP does not end the fight while wren stands; wren's fall does."""
         # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, wren d10 1 + 2 = 3: kael, vesh, wren.
-        # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end. Round 2: kael hits wren (5 HP):
+        # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end. Round 2: kael closes in on wren (5 HP),
+        # who lets the Interrupt window pass (C24), and hits:
         # STR 6 + FCS 1 + 2 = 9 vs wren base RES 1 + 0 = 1; declined; crit 1 + 1 = 2 > 1 + 0: damage
         # 6 + 2 + 2 + 4 = 14 -> 0: the raiders are defeated.
         fight = play(kael(), vesh(hp=5), wren(hp=5), faces=[15, 5, 1, 6, 1, 1, 6, 1, 1])
@@ -838,7 +852,8 @@ class TestPhases:
         fight.end_turn("kael")
         fight.end_turn("vesh")
         fight.end_turn("wren")
-        fight.attack("kael", "wren")
+        fight.attack("kael", "wren")        # closing in on wren, who has had its first turn: it may Interrupt
+        fight.pass_reaction("wren")
         events = fight.defend("wren", None)
         assert last(fight, HitDetermined).crit is True
         assert bare(events[-1:]) == [FightEnded(reason="defeated", side="raiders")]

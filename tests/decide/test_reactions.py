@@ -15,7 +15,10 @@ wren       d8 +1   d20 +1   d6 +0   d6 +1   d4 +0
 
 kael and mira are heroes, vesh and wren raiders. Swords: WD 4, slashing, no
 hit bonus. Unless a test says otherwise, initiative faces 15 (kael) and 5
-(vesh) make kael 16 and vesh 6, so round 1 starts on kael's turn. A sword
+(vesh) make kael 16 and vesh 6, so round 1 starts on kael's turn; reaction
+tests then play round 1 through (no dice) so that everyone has had a first
+turn (before it, Bonus Actions are for defence only: no Interrupt or Attack
+of Opportunity, §The First Round, C20, docs/rulings.md). A sword
 attack by kael: STR face + FCS face + 2, against vesh's base RES face + 1; by
 vesh: STR face + FCS face + 1, against kael's base RES face + 0. Attack dice
 are consumed in C29 order: attacker primary, attacker FCS, defender RES,
@@ -46,6 +49,7 @@ from omen_core.events import (
     DamageResolved,
     DiceRolled,
     Disengaged,
+    EngagementChanged,
     Event,
     HitDetermined,
     Moved,
@@ -121,13 +125,24 @@ def play() -> Iterator[Play]:
 
 
 def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
-         defender: CombatantSheet | None = None, engaged: bool = True, spare: int | None = 0) -> Fight:
-    """kael and vesh (engaged unless told), initiative rolled (15, 5: kael first), on kael's turn."""
+         defender: CombatantSheet | None = None, engaged: bool = True, spare: int | None = 0,
+         first_turns: bool = True) -> Fight:
+    """kael and vesh (engaged unless told), initiative rolled (15, 5: kael first), on kael's turn: in round 2
+    after both first turns (unless ``first_turns`` is False: then round 1, before vesh's first turn)."""
     fight = play(attacker or kael(), defender or vesh(), faces=[15, 5] + faces, spare=spare)
     if engaged:
         fight.engage("kael", "vesh")
     fight.roll_initiative()
+    if first_turns:
+        through_round_1(fight)
     assert fight.state.turn == "kael"
+    return fight
+
+
+def through_round_1(fight: Fight) -> Fight:
+    """End every turn of round 1 (no dice: nothing ticks), so that everyone has had a first turn."""
+    while fight.state.round == 1:
+        fight.end_turn(fight.state.turn)
     return fight
 
 
@@ -225,7 +240,7 @@ class TestAttackOfOpportunity:
         assert not fight.state.engaged("kael", "vesh")
 
     def test_disengage_lasts_only_for_that_turn(self, play):
-        """C23: a Disengage in round 1 does not protect a movement in round 2."""
+        """C23: a Disengage in round 2 does not protect a movement in round 3."""
         fight = duel(play, [])
         fight.disengage("kael")
         fight.end_turn("kael")
@@ -253,6 +268,7 @@ class TestAttackOfOpportunity:
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
         fight.engage("kael", "vesh")
         fight.roll_initiative()
+        through_round_1(fight)
         fight.apply_condition("vesh", condition)
         assert ba(fight, "vesh") == 2 and fight.state.ending is None
         events = fight.move("kael", leaves=["vesh"])
@@ -260,13 +276,16 @@ class TestAttackOfOpportunity:
 
     def test_enemy_at_0_hp_gets_no_window(self, play):
         """C23: vesh, dropped to 0 HP by mira, cannot act: kael leaves its reach unopposed (wren still stands)."""
-        # Initiative (joined kael, vesh, wren, mira): 16, 6, 4, 19 -> mira, kael, vesh, wren.
-        # mira (not engaged): STR 8 + FCS 1 + 2 = 11 vs vesh base RES 1 + 1 = 2, declined; no crit (2 vs 2);
+        # Initiative (joined kael, vesh, wren, mira): 16, 6, 4, 19 -> mira, kael, vesh, wren. Round 2:
+        # mira (closing in: a melee attack states reach; vesh, engaged with kael, is adjacent to mira now, and
+        # passes the Interrupt): STR 8 + FCS 1 + 2 = 11 vs vesh base RES 1 + 1 = 2, declined; no crit (2 vs 2);
         # damage 8 + 2 + 4 = 14 >= vesh's 5 HP: 0, Dying. vesh keeps both Bonus Actions but cannot act.
         fight = play(kael(), replace(vesh(), hp=5), wren(), mira(), faces=[15, 5, 3, 18, 8, 1, 1])
         fight.engage("kael", "vesh")
         fight.roll_initiative()
+        through_round_1(fight)
         fight.attack("mira", "vesh")
+        fight.pass_reaction("vesh")
         fight.defend("vesh", None)
         assert hp(fight, "vesh") == 0 and ba(fight, "vesh") == 2 and fight.state.ending is None
         fight.end_turn("mira")
@@ -278,6 +297,7 @@ class TestAttackOfOpportunity:
         fight = play(kael(), mira(), vesh(), faces=[15, 10, 5])
         fight.engage("kael", "mira")
         fight.roll_initiative()
+        through_round_1(fight)
         events = fight.move("kael", leaves=["mira"])
         assert events[2:] == [Moved(action=1, who="kael", left=("mira",)), ActionSettled(action=1)]
         assert not fight.state.engaged("kael", "mira")
@@ -288,6 +308,7 @@ class TestAttackOfOpportunity:
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
         fight.engage("kael", "vesh", "wren")
         fight.roll_initiative()
+        through_round_1(fight)
         events = fight.move("kael", leaves=["vesh", "wren"])
         assert events[-1] == ReactionWindowOpened(action=1, reaction="attack_of_opportunity",
                                                   responders=("vesh", "wren"))
@@ -310,6 +331,7 @@ class TestAttackOfOpportunity:
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
         fight.engage("kael", "vesh")
         fight.roll_initiative()
+        through_round_1(fight)
         fight.move("kael", leaves=["vesh"])
         refused(fight, lambda: fight.react("wren"), "C23")
         refused(fight, lambda: fight.pass_reaction("wren"), "C23")
@@ -397,6 +419,7 @@ class TestInterrupt:
         fight.engage("kael", "vesh")
         fight.roll_initiative()
         assert fight.state.order == ("mira", "kael", "vesh")
+        through_round_1(fight)
         fight.attack("mira", "vesh")
         fight.defend("vesh", "dodge")
         fight.end_turn("mira")
@@ -406,10 +429,15 @@ class TestInterrupt:
         assert len(of(payloads(fight), ReactionWindowOpened)) == 0
 
     def test_enemy_not_adjacent_gets_no_window(self, play):
-        """C24: only adjacent enemies may Interrupt: unengaged vesh gets no window."""
-        fight = duel(play, [1, 1, 6], engaged=False)
+        """C24: only enemies adjacent to the actor may Interrupt: wren, not within kael's reach, gets no window
+        while vesh, whom kael attacks in melee, does."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        through_round_1(fight)
         events = fight.attack("kael", "vesh")
-        assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"]
+        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        fight.pass_reaction("vesh")                      # 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss
 
     def test_ranged_weapon_cannot_interrupt(self, play):
         """C24: an Interrupt is a melee attack: vesh's bow is refused; vesh passes and kael's attack goes on."""
@@ -471,6 +499,70 @@ class TestInterrupt:
         assert fight.events == before
 
 
+# -- before the first turn, and melee reach (docs/rulings.md) --------------------------------------
+
+
+class TestBeforeTheFirstTurn:
+    def test_no_attack_of_opportunity_before_the_enemys_first_turn(self, play):
+        """§The First Round, C20, C23: in round 1 vesh has not had its first turn, so its Bonus Actions are for
+        defence: kael leaves its reach with no window, and vesh keeps both Bonus Actions."""
+        fight = duel(play, [], first_turns=False)
+        events = fight.move("kael", leaves=["vesh"])
+        assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
+        assert ba(fight, "vesh") == 2 and not fight.state.had_a_turn("vesh")
+
+    def test_no_interrupt_before_the_first_turn_but_active_defense_is_allowed(self, play):
+        """§The First Round, C20, C24, C8: vesh (adjacent, 2 Bonus Actions, no turn yet) gets no Interrupt window
+        when kael attacks, but may Dodge: 6 + 1 + 2 = 9 vs base 1 + 1 = 2; Dodge 19 + 1 = 20, total 22: a miss."""
+        fight = duel(play, [6, 1, 1, 19], first_turns=False)
+        events = fight.attack("kael", "vesh")
+        assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"] and not of(events, ReactionWindowOpened)
+        fight.defend("vesh", "dodge")
+        assert last(fight, HitDetermined).hit is False and ba(fight, "vesh") == 1
+
+    def test_the_window_opens_once_the_first_turn_has_started(self, play):
+        """C20, C24: the same attack in round 2, after vesh's first turn, opens vesh's Interrupt window."""
+        fight = duel(play, [1, 1, 6])
+        assert fight.state.had_a_turn("vesh") and fight.state.round == 2
+        events = fight.attack("kael", "vesh")
+        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        fight.pass_reaction("vesh")                       # 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss
+
+
+class TestMeleeReach:
+    def test_a_melee_attack_states_that_the_attacker_is_within_reach(self, play):
+        """docs/rulings.md, C24: kael attacks vesh in melee from out of reach: the declaration records the
+        engagement first, so vesh (adjacent now, first turn had) gets its Interrupt window."""
+        fight = duel(play, [1, 1, 6], engaged=False)
+        assert not fight.state.engaged("kael", "vesh")
+        events = fight.attack("kael", "vesh")
+        assert kinds(events) == ["EngagementChanged", "AttackDeclared", "ReactionWindowOpened"]
+        assert events[0] == EngagementChanged(who="kael", others=("vesh",), engaged=True)
+        assert fight.state.engaged("kael", "vesh")
+        fight.pass_reaction("vesh")
+
+    def test_engaged_already_records_nothing_more(self, play):
+        """docs/rulings.md: within reach already, a melee attack adds no engagement event."""
+        fight = duel(play, [1, 1, 6])
+        assert kinds(fight.attack("kael", "vesh"))[0] == "AttackDeclared"
+        fight.pass_reaction("vesh")
+
+    def test_a_ranged_attack_changes_no_position(self, play):
+        """docs/rulings.md: a bow shot from out of reach leaves positions as they were: no engagement, and vesh,
+        not adjacent, gets no Interrupt window (C24). 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss."""
+        fight = duel(play, [1, 1, 6], attacker=kael(weapons=(BOW,)), engaged=False)
+        events = fight.attack("kael", "vesh")
+        assert not of(events, EngagementChanged) and not of(events, ReactionWindowOpened)
+        assert not fight.state.engaged("kael", "vesh")
+
+    def test_undo_takes_the_engagement_back_with_the_attack(self, play):
+        """The engagement is part of the attack's command: undoing the attack undoes it too."""
+        fight = duel(play, [1, 1, 6], engaged=False, spare=3)
+        fight.attack("kael", "vesh")
+        fight.undo()
+        assert not fight.state.engaged("kael", "vesh") and fight.state.at_rest
+
+
 # -- Catch --------------------------------------------------------------------------------------
 
 
@@ -480,7 +572,8 @@ class TestCatch:
     THROW = [6, 1, 1]
 
     def thrown(self, play, extra: list[int] = (), dodge: bool = False) -> Fight:
-        fight = duel(play, self.THROW + list(extra), attacker=kael(weapons=(JAVELIN,)), engaged=False)
+        fight = duel(play, self.THROW + list(extra), attacker=kael(weapons=(JAVELIN,)), engaged=False,
+                     first_turns=False)
         fight.attack("kael", "vesh")
         fight.defend("vesh", "dodge" if dodge else None)
         return fight
@@ -533,13 +626,13 @@ class TestCatch:
 
     def test_thrown_weapon_that_misses_opens_no_window(self, play):
         """C22: 1 + 1 + 2 = 4 vs 6 + 1 = 7 misses: nothing to catch."""
-        fight = duel(play, [1, 1, 6], attacker=kael(weapons=(JAVELIN,)), engaged=False)
+        fight = duel(play, [1, 1, 6], attacker=kael(weapons=(JAVELIN,)), engaged=False, first_turns=False)
         fight.attack("kael", "vesh")
         assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
 
     def test_non_thrown_weapon_never_opens_it(self, play):
         """C22: a sword hit (9 vs 2, declined) deals 6 + 2 + 4 = 12 at once: HP 8, no Catch window."""
-        fight = duel(play, self.THROW, engaged=False)
+        fight = duel(play, self.THROW, engaged=False, first_turns=False)   # round 1: vesh may not Interrupt yet
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         assert not of(payloads(fight), CatchWindowOpened)

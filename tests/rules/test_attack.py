@@ -348,7 +348,7 @@ class TestDamage:
         assert (d.primary_bonus, d.weapon_damage, d.crit_bonus, d.raw) == (0, 0, 0, 4)
 
     def test_unarmed_crit_adds_one_bonus(self):
-        """C12: an unarmed crit adds one STR bonus: 4 + 3 = 7."""
+        """C12, §Unarmed Attacks: an unarmed crit adds one STR bonus: 4 + 3 = 7."""
         d = damage(dice_result=4, primary_bonus=3, weapon_damage=5, crit=True, unarmed=True)
         assert (d.primary_bonus, d.crit_bonus, d.raw) == (0, 3, 7)
 
