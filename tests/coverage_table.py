@@ -20,14 +20,14 @@ SECTIONS: dict[str, tuple[str, list[str]]] = {
     "Skill Check Types": ("rolls-and-resolution.txt", ["C16"]),
     "Determining the Outcome": ("rolls-and-resolution.txt", ["C16"]),
     "Attack Rolls": ("rolls-and-resolution.txt", ["C4", "C5"]),
-    "Dice-Pool and Result-Routing Modifiers": ("rolls-and-resolution.txt", ["C6", "C12"]),
+    "Dice-Pool and Result-Routing Modifiers": ("rolls-and-resolution.txt", ["C6"]),
     "Defense - The Defender Always Rolls": ("rolls-and-resolution.txt", ["C10", "C11"]),
     "Active Defense": ("rolls-and-resolution.txt", ["C8"]),
     "Which Defenses Apply to Which Attacks": ("rolls-and-resolution.txt", ["C9"]),
     "Hit Determination": ("rolls-and-resolution.txt", []),
     "Critical Hits": ("rolls-and-resolution.txt", ["C7"]),
     "Damage": ("rolls-and-resolution.txt", ["C12"]),
-    "Unarmed Attacks": ("rolls-and-resolution.txt", ["C12"]),
+    "Unarmed Attacks": ("rolls-and-resolution.txt", []),
     "Damage Reduction": ("rolls-and-resolution.txt", ["C13", "C14"]),
     "Saves and Opposed Checks": ("rolls-and-resolution.txt", ["C15"]),
     "Failure and Fumbles": ("rolls-and-resolution.txt", []),
@@ -67,11 +67,16 @@ def test_docstrings() -> dict[str, str]:
 
 
 def fixture_headers() -> dict[str, str]:
-    """Each fixture's name and the comment lines at the top of its scenario."""
+    """Each fixture's name and its header: the comment lines at the very top of its scenario, up to the first
+    line that is not a comment (worked numbers further down cite rules too, but are not claims of coverage)."""
     out = {}
     for scenario in sorted((ROOT / "fixtures").glob("*/scenario.toml")):
-        lines = scenario.read_text().splitlines()
-        out[scenario.parent.name] = " ".join(line for line in lines if line.startswith("#"))
+        header = []
+        for line in scenario.read_text().splitlines():
+            if not line.startswith("#"):
+                break
+            header.append(line)
+        out[scenario.parent.name] = " ".join(header)
     return out
 
 

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from omen_core import MemoryStore
-from omen_core.events import ActiveDefenseChosen, ActiveDefenseDeclined, HitDetermined
+from omen_core.events import (
+    ActiveDefenseChosen,
+    ActiveDefenseDeclined,
+    BonusActionsRefilled,
+    HitDetermined,
+    ReactionPassed,
+    ReactionWindowOpened,
+)
 from omen_replay.scenario import ScenarioError, load_scenario, run_scenario
 from tests.fights import assert_legal_order
 
@@ -28,12 +35,23 @@ def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
 
 class TestDocumentedScenario:
     def test_complete_example_runs(self, tmp_path):
-        """The complete scenario of docs/scenarios.md runs: Ash's 9 against Bo's 4 + Dodge 6 + 2 = 12 misses."""
+        """The complete scenario of docs/scenarios.md runs: Bo (6 + 2 = 8) acts before Ash (3 + 1 = 4, C19), so on
+        Ash's turn Bo, adjacent with 2 Bonus Actions and past his first turn, gets an Interrupt window (C24) and
+        passes; Ash's 5 + 2 + 2 = 9 against Bo's 3 + 1 = 4 + Dodge 6 + 2 = 12 misses (C8); in round 2 Bo's turn
+        refills his Bonus Actions 1 -> 2 (C20)."""
         fight = run_scenario(load_scenario(write(tmp_path, DUEL)), MemoryStore())
-        hit = [e.event for e in fight.events if isinstance(e.event, HitDetermined)][-1]
+        events = [e.event for e in fight.events]
+        assert fight.state.order == ("bo", "ash")
+        window = next(e for e in events if isinstance(e, ReactionWindowOpened))
+        assert (window.reaction, window.responders) == ("interrupt", ("bo",))
+        assert [e.who for e in events if isinstance(e, ReactionPassed)] == ["bo"]
+        hit = [e for e in events if isinstance(e, HitDetermined)][-1]
         assert (hit.attack.total, hit.defense.total, hit.hit) == (9, 12, False)
-        assert any(isinstance(e.event, ActiveDefenseChosen) for e in fight.events)
-        assert fight.state.turn == "bo" and fight.state.combatants["bo"].hp == 10
+        assert any(isinstance(e, ActiveDefenseChosen) for e in events)
+        refills = [(e.who, e.before, e.after) for e in events if isinstance(e, BonusActionsRefilled)]
+        assert refills == [("bo", 1, 2)]
+        assert (fight.state.round, fight.state.turn) == (2, "bo")
+        assert fight.state.combatants["bo"].hp == 10 and fight.state.combatants["bo"].bonus_actions == 2
         assert_legal_order(fight.events)
 
     @pytest.mark.parametrize("snippet", BLOCKS[1:], ids=lambda b: re.search(r'command = "(\w+)"', b)[1])
@@ -84,13 +102,18 @@ class TestErrors:
 
     def test_leaving_the_defense_out_declines(self, tmp_path):
         """An answer with no ``defense`` declines the window (C8), as docs/scenarios.md says: no AGI die is
-        rolled and Ash's 9 beats Bo's base defense 3 + 1 = 4 (§Hit Determination)."""
-        text = re.sub(r'defense = "dodge"\ndice = \[6\][^\n]*\n', '', DUEL.split('[[commands]]\ncommand = "end_turn"')[0])
-        assert "dodge" not in text
+        rolled and Ash's 9 beats Bo's base defense 3 + 1 = 4 (§Hit Determination); no crit (FCS 2 + 0 vs
+        RES 3 + 1, C7), so Bo takes 5 + 2 STR + 4 WD = 11 (C12), no armor: 10 -> 0, and with him the south is
+        defeated (§Your Turn)."""
+        before_ash_ends = DUEL.rsplit('[[commands]]\ncommand = "end_turn"', 1)[0]
+        text = re.sub(r'defense = "dodge"\ndice = \[6\][^\n]*\n', '', before_ash_ends)
+        assert "dodge" not in text and "pass_reaction" in text
         fight = run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
         hit = [e.event for e in fight.events if isinstance(e.event, HitDetermined)][-1]
-        assert (hit.attack.total, hit.defense.total, hit.hit) == (9, 4, True)
+        assert (hit.attack.total, hit.defense.total, hit.hit, hit.crit) == (9, 4, True, False)
         assert any(isinstance(e.event, ActiveDefenseDeclined) for e in fight.events)
+        assert fight.state.combatants["bo"].hp == 0
+        assert (fight.state.ending.reason, fight.state.ending.side) == ("defeated", "south")
 
     def test_dice_are_refused_in_a_seeded_fight(self, tmp_path):
         """Scripted faces make no sense with seeded dice; the command's line is named."""
@@ -101,10 +124,11 @@ class TestErrors:
 
     def test_unrolled_faces_are_an_error(self, tmp_path):
         """Faces a command does not roll are reported at that command, not carried to the next one."""
-        text = DUEL.replace('command = "end_turn"\nwho = "ash"', 'command = "end_turn"\nwho = "ash"\ndice = [4]')
+        text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)
+        assert edits == 1
         with pytest.raises(ScenarioError, match="not rolled by this command") as info:
             run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
-        assert info.value.path == "$.commands[5].dice"
+        assert info.value.path == "$.commands[6].dice"
 
     def test_failed_command_keeps_what_came_before(self, tmp_path):
         """A rule error stops the run; the events of the commands before it stay in the store."""
@@ -112,5 +136,8 @@ class TestErrors:
         text = DUEL.replace('defense = "dodge"', 'defense = "block"')
         with pytest.raises(ScenarioError, match=r"\[C9\]"):
             run_scenario(load_scenario(write(tmp_path, text)), store)
-        assert store.version("duel-at-dawn") > 0
+        # Up to the Active Defense window: start, 2 joins, engage, initiative with round 1 and Bo's turn (7),
+        # Bo's turn ended and Ash's begun (2), the declaration and its Interrupt window (2), the pass, the window
+        # closed, the Action paid, 2 dice, the Active Defense window: 21.
+        assert store.version("duel-at-dawn") == 21
         assert_legal_order(list(store.read("duel-at-dawn")))
