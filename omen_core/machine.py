@@ -139,6 +139,9 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "declare", "source": list(AT_REST), "dest": S.DECLARED},
     {"trigger": "pay", "source": [S.DECLARED, S.REACTIONS_CLOSED], "dest": S.COSTS_PAID},
     {"trigger": "cancel", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.CANCELLED},
+    # the GM may call off an action while it waits on a window (costs already paid stay paid)
+    {"trigger": "cancel", "source": [S.REACTIONS_OPEN, S.WINDOW_OPEN, S.ROUTING_OPEN, S.CATCH_OPEN],
+     "dest": S.CANCELLED},
     # reaction windows (C23, C24): an Interrupt before costs are paid, Attacks of Opportunity
     # before a movement completes; a reaction is an action of its own, nested in this one
     {"trigger": "open_reactions", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.REACTIONS_OPEN},

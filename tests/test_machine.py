@@ -193,7 +193,7 @@ class TestIllegalOrder:
         lifecycle = Lifecycle(S.WINDOW_OPEN)
         with pytest.raises(IllegalOrder) as info:
             lifecycle.fire("fly")
-        assert info.value.legal == ["choose_defense", "decline"] and lifecycle.step is S.WINDOW_OPEN
+        assert info.value.legal == ["cancel", "choose_defense", "decline"] and lifecycle.step is S.WINDOW_OPEN
 
     def test_is_a_rule_violation(self):
         """An illegal order is a RuleViolation (and so an OmenError)."""

@@ -122,9 +122,16 @@ __all__ = [
 
 
 def _cancel(draft: Draft, cmd: CancelAction) -> None:
-    draft.require("cancel")
-    assert draft.state.pending is not None
-    draft.emit(ActionCancelled(action=draft.state.pending.action, reason=cmd.reason))
+    """The GM calls off the action in progress while it waits on a window (an Interrupt or Attack of
+    Opportunity window, the Active Defense, routing or Catch window); costs already paid stay paid. A reaction
+    in progress is answered (or undone) first: calling off the action it reacts to would leave it hanging."""
+    draft.require("cancel", why="no action is waiting on a window to call off")
+    state = draft.state
+    assert state.pending is not None
+    if len(state.stack) > 1:
+        raise RuleViolation("cancel", f"action {state.pending.action} is a reaction to action "
+                                      f"{state.stack[-2].action}: finish or undo the reaction first")
+    draft.emit(ActionCancelled(action=state.pending.action, reason=cmd.reason))
 
 
 def _react(draft: Draft, cmd: React) -> None:

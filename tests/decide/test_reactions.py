@@ -744,3 +744,41 @@ class TestRandomFights:
             assert fight.state.turn_actions in (0, 1) and fight.state.turn_movement in (0, 1)
         assert_legal_order(fight.events)
         assert_replays(fight)
+
+
+# -- the GM calls an action off -------------------------------------------------------------------
+
+
+class TestCancel:
+    def test_gm_calls_off_an_attack_at_its_active_defense_window(self, play):
+        """The GM cancels kael's attack while vesh's Active Defense window is open (6 + 1 + 2 = 9 vs 1 + 1 = 2):
+        no hit is determined, no damage, kael's Action stays spent, vesh keeps its Bonus Actions."""
+        fight = duel(play, [6, 1, 1], first_turns=False)
+        fight.attack("kael", "vesh")
+        assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened)
+        events = fight.cancel("the bridge gives way")
+        assert events == [ActionCancelled(action=1, reason="the bridge gives way")]
+        assert fight.state.at_rest and fight.waiting_for is None and not of(payloads(fight), HitDetermined)
+        assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "vesh")) == (0, 2, 20)
+
+    def test_gm_calls_off_an_attack_at_its_interrupt_window_before_costs(self, play):
+        """C24: the Interrupt window comes before costs; called off there, kael's Action is not spent."""
+        fight = duel(play, [])
+        fight.attack("kael", "vesh")
+        fight.cancel("kael thinks better of it")
+        assert fight.state.at_rest and fight.state.turn_actions == 1 and not of(payloads(fight), CostPaid)
+
+    def test_a_reaction_in_progress_is_not_cut_off(self, play):
+        """vesh's Interrupt waits on kael's Active Defense (6 + 1 + 1 = 8 vs 2): the action it answers cannot be
+        called off under it; kael declines and the fight goes on."""
+        fight = duel(play, [6, 1, 2], spare=None)
+        fight.attack("kael", "vesh")
+        fight.react("vesh")
+        refused(fight, lambda: fight.cancel("no"), "cancel")
+        fight.defend("kael", None)
+
+    def test_nothing_to_call_off_at_rest(self, play):
+        """At rest there is no action to cancel: refused, nothing written."""
+        fight = duel(play, [])
+        with pytest.raises(OmenError):
+            fight.cancel("nothing")
