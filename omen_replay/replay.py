@@ -8,6 +8,7 @@ from itertools import takewhile
 
 import msgspec
 
+from omen_core.errors import LogCorrupted
 from omen_core.events import UNDO_MARKERS, StoredEvent, decode_line
 from omen_core.lazy import UndoMarkerFound, fold_lines
 from omen_core.state import FightState, fold, project, undo_history
@@ -69,7 +70,8 @@ def step_through(records: Iterable[StoredEvent]) -> Iterator[tuple[StoredEvent, 
 def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
     """The fight's undo and redo events, found without decoding the rest where the store keeps raw lines.
 
-    A line that only looks like a marker and does not decode is left to the replay, which reports it.
+    A line that only looks like a marker and does not decode, a torn tail or missing rows are left to the
+    replay, which reports them if it reads that far.
     """
     chunks = getattr(store, "read_lines", None)
     raw = getattr(store, "raw_lines", None)
@@ -77,10 +79,11 @@ def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
         return [r for r in store.read(fight_id) if isinstance(r.event, UNDO_MARKERS)]
     lines = (line for chunk in chunks(fight_id) for line in chunk) if chunks is not None else raw(fight_id)
     found = []
-    for line in lines:
-        if b'"type":"undone"' in line or b'"type":"redone"' in line:
-            with contextlib.suppress(msgspec.DecodeError):
-                found.append(decode_line(line))
+    with contextlib.suppress(LogCorrupted):  # a torn tail, missing rows: the replay reports them if it gets there
+        for line in lines:
+            if b'"type":"undone"' in line or b'"type":"redone"' in line:
+                with contextlib.suppress(msgspec.DecodeError):
+                    found.append(decode_line(line))
     return [r for r in found if isinstance(r.event, UNDO_MARKERS)]
 
 

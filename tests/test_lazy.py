@@ -364,6 +364,21 @@ def test_broken_framing_is_reported_as_the_store_reports_it(generated_records, t
         assert got[1] is TornTail and got[4] == 900
 
 
+def test_nothing_after_to_seq_is_read(tmp_path: Path):
+    """A replay to seq S neither folds nor reads what comes after S: a bad line or a torn tail there, with undos
+    before it, does not stop it."""
+    records = read_log(ROOT / "fixtures" / "initiative-tie-roll-off-wardens-fall" / "fight.jsonl")
+    lines = [encode_line(r) + b"\n" for r in records]
+    lines[-5] = b"not an event\n"
+    lines[-1] = lines[-1][:40]
+    store = jsonl(tmp_path, lines)
+    to = len(records) - 6
+    assert replay_store(store, records[0].fight_id, to) == replay(records, to)
+    with pytest.raises(LogCorrupted) as info:
+        replay_store(store, records[0].fight_id)
+    assert info.value.line == len(records) - 4
+
+
 def test_what_plain_replay_does_not_check(generated_records, tmp_path: Path):
     """By design, the lazy replay does not look inside the bodies it does not decode, nor at the hashes before the
     last: a wrongly typed field there goes unnoticed (the state is the untampered log's), while a full read
