@@ -67,8 +67,9 @@ def step_through(records: Iterable[StoredEvent]) -> Iterator[tuple[StoredEvent, 
         yield rec, state, rec.seq in voided
 
 
-def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
-    """The fight's undo and redo events, found without decoding the rest where the store keeps raw lines.
+def undo_markers(store: EventStore, fight_id: str, after_seq: int = 0) -> list[StoredEvent]:
+    """The fight's undo and redo events (after ``after_seq``), found without decoding the rest where the store
+    keeps raw lines: a byte search over each chunk of lines, then over the lines of a chunk that has a hit.
 
     A line that only looks like a marker and does not decode, a torn tail or missing rows are left to the
     replay, which reports them if it reads that far.
@@ -76,14 +77,21 @@ def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
     chunks = getattr(store, "read_lines", None)
     raw = getattr(store, "raw_lines", None)
     if chunks is None and raw is None:
-        return [r for r in store.read(fight_id) if isinstance(r.event, UNDO_MARKERS)]
-    lines = (line for chunk in chunks(fight_id) for line in chunk) if chunks is not None else raw(fight_id)
+        return [r for r in store.read(fight_id, after_seq) if isinstance(r.event, UNDO_MARKERS)]
     found = []
     with contextlib.suppress(LogCorrupted):  # a torn tail, missing rows: the replay reports them if it gets there
-        for line in lines:
-            if b'"type":"undone"' in line or b'"type":"redone"' in line:
-                with contextlib.suppress(msgspec.DecodeError):
-                    found.append(decode_line(line))
+        skip = after_seq
+        for chunk in chunks(fight_id) if chunks is not None else ([line] for line in raw(fight_id)):
+            if skip >= len(chunk):
+                skip -= len(chunk)
+                continue
+            chunk, skip = chunk[skip:], 0
+            if b'done"' not in b"".join(chunk):  # both markers' tags end so
+                continue
+            for line in chunk:
+                if b'"type":"undone"' in line or b'"type":"redone"' in line:
+                    with contextlib.suppress(msgspec.DecodeError):
+                        found.append(decode_line(line))
     return [r for r in found if isinstance(r.event, UNDO_MARKERS)]
 
 
@@ -104,8 +112,8 @@ def replay_store(store: EventStore, fight_id: str, to_seq: int | None = None) ->
 
         try:
             return fold_lines(lines(fight_id), fight_id, read, to_seq=to_seq)
-        except UndoMarkerFound:
-            markers = [m for m in undo_markers(store, fight_id) if to_seq is None or m.seq <= to_seq]
+        except UndoMarkerFound as found:  # the first marker: the others come after it
+            markers = [m for m in undo_markers(store, fight_id, found.args[0] - 1) if to_seq is None or m.seq <= to_seq]
         except Exception:
             # folded as if nothing were undone: an event that fails may be one a later undo voids
             markers = [m for m in undo_markers(store, fight_id) if to_seq is None or m.seq <= to_seq]
