@@ -1,18 +1,20 @@
-"""Time to the state at a seq (the last, and the middle) for logs of 1k, 100k and 1M events; peak memory.
+"""Time to the state at a seq (the last, and the middle) for logs of 1k, 100k and 1M events, without
+snapshots; peak memory.
 
-There are no snapshots yet: the state at seq S is rebuilt by folding events
-1..S read from the JSON Lines file, through the API ``omen replay --to S``
-uses (``omen_replay.replay.replay(records, to_seq=S)``), so the time grows
-linearly with the log. The goal "the state at any
-seq of a 1M-event log within 2x of the time for a 1k-event log" needs
-snapshots (fold from the nearest snapshot at or before S); this benchmark is
-the baseline they will be measured against. The 1k log is the baseline, in
-the same process.
+Without snapshots, the state at seq S is rebuilt by folding events 1..S read
+from the JSON Lines file, through what ``omen replay --to S`` runs when the
+fight has no snapshots (``omen_replay.replay.replay_store(store, fight_id,
+to_seq=S)``, the lazy fold), so the time grows linearly with the log. The goal
+"the state at any seq of a 1M-event log within 2x of the time for a 1k-event
+log" needs snapshots (``bench_snapshots.py``); this benchmark is the baseline
+they are measured against. The 1k log is the baseline, in the same process.
 
 Peak memory: a fresh child process imports omen, notes its peak RSS, replays
 the largest log to the end, and reports its peak RSS (``VmHWM`` from
-``/proc/self/status``); once through ``replay()`` as ``omen replay`` does, once
-streaming (see ``_common.streaming_replay``). Goal: at most 200 MB.
+``/proc/self/status``): through ``replay_store`` as ``omen replay`` does,
+through ``replay()`` over the store's read (the in-memory reference API), and
+streaming the reference fold (see ``_common.streaming_replay``). Goal: at most
+200 MB.
 
     .venv/bin/python benchmarks/bench_state_at_seq.py
 
@@ -33,14 +35,14 @@ from _common import Case, fmt_s, run_interleaved, streaming_replay, table
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
 
 from omen_core.store import JsonlStore  # noqa: E402
-from omen_replay.replay import replay  # noqa: E402
+from omen_replay.replay import replay, replay_store  # noqa: E402
 
 SPEED_GOAL = 2.0        # the state at any seq of a 1M log within 2x the time of a 1k log
 MEMORY_GOAL_MB = 200.0
 
 
 def state_at(path: Path, seq: int | None) -> int:
-    state = replay(JsonlStore.single(path).read(FIGHT_ID), to_seq=seq)
+    state = replay_store(JsonlStore.single(path), FIGHT_ID, to_seq=seq)
     return state.version
 
 
@@ -71,10 +73,12 @@ def peak_rss_mb() -> float:
 
 
 MEMORY_MODES = {
-    "replay()": "omen_replay.replay.replay(JsonlStore.single(path).read(fight_id)), as `omen replay` does",
+    "replay_store": "omen_replay.replay.replay_store(JsonlStore.single(path), fight_id), as `omen replay` does",
+    "replay()": "omen_replay.replay.replay(JsonlStore.single(path).read(fight_id)): the log in memory",
     "streaming": "undo_history() over one streaming read, then project(a second streaming read, voided=...)",
 }
-MEMORY_LABELS = {"replay()": "replay() (as `omen replay`)", "streaming": "two streaming passes"}
+MEMORY_LABELS = {"replay_store": "replay_store() (as `omen replay`)", "replay()": "replay() (reference, in memory)",
+                 "streaming": "two streaming passes (reference fold)"}
 
 
 def memory_child(path: str, mode: str) -> None:
@@ -86,6 +90,8 @@ def memory_child(path: str, mode: str) -> None:
     start = time.perf_counter()
     if mode == "streaming":
         version = streaming_replay(path, FIGHT_ID)
+    elif mode == "replay_store":
+        version = replay_store(JsonlStore.single(path), FIGHT_ID).version
     else:
         version = replay(JsonlStore.single(path).read(FIGHT_ID)).version
     took = time.perf_counter() - start
@@ -148,11 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         _common.emit_json({"benchmark": "state_at_seq", "baseline_events": base_n, "machine": info,
                            "results": results, "memory": memory,
-                           "note": "no snapshots yet: the cost grows linearly with the seq"})
+                           "note": "without snapshots: the cost grows linearly with the seq"})
         return 0
     _common.print_machine(info)
-    print(f"baseline: the state at the last seq of the {base_n:,}-event log; no snapshots yet, "
-          "so every state is a fold from seq 1\n")
+    print(f"baseline: the state at the last seq of the {base_n:,}-event log; without snapshots, "
+          "every state is a fold from seq 1 (replay_store, as `omen replay --to`)\n")
     rows = []
     for r in results:
         status = "met" if r["goal_met"] else f"MISSED ({r['ratio_to_baseline_last'] / SPEED_GOAL:,.0f}× over)"

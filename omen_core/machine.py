@@ -89,7 +89,7 @@ from .events import (
 
 __all__ = ["Step", "AT_REST", "DONE", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
            "action_of", "Phase", "PHASE_TRANSITIONS", "PHASE_ORDER", "FightFlow", "OutOfPhase",
-           "phase_trigger_of", "next_phase",
+           "phase_trigger_of", "phase_trigger_for", "trigger_for", "next_phase",
            "legal_triggers", "next_step", "mermaid"]
 
 
@@ -334,11 +334,20 @@ def mermaid(table: MappingProxyType | None = None) -> str:
 
 def phase_trigger_of(event: Event) -> str:
     """The phase trigger an event fires: its place in the fight's flow."""
-    if isinstance(event, DiceRolled):
-        return _PHASE_PURPOSES.get(event.purpose, "act")
-    if isinstance(event, (ConditionApplied, ConditionCleared, ResourceChanged)) and event.action is None:
+    return phase_trigger_for(type(event), event)
+
+
+_GM_WITHOUT_ACTION = (ConditionApplied, ConditionCleared, ResourceChanged)
+
+
+def phase_trigger_for(kind: type, fields: Any) -> str:
+    """The phase trigger of an event of type ``kind`` whose fields ``fields`` has (the event itself, or a
+    partial decode of it: replay's lazy path passes one, so only a roll's ``purpose`` and ``action`` are read)."""
+    if kind is DiceRolled:
+        return _PHASE_PURPOSES.get(fields.purpose, "act")
+    if kind in _GM_WITHOUT_ACTION and fields.action is None:
         return "gm"
-    return _PHASE_TRIGGERS.get(type(event), "act")
+    return _PHASE_TRIGGERS.get(kind, "act")
 
 
 def next_phase(phase: Phase, event: Event, seq: int | None = None) -> Phase:
@@ -391,11 +400,18 @@ _TRIGGERS: dict[type, str] = {
 
 def trigger_of(event: Event) -> str:
     """The lifecycle trigger an event fires."""
-    if isinstance(event, DiceRolled):
-        return _PURPOSE_TRIGGER.get(event.purpose, "roll_check")
-    if isinstance(event, CatchAnswered):
-        return "catch" if event.caught else "decline_catch"
-    return _TRIGGERS[type(event)]
+    return trigger_for(type(event), event)
+
+
+def trigger_for(kind: type, fields: Any) -> str:
+    """The lifecycle trigger of an event of type ``kind`` whose fields ``fields`` has (the event itself, or a
+    partial decode of it, as for :func:`phase_trigger_for`: only a roll's ``purpose`` and a Catch's ``caught``
+    are read). ``KeyError`` for a type no trigger is defined for."""
+    if kind is DiceRolled:
+        return _PURPOSE_TRIGGER.get(fields.purpose, "roll_check")
+    if kind is CatchAnswered:
+        return "catch" if fields.caught else "decline_catch"
+    return _TRIGGERS[kind]
 
 
 def action_of(event: Event) -> int | None:

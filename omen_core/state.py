@@ -12,8 +12,8 @@ the actions in progress form a stack.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec.structs import replace
@@ -67,8 +67,8 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "UndoRecord", "condition_adjustment",
-           "effective_bonus", "evolve", "fold", "project", "undo_history"]
+__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "UndoRecord", "EFFECTS",
+           "condition_adjustment", "effective_bonus", "evolve", "fold", "project", "undo_history"]
 
 E = TypeVar("E")
 
@@ -261,35 +261,6 @@ def _replace_group(ranking: tuple[tuple[str, ...], ...], group: tuple[str, ...],
     return tuple(out)
 
 
-def _effects(state: FightState, event: Event) -> FightState:
-    """What an event changes besides the lifecycle and the phase."""
-    match event:
-        case FightStarted():
-            return replace(state, started=True, title=event.title, ruleset=event.ruleset,
-                           dice=event.dice, seed_commitment=event.seed_commitment)
-        case CombatantJoined(sheet=sheet):
-            bonus = state.ruleset.economy.bonus_actions if state.ruleset else 0
-            joined = CombatantState(sheet=sheet, hp=sheet.hp, will=sheet.will, bonus_actions=bonus,
-                                    wielding=tuple(w.id for w in sheet.wielded()))
-            return replace(state, combatants={**state.combatants, sheet.id: joined})
-        case DiceRolled():
-            return replace(state, rolls=event.counter)
-        case CostPaid():
-            return _paid(state, event)
-        case ResourceChanged():
-            return _with(state, event.who, **{event.resource: event.after})
-        case ConditionApplied():
-            return _conditions(state, event.who, event.condition, event.stacks)
-        case ConditionCleared():
-            return _conditions(state, event.who, event.condition, 0)
-        case ConditionTicked():
-            fighter = state.combatants[event.who]
-            return _with(state, event.who, remaining={**fighter.remaining, event.condition: event.remaining})
-        case SeedRevealed():
-            return replace(state, revealed_seed=event.seed)
-    return _flow(state, event)
-
-
 def _paid(state: FightState, event: CostPaid) -> FightState:
     if event.resource == "bonus_action":
         fighter = state.combatants[event.who]
@@ -301,50 +272,94 @@ def _paid(state: FightState, event: CostPaid) -> FightState:
     return replace(state, turn_movement=state.turn_movement - event.amount)
 
 
-def _flow(state: FightState, event: Event) -> FightState:
-    """The fight's flow: surprise, initiative, rounds and turns, positions, gear, the end."""
-    match event:
-        case SurpriseDetermined():
-            return replace(state, surprise={**state.surprise, event.who: event.tier})
-        case InitiativeRolled():
-            state = replace(state, initiative={**state.initiative, event.who: event.check.total})
-            return replace(state, ranking=_rank(state))
-        case InitiativeTied(allies=allies):
-            return replace(state, tie_open=event.group if allies else ())
-        case InitiativeRollOff():
-            parts = break_ties(list(event.group), {r.roller: r.total for r in event.rolls})
-            return replace(state, ranking=_replace_group(state.ranking, event.group, parts), tie_open=())
-        case InitiativeAgreed(order=order):
-            parts = [[who] for who in order]
-            return replace(state, ranking=_replace_group(state.ranking, order, parts), tie_open=())
-        case InitiativeOrderSet(order=order):
-            return replace(state, order=order)
-        case RoundStarted():
-            return replace(state, round=event.round)
-        case TurnStarted():
-            economy = state.ruleset.economy if state.ruleset else None
-            taken = state.turns_taken if event.who in state.turns_taken else (*state.turns_taken, event.who)
-            return replace(state, turn=event.who, disengaged=False, turns_taken=taken,
-                           turn_actions=economy.actions if economy else 1,
-                           turn_movement=economy.movement_actions if economy else 1)
-        case TurnEnded():
-            return replace(state, turn=None, turn_actions=0, turn_movement=0, disengaged=False)
-        case BonusActionsRefilled():
-            return _with(state, event.who, bonus_actions=event.after)
-        case EngagementChanged():
-            return _engage(state, event.who, event.others, event.engaged)
-        case Moved():
-            return _engage(state, event.who, event.left, False)
-        case Disengaged():
-            fighter = state.combatants[event.who]
-            return replace(_with(state, event.who, bonus_actions=fighter.bonus_actions - event.cost),
-                           disengaged=True)
-        case WeaponDrawn():
-            fighter = state.combatants[event.who]
-            return _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
-        case FightEnded():
-            return replace(state, ending=event)
-    return state
+def _started(state: FightState, event: FightStarted) -> FightState:
+    return replace(state, started=True, title=event.title, ruleset=event.ruleset, dice=event.dice,
+                   seed_commitment=event.seed_commitment)
+
+
+def _joined(state: FightState, event: CombatantJoined) -> FightState:
+    sheet = event.sheet
+    bonus = state.ruleset.economy.bonus_actions if state.ruleset else 0
+    joined = CombatantState(sheet=sheet, hp=sheet.hp, will=sheet.will, bonus_actions=bonus,
+                            wielding=tuple(w.id for w in sheet.wielded()))
+    return replace(state, combatants={**state.combatants, sheet.id: joined})
+
+
+def _ticked(state: FightState, event: ConditionTicked) -> FightState:
+    fighter = state.combatants[event.who]
+    return _with(state, event.who, remaining={**fighter.remaining, event.condition: event.remaining})
+
+
+def _initiative(state: FightState, event: InitiativeRolled) -> FightState:
+    state = replace(state, initiative={**state.initiative, event.who: event.check.total})
+    return replace(state, ranking=_rank(state))
+
+
+def _roll_off(state: FightState, event: InitiativeRollOff) -> FightState:
+    parts = break_ties(list(event.group), {r.roller: r.total for r in event.rolls})
+    return replace(state, ranking=_replace_group(state.ranking, event.group, parts), tie_open=())
+
+
+def _agreed(state: FightState, event: InitiativeAgreed) -> FightState:
+    parts = [[who] for who in event.order]
+    return replace(state, ranking=_replace_group(state.ranking, event.order, parts), tie_open=())
+
+
+def _turn_started(state: FightState, event: TurnStarted) -> FightState:
+    economy = state.ruleset.economy if state.ruleset else None
+    taken = state.turns_taken if event.who in state.turns_taken else (*state.turns_taken, event.who)
+    return replace(state, turn=event.who, disengaged=False, turns_taken=taken,
+                   turn_actions=economy.actions if economy else 1,
+                   turn_movement=economy.movement_actions if economy else 1)
+
+
+def _disengaged(state: FightState, event: Disengaged) -> FightState:
+    fighter = state.combatants[event.who]
+    return replace(_with(state, event.who, bonus_actions=fighter.bonus_actions - event.cost), disengaged=True)
+
+
+def _drawn(state: FightState, event: WeaponDrawn) -> FightState:
+    fighter = state.combatants[event.who]
+    return _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
+
+
+#: What each event type changes besides the lifecycle, the phase and the envelope's position: one function
+#: per type that changes anything (the fight's set-up, resources, conditions, the fight's flow: surprise,
+#: initiative, rounds and turns, positions, gear, the end); every other type changes nothing. An effect reads
+#: neither the action stack, the phase, the action count nor the position (``fight_id``, ``version``,
+#: ``last_hash``): :mod:`omen_core.lazy` relies on it, and a test checks it.
+EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
+    FightStarted: _started,
+    CombatantJoined: _joined,
+    DiceRolled: lambda state, event: replace(state, rolls=event.counter),
+    CostPaid: _paid,
+    ResourceChanged: lambda state, event: _with(state, event.who, **{event.resource: event.after}),
+    ConditionApplied: lambda state, event: _conditions(state, event.who, event.condition, event.stacks),
+    ConditionCleared: lambda state, event: _conditions(state, event.who, event.condition, 0),
+    ConditionTicked: _ticked,
+    SeedRevealed: lambda state, event: replace(state, revealed_seed=event.seed),
+    SurpriseDetermined: lambda state, event: replace(state, surprise={**state.surprise, event.who: event.tier}),
+    InitiativeRolled: _initiative,
+    InitiativeTied: lambda state, event: replace(state, tie_open=event.group if event.allies else ()),
+    InitiativeRollOff: _roll_off,
+    InitiativeAgreed: _agreed,
+    InitiativeOrderSet: lambda state, event: replace(state, order=event.order),
+    RoundStarted: lambda state, event: replace(state, round=event.round),
+    TurnStarted: _turn_started,
+    TurnEnded: lambda state, event: replace(state, turn=None, turn_actions=0, turn_movement=0, disengaged=False),
+    BonusActionsRefilled: lambda state, event: _with(state, event.who, bonus_actions=event.after),
+    EngagementChanged: lambda state, event: _engage(state, event.who, event.others, event.engaged),
+    Moved: lambda state, event: _engage(state, event.who, event.left, False),
+    Disengaged: _disengaged,
+    WeaponDrawn: _drawn,
+    FightEnded: lambda state, event: replace(state, ending=event),
+}
+
+
+def _effects(state: FightState, event: Event) -> FightState:
+    """What an event changes besides the lifecycle and the phase (:data:`EFFECTS`)."""
+    effect = EFFECTS.get(type(event))
+    return state if effect is None else effect(state, event)
 
 
 def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tuple[PendingAction, ...]:

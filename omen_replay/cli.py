@@ -295,10 +295,11 @@ def replay_cmd(
     """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it, or step through it."""
     try:
         store, fight_id = _open_fight(log_url, fight)
-        records = list(store.read(fight_id))
-        if to is not None and not 0 <= to <= len(records):
-            _bad_input(f"--to {to} is outside the log (seq 1 to {len(records)})")
-        if steps:
+        records = list(store.read(fight_id)) if steps else None
+        last = len(records) if records is not None else store.version(fight_id)
+        if to is not None and not 0 <= to <= last:
+            _bad_input(f"--to {to} is outside the log (seq 1 to {last})")
+        if records is not None:
             _print_steps([r for r in records if to is None or r.seq <= to], as_json)
             return
         snapshots = open_snapshots(log_url)

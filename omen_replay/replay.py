@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from itertools import takewhile
 
 import msgspec
 
+from omen_core.errors import LogCorrupted
 from omen_core.events import UNDO_MARKERS, StoredEvent, decode_line
+from omen_core.lazy import UndoMarkerFound, fold_lines
 from omen_core.state import FightState, fold, project, undo_history
 from omen_core.store import EventStore
 
@@ -64,18 +67,59 @@ def step_through(records: Iterable[StoredEvent]) -> Iterator[tuple[StoredEvent, 
         yield rec, state, rec.seq in voided
 
 
-def undo_markers(store: EventStore, fight_id: str) -> list[StoredEvent]:
-    """The fight's undo and redo events, found without decoding the rest where the store keeps raw lines."""
+def undo_markers(store: EventStore, fight_id: str, after_seq: int = 0) -> list[StoredEvent]:
+    """The fight's undo and redo events (after ``after_seq``), found without decoding the rest where the store
+    keeps raw lines: a byte search over each chunk of lines, then over the lines of a chunk that has a hit.
+
+    A line that only looks like a marker and does not decode, a torn tail or missing rows are left to the
+    replay, which reports them if it reads that far.
+    """
+    chunks = getattr(store, "read_lines", None)
     raw = getattr(store, "raw_lines", None)
-    if raw is None:
-        return [r for r in store.read(fight_id) if isinstance(r.event, UNDO_MARKERS)]
-    found = (decode_line(line) for line in raw(fight_id) if b'"type":"undone"' in line or b'"type":"redone"' in line)
+    if chunks is None and raw is None:
+        return [r for r in store.read(fight_id, after_seq) if isinstance(r.event, UNDO_MARKERS)]
+    found = []
+    with contextlib.suppress(LogCorrupted):  # a torn tail, missing rows: the replay reports them if it gets there
+        skip = after_seq
+        for chunk in chunks(fight_id) if chunks is not None else ([line] for line in raw(fight_id)):
+            if skip >= len(chunk):
+                skip -= len(chunk)
+                continue
+            chunk, skip = chunk[skip:], 0
+            if b'done"' not in b"".join(chunk):  # both markers' tags end so
+                continue
+            for line in chunk:
+                if b'"type":"undone"' in line or b'"type":"redone"' in line:
+                    with contextlib.suppress(msgspec.DecodeError):
+                        found.append(decode_line(line))
     return [r for r in found if isinstance(r.event, UNDO_MARKERS)]
 
 
 def replay_store(store: EventStore, fight_id: str, to_seq: int | None = None) -> FightState:
-    """The state of a stored fight after ``to_seq`` (or at the end), streaming: one cheap pass finds the undos,
-    one pass folds the events, stopping at ``to_seq``; the log is never held in memory."""
+    """The state of a stored fight after ``to_seq`` (or at the end), streaming, the log never held in memory.
+
+    Stores that keep raw lines (JSON Lines, SQLite) replay lazily (:func:`omen_core.lazy.fold_lines`): one
+    pass that decodes in full only what the fold needs and checks every event's order, as if nothing were
+    undone; if it meets an undo marker (or fails, and the log has undos: the event that failed may be undone
+    later), a cheap pass finds the markers and the fold starts again with the undone seqs. Other stores: one pass
+    finds the undos, one folds the events (:func:`~omen_core.state.project`). Either way the state is the
+    reference's, and nothing after ``to_seq`` is folded.
+    """
+    lines = getattr(store, "read_lines", None)
+    if lines is not None:
+        def read(after: int) -> Iterator[StoredEvent]:
+            return store.read(fight_id, after)
+
+        try:
+            return fold_lines(lines(fight_id), fight_id, read, to_seq=to_seq)
+        except UndoMarkerFound as found:  # the first marker: the others come after it
+            markers = [m for m in undo_markers(store, fight_id, found.args[0] - 1) if to_seq is None or m.seq <= to_seq]
+        except Exception:
+            # folded as if nothing were undone: an event that fails may be one a later undo voids
+            markers = [m for m in undo_markers(store, fight_id) if to_seq is None or m.seq <= to_seq]
+            if not markers:
+                raise
+        return fold_lines(lines(fight_id), fight_id, read, voided=undo_history(markers)[0], to_seq=to_seq)
     markers = [m for m in undo_markers(store, fight_id) if to_seq is None or m.seq <= to_seq]
     stream = store.read(fight_id)
     if to_seq is not None:

@@ -103,6 +103,20 @@ class JsonlStore:
             line, offset = _seek_point(path, fight_id, after_seq, size)
         return _stream(path, fight_id, after_seq, size, line, offset)
 
+    def read_lines(self, fight_id: str) -> Iterator[list[bytes]]:
+        """The fight's lines as stored (newline included), in order, in lists of about ``_CHUNK`` bytes, undecoded:
+        for a reader that decodes lazily (:func:`omen_core.lazy.fold_lines`).
+
+        As :meth:`read`: :class:`UnknownFight` at once, only the bytes present
+        when called are read, and :class:`TornTail` is raised after the last
+        intact line of a torn file. Each line's own checks (that it decodes, is
+        the next seq, of this fight) are the reader's: :meth:`read` reports them.
+        """
+        path = self._existing(fight_id)
+        with _locked(path, shared=True):
+            size = path.stat().st_size
+        return _chunks(path, size)
+
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Every line of the fight's file exactly as stored (newline included; a torn last line has none)."""
         path = self._existing(fight_id)
@@ -262,6 +276,33 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
                 yield ev
             if consumed >= limit:
                 return
+
+
+_CHUNK = 1 << 16  # bytes of lines per list; the file is read through a buffer of twice that
+
+
+def _chunks(path: Path, limit: int) -> Iterator[list[bytes]]:
+    """The lines in the first ``limit`` bytes of ``path``, in lists; :class:`TornTail` after them if the last
+    has no newline."""
+    consumed = lines_read = 0
+    with open(path, "rb", buffering=2 * _CHUNK) as f:
+        while consumed < limit:
+            lines = f.readlines(min(_CHUNK, limit - consumed))
+            if not lines:
+                return
+            consumed += sum(map(len, lines))
+            while consumed - len(lines[-1]) >= limit:  # the file grew since: only the bytes there were
+                consumed -= len(lines.pop())
+            if consumed > limit:
+                lines[-1] = lines[-1][:len(lines[-1]) - (consumed - limit)]
+                consumed = limit
+            lines_read += len(lines)
+            if consumed >= limit and not lines[-1].endswith(b"\n"):
+                torn = lines.pop()
+                if lines:
+                    yield lines
+                raise TornTail(path, lines_read, torn)
+            yield lines
 
 
 #: Every this many events, the byte offset of a line is noted in ``<log>.idx`` (a cache) so that reading

@@ -18,6 +18,7 @@ from .base import check_batch, check_fight_id
 __all__ = ["SqliteStore"]
 
 _DECODE = msgspec.json.Decoder(StoredEvent).decode
+_CHUNK = 2048
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -92,6 +93,22 @@ class SqliteStore:
             raise UnknownFight(fight_id, self._path)
         return self._stream(fight_id, after_seq)
 
+    def read_lines(self, fight_id: str) -> Iterator[list[bytes]]:
+        """Each event's stored bytes, in seq order, in lists of ``_CHUNK`` rows, undecoded: for a reader that decodes
+        lazily (:func:`omen_core.lazy.fold_lines`).
+
+        As :meth:`read`: :class:`UnknownFight` at once, :class:`LogCorrupted`
+        where rows are missing (after the rows before the gap). Each row's own
+        checks (that it decodes, as the event of its row) are the reader's:
+        :meth:`read` reports them.
+        """
+        with self._lock:
+            known = self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
+                                       (fight_id,)).fetchone()
+        if known is None:
+            raise UnknownFight(fight_id, self._path)
+        return self._chunks(fight_id)
+
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Each event's stored bytes as a JSON Lines line (newline included), in seq order, undecoded:
         for an audit that reports every problem."""
@@ -152,6 +169,25 @@ class SqliteStore:
                                                         "(rows missing)")
                 yield self._decode(fight_id, seq, line)
                 expected = seq + 1
+        finally:
+            with contextlib.suppress(sqlite3.ProgrammingError):  # the store may be closed already
+                cursor.close()
+
+    def _chunks(self, fight_id: str) -> Iterator[list[bytes]]:
+        """The rows' lines in lists, checking that the rows run 1, 2, 3... without gaps."""
+        cursor = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? ORDER BY seq", (fight_id,))
+        try:
+            expected = 1
+            while rows := cursor.fetchmany(_CHUNK):
+                if rows[0][0] != expected or rows[-1][0] != expected + len(rows) - 1:
+                    gap = next(i for i, (seq, _) in enumerate(rows) if seq != expected + i)
+                    if gap:
+                        yield [line for _, line in rows[:gap]]
+                    seq = rows[gap][0]
+                    raise LogCorrupted(self._path, seq, f"seq {seq} where {expected + gap} was expected "
+                                                        "(rows missing)")
+                expected += len(rows)
+                yield [line for _, line in rows]
         finally:
             with contextlib.suppress(sqlite3.ProgrammingError):  # the store may be closed already
                 cursor.close()

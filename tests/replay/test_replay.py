@@ -66,3 +66,21 @@ class TestReplayStore:
         fight = run_demo(store, clock=lambda: 0)
         fight.undo()
         assert replay_store(store, "demo") == fight.state
+
+    def test_undo_markers_are_found_without_decoding_everything(self, tmp_path):
+        """undo_markers finds exactly the undo and redo events after a seq, on every kind of store."""
+        from omen_core.events import UNDO_MARKERS
+        from omen_core.store import JsonlStore, SqliteStore
+        from omen_replay.replay import undo_markers
+
+        stores = [MemoryStore(), JsonlStore(tmp_path), SqliteStore(tmp_path / "f.db")]
+        for store in stores:
+            fight = run_demo(store, clock=lambda: 0)
+            fight.undo()
+            fight.redo()
+            fight.undo()
+            records = list(store.read("demo"))
+            marks = [r for r in records if isinstance(r.event, UNDO_MARKERS)]
+            assert len(marks) == 3
+            for after in (0, marks[0].seq - 1, marks[0].seq, marks[-1].seq):
+                assert undo_markers(store, "demo", after) == [m for m in marks if m.seq > after]

@@ -273,3 +273,44 @@ class TestOffsetIndex:
         store, batch = self.long_log(tmp_path)
         (tmp_path / "f.jsonl.idx").write_text("1025 17\n2049 999999999\ngarbage\n")
         assert list(store.read("f", 2100)) == batch[2100:]
+
+
+class TestReadLines:
+    """``read_lines``: the stored lines undecoded, in lists, for the lazy replay."""
+
+    def test_lines_come_as_stored_in_order(self, store: JsonlStore, log: Path) -> None:
+        """Every line comes exactly as stored, newline included, in order, over several lists for a long log."""
+        events = make_events(FIGHT, 600)
+        store.append(FIGHT, events, 0)
+        chunks = list(store.read_lines(FIGHT))
+        assert len(chunks) > 1
+        assert [line for chunk in chunks for line in chunk] == [encode_line(ev) + b"\n" for ev in events]
+
+    def test_only_the_bytes_there_when_called(self, store: JsonlStore, log: Path) -> None:
+        """Lines appended after the call are not read (as ``read``)."""
+        events = make_events(FIGHT, 5)
+        store.append(FIGHT, events[:3], 0)
+        lines = store.read_lines(FIGHT)
+        store.append(FIGHT, events[3:], 3)
+        assert [line for chunk in lines for line in chunk] == [encode_line(ev) + b"\n" for ev in events[:3]]
+
+    def test_a_torn_tail_comes_after_the_intact_lines(self, store: JsonlStore, log: Path) -> None:
+        """A torn last line raises TornTail, naming it as ``read`` does, after the intact lines."""
+        events = make_events(FIGHT, 5)
+        store.append(FIGHT, events, 0)
+        data = log.read_bytes()
+        log.write_bytes(data[:len(data) - 20])
+        got = []
+        with pytest.raises(TornTail) as info:
+            for chunk in store.read_lines(FIGHT):
+                got.extend(chunk)
+        assert got == [encode_line(ev) + b"\n" for ev in events[:4]]
+        with pytest.raises(TornTail) as reference:
+            list(store.read(FIGHT))
+        assert (info.value.line, info.value.torn) == (reference.value.line, reference.value.torn) == \
+            (5, encode_line(events[4])[:-19])
+
+    def test_unknown_fight_at_once(self, store: JsonlStore) -> None:
+        """An unknown fight raises UnknownFight when called, not when iterated."""
+        with pytest.raises(UnknownFight):
+            store.read_lines("nobody")

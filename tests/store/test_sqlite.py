@@ -113,3 +113,37 @@ class TestLifetime:
         store.close()
         store.close()
         reading.close()
+
+
+class TestReadLines:
+    """``read_lines``: the rows' lines undecoded, in lists, for the lazy replay."""
+
+    def test_lines_come_as_stored_in_order(self, store: SqliteStore) -> None:
+        """Every row's line comes exactly as stored, in seq order, over several lists for a long log."""
+        events = make_events(FIGHT, 5000)
+        store.append(FIGHT, events, 0)
+        chunks = list(store.read_lines(FIGHT))
+        assert len(chunks) > 1
+        assert [line for chunk in chunks for line in chunk] == [encode_line(ev) for ev in events]
+
+    def test_missing_rows_after_the_rows_before_them(self, store: SqliteStore, db: Path) -> None:
+        """A seq gap raises the LogCorrupted ``read`` raises, after the lines of the rows before it."""
+        events = make_events(FIGHT, 3000)
+        store.append(FIGHT, events, 0)
+        with closing(raw(db)) as conn:
+            conn.execute("DELETE FROM events WHERE seq = 2500")
+        got = []
+        with pytest.raises(LogCorrupted) as info:
+            for chunk in store.read_lines(FIGHT):
+                got.extend(chunk)
+        assert got == [encode_line(ev) for ev in events[:2499]]
+        with pytest.raises(LogCorrupted) as reference:
+            list(store.read(FIGHT))
+        assert str(info.value) == str(reference.value)
+
+    def test_unknown_fight_at_once(self, store: SqliteStore) -> None:
+        """An unknown fight raises UnknownFight when called, not when iterated."""
+        from omen_core.errors import UnknownFight
+
+        with pytest.raises(UnknownFight):
+            store.read_lines("nobody")
