@@ -136,8 +136,7 @@ def test_event_schema_in_the_docs_is_omen_schema():
 
     import jsonschema
 
-    from omen_core.events import Event
-    from omen_core.events import event_schema
+    from omen_core.events import Event, event_schema
 
     published = json.loads((ROOT / "docs" / "schema" / "stored-event.schema.json").read_text())
     assert published == json.loads(json.dumps(event_schema())), "regenerate: omen schema -o docs/schema/stored-event.schema.json"

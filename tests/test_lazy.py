@@ -367,7 +367,7 @@ def test_broken_framing_is_reported_as_the_store_reports_it(generated_records, t
 def test_nothing_after_to_seq_is_read(tmp_path: Path):
     """A replay to seq S neither folds nor reads what comes after S: a bad line or a torn tail there, with undos
     before it, does not stop it."""
-    records = read_log(ROOT / "fixtures" / "initiative-tie-roll-off-wardens-fall" / "fight.jsonl")
+    records = read_log(ROOT / "fixtures" / "ember-ford" / "fight.jsonl")
     lines = [encode_line(r) + b"\n" for r in records]
     lines[-5] = b"not an event\n"
     lines[-1] = lines[-1][:40]

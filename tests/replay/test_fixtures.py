@@ -26,10 +26,11 @@ def test_ties_going_to_the_attacker_are_caught(monkeypatch):
     from omen_core.rules import attack
 
     monkeypatch.setattr(attack, "hits", lambda attack_total, total_defense: attack_total >= total_defense)
-    result = check(ROOT / "ember-ford")
+    result = check(ROOT / "crit-tie-crit-damage-cancelled-crit")   # its seq 60: a 6 vs 6 tie, a miss
     assert not result.ok and result.divergence is not None
     d = result.divergence
-    assert (d.seq, d.field, d.expected, d.got) == (56, "$.event.hit", "false", "true")  # as docs/fixtures.md shows
+    assert (d.seq, d.field, d.expected, d.got) == (    # as docs/fixtures.md shows
+        60, "$.event.type", '"active_defense_window_skipped"', '"active_defense_window_opened"')
 
 
 def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
@@ -37,8 +38,8 @@ def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
     from omen_core.errors import BadInput
     from omen_core.rules import attack
 
-    copy = tmp_path / "ember-ford"
-    shutil.copytree(ROOT / "ember-ford", copy)
+    copy = tmp_path / "crit-tie-crit-damage-cancelled-crit"
+    shutil.copytree(ROOT / "crit-tie-crit-damage-cancelled-crit", copy)
     before = (copy / "fight.jsonl").read_bytes()
     monkeypatch.setattr(attack, "hits", lambda attack_total, total_defense: attack_total >= total_defense)
     with pytest.raises(BadInput, match="does not run"):

@@ -52,7 +52,8 @@ class TestWriters:
         md = render(EVENTS, MarkdownWriter())
         assert re.findall(r"^## Round (\d+)$", md, re.M) == ["1", "2", "3", "4"]
         assert re.search(r"^- ~~.*attacks Skarn Gutterjaw.*~~ \(undone\)$", md, re.M)
-        assert "| Kael Arden | wardens | 3/24 |" in md
+        assert "| Kael Arden | wardens | 10/24 |" in md
+        assert "| Brin Hollowmere | wardens | 0/18 | 12/12 | Dying, Prone |" in md
 
     def test_html_is_self_contained_with_a_chart(self):
         """HTML: parses, loads nothing from outside, has the timeline and an HP and a Will line per combatant."""
