@@ -78,6 +78,14 @@ def _bad_input(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def _seed_option(seed: str | None) -> bytes | None:
+    """The ``--seed`` option as bytes; not hex is bad input (exit 2)."""
+    try:
+        return bytes.fromhex(seed) if seed is not None else None
+    except ValueError:
+        _bad_input(f"--seed must be hex, got {seed!r}")
+
+
 def _guarded(exc: OmenError) -> NoReturn:
     log.info("command_failed", error=type(exc).__name__, message=str(exc))
     _bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2)
@@ -209,10 +217,7 @@ def verify_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report.")] = False,
 ) -> None:
     """Audit a log: chain, order, seed and dice, every derived number. Exit 1 on findings, 2 if unreadable."""
-    try:
-        seed_bytes = bytes.fromhex(seed) if seed is not None else None
-    except ValueError:
-        _bad_input(f"--seed must be hex, got {seed!r}")
+    seed_bytes = _seed_option(seed)
     try:
         store, fight_id = _open_fight(log_url, fight)
         raw = getattr(store, "raw_lines", None)
@@ -338,10 +343,7 @@ def explain_cmd(
     """Explain a roll, an attack, a save or a check: every die, every bonus and its source, every rule."""
     from .explain import explain
 
-    try:
-        seed_bytes = bytes.fromhex(seed) if seed is not None else None
-    except ValueError:
-        _bad_input(f"--seed must be hex, got {seed!r}")
+    seed_bytes = _seed_option(seed)
     try:
         store, fight_id = _open_fight(log_url, fight)
         found = explain(store.read(fight_id), seq, seed_bytes)
