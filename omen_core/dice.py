@@ -37,6 +37,7 @@ __all__ = [
     "ManualDice",
     "ScriptedDice",
     "NoDice",
+    "RecordedDice",
     "seeded_face",
     "face_from_uint64",
     "commitment",
@@ -223,6 +224,39 @@ class NoDice:
 
     def restore(self, mark: object) -> None:
         """Nothing to restore."""
+
+
+class RecordedDice:
+    """The rolls a batch recorded, handed back in order with their own sources: how an audit decides a command
+    again (C29 order, as it was rolled). Running out names the roll the rules call for that the log lacks."""
+
+    def __init__(self, rolls: Iterable[DiceRolled]):
+        self._rolls = list(rolls)
+        self._pos = 0
+        self.kind: DiceSourceKind = self._rolls[0].source if self._rolls else "manual"
+
+    @property
+    def remaining(self) -> int:
+        """How many recorded rolls are left."""
+        return len(self._rolls) - self._pos
+
+    def faces(self, request: RollRequest) -> list[int]:
+        """The next recorded roll's faces (its source becomes :attr:`kind` for this roll)."""
+        if self._pos >= len(self._rolls):
+            raise DiceExhausted(request.describe(), len(request.pool), 0)
+        rolled = self._rolls[self._pos]
+        self._pos += 1
+        self.kind = rolled.source
+        return [d.face for d in rolled.dice]
+
+    def checkpoint(self) -> object:
+        """The position in the recorded rolls."""
+        return self._pos
+
+    def restore(self, mark: object) -> None:
+        """Go back to a checkpoint."""
+        assert isinstance(mark, int)
+        self._pos = mark
 
 
 def roll(source: DiceSource, request: RollRequest) -> DiceRolled:

@@ -47,13 +47,16 @@ from .decide import (
     Move,
     PassReaction,
     React,
+    Redo,
     RevealSeed,
     RollInitiative,
     RollOff,
     RouteDamage,
     StartFight,
     StaticCheck,
-    decide,
+    Target,
+    Undo,
+    decided,
 )
 from .dice import DiceSource, NoDice, SeededDice
 from .errors import RuleViolation
@@ -74,24 +77,22 @@ from .events import (
     StoredEvent,
     Undone,
     seal,
-    verify_chain,
 )
 from .machine import Step
 from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
-from .state import FightState, fold, undo_history
+from .state import FightState
 from .store.base import EventStore, check_fight_id
-from .store.snapshots import SnapshotStore, state_at, take
+from .store.snapshots import SnapshotStore, take
+from .walk import StoreSource, after_marker, landmarks_of, state_at
 
 __all__ = ["Clock", "system_clock", "Fight"]
 
 Clock = Callable[[], int]
 Window = ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
-WINDOWS = (ActiveDefenseWindowOpened, RoutingWindowOpened, ReactionWindowOpened, CatchWindowOpened)
-_WAITING = (Step.WINDOW_OPEN, Step.ROUTING_OPEN, Step.REACTIONS_OPEN, Step.CATCH_OPEN)
 E = TypeVar("E")
-#: How many events :meth:`Fight.undo` first reads back from the end (four times more each time it must look further).
-_TAIL = 256
+#: How many recent states a live fight keeps (by seq) so that undoing the last commands needs no re-reading.
+_RECENT = 64
 log = structlog.get_logger(__name__)
 
 
@@ -100,12 +101,29 @@ def system_clock() -> int:
     return time.time_ns() // 1_000_000
 
 
+class _History:
+    """What an undo back to a chosen seq asks of the log (:class:`omen_core.decide.History`), from the store."""
+
+    def __init__(self, fight: Fight):
+        self.fight = fight
+
+    def target(self, seq: int) -> Target | None:
+        fight = self.fight
+        rec = next(iter(fight.store.read(fight.fight_id, seq - 1)), None) if seq >= 1 else None
+        if rec is None or rec.seq != seq:
+            return None
+        voided = landmarks_of(fight.store.landmarks(fight.fight_id)).voided()
+        return Target(before=fight.state_after(seq - 1), event=rec.event, seq=seq, batch=rec.batch,
+                      live=seq not in voided)
+
+
 class Fight:
     """One fight: its store, dice source, clock and the state folded from its events.
 
     Create with :meth:`start` or :meth:`load`. Every command method decides,
-    appends atomically with optimistic concurrency, and folds the new events;
-    a command that breaks a rule raises and appends nothing.
+    appends atomically with optimistic concurrency, and keeps the state its
+    decision computed (each event is folded once); a command that breaks a
+    rule raises and appends nothing.
     """
 
     def __init__(self, store: EventStore, state: FightState, dice: DiceSource | None,
@@ -113,6 +131,7 @@ class Fight:
         self.store, self.dice, self.clock = store, dice, clock
         self.snapshots, self.snapshot_every = snapshots, snapshot_every
         self._state = state
+        self._recent: dict[int, FightState] = {state.version: state}
 
     @classmethod
     def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
@@ -136,17 +155,13 @@ class Fight:
              clock: Clock = system_clock, snapshots: SnapshotStore | None = None,
              snapshot_every: int = 500) -> Fight:
         """Rebuild a stored fight from its events (from its latest usable snapshot, if any), checking the
-        hash chain of every event folded."""
-        snapshot = snapshots.latest(fight_id, 1 << 62) if snapshots is not None else None
-        anchor = next(store.read(fight_id, snapshot.seq - 1), None) if snapshot is not None else None
-        if snapshot is not None and anchor is not None and anchor.hash == snapshot.event_hash:
-            verify_chain(store.read(fight_id, snapshot.seq), fight_id, prev_hash=snapshot.event_hash,
-                         first_seq=snapshot.seq + 1)
-        else:
-            verify_chain(store.read(fight_id), fight_id)
-        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every)
-        fight._state = fight._state_at(None)
-        return fight
+        hash chain of every event read."""
+        state = state_at(StoreSource(store, fight_id), snapshots)
+        if not state.version:
+            from .errors import UnknownFight
+
+            raise UnknownFight(fight_id, getattr(store, "location", repr(store)))
+        return cls(store, state, dice, clock, snapshots, snapshot_every)
 
     def snapshot(self) -> None:
         """Take a snapshot of the current state now (needs a snapshot store)."""
@@ -154,10 +169,13 @@ class Fight:
             raise RuleViolation("snapshots", "this fight has no snapshot store")
         self.snapshots.save(take(self._state))
 
-    def _state_at(self, to_seq: int | None) -> FightState:
-        """The state after ``to_seq`` (the end by default), from a snapshot where one fits."""
-        state = state_at(lambda after: self.store.read(self.fight_id, after), self.fight_id, self.snapshots, to_seq)
-        return state if state.fight_id else msgspec.structs.replace(state, fight_id=self.fight_id)
+    def state_after(self, seq: int) -> FightState:
+        """The state just after the event at ``seq``, as the log stands now (a recent one kept in memory, else
+        walked from the latest usable snapshot)."""
+        kept = self._recent.get(seq)
+        if kept is not None:
+            return kept
+        return state_at(StoreSource(self.store, self.fight_id), self.snapshots, seq)
 
     def undo(self, to_seq: int | None = None, reason: str = "") -> Undone:
         """Undo the last command, or everything from ``to_seq`` on, by appending an event that voids them.
@@ -166,103 +184,18 @@ class Fight:
         projection skips them. Undo goes back to safe points only: the start of
         a command that began with no action in progress; undoing an answer to
         a window undoes the whole action. Returns the :class:`Undone` event.
-
-        Only the tail of the log is read (from ``to_seq``, or back to the last
-        safe point), and the states it checks come from snapshots where the
-        fight has them, so an undo costs the same on a long log as on a short one.
+        The state it goes back to is one kept in memory or walked from a
+        snapshot: an undo costs the same on a long log as on a short one.
         """
-        version = self._state.version
-        if to_seq is not None:
-            live = self._live_tail(max(to_seq - 1, 0)) if 1 < to_seq <= version else []
-            start, before = self._undo_back_to(live, to_seq)
-        else:
-            found, live, span, tried = None, [], _TAIL, set()
-            while found is None:
-                after = max(version - span, 0)
-                live = self._live_tail(after)
-                found = self._last_safe_start(live, tried)
-                if after == 0:
-                    break
-                span *= 4
-            if found is None:
-                raise RuleViolation("undo", "there is nothing to undo" if len(live) < 2
-                                    else "there is no safe point to undo back to")
-            start, before = found
-        event = Undone(from_seq=start, to_seq=live[-1].seq, reason=reason)
-        self._append_marker(event, before)
+        event = self.execute(Undo(to_seq=to_seq, reason=reason))[-1].event
+        assert isinstance(event, Undone)
         return event
 
     def redo(self, reason: str = "") -> Redone:
         """Take back the last undo, if nothing has been done since."""
-        span = _TAIL
-        while True:  # the markers are at the end of the log: read back until the last undo is in view
-            after = max(self._state.version - span, 0)
-            records = list(self.store.read(self.fight_id, after))
-            _, undos = undo_history(records)
-            later = [r for r in records if not isinstance(r.event, UNDO_MARKERS)]
-            if undos or later or after == 0:
-                break
-            span *= 4
-        open_undos = [u for u in undos if u.redone_at is None]
-        if not open_undos or any(r.seq > open_undos[-1].seq for r in later):
-            if after > 0:  # the undo (if any) is further back: read the whole log to say exactly what stops it
-                records = list(self.store.read(self.fight_id))
-                _, undos = undo_history(records)
-                open_undos = [u for u in undos if u.redone_at is None]
-            if not open_undos:
-                raise RuleViolation("undo", "there is no undo to take back")
-        last = open_undos[-1]
-        later = [r for r in records if r.seq > last.seq and not isinstance(r.event, UNDO_MARKERS)]
-        if later:
-            raise RuleViolation("undo", f"events have been added since the undo at seq {last.seq} "
-                                        f"(from seq {later[0].seq}): it can no longer be redone")
-        event = Redone(undo_seq=last.seq, reason=reason)
-        self._append_marker(event)
+        event = self.execute(Redo(reason=reason))[-1].event
+        assert isinstance(event, Redone)
         return event
-
-    def _live_tail(self, after: int) -> list[StoredEvent]:
-        """The live (not undone) events with seq > ``after``, undo markers left out.
-
-        Whether an event is undone is decided by markers written after it, so
-        the tail alone is enough: a marker before ``after`` only voids events
-        before it.
-        """
-        records = list(self.store.read(self.fight_id, after))
-        voided, _ = undo_history(records)
-        return [r for r in records if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
-
-    def _last_safe_start(self, live: list[StoredEvent], tried: set[int]) -> tuple[int, FightState] | None:
-        """The last command start among ``live`` with no action in progress before it (a safe point), and the
-        state just before it."""
-        for seq in reversed([r.seq for r in live if r.batch == r.seq and r.seq > 1]):
-            if seq not in tried:
-                tried.add(seq)
-                before = self._state_at(seq - 1)
-                if before.at_rest:
-                    return seq, before
-        return None
-
-    def _undo_back_to(self, live: list[StoredEvent], to_seq: int) -> tuple[int, FightState]:
-        """``to_seq`` and the state before it if it is a safe point to undo back to; otherwise a RuleViolation
-        saying why."""
-        if not any(r.seq == to_seq and r.batch == to_seq for r in live):
-            starts = [r.seq for r in self._live_tail(0) if r.batch == r.seq and 1 < r.seq <= to_seq]
-            hint = f"; the command holding it starts at seq {starts[-1]}" if starts else ""
-            raise RuleViolation("undo", f"seq {to_seq} does not start a command that can be undone{hint}")
-        before = self._state_at(to_seq - 1)
-        if not before.at_rest:
-            raise RuleViolation("undo", f"cannot undo back to seq {to_seq}: action {before.pending.action} is "
-                                        f"in progress there (at '{before.step.value}'); undo back to where it "
-                                        "was declared")
-        return to_seq, before
-
-    def _append_marker(self, event: Undone | Redone, before: FightState | None = None) -> None:
-        """Append an undo or redo marker and move the state on. After an undo the state is the one before the
-        undone range (``before``, already computed), at the marker's position; after a redo it is rebuilt."""
-        marker = self._seal([event])
-        self.store.append(self.fight_id, marker, self._state.version)
-        self._state = fold(before, marker[0]) if before is not None else self._state_at(None)
-        log.info("undo" if isinstance(event, Undone) else "redo", fight_id=self.fight_id, **msgspec.to_builtins(event))
 
     @property
     def state(self) -> FightState:
@@ -284,24 +217,41 @@ class Fight:
         """Every stored event of this fight, read from the store."""
         return list(self.store.read(self.fight_id))
 
-    def execute(self, command: Command) -> list[StoredEvent]:
-        """Decide ``command``, append its events, fold them; return the stored events."""
+    def execute(self, command: Command, by: str = "") -> list[StoredEvent]:
+        """Decide ``command`` (given by ``by``, for the record), append its events, and keep the state the
+        decision computed; return the stored events."""
         dice = self._dice()
         mark = dice.checkpoint()
         try:
-            events = decide(self._state, command, dice)
-            stored = self._seal(events)
+            draft = decided(self._state, command, dice, _History(self), by)
+            stored = self._seal(draft.events)
             self.store.append(self.fight_id, stored, self._state.version)
         except BaseException:
             dice.restore(mark)
             raise
-        for rec in stored:
-            self._state = fold(self._state, rec)
-        if self.snapshots is not None and stored[-1].seq // self.snapshot_every > (stored[0].seq - 1) // self.snapshot_every:
-            self.snapshots.save(take(self._state))
+        last = stored[-1]
+        if isinstance(last.event, UNDO_MARKERS):
+            before = msgspec.structs.replace(draft.state, version=last.seq - 1)
+            state = after_marker(before, last, self.state_after, self._batch_of)
+        else:
+            state = msgspec.structs.replace(draft.state, fight_id=self.fight_id, version=last.seq,
+                                            last_hash=last.hash)
+        self._keep(state)
+        if self.snapshots is not None and last.seq // self.snapshot_every > (stored[0].seq - 1) // self.snapshot_every:
+            self.snapshots.save(take(state))
         log.debug("events_appended", fight_id=self.fight_id, command=type(command).__name__,
-                  first_seq=stored[0].seq, last_seq=stored[-1].seq)
+                  first_seq=stored[0].seq, last_seq=last.seq)
         return stored
+
+    def _keep(self, state: FightState) -> None:
+        self._state = state
+        self._recent[state.version] = state
+        if len(self._recent) > _RECENT:
+            del self._recent[min(self._recent)]
+
+    def _batch_of(self, seq: int) -> int | None:
+        rec = next(iter(self.store.read(self.fight_id, seq - 1)), None)
+        return rec.batch if rec is not None and rec.seq == seq else None
 
     def join(self, sheet: CombatantSheet) -> CombatantSheet:
         """Add a combatant from its sheet."""
@@ -435,11 +385,14 @@ class Fight:
         state = self._state
         if state.tie_open:
             return InitiativeTied(group=state.tie_open, allies=True)
-        pending = state.pending
-        opened = [e for e in pending.events if isinstance(e, WINDOWS)] if pending else []
-        if not opened or state.step not in _WAITING:
+        frame = state.pending
+        if frame is None:
             return None
-        return opened[-1]
+        opened = {Step.REACTIONS_OPEN: frame.reaction_window,
+                  Step.WINDOW_OPEN: getattr(frame, "window", None),
+                  Step.ROUTING_OPEN: getattr(frame, "routing", None),
+                  Step.CATCH_OPEN: getattr(frame, "catch_window", None)}.get(frame.step)
+        return opened  # type: ignore[return-value]
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""
@@ -458,7 +411,7 @@ class Fight:
         batch = seq + 1
         for event in events:
             seq += 1
-            rec = seal(self.fight_id, seq, now, prev, event, batch)
+            rec = seal(self.fight_id, seq, now, prev, event, batch, len(events))
             out.append(rec)
             prev = rec.hash
         return out

@@ -1,23 +1,30 @@
-"""Every event type of a fight, the stored envelope around it, and the hash chain that seals it.
+"""Every event type of a fight, the stored envelope around it, the hash chain that seals it, and upcasters.
 
 Events are frozen, tagged msgspec Structs forming one union, :data:`Event`.
 A stored event (:class:`StoredEvent`) wraps one in an envelope: fight id,
-``seq`` (1, 2, 3... without gaps), ``recorded_at`` (integer milliseconds UTC
-from an injected clock), schema version, ``prev_hash`` and ``hash``.
+``seq`` (1, 2, 3... without gaps), ``batch`` and ``batch_size`` (the seq of
+the first event of the command that wrote it, and how many events that
+command wrote), ``recorded_at`` (integer milliseconds UTC from an injected
+clock), schema version, ``prev_hash`` and ``hash``.
 
-The chain: ``hash = sha256(prev_hash || canonical body)``, where
-``prev_hash`` enters as its 32 raw bytes (the first event's is
-:data:`GENESIS_HASH`, 32 zero bytes) and the canonical body is the msgspec
-JSON of the envelope *without* its ``hash`` field, fields in declaration
-order, no whitespace. Because ``hash`` is the envelope's last field, a
-stored line is its body with ``,"hash":"..."`` spliced in before the final
-``}``; any tool can recompute the chain from the raw lines.
+Every batch but a set-up one (``fight_started``, ``combatant_joined``, whose
+event is its command) opens with :class:`CommandIssued`: the command that
+produced it, in the scenario vocabulary, so an audit can decide it again.
+
+The chain: ``hash = sha256(prev_hash || body)``, where ``prev_hash`` enters
+as its 32 raw bytes (the first event's is :data:`GENESIS_HASH`, 32 zero
+bytes) and the body is the stored line *without* its ``hash`` field. A
+line is written canonically (msgspec JSON, fields in declaration order, no
+whitespace), with ``hash`` last, so the body is the line with
+``,"hash":"..."`` cut out before the final ``}``: any tool can recompute the
+chain from the raw lines (:func:`line_hash`), whatever schema version wrote
+them.
 
 >>> e = seal("demo", 1, 0, GENESIS_HASH, SeedRevealed(seed="00ff"))
 >>> line = encode_line(e)
->>> line[:60]
-b'{"fight_id":"demo","seq":1,"batch":1,"recorded_at":0,"schema'
->>> decode_line(line) == e and hash_ok(e)
+>>> line[:68]
+b'{"fight_id":"demo","seq":1,"batch":1,"batch_size":1,"recorded_at":0,'
+>>> decode_line(line) == e and hash_ok(e) and line_hash(GENESIS_HASH, line) == e.hash
 True
 """
 
@@ -25,13 +32,26 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
-from typing import Annotated, Literal, get_args
+from collections.abc import Callable, Iterable, Iterator
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
+from .commands import UNDO_COMMANDS, Command
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect
 from .errors import ChainBroken
+from .parts import (
+    DiceSourceKind,
+    Die,
+    Encircled,
+    Modifier,
+    Part,
+    PoolTag,
+    RollPurpose,
+    RollTotal,
+    Sequence_,
+    Situational,
+)
 from .rules.ambush import SurpriseTier, TimeWaited
 from .rules.attack import ActiveDefense, AttackKind
 
@@ -47,6 +67,8 @@ __all__ = [
     "EventBase",
     "FightStarted",
     "CombatantJoined",
+    "CommandIssued",
+    "DiceSourceChanged",
     "DiceRolled",
     "StaticCheckResolved",
     "ContestResolved",
@@ -105,74 +127,46 @@ __all__ = [
     "Undone",
     "Redone",
     "UNDO_MARKERS",
+    "RECORDS",
+    "HEADER_EVENTS",
+    "LANDMARKS",
     "Event",
     "EVENT_TYPES",
     "Unsealed",
     "StoredEvent",
+    "is_hex64",
+    "is_undo_batch",
     "canonical_body",
     "chain_hash",
+    "line_hash",
+    "line_body",
     "seal",
     "encode_line",
     "decode_line",
+    "UPCASTERS",
+    "upcast",
     "hash_ok",
     "chain_breaks",
     "verify_chain",
     "event_schema",
 ]
 
-SCHEMA_VERSION = 1
+#: The format of the lines written now. Version 1 (issue 1 to 9) lacked ``batch_size`` and ``command_issued``
+#: and called a roll total's ``counter`` ``roll``; :data:`UPCASTERS` read it.
+SCHEMA_VERSION = 2
 GENESIS_HASH = "0" * 64
 
-DiceSourceKind = Literal["seeded", "manual", "scripted"]
-PoolTag = Literal["primary", "fcs", "res", "active", "damage", "check", "save"]
-RollPurpose = Literal[
-    "hit", "base_defense", "active_defense", "damage",
-    "check", "save", "stealth", "perception", "initiative", "roll_off",
-]
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
-Sequence_ = Annotated[int, msgspec.Meta(ge=1)]
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def is_hex64(value: str) -> bool:
+    """Whether ``value`` is a sha256 digest in lowercase hex (checked where hashes are compared)."""
+    return _HEX64.fullmatch(value) is not None
 
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-class _Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Base of the value objects that events are made of."""
-
-
-class Die(_Part, kw_only=True):
-    """One rolled die: the pool it belongs to (C6), its size and the face that came up."""
-
-    pool: PoolTag
-    sides: Annotated[int, msgspec.Meta(ge=2)]
-    face: Annotated[int, msgspec.Meta(ge=1)]
-
-
-class Modifier(_Part, kw_only=True):
-    """A situational or other bonus added to a total, and where it came from."""
-
-    source: str
-    value: int
-
-
-class RollTotal(_Part, kw_only=True):
-    """One side of a check or save: the roll primitive, term by term.
-
-    ``total = face + attribute_bonus + skill_level + sum(modifiers)``
-    (rolls-and-resolution.txt §The Roll Primitive; C1, C2). ``roll`` is the
-    counter of the :class:`DiceRolled` event whose die gave ``face``.
-    """
-
-    roller: str
-    attribute: str
-    skill: str | None = None
-    roll: Sequence_
-    face: int
-    attribute_bonus: int
-    skill_level: int = 0
-    modifiers: tuple[Modifier, ...] = ()
-    total: int
 
 
 class EventBase(msgspec.Struct, frozen=True, tag_field="type", tag=_snake,
@@ -180,7 +174,7 @@ class EventBase(msgspec.Struct, frozen=True, tag_field="type", tag=_snake,
     """Base of every event type; the ``type`` tag is the class name in snake_case."""
 
 
-class FightStarted(EventBase, kw_only=True):
+class FightStarted(EventBase, frozen=True, kw_only=True):
     """A fight's header: the whole ruleset and its hash, the dice source and, for seeded dice, the seed commitment."""
 
     ruleset: Ruleset
@@ -190,14 +184,34 @@ class FightStarted(EventBase, kw_only=True):
     title: str = ""
 
 
-class CombatantJoined(EventBase, kw_only=True):
+class CombatantJoined(EventBase, frozen=True, kw_only=True):
     """A combatant enters the fight; the whole sheet (and its hash) is recorded so the log stands alone."""
 
     sheet: CombatantSheet
     sheet_hash: Hex64
 
 
-class DiceRolled(EventBase, kw_only=True):
+class CommandIssued(EventBase, frozen=True, kw_only=True):
+    """The command that produced this batch, as it was given (the scenario vocabulary), and who gave it.
+
+    The first event of every batch but a set-up one; ``omen verify`` decides
+    it again on the state before the batch and requires the same events.
+    """
+
+    command: Command
+    by: str = ""
+
+
+class DiceSourceChanged(EventBase, frozen=True, kw_only=True):
+    """The fight's dice source changes (the GM switches from seeded to physical dice, say): the dice of
+    another source than the fight's are only allowed after this event (or when a command carries its faces)."""
+
+    before: DiceSourceKind
+    after: DiceSourceKind
+    reason: str = ""
+
+
+class DiceRolled(EventBase, frozen=True, kw_only=True):
     """One roll: why, who, every die with its pool tag, and where the faces came from.
 
     ``counter`` numbers the rolls of a fight from 1; seeded faces are derived
@@ -212,7 +226,7 @@ class DiceRolled(EventBase, kw_only=True):
     action: Sequence_ | None = None
 
 
-class StaticCheckResolved(EventBase, kw_only=True):
+class StaticCheckResolved(EventBase, frozen=True, kw_only=True):
     """A check against a set difficulty (C16): success iff total > difficulty; a tie is a tie."""
 
     check: RollTotal
@@ -220,7 +234,7 @@ class StaticCheckResolved(EventBase, kw_only=True):
     outcome: Literal["success", "tie", "failure"]
 
 
-class ContestResolved(EventBase, kw_only=True):
+class ContestResolved(EventBase, frozen=True, kw_only=True):
     """A contested check (C16): the initiator wins iff its total is higher; ties go to the defender."""
 
     initiator: RollTotal
@@ -229,7 +243,7 @@ class ContestResolved(EventBase, kw_only=True):
     tie: bool
 
 
-class SaveResolved(EventBase, kw_only=True):
+class SaveResolved(EventBase, frozen=True, kw_only=True):
     """A save (C15): one die per side; the saver succeeds iff its total >= the opposing total."""
 
     action: Sequence_
@@ -242,25 +256,7 @@ class SaveResolved(EventBase, kw_only=True):
 # -- the action lifecycle (combat.txt §How a Single Action Resolves) -------------------------
 
 
-class Encircled(_Part, kw_only=True):
-    """The encircled claim of C26: A attackers adjacent to the target, D defenders adjacent to the attacker."""
-
-    attackers: Annotated[int, msgspec.Meta(ge=1)]
-    defenders: Annotated[int, msgspec.Meta(ge=1)]
-
-
-class Situational(_Part, kw_only=True):
-    """Situational modifiers claimed by the attacker (§Special Combat Conditions, C26, C27).
-
-    Prone targets and Unseen attackers are not claimed: they come from the
-    combatants' conditions.
-    """
-
-    high_ground: bool = False
-    encircled: Encircled | None = None
-
-
-class AttackDeclared(EventBase, kw_only=True):
+class AttackDeclared(EventBase, frozen=True, kw_only=True):
     """An attack is declared: who, whom, with what (``weapon`` None = unarmed), the claims and branches."""
 
     action: Sequence_
@@ -276,7 +272,7 @@ class AttackDeclared(EventBase, kw_only=True):
     reacting_to: Sequence_ | None = None
 
 
-class SaveCalled(EventBase, kw_only=True):
+class SaveCalled(EventBase, frozen=True, kw_only=True):
     """An effect calls for a save: the caller opposes, the saver rolls (C15, C25)."""
 
     action: Sequence_
@@ -285,7 +281,7 @@ class SaveCalled(EventBase, kw_only=True):
     effect: SaveEffect
 
 
-class CostPaid(EventBase, kw_only=True):
+class CostPaid(EventBase, frozen=True, kw_only=True):
     """A cost is paid: an Action, a Movement Action or Bonus Actions (C20, C22), and what for."""
 
     action: Sequence_
@@ -295,7 +291,7 @@ class CostPaid(EventBase, kw_only=True):
     purpose: str
 
 
-class ActiveDefenseWindowOpened(EventBase, kw_only=True):
+class ActiveDefenseWindowOpened(EventBase, frozen=True, kw_only=True):
     """The defender may answer with an Active Defense (C8): the totals it has seen and what it may choose."""
 
     action: Sequence_
@@ -306,7 +302,7 @@ class ActiveDefenseWindowOpened(EventBase, kw_only=True):
     ineligible: tuple[str, ...] = ()
 
 
-class ActiveDefenseWindowSkipped(EventBase, kw_only=True):
+class ActiveDefenseWindowSkipped(EventBase, frozen=True, kw_only=True):
     """No Active Defense window for this attack, and why (C8)."""
 
     action: Sequence_
@@ -314,7 +310,7 @@ class ActiveDefenseWindowSkipped(EventBase, kw_only=True):
     reason: str
 
 
-class ActiveDefenseChosen(EventBase, kw_only=True):
+class ActiveDefenseChosen(EventBase, frozen=True, kw_only=True):
     """The defender answers the window with Dodge, Parry (with a weapon) or Block (C8, C9)."""
 
     action: Sequence_
@@ -323,14 +319,14 @@ class ActiveDefenseChosen(EventBase, kw_only=True):
     weapon: str | None = None
 
 
-class ActiveDefenseDeclined(EventBase, kw_only=True):
+class ActiveDefenseDeclined(EventBase, frozen=True, kw_only=True):
     """The defender lets the window pass without an Active Defense (C8)."""
 
     action: Sequence_
     defender: str
 
 
-class HitTotal(_Part, kw_only=True):
+class HitTotal(Part, frozen=True, kw_only=True):
     """The attacker's side, term by term (C5): Σ primary + Σ FCS + static bonus + situational."""
 
     attribute: str
@@ -343,7 +339,7 @@ class HitTotal(_Part, kw_only=True):
     total: int
 
 
-class ActiveDefenseTotal(_Part, kw_only=True):
+class ActiveDefenseTotal(Part, frozen=True, kw_only=True):
     """An Active Defense's addition (§Active Defense): die + attribute bonus + Parry or Block Rating."""
 
     defense: ActiveDefense
@@ -354,7 +350,7 @@ class ActiveDefenseTotal(_Part, kw_only=True):
     amount: int
 
 
-class DefenseTotal(_Part, kw_only=True):
+class DefenseTotal(Part, frozen=True, kw_only=True):
     """The defender's side: base defense (RES die + Defense Rating, C10, C11) plus any Active Defense."""
 
     res_die: int | None
@@ -367,7 +363,7 @@ class DefenseTotal(_Part, kw_only=True):
     total: int
 
 
-class CritCheck(_Part, kw_only=True):
+class CritCheck(Part, frozen=True, kw_only=True):
     """C7: the FCS portion (Σ FCS dice + FCS bonus) against the RES portion (RES die + RES bonus)."""
 
     fcs_dice: tuple[int, ...]
@@ -379,7 +375,7 @@ class CritCheck(_Part, kw_only=True):
     exceeds: bool
 
 
-class HitDetermined(EventBase, kw_only=True):
+class HitDetermined(EventBase, frozen=True, kw_only=True):
     """Hit iff attack total > total defense; crit iff the FCS portion exceeds the RES portion and it hits."""
 
     action: Sequence_
@@ -390,7 +386,7 @@ class HitDetermined(EventBase, kw_only=True):
     crit: bool
 
 
-class RoutingWindowOpened(EventBase, kw_only=True):
+class RoutingWindowOpened(EventBase, frozen=True, kw_only=True):
     """A Rogue may route one rolled die of the hit pool to damage (C12); the attacker chooses."""
 
     action: Sequence_
@@ -398,7 +394,7 @@ class RoutingWindowOpened(EventBase, kw_only=True):
     dice: tuple[Die, ...]
 
 
-class DamageRouted(EventBase, kw_only=True):
+class DamageRouted(EventBase, frozen=True, kw_only=True):
     """The Rogue's choice: the index of the hit-pool die whose result feeds damage (None: the primary dice)."""
 
     action: Sequence_
@@ -406,7 +402,7 @@ class DamageRouted(EventBase, kw_only=True):
     die: int | None
 
 
-class MitigationStep(_Part, kw_only=True):
+class MitigationStep(Part, frozen=True, kw_only=True):
     """One step of C13: its name, the amount it took away (or added), and the damage after it."""
 
     step: str
@@ -414,7 +410,7 @@ class MitigationStep(_Part, kw_only=True):
     after: int
 
 
-class DamageTerms(_Part, kw_only=True):
+class DamageTerms(Part, frozen=True, kw_only=True):
     """C12's formula, term by term; ``raw`` is their sum. ``routed_die`` is the Rogue's chosen die."""
 
     dice: int
@@ -427,7 +423,7 @@ class DamageTerms(_Part, kw_only=True):
     raw: int
 
 
-class DamageResolved(EventBase, kw_only=True):
+class DamageResolved(EventBase, frozen=True, kw_only=True):
     """Damage dealt to one combatant: the formula, each mitigation step (C13), the final amount and where it lands."""
 
     action: Sequence_
@@ -441,7 +437,7 @@ class DamageResolved(EventBase, kw_only=True):
     resource: Literal["hp", "will"]
 
 
-class ResourceChanged(EventBase, kw_only=True):
+class ResourceChanged(EventBase, frozen=True, kw_only=True):
     """HP or Will moves (C3): before, after, and the action that caused it (None: the GM)."""
 
     action: Sequence_ | None
@@ -451,7 +447,7 @@ class ResourceChanged(EventBase, kw_only=True):
     after: int
 
 
-class ConditionApplied(EventBase, kw_only=True):
+class ConditionApplied(EventBase, frozen=True, kw_only=True):
     """Stacks of a condition are added (C28); ``stacks`` is the total after, capped at the maximum."""
 
     action: Sequence_ | None
@@ -462,7 +458,7 @@ class ConditionApplied(EventBase, kw_only=True):
     reason: str = ""
 
 
-class ConditionCleared(EventBase, kw_only=True):
+class ConditionCleared(EventBase, frozen=True, kw_only=True):
     """A condition ends for a combatant, and why."""
 
     action: Sequence_ | None
@@ -471,20 +467,20 @@ class ConditionCleared(EventBase, kw_only=True):
     reason: str = ""
 
 
-class ActionSettled(EventBase, kw_only=True):
+class ActionSettled(EventBase, frozen=True, kw_only=True):
     """The action is over: every result has been applied."""
 
     action: Sequence_
 
 
-class ActionCancelled(EventBase, kw_only=True):
+class ActionCancelled(EventBase, frozen=True, kw_only=True):
     """The action ends before resolving (e.g. an Interrupt hit, C24); costs already paid stay paid."""
 
     action: Sequence_
     reason: str
 
 
-class SeedRevealed(EventBase, kw_only=True):
+class SeedRevealed(EventBase, frozen=True, kw_only=True):
     """The secret seed of the seeded dice, disclosed so anyone can recompute every seeded die."""
 
     seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$")]
@@ -493,7 +489,7 @@ class SeedRevealed(EventBase, kw_only=True):
 # -- the fight flow (combat.txt §Preparing for Combat to §Your Turn; C17-C24) -------------
 
 
-class AmbushStarted(EventBase, kw_only=True):
+class AmbushStarted(EventBase, frozen=True, kw_only=True):
     """An ambush: who lies in wait, who is ambushed, and how long the ambushers waited (C17) or a preset."""
 
     ambushers: tuple[str, ...]
@@ -502,7 +498,7 @@ class AmbushStarted(EventBase, kw_only=True):
     preset_difficulty: int | None = None
 
 
-class AmbushDifficultySet(EventBase, kw_only=True):
+class AmbushDifficultySet(EventBase, frozen=True, kw_only=True):
     """The Ambush Difficulty: from the ambushers' Stealth rolls by the time-waited table (C17), or preset."""
 
     stealth: tuple[RollTotal, ...] = ()
@@ -510,7 +506,7 @@ class AmbushDifficultySet(EventBase, kw_only=True):
     difficulty: int
 
 
-class SurpriseDetermined(EventBase, kw_only=True):
+class SurpriseDetermined(EventBase, frozen=True, kw_only=True):
     """One defender's Perception against the Ambush Difficulty, and its tier (C18)."""
 
     who: str
@@ -519,59 +515,59 @@ class SurpriseDetermined(EventBase, kw_only=True):
     tier: SurpriseTier
 
 
-class InitiativeRolled(EventBase, kw_only=True):
+class InitiativeRolled(EventBase, frozen=True, kw_only=True):
     """One combatant's Initiative: an AGI check with its modifiers (C19; −5 for Partial Surprise, C18)."""
 
     who: str
     check: RollTotal
 
 
-class InitiativeTied(EventBase, kw_only=True):
+class InitiativeTied(EventBase, frozen=True, kw_only=True):
     """Combatants still tied after the AGI bonus (C19): allies may agree an order, or all roll off."""
 
     group: tuple[str, ...]
     allies: bool
 
 
-class InitiativeRollOff(EventBase, kw_only=True):
+class InitiativeRollOff(EventBase, frozen=True, kw_only=True):
     """A roll-off among tied combatants: each rolls an AGI check again (C19)."""
 
     group: tuple[str, ...]
     rolls: tuple[RollTotal, ...]
 
 
-class InitiativeAgreed(EventBase, kw_only=True):
+class InitiativeAgreed(EventBase, frozen=True, kw_only=True):
     """Tied allies agree who goes first instead of rolling (C19)."""
 
     order: tuple[str, ...]
 
 
-class InitiativeOrderSet(EventBase, kw_only=True):
+class InitiativeOrderSet(EventBase, frozen=True, kw_only=True):
     """The initiative order for the whole fight, highest first."""
 
     order: tuple[str, ...]
 
 
-class RoundStarted(EventBase, kw_only=True):
+class RoundStarted(EventBase, frozen=True, kw_only=True):
     """A round begins."""
 
     round: Sequence_
 
 
-class RoundEnded(EventBase, kw_only=True):
+class RoundEnded(EventBase, frozen=True, kw_only=True):
     """A round ends (conditions that tick at round end tick now, C25)."""
 
     round: Sequence_
 
 
-class TurnStarted(EventBase, kw_only=True):
+class TurnStarted(EventBase, frozen=True, kw_only=True):
     """A combatant's turn begins: 1 Action, 1 Movement Action (C20)."""
 
     round: Sequence_
     who: str
 
 
-class TurnSkipped(EventBase, kw_only=True):
+class TurnSkipped(EventBase, frozen=True, kw_only=True):
     """A combatant loses its turn (Complete Surprise in the first round, C21), and why."""
 
     round: Sequence_
@@ -579,14 +575,14 @@ class TurnSkipped(EventBase, kw_only=True):
     reason: str
 
 
-class TurnEnded(EventBase, kw_only=True):
+class TurnEnded(EventBase, frozen=True, kw_only=True):
     """A combatant's turn ends."""
 
     round: Sequence_
     who: str
 
 
-class BonusActionsRefilled(EventBase, kw_only=True):
+class BonusActionsRefilled(EventBase, frozen=True, kw_only=True):
     """Bonus Actions refilled at the start of the owner's turn; they do not accumulate (C20, C21)."""
 
     who: str
@@ -594,7 +590,7 @@ class BonusActionsRefilled(EventBase, kw_only=True):
     after: int
 
 
-class ConditionTicked(EventBase, kw_only=True):
+class ConditionTicked(EventBase, frozen=True, kw_only=True):
     """A condition with a duration ticks at its timing (C25, C28): ``remaining`` ticks are left."""
 
     who: str
@@ -602,7 +598,7 @@ class ConditionTicked(EventBase, kw_only=True):
     remaining: int
 
 
-class EngagementChanged(EventBase, kw_only=True):
+class EngagementChanged(EventBase, frozen=True, kw_only=True):
     """Who is within reach of (adjacent to) whom, as stated by the GM: positions are abstract."""
 
     who: str
@@ -610,21 +606,21 @@ class EngagementChanged(EventBase, kw_only=True):
     engaged: bool
 
 
-class WeaponDrawn(EventBase, kw_only=True):
+class WeaponDrawn(EventBase, frozen=True, kw_only=True):
     """A combatant draws a weapon it carries (§Preparing for Combat; not if Completely Surprised, C18)."""
 
     who: str
     weapon: str
 
 
-class Disengaged(EventBase, kw_only=True):
+class Disengaged(EventBase, frozen=True, kw_only=True):
     """Disengage (1 Bonus Action, C22): the Movement Action that follows this turn provokes no AoO (C23)."""
 
     who: str
     cost: int
 
 
-class MovementDeclared(EventBase, kw_only=True):
+class MovementDeclared(EventBase, frozen=True, kw_only=True):
     """A Movement Action, and whose reach it leaves (C23)."""
 
     action: Sequence_
@@ -632,7 +628,7 @@ class MovementDeclared(EventBase, kw_only=True):
     leaves: tuple[str, ...] = ()
 
 
-class Moved(EventBase, kw_only=True):
+class Moved(EventBase, frozen=True, kw_only=True):
     """The movement completes; the mover is no longer engaged with those whose reach it left."""
 
     action: Sequence_
@@ -640,7 +636,7 @@ class Moved(EventBase, kw_only=True):
     left: tuple[str, ...] = ()
 
 
-class ReactionWindowOpened(EventBase, kw_only=True):
+class ReactionWindowOpened(EventBase, frozen=True, kw_only=True):
     """A window for reactions to an action (C23 Attacks of Opportunity, C24 Interrupts): who may respond."""
 
     action: Sequence_
@@ -648,27 +644,27 @@ class ReactionWindowOpened(EventBase, kw_only=True):
     responders: tuple[str, ...]
 
 
-class ReactionPassed(EventBase, kw_only=True):
+class ReactionPassed(EventBase, frozen=True, kw_only=True):
     """A responder lets the reaction window pass."""
 
     action: Sequence_
     who: str
 
 
-class ReactionWindowClosed(EventBase, kw_only=True):
+class ReactionWindowClosed(EventBase, frozen=True, kw_only=True):
     """Every responder has answered (or the action was cancelled); the action goes on."""
 
     action: Sequence_
 
 
-class CatchWindowOpened(EventBase, kw_only=True):
+class CatchWindowOpened(EventBase, frozen=True, kw_only=True):
     """A thrown item is about to hit: its target may Catch it (1 Bonus Action, C22)."""
 
     action: Sequence_
     target: str
 
 
-class CatchAnswered(EventBase, kw_only=True):
+class CatchAnswered(EventBase, frozen=True, kw_only=True):
     """The target catches the thrown item (no damage) or lets it hit."""
 
     action: Sequence_
@@ -676,7 +672,7 @@ class CatchAnswered(EventBase, kw_only=True):
     caught: bool
 
 
-class FightEnded(EventBase, kw_only=True):
+class FightEnded(EventBase, frozen=True, kw_only=True):
     """The fight is over (§Your Turn): the GM ended it, or a side yielded, fled or was defeated."""
 
     reason: Literal["gm", "yielded", "fled", "defeated"]
@@ -687,7 +683,7 @@ class FightEnded(EventBase, kw_only=True):
 # -- undo (history is never rewritten: undo is an event that voids a range) --------------
 
 
-class Undone(EventBase, kw_only=True):
+class Undone(EventBase, frozen=True, kw_only=True):
     """Events ``from_seq`` to ``to_seq`` are undone: the projection skips them; they stay in the log."""
 
     from_seq: Sequence_
@@ -695,19 +691,25 @@ class Undone(EventBase, kw_only=True):
     reason: str = ""
 
 
-class Redone(EventBase, kw_only=True):
+class Redone(EventBase, frozen=True, kw_only=True):
     """The undo recorded at ``undo_seq`` is taken back: its events count again."""
 
     undo_seq: Sequence_
     reason: str = ""
 
 
-#: The undo markers: not steps of any action or phase; the projection applies them to the whole log.
+#: The undo markers: not steps of any action or phase; the walk (:mod:`omen_core.walk`) applies them.
 UNDO_MARKERS = (Undone, Redone)
+#: Events that record rather than happen: no step of any action or phase, no effect on the fight itself.
+RECORDS = (CommandIssued, Undone, Redone)
+#: The set-up events that are their own command: their batches need no ``command_issued``.
+HEADER_EVENTS = (FightStarted, CombatantJoined)
+#: What a store indexes for a reader to know before it reads a log: the undo markers and the revealed seed.
+LANDMARKS = (Undone, Redone, SeedRevealed)
 
 
-Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | ContestResolved
-         | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
+Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | DiceRolled | StaticCheckResolved
+         | ContestResolved | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
          | ActiveDefenseWindowOpened | ActiveDefenseWindowSkipped | ActiveDefenseChosen
          | ActiveDefenseDeclined | HitDetermined | RoutingWindowOpened | DamageRouted
          | DamageResolved | ResourceChanged | ConditionApplied | ConditionCleared
@@ -720,35 +722,50 @@ Event = (FightStarted | CombatantJoined | DiceRolled | StaticCheckResolved | Con
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 
+def is_undo_batch(event: Event) -> bool:
+    """Whether an event belongs to an undo or redo batch (the marker, or the command that opens it)."""
+    return isinstance(event, UNDO_MARKERS) or (isinstance(event, CommandIssued)
+                                                and isinstance(event.command, UNDO_COMMANDS))
+
+
 class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """An envelope before sealing: everything the hash covers, in canonical field order.
 
-    ``batch`` is the seq of the first event appended together with this one:
-    the events of one command share it, which makes commands the unit of undo.
+    ``batch`` is the seq of the first event appended together with this one
+    and ``batch_size`` how many were: the events of one command share them,
+    which makes commands the unit of undo and lets a reader tell a batch cut
+    short by a crash (0 in schema version 1: unknown).
     """
 
     fight_id: str
     seq: Sequence_
     batch: Sequence_
+    batch_size: Annotated[int, msgspec.Meta(ge=0)] = 0
     recorded_at: int
     schema_version: int
-    prev_hash: Hex64
+    prev_hash: str
     event: Event
 
 
 class StoredEvent(Unsealed, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """A sealed event as stored: the envelope plus ``hash`` (always the last field)."""
+    """A sealed event as stored: the envelope plus ``hash`` (always the last field).
 
-    hash: Hex64
+    The hashes are plain strings here: their form is checked where they are
+    compared (the chain check), not on every decode.
+    """
+
+    hash: str
 
     def unsealed(self) -> Unsealed:
         """The envelope without its hash, as it was hashed."""
-        return Unsealed(fight_id=self.fight_id, seq=self.seq, batch=self.batch, recorded_at=self.recorded_at,
-                        schema_version=self.schema_version, prev_hash=self.prev_hash, event=self.event)
+        return Unsealed(fight_id=self.fight_id, seq=self.seq, batch=self.batch, batch_size=self.batch_size,
+                        recorded_at=self.recorded_at, schema_version=self.schema_version,
+                        prev_hash=self.prev_hash, event=self.event)
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 _DECODER = msgspec.json.Decoder(StoredEvent)
+_HASH_TAIL = len(',"hash":""}') + 64
 
 
 def canonical_body(envelope: Unsealed) -> bytes:
@@ -761,11 +778,30 @@ def chain_hash(prev_hash: str, body: bytes) -> str:
     return hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()
 
 
+def line_body(line: bytes) -> bytes | None:
+    """The body the hash of a stored line covers (the line without its ``,"hash":"..."``), or None if the line
+    does not end in a hash field."""
+    line = line.rstrip(b"\n")
+    if len(line) < _HASH_TAIL or not line.endswith(b'"}') or line[-_HASH_TAIL:-66] != b',"hash":"':
+        return None
+    return line[:-_HASH_TAIL] + b"}"
+
+
+def line_hash(prev_hash: str, line: bytes) -> str | None:
+    """The hash a stored line should carry after ``prev_hash``, from its raw bytes (any schema version), or
+    None if the line has no hash field to cut out or ``prev_hash`` is not hex."""
+    body = line_body(line)
+    if body is None or not is_hex64(prev_hash):
+        return None
+    return chain_hash(prev_hash, body)
+
+
 def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event,
-         batch: int | None = None) -> StoredEvent:
+         batch: int | None = None, batch_size: int = 1) -> StoredEvent:
     """Wrap ``event`` in its envelope and compute its hash; ``batch`` defaults to ``seq`` (a batch of one)."""
-    fields = {"fight_id": fight_id, "seq": seq, "batch": seq if batch is None else batch,
-              "recorded_at": recorded_at, "schema_version": SCHEMA_VERSION, "prev_hash": prev_hash, "event": event}
+    fields: dict[str, Any] = {"fight_id": fight_id, "seq": seq, "batch": seq if batch is None else batch,
+                              "batch_size": batch_size, "recorded_at": recorded_at,
+                              "schema_version": SCHEMA_VERSION, "prev_hash": prev_hash, "event": event}
     return StoredEvent(**fields, hash=chain_hash(prev_hash, canonical_body(Unsealed(**fields))))
 
 
@@ -774,20 +810,64 @@ def encode_line(stored: StoredEvent) -> bytes:
     return _ENCODER.encode(stored)
 
 
+# -- upcasters: older lines read as today's events ----------------------------------------------------------
+
+_ROLL_TOTALS = {"static_check_resolved": ("check",), "contest_resolved": ("initiator", "defender"),
+                "save_resolved": ("saver", "opposing"), "surprise_determined": ("perception",),
+                "initiative_rolled": ("check",), "ambush_difficulty_set": ("stealth",),
+                "initiative_roll_off": ("rolls",)}
+
+
+def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 to 2: a roll total's ``roll`` is renamed ``counter``; ``batch_size`` is new (0: unknown)."""
+    event = raw.get("event")
+    if isinstance(event, dict):
+        for name in _ROLL_TOTALS.get(event.get("type", ""), ()):
+            value = event.get(name)
+            for total in value if isinstance(value, list) else [value]:
+                if isinstance(total, dict) and "roll" in total:
+                    total["counter"] = total.pop("roll")
+    return raw
+
+
+#: ``UPCASTERS[v]`` turns a decoded line of schema version ``v`` into one of version ``v + 1``. A line keeps
+#: the ``schema_version`` it was written with (its hash covers it): upcasting changes what it reads as.
+UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def upcast(raw: dict[str, Any]) -> dict[str, Any]:
+    """A decoded line of any known schema version, as today's fields (its ``schema_version`` unchanged)."""
+    version = raw.get("schema_version")
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        return raw
+    for step in range(max(version, 1), SCHEMA_VERSION):
+        raw = UPCASTERS[step](raw)
+    return raw
+
+
 def decode_line(line: bytes | str) -> StoredEvent:
-    """Decode one JSON Lines record; raises ``msgspec.DecodeError`` (or ValidationError) if malformed."""
-    return _DECODER.decode(line)
+    """Decode one JSON Lines record, upcasting an older schema version; raises ``msgspec.DecodeError`` (or
+    ``ValidationError``) if malformed."""
+    try:
+        return _DECODER.decode(line)
+    except msgspec.ValidationError:
+        raw = msgspec.json.decode(line)
+        if not isinstance(raw, dict) or not isinstance(raw.get("schema_version"), int) \
+                or raw["schema_version"] >= SCHEMA_VERSION:
+            raise
+        return msgspec.convert(upcast(raw), StoredEvent)
 
 
 def hash_ok(stored: StoredEvent) -> bool:
-    """Whether ``stored.hash`` is the hash of its own body and ``prev_hash``."""
-    return chain_hash(stored.prev_hash, canonical_body(stored)) == stored.hash
+    """Whether ``stored.hash`` is the hash of its own body and ``prev_hash`` (a line of today's schema; the
+    chain of older lines is checked on their raw bytes, :func:`line_hash`)."""
+    return is_hex64(stored.prev_hash) and chain_hash(stored.prev_hash, canonical_body(stored)) == stored.hash
 
 
 def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
                  head: str | None = None, prev_hash: str = GENESIS_HASH, first_seq: int = 1
                  ) -> Iterator[tuple[int, str]]:
-    """Every place the chain does not hold, as ``(seq, what)``; empty for a sound log.
+    """Every place the chain of decoded events does not hold, as ``(seq, what)``; empty for a sound log.
 
     Finds changed events (hash mismatch), dropped, inserted or reordered
     events (seq out of step, or a ``prev_hash`` that is not the previous
@@ -796,6 +876,8 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
     hash of the last event as known from elsewhere (a store's version, a
     published head), to catch a dropped tail too. ``prev_hash`` and
     ``first_seq`` check a suffix that continues a known event (a snapshot's).
+    The walk (:mod:`omen_core.walk`) checks stored lines the same way, from
+    their bytes.
     """
     expected_seq, batch = first_seq, (0 if first_seq == 1 else None)
     for rec in records:
@@ -832,6 +914,6 @@ def verify_chain(records: Iterable[StoredEvent], fight_id: str | None = None,
     return count
 
 
-def event_schema() -> dict:
+def event_schema() -> dict[str, Any]:
     """The JSON Schema of a stored event (envelope and the whole event union)."""
     return msgspec.json.schema(StoredEvent)

@@ -46,6 +46,7 @@ from .events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CommandIssued,
     ConditionApplied,
     ConditionCleared,
     ConditionTicked,
@@ -54,6 +55,7 @@ from .events import (
     DamageResolved,
     DamageRouted,
     DiceRolled,
+    DiceSourceChanged,
     Disengaged,
     EngagementChanged,
     Event,
@@ -87,7 +89,7 @@ from .events import (
     WeaponDrawn,
 )
 
-__all__ = ["Step", "AT_REST", "DONE", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
+__all__ = ["Step", "UNORDERED", "AT_REST", "DONE", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
            "action_of", "Phase", "PHASE_TRANSITIONS", "PHASE_ORDER", "FightFlow", "OutOfPhase",
            "phase_trigger_of", "phase_trigger_for", "trigger_for", "next_phase",
            "legal_triggers", "next_step", "mermaid"]
@@ -122,6 +124,10 @@ class Step(Enum):
     SETTLED = "settled"
     CANCELLED = "cancelled"
 
+
+#: Events outside every action's lifecycle and the fight's phases: the command that opens a batch, a change of
+#: dice source, and the undo markers (which the walk applies). They may come at any step, in any phase.
+UNORDERED = (CommandIssued, DiceSourceChanged, Undone, Redone)
 
 S = Step
 AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
@@ -306,7 +312,6 @@ _PHASE_TRIGGERS: dict[type, str] = {
     **{kind: "turn" for kind in (RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled,
                                  ConditionTicked)},
     WeaponDrawn: "draw", EngagementChanged: "gm", SeedRevealed: "reveal", FightEnded: "end",
-    Undone: "undo", Redone: "undo",
 }
 
 
@@ -333,7 +338,7 @@ def mermaid(table: MappingProxyType | None = None) -> str:
 
 
 def phase_trigger_of(event: Event) -> str:
-    """The phase trigger an event fires: its place in the fight's flow."""
+    """The phase trigger an event fires: its place in the fight's flow (not for :data:`UNORDERED` events)."""
     return phase_trigger_for(type(event), event)
 
 
@@ -394,7 +399,6 @@ _TRIGGERS: dict[type, str] = {
                                  RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded,
                                  BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
                                  Disengaged, FightEnded)},
-    Undone: "undo", Redone: "undo",
 }
 
 

@@ -1,35 +1,52 @@
-"""Fight state and the projection that folds events into it (``evolve``), used live and in replay.
+"""Fight state, the typed frames of the actions in progress, and ``evolve``: the one fold, live and in replay.
 
-Folding also checks the order of events: against the fight's phases
-(:data:`omen_core.machine.PHASE_ORDER`) and against the lifecycle of the
-action each event belongs to (:data:`omen_core.machine.ORDER`), so a log in
-an impossible order cannot be replayed into a state.
+``evolve(state, event, seq)`` folds one event: it checks the event's order
+against the fight's phases (:data:`omen_core.machine.PHASE_ORDER`) and the
+lifecycle of the action it belongs to (:data:`omen_core.machine.ORDER`),
+applies what the event changes (:data:`EFFECTS`), and records it in the
+action's frame. Live play folds each event as it is decided
+(:mod:`omen_core.decide`); every reader of a log folds through the one walk
+(:mod:`omen_core.walk`), which also applies undo markers.
 
 Actions nest: a reaction (an Attack of Opportunity, an Interrupt) is an
 action of its own, declared while another waits at its reaction window, so
-the actions in progress form a stack.
+the actions in progress form a stack of frames. A frame is typed per kind of
+action (:class:`AttackFrame`, :class:`SaveFrame`, :class:`MoveFrame`) with a
+named field for each step's event: the declaration, each roll, each window
+and its answer, the determination, the damage dealt, the reactions made to it.
+An action is identified by the seq of its declaration (``declared_at``),
+which no undo can give to another action.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 from msgspec.structs import replace
 
-from .content import CombatantSheet, Ruleset
+from .content import CombatantSheet, Ruleset, Weapon
 from .events import (
     GENESIS_HASH,
-    UNDO_MARKERS,
+    ActiveDefenseChosen,
+    ActiveDefenseDeclined,
+    ActiveDefenseWindowOpened,
+    ActiveDefenseWindowSkipped,
     AttackDeclared,
     BonusActionsRefilled,
+    CatchAnswered,
+    CatchWindowOpened,
     CombatantJoined,
+    CommandIssued,
     ConditionApplied,
     ConditionCleared,
     ConditionTicked,
     CostPaid,
+    DamageResolved,
+    DamageRouted,
     DiceRolled,
+    DiceSourceChanged,
     DiceSourceKind,
     Disengaged,
     EngagementChanged,
@@ -43,19 +60,24 @@ from .events import (
     InitiativeRollOff,
     InitiativeTied,
     Moved,
-    Redone,
+    MovementDeclared,
+    ReactionPassed,
+    ReactionWindowOpened,
     ResourceChanged,
     RoundStarted,
+    RoutingWindowOpened,
+    SaveCalled,
+    SaveResolved,
     SeedRevealed,
-    StoredEvent,
     SurpriseDetermined,
     TurnEnded,
     TurnStarted,
-    Undone,
     WeaponDrawn,
+    is_undo_batch,
 )
 from .machine import (
     DONE,
+    UNORDERED,
     IllegalOrder,
     Phase,
     Step,
@@ -67,10 +89,8 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Reaction", "PendingAction", "FightState", "UndoRecord", "EFFECTS",
-           "condition_adjustment", "effective_bonus", "evolve", "fold", "project", "undo_history"]
-
-E = TypeVar("E")
+__all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "Frame", "FightState", "EFFECTS",
+           "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point"]
 
 
 class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
@@ -120,32 +140,115 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Reaction(msgspec.Struct, frozen=True, kw_only=True):
-    """A reaction made to an action: who made it, as which action, and whether it hit."""
+    """A reaction made to an action: who made it, as which action (its declaration's seq), and whether it hit."""
 
     who: str
     action: int
     hit: bool
 
 
-class PendingAction(msgspec.Struct, frozen=True, kw_only=True):
-    """An action in progress: its number, its lifecycle step, its events so far and the reactions to it."""
+class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+    """What every action in progress has: its id, where it was declared, its step, and the reactions to it.
+
+    ``action`` is the number its events carry (the seq of its declaration in
+    today's logs); ``declared_at`` is the seq of its declaration, the id shown
+    to people. ``damage`` lists the damage the action has dealt so far.
+    """
 
     action: int
+    declared_at: int
     step: Step
-    events: tuple[Event, ...]
+    reaction_window: ReactionWindowOpened | None = None
+    passed: tuple[str, ...] = ()
     reactions: tuple[Reaction, ...] = ()
+    damage: tuple[DamageResolved, ...] = ()
+    damage_rolls: tuple[DiceRolled, ...] = ()
 
-    def first(self, kind: type[E]) -> E | None:
-        """The first event of this type in the action, if any."""
-        return next((e for e in self.events if isinstance(e, kind)), None)
+    @property
+    def answered(self) -> frozenset[str]:
+        """Everyone who has passed or reacted in the action's reaction window."""
+        return frozenset(self.passed) | {r.who for r in self.reactions}
 
-    def all(self, kind: type[E]) -> list[E]:
-        """Every event of this type in the action, in order."""
-        return [e for e in self.events if isinstance(e, kind)]
+    @property
+    def interrupted(self) -> bool:
+        """C24: an Interrupt that hit cancels the declared Action."""
+        window = self.reaction_window
+        return window is not None and window.reaction == "interrupt" and any(r.hit for r in self.reactions)
+
+    @property
+    def window_done(self) -> bool:
+        """The reaction window may close: everyone answered, or an Interrupt hit."""
+        window = self.reaction_window
+        return window is not None and (set(window.responders) <= self.answered or self.interrupted)
+
+
+class AttackFrame(_FrameBase, frozen=True, kw_only=True, tag="attack"):
+    """An attack in progress (combat.txt §Resolving an Attack): every step's event in its own field."""
+
+    declaration: AttackDeclared
+    weapon: Weapon | None = None
+    hit_roll: DiceRolled | None = None
+    base_defense_roll: DiceRolled | None = None
+    window: ActiveDefenseWindowOpened | None = None
+    skipped: ActiveDefenseWindowSkipped | None = None
+    defense: ActiveDefenseChosen | None = None
+    declined: ActiveDefenseDeclined | None = None
+    active_defense_roll: DiceRolled | None = None
+    determination: HitDetermined | None = None
+    catch_window: CatchWindowOpened | None = None
+    catch: CatchAnswered | None = None
+    routing: RoutingWindowOpened | None = None
+    routed: DamageRouted | None = None
+
+    @property
+    def actor(self) -> str:
+        """The attacker."""
+        return self.declaration.attacker
+
+    @property
+    def rage_roll(self) -> DiceRolled | None:
+        """The Brute rage dice (C12): the first damage roll of a raging attack that hit."""
+        return self.damage_rolls[0] if self.declaration.rage and self.damage_rolls else None
+
+
+class SaveFrame(_FrameBase, frozen=True, kw_only=True, tag="save"):
+    """A save in progress (combat.txt §Resolving a Save): the saver's and the opposing roll, the resolution."""
+
+    declaration: SaveCalled
+    saver_roll: DiceRolled | None = None
+    opposing_roll: DiceRolled | None = None
+    resolution: SaveResolved | None = None
+
+    @property
+    def actor(self) -> str:
+        """The caller of the save."""
+        return self.declaration.caller
+
+
+class MoveFrame(_FrameBase, frozen=True, kw_only=True, tag="move"):
+    """A Movement Action in progress (C23): whose reach it leaves, and its completion."""
+
+    declaration: MovementDeclared
+    moved: Moved | None = None
+
+    @property
+    def actor(self) -> str:
+        """The mover."""
+        return self.declaration.who
+
+
+Frame = AttackFrame | SaveFrame | MoveFrame
 
 
 class FightState(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything derived from a fight's events so far. Never stored: always rebuilt by folding."""
+    """Everything derived from a fight's events so far. Never stored: always rebuilt by folding.
+
+    Besides the fight itself, three fields let undo be decided from the state
+    alone: ``undo_point`` (the last live command that began with no action in
+    progress: where an undo goes back to), ``live_seq`` (the last event not
+    undone, undo batches aside: where an undo reaches) and ``redo_stack`` (the
+    undos that a redo may take back, the last one last).
+    """
 
     fight_id: str = ""
     version: int = 0
@@ -154,12 +257,12 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True):
     title: str = ""
     ruleset: Ruleset | None = None
     dice: DiceSourceKind | None = None
+    dice_mode: DiceSourceKind | None = None
     seed_commitment: str | None = None
     revealed_seed: str | None = None
     rolls: int = 0
-    actions: int = 0
     phase: Phase = Phase.SETUP
-    stack: tuple[PendingAction, ...] = ()
+    stack: tuple[Frame, ...] = ()
     combatants: dict[str, CombatantState] = {}
     engagements: tuple[tuple[str, str], ...] = ()
     surprise: dict[str, SurpriseTier] = {}
@@ -174,13 +277,16 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True):
     disengaged: bool = False
     turns_taken: tuple[str, ...] = ()
     ending: FightEnded | None = None
+    undo_point: int = 0
+    live_seq: int = 0
+    redo_stack: tuple[int, ...] = ()
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
         return who in self.turns_taken
 
     @property
-    def pending(self) -> PendingAction | None:
+    def pending(self) -> Frame | None:
         """The innermost action in progress, if any."""
         return self.stack[-1] if self.stack else None
 
@@ -218,6 +324,16 @@ def effective_bonus(state: FightState, who: str, attribute: str) -> int:
     return state.combatants[who].sheet.attributes[attribute].bonus + condition_adjustment(state, who)
 
 
+def is_undo_point(before: FightState, event: Event, seq: int, batch: int) -> bool:
+    """The safe-point rule of undo, the one predicate every reader and writer uses: an event is a point an undo
+    may go back to iff it opens a command's batch (not the fight's first, not an undo or redo) with no action in
+    progress before it. Undoing the answer to a window therefore undoes the whole action."""
+    return seq == batch and seq > 1 and before.at_rest and not is_undo_batch(event)
+
+
+# -- effects: what each event type changes, besides the lifecycle, the phase and the position --------------------
+
+
 def _with(state: FightState, who: str, **changes: object) -> FightState:
     """The state with one combatant's fields changed."""
     fighter = replace(state.combatants[who], **changes)
@@ -239,11 +355,11 @@ def _conditions(state: FightState, who: str, name: str, stacks: int) -> FightSta
 def _engage(state: FightState, who: str, others: Iterable[str], engaged: bool) -> FightState:
     pairs = set(state.engagements)
     for other in others:
-        pair = tuple(sorted((who, other)))
+        a, b = sorted((who, other))
         if engaged:
-            pairs.add(pair)
+            pairs.add((a, b))
         else:
-            pairs.discard(pair)
+            pairs.discard((a, b))
     return replace(state, engagements=tuple(sorted(pairs)))
 
 
@@ -257,7 +373,10 @@ def _replace_group(ranking: tuple[tuple[str, ...], ...], group: tuple[str, ...],
                    parts: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
     out: list[tuple[str, ...]] = []
     for g in ranking:
-        out.extend(tuple(p) for p in parts) if set(g) == set(group) else out.append(g)
+        if set(g) == set(group):
+            out.extend(tuple(p) for p in parts)
+        else:
+            out.append(g)
     return tuple(out)
 
 
@@ -274,7 +393,7 @@ def _paid(state: FightState, event: CostPaid) -> FightState:
 
 def _started(state: FightState, event: FightStarted) -> FightState:
     return replace(state, started=True, title=event.title, ruleset=event.ruleset, dice=event.dice,
-                   seed_commitment=event.seed_commitment)
+                   dice_mode=event.dice, seed_commitment=event.seed_commitment)
 
 
 def _joined(state: FightState, event: CombatantJoined) -> FightState:
@@ -323,14 +442,15 @@ def _drawn(state: FightState, event: WeaponDrawn) -> FightState:
     return _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
 
 
-#: What each event type changes besides the lifecycle, the phase and the envelope's position: one function
-#: per type that changes anything (the fight's set-up, resources, conditions, the fight's flow: surprise,
-#: initiative, rounds and turns, positions, gear, the end); every other type changes nothing. An effect reads
-#: neither the action stack, the phase, the action count nor the position (``fight_id``, ``version``,
-#: ``last_hash``): :mod:`omen_core.lazy` relies on it, and a test checks it.
+#: What each event type changes besides the lifecycle, the phase and the position: one function per type that
+#: changes anything (the fight's set-up, the dice source, resources, conditions, the fight's flow: surprise,
+#: initiative, rounds and turns, positions, gear, the end); every other type changes nothing here. An effect
+#: reads neither the action stack, the phase nor the position (``fight_id``, ``version``, ``last_hash``): the
+#: walk's skimming path relies on it, and a test checks it.
 EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
+    DiceSourceChanged: lambda state, event: replace(state, dice_mode=event.after),
     DiceRolled: lambda state, event: replace(state, rolls=event.counter),
     CostPaid: _paid,
     ResourceChanged: lambda state, event: _with(state, event.who, **{event.resource: event.after}),
@@ -356,13 +476,68 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
 }
 
 
-def _effects(state: FightState, event: Event) -> FightState:
-    """What an event changes besides the lifecycle and the phase (:data:`EFFECTS`)."""
-    effect = EFFECTS.get(type(event))
-    return state if effect is None else effect(state, event)
+# -- frames: each step's event in its named field --------------------------------------------------------------
+
+#: The frame field each event type fills: ``(name, appends)``; rolls go by purpose (:func:`_roll_field`). Types
+#: not listed only move the step (costs, closing a window, results that land on combatants).
+FRAME_FIELDS: dict[type, tuple[str, bool]] = {
+    ReactionWindowOpened: ("reaction_window", False),
+    ReactionPassed: ("passed", True),
+    ActiveDefenseWindowOpened: ("window", False),
+    ActiveDefenseWindowSkipped: ("skipped", False),
+    ActiveDefenseChosen: ("defense", False),
+    ActiveDefenseDeclined: ("declined", False),
+    HitDetermined: ("determination", False),
+    CatchWindowOpened: ("catch_window", False),
+    CatchAnswered: ("catch", False),
+    RoutingWindowOpened: ("routing", False),
+    DamageRouted: ("routed", False),
+    DamageResolved: ("damage", True),
+    SaveResolved: ("resolution", False),
+    Moved: ("moved", False),
+}
+
+_ROLL_FIELDS = {"hit": "hit_roll", "base_defense": "base_defense_roll", "active_defense": "active_defense_roll"}
 
 
-def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tuple[PendingAction, ...]:
+def _roll_field(frame: Frame, rolled: DiceRolled) -> tuple[str, bool] | None:
+    """Where a roll goes in its action's frame: by purpose; a save's first die is the saver's (C29)."""
+    if rolled.purpose == "damage":
+        return "damage_rolls", True
+    if isinstance(frame, SaveFrame) and rolled.purpose == "save":
+        return ("saver_roll" if frame.saver_roll is None else "opposing_roll"), False
+    name = _ROLL_FIELDS.get(rolled.purpose)
+    return (name, False) if name is not None and isinstance(frame, AttackFrame) else None
+
+
+def _record(frame: Frame, event: Event, step: Step) -> Frame:
+    """The frame after ``event``: its step moved on, and the event in its named field."""
+    spot = _roll_field(frame, event) if isinstance(event, DiceRolled) else FRAME_FIELDS.get(type(event))
+    if spot is None:
+        return replace(frame, step=step)
+    name, appends = spot
+    if not hasattr(frame, name):  # an event no frame of this kind has a place for: the order check allowed it
+        return replace(frame, step=step)
+    value = (*getattr(frame, name), event) if appends else event
+    if name == "passed":
+        value = (*frame.passed, event.who)  # type: ignore[union-attr]
+    return replace(frame, step=step, **{name: value})
+
+
+def _new_frame(state: FightState, event: Event, seq: int, step: Step) -> Frame:
+    """The frame a declaration opens; an attack's weapon is resolved from the attacker's sheet."""
+    number = action_of(event) or seq
+    if isinstance(event, AttackDeclared):
+        attacker = state.combatants.get(event.attacker)
+        weapon = attacker.sheet.weapon(event.weapon) if attacker is not None and event.weapon else None
+        return AttackFrame(action=number, declared_at=seq, step=step, declaration=event, weapon=weapon)
+    if isinstance(event, SaveCalled):
+        return SaveFrame(action=number, declared_at=seq, step=step, declaration=event)
+    assert isinstance(event, MovementDeclared)
+    return MoveFrame(action=number, declared_at=seq, step=step, declaration=event)
+
+
+def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tuple[Frame, ...]:
     """Advance the lifecycle of the action ``event`` belongs to; push new actions, pop finished ones."""
     stack = state.stack
     if trigger == "declare":
@@ -372,7 +547,7 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
                 raise IllegalOrder(stack[-1].step, "declare", ["a reaction"], seq,
                                    why=f"only a reaction may be declared while action {stack[-1].action} waits")
         step = next_step(Step.IDLE, event, seq)
-        return (*stack, PendingAction(action=action_of(event) or 0, step=step, events=(event,)))
+        return (*stack, _new_frame(state, event, seq or 0, step))
     step = next_step(state.step, event, seq, trigger)
     if not stack:
         return stack
@@ -381,90 +556,53 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
     if action is not None and action != top.action:
         raise IllegalOrder(top.step, trigger, [], seq, why=f"an event of action {action} while action "
                                                           f"{top.action} is in progress")
-    top = replace(top, step=step, events=(*top.events, event))
+    top = _record(top, event, step)
     if step not in DONE:
         return (*stack[:-1], top)
     return _pop(stack[:-1], top)
 
 
-def _pop(rest: tuple[PendingAction, ...], done: PendingAction) -> tuple[PendingAction, ...]:
+def _pop(rest: tuple[Frame, ...], done: Frame) -> tuple[Frame, ...]:
     """A finished action leaves the stack; a finished reaction is recorded on the action it answered."""
-    declared = done.events[0]
-    if rest and isinstance(declared, AttackDeclared) and declared.reacting_to == rest[-1].action:
-        hit = next((e.hit for e in done.events if isinstance(e, HitDetermined)), False)
+    if rest and isinstance(done, AttackFrame) and done.declaration.reacting_to == rest[-1].action:
+        hit = done.determination.hit if done.determination is not None else False
         outer = rest[-1]
-        reaction = Reaction(who=declared.attacker, action=done.action, hit=hit)
+        reaction = Reaction(who=done.declaration.attacker, action=done.action, hit=hit)
         return (*rest[:-1], replace(outer, reactions=(*outer.reactions, reaction)))
     return rest
 
 
-def evolve(state: FightState, event: Event, seq: int | None = None) -> FightState:
-    """Fold one event into the state. Pure. Raises IllegalOrder / OutOfPhase if the event cannot come now."""
-    return _evolve(state, event, seq, {})
+# -- the fold --------------------------------------------------------------------------------------------------
 
 
-def _evolve(state: FightState, event: Event, seq: int | None, envelope: dict) -> FightState:
-    """``evolve``, with envelope fields to set in the same (single) copy of the state."""
-    trigger = trigger_of(event)
-    phase = next_phase(state.phase, event, seq)
-    stack = _stack(state, event, seq, trigger)
-    actions = (action_of(event) or state.actions) if trigger == "declare" else state.actions
-    state = _effects(state, event)
-    if phase is state.phase and stack is state.stack and actions == state.actions and not envelope:
-        return state
-    return replace(state, phase=phase, stack=stack, actions=actions, **envelope)
+def evolve(state: FightState, event: Event, seq: int, batch: int | None = None) -> FightState:
+    """Fold one event written at ``seq`` in the batch starting at ``batch`` (default: a batch of its own). Pure.
 
-
-def fold(state: FightState, stored: StoredEvent) -> FightState:
-    """Fold one stored event: its payload through :func:`evolve`, plus the envelope's position.
-
-    Undo markers only move the position: undoing needs the whole log (see :func:`project`).
+    Raises :class:`~omen_core.machine.IllegalOrder` or
+    :class:`~omen_core.machine.OutOfPhase` if the event cannot come now. Undo
+    markers are not folded here: the walk applies them (:mod:`omen_core.walk`).
+    Besides the fight, it keeps undo's three fields (see :class:`FightState`):
+    a live command moves ``live_seq`` on, opens an undo point where
+    :func:`is_undo_point` says so, and ends what a redo could take back.
     """
-    envelope = {"fight_id": stored.fight_id, "version": stored.seq, "last_hash": stored.hash}
-    if isinstance(stored.event, UNDO_MARKERS):
-        return replace(state, **envelope)
-    return _evolve(state, stored.event, stored.seq, envelope)
-
-
-class UndoRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """An undo as the log records it: where, which range, why, and whether it was redone later."""
-
-    seq: int
-    from_seq: int
-    to_seq: int
-    reason: str
-    redone_at: int | None = None
-
-
-def undo_history(records: Iterable[StoredEvent]) -> tuple[set[int], list[UndoRecord]]:
-    """The seqs that are undone now, and every undo in the log (redone or not)."""
-    undos: dict[int, UndoRecord] = {}
-    for rec in records:
-        match rec.event:
-            case Undone(from_seq=start, to_seq=end, reason=reason):
-                undos[rec.seq] = UndoRecord(seq=rec.seq, from_seq=start, to_seq=end, reason=reason)
-            case Redone(undo_seq=target) if target in undos:
-                undos[target] = replace(undos[target], redone_at=rec.seq)
-    voided = {seq for u in undos.values() if u.redone_at is None for seq in range(u.from_seq, u.to_seq + 1)}
-    return voided, list(undos.values())
-
-
-def project(records: Iterable[StoredEvent], state: FightState | None = None,
-            voided: set[int] | None = None) -> FightState:
-    """Fold a log, from the empty state or from ``state``, skipping the events that are undone.
-
-    ``voided`` (from :func:`undo_history`) lets a caller that streams a long
-    log find the undone seqs in a first pass (see ``omen_replay.replay.replay_store``),
-    and the fold then streams; without it, a list is scanned for undos first,
-    and any other iterable is read into a list once to find them.
-    """
-    if voided is None:
-        records = records if isinstance(records, (list, tuple)) else list(records)
-        voided = undo_history(records)[0]
-    state = FightState() if state is None else state
-    for rec in records:
-        if rec.seq in voided:
-            state = replace(state, version=rec.seq, last_hash=rec.hash)
-            continue
-        state = fold(state, rec)
-    return state
+    kind = type(event)
+    batch = seq if batch is None else batch
+    changes: dict[str, Any] = {}
+    if kind not in UNORDERED:
+        phase = next_phase(state.phase, event, seq)
+        stack = _stack(state, event, seq, trigger_of(event))
+        if phase is not state.phase:
+            changes["phase"] = phase
+        if stack is not state.stack:
+            changes["stack"] = stack
+    elif kind not in (CommandIssued, DiceSourceChanged):
+        raise IllegalOrder(state.step, "undo", [], seq, why="an undo marker is applied by the walk, not folded")
+    if not is_undo_batch(event):
+        changes["live_seq"] = seq
+        if seq == batch:
+            changes["redo_stack"] = ()
+            if is_undo_point(state, event, seq, batch):
+                changes["undo_point"] = seq
+    effect = EFFECTS.get(kind)
+    after = state if effect is None else effect(state, event)
+    return replace(after, **changes) if changes else after

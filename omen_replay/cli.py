@@ -22,14 +22,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from omen_core.errors import ConcurrencyError, OmenError
-from omen_core.events import StoredEvent, event_schema
+from omen_core.events import event_schema
 from omen_core.store import EventStore, open_snapshots, open_store
-from omen_core.store.snapshots import state_at
+from omen_core.walk import Step, StoreSource
+from omen_core.walk import step_through as walk_steps
 
 from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
-from .replay import StateSummary, replay_store, step_through, summarise
-from .verify import Report, verify, verify_lines
+from .replay import StateSummary, replay_store, summarise
+from .verify import REROLL, Report, parse_head, verify_store
 
 __all__ = ["app", "main"]
 
@@ -39,7 +40,7 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 log = structlog.get_logger("omen.cli")
 
-STYLE = {"header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan", "undone": "dim italic"}
+STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan", "undone": "dim italic"}
 
 
 class LogFormat(str, Enum):
@@ -119,19 +120,22 @@ def _report_undos(report: Report) -> None:
         out.print(f"  undo at seq {u.seq}: seq {u.from_seq} to {u.to_seq}{why}, {state}")
     for note in report.notes:
         out.print(f"  [yellow]note:[/] {escape(note)}")
+    for f in report.rerolls:
+        out.print(f"  [yellow]{REROLL}:[/] {escape(f.what)}")
 
 
 def _report_text(report: Report) -> None:
+    _report_undos(report)
+    head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
     if report.clean:
-        _report_undos(report)
         seed = ("all match the revealed seed" if report.seed_revealed
                 else "not checked: the seed has not been revealed")
+        decided = f"{report.redecided} commands decided again" if report.redecided else "no recorded commands"
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
-                  f"intact, every total recomputed; {report.seeded_dice} seeded dice {seed}")
+                  f"intact, {decided}, every total recomputed; {report.seeded_dice} seeded dice {seed}{head}")
         return
-    _report_undos(report)
-    out.print(f"[red]{len(report.findings)} finding(s)[/] in fight {report.fight_id!r}:")
-    for f in report.findings:
+    out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
+    for f in report.problems:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
         where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
         out.print(f"  {where} [{escape(f.rule)}] {escape(f.what)}{escape(detail)}")
@@ -162,19 +166,21 @@ def demo(
             fight = run_demo(store, seed=SeededDice.fresh().seed if fresh_seed else DEMO_SEED)
         else:
             fight = run_scenario(load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" /
-                                                         "scenario.toml"))), store)
+                                                         "scenario.toml"))), store,
+                                 snapshots=open_snapshots(str(log_path)))
         records = fight.events
     except OmenError as exc:
         _guarded(exc)
-    _print_lines(narrate(records))
+    _print_lines(iter(narrate(records)))
     out.print()
     if not short:
         _print_state(summarise(fight.state), False)
-    _report_text(verify(records))
+    _report_text(verify_store(fight.store, fight.fight_id))
     from .render import HtmlWriter, render
 
     report = log_path.with_suffix(".html")
-    report.write_text(render(records, HtmlWriter()))
+    with report.open("w") as page:
+        render(StoreSource(fight.store, fight.fight_id), HtmlWriter(page))
     out.print(f"[dim]log written to {log_path} ({len(records)} events), session log to {report}; check it "
               f"yourself with: omen verify {log_path}  |  omen explain {log_path} SEQ  |  "
               f"omen replay {log_path} --steps[/]")
@@ -190,8 +196,12 @@ def _clear_demo_log(log_path: Path, fight_id: str) -> None:
         held = ["(unreadable)"]
     if any(f not in ("demo", "ember-ford") for f in held):
         _bad_input(f"{log_path} holds fight {held[0]!r}, not a demo log; choose another --log")
-    for extra in (log_path, log_path.with_name(log_path.name + ".idx"), log_path.with_name(log_path.name + ".lock")):
+    for extra in (log_path, *(log_path.with_name(log_path.name + side) for side in (".idx", ".lock", ".marks"))):
         extra.unlink(missing_ok=True)
+    snapshots = log_path.with_name(log_path.name + ".snapshots")
+    if snapshots.is_dir():
+        for fight_id in held:
+            open_snapshots(str(log_path)).delete(fight_id)
 
 
 @app.command()
@@ -214,22 +224,32 @@ def verify_cmd(
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     seed: Annotated[str | None, typer.Option(help="Check the dice against this seed (hex) even "
                                                   "if the log has not revealed it.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report.")] = False,
+    head: Annotated[list[str] | None, typer.Option("--head", help="A head witnessed earlier, SEQ:HASH (repeatable): "
+                                                   "the log must pass through it.")] = None,
+    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls too, not only on integrity findings.")]
+    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report (with the head it reached).")]
+    = False,
 ) -> None:
-    """Audit a log: chain, order, seed and dice, every derived number. Exit 1 on findings, 2 if unreadable."""
+    """Audit a log: chain, order, every command decided again, seed and dice, every derived number.
+    Exit 1 on findings, 2 if unreadable."""
     seed_bytes = _seed_option(seed)
     try:
+        heads = [parse_head(h) for h in head or ()]
         store, fight_id = _open_fight(log_url, fight)
-        raw = getattr(store, "raw_lines", None)
-        report = (verify_lines(raw(fight_id), seed=seed_bytes) if raw is not None
-                  else verify(store.read(fight_id), seed=seed_bytes))
+        report = verify_store(store, fight_id, seed=seed_bytes, heads=heads)
     except OmenError as exc:
         _guarded(exc)
     if as_json:
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        sys.stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
     else:
         _report_text(report)
-    raise typer.Exit(0 if report.clean else 1)
+    raise typer.Exit(0 if report.clean and not (strict and report.rerolls) else 1)
+
+
+def _report_json(report: Report) -> dict[str, object]:
+    """The report as JSON, with whether it is clean."""
+    return {**msgspec.to_builtins(report), "clean": report.clean}
 
 
 @app.command()
@@ -279,7 +299,8 @@ def run(
         narrator = Narrator()
         loud = not (quiet or as_json)
         fight = run_scenario(loaded, store, on_step=lambda step, stored: loud and _print_lines(
-            narrator.lines(stored)), on_start=lambda stored: loud and _print_lines(narrator.lines(stored)))
+            narrator.lines(stored)), on_start=lambda stored: loud and _print_lines(narrator.lines(stored)),
+            snapshots=open_snapshots(log_url))
     except OmenError as exc:
         _guarded(exc)
     records = fight.events
@@ -300,32 +321,30 @@ def replay_cmd(
     """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it, or step through it."""
     try:
         store, fight_id = _open_fight(log_url, fight)
-        records = list(store.read(fight_id)) if steps else None
-        last = len(records) if records is not None else store.version(fight_id)
+        last = store.version(fight_id)
         if to is not None and not 0 <= to <= last:
             _bad_input(f"--to {to} is outside the log (seq 1 to {last})")
-        if records is not None:
-            _print_steps([r for r in records if to is None or r.seq <= to], as_json)
+        if steps:
+            _print_steps(walk_steps(StoreSource(store, fight_id), to_seq=to), as_json)
             return
         snapshots = open_snapshots(log_url)
-        state = (state_at(lambda after: store.read(fight_id, after), fight_id, snapshots, to)
-                 if snapshots.seqs(fight_id) else replay_store(store, fight_id, to))
+        state = replay_store(store, fight_id, to, snapshots if snapshots.seqs(fight_id) else None)
     except OmenError as exc:
         _guarded(exc)
     _print_state(summarise(state), as_json)
 
 
-def _print_steps(records: list[StoredEvent], as_json: bool) -> None:
+def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
     """Each event, its narrative, and the resources after it (undone events marked, state unmoved)."""
     narrator = Narrator()
-    for rec, state, undone in step_through(records):
-        narrator.undone = {rec.seq} if undone else set()
+    for step in steps:
+        rec, state, undone = step.rec, step.after, step.voided
         if as_json:
             line = {"seq": rec.seq, "type": type(rec.event).__struct_config__.tag, "undone": undone,
                     "state": msgspec.to_builtins(summarise(state))}
             sys.stdout.write(json.dumps(line) + "\n")
             continue
-        _print_lines(narrator.lines([rec]))
+        _print_lines(narrator.tell(rec, undone))
         hp = "  ".join(f"{c.sheet.name} {c.hp}/{c.sheet.hp}" for c in state.combatants.values())
         where = f"{state.phase.value}" + (f", round {state.round}" if state.round else "") + \
             (f", {state.step.value}" if not state.at_rest else "")
@@ -346,7 +365,7 @@ def explain_cmd(
     seed_bytes = _seed_option(seed)
     try:
         store, fight_id = _open_fight(log_url, fight)
-        found = explain(store.read(fight_id), seq, seed_bytes)
+        found = explain(StoreSource(store, fight_id), seq, seed_bytes)
     except OmenError as exc:
         _guarded(exc)
     if as_json:
@@ -355,8 +374,8 @@ def explain_cmd(
     out.print(f"[bold]{escape(found.title)}[/]  [dim](seq {found.seq})[/]")
     for die in found.dice:
         check = {True: " [green]seed confirms[/]", False: " [red]seed DISAGREES[/]", None: ""}[die.seed_confirms]
-        out.print(f"  die: roll #{die.roll} (seq {die.seq}) {die.purpose} by {die.roller}: {die.pool} "
-                  f"d{die.sides} = {die.face} [{die.source}]{check}")
+        out.print(f"  die: roll at seq {die.seq} ({die.purpose}) by {die.roller}: {die.pool} "
+                  f"d{die.sides} = {die.face} [{escape(die.source)}]{check}")
     for part in found.parts:
         out.print(f"  [bold]{escape(part.name)}[/] = {part.total}  [dim]({escape(part.rule)})[/]")
         for term in part.terms:
@@ -388,14 +407,14 @@ def log_cmd(
 
     try:
         store, fight_id = _open_fight(log_url, fight)
-        document = render(store.read(fight_id), WRITERS[fmt.value]())
+        if output is None:
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](sys.stdout))
+            return
+        with output.open("w") as page:
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](page))
     except OmenError as exc:
         _guarded(exc)
-    if output is None:
-        sys.stdout.write(document)
-    else:
-        output.write_text(document)
-        out.print(f"session log written to {output}")
+    out.print(f"session log written to {output}")
 
 
 @app.command()

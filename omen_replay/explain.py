@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from omen_core.derive import bonus_source
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
@@ -25,19 +26,21 @@ from omen_core.events import (
     FightStarted,
     HitDetermined,
     InitiativeRolled,
+    MovementDeclared,
     ResourceChanged,
     RollTotal,
     SaveCalled,
     SaveResolved,
-    SeedRevealed,
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
+    encode_line,
 )
 from omen_core.machine import action_of
-from omen_core.state import FightState, condition_adjustment, project
+from omen_core.state import FightState, Frame
+from omen_core.walk import LinesSource, Source, StopWalk, Visitor, Walk, walk
 
-__all__ = ["Term", "Part", "DieLine", "Explanation", "explain"]
+__all__ = ["Term", "Part", "DieLine", "Explanation", "explain", "explain_records"]
 
 
 class Term(msgspec.Struct, frozen=True):
@@ -58,10 +61,12 @@ class Part(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DieLine(msgspec.Struct, frozen=True, kw_only=True):
-    """One die: which roll, whose, its pool, size and face, its source, and whether the seed confirms it."""
+    """One die: the roll it belongs to (by the seq of its ``dice_rolled`` event; ``counter`` is the index its
+    seeded faces derive from, which an undo rewinds), whose, its pool, size and face, its source, and whether the
+    seed confirms it."""
 
-    roll: int
     seq: int
+    counter: int
     purpose: str
     roller: str
     pool: str
@@ -72,7 +77,8 @@ class DieLine(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
-    """The derivation of one roll, attack, save or check."""
+    """The derivation of one roll, attack, save or check. ``seq`` is the action's declaration (its id) or the
+    event's own seq; ``undone`` says whether it is undone as the log stands."""
 
     seq: int
     kind: str
@@ -81,91 +87,158 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     parts: tuple[Part, ...]
     verdicts: tuple[str, ...]
     seed: str
+    undone: bool = False
 
 
-class _Log:
-    """A log read once: the events by seq, and the state right before any seq."""
+class _Seed:
+    """Whether the seeded dice can be checked, and the seed to check them with."""
 
-    def __init__(self, records: Iterable[StoredEvent]):
-        self.records = list(records)
-        self.by_seq = {r.seq: r for r in self.records}
+    def __init__(self, given: bytes | None):
+        self.given = given
+        self.revealed: bytes | None = None
+        self.commitment: str | None = None
+        self.started = False
 
-    def state_before(self, seq: int) -> FightState:
-        return project([r for r in self.records if r.seq < seq])
-
-    def action_events(self, action: int) -> list[StoredEvent]:
-        return [r for r in self.records if action_of(r.event) == action]
-
-    def seed_status(self, seed: bytes | None) -> tuple[str, bytes | None]:
-        started = next((r.event for r in self.records if isinstance(r.event, FightStarted)), None)
-        revealed = next((r.event.seed for r in self.records if isinstance(r.event, SeedRevealed)), None)
-        if started is None or started.seed_commitment is None:
+    def status(self) -> tuple[str, bytes | None]:
+        if not self.started or self.commitment is None:
             return "no seeded dice in this fight", None
-        seed = seed if seed is not None else (bytes.fromhex(revealed) if revealed else None)
+        seed = self.given if self.given is not None else self.revealed
         if seed is None:
             return "seeded dice, seed not revealed yet: the faces cannot be checked", None
-        if commitment(seed) != started.seed_commitment:
+        if commitment(seed) != self.commitment:
             return "the seed does NOT match the commitment recorded at the start", None
         return "seeded dice; the seed matches its commitment", seed
 
 
-def explain(records: Iterable[StoredEvent], seq: int, seed: bytes | None = None) -> Explanation:
-    """Explain the event at ``seq`` (the whole attack or save it belongs to, if any)."""
-    log = _Log(records)
-    if seq not in log.by_seq:
-        raise BadInput(f"no event with seq {seq} in this log (seq 1 to {len(log.records)})")
-    status, good_seed = log.seed_status(seed)
-    event = log.by_seq[seq].event
+class _Explainer(Visitor):
+    """Finds the event at ``seq``; if it belongs to an action, follows that action to its end. Keeps only the
+    events of the actions open at each moment (with the state each was written in)."""
+
+    def __init__(self, seq: int, seed: bytes | None):
+        self.seq, self.seed = seq, _Seed(seed)
+        self.open: dict[int, list[tuple[StoredEvent, FightState]]] = {}
+        self.target: int | None = None  # the declaration seq of the action explained
+        self.single: tuple[StoredEvent, FightState, list[StoredEvent]] | None = None
+        self.found: Explanation | None = None
+        self.voided: frozenset[int] = frozenset()
+        self.batch_rolls: dict[int, StoredEvent] = {}
+        self.last = 0
+
+    def begin(self, walk: Walk) -> None:
+        self.voided = walk.voided
+        if walk.landmarks.seed is not None:
+            self.seed.revealed = bytes.fromhex(walk.landmarks.seed)
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        self.last = rec.seq
+        if isinstance(rec.event, FightStarted):
+            self.seed.started, self.seed.commitment = True, rec.event.seed_commitment
+        if rec.seq == rec.batch:
+            self.batch_rolls = {}
+        if isinstance(rec.event, DiceRolled):
+            self.batch_rolls[rec.event.counter] = rec
+        owner = _owner(rec.event, before, after)
+        if owner is not None:
+            self.open.setdefault(owner, []).append((rec, before))
+        if rec.seq == self.seq:
+            if owner is None:
+                self.single = (rec, before, list(self.batch_rolls.values()))
+                self.found = _single(self, rec, before)
+                raise StopWalk
+            self.target = owner
+        if self.target is not None and not any(f.declared_at == self.target for f in after.stack):
+            self._explain_target()
+            raise StopWalk
+        for declared in [d for d in self.open if not any(f.declared_at == d for f in after.stack)]:
+            del self.open[declared]
+
+    def end(self, state: FightState) -> None:
+        if self.found is None and self.target is not None:
+            self._explain_target()
+
+    def _explain_target(self) -> None:
+        assert self.target is not None
+        events = self.open.get(self.target, [])
+        first = events[0][0].event if events else None
+        if isinstance(first, AttackDeclared):
+            self.found = _attack(self, events)
+        elif isinstance(first, SaveCalled):
+            self.found = _save(self, events)
+        elif isinstance(first, MovementDeclared):
+            self.found = _movement(self, events)
+
+
+def _owner(event: Event, before: FightState, after: FightState) -> int | None:
+    """The declaration seq of the action an event belongs to, if any (a declaration opens its own)."""
+    if isinstance(event, (AttackDeclared, SaveCalled, MovementDeclared)):
+        return after.stack[-1].declared_at if len(after.stack) > len(before.stack) else None
     action = action_of(event)
-    if action is not None:
-        first = next((r for r in log.records if action_of(r.event) == action), None)
-        if first is not None and isinstance(first.event, AttackDeclared):
-            return _attack(log, first, status, good_seed)
-        if first is not None and isinstance(first.event, SaveCalled):
-            return _save(log, first, status, good_seed)
-    return _single(log, log.by_seq[seq], status, good_seed)
+    if action is None:
+        return None
+    frame: Frame | None = next((f for f in reversed(before.stack) if f.action == action), None)
+    return frame.declared_at if frame is not None else None
 
 
-def _dice(log: _Log, recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...]:
+def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
+    """Explain the event at ``seq`` of a log (the whole attack, save or movement it belongs to, if any), from
+    one walk that stops once it has seen what it needs."""
+    explainer = _Explainer(seq, seed)
+    walk(source, explainer)
+    if explainer.found is None:
+        raise BadInput(f"no event with seq {seq} in this log (seq 1 to {explainer.last})")
+    return explainer.found
+
+
+def explain_records(records: Iterable[StoredEvent], seq: int, seed: bytes | None = None) -> Explanation:
+    """:func:`explain` over an in-memory log of decoded events."""
+    return explain(LinesSource([encode_line(r) for r in records], where="the events given"), seq, seed)
+
+
+def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...]:
     lines = []
     for rec in recs:
         if not isinstance(rec.event, DiceRolled):
             continue
         rolled = rec.event
-        wrong = {i for i, _, _ in seeded_mismatches(seed, rec.fight_id, rolled)} if seed and rolled.source == "seeded" else set()
+        checked = seed is not None and rolled.source == "seeded"
+        wrong = {i for i, _, _ in seeded_mismatches(seed, rec.fight_id, rolled)} if checked and seed else set()
         for i, die in enumerate(rolled.dice):
-            confirms = (i not in wrong) if seed and rolled.source == "seeded" else None
-            lines.append(DieLine(roll=rolled.counter, seq=rec.seq, purpose=rolled.purpose, roller=rolled.roller,
+            lines.append(DieLine(seq=rec.seq, counter=rolled.counter, purpose=rolled.purpose, roller=rolled.roller,
                                  pool=die.pool, sides=die.sides, face=die.face, source=rolled.source,
-                                 seed_confirms=confirms))
+                                 seed_confirms=(i not in wrong) if checked else None))
     return tuple(lines)
 
 
 def _bonus_terms(state: FightState, who: str, attribute: str, effective: int) -> list[Term]:
     """An effective attribute bonus split into the sheet's value and the conditions' adjustment (C1, C28)."""
-    sheet = state.combatants[who].sheet.attributes[attribute].bonus
-    adjust = condition_adjustment(state, who)
-    conditions = ", ".join(f"{k} x{v}" for k, v in state.combatants[who].conditions.items()) or "none"
-    terms = [Term(f"{attribute} bonus", sheet, f"{who}'s sheet")]
-    if adjust or effective != sheet:
-        terms.append(Term("conditions", effective - sheet, f"{conditions} (C28)"))
+    source = bonus_source(state, who, attribute)
+    terms = [Term(f"{attribute} bonus", source.sheet, f"{who}'s sheet")]
+    if source.conditions or effective != source.sheet:
+        held = ", ".join(f"{k} x{v}" for k, v in source.held) or "none"
+        terms.append(Term("conditions", effective - source.sheet, f"{held} (C28)"))
     return terms
 
 
-def _attack(log: _Log, first: StoredEvent, status: str, seed: bytes | None) -> Explanation:
+def _title(explainer: _Explainer, seq: int, text: str) -> str:
+    return ("[undone] " if seq in explainer.voided else "") + text
+
+
+def _attack(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+    first = events[0][0]
     decl = first.event
     assert isinstance(decl, AttackDeclared)
-    recs = log.action_events(decl.action)
-    hit_rec = next((r for r in recs if isinstance(r.event, HitDetermined)), None)
+    status, seed = explainer.seed.status()
     parts: list[Part] = []
     verdicts: list[str] = []
-    title = (f"{decl.attacker} attacks {decl.target} with {decl.weapon or 'no weapon (unarmed)'} "
-             f"({decl.kind.replace('_', ' ')}), action {decl.action}")
-    if hit_rec is not None:
-        state = log.state_before(hit_rec.seq)
-        hd = hit_rec.event
+    reaction = f", {decl.reaction.replace('_', ' ')} to the action at seq {decl.reacting_to}" if decl.reaction else ""
+    title = _title(explainer, first.seq, f"{decl.attacker} attacks {decl.target} with "
+                   f"{decl.weapon or 'no weapon (unarmed)'} ({decl.kind.replace('_', ' ')}), the action declared "
+                   f"at seq {first.seq}{reaction}")
+    hit = next(((rec, state) for rec, state in events if isinstance(rec.event, HitDetermined)), None)
+    hd = hit[0].event if hit is not None else None
+    if hit is not None:
         assert isinstance(hd, HitDetermined)
-        parts += _hit_parts(state, decl, hd)
+        parts += _hit_parts(hit[1], decl, hd)
         tie = " (a tie: the defender wins ties)" if hd.attack.total == hd.defense.total else ""
         verdicts.append(f"{'HIT' if hd.hit else 'MISS'}: {hd.attack.total} {'>' if hd.hit else 'is not >'} "
                         f"{hd.defense.total}{tie} (§Hit Determination)")
@@ -174,8 +247,8 @@ def _attack(log: _Log, first: StoredEvent, status: str, seed: bytes | None) -> E
                 else "the crit would have been, but the attack missed (C7)")
         verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} "
                         "(C7: strictly more; ties are no crit)")
-    weapon_damage = hit_rec is not None and hd.hit  # on a hit, the weapon's damage comes first (C25)
-    for rec in recs:
+    weapon_damage = isinstance(hd, HitDetermined) and hd.hit  # on a hit, the weapon's damage comes first (C25)
+    for rec, _state in events:
         if isinstance(rec.event, DamageResolved):
             parts += _damage_parts(rec.event, consequence=not weapon_damage)
             weapon_damage = False
@@ -183,8 +256,8 @@ def _attack(log: _Log, first: StoredEvent, status: str, seed: bytes | None) -> E
                             f"{rec.event.resource.upper()}")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
-    return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice(log, recs, seed), parts=tuple(parts),
-                       verdicts=tuple(verdicts), seed=status)
+    return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
+                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in explainer.voided)
 
 
 def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> list[Part]:
@@ -241,8 +314,9 @@ def _damage_parts(event: DamageResolved, *, consequence: bool) -> list[Part]:
     return [Part(name=f"damage ({event.source})", terms=tuple(terms), total=t.raw, rule="C12"), mitigation]
 
 
-def _side_part(name: str, side: RollTotal, state: FightState, rule: str) -> Part:
-    terms = [Term(f"{side.attribute} die", side.face, f"roll #{side.roll}"),
+def _side_part(name: str, side: RollTotal, state: FightState, rule: str, rolls: dict[int, int]) -> Part:
+    where = f"roll at seq {rolls[side.counter]}" if side.counter in rolls else f"roll #{side.counter}"
+    terms = [Term(f"{side.attribute} die", side.face, where),
              *_bonus_terms(state, side.roller, side.attribute, side.attribute_bonus)]
     if side.skill is not None:
         terms.append(Term(f"{side.skill} level", side.skill_level, f"{side.roller}'s sheet (C2)"))
@@ -250,50 +324,69 @@ def _side_part(name: str, side: RollTotal, state: FightState, rule: str) -> Part
     return Part(name=name, terms=tuple(terms), total=side.total, rule=rule)
 
 
-def _save(log: _Log, first: StoredEvent, status: str, seed: bytes | None) -> Explanation:
+def _roll_seqs(recs: Iterable[StoredEvent]) -> dict[int, int]:
+    """The seq of each roll, by its counter (within one command, where a roll total finds its roll)."""
+    return {r.event.counter: r.seq for r in recs if isinstance(r.event, DiceRolled)}
+
+
+def _save(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+    first = events[0][0]
     called = first.event
     assert isinstance(called, SaveCalled)
-    recs = log.action_events(called.action)
+    status, seed = explainer.seed.status()
+    rolls = _roll_seqs(r for r, _ in events)
     parts, verdicts = [], []
-    for rec in recs:
+    for rec, state in events:
         if isinstance(rec.event, SaveResolved):
-            state = log.state_before(rec.seq)
             e = rec.event
-            parts += [_side_part(f"{e.saver.roller}'s save", e.saver, state, "C15"),
-                      _side_part(f"{e.opposing.roller}'s opposing roll", e.opposing, state, "C15")]
+            parts += [_side_part(f"{e.saver.roller}'s save", e.saver, state, "C15", rolls),
+                      _side_part(f"{e.opposing.roller}'s opposing roll", e.opposing, state, "C15", rolls)]
             verdicts.append(f"{'saved' if e.success else 'failed'}: {e.saver.total} "
                             f"{'>=' if e.success else '<'} {e.opposing.total} (C15: the saver wins ties)")
         elif isinstance(rec.event, DamageResolved):
             parts += _damage_parts(rec.event, consequence=True)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
-    title = f"{called.caller}'s {called.effect.name}: {called.saver} saves with {called.effect.save}"
-    return Explanation(seq=first.seq, kind="save", title=title, dice=_dice(log, recs, seed), parts=tuple(parts),
-                       verdicts=tuple(verdicts), seed=status)
+    title = _title(explainer, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
+                   f"{called.effect.save}, the action declared at seq {first.seq}")
+    return Explanation(seq=first.seq, kind="save", title=title, dice=_dice((r for r, _ in events), seed),
+                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in explainer.voided)
 
 
-def _single(log: _Log, rec: StoredEvent, status: str, seed: bytes | None) -> Explanation:
+def _movement(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+    first = events[0][0]
+    decl = first.event
+    assert isinstance(decl, MovementDeclared)
+    status, _seed = explainer.seed.status()
+    leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
+    title = _title(explainer, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
+    return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=(), seed=status,
+                       undone=first.seq in explainer.voided)
+
+
+def _single(explainer: _Explainer, rec: StoredEvent, state: FightState) -> Explanation:
     """A roll, a check or anything else: its dice and, for results, the roll primitive of each side."""
+    status, seed = explainer.seed.status()
+    rolls = {counter: r.seq for counter, r in explainer.batch_rolls.items()}
     event: Event = rec.event
-    state = log.state_before(rec.seq)
     parts: list[Part] = []
     verdicts: list[str] = []
     recs = [rec]
     match event:
         case StaticCheckResolved(check=side):
-            parts.append(_side_part(f"{side.roller}'s check", side, state, "C1, C2"))
+            parts.append(_side_part(f"{side.roller}'s check", side, state, "C1, C2", rolls))
             verdicts.append(f"{event.outcome} against difficulty {event.difficulty} (C16: a tie is a tie)")
-            recs = _rolls(log, [side])
+            recs = _rolls(explainer, [side])
         case ContestResolved(initiator=ini, defender=dfd):
-            parts += [_side_part(f"{ini.roller} (initiator)", ini, state, "C16"),
-                      _side_part(f"{dfd.roller} (defender)", dfd, state, "C16")]
+            parts += [_side_part(f"{ini.roller} (initiator)", ini, state, "C16", rolls),
+                      _side_part(f"{dfd.roller} (defender)", dfd, state, "C16", rolls)]
             verdicts.append(f"{event.winner} wins (C16: the initiator must be strictly higher)")
-            recs = _rolls(log, [ini, dfd])
+            recs = _rolls(explainer, [ini, dfd])
         case SurpriseDetermined(perception=side):
-            parts.append(_side_part(f"{side.roller}'s Perception", side, state, "C18"))
+            parts.append(_side_part(f"{side.roller}'s Perception", side, state, "C18", rolls))
             verdicts.append(f"{event.tier} against difficulty {event.difficulty} (C18)")
-            recs = _rolls(log, [side])
+            recs = _rolls(explainer, [side])
         case AmbushDifficultySet(stealth=sides, time_waited=waited) if sides:
-            parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17") for side in sides]
+            parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17", rolls) for side in sides]
             rows = {"under_a_minute": ("the lowest Stealth roll", min(s.total for s in sides), 2),
                     "one_to_two_minutes": ("the average Stealth roll, rounded down",
                                            sum(s.total for s in sides) // len(sides), 3),
@@ -304,17 +397,18 @@ def _single(log: _Log, rec: StoredEvent, status: str, seed: bytes | None) -> Exp
                                   terms=(Term(label, base, f"time waited: {waited.replace('_', ' ')}"),
                                          Term("time waited", plus, "C17's table"))))
             verdicts.append(f"Ambush Difficulty {event.difficulty} (C17)")
-            recs = _rolls(log, list(sides))
+            recs = _rolls(explainer, list(sides))
         case AmbushDifficultySet():
             verdicts.append(f"Ambush Difficulty {event.difficulty}, set by the GM (C17)")
         case InitiativeRolled(check=side):
-            parts.append(_side_part(f"{side.roller}'s initiative", side, state, "C19"))
-            recs = _rolls(log, [side])
-    title = f"{type(event).__name__} at seq {rec.seq}"
-    return Explanation(seq=rec.seq, kind=type(event).__name__, title=title, dice=_dice(log, recs, seed),
-                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status)
+            parts.append(_side_part(f"{side.roller}'s initiative", side, state, "C19", rolls))
+            recs = _rolls(explainer, [side])
+    title = _title(explainer, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
+    return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
+                       dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
+                       undone=rec.seq in explainer.voided)
 
 
-def _rolls(log: _Log, sides: list[RollTotal]) -> list[StoredEvent]:
-    wanted = {s.roll for s in sides}
-    return [r for r in log.records if isinstance(r.event, DiceRolled) and r.event.counter in wanted]
+def _rolls(explainer: _Explainer, sides: list[RollTotal]) -> list[StoredEvent]:
+    wanted = {s.counter for s in sides}
+    return [r for counter, r in explainer.batch_rolls.items() if counter in wanted]

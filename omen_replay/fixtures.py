@@ -19,7 +19,7 @@ import msgspec
 from omen_core import MemoryStore
 from omen_core.errors import BadInput, OmenError
 from omen_core.events import StoredEvent, decode_line, encode_line
-from omen_core.state import project
+from omen_core.walk import project
 
 from .replay import summarise
 from .scenario import load_scenario, run_scenario

@@ -1,8 +1,11 @@
 """Turn a fight log into a readable narrative: one small writer per event type, in a dispatch table.
 
-The narrative is plain text tagged with a kind (``header``, ``roll``,
-``result``, ``note``), so each output format (terminal, Markdown, HTML)
-only decides how to style a kind, never how to describe an event.
+The narrative is plain text tagged with a kind (``round``, ``header``,
+``roll``, ``result``, ``window``, ``note``, ``undone``), so each output format
+(terminal, Markdown, HTML) only decides how to style a kind, never how to
+describe an event. :class:`Narrator` is a visitor of the walk
+(:mod:`omen_core.walk`); it also narrates events handed to it piece by piece,
+as a live fight goes on.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from omen_core.events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CommandIssued,
     ConditionApplied,
     ConditionCleared,
     ConditionTicked,
@@ -34,6 +38,7 @@ from omen_core.events import (
     DamageResolved,
     DamageRouted,
     DiceRolled,
+    DiceSourceChanged,
     Disengaged,
     EngagementChanged,
     EventBase,
@@ -67,12 +72,14 @@ from omen_core.events import (
     TurnStarted,
     Undone,
     WeaponDrawn,
+    encode_line,
 )
-from omen_core.state import undo_history
+from omen_core.state import FightState
+from omen_core.walk import LinesSource, Visitor, walk
 
-__all__ = ["Line", "Narrator", "narrate", "describe_total"]
+__all__ = ["Line", "LineKind", "Narrator", "narrate", "describe_total"]
 
-LineKind = Literal["header", "roll", "result", "window", "note", "undone"]
+LineKind = Literal["round", "header", "roll", "result", "window", "note", "undone"]
 
 
 class Line(msgspec.Struct, frozen=True):
@@ -123,7 +130,16 @@ def _joined(e: CombatantJoined, names: _Names) -> Iterator[tuple[LineKind, str]]
 
 def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
     dice = ", ".join(f"{d.pool} d{d.sides} \u2192 {d.face}" for d in e.dice)
-    yield "roll", f"roll #{e.counter} ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}"
+    yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}"
+
+
+def _issued(e: CommandIssued, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    return iter(())  # the command is the record; what happened is told by the events it produced
+
+
+def _switched(e: DiceSourceChanged, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    why = f": {e.reason}" if e.reason else ""
+    yield "note", f"the dice change from {e.before} to {e.after}{why}"
 
 
 def _static(e: StaticCheckResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -268,11 +284,11 @@ def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _settled(e: ActionSettled, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "roll", f"  (action {e.action} settled)"
+    yield "roll", f"  (the action of #{e.action} settled)"
 
 
 def _cancelled(e: ActionCancelled, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "note", f"  action {e.action} cancelled: {e.reason}"
+    yield "note", f"  the action of #{e.action} is cancelled: {e.reason}"
 
 
 def _ambush(e: AmbushStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -318,7 +334,7 @@ def _order(e: InitiativeOrderSet, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _round(e: RoundStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "header", f"\u2500\u2500 Round {e.round} \u2500\u2500"
+    yield "round", f"\u2500\u2500 Round {e.round} \u2500\u2500"
 
 
 def _round_end(e: RoundEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -412,6 +428,8 @@ def _redone(e: Redone, names: _Names) -> Iterator[tuple[LineKind, str]]:
 _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
+    CommandIssued: _issued,
+    DiceSourceChanged: _switched,
     DiceRolled: _rolled,
     StaticCheckResolved: _static,
     ContestResolved: _contest,
@@ -464,27 +482,39 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
 }
 
 
-class Narrator:
-    """Narrates a log in pieces (as a live fight goes on), remembering who is who between pieces.
+class Narrator(Visitor):
+    """Narrates a log, as a visitor of the walk or in pieces (as a live fight goes on), remembering who is who.
 
-    Events in ``undone`` (seqs) are told too, marked as undone: never hidden.
+    Undone events are told too, marked as undone: never hidden. Lines go to
+    ``sink`` if given, else they are kept in :attr:`told`.
     """
 
-    def __init__(self, undone: set[int] | None = None) -> None:
+    def __init__(self, sink: Callable[[Line], object] | None = None) -> None:
         self.names = _Names()
-        self.undone = undone or set()
+        self.told: list[Line] = []
+        self.sink: Callable[[Line], object] = sink if sink is not None else self.told.append
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        """Tell one event of a walk."""
+        for line in self.tell(rec, voided):
+            self.sink(line)
+
+    def tell(self, rec: StoredEvent, undone: bool = False) -> Iterator[Line]:
+        """The narrative of one event, line by line."""
+        for kind, text in _WRITERS[type(rec.event)](rec.event, self.names):
+            if undone:
+                yield Line(rec.seq, "undone", f"[undone] {text.strip()}")
+            else:
+                yield Line(rec.seq, kind, text)
 
     def lines(self, records: Iterable[StoredEvent]) -> Iterator[Line]:
-        """The narrative of these events, line by line."""
+        """The narrative of these events (none of them undone), line by line: for a fight as it goes on."""
         for rec in records:
-            for kind, text in _WRITERS[type(rec.event)](rec.event, self.names):
-                if rec.seq in self.undone:
-                    yield Line(rec.seq, "undone", f"[undone] {text.strip()}")
-                else:
-                    yield Line(rec.seq, kind, text)
+            yield from self.tell(rec)
 
 
-def narrate(records: Iterable[StoredEvent]) -> Iterator[Line]:
-    """The narrative of a whole log, line by line, in event order (undone events marked)."""
-    records = list(records)
-    return Narrator(undo_history(records)[0]).lines(records)
+def narrate(records: Iterable[StoredEvent]) -> list[Line]:
+    """The narrative of a whole in-memory log, line by line, in event order (undone events marked)."""
+    narrator = Narrator()
+    walk(LinesSource([encode_line(r) for r in records], where="the events given"), narrator, chain=False)
+    return narrator.told

@@ -1,27 +1,52 @@
-"""Session logs: one renderer walks a fight's narrative; a small writer per format (text, Markdown, HTML).
+"""Session logs: one walk of a fight feeds a writer per format (text, Markdown, HTML), streaming.
 
-The renderer feeds each writer the same things in the same order: a header
-(title, dice, seed status), the narrative line by line (each with its kind,
-undone lines marked), and an ending (the end state and each combatant's HP
-and Will over the fight). Writers only decide how things look.
+The walk (:mod:`omen_core.walk`) drives three visitors at once: the audit
+(:mod:`omen_replay.verify`), the narrator (:mod:`omen_replay.narrate`) and a
+tally of each combatant's HP and Will at each round's start. The writer gets
+the same things in the same order: a header (title, dice), the narrative line
+by line (each with its kind; rounds as lines of kind ``round``, undone lines
+marked), and an ending (the end state, each combatant's HP and Will by round,
+the audit's verdict). Writers only decide how things look, and write to a
+stream as they go, so a long fight never sits in memory.
 """
 
 from __future__ import annotations
 
 import html
+import io
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Protocol, TextIO
 
-from omen_core.events import DiceRolled, StoredEvent
+import msgspec
 
-from .narrate import Line, narrate
-from .replay import StateSummary, step_through, summarise
-from .verify import Report, verify
+from omen_core.events import DiceRolled, FightStarted, StoredEvent, encode_line
+from omen_core.state import FightState
+from omen_core.walk import LinesSource, Source, Visitor, Walk, walk
 
-__all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "render", "WRITERS"]
+from .narrate import Line, Narrator
+from .replay import StateSummary, summarise
+from .verify import Audit, Report
 
-Series = dict[str, list[tuple[int, int, int]]]  # combatant name -> [(seq, hp, will)]
-_RULE = " \u2500"  # the box-drawing rule around "Round N" in the narrative
+__all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "Point", "Series", "render", "render_records",
+           "WRITERS"]
+
+
+class Point(msgspec.Struct, frozen=True):
+    """A combatant's HP and Will at the start of a round (round 0: before the rounds; the last point: the end)."""
+
+    round: int
+    hp: int
+    will: int
+
+
+class Series(msgspec.Struct, kw_only=True):
+    """One combatant's HP and Will over the fight, by round: by id, so same-named combatants stay apart."""
+
+    id: str
+    name: str
+    hp_max: int
+    will_max: int
+    points: list[Point]
 
 
 class Writer(Protocol):
@@ -31,34 +56,90 @@ class Writer(Protocol):
 
     def line(self, line: Line) -> None: ...
 
-    def end(self, summary: StateSummary, series: Series, report: Report) -> str: ...
+    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None: ...
 
 
-def _dice_note(records: list[StoredEvent], report: Report) -> str:
-    sources = sorted({r.event.source for r in records if isinstance(r.event, DiceRolled)})
-    seeded = "seeded" in sources
-    seed = ("the seed is revealed and every seeded die checks out" if seeded and report.seed_revealed and report.clean
-            else "the seed is not revealed yet" if seeded and not report.seed_revealed
-            else "seeded dice do NOT check out: see omen verify" if seeded else "")
-    return ", ".join(f"{s} dice" for s in sources) + (f"; {seed}" if seed else "") if sources else "no dice rolled"
+class _Tally(Visitor):
+    """The header facts (title, dice sources seen) and each combatant's HP and Will at each round's start."""
 
+    def __init__(self) -> None:
+        self.title = ""
+        self.sources: set[str] = set()
+        self.series: dict[str, Series] = {}
+        self.seed = False
+        self.started = False
+        self.fight_dice = ""
 
-def render(records: Iterable[StoredEvent], writer: Writer) -> str:
-    """Walk a fight once and let ``writer`` write it; returns the finished document."""
-    records = list(records)
-    report = verify(records)
-    series: Series = {}
-    state = None
-    for rec, state, _undone in step_through(records):
+    def begin(self, walk: Walk) -> None:
+        self.seed = walk.landmarks.seed is not None
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        if isinstance(rec.event, FightStarted):
+            self.title, self.fight_dice = rec.event.title or rec.fight_id, rec.event.dice
+        elif isinstance(rec.event, DiceRolled):
+            self.sources.add(rec.event.source)
+        if after.round != before.round or not self.started:
+            self.started = True
+            self._mark(after)
+
+    def end(self, state: FightState) -> None:
+        self._mark(state)
+
+    def _mark(self, state: FightState) -> None:
         for fighter in state.combatants.values():
-            points = series.setdefault(fighter.sheet.name, [])
-            if not points or points[-1][1:] != (fighter.hp, fighter.will):
-                points.append((rec.seq, fighter.hp, fighter.will))
-    title = state.title or state.fight_id if state is not None else "(empty log)"
-    writer.begin(title, _dice_note(records, report))
-    for line in narrate(records):
-        writer.line(line)
-    return writer.end(summarise(state), series, report) if state is not None else ""
+            line = self.series.setdefault(fighter.id, Series(id=fighter.id, name=fighter.sheet.name,
+                                                             hp_max=fighter.sheet.hp, will_max=fighter.sheet.will,
+                                                             points=[]))
+            point = Point(state.round, fighter.hp, fighter.will)
+            if line.points and line.points[-1].round == point.round:
+                line.points[-1] = point
+            else:
+                line.points.append(point)
+
+
+class _Stream(Visitor):
+    """Hands the narrator's lines to the writer, after its header (which needs the fight's first event)."""
+
+    def __init__(self, writer: Writer, tally: _Tally):
+        self.writer, self.tally = writer, tally
+        self.begun = False
+        self.narrator = Narrator(sink=self._line)
+
+    def _line(self, line: Line) -> None:
+        if not self.begun:
+            self.begun = True
+            self.writer.begin(self.tally.title or "(untitled fight)", _dice_note(self.tally))
+        self.writer.line(line)
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        self.narrator.event(rec, before, after, voided)
+
+
+def _dice_note(tally: _Tally) -> str:
+    """The fight's dice as its header declares them, and whether the seed is revealed by the end of the log."""
+    if not tally.fight_dice:
+        return "no dice"
+    note = ("; the seed is revealed: the verdict at the end says whether every seeded die checks out"
+            if tally.seed else "; the seed is not revealed yet") if tally.fight_dice == "seeded" else ""
+    return f"{tally.fight_dice} dice{note}"
+
+
+def render(source: Source, writer: Writer) -> None:
+    """Walk a fight once and let ``writer`` write it as it goes."""
+    tally = _Tally()
+    audit = Audit()
+    stream = _Stream(writer, tally)
+    state = walk(source, [tally, audit, stream], strict=False)
+    if not stream.begun:
+        writer.begin(tally.title or "(empty log)", _dice_note(tally))
+    writer.end(summarise(state), list(tally.series.values()), audit.report())
+
+
+def render_records(records: Iterable[StoredEvent], fmt: str = "text") -> str:
+    """A session log of an in-memory log, as a string (tests, tools)."""
+    out = io.StringIO()
+    render(LinesSource([encode_line(r) for r in records], where="the events given"), WRITERS[fmt](out))
+    return out.getvalue()
 
 
 def _ending(summary: StateSummary) -> str:
@@ -69,65 +150,76 @@ def _ending(summary: StateSummary) -> str:
 
 
 def _verdict(report: Report) -> str:
-    return ("verified: hash chain intact, every derived number recomputed" if report.clean
-            else f"{len(report.findings)} finding(s): see omen verify")
+    if not report.clean:
+        return f"{len(report.problems)} finding(s): see omen verify"
+    seed = ("; the seed is revealed and every seeded die checks out" if report.seed_revealed and report.seeded_dice
+            else "; seeded dice not checked: the seed is not revealed yet" if report.seeded_dice else "")
+    rerolls = f"; {len(report.rerolls)} undo re-roll(s) to review (see omen verify)" if report.rerolls else ""
+    return f"verified: hash chain intact, every command decided again, every derived number recomputed{seed}{rerolls}"
 
 
 class TextWriter:
     """Plain text, one event per line, as the terminal shows it."""
 
-    def __init__(self) -> None:
-        self.out: list[str] = []
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
 
     def begin(self, title: str, dice: str) -> None:
         """The title and the dice."""
-        self.out += [title, "=" * len(title), f"dice: {dice}", ""]
+        self.out.write(f"{title}\n{'=' * len(title)}\ndice: {dice}\n\n")
 
     def line(self, line: Line) -> None:
         """One narrative line, tagged with its seq."""
-        self.out.append(f"#{line.seq:<4} {line.text}")
+        self.out.write(f"#{line.seq:<4} {line.text}\n")
 
-    def end(self, summary: StateSummary, series: Series, report: Report) -> str:
+    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
         """The end state, each combatant, and the audit's verdict."""
-        self.out += ["", f"{_ending(summary)}"]
-        self.out += [f"  {c.name} ({c.side}): HP {c.hp}/{c.hp_max}, Will {c.will}/{c.will_max}"
-                     + (f", {', '.join(c.conditions)}" if c.conditions else "") for c in summary.combatants]
-        self.out.append(_verdict(report))
-        return "\n".join(self.out) + "\n"
+        rows = [f"  {c.name} ({c.side}): HP {c.hp}/{c.hp_max}, Will {c.will}/{c.will_max}"
+                + (f", {', '.join(c.conditions)}" if c.conditions else "") for c in summary.combatants]
+        self.out.write("\n" + _ending(summary) + "\n" + "".join(r + "\n" for r in rows) + _verdict(report) + "\n")
+
+
+def _md(text: str) -> str:
+    """Text made safe inside Markdown: HTML tags and Markdown's own marks are escaped, so a name or a note never
+    becomes markup in a renderer."""
+    escaped = html.escape(text, quote=False)
+    for mark in ("\\", "`", "*", "_", "[", "]", "|", "~", "#"):
+        escaped = escaped.replace(mark, "\\" + mark)
+    return escaped
 
 
 class MarkdownWriter:
     """Markdown: a heading per round, turns in bold, results as list items, undone lines struck through."""
 
-    def __init__(self) -> None:
-        self.out: list[str] = []
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
 
     def begin(self, title: str, dice: str) -> None:
         """The title and the dice."""
-        self.out += [f"# {title}", "", f"*Dice: {dice}.*", ""]
+        self.out.write(f"# {_md(title)}\n\n*Dice: {_md(dice)}.*\n\n")
 
     def line(self, line: Line) -> None:
         """One narrative line: rounds become headings, turns bold, the rest list items."""
-        text = line.text.strip()
-        if text.startswith("\u2500\u2500 Round"):
-            self.out += ["", f"## {text.strip(_RULE)}", ""]
+        text = _md(line.text.strip())
+        if line.kind == "round":
+            self.out.write(f"\n## {_md(line.text.strip(_RULE))}\n\n")
         elif line.kind == "undone":
-            self.out.append(f"- ~~{text}~~ (undone)")
+            self.out.write(f"- ~~{text}~~ (undone)\n")
         elif line.kind == "header":
-            self.out.append(f"- **{text}** `#{line.seq}`")
+            self.out.write(f"- **{text}** `#{line.seq}`\n")
         else:
-            self.out.append(f"  - {text} `#{line.seq}`")
+            self.out.write(f"  - {text} `#{line.seq}`\n")
 
-    def end(self, summary: StateSummary, series: Series, report: Report) -> str:
+    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
         """The end state as a table, and the audit's verdict."""
-        self.out += ["", "## The end", "", f"{_ending(summary)}.", "", "| combatant | side | HP | Will | conditions |",
-                     "| --- | --- | --- | --- | --- |"]
-        self.out += [f"| {c.name} | {c.side} | {c.hp}/{c.hp_max} | {c.will}/{c.will_max} | "
-                     f"{', '.join(c.conditions) or '-'} |" for c in summary.combatants]
-        self.out += ["", f"*{_verdict(report)}.*"]
-        return "\n".join(self.out) + "\n"
+        rows = [f"| {_md(c.name)} | {_md(c.side)} | {c.hp}/{c.hp_max} | {c.will}/{c.will_max} | "
+                f"{_md(', '.join(c.conditions)) or '-'} |" for c in summary.combatants]
+        self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
+                       "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"
+                       + "".join(r + "\n" for r in rows) + f"\n*{_md(_verdict(report))}.*\n")
 
 
+_RULE = " \u2500"  # the box-drawing rule around "Round N" in the narrative
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 _CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 .line{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;margin:0}
@@ -138,68 +230,70 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem}s
 
 
 class HtmlWriter:
-    """One self-contained HTML page: the timeline by round and turn, and an HP / Will chart (inline SVG)."""
+    """One self-contained HTML page: the timeline by round and turn, and an HP / Will chart by round (inline SVG)."""
 
-    def __init__(self) -> None:
-        self.out: list[str] = []
-        self.title = ""
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
 
     def begin(self, title: str, dice: str) -> None:
         """The page head (no external assets) and the title."""
-        self.title = title
-        self.out += ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                     f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
-                     f"<h1>{html.escape(title)}</h1>", f"<p><em>Dice: {html.escape(dice)}.</em></p>",
-                     '<section id="timeline">']
+        self.out.write("\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+                                  f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+                                  f"<h1>{html.escape(title)}</h1>", f"<p><em>Dice: {html.escape(dice)}.</em></p>",
+                                  '<section id="timeline">']) + "\n")
 
     def line(self, line: Line) -> None:
         """One narrative line; a round starts a new heading."""
-        text = line.text.strip()
-        if text.startswith("\u2500\u2500 Round"):
-            self.out.append(f'<h2 class="round">{html.escape(text.strip(_RULE))}</h2>')
+        if line.kind == "round":
+            self.out.write(f'<h2 class="round" id="seq-{line.seq}">{html.escape(line.text.strip(_RULE))}</h2>\n')
             return
-        self.out.append(f'<p class="line {line.kind}"><span class="seq">#{line.seq}</span>'
-                        f"{html.escape(text)}</p>")
+        self.out.write(f'<p class="line {line.kind}"><span class="seq">#{line.seq}</span>'
+                       f"{html.escape(line.text.strip())}</p>\n")
 
-    def end(self, summary: StateSummary, series: Series, report: Report) -> str:
-        """The end state, the chart of HP and Will, the audit's verdict, and the closing tags."""
+    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
+        """The end state, the chart of HP and Will by round, the audit's verdict, and the closing tags."""
         rows = "".join(f"<tr><td>{html.escape(c.name)}</td><td>{html.escape(c.side)}</td><td>{c.hp}/{c.hp_max}</td>"
                        f"<td>{c.will}/{c.will_max}</td><td>{html.escape(', '.join(c.conditions) or '-')}</td></tr>"
                        for c in summary.combatants)
-        self.out += ["</section>", "<h2>The end</h2>", f"<p>{html.escape(_ending(summary))}</p>",
-                     "<table><tr><th>combatant</th><th>side</th><th>HP</th><th>Will</th><th>conditions</th></tr>"
-                     f"{rows}</table>", "<h2>HP and Will over the fight</h2>", _chart(series, summary.seq),
-                     f"<p><em>{html.escape(_verdict(report))}.</em></p>", "</body></html>"]
-        return "\n".join(self.out) + "\n"
+        self.out.write("\n".join(["</section>", "<h2>The end</h2>", f"<p>{html.escape(_ending(summary))}</p>",
+                                  "<table><tr><th>combatant</th><th>side</th><th>HP</th><th>Will</th>"
+                                  f"<th>conditions</th></tr>{rows}</table>", "<h2>HP and Will by round</h2>",
+                                  _chart(series), f"<p><em>{html.escape(_verdict(report))}.</em></p>",
+                                  "</body></html>"]) + "\n")
 
 
-def _chart(series: Series, last_seq: int, width: int = 720, height: int = 260) -> str:
-    """An SVG line chart: each combatant's HP (solid) and Will (dashed) against the event seq."""
-    top = max([max(p[1], p[2]) for points in series.values() for p in points] + [1])
-    pad = 30
+def _chart(series: list[Series], width: int = 720, height: int = 260) -> str:
+    """An SVG line chart: each combatant's HP (solid) and Will (dashed) at the start of each round, labelled axes."""
+    top = max([max(p.hp, p.will) for s in series for p in s.points] + [1])
+    last = max([p.round for s in series for p in s.points] + [1])
+    pad = 40
 
-    def xy(seq: int, value: int) -> str:
-        return f"{pad + (width - 2 * pad) * seq / max(last_seq, 1):.1f},{height - pad - (height - 2 * pad) * value / top:.1f}"
+    def xy(index: float, value: int) -> str:
+        return f"{pad + (width - 2 * pad) * index / max(last, 1):.1f},{height - pad - (height - 2 * pad) * value / top:.1f}"
 
     parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 20 * len(series)}" '
-             f'role="img" aria-label="HP and Will over the fight">',
+             f'role="img" aria-label="HP and Will by round">',
              f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>',
              f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#999"/>',
-             f'<text x="{pad - 4}" y="{pad + 4}" text-anchor="end">{top}</text>',
-             f'<text x="{pad - 4}" y="{height - pad + 4}" text-anchor="end">0</text>',
-             f'<text x="{pad}" y="{height - 8}">seq 1</text><text x="{width - pad - 40}" y="{height - 8}">seq {last_seq}</text>']
-    for i, (name, points) in enumerate(series.items()):
+             f'<text x="{pad - 6}" y="{pad + 4}" text-anchor="end">{top}</text>',
+             f'<text x="{pad - 6}" y="{height - pad + 4}" text-anchor="end">0</text>',
+             f'<text x="12" y="{height / 2:.0f}" transform="rotate(-90 12 {height / 2:.0f})" '
+             'text-anchor="middle">HP / Will</text>',
+             f'<text x="{width / 2:.0f}" y="{height - 6}" text-anchor="middle">round</text>']
+    step = max(1, last // 12)
+    for r in range(0, last + 1, step):
+        x = xy(r, 0).split(",")[0]
+        parts.append(f'<text x="{x}" y="{height - pad + 16}" text-anchor="middle">{r}</text>')
+    for i, s in enumerate(series):
         colour = _COLOURS[i % len(_COLOURS)]
-        steps = [*points, (last_seq, points[-1][1], points[-1][2])]
-        for index, dash in ((1, ""), (2, ' stroke-dasharray="4 3"')):
-            coords = []
-            for (seq, *values), nxt in zip(steps, steps[1:]):
-                coords += [xy(seq, values[index - 1]), xy(nxt[0], values[index - 1])]
-            parts.append(f'<polyline class="series" fill="none" stroke="{colour}"{dash} points="{" ".join(coords)}"/>')
-        parts.append(f'<text x="{pad}" y="{height + 12 + 20 * i}" fill="{colour}">{html.escape(name)}: '
-                     f'HP (solid), Will (dashed)</text>')
+        for attr, dash in (("hp", ""), ("will", ' stroke-dasharray="4 3"')):
+            coords = " ".join(xy(p.round, getattr(p, attr)) for p in s.points)
+            parts.append(f'<polyline class="series" fill="none" stroke="{colour}"{dash} points="{coords}"/>')
+        parts.append(f'<text x="{pad}" y="{height + 12 + 20 * i}" fill="{colour}">{html.escape(s.name)} '
+                     f'({html.escape(s.id)}): HP (solid), Will (dashed)</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-WRITERS = {"text": TextWriter, "md": MarkdownWriter, "html": HtmlWriter}
+WRITERS: dict[str, type[TextWriter] | type[MarkdownWriter] | type[HtmlWriter]] = {
+    "text": TextWriter, "md": MarkdownWriter, "html": HtmlWriter}

@@ -39,8 +39,7 @@ from omen_core.decide import Command, RevealSeed
 from omen_core.errors import BadInput, ContentError, OmenError
 from omen_core.store import EventStore
 
-__all__ = ["FightSettings", "ScriptStep", "UndoStep", "RedoStep", "Scenario", "ScenarioError", "load_scenario",
-           "run_scenario"]
+__all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
 
 
 class ScenarioError(BadInput):
@@ -62,22 +61,7 @@ class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     ruleset: str | None = None
 
 
-class UndoStep(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="command",
-               tag="undo"):
-    """A scripted undo: the last command, or back to ``to_seq`` (see ``Fight.undo``)."""
-
-    to_seq: int | None = None
-    reason: str = ""
-
-
-class RedoStep(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="command",
-               tag="redo"):
-    """A scripted redo of the last undo."""
-
-    reason: str = ""
-
-
-ScriptCommand = Command | UndoStep | RedoStep
+ScriptCommand = Command
 
 
 class ScriptStep(msgspec.Struct, frozen=True, kw_only=True):
@@ -242,15 +226,18 @@ def _toml_error_line(message: str) -> int | None:
 def run_scenario(scenario: Scenario, store: EventStore,
                  on_step: Callable[[ScriptStep, list], object] | None = None,
                  on_start: Callable[[list], object] | None = None,
-                 clock: Callable[[], int] | None = None) -> Fight:
-    """Start the fight in ``store``, join its combatants and run every command in order.
+                 clock: Callable[[], int] | None = None, snapshots: object = None) -> Fight:
+    """Start the fight in ``store``, join its combatants and run every command in order (``undo`` and ``redo``
+    among them).
 
     A command that fails stops the run with a :class:`ScenarioError` naming
     its line; everything before it stays in the store.
     """
     s = scenario.settings
     dice = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" else ScriptedDice([])
-    kwargs = {"clock": clock} if clock else {}
+    kwargs: dict[str, Any] = {"clock": clock} if clock else {}
+    if snapshots is not None:
+        kwargs["snapshots"] = snapshots
     fight = Fight.start(store, s.id, dice=dice, ruleset=scenario.ruleset, title=s.title, **kwargs)
     for sheet in scenario.combatants:
         fight.join(sheet)
@@ -263,7 +250,7 @@ def run_scenario(scenario: Scenario, store: EventStore,
         if isinstance(command, RevealSeed) and not command.seed and s.seed:
             command = RevealSeed(seed=s.seed)
         try:
-            stored = _run(fight, command)
+            stored = fight.execute(command)
         except OmenError as exc:
             name = type(step.command).__struct_config__.tag
             raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc
@@ -271,18 +258,6 @@ def run_scenario(scenario: Scenario, store: EventStore,
             on_step(step, stored)
         _check_dice_used(scenario, step, dice)
     return fight
-
-
-def _run(fight: Fight, command: ScriptCommand) -> list:
-    """Run one scripted command; undo and redo append their marker event."""
-    if isinstance(command, (UndoStep, RedoStep)):
-        before = fight.version
-        if isinstance(command, UndoStep):
-            fight.undo(command.to_seq, command.reason)
-        else:
-            fight.redo(command.reason)
-        return [r for r in fight.store.read(fight.fight_id, before)]
-    return fight.execute(command)
 
 
 def _check_dice_used(scenario: Scenario, step: ScriptStep, dice: object) -> None:

@@ -1,31 +1,55 @@
-"""Audit a fight log: hash chain, event order, seed and seeded dice, and every derived number recomputed.
+"""Audit a fight log: hash chain, framing and batches, event order, every command decided again, the seed and
+every seeded die, every derived number recomputed, the dice sources, undos and their re-rolls, witnessed heads.
 
-Unlike live play, which raises at the first problem, the audit collects
-every finding and reports them all. It folds the log as it goes (the same
-projection as live play), so each number is recomputed from the recorded
-dice, the sheets and ruleset in the log, and the state at that point.
+The audit is a visitor over the one walk (:mod:`omen_core.walk`), which reads
+the log once, streaming, and hands it each event with the state just before
+and after it as they stood then. Unlike live play, which raises at the first
+problem, the audit collects every finding and reports them all:
+
+- **re-decision**: each batch records the command that produced it; the
+  audit runs ``decide`` again on the state before the batch, with the
+  batch's own recorded dice, and requires the very same events, byte for
+  byte. An event the rules would not have produced, or one missing, is a
+  finding naming its seq and rule;
+- **per-event recomputation**: each check, save, hit, defense, crit, damage
+  and mitigation step recomputed from the sheets, the conditions and the
+  dice (the only numeric check for logs of schema version 1, which recorded
+  no commands);
+- **witnessed heads** (``heads``): the log must pass through every
+  ``(seq, hash)`` seen earlier (a cut tail is caught too);
+- **dice sources**: in a seeded fight a die of another source needs a
+  recorded ``dice_source_changed``; a die labelled seeded needs a commitment;
+  once the seed is known every seeded die is recomputed;
+- **undo re-rolls**: every undo that voided rolled dice is a finding of its
+  own kind (``undo re-roll``): the voided faces beside the faces rolled next
+  by the same roller. It does not make the log unsound; it is shown so nobody
+  can fish for a better roll unseen.
+
+What the audit proves is written in docs/verify.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import msgspec
 
+from omen_core.commands import Command, Join, StartFight
 from omen_core.content import content_hash
-from omen_core.decide.attack import damage_terms, hit_numbers
-from omen_core.decide.effects import mitigation_for
-from omen_core.dice import commitment, seeded_mismatches
-from omen_core.errors import BadInput
+from omen_core.decide import Target, decided
+from omen_core.derive import damage_terms, hit_numbers, mitigation_for
+from omen_core.dice import RecordedDice, commitment, seeded_mismatches
+from omen_core.errors import BadInput, OmenError, RuleViolation
 from omen_core.events import (
-    UNDO_MARKERS,
     AmbushDifficultySet,
     AmbushStarted,
-    AttackDeclared,
     CombatantJoined,
+    CommandIssued,
     ContestResolved,
     DamageResolved,
     DiceRolled,
+    Event,
     FightStarted,
     HitDetermined,
     InitiativeOrderSet,
@@ -35,7 +59,6 @@ from omen_core.events import (
     ResourceChanged,
     RollTotal,
     RoundStarted,
-    SaveCalled,
     SaveResolved,
     SeedRevealed,
     StaticCheckResolved,
@@ -44,48 +67,63 @@ from omen_core.events import (
     TurnSkipped,
     TurnStarted,
     Undone,
-    chain_breaks,
-    decode_line,
     encode_line,
 )
-from omen_core.machine import IllegalOrder, OutOfPhase
-from omen_core.rules.ambush import (
-    PARTIAL_SURPRISE_INITIATIVE,
-    ambush_difficulty,
-    surprise_tier,
-)
-from omen_core.rules.checks import (
-    contest_winner,
-    roll_total,
-    save_succeeds,
-    static_outcome,
-)
-from omen_core.state import (
-    FightState,
+from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
+from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
+from omen_core.state import AttackFrame, FightState, effective_bonus, is_undo_point
+from omen_core.walk import (
+    Finding,
+    LinesSource,
+    Source,
+    StoreSource,
     UndoRecord,
-    effective_bonus,
-    evolve,
-    project,
-    undo_history,
+    Visitor,
+    Walk,
+    walk,
 )
 
-__all__ = ["Finding", "Report", "verify", "verify_lines"]
+__all__ = ["Finding", "Head", "Report", "Audit", "REROLL", "verify", "verify_lines", "verify_store", "parse_head"]
+
+#: The kind of finding an undo that voided rolled dice gets (see the module doc).
+REROLL = "undo re-roll"
+
+#: The rule each event type's numbers come from, for a finding of the re-decision.
+_RULES: dict[str, str] = {
+    "hit_determined": "§Hit Determination, C5, C7, C11", "damage_resolved": "C12, C13",
+    "resource_changed": "C3, C13", "save_resolved": "C15", "static_check_resolved": "C16",
+    "contest_resolved": "C16", "active_defense_window_opened": "C8", "active_defense_window_skipped": "C8",
+    "surprise_determined": "C18", "ambush_difficulty_set": "C17", "initiative_rolled": "C19",
+    "initiative_order_set": "C19", "condition_applied": "C25, C28", "condition_cleared": "C25, C28",
+    "reaction_window_opened": "C23, C24", "cost_paid": "C20, C22", "turn_started": "C20",
+    "turn_skipped": "C21", "bonus_actions_refilled": "C20, C21", "fight_ended": "§Your Turn",
+    "undone": "undo", "redone": "undo", "dice_rolled": "C29", "catch_window_opened": "C22",
+    "routing_window_opened": "C12",
+}
+_EVENT_JSON = msgspec.json.Encoder(order="deterministic")
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    """One problem: where (seq, and the line for problems found in the raw bytes), which rule, what,
-    and expected vs found."""
+class Head(msgspec.Struct, frozen=True, kw_only=True):
+    """A point of the chain: a seq and the hash of the event there (a head a client witnessed)."""
 
     seq: int
-    line: int = 0
-    rule: str
-    what: str
-    expected: str = ""
-    found: str = ""
+    hash: str
+
+
+def parse_head(text: str) -> Head:
+    """``SEQ:HASH`` as a :class:`Head`; :class:`BadInput` otherwise."""
+    seq, _, digest = text.partition(":")
+    if not seq.isdigit() or int(seq) < 1 or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise BadInput(f"a head is SEQ:HASH (a seq and the 64 hex digits of its hash), not {text!r}")
+    return Head(seq=int(seq), hash=digest)
 
 
 class Report(msgspec.Struct, frozen=True, kw_only=True):
-    """The audit of one log: how much was checked and every finding."""
+    """The audit of one log: how much was checked, where it ends, and every finding.
+
+    ``clean`` means no integrity finding: undo re-rolls are listed in
+    ``findings`` too (kind ``"undo re-roll"``) but do not make a log unsound.
+    """
 
     fight_id: str
     events: int
@@ -94,11 +132,24 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     findings: tuple[Finding, ...]
     undone: tuple[UndoRecord, ...] = ()
     notes: tuple[str, ...] = ()
+    head: Head | None = None
+    redecided: int = 0
+    schema_versions: tuple[int, ...] = ()
 
     @property
     def clean(self) -> bool:
-        """True when nothing was found."""
-        return not self.findings
+        """True when there is no integrity finding (undo re-rolls aside)."""
+        return not self.problems
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """The integrity findings."""
+        return tuple(f for f in self.findings if f.kind != REROLL)
+
+    @property
+    def rerolls(self) -> tuple[Finding, ...]:
+        """The undo re-roll findings."""
+        return tuple(f for f in self.findings if f.kind == REROLL)
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
@@ -112,121 +163,250 @@ def _show(value: object) -> str:
     return str(value)
 
 
-class _Audit:
-    """Walks a log once, folding it, and checks each event against what the state says it should be."""
+class _Batch:
+    """One command's events as they come, and the state before the first."""
 
-    def __init__(self) -> None:
-        self.state = FightState()
+    def __init__(self, first: StoredEvent, before: FightState):
+        self.records: list[StoredEvent] = [first]
+        self.before = before
+
+
+class _Reroll:
+    """Dice an undo voided, by roller and purpose, waiting for the faces the same roller rolls next for the same
+    purpose (a hit roll beside the next hit roll)."""
+
+    def __init__(self, undo: UndoRecord):
+        self.undo = undo
+        self.voided: dict[tuple[str, str], list[tuple[int, tuple[int, ...]]]] = {}
+        self.next: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
+
+
+class Audit(Visitor):
+    """The audit, as a visitor of a lenient timeline walk (see the module doc)."""
+
+    def __init__(self, seed: bytes | None = None, heads: Iterable[Head] = ()):
+        self.given_seed = seed
+        self.heads = {h.seq: h.hash for h in heads}
+        self.findings: list[Finding] = []
+        self.notes: list[str] = []
+        self.count = 0
+        self.last: StoredEvent | None = None
         self.commitment: str | None = None
         self.seed: bytes | None = None
-        self.rolls: dict[int, DiceRolled] = {}
-        self.seeded: list[tuple[int, str, DiceRolled]] = []
+        self.seed_revealed = False
+        self.started_dice: str | None = None
+        self.seeded = 0
+        self.redecided = 0
+        self.versions: set[int] = set()
+        self.batch: _Batch | None = None
+        self.batch_rolls: dict[int, tuple[int, DiceRolled]] = {}
+        self.targets: dict[int, Target] = {}
+        self.wanted: frozenset[int] = frozenset()
+        self.voided_now: set[int] = set()
+        self.rerolls: list[_Reroll] = []
+        self.open_rerolls: list[_Reroll] = []
         self.difficulty: int | None = None
         self.preset: int | None = None
         self.next_turn = 0
+        self.switched_at: list[int] = []
+        self.walk_info: Walk | None = None
 
-    def walk(self, rec: StoredEvent) -> Iterator[Finding]:
-        """Check one event against the state before it, then fold it."""
+    # -- the walk -----------------------------------------------------------------------------------------------
+
+    def begin(self, walk: Walk) -> None:
+        """Note what the log's landmarks say: the undo targets to keep, the seed to check every die against."""
+        self.walk_info = walk
+        self.wanted = frozenset(u.from_seq for u in walk.landmarks.undos)
+        if walk.landmarks.seed is not None:
+            try:
+                self.seed = bytes.fromhex(walk.landmarks.seed)
+            except ValueError:
+                self.seed = None
+        if self.given_seed is not None:
+            self.seed = self.given_seed
+        self.rerolls = [_Reroll(u) for u in walk.landmarks.undos if u.redone_at is None]
+
+    def problem(self, finding: Finding) -> None:
+        """A finding of the walk itself (format, chain, batch, order, an undo it could not apply)."""
+        self.findings.append(finding)
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        """Check one event in the state it was written in; batch by batch, decide each command again."""
+        self.count += 1
+        self.last = rec
+        self.versions.add(rec.schema_version)
+        if rec.seq in self.heads and self.heads[rec.seq] != rec.hash:
+            self.findings.append(Finding(seq=rec.seq, rule="chain", what="not the head witnessed at this seq",
+                                         expected=self.heads[rec.seq], found=rec.hash))
+        if rec.seq == rec.batch or self.batch is None:
+            self._flush()
+            self.batch = _Batch(rec, before)
+            self.batch_rolls = {}
+        else:
+            self.batch.records.append(rec)
+        if rec.seq in self.wanted:
+            self.targets[rec.seq] = Target(before=before, event=rec.event, seq=rec.seq, batch=rec.batch, live=True)
+        self._rerolled(rec)
         try:
-            yield from self._check(rec)
+            self.findings.extend(self._check(rec, before))
         except Exception as exc:  # noqa: BLE001 - an audit of arbitrary input reports, never crashes
-            yield Finding(seq=rec.seq, rule="audit", what=f"cannot recompute this event: {exc!r}")
-        try:
-            self.state = evolve(self.state, rec.event, rec.seq)
-        except IllegalOrder as exc:
-            yield Finding(seq=rec.seq, rule="lifecycle", what=f"{type(rec.event).__name__} out of order",
-                          expected=" or ".join(exc.legal) or "nothing", found=exc.trigger)
-        except OutOfPhase as exc:
-            yield Finding(seq=rec.seq, rule="phase", what=f"{type(rec.event).__name__} out of phase",
-                          expected=f"not in the {exc.phase.value} phase", found=exc.trigger)
-        except Exception as exc:  # noqa: BLE001 - as above
-            yield Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc!r}")
+            self.findings.append(Finding(seq=rec.seq, rule="audit", what=f"cannot recompute this event: {exc!r}"))
+        if isinstance(rec.event, (Undone, Redone)):
+            self.next_turn = _next_turn(after)
+        if rec.batch_size and rec.seq == rec.batch + rec.batch_size - 1:
+            self._flush()  # the batch is whole: decide it again now, before an undo in it takes effect
 
-    def reset(self, records: list[StoredEvent], voided: set[int]) -> Iterator[Finding]:
-        """After an undo or redo: the state the live events leave, and whose turn comes next in the round."""
-        live = [r for r in records if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
-        try:
-            self.state = project(records, voided=voided)
-        except Exception as exc:  # noqa: BLE001 - a tampered log is reported, never crashes the audit
-            yield Finding(seq=records[-1].seq, rule="audit", what=f"cannot rebuild the state after this undo or "
-                                                                   f"redo: {exc}")
+    def undone(self, record: UndoRecord) -> None:
+        """An undo: its range is void from now on (unless a redo takes it back)."""
+        self.voided_now.update(range(record.from_seq, record.to_seq + 1))
+        for r in self.rerolls:
+            if r.undo.seq == record.seq and r.voided:
+                self.open_rerolls.append(r)
+
+    def end(self, state: FightState) -> None:
+        """The last batch, witnessed heads past the end, and the undo re-rolls."""
+        self._flush()
+        last = self.last
+        for seq, digest in sorted(self.heads.items()):
+            if last is None or seq > last.seq:
+                end = last.seq if last is not None else 0
+                self.findings.append(Finding(seq=end, rule="chain", what=f"the log ends at seq {end}, but a head "
+                                             f"was witnessed at seq {seq}: events were cut from its end",
+                                             expected=f"{seq}:{digest}", found=f"{end}:{last.hash if last else ''}"))
+        for r in self.rerolls:
+            self.findings.extend(_reroll_findings(r))
+
+    # -- re-decision --------------------------------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        batch, self.batch = self.batch, None
+        if batch is None:
             return
-        since_round = next((i for i in range(len(live) - 1, -1, -1) if isinstance(live[i].event, RoundStarted)), None)
-        self.next_turn = 0 if since_round is None else sum(
-            isinstance(r.event, (TurnStarted, TurnSkipped)) for r in live[since_round:])
+        command = _command_of(batch.records[0].event)
+        if command is None:
+            return
+        self.redecided += 1
+        first = batch.records[0]
+        by = first.event.by if isinstance(first.event, CommandIssued) else ""
+        rolls = [r.event for r in batch.records if isinstance(r.event, DiceRolled)]
+        history = _Targets(self.targets, self.voided_now)
+        try:
+            draft = decided(batch.before, command, RecordedDice(rolls), history, by)
+        except RuleViolation as exc:
+            self.findings.append(Finding(seq=first.seq, rule=exc.rule, what=f"the rules refuse this command here: "
+                                         f"{exc}", found=_tag(first.event)))
+            return
+        except OmenError as exc:
+            self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
+                                         f"again with the dice the batch recorded: {exc}"))
+            return
+        self.findings.extend(_differences(batch.records, draft.events))
 
-    def _check(self, rec: StoredEvent) -> Iterator[Finding]:
-        seq, event, state = rec.seq, rec.event, self.state
+    # -- rolls and re-rolls -------------------------------------------------------------------------------------
+
+    def _rerolled(self, rec: StoredEvent) -> None:
+        if not isinstance(rec.event, DiceRolled):
+            return
+        faces = tuple(d.face for d in rec.event.dice)
+        key = (rec.event.roller, rec.event.purpose)
+        for r in self.rerolls:
+            if r.undo.from_seq <= rec.seq <= r.undo.to_seq:
+                r.voided.setdefault(key, []).append((rec.seq, faces))
+        for r in self.open_rerolls:
+            if rec.seq > r.undo.seq and key in r.voided and key not in r.next:
+                r.next[key] = (rec.seq, faces)
+
+    # -- each event ---------------------------------------------------------------------------------------------
+
+    def _check(self, rec: StoredEvent, state: FightState) -> Iterator[Finding]:
+        seq, event = rec.seq, rec.event
         match event:
             case FightStarted():
-                self.commitment = event.seed_commitment
-                yield from _compare(seq, "ruleset", "ruleset hash", event.ruleset.content_hash(),
-                                    event.ruleset_hash)
+                self.commitment, self.started_dice = event.seed_commitment, event.dice
+                yield from _compare(seq, "ruleset", "ruleset hash", event.ruleset.content_hash(), event.ruleset_hash)
+                if self.given_seed is not None:
+                    yield from self._seed_matches(0, self.given_seed)
             case CombatantJoined():
                 yield from _compare(seq, "content", f"{event.sheet.id}'s sheet hash", content_hash(event.sheet),
                                     event.sheet_hash)
             case DiceRolled():
-                yield from self._rolled(seq, rec.fight_id, event)
+                yield from self._rolled(seq, rec.fight_id, event, state)
             case StaticCheckResolved(check=side, difficulty=d, outcome=outcome):
-                yield from self._side(seq, side)
+                yield from self._side(seq, side, state)
                 yield from _compare(seq, "C16", "static check outcome", static_outcome(side.total, d), outcome)
             case ContestResolved(initiator=ini, defender=dfd):
-                yield from self._side(seq, ini)
-                yield from self._side(seq, dfd)
+                yield from self._side(seq, ini, state)
+                yield from self._side(seq, dfd, state)
                 side = contest_winner(ini.total, dfd.total)
-                winner = ini.roller if side == "initiator" else dfd.roller
-                yield from _compare(seq, "C16", "contest winner", winner, event.winner)
+                yield from _compare(seq, "C16", "contest winner", ini.roller if side == "initiator" else dfd.roller,
+                                    event.winner)
             case SaveResolved(saver=saver, opposing=opp, success=success):
-                yield from self._side(seq, saver)
-                yield from self._side(seq, opp)
+                yield from self._side(seq, saver, state)
+                yield from self._side(seq, opp, state)
                 yield from _compare(seq, "C15", "save outcome", save_succeeds(saver.total, opp.total), success)
             case HitDetermined():
-                yield from self._hit(seq, event)
+                yield from self._hit(seq, event, state)
             case DamageResolved():
-                yield from self._damage(seq, event)
+                yield from self._damage(seq, event, state)
             case ResourceChanged():
-                current = getattr(state.combatants[event.who], event.resource)
-                yield from _compare(seq, "C3", f"{event.who}'s {event.resource} before", current, event.before)
-                dealt = [d for d in state.pending.all(DamageResolved) if d.target == event.who] \
-                    if state.pending else []
-                if dealt:
-                    yield from _compare(seq, "C13", f"{event.who}'s {event.resource} after the damage",
-                                        max(event.before - dealt[-1].final, 0), event.after)
+                yield from self._resource(seq, event, state)
             case SeedRevealed(seed=seed_hex):
-                yield from self.revealed(seq, bytes.fromhex(seed_hex))
+                self.seed_revealed = True
+                yield from self._seed_matches(seq, bytes.fromhex(seed_hex))
             case AmbushStarted():
                 self.preset = event.preset_difficulty
             case AmbushDifficultySet():
-                yield from self._ambush(seq, event)
+                yield from self._ambush(seq, event, state)
             case SurpriseDetermined():
-                yield from self._side(seq, event.perception)
+                yield from self._side(seq, event.perception, state)
                 yield from _compare(seq, "C18", f"{event.who}'s surprise tier",
                                     surprise_tier(event.perception.total, event.difficulty), event.tier)
                 yield from _compare(seq, "C17", "Ambush Difficulty used", self.difficulty, event.difficulty)
             case InitiativeRolled():
-                yield from self._side(seq, event.check)
+                yield from self._side(seq, event.check, state)
                 partial = any(m.value == PARTIAL_SURPRISE_INITIATIVE and "Partial" in m.source
                               for m in event.check.modifiers)
                 yield from _compare(seq, "C18", f"{event.who}'s Partial Surprise -5",
                                     state.surprise.get(event.who) == "partial", partial)
             case InitiativeRollOff():
                 for side in event.rolls:
-                    yield from self._side(seq, side)
+                    yield from self._side(seq, side, state)
             case RoundStarted():
                 self.next_turn = 0
             case TurnStarted() | TurnSkipped():
-                order = state.order
-                expected = order[self.next_turn] if self.next_turn < len(order) else None
-                yield from _compare(seq, "C19", "whose turn it is in initiative order", expected, event.who)
-                self.next_turn += 1
+                yield from self._turn(seq, event.who, state)
             case InitiativeOrderSet():
                 expected = tuple(w for g in state.ranking for w in g)
                 yield from _compare(seq, "C19", "initiative order", expected, event.order)
+            case Undone():
+                yield from self._undo(rec, state)
+            case Redone():
+                self.voided_now.difference_update(_range_of(self.walk_info, event.undo_seq))
+            case _:
+                return
 
-    def _ambush(self, seq: int, event: AmbushDifficultySet) -> Iterator[Finding]:
+    def _turn(self, seq: int, who: str, state: FightState) -> Iterator[Finding]:
+        order = state.order
+        expected = order[self.next_turn] if self.next_turn < len(order) else None
+        yield from _compare(seq, "C19", "whose turn it is in initiative order", expected, who)
+        self.next_turn += 1
+
+    def _undo(self, rec: StoredEvent, state: FightState) -> Iterator[Finding]:
+        """C-undo: an undo voids the live events from a safe point to the last live one."""
+        undo = rec.event
+        assert isinstance(undo, Undone)
+        target = self.targets.get(undo.from_seq)
+        if target is None or undo.from_seq in self.voided_now:
+            yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} does not start a live command")
+        elif not is_undo_point(target.before, target.event, target.seq, target.batch):
+            yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} is not a point an undo may go back "
+                                                         "to (a command's first event, no action in progress)")
+        yield from _compare(rec.seq, "undo", "an undo reaches the last live event", state.live_seq, undo.to_seq)
+
+    def _ambush(self, seq: int, event: AmbushDifficultySet, state: FightState) -> Iterator[Finding]:
         """C17: the difficulty from the Stealth rolls by the time-waited table (or a preset, taken as given)."""
         for side in event.stealth:
-            yield from self._side(seq, side)
+            yield from self._side(seq, side, state)
         if event.stealth and event.time_waited is not None:
             expected = ambush_difficulty([s.total for s in event.stealth], event.time_waited)
             yield from _compare(seq, "C17", "Ambush Difficulty", expected, event.difficulty)
@@ -234,177 +414,214 @@ class _Audit:
             yield from _compare(seq, "C17", "preset Ambush Difficulty", self.preset, event.difficulty)
         self.difficulty = event.difficulty
 
-    def _rolled(self, seq: int, fight_id: str, rolled: DiceRolled) -> Iterator[Finding]:
-        yield from _compare(seq, "dice", "roll counter", self.state.rolls + 1, rolled.counter)
-        self.rolls[rolled.counter] = rolled
-        if rolled.source == "seeded":
-            self.seeded.append((seq, fight_id, rolled))
+    def _rolled(self, seq: int, fight_id: str, rolled: DiceRolled, state: FightState) -> Iterator[Finding]:
+        """The roll counter, the faces, and the dice-source policy; a seeded die against the seed."""
+        yield from _compare(seq, "dice", "roll counter", state.rolls + 1, rolled.counter)
+        self.batch_rolls[rolled.counter] = (seq, rolled)
         for die in rolled.dice:
             if die.face > die.sides:
                 yield Finding(seq=seq, rule="dice", what="die face larger than the die",
                               expected=f"1..{die.sides}", found=str(die.face))
+        mode = state.dice_mode
+        if rolled.source == "seeded" and self.commitment is None:
+            yield Finding(seq=seq, rule="dice", what="a die labelled seeded in a fight without a seed commitment",
+                          expected=str(mode), found="seeded")
+        elif mode is not None and rolled.source != mode:
+            yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die in a fight whose dice are {mode}: no "
+                          "dice_source_changed recorded a switch", expected=mode, found=rolled.source)
+        if rolled.source == "seeded":
+            self.seeded += len(rolled.dice)
+            if self.seed is not None:
+                for index, found, expected in seeded_mismatches(self.seed, fight_id, rolled):
+                    yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{rolled.counter}",
+                                  expected=str(expected), found=str(found))
 
-    def _side(self, seq: int, side: RollTotal) -> Iterator[Finding]:
+    def _seed_matches(self, seq: int, seed: bytes) -> Iterator[Finding]:
+        """The seed against the commitment recorded at the start."""
+        if self.commitment != commitment(seed):
+            yield Finding(seq=seq, rule="dice", what="revealed seed does not match the commitment",
+                          expected=str(self.commitment), found=commitment(seed))
+
+    def _side(self, seq: int, side: RollTotal, state: FightState) -> Iterator[Finding]:
         """One side of a check or save, from its roll and the roller's sheet and conditions (C1, C2)."""
-        rolled = self.rolls.get(side.roll)
+        found = self.batch_rolls.get(side.counter)
+        rolled = found[1] if found is not None else None
         if rolled is None or rolled.roller != side.roller:
-            yield Finding(seq=seq, rule="dice", what=f"{side.roller}'s roll #{side.roll} is not in the log")
+            yield Finding(seq=seq, rule="dice", what=f"{side.roller}'s roll #{side.counter} is not in this command")
         else:
             yield from _compare(seq, "dice", f"{side.roller}'s die face", rolled.dice[0].face, side.face)
         yield from _compare(seq, "C1", f"{side.roller}'s {side.attribute} bonus",
-                            effective_bonus(self.state, side.roller, side.attribute), side.attribute_bonus)
+                            effective_bonus(state, side.roller, side.attribute), side.attribute_bonus)
         if side.skill is not None:
-            skill = self.state.combatants[side.roller].sheet.skills.get(side.skill)
+            skill = state.combatants[side.roller].sheet.skills.get(side.skill)
             yield from _compare(seq, "C2", f"{side.roller}'s {side.skill} level", skill.level if skill else 0,
                                 side.skill_level)
         total = roll_total(side.face, side.attribute_bonus, side.skill_level, (m.value for m in side.modifiers))
         yield from _compare(seq, "roll primitive", f"{side.roller}'s total", total, side.total)
 
-    def _hit(self, seq: int, event: HitDetermined) -> Iterator[Finding]:
+    def _hit(self, seq: int, event: HitDetermined, state: FightState) -> Iterator[Finding]:
         """Hit total (C5), defense (C10, C11, Active Defense), hit (ties to the defender) and crit (C7)."""
-        attack, defense, crit = hit_numbers(self.state, self.state.pending)
+        frame = state.pending
+        if not isinstance(frame, AttackFrame) or frame.hit_roll is None:
+            yield Finding(seq=seq, rule="lifecycle", what="a hit determined outside an attack with a hit roll")
+            return
+        attack, defense, crit = hit_numbers(state, frame)
         yield from _compare(seq, "C5", "hit total", attack, event.attack)
         yield from _compare(seq, "C11", "defense", defense, event.defense)
         yield from _compare(seq, "C7", "crit check", crit, event.crit_check)
         yield from _compare(seq, "§Hit Determination", "hit", attack.total > defense.total, event.hit)
         yield from _compare(seq, "C7", "crit", event.hit and crit.exceeds, event.crit)
 
-    def _damage(self, seq: int, event: DamageResolved) -> Iterator[Finding]:
+    def _damage(self, seq: int, event: DamageResolved, state: FightState) -> Iterator[Finding]:
         """The damage formula (C12) for an attack's own damage, and mitigation (C13) for all damage."""
-        pending = self.state.pending
-        determined = pending.first(HitDetermined) if pending is not None else None
-        if pending is not None and isinstance(pending.events[0], AttackDeclared) and determined is not None \
-                and determined.hit and pending.first(DamageResolved) is None:
-            yield from _compare(seq, "C12", "damage terms", damage_terms(self.state, pending), event.terms)
-        raw = event.terms.raw
-        total = (event.terms.dice + event.terms.primary_bonus + event.terms.crit_bonus + event.terms.weapon_damage
-                 + sum(event.terms.ability_dice) + sum(m.value for m in event.terms.modifiers))
-        yield from _compare(seq, "C12", "raw damage", total, raw)
-        steps, final, resource = mitigation_for(self.state, event.target, raw, event.damage_type, spell=event.spell)
+        frame = state.pending
+        if isinstance(frame, AttackFrame) and frame.determination is not None and frame.determination.hit \
+                and not frame.damage:
+            yield from _compare(seq, "C12", "damage terms", damage_terms(state, frame), event.terms)
+        t = event.terms
+        total = (t.dice + t.primary_bonus + t.crit_bonus + t.weapon_damage + sum(t.ability_dice)
+                 + sum(m.value for m in t.modifiers))
+        yield from _compare(seq, "C12", "raw damage", total, t.raw)
+        steps, final, resource = mitigation_for(state, event.target, t.raw, event.damage_type, spell=event.spell)
         yield from _compare(seq, "C13", "mitigation steps", list(steps), list(event.steps))
         yield from _compare(seq, "C13", "final damage", final, event.final)
         yield from _compare(seq, "C13", "resource hit", resource, event.resource)
 
-    def revealed(self, seq: int, seed: bytes) -> Iterator[Finding]:
-        """The seed against the commitment recorded at the start."""
-        self.seed = seed
-        if self.commitment != commitment(seed):
-            yield Finding(seq=seq, rule="dice", what="revealed seed does not match the commitment",
-                          expected=str(self.commitment), found=commitment(seed))
+    def _resource(self, seq: int, event: ResourceChanged, state: FightState) -> Iterator[Finding]:
+        current = getattr(state.combatants[event.who], event.resource)
+        yield from _compare(seq, "C3", f"{event.who}'s {event.resource} before", current, event.before)
+        frame = state.pending
+        dealt = [d for d in frame.damage if d.target == event.who] if frame is not None else []
+        if dealt:
+            yield from _compare(seq, "C13", f"{event.who}'s {event.resource} after the damage",
+                                max(event.before - dealt[-1].final, 0), event.after)
 
-    def seeded_findings(self) -> Iterator[Finding]:
-        """After the walk: every seeded die recomputed from the revealed seed."""
-        if self.seed is None:
-            return
-        for seq, fight_id, rolled in self.seeded:
-            for index, found, expected in seeded_mismatches(self.seed, fight_id, rolled):
-                yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{rolled.counter}",
-                              expected=str(expected), found=str(found))
-
-
-def verify_lines(lines: Iterable[bytes], seed: bytes | None = None) -> Report:
-    """Audit a log from its raw JSON Lines bytes: every line must decode and be byte-for-byte canonical
-    (so any edited byte is found even where the values would survive), then :func:`verify` runs on the rest."""
-    records: list[StoredEvent] = []
-    problems: list[Finding] = []
-    count = 0
-    for count, raw in enumerate(lines, 1):
-        if not raw.endswith(b"\n"):
-            problems.append(Finding(seq=len(records) + 1, line=count, rule="format",
-                                    what="torn tail: the last line was cut off mid-write (omen repair sets it aside)"))
-            continue
-        line = raw[:-1]
-        try:
-            rec = decode_line(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            problems.append(Finding(seq=len(records) + 1, line=count, rule="format",
-                                    what=f"not a stored event: {exc}"))
-            continue
-        if encode_line(rec) != line:
-            problems.append(Finding(seq=rec.seq, line=count, rule="format",
-                                    what="not in canonical form: its bytes were edited"))
-        records.append(rec)
-    if count and not records:
-        raise BadInput("not a fight log: no line decodes as a stored event")
-    report = verify(records, seed)
-    return msgspec.structs.replace(report, findings=(*problems, *report.findings))
+    def report(self) -> Report:
+        """The audit's report."""
+        info = self.walk_info
+        undone = info.landmarks.undos if info is not None else ()
+        last = self.last
+        return Report(fight_id=info.fight_id if info is not None else "", events=self.count,
+                      seeded_dice=self.seeded, seed_revealed=self.seed_revealed, findings=tuple(self.findings),
+                      undone=tuple(undone), notes=tuple(self.notes),
+                      head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
+                      redecided=self.redecided, schema_versions=tuple(sorted(self.versions)))
 
 
-def verify(records: Iterable[StoredEvent], seed: bytes | None = None) -> Report:
-    """Audit a whole log; ``seed`` (if given) is checked as though it had been revealed.
+class _Targets:
+    """The audit's history for an undo back to a chosen seq: the targets it kept as it passed them, live unless
+    an undo in force voids them."""
 
-    Every event is checked in the state it was written in; an undo resets the
-    state to before the undone range (which must start at a safe point), a
-    redo restores it. Undone dice still count for the seed check.
-    """
-    records = list(records)
-    audit = _Audit()
-    findings = [Finding(seq=seq, rule="chain", what=what) for seq, what in chain_breaks(records)]
-    voided: set[int] = set()
-    for i, rec in enumerate(records):
-        match rec.event:
-            case Undone():
-                findings.extend(_check_undo(records[:i], rec, voided))
-            case Redone(undo_seq=target):
-                if not any(r.seq == target and isinstance(r.event, Undone) for r in records[:i]):
-                    findings.append(Finding(seq=rec.seq, rule="undo", what=f"seq {target} is not an undo"))
-                    continue
-            case _:
-                findings.extend(audit.walk(rec))
-                continue
-        # an undo or a redo: what is undone now, and the state (and turn) it leaves
-        voided = undo_history(records[:i + 1])[0]
-        findings.extend(audit.reset(records[:i + 1], voided))
-    if seed is not None:
-        findings.extend(audit.revealed(0, seed))
-    findings.extend(audit.seeded_findings())
-    _, undos = undo_history(records)
-    return Report(fight_id=records[0].fight_id if records else "", events=len(records),
-                  seeded_dice=sum(len(r.dice) for _, _, r in audit.seeded),
-                  seed_revealed=audit.seed is not None, findings=tuple(findings), undone=tuple(undos),
-                  notes=tuple(_rerolls(records, undos)))
+    def __init__(self, targets: dict[int, Target], voided: set[int]):
+        self.targets, self.voided = targets, voided
+
+    def target(self, seq: int) -> Target | None:
+        found = self.targets.get(seq)
+        return msgspec.structs.replace(found, live=seq not in self.voided) if found is not None else None
 
 
-def _check_undo(before: list[StoredEvent], rec: StoredEvent, voided: set[int]) -> Iterator[Finding]:
-    """An undo voids the live events from a command's start (a safe point) to the last one."""
-    undo = rec.event
-    assert isinstance(undo, Undone)
-    live = [r for r in before if r.seq not in voided and not isinstance(r.event, UNDO_MARKERS)]
-    start = next((r for r in live if r.seq == undo.from_seq), None)
-    if start is None or start.batch != start.seq:
-        yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} does not start a live command")
-    elif not _at_rest_before(before, undo.from_seq, voided):
-        yield Finding(seq=rec.seq, rule="undo", what=f"seq {undo.from_seq} is half-way through an action")
-    if not live or undo.to_seq != live[-1].seq:
-        yield Finding(seq=rec.seq, rule="undo", what="an undo must reach the last live event",
-                      expected=str(live[-1].seq if live else 0), found=str(undo.to_seq))
-
-
-def _at_rest_before(before: list[StoredEvent], seq: int, voided: set[int]) -> bool:
-    """Whether no action was in progress just before ``seq`` (a log that cannot be folded there: not at rest)."""
-    try:
-        return project([r for r in before if r.seq < seq], voided=voided).at_rest
-    except Exception:  # noqa: BLE001 - a tampered log is reported by the walk, never crashes the audit
-        return False
-
-
-def _rerolls(records: list[StoredEvent], undos: Iterable[UndoRecord]) -> Iterator[str]:
-    """Dice rolled again for the same declared action after an undo (worth a look, not a fault)."""
-    for undo in undos:
-        gone = [r for r in records if undo.from_seq <= r.seq <= undo.to_seq]
-        for rec in gone:
-            key = _declaration_key(rec.event)
-            if key is None:
-                continue
-            again = next((r for r in records if r.seq > undo.seq and _declaration_key(r.event) == key), None)
-            if again is not None:
-                yield (f"after the undo at seq {undo.seq}, {key[0]} declared at seq {rec.seq} was declared "
-                       f"again at seq {again.seq}: its dice were rolled again")
-
-
-def _declaration_key(event: object) -> tuple | None:
-    if isinstance(event, AttackDeclared):
-        return ("the attack " + f"{event.attacker}->{event.target}", event.attacker, event.target, event.weapon)
-    if isinstance(event, SaveCalled):
-        return (f"the save {event.effect.name}", event.caller, event.saver, event.effect.name)
+def _command_of(event: Event) -> Command | None:
+    """The command a batch records: its ``command_issued``, or a set-up event that is its own command."""
+    if isinstance(event, CommandIssued):
+        return event.command
+    if isinstance(event, FightStarted):
+        return StartFight(ruleset=event.ruleset, dice=event.dice, seed_commitment=event.seed_commitment,
+                          title=event.title)
+    if isinstance(event, CombatantJoined):
+        return Join(sheet=event.sheet)
     return None
+
+
+def _tag(event: Event) -> str:
+    return str(type(event).__struct_config__.tag)
+
+
+def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[Finding]:
+    """Where a batch differs from what the rules produce for its command: the first differing event, and any
+    event missing or extra."""
+    for rec, want in zip(records, produced):
+        have = _EVENT_JSON.encode(rec.event)
+        wanted = _EVENT_JSON.encode(want)
+        if have != wanted:
+            tag = _tag(want)
+            yield Finding(seq=rec.seq, rule=_RULES.get(tag, "re-decision"),
+                          what=f"the rules give a different {tag} here than the log records"
+                               if _tag(rec.event) == tag else f"the rules give {tag} here, the log {_tag(rec.event)}",
+                          expected=wanted.decode()[:400], found=have.decode()[:400])
+            return
+    if len(records) > len(produced):
+        extra = records[len(produced)]
+        yield Finding(seq=extra.seq, rule=_RULES.get(_tag(extra.event), "re-decision"),
+                      what=f"the rules would not produce this {_tag(extra.event)} (nor the "
+                           f"{len(records) - len(produced) - 1} event(s) after it in this command)",
+                      found=_tag(extra.event))
+    elif len(produced) > len(records):
+        missing = produced[len(records)]
+        yield Finding(seq=records[-1].seq, rule=_RULES.get(_tag(missing), "re-decision"),
+                      what=f"the command's events stop short: the rules go on with {_tag(missing)} "
+                           f"({len(produced) - len(records)} event(s) missing after this one)",
+                      expected=_tag(missing))
+
+
+def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
+    for (roller, purpose), gone in r.voided.items():
+        voided = "; ".join(f"{list(faces)} at seq {seq}" for seq, faces in gone)
+        rolled = r.next.get((roller, purpose))
+        what = purpose.replace("_", " ")
+        after = (f"{roller}'s next {what} roll: {list(rolled[1])} at seq {rolled[0]}" if rolled is not None
+                 else f"{roller} made no {what} roll after it")
+        yield Finding(seq=r.undo.seq, rule="undo", kind=REROLL,
+                      what=f"the undo at seq {r.undo.seq} voided {roller}'s {what} roll {voided}; {after}",
+                      expected=voided, found=f"{list(rolled[1])} at seq {rolled[0]}" if rolled else "")
+
+
+def _range_of(info: Walk | None, undo_seq: int) -> range:
+    if info is None:
+        return range(0)
+    undo = next((u for u in info.landmarks.undos if u.seq == undo_seq), None)
+    return range(undo.from_seq, undo.to_seq + 1) if undo is not None else range(0)
+
+
+def _next_turn(state: FightState) -> int:
+    """Where the turn order stands in ``state`` (an undo or redo moved it): the index of the next turn to start
+    in the round, the turn's owner being the one whose turn it is."""
+    return state.order.index(state.turn) + 1 if state.turn in state.order else 0
+
+
+# -- entry points ---------------------------------------------------------------------------------------------
+
+
+def _audit(source: Source, seed: bytes | None, heads: Iterable[Head], canonical: bool) -> Report:
+    audit = Audit(seed, heads)
+    walk(source, audit, strict=False, canonical=canonical)
+    return audit.report()
+
+
+def verify_store(store: Any, fight_id: str, seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:
+    """Audit a stored fight (one streaming pass over its lines; each line's bytes checked canonical)."""
+    return _audit(StoreSource(store, fight_id), seed, heads, canonical=True)
+
+
+def verify_lines(lines: Iterable[bytes], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:
+    """Audit a log from its raw JSON Lines bytes: every line must decode and be written canonically (so any
+    edited byte is found even where the values would survive), then every other check."""
+    held = [line for line in lines]
+    if held and not held[-1].endswith(b"\n"):
+        torn = Finding(seq=len(held), line=len(held), rule="format",
+                       what="torn tail: the last line was cut off mid-write (omen repair sets it aside)")
+        held = held[:-1]
+    else:
+        torn = None
+    source = LinesSource(held)
+    if held and not source.fight_id:
+        raise BadInput("not a fight log: its first line does not name a fight")
+    report = _audit(source, seed, heads, canonical=True)
+    if torn is not None:
+        report = msgspec.structs.replace(report, findings=(*report.findings, torn))
+    return report
+
+
+def verify(records: Iterable[StoredEvent], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:
+    """Audit a log of decoded events (they are encoded again, so this is the audit of the log they make)."""
+    return verify_lines([encode_line(r) + b"\n" for r in records], seed, heads)
+

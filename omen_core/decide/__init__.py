@@ -11,28 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..dice import DiceSource
-from ..errors import RuleViolation
-from ..events import (
-    ActionCancelled,
-    AttackDeclared,
-    CostPaid,
-    Event,
-    MovementDeclared,
-    SaveCalled,
-)
-from ..machine import OutOfPhase, Phase, Step
-from ..state import FightState
-from .attack import (
-    answer_active_defense,
-    answer_catch,
-    declare,
-    declare_attack,
-    pay_and_roll,
-    route_damage,
-)
-from .checks import contest, static_check
-from .commands import (
+from ..commands import (
+    UNDO_COMMANDS,
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
@@ -55,13 +35,34 @@ from .commands import (
     Move,
     PassReaction,
     React,
+    Redo,
     RevealSeed,
     RollInitiative,
     RollOff,
     RouteDamage,
     StartFight,
     StaticCheck,
+    Undo,
 )
+from ..dice import DiceSource
+from ..errors import RuleViolation
+from ..events import (
+    ActionCancelled,
+    CommandIssued,
+    CostPaid,
+    Event,
+)
+from ..machine import OutOfPhase, Phase, Step
+from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
+from .attack import (
+    answer_active_defense,
+    answer_catch,
+    declare,
+    declare_attack,
+    pay_and_roll,
+    route_damage,
+)
+from .checks import contest, static_check
 from .draft import Draft
 from .effects import call_save, resolve_save
 from .flow import (
@@ -77,19 +78,22 @@ from .flow import (
     roll_off,
 )
 from .reactions import (
-    actor_of,
     close_window,
     finish_move,
-    interrupted,
     move,
     pass_reaction,
     reaction_window,
-    window_done,
 )
 from .setup import apply_condition, clear_condition, join, reveal_seed, start
+from .undo import History, Target, redo, undo
 
 __all__ = [
     "decide",
+    "decided",
+    "Draft",
+    "SELF_RECORDING",
+    "History",
+    "Target",
     "Command",
     "CommandBase",
     "CheckSpec",
@@ -118,7 +122,13 @@ __all__ = [
     "Engage",
     "Draw",
     "EndFight",
+    "Undo",
+    "Redo",
 ]
+
+#: The commands that are their own record: their batch is their one event (``fight_started``,
+#: ``combatant_joined``), with no ``command_issued`` before it.
+SELF_RECORDING = (StartFight, Join)
 
 
 def _cancel(draft: Draft, cmd: CancelAction) -> None:
@@ -143,8 +153,9 @@ def _react(draft: Draft, cmd: React) -> None:
     if draft.combatant(cmd.who).bonus_actions < cost:
         raise RuleViolation("C22", f"{cmd.who!r} needs {cost} Bonus Action(s) for this reaction")
     outer = draft.state.pending
+    assert outer is not None
     draft.require("declare", rule=rule, reaction=True)
-    declare(draft, DeclareAttack(attacker=cmd.who, target=actor_of(outer), weapon=cmd.weapon, unarmed=cmd.unarmed),
+    declare(draft, DeclareAttack(attacker=cmd.who, target=outer.actor, weapon=cmd.weapon, unarmed=cmd.unarmed),
             reaction=opened.reaction, reacting_to=outer.action)
     pay_and_roll(draft)
 
@@ -153,28 +164,26 @@ def _carry_on(draft: Draft) -> None:
     """Resume actions whose reaction window can close: everyone answered, or an Interrupt hit (C24)."""
     while True:
         top = draft.state.pending
-        if top is None or top.step is not Step.REACTIONS_OPEN or not window_done(top):
+        if top is None or top.step is not Step.REACTIONS_OPEN or not top.window_done:
             return
-        cut = interrupted(top)
+        cut = top.interrupted
         close_window(draft)
-        first = top.events[0]
-        if isinstance(first, MovementDeclared):
+        if isinstance(top, MoveFrame):
             finish_move(draft)
         elif cut:
-            _spend_and_cancel(draft, first)
-        elif isinstance(first, AttackDeclared):
+            _spend_and_cancel(draft, top)
+        elif isinstance(top, AttackFrame):
             pay_and_roll(draft)
         else:
             resolve_save(draft)
 
 
-def _spend_and_cancel(draft: Draft, first: AttackDeclared | SaveCalled) -> None:
+def _spend_and_cancel(draft: Draft, frame: Frame) -> None:
     """C24: an Interrupt hit cancels the declared Action, and its Action is still spent."""
-    who = first.attacker if isinstance(first, AttackDeclared) else first.caller
-    amount = 1 if isinstance(first, AttackDeclared) else first.effect.action_cost
-    draft.emit(CostPaid(action=first.action, who=who, resource="action", amount=amount,
+    amount = frame.declaration.effect.action_cost if isinstance(frame, SaveFrame) else 1
+    draft.emit(CostPaid(action=frame.action, who=frame.actor, resource="action", amount=amount,
                         purpose="the interrupted Action (still spent, C24)"))
-    draft.emit(ActionCancelled(action=first.action, reason="an Interrupt hit (C24)"))
+    draft.emit(ActionCancelled(action=frame.action, reason="an Interrupt hit (C24)"))
 
 
 _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
@@ -203,17 +212,37 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     Engage: engage,
     Draw: draw,
     EndFight: end_fight,
+    Redo: redo,
 }
 
 
-def decide(state: FightState, command: Command, dice: DiceSource) -> list[Event]:
-    """The events ``command`` produces in ``state``, rolling with ``dice``; raises if it breaks a rule."""
+def decide(state: FightState, command: Command, dice: DiceSource, history: History | None = None,
+           by: str = "") -> list[Event]:
+    """The events ``command`` produces in ``state``, rolling with ``dice``; raises if it breaks a rule.
+
+    The batch opens with a ``command_issued`` event recording ``command`` (and
+    ``by``, who gave it), but for the set-up commands that are their own record.
+    An undo back to a chosen seq asks ``history`` about it (:class:`History`).
+    """
+    return decided(state, command, dice, history, by).events
+
+
+def decided(state: FightState, command: Command, dice: DiceSource, history: History | None = None,
+            by: str = "") -> Draft:
+    """:func:`decide`, returning the whole :class:`Draft`: its events and the state they lead to (each event
+    folded once, as it was emitted; an undo or redo marker is not folded: the walk applies it)."""
     if not state.started and not isinstance(command, StartFight):
         raise RuleViolation("setup", "the fight has not started: start it first")
-    if state.ending is not None and not isinstance(command, RevealSeed):
+    if state.ending is not None and not isinstance(command, (RevealSeed, *UNDO_COMMANDS)):
         raise OutOfPhase(Phase.ENDED, "act")
     draft = Draft(state, dice)
+    if not isinstance(command, SELF_RECORDING):
+        draft.emit(CommandIssued(command=command, by=by))
+    if isinstance(command, Undo):
+        undo(draft, command, history)
+        return draft
     _HANDLERS[type(command)](draft, command)
-    _carry_on(draft)
-    check_defeat(draft)
-    return draft.events
+    if not isinstance(command, UNDO_COMMANDS):
+        _carry_on(draft)
+        check_defeat(draft)
+    return draft

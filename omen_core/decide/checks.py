@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..commands import CheckSpec, Contest, StaticCheck
+from ..derive import check_total
 from ..errors import RuleViolation
 from ..events import (
     ContestResolved,
@@ -10,9 +12,8 @@ from ..events import (
     RollTotal,
     StaticCheckResolved,
 )
-from ..rules.checks import contest_winner, roll_total, static_outcome
-from .commands import CheckSpec, Contest, StaticCheck
-from .draft import Draft, effective_bonus
+from ..rules.checks import contest_winner, static_outcome
+from .draft import Draft
 
 __all__ = ["static_check", "contest", "roll_side"]
 
@@ -41,12 +42,7 @@ def roll_side(draft: Draft, spec: CheckSpec, purpose: RollPurpose, tag: PoolTag)
     sheet = draft.sheet(spec.who)
     attribute, level = _attribute_and_level(draft, spec)
     rolled = draft.roll(purpose, spec.who, [(tag, sheet.attributes[attribute].sides)])
-    face = rolled.dice[0].face
-    bonus = effective_bonus(draft.state, spec.who, attribute)
-    total = roll_total(face, bonus, level, (m.value for m in spec.modifiers))
-    return RollTotal(roller=spec.who, attribute=attribute, skill=spec.skill, roll=rolled.counter,
-                     face=face, attribute_bonus=bonus, skill_level=level,
-                     modifiers=spec.modifiers, total=total)
+    return check_total(draft.state, spec.who, attribute, spec.skill, level, rolled, spec.modifiers)
 
 
 def _attribute_and_level(draft: Draft, spec: CheckSpec) -> tuple[str, int]:

@@ -1,10 +1,13 @@
-"""The Draft: events being decided, folded as they are emitted and checked by the lifecycle machine.
+"""The Draft: a command's events in the making, each folded by the one ``evolve`` as it is emitted.
 
-Every decision function writes through a :class:`Draft`: each emitted event
-fires its trigger on a live ``transitions`` machine (so an out-of-order
-event is impossible) and is folded into the draft's state (so later steps
-see earlier ones: roll counters, Bonus Actions spent, the pending action).
-Nothing reaches the store until the whole command has been decided.
+Every decision function writes through a :class:`Draft`. Each emitted event
+is folded into the draft's state at the seq it will be stored at, by
+:func:`omen_core.state.evolve`, which checks its order against the tables
+derived from the lifecycle and phase machines: an out-of-order event is
+impossible, and later steps see earlier ones (roll counters, Bonus Actions
+spent, the frame of the action in progress). Nothing reaches the store until
+the whole command has been decided, and the engine keeps the draft's state:
+each event is folded once.
 """
 
 from __future__ import annotations
@@ -17,23 +20,9 @@ import msgspec
 from ..content import CombatantSheet, Ruleset
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
-from ..events import DiceRolled, Event, PoolTag, RollPurpose
-from ..machine import (
-    FightFlow,
-    IllegalOrder,
-    Lifecycle,
-    OutOfPhase,
-    Step,
-    phase_trigger_of,
-    trigger_of,
-)
-from ..state import (
-    CombatantState,
-    FightState,
-    condition_adjustment,
-    effective_bonus,
-    evolve,
-)
+from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
+from ..machine import ORDER, PHASE_ORDER, IllegalOrder, OutOfPhase, Step, legal_triggers
+from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
 
 __all__ = ["Draft", "condition_adjustment", "effective_bonus"]
 
@@ -41,17 +30,17 @@ E = TypeVar("E", bound=Event)
 
 
 class Draft:
-    """A command's events in the making, with the state they lead to."""
+    """A command's events in the making, with the state they lead to (``state``, at seq ``last_seq``)."""
 
     def __init__(self, state: FightState, dice: DiceSource):
         self.state, self.dice = state, dice
         self.events: list[Event] = []
-        self._lifecycle, self._flow = Lifecycle(), FightFlow()
+        self.batch = state.version + 1
 
-    def _at(self, step: Step) -> Lifecycle:
-        """The draft's live lifecycle machine, set to ``step`` (built once, reused: building costs ~0.1 ms)."""
-        self._lifecycle.machine.set_state(step.name)
-        return self._lifecycle
+    @property
+    def next_seq(self) -> int:
+        """The seq the next emitted event will be stored at."""
+        return self.batch + len(self.events)
 
     @property
     def ruleset(self) -> Ruleset:
@@ -66,36 +55,39 @@ class Draft:
         A new action (``declare``) is legal at rest; a ``reaction`` may also be
         declared nested in an action waiting at its reaction window.
         """
-        lifecycle = self._at(self.state.step)
-        legal = lifecycle.legal()
+        step = self.state.step
         wanted = "nest" if trigger == "declare" and not self.state.at_rest and reaction else trigger
-        if wanted not in legal:
-            raise IllegalOrder(lifecycle.step, trigger, legal, rule=rule, why=why)
+        if (step, wanted) not in ORDER:
+            raise IllegalOrder(step, trigger, legal_triggers(step), rule=rule, why=why)
 
     def require_phase(self, trigger: str) -> None:
         """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
-        self._flow.machine.set_state(self.state.phase.name)
-        if trigger not in self._flow.legal():
+        if (self.state.phase, trigger) not in PHASE_ORDER:
             raise OutOfPhase(self.state.phase, trigger)
 
     def emit(self, event: E) -> E:
-        """Add an event: fire it on the live phase and lifecycle machines, then fold it into the state."""
-        trigger = trigger_of(event)
-        self.require_phase(phase_trigger_of(event))
-        if trigger == "declare":
-            if not self.state.at_rest:
-                self._at(self.state.step).fire("nest")
-            self._at(Step.IDLE).fire(trigger)
-        else:
-            self._at(self.state.step).fire(trigger)
-        self.state = evolve(self.state, event)
+        """Add an event: fold it into the state at its seq (which checks its order), then keep it."""
+        self.state = evolve(self.state, event, self.next_seq, self.batch)
+        self.events.append(event)
+        return event
+
+    def record(self, event: E) -> E:
+        """Add an undo marker: it is not folded (the walk applies markers, :func:`omen_core.walk.after_marker`)."""
         self.events.append(event)
         return event
 
     def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]]) -> DiceRolled:
-        """Roll a pool (in C29 order) with the fight's dice source and emit the roll, tagged with its action."""
+        """Roll a pool (in C29 order) with the fight's dice source and emit the roll, tagged with its action.
+
+        A source of another kind than the fight's current one (the GM typing
+        in physical dice in a seeded fight, say) is recorded first, as a
+        ``dice_source_changed`` event: dice are never relabelled silently.
+        """
         request = RollRequest(self.state.fight_id, self.state.rolls + 1, purpose, roller, tuple(pool))
         rolled = roll(self.dice, request)
+        mode = self.state.dice_mode
+        if mode is not None and rolled.source != mode:
+            self.emit(DiceSourceChanged(before=mode, after=rolled.source, reason="the dice source given"))
         pending = self.state.pending
         if pending is not None:
             rolled = msgspec.structs.replace(rolled, action=pending.action)
@@ -111,3 +103,8 @@ class Draft:
     def sheet(self, who: str) -> CombatantSheet:
         """A joined combatant's sheet."""
         return self.combatant(who).sheet
+
+    @property
+    def at_step(self) -> Step:
+        """The lifecycle step of the innermost action in progress."""
+        return self.state.step

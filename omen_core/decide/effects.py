@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
+from ..commands import CallSave, CheckSpec
 from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage
+from ..derive import mitigation_for
 from ..errors import RuleViolation
 from ..events import (
     ActionSettled,
@@ -14,7 +15,6 @@ from ..events import (
     CostPaid,
     DamageResolved,
     DamageTerms,
-    MitigationStep,
     Modifier,
     ResourceChanged,
     SaveCalled,
@@ -22,16 +22,14 @@ from ..events import (
 )
 from ..machine import Phase
 from ..rules.checks import save_succeeds
-from ..rules.mitigation import armor_applies, mitigate
-from ..state import FightState
+from ..state import SaveFrame
 from .checks import roll_side
-from .commands import CallSave, CheckSpec
 from .draft import Draft
 from .flow import require_turn
 from .reactions import open_interrupts
 from .setup import check_damage_type, condition_stacks
 
-__all__ = ["call_save", "resolve_save", "apply_consequences", "deal_damage", "mitigation_for", "check_consequences"]
+__all__ = ["call_save", "resolve_save", "apply_consequences", "deal_damage", "check_consequences"]
 
 
 def call_save(draft: Draft, cmd: CallSave) -> None:
@@ -47,7 +45,7 @@ def call_save(draft: Draft, cmd: CallSave) -> None:
         require_turn(draft, caller.id, f"use {effect.name}")
         if draft.state.phase is Phase.ROUNDS and draft.state.turn_actions < effect.action_cost:
             raise RuleViolation("C20", f"{caller.id!r} has no Action left this turn for {effect.name}")
-    draft.emit(SaveCalled(action=draft.state.actions + 1, caller=caller.id, saver=saver.id, effect=effect))
+    draft.emit(SaveCalled(action=draft.next_seq, caller=caller.id, saver=saver.id, effect=effect))
     if effect.action_cost and open_interrupts(draft, caller.id):
         return
     resolve_save(draft)
@@ -55,7 +53,9 @@ def call_save(draft: Draft, cmd: CallSave) -> None:
 
 def resolve_save(draft: Draft) -> None:
     """Pay the effect's Action, roll both dice, resolve the save and apply its branch in written order (C25)."""
-    called = draft.state.pending.first(SaveCalled)
+    frame = draft.state.pending
+    assert isinstance(frame, SaveFrame)
+    called = frame.declaration
     action, effect = called.action, called.effect
     if effect.action_cost:
         draft.emit(CostPaid(action=action, who=called.caller, resource="action", amount=effect.action_cost,
@@ -106,27 +106,6 @@ def _consequence_damage(draft: Draft, action: int, c: DealDamage, who: str, acto
     flat = (Modifier(source="flat", value=c.flat),) if c.flat else ()
     terms = DamageTerms(dice=sum(faces), modifiers=flat, raw=sum(faces) + c.flat)
     deal_damage(draft, action, who, terms, c.damage_type, spell=spell, source=source)
-
-
-def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, spell: bool
-                   ) -> tuple[tuple[MitigationStep, ...], int, Literal["hp", "will"]]:
-    """C13 for one combatant: the mitigation steps, the final damage, and the resource it lands on.
-
-    Physical damage lands on Will instead of HP for a combatant with Will conversion.
-    """
-    sheet = state.combatants[who].sheet
-    assert state.ruleset is not None
-    physical = damage_type in state.ruleset.damage_types.physical
-    armor = sheet.armor
-    applies = armor is not None and armor_applies(magical_armor=armor.magical, spell_attack=spell,
-                                                  physical_damage=physical)
-    steps = mitigate(raw, resistance=sheet.resistances.get(damage_type, 0), physical=physical,
-                     physical_resistance=sheet.resistances.get("physical", 0),
-                     armor=armor.rating if armor else 0, armor_applies=applies,
-                     multiply=sheet.incoming_damage.multiply, add=sheet.incoming_damage.add)
-    resource: Literal["hp", "will"] = "will" if physical and sheet.features.will_conversion else "hp"
-    return tuple(MitigationStep(step=s.step, amount=s.amount, after=s.after) for s in steps), \
-        steps[-1].after, resource
 
 
 def deal_damage(draft: Draft, action: int, who: str, terms: DamageTerms, damage_type: str, *,

@@ -9,6 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..commands import (
+    AgreeInitiative,
+    BeginAmbush,
+    CheckSpec,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
+    RollInitiative,
+    RollOff,
+)
 from ..errors import RuleViolation
 from ..events import (
     AmbushDifficultySet,
@@ -36,18 +48,6 @@ from ..events import (
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
 from .checks import roll_side
-from .commands import (
-    AgreeInitiative,
-    BeginAmbush,
-    CheckSpec,
-    Disengage,
-    Draw,
-    EndFight,
-    EndTurn,
-    Engage,
-    RollInitiative,
-    RollOff,
-)
 from .draft import Draft
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",

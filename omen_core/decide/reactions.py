@@ -7,26 +7,23 @@ Interrupt has hit), and the fight cannot move on while it is open.
 
 from __future__ import annotations
 
+from ..commands import Move, PassReaction
 from ..errors import RuleViolation
 from ..events import (
     ActionSettled,
-    AttackDeclared,
     CostPaid,
     Moved,
     MovementDeclared,
     ReactionPassed,
     ReactionWindowClosed,
     ReactionWindowOpened,
-    SaveCalled,
 )
 from ..machine import Phase, Step
-from ..state import FightState, PendingAction
-from .commands import Move, PassReaction
+from ..state import FightState, MoveFrame
 from .draft import Draft
 from .flow import require_turn
 
-__all__ = ["open_interrupts", "move", "finish_move", "pass_reaction", "reaction_window", "answered", "window_done",
-           "close_window", "actor_of", "interrupted"]
+__all__ = ["open_interrupts", "move", "finish_move", "pass_reaction", "reaction_window", "close_window"]
 
 
 def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
@@ -53,6 +50,7 @@ def open_interrupts(draft: Draft, actor: str) -> bool:
     responders = tuple(w for w in _enemies(state, actor, state.engaged_with(actor)) if _can_strike(state, w, cost))
     if not responders:
         return False
+    assert state.pending is not None
     draft.emit(ReactionWindowOpened(action=state.pending.action, reaction="interrupt", responders=responders))
     return True
 
@@ -69,7 +67,7 @@ def move(draft: Draft, cmd: Move) -> None:
         draft.combatant(other)
         if not state.engaged(cmd.who, other):
             raise RuleViolation("C23", f"{cmd.who!r} is not within {other!r}'s reach, so cannot leave it")
-    action = state.actions + 1
+    action = draft.next_seq
     draft.emit(MovementDeclared(action=action, who=cmd.who, leaves=cmd.leaves))
     draft.emit(CostPaid(action=action, who=cmd.who, resource="movement_action", amount=1, purpose="movement"))
     cost = draft.ruleset.reaction_costs.attack_of_opportunity
@@ -83,65 +81,40 @@ def move(draft: Draft, cmd: Move) -> None:
 
 def finish_move(draft: Draft) -> None:
     """The movement completes: the mover leaves the reach it said it would leave."""
-    decl = draft.state.pending.first(MovementDeclared)
+    frame = draft.state.pending
+    assert isinstance(frame, MoveFrame)
+    decl = frame.declaration
     draft.emit(Moved(action=decl.action, who=decl.who, left=decl.leaves))
     draft.emit(ActionSettled(action=decl.action))
 
 
 def _window(draft: Draft, who: str, rule: str) -> ReactionWindowOpened:
     """The open reaction window ``who`` may answer, or a RuleViolation saying why not."""
-    pending = draft.state.pending
-    opened = pending.first(ReactionWindowOpened) if pending else None
-    if opened is None or draft.state.step is not Step.REACTIONS_OPEN:
+    frame = draft.state.pending
+    opened = frame.reaction_window if frame is not None else None
+    if frame is None or opened is None or draft.state.step is not Step.REACTIONS_OPEN:
         raise RuleViolation(rule, "no reaction window is open")
     if who not in opened.responders:
         raise RuleViolation(rule, f"{who!r} may not answer this window (responders: {', '.join(opened.responders)})")
-    if who in answered(pending):
+    if who in frame.answered:
         raise RuleViolation(rule, f"{who!r} has already answered this window")
     return opened
 
 
 def pass_reaction(draft: Draft, cmd: PassReaction) -> None:
     """A responder lets the window pass."""
-    opened = _window(draft, cmd.who, "C23")
+    opened = reaction_window(draft, cmd.who)
     draft.emit(ReactionPassed(action=opened.action, who=cmd.who))
 
 
 def reaction_window(draft: Draft, who: str) -> ReactionWindowOpened:
     """The window a React command answers (rule C24 for Interrupts, C23 for Attacks of Opportunity)."""
-    pending = draft.state.pending
-    opened = pending.first(ReactionWindowOpened) if pending else None
+    frame = draft.state.pending
+    opened = frame.reaction_window if frame is not None else None
     return _window(draft, who, "C24" if opened and opened.reaction == "interrupt" else "C23")
-
-
-def answered(pending: PendingAction) -> set[str]:
-    """Everyone who has passed or reacted in the action's window."""
-    return {p.who for p in pending.all(ReactionPassed)} | {r.who for r in pending.reactions}
-
-
-def interrupted(pending: PendingAction) -> bool:
-    """C24: an Interrupt that hit cancels the declared Action."""
-    opened = pending.first(ReactionWindowOpened)
-    return opened is not None and opened.reaction == "interrupt" and any(r.hit for r in pending.reactions)
-
-
-def window_done(pending: PendingAction) -> bool:
-    """The window may close: everyone answered, or an Interrupt hit."""
-    opened = pending.first(ReactionWindowOpened)
-    return set(opened.responders) <= answered(pending) or interrupted(pending)
 
 
 def close_window(draft: Draft) -> None:
     """Close the innermost action's reaction window."""
+    assert draft.state.pending is not None
     draft.emit(ReactionWindowClosed(action=draft.state.pending.action))
-
-
-def actor_of(pending: PendingAction) -> str:
-    """Who is acting in an action: the attacker, the caller of a save, the mover."""
-    first = pending.events[0]
-    if isinstance(first, AttackDeclared):
-        return first.attacker
-    if isinstance(first, SaveCalled):
-        return first.caller
-    assert isinstance(first, MovementDeclared)
-    return first.who

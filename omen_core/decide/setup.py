@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from ..commands import (
+    ApplyConditionCommand,
+    ClearConditionCommand,
+    Join,
+    RevealSeed,
+    StartFight,
+)
 from ..content import CombatantSheet, content_hash
 from ..dice import commitment
 from ..errors import RuleViolation, SeedMismatch
@@ -11,13 +18,6 @@ from ..events import (
     ConditionCleared,
     FightStarted,
     SeedRevealed,
-)
-from .commands import (
-    ApplyConditionCommand,
-    ClearConditionCommand,
-    Join,
-    RevealSeed,
-    StartFight,
 )
 from .draft import Draft
 

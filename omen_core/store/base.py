@@ -23,13 +23,27 @@ class EventStore(Protocol):
       fight is at ``expected_version`` (0 for a new fight). It returns the new
       version (the seq of the last event written).
     - ``read`` streams the events with ``seq > after_seq`` in order.
+    - ``read_lines`` streams the same events as their stored lines (the
+      bytes the hash chain covers), undecoded, in chunks: what the walk
+      (:mod:`omen_core.walk`) reads. A torn tail or missing rows raise after
+      the lines before them; each line's own checks are the reader's.
+    - ``landmarks`` lists the fight's landmark events (undo and redo markers,
+      the revealed seed: :data:`omen_core.events.LANDMARKS`) from an index
+      kept at append time, so a reader knows them before reading the log.
     - ``version`` is the seq of the last stored event (0 if none).
     - ``fights`` lists the stored fight ids.
+    - ``location`` says where the store keeps its fights, for messages.
     """
+
+    location: str
 
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int: ...
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]: ...
+
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]: ...
+
+    def landmarks(self, fight_id: str) -> list[StoredEvent]: ...
 
     def version(self, fight_id: str) -> int: ...
 

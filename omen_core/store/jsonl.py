@@ -13,13 +13,13 @@ from typing import NoReturn
 import msgspec
 
 from ..errors import BadAppend, LogCorrupted, TornTail, UnknownFight
-from ..events import StoredEvent, encode_line
+from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
 from .base import FIGHT_ID, check_batch, check_fight_id
 
 __all__ = ["JsonlStore"]
 
 _BLOCK = 8192
-_DECODE = msgspec.json.Decoder(StoredEvent).decode
+_DECODE = decode_line
 
 
 class _Head(msgspec.Struct):
@@ -28,7 +28,16 @@ class _Head(msgspec.Struct):
     fight_id: str
 
 
+class _Position(msgspec.Struct):
+    """Just where a line stands: its fight, seq and hash (every other field is ignored)."""
+
+    fight_id: str
+    seq: int
+    hash: str
+
+
 _DECODE_HEAD = msgspec.json.Decoder(_Head).decode
+_DECODE_POSITION = msgspec.json.Decoder(_Position).decode
 
 
 class _Tail(msgspec.Struct, frozen=True):
@@ -68,6 +77,11 @@ class JsonlStore:
             return f"JsonlStore.single({str(self._file)!r})"
         return f"JsonlStore({str(self._dir)!r})"
 
+    @property
+    def location(self) -> str:
+        """Where this store keeps its fights: the file, or the directory."""
+        return self._where()
+
     # -- the EventStore protocol ------------------------------------------------------
 
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
@@ -84,6 +98,7 @@ class JsonlStore:
             lines = [encode_line(ev) + b"\n" for ev in events]
             _write_all(path, b"".join(lines))
             _index(path, version + 1, tail.size, lines)
+            _Marks(path).update(events, tail.size, lines)
         return version + len(events)
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
@@ -103,19 +118,29 @@ class JsonlStore:
             line, offset = _seek_point(path, fight_id, after_seq, size)
         return _stream(path, fight_id, after_seq, size, line, offset)
 
-    def read_lines(self, fight_id: str) -> Iterator[list[bytes]]:
-        """The fight's lines as stored (newline included), in order, in lists of about ``_CHUNK`` bytes, undecoded:
-        for a reader that decodes lazily (:func:`omen_core.lazy.fold_lines`).
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
+        """The fight's lines as stored (newline included) with ``seq > after_seq`` (line N holds seq N), in order,
+        in lists of about ``_CHUNK`` bytes, undecoded: what the walk (:mod:`omen_core.walk`) reads.
 
         As :meth:`read`: :class:`UnknownFight` at once, only the bytes present
         when called are read, and :class:`TornTail` is raised after the last
         intact line of a torn file. Each line's own checks (that it decodes, is
-        the next seq, of this fight) are the reader's: :meth:`read` reports them.
+        the next seq, of this fight) are the reader's.
         """
         path = self._existing(fight_id)
         with _locked(path, shared=True):
             size = path.stat().st_size
-        return _chunks(path, size)
+        line, offset = _seek_point(path, fight_id, after_seq, size)
+        return _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1)
+
+    def landmarks(self, fight_id: str) -> list[StoredEvent]:
+        """The fight's landmark events (undo and redo markers, the revealed seed), from the ``<log>.marks`` index
+        kept at append time; a log without a sound index is scanned instead (nothing is written: reading
+        creates no file). Lines that do not decode are left to the reader, which reports them."""
+        path = self._existing(fight_id)
+        with _locked(path, shared=True):
+            size = path.stat().st_size
+        return _Marks(path).landmarks(size)
 
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Every line of the fight's file exactly as stored (newline included; a torn last line has none)."""
@@ -227,7 +252,7 @@ class JsonlStore:
         if tail.last_line is None:
             return 0, None
         try:
-            last = _DECODE(tail.last_line)
+            last = _DECODE_POSITION(tail.last_line)
         except msgspec.DecodeError as exc:
             _raise_first_corruption(path, fight_id, f"the last line does not decode: {exc}")
         if last.fight_id != fight_id:
@@ -281,11 +306,14 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
 _CHUNK = 1 << 16  # bytes of lines per list; the file is read through a buffer of twice that
 
 
-def _chunks(path: Path, limit: int) -> Iterator[list[bytes]]:
-    """The lines in the first ``limit`` bytes of ``path``, in lists; :class:`TornTail` after them if the last
-    has no newline."""
-    consumed = lines_read = 0
+def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before: int = 0
+            ) -> Iterator[list[bytes]]:
+    """The lines in the first ``limit`` bytes of ``path`` from ``offset`` (where line ``lines_before + 1``
+    starts), the first ``skip`` of them left out, in lists; :class:`TornTail` after them if the last has no
+    newline."""
+    consumed, lines_read = offset, lines_before
     with open(path, "rb", buffering=2 * _CHUNK) as f:
+        f.seek(offset)
         while consumed < limit:
             lines = f.readlines(min(_CHUNK, limit - consumed))
             if not lines:
@@ -299,10 +327,13 @@ def _chunks(path: Path, limit: int) -> Iterator[list[bytes]]:
             lines_read += len(lines)
             if consumed >= limit and not lines[-1].endswith(b"\n"):
                 torn = lines.pop()
+                lines, skip = lines[skip:], max(skip - len(lines), 0)
                 if lines:
                     yield lines
                 raise TornTail(path, lines_read, torn)
-            yield lines
+            lines, skip = lines[skip:], max(skip - len(lines), 0)
+            if lines:
+                yield lines
 
 
 #: Every this many events, the byte offset of a line is noted in ``<log>.idx`` (a cache) so that reading
@@ -415,7 +446,7 @@ def _read_tail(path: Path) -> _Tail:
 def _seq_hint(line: bytes) -> int:
     """The seq of a complete line, 0 if it does not decode (only used to number a torn line)."""
     try:
-        return _DECODE(line).seq
+        return _DECODE_POSITION(line).seq
     except msgspec.DecodeError:
         return 0
 
@@ -436,6 +467,139 @@ def _owner(path: Path) -> str | None:
         return _DECODE_HEAD(first).fight_id
     except msgspec.DecodeError as exc:
         raise LogCorrupted(path, 1, f"the first line does not name a fight: {exc}") from None
+
+
+# -- the landmark index -------------------------------------------------------------------------
+
+_LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"'.encode() for kind in LANDMARKS)
+
+
+class _Marks:
+    """``<log>.marks``, the landmark index: a fixed-width first line saying what it covers (``C <seq> <size>
+    <hash>``: the log's last seq, its byte size and its last hash then), rewritten in place after each append,
+    then a line per landmark (``L <seq> <offset>``). A cache, checked against the log before it is trusted:
+    lines after what it covers are scanned, and a writer rebuilds an index that does not fit."""
+
+    _HEADER = "C {:020d} {:020d} {}\n"
+    _WIDTH = len(_HEADER.format(0, 0, "0" * 64))
+
+    def __init__(self, path: Path):
+        self.log, self.path = path, path.with_name(path.name + ".marks")
+
+    def _load(self) -> tuple[tuple[int, int, str] | None, list[tuple[int, int]]]:
+        try:
+            text = self.path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return None, []
+        rows = text.splitlines()
+        head = rows[0].split() if rows else []
+        cover = None
+        if len(head) == 4 and head[0] == "C" and head[1].isdigit() and head[2].isdigit():
+            cover = (int(head[1]), int(head[2]), head[3])
+        entries = []
+        for row in rows[1:]:
+            parts = row.split()
+            if len(parts) == 3 and parts[0] == "L" and parts[1].isdigit() and parts[2].isdigit():
+                entries.append((int(parts[1]), int(parts[2])))
+        return cover, entries
+
+    def _sound(self, cover: tuple[int, int, str] | None, size: int) -> bool:
+        """Whether the log's line ending at the covered size is the covered event."""
+        if cover is None or cover[1] > size or cover[1] == 0:
+            return False
+        line = _line_ending_at(self.log, cover[1])
+        try:
+            at = _DECODE_POSITION(line) if line else None
+        except msgspec.DecodeError:
+            return False
+        return at is not None and (at.seq, at.hash) == (cover[0], cover[2])
+
+    def landmarks(self, size: int) -> list[StoredEvent]:
+        """The landmark events of the first ``size`` bytes of the log: from the index as far as it is sound, the
+        rest scanned."""
+        cover, entries = self._load()
+        found: list[StoredEvent] = []
+        start = 0
+        if self._sound(cover, size):
+            assert cover is not None
+            with open(self.log, "rb") as f:
+                for seq, offset in entries:
+                    if seq > cover[0]:
+                        break
+                    f.seek(offset)
+                    try:
+                        rec = decode_line(f.readline())
+                    except msgspec.DecodeError:
+                        found, start = [], 0
+                        break
+                    if rec.seq != seq or not isinstance(rec.event, LANDMARKS):
+                        found, start = [], 0
+                        break
+                    found.append(rec)
+                else:
+                    start = cover[1]
+        return found + list(self._scan(start, size)[0])
+
+    def _scan(self, start: int, size: int) -> tuple[list[StoredEvent], list[tuple[int, int]], tuple[int, str] | None]:
+        """The landmarks in the log's bytes from ``start`` to ``size``, their offsets, and the last line's
+        (seq, hash)."""
+        found, where, last = [], [], None
+        offset = start
+        with open(self.log, "rb") as f:
+            f.seek(start)
+            for line in f:
+                if offset + len(line) > size or not line.endswith(b"\n"):
+                    break
+                if any(tag in line for tag in _LANDMARK_TAGS):
+                    with contextlib.suppress(msgspec.DecodeError):
+                        rec = decode_line(line)
+                        if isinstance(rec.event, LANDMARKS):
+                            found.append(rec)
+                            where.append((rec.seq, offset))
+                offset += len(line)
+                last = line
+        position = None
+        if last is not None:
+            with contextlib.suppress(msgspec.DecodeError):
+                at = _DECODE_POSITION(last)
+                position = (at.seq, at.hash)
+        return found, where, position
+
+    def update(self, events: Sequence[StoredEvent], offset: int, lines: list[bytes]) -> None:
+        """After an append at byte ``offset`` (the log's size before it): note the batch's landmarks and what the
+        index now covers; an index that did not cover the log up to ``offset`` is rebuilt first."""
+        cover, _ = self._load()
+        if not (cover is not None and cover[1] == offset and self._sound(cover, offset)):
+            _, where, _ = self._scan(0, offset)
+            body = "".join(f"L {seq} {at}\n" for seq, at in where)
+            with contextlib.suppress(OSError):
+                self.path.write_text(self._HEADER.format(0, 0, "0" * 64) + body)
+        rows = []
+        for ev, line in zip(events, lines, strict=True):
+            if isinstance(ev.event, LANDMARKS):
+                rows.append(f"L {ev.seq} {offset}\n")
+            offset += len(line)
+        header = self._HEADER.format(events[-1].seq, offset, events[-1].hash).encode()
+        with contextlib.suppress(OSError):
+            with open(self.path, "ab") as f:
+                f.write("".join(rows).encode())
+            with open(self.path, "r+b") as f:
+                f.write(header)
+
+
+def _line_ending_at(path: Path, end: int) -> bytes:
+    """The complete line of ``path`` that ends (newline included) at byte ``end``, or b"" if none does."""
+    with open(path, "rb") as f:
+        start = max(end - _BLOCK, 0)
+        while True:
+            f.seek(start)
+            chunk = f.read(end - start)
+            if not chunk.endswith(b"\n"):
+                return b""
+            cut = chunk.rfind(b"\n", 0, len(chunk) - 1)
+            if cut != -1 or start == 0:
+                return chunk[cut + 1:]
+            start = max(start - _BLOCK, 0)
 
 
 # -- writing ------------------------------------------------------------------------------

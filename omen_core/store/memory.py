@@ -6,36 +6,59 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from ..errors import UnknownFight
-from ..events import StoredEvent
+from ..events import LANDMARKS, StoredEvent, encode_line
 from .base import check_batch, check_fight_id
 
 __all__ = ["MemoryStore"]
 
 
 class MemoryStore:
-    """Keeps each fight's sealed events in a list; a lock makes ``append`` atomic across threads."""
+    """Keeps each fight's sealed events, and their lines as stored, in lists; a lock makes ``append`` atomic
+    across threads."""
+
+    location = "the memory store"
 
     def __init__(self) -> None:
         self._streams: dict[str, list[StoredEvent]] = {}
+        self._lines: dict[str, list[bytes]] = {}
+        self._landmarks: dict[str, list[StoredEvent]] = {}
         self._lock = threading.Lock()
 
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
+        lines = [encode_line(ev) for ev in events]
         with self._lock:
             stream = self._streams.get(fight_id, [])
             check_batch(fight_id, events, expected_version, len(stream),
                         stream[-1].hash if stream else None)
             self._streams.setdefault(fight_id, stream).extend(events)
+            self._lines.setdefault(fight_id, []).extend(lines)
+            self._landmarks.setdefault(fight_id, []).extend(ev for ev in events if isinstance(ev.event, LANDMARKS))
             return len(stream)
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
         """Stream the fight's events with ``seq > after_seq``."""
         with self._lock:
             if fight_id not in self._streams:
-                raise UnknownFight(fight_id, "the memory store")
+                raise UnknownFight(fight_id, self.location)
             stream = self._streams[fight_id]
         return iter(stream[max(after_seq, 0):])
+
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
+        """The fight's lines as stored (without newlines) with ``seq > after_seq``, in one chunk."""
+        with self._lock:
+            if fight_id not in self._lines:
+                raise UnknownFight(fight_id, self.location)
+            lines = self._lines[fight_id][max(after_seq, 0):]
+        return iter([lines] if lines else [])
+
+    def landmarks(self, fight_id: str) -> list[StoredEvent]:
+        """The fight's landmark events (undo and redo markers, the revealed seed), in order."""
+        with self._lock:
+            if fight_id not in self._streams:
+                raise UnknownFight(fight_id, self.location)
+            return list(self._landmarks.get(fight_id, ()))
 
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none."""

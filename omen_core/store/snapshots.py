@@ -5,7 +5,8 @@ state-format versions it was taken under and the hash of that event.
 Snapshots are only ever a cache: deleting them changes no result, and one
 that no longer fits the log (another schema or state format, a different
 event at its seq, an undo or redo that reaches back before it) is ignored,
-never trusted.
+never trusted. The walk starts from one (:func:`omen_core.walk.state_at`);
+:func:`usable_snapshot` says which.
 """
 
 from __future__ import annotations
@@ -13,20 +14,19 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
-from ..events import SCHEMA_VERSION, Redone, StoredEvent, Undone
-from ..state import FightState, project, undo_history
+from ..events import SCHEMA_VERSION
+from ..state import FightState
 
 __all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "FileSnapshots", "SqliteSnapshots",
-           "take", "state_at"]
+           "take", "usable_snapshot"]
 
 #: Bumped whenever FightState changes shape: snapshots of another format are ignored.
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -168,56 +168,61 @@ def take(state: FightState) -> Snapshot:
                     state_format=STATE_FORMAT, event_hash=state.last_hash, state=state)
 
 
-def _usable(snapshot: Snapshot, first: StoredEvent | None) -> bool:
-    """Taken under this schema and state format, at an event that is still the one in the log."""
-    return (snapshot.schema_version == SCHEMA_VERSION and snapshot.state_format == STATE_FORMAT
-            and first is not None and first.seq == snapshot.seq and first.hash == snapshot.event_hash)
+class _Position(msgspec.Struct):
+    seq: int
+    hash: str
 
 
-def state_at(read: Callable[[int], Iterator[StoredEvent]], fight_id: str, snapshots: SnapshotStore | None, to_seq: int | None = None
-             ) -> FightState:
-    """The state after ``to_seq`` (default: the end), starting from the latest usable snapshot.
+_POSITION = msgspec.json.Decoder(_Position).decode
 
-    ``read(after_seq)`` streams the fight's events with seq > after_seq.
-    A snapshot that an undo or redo later in the log reaches back across is
-    passed over for an earlier one (taken before the undone range), so undoing
-    the last command stays cheap on a long log. Falls back to folding the whole
-    log if no snapshot fits; the result is always the same as
-    :func:`omen_core.state.project` over the whole log.
-    """
-    limit = to_seq if to_seq is not None else 1 << 62
-    for _ in range(_MAX_TRIES):
-        snapshot = snapshots.latest(fight_id, limit) if snapshots is not None and limit > 0 else None
-        if snapshot is None:
-            break
-        stream = read(snapshot.seq - 1)
-        first = next(stream, None)
-        if not _usable(snapshot, first):
-            limit = snapshot.seq - 1
-            continue
-        state, reach = _fold_on(snapshot, stream, to_seq)
-        if state is not None:
-            return state
-        limit = reach - 1
-    return project([r for r in read(0) if to_seq is None or r.seq <= to_seq])
-
-
-#: How many snapshots :func:`state_at` tries, newest first, before folding the whole log.
+#: How many snapshots :func:`usable_snapshot` tries, newest first, before the walk starts from the beginning.
 _MAX_TRIES = 8
 
 
-def _fold_on(snapshot: Snapshot, stream: Iterator[StoredEvent], to_seq: int | None
-             ) -> tuple[FightState | None, int]:
-    """Fold the events after the snapshot, undos among them applied. If an undo or redo reaches back before
-    the snapshot (then the snapshot no longer describes the log), (None, the seq it reaches back to)."""
-    rest: list[StoredEvent] = []
-    for rec in stream:
-        if to_seq is not None and rec.seq > to_seq:
-            break
-        event = rec.event
-        if isinstance(event, Undone) and event.from_seq <= snapshot.seq:
-            return None, event.from_seq
-        if isinstance(event, Redone) and event.undo_seq <= snapshot.seq:
-            return None, event.undo_seq
-        rest.append(rec)
-    return project(rest, state=snapshot.state, voided=undo_history(rest)[0]), 0
+def usable_snapshot(source: Any, snapshots: SnapshotStore, to_seq: int | None = None) -> FightState | None:
+    """The state of the latest snapshot a walk of ``source`` (a :class:`omen_core.walk.Source`) to ``to_seq``
+    may start from, or None.
+
+    A snapshot is usable if it was taken under this schema and state format,
+    at an event that is still the one in the log (same hash), and no undo or
+    redo written after it (up to ``to_seq``) reaches back before it: then the
+    snapshot no longer describes the log, and an earlier one is tried.
+    """
+    from ..walk import landmarks_of
+
+    marks = landmarks_of(source.landmarks()).upto(to_seq)
+    limit = to_seq if to_seq is not None else 1 << 62
+    for _ in range(_MAX_TRIES):
+        snapshot = snapshots.latest(source.fight_id, limit) if limit > 0 else None
+        if snapshot is None:
+            return None
+        reach = _reach(marks, snapshot.seq)
+        if reach is not None:
+            limit = reach - 1
+            continue
+        if snapshot.schema_version != SCHEMA_VERSION or snapshot.state_format != STATE_FORMAT \
+                or not _same_event(source, snapshot):
+            limit = snapshot.seq - 1
+            continue
+        return snapshot.state
+    return None
+
+
+def _reach(marks: Any, seq: int) -> int | None:
+    """How far back an undo or redo written after ``seq`` reaches, if it reaches back to ``seq`` or before."""
+    reaches = [u.from_seq for u in marks.undos if u.seq > seq >= u.from_seq]
+    undone = {u.seq: u for u in marks.undos}
+    reaches += [undone[target].from_seq for at, target in marks.redos if at > seq >= target]
+    return min(reaches) if reaches else None
+
+
+def _same_event(source: Any, snapshot: Snapshot) -> bool:
+    """Whether the event at the snapshot's seq is still the one it was taken after."""
+    for chunk in source.lines(snapshot.seq - 1):
+        for line in chunk[:1]:
+            try:
+                at = _POSITION(line)
+            except msgspec.DecodeError:
+                return False
+            return at.seq == snapshot.seq and at.hash == snapshot.event_hash
+    return False

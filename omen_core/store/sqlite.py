@@ -12,12 +12,12 @@ from types import TracebackType
 import msgspec
 
 from ..errors import LogCorrupted, UnknownFight
-from ..events import StoredEvent, encode_line
+from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
 from .base import check_batch, check_fight_id
 
 __all__ = ["SqliteStore"]
 
-_DECODE = msgspec.json.Decoder(StoredEvent).decode
+_DECODE = decode_line
 _CHUNK = 2048
 
 _SCHEMA = """
@@ -29,10 +29,19 @@ CREATE TABLE IF NOT EXISTS events (
     UNIQUE (fight_id, seq)
 )
 """
+_LANDMARKS = """
+CREATE TABLE IF NOT EXISTS landmarks (
+    fight_id TEXT    NOT NULL,
+    seq      INTEGER NOT NULL,
+    PRIMARY KEY (fight_id, seq)
+)
+"""
+_LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"'.encode() for kind in LANDMARKS)
 
 
 class SqliteStore:
-    """Event store in one SQLite table, ``events(fight_id, seq, recorded_at, line)``.
+    """Event store in one SQLite table, ``events(fight_id, seq, recorded_at, line)``, and an index of the
+    landmark events, ``landmarks(fight_id, seq)``, written in the same transaction.
 
     ``line`` holds exactly ``encode_line(ev)``. The database runs in WAL mode
     with a 30 s busy timeout; each append is one ``BEGIN IMMEDIATE`` ...
@@ -52,8 +61,27 @@ class SqliteStore:
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
             self._conn.execute(_SCHEMA)
+            self._index_landmarks()
         except BaseException:
             self._conn.close()
+            raise
+
+    def _index_landmarks(self) -> None:
+        """Create the landmark index; a database written before it existed is indexed once, here."""
+        known = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'landmarks'").fetchone()
+        if known is not None:
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute(_LANDMARKS)
+            rows = self._conn.execute("SELECT fight_id, seq, line FROM events ORDER BY fight_id, seq")
+            found = [(fight_id, seq) for fight_id, seq, line in rows
+                     if any(tag in bytes(line) for tag in _LANDMARK_TAGS)]
+            self._conn.executemany("INSERT OR IGNORE INTO landmarks VALUES (?, ?)", found)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise
 
     @property
@@ -63,6 +91,11 @@ class SqliteStore:
 
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r})"
+
+    @property
+    def location(self) -> str:
+        """The database file."""
+        return self._path
 
     # -- the EventStore protocol ------------------------------------------------------
 
@@ -77,6 +110,8 @@ class SqliteStore:
                 check_batch(fight_id, events, expected_version, version, last_hash)
                 self._conn.executemany("INSERT INTO events (fight_id, seq, recorded_at, line) "
                                        "VALUES (?, ?, ?, ?)", rows)
+                self._conn.executemany("INSERT INTO landmarks VALUES (?, ?)",
+                                       [(ev.fight_id, ev.seq) for ev in events if isinstance(ev.event, LANDMARKS)])
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:
@@ -93,9 +128,9 @@ class SqliteStore:
             raise UnknownFight(fight_id, self._path)
         return self._stream(fight_id, after_seq)
 
-    def read_lines(self, fight_id: str) -> Iterator[list[bytes]]:
-        """Each event's stored bytes, in seq order, in lists of ``_CHUNK`` rows, undecoded: for a reader that decodes
-        lazily (:func:`omen_core.lazy.fold_lines`).
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
+        """Each event's stored bytes with ``seq > after_seq``, in seq order, in lists of ``_CHUNK`` rows, undecoded:
+        what the walk (:mod:`omen_core.walk`) reads.
 
         As :meth:`read`: :class:`UnknownFight` at once, :class:`LogCorrupted`
         where rows are missing (after the rows before the gap). Each row's own
@@ -107,7 +142,17 @@ class SqliteStore:
                                        (fight_id,)).fetchone()
         if known is None:
             raise UnknownFight(fight_id, self._path)
-        return self._chunks(fight_id)
+        return self._chunks(fight_id, max(after_seq, 0))
+
+    def landmarks(self, fight_id: str) -> list[StoredEvent]:
+        """The fight's landmark events (undo and redo markers, the revealed seed), from the ``landmarks`` table."""
+        with self._lock:
+            rows = self._conn.execute("SELECT e.seq, e.line FROM landmarks m JOIN events e ON e.fight_id = m.fight_id "
+                                      "AND e.seq = m.seq WHERE m.fight_id = ? ORDER BY m.seq", (fight_id,)).fetchall()
+            if not rows and self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
+                                               (fight_id,)).fetchone() is None:
+                raise UnknownFight(fight_id, self._path)
+        return [self._decode(fight_id, seq, bytes(line)) for seq, line in rows]
 
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Each event's stored bytes as a JSON Lines line (newline included), in seq order, undecoded:
@@ -173,11 +218,12 @@ class SqliteStore:
             with contextlib.suppress(sqlite3.ProgrammingError):  # the store may be closed already
                 cursor.close()
 
-    def _chunks(self, fight_id: str) -> Iterator[list[bytes]]:
-        """The rows' lines in lists, checking that the rows run 1, 2, 3... without gaps."""
-        cursor = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? ORDER BY seq", (fight_id,))
+    def _chunks(self, fight_id: str, after_seq: int) -> Iterator[list[bytes]]:
+        """The rows' lines after ``after_seq`` in lists, checking that the rows run on without gaps."""
+        cursor = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? AND seq > ? ORDER BY seq",
+                                    (fight_id, after_seq))
         try:
-            expected = 1
+            expected = after_seq + 1
             while rows := cursor.fetchmany(_CHUNK):
                 if rows[0][0] != expected or rows[-1][0] != expected + len(rows) - 1:
                     gap = next(i for i, (seq, _) in enumerate(rows) if seq != expected + i)

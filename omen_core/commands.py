@@ -16,10 +16,10 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from ..content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
-from ..events import DiceSourceKind, Modifier, Situational
-from ..rules.ambush import TimeWaited
-from ..rules.attack import ActiveDefense
+from .content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
+from .parts import DiceSourceKind, Modifier, Sequence_, Situational
+from .rules.ambush import TimeWaited
+from .rules.attack import ActiveDefense
 
 __all__ = [
     "CommandBase",
@@ -49,7 +49,10 @@ __all__ = [
     "Engage",
     "Draw",
     "EndFight",
+    "Undo",
+    "Redo",
     "Command",
+    "UNDO_COMMANDS",
 ]
 
 
@@ -71,7 +74,7 @@ class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     modifiers: tuple[Modifier, ...] = ()
 
 
-class StartFight(CommandBase, kw_only=True):
+class StartFight(CommandBase, frozen=True, kw_only=True):
     """Open a fight: its ruleset, dice source and, for seeded dice, the seed commitment."""
 
     ruleset: Ruleset
@@ -80,27 +83,27 @@ class StartFight(CommandBase, kw_only=True):
     title: str = ""
 
 
-class Join(CommandBase, kw_only=True):
+class Join(CommandBase, frozen=True, kw_only=True):
     """Add a combatant from its sheet."""
 
     sheet: CombatantSheet
 
 
-class StaticCheck(CommandBase, kw_only=True):
+class StaticCheck(CommandBase, frozen=True, kw_only=True):
     """A check against a difficulty set by the GM (C16)."""
 
     check: CheckSpec
     difficulty: int
 
 
-class Contest(CommandBase, kw_only=True):
+class Contest(CommandBase, frozen=True, kw_only=True):
     """A contested check between an initiator and a defender (C16)."""
 
     initiator: CheckSpec
     defender: CheckSpec
 
 
-class DeclareAttack(CommandBase, kw_only=True):
+class DeclareAttack(CommandBase, frozen=True, kw_only=True):
     """Declare an attack and resolve it up to the first choice someone must make.
 
     ``weapon`` names a weapon on the attacker's sheet; left out, the first
@@ -120,7 +123,7 @@ class DeclareAttack(CommandBase, kw_only=True):
     branches: Branches = Branches()
 
 
-class AnswerActiveDefense(CommandBase, kw_only=True):
+class AnswerActiveDefense(CommandBase, frozen=True, kw_only=True):
     """The defender's answer to an open Active Defense window: a defense, or None (the default) to decline (C8)."""
 
     defender: str
@@ -128,7 +131,7 @@ class AnswerActiveDefense(CommandBase, kw_only=True):
     weapon: str | None = None
 
 
-class RouteDamage(CommandBase, kw_only=True):
+class RouteDamage(CommandBase, frozen=True, kw_only=True):
     """A Rogue's choice of which hit-pool die feeds damage (C12): its index, or None (the default) for the
     primary dice."""
 
@@ -136,7 +139,7 @@ class RouteDamage(CommandBase, kw_only=True):
     die: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
-class CallSave(CommandBase, kw_only=True):
+class CallSave(CommandBase, frozen=True, kw_only=True):
     """An effect calls for a save: ``caller`` opposes, ``saver`` rolls (C15, C25)."""
 
     caller: str
@@ -144,13 +147,13 @@ class CallSave(CommandBase, kw_only=True):
     effect: SaveEffect
 
 
-class CancelAction(CommandBase, kw_only=True):
+class CancelAction(CommandBase, frozen=True, kw_only=True):
     """Cancel the declared action before it resolves; costs already paid stay paid (C24)."""
 
     reason: str
 
 
-class ApplyConditionCommand(CommandBase, kw_only=True):
+class ApplyConditionCommand(CommandBase, frozen=True, kw_only=True):
     """The GM applies stacks of a condition to a combatant (C28)."""
 
     who: str
@@ -159,7 +162,7 @@ class ApplyConditionCommand(CommandBase, kw_only=True):
     reason: str = ""
 
 
-class ClearConditionCommand(CommandBase, kw_only=True):
+class ClearConditionCommand(CommandBase, frozen=True, kw_only=True):
     """The GM clears a condition from a combatant."""
 
     who: str
@@ -167,7 +170,7 @@ class ClearConditionCommand(CommandBase, kw_only=True):
     reason: str = ""
 
 
-class RevealSeed(CommandBase, kw_only=True):
+class RevealSeed(CommandBase, frozen=True, kw_only=True):
     """Disclose the seed of the seeded dice (hex); it must match the commitment.
 
     In a scenario file the seed may be left out: the ``[fight]`` seed is used.
@@ -176,7 +179,7 @@ class RevealSeed(CommandBase, kw_only=True):
     seed: str = ""
 
 
-class BeginAmbush(CommandBase, kw_only=True):
+class BeginAmbush(CommandBase, frozen=True, kw_only=True):
     """Ambushers roll Stealth for the Ambush Difficulty (C17), or the GM presets it; defenders roll Perception (C18).
 
     Give ``time_waited`` or ``difficulty`` (a GM preset), not both.
@@ -188,42 +191,42 @@ class BeginAmbush(CommandBase, kw_only=True):
     difficulty: int | None = None
 
 
-class RollInitiative(CommandBase, kw_only=True):
+class RollInitiative(CommandBase, frozen=True, kw_only=True):
     """Everyone rolls Initiative, an AGI check with its modifiers (C19); ties are broken by the ladder."""
 
     modifiers: dict[str, tuple[Modifier, ...]] = {}
 
 
-class AgreeInitiative(CommandBase, kw_only=True):
+class AgreeInitiative(CommandBase, frozen=True, kw_only=True):
     """Tied allies agree their order instead of rolling off (C19)."""
 
     order: tuple[str, ...]
 
 
-class RollOff(CommandBase, kw_only=True):
+class RollOff(CommandBase, frozen=True, kw_only=True):
     """Tied allies choose to roll off after all (C19)."""
 
 
-class EndTurn(CommandBase, kw_only=True):
+class EndTurn(CommandBase, frozen=True, kw_only=True):
     """The turn's owner ends its turn; the next combatant in initiative order begins."""
 
     who: str
 
 
-class Move(CommandBase, kw_only=True):
+class Move(CommandBase, frozen=True, kw_only=True):
     """A Movement Action; ``leaves`` names the enemies whose reach it leaves (C23)."""
 
     who: str
     leaves: tuple[str, ...] = ()
 
 
-class Disengage(CommandBase, kw_only=True):
+class Disengage(CommandBase, frozen=True, kw_only=True):
     """Disengage (1 Bonus Action, C22): this turn's movement provokes no Attack of Opportunity (C23)."""
 
     who: str
 
 
-class React(CommandBase, kw_only=True):
+class React(CommandBase, frozen=True, kw_only=True):
     """Take the reaction an open window offers (an Attack of Opportunity or an Interrupt): a basic attack."""
 
     who: str
@@ -231,20 +234,20 @@ class React(CommandBase, kw_only=True):
     unarmed: bool = False
 
 
-class PassReaction(CommandBase, kw_only=True):
+class PassReaction(CommandBase, frozen=True, kw_only=True):
     """Let an open reaction window pass."""
 
     who: str
 
 
-class AnswerCatch(CommandBase, kw_only=True):
+class AnswerCatch(CommandBase, frozen=True, kw_only=True):
     """The target of a thrown item catches it (1 Bonus Action, C22) or lets it hit."""
 
     who: str
     catch: bool
 
 
-class Engage(CommandBase, kw_only=True):
+class Engage(CommandBase, frozen=True, kw_only=True):
     """The GM states who is within reach of (adjacent to) whom, or no longer is."""
 
     who: str
@@ -252,14 +255,14 @@ class Engage(CommandBase, kw_only=True):
     engaged: bool = True
 
 
-class Draw(CommandBase, kw_only=True):
+class Draw(CommandBase, frozen=True, kw_only=True):
     """Draw a weapon from the sheet into hand (§Preparing for Combat, C18)."""
 
     who: str
     weapon: str
 
 
-class EndFight(CommandBase, kw_only=True):
+class EndFight(CommandBase, frozen=True, kw_only=True):
     """End the fight: by the GM's call, or because a side yielded, fled or was defeated (§Your Turn)."""
 
     reason: Literal["gm", "yielded", "fled", "defeated"] = "gm"
@@ -267,7 +270,24 @@ class EndFight(CommandBase, kw_only=True):
     note: str = ""
 
 
+class Undo(CommandBase, frozen=True, kw_only=True):
+    """Undo the last command, or everything from ``to_seq`` on (a safe point: the first event of a command
+    that began with no action in progress); history is never rewritten: an ``undone`` event voids them."""
+
+    to_seq: Sequence_ | None = None
+    reason: str = ""
+
+
+class Redo(CommandBase, frozen=True, kw_only=True):
+    """Take back the last undo, if nothing has been done since."""
+
+    reason: str = ""
+
+
 Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerActiveDefense
            | RouteDamage | CallSave | CancelAction | ApplyConditionCommand | ClearConditionCommand
            | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
-           | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | EndFight)
+           | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | EndFight | Undo | Redo)
+
+#: The commands whose batches are undo markers: they are not undone themselves, and are no safe point.
+UNDO_COMMANDS = (Undo, Redo)

@@ -1,0 +1,81 @@
+"""Deciding undo and redo: which range an undo voids, which undo a redo takes back.
+
+History is never rewritten: an undo appends an ``undone`` event voiding the
+live events from a safe point (:func:`omen_core.state.is_undo_point`) to the
+last live one; a redo appends ``redone``, taking the last undo back, as long
+as nothing was done since. The state keeps what these decisions need
+(``undo_point``, ``live_seq``, ``redo_stack``); an undo back to a chosen seq
+also asks the :class:`History` about that seq. The state *after* a marker is
+the walk's to give (:func:`omen_core.walk.after_marker`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from ..commands import Redo, Undo
+from ..errors import RuleViolation
+from ..events import Event, Redone, Undone
+from ..state import FightState, is_undo_point
+from .draft import Draft
+
+__all__ = ["History", "Target", "undo", "redo"]
+
+
+class Target(msgspec.Struct, frozen=True, kw_only=True):
+    """What undo needs to know of the event an undo would go back to: the event, where it stands, whether it
+    is live (not undone) now, and the state just before it as the log stands now."""
+
+    before: FightState
+    event: Event
+    seq: int
+    batch: int
+    live: bool
+
+
+class History(Protocol):
+    """The log behind the state, as far as an undo to a chosen seq must see it."""
+
+    def target(self, seq: int) -> Target | None:
+        """The event at ``seq`` and the state before it; None if the log has no event there."""
+        ...
+
+
+def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
+    """Void the live events from the last undo point (or from ``to_seq``, if it is one) to the last live event."""
+    state = draft.state
+    start = state.undo_point if cmd.to_seq is None else _checked_target(state, cmd.to_seq, history)
+    if not start:
+        raise RuleViolation("undo", "there is nothing to undo")
+    draft.record(Undone(from_seq=start, to_seq=state.live_seq, reason=cmd.reason))
+
+
+def _checked_target(state: FightState, seq: int, history: History | None) -> int:
+    """``seq`` if an undo may go back to it now; otherwise a RuleViolation saying why."""
+    hint = f"; the last command that can be undone starts at seq {state.undo_point}" if state.undo_point else ""
+    if seq > state.live_seq:
+        raise RuleViolation("undo", f"seq {seq} is past the last live event (seq {state.live_seq}){hint}")
+    found = history.target(seq) if history is not None else None
+    if found is None:
+        raise RuleViolation("undo", f"cannot look back to seq {seq} (no history given){hint}")
+    if not found.live:
+        raise RuleViolation("undo", f"seq {seq} is undone already{hint}")
+    if not is_undo_point(found.before, found.event, found.seq, found.batch):
+        if found.seq == found.batch and found.seq > 1 and found.before.pending is not None:
+            raise RuleViolation("undo", f"cannot undo back to seq {seq}: action {found.before.pending.action} is "
+                                        f"in progress there (at '{found.before.step.value}'); undo back to where "
+                                        "it was declared")
+        raise RuleViolation("undo", f"seq {seq} does not start a command that can be undone"
+                                    f" (its command starts at seq {found.batch}){hint}")
+    return seq
+
+
+def redo(draft: Draft, cmd: Redo) -> None:
+    """Take back the last undo, if nothing has been done since."""
+    stack = draft.state.redo_stack
+    if not stack:
+        raise RuleViolation("undo", "there is no undo to take back (a redo comes right after the undo it takes "
+                                    "back, with nothing done in between)")
+    draft.record(Redone(undo_seq=stack[-1], reason=cmd.reason))

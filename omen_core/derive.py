@@ -1,0 +1,226 @@
+"""The numbers of a fight, derived from the state and an action's frame: decide records them, verify recomputes
+them, explain shows them term by term, all through these functions.
+
+Hit total (C5), defense (C10, C11, §Active Defense), the crit check (C7),
+damage terms (C12), mitigation (C13), the roll primitive of a check or save
+(C1, C2), and whether an Active Defense is allowed (C9). Pure: the rule math
+itself is in :mod:`omen_core.rules`; this module feeds it what the state and
+the frame say.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from .content import CombatantSheet, Weapon
+from .events import (
+    ActiveDefenseTotal,
+    AttackDeclared,
+    CritCheck,
+    DamageTerms,
+    DefenseTotal,
+    DiceRolled,
+    HitTotal,
+    MitigationStep,
+    Modifier,
+    RollTotal,
+)
+from .rules import attack as rules
+from .rules.checks import roll_total
+from .rules.mitigation import armor_applies, mitigate
+from .rules.modifiers import HIGH_GROUND, encircled_bonus, prone_target_bonus
+from .state import AttackFrame, FightState, condition_adjustment, effective_bonus
+
+__all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
+           "situational", "defense_total", "active_attribute", "parry_weapon", "defense_ineligibility",
+           "attack_damage_type", "damage_terms", "mitigation_for"]
+
+#: C12: an unarmed attack deals crushing damage.
+UNARMED_DAMAGE = "crushing"
+
+
+class BonusSource(NamedTuple):
+    """An attribute bonus as it stands, split by where it comes from: the sheet, and the conditions (C1, C28)."""
+
+    sheet: int
+    conditions: int
+    held: tuple[tuple[str, int], ...]
+
+    @property
+    def total(self) -> int:
+        """The effective bonus."""
+        return self.sheet + self.conditions
+
+
+def bonus_source(state: FightState, who: str, attribute: str) -> BonusSource:
+    """Where a combatant's ``attribute`` bonus comes from right now."""
+    fighter = state.combatants[who]
+    return BonusSource(fighter.sheet.attributes[attribute].bonus, condition_adjustment(state, who),
+                       tuple(fighter.conditions.items()))
+
+
+def check_total(state: FightState, who: str, attribute: str, skill: str | None, level: int, rolled: DiceRolled,
+                modifiers: tuple[Modifier, ...]) -> RollTotal:
+    """One side of a check or save by the roll primitive (C1, C2): its die, bonus, skill level and modifiers."""
+    face = rolled.dice[0].face
+    bonus = effective_bonus(state, who, attribute)
+    return RollTotal(roller=who, attribute=attribute, skill=skill, counter=rolled.counter, face=face,
+                     attribute_bonus=bonus, skill_level=level, modifiers=modifiers,
+                     total=roll_total(face, bonus, level, (m.value for m in modifiers)))
+
+
+def hit_numbers(state: FightState, frame: AttackFrame) -> tuple[HitTotal, DefenseTotal, CritCheck]:
+    """The hit total (C5), the defense (C10, C11 and any Active Defense) and the crit check (C7)."""
+    decl = frame.declaration
+    attack = hit_total(state, frame)
+    defense = defense_total(state, frame)
+    fcs = attack.fcs_dice
+    fcs_bonus = effective_bonus(state, decl.attacker, "FCS")
+    fcs_portion = rules.fcs_portion(fcs, fcs_bonus)
+    res_portion = rules.res_portion(defense.res_die, defense.res_bonus)
+    crit = CritCheck(fcs_dice=fcs, fcs_bonus=fcs_bonus, fcs_portion=fcs_portion, res_die=defense.res_die,
+                     res_bonus=defense.res_bonus, res_portion=res_portion,
+                     exceeds=rules.is_crit(fcs_portion, res_portion))
+    return attack, defense, crit
+
+
+def hit_total(state: FightState, frame: AttackFrame) -> HitTotal:
+    """C5: Σ primary dice + Σ FCS dice + primary bonus + weapon hit bonus + training bonus + situational."""
+    decl, weapon = frame.declaration, frame.weapon
+    assert frame.hit_roll is not None
+    sheet = state.combatants[decl.attacker].sheet
+    attribute = rules.primary_attribute(decl.kind, weapon is not None and "finesse" in weapon.properties)
+    primary = tuple(d.face for d in frame.hit_roll.dice if d.pool == "primary")
+    fcs = tuple(d.face for d in frame.hit_roll.dice if d.pool == "fcs")
+    bonus = effective_bonus(state, decl.attacker, attribute)
+    weapon_bonus = weapon.hit_bonus if weapon else 0
+    mods = situational(state, decl)
+    total = rules.hit_total(primary, fcs, rules.static_bonus(bonus, weapon_bonus, sheet.training.hit_bonus),
+                            sum(m.value for m in mods))
+    return HitTotal(attribute=attribute, primary_dice=primary, fcs_dice=fcs, attribute_bonus=bonus,
+                    weapon_hit_bonus=weapon_bonus, training_bonus=sheet.training.hit_bonus, situational=mods,
+                    total=total)
+
+
+def situational(state: FightState, decl: AttackDeclared) -> tuple[Modifier, ...]:
+    """High ground (+2), encircled (C26) and a prone target (C27), each with where it came from."""
+    mods = []
+    if decl.situational.high_ground:
+        mods.append(Modifier(source="high ground (C27)", value=HIGH_GROUND))
+    circle = decl.situational.encircled
+    if circle is not None:
+        bonus = encircled_bonus(circle.attackers, circle.defenders)
+        note = "" if bonus else f": not 2 to 1 ({circle.attackers} < 2 x {circle.defenders}), no bonus"
+        mods.append(Modifier(source=f"encircled, {circle.attackers} vs {circle.defenders}{note} (C26)", value=bonus))
+    if state.combatants[decl.target].prone:
+        ranged = rules.is_ranged(decl.kind)
+        mods.append(Modifier(source=f"prone target, {'ranged' if ranged else 'melee'} (C27)",
+                             value=prone_target_bonus(ranged)))
+    return tuple(mods)
+
+
+def attack_damage_type(frame: AttackFrame) -> str:
+    """The damage type of the attack's own damage: the weapon's, or crushing unarmed (C12, C14)."""
+    return frame.weapon.damage_type if frame.weapon else UNARMED_DAMAGE
+
+
+def defense_total(state: FightState, frame: AttackFrame) -> DefenseTotal:
+    """Base defense = RES die (none if helpless, C10) + Defense Rating (C11), plus any Active Defense."""
+    decl = frame.declaration
+    sheet = state.combatants[decl.target].sheet
+    physical = state.ruleset is not None and attack_damage_type(frame) in state.ruleset.damage_types.physical
+    armor = sheet.armor
+    applies = armor is not None and armor_applies(magical_armor=armor.magical, spell_attack=rules.is_spell(decl.kind),
+                                                  physical_damage=physical)
+    res_die = frame.base_defense_roll.dice[0].face if frame.base_defense_roll else None
+    res_bonus = effective_bonus(state, decl.target, "RES")
+    rating = rules.defense_rating(res_bonus, armor.rating if armor else 0, applies)
+    base = rules.base_defense(res_die, rating)
+    active = _active_total(state, frame)
+    return DefenseTotal(res_die=res_die, res_bonus=res_bonus, armor=armor.rating if armor and applies else 0,
+                        armor_applies=applies, defense_rating=rating, base=base, active=active,
+                        total=base + (active.amount if active else 0))
+
+
+def active_attribute(defense: str, weapon: Weapon | None) -> Literal["AGI", "STR", "RES"]:
+    """§Active Defense: Dodge rolls AGI; Parry the weapon's attribute (AGI if finesse, else STR); Block RES."""
+    if defense == "dodge":
+        return "AGI"
+    if defense == "parry":
+        return "AGI" if weapon is not None and "finesse" in weapon.properties else "STR"
+    return "RES"
+
+
+def _active_total(state: FightState, frame: AttackFrame) -> ActiveDefenseTotal | None:
+    chosen, rolled = frame.defense, frame.active_defense_roll
+    if chosen is None or rolled is None:
+        return None
+    sheet = state.combatants[chosen.defender].sheet
+    weapon = sheet.weapon(chosen.weapon) if chosen.weapon else None
+    attribute = active_attribute(chosen.defense, weapon)
+    bonus = effective_bonus(state, chosen.defender, attribute)
+    rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
+              "block": sheet.shield.block_rating if sheet.shield else 0}[chosen.defense]
+    die = rolled.dice[0].face
+    return ActiveDefenseTotal(defense=chosen.defense, attribute=attribute, die=die, attribute_bonus=bonus,
+                              rating=rating, amount=die + bonus + rating)
+
+
+def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...]) -> Weapon | None:
+    """The weapon in hand a Parry uses: the one named, else the first in hand (C9)."""
+    wielded = [w for w in sheet.weapons if w.id in wielding]
+    if weapon_id is None:
+        return wielded[0] if wielded else None
+    return next((w for w in wielded if w.id == weapon_id), None)
+
+
+def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
+                          weapon_id: str | None = None) -> str | None:
+    """Why the target may not use ``defense`` against this attack (C9), or None if it may."""
+    target = state.combatants[decl.target]
+    sheet = target.sheet
+    weapon = parry_weapon(sheet, weapon_id, target.wielding)
+    return rules.ineligibility(
+        defense, decl.kind, prone=target.prone, weapon=weapon is not None,  # type: ignore[arg-type]
+        magical_weapon=weapon is not None and "magical" in weapon.properties,
+        shield=sheet.shield is not None, magical_shield=sheet.shield is not None and sheet.shield.magical,
+        veteran_shield=sheet.training.veteran_shield)
+
+
+def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
+    """C12: the damage formula from the hit roll (or the routed die), bonuses, WD, crit and rage dice."""
+    decl, determined, weapon = frame.declaration, frame.determination, frame.weapon
+    assert determined is not None and frame.hit_roll is not None
+    routed_die = frame.routed.die if frame.routed else None
+    dice_result = (frame.hit_roll.dice[routed_die].face if routed_die is not None
+                   else sum(determined.attack.primary_dice))
+    rage = frame.rage_roll
+    rage_faces = tuple(d.face for d in rage.dice) if rage else ()
+    d = rules.damage(dice_result=dice_result, primary_bonus=determined.attack.attribute_bonus,
+                     weapon_damage=weapon.weapon_damage if weapon else 0, crit=determined.crit,
+                     unarmed=weapon is None, ability_dice=rage_faces,
+                     modifiers=sum(m.value for m in decl.damage_modifiers))
+    return DamageTerms(dice=d.dice, routed_die=routed_die, primary_bonus=d.primary_bonus,
+                       crit_bonus=d.crit_bonus, weapon_damage=d.weapon_damage, ability_dice=rage_faces,
+                       modifiers=decl.damage_modifiers, raw=d.raw)
+
+
+def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, spell: bool
+                   ) -> tuple[tuple[MitigationStep, ...], int, Literal["hp", "will"]]:
+    """C13 for one combatant: the mitigation steps, the final damage, and the resource it lands on.
+
+    Physical damage lands on Will instead of HP for a combatant with Will conversion.
+    """
+    sheet = state.combatants[who].sheet
+    assert state.ruleset is not None
+    physical = damage_type in state.ruleset.damage_types.physical
+    armor = sheet.armor
+    applies = armor is not None and armor_applies(magical_armor=armor.magical, spell_attack=spell,
+                                                  physical_damage=physical)
+    steps = mitigate(raw, resistance=sheet.resistances.get(damage_type, 0), physical=physical,
+                     physical_resistance=sheet.resistances.get("physical", 0),
+                     armor=armor.rating if armor else 0, armor_applies=applies,
+                     multiply=sheet.incoming_damage.multiply, add=sheet.incoming_damage.add)
+    resource: Literal["hp", "will"] = "will" if physical and sheet.features.will_conversion else "hp"
+    return tuple(MitigationStep(step=s.step, amount=s.amount, after=s.after) for s in steps), \
+        steps[-1].after, resource

@@ -1,0 +1,592 @@
+"""The one reader of a log: it reads a fight's stored lines once, in order, streaming; decodes them; checks the
+hash chain, the framing and the batches; applies undo and redo; folds every event with the one ``evolve``; and
+calls visitors. Every surface that reads a log (replay, state at a seq, step-through, snapshots, verify,
+explain, the narrative, the session log) is a visitor over it, the way python-chess's ``read_game(handle,
+Visitor=...)`` drives its builders and exporters.
+
+Undo markers come after the events they void, so before reading a log the
+walk asks its source for the log's *landmarks* (the undo and redo markers and
+the revealed seed, which every store indexes): it knows from the start which
+events are undone, which states an undo or redo will go back to (it keeps
+those few states as it passes them), and the seed.
+
+Two ways through a log:
+
+- **timeline** (:func:`walk` with visitors that want events, and
+  :func:`step_through`): every event in order with the state just before and
+  after it, *as it stood when the event was written* (an undone event is folded
+  where it was written; at its undo marker the state goes back), and whether
+  the event is undone as the log stands now;
+- **state only** (:func:`replay`, :func:`state_at`): the state at the end (or
+  at a seq), undone events skipped. Only the envelope and the fields the order
+  checks need are decoded for the events whose bodies nothing needs (see
+  :mod:`omen_core.skim`).
+
+A strict walk (live play, replay) raises at the first problem: a
+:class:`~omen_core.errors.LogCorrupted` (a line that is not the next sound
+event), a :class:`~omen_core.errors.ChainBroken`, an
+:class:`~omen_core.machine.IllegalOrder`. A lenient walk (the audit) reports
+every problem to its visitors as a :class:`Finding` and goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol
+
+import msgspec
+from msgspec.structs import replace
+
+from .commands import UNDO_COMMANDS
+from .errors import ChainBroken, LogCorrupted, OmenError
+from .events import (
+    GENESIS_HASH,
+    HEADER_EVENTS,
+    LANDMARKS,
+    SCHEMA_VERSION,
+    UNDO_MARKERS,
+    CommandIssued,
+    Event,
+    Redone,
+    SeedRevealed,
+    StoredEvent,
+    Undone,
+    decode_line,
+    encode_line,
+    is_hex64,
+    line_hash,
+)
+from .machine import IllegalOrder, OutOfPhase
+from .state import FightState, evolve
+
+__all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
+           "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
+           "Step"]
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One problem an audit found: where (seq, and the line for problems found in the raw bytes), which rule,
+    what, and expected vs found. ``kind`` sets apart what is not a fault of the log: ``"undo re-roll"``, dice
+    rolled again after an undo voided dice (worth a look, see ``omen verify``)."""
+
+    seq: int
+    line: int = 0
+    rule: str
+    what: str
+    expected: str = ""
+    found: str = ""
+    kind: str = "integrity"
+
+
+class UndoRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """An undo as the log records it: where, which range, why, and whether it was redone later (and where)."""
+
+    seq: int
+    batch: int
+    from_seq: int
+    to_seq: int
+    reason: str
+    redone_at: int | None = None
+
+
+class Landmarks(msgspec.Struct, frozen=True, kw_only=True):
+    """What a reader knows of a log before reading it: its undos (in order) and the revealed seed, if any."""
+
+    undos: tuple[UndoRecord, ...] = ()
+    redos: tuple[tuple[int, int], ...] = ()  # (seq of the redo, seq of the undo it takes back)
+    seed: str | None = None
+    seed_seq: int | None = None
+
+    def upto(self, seq: int | None) -> Landmarks:
+        """The landmarks as they stood after ``seq`` (everything later not yet written)."""
+        if seq is None:
+            return self
+        redos = tuple(r for r in self.redos if r[0] <= seq)
+        back = dict((undo, at) for at, undo in redos)
+        undos = tuple(replace(u, redone_at=back.get(u.seq)) for u in self.undos if u.seq <= seq)
+        revealed = self.seed_seq is not None and self.seed_seq <= seq
+        return Landmarks(undos=undos, redos=redos, seed=self.seed if revealed else None,
+                         seed_seq=self.seed_seq if revealed else None)
+
+    def voided(self) -> frozenset[int]:
+        """The seqs undone now: every undo's range, unless it was redone."""
+        return frozenset(seq for u in self.undos if u.redone_at is None for seq in range(u.from_seq, u.to_seq + 1))
+
+
+def landmarks_of(records: Iterable[StoredEvent]) -> Landmarks:
+    """The landmarks of a log from its landmark events (the undo and redo markers and the seed revealed), as a
+    store's :meth:`landmarks` returns them; other events are ignored."""
+    undos: dict[int, UndoRecord] = {}
+    redos: list[tuple[int, int]] = []
+    seed = seed_seq = None
+    for rec in records:
+        match rec.event:
+            case Undone(from_seq=start, to_seq=end, reason=reason):
+                undos[rec.seq] = UndoRecord(seq=rec.seq, batch=rec.batch, from_seq=start, to_seq=end, reason=reason)
+            case Redone(undo_seq=target) if target in undos:
+                undos[target] = replace(undos[target], redone_at=rec.seq)
+                redos.append((rec.seq, target))
+            case SeedRevealed(seed=revealed) if seed is None:
+                seed, seed_seq = revealed, rec.seq
+    return Landmarks(undos=tuple(undos.values()), redos=tuple(redos), seed=seed, seed_seq=seed_seq)
+
+
+# -- where the lines come from ----------------------------------------------------------------------------------
+
+
+class Source(Protocol):
+    """What the walk reads: a fight's stored lines, and its landmark events."""
+
+    fight_id: str
+    where: str
+
+    def lines(self, after_seq: int) -> Iterator[list[bytes]]:
+        """The stored lines with seq > ``after_seq``, in order, in chunks (a store's ``read_lines``)."""
+        ...
+
+    def landmarks(self) -> list[StoredEvent]:
+        """The landmark events (:data:`omen_core.events.LANDMARKS`) of the whole log, in order."""
+        ...
+
+
+class StoreSource:
+    """A fight in an event store: its ``read_lines`` and its ``landmarks`` index."""
+
+    def __init__(self, store: Any, fight_id: str):
+        self.store, self.fight_id = store, fight_id
+        self.where = getattr(store, "location", None) or repr(store)
+
+    def lines(self, after_seq: int) -> Iterator[list[bytes]]:
+        """The store's lines after ``after_seq``."""
+        chunks: Iterator[list[bytes]] = self.store.read_lines(self.fight_id, after_seq)
+        return chunks
+
+    def landmarks(self) -> list[StoredEvent]:
+        """The store's landmark index."""
+        found: list[StoredEvent] = self.store.landmarks(self.fight_id)
+        return found
+
+
+class LinesSource:
+    """Stored lines held by the caller (a file read for an audit, an in-memory log): landmarks are found by
+    decoding the lines that may be landmarks."""
+
+    def __init__(self, lines: Sequence[bytes], fight_id: str | None = None, where: str = "the log"):
+        self._lines = lines
+        self.where = where
+        self.fight_id = fight_id if fight_id is not None else _first_fight(lines)
+
+    def lines(self, after_seq: int) -> Iterator[list[bytes]]:
+        """The lines after ``after_seq`` (line N holds seq N in a sound log)."""
+        yield list(self._lines[after_seq:])
+
+    def landmarks(self) -> list[StoredEvent]:
+        """The landmark events among the lines."""
+        return scan_landmarks(self._lines)
+
+
+def _first_fight(lines: Sequence[bytes]) -> str:
+    for line in lines[:1]:
+        try:
+            return str(msgspec.json.decode(line, type=_Head).fight_id)
+        except msgspec.DecodeError:
+            return ""
+    return ""
+
+
+class _Head(msgspec.Struct):
+    fight_id: str
+
+
+class _TypeOnly(msgspec.Struct):
+    type: str
+
+
+class _EventType(msgspec.Struct):
+    event: _TypeOnly
+
+
+_LANDMARK_TAGS = frozenset(kind.__struct_config__.tag for kind in LANDMARKS)
+_decode_type = msgspec.json.Decoder(_EventType).decode
+
+
+def scan_landmarks(lines: Iterable[bytes]) -> list[StoredEvent]:
+    """The landmark events among stored lines, found by decoding each line's type only (lines that do not
+    decode are left to the walk, which reports them)."""
+    found = []
+    for line in lines:
+        try:
+            if _decode_type(line).event.type in _LANDMARK_TAGS:
+                found.append(decode_line(line))
+        except msgspec.DecodeError:
+            continue
+    return found
+
+
+# -- visitors -----------------------------------------------------------------------------------------------------
+
+
+class StopWalk(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a visitor that has seen what it needed: the walk ends there (``end`` is still called)."""
+
+
+class Walk(msgspec.Struct, frozen=True, kw_only=True):
+    """What a visitor knows when a walk begins: the fight, its undos as they stand at the walk's end, the
+    seqs undone then, the revealed seed (if it is revealed by then) and where the walk stops."""
+
+    fight_id: str
+    landmarks: Landmarks
+    voided: frozenset[int]
+    to_seq: int | None = None
+    start_seq: int = 0
+
+
+class Visitor:
+    """A reader of a walk; override what you need. ``wants_events`` False: only ``begin`` and ``end`` are called,
+    and the walk takes the fast state-only way."""
+
+    wants_events = True
+
+    def begin(self, walk: Walk) -> None:
+        """Before the first event."""
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        """Each event, with the state just before and after it as they stood then, and whether it is undone now."""
+
+    def undone(self, record: UndoRecord) -> None:
+        """After the event of an undo marker: the undo it records (``redone_at`` as the log stands at the end)."""
+
+    def problem(self, finding: Finding) -> None:
+        """A problem found while reading (lenient walks only; a strict walk raises)."""
+
+    def end(self, state: FightState) -> None:
+        """After the last event: the state the walk leaves."""
+
+
+class Step(msgspec.Struct, frozen=True):
+    """One event of a timeline walk, as :func:`step_through` yields it."""
+
+    rec: StoredEvent
+    before: FightState
+    after: FightState
+    voided: bool
+
+
+# -- reading lines ------------------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Turns a source's lines into decoded, checked records: framing, hash chain, batches (one pass, streaming).
+
+    Strict: raises at the first problem. Lenient: reports each to ``report`` and
+    carries on (an undecodable line is skipped; a record out of place is kept).
+    """
+
+    def __init__(self, source: Source, after_seq: int, prev_hash: str, report: Callable[[Finding], None] | None,
+                 chain: bool, canonical: bool):
+        self.source, self.report, self.chain, self.canonical = source, report, chain, canonical
+        self.expected, self.prev = after_seq + 1, prev_hash
+        self.batch = self.batch_end = 0
+        self.last: StoredEvent | None = None
+        self.line_no = after_seq
+
+    def _problem(self, finding: Finding, error: OmenError) -> None:
+        if self.report is None:
+            raise error
+        self.report(finding)
+
+    def records(self, to_seq: int | None) -> Iterator[tuple[StoredEvent, bytes]]:
+        """Each decoded record with its raw line, up to ``to_seq``."""
+        for chunk in self.source.lines(self.expected - 1):
+            for raw in chunk:
+                self.line_no += 1
+                rec = self._decode(raw)
+                if rec is None:
+                    continue
+                if to_seq is not None and rec.seq > to_seq:
+                    return
+                self._check(rec, raw)
+                yield rec, raw
+                if to_seq is not None and rec.seq >= to_seq:
+                    return
+
+    def _decode(self, raw: bytes) -> StoredEvent | None:
+        line = raw.rstrip(b"\n")
+        where, n = self.source.where, self.line_no
+        if not line:
+            self._problem(Finding(seq=self.expected, line=n, rule="format", what="empty line"),
+                          LogCorrupted(where, n, "empty line"))
+            self.expected += 1
+            return None
+        try:
+            return decode_line(line)
+        except msgspec.DecodeError as exc:
+            self._problem(Finding(seq=self.expected, line=n, rule="format", what=f"not a stored event: {exc}"),
+                          LogCorrupted(where, n, f"not a valid stored event: {exc}"))
+            self.expected += 1
+            self.prev = line[-66:-2].decode("ascii", "replace") if len(line) > 66 else ""
+            return None
+
+    def _check(self, rec: StoredEvent, raw: bytes) -> None:
+        where, n = self.source.where, self.line_no
+        if rec.seq != self.expected:
+            what = f"seq {rec.seq} where {self.expected} was expected (events missing, repeated or out of order)"
+            self._problem(Finding(seq=rec.seq, line=n, rule="chain", what=what), LogCorrupted(where, n, what))
+        if rec.fight_id != self.source.fight_id:
+            what = f"event of fight {rec.fight_id!r} in the log of fight {self.source.fight_id!r}"
+            self._problem(Finding(seq=rec.seq, line=n, rule="chain", what=what), LogCorrupted(where, n, what))
+        if rec.schema_version > SCHEMA_VERSION:
+            what = f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}: upgrade omen to read it"
+            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
+        if self.chain:
+            self._check_chain(rec, raw)
+        self._check_batch(rec)
+        if self.canonical and rec.schema_version == SCHEMA_VERSION and encode_line(rec) != raw.rstrip(b"\n"):
+            what = "not in canonical form: its bytes were edited"
+            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
+        self.expected, self.prev, self.last = rec.seq + 1, rec.hash, rec
+
+    def _check_chain(self, rec: StoredEvent, raw: bytes) -> None:
+        if rec.prev_hash != self.prev:
+            what = f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {self.prev[:12]}..."
+            self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
+        if not is_hex64(rec.hash) or line_hash(rec.prev_hash, raw) != rec.hash:
+            what = "hash does not match the event's content"
+            self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
+
+    def _check_batch(self, rec: StoredEvent) -> None:
+        """A batch starts at its own seq, holds ``batch_size`` events (when known) and, from schema version 2,
+        opens with the command that produced it (a set-up event being its own command)."""
+        n, where = self.line_no, self.source.where
+        if rec.batch == rec.seq:
+            if self.batch_end and rec.seq <= self.batch_end:
+                what = f"a new batch starts at seq {rec.seq}, inside the batch of seq {self.batch} (to {self.batch_end})"
+                self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
+            self.batch, self.batch_end = rec.seq, (rec.seq + rec.batch_size - 1 if rec.batch_size else 0)
+            opens = isinstance(rec.event, (CommandIssued, *HEADER_EVENTS))
+            if rec.schema_version >= 2 and not opens:
+                what = f"a batch opens with {type(rec.event).__struct_config__.tag}, not with the command_issued"
+                self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
+        elif rec.batch != self.batch or (self.batch_end and rec.seq > self.batch_end):
+            what = f"batch {rec.batch} is not the batch in progress (seq {self.batch}, to {self.batch_end or '?'})"
+            self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
+        elif isinstance(rec.event, CommandIssued):
+            what = "a command_issued inside a batch: a command opens its own batch"
+            self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
+
+    def finish(self, to_seq: int | None) -> None:
+        """After the last record: a batch cut short by a crash is a torn batch."""
+        last = self.last
+        if last is None or to_seq is not None or not self.batch_end or last.seq >= self.batch_end:
+            return
+        what = (f"torn batch: the command starting at seq {self.batch} wrote {last.seq - self.batch + 1} of its "
+                f"{self.batch_end - self.batch + 1} events (a crash mid-write; omen repair removes it)")
+        self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
+                      LogCorrupted(self.source.where, self.line_no, what))
+
+
+# -- undo: the states markers go back to ---------------------------------------------------------------------------
+
+
+def _needed(marks: Landmarks) -> frozenset[int]:
+    """The seqs after which the timeline keeps the state: before each undone range, and before each undo batch
+    (where a redo goes back to)."""
+    return frozenset({u.from_seq - 1 for u in marks.undos} | {u.batch - 1 for u in marks.undos})
+
+
+def after_marker(state: FightState, rec: StoredEvent, back_to: Callable[[int], FightState | None],
+                 batch_of: Callable[[int], int | None]) -> FightState:
+    """The state after an undo or redo marker ``rec``, from ``state`` (the state just before it).
+
+    ``back_to(seq)`` is the state just after ``seq`` as the log stood then (a
+    state the walk kept, or one rebuilt from a snapshot), ``batch_of(seq)`` the
+    batch of the undo at ``seq``. An undo goes back to the state before its
+    range, with the undo on the redo stack; a redo goes back to the state just
+    before the undo's batch. Raises :class:`LogCorrupted` if that cannot be.
+    """
+    event = rec.event
+    if isinstance(event, Redone):
+        batch = batch_of(event.undo_seq)
+        if batch is None or not state.redo_stack or state.redo_stack[-1] != event.undo_seq:
+            raise LogCorrupted("the log", rec.seq, f"seq {event.undo_seq} is not an undo a redo may take back now")
+        back = back_to(batch - 1)
+        if back is None:
+            raise LogCorrupted("the log", rec.seq, f"cannot rebuild the state before the undo at seq {event.undo_seq}")
+        return replace(back, fight_id=rec.fight_id, version=rec.seq, last_hash=rec.hash)
+    assert isinstance(event, Undone)
+    back = back_to(event.from_seq - 1)
+    if back is None:
+        raise LogCorrupted("the log", rec.seq, f"cannot rebuild the state before seq {event.from_seq} for this undo")
+    return replace(back, fight_id=rec.fight_id, version=rec.seq, last_hash=rec.hash,
+                   redo_stack=(*state.redo_stack, rec.seq))
+
+
+# -- the timeline: every event with its states ----------------------------------------------------------------------
+
+
+def _timeline(source: Source, marks: Landmarks, *, to_seq: int | None, start: FightState | None,
+              report: Callable[[Finding], None] | None, chain: bool, canonical: bool) -> Iterator[Step]:
+    """Every event in order with the state before and after it as it stood then, and whether it is undone now."""
+    state = start if start is not None else FightState(fight_id=source.fight_id)
+    marks_now = marks.upto(to_seq)
+    voided = marks_now.voided()
+    needed = _needed(marks)
+    kept: dict[int, FightState] = {state.version: state} if state.version in needed or not state.version else {}
+    batches = {u.seq: u.batch for u in marks.undos}
+    reader = _Reader(source, state.version, state.last_hash, report, chain, canonical)
+
+    for rec, _raw in reader.records(to_seq):
+        before = state
+        try:
+            if isinstance(rec.event, UNDO_MARKERS):
+                state = after_marker(state, rec, kept.get, batches.get)
+            else:
+                state = evolve(state, rec.event, rec.seq, rec.batch)
+                state = replace(state, fight_id=rec.fight_id, version=rec.seq, last_hash=rec.hash)
+        except (IllegalOrder, OutOfPhase, LogCorrupted) as exc:
+            if report is None:
+                raise
+            report(_fold_finding(rec, exc))
+            state = replace(before, version=rec.seq, last_hash=rec.hash)
+        except Exception as exc:  # noqa: BLE001 - an audit of arbitrary input reports, never crashes
+            if report is None:
+                raise
+            report(Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc!r}"))
+            state = replace(before, version=rec.seq, last_hash=rec.hash)
+        if rec.seq in needed:
+            kept[rec.seq] = state
+        yield Step(rec, before, state, rec.seq in voided)
+    reader.finish(to_seq)
+
+
+def _fold_finding(rec: StoredEvent, exc: Exception) -> Finding:
+    name = type(rec.event).__struct_config__.tag
+    if isinstance(exc, IllegalOrder):
+        return Finding(seq=rec.seq, rule="lifecycle", what=f"{name} out of order",
+                       expected=" or ".join(exc.legal) or "nothing", found=exc.trigger)
+    if isinstance(exc, OutOfPhase):
+        return Finding(seq=rec.seq, rule="phase", what=f"{name} out of phase",
+                       expected=f"not in the {exc.phase.value} phase", found=exc.trigger)
+    return Finding(seq=rec.seq, rule="undo", what=str(exc))
+
+
+# -- the walk -----------------------------------------------------------------------------------------------------
+
+
+def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int | None = None,
+         start: FightState | None = None, strict: bool = True, chain: bool = True,
+         canonical: bool = False) -> FightState:
+    """Read ``source`` once and drive ``visitors``; return the state the walk leaves.
+
+    ``to_seq`` stops after that event (undo markers after it do not count);
+    ``start`` is a state to start from (a snapshot's: the walk reads the lines
+    after its version and checks they continue its hash). ``strict`` raises at
+    the first problem, otherwise visitors get every :class:`Finding`.
+    ``chain`` checks the hash chain from the raw bytes; ``canonical`` also
+    checks each line is written exactly as today's encoder writes it.
+    """
+    group = [visitors] if isinstance(visitors, Visitor) else list(visitors)
+    marks = landmarks_of(source.landmarks())
+    info = Walk(fight_id=source.fight_id, landmarks=marks.upto(to_seq), voided=marks.upto(to_seq).voided(),
+                to_seq=to_seq, start_seq=start.version if start is not None else 0)
+    for v in group:
+        v.begin(info)
+
+    def report(finding: Finding) -> None:
+        for v in group:
+            v.problem(finding)
+
+    state = start if start is not None else FightState(fight_id=source.fight_id)
+    try:
+        if not any(v.wants_events for v in group):
+            state = _fold_state(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
+                                chain=chain)
+        else:
+            for step in _timeline(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
+                                  chain=chain, canonical=canonical):
+                state = step.after
+                for v in group:
+                    v.event(step.rec, step.before, step.after, step.voided)
+                    if isinstance(step.rec.event, Undone):
+                        record = next((u for u in info.landmarks.undos if u.seq == step.rec.seq), None)
+                        if record is not None:
+                            v.undone(record)
+    except StopWalk:
+        pass
+    for v in group:
+        v.end(state)
+    return state
+
+
+def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: FightState | None,
+                report: Callable[[Finding], None] | None, chain: bool) -> FightState:
+    """The state at the end (or after ``to_seq``): every live event folded, undone events skipped, markers
+    only moving the redo stack (the state an undo goes back to is the fold of the live events)."""
+    marks = marks.upto(to_seq)
+    voided = marks.voided()
+    state = start if start is not None else FightState(fight_id=source.fight_id)
+    reader = _Reader(source, state.version, state.last_hash, report, chain, False)
+    last = None
+    for rec, _raw in reader.records(to_seq):
+        last = rec
+        if rec.seq in voided:
+            continue
+        event = rec.event
+        try:
+            if isinstance(event, Undone):
+                state = replace(state, redo_stack=(*state.redo_stack, rec.seq))
+            elif isinstance(event, Redone):
+                state = replace(state, redo_stack=state.redo_stack[:-1])
+            else:
+                state = evolve(state, event, rec.seq, rec.batch)
+        except (IllegalOrder, OutOfPhase) as exc:
+            if report is None:
+                raise
+            report(_fold_finding(rec, exc))
+    reader.finish(to_seq)
+    if last is None:
+        return state
+    return replace(state, fight_id=last.fight_id, version=last.seq, last_hash=last.hash)
+
+
+def step_through(source: Source, *, to_seq: int | None = None, strict: bool = True) -> Iterator[Step]:
+    """The timeline as a generator: each event with its states (see :class:`Step`), for a reader that pulls."""
+    marks = landmarks_of(source.landmarks())
+
+    def ignore(finding: Finding) -> None:
+        return None
+
+    yield from _timeline(source, marks, to_seq=to_seq, start=None, report=None if strict else ignore, chain=True,
+                         canonical=False)
+
+
+class _Keep(Visitor):
+    wants_events = False
+
+
+def replay(source: Source, *, to_seq: int | None = None, start: FightState | None = None,
+           chain: bool = True) -> FightState:
+    """The state after ``to_seq`` (default: the end), undos applied: the walk's state-only way."""
+    return walk(source, _Keep(), to_seq=to_seq, start=start, chain=chain)
+
+
+def project(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightState:
+    """The state of an in-memory log of decoded events (tests, tools): encoded again and walked, so it is the
+    same as reading the stored log. The hash chain is not checked here (the events may be built by hand)."""
+    lines = [encode_line(rec) for rec in records]
+    source = LinesSource(lines, where="the events given")
+    return replay(source, to_seq=to_seq, chain=False)
+
+
+def state_at(source: Source, snapshots: Any, to_seq: int | None = None, chain: bool = True) -> FightState:
+    """The state after ``to_seq`` (default: the end), from the latest usable snapshot in ``snapshots`` (a
+    :class:`~omen_core.store.snapshots.SnapshotStore`, or None): never slower than without one.
+
+    A snapshot is usable if it was taken under this schema and state format,
+    at an event still in the log (same hash), and no undo or redo later in the
+    log (up to ``to_seq``) reaches back across it.
+    """
+    from .store.snapshots import usable_snapshot
+
+    start = usable_snapshot(source, snapshots, to_seq) if snapshots is not None else None
+    return replay(source, to_seq=to_seq, start=start, chain=chain)
