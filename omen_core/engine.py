@@ -64,6 +64,7 @@ from .events import (
     UNDO_MARKERS,
     ActiveDefenseWindowOpened,
     CatchWindowOpened,
+    CommandIssued,
     ContestResolved,
     Encircled,
     Event,
@@ -418,7 +419,8 @@ class Fight:
 
     @staticmethod
     def _events(stored: list[StoredEvent]) -> list[Event]:
-        return [rec.event for rec in stored]
+        """What a command produced: its events, without the ``command_issued`` record that opens the batch."""
+        return [rec.event for rec in stored if not isinstance(rec.event, CommandIssued)]
 
     @staticmethod
     def _last(stored: list[StoredEvent], kind: type[E]) -> E:

@@ -14,7 +14,7 @@ from omen_core.machine import (
     phase_trigger_of,
     trigger_of,
 )
-from omen_core.state import project
+from omen_core.walk import project
 
 __all__ = ["new_fight", "payloads", "last", "assert_replays", "assert_legal_order"]
 
@@ -51,13 +51,13 @@ def assert_legal_order(records: list[StoredEvent]) -> None:
     declared at rest, or where the action in progress allows nesting. Undone events and the undo and
     redo markers are left out: what remains is the fight as it now stands.
     """
-    from omen_core.events import UNDO_MARKERS
-    from omen_core.state import undo_history
+    from omen_core.machine import UNORDERED
+    from omen_core.walk import landmarks_of
 
-    voided, _ = undo_history(records)
+    voided = landmarks_of(records).voided()
     phase, stack = Phase.SETUP, []
     for rec in records:
-        if rec.seq in voided or isinstance(rec.event, UNDO_MARKERS):
+        if rec.seq in voided or isinstance(rec.event, UNORDERED):
             continue
         key = (phase, phase_trigger_of(rec.event))
         assert key in PHASE_ORDER, f"seq {rec.seq}: {key[1]} is not legal in phase {phase}"

@@ -37,10 +37,8 @@ from omen_core.content import (
     Training,
     Weapon,
 )
-from omen_core.decide.reactions import answered
 from omen_core.dice import RollRequest
 from omen_core.events import (
-    UNDO_MARKERS,
     ActiveDefenseWindowOpened,
     CatchWindowOpened,
     InitiativeTied,
@@ -48,10 +46,12 @@ from omen_core.events import (
     RoutingWindowOpened,
     StoredEvent,
     encode_line,
+    is_undo_batch,
 )
 from omen_core.machine import Phase
 from omen_core.rules.ambush import TIME_WAITED
-from omen_core.state import FightState, undo_history
+from omen_core.state import FightState
+from omen_core.walk import landmarks_of
 from tests.sheets import sheet
 
 __all__ = ["EFFECTS", "GEAR", "NAMES", "Played", "RandomFight", "fights", "same_state"]
@@ -145,9 +145,9 @@ class RandomFight:
     def undoable(self) -> list[int]:
         """The live commands after the combatants joined, by first seq: where an undo may go back to."""
         records = self.records
-        voided = undo_history(records)[0]
+        voided = landmarks_of(records).voided()
         return [r.seq for r in records if r.batch == r.seq and r.seq > self.joined and r.seq not in voided
-                and not isinstance(r.event, UNDO_MARKERS)]
+                and not is_undo_batch(r.event)]
 
     def accepted(self) -> list[Played]:
         """The commands that were accepted."""
@@ -334,7 +334,7 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             weapon = None if weapon == "unarmed" else weapon
             return f"defend {who} {defense} {weapon}", lambda: fight.defend(who, defense, weapon)
         case "react" | "pass":
-            waiting = [w for w in window.responders if w not in answered(state.pending)] \
+            waiting = [w for w in window.responders if state.pending is not None and w not in state.pending.answered] \
                 if isinstance(window, ReactionWindowOpened) else []
             who = draw(st.sampled_from(waiting * 6 + names)) if names else "zed"
             if kind == "pass":

@@ -33,7 +33,7 @@ from omen_core.events import (
     SaveResolved,
     StaticCheckResolved,
 )
-from omen_core.state import project
+from omen_core.walk import project
 from tests.sheets import sheet
 
 KAEL = sheet("kael", STR=(8, 2), AGI=(6, 1), FCS=(6, 1),

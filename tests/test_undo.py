@@ -11,7 +11,7 @@ from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import Weapon
 from omen_core.errors import RuleViolation
 from omen_core.events import DiceRolled, Redone, Undone
-from omen_core.state import project
+from omen_core.walk import project
 from omen_replay.narrate import narrate
 from omen_replay.verify import verify
 from tests.fights import assert_legal_order, new_fight

@@ -76,6 +76,6 @@ def redo(draft: Draft, cmd: Redo) -> None:
     """Take back the last undo, if nothing has been done since."""
     stack = draft.state.redo_stack
     if not stack:
-        raise RuleViolation("undo", "there is no undo to take back (a redo comes right after the undo it takes "
-                                    "back, with nothing done in between)")
+        raise RuleViolation("undo", "there is no undo to take back: a redo comes right after the undo it takes "
+                                    "back (once another command follows an undo, it can no longer be redone)")
     draft.record(Redone(undo_seq=stack[-1], reason=cmd.reason))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omen_core import MemoryStore
-from omen_core.state import project
+from omen_core.walk import project
 from omen_replay.demo import run_demo
 from omen_replay.replay import replay, step_through, summarise
 

@@ -339,7 +339,7 @@ class TestUndoAndBranchesAudit:
     def test_redo_over_an_earlier_undo_keeps_that_one_undone(self):
         """A redo of an undo whose range holds an earlier undo brings back only what the later undo voided; the
         audit agrees with the projection instead of raising."""
-        from omen_core.state import project
+        from omen_core.walk import project
         from tests.fights import new_fight
 
         fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[4, 6, 6, 1, 5])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore
-from omen_core.state import project
+from omen_core.walk import project
 from omen_core.store import JsonlStore, SqliteStore
 from omen_core.store.snapshots import (
     FileSnapshots,
