@@ -242,6 +242,9 @@ class Fight:
             self.snapshots.save(take(state))
         log.debug("events_appended", fight_id=self.fight_id, command=type(command).__name__,
                   first_seq=stored[0].seq, last_seq=last.seq)
+        if isinstance(last.event, UNDO_MARKERS):
+            log.info("undo" if isinstance(last.event, Undone) else "redo", fight_id=self.fight_id,
+                     **msgspec.to_builtins(last.event))
         return stored
 
     def _keep(self, state: FightState) -> None:

@@ -31,8 +31,9 @@ every problem to its visitors as a :class:`Finding` and goes on.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, Union
 
 import msgspec
 from msgspec.structs import replace
@@ -40,6 +41,8 @@ from msgspec.structs import replace
 from .commands import UNDO_COMMANDS
 from .errors import ChainBroken, LogCorrupted, OmenError
 from .events import (
+    EVENT_TYPES,
+    AttackDeclared,
     GENESIS_HASH,
     HEADER_EVENTS,
     LANDMARKS,
@@ -54,10 +57,23 @@ from .events import (
     decode_line,
     encode_line,
     is_hex64,
+    is_undo_batch,
     line_hash,
 )
-from .machine import IllegalOrder, OutOfPhase
-from .state import FightState, evolve
+from .machine import (
+    DONE,
+    ORDER,
+    PHASE_ORDER,
+    UNORDERED,
+    IllegalOrder,
+    OutOfPhase,
+    Phase,
+    phase_trigger_for,
+    trigger_for,
+    trigger_of,
+)
+from .machine import Step as LifeStep
+from .state import EFFECTS, FightState, Frame, _stack, evolve
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
@@ -296,7 +312,17 @@ class _Reader:
         self.report(finding)
 
     def records(self, to_seq: int | None) -> Iterator[tuple[StoredEvent, bytes]]:
-        """Each decoded record with its raw line, up to ``to_seq``."""
+        """Each decoded record with its raw line, up to ``to_seq``; a lenient reader reports a torn tail or missing
+        rows (which the source raises after the lines before them) as a finding and stops there."""
+        try:
+            yield from self._records(to_seq)
+        except LogCorrupted as exc:
+            if self.report is None:
+                raise
+            what = exc.reason if exc.reason.startswith("torn tail") else f"the store cannot read on: {exc.reason}"
+            self.report(Finding(seq=self.expected, line=exc.line, rule="format", what=what))
+
+    def _records(self, to_seq: int | None) -> Iterator[tuple[StoredEvent, bytes]]:
         for chunk in self.source.lines(self.expected - 1):
             for raw in chunk:
                 self.line_no += 1
@@ -358,6 +384,9 @@ class _Reader:
         """A batch starts at its own seq, holds ``batch_size`` events (when known) and, from schema version 2,
         opens with the command that produced it (a set-up event being its own command)."""
         n, where = self.line_no, self.source.where
+        if self.last is None and rec.batch < rec.seq:  # the walk starts part-way through a batch (a snapshot)
+            self.batch, self.batch_end = rec.batch, (rec.batch + rec.batch_size - 1 if rec.batch_size else 0)
+            return
         if rec.batch == rec.seq:
             if self.batch_end and rec.seq <= self.batch_end:
                 what = f"a new batch starts at seq {rec.seq}, inside the batch of seq {self.batch} (to {self.batch_end})"
@@ -521,24 +550,44 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
 def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: FightState | None,
                 report: Callable[[Finding], None] | None, chain: bool) -> FightState:
     """The state at the end (or after ``to_seq``): every live event folded, undone events skipped, markers
-    only moving the redo stack (the state an undo goes back to is the fold of the live events)."""
+    only moving the redo stack (the state an undo goes back to is the fold of the live events).
+
+    A strict walk skims (:func:`_skim`): it decodes in full only the events
+    whose bodies the fold needs. Anything the skim does not take (a line that
+    does not decode as today's, an event out of order, any error at all) hands
+    the rest of the log to the full fold below, from the state so far, which
+    raises the reference error or folds on.
+    """
     marks = marks.upto(to_seq)
     voided = marks.voided()
     state = start if start is not None else FightState(fight_id=source.fight_id)
+    if report is None:
+        state, done = _skim(source, state, voided, to_seq, chain)
+        if done:
+            return state
+    return _fold_full(source, state, voided, to_seq, report, chain)
+
+
+def _fold_full(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None,
+               report: Callable[[Finding], None] | None, chain: bool) -> FightState:
+    """:func:`_fold_state` decoding every event in full, from ``state`` on."""
     reader = _Reader(source, state.version, state.last_hash, report, chain, False)
     last = None
     for rec, _raw in reader.records(to_seq):
         last = rec
-        if rec.seq in voided:
-            continue
         event = rec.event
+        if isinstance(event, Undone):  # the redo stack follows time, undone or not (see _skim)
+            state = replace(state, redo_stack=(*state.redo_stack, rec.seq))
+            continue
+        if isinstance(event, Redone):
+            state = replace(state, redo_stack=state.redo_stack[:-1])
+            continue
+        if rec.seq in voided:
+            if rec.seq == rec.batch and not is_undo_batch(event) and state.redo_stack:
+                state = replace(state, redo_stack=())
+            continue
         try:
-            if isinstance(event, Undone):
-                state = replace(state, redo_stack=(*state.redo_stack, rec.seq))
-            elif isinstance(event, Redone):
-                state = replace(state, redo_stack=state.redo_stack[:-1])
-            else:
-                state = evolve(state, event, rec.seq, rec.batch)
+            state = evolve(state, event, rec.seq, rec.batch)
         except (IllegalOrder, OutOfPhase) as exc:
             if report is None:
                 raise
@@ -547,6 +596,242 @@ def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: 
     if last is None:
         return state
     return replace(state, fight_id=last.fight_id, version=last.seq, last_hash=last.hash)
+
+
+# -- skimming: the state-only fold, decoding in full only what the fold needs ---------------------------------------
+
+#: The fields of an event its stand-in keeps: the action it belongs to, and what the order checks read (a roll's
+#: purpose, a Catch's answer, the action a reaction answers). A trigger rule that one day reads another field finds
+#: it missing: the skim fails on it and hands the log to the full fold.
+SKIM_FIELDS = ("action", "purpose", "caught", "reacting_to")
+
+
+class _CommandTag(msgspec.Struct, frozen=True, gc=False):
+    """Just the tag of the command a ``command_issued`` records (an undo's or a redo's batch is told by it)."""
+
+    command: str
+
+
+def _stand_in(kind: type) -> type:
+    """A struct with ``kind``'s tag and only its :data:`SKIM_FIELDS` (``command_issued``: its command's tag)."""
+    fields = {f.name: f for f in msgspec.structs.fields(kind)}
+    spec: list[Any] = []
+    if kind is CommandIssued:
+        spec.append(("command", _CommandTag))
+    for name in SKIM_FIELDS:
+        if name in fields:
+            f = fields[name]
+            spec.append((name, f.type) if f.required else (name, f.type, f.default))
+    config = kind.__struct_config__
+    return msgspec.defstruct(f"Skim{kind.__name__}", spec, tag_field=config.tag_field, tag=config.tag,
+                             frozen=True, kw_only=True, gc=False, module=__name__,
+                             namespace=None if "action" in fields else {"action": None})
+
+
+def _needs_body(kind: type) -> bool:
+    """The event types the fold needs whole: those with an effect on the state, and the undo markers."""
+    return kind in EFFECTS or kind in UNDO_MARKERS
+
+
+_SKIM_TYPES: dict[type, type] = {kind: kind if _needs_body(kind) else _stand_in(kind) for kind in EVENT_TYPES}
+_KIND: dict[type, type] = {skim: kind for kind, skim in _SKIM_TYPES.items()}
+_SkimEvent = Union[tuple(_SKIM_TYPES.values())]  # noqa: UP007 - a runtime union of a computed tuple
+
+
+def _skim_envelope() -> type:
+    """:class:`StoredEvent`'s fields in its order (defaults kept), the event skimmed."""
+    spec: list[Any] = []
+    for f in msgspec.structs.fields(StoredEvent):
+        kind = _SkimEvent if f.name == "event" else f.type
+        spec.append((f.name, kind) if f.required else (f.name, kind, f.default))
+    return msgspec.defstruct("SkimStored", spec, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False,
+                             module=__name__)
+
+
+_decode_skim: Callable[[bytes], Any] = msgspec.json.Decoder(_skim_envelope()).decode
+_NOTHING = object()
+
+
+def _static(rule: Callable[[type, Any], str], kind: type) -> str | None:
+    """The trigger of ``kind`` if it does not depend on the event's fields, else None (read per event)."""
+    try:
+        return rule(kind, _NOTHING)
+    except AttributeError:
+        return None
+
+
+def _spec(kind: type) -> tuple[Any, ...]:
+    """(type, trigger or None, phase trigger or None, effect or None, unordered) for one event type."""
+    if kind in UNORDERED:
+        return kind, None, None, EFFECTS.get(kind), True
+    return kind, _static(trigger_for, kind), _static(phase_trigger_for, kind), EFFECTS.get(kind), False
+
+
+_SPECS: dict[type, tuple[Any, ...]] = {skim: _spec(kind) for kind, skim in _SKIM_TYPES.items()}
+_NEXT_STEP: dict[LifeStep, dict[str, tuple[LifeStep, bool]]] = {step: {} for step in LifeStep}
+for (_step, _trigger), _dest in ORDER.items():
+    _NEXT_STEP[_step][_trigger] = (_dest, _dest in DONE)
+_NEXT_PHASE: dict[Phase, dict[str, Phase]] = {phase: {t: d for (p, t), d in PHASE_ORDER.items() if p is phase}
+                                               for phase in Phase}
+_ATTACKS = (AttackDeclared, _SKIM_TYPES[AttackDeclared])
+_UNDO_TAGS = frozenset(kind.__struct_config__.tag for kind in UNDO_COMMANDS)
+_HEADERS = tuple(_SKIM_TYPES[kind] for kind in HEADER_EVENTS)
+_COMMAND_ISSUED = _SKIM_TYPES[CommandIssued]
+
+
+class _Slow(Exception):  # noqa: N818 - a signal: hand the rest of the log to the full fold
+    pass
+
+
+def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None, chain: bool
+          ) -> tuple[FightState, bool]:
+    """The state-only fold over lines decoded with stand-ins: ``(state, True)`` at the end of the log, or the
+    state just before the line it could not take and False (the full fold goes on from there).
+
+    The order is checked against the same tables (``ORDER``, ``PHASE_ORDER``)
+    and triggers (``trigger_for``, ``phase_trigger_for``) as ``evolve``; the
+    effects are ``EFFECTS``, applied to fully decoded events. The actions in
+    progress are followed as (action, step) only; at the end their frames are
+    rebuilt by ``evolve``'s own frame fold from their events, read in full.
+    """
+    phase, fight_id = state.phase, source.fight_id
+    live_seq, undo_point, redo_stack = state.live_seq, state.undo_point, state.redo_stack
+    frames = [(f.action, f.step, f.declared_at) for f in state.stack]  # (action, step, declared at)
+    open_from = state.stack[0].declared_at if state.stack else None
+    expected, prev_hex = state.version + 1, state.last_hash
+    prev_raw = bytes.fromhex(prev_hex) if chain and is_hex64(prev_hex) else b""
+    batch = batch_end = 0
+    position: tuple[int, str] | None = None
+    decode, specs, next_steps, next_phases = _decode_skim, _SPECS, _NEXT_STEP, _NEXT_PHASE
+    phase_next = next_phases[phase]
+    sha = hashlib.sha256
+    try:
+        for chunk in source.lines(state.version):
+            for raw in chunk:
+                line = raw[:-1] if raw[-1:] == b"\n" else raw
+                rec = decode(line)
+                seq = rec.seq
+                if to_seq is not None and seq > to_seq:
+                    raise StopIteration
+                if seq != expected or rec.fight_id != fight_id or rec.schema_version != SCHEMA_VERSION:
+                    raise _Slow
+                if chain:
+                    if rec.prev_hash != prev_hex or line[-_TAIL:-66] != b',"hash":"' or line[-2:] != b'"}':
+                        raise _Slow
+                    digest = sha(prev_raw + line[:-_TAIL] + b"}").digest()
+                    prev_hex = digest.hex()
+                    if prev_hex != rec.hash:
+                        raise _Slow
+                    prev_raw = digest
+                ev = rec.event
+                kind, trigger, phase_trigger, effect, unordered = specs[ev.__class__]
+                if position is None and rec.batch < seq:  # starting part-way through a batch (a snapshot)
+                    batch, batch_end = rec.batch, rec.batch + rec.batch_size - 1 if rec.batch_size else 0
+                elif rec.batch == seq:
+                    if batch_end and seq <= batch_end:
+                        raise _Slow
+                    if not (ev.__class__ is _COMMAND_ISSUED or isinstance(ev, _HEADERS)):
+                        raise _Slow
+                    batch, batch_end = seq, seq + rec.batch_size - 1 if rec.batch_size else 0
+                elif rec.batch != batch or (batch_end and seq > batch_end) or ev.__class__ is _COMMAND_ISSUED:
+                    raise _Slow
+                expected += 1
+                position = (seq, rec.hash)
+                # The redo stack follows time: a marker pushes or pops it, and any other command's batch empties
+                # it, even one a later undo voided (while it stood, the undo before it could not be redone).
+                if kind is Undone:
+                    redo_stack = (*redo_stack, seq)
+                    continue
+                if kind is Redone:
+                    redo_stack = redo_stack[:-1]
+                    continue
+                undo_batch = ev.__class__ is _COMMAND_ISSUED and ev.command.command in _UNDO_TAGS
+                if seq in voided:
+                    if seq == batch and not undo_batch:
+                        redo_stack = ()
+                    continue
+                rest_before = not frames
+                if not unordered:
+                    if trigger is None:
+                        trigger = trigger_for(kind, ev)
+                    if phase_trigger is None:
+                        phase_trigger = phase_trigger_for(kind, ev)
+                    next_phase = phase_next[phase_trigger]
+                    if trigger == "declare":
+                        if frames and ("nest" not in next_steps[frames[-1][1]] or ev.__class__ not in _ATTACKS
+                                       or ev.reacting_to != frames[-1][0]):
+                            raise _Slow
+                        if not frames:
+                            open_from = seq
+                        frames.append((ev.action or seq, next_steps[LifeStep.IDLE]["declare"][0], seq))
+                    elif frames:
+                        action, step, declared = frames[-1]
+                        dest, finished = next_steps[step][trigger]
+                        if ev.action is not None and ev.action != action:
+                            raise _Slow
+                        if finished:
+                            frames.pop()
+                            if not frames:
+                                open_from = None
+                        else:
+                            frames[-1] = (action, dest, declared)
+                    elif trigger not in next_steps[LifeStep.IDLE]:
+                        raise _Slow
+                    if next_phase is not phase:
+                        phase, phase_next = next_phase, next_phases[next_phase]
+                if effect is not None:
+                    state = effect(state, ev)
+                if not undo_batch:
+                    live_seq = seq
+                    if seq == batch:
+                        redo_stack = ()
+                        if seq > 1 and rest_before:  # is_undo_point, on the skim's locals
+                            undo_point = seq
+    except StopIteration:
+        pass
+    except Exception:  # noqa: BLE001 - whatever it is, the full fold decides
+        held = _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
+                     redo_stack, position)
+        return held, False
+    if batch_end and position is not None and position[0] < batch_end and to_seq is None:
+        held = _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
+                     redo_stack, position)
+        return held, False  # a torn batch: the full fold reports it
+    return _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
+                 redo_stack, position), True
+
+
+_TAIL = len(',"hash":""}') + 64
+
+
+def _held(source: Source, state: FightState, phase: Phase, frames: list[tuple[int, LifeStep, int]],
+          open_from: int | None, last: int, voided: frozenset[int], live_seq: int, undo_point: int,
+          redo_stack: tuple[int, ...], position: tuple[int, str] | None) -> FightState:
+    """The skim's state after seq ``last``: its locals set on the state, and the frames of the actions still in
+    progress rebuilt by ``evolve``'s own frame fold, from their events read in full."""
+    stack: tuple[Frame, ...] = ()
+    if open_from is not None:
+        holder = replace(state, stack=())
+        for chunk in source.lines(open_from - 1):
+            for raw in chunk:
+                rec = decode_line(raw.rstrip(b"\n"))
+                if rec.seq > last:
+                    break
+                if rec.seq in voided or isinstance(rec.event, UNORDERED):
+                    continue
+                holder = replace(holder, stack=_stack(holder, rec.event, rec.seq, trigger_of(rec.event)))
+            else:
+                continue
+            break
+        stack = holder.stack
+    if [(f.action, f.step) for f in stack] != [(a, s) for a, s, _ in frames]:
+        raise RuntimeError(f"the skim and evolve disagree on the actions in progress after seq {last}: {frames} "
+                           f"against {stack}")  # never: a test folds every kind of log both ways
+    changes: dict[str, Any] = {"phase": phase, "stack": stack, "live_seq": live_seq, "undo_point": undo_point,
+                               "redo_stack": redo_stack}
+    if position is not None:
+        changes.update(fight_id=source.fight_id, version=position[0], last_hash=position[1])
+    return replace(state, **changes)
 
 
 def step_through(source: Source, *, to_seq: int | None = None, strict: bool = True) -> Iterator[Step]:

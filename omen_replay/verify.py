@@ -224,6 +224,7 @@ class Audit(Visitor):
                 self.seed = None
         if self.given_seed is not None:
             self.seed = self.given_seed
+            self.seed_revealed = True  # known to the audit: every seeded die is checked against it
         self.rerolls = [_Reroll(u) for u in walk.landmarks.undos if u.redone_at is None]
 
     def problem(self, finding: Finding) -> None:
@@ -299,6 +300,10 @@ class Audit(Visitor):
         except OmenError as exc:
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
                                          f"again with the dice the batch recorded: {exc}"))
+            return
+        except Exception as exc:  # noqa: BLE001 - a tampered log may leave a state no command fits: report it
+            self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
+                                         f"again in the state the log leaves before it: {exc!r}"))
             return
         self.findings.extend(_differences(batch.records, draft.events))
 
@@ -543,10 +548,11 @@ def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[
         have = _EVENT_JSON.encode(rec.event)
         wanted = _EVENT_JSON.encode(want)
         if have != wanted:
-            tag = _tag(want)
-            yield Finding(seq=rec.seq, rule=_RULES.get(tag, "re-decision"),
+            tag, found = _tag(want), _tag(rec.event)
+            rule = _RULES.get(tag if found == tag else found, "re-decision")
+            yield Finding(seq=rec.seq, rule=rule,
                           what=f"the rules give a different {tag} here than the log records"
-                               if _tag(rec.event) == tag else f"the rules give {tag} here, the log {_tag(rec.event)}",
+                               if found == tag else f"the rules give {tag} here where the log has {found}",
                           expected=wanted.decode()[:400], found=have.decode()[:400])
             return
     if len(records) > len(produced):

@@ -103,8 +103,9 @@ DAMAGE_MODIFIERS = ((), (), (Modifier(source="blessed blade", value=2),), (Modif
 
 
 def same_state(a: FightState, b: FightState) -> bool:
-    """Two states are the same fight state, wherever they stand in the log (version and last hash aside)."""
-    return replace(a, version=0, last_hash="") == replace(b, version=0, last_hash="")
+    """Two states are the same fight state, wherever they stand in the log (version and last hash aside, and the
+    redo stack: after an undo, a redo is possible that was not before)."""
+    return replace(a, version=0, last_hash="", redo_stack=()) == replace(b, version=0, last_hash="", redo_stack=())
 
 
 @dataclass

@@ -27,6 +27,7 @@ from omen_core.errors import (
     UnknownCombatant,
 )
 from omen_core.events import (
+    CommandIssued,
     ContestResolved,
     DiceRolled,
     FightStarted,
@@ -104,6 +105,29 @@ class TestStaticCheck:
         assert isinstance(rolled, DiceRolled) and isinstance(resolved, StaticCheckResolved)
         assert (rolled.purpose, rolled.roller, rolled.source, rolled.counter) == ("check", "kael", "scripted", 1)
         assert [(d.pool, d.sides, d.face) for d in rolled.dice] == [("check", 6, 4)]
+
+
+class TestCommandRecord:
+    def test_a_commands_batch_opens_with_the_command_that_produced_it(self):
+        """Every batch but a set-up one opens with its command_issued (the command as given, and by whom), and the
+        envelope says where the batch starts and how many events it holds (issue #10, 5a); Fight.execute returns
+        the whole batch."""
+        fight = fight_with([6])
+        command = StaticCheck(check=CheckSpec(who="kael", skill="Athletics"), difficulty=7)
+        stored = fight.execute(command, by="gm")
+        assert [type(r.event) for r in stored] == [CommandIssued, DiceRolled, StaticCheckResolved]
+        assert (stored[0].event.command, stored[0].event.by) == (command, "gm")
+        assert [(r.seq, r.batch, r.batch_size) for r in stored] == [(4, 4, 3), (5, 4, 3), (6, 4, 3)]
+        assert fight.events[-3:] == stored
+        assert [(r.batch, r.batch_size) for r in fight.events[:3]] == [(1, 1), (2, 1), (3, 1)]  # set-up events
+
+    def test_the_method_api_returns_what_the_command_produced(self):
+        """The Fight methods return the events a command produced, without its command_issued record."""
+        fight = fight_with([1, 8])
+        events = fight.call_save("vesh", "kael", FLASK)
+        assert events and not any(isinstance(e, CommandIssued) for e in events)
+        assert events == [r.event for r in fight.events[3:] if not isinstance(r.event, CommandIssued)]
+        assert isinstance(fight.events[3].event, CommandIssued)
 
 
 class TestContest:

@@ -1,9 +1,10 @@
-"""Tests for omen_core.events: the event union, the envelope, canonical bytes and the hash chain."""
+"""Tests for omen_core.events: the event union, the envelope, canonical bytes, the hash chain and the upcaster."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 
 import msgspec
 import pytest
@@ -18,14 +19,21 @@ from omen_core.events import (
     DiceRolled,
     Die,
     Event,
+    InitiativeRollOff,
+    RollTotal,
     SeedRevealed,
+    StaticCheckResolved,
     StoredEvent,
     canonical_body,
     chain_breaks,
+    chain_hash,
     decode_line,
     encode_line,
     event_schema,
     hash_ok,
+    is_hex64,
+    line_body,
+    line_hash,
     seal,
     verify_chain,
 )
@@ -65,9 +73,17 @@ class TestEnvelope:
         """The canonical body lists the envelope fields in declaration order, without the hash."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         body = canonical_body(rec)
-        assert list(json.loads(body)) == ["fight_id", "seq", "batch", "recorded_at", "schema_version",
-                                          "prev_hash", "event"]
+        assert list(json.loads(body)) == ["fight_id", "seq", "batch", "batch_size", "recorded_at",
+                                          "schema_version", "prev_hash", "event"]
         assert b" " not in body
+
+    def test_batch_and_batch_size(self):
+        """The envelope records the batch's first seq and how many events the command wrote (default: its own
+        batch of one)."""
+        alone = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
+        third = seal("f", 6, 42, alone.hash, SeedRevealed(seed="ab"), batch=4, batch_size=5)
+        assert (alone.batch, alone.batch_size, third.batch, third.batch_size) == (1, 1, 4, 5)
+        assert json.loads(encode_line(third))["batch_size"] == 5 and decode_line(encode_line(third)) == third
 
     def test_hash_is_sha256_of_prev_hash_bytes_and_body(self):
         """hash = sha256(prev_hash || canonical body), prev_hash as its 32 raw bytes."""
@@ -83,7 +99,7 @@ class TestEnvelope:
     def test_changing_any_field_breaks_the_hash(self):
         """A copy with one changed field no longer matches its hash."""
         rec = seal("f", 3, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
-        for change in ({"seq": 4}, {"recorded_at": 43}, {"fight_id": "g"},
+        for change in ({"seq": 4}, {"recorded_at": 43}, {"fight_id": "g"}, {"batch": 2}, {"batch_size": 2},
                        {"event": SeedRevealed(seed="ac")}, {"prev_hash": "1" * 64}):
             assert not hash_ok(msgspec.structs.replace(rec, **change)), change
         assert hash_ok(rec)
@@ -96,6 +112,88 @@ class TestEnvelope:
             assert kind.__name__ in defs
         mapping = defs["StoredEvent"]["properties"]["event"]["discriminator"]["mapping"]
         assert len(mapping) == len(EVENT_TYPES)
+
+
+class TestLineHash:
+    def test_line_hash_recomputes_the_stored_hash(self):
+        """line_hash recomputes a stored line's hash from its bytes alone: sha256(prev_hash || the line without
+        its hash field), with or without the newline."""
+        first = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
+        second = seal("f", 2, 43, first.hash, _die_event(7), batch=2, batch_size=1)
+        for rec, prev in ((first, GENESIS_HASH), (second, first.hash)):
+            line = encode_line(rec)
+            assert line_body(line) == canonical_body(rec)
+            assert line_hash(prev, line) == rec.hash == line_hash(prev, line + b"\n")
+
+    def test_line_hash_catches_edited_bytes(self):
+        """One edited byte in a stored line gives another hash; the wrong prev_hash too."""
+        rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
+        line = encode_line(rec)
+        assert line_hash(GENESIS_HASH, line.replace(b'"ab"', b'"ac"')) != rec.hash
+        assert line_hash("1" * 64, line) != rec.hash
+
+    def test_line_hash_needs_a_hash_field_and_a_hex_prev_hash(self):
+        """A line that does not end in its hash field, or a prev_hash that is not hex, has no hash to give."""
+        rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
+        line = encode_line(rec)
+        assert line_hash(GENESIS_HASH, canonical_body(rec)) is None
+        assert line_hash("z" * 64, line) is None
+
+    @pytest.mark.parametrize("value", ["0" * 63, "0" * 65, "g" * 64, "A" * 64, " " + "0" * 63, "", "0x" + "0" * 62])
+    def test_is_hex64_rejects_non_hex(self, value):
+        """is_hex64 accepts only 64 lowercase hex digits."""
+        assert not is_hex64(value)
+
+    def test_is_hex64_accepts_a_digest(self):
+        """A sha256 hex digest and the genesis hash are hex64."""
+        assert is_hex64(hashlib.sha256(b"x").hexdigest()) and is_hex64(GENESIS_HASH)
+
+
+def _v1_line(rec: StoredEvent, totals: Callable[[dict], list[dict]]) -> bytes:
+    """``rec`` as schema version 1 wrote it: no ``batch_size``, each roll total's ``counter`` called ``roll``
+    (``totals`` picks them out of the decoded event), hashed over its own bytes."""
+    doc = json.loads(encode_line(rec))
+    del doc["hash"], doc["batch_size"]
+    doc["schema_version"] = 1
+    for total in totals(doc["event"]):
+        total["roll"] = total.pop("counter")
+    body = json.dumps(doc, separators=(",", ":")).encode()
+    return body[:-1] + f',"hash":"{chain_hash(rec.prev_hash, body)}"}}'.encode()
+
+
+def _total(roller: str, counter: int, face: int) -> RollTotal:
+    return RollTotal(roller=roller, attribute="STR", counter=counter, face=face, attribute_bonus=1, total=face + 1)
+
+
+class TestUpcast:
+    def test_v1_line_decodes_with_the_roll_counter(self):
+        """A schema version 1 static_check_resolved line decodes through decode_line: its roll total's ``roll``
+        becomes ``counter``, batch_size is 0 (unknown), the schema version stays 1 and its hash is its own."""
+        rec = seal("f", 3, 42, GENESIS_HASH, StaticCheckResolved(check=_total("kael", 2, 5), difficulty=4,
+                                                                  outcome="success"))
+        line = _v1_line(rec, lambda event: [event["check"]])
+        assert b'"roll":2' in line and b"counter" not in line and b"batch_size" not in line
+        old = decode_line(line)
+        assert (old.schema_version, old.batch_size, old.seq, old.batch) == (1, 0, 3, 3)
+        assert old.event == rec.event and old.event.check.counter == 2
+        assert line_hash(GENESIS_HASH, line) == old.hash != rec.hash
+
+    def test_v1_roll_off_renames_every_total(self):
+        """A v1 initiative_roll_off has a list of roll totals: each one's ``roll`` becomes ``counter``."""
+        rolls = (_total("kael", 5, 3), _total("vesh", 6, 4))
+        rec = seal("f", 7, 42, GENESIS_HASH, InitiativeRollOff(group=("kael", "vesh"), rolls=rolls))
+        old = decode_line(_v1_line(rec, lambda event: event["rolls"]))
+        assert old.schema_version == 1 and [r.counter for r in old.event.rolls] == [5, 6]
+        assert old.event == rec.event
+
+    def test_v2_line_with_roll_is_refused(self):
+        """Only older lines are upcast: a schema version 2 line still naming ``roll`` does not decode."""
+        rec = seal("f", 3, 42, GENESIS_HASH, StaticCheckResolved(check=_total("kael", 2, 5), difficulty=4,
+                                                                  outcome="success"))
+        doc = json.loads(encode_line(rec))
+        doc["event"]["check"]["roll"] = doc["event"]["check"].pop("counter")
+        with pytest.raises(msgspec.ValidationError):
+            decode_line(json.dumps(doc))
 
 
 def _die_event(face: int) -> DiceRolled:

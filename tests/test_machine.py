@@ -1,4 +1,5 @@
-"""Tests for omen_core.machine: the action lifecycle machine, its derived ORDER table, and live fights obeying it."""
+"""Tests for omen_core.machine: the action lifecycle and phase machines, the ORDER and PHASE_ORDER tables derived
+from them, the events outside both (UNORDERED), and live fights obeying them."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
+from transitions import MachineError
 
 from omen_core import CheckSpec, OmenError
+from omen_core.commands import AnswerActiveDefense, RevealSeed
 from omen_core.content import (
     ApplyCondition,
     Armor,
@@ -40,6 +43,7 @@ from omen_core.events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CommandIssued,
     ConditionApplied,
     ConditionCleared,
     ConditionTicked,
@@ -48,6 +52,7 @@ from omen_core.events import (
     DamageResolved,
     DamageRouted,
     DiceRolled,
+    DiceSourceChanged,
     Disengaged,
     EngagementChanged,
     FightEnded,
@@ -82,20 +87,27 @@ from omen_core.events import (
 from omen_core.machine import (
     AT_REST,
     ORDER,
+    PHASE_ORDER,
+    PHASE_TRANSITIONS,
     TRANSITIONS,
+    UNORDERED,
+    FightFlow,
     IllegalOrder,
     Lifecycle,
+    Phase,
     Step,
     legal_triggers,
     next_step,
     trigger_of,
 )
+from omen_core.state import evolve
 from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
 from tests.sheets import sheet
 from tests.strategies import from_type_info
 
 S = Step
 TRIGGERS = sorted({row["trigger"] for row in TRANSITIONS})
+PHASE_TRIGGERS = sorted({row["trigger"] for row in PHASE_TRANSITIONS})
 
 
 class TestOrderTable:
@@ -153,6 +165,31 @@ class TestOrderTable:
     def test_rest_steps_accept_a_new_action(self, step):
         """The rest steps (idle, settled, cancelled) accept a declaration, a check and set-up."""
         assert {"declare", "roll_check", "setup"} <= set(legal_triggers(step))
+
+
+class TestPhaseOrderTable:
+    @pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.name)
+    @pytest.mark.parametrize("trigger", PHASE_TRIGGERS)
+    def test_phase_order_is_what_the_machine_allows(self, phase, trigger):
+        """PHASE_ORDER is derived from the phase machine: firing succeeds iff (phase, trigger) is in PHASE_ORDER,
+        landing where it says."""
+        flow = FightFlow(phase)
+        if (phase, trigger) in PHASE_ORDER:
+            flow.trigger(trigger)  # type: ignore[attr-defined]  # added by transitions
+            assert flow.phase is PHASE_ORDER[(phase, trigger)]
+        else:
+            with pytest.raises(MachineError):
+                flow.trigger(trigger)  # type: ignore[attr-defined]
+            assert flow.phase is phase
+
+    @pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.name)
+    def test_legal_phase_triggers_match_the_machine(self, phase):
+        """The derived phase table and a live phase machine agree on what is legal in every phase."""
+        assert sorted(t for (p, t) in PHASE_ORDER if p is phase) == FightFlow(phase).legal()
+
+    def test_phase_table_uses_only_declared_triggers(self):
+        """Every PHASE_ORDER entry comes from a row of PHASE_TRANSITIONS, and every row's trigger appears in it."""
+        assert {t for (_, t) in PHASE_ORDER} == set(PHASE_TRIGGERS)
 
 
 class TestNoAutoTransitions:
@@ -227,8 +264,8 @@ EXPECTED_TRIGGER = {
                                  BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
                                  Disengaged, FightEnded)},
 }
-#: Undo markers are not steps of any action or phase: the projection applies them to the whole log.
-MARKERS = {Undone, Redone}
+#: Outside every lifecycle and phase: the command opening a batch, a change of dice source, the undo markers.
+OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}
 
 PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "active_defense": "roll_active_defense",
                    "damage": "roll_damage", "save": "roll_save", "check": "roll_check", "stealth": "roll_check",
@@ -237,19 +274,26 @@ PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "acti
 
 class TestTriggerOf:
     def test_table_covers_every_event_type(self):
-        """Every event type but DiceRolled and CatchAnswered has a fixed trigger; theirs depend on a field."""
-        assert set(EXPECTED_TRIGGER) | {DiceRolled, CatchAnswered} | MARKERS == set(EVENT_TYPES)
+        """Every event type but DiceRolled, CatchAnswered and the UNORDERED ones has a fixed trigger; theirs depend
+        on a field, and the UNORDERED ones have none."""
+        assert set(EXPECTED_TRIGGER) | {DiceRolled, CatchAnswered} | set(UNORDERED) == set(EVENT_TYPES)
+        assert not set(UNORDERED) & (set(EXPECTED_TRIGGER) | {DiceRolled, CatchAnswered})
+
+    def test_unordered_events(self):
+        """UNORDERED is exactly command_issued, dice_source_changed and the undo and redo markers."""
+        assert set(UNORDERED) == OUTSIDE and len(UNORDERED) == len(OUTSIDE)
 
     @pytest.mark.parametrize("kind", EVENT_TYPES, ids=lambda k: k.__name__)
     @settings(max_examples=5, deadline=None)
     @given(data=st.data())
     def test_every_event_type_maps(self, kind, data):
-        """Every event of every type maps to a trigger of the machine, without raising."""
+        """Every event of every ordered type maps to a trigger of the machine; an UNORDERED one has none (KeyError)."""
         event = data.draw(from_type_info(mi.type_info(kind)))
-        trigger = trigger_of(event)
-        if kind in MARKERS:
-            assert trigger == "undo" and trigger not in TRIGGERS
+        if kind in UNORDERED:
+            with pytest.raises(KeyError):
+                trigger_of(event)
             return
+        trigger = trigger_of(event)
         assert trigger in TRIGGERS
         if kind is DiceRolled:
             assert trigger == PURPOSE_TRIGGER[event.purpose]
@@ -271,10 +315,18 @@ def walk(triggers: list[str], start: Step = S.IDLE) -> list[Step]:
     return [lifecycle.fire(t) for t in triggers]
 
 
+def declared_at(fight: Fight) -> int:
+    """The seq of the fight's first declaration (attack or save): the action id its events carry."""
+    return next(rec.seq for rec in fight.events if isinstance(rec.event, (AttackDeclared, SaveCalled)))
+
+
 def log_path(fight: Fight, action: int) -> tuple[list[str], list[Step]]:
-    """The triggers and steps of one action of a fight's log (its events and the rolls among them), via ORDER."""
+    """The triggers and steps of one action of a fight's log (its events and the rolls among them), via ORDER;
+    the UNORDERED events (the command opening each batch) are no step of it and are passed over."""
     step, triggers, steps, inside = S.IDLE, [], [], False
     for payload in payloads(fight):
+        if isinstance(payload, UNORDERED):
+            continue
         trigger = trigger_of(payload)
         step = ORDER[(step, trigger)]
         mine = getattr(payload, "action", None) == action
@@ -314,7 +366,9 @@ class TestPaths:
         fight.attack("vesh", "kael", branches=Branches(on_hit=(ApplyCondition(condition="Prone"),)))
         assert fight.waiting_for is not None
         fight.defend("kael", "block")
-        assert log_path(fight, 1) == (ATTACK_TRIGGERS, ATTACK_STEPS)
+        action = declared_at(fight)
+        assert next(e for e in payloads(fight) if isinstance(e, AttackDeclared)).action == action
+        assert log_path(fight, action) == (ATTACK_TRIGGERS, ATTACK_STEPS)
         assert fight.state.combatants["kael"].hp == 12
         assert_legal_order(fight.events)
         assert_replays(fight)
@@ -323,7 +377,7 @@ class TestPaths:
         """C8: hit 1 + 1 = 2 does not beat base 6: the window is skipped, a miss is determined, the action settles."""
         fight = new_fight(KAEL, VESH, faces=[1, 1, 6])
         fight.attack("vesh", "kael")
-        assert log_path(fight, 1) == (
+        assert log_path(fight, declared_at(fight)) == (
             ["declare", "pay", "roll_hit", "roll_base_defense", "skip_window", "determine_hit", "settle"],
             [S.DECLARED, S.COSTS_PAID, S.HIT_ROLLED, S.BASE_DEFENSE_ROLLED, S.WINDOW_CLOSED, S.HIT_DETERMINED,
              S.SETTLED])
@@ -335,7 +389,7 @@ class TestPaths:
         fight = new_fight(KAEL, VESH, faces=[3, 3])
         fight.apply_condition("kael", "Incapacitated")
         fight.attack("vesh", "kael")
-        triggers, steps = log_path(fight, 1)
+        triggers, steps = log_path(fight, declared_at(fight))
         assert triggers[:5] == ["declare", "pay", "roll_hit", "skip_window", "determine_hit"]
         assert steps[:5] == [S.DECLARED, S.COSTS_PAID, S.HIT_ROLLED, S.WINDOW_CLOSED, S.HIT_DETERMINED]
         assert_legal_order(fight.events)
@@ -350,7 +404,7 @@ class TestPaths:
         fight = new_fight(KAEL, VESH, faces=[1, 6, 4])
         fight.call_save("vesh", "kael", SaveEffect(name="flask", save="AGI", against="INT", on_failure=(
             DealDamage(dice=DamageDice(die="d6"), damage_type="fire"), ApplyCondition(condition="Prone"))))
-        assert log_path(fight, 1) == (SAVE_TRIGGERS, SAVE_STEPS)
+        assert log_path(fight, declared_at(fight)) == (SAVE_TRIGGERS, SAVE_STEPS)
         assert fight.state.combatants["kael"].hp == 16
         assert_legal_order(fight.events)
         assert_replays(fight)
@@ -368,6 +422,54 @@ class TestPaths:
         """C12: after hit and crit are determined a routing window may open; the route returns to damage."""
         assert walk(["open_routing", "route", "resolve_damage", "settle"], S.HIT_DETERMINED) == [
             S.ROUTING_OPEN, S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SETTLED]
+
+
+class TestUnordered:
+    """Events outside every lifecycle and phase come at any step and in any phase, and move neither."""
+
+    def test_a_command_opens_its_batch_mid_action(self):
+        """The defend command's command_issued comes while the attack waits at its window, between the window
+        and the defense chosen, and the log is still in legal order."""
+        fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 1])
+        fight.attack("vesh", "kael")
+        assert fight.state.step is S.WINDOW_OPEN
+        fight.defend("kael", "block")
+        kinds = [type(rec.event) for rec in fight.events]
+        at = kinds.index(ActiveDefenseWindowOpened)
+        assert kinds[at + 1:at + 3] == [CommandIssued, ActiveDefenseChosen]
+        assert fight.events[at + 1].seq == fight.events[at + 1].batch
+        assert_legal_order(fight.events)
+        assert_replays(fight)
+
+    def test_command_issued_and_dice_source_changed_move_no_step(self):
+        """Folded at an open Active Defense window, command_issued and dice_source_changed leave the step, the
+        phase and the frames as they were; the dice source change only sets the dice mode."""
+        fight = new_fight(KAEL, VESH, faces=[6, 6, 1])
+        fight.attack("vesh", "kael")
+        state = fight.state
+        issued = evolve(state, CommandIssued(command=AnswerActiveDefense(defender="kael", defense="block")),
+                        state.version + 1)
+        changed = evolve(issued, DiceSourceChanged(before="scripted", after="manual"), state.version + 2,
+                         state.version + 1)
+        for after in (issued, changed):
+            assert (after.step, after.phase, after.stack) == (S.WINDOW_OPEN, state.phase, state.stack)
+        assert (issued.dice_mode, changed.dice_mode) == ("scripted", "manual")
+
+    def test_command_issued_in_any_phase(self):
+        """After the fight ended (where no action may come) a command_issued still folds, the phase unchanged."""
+        fight = new_fight(KAEL, VESH)
+        fight.end_fight(note="done")
+        state = fight.state
+        assert state.phase is Phase.ENDED
+        after = evolve(state, CommandIssued(command=RevealSeed(seed="00")), state.version + 1)
+        assert (after.phase, after.step) == (Phase.ENDED, S.IDLE)
+
+    @pytest.mark.parametrize("marker", [Undone(from_seq=4, to_seq=5), Redone(undo_seq=6)], ids=["undone", "redone"])
+    def test_undo_markers_are_not_folded(self, marker):
+        """Undo markers are applied by the walk, not folded: evolve refuses them as an IllegalOrder."""
+        fight = new_fight(KAEL, VESH)
+        with pytest.raises(IllegalOrder):
+            evolve(fight.state, marker, fight.state.version + 1)
 
 
 # -- random command sequences against a real fight ---------------------------------------------------

@@ -1,4 +1,5 @@
-"""Undo and redo (omen_core.engine.Fight.undo / redo, omen_core.state.project): events that void, never erase."""
+"""Undo and redo (omen_core.engine.Fight.undo / redo, decided as the Undo and Redo commands; omen_core.walk folds
+the log): events that void, never erase."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import Weapon
 from omen_core.errors import RuleViolation
-from omen_core.events import DiceRolled, Redone, Undone
-from omen_core.walk import project
+from omen_core.events import DiceRolled, StaticCheckResolved, Undone
+from omen_core.walk import landmarks_of, project
 from omen_replay.narrate import narrate
 from omen_replay.verify import verify
 from tests.fights import assert_legal_order, new_fight
@@ -26,17 +27,25 @@ def duelists():
             msgspec.structs.replace(sheet("bo", side="b"), weapons=SWORD))
 
 
+def at_same_point(x, y) -> bool:
+    """The same state but for the log position and the redo stack (an undo or redo moves the position on, and
+    an undo may be redone)."""
+    def strip(state):
+        return msgspec.structs.replace(state, version=0, last_hash="", redo_stack=())
+    return strip(x) == strip(y)
+
+
 class TestUndo:
     def test_undo_restores_the_state_before_the_last_command(self):
-        """Undoing a check gives exactly the state before it; the undone events stay in the store."""
+        """Undoing a check gives exactly the state before it; the undone events (the command_issued, the die and
+        the result) stay in the store, and the undo is a command of its own (command_issued, undone)."""
         fight = new_fight(*duelists(), faces=[4, 5])
         before, version = fight.state, fight.version
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
         undone = fight.undo()
-        assert (undone.from_seq, undone.to_seq) == (version + 1, version + 2)
-        assert msgspec.structs.replace(fight.state, version=0, last_hash="") == \
-            msgspec.structs.replace(before, version=0, last_hash="")
-        assert fight.version == version + 3 and len(fight.events) == version + 3
+        assert (undone.from_seq, undone.to_seq) == (version + 1, version + 3)
+        assert at_same_point(fight.state, before) and fight.state.redo_stack == (version + 5,)
+        assert fight.version == version + 5 and len(fight.events) == version + 5
 
     def test_undoing_an_answer_undoes_the_whole_attack(self):
         """An answer to an Active Defense window is not a safe point: the whole action goes back (declaration on)."""
@@ -88,8 +97,10 @@ class TestUndo:
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
         assert fight.state.rolls == 1
         assert project(fight.store.read(fight.fight_id)) == fight.state
-        assert_legal_order([r for r in fight.events if r.seq not in {3 + 1, 3 + 2, 3 + 3, 3 + 4}
-                            and not isinstance(r.event, (Undone, Redone))])
+        checks = [r.seq for r in fight.events if isinstance(r.event, StaticCheckResolved)]
+        voided = landmarks_of(fight.events).voided()
+        assert set(checks[:2]) <= voided and checks[2] not in voided
+        assert_legal_order(fight.events)      # the live events (undone ones and the markers left out)
 
 
 class TestRedo:
@@ -121,20 +132,26 @@ class TestRedo:
 class TestAudit:
     def test_seeded_dice_after_undo_come_out_the_same(self):
         """Seeded dice are a function of the roll counter, which an undo rewinds: undo cannot fish for a new roll,
-        and the audit notes that the attack's dice were rolled again."""
+        and the audit shows the attack's dice rolled again (an undo re-roll each: the voided faces beside the
+        same faces rolled next), without making the log unsound."""
         store = MemoryStore()
         fight = Fight.start(store, "s", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
         for s in duelists():
             fight.join(s)
         fight.attack("ash", "bo")
-        first = [e.event for e in fight.events if isinstance(e.event, DiceRolled)]
-        fight.undo()
+        first = [e for e in fight.events if isinstance(e.event, DiceRolled)]
+        undo = fight.undo()
+        undo_seq = fight.version
         fight.attack("ash", "bo")
-        rolls = [e.event for e in fight.events if isinstance(e.event, DiceRolled)]
-        again = rolls[len(first):]
-        assert [r.dice for r in again[:2]] == [r.dice for r in first[:2]]
+        again = [e for e in fight.events if isinstance(e.event, DiceRolled)][len(first):]
+        assert [r.event.dice for r in again[:2]] == [r.event.dice for r in first[:2]]
+        assert [r.event.counter for r in again[:2]] == [r.event.counter for r in first[:2]]   # rewound
+        assert all(undo.from_seq <= r.seq <= undo.to_seq for r in first) and all(r.seq > undo_seq for r in again)
         report = verify(store.read("s"))
-        assert report.clean and len(report.undone) == 1 and "rolled again" in report.notes[0]
+        assert report.clean and len(report.undone) == 1
+        faces = {r.seq: f"{[d.face for d in r.event.dice]} at seq {r.seq}" for r in first + again}
+        assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == sorted(
+            (undo_seq, faces[old.seq], faces[new.seq]) for old, new in zip(first, again[:len(first)]))
 
     def test_narrative_marks_undone_events(self):
         """Undone events are told, marked as undone, not hidden; the undo itself is told too."""
@@ -175,31 +192,56 @@ def test_undo_then_replay_equals_the_state_before_and_redo_restores(script, undo
         else:
             fight.apply_condition("bo", "Exhausted")
         states.append(fight.state)
-    def same(x, y):
-        return msgspec.structs.replace(x, version=0, last_hash="") == msgspec.structs.replace(y, version=0, last_hash="")
     n = min(undos, len(script))
     for _ in range(n):
         fight.undo()
-    assert same(fight.state, states[-1 - n])
+    assert at_same_point(fight.state, states[-1 - n])
     assert project(fight.store.read(fight.fight_id)) == fight.state
     fight.redo()
-    assert same(fight.state, states[-n])
+    assert at_same_point(fight.state, states[-n])
+    assert project(fight.store.read(fight.fight_id)) == fight.state
 
 
 class ReadCountingStore(MemoryStore):
-    """A memory store that remembers where every read started (``after_seq``)."""
+    """A memory store that remembers where every read started (``after_seq``, for ``read`` and ``read_lines``)
+    and counts the events and lines a reader actually pulled (lines come in chunks of four, lazily, so a reader
+    that stops early pulls no more)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.reads: list[int] = []
+        self.pulled = 0
+
+    def clear(self) -> None:
+        """Forget the reads so far."""
+        self.reads.clear()
+        self.pulled = 0
 
     def read(self, fight_id, after_seq=0):
         self.reads.append(after_seq)
-        return super().read(fight_id, after_seq)
+        events = super().read(fight_id, after_seq)
+
+        def counted():
+            for rec in events:
+                self.pulled += 1
+                yield rec
+        return counted()
+
+    def read_lines(self, fight_id, after_seq=0):
+        self.reads.append(after_seq)
+        chunks = super().read_lines(fight_id, after_seq)
+
+        def counted():
+            for chunk in chunks:
+                for i in range(0, len(chunk), 4):
+                    self.pulled += len(chunk[i:i + 4])
+                    yield chunk[i:i + 4]
+        return counted()
 
 
 def long_fight(checks: int, every: int = 10) -> Fight:
-    """Ash and Bo with snapshots every ``every`` events, after ``checks`` static checks (2 events each)."""
+    """Ash and Bo with snapshots every ``every`` events, after ``checks`` static checks (3 events each: the
+    command_issued, the die, the result)."""
     from omen_core.store import MemorySnapshots
 
     fight = Fight.start(ReadCountingStore(), "long", dice=ScriptedDice([]), clock=lambda: 0,
@@ -212,73 +254,96 @@ def long_fight(checks: int, every: int = 10) -> Fight:
     return fight
 
 
-class TestUndoOnALongLog:
-    def test_undo_reads_only_the_tail(self, monkeypatch):
-        """With snapshots, undoing the last command never reads the log from its start (issue #5: undo cost
-        must not grow with the log), and gives the same state as a full replay."""
-        import omen_core.engine as engine
+def reloaded(fight: Fight) -> Fight:
+    """The same stored fight loaded again (as a fresh process would: no recent states in memory), with its
+    snapshots and dice; the store's read counts cleared after the load."""
+    again = Fight.load(fight.store, fight.fight_id, dice=fight.dice, clock=lambda: 0, snapshots=fight.snapshots,
+                       snapshot_every=fight.snapshot_every)
+    fight.store.clear()
+    return again
 
-        monkeypatch.setattr(engine, "_TAIL", 8)
-        fight = long_fight(60)
+
+class TestUndoOnALongLog:
+    @pytest.mark.parametrize("checks", [60, 400])
+    def test_undo_reads_only_the_tail(self, checks):
+        """Undoing the last command costs the same on a long log as on a short one (issue #5, issue #10 item 4):
+        live, the state before it is one the fight kept, so the log is not read at all; loaded afresh, the
+        state is walked from the latest snapshot before the command, never from seq 0, pulling no more lines
+        than lie between that snapshot and the command. Both give the state of a full replay."""
+        every = 10
+        fight = long_fight(checks, every)
         before = fight.state
         fight.dice.feed([6])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
-        fight.store.reads.clear()
+        fight.store.clear()
         undone = fight.undo()
-        assert (undone.from_seq, undone.to_seq) == (before.version + 1, before.version + 2)
-        assert fight.store.reads and min(fight.store.reads) >= before.version - 16
-        assert project(fight.store.read("long")) == fight.state
-        assert fight.state.combatants == before.combatants
+        assert (undone.from_seq, undone.to_seq) == (before.version + 1, before.version + 3)
+        assert fight.store.pulled <= 1 and all(seq >= before.version for seq in fight.store.reads)
+        assert project(fight.store.read("long")) == fight.state and at_same_point(fight.state, before)
 
-    def test_undo_widens_its_view_until_it_finds_a_safe_point(self, monkeypatch):
-        """When the last safe point is further back than the first tail read, undo looks further back and
-        still undoes the whole open action, as with the whole log in view."""
-        import omen_core.engine as engine
+        fight.redo()
+        after = fight.state
+        fresh = reloaded(fight)
+        assert fresh.state == after
+        back = fresh.undo()
+        assert (back.from_seq, back.to_seq) == (before.version + 1, before.version + 3)
+        assert fresh.store.reads and min(fresh.store.reads) >= before.version - 2 * every
+        assert fresh.store.pulled <= 3 * every
+        assert project(fresh.store.read("long")) == fresh.state and at_same_point(fresh.state, before)
 
-        monkeypatch.setattr(engine, "_TAIL", 1)
+    def test_undo_of_an_open_action_on_a_loaded_fight_goes_back_to_its_declaration(self):
+        """With an action's window open in a fight loaded afresh (its latest snapshot taken with the window open),
+        undo still goes back to where the action was declared, as with the whole log in view: the state before
+        the declaration is walked from an earlier snapshot, not from seq 0."""
         fight = long_fight(5)
         before = fight.state
         fight.dice.feed([6, 1, 1])
         fight.attack("ash", "bo")           # declared, dice rolled, the Active Defense window open
         assert fight.waiting_for is not None
-        undone = fight.undo()
-        assert undone.from_seq == before.version + 1 and fight.state.at_rest
-        assert project(fight.store.read("long")) == fight.state
+        assert fight.snapshots.seqs("long")[-1] == fight.version      # the snapshot holds the open window
+        fresh = reloaded(fight)
+        assert fresh.waiting_for is not None
+        undone = fresh.undo()
+        assert undone.from_seq == before.version + 1 and fresh.state.at_rest
+        assert at_same_point(fresh.state, before)
+        assert fresh.store.reads and 0 < min(fresh.store.reads) <= before.version
+        assert project(fresh.store.read("long")) == fresh.state
 
     def test_a_snapshot_an_undo_reaches_across_is_passed_over_for_an_earlier_one(self):
         """After undoing back across the latest snapshot, the state comes from an earlier snapshot, not from a
         fold of the whole log, and equals the full replay."""
-        from omen_core.store.snapshots import state_at
+        from omen_core.walk import StoreSource, state_at
 
         fight = long_fight(40, every=10)
-        target = fight.version - 6 + 1                       # the first of the last three checks
-        assert any(target <= s <= fight.version for s in fight.snapshots.seqs("long"))
+        checks = [r for r in fight.events if isinstance(r.event, StaticCheckResolved)]
+        target = checks[-3].batch                            # the first of the last three checks
+        snapshots = fight.snapshots.seqs("long")
+        assert any(target <= s <= fight.version for s in snapshots)
         fight.undo(to_seq=target)
-        fight.store.reads.clear()
-        state = state_at(lambda after: fight.store.read("long", after), "long", fight.snapshots)
+        fight.store.clear()
+        state = state_at(StoreSource(fight.store, "long"), fight.snapshots)
         assert state == project(fight.store.read("long")) == fight.state
-        assert min(fight.store.reads[:-1]) > 0
+        earlier = max(s for s in snapshots if s < target)
+        walked = fight.store.reads[:-1]                   # the last read is this test's own full replay
+        assert earlier in walked and min(walked) >= earlier - 1   # (the snapshot's own event is read to check it)
 
-    def test_redo_finds_an_undo_further_back_than_its_first_read(self, monkeypatch):
-        """Redo reads back until the last undo is in view: after two undos and one redo, the next redo takes back
-        the older undo."""
-        import omen_core.engine as engine
-
-        monkeypatch.setattr(engine, "_TAIL", 1)
-        fight = long_fight(4)
-        states = [fight.state]
-        for face in (2, 5):
-            fight.dice.feed([face])
-            fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
-            states.append(fight.state)
-        fight.undo()
-        second_at = fight.version + 1
-        fight.undo()
-        assert fight.redo().undo_seq == second_at and at_same_point(fight.state, states[1])
-        assert fight.redo().undo_seq == second_at - 1 and at_same_point(fight.state, states[2])
-        assert project(fight.store.read("long")) == fight.state
-
-
-def at_same_point(x, y) -> bool:
-    """The same state but for the log position (an undo or redo moves the position on)."""
-    return msgspec.structs.replace(x, version=0, last_hash="") == msgspec.structs.replace(y, version=0, last_hash="")
+    def test_redo_finds_an_undo_further_back_than_its_first_read(self):
+        """After two undos and one redo, the next redo takes back the older undo; on a fight loaded afresh too,
+        where each redo's state is walked from a snapshot, never from seq 0."""
+        for fresh in (False, True):
+            fight = long_fight(4)
+            states = [fight.state]
+            for face in (2, 5):
+                fight.dice.feed([face])
+                fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
+                states.append(fight.state)
+            fight.undo()
+            first_at = fight.version
+            fight.undo()
+            second_at = fight.version
+            if fresh:
+                fight = reloaded(fight)
+            assert fight.redo().undo_seq == second_at and at_same_point(fight.state, states[1])
+            assert fight.redo().undo_seq == first_at and at_same_point(fight.state, states[2])
+            assert all(seq > 0 for seq in fight.store.reads)
+            assert project(fight.store.read("long")) == fight.state

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import re
 import fcntl
 import os
 from collections.abc import Iterator, Sequence
@@ -53,8 +54,11 @@ class JsonlStore:
 
     ``JsonlStore(directory)`` keeps one file per fight, ``directory/<fight_id>.jsonl``;
     :meth:`single` keeps exactly one fight in one file. Appends take an
-    exclusive ``flock`` on ``<file>.lock``, write the whole batch with one
-    write and fsync it; a failed write is truncated away. A last line
+    exclusive ``flock`` on the log file itself (readers a shared one), write
+    the whole batch with one write and fsync it; a failed write is truncated
+    away. Reading never creates or changes a file; the writer keeps two caches
+    beside the log: ``<file>.idx`` (byte offsets every 1,024 lines) and
+    ``<file>.marks`` (the landmark index). A last line
     without its newline (a crash mid-write) is a :class:`TornTail`: reads
     yield the intact events and then raise it, appends refuse to run until
     :meth:`repair` has moved the torn bytes to a side file.
@@ -88,14 +92,18 @@ class JsonlStore:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
         path = self._path(fight_id)
+        if not path.exists():  # a batch that cannot start a fight leaves no empty file behind
+            check_batch(fight_id, events, expected_version, 0, None)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path, shared=False):
+        with _locked(path, shared=False, create=True):
             tail = _read_tail(path)
             self._refuse_torn(path, tail)
             self._check_owner(path, fight_id)
             version, last_hash = self._last_state(path, fight_id, tail)
             check_batch(fight_id, events, expected_version, version, last_hash)
             lines = [encode_line(ev) + b"\n" for ev in events]
+            if version >= _INDEX_EVERY and not path.with_name(path.name + ".idx").exists():
+                _build_index(path, tail.size)  # a log written elsewhere, or an index lost: the writer makes it
             _write_all(path, b"".join(lines))
             _index(path, version + 1, tail.size, lines)
             _Marks(path).update(events, tail.size, lines)
@@ -113,9 +121,6 @@ class JsonlStore:
         with _locked(path, shared=True):
             size = path.stat().st_size
         line, offset = _seek_point(path, fight_id, after_seq, size)
-        if line == 1 and after_seq >= _INDEX_EVERY:
-            _build_index(path, size)  # a log written elsewhere, or an index lost: make it once
-            line, offset = _seek_point(path, fight_id, after_seq, size)
         return _stream(path, fight_id, after_seq, size, line, offset)
 
     def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
@@ -472,6 +477,8 @@ def _owner(path: Path) -> str | None:
 # -- the landmark index -------------------------------------------------------------------------
 
 _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"'.encode() for kind in LANDMARKS)
+_LANDMARK_RE = re.compile(b"|".join(re.escape(tag) for tag in _LANDMARK_TAGS))
+_SCAN_BLOCK = 1 << 20
 
 
 class _Marks:
@@ -524,7 +531,8 @@ class _Marks:
             assert cover is not None
             with open(self.log, "rb") as f:
                 for seq, offset in entries:
-                    if seq > cover[0]:
+                    if seq > cover[0]:  # rows written after the header was: the scan from the cover finds them
+                        start = cover[1]
                         break
                     f.seek(offset)
                     try:
@@ -542,26 +550,32 @@ class _Marks:
 
     def _scan(self, start: int, size: int) -> tuple[list[StoredEvent], list[tuple[int, int]], tuple[int, str] | None]:
         """The landmarks in the log's bytes from ``start`` to ``size``, their offsets, and the last line's
-        (seq, hash)."""
-        found, where, last = [], [], None
-        offset = start
+        (seq, hash): a byte search for the landmark tags over large blocks, each hit's line then decoded."""
+        found, where = [], []
         with open(self.log, "rb") as f:
             f.seek(start)
-            for line in f:
-                if offset + len(line) > size or not line.endswith(b"\n"):
-                    break
-                if any(tag in line for tag in _LANDMARK_TAGS):
+            offset, carry = start, b""
+            while offset < size:
+                block = carry + f.read(min(_SCAN_BLOCK, size - offset))
+                offset_block = offset - len(carry)
+                offset += len(block) - len(carry)
+                cut = block.rfind(b"\n") + 1
+                body, carry = block[:cut], block[cut:]
+                for hit in _LANDMARK_RE.finditer(body):
+                    begin = body.rfind(b"\n", 0, hit.start()) + 1
+                    end = body.find(b"\n", hit.end()) + 1
                     with contextlib.suppress(msgspec.DecodeError):
-                        rec = decode_line(line)
+                        rec = decode_line(body[begin:end])
                         if isinstance(rec.event, LANDMARKS):
                             found.append(rec)
-                            where.append((rec.seq, offset))
-                offset += len(line)
-                last = line
+                            where.append((rec.seq, offset_block + begin))
+                if not cut and len(block) >= _SCAN_BLOCK * 4:
+                    break  # a line longer than any event: the reader reports it
+        end_line = _line_ending_at(self.log, size - len(carry)) if size - len(carry) > start else b""
         position = None
-        if last is not None:
-            with contextlib.suppress(msgspec.DecodeError):
-                at = _DECODE_POSITION(last)
+        with contextlib.suppress(msgspec.DecodeError):
+            if end_line:
+                at = _DECODE_POSITION(end_line)
                 position = (at.seq, at.hash)
         return found, where, position
 
@@ -606,22 +620,23 @@ def _line_ending_at(path: Path, end: int) -> bytes:
 
 
 @contextlib.contextmanager
-def _locked(path: Path, *, shared: bool) -> Iterator[None]:
-    """Hold an ``flock`` on the sidecar ``<file>.lock`` (readers go unlocked if they cannot create it)."""
-    lock_path = path.with_name(path.name + ".lock")
-    fd: int | None = None
+def _locked(path: Path, *, shared: bool, create: bool = False) -> Iterator[None]:
+    """Hold an ``flock`` on the log file itself: the real file, whatever symlink or hard link names it, so that
+    two writers reaching one file by two names still take one lock. A reader of a file that does not exist yet
+    locks nothing (and creates nothing); a writer creates the file only with ``create``."""
+    flags = os.O_RDONLY if shared else os.O_RDWR | (os.O_CREAT if create else 0)
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        if not shared:
-            raise
+        fd = os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        if shared or not create:
+            yield
+            return
+        raise
     try:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
-        if fd is not None:
-            os.close(fd)  # closing the descriptor releases the lock
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _write_all(path: Path, data: bytes) -> None:

@@ -17,6 +17,7 @@ from omen_core.decide import (
 from omen_core.dice import ScriptedDice, commitment
 from omen_core.errors import RuleViolation
 from omen_core.events import (
+    CommandIssued,
     DiceRolled,
     FightStarted,
     StaticCheckResolved,
@@ -27,9 +28,10 @@ from tests.sheets import CORE, joined, sheet
 
 def started(*sheets) -> FightState:
     """A state with the fight started and ``sheets`` joined."""
-    state = evolve(FightState(fight_id="f"), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="scripted"))
-    for s in sheets:
-        state = evolve(state, joined(s))
+    state = evolve(FightState(fight_id="f"), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(),
+                                                          dice="scripted"), 1)
+    for seq, s in enumerate(sheets, 2):
+        state = evolve(state, joined(s), seq)
     return state
 
 
@@ -52,18 +54,20 @@ class TestDecide:
             decide(FightState(), Join(sheet=sheet("kael")), ScriptedDice([]))
 
     def test_check_yields_roll_then_result(self):
-        """A static check is a DiceRolled event and then the result, counters continuing the state's."""
+        """A static check is its command_issued, a DiceRolled event and then the result, counters continuing the
+        state's."""
         state = msgspec.structs.replace(started(sheet("kael", STR=(8, 2))), rolls=6)
-        events = decide(state, StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=9),
-                        ScriptedDice([7]))
-        assert isinstance(events[0], DiceRolled) and events[0].counter == 7
-        assert isinstance(events[1], StaticCheckResolved) and events[1].check.total == 9
-        assert events[1].outcome == "tie"
+        check = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=9)
+        events = decide(state, check, ScriptedDice([7]))
+        assert len(events) == 3 and events[0] == CommandIssued(command=check, by="")
+        assert isinstance(events[1], DiceRolled) and events[1].counter == 7
+        assert isinstance(events[2], StaticCheckResolved) and events[2].check.total == 9
+        assert events[2].outcome == "tie" and events[2].check.counter == 7
 
     def test_reveal_needs_hex(self):
         """A seed that is not hex is refused as a rule error, not a crash."""
         state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
-                                                  seed_commitment=commitment(bytes(32))))
+                                                  seed_commitment=commitment(bytes(32))), 1)
         with pytest.raises(RuleViolation, match="hex"):
             decide(state, RevealSeed(seed="zz"), ScriptedDice([]))
 

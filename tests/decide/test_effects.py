@@ -248,7 +248,8 @@ class TestConditions:
         # Kael's AGI bonus is 1 - 4 (Exhausted) = -3: 1 - 3 = -2 against 10 still fails.
         f.call_save("vesh", "kael", effect(on_failure=(ApplyCondition(condition="Exhausted", stacks=3),)))
         applied = last(f, ConditionApplied)
-        assert (applied.added, applied.stacks, applied.action) == (1, 5, 1)  # the GM's stacks were no action
+        # the GM's stacks were no action: the save's are its action's (the seq of its declaration)
+        assert (applied.added, applied.stacks, applied.action) == (1, 5, last(f, SaveCalled).action)
         assert last(f, SaveResolved).saver.total == -2
         assert f.state.combatants["kael"].conditions["Exhausted"] == 5
         finish(f)

@@ -32,12 +32,15 @@ import pytest
 from msgspec.structs import replace
 
 from omen_core import CheckSpec, Fight, MemoryStore, Modifier, ScriptedDice
+from omen_core.commands import EndTurn
 from omen_core.content import CombatantSheet, ConditionDef, Ruleset, Weapon
 from omen_core.errors import RuleViolation
 from omen_core.events import (
     AmbushDifficultySet,
     AmbushStarted,
+    AttackDeclared,
     BonusActionsRefilled,
+    CommandIssued,
     ConditionApplied,
     ConditionCleared,
     ConditionTicked,
@@ -327,6 +330,7 @@ class TestCompleteSurprise:
         mark = len(payloads(fight))
         fight.end_turn("vesh")
         assert bare(since(fight, mark)) == [
+            CommandIssued(command=EndTurn(who="vesh")),
             TurnEnded(round=1, who="vesh"),
             BonusActionsRefilled(who="kael", before=1, after=2),
             TurnSkipped(round=1, who="kael", reason=""),
@@ -343,7 +347,8 @@ class TestCompleteSurprise:
         fight.end_turn("mira")
         mark = len(payloads(fight))
         fight.end_turn("vesh")
-        assert since(fight, mark) == [TurnEnded(round=2, who="vesh"), TurnStarted(round=2, who="kael")]
+        assert since(fight, mark) == [CommandIssued(command=EndTurn(who="vesh")), TurnEnded(round=2, who="vesh"),
+                                      TurnStarted(round=2, who="kael")]
         assert [e.who for e in of(payloads(fight), TurnSkipped)] == ["kael"]
         assert (fight.state.round, fight.state.turn) == (2, "kael")
 
@@ -758,9 +763,10 @@ class TestConditionTicks:
         fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1])
         fight.roll_initiative()
         fight.attack("kael", "vesh")
+        attack = last(fight, AttackDeclared).action
         events = fight.defend("vesh", None)
-        assert ResourceChanged(action=1, who="vesh", resource="hp", before=5, after=0) in events
-        assert ConditionApplied(action=1, who="vesh", condition="Dying", added=1, stacks=1) in bare(events)
+        assert ResourceChanged(action=attack, who="vesh", resource="hp", before=5, after=0) in events
+        assert ConditionApplied(action=attack, who="vesh", condition="Dying", added=1, stacks=1) in bare(events)
         assert fight.state.combatants["vesh"].conditions == {"Dying": 1}
         assert fight.state.ending is None
 

@@ -160,6 +160,13 @@ def of(events: list[Event], kind: type) -> list:
     return [e for e in events if isinstance(e, kind)]
 
 
+def declared(fight: Fight, kind: type) -> int:
+    """The seq of the last declaration of ``kind`` in the log: the action id every event of that action carries."""
+    found = [rec.seq for rec in fight.events if isinstance(rec.event, kind)]
+    assert found, f"no {kind.__name__} in the log"
+    return found[-1]
+
+
 def kinds(events: list[Event]) -> list[str]:
     return [type(e).__name__ for e in events]
 
@@ -186,10 +193,11 @@ class TestAttackOfOpportunity:
         """C23: kael's Movement Action out of vesh's reach pays its cost, then waits at vesh's window."""
         fight = duel(play, [])
         events = fight.move("kael", leaves=["vesh"])
+        move = declared(fight, MovementDeclared)
         assert events == [
-            MovementDeclared(action=1, who="kael", leaves=("vesh",)),
-            CostPaid(action=1, who="kael", resource="movement_action", amount=1, purpose="movement"),
-            ReactionWindowOpened(action=1, reaction="attack_of_opportunity", responders=("vesh",))]
+            MovementDeclared(action=move, who="kael", leaves=("vesh",)),
+            CostPaid(action=move, who="kael", resource="movement_action", amount=1, purpose="movement"),
+            ReactionWindowOpened(action=move, reaction="attack_of_opportunity", responders=("vesh",))]
         assert fight.waiting_for == events[-1]
         assert fight.state.engaged("kael", "vesh") and not of(payloads(fight), Moved)
         refused(fight, lambda: fight.end_turn("kael"), "lifecycle")
@@ -201,10 +209,12 @@ class TestAttackOfOpportunity:
         # kael declines: hit. Crit: FCS 1 + 0 = 1 vs RES 2 + 0 = 2: no. Damage 6 + 1 + 4 = 11: kael 20 -> 9.
         fight = duel(play, [6, 1, 2])
         fight.move("kael", leaves=["vesh"])
+        move = declared(fight, MovementDeclared)
         fight.react("vesh")
-        declared = last(fight, AttackDeclared)
-        assert (declared.action, declared.attacker, declared.target, declared.weapon, declared.reaction,
-                declared.reacting_to) == (2, "vesh", "kael", "sword", "attack_of_opportunity", 1)
+        strike = last(fight, AttackDeclared)
+        assert (strike.action, strike.attacker, strike.target, strike.weapon, strike.reaction,
+                strike.reacting_to) == (declared(fight, AttackDeclared), "vesh", "kael", "sword",
+                                        "attack_of_opportunity", move)
         paid = last(fight, CostPaid)
         assert (paid.who, paid.resource, paid.amount) == ("vesh", "bonus_action", 1)
         opened = fight.waiting_for
@@ -213,8 +223,8 @@ class TestAttackOfOpportunity:
         events = fight.defend("kael", None)
         assert kinds(events) == ["ActiveDefenseDeclined", "HitDetermined", "DamageResolved", "ResourceChanged",
                                  "ActionSettled", "ReactionWindowClosed", "Moved", "ActionSettled"]
-        assert events[-3:] == [ReactionWindowClosed(action=1), Moved(action=1, who="kael", left=("vesh",)),
-                               ActionSettled(action=1)]
+        assert events[-3:] == [ReactionWindowClosed(action=move), Moved(action=move, who="kael", left=("vesh",)),
+                               ActionSettled(action=move)]
         assert rolls(fight) == [("hit", "vesh", (6, 1)), ("base_defense", "kael", (2,))]
         assert (last(fight, DamageResolved).final, hp(fight, "kael")) == (11, 9)
         assert (ba(fight, "vesh"), ba(fight, "kael"), fight.state.turn_movement) == (1, 2, 0)
@@ -224,8 +234,10 @@ class TestAttackOfOpportunity:
         """C23: the responder may let the window pass: no attack, no Bonus Action spent."""
         fight = duel(play, [])
         fight.move("kael", leaves=["vesh"])
-        assert fight.pass_reaction("vesh") == [ReactionPassed(action=1, who="vesh"), ReactionWindowClosed(action=1),
-                                               Moved(action=1, who="kael", left=("vesh",)), ActionSettled(action=1)]
+        move = declared(fight, MovementDeclared)
+        assert fight.pass_reaction("vesh") == [
+            ReactionPassed(action=move, who="vesh"), ReactionWindowClosed(action=move),
+            Moved(action=move, who="kael", left=("vesh",)), ActionSettled(action=move)]
         assert (ba(fight, "vesh"), hp(fight, "kael")) == (2, 20)
         assert not fight.state.engaged("kael", "vesh")
 
@@ -247,7 +259,8 @@ class TestAttackOfOpportunity:
         fight.end_turn("vesh")
         assert fight.state.disengaged is False
         events = fight.move("kael", leaves=["vesh"])
-        assert events[-1] == ReactionWindowOpened(action=1, reaction="attack_of_opportunity", responders=("vesh",))
+        assert events[-1] == ReactionWindowOpened(action=declared(fight, MovementDeclared),
+                                                  reaction="attack_of_opportunity", responders=("vesh",))
         fight.pass_reaction("vesh")
 
     def test_enemy_without_a_bonus_action_gets_no_window(self, play):
@@ -299,7 +312,8 @@ class TestAttackOfOpportunity:
         fight.roll_initiative()
         through_round_1(fight)
         events = fight.move("kael", leaves=["mira"])
-        assert events[2:] == [Moved(action=1, who="kael", left=("mira",)), ActionSettled(action=1)]
+        move = declared(fight, MovementDeclared)
+        assert events[2:] == [Moved(action=move, who="kael", left=("mira",)), ActionSettled(action=move)]
         assert not fight.state.engaged("kael", "mira")
 
     def test_each_enemy_left_gets_the_window(self, play):
@@ -310,15 +324,16 @@ class TestAttackOfOpportunity:
         fight.roll_initiative()
         through_round_1(fight)
         events = fight.move("kael", leaves=["vesh", "wren"])
-        assert events[-1] == ReactionWindowOpened(action=1, reaction="attack_of_opportunity",
+        move = declared(fight, MovementDeclared)
+        assert events[-1] == ReactionWindowOpened(action=move, reaction="attack_of_opportunity",
                                                   responders=("vesh", "wren"))
-        assert fight.pass_reaction("vesh") == [ReactionPassed(action=1, who="vesh")]
+        assert fight.pass_reaction("vesh") == [ReactionPassed(action=move, who="vesh")]
         assert fight.waiting_for == events[-1]
         refused(fight, lambda: fight.pass_reaction("vesh"), "C23")
         events = fight.react("wren")
         assert last(fight, HitDetermined).hit is False
-        assert events[-3:] == [ReactionWindowClosed(action=1), Moved(action=1, who="kael", left=("vesh", "wren")),
-                               ActionSettled(action=1)]
+        assert events[-3:] == [ReactionWindowClosed(action=move),
+                               Moved(action=move, who="kael", left=("vesh", "wren")), ActionSettled(action=move)]
         assert (ba(fight, "vesh"), ba(fight, "wren")) == (2, 1)
 
     def test_leaving_someone_not_engaged_is_refused(self, play):
@@ -362,7 +377,8 @@ class TestInterrupt:
         fight = duel(play, [1, 1, 6])          # after the pass: 1 + 1 + 2 = 4 vs 6 + 1 = 7, a miss
         events = fight.attack("kael", "vesh")
         assert kinds(events) == ["AttackDeclared", "ReactionWindowOpened"]
-        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        assert events[-1] == ReactionWindowOpened(action=declared(fight, AttackDeclared), reaction="interrupt",
+                                                  responders=("vesh",))
         assert fight.waiting_for == events[-1]
         assert not of(payloads(fight), CostPaid) and fight.state.turn_actions == 1
         fight.pass_reaction("vesh")
@@ -374,17 +390,18 @@ class TestInterrupt:
         # Damage 6 + 1 + 4 = 11: kael 20 -> 9. kael's own attack never rolls.
         fight = duel(play, [6, 1, 2])
         fight.attack("kael", "vesh")
+        attack = declared(fight, AttackDeclared)
         fight.react("vesh")
-        declared = last(fight, AttackDeclared)
-        assert (declared.attacker, declared.target, declared.reaction, declared.reacting_to) \
-            == ("vesh", "kael", "interrupt", 1)
+        interrupt = last(fight, AttackDeclared)
+        assert (interrupt.attacker, interrupt.target, interrupt.reaction, interrupt.reacting_to) \
+            == ("vesh", "kael", "interrupt", attack)
         assert (last(fight, CostPaid).who, last(fight, CostPaid).amount) == ("vesh", 2)
         assert fight.waiting_for.defender == "kael"
         events = fight.defend("kael", None)
         assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
         paid, cancelled = events[-2], events[-1]
-        assert (paid.action, paid.who, paid.resource, paid.amount) == (1, "kael", "action", 1)
-        assert cancelled.action == 1 and "C24" in cancelled.reason
+        assert (paid.action, paid.who, paid.resource, paid.amount) == (attack, "kael", "action", 1)
+        assert cancelled.action == attack and "C24" in cancelled.reason
         assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "kael"), hp(fight, "vesh")) == (0, 0, 9, 20)
         assert rolls(fight) == [("hit", "vesh", (6, 1)), ("base_defense", "kael", (2,))]
         assert fight.waiting_for is None and fight.state.at_rest
@@ -396,16 +413,17 @@ class TestInterrupt:
         # Crit: 1 + 1 = 2 vs 1 + 1 = 2: no. Damage 6 + 2 + 4 = 12: vesh 20 -> 8.
         fight = duel(play, [1, 1, 6, 6, 1, 1])
         fight.attack("kael", "vesh")
+        attack = declared(fight, AttackDeclared)
         events = fight.react("vesh")
         assert kinds(events)[:7] == ["AttackDeclared", "CostPaid", "DiceRolled", "DiceRolled",
                                      "ActiveDefenseWindowSkipped", "HitDetermined", "ActionSettled"]
-        assert events[7:9] == [ReactionWindowClosed(action=1),
-                               CostPaid(action=1, who="kael", resource="action", amount=1, purpose="attack")]
+        assert events[7:9] == [ReactionWindowClosed(action=attack),
+                               CostPaid(action=attack, who="kael", resource="action", amount=1, purpose="attack")]
         assert not of(events, ActionCancelled)
         skipped = last(fight, ActiveDefenseWindowSkipped)
         assert skipped.defender == "vesh" and "no Bonus Action" in skipped.reason
         hit = last(fight, HitDetermined)
-        assert (hit.action, hit.attack.total, hit.defense.total, hit.hit) == (1, 9, 2, True)
+        assert (hit.action, hit.attack.total, hit.defense.total, hit.hit) == (attack, 9, 2, True)
         assert (hp(fight, "vesh"), hp(fight, "kael"), fight.state.turn_actions) == (8, 20, 0)
         assert rolls(fight) == [("hit", "vesh", (1, 1)), ("base_defense", "kael", (6,)),
                                 ("hit", "kael", (6, 1)), ("base_defense", "vesh", (1,))]
@@ -436,7 +454,8 @@ class TestInterrupt:
         fight.roll_initiative()
         through_round_1(fight)
         events = fight.attack("kael", "vesh")
-        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        assert events[-1] == ReactionWindowOpened(action=declared(fight, AttackDeclared), reaction="interrupt",
+                                                  responders=("vesh",))
         fight.pass_reaction("vesh")                      # 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss
 
     def test_ranged_weapon_cannot_interrupt(self, play):
@@ -453,13 +472,14 @@ class TestInterrupt:
         # vesh: 6 + 1 + 1 = 8 vs kael base 2; declined; no crit (1 vs 2); damage 11: kael 20 -> 9.
         fight = duel(play, [6, 1, 2])
         events = fight.call_save("kael", "vesh", HEX)
+        save = declared(fight, SaveCalled)
         assert kinds(events) == ["SaveCalled", "ReactionWindowOpened"]
-        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        assert events[-1] == ReactionWindowOpened(action=save, reaction="interrupt", responders=("vesh",))
         fight.react("vesh")
         events = fight.defend("kael", None)
         assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
         paid = events[-2]
-        assert (paid.action, paid.who, paid.resource, paid.amount) == (1, "kael", "action", 1)
+        assert (paid.action, paid.who, paid.resource, paid.amount) == (save, "kael", "action", 1)
         assert not of(payloads(fight), SaveResolved)
         assert (fight.state.turn_actions, hp(fight, "kael"), hp(fight, "vesh")) == (0, 9, 20)
 
@@ -471,7 +491,8 @@ class TestInterrupt:
         resolved = last(fight, SaveResolved)
         assert ((resolved.saver.roller, resolved.saver.total), (resolved.opposing.roller, resolved.opposing.total),
                 resolved.success) == (("vesh", 3), ("kael", 5), False)
-        assert CostPaid(action=1, who="kael", resource="action", amount=1, purpose="hex") in events
+        assert CostPaid(action=declared(fight, SaveCalled), who="kael", resource="action", amount=1,
+                        purpose="hex") in events
         assert (hp(fight, "vesh"), fight.state.turn_actions, ba(fight, "vesh")) == (17, 0, 0)
 
     def test_free_save_opens_no_window(self, play):
@@ -525,7 +546,8 @@ class TestBeforeTheFirstTurn:
         fight = duel(play, [1, 1, 6])
         assert fight.state.had_a_turn("vesh") and fight.state.round == 2
         events = fight.attack("kael", "vesh")
-        assert events[-1] == ReactionWindowOpened(action=1, reaction="interrupt", responders=("vesh",))
+        assert events[-1] == ReactionWindowOpened(action=declared(fight, AttackDeclared), reaction="interrupt",
+                                                  responders=("vesh",))
         fight.pass_reaction("vesh")                       # 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss
 
 
@@ -582,7 +604,7 @@ class TestCatch:
         """C22: a thrown javelin about to hit opens a Catch window for its target, before any damage."""
         fight = self.thrown(play)
         assert last(fight, HitDetermined).hit is True
-        assert fight.waiting_for == CatchWindowOpened(action=1, target="vesh")
+        assert fight.waiting_for == CatchWindowOpened(action=declared(fight, AttackDeclared), target="vesh")
         assert not of(payloads(fight), DamageResolved)
         fight.catch("vesh")
 
@@ -590,9 +612,10 @@ class TestCatch:
         """C22: Catch costs 1 Bonus Action; the javelin deals no damage."""
         fight = self.thrown(play)
         events = fight.catch("vesh")
-        assert events == [CatchAnswered(action=1, who="vesh", caught=True),
-                          CostPaid(action=1, who="vesh", resource="bonus_action", amount=1, purpose="Catch"),
-                          ActionSettled(action=1)]
+        throw = declared(fight, AttackDeclared)
+        assert events == [CatchAnswered(action=throw, who="vesh", caught=True),
+                          CostPaid(action=throw, who="vesh", resource="bonus_action", amount=1, purpose="Catch"),
+                          ActionSettled(action=throw)]
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 1)
         assert not of(payloads(fight), DamageResolved) and fight.waiting_for is None
 
@@ -600,7 +623,7 @@ class TestCatch:
         """C22: catch(..., False) lets the javelin land: 6 + STR 2 + WD 3 = 11 piercing, HP 9; no BA spent."""
         fight = self.thrown(play)
         events = fight.catch("vesh", False)
-        assert events[0] == CatchAnswered(action=1, who="vesh", caught=False)
+        assert events[0] == CatchAnswered(action=declared(fight, AttackDeclared), who="vesh", caught=False)
         dealt = last(fight, DamageResolved)
         assert (dealt.damage_type, dealt.terms.raw, dealt.final) == ("piercing", 11, 11)
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (9, 2)
@@ -609,7 +632,7 @@ class TestCatch:
         """C8, C22: vesh Dodges (AGI 2 + 1 = 3: defense 5, still hit by 9), then Catches with its last BA."""
         fight = self.thrown(play, [2], dodge=True)
         assert last(fight, HitDetermined).defense.total == 5 and ba(fight, "vesh") == 1
-        assert fight.waiting_for == CatchWindowOpened(action=1, target="vesh")
+        assert fight.waiting_for == CatchWindowOpened(action=declared(fight, AttackDeclared), target="vesh")
         fight.catch("vesh")
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 0)
 
@@ -757,7 +780,7 @@ class TestCancel:
         fight.attack("kael", "vesh")
         assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened)
         events = fight.cancel("the bridge gives way")
-        assert events == [ActionCancelled(action=1, reason="the bridge gives way")]
+        assert events == [ActionCancelled(action=declared(fight, AttackDeclared), reason="the bridge gives way")]
         assert fight.state.at_rest and fight.waiting_for is None and not of(payloads(fight), HitDetermined)
         assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "vesh")) == (0, 2, 20)
 

@@ -122,13 +122,15 @@ class TestVerify:
     def test_tampered_face_exits_1_with_the_seq(self, demo_log):
         """Changing one die face in the file is a finding at that seq, exit code 1."""
         lines = demo_log.read_text().splitlines()
-        assert '"face":8' in lines[3]
-        lines[3] = lines[3].replace('"face":8', '"face":7')
+        assert decode_line(lines[4]).event.dice[0].face == 8  # seq 5: the contest's first die (seq 4 is its command)
+        assert lines[4].count('"face":8') == 1
+        lines[4] = lines[4].replace('"face":8', '"face":7')
         demo_log.write_text("\n".join(lines) + "\n")
         result = omen("verify", str(demo_log), "--json")
         assert result.exit_code == 1
         report = json.loads(result.stdout)
-        assert report["findings"][0]["seq"] == 4 and report["findings"][0]["rule"] == "chain"
+        assert report["findings"][0]["seq"] == 5 and report["findings"][0]["rule"] == "chain"
+        assert report["clean"] is False
 
     def test_unreadable_log_exits_2(self, tmp_path):
         """A file that is not a log is bad input: exit code 2 and a message naming file and line."""
@@ -257,10 +259,14 @@ class TestRunAndReplay:
 class TestUndoCommands:
     def test_undo_then_redo_from_the_cli(self, demo_log):
         """omen undo appends an undo (nothing erased), verify lists it, omen redo takes it back."""
-        lines_before = len(demo_log.read_text().splitlines())
+        before = demo_log.read_text().splitlines()
         result = omen("undo", str(demo_log), "--reason", "wrong target")
         assert result.exit_code == 0 and "undone: seq" in result.output
-        assert len(demo_log.read_text().splitlines()) == lines_before + 1
+        after = demo_log.read_text().splitlines()
+        assert after[:len(before)] == before and len(after) == len(before) + 2  # the undo command and its marker
+        command, marker = (decode_line(line).event for line in after[len(before):])
+        assert type(command.command).__name__ == "Undo" and command.command.reason == "wrong target"
+        assert type(marker).__name__ == "Undone" and marker.reason == "wrong target"
         checked = omen("verify", str(demo_log))
         assert checked.exit_code == 0 and "wrong target" in checked.output and "still undone" in checked.output
         assert omen("redo", str(demo_log)).exit_code == 0
@@ -284,7 +290,10 @@ class TestUndoCommands:
         assert "Kael Arden 24/24" in text and "[undone]" in text
         lines = [json.loads(x) for x in omen("replay", str(demo_log), "--steps", "--json").stdout.splitlines()]
         assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
-        assert lines[-1]["type"] == "undone" and lines[-2]["undone"] is True
+        undo = decode_line(demo_log.read_text().splitlines()[-1]).event
+        assert lines[-1]["type"] == "undone" and lines[-2]["type"] == "command_issued"
+        assert [x["seq"] for x in lines if x["undone"]] == list(range(undo.from_seq, undo.to_seq + 1))
+        assert undo.to_seq == lines[-3]["seq"]  # the last command, just before the undo's own batch
 
 
 class TestSnapshotCommand:

@@ -11,7 +11,7 @@ from omen_core.content import Armor, Features, RageDice, SaveEffect, Weapon
 from omen_core.errors import BadInput
 from omen_core.events import encode_line
 from omen_replay.cli import app
-from omen_replay.explain import explain
+from omen_replay.explain import explain_records as explain
 from tests.fights import new_fight
 from tests.sheets import sheet
 
@@ -61,11 +61,15 @@ class TestAttack:
         assert any("Exhausted" in t.source for t in hit.terms)
 
     def test_any_event_of_the_attack_explains_the_whole_attack(self):
-        """Asking about the hit roll, the window or the damage gives the same attack explanation."""
+        """Asking about the hit roll, the window, the damage or any other event of the attack (every event carrying
+        its action id, the declaration's seq) gives the same attack explanation."""
         fight = brute_fight()
         whole = explain(fight.events, declared(fight))
-        assert all(explain(fight.events, e.seq) == whole for e in fight.events[5:] if e.event.__class__.__name__
-                   in ("DiceRolled", "HitDetermined", "DamageResolved"))
+        assert whole.seq == declared(fight)
+        ours = [e for e in fight.events if getattr(e.event, "action", None) == declared(fight)]
+        assert {e.event.__class__.__name__ for e in ours} >= {"DiceRolled", "HitDetermined", "DamageResolved",
+                                                             "ActiveDefenseWindowOpened"}
+        assert all(explain(fight.events, e.seq) == whole for e in ours)
 
     def test_dice_are_listed_in_c29_order(self):
         """The dice: primary, FCS, RES, the Dodge die, then the rage die (C29), each scripted."""
@@ -81,8 +85,9 @@ class TestOtherEvents:
         """A save's two sides add up and the verdict cites C15."""
         fight = new_fight(sheet("ash", INT=(8, 2)), sheet("bo", side="b", AGI=(6, 1)), faces=[4, 3])
         fight.call_save("ash", "bo", SaveEffect(name="hex", save="AGI", against="INT"))
-        found = explain(fight.events, 4)
-        assert found.kind == "save" and [p.total for p in found.parts] == [5, 5]
+        called = next(e.seq for e in fight.events if e.event.__class__.__name__ == "SaveCalled")
+        found = explain(fight.events, called)
+        assert found.kind == "save" and found.seq == called and [p.total for p in found.parts] == [5, 5]
         assert "saved" in found.verdicts[0] and "C15" in found.verdicts[0]
 
     def test_check(self):
@@ -91,8 +96,12 @@ class TestOtherEvents:
 
         fight = new_fight(sheet("ash", skills={"Climb": ("STR", 2)}, STR=(8, 1)), faces=[5])
         fight.static_check(CheckSpec(who="ash", skill="Climb"), 8)
-        found = explain(fight.events, 4)
-        assert found.parts[0].total == 8 and "tie" in found.verdicts[0]
+        resolved = fight.events[-1]
+        assert resolved.event.__class__.__name__ == "StaticCheckResolved"
+        found = explain(fight.events, resolved.seq)
+        assert found.kind == "static_check_resolved" and found.parts[0].total == 8 and "tie" in found.verdicts[0]
+        assert sum(t.value for t in found.parts[0].terms) == 8
+        assert [(d.seq, d.face) for d in found.dice] == [(resolved.seq - 1, 5)]
 
     def test_unknown_seq_is_bad_input(self):
         """A seq beyond the log is refused as bad input."""
@@ -109,14 +118,17 @@ class TestSeed:
         from omen_replay.demo import run_demo
 
         log = tmp_path / "d.jsonl"
-        log.write_bytes(b"".join(encode_line(e) + b"\n" for e in run_demo(MemoryStore(), clock=lambda: 0).events))
+        events = run_demo(MemoryStore(), clock=lambda: 0).events
+        log.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
+        hit = str(next(e.seq for e in events if e.event.__class__.__name__ == "HitDetermined"))  # an attack's event
         runner = CliRunner()
-        result = runner.invoke(app, ["explain", str(log), "20", "--json"])
+        result = runner.invoke(app, ["explain", str(log), hit, "--json"])
         found = json.loads(result.stdout)
-        assert result.exit_code == 0 and all(d["seed_confirms"] for d in found["dice"])
-        wrong = runner.invoke(app, ["explain", str(log), "20", "--seed", "00" * 32, "--json"])
+        assert result.exit_code == 0 and found["kind"] == "attack" and found["dice"]
+        assert all(d["seed_confirms"] for d in found["dice"])
+        wrong = runner.invoke(app, ["explain", str(log), hit, "--seed", "00" * 32, "--json"])
         assert "NOT match" in json.loads(wrong.stdout)["seed"]
-        text = runner.invoke(app, ["explain", str(log), "20"])
+        text = runner.invoke(app, ["explain", str(log), hit])
         assert "seed confirms" in text.output and "hit total" in text.output
         assert runner.invoke(app, ["explain", str(log), "999"]).exit_code == 2
 
@@ -135,8 +147,9 @@ class TestConsequencesAndAmbush:
         fight.defend("bo", None)                                           # declines: the d4 rolls 3
         parts = explain(fight.events, declared(fight)).parts
         names = [p.name for p in parts]
-        assert names.index("damage (axe)") < names.index("damage (attack 1: a consequence)")
-        consequence = parts[names.index("damage (attack 1: a consequence)")]
+        label = f"damage (attack {declared(fight)}: a consequence)"   # the action is its declaration's seq
+        assert names.index("damage (axe)") < names.index(label)
+        consequence = parts[names.index(label)]
         assert [(t.label, t.value) for t in consequence.terms] == [("damage dice", 3)] and consequence.rule == "C25"
 
     def test_no_armor_is_not_called_armor_that_does_not_apply(self):
@@ -164,5 +177,70 @@ class TestConsequencesAndAmbush:
         found = explain(fight.events, seq)
         table = next(p for p in found.parts if p.name == "Ambush Difficulty")
         assert [t.value for t in table.terms] == [(7 + 5) // 2, 3] and table.total == 9
+        for part in found.parts:
+            assert sum(t.value for t in part.terms) == part.total, part.name
+
+
+class TestTheDemoAfterTheUndo:
+    def test_the_attack_after_the_gms_undo_explains_correctly(self):
+        """Issue #10 (done when: the demo's attack after the undo explains correctly): Vesh's knife attack on Brin
+        declared after the GM's undo names Vesh, Brin and the knife and its own declaration seq, lists exactly its
+        own dice (not the undone attack's on Skarn, nor Brin's Interrupt's), takes Brin's RES bonus from Brin's
+        sheet, shows a conditions term only for the conditions Brin holds then (C28), and every part adds up to
+        the totals the log recorded (C5, C7, C10, C11, C12, C13)."""
+        from importlib.resources import files
+        from pathlib import Path
+
+        from omen_core import MemoryStore
+        from omen_core.events import AttackDeclared, CombatantJoined, DiceRolled, HitDetermined, Undone
+        from omen_core.walk import StoreSource, project
+        from omen_replay.explain import explain as explain_source
+        from omen_replay.scenario import load_scenario, run_scenario
+
+        path = Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml"))
+        store = MemoryStore()
+        fight = run_scenario(load_scenario(path), store, clock=lambda: 0)
+        records = fight.events
+        undo = next(r for r in records if isinstance(r.event, Undone))
+        undone_attack = next(r for r in records if isinstance(r.event, AttackDeclared)
+                             and undo.event.from_seq <= r.seq <= undo.event.to_seq)
+        assert (undone_attack.event.attacker, undone_attack.event.target) == ("vesh", "skarn")   # the GM's slip
+        decl = next(r for r in records if r.seq > undo.seq and isinstance(r.event, AttackDeclared)
+                    and (r.event.attacker, r.event.target) == ("vesh", "brin"))
+        assert decl.event.action == decl.seq and decl.event.weapon == "knife"
+
+        found = explain_source(StoreSource(store, fight.fight_id), decl.seq)
+        assert found == explain(records, decl.seq)
+        assert (found.kind, found.seq, found.undone) == ("attack", decl.seq, False)
+        assert found.title.startswith("vesh attacks brin with knife") and f"declared at seq {decl.seq}" in found.title
+        assert "skarn" not in found.title
+
+        own = [r for r in records if isinstance(r.event, DiceRolled) and r.event.action == decl.seq]
+        assert own and all(r.seq > undo.seq for r in own)
+        assert [(d.seq, d.roller, d.pool, d.face) for d in found.dice] == [
+            (r.seq, r.event.roller, die.pool, die.face) for r in own for die in r.event.dice]
+
+        hit = next(r for r in records if isinstance(r.event, HitDetermined) and r.event.action == decl.seq)
+        there = project(records, to_seq=hit.seq - 1)                    # the state the hit was determined in
+        brin_sheet = next(r.event.sheet for r in records if isinstance(r.event, CombatantJoined)
+                          and r.event.sheet.id == "brin")
+        held = there.combatants["brin"].conditions
+        penalty = sum(there.ruleset.conditions[name].attribute_bonus * stacks for name, stacks in held.items())
+        parts = {p.name: p for p in found.parts}
+        defense = parts["total defense"]
+        assert defense.total == hit.event.defense.total
+        res = [t for t in defense.terms if t.label == "RES bonus"]
+        assert [(t.value, t.source) for t in res] == [(brin_sheet.attributes.RES.bonus, "brin's sheet")]
+        conditions = [t for t in defense.terms if t.label == "conditions"]
+        if held:
+            assert [t.value for t in conditions] == [penalty]
+            assert all(f"{name} x{stacks}" in conditions[0].source for name, stacks in held.items())
+        else:
+            assert conditions == []
+        assert not any("skarn" in t.source or "kael" in t.source for p in found.parts for t in p.terms)
+
+        assert parts["hit total"].total == hit.event.attack.total
+        assert parts["FCS portion"].total == hit.event.crit_check.fcs_portion
+        assert parts["RES portion"].total == hit.event.crit_check.res_portion
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part.name

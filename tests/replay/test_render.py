@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omen_core import MemoryStore
-from omen_replay.render import HtmlWriter, MarkdownWriter, TextWriter, render
+from omen_replay.render import TextWriter, render, render_records
 from omen_replay.scenario import load_scenario, run_scenario
 
 
@@ -40,16 +40,22 @@ class _Tags(HTMLParser):
 
 class TestWriters:
     def test_text_has_every_event_and_the_verdict(self):
-        """The text log tells every event, by seq, and ends with the end state and the audit's verdict."""
-        text = render(EVENTS, TextWriter())
+        """The text log tells every event, by seq (a command's own command_issued record is told by the events it
+        produced), and ends with the end state and the audit's verdict."""
+        from omen_core.events import CommandIssued
+
+        text = render_records(EVENTS, "text")
         seqs = {int(m) for m in re.findall(r"^#(\d+)", text, re.M)}
-        assert seqs == {e.seq for e in EVENTS}
+        assert seqs == {e.seq for e in EVENTS if not isinstance(e.event, CommandIssued)}
         assert "ended: defeated (raiders)" in text and "verified: hash chain intact" in text
-        assert "seeded dice; the seed is revealed and every seeded die checks out" in text
+        assert "\ndice: seeded dice; the seed is revealed" in text
+        verdict = text.rstrip("\n").splitlines()[-1]
+        assert verdict.startswith("verified: hash chain intact")
+        assert "; the seed is revealed and every seeded die checks out" in verdict
 
     def test_markdown_has_a_heading_per_round_and_strikes_undone_lines(self):
         """Markdown: '## Round N' for each round, undone events struck through, the end as a table."""
-        md = render(EVENTS, MarkdownWriter())
+        md = render_records(EVENTS, "md")
         assert re.findall(r"^## Round (\d+)$", md, re.M) == ["1", "2", "3", "4"]
         assert re.search(r"^- ~~.*attacks Skarn Gutterjaw.*~~ \(undone\)$", md, re.M)
         assert "| Kael Arden | wardens | 10/24 |" in md
@@ -57,12 +63,13 @@ class TestWriters:
 
     def test_html_is_self_contained_with_a_chart(self):
         """HTML: parses, loads nothing from outside, has the timeline and an HP and a Will line per combatant."""
-        page = render(EVENTS, HtmlWriter())
+        page = render_records(EVENTS, "html")
         parser = _Tags()
         parser.feed(page)
         assert parser.external == [] and "script" not in parser.tags
         assert page.count('class="series"') == 2 * 4
-        assert page.count('<h2 class="round">') == 4 and 'class="line undone"' in page
+        assert re.findall(r'<h2 class="round" id="seq-\d+">Round (\d+)</h2>', page) == ["1", "2", "3", "4"]
+        assert page.count('<h2 class="round"') == 4 and 'class="line undone"' in page
 
     def test_manual_dice_are_named(self):
         """A fight rolled with manual dice says so in the header."""
@@ -72,7 +79,21 @@ class TestWriters:
         fight = Fight.start(MemoryStore(), "m", dice=ManualDice(lambda req: [3]), clock=lambda: 0)
         fight.join(sheet("ash"))
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 2)
-        assert "Dice: manual dice." in render(fight.events, MarkdownWriter())
+        assert "Dice: manual dice." in render_records(fight.events, "md")
+
+    def test_render_streams_a_store_to_the_writer_it_is_given(self):
+        """render(source, writer) walks a stored fight once and writes to the writer's stream: the same session log
+        as render_records gives for the same events."""
+        import io
+
+        from omen_core.walk import StoreSource
+
+        store = MemoryStore()
+        scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
+        fight = run_scenario(scenario, store, clock=lambda: 0)
+        out = io.StringIO()
+        assert render(StoreSource(store, fight.fight_id), TextWriter(out)) is None
+        assert out.getvalue() == render_records(EVENTS, "text")
 
 
 def _chromium() -> str | None:
@@ -99,7 +120,7 @@ class TestInABrowser:
             pytest.skip("Chromium is not installed (apt-get install chromium)")
         sync_api = pytest.importorskip("playwright.sync_api")
         report = tmp_path / "report.html"
-        report.write_text(render(EVENTS, HtmlWriter()))
+        report.write_text(render_records(EVENTS, "html"))
         errors: list[str] = []
         requests: list[str] = []
         with sync_api.sync_playwright() as pw:

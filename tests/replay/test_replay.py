@@ -5,32 +5,42 @@ from __future__ import annotations
 from omen_core import MemoryStore
 from omen_core.walk import project
 from omen_replay.demo import run_demo
-from omen_replay.replay import replay, step_through, summarise
+from omen_replay.replay import replay_records, step_through, summarise
+
+
+def demo_fight():
+    """The demo's fight, with a fixed clock."""
+    return run_demo(MemoryStore(), clock=lambda: 0)
 
 
 def demo_events():
     """The demo's events, with a fixed clock."""
-    return run_demo(MemoryStore(), clock=lambda: 0).events
+    return demo_fight().events
 
 
 class TestReplay:
     def test_replay_to_the_end_is_the_projection(self):
-        """Replaying every event gives the same state as folding them."""
-        events = demo_events()
-        assert replay(events) == project(events)
+        """Replaying every event gives the same state as folding them, which is the state the live fight kept."""
+        fight = demo_fight()
+        events = fight.events
+        assert replay_records(events) == project(events) == fight.state
 
     def test_replay_to_a_seq_stops_there(self):
         """replay(to_seq=N) is the state after exactly the first N events."""
         events = demo_events()
-        assert replay(events, to_seq=7) == project(events[:7])
+        assert events[6].batch + events[6].batch_size - 1 == 7  # seq 7 ends a command: the first 7 are a whole log
+        assert replay_records(events, to_seq=7) == project(events[:7])
+        assert replay_records(events, to_seq=7) != replay_records(events)
 
     def test_step_through_yields_each_state(self):
         """Stepping through gives each event with the state right after it, none of them undone."""
         events = demo_events()
         steps = list(step_through(events))
-        assert [rec.seq for rec, _, _ in steps] == [e.seq for e in events]
-        assert not any(undone for _, _, undone in steps)
-        assert all(state == project(events[:i + 1]) for i, (_, state, _) in enumerate(steps) if i % 9 == 0)
+        assert [step.rec.seq for step in steps] == [e.seq for e in events]
+        assert not any(step.voided for step in steps)
+        assert all(step.before == steps[i - 1].after for i, step in enumerate(steps) if i)
+        assert all(step.after == project(events, to_seq=i + 1) for i, step in enumerate(steps) if i % 9 == 0)
+        assert steps[-1].after == project(events)
 
 
 class TestSummary:
@@ -45,7 +55,8 @@ class TestSummary:
 
 class TestReplayStore:
     def test_streaming_replay_equals_the_projection_with_undos(self, tmp_path):
-        """replay_store streams a JSON Lines log (undos found by a cheap first pass) to the same state as project."""
+        """replay_store streams a JSON Lines log (undos known from the store's landmarks) to the same state as
+        project."""
         from omen_core.store import JsonlStore
         from omen_replay.replay import replay_store
 
@@ -55,7 +66,11 @@ class TestReplayStore:
         fight.undo()
         everything = list(store.read("demo"))
         assert replay_store(store, "demo") == project(everything) == fight.state
-        for to in (5, 27, 41):
+        for to in (5, 27, 41, everything[-3].seq):
+            assert replay_store(store, "demo", to) == project(everything, to)
+        ends = [rec.seq for rec in everything if rec.seq == rec.batch + rec.batch_size - 1]
+        for to in (7, 27, 47, ends[-2]):  # where a command ends, the first events are a whole log
+            assert to in ends
             assert replay_store(store, "demo", to) == project(everything[:to])
 
     def test_streaming_replay_on_memory_store(self):
@@ -67,11 +82,13 @@ class TestReplayStore:
         fight.undo()
         assert replay_store(store, "demo") == fight.state
 
-    def test_undo_markers_are_found_without_decoding_everything(self, tmp_path):
-        """undo_markers finds exactly the undo and redo events after a seq, on every kind of store."""
-        from omen_core.events import UNDO_MARKERS
+    def test_undo_markers_are_found_without_decoding_everything(self, tmp_path, monkeypatch):
+        """landmarks gives exactly the undo and redo events (and the revealed seed) of a fight, on every kind of
+        store, decoding no other line."""
+        import omen_core.store.jsonl
+        import omen_core.store.sqlite
+        from omen_core.events import LANDMARKS, UNDO_MARKERS, decode_line
         from omen_core.store import JsonlStore, SqliteStore
-        from omen_replay.replay import undo_markers
 
         stores = [MemoryStore(), JsonlStore(tmp_path), SqliteStore(tmp_path / "f.db")]
         for store in stores:
@@ -80,7 +97,17 @@ class TestReplayStore:
             fight.redo()
             fight.undo()
             records = list(store.read("demo"))
-            marks = [r for r in records if isinstance(r.event, UNDO_MARKERS)]
-            assert len(marks) == 3
-            for after in (0, marks[0].seq - 1, marks[0].seq, marks[-1].seq):
-                assert undo_markers(store, "demo", after) == [m for m in marks if m.seq > after]
+            marks = [r for r in records if isinstance(r.event, LANDMARKS)]
+            assert len([r for r in marks if isinstance(r.event, UNDO_MARKERS)]) == 3
+            decoded = []
+
+            def counting(line, decoded=decoded):
+                decoded.append(line)
+                return decode_line(line)
+
+            monkeypatch.setattr(omen_core.store.jsonl, "decode_line", counting)
+            monkeypatch.setattr(omen_core.store.sqlite, "_DECODE", counting)
+            assert store.landmarks("demo") == marks
+            assert len(decoded) <= len(marks)
+            monkeypatch.undo()
+        stores[2].close()

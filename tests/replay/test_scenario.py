@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from omen_core import MemoryStore
+from omen_core.decide import AnswerActiveDefense
 from omen_core.events import (
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
+    ActiveDefenseWindowOpened,
     BonusActionsRefilled,
+    CommandIssued,
     HitDetermined,
     ReactionPassed,
     ReactionWindowOpened,
@@ -138,6 +141,12 @@ class TestErrors:
             run_scenario(load_scenario(write(tmp_path, text)), store)
         # Up to the Active Defense window: start, 2 joins, engage, initiative with round 1 and Bo's turn (7),
         # Bo's turn ended and Ash's begun (2), the declaration and its Interrupt window (2), the pass, the window
-        # closed, the Action paid, 2 dice, the Active Defense window: 21.
-        assert store.version("duel-at-dawn") == 21
-        assert_legal_order(list(store.read("duel-at-dawn")))
+        # closed, the Action paid, 2 dice, the Active Defense window: 21, and the command_issued opening each of
+        # the 5 commands that ran (engage, roll_initiative, end_turn, declare_attack, pass_reaction): 26.
+        events = list(store.read("duel-at-dawn"))
+        assert store.version("duel-at-dawn") == 26
+        assert len([e for e in events if isinstance(e.event, CommandIssued)]) == 5
+        assert not any(isinstance(e.event, CommandIssued) and isinstance(e.event.command, AnswerActiveDefense)
+                       for e in events)
+        assert isinstance(events[-1].event, ActiveDefenseWindowOpened)
+        assert_legal_order(events)

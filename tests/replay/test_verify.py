@@ -1,4 +1,5 @@
-"""Tests for omen_replay.verify: chain, seed commitment, seeded dice and recomputed totals."""
+"""Tests for omen_replay.verify: chain, seed commitment, seeded dice, recomputed totals, every command decided
+again, witnessed heads, the dice-source policy and undo re-rolls."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from hypothesis import strategies as st
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import SaveEffect, Weapon
 from omen_core.events import (
+    ConditionApplied,
+    DamageResolved,
     DiceRolled,
     Die,
+    ResourceChanged,
     RollTotal,
+    SaveResolved,
     StaticCheckResolved,
     StoredEvent,
     seal,
@@ -37,29 +42,82 @@ def seeded_log(reveal: bool = True) -> list[StoredEvent]:
 
 
 def reseal(log: list[StoredEvent], index: int, event) -> list[StoredEvent]:
-    """Replace one event and re-seal the whole chain after it, as a careful forger would."""
+    """Replace one event and re-seal the whole chain after it (batch and batch size kept), as a careful forger
+    would."""
     out = log[:index]
     prev = out[-1].hash if out else "0" * 64
     for rec in [msgspec.structs.replace(log[index], event=event), *log[index + 1:]]:
-        out.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event))
+        out.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event, rec.batch, rec.batch_size))
         prev = out[-1].hash
     return out
 
 
+_SEQ_FIELDS = ("action", "reacting_to", "from_seq", "to_seq", "undo_seq")
+
+
+def rechain(records: list[StoredEvent]) -> list[StoredEvent]:
+    """A whole log re-sealed after events were dropped, duplicated, inserted or moved, as a careful forger would:
+    seqs renumbered 1, 2, 3...; each run of records of one original batch made a batch again (its start and
+    size recomputed); every seq an event refers to (action ids, undo ranges) moved with the event it names;
+    every hash recomputed from the genesis hash."""
+    moved: dict[int, int] = {}
+    for n, rec in enumerate(records, 1):
+        moved.setdefault(rec.seq, n)
+    runs: list[list[int]] = []
+    for n, rec in enumerate(records):
+        if runs and records[runs[-1][-1]].batch == rec.batch:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    out: list[StoredEvent] = []
+    prev = "0" * 64
+    for run in runs:
+        for n in run:
+            rec = records[n]
+            event = rec.event
+            changes = {f: moved.get(getattr(event, f), getattr(event, f)) for f in _SEQ_FIELDS
+                       if isinstance(getattr(event, f, None), int)}
+            event = msgspec.structs.replace(event, **changes) if changes else event
+            out.append(seal(rec.fight_id, n + 1, rec.recorded_at, prev, event, run[0] + 1, len(run)))
+            prev = out[-1].hash
+    return out
+
+
+def integrity(report) -> set[str]:
+    """The rules of a report's integrity findings."""
+    return {f.rule for f in report.problems}
+
+
+def redecided_at(report, seq: int) -> list:
+    """The re-decision's findings at ``seq``: where the rules, deciding the batch's command again with its own
+    dice, give other events than the log records."""
+    return [f for f in report.problems if f.seq == seq and f.what.startswith("the rules")]
+
+
 class TestCleanLogs:
     def test_seeded_log_is_clean(self):
-        """A played seeded log verifies: chain sound, seed matches, all three dice recomputed."""
+        """A played seeded log verifies: chain sound, seed matches, all three dice recomputed, each of the six
+        batches (start, two joins, the check, the save, the reveal) decided again."""
         report = verify(seeded_log())
-        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 12
+        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 15
+        assert report.redecided == 6 and report.schema_versions == (2,)
 
     def test_demo_log_is_clean(self):
         """The demo's own log verifies."""
         assert verify(run_demo(MemoryStore(), clock=lambda: 0).events).clean
 
     def test_unrevealed_seed_can_be_supplied(self):
-        """Before the reveal, the dice can be checked against a seed supplied by the auditor."""
-        report = verify(seeded_log(reveal=False), seed=SEED)
-        assert report.clean and report.seed_revealed
+        """Before the reveal, the dice can be checked against a seed supplied by the auditor: the report says the
+        dice were checked against the seed, and a re-sealed die is caught by it."""
+        log = seeded_log(reveal=False)
+        report = verify(log, seed=SEED)
+        assert report.clean and report.seeded_dice == 3
+        i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
+        die = log[i].event.dice[0]
+        forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % die.sides
+                                                                                      + 1),))
+        assert any(f.seq == log[i].seq and f.rule == "dice" for f in verify(reseal(log, i, forged), seed=SEED).findings)
+        assert report.seed_revealed
 
 
 class TestTampering:
@@ -113,10 +171,12 @@ class TestTampering:
         fight.static_check(CheckSpec(who="kael", attribute="STR"), 2)
         fight.static_check(CheckSpec(who="kael", attribute="STR"), 2)
         log = fight.events
-        for i in (3, 5):
+        checks = [i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved)]
+        assert len(checks) == 2
+        for i in checks:
             ev = log[i].event
             log = reseal(log, i, msgspec.structs.replace(ev, outcome="failure"))
-        assert {f.seq for f in verify(log).findings} == {4, 6}
+        assert {f.seq for f in verify(log).findings} == {log[i].seq for i in checks}
 
     @pytest.mark.parametrize("drop", [1, 2, 3])
     def test_dropped_event_is_reported(self, drop):
@@ -170,11 +230,8 @@ class TestAttackAudit:
         """Two events of an attack swapped and re-sealed are reported as out of order (lifecycle)."""
         log = attack_log()
         i = next(i for i, r in enumerate(log) if r.event.__class__.__name__ == "CostPaid")
-        swapped = [*log[:i], log[i + 1], log[i], *log[i + 2:]]
-        out, prev = [], "0" * 64
-        for n, rec in enumerate(swapped, 1):
-            out.append(seal(rec.fight_id, n, rec.recorded_at, prev, rec.event))
-            prev = out[-1].hash
+        assert log[i + 1].batch == log[i].batch            # both of one command's batch
+        out = rechain([*log[:i], log[i + 1], log[i], *log[i + 2:]])
         findings = verify(out).findings
         assert findings and findings[0].rule == "lifecycle" and findings[0].seq == i + 1
 
@@ -256,13 +313,15 @@ class TestRawBytes:
         assert verify_lines(self.lines()).clean
 
     def test_whitespace_edit_is_found(self):
-        """A space added inside a line decodes to the same values, but is not canonical: found at that line."""
+        """A space added inside a line decodes to the same values, but is not canonical, and the hash covers the
+        line's raw bytes: found at that line (format and chain), and nowhere else."""
         from omen_replay.verify import verify_lines
 
         lines = self.lines()
+        assert b'"seq":6,' in lines[5]
         lines[5] = lines[5].replace(b'"seq":6,', b'"seq": 6,')
         findings = verify_lines(lines).findings
-        assert [(f.line, f.rule) for f in findings] == [(6, "format")]
+        assert sorted((f.line, f.seq, f.rule) for f in findings) == [(6, 6, "chain"), (6, 6, "format")]
 
     def test_undecodable_line_is_reported_and_the_rest_audited(self):
         """A garbled line is a format finding; the audit goes on and also reports the broken chain after it."""
@@ -344,14 +403,34 @@ class TestUndoAndBranchesAudit:
 
         fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[4, 6, 6, 1, 5])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
-        first = fight.version - 1
+        first = fight.events[-1].batch                 # where the check's command starts
         fight.attack("ash", "bo")
         fight.undo()
+        attack_undone_at = fight.version
         fight.static_check(CheckSpec(who="bo", attribute="STR"), 3)
         fight.undo(to_seq=first)
         fight.redo()
         assert project(fight.events) == fight.state
-        assert verify(fight.events).findings == ()
+        report = verify(fight.events)
+        assert report.problems == () and report.clean
+        # the attack's voided dice (the redone undo voided none for good) are told, nothing else
+        assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == [
+            (attack_undone_at, "[1] at seq 12", ""), (attack_undone_at, "[6, 6] at seq 11", "")]
+
+    @pytest.mark.parametrize("dropped", ["ash", "bo"])
+    def test_a_dropped_join_before_an_answered_attack_is_reported_not_raised(self, dropped):
+        """Dropping either duelist's joining line from a log whose attack window was answered gives findings
+        (with seqs), never an exception: deciding the answer again on a state without that combatant is a
+        finding like any other."""
+        from tests.fights import new_fight
+
+        fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[6, 1, 1])
+        fight.attack("ash", "bo")
+        fight.defend("bo", None)
+        join = next(r.seq for r in fight.events if getattr(r.event, "sheet", None) is not None
+                    and r.event.sheet.id == dropped)
+        report = verify([e for e in fight.events if e.seq != join])
+        assert report.problems and "chain" in {f.rule for f in report.problems}
 
     def test_a_tampered_log_with_an_undo_is_reported_not_raised(self):
         """Dropping a combatant's joining line before an undo gives findings (with seqs), never an exception."""
@@ -365,3 +444,275 @@ class TestUndoAndBranchesAudit:
         report = verify(events)
         assert report.findings and {f.rule for f in report.findings} >= {"chain"}
         assert any(f.rule == "audit" for f in report.findings)
+
+
+def tamper_fight() -> list[StoredEvent]:
+    """A scripted fight to tamper with: Ash (STR d8+2, sword WD 4) hits Bo (RES d6+1), who declines to defend
+    (hit 7 + 3 + 2 = 12 vs base 2 + 1 = 3; damage 7 + 2 + 4 = 13); then Cy's cinder (INT d8+2) calls for Ash's
+    AGI save, which fails (1 + 0 < 6 + 2 = 8): 3 fire damage and Prone."""
+    from omen_core.content import ApplyCondition, DealDamage
+    from tests.fights import new_fight
+
+    ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(Weapon(id="sword", weapon_damage=4),))
+    fight = new_fight(ash, sheet("bo", side="raiders", RES=(6, 1)), sheet("cy", side="raiders", INT=(8, 2)),
+                      faces=[7, 3, 2, 1, 6])
+    fight.attack("ash", "bo")
+    fight.defend("bo", None)
+    fight.call_save("cy", "ash", SaveEffect(name="cinder", save="AGI", against="INT", on_failure=(
+        DealDamage(flat=3, damage_type="fire"), ApplyCondition(condition="Prone"))))
+    return fight.events
+
+
+def index_of(log: list[StoredEvent], kind: type, n: int = 0) -> int:
+    """The index of the ``n``-th event of a type in ``log``."""
+    return [i for i, r in enumerate(log) if isinstance(r.event, kind)][n]
+
+
+class TestReDecision:
+    """Issue #10, item 5 (a): with the hash chain recomputed after an edit, the chain check passes; what catches
+    the edit is deciding every batch's recorded command again with the batch's own dice."""
+
+    LINK_RULES = {"chain", "batch", "format"}
+
+    def forged(self, records: list[StoredEvent]):
+        """The audit of a forged log, after checking the forger's chain holds (so no finding comes from it)."""
+        out = rechain(records)
+        report = verify(out)
+        assert not integrity(report) & self.LINK_RULES, report.problems
+        return report
+
+    def test_the_forgers_rechain_is_faithful_and_the_log_clean(self):
+        """Re-sealing an untouched log gives the very same log, which verifies clean, every batch decided again
+        (issue #10, 5a)."""
+        log = tamper_fight()
+        assert rechain(log) == log
+        report = verify(log)
+        assert report.findings == () and report.redecided == sum(1 for r in log if r.seq == r.batch)
+
+    def test_a_dropped_hp_change_is_found(self):
+        """Dropping the resource_changed of the attack's damage, chain re-sealed, is a finding at the seq where
+        the rules put it (issue #10, 5a; C3, C13)."""
+        log = tamper_fight()
+        i = index_of(log, ResourceChanged)
+        report = self.forged(log[:i] + log[i + 1:])
+        assert redecided_at(report, log[i].seq)
+
+    def test_a_duplicated_damage_resolved_is_found(self):
+        """A damage_resolved repeated right after itself, chain re-sealed, is a finding at the copy's seq
+        (issue #10, 5a; C12, C13)."""
+        log = tamper_fight()
+        i = index_of(log, DamageResolved)
+        report = self.forged(log[:i + 1] + [log[i]] + log[i + 1:])
+        assert redecided_at(report, log[i].seq + 1)
+
+    def test_a_duplicated_condition_applied_is_found(self):
+        """A condition_applied repeated (Prone applied twice by one failed save), chain re-sealed, is a finding at
+        the copy's seq (issue #10, 5a; C25, C28)."""
+        log = tamper_fight()
+        i = index_of(log, ConditionApplied)
+        report = self.forged(log[:i + 1] + [log[i]] + log[i + 1:])
+        assert redecided_at(report, log[i].seq + 1)
+
+    def test_a_save_flipped_to_success_with_its_failure_damage_left_is_found(self):
+        """A failed save rewritten as a success, faces and totals made consistent (Ash 6 >= Cy 1 + 2), its failure
+        damage left in place, chain re-sealed: every number recomputes, yet the rules give no damage after a
+        success, so the damage is a finding at its seq (issue #10, 5a; C15, C25)."""
+        log = tamper_fight()
+        j = index_of(log, SaveResolved)
+        save, (mine, theirs) = log[j].event, (log[j - 2], log[j - 1])
+        assert (mine.event.roller, theirs.event.roller, save.success) == ("ash", "cy", False)
+
+        def face(rec, value):
+            rolled = rec.event
+            return msgspec.structs.replace(rec, event=msgspec.structs.replace(
+                rolled, dice=(msgspec.structs.replace(rolled.dice[0], face=value),)))
+
+        flipped = msgspec.structs.replace(
+            save, saver=msgspec.structs.replace(save.saver, face=6, total=6),
+            opposing=msgspec.structs.replace(save.opposing, face=1, total=1 + save.opposing.attribute_bonus),
+            success=True)
+        out = [*log[:j - 2], face(mine, 6), face(theirs, 1), msgspec.structs.replace(log[j], event=flipped),
+               *log[j + 1:]]
+        damage = index_of(log, DamageResolved, 1)
+        assert damage == j + 1
+        report = self.forged(out)
+        assert not [f for f in report.problems if f.seq <= log[j].seq]   # the save itself recomputes
+        assert redecided_at(report, log[damage].seq)
+
+    def test_an_inserted_event_is_found(self):
+        """A condition_applied the rules never produced, inserted into the attack's last batch before the action
+        settles, chain re-sealed, is a finding at its seq (issue #10, 5a)."""
+        from omen_core.events import ActionSettled
+
+        log = tamper_fight()
+        i = index_of(log, ActionSettled)
+        extra = ConditionApplied(action=log[i].event.action, who="bo", condition="Prone", added=1, stacks=1)
+        report = self.forged([*log[:i], msgspec.structs.replace(log[i], event=extra), *log[i:]])
+        assert redecided_at(report, log[i].seq)
+
+    def test_a_swapped_pair_is_found(self):
+        """Two events of one batch swapped (the HP change after the condition the failed save applies), in an
+        order the lifecycle allows, chain re-sealed, is a finding at the first of them (issue #10, 5a)."""
+        log = tamper_fight()
+        i = index_of(log, ResourceChanged, 1)
+        assert isinstance(log[i + 1].event, ConditionApplied) and log[i].batch == log[i + 1].batch
+        report = self.forged([*log[:i], log[i + 1], log[i], *log[i + 2:]])
+        assert redecided_at(report, log[i].seq)
+        assert "lifecycle" not in integrity(report)
+
+
+class TestWitnessedHeads:
+    """Issue #10, item 5 (b): a log checked against (seq, hash) heads seen earlier."""
+
+    def test_the_head_reached_is_reported_and_a_matching_head_is_clean(self):
+        """The report names the head it reached; heads witnessed on the way, or at the end, that match are clean
+        (issue #10, 5b)."""
+        from omen_replay.verify import Head
+
+        log = tamper_fight()
+        mid = log[len(log) // 2]
+        report = verify(log, heads=[Head(seq=mid.seq, hash=mid.hash), Head(seq=log[-1].seq, hash=log[-1].hash)])
+        assert report.clean and report.findings == ()
+        assert report.head == Head(seq=log[-1].seq, hash=log[-1].hash)
+
+    def test_a_log_cut_after_a_witnessed_head_is_found(self):
+        """A log cut (at a batch boundary, so it is sound by itself) before a witnessed seq: clean without the
+        head, a chain finding with it (issue #10, 5b)."""
+        from omen_replay.verify import Head
+
+        log = tamper_fight()
+        witnessed = Head(seq=log[-1].seq, hash=log[-1].hash)
+        cut = [r for r in log if r.batch < log[-1].batch]
+        assert verify(cut).clean
+        report = verify(cut, heads=[witnessed])
+        assert report.head == Head(seq=cut[-1].seq, hash=cut[-1].hash)
+        found = [f for f in report.problems if f.rule == "chain"]
+        assert found and found[0].seq == cut[-1].seq and f"{witnessed.seq}:{witnessed.hash}" == found[0].expected
+
+    def test_a_different_hash_at_a_witnessed_seq_is_found(self):
+        """A log re-sealed after a harmless-looking edit (a timestamp) is sound by itself, but its hash at a
+        witnessed seq is not the one seen: a finding at that seq (issue #10, 5b)."""
+        from omen_replay.verify import Head
+
+        log = tamper_fight()
+        witnessed = Head(seq=log[-1].seq, hash=log[-1].hash)
+        edited = rechain([msgspec.structs.replace(r, recorded_at=5) if r.seq == 5 else r for r in log])
+        assert verify(edited).clean and edited[-1].hash != witnessed.hash
+        report = verify(edited, heads=[witnessed])
+        assert [(f.seq, f.rule, f.expected, f.found) for f in report.problems] == [
+            (witnessed.seq, "chain", witnessed.hash, edited[-1].hash)]
+
+    @pytest.mark.parametrize("text", ["", "12", "12:", ":" + "a" * 64, "0:" + "a" * 64, "-3:" + "a" * 64,
+                                      "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
+                                      "7:" + "g" * 64, "7 :" + "a" * 64])
+    def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text):
+        """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
+        5b)."""
+        from omen_core.errors import BadInput
+        from omen_replay.verify import parse_head
+
+        with pytest.raises(BadInput):
+            parse_head(text)
+
+    def test_parse_head_reads_a_head(self):
+        """``SEQ:HASH`` parses to that head (issue #10, 5b)."""
+        from omen_replay.verify import Head, parse_head
+
+        assert parse_head("42:" + "0123456789abcdef" * 4) == Head(seq=42, hash="0123456789abcdef" * 4)
+
+
+class TestDiceSourcePolicy:
+    """Issue #10, item 5 (c): in a seeded fight, a die of another source needs a recorded switch; a die labelled
+    seeded needs a commitment."""
+
+    def test_a_seeded_fight_reloaded_with_manual_dice_records_the_switch(self):
+        """A seeded fight loaded again with ManualDice records dice_source_changed (seeded to manual) before the
+        first manual roll, once; the log verifies clean, the seeded dice checked against the seed (issue #10,
+        5c)."""
+        from omen_core import ManualDice
+        from omen_core.events import DiceSourceChanged
+
+        store = MemoryStore()
+        fight = Fight.start(store, "mix", dice=SeededDice(SEED), clock=lambda: 0)
+        fight.join(sheet("kael"))
+        fight.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        seeded_until = fight.version
+        again = Fight.load(store, "mix", dice=ManualDice(lambda req: [4 for _ in req.pool]), clock=lambda: 0)
+        again.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        again.static_check(CheckSpec(who="kael", attribute="AGI"), 3)
+        log = list(store.read("mix"))
+        switches = [r for r in log if isinstance(r.event, DiceSourceChanged)]
+        manual = [r for r in log if isinstance(r.event, DiceRolled) and r.event.source == "manual"]
+        assert len(switches) == 1 and len(manual) == 2
+        assert (switches[0].event.before, switches[0].event.after) == ("seeded", "manual")
+        assert seeded_until < switches[0].seq < manual[0].seq and switches[0].batch == manual[0].batch
+        report = verify(log, seed=SEED)
+        assert report.clean and report.seeded_dice == 1
+
+    def test_a_seeded_die_relabelled_manual_is_found(self):
+        """A seeded fight's die relabelled "manual" (and re-sealed) with no dice_source_changed is a dice finding
+        at its seq (issue #10, 5c)."""
+        log = seeded_log()
+        i = index_of(log, DiceRolled)
+        forged = msgspec.structs.replace(log[i].event, source="manual")
+        report = verify(reseal(log, i, forged))
+        assert any(f.seq == log[i].seq and f.rule == "dice" and f.found == "manual" for f in report.problems)
+
+    def test_a_die_labelled_seeded_without_a_commitment_is_found(self):
+        """In a scripted fight (no seed commitment), a die relabelled "seeded" (and re-sealed) is a dice finding
+        at its seq (issue #10, 5c)."""
+        log = tamper_fight()
+        i = index_of(log, DiceRolled)
+        forged = msgspec.structs.replace(log[i].event, source="seeded")
+        report = verify(reseal(log, i, forged))
+        assert any(f.seq == log[i].seq and f.rule == "dice" and f.found == "seeded" and "commitment" in f.what
+                   for f in report.problems)
+
+
+class TestUndoRerolls:
+    """Issue #10, item 5 (d): every undo that voided rolled dice is a finding of its own kind."""
+
+    def test_an_undo_that_voided_dice_shows_them_beside_the_next_roll(self):
+        """An attack that hit (6 + 5 vs 1) undone and declared again misses (1 + 1 vs 6): the audit gives one
+        "undo re-roll" per roller and purpose, the voided faces beside the faces the same roller rolled next for
+        the same purpose; the log stays clean (issue #10, 5d)."""
+        from omen_core.events import HitDetermined
+        from tests.fights import new_fight
+
+        ash = msgspec.structs.replace(sheet("ash"), weapons=(Weapon(id="sword", weapon_damage=3),))
+        fight = new_fight(ash, sheet("bo", side="b"), faces=[6, 5, 1, 1, 1, 6])
+        fight.attack("ash", "bo")
+        fight.undo()
+        undo_seq = fight.version
+        fight.attack("ash", "bo")           # 1 + 1 vs 6: a miss, no window
+        log = fight.events
+        assert [r.event.hit for r in log if isinstance(r.event, HitDetermined)] == [False]
+        rolls = {(r.event.roller, r.event.purpose): [] for r in log if isinstance(r.event, DiceRolled)}
+        for r in log:
+            if isinstance(r.event, DiceRolled):
+                rolls[(r.event.roller, r.event.purpose)].append(r)
+        report = verify(log)
+        assert report.clean and report.problems == ()
+        assert all(f.kind == "undo re-roll" and f.seq == undo_seq for f in report.rerolls)
+        shown = sorted((f.expected, f.found) for f in report.rerolls)
+        assert shown == sorted((f"{[d.face for d in voided.event.dice]} at seq {voided.seq}",
+                                f"{[d.face for d in again.event.dice]} at seq {again.seq}")
+                               for voided, again in rolls.values())
+        assert sorted(shown) == sorted([(f"[6, 5] at seq {rolls['ash', 'hit'][0].seq}",
+                                         f"[1, 1] at seq {rolls['ash', 'hit'][1].seq}"),
+                                        (f"[1] at seq {rolls['bo', 'base_defense'][0].seq}",
+                                         f"[6] at seq {rolls['bo', 'base_defense'][1].seq}")])
+        hit = next(f for f in report.rerolls if "hit roll" in f.what)
+        assert "ash" in hit.what and f"undo at seq {undo_seq}" in hit.what
+
+    def test_an_undo_that_voided_no_dice_gives_none(self):
+        """Undoing a condition the GM applied (no dice) gives no undo re-roll, and the log is clean (issue #10,
+        5d)."""
+        from tests.fights import new_fight
+
+        fight = new_fight(sheet("ash"), sheet("bo", side="b"), faces=[4])
+        fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
+        fight.apply_condition("bo", "Prone")
+        fight.undo()
+        report = verify(fight.events)
+        assert len(report.undone) == 1 and report.rerolls == () and report.findings == ()

@@ -12,8 +12,11 @@ from omen_core.events import (
     GENESIS_HASH,
     DiceRolled,
     Die,
+    Event,
+    Redone,
     SeedRevealed,
     StoredEvent,
+    Undone,
     seal,
 )
 from omen_core.store import EventStore, JsonlStore, MemoryStore, SqliteStore
@@ -24,8 +27,7 @@ BACKENDS = ("memory", "jsonl-dir", "jsonl-single", "sqlite")
 def make_event(fight_id: str, seq: int, prev_hash: str, tag: int = 0) -> StoredEvent:
     """One sealed event at ``seq``: a DiceRolled on odd seqs, a SeedRevealed on even ones."""
     if seq % 2:
-        event = DiceRolled(counter=seq, purpose="hit", roller=f"r{tag}",
-                           dice=(Die(pool="primary", sides=6, face=seq % 6 + 1),), source="scripted")
+        event: Event = roll(seq, tag)
     else:
         event = SeedRevealed(seed=f"{tag % 256:02x}{seq % 65536:04x}")
     return seal(fight_id, seq, 1000 * seq, prev_hash, event)
@@ -46,6 +48,31 @@ def continue_from(events: list[StoredEvent], fight_id: str, count: int, tag: int
     if not events:
         return make_events(fight_id, count, tag=tag)
     return make_events(fight_id, count, events[-1].seq + 1, events[-1].hash, tag)
+
+
+def chain(fight_id: str, events: list[Event], start_seq: int = 1, prev_hash: str = GENESIS_HASH) -> list[StoredEvent]:
+    """``events`` sealed as ``fight_id``'s events from ``start_seq``, each linked to the one before."""
+    sealed = []
+    for seq, event in enumerate(events, start_seq):
+        sealed.append(seal(fight_id, seq, 1000 * seq, prev_hash, event))
+        prev_hash = sealed[-1].hash
+    return sealed
+
+
+def roll(seq: int, tag: int = 0) -> DiceRolled:
+    """A plain die roll: an event that is no landmark."""
+    return DiceRolled(counter=seq, purpose="hit", roller=f"r{tag}",
+                      dice=(Die(pool="primary", sides=6, face=seq % 6 + 1),), source="scripted")
+
+
+def with_landmarks(fight_id: str, start_seq: int = 1, prev_hash: str = GENESIS_HASH) -> list[StoredEvent]:
+    """Eight events, the landmarks among them an undo (third), a redo of it (fifth), another undo (seventh) and
+    the revealed seed (eighth); the others plain rolls. The store checks no rules, so the undos need not fit."""
+    s = start_seq
+    return chain(fight_id, [roll(s), roll(s + 1), Undone(from_seq=s + 1, to_seq=s + 1, reason="oops"),
+                            roll(s + 3), Redone(undo_seq=s + 2, reason="no"), roll(s + 5),
+                            Undone(from_seq=s + 5, to_seq=s + 5), SeedRevealed(seed="ab" * 16)],
+                 start_seq, prev_hash)
 
 
 def open_backend(kind: str, where: Path) -> EventStore:

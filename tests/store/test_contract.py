@@ -9,10 +9,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omen_core.errors import BadAppend, ConcurrencyError, UnknownFight
-from omen_core.events import GENESIS_HASH, StoredEvent, chain_breaks, seal
+from omen_core.events import (
+    GENESIS_HASH,
+    LANDMARKS,
+    Redone,
+    SeedRevealed,
+    StoredEvent,
+    Undone,
+    chain_breaks,
+    encode_line,
+    seal,
+)
 from omen_core.store import EventStore
 
-from .conftest import continue_from, make_event, make_events
+from .conftest import chain, continue_from, make_event, make_events, roll, with_landmarks
 
 FIGHT = "fight-1"
 
@@ -20,6 +30,22 @@ FIGHT = "fight-1"
 def stored(store: EventStore, fight_id: str = FIGHT) -> list[StoredEvent]:
     """Everything the store holds for ``fight_id``."""
     return list(store.read(fight_id))
+
+
+def lines(store: EventStore, fight_id: str = FIGHT, after_seq: int = 0) -> list[bytes]:
+    """The lines ``read_lines`` gives, out of their chunks (each a list of bytes), without the newline a JSON
+    Lines store ends each line with."""
+    found = []
+    for chunk in store.read_lines(fight_id, after_seq):
+        assert isinstance(chunk, list) and all(isinstance(line, bytes) for line in chunk)
+        found += [line[:-1] if line.endswith(b"\n") else line for line in chunk]
+    assert not any(b"\n" in line for line in found)
+    return found
+
+
+def landmarks_in(events: list[StoredEvent]) -> list[StoredEvent]:
+    """The landmark events among ``events`` (undo and redo markers, the revealed seed), in order."""
+    return [ev for ev in events if isinstance(ev.event, LANDMARKS)]
 
 
 class TestRoundTrip:
@@ -177,6 +203,108 @@ class TestBadBatches:
         assert store.version(FIGHT) == 2
 
 
+class TestReadLines:
+    """``read_lines``: the stored bytes of each event, undecoded, in chunks, in order."""
+
+    def test_lines_are_the_encoded_events_in_order(self, store: EventStore) -> None:
+        """The lines of two batches are exactly ``encode_line(ev)`` of each event appended, in order."""
+        first = make_events(FIGHT, 3)
+        second = continue_from(first, FIGHT, 4)
+        store.append(FIGHT, first, 0)
+        store.append(FIGHT, second, 3)
+        assert lines(store) == [encode_line(ev) for ev in first + second]
+
+    @pytest.mark.parametrize("after_seq", [0, 1, 3, 4, 5, 9])
+    def test_lines_after_seq(self, store: EventStore, after_seq: int) -> None:
+        """``read_lines(fight, after_seq)`` gives exactly the lines of the later events; past the end, none."""
+        events = make_events(FIGHT, 5)
+        store.append(FIGHT, events, 0)
+        assert lines(store, FIGHT, after_seq) == [encode_line(ev) for ev in events if ev.seq > after_seq]
+
+    @pytest.mark.parametrize("after_seq", [0, 1023, 1024, 1025, 2047, 2048, 2500, 2999, 3000, 4000])
+    def test_lines_of_a_long_log(self, store: EventStore, after_seq: int) -> None:
+        """A log of 3000 events appended in batches reads back line for line after any seq, over the chunks and
+        any offset index the backend keeps."""
+        events: list[StoredEvent] = []
+        for _ in range(6):
+            batch = continue_from(events, FIGHT, 500)
+            store.append(FIGHT, batch, len(events))
+            events += batch
+        assert lines(store, FIGHT, after_seq) == [encode_line(ev) for ev in events[after_seq:]]
+
+    def test_lines_of_unknown_fight_raise(self, store: EventStore) -> None:
+        """Reading the lines of a fight that was never appended raises UnknownFight naming it."""
+        with pytest.raises(UnknownFight) as info:
+            list(store.read_lines("nobody"))
+        assert info.value.fight_id == "nobody"
+
+    def test_fights_do_not_mix(self, store: EventStore, backend: str) -> None:
+        """Each fight's lines are its own."""
+        if backend == "jsonl-single":
+            pytest.skip("a single-file store holds one fight (its refusal is tested in test_jsonl)")
+        a, b = make_events("a", 3), make_events("b", 2, tag=1)
+        store.append("a", a, 0)
+        store.append("b", b, 0)
+        assert lines(store, "a") == [encode_line(ev) for ev in a]
+        assert lines(store, "b", 1) == [encode_line(b[1])]
+
+
+class TestLandmarks:
+    """``landmarks``: the fight's undo and redo markers and revealed seed, from an index kept at append time."""
+
+    def test_landmarks_are_exactly_those_appended_in_order(self, store: EventStore) -> None:
+        """The undo, the redo, the second undo and the revealed seed, as appended, in order; nothing else."""
+        events = with_landmarks(FIGHT)
+        store.append(FIGHT, events[:4], 0)
+        store.append(FIGHT, events[4:], 4)
+        found = store.landmarks(FIGHT)
+        assert [type(ev.event) for ev in found] == [Undone, Redone, Undone, SeedRevealed]
+        assert found == [events[2], events[4], events[6], events[7]]
+
+    def test_landmarks_follow_appends(self, store: EventStore) -> None:
+        """Each append's landmarks are known as soon as it returns; later plain events add none."""
+        events = with_landmarks(FIGHT)
+        store.append(FIGHT, events[:2], 0)
+        assert store.landmarks(FIGHT) == []
+        store.append(FIGHT, events[2:3], 2)
+        assert store.landmarks(FIGHT) == [events[2]]
+        store.append(FIGHT, events[3:], 3)
+        more = chain(FIGHT, [roll(9), roll(10)], 9, events[-1].hash)
+        store.append(FIGHT, more, 8)
+        assert store.landmarks(FIGHT) == landmarks_in(events)
+
+    def test_fight_without_landmarks(self, store: EventStore) -> None:
+        """A fight of plain events has no landmarks."""
+        store.append(FIGHT, chain(FIGHT, [roll(seq) for seq in range(1, 6)]), 0)
+        assert store.landmarks(FIGHT) == []
+
+    def test_landmarks_of_unknown_fight_raise(self, store: EventStore) -> None:
+        """The landmarks of a fight that was never appended raise UnknownFight naming it."""
+        with pytest.raises(UnknownFight) as info:
+            store.landmarks("nobody")
+        assert info.value.fight_id == "nobody"
+
+    def test_landmarks_of_each_fight(self, store: EventStore, backend: str) -> None:
+        """Each fight's landmarks are its own."""
+        if backend == "jsonl-single":
+            pytest.skip("a single-file store holds one fight (its refusal is tested in test_jsonl)")
+        a = with_landmarks("a")
+        b = chain("b", [roll(1), roll(2)])
+        store.append("a", a, 0)
+        store.append("b", b, 0)
+        assert store.landmarks("a") == landmarks_in(a)
+        assert store.landmarks("b") == []
+
+
+class TestLocation:
+    def test_location_is_a_name_for_messages(self, store: EventStore) -> None:
+        """``location`` is a non-empty string, the one an UnknownFight names."""
+        assert isinstance(store.location, str) and store.location
+        with pytest.raises(UnknownFight) as info:
+            list(store.read("nobody"))
+        assert store.location in str(info.value)
+
+
 batch_sizes = st.lists(st.integers(min_value=1, max_value=4), min_size=1, max_size=5)
 
 
@@ -199,3 +327,27 @@ class TestProperty:
         assert back == appended
         assert list(chain_breaks(back, FIGHT)) == []
         assert store.version(FIGHT) == len(appended)
+        assert lines(store) == [encode_line(ev) for ev in appended]
+        assert store.landmarks(FIGHT) == landmarks_in(appended)
+
+    @settings(max_examples=25, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(batches=st.lists(st.lists(st.sampled_from(["roll", "undone", "redone", "seed"]), min_size=1,
+                                     max_size=4), min_size=1, max_size=5),
+           after=st.integers(min_value=0, max_value=22))
+    def test_any_landmarks_are_indexed(self, store_factory: Callable[[], EventStore], batches: list[list[str]],
+                                       after: int) -> None:
+        """Whatever mix of plain events and landmarks is appended, in whatever batches, ``landmarks`` gives exactly
+        the landmarks and ``read_lines`` the lines of the events after any seq."""
+        store = store_factory()
+        appended: list[StoredEvent] = []
+        for kinds in batches:
+            start = len(appended) + 1
+            made = {"roll": lambda s: roll(s), "undone": lambda s: Undone(from_seq=1, to_seq=s - 1 or 1),
+                    "redone": lambda s: Redone(undo_seq=s - 1 or 1), "seed": lambda s: SeedRevealed(seed=f"{s:04x}")}
+            batch = chain(FIGHT, [made[kind](seq) for seq, kind in enumerate(kinds, start)], start,
+                          appended[-1].hash if appended else GENESIS_HASH)
+            store.append(FIGHT, batch, len(appended))
+            appended += batch
+            assert store.landmarks(FIGHT) == landmarks_in(appended)
+        assert lines(store, FIGHT, after) == [encode_line(ev) for ev in appended[after:]]

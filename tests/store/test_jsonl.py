@@ -1,4 +1,5 @@
-"""The JSON Lines backend: exact line bytes, torn tails and repair, corruption, single-file mode, failed writes."""
+"""The JSON Lines backend: exact line bytes, torn tails and repair, corruption, single-file mode, failed writes, the
+offset and landmark indexes."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from omen_core.errors import BadAppend, LogCorrupted, TornTail, UnknownFight
-from omen_core.events import StoredEvent, encode_line
+from omen_core.events import LANDMARKS, StoredEvent, encode_line
 from omen_core.store import JsonlStore
 
-from .conftest import continue_from, make_events
+from .conftest import continue_from, make_events, with_landmarks
 
 FIGHT = "duel"
 
@@ -276,7 +277,7 @@ class TestOffsetIndex:
 
 
 class TestReadLines:
-    """``read_lines``: the stored lines undecoded, in lists, for the lazy replay."""
+    """``read_lines``: the stored lines undecoded, in lists, for the walk."""
 
     def test_lines_come_as_stored_in_order(self, store: JsonlStore, log: Path) -> None:
         """Every line comes exactly as stored, newline included, in order, over several lists for a long log."""
@@ -314,3 +315,145 @@ class TestReadLines:
         """An unknown fight raises UnknownFight when called, not when iterated."""
         with pytest.raises(UnknownFight):
             store.read_lines("nobody")
+
+
+def marks_of(log: Path) -> Path:
+    """The landmark index beside ``log``."""
+    return log.with_name(log.name + ".marks")
+
+
+def landmarks_in(events: list[StoredEvent]) -> list[StoredEvent]:
+    """The landmark events among ``events``, in order."""
+    return [ev for ev in events if isinstance(ev.event, LANDMARKS)]
+
+
+def append_by_hand(log: Path, events: list[StoredEvent]) -> None:
+    """Append ``events`` to the log as a writer that keeps no landmark index would."""
+    with open(log, "ab") as f:
+        f.write(b"".join(encode_line(ev) + b"\n" for ev in events))
+
+
+def assert_index_covers(log: Path, events: list[StoredEvent]) -> None:
+    """The index says it covers the whole log (its last seq, its size, its last hash) and lists each landmark at the
+    byte offset of its line (the ``C``/``L`` rows documented in omen_core.store.jsonl)."""
+    rows = marks_of(log).read_text().splitlines()
+    offsets, at = {}, 0
+    for ev in events:
+        offsets[ev.seq] = at
+        at += len(encode_line(ev)) + 1
+    assert rows[0].split() == ["C", f"{events[-1].seq:020d}", f"{log.stat().st_size:020d}", events[-1].hash]
+    assert [row.split() for row in rows[1:]] == [["L", str(ev.seq), str(offsets[ev.seq])]
+                                                  for ev in landmarks_in(events)]
+
+
+class TestLandmarkIndex:
+    """``<log>.marks``: the landmarks indexed at append time; a cache, never trusted over the log."""
+
+    @pytest.fixture
+    def marked(self, store: JsonlStore, log: Path) -> list[StoredEvent]:
+        """Eight events with an undo, a redo, another undo and the revealed seed, appended in two batches."""
+        events = with_landmarks(FIGHT)
+        store.append(FIGHT, events[:4], 0)
+        store.append(FIGHT, events[4:], 4)
+        return events
+
+    def test_append_keeps_the_index(self, store: JsonlStore, log: Path, marked: list[StoredEvent]) -> None:
+        """After each append the index covers the whole log and lists every landmark; landmarks come from it."""
+        assert_index_covers(log, marked)
+        assert store.landmarks(FIGHT) == landmarks_in(marked)
+
+    def test_missing_index(self, store: JsonlStore, log: Path, marked: list[StoredEvent]) -> None:
+        """With the index deleted the landmarks are the same, and reading does not write it again."""
+        marks_of(log).unlink()
+        assert store.landmarks(FIGHT) == landmarks_in(marked)
+        assert list(store.read(FIGHT)) == marked
+        got = [line for chunk in store.read_lines(FIGHT) for line in chunk]
+        assert got == [encode_line(ev) + b"\n" for ev in marked]
+        assert store.version(FIGHT) == 8
+        assert not marks_of(log).exists()
+
+    def test_stale_index(self, store: JsonlStore, log: Path, marked: list[StoredEvent]) -> None:
+        """Events appended by a writer that keeps no index (with a sound chain) still count, landmarks among them;
+        reading leaves the stale index as it was."""
+        more = with_landmarks(FIGHT, 9, marked[-1].hash)
+        append_by_hand(log, more)
+        before = marks_of(log).read_bytes()
+        assert store.landmarks(FIGHT) == landmarks_in(marked + more)
+        assert list(store.read(FIGHT)) == marked + more
+        assert marks_of(log).read_bytes() == before
+
+    @pytest.mark.parametrize("garbage", ["empty", "binary", "bad header", "wrong offsets", "not landmarks",
+                                         "another log", "rows past the header"])
+    def test_garbage_index(self, store: JsonlStore, log: Path, marked: list[StoredEvent], garbage: str) -> None:
+        """An index that does not describe the log (garbage, rows pointing at the wrong lines, another log's, or
+        rows beyond what its header covers, as a crash between its two writes leaves it) is not trusted: the
+        landmarks are exactly the log's, each once."""
+        index = marks_of(log)
+        header, *rows = index.read_text().splitlines()
+        covered_4 = f"C {4:020d} {sum(len(encode_line(ev)) + 1 for ev in marked[:4]):020d} {marked[3].hash}"
+        index.write_bytes({
+            "empty": b"",
+            "binary": b"\xff\xfe\x00garbage\nL 3\nL x y\n",
+            "bad header": ("C 8 nonsense\n" + "\n".join(rows) + "\n").encode(),
+            "wrong offsets": (header + "\n" + "".join(f"L {row.split()[1]} 0\n" for row in rows)).encode(),
+            "not landmarks": (header + "\nL 1 0\nL 2 0\n").encode(),
+            "another log": f"C {8:020d} {log.stat().st_size:020d} {'0' * 64}\n".encode(),
+            "rows past the header": (covered_4 + "\n" + "\n".join(rows) + "\n").encode(),
+        }[garbage])
+        before = index.read_bytes()
+        assert store.landmarks(FIGHT) == landmarks_in(marked)
+        assert index.read_bytes() == before
+
+    @pytest.mark.parametrize("case", ["missing", "stale", "garbage", "cut back"])
+    def test_append_rebuilds_the_index(self, store: JsonlStore, log: Path, marked: list[StoredEvent],
+                                       case: str) -> None:
+        """An append to a log whose index is missing, stale, garbage, or covers more than the log (after a repair
+        cut a torn line) leaves an index that covers the whole log and lists every landmark."""
+        events = list(marked)
+        if case == "missing":
+            marks_of(log).unlink()
+        elif case == "stale":
+            more = with_landmarks(FIGHT, 9, events[-1].hash)
+            append_by_hand(log, more)
+            events += more
+        elif case == "garbage":
+            marks_of(log).write_bytes(b"\x00\x01 nothing useful\n")
+        else:
+            data = log.read_bytes()
+            log.write_bytes(data[:-10])
+            assert store.repair(FIGHT) is not None
+            events = events[:-1]
+            assert store.landmarks(FIGHT) == landmarks_in(events)
+        tail = with_landmarks(FIGHT, len(events) + 1, events[-1].hash)
+        store.append(FIGHT, tail, len(events))
+        events += tail
+        assert_index_covers(log, events)
+        assert store.landmarks(FIGHT) == landmarks_in(events)
+
+    def test_reading_creates_no_index(self, tmp_path: Path) -> None:
+        """A log written elsewhere (no index beside it) is read, and its landmarks found, without a ``.marks``."""
+        log = tmp_path / f"{FIGHT}.jsonl"
+        events = with_landmarks(FIGHT)
+        write_log(log, events)
+        store = JsonlStore(tmp_path)
+        assert store.landmarks(FIGHT) == landmarks_in(events)
+        assert list(store.read(FIGHT)) == events
+        assert not marks_of(log).exists()
+        single = JsonlStore.single(log)
+        assert single.landmarks(FIGHT) == landmarks_in(events)
+        assert not marks_of(log).exists()
+
+    def test_reading_creates_no_file(self, tmp_path: Path) -> None:
+        """Reading a log written elsewhere (its landmarks, its events and lines from the start or a late seq, its
+        version, the fights) creates no file at all beside it: reading never writes."""
+        log = tmp_path / f"{FIGHT}.jsonl"
+        events = with_landmarks(FIGHT) + continue_from(with_landmarks(FIGHT), FIGHT, 1200)
+        write_log(log, events)
+        store = JsonlStore(tmp_path)
+        assert store.landmarks(FIGHT) == landmarks_in(events)
+        assert list(store.read(FIGHT)) == events
+        assert list(store.read(FIGHT, 1100)) == events[1100:]
+        assert [line for chunk in store.read_lines(FIGHT, 1100) for line in chunk] == \
+            [encode_line(ev) + b"\n" for ev in events[1100:]]
+        assert store.version(FIGHT) == len(events) and store.fights() == [FIGHT]
+        assert sorted(p.name for p in tmp_path.iterdir()) == [log.name]

@@ -6,27 +6,30 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore
-from omen_core.walk import project
+from omen_core.events import Redone, Undone
 from omen_core.store import JsonlStore, SqliteStore
 from omen_core.store.snapshots import (
+    STATE_FORMAT,
     FileSnapshots,
     MemorySnapshots,
     SqliteSnapshots,
-    state_at,
     take,
+    usable_snapshot,
 )
+from omen_core.walk import StoreSource, landmarks_of, project, replay, state_at
 from omen_replay.scenario import load_scenario, run_scenario
+from tests.random_fights import RandomFight, fights
 
 EMBER = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
 _LOG: list = []
 
 
 def ember_log():
-    """The Ember Ford fight's events (made once)."""
+    """The Ember Ford fight's events (made once): 323 events, the undo at seq 86 voiding seqs 78 to 84."""
     if not _LOG:
         _LOG.extend(run_scenario(load_scenario(EMBER), MemoryStore(), clock=lambda: 0).events)
     return list(_LOG)
@@ -37,6 +40,25 @@ def store_with(records) -> MemoryStore:
     store = MemoryStore()
     store.append(records[0].fight_id, records, 0)
     return store
+
+
+def ember_source() -> StoreSource:
+    """The Ember Ford fight in a memory store, as the walk reads it."""
+    return StoreSource(store_with(ember_log()), "ember-ford")
+
+
+def lying(records, seq: int):
+    """A snapshot at ``seq`` that fits the log (schema, state format, the event's hash) but whose state is not the
+    fight's: if it were used, the result would say so (its title)."""
+    snap = take(project(records, seq))
+    return msgspec.structs.replace(snap, state=msgspec.structs.replace(snap.state, title="a lie"))
+
+
+def the_undo():
+    """The Ember Ford undo: its marker's seq and the range it voids."""
+    undo = landmarks_of(ember_log()).undos[0]
+    assert (undo.seq, undo.from_seq, undo.to_seq) == (86, 78, 84)
+    return undo
 
 
 @pytest.fixture(params=["memory", "files", "sqlite"])
@@ -54,50 +76,127 @@ def snapshots(request, tmp_path):
 
 class TestCache:
     @settings(max_examples=25, deadline=None)
-    @given(st.lists(st.integers(1, 250), max_size=4), st.integers(1, 252))
+    @given(st.lists(st.integers(1, 323), max_size=4), st.integers(1, 323))
     def test_snapshots_change_no_result(self, at, to):
-        """With snapshots anywhere, the state at any seq is the full projection's; deleting them changes nothing."""
+        """With snapshots anywhere (inside the undone range too), the state at any seq is the one walked from the
+        start; deleting them changes nothing."""
         records = ember_log()
-        store = store_with(records)
+        source = ember_source()
         snaps = MemorySnapshots()
         for seq in at:
-            snaps.save(take(project(records[:seq])))
-        read = lambda after: store.read("ember-ford", after)  # noqa: E731
-        expected = project(records[:to])
-        assert state_at(read, "ember-ford", snaps, to) == expected
+            snaps.save(take(project(records, seq)))
+        expected = project(records, to)
+        assert replay(source, to_seq=to) == expected
+        assert state_at(source, snaps, to) == expected
         snaps.delete("ember-ford")
-        assert state_at(read, "ember-ford", snaps, to) == expected
+        assert state_at(source, snaps, to) == expected
+
+    def test_a_fitting_snapshot_is_used(self):
+        """A snapshot that fits the log is where the walk starts: its state shows through (the control for the
+        tests that a stale one is not used)."""
+        records = ember_log()
+        snaps = MemorySnapshots()
+        snaps.save(lying(records, 111))
+        assert usable_snapshot(ember_source(), snaps, 150).title == "a lie"
+        assert state_at(ember_source(), snaps, 150).title == "a lie"
+
+    @pytest.mark.parametrize("at", [6, 60, 100])
+    def test_snapshot_in_the_middle_of_a_command(self, at):
+        """A snapshot taken after an event inside a command's batch (seq 6 opens the ambush's batch 6-14, 60 and
+        100 are inside batches 56-61 and 97-111) is a state like any other: the walk from it gives the same state."""
+        records = ember_log()
+        assert records[at - 1].batch + records[at - 1].batch_size - 1 > at  # the command's batch goes on after it
+        snaps = MemorySnapshots()
+        snaps.save(take(project(records, at)))
+        assert state_at(ember_source(), snaps, 150) == project(records, 150)
 
     def test_every_backend_round_trips(self, snapshots):
         """Each snapshot store gives back the latest snapshot at or before a seq, equal to what was saved."""
         records = ember_log()
         for seq in (40, 100, 180):
-            snapshots.save(take(project(records[:seq])))
+            snapshots.save(take(project(records, seq)))
         assert snapshots.seqs("ember-ford") == [40, 100, 180]
-        assert snapshots.latest("ember-ford", 150).state == project(records[:100])
+        assert snapshots.latest("ember-ford", 150).state == project(records, 100)
         assert snapshots.latest("ember-ford", 39) is None
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(fights(), st.data())
+    def test_random_fights_same_state_with_or_without_snapshots(self, rf: RandomFight, data):
+        """In random fights with undos and redos, snapshots of the live state taken anywhere never change the state
+        at any seq, nor the state at the end, which is the live one."""
+        records = rf.records
+        source = StoreSource(rf.fight.store, rf.fight.fight_id)
+        snaps = MemorySnapshots()
+        for version in data.draw(st.lists(st.sampled_from(sorted(rf.states)), max_size=5), label="snapshots at"):
+            snaps.save(take(rf.states[version]))
+        assert state_at(source, snaps) == replay(source) == rf.state
+        for to in data.draw(st.lists(st.integers(1, len(records)), min_size=1, max_size=4), label="states at"):
+            assert state_at(source, snaps, to) == replay(source, to_seq=to) == project(records, to)
 
 
 class TestStale:
     def test_snapshot_of_another_log_is_ignored(self):
         """A snapshot whose event hash is not the log's at that seq is ignored, not trusted."""
         records = ember_log()
-        forged = msgspec.structs.replace(take(project(records[:100])), event_hash="0" * 64)
-        lying = msgspec.structs.replace(forged, state=project(records[:10]))
+        forged = msgspec.structs.replace(lying(records, 111), event_hash="0" * 64)
         snaps = MemorySnapshots()
-        snaps.save(lying)
-        store = store_with(records)
-        assert state_at(lambda a: store.read("ember-ford", a), "ember-ford", snaps, 150) == project(records[:150])
+        snaps.save(forged)
+        assert usable_snapshot(ember_source(), snaps, 150) is None
+        assert state_at(ember_source(), snaps, 150) == project(records, 150)
 
-    @pytest.mark.parametrize("field", ["schema_version", "state_format"])
-    def test_snapshot_of_another_version_is_ignored(self, field):
-        """A snapshot taken under another schema or state format is ignored."""
+    @pytest.mark.parametrize("field, change", [("schema_version", 1), ("state_format", 1), ("state_format", -1)])
+    def test_snapshot_of_another_version_is_ignored(self, field, change):
+        """A snapshot taken under another schema or state format (older or newer) is ignored."""
         records = ember_log()
-        snap = take(project(records[:10]))
+        snap = lying(records, 111)
+        assert snap.state_format == STATE_FORMAT
         snaps = MemorySnapshots()
-        snaps.save(msgspec.structs.replace(snap, **{field: getattr(snap, field) + 1}))
-        store = store_with(records)
-        assert state_at(lambda a: store.read("ember-ford", a), "ember-ford", snaps, 100) == project(records[:100])
+        snaps.save(msgspec.structs.replace(snap, **{field: getattr(snap, field) + change}))
+        assert usable_snapshot(ember_source(), snaps, 150) is None
+        assert state_at(ember_source(), snaps, 150) == project(records, 150)
+
+    def test_an_older_snapshot_is_tried_next(self):
+        """Past a stale snapshot, the latest fitting one before it is used."""
+        records = ember_log()
+        snaps = MemorySnapshots()
+        snaps.save(lying(records, 61))
+        snaps.save(msgspec.structs.replace(lying(records, 111), state_format=STATE_FORMAT + 1))
+        assert usable_snapshot(ember_source(), snaps, 150).version == 61
+        assert state_at(ember_source(), snaps, 150).title == "a lie"
+
+    @pytest.mark.parametrize("at", [78, 80, 84, 85])
+    def test_snapshot_an_undo_reaches_across_is_passed_over(self, at):
+        """A snapshot taken inside the range the undo at seq 86 voids (78-84), or between that range and the undo,
+        no longer describes the log after the undo: passed over; before the undo it still fits."""
+        records = ember_log()
+        undo = the_undo()
+        snaps = MemorySnapshots()
+        snaps.save(lying(records, at))
+        for to in (undo.seq, 100, None):
+            assert usable_snapshot(ember_source(), snaps, to) is None
+            assert state_at(ember_source(), snaps, to) == project(records, to)
+        assert usable_snapshot(ember_source(), snaps, undo.seq - 1).title == "a lie"
+        snaps.save(lying(records, undo.from_seq - 1))  # just before the range: the undo goes back to it
+        assert usable_snapshot(ember_source(), snaps, 100).version == undo.from_seq - 1
+
+    def test_snapshot_a_redo_reaches_across_is_passed_over(self):
+        """A snapshot taken after an undo, before the redo that takes it back, no longer describes the log after
+        the redo (the undone events count again): passed over; before the redo it still fits."""
+        from omen_replay.demo import run_demo
+
+        store = MemoryStore()
+        fight = run_demo(store, clock=lambda: 0)
+        fight.undo()
+        undone_at = fight.version
+        source = StoreSource(store, "demo")
+        snaps = MemorySnapshots()
+        snaps.save(lying(list(store.read("demo")), undone_at))
+        fight.redo()
+        records = list(store.read("demo"))
+        assert isinstance(records[undone_at - 1].event, Undone) and isinstance(records[-1].event, Redone)
+        assert usable_snapshot(source, snaps, undone_at).title == "a lie"
+        assert usable_snapshot(source, snaps) is None
+        assert state_at(source, snaps) == project(records) == fight.state
 
     def test_snapshot_inside_an_undone_range_is_not_used(self):
         """A snapshot taken inside a range later undone no longer describes the log, and is not used."""
@@ -110,6 +209,7 @@ class TestStale:
         fight.undo()
         fight.undo()
         assert fight.state == project(store.read("demo"))
+        assert usable_snapshot(StoreSource(store, "demo"), snaps) is None
         loaded = Fight.load(store, "demo", snapshots=snaps)
         assert loaded.state == fight.state
 
@@ -123,6 +223,7 @@ class TestFight:
         assert snaps.seqs("ember-ford") == []
         fight.snapshots, fight.snapshot_every = snaps, 50
         fight.snapshot()
+        assert usable_snapshot(StoreSource(store, "ember-ford"), snaps) == fight.state
         loaded = Fight.load(store, "ember-ford", snapshots=snaps)
         assert loaded.state == fight.state == project(store.read("ember-ford"))
 

@@ -1,4 +1,5 @@
-"""The SQLite backend: WAL mode, the UNIQUE(fight_id, seq) constraint, corrupted rows, lifetime."""
+"""The SQLite backend: WAL mode, the UNIQUE(fight_id, seq) constraint, corrupted rows, lifetime, the landmarks
+table."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from omen_core.errors import LogCorrupted
-from omen_core.events import encode_line
+from omen_core.events import LANDMARKS, Undone, encode_line
 from omen_core.store import SqliteStore
 
-from .conftest import make_events
+from .conftest import make_events, with_landmarks
 
 FIGHT = "duel"
 
@@ -116,7 +117,7 @@ class TestLifetime:
 
 
 class TestReadLines:
-    """``read_lines``: the rows' lines undecoded, in lists, for the lazy replay."""
+    """``read_lines``: the rows' lines undecoded, in lists, for the walk."""
 
     def test_lines_come_as_stored_in_order(self, store: SqliteStore) -> None:
         """Every row's line comes exactly as stored, in seq order, over several lists for a long log."""
@@ -147,3 +148,39 @@ class TestReadLines:
 
         with pytest.raises(UnknownFight):
             store.read_lines("nobody")
+
+
+class TestLandmarks:
+    """The ``landmarks`` table: written with the events, and built once for a database older than it."""
+
+    def test_landmarks_are_written_with_the_events(self, store: SqliteStore, db: Path) -> None:
+        """Each append's landmarks get their row in the same transaction as its events."""
+        events = with_landmarks(FIGHT)
+        store.append(FIGHT, events[:4], 0)
+        store.append(FIGHT, events[4:], 4)
+        with closing(raw(db)) as conn:
+            rows = conn.execute("SELECT fight_id, seq FROM landmarks ORDER BY seq").fetchall()
+        assert rows == [(FIGHT, ev.seq) for ev in events if isinstance(ev.event, LANDMARKS)]
+
+    def test_a_database_older_than_the_landmarks_table_is_indexed_when_opened(self, db: Path) -> None:
+        """A database written before the landmarks table existed (only ``events``) gets its landmarks indexed when
+        a store opens it: undos, redos and the revealed seed of every fight, and nothing else."""
+        duel = with_landmarks(FIGHT)
+        first = make_events("other", 1)
+        other = first + with_landmarks("other", 2, first[0].hash)
+        with closing(raw(db)) as conn:
+            conn.execute("CREATE TABLE events (fight_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+                         "recorded_at INTEGER NOT NULL, line BLOB NOT NULL, UNIQUE (fight_id, seq))")
+            conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?)",
+                             [(ev.fight_id, ev.seq, ev.recorded_at, encode_line(ev)) for ev in duel + other])
+            assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall() == [("events",)]
+        assert any(isinstance(ev.event, Undone) for ev in duel)
+        with SqliteStore(db) as store:
+            assert store.landmarks(FIGHT) == [ev for ev in duel if isinstance(ev.event, LANDMARKS)]
+            assert store.landmarks("other") == [ev for ev in other if isinstance(ev.event, LANDMARKS)]
+            assert list(store.read(FIGHT)) == duel
+            more = with_landmarks(FIGHT, 9, duel[-1].hash)
+            store.append(FIGHT, more, 8)
+            assert store.landmarks(FIGHT) == [ev for ev in duel + more if isinstance(ev.event, LANDMARKS)]
+        with SqliteStore(db) as again:  # indexed once: opening again changes nothing
+            assert again.landmarks(FIGHT) == [ev for ev in duel + more if isinstance(ev.event, LANDMARKS)]
