@@ -11,8 +11,8 @@
 >>> result = fight.static_check(CheckSpec(who="kael", skill="Climb"), difficulty=8)
 >>> result.check.total, result.outcome      # 5 + STR bonus 2 + Climb level 1 = 8: a tie (C16)
 (8, 'tie')
->>> fight.version
-4
+>>> fight.version                           # 1 start, 2 join, 3 command_issued, 4 the roll, 5 the result
+5
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import msgspec
-import structlog
 
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset
 from .decide import (
@@ -60,6 +59,7 @@ from .decide import (
 )
 from .dice import DiceSource, NoDice, SeededDice
 from .errors import RuleViolation
+from .logs import get_logger
 from .events import (
     UNDO_MARKERS,
     ActiveDefenseWindowOpened,
@@ -94,7 +94,7 @@ Window = ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened 
 E = TypeVar("E")
 #: How many recent states a live fight keeps (by seq) so that undoing the last commands needs no re-reading.
 _RECENT = 64
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def system_clock() -> int:

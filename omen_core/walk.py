@@ -408,10 +408,15 @@ class _Reader:
         last = self.last
         if last is None or to_seq is not None or not self.batch_end or last.seq >= self.batch_end:
             return
-        what = (f"torn batch: the command starting at seq {self.batch} wrote {last.seq - self.batch + 1} of its "
-                f"{self.batch_end - self.batch + 1} events (a crash mid-write; omen repair removes it)")
+        what = _torn(self.batch, last.seq, self.batch_end)
         self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
                       LogCorrupted(self.source.where, self.line_no, what))
+
+
+def _torn(batch: int, last: int, batch_end: int) -> str:
+    """What a batch cut short by a crash is called."""
+    return (f"torn batch: the command starting at seq {batch} wrote {last - batch + 1} of its "
+            f"{batch_end - batch + 1} events (a crash mid-write; omen repair removes it)")
 
 
 # -- undo: the states markers go back to ---------------------------------------------------------------------------
@@ -470,22 +475,29 @@ def _timeline(source: Source, marks: Landmarks, *, to_seq: int | None, start: Fi
             if isinstance(rec.event, UNDO_MARKERS):
                 state = after_marker(state, rec, kept.get, batches.get)
             else:
-                state = evolve(state, rec.event, rec.seq, rec.batch)
+                state = _folded(state, rec, source.where)
                 state = replace(state, fight_id=rec.fight_id, version=rec.seq, last_hash=rec.hash)
         except (IllegalOrder, OutOfPhase, LogCorrupted) as exc:
             if report is None:
                 raise
             report(_fold_finding(rec, exc))
             state = replace(before, version=rec.seq, last_hash=rec.hash)
-        except Exception as exc:  # noqa: BLE001 - an audit of arbitrary input reports, never crashes
-            if report is None:
-                raise
-            report(Finding(seq=rec.seq, rule="audit", what=f"cannot apply this event: {exc!r}"))
-            state = replace(before, version=rec.seq, last_hash=rec.hash)
         if rec.seq in needed:
             kept[rec.seq] = state
         yield Step(rec, before, state, rec.seq in voided)
     reader.finish(to_seq)
+
+
+def _folded(state: FightState, rec: StoredEvent, where: str) -> FightState:
+    """``evolve`` on a stored event; an event that cannot be folded at all in the state before it (it names a
+    combatant who never joined, say: a tampered log) is a :class:`LogCorrupted`, never a raw error."""
+    try:
+        return evolve(state, rec.event, rec.seq, rec.batch)
+    except OmenError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever a broken log makes the fold trip on
+        raise LogCorrupted(where, rec.seq, f"this {type(rec.event).__struct_config__.tag} cannot be applied in "
+                                           f"the state before it: {exc!r}") from None
 
 
 def _fold_finding(rec: StoredEvent, exc: Exception) -> Finding:
@@ -496,7 +508,8 @@ def _fold_finding(rec: StoredEvent, exc: Exception) -> Finding:
     if isinstance(exc, OutOfPhase):
         return Finding(seq=rec.seq, rule="phase", what=f"{name} out of phase",
                        expected=f"not in the {exc.phase.value} phase", found=exc.trigger)
-    return Finding(seq=rec.seq, rule="undo", what=str(exc))
+    reason = exc.reason if isinstance(exc, LogCorrupted) else str(exc)
+    return Finding(seq=rec.seq, rule="undo" if isinstance(rec.event, UNDO_MARKERS) else "audit", what=reason)
 
 
 # -- the walk -----------------------------------------------------------------------------------------------------
@@ -504,7 +517,7 @@ def _fold_finding(rec: StoredEvent, exc: Exception) -> Finding:
 
 def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int | None = None,
          start: FightState | None = None, strict: bool = True, chain: bool = True,
-         canonical: bool = False) -> FightState:
+         canonical: bool = False, skim: bool = True) -> FightState:
     """Read ``source`` once and drive ``visitors``; return the state the walk leaves.
 
     ``to_seq`` stops after that event (undo markers after it do not count);
@@ -513,6 +526,8 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
     the first problem, otherwise visitors get every :class:`Finding`.
     ``chain`` checks the hash chain from the raw bytes; ``canonical`` also
     checks each line is written exactly as today's encoder writes it.
+    ``skim`` (state-only walks) decodes in full only what the fold needs;
+    False decodes every event in full (the same state, or the same error).
     """
     group = [visitors] if isinstance(visitors, Visitor) else list(visitors)
     marks = landmarks_of(source.landmarks())
@@ -529,7 +544,7 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
     try:
         if not any(v.wants_events for v in group):
             state = _fold_state(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
-                                chain=chain)
+                                chain=chain, skim=skim)
         else:
             for step in _timeline(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
                                   chain=chain, canonical=canonical):
@@ -548,7 +563,7 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
 
 
 def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: FightState | None,
-                report: Callable[[Finding], None] | None, chain: bool) -> FightState:
+                report: Callable[[Finding], None] | None, chain: bool, skim: bool = True) -> FightState:
     """The state at the end (or after ``to_seq``): every live event folded, undone events skipped, markers
     only moving the redo stack (the state an undo goes back to is the fold of the live events).
 
@@ -561,7 +576,7 @@ def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: 
     marks = marks.upto(to_seq)
     voided = marks.voided()
     state = start if start is not None else FightState(fight_id=source.fight_id)
-    if report is None:
+    if report is None and skim:
         state, done = _skim(source, state, voided, to_seq, chain)
         if done:
             return state
@@ -587,8 +602,8 @@ def _fold_full(source: Source, state: FightState, voided: frozenset[int], to_seq
                 state = replace(state, redo_stack=())
             continue
         try:
-            state = evolve(state, event, rec.seq, rec.batch)
-        except (IllegalOrder, OutOfPhase) as exc:
+            state = _folded(state, rec, source.where)
+        except (IllegalOrder, OutOfPhase, LogCorrupted) as exc:
             if report is None:
                 raise
             report(_fold_finding(rec, exc))
@@ -685,8 +700,9 @@ class _Slow(Exception):  # noqa: N818 - a signal: hand the rest of the log to th
 
 def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None, chain: bool
           ) -> tuple[FightState, bool]:
-    """The state-only fold over lines decoded with stand-ins: ``(state, True)`` at the end of the log, or the
-    state just before the line it could not take and False (the full fold goes on from there).
+    """The state-only fold over lines decoded with stand-ins: ``(state, True)`` at the end of the log, or
+    ``(the state it started from, False)`` if it met anything it does not take: then the full fold reads the log
+    again from there, and raises its own error or folds on (a log of an older schema version, say).
 
     The order is checked against the same tables (``ORDER``, ``PHASE_ORDER``)
     and triggers (``trigger_for``, ``phase_trigger_for``) as ``evolve``; the
@@ -694,6 +710,7 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
     progress are followed as (action, step) only; at the end their frames are
     rebuilt by ``evolve``'s own frame fold from their events, read in full.
     """
+    start = state
     phase, fight_id = state.phase, source.fight_id
     live_seq, undo_point, redo_stack = state.live_seq, state.undo_point, state.redo_stack
     frames = [(f.action, f.step, f.declared_at) for f in state.stack]  # (action, step, declared at)
@@ -789,16 +806,15 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                             undo_point = seq
     except StopIteration:
         pass
-    except Exception:  # noqa: BLE001 - whatever it is, the full fold decides
-        held = _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
-                     redo_stack, position)
-        return held, False
+    except Exception:  # noqa: BLE001 - whatever it is, the full fold decides, from where the skim started
+        return start, False
     if batch_end and position is not None and position[0] < batch_end and to_seq is None:
-        held = _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
-                     redo_stack, position)
-        return held, False  # a torn batch: the full fold reports it
-    return _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
-                 redo_stack, position), True
+        raise LogCorrupted(source.where, position[0], _torn(batch, position[0], batch_end))
+    try:
+        return _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
+                     redo_stack, position), True
+    except Exception:  # noqa: BLE001 - an open action's lines the skim did not decode in full: the full fold
+        return start, False
 
 
 _TAIL = len(',"hash":""}') + 64
@@ -850,9 +866,9 @@ class _Keep(Visitor):
 
 
 def replay(source: Source, *, to_seq: int | None = None, start: FightState | None = None,
-           chain: bool = True) -> FightState:
+           chain: bool = True, skim: bool = True) -> FightState:
     """The state after ``to_seq`` (default: the end), undos applied: the walk's state-only way."""
-    return walk(source, _Keep(), to_seq=to_seq, start=start, chain=chain)
+    return walk(source, _Keep(), to_seq=to_seq, start=start, chain=chain, skim=skim)
 
 
 def project(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightState:

@@ -115,7 +115,7 @@ def test_readme_demo_excerpt_is_what_the_demo_says():
     events = run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
     told = {" ".join(f"#{line.seq} {line.text}".split()) for line in narrate(events)}
     readme = (ROOT / "README.md").read_text()
-    excerpt = re.search(r"```text\n(#6 .*?)```", readme, re.S)[1]
+    excerpt = re.search(r"```text\n(#7 .*?)```", readme, re.S)[1]
     quoted = [" ".join(line.split()) for line in excerpt.splitlines() if line.startswith("#")]
     assert quoted and all(line in told for line in quoted), [q for q in quoted if q not in told]
 

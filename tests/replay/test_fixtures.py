@@ -26,11 +26,11 @@ def test_ties_going_to_the_attacker_are_caught(monkeypatch):
     from omen_core.rules import attack
 
     monkeypatch.setattr(attack, "hits", lambda attack_total, total_defense: attack_total >= total_defense)
-    result = check(ROOT / "crit-tie-crit-damage-cancelled-crit")   # its seq 60: a 6 vs 6 tie, a miss
+    result = check(ROOT / "crit-tie-crit-damage-cancelled-crit")   # its seq 72: a 6 vs 6 tie, a miss
     assert not result.ok and result.divergence is not None
     d = result.divergence
     assert (d.seq, d.field, d.expected, d.got) == (    # as docs/fixtures.md shows
-        60, "$.event.type", '"active_defense_window_skipped"', '"active_defense_window_opened"')
+        72, "$.event.type", '"active_defense_window_skipped"', '"active_defense_window_opened"')
 
 
 def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
@@ -49,12 +49,12 @@ def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
 
 def test_record_reports_what_changed(tmp_path, monkeypatch):
     """Re-recording after a change that keeps the script valid reports the first changed field."""
-    from omen_core.decide import checks
+    from omen_core import derive
 
     copy = tmp_path / "ember-ford"
     shutil.copytree(ROOT / "ember-ford", copy)
-    real = checks.roll_total
-    monkeypatch.setattr(checks, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
+    real = derive.roll_total
+    monkeypatch.setattr(derive, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
                                                                                             modifiers) + 100)
     change, count = record(copy)
     assert change is not None and count > 0 and change.seq > 0

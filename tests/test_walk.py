@@ -1,0 +1,410 @@
+"""Tests for omen_core.walk, the one reader of a log: visitors, landmarks, the timeline against the state-only
+way, skimming against the full fold (same state, same error), snapshots, tampered and older logs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.errors import ChainBroken, LogCorrupted, OmenError, TornTail
+from omen_core.events import (
+    EVENT_TYPES,
+    GENESIS_HASH,
+    ActionSettled,
+    DiceRolled,
+    StoredEvent,
+    Undone,
+    decode_line,
+    encode_line,
+    seal,
+)
+from omen_core.machine import IllegalOrder, Phase, phase_trigger_for, phase_trigger_of, trigger_for, trigger_of
+from omen_core.state import EFFECTS, FightState
+from omen_core.store import JsonlStore, MemorySnapshots, SqliteStore
+from omen_core.store.snapshots import take
+from omen_core.walk import (
+    SKIM_FIELDS,
+    _SKIM_TYPES,
+    Finding,
+    LinesSource,
+    StopWalk,
+    StoreSource,
+    UndoRecord,
+    Visitor,
+    Walk,
+    landmarks_of,
+    replay,
+    state_at,
+    step_through,
+    walk,
+)
+from tests.sheets import sheet
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted(ROOT.glob("fixtures/*/fight.jsonl")) + sorted(ROOT.glob("fixtures/formats/*/fight.jsonl"))
+GENERATED_EVENTS = 2500
+
+
+def lines_of(path: Path) -> list[bytes]:
+    """A one-fight JSON Lines file's lines, newlines kept."""
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def source(lines: list[bytes]) -> LinesSource:
+    """The lines held in memory, as the walk reads them."""
+    return LinesSource(lines)
+
+
+def outcome(run) -> tuple:
+    """What a replay gives: ("state", the state), or ("error", its type and message)."""
+    try:
+        return "state", run()
+    except OmenError as exc:
+        return "error", type(exc), str(exc)
+
+
+def reseal(fight_id: str, pieces: list[tuple]) -> list[bytes]:
+    """``(event, batch key)`` pieces sealed into a fresh, sound hash chain, each run of one key a batch."""
+    runs: list[list] = []
+    keys: list = []
+    for event, key in pieces:
+        if keys and keys[-1] == key:
+            runs[-1].append(event)
+        else:
+            runs.append([event])
+            keys.append(key)
+    out, prev, seq = [], GENESIS_HASH, 0
+    for run in runs:
+        batch = seq + 1
+        for event in run:
+            seq += 1
+            rec = seal(fight_id, seq, 0, prev, event, batch, len(run))
+            out.append(encode_line(rec) + b"\n")
+            prev = rec.hash
+    return out
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    """A benchmark-style log of GENERATED_EVENTS events (``benchmarks/genlog.py``: every kind of window and
+    reaction, long rounds), written once for the module."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import genlog
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    path = tmp_path_factory.mktemp("generated") / "long.jsonl"
+    genlog.generate(GENERATED_EVENTS, path)
+    return path
+
+
+def duel(faces: list[int]) -> Fight:
+    """Two combatants, joined, with scripted dice."""
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice(faces), clock=lambda: 0)
+    fight.join(sheet("ana", "heroes"))
+    fight.join(sheet("bram", "raiders"))
+    return fight
+
+
+# -- visitors ----------------------------------------------------------------------------------------------------
+
+
+class Recorder(Visitor):
+    """Writes down every call it gets, in order."""
+
+    def __init__(self, stop_at: int | None = None, wants: bool = True):
+        self.calls: list[tuple] = []
+        self.stop_at, self.wants_events = stop_at, wants
+
+    def begin(self, walk: Walk) -> None:
+        self.calls.append(("begin", walk.fight_id, walk.voided))
+
+    def event(self, rec, before, after, voided) -> None:
+        self.calls.append(("event", rec.seq, before.version, after.version, voided))
+        if rec.seq == self.stop_at:
+            raise StopWalk
+
+    def undone(self, record: UndoRecord) -> None:
+        self.calls.append(("undone", record.seq))
+
+    def problem(self, finding: Finding) -> None:
+        self.calls.append(("problem", finding.seq, finding.rule))
+
+    def end(self, state: FightState) -> None:
+        self.calls.append(("end", state.version))
+
+
+class TestVisitors:
+    def test_a_visitor_sees_begin_each_event_with_its_states_the_undo_and_end(self):
+        """One walk calls begin, then event (with the state just before and after, and whether it is undone now)
+        for every event in order, undone() right after an undo marker's event, then end with the last state."""
+        fight = duel([4])
+        fight.engage("ana", "bram")
+        fight.undo()
+        recorder = Recorder()
+        state = walk(StoreSource(fight.store, "duel"), recorder)
+        n = fight.version
+        undo = next(r for r in fight.events if isinstance(r.event, Undone))
+        assert recorder.calls[0] == ("begin", "duel", frozenset(range(undo.event.from_seq, undo.event.to_seq + 1)))
+        events = [c for c in recorder.calls if c[0] == "event"]
+        assert [c[1] for c in events] == list(range(1, n + 1))
+        assert all(c[2] == c[1] - 1 and c[3] == c[1] for c in events)
+        assert [c[1] for c in events if c[4]] == list(range(undo.event.from_seq, undo.event.to_seq + 1))
+        at = recorder.calls.index(("event", undo.seq, undo.seq - 1, undo.seq, False))
+        assert recorder.calls[at + 1] == ("undone", undo.seq)
+        assert recorder.calls[-1] == ("end", n) and state == fight.state
+
+    def test_stop_walk_ends_the_walk_and_end_is_still_called(self):
+        """A visitor that has seen what it needs raises StopWalk: no event after, and end gets the state there."""
+        fight = duel([])
+        fight.engage("ana", "bram")
+        recorder = Recorder(stop_at=2)
+        walk(StoreSource(fight.store, "duel"), recorder)
+        assert [c[1] for c in recorder.calls if c[0] == "event"] == [1, 2] and recorder.calls[-1] == ("end", 2)
+
+    def test_visitors_that_want_no_events_get_begin_and_end_only(self):
+        """With no visitor wanting events, the walk takes its state-only way: begin and end, the same state."""
+        fight = duel([])
+        fight.engage("ana", "bram")
+        recorder = Recorder(wants=False)
+        state = walk(StoreSource(fight.store, "duel"), recorder)
+        assert [c[0] for c in recorder.calls] == ["begin", "end"] and state == fight.state
+
+    def test_a_lenient_walk_reports_problems_and_goes_on(self):
+        """A strict walk raises at a broken chain; a lenient one reports a finding to the visitors and reads on."""
+        fight = duel([])
+        fight.engage("ana", "bram")
+        lines = [encode_line(r) + b"\n" for r in fight.events]
+        lines[1] = lines[1].replace(b'"hp":20', b'"hp":21')
+        with pytest.raises(ChainBroken):
+            walk(source(lines), Recorder())
+        recorder = Recorder()
+        walk(source(lines), recorder, strict=False)
+        assert ("problem", 2, "chain") in recorder.calls
+        assert [c[1] for c in recorder.calls if c[0] == "event"] == list(range(1, len(lines) + 1))
+
+    def test_step_through_yields_the_timeline(self):
+        """step_through is the timeline as a generator: each event, its states, and whether it is undone now."""
+        fight = duel([])
+        fight.engage("ana", "bram")
+        steps = list(step_through(StoreSource(fight.store, "duel")))
+        assert [s.rec.seq for s in steps] == list(range(1, fight.version + 1))
+        assert steps[-1].after == fight.state and not any(s.voided for s in steps)
+
+
+# -- landmarks -------------------------------------------------------------------------------------------------
+
+
+class TestLandmarks:
+    def test_landmarks_say_what_is_undone_as_of_any_seq(self):
+        """Landmarks list every undo with its batch and whether a redo took it back; upto(seq) is the log as it
+        stood after seq, so an undo is void before it is written and a redo counts only once written."""
+        fight = duel([])
+        fight.engage("ana", "bram")
+        undo = fight.undo()
+        redo_seq = fight.version + 2
+        fight.redo()
+        marks = landmarks_of(fight.events)
+        (record,) = marks.undos
+        assert (record.from_seq, record.to_seq, record.redone_at) == (undo.from_seq, undo.to_seq, redo_seq)
+        assert record.batch == record.seq - 1  # the undo's batch opens with its command_issued
+        assert marks.voided() == frozenset()
+        assert marks.upto(redo_seq - 1).voided() == frozenset(range(undo.from_seq, undo.to_seq + 1))
+        assert marks.upto(record.seq - 1).undos == ()
+
+
+# -- the state-only way equals the timeline; skimming equals the full fold ------------------------------------------
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.parent.name)
+def test_every_fixture_gives_one_state_every_way_at_every_seq(path):
+    """For every fixture (the schema-version-1 one too), at every seq: the skimming fold, the full fold and the
+    timeline give the same state."""
+    lines = lines_of(path)
+    timeline = {s.rec.seq: s.after for s in step_through(source(lines))}
+    for seq in range(1, len(lines) + 1):
+        skimmed = replay(source(lines), to_seq=seq)
+        assert skimmed == replay(source(lines), to_seq=seq, skim=False) == timeline[seq], seq
+
+
+def test_the_generated_log_gives_one_state_at_random_cut_points(generated):
+    """A generated benchmark-style log (every kind of window and reaction) folds to the same state skimming and
+    in full, at the end and at cut points through open actions."""
+    lines = lines_of(generated)
+    for seq in [len(lines), *range(7, len(lines), 97)]:
+        assert replay(source(lines), to_seq=seq) == replay(source(lines), to_seq=seq, skim=False), seq
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_skimming_fails_exactly_as_the_full_fold_on_reordered_logs(data):
+    """Events dropped, repeated, swapped or moved (the chain sealed again): skimming gives the same state, or the
+    same error with the same message, as decoding every event in full."""
+    path = ROOT / "fixtures" / "interrupt-cancels-declared-action" / "fight.jsonl"
+    events = [(rec.event, rec.batch) for rec in map(decode_line, path.read_bytes().splitlines())]
+    i = data.draw(st.integers(0, len(events) - 1))
+    j = data.draw(st.integers(0, len(events) - 1))
+    change = data.draw(st.sampled_from(["drop", "repeat", "swap", "move"]))
+    if change == "drop":
+        del events[i]
+    elif change == "repeat":
+        events.insert(j, events[i])
+    elif change == "swap":
+        events[i], events[j] = events[j], events[i]
+    else:
+        events.insert(j, events.pop(i))
+    lines = reseal("interrupt-cancels-declared-action", events)
+    assert outcome(lambda: replay(source(lines))) == outcome(lambda: replay(source(lines), skim=False))
+
+
+class TestBrokenLines:
+    def fight_lines(self) -> list[bytes]:
+        fight = duel([4, 2, 3])
+        fight.engage("ana", "bram")
+        fight.attack("ana", "bram")
+        return [encode_line(r) + b"\n" for r in fight.events]
+
+    @pytest.mark.parametrize("edit", [
+        pytest.param(lambda ls: ls[:5] + [b"{not json\n"] + ls[6:], id="undecodable line"),
+        pytest.param(lambda ls: ls[:5] + [b"\n"] + ls[6:], id="empty line"),
+        pytest.param(lambda ls: ls[:5] + ls[6:], id="a seq missing"),
+        pytest.param(lambda ls: ls[:5] + [ls[5].replace(b'"fight_id":"duel"', b'"fight_id":"other"')] + ls[6:],
+                     id="another fight's event"),
+        pytest.param(lambda ls: ls[:5] + [ls[5].replace(b'"hash":"', b'"hash":"0')[:-67] + b'"}\n'] + ls[6:],
+                     id="a malformed hash"),
+        pytest.param(lambda ls: [line.replace(b'"defender":"bram"', b'"defender":7') for line in ls],
+                     id="a wrongly typed field"),
+    ])
+    def test_a_broken_line_is_the_same_error_skimming_or_not(self, edit):
+        """A line that is not the next sound event gives the same error (type and message) skimming or not."""
+        lines = edit(self.fight_lines())
+        skimmed = outcome(lambda: replay(source(lines)))
+        assert skimmed[0] == "error" and skimmed == outcome(lambda: replay(source(lines), skim=False))
+
+    def test_a_torn_tail_is_the_stores_torn_tail_error(self, tmp_path):
+        """A last line cut off mid-write is the store's TornTail, after the intact events, skimming or not."""
+        path = tmp_path / "duel.jsonl"
+        lines = self.fight_lines()
+        path.write_bytes(b"".join(lines)[:-20])
+        store = JsonlStore.single(path)
+        for skim in (True, False):
+            with pytest.raises(TornTail):
+                replay(StoreSource(store, "duel"), skim=skim)
+
+    def test_a_torn_batch_is_reported(self):
+        """A command whose batch was cut short by a crash (its last events missing) is a LogCorrupted naming the
+        torn batch: its first seq, and how many of its events were written."""
+        lines = self.fight_lines()[:-2]
+        with pytest.raises(LogCorrupted, match="torn batch: the command starting at seq"):
+            replay(source(lines))
+        assert replay(source(lines), to_seq=len(lines) - 1).version == len(lines) - 1
+
+    def test_an_event_out_of_order_is_illegal_order_either_way(self):
+        """An event the lifecycle does not allow where it stands is IllegalOrder skimming and in full."""
+        fight = duel([4, 2, 3])
+        fight.engage("ana", "bram")
+        events = [(r.event, r.batch) for r in fight.events] + [(ActionSettled(action=99), fight.events[-1].batch)]
+        lines = reseal("duel", events)
+        for skim in (True, False):
+            with pytest.raises(IllegalOrder):
+                replay(source(lines), skim=skim)
+
+
+# -- what skimming relies on -------------------------------------------------------------------------------------
+
+
+def test_stand_ins_keep_only_what_the_order_checks_read():
+    """A stand-in keeps an event's type and its SKIM_FIELDS; events with an effect on the state and the undo
+    markers are decoded whole; every stand-in's triggers are the full event's."""
+    for kind, skim in _SKIM_TYPES.items():
+        if kind in EFFECTS or skim is kind:
+            continue
+        names = {f.name for f in msgspec.structs.fields(skim)}
+        assert names <= {*SKIM_FIELDS, "command"}, kind
+
+
+def test_effects_read_no_stack_phase_or_position():
+    """Every effect gives the same result whatever the stack, phase and position of the state: skimming keeps
+    those apart and sets them at the end."""
+    path = ROOT / "fixtures" / "ember-ford" / "fight.jsonl"
+    state = FightState()
+    for line in path.read_bytes().splitlines():
+        rec = decode_line(line)
+        effect = EFFECTS.get(type(rec.event))
+        if effect is None or isinstance(rec.event, Undone):
+            continue
+        moved = msgspec.structs.replace(state, phase=Phase.ENDED, stack=(), version=999, last_hash="x" * 64)
+        a, b = effect(state, rec.event), effect(moved, rec.event)
+        assert msgspec.structs.replace(a, phase=Phase.ENDED, stack=(), version=999, last_hash="x" * 64) == b
+        state = a
+
+
+def test_triggers_of_stand_ins_are_those_of_the_events():
+    """The triggers the skim computes from a stand-in's fields are trigger_of's and phase_trigger_of's."""
+    from omen_core.machine import UNORDERED
+    from omen_core.walk import _decode_skim
+
+    path = ROOT / "fixtures" / "ember-ford" / "fight.jsonl"
+    for line in path.read_bytes().splitlines():
+        full, skim = decode_line(line).event, _decode_skim(line).event
+        if isinstance(full, UNORDERED):
+            continue
+        assert trigger_for(type(full), skim) == trigger_of(full)
+        assert phase_trigger_for(type(full), skim) == phase_trigger_of(full)
+    assert {type(e) for e in EVENT_TYPES} >= set()
+
+
+# -- snapshots and stores ---------------------------------------------------------------------------------------
+
+
+def test_state_at_from_a_snapshot_is_the_state_without_it():
+    """state_at starts from the latest usable snapshot and gives the state replay gives without any."""
+    fight = duel([])
+    for i in range(6):
+        fight.engage("ana", "bram", engaged=bool(i % 2))
+    snapshots = MemorySnapshots()
+    snapshots.save(take(fight.state_after(9)))
+    src = StoreSource(fight.store, "duel")
+    for seq in (9, 10, 12, fight.version):
+        assert state_at(src, snapshots, seq) == replay(src, to_seq=seq)
+
+
+@pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
+def test_every_store_walks_to_the_same_state(kind, tmp_path):
+    """The walk reads every store's lines the same way: the live state, from memory, JSON Lines and SQLite."""
+    store = {"memory": MemoryStore, "jsonl": lambda: JsonlStore(tmp_path),
+             "sqlite": lambda: SqliteStore(tmp_path / "f.db")}[kind]()
+    fight = Fight.start(store, "duel", dice=ScriptedDice([4, 2, 3]), clock=lambda: 0)
+    fight.join(sheet("ana", "heroes"))
+    fight.join(sheet("bram", "raiders"))
+    fight.attack("ana", "bram")
+    fight.undo()
+    assert replay(StoreSource(store, "duel")) == fight.state == Fight.load(store, "duel").state
+
+
+def test_a_version_one_log_reads_and_verifies():
+    """The ember-ford log as schema version 1 wrote it reads through the upcaster (roll -> counter, batch_size
+    unknown), folds to its recorded end state, and verifies clean: its chain checked on its own bytes."""
+    import json
+
+    from omen_replay.fixtures import _plain
+    from omen_replay.replay import summarise
+    from omen_replay.verify import verify_lines
+
+    folder = ROOT / "fixtures" / "formats" / "v1-ember-ford"
+    lines = lines_of(folder / "fight.jsonl")
+    assert b'"schema_version":1' in lines[0] and b'"roll":' in b"".join(lines)
+    state = replay(source(lines))
+    assert _plain(summarise(state)) == json.loads((folder / "fingerprint.json").read_text())["summary"]
+    report = verify_lines(lines)
+    assert report.clean and report.schema_versions == (1,) and report.events == len(lines)
+    assert any(isinstance(decode_line(line).event, DiceRolled) for line in lines)
+
+
+
