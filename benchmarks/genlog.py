@@ -12,27 +12,36 @@ Attack-of-Opportunity reactions, Catch, Rogue routing). The mix of event
 types is therefore close to a real fight's.
 
 To land on exactly N events the generator stops starting turns shortly
-before N, pads with single-event ``engage`` commands, then ends the fight
-(``fight_ended``, GM's call) and reveals the seed (``seed_revealed``), so
-the log is complete: ``omen verify`` recomputes every seeded die of it.
+before N, pads with two-event ``engage`` commands (a three-event check
+evens out an odd count), then ends the fight (``fight_ended``, GM's call)
+and reveals the seed (``seed_revealed``), so the log is complete:
+``omen verify`` recomputes every seeded die of it.
 
-Events are sealed by the engine itself (``seal``: seqs 1..N, one hash
-chain, the engine's own ``batch`` per command). They are written straight to
-the file by a small sink store that checks each batch with the stores' own
-``check_batch`` (it skips the fsync and the re-reading of the JSON Lines
-store, which would only slow the generation down; the bytes are exactly
-``encode_line(ev) + b"\\n"``).
+The files are what omen's own JSON Lines writers leave (schema version 2):
 
-Speed: live play checks every emitted event on ``transitions`` state
-machines, which costs far more than the rest of the engine (about 1,000-1,400
-events/s here, so 12+ minutes for 1M events). While generating, the
-generator swaps them for the lookup tables ``omen_core.machine`` derives from
-those same machines for replay (``ORDER``, ``PHASE_ORDER``); the engine then
-writes the very same bytes about 10x faster (``--check-shim N`` generates N
-events both ways and compares the files). If the shim stops fitting the
-engine's internals, the generator says so and falls back to the unmodified
-engine. Every generated log replays with ``project`` and, at 1k and 100k
-events, ``omen verify`` finds it clean (docs/performance.md).
+- ``<log>``: events sealed by the engine itself (``seal``: seqs 1..N, one
+  hash chain, a ``command_issued`` opening every batch, ``batch`` and
+  ``batch_size``);
+- ``<log>.snapshots/<fight id>/<seq>.json``: the state after the batch that
+  crosses each multiple of 500 events, written by the engine itself
+  (``Fight.start(..., snapshots=FileSnapshots(...), snapshot_every=500)``,
+  where ``omen run`` and ``omen undo`` keep them: ``open_snapshots(LOG)``);
+- ``<log>.idx`` (the byte offset of every 1,024th line; only once a log has
+  more than 1,024 events) and ``<log>.marks`` (the landmark index: undo and
+  redo markers, the revealed seed), written by ``JsonlStore`` itself.
+
+All but the last two commands are written straight to the file by a small
+sink store that checks each batch with the stores' own ``check_batch`` (it
+skips the lock, the fsync and the tail re-read of the JSON Lines store per
+command, which would only slow generation down; the bytes are exactly
+``encode_line(ev) + b"\\n"``). The last two commands (``end_fight`` and
+``reveal_seed``) are appended through a real ``JsonlStore.single(path)``:
+that append checks the file's last line (version and hash), builds the
+missing ``.idx`` in one pass over the file (``jsonl._build_index``, as for
+any log written elsewhere) and the missing ``.marks`` by its byte scan for
+landmarks (``_Marks.update``), then appends to both as at every append.
+``genlog.py --check N`` generates N events this way and again through a
+real ``JsonlStore`` for every command, and compares every file byte for byte.
 
 Files are cached in ``benchmarks/.cache/`` keyed by N and a fingerprint of
 the log format (the stored event's JSON Schema) and of this generator, so
@@ -41,19 +50,18 @@ reruns are instant and a format change regenerates them. Run it directly to
 
     .venv/bin/python benchmarks/genlog.py 1000 100000 1000000
 
-The 1M-event log (about 420 MB) takes a minute or so once.
+The 1M-event log (about 470 MB, and 2,000 snapshots) takes 30 s or so once.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import filecmp
 import hashlib
 import itertools
 import logging
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -81,19 +89,14 @@ from omen_core.events import (  # noqa: E402
     encode_line,
     event_schema,
 )
-from omen_core.machine import (  # noqa: E402
-    ORDER,
-    PHASE_ORDER,
-    IllegalOrder,
-    Phase,
-    Step,
-    legal_triggers,
-)
+from omen_core.machine import Phase  # noqa: E402
+from omen_core.store import FileSnapshots, JsonlStore  # noqa: E402
 from omen_core.store.base import check_batch  # noqa: E402
 
-__all__ = ["FIGHT_ID", "CACHE", "log_path", "ensure_log", "generate", "quiet_logging"]
+__all__ = ["FIGHT_ID", "CACHE", "SNAPSHOT_EVERY", "log_path", "ensure_log", "generate", "quiet_logging", "sidecars",
+           "copy_log", "remove_log"]
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 FIGHT_ID = "ember-ford-long"
 SEED = bytes.fromhex("a11ce5eda11ce5eda11ce5eda11ce5eda11ce5eda11ce5eda11ce5eda11ce5ed")
 POLICY_SEED = 20251130
@@ -102,6 +105,8 @@ STEP_MS = 1_500
 HP = 10_000_000
 MIN_EVENTS = 64
 TURN_MARGIN = 150                  # stop starting turns this many events before N (a turn emits far fewer)
+SNAPSHOT_EVERY = 500               # the engine's default: a snapshot after the batch crossing each multiple
+SIDECARS = (".idx", ".marks", ".snapshots")   # what omen's JSON Lines writers keep beside a log
 CACHE = Path(__file__).resolve().parent / ".cache"
 SHEETS = ROOT / "fixtures" / "ember-ford" / "sheets"
 
@@ -119,87 +124,12 @@ def quiet_logging() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
 
-class _TableMachine:
-    """The little of a ``transitions.Machine`` that live play touches: set the state, list the triggers."""
-
-    def __init__(self, model, states, attribute: str, table):
-        self._model, self._states, self._attribute, self._table = model, states, attribute, table
-
-    def set_state(self, name: str) -> None:
-        setattr(self._model, self._attribute, self._states[name])
-
-    def get_triggers(self, name: str) -> list[str]:
-        state = self._states[name]
-        return [t for (s, t) in self._table if s is state]
-
-
-class _TableLifecycle:
-    """Drop-in for ``machine.Lifecycle`` in live play, reading the :data:`ORDER` table derived from it.
-
-    Live play (``Draft``) checks each emitted event on ``transitions``
-    machines, and that dominates the engine's time (an order of magnitude
-    more than everything else together, here). The same answers come from
-    ``ORDER``/``PHASE_ORDER``, which ``omen_core.machine`` derives from those
-    very machines for replay; with them the engine writes byte-identical
-    logs many times faster (``genlog.py --check-shim N`` compares the two).
-    """
-
-    def __init__(self, step: Step = Step.IDLE):
-        self.step = step
-        self.machine = _TableMachine(self, Step, "step", ORDER)
-
-    def legal(self) -> list[str]:
-        return legal_triggers(self.step)
-
-    def fire(self, trigger: str) -> Step:
-        try:
-            self.step = ORDER[(self.step, trigger)]
-        except KeyError:
-            raise IllegalOrder(self.step, trigger, self.legal()) from None
-        return self.step
-
-
-class _TableFightFlow:
-    """Drop-in for ``machine.FightFlow`` (only ``legal()`` and setting the phase are used), from :data:`PHASE_ORDER`."""
-
-    _LEGAL: dict[Phase, list[str]] = {}
-
-    def __init__(self, phase: Phase = Phase.SETUP):
-        self.phase = phase
-        self.machine = _TableMachine(self, Phase, "phase", PHASE_ORDER)
-
-    def legal(self) -> list[str]:
-        legal = self._LEGAL.get(self.phase)
-        if legal is None:
-            legal = self._LEGAL[self.phase] = sorted(t for (p, t) in PHASE_ORDER if p is self.phase)
-        return legal
-
-
-@contextlib.contextmanager
-def table_machines(enabled: bool = True) -> Iterator[bool]:
-    """Within the block, live play checks event order with the derived tables instead of fresh machines.
-
-    Yields whether the shim is active (it steps aside if ``omen_core.decide.draft`` changed shape).
-    """
-    from omen_core.decide import draft
-
-    active = enabled and hasattr(draft, "Lifecycle") and hasattr(draft, "FightFlow")
-    if not active:
-        yield False
-        return
-    saved = draft.Lifecycle, draft.FightFlow
-    draft.Lifecycle, draft.FightFlow = _TableLifecycle, _TableFightFlow
-    try:
-        yield True
-    finally:
-        draft.Lifecycle, draft.FightFlow = saved
-
-
 class _FileSink:
     """A write-only EventStore: checks each batch like every store, writes the exact JSON Lines bytes."""
 
-    def __init__(self, fh) -> None:
+    def __init__(self, fh, path: Path) -> None:
         self._fh = fh
+        self.location = str(path)
         self._version = 0
         self._last: str | None = None
 
@@ -282,68 +212,102 @@ def _turn(fight: Fight, who: str, rng: random.Random) -> None:
     _answer_windows(fight, rng)
 
 
-def generate(n: int, out: Path, *, progress: bool = False, fast: bool = True) -> int:
-    """Write a complete fight of exactly ``n`` events to ``out``; return ``n``.
+def sidecars(path: Path) -> list[Path]:
+    """The files omen's JSON Lines writers keep beside ``path`` (whether they exist or not)."""
+    return [path.with_name(path.name + suffix) for suffix in SIDECARS]
 
-    ``fast`` checks the order in live play with the derived tables (see
-    :class:`_TableLifecycle`); the log is the same byte for byte.
+
+def remove_log(path: Path) -> None:
+    """Remove a log and every file omen keeps beside it."""
+    path.unlink(missing_ok=True)
+    for extra in sidecars(path):
+        if extra.is_dir():
+            shutil.rmtree(extra, ignore_errors=True)
+        else:
+            extra.unlink(missing_ok=True)
+
+
+def copy_log(path: Path, folder: Path) -> Path:
+    """Copy a log and its sidecars into ``folder`` (same file names); return the copy of the log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / path.name
+    shutil.copyfile(path, copy)
+    for extra in sidecars(path):
+        if extra.is_dir():
+            shutil.copytree(extra, folder / extra.name)
+        elif extra.exists():
+            shutil.copyfile(extra, folder / extra.name)
+    return copy
+
+
+def generate(n: int, out: Path, *, progress: bool = False, fast: bool = True) -> int:
+    """Write a complete fight of exactly ``n`` events to ``out``, with its sidecars; return ``n``.
+
+    ``fast`` writes all but the last two commands through the sink (see the
+    module's docstring); without it every command goes through a real
+    ``JsonlStore`` (lock, tail check, fsync, index updates). The files are the
+    same byte for byte (``--check N``). Everything is written in a fresh
+    directory beside ``out`` and moved into place, the log last.
     """
     if n < MIN_EVENTS:
         raise ValueError(f"a generated log has at least {MIN_EVENTS} events")
     quiet_logging()
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        try:
-            _generate_into(n, tmp, progress, fast)
-        except Exception as exc:  # noqa: BLE001 - the shim no longer fits the engine: fall back, say so
-            if not fast:
-                raise
-            print(f"genlog: the table shim failed ({type(exc).__name__}: {exc}); "
-                  "generating with the unmodified engine instead (much slower)", file=sys.stderr)
-            _generate_into(n, tmp, progress, False)
+        tmp = work / out.name
+        version = _play(n, tmp, progress, fast)
+        if version != n:  # pragma: no cover - the padding makes this exact
+            raise RuntimeError(f"generated {version} events, wanted {n}")
+        remove_log(out)
+        for extra in sidecars(tmp):
+            if extra.exists():
+                os.replace(extra, out.with_name(extra.name))
         os.replace(tmp, out)
     finally:
-        tmp.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
     return n
 
 
-def _generate_into(n: int, tmp: Path, progress: bool, fast: bool) -> None:
-    with open(tmp, "wb", buffering=1 << 20) as fh, table_machines(fast):
-        version = _play(n, fh, progress)
-        fh.flush()
-        os.fsync(fh.fileno())
-    if version != n:  # pragma: no cover - the padding makes this exact
-        raise RuntimeError(f"generated {version} events, wanted {n}")
-
-
-def _play(n: int, fh, progress: bool) -> int:
+def _play(n: int, path: Path, progress: bool, fast: bool) -> int:
     rng = random.Random(POLICY_SEED)
     clock = itertools.count(START_MS, STEP_MS).__next__
     started = time.perf_counter()
-    sink = _FileSink(fh)
-    fight = Fight.start(sink, FIGHT_ID, dice=SeededDice(SEED), clock=clock,
-                        title="Ambush at the Ember Ford (the long version)")
-    for sheet in _cast():
-        fight.join(sheet)
-    fight.ambush(["vesh", "skarn"], ["kael", "brin"], time_waited="one_to_two_minutes")
-    fight.roll_initiative()
-    _answer_windows(fight, rng)
-    shown = 0
-    while fight.version + TURN_MARGIN < n and fight.state.phase is Phase.ROUNDS:
-        who = fight.state.turn
-        assert who is not None, "between turns in the rounds phase"
-        _turn(fight, who, rng)
-        if progress and fight.version - shown >= 100_000:
-            shown = fight.version
-            rate = shown / (time.perf_counter() - started)
-            print(f"  {shown:>9,} events  ({rate:,.0f} events/s)", file=sys.stderr)
-    pair = ("kael", "vesh")
-    flip = False
-    if (n - fight.version) % 2:  # the padding below comes in twos: a three-event check evens it out
-        fight.static_check(CheckSpec(who="kael", attribute="FCS"), difficulty=1)
-    while fight.version < n - 4:  # pad with two-event commands (command_issued, engagement_changed)
-        fight.engage(*pair, engaged=flip)
-        flip = not flip
+    fh = open(path, "wb", buffering=1 << 20) if fast else None
+    store = _FileSink(fh, path) if fh is not None else JsonlStore.single(path)
+    snapshots = FileSnapshots(path.with_name(path.name + ".snapshots"))
+    fight = Fight.start(store, FIGHT_ID, dice=SeededDice(SEED), clock=clock,
+                        title="Ambush at the Ember Ford (the long version)",
+                        snapshots=snapshots, snapshot_every=SNAPSHOT_EVERY)
+    try:
+        for sheet in _cast():
+            fight.join(sheet)
+        fight.ambush(["vesh", "skarn"], ["kael", "brin"], time_waited="one_to_two_minutes")
+        fight.roll_initiative()
+        _answer_windows(fight, rng)
+        shown = 0
+        while fight.version + TURN_MARGIN < n and fight.state.phase is Phase.ROUNDS:
+            who = fight.state.turn
+            assert who is not None, "between turns in the rounds phase"
+            _turn(fight, who, rng)
+            if progress and fight.version - shown >= 100_000:
+                shown = fight.version
+                rate = shown / (time.perf_counter() - started)
+                print(f"  {shown:>9,} events  ({rate:,.0f} events/s)", file=sys.stderr)
+        pair = ("kael", "vesh")
+        flip = False
+        if (n - fight.version) % 2:  # the padding below comes in twos: a three-event check evens it out
+            fight.static_check(CheckSpec(who="kael", attribute="FCS"), difficulty=1)
+        while fight.version < n - 4:  # pad with two-event commands (command_issued, engagement_changed)
+            fight.engage(*pair, engaged=flip)
+            flip = not flip
+    finally:
+        if fh is not None:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+    # The last two commands go through omen's own JSON Lines store: it checks the file's last line, builds the
+    # missing .idx and .marks over the whole file, and appends to them (two-event batches: command_issued + event).
+    fight.store = JsonlStore.single(path)
     fight.end_fight("gm", note="benchmark log: the GM calls it")
     fight.reveal_seed()
     return fight.version
@@ -365,27 +329,34 @@ def log_path(n: int) -> Path:
 
 
 def _usable(path: Path) -> bool:
-    """A cached log whose first and last lines still decode with the current types."""
+    """A cached log whose first and last lines still decode with the current types, with its sidecars."""
     try:
         with open(path, "rb") as f:
             first = f.readline()
             f.seek(max(0, path.stat().st_size - 65536))
             last = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
         decode_line(first)
-        decode_line(last)
+        tail = decode_line(last)
     except (OSError, msgspec.DecodeError):
         return False
-    return True
+    idx, marks, snaps = sidecars(path)
+    return marks.is_file() and (idx.is_file() or tail.seq <= 1024) and \
+        (snaps / FIGHT_ID).is_dir() == (tail.seq >= SNAPSHOT_EVERY)
 
 
 def ensure_log(n: int, *, progress: bool = True) -> Path:
-    """The cached log of ``n`` events, generated first if missing."""
+    """The cached log of ``n`` events (with its sidecars), generated first if missing."""
     path = log_path(n)
     if path.is_file() and _usable(path):
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
-    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}.jsonl*"):  # older formats of the same size
-        stale.unlink(missing_ok=True)
+    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}.jsonl"):  # older formats of the same size, and their sidecars
+        remove_log(stale)
+    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}.jsonl.*"):  # sidecars of older generators (.lock files, say)
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
     ignore = CACHE / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# generated benchmark logs and scratch files: never committed\n*\n!.gitignore\n")
@@ -399,18 +370,38 @@ def ensure_log(n: int, *, progress: bool = True) -> Path:
     return path
 
 
-def check_shim(n: int = 3000) -> bool:
-    """Generate ``n`` events with and without the table shim; True if the two files are byte-identical."""
+def _tree(path: Path) -> dict[str, bytes]:
+    """A log and its sidecars as {relative name: bytes}."""
+    files = {path.name: path.read_bytes()}
+    for extra in sidecars(path):
+        if extra.is_file():
+            files[extra.name] = extra.read_bytes()
+        elif extra.is_dir():
+            for f in sorted(extra.rglob("*")):
+                if f.is_file():
+                    files[str(f.relative_to(path.parent))] = f.read_bytes()
+    return files
+
+
+def check(n: int = 3000) -> bool:
+    """Generate ``n`` events the fast way and through a real ``JsonlStore`` for every command; True if the log,
+    ``.idx``, ``.marks`` and every snapshot file are byte-identical."""
     with tempfile.TemporaryDirectory() as tmp:
-        fast, pure = Path(tmp) / "fast.jsonl", Path(tmp) / "pure.jsonl"
+        fast_dir, real_dir = Path(tmp) / "fast", Path(tmp) / "real"
+        fast_dir.mkdir()
+        real_dir.mkdir()
         t0 = time.perf_counter()
-        generate(n, fast, fast=True)
+        generate(n, fast_dir / "log.jsonl", fast=True)
         t1 = time.perf_counter()
-        generate(n, pure, fast=False)
+        generate(n, real_dir / "log.jsonl", fast=False)
         t2 = time.perf_counter()
-        same = filecmp.cmp(fast, pure, shallow=False)
-    print(f"{n:,} events: with the table shim {n / (t1 - t0):,.0f} events/s, pure engine "
-          f"{n / (t2 - t1):,.0f} events/s; logs {'byte-identical' if same else 'DIFFER'}")
+        fast, real = _tree(fast_dir / "log.jsonl"), _tree(real_dir / "log.jsonl")
+    same = fast == real
+    differ = sorted(k for k in fast.keys() | real.keys() if fast.get(k) != real.get(k))
+    print(f"{n:,} events: sink + final appends {n / (t1 - t0):,.0f} events/s, a JsonlStore append per command "
+          f"{n / (t2 - t1):,.0f} events/s; {len(fast)} files ({', '.join(sorted(k for k in fast if '/' not in k))}"
+          f" and {sum('/' in k for k in fast)} snapshots): "
+          + ("byte-identical" if same else f"DIFFER: {differ[:10]}"))
     return same
 
 
@@ -419,40 +410,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("events", type=int, nargs="*", help="log sizes to generate (events)")
     parser.add_argument("--force", action="store_true", help="regenerate even if cached")
     parser.add_argument("--verify", action="store_true",
-                        help="also replay each log with project() and audit it with omen_replay.verify.verify()")
-    parser.add_argument("--check-shim", type=int, metavar="N", default=0,
-                        help="generate N events with and without the table shim and compare the bytes")
+                        help="also replay each log (replay_store) and audit it (verify_store)")
+    parser.add_argument("--check", type=int, metavar="N", default=0,
+                        help="generate N events the fast way and through a JsonlStore per command; compare every file")
     args = parser.parse_args(argv)
-    if args.check_shim:
-        return 0 if check_shim(args.check_shim) else 1
+    if args.check:
+        return 0 if check(args.check) else 1
     if not args.events:
         parser.error("give at least one log size")
     for n in args.events:
-        if args.force and log_path(n).exists():
-            log_path(n).unlink()
+        if args.force:
+            remove_log(log_path(n))
         path = ensure_log(n)
-        print(f"{path}  {path.stat().st_size / 1e6:,.1f} MB")
+        snaps = sidecars(path)[2] / FIGHT_ID
+        count = len(list(snaps.glob("*.json"))) if snaps.is_dir() else 0
+        print(f"{path}  {path.stat().st_size / 1e6:,.1f} MB, {count:,} snapshots")
         if args.verify:
             check_log(path)
     return 0
 
 
 def check_log(path: Path) -> None:
-    """Replay a generated log with ``project`` and audit it with ``verify``; print what they say."""
-    from omen_core.walk import project
-    from omen_core.store import JsonlStore
-    from omen_replay.verify import verify
+    """Replay a generated log (``replay_store``, from its snapshots and without) and audit it (``verify_store``)."""
+    from omen_core.store import open_snapshots
+    from omen_replay.replay import replay_store
+    from omen_replay.verify import verify_store
 
+    store = JsonlStore.single(path)
     started = time.perf_counter()
-    records = list(JsonlStore.single(path).read(FIGHT_ID))
-    state = project(records)
-    print(f"  project: {state.version:,} events, phase {state.phase.value}, round {state.round} "
+    state = replay_store(store, FIGHT_ID)
+    print(f"  replay: {state.version:,} events, phase {state.phase.value}, round {state.round} "
           f"({time.perf_counter() - started:.1f} s)")
+    snaps = open_snapshots(str(path))
+    if snaps.seqs(FIGHT_ID):
+        middle = state.version // 2
+        same = all(replay_store(store, FIGHT_ID, seq, snaps) == replay_store(store, FIGHT_ID, seq)
+                   for seq in (middle, state.version))
+        print(f"  snapshots: {len(snaps.seqs(FIGHT_ID)):,}; the state from them at seq {middle:,} and at the end "
+              f"{'equals' if same else 'DIFFERS FROM'} the replay from seq 1")
     started = time.perf_counter()
-    report = verify(records)
-    verdict = "clean" if report.clean else f"{len(report.findings)} findings, first: {report.findings[:3]}"
+    report = verify_store(store, FIGHT_ID)
+    verdict = "clean" if report.clean else f"{len(report.problems)} findings, first: {report.problems[:3]}"
     print(f"  verify: {verdict}; {report.events:,} events, {report.seeded_dice:,} seeded dice checked, "
-          f"seed revealed: {report.seed_revealed} ({time.perf_counter() - started:.1f} s)")
+          f"{report.redecided:,} commands decided again, seed revealed: {report.seed_revealed} "
+          f"({time.perf_counter() - started:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -501,6 +501,7 @@ def _print_state(summary: StateSummary, as_json: bool) -> None:
     out.print(table)
     if summary.initiative_order:
         out.print(f"initiative order: {', '.join(summary.initiative_order)}")
+    out.print(f"head {summary.seq}:{summary.hash}  [dim](witness it: omen verify LOG --head {summary.seq}:{summary.hash})[/]")
 
 
 fixtures_app = typer.Typer(no_args_is_help=True, help="Golden fixtures: recorded fights replayed under the "

@@ -65,8 +65,10 @@ def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
 
 
 def fingerprint(events: list[StoredEvent]) -> dict:
-    """The end state's summary and the sha256 of its canonical JSON."""
+    """The end state's summary (the head's hash aside: the recording pins the bytes) and the sha256 of its
+    canonical JSON."""
     summary = _plain(summarise(project(events)))
+    summary.pop("hash", None)
     digest = hashlib.sha256(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return {"sha256": digest, "summary": summary}
 

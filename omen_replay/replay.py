@@ -37,6 +37,7 @@ class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
     fight_id: str
     title: str
     seq: int
+    hash: str
     phase: str
     round: int
     turn: str | None
@@ -75,7 +76,8 @@ def summarise(state: FightState) -> StateSummary:
                          wielding=c.wielding, engaged_with=tuple(state.engaged_with(c.id)))
         for c in state.combatants.values())
     ending = state.ending
-    return StateSummary(fight_id=state.fight_id, title=state.title, seq=state.version, phase=state.phase.value,
+    return StateSummary(fight_id=state.fight_id, title=state.title, seq=state.version, hash=state.last_hash,
+                        phase=state.phase.value,
                         round=state.round, turn=state.turn, initiative_order=state.order,
                         action_step=state.step.value, ended=ending is not None,
                         end_reason=ending.reason if ending else None, end_side=ending.side if ending else None,
