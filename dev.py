@@ -7,8 +7,11 @@ Usage (needs only Python >= 3.11 and pip):
     python3 dev.py test [ARGS...]   # set up .venv if needed, then run the test suite
     python3 dev.py omen ARGS...     # any other omen command inside .venv
 
-The environment is reinstalled whenever pyproject.toml changes (a stamp file
-in .venv records the hash of the pyproject it was built from).
+`demo` and `omen` install omen alone; `test` also installs the test tools
+(pytest, hypothesis, mypy, ruff, playwright...). The environment is
+reinstalled whenever pyproject.toml changes or a job needs more than it holds
+(a stamp file in .venv records the hash of the pyproject it was built from and
+the extras installed).
 """
 
 from __future__ import annotations
@@ -26,29 +29,32 @@ STAMP = VENV / ".omen-installed"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 
-def _wanted_stamp() -> str:
+def _pyproject_hash() -> str:
     return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
 
 
-def ensure_venv() -> None:
-    """Create .venv and install omen with its test extras, unless already current."""
-    if STAMP.exists() and STAMP.read_text() == _wanted_stamp():
+def ensure_venv(test: bool) -> None:
+    """Create .venv and install omen (with its test extras for the tests), unless already current."""
+    stamp = STAMP.read_text().split() if STAMP.exists() else []
+    current = bool(stamp) and stamp[0] == _pyproject_hash()
+    if current and (not test or "test" in stamp[1:]):
         return
     if not (BIN / "python").exists():
         print("dev.py: creating .venv", file=sys.stderr)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("dev.py: installing omen and its test dependencies into .venv", file=sys.stderr)
+    test = test or (current and "test" in stamp[1:])
+    print(f"dev.py: installing omen{' and its test tools' if test else ''} into .venv", file=sys.stderr)
     pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "install", "-e", f"{ROOT}[test]"], check=True)
-    STAMP.write_text(_wanted_stamp())
+    subprocess.run([*pip, "install", "-e", f"{ROOT}[test]" if test else str(ROOT)], check=True)
+    STAMP.write_text(_pyproject_hash() + (" test" if test else ""))
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"demo", "test", "omen"}:
         print(__doc__, file=sys.stderr)
         return 2
-    ensure_venv()
     job, rest = argv[0], argv[1:]
+    ensure_venv(test=job == "test")
     if job == "test":
         cmd = [str(BIN / "python"), "-m", "pytest", *rest]
     elif job == "demo":

@@ -1,14 +1,32 @@
-"""Shared helpers of the benchmarks: the machine, timing, tables and JSON output.
+"""Shared helpers of the benchmarks: the machine, the load, timing, fresh processes, tables and JSON output.
 
-Every benchmark measures in ONE process, against a baseline measured in that
-same process, and reports events per second and ratios to the baseline.
-Timings are wall clock (``time.perf_counter``) with the garbage collector
-left on, as in real use; each case runs ``--repeat`` times, interleaved with
-the other cases (a, b, c, a, b, c, ...) so that a slow spell of the machine
-hits every case alike. The figures come from each case's best run, as
-``timeit`` advises: the work is deterministic and CPU-bound, so noise from
-the machine (other processes on a 2-CPU VM here) only ever adds time. The
-median is shown next to it, and the JSON output keeps every run.
+Every benchmark measures against a baseline measured in the same run and
+reports ratios to it, so the figures carry over between machines better than
+absolute times do. Timings are wall clock (``time.perf_counter``) with the
+garbage collector left on, as in real use.
+
+**Medians of interleaved repetitions.** Every case of a run (and every log
+size: sizes are cases too) runs ``--repeat`` times, round-robin (a, b, c, a,
+b, c, ...), after one untimed warm-up round, so that a slow spell of the
+machine (it is shared: other sessions run tests on the same 2 CPUs) hits every
+case alike. The headline figure of a case is the MEDIAN of its runs, never the
+best run; the fastest and slowest runs are shown beside it for the spread, and
+the JSON output keeps every run. Ratios are ratios of medians.
+
+**The load.** The load average (``os.getloadavg``) is sampled at the start,
+before every round and at the end; every script prints the range of the
+1-minute figure it ran under (and the JSON output keeps the samples).
+
+**Fresh processes.** :func:`run_child` runs a command in a fresh process and
+returns its wall time and its peak resident set size. The peak comes from
+``wait4`` in a small launcher process (``python -c``) that starts the command:
+``ru_maxrss`` of a process includes the peak of the process that exec'd it
+(Linux keeps the old image's high-water mark across ``execve``), so measured
+straight from a benchmark holding a large log in memory it would report the
+benchmark's own peak, and ``getrusage(RUSAGE_CHILDREN)`` is the maximum over
+every child waited for so far. The launcher is a bare interpreter (about 10 MB),
+far below any omen command, so the figure is the command's own (it agrees with
+``/usr/bin/time -f %M``, see docs/performance.md).
 """
 
 from __future__ import annotations
@@ -18,9 +36,10 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -32,8 +51,12 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-__all__ = ["ROOT", "machine", "Case", "run_interleaved", "table", "emit_json", "rate", "fmt_rate", "fmt_s",
-           "streaming_replay"]
+#: The omen command line of the repository's virtual environment, and its interpreter.
+OMEN = ROOT / ".venv" / "bin" / "omen"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+
+__all__ = ["ROOT", "OMEN", "PYTHON", "machine", "print_machine", "LOAD", "Case", "run_interleaved", "Child",
+           "run_child", "table", "emit_json", "rate", "fmt_rate", "fmt_s", "fmt_mb", "ratio", "spread"]
 
 
 def _cpu_model() -> str:
@@ -65,8 +88,50 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover
+        return None
+
+
+class LoadLog:
+    """The load averages sampled during a run (at the start, before each round, at the end)."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, list[float]]] = []
+        self.sample()
+
+    def sample(self) -> None:
+        load = _loadavg()
+        if load is not None:
+            self.samples.append((time.time(), load))
+
+    def one_minute(self) -> tuple[float, float, float] | None:
+        """(min, median, max) of the 1-minute load average over the samples."""
+        ones = [s[1][0] for s in self.samples]
+        return (min(ones), statistics.median(ones), max(ones)) if ones else None
+
+    def as_dict(self) -> dict[str, Any]:
+        one = self.one_minute()
+        return {"samples": [{"t": round(t, 1), "loadavg": la} for t, la in self.samples],
+                "one_minute_min_median_max": one}
+
+    def describe(self) -> str:
+        one = self.one_minute()
+        if one is None:  # pragma: no cover - not Linux
+            return "load average: unknown"
+        return (f"1-minute load average {one[0]:.2f}–{one[2]:.2f} (median {one[1]:.2f}) over "
+                f"{len(self.samples)} samples")
+
+
+#: The load log of this run: :func:`run_interleaved` and :func:`run_child` sample it.
+LOAD = LoadLog()
+
+
 def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
+    """What the figures were measured on (and under what load)."""
+    LOAD.sample()
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -81,7 +146,8 @@ def machine() -> dict[str, Any]:
         "msgspec": _version("msgspec"),
         "omen": _version("omen"),
         "omen_source_sha256": _source_fingerprint(),
-        "loadavg_at_start": _loadavg(),
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "load": LOAD.as_dict(),
     }
 
 
@@ -96,30 +162,25 @@ def _source_fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
-def _loadavg() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:  # pragma: no cover
-        return None
-
-
 def print_machine(info: dict[str, Any]) -> None:
     print(f"machine: {info['nproc']} CPU ({info['cpu']}), {info['ram_gib']} GiB RAM, "
           f"{info['implementation']} {info['python']}, msgspec {info['msgspec']}; "
-          f"omen sources {info['omen_source_sha256']}; "
-          f"load average {info['loadavg_at_start']} at start, {_loadavg()} now "
+          f"omen sources {info['omen_source_sha256']}; {info['date']}; {LOAD.describe()} "
           "(other processes on the machine skew absolute times; ratios less so)")
 
 
 class Case:
-    """One timed case: a name, a function returning the number of events it handled, and its timings.
+    """One timed case: a name, a function, and its runs.
 
-    A function that needs untimed setup or teardown returns ``(events, seconds)`` itself.
+    The function returns the number of events it handled, or ``(events,
+    seconds)`` when it times itself (untimed setup or teardown), or ``(events,
+    seconds, peak_mb)`` for a fresh process (:func:`run_child`).
     """
 
-    def __init__(self, name: str, fn: Callable[[], int]):
-        self.name, self.fn = name, fn
+    def __init__(self, name: str, fn: Callable[[], Any], **info: Any):
+        self.name, self.fn, self.info = name, fn, info
         self.seconds: list[float] = []
+        self.peaks: list[float] = []
         self.events = 0
 
     def run_once(self) -> None:
@@ -127,7 +188,12 @@ class Case:
         start = time.perf_counter()
         result = self.fn()
         elapsed = time.perf_counter() - start
-        events, elapsed = result if isinstance(result, tuple) else (result, elapsed)
+        if isinstance(result, tuple):
+            events, elapsed, *peak = result
+            if peak:
+                self.peaks.append(peak[0])
+        else:
+            events = result
         self.seconds.append(elapsed)
         if self.events and events != self.events:
             raise RuntimeError(f"{self.name}: handled {events} events, earlier {self.events}")
@@ -135,36 +201,113 @@ class Case:
 
     @property
     def median(self) -> float:
+        """The headline figure: the median of the runs, in seconds."""
         return statistics.median(self.seconds)
 
     @property
-    def best(self) -> float:
+    def fastest(self) -> float:
         return min(self.seconds)
 
     @property
-    def rate(self) -> float:
-        """Events per second, from the best run."""
-        return rate(self.events, self.best)
+    def slowest(self) -> float:
+        return max(self.seconds)
 
     @property
-    def median_rate(self) -> float:
+    def rate(self) -> float:
         """Events per second, from the median run."""
         return rate(self.events, self.median)
 
+    @property
+    def peak_mb(self) -> float | None:
+        """The median peak RSS of the runs in fresh processes, MB (2^20 bytes)."""
+        return statistics.median(self.peaks) if self.peaks else None
+
     def as_dict(self) -> dict[str, Any]:
-        return {"events": self.events, "best_s": self.best, "median_s": self.median,
-                "runs_s": self.seconds, "events_per_s": self.rate,
-                "median_events_per_s": self.median_rate}
+        out = {"case": self.name, **self.info, "events": self.events, "median_s": self.median,
+               "min_s": self.fastest, "max_s": self.slowest, "runs_s": self.seconds,
+               "events_per_s": self.rate}
+        if self.peaks:
+            out.update(peak_rss_mb=self.peak_mb, peak_rss_max_mb=max(self.peaks), peaks_mb=self.peaks)
+        return out
 
 
-def run_interleaved(cases: list[Case], repeat: int, warmup: bool = True) -> None:
-    """Run every case ``repeat`` times, interleaved, after one untimed warm-up round."""
+def run_interleaved(cases: Sequence[Case], repeat: int, warmup: bool = True) -> None:
+    """Run every case ``repeat`` times, round-robin (a, b, c, a, b, c, ...), after one untimed warm-up round."""
     if warmup:
         for case in cases:
             case.fn()
     for _ in range(repeat):
+        LOAD.sample()
         for case in cases:
             case.run_once()
+    LOAD.sample()
+
+
+def ratio(case: Case, base: Case) -> float:
+    """The ratio of two cases' medians (time of ``case`` over time of ``base``)."""
+    return case.median / base.median
+
+
+def spread(case: Case) -> str:
+    """The fastest and slowest runs, for a table column."""
+    return f"{fmt_s(case.fastest)} – {fmt_s(case.slowest)}"
+
+
+# -- fresh processes ------------------------------------------------------------------------------------------------
+
+_LAUNCHER = r"""
+import json, os, subprocess, sys, time
+argv, out, err, cwd = json.loads(sys.argv[1])
+with open(out, "wb") as o, open(err, "wb") as e:
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=o, stderr=e, stdin=subprocess.DEVNULL, cwd=cwd)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+child.returncode = os.waitstatus_to_exitcode(status)
+print(json.dumps({"seconds": seconds, "maxrss_kib": usage.ru_maxrss, "returncode": child.returncode}))
+"""
+
+
+class Child:
+    """What :func:`run_child` measured of one fresh process."""
+
+    def __init__(self, argv: list[str], seconds: float, peak_mb: float, returncode: int, stdout: bytes,
+                 stderr: bytes):
+        self.argv, self.seconds, self.peak_mb, self.returncode = argv, seconds, peak_mb, returncode
+        self.stdout, self.stderr = stdout, stderr
+
+
+def run_child(argv: Sequence[str | os.PathLike[str]], *, cwd: str | os.PathLike[str] | None = None,
+              check: bool = True, scratch: str | os.PathLike[str] | None = None) -> Child:
+    """Run ``argv`` in a fresh process; its wall time (from spawn to exit) and peak RSS (``wait4``'s ``ru_maxrss``,
+    read by a small launcher process, see the module's docstring).
+
+    The command's standard output and error go to files in ``scratch`` (a
+    temporary directory by default) and are returned; with ``check``, a
+    non-zero exit raises with its error output.
+    """
+    import tempfile
+
+    LOAD.sample()
+    args = [str(a) for a in argv]
+    with tempfile.TemporaryDirectory(prefix="omen-bench-child-", dir=scratch) as tmp:
+        out, err = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+        launched = subprocess.run([sys.executable, "-c", _LAUNCHER,
+                                   json.dumps([args, out, err, None if cwd is None else str(cwd)])],
+                                  check=True, capture_output=True, text=True)
+        result = json.loads(launched.stdout)
+        with open(out, "rb") as f:
+            stdout = f.read()
+        with open(err, "rb") as f:
+            stderr = f.read()
+    child = Child(args, result["seconds"], result["maxrss_kib"] / 1024, result["returncode"], stdout, stderr)
+    if check and child.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} exited with {child.returncode}: "
+                           f"{stderr.decode(errors='replace')[-2000:]}{stdout.decode(errors='replace')[-1000:]}")
+    return child
+
+
+# -- output ---------------------------------------------------------------------------------------------------------
 
 
 def rate(events: int, seconds: float) -> float:
@@ -183,6 +326,10 @@ def fmt_s(seconds: float) -> str:
     return f"{seconds:,.2f} s"
 
 
+def fmt_mb(mb: float | None) -> str:
+    return "" if mb is None else f"{mb:,.1f} MB"
+
+
 def table(headers: list[str], rows: list[list[str]]) -> str:
     """A plain Markdown table (it reads well in a terminal too)."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
@@ -199,23 +346,3 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 def emit_json(payload: dict[str, Any]) -> None:
     json.dump(payload, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
-
-
-def streaming_replay(path, fight_id: str) -> int:
-    """The state at the end without holding the log: two streaming passes when ``project`` needs the undone seqs.
-
-    Since undo/redo, ``project(records)`` reads the whole log into a list to
-    find the undone events first; given ``voided`` (from a first streaming
-    pass through ``undo_history``) it streams. On code without that
-    parameter, ``project`` streams in one pass.
-    """
-    import inspect
-
-    from omen_core import state as state_module
-    from omen_core.store import JsonlStore
-
-    store = JsonlStore.single(path)
-    if "voided" in inspect.signature(state_module.project).parameters and hasattr(state_module, "undo_history"):
-        voided = state_module.undo_history(store.read(fight_id))[0]
-        return state_module.project(store.read(fight_id), voided=voided).version
-    return state_module.project(store.read(fight_id)).version

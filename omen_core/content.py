@@ -71,7 +71,7 @@ class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     """Base of every content schema: immutable, and unknown keys are rejected."""
 
 
-class Attribute(_Content, kw_only=True):
+class Attribute(_Content, frozen=True, kw_only=True):
     """One attribute: its die and its bonus (C1). The bonus may be negative."""
 
     die: Die
@@ -83,7 +83,7 @@ class Attribute(_Content, kw_only=True):
         return int(self.die[1:])
 
 
-class Attributes(_Content, kw_only=True):
+class Attributes(_Content, frozen=True, kw_only=True):
     """The five attributes of C1."""
 
     STR: Attribute
@@ -95,10 +95,11 @@ class Attributes(_Content, kw_only=True):
     def __getitem__(self, name: str) -> Attribute:
         if name not in ATTRIBUTES:
             raise KeyError(name)
-        return getattr(self, name)
+        found: Attribute = getattr(self, name)
+        return found
 
 
-class Skill(_Content, kw_only=True):
+class Skill(_Content, frozen=True, kw_only=True):
     """A skill: the attribute it rolls with and its level (C2)."""
 
     attribute: AttributeName
@@ -109,7 +110,7 @@ WeaponProperty = Literal["finesse", "ranged", "spell", "magical", "thrown"]
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 
 
-class Weapon(_Content, kw_only=True):
+class Weapon(_Content, frozen=True, kw_only=True):
     """A weapon: Weapon Damage (WD), hit bonus, damage type (C14), properties and Parry Rating.
 
     ``finesse`` makes AGI the primary attribute (C4); ``spell`` makes it INT
@@ -131,7 +132,7 @@ class Weapon(_Content, kw_only=True):
         return self.name or self.id
 
 
-class Armor(_Content, kw_only=True):
+class Armor(_Content, frozen=True, kw_only=True):
     """Worn armor: its rating adds to Defense Rating and reduces damage where it applies (C11, C13)."""
 
     name: str = "armor"
@@ -139,7 +140,7 @@ class Armor(_Content, kw_only=True):
     magical: bool = False
 
 
-class Shield(_Content, kw_only=True):
+class Shield(_Content, frozen=True, kw_only=True):
     """A shield, needed to Block (C9); its Block Rating adds to a Block."""
 
     name: str = "shield"
@@ -147,14 +148,14 @@ class Shield(_Content, kw_only=True):
     magical: bool = False
 
 
-class Training(_Content, kw_only=True):
+class Training(_Content, frozen=True, kw_only=True):
     """Combat training: a hit bonus (C5) and Veteran Shield Training (Block against ranged, C9)."""
 
     hit_bonus: int = 0
     veteran_shield: bool = False
 
 
-class RageDice(_Content, kw_only=True):
+class RageDice(_Content, frozen=True, kw_only=True):
     """Brute rage: ``count`` dice of size ``die`` added to damage while raging (C12)."""
 
     count: Annotated[int, msgspec.Meta(ge=1)] = 1
@@ -166,7 +167,7 @@ class RageDice(_Content, kw_only=True):
         return int(self.die[1:])
 
 
-class Features(_Content, kw_only=True):
+class Features(_Content, frozen=True, kw_only=True):
     """Class features that change dice pools, damage routing or where damage lands (C6, C12, C13)."""
 
     extra_primary_dice: Annotated[int, msgspec.Meta(ge=0, le=2)] = 0
@@ -175,14 +176,14 @@ class Features(_Content, kw_only=True):
     will_conversion: bool = False
 
 
-class IncomingDamage(_Content, kw_only=True):
+class IncomingDamage(_Content, frozen=True, kw_only=True):
     """Step 5 of mitigation (C13): final damage is multiplied, then ``add`` added, rounded down, floor 0."""
 
     multiply: Annotated[float, msgspec.Meta(ge=0)] = 1.0
     add: int = 0
 
 
-class CombatantSheet(_Content, kw_only=True):
+class CombatantSheet(_Content, frozen=True, kw_only=True):
     """A combatant as written on its sheet: who it is, attributes, skills, resources and gear.
 
     >>> sheet = decode_content(
@@ -230,7 +231,7 @@ class CombatantSheet(_Content, kw_only=True):
         return tuple(w for w in self.weapons if w.id in self.wielding)
 
 
-class DamageDice(_Content, kw_only=True):
+class DamageDice(_Content, frozen=True, kw_only=True):
     """``count`` dice of size ``die``, e.g. 2 and d6 for 2d6."""
 
     count: Annotated[int, msgspec.Meta(ge=1)] = 1
@@ -245,7 +246,7 @@ class DamageDice(_Content, kw_only=True):
 Recipient = Literal["target", "actor"]
 
 
-class DealDamage(_Content, tag_field="kind", tag="damage", kw_only=True):
+class DealDamage(_Content, frozen=True, tag_field="kind", tag="damage", kw_only=True):
     """A consequence: damage of a type (dice and/or flat), mitigated as in C13."""
 
     to: Recipient = "target"
@@ -254,7 +255,7 @@ class DealDamage(_Content, tag_field="kind", tag="damage", kw_only=True):
     damage_type: str
 
 
-class ApplyCondition(_Content, tag_field="kind", tag="condition", kw_only=True):
+class ApplyCondition(_Content, frozen=True, tag_field="kind", tag="condition", kw_only=True):
     """A consequence: stacks of a condition (C28)."""
 
     to: Recipient = "target"
@@ -262,7 +263,7 @@ class ApplyCondition(_Content, tag_field="kind", tag="condition", kw_only=True):
     stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
 
 
-class ClearCondition(_Content, tag_field="kind", tag="clear", kw_only=True):
+class ClearCondition(_Content, frozen=True, tag_field="kind", tag="clear", kw_only=True):
     """A consequence: a condition ends."""
 
     to: Recipient = "target"
@@ -272,7 +273,7 @@ class ClearCondition(_Content, tag_field="kind", tag="clear", kw_only=True):
 Consequence = DealDamage | ApplyCondition | ClearCondition
 
 
-class Branches(_Content, kw_only=True):
+class Branches(_Content, frozen=True, kw_only=True):
     """What an attack's outcome adds, in written order (C25): on a hit, on a miss, on a crit."""
 
     on_hit: tuple[Consequence, ...] = ()
@@ -280,7 +281,7 @@ class Branches(_Content, kw_only=True):
     on_crit: tuple[Consequence, ...] = ()
 
 
-class SaveEffect(_Content, kw_only=True):
+class SaveEffect(_Content, frozen=True, kw_only=True):
     """An effect that calls for a save (C15, C25): the attributes opposed, and what each branch does.
 
     The saver rolls its ``save`` attribute against the caller's ``against``
@@ -299,7 +300,7 @@ class SaveEffect(_Content, kw_only=True):
 TickTiming = Literal["never", "turn_start", "turn_end", "round_end"]
 
 
-class ConditionDef(_Content, kw_only=True):
+class ConditionDef(_Content, frozen=True, kw_only=True):
     """A condition as data (C28): stacks, per-stack modifiers, tick timing, duration, what clears it."""
 
     placeholder: bool = False
@@ -310,7 +311,7 @@ class ConditionDef(_Content, kw_only=True):
     cleared_by: tuple[str, ...] = ()
 
 
-class DamageTypes(_Content, kw_only=True):
+class DamageTypes(_Content, frozen=True, kw_only=True):
     """The damage types of C14: physical ones take physical rollover (C13)."""
 
     physical: tuple[str, ...] = ("crushing", "slashing", "piercing")
@@ -320,7 +321,7 @@ class DamageTypes(_Content, kw_only=True):
         return name in self.physical or name in self.other
 
 
-class Economy(_Content, kw_only=True):
+class Economy(_Content, frozen=True, kw_only=True):
     """Per-turn action economy (C20)."""
 
     actions: NonNegative = 1
@@ -328,7 +329,7 @@ class Economy(_Content, kw_only=True):
     bonus_actions: NonNegative = 2
 
 
-class ReactionCosts(_Content, kw_only=True):
+class ReactionCosts(_Content, frozen=True, kw_only=True):
     """Bonus Action cost of each reaction (C22)."""
 
     active_defense: NonNegative = 1
@@ -338,7 +339,7 @@ class ReactionCosts(_Content, kw_only=True):
     interrupt: NonNegative = 2
 
 
-class Ruleset(_Content, kw_only=True):
+class Ruleset(_Content, frozen=True, kw_only=True):
     """Every configurable number of the rules (C2, C14, C20, C22, C28), loaded from a ruleset file."""
 
     name: Identifier
@@ -428,7 +429,7 @@ def _name_keys(raw: object, kind: object, path: str) -> str:
             value_kind = (get_args(kind) or (None, None))[-1]
             key = _failing_key(raw, value_kind)
             out += f".{key}" if key is not None else "[...]"
-            raw, kind = (raw[key] if key is not None else None), value_kind
+            raw, kind = (raw[key] if key is not None and isinstance(raw, dict) else None), value_kind
     return out
 
 
@@ -449,5 +450,5 @@ def _failing_key(raw: object, value_kind: object) -> str | None:
         try:
             msgspec.convert(value, value_kind)
         except msgspec.ValidationError:
-            return key
+            return str(key)
     return None

@@ -264,7 +264,7 @@ def roll(source: DiceSource, request: RollRequest) -> DiceRolled:
     faces = list(source.faces(request))
     if len(faces) != len(request.pool):
         raise DiceError(f"{request.describe()} needs {len(request.pool)} faces, got {len(faces)}")
-    dice = tuple(_die(tag, sides, face, request) for (tag, sides), face in zip(request.pool, faces))
+    dice = tuple(_die(tag, sides, face, request) for (tag, sides), face in zip(request.pool, faces, strict=False))
     return DiceRolled(counter=request.counter, purpose=request.purpose, roller=request.roller,
                       dice=dice, source=source.kind)
 

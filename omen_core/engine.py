@@ -59,7 +59,6 @@ from .decide import (
 )
 from .dice import DiceSource, NoDice, SeededDice
 from .errors import RuleViolation
-from .logs import get_logger
 from .events import (
     UNDO_MARKERS,
     ActiveDefenseWindowOpened,
@@ -79,6 +78,7 @@ from .events import (
     Undone,
     seal,
 )
+from .logs import get_logger
 from .machine import Step
 from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
@@ -396,7 +396,7 @@ class Fight:
                   Step.WINDOW_OPEN: getattr(frame, "window", None),
                   Step.ROUTING_OPEN: getattr(frame, "routing", None),
                   Step.CATCH_OPEN: getattr(frame, "catch_window", None)}.get(frame.step)
-        return opened  # type: ignore[return-value]
+        return opened
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""

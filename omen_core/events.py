@@ -770,7 +770,9 @@ _HASH_TAIL = len(',"hash":""}') + 64
 
 def canonical_body(envelope: Unsealed) -> bytes:
     """The canonical bytes the hash covers: compact msgspec JSON, fields in declaration order."""
-    return _ENCODER.encode(envelope if type(envelope) is Unsealed else envelope.unsealed())
+    if isinstance(envelope, StoredEvent):
+        envelope = envelope.unsealed()
+    return _ENCODER.encode(envelope)
 
 
 def chain_hash(prev_hash: str, body: bytes) -> str:

@@ -222,9 +222,9 @@ class Lifecycle:
         return self.step
 
 
-def _derive(machine: Machine, states: type[Enum]) -> MappingProxyType:
+def _derive(machine: Machine, states: type[Enum]) -> MappingProxyType[tuple[Any, str], Any]:
     """The (state, trigger) → next state table, read off a built machine: the machine stays the source of truth."""
-    table = {}
+    table: dict[tuple[Any, str], Any] = {}
     for name, event in machine.events.items():
         for source, transitions in event.transitions.items():
             table[(states[source], name)] = states[transitions[0].dest or source]
@@ -308,24 +308,24 @@ _PHASE_PURPOSES = {"stealth": "ambush_roll", "perception": "ambush_roll", "initi
 _PHASE_TRIGGERS: dict[type, str] = {
     FightStarted: "setup", CombatantJoined: "setup", AmbushStarted: "ambush",
     AmbushDifficultySet: "ambush_roll", SurpriseDetermined: "ambush_roll",
-    **{kind: "initiative" for kind in (InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed,
-                                       InitiativeOrderSet)},
+    **dict.fromkeys((InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet),
+                    "initiative"),
     RoundStarted: "round",
-    **{kind: "turn" for kind in (RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled,
-                                 ConditionTicked)},
+    **dict.fromkeys((RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked), "turn"),
     WeaponDrawn: "draw", EngagementChanged: "gm", SeedRevealed: "reveal", FightEnded: "end",
 }
 
 
-def mermaid(table: MappingProxyType | None = None) -> str:
+def mermaid(table: MappingProxyType[tuple[Any, str], Any] | None = None) -> str:
     """A machine as a Mermaid state diagram, generated from its derived table so it cannot drift.
 
     ``table`` is :data:`ORDER` (the action lifecycle, the default) or :data:`PHASE_ORDER`.
     """
     table = ORDER if table is None else table
-    states = type(next(iter(table))[0])
-    lines = ["stateDiagram-v2", f"    [*] --> {next(iter(states)).name}"]
-    rank = list(states)
+    kind: Any = type(next(iter(table))[0])
+    states: list[Enum] = list(kind)
+    lines = ["stateDiagram-v2", f"    [*] --> {states[0].name}"]
+    rank = states
     for (source, trigger), dest in sorted(table.items(), key=lambda kv: (rank.index(kv[0][0]), kv[0][1])):
         if source is not dest:
             lines.append(f"    {source.name} --> {dest.name}: {trigger}")
@@ -375,7 +375,8 @@ def legal_triggers(step: Step) -> list[str]:
 
 
 def next_step(step: Step, event: Event, seq: int | None = None, trigger: str | None = None) -> Step:
-    """The step after ``event`` (fired as ``trigger``, by default its own); :class:`IllegalOrder` if it cannot come now."""
+    """The step after ``event`` (fired as ``trigger``, by default its own); :class:`IllegalOrder` if it cannot
+    come now."""
     trigger = trigger or trigger_of(event)
     try:
         return ORDER[(step, trigger)]
@@ -399,11 +400,10 @@ _TRIGGERS: dict[type, str] = {
     MovementDeclared: "declare", Moved: "resolve_move",
     ReactionWindowOpened: "open_reactions", ReactionPassed: "pass_reaction",
     ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
-    **{kind: "flow" for kind in (AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled,
-                                 InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet,
-                                 RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded,
-                                 BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
-                                 Disengaged, FightEnded)},
+    **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied,
+                     InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted,
+                     TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
+                     Disengaged, FightEnded), "flow"),
 }
 
 

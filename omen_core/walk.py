@@ -42,14 +42,12 @@ from .commands import UNDO_COMMANDS
 from .errors import ChainBroken, LogCorrupted, OmenError
 from .events import (
     EVENT_TYPES,
-    AttackDeclared,
-    GENESIS_HASH,
     HEADER_EVENTS,
     LANDMARKS,
     SCHEMA_VERSION,
     UNDO_MARKERS,
+    AttackDeclared,
     CommandIssued,
-    Event,
     Redone,
     SeedRevealed,
     StoredEvent,
@@ -118,7 +116,7 @@ class Landmarks(msgspec.Struct, frozen=True, kw_only=True):
         if seq is None:
             return self
         redos = tuple(r for r in self.redos if r[0] <= seq)
-        back = dict((undo, at) for at, undo in redos)
+        back = {undo: at for at, undo in redos}
         undos = tuple(replace(u, redone_at=back.get(u.seq)) for u in self.undos if u.seq <= seq)
         revealed = self.seed_seq is not None and self.seed_seq <= seq
         return Landmarks(undos=undos, redos=redos, seed=self.seed if revealed else None,
@@ -242,7 +240,7 @@ def scan_landmarks(lines: Iterable[bytes]) -> list[StoredEvent]:
 # -- visitors -----------------------------------------------------------------------------------------------------
 
 
-class StopWalk(Exception):  # noqa: N818 - a signal, not an error
+class StopWalk(Exception):
     """Raised by a visitor that has seen what it needed: the walk ends there (``end`` is still called)."""
 
 
@@ -389,7 +387,8 @@ class _Reader:
             return
         if rec.batch == rec.seq:
             if self.batch_end and rec.seq <= self.batch_end:
-                what = f"a new batch starts at seq {rec.seq}, inside the batch of seq {self.batch} (to {self.batch_end})"
+                what = (f"a new batch starts at seq {rec.seq}, inside the batch of seq {self.batch} "
+                        f"(to {self.batch_end})")
                 self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
             self.batch, self.batch_end = rec.seq, (rec.seq + rec.batch_size - 1 if rec.batch_size else 0)
             opens = isinstance(rec.event, (CommandIssued, *HEADER_EVENTS))
@@ -495,7 +494,7 @@ def _folded(state: FightState, rec: StoredEvent, where: str) -> FightState:
         return evolve(state, rec.event, rec.seq, rec.batch)
     except OmenError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever a broken log makes the fold trip on
+    except Exception as exc:
         raise LogCorrupted(where, rec.seq, f"this {type(rec.event).__struct_config__.tag} cannot be applied in "
                                            f"the state before it: {exc!r}") from None
 
@@ -637,7 +636,7 @@ def _stand_in(kind: type) -> type:
         if name in fields:
             f = fields[name]
             spec.append((name, f.type) if f.required else (name, f.type, f.default))
-    config = kind.__struct_config__
+    config = kind.__struct_config__  # type: ignore[attr-defined]  # every event type is a tagged Struct
     return msgspec.defstruct(f"Skim{kind.__name__}", spec, tag_field=config.tag_field, tag=config.tag,
                              frozen=True, kw_only=True, gc=False, module=__name__,
                              namespace=None if "action" in fields else {"action": None})
@@ -650,7 +649,7 @@ def _needs_body(kind: type) -> bool:
 
 _SKIM_TYPES: dict[type, type] = {kind: kind if _needs_body(kind) else _stand_in(kind) for kind in EVENT_TYPES}
 _KIND: dict[type, type] = {skim: kind for kind, skim in _SKIM_TYPES.items()}
-_SkimEvent = Union[tuple(_SKIM_TYPES.values())]  # noqa: UP007 - a runtime union of a computed tuple
+_SkimEvent: Any = Union[tuple(_SKIM_TYPES.values())]  # noqa: UP007 - a runtime union of a computed tuple
 
 
 def _skim_envelope() -> type:
@@ -688,13 +687,13 @@ for (_step, _trigger), _dest in ORDER.items():
     _NEXT_STEP[_step][_trigger] = (_dest, _dest in DONE)
 _NEXT_PHASE: dict[Phase, dict[str, Phase]] = {phase: {t: d for (p, t), d in PHASE_ORDER.items() if p is phase}
                                                for phase in Phase}
-_ATTACKS = (AttackDeclared, _SKIM_TYPES[AttackDeclared])
+_ATTACKS: Any = (AttackDeclared, _SKIM_TYPES[AttackDeclared])
 _UNDO_TAGS = frozenset(kind.__struct_config__.tag for kind in UNDO_COMMANDS)
 _HEADERS = tuple(_SKIM_TYPES[kind] for kind in HEADER_EVENTS)
-_COMMAND_ISSUED = _SKIM_TYPES[CommandIssued]
+_COMMAND_ISSUED: Any = _SKIM_TYPES[CommandIssued]
 
 
-class _Slow(Exception):  # noqa: N818 - a signal: hand the rest of the log to the full fold
+class _Slow(Exception):
     pass
 
 
@@ -740,7 +739,7 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                     if prev_hex != rec.hash:
                         raise _Slow
                     prev_raw = digest
-                ev = rec.event
+                ev: Any = rec.event
                 kind, trigger, phase_trigger, effect, unordered = specs[ev.__class__]
                 if position is None and rec.batch < seq:  # starting part-way through a batch (a snapshot)
                     batch, batch_end = rec.batch, rec.batch + rec.batch_size - 1 if rec.batch_size else 0
@@ -806,14 +805,14 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                             undo_point = seq
     except StopIteration:
         pass
-    except Exception:  # noqa: BLE001 - whatever it is, the full fold decides, from where the skim started
+    except Exception:
         return start, False
     if batch_end and position is not None and position[0] < batch_end and to_seq is None:
         raise LogCorrupted(source.where, position[0], _torn(batch, position[0], batch_end))
     try:
         return _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
                      redo_stack, position), True
-    except Exception:  # noqa: BLE001 - an open action's lines the skim did not decode in full: the full fold
+    except Exception:
         return start, False
 
 

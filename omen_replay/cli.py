@@ -1,4 +1,6 @@
-"""The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema. Only this module configures logging.
+"""The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema.
+
+Only this module (of omen_core and omen_replay) configures logging.
 
 Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 (a malformed file, log or command, or a command that breaks a rule).
@@ -22,7 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from omen_core.errors import ConcurrencyError, OmenError
-from omen_core.events import event_schema
+from omen_core.events import StoredEvent, event_schema
 from omen_core.store import EventStore, open_snapshots, open_store
 from omen_core.walk import Step, StoreSource
 from omen_core.walk import step_through as walk_steps
@@ -40,7 +42,8 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 log = structlog.get_logger("omen.cli")
 
-STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan", "undone": "dim italic"}
+STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan",
+         "undone": "dim italic"}
 
 
 class LogFormat(str, Enum):
@@ -63,11 +66,22 @@ def configure_logging(fmt: LogFormat, level: str) -> None:
     )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from omen_core import __version__
+        from omen_core.events import SCHEMA_VERSION
+
+        out.print(f"omen {__version__} (log schema version {SCHEMA_VERSION})")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
     log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
     = LogFormat.console,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print omen's version and exit.")] = False,
 ) -> None:
     if log_level.lower() not in {"debug", "info", "warning", "error"}:
         _bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
@@ -200,8 +214,8 @@ def _clear_demo_log(log_path: Path, fight_id: str) -> None:
         extra.unlink(missing_ok=True)
     snapshots = log_path.with_name(log_path.name + ".snapshots")
     if snapshots.is_dir():
-        for fight_id in held:
-            open_snapshots(str(log_path)).delete(fight_id)
+        for held_id in held:
+            open_snapshots(str(log_path)).delete(held_id)
 
 
 @app.command()
@@ -298,9 +312,13 @@ def run(
                        "or remove the old one")
         narrator = Narrator()
         loud = not (quiet or as_json)
-        fight = run_scenario(loaded, store, on_step=lambda step, stored: loud and _print_lines(
-            narrator.lines(stored)), on_start=lambda stored: loud and _print_lines(narrator.lines(stored)),
-            snapshots=open_snapshots(log_url))
+
+        def tell(stored: list[StoredEvent]) -> None:
+            if loud:
+                _print_lines(narrator.lines(stored))
+
+        fight = run_scenario(loaded, store, on_step=lambda step, stored: tell(stored), on_start=tell,
+                             snapshots=open_snapshots(log_url))
     except OmenError as exc:
         _guarded(exc)
     records = fight.events
@@ -501,7 +519,8 @@ def _print_state(summary: StateSummary, as_json: bool) -> None:
     out.print(table)
     if summary.initiative_order:
         out.print(f"initiative order: {', '.join(summary.initiative_order)}")
-    out.print(f"head {summary.seq}:{summary.hash}  [dim](witness it: omen verify LOG --head {summary.seq}:{summary.hash})[/]")
+    head = f"{summary.seq}:{summary.hash}"
+    out.print(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")
 
 
 fixtures_app = typer.Typer(no_args_is_help=True, help="Golden fixtures: recorded fights replayed under the "

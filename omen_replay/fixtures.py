@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -64,7 +65,7 @@ def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
     return list(store.read(scenario.settings.id)), None
 
 
-def fingerprint(events: list[StoredEvent]) -> dict:
+def fingerprint(events: list[StoredEvent]) -> dict[str, Any]:
     """The end state's summary (the head's hash aside: the recording pins the bytes) and the sha256 of its
     canonical JSON."""
     summary = _plain(summarise(project(events)))
@@ -84,9 +85,10 @@ def _paths(value: object, prefix: str = "$") -> Iterator[tuple[str, object]]:
         yield prefix, value
 
 
-def _plain(value: msgspec.Struct) -> dict:
+def _plain(value: msgspec.Struct) -> dict[str, Any]:
     """A value as plain JSON data in canonical order (sets sorted), so that equal values compare equal."""
-    return json.loads(_CANONICAL.encode(value))
+    plain: dict[str, Any] = json.loads(_CANONICAL.encode(value))
+    return plain
 
 
 _CANONICAL = msgspec.json.Encoder(order="deterministic")
@@ -95,7 +97,7 @@ _CANONICAL = msgspec.json.Encoder(order="deterministic")
 def first_divergence(expected: list[StoredEvent], got: list[StoredEvent]) -> Divergence | None:
     """The first event that differs (ignoring hashes and batch sizes, which follow from the content), and its first
     field."""
-    for want, have in zip(expected, got):
+    for want, have in zip(expected, got, strict=False):
         a, b = _plain(want), _plain(have)
         for key in ("hash", "prev_hash", "batch_size"):
             a.pop(key), b.pop(key)

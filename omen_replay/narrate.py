@@ -212,7 +212,7 @@ def _declined(e: ActiveDefenseDeclined, names: _Names) -> Iterator[tuple[LineKin
 
 
 def _terms(*pairs: tuple[int | tuple[int, ...], str]) -> str:
-    parts = []
+    parts: list[str] = []
     for value, label in pairs:
         if isinstance(value, tuple):
             parts.extend(f"{v} ({label})" for v in value)

@@ -269,7 +269,8 @@ def _chart(series: list[Series], width: int = 720, height: int = 260) -> str:
     pad = 40
 
     def xy(index: float, value: int) -> str:
-        return f"{pad + (width - 2 * pad) * index / max(last, 1):.1f},{height - pad - (height - 2 * pad) * value / top:.1f}"
+        x = pad + (width - 2 * pad) * index / max(last, 1)
+        return f"{x:.1f},{height - pad - (height - 2 * pad) * value / top:.1f}"
 
     parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 20 * len(series)}" '
              f'role="img" aria-label="HP and Will by round">',

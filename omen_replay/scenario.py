@@ -37,6 +37,7 @@ from omen_core.content import (
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.errors import BadInput, ContentError, OmenError
+from omen_core.events import StoredEvent
 from omen_core.store import EventStore
 
 __all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
@@ -143,7 +144,8 @@ def _combatant(entry: Any, index: int, scenario: Path, locate: _Locator) -> Comb
             if exc.path == "$" and "cannot read" in exc.reason:
                 raise ScenarioError(str(scenario), f"{where}.sheet", exc.reason, locate(f"{where}.sheet")) from None
             raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
-    return _convert(entry, CombatantSheet, str(scenario), where, locate)
+    sheet: CombatantSheet = _convert(entry, CombatantSheet, str(scenario), where, locate)
+    return sheet
 
 
 def _step(entry: Any, index: int, source: str, locate: _Locator) -> ScriptStep:
@@ -224,8 +226,8 @@ def _toml_error_line(message: str) -> int | None:
 
 
 def run_scenario(scenario: Scenario, store: EventStore,
-                 on_step: Callable[[ScriptStep, list], object] | None = None,
-                 on_start: Callable[[list], object] | None = None,
+                 on_step: Callable[[ScriptStep, list[StoredEvent]], object] | None = None,
+                 on_start: Callable[[list[StoredEvent]], object] | None = None,
                  clock: Callable[[], int] | None = None, snapshots: object = None) -> Fight:
     """Start the fight in ``store``, join its combatants and run every command in order (``undo`` and ``redo``
     among them).

@@ -250,7 +250,7 @@ class Audit(Visitor):
         self._rerolled(rec)
         try:
             self.findings.extend(self._check(rec, before))
-        except Exception as exc:  # noqa: BLE001 - an audit of arbitrary input reports, never crashes
+        except Exception as exc:
             self.findings.append(Finding(seq=rec.seq, rule="audit", what=f"cannot recompute this event: {exc!r}"))
         if isinstance(rec.event, (Undone, Redone)):
             self.next_turn = _next_turn(after)
@@ -301,7 +301,7 @@ class Audit(Visitor):
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
                                          f"again with the dice the batch recorded: {exc}"))
             return
-        except Exception as exc:  # noqa: BLE001 - a tampered log may leave a state no command fits: report it
+        except Exception as exc:
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
                                          f"again in the state the log leaves before it: {exc!r}"))
             return
@@ -342,9 +342,9 @@ class Audit(Visitor):
             case ContestResolved(initiator=ini, defender=dfd):
                 yield from self._side(seq, ini, state)
                 yield from self._side(seq, dfd, state)
-                side = contest_winner(ini.total, dfd.total)
-                yield from _compare(seq, "C16", "contest winner", ini.roller if side == "initiator" else dfd.roller,
-                                    event.winner)
+                winner = contest_winner(ini.total, dfd.total)
+                yield from _compare(seq, "C16", "contest winner",
+                                    ini.roller if winner == "initiator" else dfd.roller, event.winner)
             case SaveResolved(saver=saver, opposing=opp, success=success):
                 yield from self._side(seq, saver, state)
                 yield from self._side(seq, opp, state)
@@ -544,7 +544,7 @@ def _tag(event: Event) -> str:
 def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[Finding]:
     """Where a batch differs from what the rules produce for its command: the first differing event, and any
     event missing or extra."""
-    for rec, want in zip(records, produced):
+    for rec, want in zip(records, produced, strict=False):
         have = _EVENT_JSON.encode(rec.event)
         wanted = _EVENT_JSON.encode(want)
         if have != wanted:
@@ -611,7 +611,7 @@ def verify_store(store: Any, fight_id: str, seed: bytes | None = None, heads: It
 def verify_lines(lines: Iterable[bytes], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:
     """Audit a log from its raw JSON Lines bytes: every line must decode and be written canonically (so any
     edited byte is found even where the values would survive), then every other check."""
-    held = [line for line in lines]
+    held = list(lines)
     if held and not held[-1].endswith(b"\n"):
         torn = Finding(seq=len(held), line=len(held), rule="format",
                        what="torn tail: the last line was cut off mid-write (omen repair sets it aside)")

@@ -35,7 +35,8 @@ class EventStore(Protocol):
     - ``location`` says where the store keeps its fights, for messages.
     """
 
-    location: str
+    @property
+    def location(self) -> str: ...
 
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int: ...
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import re
 import fcntl
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -283,7 +283,7 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
             consumed += len(raw)
             if consumed >= limit:
                 if consumed > limit:
-                    raw = raw[:len(raw) - (consumed - limit)]
+                    raw = raw[:len(raw) - (consumed - limit)]  # noqa: PLW2901 - only the bytes there were
                 if not raw.endswith(b"\n"):
                     raise TornTail(path, line_no, raw)
             if line_no <= after_seq and consumed < limit:
@@ -390,8 +390,8 @@ def _index_points(index: Path) -> list[tuple[int, int]]:
         text = index.read_text()
     except OSError:
         return []
-    points = sorted(tuple(map(int, parts)) for parts in map(str.split, text.splitlines()) if len(parts) == 2
-                    and parts[0].isdigit() and parts[1].isdigit())
+    points = sorted((int(parts[0]), int(parts[1])) for parts in map(str.split, text.splitlines())
+                    if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit())
     if len(_INDEX_CACHE) >= 64:
         _INDEX_CACHE.clear()
     _INDEX_CACHE[index] = (key, points)
@@ -428,7 +428,7 @@ def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoRetur
 def _read_tail(path: Path) -> _Tail:
     """Read backwards from the end in blocks until the last complete line is found."""
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is told apart first
     except FileNotFoundError:
         return _Tail(0, None, b"")
     with f:
@@ -459,7 +459,7 @@ def _seq_hint(line: bytes) -> int:
 def _owner(path: Path) -> str | None:
     """The fight id of the file's first line; None if the file is missing or empty."""
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is told apart first
     except FileNotFoundError:
         return None
     with f:

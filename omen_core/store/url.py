@@ -42,7 +42,7 @@ def open_store(url: str) -> EventStore:
 def open_snapshots(url: str) -> SnapshotStore:
     """The snapshot cache that goes with the store ``url`` names: ``LOG.snapshots/`` beside a JSON Lines
     file, ``.snapshots/`` inside a directory, a ``snapshots`` table in a SQLite database, or memory."""
-    if url == "memory:" or url == "sqlite::memory:":
+    if url in {"memory:", "sqlite::memory:"}:
         return MemorySnapshots()
     if url.startswith("sqlite:"):
         return SqliteSnapshots(_sqlite_path(url))

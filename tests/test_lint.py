@@ -1,0 +1,25 @@
+"""The engine's own code type-checks (mypy --strict) and lints (ruff) clean: the test command runs both."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_mypy_strict_is_clean_on_the_packages():
+    """mypy --strict (the [tool.mypy] section of pyproject.toml) finds nothing in omen_core and omen_replay."""
+    result = run("mypy")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_is_clean_on_the_packages():
+    """ruff (the [tool.ruff] section of pyproject.toml) finds nothing in omen_core and omen_replay."""
+    result = run("ruff", "check", "omen_core", "omen_replay")
+    assert result.returncode == 0, result.stdout + result.stderr
