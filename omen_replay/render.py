@@ -176,7 +176,9 @@ class TextWriter:
         """The end state, each combatant, and the audit's verdict."""
         rows = [f"  {c.name} ({c.side}): HP {c.hp}/{c.hp_max}, Will {c.will}/{c.will_max}"
                 + (f", {', '.join(c.conditions)}" if c.conditions else "") for c in summary.combatants]
-        self.out.write("\n" + _ending(summary) + "\n" + "".join(r + "\n" for r in rows) + _verdict(report) + "\n")
+        rerolls = "".join(f"undo re-roll: {f.what}\n" for f in report.rerolls)
+        self.out.write("\n" + _ending(summary) + "\n" + "".join(r + "\n" for r in rows) + rerolls
+                       + _verdict(report) + "\n")
 
 
 def _md(text: str) -> str:
@@ -216,7 +218,9 @@ class MarkdownWriter:
                 f"{_md(', '.join(c.conditions)) or '-'} |" for c in summary.combatants]
         self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
                        "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"
-                       + "".join(r + "\n" for r in rows) + f"\n*{_md(_verdict(report))}.*\n")
+                       + "".join(r + "\n" for r in rows)
+                       + "".join(f"\n- undo re-roll: {_md(f.what)}" for f in report.rerolls)
+                       + f"\n\n*{_md(_verdict(report))}.*\n")
 
 
 _RULE = " \u2500"  # the box-drawing rule around "Round N" in the narrative
@@ -258,7 +262,10 @@ class HtmlWriter:
         self.out.write("\n".join(["</section>", "<h2>The end</h2>", f"<p>{html.escape(_ending(summary))}</p>",
                                   "<table><tr><th>combatant</th><th>side</th><th>HP</th><th>Will</th>"
                                   f"<th>conditions</th></tr>{rows}</table>", "<h2>HP and Will by round</h2>",
-                                  _chart(series), f"<p><em>{html.escape(_verdict(report))}.</em></p>",
+                                  _chart(series),
+                                  *(f'<p class="reroll">undo re-roll: {html.escape(f.what)}</p>'
+                                    for f in report.rerolls),
+                                  f"<p><em>{html.escape(_verdict(report))}.</em></p>",
                                   "</body></html>"]) + "\n")
 
 
