@@ -20,7 +20,8 @@ mode, one ``BEGIN IMMEDIATE ... COMMIT`` per append with SQLite's default
 
 Files go to a fresh directory under ``benchmarks/.cache/`` (the repository's
 disk, not a tmpfs), removed at the end; ``--dir`` chooses another place.
-Each case runs on a fresh store; only the appends are timed.
+Each case runs on a fresh store; only the appends are timed. The cases run
+round-robin, ``--repeat`` times after a warm-up round; the figures are medians.
 
     .venv/bin/python benchmarks/bench_append.py
 """
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--single", type=int, default=2_000, help="single-event appends (default 2000)")
     parser.add_argument("--batched", type=int, default=20_000, help="events appended in batches (default 20000)")
     parser.add_argument("--batch", type=int, default=100, help="events per batched append (default 100)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each case (default 3; the best counts)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each case (default 5; the median counts)")
     parser.add_argument("--dir", type=Path, default=None, help="where to write (default: under benchmarks/.cache)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
@@ -147,19 +148,19 @@ def main(argv: list[str] | None = None) -> int:
     for mode, m in modes.items():
         base = m["cases"][0]
         for case in m["cases"]:
-            results.append({"mode": mode, "case": case.name, **case.as_dict(),
+            results.append({"mode": mode, **case.as_dict(),
                             "appends": case.events // (1 if mode == "single" else args.batch),
                             "ratio_to_raw": case.rate / base.rate,
-                            "us_per_append": case.best / (case.events if mode == "single"
+                            "us_per_append": case.median / (case.events if mode == "single"
                                                             else m["appends"]) * 1e6})
     if args.json:
         _common.emit_json({"benchmark": "append", "single": args.single, "batched": args.batched,
                            "batch": args.batch, "repeat": args.repeat, "machine": info, "results": results})
         return 0
     _common.print_machine(info)
-    print(f"events from {source.name}; best of {args.repeat} runs; written under {base_dir}\n")
+    print(f"events from {source.name}; medians of {args.repeat} interleaved runs; written under {base_dir}\n")
     rows = [[r["mode"] if r["mode"] == "single" else f"batched ×{args.batch}", r["case"], f"{r['events']:,}",
-             fmt_s(r["best_s"]), fmt_rate(r["events_per_s"]), f"{r['us_per_append']:,.0f}",
+             fmt_s(r["median_s"]), fmt_rate(r["events_per_s"]), f"{r['us_per_append']:,.0f}",
              f"{r['ratio_to_raw']:.2f}"] for r in results]
     print(table(["mode", "store", "events", "time", "events/s", "µs/append", "vs raw write+fsync"], rows))
     return 0

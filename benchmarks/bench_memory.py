@@ -34,7 +34,7 @@ from pathlib import Path
 
 import _common
 from _common import OMEN, PYTHON, Case, fmt_mb, fmt_s, run_child, run_interleaved, table
-from genlog import CACHE, ensure_log, quiet_logging  # noqa: E402
+from genlog import CACHE, ensure_log, link_log, quiet_logging  # noqa: E402
 
 GOAL_MB = 100.0          # verify, log (every format) and explain on the 1M-event log
 REPLAY_GOAL_MB = 200.0   # the older goal for a replay of the 1M-event log
@@ -60,21 +60,6 @@ def last_attack(path: Path) -> int:
             if back >= size:
                 raise RuntimeError(f"{path} declares no attack")
             back *= 4
-
-
-def without_snapshots(path: Path, folder: Path) -> Path:
-    """The log with its .idx and .marks but no .snapshots, in ``folder`` (a hard link to the log if possible)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    copy = folder / path.name
-    try:
-        os.link(path, copy)
-    except OSError:
-        shutil.copyfile(path, copy)
-    for suffix in (".idx", ".marks"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            shutil.copyfile(side, copy.with_name(copy.name + suffix))
-    return copy
 
 
 def warm(path: Path) -> None:
@@ -117,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in sizes:
             path = ensure_log(n, progress=not args.json)
             warm(path)
-            bare = without_snapshots(path, work / f"bare-{n}")
+            bare = link_log(path, work / f"bare-{n}")
             for name, cmd, what in commands(n, path, bare, work, formats):
                 cases[(n, name)] = Case(f"{n} {name}", lambda c=cmd, n=n: _timed(c, n), log_events=n, what=what)
         order = [floor, *cases.values()]
@@ -152,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["log events", "command", "peak RSS (median)", "(max)", "time (median)", "(min – max)",
                  f"peak vs {sizes[0]:,}", "goal"], rows))
     print()
-    for r in results[1:1 + len(cases) // len(sizes)]:
-        print(f"  {r['command']}: {r['what']}")
+    for r in results[1:]:
+        print(f"  {r['log_events']:,} {r['command']}: {r['what']}")
     print("  output files: " + ", ".join(f"{k} {v / 1e6:,.1f} MB" for k, v in sorted(outputs.items())))
     return 0
 

@@ -3,23 +3,23 @@
 Cases, all on the same generated fight log (``genlog.py``), all streaming from the file:
 
 - ``bare decode`` (the baseline): ``msgspec.json.Decoder(StoredEvent)`` on every line, nothing else;
-- ``plain replay``: ``replay_store(JsonlStore.single(path), fight_id)`` (what ``omen replay`` runs):
-  the lazy fold of ``omen_core.lazy`` over the file's raw lines (every envelope decoded and every
-  event's order checked; an event body decoded in full only where the fold needs it), the state at
-  the end;
-- ``verified replay``: what ``Fight.load`` does: the same read into a list, every event
-  through ``chain_breaks`` (seq, link and sha256 of the canonical body), then ``project``.
+- ``plain replay``: ``replay_store(JsonlStore.single(path), fight_id)`` (what ``omen replay`` and
+  ``Fight.load`` run when there is no snapshot): the one walk of ``omen_core.walk``, state only, skimming
+  (every envelope decoded and every event's order checked; an event body decoded in full only where the
+  fold needs it) and checking the hash chain from the raw bytes (the default now);
+- ``plain replay, chain=False``: the same walk without the hash chain
+  (``omen_core.walk.replay(StoreSource(store, id), chain=False)``);
+- ``full-decode replay``: the same walk decoding every event in full (``skim=False``), chain checked: what
+  the old "verified replay" (``chain_breaks`` + ``project``) computed.
 
-Goals: plain replay at least 1/4 of the bare decode rate, verified replay at least 1/8.
+Goals: plain replay (chain checked) at least 1/4 of the bare decode rate; full-decode replay (the old
+verified replay) at least 1/8.
 
-The breakdown rows (skip them with ``--no-breakdown``) split the costs: the lazy fold's
-decoding alone (``read_lines`` and ``decode_lazy`` on every line, no fold), the reference
-plain replay (every event decoded in full: ``undo_history`` over one streaming read, then
-``project(second read, voided=...)``, as plain replay ran before the lazy fold), the
-store's read alone, the read plus the hash chain, and ``project`` alone over events
-already decoded in memory.
-``--profile`` prints the time plain replay spends in the cyclic garbage collector, and a
-cProfile of plain replay, top functions by own time.
+The breakdown rows (skip them with ``--no-breakdown``) split the costs: the store's ``read_lines`` alone,
+the skim's decoding of every line (``walk._decode_skim``, what the skim decodes), the full decoding of every
+line (``decode_line``), the hash chain alone (``line_hash`` of every line), and the audit
+``verify_store`` (what ``omen verify`` runs), for scale. ``--profile`` prints the time plain replay
+spends in the cyclic garbage collector, and a cProfile of plain replay, top functions by own time.
 
     .venv/bin/python benchmarks/bench_replay.py --events 100000
 """
@@ -34,16 +34,16 @@ import sys
 
 import _common
 import msgspec  # noqa: E402
-from _common import Case, fmt_rate, fmt_s, run_interleaved, streaming_replay, table
+from _common import Case, fmt_rate, fmt_s, ratio, run_interleaved, table
 from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
 
-from omen_core.events import StoredEvent, chain_breaks  # noqa: E402
-from omen_core.lazy import decode_lazy  # noqa: E402
-from omen_core.state import project  # noqa: E402
+from omen_core.events import GENESIS_HASH, StoredEvent, decode_line, line_hash  # noqa: E402
 from omen_core.store import JsonlStore  # noqa: E402
+from omen_core.walk import StoreSource, replay  # noqa: E402
 from omen_replay.replay import replay_store  # noqa: E402
+from omen_replay.verify import verify_store  # noqa: E402
 
-GOALS = {"plain replay": 1 / 4, "verified replay": 1 / 8}
+GOALS = {"plain replay (chain checked)": 1 / 4, "full-decode replay (chain checked)": 1 / 8}
 
 
 def bare_decode(path) -> int:
@@ -60,43 +60,57 @@ def plain_replay(path) -> int:
     return replay_store(JsonlStore.single(path), FIGHT_ID).version
 
 
-def verified_replay(path) -> int:
-    """What ``Fight.load`` does: read the log, check the whole hash chain, then project it."""
-    records = list(JsonlStore.single(path).read(FIGHT_ID))
-    breaks = list(chain_breaks(records, FIGHT_ID))
-    if breaks:
-        raise RuntimeError(f"the log's chain is broken: {breaks[:3]}")
-    return project(records).version
+def no_chain(path) -> int:
+    return replay(StoreSource(JsonlStore.single(path), FIGHT_ID), chain=False).version
 
 
-def lazy_decode(path) -> int:
-    """The lazy fold's reading and decoding alone: every line of ``read_lines`` through ``decode_lazy``."""
+def full_decode(path) -> int:
+    return replay(StoreSource(JsonlStore.single(path), FIGHT_ID), skim=False).version
+
+
+def lines_only(path) -> int:
     n = 0
     for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
-        for line in chunk:
-            decode_lazy(line)
+        n += len(chunk)
+    return n
+
+
+def skim_decode(path) -> int:
+    """The skim's decoding alone: every line of ``read_lines`` through the walk's skim decoder."""
+    from omen_core.walk import _decode_skim
+
+    n = 0
+    for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
+        for raw in chunk:
+            _decode_skim(raw[:-1])
             n += 1
     return n
 
 
-def store_read(path) -> int:
+def full_decode_lines(path) -> int:
     n = 0
-    for _ in JsonlStore.single(path).read(FIGHT_ID):
-        n += 1
+    for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
+        for raw in chunk:
+            decode_line(raw[:-1])
+            n += 1
     return n
 
 
 def chain_only(path) -> int:
-    n = 0
-
-    def counted(records):
-        nonlocal n
-        for n, rec in enumerate(records, 1):  # noqa: B007
-            yield rec
-
-    breaks = list(chain_breaks(counted(JsonlStore.single(path).read(FIGHT_ID)), FIGHT_ID))
-    assert not breaks
+    """The hash chain alone: each line's hash recomputed from its bytes (``line_hash``), nothing decoded."""
+    prev, n = GENESIS_HASH, 0
+    for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
+        for raw in chunk:
+            prev = line_hash(prev, raw[:-1])
+            n += 1
     return n
+
+
+def audit(path) -> int:
+    report = verify_store(JsonlStore.single(path), FIGHT_ID)
+    if not report.clean:
+        raise RuntimeError(f"the generated log does not verify: {report.problems[:3]}")
+    return report.events
 
 
 def gc_share(fn) -> dict:
@@ -143,8 +157,8 @@ def profile_plain(path, top: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="replay vs bare msgspec decoding, same file, one process")
     parser.add_argument("--events", type=int, default=100_000, help="log size in events (default 100000)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each case (default 5; the best counts)")
-    parser.add_argument("--no-breakdown", action="store_true", help="only the three cases with goals")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each case (default 5; the median counts)")
+    parser.add_argument("--no-breakdown", action="store_true", help="only the replay cases")
     parser.add_argument("--profile", type=int, nargs="?", const=25, default=0, metavar="TOP",
                         help="also print a cProfile of plain replay (top TOP functions, default 25)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -153,49 +167,51 @@ def main(argv: list[str] | None = None) -> int:
     path = ensure_log(args.events, progress=not args.json)
 
     cases = [Case("bare decode", lambda: bare_decode(path)),
-             Case("plain replay", lambda: plain_replay(path)),
-             Case("verified replay", lambda: verified_replay(path))]
+             Case("plain replay (chain checked)", lambda: plain_replay(path)),
+             Case("plain replay, chain=False", lambda: no_chain(path)),
+             Case("full-decode replay (chain checked)", lambda: full_decode(path))]
     breakdown: list[Case] = []
     if not args.no_breakdown:
-        records = list(JsonlStore.single(path).read(FIGHT_ID))
-        breakdown = [Case("lazy decode only (read_lines + decode_lazy)", lambda: lazy_decode(path)),
-                     Case("reference plain replay (full decode, 2 passes)", lambda: streaming_replay(path, FIGHT_ID)),
-                     Case("store read (decode + seq check)", lambda: store_read(path)),
-                     Case("store read + hash chain", lambda: chain_only(path)),
-                     Case("project only (events in memory)", lambda: project(records).version)]
+        breakdown = [Case("read_lines alone", lambda: lines_only(path)),
+                     Case("read_lines + skim decoding", lambda: skim_decode(path)),
+                     Case("read_lines + full decoding (decode_line)", lambda: full_decode_lines(path)),
+                     Case("read_lines + hash chain (line_hash)", lambda: chain_only(path)),
+                     Case("audit: verify_store (omen verify)", lambda: audit(path))]
     run_interleaved(cases + breakdown, args.repeat)
-    base = cases[0].rate
+    base = cases[0]
     info = _common.machine()
 
     results = []
     for case in cases + breakdown:
-        ratio = case.rate / base
+        r = base.median / case.median  # rate ratio: > 1 is faster than bare decoding
         goal = GOALS.get(case.name)
-        results.append({"case": case.name, **case.as_dict(), "ratio_to_bare": ratio,
-                        "median_ratio_to_bare": case.median_rate / cases[0].median_rate,
-                        "goal_ratio": goal, "goal_met": None if goal is None else ratio >= goal})
+        results.append({**case.as_dict(), "ratio_to_bare": r, "goal_ratio": goal,
+                        "goal_met": None if goal is None else r >= goal})
     if args.json:
         _common.emit_json({"benchmark": "replay", "log": str(path), "events": args.events,
                            "repeat": args.repeat, "machine": info, "results": results})
     else:
         _common.print_machine(info)
-        print(f"log: {path.name} ({args.events:,} events, {path.stat().st_size / 1e6:,.1f} MB), "
-              f"best of {args.repeat} runs (the median-based ratio is shown for the spread)\n")
+        print(f"log: {path.name} ({args.events:,} events, {path.stat().st_size / 1e6:,.1f} MB); medians of "
+              f"{args.repeat} interleaved runs (fastest – slowest shown)\n")
         rows = []
-        for r in results:
+        for r, case in zip(results, cases + breakdown):
             goal = "" if r["goal_ratio"] is None else f"≥ 1/{round(1 / r['goal_ratio'])}"
             met = "" if r["goal_met"] is None else ("met" if r["goal_met"] else
                                                      f"MISSED ({r['ratio_to_bare'] / r['goal_ratio']:.2f}× of goal)")
-            rows.append([r["case"], fmt_s(r["best_s"]), fmt_rate(r["events_per_s"]),
-                         f"{r['ratio_to_bare']:.3f} " + (f"(1/{1 / r['ratio_to_bare']:.1f})" if r["ratio_to_bare"] < 1
-                                                         else f"({r['ratio_to_bare']:.2f}×)"),
-                         f"{r['median_ratio_to_bare']:.3f}", goal, met])
-        print(table(["case", "time", "events/s", "ratio to bare", "(medians)", "goal", "status"], rows))
+            rows.append([r["case"], fmt_s(r["median_s"]), _common.spread(case), fmt_rate(r["events_per_s"]),
+                         f"{r['events_per_s'] and 1e6 / r['events_per_s']:.2f}",
+                         f"{r['ratio_to_bare']:.3f} " + (f"(1/{1 / r['ratio_to_bare']:.1f})"
+                                                         if r["ratio_to_bare"] < 1 else f"({r['ratio_to_bare']:.2f}×)"),
+                         goal, met])
+        print(table(["case", "time", "(min – max)", "events/s", "µs/event", "rate vs bare", "goal", "status"], rows))
+        chained, plain = cases[1], cases[2]
+        print(f"\nthe hash chain costs plain replay {ratio(chained, plain):.2f}× the time without it")
     if args.profile:
         out = sys.stderr if args.json else sys.stdout
         print("\ntime in the cyclic garbage collector (one run each):", file=out)
         for name, fn in (("plain replay", lambda: plain_replay(path)),
-                         ("reference plain replay (full decode, 2 passes)", lambda: streaming_replay(path, FIGHT_ID))):
+                         ("full-decode replay", lambda: full_decode(path))):
             g = gc_share(fn)
             print(f"  {name}: {g['gc_s']:.2f} s of {g['total_s']:.2f} s ({g['gc_s'] / g['total_s']:.0%}); "
                   f"collections by generation {g['collections_by_generation']}, "

@@ -94,7 +94,7 @@ from omen_core.store import FileSnapshots, JsonlStore  # noqa: E402
 from omen_core.store.base import check_batch  # noqa: E402
 
 __all__ = ["FIGHT_ID", "CACHE", "SNAPSHOT_EVERY", "log_path", "ensure_log", "generate", "quiet_logging", "sidecars",
-           "copy_log", "remove_log"]
+           "copy_log", "link_log", "remove_log"]
 
 GENERATOR_VERSION = 3
 FIGHT_ID = "ember-ford-long"
@@ -236,6 +236,21 @@ def copy_log(path: Path, folder: Path) -> Path:
         if extra.is_dir():
             shutil.copytree(extra, folder / extra.name)
         elif extra.exists():
+            shutil.copyfile(extra, folder / extra.name)
+    return copy
+
+
+def link_log(path: Path, folder: Path) -> Path:
+    """The log in ``folder`` with its ``.idx`` and ``.marks`` but WITHOUT its ``.snapshots`` (the log itself a hard
+    link when the file system allows, else a copy): for read-only commands on "the same log without snapshots"."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / path.name
+    try:
+        os.link(path, copy)
+    except OSError:
+        shutil.copyfile(path, copy)
+    for extra in sidecars(path):
+        if extra.is_file():
             shutil.copyfile(extra, folder / extra.name)
     return copy
 

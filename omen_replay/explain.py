@@ -17,6 +17,7 @@ from omen_core.derive import bonus_source
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
+    UNDO_MARKERS,
     AmbushDifficultySet,
     AttackDeclared,
     ContestResolved,
@@ -146,6 +147,8 @@ class _Explainer(Visitor):
                 self.found = _single(self, rec, before)
                 raise StopWalk
             self.target = owner
+        if isinstance(rec.event, UNDO_MARKERS):
+            return  # an undo takes frames away and a redo brings them back: an action ends only by its own events
         if self.target is not None and not any(f.declared_at == self.target for f in after.stack):
             self._explain_target()
             raise StopWalk
