@@ -17,7 +17,6 @@ from omen_core.derive import bonus_source
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
-    UNDO_MARKERS,
     AmbushDifficultySet,
     AttackDeclared,
     ContestResolved,
@@ -36,6 +35,7 @@ from omen_core.events import (
     StoredEvent,
     SurpriseDetermined,
     encode_line,
+    is_undo_batch,
 )
 from omen_core.machine import action_of
 from omen_core.state import FightState, Frame
@@ -147,7 +147,7 @@ class _Explainer(Visitor):
                 self.found = _single(self, rec, before)
                 raise StopWalk
             self.target = owner
-        if isinstance(rec.event, UNDO_MARKERS):
+        if is_undo_batch(rec.event):
             return  # an undo takes frames away and a redo brings them back: an action ends only by its own events
         if self.target is not None and not any(f.declared_at == self.target for f in after.stack):
             self._explain_target()
