@@ -1,12 +1,15 @@
 """Commands: what a GM, a player or a tool asks the engine to do, as tagged msgspec Structs.
 
 Each command has a ``command`` tag (its class name in snake_case), so tools
-can send commands as JSON and scenario files can script them.
+can send commands as JSON and scenario files can script them. Any command may
+carry the faces of the dice it rolls (``dice``, in the order of C29): typed in
+from physical dice, they are recorded as manual (scripted in a scripted
+fight). Fields left at their defaults are not written out.
 
 >>> import msgspec
 >>> msgspec.json.decode(b'{"command": "answer_active_defense", "defender": "kael", "defense": "block"}',
 ...                     type=Command)
-AnswerActiveDefense(defender='kael', defense='block', weapon=None)
+AnswerActiveDefense(dice=None, defender='kael', defense='block', weapon=None)
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
 
 __all__ = [
+    "Face",
     "CommandBase",
     "CheckSpec",
     "StartFight",
@@ -60,9 +64,15 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Command")).lower()
 
 
+Face = Annotated[int, msgspec.Meta(ge=1, le=1_000_000, description="a die face as it came up")]
+
+
 class CommandBase(msgspec.Struct, frozen=True, tag_field="command", tag=_snake,
-                  forbid_unknown_fields=True, kw_only=True):
-    """Base of every command; the ``command`` tag is the class name in snake_case."""
+                  forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """Base of every command; the ``command`` tag is the class name in snake_case. ``dice``: the faces of the
+    dice this command rolls, in the order of C29 (None: the fight's own dice source rolls them)."""
+
+    dice: tuple[Face, ...] | None = None
 
 
 class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -75,10 +85,10 @@ class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
 
 
 class StartFight(CommandBase, frozen=True, kw_only=True):
-    """Open a fight: its ruleset, dice source and, for seeded dice, the seed commitment."""
+    """Open a fight: its ruleset, its dice source (``dice_source``) and, for seeded dice, the seed commitment."""
 
     ruleset: Ruleset
-    dice: DiceSourceKind
+    dice_source: DiceSourceKind
     seed_commitment: str | None = None
     title: str = ""
 

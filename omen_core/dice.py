@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .errors import DiceError, DiceExhausted, InvalidDieFace
+from .errors import BadInput, DiceError, DiceExhausted, InvalidDieFace
 from .events import DiceRolled, DiceSourceKind, Die, PoolTag, RollPurpose
 
 __all__ = [
@@ -37,7 +37,11 @@ __all__ = [
     "ManualDice",
     "ScriptedDice",
     "NoDice",
+    "CommandFaces",
     "RecordedDice",
+    "FacesNeeded",
+    "SurplusFaces",
+    "describe_dice",
     "seeded_face",
     "face_from_uint64",
     "commitment",
@@ -81,6 +85,35 @@ def face_from_uint64(x: int, sides: int) -> int | None:
 def commitment(seed: bytes) -> str:
     """The seed commitment recorded at fight start: ``sha256(seed)`` as hex."""
     return hashlib.sha256(seed).hexdigest()
+
+
+def describe_dice(requests: Sequence[RollRequest]) -> str:
+    """The dice of some rolls in C29 order, as a person reads them: ``vesh's hit: primary d8, fcs d6; ...``."""
+    return "; ".join(f"{r.roller}'s {r.purpose.replace('_', ' ')}: " + ", ".join(f"{tag} d{sides}" for tag, sides in
+                                                                             r.pool) for r in requests)
+
+
+class FacesNeeded(DiceError, BadInput):
+    """A command needs the faces of dice it was not given: ``needed`` are the rolls it makes, in C29 order, up
+    to the first that found no face (faces given: ``given``). Give them in the command's ``dice``."""
+
+    def __init__(self, needed: Sequence[RollRequest], given: int, then: Sequence[RollRequest] = ()):
+        self.needed, self.given, self.then = list(needed), given, list(then)
+        count = sum(len(r.pool) for r in self.needed)
+        more = f"; then, depending on the dice: {describe_dice(self.then)}" if self.then else ""
+        super().__init__(f"this command rolls {count} dice and {given} face(s) were given; give the faces in "
+                         f"the command's dice, in this order (C29): {describe_dice(self.needed)}{more}")
+
+
+class SurplusFaces(DiceError, BadInput):
+    """A command carried more faces than it rolls: nothing is appended (faces are never carried over)."""
+
+    def __init__(self, rolled: Sequence[RollRequest], given: int):
+        self.rolled, self.given = list(rolled), given
+        used = sum(len(r.pool) for r in self.rolled)
+        what = describe_dice(self.rolled) if self.rolled else "no dice"
+        super().__init__(f"{given} face(s) given, but this command rolls {used} ({what}): "
+                         f"{given - used} face(s) too many; nothing was written")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,15 +178,19 @@ class SeededDice:
 
 
 class ManualDice:
-    """Faces typed in from physical dice; ``ask`` is called once per roll with its request."""
+    """Faces typed in from physical dice. With ``ask``, it is called once per roll with its request (a
+    convenience for a program that can wait, like a terminal); without, a command must carry its faces
+    (``dice``), and one that does not is refused with the list of the dice to roll."""
 
     kind: DiceSourceKind = "manual"
 
-    def __init__(self, ask: Callable[[RollRequest], Sequence[int]]):
+    def __init__(self, ask: Callable[[RollRequest], Sequence[int]] | None = None):
         self.ask = ask
 
     def faces(self, request: RollRequest) -> Sequence[int]:
-        """Ask for the faces of this roll (they are validated by :func:`roll`)."""
+        """Ask for the faces of this roll (they are validated by :func:`roll`); without ``ask``, FacesNeeded."""
+        if self.ask is None:
+            raise FacesNeeded([request], 0)
         return self.ask(request)
 
     def checkpoint(self) -> object:
@@ -208,15 +245,52 @@ class ScriptedDice:
         self._pos = mark
 
 
+class CommandFaces:
+    """The faces a command carries (``dice``), consumed in the order of C29; recorded as ``kind`` (manual, or
+    scripted in a scripted fight). Running out is :class:`FacesNeeded`, naming every roll so far and the one
+    that found no face; :attr:`surplus` says what was left unrolled."""
+
+    carried = True  # these faces come with the command: no change of the fight's dice source to record
+
+    def __init__(self, faces: Sequence[int], kind: DiceSourceKind = "manual"):
+        self._faces, self._pos, self.kind = list(faces), 0, kind
+        self.requests: list[RollRequest] = []
+
+    @property
+    def surplus(self) -> int:
+        """How many faces no roll took."""
+        return len(self._faces) - self._pos
+
+    def faces(self, request: RollRequest) -> list[int]:
+        """The next ``len(pool)`` faces."""
+        n = len(request.pool)
+        if self.surplus < n:
+            raise FacesNeeded([*self.requests, request], len(self._faces))
+        self.requests.append(request)
+        taken = self._faces[self._pos:self._pos + n]
+        self._pos += n
+        return taken
+
+    def checkpoint(self) -> object:
+        """The position in the faces."""
+        return self._pos, len(self.requests)
+
+    def restore(self, mark: object) -> None:
+        """Go back to a checkpoint."""
+        assert isinstance(mark, tuple)
+        self._pos, count = mark
+        del self.requests[count:]
+
+
 class NoDice:
-    """The source of a fight loaded without dice: any roll is refused, other commands work."""
+    """The source of a fight loaded without dice: a roll needs faces carried by its command; other commands
+    work."""
 
     kind: DiceSourceKind = "manual"
 
     def faces(self, request: RollRequest) -> Sequence[int]:
-        """Refuse: there is nothing to roll with."""
-        raise DiceError(f"{request.describe()} needs dice, but this fight has no dice source "
-                        "(pass dice= when loading it)")
+        """Refuse: there is nothing to roll with (a command may still carry its own faces)."""
+        raise FacesNeeded([request], 0)
 
     def checkpoint(self) -> object:
         """Nothing to save."""

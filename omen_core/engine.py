@@ -58,7 +58,7 @@ from .decide import (
     decided,
 )
 from .dice import DiceSource, NoDice, SeededDice
-from .errors import RuleViolation
+from .errors import InvalidCommand, RuleViolation
 from .events import (
     UNDO_MARKERS,
     ActiveDefenseWindowOpened,
@@ -95,6 +95,16 @@ E = TypeVar("E")
 #: How many recent states a live fight keeps (by seq) so that undoing the last commands needs no re-reading.
 _RECENT = 64
 log = get_logger(__name__)
+
+
+def validated(command: Command) -> Command:
+    """``command`` as the JSON decoders would have it: a command built in code gets every check a decoded one
+    gets (ranges, patterns, a sheet's own consistency); :class:`InvalidCommand` names the field otherwise."""
+    try:
+        return msgspec.convert(msgspec.to_builtins(command), type(command))
+    except msgspec.ValidationError as exc:
+        reason, _, path = str(exc).partition(" - at `")
+        raise InvalidCommand(str(type(command).__struct_config__.tag), path.rstrip("`") or "$", reason) from None
 
 
 def system_clock() -> int:
@@ -137,8 +147,10 @@ class Fight:
     @classmethod
     def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
               clock: Clock = system_clock, ruleset: Ruleset | None = None, title: str = "",
-              snapshots: SnapshotStore | None = None, snapshot_every: int = 500) -> Fight:
-        """Open a new fight under ``ruleset`` (default: the shipped core ruleset).
+              snapshots: SnapshotStore | None = None, snapshot_every: int = 500,
+              combatants: Sequence[CombatantSheet] = ()) -> Fight:
+        """Open a new fight under ``ruleset`` (default: the shipped core ruleset), with ``combatants`` joined in
+        the same atomic append (a sheet the rules refuse, and nothing is written at all).
 
         For seeded dice only the seed's commitment goes into the first event.
         With a snapshot store, the state is snapshotted every ``snapshot_every``
@@ -147,8 +159,9 @@ class Fight:
         check_fight_id(fight_id)
         fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every)
         pledge = dice.commitment if isinstance(dice, SeededDice) else None
-        fight.execute(StartFight(ruleset=ruleset or load_ruleset(), dice=dice.kind,
-                                 seed_commitment=pledge, title=title))
+        begin = StartFight(ruleset=ruleset or load_ruleset(), dice_source=dice.kind, seed_commitment=pledge,
+                           title=title)
+        fight.execute_all([begin, *(Join(sheet=sheet) for sheet in combatants)])
         return fight
 
     @classmethod
@@ -220,32 +233,53 @@ class Fight:
 
     def execute(self, command: Command, by: str = "") -> list[StoredEvent]:
         """Decide ``command`` (given by ``by``, for the record), append its events, and keep the state the
-        decision computed; return the stored events."""
+        decision computed; return the stored events.
+
+        Everything is checked before anything is written: the command's
+        arguments exactly as the JSON decoders check them
+        (:class:`~omen_core.errors.InvalidCommand`), the rules, and the faces it
+        carries (too few or too many). A refused command appends nothing.
+        """
+        return self.execute_all([command], by)
+
+    def execute_all(self, commands: Sequence[Command], by: str = "") -> list[StoredEvent]:
+        """Decide several commands one after the other and append all their events at once, atomically: all of
+        them or none (each still its own batch). How a fight's set-up is written in one go."""
         dice = self._dice()
         mark = dice.checkpoint()
+        state, stored, drafts = self._state, [], []
         try:
-            draft = decided(self._state, command, dice, _History(self), by)
-            stored = self._seal(draft.events)
+            for command in commands:
+                checked = validated(command)
+                draft = decided(state, checked, dice, _History(self), by)
+                batch = self._seal(draft.events, state)
+                stored += batch
+                state = self._after(draft.state, batch)
+                drafts.append(checked)
             self.store.append(self.fight_id, stored, self._state.version)
         except BaseException:
             dice.restore(mark)
             raise
-        last = stored[-1]
-        if isinstance(last.event, UNDO_MARKERS):
-            before = msgspec.structs.replace(draft.state, version=last.seq - 1)
-            state = after_marker(before, last, self.state_after, self._batch_of)
-        else:
-            state = msgspec.structs.replace(draft.state, fight_id=self.fight_id, version=last.seq,
-                                            last_hash=last.hash)
+        first = self._state.version + 1
         self._keep(state)
-        if self.snapshots is not None and last.seq // self.snapshot_every > (stored[0].seq - 1) // self.snapshot_every:
+        if self.snapshots is not None and state.version // self.snapshot_every > (first - 1) // self.snapshot_every:
             self.snapshots.save(take(state))
-        log.debug("events_appended", fight_id=self.fight_id, command=type(command).__name__,
-                  first_seq=stored[0].seq, last_seq=last.seq)
+        log.debug("events_appended", fight_id=self.fight_id, first_seq=first, last_seq=state.version,
+                  commands=[type(command).__struct_config__.tag for command in drafts])
+        last = stored[-1]
         if isinstance(last.event, UNDO_MARKERS):
             log.info("undo" if isinstance(last.event, Undone) else "redo", fight_id=self.fight_id,
                      **msgspec.to_builtins(last.event))
         return stored
+
+    def _after(self, decided_state: FightState, batch: list[StoredEvent]) -> FightState:
+        """The state after a sealed batch: the one its decision computed, at the batch's position; after an undo or
+        redo marker, the state the walk goes back to."""
+        last = batch[-1]
+        if isinstance(last.event, UNDO_MARKERS):
+            before = msgspec.structs.replace(decided_state, version=last.seq - 1)
+            return after_marker(before, last, self.state_after, self._batch_of)
+        return msgspec.structs.replace(decided_state, fight_id=self.fight_id, version=last.seq, last_hash=last.hash)
 
     def _keep(self, state: FightState) -> None:
         self._state = state
@@ -410,8 +444,9 @@ class Fight:
     def _dice(self) -> DiceSource:
         return NoDice() if self.dice is None else self.dice
 
-    def _seal(self, events: Sequence[Event]) -> list[StoredEvent]:
-        now, prev, seq, out = self.clock(), self._state.last_hash, self._state.version, []
+    def _seal(self, events: Sequence[Event], state: FightState | None = None) -> list[StoredEvent]:
+        state = self._state if state is None else state
+        now, prev, seq, out = self.clock(), state.last_hash, state.version, []
         batch = seq + 1
         for event in events:
             seq += 1

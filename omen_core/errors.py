@@ -13,6 +13,7 @@ __all__ = [
     "OmenError",
     "BadInput",
     "ContentError",
+    "InvalidCommand",
     "RuleViolation",
     "UnknownCombatant",
     "DiceError",
@@ -48,6 +49,15 @@ class ContentError(BadInput):
         self.source, self.path, self.reason, self.line = source, path, reason, line
         where = f"{source}:{line}" if line else source
         super().__init__(f"{where}: {reason} (at {path})")
+
+
+class InvalidCommand(BadInput):
+    """A command whose arguments do not validate (the API checks them exactly as the JSON decoders do):
+    ``command`` is its tag, ``path`` the field path, ``reason`` what is wrong."""
+
+    def __init__(self, command: str, path: str, reason: str):
+        self.command, self.path, self.reason = command, path, reason
+        super().__init__(f"{command}: {reason} (at {path})")
 
 
 class RuleViolation(OmenError):

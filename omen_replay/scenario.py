@@ -36,6 +36,7 @@ from omen_core.content import (
     load_sheet,
 )
 from omen_core.decide import Command, RevealSeed
+from omen_core.dice import FacesNeeded, RollRequest
 from omen_core.errors import BadInput, ContentError, OmenError
 from omen_core.events import StoredEvent
 from omen_core.store import EventStore
@@ -66,10 +67,9 @@ ScriptCommand = Command
 
 
 class ScriptStep(msgspec.Struct, frozen=True, kw_only=True):
-    """One scripted command, the faces it rolls (scripted dice) and where it was written."""
+    """One scripted command (with the faces it rolls, if it carries them) and where it was written."""
 
     command: ScriptCommand
-    dice: tuple[int, ...]
     index: int
     line: int | None
 
@@ -106,10 +106,6 @@ def load_scenario(path: str | Path) -> Scenario:
     ruleset = _ruleset(settings, p, locate)
     combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(raw.get("combatants", [])))
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(raw.get("commands", [])))
-    if settings.dice == "seeded" and any(s.dice for s in steps):
-        first = next(s for s in steps if s.dice)
-        raise ScenarioError(str(p), f"$.commands[{first.index}].dice",
-                            "scripted faces are only for dice = \"scripted\" fights", first.line)
     return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps)
 
 
@@ -152,13 +148,8 @@ def _step(entry: Any, index: int, source: str, locate: _Locator) -> ScriptStep:
     where = f"$.commands[{index}]"
     if not isinstance(entry, dict) or "command" not in entry:
         raise ScenarioError(source, where, "each command needs a `command = \"...\"` name", locate(where))
-    body = dict(entry)
-    faces = body.pop("dice", [])
-    if not isinstance(faces, list) or not all(type(f) is int for f in faces):
-        raise ScenarioError(source, f"{where}.dice", "dice must be a list of whole numbers (die faces)",
-                            locate(f"{where}.dice"))
-    command = _convert(body, ScriptCommand, source, where, locate)
-    return ScriptStep(command=command, dice=tuple(faces), index=index, line=locate(where))
+    command = _convert(entry, ScriptCommand, source, where, locate)
+    return ScriptStep(command=command, index=index, line=locate(where))
 
 
 def _convert(raw: Any, kind: Any, source: str, where: str, locate: _Locator) -> Any:
@@ -225,32 +216,45 @@ def _toml_error_line(message: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+class _ScriptFaces(ScriptedDice):
+    """A scripted fight's dice, when every command carries its own: one that does not, and rolls, is told which
+    faces to give (:class:`~omen_core.dice.FacesNeeded`)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    def faces(self, request: RollRequest) -> list[int]:
+        raise FacesNeeded([request], 0)
+
+
 def run_scenario(scenario: Scenario, store: EventStore,
                  on_step: Callable[[ScriptStep, list[StoredEvent]], object] | None = None,
                  on_start: Callable[[list[StoredEvent]], object] | None = None,
                  clock: Callable[[], int] | None = None, snapshots: object = None) -> Fight:
-    """Start the fight in ``store``, join its combatants and run every command in order (``undo`` and ``redo``
-    among them).
+    """Start the fight in ``store`` with its combatants (one atomic append: a sheet the rules refuse, and
+    nothing is written) and run every command in order (``undo`` and ``redo`` among them).
 
-    A command that fails stops the run with a :class:`ScenarioError` naming
-    its line; everything before it stays in the store.
+    A command rolls the faces it carries (``dice``); in a seeded fight, one
+    without them rolls the seeded dice. A command that fails stops the run with
+    a :class:`ScenarioError` naming its line; everything before it stays in
+    the store.
     """
     s = scenario.settings
-    dice = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" else ScriptedDice([])
+    dice = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" else _ScriptFaces()
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     if snapshots is not None:
         kwargs["snapshots"] = snapshots
-    fight = Fight.start(store, s.id, dice=dice, ruleset=scenario.ruleset, title=s.title, **kwargs)
-    for sheet in scenario.combatants:
-        fight.join(sheet)
+    try:
+        fight = Fight.start(store, s.id, dice=dice, ruleset=scenario.ruleset, title=s.title,
+                            combatants=scenario.combatants, **kwargs)
+    except OmenError as exc:
+        raise ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}") from exc
     if on_start is not None:
         on_start(fight.events)
     for step in scenario.steps:
-        if isinstance(dice, ScriptedDice):
-            dice.feed(step.dice)
         command = step.command
         if isinstance(command, RevealSeed) and not command.seed and s.seed:
-            command = RevealSeed(seed=s.seed)
+            command = msgspec.structs.replace(command, seed=s.seed)
         try:
             stored = fight.execute(command)
         except OmenError as exc:
@@ -258,13 +262,4 @@ def run_scenario(scenario: Scenario, store: EventStore,
             raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc
         if on_step is not None:
             on_step(step, stored)
-        _check_dice_used(scenario, step, dice)
     return fight
-
-
-def _check_dice_used(scenario: Scenario, step: ScriptStep, dice: object) -> None:
-    """Scripted faces belong to their command: faces it did not roll are a script error, not carried over."""
-    if isinstance(dice, ScriptedDice) and dice.remaining:
-        raise ScenarioError(scenario.source, f"$.commands[{step.index}].dice",
-                            f"{dice.remaining} scripted face(s) were not rolled by this command "
-                            "(check the order of C29)", step.line)

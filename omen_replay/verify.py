@@ -200,6 +200,7 @@ class Audit(Visitor):
         self.versions: set[int] = set()
         self.batch: _Batch | None = None
         self.batch_rolls: dict[int, tuple[int, DiceRolled]] = {}
+        self.batch_faces = False
         self.targets: dict[int, Target] = {}
         self.wanted: frozenset[int] = frozenset()
         self.voided_now: set[int] = set()
@@ -243,6 +244,7 @@ class Audit(Visitor):
             self._flush()
             self.batch = _Batch(rec, before)
             self.batch_rolls = {}
+            self.batch_faces = isinstance(rec.event, CommandIssued) and rec.event.command.dice is not None
         else:
             self.batch.records.append(rec)
         if rec.seq in self.wanted:
@@ -428,10 +430,14 @@ class Audit(Visitor):
                 yield Finding(seq=seq, rule="dice", what="die face larger than the die",
                               expected=f"1..{die.sides}", found=str(die.face))
         mode = state.dice_mode
+        carried = "scripted" if mode == "scripted" else "manual"  # faces the command carries (its command_issued)
         if rolled.source == "seeded" and self.commitment is None:
             yield Finding(seq=seq, rule="dice", what="a die labelled seeded in a fight without a seed commitment",
                           expected=str(mode), found="seeded")
-        elif mode is not None and rolled.source != mode:
+        elif self.batch_faces and rolled.source != carried:
+            yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die rolled from faces the command carried",
+                          expected=carried, found=rolled.source)
+        elif not self.batch_faces and mode is not None and rolled.source != mode:
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die in a fight whose dice are {mode}: no "
                           "dice_source_changed recorded a switch", expected=mode, found=rolled.source)
         if rolled.source == "seeded":
@@ -530,7 +536,7 @@ def _command_of(event: Event) -> Command | None:
     if isinstance(event, CommandIssued):
         return event.command
     if isinstance(event, FightStarted):
-        return StartFight(ruleset=event.ruleset, dice=event.dice, seed_commitment=event.seed_commitment,
+        return StartFight(ruleset=event.ruleset, dice_source=event.dice, seed_commitment=event.seed_commitment,
                           title=event.title)
     if isinstance(event, CombatantJoined):
         return Join(sheet=event.sheet)

@@ -273,10 +273,10 @@ class TestReplay:
         assert rolls == [1, 2]
 
     def test_loaded_fight_without_dice_refuses_to_roll(self):
-        """Without a dice source a loaded fight can still be read, but a roll says what is missing."""
+        """Without a dice source a loaded fight can still be read, but a roll names the dice to give as faces."""
         store = MemoryStore()
         fight_with([], store)
-        with pytest.raises(OmenError, match="no dice source"):
+        with pytest.raises(OmenError, match="kael.s check: check d8"):
             Fight.load(store, "test-fight").static_check(CheckSpec(who="kael", attribute="STR"), 3)
 
     @settings(max_examples=30)

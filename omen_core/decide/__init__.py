@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from ..commands import (
     UNDO_COMMANDS,
     AgreeInitiative,
@@ -44,12 +46,13 @@ from ..commands import (
     StaticCheck,
     Undo,
 )
-from ..dice import DiceSource
-from ..errors import RuleViolation
+from ..dice import CommandFaces, DiceSource, FacesNeeded, RollRequest, SurplusFaces
+from ..errors import DiceError, OmenError, RuleViolation
 from ..events import (
     ActionCancelled,
     CommandIssued,
     CostPaid,
+    DiceSourceKind,
     Event,
 )
 from ..machine import OutOfPhase, Phase, Step
@@ -90,6 +93,7 @@ from .undo import History, Target, redo, undo
 __all__ = [
     "decide",
     "decided",
+    "dice_needed",
     "Draft",
     "SELF_RECORDING",
     "History",
@@ -216,6 +220,63 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
 }
 
 
+class _Probe:
+    """A dice source that answers every roll (faces cycling up from 1, or down from the top) and notes it: how
+    :func:`dice_needed` finds the dice a command rolls."""
+
+    kind: DiceSourceKind = "manual"
+    carried = True
+
+    def __init__(self, high: bool):
+        self.high, self.count = high, 0
+        self.requests: list[RollRequest] = []
+
+    def faces(self, request: RollRequest) -> list[int]:
+        self.requests.append(request)
+        if len(self.requests) > 200:  # foes tied again and again: the probe has seen enough
+            raise DiceError("the probe stops here")
+        faces = []
+        for _tag, sides in request.pool:
+            self.count += 1
+            faces.append(sides - (self.count % sides) if self.high else 1 + (self.count - 1) % sides)
+        return faces
+
+    def checkpoint(self) -> object:
+        return None
+
+    def restore(self, mark: object) -> None:
+        return None
+
+
+def _same_roll(a: RollRequest, b: RollRequest) -> bool:
+    return (a.roller, a.purpose, a.pool) == (b.roller, b.purpose, b.pool)
+
+
+def dice_needed(state: FightState, command: Command, history: History | None = None
+                ) -> tuple[list[RollRequest], list[RollRequest]]:
+    """The dice ``command`` rolls in ``state``, in C29 order: those it rolls whatever the faces, and those it
+    may roll as well, depending on them (a hit's damage dice, say). Found by deciding it twice with probing
+    dice, low and high; ``([], [])`` if the command is refused."""
+    runs = []
+    for high in (False, True):
+        probe = _Probe(high)
+        try:
+            _decided(state, msgspec.structs.replace(command, dice=None), probe, history, "")
+        except OmenError:
+            if len(probe.requests) <= 200:
+                return [], []
+        runs.append(probe.requests)
+    low, high_run = runs
+    n = 0
+    while n < min(len(low), len(high_run)) and _same_roll(low[n], high_run[n]):
+        n += 1
+    maybe: list[RollRequest] = []
+    for request in [*low[n:], *high_run[n:]]:
+        if not any(_same_roll(request, known) for known in maybe):
+            maybe.append(request)
+    return low[:n], maybe
+
+
 def decide(state: FightState, command: Command, dice: DiceSource, history: History | None = None,
            by: str = "") -> list[Event]:
     """The events ``command`` produces in ``state``, rolling with ``dice``; raises if it breaks a rule.
@@ -230,7 +291,28 @@ def decide(state: FightState, command: Command, dice: DiceSource, history: Histo
 def decided(state: FightState, command: Command, dice: DiceSource, history: History | None = None,
             by: str = "") -> Draft:
     """:func:`decide`, returning the whole :class:`Draft`: its events and the state they lead to (each event
-    folded once, as it was emitted; an undo or redo marker is not folded: the walk applies it)."""
+    folded once, as it was emitted; an undo or redo marker is not folded: the walk applies it).
+
+    A command that carries its faces (``dice``) rolls those, not ``dice``
+    (recorded as manual, or scripted in a scripted fight): more faces than it
+    rolls is :class:`~omen_core.dice.SurplusFaces`, fewer is
+    :class:`~omen_core.dice.FacesNeeded`, naming every die to roll. A source
+    that cannot roll (physical dice and no faces given) is FacesNeeded too.
+    """
+    if command.dice is not None:
+        faces = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
+        draft = _decided(state, command, faces, history, by)
+        if faces.surplus:
+            raise SurplusFaces(faces.requests, len(command.dice))
+        return draft
+    try:
+        return _decided(state, command, dice, history, by)
+    except FacesNeeded:
+        certain, maybe = dice_needed(state, command, history)
+        raise FacesNeeded(certain, 0, maybe) from None
+
+
+def _decided(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str) -> Draft:
     if not state.started and not isinstance(command, StartFight):
         raise RuleViolation("setup", "the fight has not started: start it first")
     if state.ending is not None and not isinstance(command, (RevealSeed, *UNDO_COMMANDS)):

@@ -82,11 +82,13 @@ class Draft:
         A source of another kind than the fight's current one (the GM typing
         in physical dice in a seeded fight, say) is recorded first, as a
         ``dice_source_changed`` event: dice are never relabelled silently.
+        Faces the command carries need no such event: its ``command_issued``
+        records them.
         """
         request = RollRequest(self.state.fight_id, self.state.rolls + 1, purpose, roller, tuple(pool))
         rolled = roll(self.dice, request)
         mode = self.state.dice_mode
-        if mode is not None and rolled.source != mode:
+        if mode is not None and rolled.source != mode and not getattr(self.dice, "carried", False):
             self.emit(DiceSourceChanged(before=mode, after=rolled.source, reason="the dice source given"))
         pending = self.state.pending
         if pending is not None:

@@ -29,9 +29,9 @@ def start(draft: Draft, cmd: StartFight) -> None:
     """Open the fight: record the whole ruleset and its hash, the dice source and any commitment."""
     if draft.state.started:
         raise RuleViolation("setup", f"fight {draft.state.fight_id!r} has already started")
-    if (cmd.dice == "seeded") != (cmd.seed_commitment is not None):
+    if (cmd.dice_source == "seeded") != (cmd.seed_commitment is not None):
         raise RuleViolation("dice", "a seed commitment is recorded for seeded dice, and only for them")
-    draft.emit(FightStarted(ruleset=cmd.ruleset, ruleset_hash=cmd.ruleset.content_hash(), dice=cmd.dice,
+    draft.emit(FightStarted(ruleset=cmd.ruleset, ruleset_hash=cmd.ruleset.content_hash(), dice=cmd.dice_source,
                             seed_commitment=cmd.seed_commitment, title=cmd.title))
 
 

@@ -38,15 +38,15 @@ def started(*sheets) -> FightState:
 class TestDecide:
     def test_start(self):
         """StartFight becomes FightStarted with the same header."""
-        events = decide(FightState(), StartFight(ruleset=CORE, dice="manual", title="T"), ScriptedDice([]))
+        events = decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", title="T"), ScriptedDice([]))
         assert events == [FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual", title="T")]
 
     def test_commitment_only_for_seeded_dice(self):
         """A commitment without seeded dice (or seeded dice without one) is refused."""
         with pytest.raises(RuleViolation, match="seed commitment"):
-            decide(FightState(), StartFight(ruleset=CORE, dice="manual", seed_commitment="a" * 64), ScriptedDice([]))
+            decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", seed_commitment="a" * 64), ScriptedDice([]))
         with pytest.raises(RuleViolation, match="seed commitment"):
-            decide(FightState(), StartFight(ruleset=CORE, dice="seeded"), ScriptedDice([]))
+            decide(FightState(), StartFight(ruleset=CORE, dice_source="seeded"), ScriptedDice([]))
 
     def test_nothing_before_start(self):
         """Any command but StartFight before the fight starts is refused."""

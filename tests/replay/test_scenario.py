@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from omen_core.events import CommandIssued, DiceRolled
 from omen_core import MemoryStore
 from omen_core.decide import AnswerActiveDefense
 from omen_core.events import (
@@ -90,7 +91,7 @@ class TestErrors:
         ('[fight]\nid = "x"\nseed = "00"\n', 3, "$.fight.seed", "only for"),
         ('[fight]\nid = "x"\n\n[[commands]]\ncommand = "teleport"\n', 5, "$.commands[0].command", "teleport"),
         ('[fight]\nid = "x"\n\n[[commands]]\ncommand = "end_turn"\nwho = "a"\ndice = ["six"]\n', 7,
-         "$.commands[0].dice", "whole numbers"),
+         "$.commands[0].dice[0]", "Expected `int`, got `str`"),
         ('[fight]\nid = "x"\n\n[[combatants]]\nsheet = "nope.toml"\n', 5, "$.combatants[0].sheet", "cannot read"),
         ('[fight]\nid = "x"\n\n[[commands]]\nwho = "a"\n', 4, "$.commands[0]", "needs a `command"),
         ('[fight\nid = "x"\n', 1, "$", "not valid TOML"),
@@ -118,20 +119,32 @@ class TestErrors:
         assert fight.state.combatants["bo"].hp == 0
         assert (fight.state.ending.reason, fight.state.ending.side) == ("defeated", "south")
 
-    def test_dice_are_refused_in_a_seeded_fight(self, tmp_path):
-        """Scripted faces make no sense with seeded dice; the command's line is named."""
-        text = f'[fight]\nid = "x"\ndice = "seeded"\nseed = "{"ab" * 16}"\n\n[[commands]]\ncommand = "roll_off"\ndice = [1]\n'
-        with pytest.raises(ScenarioError, match="only for dice") as info:
-            load_scenario(write(tmp_path, text))
-        assert info.value.line == 6
+    def test_faces_in_a_seeded_fight_are_recorded_as_manual(self, tmp_path):
+        """Issue #11 (dice as input): in a seeded fight a command may carry faces typed in from physical dice; they
+        are rolled instead of the seeded dice, recorded as manual, and the log still verifies."""
+        from omen_replay.verify import verify
+
+        head = DUEL.split("[[commands]]")[0].replace('dice = "scripted"', f'dice = "seeded"\nseed = "{"ab" * 16}"')
+        script = ('[[commands]]\ncommand = "roll_initiative"\n\n'
+                  '[[commands]]\ncommand = "static_check"\ncheck = { who = "ash", attribute = "STR" }\n'
+                  'difficulty = 5\ndice = [7]\n')
+        fight = run_scenario(load_scenario(write(tmp_path, head + script)), MemoryStore())
+        rolls = [r.event for r in fight.events if isinstance(r.event, DiceRolled)]
+        assert rolls[-1].source == "manual" and [d.face for d in rolls[-1].dice] == [7]
+        assert {r.source for r in rolls[:-1]} == {"seeded"}
+        assert verify(fight.events).clean
 
     def test_unrolled_faces_are_an_error(self, tmp_path):
         """Faces a command does not roll are reported at that command, not carried to the next one."""
         text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)
         assert edits == 1
-        with pytest.raises(ScenarioError, match="not rolled by this command") as info:
-            run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
-        assert info.value.path == "$.commands[6].dice"
+        store = MemoryStore()
+        with pytest.raises(ScenarioError, match="1 face.s. given, but this command rolls 0 .no dice.: 1 face.s. too "
+                                                "many; nothing was written") as info:
+            run_scenario(load_scenario(write(tmp_path, text)), store)
+        assert info.value.path == "$.commands[6]"
+        assert not any(isinstance(r.event, CommandIssued) and r.event.command.dice == (4,)
+                       for r in store.read("duel-at-dawn"))
 
     def test_failed_command_keeps_what_came_before(self, tmp_path):
         """A rule error stops the run; the events of the commands before it stay in the store."""
