@@ -33,6 +33,7 @@ from typing import Any
 
 from transitions import Machine, MachineError
 
+from .decisions import transitions as decision_transitions
 from .errors import RuleViolation
 from .events import (
     ActionCancelled,
@@ -147,34 +148,17 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "declare", "source": list(AT_REST), "dest": S.DECLARED},
     {"trigger": "pay", "source": [S.DECLARED, S.REACTIONS_CLOSED], "dest": S.COSTS_PAID},
     {"trigger": "cancel", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.CANCELLED},
-    # the GM may call off an action while it waits on a window (costs already paid stay paid)
-    {"trigger": "cancel", "source": [S.REACTIONS_OPEN, S.WINDOW_OPEN, S.ROUTING_OPEN, S.CATCH_OPEN],
-     "dest": S.CANCELLED},
-    # reaction windows (C23, C24): an Interrupt before costs are paid, Attacks of Opportunity
-    # before a movement completes; a reaction is an action of its own, nested in this one
-    {"trigger": "open_reactions", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.REACTIONS_OPEN},
-    {"trigger": "nest", "source": S.REACTIONS_OPEN, "dest": "="},
-    {"trigger": "pass_reaction", "source": S.REACTIONS_OPEN, "dest": "="},
-    {"trigger": "close_reactions", "source": S.REACTIONS_OPEN, "dest": S.REACTIONS_CLOSED},
     # a movement
     {"trigger": "resolve_move", "source": [S.COSTS_PAID, S.REACTIONS_CLOSED], "dest": S.MOVE_RESOLVED},
     {"trigger": "settle", "source": S.MOVE_RESOLVED, "dest": S.SETTLED},
     # an attack: hit roll, base defense, the Active Defense window, hit and crit
     {"trigger": "roll_hit", "source": S.COSTS_PAID, "dest": S.HIT_ROLLED},
     {"trigger": "roll_base_defense", "source": S.HIT_ROLLED, "dest": S.BASE_DEFENSE_ROLLED},
-    {"trigger": "open_window", "source": S.BASE_DEFENSE_ROLLED, "dest": S.WINDOW_OPEN},
     {"trigger": "skip_window", "source": [S.HIT_ROLLED, S.BASE_DEFENSE_ROLLED], "dest": S.WINDOW_CLOSED},
-    {"trigger": "choose_defense", "source": S.WINDOW_OPEN, "dest": S.DEFENSE_CHOSEN},
-    {"trigger": "decline", "source": S.WINDOW_OPEN, "dest": S.WINDOW_CLOSED},
     {"trigger": "pay", "source": S.DEFENSE_CHOSEN, "dest": S.DEFENSE_PAID},
     {"trigger": "roll_active_defense", "source": S.DEFENSE_PAID, "dest": S.WINDOW_CLOSED},
     {"trigger": "determine_hit", "source": S.WINDOW_CLOSED, "dest": S.HIT_DETERMINED},
-    {"trigger": "open_routing", "source": S.HIT_DETERMINED, "dest": S.ROUTING_OPEN},
-    {"trigger": "open_catch", "source": S.HIT_DETERMINED, "dest": S.CATCH_OPEN},
-    {"trigger": "decline_catch", "source": S.CATCH_OPEN, "dest": S.HIT_DETERMINED},
-    {"trigger": "catch", "source": S.CATCH_OPEN, "dest": S.CAUGHT},
     {"trigger": "pay", "source": S.CAUGHT, "dest": S.CATCH_PAID},
-    {"trigger": "route", "source": S.ROUTING_OPEN, "dest": S.HIT_DETERMINED},
     # a save
     {"trigger": "roll_save", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.SAVER_ROLLED},
     {"trigger": "roll_save", "source": S.SAVER_ROLLED, "dest": S.OPPOSING_ROLLED},
@@ -186,6 +170,10 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "apply_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "clear_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
+    # the windows where the action waits for a choice (Active Defense, Interrupt, Attack of Opportunity,
+    # Catch, routing): declared once, with who answers them and how, in omen_core.decisions
+    *({key: ([S[n] for n in value] if isinstance(value, list) else S[value] if value in S.__members__ else value)
+       for key, value in row.items()} for row in decision_transitions()),
 ]
 
 

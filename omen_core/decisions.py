@@ -1,0 +1,159 @@
+"""The decision points: every place a fight waits for someone to choose, declared once, as data.
+
+A decision point says where the fight waits (the lifecycle step, or outside
+any action), which event opened it and where the frame keeps it, who may
+answer, with which commands (and the lifecycle trigger each answer fires),
+what answering costs, which rule governs it, and how the action goes on. The
+machine's window transitions (:mod:`omen_core.machine`), the engine's
+``waiting_for`` and ``options()`` (:mod:`omen_core.options`) all read these
+rows: adding a window means a row here, its rule in ``decide``, and its tests.
+
+>>> [point.kind for point in DECISION_POINTS]
+['active_defense', 'interrupt', 'attack_of_opportunity', 'catch', 'routing', 'initiative_tie']
+>>> point_at("WINDOW_OPEN", None).rule
+'C8'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .commands import (
+    AgreeInitiative,
+    AnswerActiveDefense,
+    AnswerCatch,
+    CommandBase,
+    PassReaction,
+    React,
+    RollOff,
+    RouteDamage,
+)
+from .content import Ruleset
+
+__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "transitions"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One way to answer a decision point: the command, the lifecycle trigger its first event fires, and the
+    step that leads to (None: the step stays, as when one responder of several passes)."""
+
+    command: type[CommandBase]
+    trigger: str
+    to: str | None
+    label: str
+
+
+def _bonus(amount: Callable[[Ruleset], int]) -> Callable[[Ruleset], str]:
+    def cost(ruleset: Ruleset) -> str:
+        n = amount(ruleset)
+        return f"{n} Bonus Action{'s' if n != 1 else ''}"
+    return cost
+
+
+@dataclass(frozen=True)
+class DecisionPoint:
+    """A place where a fight waits (see the module doc).
+
+    ``step`` is the lifecycle step it waits at (None: outside any action),
+    ``opened_by`` the trigger and the steps it opens from, ``window`` the field
+    of the action's frame that holds the event that opened it, ``reaction`` the
+    kind of reaction window it is (Interrupt and Attack of Opportunity share a
+    step), ``responders`` who may answer, read off that event.
+    """
+
+    kind: str
+    title: str
+    rule: str
+    step: str | None
+    opened_by: tuple[str, tuple[str, ...]] | None
+    window: str | None
+    answers: tuple[Answer, ...]
+    cost: Callable[[Ruleset], str]
+    responders: Callable[[Any], tuple[str, ...]]
+    resumes: str
+    reaction: str | None = None
+
+
+DECISION_POINTS: tuple[DecisionPoint, ...] = (
+    DecisionPoint(
+        kind="active_defense", title="Active Defense", rule="C8", step="WINDOW_OPEN",
+        opened_by=("open_window", ("BASE_DEFENSE_ROLLED",)), window="window",
+        answers=(Answer(AnswerActiveDefense, "choose_defense", "DEFENSE_CHOSEN", "Dodge, Parry or Block"),
+                 Answer(AnswerActiveDefense, "decline", "WINDOW_CLOSED", "decline (defense left out)")),
+        cost=_bonus(lambda r: r.reaction_costs.active_defense),
+        responders=lambda opened: (opened.defender,),
+        resumes="the Active Defense die is rolled (if one was chosen), then hit and crit are determined and the "
+                "damage resolved"),
+    DecisionPoint(
+        kind="interrupt", title="Interrupt", rule="C24", step="REACTIONS_OPEN",
+        opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window", reaction="interrupt",
+        answers=(Answer(React, "nest", None, "strike (a melee attack)"),
+                 Answer(PassReaction, "pass_reaction", None, "let it pass")),
+        cost=_bonus(lambda r: r.reaction_costs.interrupt),
+        responders=lambda opened: tuple(opened.responders),
+        resumes="once every responder has answered, the declared Action pays its cost and goes on; an Interrupt "
+                "that hits cancels it, its Action still spent"),
+    DecisionPoint(
+        kind="attack_of_opportunity", title="Attack of Opportunity", rule="C23", step="REACTIONS_OPEN",
+        opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window",
+        reaction="attack_of_opportunity",
+        answers=(Answer(React, "nest", None, "strike (a basic melee attack)"),
+                 Answer(PassReaction, "pass_reaction", None, "let it pass")),
+        cost=_bonus(lambda r: r.reaction_costs.attack_of_opportunity),
+        responders=lambda opened: tuple(opened.responders),
+        resumes="once every responder has answered, the movement completes"),
+    DecisionPoint(
+        kind="catch", title="Catch", rule="C22", step="CATCH_OPEN",
+        opened_by=("open_catch", ("HIT_DETERMINED",)), window="catch_window",
+        answers=(Answer(AnswerCatch, "catch", "CAUGHT", "catch it (no damage, no on-hit effects)"),
+                 Answer(AnswerCatch, "decline_catch", "HIT_DETERMINED", "let it hit")),
+        cost=_bonus(lambda r: r.reaction_costs.catch),
+        responders=lambda opened: (opened.target,),
+        resumes="a caught item settles the attack; one let through deals its damage"),
+    DecisionPoint(
+        kind="routing", title="Rogue routing", rule="C12", step="ROUTING_OPEN",
+        opened_by=("open_routing", ("HIT_DETERMINED",)), window="routing",
+        answers=(Answer(RouteDamage, "route", "HIT_DETERMINED", "choose the die that feeds damage"),),
+        cost=lambda r: "free",
+        responders=lambda opened: (opened.attacker,),
+        resumes="the damage is resolved with the chosen die"),
+    DecisionPoint(
+        kind="initiative_tie", title="an initiative tie among allies", rule="C19", step=None, opened_by=None,
+        window=None,
+        answers=(Answer(AgreeInitiative, "flow", None, "agree an order"),
+                 Answer(RollOff, "flow", None, "roll off after all")),
+        cost=lambda r: "free",
+        responders=lambda group: tuple(group),
+        resumes="the initiative order is set and round 1 begins"),
+)
+
+
+def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
+    """The decision point waiting at lifecycle step ``step`` (a reaction window also by its ``reaction``)."""
+    for point in DECISION_POINTS:
+        if point.step == step and point.step is not None and point.reaction in (None, reaction):
+            return point
+    return None
+
+
+def transitions() -> list[dict[str, Any]]:
+    """The lifecycle transitions the decision points declare: each opening, each answer, and the GM's cancel
+    from the step each waits at. Rows shared by two points (Interrupt and Attack of Opportunity) come once."""
+    rows: list[dict[str, Any]] = []
+    for point in DECISION_POINTS:
+        if point.step is None or point.opened_by is None:
+            continue
+        trigger, sources = point.opened_by
+        rows.append({"trigger": trigger, "source": list(sources), "dest": point.step})
+        rows += [{"trigger": a.trigger, "source": point.step, "dest": a.to or "="} for a in point.answers]
+        rows.append({"trigger": "cancel", "source": point.step, "dest": "CANCELLED"})
+    if any(p.kind == "interrupt" for p in DECISION_POINTS):
+        rows.append({"trigger": "close_reactions", "source": "REACTIONS_OPEN", "dest": "REACTIONS_CLOSED"})
+    unique: list[dict[str, Any]] = []
+    for row in rows:
+        if row not in unique:
+            unique.append(row)
+    return unique
