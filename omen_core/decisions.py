@@ -126,7 +126,7 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         answers=(Answer(AgreeInitiative, "flow", None, "agree an order"),
                  Answer(RollOff, "flow", None, "roll off after all")),
         cost=lambda r: "free",
-        responders=lambda group: tuple(group),
+        responders=tuple,
         resumes="the initiative order is set and round 1 begins"),
 )
 

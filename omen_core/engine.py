@@ -79,7 +79,7 @@ from .events import (
     seal,
 )
 from .logs import get_logger
-from .machine import Step
+from .options import Options, options, waiting_point
 from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
 from .state import FightState
@@ -418,19 +418,23 @@ class Fight:
 
     @property
     def waiting_for(self) -> Window | InitiativeTied | None:
-        """The window the fight is waiting on, if any: an Active Defense, reaction, Catch or routing window,
-        or a tie among allies in initiative."""
+        """The event that opened the decision the fight is waiting on, if any (an Active Defense, reaction,
+        Catch or routing window, or a tie among allies in initiative); :meth:`options` says it in full."""
         state = self._state
-        if state.tie_open:
-            return InitiativeTied(group=state.tie_open, allies=True)
-        frame = state.pending
-        if frame is None:
+        found = waiting_point(state)
+        if found is None:
             return None
-        opened = {Step.REACTIONS_OPEN: frame.reaction_window,
-                  Step.WINDOW_OPEN: getattr(frame, "window", None),
-                  Step.ROUTING_OPEN: getattr(frame, "routing", None),
-                  Step.CATCH_OPEN: getattr(frame, "catch_window", None)}.get(frame.step)
+        point, _who, _action = found
+        if point.window is None:
+            return InitiativeTied(group=state.tie_open, allies=True)
+        opened: Window | None = getattr(state.pending, point.window, None)
         return opened
+
+    def options(self) -> Options:
+        """What the fight waits for now (its phase, round, turn, the open decision and who may answer it) and,
+        for each actor, every command the rules accept now with its legal arguments and the dice it rolls
+        (:mod:`omen_core.options`)."""
+        return options(self._state, _History(self))
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""

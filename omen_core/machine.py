@@ -137,6 +137,16 @@ AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
 DONE = (S.SETTLED, S.CANCELLED)
 _CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED]
 
+def _steps_named(row: dict[str, Any]) -> dict[str, Any]:
+    """A transition row whose steps are given by name (as :mod:`omen_core.decisions` declares them), as steps."""
+    def step(value: Any) -> Any:
+        if isinstance(value, list):
+            return [Step[name] for name in value]
+        return Step[value] if value in Step.__members__ else value
+
+    return {key: step(value) if key in ("source", "dest") else value for key, value in row.items()}
+
+
 #: The transition table: one row per (trigger, sources, destination); "=" keeps the step.
 TRANSITIONS: list[dict[str, Any]] = [
     # outside any action: set-up, the fight's flow (ambush, initiative, turns), GM commands, checks
@@ -172,8 +182,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
     # the windows where the action waits for a choice (Active Defense, Interrupt, Attack of Opportunity,
     # Catch, routing): declared once, with who answers them and how, in omen_core.decisions
-    *({key: ([S[n] for n in value] if isinstance(value, list) else S[value] if value in S.__members__ else value)
-       for key, value in row.items()} for row in decision_transitions()),
+    *(_steps_named(row) for row in decision_transitions()),
 ]
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from enum import Enum
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Literal, NoReturn
 
 import msgspec
 import structlog
@@ -23,8 +23,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from omen_core.errors import ConcurrencyError, OmenError
+from omen_core.commands import Command
+from omen_core.errors import BadInput, ConcurrencyError, OmenError
 from omen_core.events import StoredEvent, event_schema
+from omen_core.options import DiceRoll, Offer, Options
 from omen_core.store import EventStore, open_snapshots, open_store
 from omen_core.walk import Step, StoreSource
 from omen_core.walk import step_through as walk_steps
@@ -457,6 +459,137 @@ def snapshot(
     except OmenError as exc:
         _guarded(exc)
     out.print(f"snapshot of {fight_id!r} at seq {live.version} saved")
+
+
+def _describe_roll(roll: DiceRoll) -> str:
+    dice = " + ".join(f"{d.pool} d{d.sides}" for d in roll.dice)
+    return f"{roll.roller}'s {roll.purpose.replace('_', ' ')} ({dice})"
+
+
+def _print_options(found: Options, as_json: bool) -> None:
+    """What the fight waits for and who may do what, as ``omen status`` and ``omen do`` print it."""
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
+        return
+    where = f"{found.phase}" + (f", round {found.round}" if found.round else "") + \
+        (f", {found.turn}'s turn" if found.turn else "")
+    out.print(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
+    if found.waiting is not None:
+        w = found.waiting
+        out.print(f"[yellow]waiting for {escape(', '.join(w.who))}: {escape(w.title)} ({escape(w.rule)}), "
+                  f"answer with {escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
+    by_actor: dict[str | None, list[Offer]] = {}
+    for offer in found.offers:
+        by_actor.setdefault(offer.actor, []).append(offer)
+    for actor, offers in by_actor.items():
+        out.print(f"  [bold]{escape(actor or 'the GM')}[/]:")
+        for offer in offers:
+            first = offer.choices[0]
+            dice = "; ".join(_describe_roll(r) for r in first.dice)
+            more = "; maybe " + "; ".join(_describe_roll(r) for r in first.may_roll) if first.may_roll else ""
+            shown = _choice_summary(offer)
+            out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
+                      + (f" {escape(shown)}" if shown else "")
+                      + (f"\n      [dim]dice: {escape(dice)}{escape(more)}[/]" if dice else ""))
+    out.print(f"head {found.head}")
+
+
+def _choice_summary(offer: Offer) -> str:
+    """The arguments an offer's choices vary, each with its values: ``target: bo | kael; weapon: axe``."""
+    values: dict[str, list[str]] = {}
+    for choice in offer.choices:
+        for key, value in choice.args.items():
+            if key == "effect" or (key in ("attacker", "who", "defender", "caller") and value == offer.actor):
+                continue
+            shown = (value.get("skill") or value.get("attribute") or json.dumps(value)) if isinstance(value, dict) \
+                else value
+            text = json.dumps(shown) if not isinstance(shown, str) else shown
+            values.setdefault(key, [])
+            if text not in values[key]:
+                values[key].append(text)
+    return "; ".join(f"{k}: {' | '.join(v[:10])}{' | ...' if len(v) > 10 else ''}" for k, v in values.items())
+
+
+@app.command()
+def status(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The options as JSON (the Options schema of omen schema "
+                                                         "--options).")] = False,
+) -> None:
+    """What the fight waits for now, and every command each actor may give, with its legal arguments and dice."""
+    from omen_core import Fight
+
+    try:
+        store, fight_id = _open_fight(log_url, fight)
+        live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
+        found = live.options()
+    except OmenError as exc:
+        _guarded(exc)
+    _print_options(found, as_json)
+
+
+def _parse_command(text: str, origin: str) -> Command:
+    """A command given as JSON (an object) or TOML (a table with ``command = "..."``); errors name the field."""
+    from omen_core.content import decode_content
+
+    fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
+    try:
+        return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]
+    except OmenError:
+        raise
+    except Exception as exc:
+        raise BadInput(f"{origin}: not a command: {exc}") from None
+
+
+@app.command("do")
+def do_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    command: Annotated[str | None, typer.Argument(help="The command, as JSON ('{\"command\": \"end_turn\", "
+                                                       "\"who\": \"vesh\"}') or TOML ('command = \"end_turn\"' "
+                                                       "and its fields); faces in its dice field.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the command from this file (.json or "
+                                                                   ".toml).")] = None,
+    seed: Annotated[str | None, typer.Option(help="The seed of a seeded fight (hex), to roll its dice; or give "
+                                                  "the faces in the command.")] = None,
+    by: Annotated[str, typer.Option(help="Who gives the command, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored events and the options as JSON.")]
+    = False,
+) -> None:
+    """Give one command to a stored fight: append what it produces, tell it, and say what the fight waits for."""
+    from omen_core import Fight, ManualDice, SeededDice
+
+    seed_bytes = _seed_option(seed)
+    try:
+        if (command is None) == (file is None):
+            _bad_input("give the command as an argument or with --file, not both or neither")
+        if file is not None:
+            try:
+                text = file.read_text()
+            except (OSError, UnicodeDecodeError) as exc:
+                _bad_input(f"{file}: cannot read the command: {exc}")
+            parsed = _parse_command(text, str(file))
+        else:
+            assert command is not None
+            parsed = _parse_command(command, "the command")
+        store, fight_id = _open_fight(log_url, fight)
+        dice = SeededDice(seed_bytes) if seed_bytes is not None else ManualDice()
+        live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
+        if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
+            _bad_input("--seed does not hash to this fight's seed commitment")
+        if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
+            live.dice = ManualDice()
+        stored = live.execute(parsed, by=by)
+        found = live.options()
+    except OmenError as exc:
+        _guarded(exc)
+    if as_json:
+        sys.stdout.write(msgspec.json.encode({"events": stored, "options": found}).decode() + "\n")
+        return
+    narrator = Narrator()
+    _print_lines(narrator.lines(stored))
+    _print_options(found, False)
 
 
 @app.command()

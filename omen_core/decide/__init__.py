@@ -94,6 +94,7 @@ __all__ = [
     "decide",
     "decided",
     "dice_needed",
+    "probe",
     "Draft",
     "SELF_RECORDING",
     "History",
@@ -252,21 +253,25 @@ def _same_roll(a: RollRequest, b: RollRequest) -> bool:
     return (a.roller, a.purpose, a.pool) == (b.roller, b.purpose, b.pool)
 
 
-def dice_needed(state: FightState, command: Command, history: History | None = None
-                ) -> tuple[list[RollRequest], list[RollRequest]]:
-    """The dice ``command`` rolls in ``state``, in C29 order: those it rolls whatever the faces, and those it
-    may roll as well, depending on them (a hit's damage dice, say). Found by deciding it twice with probing
-    dice, low and high; ``([], [])`` if the command is refused."""
-    runs = []
+def probe(state: FightState, command: Command, history: History | None = None
+          ) -> tuple[bool, list[RollRequest], list[RollRequest]]:
+    """Whether the rules accept ``command`` in ``state``, and the dice it rolls, in C29 order: those it rolls
+    whatever the faces, and those it may roll as well, depending on them (a hit's damage dice, say). Found by
+    deciding it twice with probing dice, low and high (the faces it carries, if any, are set aside)."""
+    runs: list[list[RollRequest]] = []
     for high in (False, True):
-        probe = _Probe(high)
+        dice = _Probe(high)
         try:
-            _decided(state, msgspec.structs.replace(command, dice=None), probe, history, "")
+            _decided(state, msgspec.structs.replace(command, dice=None), dice, history, "")
         except OmenError:
-            if len(probe.requests) <= 200:
-                return [], []
-        runs.append(probe.requests)
-    low, high_run = runs
+            if not runs and len(dice.requests) <= 200:
+                return False, [], []
+            if not runs:
+                runs.append(dice.requests[:200])
+            break
+        runs.append(dice.requests)
+    low = runs[0]
+    high_run = runs[1] if len(runs) > 1 else low
     n = 0
     while n < min(len(low), len(high_run)) and _same_roll(low[n], high_run[n]):
         n += 1
@@ -274,7 +279,14 @@ def dice_needed(state: FightState, command: Command, history: History | None = N
     for request in [*low[n:], *high_run[n:]]:
         if not any(_same_roll(request, known) for known in maybe):
             maybe.append(request)
-    return low[:n], maybe
+    return True, low[:n], maybe
+
+
+def dice_needed(state: FightState, command: Command, history: History | None = None
+                ) -> tuple[list[RollRequest], list[RollRequest]]:
+    """The dice ``command`` rolls in ``state`` (see :func:`probe`); ``([], [])`` if the command is refused."""
+    _ok, certain, maybe = probe(state, command, history)
+    return certain, maybe
 
 
 def decide(state: FightState, command: Command, dice: DiceSource, history: History | None = None,

@@ -1,0 +1,394 @@
+"""What a fight waits for now, and what each actor may do: commands in the scenario vocabulary, each combination
+of their arguments the rules accept here, and the dice each will roll.
+
+Nothing here restates a rule: every offer is a command that :func:`omen_core.decide.decided` accepts in this
+state. The candidates are built from the state (the combatants, what they hold, the open window, the ruleset) and
+each is decided with probing dice; only those accepted are offered, with the dice the probes saw: those the
+command rolls whatever the faces (``dice``) and those it may roll besides, depending on them (``may_roll``).
+Arguments that take any value their schema allows (a modifier, a reason, a claimed high ground) are listed as
+``free``, with what they take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import permutations
+from typing import Any, Literal
+
+import msgspec
+
+from .commands import (
+    AgreeInitiative,
+    AnswerActiveDefense,
+    AnswerCatch,
+    ApplyConditionCommand,
+    BeginAmbush,
+    CallSave,
+    CancelAction,
+    CheckSpec,
+    ClearConditionCommand,
+    Command,
+    Contest,
+    DeclareAttack,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
+    Move,
+    PassReaction,
+    React,
+    Redo,
+    RollInitiative,
+    RollOff,
+    RouteDamage,
+    StaticCheck,
+    Undo,
+)
+from .content import ATTRIBUTES, SaveEffect
+from .decide import History, probe
+from .decisions import DecisionPoint, point_at
+from .dice import RollRequest
+from .rules.ambush import TIME_WAITED
+from .state import FightState
+
+__all__ = ["DieSpec", "DiceRoll", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
+           "waiting_point"]
+
+
+class DieSpec(msgspec.Struct, frozen=True):
+    """One die to roll: its pool (C6) and its size."""
+
+    pool: str
+    sides: int
+
+
+class DiceRoll(msgspec.Struct, frozen=True, kw_only=True):
+    """One roll a command makes, in C29 order: who rolls, what for, and the dice."""
+
+    roller: str
+    purpose: str
+    dice: tuple[DieSpec, ...]
+
+
+class Choice(msgspec.Struct, frozen=True, kw_only=True):
+    """One legal combination of an offer's arguments, and the dice the command then rolls."""
+
+    args: dict[str, Any]
+    dice: tuple[DiceRoll, ...] = ()
+    may_roll: tuple[DiceRoll, ...] = ()
+
+
+class Argument(msgspec.Struct, frozen=True, kw_only=True):
+    """An argument left to the caller: its name, and what it takes."""
+
+    name: str
+    takes: str
+
+
+class Offer(msgspec.Struct, frozen=True, kw_only=True):
+    """A command an actor may give now (``actor`` None: the GM's), the rule behind it, what it costs, each legal
+    combination of its arguments, and the arguments left free."""
+
+    command: str
+    actor: str | None
+    rule: str
+    cost: str
+    choices: tuple[Choice, ...]
+    free: tuple[Argument, ...] = ()
+    note: str = ""
+
+
+class Waiting(msgspec.Struct, frozen=True, kw_only=True):
+    """The decision the fight waits on: its kind, who may answer, with which commands, the cost and the rule."""
+
+    kind: str
+    title: str
+    rule: str
+    who: tuple[str, ...]
+    answers: tuple[str, ...]
+    cost: str
+    resumes: str
+    action: int | None = None
+
+
+class Budget(msgspec.Struct, frozen=True, kw_only=True):
+    """A combatant's standing: its turn's Action and Movement Action left, Bonus Actions, what is in hand."""
+
+    who: str
+    name: str
+    side: str
+    turn: bool
+    actions: int
+    movement: int
+    bonus_actions: int
+    in_hand: tuple[str, ...]
+    hp: int
+    will: int
+    conditions: dict[str, int]
+
+
+class Options(msgspec.Struct, frozen=True, kw_only=True):
+    """What a fight waits for and who may do what: what ``omen status --json`` prints."""
+
+    fight_id: str
+    seq: int
+    head: str
+    phase: str
+    round: int
+    turn: str | None
+    dice: str | None
+    waiting: Waiting | None
+    combatants: tuple[Budget, ...]
+    offers: tuple[Offer, ...]
+
+
+# -- the waiting decision ---------------------------------------------------------------------------------------
+
+
+def waiting_point(state: FightState) -> tuple[DecisionPoint, tuple[str, ...], int | None] | None:
+    """The decision point the fight waits on, who may still answer it, and the action it belongs to."""
+    if state.tie_open:
+        tie = next(p for p in _points() if p.kind == "initiative_tie")
+        return tie, tuple(state.tie_open), None
+    frame = state.pending
+    if frame is None:
+        return None
+    opened = frame.reaction_window if frame.step.name == "REACTIONS_OPEN" else None
+    point = point_at(frame.step.name, opened.reaction if opened is not None else None)
+    if point is None or point.window is None:
+        return None
+    event = getattr(frame, point.window, None)
+    if event is None:
+        return None
+    who = tuple(w for w in point.responders(event) if w not in frame.answered)
+    return point, who, frame.action
+
+
+def _points() -> Iterator[DecisionPoint]:
+    from .decisions import DECISION_POINTS
+
+    yield from DECISION_POINTS
+
+
+def _waiting(state: FightState) -> Waiting | None:
+    found = waiting_point(state)
+    if found is None:
+        return None
+    point, who, action = found
+    assert state.ruleset is not None
+    answers = tuple(dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers))
+    return Waiting(kind=point.kind, title=point.title, rule=point.rule, who=who, answers=answers,
+                   cost=point.cost(state.ruleset), resumes=point.resumes, action=action)
+
+
+# -- probing ---------------------------------------------------------------------------------------------------
+
+
+def _roll(request: RollRequest) -> DiceRoll:
+    return DiceRoll(roller=request.roller, purpose=request.purpose,
+                    dice=tuple(DieSpec(tag, sides) for tag, sides in request.pool))
+
+
+def _try(state: FightState, command: Command, history: History | None) -> Choice | None:
+    """The choice ``command`` makes if the rules accept it here (with the dice it rolls), else None."""
+    ok, certain, maybe = probe(state, command, history)
+    if not ok:
+        return None
+    args = {k: v for k, v in msgspec.to_builtins(command).items() if k != "command"}
+    return Choice(args=args, dice=tuple(_roll(r) for r in certain), may_roll=tuple(_roll(r) for r in maybe))
+
+
+def _offer(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,
+           candidates: Iterable[Command], free: tuple[Argument, ...] = (), note: str = "") -> Offer | None:
+    choices = tuple(c for c in (_try(state, cmd, history) for cmd in candidates) if c is not None)
+    if not choices:
+        return None
+    return Offer(command=tag, actor=actor, rule=rule, cost=cost, choices=choices, free=free, note=note)
+
+
+# -- the candidates, command by command --------------------------------------------------------------------------
+
+_CHECK_FREE = (Argument(name="modifiers", takes="situational modifiers: a list of {source, value}"),)
+_ATTACK_FREE = (
+    Argument(name="situational", takes="claimed situational modifiers: {high_ground: bool, encircled: {attackers, "
+                                        "defenders}} (C26, C27)"),
+    Argument(name="damage_modifiers", takes="damage modifiers: a list of {source, value}"),
+    Argument(name="branches", takes="consequences on_hit / on_miss / on_crit, in written order (C25)"),
+)
+
+
+def _weapons(state: FightState, who: str, melee_only: bool = False) -> list[dict[str, Any]]:
+    fighter = state.combatants[who]
+    held = [w for w in fighter.sheet.weapons if w.id in fighter.wielding]
+    out: list[dict[str, Any]] = [{"weapon": w.id} for w in held if not (melee_only and "ranged" in w.properties)]
+    return [*out, {"unarmed": True}]
+
+
+def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
+    for who, fighter in state.combatants.items():
+        candidates = []
+        rages = (False, True) if fighter.sheet.features.rage is not None else (False,)
+        for target in state.combatants:
+            if target == who:
+                continue
+            for arm in _weapons(state, who):
+                for rage in rages:
+                    candidates.append(DeclareAttack(attacker=who, target=target, rage=rage, **arm))
+        offer = _offer(state, history, "declare_attack", who, "§Resolving an Attack, C4-C13", "1 Action",
+                       candidates, _ATTACK_FREE)
+        if offer is not None:
+            yield offer
+
+
+def _answers(state: FightState, history: History | None) -> Iterator[Offer]:
+    found = waiting_point(state)
+    if found is None:
+        return
+    point, who, _action = found
+    assert state.ruleset is not None
+    cost = point.cost(state.ruleset)
+    frame = state.pending
+    for responder in who:
+        candidates: list[Command] = []
+        if point.kind == "active_defense":
+            weapons = [None, *(w["weapon"] for w in _weapons(state, responder) if "weapon" in w)]
+            candidates = [AnswerActiveDefense(defender=responder, defense=None),
+                          AnswerActiveDefense(defender=responder, defense="dodge"),
+                          AnswerActiveDefense(defender=responder, defense="block"),
+                          *(AnswerActiveDefense(defender=responder, defense="parry", weapon=w) for w in weapons)]
+        elif point.kind in ("interrupt", "attack_of_opportunity"):
+            yield from _named(state, history, "pass_reaction", responder, point.rule, "free",
+                              [PassReaction(who=responder)])
+            candidates = [React(who=responder, **arm) for arm in _weapons(state, responder, melee_only=True)]
+            yield from _named(state, history, "react", responder, point.rule, cost, candidates)
+            continue
+        elif point.kind == "catch":
+            candidates = [AnswerCatch(who=responder, catch=True), AnswerCatch(who=responder, catch=False)]
+        elif point.kind == "routing":
+            routing = getattr(frame, "routing", None)
+            size = len(routing.dice) if routing is not None else 0
+            candidates = [RouteDamage(attacker=responder, die=d) for d in (None, *range(size))]
+        elif point.kind == "initiative_tie":
+            continue
+        tag = str(point.answers[0].command.__struct_config__.tag)
+        yield from _named(state, history, tag, responder, point.rule, cost, candidates)
+    if point.kind == "initiative_tie":
+        orders = [AgreeInitiative(order=tuple(p)) for p in permutations(state.tie_open)][:24]
+        yield from _named(state, history, "agree_initiative", None, "C19", "free", orders)
+        yield from _named(state, history, "roll_off", None, "C19", "free", [RollOff()])
+
+
+def _named(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,
+           candidates: Iterable[Command], free: tuple[Argument, ...] = (), note: str = "") -> Iterator[Offer]:
+    offer = _offer(state, history, tag, actor, rule, cost, candidates, free, note)
+    if offer is not None:
+        yield offer
+
+
+def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer]:
+    for who, fighter in state.combatants.items():
+        near = state.engaged_with(who)
+        moves = [Move(who=who), *(Move(who=who, leaves=(other,)) for other in near)]
+        yield from _named(state, history, "move", who, "C20, C23", "1 Movement Action", moves,
+                          note="leaves: any of the combatants listed in the choices, together" if near else "")
+        yield from _named(state, history, "disengage", who, "C22, C23", "1 Bonus Action", [Disengage(who=who)])
+        draws = [Draw(who=who, weapon=w.id) for w in fighter.sheet.weapons if w.id not in fighter.wielding]
+        yield from _named(state, history, "draw", who, "§Preparing for Combat, C18, C35", "free", draws)
+        yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])
+        effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=1)
+        free_effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=0)
+        saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants
+                 for e in (effect, free_effect)]
+        yield from _named(state, history, "call_save", who, "C15, C25", "the effect's action_cost Actions", saves,
+                          (Argument(name="effect", takes="the effect that calls for the save: save and against "
+                                    "attributes, spell, action_cost, on_success / on_failure consequences (C25)"),),
+                          note="the choices show the effect with action_cost 1 and 0; any effect may be given")
+
+
+def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
+    assert state.ruleset is not None
+    for who, fighter in state.combatants.items():
+        skills = sorted({*fighter.sheet.skills, *state.ruleset.skill_attributes})
+        specs = [CheckSpec(who=who, skill=s) for s in skills] + [CheckSpec(who=who, attribute=a) for a in ATTRIBUTES]  # type: ignore[arg-type]
+        yield from _named(state, history, "static_check", who, "C16", "free",
+                          [StaticCheck(check=spec, difficulty=10) for spec in specs],
+                          (*_CHECK_FREE, Argument(name="difficulty", takes="the difficulty set by the GM: an integer")),
+                          note="the choices show difficulty 10; any difficulty may be set")
+        others = [o for o in state.combatants if o != who]
+        contests = [Contest(initiator=CheckSpec(who=who, skill=s), defender=CheckSpec(who=o, skill=s))
+                    for o in others for s in skills[:1]]
+        yield from _named(state, history, "contest", who, "C16", "free", contests, _CHECK_FREE,
+                          note="initiator and defender roll any skill or attribute their sheets allow (as for "
+                               "static_check)")
+
+
+def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
+    names = list(state.combatants)
+    sides: dict[str, list[str]] = {}
+    for who, fighter in state.combatants.items():
+        sides.setdefault(fighter.side, []).append(who)
+    ambushes: list[Command] = []
+    for _side, members in sides.items():
+        others = [w for w in names if w not in members]
+        if others:
+            ambushes += [BeginAmbush(ambushers=tuple(members), defenders=tuple(others), time_waited=band)
+                         for band in TIME_WAITED]
+            ambushes.append(BeginAmbush(ambushers=tuple(members), defenders=tuple(others), difficulty=10))
+    yield from _named(state, history, "begin_ambush", None, "C17, C18", "free", ambushes,
+                      note="ambushers and defenders: any of the combatants shown, on opposing sides")
+    yield from _named(state, history, "roll_initiative", None, "C19", "free", [RollInitiative()],
+                      (Argument(name="modifiers", takes="per combatant, a list of {source, value}"),))
+    engages = [Engage(who=a, others=(b,), engaged=flag) for a in names for b in names if a < b
+               for flag in (True, False)]
+    yield from _named(state, history, "engage", None, "positions (the GM's)", "free", engages,
+                      note="others: any of the combatants, together")
+
+
+def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
+    assert state.ruleset is not None
+    conditions = list(state.ruleset.conditions)
+    applied = [ApplyConditionCommand(who=w, condition=c) for w in state.combatants for c in conditions]
+    yield from _named(state, history, "apply_condition", None, "C28", "free", applied,
+                      (Argument(name="stacks", takes="how many stacks: 1 or more"),
+                       Argument(name="reason", takes="free text")))
+    cleared = [ClearConditionCommand(who=w, condition=c) for w, f in state.combatants.items() for c in f.conditions]
+    yield from _named(state, history, "clear_condition", None, "C28", "free", cleared,
+                      (Argument(name="reason", takes="free text"),))
+    sides = sorted({f.side for f in state.combatants.values()})
+    reasons: tuple[Literal["yielded", "fled", "defeated"], ...] = ("yielded", "fled", "defeated")
+    ends = [EndFight(reason="gm"), *(EndFight(reason=r, side=s) for r in reasons for s in sides)]
+    yield from _named(state, history, "end_fight", None, "§Your Turn, C33", "free", ends,
+                      (Argument(name="note", takes="free text"),))
+    yield from _named(state, history, "cancel_action", None, "lifecycle", "free",
+                      [CancelAction(reason="the GM calls it off")], (Argument(name="reason", takes="free text"),))
+    if state.seed_commitment is not None and state.revealed_seed is None:
+        yield Offer(command="reveal_seed", actor=None, rule="dice", cost="free",
+                    choices=(Choice(args={}),), free=(Argument(name="seed", takes="the seed, in hex"),),
+                    note="the seed must hash to the commitment recorded at the start")
+    yield from _named(state, history, "undo", None, "undo", "free", [Undo()],
+                      (Argument(name="to_seq", takes="or the first event of an earlier command with no action in "
+                                                     "progress before it"),
+                       Argument(name="reason", takes="free text")))
+    yield from _named(state, history, "redo", None, "undo", "free", [Redo()],
+                      (Argument(name="reason", takes="free text"),))
+
+
+def options(state: FightState, history: History | None = None) -> Options:
+    """What the fight in ``state`` waits for, and every command the rules accept now, by actor."""
+    offers: list[Offer] = []
+    if state.started:
+        if state.ending is None:
+            for produce in (_answers, _attacks, _turn_commands, _checks, _flow, _gm):
+                offers.extend(produce(state, history))
+        else:
+            offers.extend(o for o in _gm(state, history) if o.command in ("reveal_seed", "undo", "redo"))
+    budgets = tuple(
+        Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
+               actions=state.turn_actions if state.turn == who else 0,
+               movement=state.turn_movement if state.turn == who else 0, bonus_actions=f.bonus_actions,
+               in_hand=f.wielding, hp=f.hp, will=f.will, conditions=dict(f.conditions))
+        for who, f in state.combatants.items())
+    return Options(fight_id=state.fight_id, seq=state.version, head=f"{state.version}:{state.last_hash}",
+                   phase=state.phase.value, round=state.round, turn=state.turn, dice=state.dice_mode,
+                   waiting=_waiting(state) if state.started else None, combatants=budgets, offers=tuple(offers))
