@@ -337,9 +337,9 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.rjust(w) if r else c.ljust(w)
-                                 for c, w, r in zip(cells, widths, right)) + " |"
+                                 for c, w, r in zip(cells, widths, right, strict=True)) + " |"
 
-    sep = "| " + " | ".join(("-" * (w - 1) + ":") if r else "-" * w for w, r in zip(widths, right)) + " |"
+    sep = "| " + " | ".join(("-" * (w - 1) + ":") if r else "-" * w for w, r in zip(widths, right, strict=True)) + " |"
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
 
 

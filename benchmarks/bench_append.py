@@ -38,10 +38,10 @@ from pathlib import Path
 
 import _common
 from _common import Case, fmt_rate, fmt_s, run_interleaved, table
-from genlog import CACHE, FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+from genlog import CACHE, FIGHT_ID, ensure_log, quiet_logging
 
-from omen_core.events import encode_line  # noqa: E402
-from omen_core.store import JsonlStore, MemoryStore, SqliteStore  # noqa: E402
+from omen_core.events import encode_line
+from omen_core.store import JsonlStore, MemoryStore, SqliteStore
 
 
 def batches(events, size):

@@ -42,11 +42,11 @@ import tempfile
 
 import _common
 from _common import Case, fmt_rate, fmt_s, ratio, run_interleaved, table
-from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+from genlog import FIGHT_ID, ensure_log, quiet_logging
 
-from omen_core.store import JsonlStore  # noqa: E402
-from omen_core.walk import StoreSource, replay  # noqa: E402
-from omen_replay.replay import replay_store  # noqa: E402
+from omen_core.store import JsonlStore
+from omen_core.walk import StoreSource, replay
+from omen_replay.replay import replay_store
 
 GOAL = 10.0
 
@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"eventsourcing {info['eventsourcing']}; {n:,} events per replay; medians of {args.repeat} "
           "interleaved runs (fastest – slowest shown); speed-ups are ratios of medians\n")
     rows = [[r["case"], fmt_s(r["median_s"]), _common.spread(c), fmt_rate(r["events_per_s"]),
-             f"{r['speedup_vs_popo']:.2f}×", f"{r['speedup_vs_sqlite']:.2f}×"] for r, c in zip(results, cases)]
+             f"{r['speedup_vs_popo']:.2f}×", f"{r['speedup_vs_sqlite']:.2f}×"]
+            for r, c in zip(results, cases, strict=True)]
     print(table(["case", "time", "(min – max)", "events/s", "vs eventsourcing POPO", "vs eventsourcing SQLite"],
                 rows))
     for key, label in (("chain", "with the hash chain checked"), ("no_chain", "without the hash chain")):

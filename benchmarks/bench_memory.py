@@ -34,7 +34,7 @@ from pathlib import Path
 
 import _common
 from _common import OMEN, PYTHON, Case, fmt_mb, fmt_s, run_child, run_interleaved, table
-from genlog import CACHE, ensure_log, link_log, quiet_logging  # noqa: E402
+from genlog import CACHE, ensure_log, link_log, quiet_logging
 
 GOAL_MB = 100.0          # verify, log (every format) and explain on the 1M-event log
 REPLAY_GOAL_MB = 200.0   # the older goal for a replay of the 1M-event log
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
           f"peak RSS from wait4 (MB = 2^20 bytes)\n")
     rows = [["(floor)", "imports only", fmt_mb(floor.peak_mb), fmt_mb(max(floor.peaks)), fmt_s(floor.median),
              _common.spread(floor), "", ""]]
-    for r, case in zip(results[1:], cases.values()):
+    for r, case in zip(results[1:], cases.values(), strict=True):
         status = "" if r["goal_mb"] is None else ("met" if r["goal_met"] else
                                                   f"MISSED ({r['peak_rss_mb'] / r['goal_mb']:.1f}× the goal)")
         goal = "" if r["goal_mb"] is None else f"≤ {r['goal_mb']:.0f} MB: {status}"

@@ -33,15 +33,15 @@ import pstats
 import sys
 
 import _common
-import msgspec  # noqa: E402
+import msgspec
 from _common import Case, fmt_rate, fmt_s, ratio, run_interleaved, table
-from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+from genlog import FIGHT_ID, ensure_log, quiet_logging
 
-from omen_core.events import GENESIS_HASH, StoredEvent, decode_line, line_hash  # noqa: E402
-from omen_core.store import JsonlStore  # noqa: E402
-from omen_core.walk import StoreSource, replay  # noqa: E402
-from omen_replay.replay import replay_store  # noqa: E402
-from omen_replay.verify import verify_store  # noqa: E402
+from omen_core.events import GENESIS_HASH, StoredEvent, decode_line, line_hash
+from omen_core.store import JsonlStore
+from omen_core.walk import StoreSource, replay
+from omen_replay.replay import replay_store
+from omen_replay.verify import verify_store
 
 GOALS = {"plain replay (chain checked)": 1 / 4, "full-decode replay (chain checked)": 1 / 8}
 
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"log: {path.name} ({args.events:,} events, {path.stat().st_size / 1e6:,.1f} MB); medians of "
               f"{args.repeat} interleaved runs (fastest – slowest shown)\n")
         rows = []
-        for r, case in zip(results, cases + breakdown):
+        for r, case in zip(results, cases + breakdown, strict=True):
             goal = "" if r["goal_ratio"] is None else f"≥ 1/{round(1 / r['goal_ratio'])}"
             met = "" if r["goal_met"] is None else ("met" if r["goal_met"] else
                                                      f"MISSED ({r['ratio_to_bare'] / r['goal_ratio']:.2f}× of goal)")

@@ -22,6 +22,9 @@ the log's ``FileSnapshots`` (the walk from ``usable_snapshot``, as
 seq: ``middle`` against ``middle``...); and with a snapshot never slower than
 without.
 
+The listing of the snapshot store alone (``FileSnapshots.seqs``, which
+``FileSnapshots.latest`` calls on every lookup) is timed beside them.
+
 **From the command line** (``--no-cli`` skips it): ``omen replay LOG --to SEQ``
 in a fresh process on the log as generated and on the same log without its
 ``.snapshots`` (a hard link with its ``.idx`` and ``.marks``), for the middle and
@@ -44,10 +47,10 @@ from pathlib import Path
 
 import _common
 from _common import OMEN, Case, fmt_mb, fmt_s, ratio, run_child, run_interleaved, table
-from genlog import CACHE, FIGHT_ID, ensure_log, link_log, quiet_logging  # noqa: E402
+from genlog import CACHE, FIGHT_ID, ensure_log, link_log, quiet_logging
 
-from omen_core.store import JsonlStore, open_snapshots  # noqa: E402
-from omen_replay.replay import replay_store  # noqa: E402
+from omen_core.store import JsonlStore, open_snapshots
+from omen_replay.replay import replay_store
 
 SIZE_GOAL = 2.0
 
@@ -76,6 +79,15 @@ def library_cases(sizes: list[int], paths: dict[int, Path]) -> list[Case]:
                 cases.append(Case(f"{n} {where} {mode}", lambda st=store, s=seq, u=use: _state(st, s, u),
                                   log_events=n, at=where, seq=seq, snapshots=mode,
                                   folded=seq - start if mode == "with" else seq))
+    return cases
+
+
+def listing_cases(sizes: list[int], paths: dict[int, Path]) -> list[Case]:
+    """The snapshot store's listing alone (``FileSnapshots.seqs``, which ``latest`` calls on every lookup)."""
+    cases = []
+    for n in sizes:
+        snaps = open_snapshots(str(paths[n]))
+        cases.append(Case(f"{n} listing", lambda s=snaps: len(s.seqs(FIGHT_ID)), log_events=n))
     return cases
 
 
@@ -155,11 +167,16 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, list[dict]] = {}
     texts = []
     if not args.no_library:
-        cases = library_cases(sizes, paths)
-        run_interleaved(cases, args.repeat)
+        cases, listings = library_cases(sizes, paths), listing_cases(sizes, paths)
+        run_interleaved(cases + listings, args.repeat)
         out["library"], text = report("in process: replay_store(store, id, to_seq, snapshots) with the log's "
                                       "snapshots, and without (snapshots=None)", cases, sizes, False)
-        texts.append(text)
+        out["listing"] = [c.as_dict() for c in listings]
+        rows = [[f"{c.info['log_events']:,}", f"{c.events:,}", fmt_s(c.median), _common.spread(c),
+                 f"{ratio(c, listings[0]):.1f}×"] for c in listings]
+        texts.append(text + "\n\nthe snapshot store's listing alone (FileSnapshots.seqs, which every lookup "
+                     "calls):\n\n" + table(["log events", "snapshots", "time", "(min – max)",
+                                              f"vs {sizes[0]:,}"], rows))
     if not args.no_cli:
         CACHE.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix="snapshots-", dir=CACHE))

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import _common
 from _common import Case, fmt_s, ratio, run_interleaved, table
-from genlog import FIGHT_ID, ensure_log, quiet_logging  # noqa: E402
+from genlog import FIGHT_ID, ensure_log, quiet_logging
 
-from omen_core.store import JsonlStore  # noqa: E402
-from omen_replay.replay import replay_store  # noqa: E402
+from omen_core.store import JsonlStore
+from omen_replay.replay import replay_store
 
 SPEED_GOAL = 2.0        # the state at any seq of a 1M log within 2x the time of a 1k log: needs snapshots
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
           f"fold from seq 1 (replay_store, as `omen replay --to` on a log without snapshots); medians of "
           f"{args.repeat} runs, sizes interleaved\n")
     rows = []
-    for r, case in zip(results, cases):
+    for r, case in zip(results, cases, strict=True):
         status = "met" if r["goal_met"] else f"missed ({r['ratio_to_baseline'] / SPEED_GOAL:,.0f}× over)"
         rows.append([f"{r['log_events']:,}", f"{r['at']} (seq {r['seq']:,})", fmt_s(r["median_s"]),
                      _common.spread(case), f"{r['us_per_event']:.2f}", f"{r['ratio_to_baseline']:,.1f}×",

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import _common
 from _common import OMEN, PYTHON, Case, fmt_mb, fmt_s, ratio, run_child, run_interleaved, table
-from genlog import CACHE, FIGHT_ID, copy_log, ensure_log, quiet_logging  # noqa: E402
+from genlog import CACHE, FIGHT_ID, copy_log, ensure_log, quiet_logging
 
-from omen_core import Fight  # noqa: E402
-from omen_core.store import JsonlStore, open_snapshots  # noqa: E402
+from omen_core import Fight
+from omen_core.store import JsonlStore, open_snapshots
 
 GOAL = 2.0
 

@@ -11,8 +11,10 @@ never trusted. The walk starts from one (:func:`omen_core.walk.state_at`);
 
 from __future__ import annotations
 
+import bisect
 import os
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,22 +88,35 @@ class MemorySnapshots:
 
 
 class FileSnapshots:
-    """Snapshots as files ``<directory>/<fight_id>/<seq>.json`` (next to a JSON Lines log, say)."""
+    """Snapshots as files ``<directory>/<fight_id>/<seq>.json`` (next to a JSON Lines log, say).
+
+    The listing of a fight's folder is kept while the folder's modification time stays the same (a snapshot this
+    object saves joins it at once), so looking up the latest snapshot does not list thousands of files each time.
+    A listing that is stale (another process wrote in the same clock tick) only costs speed: a missing file is
+    skipped, an unlisted newer one is not used.
+    """
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.directory = Path(directory)
+        self._listed: dict[str, tuple[int, list[int]]] = {}
 
     def save(self, snapshot: Snapshot) -> None:
         """Write a snapshot atomically (a temporary file renamed into place)."""
         folder = self.directory / snapshot.fight_id
         folder.mkdir(parents=True, exist_ok=True)
+        listed = self._listed.pop(snapshot.fight_id, None)
+        current = listed is not None and listed[0] == _mtime(folder)
         tmp = folder / f".{snapshot.seq}.json.tmp"
         tmp.write_bytes(_ENCODE(snapshot))
         os.replace(tmp, folder / f"{snapshot.seq}.json")
+        if listed is not None and current:
+            seqs = listed[1] if snapshot.seq in listed[1] else sorted([*listed[1], snapshot.seq])
+            self._listed[snapshot.fight_id] = (_mtime(folder), seqs)
 
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
         """The snapshot with the highest seq not above ``at_most``; an unreadable file is skipped."""
-        for seq in reversed([s for s in self.seqs(fight_id) if s <= at_most]):
+        seqs = self.seqs(fight_id)
+        for seq in reversed(seqs[:bisect.bisect_right(seqs, at_most)]):
             try:
                 return _DECODE((self.directory / fight_id / f"{seq}.json").read_bytes())
             except (OSError, msgspec.DecodeError, msgspec.ValidationError):
@@ -111,14 +126,32 @@ class FileSnapshots:
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshot files exist at, ascending."""
         folder = self.directory / fight_id
-        if not folder.is_dir():
+        stamp = _mtime(folder)
+        if stamp < 0:
+            self._listed.pop(fight_id, None)
             return []
-        return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
+        listed = self._listed.get(fight_id)
+        if listed is None or listed[0] != stamp:
+            with os.scandir(folder) as entries:
+                found = sorted(int(stem) for e in entries if e.name.endswith(".json")
+                               and (stem := e.name[:-5]).isdigit())
+            listed = self._listed[fight_id] = (stamp, found)
+        return list(listed[1])
 
     def delete(self, fight_id: str) -> None:
         """Remove every snapshot file of a fight."""
         for seq in self.seqs(fight_id):
             (self.directory / fight_id / f"{seq}.json").unlink(missing_ok=True)
+        self._listed.pop(fight_id, None)
+
+
+def _mtime(folder: Path) -> int:
+    """A folder's modification time in nanoseconds, or -1 if it is not a folder."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return -1
+    return st.st_mtime_ns if stat.S_ISDIR(st.st_mode) else -1
 
 
 class SqliteSnapshots:

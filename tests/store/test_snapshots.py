@@ -134,6 +134,37 @@ class TestCache:
             assert state_at(source, snaps, to) == replay(source, to_seq=to) == project(records, to)
 
 
+class TestFileListing:
+    def test_a_kept_listing_sees_its_own_saves_and_survives_a_deleted_file(self, tmp_path):
+        """FileSnapshots keeps its folder's listing between lookups: a snapshot it saves is found at once, and a
+        file removed behind its back (by another process, say) is skipped, never an error."""
+        records = ember_log()
+        snaps = FileSnapshots(tmp_path / "snaps")
+        snaps.save(take(project(records, 40)))
+        assert snaps.seqs("ember-ford") == [40]
+        snaps.save(take(project(records, 100)))
+        assert snaps.seqs("ember-ford") == [40, 100]
+        assert snaps.latest("ember-ford", 150).state == project(records, 100)
+        (tmp_path / "snaps" / "ember-ford" / "100.json").unlink()
+        assert snaps.latest("ember-ford", 150).state == project(records, 40)
+
+    def test_another_writers_snapshot_is_seen_once_the_folder_changes(self, tmp_path):
+        """A snapshot saved through another FileSnapshots on the same folder is listed by the first one as soon
+        as the folder's modification time moves (here set forward explicitly, as a later clock tick would)."""
+        import os
+
+        records = ember_log()
+        first, second = FileSnapshots(tmp_path / "snaps"), FileSnapshots(tmp_path / "snaps")
+        first.save(take(project(records, 40)))
+        assert first.seqs("ember-ford") == [40]
+        second.save(take(project(records, 100)))
+        folder = tmp_path / "snaps" / "ember-ford"
+        stamp = folder.stat().st_mtime_ns + 10**9
+        os.utime(folder, ns=(stamp, stamp))
+        assert first.seqs("ember-ford") == [40, 100]
+        assert first.latest("ember-ford", 150).state == project(records, 100)
+
+
 class TestStale:
     def test_snapshot_of_another_log_is_ignored(self):
         """A snapshot whose event hash is not the log's at that seq is ignored, not trusted."""
