@@ -35,6 +35,7 @@ __all__ = [
     "DeclareAttack",
     "AnswerActiveDefense",
     "RouteDamage",
+    "ChooseWillConversion",
     "CallSave",
     "CancelAction",
     "ApplyConditionCommand",
@@ -149,6 +150,14 @@ class RouteDamage(CommandBase, frozen=True, kw_only=True):
     die: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
+class ChooseWillConversion(CommandBase, frozen=True, kw_only=True):
+    """The defender's choice, where a Will-conversion feature leaves it to them (C31): ``convert`` true sends
+    the hit's physical damage to Will (what exceeds the Will left goes to HP), false to HP."""
+
+    who: str
+    convert: bool
+
+
 class CallSave(CommandBase, frozen=True, kw_only=True):
     """An effect calls for a save: ``caller`` opposes, ``saver`` rolls (C15, C25)."""
 
@@ -192,12 +201,14 @@ class RevealSeed(CommandBase, frozen=True, kw_only=True):
 class BeginAmbush(CommandBase, frozen=True, kw_only=True):
     """Ambushers roll Stealth for the Ambush Difficulty (C17), or the GM presets it; defenders roll Perception (C18).
 
-    Give ``time_waited`` or ``difficulty`` (a GM preset), not both.
+    Give ``time_waited`` or ``difficulty`` (a GM preset), not both. The time
+    waited is a band (``under_a_minute``, ``one_to_two_minutes``,
+    ``three_minutes_or_more``) or a number of minutes (C30).
     """
 
     ambushers: tuple[str, ...]
     defenders: tuple[str, ...]
-    time_waited: TimeWaited | None = None
+    time_waited: TimeWaited | Annotated[float, msgspec.Meta(ge=0)] | None = None
     difficulty: int | None = None
 
 
@@ -295,7 +306,8 @@ class Redo(CommandBase, frozen=True, kw_only=True):
 
 
 Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerActiveDefense
-           | RouteDamage | CallSave | CancelAction | ApplyConditionCommand | ClearConditionCommand
+           | RouteDamage | ChooseWillConversion | CallSave | CancelAction | ApplyConditionCommand
+           | ClearConditionCommand
            | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
            | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | EndFight | Undo | Redo)
 

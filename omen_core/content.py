@@ -168,18 +168,27 @@ class RageDice(_Content, frozen=True, kw_only=True):
 
 
 class Features(_Content, frozen=True, kw_only=True):
-    """Class features that change dice pools, damage routing or where damage lands (C6, C12, C13)."""
+    """Class features that change dice pools, damage routing or where damage lands (C6, C12, C13).
+
+    ``will_conversion``: physical damage, after every reduction, goes to Will instead of HP, and what exceeds
+    the Will left goes to HP (C31); ``true`` converts every hit, ``"choice"`` lets the defender choose per hit.
+    """
 
     extra_primary_dice: Annotated[int, msgspec.Meta(ge=0, le=2)] = 0
     rage: RageDice | None = None
     rogue_routing: bool = False
-    will_conversion: bool = False
+    will_conversion: bool | Literal["choice"] = False
+
+
+Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]\d*)$",
+                                         description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
 
 
 class IncomingDamage(_Content, frozen=True, kw_only=True):
-    """Step 5 of mitigation (C13): final damage is multiplied, then ``add`` added, rounded down, floor 0."""
+    """Step 5 of mitigation (C13): final damage is multiplied by the exact fraction written (C34: 1.4 is 7/5),
+    then ``add`` added, rounded down once, floor 0. ``multiply`` is a number or a fraction like ``"7/5"``."""
 
-    multiply: Annotated[float, msgspec.Meta(ge=0)] = 1.0
+    multiply: Annotated[float, msgspec.Meta(ge=0)] | Multiplier = 1.0
     add: int = 0
 
 

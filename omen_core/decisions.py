@@ -3,27 +3,31 @@
 A decision point says where the fight waits (the lifecycle step, or outside
 any action), which event opened it and where the frame keeps it, who may
 answer, with which commands (and the lifecycle trigger each answer fires),
-what answering costs, which rule governs it, and how the action goes on. The
+every answer each responder could give (``candidates``, which ``options()``
+decides one by one), what answering costs, which rule governs it, and how the
+action goes on. The
 machine's window transitions (:mod:`omen_core.machine`), the engine's
 ``waiting_for`` and ``options()`` (:mod:`omen_core.options`) all read these
 rows: adding a window means a row here, its rule in ``decide``, and its tests.
 
 >>> [point.kind for point in DECISION_POINTS]
-['active_defense', 'interrupt', 'attack_of_opportunity', 'catch', 'routing', 'initiative_tie']
+['active_defense', 'interrupt', 'attack_of_opportunity', 'catch', 'routing', 'will_conversion', 'initiative_tie']
 >>> point_at("WINDOW_OPEN", None).rule
 'C8'
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import permutations
 from typing import Any
 
 from .commands import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
+    ChooseWillConversion,
     CommandBase,
     PassReaction,
     React,
@@ -32,7 +36,7 @@ from .commands import (
 )
 from .content import Ruleset
 
-__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "transitions"]
+__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "transitions", "arms"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Answer:
     trigger: str
     to: str | None
     label: str
+    free: bool = False
 
 
 def _bonus(amount: Callable[[Ruleset], int]) -> Callable[[Ruleset], str]:
@@ -61,7 +66,11 @@ class DecisionPoint:
     ``opened_by`` the trigger and the steps it opens from, ``window`` the field
     of the action's frame that holds the event that opened it, ``reaction`` the
     kind of reaction window it is (Interrupt and Attack of Opportunity share a
-    step), ``responders`` who may answer, read off that event.
+    step), ``responders`` who may answer, read off that event, and
+    ``candidates`` every answer a responder could give (``(state, responder)``;
+    responder None where one answer settles it for all, as an initiative tie),
+    of which ``options()`` offers those the rules accept. ``cancellable``: the
+    GM may call the action off while it waits here.
     """
 
     kind: str
@@ -74,7 +83,42 @@ class DecisionPoint:
     cost: Callable[[Ruleset], str]
     responders: Callable[[Any], tuple[str, ...]]
     resumes: str
+    candidates: Callable[[Any, str | None], Sequence[CommandBase]]
     reaction: str | None = None
+    cancellable: bool = True
+
+
+def arms(state: Any, who: str, melee_only: bool = False) -> list[dict[str, Any]]:
+    """What ``who`` may attack with now, as command arguments: each weapon in hand (C35; melee only for a
+    reaction's basic melee attack, C23, C24), and unarmed."""
+    fighter = state.combatants[who]
+    held = [w for w in fighter.sheet.weapons if w.id in fighter.wielding]
+    out: list[dict[str, Any]] = [{"weapon": w.id} for w in held if not (melee_only and "ranged" in w.properties)]
+    return [*out, {"unarmed": True}]
+
+
+def _defenses(state: Any, who: str | None) -> list[CommandBase]:
+    assert who is not None
+    parries = [None, *(a["weapon"] for a in arms(state, who) if "weapon" in a)]
+    return [AnswerActiveDefense(defender=who, defense=None), AnswerActiveDefense(defender=who, defense="dodge"),
+            AnswerActiveDefense(defender=who, defense="block"),
+            *(AnswerActiveDefense(defender=who, defense="parry", weapon=w) for w in parries)]
+
+
+def _reactions(state: Any, who: str | None) -> list[CommandBase]:
+    assert who is not None
+    return [PassReaction(who=who), *(React(who=who, **a) for a in arms(state, who, melee_only=True))]
+
+
+def _routes(state: Any, who: str | None) -> list[CommandBase]:
+    assert who is not None
+    routing = getattr(state.pending, "routing", None)
+    size = len(routing.dice) if routing is not None else 0
+    return [RouteDamage(attacker=who, die=d) for d in (None, *range(size))]
+
+
+def _orders(state: Any, who: str | None) -> list[CommandBase]:
+    return [*(AgreeInitiative(order=tuple(p)) for p in list(permutations(state.tie_open))[:24]), RollOff()]
 
 
 DECISION_POINTS: tuple[DecisionPoint, ...] = (
@@ -86,25 +130,28 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         cost=_bonus(lambda r: r.reaction_costs.active_defense),
         responders=lambda opened: (opened.defender,),
         resumes="the Active Defense die is rolled (if one was chosen), then hit and crit are determined and the "
-                "damage resolved"),
+                "damage resolved",
+        candidates=_defenses),
     DecisionPoint(
         kind="interrupt", title="Interrupt", rule="C24", step="REACTIONS_OPEN",
         opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window", reaction="interrupt",
         answers=(Answer(React, "nest", None, "strike (a melee attack)"),
-                 Answer(PassReaction, "pass_reaction", None, "let it pass")),
+                 Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
         cost=_bonus(lambda r: r.reaction_costs.interrupt),
         responders=lambda opened: tuple(opened.responders),
         resumes="once every responder has answered, the declared Action pays its cost and goes on; an Interrupt "
-                "that hits cancels it, its Action still spent"),
+                "that hits cancels it, its Action still spent",
+        candidates=_reactions),
     DecisionPoint(
         kind="attack_of_opportunity", title="Attack of Opportunity", rule="C23", step="REACTIONS_OPEN",
         opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window",
         reaction="attack_of_opportunity",
         answers=(Answer(React, "nest", None, "strike (a basic melee attack)"),
-                 Answer(PassReaction, "pass_reaction", None, "let it pass")),
+                 Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
         cost=_bonus(lambda r: r.reaction_costs.attack_of_opportunity),
         responders=lambda opened: tuple(opened.responders),
-        resumes="once every responder has answered, the movement completes"),
+        resumes="once every responder has answered, the movement completes",
+        candidates=_reactions),
     DecisionPoint(
         kind="catch", title="Catch", rule="C22", step="CATCH_OPEN",
         opened_by=("open_catch", ("HIT_DETERMINED",)), window="catch_window",
@@ -112,14 +159,27 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
                  Answer(AnswerCatch, "decline_catch", "HIT_DETERMINED", "let it hit")),
         cost=_bonus(lambda r: r.reaction_costs.catch),
         responders=lambda opened: (opened.target,),
-        resumes="a caught item settles the attack; one let through deals its damage"),
+        resumes="a caught item settles the attack; one let through deals its damage",
+        candidates=lambda state, who: [AnswerCatch(who=str(who), catch=c) for c in (True, False)]),
     DecisionPoint(
         kind="routing", title="Rogue routing", rule="C12", step="ROUTING_OPEN",
         opened_by=("open_routing", ("HIT_DETERMINED",)), window="routing",
         answers=(Answer(RouteDamage, "route", "HIT_DETERMINED", "choose the die that feeds damage"),),
         cost=lambda r: "free",
         responders=lambda opened: (opened.attacker,),
-        resumes="the damage is resolved with the chosen die"),
+        resumes="the damage is resolved with the chosen die",
+        candidates=_routes),
+    DecisionPoint(
+        kind="will_conversion", title="Will conversion", rule="C31", step="WILL_CHOICE_OPEN",
+        opened_by=("offer_will_conversion", ("HIT_DETERMINED", "DAMAGE_RESOLVED", "SAVE_RESOLVED")),
+        window="will_offer",
+        answers=(Answer(ChooseWillConversion, "choose_will_conversion", "WILL_CHOSEN",
+                        "convert to Will (what exceeds it goes to HP), or take it on HP"),),
+        cost=lambda r: "free",
+        responders=lambda opened: (opened.who,),
+        resumes="the damage lands where chosen, then the action's remaining consequences follow in order (C25)",
+        candidates=lambda state, who: [ChooseWillConversion(who=str(who), convert=c) for c in (True, False)],
+        cancellable=False),
     DecisionPoint(
         kind="initiative_tie", title="an initiative tie among allies", rule="C19", step=None, opened_by=None,
         window=None,
@@ -127,7 +187,8 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
                  Answer(RollOff, "flow", None, "roll off after all")),
         cost=lambda r: "free",
         responders=tuple,
-        resumes="the initiative order is set and round 1 begins"),
+        resumes="the initiative order is set and round 1 begins",
+        candidates=_orders),
 )
 
 
@@ -141,7 +202,8 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
 
 def transitions() -> list[dict[str, Any]]:
     """The lifecycle transitions the decision points declare: each opening, each answer, and the GM's cancel
-    from the step each waits at. Rows shared by two points (Interrupt and Attack of Opportunity) come once."""
+    from the step each waits at (where it may be called off). Rows shared by two points (Interrupt and Attack
+    of Opportunity) come once."""
     rows: list[dict[str, Any]] = []
     for point in DECISION_POINTS:
         if point.step is None or point.opened_by is None:
@@ -149,7 +211,8 @@ def transitions() -> list[dict[str, Any]]:
         trigger, sources = point.opened_by
         rows.append({"trigger": trigger, "source": list(sources), "dest": point.step})
         rows += [{"trigger": a.trigger, "source": point.step, "dest": a.to or "="} for a in point.answers]
-        rows.append({"trigger": "cancel", "source": point.step, "dest": "CANCELLED"})
+        if point.cancellable:
+            rows.append({"trigger": "cancel", "source": point.step, "dest": "CANCELLED"})
     if any(p.kind == "interrupt" for p in DECISION_POINTS):
         rows.append({"trigger": "close_reactions", "source": "REACTIONS_OPEN", "dest": "REACTIONS_CLOSED"})
     unique: list[dict[str, Any]] = []

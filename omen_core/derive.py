@@ -33,7 +33,7 @@ from .state import AttackFrame, FightState, condition_adjustment, effective_bonu
 
 __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
            "situational", "defense_total", "active_attribute", "parry_weapon", "defense_ineligibility",
-           "attack_damage_type", "damage_terms", "mitigation_for"]
+           "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due"]
 
 #: C12: an unarmed attack deals crushing damage.
 UNARMED_DAMAGE = "crushing"
@@ -206,11 +206,8 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
 
 
 def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, spell: bool
-                   ) -> tuple[tuple[MitigationStep, ...], int, Literal["hp", "will"]]:
-    """C13 for one combatant: the mitigation steps, the final damage, and the resource it lands on.
-
-    Physical damage lands on Will instead of HP for a combatant with Will conversion.
-    """
+                   ) -> tuple[tuple[MitigationStep, ...], int]:
+    """C13 for one combatant: the mitigation steps and the final damage (where it lands: :func:`landing`)."""
     sheet = state.combatants[who].sheet
     assert state.ruleset is not None
     physical = damage_type in state.ruleset.damage_types.physical
@@ -221,6 +218,28 @@ def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, s
                      physical_resistance=sheet.resistances.get("physical", 0),
                      armor=armor.rating if armor else 0, armor_applies=applies,
                      multiply=sheet.incoming_damage.multiply, add=sheet.incoming_damage.add)
-    resource: Literal["hp", "will"] = "will" if physical and sheet.features.will_conversion else "hp"
-    return tuple(MitigationStep(step=s.step, amount=s.amount, after=s.after) for s in steps), \
-        steps[-1].after, resource
+    return tuple(MitigationStep(step=s.step, amount=s.amount, after=s.after) for s in steps), steps[-1].after
+
+
+def will_choice_due(state: FightState, who: str, damage_type: str, final: int) -> bool:
+    """C31: whether ``who`` chooses where this damage lands: a Will-conversion feature marked ``"choice"``,
+    physical damage, something to convert, and Will left to take it (with none, all of it goes to HP anyway)."""
+    assert state.ruleset is not None
+    fighter = state.combatants[who]
+    return (fighter.sheet.features.will_conversion == "choice" and damage_type in state.ruleset.damage_types.physical
+            and final > 0 and fighter.will > 0)
+
+
+def landing(state: FightState, who: str, damage_type: str, final: int, chosen: bool | None = None
+            ) -> tuple[Literal["hp", "will"], int]:
+    """Where final damage lands (C13, C31) and what overflows: ``("will", overflow)`` when physical damage is
+    converted (automatically, or as the defender chose: ``chosen``), the overflow being the part beyond the
+    Will left, which goes to HP; else ``("hp", 0)``."""
+    assert state.ruleset is not None
+    fighter = state.combatants[who]
+    feature = fighter.sheet.features.will_conversion
+    converts = damage_type in state.ruleset.damage_types.physical and (
+        feature is True or (feature == "choice" and chosen is True))
+    if not converts:
+        return "hp", 0
+    return "will", max(final - fighter.will, 0)

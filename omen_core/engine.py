@@ -33,6 +33,7 @@ from .decide import (
     CallSave,
     CancelAction,
     CheckSpec,
+    ChooseWillConversion,
     ClearConditionCommand,
     Command,
     Contest,
@@ -76,6 +77,7 @@ from .events import (
     StaticCheckResolved,
     StoredEvent,
     Undone,
+    WillConversionOffered,
     seal,
 )
 from .logs import get_logger
@@ -90,7 +92,8 @@ from .walk import StoreSource, after_marker, landmarks_of, state_at
 __all__ = ["Clock", "system_clock", "Fight"]
 
 Clock = Callable[[], int]
-Window = ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
+Window = (ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
+          | WillConversionOffered)
 E = TypeVar("E")
 #: How many recent states a live fight keeps (by seq) so that undoing the last commands needs no re-reading.
 _RECENT = 64
@@ -345,6 +348,10 @@ class Fight:
         """A Rogue's routing choice: which hit-pool die (by index) feeds damage, or None (C12)."""
         return self._events(self.execute(RouteDamage(attacker=attacker, die=die)))
 
+    def choose_will_conversion(self, who: str, convert: bool) -> list[Event]:
+        """Answer a Will-conversion choice (C31): ``convert`` sends the hit's damage to Will, else to HP."""
+        return self._events(self.execute(ChooseWillConversion(who=who, convert=convert)))
+
     def call_save(self, caller: str, saver: str, effect: SaveEffect) -> list[Event]:
         """An effect calls for a save; its branch's consequences are applied in order (C15, C25)."""
         return self._events(self.execute(CallSave(caller=caller, saver=saver, effect=effect)))
@@ -419,7 +426,8 @@ class Fight:
     @property
     def waiting_for(self) -> Window | InitiativeTied | None:
         """The event that opened the decision the fight is waiting on, if any (an Active Defense, reaction,
-        Catch or routing window, or a tie among allies in initiative); :meth:`options` says it in full."""
+        Catch or routing window, a Will-conversion choice, or a tie among allies in initiative);
+        :meth:`options` says it in full."""
         state = self._state
         found = waiting_point(state)
         if found is None:

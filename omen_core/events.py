@@ -90,6 +90,8 @@ __all__ = [
     "HitDetermined",
     "RoutingWindowOpened",
     "DamageRouted",
+    "WillConversionOffered",
+    "WillConversionChosen",
     "MitigationStep",
     "DamageTerms",
     "DamageResolved",
@@ -424,7 +426,11 @@ class DamageTerms(Part, frozen=True, kw_only=True):
 
 
 class DamageResolved(EventBase, frozen=True, kw_only=True):
-    """Damage dealt to one combatant: the formula, each mitigation step (C13), the final amount and where it lands."""
+    """Damage dealt to one combatant: the formula, each mitigation step (C13), the final amount and where it lands.
+
+    With Will conversion (``resource`` "will") Will cannot go below 0: ``overflow`` is the part of the final
+    damage beyond the Will left, which goes to HP (C31); ``final - overflow`` goes to Will.
+    """
 
     action: Sequence_
     target: str
@@ -435,6 +441,34 @@ class DamageResolved(EventBase, frozen=True, kw_only=True):
     steps: tuple[MitigationStep, ...]
     final: int
     resource: Literal["hp", "will"]
+    overflow: int = 0
+
+
+class WillConversionOffered(EventBase, frozen=True, kw_only=True):
+    """A hit's physical damage may go to Will instead of HP, and the defender chooses (C31: a Will-conversion
+    feature marked ``"choice"``). It holds the damage waiting to land (``terms``, its type and source, and
+    ``final`` after mitigation, C13), the Will ``who`` has, and ``then``: the index, in the branch the action
+    resolves (C25), of the consequence that comes after this damage (0: the branch's first, after a hit's own
+    damage)."""
+
+    action: Sequence_
+    who: str
+    damage_type: str
+    source: str
+    spell: bool = False
+    terms: DamageTerms
+    final: int
+    will: int
+    then: int
+
+
+class WillConversionChosen(EventBase, frozen=True, kw_only=True):
+    """The defender's answer to a Will-conversion choice (C31): ``convert`` sends the damage to Will (what
+    exceeds it to HP), or not, to HP."""
+
+    action: Sequence_
+    who: str
+    convert: bool
 
 
 class ResourceChanged(EventBase, frozen=True, kw_only=True):
@@ -490,12 +524,14 @@ class SeedRevealed(EventBase, frozen=True, kw_only=True):
 
 
 class AmbushStarted(EventBase, frozen=True, kw_only=True):
-    """An ambush: who lies in wait, who is ambushed, and how long the ambushers waited (C17) or a preset."""
+    """An ambush: who lies in wait, who is ambushed, and how long the ambushers waited (C17: its band, and the
+    ``minutes`` if they were given, C30) or a preset."""
 
     ambushers: tuple[str, ...]
     defenders: tuple[str, ...]
     time_waited: TimeWaited | None = None
     preset_difficulty: int | None = None
+    minutes: float | None = None
 
 
 class AmbushDifficultySet(EventBase, frozen=True, kw_only=True):
@@ -712,6 +748,7 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
          | ContestResolved | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
          | ActiveDefenseWindowOpened | ActiveDefenseWindowSkipped | ActiveDefenseChosen
          | ActiveDefenseDeclined | HitDetermined | RoutingWindowOpened | DamageRouted
+         | WillConversionOffered | WillConversionChosen
          | DamageResolved | ResourceChanged | ConditionApplied | ConditionCleared
          | ActionSettled | ActionCancelled | AmbushStarted | AmbushDifficultySet | SurpriseDetermined
          | InitiativeRolled | InitiativeTied | InitiativeRollOff | InitiativeAgreed | InitiativeOrderSet

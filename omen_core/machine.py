@@ -7,7 +7,8 @@ Single Action Resolves, §Resolving an Attack, §Resolving a Save):
 
     declared → costs paid → hit rolled → base defense rolled
       → Active Defense window (open → chosen → paid → rolled, or declined; or skipped)
-      → hit and crit determined → [Rogue routing window] → damage resolved → settled
+      → hit and crit determined → [Rogue routing window] → [Will conversion choice] → damage resolved
+      → settled
 
 and for a save: declared → [costs paid] → saver rolled → opposing rolled →
 save resolved → consequences → settled; plus the paths of a cancelled action.
@@ -90,6 +91,8 @@ from .events import (
     TurnStarted,
     Undone,
     WeaponDrawn,
+    WillConversionChosen,
+    WillConversionOffered,
 )
 
 __all__ = ["Step", "UNORDERED", "AT_REST", "DONE", "TRANSITIONS", "ORDER", "Lifecycle", "IllegalOrder", "trigger_of",
@@ -115,6 +118,8 @@ class Step(Enum):
     HIT_DETERMINED = "hit and crit determined"
     ROUTING_OPEN = "routing window open"
     DAMAGE_RESOLVED = "damage resolved"
+    WILL_CHOICE_OPEN = "Will conversion choice open"
+    WILL_CHOSEN = "Will conversion chosen"
     SAVER_ROLLED = "saver rolled"
     OPPOSING_ROLLED = "opposing die rolled"
     SAVE_RESOLVED = "save resolved"
@@ -175,13 +180,13 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "resolve_save", "source": S.OPPOSING_ROLLED, "dest": S.SAVE_RESOLVED},
     # consequences, in written order (C25), then settling
     {"trigger": "roll_damage", "source": _CONSEQUENCES, "dest": "="},
-    {"trigger": "resolve_damage", "source": _CONSEQUENCES, "dest": S.DAMAGE_RESOLVED},
+    {"trigger": "resolve_damage", "source": [*_CONSEQUENCES, S.WILL_CHOSEN], "dest": S.DAMAGE_RESOLVED},
     {"trigger": "change_resource", "source": [S.DAMAGE_RESOLVED, *AT_REST], "dest": "="},
     {"trigger": "apply_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "clear_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
     # the windows where the action waits for a choice (Active Defense, Interrupt, Attack of Opportunity,
-    # Catch, routing): declared once, with who answers them and how, in omen_core.decisions
+    # Catch, routing, Will conversion): declared once, with who answers them and how, in omen_core.decisions
     *(_steps_named(row) for row in decision_transitions()),
 ]
 
@@ -391,6 +396,7 @@ _TRIGGERS: dict[type, str] = {
     ActiveDefenseWindowOpened: "open_window", ActiveDefenseWindowSkipped: "skip_window",
     ActiveDefenseChosen: "choose_defense", ActiveDefenseDeclined: "decline",
     HitDetermined: "determine_hit", RoutingWindowOpened: "open_routing", DamageRouted: "route",
+    WillConversionOffered: "offer_will_conversion", WillConversionChosen: "choose_will_conversion",
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",

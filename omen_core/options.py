@@ -12,15 +12,11 @@ Arguments that take any value their schema allows (a modifier, a reason, a claim
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import permutations
 from typing import Any, Literal
 
 import msgspec
 
 from .commands import (
-    AgreeInitiative,
-    AnswerActiveDefense,
-    AnswerCatch,
     ApplyConditionCommand,
     BeginAmbush,
     CallSave,
@@ -36,18 +32,14 @@ from .commands import (
     EndTurn,
     Engage,
     Move,
-    PassReaction,
-    React,
     Redo,
     RollInitiative,
-    RollOff,
-    RouteDamage,
     StaticCheck,
     Undo,
 )
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe
-from .decisions import DecisionPoint, point_at
+from .decisions import DecisionPoint, arms, point_at
 from .dice import RollRequest
 from .rules.ambush import TIME_WAITED
 from .state import FightState
@@ -218,13 +210,6 @@ _ATTACK_FREE = (
 )
 
 
-def _weapons(state: FightState, who: str, melee_only: bool = False) -> list[dict[str, Any]]:
-    fighter = state.combatants[who]
-    held = [w for w in fighter.sheet.weapons if w.id in fighter.wielding]
-    out: list[dict[str, Any]] = [{"weapon": w.id} for w in held if not (melee_only and "ranged" in w.properties)]
-    return [*out, {"unarmed": True}]
-
-
 def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
     for who, fighter in state.combatants.items():
         candidates = []
@@ -232,7 +217,7 @@ def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
         for target in state.combatants:
             if target == who:
                 continue
-            for arm in _weapons(state, who):
+            for arm in arms(state, who):
                 for rage in rages:
                     candidates.append(DeclareAttack(attacker=who, target=target, rage=rage, **arm))
         offer = _offer(state, history, "declare_attack", who, "§Resolving an Attack, C4-C13", "1 Action",
@@ -242,41 +227,21 @@ def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
 
 
 def _answers(state: FightState, history: History | None) -> Iterator[Offer]:
+    """The answers to the open decision, each as its point's candidates give them (:mod:`omen_core.decisions`),
+    grouped by command, offered where the rules accept them."""
     found = waiting_point(state)
     if found is None:
         return
     point, who, _action = found
     assert state.ruleset is not None
-    cost = point.cost(state.ruleset)
-    frame = state.pending
-    for responder in who:
-        candidates: list[Command] = []
-        if point.kind == "active_defense":
-            weapons = [None, *(w["weapon"] for w in _weapons(state, responder) if "weapon" in w)]
-            candidates = [AnswerActiveDefense(defender=responder, defense=None),
-                          AnswerActiveDefense(defender=responder, defense="dodge"),
-                          AnswerActiveDefense(defender=responder, defense="block"),
-                          *(AnswerActiveDefense(defender=responder, defense="parry", weapon=w) for w in weapons)]
-        elif point.kind in ("interrupt", "attack_of_opportunity"):
-            yield from _named(state, history, "pass_reaction", responder, point.rule, "free",
-                              [PassReaction(who=responder)])
-            candidates = [React(who=responder, **arm) for arm in _weapons(state, responder, melee_only=True)]
-            yield from _named(state, history, "react", responder, point.rule, cost, candidates)
-            continue
-        elif point.kind == "catch":
-            candidates = [AnswerCatch(who=responder, catch=True), AnswerCatch(who=responder, catch=False)]
-        elif point.kind == "routing":
-            routing = getattr(frame, "routing", None)
-            size = len(routing.dice) if routing is not None else 0
-            candidates = [RouteDamage(attacker=responder, die=d) for d in (None, *range(size))]
-        elif point.kind == "initiative_tie":
-            continue
-        tag = str(point.answers[0].command.__struct_config__.tag)
-        yield from _named(state, history, tag, responder, point.rule, cost, candidates)
-    if point.kind == "initiative_tie":
-        orders = [AgreeInitiative(order=tuple(p)) for p in permutations(state.tie_open)][:24]
-        yield from _named(state, history, "agree_initiative", None, "C19", "free", orders)
-        yield from _named(state, history, "roll_off", None, "C19", "free", [RollOff()])
+    free = {a.command for a in point.answers if a.free}
+    for responder in (None,) if point.step is None else who:
+        by_tag: dict[str, list[Command]] = {}
+        for command in point.candidates(state, responder):
+            by_tag.setdefault(str(command.__struct_config__.tag), []).append(command)  # type: ignore[arg-type]
+        for tag, candidates in by_tag.items():
+            cost = "free" if type(candidates[0]) in free else point.cost(state.ruleset)
+            yield from _named(state, history, tag, responder, point.rule, cost, candidates)
 
 
 def _named(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,

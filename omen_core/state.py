@@ -59,6 +59,7 @@ from .events import (
     InitiativeRolled,
     InitiativeRollOff,
     InitiativeTied,
+    Modifier,
     Moved,
     MovementDeclared,
     ReactionPassed,
@@ -73,6 +74,8 @@ from .events import (
     TurnEnded,
     TurnStarted,
     WeaponDrawn,
+    WillConversionChosen,
+    WillConversionOffered,
     is_undo_batch,
 )
 from .machine import (
@@ -152,7 +155,9 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
 
     ``action`` is the number its events carry (the seq of its declaration in
     today's logs); ``declared_at`` is the seq of its declaration, the id shown
-    to people. ``damage`` lists the damage the action has dealt so far.
+    to people. ``damage`` lists the damage the action has dealt so far;
+    ``will_offer`` and ``will_choice`` are the last Will-conversion choice
+    offered and its answer (C31).
     """
 
     action: int
@@ -163,6 +168,8 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     reactions: tuple[Reaction, ...] = ()
     damage: tuple[DamageResolved, ...] = ()
     damage_rolls: tuple[DiceRolled, ...] = ()
+    will_offer: WillConversionOffered | None = None
+    will_choice: WillConversionChosen | None = None
 
     @property
     def answered(self) -> frozenset[str]:
@@ -267,6 +274,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True):
     engagements: tuple[tuple[str, str], ...] = ()
     surprise: dict[str, SurpriseTier] = {}
     initiative: dict[str, int] = {}
+    initiative_modifiers: dict[str, tuple[Modifier, ...]] = {}
     ranking: tuple[tuple[str, ...], ...] = ()
     tie_open: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
@@ -410,7 +418,8 @@ def _ticked(state: FightState, event: ConditionTicked) -> FightState:
 
 
 def _initiative(state: FightState, event: InitiativeRolled) -> FightState:
-    state = replace(state, initiative={**state.initiative, event.who: event.check.total})
+    state = replace(state, initiative={**state.initiative, event.who: event.check.total},
+                    initiative_modifiers={**state.initiative_modifiers, event.who: event.check.modifiers})
     return replace(state, ranking=_rank(state))
 
 
@@ -493,6 +502,8 @@ FRAME_FIELDS: dict[type, tuple[str, bool]] = {
     RoutingWindowOpened: ("routing", False),
     DamageRouted: ("routed", False),
     DamageResolved: ("damage", True),
+    WillConversionOffered: ("will_offer", False),
+    WillConversionChosen: ("will_choice", False),
     SaveResolved: ("resolution", False),
     Moved: ("moved", False),
 }

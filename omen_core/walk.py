@@ -264,6 +264,9 @@ class Visitor:
     def begin(self, walk: Walk) -> None:
         """Before the first event."""
 
+    def line(self, rec: StoredEvent, raw: bytes) -> None:
+        """Each event's line as stored, just before :meth:`event` (for a visitor that checks bytes: the audit)."""
+
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         """Each event, with the state just before and after it as they stood then, and whether it is undone now."""
 
@@ -278,12 +281,13 @@ class Visitor:
 
 
 class Step(msgspec.Struct, frozen=True):
-    """One event of a timeline walk, as :func:`step_through` yields it."""
+    """One event of a timeline walk, as :func:`step_through` yields it (``raw``: its line as stored)."""
 
     rec: StoredEvent
     before: FightState
     after: FightState
     voided: bool
+    raw: bytes = b""
 
 
 # -- reading lines ------------------------------------------------------------------------------------------------
@@ -468,7 +472,7 @@ def _timeline(source: Source, marks: Landmarks, *, to_seq: int | None, start: Fi
     batches = {u.seq: u.batch for u in marks.undos}
     reader = _Reader(source, state.version, state.last_hash, report, chain, canonical)
 
-    for rec, _raw in reader.records(to_seq):
+    for rec, raw in reader.records(to_seq):
         before = state
         try:
             if isinstance(rec.event, UNDO_MARKERS):
@@ -483,7 +487,7 @@ def _timeline(source: Source, marks: Landmarks, *, to_seq: int | None, start: Fi
             state = replace(before, version=rec.seq, last_hash=rec.hash)
         if rec.seq in needed:
             kept[rec.seq] = state
-        yield Step(rec, before, state, rec.seq in voided)
+        yield Step(rec, before, state, rec.seq in voided, raw)
     reader.finish(to_seq)
 
 
@@ -549,6 +553,7 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
                                   chain=chain, canonical=canonical):
                 state = step.after
                 for v in group:
+                    v.line(step.rec, step.raw)
                     v.event(step.rec, step.before, step.after, step.voided)
                     if isinstance(step.rec.event, Undone):
                         record = next((u for u in info.landmarks.undos if u.seq == step.rec.seq), None)

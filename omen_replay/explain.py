@@ -34,6 +34,7 @@ from omen_core.events import (
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
+    WillConversionChosen,
     encode_line,
     is_undo_batch,
 )
@@ -255,8 +256,13 @@ def _attack(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]])
         if isinstance(rec.event, DamageResolved):
             parts += _damage_parts(rec.event, consequence=not weapon_damage)
             weapon_damage = False
-            verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}'s "
-                            f"{rec.event.resource.upper()}")
+            e = rec.event
+            where = f"{e.target}'s {e.resource.upper()}"
+            if e.overflow:
+                where += f" ({e.final - e.overflow}; the {e.overflow} beyond the Will left to HP, C31)"
+            verdicts.append(f"{e.final} {e.damage_type} damage to {where}")
+        elif isinstance(rec.event, WillConversionChosen):
+            verdicts.append(f"{rec.event.who} chose to take it on {'Will' if rec.event.convert else 'HP'} (C31)")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),

@@ -72,6 +72,8 @@ from omen_core.events import (
     TurnStarted,
     Undone,
     WeaponDrawn,
+    WillConversionChosen,
+    WillConversionOffered,
     encode_line,
 )
 from omen_core.state import FightState
@@ -251,13 +253,26 @@ def _routed(e: DamageRouted, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "window", f"  {names(e.attacker)} routes {choice} to damage"
 
 
+def _will_offered(e: WillConversionOffered, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", (f"  {names(e.who)} may take {e.final} {e.damage_type} on Will ({e.will} left; the rest to HP) "
+                     f"or on HP (C31)")
+
+
+def _will_chosen(e: WillConversionChosen, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "window", f"  {names(e.who)} takes it on {'Will' if e.convert else 'HP'}"
+
+
 def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     t = e.terms
     raw = _terms((t.dice, "die"), (t.primary_bonus, "bonus"), (t.crit_bonus, "crit bonus"),
                  (t.weapon_damage, "WD"), (t.ability_dice, "rage"), *((m.value, m.source) for m in t.modifiers))
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
+    where = f"{names(e.target)}'s {e.resource.upper()}"
+    if e.overflow:
+        where = (f"{names(e.target)}'s WILL, {e.final - e.overflow} of it, and {e.overflow} beyond the Will left "
+                 f"to HP (C31)")
     yield "result", (f"  {e.source}: {t.raw} {e.damage_type} ({raw}) {steps} = {e.final} "
-                     f"to {names(e.target)}'s {e.resource.upper()} (C12, C13)").replace("  =", " =")
+                     f"to {where} (C12, C13)").replace("  =", " =")
 
 
 def _step(step: str, amount: int) -> str:
@@ -445,6 +460,8 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     HitDetermined: _hit,
     RoutingWindowOpened: _routing,
     DamageRouted: _routed,
+    WillConversionOffered: _will_offered,
+    WillConversionChosen: _will_chosen,
     DamageResolved: _damage,
     ResourceChanged: _resource,
     ConditionApplied: _applied,

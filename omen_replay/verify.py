@@ -30,6 +30,7 @@ What the audit proves is written in docs/verify.md.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -38,10 +39,11 @@ import msgspec
 from omen_core.commands import Command, Join, StartFight
 from omen_core.content import content_hash
 from omen_core.decide import Target, decided
-from omen_core.derive import damage_terms, hit_numbers, mitigation_for
+from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_mismatches
 from omen_core.errors import BadInput, OmenError, RuleViolation
 from omen_core.events import (
+    SCHEMA_VERSION,
     AmbushDifficultySet,
     AmbushStarted,
     CombatantJoined,
@@ -69,6 +71,7 @@ from omen_core.events import (
     Undone,
     encode_line,
 )
+from omen_core.machine import Step
 from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
 from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
 from omen_core.state import AttackFrame, FightState, effective_bonus, is_undo_point
@@ -232,6 +235,12 @@ class Audit(Visitor):
         """A finding of the walk itself (format, chain, batch, order, an undo it could not apply)."""
         self.findings.append(finding)
 
+    def line(self, rec: StoredEvent, raw: bytes) -> None:
+        """A set-up event's content hash is checked on the content as recorded (its own bytes), so a log stays
+        verifiable when the content schema gains a field."""
+        if isinstance(rec.event, (FightStarted, CombatantJoined)):
+            self.findings.extend(_recorded_hash(rec, raw))
+
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         """Check one event in the state it was written in; batch by batch, decide each command again."""
         self.count += 1
@@ -307,7 +316,7 @@ class Audit(Visitor):
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
                                          f"again in the state the log leaves before it: {exc!r}"))
             return
-        self.findings.extend(_differences(batch.records, draft.events))
+        self.findings.extend(_differences(batch.records, [_recorded_hashes(e, batch.records) for e in draft.events]))
 
     # -- rolls and re-rolls -------------------------------------------------------------------------------------
 
@@ -330,12 +339,8 @@ class Audit(Visitor):
         match event:
             case FightStarted():
                 self.commitment, self.started_dice = event.seed_commitment, event.dice
-                yield from _compare(seq, "ruleset", "ruleset hash", event.ruleset.content_hash(), event.ruleset_hash)
                 if self.given_seed is not None:
                     yield from self._seed_matches(0, self.given_seed)
-            case CombatantJoined():
-                yield from _compare(seq, "content", f"{event.sheet.id}'s sheet hash", content_hash(event.sheet),
-                                    event.sheet_hash)
             case DiceRolled():
                 yield from self._rolled(seq, rec.fight_id, event, state)
             case StaticCheckResolved(check=side, difficulty=d, outcome=outcome):
@@ -493,10 +498,14 @@ class Audit(Visitor):
         total = (t.dice + t.primary_bonus + t.crit_bonus + t.weapon_damage + sum(t.ability_dice)
                  + sum(m.value for m in t.modifiers))
         yield from _compare(seq, "C12", "raw damage", total, t.raw)
-        steps, final, resource = mitigation_for(state, event.target, t.raw, event.damage_type, spell=event.spell)
+        steps, final = mitigation_for(state, event.target, t.raw, event.damage_type, spell=event.spell)
         yield from _compare(seq, "C13", "mitigation steps", list(steps), list(event.steps))
         yield from _compare(seq, "C13", "final damage", final, event.final)
+        chosen = frame.will_choice.convert if frame is not None and frame.step is Step.WILL_CHOSEN \
+            and frame.will_choice is not None else None
+        resource, overflow = landing(state, event.target, event.damage_type, final, chosen)
         yield from _compare(seq, "C13", "resource hit", resource, event.resource)
+        yield from _compare(seq, "C31", "damage beyond the Will left (to HP)", overflow, event.overflow)
 
     def _resource(self, seq: int, event: ResourceChanged, state: FightState) -> Iterator[Finding]:
         current = getattr(state.combatants[event.who], event.resource)
@@ -504,8 +513,14 @@ class Audit(Visitor):
         frame = state.pending
         dealt = [d for d in frame.damage if d.target == event.who] if frame is not None else []
         if dealt:
-            yield from _compare(seq, "C13", f"{event.who}'s {event.resource} after the damage",
-                                max(event.before - dealt[-1].final, 0), event.after)
+            last = dealt[-1]
+            converted = last.resource == "will"
+            if event.resource == "will":
+                amount = last.final - last.overflow if converted else 0
+            else:
+                amount = last.overflow if converted else last.final
+            yield from _compare(seq, "C31" if converted else "C13", f"{event.who}'s {event.resource} after the "
+                                f"damage", max(event.before - amount, 0), event.after)
 
     def report(self) -> Report:
         """The audit's report."""
@@ -529,6 +544,53 @@ class _Targets:
     def target(self, seq: int) -> Target | None:
         found = self.targets.get(seq)
         return msgspec.structs.replace(found, live=seq not in self.voided) if found is not None else None
+
+
+class _RecordedRuleset(msgspec.Struct):
+    ruleset: msgspec.Raw
+    ruleset_hash: str
+
+
+class _RecordedSheet(msgspec.Struct):
+    sheet: msgspec.Raw
+    sheet_hash: str
+
+
+class _Line(msgspec.Struct):
+    event: msgspec.Raw
+
+
+def _recorded_hash(rec: StoredEvent, raw: bytes) -> Iterator[Finding]:
+    """The ruleset's or sheet's hash against the sha256 of its bytes as the line records them (the canonical
+    encoding a writer hashed: :func:`omen_core.content.content_hash`)."""
+    try:
+        body = msgspec.json.decode(raw, type=_Line).event
+        if isinstance(rec.event, FightStarted):
+            started = msgspec.json.decode(body, type=_RecordedRuleset)
+            what, recorded, found = "ruleset hash", bytes(started.ruleset), started.ruleset_hash
+        else:
+            joined = msgspec.json.decode(body, type=_RecordedSheet)
+            what, recorded, found = "sheet hash", bytes(joined.sheet), joined.sheet_hash
+    except msgspec.DecodeError as exc:
+        yield Finding(seq=rec.seq, rule="content", what=f"cannot read the recorded content: {exc}")
+        return
+    yield from _compare(rec.seq, "content", what, hashlib.sha256(recorded).hexdigest(), found)
+    if isinstance(rec.event, FightStarted) and rec.schema_version == SCHEMA_VERSION:
+        yield from _compare(rec.seq, "content", "ruleset written canonically", content_hash(rec.event.ruleset), found)
+    elif isinstance(rec.event, CombatantJoined) and rec.schema_version == SCHEMA_VERSION:
+        yield from _compare(rec.seq, "content", f"{rec.event.sheet.id}'s sheet written canonically",
+                            content_hash(rec.event.sheet), found)
+
+
+def _recorded_hashes(event: Event, records: Iterable[StoredEvent]) -> Event:
+    """A decided set-up event with the content hash its recorded twin holds: that hash is checked on the bytes the
+    line records (:func:`_recorded_hash`), so a log written before the content schema gained a field still agrees."""
+    for rec in records:
+        if isinstance(event, FightStarted) and isinstance(rec.event, FightStarted):
+            return msgspec.structs.replace(event, ruleset_hash=rec.event.ruleset_hash)
+        if isinstance(event, CombatantJoined) and isinstance(rec.event, CombatantJoined):
+            return msgspec.structs.replace(event, sheet_hash=rec.event.sheet_hash)
+    return event
 
 
 def _command_of(event: Event) -> Command | None:

@@ -44,6 +44,7 @@ from omen_core.events import (
     InitiativeTied,
     ReactionWindowOpened,
     RoutingWindowOpened,
+    WillConversionOffered,
     StoredEvent,
     encode_line,
     is_undo_batch,
@@ -214,7 +215,7 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
         training=Training(hit_bonus=draw(st.integers(0, 1)), veteran_shield=draw(st.booleans())),
         features=Features(extra_primary_dice=draw(st.sampled_from((0, 0, 0, 1))), rage=rage,
                           rogue_routing=draw(st.booleans()),
-                          will_conversion=draw(st.sampled_from((False, False, False, True)))),
+                          will_conversion=draw(st.sampled_from((False, False, False, True, "choice")))),
         resistances=draw(st.sampled_from(({}, {}, {"physical": 1}, {"fire": 2}))),
         incoming_damage=draw(st.sampled_from((IncomingDamage(),) * 3 + (IncomingDamage(multiply=0.5, add=1),))))
 
@@ -240,7 +241,7 @@ def _menu(rf: RandomFight) -> list[str]:
     weights: dict[str, int] = {}
     answer = {InitiativeTied: {"agree": 6, "roll_off": 6}, ActiveDefenseWindowOpened: {"defend": 12},
               ReactionWindowOpened: {"react": 7, "pass": 5}, CatchWindowOpened: {"catch": 12},
-              RoutingWindowOpened: {"route": 12}}
+              RoutingWindowOpened: {"route": 12}, WillConversionOffered: {"will": 12}}
     if state.ending is not None:
         weights |= {"undo": 3, "reveal": reveal * 3, "stop": 2}
     elif type(window) in answer:
@@ -265,7 +266,7 @@ def _menu(rf: RandomFight) -> list[str]:
     return [kind for kind, weight in ranked for _ in range(weight)]
 
 
-EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass", "catch", "route", "engage",
+EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass", "catch", "route", "will", "engage",
          "condition", "clear", "check", "contest", "end_fight", "draw", "attack", "save", "move", "ambush",
          "initiative", "end_turn", "disengage", "cancel")
 
@@ -354,6 +355,11 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             size = len(window.dice) if isinstance(window, RoutingWindowOpened) else 2
             die = draw(st.none() | st.integers(0, size))
             return f"route {who} {die}", lambda: fight.route(who, die)
+        case "will":
+            who = window.who if isinstance(window, WillConversionOffered) and draw(st.integers(0, 9)) < 9 \
+                else _who(draw, rf)
+            convert = draw(st.booleans())
+            return f"will {who} {convert}", lambda: fight.choose_will_conversion(who, convert)
         case "engage":
             who = _who(draw, rf)
             side = state.combatants[who].side if who in state.combatants else None

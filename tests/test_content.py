@@ -278,6 +278,20 @@ class TestSheetGear:
         assert (sheet.incoming_damage.multiply, sheet.incoming_damage.add) == (0.5, 1)
         assert [w.id for w in sheet.wielded()] == ["rapier", "wand"]
 
+    @pytest.mark.parametrize("written, value", [('"7/5"', "7/5"), ('"1.4"', "1.4"), ("1.4", 1.4), ("2", 2)])
+    def test_incoming_multiplier_as_a_fraction_or_a_number(self, written, value):
+        """C34: ``multiply`` may be a number or an exact fraction or decimal written as a string."""
+        sheet = decode_content(geared(gear=f"[incoming_damage]\nmultiply = {written}\n"), CombatantSheet, fmt="toml")
+        assert sheet.incoming_damage.multiply == value
+
+    @pytest.mark.parametrize("written", ['"seven fifths"', '"7/0"', '"-1"', "-0.5"])
+    def test_a_bad_multiplier_names_its_path(self, written):
+        """C34: a multiplier that is no non-negative number or fraction is refused at $.incoming_damage.multiply."""
+        with pytest.raises(ContentError) as info:
+            decode_content(geared(gear=f"[incoming_damage]\nmultiply = {written}\n"), CombatantSheet,
+                           source="s.toml", fmt="toml")
+        assert info.value.path == "$.incoming_damage.multiply"
+
     def test_gear_defaults(self):
         """A sheet without gear has no weapons, armor or shield, no training bonus and no features."""
         sheet = decode_content(GOOD, CombatantSheet, fmt="toml")

@@ -83,6 +83,8 @@ from omen_core.events import (
     TurnStarted,
     Undone,
     WeaponDrawn,
+    WillConversionChosen,
+    WillConversionOffered,
 )
 from omen_core.machine import (
     AT_REST,
@@ -253,16 +255,13 @@ EXPECTED_TRIGGER = {
     ActiveDefenseWindowOpened: "open_window", ActiveDefenseWindowSkipped: "skip_window",
     ActiveDefenseChosen: "choose_defense", ActiveDefenseDeclined: "decline",
     HitDetermined: "determine_hit", RoutingWindowOpened: "open_routing", DamageRouted: "route",
+    WillConversionOffered: "offer_will_conversion", WillConversionChosen: "choose_will_conversion",
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",
     MovementDeclared: "declare", Moved: "resolve_move", ReactionWindowOpened: "open_reactions",
     ReactionPassed: "pass_reaction", ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
-    **{kind: "flow" for kind in (AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled,
-                                 InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet,
-                                 RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded,
-                                 BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
-                                 Disengaged, FightEnded)},
+    **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn, Disengaged, FightEnded), "flow"),
 }
 #: Outside every lifecycle and phase: the command opening a batch, a change of dice source, the undo markers.
 OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}

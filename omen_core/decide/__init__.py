@@ -23,6 +23,7 @@ from ..commands import (
     CallSave,
     CancelAction,
     CheckSpec,
+    ChooseWillConversion,
     ClearConditionCommand,
     Command,
     CommandBase,
@@ -89,6 +90,7 @@ from .reactions import (
 )
 from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
+from .will import choose_will_conversion
 
 __all__ = [
     "decide",
@@ -109,6 +111,7 @@ __all__ = [
     "DeclareAttack",
     "AnswerActiveDefense",
     "RouteDamage",
+    "ChooseWillConversion",
     "CallSave",
     "CancelAction",
     "ApplyConditionCommand",
@@ -199,6 +202,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     DeclareAttack: declare_attack,
     AnswerActiveDefense: answer_active_defense,
     RouteDamage: route_damage,
+    ChooseWillConversion: choose_will_conversion,
     CallSave: call_save,
     CancelAction: _cancel,
     ApplyConditionCommand: apply_condition,

@@ -7,7 +7,7 @@ frame and the state: the same functions the audit uses to recompute them.
 from __future__ import annotations
 
 from ..commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
-from ..content import CombatantSheet, Weapon
+from ..content import CombatantSheet, Consequence, Weapon
 from ..derive import (
     active_attribute,
     attack_damage_type,
@@ -37,7 +37,7 @@ from ..machine import Phase
 from ..rules import attack as rules
 from ..state import AttackFrame
 from .draft import Draft
-from .effects import apply_consequences, check_consequences, deal_damage
+from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
 
@@ -254,10 +254,10 @@ def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
         return
     cost = draft.ruleset.reaction_costs.catch
     draft.emit(CostPaid(action=opened.action, who=cmd.who, resource="bonus_action", amount=cost, purpose="Catch"))
-    _finish(draft, attack_frame(draft).declaration)
+    finish(draft, attack_frame(draft).declaration)
 
 
-def _finish(draft: Draft, decl: AttackDeclared) -> None:
+def finish(draft: Draft, decl: AttackDeclared) -> None:
     """Attacking from hiding ends Unseen (C27); the action settles."""
     if draft.combatant(decl.attacker).unseen:
         draft.emit(ConditionCleared(action=decl.action, who=decl.attacker, condition="Unseen",
@@ -266,23 +266,35 @@ def _finish(draft: Draft, decl: AttackDeclared) -> None:
 
 
 def _resolve_outcome(draft: Draft) -> None:
-    """Damage on a hit, then the branches in written order (C25); Unseen ends (C27); the action settles."""
+    """Damage on a hit, then the branches in written order (C25); Unseen ends (C27); the action settles. A
+    defender who chooses where the damage lands (C31) is asked first; the answer goes on from there."""
     frame = attack_frame(draft)
     decl, determined, weapon = frame.declaration, frame.determination, frame.weapon
     assert determined is not None
-    spell = rules.is_spell(decl.kind)
-    b = decl.branches
     if determined.hit:
         if decl.rage:
             rage = draft.sheet(decl.attacker).features.rage
             assert rage is not None
             draft.roll("damage", decl.attacker, [("damage", rage.sides)] * rage.count)
         terms = damage_terms(draft.state, attack_frame(draft))
-        deal_damage(draft, decl.action, decl.target, terms, attack_damage_type(frame), spell=spell,
-                    source=weapon.label if weapon else "unarmed")
-        branch = (*b.on_hit, *(b.on_crit if determined.crit else ()))
-    else:
-        branch = b.on_miss
-    apply_consequences(draft, decl.action, branch, actor=decl.attacker, target=decl.target, spell=spell,
-                       source=f"attack {decl.action}")
-    _finish(draft, decl)
+        if not land_damage(draft, decl.action, decl.target, terms, attack_damage_type(frame),
+                           spell=rules.is_spell(decl.kind), source=weapon.label if weapon else "unarmed", then=0):
+            return
+    resume_branch(draft, attack_frame(draft), 0)
+
+
+def attack_branch(frame: AttackFrame) -> tuple[Consequence, ...]:
+    """The consequences an attack resolves (C25): on a hit its on-hit ones, then on a crit its on-crit ones; on
+    a miss its on-miss ones."""
+    b, determined = frame.declaration.branches, frame.determination
+    assert determined is not None
+    return (*b.on_hit, *(b.on_crit if determined.crit else ())) if determined.hit else tuple(b.on_miss)
+
+
+def resume_branch(draft: Draft, frame: AttackFrame, start: int) -> None:
+    """An attack's consequences from index ``start`` (C25), then it ends (C27), unless one waits on a choice."""
+    decl = frame.declaration
+    ctx = Context(action=decl.action, actor=decl.attacker, target=decl.target, spell=rules.is_spell(decl.kind),
+                  source=f"attack {decl.action}")
+    if run_consequences(draft, ctx, attack_branch(frame), start):
+        finish(draft, decl)

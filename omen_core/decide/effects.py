@@ -1,12 +1,13 @@
-"""Deciding saves, consequences in written order, and damage landing on a combatant (C13, C15, C25, C28)."""
+"""Deciding saves, consequences in written order, and damage landing on a combatant (C13, C15, C25, C28, C31)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from ..commands import CallSave, CheckSpec
 from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage
-from ..derive import mitigation_for
+from ..derive import landing, mitigation_for, will_choice_due
 from ..errors import RuleViolation
 from ..events import (
     ActionSettled,
@@ -19,6 +20,7 @@ from ..events import (
     ResourceChanged,
     SaveCalled,
     SaveResolved,
+    WillConversionOffered,
 )
 from ..machine import Phase
 from ..rules.checks import save_succeeds
@@ -29,7 +31,19 @@ from .flow import require_turn
 from .reactions import open_interrupts
 from .setup import check_damage_type, condition_stacks
 
-__all__ = ["call_save", "resolve_save", "apply_consequences", "deal_damage", "check_consequences"]
+__all__ = ["call_save", "resolve_save", "Context", "run_consequences", "land_damage", "deal_damage",
+           "check_consequences"]
+
+
+class Context(NamedTuple):
+    """What an action's consequences need: the action, who acts, who is targeted, whether it is a spell (for
+    armor, C13), and the source its results name."""
+
+    action: int
+    actor: str
+    target: str
+    spell: bool
+    source: str
 
 
 def call_save(draft: Draft, cmd: CallSave) -> None:
@@ -64,10 +78,15 @@ def resolve_save(draft: Draft) -> None:
     opposing = roll_side(draft, CheckSpec(who=called.caller, attribute=effect.against), "save", "save")
     success = save_succeeds(saving.total, opposing.total)
     draft.emit(SaveResolved(action=action, effect=effect.name, saver=saving, opposing=opposing, success=success))
-    branch = effect.on_success if success else effect.on_failure
-    apply_consequences(draft, action, branch, actor=called.caller, target=called.saver, spell=effect.spell,
-                       source=effect.name)
-    draft.emit(ActionSettled(action=action))
+    if run_consequences(draft, save_context(called), effect.on_success if success else effect.on_failure):
+        draft.emit(ActionSettled(action=action))
+
+
+def save_context(called: SaveCalled) -> Context:
+    """A save's consequences: the caller acts on the saver, with the effect's name (C25)."""
+    effect = called.effect
+    return Context(action=called.action, actor=called.caller, target=called.saver, spell=effect.spell,
+                   source=effect.name)
 
 
 def check_consequences(draft: Draft, consequences: Iterable[Consequence], where: str) -> None:
@@ -80,51 +99,73 @@ def check_consequences(draft: Draft, consequences: Iterable[Consequence], where:
                                        f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})")
 
 
-def apply_consequences(draft: Draft, action: int, consequences: Iterable[Consequence], *, actor: str,
-                       target: str, spell: bool, source: str) -> None:
-    """Apply consequences in the order written (C25), each to the target or to the actor."""
-    for c in consequences:
-        who = target if c.to == "target" else actor
+def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Consequence], start: int = 0) -> bool:
+    """Apply consequences in the order written (C25), from index ``start``, each to the target or to the actor.
+    False if one stopped to let its target choose where its damage lands (C31): the choice resumes the rest."""
+    for index in range(start, len(consequences)):
+        c = consequences[index]
+        who = ctx.target if c.to == "target" else ctx.actor
         match c:
             case DealDamage():
-                _consequence_damage(draft, action, c, who, actor, spell, source)
+                if not land_damage(draft, ctx.action, who, _consequence_terms(draft, c, ctx.actor), c.damage_type,
+                                   spell=ctx.spell, source=ctx.source, then=index + 1):
+                    return False
             case ApplyCondition():
                 added, after = condition_stacks(draft, who, c.condition, c.stacks)
-                draft.emit(ConditionApplied(action=action, who=who, condition=c.condition, added=added,
-                                            stacks=after, reason=source))
+                draft.emit(ConditionApplied(action=ctx.action, who=who, condition=c.condition, added=added,
+                                            stacks=after, reason=ctx.source))
             case ClearCondition():
                 if draft.combatant(who).has(c.condition):
-                    draft.emit(ConditionCleared(action=action, who=who, condition=c.condition, reason=source))
+                    draft.emit(ConditionCleared(action=ctx.action, who=who, condition=c.condition,
+                                                reason=ctx.source))
+    return True
 
 
-def _consequence_damage(draft: Draft, action: int, c: DealDamage, who: str, actor: str, spell: bool,
-                        source: str) -> None:
+def _consequence_terms(draft: Draft, c: DealDamage, actor: str) -> DamageTerms:
+    """A damage consequence's dice (rolled by the actor) and flat amount."""
     faces: list[int] = []
     if c.dice is not None:
         rolled = draft.roll("damage", actor, [("damage", c.dice.sides)] * c.dice.count)
         faces = [d.face for d in rolled.dice]
     flat = (Modifier(source="flat", value=c.flat),) if c.flat else ()
-    terms = DamageTerms(dice=sum(faces), modifiers=flat, raw=sum(faces) + c.flat)
-    deal_damage(draft, action, who, terms, c.damage_type, spell=spell, source=source)
+    return DamageTerms(dice=sum(faces), modifiers=flat, raw=sum(faces) + c.flat)
+
+
+def land_damage(draft: Draft, action: int, who: str, terms: DamageTerms, damage_type: str, *, spell: bool,
+                source: str, then: int) -> bool:
+    """Deal the damage, unless ``who`` first chooses whether it goes to Will (C31): then the choice is offered
+    (``then``: the consequence that follows it) and False returned; the answer deals it."""
+    _steps, final = mitigation_for(draft.state, who, terms.raw, damage_type, spell=spell)
+    if will_choice_due(draft.state, who, damage_type, final):
+        draft.emit(WillConversionOffered(action=action, who=who, damage_type=damage_type, source=source, spell=spell,
+                                         terms=terms, final=final, will=draft.combatant(who).will, then=then))
+        return False
+    deal_damage(draft, action, who, terms, damage_type, spell=spell, source=source)
+    return True
 
 
 def deal_damage(draft: Draft, action: int, who: str, terms: DamageTerms, damage_type: str, *,
-                spell: bool, source: str) -> DamageResolved:
-    """Mitigate raw damage in C13's order, record every step, and move HP (or Will, with conversion).
+                spell: bool, source: str, chosen: bool | None = None) -> DamageResolved:
+    """Mitigate raw damage in C13's order, record every step, and move HP, or Will with conversion: Will stops
+    at 0 and the rest goes to HP (C31; ``chosen`` is the defender's answer where the feature leaves it to them).
 
     HP reaching 0 sets Dying (C28).
     """
-    steps, final, resource = mitigation_for(draft.state, who, terms.raw, damage_type, spell=spell)
+    steps, final = mitigation_for(draft.state, who, terms.raw, damage_type, spell=spell)
+    resource, overflow = landing(draft.state, who, damage_type, final, chosen)
     resolved = draft.emit(DamageResolved(action=action, target=who, damage_type=damage_type, source=source,
                                          spell=spell, terms=terms, steps=steps, final=final,
-                                         resource=resource))
+                                         resource=resource, overflow=overflow))
     target = draft.combatant(who)
-    before = target.will if resource == "will" else target.hp
-    after = max(before - final, 0)
-    if after != before:
-        draft.emit(ResourceChanged(action=action, who=who, resource=resource, before=before, after=after))
-    if resource == "hp" and after == 0 < before and not target.has("Dying") \
-            and "Dying" in draft.ruleset.conditions:
-        draft.emit(ConditionApplied(action=action, who=who, condition="Dying", added=1, stacks=1,
-                                    reason="HP reached 0 (C28)"))
+    to_hp = overflow if resource == "will" else final
+    if resource == "will" and final - overflow:
+        draft.emit(ResourceChanged(action=action, who=who, resource="will", before=target.will,
+                                   after=target.will - (final - overflow)))
+    if to_hp:
+        after = max(target.hp - to_hp, 0)
+        if after != target.hp:
+            draft.emit(ResourceChanged(action=action, who=who, resource="hp", before=target.hp, after=after))
+        if after == 0 < target.hp and not target.has("Dying") and "Dying" in draft.ruleset.conditions:
+            draft.emit(ConditionApplied(action=action, who=who, condition="Dying", added=1, stacks=1,
+                                        reason="HP reached 0 (C28)"))
     return resolved

@@ -46,7 +46,7 @@ from ..events import (
     WeaponDrawn,
 )
 from ..machine import Phase
-from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, surprise_tier
+from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
 from .checks import roll_side
 from .draft import Draft
 
@@ -66,13 +66,20 @@ def begin_ambush(draft: Draft, cmd: BeginAmbush) -> None:
     _distinct(draft, [*cmd.ambushers, *cmd.defenders], "an ambush")
     if not cmd.ambushers or not cmd.defenders:
         raise RuleViolation("C17", "an ambush needs ambushers and defenders")
-    draft.emit(AmbushStarted(ambushers=cmd.ambushers, defenders=cmd.defenders, time_waited=cmd.time_waited,
-                             preset_difficulty=cmd.difficulty))
-    if cmd.time_waited is not None:
+    sides = {draft.combatant(w).side for w in cmd.ambushers}
+    if len(sides) > 1:
+        raise RuleViolation("C17", f"the ambushers lie in wait together, on one side (they are on {sorted(sides)})")
+    if any(draft.combatant(w).side in sides for w in cmd.defenders):
+        raise RuleViolation("C17", "a defender is on the ambushers' side")
+    minutes = cmd.time_waited if isinstance(cmd.time_waited, (int, float)) else None
+    waited = band(minutes) if minutes is not None else cmd.time_waited
+    draft.emit(AmbushStarted(ambushers=cmd.ambushers, defenders=cmd.defenders, time_waited=waited,  # type: ignore[arg-type]
+                             preset_difficulty=cmd.difficulty, minutes=minutes))
+    if waited is not None:
         stealth = tuple(roll_side(draft, CheckSpec(who=who, skill="Stealth"), "stealth", "check")
                         for who in cmd.ambushers)
-        difficulty = ambush_difficulty([s.total for s in stealth], cmd.time_waited)
-        draft.emit(AmbushDifficultySet(stealth=stealth, time_waited=cmd.time_waited, difficulty=difficulty))
+        difficulty = ambush_difficulty([s.total for s in stealth], waited)  # type: ignore[arg-type]
+        draft.emit(AmbushDifficultySet(stealth=stealth, time_waited=waited, difficulty=difficulty))  # type: ignore[arg-type]
     else:
         assert cmd.difficulty is not None
         difficulty = cmd.difficulty
@@ -129,7 +136,11 @@ def _settle_ties(draft: Draft) -> None:
 
 
 def _roll_off(draft: Draft, group: tuple[str, ...]) -> None:
-    rolls = tuple(roll_side(draft, CheckSpec(who=w, attribute="AGI"), "roll_off", "check") for w in group)
+    """C32: the tied combatants roll their initiative roll again, with the same modifiers (Partial Surprise's
+    −5 and any modifier given with their initiative roll)."""
+    mods = draft.state.initiative_modifiers
+    rolls = tuple(roll_side(draft, CheckSpec(who=w, attribute="AGI", modifiers=mods.get(w, ())), "roll_off", "check")
+                  for w in group)
     draft.emit(InitiativeRollOff(group=group, rolls=rolls))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-__all__ = ["TimeWaited", "SurpriseTier", "TIME_WAITED", "ambush_difficulty", "surprise_tier",
+__all__ = ["TimeWaited", "SurpriseTier", "TIME_WAITED", "ambush_difficulty", "surprise_tier", "band",
            "PARTIAL_SURPRISE_INITIATIVE"]
 
 TimeWaited = Literal["under_a_minute", "one_to_two_minutes", "three_minutes_or_more"]
@@ -25,6 +25,18 @@ TIME_WAITED: tuple[TimeWaited, ...] = ("under_a_minute", "one_to_two_minutes", "
 
 #: C18: a Partially Surprised character takes −5 to its Initiative Roll.
 PARTIAL_SURPRISE_INITIATIVE = -5
+
+
+def band(minutes: float) -> TimeWaited:
+    """C30: the time-waited band of a number of minutes; the bands have no gap: under 1 minute; from 1 up to, not
+    including, 3; 3 or more.
+
+    >>> band(0.5), band(1), band(2.99), band(3)
+    ('under_a_minute', 'one_to_two_minutes', 'one_to_two_minutes', 'three_minutes_or_more')
+    """
+    if minutes < 1:
+        return "under_a_minute"
+    return "one_to_two_minutes" if minutes < 3 else "three_minutes_or_more"
 
 
 def ambush_difficulty(stealth_rolls: Sequence[int], time_waited: TimeWaited) -> int:

@@ -256,6 +256,51 @@ class TestAmbushDifficulty:
         refused(fight, lambda: fight.ambush(["vesh"], ["mira"]), "C17")
 
 
+class TestTimeWaitedInMinutes:
+    # Stealth: vesh d20 9 + AGI 1 + Stealth 2 = 12; wren d10 7 + AGI 2 + 0 = 9 (as in TestAmbushDifficulty).
+    @pytest.mark.parametrize("minutes, band, difficulty", [
+        (0, "under_a_minute", 11),                # lowest 9 + 2
+        (0.5, "under_a_minute", 11),
+        (1, "one_to_two_minutes", 13),            # 1 minute opens the 1-2 band: (12 + 9) // 2 + 3
+        (2.5, "one_to_two_minutes", 13),          # between 2 and 3: still 1-2 minutes (no gap)
+        (2.99, "one_to_two_minutes", 13),
+        (3, "three_minutes_or_more", 16),         # highest 12 + 4
+        (90, "three_minutes_or_more", 16),
+    ])
+    def test_minutes_fall_in_a_band_without_gaps(self, play, minutes, band, difficulty):
+        """C30: under 1 minute is the first band; from 1 up to, not including, 3 the second; 3 or more the third.
+        The event keeps both the band and the minutes given."""
+        fight = play(vesh(), wren(), kael(), mira(), faces=[9, 7, 7, 15])
+        fight.ambush(["vesh", "wren"], ["kael", "mira"], time_waited=minutes)
+        started = last(fight, AmbushStarted)
+        assert (started.time_waited, started.minutes) == (band, minutes)
+        assert (last(fight, AmbushDifficultySet).time_waited, last(fight, AmbushDifficultySet).difficulty) \
+            == (band, difficulty)
+
+    def test_a_band_name_records_no_minutes(self, play):
+        """C30: given as a band, the time waited is that band and no minutes are recorded."""
+        fight = play(vesh(), mira(), faces=[9, 15])
+        fight.ambush(["vesh"], ["mira"], time_waited="under_a_minute")
+        assert (last(fight, AmbushStarted).time_waited, last(fight, AmbushStarted).minutes) == ("under_a_minute", None)
+
+    def test_negative_minutes_are_refused_before_anything_is_written(self, play):
+        """C30: a time waited below 0 minutes is invalid input, named by its field; nothing is written."""
+        from omen_core.errors import InvalidCommand
+
+        fight = play(vesh(), mira(), faces=[])
+        before = fight.events
+        with pytest.raises(InvalidCommand) as info:
+            fight.ambush(["vesh"], ["mira"], time_waited=-1)
+        assert "time_waited" in str(info.value)
+        assert fight.events == before
+
+    def test_ambushers_lie_in_wait_on_one_side_against_another(self, play):
+        """C17: the ambushers are one side; a defender on their side, or ambushers from two sides, is refused."""
+        fight = play(vesh(), wren(), kael(), mira(), faces=[])
+        refused(fight, lambda: fight.ambush(["vesh", "kael"], ["mira"], time_waited=1), "C17")
+        refused(fight, lambda: fight.ambush(["vesh"], ["wren", "kael"], time_waited=1), "C17")
+
+
 class TestSurpriseTiers:
     @pytest.mark.parametrize("difficulty, face, tier", [
         (10, 11, "alert"),      # D + 1: succeeds
@@ -444,6 +489,34 @@ class TestInitiativeOrder:
         assert [e.purpose for e in of(events, DiceRolled)][3:] == ["roll_off"] * 4
         assert last(fight, InitiativeOrderSet).order == ("mira", "vesh", "kael")
         assert fight.state.turn == "mira" and fight.waiting_for is None
+
+
+class TestRollOffRepeatsTheInitiativeRoll:
+    def test_partial_surprise_minus_5_holds_in_the_roll_off(self, play):
+        """C32: a roll-off repeats the initiative roll with its modifiers: mira, Partially Surprised, keeps -5."""
+        # Ambush: D 10, mira d20 8 -> partial. Initiative: vesh 10 + 1 = 11; mira 15 + 1 - 5 = 11: tied foes.
+        # Roll-off: vesh 9 + 1 = 10; mira 13 + 1 - 5 = 9 -> vesh first (without the -5 mira's 14 would lead).
+        fight = play(vesh(), mira(), faces=[8, 10, 15, 9, 13])
+        fight.ambush(["vesh"], ["mira"], difficulty=10)
+        events = fight.roll_initiative()
+        off = of(events, InitiativeRollOff)[0]
+        rolls = {r.roller: r for r in off.rolls}
+        assert rolls["mira"].modifiers == (Modifier(source="Partial Surprise (C18)", value=-5),)
+        assert (rolls["mira"].face, rolls["mira"].total, rolls["vesh"].face, rolls["vesh"].total) == (13, 9, 9, 10)
+        assert last(fight, InitiativeOrderSet).order == ("vesh", "mira")
+
+    def test_a_modifier_given_with_the_initiative_roll_holds_in_the_roll_off(self, play):
+        """C32: a modifier given with the initiative roll (+3 for kael) is applied again when kael rolls off."""
+        # Initiative: kael 7 + 1 + 3 = 11, vesh 10 + 1 = 11: tied foes. Roll-off: kael 5 + 1 + 3 = 9, vesh 8 + 1 = 9:
+        # tied again; kael 2 + 1 + 3 = 6, vesh 4 + 1 = 5: kael first (without the +3 vesh would lead both times).
+        fight = play(kael(), vesh(), faces=[7, 10, 5, 8, 2, 4])
+        bonus = Modifier(source="Alert spell", value=3)
+        fight.roll_initiative(modifiers={"kael": [bonus]})
+        offs = of(payloads(fight), InitiativeRollOff)
+        assert [[(r.roller, r.face, r.total) for r in o.rolls] for o in offs] == [
+            [("kael", 5, 9), ("vesh", 8, 9)], [("kael", 2, 6), ("vesh", 4, 5)]]
+        assert all(r.modifiers == ((bonus,) if r.roller == "kael" else ()) for o in offs for r in o.rolls)
+        assert last(fight, InitiativeOrderSet).order == ("kael", "vesh")
 
 
 class TestInitiativeAlliesTied:

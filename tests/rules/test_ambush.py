@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omen_core.rules.ambush import ambush_difficulty, surprise_tier
+from omen_core.rules.ambush import TIME_WAITED, ambush_difficulty, band, surprise_tier
 
 
 class TestAmbushDifficulty:
@@ -46,3 +46,19 @@ class TestSurpriseTier:
         tier = surprise_tier(roll, difficulty)
         assert (tier == "alert") == (roll > difficulty)
         assert (tier == "complete") == (roll <= difficulty - 5)
+
+
+class TestBand:
+    @pytest.mark.parametrize("minutes, expected", [
+        (0, "under_a_minute"), (0.999, "under_a_minute"), (1, "one_to_two_minutes"), (2, "one_to_two_minutes"),
+        (2.5, "one_to_two_minutes"), (2.999, "one_to_two_minutes"), (3, "three_minutes_or_more"),
+        (60, "three_minutes_or_more")])
+    def test_boundaries(self, minutes, expected):
+        """C30: under 1 minute; from 1 up to, not including, 3; 3 or more."""
+        assert band(minutes) == expected
+
+    @given(st.floats(0, 1e6, allow_nan=False), st.floats(0, 1e6, allow_nan=False))
+    def test_bands_cover_every_time_in_order(self, a, b):
+        """C30: every time waited has a band (no gap), and a longer wait never falls in an earlier band."""
+        lo, hi = sorted((a, b))
+        assert TIME_WAITED.index(band(lo)) <= TIME_WAITED.index(band(hi))

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omen_core.rules.mitigation import MitigationStep, armor_applies, mitigate
+from fractions import Fraction
+
+from omen_core.rules.mitigation import MitigationStep, armor_applies, exact, mitigate
 
 STEP_NAMES = ["resistance", "physical rollover", "armor", "floor", "incoming"]
 
@@ -138,3 +140,30 @@ class TestProperties:
         assert steps[3].after == max(steps[2].after, 0) == steps[2].after + steps[3].amount
         assert steps[4].after == steps[3].after + steps[4].amount
         assert steps[-1].after >= 0
+
+
+class TestExactMultipliers:
+    @pytest.mark.parametrize("written, fraction", [
+        (1.4, Fraction(7, 5)), ("1.4", Fraction(7, 5)), ("7/5", Fraction(7, 5)), (0.5, Fraction(1, 2)),
+        (2, Fraction(2)), (1.0, Fraction(1))])
+    def test_a_multiplier_is_the_fraction_written(self, written, fraction):
+        """C34: x1.4 is x7/5, whether written as a number, a decimal string or a fraction."""
+        assert exact(written) == fraction
+
+    def test_45_times_1_4_is_63_not_62(self):
+        """C34: 45 x 7/5 = 63 exactly; floating point (45 * 1.4 = 62.99999999999999) would round down to 62."""
+        assert 45 * 1.4 < 63
+        assert plain(45, multiply=1.4)[-1].after == 63
+        assert plain(45, multiply="7/5")[-1].after == 63
+
+    def test_multiply_then_add_then_round_down_once(self):
+        """C34, C13 step 5: 7 x 3/2 = 10.5, + 1 = 11.5, rounded down once: 11; 5 x 1/3 + 1 = 2.67: 2; 2 x 1/2 - 5 = -4,
+        floored at 0."""
+        assert plain(7, multiply="3/2", add=1)[-1].after == 11
+        assert plain(5, multiply="1/3", add=1)[-1].after == 2
+        assert plain(2, multiply="1/2", add=-5)[-1].after == 0     # 1 - 5 = -4, floored at 0
+
+    @given(st.integers(0, 500), st.integers(0, 40), st.integers(1, 40), st.integers(-10, 10))
+    def test_exact_against_integer_arithmetic(self, raw, num, den, add):
+        """C34: step 5 is floor(raw x num / den + add), floored at 0, in integers: no floating point drift."""
+        assert plain(raw, multiply=f"{num}/{den}", add=add)[-1].after == max((raw * num + add * den) // den, 0)
