@@ -53,6 +53,7 @@ __all__ = [
     "AnswerCatch",
     "Engage",
     "Draw",
+    "LeaveFight",
     "EndFight",
     "Undo",
     "Redo",
@@ -283,8 +284,17 @@ class Draw(CommandBase, frozen=True, kw_only=True):
     weapon: str
 
 
+class LeaveFight(CommandBase, frozen=True, kw_only=True):
+    """The GM records that one combatant fled, yielded or died: it is out of the fight (C33)."""
+
+    who: str
+    reason: Literal["fled", "yielded", "dead"]
+    note: str = ""
+
+
 class EndFight(CommandBase, frozen=True, kw_only=True):
-    """End the fight: by the GM's call, or because a side yielded, fled or was defeated (§Your Turn)."""
+    """End the fight, at any time (C33): by the GM's call, or because a side yielded, fled or was defeated
+    (§Your Turn). An action in progress is called off first."""
 
     reason: Literal["gm", "yielded", "fled", "defeated"] = "gm"
     side: str | None = None
@@ -309,7 +319,8 @@ Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerAct
            | RouteDamage | ChooseWillConversion | CallSave | CancelAction | ApplyConditionCommand
            | ClearConditionCommand
            | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
-           | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | EndFight | Undo | Redo)
+           | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | LeaveFight | EndFight | Undo
+           | Redo)
 
 #: The commands whose batches are undo markers: they are not undone themselves, and are no safe point.
 UNDO_COMMANDS = (Undo, Redo)

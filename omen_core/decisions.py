@@ -70,7 +70,8 @@ class DecisionPoint:
     ``candidates`` every answer a responder could give (``(state, responder)``;
     responder None where one answer settles it for all, as an initiative tie),
     of which ``options()`` offers those the rules accept. ``cancellable``: the
-    GM may call the action off while it waits here.
+    GM's ``cancel_action`` may call the action off while it waits here (ending
+    the fight calls off any action, C33).
     """
 
     kind: str
@@ -202,7 +203,8 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
 
 def transitions() -> list[dict[str, Any]]:
     """The lifecycle transitions the decision points declare: each opening, each answer, and the GM's cancel
-    from the step each waits at (where it may be called off). Rows shared by two points (Interrupt and Attack
+    from the step each waits at (the GM's ``cancel_action`` is refused where a point is not ``cancellable``,
+    but ending the fight calls off any action, C33). Rows shared by two points (Interrupt and Attack
     of Opportunity) come once."""
     rows: list[dict[str, Any]] = []
     for point in DECISION_POINTS:
@@ -211,8 +213,7 @@ def transitions() -> list[dict[str, Any]]:
         trigger, sources = point.opened_by
         rows.append({"trigger": trigger, "source": list(sources), "dest": point.step})
         rows += [{"trigger": a.trigger, "source": point.step, "dest": a.to or "="} for a in point.answers]
-        if point.cancellable:
-            rows.append({"trigger": "cancel", "source": point.step, "dest": "CANCELLED"})
+        rows.append({"trigger": "cancel", "source": point.step, "dest": "CANCELLED"})
     if any(p.kind == "interrupt" for p in DECISION_POINTS):
         rows.append({"trigger": "close_reactions", "source": "REACTIONS_OPEN", "dest": "REACTIONS_CLOSED"})
     unique: list[dict[str, Any]] = []

@@ -44,6 +44,7 @@ from .decide import (
     EndTurn,
     Engage,
     Join,
+    LeaveFight,
     Move,
     PassReaction,
     React,
@@ -419,8 +420,13 @@ class Fight:
         """Draw a weapon into hand (not if Completely Surprised in the first round, C18)."""
         return self._events(self.execute(Draw(who=who, weapon=weapon)))
 
+    def leave_fight(self, who: str, reason: str, note: str = "") -> list[Event]:
+        """One combatant fled, yielded or is dead (``reason``): out of the fight (C33)."""
+        return self._events(self.execute(LeaveFight(who=who, reason=reason, note=note)))  # type: ignore[arg-type]
+
     def end_fight(self, reason: str = "gm", side: str | None = None, note: str = "") -> list[Event]:
-        """End the fight: the GM's call, or a side yielded, fled or was defeated."""
+        """End the fight, at any time (C33: an action in progress is called off first): the GM's call, or a side
+        yielded, fled or was defeated."""
         return self._events(self.execute(EndFight(reason=reason, side=side, note=note)))  # type: ignore[arg-type]
 
     @property

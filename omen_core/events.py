@@ -125,6 +125,7 @@ __all__ = [
     "ReactionWindowClosed",
     "CatchWindowOpened",
     "CatchAnswered",
+    "CombatantLeft",
     "FightEnded",
     "Undone",
     "Redone",
@@ -708,6 +709,15 @@ class CatchAnswered(EventBase, frozen=True, kw_only=True):
     caught: bool
 
 
+class CombatantLeft(EventBase, frozen=True, kw_only=True):
+    """A combatant is out of the fight (C33): it fled, yielded or died, as the GM records. It takes no more
+    turns, cannot act or be targeted, leaves every engagement, and counts as down for its side's defeat."""
+
+    who: str
+    reason: Literal["fled", "yielded", "dead"]
+    note: str = ""
+
+
 class FightEnded(EventBase, frozen=True, kw_only=True):
     """The fight is over (§Your Turn): the GM ended it, or a side yielded, fled or was defeated."""
 
@@ -755,7 +765,7 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
          | RoundStarted | RoundEnded | TurnStarted | TurnSkipped | TurnEnded | BonusActionsRefilled
          | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved
          | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
-         | FightEnded | Undone | Redone)
+         | CombatantLeft | FightEnded | Undone | Redone)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 

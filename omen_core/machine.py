@@ -50,6 +50,7 @@ from .events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CombatantLeft,
     CommandIssued,
     ConditionApplied,
     ConditionCleared,
@@ -314,7 +315,7 @@ _PHASE_TRIGGERS: dict[type, str] = {
                     "initiative"),
     RoundStarted: "round",
     **dict.fromkeys((RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked), "turn"),
-    WeaponDrawn: "draw", EngagementChanged: "gm", SeedRevealed: "reveal", FightEnded: "end",
+    WeaponDrawn: "draw", EngagementChanged: "gm", CombatantLeft: "gm", SeedRevealed: "reveal", FightEnded: "end",
 }
 
 
@@ -406,7 +407,7 @@ _TRIGGERS: dict[type, str] = {
     **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied,
                      InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted,
                      TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
-                     Disengaged, FightEnded), "flow"),
+                     Disengaged, CombatantLeft, FightEnded), "flow"),
 }
 
 

@@ -31,6 +31,7 @@ from .commands import (
     EndFight,
     EndTurn,
     Engage,
+    LeaveFight,
     Move,
     Redo,
     RollInitiative,
@@ -105,7 +106,8 @@ class Waiting(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Budget(msgspec.Struct, frozen=True, kw_only=True):
-    """A combatant's standing: its turn's Action and Movement Action left, Bonus Actions, what is in hand."""
+    """A combatant's standing: its turn's Action and Movement Action left, Bonus Actions, what is in hand, and
+    ``left``: why it is out of the fight, if it is (fled, yielded, dead: C33)."""
 
     who: str
     name: str
@@ -118,6 +120,7 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     hp: int
     will: int
     conditions: dict[str, int]
+    left: str | None = None
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -322,6 +325,10 @@ def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
                       (Argument(name="reason", takes="free text"),))
     sides = sorted({f.side for f in state.combatants.values()})
     reasons: tuple[Literal["yielded", "fled", "defeated"], ...] = ("yielded", "fled", "defeated")
+    leaving: tuple[Literal["fled", "yielded", "dead"], ...] = ("fled", "yielded", "dead")
+    leaves = [LeaveFight(who=w, reason=r) for w in state.combatants for r in leaving]
+    yield from _named(state, history, "leave_fight", None, "C33", "free", leaves,
+                      (Argument(name="note", takes="free text"),))
     ends = [EndFight(reason="gm"), *(EndFight(reason=r, side=s) for r in reasons for s in sides)]
     yield from _named(state, history, "end_fight", None, "§Your Turn, C33", "free", ends,
                       (Argument(name="note", takes="free text"),))
@@ -352,7 +359,7 @@ def options(state: FightState, history: History | None = None) -> Options:
         Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
                actions=state.turn_actions if state.turn == who else 0,
                movement=state.turn_movement if state.turn == who else 0, bonus_actions=f.bonus_actions,
-               in_hand=f.wielding, hp=f.hp, will=f.will, conditions=dict(f.conditions))
+               in_hand=f.wielding, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left)
         for who, f in state.combatants.items())
     return Options(fight_id=state.fight_id, seq=state.version, head=f"{state.version}:{state.last_hash}",
                    phase=state.phase.value, round=state.round, turn=state.turn, dice=state.dice_mode,

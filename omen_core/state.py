@@ -21,7 +21,7 @@ which no undo can give to another action.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from msgspec.structs import replace
@@ -38,6 +38,7 @@ from .events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CombatantLeft,
     CommandIssued,
     ConditionApplied,
     ConditionCleared,
@@ -106,6 +107,7 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
     conditions: dict[str, int] = {}
     remaining: dict[str, int] = {}
     wielding: tuple[str, ...] = ()
+    left: Literal["fled", "yielded", "dead"] | None = None
 
     @property
     def id(self) -> str:
@@ -138,8 +140,14 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def down(self) -> bool:
-        """Out of the fight for the purpose of defeat: at 0 HP, or Incapacitated (Paralysis passes)."""
-        return self.hp == 0 or self.has("Incapacitated")
+        """Down for the purpose of defeat (C33): at 0 HP (Dying), or dead, fled or yielded. Incapacitated and
+        Paralysed combatants are not: they can still be attacked (C10)."""
+        return self.hp == 0 or self.left is not None
+
+    @property
+    def out(self) -> bool:
+        """Out of the fight (C33): fled, yielded or dead; it takes no turns, cannot act or be targeted."""
+        return self.left is not None
 
 
 class Reaction(msgspec.Struct, frozen=True, kw_only=True):
@@ -446,6 +454,12 @@ def _disengaged(state: FightState, event: Disengaged) -> FightState:
     return replace(_with(state, event.who, bonus_actions=fighter.bonus_actions - event.cost), disengaged=True)
 
 
+def _left(state: FightState, event: CombatantLeft) -> FightState:
+    """C33: out of the fight, and out of everyone's reach."""
+    state = _with(state, event.who, left=event.reason)
+    return replace(state, engagements=tuple(p for p in state.engagements if event.who not in p))
+
+
 def _drawn(state: FightState, event: WeaponDrawn) -> FightState:
     fighter = state.combatants[event.who]
     return _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
@@ -481,6 +495,7 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     Moved: lambda state, event: _engage(state, event.who, event.left, False),
     Disengaged: _disengaged,
     WeaponDrawn: _drawn,
+    CombatantLeft: _left,
     FightEnded: lambda state, event: replace(state, ending=event),
 }
 

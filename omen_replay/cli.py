@@ -478,6 +478,9 @@ def _print_options(found: Options, as_json: bool) -> None:
         w = found.waiting
         out.print(f"[yellow]waiting for {escape(', '.join(w.who))}: {escape(w.title)} ({escape(w.rule)}), "
                   f"answer with {escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
+    gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
+    if gone:
+        out.print(f"out of the fight (C33): {escape(', '.join(gone))}")
     by_actor: dict[str | None, list[Offer]] = {}
     for offer in found.offers:
         by_actor.setdefault(offer.actor, []).append(offer)
@@ -647,6 +650,8 @@ def _print_state(summary: StateSummary, as_json: bool) -> None:
         table.add_column(column)
     for c in summary.combatants:
         conditions = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in c.conditions.items()) or "-"
+        if c.left is not None:
+            conditions = f"out of the fight: {c.left} (C33)" + (f"; {conditions}" if conditions != "-" else "")
         table.add_row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", str(c.bonus_actions),
                       conditions)
     out.print(table)

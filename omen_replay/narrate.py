@@ -29,6 +29,7 @@ from omen_core.events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CombatantLeft,
     CommandIssued,
     ConditionApplied,
     ConditionCleared,
@@ -423,6 +424,12 @@ def _caught(e: CatchAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "window", f"  {names(e.who)} {'catches it: no damage' if e.caught else 'lets it hit'}"
 
 
+def _left(e: CombatantLeft, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    how = {"fled": "flees", "yielded": "yields", "dead": "is dead"}[e.reason]
+    note = f" ({e.note})" if e.note else ""
+    yield "result", f"{names(e.who)} {how}: out of the fight (C33){note}"
+
+
 def _ended(e: FightEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
     how = {"gm": "the GM ends the fight", "yielded": f"{e.side} yield", "fled": f"{e.side} flee",
            "defeated": f"{e.side} are defeated"}[e.reason]
@@ -493,6 +500,7 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     ReactionWindowClosed: _closed,
     CatchWindowOpened: _catch_window,
     CatchAnswered: _caught,
+    CombatantLeft: _left,
     FightEnded: _ended,
     Undone: _undone,
     Redone: _redone,

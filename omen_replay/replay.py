@@ -16,7 +16,7 @@ __all__ = ["CombatantSummary", "StateSummary", "replay_store", "replay_records",
 
 
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """One combatant as the fight has left it."""
+    """One combatant as the fight has left it (``left``: fled, yielded or dead, if it is out of the fight, C33)."""
 
     id: str
     name: str
@@ -29,6 +29,7 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
     conditions: dict[str, int]
     wielding: tuple[str, ...]
     engaged_with: tuple[str, ...]
+    left: str | None = None
 
 
 class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,7 +74,7 @@ def summarise(state: FightState) -> StateSummary:
     fighters = tuple(
         CombatantSummary(id=c.id, name=c.sheet.name, side=c.side, hp=c.hp, hp_max=c.sheet.hp, will=c.will,
                          will_max=c.sheet.will, bonus_actions=c.bonus_actions, conditions=dict(c.conditions),
-                         wielding=c.wielding, engaged_with=tuple(state.engaged_with(c.id)))
+                         wielding=c.wielding, engaged_with=tuple(state.engaged_with(c.id)), left=c.left)
         for c in state.combatants.values())
     ending = state.ending
     return StateSummary(fight_id=state.fight_id, title=state.title, seq=state.version, hash=state.last_hash,

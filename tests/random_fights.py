@@ -258,7 +258,7 @@ def _menu(rf: RandomFight) -> list[str]:
         acts, moves = able and state.turn_actions > 0, able and state.turn_movement > 0
         weights |= {"attack": 12 if acts else 1, "move": 6 if moves else 1, "save": 3 if acts else 1, "end_turn": 6,
                     "engage": 4, "condition": 2, "disengage": 1 if close else 0, "draw": 1, "clear": 1, "check": 1,
-                    "contest": 1, "end_fight": 1, "undo": 1}
+                    "contest": 1, "end_fight": 1, "leave": 1, "undo": 1}
     weights["undo"] = weights.get("undo", 0) + 1 if rf.undoable() else 0
     weights["redo"] = 6 if rf.undone_open else 0
     weights["reveal"] = weights.get("reveal", reveal)
@@ -268,7 +268,7 @@ def _menu(rf: RandomFight) -> list[str]:
 
 EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass", "catch", "route", "will", "engage",
          "condition", "clear", "check", "contest", "end_fight", "draw", "attack", "save", "move", "ambush",
-         "initiative", "end_turn", "disengage", "cancel")
+         "initiative", "end_turn", "disengage", "cancel", "leave")
 
 
 def _pick(draw: Draw, options) -> object:
@@ -388,6 +388,10 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             a, b = _who(draw, rf), _who(draw, rf)
             return f"contest {a} {b}", lambda: fight.contest(CheckSpec(who=a, skill="Stealth"),
                                                              CheckSpec(who=b, skill="Perception"))
+        case "leave":
+            who = _who(draw, rf)
+            reason = draw(st.sampled_from(("fled", "yielded", "dead")))
+            return f"leave {who} {reason}", lambda: fight.leave_fight(who, reason, note="random leave")
         case "end_fight":
             reason = draw(st.sampled_from(("gm", "gm", "yielded", "fled", "defeated")))
             side = draw(st.sampled_from((None, *SIDES))) if reason == "gm" else draw(st.sampled_from(SIDES))

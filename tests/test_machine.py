@@ -43,6 +43,7 @@ from omen_core.events import (
     CatchAnswered,
     CatchWindowOpened,
     CombatantJoined,
+    CombatantLeft,
     CommandIssued,
     ConditionApplied,
     ConditionCleared,
@@ -261,7 +262,7 @@ EXPECTED_TRIGGER = {
     ActionSettled: "settle", ActionCancelled: "cancel",
     MovementDeclared: "declare", Moved: "resolve_move", ReactionWindowOpened: "open_reactions",
     ReactionPassed: "pass_reaction", ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
-    **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn, Disengaged, FightEnded), "flow"),
+    **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn, Disengaged, CombatantLeft, FightEnded), "flow"),
 }
 #: Outside every lifecycle and phase: the command opening a batch, a change of dice source, the undo markers.
 OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}

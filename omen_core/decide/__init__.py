@@ -35,6 +35,7 @@ from ..commands import (
     EndTurn,
     Engage,
     Join,
+    LeaveFight,
     Move,
     PassReaction,
     React,
@@ -47,6 +48,7 @@ from ..commands import (
     StaticCheck,
     Undo,
 )
+from ..decisions import point_at
 from ..dice import CommandFaces, DiceSource, FacesNeeded, RollRequest, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation
 from ..events import (
@@ -78,6 +80,7 @@ from .flow import (
     end_fight,
     end_turn,
     engage,
+    leave_fight,
     roll_initiative,
     roll_off,
 )
@@ -129,6 +132,7 @@ __all__ = [
     "AnswerCatch",
     "Engage",
     "Draw",
+    "LeaveFight",
     "EndFight",
     "Undo",
     "Redo",
@@ -146,6 +150,10 @@ def _cancel(draft: Draft, cmd: CancelAction) -> None:
     draft.require("cancel", why="no action is waiting on a window to call off")
     state = draft.state
     assert state.pending is not None
+    point = point_at(state.step.name, None)
+    if point is not None and not point.cancellable:
+        raise RuleViolation(point.rule, f"action {state.pending.action} waits on {point.title}, which cannot be "
+                                        "called off: answer it (or end the fight, C33)")
     if len(state.stack) > 1:
         raise RuleViolation("cancel", f"action {state.pending.action} is a reaction to action "
                                       f"{state.stack[-2].action}: finish or undo the reaction first")
@@ -220,6 +228,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     AnswerCatch: answer_catch,
     Engage: engage,
     Draw: draw,
+    LeaveFight: leave_fight,
     EndFight: end_fight,
     Redo: redo,
 }

@@ -66,7 +66,7 @@ def declare_attack(draft: Draft, cmd: DeclareAttack) -> None:
 
 def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, reacting_to: int | None = None) -> None:
     """Check and record the declaration of an attack (a plain one, or a reaction to another action)."""
-    attacker, target = draft.combatant(cmd.attacker), draft.combatant(cmd.target)
+    attacker, target = draft.present(cmd.attacker, "attack"), draft.present(cmd.target, "be attacked")
     if attacker.id == target.id:
         raise RuleViolation("§Resolving an Attack", f"{attacker.id!r} cannot attack itself")
     if attacker.helpless:

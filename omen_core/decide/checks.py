@@ -21,6 +21,7 @@ __all__ = ["static_check", "contest", "roll_side"]
 def static_check(draft: Draft, cmd: StaticCheck) -> None:
     """One roll against a difficulty; a tie is recorded as a tie (C16)."""
     draft.require("roll_check")
+    draft.present(cmd.check.who, "make a check")
     side = roll_side(draft, cmd.check, "check", "check")
     draft.emit(StaticCheckResolved(check=side, difficulty=cmd.difficulty,
                                    outcome=static_outcome(side.total, cmd.difficulty)))
@@ -31,6 +32,8 @@ def contest(draft: Draft, cmd: Contest) -> None:
     draft.require("roll_check")
     if cmd.initiator.who == cmd.defender.who:
         raise RuleViolation("C16", f"{cmd.initiator.who!r} cannot contest against itself")
+    draft.present(cmd.initiator.who, "start a contest")
+    draft.present(cmd.defender.who, "be contested")
     ini = roll_side(draft, cmd.initiator, "check", "check")
     dfd = roll_side(draft, cmd.defender, "check", "check")
     winner = ini.roller if contest_winner(ini.total, dfd.total) == "initiator" else dfd.roller

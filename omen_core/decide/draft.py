@@ -102,6 +102,14 @@ class Draft:
         except KeyError:
             raise UnknownCombatant(who, list(self.state.combatants)) from None
 
+    def present(self, who: str, what: str) -> CombatantState:
+        """A joined combatant still in the fight; one that fled, yielded or died cannot ``what`` (C33)."""
+        fighter = self.combatant(who)
+        if fighter.left is not None:
+            gone = "is dead" if fighter.left == "dead" else f"has {fighter.left}"
+            raise RuleViolation("C33", f"{who!r} {gone} and is out of the fight: it cannot {what}")
+        return fighter
+
     def sheet(self, who: str) -> CombatantSheet:
         """A joined combatant's sheet."""
         return self.combatant(who).sheet

@@ -50,7 +50,7 @@ def call_save(draft: Draft, cmd: CallSave) -> None:
     """An effect calls for a save. If it costs an Action on the caller's turn, adjacent enemies may
     Interrupt first (C24); then the saver's die, then the caller's (C29); the saver wins ties (C15)."""
     draft.require("declare")
-    caller, saver = draft.combatant(cmd.caller), draft.combatant(cmd.saver)
+    caller, saver = draft.present(cmd.caller, "call for a save"), draft.present(cmd.saver, "be made to save")
     if caller.helpless:
         raise RuleViolation("C10", f"{caller.id!r} is incapacitated or paralysed and cannot act")
     effect = cmd.effect

@@ -8,6 +8,7 @@ side is defeated.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from ..commands import (
     AgreeInitiative,
@@ -18,14 +19,17 @@ from ..commands import (
     EndFight,
     EndTurn,
     Engage,
+    LeaveFight,
     RollInitiative,
     RollOff,
 )
 from ..errors import RuleViolation
 from ..events import (
+    ActionCancelled,
     AmbushDifficultySet,
     AmbushStarted,
     BonusActionsRefilled,
+    CombatantLeft,
     ConditionCleared,
     ConditionTicked,
     Disengaged,
@@ -66,6 +70,8 @@ def begin_ambush(draft: Draft, cmd: BeginAmbush) -> None:
     _distinct(draft, [*cmd.ambushers, *cmd.defenders], "an ambush")
     if not cmd.ambushers or not cmd.defenders:
         raise RuleViolation("C17", "an ambush needs ambushers and defenders")
+    for who in [*cmd.ambushers, *cmd.defenders]:
+        draft.present(who, "take part in an ambush")
     sides = {draft.combatant(w).side for w in cmd.ambushers}
     if len(sides) > 1:
         raise RuleViolation("C17", f"the ambushers lie in wait together, on one side (they are on {sorted(sides)})")
@@ -109,9 +115,10 @@ def roll_initiative(draft: Draft, cmd: RollInitiative) -> None:
         raise RuleViolation("C19", "initiative has already been rolled")
     for who in cmd.modifiers:
         draft.combatant(who)
-    if len(draft.state.combatants) < 2:
-        raise RuleViolation("C19", "a fight needs at least two combatants")
-    for who in draft.state.combatants:
+    present = [w for w, f in draft.state.combatants.items() if not f.out]
+    if len(present) < 2:
+        raise RuleViolation("C19", "a fight needs at least two combatants in it")
+    for who in present:  # C33: one that left the fight rolls no initiative and takes no turn
         mods = tuple(cmd.modifiers.get(who, ()))
         if draft.state.surprise.get(who) == "partial":
             mods += (Modifier(source="Partial Surprise (C18)", value=PARTIAL_SURPRISE_INITIATIVE),)
@@ -181,6 +188,12 @@ def _begin_turn(draft: Draft, index: int) -> None:
         _end_round(draft)
         return
     who = state.order[index]
+    gone = draft.combatant(who).left
+    if gone is not None:
+        draft.emit(TurnSkipped(round=state.round, who=who, reason=f"{'dead' if gone == 'dead' else gone}: out of "
+                                                                   "the fight (C33)"))
+        _begin_turn(draft, index + 1)
+        return
     skipped = state.round == 1 and state.surprise.get(who) == "complete"
     if not skipped:
         draft.emit(TurnStarted(round=state.round, who=who))
@@ -245,9 +258,9 @@ def require_turn(draft: Draft, who: str, what: str) -> None:
 
 def engage(draft: Draft, cmd: Engage) -> None:
     """The GM states who is within whose reach; positions are abstract (no grid)."""
-    draft.combatant(cmd.who)
+    draft.present(cmd.who, "be engaged")
     for other in cmd.others:
-        draft.combatant(other)
+        draft.present(other, "be engaged")
         if other == cmd.who:
             raise RuleViolation("setup", f"{cmd.who!r} cannot be engaged with itself")
     draft.emit(EngagementChanged(who=cmd.who, others=cmd.others, engaged=cmd.engaged))
@@ -255,7 +268,7 @@ def engage(draft: Draft, cmd: Engage) -> None:
 
 def draw(draft: Draft, cmd: Draw) -> None:
     """Draw a weapon carried on the sheet; a Completely Surprised combatant cannot in the first round (C18)."""
-    sheet = draft.sheet(cmd.who)
+    sheet = draft.present(cmd.who, "draw").sheet
     state = draft.state
     if sheet.weapon(cmd.weapon) is None:
         raise RuleViolation("§Preparing for Combat", f"{cmd.who!r} carries no weapon {cmd.weapon!r}")
@@ -270,6 +283,7 @@ def draw(draft: Draft, cmd: Draw) -> None:
 
 def disengage(draft: Draft, cmd: Disengage) -> None:
     """C22: 1 Bonus Action; the movement that follows this turn provokes no Attack of Opportunity (C23)."""
+    draft.present(cmd.who, "Disengage")
     require_turn(draft, cmd.who, "Disengage")
     draft.require("flow", why="Disengage is taken between actions")
     cost = draft.ruleset.reaction_costs.disengage
@@ -279,17 +293,33 @@ def disengage(draft: Draft, cmd: Disengage) -> None:
 
 
 def end_fight(draft: Draft, cmd: EndFight) -> None:
-    """The GM ends the fight, or records that a side yielded, fled or was defeated."""
-    draft.require("flow", why="the fight cannot end in the middle of an action")
+    """The GM ends the fight at any time (C33), or records that a side yielded, fled or was defeated; an action
+    in progress (and any reaction to it) is called off first, innermost first, costs paid staying paid."""
     if cmd.side is not None and cmd.side not in {c.side for c in draft.state.combatants.values()}:
         raise RuleViolation("§Your Turn", f"no side {cmd.side!r} in this fight")
     if cmd.reason != "gm" and cmd.side is None:
         raise RuleViolation("§Your Turn", f"say which side has {cmd.reason}")
+    for frame in reversed(draft.state.stack):
+        draft.emit(ActionCancelled(action=frame.action, reason="the fight ended (C33)"))
     draft.emit(FightEnded(reason=cmd.reason, side=cmd.side, note=cmd.note))
 
 
+def leave_fight(draft: Draft, cmd: LeaveFight) -> None:
+    """C33: the GM records that one combatant fled, yielded or died; it is out of the fight. On its own turn,
+    the turn ends and the next begins. Between actions only."""
+    draft.present(cmd.who, "leave the fight again")
+    draft.require("flow", why="a combatant leaves the fight between actions (cancel the action first)")
+    draft.emit(CombatantLeft(who=cmd.who, reason=cmd.reason, note=cmd.note))
+    state = draft.state
+    if state.phase is Phase.ROUNDS and state.turn == cmd.who:
+        draft.emit(TurnEnded(round=state.round, who=cmd.who))
+        _begin_turn(draft, state.order.index(cmd.who) + 1)
+
+
 def check_defeat(draft: Draft) -> None:
-    """After a command in the rounds: a side whose every combatant is down (0 HP or helpless) is defeated."""
+    """After a command in the rounds: a side whose every combatant is down is defeated and the fight ends
+    (C33: at 0 HP, dead, fled or yielded; Incapacitated and Paralysed are not down). A side that all fled, or
+    all yielded, ended that way."""
     state = draft.state
     if state.phase is not Phase.ROUNDS or not state.at_rest:
         return
@@ -301,4 +331,7 @@ def check_defeat(draft: Draft) -> None:
         standing = [side for side in sides if side not in beaten]
         note = f"every combatant of {beaten[0]} is down" + (f"; {standing[0]} still standing"
                                                              if len(standing) == 1 else "")
-        draft.emit(FightEnded(reason="defeated", side=beaten[0], note=note))
+        gone = {f.left for f in state.combatants.values() if f.side == beaten[0]}
+        reason: Literal["fled", "yielded", "defeated"] = gone.pop() if gone in ({"fled"}, {"yielded"}) \
+            else "defeated"  # type: ignore[assignment]
+        draft.emit(FightEnded(reason=reason, side=beaten[0], note=note))

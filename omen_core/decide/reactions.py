@@ -36,7 +36,7 @@ def _can_strike(state: FightState, who: str, cost: int) -> bool:
     the Bonus Actions, and past the start of its first turn, since before it they are for defence only (C20,
     §The First Round: "available to use defensively before their first turn")."""
     fighter = state.combatants[who]
-    return (not fighter.helpless and fighter.hp > 0 and fighter.bonus_actions >= cost
+    return (not fighter.helpless and not fighter.out and fighter.hp > 0 and fighter.bonus_actions >= cost
             and state.had_a_turn(who))
 
 
@@ -59,6 +59,7 @@ def move(draft: Draft, cmd: Move) -> None:
     """A Movement Action (C20); leaving an enemy's reach opens an Attack of Opportunity window for each such
     enemy able to react, unless the mover Disengaged earlier this turn (C23)."""
     draft.require("declare")
+    draft.present(cmd.who, "move")
     require_turn(draft, cmd.who, "move")
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn_movement < 1:

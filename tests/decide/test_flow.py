@@ -936,3 +936,97 @@ class TestPhases:
         events = fight.defend("wren", None)
         assert last(fight, HitDetermined).crit is True
         assert bare(events[-1:]) == [FightEnded(reason="defeated", side="raiders")]
+
+
+# -- C33: who is down, leaving the fight, ending it at any time --------------------------------
+
+
+class TestWhenAFightEnds:
+    # Initiative faces 15, 5, 1: kael 16, vesh 6, wren d10 1 + 2 = 3 (when wren is in the fight).
+
+    def test_incapacitated_and_paralysed_are_not_down(self, play):
+        """C33: vesh, the raiders' only combatant, Incapacitated and then Paralysed too, does not end the fight,
+        and can still be attacked (C10)."""
+        # kael STR 6 + FCS 1 + 2 = 9 against helpless vesh: no base defense die, no window (C10): a hit.
+        fight = play(kael(), vesh(), faces=[15, 5, 6, 1])
+        fight.roll_initiative()
+        fight.apply_condition("vesh", "Incapacitated")
+        fight.apply_condition("vesh", "Paralysed")
+        assert fight.state.ending is None and not fight.state.combatants["vesh"].down
+        fight.attack("kael", "vesh")
+        assert last(fight, HitDetermined).hit is True
+        assert fight.state.ending is None
+
+    def test_a_combatant_who_flees_is_out_of_the_fight(self, play):
+        """C33: vesh flees: recorded as combatant_left; it cannot be attacked, cannot act, leaves every reach,
+        and its turn is skipped; wren fights on, so the fight goes on."""
+        from omen_core.events import CombatantLeft, EngagementChanged
+
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 1])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        events = fight.leave_fight("vesh", "fled", note="runs for the ford")
+        assert bare(events) == [CombatantLeft(who="vesh", reason="fled", note="runs for the ford")]
+        assert not fight.state.engaged("kael", "vesh") and fight.state.ending is None
+        refused(fight, lambda: fight.attack("kael", "vesh"), "C33")
+        fight.end_turn("kael")
+        skipped = last(fight, TurnSkipped)
+        assert (skipped.who, skipped.round) == ("vesh", 1) and "C33" in skipped.reason
+        assert fight.state.turn == "wren"
+        refused(fight, lambda: fight.engage("wren", "vesh"), "C33")
+        assert not [e for e in payloads(fight) if isinstance(e, EngagementChanged) and "vesh" in e.others][1:]
+
+    def test_leaving_on_ones_own_turn_ends_it(self, play):
+        """C33: kael yields on its own turn: the turn ends and vesh's begins."""
+        fight = play(kael(), vesh(), mira(), faces=[15, 5, 1])
+        fight.roll_initiative()
+        assert fight.state.turn == "kael"
+        events = fight.leave_fight("kael", "yielded")
+        assert kinds(events)[:3] == ["CombatantLeft", "TurnEnded", "TurnStarted"]
+        assert fight.state.turn == "vesh"   # initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, mira 1 + 1 = 2
+        refused(fight, lambda: fight.leave_fight("kael", "fled"), "C33")
+
+    @pytest.mark.parametrize("reason, ended", [("fled", "fled"), ("yielded", "yielded"), ("dead", "defeated")])
+    def test_a_side_all_gone_ends_the_fight(self, play, reason, ended):
+        """C33: when the raiders' last combatant leaves, the fight ends: as fled or yielded if they all did so,
+        else defeated."""
+        fight = play(kael(), vesh(), faces=[15, 5])
+        fight.roll_initiative()
+        fight.leave_fight("vesh", reason)
+        end = last(fight, FightEnded)
+        assert (end.reason, end.side) == (ended, "raiders") and fight.state.phase is Phase.ENDED
+
+    def test_one_at_0_hp_and_one_fled_is_a_defeat(self, play):
+        """C33: vesh at 0 HP (Dying) and wren fled: every raider is down, the raiders are defeated."""
+        # kael hits vesh (5 HP): STR 6 + FCS 1 + 2 = 9 vs 1 + 1 = 2, declined, no crit: 12 -> 0.
+        fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1])
+        fight.roll_initiative()
+        fight.leave_fight("wren", "fled")
+        assert fight.state.ending is None
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        end = last(fight, FightEnded)
+        assert (end.reason, end.side) == ("defeated", "raiders")
+
+    def test_leaving_waits_for_the_action_in_progress(self, play):
+        """C33: a combatant leaves between actions: while kael's attack waits on vesh's Active Defense window,
+        leave_fight is refused (the GM may cancel the action first)."""
+        fight = play(kael(), vesh(), faces=[15, 5, 6, 1, 1], spare=0)
+        fight.roll_initiative()
+        fight.attack("kael", "vesh")
+        refused(fight, lambda: fight.leave_fight("vesh", "fled"), "lifecycle")
+        fight.defend("vesh", None)
+
+    def test_the_gm_ends_the_fight_in_the_middle_of_an_action(self, play):
+        """C33: the GM may end the fight at any time: kael's attack waiting on vesh's window is called off
+        (costs paid stay paid), then the fight ends."""
+        from omen_core.events import ActionCancelled
+
+        fight = play(kael(), vesh(), faces=[15, 5, 6, 1, 1])
+        fight.roll_initiative()
+        fight.attack("kael", "vesh")
+        action = last(fight, AttackDeclared).action
+        events = fight.end_fight("gm", note="the bridge collapses")
+        assert events == [ActionCancelled(action=action, reason="the fight ended (C33)"),
+                          FightEnded(reason="gm", note="the bridge collapses")]
+        assert fight.state.phase is Phase.ENDED and fight.state.at_rest

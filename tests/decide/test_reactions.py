@@ -805,3 +805,18 @@ class TestCancel:
         fight = duel(play, [])
         with pytest.raises(OmenError):
             fight.cancel("nothing")
+
+
+def test_ending_the_fight_calls_off_a_reaction_and_the_action_it_answers(play):
+    """C33: while vesh's Interrupt waits on kael's Active Defense window, the GM ends the fight: the Interrupt
+    is called off first, then kael's attack, then the fight ends; nothing waits any more."""
+    # vesh's Interrupt: STR 6 + FCS 1 + 1 = 8 vs kael's base RES 2: kael's window opens.
+    fight = duel(play, [6, 1, 2])
+    fight.attack("kael", "vesh")
+    attack = declared(fight, AttackDeclared)
+    fight.react("vesh")
+    interrupt = last(fight, AttackDeclared).action
+    events = fight.end_fight("gm")
+    assert [(type(e).__name__, getattr(e, "action", None)) for e in events] == [
+        ("ActionCancelled", interrupt), ("ActionCancelled", attack), ("FightEnded", None)]
+    assert fight.waiting_for is None and fight.state.at_rest
