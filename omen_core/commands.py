@@ -278,7 +278,8 @@ class Engage(CommandBase, frozen=True, kw_only=True):
 
 
 class Draw(CommandBase, frozen=True, kw_only=True):
-    """Draw a weapon from the sheet into hand (§Preparing for Combat, C18)."""
+    """Draw a weapon or the shield the sheet carries into hand (``weapon``: its id), on one's own turn at the
+    ruleset's cost, or before initiative unless Completely Surprised (§Preparing for Combat, C18, C35)."""
 
     who: str
     weapon: str

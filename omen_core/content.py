@@ -141,8 +141,10 @@ class Armor(_Content, frozen=True, kw_only=True):
 
 
 class Shield(_Content, frozen=True, kw_only=True):
-    """A shield, needed to Block (C9); its Block Rating adds to a Block."""
+    """A shield, needed in hand to Block (C9, C35); its Block Rating adds to a Block. ``id`` names it in
+    ``wielding`` and to the draw command."""
 
+    id: Identifier = "shield"
     name: str = "shield"
     block_rating: NonNegative
     magical: bool = False
@@ -225,19 +227,33 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
         ids = [w.id for w in self.weapons]
         if len(set(ids)) != len(ids):
             raise ValueError(f"weapon ids must be unique, got {ids}")
+        gear = [*ids, self.shield.id] if self.shield is not None else ids
+        if self.shield is not None and self.shield.id in ids:
+            raise ValueError(f"the shield's id {self.shield.id!r} is also a weapon's id")
         for wid in self.wielding or ():
-            if wid not in ids:
-                raise ValueError(f"wielding {wid!r}, which is not among the weapons {ids}")
+            if wid not in gear:
+                raise ValueError(f"wielding {wid!r}, which is not among the weapons or the shield {gear}")
 
     def weapon(self, weapon_id: str) -> Weapon | None:
         """The weapon with this id, if the sheet has it."""
         return next((w for w in self.weapons if w.id == weapon_id), None)
 
+    def carries(self, item: str) -> bool:
+        """Whether ``item`` is the id of one of the sheet's weapons or of its shield (C35)."""
+        return self.weapon(item) is not None or (self.shield is not None and self.shield.id == item)
+
     def wielded(self) -> tuple[Weapon, ...]:
-        """Weapons in hand: those named in ``wielding``, or by default the first weapon (if any)."""
+        """Weapons in hand when the fight starts: those named in ``wielding``, or by default the first weapon."""
         if self.wielding is None:
             return self.weapons[:1]
         return tuple(w for w in self.weapons if w.id in self.wielding)
+
+    def in_hand(self) -> tuple[str, ...]:
+        """The ids of the gear in hand when the fight starts (C35): the weapons and the shield named in
+        ``wielding``, or by default the first weapon and any shield."""
+        shield = (self.shield.id,) if self.shield is not None and (
+            self.wielding is None or self.shield.id in self.wielding) else ()
+        return (*(w.id for w in self.wielded()), *shield)
 
 
 class DamageDice(_Content, frozen=True, kw_only=True):
@@ -330,12 +346,16 @@ class DamageTypes(_Content, frozen=True, kw_only=True):
         return name in self.physical or name in self.other
 
 
+DrawCost = Literal["free", "bonus_action", "movement_action", "action"]
+
+
 class Economy(_Content, frozen=True, kw_only=True):
-    """Per-turn action economy (C20)."""
+    """Per-turn action economy (C20), and what drawing a weapon or shield costs on one's turn (C35)."""
 
     actions: NonNegative = 1
     movement_actions: NonNegative = 1
     bonus_actions: NonNegative = 2
+    draw: DrawCost = "free"
 
 
 class ReactionCosts(_Content, frozen=True, kw_only=True):

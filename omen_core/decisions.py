@@ -90,10 +90,10 @@ class DecisionPoint:
 
 
 def arms(state: Any, who: str, melee_only: bool = False) -> list[dict[str, Any]]:
-    """What ``who`` may attack with now, as command arguments: each weapon in hand (C35; melee only for a
-    reaction's basic melee attack, C23, C24), and unarmed."""
+    """What ``who`` may attack with now, as command arguments: each weapon in hand and each spell (C35; melee
+    only for a reaction's basic melee attack, C23, C24), and unarmed."""
     fighter = state.combatants[who]
-    held = [w for w in fighter.sheet.weapons if w.id in fighter.wielding]
+    held = [w for w in fighter.sheet.weapons if w.id in fighter.wielding or "spell" in w.properties]
     out: list[dict[str, Any]] = [{"weapon": w.id} for w in held if not (melee_only and "ranged" in w.properties)]
     return [*out, {"unarmed": True}]
 

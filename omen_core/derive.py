@@ -183,7 +183,8 @@ def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
     return rules.ineligibility(
         defense, decl.kind, prone=target.prone, weapon=weapon is not None,  # type: ignore[arg-type]
         magical_weapon=weapon is not None and "magical" in weapon.properties,
-        shield=sheet.shield is not None, magical_shield=sheet.shield is not None and sheet.shield.magical,
+        shield=sheet.shield is not None and sheet.shield.id in target.wielding,
+        magical_shield=sheet.shield is not None and sheet.shield.magical,
         veteran_shield=sheet.training.veteran_shield)
 
 

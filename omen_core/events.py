@@ -644,10 +644,12 @@ class EngagementChanged(EventBase, frozen=True, kw_only=True):
 
 
 class WeaponDrawn(EventBase, frozen=True, kw_only=True):
-    """A combatant draws a weapon it carries (§Preparing for Combat; not if Completely Surprised, C18)."""
+    """A combatant draws a weapon or its shield (``weapon``: the id) into hand (§Preparing for Combat, C35), at
+    the ruleset's ``cost`` on its own turn ("free" before the rounds); not while Completely Surprised (C18)."""
 
     who: str
     weapon: str
+    cost: Literal["free", "bonus_action", "movement_action", "action"] = "free"
 
 
 class Disengaged(EventBase, frozen=True, kw_only=True):

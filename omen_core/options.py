@@ -261,8 +261,11 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
         yield from _named(state, history, "move", who, "C20, C23", "1 Movement Action", moves,
                           note="leaves: any of the combatants listed in the choices, together" if near else "")
         yield from _named(state, history, "disengage", who, "C22, C23", "1 Bonus Action", [Disengage(who=who)])
-        draws = [Draw(who=who, weapon=w.id) for w in fighter.sheet.weapons if w.id not in fighter.wielding]
-        yield from _named(state, history, "draw", who, "§Preparing for Combat, C18, C35", "free", draws)
+        gear = [w.id for w in fighter.sheet.weapons] + ([fighter.sheet.shield.id] if fighter.sheet.shield else [])
+        draws = [Draw(who=who, weapon=item) for item in gear if item not in fighter.wielding]
+        cost = state.ruleset.economy.draw.replace("_", " ") if state.ruleset and state.phase.name == "ROUNDS" \
+            else "free"
+        yield from _named(state, history, "draw", who, "§Preparing for Combat, C18, C35", cost, draws)
         yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])
         effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=1)
         free_effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=0)

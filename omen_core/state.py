@@ -416,7 +416,7 @@ def _joined(state: FightState, event: CombatantJoined) -> FightState:
     sheet = event.sheet
     bonus = state.ruleset.economy.bonus_actions if state.ruleset else 0
     joined = CombatantState(sheet=sheet, hp=sheet.hp, will=sheet.will, bonus_actions=bonus,
-                            wielding=tuple(w.id for w in sheet.wielded()))
+                            wielding=sheet.in_hand())
     return replace(state, combatants={**state.combatants, sheet.id: joined})
 
 
@@ -461,8 +461,17 @@ def _left(state: FightState, event: CombatantLeft) -> FightState:
 
 
 def _drawn(state: FightState, event: WeaponDrawn) -> FightState:
+    """C35: the weapon or shield is in hand, and its cost paid (none outside the rounds)."""
     fighter = state.combatants[event.who]
-    return _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
+    changes: dict[str, object] = {"wielding": (*fighter.wielding, event.weapon)}
+    if event.cost == "bonus_action":
+        changes["bonus_actions"] = fighter.bonus_actions - 1
+    state = _with(state, event.who, **changes)
+    if event.cost == "action":
+        state = replace(state, turn_actions=state.turn_actions - 1)
+    elif event.cost == "movement_action":
+        state = replace(state, turn_movement=state.turn_movement - 1)
+    return state
 
 
 #: What each event type changes besides the lifecycle, the phase and the position: one function per type that

@@ -106,17 +106,25 @@ def pay_and_roll(draft: Draft) -> None:
     _open_or_skip_window(draft)
 
 
-def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...] | None = None) -> Weapon | None:
-    """The weapon named, else the first one in hand; None for an unarmed attack (C12)."""
+def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...]) -> Weapon | None:
+    """The weapon named, which must be in hand (C35; a spell, written as a weapon with the ``spell`` property, is
+    no gear and needs no hand: docs/rulings.md), else the first one in hand; None for an unarmed attack (C12),
+    which needs nothing in hand."""
     if cmd.unarmed:
+        if cmd.weapon is not None:
+            raise RuleViolation("C12", f"an unarmed attack uses no weapon: leave out weapon {cmd.weapon!r} or "
+                                       "unarmed")
         return None
     if cmd.weapon is None:
-        wielded = [w for w in sheet.weapons if w.id in wielding] if wielding is not None else list(sheet.wielded())
+        wielded = [w for w in sheet.weapons if w.id in wielding]
         return wielded[0] if wielded else None
     weapon = sheet.weapon(cmd.weapon)
     if weapon is None:
         have = ", ".join(w.id for w in sheet.weapons) or "none"
         raise RuleViolation("C4", f"{sheet.id!r} has no weapon {cmd.weapon!r} (weapons: {have})")
+    if weapon.id not in wielding and "spell" not in weapon.properties:  # a spell is no gear to hold
+        held = ", ".join(w.id for w in sheet.weapons if w.id in wielding) or "nothing"
+        raise RuleViolation("C35", f"{sheet.id!r} does not hold {weapon.id!r} (in hand: {held}); draw it first")
     return weapon
 
 

@@ -267,18 +267,28 @@ def engage(draft: Draft, cmd: Engage) -> None:
 
 
 def draw(draft: Draft, cmd: Draw) -> None:
-    """Draw a weapon carried on the sheet; a Completely Surprised combatant cannot in the first round (C18)."""
-    sheet = draft.present(cmd.who, "draw").sheet
-    state = draft.state
-    if sheet.weapon(cmd.weapon) is None:
-        raise RuleViolation("§Preparing for Combat", f"{cmd.who!r} carries no weapon {cmd.weapon!r}")
-    if cmd.weapon in draft.combatant(cmd.who).wielding:
-        raise RuleViolation("§Preparing for Combat", f"{cmd.who!r} already holds {cmd.weapon!r}")
-    if state.surprise.get(cmd.who) == "complete" and state.round <= 1:
+    """C35: draw a weapon or the shield the sheet carries into hand: before initiative, or on one's own turn
+    at the ruleset's cost (default free); a Completely Surprised combatant not until its first turn (C18)."""
+    fighter = draft.present(cmd.who, "draw")
+    sheet, state = fighter.sheet, draft.state
+    if not sheet.carries(cmd.weapon):
+        gear = [w.id for w in sheet.weapons] + ([sheet.shield.id] if sheet.shield is not None else [])
+        raise RuleViolation("C35", f"{cmd.who!r} carries no weapon or shield {cmd.weapon!r} "
+                                   f"(carries: {', '.join(gear) or 'nothing'})")
+    if cmd.weapon in fighter.wielding:
+        raise RuleViolation("C35", f"{cmd.who!r} already holds {cmd.weapon!r}")
+    if state.surprise.get(cmd.who) == "complete" and not state.had_a_turn(cmd.who):
         raise RuleViolation("C18", f"{cmd.who!r} is Completely Surprised and cannot draw equipment that was "
-                                   "not already equipped")
-    require_turn(draft, cmd.who, "draw a weapon")
-    draft.emit(WeaponDrawn(who=cmd.who, weapon=cmd.weapon))
+                                   "not already equipped until its first turn")
+    require_turn(draft, cmd.who, "draw a weapon or shield")
+    cost = draft.ruleset.economy.draw if state.phase is Phase.ROUNDS else "free"
+    if cost == "action" and state.turn_actions < 1:
+        raise RuleViolation("C35", f"{cmd.who!r} has no Action left to draw (the ruleset's draw cost)")
+    if cost == "movement_action" and state.turn_movement < 1:
+        raise RuleViolation("C35", f"{cmd.who!r} has no Movement Action left to draw (the ruleset's draw cost)")
+    if cost == "bonus_action" and fighter.bonus_actions < 1:
+        raise RuleViolation("C35", f"{cmd.who!r} has no Bonus Action left to draw (the ruleset's draw cost)")
+    draft.emit(WeaponDrawn(who=cmd.who, weapon=cmd.weapon, cost=cost))
 
 
 def disengage(draft: Draft, cmd: Disengage) -> None:

@@ -865,3 +865,83 @@ class TestIllegalCommands:
         fight = duel(play, [6, 1, 1], spare=3)
         error = refused(fight, lambda: fight.attack(attacker, target), "setup")
         assert isinstance(error, UnknownCombatant) and error.combatant == "ghost"
+
+
+# -- C35: gear in hand ---------------------------------------------------------------------------
+
+
+class TestGearInHand:
+    def test_the_first_weapon_and_any_shield_start_in_hand(self, play):
+        """C35: with no ``wielding`` on the sheet, the first weapon and the shield are in hand; the rest is
+        carried."""
+        fight = duel(play, [], defender=vesh(weapons=(AXE, DAGGER), shield=BUCKLER))
+        assert fight.state.combatants["vesh"].wielding == ("axe", "shield")
+
+    def test_wielding_names_weapons_and_the_shield(self, play):
+        """C35: ``wielding`` may name the shield by its id; what it leaves out is carried, not in hand."""
+        defender = replace(vesh(weapons=(AXE, DAGGER), shield=Shield(id="buckler", block_rating=2)),
+                           wielding=("dagger", "buckler"))
+        fight = duel(play, [], defender=defender)
+        assert fight.state.combatants["vesh"].wielding == ("dagger", "buckler")
+
+    def test_a_weapon_not_in_hand_cannot_attack_until_drawn(self, play):
+        """C35: kael carries an axe but holds the sword: an axe attack is refused, naming what is in hand; once
+        drawn (free, outside the rounds), the axe attack is declared."""
+        fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SWORD, AXE)))
+        error = refused(fight, lambda: fight.attack("kael", "vesh", weapon="axe"), "C35")
+        assert "'axe'" in str(error) and "sword" in str(error)
+        assert fight.draw("kael", "axe")[0].cost == "free"
+        fight.attack("kael", "vesh", weapon="axe")
+        assert last(fight, AttackDeclared).weapon == "axe"
+        fight.defend("vesh", None)
+
+    def test_a_spell_needs_no_hand(self, play):
+        """C35, docs/rulings.md: a spell written as a weapon (the ``spell`` property) is no gear: kael casts the
+        shard while holding only the sword."""
+        fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SWORD, SHARD)))
+        assert fight.state.combatants["kael"].wielding == ("sword",)
+        fight.attack("kael", "vesh", weapon="shard")
+        assert last(fight, AttackDeclared).weapon == "shard"
+        fight.defend("vesh", None)
+
+    def test_unarmed_needs_nothing_and_takes_no_weapon(self, play):
+        """C35, C12: an unarmed attack needs nothing in hand; naming a weapon as well is refused."""
+        fight = duel(play, [6, 1, 1], attacker=replace(kael(), wielding=()))
+        refused(fight, lambda: fight.attack("kael", "vesh", weapon="sword", unarmed=True), "C12")
+        fight.attack("kael", "vesh", unarmed=True)
+        assert last(fight, AttackDeclared).weapon is None
+        fight.defend("vesh", None)
+
+    def test_block_needs_the_shield_in_hand(self, play):
+        """C35, C9: vesh carries a buckler but holds only the axe: no Block in the window; with the buckler
+        drawn, the next window offers it."""
+        defender = replace(vesh(weapons=(AXE,), shield=BUCKLER), wielding=("axe",))
+        fight = duel(play, [6, 1, 1, 6, 1, 1], defender=defender)
+        fight.attack("kael", "vesh")
+        assert last(fight, ActiveDefenseWindowOpened).eligible == ("dodge", "parry")
+        refused(fight, lambda: fight.defend("vesh", "block"), "C9")
+        fight.defend("vesh", None)
+        fight.draw("vesh", "shield")
+        fight.attack("kael", "vesh")
+        assert last(fight, ActiveDefenseWindowOpened).eligible == ("dodge", "parry", "block")
+        fight.defend("vesh", None)
+
+    def test_parry_needs_a_weapon_in_hand(self, play):
+        """C35, C9: vesh carries an axe but holds nothing: no Parry in the window."""
+        fight = duel(play, [6, 1, 1], defender=replace(vesh(weapons=(AXE,)), wielding=()))
+        fight.attack("kael", "vesh")
+        assert "parry" not in last(fight, ActiveDefenseWindowOpened).eligible
+        fight.defend("vesh", None)
+
+    @pytest.mark.parametrize("wielding, error", [
+        (("hammer",), "not among the weapons or the shield"),
+    ])
+    def test_wielding_gear_the_sheet_lacks_is_refused(self, wielding, error):
+        """C35: ``wielding`` may only name the sheet's weapons and its shield."""
+        with pytest.raises(ValueError, match=error):
+            replace(vesh(weapons=(AXE,), shield=BUCKLER), wielding=wielding).__post_init__()
+
+    def test_a_shield_may_not_share_a_weapons_id(self):
+        """C35: the shield's id names it for ``wielding`` and ``draw``, so no weapon may have it."""
+        with pytest.raises(ValueError, match="also a weapon's id"):
+            replace(vesh(weapons=(AXE,), shield=Shield(id="axe", block_rating=1))).__post_init__()

@@ -1030,3 +1030,65 @@ class TestWhenAFightEnds:
         assert events == [ActionCancelled(action=action, reason="the fight ended (C33)"),
                           FightEnded(reason="gm", note="the bridge collapses")]
         assert fight.state.phase is Phase.ENDED and fight.state.at_rest
+
+
+# -- C35: drawing gear ---------------------------------------------------------------------------
+
+
+def _ruleset_drawing_for(cost: str) -> Ruleset:
+    """The core ruleset with drawing costing ``cost`` on one's turn."""
+    from omen_core.content import load_ruleset
+
+    core = load_ruleset()
+    return replace(core, economy=replace(core.economy, draw=cost))
+
+
+class TestDrawing:
+    def test_drawing_is_free_by_default_and_on_ones_own_turn(self, play):
+        """C35: in the rounds kael draws on its own turn at the default cost (a Free Action): nothing is spent;
+        vesh may not draw on kael's turn."""
+        fight = play(kael(drawn=False), vesh(drawn=False), faces=[15, 5])
+        fight.roll_initiative()
+        refused(fight, lambda: fight.draw("vesh", "sword"), "§Your Turn")
+        drawn = fight.draw("kael", "sword")
+        assert drawn == [WeaponDrawn(who="kael", weapon="sword", cost="free")]
+        assert (fight.state.turn_actions, fight.state.turn_movement, fight.state.combatants["kael"].bonus_actions) \
+            == (1, 1, 2)
+
+    @pytest.mark.parametrize("cost, spent", [
+        ("bonus_action", (1, 1, 1)), ("action", (0, 1, 2)), ("movement_action", (1, 0, 2))])
+    def test_drawing_costs_what_the_ruleset_says(self, play, cost, spent):
+        """C35: a ruleset may make drawing cost a Bonus Action, the Action or the Movement Action; the event
+        records the cost and the state spends it: (Actions, Movement Actions, Bonus Actions) left after."""
+        fight = play(kael(drawn=False), vesh(), faces=[15, 5], ruleset=_ruleset_drawing_for(cost))
+        fight.roll_initiative()
+        assert fight.draw("kael", "sword")[0].cost == cost
+        kael_now = fight.state.combatants["kael"]
+        assert (fight.state.turn_actions, fight.state.turn_movement, kael_now.bonus_actions) == spent
+        assert kael_now.wielding == ("sword",)
+
+    def test_drawing_with_nothing_left_to_pay_is_refused(self, play):
+        """C35: with drawing at an Action, kael, its Action spent on an attack, cannot draw its second weapon."""
+        axe = Weapon(id="axe", weapon_damage=5, damage_type="slashing")
+        fight = play(replace(kael(), weapons=(SWORD, axe)), vesh(), faces=[15, 5, 1, 1, 6],
+                     ruleset=_ruleset_drawing_for("action"))
+        fight.roll_initiative()
+        fight.attack("kael", "vesh")   # STR 1 + FCS 1 + 2 = 4 vs vesh's RES 6 + 1 = 7: a miss already, no window
+        assert fight.waiting_for is None and fight.state.turn_actions == 0
+        refused(fight, lambda: fight.draw("kael", "axe"), "C35")
+
+    def test_before_the_rounds_drawing_is_free_whatever_the_ruleset(self, play):
+        """C35: before initiative there are no turns to spend: a draw costs nothing."""
+        fight = play(kael(drawn=False), vesh(), faces=[], ruleset=_ruleset_drawing_for("action"))
+        assert fight.draw("kael", "sword")[0].cost == "free"
+
+    def test_the_shield_is_drawn_by_its_id(self, play):
+        """C35: a carried shield is drawn like a weapon, by its id; gear the sheet lacks is refused."""
+        from omen_core.content import Shield
+
+        fighter = replace(kael(), shield=Shield(id="buckler", block_rating=2), wielding=("sword",))
+        fight = play(fighter, vesh(), faces=[])
+        refused(fight, lambda: fight.draw("kael", "tower-shield"), "C35")
+        fight.draw("kael", "buckler")
+        assert fight.state.combatants["kael"].wielding == ("sword", "buckler")
+        refused(fight, lambda: fight.draw("kael", "buckler"), "C35")
