@@ -155,8 +155,9 @@ __all__ = [
 ]
 
 #: The format of the lines written now. Version 1 (issue 1 to 9) lacked ``batch_size`` and ``command_issued``
-#: and called a roll total's ``counter`` ``roll``; :data:`UPCASTERS` read it.
-SCHEMA_VERSION = 2
+#: and called a roll total's ``counter`` ``roll``; version 2 lacked the fields and events C30-C35 added (all
+#: with defaults); :data:`UPCASTERS` read both.
+SCHEMA_VERSION = 3
 GENESIS_HASH = "0" * 64
 
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
@@ -881,9 +882,18 @@ def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _v2_to_v3(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 to 3: nothing to rename. Version 3 added, each with a default a version-2 line reads as:
+    ``ambush_started.minutes`` (None), ``damage_resolved.overflow`` (0), ``weapon_drawn.cost`` ("free"), the
+    events ``will_conversion_offered``, ``will_conversion_chosen`` and ``combatant_left``; in content, a
+    shield's ``id`` ("shield"), ``economy.draw`` ("free"), ``will_conversion = "choice"`` and exact
+    multipliers. A version-2 line is not held to version 3's canonical form (its bytes keep their hash)."""
+    return raw
+
+
 #: ``UPCASTERS[v]`` turns a decoded line of schema version ``v`` into one of version ``v + 1``. A line keeps
 #: the ``schema_version`` it was written with (its hash covers it): upcasting changes what it reads as.
-UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def upcast(raw: dict[str, Any]) -> dict[str, Any]:

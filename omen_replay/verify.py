@@ -37,13 +37,11 @@ from typing import Any
 import msgspec
 
 from omen_core.commands import Command, Join, StartFight
-from omen_core.content import content_hash
 from omen_core.decide import Target, decided
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_mismatches
 from omen_core.errors import BadInput, OmenError, RuleViolation
 from omen_core.events import (
-    SCHEMA_VERSION,
     AmbushDifficultySet,
     AmbushStarted,
     CombatantJoined,
@@ -575,11 +573,6 @@ def _recorded_hash(rec: StoredEvent, raw: bytes) -> Iterator[Finding]:
         yield Finding(seq=rec.seq, rule="content", what=f"cannot read the recorded content: {exc}")
         return
     yield from _compare(rec.seq, "content", what, hashlib.sha256(recorded).hexdigest(), found)
-    if isinstance(rec.event, FightStarted) and rec.schema_version == SCHEMA_VERSION:
-        yield from _compare(rec.seq, "content", "ruleset written canonically", content_hash(rec.event.ruleset), found)
-    elif isinstance(rec.event, CombatantJoined) and rec.schema_version == SCHEMA_VERSION:
-        yield from _compare(rec.seq, "content", f"{rec.event.sheet.id}'s sheet written canonically",
-                            content_hash(rec.event.sheet), found)
 
 
 def _recorded_hashes(event: Event, records: Iterable[StoredEvent]) -> Event:

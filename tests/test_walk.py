@@ -410,3 +410,26 @@ def test_a_version_one_log_reads_and_verifies():
 
 
 
+
+
+def test_a_version_two_log_reads_and_verifies():
+    """A duel as schema version 2 wrote it (before C30-C35 added fields with defaults, among them the ruleset's
+    economy.draw and a shield's id) reads, folds to its recorded end state, and verifies clean: every command
+    decided again under today's rules, the set-up hashes checked on the content as recorded, and the lines held
+    to no newer canonical form."""
+    import json
+
+    from omen_replay.fixtures import _plain
+    from omen_replay.replay import summarise
+    from omen_replay.verify import verify_lines
+
+    folder = ROOT / "fixtures" / "formats" / "v2-duel"
+    lines = lines_of(folder / "fight.jsonl")
+    assert b'"schema_version":2' in lines[0] and b'"draw"' not in lines[0]
+    state = replay(source(lines))
+    summary = _plain(summarise(state))
+    assert summary.pop("hash") == state.last_hash
+    assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
+    report = verify_lines(lines)
+    assert report.clean, report.findings
+    assert report.schema_versions == (2,) and report.redecided > 0 and report.events == len(lines)

@@ -100,7 +100,7 @@ class TestCleanLogs:
         batches (start, two joins, the check, the save, the reveal) decided again."""
         report = verify(seeded_log())
         assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 15
-        assert report.redecided == 6 and report.schema_versions == (2,)
+        assert report.redecided == 6 and report.schema_versions == (3,)
 
     def test_demo_log_is_clean(self):
         """The demo's own log verifies."""
