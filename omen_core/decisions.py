@@ -36,7 +36,8 @@ from .commands import (
 )
 from .content import Ruleset
 
-__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "transitions", "arms"]
+__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "waiting_point", "legal_now", "transitions",
+           "arms"]
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,41 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
         if point.step == step and point.step is not None and point.reaction in (None, reaction):
             return point
     return None
+
+
+def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | None] | None:
+    """The decision point the fight waits on, who may still answer it, and the action it belongs to."""
+    if state.tie_open:
+        tie = next(p for p in DECISION_POINTS if p.kind == "initiative_tie")
+        return tie, tuple(state.tie_open), None
+    frame = state.pending
+    if frame is None:
+        return None
+    opened = frame.reaction_window if frame.step.name == "REACTIONS_OPEN" else None
+    point = point_at(frame.step.name, opened.reaction if opened is not None else None)
+    if point is None or point.window is None:
+        return None
+    event = getattr(frame, point.window, None)
+    if event is None:
+        return None
+    answered = frame.answered if point.reaction is not None else frozenset()  # who passed or reacted, there
+    who = tuple(w for w in point.responders(event) if w not in answered)
+    return point, who, frame.action
+
+
+def legal_now(state: Any) -> list[str]:
+    """What may be answered now, in command words: the open decision's answer commands and who gives them,
+    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``)."""
+    found = waiting_point(state)
+    if found is None:
+        return ["no decision is open (omen status, or Fight.options(), lists every command accepted now)"]
+    point, who, _action = found
+    tags = dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers)
+    by = f" by {', '.join(who)}" if who and point.step is not None else ""
+    legal = [f"{' or '.join(tags)}{by} ({point.title}, {point.rule})"]
+    if point.step is not None and point.cancellable:
+        legal.append("the GM's cancel_action")
+    return [*legal, "the GM's end_fight or undo"]
 
 
 def transitions() -> list[dict[str, Any]]:

@@ -196,10 +196,15 @@ class IllegalOrder(RuleViolation):
     """A command or event that does not fit the current step; names the step and the legal next steps."""
 
     def __init__(self, step: Step, trigger: str, legal: list[str], seq: int | None = None,
-                 rule: str = "lifecycle", why: str = ""):
+                 rule: str = "lifecycle", why: str = "", command: str = "", legal_now: list[str] | None = None):
         self.step, self.trigger, self.legal, self.seq = step, trigger, legal, seq
         where = f"seq {seq}: " if seq is not None else ""
         why = f"{why}; " if why else ""
+        if legal_now is not None:  # a command refused: say it in command words, as options() does
+            self.legal_now = legal_now
+            super().__init__(rule, f"{why}{command or 'this command'} is not accepted now: the action is at "
+                                   f"'{step.value}'; legal now: {'; '.join(legal_now)}")
+            return
         super().__init__(rule, f"{where}{why}cannot {trigger.replace('_', ' ')} now: the action is at "
                                       f"'{step.value}'; legal next: {', '.join(legal) or 'nothing'}")
 

@@ -40,7 +40,7 @@ from .commands import (
 )
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe
-from .decisions import DecisionPoint, arms, point_at
+from .decisions import arms, waiting_point
 from .dice import RollRequest
 from .rules.ambush import TIME_WAITED
 from .state import FightState
@@ -139,31 +139,6 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # -- the waiting decision ---------------------------------------------------------------------------------------
-
-
-def waiting_point(state: FightState) -> tuple[DecisionPoint, tuple[str, ...], int | None] | None:
-    """The decision point the fight waits on, who may still answer it, and the action it belongs to."""
-    if state.tie_open:
-        tie = next(p for p in _points() if p.kind == "initiative_tie")
-        return tie, tuple(state.tie_open), None
-    frame = state.pending
-    if frame is None:
-        return None
-    opened = frame.reaction_window if frame.step.name == "REACTIONS_OPEN" else None
-    point = point_at(frame.step.name, opened.reaction if opened is not None else None)
-    if point is None or point.window is None:
-        return None
-    event = getattr(frame, point.window, None)
-    if event is None:
-        return None
-    who = tuple(w for w in point.responders(event) if w not in frame.answered)
-    return point, who, frame.action
-
-
-def _points() -> Iterator[DecisionPoint]:
-    from .decisions import DECISION_POINTS
-
-    yield from DECISION_POINTS
 
 
 def _waiting(state: FightState) -> Waiting | None:

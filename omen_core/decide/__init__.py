@@ -343,6 +343,7 @@ def _decided(state: FightState, command: Command, dice: DiceSource, history: His
     if state.ending is not None and not isinstance(command, (RevealSeed, *UNDO_COMMANDS)):
         raise OutOfPhase(Phase.ENDED, "act")
     draft = Draft(state, dice)
+    draft.command = str(type(command).__struct_config__.tag)
     if not isinstance(command, SELF_RECORDING):
         draft.emit(CommandIssued(command=command, by=by))
     if isinstance(command, Undo):

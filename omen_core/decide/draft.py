@@ -18,6 +18,7 @@ from typing import TypeVar
 import msgspec
 
 from ..content import CombatantSheet, Ruleset
+from ..decisions import legal_now
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
@@ -31,6 +32,9 @@ E = TypeVar("E", bound=Event)
 
 class Draft:
     """A command's events in the making, with the state they lead to (``state``, at seq ``last_seq``)."""
+
+    #: The command being decided (its tag), for refusals.
+    command: str = ""
 
     def __init__(self, state: FightState, dice: DiceSource):
         self.state, self.dice = state, dice
@@ -58,7 +62,8 @@ class Draft:
         step = self.state.step
         wanted = "nest" if trigger == "declare" and not self.state.at_rest and reaction else trigger
         if (step, wanted) not in ORDER:
-            raise IllegalOrder(step, trigger, legal_triggers(step), rule=rule, why=why)
+            raise IllegalOrder(step, trigger, legal_triggers(step), rule=rule, why=why, command=self.command,
+                               legal_now=legal_now(self.state))
 
     def require_phase(self, trigger: str) -> None:
         """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
