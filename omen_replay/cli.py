@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from enum import Enum
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Literal, NoReturn
+from typing import Annotated, Any, Literal, NoReturn
 
 import msgspec
 import structlog
@@ -220,17 +220,43 @@ def _clear_demo_log(log_path: Path, fight_id: str) -> None:
             open_snapshots(str(log_path)).delete(held_id)
 
 
+class SchemaOf(str, Enum):
+    """What ``omen schema`` describes."""
+
+    event = "event"
+    command = "command"
+    options = "options"
+    do = "do"
+
+
+class DoResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``omen do --json`` prints: the events the command appended, and what the fight waits for now."""
+
+    events: tuple[StoredEvent, ...]
+    options: Options
+
+
 @app.command()
 def schema(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file "
                                                 "instead of standard output.")] = None,
+    of: Annotated[SchemaOf, typer.Option(
+        "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
+                     "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
+                     "--json), or what omen do --json prints.")] = SchemaOf.event,
 ) -> None:
-    """Print the JSON Schema of a stored event (the envelope and every event type)."""
-    text = json.dumps(event_schema(), indent=2)
+    """Print a JSON Schema: of a stored event (the default), a command, the options, or omen do's output."""
+    schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
+                               "options": lambda: msgspec.json.schema(Options),
+                               "do": lambda: msgspec.json.schema(DoResult)}
+    text = json.dumps(schemas[of.value](), indent=2)
     if output is None:
         sys.stdout.write(text + "\n")
     else:
-        output.write_text(text + "\n")
+        try:
+            output.write_text(text + "\n")
+        except OSError as exc:
+            _bad_input(f"{output}: cannot write the schema: {exc}")
 
 
 @app.command("verify")
@@ -500,7 +526,11 @@ def _print_options(found: Options, as_json: bool) -> None:
 def _choice_summary(offer: Offer) -> str:
     """The arguments an offer's choices vary, each with its values: ``target: bo | kael; weapon: axe``."""
     values: dict[str, list[str]] = {}
+    keys = {key for choice in offer.choices for key in choice.args}
     for choice in offer.choices:
+        for key in sorted(keys - set(choice.args)):  # left out: the field's default
+            if key != "effect" and "(default)" not in values.setdefault(key, []):
+                values[key].append("(default)")
         for key, value in choice.args.items():
             if key == "effect" or (key in ("attacker", "who", "defender", "caller") and value == offer.actor):
                 continue
@@ -588,7 +618,7 @@ def do_cmd(
     except OmenError as exc:
         _guarded(exc)
     if as_json:
-        sys.stdout.write(msgspec.json.encode({"events": stored, "options": found}).decode() + "\n")
+        sys.stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found)).decode() + "\n")
         return
     narrator = Narrator()
     _print_lines(narrator.lines(stored))

@@ -4,7 +4,7 @@ A scenario is TOML (see docs/scenarios.md)::
 
     [fight]
     id = "ember-ford"
-    dice = "scripted"            # or "seeded", with seed = "<hex>"
+    dice = "scripted"            # or "manual" (physical dice, faces typed in), or "seeded", with seed = "<hex>"
 
     [[combatants]]
     sheet = "sheets/kael.toml"   # a path, relative to the scenario, or the sheet's fields inline
@@ -36,7 +36,7 @@ from omen_core.content import (
     load_sheet,
 )
 from omen_core.decide import Command, RevealSeed
-from omen_core.dice import FacesNeeded, RollRequest
+from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
 from omen_core.errors import BadInput, ContentError, OmenError
 from omen_core.events import StoredEvent
 from omen_core.store import EventStore
@@ -54,11 +54,12 @@ class ScenarioError(BadInput):
 
 
 class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The ``[fight]`` table: id, title, dice source (scripted, or seeded with a hex seed), ruleset file."""
+    """The ``[fight]`` table: id, title, dice source (scripted; manual, for physical dice typed in; or seeded
+    with a hex seed), ruleset file."""
 
     id: str
     title: str = ""
-    dice: Literal["scripted", "seeded"] = "scripted"
+    dice: Literal["scripted", "manual", "seeded"] = "scripted"
     seed: str | None = None
     ruleset: str | None = None
 
@@ -240,7 +241,8 @@ def run_scenario(scenario: Scenario, store: EventStore,
     the store.
     """
     s = scenario.settings
-    dice = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" else _ScriptFaces()
+    dice: DiceSource = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" \
+        else ManualDice() if s.dice == "manual" else _ScriptFaces()
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     if snapshots is not None:
         kwargs["snapshots"] = snapshots

@@ -148,3 +148,21 @@ def test_event_schema_in_the_docs_is_omen_schema():
         for number, line in enumerate(log.read_text().splitlines(), 1):
             errors = list(validator.iter_errors(json.loads(line)))
             assert errors == [], f"{log.relative_to(ROOT)}:{number}: {errors[0].message}"
+
+
+@pytest.mark.parametrize("kind", ["command", "options", "do"])
+def test_published_schemas_are_what_omen_schema_prints(kind):
+    """docs/schema/{command,options,do}.schema.json are exactly `omen schema --of KIND` (regenerate with
+    `omen schema --of KIND -o docs/schema/KIND.schema.json`), and each is referenced from the docs."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from omen_replay.cli import app
+
+    result = CliRunner().invoke(app, ["schema", "--of", kind])
+    assert result.exit_code == 0, result.output
+    published = json.loads((ROOT / "docs" / "schema" / f"{kind}.schema.json").read_text())
+    assert published == json.loads(result.stdout), f"regenerate: omen schema --of {kind} -o docs/schema/{kind}.schema.json"
+    docs = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    assert f"schema/{kind}.schema.json" in docs
