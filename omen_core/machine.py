@@ -303,7 +303,8 @@ class OutOfPhase(RuleViolation):
         legal = sorted(t for (p, t) in PHASE_ORDER if p is phase)
         where = f"seq {seq}: " if seq is not None else ""
         super().__init__("phase", f"{where}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
-                                  f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}")
+                                  f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"
+                                  f"{'' if seq is not None else '; undo and redo at any time'}")
 
 
 _PHASE_VERBS = {"setup": "set up (start, join)", "ambush": "start an ambush", "ambush_roll": "roll for the ambush",
