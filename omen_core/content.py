@@ -7,6 +7,7 @@ the file and the JSON path of the field.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from importlib.resources import files
@@ -393,11 +394,17 @@ _CANONICAL = msgspec.json.Encoder(order="deterministic")
 
 
 def load_ruleset(path: str | Path | None = None) -> Ruleset:
-    """Load a ruleset file (TOML or JSON); without a path, the shipped core ruleset."""
+    """Load a ruleset file (TOML or JSON); without a path, the shipped core ruleset (parsed once per process:
+    a ruleset is immutable)."""
     if path is None:
-        resource = files("omen_core") / "data" / "core.toml"
-        return decode_content(resource.read_bytes(), Ruleset, source="core.toml", fmt="toml")
+        return _core_ruleset()
     return _load(Path(path), Ruleset)
+
+
+@functools.cache
+def _core_ruleset() -> Ruleset:
+    resource = files("omen_core") / "data" / "core.toml"
+    return decode_content(resource.read_bytes(), Ruleset, source="core.toml", fmt="toml")
 
 
 def load_sheet(path: str | Path) -> CombatantSheet:

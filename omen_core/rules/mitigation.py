@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import NamedTuple
@@ -22,6 +23,11 @@ class MitigationStep(NamedTuple):
     after: int
 
 
+@functools.lru_cache(maxsize=256)
+def _fraction(written: str) -> Fraction:
+    return Fraction(written)
+
+
 def exact(multiplier: float | str | Fraction) -> Fraction:
     """C34: a multiplier as the exact fraction written: ``1.4`` is ``7/5`` (its decimal, never its binary float),
     ``"7/5"`` is ``7/5``.
@@ -29,7 +35,7 @@ def exact(multiplier: float | str | Fraction) -> Fraction:
     >>> exact(1.4), exact("7/5"), exact(0.5)
     (Fraction(7, 5), Fraction(7, 5), Fraction(1, 2))
     """
-    return multiplier if isinstance(multiplier, Fraction) else Fraction(str(multiplier))
+    return multiplier if isinstance(multiplier, Fraction) else _fraction(str(multiplier))
 
 
 def armor_applies(*, magical_armor: bool, spell_attack: bool, physical_damage: bool) -> bool:
@@ -60,6 +66,7 @@ def mitigate(raw: int, *, resistance: int, physical: bool, physical_resistance: 
     steps.append(MitigationStep("armor", worn, after))
     floored = max(after, 0)
     steps.append(MitigationStep("floor", floored - after, floored))
-    final = max(math.floor(floored * exact(multiply) + add), 0)
+    scaled = floored if multiply == 1 else floored * exact(multiply)  # the usual 1 (or 1.0) takes no fraction
+    final = max(math.floor(scaled + add), 0)
     steps.append(MitigationStep("incoming", final - floored, final))
     return steps
