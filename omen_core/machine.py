@@ -197,7 +197,7 @@ class IllegalOrder(RuleViolation):
 
     def __init__(self, step: Step, trigger: str, legal: list[str], seq: int | None = None,
                  rule: str = "lifecycle", why: str = "", command: str = "", legal_now: list[str] | None = None):
-        self.step, self.trigger, self.legal, self.seq = step, trigger, legal, seq
+        self.step, self.trigger, self.legal, self.seq, self.why = step, trigger, legal, seq, why
         where = f"seq {seq}: " if seq is not None else ""
         why = f"{why}; " if why else ""
         if legal_now is not None:  # a command refused: say it in command words, as options() does

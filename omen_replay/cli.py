@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Iterator
 from enum import Enum
@@ -27,7 +28,7 @@ from omen_core.commands import Command
 from omen_core.errors import BadInput, ConcurrencyError, OmenError
 from omen_core.events import StoredEvent, event_schema
 from omen_core.options import DiceRoll, Offer, Options
-from omen_core.store import EventStore, open_snapshots, open_store
+from omen_core.store import EventStore, open_existing_store, open_snapshots, open_store
 from omen_core.walk import Step, StoreSource
 from omen_core.walk import step_through as walk_steps
 
@@ -117,15 +118,21 @@ def _print_lines(lines: Iterator[Line]) -> None:
 
 
 def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
-    store = open_store(url)
-    fights = store.fights()
+    """The existing store ``url`` names and the fight in it (``fight``, or its only one); bad input otherwise,
+    creating nothing."""
+    try:
+        store = open_existing_store(url)
+        fights = store.fights()
+    except sqlite3.Error as exc:
+        _bad_input(f"{url}: cannot read the database: {exc}")
     if fight is not None:
         if fight not in fights:
-            raise typer.BadParameter(f"no fight {fight!r} in {url} (fights: {', '.join(fights) or 'none'})")
+            _bad_input(f"no fight {fight!r} in {url} (fights: {', '.join(fights) or 'none'})")
         return store, fight
+    if not fights:
+        _bad_input(f"{url} holds no fight yet (omen run SCENARIO --log {url} starts one)")
     if len(fights) != 1:
-        _bad_input(f"{url} holds {len(fights)} fights ({', '.join(fights) or 'none'}); "
-                   "choose one with --fight")
+        _bad_input(f"{url} holds {len(fights)} fights ({', '.join(fights)}); choose one with --fight")
     return store, fights[0]
 
 
@@ -144,11 +151,15 @@ def _report_text(report: Report) -> None:
     _report_undos(report)
     head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
     if report.clean:
-        seed = ("all match the revealed seed" if report.seed_revealed
-                else "not checked: the seed has not been revealed")
+        if not report.seeded_dice:
+            dice = "no seeded dice"
+        elif report.seed_revealed:
+            dice = f"{report.seeded_dice} seeded dice all match the revealed seed"
+        else:
+            dice = f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
         decided = f"{report.redecided} commands decided again" if report.redecided else "no recorded commands"
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
-                  f"intact, {decided}, every total recomputed; {report.seeded_dice} seeded dice {seed}{head}")
+                  f"intact, {decided}, every total recomputed; {dice}{head}")
         return
     out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
     for f in report.problems:
@@ -492,35 +503,61 @@ def _describe_roll(roll: DiceRoll) -> str:
     return f"{roll.roller}'s {roll.purpose.replace('_', ' ')} ({dice})"
 
 
-def _print_options(found: Options, as_json: bool) -> None:
-    """What the fight waits for and who may do what, as ``omen status`` and ``omen do`` print it."""
-    if as_json:
-        sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
-        return
+def _print_where(found: Options) -> None:
+    """Where the fight stands and what it waits for, in two or three lines."""
     where = f"{found.phase}" + (f", round {found.round}" if found.round else "") + \
         (f", {found.turn}'s turn" if found.turn else "")
     out.print(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
     if found.waiting is not None:
         w = found.waiting
-        out.print(f"[yellow]waiting for {escape(', '.join(w.who))}: {escape(w.title)} ({escape(w.rule)}), "
-                  f"answer with {escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
+        who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
+        out.print(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
+                  f"{escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         out.print(f"out of the fight (C33): {escape(', '.join(gone))}")
+
+
+def _print_options(found: Options, as_json: bool) -> None:
+    """What the fight waits for and who may do what, as ``omen status`` prints it."""
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
+        return
+    _print_where(found)
     by_actor: dict[str | None, list[Offer]] = {}
     for offer in found.offers:
         by_actor.setdefault(offer.actor, []).append(offer)
     for actor, offers in by_actor.items():
         out.print(f"  [bold]{escape(actor or 'the GM')}[/]:")
         for offer in offers:
-            first = offer.choices[0]
-            dice = "; ".join(_describe_roll(r) for r in first.dice)
-            more = "; maybe " + "; ".join(_describe_roll(r) for r in first.may_roll) if first.may_roll else ""
             shown = _choice_summary(offer)
             out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
-                      + (f" {escape(shown)}" if shown else "")
-                      + (f"\n      [dim]dice: {escape(dice)}{escape(more)}[/]" if dice else ""))
+                      + (f" {escape(shown)}" if shown else ""))
+            for line in _dice_summary(offer):
+                out.print(f"      [dim]{escape(line)}[/]")
     out.print(f"head {found.head}")
+
+
+def _dice_summary(offer: Offer) -> list[str]:
+    """The dice an offer's choices roll: one line if they all roll the same, else one per distinct set (up to
+    four), each with the first choice that rolls it."""
+    seen: dict[str, dict[str, Any]] = {}
+    for choice in offer.choices:
+        text = "; ".join(_describe_roll(r) for r in choice.dice)
+        if choice.may_roll:
+            text += ("; " if text else "") + "maybe " + "; ".join(_describe_roll(r) for r in choice.may_roll)
+        seen.setdefault(text, choice.args)
+    if len(seen) == 1:
+        text = next(iter(seen))
+        return [f"dice: {text}"] if text else []
+    lines = [f"dice ({_short_args(args)}): {text or 'none'}" for text, args in list(seen.items())[:4]]
+    return lines + (["dice: more, by choice (omen status --json lists each)"] if len(seen) > 4 else [])
+
+
+def _short_args(args: dict[str, Any]) -> str:
+    """A choice's arguments in a few words (``defense=dodge``), the actor's own fields left out."""
+    shown = [f"{k}={v}" for k, v in args.items() if k not in ("who", "attacker", "defender", "caller", "effect")]
+    return ", ".join(shown) or "as shown"
 
 
 def _choice_summary(offer: Offer) -> str:
@@ -589,9 +626,13 @@ def do_cmd(
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored events and the options as JSON.")]
     = False,
+    show_options: Annotated[bool, typer.Option("--options", help="Also list every command each actor may give "
+                                                                 "now (what omen status prints).")] = False,
 ) -> None:
-    """Give one command to a stored fight: append what it produces, tell it, and say what the fight waits for."""
+    """Give one command to a stored fight: append what it produces, tell it, and say what the fight waits for
+    next and the new head. Refused, it writes nothing (exit 2)."""
     from omen_core import Fight, ManualDice, SeededDice
+    from omen_core.dice import FacesNeeded
 
     seed_bytes = _seed_option(seed)
     try:
@@ -613,16 +654,25 @@ def do_cmd(
             _bad_input("--seed does not hash to this fight's seed commitment")
         if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
             live.dice = ManualDice()
-        stored = live.execute(parsed, by=by)
+        before = live.state
+        try:
+            stored = live.execute(parsed, by=by)
+        except FacesNeeded as exc:
+            if live.state.dice == "seeded" and seed_bytes is None:
+                _bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
+            raise
         found = live.options()
     except OmenError as exc:
         _guarded(exc)
     if as_json:
         sys.stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found)).decode() + "\n")
         return
-    narrator = Narrator()
-    _print_lines(narrator.lines(stored))
-    _print_options(found, False)
+    _print_lines(Narrator(state=before).lines(stored))
+    if show_options:
+        _print_options(found, False)
+        return
+    _print_where(found)
+    out.print(f"head {found.head}  [dim](omen status {escape(log_url)} lists every command accepted now)[/]")
 
 
 @app.command()
@@ -633,7 +683,8 @@ def undo(
     reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
 ) -> None:
-    """Undo the last command (or back to --to SEQ) by appending an event that voids it; nothing is erased."""
+    """Undo the last command (or back to --to SEQ) by appending an event that voids it; nothing is erased. An
+    undo goes back to a point with no action in progress: mid-action, to the action's declaration."""
     from omen_core import Fight
 
     try:
@@ -642,8 +693,8 @@ def undo(
         done = live.undo(to, reason)
     except OmenError as exc:
         _guarded(exc)
-    out.print(f"undone: seq {done.from_seq} to {done.to_seq} (recorded at seq {live.version}; "
-              f"`omen redo {log_url}` takes it back)")
+    out.print(f"undone: seq {done.from_seq} to {done.to_seq}, back to the command at seq {done.from_seq} "
+              f"(recorded at seq {live.version}; `omen redo {log_url}` takes it back)")
     _print_state(summarise(live.state), False)
 
 

@@ -514,8 +514,12 @@ class Narrator(Visitor):
     ``sink`` if given, else they are kept in :attr:`told`.
     """
 
-    def __init__(self, sink: Callable[[Line], object] | None = None) -> None:
+    def __init__(self, sink: Callable[[Line], object] | None = None, state: FightState | None = None) -> None:
+        """``state``: a fight already under way (its combatants' names are known from it)."""
         self.names = _Names()
+        if state is not None:
+            self.names.names.update({cid: c.sheet.name for cid, c in state.combatants.items()})
+            self.names.turn = state.turn
         self.told: list[Line] = []
         self.sink: Callable[[Line], object] = sink if sink is not None else self.told.append
 

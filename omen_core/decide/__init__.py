@@ -326,7 +326,11 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
     """
     if command.dice is not None:
         faces = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
-        draft = _decided(state, command, faces, history, by)
+        try:
+            draft = _decided(state, command, faces, history, by)
+        except FacesNeeded:  # too few: name every die the command rolls, not only those up to the first missing
+            certain, maybe = dice_needed(state, command, history)
+            raise FacesNeeded(certain, len(command.dice), maybe) from None
         if faces.surplus:
             raise SurplusFaces(faces.requests, len(command.dice))
         return draft

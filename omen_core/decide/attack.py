@@ -182,7 +182,7 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     opened = frame.window
     assert opened is not None
     if cmd.defender != opened.defender:
-        raise RuleViolation("C8", f"the open window is {opened.defender!r}'s, not {cmd.defender!r}'s")
+        raise RuleViolation("C8", f"the open window is {opened.defender}'s, not {cmd.defender}'s")
     if cmd.defense is None:
         draft.emit(ActiveDefenseDeclined(action=opened.action, defender=cmd.defender))
         _determine_hit(draft)
@@ -242,7 +242,7 @@ def route_damage(draft: Draft, cmd: RouteDamage) -> None:
     opened = attack_frame(draft).routing
     assert opened is not None
     if cmd.attacker != opened.attacker:
-        raise RuleViolation("C12", f"the routing choice is {opened.attacker!r}'s, not {cmd.attacker!r}'s")
+        raise RuleViolation("C12", f"the routing choice is {opened.attacker}'s, not {cmd.attacker}'s")
     if cmd.die is not None and cmd.die >= len(opened.dice):
         raise RuleViolation("C12", f"die {cmd.die} is not in the hit pool (dice 0 to {len(opened.dice) - 1})")
     draft.emit(DamageRouted(action=opened.action, attacker=cmd.attacker, die=cmd.die))
@@ -255,7 +255,7 @@ def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
     opened = attack_frame(draft).catch_window
     assert opened is not None
     if cmd.who != opened.target:
-        raise RuleViolation("C22", f"the Catch window is {opened.target!r}'s, not {cmd.who!r}'s")
+        raise RuleViolation("C22", f"the Catch window is {opened.target}'s, not {cmd.who}'s")
     draft.emit(CatchAnswered(action=opened.action, who=cmd.who, caught=cmd.catch))
     if not cmd.catch:
         after_catch(draft)

@@ -71,8 +71,15 @@ class Draft:
             raise OutOfPhase(self.state.phase, trigger)
 
     def emit(self, event: E) -> E:
-        """Add an event: fold it into the state at its seq (which checks its order), then keep it."""
-        self.state = evolve(self.state, event, self.next_seq, self.batch)
+        """Add an event: fold it into the state at its seq (which checks its order), then keep it. An event out
+        of order refuses the command in command words (no seq: nothing was written)."""
+        try:
+            self.state = evolve(self.state, event, self.next_seq, self.batch)
+        except OutOfPhase as exc:
+            raise OutOfPhase(exc.phase, exc.trigger) from None
+        except IllegalOrder as exc:
+            raise IllegalOrder(exc.step, exc.trigger, exc.legal, rule=exc.rule, why=exc.why, command=self.command,
+                               legal_now=legal_now(self.state)) from None
         self.events.append(event)
         return event
 

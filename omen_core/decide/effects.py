@@ -51,6 +51,9 @@ def call_save(draft: Draft, cmd: CallSave) -> None:
     Interrupt first (C24); then the saver's die, then the caller's (C29); the saver wins ties (C15)."""
     draft.require("declare")
     caller, saver = draft.present(cmd.caller, "call for a save"), draft.present(cmd.saver, "be made to save")
+    if caller.id == saver.id:
+        raise RuleViolation("C15", f"{caller.id!r} cannot call for a save against itself: the saver's die is "
+                                   "opposed by the caller's")
     if caller.helpless:
         raise RuleViolation("C10", f"{caller.id!r} is incapacitated or paralysed and cannot act")
     effect = cmd.effect

@@ -249,7 +249,7 @@ def require_turn(draft: Draft, who: str, what: str) -> None:
     draft.combatant(who)
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn != who:
-        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: it is {state.turn!r}'s turn "
+        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: it is {state.turn}'s turn "
                                           f"(round {state.round})")
 
 

@@ -67,7 +67,7 @@ def move(draft: Draft, cmd: Move) -> None:
     for other in cmd.leaves:
         draft.combatant(other)
         if not state.engaged(cmd.who, other):
-            raise RuleViolation("C23", f"{cmd.who!r} is not within {other!r}'s reach, so cannot leave it")
+            raise RuleViolation("C23", f"{cmd.who!r} is not within {other}'s reach, so cannot leave it")
     action = draft.next_seq
     draft.emit(MovementDeclared(action=action, who=cmd.who, leaves=cmd.leaves))
     draft.emit(CostPaid(action=action, who=cmd.who, resource="movement_action", amount=1, purpose="movement"))

@@ -21,7 +21,7 @@ def choose_will_conversion(draft: Draft, cmd: ChooseWillConversion) -> None:
     assert frame is not None and frame.will_offer is not None
     offer = frame.will_offer
     if cmd.who != offer.who:
-        raise RuleViolation("C31", f"the Will-conversion choice is {offer.who!r}'s, not {cmd.who!r}'s")
+        raise RuleViolation("C31", f"the Will-conversion choice is {offer.who}'s, not {cmd.who}'s")
     draft.emit(WillConversionChosen(action=offer.action, who=cmd.who, convert=cmd.convert))
     deal_damage(draft, offer.action, offer.who, offer.terms, offer.damage_type, spell=offer.spell,
                 source=offer.source, chosen=cmd.convert)

@@ -5,8 +5,8 @@ from .jsonl import JsonlStore
 from .memory import MemoryStore
 from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
 from .sqlite import SqliteStore
-from .url import open_snapshots, open_store
+from .url import open_existing_store, open_snapshots, open_store
 
-__all__ = ["EventStore", "JsonlStore", "MemoryStore", "SqliteStore", "check_batch",
-           "check_fight_id", "open_store", "open_snapshots", "SnapshotStore", "MemorySnapshots", "FileSnapshots",
-           "SqliteSnapshots"]
+__all__ = ["EventStore", "JsonlStore", "MemoryStore", "SqliteStore", "check_batch", "check_fight_id",
+           "open_store", "open_existing_store", "open_snapshots", "SnapshotStore", "MemorySnapshots",
+           "FileSnapshots", "SqliteSnapshots"]

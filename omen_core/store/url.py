@@ -11,7 +11,7 @@ from .memory import MemoryStore
 from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
 from .sqlite import SqliteStore
 
-__all__ = ["open_store", "open_snapshots", "ACCEPTED_FORMS"]
+__all__ = ["open_store", "open_existing_store", "open_snapshots", "ACCEPTED_FORMS"]
 
 ACCEPTED_FORMS = (
     "'memory:' (in memory, nothing is kept)",
@@ -37,6 +37,23 @@ def open_store(url: str) -> EventStore:
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
         return JsonlStore(url)
     raise _bad(url)
+
+
+def open_existing_store(url: str) -> EventStore:
+    """The store ``url`` names, which must already exist: reading or playing on a log that is not there is
+    :class:`BadInput` saying so, and creates nothing (no empty database, no directory)."""
+    if url.startswith("sqlite:") and url != "sqlite::memory:":
+        path = _sqlite_path(url)
+        if not os.path.isfile(path):
+            raise BadInput(f"{url}: no such database ({path} does not exist)")
+    elif url.endswith(".jsonl"):
+        if os.path.isdir(url):
+            raise BadInput(f"{url}: is a directory, not a log file")
+        if not os.path.isfile(url):
+            raise BadInput(f"{url}: no such log (omen run SCENARIO --log {url} starts a fight there)")
+    elif url.endswith(("/", os.sep)) and not os.path.isdir(url):
+        raise BadInput(f"{url}: no such directory of logs")
+    return open_store(url)
 
 
 def open_snapshots(url: str) -> SnapshotStore:

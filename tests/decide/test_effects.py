@@ -336,3 +336,13 @@ class TestRefusals:
         assert info.value.rule == "C10"
         assert (f.events, f.version, f.dice.remaining) == (before, version, 2)
         finish(f)
+
+
+def test_a_save_is_called_against_another():
+    """C15: the saver's die is opposed by the caller's, so a combatant cannot call for a save against itself;
+    nothing is written."""
+    f = fight([])
+    before = f.events
+    with pytest.raises(RuleViolation) as info:
+        f.call_save("kael", "kael", effect())
+    assert info.value.rule == "C15" and f.events == before

@@ -1,0 +1,504 @@
+"""Tests for the live CLI: ``omen status`` and ``omen do`` on a stored fight (docs/live.md), with undo and verify.
+
+The fight: Kael (wardens) and Vesh (raiders) from the Ember Ford sheets, set up by ``omen run`` with
+``dice = "manual"``, then played one ``omen do`` at a time with the faces in each command's ``dice``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from omen_replay.cli import app
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
+OPTIONS_SCHEMA = ROOT / "docs" / "schema" / "options.schema.json"
+DO_SCHEMA = ROOT / "docs" / "schema" / "do.schema.json"
+SEED = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+HEAD = re.compile(r"head (\d+):([0-9a-f]{64})")
+
+# Kael 5 + 1 = 6 beats Vesh 2 + 2 = 4: Kael's turn first.
+INITIATIVE = {"command": "roll_initiative", "dice": [5, 2]}
+INITIATIVE_WITHOUT_FACES = {"command": "roll_initiative"}
+# Kael's STR d8 4, FCS d6 2, Vesh's RES d6 3: hit 10 against base defense 5, Vesh's Active Defense window opens.
+KAEL_ATTACKS = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                "dice": [4, 2, 3]}
+VESH_DODGES = {"command": "answer_active_defense", "defender": "vesh", "defense": "dodge", "dice": [6]}
+
+
+def omen(*args: str):
+    """Run the CLI in-process and return the result."""
+    return runner.invoke(app, list(args))
+
+
+def text(result) -> str:
+    """Stdout and stderr with the console's line wrapping undone."""
+    return " ".join(result.output.split())
+
+
+def do(log: Path, command: dict | str, *extra: str):
+    """``omen do LOG COMMAND`` with the command as JSON (a dict) or as given (a string)."""
+    return omen("do", str(log), command if isinstance(command, str) else json.dumps(command), *extra)
+
+
+def played(log: Path, *commands: dict) -> Path:
+    """Give each command with ``omen do``, each one accepted."""
+    for command in commands:
+        result = do(log, command)
+        assert result.exit_code == 0, result.output
+    return log
+
+
+def write_scenario(directory: Path, dice: str = "manual", fight_id: str = "ford") -> Path:
+    """A scenario with no commands: the fight and its two combatants, Kael and Vesh."""
+    seed = f'\nseed = "{SEED}"' if dice == "seeded" else ""
+    path = directory / f"{fight_id}.toml"
+    path.write_text(f'[fight]\nid = "{fight_id}"\ntitle = "Steel at the ford"\ndice = "{dice}"{seed}\n\n'
+                    f'[[combatants]]\nsheet = "{SHEETS / "kael.toml"}"\n\n'
+                    f'[[combatants]]\nsheet = "{SHEETS / "vesh.toml"}"\n')
+    return path
+
+
+def set_up(directory: Path, dice: str = "manual", fight_id: str = "ford") -> Path:
+    """``omen run`` the scenario into a fresh log: the set-up only (3 events)."""
+    log = directory / f"{fight_id}.jsonl"
+    result = omen("run", str(write_scenario(directory, dice, fight_id)), "--log", str(log), "--quiet")
+    assert result.exit_code == 0, result.output
+    return log
+
+
+def files_in(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (the log and anything beside it), by name, with its bytes."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def lines(log: Path) -> list[dict]:
+    """The log's stored events as JSON objects."""
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def schema_validator(path: Path) -> jsonschema.Draft202012Validator:
+    """A validator for one of the published schemas."""
+    schema = json.loads(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def verified_head(log: Path) -> str:
+    """The head ``omen verify --json`` reaches, as SEQ:HASH (the log verifying clean)."""
+    result = omen("verify", str(log), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["clean"] is True
+    return f"{report['head']['seq']}:{report['head']['hash']}"
+
+
+def status_json(log: Path) -> dict:
+    """``omen status LOG --json``, parsed."""
+    result = omen("status", str(log), "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def setup_log(tmp_path: Path) -> Path:
+    """A manual-dice fight, set up and nothing more."""
+    return set_up(tmp_path)
+
+
+@pytest.fixture
+def turn_log(setup_log: Path) -> Path:
+    """Round 1, Kael's turn, nothing in progress."""
+    return played(setup_log, INITIATIVE)
+
+
+@pytest.fixture
+def window_log(turn_log: Path) -> Path:
+    """Kael's attack waits for Vesh's Active Defense."""
+    return played(turn_log, KAEL_ATTACKS)
+
+
+@pytest.fixture
+def interrupt_log(window_log: Path) -> Path:
+    """Round 2: Kael's second attack waits on Vesh's Interrupt (she has had her turn and both Bonus Actions)."""
+    return played(window_log, VESH_DODGES, {"command": "end_turn", "who": "kael"},
+                  {"command": "end_turn", "who": "vesh"},
+                  {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"})
+
+
+def refused(log: Path, command: dict | str, *extra: str) -> str:
+    """Give a command that must be refused: exit 2, nothing on stdout, every file byte for byte as it was; returns
+    the message (stderr, unwrapped)."""
+    before = files_in(log.parent)
+    result = do(log, command, *extra)
+    assert result.exit_code == 2, result.output
+    assert files_in(log.parent) == before
+    assert result.stdout == ""
+    return " ".join(result.stderr.split())
+
+
+class TestStatus:
+    def test_text_names_where_the_fight_is_every_actor_and_the_head(self, turn_log):
+        """`omen status` says phase, round, turn and dice, lists each actor's commands, and ends with the head."""
+        result = omen("status", str(turn_log))
+        assert result.exit_code == 0, result.output
+        said = text(result)
+        seq = len(lines(turn_log))
+        assert f"ford at seq {seq}: rounds, round 1, kael's turn; manual dice" in said
+        for words in ("kael:", "declare_attack (1 Action;", "end_turn (free;", "the GM:", "end_fight", "undo"):
+            assert words in said
+        assert "dice: kael's hit (primary d8 + fcs d6); vesh's base defense (res d6)" in said
+        last = lines(turn_log)[-1]
+        assert result.output.splitlines()[-1] == f"head {last['seq']}:{last['hash']}"
+
+    def test_text_says_what_the_fight_waits_for(self, window_log):
+        """With a decision open, `omen status` names it, who answers, with which command and at what cost."""
+        said = text(omen("status", str(window_log)))
+        assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; costs 1 Bonus Action"
+                in said)
+        assert "cancel_action" in said and "declare_attack" not in said
+
+    @pytest.mark.parametrize("stage", ["setup_log", "turn_log", "window_log", "interrupt_log"])
+    def test_json_is_valid_against_the_published_schema(self, stage, request):
+        """`omen status --json` validates against docs/schema/options.schema.json at every stage of a fight."""
+        log = request.getfixturevalue(stage)
+        found = status_json(log)
+        schema_validator(OPTIONS_SCHEMA).validate(found)
+        last = lines(log)[-1]
+        assert found["seq"] == last["seq"] and found["head"] == f"{last['seq']}:{last['hash']}"
+        assert found["dice"] == "manual" and {c["who"] for c in found["combatants"]} == {"kael", "vesh"}
+
+    def test_json_waiting_names_the_decision(self, window_log):
+        """The JSON's `waiting` gives the open decision's kind, who answers and the answer commands."""
+        ad = status_json(window_log)["waiting"]
+        assert (ad["kind"], ad["who"], ad["answers"]) == ("active_defense", ["vesh"], ["answer_active_defense"])
+        declared = [e["seq"] for e in lines(window_log) if e["event"]["type"] == "attack_declared"]
+        assert ad["action"] == declared[-1]
+
+    def test_json_waiting_names_an_interrupt(self, interrupt_log):
+        """An Interrupt window is answered by react or pass_reaction, by the combatant offered it."""
+        interrupt = status_json(interrupt_log)["waiting"]
+        assert interrupt["kind"] == "interrupt" and interrupt["who"] == ["vesh"]
+        assert set(interrupt["answers"]) == {"react", "pass_reaction"}
+
+    def test_an_offered_choice_is_a_command_omen_do_accepts(self, window_log):
+        """A choice from `omen status --json`, built as docs/live.md says (command + args + a face per die listed),
+        is accepted by `omen do`."""
+        offer = next(o for o in status_json(window_log)["offers"] if o["command"] == "answer_active_defense")
+        choice = next(c for c in offer["choices"] if c["args"].get("defense") == "dodge")
+        faces = [d["sides"] for roll in choice["dice"] for d in roll["dice"]]  # the highest face of each die
+        result = do(window_log, {"command": offer["command"], **choice["args"], "dice": faces})
+        assert result.exit_code == 0, result.output
+        assert "Vesh the Cinder-Hand dodges" in text(result) and "MISS" in text(result)
+
+    @pytest.mark.parametrize("name", ["missing.jsonl", "missing-dir/"])
+    def test_status_on_a_missing_log_exits_2_and_creates_nothing(self, tmp_path, name):
+        """`omen status` on a log that does not exist exits 2 naming it, and creates no file or directory."""
+        result = omen("status", f"{tmp_path}/{name}")
+        assert result.exit_code == 2
+        assert name in result.stderr and "no such" in text(result)
+        assert list(tmp_path.iterdir()) == []
+
+    def test_status_on_an_empty_log_exits_2_and_leaves_it_empty(self, tmp_path):
+        """`omen status` on an empty file exits 2 saying it holds no fight, and leaves it as it was."""
+        empty = tmp_path / "empty.jsonl"
+        empty.write_bytes(b"")
+        result = omen("status", str(empty))
+        assert result.exit_code == 2 and "empty.jsonl holds no fight yet" in text(result)
+        assert files_in(tmp_path) == {"empty.jsonl": b""}
+
+    def test_status_on_a_missing_log_does_not_suggest_fight(self, tmp_path):
+        """The message for a log that does not exist says so, and does not send the GM to --fight."""
+        said = text(omen("status", str(tmp_path / "missing.jsonl")))
+        assert "--fight" not in said and ("does not exist" in said or "no such" in said or "not found" in said)
+
+    def test_status_on_a_missing_sqlite_db_creates_nothing(self, tmp_path):
+        """`omen status` on a SQLite URL naming no database exits 2 and creates no file."""
+        result = omen("status", f"sqlite:///{tmp_path}/missing.db")
+        assert result.exit_code == 2
+        assert list(tmp_path.iterdir()) == []
+
+    def test_status_on_a_sqlite_db_in_a_missing_directory_is_bad_input(self, tmp_path):
+        """`omen status sqlite:///no/such/dir/x.db` is bad input: exit 2 and an error message, no traceback."""
+        result = omen("status", f"sqlite:///{tmp_path}/no/such/dir/x.db")
+        assert result.exit_code == 2 and result.stderr.startswith("error:")
+
+    def test_status_of_an_unknown_fight_exits_2(self, setup_log):
+        """`--fight` naming a fight the log does not hold is refused with exit 2, naming the fights it holds."""
+        result = omen("status", str(setup_log), "--fight", "other")
+        assert result.exit_code == 2 and "no fight 'other'" in text(result) and "ford" in text(result)
+
+
+class TestDoHappyPaths:
+    def test_inline_json_appends_narrates_and_prints_options_and_head(self, setup_log):
+        """A JSON command is appended, told (the session log's lines), and followed by the options and new head."""
+        result = do(setup_log, INITIATIVE)
+        assert result.exit_code == 0, result.output
+        said = text(result)
+        for words in ("roll (initiative, manual) by Kael Arden: check d6 → 5",
+                      "Initiative order: Kael Arden, Vesh the Cinder-Hand", "Round 1", "Kael Arden's turn",
+                      "rounds, round 1, kael's turn; manual dice", "omen status"):
+            assert words in said
+        last = lines(setup_log)[-1]
+        assert last["seq"] == 11 and last["event"]["type"] == "turn_started"
+        assert HEAD.findall(result.output)[-1] == ("11", last["hash"])
+
+    def test_inline_toml(self, turn_log):
+        """A command written as TOML (a table with `command = ...`) is accepted like its JSON."""
+        seq = len(lines(turn_log)) + 1
+        result = do(turn_log, 'command = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\ndice = [4, 2, 3]')
+        assert result.exit_code == 0, result.output
+        assert "Active Defense window for Vesh the Cinder-Hand: attack 10 beats base defense 5" in text(result)
+        issued = next(e["event"] for e in lines(turn_log) if e["seq"] == seq)
+        assert issued["type"] == "command_issued" and issued["command"]["command"] == "declare_attack"
+        assert issued["command"]["dice"] == [4, 2, 3]
+
+    @pytest.mark.parametrize("suffix", [".toml", ".json"])
+    def test_command_from_a_file(self, turn_log, tmp_path, suffix):
+        """`--file` reads the command from a .toml or .json file."""
+        body = ('command = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\nweapon = "longsword"\n'
+                'dice = [4, 2, 3]\n') if suffix == ".toml" else json.dumps(KAEL_ATTACKS)
+        file = tmp_path / f"attack{suffix}"
+        file.write_text(body)
+        result = omen("do", str(turn_log), "--file", str(file))
+        assert result.exit_code == 0, result.output
+        assert status_json(turn_log)["waiting"]["kind"] == "active_defense"
+
+    def test_by_is_recorded_in_the_command_issued_event(self, window_log):
+        """`--by WHO` is recorded as the command_issued event's `by`; without it, `by` is empty."""
+        result = do(window_log, VESH_DODGES, "--by", "Vesh's player")
+        assert result.exit_code == 0, result.output
+        issued = [e["event"] for e in lines(window_log) if e["event"]["type"] == "command_issued"]
+        assert issued[-1]["by"] == "Vesh's player" and issued[-1]["command"]["command"] == "answer_active_defense"
+        assert {e["by"] for e in issued[:-1]} == {""}
+
+    def test_json_output_validates_and_is_what_was_stored(self, window_log):
+        """`omen do --json` validates against docs/schema/do.schema.json: its events are the lines appended, its
+        options what `omen status --json` says now."""
+        before = len(lines(window_log))
+        result = do(window_log, VESH_DODGES, "--json")
+        assert result.exit_code == 0, result.output
+        printed = json.loads(result.stdout)
+        schema_validator(DO_SCHEMA).validate(printed)
+        assert printed["events"] == lines(window_log)[before:]
+        assert [e["event"]["type"] for e in printed["events"]][:2] == ["command_issued", "active_defense_chosen"]
+        assert printed["options"] == status_json(window_log)
+
+    def test_printed_head_is_the_head_verify_reaches(self, window_log):
+        """The head `omen do` prints (text and JSON) and `omen status` reports is the head `omen verify` reaches."""
+        result = do(window_log, VESH_DODGES)
+        assert result.exit_code == 0, result.output
+        seq, digest = HEAD.findall(result.output)[-1]
+        assert f"{seq}:{digest}" == verified_head(window_log) == status_json(window_log)["head"]
+        result = do(window_log, {"command": "end_turn", "who": "kael"}, "--json")
+        assert json.loads(result.stdout)["options"]["head"] == verified_head(window_log)
+
+    def test_undo_mid_action_goes_back_to_the_declaration_and_play_goes_on(self, turn_log):
+        """`omen undo` while an attack waits voids it back to its declaration; play goes on and verifies clean."""
+        window_log, declared = turn_log, len(lines(turn_log)) + 1
+        played(window_log, KAEL_ATTACKS)
+        last = len(lines(window_log))
+        result = omen("undo", str(window_log), "--reason", "misread a die")
+        assert result.exit_code == 0, result.output
+        assert f"undone: seq {declared} to {last}" in text(result)
+        assert status_json(window_log)["waiting"] is None
+        played(window_log, {**KAEL_ATTACKS, "dice": [4, 2, 4]}, VESH_DODGES)
+        report = json.loads(omen("verify", str(window_log), "--json").stdout)
+        assert report["clean"] and [(u["from_seq"], u["to_seq"], u["reason"]) for u in report["undone"]] == [
+            (declared, last, "misread a die")]
+
+    def test_seeded_fight_rolls_with_the_right_seed(self, tmp_path):
+        """In a seeded fight `--seed HEX` rolls the fight's own dice (recorded as seeded; verify confirms them)."""
+        log = set_up(tmp_path, "seeded")
+        result = do(log, {"command": "roll_initiative"}, "--seed", SEED)
+        assert result.exit_code == 0, result.output
+        rolled = [e["event"] for e in lines(log) if e["event"]["type"] == "dice_rolled"]
+        assert [r["source"] for r in rolled] == ["seeded", "seeded"]
+        checked = omen("verify", str(log), "--seed", SEED, "--json")
+        assert checked.exit_code == 0 and json.loads(checked.stdout)["seeded_dice"] == 2
+
+    def test_seeded_fight_takes_physical_faces_too(self, tmp_path):
+        """Without `--seed`, a seeded fight's command may carry physical faces, recorded as manual."""
+        log = set_up(tmp_path, "seeded")
+        played(log, INITIATIVE)
+        rolled = [e["event"] for e in lines(log) if e["event"]["type"] == "dice_rolled"]
+        assert [(r["source"], r["dice"][0]["face"]) for r in rolled] == [("manual", 5), ("manual", 2)]
+        verified_head(log)
+
+
+class TestDoRefusals:
+    def test_unknown_command_name(self, turn_log):
+        """A command name that does not exist is refused naming the field and the name."""
+        said = refused(turn_log, {"command": "fireball", "who": "kael"})
+        assert "'fireball'" in said and "$.command" in said
+
+    def test_unknown_field_is_named(self, turn_log):
+        """A field the command does not have is refused naming that field."""
+        said = refused(turn_log, {"command": "end_turn", "who": "kael", "wait": True})
+        assert "unknown field `wait`" in said
+
+    def test_unknown_field_in_toml_is_named(self, turn_log):
+        """The same in TOML."""
+        assert "unknown field `wait`" in refused(turn_log, 'command = "end_turn"\nwho = "kael"\nwait = true')
+
+    def test_wrong_field_type_names_the_path(self, turn_log):
+        """A field of the wrong type is refused naming its path."""
+        assert "$.who" in refused(turn_log, {"command": "end_turn", "who": 5})
+
+    def test_combatant_not_in_the_fight(self, turn_log):
+        """A combatant the fight does not have is refused, listing those who joined."""
+        said = refused(turn_log, {"command": "end_turn", "who": "brin"})
+        assert "no combatant 'brin'" in said and "kael, vesh" in said
+
+    def test_not_this_combatants_turn(self, turn_log):
+        """Vesh cannot end Kael's turn, nor attack on it."""
+        assert "it is kael's turn" in refused(turn_log, {"command": "end_turn", "who": "vesh"})
+        assert "cannot attack" in refused(turn_log, {"command": "declare_attack", "attacker": "vesh",
+                                                     "target": "kael", "dice": [1, 1, 1]})
+
+    def test_answer_by_the_wrong_defender(self, window_log):
+        """The Active Defense window is Vesh's: Kael's answer is refused naming the rule and whose it is."""
+        said = refused(window_log, {"command": "answer_active_defense", "defender": "kael", "defense": "dodge",
+                                    "dice": [3]})
+        assert "[C8]" in said and "vesh's" in said
+
+    def test_a_defense_the_defender_cannot_make(self, window_log):
+        """Vesh has no shield: a Block is refused naming the rule."""
+        said = refused(window_log, {"command": "answer_active_defense", "defender": "vesh", "defense": "block",
+                                    "dice": [3]})
+        assert "[C9]" in said and "shield" in said
+
+    def test_command_out_of_phase_in_setup(self, setup_log):
+        """Ending a turn before initiative is refused naming the phase and what it allows."""
+        said = refused(setup_log, {"command": "end_turn", "who": "kael"})
+        assert "[phase]" in said and "setup phase" in said and "roll initiative" in said
+
+    def test_command_out_of_phase_in_the_rounds(self, turn_log):
+        """Rolling initiative again in the rounds is refused naming the phase."""
+        said = refused(turn_log, {"command": "roll_initiative", "dice": [1, 1]})
+        assert "[phase]" in said and "rounds phase" in said
+
+    def test_command_while_a_decision_waits_says_what_is_legal(self, window_log):
+        """While Vesh's Active Defense waits, ending the turn is refused with what is legal now, in command words."""
+        said = refused(window_log, {"command": "end_turn", "who": "kael"})
+        assert "[lifecycle]" in said and "answer_active_defense by vesh" in said and "cancel_action" in said
+
+    def test_command_on_an_ended_fight(self, turn_log):
+        """After end_fight, an attack is refused: the fight is over."""
+        played(turn_log, {"command": "end_fight", "reason": "yielded", "side": "raiders"})
+        assert "ended phase" in refused(turn_log, KAEL_ATTACKS)
+
+    def test_missing_faces_lists_the_dice_to_roll(self, setup_log):
+        """A roll with no faces is refused listing every die to roll, in C29 order."""
+        said = refused(setup_log, {"command": "roll_initiative"})
+        assert ("rolls 2 dice and 0 face(s) were given" in said
+                and "kael's initiative: check d6; vesh's initiative: check d8" in said)
+
+    def test_missing_faces_lists_the_dice_that_depend_on_the_faces(self, interrupt_log):
+        """An Interrupt with no faces lists its own dice, then those of the attack it interrupts."""
+        said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife"})
+        assert ("vesh's hit: primary d8, fcs d6; kael's base defense: res d8; then, depending on the dice: "
+                "kael's hit: primary d8, fcs d6; vesh's base defense: res d6") in said
+
+    def test_partial_faces_list_every_die_still_to_roll(self, interrupt_log):
+        """With only the Interrupt's faces given, the refusal still names every die the command rolls."""
+        said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
+        assert "vesh's base defense" in said and "rolls 5 dice" not in said
+
+    def test_too_many_faces(self, setup_log):
+        """More faces than the command rolls is refused, saying how many too many."""
+        said = refused(setup_log, {**INITIATIVE, "dice": [5, 2, 1]})
+        assert "3 face(s) given, but this command rolls 2" in said and "1 face(s) too many" in said
+
+    def test_faces_for_a_command_that_rolls_nothing(self, turn_log):
+        """Faces given to a command that rolls no dice are refused."""
+        assert "too many" in refused(turn_log, {"command": "end_turn", "who": "kael", "dice": [3]})
+
+    def test_face_outside_its_die(self, setup_log):
+        """A 9 on Vesh's d8 is refused naming the die; a 0 is refused by the command's schema."""
+        assert "9 is not possible on a d8" in refused(setup_log, {**INITIATIVE, "dice": [5, 9]})
+        assert "$.dice[1]" in refused(setup_log, {**INITIATIVE, "dice": [5, 0]})
+
+    @pytest.mark.parametrize("command", ['{"command": ', 'command = ', '"end_turn"'])
+    def test_malformed_command(self, turn_log, command):
+        """A command that is neither a JSON object nor a TOML table is refused as bad input."""
+        assert "the command:" in refused(turn_log, command)
+
+    def test_command_and_file_both_or_neither(self, turn_log, tmp_path):
+        """The command comes as an argument or with --file: both, or neither, is refused."""
+        file = tmp_path / "end.json"
+        file.write_text(json.dumps({"command": "end_turn", "who": "kael"}))
+        before = files_in(tmp_path)
+        both = omen("do", str(turn_log), '{"command": "end_turn", "who": "kael"}', "--file", str(file))
+        neither = omen("do", str(turn_log))
+        assert both.exit_code == neither.exit_code == 2 and "not both or neither" in text(both)
+        assert files_in(tmp_path) == before
+
+    def test_missing_command_file(self, turn_log, tmp_path):
+        """A --file that does not exist is refused naming it."""
+        before = files_in(tmp_path)
+        result = omen("do", str(turn_log), "--file", str(tmp_path / "nope.toml"))
+        assert result.exit_code == 2 and "nope.toml" in text(result) and files_in(tmp_path) == before
+
+    def test_do_on_a_missing_log_creates_nothing(self, tmp_path):
+        """`omen do` on a log that does not exist exits 2 and creates nothing."""
+        result = do(tmp_path / "missing.jsonl", {"command": "end_turn", "who": "kael"})
+        assert result.exit_code == 2 and list(tmp_path.iterdir()) == []
+
+    def test_wrong_seed(self, tmp_path):
+        """`--seed` that does not hash to the fight's commitment is refused; the log is untouched."""
+        log = set_up(tmp_path, "seeded")
+        said = refused(log, {"command": "roll_initiative"}, "--seed", "ff" * 32)
+        assert "commitment" in said
+
+    def test_seed_not_hex_or_too_short(self, tmp_path):
+        """A `--seed` that is not hex, or too short to be a seed, is refused as bad input."""
+        log = set_up(tmp_path, "seeded")
+        assert "hex" in refused(log, {"command": "roll_initiative"}, "--seed", "xyz")
+        assert "16 bytes" in refused(log, {"command": "roll_initiative"}, "--seed", "00ff")
+
+    def test_seeded_fight_without_seed_or_faces_lists_the_dice(self, tmp_path):
+        """A seeded fight's roll with neither `--seed` nor faces is refused listing the dice to roll."""
+        log = set_up(tmp_path, "seeded")
+        assert "kael's initiative: check d6" in refused(log, {"command": "roll_initiative"})
+
+    def test_refusal_with_json_prints_no_json(self, window_log):
+        """A refused command under `--json` prints nothing on stdout (a consumer reads the exit code and stderr)."""
+        assert refused(window_log, {"command": "end_turn", "who": "kael"}, "--json").startswith("error:")
+
+    def test_refusal_names_no_seq_beyond_the_log(self, setup_log):
+        """A refusal does not point at a seq the log does not have."""
+        said = refused(setup_log, {"command": "end_turn", "who": "kael"})
+        assert not any(int(seq) > 3 for seq in re.findall(r"seq (\d+)", said))
+
+
+class TestDoOutput:
+    def test_do_is_short_unless_asked_for_the_options(self, setup_log, tmp_path):
+        """`omen do` tells what happened, where the fight stands and the head, pointing at `omen status` for
+        every option; `--options` lists them too."""
+        short = do(setup_log, INITIATIVE)
+        assert short.exit_code == 0, short.output
+        assert "omen status" in text(short) and "declare_attack" not in text(short)
+        longer = do(setup_log, {"command": "end_turn", "who": "kael"}, "--options")
+        assert longer.exit_code == 0, longer.output
+        assert "declare_attack" in text(longer) and "the GM:" in text(longer)
+
+    def test_missing_faces_in_a_seeded_fight_point_at_the_seed(self, tmp_path):
+        """In a seeded fight, a command given neither faces nor --seed is refused, and the message says that
+        --seed would roll the fight's own dice."""
+        log = set_up(tmp_path, "seeded")
+        said = refused(log, INITIATIVE_WITHOUT_FACES)
+        assert "--seed" in said and "kael's initiative" in said
+
+    def test_verify_of_a_manual_fight_mentions_no_seed(self, turn_log):
+        """`omen verify` of a fight with no seeded dice says so, instead of a seed that was never revealed."""
+        result = omen("verify", str(turn_log))
+        assert result.exit_code == 0, result.output
+        assert "no seeded dice" in text(result) and "not been revealed" not in text(result)
