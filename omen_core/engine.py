@@ -101,14 +101,53 @@ _RECENT = 64
 log = get_logger(__name__)
 
 
+_COMMAND_JSON = msgspec.json.Encoder()
+
+
 def validated(command: Command) -> Command:
-    """``command`` as the JSON decoders would have it: a command built in code gets every check a decoded one
-    gets (ranges, patterns, a sheet's own consistency); :class:`InvalidCommand` names the field otherwise."""
+    """``command`` as the JSON decoders would have it, through its JSON: a command built in code gets every
+    check a decoded one gets (ranges, patterns, a sheet's own consistency; no infinite number, no text that is
+    not Unicode, nothing JSON cannot hold); :class:`InvalidCommand` names the field otherwise."""
+    tag = str(type(command).__struct_config__.tag)
     try:
-        return msgspec.convert(msgspec.to_builtins(command), type(command))
+        text = _COMMAND_JSON.encode(command)
+    except (TypeError, ValueError, UnicodeError, OverflowError) as exc:
+        raise InvalidCommand(tag, _unencodable(command, "$"), f"cannot be written as JSON: {exc}") from None
+    try:
+        return msgspec.json.decode(text, type=type(command))
     except msgspec.ValidationError as exc:
         reason, _, path = str(exc).partition(" - at `")
-        raise InvalidCommand(str(type(command).__struct_config__.tag), path.rstrip("`") or "$", reason) from None
+        raise InvalidCommand(tag, path.rstrip("`") or "$", reason) from None
+    except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
+        raise InvalidCommand(tag, "$", str(exc)) from None
+
+
+def _unencodable(value: object, path: str) -> str:
+    """The path of the first part of ``value`` JSON cannot hold (``value``'s own, if no part is to blame)."""
+    parts: list[tuple[str, object]] = []
+    if isinstance(value, msgspec.Struct):
+        parts = [(f"{path}.{name}", getattr(value, name)) for name in value.__struct_fields__]
+    elif isinstance(value, dict):
+        parts = [(f"{path}.{key}", item) for key, item in value.items()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        parts = [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    for where, part in parts:
+        try:
+            _COMMAND_JSON.encode(part)
+        except (TypeError, ValueError, UnicodeError, OverflowError):
+            return _unencodable(part, where)
+    return path
+
+
+def _checked_by(by: object) -> str:
+    """Who gives a command, as text JSON can hold; :class:`InvalidCommand` otherwise."""
+    if not isinstance(by, str):
+        raise InvalidCommand("command_issued", "$.by", f"who gives a command is text, not {type(by).__name__}")
+    try:
+        by.encode("utf-8")
+    except UnicodeError as exc:
+        raise InvalidCommand("command_issued", "$.by", f"not Unicode text: {exc}") from None
+    return by
 
 
 def system_clock() -> int:
@@ -249,6 +288,7 @@ class Fight:
     def execute_all(self, commands: Sequence[Command], by: str = "") -> list[StoredEvent]:
         """Decide several commands one after the other and append all their events at once, atomically: all of
         them or none (each still its own batch). How a fight's set-up is written in one go."""
+        by = _checked_by(by)
         dice = self._dice()
         mark = dice.checkpoint()
         state, stored, drafts = self._state, [], []
