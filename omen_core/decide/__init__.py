@@ -8,7 +8,7 @@ handler per command, in a dispatch table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -234,25 +234,44 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
 }
 
 
+_PROBE_LIMIT = 200  # rolls one probing run may see: foes tied again and again have shown their dice by then
+
+ProbeFaces = Callable[[int, int, int], int]
+"""Which face a probing run gives: from the count of dice so far, the index of the roll, and the die's sides."""
+
+# The faces the probing runs give, each a different way through the rules' branches (hit or miss, crit or not,
+# a defense that beats the hit total or not, a tie or not): low and high cycling faces break ties between foes;
+# the bottom and top faces take the extreme branches; alternating rolls put one roller high and the next low.
+_PROBES: tuple[ProbeFaces, ...] = (
+    lambda count, _roll, sides: 1 + (count - 1) % sides,
+    lambda count, _roll, sides: sides - (count % sides),
+    lambda _count, _roll, _sides: 1,
+    lambda _count, _roll, sides: sides,
+    lambda _count, roll, sides: sides if roll % 2 == 0 else 1,
+    lambda _count, roll, sides: 1 if roll % 2 == 0 else sides,
+)
+
+
 class _Probe:
-    """A dice source that answers every roll (faces cycling up from 1, or down from the top) and notes it: how
-    :func:`dice_needed` finds the dice a command rolls."""
+    """A dice source that answers every roll with the faces of one of :data:`_PROBES` and notes it: how
+    :func:`probe` finds the dice a command rolls."""
 
     kind: DiceSourceKind = "manual"
     carried = True
 
-    def __init__(self, high: bool):
-        self.high, self.count = high, 0
+    def __init__(self, faces: ProbeFaces):
+        self.pick, self.count = faces, 0
         self.requests: list[RollRequest] = []
 
     def faces(self, request: RollRequest) -> list[int]:
-        self.requests.append(request)
-        if len(self.requests) > 200:  # foes tied again and again: the probe has seen enough
+        if len(self.requests) >= _PROBE_LIMIT:
             raise DiceError("the probe stops here")
+        roll = len(self.requests)
+        self.requests.append(request)
         faces = []
         for _tag, sides in request.pool:
             self.count += 1
-            faces.append(sides - (self.count % sides) if self.high else 1 + (self.count - 1) % sides)
+            faces.append(self.pick(self.count, roll, sides))
         return faces
 
     def checkpoint(self) -> object:
@@ -266,35 +285,44 @@ def _same_roll(a: RollRequest, b: RollRequest) -> bool:
     return (a.roller, a.purpose, a.pool) == (b.roller, b.purpose, b.pool)
 
 
+def _common_prefix(runs: Sequence[Sequence[RollRequest]]) -> int:
+    n = 0
+    while all(n < len(run) for run in runs) and all(_same_roll(runs[0][n], run[n]) for run in runs):
+        n += 1
+    return n
+
+
+def _new_rolls(requests: Iterable[RollRequest], known: Sequence[RollRequest]) -> list[RollRequest]:
+    """``requests`` with those like one in ``known`` (or earlier in ``requests``) left out, in order."""
+    found: list[RollRequest] = []
+    for request in requests:
+        if not any(_same_roll(request, other) for other in (*known, *found)):
+            found.append(request)
+    return found
+
+
 def probe(state: FightState, command: Command, history: History | None = None
           ) -> tuple[bool, list[RollRequest], list[RollRequest]]:
     """Whether the rules accept ``command`` in ``state``, and the dice it rolls, in C29 order: those it rolls
     whatever the faces, and those it may roll as well, depending on them (a hit's damage dice, say). Found by
-    deciding it twice with probing dice, low and high (the faces it carries, if any, are set aside)."""
+    deciding it with probing dice (:data:`_PROBES`: cycling, bottom, top and alternating faces), setting aside
+    the faces it carries, if any: the dice every run rolls, in the same order, are rolled whatever the faces;
+    the others, once each, may be. The first run says whether the rules accept it; a command that rolls no die
+    there rolls none whatever the faces, and is decided once."""
+    bare = msgspec.structs.replace(command, dice=None)
     runs: list[list[RollRequest]] = []
-    for high in (False, True):
-        dice = _Probe(high)
+    for faces in _PROBES:
+        dice = _Probe(faces)
         try:
-            _decided(state, msgspec.structs.replace(command, dice=None), dice, history, "")
+            _decided(state, bare, dice, history, "")
         except OmenError:
-            if not runs and len(dice.requests) <= 200:
+            if not runs and len(dice.requests) < _PROBE_LIMIT:
                 return False, [], []
-            if not runs:
-                runs.append(dice.requests[:200])
-            break
         runs.append(dice.requests)
-    low = runs[0]
-    high_run = runs[1] if len(runs) > 1 else low
-    n = 0
-    while n < min(len(low), len(high_run)) and _same_roll(low[n], high_run[n]):
-        n += 1
-    maybe: list[RollRequest] = []
-    for request in [*low[n:], *high_run[n:]]:
-        if not any(_same_roll(request, known) for known in maybe):
-            maybe.append(request)
-    return True, low[:n], maybe
-
-
+        if not runs[0]:
+            break
+    n = _common_prefix(runs)
+    return True, runs[0][:n], _new_rolls((r for run in runs for r in run[n:]), ())
 def dice_needed(state: FightState, command: Command, history: History | None = None
                 ) -> tuple[list[RollRequest], list[RollRequest]]:
     """The dice ``command`` rolls in ``state`` (see :func:`probe`); ``([], [])`` if the command is refused."""
@@ -328,9 +356,8 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
         faces = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
         try:
             draft = _decided(state, command, faces, history, by)
-        except FacesNeeded:  # too few: name every die the command rolls, not only those up to the first missing
-            certain, maybe = dice_needed(state, command, history)
-            raise FacesNeeded(certain, len(command.dice), maybe) from None
+        except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing
+            raise _still_to_roll(short.needed, len(command.dice), *dice_needed(state, command, history)) from None
         if faces.surplus:
             raise SurplusFaces(faces.requests, len(command.dice))
         return draft
@@ -339,6 +366,15 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
     except FacesNeeded:
         certain, maybe = dice_needed(state, command, history)
         raise FacesNeeded(certain, 0, maybe) from None
+
+
+def _still_to_roll(path: list[RollRequest], given: int, certain: list[RollRequest], maybe: list[RollRequest]
+                   ) -> FacesNeeded:
+    """Too few faces: the rolls the faces given led to (up to the first that found none), then the dice the
+    command rolls whatever the faces beyond them, then those it may roll besides."""
+    n = _common_prefix((path, certain))
+    needed = path + certain[len(path):] if n == len(path) else path
+    return FacesNeeded(needed, given, _new_rolls(maybe, needed))
 
 
 def _decided(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str) -> Draft:

@@ -1,0 +1,607 @@
+"""``options()`` (omen_core/options.py, ``Fight.options``): what a fight waits for, each combatant's standing, and
+every command the rules accept now, with the dice each rolls.
+
+The issue's "done when" is two properties over random fights with physical (manual) dice, whose faces every
+command carries (C29 order): a command built from an offer is never refused, and a command of the same
+vocabulary that is not offered is refused, the log left as it was. Unit tests pin the waiting decision (C8,
+C19, C23, C24, C31), the budgets (C20, C22, C33, C35) and the refusal's ``legal_now`` against scripted fights
+(sheets and arithmetic from tests/decide: ``attack`` is tests/decide/test_attack.py, ``reactions``
+tests/decide/test_reactions.py). Mismatches found are tested as such, each where it is found.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from omen_core import Fight, ManualDice, MemoryStore, OmenError
+from omen_core.commands import (
+    AgreeInitiative,
+    AnswerActiveDefense,
+    AnswerCatch,
+    ChooseWillConversion,
+    Command,
+    DeclareAttack,
+    Disengage,
+    Draw,
+    EndFight,
+    EndTurn,
+    Engage,
+    LeaveFight,
+    Move,
+    PassReaction,
+    React,
+    Redo,
+    RollInitiative,
+    RollOff,
+    RouteDamage,
+    Undo,
+)
+from omen_core.content import Armor, Features, RageDice
+from omen_core.dice import FacesNeeded, SurplusFaces
+from omen_core.events import AttackDeclared, CommandIssued, DiceRolled, HitDetermined
+from omen_core.machine import IllegalOrder
+from omen_core.options import Choice, DiceRoll, DieSpec, Offer, Options
+from tests.decide import test_attack as attack
+from tests.decide import test_reactions as reactions
+from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
+from tests.random_fights import NAMES, SIDES, combatants
+
+DrawFn = Callable[[st.SearchStrategy], object]
+
+# -- building commands from offers, and giving them their faces -------------------------------------------
+
+
+def command_of(offer: Offer, choice: Choice, **free: object) -> Command:
+    """The command an offer's choice stands for (its args, plus any free args given), as a caller builds it."""
+    return msgspec.convert({"command": offer.command, **choice.args, **free}, Command)
+
+
+def args_of(command: Command) -> dict:
+    """A command's arguments as options() gives a choice's: its fields, defaults and faces left out."""
+    return {k: v for k, v in msgspec.to_builtins(command).items() if k not in ("command", "dice")}
+
+
+def planned(choice: Choice) -> list[int]:
+    """The sides of every die a choice says it rolls whatever the faces, in C29 order."""
+    return [die.sides for roll in choice.dice for die in roll.dice]
+
+
+def execute(fight: Fight, command: Command, face: Callable[[int], int], faces: list[int] | None = None,
+            quirks: list[str] | None = None) -> list:
+    """Execute ``command`` carrying faces (C29 order): ``faces`` to begin with, then, while the fight names more
+    dice (FacesNeeded's ``needed``: the rolls the faces given led to, up to the first that found none, then those
+    rolled whatever the faces), a face for each beyond those given (``face(sides)``). A FacesNeeded naming no die
+    beyond those given, or a SurplusFaces (faces the command turned out not to roll: the choice listed too many
+    in ``dice``), is noted in ``quirks`` (the faces trimmed, or one more given, to carry on); both were engine
+    bugs. Any other refusal propagates."""
+    faces = list(faces or [])
+    for _ in range(400):
+        try:
+            return fight.execute(replace(command, dice=tuple(faces)))
+        except FacesNeeded as exc:
+            sides = [s for request in exc.needed for _tag, s in request.pool]
+            if len(sides) > len(faces):
+                faces += [face(s) for s in sides[len(faces):]]
+            else:
+                faces.append(face(2))  # a face any die has (C1)
+                if quirks is not None:
+                    quirks.append(f"{command!r} with {len(faces) - 1} faces: FacesNeeded named no further die: {exc}")
+        except SurplusFaces as exc:
+            rolled = sum(len(request.pool) for request in exc.rolled)
+            assert rolled < len(faces)
+            if quirks is not None:
+                quirks.append(f"{command!r} with {len(faces)} faces: {exc}")
+            faces = faces[:rolled]
+    raise AssertionError(f"{command} still wants faces after 400 tries")
+
+
+# -- random fights driven from the offers ---------------------------------------------------------------------
+
+#: Offers that move a fight on are drawn more often (hypothesis also shrinks towards the first ones); ending it,
+#: undoing, and the GM's bookkeeping less.
+WEIGHTS = {"end_fight": 1, "leave_fight": 1, "undo": 2, "redo": 2, "cancel_action": 2, "reveal_seed": 1,
+           "static_check": 1, "contest": 1, "apply_condition": 1, "clear_condition": 1, "call_save": 2,
+           "engage": 3, "begin_ambush": 2, "draw": 2, "disengage": 2}
+ANSWER_WEIGHT, TURN_WEIGHT = 12, 6
+TEXT = st.sampled_from(("", "GM", "random note", "<a & \"b\">"))
+
+
+@st.composite
+def manual_fights(draw: DrawFn) -> Fight:
+    """A fight of 2-4 random combatants (tests/random_fights.py's sheets) on two sides, with physical dice."""
+    n = draw(st.integers(2, 4))
+    teams = [SIDES[0], SIDES[1], *(draw(st.sampled_from(SIDES)) for _ in range(n - 2))]
+    sheets = [draw(combatants(cid, side)) for cid, side in zip(NAMES[:n], teams, strict=True)]
+    if draw(st.booleans()):  # one AGI for all: initiative ties, among allies too (C19), become likely
+        agi = sheets[0].attributes.AGI
+        sheets = [replace(s, attributes=replace(s.attributes, AGI=agi)) for s in sheets]
+    return Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=sheets)
+
+
+def weight(offer: Offer, now: Options) -> int:
+    """How often to draw ``offer``: answers to the open decision most, then the turn's own commands."""
+    if now.waiting is not None and offer.command in now.waiting.answers:
+        return ANSWER_WEIGHT
+    return WEIGHTS.get(offer.command, TURN_WEIGHT)
+
+
+def free_args(draw: DrawFn, offer: Offer, fight: Fight) -> dict:
+    """Random values for the offer's free arguments where they are easy to make (text, a difficulty, stacks, a
+    claimed high ground, damage modifiers, initiative modifiers); the others are left at their defaults."""
+    free = {a.name for a in offer.free}
+    out: dict = {}
+    if not draw(st.booleans()):
+        return out
+    for name in ("reason", "note"):
+        if name in free:
+            out[name] = draw(TEXT)
+    if "difficulty" in free:
+        out["difficulty"] = draw(st.integers(-3, 25))
+    if "stacks" in free:
+        out["stacks"] = draw(st.integers(1, 4))
+    if "situational" in free:
+        out["situational"] = {"high_ground": draw(st.booleans())}
+    if "damage_modifiers" in free:
+        out["damage_modifiers"] = draw(st.lists(st.builds(dict, source=st.just("blessed"),
+                                                          value=st.integers(-3, 3)), max_size=2))
+    if offer.command == "roll_initiative" and "modifiers" in free:
+        who = draw(st.sampled_from(sorted(fight.state.combatants)))
+        out["modifiers"] = {who: [{"source": "blessing", "value": draw(st.integers(-2, 3))}]}
+    return out
+
+
+def face_drawer(draw: DrawFn) -> Callable[[int], int]:
+    """A face on a d``sides``, drawn by hypothesis, the extremes (a miss, a crit, a tie) more often."""
+    return lambda sides: draw(st.integers(1, sides) | st.sampled_from((1, sides)))
+
+
+def step(draw: DrawFn, fight: Fight, quirks: list[str]) -> bool:
+    """Draw one offer, one of its choices and its free args; play it with faces; False once nothing is offered.
+    The command must be accepted: a refusal (RuleViolation, IllegalOrder, OutOfPhase...) fails the test."""
+    now = fight.options()
+    if not now.offers:
+        return False
+    ranked = sorted(now.offers, key=lambda o: -weight(o, now))
+    offer = draw(st.sampled_from([o for o in ranked for _ in range(weight(o, now))]))
+    choice = draw(st.sampled_from(offer.choices))
+    free = free_args(draw, offer, fight)
+    face = face_drawer(draw)
+    command = command_of(offer, choice, **free)
+    note(f"seq {fight.version}: {offer.command} {choice.args} {free or ''}")
+    version = fight.version
+    try:
+        execute(fight, command, face, [face(s) for s in planned(choice)], quirks)
+    except OmenError as exc:
+        raise AssertionError(f"offered but refused at seq {version}: {command!r}: {type(exc).__name__}: {exc}") \
+            from exc
+    assert fight.version > version
+    return True
+
+
+class TestOfferedIsAccepted:
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                    HealthCheck.data_too_large])
+    @given(st.data())
+    def test_every_offered_command_is_accepted(self, data):
+        """The issue's "done when": playing random fights by picking only from options() (a random offer, one of
+        its choices, random free args where easy, and faces for every die it rolls, C29), no offered command is
+        ever refused, and the faces of the dice its choice lists are never too many, for 40 commands or until
+        nothing more is offered; the log replays to the live state."""
+        fight = data.draw(manual_fights())
+        quirks: list[str] = []
+        for _ in range(40):
+            if not step(data.draw, fight, quirks):
+                break
+        assert quirks == []
+        assert_replays(fight)
+        assert_legal_order(fight.events)
+
+
+# -- what is not offered is refused ------------------------------------------------------------------------
+
+
+def vocabulary(fight: Fight) -> list[Command]:
+    """Every command of a fixed vocabulary over this fight's combatants (and one who never joined), each weapon
+    and shield id on the sheets, and unarmed: its free arguments at their defaults."""
+    state = fight.state
+    joined = list(state.combatants)
+    names = [*joined, "zed"]
+    gear = sorted({w.id for f in state.combatants.values() for w in f.sheet.weapons}
+                  | {f.sheet.shield.id for f in state.combatants.values() if f.sheet.shield is not None})
+    arms = [{"weapon": g} for g in gear] + [{"unarmed": True}]
+    out: list[Command] = []
+    for a in names:
+        others = [b for b in names if b != a]
+        out += [DeclareAttack(attacker=a, target=t, rage=rage, **arm)
+                for t in names for arm in arms for rage in (False, True)]
+        out += [AnswerActiveDefense(defender=a, defense=d) for d in (None, "dodge", "block", "parry")]
+        out += [AnswerActiveDefense(defender=a, defense="parry", weapon=g) for g in gear]
+        out += [PassReaction(who=a), *(React(who=a, **arm) for arm in arms)]
+        out += [AnswerCatch(who=a, catch=c) for c in (True, False)]
+        out += [RouteDamage(attacker=a, die=d) for d in (None, 0, 1, 2, 3)]
+        out += [ChooseWillConversion(who=a, convert=c) for c in (True, False)]
+        out += [EndTurn(who=a), Disengage(who=a), Move(who=a)]
+        out += [Move(who=a, leaves=tuple(p)) for k in (1, 2) for p in itertools.combinations(others, k)]
+        out += [Draw(who=a, weapon=g) for g in gear]
+        out += [LeaveFight(who=a, reason=r) for r in ("fled", "yielded", "dead")]
+    out += [AgreeInitiative(order=p) for k in range(1, len(joined) + 1) for p in itertools.permutations(joined, k)]
+    out += [RollOff(), RollInitiative(), Undo(), Redo(), EndFight()]
+    return out
+
+
+def offered(now: Options, command: Command) -> bool:
+    """Whether ``command`` is among the offers, its args compared as options() gives them. A list argument is
+    read as its offer's note says: a Move's ``leaves`` is any of the combatants its choices list, together."""
+    tag = str(type(command).__struct_config__.tag)
+    choices = [c.args for o in now.offers if o.command == tag for c in o.choices]
+    args = args_of(command)
+    if isinstance(command, Move) and len(command.leaves) > 1:
+        return all(args_of(replace(command, leaves=(x,))) in choices for x in command.leaves)
+    return args in choices
+
+
+def refused_with_faces(fight: Fight, command: Command, face: Callable[[int], int]) -> OmenError | None:
+    """The error refusing ``command`` (given faces for whatever dice it asks for), or None if it was accepted."""
+    try:
+        execute(fight, command, face)
+    except OmenError as exc:
+        return exc
+    return None
+
+
+class TestNotOfferedIsRefused:
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                    HealthCheck.data_too_large])
+    @given(st.data())
+    def test_every_command_not_offered_is_refused(self, data):
+        """The converse: at states reached as above, each command of the vocabulary whose args are not among the
+        offers is refused with an OmenError (given faces for any dice it asks for), and the log, the version and
+        the state are as they were."""
+        fight = data.draw(manual_fights())
+        rng = random.Random(data.draw(st.integers(0, 2**32 - 1)))
+        quirks: list[str] = []
+        for moves in range(25):
+            if moves % 4 == 0:
+                now = fight.options()
+                version, state, count = fight.version, fight.state, len(fight.events)
+                for command in vocabulary(fight):
+                    if offered(now, command):
+                        continue
+                    error = refused_with_faces(fight, command, lambda sides: rng.randint(1, sides))
+                    assert error is not None, f"accepted but not offered at seq {version}: {command!r}"
+                    assert (fight.version, fight.state) == (version, state), command
+                assert len(fight.events) == count
+            if not step(data.draw, fight, quirks):
+                break
+
+
+# -- the waiting decision ------------------------------------------------------------------------------------
+
+
+def settled_miss() -> Fight:
+    """attack: Kael's sword 1 + 1 + 3 = 5 against Vesh's base 6 + 1 = 7 misses; no window (C8), settled."""
+    fight = new_fight(attack.kael(), attack.vesh(), faces=[1, 1, 6])
+    fight.attack("kael", "vesh")
+    return fight
+
+
+def at_active_defense() -> Fight:
+    """attack: Kael's sword 6 + 3 + 3 = 12 against Vesh's base 2 + 1 = 3 would hit: Vesh's window (C8)."""
+    fight = new_fight(attack.kael(), attack.vesh(), faces=[6, 3, 2])
+    fight.attack("kael", "vesh")
+    return fight
+
+
+def in_round_2(*faces: int) -> Fight:
+    """reactions: Kael and Vesh engaged, initiative 15 + 1 and 5 + 1 (Kael first), round 1 played through (C20):
+    both have had a turn; Kael's turn in round 2, ``faces`` scripted after."""
+    fight = new_fight(reactions.kael(), reactions.vesh(), faces=[15, 5, *faces])
+    fight.engage("kael", "vesh")
+    fight.roll_initiative()
+    reactions.through_round_1(fight)
+    return fight
+
+
+class TestWaiting:
+    def test_nothing_waits_at_rest(self):
+        """At rest (just set up, and after an attack that settled on a miss, C8) nothing waits."""
+        fight = new_fight(attack.kael(), attack.vesh())
+        now = fight.options()
+        assert (now.waiting, now.phase, now.round, now.turn, now.dice) == (None, "setup", 0, None, "scripted")
+        fight = settled_miss()
+        assert not last_hit(fight).hit
+        assert fight.options().waiting is None
+
+    def test_the_active_defense_window(self):
+        """C8, C9, C22: at the window the fight waits on Vesh alone, answering with answer_active_defense for 1
+        Bonus Action; with no weapon or shield Vesh may decline or Dodge (AGI d10: one active die)."""
+        fight = at_active_defense()
+        now = fight.options()
+        declared = [rec.seq for rec in fight.events if isinstance(rec.event, AttackDeclared)]
+        waiting = now.waiting
+        assert (waiting.kind, waiting.who, waiting.answers, waiting.rule) == (
+            "active_defense", ("vesh",), ("answer_active_defense",), "C8")
+        assert (waiting.cost, waiting.action) == ("1 Bonus Action", declared[-1])
+        answers = [o for o in now.offers if o.command == "answer_active_defense"]
+        assert [(o.actor, o.cost) for o in answers] == [("vesh", "1 Bonus Action")]
+        assert answers[0].choices == (
+            Choice(args={"defender": "vesh"}),
+            Choice(args={"defender": "vesh", "defense": "dodge"},
+                   dice=(DiceRoll(roller="vesh", purpose="active_defense", dice=(DieSpec("active", 10),)),)))
+
+    def test_nothing_but_the_answer_and_the_gm_is_offered_at_the_window(self):
+        """C8: while the window is open, Kael may not act (no attack, move or end_turn offered); the GM may still
+        call the attack off, end the fight or undo."""
+        commands = {o.command for o in at_active_defense().options().offers}
+        assert "answer_active_defense" in commands and {"cancel_action", "end_fight", "undo"} <= commands
+        assert not commands & {"declare_attack", "move", "end_turn", "disengage", "roll_initiative"}
+
+    def test_a_defender_who_passed_the_interrupt_is_still_offered_its_active_defense(self):
+        """C24, C8 (regression): Vesh lets Kael's attack pass its Interrupt window (free); the attack, 6 + 1 + 2 = 9
+        against Vesh's base 2 + 1 = 3, opens Vesh's Active Defense window, which still waits on Vesh and offers
+        its answers: decline, Dodge (AGI d20), Parry with the sword (STR d8)."""
+        fight = in_round_2(6, 1, 2, 1)
+        fight.attack("kael", "vesh")
+        interrupt = fight.options().waiting
+        assert (interrupt.kind, interrupt.who, interrupt.answers) \
+            == ("interrupt", ("vesh",), ("react", "pass_reaction"))
+        fight.pass_reaction("vesh")
+        now = fight.options()
+        assert (now.waiting.kind, now.waiting.who) == ("active_defense", ("vesh",))
+        answers = [o for o in now.offers if o.command == "answer_active_defense"]
+        assert [o.actor for o in answers] == ["vesh"]
+        assert [(c.args.get("defense"), [d.sides for r in c.dice for d in r.dice]) for c in answers[0].choices] \
+            == [(None, []), ("dodge", [20]), ("parry", [8]), ("parry", [8])]
+        fight.defend("vesh", "dodge")   # the Dodge die 1: 3 + 1 + 1 = 5 against 9, still a hit
+        assert last_hit(fight).hit and fight.options().waiting is None
+        assert_replays(fight)
+
+    @pytest.mark.parametrize("build", ["active_defense", "interrupt", "will_conversion"])
+    def test_legal_now_names_the_same_answers_as_options(self, build):
+        """C8, C24, C31: a command that does not fit the open window is refused with IllegalOrder; its legal_now
+        names options().waiting's answer commands and who gives them, first."""
+        fight = {"active_defense": at_active_defense, "interrupt": lambda: attacked(in_round_2()),
+                 "will_conversion": at_will_choice}[build]()
+        waiting = fight.options().waiting
+        before = fight.events
+        with pytest.raises(IllegalOrder) as info:
+            fight.end_turn("kael")
+        assert fight.events == before
+        legal = info.value.legal_now
+        assert legal[0] == f"{' or '.join(waiting.answers)} by {', '.join(waiting.who)} ({waiting.title}, " \
+                           f"{waiting.rule})"
+        assert legal[-1] == "the GM's end_fight or undo"
+
+
+def attacked(fight: Fight) -> Fight:
+    """Kael declares a sword attack on Vesh (in round 2: Vesh's Interrupt window opens, C24)."""
+    fight.attack("kael", "vesh")
+    return fight
+
+
+def at_will_choice() -> Fight:
+    """attack: Kael's sword hits Vesh (6 + 1 + 3 = 10 against 1 + 1 = 2) for 12; Vesh, 5 Will and the choice, is
+    asked (C31)."""
+    fight = new_fight(attack.kael(), attack.vesh(will=5, features=Features(will_conversion="choice")),
+                      faces=[6, 1, 1])
+    fight.attack("kael", "vesh")
+    fight.defend("vesh", None)
+    return fight
+
+
+def last_hit(fight: Fight) -> HitDetermined:
+    """The last hit determination in the log."""
+    return [e for e in payloads(fight) if isinstance(e, HitDetermined)][-1]
+
+
+# -- the budgets ---------------------------------------------------------------------------------------------
+
+
+class TestBudget:
+    def fight(self) -> Fight:
+        """reactions: Kael (sword in hand, a bow sheathed), Vesh and Wren; initiative 16, 6, 4: Kael's turn."""
+        return new_fight(reactions.kael(weapons=(reactions.SWORD, reactions.BOW)), reactions.vesh(),
+                         reactions.wren(), faces=[15, 5, 3, 6, 1, 2, 1])
+
+    def budgets(self, fight: Fight) -> dict:
+        """Each combatant's budget, by id."""
+        return {b.who: b for b in fight.options().combatants}
+
+    def test_a_turn_begins_with_an_action_a_movement_and_two_bonus_actions(self):
+        """C20, C35: on Kael's turn: 1 Action, 1 Movement Action, 2 Bonus Actions, the sword in hand (the first
+        weapon), 20 HP and 10 Will; Vesh and Wren, not on their turn, have no Action or Movement but 2 Bonus
+        Actions for defence."""
+        fight = self.fight()
+        fight.roll_initiative()
+        got = self.budgets(fight)
+        assert (got["kael"].turn, got["kael"].actions, got["kael"].movement, got["kael"].bonus_actions) \
+            == (True, 1, 1, 2)
+        assert (got["kael"].in_hand, got["kael"].hp, got["kael"].will, got["kael"].left) == (("sword",), 20, 10, None)
+        for other in ("vesh", "wren"):
+            assert (got[other].turn, got[other].actions, got[other].movement, got[other].bonus_actions) \
+                == (False, 0, 0, 2)
+        assert [b.side for b in fight.options().combatants] == ["heroes", "raiders", "raiders"]
+
+    def test_spending_shows_in_the_budget(self):
+        """C8, C20, C22, C28, C33, C35: Kael's attack (6 + 1 + 2 = 9 against 2 + 1 = 3; Vesh Dodges 1 + 1: 5, still
+        a hit; no crit, 1 + 1 against 2 + 1) spends Kael's Action and a Bonus Action of Vesh, who takes 6 + 2 + 4 =
+        12 (20 -> 8); Kael's move spends the Movement Action; drawing the bow puts it in hand; Prone shows on Vesh;
+        Wren flees and is out."""
+        fight = self.fight()
+        fight.roll_initiative()
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", "dodge")
+        fight.move("kael")
+        fight.draw("kael", "bow")
+        fight.apply_condition("vesh", "Prone")
+        fight.leave_fight("wren", "fled")
+        got = self.budgets(fight)
+        assert (got["kael"].actions, got["kael"].movement, got["kael"].bonus_actions, got["kael"].in_hand) \
+            == (0, 0, 2, ("sword", "bow"))
+        assert (got["vesh"].bonus_actions, got["vesh"].hp, got["vesh"].conditions, got["vesh"].left) \
+            == (1, 8, {"Prone": 1}, None)
+        assert got["wren"].left == "fled"
+
+    def test_no_turn_commands_are_offered_once_spent(self):
+        """C20: with the Action and the Movement Action spent, Kael is offered neither an attack nor a move, but
+        still end_turn."""
+        fight = self.fight()
+        fight.roll_initiative()
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", "dodge")
+        fight.move("kael")
+        mine = {o.command for o in fight.options().offers if o.actor == "kael"}
+        assert "end_turn" in mine and not mine & {"declare_attack", "move"}
+
+
+# -- mismatches found --------------------------------------------------------------------------------------
+#
+# options() finds a choice's dice by deciding the command with probing faces (omen_core.decide.probe: cycling
+# low and high, all bottom, all top, and alternating): a path only some probes take is described as "may roll".
+# The two-probe version these tests were written against missed a Dodge die's top face (a miss: no damage) and a
+# hit on the Paralysed (rage), and FacesNeeded repeated the probe's dice rather than the rolls the faces given
+# led to (a tie's roll-off): each is tested below.
+
+
+def physical(*sheets) -> Fight:
+    """A fight of ``sheets`` with physical dice: every command carries its faces."""
+    return Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=list(sheets))
+
+
+BRUTE = Features(rage=RageDice(count=1, die="d4"))
+
+
+def rager_at_the_window() -> tuple[Fight, Offer]:
+    """attack: Kael (rage 1d4) attacks Vesh raging, 8 + 3 + 3 = 14 against 1 + 1 = 2: Vesh's window, Dodge only
+    (C9: no gear); Dodge adds AGI d10 + 2 (C8). The answer offer and the fight."""
+    fight = physical(attack.kael(features=BRUTE), attack.vesh())
+    fight.execute(DeclareAttack(attacker="kael", target="vesh", weapon="sword", rage=True, dice=(8, 3, 1)))
+    answers = [o for o in fight.options().offers if o.command == "answer_active_defense"]
+    return fight, answers[0]
+
+
+def rager_and_the_paralysed() -> tuple[Fight, Choice]:
+    """attack: Kael (rage 1d4) and Vesh, Paralysed in armor 11: no base defense die, Defense Rating 1 + 11 = 12
+    (C10, C11); Kael's offered raging sword attack on Vesh."""
+    fight = physical(attack.kael(features=BRUTE), attack.vesh(armor=Armor(rating=11)))
+    fight.apply_condition("vesh", "Paralysed")
+    choice = next(c for o in fight.options().offers if o.command == "declare_attack" for c in o.choices
+                  if c.args == {"attacker": "kael", "target": "vesh", "weapon": "sword", "rage": True})
+    return fight, choice
+
+
+def rolled(fight: Fight, since: int = 0) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The rolls after seq ``since``: who rolled, what for, and the sides of each die."""
+    return [(r.event.roller, r.event.purpose, tuple(d.sides for d in r.event.dice)) for r in fight.events
+            if r.seq > since and isinstance(r.event, DiceRolled)]
+
+
+def listed(rolls: tuple[DiceRoll, ...]) -> list[tuple[str, str, tuple[int, ...]]]:
+    """A choice's rolls in the form of :func:`rolled`."""
+    return [(r.roller, r.purpose, tuple(d.sides for d in r.dice)) for r in rolls]
+
+
+class TestDiceOfAChoice:
+    def test_a_dodge_on_the_top_face_misses_and_rolls_no_rage(self):
+        """C8, C12, C29: a Dodge face 10 makes the defense 2 + 10 + 2 = 14, equal to the hit 14: the defender wins
+        the tie, a miss, so the rage die is never rolled: the answer takes one face, the Dodge die's."""
+        fight, offer = rager_at_the_window()
+        dodge = next(c for c in offer.choices if c.args.get("defense") == "dodge")
+        fight.execute(command_of(offer, dodge, dice=[10]))
+        assert last_hit(fight).hit is False
+        assert [purpose for _who, purpose, _sides in rolled(fight)] == ["hit", "base_defense", "active_defense"]
+
+    def test_a_choices_dice_are_rolled_whatever_the_faces(self):
+        """C29, omen_core/options.py: the Dodge choice lists only the Dodge die in ``dice`` (a top face misses, above,
+        and rolls no damage) and the damage in ``may_roll``; each face of the Dodge die, with a face for every die
+        the fight then names, is accepted, and rolls the listed ``dice`` first, then only dice listed in
+        ``may_roll``."""
+        for face in range(1, 11):
+            fight, offer = rager_at_the_window()
+            dodge = next(c for c in offer.choices if c.args.get("defense") == "dodge")
+            assert ([r.purpose for r in dodge.dice], [r.purpose for r in dodge.may_roll]) == (
+                ["active_defense"], ["damage"])
+            since = fight.version
+            execute(fight, command_of(offer, dodge), lambda _sides: 1, [face])
+            assert rolled(fight, since)[:1] == listed(dodge.dice)
+            assert all(roll in listed(dodge.may_roll) for roll in rolled(fight, since)[1:])
+
+    def test_a_hit_on_the_paralysed_rolls_the_rage_die(self):
+        """C5, C7, C10, C12, C13: faces 8 and 4: hit 8 + 4 + 2 + 1 = 15 against 12, a hit; crit 4 + 1 against the
+        RES bonus 1; the rage d4 (face 2) is rolled: 8 + 2 + 2 (crit) + 4 + 2 = 18, armor 11: 7 (Vesh 20 -> 13)."""
+        fight, choice = rager_and_the_paralysed()
+        fight.execute(DeclareAttack(**choice.args, dice=(8, 4, 2)))
+        assert (last_hit(fight).hit, last_hit(fight).crit, fight.state.combatants["vesh"].hp) == (True, True, 13)
+        assert [purpose for _who, purpose, _sides in rolled(fight)] == ["hit", "damage"]
+
+    def test_every_die_rolled_is_listed_in_dice_or_may_roll(self):
+        """omen_core/options.py: the dice a command rolls are those of its choice's ``dice``, then some of its
+        ``may_roll``: the hit above rolls the rage die, which the offered choice must list."""
+        fight, choice = rager_and_the_paralysed()
+        since = fight.version
+        fight.execute(DeclareAttack(**choice.args, dice=(8, 4, 2)))
+        extra = rolled(fight, since)[len(choice.dice):]
+        assert rolled(fight, since)[:len(choice.dice)] == listed(choice.dice)
+        assert all(roll in listed(choice.may_roll) for roll in extra), extra
+
+
+class TestFacesNeededNamesTheDice:
+    def test_tied_foes_roll_off_with_the_faces_given(self):
+        """C19, C32: initiative faces 7 and 7 tie foes Kael and Vesh (reactions: both AGI d20 + 1) at 8: they roll
+        off, 3 + 1 = 4 against 9 + 1 = 10: Vesh first. The command takes four faces, the roll-off's two included."""
+        fight = physical(reactions.kael(), reactions.vesh())
+        fight.execute(RollInitiative(dice=(7, 7, 3, 9)))
+        assert fight.state.order == ("vesh", "kael")
+        assert [(who, purpose) for who, purpose, _sides in rolled(fight)] == [
+            ("kael", "initiative"), ("vesh", "initiative"), ("kael", "roll_off"), ("vesh", "roll_off")]
+
+    @pytest.mark.parametrize("case", ["roll-off", "rage"])
+    def test_too_few_faces_name_the_dice_still_to_roll(self, case):
+        """C19, C12, C29, omen_core/dice.py FacesNeeded ("the rolls it makes, up to the first that found no face"):
+        initiative faces 7 and 7 (a tie, above) or attack faces 8 and 4 on the Paralysed Vesh (a hit, above) are
+        too few, and the error names a die beyond the two given: the roll-off's, the rage die."""
+        if case == "roll-off":
+            fight, command, wanted = physical(reactions.kael(), reactions.vesh()), RollInitiative(), "roll_off"
+        else:
+            fight, choice = rager_and_the_paralysed()
+            command, wanted = DeclareAttack(**choice.args), "damage"
+        with pytest.raises(FacesNeeded) as info:
+            fight.execute(replace(command, dice=(7, 7) if case == "roll-off" else (8, 4)))
+        named = [request.purpose for request in (*info.value.needed, *info.value.then)]
+        assert wanted in named, str(info.value)
+
+
+class TestEquivalentFormsNotListed:
+    def test_an_attack_with_the_weapon_left_out_is_the_offered_attack_with_the_weapon_in_hand(self):
+        """§Resolving an Attack, C35: options() offers Kael's attack with the weapon named ({"weapon": "sword"}),
+        never with it left out, which the engine also accepts (the first weapon in hand): the two decide the same
+        events but for the command recorded."""
+        def events_of(command: DeclareAttack) -> list:
+            fight = new_fight(attack.kael(), attack.vesh(), faces=[6, 3, 2])
+            fight.execute(command)
+            return [e for e in payloads(fight) if not isinstance(e, CommandIssued)]
+
+        now = new_fight(attack.kael(), attack.vesh()).options()
+        kaels = [c.args for o in now.offers if o.command == "declare_attack" and o.actor == "kael" for c in o.choices]
+        assert {"attacker": "kael", "target": "vesh"} not in kaels
+        assert {"attacker": "kael", "target": "vesh", "weapon": "sword"} in kaels
+        assert events_of(DeclareAttack(attacker="kael", target="vesh")) \
+            == events_of(DeclareAttack(attacker="kael", target="vesh", weapon="sword"))
+
+    def test_engage_is_offered_one_way_round_but_accepted_both(self):
+        """Positions (the GM's): options() offers engage only with ``who`` the earlier id of a pair; the other way
+        round is accepted too and engages the same two (reported as accepted but not offered)."""
+        fight = new_fight(attack.kael(), attack.vesh())
+        choices = [c.args for o in fight.options().offers if o.command == "engage" for c in o.choices]
+        assert {"who": "kael", "others": ("vesh",)} in choices
+        assert {"who": "vesh", "others": ("kael",)} not in choices
+        fight.execute(Engage(who="vesh", others=("kael",)))
+        assert fight.state.engaged("kael", "vesh")
