@@ -408,9 +408,11 @@ class TestDoRefusals:
                 "kael's hit: primary d8, fcs d6; vesh's base defense: res d6") in said
 
     def test_partial_faces_list_every_die_still_to_roll(self, interrupt_log):
-        """With only the Interrupt's faces given, the refusal still names every die the command rolls."""
+        """With only the Interrupt's faces given, the refusal still names every die still to roll: the rolls the
+        faces led to, up to Kael's hit that found none (5 dice), then Vesh's base defense, which depends on them."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
-        assert "vesh's base defense" in said and "rolls 5 dice" not in said
+        assert "rolls 5 dice and 3 face(s) were given" in said and "kael's hit: primary d8, fcs d6" in said
+        assert "then, depending on the dice: vesh's base defense" in said
 
     def test_too_many_faces(self, setup_log):
         """More faces than the command rolls is refused, saying how many too many."""
