@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import fcntl
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import msgspec
+import portalocker
 
 from ..errors import BadAppend, LogCorrupted, TornTail, UnknownFight
 from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
@@ -621,9 +621,10 @@ def _line_ending_at(path: Path, end: int) -> bytes:
 
 @contextlib.contextmanager
 def _locked(path: Path, *, shared: bool, create: bool = False) -> Iterator[None]:
-    """Hold an ``flock`` on the log file itself: the real file, whatever symlink or hard link names it, so that
-    two writers reaching one file by two names still take one lock. A reader of a file that does not exist yet
-    locks nothing (and creates nothing); a writer creates the file only with ``create``."""
+    """Hold a lock on the log file itself (portalocker: ``flock`` on POSIX, ``LockFileEx`` on Windows): the real
+    file, whatever symlink or hard link names it, so that two writers reaching one file by two names still take
+    one lock. A reader of a file that does not exist yet locks nothing (and creates nothing); a writer creates
+    the file only with ``create``."""
     flags = os.O_RDONLY if shared else os.O_RDWR | (os.O_CREAT if create else 0)
     try:
         fd = os.open(path, flags, 0o644)
@@ -633,7 +634,7 @@ def _locked(path: Path, *, shared: bool, create: bool = False) -> Iterator[None]
             return
         raise
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        portalocker.lock(fd, portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

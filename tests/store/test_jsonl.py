@@ -457,3 +457,46 @@ class TestLandmarkIndex:
             [encode_line(ev) + b"\n" for ev in events[1100:]]
         assert store.version(FIGHT) == len(events) and store.fights() == [FIGHT]
         assert sorted(p.name for p in tmp_path.iterdir()) == [log.name]
+
+
+class TestLockTheRealFile:
+    """Two writers reaching one log by two names (a symlink, a hard link) take one lock: the file's own."""
+
+    @pytest.mark.parametrize("link", ["symlink", "hard link"])
+    def test_a_writer_by_another_name_waits_for_the_lock(self, tmp_path: Path, link: str) -> None:
+        """While the lock is held through the log's own name, an append through a symlink or a hard link to it
+        waits; once released, it lands after the events already there, and the chain holds (one lock, not two)."""
+        import threading
+
+        from omen_core.store.jsonl import _locked
+
+        path = tmp_path / "f.jsonl"
+        first = make_events(FIGHT, 2)
+        JsonlStore.single(path).append(FIGHT, first, 0)
+        other = tmp_path / "other.jsonl"
+        (os.symlink if link == "symlink" else os.link)(path, other)
+        done = threading.Event()
+
+        def append_by_the_other_name() -> None:
+            JsonlStore.single(other).append(FIGHT, continue_from(first, FIGHT, 1), 2)
+            done.set()
+
+        with _locked(path, shared=False):
+            writer = threading.Thread(target=append_by_the_other_name)
+            writer.start()
+            assert not done.wait(0.5), "the append through the other name did not wait for the lock"
+        writer.join(10)
+        assert done.is_set()
+        assert [ev.seq for ev in JsonlStore.single(path).read(FIGHT)] == [1, 2, 3]
+
+
+def test_the_packages_import_nothing_posix_only() -> None:
+    """omen_core and omen_replay import on Windows: no module of theirs imports fcntl, termios, pwd or grp (the
+    log's lock is portalocker's)."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    posix_only = re.compile(r"^\s*(import|from)\s+(fcntl|termios|pwd|grp)\b", re.MULTILINE)
+    found = [str(p.relative_to(root)) for package in ("omen_core", "omen_replay")
+             for p in (root / package).rglob("*.py") if posix_only.search(p.read_text(encoding="utf-8"))]
+    assert found == []
