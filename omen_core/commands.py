@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from .content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
+from .limits import MAX_FACES, MAX_SIDES
 from .parts import DiceSourceKind, Modifier, Sequence_, Situational
 from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
@@ -66,7 +67,8 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Command")).lower()
 
 
-Face = Annotated[int, msgspec.Meta(ge=1, le=1_000_000, description="a die face as it came up")]
+Face = Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES, description="a die face as it came up")]
+Faces = Annotated[tuple[Face, ...], msgspec.Meta(max_length=MAX_FACES)]
 
 
 class CommandBase(msgspec.Struct, frozen=True, tag_field="command", tag=_snake,
@@ -74,7 +76,7 @@ class CommandBase(msgspec.Struct, frozen=True, tag_field="command", tag=_snake,
     """Base of every command; the ``command`` tag is the class name in snake_case. ``dice``: the faces of the
     dice this command rolls, in the order of C29 (None: the fight's own dice source rolls them)."""
 
-    dice: tuple[Face, ...] | None = None
+    dice: Faces | None = None
 
 
 class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

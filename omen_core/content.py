@@ -26,6 +26,7 @@ from typing import (
 import msgspec
 
 from .errors import ContentError
+from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES
 
 __all__ = [
     "ATTRIBUTES",
@@ -62,10 +63,12 @@ __all__ = [
 ATTRIBUTES = ("STR", "AGI", "INT", "RES", "FCS")
 AttributeName = Literal["STR", "AGI", "INT", "RES", "FCS"]
 
-Die = Annotated[str, msgspec.Meta(pattern=r"^d([2-9]|[1-9][0-9]+)$",
-                                  description="an attribute die such as d8 (C1: any dN, N >= 2)")]
+Die = Annotated[str, msgspec.Meta(pattern=DIE_PATTERN,
+                                  description=f"a die, d2 to d{MAX_SIDES}, such as d8 (C1)")]
+DiceCount = Annotated[int, msgspec.Meta(ge=1, le=MAX_DICE, description=f"how many dice, 1 to {MAX_DICE}")]
 Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
-                                         description="letters, digits, '.', '_' or '-'")]
+                                         description="an id: 1 to 64 letters, digits, '.', '_' or '-', "
+                                                     "starting with a letter or digit")]
 
 
 class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -161,7 +164,7 @@ class Training(_Content, frozen=True, kw_only=True):
 class RageDice(_Content, frozen=True, kw_only=True):
     """Brute rage: ``count`` dice of size ``die`` added to damage while raging (C12)."""
 
-    count: Annotated[int, msgspec.Meta(ge=1)] = 1
+    count: DiceCount = 1
     die: Die
 
     @property
@@ -185,6 +188,11 @@ class Features(_Content, frozen=True, kw_only=True):
 
 Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]\d*)$",
                                          description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
+
+
+_PATTERN_WORDS = {meta.pattern: meta.description for alias in (Die, Identifier, Multiplier)
+                  for meta in get_args(alias)[1:] if isinstance(meta, msgspec.Meta)}
+"""Each pattern of ours in words, for errors: its alias's description."""
 
 
 class IncomingDamage(_Content, frozen=True, kw_only=True):
@@ -260,7 +268,7 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
 class DamageDice(_Content, frozen=True, kw_only=True):
     """``count`` dice of size ``die``, e.g. 2 and d6 for 2d6."""
 
-    count: Annotated[int, msgspec.Meta(ge=1)] = 1
+    count: DiceCount = 1
     die: Die
 
     @property
@@ -442,7 +450,18 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     except msgspec.ValidationError as exc:
         m = _AT.match(str(exc))
         path, reason = (m["path"], m["reason"]) if m else ("$", str(exc))
-        raise ContentError(source, _name_keys(raw, kind, path), reason) from None
+        raise ContentError(source, _name_keys(raw, kind, path), _in_words(reason)) from None
+
+
+_REGEX = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)'$", re.S)
+
+
+def _in_words(reason: str) -> str:
+    """msgspec's reason, with a pattern of ours said in words (a person reads "a die, d2 to d1000", not a
+    regex)."""
+    m = _REGEX.match(reason)
+    words = _PATTERN_WORDS.get(m["pattern"]) if m else None
+    return f"Expected {words}" if words else reason
 
 
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")

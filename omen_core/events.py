@@ -40,6 +40,7 @@ import msgspec
 from .commands import UNDO_COMMANDS, Command
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect
 from .errors import ChainBroken
+from .limits import MAX_FACES
 from .parts import (
     DiceSourceKind,
     Die,
@@ -54,6 +55,8 @@ from .parts import (
 )
 from .rules.ambush import SurpriseTier, TimeWaited
 from .rules.attack import ActiveDefense, AttackKind
+
+Dice = Annotated[tuple[Die, ...], msgspec.Meta(max_length=MAX_FACES)]
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -225,7 +228,7 @@ class DiceRolled(EventBase, frozen=True, kw_only=True):
     counter: Sequence_
     purpose: RollPurpose
     roller: str
-    dice: tuple[Die, ...]
+    dice: Dice
     source: DiceSourceKind
     action: Sequence_ | None = None
 
@@ -395,7 +398,7 @@ class RoutingWindowOpened(EventBase, frozen=True, kw_only=True):
 
     action: Sequence_
     attacker: str
-    dice: tuple[Die, ...]
+    dice: Dice
 
 
 class DamageRouted(EventBase, frozen=True, kw_only=True):

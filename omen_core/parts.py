@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from .limits import MAX_SIDES
+
 __all__ = ["DiceSourceKind", "PoolTag", "RollPurpose", "Sequence_", "Part", "Die", "Modifier", "RollTotal",
            "Encircled", "Situational"]
 
@@ -31,8 +33,8 @@ class Die(Part, frozen=True, kw_only=True):
     """One rolled die: the pool it belongs to (C6), its size and the face that came up."""
 
     pool: PoolTag
-    sides: Annotated[int, msgspec.Meta(ge=2)]
-    face: Annotated[int, msgspec.Meta(ge=1)]
+    sides: Annotated[int, msgspec.Meta(ge=2, le=MAX_SIDES)]
+    face: Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES)]
 
 
 class Modifier(Part, frozen=True, kw_only=True):

@@ -1,0 +1,82 @@
+"""omen_core/limits.py: the largest die, the most dice of one kind and the most faces a command carries are
+checked wherever dice are read: sheets, commands and stored lines (rulings, docs/rulings.md "Limits")."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from omen_core.commands import Command
+from omen_core.content import CombatantSheet, decode_content
+from omen_core.errors import ContentError
+from omen_core.events import GENESIS_HASH, DiceRolled, decode_line, encode_line, seal
+from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES
+from omen_core.parts import Die
+from tests.test_content import geared
+
+
+def sheet_with_rage(rage: str) -> str:
+    """The gear test sheet (tests/test_content.py) with its rage dice replaced."""
+    return geared().replace('rage = { count = 2, die = "d6" }', f"rage = {rage}")
+
+
+class TestSheets:
+    @pytest.mark.parametrize("die", ["d2", "d20", "d100", f"d{MAX_SIDES}"])
+    def test_dice_up_to_the_largest_load(self, die):
+        """C1: any dN from d2 to d1000 is a die."""
+        sheet = decode_content(sheet_with_rage(f'{{ count = 2, die = "{die}" }}'), CombatantSheet,
+                               source="k.toml", fmt="toml")
+        assert sheet.features.rage is not None and sheet.features.rage.sides == int(die[1:])
+
+    @pytest.mark.parametrize("die", [f"d{MAX_SIDES + 1}", "d18446744073709551617", "d0100"])
+    def test_a_die_beyond_the_largest_is_refused_at_its_path(self, die):
+        """A d1001, a d(2^64 + 1) (which no seeded draw could roll) or a d0100 is refused at
+        $.features.rage.die, saying the largest die."""
+        with pytest.raises(ContentError) as info:
+            decode_content(sheet_with_rage(f'{{ count = 2, die = "{die}" }}'), CombatantSheet, source="k.toml",
+                           fmt="toml")
+        assert info.value.path == "$.features.rage.die"
+
+    @pytest.mark.parametrize("count, ok", [(MAX_DICE, True), (MAX_DICE + 1, False), (10**9, False)])
+    def test_the_most_dice_of_one_kind(self, count, ok):
+        """100 rage dice load; 101, or 10^9, are refused at $.features.rage.count before anything is rolled."""
+        text = sheet_with_rage(f'{{ count = {count}, die = "d6" }}')
+        if ok:
+            assert decode_content(text, CombatantSheet, source="k.toml", fmt="toml").features.rage.count == count
+            return
+        with pytest.raises(ContentError) as info:
+            decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
+        assert info.value.path == "$.features.rage.count" and "100" in str(info.value)
+
+
+class TestCommands:
+    def test_a_face_beyond_the_largest_die_is_refused(self):
+        """A face of 1001 cannot have come up on any die: the command is refused at $.dice[0]."""
+        with pytest.raises(msgspec.ValidationError, match=r"\$\.dice\[0\]"):
+            msgspec.convert({"command": "roll_initiative", "dice": [MAX_SIDES + 1]}, Command)
+
+    def test_too_many_faces_are_refused(self):
+        """10,000 faces may be carried; 10,001 are refused at $.dice."""
+        msgspec.convert({"command": "roll_initiative", "dice": [1] * MAX_FACES}, Command)
+        with pytest.raises(msgspec.ValidationError, match=r"\$\.dice"):
+            msgspec.convert({"command": "roll_initiative", "dice": [1] * (MAX_FACES + 1)}, Command)
+
+
+class TestStoredLines:
+    def line_with_die(self, sides: int, face: int = 1) -> bytes:
+        """A sealed DiceRolled line whose one die has ``sides`` sides, written by hand (as a tampered log is)."""
+        good = encode_line(seal("f", 1, 0, GENESIS_HASH, DiceRolled(counter=1, purpose="check", roller="kael",
+                                                                    dice=(Die(pool="check", sides=6, face=1),),
+                                                                    source="manual")))
+        return good.replace(b'"sides":6,"face":1', f'"sides":{sides},"face":{face}'.encode())
+
+    @pytest.mark.parametrize("sides, face", [(MAX_SIDES + 1, 1), (2**64 + 1, 1), (6, MAX_SIDES + 1)])
+    def test_a_recorded_die_beyond_the_largest_is_undecodable(self, sides, face):
+        """A stored die with more than 1000 sides (verify once looped forever on 2^64 + 1) or a face above 1000
+        does not decode: the readers report the line as malformed instead of rolling it again."""
+        with pytest.raises(msgspec.ValidationError):
+            decode_line(self.line_with_die(sides, face))
+
+    def test_the_largest_recorded_die_decodes(self):
+        """A d1000 showing 1000 decodes (the hash no longer matches the edit: that is verify's finding)."""
+        assert decode_line(self.line_with_die(MAX_SIDES, MAX_SIDES)).event.dice[0].sides == MAX_SIDES
