@@ -62,7 +62,7 @@ def seeded_face(seed: bytes, fight_id: str, counter: int, index: int, sides: int
     attempt = 0
     while True:
         msg = f"{fight_id}|{counter}|{index}|{attempt}".encode()
-        x = int.from_bytes(hmac.new(seed, msg, hashlib.sha256).digest()[:8], "big")
+        x = int.from_bytes(hmac.digest(seed, msg, "sha256")[:8], "big")  # one-shot: hmac.new(...).digest()
         face = face_from_uint64(x, sides)
         if face is not None:
             return face
