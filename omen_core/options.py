@@ -293,7 +293,7 @@ def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
 
 def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
     assert state.ruleset is not None
-    conditions = list(state.ruleset.conditions)
+    conditions = sorted(state.ruleset.conditions)  # a live ruleset keeps its file order, a stored one is sorted
     applied = [ApplyConditionCommand(who=w, condition=c) for w in state.combatants for c in conditions]
     yield from _named(state, history, "apply_condition", None, "C28", "free", applied,
                       (Argument(name="stacks", takes="how many stacks: 1 or more"),

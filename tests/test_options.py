@@ -605,3 +605,14 @@ class TestEquivalentFormsNotListed:
         assert {"who": "vesh", "others": ("kael",)} not in choices
         fight.execute(Engage(who="vesh", others=("kael",)))
         assert fight.state.engaged("kael", "vesh")
+
+
+def test_a_live_fight_and_its_log_offer_the_same_options_in_order():
+    """Every surface agrees with the log: options() of a live fight equals, in order, options() of the same fight
+    loaded from its store (the ruleset's conditions were once listed in the file's order live and in sorted order
+    once stored)."""
+    store = MemoryStore()
+    live = Fight.start(store, "t", dice=ManualDice(), clock=lambda: 0, combatants=[attack.kael(), attack.vesh()])
+    assert live.options() == Fight.load(store, "t").options()
+    live.execute(RollInitiative(dice=(5, 3)))
+    assert live.options() == Fight.load(store, "t").options()
