@@ -1,0 +1,118 @@
+"""What the server keeps outside the event log: token hashes, the seeds of seeded fights, idempotent answers.
+
+One SQLite database (its own file, or memory). The event log never holds a
+secret: a seed enters it only when the GM reveals it, and a token never does.
+Tokens are kept as SHA-256 hashes; the token itself is shown once, when made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+from omen_core.errors import BadInput
+
+__all__ = ["Keep", "Seat", "SeatKind", "token_hash", "new_token"]
+
+SeatKind = Literal["gm", "player", "spectator"]
+
+_SCHEMA = """
+create table if not exists seats (
+    token_hash text primary key,
+    fight_id text not null,
+    kind text not null,
+    name text not null default ''
+);
+create table if not exists seeds (
+    fight_id text primary key,
+    seed blob not null
+);
+create table if not exists answers (
+    fight_id text not null,
+    token_hash text not null,
+    key text not null,
+    request_hash text not null,
+    status integer not null,
+    body blob not null,
+    primary key (fight_id, token_hash, key)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """Who a token speaks for: the GM, a player, or a spectator, of one fight."""
+
+    fight_id: str
+    kind: SeatKind
+    name: str = ""
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 of a token, hex: what is stored in its place."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token(kind: SeatKind) -> str:
+    """A fresh bearer token, ``omen_<kind>_`` and 43 URL-safe characters (256 random bits)."""
+    return f"omen_{kind}_{secrets.token_urlsafe(32)}"
+
+
+class Keep:
+    """The server's own SQLite database (``:memory:`` by default)."""
+
+    def __init__(self, path: str = ":memory:"):
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
+        self._lock = threading.Lock()
+
+    def add_seat(self, fight_id: str, kind: SeatKind, name: str = "") -> str:
+        """Make a token for a seat of ``fight_id``; return the token (only its hash is kept)."""
+        token = new_token(kind)
+        with self._lock:
+            self._db.execute("insert into seats values (?, ?, ?, ?)", (token_hash(token), fight_id, kind, name))
+        return token
+
+    def seat(self, token: str) -> Seat | None:
+        """The seat a token speaks for, or None."""
+        with self._lock:
+            row = self._db.execute("select fight_id, kind, name from seats where token_hash = ?",
+                                   (token_hash(token),)).fetchone()
+        return None if row is None else Seat(row[0], row[1], row[2])
+
+    def put_seed(self, fight_id: str, seed: bytes) -> None:
+        """Keep the seed of a seeded fight (never in the event log until revealed)."""
+        with self._lock:
+            self._db.execute("insert or replace into seeds values (?, ?)", (fight_id, seed))
+
+    def seed(self, fight_id: str) -> bytes | None:
+        """The seed of a seeded fight, if this server made it."""
+        with self._lock:
+            row = self._db.execute("select seed from seeds where fight_id = ?", (fight_id,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def answer(self, fight_id: str, token: str, key: str) -> tuple[str, int, bytes] | None:
+        """The first answer given to an idempotent request: its request's hash, status and body."""
+        with self._lock:
+            row = self._db.execute("select request_hash, status, body from answers where fight_id = ? and "
+                                   "token_hash = ? and key = ?", (fight_id, token_hash(token), key)).fetchone()
+        return None if row is None else (row[0], row[1], bytes(row[2]))
+
+    def keep_answer(self, fight_id: str, token: str, key: str, request_hash: str, status: int, body: bytes) -> None:
+        """Remember the answer to an idempotent request, for its retries."""
+        with self._lock:
+            self._db.execute("insert or ignore into answers values (?, ?, ?, ?, ?, ?)",
+                             (fight_id, token_hash(token), key, request_hash, status, body))
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()

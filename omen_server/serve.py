@@ -1,0 +1,47 @@
+"""Run the app with uvicorn: the store URL, the keep's file, the host and port (``omen serve``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from omen_core.store import open_store
+
+from .app import create_app
+from .keep import Keep
+
+__all__ = ["serve", "default_keep", "main"]
+
+DEFAULT_STORE = "sqlite:///omen.db"
+
+
+def default_keep(store_url: str) -> str:
+    """Where the keep goes by default: beside a SQLite or JSON Lines store (``omen.db`` -> ``omen.keep.db``),
+    in memory for a memory store."""
+    if store_url in {"memory:", "sqlite::memory:"}:
+        return ":memory:"
+    path = store_url.removeprefix("sqlite:///") if store_url.startswith("sqlite:///") else store_url
+    root, _ext = os.path.splitext(path.rstrip("/"))
+    return f"{root}.keep.db"
+
+
+def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,
+          log_level: str = "warning") -> None:
+    """Serve the fights of ``store_url`` until interrupted."""
+    import uvicorn
+
+    app = create_app(open_store(store_url), Keep(keep or default_keep(store_url)))
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m omen_server``: the same as ``omen serve``."""
+    parser = argparse.ArgumentParser(prog="omen serve", description="Serve fights over HTTP.")
+    parser.add_argument("--store", default=DEFAULT_STORE, help=f"the event store URL (default {DEFAULT_STORE})")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--keep", default=None, help="the server's own database: token hashes, seeds (default: "
+                                                     "beside the store)")
+    args = parser.parse_args(argv)
+    serve(args.store, args.host, args.port, args.keep)

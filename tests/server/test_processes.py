@@ -1,0 +1,153 @@
+"""omen_server/serve.py: real server processes (uvicorn, ``python -m omen_server``) on loopback over one SQLite
+store: a server killed mid-fight and restarted loses nothing acknowledged and keeps its tokens and answers; two
+servers racing on one fight give one 201 and one 409."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omen_core.store import SqliteStore
+from tests.server.test_app import sheet
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``python -m omen_server`` on a free loopback port, over the store and keep under ``where``."""
+
+    def __init__(self, where: Path):
+        self.where, self.port = where, free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "omen_server", "--store", f"sqlite:///{where / 'events.db'}", "--port",
+             str(self.port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.call("GET", "/fights")
+                return
+            except (urllib.error.URLError, ConnectionError):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    out = self.process.stdout.read().decode() if self.process.stdout else ""
+                    raise AssertionError(f"the server did not start: {out}") from None
+                time.sleep(0.1)
+
+    def call(self, method: str, path: str, body: Any = None, token: str = "", key: str = "") -> tuple[int, Any]:
+        """One request; the status and the decoded JSON answer."""
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if key:
+            headers["Idempotency-Key"] = key
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+                                         headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as refused:
+            return refused.code, json.loads(refused.read())
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no flush."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        """Stop it, if it still runs."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self.process.stdout:
+            self.process.stdout.close()
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Any:
+    """Start servers over one store on demand; every one is stopped at the end."""
+    started: list[Server] = []
+
+    def start() -> Server:
+        started.append(Server(tmp_path))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def create(server: Server) -> tuple[str, int]:
+    """A seeded duel on ``server``; its GM token and version."""
+    status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
+    assert status == 201, made
+    return made["gm_token"], made["head"]["seq"]
+
+
+def test_a_killed_server_loses_nothing_acknowledged(servers, tmp_path):
+    """A command acknowledged (201) is in the store after a SIGKILL; the restarted server knows the GM token and
+    the seed (it rolls on), and a retry of the acknowledged command with its Idempotency-Key gets the first
+    answer and appends nothing."""
+    first = servers()
+    token, version = create(first)
+    status, rolled = first.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                                  "expected_version": version}, token, key="k1")
+    assert status == 201
+    first.kill()
+    assert SqliteStore(tmp_path / "events.db").version("duel") == rolled["head"]["seq"]
+    second = servers()
+    again = second.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                          "expected_version": version}, token, key="k1")
+    assert again == (201, rolled)
+    status, now = second.call("GET", "/fights/duel/options", token=token)
+    assert status == 200 and now["head"] == rolled["head"]
+    turn = now["options"]["turn"]
+    status, ended = second.call("POST", "/fights/duel/commands", {"command": {"command": "end_turn", "who": turn},
+                                                                  "expected_version": now["head"]["seq"]}, token)
+    assert status == 201, ended
+
+
+def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers, tmp_path):
+    """Two server processes on one SQLite store, one command each at the same version, sent at once: one is
+    appended (201), the other refused as stale (409 with the new version); the log holds the winner once."""
+    one, two = servers(), servers()
+    token, version = create(one)
+    answers: list[tuple[int, Any]] = []
+    go = threading.Barrier(2)
+
+    def send(server: Server) -> None:
+        go.wait()
+        answers.append(server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                                     "expected_version": version}, token))
+
+    threads = [threading.Thread(target=send, args=(s,)) for s in (one, two)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(status for status, _ in answers) == [201, 409]
+    won = next(body for status, body in answers if status == 201)
+    lost = next(body for status, body in answers if status == 409)
+    assert lost["current_version"] == won["head"]["seq"] == SqliteStore(tmp_path / "events.db").version("duel")
