@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
+import anyio
+import anyio.to_thread
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
+from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, RevealSeed
@@ -368,7 +371,59 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         last = page[-1].seq if page else after
         return EventsPage(head=head, events=tuple(page), next_after=last if last < head.seq else None)
 
-    return [create_fight, list_fights, options, command, events]
+    @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
+         description="Every stored event after Last-Event-ID (or `after`) as an `event` message whose id is its "
+                     "seq, then each new one as it is appended, in order, once; an `options` message (no id) "
+                     "whenever what the fight waits for changes.")
+    async def stream(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                     after: Annotated[int, QueryParameter(ge=0)] = 0,
+                     last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False,
+                                                                          max_length=20)] = None
+                     ) -> ServerSentEvent:
+        _seat(request, fights, fight_id)
+        start = after
+        if last_event_id:
+            if not last_event_id.isdigit():
+                raise ValidationException(detail="Last-Event-ID is the seq of the last event received",
+                                          extra=[{"message": "Expected a seq (a whole number)",
+                                                  "key": "Last-Event-ID", "source": "header"}])
+            start = int(last_event_id)
+        return ServerSentEvent(_follow(fights, fight_id, start), retry_duration=1000)
+
+    return [create_fight, list_fights, options, command, events, stream]
+
+
+POLL = 0.1  # seconds between two looks at the store for a stream's new events (other processes append too)
+
+
+async def _follow(fights: Fights, fight_id: str, after: int) -> AsyncIterator[ServerSentEventMessage]:
+    """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
+    whenever the head moves; forever, until the client goes."""
+    shown: str | None = None
+    while True:
+        batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, after)
+        for rec in batch:
+            yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
+            after = rec.seq
+        if after < view.head.seq:  # a page short of the head: send the rest before the options
+            continue
+        if view.head.hash != shown:
+            shown = view.head.hash
+            yield ServerSentEventMessage(data=_ENCODER.encode(view).decode(), event="options")
+        await anyio.sleep(POLL)
+
+
+def _news(fights: Fights, fight_id: str, after: int) -> tuple[list[StoredEvent], OptionsView]:
+    """The events after ``after`` up to the head now (at most a page), and the options at that head."""
+    with fights.lock(fight_id):
+        fight = fights.fight(fight_id)
+        view = OptionsView(head=head_of(fight), options=fight.options())
+    batch: list[StoredEvent] = []
+    for rec in fights.store.read(fight_id, after):
+        if rec.seq > view.head.seq or len(batch) == PAGE:
+            break
+        batch.append(rec)
+    return batch, view
 
 
 def create_app(store: EventStore, keep: Keep | None = None) -> Litestar:

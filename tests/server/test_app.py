@@ -271,6 +271,19 @@ class TestEvents:
         assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=')[0]}"
 
 
+class TestStreamRefusals:
+    def test_a_stream_needs_a_token(self, table):
+        """The live stream, like every fight resource, is 401 without a token."""
+        table.create()
+        assert table.client.get("/fights/duel/stream").status_code == 401
+
+    def test_a_last_event_id_that_is_no_seq_is_400(self, table):
+        """Last-Event-ID must be a seq: 'x' is 400 naming the header."""
+        table.create()
+        answer = table.client.get("/fights/duel/stream", headers={**table.auth(), "Last-Event-ID": "x"})
+        assert answer.status_code == 400 and answer.json()["field"] == "header.Last-Event-ID"
+
+
 def play_through_the_api(table: Table, picks: list[int], junk: list[Any]) -> None:
     """Give commands chosen from the options (``picks``) or junk bodies, checking each answer against the log."""
     for pick, rubbish in zip(picks, junk, strict=True):

@@ -151,3 +151,74 @@ def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers, tmp_p
     won = next(body for status, body in answers if status == 201)
     lost = next(body for status, body in answers if status == 409)
     assert lost["current_version"] == won["head"]["seq"] == SqliteStore(tmp_path / "events.db").version("duel")
+
+
+class Stream:
+    """A live stream read line by line as the server sends it: ``(event, id, data)`` for each message."""
+
+    def __init__(self, server: Server, token: str, last_event_id: str = ""):
+        headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+        if last_event_id:
+            headers["Last-Event-ID"] = last_event_id
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/duel/stream", headers=headers)
+        self.answer = urllib.request.urlopen(request, timeout=30)
+
+    def messages(self) -> Any:
+        """The messages, as they come."""
+        event, ident, data = "", None, ""
+        for raw in self.answer:
+            line = raw.decode().rstrip("\r\n")
+            if not line:
+                if data:
+                    yield event, ident, json.loads(data)
+                event, ident, data = "", None, ""
+            elif line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("id: "):
+                ident = int(line[4:])
+            elif line.startswith("data: "):
+                data += line[6:]
+
+    def until(self, seq: int) -> tuple[list[int], list[dict[str, Any]]]:
+        """The event ids received up to ``seq``, and every options message on the way."""
+        ids, options = [], []
+        for event, ident, data in self.messages():
+            if event == "event":
+                ids.append(ident)
+                assert data["seq"] == ident
+            elif event == "options":
+                options.append(data)
+            if ids and ids[-1] >= seq and options and options[-1]["head"]["seq"] == seq:
+                return ids, options
+        raise AssertionError("the stream ended")
+
+    def close(self) -> None:
+        """Hang up."""
+        self.answer.close()
+
+
+def test_the_stream_sends_every_event_once_in_order_and_resumes(servers):
+    """The stream sends the set-up's events, then each command's as it is appended (ids are seqs: 1, 2, 3...
+    once each, in order) and an options message at each new head; reconnecting with Last-Event-ID gets exactly
+    the events after it, none twice."""
+    server = servers()
+    token, version = create(server)
+    stream = Stream(server, token)
+    ids, options = stream.until(version)
+    assert ids == list(range(1, version + 1)) and options[-1]["head"]["seq"] == version
+    status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}},
+                                 token)
+    assert status == 201
+    head = rolled["head"]["seq"]
+    more, options = stream.until(head)
+    assert more == list(range(version + 1, head + 1))
+    assert options[-1] == {"head": rolled["head"], "options": rolled["options"]}
+    stream.close()
+    turn = rolled["options"]["turn"]
+    status, ended = server.call("POST", "/fights/duel/commands", {"command": {"command": "end_turn", "who": turn}},
+                                token)
+    assert status == 201
+    again = Stream(server, token, last_event_id=str(head))
+    resumed, _ = again.until(ended["head"]["seq"])
+    again.close()
+    assert resumed == list(range(head + 1, ended["head"]["seq"] + 1))
