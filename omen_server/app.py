@@ -16,15 +16,17 @@ not built yet (docs/server.md).
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 import anyio.to_thread
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
@@ -44,6 +46,7 @@ __all__ = ["create_app", "Head", "Created", "FightSummary", "OptionsView", "Comm
            "EventsPage", "Problem", "CreateFight"]
 
 PROBLEM = "application/problem+json"
+T = TypeVar("T")
 PAGE = 500  # events per page, at most
 
 
@@ -135,9 +138,10 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 _ENCODER = msgspec.json.Encoder()
 
 
-def _problem(status: int, kind: str, title: str, detail: str, **facts: Any) -> Response[bytes]:
+def _problem(status: int, kind: str, title: str, detail: str, headers: dict[str, str] | None = None,
+             **facts: Any) -> Response[bytes]:
     body = Problem(type=f"/problems/{kind}", title=title, status=status, detail=detail, **facts)
-    return Response(_ENCODER.encode(body), status_code=status, media_type=PROBLEM)
+    return Response(_ENCODER.encode(body), status_code=status, media_type=PROBLEM, headers=headers)
 
 
 def _omen_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
@@ -169,6 +173,9 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
     extra = [item for item in (exc.extra if isinstance(exc.extra, list) else []) if isinstance(item, dict)]
     first = extra[0] if extra else {}
     key = first.get("key")
+    if key == "data" and first.get("message") == "'data'":  # no body at all
+        return _problem(400, "invalid-body", "The request does not validate", "a JSON body is required (at $)",
+                        field="$")
     field = None if key is None else ("$" if first.get("source", "body") == "body" else first["source"]) + (
         f".{key}" if key else "")
     said = [f"{item.get('message', '')} (at {field})" if item is first and field else str(item.get("message", ""))
@@ -182,12 +189,12 @@ def _http_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[
     kinds = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
              409: "conflict"}
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
-                    str(exc.detail))
+                    str(exc.detail), headers=dict(exc.headers or {}))  # a 405 keeps its Allow header
 
 
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "No valid token", 403: "This seat may not do that", 404: "Not found",
-            405: "Method not allowed", 409: "Conflict"}.get(status, "HTTP error")
+            405: "Method not allowed", 409: "Conflict", 422: "Refused by the rules"}.get(status, "HTTP error")
 
 
 class Unauthorized(HTTPException):
@@ -200,6 +207,12 @@ class Forbidden(HTTPException):
     """403: a token of another fight, or a seat that may not do this."""
 
     status_code = 403
+
+
+def _errors(*statuses: int) -> dict[int, ResponseSpec]:
+    """The problem documents a handler may answer with, for its OpenAPI entry."""
+    return {status: ResponseSpec(data_container=Problem, media_type=PROBLEM, generate_examples=False,
+                                 description=_title(status)) for status in statuses}
 
 
 # -- fights held in memory -------------------------------------------------------------------------------------
@@ -296,9 +309,13 @@ def _fresh_id(fights: Fights) -> str:
 def _handlers(fights: Fights) -> list[Callable[..., Any]]:
     """The route handlers, bound to ``fights``."""
 
-    @post("/fights", status_code=201, sync_to_thread=True, summary="Create a fight",
+    @post("/fights", status_code=201, summary="Create a fight", responses=_errors(400, 409, 422),
           description="Start a fight with its combatants joined (all or nothing). Returns the GM's token, once.")
-    def create_fight(data: JSONBody[CreateFight]) -> Created:
+    async def create_fight(request: Request[Any, Any, Any], data: JSONBody[CreateFight]) -> Created:
+        spec = _strict(await request.body(), CreateFight)
+        return await anyio.to_thread.run_sync(create, spec)
+
+    def create(data: CreateFight) -> Created:
         fight_id = data.id or _fresh_id(fights)
         if fights.store.version(fight_id):
             raise HTTPException(status_code=409, detail=f"a fight {fight_id!r} already exists")
@@ -317,6 +334,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return out
 
     @get("/fights/{fight_id:str}/options", sync_to_thread=True, summary="What the fight waits for now",
+         responses=_errors(401, 403, 404),
          description="Fight.options(): phase, round, turn, the open decision and every legal command.")
     def options(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> OptionsView:
         _seat(request, fights, fight_id)
@@ -324,13 +342,20 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             fight = fights.fight(fight_id)
             return OptionsView(head=head_of(fight), options=fight.options())
 
-    @post("/fights/{fight_id:str}/commands", status_code=201, sync_to_thread=True, summary="Give a command",
+    @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
+          responses=_errors(400, 401, 403, 404, 409, 422),
           description="Decide one command and append its events atomically; send expected_version (stale: "
                       "409) and an Idempotency-Key header (a retry gets the first answer; nothing twice).")
-    def command(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[CommandRequest],
-                idempotency_key: Annotated[str | None, HeaderParameter(name="Idempotency-Key", required=False,
-                                                                       max_length=200)] = None) -> Response[bytes]:
+    async def command(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[CommandRequest],
+                      idempotency_key: Annotated[str | None, HeaderParameter(
+                          name="Idempotency-Key", required=False, max_length=200)] = None
+                      ) -> Response[CommandResult]:
         token = _gm(request, fights, fight_id)
+        asked = _strict(await request.body(), CommandRequest)
+        answer = await anyio.to_thread.run_sync(give, token, fight_id, asked, idempotency_key)
+        return cast("Response[CommandResult]", answer)  # the encoded CommandResult (or a problem), byte for byte
+
+    def give(token: str, fight_id: str, data: CommandRequest, idempotency_key: str | None) -> Response[bytes]:
         asked = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
         with fights.lock(fight_id):
             if idempotency_key is not None:
@@ -355,6 +380,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return Response(body, status_code=201, media_type="application/json")
 
     @get("/fights/{fight_id:str}/events", sync_to_thread=True, summary="Events after a seq",
+         responses=_errors(400, 401, 403, 404),
          description=f"The stored events after seq `after`, in order, at most `limit` (up to {PAGE}).")
     def events(request: Request[Any, Any, Any], fight_id: FromPath[str],
                after: Annotated[int, QueryParameter(ge=0)] = 0,
@@ -372,6 +398,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return EventsPage(head=head, events=tuple(page), next_after=last if last < head.seq else None)
 
     @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
+         responses=_errors(400, 401, 403, 404),
          description="Every stored event after Last-Event-ID (or `after`) as an `event` message whose id is its "
                      "seq, then each new one as it is appended, in order, once; an `options` message (no id) "
                      "whenever what the fight waits for changes.")
@@ -391,6 +418,21 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return ServerSentEvent(_follow(fights, fight_id, start), retry_duration=1000)
 
     return [create_fight, list_fights, options, command, events, stream]
+
+
+_AT = re.compile(r"^(?P<reason>.*) - at `\$(?P<path>[^`]*)`$", re.S)
+
+
+def _strict(body: bytes, kind: type[T]) -> T:
+    """The body decoded as strictly as omen's own decoders (Litestar converts leniently: 0 would pass as
+    false); a value that does not validate is the same 400 as any other, naming its field."""
+    try:
+        return msgspec.json.decode(body, type=kind)
+    except msgspec.ValidationError as exc:
+        found = _AT.match(str(exc))
+        reason, key = (found["reason"], found["path"].lstrip(".")) if found else (str(exc), "")
+        raise ValidationException(detail="the body does not validate",
+                                  extra=[{"message": reason, "key": key, "source": "body"}]) from None
 
 
 POLL = 0.1  # seconds between two looks at the store for a stream's new events (other processes append too)
@@ -437,4 +479,25 @@ def create_app(store: EventStore, keep: Keep | None = None) -> Litestar:
 
     openapi = OpenAPIConfig(title="omen", version=__version__, description="The network back end of omen: fights, "
                             "their options, commands and events (docs/server.md).")
-    return Litestar(route_handlers=_handlers(fights), exception_handlers=handlers, debug=False, openapi_config=openapi)
+    routes = _handlers(fights)
+    return Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
+                    before_request=_allow(routes))
+
+
+def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
+    """A hook answering OPTIONS with every method of the path in ``Allow`` (Litestar's own lists only some when
+    one path has several handlers)."""
+    import re
+
+    methods: dict[str, set[str]] = {}
+    for handler in routes:
+        for path in handler.paths:
+            methods.setdefault(re.sub(r":[a-z]+}", "}", path), set()).update(handler.http_methods)
+
+    async def hook(request: Request[Any, Any, Any]) -> Response[bytes] | None:
+        if request.method != "OPTIONS":
+            return None
+        allowed = methods.get(str(request.scope.get("path_template", "")), set()) | {"OPTIONS"}
+        return Response(b"", status_code=204, headers={"Allow": ", ".join(sorted(allowed))})
+
+    return hook
