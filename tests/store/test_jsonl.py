@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from omen_core.errors import BadAppend, LogCorrupted, TornTail, UnknownFight
+from omen_core.errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
 from omen_core.events import LANDMARKS, StoredEvent, encode_line
 from omen_core.store import JsonlStore
 
@@ -227,7 +227,7 @@ class TestFailedWrite:
 
     def test_failed_fsync_truncates_back(self, store: JsonlStore, log: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-        """If fsync raises, the file is cut back to its previous bytes and the error propagates."""
+        """If fsync raises, the file is cut back to its previous bytes and the error propagates as StoreUnavailable."""
         events = make_events(FIGHT, 2)
         store.append(FIGHT, events, 0)
         before = log.read_bytes()
@@ -236,8 +236,9 @@ class TestFailedWrite:
             raise OSError(5, "simulated I/O error")
 
         monkeypatch.setattr(os, "fsync", broken_fsync)
-        with pytest.raises(OSError, match="simulated"):
+        with pytest.raises(StoreUnavailable, match="simulated") as info:
             store.append(FIGHT, continue_from(events, FIGHT, 3), 2)
+        assert isinstance(info.value.__cause__, OSError)
         monkeypatch.undo()
         assert log.read_bytes() == before
         assert store.version(FIGHT) == 2
