@@ -126,22 +126,23 @@ class JsonlStore:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
         path = self._path(fight_id)
+        lines = [encode_line(ev) + b"\n" for ev in events]
+        _check_lengths(fight_id, events, lines)
         with _guard(path):
             if not _regular(path):  # a batch that cannot start a fight leaves no empty file behind
                 check_batch(fight_id, events, expected_version, 0, None)
             path.parent.mkdir(parents=True, exist_ok=True)
-            return self._append_locked(path, fight_id, events, expected_version)
+            return self._append_locked(path, fight_id, events, lines, expected_version)
 
-    def _append_locked(self, path: Path, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
-        """The append itself, under the exclusive lock on ``path``."""
+    def _append_locked(self, path: Path, fight_id: str, events: Sequence[StoredEvent], lines: list[bytes],
+                       expected_version: int) -> int:
+        """The append itself (``lines`` are the events' lines), under the exclusive lock on ``path``."""
         with _locked(path, shared=False, create=True):
             tail = _read_tail(path)
             self._refuse_torn(path, tail)
             self._check_owner(path, fight_id)
             version, last_hash = self._last_state(path, fight_id, tail)
             check_batch(fight_id, events, expected_version, version, last_hash)
-            lines = [encode_line(ev) + b"\n" for ev in events]
-            _check_lengths(fight_id, events, lines)
             if version >= _INDEX_EVERY and not path.with_name(path.name + ".idx").exists():
                 _build_index(path, tail.size)  # a log written elsewhere, or an index lost: the writer makes it
             _write_all(path, b"".join(lines))
@@ -403,13 +404,16 @@ def _split(path: Path, f: BinaryIO, size: int, lines_before: int) -> Iterator[li
         lines = io.BytesIO(block[:cut]).readlines()
         if parts:
             lines[0] = b"".join([*parts, lines[0]])
-        if max(map(len, lines)) > MAX_LINE_BYTES:
-            raise _too_long(path, line_no + 1 + next(i for i, line in enumerate(lines) if len(line) > MAX_LINE_BYTES))
+        if max(map(len, lines)) > MAX_LINE_BYTES:  # the lines before it first, as for any bad line
+            long = next(i for i, line in enumerate(lines) if len(line) > MAX_LINE_BYTES)
+            if long:
+                yield lines[:long]
+            raise _too_long(path, line_no + 1 + long)
         line_no += len(lines)
         parts, pending = ([block[cut:]], len(block) - cut) if cut < len(block) else ([], 0)
+        yield lines
         if pending > MAX_LINE_BYTES:
             raise _too_long(path, line_no + 1)
-        yield lines
     if parts:
         yield [b"".join(parts)]
 
