@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..errors import InvalidFightId
+from ..errors import InvalidFightId, StoreUnavailable
 from ..events import SCHEMA_VERSION
 from ..state import FightState
 from .base import FIGHT_ID, os_guard
@@ -99,6 +99,8 @@ class FileSnapshots:
     """
 
     def __init__(self, directory: str | os.PathLike[str]):
+        if "\x00" in os.fspath(directory):
+            raise StoreUnavailable(os.fspath(directory), "a path cannot hold a NUL byte")
         self.directory = Path(directory)
         self._listed: dict[str, tuple[int, list[int]]] = {}
 
