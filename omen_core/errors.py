@@ -24,6 +24,8 @@ __all__ = [
     "ConcurrencyError",
     "BadAppend",
     "UnknownFight",
+    "StoreUnavailable",
+    "InvalidFightId",
     "LogCorrupted",
     "TornTail",
     "ChainBroken",
@@ -135,6 +137,24 @@ class UnknownFight(StoreError, BadInput):
     def __init__(self, fight_id: str, where: str):
         self.fight_id, self.where = fight_id, where
         super().__init__(f"no fight {fight_id!r} in {where}")
+
+
+class StoreUnavailable(StoreError, BadInput):
+    """A store's file, directory or database cannot be opened or used: ``path`` names it, ``reason`` says why
+    (an operating system's words kept as they are, e.g. ``Is a directory``)."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path, self.reason = str(path), reason
+        super().__init__(f"{self.path!r}: {reason}" if "\x00" in self.path else f"{self.path}: {reason}")
+
+
+class InvalidFightId(StoreError, BadInput):
+    """A fight id that is not ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` reached a place that builds a path from it."""
+
+    def __init__(self, fight_id: str, where: str):
+        self.fight_id, self.where = fight_id, where
+        super().__init__(f"{fight_id!r} is not a fight id (1-128 letters, digits, '.', '_' or '-', starting "
+                         f"with a letter or digit); refused by {where}")
 
 
 class LogCorrupted(StoreError, BadInput):

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import stat
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ..errors import BadAppend, ConcurrencyError
+from ..errors import BadAppend, ConcurrencyError, StoreUnavailable
 from ..events import GENESIS_HASH, StoredEvent
 
-__all__ = ["EventStore", "FIGHT_ID", "check_fight_id", "check_batch"]
+__all__ = ["EventStore", "FIGHT_ID", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular", "os_guard"]
 
 FIGHT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: :data:`FIGHT_ID` in words, for the errors that refuse an id.
+FIGHT_ID_WORDS = "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 @runtime_checkable
@@ -54,8 +59,7 @@ class EventStore(Protocol):
 def check_fight_id(fight_id: str) -> str:
     """Fight ids double as file names, so they are restricted to ``[A-Za-z0-9._-]``."""
     if not FIGHT_ID.match(fight_id):
-        raise BadAppend(fight_id, "a fight id is 1-128 letters, digits, '.', '_' or '-', "
-                                  "starting with a letter or digit")
+        raise BadAppend(fight_id, f"a fight id is {FIGHT_ID_WORDS}")
     return fight_id
 
 
@@ -80,3 +84,23 @@ def check_batch(fight_id: str, events: Sequence[StoredEvent], expected_version: 
             raise BadAppend(fight_id, f"event seq {ev.seq} does not link to the hash of the "
                                       f"event before it")
         prev = ev.hash
+
+
+def not_regular(mode: int, what: str) -> str:
+    """What a path of ``mode`` that is not a regular file is, in words, for the error that refuses it as ``what``
+    (``a log``, ``a database``)."""
+    if stat.S_ISDIR(mode):
+        return f"is a directory, not {what} file"
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+    return f"not a regular file ({kind}): {what} is a regular file"
+
+
+@contextlib.contextmanager
+def os_guard(path: str | Path) -> Iterator[None]:
+    """Raise an operating system's error as :class:`StoreUnavailable` naming the path, its words kept (``Is a
+    directory``): the store API raises only omen's errors."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreUnavailable(exc.filename or path, exc.strerror or str(exc)) from exc

@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import io
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import BinaryIO, NoReturn, TypeVar
 
 import msgspec
 import portalocker
 
-from ..errors import BadAppend, LogCorrupted, TornTail, UnknownFight
+from ..errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
 from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
-from .base import FIGHT_ID, check_batch, check_fight_id
+from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, not_regular
+from .base import os_guard as _guard
 
-__all__ = ["JsonlStore"]
+__all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES"]
+
+#: The longest line a log may hold, newline included (an event is a few hundred bytes). A longer line is
+#: corruption: it is refused as :class:`LogCorrupted` once this many bytes of it are seen, never read whole.
+MAX_LINE_BYTES = 16 << 20
 
 _BLOCK = 8192
+_T = TypeVar("_T")
 _DECODE = decode_line
 
 
@@ -39,6 +48,31 @@ class _Position(msgspec.Struct):
 
 _DECODE_HEAD = msgspec.json.Decoder(_Head).decode
 _DECODE_POSITION = msgspec.json.Decoder(_Position).decode
+
+
+class _Batch(msgspec.Struct):
+    """Just where a line stands in its batch (every other field is ignored)."""
+
+    fight_id: str
+    seq: int
+    batch: int
+    batch_size: int = 0
+
+
+_DECODE_BATCH = msgspec.json.Decoder(_Batch).decode
+
+
+@dataclass(frozen=True)
+class Repaired:
+    """What :meth:`JsonlStore.repair_log` removed: ``side`` is the side file holding the removed bytes (None if
+    the log needed no repair), ``torn_bytes`` the length of a torn last line, and ``batch`` the seq of a torn
+    final batch whose ``events`` complete lines (of its ``batch_size``) went with it (0 if none)."""
+
+    side: Path | None
+    torn_bytes: int = 0
+    batch: int = 0
+    events: int = 0
+    batch_size: int = 0
 
 
 class _Tail(msgspec.Struct, frozen=True):
@@ -66,14 +100,14 @@ class JsonlStore:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         """A store keeping one ``<fight_id>.jsonl`` file per fight in ``directory``."""
-        self._dir: Path | None = Path(directory)
+        self._dir: Path | None = Path(_no_nul(directory))
         self._file: Path | None = None
 
     @classmethod
     def single(cls, path: str | os.PathLike[str]) -> JsonlStore:
         """A store on exactly one file holding one fight (the fight id of its first line)."""
         store = cls.__new__(cls)
-        store._dir, store._file = None, Path(path)
+        store._dir, store._file = None, Path(_no_nul(path))
         return store
 
     def __repr__(self) -> str:
@@ -92,16 +126,23 @@ class JsonlStore:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
         path = self._path(fight_id)
-        if not path.exists():  # a batch that cannot start a fight leaves no empty file behind
-            check_batch(fight_id, events, expected_version, 0, None)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [encode_line(ev) + b"\n" for ev in events]
+        _check_lengths(fight_id, events, lines)
+        with _guard(path):
+            if not _regular(path):  # a batch that cannot start a fight leaves no empty file behind
+                check_batch(fight_id, events, expected_version, 0, None)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return self._append_locked(path, fight_id, events, lines, expected_version)
+
+    def _append_locked(self, path: Path, fight_id: str, events: Sequence[StoredEvent], lines: list[bytes],
+                       expected_version: int) -> int:
+        """The append itself (``lines`` are the events' lines), under the exclusive lock on ``path``."""
         with _locked(path, shared=False, create=True):
             tail = _read_tail(path)
             self._refuse_torn(path, tail)
             self._check_owner(path, fight_id)
             version, last_hash = self._last_state(path, fight_id, tail)
             check_batch(fight_id, events, expected_version, version, last_hash)
-            lines = [encode_line(ev) + b"\n" for ev in events]
             if version >= _INDEX_EVERY and not path.with_name(path.name + ".idx").exists():
                 _build_index(path, tail.size)  # a log written elsewhere, or an index lost: the writer makes it
             _write_all(path, b"".join(lines))
@@ -118,10 +159,11 @@ class JsonlStore:
         Only the bytes present when ``read`` was called are read.
         """
         path = self._existing(fight_id)
-        with _locked(path, shared=True):
-            size = path.stat().st_size
-        line, offset = _seek_point(path, fight_id, after_seq, size)
-        return _stream(path, fight_id, after_seq, size, line, offset)
+        with _guard(path):
+            with _locked(path, shared=True):
+                size = path.stat().st_size
+            line, offset = _seek_point(path, fight_id, after_seq, size)
+        return _guarded(path, _stream(path, fight_id, after_seq, size, line, offset))
 
     def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
         """The fight's lines as stored (newline included) with ``seq > after_seq`` (line N holds seq N), in order,
@@ -133,19 +175,21 @@ class JsonlStore:
         the next seq, of this fight) are the reader's.
         """
         path = self._existing(fight_id)
-        with _locked(path, shared=True):
-            size = path.stat().st_size
-        line, offset = _seek_point(path, fight_id, after_seq, size)
-        return _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1)
+        with _guard(path):
+            with _locked(path, shared=True):
+                size = path.stat().st_size
+            line, offset = _seek_point(path, fight_id, after_seq, size)
+        return _guarded(path, _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1))
 
     def landmarks(self, fight_id: str) -> list[StoredEvent]:
         """The fight's landmark events (undo and redo markers, the revealed seed), from the ``<log>.marks`` index
         kept at append time; a log without a sound index is scanned instead (nothing is written: reading
         creates no file). Lines that do not decode are left to the reader, which reports them."""
         path = self._existing(fight_id)
-        with _locked(path, shared=True):
-            size = path.stat().st_size
-        return _Marks(path).landmarks(size)
+        with _guard(path):
+            with _locked(path, shared=True):
+                size = path.stat().st_size
+            return _Marks(path).landmarks(size)
 
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Every line of the fight's file exactly as stored (newline included; a torn last line has none)."""
@@ -153,50 +197,65 @@ class JsonlStore:
 
         def lines() -> Iterator[bytes]:
             with open(path, "rb") as f:
-                yield from f
+                for chunk in _split(path, f, os.fstat(f.fileno()).st_size, 0):
+                    yield from chunk
 
-        return lines()
+        return _guarded(path, lines())
 
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none; :class:`TornTail` on a torn file."""
         if not self._known(fight_id):
             return 0
         path = self._path(fight_id)
-        with _locked(path, shared=True):
-            tail = _read_tail(path)
-        self._refuse_torn(path, tail)
-        return self._last_state(path, fight_id, tail)[0]
+        with _guard(path):
+            with _locked(path, shared=True):
+                tail = _read_tail(path)
+            self._refuse_torn(path, tail)
+            return self._last_state(path, fight_id, tail)[0]
 
     def fights(self) -> list[str]:
         """The stored fight ids, sorted (at most one in single-file mode)."""
         if self._file is not None:
-            owner = _owner(self._file)
+            with _guard(self._file):
+                owner = _owner(self._file)
             return [] if owner is None else [owner]
         assert self._dir is not None
-        if not self._dir.is_dir():
-            return []
-        return sorted(p.stem for p in self._dir.glob("*.jsonl")
-                      if FIGHT_ID.match(p.stem) and p.is_file() and p.stat().st_size)
+        with _guard(self._dir):
+            if not self._dir.is_dir():
+                return []
+            return sorted(p.stem for p in self._dir.glob("*.jsonl")
+                          if FIGHT_ID.match(p.stem) and p.is_file() and p.stat().st_size)
 
     # -- repair -------------------------------------------------------------------------
 
     def repair(self, fight_id: str) -> Path | None:
-        """Move a torn last line to ``<file>.torn-<N>`` and cut the log back to its last full line.
+        """Remove what a crash mid-append left (:meth:`repair_log`); return the side file, or None if nothing was
+        torn."""
+        return self.repair_log(fight_id).side
 
-        The side file is fsynced before the log is truncated, so the torn
-        bytes are never lost. Returns the side file, or None if nothing was torn.
+    def repair_log(self, fight_id: str) -> Repaired:
+        """Move a torn final batch to ``<file>.torn-<N>`` and cut the log back to the end of the batch before it.
+
+        What a crash mid-append can leave is removed whole: a torn last line
+        (no newline), and the complete lines of a final batch that holds fewer
+        events than its ``batch_size`` says (only the last batch can be torn:
+        appends are sequential). The side file is fsynced before the log is
+        truncated, so the removed bytes are never lost.
         """
         path = self._path(fight_id) if FIGHT_ID.match(fight_id) else None
-        if path is None or not path.is_file():
-            raise UnknownFight(fight_id, self._where())
-        with _locked(path, shared=False):
-            self._check_repair_owner(path, fight_id)
-            tail = _read_tail(path)
-            if not tail.torn:
-                return None
-            side = _save_side_file(path, tail.torn)
-            _truncate(path, tail.size - len(tail.torn))
-        return side
+        with _guard(path or self._where()):
+            if path is None or not _regular(path):
+                raise UnknownFight(fight_id, self._where())
+            with _locked(path, shared=False):
+                self._check_repair_owner(path, fight_id)
+                tail = _read_tail(path)
+                cut, batch = _torn_batch(path, fight_id, tail)
+                if cut == tail.size:
+                    return Repaired(None)
+                side = _save_side_file(path, _read_range(path, cut, tail.size))
+                _truncate(path, cut)
+        events = 0 if batch is None else batch.seq - batch.batch + 1
+        return Repaired(side, len(tail.torn), batch.batch if batch else 0, events, batch.batch_size if batch else 0)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -216,9 +275,11 @@ class JsonlStore:
         if not FIGHT_ID.match(fight_id):
             return False
         if self._file is not None:
-            return _owner(self._file) == fight_id
+            with _guard(self._file):
+                return _owner(self._file) == fight_id
         path = self._path(fight_id)
-        return path.is_file() and path.stat().st_size > 0
+        with _guard(path):
+            return _regular(path) and path.stat().st_size > 0
 
     def _existing(self, fight_id: str) -> Path:
         """The file of a stored fight, or :class:`UnknownFight`."""
@@ -275,18 +336,11 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
     if limit <= 0:
         return
     decode = _DECODE
-    prev = first_line - 1
-    consumed = offset
-    with open(path, "rb") as f:
-        f.seek(offset)
-        for line_no, raw in enumerate(f, first_line):
-            consumed += len(raw)
-            if consumed >= limit:
-                if consumed > limit:
-                    raw = raw[:len(raw) - (consumed - limit)]  # noqa: PLW2901 - only the bytes there were
-                if not raw.endswith(b"\n"):
-                    raise TornTail(path, line_no, raw)
-            if line_no <= after_seq and consumed < limit:
+    prev = line_no = first_line - 1
+    for lines in _chunks(path, limit, offset, 0, first_line - 1):
+        for raw in lines:
+            line_no += 1
+            if line_no <= after_seq:
                 prev = line_no  # line N holds seq N: skipped lines are not decoded (verify reads them all)
                 continue
             if len(raw) <= 1:
@@ -302,10 +356,7 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
                 raise LogCorrupted(path, line_no, f"event of fight {ev.fight_id!r} in the log of "
                                                   f"fight {fight_id!r}")
             prev = ev.seq
-            if prev > after_seq:
-                yield ev
-            if consumed >= limit:
-                return
+            yield ev
 
 
 _CHUNK = 1 << 16  # bytes of lines per list; the file is read through a buffer of twice that
@@ -316,29 +367,61 @@ def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before
     """The lines in the first ``limit`` bytes of ``path`` from ``offset`` (where line ``lines_before + 1``
     starts), the first ``skip`` of them left out, in lists; :class:`TornTail` after them if the last has no
     newline."""
-    consumed, lines_read = offset, lines_before
-    with open(path, "rb", buffering=2 * _CHUNK) as f:
+    lines_read = lines_before
+    with open(path, "rb", buffering=0) as f:
         f.seek(offset)
-        while consumed < limit:
-            lines = f.readlines(min(_CHUNK, limit - consumed))
-            if not lines:
-                return
-            consumed += sum(map(len, lines))
-            while consumed - len(lines[-1]) >= limit:  # the file grew since: only the bytes there were
-                consumed -= len(lines.pop())
-            if consumed > limit:
-                lines[-1] = lines[-1][:len(lines[-1]) - (consumed - limit)]
-                consumed = limit
-            lines_read += len(lines)
-            if consumed >= limit and not lines[-1].endswith(b"\n"):
-                torn = lines.pop()
-                lines, skip = lines[skip:], max(skip - len(lines), 0)
-                if lines:
-                    yield lines
-                raise TornTail(path, lines_read, torn)
-            lines, skip = lines[skip:], max(skip - len(lines), 0)
+        for block in _split(path, f, limit - offset, lines_before):
+            lines_read += len(block)
+            torn = block.pop() if not block[-1].endswith(b"\n") else None
+            lines, skip = block[skip:], max(skip - len(block), 0)
             if lines:
                 yield lines
+            if torn is not None:
+                raise TornTail(path, lines_read, torn)
+
+
+def _split(path: Path, f: BinaryIO, size: int, lines_before: int) -> Iterator[list[bytes]]:
+    """The lines in the next ``size`` bytes of ``f`` (line ``lines_before + 1`` first), newline included, in lists
+    of about ``_CHUNK`` bytes; only the very last line may lack its newline (a torn line, then a list of its own).
+
+    A line longer than :data:`MAX_LINE_BYTES` is :class:`LogCorrupted` as soon as that many of its bytes are seen:
+    the parts of a line that runs across blocks are kept in a list and joined once, so a long line costs one pass.
+    """
+    parts: list[bytes] = []  # the start of a line that runs on past the blocks read so far
+    pending, line_no = 0, lines_before
+    while size > 0:
+        block = f.read(min(_CHUNK, size))
+        if not block:
+            break
+        size -= len(block)
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            parts.append(block)
+            pending += len(block)
+            if pending > MAX_LINE_BYTES:
+                raise _too_long(path, line_no + 1)
+            continue
+        lines = io.BytesIO(block[:cut]).readlines()
+        if parts:
+            lines[0] = b"".join([*parts, lines[0]])
+        if max(map(len, lines)) > MAX_LINE_BYTES:  # the lines before it first, as for any bad line
+            long = next(i for i, line in enumerate(lines) if len(line) > MAX_LINE_BYTES)
+            if long:
+                yield lines[:long]
+            raise _too_long(path, line_no + 1 + long)
+        line_no += len(lines)
+        parts, pending = ([block[cut:]], len(block) - cut) if cut < len(block) else ([], 0)
+        yield lines
+        if pending > MAX_LINE_BYTES:
+            raise _too_long(path, line_no + 1)
+    if parts:
+        yield [b"".join(parts)]
+
+
+def _too_long(path: Path, line: int) -> LogCorrupted:
+    """The error for a line longer than any event can be."""
+    return LogCorrupted(path, line, f"the line is longer than {MAX_LINE_BYTES} bytes, the most a log line may be "
+                                    "(not a log, or a damaged one)")
 
 
 #: Every this many events, the byte offset of a line is noted in ``<log>.idx`` (a cache) so that reading
@@ -360,14 +443,14 @@ def _index(path: Path, first_seq: int, offset: int, lines: list[bytes]) -> None:
 
 def _build_index(path: Path, size: int) -> None:
     """Write the offset index of a whole file in one pass over its lines (no decoding)."""
-    notes, offset = [], 0
+    notes, offset, seq = [], 0, 0
     with open(path, "rb") as f:
-        for seq, raw in enumerate(f, 1):
-            if offset >= size:
-                break
-            if seq % _INDEX_EVERY == 1 and seq > 1:
-                notes.append(f"{seq} {offset}\n")
-            offset += len(raw)
+        for lines in _split(path, f, size, 0):
+            for raw in lines:
+                seq += 1
+                if seq % _INDEX_EVERY == 1 and seq > 1:
+                    notes.append(f"{seq} {offset}\n")
+                offset += len(raw)
     with contextlib.suppress(OSError):
         path.with_name(path.name + ".idx").write_text("".join(notes))
 
@@ -426,26 +509,48 @@ def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoRetur
 
 
 def _read_tail(path: Path) -> _Tail:
-    """Read backwards from the end in blocks until the last complete line is found."""
+    """Read backwards from the end in blocks until the last complete line is found (each block read once, each
+    searched once); a last line, or torn bytes after it, longer than :data:`MAX_LINE_BYTES` is
+    :class:`LogCorrupted`."""
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is told apart first
     except FileNotFoundError:
         return _Tail(0, None, b"")
     with f:
         size = pos = f.seek(0, os.SEEK_END)
-        buf = b""
-        while True:
-            last_nl = buf.rfind(b"\n")
-            if last_nl != -1:
-                prev_nl = buf.rfind(b"\n", 0, last_nl)
-                if prev_nl != -1 or pos == 0:
-                    return _Tail(size, buf[prev_nl + 1:last_nl + 1], buf[last_nl + 1:])
-            elif pos == 0:
-                return _Tail(size, None, buf)
+        blocks: list[bytes] = []  # the blocks read, last first
+        newlines: list[int] = []  # the offsets of the file's last two newlines, last first
+        while pos > 0 and len(newlines) < 2:
             step = min(_BLOCK, pos)
             pos -= step
             f.seek(pos)
-            buf = f.read(step) + buf
+            block = f.read(step)
+            blocks.append(block)
+            end = len(block)
+            while len(newlines) < 2 and (at := block.rfind(b"\n", 0, end)) != -1:
+                newlines.append(pos + at)
+                end = at
+            if len(newlines) < 2 and (newlines[0] if newlines else size) - pos > MAX_LINE_BYTES:
+                raise _too_long(path, _line_number(f, pos))
+    data = b"".join(reversed(blocks))
+    if not newlines:
+        return _Tail(size, None, data)
+    first = newlines[1] + 1 - pos if len(newlines) == 2 else 0
+    return _Tail(size, data[first:newlines[0] + 1 - pos], data[newlines[0] + 1 - pos:])
+
+
+def _line_number(f: BinaryIO, offset: int) -> int:
+    """The number of the line that holds byte ``offset`` of ``f`` (error path only: one pass over the bytes before
+    it)."""
+    f.seek(0)
+    count, left = 0, offset
+    while left > 0:
+        block = f.read(min(_SCAN_BLOCK, left))
+        if not block:
+            break
+        count += block.count(b"\n")
+        left -= len(block)
+    return count + 1
 
 
 def _seq_hint(line: bytes) -> int:
@@ -458,20 +563,28 @@ def _seq_hint(line: bytes) -> int:
 
 def _owner(path: Path) -> str | None:
     """The fight id of the file's first line; None if the file is missing or empty."""
+    if not _regular(path):
+        return None
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is told apart first
     except FileNotFoundError:
         return None
     with f:
-        first = f.readline()
+        first = f.readline(MAX_LINE_BYTES + 1)
     if not first:
         return None
+    if len(first) > MAX_LINE_BYTES:
+        raise _too_long(path, 1)
     if not first.endswith(b"\n"):
         raise TornTail(path, 1, first)
     try:
-        return _DECODE_HEAD(first).fight_id
+        fight_id = _DECODE_HEAD(first).fight_id
     except msgspec.DecodeError as exc:
         raise LogCorrupted(path, 1, f"the first line does not name a fight: {exc}") from None
+    if not FIGHT_ID.match(fight_id):
+        raise LogCorrupted(path, 1, f"the first line names fight {fight_id!r}, which is not a fight id "
+                                    f"({FIGHT_ID_WORDS})")
+    return fight_id
 
 
 # -- the landmark index -------------------------------------------------------------------------
@@ -536,7 +649,7 @@ class _Marks:
                         break
                     f.seek(offset)
                     try:
-                        rec = decode_line(f.readline())
+                        rec = decode_line(f.readline(MAX_LINE_BYTES + 1))
                     except msgspec.DecodeError:
                         found, start = [], 0
                         break
@@ -602,18 +715,27 @@ class _Marks:
 
 
 def _line_ending_at(path: Path, end: int) -> bytes:
-    """The complete line of ``path`` that ends (newline included) at byte ``end``, or b"" if none does."""
+    """The complete line of ``path`` that ends (newline included) at byte ``end``, or b"" if none does (or it is
+    longer than :data:`MAX_LINE_BYTES`): read backwards in blocks, each read and searched once."""
+    blocks: list[bytes] = []  # the blocks read, last first
+    pos = end
     with open(path, "rb") as f:
-        start = max(end - _BLOCK, 0)
-        while True:
-            f.seek(start)
-            chunk = f.read(end - start)
-            if not chunk.endswith(b"\n"):
+        while pos > 0 and end - pos <= MAX_LINE_BYTES:
+            step = min(_BLOCK, pos)
+            pos -= step
+            f.seek(pos)
+            block = f.read(step)
+            if not blocks and not block.endswith(b"\n"):
                 return b""
-            cut = chunk.rfind(b"\n", 0, len(chunk) - 1)
-            if cut != -1 or start == 0:
-                return chunk[cut + 1:]
-            start = max(start - _BLOCK, 0)
+            at = block.rfind(b"\n", 0, len(block) - 1 if not blocks else len(block))
+            blocks.append(block[at + 1:])
+            if at != -1:
+                break
+        else:
+            if pos > 0:
+                return b""
+    line = b"".join(reversed(blocks))
+    return line if len(line) <= MAX_LINE_BYTES else b""
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -694,3 +816,75 @@ def _truncate(path: Path, size: int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _read_range(path: Path, start: int, end: int) -> bytes:
+    """The bytes of ``path`` from ``start`` to ``end``."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(end - start)
+
+
+def _torn_batch(path: Path, fight_id: str, tail: _Tail) -> tuple[int, _Batch | None]:
+    """Where what a crash left at the end of the log starts, and the torn final batch's last complete line if
+    there is one: the log's complete lines run on from the batch's first (``batch``) to fewer than ``batch_size``
+    events. A line of that run that does not belong to the batch is corruption, not a crash: repair refuses it."""
+    end = tail.size - len(tail.torn)
+    if tail.last_line is None:
+        return end, None
+    try:
+        last = _DECODE_BATCH(tail.last_line)
+    except msgspec.DecodeError:
+        return end, None  # a last line that does not decode is the reader's to report
+    if not last.batch_size or not 0 < last.batch <= last.seq < last.batch + last.batch_size - 1:
+        return end, None
+    offset, line = end, tail.last_line
+    for seq in range(last.seq, last.batch - 1, -1):
+        try:
+            at = _DECODE_BATCH(line) if line else None
+        except msgspec.DecodeError:
+            at = None
+        if at is None or (at.fight_id, at.seq, at.batch, at.batch_size) != (fight_id, seq, last.batch,
+                                                                           last.batch_size):
+            raise LogCorrupted(path, seq, f"the last batch (seq {last.batch}, {last.batch_size} events) is torn, "
+                                          f"but line {seq} is not its event seq {seq}: repair removes only a torn "
+                                          "final batch; see omen verify")
+        offset -= len(line)
+        line = _line_ending_at(path, offset) if seq > last.batch else b""
+    return offset, last
+
+
+def _check_lengths(fight_id: str, events: Sequence[StoredEvent], lines: list[bytes]) -> None:
+    """Refuse a batch with a line longer than :data:`MAX_LINE_BYTES` (no reader would take it)."""
+    for ev, line in zip(events, lines, strict=True):
+        if len(line) > MAX_LINE_BYTES:
+            raise BadAppend(fight_id, f"event seq {ev.seq} is {len(line)} bytes as a line, more than the "
+                                      f"{MAX_LINE_BYTES} a log line may be")
+
+
+# -- what the file system says ------------------------------------------------------------
+
+
+def _no_nul(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """``path``, unless it holds a NUL byte (no file system has such a name): :class:`StoreUnavailable`."""
+    if "\x00" in os.fspath(path):
+        raise StoreUnavailable(os.fspath(path), "a path cannot hold a NUL byte")
+    return path
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (symlinks followed); False if nothing is there;
+    :class:`StoreUnavailable` if something else is (a directory, a FIFO, a device), before anything opens it."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    raise StoreUnavailable(path, not_regular(mode, "a log"))
+
+
+def _guarded(path: Path, items: Iterator[_T]) -> Iterator[_T]:
+    """``items``, an operating system's error while they are read raised as :class:`StoreUnavailable`."""
+    with _guard(path):
+        yield from items

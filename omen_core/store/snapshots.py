@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import sqlite3
 import stat
 import threading
 from pathlib import Path
@@ -21,8 +20,11 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ..errors import InvalidFightId, StoreUnavailable
 from ..events import SCHEMA_VERSION
 from ..state import FightState
+from .base import FIGHT_ID, os_guard
+from .sqlite import connect, db_guard
 
 __all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "FileSnapshots", "SqliteSnapshots",
            "take", "usable_snapshot"]
@@ -97,12 +99,29 @@ class FileSnapshots:
     """
 
     def __init__(self, directory: str | os.PathLike[str]):
+        if "\x00" in os.fspath(directory):
+            raise StoreUnavailable(os.fspath(directory), "a path cannot hold a NUL byte")
         self.directory = Path(directory)
         self._listed: dict[str, tuple[int, list[int]]] = {}
 
+    def _folder(self, fight_id: str) -> Path:
+        """The folder of a fight's snapshots: every path this class builds starts here, and an id that is not a
+        fight id (``../x``, say) is refused, so no path is ever built outside :attr:`directory`."""
+        if not FIGHT_ID.match(fight_id):
+            raise InvalidFightId(fight_id, f"the snapshots in {self.directory}")
+        folder = self.directory / fight_id
+        if folder.parent != self.directory:  # cannot happen for a fight id: the defence behind the defence
+            raise InvalidFightId(fight_id, f"the snapshots in {self.directory}")
+        return folder
+
     def save(self, snapshot: Snapshot) -> None:
         """Write a snapshot atomically (a temporary file renamed into place)."""
-        folder = self.directory / snapshot.fight_id
+        folder = self._folder(snapshot.fight_id)
+        with os_guard(folder):
+            self._save(folder, snapshot)
+
+    def _save(self, folder: Path, snapshot: Snapshot) -> None:
+        """Write a snapshot into ``folder`` and keep the listing current."""
         folder.mkdir(parents=True, exist_ok=True)
         listed = self._listed.pop(snapshot.fight_id, None)
         current = listed is not None and listed[0] == _mtime(folder)
@@ -116,23 +135,24 @@ class FileSnapshots:
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
         """The snapshot with the highest seq not above ``at_most``; an unreadable file is skipped."""
         seqs = self.seqs(fight_id)
+        folder = self._folder(fight_id)
         for seq in reversed(seqs[:bisect.bisect_right(seqs, at_most)]):
             try:
-                return _DECODE((self.directory / fight_id / f"{seq}.json").read_bytes())
+                return _DECODE((folder / f"{seq}.json").read_bytes())
             except (OSError, msgspec.DecodeError, msgspec.ValidationError):
                 continue
         return None
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshot files exist at, ascending."""
-        folder = self.directory / fight_id
+        folder = self._folder(fight_id)
         stamp = _mtime(folder)
         if stamp < 0:
             self._listed.pop(fight_id, None)
             return []
         listed = self._listed.get(fight_id)
         if listed is None or listed[0] != stamp:
-            with os.scandir(folder) as entries:
+            with os_guard(folder), os.scandir(folder) as entries:
                 found = sorted(int(stem) for e in entries if e.name.endswith(".json")
                                and (stem := e.name[:-5]).isdigit())
             listed = self._listed[fight_id] = (stamp, found)
@@ -140,8 +160,10 @@ class FileSnapshots:
 
     def delete(self, fight_id: str) -> None:
         """Remove every snapshot file of a fight."""
+        folder = self._folder(fight_id)
         for seq in self.seqs(fight_id):
-            (self.directory / fight_id / f"{seq}.json").unlink(missing_ok=True)
+            with os_guard(folder):
+                (folder / f"{seq}.json").unlink(missing_ok=True)
         self._listed.pop(fight_id, None)
 
 
@@ -155,25 +177,32 @@ def _mtime(folder: Path) -> int:
 
 
 class SqliteSnapshots:
-    """Snapshots in a table of a SQLite database (the fight store's own, typically)."""
+    """Snapshots in a table of a SQLite database (the fight store's own, typically), created by the first save:
+    looking snapshots up writes nothing."""
 
     def __init__(self, path: str | os.PathLike[str]):
-        self._conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-        self._conn.execute("CREATE TABLE IF NOT EXISTS snapshots (fight_id TEXT NOT NULL, seq INTEGER NOT NULL, "
-                           "body BLOB NOT NULL, PRIMARY KEY (fight_id, seq))")
+        self._path = os.fspath(path)
+        self._conn = connect(self._path, 30)
         self._lock = threading.Lock()
+
+    def _has_table(self) -> bool:
+        """Whether the snapshots table exists yet."""
+        return self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'snapshots'"
+                                  ).fetchone() is not None
 
     def save(self, snapshot: Snapshot) -> None:
         """Keep a snapshot (replacing one at the same seq)."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
+            self._conn.execute("CREATE TABLE IF NOT EXISTS snapshots (fight_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+                               "body BLOB NOT NULL, PRIMARY KEY (fight_id, seq))")
             self._conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)",
                                (snapshot.fight_id, snapshot.seq, _ENCODE(snapshot)))
 
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
         """The snapshot with the highest seq not above ``at_most``."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
             row = self._conn.execute("SELECT body FROM snapshots WHERE fight_id = ? AND seq <= ? ORDER BY seq DESC "
-                                     "LIMIT 1", (fight_id, at_most)).fetchone()
+                                     "LIMIT 1", (fight_id, at_most)).fetchone() if self._has_table() else None
         try:
             return _DECODE(row[0]) if row else None
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -181,14 +210,17 @@ class SqliteSnapshots:
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshots exist at, ascending."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
+            if not self._has_table():
+                return []
             return [s for (s,) in self._conn.execute("SELECT seq FROM snapshots WHERE fight_id = ? ORDER BY seq",
                                                      (fight_id,))]
 
     def delete(self, fight_id: str) -> None:
         """Forget every snapshot of a fight."""
-        with self._lock:
-            self._conn.execute("DELETE FROM snapshots WHERE fight_id = ?", (fight_id,))
+        with self._lock, db_guard(self._path):
+            if self._has_table():
+                self._conn.execute("DELETE FROM snapshots WHERE fight_id = ?", (fight_id,))
 
     def close(self) -> None:
         """Close the database connection."""

@@ -5,17 +5,21 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
+from typing import TypeVar
 
 import msgspec
 
-from ..errors import LogCorrupted, UnknownFight
+from ..errors import LogCorrupted, StoreUnavailable, UnknownFight
 from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
-from .base import check_batch, check_fight_id
+from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, not_regular
 
-__all__ = ["SqliteStore"]
+__all__ = ["SqliteStore", "connect"]
+
+_T = TypeVar("_T")
 
 _DECODE = decode_line
 _CHUNK = 2048
@@ -55,21 +59,26 @@ class SqliteStore:
         """Open (creating if needed) the database at ``path``, or ``":memory:"``."""
         self._path = os.fspath(path)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(self._path, timeout=timeout, isolation_level=None,
-                                     check_same_thread=False)
+        self._conn = connect(self._path, timeout)
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            self._conn.execute(_SCHEMA)
-            self._index_landmarks()
+            with db_guard(self._path):
+                self._set_up()
         except BaseException:
             self._conn.close()
             raise
 
+    def _set_up(self) -> None:
+        """WAL mode and the tables, each written only if missing: opening a database omen set up writes nothing
+        (so reading one never changes its bytes)."""
+        if self._conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        if not _has_table(self._conn, "events"):
+            self._conn.execute(_SCHEMA)
+        self._index_landmarks()
+
     def _index_landmarks(self) -> None:
         """Create the landmark index; a database written before it existed is indexed once, here."""
-        known = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'landmarks'").fetchone()
-        if known is not None:
+        if _has_table(self._conn, "landmarks"):
             return
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -103,7 +112,7 @@ class SqliteStore:
         """Append ``events`` in one transaction if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
         rows = [(ev.fight_id, ev.seq, ev.recorded_at, encode_line(ev)) for ev in events]
-        with self._lock:
+        with self._lock, db_guard(self._path):
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 version, last_hash = self._last_state(fight_id)
@@ -121,12 +130,12 @@ class SqliteStore:
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
         """Stream the fight's events with ``seq > after_seq``; :class:`UnknownFight` at once if none is stored."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
             known = self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
                                        (fight_id,)).fetchone()
         if known is None:
             raise UnknownFight(fight_id, self._path)
-        return self._stream(fight_id, after_seq)
+        return _guarded(self._path, self._stream(fight_id, after_seq))
 
     def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
         """Each event's stored bytes with ``seq > after_seq``, in seq order, in lists of ``_CHUNK`` rows, undecoded:
@@ -137,16 +146,16 @@ class SqliteStore:
         checks (that it decodes, as the event of its row) are the reader's:
         :meth:`read` reports them.
         """
-        with self._lock:
+        with self._lock, db_guard(self._path):
             known = self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
                                        (fight_id,)).fetchone()
         if known is None:
             raise UnknownFight(fight_id, self._path)
-        return self._chunks(fight_id, max(after_seq, 0))
+        return _guarded(self._path, self._chunks(fight_id, max(after_seq, 0)))
 
     def landmarks(self, fight_id: str) -> list[StoredEvent]:
         """The fight's landmark events (undo and redo markers, the revealed seed), from the ``landmarks`` table."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
             rows = self._conn.execute("SELECT e.seq, e.line FROM landmarks m JOIN events e ON e.fight_id = m.fight_id "
                                       "AND e.seq = m.seq WHERE m.fight_id = ? ORDER BY m.seq", (fight_id,)).fetchall()
             if not rows and self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
@@ -157,7 +166,7 @@ class SqliteStore:
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Each event's stored bytes as a JSON Lines line (newline included), in seq order, undecoded:
         for an audit that reports every problem."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
             rows = self._conn.execute("SELECT line FROM events WHERE fight_id = ? ORDER BY seq", (fight_id,)).fetchall()
         if not rows:
             raise UnknownFight(fight_id, self._path)
@@ -165,16 +174,21 @@ class SqliteStore:
 
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none."""
-        with self._lock:
+        with self._lock, db_guard(self._path):
             row = self._conn.execute("SELECT MAX(seq) FROM events WHERE fight_id = ?",
                                      (fight_id,)).fetchone()
         return row[0] or 0
 
     def fights(self) -> list[str]:
-        """The stored fight ids, sorted."""
-        with self._lock:
-            rows = self._conn.execute("SELECT DISTINCT fight_id FROM events ORDER BY fight_id")
-            return [fight_id for (fight_id,) in rows]
+        """The stored fight ids, sorted; a row naming a fight by something that is no fight id is corruption."""
+        with self._lock, db_guard(self._path):
+            rows = self._conn.execute("SELECT fight_id, MIN(seq) FROM events GROUP BY fight_id ORDER BY fight_id")
+            found = [(fight_id, seq) for fight_id, seq in rows]
+        for fight_id, seq in found:
+            if not isinstance(fight_id, str) or not FIGHT_ID.match(fight_id):
+                raise LogCorrupted(self._path, seq, f"a row names fight {fight_id!r}, which is not a fight id "
+                                                    f"({FIGHT_ID_WORDS})")
+        return [fight_id for fight_id, _ in found]
 
     # -- lifetime -----------------------------------------------------------------------
 
@@ -248,3 +262,60 @@ class SqliteStore:
             raise LogCorrupted(self._path, seq, f"row ({fight_id!r}, {seq}) holds event "
                                                 f"({ev.fight_id!r}, {ev.seq})")
         return ev
+
+
+def connect(path: str, timeout: float) -> sqlite3.Connection:
+    """A connection to the database at ``path`` (``":memory:"`` for a private one in memory), its header read
+    once: a path that cannot hold a database (a directory, a FIFO, a missing folder, a NUL byte) or a file that is
+    not one is :class:`StoreUnavailable` saying so."""
+    if path != ":memory:":
+        _check_path(path)
+    with db_guard(path):
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        with db_guard(path):
+            conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # "file is not a database" shows here
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_path(path: str) -> None:
+    """Refuse a path no database can be opened at, in words (sqlite would say only "unable to open")."""
+    if "\x00" in path:
+        raise StoreUnavailable(path, "a path cannot hold a NUL byte")
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        parent = os.path.dirname(path) or "."
+        if not os.path.isdir(parent):
+            raise StoreUnavailable(path, f"no such directory {parent} to hold the database") from None
+        return
+    except OSError as exc:
+        raise StoreUnavailable(path, exc.strerror or str(exc)) from exc
+    if not stat.S_ISREG(mode):
+        raise StoreUnavailable(path, not_regular(mode, "a database"))
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the database has the table ``name``."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+@contextlib.contextmanager
+def db_guard(path: str) -> Iterator[None]:
+    """Raise SQLite's errors (and the operating system's) as :class:`StoreUnavailable` naming the database."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(path, f"cannot use the database: {exc}") from exc
+    except OSError as exc:
+        raise StoreUnavailable(exc.filename or path, exc.strerror or str(exc)) from exc
+
+
+def _guarded(path: str, items: Iterator[_T]) -> Iterator[_T]:
+    """``items``, SQLite's errors while they are read raised as :class:`StoreUnavailable`."""
+    with db_guard(path):
+        yield from items

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import stat
 
-from ..errors import BadInput
-from .base import EventStore
+from ..errors import BadInput, StoreUnavailable
+from .base import EventStore, not_regular
 from .jsonl import JsonlStore
 from .memory import MemoryStore
 from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
@@ -44,12 +45,10 @@ def open_existing_store(url: str) -> EventStore:
     :class:`BadInput` saying so, and creates nothing (no empty database, no directory)."""
     if url.startswith("sqlite:") and url != "sqlite::memory:":
         path = _sqlite_path(url)
-        if not os.path.isfile(path):
+        if not _is_file(path, "a database"):
             raise BadInput(f"{url}: no such database ({path} does not exist)")
     elif url.endswith(".jsonl"):
-        if os.path.isdir(url):
-            raise BadInput(f"{url}: is a directory, not a log file")
-        if not os.path.isfile(url):
+        if not _is_file(url, "a log"):
             raise BadInput(f"{url}: no such log (omen run SCENARIO --log {url} starts a fight there)")
     elif url.endswith(("/", os.sep)) and not os.path.isdir(url):
         raise BadInput(f"{url}: no such directory of logs")
@@ -68,6 +67,22 @@ def open_snapshots(url: str) -> SnapshotStore:
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
         return FileSnapshots(os.path.join(url, ".snapshots"))
     raise _bad(url)
+
+
+def _is_file(path: str, what: str) -> bool:
+    """Whether a regular file is at ``path`` (symlinks followed; False if nothing is there);
+    :class:`StoreUnavailable` if something else is: a directory, a FIFO, a device."""
+    if "\x00" in path:
+        raise StoreUnavailable(path, "a path cannot hold a NUL byte")
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise StoreUnavailable(path, exc.strerror or str(exc)) from exc
+    if stat.S_ISREG(mode):
+        return True
+    raise StoreUnavailable(path, not_regular(mode, what))
 
 
 def _sqlite_path(url: str) -> str:

@@ -166,7 +166,7 @@ class TestLogging:
 
 class TestRepair:
     def test_torn_log_is_reported_then_repaired(self, demo_log):
-        """A log cut mid-line is a finding (exit 1) naming the torn line; repair keeps the torn bytes aside."""
+        """A log cut mid-line is a finding (exit 1) naming the torn line; repair moves its whole batch aside."""
         data = demo_log.read_bytes()
         demo_log.write_bytes(data[:-40])
         torn = data[data.rstrip(b"\n").rfind(b"\n") + 1:-40]
@@ -177,8 +177,10 @@ class TestRepair:
         result = omen("repair", str(demo_log))
         assert result.exit_code == 0, result.output
         side = demo_log.with_name(demo_log.name + ".torn-1")
-        assert side.read_bytes() == torn
-        assert len(demo_log.read_text().splitlines()) == last - 1
+        lines = data.splitlines(keepends=True)
+        batch = json.loads(lines[-1])["batch"]  # the torn line's batch goes whole, torn bytes and all
+        assert side.read_bytes() == b"".join(lines[batch - 1:-1]) + torn
+        assert demo_log.read_bytes() == b"".join(lines[:batch - 1])
 
     def test_sound_log_needs_no_repair(self, demo_log):
         """Repairing a sound log changes nothing and says so."""

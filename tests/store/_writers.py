@@ -86,3 +86,23 @@ def append_loop(writer: str, barrier: Any, results: Any, kind: str, where: str, 
         results.put((writer, "error", repr(exc)))
     finally:
         close_store(store)
+
+
+def append_batches(path: str, fight_id: str, ready: Any) -> None:
+    """Append batches of 2 to 8 large events (each event says its batch and the batch's size) to a single-file JSON
+    Lines store, resuming after what is there, until killed."""
+    from omen_core.store import JsonlStore
+
+    store = JsonlStore.single(Path(path))
+    version, last_hash = last_state(store, fight_id)
+    ready.set()
+    while True:
+        size = 2 + version % 7
+        batch = []
+        for seq in range(version + 1, version + size + 1):
+            event = DiceRolled(counter=seq, purpose="hit", roller="crash",
+                               dice=tuple(Die(pool="primary", sides=6, face=i % 6 + 1) for i in range(200)),
+                               source="scripted")
+            batch.append(seal(fight_id, seq, seq, last_hash, event, batch=version + 1, batch_size=size))
+            last_hash = batch[-1].hash
+        version = store.append(fight_id, batch, version)

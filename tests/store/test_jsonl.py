@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from omen_core.errors import BadAppend, LogCorrupted, TornTail, UnknownFight
-from omen_core.events import LANDMARKS, StoredEvent, encode_line
-from omen_core.store import JsonlStore
+from omen_core.errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
+from omen_core.events import GENESIS_HASH, LANDMARKS, StoredEvent, encode_line
+from omen_core.store import JsonlStore, jsonl
 
 from .conftest import continue_from, make_events, with_landmarks
 
@@ -22,6 +22,12 @@ def write_log(path: Path, events: list[StoredEvent]) -> bytes:
     data = b"".join(encode_line(ev) + b"\n" for ev in events)
     path.write_bytes(data)
     return data
+
+
+def write_log_dir(path: Path, events: list[StoredEvent]) -> bytes:
+    """As :func:`write_log`, creating the file's directory first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_log(path, events)
 
 
 @pytest.fixture
@@ -227,7 +233,7 @@ class TestFailedWrite:
 
     def test_failed_fsync_truncates_back(self, store: JsonlStore, log: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-        """If fsync raises, the file is cut back to its previous bytes and the error propagates."""
+        """If fsync raises, the file is cut back to its previous bytes and the error propagates as StoreUnavailable."""
         events = make_events(FIGHT, 2)
         store.append(FIGHT, events, 0)
         before = log.read_bytes()
@@ -236,8 +242,9 @@ class TestFailedWrite:
             raise OSError(5, "simulated I/O error")
 
         monkeypatch.setattr(os, "fsync", broken_fsync)
-        with pytest.raises(OSError, match="simulated"):
+        with pytest.raises(StoreUnavailable, match="simulated") as info:
             store.append(FIGHT, continue_from(events, FIGHT, 3), 2)
+        assert isinstance(info.value.__cause__, OSError)
         monkeypatch.undo()
         assert log.read_bytes() == before
         assert store.version(FIGHT) == 2
@@ -500,3 +507,262 @@ def test_the_packages_import_nothing_posix_only() -> None:
     found = [str(p.relative_to(root)) for package in ("omen_core", "omen_replay")
              for p in (root / package).rglob("*.py") if posix_only.search(p.read_text(encoding="utf-8"))]
     assert found == []
+
+
+EMBER_LOG = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+
+
+def batch_of(fight_id: str, start: int, size: int, prev_hash: str, present: int | None = None) -> list[StoredEvent]:
+    """The first ``present`` (all, by default) events of a batch of ``size`` starting at seq ``start``."""
+    from omen_core.events import seal
+
+    from .conftest import roll
+
+    events = []
+    for seq in range(start, start + (size if present is None else present)):
+        events.append(seal(fight_id, seq, seq, prev_hash, roll(seq), batch=start, batch_size=size))
+        prev_hash = events[-1].hash
+    return events
+
+
+class TestTornBatch:
+    """The complete lines of a final batch cut short by a crash go with its torn line, whole."""
+
+    @pytest.fixture
+    def cut(self, tmp_path: Path) -> tuple[Path, list[bytes]]:
+        """The Ember Ford log cut after line 20 (seq 19 opens a batch of 16, so it holds 2 of them)."""
+        lines = EMBER_LOG.read_bytes().splitlines(keepends=True)
+        path = tmp_path / "torn.jsonl"
+        path.write_bytes(b"".join(lines[:20]))
+        return path, lines
+
+    def test_torn_batch_is_moved_aside_whole(self, cut: tuple[Path, list[bytes]]) -> None:
+        """repair_log moves lines 19 and 20 to <log>.torn-1, says so, and the log ends with seq 18."""
+        path, lines = cut
+        store = JsonlStore.single(path)
+        repaired = store.repair_log("ember-ford")
+        assert repaired.side == path.with_name("torn.jsonl.torn-1")
+        assert repaired.side.read_bytes() == b"".join(lines[18:20])
+        assert (repaired.batch, repaired.events, repaired.batch_size, repaired.torn_bytes) == (19, 2, 16, 0)
+        assert path.read_bytes() == b"".join(lines[:18])
+        assert store.repair_log("ember-ford").side is None
+
+    def test_the_walk_finds_it_before_and_is_clean_after(self, cut: tuple[Path, list[bytes]]) -> None:
+        """A strict replay refuses the torn batch; after repair it replays to seq 18."""
+        from omen_core.walk import StoreSource, replay
+
+        path, _ = cut
+        store = JsonlStore.single(path)
+        with pytest.raises(LogCorrupted, match="torn batch"):
+            replay(StoreSource(store, "ember-ford"))
+        assert store.repair("ember-ford") is not None
+        assert replay(StoreSource(store, "ember-ford")).version == 18
+
+    def test_torn_line_inside_a_torn_batch(self, cut: tuple[Path, list[bytes]]) -> None:
+        """Lines 19 and 20 and half of line 21 all go aside, and the side file holds them in order."""
+        path, lines = cut
+        half = lines[20][:len(lines[20]) // 2]
+        path.write_bytes(b"".join(lines[:20]) + half)
+        repaired = JsonlStore.single(path).repair_log("ember-ford")
+        assert repaired.side is not None and repaired.side.read_bytes() == b"".join(lines[18:20]) + half
+        assert (repaired.batch, repaired.events, repaired.torn_bytes) == (19, 2, len(half))
+        assert path.read_bytes() == b"".join(lines[:18])
+
+    def test_a_whole_last_batch_keeps_its_lines(self, store: JsonlStore, log: Path) -> None:
+        """A torn line that opens a new batch goes alone: the whole batch before it stays."""
+        first = batch_of(FIGHT, 1, 3, GENESIS_HASH)
+        store.append(FIGHT, first, 0)
+        whole = log.read_bytes()
+        log.write_bytes(whole + encode_line(batch_of(FIGHT, 4, 2, first[-1].hash)[0])[:30])
+        repaired = store.repair_log(FIGHT)
+        assert (repaired.batch, repaired.events, repaired.torn_bytes) == (0, 0, 30)
+        assert log.read_bytes() == whole
+
+    def test_a_batch_that_is_all_of_the_log(self, store: JsonlStore, log: Path) -> None:
+        """A first batch cut short leaves an empty log, and the fight can start again."""
+        store.append(FIGHT, batch_of(FIGHT, 1, 5, GENESIS_HASH, present=3), 0)
+        repaired = store.repair_log(FIGHT)
+        assert (repaired.batch, repaired.events, repaired.batch_size) == (1, 3, 5)
+        assert log.read_bytes() == b""
+        assert store.append(FIGHT, batch_of(FIGHT, 1, 2, GENESIS_HASH), 0) == 2
+
+    def test_unknown_batch_sizes_are_left_alone(self, store: JsonlStore, log: Path) -> None:
+        """Lines of an older log (batch_size 0: unknown) are never taken for a torn batch."""
+        first = batch_of(FIGHT, 1, 0, GENESIS_HASH, present=3)
+        store.append(FIGHT, first, 0)
+        before = log.read_bytes()
+        assert store.repair(FIGHT) is None
+        assert log.read_bytes() == before
+
+    def test_a_line_of_another_batch_inside_is_refused(self, store: JsonlStore, log: Path) -> None:
+        """If a line the torn batch should hold belongs to another batch, repair refuses and changes nothing."""
+        first = batch_of(FIGHT, 1, 2, GENESIS_HASH)
+        tail = batch_of(FIGHT, 3, 4, first[-1].hash, present=2)
+        odd = batch_of(FIGHT, 3, 5, first[-1].hash, present=1)  # seq 3 says its batch holds 5, seq 4 says 4
+        log.parent.mkdir()
+        log.write_bytes(b"".join(encode_line(ev) + b"\n" for ev in [*first, odd[0], tail[1]]))
+        before = log.read_bytes()
+        with pytest.raises(LogCorrupted, match="repair removes only a torn final batch") as info:
+            store.repair(FIGHT)
+        assert info.value.line == 3
+        assert log.read_bytes() == before and not log.with_name(log.name + ".torn-1").exists()
+
+
+class TestLongLines:
+    """A line longer than MAX_LINE_BYTES is corruption, refused without reading it whole."""
+
+    @pytest.fixture(autouse=True)
+    def small_bound(self, monkeypatch: pytest.MonkeyPatch) -> int:
+        """The bound made 4 KiB, so a line over it is cheap to write."""
+        monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 4096)
+        return 4096
+
+    def test_a_long_line_inside_the_log(self, store: JsonlStore, log: Path) -> None:
+        """Reading yields the events before a long line, then LogCorrupted naming the file and its line."""
+        events = make_events(FIGHT, 3)
+        write_log_dir(log, events)
+        with open(log, "ab") as f:
+            f.write(b"x" * 10_000 + b"\n")
+        got = []
+        with pytest.raises(LogCorrupted, match="longer than 4096 bytes") as info:
+            got.extend(store.read(FIGHT))
+        assert got == events and (info.value.path, info.value.line) == (str(log), 4)
+        with pytest.raises(LogCorrupted, match="longer than") as info:
+            for _ in store.read_lines(FIGHT):
+                pass
+        assert info.value.line == 4
+
+    def test_a_long_last_line_or_torn_tail(self, store: JsonlStore, log: Path) -> None:
+        """version, append and repair refuse a long last line, complete or torn, naming its line."""
+        events = make_events(FIGHT, 3)
+        for ending in (b"\n", b""):
+            write_log_dir(log, events)
+            with open(log, "ab") as f:
+                f.write(b"\0" * 10_000 + ending)
+            for call in (lambda: store.version(FIGHT), lambda: store.repair(FIGHT),
+                         lambda: store.append(FIGHT, continue_from(events, FIGHT, 1), 3)):
+                with pytest.raises(LogCorrupted, match="longer than") as info:
+                    call()
+                assert info.value.line == 4
+
+    def test_a_long_first_line_names_no_fight(self, tmp_path: Path) -> None:
+        """A single file whose first line is over the bound is LogCorrupted at line 1 (a file of NUL bytes)."""
+        path = tmp_path / "nul.jsonl"
+        path.write_bytes(b"\0" * 50_000)
+        with pytest.raises(LogCorrupted, match="longer than") as info:
+            JsonlStore.single(path).fights()
+        assert info.value.line == 1
+
+    def test_an_append_over_the_bound_is_refused(self, store: JsonlStore, log: Path) -> None:
+        """A batch with a line longer than the bound is BadAppend, and nothing is written."""
+        from omen_core.events import DiceRolled, Die, seal
+
+        dice = tuple(Die(pool="primary", sides=6, face=1) for _ in range(200))
+        big = seal(FIGHT, 1, 0, GENESIS_HASH, DiceRolled(counter=1, purpose="hit", roller="r", dice=dice,
+                                                         source="scripted"))
+        with pytest.raises(BadAppend, match="more than the 4096"):
+            store.append(FIGHT, [big], 0)
+        assert not log.exists()
+
+    def test_lines_under_the_bound_across_blocks(self, store: JsonlStore, log: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+        """Lines longer than a read block but under the bound read back exactly, in one pass each."""
+        monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 1 << 20)
+        monkeypatch.setattr(jsonl, "_CHUNK", 64)
+        monkeypatch.setattr(jsonl, "_BLOCK", 16)
+        events = make_events(FIGHT, 40)
+        store.append(FIGHT, events[:20], 0)
+        store.append(FIGHT, events[20:], 20)
+        assert list(store.read(FIGHT)) == events
+        assert [line for chunk in store.read_lines(FIGHT, 7) for line in chunk] == \
+            [encode_line(ev) + b"\n" for ev in events[7:]]
+        assert store.landmarks(FIGHT) == [ev for ev in events if isinstance(ev.event, LANDMARKS)]
+        assert store.version(FIGHT) == 40
+
+
+class TestBigFiles:
+    """Big files under the real bound: found corrupt at once, read in one pass."""
+
+    def test_a_300_mb_line_is_refused_at_the_bound(self, tmp_path: Path) -> None:
+        """A log of 5 events then a 300 MB line (sparse: it costs no disk) is refused at line 6 by reading and by
+        version; the line is never read whole."""
+        path = tmp_path / "big.jsonl"
+        events = make_events(FIGHT, 5)
+        write_log(path, events)
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size + 300_000_000)  # NUL bytes, then a newline
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+        store = JsonlStore.single(path)
+        got = []
+        with pytest.raises(LogCorrupted, match="longer than") as info:
+            got.extend(store.read(FIGHT))
+        assert got == events and info.value.line == 6
+        with pytest.raises(LogCorrupted, match="longer than") as info:
+            store.version(FIGHT)
+        assert info.value.line == 6
+
+    def test_a_15_mb_last_line_reads_in_one_pass(self, tmp_path: Path) -> None:
+        """A last line just under the bound is found by the backward scans and reported as not an event."""
+        path = tmp_path / "long.jsonl"
+        events = make_events(FIGHT, 5)
+        write_log(path, events)
+        with open(path, "ab") as f:
+            f.write(b"{" + b" " * (15 << 20) + b"}\n")
+        store = JsonlStore.single(path)
+        with pytest.raises(LogCorrupted, match="not a valid stored event") as info:
+            list(store.read(FIGHT))
+        assert info.value.line == 6
+        assert store.landmarks(FIGHT) == [ev for ev in events if isinstance(ev.event, LANDMARKS)]
+
+
+class TestFightIdsFromFiles:
+    """A fight id read from a file is checked like one given by a caller."""
+
+    def test_a_hostile_id_on_line_1_is_log_corrupted(self, tmp_path: Path) -> None:
+        """A first line naming fight '../../x' is LogCorrupted naming the file and line 1, for every call."""
+        path = tmp_path / "h.jsonl"
+        path.write_bytes(EMBER_LOG.read_bytes().replace(b'"fight_id":"ember-ford"', b'"fight_id":"../../x"'))
+        store = JsonlStore.single(path)
+        for call in (store.fights, lambda: store.read("ember-ford"), lambda: store.version("ember-ford"),
+                     lambda: store.landmarks("ember-ford")):
+            with pytest.raises(LogCorrupted, match="'../../x', which is not a fight id") as info:
+                call()
+            assert (info.value.path, info.value.line) == (str(path), 1)
+        with pytest.raises(UnknownFight):
+            store.read("../../x")  # an id that is no fight id is never looked for
+
+
+class TestNotRegularFiles:
+    """A directory, a FIFO or a device given as a log is StoreUnavailable saying what it is; nothing opens it."""
+
+    def test_directory_named_like_a_log(self, tmp_path: Path) -> None:
+        """A directory 'adir.jsonl' is said to be a directory, by reading and by appending."""
+        path = tmp_path / "adir.jsonl"
+        path.mkdir()
+        store = JsonlStore.single(path)
+        for call in (store.fights, lambda: store.append(FIGHT, make_events(FIGHT, 1), 0),
+                     lambda: store.repair(FIGHT)):
+            with pytest.raises(StoreUnavailable, match="is a directory") as info:
+                call()
+            assert info.value.path == str(path)
+
+    def test_fifo_and_device(self, tmp_path: Path) -> None:
+        """A FIFO and a symlink to /dev/zero are 'not a regular file' (a read of either would block or not end)."""
+        fifo = tmp_path / "f.jsonl"
+        os.mkfifo(fifo)
+        zero = tmp_path / "z.jsonl"
+        zero.symlink_to("/dev/zero")
+        for path, kind in ((fifo, "a FIFO"), (zero, "a character device")):
+            store = JsonlStore.single(path)
+            for call in (store.fights, lambda s=store: s.version(FIGHT),
+                         lambda s=store: s.append(FIGHT, make_events(FIGHT, 1), 0)):
+                with pytest.raises(StoreUnavailable, match=f"not a regular file \\({kind}\\)"):
+                    call()
+
+    def test_nul_byte_in_a_path(self, tmp_path: Path) -> None:
+        """A path holding a NUL byte is StoreUnavailable, not ValueError."""
+        with pytest.raises(StoreUnavailable, match="NUL byte"):
+            JsonlStore.single(f"{tmp_path}/a\0.jsonl")
+        with pytest.raises(StoreUnavailable, match="NUL byte"):
+            JsonlStore(f"{tmp_path}/a\0")

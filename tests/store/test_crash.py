@@ -1,0 +1,98 @@
+"""A JSON Lines writer killed with SIGKILL at random moments: the log is sound or torn at its end, and repair
+always leaves it sound with every batch whole."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+from omen_core.errors import TornTail
+from omen_core.events import chain_breaks
+from omen_core.store import JsonlStore
+from omen_core.walk import Finding, StoreSource, Visitor, walk
+
+from . import _writers
+
+FIGHT = "crash"
+KILLS = 20
+FORK = multiprocessing.get_context("fork")  # the writer starts at once: the test's time goes to writing
+
+
+class _Problems(Visitor):
+    """Collects what a lenient walk finds."""
+
+    def __init__(self) -> None:
+        self.found: list[Finding] = []
+
+    def problem(self, finding: Finding) -> None:
+        """Keep each finding."""
+        self.found.append(finding)
+
+
+def torn_findings(store: JsonlStore) -> list[str]:
+    """What a lenient walk of the log says about torn lines and batches (the events are rolls outside any fight, so
+    the walk's other findings are about the fold, not the framing)."""
+    problems = _Problems()
+    walk(StoreSource(store, FIGHT), problems, strict=False)
+    return [f.what for f in problems.found if "torn" in f.what]
+
+
+def condition(store: JsonlStore) -> str:
+    """``sound``, ``torn tail`` or ``torn batch``, from the store's own reads."""
+    try:
+        events = list(store.read(FIGHT))
+    except TornTail:
+        return "torn tail"
+    assert list(chain_breaks(events, FIGHT)) == []
+    last = events[-1]
+    whole = sum(1 for ev in events if ev.batch == last.batch) == last.batch_size
+    return "sound" if whole else "torn batch"
+
+
+def assert_whole(store: JsonlStore) -> None:
+    """Every batch of the log holds as many events as it says, seqs 1..N with a sound chain."""
+    events = list(store.read(FIGHT))
+    assert [ev.seq for ev in events] == list(range(1, len(events) + 1))
+    assert list(chain_breaks(events, FIGHT)) == []
+    sizes: dict[int, int] = {}
+    for ev in events:
+        sizes[ev.batch] = sizes.get(ev.batch, 0) + 1
+    assert all(sizes[ev.batch] == ev.batch_size for ev in events)
+
+
+def kill_writer(path: Path, rng: random.Random) -> None:
+    """Start a writer process, let it append for a random while, and SIGKILL it."""
+    ready = FORK.Event()
+    proc = FORK.Process(target=_writers.append_batches, args=(str(path), FIGHT, ready))
+    proc.start()
+    assert ready.wait(timeout=20)
+    time.sleep(rng.uniform(0.002, 0.08))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(timeout=20)
+    assert proc.exitcode == -signal.SIGKILL
+
+
+class TestKilledWriter:
+    """SIGKILL at random moments of a writer appending multi-event batches."""
+
+    def test_every_kill_leaves_a_sound_or_repairable_log(self, tmp_path: Path) -> None:
+        """After each kill the log is sound or torn at its end (and the walk says which); after repair it is sound."""
+        path, rng = tmp_path / f"{FIGHT}.jsonl", random.Random(12)
+        seen: dict[str, int] = {}
+        for _ in range(KILLS):
+            kill_writer(path, rng)
+            store = JsonlStore.single(path)
+            state = condition(store)
+            seen[state] = seen.get(state, 0) + 1
+            torn = torn_findings(store) if state != "torn tail" else ["torn tail"]
+            assert bool(torn) == (state != "sound"), (state, torn)
+            repaired = store.repair_log(FIGHT)
+            assert (repaired.side is None) == (state == "sound")
+            assert condition(store) == "sound" and torn_findings(store) == []
+            assert_whole(store)
+        assert sum(seen.values()) == KILLS
+        assert JsonlStore.single(path).version(FIGHT) > 0
