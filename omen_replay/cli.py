@@ -102,7 +102,7 @@ class _Guarded(TyperGroup):
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
                   help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
 out = _Console(file=stdout, highlight=False)
-err = _Console(stderr=True, highlight=False)
+err = _Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line: a path in it copies whole
 log = structlog.get_logger("omen.cli")
 
 STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan",
@@ -219,6 +219,16 @@ def _print_lines(lines: Iterator[Line]) -> None:
         text = f"[dim]#{line.seq:<3}[/] " + (f"[{style}]{escape(line.text)}[/]" if style
                                              else escape(line.text))
         out.print(text)
+
+
+def _store(url: str) -> EventStore:
+    """The store ``url`` names (made if need be); a file that is no database is bad input naming it."""
+    try:
+        store = open_store(url)
+        store.fights()
+    except sqlite3.Error as exc:  # the SQLite store lets a database error through (a file that is not one)
+        _bad_input(f"{url}: cannot read the database: {exc}")
+    return store
 
 
 def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
@@ -423,7 +433,7 @@ def repair(
     from omen_core.store import JsonlStore
 
     try:
-        store = open_store(log_url)
+        store = _store(log_url)
         if not isinstance(store, JsonlStore):
             _bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail")
         try:
@@ -454,7 +464,7 @@ def run(
     try:
         loaded = load_scenario(scenario)
         _check_log_parent(log_url)
-        store = open_store(log_url)
+        store = _store(log_url)
         if loaded.settings.id in store.fights():
             _bad_input(f"{log_url} already holds fight {loaded.settings.id!r}; choose another --log "
                        "or remove the old one")
@@ -508,7 +518,7 @@ def replay_cmd(
         store, fight_id = _open_fight(log_url, fight)
         last = store.version(fight_id)
         if to is not None and not 0 <= to <= last:
-            _bad_input(f"--to {to} is outside the log (seq 1 to {last})")
+            _bad_input(f"{log_url}: --to {to} is outside the log (seq 1 to {last})")
         if steps:
             _print_steps(walk_steps(StoreSource(store, fight_id), to_seq=to), as_json)
             return
@@ -779,7 +789,7 @@ def do_cmd(
         dice = SeededDice(seed_bytes) if seed_bytes is not None else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
         if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
-            _bad_input("--seed does not hash to this fight's seed commitment")
+            _bad_input(f"{log_url}: --seed does not hash to the seed commitment of fight {fight_id!r}")
         if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
             live.dice = ManualDice()
         before = live.state
