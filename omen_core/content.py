@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
+import stat
 from importlib.resources import files
 from pathlib import Path
 from types import UnionType
@@ -58,6 +60,8 @@ __all__ = [
     "load_ruleset",
     "load_sheet",
     "decode_content",
+    "read_content",
+    "MAX_CONTENT_BYTES",
 ]
 
 ATTRIBUTES = ("STR", "AGI", "INT", "RES", "FCS")
@@ -422,11 +426,50 @@ def load_sheet(path: str | Path) -> CombatantSheet:
 
 def _load(p: Path, kind: type[T]) -> T:
     fmt: Literal["toml", "json"] = "toml" if p.suffix == ".toml" else "json"
+    return decode_content(read_content(p), kind, source=str(p), fmt=fmt)
+
+
+MAX_CONTENT_BYTES = 16 << 20
+"""The most a sheet, ruleset or scenario file may hold: 16 MiB (docs/content.md)."""
+
+
+def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
+    """The text of a content file (a sheet, a ruleset, a scenario, a command), read with bounds: a
+    :class:`ContentError` naming the file if it cannot be read, is not a regular file (a directory, a device, a
+    pipe), holds more than ``limit`` bytes, or is not UTF-8 (naming the byte offset and its line)."""
+    source = str(path)
+    data = _read_bounded(source, limit)
     try:
-        data = p.read_bytes()
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ContentError(source, "$", f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
+                           line) from None
+
+
+def _read_bounded(source: str, limit: int) -> bytes:
+    """At most ``limit`` bytes of the regular file ``source``; opened without blocking, so a pipe never hangs."""
+    try:
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise ContentError(str(p), "$", f"cannot read the file: {exc.strerror}") from None
-    return decode_content(data, kind, source=str(p), fmt=fmt)
+        raise ContentError(source, "$", f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ContentError(source, "$", "cannot read the file: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        raise ContentError(source, "$", f"cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ContentError(source, "$", f"cannot read the file: larger than {_size(limit)}, the most it may hold")
+    return data
+
+
+def _size(limit: int) -> str:
+    """A byte count in words: 16 MiB, 1 MiB, 512 bytes."""
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
 
 
 T = TypeVar("T")
@@ -445,8 +488,12 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
         raw = msgspec.toml.decode(data) if fmt == "toml" else msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise ContentError(source, "$", f"not valid {fmt.upper()}: {exc}") from None
+    except RecursionError:
+        raise ContentError(source, "$", f"not valid {fmt.upper()}: nested too deeply") from None
     try:
         return msgspec.convert(raw, kind)
+    except RecursionError:
+        raise ContentError(source, "$", "nested too deeply") from None
     except msgspec.ValidationError as exc:
         m = _AT.match(str(exc))
         path, reason = (m["path"], m["reason"]) if m else ("$", str(exc))

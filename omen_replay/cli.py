@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Iterator
 from enum import Enum
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, Literal, NoReturn, TextIO, cast
 
 import msgspec
 import structlog
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from omen_core.commands import Command
 from omen_core.errors import BadInput, ConcurrencyError, OmenError
@@ -34,15 +36,73 @@ from omen_core.walk import step_through as walk_steps
 
 from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
+from .output import check_parent, output_file, visible
 from .replay import StateSummary, replay_store, summarise
 from .verify import REROLL, Report, parse_head, verify_store
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "MAX_COMMAND_BYTES"]
 
-app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+MAX_COMMAND_BYTES = 1 << 20
+"""The most a command given to ``omen do`` may take, as an argument or a file: 1 MiB."""
+
+LAST_RESORT = (OSError, sqlite3.Error, UnicodeError, RecursionError, MemoryError)
+"""What the CLI turns into a short message (exit 2) if a command lets it through: a last line of defence."""
+
+
+class _Console(Console):
+    """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
+    a name from a sheet never reaches the terminal raw. Rich's own styling is added after."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+class _StdoutFailed(OSError):
+    """Standard output could not be written (a full disk, a closed pipe)."""
+
+
+class _Stdout:
+    """Standard output as it stands now (a test swaps ``sys.stdout``), whose write errors say they are its own."""
+
+    def write(self, text: str) -> int:
+        try:
+            return sys.stdout.write(text)
+        except OSError as exc:
+            raise _StdoutFailed(exc.errno, exc.strerror) from None
+
+    def flush(self) -> None:
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            raise _StdoutFailed(exc.errno, exc.strerror) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stdout, name)
+
+
+stdout = cast(TextIO, _Stdout())
+
+
+class _Guarded(TyperGroup):
+    """The command group: flushes standard output before the exit code is final, and turns an error that escaped a
+    command (an OS or database error, a decoding error, too deep a nesting, no memory) into a short message, exit
+    2, instead of a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                _flush_stdout()
+        except LAST_RESORT as exc:
+            log.info("command_crashed", error=type(exc).__name__, message=str(exc))
+            _last_resort(exc)
+
+
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
                   help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = _Console(file=stdout, highlight=False)
+err = _Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line: a path in it copies whole
 log = structlog.get_logger("omen.cli")
 
 STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan",
@@ -97,16 +157,60 @@ def _bad_input(message: str, code: int = 2) -> NoReturn:
 
 
 def _seed_option(seed: str | None) -> bytes | None:
-    """The ``--seed`` option as bytes; not hex is bad input (exit 2)."""
+    """The ``--seed`` option as bytes; empty or not hex is bad input (exit 2)."""
+    if seed is None:
+        return None
     try:
-        return bytes.fromhex(seed) if seed is not None else None
+        found = bytes.fromhex(seed)
     except ValueError:
-        _bad_input(f"--seed must be hex, got {seed!r}")
+        _bad_input(f"--seed must be hex (two digits a byte), got {seed!r}")
+    if not found:
+        _bad_input("--seed is empty: give the seed as hex (two digits a byte)")
+    return found
+
+
+def _flush_stdout() -> None:
+    """Flush standard output; if it cannot be written (a full disk, a closed pipe), say so: exit 2."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _discard_stdout()
+        _bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so what is still buffered for it cannot fail again at exit."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's capture): nothing will flush it at exit
+
+
+def _last_resort(exc: BaseException) -> NoReturn:
+    """A short message for an error that escaped a command; exit 2."""
+    if isinstance(exc, _StdoutFailed):
+        _discard_stdout()
+        _bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        _bad_input(f"{where}{exc.strerror or exc}")
+    if isinstance(exc, RecursionError):
+        _bad_input("the input is nested too deeply")
+    if isinstance(exc, MemoryError):
+        _bad_input("out of memory: the input is too large")
+    _bad_input(f"{type(exc).__name__}: {exc}")
 
 
 def _guarded(exc: OmenError) -> NoReturn:
     log.info("command_failed", error=type(exc).__name__, message=str(exc))
     _bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2)
+
+
+def _plain(text: str) -> str:
+    """User text for a Rich table cell or title: control characters shown as escapes, markup escaped."""
+    return escape(visible(text))
 
 
 def _print_lines(lines: Iterator[Line]) -> None:
@@ -115,6 +219,16 @@ def _print_lines(lines: Iterator[Line]) -> None:
         text = f"[dim]#{line.seq:<3}[/] " + (f"[{style}]{escape(line.text)}[/]" if style
                                              else escape(line.text))
         out.print(text)
+
+
+def _store(url: str) -> EventStore:
+    """The store ``url`` names (made if need be); a file that is no database is bad input naming it."""
+    try:
+        store = open_store(url)
+        store.fights()
+    except sqlite3.Error as exc:  # the SQLite store lets a database error through (a file that is not one)
+        _bad_input(f"{url}: cannot read the database: {exc}")
+    return store
 
 
 def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
@@ -206,8 +320,11 @@ def demo(
     from .render import HtmlWriter, render
 
     report = log_path.with_suffix(".html")
-    with report.open("w") as page:
-        render(StoreSource(fight.store, fight.fight_id), HtmlWriter(page))
+    try:
+        with output_file(report, "the session log") as page:
+            render(StoreSource(fight.store, fight.fight_id), HtmlWriter(page))
+    except OmenError as exc:
+        _guarded(exc)
     out.print(f"[dim]log written to {log_path} ({len(records)} events), session log to {report}; check it "
               f"yourself with: omen verify {log_path}  |  omen explain {log_path} SEQ  |  "
               f"omen replay {log_path} --steps[/]")
@@ -262,12 +379,13 @@ def schema(
                                "do": lambda: msgspec.json.schema(DoResult)}
     text = json.dumps(schemas[of.value](), indent=2)
     if output is None:
-        sys.stdout.write(text + "\n")
+        stdout.write(text + "\n")
     else:
         try:
-            output.write_text(text + "\n")
-        except OSError as exc:
-            _bad_input(f"{output}: cannot write the schema: {exc}")
+            with output_file(output, "the schema") as page:
+                page.write(text + "\n")
+        except OmenError as exc:
+            _guarded(exc)
 
 
 @app.command("verify")
@@ -294,7 +412,7 @@ def verify_cmd(
     except OmenError as exc:
         _guarded(exc)
     if as_json:
-        sys.stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
+        stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
     else:
         _report_text(report)
     raise typer.Exit(0 if report.clean and not (strict and report.rerolls) else 1)
@@ -315,7 +433,7 @@ def repair(
     from omen_core.store import JsonlStore
 
     try:
-        store = open_store(log_url)
+        store = _store(log_url)
         if not isinstance(store, JsonlStore):
             _bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail")
         try:
@@ -345,7 +463,8 @@ def run(
 
     try:
         loaded = load_scenario(scenario)
-        store = open_store(log_url)
+        _check_log_parent(log_url)
+        store = _store(log_url)
         if loaded.settings.id in store.fights():
             _bad_input(f"{log_url} already holds fight {loaded.settings.id!r}; choose another --log "
                        "or remove the old one")
@@ -366,6 +485,25 @@ def run(
         out.print(f"[dim]{len(records)} events written to {log_url}[/]")
 
 
+def _check_log_parent(url: str) -> None:
+    """Bad input if the log ``url`` names would go in a directory that does not exist: ``run`` does not make
+    directory trees (a path ending in '/' names a directory of logs, made if its parent exists)."""
+    where = _log_location(url)
+    if where is not None:
+        check_parent(where, "the fight's log")
+
+
+def _log_location(url: str) -> Path | None:
+    """The file or directory a store URL writes to, if it is one not made yet (None for memory and the rest)."""
+    if url.startswith("sqlite:"):
+        rest = url.removeprefix("sqlite:")
+        rest = rest[3:] if rest.startswith("///") else rest
+        return Path(rest) if rest and rest != ":memory:" and not rest.startswith("//") else None
+    if url.endswith(".jsonl") or (url.endswith(("/", os.sep)) and not os.path.isdir(url)):
+        return Path(url.rstrip("/" + os.sep) or url)
+    return None
+
+
 @app.command("replay")
 def replay_cmd(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
@@ -380,7 +518,7 @@ def replay_cmd(
         store, fight_id = _open_fight(log_url, fight)
         last = store.version(fight_id)
         if to is not None and not 0 <= to <= last:
-            _bad_input(f"--to {to} is outside the log (seq 1 to {last})")
+            _bad_input(f"{log_url}: --to {to} is outside the log (seq 1 to {last})")
         if steps:
             _print_steps(walk_steps(StoreSource(store, fight_id), to_seq=to), as_json)
             return
@@ -399,7 +537,7 @@ def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
         if as_json:
             line = {"seq": rec.seq, "type": type(rec.event).__struct_config__.tag, "undone": undone,
                     "state": msgspec.to_builtins(summarise(state))}
-            sys.stdout.write(json.dumps(line) + "\n")
+            stdout.write(json.dumps(line) + "\n")
             continue
         _print_lines(narrator.tell(rec, undone))
         hp = "  ".join(f"{c.sheet.name} {c.hp}/{c.sheet.hp}" for c in state.combatants.values())
@@ -426,7 +564,7 @@ def explain_cmd(
     except OmenError as exc:
         _guarded(exc)
     if as_json:
-        sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
+        stdout.write(msgspec.json.encode(found).decode() + "\n")
         return
     out.print(f"[bold]{escape(found.title)}[/]  [dim](seq {found.seq})[/]")
     for die in found.dice:
@@ -465,9 +603,9 @@ def log_cmd(
     try:
         store, fight_id = _open_fight(log_url, fight)
         if output is None:
-            render(StoreSource(store, fight_id), WRITERS[fmt.value](sys.stdout))
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout))
             return
-        with output.open("w") as page:
+        with output_file(output, "the session log") as page:
             render(StoreSource(store, fight_id), WRITERS[fmt.value](page))
     except OmenError as exc:
         _guarded(exc)
@@ -521,7 +659,7 @@ def _print_where(found: Options) -> None:
 def _print_options(found: Options, as_json: bool) -> None:
     """What the fight waits for and who may do what, as ``omen status`` prints it."""
     if as_json:
-        sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
+        stdout.write(msgspec.json.encode(found).decode() + "\n")
         return
     _print_where(found)
     by_actor: dict[str | None, list[Offer]] = {}
@@ -639,19 +777,19 @@ def do_cmd(
         if (command is None) == (file is None):
             _bad_input("give the command as an argument or with --file, not both or neither")
         if file is not None:
-            try:
-                text = file.read_text()
-            except (OSError, UnicodeDecodeError) as exc:
-                _bad_input(f"{file}: cannot read the command: {exc}")
-            parsed = _parse_command(text, str(file))
+            from omen_core.content import read_content
+
+            parsed = _parse_command(read_content(file, MAX_COMMAND_BYTES), str(file))
         else:
             assert command is not None
+            if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
+                _bad_input("the command is larger than 1 MiB, the most a command may be")
             parsed = _parse_command(command, "the command")
         store, fight_id = _open_fight(log_url, fight)
         dice = SeededDice(seed_bytes) if seed_bytes is not None else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
         if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
-            _bad_input("--seed does not hash to this fight's seed commitment")
+            _bad_input(f"{log_url}: --seed does not hash to the seed commitment of fight {fight_id!r}")
         if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
             live.dice = ManualDice()
         before = live.state
@@ -665,7 +803,7 @@ def do_cmd(
     except OmenError as exc:
         _guarded(exc)
     if as_json:
-        sys.stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found)).decode() + "\n")
+        stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found)).decode() + "\n")
         return
     _print_lines(Narrator(state=before).lines(stored))
     if show_options:
@@ -719,25 +857,25 @@ def redo(
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
+        stdout.write(msgspec.json.encode(summary).decode() + "\n")
         return
     from rich.table import Table
 
     where = f"round {summary.round}, {summary.turn}'s turn" if summary.turn else f"round {summary.round}"
     status = (f"ended: {summary.end_reason}" + (f" ({summary.end_side})" if summary.end_side else "")
               if summary.ended else f"{summary.phase}, {where}")
-    table = Table(title=f"{summary.title or summary.fight_id} at seq {summary.seq}: {status}")
+    table = Table(title=_plain(f"{summary.title or summary.fight_id} at seq {summary.seq}: {status}"))
     for column in ("combatant", "side", "HP", "Will", "Bonus Actions", "conditions"):
         table.add_column(column)
     for c in summary.combatants:
         conditions = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in c.conditions.items()) or "-"
         if c.left is not None:
             conditions = f"out of the fight: {c.left} (C33)" + (f"; {conditions}" if conditions != "-" else "")
-        table.add_row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", str(c.bonus_actions),
-                      conditions)
+        table.add_row(_plain(c.name), _plain(c.side), f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}",
+                      str(c.bonus_actions), _plain(conditions))
     out.print(table)
     if summary.initiative_order:
-        out.print(f"initiative order: {', '.join(summary.initiative_order)}")
+        out.print(f"initiative order: {escape(', '.join(summary.initiative_order))}")
     head = f"{summary.seq}:{summary.hash}"
     out.print(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")
 
@@ -760,7 +898,7 @@ def fixtures_check(
         _bad_input(f"no fixtures (directories with a scenario.toml) under {root}")
     results = [check(d) for d in dirs]
     if as_json:
-        sys.stdout.write(msgspec.json.encode(results).decode() + "\n")
+        stdout.write(msgspec.json.encode(results).decode() + "\n")
     for r in [] if as_json else results:
         if r.ok:
             out.print(f"[green]ok[/]   {r.name} ({r.events} events)")
@@ -798,5 +936,12 @@ def fixtures_record(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: an error that escapes even the command group (``--version`` to a full disk,
+    while the options are parsed) is a short message too, exit 2."""
+    try:
+        app()
+    except LAST_RESORT as exc:
+        try:
+            _last_resort(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)

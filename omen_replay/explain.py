@@ -189,7 +189,8 @@ def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
     explainer = _Explainer(seq, seed)
     walk(source, explainer)
     if explainer.found is None:
-        raise BadInput(f"no event with seq {seq} in this log (seq 1 to {explainer.last})")
+        where = getattr(source, "where", "") or "this log"
+        raise BadInput(f"{where}: no event with seq {seq} (seq 1 to {explainer.last})")
     return explainer.found
 
 

@@ -7,7 +7,9 @@ the same things in the same order: a header (title, dice), the narrative line
 by line (each with its kind; rounds as lines of kind ``round``, undone lines
 marked), and an ending (the end state, each combatant's HP and Will by round,
 the audit's verdict). Writers only decide how things look, and write to a
-stream as they go, so a long fight never sits in memory.
+stream as they go, so a long fight never sits in memory. Every writer shows
+the control characters of user text (names, notes, reasons) as escapes
+(:func:`~omen_replay.output.visible`): a log never writes a raw escape sequence.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Source, Visitor, Walk, walk
 
 from .narrate import Line, Narrator
+from .output import visible
 from .replay import StateSummary, summarise
 from .verify import Audit, Report
 
@@ -166,25 +169,26 @@ class TextWriter:
 
     def begin(self, title: str, dice: str) -> None:
         """The title and the dice."""
-        self.out.write(f"{title}\n{'=' * len(title)}\ndice: {dice}\n\n")
+        title = visible(title)
+        self.out.write(f"{title}\n{'=' * len(title)}\ndice: {visible(dice)}\n\n")
 
     def line(self, line: Line) -> None:
         """One narrative line, tagged with its seq."""
-        self.out.write(f"#{line.seq:<4} {line.text}\n")
+        self.out.write(f"#{line.seq:<4} {visible(line.text)}\n")
 
     def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
         """The end state, each combatant, and the audit's verdict."""
         rows = [f"  {c.name} ({c.side}): HP {c.hp}/{c.hp_max}, Will {c.will}/{c.will_max}"
                 + (f", {', '.join(c.conditions)}" if c.conditions else "") for c in summary.combatants]
-        rerolls = "".join(f"undo re-roll: {f.what}\n" for f in report.rerolls)
-        self.out.write("\n" + _ending(summary) + "\n" + "".join(r + "\n" for r in rows) + rerolls
-                       + _verdict(report) + "\n")
+        rerolls = "".join(f"undo re-roll: {visible(f.what)}\n" for f in report.rerolls)
+        self.out.write("\n" + visible(_ending(summary)) + "\n" + "".join(visible(r) + "\n" for r in rows) + rerolls
+                       + visible(_verdict(report)) + "\n")
 
 
 def _md(text: str) -> str:
-    """Text made safe inside Markdown: HTML tags and Markdown's own marks are escaped, so a name or a note never
-    becomes markup in a renderer."""
-    escaped = html.escape(text, quote=False)
+    """Text made safe inside Markdown: control characters shown as escapes, HTML tags and Markdown's own marks
+    escaped, so a name or a note never becomes markup in a renderer."""
+    escaped = html.escape(visible(text), quote=False)
     for mark in ("\\", "`", "*", "_", "[", "]", "|", "~", "#"):
         escaped = escaped.replace(mark, "\\" + mark)
     return escaped
@@ -242,31 +246,36 @@ class HtmlWriter:
     def begin(self, title: str, dice: str) -> None:
         """The page head (no external assets) and the title."""
         self.out.write("\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                                  f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
-                                  f"<h1>{html.escape(title)}</h1>", f"<p><em>Dice: {html.escape(dice)}.</em></p>",
+                                  f"<title>{_h(title)}</title><style>{_CSS}</style></head><body>",
+                                  f"<h1>{_h(title)}</h1>", f"<p><em>Dice: {_h(dice)}.</em></p>",
                                   '<section id="timeline">']) + "\n")
 
     def line(self, line: Line) -> None:
         """One narrative line; a round starts a new heading."""
         if line.kind == "round":
-            self.out.write(f'<h2 class="round" id="seq-{line.seq}">{html.escape(line.text.strip(_RULE))}</h2>\n')
+            self.out.write(f'<h2 class="round" id="seq-{line.seq}">{_h(line.text.strip(_RULE))}</h2>\n')
             return
         self.out.write(f'<p class="line {line.kind}"><span class="seq">#{line.seq}</span>'
-                       f"{html.escape(line.text.strip())}</p>\n")
+                       f"{_h(line.text.strip())}</p>\n")
 
     def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
         """The end state, the chart of HP and Will by round, the audit's verdict, and the closing tags."""
-        rows = "".join(f"<tr><td>{html.escape(c.name)}</td><td>{html.escape(c.side)}</td><td>{c.hp}/{c.hp_max}</td>"
-                       f"<td>{c.will}/{c.will_max}</td><td>{html.escape(', '.join(c.conditions) or '-')}</td></tr>"
+        rows = "".join(f"<tr><td>{_h(c.name)}</td><td>{_h(c.side)}</td><td>{c.hp}/{c.hp_max}</td>"
+                       f"<td>{c.will}/{c.will_max}</td><td>{_h(', '.join(c.conditions) or '-')}</td></tr>"
                        for c in summary.combatants)
-        self.out.write("\n".join(["</section>", "<h2>The end</h2>", f"<p>{html.escape(_ending(summary))}</p>",
+        self.out.write("\n".join(["</section>", "<h2>The end</h2>", f"<p>{_h(_ending(summary))}</p>",
                                   "<table><tr><th>combatant</th><th>side</th><th>HP</th><th>Will</th>"
                                   f"<th>conditions</th></tr>{rows}</table>", "<h2>HP and Will by round</h2>",
                                   _chart(series),
-                                  *(f'<p class="reroll">undo re-roll: {html.escape(f.what)}</p>'
+                                  *(f'<p class="reroll">undo re-roll: {_h(f.what)}</p>'
                                     for f in report.rerolls),
-                                  f"<p><em>{html.escape(_verdict(report))}.</em></p>",
+                                  f"<p><em>{_h(_verdict(report))}.</em></p>",
                                   "</body></html>"]) + "\n")
+
+
+def _h(text: str) -> str:
+    """Text made safe inside HTML: control characters shown as escapes, then HTML-escaped."""
+    return html.escape(visible(text))
 
 
 def _chart(series: list[Series], width: int = 720, height: int = 260) -> str:
@@ -297,8 +306,8 @@ def _chart(series: list[Series], width: int = 720, height: int = 260) -> str:
         for attr, dash in (("hp", ""), ("will", ' stroke-dasharray="4 3"')):
             coords = " ".join(xy(p.round, getattr(p, attr)) for p in s.points)
             parts.append(f'<polyline class="series" fill="none" stroke="{colour}"{dash} points="{coords}"/>')
-        parts.append(f'<text x="{pad}" y="{height + 12 + 20 * i}" fill="{colour}">{html.escape(s.name)} '
-                     f'({html.escape(s.id)}): HP (solid), Will (dashed)</text>')
+        parts.append(f'<text x="{pad}" y="{height + 12 + 20 * i}" fill="{colour}">{_h(s.name)} '
+                     f'({_h(s.id)}): HP (solid), Will (dashed)</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -34,6 +34,7 @@ from omen_core.content import (
     decode_content,
     load_ruleset,
     load_sheet,
+    read_content,
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
@@ -89,13 +90,15 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file; sheets given by path are read relative to it."""
     p = Path(path)
     try:
-        text = p.read_text()
-    except OSError as exc:
-        raise ScenarioError(str(p), "$", f"cannot read the file: {exc.strerror}") from None
+        text = read_content(p)
+    except ContentError as exc:
+        raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
     try:
         raw = msgspec.toml.decode(text)
     except msgspec.DecodeError as exc:
         raise ScenarioError(str(p), "$", f"not valid TOML: {exc}", _toml_error_line(str(exc))) from None
+    except RecursionError:
+        raise ScenarioError(str(p), "$", "not valid TOML: nested too deeply") from None
     locate = _Locator(text)
     unknown = set(raw) - {"fight", "combatants", "commands"}
     if unknown:
@@ -105,9 +108,18 @@ def load_scenario(path: str | Path) -> Scenario:
     settings = _convert(raw.get("fight"), FightSettings, str(p), "$.fight", locate)
     _check_settings(settings, str(p), locate)
     ruleset = _ruleset(settings, p, locate)
-    combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(raw.get("combatants", [])))
-    steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(raw.get("commands", [])))
+    combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(_array(raw, "combatants", p, locate)))
+    steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
     return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps)
+
+
+def _array(raw: dict[str, Any], key: str, scenario: Path, locate: _Locator) -> list[Any]:
+    """The ``[[combatants]]`` or ``[[commands]]`` array of tables (none if left out)."""
+    found = raw.get(key, [])
+    if not isinstance(found, list):
+        raise ScenarioError(str(scenario), f"$.{key}", f"{key} must be an array of tables ([[{key}]])",
+                            locate(f"$.{key}"))
+    return found
 
 
 def _check_settings(settings: FightSettings, source: str, locate: _Locator) -> None:
@@ -157,6 +169,8 @@ def _convert(raw: Any, kind: Any, source: str, where: str, locate: _Locator) -> 
     """Validate ``raw`` as ``kind``; errors name the file, the line and the full field path."""
     try:
         return decode_content(msgspec.json.encode(raw), kind, source=source)
+    except RecursionError:
+        raise ScenarioError(source, where, "nested too deeply", locate(where)) from None
     except ContentError as exc:
         path = where + exc.path[1:]
         reason = exc.reason.replace("Invalid value 'None'", "Missing table")

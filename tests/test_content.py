@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from omen_core.content import (
+    MAX_CONTENT_BYTES,
     Armor,
     CombatantSheet,
     Economy,
@@ -19,6 +20,7 @@ from omen_core.content import (
     decode_content,
     load_ruleset,
     load_sheet,
+    read_content,
 )
 from omen_core.errors import ContentError
 
@@ -375,3 +377,50 @@ class TestSheetGearErrors:
             decode_content(geared().replace("extra_primary_dice = 1", "extra_primary_dice = 3"), CombatantSheet,
                            source="k.toml", fmt="toml")
         assert info.value.path == "$.features.extra_primary_dice"
+
+
+class TestReadContent:
+    def test_reads_a_regular_file(self, tmp_path):
+        """A UTF-8 file is read whole, as text."""
+        (tmp_path / "s.toml").write_text("name = \"Kaël\"\n")
+        assert read_content(tmp_path / "s.toml") == "name = \"Kaël\"\n"
+
+    def test_invalid_utf8_names_the_file_the_line_and_the_offset(self, tmp_path):
+        """Byte 0xE9 alone is a ContentError naming the file, its line and its byte offset."""
+        (tmp_path / "s.toml").write_bytes(b"a = 1\nb = \"\xe9\"\n")
+        with pytest.raises(ContentError) as caught:
+            read_content(tmp_path / "s.toml")
+        assert str(caught.value) == f"{tmp_path / 's.toml'}:2: not valid UTF-8: byte 0xe9 at offset 11 (at $)"
+
+    @pytest.mark.parametrize("where", ["/dev/zero", "/dev/null", "."])
+    def test_not_a_regular_file_is_refused(self, where):
+        """A device or a directory is refused before anything is read."""
+        with pytest.raises(ContentError, match="not a regular file"):
+            read_content(where)
+
+    def test_a_file_over_the_limit_is_refused(self, tmp_path):
+        """A file holding more than the limit is refused, naming the limit; one at the limit is read."""
+        (tmp_path / "s.toml").write_text("x" * 11)
+        assert read_content(tmp_path / "s.toml", limit=11) == "x" * 11
+        with pytest.raises(ContentError, match="larger than 10 bytes"):
+            read_content(tmp_path / "s.toml", limit=10)
+        assert MAX_CONTENT_BYTES == 16 << 20
+
+    def test_a_missing_file_names_it(self, tmp_path):
+        """A file that does not exist is a ContentError naming it."""
+        with pytest.raises(ContentError, match=r"missing.toml: cannot read the file: No such file"):
+            load_sheet(tmp_path / "missing.toml")
+
+    @pytest.mark.parametrize("fmt,text", [("toml", "a = " + "[" * 500 + "]" * 500),
+                                          ("toml", "a = " + "{b = " * 500 + "1" + "}" * 500),
+                                          ("json", "[" * 5000 + "]" * 5000)])
+    def test_deep_nesting_is_a_content_error(self, fmt, text):
+        """Nesting too deep for the decoder is a ContentError naming the source, not a RecursionError."""
+        with pytest.raises(ContentError, match=r"deep.x: not valid .*: nested too deeply"):
+            decode_content(text, CombatantSheet, source="deep.x", fmt=fmt)
+
+    def test_a_deep_sheet_file_names_the_file(self, tmp_path):
+        """A sheet file nested 500 deep names the sheet file."""
+        (tmp_path / "deep.toml").write_text("a = " + "[" * 500 + "]" * 500 + "\n")
+        with pytest.raises(ContentError, match=r"deep.toml: not valid TOML: nested too deeply"):
+            load_sheet(tmp_path / "deep.toml")

@@ -1,0 +1,107 @@
+"""What the CLI and the writers send out: text made safe for a terminal, and output files written whole or not at all.
+
+Names, reasons, notes and ids come from users (sheets, scenarios, commands,
+logs). :func:`visible` shows every control character in them as an escape
+(``\\x1b``), so a name never moves the cursor, retitles the window or rings the
+bell; every writer (the console, text, Markdown, HTML) passes user text through it.
+:func:`output_file` writes a file beside its target and renames it into place,
+so a failed write leaves no empty or partial file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from omen_core.errors import BadInput
+
+__all__ = ["visible", "output_file", "check_parent"]
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every C0 and C1 control character (and DEL) shown as an escape such as ``\\x1b``.
+
+    >>> visible("V\\x1b[31mRED\\x07")
+    'V\\\\x1b[31mRED\\\\x07'
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def check_parent(path: Path, what: str) -> None:
+    """Bad input unless the directory ``path`` goes in exists (a demanding user wants to be told, not to find
+    a new directory tree)."""
+    parent = path.parent
+    if not parent.is_dir():
+        said = "is not a directory" if parent.exists() else "does not exist"
+        raise BadInput(f"{path}: cannot write {what}: the directory {parent} {said}")
+
+
+@contextmanager
+def output_file(path: Path, what: str) -> Iterator[TextIO]:
+    """A text stream for ``path``: a temporary file beside it, renamed over it once everything is written (a
+    device such as /dev/null or a pipe is written directly). Any failure is :class:`BadInput` naming the path,
+    and leaves no file behind."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        found = None
+    except OSError as exc:
+        raise _cannot(path, what, exc) from None
+    if found is not None and stat.S_ISDIR(found.st_mode):
+        raise BadInput(f"{path}: cannot write {what}: it is a directory")
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        with _direct(path, what) as stream:
+            yield stream
+        return
+    check_parent(path, what)
+    with _replacing(path, what) as stream:
+        yield stream
+
+
+@contextmanager
+def _direct(path: Path, what: str) -> Iterator[TextIO]:
+    """Write straight to a device or a pipe (there is nothing to rename over)."""
+    try:
+        with path.open("w", encoding="utf-8") as stream:
+            yield stream
+    except OSError as exc:
+        raise _cannot(path, what, exc) from None
+
+
+@contextmanager
+def _replacing(path: Path, what: str) -> Iterator[TextIO]:
+    """Write a temporary file in ``path``'s directory and rename it to ``path``; on any failure remove it."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _cannot(path, what, exc) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            yield stream
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _cannot(path, what, exc) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    """The process's umask (a new file gets the mode ``open`` would have given it, not mkstemp's 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _cannot(path: Path, what: str, exc: OSError) -> BadInput:
+    return BadInput(f"{path}: cannot write {what}: {exc.strerror or exc}")

@@ -1,0 +1,314 @@
+"""Tests for the CLI on bad input: output it cannot write, files it must not read whole, control characters in
+names, bad seeds; each a short message naming what and where, exit 2, and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omen_replay.cli import MAX_COMMAND_BYTES, app
+from omen_replay.output import visible
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b"
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # every C0 and C1 control but the writer's own newline
+
+
+def omen(*args: str):
+    """Run the CLI in-process and return the result."""
+    return runner.invoke(app, list(args))
+
+
+def said(result) -> str:
+    """Everything the CLI printed, stdout and stderr, on one line."""
+    return " ".join((result.stdout + result.stderr).split())
+
+
+@pytest.fixture
+def demo_log(tmp_path: Path) -> Path:
+    """A short demo log."""
+    path = tmp_path / "demo.jsonl"
+    assert omen("demo", "--short", "--log", str(path)).exit_code == 0
+    return path
+
+
+def _toml(text: str) -> str:
+    """``text`` as a TOML basic string (control characters as \\u escapes)."""
+    return '"' + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c in '"\\' else c
+                         for c in text) + '"'
+
+
+SHEET = ('attributes = {{ STR = {{ die = "d8", bonus = 2 }}, AGI = {{ die = "d6", bonus = 1 }}, '
+         'INT = {{ die = "d4" }}, RES = {{ die = "d6", bonus = 1 }}, FCS = {{ die = "d6" }} }}\n'
+         'weapons = [{{ id = "axe", weapon_damage = 4, damage_type = "slashing" }}]\n')
+
+
+@pytest.fixture
+def hostile_scenario(tmp_path: Path) -> Path:
+    """A scenario whose title, a combatant's name, a condition's reason and a note carry escape sequences."""
+    path = tmp_path / "hostile.toml"
+    path.write_text(
+        f'[fight]\nid = "hostile"\ntitle = {_toml("T" + HOSTILE)}\n\n'
+        f'[[combatants]]\nid = "ash"\nname = {_toml(HOSTILE)}\nside = "north"\nhp = 12\n' + SHEET.format() +
+        '\n[[combatants]]\nid = "bo"\nname = "Bo"\nside = "south"\nhp = 10\n' + SHEET.format() +
+        f'\n[[commands]]\ncommand = "apply_condition"\nwho = "bo"\ncondition = "Prone"\nreason = {_toml(HOSTILE)}\n'
+        f'\n[[commands]]\ncommand = "leave_fight"\nwho = "ash"\nreason = "fled"\nnote = {_toml(HOSTILE)}\n')
+    return path
+
+
+@pytest.fixture
+def hostile_log(tmp_path: Path, hostile_scenario: Path) -> Path:
+    """The log of the hostile scenario."""
+    log = tmp_path / "hostile.jsonl"
+    result = omen("run", str(hostile_scenario), "--log", str(log), "--quiet")
+    assert result.exit_code == 0, said(result)
+    return log
+
+
+def leftovers(directory: Path) -> list[str]:
+    """Temporary files an output left in ``directory``."""
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+class TestOutputFiles:
+    @pytest.mark.parametrize("fmt", ["text", "md", "html"])
+    def test_a_missing_directory_names_it(self, demo_log, tmp_path, fmt):
+        """``-o`` into a directory that does not exist names the path and the directory, exit 2, creating nothing."""
+        target = tmp_path / "nodir" / "x.out"
+        result = omen("log", str(demo_log), "--format", fmt, "-o", str(target))
+        assert result.exit_code == 2
+        assert f"{target}: cannot write the session log: the directory {target.parent} does not exist" in said(result)
+        assert not target.parent.exists()
+
+    def test_a_directory_as_output_names_it(self, demo_log, tmp_path):
+        """``-o`` naming a directory is bad input naming it, and the directory is untouched."""
+        (tmp_path / "adir").mkdir()
+        result = omen("log", str(demo_log), "-o", str(tmp_path / "adir"))
+        assert result.exit_code == 2 and "adir: cannot write the session log: it is a directory" in said(result)
+        assert list((tmp_path / "adir").iterdir()) == []
+
+    @pytest.mark.parametrize("argv", [["log", "{log}", "-o", "/dev/full"], ["schema", "-o", "/dev/full"]])
+    def test_a_full_device_is_named(self, demo_log, argv):
+        """Writing to /dev/full is a short error naming it, exit 2."""
+        result = omen(*[a.format(log=demo_log) for a in argv])
+        assert result.exit_code == 2 and "/dev/full: cannot write" in said(result)
+        assert "No space left on device" in said(result)
+
+    def test_a_failed_render_leaves_no_file_and_keeps_the_old_one(self, tmp_path):
+        """A log that breaks mid-render leaves the earlier output file as it was and no temporary file."""
+        torn = tmp_path / "torn.jsonl"
+        torn.write_bytes(b"\0" * 64)
+        target = tmp_path / "x.html"
+        target.write_text("old")
+        result = omen("log", str(torn), "--format", "html", "-o", str(target))
+        assert result.exit_code == 2
+        assert target.read_text() == "old" and leftovers(tmp_path) == []
+
+    def test_a_written_file_replaces_the_old_one_whole(self, demo_log, tmp_path):
+        """A good render replaces the output file and leaves no temporary file, with an ordinary file mode."""
+        target = tmp_path / "x.md"
+        target.write_text("old")
+        assert omen("log", str(demo_log), "--format", "md", "-o", str(target)).exit_code == 0
+        assert target.read_text().startswith("# ") and leftovers(tmp_path) == []
+        assert target.stat().st_mode & 0o644 == 0o644
+
+    def test_run_refuses_a_log_in_a_missing_directory(self, tmp_path):
+        """``run --log`` into a missing directory names it (exit 2) and creates nothing."""
+        scenario = ROOT / "fixtures" / "ember-ford" / "scenario.toml"
+        for log in (tmp_path / "nodir" / "f.jsonl", f"sqlite:///{tmp_path}/nodir/f.db", f"{tmp_path}/nodir/sub/"):
+            result = omen("run", str(scenario), "--log", str(log), "--quiet")
+            assert result.exit_code == 2, said(result)
+            assert f"the directory {tmp_path / 'nodir'} does not exist" in said(result)
+            assert not (tmp_path / "nodir").exists()
+
+    def test_run_makes_a_directory_of_logs_whose_parent_exists(self, tmp_path):
+        """``run --log dir/`` makes the directory of logs, as docs/stores.md says, when its parent exists."""
+        scenario = ROOT / "fixtures" / "ember-ford" / "scenario.toml"
+        result = omen("run", str(scenario), "--log", f"{tmp_path}/logs/", "--quiet")
+        assert result.exit_code == 0, said(result)
+        assert (tmp_path / "logs" / "ember-ford.jsonl").is_file()
+
+    def test_the_demo_still_makes_its_directory(self, tmp_path):
+        """The demo makes the directory of its log (its default is out/)."""
+        result = omen("demo", "--short", "--log", str(tmp_path / "out" / "demo.jsonl"))
+        assert result.exit_code == 0, said(result)
+        assert (tmp_path / "out" / "demo.html").is_file()
+
+    def test_run_on_a_file_that_is_not_a_database_names_it(self, tmp_path):
+        """``run --log sqlite:///x.db`` on a file that is no database names the URL, exit 2."""
+        (tmp_path / "x.db").write_bytes(b"not a database\n" * 100)
+        url = f"sqlite:///{tmp_path}/x.db"
+        result = omen("run", str(ROOT / "fixtures" / "ember-ford" / "scenario.toml"), "--log", url)
+        assert result.exit_code == 2 and f"{url}: cannot read the database" in said(result)
+
+
+def _omen_process(argv: list[str], cwd: Path, stdout: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "omen_replay", *argv], check=False, cwd=cwd, env=env, text=True,
+                          stdout=stdout, stderr=subprocess.PIPE, timeout=120)
+
+
+class TestStandardOutput:
+    @pytest.mark.parametrize("argv", [["log", "demo.jsonl"], ["verify", "demo.jsonl"]])
+    def test_a_full_standard_output_is_one_line_exit_2(self, demo_log, argv):
+        """Standard output on /dev/full: one line saying so on stderr, exit 2, no traceback."""
+        with open("/dev/full", "w") as full:
+            done = _omen_process(argv, demo_log.parent, full)
+        assert done.returncode == 2
+        assert done.stderr.strip() == "error: cannot write to standard output: No space left on device"
+
+
+class TestContentFiles:
+    @pytest.mark.parametrize("command", ["run", "do"])
+    def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log, tmp_path, command):
+        """A file with byte 0xE9 names the file, its line and the byte offset, exit 2."""
+        bad = tmp_path / "bad.toml"
+        bad.write_bytes(b'# ok\ncommand = "caf\xe9"\n')
+        argv = ["run", str(bad)] if command == "run" else ["do", str(demo_log), "--file", str(bad)]
+        result = omen(*argv)
+        assert result.exit_code == 2
+        assert f"{bad}:2: not valid UTF-8: byte 0xe9 at offset 19" in said(result)
+
+    @pytest.mark.parametrize("body", ["a = " + "[" * 500 + "]" * 500, "a = " + "{b = " * 500 + "1" + "}" * 500])
+    def test_deep_nesting_names_the_file(self, tmp_path, body):
+        """TOML arrays or inline tables nested 500 deep are "nested too deeply", naming the file, exit 2."""
+        deep = tmp_path / "deep.toml"
+        deep.write_text(body + "\n")
+        result = omen("run", str(deep))
+        assert result.exit_code == 2 and f"{deep}: not valid TOML: nested too deeply" in said(result)
+
+    def test_a_deeply_nested_sheet_names_the_sheet(self, tmp_path):
+        """A scenario whose sheet file is nested 500 deep names the sheet file, exit 2."""
+        (tmp_path / "sheet.toml").write_text("a = " + "[" * 500 + "]" * 500 + "\n")
+        scenario = tmp_path / "s.toml"
+        scenario.write_text('[fight]\nid = "s"\n\n[[combatants]]\nsheet = "sheet.toml"\n')
+        result = omen("run", str(scenario))
+        assert result.exit_code == 2 and "sheet.toml: not valid TOML: nested too deeply" in said(result)
+
+    @pytest.mark.parametrize("where", ["/dev/zero", "adir"])
+    def test_not_a_regular_file_is_refused_unread(self, demo_log, tmp_path, where):
+        """A device or a directory given as a scenario or a command file is "not a regular file", never read."""
+        (tmp_path / "adir").mkdir()
+        path = where if where.startswith("/") else str(tmp_path / where)
+        for argv in (["run", path], ["do", str(demo_log), "--file", path]):
+            result = omen(*argv)
+            assert result.exit_code == 2 and f"{path}: cannot read the file: not a regular file" in said(result)
+
+    def test_a_scenario_over_16_mib_is_refused(self, tmp_path):
+        """A scenario file larger than 16 MiB is refused by size, naming it."""
+        big = tmp_path / "big.toml"
+        with big.open("wb") as f:
+            f.truncate((16 << 20) + 1)
+        result = omen("run", str(big))
+        assert result.exit_code == 2 and f"{big}: cannot read the file: larger than 16 MiB" in said(result)
+
+    def test_a_command_over_1_mib_is_refused(self, demo_log, tmp_path):
+        """A command file or argument larger than 1 MiB is refused by size."""
+        big = tmp_path / "big.json"
+        big.write_text(" " * MAX_COMMAND_BYTES + "{}")
+        result = omen("do", str(demo_log), "--file", str(big))
+        assert result.exit_code == 2 and f"{big}: cannot read the file: larger than 1 MiB" in said(result)
+        result = omen("do", str(demo_log), " " * MAX_COMMAND_BYTES + "{}")
+        assert result.exit_code == 2 and "larger than 1 MiB" in said(result)
+
+    def test_combatants_that_are_not_an_array_of_tables(self, tmp_path):
+        """``combatants = 5`` names the file, the line and the field, exit 2."""
+        scenario = tmp_path / "s.toml"
+        scenario.write_text('combatants = 5\n[fight]\nid = "s"\n')
+        result = omen("run", str(scenario))
+        assert result.exit_code == 2
+        assert f"{scenario}:1: combatants must be an array of tables ([[combatants]]) (at $.combatants)" in said(result)
+
+
+class TestControlCharacters:
+    def test_visible_escapes_every_control_character(self):
+        """C0, DEL and C1 characters are shown as \\xNN escapes; printable text (and non-ASCII letters) is kept."""
+        assert visible("a\x1b[31m\x07\n\t\x7f\x9bé€") == "a\\x1b[31m\\x07\\x0a\\x09\\x7f\\x9bé€"
+
+    @pytest.mark.parametrize("fmt", ["text", "md", "html"])
+    def test_session_logs_carry_no_control_characters(self, hostile_log, fmt):
+        """Each session-log format, to stdout or a file, holds no control character but its own newlines."""
+        result = omen("log", str(hostile_log), "--format", fmt)
+        assert result.exit_code == 0 and "x1b" in result.stdout and "RED" in result.stdout
+        assert not CONTROL.search(result.stdout)
+        target = hostile_log.with_suffix("." + fmt)
+        assert omen("log", str(hostile_log), "--format", fmt, "-o", str(target)).exit_code == 0
+        assert not CONTROL.search(target.read_text())
+
+    @pytest.mark.parametrize("argv", [["replay", "{log}"], ["replay", "{log}", "--steps"], ["verify", "{log}"],
+                                      ["status", "{log}"], ["explain", "{log}", "4"]])
+    def test_console_output_carries_no_control_characters(self, hostile_log, argv):
+        """replay (table and steps), verify, status and explain print no control character but newlines."""
+        result = omen(*[a.format(log=hostile_log) for a in argv])
+        assert result.exit_code in (0, 2), said(result)
+        assert not CONTROL.search(result.stdout + result.stderr)
+
+    def test_run_narration_carries_no_control_characters(self, hostile_scenario, tmp_path):
+        """``omen run`` narrates the hostile names visibly escaped, and its end-state table too."""
+        result = omen("run", str(hostile_scenario), "--log", str(tmp_path / "r.jsonl"))
+        assert result.exit_code == 0 and "\\x1b[31mRED\\x1b]0;pwned\\x07" in result.stdout
+        assert not CONTROL.search(result.stdout)
+
+    def test_an_error_message_shows_control_characters_escaped(self, tmp_path):
+        """A file name with an escape sequence in it is shown escaped in the error."""
+        result = omen("run", str(tmp_path / "x\x1b]0;t\x07.toml"))
+        assert result.exit_code == 2 and "\\x1b]0;t\\x07.toml" in result.stderr
+        assert not CONTROL.search(result.stderr)
+
+    def test_markdown_and_html_escape_markup(self, hostile_log):
+        """A ``<script>`` in a name is escaped in Markdown and HTML, never a tag."""
+        md = omen("log", str(hostile_log), "--format", "md").stdout
+        page = omen("log", str(hostile_log), "--format", "html").stdout
+        assert "<script>" not in md and "&lt;script&gt;" in md and "\\*b\\*" in md
+        assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+class TestSeeds:
+    @pytest.mark.parametrize("seed", ["", " ", "zz", "abc"])
+    @pytest.mark.parametrize("command", ["verify", "explain", "do"])
+    def test_an_empty_or_not_hex_seed_is_bad_input(self, demo_log, seed, command):
+        """``--seed ""``, blanks or not hex are bad input (exit 2) saying what a seed is, before any finding."""
+        argv = {"verify": ["verify", str(demo_log)], "explain": ["explain", str(demo_log), "5"],
+                "do": ["do", str(demo_log), '{"command": "end_turn", "who": "vesh"}']}[command]
+        result = omen(*argv, "--seed", seed)
+        assert result.exit_code == 2, said(result)
+        assert "--seed" in said(result) and "hex" in said(result) and "finding" not in said(result)
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter that has not configured logging."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], check=False, cwd=cwd, env=env, text=True, capture_output=True,
+                          timeout=120)
+
+
+class TestQuiet:
+    def test_importing_omen_core_prints_nothing(self, tmp_path):
+        """``import omen_core`` (and omen_replay's library modules) prints nothing to stdout or stderr."""
+        done = _python("import omen_core, omen_core.content, omen_replay.render, omen_replay.scenario", tmp_path)
+        assert done.returncode == 0 and (done.stdout, done.stderr) == ("", "")
+
+    def test_the_readme_api_example_prints_nothing(self, tmp_path):
+        """The README's Python API tour, run where logging is not configured, prints nothing at all."""
+        (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+        for sheet in (ROOT / "omen_replay" / "data").glob("*.toml"):
+            (tmp_path / sheet.name).write_bytes(sheet.read_bytes())
+        done = _python(block, tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert (done.stdout, done.stderr) == ("", "")
+
+    def test_version_prints_the_version_and_exits_0(self):
+        """``omen --version`` prints omen's version and its log schema version, exit 0."""
+        from omen_core import __version__
+        from omen_core.events import SCHEMA_VERSION
+
+        result = omen("--version")
+        assert result.exit_code == 0
+        assert result.stdout.strip() == f"omen {__version__} (log schema version {SCHEMA_VERSION})"
