@@ -222,23 +222,18 @@ def _print_lines(lines: Iterator[Line]) -> None:
 
 
 def _store(url: str) -> EventStore:
-    """The store ``url`` names (made if need be); a file that is no database is bad input naming it."""
-    try:
-        store = open_store(url)
-        store.fights()
-    except sqlite3.Error as exc:  # the SQLite store lets a database error through (a file that is not one)
-        _bad_input(f"{url}: cannot read the database: {exc}")
+    """The store ``url`` names (made if need be), read once: a file that is no database is bad input naming it
+    (the store's StoreUnavailable)."""
+    store = open_store(url)
+    store.fights()
     return store
 
 
 def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
     """The existing store ``url`` names and the fight in it (``fight``, or its only one); bad input otherwise,
     creating nothing."""
-    try:
-        store = open_existing_store(url)
-        fights = store.fights()
-    except sqlite3.Error as exc:
-        _bad_input(f"{url}: cannot read the database: {exc}")
+    store = open_existing_store(url)
+    fights = store.fights()
     if fight is not None:
         if fight not in fights:
             _bad_input(f"no fight {fight!r} in {url} (fights: {', '.join(fights) or 'none'})")
@@ -428,7 +423,8 @@ def repair(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log or a directory of them.")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the directory holds several.")] = None,
 ) -> None:
-    """Move a torn last line (left by a crash mid-write) to a side file so the log can be appended to."""
+    """Move what a crash mid-write left (a torn last line, a command's events cut short) to a side file, so the
+    log verifies and can be appended to."""
     from omen_core.errors import TornTail
     from omen_core.store import JsonlStore
 
@@ -440,14 +436,18 @@ def repair(
             fight_id = _open_fight(log_url, fight)[1]
         except TornTail:
             fight_id = fight or Path(log_url).stem  # a log whose only line is torn names no fight
-        side = store.repair(fight_id)
+        done = store.repair_log(fight_id)
     except OmenError as exc:
         _guarded(exc)
-    if side is None:
-        out.print(f"nothing to repair: {log_url} ends with a complete line")
-    else:
-        out.print(f"moved the torn last line ({side.stat().st_size} bytes) to {side}; "
-                  f"{log_url} now ends at its last complete event")
+    if done.side is None:
+        out.print(f"nothing to repair: {log_url} ends with a complete command")
+        return
+    cut = []
+    if done.events:
+        cut.append(f"{done.events} of the {done.batch_size} events of the command at seq {done.batch}")
+    if done.torn_bytes:
+        cut.append(f"a torn last line ({done.torn_bytes} bytes)")
+    out.print(f"moved {' and '.join(cut)} to {done.side}; {log_url} now ends at its last complete command")
 
 
 @app.command()
@@ -853,6 +853,30 @@ def redo(
         _guarded(exc)
     out.print(f"redone: the undo at seq {done.undo_seq} no longer applies")
     _print_state(summarise(live.state), False)
+
+
+@app.command()
+def serve(
+    store: Annotated[str, typer.Option(help="The event store: a .jsonl file or directory, sqlite:///path.db, or "
+                                            "memory:.")] = "sqlite:///omen.db",
+    host: Annotated[str, typer.Option(help="The address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="The TCP port.")] = 8000,
+    keep: Annotated[str | None, typer.Option(help="The server's own database (token hashes, seeds, idempotent "
+                                                  "answers); default: beside the store.")] = None,
+) -> None:
+    """Serve fights over HTTP: create fights, read their options, give commands, follow the live stream
+    (docs/server.md)."""
+    from omen_server.keep import Keep
+    from omen_server.serve import default_keep, run
+
+    try:
+        opened = _store(store)
+        kept = Keep(keep or default_keep(store))
+    except OmenError as exc:
+        _guarded(exc)
+    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep or default_keep(store)}); "
+              "Ctrl-C stops")
+    run(opened, kept, host, port)
 
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:

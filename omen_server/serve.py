@@ -6,12 +6,12 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from omen_core.store import open_store
+from omen_core.store import EventStore, open_store
 
 from .app import create_app
 from .keep import Keep
 
-__all__ = ["serve", "default_keep", "main"]
+__all__ = ["serve", "run", "default_keep", "main"]
 
 DEFAULT_STORE = "sqlite:///omen.db"
 
@@ -29,10 +29,15 @@ def default_keep(store_url: str) -> str:
 def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,
           log_level: str = "warning") -> None:
     """Serve the fights of ``store_url`` until interrupted."""
+    run(open_store(store_url), Keep(keep or default_keep(store_url)), host, port, log_level)
+
+
+def run(store: EventStore, keep: Keep, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
+        ) -> None:
+    """Serve the fights of ``store`` with uvicorn until interrupted."""
     import uvicorn
 
-    app = create_app(open_store(store_url), Keep(keep or default_keep(store_url)))
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(store, keep), host=host, port=port, log_level=log_level)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

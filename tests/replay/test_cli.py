@@ -182,6 +182,21 @@ class TestRepair:
         assert side.read_bytes() == b"".join(lines[batch - 1:-1]) + torn
         assert demo_log.read_bytes() == b"".join(lines[:batch - 1])
 
+    def test_a_command_cut_short_is_repaired_whole(self, demo_log):
+        """A crash between two lines of one command: the log cut after the first two events of its first command
+        of three events or more holds a torn batch; verify reports it, repair moves both lines aside and says
+        so ("2 of the N events of the command at seq S"), and the log then verifies clean up to seq S - 1."""
+        lines = demo_log.read_bytes().splitlines(keepends=True)
+        first = next(json.loads(line) for line in lines if json.loads(line)["batch_size"] >= 3)
+        start, size = first["batch"], first["batch_size"]
+        demo_log.write_bytes(b"".join(lines[:start + 1]))
+        assert "torn batch" in " ".join(omen("verify", str(demo_log)).output.split())
+        result = omen("repair", str(demo_log))
+        said = " ".join(result.output.split())
+        assert result.exit_code == 0 and f"moved 2 of the {size} events of the command at seq {start}" in said
+        assert demo_log.read_bytes() == b"".join(lines[:start - 1])
+        assert omen("verify", str(demo_log)).exit_code == 0
+
     def test_sound_log_needs_no_repair(self, demo_log):
         """Repairing a sound log changes nothing and says so."""
         before = demo_log.read_bytes()

@@ -1,4 +1,4 @@
-"""omen_server/serve.py: real server processes (uvicorn, ``python -m omen_server``) on loopback over one SQLite
+"""omen_server/serve.py: real server processes (uvicorn, started as ``omen serve``) on loopback over one SQLite
 store: a server killed mid-fight and restarted loses nothing acknowledged and keeps its tokens and answers; two
 servers racing on one fight give one 201 and one 409."""
 
@@ -33,12 +33,12 @@ def free_port() -> int:
 
 
 class Server:
-    """``python -m omen_server`` on a free loopback port, over the store and keep under ``where``."""
+    """``omen serve`` on a free loopback port, over the store and keep under ``where``."""
 
     def __init__(self, where: Path):
         self.where, self.port = where, free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "omen_server", "--store", f"sqlite:///{where / 'events.db'}", "--port",
+            [sys.executable, "-m", "omen_replay", "serve", "--store", f"sqlite:///{where / 'events.db'}", "--port",
              str(self.port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         deadline = time.monotonic() + 30
@@ -222,3 +222,19 @@ def test_the_stream_sends_every_event_once_in_order_and_resumes(servers):
     resumed, _ = again.until(ended["head"]["seq"])
     again.close()
     assert resumed == list(range(head + 1, ended["head"]["seq"] + 1))
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--store", "nowhere/at/all.jsonl"], "nowhere"),
+    (["--store", "ftp://x"], "ftp://x"),
+    (["--port", "0"], "--port"),
+    (["--port", "70000"], "--port"),
+    (["--keep", "/proc/nope/keep.db"], "/proc/nope/keep.db"),
+])
+def test_serve_refuses_bad_input_at_once(tmp_path, argv, said):
+    """omen serve with a store, a port or a keep it cannot use exits 2 at once with a one-line error naming
+    it, never a traceback, and serves nothing."""
+    done = subprocess.run([sys.executable, "-m", "omen_replay", "serve", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert said in done.stdout + done.stderr and "Traceback" not in done.stderr
