@@ -226,13 +226,14 @@ class Fights:
     def __init__(self, store: EventStore, keep: Keep):
         self.store, self.keep = store, keep
         self._loaded: dict[str, Fight] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._views: dict[str, OptionsView] = {}
+        self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
-    def lock(self, fight_id: str) -> threading.Lock:
+    def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""
         with self._guard:
-            return self._locks.setdefault(fight_id, threading.Lock())
+            return self._locks.setdefault(fight_id, threading.RLock())
 
     def fight(self, fight_id: str) -> Fight:
         """The fight, loaded once and reloaded when another process has appended to it (hold its lock)."""
@@ -242,6 +243,15 @@ class Fights:
             fight = Fight.load(self.store, fight_id, dice=SeededDice(seed) if seed is not None else None)
             self._loaded[fight_id] = fight
         return fight
+
+    def view(self, fight_id: str) -> OptionsView:
+        """The head and options of a fight now, computed once per head (every stream and answer shares it)."""
+        with self.lock(fight_id):
+            fight = self.fight(fight_id)
+            cached = self._views.get(fight_id)
+            if cached is None or cached.head.hash != fight.state.last_hash:
+                cached = self._views[fight_id] = OptionsView(head=head_of(fight), options=fight.options())
+            return cached
 
     def start(self, fight_id: str, spec: CreateFight) -> Fight:
         """Start a fight (the whole set-up in one atomic append) and keep its seed."""
@@ -338,9 +348,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
          description="Fight.options(): phase, round, turn, the open decision and every legal command.")
     def options(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> OptionsView:
         _seat(request, fights, fight_id)
-        with fights.lock(fight_id):
-            fight = fights.fight(fight_id)
-            return OptionsView(head=head_of(fight), options=fight.options())
+        return fights.view(fight_id)
 
     @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
           responses=_errors(400, 401, 403, 404, 409, 422),
@@ -373,8 +381,8 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             except ConcurrencyError:
                 fights._loaded.pop(fight_id, None)  # another process got there first: reload next time
                 raise
-            body = _ENCODER.encode(CommandResult(head=head_of(fight), events=tuple(stored),
-                                                 options=fight.options()))
+            view = fights.view(fight_id)
+            body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(stored), options=view.options))
             if idempotency_key is not None:
                 fights.keep.keep_answer(fight_id, token, idempotency_key, asked, 201, body)
         return Response(body, status_code=201, media_type="application/json")
@@ -440,26 +448,29 @@ POLL = 0.1  # seconds between two looks at the store for a stream's new events (
 
 async def _follow(fights: Fights, fight_id: str, after: int) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
-    whenever the head moves; forever, until the client goes."""
-    shown: str | None = None
+    whenever the head moves; forever, until the client goes. Between two heads a look costs one read of the
+    store's version; the options of a head are computed once for every stream and answer (Fights.view)."""
+    shown = -1
     while True:
-        batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, after)
+        batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, after, shown)
         for rec in batch:
             yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
             after = rec.seq
-        if after < view.head.seq:  # a page short of the head: send the rest before the options
-            continue
-        if view.head.hash != shown:
-            shown = view.head.hash
+        if view is not None and after == view.head.seq:
+            shown = view.head.seq
             yield ServerSentEventMessage(data=_ENCODER.encode(view).decode(), event="options")
+        elif view is not None:  # a page short of the head: send the rest before the options
+            continue
         await anyio.sleep(POLL)
 
 
-def _news(fights: Fights, fight_id: str, after: int) -> tuple[list[StoredEvent], OptionsView]:
-    """The events after ``after`` up to the head now (at most a page), and the options at that head."""
-    with fights.lock(fight_id):
-        fight = fights.fight(fight_id)
-        view = OptionsView(head=head_of(fight), options=fight.options())
+def _news(fights: Fights, fight_id: str, after: int, shown: int
+          ) -> tuple[list[StoredEvent], OptionsView | None]:
+    """The events after ``after`` up to the head now (at most a page), and the view at that head; nothing if
+    the head is the one last shown."""
+    if after == shown and fights.store.version(fight_id) == shown:
+        return [], None
+    view = fights.view(fight_id)
     batch: list[StoredEvent] = []
     for rec in fights.store.read(fight_id, after):
         if rec.seq > view.head.seq or len(batch) == PAGE:
