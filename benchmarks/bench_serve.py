@@ -1,0 +1,257 @@
+"""``omen serve`` under load (issue #13): many concurrent fights, a client and a live stream each, against the
+same fights played through the in-process ``Fight`` API on the same kind of store, in one run.
+
+The server runs in its own process (``omen serve``, uvicorn, loopback) over a SQLite store under
+``benchmarks/.cache/``. A round starts ``--fights`` clients at once, each in its own thread: it creates a
+seeded duel (the Ember Ford's Kael and Vesh), opens the fight's stream (Server-Sent Events) in a second
+thread, and gives ``--commands`` commands chosen from the options the answers carry (the turn's first attack
+offered, else the end of the turn; at an Active Defense window a Dodge if offered), each sent with the version
+it saw. Every command's latency (request sent to answer read) is recorded. At the end of the round every
+stream must have sent every event of its fight exactly once, in order (checked against ``GET /events``),
+or the script stops.
+
+The **baseline** plays the same number of fights and commands with the same policy through ``Fight`` on a
+``SqliteStore`` in this process, one fight after another: the cost of the rules and the store without HTTP,
+JSON, threads or streams. Rounds alternate (server, baseline, server, ...); the figures are medians over the
+``--repeat`` rounds of each, never the best. The goal: p99 latency < 50 ms on the SQLite store.
+
+Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from omen_core import Fight, SeededDice  # noqa: E402
+from omen_core.commands import Command  # noqa: E402
+from omen_core.content import load_sheet  # noqa: E402
+from omen_core.store import SqliteStore  # noqa: E402
+
+SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
+GOAL_P99_MS = 50.0
+
+
+def sheets() -> list[dict[str, Any]]:
+    """Kael and Vesh, as JSON."""
+    return [msgspec.to_builtins(load_sheet(SHEETS / f"{n}.toml")) for n in ("kael", "vesh")]
+
+
+def choose(options: dict[str, Any]) -> dict[str, Any] | None:
+    """The policy: answer an open decision (Dodge if offered), else the turn's first attack, else end the turn,
+    else roll initiative; None once the fight has ended."""
+    if options["phase"] == "ended":
+        return None
+    offers, waiting = options["offers"], options["waiting"]
+    if waiting is not None:
+        offer = next(o for o in offers if o["command"] in waiting["answers"])
+        dodge = next((c for c in offer["choices"] if c["args"].get("defense") == "dodge"), offer["choices"][0])
+        return {"command": offer["command"], **dodge["args"]}
+    for name in ("declare_attack", "end_turn"):
+        offer = next((o for o in offers if o["command"] == name and o["actor"] == options["turn"]), None)
+        if offer is not None:
+            return {"command": name, **offer["choices"][0]["args"]}
+    offer = next(o for o in offers if o["command"] == "roll_initiative")
+    return {"command": "roll_initiative", **offer["choices"][0]["args"]}
+
+
+# -- the server and its clients --------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``omen serve`` in its own process."""
+
+    def __init__(self, where: Path):
+        self.port = free_port()
+        self.process = subprocess.Popen([sys.executable, "-m", "omen_replay", "serve", "--store",
+                                         f"sqlite:///{where / 'events.db'}", "--port", str(self.port)],
+                                        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        for _ in range(300):
+            try:
+                self.call("GET", "/fights")
+                return
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        raise SystemExit("the server did not start")
+
+    def call(self, method: str, path: str, body: Any = None, token: str = "") -> tuple[int, Any]:
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+                                         headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as refused:
+            return refused.code, json.loads(refused.read())
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+def follow(server: Server, fight_id: str, token: str, seen: list[int], held: list[Any]) -> None:
+    """Read a fight's stream, noting each event's id, until the connection is shut under it (``hang_up``)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/{fight_id}/stream",
+                                     headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=300) as answer:
+            held.append(answer)
+            for raw in answer:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("id: "):
+                    seen.append(int(line[4:]))
+    except (OSError, ValueError):
+        return  # the round is over: the process exits with its daemon readers
+
+
+def client(server: Server, name: str, commands: int, latencies: list[float], problems: list[str]) -> None:
+    """One fight through the server: create it, follow its stream, give ``commands`` commands, check that the
+    stream sent every event once, in order."""
+    status, made = server.call("POST", "/fights", {"id": name, "dice": "seeded", "combatants": sheets()})
+    if status != 201:
+        problems.append(f"{name}: create answered {status}")
+        return
+    token, head, options = made["gm_token"], made["head"], made["options"]
+    seen: list[int] = []
+    held: list[Any] = []
+    threading.Thread(target=follow, args=(server, name, token, seen, held), daemon=True).start()
+    for _ in range(commands):
+        command = choose(options)
+        if command is None:
+            break
+        started = time.perf_counter()
+        status, answer = server.call("POST", f"/fights/{name}/commands",
+                                     {"command": command, "expected_version": head["seq"]}, token)
+        latencies.append(time.perf_counter() - started)
+        if status != 201:
+            problems.append(f"{name}: {command['command']} answered {status}: {answer.get('detail')}")
+            return
+        head, options = answer["head"], answer["options"]
+    deadline = time.monotonic() + 60
+    while (not seen or seen[-1] < head["seq"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hang_up(held)
+    if seen != list(range(1, head["seq"] + 1)):
+        problems.append(f"{name}: the stream sent {len(seen)} ids, not 1..{head['seq']} once each in order")
+
+
+def hang_up(held: list[Any]) -> None:
+    """Shut a stream's socket, so that its reader returns and the server ends the stream."""
+    with contextlib.suppress(Exception):
+        held[0].fp.raw._sock.shutdown(socket.SHUT_RDWR)
+
+
+def server_round(server: Server, fights: int, commands: int, tag: str) -> dict[str, float]:
+    """``fights`` clients at once; the latencies and the round's throughput."""
+    latencies: list[float] = []
+    problems: list[str] = []
+    threads = [threading.Thread(target=client, args=(server, f"{tag}-{i:03d}", commands, latencies, problems))
+               for i in range(fights)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    took = time.perf_counter() - started
+    if problems:
+        raise SystemExit("; ".join(problems[:5]))
+    ordered = sorted(latencies)
+    return {"commands": len(ordered), "seconds": took, "per_s": len(ordered) / took,
+            "p50_ms": 1000 * ordered[len(ordered) // 2], "p99_ms": 1000 * ordered[int(len(ordered) * 0.99) - 1]}
+
+
+# -- the baseline ----------------------------------------------------------------------------------------------
+
+
+def baseline_round(where: Path, fights: int, commands: int, tag: str) -> dict[str, float]:
+    """The same fights and policy through ``Fight`` on a SqliteStore in this process, one after another."""
+    store = SqliteStore(where / f"baseline-{tag}.db")
+    cast = [load_sheet(SHEETS / f"{n}.toml") for n in ("kael", "vesh")]
+    latencies: list[float] = []
+    started = time.perf_counter()
+    for i in range(fights):
+        fight = Fight.start(store, f"{tag}-{i:03d}", dice=SeededDice.fresh(), combatants=cast)
+        options = json.loads(msgspec.json.encode(fight.options()))
+        for _ in range(commands):
+            command = choose(options)
+            if command is None:
+                break
+            t = time.perf_counter()
+            fight.execute(msgspec.convert(command, Command))
+            options = json.loads(msgspec.json.encode(fight.options()))
+            latencies.append(time.perf_counter() - t)
+    took = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return {"commands": len(ordered), "seconds": took, "per_s": len(ordered) / took,
+            "p50_ms": 1000 * ordered[len(ordered) // 2], "p99_ms": 1000 * ordered[int(len(ordered) * 0.99) - 1]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fights", type=int, default=100, help="concurrent fights (clients) a round")
+    parser.add_argument("--commands", type=int, default=20, help="commands per fight")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of each (medians count)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    args = parser.parse_args(argv)
+    where = ROOT / "benchmarks" / ".cache" / "serve"
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
+    loads: list[float] = []
+    server = Server(where)
+    runs: dict[str, list[dict[str, float]]] = {"server": [], "baseline": []}
+    try:
+        for r in range(args.repeat):
+            loads.append(os.getloadavg()[0])
+            runs["server"].append(server_round(server, args.fights, args.commands, f"s{r}"))
+            loads.append(os.getloadavg()[0])
+            runs["baseline"].append(baseline_round(where, args.fights, args.commands, f"b{r}"))
+    finally:
+        server.stop()
+    median = {k: {m: statistics.median(run[m] for run in v) for m in v[0]} for k, v in runs.items()}
+    ratio = median["server"]["p50_ms"] / median["baseline"]["p50_ms"]
+    met = "met" if median["server"]["p99_ms"] < GOAL_P99_MS else "MISSED"
+    if args.json:
+        print(json.dumps({"medians": median, "p50_ratio": ratio, "goal_p99_ms": GOAL_P99_MS, "goal": met,
+                          "load": loads, "fights": args.fights, "commands": args.commands, "repeat": args.repeat}))
+        return 0
+    print(f"machine: {os.cpu_count()} CPU; 1-minute load average {min(loads):.2f}-{max(loads):.2f} over the rounds; "
+          f"{args.fights} concurrent fights x {args.commands} commands, {args.repeat} interleaved rounds of each "
+          "(medians); every stream sent every event once, in order")
+    print("| case | commands/s | p50 ms | p99 ms | p50 vs baseline | goal p99 < 50 ms |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    s, b = median["server"], median["baseline"]
+    print(f"| in-process Fight API, SQLite, one fight after another | {b['per_s']:,.0f} | {b['p50_ms']:.1f} | "
+          f"{b['p99_ms']:.1f} | 1.0x | |")
+    print(f"| omen serve, SQLite, {args.fights} clients with a stream each | {s['per_s']:,.0f} | {s['p50_ms']:.1f} | "
+          f"{s['p99_ms']:.1f} | {ratio:.1f}x | {met} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
