@@ -262,16 +262,16 @@ class _Probe:
     def __init__(self, faces: ProbeFaces):
         self.pick, self.count = faces, 0
         self.requests: list[RollRequest] = []
+        self.given: list[int] = []
 
     def faces(self, request: RollRequest) -> list[int]:
         if len(self.requests) >= _PROBE_LIMIT:
             raise DiceError("the probe stops here")
         roll = len(self.requests)
         self.requests.append(request)
-        faces = []
-        for _tag, sides in request.pool:
-            self.count += 1
-            faces.append(self.pick(self.count, roll, sides))
+        faces = _faces_of(self.pick, [request], self.count, roll)
+        self.count += len(faces)
+        self.given.extend(faces)
         return faces
 
     def checkpoint(self) -> object:
@@ -279,6 +279,16 @@ class _Probe:
 
     def restore(self, mark: object) -> None:
         return None
+
+
+def _faces_of(pick: ProbeFaces, requests: Sequence[RollRequest], count: int = 0, roll: int = 0) -> list[int]:
+    """The faces ``pick`` gives the dice of ``requests``, the first of them roll ``roll`` after ``count`` dice."""
+    faces = []
+    for number, request in enumerate(requests, start=roll):
+        for _tag, sides in request.pool:
+            count += 1
+            faces.append(pick(count, number, sides))
+    return faces
 
 
 def _same_roll(a: RollRequest, b: RollRequest) -> bool:
@@ -308,11 +318,16 @@ def probe(state: FightState, command: Command, history: History | None = None
     deciding it with probing dice (:data:`_PROBES`: cycling, bottom, top and alternating faces), setting aside
     the faces it carries, if any: the dice every run rolls, in the same order, are rolled whatever the faces;
     the others, once each, may be. The first run says whether the rules accept it; a command that rolls no die
-    there rolls none whatever the faces, and is decided once."""
+    there rolls none whatever the faces, and is decided once; a probe that would give the dice of a run already
+    made the same faces is not run again (a single d20 check is decided three times, not six)."""
     bare = msgspec.structs.replace(command, dice=None)
     runs: list[list[RollRequest]] = []
+    done: list[_Probe] = []
     for faces in _PROBES:
+        if any(_faces_of(faces, run.requests) == run.given for run in done):
+            continue  # it would give a run already made the same faces: decide is a function, the same run
         dice = _Probe(faces)
+        done.append(dice)
         try:
             _decided(state, bare, dice, history, "")
         except OmenError:

@@ -76,3 +76,21 @@ class TestDecide:
         cmd = msgspec.json.decode(b'{"command": "static_check", "check": {"who": "kael", "skill": "Climb"},'
                                   b' "difficulty": 12}', type=Command)
         assert cmd == StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=12)
+
+
+def test_probe_does_not_decide_a_run_twice(monkeypatch):
+    """omen_core.decide.probe: a probe that would give a run already made the same faces is skipped (decide is a
+    function of the state and the faces): a static check rolls one die, so the bottom face repeats the low
+    cycling run and the alternating runs repeat the top or bottom one: 3 decisions instead of 6, and the die is
+    still listed as rolled whatever the faces."""
+    import omen_core.decide as decide_module
+    from omen_core import Fight, ManualDice, MemoryStore
+    from omen_core.commands import StaticCheck
+    from omen_core.decide import CheckSpec, probe
+
+    fight = Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=[sheet("kael")])
+    decided: list[object] = []
+    original = decide_module._decided
+    monkeypatch.setattr(decide_module, "_decided", lambda *a: decided.append(a) or original(*a))
+    ok, certain, maybe = probe(fight.state, StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=5))
+    assert (ok, [r.purpose for r in certain], maybe, len(decided)) == (True, ["check"], [], 3)
