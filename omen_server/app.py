@@ -227,6 +227,7 @@ class Fights:
         self.store, self.keep = store, keep
         self._loaded: dict[str, Fight] = {}
         self._views: dict[str, OptionsView] = {}
+        self.appended: dict[str, int] = {}  # the version each fight reached by this process's last append
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
@@ -381,6 +382,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             except ConcurrencyError:
                 fights._loaded.pop(fight_id, None)  # another process got there first: reload next time
                 raise
+            fights.appended[fight_id] = fight.version
             view = fights.view(fight_id)
             body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(stored), options=view.options))
             if idempotency_key is not None:
@@ -443,24 +445,29 @@ def _strict(body: bytes, kind: type[T]) -> T:
                                   extra=[{"message": reason, "key": key, "source": "body"}]) from None
 
 
-POLL = 0.1  # seconds between two looks at the store for a stream's new events (other processes append too)
+POLL = 0.1  # seconds between two looks at what this process appended (a dict read: no thread, no store)
+OTHERS = 10  # every OTHERS looks, the store is read too: other server processes may have appended
 
 
 async def _follow(fights: Fights, fight_id: str, after: int) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
-    whenever the head moves; forever, until the client goes. Between two heads a look costs one read of the
-    store's version; the options of a head are computed once for every stream and answer (Fights.view)."""
-    shown = -1
+    whenever the head moves; forever, until the client goes. What this process appends is seen within POLL
+    seconds (Fights.appended), what other processes append within POLL * OTHERS; the options of a head are
+    computed once for every stream and answer (Fights.view)."""
+    shown, looks, more = -1, 0, True
     while True:
-        batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, after, shown)
-        for rec in batch:
-            yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
-            after = rec.seq
-        if view is not None and after == view.head.seq:
-            shown = view.head.seq
-            yield ServerSentEventMessage(data=_ENCODER.encode(view).decode(), event="options")
-        elif view is not None:  # a page short of the head: send the rest before the options
-            continue
+        if more or fights.appended.get(fight_id, 0) > shown or looks % OTHERS == 0:
+            batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, after, shown)
+            for rec in batch:
+                yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
+                after = rec.seq
+            more = view is not None and after < view.head.seq  # a page short of the head: the rest first
+            if more:
+                continue
+            if view is not None:
+                shown = view.head.seq
+                yield ServerSentEventMessage(data=_ENCODER.encode(view).decode(), event="options")
+        looks += 1
         await anyio.sleep(POLL)
 
 
