@@ -238,3 +238,18 @@ def test_serve_refuses_bad_input_at_once(tmp_path, argv, said):
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2, done.stdout + done.stderr
     assert said in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_stream_on_one_server_sees_what_another_appends(servers):
+    """Two server processes on one store: a command given through one appears, every event once and in order,
+    on a stream opened on the other (it reads the store once a second), followed by the options at the head."""
+    one, two = servers(), servers()
+    token, version = create(one)
+    stream = Stream(two, token)
+    assert stream.until(version)[0] == list(range(1, version + 1))
+    status, rolled = one.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}}, token)
+    assert status == 201
+    ids, options = stream.until(rolled["head"]["seq"])
+    stream.close()
+    assert ids == list(range(version + 1, rolled["head"]["seq"] + 1))
+    assert options[-1]["head"] == rolled["head"]
