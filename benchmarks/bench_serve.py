@@ -27,8 +27,6 @@ import os
 import shutil
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -37,14 +35,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from _common import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from omen_core import Fight, SeededDice  # noqa: E402
-from omen_core.commands import Command  # noqa: E402
-from omen_core.content import load_sheet  # noqa: E402
-from omen_core.store import SqliteStore  # noqa: E402
+from omen_core import Fight, SeededDice
+from omen_core.commands import Command
+from omen_core.content import load_sheet
+from omen_core.store import SqliteStore
+from tests.server.processes import Server
 
 SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
 GOAL_P99_MS = 50.0
@@ -74,45 +71,6 @@ def choose(options: dict[str, Any]) -> dict[str, Any] | None:
 
 
 # -- the server and its clients --------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """``omen serve`` in its own process."""
-
-    def __init__(self, where: Path):
-        self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "omen_replay", "serve", "--store",
-                                         f"sqlite:///{where / 'events.db'}", "--port", str(self.port)],
-                                        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        env={**os.environ, "PYTHONPATH": str(ROOT)})
-        for _ in range(300):
-            try:
-                self.call("GET", "/fights")
-                return
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.1)
-        raise SystemExit("the server did not start")
-
-    def call(self, method: str, path: str, body: Any = None, token: str = "") -> tuple[int, Any]:
-        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
-                                         headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=120) as answer:
-                return answer.status, json.loads(answer.read())
-        except urllib.error.HTTPError as refused:
-            return refused.code, json.loads(refused.read())
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(30)
 
 
 def follow(server: Server, fight_id: str, token: str, seen: list[int], held: list[Any]) -> None:
@@ -223,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     loads: list[float] = []
-    server = Server(where)
+    server = Server(where, timeout=120)
     runs: dict[str, list[dict[str, float]]] = {"server": [], "baseline": []}
     try:
         for r in range(args.repeat):

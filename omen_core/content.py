@@ -60,6 +60,7 @@ __all__ = [
     "load_ruleset",
     "load_sheet",
     "decode_content",
+    "reason_and_path",
     "read_content",
     "MAX_CONTENT_BYTES",
 ]
@@ -474,7 +475,11 @@ def _size(limit: int) -> str:
 
 T = TypeVar("T")
 
-_AT = re.compile(r"^(?P<reason>.*) - at `(?P<path>[^`]*)`$", re.S)
+def reason_and_path(exc: Exception) -> tuple[str, str]:
+    """What a msgspec ``ValidationError`` says is wrong, and the JSON path it says where (``$`` if none):
+    ``"Expected `int`, got `str` - at `$.hp`"`` gives ``("Expected `int`, got `str`", "$.hp")``."""
+    reason, _, path = str(exc).partition(" - at `")
+    return reason, path.removesuffix("`") or "$"
 
 
 def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
@@ -495,8 +500,7 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     except RecursionError:
         raise ContentError(source, "$", "nested too deeply") from None
     except msgspec.ValidationError as exc:
-        m = _AT.match(str(exc))
-        path, reason = (m["path"], m["reason"]) if m else ("$", str(exc))
+        reason, path = reason_and_path(exc)
         raise ContentError(source, _name_keys(raw, kind, path), _in_words(reason)) from None
 
 

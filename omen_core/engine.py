@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import msgspec
 
-from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset
+from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset, reason_and_path
 from .decide import (
     AgreeInitiative,
     AnswerActiveDefense,
@@ -116,8 +116,8 @@ def validated(command: Command) -> Command:
     try:
         return msgspec.json.decode(text, type=type(command))
     except msgspec.ValidationError as exc:
-        reason, _, path = str(exc).partition(" - at `")
-        raise InvalidCommand(tag, path.rstrip("`") or "$", reason) from None
+        reason, path = reason_and_path(exc)
+        raise InvalidCommand(tag, path, reason) from None
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
 

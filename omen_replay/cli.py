@@ -869,13 +869,13 @@ def serve(
     from omen_server.keep import Keep
     from omen_server.serve import default_keep, run
 
+    keep_path = keep or default_keep(store)
     try:
         opened = _store(store)
-        kept = Keep(keep or default_keep(store))
+        kept = Keep(keep_path)
     except OmenError as exc:
         _guarded(exc)
-    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep or default_keep(store)}); "
-              "Ctrl-C stops")
+    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep_path}); Ctrl-C stops")
     run(opened, kept, host, port)
 
 

@@ -32,9 +32,15 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, RevealSeed
-from omen_core.content import CombatantSheet, Ruleset
-from omen_core.dice import FacesNeeded, SurplusFaces
-from omen_core.errors import BadInput, ConcurrencyError, InvalidCommand, RuleViolation, UnknownFight
+from omen_core.content import CombatantSheet, Ruleset, reason_and_path
+from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces
+from omen_core.errors import (
+    BadInput,
+    ConcurrencyError,
+    InvalidCommand,
+    RuleViolation,
+    UnknownFight,
+)
 from omen_core.events import StoredEvent
 from omen_core.options import Options
 from omen_core.store import EventStore
@@ -256,16 +262,20 @@ class Fights:
 
     def start(self, fight_id: str, spec: CreateFight) -> Fight:
         """Start a fight (the whole set-up in one atomic append) and keep its seed."""
-        dice = SeededDice.fresh() if spec.dice == "seeded" else None
-        from omen_core.dice import ManualDice
-
+        dice: SeededDice | ManualDice = SeededDice.fresh() if spec.dice == "seeded" else ManualDice()
         with self.lock(fight_id):
-            fight = Fight.start(self.store, fight_id, dice=dice or ManualDice(), ruleset=spec.ruleset,
-                                title=spec.title, combatants=spec.combatants)
-            if dice is not None:
+            fight = Fight.start(self.store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,
+                                combatants=spec.combatants)
+            if isinstance(dice, SeededDice):
                 self.keep.put_seed(fight_id, dice.seed)
-            self._loaded[fight_id] = Fight.load(self.store, fight_id, dice=dice)
+            self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay
         return fight
+
+
+def _stored_head(store: EventStore, fight_id: str) -> Head:
+    """The head of a stored fight, from its last event alone (no replay)."""
+    last = next(iter(store.read(fight_id, store.version(fight_id) - 1)))
+    return Head(seq=last.seq, hash=last.hash)
 
 
 def head_of(fight: Fight) -> Head:
@@ -301,10 +311,11 @@ def _gm(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> str:
     return token
 
 
-def _with_kept_seed(command: Command, seed: bytes | None) -> Command:
-    """``reveal_seed`` without a seed reveals the one the server keeps (the GM never needs to see it before)."""
-    if isinstance(command, RevealSeed) and not command.seed and seed is not None:
-        return msgspec.structs.replace(command, seed=seed.hex())
+def _with_kept_seed(command: Command, fight: Fight) -> Command:
+    """``reveal_seed`` without a seed reveals the one the server keeps, which the fight rolls with (the GM never
+    needs to see it before)."""
+    if isinstance(command, RevealSeed) and not command.seed and isinstance(fight.dice, SeededDice):
+        return msgspec.structs.replace(command, seed=fight.dice.seed.hex())
     return command
 
 
@@ -337,12 +348,8 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
     @get("/fights", sync_to_thread=True, summary="List fights",
          description="Every fight in the store, with its head. Needs no token: ids and heads are public.")
     def list_fights() -> list[FightSummary]:
-        out = []
-        for fight_id in fights.store.fights():
-            with fights.lock(fight_id):
-                fight = fights.fight(fight_id)
-                out.append(FightSummary(fight_id=fight_id, head=head_of(fight)))
-        return out
+        return [FightSummary(fight_id=fight_id, head=_stored_head(fights.store, fight_id))
+                for fight_id in fights.store.fights()]
 
     @get("/fights/{fight_id:str}/options", sync_to_thread=True, summary="What the fight waits for now",
          responses=_errors(401, 403, 404),
@@ -378,7 +385,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             try:
-                stored = fight.execute(_with_kept_seed(data.command, fights.keep.seed(fight_id)), by="gm")
+                stored = fight.execute(_with_kept_seed(data.command, fight), by="gm")
             except ConcurrencyError:
                 fights._loaded.pop(fight_id, None)  # another process got there first: reload next time
                 raise
@@ -430,17 +437,14 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
     return [create_fight, list_fights, options, command, events, stream]
 
 
-_AT = re.compile(r"^(?P<reason>.*) - at `\$(?P<path>[^`]*)`$", re.S)
-
-
 def _strict(body: bytes, kind: type[T]) -> T:
     """The body decoded as strictly as omen's own decoders (Litestar converts leniently: 0 would pass as
     false); a value that does not validate is the same 400 as any other, naming its field."""
     try:
         return msgspec.json.decode(body, type=kind)
     except msgspec.ValidationError as exc:
-        found = _AT.match(str(exc))
-        reason, key = (found["reason"], found["path"].lstrip(".")) if found else (str(exc), "")
+        reason, path = reason_and_path(exc)
+        key = path.removeprefix("$").lstrip(".")
         raise ValidationException(detail="the body does not validate",
                                   extra=[{"message": reason, "key": key, "source": "body"}]) from None
 
@@ -505,8 +509,6 @@ def create_app(store: EventStore, keep: Keep | None = None) -> Litestar:
 def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
     """A hook answering OPTIONS with every method of the path in ``Allow`` (Litestar's own lists only some when
     one path has several handlers)."""
-    import re
-
     methods: dict[str, set[str]] = {}
     for handler in routes:
         for path in handler.paths:

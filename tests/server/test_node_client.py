@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_processes import Server
+from tests.server.processes import Server
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = shutil.which("node")

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,69 +17,8 @@ from typing import Any
 import pytest
 
 from omen_core.store import SqliteStore
+from tests.server.processes import ROOT, Server
 from tests.server.test_app import sheet
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """``omen serve`` on a free loopback port, over the store and keep under ``where``."""
-
-    def __init__(self, where: Path):
-        self.where, self.port = where, free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "omen_replay", "serve", "--store", f"sqlite:///{where / 'events.db'}", "--port",
-             str(self.port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)})
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                self.call("GET", "/fights")
-                return
-            except (urllib.error.URLError, ConnectionError):
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    out = self.process.stdout.read().decode() if self.process.stdout else ""
-                    raise AssertionError(f"the server did not start: {out}") from None
-                time.sleep(0.1)
-
-    def call(self, method: str, path: str, body: Any = None, token: str = "", key: str = "") -> tuple[int, Any]:
-        """One request; the status and the decoded JSON answer."""
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if key:
-            headers["Idempotency-Key"] = key
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
-                                         headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                return answer.status, json.loads(answer.read())
-        except urllib.error.HTTPError as refused:
-            return refused.code, json.loads(refused.read())
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no flush."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        """Stop it, if it still runs."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        if self.process.stdout:
-            self.process.stdout.close()
 
 
 @pytest.fixture
