@@ -8,9 +8,11 @@ for manual dice, with the version the client saw (``expected_version``: a
 stale one is 409) and an optional ``Idempotency-Key`` (a retry appends
 nothing twice and gets the first answer again).
 
-This first cut has one seat per fight, the GM's: the token ``POST /fights``
-returns. Player and spectator seats, per-seat views and the live stream are
-not built yet (docs/server.md).
+Every request but ``GET /fights`` carries a seat's bearer token: the GM's
+(``POST /fights`` returns it), or a player's or spectator's (the GM makes them,
+``POST /fights/{id}/seats``). Each seat sees the fight through its own view
+(:mod:`omen_server.views`): the state, the options, the events, the stream,
+explanations, the verification report and every error message.
 """
 
 from __future__ import annotations
@@ -39,17 +41,34 @@ from omen_core.errors import (
     ConcurrencyError,
     InvalidCommand,
     RuleViolation,
+    UnknownCombatant,
     UnknownFight,
 )
-from omen_core.events import StoredEvent
-from omen_core.options import Options
+from omen_core.events import CombatantJoined
+from omen_core.options import Options, Waiting
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID
+from omen_core.walk import StoreSource
+from omen_replay.explain import Explanation
 
 from .keep import Keep, Seat
+from .views import (
+    CombatantView,
+    HpDisplay,
+    SeenEvent,
+    Sight,
+    actor_of,
+    combatant_views,
+    participants_of,
+    scrub,
+    seat_options,
+    seen_event,
+    sight_of,
+)
 
 __all__ = ["create_app", "Head", "Created", "FightSummary", "OptionsView", "CommandRequest", "CommandResult",
-           "EventsPage", "Problem", "CreateFight"]
+           "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatMade", "StateView",
+           "SettingsChange", "VerifyView"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -75,6 +94,88 @@ class CreateFight(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     dice: Literal["seeded", "manual"] = "seeded"
     ruleset: Ruleset | None = None
     combatants: tuple[CombatantSheet, ...] = ()
+    hp_display: HpDisplay = "banded"
+    hidden: tuple[str, ...] = ()
+    notes: dict[str, str] = {}
+
+
+class TableSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """How the table sees a fight, kept by the server outside the log (GM only): how players and spectators see
+    others' HP (``exact``, ``banded``: unhurt / hurt / bloodied / down, or ``hidden``), the combatants hidden
+    from them until the GM reveals them, the GM's notes (by combatant id, or ``fight``), and whether the GM has
+    published the log (then every seat may read it whole: ``GET /fights/{id}/log``)."""
+
+    hp_display: HpDisplay = "banded"
+    hidden: tuple[str, ...] = ()
+    notes: dict[str, str] = {}
+    published: bool = False
+
+
+class SettingsChange(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A change to the table settings (GM only); what is left out stays as it is. ``reveal`` takes combatants out
+    of ``hidden``, ``hide`` puts them in; ``notes`` replaces the notes it names (an empty note deletes it);
+    ``publish`` publishes the log to every seat (it cannot be taken back)."""
+
+    hp_display: HpDisplay | None = None
+    reveal: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    notes: dict[str, str] = {}
+    publish: bool = False
+
+
+class NewSeat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A seat the GM makes: a player's (the combatants it plays: at least one) or a spectator's (none), and a
+    name for the table (``by`` in the commands it gives)."""
+
+    kind: Literal["player", "spectator"]
+    name: Annotated[str, msgspec.Meta(max_length=100)] = ""
+    combatants: tuple[str, ...] = ()
+
+
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat: its kind, name and combatants (never its token)."""
+
+    kind: Literal["gm", "player", "spectator"]
+    name: str
+    combatants: tuple[str, ...]
+
+
+class SeatMade(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat made: its token (shown this once; only its hash is kept) and the seat."""
+
+    token: str
+    seat: SeatInfo
+
+
+class StateView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The fight as this seat sees it now: phase, round, whose turn, the open decision, every combatant it may
+    see (:class:`~omen_server.views.CombatantView`), the seat itself, and (the GM only) the table settings."""
+
+    head: Head
+    seat: SeatInfo
+    phase: str
+    round: int
+    turn: str | None
+    dice: str | None
+    waiting: Waiting | None
+    combatants: tuple[CombatantView, ...]
+    seed_revealed: bool
+    ended: bool
+    settings: TableSettings | None = None
+
+
+class VerifyView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """``omen verify`` on the stored fight: whether it is clean, how many events and seeded dice it checked,
+    whether the seed is revealed (then every seeded die is checked against it), and the head; the findings to the
+    GM (and to every seat once the log is published), their count to the others."""
+
+    clean: bool
+    events: int
+    seeded_dice: int
+    seed_revealed: bool
+    problems: int
+    head: Head | None
+    findings: tuple[str, ...] | None = None
 
 
 class Created(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,18 +210,20 @@ class CommandRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
 
 class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
-    """The events a command appended, the new head, and what the fight waits for next."""
+    """The events a command appended (as the seat that gave it sees them), the new head, and what the fight waits
+    for next (for that seat)."""
 
     head: Head
-    events: tuple[StoredEvent, ...]
+    events: tuple[SeenEvent, ...]
     options: Options
 
 
 class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
-    """Events after a seq, in order; ``next_after`` is the ``after`` of the next page (None: no more now)."""
+    """Events after a seq, in order, as this seat sees them; ``next_after`` is the ``after`` of the next page
+    (None: no more now)."""
 
     head: Head
-    events: tuple[StoredEvent, ...]
+    events: tuple[SeenEvent, ...]
     next_after: int | None
 
 
@@ -150,27 +253,34 @@ def _problem(status: int, kind: str, title: str, detail: str, headers: dict[str,
     return Response(_ENCODER.encode(body), status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def _omen_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """An OmenError as a problem: a stale version 409, a broken rule 422 with its id, bad input 400 with the
-    field, an unknown fight 404."""
+    field, an unknown fight 404. To a player or spectator, the detail says nothing its seat may not see: every
+    hidden name and id, others' gear and the GM's notes are scrubbed, and missing faces list only its own dice."""
+    sight: Sight = getattr(request.state, "sight", None) or Sight(kind="gm")
     if isinstance(exc, ConcurrencyError):
         return _problem(409, "stale-version", "The fight has moved on", str(exc), current_version=exc.actual)
     if isinstance(exc, UnknownFight):
         return _problem(404, "unknown-fight", "No such fight", f"no fight {exc.fight_id!r}")
     if isinstance(exc, RuleViolation):
-        return _problem(422, "rule-violation", "A rule refuses this command", str(exc), rule=exc.rule)
+        return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight), rule=exc.rule)
     if isinstance(exc, InvalidCommand):
-        return _problem(400, "invalid-command", "The command does not validate", str(exc), field=exc.path)
+        return _problem(400, "invalid-command", "The command does not validate", scrub(str(exc), sight),
+                        field=exc.path)
     if isinstance(exc, FacesNeeded):
-        needed = tuple(f"{r.roller}'s {r.purpose}: " + ", ".join(f"{t} d{s}" for t, s in r.pool)
-                       for r in exc.needed)
-        return _problem(422, "faces-needed", "The command needs the faces of its dice", str(exc), rule="C29",
+        rolls = [r for r in exc.needed if sight.owns(r.roller)]
+        needed = tuple(f"{r.roller}'s {r.purpose}: " + ", ".join(f"{t} d{s}" for t, s in r.pool) for r in rolls)
+        detail = str(exc) if sight.gm else (
+            "this fight's dice are typed in: the command needs the faces of every die it rolls (C29); yours: "
+            + ("; ".join(needed) or "none") + "; the others' are the GM's to roll and enter")
+        return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
                         needed=needed)
     if isinstance(exc, SurplusFaces):
-        return _problem(422, "surplus-faces", "More faces than the command rolls", str(exc), rule="C29")
+        return _problem(422, "surplus-faces", "More faces than the command rolls", scrub(str(exc), sight),
+                        rule="C29")
     if isinstance(exc, BadInput):
-        return _problem(400, "bad-input", "Bad input", str(exc))
-    return _problem(422, "refused", "The engine refuses this", str(exc))
+        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight))
+    return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight))
 
 
 def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
@@ -234,6 +344,9 @@ class Fights:
         self._loaded: dict[str, Fight] = {}
         self._views: dict[str, OptionsView] = {}
         self.appended: dict[str, int] = {}  # the version each fight reached by this process's last append
+        self._participants: dict[str, dict[int, tuple[str, ...]]] = {}
+        self._indexed: dict[str, int] = {}
+        self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
@@ -261,15 +374,55 @@ class Fights:
             return cached
 
     def start(self, fight_id: str, spec: CreateFight) -> Fight:
-        """Start a fight (the whole set-up in one atomic append) and keep its seed."""
+        """Start a fight (the whole set-up in one atomic append) and keep its seed and table settings."""
         dice: SeededDice | ManualDice = SeededDice.fresh() if spec.dice == "seeded" else ManualDice()
         with self.lock(fight_id):
             fight = Fight.start(self.store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,
                                 combatants=spec.combatants)
             if isinstance(dice, SeededDice):
                 self.keep.put_seed(fight_id, dice.seed)
+            self.put_settings(fight_id, TableSettings(hp_display=spec.hp_display, hidden=spec.hidden,
+                                                      notes=spec.notes))
             self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay
         return fight
+
+    def settings(self, fight_id: str) -> TableSettings:
+        """The table settings of a fight (the defaults for a fight this server did not start)."""
+        body = self.keep.settings(fight_id)
+        return TableSettings() if body is None else msgspec.json.decode(body, type=TableSettings)
+
+    def put_settings(self, fight_id: str, settings: TableSettings) -> None:
+        """Keep a fight's table settings."""
+        self.keep.put_settings(fight_id, _ENCODER.encode(settings))
+
+    def participants(self, fight_id: str) -> dict[int, tuple[str, ...]]:
+        """The combatants each action of a fight involves, by the action's seq (kept up to date as it grows;
+        hold the fight's lock)."""
+        index = self._participants.setdefault(fight_id, {})
+        done = self._indexed.get(fight_id, 0)
+        version = self.fight(fight_id).version
+        if done < version:
+            for rec in self.store.read(fight_id, done):
+                if rec.seq > version:
+                    break
+                found = participants_of(rec)
+                if found is not None:
+                    index[found[0]] = found[1]
+                if isinstance(rec.event, CombatantJoined):
+                    self._sheets.setdefault(fight_id, {})[rec.event.sheet.id] = rec.event.sheet
+            self._indexed[fight_id] = version
+        return index
+
+    def sight(self, fight_id: str, seat: Seat) -> Sight:
+        """What ``seat`` may see of the fight now."""
+        with self.lock(fight_id):
+            fight = self.fight(fight_id)
+            settings = self.settings(fight_id)
+            if seat.kind == "gm":
+                return Sight(kind="gm")
+            participants = self.participants(fight_id)
+            return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
+                            participants, settings.notes.values(), self._sheets.get(fight_id, {}))
 
 
 def _stored_head(store: EventStore, fight_id: str) -> Head:
@@ -307,8 +460,46 @@ def _seat(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> tup
 def _gm(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> str:
     token, seat = _seat(request, fights, fight_id)
     if seat.kind != "gm":
-        raise Forbidden(detail="only the GM may do this")
+        raise Forbidden(detail=f"only the GM may do this (this is a {seat.kind}'s token)")
     return token
+
+
+def _info(seat: Seat) -> SeatInfo:
+    return SeatInfo(kind=seat.kind, name=seat.name, combatants=seat.combatants)
+
+
+def _may_give(seat: Seat, command: Command) -> None:
+    """403 unless ``seat`` may give ``command``: the GM any; a player the commands of its own combatants
+    (views.PLAYER_COMMANDS); a spectator none."""
+    if seat.kind == "gm":
+        return
+    kind = type(command).__struct_config__.tag
+    if seat.kind == "spectator":
+        raise Forbidden(detail="a spectator's seat gives no commands")
+    actor = actor_of(command)
+    if actor is None:
+        raise Forbidden(detail=f"{kind} is the GM's command; a player commands its own combatants "
+                               f"({', '.join(seat.combatants)}): attack, answer an Active Defense, route damage, "
+                               "choose a Will conversion, react or pass, answer a Catch, move, disengage, draw, "
+                               "end its turn")
+    if actor not in seat.combatants:
+        raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
+
+
+_NAMING = ("attacker", "target", "defender", "who", "leaves", "others")
+
+
+def _names_seen(command: Command, fight: Fight, sight: Sight) -> None:
+    """A player's command naming a combatant its seat does not see is refused exactly as one naming nobody: the
+    refusal lists only the combatants it sees (a hidden one's existence is not given away)."""
+    if sight.gm:
+        return
+    seen = [who for who in fight.state.combatants if sight.sees(who)]
+    for name in _NAMING:
+        value = getattr(command, name, None)
+        for who in (value if isinstance(value, tuple) else (value,)):
+            if isinstance(who, str) and who not in seen:
+                raise UnknownCombatant(who, seen)
 
 
 def _with_kept_seed(command: Command, fight: Fight) -> Command:
@@ -328,13 +519,31 @@ def _fresh_id(fights: Fights) -> str:
             return candidate
 
 
+def _check_ids(ids: Any, known: set[str], field: str) -> None:
+    for index, who in enumerate(ids):
+        if who not in known:
+            raise ValidationException(detail="unknown combatant", extra=[{
+                "message": f"no combatant {who!r} in this fight (it has {', '.join(sorted(known)) or 'none'})",
+                "key": f"{field}[{index}]" if isinstance(ids, (list, tuple)) else f"{field}.{who}",
+                "source": "body"}])
+
+
+def _remember(request: Request[Any, Any, Any], sight: Sight) -> None:
+    """Let the error handlers know whose seat a failing request came from (what its error may say)."""
+    request.state.sight = sight
+
+
 def _handlers(fights: Fights) -> list[Callable[..., Any]]:
     """The route handlers, bound to ``fights``."""
 
     @post("/fights", status_code=201, summary="Create a fight", responses=_errors(400, 409, 422),
-          description="Start a fight with its combatants joined (all or nothing). Returns the GM's token, once.")
+          description="Start a fight with its combatants joined (all or nothing), and its table settings. Returns "
+                      "the GM's token, once.")
     async def create_fight(request: Request[Any, Any, Any], data: JSONBody[CreateFight]) -> Created:
         spec = _strict(await request.body(), CreateFight)
+        known = {sheet.id for sheet in spec.combatants}
+        _check_ids(spec.hidden, known, "hidden")
+        _check_ids([k for k in spec.notes if k != "fight"], known, "notes")
         return await anyio.to_thread.run_sync(create, spec)
 
     def create(data: CreateFight) -> Created:
@@ -351,27 +560,115 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return [FightSummary(fight_id=fight_id, head=_stored_head(fights.store, fight_id))
                 for fight_id in fights.store.fights()]
 
-    @get("/fights/{fight_id:str}/options", sync_to_thread=True, summary="What the fight waits for now",
+    @post("/fights/{fight_id:str}/seats", status_code=201, summary="Make a seat (GM)",
+          responses=_errors(400, 401, 403, 404),
+          description="A player's seat (the combatants it plays) or a spectator's; returns its token, once.")
+    async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[NewSeat]
+                        ) -> SeatMade:
+        _gm(request, fights, fight_id)
+        spec = _strict(await request.body(), NewSeat)
+        return await anyio.to_thread.run_sync(seat_for, fight_id, spec)
+
+    def seat_for(fight_id: str, spec: NewSeat) -> SeatMade:
+        with fights.lock(fight_id):
+            known = set(fights.fight(fight_id).state.combatants)
+        if spec.kind == "player" and not spec.combatants:
+            raise ValidationException(detail="a player plays someone", extra=[{
+                "message": "a player's seat plays at least one combatant", "key": "combatants", "source": "body"}])
+        if spec.kind == "spectator" and spec.combatants:
+            raise ValidationException(detail="a spectator plays no one", extra=[{
+                "message": "a spectator's seat plays no combatant", "key": "combatants", "source": "body"}])
+        _check_ids(spec.combatants, known, "combatants")
+        token = fights.keep.add_seat(fight_id, spec.kind, spec.name, tuple(spec.combatants))
+        return SeatMade(token=token, seat=SeatInfo(kind=spec.kind, name=spec.name, combatants=spec.combatants))
+
+    @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
+         responses=_errors(401, 403, 404))
+    def seats(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> list[SeatInfo]:
+        _gm(request, fights, fight_id)
+        return [_info(seat) for seat in fights.keep.seats(fight_id)]
+
+    @get("/fights/{fight_id:str}/seat", sync_to_thread=True, summary="This token's seat",
+         responses=_errors(401, 403))
+    def my_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatInfo:
+        return _info(_seat(request, fights, fight_id)[1])
+
+    @get("/fights/{fight_id:str}/settings", sync_to_thread=True, summary="The table settings (GM)",
+         responses=_errors(401, 403, 404))
+    def settings(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> TableSettings:
+        _gm(request, fights, fight_id)
+        with fights.lock(fight_id):
+            fights.fight(fight_id)
+            return fights.settings(fight_id)
+
+    @post("/fights/{fight_id:str}/settings", status_code=200, summary="Change the table settings (GM)",
+          responses=_errors(400, 401, 403, 404),
+          description="HP display, hide or reveal combatants, GM notes, publish the log.")
+    async def change_settings(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                              data: JSONBody[SettingsChange]) -> TableSettings:
+        _gm(request, fights, fight_id)
+        change = _strict(await request.body(), SettingsChange)
+        return await anyio.to_thread.run_sync(apply_change, fight_id, change)
+
+    def apply_change(fight_id: str, change: SettingsChange) -> TableSettings:
+        with fights.lock(fight_id):
+            known = set(fights.fight(fight_id).state.combatants)
+            _check_ids(change.reveal, known, "reveal")
+            _check_ids(change.hide, known, "hide")
+            _check_ids([k for k in change.notes if k != "fight"], known, "notes")
+            now = fights.settings(fight_id)
+            hidden = tuple(w for w in (*now.hidden, *change.hide) if w not in change.reveal)
+            notes = {**now.notes, **change.notes}
+            new = TableSettings(hp_display=change.hp_display or now.hp_display,
+                                hidden=tuple(dict.fromkeys(hidden)),
+                                notes={k: v for k, v in notes.items() if v}, published=now.published or change.publish)
+            fights.put_settings(fight_id, new)
+            return new
+
+    @get("/fights/{fight_id:str}/state", sync_to_thread=True, summary="The fight as this seat sees it",
          responses=_errors(401, 403, 404),
-         description="Fight.options(): phase, round, turn, the open decision and every legal command.")
+         description="Phase, round, turn, the open decision and every combatant this seat may see, as it may see "
+                     "them (HP exact, banded or hidden as the table settings say).")
+    def state(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> StateView:
+        _token, seat = _seat(request, fights, fight_id)
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            view = fights.view(fight_id)
+            settings = fights.settings(fight_id)
+            options = seat_options(view.options, sight)
+            return StateView(head=view.head, seat=_info(seat), phase=options.phase, round=options.round,
+                             turn=options.turn, dice=options.dice, waiting=options.waiting,
+                             combatants=combatant_views(fight.state, sight, settings.hidden),
+                             seed_revealed=fight.state.revealed_seed is not None,
+                             ended=fight.state.ending is not None, settings=settings if sight.gm else None)
+
+    @get("/fights/{fight_id:str}/options", sync_to_thread=True, summary="What this seat may do now",
+         responses=_errors(401, 403, 404),
+         description="Fight.options() as this seat may see it: phase, round, turn, the open decision and every "
+                     "command this seat may give now, with its legal arguments and dice.")
     def options(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> OptionsView:
-        _seat(request, fights, fight_id)
-        return fights.view(fight_id)
+        _token, seat = _seat(request, fights, fight_id)
+        return _seat_view(fights.view(fight_id), fights.sight(fight_id, seat))
 
     @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
           responses=_errors(400, 401, 403, 404, 409, 422),
           description="Decide one command and append its events atomically; send expected_version (stale: "
-                      "409) and an Idempotency-Key header (a retry gets the first answer; nothing twice).")
+                      "409) and an Idempotency-Key header (a retry gets the first answer; nothing twice). A "
+                      "player gives the commands of its own combatants; undo, redo, reveal_seed and the rest are "
+                      "the GM's.")
     async def command(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[CommandRequest],
                       idempotency_key: Annotated[str | None, HeaderParameter(
                           name="Idempotency-Key", required=False, max_length=200)] = None
                       ) -> Response[CommandResult]:
-        token = _gm(request, fights, fight_id)
+        token, seat = _seat(request, fights, fight_id)
         asked = _strict(await request.body(), CommandRequest)
-        answer = await anyio.to_thread.run_sync(give, token, fight_id, asked, idempotency_key)
+        _may_give(seat, asked.command)
+        answer = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked, idempotency_key)
         return cast("Response[CommandResult]", answer)  # the encoded CommandResult (or a problem), byte for byte
 
-    def give(token: str, fight_id: str, data: CommandRequest, idempotency_key: str | None) -> Response[bytes]:
+    def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest,
+             idempotency_key: str | None) -> Response[bytes]:
         asked = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
         with fights.lock(fight_id):
             if idempotency_key is not None:
@@ -382,49 +679,133 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                                         f"Idempotency-Key {idempotency_key!r} was first sent with another body")
                     return Response(first[2], status_code=first[1], media_type="application/json")
             fight = fights.fight(fight_id)
+            sight = fights.sight(fight_id, seat)
+            _remember(request, sight)
+            _names_seen(data.command, fight, sight)
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
+            by = "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
             try:
-                stored = fight.execute(_with_kept_seed(data.command, fight), by="gm")
+                stored = fight.execute(_with_kept_seed(data.command, fight), by=by)
             except ConcurrencyError:
                 fights._loaded.pop(fight_id, None)  # another process got there first: reload next time
                 raise
             fights.appended[fight_id] = fight.version
-            view = fights.view(fight_id)
-            body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(stored), options=view.options))
+            sight = fights.sight(fight_id, seat)
+            view = _seat_view(fights.view(fight_id), sight)
+            body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
+                                                 options=view.options))
             if idempotency_key is not None:
                 fights.keep.keep_answer(fight_id, token, idempotency_key, asked, 201, body)
         return Response(body, status_code=201, media_type="application/json")
 
     @get("/fights/{fight_id:str}/events", sync_to_thread=True, summary="Events after a seq",
          responses=_errors(400, 401, 403, 404),
-         description=f"The stored events after seq `after`, in order, at most `limit` (up to {PAGE}).")
+         description=f"The stored events after seq `after`, in order, at most `limit` (up to {PAGE}), as this "
+                     "seat sees them.")
     def events(request: Request[Any, Any, Any], fight_id: FromPath[str],
                after: Annotated[int, QueryParameter(ge=0)] = 0,
                limit: Annotated[int, QueryParameter(ge=1, le=PAGE)] = 100) -> EventsPage:
-        _seat(request, fights, fight_id)
+        _token, seat = _seat(request, fights, fight_id)
+        sight = fights.sight(fight_id, seat)
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
             head = head_of(fight)
-        page: list[StoredEvent] = []
+        page: list[SeenEvent] = []
         for rec in fights.store.read(fight_id, after):
             if rec.seq > head.seq or len(page) == limit:
                 break
-            page.append(rec)
+            page.append(seen_event(rec, sight))
         last = page[-1].seq if page else after
         return EventsPage(head=head, events=tuple(page), next_after=last if last < head.seq else None)
+
+    @get("/fights/{fight_id:str}/explain/{seq:int}", sync_to_thread=True, summary="Explain a seq",
+         responses=_errors(401, 403, 404),
+         description="omen explain: every die and term of the roll, attack, save or check at `seq`. A player or "
+                     "spectator may explain what shows only sheets its seat sees whole (the GM anything; every "
+                     "seat anything once the log is published).")
+    def explain_seq(request: Request[Any, Any, Any], fight_id: FromPath[str], seq: FromPath[int]) -> Explanation:
+        _token, seat = _seat(request, fights, fight_id)
+        from omen_replay.explain import explain
+
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            published = fights.settings(fight_id).published
+            seed = fights.keep.seed(fight_id) if fight.state.revealed_seed else None
+        if not 1 <= seq <= fight.version:
+            raise NotFoundException(detail=f"no seq {seq} in fight {fight_id!r} (its head is {fight.version})")
+        found = explain(StoreSource(fights.store, fight_id), seq, seed)
+        if not (sight.gm or published or _explainable(found, sight, fights.store, fight_id)):
+            raise Forbidden(detail=f"the explanation of seq {seq} shows the sheets of combatants this seat does "
+                                   "not play; the GM may explain it, and every seat once the GM publishes the log")
+        return found
+
+    @get("/fights/{fight_id:str}/verify", sync_to_thread=True, summary="Verify the fight",
+         responses=_errors(401, 403, 404),
+         description="omen verify on the stored fight: the chain, every die (against the seed once revealed), "
+                     "every derived number. The findings to the GM (every seat once published).")
+    def verify_fight(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> VerifyView:
+        _token, seat = _seat(request, fights, fight_id)
+        from omen_replay.verify import verify_store
+
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            published = fights.settings(fight_id).published
+            seed = bytes.fromhex(fight.state.revealed_seed) if fight.state.revealed_seed else None
+        report = verify_store(fights.store, fight_id, seed)
+        whole = seat.kind == "gm" or published
+        head = Head(seq=report.head.seq, hash=report.head.hash) if report.head is not None else None
+        return VerifyView(clean=report.clean, events=report.events, seeded_dice=report.seeded_dice,
+                          seed_revealed=report.seed_revealed, problems=len(report.problems), head=head,
+                          findings=tuple(f"seq {f.seq} [{f.rule}] {f.what}" for f in report.findings)
+                          if whole else None)
+
+    @get("/fights/{fight_id:str}/log", sync_to_thread=True, summary="The log, byte for byte",
+         responses={**_errors(401, 403, 404), 200: ResponseSpec(data_container=str, media_type="application/x-ndjson",
+                                                                description="The stored JSON Lines")},
+         description="The fight's JSON Lines exactly as stored (`omen verify LOG --head SEQ:HASH` checks it "
+                     "against a witnessed head): to the GM, and to every seat once the GM publishes it.")
+    def log(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+        _token, seat = _seat(request, fights, fight_id)
+        with fights.lock(fight_id):
+            fights.fight(fight_id)
+            published = fights.settings(fight_id).published
+        if not (seat.kind == "gm" or published):
+            raise Forbidden(detail="the whole log shows every sheet: the GM publishes it (POST settings with "
+                                   "publish: true) when the fight is over")
+        body = b"".join(line if line.endswith(b"\n") else line + b"\n"
+                        for chunk in fights.store.read_lines(fight_id) for line in chunk)
+        return Response(body, media_type="application/x-ndjson")
+
+    @get("/fights/{fight_id:str}/session", sync_to_thread=True, summary="The session log (HTML)",
+         responses={**_errors(401, 403, 404), 200: ResponseSpec(data_container=str, media_type="text/html",
+                                                                description="The session log, one HTML page")},
+         description="omen log --format html: the GM's, and every seat's once the GM publishes the log.")
+    def session(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+        _token, seat = _seat(request, fights, fight_id)
+        from omen_replay.render import render_records
+
+        with fights.lock(fight_id):
+            fights.fight(fight_id)
+            published = fights.settings(fight_id).published
+        if not (seat.kind == "gm" or published):
+            raise Forbidden(detail="the session log shows every sheet: the GM publishes it (POST settings with "
+                                   "publish: true) when the fight is over")
+        page = render_records(fights.store.read(fight_id), "html")
+        return Response(page.encode(), media_type="text/html")
 
     @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
          responses=_errors(400, 401, 403, 404),
          description="Every stored event after Last-Event-ID (or `after`) as an `event` message whose id is its "
-                     "seq, then each new one as it is appended, in order, once; an `options` message (no id) "
-                     "whenever what the fight waits for changes.")
+                     "seq, then each new one as it is appended, in order, once, as this seat sees it; an "
+                     "`options` message (no id) whenever what the fight waits for changes.")
     async def stream(request: Request[Any, Any, Any], fight_id: FromPath[str],
                      after: Annotated[int, QueryParameter(ge=0)] = 0,
                      last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False,
                                                                           max_length=20)] = None
                      ) -> ServerSentEvent:
-        _seat(request, fights, fight_id)
+        _token, seat = _seat(request, fights, fight_id)
         start = after
         if last_event_id:
             if not last_event_id.isdigit():
@@ -432,9 +813,29 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                                           extra=[{"message": "Expected a seq (a whole number)",
                                                   "key": "Last-Event-ID", "source": "header"}])
             start = int(last_event_id)
-        return ServerSentEvent(_follow(fights, fight_id, start), retry_duration=1000)
+        return ServerSentEvent(_follow(fights, fight_id, seat, start), retry_duration=1000)
 
-    return [create_fight, list_fights, options, command, events, stream]
+    return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
+            command, events, explain_seq, verify_fight, log, session, stream]
+
+
+def _seat_view(view: OptionsView, sight: Sight) -> OptionsView:
+    return view if sight.gm else OptionsView(head=view.head, options=seat_options(view.options, sight))
+
+
+def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: str) -> bool:
+    """Whether a player or spectator may see an explanation: every die in it is its own seat's, it names nothing
+    the seat may not see, and the seat sees every field of the event explained."""
+    if not all(sight.owns(line.roller) for line in found.dice):
+        return False
+    text = _ENCODER.encode(found).decode()
+    if scrub(text, sight) != text:
+        return False
+    rec = next(iter(store.read(fight_id, found.seq - 1)), None)
+    if rec is None:
+        return False
+    seen = seen_event(rec, sight)
+    return seen.event is not None and not seen.withheld
 
 
 def _strict(body: bytes, kind: type[T]) -> T:
@@ -453,7 +854,7 @@ POLL = 0.1  # seconds between two looks at what this process appended (a dict re
 OTHERS = 10  # every OTHERS looks, the store is read too: other server processes may have appended
 
 
-async def _follow(fights: Fights, fight_id: str, after: int) -> AsyncIterator[ServerSentEventMessage]:
+async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
     whenever the head moves; forever, until the client goes. What this process appends is seen within POLL
     seconds (Fights.appended), what other processes append within POLL * OTHERS; the options of a head are
@@ -461,7 +862,7 @@ async def _follow(fights: Fights, fight_id: str, after: int) -> AsyncIterator[Se
     shown, looks, more = -1, 0, True
     while True:
         if more or fights.appended.get(fight_id, 0) > shown or looks % OTHERS == 0:
-            batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, after, shown)
+            batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown)
             for rec in batch:
                 yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
                 after = rec.seq
@@ -475,18 +876,20 @@ async def _follow(fights: Fights, fight_id: str, after: int) -> AsyncIterator[Se
         await anyio.sleep(POLL)
 
 
-def _news(fights: Fights, fight_id: str, after: int, shown: int
-          ) -> tuple[list[StoredEvent], OptionsView | None]:
-    """The events after ``after`` up to the head now (at most a page), and the view at that head; nothing if
-    the head is the one last shown."""
+def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int
+          ) -> tuple[list[SeenEvent], OptionsView | None]:
+    """The events after ``after`` up to the head now (at most a page), and the view at that head, as ``seat``
+    sees them; nothing if the head is the one last shown."""
     if after == shown and fights.store.version(fight_id) == shown:
         return [], None
-    view = fights.view(fight_id)
-    batch: list[StoredEvent] = []
+    with fights.lock(fight_id):
+        sight = fights.sight(fight_id, seat)
+        view = _seat_view(fights.view(fight_id), sight)
+    batch: list[SeenEvent] = []
     for rec in fights.store.read(fight_id, after):
         if rec.seq > view.head.seq or len(batch) == PAGE:
             break
-        batch.append(rec)
+        batch.append(seen_event(rec, sight))
     return batch, view
 
 
@@ -502,8 +905,10 @@ def create_app(store: EventStore, keep: Keep | None = None) -> Litestar:
     openapi = OpenAPIConfig(title="omen", version=__version__, description="The network back end of omen: fights, "
                             "their options, commands and events (docs/server.md).")
     routes = _handlers(fights)
-    return Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
-                    before_request=_allow(routes))
+    app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
+                   before_request=_allow(routes))
+    app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
+    return app
 
 
 def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:

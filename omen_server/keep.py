@@ -1,13 +1,15 @@
-"""What the server keeps outside the event log: token hashes, the seeds of seeded fights, idempotent answers.
+"""What the server keeps outside the event log: seats and token hashes, seeds, table settings, idempotent answers.
 
 One SQLite database (its own file, or memory). The event log never holds a
-secret: a seed enters it only when the GM reveals it, and a token never does.
+secret: a seed enters it only when the GM reveals it, and a token never does;
+what only the GM may see (hidden combatants, notes) is kept here too.
 Tokens are kept as SHA-256 hashes; the token itself is shown once, when made.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import sqlite3
 import threading
@@ -25,7 +27,12 @@ create table if not exists seats (
     token_hash text primary key,
     fight_id text not null,
     kind text not null,
-    name text not null default ''
+    name text not null default '',
+    combatants text not null default '[]'
+);
+create table if not exists settings (
+    fight_id text primary key,
+    body blob not null
 );
 create table if not exists seeds (
     fight_id text primary key,
@@ -50,6 +57,7 @@ class Seat:
     fight_id: str
     kind: SeatKind
     name: str = ""
+    combatants: tuple[str, ...] = ()
 
 
 def token_hash(token: str) -> str:
@@ -70,23 +78,46 @@ class Keep:
         try:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("pragma table_info(seats)")}
+            if "combatants" not in columns:  # a keep made before seats had combatants
+                self._db.execute("alter table seats add column combatants text not null default '[]'")
         except sqlite3.Error as exc:
             raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
         self._lock = threading.Lock()
 
-    def add_seat(self, fight_id: str, kind: SeatKind, name: str = "") -> str:
-        """Make a token for a seat of ``fight_id``; return the token (only its hash is kept)."""
+    def add_seat(self, fight_id: str, kind: SeatKind, name: str = "", combatants: tuple[str, ...] = ()) -> str:
+        """Make a token for a seat of ``fight_id`` (a player's: the combatants it plays); return the token (only
+        its hash is kept)."""
         token = new_token(kind)
         with self._lock:
-            self._db.execute("insert into seats values (?, ?, ?, ?)", (token_hash(token), fight_id, kind, name))
+            self._db.execute("insert into seats values (?, ?, ?, ?, ?)",
+                             (token_hash(token), fight_id, kind, name, json.dumps(list(combatants))))
         return token
 
     def seat(self, token: str) -> Seat | None:
         """The seat a token speaks for, or None."""
         with self._lock:
-            row = self._db.execute("select fight_id, kind, name from seats where token_hash = ?",
+            row = self._db.execute("select fight_id, kind, name, combatants from seats where token_hash = ?",
                                    (token_hash(token),)).fetchone()
-        return None if row is None else Seat(row[0], row[1], row[2])
+        return None if row is None else Seat(row[0], row[1], row[2], tuple(json.loads(row[3])))
+
+    def seats(self, fight_id: str) -> list[Seat]:
+        """Every seat of a fight (never their tokens: only hashes are kept)."""
+        with self._lock:
+            rows = self._db.execute("select fight_id, kind, name, combatants from seats where fight_id = ? "
+                                    "order by rowid", (fight_id,)).fetchall()
+        return [Seat(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
+
+    def put_settings(self, fight_id: str, body: bytes) -> None:
+        """Keep a fight's table settings (HP display, hidden combatants, GM notes), encoded by the caller."""
+        with self._lock:
+            self._db.execute("insert or replace into settings values (?, ?)", (fight_id, body))
+
+    def settings(self, fight_id: str) -> bytes | None:
+        """A fight's table settings as they were kept, or None."""
+        with self._lock:
+            row = self._db.execute("select body from settings where fight_id = ?", (fight_id,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def put_seed(self, fight_id: str, seed: bytes) -> None:
         """Keep the seed of a seeded fight (never in the event log until revealed)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import schemathesis
 from hypothesis import HealthCheck, settings
-
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from omen_server import create_app

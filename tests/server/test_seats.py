@@ -1,0 +1,274 @@
+"""Seats over HTTP: the GM makes player and spectator seats; each commands only its own and sees only its view."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omen_core import Fight
+from omen_replay.verify import Head, verify_lines
+from omen_server.app import _news
+from omen_server.keep import Seat, token_hash
+from tests.server.test_app import Table, lines, sheet
+
+
+def _marked() -> list[dict[str, Any]]:
+    """The Ember Ford four, with GM-only values marked: ``zq`` in every secret string, odd numbers. Vesh is a
+    visible raider whose sheet is the GM's; Skarn is hidden by the GM. The numbers are far apart, so that no total
+    rolled with one (a check of the marked skill) can be another."""
+    vesh = sheet("vesh")
+    vesh["weapons"][0].update(id="zqknife", name="Zq marked knife")
+    vesh["wielding"] = ["zqknife"]
+    vesh["armor"]["name"] = "Zq marked leathers"
+    vesh["skills"]["Zqlore"] = {"attribute": "INT", "level": 987001}
+    vesh["will"] = 555001
+    skarn = sheet("skarn")
+    skarn.update(id="zqskarn", name="Zq hidden Skarn", hp=666001)
+    for weapon in skarn["weapons"]:
+        weapon.update(id=f"zq{weapon['id']}", name=f"Zq {weapon['name']}")
+    skarn.pop("wielding", None)
+    return [sheet("kael"), sheet("brin"), vesh, skarn]
+
+
+NOTES = {"fight": "Zq the GM's note on the fight", "vesh": "Zq Vesh flees at half HP"}
+NUMBERS = [re.compile(rf"(?<![0-9a-f]){n}(?![0-9a-f])".encode()) for n in (987001, 555001, 666001)]
+
+
+def leaks(body: bytes) -> list[str]:
+    """The GM-only values found in bytes served to a player or spectator, each with the bytes around it."""
+    at = [m.start() for m in re.finditer(b"zq", body.lower())] + [m.start() for n in NUMBERS for m in n.finditer(body)]
+    return [body[max(0, i - 300):i + 60].decode(errors="replace") for i in at]
+
+
+class Seats:
+    """A marked fight over the API, with Alice playing Kael, Bob playing Brin, and a spectator."""
+
+    def __init__(self, table: Table, dice: str = "seeded", hp: str = "banded"):
+        self.table = table
+        table.create("ford", dice=dice, names=(), combatants=_marked(), hidden=["zqskarn"], notes=NOTES,
+                     hp_display=hp)
+        self.tokens = {"alice": self.seat("player", "Alice", ["kael"]), "bob": self.seat("player", "Bob", ["brin"]),
+                       "watcher": self.seat("spectator", "Watcher", [])}
+        self.own = {"alice": {"kael"}, "bob": {"brin"}, "watcher": set()}
+        self.served: list[tuple[str, str, bytes]] = []  # (seat, what, bytes) for every non-GM answer
+
+    def seat(self, kind: str, name: str, combatants: list[str]) -> str:
+        """POST a seat as the GM; its token."""
+        answer = self.table.client.post("/fights/ford/seats", headers=self.table.auth(),
+                                        json={"kind": kind, "name": name, "combatants": combatants})
+        assert answer.status_code == 201, answer.text
+        return str(answer.json()["token"])
+
+    def get(self, who: str, path: str) -> Any:
+        """GET as a seat, keeping the bytes served."""
+        answer = self.table.client.get(f"/fights/ford{path}", headers=self.table.auth(self.tokens[who]))
+        self.served.append((who, f"GET {path}", answer.content))
+        return answer
+
+    def post(self, who: str, body: Any) -> Any:
+        """POST a command as a seat (or the GM: who == 'gm'), keeping the bytes a non-GM seat is served."""
+        token = self.table.gm if who == "gm" else self.tokens[who]
+        answer = self.table.client.post("/fights/ford/commands", headers=self.table.auth(token), json=body)
+        if who != "gm":
+            self.served.append((who, f"POST {body}", answer.content))
+        return answer
+
+    def look(self) -> None:
+        """Every seat reads every view: state, options, all events, verify, the stream's messages, an explanation."""
+        fights = self.table.client.app.state.fights
+        for who in self.tokens:
+            self.get(who, "/state")
+            self.get(who, "/options")
+            self.get(who, "/events?limit=500")
+            self.get(who, "/verify")
+            head = self.table.store.version("ford")
+            self.get(who, f"/explain/{head}")
+            seat = fights.keep.seat(self.tokens[who])
+            batch, view = _news(fights, "ford", seat, 0, -1)
+            self.served.append((who, "stream", b"".join(msgspec.json.encode(m) for m in [*batch, view])))
+
+    def owner(self, actor: str | None) -> str:
+        """The seat that plays ``actor`` (the GM for the rest)."""
+        return next((who for who, mine in self.own.items() if actor in mine), "gm")
+
+
+@pytest.fixture
+def seats() -> Any:
+    """The marked fight, its client open."""
+    table = Table()
+    with table.client:
+        yield Seats(table)
+
+
+class TestSeats:
+    def test_the_gm_makes_seats_whose_tokens_are_kept_hashed(self, seats):
+        """A seat's token is shown once; the keep holds its hash; GET seats lists the seats without tokens."""
+        listed = seats.table.client.get("/fights/ford/seats", headers=seats.table.auth()).json()
+        assert [(s["kind"], s["name"], s["combatants"]) for s in listed] == [
+            ("gm", "", []), ("player", "Alice", ["kael"]), ("player", "Bob", ["brin"]),
+            ("spectator", "Watcher", [])]
+        assert seats.table.keep.seat(seats.tokens["alice"]) == Seat("ford", "player", "Alice", ("kael",))
+        rows = seats.table.keep._db.execute("select token_hash from seats").fetchall()
+        assert (token_hash(seats.tokens["alice"]),) in rows
+        assert all(seats.tokens["alice"] not in str(row) for row in rows)
+        assert seats.get("alice", "/seat").json() == {"kind": "player", "name": "Alice", "combatants": ["kael"]}
+
+    @pytest.mark.parametrize("body,field", [
+        ({"kind": "player", "combatants": ["nobody"]}, "$.combatants[0]"),
+        ({"kind": "player"}, "$.combatants"),
+        ({"kind": "spectator", "combatants": ["kael"]}, "$.combatants"),
+        ({"kind": "gm"}, "$.kind"),
+    ])
+    def test_a_bad_seat_is_400_naming_the_field(self, seats, body, field):
+        """A seat for nobody, a player with no combatant, a spectator with one, a second GM: 400 with the field."""
+        answer = seats.table.client.post("/fights/ford/seats", headers=seats.table.auth(), json=body)
+        assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
+
+    def test_only_the_gm_makes_seats_and_changes_settings(self, seats):
+        """A player's token may not make seats, list them, or change the table settings: 403 saying why."""
+        auth = seats.table.auth(seats.tokens["alice"])
+        for answer in (seats.table.client.post("/fights/ford/seats", headers=auth, json={"kind": "spectator"}),
+                       seats.table.client.get("/fights/ford/seats", headers=auth),
+                       seats.table.client.post("/fights/ford/settings", headers=auth, json={"publish": True})):
+            assert answer.status_code == 403 and "only the GM" in answer.json()["detail"]
+
+    def test_a_player_commands_its_own_combatants_only(self, seats):
+        """Alice may not command Brin, roll initiative (the GM's) or undo; a spectator nothing: 403, nothing
+        appended. Her own command is recorded as hers."""
+        before = lines(seats.table.store, "ford")
+        for who, command, said in [("alice", {"command": "end_turn", "who": "brin"}, "not 'brin'"),
+                                   ("alice", {"command": "roll_initiative"}, "the GM's command"),
+                                   ("alice", {"command": "undo"}, "the GM's command"),
+                                   ("watcher", {"command": "end_turn", "who": "kael"}, "gives no commands")]:
+            answer = seats.post(who, {"command": command})
+            assert answer.status_code == 403 and said in answer.json()["detail"], answer.text
+        assert lines(seats.table.store, "ford") == before
+        assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
+        turn = seats.get("alice", "/state").json()["turn"]
+        player = seats.owner(turn)
+        if player != "gm":
+            answer = seats.post(player, {"command": {"command": "end_turn", "who": turn}})
+            assert answer.status_code == 201, answer.text
+            issued = [e for e in answer.json()["events"] if e["type"] == "command_issued"]
+            assert issued[0]["event"]["by"] == f"player:{player.title()}"
+
+    def test_each_seat_sees_the_table_as_its_settings_say(self, seats):
+        """Alice sees Kael whole, Vesh banded, Skarn not at all; the GM sees Skarn marked hidden, and the settings."""
+        mine = {c["id"]: c for c in seats.get("alice", "/state").json()["combatants"]}
+        assert set(mine) == {"kael", "brin", "vesh"}
+        assert mine["kael"]["hp"] == 24 and "will" in mine["kael"]
+        assert mine["vesh"]["hp_band"] == "unhurt" and "hp" not in mine["vesh"] and "will" not in mine["vesh"]
+        gm = seats.table.client.get("/fights/ford/state", headers=seats.table.auth()).json()
+        assert {c["id"]: c.get("hidden", False) for c in gm["combatants"]}["zqskarn"] is True
+        assert gm["settings"]["notes"] == NOTES and "settings" not in seats.get("alice", "/state").json()
+
+    def test_revealing_a_combatant_shows_it_to_the_players(self, seats):
+        """POST settings reveal: Skarn appears in the players' state and its join in their events."""
+        answer = seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(),
+                                         json={"reveal": ["zqskarn"], "hp_display": "exact"})
+        assert answer.status_code == 200 and answer.json()["hidden"] == []
+        mine = {c["id"]: c for c in seats.get("alice", "/state").json()["combatants"]}
+        assert mine["zqskarn"]["hp"] == 666001
+        bad = seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"hide": ["x"]})
+        assert bad.status_code == 400 and bad.json()["field"] == "$.hide[0]"
+
+    def test_the_log_is_the_gms_until_published_then_verifies_against_witnessed_heads(self, seats):
+        """GET log: 403 to a player until the GM publishes; then every seat reads the stored lines byte for byte,
+        and they verify against the heads the player witnessed."""
+        assert seats.get("alice", "/log").status_code == 403
+        assert seats.get("alice", "/session").status_code == 403
+        witnessed = [seats.get("alice", "/state").json()["head"]]
+        seats.post("gm", {"command": {"command": "roll_initiative"}})
+        witnessed.append(seats.get("alice", "/state").json()["head"])
+        seats.post("gm", {"command": {"command": "reveal_seed"}})
+        seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"publish": True})
+        published = seats.get("alice", "/log")
+        assert published.status_code == 200
+        assert published.content.splitlines() == lines(seats.table.store, "ford")
+        report = verify_lines(published.content.splitlines(keepends=True),
+                              heads=[Head(seq=h["seq"], hash=h["hash"]) for h in witnessed])
+        assert report.clean and report.seed_revealed
+        assert seats.get("alice", "/session").status_code == 200
+        assert seats.get("alice", "/verify").json()["findings"] is not None
+
+    def test_explaining_another_sheets_roll_is_the_gms(self, seats):
+        """A player may not explain the raider's initiative roll (its sheet is the GM's); the GM may."""
+        seats.post("gm", {"command": {"command": "roll_initiative"}})
+        rolled = [e for e in seats.get("alice", "/events?limit=500").json()["events"]
+                  if e["type"] == "initiative_rolled"]
+        vesh = next(e for e in rolled if e["event"] and e["event"]["who"] == "vesh")
+        kael = next(e for e in rolled if e["event"] and e["event"]["who"] == "kael")
+        assert seats.get("alice", f"/explain/{vesh['seq']}").status_code == 403
+        assert seats.get("alice", f"/explain/{kael['seq']}").status_code == 200
+        gm = seats.table.client.get(f"/fights/ford/explain/{vesh['seq']}", headers=seats.table.auth())
+        assert gm.status_code == 200 and gm.json()["parts"]
+
+
+def _junk(who: str) -> st.SearchStrategy[dict[str, Any]]:
+    own = "kael" if who == "alice" else "brin"
+    return st.fixed_dictionaries({
+        "command": st.sampled_from(["declare_attack", "answer_active_defense", "move", "draw", "end_turn",
+                                    "answer_catch", "react"]),
+        "who": st.just(own), "attacker": st.just(own), "defender": st.just(own),
+        "target": st.sampled_from(["vesh", "zqskarn", "kael", "brin", "nobody"]),
+        "weapon": st.sampled_from(["zqknife", "zqmaul", "longsword", "bow", "nope"]),
+    }).map(lambda d: {k: v for k, v in d.items() if k == "command" or k in _FIELDS[d["command"]]})
+
+
+_FIELDS = {"declare_attack": {"attacker", "target", "weapon"}, "answer_active_defense": {"defender"},
+           "move": {"who"}, "draw": {"who", "weapon"}, "end_turn": {"who"}, "answer_catch": {"who"},
+           "react": {"who", "weapon"}}
+
+STEP = st.one_of(st.integers(0, 10_000).map(lambda n: ("offer", n)),
+                 st.sampled_from(["alice", "bob"]).flatmap(lambda w: _junk(w).map(lambda j: (w, j))))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=4, max_size=25), hp=st.sampled_from(["exact", "banded", "hidden"]),
+       dice=st.sampled_from(["seeded", "manual"]))
+def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps, hp, dice):
+    """Random fights played through the API (commands picked from the GM's options and given by the seat that
+    plays the actor, undo and redo among them, and random refused commands from the players): no byte served to a
+    player or spectator (state, options, events, the stream, explanations, verify, answers and errors) holds a
+    marked GM-only value: the hidden combatant's id, name and HP, the raider's gear, Will and skills, the notes."""
+    table = Table()
+    with table.client:
+        seats = Seats(table, dice=dice, hp=hp)
+        seats.look()
+        for kind, value in steps:
+            if kind == "offer":
+                options = table.client.get("/fights/ford/options", headers=table.auth()).json()["options"]
+                offers = [o for o in options["offers"] if o["choices"]]
+                if not offers:
+                    continue
+                offer = offers[value % len(offers)]
+                choice = offer["choices"][value % len(offer["choices"])]
+                body: dict[str, Any] = {"command": offer["command"], **choice["args"]}
+                if dice == "manual":
+                    body["dice"] = [1] * sum(len(r["dice"]) for r in choice["dice"])
+                giver = seats.owner(offer["actor"]) if offer["command"] in _PLAYER else "gm"
+                if giver != "gm":  # the player gives it if its own options offer it (a hidden target is not)
+                    theirs = seats.get(giver, "/options").json()["options"]["offers"]
+                    if not any(o["command"] == offer["command"] and choice["args"] in
+                               [c["args"] for c in o["choices"]] for o in theirs):
+                        giver = "gm"
+                answer = seats.post(giver, {"command": body})
+                if giver != "gm" and dice == "seeded":
+                    assert answer.status_code == 201, answer.text  # what the options offer, the seat may give
+            else:
+                answer = seats.post(kind, {"command": value})
+                assert answer.status_code < 500, answer.text
+            seats.look()
+        for who, what, body in seats.served:
+            assert not leaks(body), (who, what, leaks(body)[:3])
+    Fight.load(table.store, "ford")
+
+
+_PLAYER = {"declare_attack", "answer_active_defense", "route_damage", "choose_will_conversion", "react",
+           "pass_reaction", "answer_catch", "move", "disengage", "draw", "end_turn"}

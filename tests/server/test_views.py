@@ -1,0 +1,179 @@
+"""omen_server.views: what each seat may see of the events, the options and the table (default deny)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from omen_core import Fight, MemoryStore, SeededDice
+from omen_core.commands import ApplyConditionCommand, Command, DeclareAttack, RollInitiative
+from omen_core.content import load_sheet
+from omen_core.events import EVENT_TYPES
+from omen_server.views import (
+    EVENT_VIEWS,
+    PLAYER_COMMANDS,
+    Sight,
+    actor_of,
+    combatant_views,
+    hp_band,
+    participants_of,
+    scrub,
+    seat_options,
+    seen_event,
+    sight_of,
+)
+from tests.server.test_app import SHEETS
+
+
+def _fight() -> Fight:
+    sheets = [load_sheet(SHEETS / f"{n}.toml") for n in ("kael", "vesh")]
+    fight = Fight.start(MemoryStore(), "duel", dice=SeededDice(b"\x01" * 32), combatants=sheets)
+    fight.execute(RollInitiative())
+    return fight
+
+
+def _sight(fight: Fight, kind: Any = "player", own: tuple[str, ...] = ("kael",), hidden: tuple[str, ...] = (),
+           hp: Any = "banded") -> Sight:
+    index = dict(found for rec in fight.store.read("duel") if (found := participants_of(rec)) is not None)
+    return sight_of(kind, own, fight.state, hidden, hp, index, ["a GM note"])
+
+
+def test_every_field_of_every_event_type_is_ruled_on():
+    """The view table names every event type and every one of its fields, so nothing new is shown (or withheld)
+    without a decision."""
+    for kind in EVENT_TYPES:
+        tag = kind.__struct_config__.tag
+        assert tag in EVENT_VIEWS, tag
+        assert set(EVENT_VIEWS[tag]) == set(kind.__struct_fields__), tag
+
+
+def test_a_field_nobody_listed_is_withheld():
+    """Default deny: a field the table does not list is left out of a player's view."""
+    fight = _fight()
+    rec = next(r for r in fight.store.read("duel") if r.event.__struct_config__.tag == "round_started")
+    saved = EVENT_VIEWS["round_started"]
+    EVENT_VIEWS["round_started"] = {}
+    try:
+        seen = seen_event(rec, _sight(fight))
+    finally:
+        EVENT_VIEWS["round_started"] = saved
+    assert seen.event == {"type": "round_started"} and seen.withheld == ("round",)
+
+
+def test_a_player_sees_its_own_sheet_and_only_the_table_view_of_others():
+    """combatant_joined: the player's own sheet whole; another's id, name and side, nothing of its sheet."""
+    fight = _fight()
+    joined = [r for r in fight.store.read("duel") if r.event.__struct_config__.tag == "combatant_joined"]
+    own, other = (seen_event(r, _sight(fight)) for r in joined)
+    assert own.event is not None and own.event["sheet"]["attributes"]
+    assert other.event == {"type": "combatant_joined", "sheet": {"id": "vesh", "name": "Vesh the Cinder-Hand",
+                                                                 "side": "raiders"}}
+    assert other.withheld == ("sheet_hash",)
+
+
+def test_a_hidden_combatant_is_withheld_whole_and_kept_out_of_lists():
+    """A combatant the GM hides: its join is the envelope alone, and the initiative order leaves it out."""
+    fight = _fight()
+    sight = _sight(fight, hidden=("vesh",))
+    for rec in fight.store.read("duel"):
+        seen = seen_event(rec, sight)
+        assert seen.hash == rec.hash and seen.prev_hash == rec.prev_hash  # the chain is every seat's
+        assert "vesh" not in msgspec.json.encode(seen).decode().replace('"type"', "")
+    order = next(r for r in fight.store.read("duel") if r.event.__struct_config__.tag == "initiative_order_set")
+    assert seen_event(order, sight).event == {"type": "initiative_order_set", "order": ["kael"]}
+
+
+def test_an_attack_shows_others_totals_but_not_their_terms():
+    """hit_determined: the attacker's seat sees every term; the defender's seat the hit total and its own defense
+    whole; the crit check needs both sheets."""
+    fight = _fight()
+    attacker = fight.state.turn or "kael"
+    target = "vesh" if attacker == "kael" else "kael"
+    fight.execute(DeclareAttack(attacker=attacker, target=target,
+                                weapon=fight.state.combatants[attacker].wielding[0]))
+    while fight.state.stack:  # answer whatever window opens with its first offered choice
+        options = fight.options()
+        assert options.waiting is not None
+        offer = next(o for o in options.offers if o.command in options.waiting.answers and o.choices)
+        fight.execute(msgspec.convert({"command": offer.command, **offer.choices[0].args}, type=Command))
+    hit = next(r for r in fight.store.read("duel") if r.event.__struct_config__.tag == "hit_determined")
+    mine = seen_event(hit, _sight(fight, own=(attacker,)))
+    theirs = seen_event(hit, _sight(fight, own=(target,)))
+    assert mine.event is not None and theirs.event is not None
+    assert "attribute_bonus" in mine.event["attack"] and set(theirs.event["attack"]) == {"total"}
+    assert "res_bonus" in theirs.event["defense"] and set(mine.event["defense"]) == {"total"}
+    assert "crit_check" in mine.withheld and "crit_check" in theirs.withheld
+
+
+@pytest.mark.parametrize("hp,shown", [("exact", {"before": 12, "after": 7}),
+                                      ("banded", {"before": "unhurt", "after": "hurt"}),
+                                      ("hidden", {})])
+def test_others_hp_shows_as_the_table_settings_say(hp, shown):
+    """resource_changed on another's HP: exact, a band (unhurt / hurt / bloodied / down) or withheld; Will is
+    always its owner's."""
+    fight = _fight()
+    rec = msgspec.convert({"fight_id": "duel", "seq": 99, "batch": 99, "batch_size": 1, "recorded_at": 0,
+                           "schema_version": 3, "prev_hash": "0" * 64, "hash": "1" * 64,
+                           "event": {"type": "resource_changed", "action": None, "who": "vesh", "resource": "hp",
+                                     "before": 12, "after": 7}}, type=type(next(fight.store.read("duel"))))
+    seen = seen_event(rec, _sight(fight, hp=hp))
+    assert seen.event is not None
+    assert {k: v for k, v in seen.event.items() if k in ("before", "after")} == shown
+    will = msgspec.structs.replace(rec, event=msgspec.structs.replace(rec.event, resource="will"))
+    assert set(seen_event(will, _sight(fight, hp="exact")).withheld) == {"before", "after"}
+
+
+def test_hp_bands():
+    """The bands: unhurt at full, hurt above half, bloodied at half or less, down at 0 (ruling)."""
+    assert [hp_band(n, 12) for n in (12, 7, 6, 1, 0, -3)] == ["unhurt", "hurt", "bloodied", "bloodied", "down",
+                                                               "down"]
+
+
+def test_a_player_is_offered_only_its_own_combatants_commands():
+    """seat_options: the offers of the player's combatants among the player commands, their standing only; the
+    GM sees them all; a spectator none."""
+    fight = _fight()
+    options = fight.options()
+    mine = seat_options(options, _sight(fight))
+    assert mine.offers and all(o.actor == "kael" and o.command in PLAYER_COMMANDS for o in mine.offers)
+    assert [b.who for b in mine.combatants] == ["kael"]
+    assert seat_options(options, Sight(kind="gm")) == options
+    watcher = seat_options(options, _sight(fight, kind="spectator", own=()))
+    assert watcher.offers == () and watcher.combatants == () and watcher.phase == options.phase
+
+
+def test_the_table_view_of_combatants():
+    """combatant_views: own exact with Will and what is in hand; others banded; hidden ones absent; the GM sees
+    everyone, the hidden marked."""
+    fight = _fight()
+    views = {v.id: v for v in combatant_views(fight.state, _sight(fight))}
+    assert views["kael"].hp == 24 and views["kael"].will is not None and views["kael"].in_hand is not None
+    assert views["vesh"].hp is None and views["vesh"].hp_band == "unhurt" and views["vesh"].will is None
+    assert [v.id for v in combatant_views(fight.state, _sight(fight, hidden=("vesh",)))] == ["kael"]
+    gm = {v.id: v for v in combatant_views(fight.state, Sight(kind="gm"), ["vesh"])}
+    assert gm["vesh"].hidden and gm["vesh"].hp == 12
+
+
+def test_an_unseen_combatant_is_hidden_from_the_other_seats():
+    """Unseen (C27) hides a combatant from every seat but its own until it is seen again."""
+    fight = _fight()
+    fight.execute(ApplyConditionCommand(who="vesh", condition="Unseen"))
+    assert "vesh" in _sight(fight).hidden
+    assert "vesh" not in _sight(fight, own=("vesh",)).hidden
+
+
+def test_errors_are_scrubbed_of_secrets():
+    """scrub: another's gear, hidden names and the GM's notes become (hidden); the player's own words stay."""
+    fight = _fight()
+    sight = _sight(fight, hidden=("vesh",))
+    text = "Vesh the Cinder-Hand has no knife here; a GM note; kael holds his sword"
+    assert scrub(text, sight) == "(hidden) has no (hidden) here; (hidden); kael holds his sword"
+    assert scrub(text, Sight(kind="gm")) == text
+
+
+def test_the_actor_of_a_command():
+    """actor_of: the combatant a player's command acts for; None for the GM's commands."""
+    assert actor_of(DeclareAttack(attacker="kael", target="vesh")) == "kael"
+    assert actor_of(RollInitiative()) is None
