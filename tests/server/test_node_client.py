@@ -23,9 +23,11 @@ pytestmark = pytest.mark.skipif(NODE is None and not os.environ.get("OMEN_REQUIR
 
 
 def test_the_node_client_plays_a_fight_and_its_head_verifies(tmp_path):
-    """The client creates a seeded fight, plays it to its end from the options alone (every command retried
-    once with its Idempotency-Key), reveals the seed and checks the stream sent every event once and ended at
-    the published log's head; omen verify --head then confirms that head and every seeded die."""
+    """The client creates a seeded fight, makes two player seats that each play their own combatant from their own
+    options (an Active Defense answered by the defender's seat; every command retried once with its
+    Idempotency-Key), reveals the seed, publishes the log and checks each player's stream sent every event once,
+    never the other's sheet, and ended at the published log's head; omen verify --head then confirms that head
+    and every seeded die."""
     assert NODE is not None, "OMEN_REQUIRE_NODE is set but node is not installed"
     server = Server(tmp_path)
     try:
