@@ -345,7 +345,7 @@ class HtmlWriter:
         # the timeline so far, in memory up to 1 MiB, then on disk; closed in end()
         self.body = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8")  # noqa: SIM115
         self.title, self.dice = "", ""
-        self.rounds: list[RoundSummary] = []
+        self.rounds: list[tuple[str, int, bool]] = []  # each round's anchor, number and undone: for the links
         self.section = False
 
     def begin(self, title: str, dice: str) -> None:
@@ -357,7 +357,7 @@ class HtmlWriter:
         if isinstance(entry, RoundSummary):
             if self.section:
                 self.body.write("</section>\n")
-            self.rounds.append(entry)
+            self.rounds.append((entry.anchor, entry.round, entry.undone))
             self.body.write(str(self.cards.round_summary(entry)) + "\n")  # type: ignore[attr-defined]
             self.section = True
             return
