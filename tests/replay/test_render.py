@@ -80,6 +80,22 @@ class TestWriters:
         assert len(ids) == len(set(ids))
         assert page.index('id="chart-hp"') < page.index('id="timeline"')
 
+    def test_every_template_is_autoescaped(self):
+        """The templates' environment escapes every value, in every template the package ships, and shows control
+        characters as escapes."""
+        from omen_replay.render import environment
+
+        env = environment()
+        names = env.list_templates()
+        assert {"card.html.j2", "chart.html.j2", "session_log.html.j2"} <= set(names)
+        assert env.autoescape is True
+        note = env.get_template("card.html.j2").module.note  # type: ignore[attr-defined]
+        from omen_replay.cards import Note
+        from omen_replay.narrate import Line
+
+        written = str(note(Note(seq=3, lines=(Line(3, "note", "<b>x</b>\x1b[31m"),))))
+        assert "&lt;b&gt;x&lt;/b&gt;\\x1b[31m" in written and "<b>" not in written
+
     def test_rounds_come_from_events_not_from_narrated_text(self):
         """No writer finds a round by matching the narrated text: every 'Round' the writers write is a number."""
         source = (Path(__file__).resolve().parents[2] / "omen_replay" / "render.py").read_text()
