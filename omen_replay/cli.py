@@ -592,12 +592,14 @@ class LogFormatOut(str, Enum):
 def log_cmd(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
     fmt: Annotated[LogFormatOut, typer.Option("--format", help="text, md (Markdown) or html (one self-contained "
-                                                              "page with an HP / Will chart).")] = LogFormatOut.text,
+                                                              "page: a card per action, round summaries, HP and "
+                                                              "Will charts by round).")] = LogFormatOut.text,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file instead of standard "
                                                                       "output.")] = None,
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
 ) -> None:
-    """Write a fight's session log: by round and turn, every roll, window, hit, damage, undo and the ending."""
+    """Write a fight's session log: a card per action (rolls, defense, hit, damage, resources), a summary at each
+    round's start, every event by seq, undone actions struck through, and the ending."""
     from .render import WRITERS, render
 
     try:

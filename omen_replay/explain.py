@@ -42,7 +42,7 @@ from omen_core.machine import action_of
 from omen_core.state import FightState, Frame
 from omen_core.walk import LinesSource, Source, StopWalk, Visitor, Walk, walk
 
-__all__ = ["Term", "Part", "DieLine", "Explanation", "explain", "explain_records"]
+__all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
 
 class Term(msgspec.Struct, frozen=True):
@@ -112,40 +112,71 @@ class _Seed:
         return "seeded dice; the seed matches its commitment", seed
 
 
-class _Explainer(Visitor):
-    """Finds the event at ``seq``; if it belongs to an action, follows that action to its end. Keeps only the
-    events of the actions open at each moment (with the state each was written in)."""
+class Derivations:
+    """What explaining needs to know of a walk so far: the seed, the seqs undone as the log stands, and the rolls of
+    the batch in progress (by counter). A visitor that explains (:class:`_Explainer`, the session log's cards)
+    keeps one and calls :meth:`begin` and :meth:`see` as the walk goes."""
 
-    def __init__(self, seq: int, seed: bytes | None):
-        self.seq, self.seed = seq, _Seed(seed)
-        self.open: dict[int, list[tuple[StoredEvent, FightState]]] = {}
-        self.target: int | None = None  # the declaration seq of the action explained
-        self.single: tuple[StoredEvent, FightState, list[StoredEvent]] | None = None
-        self.found: Explanation | None = None
+    def __init__(self, seed: bytes | None = None):
+        self.seed = _Seed(seed)
         self.voided: frozenset[int] = frozenset()
         self.batch_rolls: dict[int, StoredEvent] = {}
-        self.last = 0
 
     def begin(self, walk: Walk) -> None:
+        """The seqs undone and the seed revealed, as the walk knows them before its first event."""
         self.voided = walk.voided
         if walk.landmarks.seed is not None:
             self.seed.revealed = bytes.fromhex(walk.landmarks.seed)
 
-    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
-        self.last = rec.seq
+    def see(self, rec: StoredEvent) -> None:
+        """Each event, in order: the seed commitment, and the rolls of the batch in progress."""
         if isinstance(rec.event, FightStarted):
             self.seed.started, self.seed.commitment = True, rec.event.seed_commitment
         if rec.seq == rec.batch:
             self.batch_rolls = {}
         if isinstance(rec.event, DiceRolled):
             self.batch_rolls[rec.event.counter] = rec
-        owner = _owner(rec.event, before, after)
+
+    def action(self, events: list[tuple[StoredEvent, FightState]]) -> Explanation | None:
+        """The explanation of an action from its events (each with the state before it), the declaration first."""
+        first = events[0][0].event if events else None
+        if isinstance(first, AttackDeclared):
+            return _attack(self, events)
+        if isinstance(first, SaveCalled):
+            return _save(self, events)
+        if isinstance(first, MovementDeclared):
+            return _movement(self, events)
+        return None
+
+    def single(self, rec: StoredEvent, state: FightState) -> Explanation:
+        """The explanation of an event outside any action (a roll, a check, a contest...), from the state before
+        it and the rolls of its batch."""
+        return _single(self, rec, state)
+
+
+class _Explainer(Visitor):
+    """Finds the event at ``seq``; if it belongs to an action, follows that action to its end. Keeps only the
+    events of the actions open at each moment (with the state each was written in)."""
+
+    def __init__(self, seq: int, seed: bytes | None):
+        self.seq, self.known = seq, Derivations(seed)
+        self.open: dict[int, list[tuple[StoredEvent, FightState]]] = {}
+        self.target: int | None = None  # the declaration seq of the action explained
+        self.found: Explanation | None = None
+        self.last = 0
+
+    def begin(self, walk: Walk) -> None:
+        self.known.begin(walk)
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        self.last = rec.seq
+        self.known.see(rec)
+        owner = owner_of(rec.event, before, after)
         if owner is not None:
             self.open.setdefault(owner, []).append((rec, before))
         if rec.seq == self.seq:
             if owner is None:
-                self.single = (rec, before, list(self.batch_rolls.values()))
-                self.found = _single(self, rec, before)
+                self.found = self.known.single(rec, before)
                 raise StopWalk
             self.target = owner
         if is_undo_batch(rec.event):
@@ -162,17 +193,10 @@ class _Explainer(Visitor):
 
     def _explain_target(self) -> None:
         assert self.target is not None
-        events = self.open.get(self.target, [])
-        first = events[0][0].event if events else None
-        if isinstance(first, AttackDeclared):
-            self.found = _attack(self, events)
-        elif isinstance(first, SaveCalled):
-            self.found = _save(self, events)
-        elif isinstance(first, MovementDeclared):
-            self.found = _movement(self, events)
+        self.found = self.known.action(self.open.get(self.target, []))
 
 
-def _owner(event: Event, before: FightState, after: FightState) -> int | None:
+def owner_of(event: Event, before: FightState, after: FightState) -> int | None:
     """The declaration seq of the action an event belongs to, if any (a declaration opens its own)."""
     if isinstance(event, (AttackDeclared, SaveCalled, MovementDeclared)):
         return after.stack[-1].declared_at if len(after.stack) > len(before.stack) else None
@@ -224,19 +248,19 @@ def _bonus_terms(state: FightState, who: str, attribute: str, effective: int) ->
     return terms
 
 
-def _title(explainer: _Explainer, seq: int, text: str) -> str:
-    return ("[undone] " if seq in explainer.voided else "") + text
+def _title(known: Derivations, seq: int, text: str) -> str:
+    return ("[undone] " if seq in known.voided else "") + text
 
 
-def _attack(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
     first = events[0][0]
     decl = first.event
     assert isinstance(decl, AttackDeclared)
-    status, seed = explainer.seed.status()
+    status, seed = known.seed.status()
     parts: list[Part] = []
     verdicts: list[str] = []
     reaction = f", {decl.reaction.replace('_', ' ')} to the action at seq {decl.reacting_to}" if decl.reaction else ""
-    title = _title(explainer, first.seq, f"{decl.attacker} attacks {decl.target} with "
+    title = _title(known, first.seq, f"{decl.attacker} attacks {decl.target} with "
                    f"{decl.weapon or 'no weapon (unarmed)'} ({decl.kind.replace('_', ' ')}), the action declared "
                    f"at seq {first.seq}{reaction}")
     hit = next(((rec, state) for rec, state in events if isinstance(rec.event, HitDetermined)), None)
@@ -267,7 +291,7 @@ def _attack(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]])
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
-                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in explainer.voided)
+                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
 def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> list[Part]:
@@ -339,11 +363,11 @@ def _roll_seqs(recs: Iterable[StoredEvent]) -> dict[int, int]:
     return {r.event.counter: r.seq for r in recs if isinstance(r.event, DiceRolled)}
 
 
-def _save(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
     first = events[0][0]
     called = first.event
     assert isinstance(called, SaveCalled)
-    status, seed = explainer.seed.status()
+    status, seed = known.seed.status()
     rolls = _roll_seqs(r for r, _ in events)
     parts, verdicts = [], []
     for rec, state in events:
@@ -356,27 +380,27 @@ def _save(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -
         elif isinstance(rec.event, DamageResolved):
             parts += _damage_parts(rec.event, consequence=True)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
-    title = _title(explainer, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
+    title = _title(known, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
                    f"{called.effect.save}, the action declared at seq {first.seq}")
     return Explanation(seq=first.seq, kind="save", title=title, dice=_dice((r for r, _ in events), seed),
-                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in explainer.voided)
+                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
-def _movement(explainer: _Explainer, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
     first = events[0][0]
     decl = first.event
     assert isinstance(decl, MovementDeclared)
-    status, _seed = explainer.seed.status()
+    status, _seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
-    title = _title(explainer, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
+    title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
     return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=(), seed=status,
-                       undone=first.seq in explainer.voided)
+                       undone=first.seq in known.voided)
 
 
-def _single(explainer: _Explainer, rec: StoredEvent, state: FightState) -> Explanation:
+def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanation:
     """A roll, a check or anything else: its dice and, for results, the roll primitive of each side."""
-    status, seed = explainer.seed.status()
-    rolls = {counter: r.seq for counter, r in explainer.batch_rolls.items()}
+    status, seed = known.seed.status()
+    rolls = {counter: r.seq for counter, r in known.batch_rolls.items()}
     event: Event = rec.event
     parts: list[Part] = []
     verdicts: list[str] = []
@@ -385,16 +409,16 @@ def _single(explainer: _Explainer, rec: StoredEvent, state: FightState) -> Expla
         case StaticCheckResolved(check=side):
             parts.append(_side_part(f"{side.roller}'s check", side, state, "C1, C2", rolls))
             verdicts.append(f"{event.outcome} against difficulty {event.difficulty} (C16: a tie is a tie)")
-            recs = _rolls(explainer, [side])
+            recs = _rolls(known, [side])
         case ContestResolved(initiator=ini, defender=dfd):
             parts += [_side_part(f"{ini.roller} (initiator)", ini, state, "C16", rolls),
                       _side_part(f"{dfd.roller} (defender)", dfd, state, "C16", rolls)]
             verdicts.append(f"{event.winner} wins (C16: the initiator must be strictly higher)")
-            recs = _rolls(explainer, [ini, dfd])
+            recs = _rolls(known, [ini, dfd])
         case SurpriseDetermined(perception=side):
             parts.append(_side_part(f"{side.roller}'s Perception", side, state, "C18", rolls))
             verdicts.append(f"{event.tier} against difficulty {event.difficulty} (C18)")
-            recs = _rolls(explainer, [side])
+            recs = _rolls(known, [side])
         case AmbushDifficultySet(stealth=sides, time_waited=waited) if sides:
             parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17", rolls) for side in sides]
             rows = {"under_a_minute": ("the lowest Stealth roll", min(s.total for s in sides), 2),
@@ -407,18 +431,18 @@ def _single(explainer: _Explainer, rec: StoredEvent, state: FightState) -> Expla
                                   terms=(Term(label, base, f"time waited: {waited.replace('_', ' ')}"),
                                          Term("time waited", plus, "C17's table"))))
             verdicts.append(f"Ambush Difficulty {event.difficulty} (C17)")
-            recs = _rolls(explainer, list(sides))
+            recs = _rolls(known, list(sides))
         case AmbushDifficultySet():
             verdicts.append(f"Ambush Difficulty {event.difficulty}, set by the GM (C17)")
         case InitiativeRolled(check=side):
             parts.append(_side_part(f"{side.roller}'s initiative", side, state, "C19", rolls))
-            recs = _rolls(explainer, [side])
-    title = _title(explainer, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
+            recs = _rolls(known, [side])
+    title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
-                       undone=rec.seq in explainer.voided)
+                       undone=rec.seq in known.voided)
 
 
-def _rolls(explainer: _Explainer, sides: list[RollTotal]) -> list[StoredEvent]:
+def _rolls(known: Derivations, sides: list[RollTotal]) -> list[StoredEvent]:
     wanted = {s.counter for s in sides}
-    return [r for counter, r in explainer.batch_rolls.items() if counter in wanted]
+    return [r for counter, r in known.batch_rolls.items() if counter in wanted]

@@ -1,55 +1,45 @@
 """Session logs: one walk of a fight feeds a writer per format (text, Markdown, HTML), streaming.
 
-The walk (:mod:`omen_core.walk`) drives three visitors at once: the audit
-(:mod:`omen_replay.verify`), the narrator (:mod:`omen_replay.narrate`) and a
-tally of each combatant's HP and Will at each round's start. The writer gets
-the same things in the same order: a header (title, dice), the narrative line
-by line (each with its kind; rounds as lines of kind ``round``, undone lines
-marked), and an ending (the end state, each combatant's HP and Will by round,
-the audit's verdict). Writers only decide how things look, and write to a
-stream as they go, so a long fight never sits in memory. Every writer shows
-the control characters of user text (names, notes, reasons) as escapes
-(:func:`~omen_replay.output.visible`): a log never writes a raw escape sequence.
+The walk (:mod:`omen_core.walk`) drives three visitors at once: a tally of
+the header facts (title, dice), the audit (:mod:`omen_replay.verify`) and the
+card builder (:mod:`omen_replay.cards`), which hands over the log's entries
+(action cards, round summaries, notes) as soon as each is complete. Every
+writer gets the same structured data in the same order: a header (title,
+dice), the entries one by one, and an ending (the end state, the chart of HP
+and Will by round, the audit's verdict); it only decides how things look,
+never finds anything by reading narrated text. The HTML page is rendered
+from the Jinja2 templates in ``omen_replay/templates`` (autoescaped), the
+same a server can include (:func:`environment`). Writers write to a stream
+as they go, so a long fight never sits in memory: the HTML writer keeps the
+timeline in a temporary file until the end, where the chart and the verdict
+that go above it are known. Every writer shows the control characters of
+user text (names, notes, reasons) as escapes (:func:`~omen_replay.output.visible`):
+a log never writes a raw escape sequence.
 """
 
 from __future__ import annotations
 
 import html
 import io
-from collections.abc import Iterable
-from typing import Protocol, TextIO
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TextIO
 
+import jinja2
 import msgspec
+from markupsafe import Markup
 
-from omen_core.events import DiceRolled, FightStarted, StoredEvent, encode_line
+from omen_core.events import FightStarted, StoredEvent, encode_line
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Source, Visitor, Walk, walk
 
-from .narrate import Line, Narrator
+from .cards import Card, CardBuilder, Chart, Entry, Note, RoundSummary
 from .output import visible
 from .replay import StateSummary, summarise
 from .verify import Audit, Report
 
-__all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "Point", "Series", "render", "render_records",
-           "WRITERS"]
-
-
-class Point(msgspec.Struct, frozen=True):
-    """A combatant's HP and Will at the start of a round (round 0: before the rounds; the last point: the end)."""
-
-    round: int
-    hp: int
-    will: int
-
-
-class Series(msgspec.Struct, kw_only=True):
-    """One combatant's HP and Will over the fight, by round: by id, so same-named combatants stay apart."""
-
-    id: str
-    name: str
-    hp_max: int
-    will_max: int
-    points: list[Point]
+__all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "ChartView", "Polyline", "render",
+           "render_records", "environment", "chart_view", "WRITERS"]
 
 
 class Writer(Protocol):
@@ -57,20 +47,17 @@ class Writer(Protocol):
 
     def begin(self, title: str, dice: str) -> None: ...
 
-    def line(self, line: Line) -> None: ...
+    def entry(self, entry: Entry) -> None: ...
 
-    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None: ...
+    def end(self, summary: StateSummary, chart: Chart, report: Report) -> None: ...
 
 
 class _Tally(Visitor):
-    """The header facts (title, dice sources seen) and each combatant's HP and Will at each round's start."""
+    """The header facts: the title, the dice the fight declares, and whether the seed is revealed."""
 
     def __init__(self) -> None:
         self.title = ""
-        self.sources: set[str] = set()
-        self.series: dict[str, Series] = {}
         self.seed = False
-        self.started = False
         self.fight_dice = ""
 
     def begin(self, walk: Walk) -> None:
@@ -79,43 +66,20 @@ class _Tally(Visitor):
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         if isinstance(rec.event, FightStarted):
             self.title, self.fight_dice = rec.event.title or rec.fight_id, rec.event.dice
-        elif isinstance(rec.event, DiceRolled):
-            self.sources.add(rec.event.source)
-        if after.round != before.round or not self.started:
-            self.started = True
-            self._mark(after)
-
-    def end(self, state: FightState) -> None:
-        self._mark(state)
-
-    def _mark(self, state: FightState) -> None:
-        for fighter in state.combatants.values():
-            line = self.series.setdefault(fighter.id, Series(id=fighter.id, name=fighter.sheet.name,
-                                                             hp_max=fighter.sheet.hp, will_max=fighter.sheet.will,
-                                                             points=[]))
-            point = Point(state.round, fighter.hp, fighter.will)
-            if line.points and line.points[-1].round == point.round:
-                line.points[-1] = point
-            else:
-                line.points.append(point)
 
 
-class _Stream(Visitor):
-    """Hands the narrator's lines to the writer, after its header (which needs the fight's first event)."""
+class _Stream:
+    """Hands the builder's entries to the writer, after its header (which needs the fight's first event)."""
 
     def __init__(self, writer: Writer, tally: _Tally):
         self.writer, self.tally = writer, tally
         self.begun = False
-        self.narrator = Narrator(sink=self._line)
 
-    def _line(self, line: Line) -> None:
+    def __call__(self, entry: Entry) -> None:
         if not self.begun:
             self.begun = True
             self.writer.begin(self.tally.title or "(untitled fight)", _dice_note(self.tally))
-        self.writer.line(line)
-
-    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
-        self.narrator.event(rec, before, after, voided)
+        self.writer.entry(entry)
 
 
 def _dice_note(tally: _Tally) -> str:
@@ -132,10 +96,11 @@ def render(source: Source, writer: Writer) -> None:
     tally = _Tally()
     audit = Audit()
     stream = _Stream(writer, tally)
-    state = walk(source, [tally, audit, stream], strict=False)
+    builder = CardBuilder(stream)
+    state = walk(source, [tally, audit, builder], strict=False)
     if not stream.begun:
         writer.begin(tally.title or "(empty log)", _dice_note(tally))
-    writer.end(summarise(state), list(tally.series.values()), audit.report())
+    writer.end(summarise(state), builder.chart, audit.report())
 
 
 def render_records(records: Iterable[StoredEvent], fmt: str = "text") -> str:
@@ -161,8 +126,34 @@ def _verdict(report: Report) -> str:
     return f"verified: hash chain intact, every command decided again, every derived number recomputed{seed}{rerolls}"
 
 
+def _row(name: str, side: str, hp: str, will: str, conditions: dict[str, int], extra: str = "") -> str:
+    held = ", ".join(_held(conditions))
+    return f"{name} ({side}): HP {hp}, Will {will}{extra}" + (f", {held}" if held else "")
+
+
+def _held(conditions: dict[str, int]) -> list[str]:
+    """Conditions with their stacks: ``Fatigued``, ``Exhausted x2``."""
+    return [f"{name} x{stacks}" if stacks > 1 else name for name, stacks in conditions.items()]
+
+
+def card_lines(card: Card) -> list[str]:
+    """A card's summary, a line each, as the text and Markdown writers give it (from the card's fields)."""
+    found = [f"{roll.name}: {roll.text()}" for roll in card.rolls]
+    found += [f"{v.label}: {v.numbers}" + (f" ({v.rule})" if v.rule else "") if v.numbers else v.label
+              + (f" ({v.rule})" if v.rule else "") for v in card.verdicts]
+    found += [f"damage ({d.source}): {d.raw.text()}; {d.text()}" for d in card.damage]
+    found += [f"after: {r.name} {r.resource.upper()} {r.before} \u2192 {r.after}" for r in card.resources]
+    found += [f"{c.name} is {c.condition}" + (f" x{c.stacks}" if c.stacks > 1 else "") if c.applied
+              else f"{c.name} is no longer {c.condition}" for c in card.conditions]
+    if card.reactions:
+        found.append("reactions: " + ", ".join(f"#{seq}" for seq in card.reactions))
+    if not card.settled:
+        found.append("not settled when the log ends")
+    return found
+
+
 class TextWriter:
-    """Plain text, one event per line, as the terminal shows it."""
+    """Plain text, one event per line as the terminal shows it; each card's summary after its events."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -172,14 +163,28 @@ class TextWriter:
         title = visible(title)
         self.out.write(f"{title}\n{'=' * len(title)}\ndice: {visible(dice)}\n\n")
 
-    def line(self, line: Line) -> None:
-        """One narrative line, tagged with its seq."""
-        self.out.write(f"#{line.seq:<4} {visible(line.text)}\n")
+    def entry(self, entry: Entry) -> None:
+        """A note's lines, a round's summary, or a card: its events, then its summary."""
+        undone = "[undone] " if entry.undone else ""
+        if isinstance(entry, RoundSummary):
+            self.out.write(f"#{entry.seq:<4} {undone}\u2500\u2500 Round {entry.round} \u2500\u2500\n")
+            for r in entry.rows:
+                extra = "" if r.initiative is None else f", initiative {r.initiative}"
+                row = _row(r.name, r.side, f"{r.hp}/{r.hp_max}", f"{r.will}/{r.will_max}", r.conditions, extra)
+                self.out.write(f"        {visible(row)}{', ' + r.out if r.out else ''}\n")
+            return
+        lines = entry.lines if isinstance(entry, Note) else entry.story
+        for line in lines:
+            text = f"[undone] {line.text.strip()}" if entry.undone else line.text
+            self.out.write(f"#{line.seq:<4} {visible(text)}\n")
+        if isinstance(entry, Card):
+            for said in card_lines(entry):
+                self.out.write(f"      \u2502 {undone}{visible(said)}\n")
 
-    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
+    def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The end state, each combatant, and the audit's verdict."""
-        rows = [f"  {c.name} ({c.side}): HP {c.hp}/{c.hp_max}, Will {c.will}/{c.will_max}"
-                + (f", {', '.join(c.conditions)}" if c.conditions else "") for c in summary.combatants]
+        rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", c.conditions)
+                for c in summary.combatants]
         rerolls = "".join(f"undo re-roll: {visible(f.what)}\n" for f in report.rerolls)
         self.out.write("\n" + visible(_ending(summary)) + "\n" + "".join(visible(r) + "\n" for r in rows) + rerolls
                        + visible(_verdict(report)) + "\n")
@@ -195,7 +200,8 @@ def _md(text: str) -> str:
 
 
 class MarkdownWriter:
-    """Markdown: a heading per round, turns in bold, results as list items, undone lines struck through."""
+    """Markdown: a heading and a table per round, a heading per card with its summary and its events, undone
+    entries struck through."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -204,22 +210,37 @@ class MarkdownWriter:
         """The title and the dice."""
         self.out.write(f"# {_md(title)}\n\n*Dice: {_md(dice)}.*\n\n")
 
-    def line(self, line: Line) -> None:
-        """One narrative line: rounds become headings, turns bold, the rest list items."""
-        text = _md(line.text.strip())
-        if line.kind == "round":
-            self.out.write(f"\n## {_md(line.text.strip(_RULE))}\n\n")
-        elif line.kind == "undone":
-            self.out.write(f"- ~~{text}~~ (undone)\n")
-        elif line.kind == "header":
-            self.out.write(f"- **{text}** `#{line.seq}`\n")
+    def entry(self, entry: Entry) -> None:
+        """A round's heading and table, a card's heading, summary and events, or a note as a list item."""
+        if isinstance(entry, RoundSummary):
+            heading = f"~~Round {entry.round}~~ (undone)" if entry.undone else f"Round {entry.round}"
+            rows = "".join(f"| {_md(r.name)} | {_md(r.side)} | {'-' if r.initiative is None else r.initiative} | "
+                           f"{r.hp}/{r.hp_max} | {r.will}/{r.will_max} | "
+                           f"{_md(', '.join(_held(r.conditions) + ([r.out] if r.out else []))) or '-'} |\n"
+                           for r in entry.rows)
+            self.out.write(f"\n## {heading}\n\n| combatant | side | initiative | HP | Will | conditions |\n"
+                           f"| --- | --- | --- | --- | --- | --- |\n{rows}\n")
+        elif isinstance(entry, Card):
+            headline = f"~~{_md(entry.headline)}~~ (undone)" if entry.undone else _md(entry.headline)
+            self.out.write(f"\n#### {headline} `#{entry.seq}`\n\n"
+                           + "".join(f"- {self._strike(entry, _md(line))}\n" for line in card_lines(entry))
+                           + "- every event:\n"
+                           + "".join(f"  - {self._strike(entry, _md(line.text.strip()))} `#{line.seq}`\n"
+                                     for line in entry.story) + "\n")
         else:
-            self.out.write(f"  - {text} `#{line.seq}`\n")
+            for line in entry.lines:
+                text = _md(line.text.strip())
+                text = f"**{text}**" if line.kind == "header" else text
+                self.out.write(f"- {self._strike(entry, text)} `#{line.seq}`\n")
 
-    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
+    @staticmethod
+    def _strike(entry: Entry, text: str) -> str:
+        return f"~~{text}~~ (undone)" if entry.undone else text
+
+    def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The end state as a table, and the audit's verdict."""
         rows = [f"| {_md(c.name)} | {_md(c.side)} | {c.hp}/{c.hp_max} | {c.will}/{c.will_max} | "
-                f"{_md(', '.join(c.conditions)) or '-'} |" for c in summary.combatants]
+                f"{_md(', '.join(_held(c.conditions))) or '-'} |" for c in summary.combatants]
         self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
                        "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"
                        + "".join(r + "\n" for r in rows)
@@ -227,89 +248,141 @@ class MarkdownWriter:
                        + f"\n\n*{_md(_verdict(report))}.*\n")
 
 
-_RULE = " \u2500"  # the box-drawing rule around "Round N" in the narrative
+# -- HTML ---------------------------------------------------------------------------------------------------------
+
+
+def _finalize(value: Any) -> Any:
+    """Every value a template writes: user text with its control characters shown as escapes (markup the
+    templates made themselves is left as it is)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
+def environment(loader: jinja2.BaseLoader | None = None) -> jinja2.Environment:
+    """The Jinja2 environment of the session-log templates (``card.html.j2``'s macros, ``chart.html.j2``,
+    ``log.css``, the page ``session_log.html.j2``): autoescaped, strict about undefined names, every value shown
+    with its control characters escaped. A server may pass a loader that also finds its own templates
+    (``jinja2.ChoiceLoader([its loader, jinja2.PackageLoader("omen_replay")])``)."""
+    env = jinja2.Environment(loader=loader or jinja2.PackageLoader("omen_replay", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, finalize=_finalize, trim_blocks=True,
+                             lstrip_blocks=True)
+    env.globals["held"] = _held
+    return env
+
+
+class Polyline(msgspec.Struct, frozen=True, kw_only=True):
+    """One combatant's line in a chart: its points (x, y, value, column) and how it is drawn."""
+
+    id: str
+    name: str
+    colour: str
+    dash: str
+    points: tuple[tuple[float, float, int, str], ...]
+
+    def coords(self) -> str:
+        """The SVG ``points`` attribute."""
+        return " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in self.points)
+
+
+class ChartView(msgspec.Struct, frozen=True, kw_only=True):
+    """A chart laid out for SVG: one resource (HP or Will) by round, ticks on both axes, a line per combatant."""
+
+    id: str
+    resource: str
+    width: int
+    height: int
+    left: int
+    top: int
+    bottom: int
+    right: int
+    x_ticks: tuple[tuple[float, str], ...]
+    y_ticks: tuple[tuple[float, int], ...]
+    lines: tuple[Polyline, ...]
+
+
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
-_CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-.line{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;margin:0}
-.seq{color:#999;display:inline-block;width:3.5rem}.header{font-weight:bold}.roll{color:#777}
-.window{color:#9a6700}.note{color:#0969da}.undone{color:#999;text-decoration:line-through}
-h2{border-bottom:1px solid #ddd;margin-top:2rem}.round{background:#f6f8fa;padding:.2rem .5rem}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem}svg text{font-size:11px}"""
+_DASHES = ("", "6 3", "2 3", "8 3 2 3")
+
+
+def chart_view(chart: Chart, resource: str, width: int = 480, height: int = 260) -> ChartView:
+    """The layout of ``chart``'s ``resource`` (``hp`` or ``will``): x by column (start, each round, end), y from
+    0 to the largest maximum, a tick every step that keeps the labels apart."""
+    left, right, top, bottom = 44, 16, 16, 40
+    columns = chart.columns or ("end",)
+    peak: int = max([s.hp_max if resource == "hp" else s.will_max for s in chart.series] + [1])
+    inner_w, inner_h = width - left - right, height - top - bottom
+
+    def x(i: int) -> float:
+        return left + inner_w * (i / max(len(columns) - 1, 1))
+
+    def y(value: int) -> float:
+        return top + inner_h * (1 - max(value, 0) / peak)
+
+    step = max(1, -(-len(columns) // 12))
+    x_ticks = tuple((x(i), name) for i, name in enumerate(columns) if i % step == 0 or i == len(columns) - 1)
+    y_step = max(1, -(-peak // 5))
+    y_ticks = tuple((y(v), v) for v in range(0, peak + 1, y_step))
+    lines = tuple(Polyline(id=s.id, name=s.name, colour=_COLOURS[i % len(_COLOURS)],
+                           dash=_DASHES[(i // len(_COLOURS) + i) % len(_DASHES)],
+                           points=tuple((x(j), y(v), v, columns[j]) for j, v in enumerate(getattr(s, resource))
+                                        if v is not None))
+                  for i, s in enumerate(chart.series))
+    return ChartView(id=f"chart-{resource}", resource="HP" if resource == "hp" else "Will", width=width,
+                     height=height, left=left, top=top, bottom=height - bottom, right=width - right,
+                     x_ticks=x_ticks, y_ticks=y_ticks, lines=lines)
 
 
 class HtmlWriter:
-    """One self-contained HTML page: the timeline by round and turn, and an HP / Will chart by round (inline SVG)."""
+    """One self-contained HTML page from the templates: the verdict, the chart by round and the end state at the
+    top, then the timeline by round: a summary at each round's start, a card per action (each expands to its
+    full explanation), notes between."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.env = environment()
+        self.cards = self.env.get_template("card.html.j2").module
+        # the timeline so far, in memory up to 1 MiB, then on disk; closed in end()
+        self.body = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8")  # noqa: SIM115
+        self.title, self.dice = "", ""
+        self.rounds: list[tuple[str, int, bool]] = []  # each round's anchor, number and undone: for the links
+        self.section = False
 
     def begin(self, title: str, dice: str) -> None:
-        """The page head (no external assets) and the title."""
-        self.out.write("\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                                  f"<title>{_h(title)}</title><style>{_CSS}</style></head><body>",
-                                  f"<h1>{_h(title)}</h1>", f"<p><em>Dice: {_h(dice)}.</em></p>",
-                                  '<section id="timeline">']) + "\n")
+        """The title and the dice (written at the end, above the chart)."""
+        self.title, self.dice = title, dice
 
-    def line(self, line: Line) -> None:
-        """One narrative line; a round starts a new heading."""
-        if line.kind == "round":
-            self.out.write(f'<h2 class="round" id="seq-{line.seq}">{_h(line.text.strip(_RULE))}</h2>\n')
+    def entry(self, entry: Entry) -> None:
+        """A round's summary opens its section; a card or a note goes into the one open."""
+        if isinstance(entry, RoundSummary):
+            if self.section:
+                self.body.write("</section>\n")
+            self.rounds.append((entry.anchor, entry.round, entry.undone))
+            self.body.write(str(self.cards.round_summary(entry)) + "\n")  # type: ignore[attr-defined]
+            self.section = True
             return
-        self.out.write(f'<p class="line {line.kind}"><span class="seq">#{line.seq}</span>'
-                       f"{_h(line.text.strip())}</p>\n")
+        if not self.section:
+            self.body.write(str(self.cards.before_rounds()) + "\n")  # type: ignore[attr-defined]
+            self.section = True
+        macro = self.cards.card if isinstance(entry, Card) else self.cards.note  # type: ignore[attr-defined]
+        self.body.write(str(macro(entry)) + "\n")
 
-    def end(self, summary: StateSummary, series: list[Series], report: Report) -> None:
-        """The end state, the chart of HP and Will by round, the audit's verdict, and the closing tags."""
-        rows = "".join(f"<tr><td>{_h(c.name)}</td><td>{_h(c.side)}</td><td>{c.hp}/{c.hp_max}</td>"
-                       f"<td>{c.will}/{c.will_max}</td><td>{_h(', '.join(c.conditions) or '-')}</td></tr>"
-                       for c in summary.combatants)
-        self.out.write("\n".join(["</section>", "<h2>The end</h2>", f"<p>{_h(_ending(summary))}</p>",
-                                  "<table><tr><th>combatant</th><th>side</th><th>HP</th><th>Will</th>"
-                                  f"<th>conditions</th></tr>{rows}</table>", "<h2>HP and Will by round</h2>",
-                                  _chart(series),
-                                  *(f'<p class="reroll">undo re-roll: {_h(f.what)}</p>'
-                                    for f in report.rerolls),
-                                  f"<p><em>{_h(_verdict(report))}.</em></p>",
-                                  "</body></html>"]) + "\n")
+    def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
+        """The page: head, verdict, chart, end state, then the timeline kept so far, and the closing tags."""
+        if self.section:
+            self.body.write("</section>\n")
+        self.body.seek(0)
+        page = self.env.get_template("session_log.html.j2").generate(
+            title=self.title, dice=self.dice, summary=summary, ending=_ending(summary), verdict=_verdict(report),
+            clean=report.clean, rerolls=[f.what for f in report.rerolls], rounds=self.rounds, chart=chart,
+            views=[chart_view(chart, "hp"), chart_view(chart, "will")], timeline=self._timeline())
+        for piece in page:
+            self.out.write(piece)
+        self.body.close()
 
-
-def _h(text: str) -> str:
-    """Text made safe inside HTML: control characters shown as escapes, then HTML-escaped."""
-    return html.escape(visible(text))
-
-
-def _chart(series: list[Series], width: int = 720, height: int = 260) -> str:
-    """An SVG line chart: each combatant's HP (solid) and Will (dashed) at the start of each round, labelled axes."""
-    top = max([max(p.hp, p.will) for s in series for p in s.points] + [1])
-    last = max([p.round for s in series for p in s.points] + [1])
-    pad = 40
-
-    def xy(index: float, value: int) -> str:
-        x = pad + (width - 2 * pad) * index / max(last, 1)
-        return f"{x:.1f},{height - pad - (height - 2 * pad) * value / top:.1f}"
-
-    parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 20 * len(series)}" '
-             f'role="img" aria-label="HP and Will by round">',
-             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>',
-             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#999"/>',
-             f'<text x="{pad - 6}" y="{pad + 4}" text-anchor="end">{top}</text>',
-             f'<text x="{pad - 6}" y="{height - pad + 4}" text-anchor="end">0</text>',
-             f'<text x="12" y="{height / 2:.0f}" transform="rotate(-90 12 {height / 2:.0f})" '
-             'text-anchor="middle">HP / Will</text>',
-             f'<text x="{width / 2:.0f}" y="{height - 6}" text-anchor="middle">round</text>']
-    step = max(1, last // 12)
-    for r in range(0, last + 1, step):
-        x = xy(r, 0).split(",")[0]
-        parts.append(f'<text x="{x}" y="{height - pad + 16}" text-anchor="middle">{r}</text>')
-    for i, s in enumerate(series):
-        colour = _COLOURS[i % len(_COLOURS)]
-        for attr, dash in (("hp", ""), ("will", ' stroke-dasharray="4 3"')):
-            coords = " ".join(xy(p.round, getattr(p, attr)) for p in s.points)
-            parts.append(f'<polyline class="series" fill="none" stroke="{colour}"{dash} points="{coords}"/>')
-        parts.append(f'<text x="{pad}" y="{height + 12 + 20 * i}" fill="{colour}">{_h(s.name)} '
-                     f'({_h(s.id)}): HP (solid), Will (dashed)</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+    def _timeline(self) -> Iterator[Markup]:
+        while chunk := self.body.read(1 << 16):
+            yield Markup(chunk)  # written by the templates above, already escaped
 
 
 WRITERS: dict[str, type[TextWriter] | type[MarkdownWriter] | type[HtmlWriter]] = {

@@ -24,7 +24,7 @@ EVENTS = fight_events()
 
 
 class _Tags(HTMLParser):
-    """Collects tags and any attribute that would load something from outside the page."""
+    """Collects tags and any attribute that would load something from outside the page (links within it aside)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,7 +34,7 @@ class _Tags(HTMLParser):
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         for name, value in attrs:
-            if name in ("src", "href") and value:
+            if name in ("src", "href") and value and not value.startswith("#"):
                 self.external.append(value)
 
 
@@ -54,22 +54,53 @@ class TestWriters:
         assert "; the seed is revealed and every seeded die checks out" in verdict
 
     def test_markdown_has_a_heading_per_round_and_strikes_undone_lines(self):
-        """Markdown: '## Round N' for each round, undone events struck through, the end as a table."""
+        """Markdown: '## Round N' and its summary table for each round, a heading per card, the undone attack
+        struck through, the end as a table."""
         md = render_records(EVENTS, "md")
         assert re.findall(r"^## Round (\d+)$", md, re.M) == ["1", "2", "3", "4"]
-        assert re.search(r"^- ~~.*attacks Skarn Gutterjaw.*~~ \(undone\)$", md, re.M)
+        assert re.search(r"^#### ~~.*attacks Skarn Gutterjaw.*~~ \(undone\) `#84`$", md, re.M)
+        assert "- hit: 7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14\n" in md
+        assert "| Brin Hollowmere | wardens | 3 | 14/18 | 12/12 | Fatigued |" in md
         assert "| Kael Arden | wardens | 10/24 |" in md
         assert "| Brin Hollowmere | wardens | 0/18 | 12/12 | Dying, Prone |" in md
 
-    def test_html_is_self_contained_with_a_chart(self):
-        """HTML: parses, loads nothing from outside, has the timeline and an HP and a Will line per combatant."""
+    def test_html_is_self_contained_with_cards_and_a_chart(self):
+        """HTML: parses, loads nothing from outside, no script; an HP and a Will line per combatant, a section per
+        round, a card per action with its anchor, the undone attack struck through, every id once."""
         page = render_records(EVENTS, "html")
         parser = _Tags()
         parser.feed(page)
         assert parser.external == [] and "script" not in parser.tags
         assert page.count('class="series"') == 2 * 4
-        assert re.findall(r'<h2 class="round" id="seq-\d+">Round (\d+)</h2>', page) == ["1", "2", "3", "4"]
-        assert page.count('<h2 class="round"') == 4 and 'class="line undone"' in page
+        assert re.findall(r'<h2 id="seq-\d+">Round (\d+) ', page) == ["1", "2", "3", "4"]
+        assert '<article class="card attack undone unsettled" id="seq-84"' in page
+        assert '<article class="card attack" id="seq-93"' in page and "<code>7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14" \
+            in page
+        ids = re.findall(r' id="([^"]+)"', page)
+        assert len(ids) == len(set(ids))
+        assert page.index('id="chart-hp"') < page.index('id="timeline"')
+
+    def test_every_template_is_autoescaped(self):
+        """The templates' environment escapes every value, in every template the package ships, and shows control
+        characters as escapes."""
+        from omen_replay.render import environment
+
+        env = environment()
+        names = env.list_templates()
+        assert {"card.html.j2", "chart.html.j2", "session_log.html.j2"} <= set(names)
+        assert env.autoescape is True
+        note = env.get_template("card.html.j2").module.note  # type: ignore[attr-defined]
+        from omen_replay.cards import Note
+        from omen_replay.narrate import Line
+
+        written = str(note(Note(seq=3, lines=(Line(3, "note", "<b>x</b>\x1b[31m"),))))
+        assert "&lt;b&gt;x&lt;/b&gt;\\x1b[31m" in written and "<b>" not in written
+
+    def test_rounds_come_from_events_not_from_narrated_text(self):
+        """No writer finds a round by matching the narrated text: every 'Round' the writers write is a number."""
+        source = (Path(__file__).resolve().parents[2] / "omen_replay" / "render.py").read_text()
+        assert "\\u2500 Round" not in source.replace("Round {entry.round}", "") and '"round"' not in source
+        assert all("entry.round" in line for line in source.splitlines() if "Round {" in line)
 
     def test_manual_dice_are_named(self):
         """A fight rolled with manual dice says so in the header."""
@@ -110,7 +141,8 @@ class TestInABrowser:
 
     def test_html_report_opens_without_errors_and_shows_the_chart(self, tmp_path):
         """The demo's HTML session log loads in headless Chromium with no console or page error and no request
-        besides the file itself, and the HP / Will chart is visible with a line per combatant and resource."""
+        besides the file itself; the HP and Will charts are visible near the top with a line per combatant and
+        resource; a card's anchor opens it; at phone width nothing overflows sideways."""
         import os
 
         chromium = _chromium()
@@ -134,18 +166,26 @@ class TestInABrowser:
                 page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
                 page.on("request", lambda request: requests.append(request.url))
                 response = page.goto(report.as_uri(), wait_until="load")
-                chart = page.locator("svg#chart")
+                chart = page.locator("svg#chart-hp")
                 box = chart.bounding_box()
-                lines = page.locator("svg#chart polyline.series")
+                lines = page.locator("svg.chart polyline.series")
                 visible_lines = [lines.nth(i).bounding_box() for i in range(lines.count())]
                 title = page.title()
-                rounds = page.locator("h2.round").count()
+                rounds = page.locator("section.round h2[id^=seq-]").count()
                 page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+                page.goto(report.as_uri() + "#seq-112", wait_until="load")
+                opened = page.evaluate("document.querySelector('#seq-93 details').open")
+                phone = browser.new_page(viewport={"width": 390, "height": 844})
+                phone.goto(report.as_uri(), wait_until="load")
+                overflow = phone.evaluate("document.documentElement.scrollWidth")
+                phone.screenshot(path=str(tmp_path / "report-390.png"), full_page=False)
             finally:
                 browser.close()
         assert response is not None and response.ok
         assert errors == [] and requests == [report.as_uri()]
-        assert box is not None and box["width"] >= 700 and box["height"] >= 260
+        assert box is not None and box["width"] >= 400 and box["height"] >= 200 and box["y"] < 900
         assert len(visible_lines) == 2 * 4 and all(b is not None and b["width"] > 0 for b in visible_lines)
         assert "Ember Ford" in title and rounds == 4
+        assert opened, "a link to an event of a card opens the card's explanation"
+        assert overflow <= 390
         assert (tmp_path / "report.png").stat().st_size > 10_000

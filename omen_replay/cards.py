@@ -1,0 +1,680 @@
+"""Action cards: a fight's session log as structured data, built by one walk of the events it is given.
+
+The log is a stream of *entries*, in the order of their first event:
+
+- a :class:`Card` per action (an attack, a save, a movement: the declaration
+  and every event of the action to its end) and per roll outside an action (a
+  check, a contest, a Perception roll against an ambush, an initiative roll, a
+  roll-off, the Stealth rolls that set an Ambush Difficulty): each roll as a
+  :class:`Roll` (``7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14``), the defense, hit
+  or miss and the crit with the rule that decided a tie, damage with each
+  mitigation step, resources and conditions after, every event as the
+  narrative tells it, and the full :class:`~omen_replay.explain.Explanation`
+  that ``omen explain SEQ`` gives for the card's seq;
+- a :class:`RoundSummary` at each round's start (HP, Will, conditions and
+  initiative of every combatant);
+- a :class:`Note` for any other event (a join, a turn, a draw, an undo...).
+
+Undone actions are cards like any other, marked ``undone``; nothing is left
+out. Every entry carries the seq that anchors it (``#seq-N``), so the same
+entry has the same anchor in every rendering of the log. :class:`CardBuilder`
+is a visitor of the walk (:mod:`omen_core.walk`) that hands each entry to a
+sink as soon as it and every entry before it are complete, keeping only the
+actions still open; :func:`entries` builds them from an in-memory list of
+events, which need not be a whole or sound log (a view with events left out
+still gives its cards). The writers of :mod:`omen_replay.render` and the
+templates in ``omen_replay/templates`` only decide how entries look.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+import msgspec
+
+from omen_core.events import (
+    ActionCancelled,
+    ActionSettled,
+    AmbushDifficultySet,
+    AttackDeclared,
+    CombatantJoined,
+    ConditionApplied,
+    ConditionCleared,
+    ContestResolved,
+    CostPaid,
+    DamageResolved,
+    DamageTerms,
+    DiceRolled,
+    Die,
+    Event,
+    HitDetermined,
+    InitiativeRolled,
+    InitiativeRollOff,
+    Moved,
+    MovementDeclared,
+    ResourceChanged,
+    RollTotal,
+    RoundStarted,
+    SaveCalled,
+    SaveResolved,
+    StaticCheckResolved,
+    StoredEvent,
+    SurpriseDetermined,
+    encode_line,
+    is_undo_batch,
+)
+from omen_core.state import FightState
+from omen_core.walk import LinesSource, Visitor, Walk, walk
+
+from .explain import Derivations, Explanation, owner_of
+from .narrate import Line, Narrator
+
+__all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
+           "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
+           "roll_string"]
+
+CardKind = Literal["attack", "save", "movement", "check", "contest", "surprise", "initiative", "roll_off", "ambush"]
+
+
+class RollTerm(msgspec.Struct, frozen=True):
+    """One number of a roll: a die's face (``die`` its size, ``label`` its pool) or a flat bonus and its name."""
+
+    value: int
+    label: str
+    die: str = ""
+
+
+class Roll(msgspec.Struct, frozen=True, kw_only=True):
+    """A total and the numbers that make it, in the order the rules add them; the terms add up to the total."""
+
+    name: str
+    terms: tuple[RollTerm, ...]
+    total: int
+
+    def text(self) -> str:
+        """The roll string: ``7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14``."""
+        return roll_string(self.terms, self.total)
+
+
+def roll_string(terms: Iterable[RollTerm], total: int) -> str:
+    """Terms and their total as one line: a die as ``face (dN)``, a bonus as ``value name``.
+
+    >>> roll_string([RollTerm(7, "primary", "d8"), RollTerm(4, "FCS", "d6"), RollTerm(2, "AGI"),
+    ...              RollTerm(-1, "slick stones")], 12)
+    '7 (d8) + 4 (d6) + 2 AGI - 1 slick stones = 12'
+    """
+    pieces: list[str] = []
+    for term in terms:
+        body = f"{abs(term.value)} ({term.die})" if term.die else f"{abs(term.value)} {term.label}"
+        sign = "-" if term.value < 0 else "+"
+        pieces.append(f"{sign} {body}" if pieces else (f"-{body}" if term.value < 0 else body))
+    return f"{' '.join(pieces) or '0'} = {total}"
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """What the numbers decided (``HIT``, ``no crit``, ``SAVED``...), on what numbers, and the rule that decided
+    (naming the tie rule when there was a tie)."""
+
+    label: str
+    numbers: str
+    rule: str = ""
+
+
+class Mitigation(msgspec.Struct, frozen=True, kw_only=True):
+    """One step of C13's mitigation: its change to the damage (as ``omen explain`` signs it) and the damage after."""
+
+    step: str
+    change: int
+    after: int
+
+
+class DamageLine(msgspec.Struct, frozen=True, kw_only=True):
+    """Damage dealt: the raw damage term by term, each mitigation step, and where the final damage lands."""
+
+    source: str
+    damage_type: str
+    raw: Roll
+    steps: tuple[Mitigation, ...]
+    final: int
+    target: str
+    target_name: str
+    resource: str
+    overflow: int = 0
+
+    def text(self) -> str:
+        """``11 piercing - 1 armor = 10 to Brin Hollowmere's HP``."""
+        steps = "".join(f" {'-' if s.change < 0 else '+'} {abs(s.change)} {s.step}" for s in self.steps if s.change)
+        where = f"{self.target_name}'s {self.resource.upper()}"
+        if self.overflow:
+            where += f" ({self.final - self.overflow} on Will, {self.overflow} beyond it to HP, C31)"
+        return f"{self.raw.total} {self.damage_type}{steps} = {self.final} to {where}"
+
+
+class ResourceLine(msgspec.Struct, frozen=True, kw_only=True):
+    """A combatant's HP or Will after the action, and before it."""
+
+    who: str
+    name: str
+    resource: str
+    before: int
+    after: int
+
+
+class ConditionLine(msgspec.Struct, frozen=True, kw_only=True):
+    """A condition the action applied (with its stacks after) or cleared, and why."""
+
+    who: str
+    name: str
+    condition: str
+    applied: bool
+    stacks: int = 0
+    reason: str = ""
+
+
+class Card(msgspec.Struct, frozen=True, kw_only=True, tag="card"):
+    """One action, or one roll outside an action, from its first event to its last.
+
+    ``seq`` is what ``omen explain SEQ`` explains (an action's declaration; a
+    roll's result) and gives the card its anchor; ``first`` and ``last`` are
+    its first and last events. ``story`` is every event of the card as the
+    narrative tells it. ``settled`` is False for an action the log leaves open
+    or an undo cut short (True for a roll). ``explanation`` is None only where the events given
+    lack what explaining needs (a view without the combatants' sheets).
+    """
+
+    seq: int
+    kind: CardKind
+    first: int
+    last: int
+    round: int
+    headline: str
+    actor: str
+    reaction: str = ""
+    reacting_to: int | None = None
+    reactions: tuple[int, ...] = ()
+    costs: tuple[str, ...] = ()
+    rolls: tuple[Roll, ...] = ()
+    decisions: tuple[str, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()
+    damage: tuple[DamageLine, ...] = ()
+    resources: tuple[ResourceLine, ...] = ()
+    conditions: tuple[ConditionLine, ...] = ()
+    story: tuple[Line, ...] = ()
+    undone: bool = False
+    settled: bool = True
+    explanation: Explanation | None = None
+
+    @property
+    def anchor(self) -> str:
+        """The card's anchor in a page: ``seq-N``."""
+        return f"seq-{self.seq}"
+
+    def anchored_story(self) -> list[tuple[Line, str | None]]:
+        """The story's lines, each event's first line with its anchor (``seq-N``; the card's own seq is the
+        card's), so every seq of the card can be linked to."""
+        seen = {self.seq}
+        found: list[tuple[Line, str | None]] = []
+        for line in self.story:
+            found.append((line, None if line.seq in seen else f"seq-{line.seq}"))
+            seen.add(line.seq)
+        return found
+
+
+class Note(msgspec.Struct, frozen=True, kw_only=True, tag="note"):
+    """An event outside any action and any roll (a join, a turn, a draw, an undo...), as the narrative tells it."""
+
+    seq: int
+    lines: tuple[Line, ...]
+    undone: bool = False
+
+    @property
+    def anchor(self) -> str:
+        """The note's anchor in a page: ``seq-N``."""
+        return f"seq-{self.seq}"
+
+
+class CombatantRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A combatant at a round's start: resources, conditions with their stacks, initiative, surprise, out or not."""
+
+    id: str
+    name: str
+    side: str
+    hp: int
+    hp_max: int
+    will: int
+    will_max: int
+    conditions: dict[str, int]
+    initiative: int | None = None
+    surprise: str | None = None
+    out: str | None = None
+
+
+class RoundSummary(msgspec.Struct, frozen=True, kw_only=True, tag="round"):
+    """The fight at a round's start: every combatant, in initiative order (those not in the order after)."""
+
+    seq: int
+    round: int
+    order: tuple[str, ...]
+    rows: tuple[CombatantRow, ...]
+    undone: bool = False
+
+    @property
+    def anchor(self) -> str:
+        """The summary's anchor in a page: ``seq-N`` (a round undone and started again has two)."""
+        return f"seq-{self.seq}"
+
+
+Entry = Card | Note | RoundSummary
+
+
+class Series(msgspec.Struct, frozen=True, kw_only=True):
+    """One combatant's HP and Will at each of the chart's columns (None before it joined): by id, so same-named
+    combatants stay apart."""
+
+    id: str
+    name: str
+    side: str
+    hp_max: int
+    will_max: int
+    hp: tuple[int | None, ...]
+    will: tuple[int | None, ...]
+
+
+class Chart(msgspec.Struct, frozen=True, kw_only=True):
+    """HP and Will by round: the columns (``start``: as each combatant joined; ``round N``: at its start, rounds
+    undone left out; ``end``) and a series per combatant."""
+
+    columns: tuple[str, ...]
+    series: tuple[Series, ...]
+
+
+# -- building cards -----------------------------------------------------------------------------------------------
+
+_TIERS = {"alert": "Alert", "partial": "Partially Surprised", "complete": "Completely Surprised"}
+_ROLL_RESULTS = (StaticCheckResolved, ContestResolved, SurpriseDetermined, InitiativeRolled, InitiativeRollOff,
+                 AmbushDifficultySet)
+
+
+class _Draft:
+    """A card in the making: its events so far, each with the state before it and its narrative lines."""
+
+    def __init__(self, kind: CardKind, seq: int, round_: int):
+        self.kind, self.seq, self.round = kind, seq, round_
+        self.events: list[tuple[StoredEvent, FightState, tuple[Line, ...]]] = []
+        self.owned: list[tuple[StoredEvent, FightState]] = []  # the action's own events, as explain takes them
+        self.reactions: list[int] = []
+
+
+class _Slot:
+    """A place in the stream: an entry done, a card still open, or a roll still waiting for its result."""
+
+    def __init__(self, entry: Entry | None = None, draft: _Draft | None = None, roll: Note | None = None):
+        self.entry, self.draft, self.roll = entry, draft, roll
+        self.done = entry is not None
+
+
+class CardBuilder(Visitor):
+    """The session log's entries, as a visitor of a timeline walk: each goes to ``sink`` once it and every entry
+    before it are complete. Also keeps the chart (:attr:`chart`, complete at the end of the walk)."""
+
+    def __init__(self, sink: Callable[[Entry], object], seed: bytes | None = None):
+        self.sink = sink
+        self.known = Derivations(seed)
+        self.narrator = Narrator(sink=lambda line: None)
+        self.queue: deque[_Slot] = deque()
+        self.open: dict[int, tuple[_Slot, _Draft]] = {}
+        self.rolls: dict[int, _Slot] = {}
+        self.columns: list[str] = ["start"]
+        self.points: dict[str, dict[int, tuple[int, int]]] = {}
+        self.who: dict[str, tuple[str, str, int, int]] = {}
+        self.chart = Chart(columns=(), series=())
+
+    def begin(self, walk: Walk) -> None:
+        """The seed and the seqs undone, for the explanations."""
+        self.known.begin(walk)
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        """Place one event: in the card of its action, in a roll's card, as a round's summary, or as a note."""
+        self.known.see(rec)
+        if rec.seq == rec.batch:
+            self._rolls_done()
+        lines = tuple(self.narrator.tell(rec))
+        event = rec.event
+        owner = owner_of(event, before, after)
+        innermost = after.stack[-1].declared_at if after.stack else None
+        if isinstance(event, CombatantJoined):
+            self._joined(after, event.sheet.id)
+        if owner is not None:
+            self._owned(owner, rec, before, lines)
+        elif isinstance(event, RoundStarted):
+            self._push(_Slot(entry=_round(rec.seq, event.round, after, voided)))
+            if not voided:
+                self._column(f"round {event.round}", after)
+        elif isinstance(event, DiceRolled) and not is_undo_batch(event):
+            slot = _Slot(roll=Note(seq=rec.seq, lines=lines, undone=voided))
+            self.rolls[event.counter] = slot
+            self._push(slot)
+        elif isinstance(event, _ROLL_RESULTS) and _sides(event):
+            self._roll_card(rec, before, lines, voided)
+        elif innermost is not None and innermost in self.open and not is_undo_batch(event):
+            self.open[innermost][1].events.append((rec, before, lines))
+        elif lines:
+            self._push(_Slot(entry=Note(seq=rec.seq, lines=lines, undone=voided)))
+        if not is_undo_batch(event):
+            live = {f.declared_at for f in after.stack}
+            for declared in [d for d in self.open if d not in live]:
+                self._close(declared)
+        self._release()
+
+    def end(self, state: FightState) -> None:
+        """Close what the log leaves open (an action waiting at a window is a card, not settled) and the chart."""
+        for declared in list(self.open):
+            self._close(declared)
+        self._rolls_done()
+        self._release()
+        self._column("end", state)
+        self.chart = Chart(columns=tuple(self.columns), series=tuple(
+            Series(id=cid, name=name, side=side, hp_max=hp_max, will_max=will_max,
+                   hp=tuple(self.points[cid].get(i, (None, None))[0] for i in range(len(self.columns))),
+                   will=tuple(self.points[cid].get(i, (None, None))[1] for i in range(len(self.columns))))
+            for cid, (name, side, hp_max, will_max) in self.who.items()))
+
+    # -- the stream -------------------------------------------------------------------------------------------
+
+    def _push(self, slot: _Slot) -> None:
+        self.queue.append(slot)
+
+    def _release(self) -> None:
+        while self.queue and self.queue[0].done:
+            entry = self.queue.popleft().entry
+            assert entry is not None
+            self.sink(entry)
+
+    def _owned(self, owner: int, rec: StoredEvent, before: FightState, lines: tuple[Line, ...]) -> None:
+        if owner not in self.open:
+            kind: CardKind = ("attack" if isinstance(rec.event, AttackDeclared) else
+                              "save" if isinstance(rec.event, SaveCalled) else "movement")
+            draft = _Draft(kind, owner, before.round)
+            slot = _Slot(draft=draft)
+            self.open[owner] = (slot, draft)
+            self._push(slot)
+            parent = getattr(rec.event, "reacting_to", None)
+            if parent in self.open:
+                self.open[parent][1].reactions.append(owner)
+        draft = self.open[owner][1]
+        draft.events.append((rec, before, lines))
+        draft.owned.append((rec, before))
+
+    def _close(self, declared: int) -> None:
+        slot, draft = self.open.pop(declared)
+        slot.entry, slot.draft, slot.done = self._action_card(draft), None, True
+
+    def _rolls_done(self) -> None:
+        """Rolls no result took (the batch is over): notes where they stand."""
+        for slot in self.rolls.values():
+            slot.entry, slot.done = slot.roll, True
+        self.rolls = {}
+
+    def _roll_card(self, rec: StoredEvent, before: FightState, lines: tuple[Line, ...], voided: bool) -> None:
+        sides = _sides(rec.event)
+        taken = [self.rolls.pop(s.counter) for s in sides if s.counter in self.rolls]
+        story = tuple(line for slot in taken if slot.roll is not None for line in slot.roll.lines) + lines
+        dice = {c: r.event.dice for c, r in self.known.batch_rolls.items() if isinstance(r.event, DiceRolled)}
+        first = min([rec.seq, *(s.roll.seq for s in taken if s.roll is not None)])
+        card = self._single_card(rec, before, story, dice, voided, first)
+        slot = taken[0] if taken else _Slot()
+        slot.entry, slot.roll, slot.done = card, None, True
+        for other in taken[1:]:
+            self.queue.remove(other)
+        if not taken:
+            self._push(slot)
+
+    # -- the chart --------------------------------------------------------------------------------------------
+
+    def _joined(self, state: FightState, cid: str) -> None:
+        fighter = state.combatants.get(cid)
+        if fighter is None:
+            return
+        self.who.setdefault(cid, (fighter.sheet.name, fighter.side, fighter.sheet.hp, fighter.sheet.will))
+        self.points.setdefault(cid, {})[0] = (fighter.hp, fighter.will)
+
+    def _column(self, name: str, state: FightState) -> None:
+        self.columns.append(name)
+        for cid, fighter in state.combatants.items():
+            if cid in self.who:
+                self.points[cid][len(self.columns) - 1] = (fighter.hp, fighter.will)
+
+    # -- cards ------------------------------------------------------------------------------------------------
+
+    def _name(self, cid: str) -> str:
+        return self.narrator.names(cid)
+
+    def _action_card(self, draft: _Draft) -> Card:
+        first, _state, first_lines = draft.events[0]
+        decl = first.event
+        story = tuple(line for _, _, lines in draft.events for line in lines)
+        rolled = [rec.event for rec, _, _ in draft.events if isinstance(rec.event, DiceRolled)]
+        dice: dict[str, tuple[Die, ...]] = {r.purpose: r.dice for r in rolled}
+        counters = {r.counter: r.dice for r in rolled}
+        rolls: list[Roll] = []
+        verdicts: list[Verdict] = []
+        damage: list[DamageLine] = []
+        resources: list[ResourceLine] = []
+        conditions: list[ConditionLine] = []
+        damage_roll: list[Die] = []  # the dice of a damage roll not yet dealt (a consequence's own, C25)
+        for rec, _before, _lines in draft.events:
+            event = rec.event
+            if isinstance(event, DiceRolled) and event.purpose == "damage":
+                damage_roll = list(event.dice)
+            elif isinstance(event, HitDetermined):
+                rolls += _hit_rolls(event, dice)
+                verdicts += _hit_verdicts(event)
+            elif isinstance(event, SaveResolved):
+                rolls += [self._side_roll(f"{self._name(event.saver.roller)}'s {event.saver.attribute} save",
+                                          event.saver, counters.get(event.saver.counter, ())),
+                          self._side_roll(f"{self._name(event.opposing.roller)}'s {event.opposing.attribute} roll",
+                                          event.opposing, counters.get(event.opposing.counter, ()))]
+                tie = event.saver.total == event.opposing.total
+                verdicts.append(Verdict(label="SAVED" if event.success else "FAILED",
+                                        numbers=f"{event.saver.total} vs {event.opposing.total}",
+                                        rule="C15: a tie goes to the saver" if tie else "C15"))
+            elif isinstance(event, DamageResolved):
+                damage.append(self._damage(event, damage_roll))
+                damage_roll = []
+            elif isinstance(event, ResourceChanged):
+                resources.append(ResourceLine(who=event.who, name=self._name(event.who), resource=event.resource,
+                                              before=event.before, after=event.after))
+            elif isinstance(event, ConditionApplied):
+                conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
+                                                applied=True, stacks=event.stacks, reason=event.reason))
+            elif isinstance(event, ConditionCleared):
+                conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
+                                                applied=False, reason=event.reason))
+            elif isinstance(event, Moved):
+                verdicts.append(Verdict(label="MOVED", numbers="", rule=""))
+            elif isinstance(event, ActionCancelled):
+                verdicts.append(Verdict(label="CANCELLED", numbers=event.reason, rule=""))
+        actor = (decl.attacker if isinstance(decl, AttackDeclared) else decl.caller if isinstance(decl, SaveCalled)
+                 else decl.who if isinstance(decl, MovementDeclared) else "")
+        reaction = getattr(decl, "reaction", None) or ""
+        return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
+                    headline=_headline(first_lines, first.seq), actor=actor,
+                    reaction=reaction.replace("_", " "), reacting_to=getattr(decl, "reacting_to", None),
+                    reactions=tuple(draft.reactions),
+                    costs=tuple(line.text.strip() for rec, _, lines in draft.events if isinstance(rec.event, CostPaid)
+                                for line in lines),
+                    rolls=tuple(rolls),
+                    decisions=tuple(line.text.strip() for line in story if line.kind == "window"),
+                    verdicts=tuple(verdicts), damage=tuple(damage), resources=tuple(resources),
+                    conditions=tuple(conditions), story=story, undone=draft.seq in self.known.voided,
+                    settled=any(isinstance(rec.event, (ActionSettled, ActionCancelled)) for rec, _ in draft.owned),
+                    explanation=self._explained(
+                        lambda: self.known.action(draft.owned)))
+
+    def _single_card(self, rec: StoredEvent, before: FightState, story: tuple[Line, ...],
+                     dice: dict[int, tuple[Die, ...]], voided: bool, first: int) -> Card:
+        event = rec.event
+        name = self._name
+        sides = _sides(event)
+        rolls = tuple(self._side_roll(f"{name(s.roller)}'s {s.skill or s.attribute}", s, dice.get(s.counter, ()))
+                      for s in sides)
+        verdicts: tuple[Verdict, ...] = ()
+        match event:
+            case StaticCheckResolved(check=side, difficulty=difficulty, outcome=outcome):
+                kind: CardKind = "check"
+                headline = f"{name(side.roller)} rolls {side.skill or side.attribute + ' check'} against {difficulty}"
+                verdicts = (Verdict(label=outcome.upper(), numbers=f"{side.total} vs {difficulty}",
+                                    rule="C16: a tie is not a success" if outcome == "tie" else "C1, C2"),)
+            case ContestResolved(initiator=ini, defender=dfd, winner=winner, tie=tie):
+                kind = "contest"
+                headline = (f"Contest: {name(ini.roller)}'s {ini.skill or ini.attribute} against "
+                            f"{name(dfd.roller)}'s {dfd.skill or dfd.attribute}")
+                verdicts = (Verdict(label=f"{name(winner)} wins", numbers=f"{ini.total} vs {dfd.total}",
+                                    rule="C16: a tie goes to the defender" if tie else "C16"),)
+            case SurpriseDetermined(perception=side, difficulty=difficulty, tier=tier):
+                kind = "surprise"
+                headline = f"{name(side.roller)} rolls Perception against the ambush ({difficulty})"
+                verdicts = (Verdict(label=_TIERS.get(tier, tier), numbers=f"{side.total} vs {difficulty}",
+                                    rule="C18"),)
+            case InitiativeRolled(check=side):
+                kind = "initiative"
+                headline = f"{name(side.roller)} rolls initiative"
+                verdicts = (Verdict(label="initiative", numbers=str(side.total), rule="C19"),)
+            case InitiativeRollOff(group=group):
+                kind = "roll_off"
+                headline = f"Roll-off between {', '.join(map(name, group))}"
+                verdicts = (Verdict(label="roll-off", numbers=" vs ".join(str(s.total) for s in sides), rule="C19"),)
+            case _:
+                assert isinstance(event, AmbushDifficultySet)
+                kind = "ambush"
+                headline = "Stealth rolls set the Ambush Difficulty"
+                verdicts = (Verdict(label="Ambush Difficulty", numbers=str(event.difficulty), rule="C17"),)
+        return Card(seq=rec.seq, kind=kind, first=first, last=rec.seq, round=before.round, headline=headline,
+                    actor=sides[0].roller, rolls=rolls, verdicts=verdicts, story=story, undone=voided,
+                    explanation=self._explained(lambda: self.known.single(rec, before)))
+
+    @staticmethod
+    def _explained(explaining: Callable[[], Explanation | None]) -> Explanation | None:
+        """The explanation, unless the events given lack what it needs (a combatant's sheet left out of a view)."""
+        try:
+            return explaining()
+        except LookupError:
+            return None
+
+    def _side_roll(self, label: str, side: RollTotal, dice: tuple[Die, ...]) -> Roll:
+        sides = dice[0].sides if dice else None
+        terms = [RollTerm(side.face, "die", f"d{sides}" if sides else "die"), RollTerm(side.attribute_bonus,
+                                                                                         side.attribute)]
+        if side.skill is not None:
+            terms.append(RollTerm(side.skill_level, f"{side.skill} level"))
+        terms += [RollTerm(m.value, m.source) for m in side.modifiers]
+        return Roll(name=label, terms=_kept(terms), total=side.total)
+
+    def _damage(self, event: DamageResolved, dice: list[Die]) -> DamageLine:
+        steps = tuple(Mitigation(step=s.step, change=-s.amount if s.step not in ("floor", "incoming") else s.amount,
+                                 after=s.after) for s in event.steps)
+        return DamageLine(source=event.source, damage_type=event.damage_type,
+                          raw=Roll(name="damage", terms=_damage_terms(event.terms, dice),
+                                   total=event.terms.raw),
+                          steps=steps, final=event.final, target=event.target, target_name=self._name(event.target),
+                          resource=event.resource, overflow=event.overflow)
+
+
+def _headline(lines: tuple[Line, ...], seq: int) -> str:
+    return lines[0].text.strip() if lines else f"the action declared at seq {seq}"
+
+
+def _sides(event: Event) -> tuple[RollTotal, ...]:
+    """The roll totals a result event records (none for an Ambush Difficulty the GM set)."""
+    match event:
+        case StaticCheckResolved(check=side) | SurpriseDetermined(perception=side) | InitiativeRolled(check=side):
+            return (side,)
+        case ContestResolved(initiator=ini, defender=dfd):
+            return (ini, dfd)
+        case InitiativeRollOff(rolls=rolls):
+            return rolls
+        case AmbushDifficultySet(stealth=stealth):
+            return stealth
+    return ()
+
+
+def _kept(terms: list[RollTerm]) -> tuple[RollTerm, ...]:
+    """The terms worth writing: every die, and every bonus but a zero."""
+    return tuple(t for t in terms if t.die or t.value)
+
+
+def _sizes(dice: tuple[Die, ...], pool: str) -> list[str]:
+    return [f"d{d.sides}" for d in dice if d.pool == pool]
+
+
+def _faces(faces: tuple[int, ...], sizes: list[str], label: str) -> list[RollTerm]:
+    return [RollTerm(face, label, sizes[i] if i < len(sizes) else "die") for i, face in enumerate(faces)]
+
+
+def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]]) -> list[Roll]:
+    """The hit total (C5) and the total defense (C10, C11, and any Active Defense) as roll strings."""
+    a, d = event.attack, event.defense
+    hit_dice = dice.get("hit", ())
+    hit = [*_faces(a.primary_dice, _sizes(hit_dice, "primary"), "primary"),
+           *_faces(a.fcs_dice, _sizes(hit_dice, "fcs"), "FCS"),
+           RollTerm(a.attribute_bonus, a.attribute), RollTerm(a.weapon_hit_bonus, "weapon"),
+           RollTerm(a.training_bonus, "training"), *(RollTerm(m.value, m.source) for m in a.situational)]
+    res = _sizes(dice.get("base_defense", ()), "res")
+    defense = ([RollTerm(d.res_die, "RES", res[0] if res else "die")] if d.res_die is not None
+               else [RollTerm(0, "no RES die (C10)")])
+    defense += [RollTerm(d.res_bonus, "RES"), RollTerm(d.armor, "armor")]
+    if d.active is not None:
+        x = d.active
+        active = _sizes(dice.get("active_defense", ()), "active")
+        defense += [RollTerm(x.die, x.defense, f"{active[0] if active else 'die'} {x.defense}"),
+                    RollTerm(x.attribute_bonus, x.attribute), RollTerm(x.rating, f"{x.defense} rating")]
+    kept_defense = tuple(t for t in defense if t.die or t.value or t.label.startswith("no RES"))
+    return [Roll(name="hit", terms=_kept(hit), total=a.total), Roll(name="defense", terms=kept_defense,
+                                                                      total=d.total)]
+
+
+def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
+    """Hit or miss (a tie goes to the defender) and the crit (FCS portion strictly over the RES portion, C7)."""
+    a, d, c = event.attack, event.defense, event.crit_check
+    tie = a.total == d.total
+    hit = Verdict(label="HIT" if event.hit else "MISS", numbers=f"{a.total} vs {d.total}",
+                  rule="a tie goes to the defender (§Hit Determination)" if tie else "§Hit Determination")
+    label = "CRITICAL" if event.crit else "no crit" if not c.exceeds else "no crit: the attack missed"
+    crit = Verdict(label=label, numbers=f"FCS portion {c.fcs_portion} vs RES portion {c.res_portion}",
+                   rule="C7: a tie is no crit" if c.fcs_portion == c.res_portion else "C7")
+    return [hit, crit]
+
+
+def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
+    """C12's damage formula (or a consequence's own roll, C25) term by term."""
+    sizes = {f"d{d.sides}" for d in dice if d.pool == "damage"}
+    die = sizes.pop() if len(sizes) == 1 else "dice"
+    rolled = die if dice else "routed die" if t.routed_die is not None else "primary dice"
+    terms = [RollTerm(t.dice, "dice", rolled),
+             RollTerm(t.primary_bonus, "bonus"), RollTerm(t.crit_bonus, "crit bonus"),
+             RollTerm(t.weapon_damage, "WD"), *(RollTerm(f, "ability die", "rage") for f in t.ability_dice),
+             *(RollTerm(m.value, m.source) for m in t.modifiers)]
+    return _kept(terms)
+
+
+def _round(seq: int, number: int, state: FightState, voided: bool) -> RoundSummary:
+    """Every combatant at a round's start, in initiative order."""
+    ids = [*state.order, *(cid for cid in state.combatants if cid not in state.order)]
+    rows = tuple(CombatantRow(id=c.id, name=c.sheet.name, side=c.side, hp=c.hp, hp_max=c.sheet.hp, will=c.will,
+                              will_max=c.sheet.will, conditions=dict(c.conditions),
+                              initiative=state.initiative.get(cid), surprise=state.surprise.get(cid),
+                              out=c.left or ("down" if c.down else None))
+                 for cid in ids if (c := state.combatants.get(cid)) is not None)
+    return RoundSummary(seq=seq, round=number, order=state.order, rows=rows, undone=voided)
+
+
+def entries(records: Iterable[StoredEvent], seed: bytes | None = None) -> tuple[list[Entry], Chart]:
+    """The entries and the chart of the events given, which need not be a whole or sound log: a lenient walk
+    without the hash chain, so a view that leaves events out still gives its cards."""
+    found: list[Entry] = []
+    builder = CardBuilder(found.append, seed)
+    walk(LinesSource([encode_line(r) for r in records], where="the events given"), builder, chain=False,
+         strict=False)
+    return found, builder.chart

@@ -1,0 +1,160 @@
+"""Tests for omen_replay.cards: one walk gives a card per action and per roll, round summaries and notes; every
+card's numbers are explain's; undone actions are cards marked undone; a view with events left out still renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice
+from omen_core.events import CommandIssued, DamageResolved, HitDetermined, StoredEvent, decode_line
+from omen_replay.cards import Card, Note, RoundSummary, entries
+from omen_replay.explain import explain_records
+from omen_replay.fixtures import fixture_dirs
+from omen_replay.render import render_records
+from tests.random_fights import fights
+from tests.sheets import sheet
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = fixture_dirs(ROOT / "fixtures")
+
+
+def recorded(directory: Path) -> list[StoredEvent]:
+    """A golden fixture's recorded events."""
+    return [decode_line(line) for line in (directory / "fight.jsonl").read_bytes().splitlines()]
+
+
+EMBER = recorded(ROOT / "fixtures" / "ember-ford")
+
+
+def cards_of(records: list[StoredEvent]) -> dict[int, Card]:
+    """The cards of a log by seq."""
+    return {e.seq: e for e in entries(records)[0] if isinstance(e, Card)}
+
+
+def told(entry: Card | Note | RoundSummary) -> set[int]:
+    """The seqs an entry tells of."""
+    if isinstance(entry, Card):
+        return {line.seq for line in entry.story}
+    if isinstance(entry, Note):
+        return {line.seq for line in entry.lines}
+    return {entry.seq}
+
+
+def assert_numbers_are_explains(records: list[StoredEvent]) -> None:
+    """Every card's explanation is ``omen explain``'s for its seq, and its hit total, defense and each damage
+    step are the explanation's numbers."""
+    for seq, card in cards_of(records).items():
+        found = explain_records(records, seq)
+        assert card.explanation == found, seq
+        totals = {p.name: p.total for p in found.parts}
+        rolls = {r.name: r.total for r in card.rolls}
+        if card.kind == "attack" and "hit total" in totals:
+            assert rolls["hit"] == totals["hit total"] and rolls["defense"] == totals["total defense"]
+        mitigation = [p for p in found.parts if p.name == "after mitigation"]
+        assert len(mitigation) == len(card.damage), seq
+        for damage, part in zip(card.damage, mitigation, strict=True):
+            assert damage.final == part.total and damage.raw.total == part.terms[0].value
+            assert [(s.step, s.change) for s in damage.steps] == [(t.label, t.value) for t in part.terms[1:]]
+        for roll in card.rolls:
+            assert sum(t.value for t in roll.terms) == roll.total, (seq, roll)
+
+
+class TestCards:
+    def test_the_issues_roll_string(self):
+        """Vesh's knife attack on Brin at the Ember Ford reads as the issue writes a roll string."""
+        card = cards_of(EMBER)[93]
+        assert [r.text() for r in card.rolls] == ["7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14", "6 (d6) + 1 armor = 7"]
+        assert [(v.label, v.numbers) for v in card.verdicts] == [("HIT", "14 vs 7"),
+                                                                 ("no crit", "FCS portion 5 vs RES portion 6")]
+        assert card.damage[0].text() == "11 piercing - 1 armor = 10 to Brin Hollowmere's HP"
+        assert [(r.who, r.before, r.after) for r in card.resources] == [("brin", 14, 4)]
+        assert card.reactions == (96,) and cards_of(EMBER)[96].reacting_to == 93
+
+    def test_a_tie_names_the_rule_that_decided_it(self):
+        """A crit check with equal portions says that a tie is no crit (C7)."""
+        crit = cards_of(EMBER)[61].verdicts[1]
+        assert crit.label == "no crit" and crit.rule == "C7: a tie is no crit"
+
+    @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
+    def test_every_fixture_card_has_explains_numbers(self, directory):
+        """In every golden fixture, each card's explanation and numbers are what omen explain gives for its seq."""
+        assert_numbers_are_explains(recorded(directory))
+
+    @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
+    def test_every_event_is_told_once(self, directory):
+        """Every event but a command's own record is told by exactly one entry, and entries come in order."""
+        records = recorded(directory)
+        found, _chart = entries(records)
+        seqs = [s for e in found for s in sorted(told(e))]
+        assert sorted(seqs) == sorted({r.seq for r in records if not isinstance(r.event, CommandIssued)})
+        assert len(seqs) == len(set(seqs))
+
+    def test_undone_actions_are_cards_marked_undone(self):
+        """The attack the GM undid at the Ember Ford is a card, marked undone and not settled, with its events."""
+        card = cards_of(EMBER)[84]
+        assert card.undone and not card.settled and card.explanation is not None and card.explanation.undone
+        assert {line.seq for line in card.story} == {84, 85, 86, 87, 88}
+        assert not cards_of(EMBER)[93].undone
+
+    def test_round_summaries_come_from_the_round_events(self):
+        """A summary per round_started, with each combatant's HP, Will, conditions and initiative then."""
+        rounds = [e for e in entries(EMBER)[0] if isinstance(e, RoundSummary)]
+        assert [r.round for r in rounds] == [1, 2, 3, 4]
+        second = {row.id: row for row in rounds[1].rows}
+        assert (second["brin"].hp, second["brin"].conditions, second["brin"].initiative) == (14, {"Fatigued": 1}, 3)
+        assert rounds[0].order == ("vesh", "brin", "skarn", "kael")
+
+    def test_an_action_left_open_is_a_card_not_settled(self):
+        """A log cut while an attack waits at its Interrupt window gives the attack's card, not settled."""
+        card = cards_of(EMBER[:94])[93]
+        assert not card.settled and card.explanation is not None and card.story[-1].seq == 94
+
+    def test_anchors_stay_as_the_log_grows(self):
+        """A card complete in a shorter log has the same anchor and the same numbers in the whole log (only its
+        explanation's seed status differs: the seed is revealed later)."""
+        short, whole = cards_of(EMBER[:150]), cards_of(EMBER)
+        assert replace(short[140], explanation=None) == replace(whole[140], explanation=None)
+        assert short[140].anchor == whole[140].anchor == "seq-140"
+
+    def test_same_named_combatants_get_a_line_each(self):
+        """Two goblins with one name are two series (by id) in the chart and two lines in the page."""
+        fight = Fight.start(MemoryStore(), "twins", dice=ScriptedDice([3, 4]), clock=lambda: 0)
+        fight.join(replace(sheet("g1", "raiders"), name="Goblin"))
+        fight.join(replace(sheet("g2", "raiders"), name="Goblin"))
+        fight.static_check(CheckSpec(who="g1", attribute="STR"), 2)
+        _found, chart = entries(fight.events)
+        assert [(s.id, s.name) for s in chart.series] == [("g1", "Goblin"), ("g2", "Goblin")]
+        page = render_records(fight.events, "html")
+        assert page.count('data-id="g1"') == 2 and page.count('data-id="g2"') == 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(fights())
+def test_random_fights_cards_have_explains_numbers(rf):
+    """In a random fight, each card's explanation and numbers are what omen explain gives for its seq."""
+    assert_numbers_are_explains(rf.records)
+
+
+@settings(max_examples=15, deadline=None)
+@given(fights(), st.data())
+def test_a_view_with_events_left_out_still_renders(rf, data):
+    """Events dropped anywhere (as a seat's view may leave some out) still give entries and every format."""
+    records = rf.records
+    keep = data.draw(st.lists(st.booleans(), min_size=len(records), max_size=len(records)))
+    view = [r for r, kept in zip(records, keep, strict=True) if kept or r.seq == 1]
+    entries(view)
+    for fmt in ("text", "md", "html"):
+        assert render_records(view, fmt)
+
+
+def test_damage_dealt_is_a_damage_line():
+    """Every damage_resolved of the Ember Ford is one damage line of one card."""
+    dealt = [r.seq for r in EMBER if isinstance(r.event, DamageResolved)]
+    lines = [d for c in cards_of(EMBER).values() for d in c.damage]
+    assert len(lines) == len(dealt) and len({r.seq for r in EMBER if isinstance(r.event, HitDetermined)}) == len(
+        [c for c in cards_of(EMBER).values() if any(r.name == "hit" for r in c.rolls)])
