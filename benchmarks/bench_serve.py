@@ -15,7 +15,10 @@ The **baseline** plays the same number of fights and commands with the same poli
 JSON, threads or streams. Rounds alternate (server, baseline, server, ...); the figures are medians over the
 ``--repeat`` rounds of each, never the best. The goal: p99 latency < 50 ms on the SQLite store.
 
-Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--json]``.
+``--think S`` makes each client wait S seconds between its commands (a live table gives a command every few
+seconds; 0, the default, sends each as soon as the last is answered: the server's saturation).
+
+Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--think 0] [--json]``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import shutil
 import socket
 import statistics
@@ -88,9 +92,11 @@ def follow(server: Server, fight_id: str, token: str, seen: list[int], held: lis
         return  # the round is over: the process exits with its daemon readers
 
 
-def client(server: Server, name: str, commands: int, latencies: list[float], problems: list[str]) -> None:
-    """One fight through the server: create it, follow its stream, give ``commands`` commands, check that the
-    stream sent every event once, in order."""
+def client(server: Server, name: str, commands: int, latencies: list[float], problems: list[str],
+           think: float = 0.0) -> None:
+    """One fight through the server: create it, follow its stream, give ``commands`` commands (``think`` seconds
+    apart, the first after a random part of it, so the tables do not move in step), check that the stream sent
+    every event once, in order."""
     status, made = server.call("POST", "/fights", {"id": name, "dice": "seeded", "combatants": sheets()})
     if status != 201:
         problems.append(f"{name}: create answered {status}")
@@ -99,7 +105,10 @@ def client(server: Server, name: str, commands: int, latencies: list[float], pro
     seen: list[int] = []
     held: list[Any] = []
     threading.Thread(target=follow, args=(server, name, token, seen, held), daemon=True).start()
+    pause = random.Random(name).uniform(0, think)
     for _ in range(commands):
+        time.sleep(pause)
+        pause = think
         command = choose(options)
         if command is None:
             break
@@ -125,11 +134,12 @@ def hang_up(held: list[Any]) -> None:
         held[0].fp.raw._sock.shutdown(socket.SHUT_RDWR)
 
 
-def server_round(server: Server, fights: int, commands: int, tag: str) -> dict[str, float]:
+def server_round(server: Server, fights: int, commands: int, tag: str, think: float = 0.0) -> dict[str, float]:
     """``fights`` clients at once; the latencies and the round's throughput."""
     latencies: list[float] = []
     problems: list[str] = []
-    threads = [threading.Thread(target=client, args=(server, f"{tag}-{i:03d}", commands, latencies, problems))
+    threads = [threading.Thread(target=client, args=(server, f"{tag}-{i:03d}", commands, latencies, problems,
+                                                     think))
                for i in range(fights)]
     started = time.perf_counter()
     for t in threads:
@@ -175,18 +185,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fights", type=int, default=100, help="concurrent fights (clients) a round")
     parser.add_argument("--commands", type=int, default=20, help="commands per fight")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of each (medians count)")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds each client waits between its commands (0: as fast as answers come; 1: a "
+                             "table giving a command a second)")
+    parser.add_argument("--workers", type=int, default=1, help="omen serve --workers: server processes")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     where = ROOT / "benchmarks" / ".cache" / "serve"
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     loads: list[float] = []
-    server = Server(where, timeout=120)
+    server = Server(where, timeout=120, workers=args.workers)
     runs: dict[str, list[dict[str, float]]] = {"server": [], "baseline": []}
     try:
         for r in range(args.repeat):
             loads.append(os.getloadavg()[0])
-            runs["server"].append(server_round(server, args.fights, args.commands, f"s{r}"))
+            runs["server"].append(server_round(server, args.fights, args.commands, f"s{r}", args.think))
             loads.append(os.getloadavg()[0])
             runs["baseline"].append(baseline_round(where, args.fights, args.commands, f"b{r}"))
     finally:
@@ -196,17 +210,19 @@ def main(argv: list[str] | None = None) -> int:
     met = "met" if median["server"]["p99_ms"] < GOAL_P99_MS else "MISSED"
     if args.json:
         print(json.dumps({"medians": median, "p50_ratio": ratio, "goal_p99_ms": GOAL_P99_MS, "goal": met,
-                          "load": loads, "fights": args.fights, "commands": args.commands, "repeat": args.repeat}))
+                          "load": loads, "fights": args.fights, "commands": args.commands, "repeat": args.repeat,
+                          "think": args.think, "workers": args.workers}))
         return 0
     print(f"machine: {os.cpu_count()} CPU; 1-minute load average {min(loads):.2f}-{max(loads):.2f} over the rounds; "
-          f"{args.fights} concurrent fights x {args.commands} commands, {args.repeat} interleaved rounds of each "
-          "(medians); every stream sent every event once, in order")
+          f"{args.fights} concurrent fights x {args.commands} commands"
+          + (f", each client {args.think:g} s between commands" if args.think else ", each client as fast as it can")
+          + f", {args.repeat} interleaved rounds of each (medians); every stream sent every event once, in order")
     print("| case | commands/s | p50 ms | p99 ms | p50 vs baseline | goal p99 < 50 ms |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     s, b = median["server"], median["baseline"]
     print(f"| in-process Fight API, SQLite, one fight after another | {b['per_s']:,.0f} | {b['p50_ms']:.1f} | "
           f"{b['p99_ms']:.1f} | 1.0x | |")
-    print(f"| omen serve, SQLite, {args.fights} clients with a stream each | {s['per_s']:,.0f} | {s['p50_ms']:.1f} | "
+    print(f"| omen serve, SQLite, {args.workers} process(es), {args.fights} clients with a stream each | {s['per_s']:,.0f} | {s['p50_ms']:.1f} | "
           f"{s['p99_ms']:.1f} | {ratio:.1f}x | {met} |")
     return 0
 

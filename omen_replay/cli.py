@@ -865,20 +865,30 @@ def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="The TCP port.")] = 8000,
     keep: Annotated[str | None, typer.Option(help="The server's own database (token hashes, seeds, idempotent "
                                                   "answers); default: beside the store.")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the port, the store and "
+                                                            "the keep (not with a memory store).")] = 1,
 ) -> None:
-    """Serve fights over HTTP: create fights, read their options, give commands, follow the live stream
-    (docs/server.md)."""
+    """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
+    stream (docs/server.md)."""
     from omen_server.keep import Keep
-    from omen_server.serve import default_keep, run
+    from omen_server.serve import default_keep, run, run_workers
 
     keep_path = keep or default_keep(store)
+    if workers > 1 and (store in {"memory:", "sqlite::memory:"} or keep_path == ":memory:"):
+        _guarded(BadInput(f"--workers {workers}: each worker would hold its own memory store; serve a store and "
+                          "a keep on disk (sqlite:///omen.db) to share them"))
     try:
         opened = _store(store)
         kept = Keep(keep_path)
     except OmenError as exc:
         _guarded(exc)
-    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep_path}); Ctrl-C stops")
-    run(opened, kept, host, port)
+    many = f", {workers} worker processes" if workers > 1 else ""
+    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep_path}{many}); Ctrl-C stops")
+    if workers > 1:
+        kept.close()
+        run_workers(store, keep_path, workers, host, port)
+    else:
+        run(opened, kept, host, port)
 
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:

@@ -41,6 +41,7 @@ from omen_core.errors import (
     ConcurrencyError,
     InvalidCommand,
     RuleViolation,
+    StoreUnavailable,
     UnknownCombatant,
     UnknownFight,
 )
@@ -278,6 +279,10 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, SurplusFaces):
         return _problem(422, "surplus-faces", "More faces than the command rolls", scrub(str(exc), sight),
                         rule="C29")
+    if isinstance(exc, StoreUnavailable):  # before BadInput, which it also is
+        return _problem(503, "store-unavailable", "The event store cannot be used now",
+                        "the fight's store cannot be used now (nothing was written); retry shortly",
+                        headers={"Retry-After": "1"})
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight))
@@ -310,7 +315,8 @@ def _http_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[
 
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "No valid token", 403: "This seat may not do that", 404: "Not found",
-            405: "Method not allowed", 409: "Conflict", 422: "Refused by the rules"}.get(status, "HTTP error")
+            405: "Method not allowed", 409: "Conflict", 422: "Refused by the rules",
+            503: "The event store cannot be used now"}.get(status, "HTTP error")
 
 
 class Unauthorized(HTTPException):
@@ -652,7 +658,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return _seat_view(fights.view(fight_id), fights.sight(fight_id, seat))
 
     @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
-          responses=_errors(400, 401, 403, 404, 409, 422),
+          responses=_errors(400, 401, 403, 404, 409, 422, 503),
           description="Decide one command and append its events atomically; send expected_version (stale: "
                       "409) and an Idempotency-Key header (a retry gets the first answer; nothing twice). A "
                       "player gives the commands of its own combatants; undo, redo, reveal_seed and the rest are "

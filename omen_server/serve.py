@@ -11,7 +11,7 @@ from omen_core.store import EventStore, open_store
 from .app import create_app
 from .keep import Keep
 
-__all__ = ["serve", "run", "default_keep", "main"]
+__all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "main"]
 
 DEFAULT_STORE = "sqlite:///omen.db"
 
@@ -38,6 +38,26 @@ def run(store: EventStore, keep: Keep, host: str = "127.0.0.1", port: int = 8000
     import uvicorn
 
     uvicorn.run(create_app(store, keep), host=host, port=port, log_level=log_level)
+
+
+STORE_VARIABLE, KEEP_VARIABLE = "OMEN_SERVE_STORE", "OMEN_SERVE_KEEP"
+
+
+def run_workers(store_url: str, keep_path: str, workers: int, host: str = "127.0.0.1", port: int = 8000,
+                log_level: str = "warning") -> None:
+    """Serve with ``workers`` processes sharing one socket, the store and the keep (each process opens them:
+    :func:`app_from_environment`); the store's version check keeps their appends apart, as it keeps separate
+    servers' apart."""
+    import uvicorn
+
+    os.environ[STORE_VARIABLE], os.environ[KEEP_VARIABLE] = store_url, keep_path
+    uvicorn.run("omen_server.serve:app_from_environment", factory=True, workers=workers, host=host, port=port,
+                log_level=log_level)
+
+
+def app_from_environment() -> object:
+    """The app of one worker process: the store and keep the parent named in the environment."""
+    return create_app(open_store(os.environ[STORE_VARIABLE]), Keep(os.environ[KEEP_VARIABLE]))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -216,41 +216,47 @@ class SqliteStore:
             return 0, None
         return row[0], self._decode(fight_id, row[0], row[1]).hash
 
+    def _pages(self, fight_id: str, after_seq: int) -> Iterator[list[tuple[int, bytes]]]:
+        """The fight's rows after ``after_seq`` in seq order, ``_CHUNK`` at a time, each page read whole under the
+        lock: no statement stays open between pages, so a reader that stops early (or waits) holds no read
+        transaction, and another process's append never finds this connection's snapshot stale (which SQLite
+        reports as "database is locked" to the next append through it)."""
+        last = after_seq
+        while True:
+            with self._lock, db_guard(self._path):
+                rows = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? AND seq > ? ORDER BY seq "
+                                          "LIMIT ?", (fight_id, last, _CHUNK)).fetchall()
+            if not rows:
+                return
+            yield rows
+            last = rows[-1][0]
+            if len(rows) < _CHUNK:
+                return
+
     def _stream(self, fight_id: str, after_seq: int) -> Iterator[StoredEvent]:
         """Decode the fight's rows in seq order, checking each is the next event of this fight."""
-        cursor = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? AND seq > ? "
-                                    "ORDER BY seq", (fight_id, after_seq))
-        try:
-            expected = max(after_seq, 0) + 1
-            for seq, line in cursor:
+        expected = max(after_seq, 0) + 1
+        for rows in self._pages(fight_id, max(after_seq, 0)):
+            for seq, line in rows:
                 if seq != expected:
                     raise LogCorrupted(self._path, seq, f"seq {seq} where {expected} was expected "
                                                         "(rows missing)")
                 yield self._decode(fight_id, seq, line)
                 expected = seq + 1
-        finally:
-            with contextlib.suppress(sqlite3.ProgrammingError):  # the store may be closed already
-                cursor.close()
 
     def _chunks(self, fight_id: str, after_seq: int) -> Iterator[list[bytes]]:
         """The rows' lines after ``after_seq`` in lists, checking that the rows run on without gaps."""
-        cursor = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? AND seq > ? ORDER BY seq",
-                                    (fight_id, after_seq))
-        try:
-            expected = after_seq + 1
-            while rows := cursor.fetchmany(_CHUNK):
-                if rows[0][0] != expected or rows[-1][0] != expected + len(rows) - 1:
-                    gap = next(i for i, (seq, _) in enumerate(rows) if seq != expected + i)
-                    if gap:
-                        yield [line for _, line in rows[:gap]]
-                    seq = rows[gap][0]
-                    raise LogCorrupted(self._path, seq, f"seq {seq} where {expected + gap} was expected "
-                                                        "(rows missing)")
-                expected += len(rows)
-                yield [line for _, line in rows]
-        finally:
-            with contextlib.suppress(sqlite3.ProgrammingError):  # the store may be closed already
-                cursor.close()
+        expected = after_seq + 1
+        for rows in self._pages(fight_id, after_seq):
+            if rows[0][0] != expected or rows[-1][0] != expected + len(rows) - 1:
+                gap = next(i for i, (seq, _) in enumerate(rows) if seq != expected + i)
+                if gap:
+                    yield [line for _, line in rows[:gap]]
+                seq = rows[gap][0]
+                raise LogCorrupted(self._path, seq, f"seq {seq} where {expected + gap} was expected "
+                                                    "(rows missing)")
+            expected += len(rows)
+            yield [line for _, line in rows]
 
     def _decode(self, fight_id: str, seq: int, line: bytes) -> StoredEvent:
         """Decode one row's line, checking it is the event its row says it is."""

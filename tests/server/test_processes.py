@@ -166,6 +166,7 @@ def test_the_stream_sends_every_event_once_in_order_and_resumes(servers):
     (["--port", "0"], "--port"),
     (["--port", "70000"], "--port"),
     (["--keep", "/proc/nope/keep.db"], "/proc/nope/keep.db"),
+    (["--store", "memory:", "--workers", "2"], "--workers 2"),
 ])
 def test_serve_refuses_bad_input_at_once(tmp_path, argv, said):
     """omen serve with a store, a port or a keep it cannot use exits 2 at once with a one-line error naming
@@ -189,3 +190,41 @@ def test_a_stream_on_one_server_sees_what_another_appends(servers):
     stream.close()
     assert ids == list(range(version + 1, rolled["head"]["seq"] + 1))
     assert options[-1]["head"] == rolled["head"]
+
+
+def test_worker_processes_share_the_store_and_the_keep(tmp_path):
+    """omen serve --workers 2: fights made and played through whichever worker answers, by clients at once, all
+    201 (no "database is locked"), each fight's log whole and each token known to every worker."""
+    server = Server(tmp_path, workers=2)
+    problems: list[str] = []
+
+    def play(name: str) -> None:
+        status, made = server.call("POST", "/fights", {"id": name, "combatants": [sheet("kael"), sheet("vesh")]})
+        if status != 201:
+            problems.append(f"{name}: create {status} {made}")
+            return
+        token, head = made["gm_token"], made["head"]["seq"]
+        for _ in range(6):
+            status, seen = server.call("GET", f"/fights/{name}/options", token=token)
+            offers = [o for o in seen["options"]["offers"] if o["choices"] and o["command"] != "undo"]
+            offer = offers[0]
+            status, answer = server.call("POST", f"/fights/{name}/commands", {"command": {
+                "command": offer["command"], **offer["choices"][0]["args"]}, "expected_version": head}, token)
+            if status != 201:
+                problems.append(f"{name}: {offer['command']} {status} {answer}")
+                return
+            head = answer["head"]["seq"]
+
+    try:
+        threads = [threading.Thread(target=play, args=(f"w{i}",)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        server.stop()
+    assert not problems, problems
+    store = SqliteStore(tmp_path / "events.db")
+    assert store.fights() == [f"w{i}" for i in range(8)]
+    for i in range(8):
+        assert [e.seq for e in store.read(f"w{i}")] == list(range(1, store.version(f"w{i}") + 1))

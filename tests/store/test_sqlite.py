@@ -184,3 +184,27 @@ class TestLandmarks:
             assert store.landmarks(FIGHT) == [ev for ev in duel + more if isinstance(ev.event, LANDMARKS)]
         with SqliteStore(db) as again:  # indexed once: opening again changes nothing
             assert again.landmarks(FIGHT) == [ev for ev in duel + more if isinstance(ev.event, LANDMARKS)]
+
+
+def test_a_reader_that_stops_early_does_not_lock_out_its_next_append(db):
+    """Two connections to one database (two server processes): one starts reading a fight and stops midway (a
+    page of events, a stream waiting), the other appends; the first then appends too and is refused only as
+    stale (ConcurrencyError), never "database is locked" (no read transaction is held between pages)."""
+    from omen_core.errors import ConcurrencyError
+
+    first, second = SqliteStore(db), SqliteStore(db)
+    try:
+        events = make_events("f", 6)
+        first.append("f", events[:3], 0)
+        for _ in range(3):
+            reading = first.read("f")
+            next(reading)  # a reader that stops after one event
+            lines = first.read_lines("f")
+            next(lines)
+        second.append("f", events[3:5], 3)
+        with pytest.raises(ConcurrencyError):
+            first.append("f", events[3:5], 3)
+        assert first.append("f", events[5:], 5) == 6
+    finally:
+        first.close()
+        second.close()
