@@ -74,7 +74,7 @@ class TestAcceptedForms:
 class TestRejected:
     """Anything else is BadInput listing the accepted forms."""
 
-    @pytest.mark.parametrize("url", ["", "postgres://db", "fights.txt", "sqlite:", "sqlite:///",
+    @pytest.mark.parametrize("url", ["", "postgresql:db", "fights.txt", "sqlite:", "sqlite:///",
                                      "sqlite://host/x.db", "memory"])
     def test_unknown_forms_raise_bad_input(self, url: str, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
