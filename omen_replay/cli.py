@@ -914,7 +914,7 @@ def copy_cmd(
             out.print(f"{c.fight_id}: {c.added} events copied after the {c.had} already there (seqs {c.had + 1}-"
                       f"{c.had + c.added})")
         else:
-            out.print(f"{c.fight_id}: {c.added} events copied")
+            out.print(f"{c.fight_id}: {c.added} event{'s' if c.added != 1 else ''} copied")
 
 
 db_app = typer.Typer(no_args_is_help=True, help="The tables of a database store (PostgreSQL, SQLite).")

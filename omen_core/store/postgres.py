@@ -159,21 +159,18 @@ class PostgresDatabase:
                 self.schema: str = first.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
                 if self.schema is None:
                     raise StoreUnavailable(self.location, "no schema of the search_path exists")
+                #: The schema version the database was at when opened (0: no omen tables yet).
                 self.version_found = schema_version(first)
-                upgrade(first, self.location) if create else self._must_exist(first)
+                if not create and self.version_found == 0:
+                    raise BadInput(f"{self.location}: no omen tables in this database (omen db init "
+                                   f"{self.location} creates them; omen run SCENARIO --log URL writes a fight there)")
+                upgrade(first, self.location)
         #: The channel each commit NOTIFYs, one per schema (a database can hold several omen schemas).
         self.channel = f"omen_events:{self.schema}"[:63]
         self.pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=1, max_size=max_size, open=False, timeout=timeout, name=f"omen:{self.location}",
             kwargs={"autocommit": True, "connect_timeout": connect_timeout}, check=ConnectionPool.check_connection)
         self.pool.open(wait=False)
-
-    def _must_exist(self, conn: Any) -> None:
-        """Refuse a database without omen's tables; bring an older one up to date."""
-        if self.version_found == 0:
-            raise BadInput(f"{self.location}: no omen tables in this database (omen db init {self.location} "
-                           "creates them; omen run SCENARIO --log URL writes a fight there)")
-        upgrade(conn, self.location)
 
     @contextlib.contextmanager
     def guard(self) -> Iterator[None]:
