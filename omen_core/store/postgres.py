@@ -384,7 +384,8 @@ class PostgresStore:
         As :meth:`read`: :class:`UnknownFight` at once, :class:`LogCorrupted`
         where rows are missing (after the rows before the gap). Each page is
         read with a pooled connection of its own, so a reader that stops part
-        way holds no connection.
+        way holds no connection, and the rows are sent in binary (a ``bytea``
+        as its bytes, not hex).
         """
         self._known(fight_id)
         return self._chunks(fight_id, max(after_seq, 0))
@@ -393,7 +394,8 @@ class PostgresStore:
         """The fight's landmark events (undo and redo markers, the revealed seed), from the ``landmarks`` table."""
         with self.db.connection() as conn:
             rows = conn.execute("SELECT e.seq, e.line FROM landmarks m JOIN events e ON e.fight_id = m.fight_id "
-                                "AND e.seq = m.seq WHERE m.fight_id = %s ORDER BY m.seq", (fight_id,)).fetchall()
+                                "AND e.seq = m.seq WHERE m.fight_id = %s ORDER BY m.seq", (fight_id,),
+                                binary=True).fetchall()
         if not rows:
             self._known(fight_id)
         return [self._decode(fight_id, seq, line) for seq, line in rows]
@@ -446,33 +448,46 @@ class PostgresStore:
     def _last_state(self, conn: Any, fight_id: str) -> tuple[int, str | None]:
         """The fight's version and last hash (inside the append transaction)."""
         row = conn.execute("SELECT seq, line FROM events WHERE fight_id = %s ORDER BY seq DESC LIMIT 1",
-                           (fight_id,)).fetchone()
+                           (fight_id,), binary=True).fetchone()
         if row is None:
             return 0, None
         return row[0], self._decode(fight_id, row[0], row[1]).hash
 
-    def _page(self, fight_id: str, after_seq: int) -> list[tuple[int, bytes]]:
-        """Up to a chunk of the fight's rows after ``after_seq``, in seq order."""
+    def _page(self, fight_id: str, after_seq: int) -> tuple[list[tuple[int, bytes]], int | None]:
+        """The fight's rows with seqs ``after_seq + 1`` to ``after_seq + 2048``, in seq order (a range of seqs,
+        not a LIMIT: the index gives it at once, however many rows follow), and, when fewer rows than that came
+        back, the first seq stored after them (None at the end of the fight)."""
         with self.db.connection() as conn:
-            return [(seq, bytes(line)) for seq, line in conn.execute(
-                "SELECT seq, line FROM events WHERE fight_id = %s AND seq > %s ORDER BY seq LIMIT %s",
-                (fight_id, after_seq, _CHUNK))]
+            rows = [(seq, bytes(line)) for seq, line in conn.execute(
+                "SELECT seq, line FROM events WHERE fight_id = %s AND seq > %s AND seq <= %s ORDER BY seq",
+                (fight_id, after_seq, after_seq + _CHUNK), binary=True)]
+            if len(rows) == _CHUNK:
+                return rows, None
+            beyond = conn.execute("SELECT min(seq) FROM events WHERE fight_id = %s AND seq > %s",
+                                  (fight_id, rows[-1][0] if rows else after_seq)).fetchone()[0]
+        return rows, beyond
 
     def _chunks(self, fight_id: str, after_seq: int) -> Iterator[list[bytes]]:
         """The rows' lines after ``after_seq`` in pages, checking that the rows run on without gaps."""
         expected = after_seq + 1
-        while rows := self._page(fight_id, expected - 1):
-            if rows[0][0] != expected or rows[-1][0] != expected + len(rows) - 1:
+        while True:
+            rows, beyond = self._page(fight_id, expected - 1)
+            if rows and (rows[0][0] != expected or rows[-1][0] != expected + len(rows) - 1):
                 gap = next(i for i, (seq, _) in enumerate(rows) if seq != expected + i)
                 if gap:
                     yield [line for _, line in rows[:gap]]
                 seq = rows[gap][0]
                 raise LogCorrupted(self.location, seq, f"seq {seq} where {expected + gap} was expected "
                                                        "(rows missing)")
-            expected += len(rows)
-            yield [line for _, line in rows]
-            if len(rows) < _CHUNK:
-                return
+            if rows:
+                expected += len(rows)
+                yield [line for _, line in rows]
+            if len(rows) == _CHUNK:
+                continue
+            if beyond is not None:
+                raise LogCorrupted(self.location, beyond, f"seq {beyond} where {expected} was expected "
+                                                          "(rows missing)")
+            return
 
     def _stream(self, fight_id: str, after_seq: int) -> Iterator[StoredEvent]:
         """Decode the fight's rows in seq order, checking each is the next event of this fight."""

@@ -159,6 +159,38 @@ class TestSchema:
                 store.fights()
 
 
+class TestMissingRows:
+    @pytest.mark.parametrize(("gone", "after"), [((2100, 2500), 0), ((3, 2100), 0), ((2049, 2049), 0),
+                                                 ((2500, 3000), 0), ((1, 1), 0), ((2100, 2500), 2000)])
+    def test_rows_deleted_behind_omens_back_are_corruption(self, postgres: Postgres, gone: tuple[int, int],
+                                                            after: int) -> None:
+        """Rows deleted from the middle of a 3000-event fight (inside a page, across a whole page, at a page's
+        first seq, or its first event): ``read_lines`` and ``read`` give the lines before the gap, then
+        LogCorrupted naming the first seq after it; rows deleted at the end leave a shorter, sound fight."""
+        url = postgres.fresh_url()
+        with PostgresStore(url) as store:
+            events: list = []
+            for _ in range(3):
+                batch = continue_from(events, FIGHT, 1000)
+                store.append(FIGHT, batch, len(events))
+                events += batch
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("DELETE FROM landmarks WHERE seq BETWEEN %s AND %s", gone)
+                conn.execute("DELETE FROM events WHERE seq BETWEEN %s AND %s", gone)
+            got: list[bytes] = []
+            if gone[1] == 3000:
+                got = [line for chunk in store.read_lines(FIGHT, after) for line in chunk]
+                assert len(got) == gone[0] - 1 - after
+                return
+            with pytest.raises(LogCorrupted) as info:
+                for chunk in store.read_lines(FIGHT, after):
+                    got += chunk
+            assert info.value.line == gone[1] + 1
+            assert len(got) == max(gone[0] - 1 - after, 0)
+            with pytest.raises(LogCorrupted):
+                list(store.read(FIGHT, after))
+
+
 class TestNotifications:
     def test_a_listener_hears_each_commit_once_in_order(self, postgres: Postgres) -> None:
         """A listener hears (fight, head) for every committed append, whichever store object (or process) made
