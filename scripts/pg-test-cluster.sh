@@ -21,8 +21,9 @@ bindir() {
 }
 
 as_owner() {  # run a command as the cluster's owner: 'postgres' when we are root, ourselves otherwise
-    if [ "$(id -u)" = 0 ]; then
-        if command -v runuser >/dev/null 2>&1; then runuser -u postgres -- "$@"; else su postgres -s /bin/sh -c "$(printf '%q ' "$@")"; fi
+    if [ "$(id -u)" = 0 ]; then  # (from /: the postgres user may not be allowed into the working directory)
+        if command -v runuser >/dev/null 2>&1; then (cd / && runuser -u postgres -- "$@")
+        else (cd / && su postgres -s /bin/sh -c "$(printf '%q ' "$@")"); fi
     else
         "$@"
     fi

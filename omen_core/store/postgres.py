@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -148,7 +147,6 @@ class PostgresDatabase:
         from psycopg_pool import ConnectionPool
 
         self.url, self.location, self.timeout = url, mask_url(url), timeout
-        self._lock = threading.Lock()
         connect_timeout = max(2, round(timeout))
         with self.guard():
             try:
