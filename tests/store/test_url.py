@@ -83,5 +83,5 @@ class TestRejected:
         with pytest.raises(BadInput) as info:
             open_store(url)
         message = str(info.value)
-        for form in ("memory:", "sqlite:///path.db", ".jsonl", "directory"):
+        for form in ("memory:", "sqlite:///path.db", "postgresql://", ".jsonl", "directory"):
             assert form in message
