@@ -1,4 +1,4 @@
-"""Test-wide set-up: quiet structlog, and hypothesis profiles.
+"""Test-wide set-up: quiet structlog, hypothesis profiles, and the PostgreSQL fixtures (tests/postgres.py).
 
 omen_core never configures logging; tests (here) and the CLI do. On CI
 (``CI`` set) hypothesis runs derandomized, so a red build reproduces.
@@ -9,6 +9,8 @@ import os
 
 import structlog
 from hypothesis import HealthCheck, settings
+
+pytest_plugins = ("tests.postgres",)
 
 structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 

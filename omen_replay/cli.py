@@ -1,4 +1,5 @@
-"""The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema.
+"""The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema, copy,
+db init, serve.
 
 Only this module (of omen_core and omen_replay) configures logging.
 
@@ -385,8 +386,8 @@ def schema(
 
 @app.command("verify")
 def verify_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or "
-                                                               "sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or "
+                                                               "postgresql://....")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     seed: Annotated[str | None, typer.Option(help="Check the dice against this seed (hex) even "
                                                   "if the log has not revealed it.")] = None,
@@ -454,7 +455,7 @@ def repair(
 def run(
     scenario: Annotated[Path, typer.Argument(help="A scenario file (TOML).")],
     log_url: Annotated[str, typer.Option("--log", help="Where to write the fight: a .jsonl path, a directory, "
-                                                       "sqlite:///path.db or memory:.")] = "memory:",
+                                                       "sqlite:///path.db, postgresql://... or memory:.")] = "memory:",
     quiet: Annotated[bool, typer.Option(help="Print only the end state, not the narrative.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the end state as JSON.")] = False,
 ) -> None:
@@ -494,7 +495,12 @@ def _check_log_parent(url: str) -> None:
 
 
 def _log_location(url: str) -> Path | None:
-    """The file or directory a store URL writes to, if it is one not made yet (None for memory and the rest)."""
+    """The file or directory a store URL writes to, if it is one not made yet (None for memory, PostgreSQL and the
+    rest)."""
+    from omen_core.store.postgres import is_postgres_url
+
+    if is_postgres_url(url):
+        return None
     if url.startswith("sqlite:"):
         rest = url.removeprefix("sqlite:")
         rest = rest[3:] if rest.startswith("///") else rest
@@ -506,7 +512,7 @@ def _log_location(url: str) -> Path | None:
 
 @app.command("replay")
 def replay_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     to: Annotated[int | None, typer.Option("--to", help="Stop after the event with this seq.")] = None,
     steps: Annotated[bool, typer.Option("--steps", help="Step through: each event, then who stands how.")] = False,
@@ -548,7 +554,7 @@ def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
 
 @app.command("explain")
 def explain_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     seq: Annotated[int, typer.Argument(help="The seq of a roll, an attack (any of its events), a save or a check.")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     seed: Annotated[str | None, typer.Option(help="Check seeded dice against this seed (hex).")] = None,
@@ -590,7 +596,7 @@ class LogFormatOut(str, Enum):
 
 @app.command("log")
 def log_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     fmt: Annotated[LogFormatOut, typer.Option("--format", help="text, md (Markdown) or html (one self-contained "
                                                               "page: a card per action, round summaries, HP and "
                                                               "Will charts by round).")] = LogFormatOut.text,
@@ -616,7 +622,7 @@ def log_cmd(
 
 @app.command()
 def snapshot(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     clear: Annotated[bool, typer.Option(help="Delete the fight's snapshots instead (they are only a cache).")]
     = False,
@@ -722,7 +728,7 @@ def _choice_summary(offer: Offer) -> str:
 
 @app.command()
 def status(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The options as JSON (the Options schema of omen schema "
                                                          "--options).")] = False,
@@ -754,7 +760,7 @@ def _parse_command(text: str, origin: str) -> Command:
 
 @app.command("do")
 def do_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     command: Annotated[str | None, typer.Argument(help="The command, as JSON ('{\"command\": \"end_turn\", "
                                                        "\"who\": \"vesh\"}') or TOML ('command = \"end_turn\"' "
                                                        "and its fields); faces in its dice field.")] = None,
@@ -817,7 +823,7 @@ def do_cmd(
 
 @app.command()
 def undo(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     to: Annotated[int | None, typer.Option("--to", help="Undo everything from this seq on (a command's first "
                                                         "event, with no action in progress before it).")] = None,
     reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
@@ -840,7 +846,7 @@ def undo(
 
 @app.command()
 def redo(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, or sqlite:///path.db.")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
 ) -> None:
@@ -859,8 +865,8 @@ def redo(
 
 @app.command()
 def serve(
-    store: Annotated[str, typer.Option(help="The event store: a .jsonl file or directory, sqlite:///path.db, or "
-                                            "memory:.")] = "sqlite:///omen.db",
+    store: Annotated[str, typer.Option(help="The event store: a .jsonl file or directory, sqlite:///path.db, "
+                                            "postgresql://user@host/db, or memory:.")] = "sqlite:///omen.db",
     host: Annotated[str, typer.Option(help="The address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="The TCP port.")] = 8000,
     keep: Annotated[str | None, typer.Option(help="The server's own database (token hashes, seeds, idempotent "
@@ -889,6 +895,73 @@ def serve(
         run_workers(store, keep_path, workers, host, port)
     else:
         run(opened, kept, host, port)
+
+
+@app.command("copy")
+def copy_cmd(
+    src_url: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy from: a .jsonl log, a directory, "
+                                                                "sqlite:///path.db or postgresql://....")],
+    dst_url: Annotated[str, typer.Argument(metavar="DST", help="The store to copy to (made if need be).")],
+    fight: Annotated[str | None, typer.Option(help="Copy this fight only (default: every fight of SRC).")] = None,
+) -> None:
+    """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
+    completed if it is a prefix of SRC's (nothing to do if it is all there), refused (exit 2) if it differs."""
+    from .copy import copy_fights
+
+    try:
+        src = open_existing_store(src_url)
+        fights = [fight] if fight is not None else src.fights()
+        if fight is not None and fight not in src.fights():
+            _bad_input(f"no fight {fight!r} in {src_url} (fights: {', '.join(src.fights()) or 'none'})")
+        if not fights:
+            _bad_input(f"{src_url} holds no fight to copy")
+        _check_log_parent(dst_url)
+        done = copy_fights(src, _store(dst_url), fights)
+    except OmenError as exc:
+        _guarded(exc)
+    for c in done:
+        if not c.added:
+            out.print(f"{c.fight_id}: already in {escape(dst_url)}, identical ({c.had} events)")
+        elif c.had:
+            out.print(f"{c.fight_id}: {c.added} events copied after the {c.had} already there (seqs {c.had + 1}-"
+                      f"{c.had + c.added})")
+        else:
+            out.print(f"{c.fight_id}: {c.added} event{'s' if c.added != 1 else ''} copied")
+
+
+db_app = typer.Typer(no_args_is_help=True, help="The tables of a database store (PostgreSQL, SQLite).")
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("init")
+def db_init(
+    url: Annotated[str, typer.Argument(help="postgresql://user@host/db (or sqlite:///path.db).")],
+) -> None:
+    """Create omen's tables in the database, or upgrade them to this omen's schema version (what first use
+    does too); an up-to-date database is left as it is."""
+    from omen_core.store.postgres import SCHEMA_VERSION, PostgresDatabase, is_postgres_url
+
+    try:
+        if is_postgres_url(url):
+            db = PostgresDatabase(url)
+            db.close()
+            found = db.version_found
+            if found == SCHEMA_VERSION:
+                out.print(f"{escape(db.location)}: omen's tables are at schema version {SCHEMA_VERSION}; "
+                          "nothing to do")
+            else:
+                applied = ", ".join(str(v) for v in range(found + 1, SCHEMA_VERSION + 1))
+                out.print(f"{escape(db.location)}: omen's tables are at schema version {SCHEMA_VERSION} "
+                          f"({'created' if found == 0 else f'upgraded from {found}'}: applied {applied})")
+        elif url.startswith("sqlite:") and url != "sqlite::memory:":
+            _check_log_parent(url)
+            _store(url)
+            out.print(f"{escape(url)}: omen's tables are ready")
+        else:
+            _bad_input(f"omen db init makes the tables of a database: give a postgresql:// or sqlite:/// URL, "
+                       f"not {url!r} (JSON Lines files are made when a fight is first written)")
+    except OmenError as exc:
+        _guarded(exc)
 
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:

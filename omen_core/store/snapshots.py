@@ -24,9 +24,11 @@ from ..errors import InvalidFightId, StoreUnavailable
 from ..events import SCHEMA_VERSION
 from ..state import FightState
 from .base import FIGHT_ID, os_guard
+from .postgres import PostgresDatabase
 from .sqlite import connect, db_guard
 
 __all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "FileSnapshots", "SqliteSnapshots",
+           "PostgresSnapshots",
            "take", "usable_snapshot"]
 
 #: Bumped whenever FightState changes shape: snapshots of another format are ignored.
@@ -225,6 +227,47 @@ class SqliteSnapshots:
     def close(self) -> None:
         """Close the database connection."""
         self._conn.close()
+
+
+class PostgresSnapshots:
+    """Snapshots in the ``snapshots`` table of the store's database (a URL, or a :class:`PostgresDatabase` to
+    share a pool)."""
+
+    def __init__(self, url: str | PostgresDatabase, *, timeout: float = 5.0) -> None:
+        self._owned = not isinstance(url, PostgresDatabase)
+        self.db = url if isinstance(url, PostgresDatabase) else PostgresDatabase(url, timeout=timeout, max_size=2)
+
+    def save(self, snapshot: Snapshot) -> None:
+        """Keep a snapshot (replacing one at the same seq)."""
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO snapshots VALUES (%s, %s, %s) ON CONFLICT (fight_id, seq) DO UPDATE SET "
+                         "body = EXCLUDED.body", (snapshot.fight_id, snapshot.seq, _ENCODE(snapshot)))
+
+    def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
+        """The snapshot with the highest seq not above ``at_most`` (one that does not decode: None)."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT body FROM snapshots WHERE fight_id = %s AND seq <= %s ORDER BY seq DESC "
+                               "LIMIT 1", (fight_id, at_most)).fetchone()
+        try:
+            return _DECODE(bytes(row[0])) if row else None
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+    def seqs(self, fight_id: str) -> list[int]:
+        """The seqs snapshots exist at, ascending."""
+        with self.db.connection() as conn:
+            return [s for (s,) in conn.execute("SELECT seq FROM snapshots WHERE fight_id = %s ORDER BY seq",
+                                               (fight_id,))]
+
+    def delete(self, fight_id: str) -> None:
+        """Forget every snapshot of a fight."""
+        with self.db.connection() as conn:
+            conn.execute("DELETE FROM snapshots WHERE fight_id = %s", (fight_id,))
+
+    def close(self) -> None:
+        """Close the pool, if this object opened it."""
+        if self._owned:
+            self.db.close()
 
 
 def take(state: FightState) -> Snapshot:

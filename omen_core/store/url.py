@@ -1,4 +1,5 @@
-"""Open an event store from a short URL: ``memory:``, ``sqlite:///fights.db``, ``fight.jsonl`` or ``fights/``."""
+"""Open an event store from a short URL: ``memory:``, ``sqlite:///fights.db``, ``postgresql://host/db``,
+``fight.jsonl`` or ``fights/``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from ..errors import BadInput, StoreUnavailable
 from .base import EventStore, not_regular
 from .jsonl import JsonlStore
 from .memory import MemoryStore
-from .snapshots import FileSnapshots, MemorySnapshots, SnapshotStore, SqliteSnapshots
+from .postgres import PostgresStore, is_postgres_url
+from .snapshots import FileSnapshots, MemorySnapshots, PostgresSnapshots, SnapshotStore, SqliteSnapshots
 from .sqlite import SqliteStore
 
 __all__ = ["open_store", "open_existing_store", "open_snapshots", "ACCEPTED_FORMS"]
@@ -18,6 +20,7 @@ ACCEPTED_FORMS = (
     "'memory:' (in memory, nothing is kept)",
     "'sqlite:///path.db' or 'sqlite:path.db' (SQLite; 'sqlite:////abs/path.db' for an absolute path, "
     "'sqlite::memory:' in memory)",
+    "'postgresql://user:password@host:port/dbname' or 'postgres://...' (PostgreSQL; omen creates its tables)",
     "'path/to/fight.jsonl' (one fight in one JSON Lines file)",
     "'path/to/dir/' (an existing directory, or a path ending in '/': one .jsonl file per fight)",
 )
@@ -33,6 +36,8 @@ def open_store(url: str) -> EventStore:
         return MemoryStore()
     if url.startswith("sqlite:"):
         return SqliteStore(_sqlite_path(url))
+    if is_postgres_url(url):
+        return PostgresStore(url)
     if url.endswith(".jsonl"):
         return JsonlStore.single(url)
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
@@ -42,7 +47,10 @@ def open_store(url: str) -> EventStore:
 
 def open_existing_store(url: str) -> EventStore:
     """The store ``url`` names, which must already exist: reading or playing on a log that is not there is
-    :class:`BadInput` saying so, and creates nothing (no empty database, no directory)."""
+    :class:`BadInput` saying so, and creates nothing (no empty database, no directory, no tables in a PostgreSQL
+    database: ``omen db init URL`` makes them)."""
+    if is_postgres_url(url):
+        return PostgresStore(url, create=False)
     if url.startswith("sqlite:") and url != "sqlite::memory:":
         path = _sqlite_path(url)
         if not _is_file(path, "a database"):
@@ -57,11 +65,13 @@ def open_existing_store(url: str) -> EventStore:
 
 def open_snapshots(url: str) -> SnapshotStore:
     """The snapshot cache that goes with the store ``url`` names: ``LOG.snapshots/`` beside a JSON Lines
-    file, ``.snapshots/`` inside a directory, a ``snapshots`` table in a SQLite database, or memory."""
+    file, ``.snapshots/`` inside a directory, a ``snapshots`` table in a SQLite or PostgreSQL database, or memory."""
     if url in {"memory:", "sqlite::memory:"}:
         return MemorySnapshots()
     if url.startswith("sqlite:"):
         return SqliteSnapshots(_sqlite_path(url))
+    if is_postgres_url(url):
+        return PostgresSnapshots(url)
     if url.endswith(".jsonl"):
         return FileSnapshots(url + ".snapshots")
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):

@@ -7,7 +7,7 @@ from typing import Any
 
 from omen_core.errors import ConcurrencyError
 from omen_core.events import GENESIS_HASH, DiceRolled, Die, StoredEvent, seal
-from omen_core.store import EventStore, JsonlStore, SqliteStore
+from omen_core.store import EventStore, JsonlStore, PostgresStore, SqliteStore
 
 
 def open_store(kind: str, where: str) -> EventStore:
@@ -18,6 +18,8 @@ def open_store(kind: str, where: str) -> EventStore:
         return JsonlStore.single(Path(where))
     if kind == "sqlite":
         return SqliteStore(where)
+    if kind == "postgres":
+        return PostgresStore(where)
     raise ValueError(kind)
 
 
@@ -88,12 +90,10 @@ def append_loop(writer: str, barrier: Any, results: Any, kind: str, where: str, 
         close_store(store)
 
 
-def append_batches(path: str, fight_id: str, ready: Any) -> None:
-    """Append batches of 2 to 8 large events (each event says its batch and the batch's size) to a single-file JSON
-    Lines store, resuming after what is there, until killed."""
-    from omen_core.store import JsonlStore
-
-    store = JsonlStore.single(Path(path))
+def append_batches(path: str, fight_id: str, ready: Any, kind: str = "jsonl-single") -> None:
+    """Append batches of 2 to 8 large events (each event says its batch and the batch's size) to the store of
+    ``kind`` at ``path`` (a single-file JSON Lines store by default), resuming after what is there, until killed."""
+    store = open_store(kind, path)
     version, last_hash = last_state(store, fight_id)
     ready.set()
     while True:

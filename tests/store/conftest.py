@@ -19,9 +19,9 @@ from omen_core.events import (
     Undone,
     seal,
 )
-from omen_core.store import EventStore, JsonlStore, MemoryStore, SqliteStore
+from omen_core.store import EventStore, JsonlStore, MemoryStore, PostgresStore, SqliteStore
 
-BACKENDS = ("memory", "jsonl-dir", "jsonl-single", "sqlite")
+BACKENDS = ("memory", "jsonl-dir", "jsonl-single", "sqlite", "postgres")
 
 
 def make_event(fight_id: str, seq: int, prev_hash: str, tag: int = 0) -> StoredEvent:
@@ -75,8 +75,9 @@ def with_landmarks(fight_id: str, start_seq: int = 1, prev_hash: str = GENESIS_H
                  start_seq, prev_hash)
 
 
-def open_backend(kind: str, where: Path) -> EventStore:
-    """A fresh store of backend ``kind`` keeping its files under ``where``."""
+def open_backend(kind: str, where: Path, pg_url: str = "") -> EventStore:
+    """A fresh store of backend ``kind`` keeping its files under ``where`` (PostgreSQL: in the fresh schema
+    ``pg_url`` names)."""
     if kind == "memory":
         return MemoryStore()
     if kind == "jsonl-dir":
@@ -85,6 +86,8 @@ def open_backend(kind: str, where: Path) -> EventStore:
         return JsonlStore.single(where / "fight.jsonl")
     if kind == "sqlite":
         return SqliteStore(where / "fights.db")
+    if kind == "postgres":
+        return PostgresStore(pg_url)
     raise ValueError(kind)
 
 
@@ -102,15 +105,17 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store_factory(backend: str, tmp_path: Path) -> Iterator[Callable[[], EventStore]]:
-    """Makes fresh, independent stores of the current backend; closes them at teardown."""
+def store_factory(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[], EventStore]]:
+    """Makes fresh, independent stores of the current backend (PostgreSQL: each in a schema of its own); closes
+    them at teardown."""
     opened: list[EventStore] = []
     counter = itertools.count()
+    postgres = request.getfixturevalue("postgres") if backend == "postgres" else None
 
     def factory() -> EventStore:
         where = tmp_path / f"store-{next(counter)}"
         where.mkdir()
-        opened.append(open_backend(backend, where))
+        opened.append(open_backend(backend, where, postgres.fresh_url() if postgres else ""))
         return opened[-1]
 
     yield factory

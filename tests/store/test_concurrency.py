@@ -1,4 +1,5 @@
-"""Two real processes appending to the same fight: optimistic concurrency holds on every durable backend."""
+"""Two real processes appending to the same fight: optimistic concurrency holds on every durable backend
+(PostgreSQL too, where a server is given: tests/postgres.py)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ LOOPS = 30
 SPAWN = multiprocessing.get_context("spawn")
 
 
-@pytest.fixture(params=["jsonl-single", "jsonl-dir", "sqlite"])
+@pytest.fixture(params=["jsonl-single", "jsonl-dir", "sqlite", "postgres"])
 def shared(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
-    """A backend kind and the location both processes open it at."""
+    """A backend kind and the location both processes open it at (PostgreSQL: a fresh schema's URL)."""
+    if request.param == "postgres":
+        return "postgres", request.getfixturevalue("postgres").fresh_url()
     where = {"jsonl-single": tmp_path / "melee.jsonl", "jsonl-dir": tmp_path / "fights",
              "sqlite": tmp_path / "fights.db"}[request.param]
     return request.param, str(where)

@@ -16,6 +16,7 @@ from omen_core.store.snapshots import (
     STATE_FORMAT,
     FileSnapshots,
     MemorySnapshots,
+    PostgresSnapshots,
     SqliteSnapshots,
     take,
     usable_snapshot,
@@ -61,13 +62,17 @@ def the_undo():
     return undo
 
 
-@pytest.fixture(params=["memory", "files", "sqlite"])
+@pytest.fixture(params=["memory", "files", "sqlite", "postgres"])
 def snapshots(request, tmp_path):
-    """A snapshot store of each kind."""
+    """A snapshot store of each kind (PostgreSQL in a fresh schema, where a server is given)."""
     if request.param == "memory":
         yield MemorySnapshots()
     elif request.param == "files":
         yield FileSnapshots(tmp_path / "snaps")
+    elif request.param == "postgres":
+        snaps = PostgresSnapshots(request.getfixturevalue("postgres").fresh_url())
+        yield snaps
+        snaps.close()
     else:
         snaps = SqliteSnapshots(tmp_path / "s.db")
         yield snaps
@@ -272,3 +277,38 @@ class TestFight:
         crossed = [seq // 5 for seq in snaps.seqs("f")]
         assert crossed == list(range(1, fight.version // 5 + 1))  # one snapshot per multiple of 5 crossed
         fight.store.close()
+
+
+class TestPostgres:
+    def test_a_fight_snapshots_into_its_own_database_and_loads_from_it(self, postgres):
+        """On PostgreSQL the fight's events and its snapshots share one database (open_store and open_snapshots of
+        one URL): loading from the snapshots gives the state replayed from the events."""
+        from omen_core.store import open_snapshots, open_store
+
+        url = postgres.fresh_url()
+        store, snaps = open_store(url), open_snapshots(url)
+        try:
+            fight = run_scenario(load_scenario(EMBER), store, clock=lambda: 0)
+            fight.snapshots, fight.snapshot_every = snaps, 50
+            fight.snapshot()
+            assert snaps.seqs("ember-ford") == [fight.version]
+            assert usable_snapshot(StoreSource(store, "ember-ford"), snaps) == fight.state
+            assert Fight.load(store, "ember-ford", snapshots=snaps).state == project(store.read("ember-ford"))
+        finally:
+            snaps.close()
+            store.close()
+
+    def test_a_snapshot_that_does_not_decode_is_no_snapshot(self, postgres):
+        """A row of the snapshots table that is not a snapshot (written by hand, or by another omen) is ignored:
+        ``latest`` gives None, never an error."""
+        import psycopg
+
+        url = postgres.fresh_url()
+        snaps = PostgresSnapshots(url)
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("INSERT INTO snapshots VALUES ('f', 3, 'not json'::bytea)")
+            assert snaps.seqs("f") == [3]
+            assert snaps.latest("f", 10) is None
+        finally:
+            snaps.close()

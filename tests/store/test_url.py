@@ -74,7 +74,7 @@ class TestAcceptedForms:
 class TestRejected:
     """Anything else is BadInput listing the accepted forms."""
 
-    @pytest.mark.parametrize("url", ["", "postgres://db", "fights.txt", "sqlite:", "sqlite:///",
+    @pytest.mark.parametrize("url", ["", "postgresql:db", "fights.txt", "sqlite:", "sqlite:///",
                                      "sqlite://host/x.db", "memory"])
     def test_unknown_forms_raise_bad_input(self, url: str, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,5 +83,5 @@ class TestRejected:
         with pytest.raises(BadInput) as info:
             open_store(url)
         message = str(info.value)
-        for form in ("memory:", "sqlite:///path.db", ".jsonl", "directory"):
+        for form in ("memory:", "sqlite:///path.db", "postgresql://", ".jsonl", "directory"):
             assert form in message

@@ -1,0 +1,119 @@
+"""Copy fights from one store to another (``omen copy SRC DST``), every line byte for byte.
+
+Each fight of the source is read as its stored lines, its chain checked,
+and appended to the destination in whole commands (a batch never split, so
+a copy cut short leaves whole commands, and runs on from there next time).
+A fight the destination already holds must be a prefix of the source's, line
+for line: then only the rest is appended (nothing, if it is all there). A
+fight that differs is refused before anything is written, with the first
+seq where the two part. The destination's lines are read back and compared
+with the source's at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import msgspec
+
+from omen_core.errors import BadInput, LogCorrupted
+from omen_core.events import StoredEvent, chain_breaks, decode_line, encode_line
+from omen_core.store import EventStore
+
+__all__ = ["Copied", "FightDiffers", "copy_fights", "plan_fight", "BATCH_EVENTS"]
+
+#: About how many events one append carries (whole commands: a larger command goes whole in one append).
+BATCH_EVENTS = 1000
+
+
+class FightDiffers(BadInput):
+    """The destination holds a fight of the same id that is not a prefix of the source's: nothing is copied."""
+
+    def __init__(self, fight_id: str, where: str, why: str):
+        self.fight_id, self.where, self.why = fight_id, where, why
+        super().__init__(f"fight {fight_id!r} in {where} differs from the source: {why}; nothing was copied "
+                         "(copy into another store, or remove the fight there first)")
+
+
+@dataclass(frozen=True)
+class Copied:
+    """What copying one fight did: ``had`` events were there already, ``added`` were appended."""
+
+    fight_id: str
+    had: int
+    added: int
+
+
+def _lines(store: EventStore, fight_id: str, after_seq: int = 0) -> Iterator[bytes]:
+    """The fight's stored lines after ``after_seq``, without the newline a JSON Lines store ends them with."""
+    for chunk in store.read_lines(fight_id, after_seq):
+        for line in chunk:
+            yield line[:-1] if line.endswith(b"\n") else line
+
+
+def _source(store: EventStore, fight_id: str) -> tuple[list[bytes], list[StoredEvent]]:
+    """The fight's lines and events in the source, checked: each line decodes to an event this omen writes back
+    byte for byte (so the copy is the same bytes), and the chain holds from the genesis hash to the last event."""
+    lines = list(_lines(store, fight_id))
+    events = []
+    for seq, line in enumerate(lines, 1):
+        try:
+            ev = decode_line(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise LogCorrupted(store.location, seq, f"line does not decode as a stored event: {exc}") from None
+        if encode_line(ev) != line:
+            raise BadInput(f"{store.location}: fight {fight_id!r} seq {seq} is not written as this omen writes it "
+                           "(an older schema version?): omen copy keeps every line byte for byte, and cannot "
+                           "copy this one")
+        events.append(ev)
+    for seq, what in chain_breaks(events, fight_id):
+        raise LogCorrupted(store.location, seq, f"the chain does not hold: {what}; nothing was copied")
+    return lines, events
+
+
+def plan_fight(src: EventStore, dst: EventStore, fight_id: str) -> tuple[list[bytes], list[StoredEvent], int]:
+    """The fight's checked lines and events in ``src``, and how many of them ``dst`` holds already;
+    :class:`FightDiffers` if what it holds is not a prefix of them."""
+    lines, events = _source(src, fight_id)
+    have = dst.version(fight_id)
+    if have == 0:
+        return lines, events, 0
+    if have > len(lines):
+        raise FightDiffers(fight_id, dst.location, f"it holds {have} events, the source {len(lines)}")
+    for seq, (mine, theirs) in enumerate(zip(_lines(dst, fight_id), lines, strict=False), 1):
+        if mine != theirs:
+            raise FightDiffers(fight_id, dst.location, f"the two part at seq {seq}")
+        if seq == have:
+            break
+    return lines, events, have
+
+
+def _batches(events: list[StoredEvent]) -> Iterator[list[StoredEvent]]:
+    """``events`` in runs of whole commands, each about :data:`BATCH_EVENTS` long (a command is never split)."""
+    run: list[StoredEvent] = []
+    for ev in events:
+        if len(run) >= BATCH_EVENTS and ev.seq == ev.batch:
+            yield run
+            run = []
+        run.append(ev)
+    if run:
+        yield run
+
+
+def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str]) -> list[Copied]:
+    """Copy ``fight_ids`` from ``src`` to ``dst``: all are checked before any is written (a fight that differs
+    refuses the whole copy), then each is appended from where ``dst`` stands and read back line for line."""
+    plans = [(fight_id, *plan_fight(src, dst, fight_id)) for fight_id in fight_ids]
+    done = []
+    for fight_id, lines, events, have in plans:
+        version = have
+        for batch in _batches(events[have:]):
+            version = dst.append(fight_id, batch, version)
+        back = list(_lines(dst, fight_id))
+        if back != lines:
+            seq = next((i for i, (a, b) in enumerate(zip(back, lines, strict=False), 1) if a != b),
+                       min(len(back), len(lines)) + 1)
+            raise LogCorrupted(dst.location, seq, "the copy does not read back as the source's lines")
+        done.append(Copied(fight_id, have, len(events) - have))
+    return done

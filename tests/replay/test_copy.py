@@ -1,0 +1,198 @@
+"""Tests for omen_replay.copy and ``omen copy`` / ``omen db init``: fights moved between stores byte for byte, a
+differing fight refused, a copy cut short resumed; PostgreSQL among the stores where a server is given."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from omen_core.events import GENESIS_HASH
+from omen_core.store import JsonlStore, SqliteStore, open_store
+from omen_core.store.postgres import SCHEMA_VERSION
+from omen_replay import copy as copying
+from omen_replay.cli import app
+from tests.postgres import Postgres
+from tests.store.conftest import continue_from, make_events
+
+runner = CliRunner()
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+EMBER = FIXTURES / "ember-ford" / "fight.jsonl"
+
+
+def omen(*args: str):
+    """Run the CLI in-process and return the result."""
+    return runner.invoke(app, list(args))
+
+
+def ember(tmp_path: Path) -> Path:
+    """A copy of the Ember Ford fight's recorded log (327 events, an undo among them)."""
+    path = tmp_path / "ember-ford.jsonl"
+    shutil.copyfile(EMBER, path)
+    return path
+
+
+class TestCopy:
+    def test_jsonl_to_postgres_and_back_is_byte_identical(self, tmp_path: Path, postgres: Postgres) -> None:
+        """The recorded Ember Ford log copied into PostgreSQL and back out into a new JSON Lines file is the same
+        file, byte for byte; the database's rows are its lines."""
+        url = postgres.fresh_url()
+        source = ember(tmp_path)
+        there = omen("copy", str(source), url)
+        assert there.exit_code == 0, there.output
+        assert "ember-ford: 327 events copied" in there.output
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = [bytes(line) for (line,) in conn.execute("SELECT line FROM events ORDER BY seq")]
+        assert b"".join(line + b"\n" for line in rows) == source.read_bytes()
+        back = tmp_path / "back" / "ember-ford.jsonl"
+        back.parent.mkdir()
+        result = omen("copy", url, str(back))
+        assert result.exit_code == 0, result.output
+        assert back.read_bytes() == source.read_bytes()
+        assert omen("verify", url).exit_code == 0
+
+    def test_every_fixture_into_a_directory_and_sqlite(self, tmp_path: Path) -> None:
+        """Every golden fixture's log copied into a directory of logs and from there into SQLite reads back line for
+        line; the directory's files are the fixtures' files."""
+        logs = sorted(FIXTURES.glob("*/fight.jsonl"))
+        assert len(logs) >= 10
+        for log in logs:
+            result = omen("copy", str(log), f"{tmp_path}/all/")
+            assert result.exit_code == 0, result.output
+        db = f"sqlite:///{tmp_path / 'all.db'}"
+        assert omen("copy", f"{tmp_path}/all/", db).exit_code == 0
+        store = SqliteStore(tmp_path / "all.db")
+        try:
+            for log in logs:
+                fight_id = JsonlStore.single(log).fights()[0]
+                assert (tmp_path / "all" / f"{fight_id}.jsonl").read_bytes() == log.read_bytes()
+                lines = b"".join(line + b"\n" for chunk in store.read_lines(fight_id) for line in chunk)
+                assert lines == log.read_bytes()
+        finally:
+            store.close()
+
+    def test_an_identical_fight_is_left_alone(self, tmp_path: Path) -> None:
+        """Copying a fight the destination already holds whole writes nothing and says so (exit 0)."""
+        source = ember(tmp_path)
+        dst = tmp_path / "dst.jsonl"
+        assert omen("copy", str(source), str(dst)).exit_code == 0
+        before = dst.stat().st_mtime_ns, dst.read_bytes()
+        again = omen("copy", str(source), str(dst))
+        assert again.exit_code == 0 and "already in" in again.output and "identical (327 events)" in again.output
+        assert (dst.stat().st_mtime_ns, dst.read_bytes()) == before
+
+    def test_a_prefix_is_resumed(self, tmp_path: Path) -> None:
+        """A destination holding the first events of the fight (a copy cut short) gets the rest, and is then the
+        source's file."""
+        source = ember(tmp_path)
+        dst = tmp_path / "dst.jsonl"
+        lines = source.read_bytes().splitlines(keepends=True)
+        dst.write_bytes(b"".join(lines[:120]))
+        result = omen("copy", str(source), str(dst))
+        assert result.exit_code == 0, result.output
+        assert "207 events copied after the 120 already there (seqs 121-327)" in result.output
+        assert dst.read_bytes() == source.read_bytes()
+
+    @pytest.mark.parametrize("change", ["a changed line", "a longer fight"])
+    def test_a_differing_fight_is_refused_untouched(self, tmp_path: Path, change: str) -> None:
+        """A destination whose fight differs from the source's (another event at some seq, or more events than the
+        source has) is refused, exit 2, saying where; neither store changes."""
+        source = ember(tmp_path)
+        dst = tmp_path / "dst.jsonl"
+        lines = source.read_bytes().splitlines(keepends=True)
+        if change == "a changed line":
+            dst.write_bytes(b"".join(lines[:40]))
+            store = JsonlStore.single(dst)
+            other = continue_from(list(store.read("ember-ford")), "ember-ford", 3)
+            store.append("ember-ford", other, 40)
+        else:
+            shutil.copyfile(source, dst)
+            store = JsonlStore.single(dst)
+            store.append("ember-ford", continue_from(list(store.read("ember-ford")), "ember-ford", 2), 327)
+        before = dst.read_bytes()
+        result = omen("copy", str(source), str(dst))
+        assert result.exit_code == 2
+        words = " ".join(result.output.split())
+        assert "differs from the source" in words and "nothing was copied" in words
+        assert ("the two part at seq 41" if change == "a changed line" else "it holds 329 events") in words
+        assert dst.read_bytes() == before and source.read_bytes() == EMBER.read_bytes()
+
+    def test_a_broken_chain_is_not_copied(self, tmp_path: Path) -> None:
+        """A source whose chain does not hold (an event's face changed by hand) is refused, exit 2, naming the seq,
+        and nothing reaches the destination."""
+        source = tmp_path / "bad.jsonl"
+        lines = EMBER.read_bytes().splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if b'"face":3' in line)
+        lines[at] = lines[at].replace(b'"face":3', b'"face":4', 1)
+        source.write_bytes(b"".join(lines))
+        result = omen("copy", str(source), f"sqlite:///{tmp_path / 'x.db'}")
+        assert result.exit_code == 2
+        words = "".join(result.output.split())
+        assert f"bad.jsonl:{at + 1}:" in words and "thechaindoesnothold" in words
+        with SqliteStore(tmp_path / "x.db") as store:
+            assert store.fights() == []
+
+    def test_one_fight_with_fight(self, tmp_path: Path) -> None:
+        """``--fight`` copies that fight only; a fight the source lacks is exit 2 listing the ones it has."""
+        src = JsonlStore(tmp_path / "src")
+        src.append("a", make_events("a", 3), 0)
+        src.append("b", make_events("b", 2), 0)
+        assert omen("copy", str(tmp_path / "src"), f"{tmp_path}/dst/", "--fight", "b").exit_code == 0
+        assert JsonlStore(tmp_path / "dst").fights() == ["b"]
+        missing = omen("copy", str(tmp_path / "src"), f"{tmp_path}/dst/", "--fight", "c")
+        assert missing.exit_code == 2 and "no fight 'c'" in missing.output and "a, b" in missing.output
+
+    def test_a_missing_source_is_bad_input(self, tmp_path: Path) -> None:
+        """A source that does not exist is exit 2, and no destination is made."""
+        result = omen("copy", str(tmp_path / "none.jsonl"), str(tmp_path / "dst.jsonl"))
+        assert result.exit_code == 2 and "no such log" in result.output
+        assert not (tmp_path / "dst.jsonl").exists()
+
+    def test_commands_are_never_split(self) -> None:
+        """The appends of a copy carry whole commands: a run ends only where the next event opens a batch."""
+        events = make_events("f", 2500)
+        runs = list(copying._batches(events))
+        assert sum(len(r) for r in runs) == 2500 and len(runs) == 3
+        assert all(r[0].seq == r[0].batch for r in runs)
+        assert runs[0][0].prev_hash == GENESIS_HASH
+
+
+class TestDbInit:
+    def test_init_creates_then_finds_the_tables(self, postgres: Postgres) -> None:
+        """``omen db init URL`` creates omen's tables at the current schema version; run again it has nothing to
+        do; a store then opens there without creating anything."""
+        url = postgres.fresh_url()
+        first = omen("db", "init", url)
+        assert first.exit_code == 0, first.output
+        assert f"schema version {SCHEMA_VERSION} (created" in " ".join(first.output.split())
+        again = omen("db", "init", url)
+        assert again.exit_code == 0 and "nothing to do" in again.output
+        with open_store(url) as store:
+            assert store.fights() == []
+
+    def test_init_upgrades_an_older_schema(self, postgres: Postgres) -> None:
+        """On a database at schema version 1 ``omen db init`` applies version 2 and says so."""
+        from omen_core.store.postgres import upgrade
+
+        url = postgres.fresh_url()
+        with psycopg.connect(url, autocommit=True) as conn:
+            upgrade(conn, url, to=1)
+        result = omen("db", "init", url)
+        assert result.exit_code == 0 and "upgraded from 1: applied 2" in " ".join(result.output.split())
+
+    def test_an_unreachable_database_is_exit_2_without_a_traceback(self) -> None:
+        """A server that cannot be reached is exit 2 with one line saying so, its password masked."""
+        result = omen("db", "init", "postgresql://omen:secret@127.0.0.1:1/omen")
+        assert result.exit_code == 2
+        assert "cannot reach PostgreSQL" in result.output and "secret" not in result.output
+        assert "Traceback" not in result.output
+
+    def test_sqlite_and_other_urls(self, tmp_path: Path) -> None:
+        """A SQLite URL gets its tables; a URL of files is exit 2 saying db init is for databases."""
+        assert omen("db", "init", f"sqlite:///{tmp_path / 'f.db'}").exit_code == 0
+        assert (tmp_path / "f.db").is_file()
+        other = omen("db", "init", str(tmp_path / "f.jsonl"))
+        assert other.exit_code == 2 and "give a postgresql:// or sqlite:/// URL" in other.output
