@@ -18,7 +18,12 @@ JSON, threads or streams. Rounds alternate (server, baseline, server, ...); the 
 ``--think S`` makes each client wait S seconds between its commands (a live table gives a command every few
 seconds; 0, the default, sends each as soon as the last is answered: the server's saturation).
 
-Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--think 0] [--json]``.
+``--postgres URL`` serves a PostgreSQL database instead (a fresh schema in it; the baseline uses it too), and
+``--servers 2`` starts two separate ``omen serve`` processes on the store: each client plays through one and
+follows its stream on the other, so every event reaches the stream through another server's commit (NOTIFY).
+
+Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--think 0] [--workers 1]
+[--servers 1] [--postgres URL] [--json]``.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from _common import ROOT
 from omen_core import Fight, SeededDice
 from omen_core.commands import Command
 from omen_core.content import load_sheet
-from omen_core.store import SqliteStore
+from omen_core.store import SqliteStore, open_store
 from tests.server.processes import Server
 
 SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
@@ -92,11 +97,13 @@ def follow(server: Server, fight_id: str, token: str, seen: list[int], held: lis
         return  # the round is over: the process exits with its daemon readers
 
 
-def client(server: Server, name: str, commands: int, latencies: list[float], problems: list[str],
-           think: float = 0.0) -> None:
+def client(servers: list[Server], name: str, commands: int, latencies: list[float], problems: list[str],
+           think: float = 0.0, index: int = 0) -> None:
     """One fight through the server: create it, follow its stream, give ``commands`` commands (``think`` seconds
     apart, the first after a random part of it, so the tables do not move in step), check that the stream sent
-    every event once, in order."""
+    every event once, in order. With several servers, the client plays through one and follows its stream on
+    the next (so every event reaches the stream through another server's commit)."""
+    server, watcher = servers[index % len(servers)], servers[(index + 1) % len(servers)]
     status, made = server.call("POST", "/fights", {"id": name, "dice": "seeded", "combatants": sheets()})
     if status != 201:
         problems.append(f"{name}: create answered {status}")
@@ -104,7 +111,7 @@ def client(server: Server, name: str, commands: int, latencies: list[float], pro
     token, head, options = made["gm_token"], made["head"], made["options"]
     seen: list[int] = []
     held: list[Any] = []
-    threading.Thread(target=follow, args=(server, name, token, seen, held), daemon=True).start()
+    threading.Thread(target=follow, args=(watcher, name, token, seen, held), daemon=True).start()
     pause = random.Random(name).uniform(0, think)
     for _ in range(commands):
         time.sleep(pause)
@@ -134,12 +141,13 @@ def hang_up(held: list[Any]) -> None:
         held[0].fp.raw._sock.shutdown(socket.SHUT_RDWR)
 
 
-def server_round(server: Server, fights: int, commands: int, tag: str, think: float = 0.0) -> dict[str, float]:
+def server_round(servers: list[Server], fights: int, commands: int, tag: str, think: float = 0.0
+                 ) -> dict[str, float]:
     """``fights`` clients at once; the latencies and the round's throughput."""
     latencies: list[float] = []
     problems: list[str] = []
-    threads = [threading.Thread(target=client, args=(server, f"{tag}-{i:03d}", commands, latencies, problems,
-                                                     think))
+    threads = [threading.Thread(target=client, args=(servers, f"{tag}-{i:03d}", commands, latencies, problems,
+                                                     think, i))
                for i in range(fights)]
     started = time.perf_counter()
     for t in threads:
@@ -157,9 +165,10 @@ def server_round(server: Server, fights: int, commands: int, tag: str, think: fl
 # -- the baseline ----------------------------------------------------------------------------------------------
 
 
-def baseline_round(where: Path, fights: int, commands: int, tag: str) -> dict[str, float]:
-    """The same fights and policy through ``Fight`` on a SqliteStore in this process, one after another."""
-    store = SqliteStore(where / f"baseline-{tag}.db")
+def baseline_round(where: Path, fights: int, commands: int, tag: str, url: str = "") -> dict[str, float]:
+    """The same fights and policy through ``Fight`` on the same kind of store in this process, one after
+    another."""
+    store = open_store(url) if url else SqliteStore(where / f"baseline-{tag}.db")
     cast = [load_sheet(SHEETS / f"{n}.toml") for n in ("kael", "vesh")]
     latencies: list[float] = []
     started = time.perf_counter()
@@ -180,6 +189,21 @@ def baseline_round(where: Path, fights: int, commands: int, tag: str) -> dict[st
             "p50_ms": 1000 * ordered[len(ordered) // 2], "p99_ms": 1000 * ordered[int(len(ordered) * 0.99) - 1]}
 
 
+def fresh_schema(url: str) -> str:
+    """``url`` with a schema of its own made for this run (``bench_<pid>``), so the run starts empty."""
+    import psycopg
+
+    from tests.postgres import with_schema
+
+    schema = f"bench_{os.getpid()}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    made = with_schema(url, schema)
+    open_store(made)  # the tables, once, before the servers race to make them
+    return made
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fights", type=int, default=100, help="concurrent fights (clients) a round")
@@ -188,30 +212,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=0.0,
                         help="seconds each client waits between its commands (0: as fast as answers come; 1: a "
                              "table giving a command a second)")
-    parser.add_argument("--workers", type=int, default=1, help="omen serve --workers: server processes")
+    parser.add_argument("--workers", type=int, default=1, help="omen serve --workers: processes of each server")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="separate omen serve processes on the store (a client plays through one and follows "
+                             "its stream on the next)")
+    parser.add_argument("--postgres", default="", metavar="URL",
+                        help="serve a PostgreSQL database (a fresh schema in it) instead of a SQLite file")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     where = ROOT / "benchmarks" / ".cache" / "serve"
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     loads: list[float] = []
-    server = Server(where, timeout=120, workers=args.workers)
+    url = fresh_schema(args.postgres) if args.postgres else ""
+    servers: list[Server] = []
+    for n in range(args.servers):
+        (where / f"server{n}").mkdir()
+        servers.append(Server(where / f"server{n}", timeout=120, workers=args.workers, store=url))
     runs: dict[str, list[dict[str, float]]] = {"server": [], "baseline": []}
     try:
         for r in range(args.repeat):
             loads.append(os.getloadavg()[0])
-            runs["server"].append(server_round(server, args.fights, args.commands, f"s{r}", args.think))
+            runs["server"].append(server_round(servers, args.fights, args.commands, f"s{r}", args.think))
             loads.append(os.getloadavg()[0])
-            runs["baseline"].append(baseline_round(where, args.fights, args.commands, f"b{r}"))
+            runs["baseline"].append(baseline_round(where, args.fights, args.commands, f"b{r}", url))
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
     median = {k: {m: statistics.median(run[m] for run in v) for m in v[0]} for k, v in runs.items()}
     ratio = median["server"]["p50_ms"] / median["baseline"]["p50_ms"]
     met = "met" if median["server"]["p99_ms"] < GOAL_P99_MS else "MISSED"
     if args.json:
         print(json.dumps({"medians": median, "p50_ratio": ratio, "goal_p99_ms": GOAL_P99_MS, "goal": met,
                           "load": loads, "fights": args.fights, "commands": args.commands, "repeat": args.repeat,
-                          "think": args.think, "workers": args.workers}))
+                          "think": args.think, "workers": args.workers, "servers": args.servers,
+                          "store": "postgresql" if url else "sqlite"}))
         return 0
     print(f"machine: {os.cpu_count()} CPU; 1-minute load average {min(loads):.2f}-{max(loads):.2f} over the rounds; "
           f"{args.fights} concurrent fights x {args.commands} commands"
@@ -220,9 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     print("| case | commands/s | p50 ms | p99 ms | p50 vs baseline | goal p99 < 50 ms |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     s, b = median["server"], median["baseline"]
-    print(f"| in-process Fight API, SQLite, one fight after another | {b['per_s']:,.0f} | {b['p50_ms']:.1f} | "
+    kind = "PostgreSQL" if url else "SQLite"
+    print(f"| in-process Fight API, {kind}, one fight after another | {b['per_s']:,.0f} | {b['p50_ms']:.1f} | "
           f"{b['p99_ms']:.1f} | 1.0x | |")
-    print(f"| omen serve, SQLite, {args.workers} process(es), {args.fights} clients with a stream each | {s['per_s']:,.0f} | {s['p50_ms']:.1f} | "
+    print(f"| omen serve, {kind}, {args.servers} server(s) x {args.workers} process(es), {args.fights} clients "
+          f"with a stream each | {s['per_s']:,.0f} | {s['p50_ms']:.1f} | "
           f"{s['p99_ms']:.1f} | {ratio:.1f}x | {met} |")
     return 0
 

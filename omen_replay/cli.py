@@ -876,7 +876,7 @@ def serve(
 ) -> None:
     """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
     stream (docs/server.md)."""
-    from omen_server.keep import Keep
+    from omen_server.keep import PostgresKeep, open_keep
     from omen_server.serve import default_keep, run, run_workers
 
     keep_path = keep or default_keep(store)
@@ -885,14 +885,16 @@ def serve(
                           "a keep on disk (sqlite:///omen.db) to share them"))
     try:
         opened = _store(store)
-        kept = Keep(keep_path)
+        kept = open_keep(opened, keep, default_keep(store))
     except OmenError as exc:
         _guarded(exc)
+    if isinstance(kept, PostgresKeep):
+        keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
     out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep_path}{many}); Ctrl-C stops")
     if workers > 1:
         kept.close()
-        run_workers(store, keep_path, workers, host, port)
+        run_workers(store, keep or ("" if isinstance(kept, PostgresKeep) else keep_path), workers, host, port)
     else:
         run(opened, kept, host, port)
 

@@ -17,6 +17,7 @@ explanations, the verification report and every error message.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
@@ -52,7 +53,7 @@ from omen_core.store.base import FIGHT_ID
 from omen_core.walk import StoreSource
 from omen_replay.explain import Explanation
 
-from .keep import Keep, Seat
+from .keep import AnyKeep, Keep, Seat
 from .views import (
     CombatantView,
     HpDisplay,
@@ -345,11 +346,12 @@ class Fights:
     lock so that commands to one fight are decided one at a time (other processes are kept out by the store's
     optimistic version check)."""
 
-    def __init__(self, store: EventStore, keep: Keep):
+    def __init__(self, store: EventStore, keep: AnyKeep):
         self.store, self.keep = store, keep
         self._loaded: dict[str, Fight] = {}
         self._views: dict[str, OptionsView] = {}
-        self.appended: dict[str, int] = {}  # the version each fight reached by this process's last append
+        self.appended: dict[str, int] = {}  # the head each fight reached by this process's last append, or heard
+        #                                    (PostgreSQL: every process's commits, NOTIFY: see listen_for_commits)
         self._participants: dict[str, dict[int, tuple[str, ...]]] = {}
         self._indexed: dict[str, int] = {}
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
@@ -863,12 +865,20 @@ OTHERS = 10  # every OTHERS looks, the store is read too: other server processes
 async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
     whenever the head moves; forever, until the client goes. What this process appends is seen within POLL
-    seconds (Fights.appended), what other processes append within POLL * OTHERS; the options of a head are
-    computed once for every stream and answer (Fights.view)."""
+    seconds (Fights.appended), and so is what other processes on a PostgreSQL store commit (they NOTIFY:
+    :func:`listen_for_commits`); otherwise other processes' appends within POLL * OTHERS, which also covers a
+    notification lost while the listener reconnects. Each look reads from the last event sent, so nothing is
+    skipped or sent twice whatever was heard. While the store cannot be used (a database restarting) the stream
+    waits and looks again every second. The options of a head are computed once for every stream and answer
+    (Fights.view)."""
     shown, looks, more = -1, 0, True
     while True:
         if more or fights.appended.get(fight_id, 0) > shown or looks % OTHERS == 0:
-            batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown)
+            try:
+                batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown)
+            except StoreUnavailable:  # the database is restarting: the stream waits, then goes on from `after`
+                await anyio.sleep(1.0)
+                continue
             for rec in batch:
                 yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
                 after = rec.seq
@@ -899,9 +909,41 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int
     return batch, view
 
 
-def create_app(store: EventStore, keep: Keep | None = None) -> Litestar:
+def listen_for_commits(fights: Fights, stop: threading.Event) -> None:
+    """Until ``stop``: hear every commit to a PostgreSQL store (any process's NOTIFY) and mark the fight's new
+    head in ``fights.appended``, where its streams look ten times a second. A lost connection is retried every
+    second; what was missed meanwhile the streams find by reading the store (``_follow``)."""
+    listen = getattr(fights.store, "listen", None)
+    if listen is None:
+        return
+    listener = None
+    while not stop.is_set():
+        try:
+            if listener is None:
+                listener = listen()
+            for heard in listener.wait(0.5):
+                if heard.head > fights.appended.get(heard.fight_id, 0):
+                    fights.appended[heard.fight_id] = heard.head
+        except OmenError:
+            with contextlib.suppress(Exception):
+                if listener is not None:
+                    listener.close()
+            listener = None
+            stop.wait(1.0)
+    if listener is not None:
+        with contextlib.suppress(Exception):
+            listener.close()
+
+
+def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
     """The ASGI app serving the fights of ``store``; ``keep`` holds tokens and seeds (default: in memory)."""
     fights = Fights(store, keep or Keep())
+    stop = threading.Event()
+
+    def start_listening() -> None:
+        if hasattr(store, "listen"):
+            threading.Thread(target=listen_for_commits, args=(fights, stop), daemon=True,
+                             name="omen-listen").start()
     handlers: dict[Any, Any] = {OmenError: _omen_problem, ValidationException: _validation_problem,
                                 HTTPException: _http_problem, NotFoundException: _http_problem}
     from litestar.openapi import OpenAPIConfig
@@ -912,7 +954,7 @@ def create_app(store: EventStore, keep: Keep | None = None) -> Litestar:
                             "their options, commands and events (docs/server.md).")
     routes = _handlers(fights)
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
-                   before_request=_allow(routes))
+                   before_request=_allow(routes), on_startup=[start_listening], on_shutdown=[stop.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
 

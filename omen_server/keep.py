@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omen_core.errors import BadInput
+from omen_core.store import EventStore
+from omen_core.store.postgres import PostgresDatabase, PostgresStore
 
-__all__ = ["Keep", "Seat", "SeatKind", "token_hash", "new_token"]
+__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "token_hash", "new_token"]
 
 SeatKind = Literal["gm", "player", "spectator"]
 
@@ -147,3 +149,100 @@ class Keep:
         """Close the database."""
         with self._lock:
             self._db.close()
+
+
+class PostgresKeep:
+    """The keep's tables in a PostgreSQL database (``keep_seats``, ``keep_seeds``, ``keep_settings``,
+    ``keep_answers``: a URL, or the :class:`PostgresDatabase` of the store to share its pool), so every server
+    process on the database knows every token, seed and setting. omen creates them with the store's other
+    tables (docs/stores.md); the event store never reads them."""
+
+    def __init__(self, url: str | PostgresDatabase, *, timeout: float = 5.0) -> None:
+        self._owned = not isinstance(url, PostgresDatabase)
+        self.db = url if isinstance(url, PostgresDatabase) else PostgresDatabase(url, timeout=timeout, max_size=4)
+        self.path = self.db.location
+
+    def add_seat(self, fight_id: str, kind: SeatKind, name: str = "", combatants: tuple[str, ...] = ()) -> str:
+        """Make a token for a seat of ``fight_id``; return the token (only its hash is kept)."""
+        token = new_token(kind)
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO keep_seats (token_hash, fight_id, kind, name, combatants) VALUES "
+                         "(%s, %s, %s, %s, %s)",
+                         (token_hash(token), fight_id, kind, name, json.dumps(list(combatants))))
+        return token
+
+    def seat(self, token: str) -> Seat | None:
+        """The seat a token speaks for, or None."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT fight_id, kind, name, combatants FROM keep_seats WHERE token_hash = %s",
+                               (token_hash(token),)).fetchone()
+        return None if row is None else Seat(row[0], row[1], row[2], tuple(json.loads(row[3])))
+
+    def seats(self, fight_id: str) -> list[Seat]:
+        """Every seat of a fight, in the order they were made (never their tokens)."""
+        with self.db.connection() as conn:
+            rows = conn.execute("SELECT fight_id, kind, name, combatants FROM keep_seats WHERE fight_id = %s "
+                                "ORDER BY ctid", (fight_id,)).fetchall()
+        return [Seat(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
+
+    def put_settings(self, fight_id: str, body: bytes) -> None:
+        """Keep a fight's table settings, encoded by the caller."""
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO keep_settings VALUES (%s, %s) ON CONFLICT (fight_id) DO UPDATE SET "
+                         "body = EXCLUDED.body", (fight_id, body))
+
+    def settings(self, fight_id: str) -> bytes | None:
+        """A fight's table settings as they were kept, or None."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT body FROM keep_settings WHERE fight_id = %s", (fight_id,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def put_seed(self, fight_id: str, seed: bytes) -> None:
+        """Keep the seed of a seeded fight (never in the event log until revealed)."""
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO keep_seeds VALUES (%s, %s) ON CONFLICT (fight_id) DO UPDATE SET "
+                         "seed = EXCLUDED.seed", (fight_id, seed))
+
+    def seed(self, fight_id: str) -> bytes | None:
+        """The seed of a seeded fight, if a server made it."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT seed FROM keep_seeds WHERE fight_id = %s", (fight_id,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def answer(self, fight_id: str, token: str, key: str) -> tuple[str, int, bytes] | None:
+        """The first answer given to an idempotent request: its request's hash, status and body."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT request_hash, status, body FROM keep_answers WHERE fight_id = %s AND "
+                               "token_hash = %s AND key = %s", (fight_id, token_hash(token), key)).fetchone()
+        return None if row is None else (row[0], row[1], bytes(row[2]))
+
+    def keep_answer(self, fight_id: str, token: str, key: str, request_hash: str, status: int, body: bytes) -> None:
+        """Remember the answer to an idempotent request, for its retries (the first one stays)."""
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO keep_answers VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                         (fight_id, token_hash(token), key, request_hash, status, body))
+
+    def close(self) -> None:
+        """Close the pool, if this keep opened it."""
+        if self._owned:
+            self.db.close()
+
+    def __enter__(self) -> PostgresKeep:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+#: Either keep: the SQLite one, or the PostgreSQL one.
+AnyKeep = Keep | PostgresKeep
+
+
+def open_keep(store: EventStore, keep: str | None, default: str) -> AnyKeep:
+    """The keep for a server of ``store``: the path or URL given; else, for a PostgreSQL store, the keep's tables
+    in the same database (every server on it shares them); else the SQLite file ``default``."""
+    if keep is not None and keep.lower().startswith(("postgresql://", "postgres://")):
+        return PostgresKeep(keep)
+    if keep is None and isinstance(store, PostgresStore):
+        return PostgresKeep(store.db)
+    return Keep(keep or default)

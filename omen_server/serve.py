@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from omen_core.store import EventStore, open_store
 
 from .app import create_app
-from .keep import Keep
+from .keep import AnyKeep, open_keep
 
 __all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "main"]
 
@@ -18,7 +18,9 @@ DEFAULT_STORE = "sqlite:///omen.db"
 
 def default_keep(store_url: str) -> str:
     """Where the keep goes by default: beside a SQLite or JSON Lines store (``omen.db`` -> ``omen.keep.db``),
-    in memory for a memory store."""
+    in memory for a memory store, in the store's own database for PostgreSQL (its URL)."""
+    if store_url.lower().startswith(("postgresql://", "postgres://")):
+        return store_url
     if store_url in {"memory:", "sqlite::memory:"}:
         return ":memory:"
     path = store_url.removeprefix("sqlite:///") if store_url.startswith("sqlite:///") else store_url
@@ -29,10 +31,11 @@ def default_keep(store_url: str) -> str:
 def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,
           log_level: str = "warning") -> None:
     """Serve the fights of ``store_url`` until interrupted."""
-    run(open_store(store_url), Keep(keep or default_keep(store_url)), host, port, log_level)
+    store = open_store(store_url)
+    run(store, open_keep(store, keep, default_keep(store_url)), host, port, log_level)
 
 
-def run(store: EventStore, keep: Keep, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
+def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
         ) -> None:
     """Serve the fights of ``store`` with uvicorn until interrupted."""
     import uvicorn
@@ -57,7 +60,8 @@ def run_workers(store_url: str, keep_path: str, workers: int, host: str = "127.0
 
 def app_from_environment() -> object:
     """The app of one worker process: the store and keep the parent named in the environment."""
-    return create_app(open_store(os.environ[STORE_VARIABLE]), Keep(os.environ[KEEP_VARIABLE]))
+    store = open_store(os.environ[STORE_VARIABLE])
+    return create_app(store, open_keep(store, os.environ[KEEP_VARIABLE] or None, ""))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -39,13 +39,15 @@ __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", 
            "Listener", "KeyedBatch", "is_postgres_url", "mask_url", "schema_version", "upgrade"]
 
 #: The version of omen's tables this code writes and reads; ``omen_schema`` records the one a database is at.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"' for kind in LANDMARKS)
 
 #: The statements that take a database from version ``n - 1`` to ``n``, each run once, in order, in one
 #: transaction with the row that records it. Version 1 is the event log, the snapshots, the server's keep and the
-#: idempotency keys of batches; version 2 adds the landmark index (and fills it from the events already stored).
+#: idempotency keys of batches; version 2 adds the landmark index (and fills it from the events already stored);
+#: version 3 gives the keep's seats their combatants and a table of each fight's table settings (omen serve's
+#: seats and views).
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE events (
@@ -99,6 +101,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
         "INSERT INTO landmarks (fight_id, seq) SELECT fight_id, seq FROM events WHERE "
         + " OR ".join(f"position('{tag}'::bytea IN line) > 0" for tag in _LANDMARK_TAGS),
+    ),
+    3: (
+        "ALTER TABLE keep_seats ADD COLUMN combatants text NOT NULL DEFAULT '[]'",
+        """CREATE TABLE keep_settings (
+            fight_id text  PRIMARY KEY,
+            body     bytea NOT NULL
+        )""",
     ),
 }
 

@@ -26,15 +26,16 @@ def free_port() -> int:
 
 
 class Server:
-    """``omen serve`` on a free loopback port, over the SQLite store (and its keep) in ``where``; what it
-    prints goes to ``where/server.log`` (a file: a pipe nobody reads could fill and stall it)."""
+    """``omen serve`` on a free loopback port, over the SQLite store (and its keep) in ``where`` or the store URL
+    ``store``; what it prints goes to ``where/server.log`` (a file: a pipe nobody reads could fill and stall
+    it)."""
 
-    def __init__(self, where: Path, timeout: float = 30, workers: int = 1):
+    def __init__(self, where: Path, timeout: float = 30, workers: int = 1, store: str = ""):
         self.where, self.port, self.timeout = where, free_port(), timeout
         self.log = where / "server.log"
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "omen_replay", "serve", "--store", f"sqlite:///{where / 'events.db'}",
+                [sys.executable, "-m", "omen_replay", "serve", "--store", store or f"sqlite:///{where / 'events.db'}",
                  "--port", str(self.port), "--workers", str(workers)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONPATH": str(ROOT)})
         deadline = time.monotonic() + 30

@@ -82,7 +82,8 @@ class TestSchema:
 
     def test_a_version_1_database_is_upgraded_and_its_landmarks_indexed(self, postgres: Postgres) -> None:
         """A database at schema version 1 (no landmark index) holding a fight with undos, a redo and a revealed
-        seed is upgraded to version 2 on first use: the index is made from the stored events, and the fight reads
+        seed is upgraded to the current version on first use: the index is made from the stored events (version
+        2), the keep's seats get their combatants and the settings table comes (version 3), and the fight reads
         back unchanged."""
         url = postgres.fresh_url()
         events = with_landmarks(FIGHT)
@@ -93,8 +94,12 @@ class TestSchema:
             for ev in events:
                 conn.execute("INSERT INTO events VALUES (%s, %s, %s, %s)",
                              (FIGHT, ev.seq, ev.recorded_at, encode_line(ev)))
+            conn.execute("INSERT INTO keep_seats VALUES ('h', %s, 'gm', '')", (FIGHT,))
         with PostgresStore(url) as store:
-            assert versions(url) == [1, 2]
+            assert versions(url) == [1, 2, 3]
+            with psycopg.connect(url, autocommit=True) as conn:
+                assert conn.execute("SELECT combatants FROM keep_seats").fetchall() == [("[]",)]
+                assert conn.execute("SELECT count(*) FROM keep_settings").fetchone() == (0,)
             found = store.landmarks(FIGHT)
             assert [type(ev.event) for ev in found] == [Undone, type(events[4].event), Undone, SeedRevealed]
             assert found == [events[2], events[4], events[6], events[7]]

@@ -1,5 +1,5 @@
-"""The server's keep in PostgreSQL (omen_core.store.keep): the SQLite keep's methods, shared by every process on
-the database, and its seeds never readable through the event store."""
+"""The server's keep in PostgreSQL (omen_server.keep.PostgresKeep): the SQLite keep's methods, shared by every
+process on the database, and its seeds never readable through the event store."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import hashlib
 import psycopg
 
 from omen_core.store import PostgresStore
-from omen_core.store.keep import PostgresKeep, token_hash
+from omen_server.keep import PostgresKeep, Seat, open_keep, token_hash
 from tests.postgres import Postgres
 
-from .conftest import make_events
+from tests.store.conftest import make_events
 
 
 class TestKeep:
@@ -36,7 +36,7 @@ class TestKeep:
             token = a.add_seat("duel", "player", "ash")
             a.put_seed("duel", b"\x00\x01seed")
             a.keep_answer("duel", token, "key-1", "h1", 201, b'{"ok":1}')
-            assert b.seat(token) == ("duel", "player", "ash")
+            assert b.seat(token) == Seat("duel", "player", "ash")
             assert b.seed("duel") == b"\x00\x01seed"
             assert b.answer("duel", token, "key-1") == ("h1", 201, b'{"ok":1}')
             assert b.seed("other") is None and b.answer("duel", token, "key-2") is None
@@ -66,3 +66,16 @@ class TestKeep:
             seen += b"".join(repr(ev).encode() for ev in store.read("duel"))
             seen += b"".join(repr(ev).encode() for ev in store.landmarks("duel"))
             assert seed not in seen and seed.hex().encode() not in seen
+
+
+def test_a_postgres_store_keeps_its_keep_in_the_same_database(postgres: Postgres) -> None:
+    """open_keep: a server of a PostgreSQL store with no --keep keeps seats, seeds and settings in the store's own
+    database (every server on it shares them); a --keep URL is a PostgreSQL keep too; a path is the SQLite keep."""
+    with PostgresStore(postgres.fresh_url()) as store:
+        keep = open_keep(store, None, "unused.keep.db")
+        assert isinstance(keep, PostgresKeep) and keep.db is store.db
+        token = keep.add_seat("duel", "player", "Alice", ("kael",))
+        keep.put_settings("duel", b'{"hp_display":"exact"}')
+        assert keep.seat(token) == Seat("duel", "player", "Alice", ("kael",))
+        assert keep.seats("duel") == [Seat("duel", "player", "Alice", ("kael",))]
+        assert keep.settings("duel") == b'{"hp_display":"exact"}' and keep.settings("other") is None
