@@ -583,11 +583,12 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
                                    why=f"only a reaction may be declared while action {stack[-1].action} waits")
         step = next_step(Step.IDLE, event, seq)
         return (*stack, _new_frame(state, event, seq or 0, step))
-    step = next_step(state.step, event, seq, trigger)
     if not stack:
+        next_step(Step.IDLE, event, seq, trigger)
         return stack
     top = stack[-1]
-    action = action_of(event)
+    step = next_step(top.step, event, seq, trigger)
+    action = getattr(event, "action", None)
     if action is not None and action != top.action:
         raise IllegalOrder(top.step, trigger, [], seq, why=f"an event of action {action} while action "
                                                           f"{top.action} is in progress")
@@ -621,22 +622,28 @@ def evolve(state: FightState, event: Event, seq: int, batch: int | None = None) 
     :func:`is_undo_point` says so, and ends what a redo could take back.
     """
     kind = type(event)
-    batch = seq if batch is None else batch
+    if batch is None:
+        batch = seq
     changes: dict[str, Any] = {}
-    if kind not in UNORDERED:
+    if kind is CommandIssued:
+        undo_batch = is_undo_batch(event)
+    elif kind is DiceSourceChanged:
+        undo_batch = False
+    elif kind in UNORDERED:
+        raise IllegalOrder(state.step, "undo", [], seq, why="an undo marker is applied by the walk, not folded")
+    else:
+        undo_batch = False
         phase = next_phase(state.phase, event, seq)
         stack = _stack(state, event, seq, trigger_of(event))
         if phase is not state.phase:
             changes["phase"] = phase
         if stack is not state.stack:
             changes["stack"] = stack
-    elif kind not in (CommandIssued, DiceSourceChanged):
-        raise IllegalOrder(state.step, "undo", [], seq, why="an undo marker is applied by the walk, not folded")
-    if not is_undo_batch(event):
+    if not undo_batch:
         changes["live_seq"] = seq
         if seq == batch:
             changes["redo_stack"] = ()
-            if is_undo_point(state, event, seq, batch):
+            if seq > 1 and not state.stack:  # is_undo_point(state, event, seq, batch), its parts known here
                 changes["undo_point"] = seq
     effect = EFFECTS.get(kind)
     after = state if effect is None else effect(state, event)
