@@ -224,7 +224,23 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
 
 def legal_now(state: Any) -> list[str]:
     """What may be answered now, in command words: the open decision's answer commands and who gives them,
-    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``)."""
+    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``).
+
+    The words of the last state asked about are kept (a state is immutable, and ``options()`` asks about the same
+    one for every command it finds refused)."""
+    kept = _LEGAL_NOW[0]
+    if kept[0] is state:
+        return list(kept[1])
+    words = _legal_now(state)
+    _LEGAL_NOW[0] = (state, tuple(words))
+    return words
+
+
+#: The last state ``legal_now`` was asked about and its words (one slot, replaced whole: safe across threads).
+_LEGAL_NOW: list[tuple[Any, tuple[str, ...]]] = [(None, ())]
+
+
+def _legal_now(state: Any) -> list[str]:
     found = waiting_point(state)
     if found is None:
         return ["no decision is open (omen status, or Fight.options(), lists every command accepted now)"]

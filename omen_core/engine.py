@@ -328,8 +328,8 @@ class Fight:
     def _keep(self, state: FightState) -> None:
         self._state = state
         self._recent[state.version] = state
-        if len(self._recent) > _RECENT:
-            del self._recent[min(self._recent)]
+        if len(self._recent) > _RECENT:  # the oldest, by seq: states are kept in the order of their seqs
+            del self._recent[next(iter(self._recent))]
 
     def _batch_of(self, seq: int) -> int | None:
         rec = next(iter(self.store.read(self.fight_id, seq - 1)), None)
