@@ -352,8 +352,13 @@ def is_undo_point(before: FightState, event: Event, seq: int, batch: int) -> boo
 
 def _with(state: FightState, who: str, **changes: object) -> FightState:
     """The state with one combatant's fields changed."""
+    return replace(state, **_combatant(state, who, **changes))
+
+
+def _combatant(state: FightState, who: str, **changes: object) -> dict[str, Any]:
+    """The state's fields that change with one combatant's fields."""
     fighter = replace(state.combatants[who], **changes)
-    return replace(state, combatants={**state.combatants, who: fighter})
+    return {"combatants": {**state.combatants, who: fighter}}
 
 
 def _conditions(state: FightState, who: str, name: str, stacks: int) -> FightState:
@@ -397,14 +402,27 @@ def _replace_group(ranking: tuple[tuple[str, ...], ...], group: tuple[str, ...],
 
 
 def _paid(state: FightState, event: CostPaid) -> FightState:
+    changes = _paid_fields(state, event)
+    return replace(state, **changes) if changes else state
+
+
+def _paid_fields(state: FightState, event: CostPaid) -> dict[str, Any]:
     if event.resource == "bonus_action":
         fighter = state.combatants[event.who]
-        return _with(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
+        return _combatant(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
     if state.turn != event.who:
-        return state
+        return {}
     if event.resource == "action":
-        return replace(state, turn_actions=state.turn_actions - event.amount)
-    return replace(state, turn_movement=state.turn_movement - event.amount)
+        return {"turn_actions": state.turn_actions - event.amount}
+    return {"turn_movement": state.turn_movement - event.amount}
+
+
+def _resource_changed(state: FightState, event: ResourceChanged) -> dict[str, Any]:
+    return _combatant(state, event.who, **{event.resource: event.after})
+
+
+def _refilled(state: FightState, event: BonusActionsRefilled) -> dict[str, Any]:
+    return _combatant(state, event.who, bonus_actions=event.after)
 
 
 def _started(state: FightState, event: FightStarted) -> FightState:
@@ -441,12 +459,20 @@ def _agreed(state: FightState, event: InitiativeAgreed) -> FightState:
     return replace(state, ranking=_replace_group(state.ranking, event.order, parts), tie_open=())
 
 
-def _turn_started(state: FightState, event: TurnStarted) -> FightState:
+def _turn_started(state: FightState, event: TurnStarted) -> dict[str, Any]:
     economy = state.ruleset.economy if state.ruleset else None
     taken = state.turns_taken if event.who in state.turns_taken else (*state.turns_taken, event.who)
-    return replace(state, turn=event.who, disengaged=False, turns_taken=taken,
-                   turn_actions=economy.actions if economy else 1,
-                   turn_movement=economy.movement_actions if economy else 1)
+    return {"turn": event.who, "disengaged": False, "turns_taken": taken,
+            "turn_actions": economy.actions if economy else 1,
+            "turn_movement": economy.movement_actions if economy else 1}
+
+
+def _rolled(state: FightState, event: DiceRolled) -> dict[str, Any]:
+    return {"rolls": event.counter}
+
+
+def _turn_ended(state: FightState, event: TurnEnded) -> dict[str, Any]:
+    return {"turn": None, "turn_actions": 0, "turn_movement": 0, "disengaged": False}
 
 
 def _disengaged(state: FightState, event: Disengaged) -> FightState:
@@ -483,9 +509,9 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
     DiceSourceChanged: lambda state, event: replace(state, dice_mode=event.after),
-    DiceRolled: lambda state, event: replace(state, rolls=event.counter),
+    DiceRolled: lambda state, event: replace(state, **_rolled(state, event)),
     CostPaid: _paid,
-    ResourceChanged: lambda state, event: _with(state, event.who, **{event.resource: event.after}),
+    ResourceChanged: lambda state, event: replace(state, **_resource_changed(state, event)),
     ConditionApplied: lambda state, event: _conditions(state, event.who, event.condition, event.stacks),
     ConditionCleared: lambda state, event: _conditions(state, event.who, event.condition, 0),
     ConditionTicked: _ticked,
@@ -497,15 +523,27 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     InitiativeAgreed: _agreed,
     InitiativeOrderSet: lambda state, event: replace(state, order=event.order),
     RoundStarted: lambda state, event: replace(state, round=event.round),
-    TurnStarted: _turn_started,
-    TurnEnded: lambda state, event: replace(state, turn=None, turn_actions=0, turn_movement=0, disengaged=False),
-    BonusActionsRefilled: lambda state, event: _with(state, event.who, bonus_actions=event.after),
+    TurnStarted: lambda state, event: replace(state, **_turn_started(state, event)),
+    TurnEnded: lambda state, event: replace(state, **_turn_ended(state, event)),
+    BonusActionsRefilled: lambda state, event: replace(state, **_refilled(state, event)),
     EngagementChanged: lambda state, event: _engage(state, event.who, event.others, event.engaged),
     Moved: lambda state, event: _engage(state, event.who, event.left, False),
     Disengaged: _disengaged,
     WeaponDrawn: _drawn,
     CombatantLeft: _left,
     FightEnded: lambda state, event: replace(state, ending=event),
+}
+
+
+#: The effects that set fields of the state from the event alone, as those fields: the fold sets them in the one
+#: copy of the state it makes for the event (``EFFECTS`` holds the same, as functions of the state).
+FIELD_EFFECTS: dict[type, Callable[[FightState, Any], dict[str, Any]]] = {
+    DiceRolled: _rolled,
+    CostPaid: _paid_fields,
+    ResourceChanged: _resource_changed,
+    BonusActionsRefilled: _refilled,
+    TurnStarted: _turn_started,
+    TurnEnded: _turn_ended,
 }
 
 
@@ -645,6 +683,9 @@ def evolve(state: FightState, event: Event, seq: int, batch: int | None = None) 
             changes["redo_stack"] = ()
             if seq > 1 and not state.stack:  # is_undo_point(state, event, seq, batch), its parts known here
                 changes["undo_point"] = seq
+    fields = FIELD_EFFECTS.get(kind)
+    if fields is not None:  # the effect's fields and the fold's in one copy (an effect sets none of the fold's)
+        return replace(state, **fields(state, event), **changes)
     effect = EFFECTS.get(kind)
     after = state if effect is None else effect(state, event)
     return replace(after, **changes) if changes else after
