@@ -284,14 +284,16 @@ class _Probe:
         return None
 
 
-def _faces_of(pick: ProbeFaces, requests: Sequence[RollRequest], count: int = 0, roll: int = 0) -> list[int]:
-    """The faces ``pick`` gives the dice of ``requests``, the first of them roll ``roll`` after ``count`` dice."""
-    faces = []
-    for number, request in enumerate(requests, start=roll):
+def _gives(pick: ProbeFaces, run: _Probe) -> bool:
+    """Whether ``pick`` gives the dice of ``run`` (die by die, in order) the faces it was given, stopping at the
+    first that differs."""
+    count, given = 0, run.given
+    for number, request in enumerate(run.requests):
         for _tag, sides in request.pool:
+            if pick(count + 1, number, sides) != given[count]:
+                return False
             count += 1
-            faces.append(pick(count, number, sides))
-    return faces
+    return True
 
 
 def _same_roll(a: RollRequest, b: RollRequest) -> bool:
@@ -327,7 +329,7 @@ def probe(state: FightState, command: Command, history: History | None = None
     runs: list[list[RollRequest]] = []
     done: list[_Probe] = []
     for faces in _PROBES:
-        if any(_faces_of(faces, run.requests) == run.given for run in done):
+        if any(_gives(faces, run) for run in done):
             continue  # it would give a run already made the same faces: decide is a function, the same run
         dice = _Probe(faces)
         done.append(dice)
