@@ -178,8 +178,12 @@ def _snake(name: str) -> str:
 
 
 class EventBase(msgspec.Struct, frozen=True, tag_field="type", tag=_snake,
-                forbid_unknown_fields=True, kw_only=True):
-    """Base of every event type; the ``type`` tag is the class name in snake_case."""
+                forbid_unknown_fields=True, kw_only=True, gc=False):
+    """Base of every event type; the ``type`` tag is the class name in snake_case.
+
+    Events are immutable values (frozen, holding only values) that can form no reference cycle, so the garbage
+    collector does not track them (``gc=False``, as for the envelope and the state): a fight's log in memory
+    costs the collector nothing."""
 
 
 class FightStarted(EventBase, frozen=True, kw_only=True):
@@ -782,7 +786,7 @@ def is_undo_batch(event: Event) -> bool:
                                                 and isinstance(event.command, UNDO_COMMANDS))
 
 
-class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """An envelope before sealing: everything the hash covers, in canonical field order.
 
     ``batch`` is the seq of the first event appended together with this one

@@ -97,7 +97,7 @@ __all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame"
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point"]
 
 
-class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
+class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A combatant as the fight has left it: resources (C3), Bonus Actions (C20), conditions (C28), gear in hand."""
 
     sheet: CombatantSheet
@@ -150,7 +150,7 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
         return self.left is not None
 
 
-class Reaction(msgspec.Struct, frozen=True, kw_only=True):
+class Reaction(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A reaction made to an action: who made it, as which action (its declaration's seq), and whether it hit."""
 
     who: str
@@ -158,7 +158,7 @@ class Reaction(msgspec.Struct, frozen=True, kw_only=True):
     hit: bool
 
 
-class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc=False):
     """What every action in progress has: its id, where it was declared, its step, and the reactions to it.
 
     ``action`` is the number its events carry (the seq of its declaration in
@@ -255,7 +255,7 @@ class MoveFrame(_FrameBase, frozen=True, kw_only=True, tag="move"):
 Frame = AttackFrame | SaveFrame | MoveFrame
 
 
-class FightState(msgspec.Struct, frozen=True, kw_only=True):
+class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Everything derived from a fight's events so far. Never stored: always rebuilt by folding.
 
     Besides the fight itself, three fields let undo be decided from the state
