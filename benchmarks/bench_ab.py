@@ -11,7 +11,8 @@ run. Reported: each version's median per fight (or per head), the ratio of the m
 per-round ratios, with the load. Two copies of one version give 1.00x (within about 5 %).
 
 - ``fights``: bench_live's first ``--fights`` (default 2) 2v2 fights to defeat, each round;
-- ``options``: ``options(state)`` (no undo history) at every third head of bench_live's first 2v2 fight.
+- ``options``: ``options(state)`` (no undo history) at every third head of bench_live's first 2v2 fight; the two
+  versions' options at those heads must be the same, byte for byte as JSON.
 
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE fights --rounds 61
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE options --rounds 9
@@ -35,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import structlog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         if prints["omen_base"] != prints["omen_new"]:
             raise SystemExit("the two versions play different fights")
         jobs: dict[str, Callable[[], None]] = {}
+        offered: dict[str, list[bytes]] = {}
         per = len(fights)
         for name, (_omen, play) in sides.items():
             if args.workload == "fights":
@@ -139,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
                 asked = heads[::3]
                 options = importlib.import_module(f"{name}.options").options
                 jobs[name] = lambda asked=asked, options=options: [options(s) for s in asked] and None
+                offered[name] = [msgspec.json.encode(options(s)) for s in asked]
                 per = len(asked)
+        if offered and offered["omen_base"] != offered["omen_new"]:
+            raise SystemExit("the two versions offer different options")
         times: dict[str, list[float]] = {name: [] for name in names}
         ratios = []
         for job in jobs.values():
