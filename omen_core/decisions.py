@@ -224,7 +224,25 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
 
 def legal_now(state: Any) -> list[str]:
     """What may be answered now, in command words: the open decision's answer commands and who gives them,
-    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``)."""
+    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``).
+
+    The words are a function of the actions in progress and the open initiative tie alone (what
+    :func:`waiting_point` reads), both immutable: those of the last ones asked about are kept, as ``options()``
+    asks about the same ones for every command it finds refused."""
+    key = (state.stack, state.tie_open)
+    kept = _LEGAL_NOW[0]
+    if kept[0] is not None and kept[0][0] is key[0] and kept[0][1] is key[1]:
+        return list(kept[1])
+    words = _legal_now(state)
+    _LEGAL_NOW[0] = (key, tuple(words))
+    return words
+
+
+#: The last (stack, tie) ``legal_now`` was asked about and its words (one slot, replaced whole: thread-safe).
+_LEGAL_NOW: list[tuple[Any, tuple[str, ...]]] = [(None, ())]
+
+
+def _legal_now(state: Any) -> list[str]:
     found = waiting_point(state)
     if found is None:
         return ["no decision is open (omen status, or Fight.options(), lists every command accepted now)"]

@@ -333,14 +333,16 @@ class RecordedDice:
         self._pos = mark
 
 
-def roll(source: DiceSource, request: RollRequest) -> DiceRolled:
-    """Roll ``request`` with ``source`` and return the roll event; invalid faces record nothing."""
+def roll(source: DiceSource, request: RollRequest, action: int | None = None) -> DiceRolled:
+    """Roll ``request`` with ``source`` and return the roll event (of ``action``, if it belongs to one); invalid
+    faces record nothing."""
     faces = list(source.faces(request))
-    if len(faces) != len(request.pool):
-        raise DiceError(f"{request.describe()} needs {len(request.pool)} faces, got {len(faces)}")
-    dice = tuple(_die(tag, sides, face, request) for (tag, sides), face in zip(request.pool, faces, strict=False))
+    pool = request.pool
+    if len(faces) != len(pool):
+        raise DiceError(f"{request.describe()} needs {len(pool)} faces, got {len(faces)}")
+    dice = tuple([_die(tag, sides, face, request) for (tag, sides), face in zip(pool, faces, strict=False)])
     return DiceRolled(counter=request.counter, purpose=request.purpose, roller=request.roller,
-                      dice=dice, source=source.kind)
+                      dice=dice, source=source.kind, action=action)
 
 
 def _die(tag: PoolTag, sides: int, face: object, request: RollRequest) -> Die:

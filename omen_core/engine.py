@@ -308,7 +308,7 @@ class Fight:
         self._keep(state)
         if self.snapshots is not None and state.version // self.snapshot_every > (first - 1) // self.snapshot_every:
             self.snapshots.save(take(state))
-        log.debug("events_appended", fight_id=self.fight_id, first_seq=first, last_seq=state.version,
+        log.debug("events_appended", fight_id=state.fight_id, first_seq=first, last_seq=state.version,
                   commands=[type(command).__struct_config__.tag for command in drafts])
         last = stored[-1]
         if isinstance(last.event, UNDO_MARKERS):
@@ -328,8 +328,8 @@ class Fight:
     def _keep(self, state: FightState) -> None:
         self._state = state
         self._recent[state.version] = state
-        if len(self._recent) > _RECENT:
-            del self._recent[min(self._recent)]
+        if len(self._recent) > _RECENT:  # the oldest, by seq: states are kept in the order of their seqs
+            del self._recent[next(iter(self._recent))]
 
     def _batch_of(self, seq: int) -> int | None:
         rec = next(iter(self.store.read(self.fight_id, seq - 1)), None)
@@ -505,10 +505,10 @@ class Fight:
     def _seal(self, events: Sequence[Event], state: FightState | None = None) -> list[StoredEvent]:
         state = self._state if state is None else state
         now, prev, seq, out = self.clock(), state.last_hash, state.version, []
-        batch = seq + 1
+        batch, size, fight_id = seq + 1, len(events), self.fight_id
         for event in events:
             seq += 1
-            rec = seal(self.fight_id, seq, now, prev, event, batch, len(events))
+            rec = seal(fight_id, seq, now, prev, event, batch, size)
             out.append(rec)
             prev = rec.hash
         return out

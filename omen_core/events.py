@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any, Literal, get_args
 
@@ -177,8 +178,12 @@ def _snake(name: str) -> str:
 
 
 class EventBase(msgspec.Struct, frozen=True, tag_field="type", tag=_snake,
-                forbid_unknown_fields=True, kw_only=True):
-    """Base of every event type; the ``type`` tag is the class name in snake_case."""
+                forbid_unknown_fields=True, kw_only=True, gc=False):
+    """Base of every event type; the ``type`` tag is the class name in snake_case.
+
+    Events are immutable values (frozen, holding only values) that can form no reference cycle, so the garbage
+    collector does not track them (``gc=False``, as for the envelope and the state): a fight's log in memory
+    costs the collector nothing."""
 
 
 class FightStarted(EventBase, frozen=True, kw_only=True):
@@ -781,7 +786,7 @@ def is_undo_batch(event: Event) -> bool:
                                                 and isinstance(event.command, UNDO_COMMANDS))
 
 
-class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class Unsealed(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """An envelope before sealing: everything the hash covers, in canonical field order.
 
     ``batch`` is the seq of the first event appended together with this one
@@ -851,17 +856,38 @@ def line_hash(prev_hash: str, line: bytes) -> str | None:
     return chain_hash(prev_hash, body)
 
 
+#: The lines of the events sealed last, by ``id``: each sealed event is encoded once (its line is its hashed body
+#: with the hash put in), and the store that writes it next finds its line here. Each entry holds its event, so
+#: an ``id`` is not reused while it is kept; a bounded cache (oldest out), shared safely by threads.
+_SEALED_LINES: OrderedDict[int, tuple[StoredEvent, bytes]] = OrderedDict()
+_SEALED_KEPT = 2048
+
+
 def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event,
          batch: int | None = None, batch_size: int = 1) -> StoredEvent:
     """Wrap ``event`` in its envelope and compute its hash; ``batch`` defaults to ``seq`` (a batch of one)."""
-    fields: dict[str, Any] = {"fight_id": fight_id, "seq": seq, "batch": seq if batch is None else batch,
-                              "batch_size": batch_size, "recorded_at": recorded_at,
-                              "schema_version": SCHEMA_VERSION, "prev_hash": prev_hash, "event": event}
-    return StoredEvent(**fields, hash=chain_hash(prev_hash, canonical_body(Unsealed(**fields))))
+    batch = seq if batch is None else batch
+    body = _ENCODER.encode(Unsealed(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size,
+                                    recorded_at=recorded_at, schema_version=SCHEMA_VERSION, prev_hash=prev_hash,
+                                    event=event))
+    digest = chain_hash(prev_hash, body)
+    stored = StoredEvent(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size, recorded_at=recorded_at,
+                         schema_version=SCHEMA_VERSION, prev_hash=prev_hash, event=event, hash=digest)
+    # the line is the body with its hash last (the canonical form: the module doc), byte for byte
+    _SEALED_LINES[id(stored)] = (stored, b"%b,\"hash\":\"%b\"}" % (body[:-1], digest.encode()))
+    if len(_SEALED_LINES) > _SEALED_KEPT:
+        try:  # noqa: SIM105 - cheaper than contextlib.suppress, and this runs once an event
+            _SEALED_LINES.popitem(last=False)
+        except KeyError:  # another thread emptied it first
+            pass
+    return stored
 
 
 def encode_line(stored: StoredEvent) -> bytes:
-    """One JSON Lines record (without the newline)."""
+    """One JSON Lines record (without the newline); an event sealed here lately is not encoded again."""
+    kept = _SEALED_LINES.get(id(stored))
+    if kept is not None and kept[0] is stored:
+        return kept[1]
     return _ENCODER.encode(stored)
 
 

@@ -8,6 +8,7 @@ when they are called and drop the line if the host has not configured it
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import structlog
@@ -16,17 +17,33 @@ __all__ = ["get_logger"]
 
 
 class _QuietUntilConfigured:
-    """A logger proxy: each call goes to ``structlog.get_logger(name)`` only once structlog is configured."""
+    """A logger proxy: each call goes to a logger bound from ``structlog.get_logger(name)`` only once structlog is
+    configured. The bound logger is kept while structlog's configuration is the same objects (binding one costs
+    more than a filtered-out line), and bound again when the host configures structlog anew."""
 
     def __init__(self, name: str):
         self._name = name
+        self._config: tuple[Any, ...] = ()
+        self._bound: Any = None
+
+    def _logger(self) -> Any:
+        config = tuple(structlog.get_config().values())
+        if not _same(self._config, config):
+            self._bound, self._config = structlog.get_logger(self._name).bind(), config
+        return self._bound
 
     def __getattr__(self, method: str) -> Any:
         def log(event: str, **fields: Any) -> None:
             if structlog.is_configured():
-                getattr(structlog.get_logger(self._name), method)(event, **fields)
+                getattr(self._logger(), method)(event, **fields)
 
+        setattr(self, method, log)
         return log
+
+
+def _same(kept: tuple[Any, ...], config: tuple[Any, ...]) -> bool:
+    """Whether two configurations are the same objects, one by one (an equal copy is not the same)."""
+    return len(kept) == len(config) and all(map(operator.is_, kept, config))
 
 
 def get_logger(name: str) -> Any:

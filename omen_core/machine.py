@@ -37,6 +37,7 @@ from transitions import Machine, MachineError
 from .decisions import transitions as decision_transitions
 from .errors import RuleViolation
 from .events import (
+    EVENT_TYPES,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
@@ -300,7 +301,7 @@ class OutOfPhase(RuleViolation):
 
     def __init__(self, phase: Phase, trigger: str, seq: int | None = None):
         self.phase, self.trigger, self.seq = phase, trigger, seq
-        legal = sorted(t for (p, t) in PHASE_ORDER if p is phase)
+        legal = _LEGAL_PHASE_TRIGGERS[phase]
         where = f"seq {seq}: " if seq is not None else ""
         super().__init__("phase", f"{where}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
                                   f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"
@@ -371,16 +372,16 @@ def phase_trigger_for(kind: type, fields: Any) -> str:
 
 def next_phase(phase: Phase, event: Event, seq: int | None = None) -> Phase:
     """The phase after ``event``; :class:`OutOfPhase` if the event does not belong in ``phase``."""
-    trigger = phase_trigger_of(event)
+    trigger = _PHASE_TRIGGER_OF_TYPE.get(type(event)) or phase_trigger_of(event)
     try:
-        return PHASE_ORDER[(phase, trigger)]
+        return _PHASE_NEXT[(phase, trigger)]
     except KeyError:
         raise OutOfPhase(phase, trigger, seq) from None
 
 
 def legal_triggers(step: Step) -> list[str]:
     """The triggers legal from ``step``, from the derived table."""
-    return sorted(t for (s, t) in ORDER if s is step)
+    return list(_LEGAL_TRIGGERS[step])
 
 
 def next_step(step: Step, event: Event, seq: int | None = None, trigger: str | None = None) -> Step:
@@ -388,7 +389,7 @@ def next_step(step: Step, event: Event, seq: int | None = None, trigger: str | N
     come now."""
     trigger = trigger or trigger_of(event)
     try:
-        return ORDER[(step, trigger)]
+        return _ORDER[(step, trigger)]
     except KeyError:
         raise IllegalOrder(step, trigger, legal_triggers(step), seq) from None
 
@@ -419,7 +420,7 @@ _TRIGGERS: dict[type, str] = {
 
 def trigger_of(event: Event) -> str:
     """The lifecycle trigger an event fires."""
-    return trigger_for(type(event), event)
+    return _TRIGGER_OF_TYPE.get(type(event)) or trigger_for(type(event), event)
 
 
 def trigger_for(kind: type, fields: Any) -> str:
@@ -436,3 +437,30 @@ def trigger_for(kind: type, fields: Any) -> str:
 def action_of(event: Event) -> int | None:
     """The action an event belongs to, if any (``action`` field)."""
     return getattr(event, "action", None)
+
+
+# -- the tables above, read per event type: what live play and replay look up per event ------------------------
+
+_NO_FIELDS = object()
+
+
+def _static(rule: Any, kind: type) -> str | None:
+    """The trigger ``rule`` gives events of type ``kind`` if it does not depend on their fields, else None."""
+    try:
+        trigger: str = rule(kind, _NO_FIELDS)
+    except (AttributeError, KeyError):
+        return None
+    return trigger
+
+
+#: Per event type, its lifecycle and phase triggers where they do not depend on the event's fields (a roll's
+#: purpose, a Catch's answer, a GM change's action): the others are read per event.
+_TRIGGER_OF_TYPE: dict[type, str | None] = {kind: _static(trigger_for, kind) for kind in EVENT_TYPES}
+_PHASE_TRIGGER_OF_TYPE: dict[type, str | None] = {kind: _static(phase_trigger_for, kind) for kind in EVENT_TYPES}
+#: Plain dicts of the derived tables (a mapping proxy's look-up costs more), and the legal triggers of each step.
+_ORDER: dict[tuple[Step, str], Step] = dict(ORDER)
+_PHASE_NEXT: dict[tuple[Phase, str], Phase] = dict(PHASE_ORDER)
+_LEGAL_TRIGGERS: dict[Step, tuple[str, ...]] = {step: tuple(sorted(t for (s, t) in ORDER if s is step))
+                                                for step in Step}
+_LEGAL_PHASE_TRIGGERS: dict[Phase, tuple[str, ...]] = {phase: tuple(sorted(t for (p, t) in PHASE_ORDER if p is phase))
+                                                       for phase in Phase}

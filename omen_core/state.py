@@ -97,7 +97,7 @@ __all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame"
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point"]
 
 
-class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
+class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A combatant as the fight has left it: resources (C3), Bonus Actions (C20), conditions (C28), gear in hand."""
 
     sheet: CombatantSheet
@@ -150,7 +150,7 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True):
         return self.left is not None
 
 
-class Reaction(msgspec.Struct, frozen=True, kw_only=True):
+class Reaction(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A reaction made to an action: who made it, as which action (its declaration's seq), and whether it hit."""
 
     who: str
@@ -158,7 +158,7 @@ class Reaction(msgspec.Struct, frozen=True, kw_only=True):
     hit: bool
 
 
-class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc=False):
     """What every action in progress has: its id, where it was declared, its step, and the reactions to it.
 
     ``action`` is the number its events carry (the seq of its declaration in
@@ -255,7 +255,7 @@ class MoveFrame(_FrameBase, frozen=True, kw_only=True, tag="move"):
 Frame = AttackFrame | SaveFrame | MoveFrame
 
 
-class FightState(msgspec.Struct, frozen=True, kw_only=True):
+class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Everything derived from a fight's events so far. Never stored: always rebuilt by folding.
 
     Besides the fight itself, three fields let undo be decided from the state
@@ -352,8 +352,13 @@ def is_undo_point(before: FightState, event: Event, seq: int, batch: int) -> boo
 
 def _with(state: FightState, who: str, **changes: object) -> FightState:
     """The state with one combatant's fields changed."""
+    return replace(state, **_combatant(state, who, **changes))
+
+
+def _combatant(state: FightState, who: str, **changes: object) -> dict[str, Any]:
+    """The state's fields that change with one combatant's fields."""
     fighter = replace(state.combatants[who], **changes)
-    return replace(state, combatants={**state.combatants, who: fighter})
+    return {"combatants": {**state.combatants, who: fighter}}
 
 
 def _conditions(state: FightState, who: str, name: str, stacks: int) -> FightState:
@@ -397,14 +402,27 @@ def _replace_group(ranking: tuple[tuple[str, ...], ...], group: tuple[str, ...],
 
 
 def _paid(state: FightState, event: CostPaid) -> FightState:
+    changes = _paid_fields(state, event)
+    return replace(state, **changes) if changes else state
+
+
+def _paid_fields(state: FightState, event: CostPaid) -> dict[str, Any]:
     if event.resource == "bonus_action":
         fighter = state.combatants[event.who]
-        return _with(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
+        return _combatant(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
     if state.turn != event.who:
-        return state
+        return {}
     if event.resource == "action":
-        return replace(state, turn_actions=state.turn_actions - event.amount)
-    return replace(state, turn_movement=state.turn_movement - event.amount)
+        return {"turn_actions": state.turn_actions - event.amount}
+    return {"turn_movement": state.turn_movement - event.amount}
+
+
+def _resource_changed(state: FightState, event: ResourceChanged) -> dict[str, Any]:
+    return _combatant(state, event.who, **{event.resource: event.after})
+
+
+def _refilled(state: FightState, event: BonusActionsRefilled) -> dict[str, Any]:
+    return _combatant(state, event.who, bonus_actions=event.after)
 
 
 def _started(state: FightState, event: FightStarted) -> FightState:
@@ -441,12 +459,20 @@ def _agreed(state: FightState, event: InitiativeAgreed) -> FightState:
     return replace(state, ranking=_replace_group(state.ranking, event.order, parts), tie_open=())
 
 
-def _turn_started(state: FightState, event: TurnStarted) -> FightState:
+def _turn_started(state: FightState, event: TurnStarted) -> dict[str, Any]:
     economy = state.ruleset.economy if state.ruleset else None
     taken = state.turns_taken if event.who in state.turns_taken else (*state.turns_taken, event.who)
-    return replace(state, turn=event.who, disengaged=False, turns_taken=taken,
-                   turn_actions=economy.actions if economy else 1,
-                   turn_movement=economy.movement_actions if economy else 1)
+    return {"turn": event.who, "disengaged": False, "turns_taken": taken,
+            "turn_actions": economy.actions if economy else 1,
+            "turn_movement": economy.movement_actions if economy else 1}
+
+
+def _rolled(state: FightState, event: DiceRolled) -> dict[str, Any]:
+    return {"rolls": event.counter}
+
+
+def _turn_ended(state: FightState, event: TurnEnded) -> dict[str, Any]:
+    return {"turn": None, "turn_actions": 0, "turn_movement": 0, "disengaged": False}
 
 
 def _disengaged(state: FightState, event: Disengaged) -> FightState:
@@ -483,9 +509,9 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     FightStarted: _started,
     CombatantJoined: _joined,
     DiceSourceChanged: lambda state, event: replace(state, dice_mode=event.after),
-    DiceRolled: lambda state, event: replace(state, rolls=event.counter),
+    DiceRolled: lambda state, event: replace(state, **_rolled(state, event)),
     CostPaid: _paid,
-    ResourceChanged: lambda state, event: _with(state, event.who, **{event.resource: event.after}),
+    ResourceChanged: lambda state, event: replace(state, **_resource_changed(state, event)),
     ConditionApplied: lambda state, event: _conditions(state, event.who, event.condition, event.stacks),
     ConditionCleared: lambda state, event: _conditions(state, event.who, event.condition, 0),
     ConditionTicked: _ticked,
@@ -497,15 +523,27 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     InitiativeAgreed: _agreed,
     InitiativeOrderSet: lambda state, event: replace(state, order=event.order),
     RoundStarted: lambda state, event: replace(state, round=event.round),
-    TurnStarted: _turn_started,
-    TurnEnded: lambda state, event: replace(state, turn=None, turn_actions=0, turn_movement=0, disengaged=False),
-    BonusActionsRefilled: lambda state, event: _with(state, event.who, bonus_actions=event.after),
+    TurnStarted: lambda state, event: replace(state, **_turn_started(state, event)),
+    TurnEnded: lambda state, event: replace(state, **_turn_ended(state, event)),
+    BonusActionsRefilled: lambda state, event: replace(state, **_refilled(state, event)),
     EngagementChanged: lambda state, event: _engage(state, event.who, event.others, event.engaged),
     Moved: lambda state, event: _engage(state, event.who, event.left, False),
     Disengaged: _disengaged,
     WeaponDrawn: _drawn,
     CombatantLeft: _left,
     FightEnded: lambda state, event: replace(state, ending=event),
+}
+
+
+#: The effects that set fields of the state from the event alone, as those fields: the fold sets them in the one
+#: copy of the state it makes for the event (``EFFECTS`` holds the same, as functions of the state).
+FIELD_EFFECTS: dict[type, Callable[[FightState, Any], dict[str, Any]]] = {
+    DiceRolled: _rolled,
+    CostPaid: _paid_fields,
+    ResourceChanged: _resource_changed,
+    BonusActionsRefilled: _refilled,
+    TurnStarted: _turn_started,
+    TurnEnded: _turn_ended,
 }
 
 
@@ -583,11 +621,12 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
                                    why=f"only a reaction may be declared while action {stack[-1].action} waits")
         step = next_step(Step.IDLE, event, seq)
         return (*stack, _new_frame(state, event, seq or 0, step))
-    step = next_step(state.step, event, seq, trigger)
     if not stack:
+        next_step(Step.IDLE, event, seq, trigger)
         return stack
     top = stack[-1]
-    action = action_of(event)
+    step = next_step(top.step, event, seq, trigger)
+    action = getattr(event, "action", None)
     if action is not None and action != top.action:
         raise IllegalOrder(top.step, trigger, [], seq, why=f"an event of action {action} while action "
                                                           f"{top.action} is in progress")
@@ -621,23 +660,32 @@ def evolve(state: FightState, event: Event, seq: int, batch: int | None = None) 
     :func:`is_undo_point` says so, and ends what a redo could take back.
     """
     kind = type(event)
-    batch = seq if batch is None else batch
+    if batch is None:
+        batch = seq
     changes: dict[str, Any] = {}
-    if kind not in UNORDERED:
+    if kind is CommandIssued:
+        undo_batch = is_undo_batch(event)
+    elif kind is DiceSourceChanged:
+        undo_batch = False
+    elif kind in UNORDERED:
+        raise IllegalOrder(state.step, "undo", [], seq, why="an undo marker is applied by the walk, not folded")
+    else:
+        undo_batch = False
         phase = next_phase(state.phase, event, seq)
         stack = _stack(state, event, seq, trigger_of(event))
         if phase is not state.phase:
             changes["phase"] = phase
         if stack is not state.stack:
             changes["stack"] = stack
-    elif kind not in (CommandIssued, DiceSourceChanged):
-        raise IllegalOrder(state.step, "undo", [], seq, why="an undo marker is applied by the walk, not folded")
-    if not is_undo_batch(event):
+    if not undo_batch:
         changes["live_seq"] = seq
         if seq == batch:
             changes["redo_stack"] = ()
-            if is_undo_point(state, event, seq, batch):
+            if seq > 1 and not state.stack:  # is_undo_point(state, event, seq, batch), its parts known here
                 changes["undo_point"] = seq
+    fields = FIELD_EFFECTS.get(kind)
+    if fields is not None:  # the effect's fields and the fold's in one copy (an effect sets none of the fold's)
+        return replace(state, **fields(state, event), **changes)
     effect = EFFECTS.get(kind)
     after = state if effect is None else effect(state, event)
     return replace(after, **changes) if changes else after

@@ -37,7 +37,7 @@ from omen_core.events import (
     seal,
     verify_chain,
 )
-from tests.strategies import chained, events, logs
+from tests.strategies import chained, events, ids, logs
 
 
 class TestEventTypes:
@@ -95,6 +95,15 @@ class TestEnvelope:
         """A stored line is its body with the hash added as the last field, so other tools can rehash it."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         assert encode_line(rec) == canonical_body(rec)[:-1] + f',"hash":"{rec.hash}"}}'.encode()
+
+    @given(events, ids, st.integers(1, 10**6), st.integers(0, 2**40))
+    def test_a_sealed_events_kept_line_is_its_encoding(self, event, fight_id, seq, recorded_at):
+        """The line kept when an event is sealed (so it is encoded once) is byte for byte its canonical encoding,
+        and a copy that was not sealed here is encoded afresh, to the same bytes."""
+        rec = seal(fight_id, seq, recorded_at, GENESIS_HASH, event, seq, 1)
+        fresh = msgspec.json.Encoder(order="deterministic").encode(rec)
+        copy = msgspec.structs.replace(rec)
+        assert encode_line(rec) == fresh == encode_line(copy) and decode_line(encode_line(rec)) == rec
 
     def test_changing_any_field_breaks_the_hash(self):
         """A copy with one changed field no longer matches its hash."""

@@ -97,10 +97,14 @@ from omen_core.machine import (
     FightFlow,
     IllegalOrder,
     Lifecycle,
+    OutOfPhase,
     Phase,
     Step,
     legal_triggers,
+    next_phase,
     next_step,
+    phase_trigger_for,
+    trigger_for,
     trigger_of,
 )
 from omen_core.state import evolve
@@ -301,6 +305,23 @@ class TestTriggerOf:
             assert trigger == ("catch" if event.caught else "decline_catch")
         else:
             assert trigger == EXPECTED_TRIGGER[kind]
+
+    @pytest.mark.parametrize("kind", [k for k in EVENT_TYPES if k not in UNORDERED], ids=lambda k: k.__name__)
+    @settings(max_examples=5, deadline=None)
+    @given(data=st.data())
+    def test_the_per_type_tables_agree_with_the_rules_of_each_event(self, kind, data):
+        """The triggers looked up per event type are those ``trigger_for`` and ``phase_trigger_for`` give the event,
+        and ``next_phase`` goes where PHASE_ORDER says from every phase, or refuses (OutOfPhase) where it has no row."""
+        event = data.draw(from_type_info(mi.type_info(kind)))
+        assert trigger_of(event) == trigger_for(kind, event)
+        phase_trigger = phase_trigger_for(kind, event)
+        for phase in Phase:
+            if (phase, phase_trigger) in PHASE_ORDER:
+                assert next_phase(phase, event) is PHASE_ORDER[(phase, phase_trigger)]
+            else:
+                with pytest.raises(OutOfPhase) as refused:
+                    next_phase(phase, event, 7)
+                assert (refused.value.phase, refused.value.trigger, refused.value.seq) == (phase, phase_trigger, 7)
 
     @pytest.mark.parametrize("purpose", sorted(PURPOSE_TRIGGER))
     def test_roll_purposes(self, purpose):

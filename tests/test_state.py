@@ -3,6 +3,8 @@ in progress fill their named fields as their events come, and undo's three field
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from msgspec.structs import replace
 
@@ -506,3 +508,27 @@ class TestUndoFields:
         assert (inside.undo_point, inside.live_seq, inside.redo_stack) == (2, 12, (9,))
         undoing = evolve(state, *command(11, Undo()))
         assert (undoing.undo_point, undoing.live_seq, undoing.redo_stack) == (2, 3, (9,))
+
+
+class TestFieldEffects:
+    @pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[1].glob("fixtures/**/fight.jsonl")),
+                             ids=lambda p: p.parent.name)
+    def test_field_effects_are_the_effects_as_fields(self, path):
+        """Along every golden fixture, an effect given as fields (set in the fold's one copy of the state) changes
+        the state exactly as its function in EFFECTS does, and sets none of the fields the fold itself sets."""
+        from omen_core.events import Undone, decode_line
+        from omen_core.state import EFFECTS, FIELD_EFFECTS, evolve
+
+        state, seen = FightState(), 0
+        for line in path.read_bytes().splitlines():
+            rec = decode_line(line)
+            fields = FIELD_EFFECTS.get(type(rec.event))
+            if fields is not None:
+                changes = fields(state, rec.event)
+                assert not set(changes) & {"phase", "stack", "live_seq", "redo_stack", "undo_point", "version"}
+                assert replace(state, **changes) == EFFECTS[type(rec.event)](state, rec.event)
+                seen += 1
+            if isinstance(rec.event, Undone):
+                break  # the walk applies undo markers; the events before are enough here
+            state = evolve(state, rec.event, rec.seq, rec.batch)
+        assert seen

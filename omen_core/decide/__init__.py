@@ -9,7 +9,7 @@ handler per command, in a dispatch table.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -267,10 +267,13 @@ class _Probe:
     def faces(self, request: RollRequest) -> list[int]:
         if len(self.requests) >= _PROBE_LIMIT:
             raise DiceError("the probe stops here")
-        roll = len(self.requests)
+        roll, pick, count = len(self.requests), self.pick, self.count
         self.requests.append(request)
-        faces = _faces_of(self.pick, [request], self.count, roll)
-        self.count += len(faces)
+        faces = []
+        for _tag, sides in request.pool:
+            count += 1
+            faces.append(pick(count, roll, sides))
+        self.count = count
         self.given.extend(faces)
         return faces
 
@@ -281,14 +284,16 @@ class _Probe:
         return None
 
 
-def _faces_of(pick: ProbeFaces, requests: Sequence[RollRequest], count: int = 0, roll: int = 0) -> list[int]:
-    """The faces ``pick`` gives the dice of ``requests``, the first of them roll ``roll`` after ``count`` dice."""
-    faces = []
-    for number, request in enumerate(requests, start=roll):
+def _gives(pick: ProbeFaces, run: _Probe) -> bool:
+    """Whether ``pick`` gives the dice of ``run`` (die by die, in order) the faces it was given, stopping at the
+    first that differs."""
+    count, given = 0, run.given
+    for number, request in enumerate(run.requests):
         for _tag, sides in request.pool:
+            if pick(count + 1, number, sides) != given[count]:
+                return False
             count += 1
-            faces.append(pick(count, number, sides))
-    return faces
+    return True
 
 
 def _same_roll(a: RollRequest, b: RollRequest) -> bool:
@@ -320,11 +325,11 @@ def probe(state: FightState, command: Command, history: History | None = None
     the others, once each, may be. The first run says whether the rules accept it; a command that rolls no die
     there rolls none whatever the faces, and is decided once; a probe that would give the dice of a run already
     made the same faces is not run again (a single d20 check is decided three times, not six)."""
-    bare = msgspec.structs.replace(command, dice=None)
+    bare = command if command.dice is None else msgspec.structs.replace(command, dice=None)
     runs: list[list[RollRequest]] = []
     done: list[_Probe] = []
     for faces in _PROBES:
-        if any(_faces_of(faces, run.requests) == run.given for run in done):
+        if any(_gives(faces, run) for run in done):
             continue  # it would give a run already made the same faces: decide is a function, the same run
         dice = _Probe(faces)
         done.append(dice)
@@ -392,20 +397,48 @@ def _still_to_roll(path: list[RollRequest], given: int, certain: list[RollReques
     return FacesNeeded(needed, given, _new_rolls(maybe, needed))
 
 
+class _Kind(NamedTuple):
+    """What ``_decided`` asks of a command's type, read once per type: its tag, its handler, and whether it
+    starts the fight, may come after the end (the seed, undo and redo), is its own record, is an undo or redo."""
+
+    tag: str
+    handler: Callable[[Draft, Any], None] | None
+    starts: bool
+    after_end: bool
+    self_recording: bool
+    undo: bool
+    undo_batch: bool
+
+
+def _kind(kind: type) -> _Kind:
+    return _Kind(tag=str(kind.__struct_config__.tag), handler=_HANDLERS.get(kind),  # type: ignore[attr-defined]
+                 starts=issubclass(kind, StartFight), after_end=issubclass(kind, (RevealSeed, *UNDO_COMMANDS)),
+                 self_recording=issubclass(kind, SELF_RECORDING), undo=issubclass(kind, Undo),
+                 undo_batch=issubclass(kind, UNDO_COMMANDS))
+
+
+_KINDS: dict[type, _Kind] = {}
+
+
 def _decided(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str) -> Draft:
-    if not state.started and not isinstance(command, StartFight):
+    kind = _KINDS.get(type(command))
+    if kind is None:
+        kind = _KINDS.setdefault(type(command), _kind(type(command)))
+    if not kind.starts and not state.started:
         raise RuleViolation("setup", "the fight has not started: start it first")
-    if state.ending is not None and not isinstance(command, (RevealSeed, *UNDO_COMMANDS)):
+    if state.ending is not None and not kind.after_end:
         raise OutOfPhase(Phase.ENDED, "act")
     draft = Draft(state, dice)
-    draft.command = str(type(command).__struct_config__.tag)
-    if not isinstance(command, SELF_RECORDING):
+    draft.command = kind.tag
+    if not kind.self_recording:
         draft.emit(CommandIssued(command=command, by=by))
-    if isinstance(command, Undo):
-        undo(draft, command, history)
+    if kind.undo:
+        undo(draft, command, history)  # type: ignore[arg-type]
         return draft
-    _HANDLERS[type(command)](draft, command)
-    if not isinstance(command, UNDO_COMMANDS):
+    if kind.handler is None:
+        raise KeyError(type(command))
+    kind.handler(draft, command)
+    if not kind.undo_batch:
         _carry_on(draft)
         check_defeat(draft)
     return draft

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-import msgspec
-
 from ..content import CombatantSheet, Ruleset
 from ..decisions import legal_now
 from ..dice import DiceSource, RollRequest, roll
@@ -74,7 +72,7 @@ class Draft:
         """Add an event: fold it into the state at its seq (which checks its order), then keep it. An event out
         of order refuses the command in command words (no seq: nothing was written)."""
         try:
-            self.state = evolve(self.state, event, self.next_seq, self.batch)
+            self.state = evolve(self.state, event, self.batch + len(self.events), self.batch)
         except OutOfPhase as exc:
             raise OutOfPhase(exc.phase, exc.trigger) from None
         except IllegalOrder as exc:
@@ -97,14 +95,13 @@ class Draft:
         Faces the command carries need no such event: its ``command_issued``
         records them.
         """
-        request = RollRequest(self.state.fight_id, self.state.rolls + 1, purpose, roller, tuple(pool))
-        rolled = roll(self.dice, request)
-        mode = self.state.dice_mode
+        state = self.state
+        request = RollRequest(state.fight_id, state.rolls + 1, purpose, roller, tuple(pool))
+        stack = state.stack
+        rolled = roll(self.dice, request, stack[-1].action if stack else None)
+        mode = state.dice_mode
         if mode is not None and rolled.source != mode and not getattr(self.dice, "carried", False):
             self.emit(DiceSourceChanged(before=mode, after=rolled.source, reason="the dice source given"))
-        pending = self.state.pending
-        if pending is not None:
-            rolled = msgspec.structs.replace(rolled, action=pending.action)
         return self.emit(rolled)
 
     def combatant(self, who: str) -> CombatantState:

@@ -331,14 +331,15 @@ def check_defeat(draft: Draft) -> None:
     (C33: at 0 HP, dead, fled or yielded; Incapacitated and Paralysed are not down). A side that all fled, or
     all yielded, ended that way."""
     state = draft.state
-    if state.phase is not Phase.ROUNDS or not state.at_rest:
+    if state.phase is not Phase.ROUNDS or state.stack:
         return
-    sides: dict[str, list[bool]] = {}
+    up: dict[str, bool] = {}  # each side, in the order met: whether one of its combatants is still standing
     for fighter in state.combatants.values():
-        sides.setdefault(fighter.side, []).append(fighter.down)
-    beaten = [side for side, down in sides.items() if all(down)]
-    if beaten and len(sides) > 1:
-        standing = [side for side in sides if side not in beaten]
+        side = fighter.sheet.side
+        up[side] = up.get(side, False) or not fighter.down
+    beaten = [side for side, still in up.items() if not still]
+    if beaten and len(up) > 1:
+        standing = [side for side, still in up.items() if still]
         note = f"every combatant of {beaten[0]} is down" + (f"; {standing[0]} still standing"
                                                              if len(standing) == 1 else "")
         gone = {f.left for f in state.combatants.values() if f.side == beaten[0]}

@@ -1,0 +1,170 @@
+"""Wall time of two versions of omen_core in ONE process, interleaved finely: bench_live's 2v2 fights, or
+``options()`` at their heads, the base and the new version alternating round by round (the order swapped each
+round).
+
+Between processes, wall times of one code base move by ±15 % on the shared machine; within one process,
+alternating every few milliseconds, a slow spell hits both versions alike. Each version's ``omen_core`` (a git
+revision, ``git archive``d, or ``WORKTREE``: the files as they are) is copied into a scratch folder under a
+package name of its own (``omen_base``, ``omen_new``: omen_core's imports are relative); both are imported,
+both must play the same fights (the same last seq and hash of every fight, with a fixed clock), then the rounds
+run. Reported: each version's median per fight (or per head), the ratio of the medians, and the median of the
+per-round ratios, with the load. Two copies of one version give 1.00x (within about 5 %).
+
+- ``fights``: bench_live's first ``--fights`` (default 2) 2v2 fights to defeat, each round;
+- ``options``: ``options(state)`` (no undo history) at every third head of bench_live's first 2v2 fight; the two
+  versions' options at those heads must be the same, byte for byte as JSON.
+
+    .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE fights --rounds 61
+    .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE options --rounds 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import msgspec
+import structlog
+
+ROOT = Path(__file__).resolve().parent.parent
+SHEETS = ROOT / "fixtures" / "ember-ford" / "sheets"
+BLOCK_PARRY_DODGE = ("block", "parry", "dodge")
+
+
+def copy_version(rev: str, name: str, scratch: Path) -> None:
+    """``omen_core`` at ``rev`` (or the worktree's) as the package ``name`` in ``scratch``."""
+    if rev == "WORKTREE":
+        shutil.copytree(ROOT / "omen_core", scratch / name, ignore=shutil.ignore_patterns("__pycache__"))
+        return
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "omen_core"], check=True,
+                             capture_output=True).stdout
+    tmp = scratch / f"{name}.tmp"
+    tmp.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+    (tmp / "omen_core").rename(scratch / name)
+    tmp.rmdir()
+
+
+def player(name: str) -> tuple[ModuleType, Callable[[str, bytes, list[Any] | None], Any]]:
+    """The package ``name`` and a function playing one of bench_live's 2v2 fights with it (its policy: the
+    weakest standing foe attacked, Interrupts passed, Block, else Parry, else Dodge), keeping each head's state
+    in the list given, if any."""
+    omen = importlib.import_module(name)
+    events = importlib.import_module(f"{name}.events")
+    content = importlib.import_module(f"{name}.content")
+    cast = [content.load_sheet(SHEETS / f"{who}.toml") for who in ("kael", "brin", "vesh", "skarn")]
+    ruleset = content.load_ruleset()
+    defense_window, tie = events.ActiveDefenseWindowOpened, events.InitiativeTied
+
+    def play(fight_id: str, seed: bytes, heads: list[Any] | None = None) -> Any:
+        fight = omen.Fight.start(omen.MemoryStore(), fight_id, dice=omen.SeededDice(seed), ruleset=ruleset,
+                                 combatants=cast, clock=lambda: 0)
+
+        def seen() -> None:
+            if heads is not None:
+                heads.append(fight.state)
+
+        seen()
+        fight.roll_initiative()
+        seen()
+        while isinstance(fight.waiting_for, tie):
+            fight.roll_off()
+            seen()
+        while fight.state.ending is None:
+            state = fight.state
+            who = state.turn
+            me = state.combatants[who]
+            if me.hp > 0:
+                foes = sorted((c.hp, c.id) for c in state.combatants.values() if c.side != me.side and c.hp > 0)
+                fight.attack(who, foes[0][1], rage=me.sheet.features.rage is not None)
+                seen()
+                while (window := fight.waiting_for) is not None:
+                    if type(window) is defense_window:
+                        fight.defend(window.defender, next((d for d in BLOCK_PARRY_DODGE if d in window.eligible),
+                                                           None))
+                    else:
+                        answered = fight.state.pending.answered
+                        fight.pass_reaction(next(w for w in window.responders if w not in answered))
+                    seen()
+                if fight.state.ending is not None:
+                    break
+            fight.end_turn(who)
+            seen()
+        return fight
+
+    return omen, play
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="two omen_core versions, interleaved in one process")
+    parser.add_argument("base", help="a git revision (the baseline)")
+    parser.add_argument("new", help="a git revision, or WORKTREE")
+    parser.add_argument("workload", choices=("fights", "options"))
+    parser.add_argument("--rounds", type=int, default=61, help="interleaved rounds (default 61)")
+    parser.add_argument("--fights", type=int, default=2, help="fights a round (fights; default 2)")
+    args = parser.parse_args(argv)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    fights = [(f"live-2v2-{i:03d}", hashlib.sha256(b"omen bench_live 2v2 %d" % i).digest())
+              for i in range(args.fights)]
+    with tempfile.TemporaryDirectory(prefix="omen-ab-") as tmp:
+        scratch = Path(tmp)
+        names = ("omen_base", "omen_new")
+        for rev, name in zip((args.base, args.new), names, strict=True):
+            copy_version(rev, name, scratch)
+        sys.path.insert(0, str(scratch))
+        sides = {name: player(name) for name in names}
+        prints = {name: [(f.version, f.state.last_hash) for f in (play(*x) for x in fights)]
+                  for name, (_omen, play) in sides.items()}
+        if prints["omen_base"] != prints["omen_new"]:
+            raise SystemExit("the two versions play different fights")
+        jobs: dict[str, Callable[[], None]] = {}
+        offered: dict[str, list[bytes]] = {}
+        per = len(fights)
+        for name, (_omen, play) in sides.items():
+            if args.workload == "fights":
+                jobs[name] = lambda play=play: [play(*x) for x in fights] and None
+            else:
+                heads: list[Any] = []
+                play(*fights[0], heads)
+                asked = heads[::3]
+                options = importlib.import_module(f"{name}.options").options
+                jobs[name] = lambda asked=asked, options=options: [options(s) for s in asked] and None
+                offered[name] = [msgspec.json.encode(options(s)) for s in asked]
+                per = len(asked)
+        if offered and offered["omen_base"] != offered["omen_new"]:
+            raise SystemExit("the two versions offer different options")
+        times: dict[str, list[float]] = {name: [] for name in names}
+        ratios = []
+        for job in jobs.values():
+            job()  # warm-up
+        for r in range(args.rounds):
+            got = {}
+            for name in names if r % 2 == 0 else names[::-1]:
+                start = time.perf_counter()
+                jobs[name]()
+                got[name] = time.perf_counter() - start
+                times[name].append(got[name])
+            ratios.append(got["omen_base"] / got["omen_new"])
+    base, new = (statistics.median(times[name]) for name in names)
+    unit = "fight" if args.workload == "fights" else "head"
+    print(f"{args.workload}: {args.base} {base / per * 1e3:.3f} ms a {unit}, {args.new} {new / per * 1e3:.3f} ms; "
+          f"ratio of medians {base / new:.2f}x, median per-round ratio {statistics.median(ratios):.2f}x "
+          f"({args.rounds} rounds; 1-minute load at the end {os.getloadavg()[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""``omen_core.logs``: silent until the host configures structlog, then each line goes to the configuration in force
+when it is logged (the bound logger is kept between lines, and bound again when the configuration changes)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import structlog
+
+from omen_core.logs import get_logger
+
+
+@pytest.fixture
+def restored() -> Iterator[None]:
+    """structlog at its defaults for the test, then put back as the test found it."""
+    was, config = structlog.is_configured(), structlog.get_config()
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
+    if was:
+        structlog.configure(**config)
+
+
+class Recorder:
+    """A structlog processor that keeps every event dict and drops the line."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> Any:
+        self.lines.append(event)
+        raise structlog.DropEvent
+
+
+class TestQuietUntilConfigured:
+    def test_nothing_is_printed_before_structlog_is_configured(self, restored, capsys):
+        """An unconfigured structlog prints every line; omen's loggers drop them instead."""
+        get_logger("omen.test").info("unseen", n=1)
+        assert capsys.readouterr() == ("", "")
+
+    def test_a_configured_host_gets_every_line_with_its_fields(self, restored):
+        """Once configured, each call reaches the host's processors, with its event and fields."""
+        rec = Recorder()
+        structlog.configure(processors=[rec])
+        log = get_logger("omen.test")
+        log.info("first", n=1)
+        log.info("second", n=2)
+        assert [(e["event"], e["n"]) for e in rec.lines] == [("first", 1), ("second", 2)]
+
+    def test_a_new_configuration_takes_effect_at_the_next_line(self, restored):
+        """The logger kept between lines is bound again when the host configures structlog anew: a debug line
+        filtered out at WARNING comes through once the level is DEBUG, and goes to the new processors."""
+        first, second = Recorder(), Recorder()
+        structlog.configure(processors=[first], wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+        log = get_logger("omen.test")
+        log.debug("filtered")
+        log.warning("kept")
+        structlog.configure(processors=[second], wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+        log.debug("now seen")
+        assert [e["event"] for e in first.lines] == ["kept"]
+        assert [e["event"] for e in second.lines] == ["now seen"]
+
+    def test_capture_logs_sees_the_lines_of_a_logger_used_before(self, restored):
+        """structlog's ``capture_logs`` swaps the processors in place: a logger that logged before still reaches it."""
+        structlog.configure(processors=[Recorder()])
+        log = get_logger("omen.test")
+        log.info("before")
+        with structlog.testing.capture_logs() as captured:
+            log.info("during", n=3)
+        assert [(e["event"], e["n"]) for e in captured] == [("during", 3)]
