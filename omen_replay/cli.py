@@ -9,6 +9,7 @@ Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn, TextIO, cast
 
+import click
 import msgspec
 import structlog
 import typer
@@ -31,7 +33,10 @@ from omen_core.commands import Command
 from omen_core.errors import BadInput, ConcurrencyError, OmenError
 from omen_core.events import StoredEvent, event_schema
 from omen_core.options import DiceRoll, Offer, Options
-from omen_core.store import EventStore, open_existing_store, open_snapshots, open_store
+from omen_core.store import EventStore
+from omen_core.store import open_existing_store as _open_existing_store
+from omen_core.store import open_snapshots as _open_snapshots
+from omen_core.store import open_store as _open_store
 from omen_core.walk import Step, StoreSource
 from omen_core.walk import step_through as walk_steps
 
@@ -139,6 +144,39 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+#: What this invocation opened (stores, snapshot caches): closed when the command ends (``_root``), so a PostgreSQL
+#: pool is shut by the command that opened it, not left to the garbage collector (tests run commands in-process).
+_OPENED: list[Any] = []
+
+
+def open_store(url: str) -> EventStore:
+    """:func:`omen_core.store.open_store`, closed when the command ends."""
+    return cast(EventStore, _held(_open_store(url)))
+
+
+def open_existing_store(url: str) -> EventStore:
+    """:func:`omen_core.store.open_existing_store`, closed when the command ends."""
+    return cast(EventStore, _held(_open_existing_store(url)))
+
+
+def open_snapshots(url: str) -> Any:
+    """:func:`omen_core.store.open_snapshots`, closed when the command ends."""
+    return _held(_open_snapshots(url))
+
+
+def _held(opened: Any) -> Any:
+    _OPENED.append(opened)
+    return opened
+
+
+def _close_opened() -> None:
+    while _OPENED:
+        close = getattr(_OPENED.pop(), "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
+
+
 @app.callback()
 def _root(
     log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
@@ -150,6 +188,9 @@ def _root(
     if log_level.lower() not in {"debug", "info", "warning", "error"}:
         _bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
     configure_logging(log_format, log_level)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(_close_opened)
 
 
 def _bad_input(message: str, code: int = 2) -> NoReturn:
