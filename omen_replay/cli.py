@@ -877,7 +877,8 @@ def serve(
         kept = Keep(keep_path)
     except OmenError as exc:
         _guarded(exc)
-    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep_path}); Ctrl-C stops")
+    out.print(f"omen serve: fights of {store} (the keep: {keep_path}); open http://{host}:{port}/ for the table; "
+              "Ctrl-C stops", soft_wrap=True)
     run(opened, kept, host, port)
 
 
