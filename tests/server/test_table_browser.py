@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from omen_replay.verify import Head, verify_lines
+from tests.server import processes
 from tests.server.processes import ROOT, Server
 from tests.server.test_seats import _marked, leaks
 
@@ -78,13 +79,15 @@ def fill_faces(form: Any, high: str) -> None:
         face.fill(face.get_attribute("data-sides") if face.get_attribute("data-roller") == high else "1")
 
 
-def test_gm_and_player_play_a_fight_by_clicking(tmp_path):
+def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
     """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked) and makes a player
-    seat; the GM types in physical dice for initiative and an attack, the player answers the Active Defense from
-    its own page, the GM plays on with the server's dice, undoes a command with a reason, ends the fight, reveals
-    the seed (the badge says it verifies) and publishes; both pages show the same head, round, turn and decision
-    throughout, the player's DOM never holds a GM-only value, no console error and no request outside the
-    server; the published log verifies against the head the player's page showed."""
+    seat; the server dies while another on the same store appends, and both pages catch up once it is back,
+    without reloading; the GM types in physical dice for initiative and an attack, the player answers the Active
+    Defense from its own page (by the keyboard), the GM plays on with the server's dice, undoes a command with a
+    reason, ends the fight, reveals the seed (the badge says it verifies) and publishes; both pages show the same
+    head, round, turn and decision throughout, the player's DOM never holds a GM-only value, no console error
+    and no request outside the server; the published log verifies against the head the player's page showed; at
+    390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = _chromium()
@@ -123,6 +126,30 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path):
                 same_state(gm, player)
                 expect(player.locator("h1")).to_have_text("Kael and Vesh at the ford")
 
+                # The pages' server dies; meanwhile another server on the same store appends a command. When the
+                # first is back, both pages reconnect and catch up without reloading.
+                fight_id = str(gm.locator("#shell").get_attribute("data-fight"))
+                gm_token = str(gm.evaluate("new URLSearchParams(location.hash.slice(1)).get('token')"))
+                before = len(watch.errors)
+                server.kill()
+                expect(player.locator("#live")).to_have_text("reconnecting")
+                other = Server(tmp_path)
+                try:
+                    status, _ = other.call("POST", f"/fights/{fight_id}/commands", token=gm_token, body={
+                        "command": {"command": "engage", "who": "kael", "others": ["vesh"]}})
+                    assert status == 201
+                finally:
+                    other.stop()
+                monkeypatch.setattr(processes, "free_port", lambda: server.port)
+                server = Server(tmp_path)
+                for page in (gm, player):
+                    expect(page.locator("#live")).to_have_text("live")
+                    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head === "
+                                           f"'{server.call('GET', '/fights')[1][0]['head']['seq']}'")
+                dropped = ("ERR_CONNECTION_REFUSED", "ERR_INCOMPLETE_CHUNKED_ENCODING")  # while it was down
+                watch.errors[before:] = [e for e in watch.errors[before:] if not any(d in e for d in dropped)
+                                         and not e.startswith("failed: ")]
+
                 # Initiative from physical dice: Vesh's die high, Kael's low.
                 gm.check("input[name=dice-mode][value=typed]")
                 form = gm.locator("form[data-command=roll_initiative]")
@@ -144,7 +171,9 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path):
                 gm.check("input[name=dice-mode][value=server]")
                 no_leak(player)
                 player.screenshot(path=str(ARTIFACTS / "table-player-390.png"), full_page=False)
-                player.locator(".decision button", has_text="dodge").click()
+                gm.screenshot(path=str(ARTIFACTS / "table-gm-1280.png"), full_page=False)
+                player.locator(".decision button", has_text="dodge").focus()  # from the keyboard
+                player.keyboard.press("Enter")
                 same_state(player, gm)
                 for _ in range(6):  # any other window of the action: whoever may answer, its first answer
                     if not gm.locator(".decision").count():
@@ -172,7 +201,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path):
                 # Kael's player ends Kael's turn from its own page.
                 player.locator("form[data-command=end_turn] button").click()
                 same_state(player, gm)
-                gm.screenshot(path=str(ARTIFACTS / "table-gm-1280.png"), full_page=True)
+                gm.screenshot(path=str(ARTIFACTS / "table-gm-1280-full.png"), full_page=True)
 
                 # The GM ends the fight, reveals the seed, and publishes the log.
                 gm.locator("#gm-end_fight summary").click()
@@ -191,6 +220,9 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path):
                 gm.set_viewport_size({"width": 390, "height": 844})
                 gm.screenshot(path=str(ARTIFACTS / "table-gm-390.png"), full_page=False)
                 overflow = player.evaluate("document.documentElement.scrollWidth")
+                player.emulate_media(color_scheme="dark")
+                dark = player.evaluate("getComputedStyle(document.body).backgroundColor")
+                player.screenshot(path=str(ARTIFACTS / "table-player-390-dark.png"), full_page=False)
                 gm_token = gm.evaluate("new URLSearchParams(location.hash.slice(1)).get('token')")
                 fight_id = gm.locator("#shell").get_attribute("data-fight")
             finally:
@@ -200,6 +232,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path):
         (ARTIFACTS / "table-server.log").write_text(server.log.read_text())
     assert watch.errors == [] and watch.outside == []
     assert overflow <= 390
+    assert dark == "rgb(13, 17, 23)", "dark mode by prefers-color-scheme (log.css)"
     server = Server(tmp_path)
     try:
         request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/{fight_id}/log",
