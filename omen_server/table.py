@@ -19,6 +19,7 @@ events a seat may not see.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -317,6 +318,18 @@ def panel_html(fights: Fights, fight_id: str, seat: Seat) -> str:
     return ENV.get_template("panel.html.j2").render(p=panel(fights, fight_id, seat))
 
 
+def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
+    """What the fragment of ``seat`` depends on, as a tag (``X-Table-Tag``): the head, the table settings, the
+    seat, and (the GM's) the seats made. The page's look every few seconds costs a hash, not a render, when none
+    of it changed."""
+    with fights.lock(fight_id):
+        head = fights.view(fight_id).head
+        said = msgspec.json.encode(fights.settings(fight_id))
+        seats = len(fights.keep.seats(fight_id)) if seat.kind == "gm" else 0
+    facts = f"{head.seq}:{head.hash}|{said.decode()}|{seat.kind}|{seat.name}|{','.join(seat.combatants)}|{seats}"
+    return '"' + hashlib.sha256(facts.encode()).hexdigest()[:32] + '"'
+
+
 def _page(name: str, **context: Any) -> Response[bytes]:
     body = ENV.get_template(name).render(**context)
     return Response(body.encode(), media_type="text/html; charset=utf-8", headers=_HEADERS)
@@ -361,7 +374,11 @@ def table_routes(fights: Fights) -> list[Any]:
     @get("/fights/{fight_id:str}/table", sync_to_thread=True, include_in_schema=False)
     def fragment(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
         _token, seat = _seat(request, fights, fight_id)
+        tag = version_tag(fights, fight_id, seat)
+        headers = {"Cache-Control": "no-store", "X-Table-Tag": tag}
+        if request.headers.get("x-table-tag") == tag:  # the page has it already (no 304: nothing is cached)
+            return Response(b"", status_code=204, headers=headers)
         return Response(panel_html(fights, fight_id, seat).encode(), media_type="text/html; charset=utf-8",
-                        headers={"Cache-Control": "no-store"})
+                        headers=headers)
 
     return [index, table, sheets, static, fragment]

@@ -92,6 +92,7 @@
     let last = 0;
     let fetching = null;
     let shown = "";
+    let tag = "";
     let again = false;
     let verifiedAt = -1;
     const opened = {}; // the details the user opened or closed (the others open as the server says)
@@ -150,11 +151,15 @@
       fetching = (async () => {
         do {
           again = false;
-          const answer = await fetch(`/fights/${encodeURIComponent(fight)}/table`, { headers: auth, cache: "no-store" });
+          const answer = await fetch(`/fights/${encodeURIComponent(fight)}/table`, {
+            headers: tag ? { ...auth, "X-Table-Tag": tag } : auth, cache: "no-store",
+          });
+          if (answer.status === 204) continue; // nothing changed since the last look
           if (!answer.ok) {
             say(await problemText(answer));
             break;
           }
+          tag = answer.headers.get("X-Table-Tag") || "";
           const html = await answer.text();
           if (html === shown) continue; // nothing new: leave the page (and the reader's place) alone
           shown = html;

@@ -148,3 +148,20 @@ def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps, hp, dice)
                 assert not leaks(served), (who, leaks(served)[:3])
             gm_saw.append(fragment(table, table.gm, "ford"))
         assert any(leaks(page.encode()) for page in gm_saw)
+
+
+def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table):
+    """A look at the fragment with the tag it last had (X-Table-Tag) is 204, no body, until the head, the table
+    settings or the GM's seats change: then 200 with a new tag."""
+    table.create()
+    first = table.client.get("/fights/duel/table", headers=table.auth())
+    tag = first.headers["x-table-tag"]
+    again = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
+    assert again.status_code == 204 and again.content == b""
+    table.client.post("/fights/duel/settings", headers=table.auth(), json={"hp_display": "exact"})
+    changed = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
+    assert changed.status_code == 200 and changed.headers["x-table-tag"] != tag
+    tag = changed.headers["x-table-tag"]
+    table.command({"command": "roll_initiative"})
+    moved = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
+    assert moved.status_code == 200 and moved.headers["x-table-tag"] != tag

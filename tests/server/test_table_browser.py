@@ -42,7 +42,8 @@ class Watch:
         page = context.new_page()
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("requestfailed", lambda r: None if "/stream" in r.url else self.errors.append(f"failed: {r.url}"))
+        page.on("requestfailed", lambda r: None if "/stream" in r.url
+                else self.errors.append(f"failed: {r.url} {r.failure}"))
         page.on("request", lambda r: None if r.url.startswith((self.origin, "data:")) else self.outside.append(r.url))
         return page
 
