@@ -85,10 +85,10 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
     seat; the server dies while another on the same store appends, and both pages catch up once it is back,
     without reloading; the GM types in physical dice for initiative and an attack, the player answers the Active
     Defense from its own page (by the keyboard), the GM plays on with the server's dice, undoes a command with a
-    reason, ends the fight, reveals the seed (the badge says it verifies) and publishes; both pages show the same
-    head, round, turn and decision throughout, the player's DOM never holds a GM-only value, no console error
-    and no request outside the server; the published log verifies against the head the player's page showed; at
-    390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
+    reason and redoes it, ends the fight, reveals the seed (the badge says it verifies) and publishes; both pages
+    show the same head, round, turn and decision throughout, the player's DOM never holds a GM-only value, no
+    console error and no request outside the server; the published log verifies against the head the player's
+    page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = _chromium()
@@ -185,7 +185,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 expect(player.locator(".log li", has_text="active defense chosen")).to_have_count(1)
                 no_leak(player)
 
-                # Vesh ends the turn; the GM undoes it with a reason, then ends it again.
+                # Vesh ends the turn; the GM undoes it with a reason, then redoes it with another.
                 end = gm.locator("form[data-command=end_turn]").first
                 end.locator("button").click()
                 same_state(gm, player)
@@ -196,8 +196,11 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 same_state(gm, player)
                 assert player.locator(".table-panel").get_attribute("data-turn") == "vesh"
                 expect(player.locator(".log li", has_text="Vesh meant to draw first")).to_have_count(1)
-                gm.locator("form[data-command=end_turn]").first.locator("button").click()
+                redo = gm.locator("form[data-command=redo]")
+                redo.locator("input[data-path=reason]").fill("it stands after all")
+                redo.locator("button").click()
                 same_state(gm, player)
+                assert player.locator(".table-panel").get_attribute("data-turn") == "kael"
 
                 # Kael's player ends Kael's turn from its own page.
                 player.locator("form[data-command=end_turn] button").click()
