@@ -172,6 +172,8 @@ class Panel:
     answers: list[OfferView]
     commands: list[OfferView]
     gm_tools: list[OfferView]
+    note: str = ""
+    hidden_by_gm: list[str] = field(default_factory=list)
     waiting_who: list[str] = field(default_factory=list)
     log_cards: list[tuple[str, Any]] | None = None
     log_lines: list[tuple[int, str, str]] = field(default_factory=list)
@@ -255,14 +257,15 @@ def _tracker(fights: Fights, fight_id: str, sight: Sight, views: tuple[Combatant
     return out
 
 
-def _card(fights: Fights, fight_id: str, sight: Sight, v: CombatantView, budgets: dict[str, Any]) -> dict[str, Any]:
+def _card(fights: Fights, fight_id: str, sight: Sight, v: CombatantView, budgets: dict[str, Any],
+          notes: dict[str, str]) -> dict[str, Any]:
     state = fights.fight(fight_id).state
     budget = budgets.get(v.id)
     mine = sight.owns(v.id)
     return {"v": v, "will_max": state.combatants[v.id].sheet.will if mine and v.id in state.combatants else None,
             "actions": budget.actions if budget is not None and budget.turn else None,
             "movement": budget.movement if budget is not None and budget.turn else None,
-            "conditions": sorted(v.conditions.items())}
+            "conditions": sorted(v.conditions.items()), "note": notes.get(v.id, "") if sight.gm else ""}
 
 
 def _seen_line(rec: SeenEvent) -> str:
@@ -296,10 +299,12 @@ def panel(fights: Fights, fight_id: str, seat: Seat) -> Panel:
             phase=options.phase, round=options.round, turn=turn, dice=fight.state.dice or options.dice or "",
             seed_revealed=fight.state.revealed_seed is not None, ended=fight.state.ending is not None,
             published=settings.published, waiting=options.waiting, tracker=_tracker(fights, fight_id, sight, views),
-            combatants=[_card(fights, fight_id, sight, v, budgets) for v in views],
+            combatants=[_card(fights, fight_id, sight, v, budgets, settings.notes) for v in views],
             answers=[o for o in offers if o.command in answers_to], commands=ordered,
             gm_tools=[o for o in offers if o.command not in answers_to and o.actor is None],
             seats=list(fights.keep.seats(fight_id)) if sight.gm else [],
+            note=settings.notes.get("fight", "") if sight.gm else "",
+            hidden_by_gm=list(settings.hidden) if sight.gm else [],
             waiting_who=[names.get(w, w) for w in options.waiting.who] if options.waiting is not None else [])
         head = view.head.seq
         seed = bytes.fromhex(fight.state.revealed_seed) if fight.state.revealed_seed else None

@@ -269,13 +269,15 @@
       await refresh();
     }
 
-    async function publish() {
+    async function settle(change, done = "The table settings are changed.") {
       const answer = await fetch(`/fights/${encodeURIComponent(fight)}/settings`, {
-        method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: JSON.stringify({ publish: true }),
+        method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: JSON.stringify(change),
       });
-      say(answer.ok ? "The log is published." : await problemText(answer), !answer.ok);
+      say(answer.ok ? done : await problemText(answer), !answer.ok);
       await refresh();
     }
+
+    const publish = () => settle({ publish: true }, "The log is published.");
 
     shell.addEventListener("submit", (event) => {
       const form = event.target;
@@ -283,6 +285,7 @@
       if (form.classList.contains("command")) give(form);
       else if (form.id === "seat-form") makeSeat(form);
       else if (form.id === "publish-form") publish();
+      else if (form.classList.contains("visibility")) settle({ [form.dataset.change]: [form.dataset.who] });
     });
     shell.addEventListener("change", (event) => {
       if (event.target.matches("select.choice")) pick(event.target);

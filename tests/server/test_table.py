@@ -165,3 +165,17 @@ def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table
     table.command({"command": "roll_initiative"})
     moved = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
     assert moved.status_code == 200 and moved.headers["x-table-tag"] != tag
+
+
+def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table):
+    """The GM's fragment shows its notes and a button to show a hidden combatant to the players; the player's
+    shows neither the note nor the hidden one until the GM reveals it (POST settings, what the button sends)."""
+    table.create(names=("kael", "vesh", "skarn"), hidden=["skarn"], notes={"vesh": "flees at half HP"})
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    gm = fragment(table, table.gm)
+    assert "flees at half HP" in gm and 'data-who="skarn" data-change="reveal"' in gm
+    assert "flees at half HP" not in fragment(table, alice) and "Skarn" not in fragment(table, alice)
+    table.client.post("/fights/duel/settings", headers=table.auth(), json={"reveal": ["skarn"]})
+    assert "Skarn Gutterjaw" in fragment(table, alice)
+    assert 'data-who="skarn" data-change="hide"' in fragment(table, table.gm)
