@@ -82,19 +82,26 @@ def choose(options: dict[str, Any]) -> dict[str, Any] | None:
 # -- the server and its clients --------------------------------------------------------------------------------
 
 
-def follow(server: Server, fight_id: str, token: str, seen: list[int], held: list[Any]) -> None:
-    """Read a fight's stream, noting each event's id, until the connection is shut under it (``hang_up``)."""
-    request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/{fight_id}/stream",
-                                     headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(request, timeout=300) as answer:
-            held.append(answer)
-            for raw in answer:
-                line = raw.decode().rstrip("\r\n")
-                if line.startswith("id: "):
-                    seen.append(int(line[4:]))
-    except (OSError, ValueError):
-        return  # the round is over: the process exits with its daemon readers
+def follow(server: Server, fight_id: str, token: str, seen: list[int], held: list[Any], done: threading.Event
+           ) -> None:
+    """Read a fight's stream, noting each event's id, until ``done`` (``hang_up`` shuts the connection under it);
+    a connection refused or dropped meanwhile (a 503 while the server is busy, say) is made again after a second
+    with ``Last-Event-ID``, as a browser's EventSource does, so the ids must still come once each, in order."""
+    while not done.is_set():
+        headers = {"Authorization": f"Bearer {token}"}
+        if seen:
+            headers["Last-Event-ID"] = str(seen[-1])
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/{fight_id}/stream", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=300) as answer:
+                held[:] = [answer]
+                for raw in answer:
+                    line = raw.decode().rstrip("\r\n")
+                    if line.startswith("id: "):
+                        seen.append(int(line[4:]))
+        except (OSError, ValueError):
+            pass
+        done.wait(1.0)
 
 
 def client(servers: list[Server], name: str, commands: int, latencies: list[float], problems: list[str],
@@ -111,7 +118,8 @@ def client(servers: list[Server], name: str, commands: int, latencies: list[floa
     token, head, options = made["gm_token"], made["head"], made["options"]
     seen: list[int] = []
     held: list[Any] = []
-    threading.Thread(target=follow, args=(watcher, name, token, seen, held), daemon=True).start()
+    done = threading.Event()
+    threading.Thread(target=follow, args=(watcher, name, token, seen, held, done), daemon=True).start()
     pause = random.Random(name).uniform(0, think)
     for _ in range(commands):
         time.sleep(pause)
@@ -130,6 +138,7 @@ def client(servers: list[Server], name: str, commands: int, latencies: list[floa
     deadline = time.monotonic() + 60
     while (not seen or seen[-1] < head["seq"]) and time.monotonic() < deadline:
         time.sleep(0.05)
+    done.set()
     hang_up(held)
     if seen != list(range(1, head["seq"] + 1)):
         problems.append(f"{name}: the stream sent {len(seen)} ids, not 1..{head['seq']} once each in order")

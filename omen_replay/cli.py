@@ -932,7 +932,8 @@ def serve(
     if isinstance(kept, PostgresKeep):
         keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
-    out.print(f"omen serve: fights of {store} on http://{host}:{port} (the keep: {keep_path}{many}); Ctrl-C stops")
+    out.print(f"omen serve: fights of {store} (the keep: {keep_path}{many}); open http://{host}:{port}/ for the "
+              "table; Ctrl-C stops", soft_wrap=True)
     if workers > 1:
         kept.close()
         run_workers(store, keep or ("" if isinstance(kept, PostgresKeep) else keep_path), workers, host, port)

@@ -952,7 +952,9 @@ def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
 
     openapi = OpenAPIConfig(title="omen", version=__version__, description="The network back end of omen: fights, "
                             "their options, commands and events (docs/server.md).")
-    routes = _handlers(fights)
+    from .table import table_routes  # the table page (its module imports this one)
+
+    routes = [*_handlers(fights), *table_routes(fights)]
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
                    before_request=_allow(routes), on_startup=[start_listening], on_shutdown=[stop.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly

@@ -151,7 +151,7 @@ class PostgresDatabase:
     case a database without omen's tables is :class:`BadInput`.
     """
 
-    def __init__(self, url: str, *, timeout: float = 5.0, max_size: int = 8, create: bool = True) -> None:
+    def __init__(self, url: str, *, timeout: float = 5.0, max_size: int = 32, create: bool = True) -> None:
         import psycopg
         from psycopg_pool import ConnectionPool
 
@@ -315,7 +315,7 @@ class PostgresStore:
     :meth:`close`) or a :class:`PostgresDatabase` to share one.
     """
 
-    def __init__(self, url: str | PostgresDatabase, *, timeout: float = 5.0, max_size: int = 8,
+    def __init__(self, url: str | PostgresDatabase, *, timeout: float = 5.0, max_size: int = 32,
                  create: bool = True) -> None:
         self._owned = not isinstance(url, PostgresDatabase)
         self.db = url if isinstance(url, PostgresDatabase) else PostgresDatabase(url, timeout=timeout,

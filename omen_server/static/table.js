@@ -1,0 +1,371 @@
+// The table page's script (omen serve): no build step, no library, nothing fetched but from this server.
+// The seat's token comes in the URL's fragment (#token=...) and goes out only as a bearer header. The page follows
+// the fight's live stream (Server-Sent Events, read with fetch so that it can carry the header); whenever the
+// head moves it fetches the table as its seat sees it (GET /fights/{id}/table, server-rendered HTML) and swaps
+// it in, keeping what was typed, what was open and where the focus was. A dropped stream is retried every
+// second from the last event received; the table is fetched again then, so the page catches up without reloading.
+"use strict";
+
+(() => {
+  const $ = (sel, root = document) => root.querySelector(sel);
+  const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+  const SETTINGS_POLL = 3000; // ms
+  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+  function say(text, bad = true) {
+    const box = $("#message");
+    if (!box) return;
+    box.textContent = text;
+    box.className = bad ? "problem" : "ok";
+  }
+
+  async function problemText(answer) {
+    try {
+      const body = await answer.json();
+      const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
+      return `${body.title || answer.status}: ${body.detail || ""}${body.rule ? ` (${body.rule})` : ""}${needed}`;
+    } catch (_) {
+      return `the server answered ${answer.status}`;
+    }
+  }
+
+  // -- the set-up page ------------------------------------------------------------------------------------------
+
+  async function setup(form) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const out = $("#setup-result");
+      out.textContent = "Creating the fight...";
+      let combatants = [];
+      const picked = $$("input[name=sheet]:checked", form).map((box) => box.value);
+      if (picked.length) {
+        const sheets = await (await fetch("/sheets")).json();
+        combatants = picked.map((id) => sheets[id]);
+      }
+      const pasted = $("#setup-json", form).value.trim();
+      if (pasted) {
+        try {
+          const value = JSON.parse(pasted);
+          combatants = combatants.concat(Array.isArray(value) ? value : [value]);
+        } catch (error) {
+          out.textContent = `The pasted sheets are not JSON: ${error.message}`;
+          return;
+        }
+      }
+      const body = {
+        title: $("#setup-title", form).value,
+        dice: $("input[name=dice]:checked", form).value,
+        hp_display: $("#setup-hp", form).value,
+        combatants,
+      };
+      const answer = await fetch("/fights", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      });
+      if (!answer.ok) {
+        out.textContent = await problemText(answer);
+        return;
+      }
+      const made = await answer.json();
+      const url = `${location.origin}/table/${encodeURIComponent(made.fight_id)}#token=${made.gm_token}`;
+      out.replaceChildren();
+      const p = document.createElement("p");
+      p.append("The GM's link (keep it; it is shown once): ");
+      const a = document.createElement("a");
+      a.href = url;
+      a.id = "gm-link";
+      a.textContent = "open the table as the GM";
+      const code = document.createElement("code");
+      code.textContent = url;
+      p.append(a, " ", code);
+      out.append(p);
+      a.focus();
+    });
+  }
+
+  // -- the table page -------------------------------------------------------------------------------------------
+
+  function tablePage(shell) {
+    const fight = shell.dataset.fight;
+    const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
+    const auth = { Authorization: `Bearer ${token}` };
+    let head = -1;
+    let last = 0;
+    let fetching = null;
+    let shown = "";
+    let tag = "";
+    let again = false;
+    let verifiedAt = -1;
+    const opened = {}; // the details the user opened or closed (the others open as the server says)
+
+    function typed() {
+      const panel = $(".table-panel");
+      return (panel && panel.dataset.dice === "manual") || $("input[name=dice-mode]:checked").value === "typed";
+    }
+
+    function showDiceMode() {
+      document.body.dataset.dice = typed() ? "typed" : "server";
+      const panel = $(".table-panel");
+      $("#dice-mode").hidden = !!panel && panel.dataset.dice === "manual";
+    }
+
+    // What the user had in the old panel, put back into the new one: values, checks, open details, the focus.
+    function swap(html) {
+      const holder = $("#panel");
+      const kept = {};
+      for (const el of $$("input[id], select[id], textarea[id]", holder)) {
+        kept[el.id] = el.type === "checkbox" || el.type === "radio" ? el.checked : el.value;
+      }
+      const focused = document.activeElement && holder.contains(document.activeElement) ? document.activeElement : null;
+      const focusId = focused && (focused.id || (focused.form && focused.form.id ? `form:${focused.form.id}` : ""));
+      holder.innerHTML = html;
+      for (const [id, value] of Object.entries(kept)) {
+        const el = document.getElementById(id);
+        if (!el || el.type === "hidden") continue;
+        if (el.type === "checkbox" || el.type === "radio") el.checked = value;
+        else if (el.tagName === "SELECT") {
+          if ($$("option", el).some((o) => o.value === value)) el.value = value;
+        } else el.value = value;
+      }
+      for (const [id, isOpen] of Object.entries(opened)) {
+        const el = document.getElementById(id);
+        if (el) el.open = isOpen;
+      }
+      for (const select of $$("select.choice", holder)) pick(select);
+      if (focusId) {
+        const target = focusId.startsWith("form:") ? $("button[type=submit]", document.getElementById(focusId.slice(5)) || holder)
+          : document.getElementById(focusId);
+        if (target) target.focus({ preventScroll: true });
+      }
+    }
+
+    function pick(select) {
+      const form = select.form;
+      for (const box of $$(".choice-dice", form)) box.hidden = box.dataset.choice !== select.value;
+    }
+
+    async function refresh() {
+      if (fetching) {
+        again = true;
+        return fetching;
+      }
+      fetching = (async () => {
+        do {
+          again = false;
+          const answer = await fetch(`/fights/${encodeURIComponent(fight)}/table`, {
+            headers: tag ? { ...auth, "X-Table-Tag": tag } : auth, cache: "no-store",
+          });
+          if (answer.status === 204) continue; // nothing changed since the last look
+          if (!answer.ok) {
+            say(await problemText(answer));
+            break;
+          }
+          tag = answer.headers.get("X-Table-Tag") || "";
+          const html = await answer.text();
+          if (html === shown) continue; // nothing new: leave the page (and the reader's place) alone
+          shown = html;
+          swap(html);
+          const panel = $(".table-panel");
+          head = Number(panel.dataset.head);
+          document.title = `omen: ${$("h1", panel).textContent}`;
+          $("#gm-extra").hidden = panel.dataset.seat !== "gm";
+          showDiceMode();
+          if (panel.dataset.seat === "gm" && panel.dataset.seedRevealed === "yes" && verifiedAt !== head) {
+            await verify();
+          }
+        } while (again);
+      })();
+      try {
+        await fetching;
+      } finally {
+        fetching = null;
+      }
+    }
+
+    async function verify() {
+      const badge = $("#verify-badge");
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/verify`, { headers: auth, cache: "no-store" });
+      if (!answer.ok) {
+        badge.textContent = await problemText(answer);
+        return;
+      }
+      const report = await answer.json();
+      verifiedAt = report.head ? report.head.seq : -1;
+      badge.className = `badge-verdict ${report.clean ? "clean" : "findings"}`;
+      badge.textContent = report.clean
+        ? `verified: ${report.events} events, ${report.seeded_dice} seeded dice${report.seed_revealed ? " checked against the revealed seed" : " (the seed is not revealed yet)"}; head ${report.head.seq}:${report.head.hash.slice(0, 12)}`
+        : `${report.problems} problem(s): ${(report.findings || []).join("; ")}`;
+      badge.dataset.clean = report.clean ? "yes" : "no";
+    }
+
+    function setPath(target, path, value) {
+      const parts = path.split(".");
+      let at = target;
+      for (const part of parts.slice(0, -1)) at = at[part] = at[part] || {};
+      at[parts[parts.length - 1]] = value;
+    }
+
+    function commandOf(form) {
+      const choice = $(".choice", form);
+      const option = choice.tagName === "SELECT" ? choice.selectedOptions[0] : choice;
+      const command = { command: form.dataset.command, ...JSON.parse(option.dataset.args) };
+      for (const input of $$("[data-path]", form)) {
+        if (input.dataset.kind === "checkbox") {
+          if (input.checked) setPath(command, input.dataset.path, true);
+        } else if (input.value !== "") {
+          setPath(command, input.dataset.path, input.dataset.kind === "number" ? Number(input.value) : input.value);
+        }
+      }
+      if (typed()) {
+        const box = $(`.choice-dice[data-choice="${choice.value}"]`, form);
+        const faces = box ? $$("input.face", box).filter((i) => i.value !== "").map((i) => Number(i.value)) : [];
+        command.dice = faces;
+      }
+      return command;
+    }
+
+    async function give(form) {
+      const button = $("button[type=submit]", form);
+      if (button) button.disabled = true;
+      document.body.dataset.busy = "yes";
+      try {
+        const answer = await fetch(`/fights/${encodeURIComponent(fight)}/commands`, {
+          method: "POST",
+          headers: { ...auth, "Content-Type": "application/json" },
+          body: JSON.stringify({ command: commandOf(form), expected_version: head }),
+        });
+        if (answer.ok) say(`Done: ${button ? button.textContent.trim() : form.dataset.command}.`, false);
+        else say(await problemText(answer));
+      } finally {
+        if (button) button.disabled = false;
+        await refresh();
+        delete document.body.dataset.busy;
+      }
+    }
+
+    async function makeSeat(form) {
+      const plays = $$("input.plays:checked", form).map((box) => box.value);
+      const name = $("#seat-name", form).value;
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/seats`, {
+        method: "POST",
+        headers: { ...auth, "Content-Type": "application/json" },
+        body: JSON.stringify({ kind: plays.length ? "player" : "spectator", name, combatants: plays }),
+      });
+      if (!answer.ok) {
+        say(await problemText(answer));
+        return;
+      }
+      const made = await answer.json();
+      const li = document.createElement("li");
+      const a = document.createElement("a");
+      a.href = `${location.origin}/table/${encodeURIComponent(fight)}#token=${made.token}`;
+      a.className = "seat-link";
+      a.textContent = `${made.seat.kind} ${made.seat.name}${plays.length ? ` (${plays.join(", ")})` : ""}`;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      li.append(a);
+      $("#seat-links").append(li);
+      say(`Seat made: ${a.textContent}. Copy its link below.`, false);
+      $("#seat-name", form).value = "";
+      await refresh();
+    }
+
+    async function settle(change, done = "The table settings are changed.") {
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/settings`, {
+        method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: JSON.stringify(change),
+      });
+      say(answer.ok ? done : await problemText(answer), !answer.ok);
+      await refresh();
+    }
+
+    const publish = () => settle({ publish: true }, "The log is published.");
+
+    shell.addEventListener("submit", (event) => {
+      const form = event.target;
+      event.preventDefault();
+      if (form.classList.contains("command")) give(form);
+      else if (form.id === "seat-form") makeSeat(form);
+      else if (form.id === "publish-form") publish();
+      else if (form.classList.contains("visibility")) settle({ [form.dataset.change]: [form.dataset.who] });
+    });
+    shell.addEventListener("change", (event) => {
+      if (event.target.matches("select.choice")) pick(event.target);
+      if (event.target.name === "dice-mode") showDiceMode();
+    });
+    shell.addEventListener("click", (event) => {
+      const summary = event.target.closest("summary");
+      if (summary && summary.parentElement.id) opened[summary.parentElement.id] = !summary.parentElement.open;
+    });
+    $("#verify").addEventListener("click", () => verify());
+
+    function live(on) {
+      const badge = $("#live");
+      badge.textContent = on ? "live" : "reconnecting";
+      badge.dataset.live = on ? "yes" : "no";
+    }
+
+    // One SSE message: "event:", "id:", "data:" lines.
+    function message(text) {
+      let kind = "message";
+      for (const line of text.split("\n")) {
+        if (line.startsWith("event:")) kind = line.slice(6).trim();
+        else if (line.startsWith("id:")) last = Math.max(last, Number(line.slice(3).trim()) || 0);
+      }
+      if (kind === "options") refresh();
+    }
+
+    async function follow() {
+      for (;;) {
+        try {
+          const answer = await fetch(`/fights/${encodeURIComponent(fight)}/stream?after=${last}`, {
+            headers: { ...auth, Accept: "text/event-stream" }, cache: "no-store",
+          });
+          if (!answer.ok) {
+            say(await problemText(answer));
+            return;
+          }
+          live(true);
+          const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer = (buffer + value).replace(/\r\n?/g, "\n");
+            let end;
+            while ((end = buffer.indexOf("\n\n")) >= 0) {
+              message(buffer.slice(0, end));
+              buffer = buffer.slice(end + 2);
+            }
+          }
+        } catch (_) {
+          // the connection dropped: retry below
+        }
+        live(false);
+        await sleep(1000);
+        try {
+          await refresh();
+        } catch (_) {
+          // still away: the next try refreshes again
+        }
+      }
+    }
+
+    if (!token) {
+      say("This link holds no seat token (#token=...): open the link the GM gave you.");
+      return;
+    }
+    refresh().then(() => {
+      last = head;
+      follow();
+      // The table settings (publishing the log, revealing a combatant, the HP display) change what a seat sees
+      // without moving the head, so the stream says nothing of them: look again every few seconds.
+      setInterval(() => { if (!document.hidden && !document.body.dataset.busy) refresh().catch(() => {}); }, SETTINGS_POLL);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const form = $("#setup");
+    if (form) setup(form);
+    const shell = $("#shell");
+    if (shell) tablePage(shell);
+  });
+})();

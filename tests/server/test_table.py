@@ -1,0 +1,181 @@
+"""The table page (omen_server/table.py): its pages, its static files, and the table fragment each seat is served."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omen_server.table import CSP, ENV, bundled_sheets
+from omen_server.views import PLAYER_COMMANDS
+from tests.server.test_app import Table, sheet
+from tests.server.test_seats import Seats, leaks
+
+
+@pytest.fixture
+def table() -> Any:
+    """A table over a memory store, its client open."""
+    made = Table()
+    with made.client:
+        yield made
+
+
+def fragment(table: Table, token: str, fight_id: str = "duel") -> str:
+    """GET the table fragment as the seat of ``token``."""
+    answer = table.client.get(f"/fights/{fight_id}/table", headers=table.auth(token))
+    assert answer.status_code == 200, answer.text
+    return answer.text
+
+
+class TestPages:
+    def test_the_setup_page_offers_the_bundled_sheets_under_a_strict_policy(self, table):
+        """GET / is HTML listing the four Ember Ford sheets, with a Content-Security-Policy that allows nothing
+        from elsewhere and nothing inline, and no Referer sent."""
+        answer = table.client.get("/")
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+        assert answer.headers["content-security-policy"] == CSP and "'unsafe-inline'" not in CSP
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        for name in ("Kael Arden", "Brin Hollowmere", "Vesh the Cinder-Hand"):
+            assert name in answer.text
+        assert not re.search(r"(src|href)=\"(https?:)?//", answer.text), "nothing is loaded from elsewhere"
+
+    def test_the_bundled_sheets_start_a_fight(self, table):
+        """GET /sheets gives the bundled sheets as JSON that POST /fights takes as they are."""
+        sheets = table.client.get("/sheets").json()
+        assert sorted(sheets) == ["brin", "kael", "skarn", "vesh"] == sorted(bundled_sheets())
+        answer = table.client.post("/fights", json={"combatants": list(sheets.values())})
+        assert answer.status_code == 201, answer.text
+
+    def test_the_table_page_holds_no_fight_data_and_loads_its_own_script(self, table):
+        """GET /table/{id} is the same shell for any id (it needs no token and shows nothing of the fight); its
+        script and styles are served by the server, and an unknown static file is a 404 problem."""
+        table.create()
+        page = table.client.get("/table/duel")
+        assert page.status_code == 200 and 'src="/static/table.js"' in page.text and "Kael" not in page.text
+        for name, kind in (("table.js", "text/javascript"), ("table.css", "text/css"), ("log.css", "text/css")):
+            got = table.client.get(f"/static/{name}")
+            assert got.status_code == 200 and got.headers["content-type"].startswith(kind) and got.content
+        missing = table.client.get("/static/nope.js")
+        assert missing.status_code == 404 and missing.headers["content-type"] == "application/problem+json"
+
+    def test_every_template_autoescapes(self, table):
+        """The page's environment autoescapes every template, so a title with markup is shown as text."""
+        assert ENV.autoescape is True
+        made = table.client.post("/fights", json={"id": "x", "title": "<script>alert(1)</script>",
+                                                  "combatants": [sheet("kael"), sheet("vesh")]}).json()
+        text = fragment(table, made["gm_token"], "x")
+        assert "<script>alert(1)" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+class TestFragment:
+    def test_the_fragment_needs_a_seat_token(self, table):
+        """GET /fights/{id}/table without a token is 401, with another fight's token 403."""
+        table.create()
+        other = table.client.post("/fights", json={"id": "other", "combatants": [sheet("kael")]}).json()
+        assert table.client.get("/fights/duel/table").status_code == 401
+        assert table.client.get("/fights/duel/table", headers=table.auth(other["gm_token"])).status_code == 403
+
+    def test_the_gm_sees_every_command_and_the_open_decision_first(self, table):
+        """After initiative, the GM's fragment has the tracker in initiative order, a card per combatant with HP
+        and Will meters, a form for every offer of the options, and, once an attack opens the Active Defense
+        window, the decision with a button per legal answer above the rest."""
+        table.create()
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        text = fragment(table, table.gm)
+        options = table.client.get("/fights/duel/options", headers=table.auth()).json()["options"]
+        assert text.count('<form class="command"') == len(options["offers"])
+        assert re.search(r'<li aria-current="true" class="turn" data-id="kael">', text)
+        assert 'id="hp-kael"' in text and 'id="will-vesh"' in text
+        table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                       "dice": [8, 6, 1]})
+        text = fragment(table, table.gm)
+        answers = [o for o in table.client.get("/fights/duel/options", headers=table.auth()).json()["options"][
+            "offers"] if o["command"] == "answer_active_defense"]
+        assert text.count('class="command answer"') == len(answers[0]["choices"]) > 1
+        assert text.index("Waiting: Active Defense") < text.index('id="tracker-h"')
+
+    def test_a_player_gets_only_its_own_commands_and_seen_events_until_published(self, table):
+        """A player's fragment has forms only for its own combatants' player commands, its log is its seen events
+        (no action card) until the GM publishes the log, then the cards."""
+        table.create()
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                  json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        forms = re.findall(r'<form class="command" id="o\d+-([a-z_]+)-([a-z]+)"', fragment(table, alice))
+        assert {"declare_attack", "end_turn"} <= {command for command, _ in forms}
+        assert all(command in PLAYER_COMMANDS and actor == "kael" for command, actor in forms)
+        table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                       "dice": [8, 6, 1]})
+        text = fragment(table, alice)
+        assert 'class="command answer"' not in text, "Vesh's Active Defense is not Alice's to answer"
+        assert 'class="seen"' in text and "<article class=\"card" not in text
+        table.client.post("/fights/duel/settings", headers=table.auth(), json={"publish": True})
+        assert '<article class="card' in fragment(table, alice)
+
+
+STEPS = st.lists(st.integers(0, 10_000), min_size=3, max_size=14)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                               HealthCheck.function_scoped_fixture])
+@given(steps=STEPS, hp=st.sampled_from(["exact", "banded", "hidden"]), dice=st.sampled_from(["seeded", "manual"]))
+def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps, hp, dice):
+    """Random fights with GM-only values marked (tests/server/test_seats.py: the hidden combatant, the raider's
+    gear, Will and skills, the GM's notes), played by commands picked from the GM's options, undo and redo among
+    them: the table fragment served to each player and the spectator never holds a marked value, after every
+    command; the GM's fragment holds them (the check can fail)."""
+    table = Table()
+    with table.client:
+        seats = Seats(table, dice=dice, hp=hp)
+        gm_saw: list[str] = []
+        for value in steps:
+            options = table.client.get("/fights/ford/options", headers=table.auth()).json()["options"]
+            offers = [o for o in options["offers"] if o["choices"]]
+            if offers:
+                offer = offers[value % len(offers)]
+                choice = offer["choices"][value % len(offer["choices"])]
+                body: dict[str, Any] = {"command": offer["command"], **choice["args"]}
+                if dice == "manual":
+                    body["dice"] = [1] * sum(len(r["dice"]) for r in choice["dice"])
+                if offer["command"] == "undo":
+                    body["reason"] = "a slip"
+                seats.post("gm", {"command": body})
+            for who, token in seats.tokens.items():
+                served = fragment(table, token, "ford").encode()
+                assert not leaks(served), (who, leaks(served)[:3])
+            gm_saw.append(fragment(table, table.gm, "ford"))
+        assert any(leaks(page.encode()) for page in gm_saw)
+
+
+def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table):
+    """A look at the fragment with the tag it last had (X-Table-Tag) is 204, no body, until the head, the table
+    settings or the GM's seats change: then 200 with a new tag."""
+    table.create()
+    first = table.client.get("/fights/duel/table", headers=table.auth())
+    tag = first.headers["x-table-tag"]
+    again = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
+    assert again.status_code == 204 and again.content == b""
+    table.client.post("/fights/duel/settings", headers=table.auth(), json={"hp_display": "exact"})
+    changed = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
+    assert changed.status_code == 200 and changed.headers["x-table-tag"] != tag
+    tag = changed.headers["x-table-tag"]
+    table.command({"command": "roll_initiative"})
+    moved = table.client.get("/fights/duel/table", headers={**table.auth(), "X-Table-Tag": tag})
+    assert moved.status_code == 200 and moved.headers["x-table-tag"] != tag
+
+
+def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table):
+    """The GM's fragment shows its notes and a button to show a hidden combatant to the players; the player's
+    shows neither the note nor the hidden one until the GM reveals it (POST settings, what the button sends)."""
+    table.create(names=("kael", "vesh", "skarn"), hidden=["skarn"], notes={"vesh": "flees at half HP"})
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    gm = fragment(table, table.gm)
+    assert "flees at half HP" in gm and 'data-who="skarn" data-change="reveal"' in gm
+    assert "flees at half HP" not in fragment(table, alice) and "Skarn" not in fragment(table, alice)
+    table.client.post("/fights/duel/settings", headers=table.auth(), json={"reveal": ["skarn"]})
+    assert "Skarn Gutterjaw" in fragment(table, alice)
+    assert 'data-who="skarn" data-change="hide"' in fragment(table, table.gm)

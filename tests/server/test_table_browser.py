@@ -1,0 +1,252 @@
+"""The table page in a real browser: headless Debian Chromium driven by Playwright, on a real ``omen serve``.
+
+Skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER is set (as `.ci/run` does once it has installed
+Chromium): then a missing browser fails. Screenshots (1280 px and 390 px wide) go to ``out/test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import urllib.request
+from typing import Any
+
+import pytest
+
+from omen_replay.verify import Head, verify_lines
+from tests.server import processes
+from tests.server.processes import ROOT, Server
+from tests.server.test_seats import _marked, leaks
+
+ARTIFACTS = ROOT / "out" / "test-artifacts"
+SETTLE = 2000  # ms a page has to show what another did (the stream: 0.1 s; a fetch of the table)
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("OMEN_REQUIRE_BROWSER"):
+            pytest.fail("OMEN_REQUIRE_BROWSER is set but Chromium is not installed")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    return found
+
+
+class Watch:
+    """Every console error, page error, failed request and request outside the server, of every page."""
+
+    def __init__(self, origin: str):
+        self.origin, self.errors, self.outside = origin, [], []
+
+    def page(self, context: Any) -> Any:
+        page = context.new_page()
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("requestfailed", lambda r: None if "/stream" in r.url
+                else self.errors.append(f"failed: {r.url} {r.failure}"))
+        page.on("request", lambda r: None if r.url.startswith((self.origin, "data:")) else self.outside.append(r.url))
+        return page
+
+
+def head_of(page: Any) -> str:
+    return str(page.locator(".table-panel").get_attribute("data-head"))
+
+
+def same_state(gm: Any, player: Any) -> None:
+    """Once the page that acted (the first) is done, the other shows its head, round, turn and decision (within
+    SETTLE), and neither shows a problem."""
+    gm.wait_for_function("() => !document.body.dataset.busy")
+    for page in (gm, player):
+        assert page.locator("#message.problem").count() == 0, page.locator("#message").inner_text()
+    head = head_of(gm)
+    player.wait_for_function(f"() => document.querySelector('.table-panel')?.dataset.head === '{head}' "
+                             "&& !document.body.dataset.busy", timeout=SETTLE)
+    for name in ("data-round", "data-turn", "data-waiting"):
+        assert gm.locator(".table-panel").get_attribute(name) == player.locator(".table-panel").get_attribute(name)
+
+
+def no_leak(player: Any) -> None:
+    found = leaks(player.content().encode())
+    assert found == [], found[:3]
+
+
+def fill_faces(form: Any, high: str) -> None:
+    """Type the faces a form asks for: the highest for ``high``'s dice, 1 for everyone else's."""
+    faces = form.locator("input.face:visible")
+    for i in range(faces.count()):
+        face = faces.nth(i)
+        if face.get_attribute("data-maybe"):
+            continue
+        face.fill(face.get_attribute("data-sides") if face.get_attribute("data-roller") == high else "1")
+
+
+def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
+    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked) and makes a player
+    seat; the server dies while another on the same store appends, and both pages catch up once it is back,
+    without reloading; the GM types in physical dice for initiative and an attack, the player answers the Active
+    Defense from its own page (by the keyboard), the GM plays on with the server's dice, undoes a command with a
+    reason and redoes it, ends the fight, reveals the seed (the badge says it verifies) and publishes; both pages
+    show the same head, round, turn and decision throughout, the player's DOM never holds a GM-only value, no
+    console error and no request outside the server; the published log verifies against the head the player's
+    page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = _chromium()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    vesh = _marked()[2]
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=[
+                "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-quic",
+                "--disable-background-networking", "--disable-component-update"])
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
+                gm.set_default_timeout(10_000)
+                gm.goto(origin + "/")
+                gm.fill("#setup-title", "Kael and Vesh at the ford")
+                gm.uncheck("input[name=sheet][value=vesh]")
+                gm.fill("#setup-json", json.dumps(vesh))
+                gm.click("text=Create the fight")
+                link = gm.locator("#gm-link")
+                expect(link).to_be_visible()
+                gm.goto(str(link.get_attribute("href")))
+                expect(gm.locator("#live")).to_have_text("live")
+
+                gm.fill("#seat-name", "Alice")
+                gm.check("#plays-kael")
+                gm.click("#seat-form button")
+                seat_link = gm.locator("a.seat-link")
+                expect(seat_link).to_have_count(1)
+                player = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+                player.set_default_timeout(10_000)
+                player.goto(str(seat_link.get_attribute("href")))
+                expect(player.locator("#live")).to_have_text("live")
+                same_state(gm, player)
+                expect(player.locator("h1")).to_have_text("Kael and Vesh at the ford")
+
+                # The pages' server dies; meanwhile another server on the same store appends a command. When the
+                # first is back, both pages reconnect and catch up without reloading.
+                fight_id = str(gm.locator("#shell").get_attribute("data-fight"))
+                gm_token = str(gm.evaluate("new URLSearchParams(location.hash.slice(1)).get('token')"))
+                before = len(watch.errors)
+                server.kill()
+                expect(player.locator("#live")).to_have_text("reconnecting")
+                other = Server(tmp_path)
+                try:
+                    status, _ = other.call("POST", f"/fights/{fight_id}/commands", token=gm_token, body={
+                        "command": {"command": "engage", "who": "kael", "others": ["vesh"]}})
+                    assert status == 201
+                finally:
+                    other.stop()
+                monkeypatch.setattr(processes, "free_port", lambda: server.port)
+                server = Server(tmp_path)
+                for page in (gm, player):
+                    expect(page.locator("#live")).to_have_text("live")
+                    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head === "
+                                           f"'{server.call('GET', '/fights')[1][0]['head']['seq']}'")
+                dropped = ("ERR_CONNECTION_REFUSED", "ERR_INCOMPLETE_CHUNKED_ENCODING")  # while it was down
+                watch.errors[before:] = [e for e in watch.errors[before:] if not any(d in e for d in dropped)
+                                         and not e.startswith("failed: ")]
+
+                # Initiative from physical dice: Vesh's die high, Kael's low.
+                gm.check("input[name=dice-mode][value=typed]")
+                form = gm.locator("form[data-command=roll_initiative]")
+                fill_faces(form, "vesh")
+                form.locator("button[type=submit]").click()
+                same_state(gm, player)
+                assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
+                expect(player.locator(".tracker li[aria-current=true]")).to_contain_text("Vesh")
+                no_leak(player)
+
+                # Vesh attacks Kael with typed dice that hit: the Active Defense window opens for Kael's player.
+                form = gm.locator("form[data-command=declare_attack]", has=gm.locator("option", has_text="knife")
+                                  ).first
+                form.locator("select.choice").select_option(label="Kael Arden, weapon zqknife")
+                fill_faces(form, "vesh")
+                form.locator("button[type=submit]").click()
+                same_state(gm, player)
+                assert player.locator(".table-panel").get_attribute("data-waiting") == "active_defense"
+                gm.check("input[name=dice-mode][value=server]")
+                no_leak(player)
+                player.screenshot(path=str(ARTIFACTS / "table-player-390.png"), full_page=False)
+                gm.screenshot(path=str(ARTIFACTS / "table-gm-1280.png"), full_page=False)
+                player.locator(".decision button", has_text="dodge").focus()  # from the keyboard
+                player.keyboard.press("Enter")
+                same_state(player, gm)
+                for _ in range(6):  # any other window of the action: whoever may answer, its first answer
+                    if not gm.locator(".decision").count():
+                        break
+                    page = player if player.locator(".decision button").count() else gm
+                    page.locator(".decision button").first.click()
+                    same_state(page, gm if page is player else player)
+                expect(player.locator(".log li", has_text="active defense chosen")).to_have_count(1)
+                no_leak(player)
+
+                # Vesh ends the turn; the GM undoes it with a reason, then redoes it with another.
+                end = gm.locator("form[data-command=end_turn]").first
+                end.locator("button").click()
+                same_state(gm, player)
+                assert gm.locator(".table-panel").get_attribute("data-turn") == "kael"
+                undo = gm.locator("form[data-command=undo]")
+                undo.locator("input[data-path=reason]").fill("Vesh meant to draw first")
+                undo.locator("button").click()
+                same_state(gm, player)
+                assert player.locator(".table-panel").get_attribute("data-turn") == "vesh"
+                expect(player.locator(".log li", has_text="Vesh meant to draw first")).to_have_count(1)
+                redo = gm.locator("form[data-command=redo]")
+                redo.locator("input[data-path=reason]").fill("it stands after all")
+                redo.locator("button").click()
+                same_state(gm, player)
+                assert player.locator(".table-panel").get_attribute("data-turn") == "kael"
+
+                # Kael's player ends Kael's turn from its own page.
+                player.locator("form[data-command=end_turn] button").click()
+                same_state(player, gm)
+                gm.screenshot(path=str(ARTIFACTS / "table-gm-1280-full.png"), full_page=True)
+
+                # The GM ends the fight, reveals the seed, and publishes the log.
+                gm.locator("#gm-end_fight summary").click()
+                gm.locator("form[data-command=end_fight] button").click()
+                same_state(gm, player)
+                gm.locator("form[data-command=reveal_seed] button").click()
+                same_state(gm, player)
+                expect(gm.locator("#verify-badge")).to_contain_text("checked against the revealed seed")
+                assert gm.locator("#verify-badge").get_attribute("data-clean") == "yes"
+                witnessed = (head_of(player), player.locator(".table-panel").get_attribute("data-hash"))
+                no_leak(player)
+                gm.locator("#publish-form button").click()
+                same_state(gm, player)
+                expect(player.locator(".log article.card").first).to_be_visible(timeout=4000)  # the settings poll: 3 s
+                player.screenshot(path=str(ARTIFACTS / "table-player-390-published.png"), full_page=True)
+                gm.set_viewport_size({"width": 390, "height": 844})
+                gm.screenshot(path=str(ARTIFACTS / "table-gm-390.png"), full_page=False)
+                overflow = player.evaluate("document.documentElement.scrollWidth")
+                player.emulate_media(color_scheme="dark")
+                dark = player.evaluate("getComputedStyle(document.body).backgroundColor")
+                player.screenshot(path=str(ARTIFACTS / "table-player-390-dark.png"), full_page=False)
+                gm_token = gm.evaluate("new URLSearchParams(location.hash.slice(1)).get('token')")
+                fight_id = gm.locator("#shell").get_attribute("data-fight")
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+        (ARTIFACTS / "table-server.log").write_text(server.log.read_text())
+    assert watch.errors == [] and watch.outside == []
+    assert overflow <= 390
+    assert dark == "rgb(13, 17, 23)", "dark mode by prefers-color-scheme (log.css)"
+    server = Server(tmp_path)
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/{fight_id}/log",
+                                         headers={"Authorization": f"Bearer {gm_token}"})
+        with urllib.request.urlopen(request) as answer:
+            log = answer.read()
+    finally:
+        server.stop()
+    report = verify_lines(log.splitlines(keepends=True), heads=[Head(seq=int(witnessed[0]), hash=str(witnessed[1]))])
+    assert report.clean, report.findings
+    assert report.seed_revealed and report.seeded_dice > 0
+    for name in ("table-gm-1280.png", "table-gm-390.png", "table-player-390.png"):
+        assert (ARTIFACTS / name).stat().st_size > 10_000
