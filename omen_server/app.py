@@ -55,6 +55,7 @@ from omen_replay.explain import Explanation
 
 from .keep import AnyKeep, Keep, Seat
 from .views import (
+    NAMING_FIELDS,
     CombatantView,
     HpDisplay,
     SeenEvent,
@@ -394,6 +395,13 @@ class Fights:
             self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay
         return fight
 
+    def whole_for(self, fight_id: str, seat: Seat) -> bool:
+        """Whether ``seat`` may read the fight whole: the GM always, every seat once the log is published
+        (:class:`UnknownFight` if there is no such fight)."""
+        with self.lock(fight_id):
+            self.fight(fight_id)
+            return seat.kind == "gm" or self.settings(fight_id).published
+
     def settings(self, fight_id: str) -> TableSettings:
         """The table settings of a fight (the defaults for a fight this server did not start)."""
         body = self.keep.settings(fight_id)
@@ -494,16 +502,13 @@ def _may_give(seat: Seat, command: Command) -> None:
         raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
 
 
-_NAMING = ("attacker", "target", "defender", "who", "leaves", "others")
-
-
 def _names_seen(command: Command, fight: Fight, sight: Sight) -> None:
     """A player's command naming a combatant its seat does not see is refused exactly as one naming nobody: the
     refusal lists only the combatants it sees (a hidden one's existence is not given away)."""
     if sight.gm:
         return
     seen = [who for who in fight.state.combatants if sight.sees(who)]
-    for name in _NAMING:
+    for name in NAMING_FIELDS:
         value = getattr(command, name, None)
         for who in (value if isinstance(value, tuple) else (value,)):
             if isinstance(who, str) and who not in seen:
@@ -737,14 +742,14 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         from omen_replay.explain import explain
 
         sight = fights.sight(fight_id, seat)
+        whole = fights.whole_for(fight_id, seat)
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
-            published = fights.settings(fight_id).published
             seed = fights.keep.seed(fight_id) if fight.state.revealed_seed else None
         if not 1 <= seq <= fight.version:
             raise NotFoundException(detail=f"no seq {seq} in fight {fight_id!r} (its head is {fight.version})")
         found = explain(StoreSource(fights.store, fight_id), seq, seed)
-        if not (sight.gm or published or _explainable(found, sight, fights.store, fight_id)):
+        if not (whole or _explainable(found, sight, fights.store, fight_id)):
             raise Forbidden(detail=f"the explanation of seq {seq} shows the sheets of combatants this seat does "
                                    "not play; the GM may explain it, and every seat once the GM publishes the log")
         return found
@@ -757,12 +762,11 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         _token, seat = _seat(request, fights, fight_id)
         from omen_replay.verify import verify_store
 
+        whole = fights.whole_for(fight_id, seat)
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
-            published = fights.settings(fight_id).published
             seed = bytes.fromhex(fight.state.revealed_seed) if fight.state.revealed_seed else None
         report = verify_store(fights.store, fight_id, seed)
-        whole = seat.kind == "gm" or published
         head = Head(seq=report.head.seq, hash=report.head.hash) if report.head is not None else None
         return VerifyView(clean=report.clean, events=report.events, seeded_dice=report.seeded_dice,
                           seed_revealed=report.seed_revealed, problems=len(report.problems), head=head,
@@ -776,12 +780,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                      "against a witnessed head): to the GM, and to every seat once the GM publishes it.")
     def log(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
         _token, seat = _seat(request, fights, fight_id)
-        with fights.lock(fight_id):
-            fights.fight(fight_id)
-            published = fights.settings(fight_id).published
-        if not (seat.kind == "gm" or published):
-            raise Forbidden(detail="the whole log shows every sheet: the GM publishes it (POST settings with "
-                                   "publish: true) when the fight is over")
+        _whole_or_403(fights, fight_id, seat, "the whole log")
         body = b"".join(line if line.endswith(b"\n") else line + b"\n"
                         for chunk in fights.store.read_lines(fight_id) for line in chunk)
         return Response(body, media_type="application/x-ndjson")
@@ -794,12 +793,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         _token, seat = _seat(request, fights, fight_id)
         from omen_replay.render import render_records
 
-        with fights.lock(fight_id):
-            fights.fight(fight_id)
-            published = fights.settings(fight_id).published
-        if not (seat.kind == "gm" or published):
-            raise Forbidden(detail="the session log shows every sheet: the GM publishes it (POST settings with "
-                                   "publish: true) when the fight is over")
+        _whole_or_403(fights, fight_id, seat, "the session log")
         page = render_records(fights.store.read(fight_id), "html")
         return Response(page.encode(), media_type="text/html")
 
@@ -825,6 +819,13 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
 
     return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
             command, events, explain_seq, verify_fight, log, session, stream]
+
+
+def _whole_or_403(fights: Fights, fight_id: str, seat: Seat, what: str) -> None:
+    """403 unless ``seat`` may read the fight whole (:meth:`Fights.whole_for`)."""
+    if not fights.whole_for(fight_id, seat):
+        raise Forbidden(detail=f"{what} shows every sheet: the GM publishes it (POST settings with publish: true) "
+                               "when the fight is over")
 
 
 def _seat_view(view: OptionsView, sight: Sight) -> OptionsView:

@@ -14,7 +14,7 @@ import secrets
 import sqlite3
 import threading
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from omen_core.errors import BadInput
 from omen_core.store import EventStore
@@ -62,6 +62,11 @@ class Seat:
     combatants: tuple[str, ...] = ()
 
 
+def _seat_of(row: Any) -> Seat:
+    """A seat from its row (fight_id, kind, name, combatants as JSON), in either keep."""
+    return Seat(row[0], row[1], row[2], tuple(json.loads(row[3])))
+
+
 def token_hash(token: str) -> str:
     """The SHA-256 of a token, hex: what is stored in its place."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -101,14 +106,14 @@ class Keep:
         with self._lock:
             row = self._db.execute("select fight_id, kind, name, combatants from seats where token_hash = ?",
                                    (token_hash(token),)).fetchone()
-        return None if row is None else Seat(row[0], row[1], row[2], tuple(json.loads(row[3])))
+        return None if row is None else _seat_of(row)
 
     def seats(self, fight_id: str) -> list[Seat]:
         """Every seat of a fight (never their tokens: only hashes are kept)."""
         with self._lock:
             rows = self._db.execute("select fight_id, kind, name, combatants from seats where fight_id = ? "
                                     "order by rowid", (fight_id,)).fetchall()
-        return [Seat(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
+        return [_seat_of(row) for row in rows]
 
     def put_settings(self, fight_id: str, body: bytes) -> None:
         """Keep a fight's table settings (HP display, hidden combatants, GM notes), encoded by the caller."""
@@ -176,14 +181,14 @@ class PostgresKeep:
         with self.db.connection() as conn:
             row = conn.execute("SELECT fight_id, kind, name, combatants FROM keep_seats WHERE token_hash = %s",
                                (token_hash(token),)).fetchone()
-        return None if row is None else Seat(row[0], row[1], row[2], tuple(json.loads(row[3])))
+        return None if row is None else _seat_of(row)
 
     def seats(self, fight_id: str) -> list[Seat]:
         """Every seat of a fight, in the order they were made (never their tokens)."""
         with self.db.connection() as conn:
             rows = conn.execute("SELECT fight_id, kind, name, combatants FROM keep_seats WHERE fight_id = %s "
                                 "ORDER BY ctid", (fight_id,)).fetchall()
-        return [Seat(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
+        return [_seat_of(row) for row in rows]
 
     def put_settings(self, fight_id: str, body: bytes) -> None:
         """Keep a fight's table settings, encoded by the caller."""

@@ -40,8 +40,8 @@ from omen_core.state import FightState
 
 from .keep import SeatKind
 
-__all__ = ["HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS", "seen_event",
-           "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "HP_BANDS"]
+__all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
+           "seen_event", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "HP_BANDS"]
 
 HpDisplay = Literal["exact", "banded", "hidden"]
 
@@ -60,6 +60,9 @@ PLAYER_COMMANDS: dict[str, str] = {
     "draw": "who",
     "end_turn": "who",
 }
+
+#: The fields of a player's commands that name combatants (a seat's command may name only those it sees).
+NAMING_FIELDS = ("attacker", "target", "defender", "who", "leaves", "others")
 
 #: HP bands, from the top (ruling, docs/server.md "HP display"): full, above half, half or less, none left.
 HP_BANDS = ("unhurt", "hurt", "bloodied", "down")
@@ -295,7 +298,7 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     kind = command.get("command", "")
     actor_field = PLAYER_COMMANDS.get(kind)
     actor = command.get(actor_field) if actor_field else None
-    named = [command.get(name) for name in ("attacker", "target", "defender", "who", "leaves", "others")]
+    named = [command.get(name) for name in NAMING_FIELDS]
     flat = [w for v in named for w in (v if isinstance(v, list) else [v]) if isinstance(w, str)]
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
         return command
