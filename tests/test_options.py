@@ -26,6 +26,7 @@ from omen_core.commands import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
+    CallSave,
     ChooseWillConversion,
     Command,
     DeclareAttack,
@@ -45,14 +46,16 @@ from omen_core.commands import (
     Undo,
 )
 from omen_core.content import Armor, Features, RageDice
+from omen_core.decide import decide, face_blind, probe
 from omen_core.dice import FacesNeeded, SurplusFaces
 from omen_core.events import AttackDeclared, CommandIssued, DiceRolled, HitDetermined
 from omen_core.machine import IllegalOrder
 from omen_core.options import Choice, DiceRoll, DieSpec, Offer, Options
+from omen_core.state import FightState
 from tests.decide import test_attack as attack
 from tests.decide import test_reactions as reactions
 from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
-from tests.random_fights import NAMES, SIDES, combatants
+from tests.random_fights import EFFECTS, NAMES, SIDES, combatants
 
 DrawFn = Callable[[st.SearchStrategy], object]
 
@@ -281,6 +284,72 @@ class TestNotOfferedIsRefused:
                 assert len(fight.events) == count
             if not step(data.draw, fight, quirks):
                 break
+
+
+# -- face-blind commands: decided once by the probes ---------------------------------------------------------
+
+
+Rolls = list[tuple[str, str, tuple[int, ...]]]  # as rolled() and listed() give them: who, what for, the sides
+
+
+def face_blind_commands(now: Options) -> list[tuple[Command, Rolls]]:
+    """The offered checks, contests and saves (omen_core.decide.face_blind), each with the dice its choice lists,
+    and each offered save again with each of the random fights' effects that deal no damage (a condition on
+    failure), with the dice probing finds for it."""
+    found: list[tuple[Command, Rolls]] = []
+    for offer in now.offers:
+        for choice in offer.choices:
+            command = command_of(offer, choice)
+            if not face_blind(command):
+                continue
+            assert choice.may_roll == (), command
+            found.append((command, listed(choice.dice)))
+    return found
+
+
+def with_other_effects(state: FightState, found: list[tuple[Command, Rolls]]
+                       ) -> list[tuple[Command, Rolls]]:
+    """Each save of ``found`` again with each effect of the random fights that is face-blind there, with the
+    dice probing finds for it, where it is accepted."""
+    more: list[tuple[Command, Rolls]] = []
+    for command, _rolls in found:
+        if isinstance(command, CallSave):
+            for effect in EFFECTS:
+                other = replace(command, effect=replace(effect, action_cost=command.effect.action_cost))
+                ok, certain, maybe = probe(state, other)
+                if face_blind(other) and ok:
+                    assert maybe == [], other
+                    more.append((other, [(r.roller, r.purpose, tuple(s for _p, s in r.pool)) for r in certain]))
+    return more
+
+
+class TestFaceBlind:
+    @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                    HealthCheck.data_too_large])
+    @given(st.data())
+    def test_a_face_blind_command_rolls_its_listed_dice_whatever_the_faces(self, data):
+        """omen_core.decide.face_blind (C1, C2, C15, C16, C25, C29), what lets the probes decide a check, a contest
+        or a save once: at states of random fights, each such command offered (and each offered save with another
+        effect dealing no damage) rolls exactly the dice listed for it, in order, given faces drawn at random or
+        at the extremes (deciding asks for no more; SurplusFaces would say it rolled fewer)."""
+        fight = data.draw(manual_fights())
+        quirks: list[str] = []
+        checked = 0
+        for moves in range(16):
+            if moves % 4 == 0:
+                state = fight.state
+                found = face_blind_commands(fight.options())
+                for command, rolls in [*found, *with_other_effects(state, found)]:
+                    face = face_drawer(data.draw)
+                    faces = tuple(face(sides) for _who, _purpose, pool in rolls for sides in pool)
+                    events = decide(state, replace(command, dice=faces), ManualDice())
+                    made = [(e.roller, e.purpose, tuple(d.sides for d in e.dice)) for e in events
+                            if isinstance(e, DiceRolled)]
+                    assert made == rolls, command
+                    checked += 1
+            if not step(data.draw, fight, quirks):
+                break
+        note(f"{checked} face-blind commands checked")
 
 
 # -- the waiting decision ------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from ..commands import (
     StaticCheck,
     Undo,
 )
+from ..content import DealDamage
 from ..decisions import point_at
 from ..dice import CommandFaces, DiceSource, FacesNeeded, RollRequest, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation
@@ -100,6 +101,7 @@ __all__ = [
     "decided",
     "dice_needed",
     "probe",
+    "face_blind",
     "Draft",
     "SELF_RECORDING",
     "History",
@@ -252,6 +254,25 @@ _PROBES: tuple[ProbeFaces, ...] = (
 )
 
 
+# The commands whose rolls never depend on the faces: the same dice in the same order whatever they show, so one
+# probing run finds them all (:func:`probe`). Each type maps to whether one of its commands is such: a check and
+# a contest roll one die a side and total them (C1, C2, C16); a save rolls the saver's die, then the caller's
+# (C15, C29), and its branches roll no die unless one deals damage (C25: damage dice are rolled on one branch
+# only, and damage may open a routing window). Tested: random fights' offers of these roll exactly their dice.
+_FACE_BLIND: dict[type, Callable[[Any], bool]] = {
+    StaticCheck: lambda _cmd: True,
+    Contest: lambda _cmd: True,
+    CallSave: lambda cmd: not any(isinstance(c, DealDamage) for c in (*cmd.effect.on_success,
+                                                                       *cmd.effect.on_failure)),
+}
+
+
+def face_blind(command: Command) -> bool:
+    """Whether ``command`` rolls the same dice whatever their faces (:data:`_FACE_BLIND`)."""
+    blind = _FACE_BLIND.get(type(command))
+    return blind is not None and blind(command)
+
+
 class _Probe:
     """A dice source that answers every roll with the faces of one of :data:`_PROBES` and notes it: how
     :func:`probe` finds the dice a command rolls."""
@@ -323,8 +344,10 @@ def probe(state: FightState, command: Command, history: History | None = None
     deciding it with probing dice (:data:`_PROBES`: cycling, bottom, top and alternating faces), setting aside
     the faces it carries, if any: the dice every run rolls, in the same order, are rolled whatever the faces;
     the others, once each, may be. The first run says whether the rules accept it; a command that rolls no die
-    there rolls none whatever the faces, and is decided once; a probe that would give the dice of a run already
-    made the same faces is not run again (a single d20 check is decided three times, not six)."""
+    there rolls none whatever the faces, and is decided once, as is one that rolls the same dice whatever the
+    faces (:func:`face_blind`: a check, a contest, a save dealing no damage); a probe that would give the dice
+    of a run already made the same faces is not run again (a single d20 initiative roll is decided three times,
+    not six)."""
     bare = command if command.dice is None else msgspec.structs.replace(command, dice=None)
     runs: list[list[RollRequest]] = []
     done: list[_Probe] = []
@@ -339,7 +362,7 @@ def probe(state: FightState, command: Command, history: History | None = None
             if not runs and len(dice.requests) < _PROBE_LIMIT:
                 return False, [], []
         runs.append(dice.requests)
-        if not runs[0]:
+        if not runs[0] or face_blind(bare):
             break
     n = _common_prefix(runs)
     return True, runs[0][:n], _new_rolls((r for run in runs for r in run[n:]), ())

@@ -78,19 +78,56 @@ class TestDecide:
         assert cmd == StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=12)
 
 
-def test_probe_does_not_decide_a_run_twice(monkeypatch):
-    """omen_core.decide.probe: a probe that would give a run already made the same faces is skipped (decide is a
-    function of the state and the faces): a static check rolls one die, so the bottom face repeats the low
-    cycling run and the alternating runs repeat the top or bottom one: 3 decisions instead of 6, and the die is
-    still listed as rolled whatever the faces."""
+def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: object) -> tuple[bool, list[str], list[str], int]:
+    """probe ``command`` in a fresh fight of Kael's: accepted, the purposes of its certain and possible rolls, and
+    how many times it was decided."""
     import omen_core.decide as decide_module
     from omen_core import Fight, ManualDice, MemoryStore
-    from omen_core.commands import StaticCheck
-    from omen_core.decide import CheckSpec, probe
+    from omen_core.decide import probe
 
     fight = Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=[sheet("kael")])
     decided: list[object] = []
     original = decide_module._decided
     monkeypatch.setattr(decide_module, "_decided", lambda *a: decided.append(a) or original(*a))
-    ok, certain, maybe = probe(fight.state, StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=5))
-    assert (ok, [r.purpose for r in certain], maybe, len(decided)) == (True, ["check"], [], 3)
+    ok, certain, maybe = probe(fight.state, command)  # type: ignore[arg-type]
+    return ok, [r.purpose for r in certain], [r.purpose for r in maybe], len(decided)
+
+
+def test_probe_does_not_decide_a_run_twice(monkeypatch):
+    """omen_core.decide.probe: a probe that would give a run already made the same faces is skipped (decide is a
+    function of the state and the faces): a command rolling one die (a static check, taken out of the face-blind
+    registry here), so the bottom face repeats the low cycling run and the alternating runs repeat the top or
+    bottom one: 3 decisions instead of 6, and the die is still listed as rolled whatever the faces."""
+    import omen_core.decide as decide_module
+    from omen_core.commands import StaticCheck
+    from omen_core.decide import CheckSpec
+
+    monkeypatch.setattr(decide_module, "_FACE_BLIND", {})
+    check = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=5)
+    assert _probe_counting(monkeypatch, check) == (True, ["check"], [], 3)
+
+
+def test_a_face_blind_command_is_decided_once(monkeypatch):
+    """omen_core.decide.face_blind (C1, C16): a static check rolls the same die whatever it shows, so probing
+    decides it once, and lists its die as rolled whatever the faces."""
+    from omen_core.commands import StaticCheck
+    from omen_core.decide import CheckSpec
+
+    check = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=5)
+    assert _probe_counting(monkeypatch, check) == (True, ["check"], [], 1)
+
+
+def test_a_save_dealing_damage_is_not_face_blind():
+    """omen_core.decide.face_blind (C15, C25): a save with no damage in its branches rolls the same two dice
+    whatever they show; one whose failure deals damage rolls the damage dice on one branch only."""
+    from omen_core.commands import CallSave, Contest
+    from omen_core.content import DamageDice, DealDamage, SaveEffect
+    from omen_core.decide import CheckSpec, face_blind
+
+    plain = SaveEffect(name="glare", save="WIL", against="WIL")
+    hurts = SaveEffect(name="fire", save="AGI", against="INT",
+                       on_failure=(DealDamage(damage_type="fire", dice=DamageDice(count=1, die="d6")),))
+    assert face_blind(CallSave(caller="a", saver="b", effect=plain))
+    assert not face_blind(CallSave(caller="a", saver="b", effect=hurts))
+    assert face_blind(Contest(initiator=CheckSpec(who="a", skill="Stealth"), defender=CheckSpec(who="b",
+                                                                                                  skill="Stealth")))
