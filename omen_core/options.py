@@ -39,7 +39,7 @@ from .commands import (
     Undo,
 )
 from .content import ATTRIBUTES, SaveEffect
-from .decide import History, probe
+from .decide import History, probe, shut_out
 from .decisions import arms, waiting_point
 from .dice import RollRequest
 from .rules.ambush import TIME_WAITED
@@ -171,7 +171,10 @@ def _try(state: FightState, command: Command, history: History | None) -> Choice
 
 def _offer(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,
            candidates: Iterable[Command], free: tuple[Argument, ...] = (), note: str = "") -> Offer | None:
-    choices = tuple(c for c in (_try(state, cmd, history) for cmd in candidates) if c is not None)
+    listed = list(candidates)
+    if not listed or shut_out(state, type(listed[0])):  # the lifecycle refuses them all: no need to probe each
+        return None
+    choices = tuple(c for c in (_try(state, cmd, history) for cmd in listed) if c is not None)
     if not choices:
         return None
     return Offer(command=tag, actor=actor, rule=rule, cost=cost, choices=choices, free=free, note=note)

@@ -26,9 +26,14 @@ from omen_core.commands import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
+    ApplyConditionCommand,
+    BeginAmbush,
     CallSave,
+    CheckSpec,
     ChooseWillConversion,
+    ClearConditionCommand,
     Command,
+    Contest,
     DeclareAttack,
     Disengage,
     Draw,
@@ -43,13 +48,14 @@ from omen_core.commands import (
     RollInitiative,
     RollOff,
     RouteDamage,
+    StaticCheck,
     Undo,
 )
 from omen_core.content import Armor, Features, RageDice
-from omen_core.decide import decide, face_blind, probe
+from omen_core.decide import _GATES, _PHASE_GATES, decide, face_blind, probe, shut_out
 from omen_core.dice import FacesNeeded, SurplusFaces
 from omen_core.events import AttackDeclared, CommandIssued, DiceRolled, HitDetermined
-from omen_core.machine import IllegalOrder
+from omen_core.machine import IllegalOrder, OutOfPhase
 from omen_core.options import Choice, DiceRoll, DieSpec, Offer, Options
 from omen_core.state import FightState
 from tests.decide import test_attack as attack
@@ -350,6 +356,48 @@ class TestFaceBlind:
             if not step(data.draw, fight, quirks):
                 break
         note(f"{checked} face-blind commands checked")
+
+
+# -- commands shut out by the lifecycle or the phase: not probed ---------------------------------------------
+
+GATED = [
+    DeclareAttack(attacker="vesh", target="kael"),
+    CallSave(caller="vesh", saver="kael", effect=EFFECTS[3]),
+    Move(who="vesh"),
+    StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=10),
+    Contest(initiator=CheckSpec(who="kael", skill="Stealth"), defender=CheckSpec(who="vesh", skill="Stealth")),
+    ApplyConditionCommand(who="kael", condition="Prone"),
+    ClearConditionCommand(who="kael", condition="Prone"),
+    EndTurn(who="kael"),
+    Disengage(who="kael"),
+    LeaveFight(who="vesh", reason="fled"),
+]
+
+
+@pytest.mark.parametrize("command", GATED, ids=lambda c: type(c).__name__)
+def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command):
+    """omen_core.decide.shut_out (C8): at Vesh's Active Defense window every command whose handler requires a
+    lifecycle trigger (``_GATES``) is shut out, and deciding one is refused by the lifecycle naming that trigger:
+    options() skipping them offers nothing the engine would accept."""
+    fight = at_active_defense()
+    assert shut_out(fight.state, type(command))
+    with pytest.raises(IllegalOrder) as refused:
+        decide(fight.state, command, ManualDice())
+    assert refused.value.trigger == _GATES[type(command)]
+    assert {type(c) for c in GATED} == set(_GATES)
+
+
+@pytest.mark.parametrize("command", [BeginAmbush(ambushers=("kael",), defenders=("vesh",), difficulty=10),
+                                     RollInitiative()], ids=lambda c: type(c).__name__)
+def test_a_command_shut_out_in_the_rounds_is_refused_by_the_phase(command):
+    """omen_core.decide.shut_out (C17, C19): in round 2 an ambush or an initiative roll is shut out by the phase
+    (``_PHASE_GATES``), and deciding one is refused as out of phase; before the rounds neither is shut out."""
+    fight = in_round_2()
+    assert shut_out(fight.state, type(command))
+    with pytest.raises(OutOfPhase) as refused:
+        decide(fight.state, command, ManualDice())
+    assert refused.value.trigger == _PHASE_GATES[type(command)]
+    assert not shut_out(new_fight(reactions.kael(), reactions.vesh(), faces=[]).state, type(command))
 
 
 # -- the waiting decision ------------------------------------------------------------------------------------

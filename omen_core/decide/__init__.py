@@ -59,7 +59,7 @@ from ..events import (
     DiceSourceKind,
     Event,
 )
-from ..machine import OutOfPhase, Phase, Step
+from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase, Step
 from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
 from .attack import (
     answer_active_defense,
@@ -102,6 +102,7 @@ __all__ = [
     "dice_needed",
     "probe",
     "face_blind",
+    "shut_out",
     "Draft",
     "SELF_RECORDING",
     "History",
@@ -234,6 +235,38 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     EndFight: end_fight,
     Redo: redo,
 }
+
+
+# The lifecycle trigger the handler of each of these commands requires whatever the command's arguments
+# (``Draft.require``): where the step of the innermost action in progress does not take it, every such command is
+# refused, so options() need not probe them (a window open, say: no check, save, attack or move can be declared).
+_GATES: dict[type, str] = {
+    DeclareAttack: "declare",
+    CallSave: "declare",
+    Move: "declare",
+    StaticCheck: "roll_check",
+    Contest: "roll_check",
+    ApplyConditionCommand: "apply_condition",
+    ClearConditionCommand: "clear_condition",
+    EndTurn: "flow",
+    Disengage: "flow",
+    LeaveFight: "flow",
+}
+
+
+# The phase trigger the handler of each of these commands requires whatever its arguments (``Draft.require_phase``).
+_PHASE_GATES: dict[type, str] = {BeginAmbush: "ambush", RollInitiative: "initiative"}
+
+
+def shut_out(state: FightState, kind: type) -> bool:
+    """Whether the rules refuse every command of type ``kind`` in ``state``, whatever its arguments: its handler
+    requires a trigger (:data:`_GATES`) that the innermost action's step does not take, or one
+    (:data:`_PHASE_GATES`) that the fight's phase does not."""
+    trigger = _GATES.get(kind)
+    if trigger is not None and (state.step, trigger) not in ORDER:
+        return True
+    phase_trigger = _PHASE_GATES.get(kind)
+    return phase_trigger is not None and (state.phase, phase_trigger) not in PHASE_ORDER
 
 
 _PROBE_LIMIT = 200  # rolls one probing run may see: foes tied again and again have shown their dice by then
