@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import json
 import os
 import random
@@ -107,6 +108,40 @@ def follow(server: Server, fight_id: str, token: str, seen: list[int], held: lis
         done.wait(1.0)
 
 
+class Connection:
+    """One client's HTTP connection to a server, kept alive between its requests as a browser's or Node's
+    ``fetch`` keeps it (made again if the server closed it)."""
+
+    def __init__(self, server: Server):
+        self.server = server
+        self.conn: http.client.HTTPConnection | None = None
+
+    def call(self, method: str, path: str, body: Any, token: str = "") -> tuple[int, Any]:
+        """One request on the kept connection; the status and the decoded JSON answer."""
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        data = json.dumps(body).encode()
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=self.server.timeout)
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                answer = self.conn.getresponse()
+                return answer.status, json.loads(answer.read())
+            except (http.client.HTTPException, ConnectionError):
+                self.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Close the connection, if open."""
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
 class Round:
     """What one round's clients share: the latencies of their commands and of their fights' creation, what went
     wrong, and the barrier they pass once every fight is made and every stream has caught up (the play is
@@ -128,8 +163,9 @@ def client(servers: list[Server], name: str, commands: int, shared: Round, think
     the client plays through one and follows its stream on the next (so every event reaches the stream through
     another server's commit)."""
     server, watcher = servers[index % len(servers)], servers[(index + 1) % len(servers)]
+    connection = Connection(server)
     started = time.perf_counter()
-    status, made = server.call("POST", "/fights", {"id": name, "dice": "seeded", "combatants": sheets()})
+    status, made = connection.call("POST", "/fights", {"id": name, "dice": "seeded", "combatants": sheets()})
     shared.creations.append(time.perf_counter() - started)
     if status != 201:
         shared.problems.append(f"{name}: create answered {status}")
@@ -159,13 +195,14 @@ def client(servers: list[Server], name: str, commands: int, shared: Round, think
         if command is None:
             break
         started = time.perf_counter()
-        status, answer = server.call("POST", f"/fights/{name}/commands",
-                                     {"command": command, "expected_version": head["seq"]}, token)
+        status, answer = connection.call("POST", f"/fights/{name}/commands",
+                                         {"command": command, "expected_version": head["seq"]}, token)
         latencies.append(time.perf_counter() - started)
         if status != 201:
             problems.append(f"{name}: {command['command']} answered {status}: {answer.get('detail')}")
             return
         head, options = answer["head"], answer["options"]
+    connection.close()
     deadline = time.monotonic() + 60
     while (not seen or seen[-1] < head["seq"]) and time.monotonic() < deadline:
         time.sleep(0.05)
