@@ -377,10 +377,12 @@ class Fights:
             fight.catch_up()
         return fight
 
-    def view(self, fight_id: str) -> OptionsView:
-        """The head and options of a fight now, computed once per head (every stream and answer shares it)."""
+    def view(self, fight_id: str, fight: Fight | None = None) -> OptionsView:
+        """The head and options of a fight now, computed once per head (every stream and answer shares it);
+        ``fight``: the fight as a caller holding its lock has just had it from :meth:`fight` (no second look
+        at the store)."""
         with self.lock(fight_id):
-            fight = self.fight(fight_id)
+            fight = fight or self.fight(fight_id)
             cached = self._views.get(fight_id)
             if cached is None or cached.head.hash != fight.state.last_hash:
                 cached = self._views[fight_id] = OptionsView(head=head_of(fight), options=fight.options())
@@ -433,13 +435,13 @@ class Fights:
             self._indexed[fight_id] = version
         return index
 
-    def sight(self, fight_id: str, seat: Seat) -> Sight:
-        """What ``seat`` may see of the fight now."""
+    def sight(self, fight_id: str, seat: Seat, fight: Fight | None = None) -> Sight:
+        """What ``seat`` may see of the fight now (``fight`` as for :meth:`view`)."""
         with self.lock(fight_id):
-            fight = self.fight(fight_id)
-            settings = self.settings(fight_id)
+            fight = fight or self.fight(fight_id)
             if seat.kind == "gm":
                 return Sight(kind="gm")
+            settings = self.settings(fight_id)
             participants = self.participants(fight_id)
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
                             participants, settings.notes.values(), self._sheets.get(fight_id, {}))
@@ -696,20 +698,17 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                                         f"Idempotency-Key {idempotency_key!r} was first sent with another body")
                     return Response(first[2], status_code=first[1], media_type="application/json")
             fight = fights.fight(fight_id)
-            sight = fights.sight(fight_id, seat)
+            sight = fights.sight(fight_id, seat, fight)
             _remember(request, sight)
             _names_seen(data.command, fight, sight)
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
-            try:
-                stored = fight.execute(_with_kept_seed(data.command, fight), by=by)
-            except ConcurrencyError:
-                fights._loaded.pop(fight_id, None)  # another process got there first: reload next time
-                raise
+            stored = fight.execute(_with_kept_seed(data.command, fight), by=by)  # another process first: a 409,
+            # the fight left as it was, and caught up at its next use
             fights.appended[fight_id] = fight.version
-            sight = fights.sight(fight_id, seat)
-            view = _seat_view(fights.view(fight_id), sight)
+            sight = fights.sight(fight_id, seat, fight)
+            view = _seat_view(fights.view(fight_id, fight), sight)
             body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
                                                  options=view.options))
             if idempotency_key is not None:
@@ -904,8 +903,9 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int
     if after == shown and fights.store.version(fight_id) == shown:
         return [], None
     with fights.lock(fight_id):
-        sight = fights.sight(fight_id, seat)
-        view = _seat_view(fights.view(fight_id), sight)
+        fight = fights.fight(fight_id)
+        sight = fights.sight(fight_id, seat, fight)
+        view = _seat_view(fights.view(fight_id, fight), sight)
     batch: list[SeenEvent] = []
     for rec in fights.store.read(fight_id, after):
         if rec.seq > view.head.seq or len(batch) == PAGE:
