@@ -53,7 +53,7 @@ from omen_core.store.base import FIGHT_ID
 from omen_core.walk import StoreSource
 from omen_replay.explain import Explanation
 
-from .keep import AnyKeep, Keep, Seat
+from .keep import AnyKeep, Keep, Seat, token_hash
 from .views import (
     NAMING_FIELDS,
     CombatantView,
@@ -358,6 +358,21 @@ class Fights:
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
+        self._seats: dict[str, Seat] = {}  # by token hash: a seat never changes once made
+
+    def seat(self, token: str) -> Seat | None:
+        """The seat a token speaks for, or None: read from the keep once per seat (seats are only ever added, never
+        changed, so a seat read stays true; a token not yet known is asked for again, since another server may
+        have just made it)."""
+        key = token_hash(token)
+        seat = self._seats.get(key)
+        if seat is None:
+            seat = self.keep.seat(token)
+            if seat is not None:
+                if len(self._seats) >= SEATS_HELD:
+                    self._seats.clear()
+                self._seats[key] = seat
+        return seat
 
     def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""
@@ -471,7 +486,7 @@ def _bearer(request: Request[Any, Any, Any]) -> str:
 
 def _seat(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> tuple[str, Seat]:
     token = _bearer(request)
-    seat = fights.keep.seat(token)
+    seat = fights.seat(token)
     if seat is None:
         raise Unauthorized(detail="this token is not one this server made (or the server's keep was lost)")
     if seat.fight_id != fight_id:
@@ -861,6 +876,8 @@ def _strict(body: bytes, kind: type[T]) -> T:
         raise ValidationException(detail="the body does not validate",
                                   extra=[{"message": reason, "key": key, "source": "body"}]) from None
 
+
+SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
 
 POLL = 0.1  # seconds between two looks at what this process appended (a dict read: no thread, no store)
 OTHERS = 10  # every OTHERS looks, the store is read too: other server processes may have appended

@@ -243,6 +243,21 @@ class TestTokens:
         assert answer.status_code == 403 and answer.json()["type"] == "/problems/forbidden"
         assert lines(table.store, "two") == before
 
+    def test_a_seat_is_read_from_the_keep_once(self, table, monkeypatch):
+        """omen_server.app.Fights.seat: a seat never changes once made, so the server reads each token's seat
+        from its keep once and answers its later requests from memory; a token it does not know is asked for
+        every time (another server may have just made it), and stays 401 until the keep has it."""
+        table.create()
+        asked: list[str] = []
+        original = table.keep.seat
+        monkeypatch.setattr(table.keep, "seat", lambda token: asked.append(token) or original(token))
+        for _ in range(3):
+            assert table.client.get("/fights/duel/options", headers=table.auth()).status_code == 200
+        assert asked == [table.gm]
+        for _ in range(2):
+            assert table.client.get("/fights/duel/options", headers=table.auth("omen_gm_nope")).status_code == 401
+        assert asked == [table.gm, "omen_gm_nope", "omen_gm_nope"]
+
     def test_an_unknown_fight_is_404(self, table):
         """A token cannot name a fight that does not exist (403 for another fight's token); a missing path 404."""
         table.create()
