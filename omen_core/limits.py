@@ -10,7 +10,7 @@ largest pool a handful of dice.
 
 from __future__ import annotations
 
-__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "DIE_PATTERN"]
+__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "DIE_PATTERN"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -20,6 +20,12 @@ MAX_DICE = 100
 
 MAX_FACES = 10_000
 """The most faces one command may carry, and the most dice one recorded roll may hold."""
+
+MAX_ROLL_OFFS = 100
+"""The most roll-offs one command may make (C19, C32: tied foes roll off until the tie breaks): a dice source
+that gives tied foes the same faces every time (a program answering every roll with one face) would make them
+roll off forever; at this bound the command is refused and nothing is written. Fair dice tie 100 times running
+with a probability far below one in 10^100."""
 
 DIE_PATTERN = r"^d([2-9]|[1-9][0-9]{1,2}|1000)$"
 """A die's name, d2 to d1000."""

@@ -49,6 +49,7 @@ from ..events import (
     TurnStarted,
     WeaponDrawn,
 )
+from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
 from .checks import roll_side
@@ -128,7 +129,9 @@ def roll_initiative(draft: Draft, cmd: RollInitiative) -> None:
 
 
 def _settle_ties(draft: Draft) -> None:
-    """Roll off tied groups of foes until broken; stop at a tied group of allies, who may agree (C19)."""
+    """Roll off tied groups of foes until broken; stop at a tied group of allies, who may agree (C19); refuse the
+    command after :data:`~omen_core.limits.MAX_ROLL_OFFS` roll-offs (dice that tie foes every time)."""
+    roll_offs = 0
     while True:
         tied = next((g for g in draft.state.ranking if len(g) > 1), None)
         if tied is None:
@@ -137,6 +140,10 @@ def _settle_ties(draft: Draft) -> None:
         draft.emit(InitiativeTied(group=tied, allies=allies))
         if allies:
             return
+        if roll_offs == MAX_ROLL_OFFS:
+            raise RuleViolation("C32", f"{', '.join(tied)} still tie after {MAX_ROLL_OFFS} roll-offs: the dice given "
+                                       "tie them every time; nothing was written")
+        roll_offs += 1
         _roll_off(draft, tied)
     draft.emit(InitiativeOrderSet(order=tuple(w for g in draft.state.ranking for w in g)))
     _start_round(draft, 1)

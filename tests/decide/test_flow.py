@@ -491,6 +491,21 @@ class TestInitiativeOrder:
         assert fight.state.turn == "mira" and fight.waiting_for is None
 
 
+    def test_dice_that_tie_foes_every_time_are_refused_after_the_limit(self):
+        """C32, omen_core/limits.py MAX_ROLL_OFFS: kael and vesh (AGI +1 each) given a 10 for every die tie at 11
+        and again at 11 in every roll-off; after 100 roll-offs the command is refused naming C32 and the limit,
+        and nothing is written (a program answering every roll with one face would otherwise roll forever)."""
+        from omen_core.limits import MAX_ROLL_OFFS
+
+        store = MemoryStore()
+        fight = Fight.start(store, "ties", dice=ScriptedDice([10] * (2 + 2 * MAX_ROLL_OFFS + 2)), clock=lambda: 0,
+                            combatants=[kael(), vesh()])
+        before = (list(store.read_lines("ties", 0)), fight.state)
+        with pytest.raises(RuleViolation, match=r"\[C32\] kael, vesh still tie after 100 roll-offs"):
+            fight.roll_initiative()
+        assert (list(store.read_lines("ties", 0)), fight.state) == before
+
+
 class TestRollOffRepeatsTheInitiativeRoll:
     def test_partial_surprise_minus_5_holds_in_the_roll_off(self, play):
         """C32: a roll-off repeats the initiative roll with its modifiers: mira, Partially Surprised, keeps -5."""
