@@ -164,11 +164,13 @@ class Source(Protocol):
 
 
 class StoreSource:
-    """A fight in an event store: its ``read_lines`` and its ``landmarks`` index."""
+    """A fight in an event store: its ``read_lines`` and its ``landmarks`` index (read once: a source serves one
+    reading, such as a snapshot's lookup and the walk after it, or a catch-up's check and its fold)."""
 
     def __init__(self, store: Any, fight_id: str):
         self.store, self.fight_id = store, fight_id
         self.where = getattr(store, "location", None) or repr(store)
+        self._landmarks: list[StoredEvent] | None = None
 
     def lines(self, after_seq: int) -> Iterator[list[bytes]]:
         """The store's lines after ``after_seq``."""
@@ -176,9 +178,10 @@ class StoreSource:
         return chunks
 
     def landmarks(self) -> list[StoredEvent]:
-        """The store's landmark index."""
-        found: list[StoredEvent] = self.store.landmarks(self.fight_id)
-        return found
+        """The store's landmark index, as it stood at this source's first look."""
+        if self._landmarks is None:
+            self._landmarks = self.store.landmarks(self.fight_id)
+        return self._landmarks
 
 
 class LinesSource:

@@ -342,6 +342,9 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 # -- fights held in memory -------------------------------------------------------------------------------------
 
 
+SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
+
+
 class Fights:
     """The fights this process serves: the store, the keep, and a loaded ``Fight`` per id, each behind its own
     lock so that commands to one fight are decided one at a time (other processes are kept out by the store's
@@ -719,8 +722,8 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
-            stored = fight.execute(_with_kept_seed(data.command, fight), by=by)  # another process first: a 409,
-            # the fight left as it was, and caught up at its next use
+            # Another process first: a 409, the fight left as it was and caught up at its next use.
+            stored = fight.execute(_with_kept_seed(data.command, fight), by=by)
             fights.appended[fight_id] = fight.version
             sight = fights.sight(fight_id, seat, fight)
             view = _seat_view(fights.view(fight_id, fight), sight)
@@ -876,8 +879,6 @@ def _strict(body: bytes, kind: type[T]) -> T:
         raise ValidationException(detail="the body does not validate",
                                   extra=[{"message": reason, "key": key, "source": "body"}]) from None
 
-
-SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
 
 POLL = 0.1  # seconds between two looks at what this process appended (a dict read: no thread, no store)
 OTHERS = 10  # every OTHERS looks, the store is read too: other server processes may have appended
