@@ -24,8 +24,9 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+import msgspec
 
 from .errors import BadInput, DiceError, DiceExhausted, InvalidDieFace
 from .events import DiceRolled, DiceSourceKind, Die, PoolTag, RollPurpose
@@ -67,6 +68,15 @@ def seeded_face(seed: bytes, fight_id: str, counter: int, index: int, sides: int
         if face is not None:
             return face
         attempt += 1
+
+
+def _hmac_pads(key: bytes) -> tuple[Any, Any]:
+    """HMAC-SHA256's inner and outer hashes with ``key``'s pads already fed in (RFC 2104: a key longer than the
+    64-byte block is hashed first), to be copied for each message: ``outer(inner(msg))`` is ``HMAC(key, msg)``."""
+    if len(key) > 64:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(64, b"\0")
+    return (hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key)))
 
 
 def face_from_uint64(x: int, sides: int) -> int | None:
@@ -116,9 +126,9 @@ class SurplusFaces(DiceError, BadInput):
                          f"{given - used} face(s) too many; nothing was written")
 
 
-@dataclass(frozen=True, slots=True)
-class RollRequest:
-    """What a roll needs: whose, why, and the pool as ``(tag, sides)`` pairs in C29 order."""
+class RollRequest(msgspec.Struct, frozen=True, gc=False):
+    """What a roll needs: whose, why, and the pool as ``(tag, sides)`` pairs in C29 order (a struct: one is made
+    at every roll)."""
 
     fight_id: str
     counter: int
@@ -152,7 +162,13 @@ class SeededDice:
     def __init__(self, seed: bytes):
         if len(seed) < 16:
             raise DiceError("a dice seed must be at least 16 bytes")
-        self.seed = seed
+        self._seed = seed
+        self._pads = _hmac_pads(seed)
+
+    @property
+    def seed(self) -> bytes:
+        """The secret seed (revealed at the end: ``reveal_seed``)."""
+        return self._seed
 
     @classmethod
     def fresh(cls) -> SeededDice:
@@ -165,9 +181,24 @@ class SeededDice:
         return commitment(self.seed)
 
     def faces(self, request: RollRequest) -> list[int]:
-        """Derive one face per die of the pool."""
-        return [seeded_face(self.seed, request.fight_id, request.counter, i, sides)
-                for i, (_, sides) in enumerate(request.pool)]
+        """Derive one face per die of the pool: :func:`seeded_face`'s faces, from the seed's HMAC pads hashed once
+        (the same digests; the tests hold the two to each other)."""
+        inner, outer = self._pads
+        prefix = f"{request.fight_id}|{request.counter}|"
+        out = []
+        for i, (_, sides) in enumerate(request.pool):
+            attempt = 0
+            while True:
+                h = inner.copy()
+                h.update(f"{prefix}{i}|{attempt}".encode())
+                o = outer.copy()
+                o.update(h.digest())
+                face = face_from_uint64(int.from_bytes(o.digest()[:8], "big"), sides)
+                if face is not None:
+                    out.append(face)
+                    break
+                attempt += 1
+        return out
 
     def checkpoint(self) -> object:
         """Nothing to save: the roll counter comes from the log."""

@@ -102,6 +102,7 @@ log = get_logger(__name__)
 
 
 _COMMAND_JSON = msgspec.json.Encoder()
+_COMMAND_DECODERS: dict[type, msgspec.json.Decoder[Command]] = {}
 
 
 def validated(command: Command) -> Command:
@@ -113,8 +114,12 @@ def validated(command: Command) -> Command:
         text = _COMMAND_JSON.encode(command)
     except (TypeError, ValueError, UnicodeError, OverflowError) as exc:
         raise InvalidCommand(tag, _unencodable(command, "$"), f"cannot be written as JSON: {exc}") from None
+    kind = type(command)
+    decoder = _COMMAND_DECODERS.get(kind)
+    if decoder is None:
+        decoder = _COMMAND_DECODERS.setdefault(kind, msgspec.json.Decoder(kind))
     try:
-        return msgspec.json.decode(text, type=type(command))
+        return decoder.decode(text)
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
         raise InvalidCommand(tag, path, reason) from None
@@ -327,8 +332,9 @@ class Fight:
         self._keep(state)
         if self.snapshots is not None and state.version // self.snapshot_every > (first - 1) // self.snapshot_every:
             self.snapshots.save(take(state))
-        log.debug("events_appended", fight_id=state.fight_id, first_seq=first, last_seq=state.version,
-                  commands=[type(command).__struct_config__.tag for command in drafts])
+        if log.on():  # the list of tags is made only for a host that logs
+            log.debug("events_appended", fight_id=state.fight_id, first_seq=first, last_seq=state.version,
+                      commands=[type(command).__struct_config__.tag for command in drafts])
         last = stored[-1]
         if isinstance(last.event, UNDO_MARKERS):
             log.info("undo" if isinstance(last.event, Undone) else "redo", fight_id=self.fight_id,
@@ -535,7 +541,7 @@ class Fight:
     @staticmethod
     def _events(stored: list[StoredEvent]) -> list[Event]:
         """What a command produced: its events, without the ``command_issued`` record that opens the batch."""
-        return [rec.event for rec in stored if not isinstance(rec.event, CommandIssued)]
+        return [rec.event for rec in stored if type(rec.event) is not CommandIssued]
 
     @staticmethod
     def _last(stored: list[StoredEvent], kind: type[E]) -> E:

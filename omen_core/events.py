@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any, Literal, get_args
 
@@ -856,11 +855,14 @@ def line_hash(prev_hash: str, line: bytes) -> str | None:
     return chain_hash(prev_hash, body)
 
 
-#: The lines of the events sealed last, by ``id``: each sealed event is encoded once (its line is its hashed body
-#: with the hash put in), and the store that writes it next finds its line here. Each entry holds its event, so
-#: an ``id`` is not reused while it is kept; a bounded cache (oldest out), shared safely by threads.
-_SEALED_LINES: OrderedDict[int, tuple[StoredEvent, bytes]] = OrderedDict()
-_SEALED_KEPT = 2048
+#: The lines of events sealed and not yet written, by ``id``: each sealed event is encoded once (its line is its
+#: hashed body with the hash put in), and the store that writes it takes its line from here (:func:`encode_line`
+#: removes it, so the entry leaves while its bytes are still in the CPU's cache). Each entry holds its event, so an
+#: ``id`` is not reused while it is kept. Lines of events sealed and never written (a refused append) would pile
+#: up: past ``_SEALED_KEPT`` entries the cache is emptied (those events are encoded again if ever written).
+#: Shared safely by threads: each step is one atomic operation on the dict.
+_SEALED_LINES: dict[int, tuple[StoredEvent, bytes]] = {}
+_SEALED_KEPT = 4096
 
 
 def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event,
@@ -873,19 +875,17 @@ def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event
     digest = chain_hash(prev_hash, body)
     stored = StoredEvent(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size, recorded_at=recorded_at,
                          schema_version=SCHEMA_VERSION, prev_hash=prev_hash, event=event, hash=digest)
+    if len(_SEALED_LINES) >= _SEALED_KEPT:
+        _SEALED_LINES.clear()
     # the line is the body with its hash last (the canonical form: the module doc), byte for byte
     _SEALED_LINES[id(stored)] = (stored, b"%b,\"hash\":\"%b\"}" % (body[:-1], digest.encode()))
-    if len(_SEALED_LINES) > _SEALED_KEPT:
-        try:  # noqa: SIM105 - cheaper than contextlib.suppress, and this runs once an event
-            _SEALED_LINES.popitem(last=False)
-        except KeyError:  # another thread emptied it first
-            pass
     return stored
 
 
 def encode_line(stored: StoredEvent) -> bytes:
-    """One JSON Lines record (without the newline); an event sealed here lately is not encoded again."""
-    kept = _SEALED_LINES.get(id(stored))
+    """One JSON Lines record (without the newline): an event sealed here and not yet written is not encoded
+    again (its line is taken from the cache of sealed lines); any other is encoded, to the same bytes."""
+    kept = _SEALED_LINES.pop(id(stored), None)
     if kept is not None and kept[0] is stored:
         return kept[1]
     return _ENCODER.encode(stored)

@@ -32,6 +32,12 @@ class _QuietUntilConfigured:
             self._bound, self._config = structlog.get_logger(self._name).bind(), config
         return self._bound
 
+    @staticmethod
+    def on() -> bool:
+        """Whether a line logged now would go anywhere (the host has configured structlog): a caller that builds
+        costly fields asks first."""
+        return structlog.is_configured()
+
     def __getattr__(self, method: str) -> Any:
         def log(event: str, **fields: Any) -> None:
             if structlog.is_configured():

@@ -328,7 +328,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 def condition_adjustment(state: FightState, who: str) -> int:
     """What a combatant's conditions add to every attribute bonus (C28: e.g. −1 per Exhausted stack)."""
     fighter = state.combatants[who]
-    if state.ruleset is None:
+    if not fighter.conditions or state.ruleset is None:
         return 0
     defs = state.ruleset.conditions
     return sum(defs[name].attribute_bonus * stacks for name, stacks in fighter.conditions.items()

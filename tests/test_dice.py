@@ -89,6 +89,24 @@ class TestSeededDice:
         assert [d.face for d in roll(SeededDice(SEED), req).dice] == [
             seeded_face(SEED, "fight-1", 3, 0, 8), seeded_face(SEED, "fight-1", 3, 1, 6)]
 
+    @given(seed=st.binary(min_size=16, max_size=200), fight_id=st.from_regex(r"[A-Za-z0-9._-]{1,20}", fullmatch=True),
+           counter=st.integers(1, 10**9), sides=st.lists(st.integers(2, 1000), min_size=1, max_size=6))
+    def test_source_faces_are_the_standalone_function_s(self, seed, fight_id, counter, sides):
+        """SeededDice rolls from HMAC pads hashed once; each face is still exactly seeded_face's, whatever the
+        seed's length (keys over 64 bytes are hashed first, RFC 2104) or the die's size."""
+        req = RollRequest(fight_id, counter, "hit", "kael", tuple(("primary", s) for s in sides))
+        assert SeededDice(seed).faces(req) == [seeded_face(seed, fight_id, counter, i, s) for i, s in enumerate(sides)]
+
+    def test_a_rejected_draw_is_drawn_again_as_the_standalone_function_does(self):
+        """A 64-bit draw at or above the largest multiple of the die's sides is rejected and the next attempt
+        taken (no modulo bias): on a d(2^63 + 1) about half the first attempts are, and the two agree."""
+        sides = (1 << 63) + 1
+        req = RollRequest("fight-1", 1, "hit", "kael", tuple(("primary", sides) for _ in range(40)))
+        first = [face_from_uint64(int.from_bytes(hmac.digest(SEED, f"fight-1|1|{i}|0".encode(), "sha256")[:8],
+                                                 "big"), sides) for i in range(40)]
+        assert None in first  # some first attempts were rejected
+        assert SeededDice(SEED).faces(req) == [seeded_face(SEED, "fight-1", 1, i, sides) for i in range(40)]
+
     def test_mismatches_find_a_changed_face(self):
         """A seeded roll whose face was edited is reported with index, recorded and expected face."""
         rolled = roll(SeededDice(SEED), request(20, 20))

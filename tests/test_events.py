@@ -105,6 +105,20 @@ class TestEnvelope:
         copy = msgspec.structs.replace(rec)
         assert encode_line(rec) == fresh == encode_line(copy) and decode_line(encode_line(rec)) == rec
 
+    def test_a_sealed_line_is_taken_once_and_the_cache_stays_bounded(self):
+        """A store writing a sealed event takes its kept line (the entry leaves the cache; a second look encodes
+        afresh, to the same bytes), and lines sealed but never written are dropped past the bound."""
+        from omen_core import events as module
+
+        rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
+        kept = module._SEALED_LINES[id(rec)][1]
+        assert encode_line(rec) is kept and id(rec) not in module._SEALED_LINES
+        assert encode_line(rec) == kept
+        unwritten = [seal("f", 1, i, GENESIS_HASH, SeedRevealed(seed="ab")) for i in range(module._SEALED_KEPT + 5)]
+        assert len(module._SEALED_LINES) <= module._SEALED_KEPT
+        assert [encode_line(r) for r in unwritten] == [msgspec.json.Encoder(order="deterministic").encode(r)
+                                                       for r in unwritten]
+
     def test_changing_any_field_breaks_the_hash(self):
         """A copy with one changed field no longer matches its hash."""
         rec = seal("f", 3, 42, GENESIS_HASH, SeedRevealed(seed="ab"))

@@ -71,3 +71,21 @@ class TestQuietUntilConfigured:
         with structlog.testing.capture_logs() as captured:
             log.info("during", n=3)
         assert [(e["event"], e["n"]) for e in captured] == [("during", 3)]
+
+
+class TestOn:
+    def test_on_says_whether_a_line_would_go_anywhere(self, restored):
+        """``on()`` is False until the host configures structlog and True after, so a caller builds costly fields
+        only for a host that logs; the engine's events_appended line then carries its command tags."""
+        from omen_core.dice import SeededDice
+        from omen_core.engine import Fight
+        from omen_core.store.memory import MemoryStore
+
+        log = get_logger("omen.test")
+        assert log.on() is False
+        rec = Recorder()
+        structlog.configure(processors=[rec])
+        assert log.on() is True
+        Fight.start(MemoryStore(), "f-1", dice=SeededDice(bytes(32)))
+        appended = [e for e in rec.lines if e["event"] == "events_appended"]
+        assert appended and appended[0]["commands"] == ["start_fight"]

@@ -11,6 +11,8 @@ from .base import check_batch, check_fight_id
 
 __all__ = ["MemoryStore"]
 
+_LANDMARK_TYPES = frozenset(LANDMARKS)
+
 
 class MemoryStore:
     """Keeps each fight's sealed events, and their lines as stored, in lists; a lock makes ``append`` atomic
@@ -26,15 +28,21 @@ class MemoryStore:
 
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
-        check_fight_id(fight_id)
         lines = [encode_line(ev) for ev in events]
+        marks = [ev for ev in events if type(ev.event) in _LANDMARK_TYPES]
         with self._lock:
-            stream = self._streams.get(fight_id, [])
+            stream = self._streams.get(fight_id)
+            if stream is None:  # a new fight: its id is checked once, when it is first stored
+                check_fight_id(fight_id)
+                stream = []
             check_batch(fight_id, events, expected_version, len(stream),
                         stream[-1].hash if stream else None)
-            self._streams.setdefault(fight_id, stream).extend(events)
-            self._lines.setdefault(fight_id, []).extend(lines)
-            self._landmarks.setdefault(fight_id, []).extend(ev for ev in events if isinstance(ev.event, LANDMARKS))
+            if not stream:
+                self._streams[fight_id], self._lines[fight_id], self._landmarks[fight_id] = stream, [], []
+            stream.extend(events)
+            self._lines[fight_id].extend(lines)
+            if marks:
+                self._landmarks[fight_id].extend(marks)
             return len(stream)
 
     def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
