@@ -103,6 +103,10 @@ log = get_logger(__name__)
 
 _COMMAND_JSON = msgspec.json.Encoder()
 _COMMAND_DECODERS: dict[type, msgspec.json.Decoder[Command]] = {}
+#: Commands validated lately, by their type and JSON: decoding is a pure function of the two (a fight's set-up
+#: sheets, an ``end_turn`` by the same combatant are validated once); bounded, emptied when full.
+_VALIDATED: dict[tuple[type, bytes], Command] = {}
+_VALIDATED_KEPT = 1024
 
 
 def validated(command: Command) -> Command:
@@ -115,16 +119,24 @@ def validated(command: Command) -> Command:
     except (TypeError, ValueError, UnicodeError, OverflowError) as exc:
         raise InvalidCommand(tag, _unencodable(command, "$"), f"cannot be written as JSON: {exc}") from None
     kind = type(command)
+    key = (kind, text)
+    known = _VALIDATED.get(key)
+    if known is not None:  # the same JSON decoded before: the same checks passed, the same (immutable) command
+        return known
     decoder = _COMMAND_DECODERS.get(kind)
     if decoder is None:
         decoder = _COMMAND_DECODERS.setdefault(kind, msgspec.json.Decoder(kind))
     try:
-        return decoder.decode(text)
+        checked = decoder.decode(text)
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
         raise InvalidCommand(tag, path, reason) from None
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
+    if len(_VALIDATED) >= _VALIDATED_KEPT:
+        _VALIDATED.clear()
+    _VALIDATED[key] = checked
+    return checked
 
 
 def _unencodable(value: object, path: str) -> str:

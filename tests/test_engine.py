@@ -363,3 +363,39 @@ class TestCatchUp:
         with pytest.raises(ChainBroken, match="seq 4"):
             second.catch_up()
         assert second.state == held
+
+
+class TestValidated:
+    def test_the_same_json_is_decoded_once_and_gives_the_same_command(self):
+        """A command validated again (the same type and JSON: an ``end_turn`` by the same combatant) is the
+        command decoded the first time; an equal command of another JSON is decoded afresh."""
+        from omen_core.commands import EndTurn
+        from omen_core.engine import validated
+
+        first = validated(EndTurn(who="kael"))
+        assert first == EndTurn(who="kael") and validated(EndTurn(who="kael")) is first
+        assert validated(EndTurn(who="vesh")) == EndTurn(who="vesh")
+
+    @pytest.mark.parametrize("difficulty", [5.0, True])
+    def test_a_value_equal_in_python_but_not_in_json_is_still_refused(self, difficulty):
+        """``5.0`` and ``True`` equal ``5`` and ``1`` in Python, and a command holding them compares equal to one
+        validated before, but their JSON differs and the integer field refuses them, naming it."""
+        from omen_core.engine import validated
+        from omen_core.errors import InvalidCommand
+
+        good = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=int(difficulty))
+        validated(good)
+        bad = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=difficulty)
+        assert bad == good
+        with pytest.raises(InvalidCommand) as info:
+            validated(bad)
+        assert info.value.path == "$.difficulty"
+
+    def test_the_memo_stays_bounded(self):
+        """Past its bound the memo of validated commands is emptied, not grown."""
+        from omen_core import engine
+        from omen_core.commands import EndTurn
+
+        for i in range(engine._VALIDATED_KEPT + 10):
+            engine.validated(EndTurn(who=f"c{i}"))
+        assert len(engine._VALIDATED) <= engine._VALIDATED_KEPT
