@@ -64,6 +64,13 @@ class Postgres:
             conn.execute(f'CREATE SCHEMA "{schema}"')
         return with_schema(self.url, schema)
 
+    def require_cluster(self) -> None:
+        """Skip the test unless this is the script's cluster, which the test may stop: called first, before the
+        test opens a connection that a skip would leave open."""
+        if self.cluster_dir is None:
+            pytest.skip("stopping the server needs the cluster of scripts/pg-test-cluster.sh "
+                        "(OMEN_TEST_POSTGRES_DIR names its folder)")
+
     def pause(self) -> None:
         """Stop the PostgreSQL server (the cluster the script started)."""
         self._cluster("pause")
@@ -73,9 +80,8 @@ class Postgres:
         self._cluster("resume")
 
     def _cluster(self, action: str) -> None:
-        if self.cluster_dir is None:
-            pytest.skip("stopping the server needs the cluster of scripts/pg-test-cluster.sh "
-                        "(OMEN_TEST_POSTGRES_DIR names its folder)")
+        self.require_cluster()
+        assert self.cluster_dir is not None
         subprocess.run(["bash", str(SCRIPT), action, self.cluster_dir], check=True, timeout=120)
 
     def drop(self) -> None:

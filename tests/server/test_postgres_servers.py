@@ -117,6 +117,7 @@ def test_two_commands_racing_through_two_servers_give_one_201_and_one_409(two):
 def test_a_database_restart_is_503_and_service_resumes_with_nothing_lost(two, postgres):
     """PostgreSQL stopped under a serving server: a command is 503 (store-unavailable, Retry-After), nothing
     written; once it is back the same command is 201, and the stream that was open sends every event once."""
+    postgres.require_cluster()
     (one, _other), url = two
     token, head = _create(one)
     stream = Stream(one, token)

@@ -263,6 +263,7 @@ class TestRestart:
         """While the server is stopped the next call is StoreUnavailable saying PostgreSQL cannot be reached (no
         psycopg error escapes); once it is back the same store reconnects by itself, every event appended before
         is there, and appending goes on."""
+        postgres.require_cluster()
         url = postgres.fresh_url()
         with PostgresStore(url, timeout=2) as store:
             events = make_events(FIGHT, 4)
