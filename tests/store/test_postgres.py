@@ -5,8 +5,10 @@ PostgreSQL through their fixtures."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -256,6 +258,42 @@ class TestIdempotencyKeys:
             with pytest.raises(ConcurrencyError):
                 store.append_keyed(FIGHT, continue_from(first, FIGHT, 1), 1, "k", "a" * 64)
             assert store.keyed_batch(FIGHT, "k") is None
+
+
+class TestReadWhileAppending:
+    def test_rows_committed_between_a_pages_two_looks_are_no_gap(self, postgres: Postgres,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        """A page of rows is read, then the first seq after it; rows another server commits between those two
+        looks start right after the page: no rows are missing, and the read ends where it began (a real gap
+        is still LogCorrupted: test_rows_deleted_behind_omens_back_are_corruption). Found by CI: a stream on one server, commands through the other,
+        the stream ended on "seq 46 where 46 was expected"."""
+        url = postgres.fresh_url()
+        with PostgresStore(url) as store, PostgresStore(url) as other:
+            events = make_events(FIGHT, 5)
+            store.append(FIGHT, events, 0)
+            more = continue_from(events, FIGHT, 3)
+            real = store.db.connection
+
+            class Between:
+                """A connection that lets the other store commit just before the page's second look."""
+
+                def __init__(self, conn: object) -> None:
+                    self.conn = conn
+
+                def execute(self, query: str, *args: object, **kwargs: object) -> object:
+                    if query.startswith("SELECT min(seq)") and other.version(FIGHT) == 5:
+                        other.append(FIGHT, more, 5)
+                    return self.conn.execute(query, *args, **kwargs)  # type: ignore[attr-defined]
+
+            @contextlib.contextmanager
+            def connection() -> Iterator[Between]:
+                with real() as conn:
+                    yield Between(conn)
+
+            monkeypatch.setattr(store.db, "connection", connection)
+            assert list(store.read(FIGHT)) == events
+            monkeypatch.undo()
+            assert list(store.read(FIGHT)) == events + more
 
 
 class TestRestart:
