@@ -264,9 +264,9 @@ class TestReadWhileAppending:
     def test_rows_committed_between_a_pages_two_looks_are_no_gap(self, postgres: Postgres,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
         """A page of rows is read, then the first seq after it; rows another server commits between those two
-        looks start right after the page: no rows are missing, and the read ends where it began (a real gap
-        is still LogCorrupted: test_rows_deleted_behind_omens_back_are_corruption). Found by CI: a stream on one server, commands through the other,
-        the stream ended on "seq 46 where 46 was expected"."""
+        looks start right after the page: no rows are missing, and the read ends where it began (a real gap is
+        still LogCorrupted: test_rows_deleted_behind_omens_back_are_corruption). Found by CI: a stream on one
+        server, commands through the other, the stream ended on "seq 46 where 46 was expected"."""
         url = postgres.fresh_url()
         with PostgresStore(url) as store, PostgresStore(url) as other:
             events = make_events(FIGHT, 5)
