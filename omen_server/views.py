@@ -299,7 +299,7 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     actor_field = PLAYER_COMMANDS.get(kind)
     actor = command.get(actor_field) if actor_field else None
     named = [command.get(name) for name in NAMING_FIELDS]
-    flat = [w for v in named for w in (v if isinstance(v, list) else [v]) if isinstance(w, str)]
+    flat = [w for v in named for w in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(w, str)]
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
         return command
     shown: dict[str, Any] = {"command": kind}

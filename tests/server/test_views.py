@@ -177,3 +177,23 @@ def test_the_actor_of_a_command():
     """actor_of: the combatant a player's command acts for; None for the GM's commands."""
     assert actor_of(DeclareAttack(attacker="kael", target="vesh")) == "kael"
     assert actor_of(RollInitiative()) is None
+
+
+@pytest.mark.parametrize("hidden", [(), ("vesh",)])
+def test_a_command_naming_a_hidden_combatant_in_a_list_shows_its_name_alone(hidden):
+    """A move the GM gives for a player's combatant, leaving the reach of a combatant the GM hides (``leaves`` is
+    a list of names, C23): the player's seat is shown the command's name and its actor, not the hidden name;
+    with nobody hidden, the command whole. Found by the seats property: only single names were checked."""
+    from omen_core.commands import Move
+    from omen_core.events import GENESIS_HASH, CommandIssued, seal
+
+    fight = _fight()
+    rec = seal("duel", fight.version + 1, 0, GENESIS_HASH, CommandIssued(command=Move(who="kael", leaves=("vesh",)),
+                                                                         by="gm"))
+    seen = seen_event(rec, _sight(fight, hidden=hidden))
+    assert seen.event is not None
+    if hidden:
+        assert seen.event["command"] == {"command": "move", "who": "kael"}
+        assert "vesh" not in msgspec.json.encode(seen).decode()
+    else:
+        assert seen.event["command"]["leaves"] == ("vesh",)
