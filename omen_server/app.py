@@ -892,12 +892,16 @@ async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> Asyn
     notification lost while the listener reconnects. Each look reads from the last event sent, so nothing is
     skipped or sent twice whatever was heard. While the store cannot be used (a database restarting) the stream
     waits and looks again every second. The options of a head are computed once for every stream and answer
-    (Fights.view)."""
-    shown, looks, more = -1, 0, True
+    (Fights.view). A player's or spectator's stream also looks at its view once a second at the same head: a
+    change of the table settings (a combatant revealed or hidden) can change what the seat may see and do without
+    moving the head, and a changed view is sent as an ``options`` message too (an unchanged one never is)."""
+    shown, looks, more, sent = -1, 0, True, b""
     while True:
-        if more or fights.appended.get(fight_id, 0) > shown or looks % OTHERS == 0:
+        again = looks % OTHERS == 0
+        if more or fights.appended.get(fight_id, 0) > shown or again:
             try:
-                batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown)
+                batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown,
+                                                             again and seat.kind != "gm")
             except StoreUnavailable:  # the database is restarting: the stream waits, then goes on from `after`
                 await anyio.sleep(1.0)
                 continue
@@ -908,17 +912,20 @@ async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> Asyn
             if more:
                 continue
             if view is not None:
-                shown = view.head.seq
-                yield ServerSentEventMessage(data=_ENCODER.encode(view).decode(), event="options")
+                shown, data = view.head.seq, _ENCODER.encode(view)
+                if data != sent:
+                    sent = data
+                    yield ServerSentEventMessage(data=data.decode(), event="options")
         looks += 1
         await anyio.sleep(POLL)
 
 
-def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int
+def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, settings: bool = False
           ) -> tuple[list[SeenEvent], OptionsView | None]:
     """The events after ``after`` up to the head now (at most a page), and the view at that head, as ``seat``
-    sees them; nothing if the head is the one last shown."""
-    if after == shown and fights.store.version(fight_id) == shown:
+    sees them; nothing if the head is the one last shown, unless ``settings`` (the view is wanted anyway: the
+    table settings may have changed it)."""
+    if after == shown and not settings and fights.store.version(fight_id) == shown:
         return [], None
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)

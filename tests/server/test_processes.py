@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -158,6 +159,41 @@ def test_the_stream_sends_every_event_once_in_order_and_resumes(servers):
     resumed, _ = again.until(ended["head"]["seq"])
     again.close()
     assert resumed == list(range(head + 1, ended["head"]["seq"] + 1))
+
+
+def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(servers):
+    """The GM hides Vesh, then reveals it (the table settings: the head does not move): the stream of the player
+    who plays Kael sends a new options message at the same head within a second or two, now naming Vesh (its turn,
+    or it as a target), where the one before did not; a GM's stream, which saw Vesh all along, sends none."""
+    server = servers()
+    status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")],
+                                                   "hidden": ["vesh"]})
+    assert status == 201, made
+    gm = made["gm_token"]
+    status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}}, gm)
+    assert status == 201, rolled
+    head = rolled["head"]["seq"]
+    status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana",
+                                                              "combatants": ["kael"]}, gm)
+    assert status == 201, seat
+    player, watcher = Stream(server, seat["token"]), Stream(server, gm)
+    before = player.until(head)[1][-1]
+    assert "vesh" not in json.dumps(before)
+    watcher.until(head)
+    status, settings = server.call("POST", "/fights/duel/settings", {"reveal": ["vesh"]}, gm)
+    assert status == 200 and settings["hidden"] == [], settings
+    event, _ident, after = next(player.messages())
+    assert event == "options" and after["head"] == before["head"] and "vesh" in json.dumps(after)
+    status, now = server.call("GET", "/fights/duel/options", token=seat["token"])
+    assert status == 200 and now == after  # the stream's view is the seat's view now
+    time.sleep(1.5)  # the GM's stream has looked at least once since the reveal
+    status, ended = server.call("POST", "/fights/duel/commands",
+                                {"command": {"command": "end_turn", "who": rolled["options"]["turn"]}}, gm)
+    assert status == 201, ended
+    event, ident, _data = next(watcher.messages())
+    assert (event, ident) == ("event", head + 1)  # nothing changed for the GM at the old head: no message
+    player.close()
+    watcher.close()
 
 
 @pytest.mark.parametrize("argv, said", [
