@@ -60,11 +60,15 @@ def seeded_face(seed: bytes, fight_id: str, counter: int, index: int, sides: int
     for ``attempt`` = 0, 1, 2..., the first 8 bytes of the digest read as a
     big-endian integer, until :func:`face_from_uint64` accepts one.
     """
+    return _first_face(lambda msg: hmac.digest(seed, msg, "sha256"), f"{fight_id}|{counter}|", index, sides)
+
+
+def _first_face(mac: Callable[[bytes], bytes], stem: str, index: int, sides: int) -> int:
+    """The first accepted draw of die ``index``: ``mac`` (HMAC-SHA256 with the seed) of ``"<stem><index>|<attempt>"``
+    for attempt 0, 1, 2..., read as :func:`seeded_face` says."""
     attempt = 0
     while True:
-        msg = f"{fight_id}|{counter}|{index}|{attempt}".encode()
-        x = int.from_bytes(hmac.digest(seed, msg, "sha256")[:8], "big")  # one-shot: hmac.new(...).digest()
-        face = face_from_uint64(x, sides)
+        face = face_from_uint64(int.from_bytes(mac(f"{stem}{index}|{attempt}".encode())[:8], "big"), sides)
         if face is not None:
             return face
         attempt += 1
@@ -183,22 +187,17 @@ class SeededDice:
     def faces(self, request: RollRequest) -> list[int]:
         """Derive one face per die of the pool: :func:`seeded_face`'s faces, from the seed's HMAC pads hashed once
         (the same digests; the tests hold the two to each other)."""
+        stem = f"{request.fight_id}|{request.counter}|"
+        return [_first_face(self._mac, stem, i, sides) for i, (_, sides) in enumerate(request.pool)]
+
+    def _mac(self, msg: bytes) -> bytes:
+        """HMAC-SHA256 of ``msg`` with the seed, from its pads hashed once."""
         inner, outer = self._pads
-        prefix = f"{request.fight_id}|{request.counter}|"
-        out = []
-        for i, (_, sides) in enumerate(request.pool):
-            attempt = 0
-            while True:
-                h = inner.copy()
-                h.update(f"{prefix}{i}|{attempt}".encode())
-                o = outer.copy()
-                o.update(h.digest())
-                face = face_from_uint64(int.from_bytes(o.digest()[:8], "big"), sides)
-                if face is not None:
-                    out.append(face)
-                    break
-                attempt += 1
-        return out
+        h, o = inner.copy(), outer.copy()
+        h.update(msg)
+        o.update(h.digest())
+        mac: bytes = o.digest()
+        return mac
 
     def checkpoint(self) -> object:
         """Nothing to save: the roll counter comes from the log."""

@@ -62,6 +62,7 @@ from .views import (
     Sight,
     actor_of,
     combatant_views,
+    names_in,
     participants_of,
     scrub,
     seat_options,
@@ -532,11 +533,9 @@ def _names_seen(command: Command, fight: Fight, sight: Sight) -> None:
     if sight.gm:
         return
     seen = [who for who in fight.state.combatants if sight.sees(who)]
-    for name in NAMING_FIELDS:
-        value = getattr(command, name, None)
-        for who in (value if isinstance(value, tuple) else (value,)):
-            if isinstance(who, str) and who not in seen:
-                raise UnknownCombatant(who, seen)
+    for who in names_in(getattr(command, name, None) for name in NAMING_FIELDS):
+        if who not in seen:
+            raise UnknownCombatant(who, seen)
 
 
 def _with_kept_seed(command: Command, fight: Fight) -> Command:

@@ -41,7 +41,7 @@ from omen_core.state import FightState
 from .keep import SeatKind
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
-           "seen_event", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "HP_BANDS"]
+           "seen_event", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "HP_BANDS", "names_in"]
 
 HpDisplay = Literal["exact", "banded", "hidden"]
 
@@ -63,6 +63,12 @@ PLAYER_COMMANDS: dict[str, str] = {
 
 #: The fields of a player's commands that name combatants (a seat's command may name only those it sees).
 NAMING_FIELDS = ("attacker", "target", "defender", "who", "leaves", "others")
+
+def names_in(values: Iterable[Any]) -> list[str]:
+    """The names among ``values`` (a command's naming fields, an offer's arguments): each text, and each text in
+    a list or tuple of them (a move's ``leaves``), in order; anything else is no name."""
+    return [w for v in values for w in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(w, str)]
+
 
 #: HP bands, from the top (ruling, docs/server.md "HP display"): full, above half, half or less, none left.
 HP_BANDS = ("unhurt", "hurt", "bloodied", "down")
@@ -298,8 +304,7 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     kind = command.get("command", "")
     actor_field = PLAYER_COMMANDS.get(kind)
     actor = command.get(actor_field) if actor_field else None
-    named = [command.get(name) for name in NAMING_FIELDS]
-    flat = [w for v in named for w in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(w, str)]
+    flat = names_in(command.get(name) for name in NAMING_FIELDS)
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
         return command
     shown: dict[str, Any] = {"command": kind}
@@ -477,11 +482,7 @@ def seat_options(options: Options, sight: Sight) -> Options:
 
 
 def _names_seen(args: Mapping[str, Any], sight: Sight) -> bool:
-    for value in args.values():
-        values = value if isinstance(value, (list, tuple)) else [value]
-        if any(isinstance(v, str) and v in sight.hidden for v in values):
-            return False
-    return True
+    return not any(who in sight.hidden for who in names_in(args.values()))
 
 
 class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
