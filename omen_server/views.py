@@ -41,7 +41,8 @@ from omen_core.state import FightState
 from .keep import SeatKind
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
-           "seen_event", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "HP_BANDS", "names_in"]
+           "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "typed_in",
+           "HP_BANDS", "names_in"]
 
 HpDisplay = Literal["exact", "banded", "hidden"]
 
@@ -97,7 +98,8 @@ def actor_of(command: Command) -> str | None:
 @dataclass(frozen=True)
 class Sight:
     """What one seat may see of a fight now: whose combatants it owns, which it may not see at all (hidden by the
-    GM, or Unseen, and not its own), how others' HP shows, and the strings to scrub from any text it is sent."""
+    GM, or Unseen, and not its own), how others' HP shows, the sides of the combatants it sees, and the strings to
+    scrub from any text it is sent."""
 
     kind: SeatKind
     own: frozenset[str] = frozenset()
@@ -106,6 +108,7 @@ class Sight:
     max_hp: Mapping[str, int] = field(default_factory=dict)
     participants: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
+    sides: frozenset[str] = frozenset()
 
     @property
     def gm(self) -> bool:
@@ -122,16 +125,17 @@ class Sight:
 
 
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
-             participants: Mapping[int, tuple[str, ...]], notes: Iterable[str],
+             participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
-    their owners; the secrets to scrub are every hidden name and id, every gear id and name of a sheet the seat
-    does not own, and the GM's notes. ``sheets`` are every sheet that ever joined (an undone join included: its
-    events stay in the log); by default the state's."""
+    their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear id and
+    name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can hold them).
+    ``sheets`` are every sheet that ever joined (an undone join included: its events stay in the log); by default
+    the state's."""
     mine = frozenset(own)
     unseen = {who for who, c in state.combatants.items() if c.unseen}
     hidden = frozenset((set(hidden_by_gm) | unseen) - mine)
-    secrets: list[str] = [note for note in notes if note]
+    secrets: list[str] = []
     public: set[str] = {"armor", "shield"}  # the default names of armor and shields say nothing
     every = dict(sheets or {}) | {who: c.sheet for who, c in state.combatants.items()}
     for who, sheet in every.items():
@@ -147,8 +151,9 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     secrets = [s for s in secrets if s and s not in public]
     max_hp = {who: sheet.hp for who, sheet in every.items()}
     ordered = tuple(sorted(set(secrets), key=len, reverse=True))
+    sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
-                 secrets=ordered)
+                 secrets=ordered, sides=sides)
 
 
 def _gear(sheet: CombatantSheet) -> list[str]:
@@ -161,21 +166,56 @@ def _gear(sheet: CombatantSheet) -> list[str]:
     return [g for g in gear if g]
 
 
-def scrub(text: str, sight: Sight) -> str:
-    """``text`` with every secret of ``sight`` replaced by ``(hidden)``: what an error may say to a seat."""
-    if sight.gm or not sight.secrets:
+def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
+    """The engine's own words (a refusal's text) as a seat may read them: every secret of ``sight`` that stands as
+    a word of its own (not inside a longer id or word) replaced by ``(hidden)``, except what the seat itself
+    ``typed``: a refusal echoes a player's input as given, so that it reads the same whether or not the text
+    typed happens to be a secret (a player's command is checked first to name only combatants it sees, so what it
+    typed can be a secret only by chance: another sheet's gear id it guessed).
+
+    >>> sight = Sight(kind="player", own=frozenset({"kael"}), hidden=frozenset({"ash"}), secrets=("ash", "axe"))
+    >>> scrub("ash waits for kael's dash", sight)
+    "(hidden) waits for kael's dash"
+    >>> scrub("'kael' has no weapon 'axe' (weapons: knife)", sight, typed=["kael", "axe"])
+    "'kael' has no weapon 'axe' (weapons: knife)"
+    """
+    if sight.gm:
         return text
-    pattern = "|".join(re.escape(s) for s in sight.secrets)
-    return re.sub(pattern, "(hidden)", text)
+    mine = set(typed)
+    secrets = [s for s in sight.secrets if s not in mine]
+    if not secrets:
+        return text
+    pattern = "|".join(re.escape(s) for s in secrets)
+    return re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", text)
+
+
+def typed_in(value: Any) -> list[str]:
+    """Every text in a command as a seat gave it (its fields, lists and nested values), to echo unscrubbed.
+
+    >>> typed_in({"command": "draw", "who": "kael", "weapon": "axe", "dice": [3]})
+    ['draw', 'kael', 'axe']
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in typed_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in typed_in(item)]
+    return []
 
 
 # -- events --------------------------------------------------------------------------------------------------
 
 
 class SeenEvent(msgspec.Struct, frozen=True, kw_only=True):
-    """An event as one seat sees it: the envelope whole (so every seat follows the chain: ``prev_hash`` to
-    ``hash``), the event's type, its fields this seat may see (None: none of it), and the names of the fields
-    left out. The GM's seat sees every field; ``GET /fights/{id}/log`` gives the stored lines byte for byte."""
+    """An event as one seat sees it: the envelope (so every seat follows the chain: ``prev_hash`` to ``hash``),
+    the event's type, its fields this seat may see (None: none of it), and the names of the fields left out.
+
+    The ``salt`` the hash covers comes only with an event the seat sees whole (nothing withheld): with it the seat
+    can check that event's hash; without it a hash confirms no guess of what was withheld (docs/events.md, "Why
+    the salt"). An event withheld whole comes without its ``type`` too (None): the seat learns that something
+    happened, not what. The GM's seat sees everything; ``GET /fights/{id}/log`` gives the stored lines byte for
+    byte."""
 
     fight_id: str
     seq: int
@@ -184,8 +224,9 @@ class SeenEvent(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: int
     schema_version: int
     prev_hash: str
+    salt: str | None = None
     hash: str
-    type: str
+    type: str | None
     event: dict[str, Any] | None
     withheld: tuple[str, ...] = ()
 
@@ -262,7 +303,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "catch_window_opened": {**_ACTION, "target": "name"},
     "catch_answered": {**_ACTION, "who": "name", "caught": "public"},
     "combatant_left": {"who": "name", "reason": "public", "note": "gm"},
-    "fight_ended": {"reason": "public", "side": "public", "note": "gm"},
+    "fight_ended": {"reason": "public", "side": "custom", "note": "gm"},
     "undone": {"from_seq": "public", "to_seq": "public", "reason": "public"},
     "redone": {"undo_seq": "public", "reason": "public"},
 }
@@ -358,8 +399,16 @@ def _hp_amount(name: str) -> Custom:
     return part
 
 
+def _side(payload: dict[str, Any], sight: Sight) -> Any:
+    """The side a fight ended on (the side defeated, or the GM's): named only to a seat that sees some combatant
+    of that side, so that the end of a fight does not give away a side the table has not met."""
+    side = payload.get("side")
+    return side if side is None or sight.gm or side in sight.sides else _WITHHELD
+
+
 _WITHHELD = object()
 _CUSTOM: dict[tuple[str, str], Custom] = {
+    ("fight_ended", "side"): _side,
     ("combatant_joined", "sheet"): _joined,
     ("command_issued", "command"): _command,
     ("hit_determined", "attack"): _hit_part("attack"),
@@ -429,9 +478,30 @@ def seen_event(rec: StoredEvent, sight: Sight) -> SeenEvent:
             shown, withheld = _project(kind, payload, sight)
         except _Withhold:
             shown, withheld = None, ("*",)
+    whole = not withheld
     return SeenEvent(fight_id=rec.fight_id, seq=rec.seq, batch=rec.batch, batch_size=rec.batch_size,
                      recorded_at=rec.recorded_at, schema_version=rec.schema_version, prev_hash=rec.prev_hash,
-                     hash=rec.hash, type=kind, event=shown, withheld=withheld)
+                     salt=rec.salt if whole and rec.salt else None, hash=rec.hash,
+                     type=kind if shown is not None else None, event=shown, withheld=withheld)
+
+
+def named_by(rec: StoredEvent) -> list[str]:
+    """Every combatant an event names, read off its field rules (``name``, ``names``, ``roll``, ``rolls``), and,
+    for an action's declaration, every combatant the action involves."""
+    payload: dict[str, Any] = _TO_BUILTINS(rec.event)
+    rules = EVENT_VIEWS.get(str(payload["type"]), {})
+    found: list[str] = []
+    for name, rule in rules.items():
+        value = payload.get(name)
+        if rule == "name" and isinstance(value, str):
+            found.append(value)
+        elif rule == "names":
+            found += names_in(value or ())
+        elif rule in ("roll", "rolls"):
+            totals = value if isinstance(value, list) else [value]
+            found += [str(t["roller"]) for t in totals if isinstance(t, dict) and "roller" in t]
+    involved = participants_of(rec)
+    return found + list(involved[1] if involved else ())
 
 
 def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:
