@@ -265,8 +265,8 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "damage_resolved": {**_ACTION, "target": "name", "damage_type": "public", "source": "custom", "spell": "public",
                         "terms": "custom", "steps": "own:target", "final": "hp:target", "resource": "public",
                         "overflow": "hp:target"},
-    "will_conversion_offered": {**_ACTION, "who": "name", "damage_type": "own:who", "source": "own:who",
-                                "spell": "own:who", "terms": "own:who", "final": "own:who", "will": "own:who",
+    "will_conversion_offered": {**_ACTION, "who": "name", "damage_type": "own:who", "source": "custom",
+                                "spell": "own:who", "terms": "custom", "final": "own:who", "will": "own:who",
                                 "then": "own:who"},
     "will_conversion_chosen": {**_ACTION, "who": "name", "convert": "public"},
     "resource_changed": {**_ACTION, "who": "name", "resource": "public", "before": "custom", "after": "custom"},
@@ -416,13 +416,17 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
     ("hit_determined", "crit_check"): _hit_part("crit_check"),
     ("damage_resolved", "source"): _damage_part("source"),
     ("damage_resolved", "terms"): _damage_part("terms"),
+    ("will_conversion_offered", "source"): _damage_part("source"),
+    ("will_conversion_offered", "terms"): _damage_part("terms"),
     ("resource_changed", "before"): _hp_amount("before"),
     ("resource_changed", "after"): _hp_amount("after"),
 }
 
 
 def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The fields of one event this seat may see, and the names of those left out (raises _Withhold)."""
+    """The fields of one event this seat may see, and the names of those left out or shown only in part (a roll's
+    total without its terms, a list without the hidden, a sheet's name and side, a command's name alone: raises
+    _Withhold when the whole event is withheld)."""
     rules = EVENT_VIEWS[kind]
     if not all(sight.sees(who) for who in _participants(payload, sight)):
         raise _Withhold
@@ -458,10 +462,15 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
                 shown[name] = seen
         else:  # "gm", or a field nobody listed: default deny
             withheld.append(name)
+        if name in shown and shown[name] != value:
+            withheld.append(name)  # shown in part: the seat cannot check the event's hash (it gets no salt)
     return shown, tuple(withheld)
 
 
-_TO_BUILTINS: Callable[[Any], Any] = msgspec.to_builtins
+def _TO_BUILTINS(value: Any) -> Any:  # noqa: N802 - a constant-like alias, called like one
+    """An event as JSON values in the log's own order (mappings sorted, as the line is written: a seat shown an
+    event whole rebuilds the line's body from it and checks its hash)."""
+    return msgspec.to_builtins(value, order="deterministic")
 
 
 def seen_event(rec: StoredEvent, sight: Sight) -> SeenEvent:
