@@ -340,14 +340,16 @@ def _joined(payload: dict[str, Any], sight: Sight) -> Any:
 
 def _command(payload: dict[str, Any], sight: Sight) -> Any:
     """A command as given, to the seat of the combatant it acts for (unless it names one that seat does not see:
-    the GM's attack for it on a hidden foe); its name alone (and the combatant it acts for, if seen) otherwise."""
+    the GM's attack for it on a hidden foe), but for the faces it carried (``dice``: one command may roll others'
+    dice too, as passing a reaction rolls the attack that goes on; the seat's own faces are in its own rolls); its
+    name alone (and the combatant it acts for, if seen) otherwise."""
     command = payload["command"]
     kind = command.get("command", "")
     actor_field = PLAYER_COMMANDS.get(kind)
     actor = command.get(actor_field) if actor_field else None
     flat = names_in(command.get(name) for name in NAMING_FIELDS)
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
-        return command
+        return {name: value for name, value in command.items() if name != "dice"}
     shown: dict[str, Any] = {"command": kind}
     if actor_field and actor is not None and sight.sees(str(actor)):
         shown[actor_field] = actor

@@ -2,7 +2,9 @@
 
 World A and world B differ only in what a player or spectator may not see (docs/server.md, "Threat model"): the
 hidden combatant's id, name, side, weapon and HP; the visible raider's weapon ids and names, its Stealth level (its
-Stealth faces lowered by as much, so every Stealth total is the same) and, where the HP display hides it, its HP; the
+Stealth faces lowered by as much, so every Stealth total is the same), its weapon's hit bonus and damage (both one
+higher in world B, its primary faces with the weapon one lower: the same hit totals, the same damage) and,
+where the HP display hides it, its HP; the
 GM's notes and the free text of the GM's commands; the seed (every command carries its faces, so no seeded die is
 ever drawn from it). The GM's commands are the same in both, renamed. :class:`Transcript` keeps every answer each
 player and spectator seat is given; :func:`canonical` replaces opaque values (hashes, salts, tags, commitments,
@@ -54,6 +56,7 @@ class World:
     raider_weapon: str
     raider_weapon_name: str
     raider_stealth: int
+    raider_edge: int
     note: str
     free_text: str
     hidden_hp_extra: int = 0
@@ -69,10 +72,10 @@ class World:
 WORLDS = (
     World(hidden="zqskarn", hidden_name="Skarn Gutterjaw", hidden_side="zqcult", hidden_weapon="zqaxe",
           hidden_weapon_name="Bone Axe", raider_weapon="zqhatchet", raider_weapon_name="Rust Hatchet",
-          raider_stealth=1, note="flees at half", free_text="the GM's aside"),
+          raider_stealth=1, raider_edge=1, note="flees at half", free_text="the GM's aside"),
     World(hidden="zqmorg", hidden_name="Morg the Quiet", hidden_side="zqcoven", hidden_weapon="zqclub",
           hidden_weapon_name="Oak Club", raider_weapon="zqcleaver", raider_weapon_name="Grey Cleaver",
-          raider_stealth=3, note="fights to the death", free_text="a secret of the GM"),
+          raider_stealth=3, raider_edge=2, note="fights to the death", free_text="a secret of the GM"),
 )
 #: The players' seats: who plays what (the third seat is a spectator's).
 PLAYERS = {"alice": ("kael",), "bob": ("brin",)}
@@ -98,8 +101,8 @@ def sheets(world: World) -> list[CombatantSheet]:
         sheet("vesh", "raiders", hp=26 + world.raider_hp_extra, will=3, AGI=(6, 1), STR=(8, 1), RES=(6, 1),
               skills={"Stealth": ("AGI", world.raider_stealth)}),
         name="Vesh the Cinder-Hand",
-        weapons=(Weapon(id=world.raider_weapon, name=world.raider_weapon_name, weapon_damage=2,
-                        properties=frozenset({"thrown"})),),
+        weapons=(Weapon(id=world.raider_weapon, name=world.raider_weapon_name, hit_bonus=world.raider_edge,
+                        weapon_damage=1 + world.raider_edge, properties=frozenset({"thrown"})),),
         training=Training(hit_bonus=1))
     hidden = msgspec.structs.replace(
         sheet(world.hidden, world.hidden_side, hp=9 + world.hidden_hp_extra, will=2, AGI=(6, 1), STR=(8, 2),
@@ -136,13 +139,15 @@ _JUNK_WEAPONS = ("sword", "dagger", "zqaxe", "zqclub", "zqhatchet", "zqcleaver",
 
 @dataclass
 class Step:
-    """One command of the plan, in world A's names: who gives it (``gm``, or a player's seat when its own options
-    offer it), whether it is a player's junk (given as is, most likely refused), and where the raider's Stealth
-    faces sit in its ``dice``."""
+    """One command of the plan, in world A's names: whether it is a player's junk (given by that player as is, most
+    likely refused), and where the raider's Stealth faces and its primary faces with its weapon sit in its ``dice``
+    (lowered in world B)."""
 
     body: dict[str, Any]
     junk: str = ""
     stealth: tuple[int, ...] = ()
+    primary: tuple[int, ...] = ()
+    rollers: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -156,19 +161,27 @@ class Plan:
     kinds: set[str] = field(default_factory=set)
 
 
-def _faces(rng: random.Random, choice: dict[str, Any], body: dict[str, Any], low: int
-           ) -> tuple[list[int], tuple[int, ...]]:
-    """Faces for every die a choice rolls (C29 order), and the indices of the raider's Stealth faces (drawn at least
-    ``low``, so that world B, with a higher Stealth level, can roll as much lower)."""
+def _faces(rng: random.Random, choice: dict[str, Any], body: dict[str, Any]
+           ) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
+    """Faces for every die a choice rolls (C29 order), and the indices of the raider's Stealth faces and of its
+    primary faces in an attack with its weapon, each drawn high enough for world B to roll as much lower."""
     faces: list[int] = []
-    stealth: list[int] = []
+    marked: dict[str, list[int]] = {"stealth": [], "primary": []}
     for roll in choice["dice"]:
-        is_stealth = roll["roller"] == "vesh" and _is_stealth(roll, body)
+        mine = roll["roller"] == "vesh"
+        stealth = mine and _is_stealth(roll, body)
+        armed = mine and roll["purpose"] == "hit" and not body.get("unarmed")  # its one weapon, named or not
         for die in roll["dice"]:
-            if is_stealth:
-                stealth.append(len(faces))
-            faces.append(rng.randint(min(low, die["sides"]) if is_stealth else 1, die["sides"]))
-    return faces, tuple(stealth)
+            mark = "stealth" if stealth else "primary" if armed and die["pool"] == "primary" else ""
+            if mark:
+                marked[mark].append(len(faces))
+            faces.append(rng.randint(min(1 + _SHIFTS[mark], die["sides"]) if mark else 1, die["sides"]))
+    return faces, tuple(marked["stealth"]), tuple(marked["primary"])
+
+
+#: How much lower world B rolls the raider's marked faces.
+_SHIFTS = {"stealth": WORLDS[1].raider_stealth - WORLDS[0].raider_stealth,
+           "primary": WORLDS[1].raider_edge - WORLDS[0].raider_edge}
 
 
 def _is_stealth(roll: dict[str, Any], body: dict[str, Any]) -> bool:
@@ -259,7 +272,6 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
     source = SeededDice(bytes(32)) if dice == "seeded" else ManualDice()
     fight = Fight.start(MemoryStore(), "plan", dice=source, clock=lambda: 0, combatants=sheets(world))
     steps: list[Step] = []
-    low = 1 + WORLDS[1].raider_stealth - WORLDS[0].raider_stealth
     lowest = {world.hidden: fight.state.combatants[world.hidden].hp, "vesh": fight.state.combatants["vesh"].hp}
     for who, condition in _OPENINGS:  # now and then, what the rare situations need, set up before the first blow
         if rng.random() < 0.5:
@@ -282,7 +294,7 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             body["effect"] = msgspec.to_builtins(effect)
         if offer["command"] in FREE_TEXT:
             body[FREE_TEXT[offer["command"]]] = world.free_text
-        faces, stealth = _faces(rng, choice, body, low)
+        faces, stealth, primary = _faces(rng, choice, body)
         if body["command"] in ("roll_initiative", "roll_off") and len(faces) > 1 and rng.random() < 0.8:
             faces = _tied(fight, body, faces, rng)
         if faces:
@@ -292,7 +304,8 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             fight.execute(msgspec.convert(given, type=Command))
         except OmenError:
             continue  # the save's own effect may be refused where the offered one was not
-        steps.append(Step(body=body, stealth=stealth))
+        rollers = frozenset(roll["roller"] for roll in choice["dice"])
+        steps.append(Step(body=body, stealth=stealth, primary=primary, rollers=rollers))
         now = fight.state.combatants  # an undo may take back a join
         lowest = {who: min(hp, now[who].hp) if who in now else hp for who, hp in lowest.items()}
     records = list(fight.store.read("plan"))
@@ -323,14 +336,17 @@ def world_b(the_plan: Plan) -> World:
 
 def in_world(step: Step, world: World) -> dict[str, Any]:
     """A command of world A's plan as it is given in ``world``: secret names renamed, the raider's Stealth faces
-    lowered by the difference in its Stealth level."""
+    lowered by the difference in its Stealth level, its primary faces with its weapon by the difference in the
+    weapon's hit bonus (and damage)."""
     if step.junk:
         return step.body
     names = WORLDS[0].renamed(world)
     body = json.loads(json.dumps(step.body), object_hook=lambda d: {k: _rename(v, names) for k, v in d.items()})
-    shift = world.raider_stealth - WORLDS[0].raider_stealth
-    if shift and step.stealth:
-        body["dice"] = [f - shift if i in step.stealth else f for i, f in enumerate(body["dice"])]
+    stealth = world.raider_stealth - WORLDS[0].raider_stealth
+    primary = world.raider_edge - WORLDS[0].raider_edge
+    if "dice" in body:
+        body["dice"] = [f - stealth if i in step.stealth else f - primary if i in step.primary else f
+                        for i, f in enumerate(body["dice"])]
     return dict(body)
 
 
@@ -390,12 +406,15 @@ class Transcript:
 
 
 def first_difference(a: Transcript, b: Transcript) -> str | None:
-    """Where two worlds' transcripts first differ, shown; None if they are the same."""
+    """Where two worlds' transcripts first differ, shown around the first differing character; None if they are
+    the same."""
     left, right = a.canonical(), b.canonical()
     for n, (x, y) in enumerate(zip(left, right, strict=False)):
         if x != y:
-            return (f"entry {n} ({x[0]}) differs:\n  A: {json.dumps(x, sort_keys=True)[:4000]}\n"
-                    f"  B: {json.dumps(y, sort_keys=True)[:4000]}")
+            one, two = json.dumps(x, sort_keys=True), json.dumps(y, sort_keys=True)
+            at = next((i for i, (p, q) in enumerate(zip(one, two, strict=False)) if p != q), min(len(one), len(two)))
+            return (f"entry {n} ({x[0]}) differs at character {at}:\n  A: ...{one[max(0, at - 600):at + 400]}\n"
+                    f"  B: ...{two[max(0, at - 600):at + 400]}")
     if len(left) != len(right):
         return f"A has {len(left)} entries, B {len(right)}"
     return None
@@ -504,7 +523,8 @@ def _sse(message: str) -> dict[str, Any]:
 def play(client: httpx.Client, the_plan: Plan, fight_ids: tuple[str, str], headers: dict[str, str] | None = None
          ) -> tuple[Table, Table, set[str]]:
     """Play the plan in world A and world B side by side on one server: each command given by the same seat in both
-    (a player's own where its options offer it in world A, else the GM's), every seat looking after each. Returns
+    (a player's own where its options offer it in world A and it rolls only that player's dice, else the GM's),
+    every seat looking after each. Returns
     the two tables (with their transcripts) and the event types world A's log holds."""
     worlds = (WORLDS[0], world_b(the_plan))
     tables = [Table(client, world, fid, the_plan, headers or {}) for world, fid in zip(worlds, fight_ids, strict=True)]
@@ -515,7 +535,8 @@ def play(client: httpx.Client, the_plan: Plan, fight_ids: tuple[str, str], heade
         giver = step.junk or "gm"
         if not step.junk:
             owner = next((who for who, plays in PLAYERS.items() if _actor(step.body) in plays), None)
-            if owner is not None and tables[0].offered(owner, in_world(step, tables[0].world)):
+            own_dice = owner is not None and step.rollers <= set(PLAYERS[owner])  # a seat types only its own dice
+            if owner is not None and own_dice and tables[0].offered(owner, in_world(step, tables[0].world)):
                 giver = owner
         for table, tag in zip(tables, tags, strict=True):
             body = {"command": in_world(step, table.world)}
