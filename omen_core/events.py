@@ -163,7 +163,7 @@ __all__ = [
 SCHEMA_VERSION = 3
 GENESIS_HASH = "0" * 64
 
-Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$(?!\n)")]
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -526,7 +526,7 @@ class ActionCancelled(EventBase, frozen=True, kw_only=True):
 class SeedRevealed(EventBase, frozen=True, kw_only=True):
     """The secret seed of the seeded dice, disclosed so anyone can recompute every seeded die."""
 
-    seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$")]
+    seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$(?!\n)")]
 
 
 # -- the fight flow (combat.txt §Preparing for Combat to §Your Turn; C17-C24) -------------
