@@ -513,7 +513,7 @@ def in_words(reason: str, more: dict[str, str] | None = None) -> str:
     "a die, d2 to d1000", not a regex). msgspec writes the pattern's backslashes doubled."""
     m = _REGEX.match(reason)
     pattern = m["pattern"].replace("\\\\", "\\") if m else ""
-    words = {**_PATTERN_WORDS, **(more or {})}.get(pattern) if m else None
+    words = ((more or {}).get(pattern) or _PATTERN_WORDS.get(pattern)) if m else None
     return f"Expected {words}" if words else reason
 
 
