@@ -28,6 +28,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 from litestar import Litestar, Request, Response, get, post
+from litestar.config.compression import CompressionConfig
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, HeaderParameter, Parameter, QueryParameter
@@ -1186,9 +1187,14 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
     from .table import table_routes  # the table page (its module imports this one)
 
     routes = [*_handlers(fights, create_token), *table_routes(fights, create_token is not None)]
+    # Answers are gzipped for a client that accepts it (the options of a big roster are large and repetitive:
+    # 1.7 MB of JSON is 54 KB), the live stream aside (a gzip stream would hold its messages back).
+    compression = CompressionConfig(backend="gzip", minimum_size=1024, gzip_compress_level=5,
+                                    exclude=r"/fights/[^/]+/stream$")
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False,
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
-                   request_max_body_size=MAX_BODY_BYTES, on_startup=[start_listening], on_shutdown=[stop.set])
+                   request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
+                   on_startup=[start_listening], on_shutdown=[stop.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
 

@@ -566,6 +566,18 @@ class TestFightsPaged:
         assert "f2" in second and "f0" not in second and "More fights" not in second
 
 
+class TestCompression:
+    def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it(self, table):
+        """The options of a 32-combatant set-up (about 1.7 MB of JSON) go gzipped to a client that accepts gzip
+        (a browser, httpx): some 50 KB on the wire, the same JSON once inflated."""
+        roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
+        answer = table.client.post("/fights", json={"id": "big", "combatants": roster},
+                                   headers={"Accept-Encoding": "gzip"})
+        assert answer.headers["content-encoding"] == "gzip"
+        assert int(answer.headers["content-length"]) * 10 < len(answer.content)
+        assert answer.json()["options"] == as_json(Fight.load(table.store, "big").options())
+
+
 class TestSessionPage:
     def test_the_session_log_is_served_with_the_table_pages_policy_and_nosniff(self, table):
         """GET /session carries the table page's Content-Security-Policy (its own inline style let in by its

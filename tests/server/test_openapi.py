@@ -56,3 +56,23 @@ def test_the_document_names_every_resource():
     paths = set(SCHEMA.raw_schema["paths"])
     assert {"/fights", "/fights/{fight_id}/options", "/fights/{fight_id}/commands", "/fights/{fight_id}/events",
             "/fights/{fight_id}/stream"} <= paths
+
+
+def test_the_document_says_what_the_decoders_take():
+    """Bearer tokens are a security scheme every fight resource needs (GET /fights none); the stream answers
+    text/event-stream; every body is closed to unknown fields; the commands HTTP takes are the scenario
+    vocabulary without start_fight and join."""
+    doc = SCHEMA.raw_schema
+    assert doc["components"]["securitySchemes"]["bearer"] == {**doc["components"]["securitySchemes"]["bearer"],
+                                                              "type": "http", "scheme": "bearer"}
+    assert doc["paths"]["/fights"]["get"]["security"] == []
+    assert doc["paths"]["/fights"]["post"]["security"] == [{"bearer": []}]
+    assert all(op["security"] == [{"bearer": []}] for path, item in doc["paths"].items() if "{fight_id}" in path
+               for op in item.values())
+    assert "text/event-stream" in doc["paths"]["/fights/{fight_id}/stream"]["get"]["responses"]["200"]["content"]
+    parts = doc["components"]["schemas"]
+    for body in ("CreateFight", "CommandRequest", "NewSeat", "SettingsChange", "CombatantSheet"):
+        assert parts[body]["additionalProperties"] is False, body
+    commands = {ref["$ref"].rsplit("/", 1)[1] for ref in parts["CommandRequest"]["properties"]["command"]["anyOf"]}
+    assert "StartFight" not in commands and "Join" not in commands and {"DeclareAttack", "Undo"} <= commands
+    assert not any("uniqueItems" in str(schema) for schema in parts.values())
