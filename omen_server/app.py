@@ -833,9 +833,16 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         try:
             body = give(request, key.token, seat, key.fight_id, data)
         except BaseException:
-            fights.keep.release(key.fight_id, key.token, key.key)
+            with contextlib.suppress(StoreUnavailable):  # the keep busy too: the key stays pending, and is spent
+                fights.keep.release(key.fight_id, key.token, key.key)
             raise
-        fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash, 201, body)
+        for attempt in range(3):  # appended: its answer must be kept, or the key's copies wait in vain
+            try:
+                fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash, 201, body)
+                break
+            except StoreUnavailable as exc:
+                if attempt == 2:  # the command went in: this answer stands; the key's copies get 409 pending
+                    guard.log.warning("idempotent answer not kept", fight_id=key.fight_id, error=str(exc))
         return body
 
     def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest) -> bytes:
@@ -1011,8 +1018,8 @@ async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:
     at most :data:`IDEMPOTENCY_WAIT` seconds (then 409 ``idempotency-key-pending``); the same key with another
     body is 422 ``idempotency-key-reused``."""
     deadline, pause = anyio.current_time() + IDEMPOTENCY_WAIT, 0.005
+    found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
     while True:
-        found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
         if found is None:
             return None
         first_hash, status, body = found
@@ -1028,6 +1035,20 @@ async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:
                             "events to see whether its command was appended; nothing is appended for this key again")
         await anyio.sleep(pause)
         pause = min(pause * 2, 0.1)
+        found = await anyio.to_thread.run_sync(_look_again, keep, key, anyio.current_time() >= deadline)
+
+
+def _look_again(keep: AnyKeep, key: Keyed, last: bool) -> tuple[str, int, bytes] | None:
+    """What the keep holds for a key seen pending: its answer (a read: readers never wait for a writer); if it was
+    released meanwhile, a reservation tried again (None: this request has it now). The keep busy past its timeout
+    (other processes writing at once) is another look later, unless this is the ``last``."""
+    try:
+        found = keep.answer(key.fight_id, key.token, key.key)
+        return found if found is not None else keep.reserve(key.fight_id, key.token, key.key, key.request_hash)
+    except StoreUnavailable:
+        if last:
+            raise
+        return key.request_hash, PENDING, b""
 
 
 def _whole(value: Any) -> Any:

@@ -44,6 +44,8 @@ def too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     if body.count(b"[") + body.count(b"{") <= limit:
         return False
     brackets = _STRING.sub(b"", body).translate(_BRACKETS, _NOT_BRACKETS)
+    if not brackets:  # every bracket was inside a string
+        return False
     for _ in range(limit):
         inner = brackets.replace(b"()", b"")
         if not inner or len(inner) == len(brackets):

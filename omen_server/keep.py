@@ -112,6 +112,10 @@ class Keep:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=timeout,
                                        factory=_Guarded)
             self._db.where = path  # type: ignore[attr-defined]
+            if path != ":memory:" and self._db.execute("pragma journal_mode").fetchone()[0] != "wal":
+                # Readers never wait for a writer (the server's processes look up seats and answers all the time);
+                # SQLite gives the WAL and shared-memory files the keep's mode.
+                self._db.execute("pragma journal_mode = wal").fetchone()
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("pragma table_info(seats)")}
             if "combatants" not in columns:  # a keep made before seats had combatants

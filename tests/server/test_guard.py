@@ -42,6 +42,7 @@ class TestTooDeep:
     def test_brackets_that_do_not_pair_are_left_to_the_decoder(self):
         """Unbalanced brackets (not JSON) are not called too deep: the decoder says what is wrong, and where."""
         assert not too_deep(b"[" * 40 + b"]" * 2)
+        assert not too_deep(b'"[[["', limit=0)  # brackets in a string alone: nothing nests
 
 
 class TestParseSeq:

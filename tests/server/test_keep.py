@@ -76,13 +76,18 @@ class TestReservations:
 
 class TestSqliteKeep:
     def test_the_keep_file_is_created_owner_only_whatever_the_umask(self, tmp_path):
-        """The keep holds seeds, notes and hidden combatants: its file is 0600 even under umask 000."""
+        """The keep holds seeds, notes and hidden combatants: its file, and the WAL and shared-memory files SQLite
+        makes beside it, are 0600 even under umask 000."""
         old = os.umask(0)
         try:
-            Keep(str(tmp_path / "omen.keep.db")).close()
+            keep = Keep(str(tmp_path / "omen.keep.db"))
+            keep.put_seed("duel", b"seed")
+            made = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+            keep.close()
         finally:
             os.umask(old)
-        assert stat.S_IMODE((tmp_path / "omen.keep.db").stat().st_mode) == 0o600
+        assert {"omen.keep.db", "omen.keep.db-wal", "omen.keep.db-shm"} <= set(made)
+        assert made == dict.fromkeys(made, 0o600)
 
     def test_a_keep_locked_by_another_process_is_store_unavailable(self, tmp_path):
         """While another connection holds the keep's write lock past the keep's timeout, a write is
