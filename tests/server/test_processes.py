@@ -347,3 +347,27 @@ def test_a_worker_logs_a_failure_with_its_traceback(capsys):
         structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))
     assert line["ref"] == ref and line["level"] == "error" and line["path"] == "/fights/duel/state"
     assert "Traceback" in line["exception"] and "KeyError: 'lost'" in line["exception"]
+
+
+def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers, tmp_path):
+    """Another program holding the SQLite store's write lock: a command waits STORE_TIMEOUT (1 s) for it, not
+    the store's default 30 s, and is 503 store-unavailable with Retry-After, nothing written; once the lock is
+    let go the same command goes in."""
+    import sqlite3
+
+    server = servers()
+    token, version = create(server)
+    holder = sqlite3.connect(tmp_path / "events.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        asked = time.monotonic()
+        status, answer = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                                       "expected_version": version}, token)
+        waited = time.monotonic() - asked
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert status == 503 and answer["type"] == "/problems/store-unavailable", answer
+    assert waited < 4, waited  # 1 s and the request's own work; generous on a loaded machine
+    assert server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                         "expected_version": version}, token)[0] == 201
