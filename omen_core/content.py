@@ -61,6 +61,7 @@ __all__ = [
     "load_sheet",
     "decode_content",
     "reason_and_path",
+    "in_words",
     "read_content",
     "MAX_CONTENT_BYTES",
 ]
@@ -71,7 +72,7 @@ AttributeName = Literal["STR", "AGI", "INT", "RES", "FCS"]
 Die = Annotated[str, msgspec.Meta(pattern=DIE_PATTERN,
                                   description=f"a die, d2 to d{MAX_SIDES}, such as d8 (C1)")]
 DiceCount = Annotated[int, msgspec.Meta(ge=1, le=MAX_DICE, description=f"how many dice, 1 to {MAX_DICE}")]
-Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$(?!\n)",
                                          description="an id: 1 to 64 letters, digits, '.', '_' or '-', "
                                                      "starting with a letter or digit")]
 
@@ -191,7 +192,7 @@ class Features(_Content, frozen=True, kw_only=True):
     will_conversion: bool | Literal["choice"] = False
 
 
-Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]\d*)$",
+Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]\d*)$(?!\n)",
                                          description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
 
 
@@ -501,17 +502,18 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
         raise ContentError(source, "$", "nested too deeply") from None
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
-        raise ContentError(source, _name_keys(raw, kind, path), _in_words(reason)) from None
+        raise ContentError(source, _name_keys(raw, kind, path), in_words(reason)) from None
 
 
 _REGEX = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)'$", re.S)
 
 
-def _in_words(reason: str) -> str:
-    """msgspec's reason, with a pattern of ours said in words (a person reads "a die, d2 to d1000", not a
-    regex)."""
+def in_words(reason: str, more: dict[str, str] | None = None) -> str:
+    """msgspec's reason, with a pattern of ours (or of ``more``: pattern to words) said in words (a person reads
+    "a die, d2 to d1000", not a regex). msgspec writes the pattern's backslashes doubled."""
     m = _REGEX.match(reason)
-    words = _PATTERN_WORDS.get(m["pattern"]) if m else None
+    pattern = m["pattern"].replace("\\\\", "\\") if m else ""
+    words = ((more or {}).get(pattern) or _PATTERN_WORDS.get(pattern)) if m else None
     return f"Expected {words}" if words else reason
 
 

@@ -216,7 +216,7 @@ def is_salt(value: str) -> bool:
     """Whether ``value`` is a salt of the form schema version 4 requires: 16 to 64 bytes as lowercase hex."""
     return _SALT.fullmatch(value) is not None and len(value) % 2 == 0
 
-Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$(?!\n)")]
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -579,7 +579,7 @@ class ActionCancelled(EventBase, frozen=True, kw_only=True):
 class SeedRevealed(EventBase, frozen=True, kw_only=True):
     """The secret seed of the seeded dice, disclosed so anyone can recompute every seeded die."""
 
-    seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$")]
+    seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$(?!\n)")]
 
 
 # -- the fight flow (combat.txt §Preparing for Combat to §Your Turn; C17-C24) -------------

@@ -27,5 +27,6 @@ that gives tied foes the same faces every time (a program answering every roll w
 roll off forever; at this bound the command is refused and nothing is written. Fair dice tie 100 times running
 with a probability far below one in 10^100."""
 
-DIE_PATTERN = r"^d([2-9]|[1-9][0-9]{1,2}|1000)$"
-"""A die's name, d2 to d1000."""
+DIE_PATTERN = r"^d([2-9]|[1-9][0-9]{1,2}|1000)$(?!\n)"
+"""A die's name, d2 to d1000, matched whole (every pattern of omen's ends ``$(?!\n)``: msgspec searches with
+Python's ``re``, where ``$`` alone also matches before a final newline; ECMAScript reads it the same way)."""

@@ -127,8 +127,8 @@ def configure_logging(fmt: LogFormat, level: str) -> None:
     renderer = (structlog.processors.JSONRenderer() if fmt is LogFormat.json
                 else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
     structlog.configure(
-        processors=[structlog.processors.add_log_level,
-                    structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
+        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
+                    *([structlog.processors.format_exc_info] if fmt is LogFormat.json else []), renderer],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
@@ -906,6 +906,7 @@ def redo(
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     store: Annotated[str, typer.Option(help="The event store: a .jsonl file or directory, sqlite:///path.db, "
                                             "postgresql://user@host/db, or memory:.")] = "sqlite:///omen.db",
     host: Annotated[str, typer.Option(help="The address to listen on (loopback by default).")] = "127.0.0.1",
@@ -914,31 +915,39 @@ def serve(
                                                   "answers); default: beside the store.")] = None,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the port, the store and "
                                                             "the keep (not with a memory store).")] = 1,
+    create_token: Annotated[str | None, typer.Option(envvar="OMEN_CREATE_TOKEN", show_envvar=True,
+                                                     help="The token creating a fight needs (default: one made up "
+                                                          "at start, in the set-up link printed).")] = None,
 ) -> None:
     """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
     stream (docs/server.md)."""
-    from omen_server.keep import PostgresKeep, open_keep
-    from omen_server.serve import default_keep, run, run_workers
+    from omen_server.guard import new_create_token
+    from omen_server.keep import PostgresKeep
+    from omen_server.serve import default_keep, run, run_workers, server_keep, server_store, setup_link
 
     keep_path = keep or default_keep(store)
     if workers > 1 and (store in {"memory:", "sqlite::memory:"} or keep_path == ":memory:"):
         _guarded(BadInput(f"--workers {workers}: each worker would hold its own memory store; serve a store and "
                           "a keep on disk (sqlite:///omen.db) to share them"))
     try:
-        opened = _store(store)
-        kept = open_keep(opened, keep, default_keep(store))
+        opened = _held(server_store(store))
+        opened.fights()
+        kept = server_keep(opened, keep, default_keep(store))
     except OmenError as exc:
         _guarded(exc)
     if isinstance(kept, PostgresKeep):
         keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
-    out.print(f"omen serve: fights of {store} (the keep: {keep_path}{many}); open http://{host}:{port}/ for the "
-              "table; Ctrl-C stops", soft_wrap=True)
+    token = create_token or new_create_token()
+    out.print(f"omen serve: fights of {store} (the keep: {keep_path}{many}); open {setup_link(host, port, token)} "
+              "to set up a fight; Ctrl-C stops", soft_wrap=True)
     if workers > 1:
         kept.close()
-        run_workers(store, keep or ("" if isinstance(kept, PostgresKeep) else keep_path), workers, host, port)
+        parent = ctx.find_root().params
+        run_workers(store, keep or ("" if isinstance(kept, PostgresKeep) else keep_path), workers, host, port,
+                    create_token=token, log=f"{parent['log_format'].value}:{parent['log_level']}")
     else:
-        run(opened, kept, host, port)
+        run(opened, kept, host, port, create_token=token)
 
 
 @app.command("copy")

@@ -114,7 +114,8 @@ class Head(msgspec.Struct, frozen=True, kw_only=True):
 def parse_head(text: str) -> Head:
     """``SEQ:HASH`` as a :class:`Head`; :class:`BadInput` otherwise."""
     seq, _, digest = text.partition(":")
-    if not seq.isdigit() or int(seq) < 1 or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    digits = seq.isascii() and seq.isdigit()  # not str.isdigit alone: it takes "²", which int refuses
+    if not digits or int(seq) < 1 or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise BadInput(f"a head is SEQ:HASH (a seq and the 64 hex digits of its hash), not {text!r}")
     return Head(seq=int(seq), hash=digest)
 

@@ -22,20 +22,21 @@ import hashlib
 import re
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, Union, cast, get_args
 
 import anyio
 import anyio.to_thread
 import msgspec
 from litestar import Litestar, Request, Response, get, post
+from litestar.config.compression import CompressionConfig
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.openapi import ResponseSpec
-from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
+from litestar.params import FromPath, HeaderParameter, Parameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from omen_core import Fight, OmenError, SeededDice
-from omen_core.commands import Command, RevealSeed
-from omen_core.content import CombatantSheet, Ruleset, reason_and_path
+from omen_core.commands import Command, Join, RevealSeed, StartFight
+from omen_core.content import CombatantSheet, Ruleset, in_words, reason_and_path
 from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces
 from omen_core.errors import (
     BadInput,
@@ -49,11 +50,27 @@ from omen_core.errors import (
 from omen_core.events import CombatantJoined
 from omen_core.options import Options, Waiting
 from omen_core.store import EventStore
-from omen_core.store.base import FIGHT_ID
+from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 from omen_core.walk import StoreSource
 from omen_replay.explain import Explanation
 
-from .keep import AnyKeep, Keep, Seat, token_hash
+from . import guard
+from .keep import PENDING, AnyKeep, Keep, Seat, token_hash
+from .limits import (
+    EVENTS_PAGE,
+    FIGHTS_PAGE,
+    IDEMPOTENCY_WAIT,
+    MAX_BODY_BYTES,
+    MAX_COMBATANTS,
+    MAX_IDEMPOTENCY_KEY,
+    MAX_NAME,
+    MAX_NOTE,
+    MAX_PUBLIC_EFFECTS,
+    MAX_SEATS,
+    MAX_SEQ,
+    MAX_TITLE,
+    MAX_TOKEN,
+)
 from .views import (
     NAMING_FIELDS,
     CombatantView,
@@ -72,13 +89,33 @@ from .views import (
     typed_in,
 )
 
-__all__ = ["create_app", "Head", "Created", "FightSummary", "OptionsView", "CommandRequest", "CommandResult",
-           "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatMade", "StateView",
-           "SettingsChange", "VerifyView"]
+__all__ = ["create_app", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
+           "CommandResult", "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatMade",
+           "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
-PAGE = 500  # events per page, at most
+PAGE = EVENTS_PAGE  # events per page, at most
+
+if TYPE_CHECKING:
+    HttpCommand = Command
+else:
+    HttpCommand = Union[tuple(kind for kind in get_args(Command) if kind not in (StartFight, Join))]  # noqa: UP007
+#: The commands HTTP takes: every command of the scenario vocabulary but ``start_fight`` and ``join`` (a fight is
+#: started, its roster joined, by ``POST /fights``, all at once).
+
+Title = Annotated[str, msgspec.Meta(max_length=MAX_TITLE, description=f"at most {MAX_TITLE} characters")]
+Note = Annotated[str, msgspec.Meta(max_length=MAX_NOTE, description=f"at most {MAX_NOTE} characters")]
+#: A key of the GM's notes: a combatant's id, or ``fight``.
+NoteKey = Annotated[str, msgspec.Meta(max_length=64)]
+#: The GM's notes, by combatant id or ``fight``.
+Notes = Annotated[dict[NoteKey, Note], msgspec.Meta(max_length=MAX_COMBATANTS + 1)]
+#: Combatant ids, as many as a fight may hold.
+Ids = Annotated[tuple[Annotated[str, msgspec.Meta(max_length=64)], ...], msgspec.Meta(max_length=MAX_COMBATANTS)]
+Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
+#: Names of save effects (free text the GM wrote in ``call_save``), as many as a fight's settings keep.
+EffectNames = Annotated[tuple[Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TITLE)], ...],
+                        msgspec.Meta(max_length=MAX_PUBLIC_EFFECTS)]
 
 
 # -- what goes over the wire ---------------------------------------------------------------------------------
@@ -96,37 +133,42 @@ class CreateFight(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     manual: every command carries its faces), ruleset (default: the core ruleset) and combatants."""
 
     id: Annotated[str, msgspec.Meta(pattern=FIGHT_ID.pattern)] | None = None
-    title: str = ""
+    title: Title = ""
     dice: Literal["seeded", "manual"] = "seeded"
     ruleset: Ruleset | None = None
-    combatants: tuple[CombatantSheet, ...] = ()
+    combatants: Annotated[tuple[CombatantSheet, ...], msgspec.Meta(max_length=MAX_COMBATANTS)] = ()
     hp_display: HpDisplay = "banded"
-    hidden: tuple[str, ...] = ()
-    notes: dict[str, str] = {}
+    hidden: Ids = ()
+    notes: Notes = {}
 
 
 class TableSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How the table sees a fight, kept by the server outside the log (GM only): how players and spectators see
     others' HP (``exact``, ``banded``: unhurt / hurt / bloodied / down, or ``hidden``), the combatants hidden
-    from them until the GM reveals them, the GM's notes (by combatant id, or ``fight``), and whether the GM has
-    published the log (then every seat may read it whole: ``GET /fights/{id}/log``)."""
+    from them until the GM reveals them, the GM's notes (by combatant id, or ``fight``), whether the GM has
+    published the log (then every seat may read it whole: ``GET /fights/{id}/log``), and the save effects whose
+    names every seat sees (the others' are ``a save`` to a seat that does not play the caller)."""
 
     hp_display: HpDisplay = "banded"
     hidden: tuple[str, ...] = ()
     notes: dict[str, str] = {}
     published: bool = False
+    public_effects: tuple[str, ...] = ()
 
 
 class SettingsChange(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A change to the table settings (GM only); what is left out stays as it is. ``reveal`` takes combatants out
     of ``hidden``, ``hide`` puts them in; ``notes`` replaces the notes it names (an empty note deletes it);
-    ``publish`` publishes the log to every seat (it cannot be taken back)."""
+    ``publish`` publishes the log to every seat (it cannot be taken back); ``reveal_effects`` makes the names of
+    save effects public, ``hide_effects`` makes them the GM's again."""
 
     hp_display: HpDisplay | None = None
-    reveal: tuple[str, ...] = ()
-    hide: tuple[str, ...] = ()
-    notes: dict[str, str] = {}
+    reveal: Ids = ()
+    hide: Ids = ()
+    notes: Notes = {}
     publish: bool = False
+    reveal_effects: EffectNames = ()
+    hide_effects: EffectNames = ()
 
 
 class NewSeat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -134,8 +176,8 @@ class NewSeat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     name for the table (``by`` in the commands it gives)."""
 
     kind: Literal["player", "spectator"]
-    name: Annotated[str, msgspec.Meta(max_length=100)] = ""
-    combatants: tuple[str, ...] = ()
+    name: Annotated[str, msgspec.Meta(max_length=MAX_NAME)] = ""
+    combatants: Ids = ()
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -200,6 +242,14 @@ class FightSummary(msgspec.Struct, frozen=True, kw_only=True):
     head: Head
 
 
+class FightsPage(msgspec.Struct, frozen=True, kw_only=True):
+    """Fights of the store after an id, in id order; ``next_after`` is the ``after`` of the next page (None: no
+    more now)."""
+
+    fights: tuple[FightSummary, ...]
+    next_after: str | None
+
+
 class OptionsView(msgspec.Struct, frozen=True, kw_only=True):
     """What the fight waits for now (``Fight.options()``, as ``omen status --json``), and the head."""
 
@@ -211,8 +261,8 @@ class CommandRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """A command (``omen schema --of command``) and the version the client saw: if the fight has moved on
     since, nothing is appended (409). Left out, the command applies to whatever version the fight is at."""
 
-    command: Command
-    expected_version: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    command: HttpCommand
+    expected_version: Seq | None = None
 
 
 class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -236,7 +286,8 @@ class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """An error (RFC 9457): ``type`` names its kind, ``detail`` says what and where; ``rule`` is the rule id a
     command broke, ``field`` the path of a bad field, ``current_version`` the fight's version after a 409,
-    ``needed`` the dice still to roll (C29 order) when faces are missing."""
+    ``needed`` the dice still to roll (C29 order) when faces are missing, ``ref`` the reference of a 500 in the
+    server's log."""
 
     type: str
     title: str
@@ -246,6 +297,7 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     field: str | None = None
     current_version: int | None = None
     needed: tuple[str, ...] | None = None
+    ref: str | None = None
 
 
 # -- problems ------------------------------------------------------------------------------------------------
@@ -316,15 +368,26 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
 def _http_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     assert isinstance(exc, HTTPException)
     kinds = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
-             409: "conflict"}
+             409: "conflict", 413: "too-large"}
+    detail = (f"the body is larger than {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else str(exc.detail))
+    if isinstance(exc, Unprocessable):
+        return _problem(422, exc.kind, exc.title, detail, field=exc.field)
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
-                    str(exc.detail), headers=dict(exc.headers or {}))  # a 405 keeps its Allow header
+                    detail, headers=dict(exc.headers or {}))  # a 405 keeps its Allow header
+
+
+def _internal_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """An answer the server could not give: 500, logged with its traceback (guard.log_failure); the client gets
+    the reference the log line carries, and nothing of the error itself."""
+    ref = guard.log_failure(exc, request.method, request.url.path)
+    return _problem(500, "internal-error", _title(500), "the server failed while answering this request; its log "
+                    f"says why, under reference {ref}", ref=ref)
 
 
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "No valid token", 403: "This seat may not do that", 404: "Not found",
-            405: "Method not allowed", 409: "Conflict", 422: "Refused by the rules",
-            503: "The event store cannot be used now"}.get(status, "HTTP error")
+            405: "Method not allowed", 409: "Conflict", 413: "The body is too large", 422: "Refused by the rules",
+            500: "Internal error", 503: "The event store cannot be used now"}.get(status, "HTTP error")
 
 
 class Unauthorized(HTTPException):
@@ -337,6 +400,24 @@ class Forbidden(HTTPException):
     """403: a token of another fight, or a seat that may not do this."""
 
     status_code = 403
+
+
+class Unprocessable(HTTPException):
+    """422: a well-formed request asking what cannot be (a player's seat playing no one) or naming what is not
+    there (a combatant the fight does not hold): ``field`` is where, ``kind`` its problem type."""
+
+    status_code = 422
+
+    def __init__(self, detail: str, field: str, kind: str = "invalid-request",
+                 title: str = "The request cannot be done") -> None:
+        super().__init__(detail=detail)
+        self.field, self.kind, self.title = field, kind, title
+
+
+class Conflict(HTTPException):
+    """409: what the request asks for clashes with what is there (an id taken, every seat made)."""
+
+    status_code = 409
 
 
 def _errors(*statuses: int) -> dict[int, ResponseSpec]:
@@ -468,7 +549,15 @@ class Fights:
             settings = self.settings(fight_id)
             participants = self.participants(fight_id)
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
-                            participants, self._sheets.get(fight_id, {}))
+                            participants, self._sheets.get(fight_id, {}), settings.public_effects)
+
+
+def fights_page(store: EventStore, after: str = "", limit: int = FIGHTS_PAGE) -> FightsPage:
+    """The fights of ``store`` whose ids sort after ``after``, at most ``limit``, with their heads."""
+    ids = [fight_id for fight_id in store.fights() if fight_id > after]
+    page = ids[:limit]
+    return FightsPage(fights=tuple(FightSummary(fight_id=fight_id, head=_stored_head(store, fight_id))
+                                   for fight_id in page), next_after=page[-1] if len(ids) > limit else None)
 
 
 def _stored_head(store: EventStore, fight_id: str) -> Head:
@@ -485,11 +574,14 @@ def head_of(fight: Fight) -> Head:
 # -- the resources ---------------------------------------------------------------------------------------------
 
 
-def _bearer(request: Request[Any, Any, Any]) -> str:
+def _bearer(request: Request[Any, Any, Any], what: str = "the fight's token") -> str:
     value = request.headers.get("authorization", "")
     scheme, _, token = value.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized(detail="send the fight's token as 'Authorization: Bearer <token>'")
+        raise Unauthorized(detail=f"send {what} as 'Authorization: Bearer <token>'")
+    if len(token) > MAX_TOKEN:
+        raise Unauthorized(detail=f"this token is not one this server made (omen's tokens are shorter than "
+                                  f"{MAX_TOKEN} characters)")
     return token.strip()
 
 
@@ -561,12 +653,13 @@ def _fresh_id(fights: Fights) -> str:
 
 
 def _check_ids(ids: Any, known: set[str], field: str) -> None:
+    """422 ``unknown-combatant`` at the first of ``ids`` that is not a combatant of the fight (a well-formed
+    request naming what is not there: no schema can say it)."""
     for index, who in enumerate(ids):
         if who not in known:
-            raise ValidationException(detail="unknown combatant", extra=[{
-                "message": f"no combatant {who!r} in this fight (it has {', '.join(sorted(known)) or 'none'})",
-                "key": f"{field}[{index}]" if isinstance(ids, (list, tuple)) else f"{field}.{who}",
-                "source": "body"}])
+            where = f"$.{field}[{index}]" if isinstance(ids, (list, tuple)) else f"$.{field}.{who}"
+            raise Unprocessable(f"no combatant {who!r} in this fight (it has {', '.join(sorted(known)) or 'none'}) "
+                                f"(at {where})", where, "unknown-combatant", "No such combatant")
 
 
 def _remember(request: Request[Any, Any, Any], sight: Sight, command: Command | None = None) -> None:
@@ -576,13 +669,27 @@ def _remember(request: Request[Any, Any, Any], sight: Sight, command: Command | 
     request.state.typed = typed_in(msgspec.to_builtins(command)) if command is not None else []
 
 
-def _handlers(fights: Fights) -> list[Callable[..., Any]]:
-    """The route handlers, bound to ``fights``."""
+def _may_create(request: Request[Any, Any, Any], create_token: str | None) -> None:
+    """401 unless the request carries the creation token the operator configured (``omen serve --create-token``;
+    none: anyone may create, as an app embedded without one)."""
+    if create_token is None:
+        return
+    if not guard.same_token(_bearer(request, "the server's creation token (in the set-up link omen serve printed)"),
+                            create_token):
+        raise Unauthorized(detail="creating a fight needs the server's creation token: open the set-up link omen "
+                                  "serve printed, or send the token it was given (--create-token, "
+                                  "OMEN_CREATE_TOKEN) as the bearer token")
 
-    @post("/fights", status_code=201, summary="Create a fight", responses=_errors(400, 409, 422),
+
+def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[..., Any]]:
+    """The route handlers, bound to ``fights``; ``create_token``: the token ``POST /fights`` needs (None: none)."""
+
+    @post("/fights", status_code=201, summary="Create a fight", responses=_errors(400, 401, 409, 413, 422, 503),
           description="Start a fight with its combatants joined (all or nothing), and its table settings. Returns "
-                      "the GM's token, once.")
-    async def create_fight(request: Request[Any, Any, Any], data: JSONBody[CreateFight]) -> Created:
+                      "the GM's token, once. Needs the server's creation token as the bearer token when the "
+                      "operator set one (omen serve always does).")
+    async def create_fight(request: Request[Any, Any, Any]) -> Created:
+        _may_create(request, create_token)
         spec = _strict(await request.body(), CreateFight)
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
@@ -597,17 +704,18 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         token = fights.keep.add_seat(fight_id, "gm")
         return Created(fight_id=fight_id, gm_token=token, head=head_of(fight), options=fight.options())
 
-    @get("/fights", sync_to_thread=True, summary="List fights",
-         description="Every fight in the store, with its head. Needs no token: ids and heads are public.")
-    def list_fights() -> list[FightSummary]:
-        return [FightSummary(fight_id=fight_id, head=_stored_head(fights.store, fight_id))
-                for fight_id in fights.store.fights()]
+    @get("/fights", sync_to_thread=True, summary="List fights", responses=_errors(400, 503),
+         description=f"The fights of the store after the id `after`, in id order, with their heads, at most `limit` "
+                     f"(1 to {FIGHTS_PAGE}); page on with `after=next_after`. Needs no token: ids and heads are "
+                     "public.")
+    def list_fights(after: Annotated[str, QueryParameter(max_length=128)] = "",
+                    limit: Annotated[int, QueryParameter(ge=1, le=FIGHTS_PAGE)] = FIGHTS_PAGE) -> FightsPage:
+        return fights_page(fights.store, after, limit)
 
     @post("/fights/{fight_id:str}/seats", status_code=201, summary="Make a seat (GM)",
-          responses=_errors(400, 401, 403, 404),
+          responses=_errors(400, 401, 403, 404, 409, 422),
           description="A player's seat (the combatants it plays) or a spectator's; returns its token, once.")
-    async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[NewSeat]
-                        ) -> SeatMade:
+    async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatMade:
         _gm(request, fights, fight_id)
         spec = _strict(await request.body(), NewSeat)
         return await anyio.to_thread.run_sync(seat_for, fight_id, spec)
@@ -615,12 +723,12 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
     def seat_for(fight_id: str, spec: NewSeat) -> SeatMade:
         with fights.lock(fight_id):
             known = set(fights.fight(fight_id).state.combatants)
+        if len(fights.keep.seats(fight_id)) >= MAX_SEATS:
+            raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
         if spec.kind == "player" and not spec.combatants:
-            raise ValidationException(detail="a player plays someone", extra=[{
-                "message": "a player's seat plays at least one combatant", "key": "combatants", "source": "body"}])
+            raise Unprocessable("a player's seat plays at least one combatant (at $.combatants)", "$.combatants")
         if spec.kind == "spectator" and spec.combatants:
-            raise ValidationException(detail="a spectator plays no one", extra=[{
-                "message": "a spectator's seat plays no combatant", "key": "combatants", "source": "body"}])
+            raise Unprocessable("a spectator's seat plays no combatant (at $.combatants)", "$.combatants")
         _check_ids(spec.combatants, known, "combatants")
         token = fights.keep.add_seat(fight_id, spec.kind, spec.name, tuple(spec.combatants))
         return SeatMade(token=token, seat=SeatInfo(kind=spec.kind, name=spec.name, combatants=spec.combatants))
@@ -645,10 +753,9 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             return fights.settings(fight_id)
 
     @post("/fights/{fight_id:str}/settings", status_code=200, summary="Change the table settings (GM)",
-          responses=_errors(400, 401, 403, 404),
+          responses=_errors(400, 401, 403, 404, 422),
           description="HP display, hide or reveal combatants, GM notes, publish the log.")
-    async def change_settings(request: Request[Any, Any, Any], fight_id: FromPath[str],
-                              data: JSONBody[SettingsChange]) -> TableSettings:
+    async def change_settings(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> TableSettings:
         _gm(request, fights, fight_id)
         change = _strict(await request.body(), SettingsChange)
         return await anyio.to_thread.run_sync(apply_change, fight_id, change)
@@ -662,9 +769,15 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             now = fights.settings(fight_id)
             hidden = tuple(w for w in (*now.hidden, *change.hide) if w not in change.reveal)
             notes = {**now.notes, **change.notes}
+            effects = tuple(dict.fromkeys(e for e in (*now.public_effects, *change.reveal_effects)
+                                          if e not in change.hide_effects))
+            if len(effects) > MAX_PUBLIC_EFFECTS:
+                raise Unprocessable(f"a fight makes at most {MAX_PUBLIC_EFFECTS} effect names public (at "
+                                    "$.reveal_effects)", "$.reveal_effects")
             new = TableSettings(hp_display=change.hp_display or now.hp_display,
                                 hidden=tuple(dict.fromkeys(hidden)),
-                                notes={k: v for k, v in notes.items() if v}, published=now.published or change.publish)
+                                notes={k: v for k, v in notes.items() if v}, published=now.published or change.publish,
+                                public_effects=effects)
             fights.put_settings(fight_id, new)
             return new
 
@@ -697,30 +810,51 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
     @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
           responses=_errors(400, 401, 403, 404, 409, 422, 503),
           description="Decide one command and append its events atomically; send expected_version (stale: "
-                      "409) and an Idempotency-Key header (a retry gets the first answer; nothing twice). A "
-                      "player gives the commands of its own combatants; undo, redo, reveal_seed and the rest are "
-                      "the GM's.")
-    async def command(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[CommandRequest],
+                      "409) and an Idempotency-Key header (a retry, or the same request to another server, gets "
+                      "the first answer; nothing is appended twice). A player gives the commands of its own "
+                      "combatants; undo, redo, reveal_seed and the rest are the GM's.")
+    async def command(request: Request[Any, Any, Any], fight_id: FromPath[str],
                       idempotency_key: Annotated[str | None, HeaderParameter(
-                          name="Idempotency-Key", required=False, max_length=200)] = None
+                          name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
+                                                 ] = None
                       ) -> Response[CommandResult]:
         token, seat = _seat(request, fights, fight_id)
         asked = _strict(await request.body(), CommandRequest)
         _may_give(seat, asked.command)
-        answer = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked, idempotency_key)
-        return cast("Response[CommandResult]", answer)  # the encoded CommandResult (or a problem), byte for byte
+        if idempotency_key is None:
+            body = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked)
+        else:
+            key = Keyed(fight_id, token, idempotency_key, hashlib.sha256(msgspec.json.encode(asked)).hexdigest())
+            first = await _first_answer(fights.keep, key)
+            if first is not None:
+                return cast("Response[CommandResult]", first)
+            body = await anyio.to_thread.run_sync(give_keyed, request, seat, asked, key)
+        # the encoded CommandResult, byte for byte
+        return cast("Response[CommandResult]", Response(body, status_code=201, media_type="application/json"))
 
-    def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest,
-             idempotency_key: str | None) -> Response[bytes]:
-        asked = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
+    def give_keyed(request: Request[Any, Any, Any], seat: Seat, data: CommandRequest, key: Keyed) -> bytes:
+        """:func:`give` under a key this request reserved: its answer kept for the key's other requests, or the key
+        released if the command is refused (done here, in the thread, so that a client gone meanwhile leaves no
+        reservation behind)."""
+        try:
+            body = give(request, key.token, seat, key.fight_id, data)
+        except BaseException:
+            with contextlib.suppress(StoreUnavailable):  # the keep busy too: the key stays pending, and is spent
+                fights.keep.release(key.fight_id, key.token, key.key)
+            raise
+        for attempt in range(3):  # appended: its answer must be kept, or the key's copies wait in vain
+            try:
+                fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash, 201, body)
+                break
+            except StoreUnavailable as exc:
+                if attempt == 2:  # the command went in: this answer stands; the key's copies get 409 pending
+                    guard.log.warning("idempotent answer not kept", fight_id=key.fight_id, error=str(exc))
+        return body
+
+    def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest) -> bytes:
+        """Decide and append ``data``'s command for ``seat``; the answer's body (a CommandResult as the seat sees
+        it)."""
         with fights.lock(fight_id):
-            if idempotency_key is not None:
-                first = fights.keep.answer(fight_id, token, idempotency_key)
-                if first is not None:
-                    if first[0] != asked:
-                        return _problem(422, "idempotency-key-reused", "This key was used for another request",
-                                        f"Idempotency-Key {idempotency_key!r} was first sent with another body")
-                    return Response(first[2], status_code=first[1], media_type="application/json")
             fight = fights.fight(fight_id)
             sight = fights.sight(fight_id, seat, fight)
             _remember(request, sight, data.command)
@@ -733,18 +867,15 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             fights.appended[fight_id] = fight.version
             sight = fights.sight(fight_id, seat, fight)
             view = _seat_view(fights.view(fight_id, fight), sight)
-            body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
+            return _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
                                                  options=view.options))
-            if idempotency_key is not None:
-                fights.keep.keep_answer(fight_id, token, idempotency_key, asked, 201, body)
-        return Response(body, status_code=201, media_type="application/json")
 
     @get("/fights/{fight_id:str}/events", sync_to_thread=True, summary="Events after a seq",
          responses=_errors(400, 401, 403, 404),
          description=f"The stored events after seq `after`, in order, at most `limit` (up to {PAGE}), as this "
                      "seat sees them.")
     def events(request: Request[Any, Any, Any], fight_id: FromPath[str],
-               after: Annotated[int, QueryParameter(ge=0)] = 0,
+               after: Annotated[int, QueryParameter(ge=0, le=MAX_SEQ)] = 0,
                limit: Annotated[int, QueryParameter(ge=1, le=PAGE)] = 100) -> EventsPage:
         _token, seat = _seat(request, fights, fight_id)
         sight = fights.sight(fight_id, seat)
@@ -760,11 +891,12 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         return EventsPage(head=head, events=tuple(page), next_after=last if last < head.seq else None)
 
     @get("/fights/{fight_id:str}/explain/{seq:int}", sync_to_thread=True, summary="Explain a seq",
-         responses=_errors(401, 403, 404),
+         responses=_errors(400, 401, 403, 404),
          description="omen explain: every die and term of the roll, attack, save or check at `seq`. A player or "
                      "spectator may explain what shows only sheets its seat sees whole (the GM anything; every "
                      "seat anything once the log is published).")
-    def explain_seq(request: Request[Any, Any, Any], fight_id: FromPath[str], seq: FromPath[int]) -> Explanation:
+    def explain_seq(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                    seq: Annotated[int, Parameter(ge=1, le=MAX_SEQ)]) -> Explanation:
         _token, seat = _seat(request, fights, fight_id)
         from omen_replay.explain import explain
 
@@ -820,9 +952,11 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
         _token, seat = _seat(request, fights, fight_id)
         from omen_replay.render import render_records
 
+        from .table import CSP
+
         _whole_or_403(fights, fight_id, seat, "the session log")
         page = render_records(fights.store.read(fight_id), "html")
-        return Response(page.encode(), media_type="text/html")
+        return Response(page.encode(), media_type="text/html; charset=utf-8", headers=guard.page_headers(page, CSP))
 
     @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
          responses=_errors(400, 401, 403, 404),
@@ -830,18 +964,19 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                      "seq, then each new one as it is appended, in order, once, as this seat sees it; an "
                      "`options` message (no id) whenever what the fight waits for changes.")
     async def stream(request: Request[Any, Any, Any], fight_id: FromPath[str],
-                     after: Annotated[int, QueryParameter(ge=0)] = 0,
-                     last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False,
-                                                                          max_length=20)] = None
+                     after: Annotated[int, QueryParameter(ge=0, le=MAX_SEQ)] = 0,
+                     last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)
+                                              ] = None
                      ) -> ServerSentEvent:
         _token, seat = _seat(request, fights, fight_id)
         start = after
         if last_event_id:
-            if not last_event_id.isdigit():
+            seq = guard.parse_seq(last_event_id)
+            if seq is None:
                 raise ValidationException(detail="Last-Event-ID is the seq of the last event received",
-                                          extra=[{"message": "Expected a seq (a whole number)",
+                                          extra=[{"message": f"Expected a seq (ASCII digits, at most {MAX_SEQ})",
                                                   "key": "Last-Event-ID", "source": "header"}])
-            start = int(last_event_id)
+            start = seq
         return ServerSentEvent(_follow(fights, fight_id, seat, start), retry_duration=1000)
 
     return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
@@ -873,16 +1008,97 @@ def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: 
     return seen.event is not None and not seen.withheld
 
 
+class Keyed(NamedTuple):
+    """An idempotent request: its fight, its seat's token, its ``Idempotency-Key``, and the hash of its body."""
+
+    fight_id: str
+    token: str
+    key: str
+    request_hash: str
+
+
+async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:
+    """None if this request reserved its key (:meth:`Keep.reserve`: it is to be answered now); else the first
+    answer to the key, waited for while another request with it (on this server or another) is being answered,
+    at most :data:`IDEMPOTENCY_WAIT` seconds (then 409 ``idempotency-key-pending``); the same key with another
+    body is 422 ``idempotency-key-reused``."""
+    deadline, pause = anyio.current_time() + IDEMPOTENCY_WAIT, 0.005
+    found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
+    while True:
+        if found is None:
+            return None
+        first_hash, status, body = found
+        if first_hash != key.request_hash:
+            return _problem(422, "idempotency-key-reused", "This key was used for another request",
+                            f"Idempotency-Key {key.key!r} was first sent with another body")
+        if status != PENDING:
+            return Response(body, status_code=status, media_type="application/json")
+        if anyio.current_time() >= deadline:
+            return _problem(409, "idempotency-key-pending", "A request with this key is still being answered",
+                            f"a request with Idempotency-Key {key.key!r} has been answered for more than "
+                            f"{IDEMPOTENCY_WAIT:g} s, or its server stopped while answering it: read the fight's "
+                            "events to see whether its command was appended; nothing is appended for this key again")
+        await anyio.sleep(pause)
+        pause = min(pause * 2, 0.1)
+        found = await anyio.to_thread.run_sync(_look_again, keep, key, anyio.current_time() >= deadline)
+
+
+def _look_again(keep: AnyKeep, key: Keyed, last: bool) -> tuple[str, int, bytes] | None:
+    """What the keep holds for a key seen pending: its answer (a read: readers never wait for a writer); if it was
+    released meanwhile, a reservation tried again (None: this request has it now). The keep busy past its timeout
+    (other processes writing at once) is another look later, unless this is the ``last``."""
+    try:
+        found = keep.answer(key.fight_id, key.token, key.key)
+        return found if found is not None else keep.reserve(key.fight_id, key.token, key.key, key.request_hash)
+    except StoreUnavailable:
+        if last:
+            raise
+        return key.request_hash, PENDING, b""
+
+
+def _whole(value: Any) -> Any:
+    """``value`` (decoded JSON) with every number that is whole written as an integer: JSON Schema's integers
+    (what the OpenAPI document says) include ``98.0``, which omen's decoders would refuse as a float."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    return value
+
+
 def _strict(body: bytes, kind: type[T]) -> T:
     """The body decoded as strictly as omen's own decoders (Litestar converts leniently: 0 would pass as
-    false); a value that does not validate is the same 400 as any other, naming its field."""
+    false; a whole number written ``98.0`` is taken as the integer JSON Schema says it is); a value that does not
+    validate is the same 400 as any other, naming its field."""
+    if not body.strip():
+        raise ValidationException(detail="no body", extra=[{"message": "a JSON body is required", "key": "",
+                                                             "source": "body"}])
     try:
         return msgspec.json.decode(body, type=kind)
-    except msgspec.ValidationError as exc:
-        reason, path = reason_and_path(exc)
-        key = path.removeprefix("$").lstrip(".")
-        raise ValidationException(detail="the body does not validate",
-                                  extra=[{"message": reason, "key": key, "source": "body"}]) from None
+    except msgspec.DecodeError as exc:
+        if isinstance(exc, msgspec.ValidationError):
+            return _invalid(body, kind, exc)
+        raise HTTPException(status_code=400, detail=f"the body is not JSON: {exc}") from None
+
+
+def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:
+    """The value of a body that did not validate as it came, if it validates with its whole numbers as integers;
+    else the error saying why (400 at the field, or 422 for a check of the value's own)."""
+    if b"." in body or b"e" in body or b"E" in body:  # perhaps a whole number written as a float
+        try:
+            return msgspec.convert(_whole(msgspec.json.decode(body)), type=kind)
+        except msgspec.ValidationError as again:  # what is wrong besides (it says where, as the first would)
+            exc = again
+    reason, path = reason_and_path(exc)
+    reason = in_words(reason, {FIGHT_ID.pattern: f"a fight id: {FIGHT_ID_WORDS}"})
+    if exc.__cause__ is not None:  # a check of the decoded value's own (a sheet's weapon ids unique), not a type
+        raise Unprocessable(f"{reason} (at {path})", path, "inconsistent",
+                            "The request does not hold together") from None
+    key = path.removeprefix("$").lstrip(".")
+    raise ValidationException(detail="the body does not validate",
+                              extra=[{"message": reason, "key": key, "source": "body"}]) from None
 
 
 POLL = 0.1  # seconds between two looks at what this process appended (a dict read: no thread, no store)
@@ -900,6 +1116,15 @@ async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> Asyn
     (Fights.view). A player's or spectator's stream also looks at its view once a second at the same head: a
     change of the table settings (a combatant revealed or hidden) can change what the seat may see and do without
     moving the head, and a changed view is sent as an ``options`` message too (an unchanged one never is)."""
+    try:
+        async for message in _messages(fights, fight_id, seat, after):
+            yield message
+    except Exception as exc:  # logged with its traceback (a 500 once the 200 is sent); the client reconnects
+        guard.log_failure(exc, "GET", f"/fights/{fight_id}/stream")
+
+
+async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
+    """The messages of :func:`_follow`'s stream."""
     shown, looks, more, sent = -1, 0, True, b""
     while True:
         again = looks % OTHERS == 0
@@ -970,8 +1195,10 @@ def listen_for_commits(fights: Fights, stop: threading.Event) -> None:
             listener.close()
 
 
-def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
-    """The ASGI app serving the fights of ``store``; ``keep`` holds tokens and seeds (default: in memory)."""
+def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: str | None = None) -> Litestar:
+    """The ASGI app serving the fights of ``store``; ``keep`` holds tokens and seeds (default: in memory);
+    ``create_token``: the bearer token ``POST /fights`` needs (None: anyone may create fights; ``omen serve``
+    always sets one)."""
     fights = Fights(store, keep or Keep())
     stop = threading.Event()
 
@@ -980,20 +1207,36 @@ def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
             threading.Thread(target=listen_for_commits, args=(fights, stop), daemon=True,
                              name="omen-listen").start()
     handlers: dict[Any, Any] = {OmenError: _omen_problem, ValidationException: _validation_problem,
-                                HTTPException: _http_problem, NotFoundException: _http_problem}
-    from litestar.openapi import OpenAPIConfig
-
-    from omen_core import __version__
-
-    openapi = OpenAPIConfig(title="omen", version=__version__, description="The network back end of omen: fights, "
-                            "their options, commands and events (docs/server.md).")
+                                HTTPException: _http_problem, NotFoundException: _http_problem,
+                                500: _internal_problem}
+    from .openapi import openapi_config
     from .table import table_routes  # the table page (its module imports this one)
 
-    routes = [*_handlers(fights), *table_routes(fights)]
-    app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
-                   before_request=_allow(routes), on_startup=[start_listening], on_shutdown=[stop.set])
+    routes = [*_handlers(fights, create_token), *table_routes(fights, create_token is not None)]
+    # Answers are gzipped for a client that accepts it (the options of a big roster are large and repetitive:
+    # 1.7 MB of JSON is 54 KB), the live stream aside (a gzip stream would hold its messages back).
+    compression = CompressionConfig(backend="gzip", minimum_size=1024, gzip_compress_level=5,
+                                    exclude=r"/fights/[^/]+/stream$")
+    app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False,
+                   openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
+                   request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
+                   on_startup=[start_listening], on_shutdown=[stop.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
+
+
+def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
+    """The hook every request passes before its handler: OPTIONS answered (:func:`_allow`), then a body nested
+    too deep refused (:func:`guard.check_body`) before anything decodes it."""
+    allow = _allow(routes)
+
+    async def hook(request: Request[Any, Any, Any]) -> Response[bytes] | None:
+        answered: Response[bytes] | None = await allow(request)
+        if answered is None:
+            await guard.check_body(request)
+        return answered
+
+    return hook
 
 
 def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:

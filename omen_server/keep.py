@@ -1,10 +1,17 @@
 """What the server keeps outside the event log: seats and token hashes, seeds, table settings, idempotent answers,
 the servers' own secrets.
 
-One SQLite database (its own file, or memory). The event log never holds a
+One SQLite database (its own file, created 0600, or memory), or the keep's
+tables in the store's PostgreSQL database. The event log never holds a
 secret: a seed enters it only when the GM reveals it, and a token never does;
 what only the GM may see (hidden combatants, notes) is kept here too.
 Tokens are kept as SHA-256 hashes; the token itself is shown once, when made.
+
+An idempotent request's key is reserved here before its command is decided
+(:meth:`Keep.reserve`: one atomic insert, so of any number of server processes
+given one key, one gets it), its answer kept when it is given
+(:meth:`Keep.keep_answer`), or the key released if the command was refused
+(:meth:`Keep.release`); a reserved key's answer is status 0 until then.
 """
 
 from __future__ import annotations
@@ -17,13 +24,18 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from omen_core.errors import BadInput
+from omen_core.errors import BadInput, StoreUnavailable
 from omen_core.store import EventStore
+from omen_core.store.base import create_private
 from omen_core.store.postgres import PostgresDatabase, PostgresStore
 
-__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "token_hash", "new_token"]
+__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "token_hash", "new_token",
+           "PENDING"]
 
 SeatKind = Literal["gm", "player", "spectator"]
+
+#: The status of a reserved idempotency key's answer while its request is being answered.
+PENDING = 0
 
 _SCHEMA = """
 create table if not exists seats (
@@ -82,18 +94,38 @@ def new_token(kind: SeatKind) -> str:
     return f"omen_{kind}_{secrets.token_urlsafe(32)}"
 
 
-class Keep:
-    """The server's own SQLite database (``:memory:`` by default)."""
+class _Guarded(sqlite3.Connection):
+    """A connection whose errors are omen's: the keep locked by another process past its timeout, or its disk
+    gone, is :class:`StoreUnavailable` (a 503 that says so, not a 500)."""
 
-    def __init__(self, path: str = ":memory:"):
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(getattr(self, "where", "the keep"), f"the keep cannot be used: {exc}") from None
+
+
+class Keep:
+    """The server's own SQLite database (``:memory:`` by default; a file is created 0600: it holds seeds and the
+    GM's notes). ``timeout``: how long a write waits for another process's (seconds) before a 503."""
+
+    def __init__(self, path: str = ":memory:", *, timeout: float = 5.0):
         self.path = path
         try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            if path != ":memory:":
+                create_private(path)
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=timeout,
+                                       factory=_Guarded)
+            self._db.where = path  # type: ignore[attr-defined]
+            if path != ":memory:" and self._db.execute("pragma journal_mode").fetchone()[0] != "wal":
+                # Readers never wait for a writer (the server's processes look up seats and answers all the time);
+                # SQLite gives the WAL and shared-memory files the keep's mode.
+                self._db.execute("pragma journal_mode = wal").fetchone()
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("pragma table_info(seats)")}
             if "combatants" not in columns:  # a keep made before seats had combatants
                 self._db.execute("alter table seats add column combatants text not null default '[]'")
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError, StoreUnavailable) as exc:
             raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
         self._lock = threading.Lock()
 
@@ -149,11 +181,31 @@ class Keep:
                                    "token_hash = ? and key = ?", (fight_id, token_hash(token), key)).fetchone()
         return None if row is None else (row[0], row[1], bytes(row[2]))
 
+    def reserve(self, fight_id: str, token: str, key: str, request_hash: str) -> tuple[str, int, bytes] | None:
+        """Reserve idempotency key ``key`` for a request whose hash is ``request_hash``, in one atomic insert: None if
+        this call reserved it (then answer it, and :meth:`keep_answer` or :meth:`release`); else what is kept for
+        the key (its request's hash, and its status and answer; status :data:`PENDING` while it is answered)."""
+        while True:  # a key released between the insert and the look is tried again
+            with self._lock:
+                made = self._db.execute("insert or ignore into answers values (?, ?, ?, ?, ?, ?)",
+                                        (fight_id, token_hash(token), key, request_hash, PENDING, b"")).rowcount
+            found = None if made == 1 else self.answer(fight_id, token, key)
+            if made == 1 or found is not None:
+                return found
+
     def keep_answer(self, fight_id: str, token: str, key: str, request_hash: str, status: int, body: bytes) -> None:
-        """Remember the answer to an idempotent request, for its retries."""
+        """Remember the answer to an idempotent request, for its retries (completing its reservation; a key
+        answered already keeps its first answer)."""
         with self._lock:
-            self._db.execute("insert or ignore into answers values (?, ?, ?, ?, ?, ?)",
-                             (fight_id, token_hash(token), key, request_hash, status, body))
+            self._db.execute("insert into answers values (?, ?, ?, ?, ?, ?) on conflict (fight_id, token_hash, key) "
+                             "do update set status = excluded.status, body = excluded.body where answers.status = ?",
+                             (fight_id, token_hash(token), key, request_hash, status, body, PENDING))
+
+    def release(self, fight_id: str, token: str, key: str) -> None:
+        """Give up a reservation whose request was refused (nothing was appended): the key may be sent again."""
+        with self._lock:
+            self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ? and status = ?",
+                             (fight_id, token_hash(token), key, PENDING))
 
     def secret(self, name: str) -> bytes:
         """The server's secret ``name`` (32 random bytes, made at its first use and kept: every server on this keep
@@ -234,11 +286,31 @@ class PostgresKeep:
                                "token_hash = %s AND key = %s", (fight_id, token_hash(token), key)).fetchone()
         return None if row is None else (row[0], row[1], bytes(row[2]))
 
+    def reserve(self, fight_id: str, token: str, key: str, request_hash: str) -> tuple[str, int, bytes] | None:
+        """Reserve idempotency key ``key`` (as :meth:`Keep.reserve`): one insert, which PostgreSQL's primary key
+        makes atomic across every server process on the database."""
+        while True:  # a key released between the insert and the look is tried again
+            with self.db.connection() as conn:
+                made = conn.execute("INSERT INTO keep_answers VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                                    (fight_id, token_hash(token), key, request_hash, PENDING, b"")).rowcount
+            found = None if made == 1 else self.answer(fight_id, token, key)
+            if made == 1 or found is not None:
+                return found
+
     def keep_answer(self, fight_id: str, token: str, key: str, request_hash: str, status: int, body: bytes) -> None:
-        """Remember the answer to an idempotent request, for its retries (the first one stays)."""
+        """Remember the answer to an idempotent request, for its retries (completing its reservation; a key
+        answered already keeps its first answer)."""
         with self.db.connection() as conn:
-            conn.execute("INSERT INTO keep_answers VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                         (fight_id, token_hash(token), key, request_hash, status, body))
+            conn.execute("INSERT INTO keep_answers VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (fight_id, token_hash, "
+                         "key) DO UPDATE SET status = EXCLUDED.status, body = EXCLUDED.body WHERE "
+                         "keep_answers.status = %s",
+                         (fight_id, token_hash(token), key, request_hash, status, body, PENDING))
+
+    def release(self, fight_id: str, token: str, key: str) -> None:
+        """Give up a reservation whose request was refused (nothing was appended): the key may be sent again."""
+        with self.db.connection() as conn:
+            conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s AND "
+                         "status = %s", (fight_id, token_hash(token), key, PENDING))
 
     def secret(self, name: str) -> bytes:
         """The servers' secret ``name`` (32 random bytes, made by whichever server uses it first: every server on
@@ -265,11 +337,12 @@ class PostgresKeep:
 AnyKeep = Keep | PostgresKeep
 
 
-def open_keep(store: EventStore, keep: str | None, default: str) -> AnyKeep:
+def open_keep(store: EventStore, keep: str | None, default: str, *, timeout: float = 5.0) -> AnyKeep:
     """The keep for a server of ``store``: the path or URL given; else, for a PostgreSQL store, the keep's tables
-    in the same database (every server on it shares them); else the SQLite file ``default``."""
+    in the same database (every server on it shares them); else the SQLite file ``default``. ``timeout``: how
+    long a request waits for the keep (seconds) before a 503."""
     if keep is not None and keep.lower().startswith(("postgresql://", "postgres://")):
-        return PostgresKeep(keep)
+        return PostgresKeep(keep, timeout=timeout)
     if keep is None and isinstance(store, PostgresStore):
         return PostgresKeep(store.db)
-    return Keep(keep or default)
+    return Keep(keep or default, timeout=timeout)

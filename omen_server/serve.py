@@ -1,4 +1,4 @@
-"""Run the app with uvicorn: the store URL, the keep's file, the host and port (``omen serve``)."""
+"""Run the app with uvicorn: the store URL, the keep's file, the host and port, the creation token (``omen serve``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,16 @@ from collections.abc import Sequence
 from omen_core.store import EventStore, open_store
 
 from .app import create_app
+from .guard import new_create_token
 from .keep import AnyKeep, open_keep
+from .limits import STORE_TIMEOUT
 
-__all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "main"]
+__all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "server_store", "server_keep",
+           "setup_link", "configure_logging", "main", "CREATE_VARIABLE"]
 
 DEFAULT_STORE = "sqlite:///omen.db"
+#: The environment variable an operator may set to the creation token (``--create-token`` takes it too).
+CREATE_VARIABLE = "OMEN_CREATE_TOKEN"
 
 
 def default_keep(store_url: str) -> str:
@@ -28,40 +33,88 @@ def default_keep(store_url: str) -> str:
     return f"{root}.keep.db"
 
 
+def server_store(store_url: str) -> EventStore:
+    """The store a server opens: it waits at most :data:`STORE_TIMEOUT` for a lock or a connection, so that while
+    the store cannot be used a request is answered 503 within about a second rather than holding a worker."""
+    return open_store(store_url, timeout=STORE_TIMEOUT)
+
+
+def server_keep(store: EventStore, keep: str | None, default: str) -> AnyKeep:
+    """The keep a server opens (:func:`open_keep`), waiting at most :data:`STORE_TIMEOUT` as its store does."""
+    return open_keep(store, keep, default, timeout=STORE_TIMEOUT)
+
+
+def setup_link(host: str, port: int, create_token: str) -> str:
+    """The set-up page's address with the creation token in its fragment (a browser never sends a fragment to a
+    server: no access log or ``Referer`` holds it), which the page sends as the bearer token of ``POST /fights``.
+
+    >>> setup_link("127.0.0.1", 8000, "omen_create_abc")
+    'http://127.0.0.1:8000/#create=omen_create_abc'
+    """
+    where = f"[{host}]" if ":" in host else host
+    return f"http://{where}:{port}/#create={create_token}"
+
+
+def configure_logging(fmt: str = "console", level: str = "warning") -> None:
+    """Configure structlog for a server process the CLI did not start (``python -m omen_server``, a worker): one
+    line per event to stderr, human or JSON, tracebacks included, as ``omen --log-format`` would."""
+    import logging
+    import sys
+
+    import structlog
+
+    renderer = (structlog.processors.JSONRenderer() if fmt == "json"
+                else structlog.dev.ConsoleRenderer(colors=False))
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
+                    *([structlog.processors.format_exc_info] if fmt == "json" else []), renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper(), logging.WARNING)),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr), cache_logger_on_first_use=False)
+
+
 def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,
-          log_level: str = "warning") -> None:
-    """Serve the fights of ``store_url`` until interrupted."""
-    store = open_store(store_url)
-    run(store, open_keep(store, keep, default_keep(store_url)), host, port, log_level)
+          log_level: str = "warning", create_token: str | None = None) -> None:
+    """Serve the fights of ``store_url`` until interrupted; ``create_token``: the token ``POST /fights`` needs
+    (made up and printed in the set-up link if None)."""
+    store = server_store(store_url)
+    token = create_token or new_create_token()
+    print(f"omen serve: open {setup_link(host, port, token)} to set up a fight", flush=True)
+    run(store, server_keep(store, keep, default_keep(store_url)), host, port, log_level, token)
 
 
-def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
-        ) -> None:
+def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning",
+        create_token: str | None = None) -> None:
     """Serve the fights of ``store`` with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(store, keep), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(store, keep, create_token=create_token), host=host, port=port, log_level=log_level)
 
 
-STORE_VARIABLE, KEEP_VARIABLE = "OMEN_SERVE_STORE", "OMEN_SERVE_KEEP"
+STORE_VARIABLE, KEEP_VARIABLE, LOG_VARIABLE = "OMEN_SERVE_STORE", "OMEN_SERVE_KEEP", "OMEN_SERVE_LOG"
 
 
 def run_workers(store_url: str, keep_path: str, workers: int, host: str = "127.0.0.1", port: int = 8000,
-                log_level: str = "warning") -> None:
+                log_level: str = "warning", create_token: str | None = None, log: str = "console:warning") -> None:
     """Serve with ``workers`` processes sharing one socket, the store and the keep (each process opens them:
     :func:`app_from_environment`); the store's version check keeps their appends apart, as it keeps separate
-    servers' apart."""
+    servers' apart. ``log``: the log format and level of the workers' own lines (``json:info``)."""
     import uvicorn
 
-    os.environ[STORE_VARIABLE], os.environ[KEEP_VARIABLE] = store_url, keep_path
+    os.environ[STORE_VARIABLE], os.environ[KEEP_VARIABLE], os.environ[LOG_VARIABLE] = store_url, keep_path, log
+    if create_token:
+        os.environ[CREATE_VARIABLE] = create_token
     uvicorn.run("omen_server.serve:app_from_environment", factory=True, workers=workers, host=host, port=port,
                 log_level=log_level)
 
 
 def app_from_environment() -> object:
-    """The app of one worker process: the store and keep the parent named in the environment."""
-    store = open_store(os.environ[STORE_VARIABLE])
-    return create_app(store, open_keep(store, os.environ[KEEP_VARIABLE] or None, ""))
+    """The app of one worker process: the store, keep, creation token and logging the parent named in the
+    environment."""
+    fmt, _, level = os.environ.get(LOG_VARIABLE, "console:warning").partition(":")
+    configure_logging(fmt, level or "warning")
+    store = server_store(os.environ[STORE_VARIABLE])
+    return create_app(store, server_keep(store, os.environ[KEEP_VARIABLE] or None, ""),
+                      create_token=os.environ.get(CREATE_VARIABLE) or None)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -72,5 +125,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--keep", default=None, help="the server's own database: token hashes, seeds (default: "
                                                      "beside the store)")
+    parser.add_argument("--create-token", default=os.environ.get(CREATE_VARIABLE) or None,
+                        help=f"the token creating a fight needs (default: ${CREATE_VARIABLE}, else one made up "
+                             "and printed in the set-up link)")
     args = parser.parse_args(argv)
-    serve(args.store, args.host, args.port, args.keep)
+    configure_logging()
+    serve(args.store, args.host, args.port, args.keep, create_token=args.create_token)

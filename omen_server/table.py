@@ -25,19 +25,19 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.resources import files
-from typing import Any
+from typing import Annotated, Any
 
 import jinja2
 import msgspec
 from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 
 from omen_core.content import load_sheet
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_replay.render import environment
 
-from .app import Fights, _seat
+from .app import Fights, _seat, fights_page
 from .keep import Seat
 from .views import CombatantView, SeenEvent, Sight, combatant_views, seat_options, seen_event
 
@@ -360,13 +360,15 @@ def bundled_sheets() -> dict[str, Any]:
     return found
 
 
-def table_routes(fights: Fights) -> list[Any]:
-    """The page routes, bound to ``fights``."""
+def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:
+    """The page routes, bound to ``fights``; ``create_token``: whether creating a fight needs the server's creation
+    token (the set-up page takes it from its link's fragment, ``#create=…``, or asks for it)."""
 
     @get("/", sync_to_thread=True, include_in_schema=False)
-    def index() -> Response[bytes]:
+    def index(after: Annotated[str, QueryParameter(max_length=128)] = "") -> Response[bytes]:
         sheets = bundled_sheets()
-        return _page("index.html.j2", sheets=sheets, fights=list(fights.store.fights()))
+        return _page("index.html.j2", sheets=sheets, page=fights_page(fights.store, after), after=after,
+                     needs_token=create_token)
 
     @get("/table/{fight_id:str}", sync_to_thread=False, include_in_schema=False)
     def table(fight_id: FromPath[str]) -> Response[bytes]:

@@ -16,8 +16,14 @@ The field rules:
 - ``hp:FIELD``: an amount of the HP of the combatant named by FIELD: its owner sees it, the others as the
   fight's HP display says (``exact``: as is; ``banded``, ``hidden``: left out);
 - ``roll`` / ``rolls``: one or several roll totals (:class:`~omen_core.parts.RollTotal`): the roller's seat sees
-  every term, the others the roller and the total only (the attribute bonus and skill level are sheet values);
-- ``gm``: free text the engine or the GM wrote (reasons, notes): it may name anything, so only the GM sees it.
+  every term, values and sources, the GM's situational modifiers included (it must be able to check its own
+  total: a ruling, docs/rulings.md), the others the roller and the total only (the attribute bonus and skill
+  level are sheet values);
+- ``gm``: free text the engine or the GM wrote (reasons, notes): it may name anything, so only the GM sees it;
+- a save's effect (``save_called.effect``, ``save_resolved.effect``) is its caller's, as a weapon is its
+  wielder's: the caller's seat sees it whole; every other seat (the saver's too) sees what it needs to check its
+  own roll (the attributes opposed, whether it is a spell, its cost) and its name as ``a save``, unless the GM
+  made that name public (the table settings' ``public_effects``); what each branch does it sees as it happens.
 
 Every event of an action is also withheld when the action involves a combatant the seat may not see
 (:class:`Sight.participants`): the attack of a hidden ambusher shows nothing of itself until it is seen.
@@ -42,7 +48,7 @@ from .keep import SeatKind
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "typed_in",
-           "HP_BANDS", "names_in"]
+           "HP_BANDS", "names_in", "UNNAMED_EFFECT"]
 
 HpDisplay = Literal["exact", "banded", "hidden"]
 
@@ -109,6 +115,7 @@ class Sight:
     participants: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
     sides: frozenset[str] = frozenset()
+    public_effects: frozenset[str] = frozenset()
 
     @property
     def gm(self) -> bool:
@@ -126,12 +133,12 @@ class Sight:
 
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
              participants: Mapping[int, tuple[str, ...]],
-             sheets: Mapping[str, CombatantSheet] | None = None) -> Sight:
+             sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = ()) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
     their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear id and
     name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can hold them).
     ``sheets`` are every sheet that ever joined (an undone join included: its events stay in the log); by default
-    the state's."""
+    the state's. ``public_effects``: the save effects whose names the GM made public."""
     mine = frozenset(own)
     unseen = {who for who, c in state.combatants.items() if c.unseen}
     hidden = frozenset((set(hidden_by_gm) | unseen) - mine)
@@ -153,7 +160,7 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     ordered = tuple(sorted(set(secrets), key=len, reverse=True))
     sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
-                 secrets=ordered, sides=sides)
+                 secrets=ordered, sides=sides, public_effects=frozenset(public_effects))
 
 
 def _gear(sheet: CombatantSheet) -> list[str]:
@@ -246,11 +253,11 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
                     "source": "public", "action": "public"},
     "static_check_resolved": {"check": "roll", "difficulty": "public", "outcome": "public"},
     "contest_resolved": {"initiator": "roll", "defender": "roll", "winner": "name", "tie": "public"},
-    "save_resolved": {**_ACTION, "effect": "public", "saver": "roll", "opposing": "roll", "success": "public"},
+    "save_resolved": {**_ACTION, "effect": "custom", "saver": "roll", "opposing": "roll", "success": "public"},
     "attack_declared": {**_ACTION, "attacker": "name", "target": "name", "weapon": "own:attacker", "kind": "public",
                         "situational": "public", "rage": "public", "damage_modifiers": "own:attacker",
                         "branches": "own:attacker", "reaction": "public", "reacting_to": "public"},
-    "save_called": {**_ACTION, "caller": "name", "saver": "name", "effect": "public"},
+    "save_called": {**_ACTION, "caller": "name", "saver": "name", "effect": "custom"},
     "cost_paid": {**_ACTION, "who": "name", "resource": "public", "amount": "public", "purpose": "own:who"},
     "active_defense_window_opened": {**_ACTION, "defender": "name", "attack_total": "public",
                                      "base_defense": "own:defender", "eligible": "own:defender",
@@ -408,9 +415,37 @@ def _side(payload: dict[str, Any], sight: Sight) -> Any:
     return side if side is None or sight.gm or side in sight.sides else _WITHHELD
 
 
+#: A save effect's name as a seat that does not own its caller sees it, unless the GM made the name public.
+UNNAMED_EFFECT = "a save"
+#: What of a save's effect a seat that does not own its caller sees: what it needs to check its own roll.
+_EFFECT_SEEN = ("save", "against", "spell", "action_cost")
+
+
+def _effect_name(name: Any, payload: dict[str, Any], sight: Sight) -> Any:
+    caller, _saver = _attacker_and_target(payload, sight)
+    return name if sight.owns(caller) or name in sight.public_effects else UNNAMED_EFFECT
+
+
+def _effect_called(payload: dict[str, Any], sight: Sight) -> Any:
+    """A called save's effect: whole to its caller's seat; to the others its name (:func:`_effect_name`), the
+    attributes opposed, whether it is a spell and its cost (each branch is seen as it happens)."""
+    effect = payload["effect"]
+    if sight.owns(str(payload.get("caller", ""))):
+        return effect
+    return {"name": _effect_name(effect.get("name"), payload, sight),
+            **{key: effect[key] for key in _EFFECT_SEEN if key in effect}}
+
+
+def _effect_resolved(payload: dict[str, Any], sight: Sight) -> Any:
+    """A resolved save's effect (its name): as :func:`_effect_name` says."""
+    return _effect_name(payload.get("effect"), payload, sight)
+
+
 _WITHHELD = object()
 _CUSTOM: dict[tuple[str, str], Custom] = {
     ("fight_ended", "side"): _side,
+    ("save_called", "effect"): _effect_called,
+    ("save_resolved", "effect"): _effect_resolved,
     ("combatant_joined", "sheet"): _joined,
     ("command_issued", "command"): _command,
     ("hit_determined", "attack"): _hit_part("attack"),
@@ -469,7 +504,7 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
     return shown, tuple(withheld)
 
 
-def _TO_BUILTINS(value: Any) -> Any:  # noqa: N802 - a constant-like alias, called like one
+def _TO_BUILTINS(value: Any) -> Any:
     """An event as JSON values in the log's own order (mappings sorted, as the line is written: a seat shown an
     event whole rebuilds the line's body from it and checks its hash)."""
     return msgspec.to_builtins(value, order="deterministic")

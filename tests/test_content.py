@@ -77,6 +77,8 @@ class TestLoadSheet:
         ('attribute = "FCS"', 'attribute = "LUCK"', "$.skills.Perception.attribute"),
         ("level = 2", "level = -1", "$.skills.Perception.level"),
         ('FCS = { die = "d6", bonus = 1 }\n', "", "$.attributes"),
+        ('die = "d8", bonus = 2 }\nAGI', 'die = "d8\\n", bonus = 2 }\nAGI', "$.attributes.STR.die"),
+        ('id = "kael"', 'id = "kael\\n"', "$.id"),
     ])
     def test_invalid_field_names_its_path(self, old, new, path):
         """C1-C3 constraints (dN with N >= 2, HP >= 1, known attribute, level >= 0, all five attributes)."""

@@ -1,6 +1,10 @@
 // A client of `omen serve` in plain Node.js (18 or later): built-in fetch only, no npm packages.
 //
-//   node examples/node-client/client.mjs [BASE_URL]      (default http://127.0.0.1:8000)
+//   node examples/node-client/client.mjs SETUP_LINK
+//
+// SETUP_LINK is the link `omen serve` prints (http://127.0.0.1:8000/#create=TOKEN): the server's address, and in
+// its fragment the creation token that creating a fight needs (or give the address alone and the token in
+// OMEN_CREATE_TOKEN).
 //
 // It creates a seeded fight from fight.json (two Ember Ford sheets) as the GM, makes two player seats (Alice
 // plays Kael, Bob plays Vesh), and each seat follows its own live stream. Each player plays its own
@@ -13,7 +17,9 @@
 
 import { readFile } from "node:fs/promises";
 
-const BASE = process.argv[2] ?? "http://127.0.0.1:8000";
+const LINK = new URL(process.argv[2] ?? "http://127.0.0.1:8000/");
+const BASE = LINK.origin;
+const CREATE = new URLSearchParams(LINK.hash.slice(1)).get("create") ?? process.env.OMEN_CREATE_TOKEN ?? "";
 const MAX_COMMANDS = 400;
 
 async function call(method, path, token, body, headers = {}) {
@@ -96,7 +102,7 @@ function choose(options) {
 }
 
 const fight = JSON.parse(await readFile(new URL("./fight.json", import.meta.url), "utf8"));
-const made = await call("POST", "/fights", null, fight);
+const made = await call("POST", "/fights", CREATE, fight);
 if (made.status !== 201) fail(`creating the fight answered ${made.status}: ${JSON.stringify(made.data)}`);
 const { fight_id: fightId, gm_token: gm } = made.data;
 

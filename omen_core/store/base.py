@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
@@ -12,9 +13,12 @@ from typing import Protocol, runtime_checkable
 from ..errors import BadAppend, ConcurrencyError, StoreUnavailable
 from ..events import GENESIS_HASH, StoredEvent
 
-__all__ = ["EventStore", "FIGHT_ID", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular", "os_guard"]
+__all__ = ["EventStore", "FIGHT_ID", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular", "os_guard",
+           "PRIVATE", "create_private", "write_private"]
 
-FIGHT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: A fight id, matched whole: ``$`` alone would also match before a final newline (``"dup\n"``), which the
+#: lookahead refuses (ECMAScript reads the pattern the same way, for the JSON Schemas that carry it).
+FIGHT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$(?!\n)")
 #: :data:`FIGHT_ID` in words, for the errors that refuse an id.
 FIGHT_ID_WORDS = "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
@@ -58,7 +62,7 @@ class EventStore(Protocol):
 
 def check_fight_id(fight_id: str) -> str:
     """Fight ids double as file names, so they are restricted to ``[A-Za-z0-9._-]``."""
-    if not FIGHT_ID.match(fight_id):
+    if not isinstance(fight_id, str) or not FIGHT_ID.fullmatch(fight_id):
         raise BadAppend(fight_id, f"a fight id is {FIGHT_ID_WORDS}")
     return fight_id
 
@@ -94,6 +98,46 @@ def not_regular(mode: int, what: str) -> str:
     kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
             else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
     return f"not a regular file ({kind}): {what} is a regular file"
+
+
+PRIVATE = 0o600
+"""The mode of every file a store creates (logs, their indexes, databases, snapshots) and of the server's keep:
+its owner's alone. A fight's log holds what only the GM may see (the sheets, hidden combatants), the keep its
+seeds and notes."""
+
+
+def create_private(path: str | Path) -> bool:
+    """Create ``path`` empty with mode :data:`PRIVATE` whatever the umask (which can only take bits away, so the
+    mode is set again on the open file), unless it exists; whether this call made it. A file that exists keeps
+    its mode: the operator may have chosen it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE)
+    except FileExistsError:
+        return False
+    try:
+        _own(fd)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _own(fd: int) -> None:
+    """Set an open file's mode to :data:`PRIVATE` (where Python can: not on Windows before Python 3.13, where the
+    file's ACLs, inherited from its folder, decide who reads it)."""
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, PRIVATE)
+
+
+def write_private(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (replacing what it held) with mode :data:`PRIVATE`, whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE)
+    try:
+        _own(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

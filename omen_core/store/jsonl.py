@@ -18,7 +18,16 @@ import portalocker
 
 from ..errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
 from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
-from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, not_regular
+from .base import (
+    FIGHT_ID,
+    FIGHT_ID_WORDS,
+    PRIVATE,
+    check_batch,
+    check_fight_id,
+    create_private,
+    not_regular,
+    write_private,
+)
 from .base import os_guard as _guard
 
 __all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES"]
@@ -132,6 +141,7 @@ class JsonlStore:
             if not _regular(path):  # a batch that cannot start a fight leaves no empty file behind
                 check_batch(fight_id, events, expected_version, 0, None)
             path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(path)  # 0600 (a log holds what only the GM may see); one that exists keeps its mode
             return self._append_locked(path, fight_id, events, lines, expected_version)
 
     def _append_locked(self, path: Path, fight_id: str, events: Sequence[StoredEvent], lines: list[bytes],
@@ -437,8 +447,11 @@ def _index(path: Path, first_seq: int, offset: int, lines: list[bytes]) -> None:
             notes.append(f"{first_seq + i} {offset}\n")
         offset += len(line)
     if notes:
-        with contextlib.suppress(OSError), open(path.with_name(path.name + ".idx"), "a") as f:
-            f.write("".join(notes))
+        index = path.with_name(path.name + ".idx")
+        with contextlib.suppress(OSError):
+            create_private(index)
+            with open(index, "a") as f:
+                f.write("".join(notes))
 
 
 def _build_index(path: Path, size: int) -> None:
@@ -452,7 +465,7 @@ def _build_index(path: Path, size: int) -> None:
                     notes.append(f"{seq} {offset}\n")
                 offset += len(raw)
     with contextlib.suppress(OSError):
-        path.with_name(path.name + ".idx").write_text("".join(notes))
+        write_private(path.with_name(path.name + ".idx"), "".join(notes).encode())
 
 
 _INDEX_CACHE: dict[Path, tuple[tuple[int, int], list[tuple[int, int]]]] = {}
@@ -700,7 +713,7 @@ class _Marks:
             _, where, _ = self._scan(0, offset)
             body = "".join(f"L {seq} {at}\n" for seq, at in where)
             with contextlib.suppress(OSError):
-                self.path.write_text(self._HEADER.format(0, 0, "0" * 64) + body)
+                write_private(self.path, (self._HEADER.format(0, 0, "0" * 64) + body).encode())
         rows = []
         for ev, line in zip(events, lines, strict=True):
             if isinstance(ev.event, LANDMARKS):
@@ -708,6 +721,7 @@ class _Marks:
             offset += len(line)
         header = self._HEADER.format(events[-1].seq, offset, events[-1].hash).encode()
         with contextlib.suppress(OSError):
+            create_private(self.path)
             with open(self.path, "ab") as f:
                 f.write("".join(rows).encode())
             with open(self.path, "r+b") as f:
@@ -749,7 +763,7 @@ def _locked(path: Path, *, shared: bool, create: bool = False) -> Iterator[None]
     the file only with ``create``."""
     flags = os.O_RDONLY if shared else os.O_RDWR | (os.O_CREAT if create else 0)
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags, PRIVATE)
     except FileNotFoundError:
         if shared or not create:
             yield
@@ -795,7 +809,7 @@ def _save_side_file(path: Path, torn: bytes) -> Path:
     while True:
         side = path.with_name(f"{path.name}.torn-{n}")
         try:
-            fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE)
         except FileExistsError:
             n += 1
             continue

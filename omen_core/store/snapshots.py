@@ -23,7 +23,7 @@ import msgspec
 from ..errors import InvalidFightId, StoreUnavailable
 from ..events import SCHEMA_VERSION
 from ..state import FightState
-from .base import FIGHT_ID, os_guard
+from .base import FIGHT_ID, os_guard, write_private
 from .postgres import PostgresDatabase
 from .sqlite import connect, db_guard
 
@@ -128,7 +128,7 @@ class FileSnapshots:
         listed = self._listed.pop(snapshot.fight_id, None)
         current = listed is not None and listed[0] == _mtime(folder)
         tmp = folder / f".{snapshot.seq}.json.tmp"
-        tmp.write_bytes(_ENCODE(snapshot))
+        write_private(tmp, _ENCODE(snapshot))  # 0600: a snapshot holds the whole state, the GM's too
         os.replace(tmp, folder / f"{snapshot.seq}.json")
         if listed is not None and current:
             seqs = listed[1] if snapshot.seq in listed[1] else sorted([*listed[1], snapshot.seq])

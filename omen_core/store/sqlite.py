@@ -15,7 +15,7 @@ import msgspec
 
 from ..errors import LogCorrupted, StoreUnavailable, UnknownFight
 from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
-from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, not_regular
+from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, create_private, not_regular
 
 __all__ = ["SqliteStore", "connect"]
 
@@ -277,6 +277,8 @@ def connect(path: str, timeout: float) -> sqlite3.Connection:
     if path != ":memory:":
         _check_path(path)
     with db_guard(path):
+        if path != ":memory:":
+            create_private(path)  # 0600: SQLite gives its journal and WAL files the database's mode
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
         with db_guard(path):

@@ -26,8 +26,10 @@ ACCEPTED_FORMS = (
 )
 
 
-def open_store(url: str) -> EventStore:
-    """The event store ``url`` names; :class:`BadInput` listing the accepted forms otherwise.
+def open_store(url: str, *, timeout: float | None = None) -> EventStore:
+    """The event store ``url`` names; :class:`BadInput` listing the accepted forms otherwise. ``timeout``: how long
+    a SQLite or PostgreSQL store waits for a lock or a connection before :class:`StoreUnavailable` (seconds; the
+    store's default if None: a server sets its own, short, so that a request is answered 503 soon).
 
     >>> open_store("memory:")  # doctest: +ELLIPSIS
     <omen_core.store.memory.MemoryStore object at ...>
@@ -35,9 +37,9 @@ def open_store(url: str) -> EventStore:
     if url == "memory:":
         return MemoryStore()
     if url.startswith("sqlite:"):
-        return SqliteStore(_sqlite_path(url))
+        return SqliteStore(_sqlite_path(url)) if timeout is None else SqliteStore(_sqlite_path(url), timeout=timeout)
     if is_postgres_url(url):
-        return PostgresStore(url)
+        return PostgresStore(url) if timeout is None else PostgresStore(url, timeout=timeout)
     if url.endswith(".jsonl"):
         return JsonlStore.single(url)
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):

@@ -31,7 +31,20 @@
 
   // -- the set-up page ------------------------------------------------------------------------------------------
 
+  // The server's creation token, when it needs one: from the set-up link's fragment (#create=..., which a browser
+  // never sends to a server), kept for this tab; else typed in (the form shows its field then).
+  function creationToken(form) {
+    if (!("needsToken" in form.dataset)) return "";
+    const given = new URLSearchParams(location.hash.slice(1)).get("create");
+    if (given) sessionStorage.setItem("omen-create", given);
+    const kept = given || sessionStorage.getItem("omen-create") || "";
+    const row = $("#setup-token-row", form);
+    if (row) row.hidden = Boolean(kept);
+    return kept;
+  }
+
   async function setup(form) {
+    const kept = creationToken(form);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const out = $("#setup-result");
@@ -58,9 +71,10 @@
         hp_display: $("#setup-hp", form).value,
         combatants,
       };
-      const answer = await fetch("/fights", {
-        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-      });
+      const headers = { "Content-Type": "application/json" };
+      const token = kept || ($("#setup-token", form) || { value: "" }).value.trim();
+      if (token) headers.Authorization = `Bearer ${token}`;
+      const answer = await fetch("/fights", { method: "POST", headers, body: JSON.stringify(body) });
       if (!answer.ok) {
         out.textContent = await problemText(answer);
         return;

@@ -605,7 +605,7 @@ class TestWitnessedHeads:
 
     @pytest.mark.parametrize("text", ["", "12", "12:", ":" + "a" * 64, "0:" + "a" * 64, "-3:" + "a" * 64,
                                       "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
-                                      "7:" + "g" * 64, "7 :" + "a" * 64])
+                                      "7:" + "g" * 64, "7 :" + "a" * 64, "²:" + "a" * 64, "7\n:" + "a" * 64])
     def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text):
         """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
         5b)."""

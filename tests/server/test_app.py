@@ -7,6 +7,8 @@ byte-identical.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
@@ -24,6 +27,14 @@ from omen_core.dice import commitment
 from omen_core.store import SqliteStore
 from omen_server import create_app
 from omen_server.keep import Keep, token_hash
+from omen_server.limits import (
+    FIGHTS_PAGE,
+    MAX_BODY_BYTES,
+    MAX_COMBATANTS,
+    MAX_NOTE,
+    MAX_SEQ,
+    MAX_TITLE,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
@@ -45,19 +56,22 @@ def lines(store: Any, fight_id: str) -> list[bytes]:
 
 
 class Table:
-    """A store, a keep, the app over them and a client; ``gm`` is the last fight's GM token."""
+    """A store, a keep, the app over them and a client; ``gm`` is the last fight's GM token; ``create_token`` the
+    token creating a fight needs (None: none, as an app embedded without one)."""
 
-    def __init__(self, tmp_path: Path | None = None):
+    def __init__(self, tmp_path: Path | None = None, create_token: str | None = None):
         self.store: Any = MemoryStore() if tmp_path is None else SqliteStore(tmp_path / "events.db")
         self.keep = Keep(":memory:" if tmp_path is None else str(tmp_path / "keep.db"))
-        self.client = TestClient(create_app(self.store, self.keep))
+        self.create_token = create_token
+        self.client = TestClient(create_app(self.store, self.keep, create_token=create_token))
         self.gm = ""
 
     def create(self, fight_id: str = "duel", dice: str = "seeded", names: tuple[str, ...] = ("kael", "vesh"),
                **more: Any) -> dict[str, Any]:
-        """POST /fights; keeps the GM token."""
-        answer = self.client.post("/fights", json={"id": fight_id, "dice": dice, "title": "Ember Ford",
-                                                   "combatants": [sheet(n) for n in names], **more})
+        """POST /fights (with the creation token, if the app needs one); keeps the GM token."""
+        headers = {"Authorization": f"Bearer {self.create_token}"} if self.create_token else {}
+        answer = self.client.post("/fights", headers=headers, json={
+            "id": fight_id, "dice": dice, "title": "Ember Ford", "combatants": [sheet(n) for n in names], **more})
         assert answer.status_code == 201, answer.text
         self.gm = answer.json()["gm_token"]
         return dict(answer.json())
@@ -115,7 +129,7 @@ class TestCreate:
         answer = table.client.post("/fights", json={"combatants": [sheet("kael"), sheet("vesh")]})
         fight_id = answer.json()["fight_id"]
         assert answer.status_code == 201 and fight_id.startswith("fight-") and len(fight_id) == 14
-        assert [f["fight_id"] for f in table.client.get("/fights").json()] == [fight_id]
+        assert [f["fight_id"] for f in table.client.get("/fights").json()["fights"]] == [fight_id]
 
     def test_a_taken_id_is_409_and_writes_nothing(self, table):
         """Creating a fight whose id is taken is 409; the fight is as it was."""
@@ -339,3 +353,240 @@ def test_every_answer_agrees_with_the_log(picks, data):
         table.create()
         play_through_the_api(table, picks, junk)
     Fight.load(table.store, "duel")
+
+
+# -- hostile input, bounded work (issue 22) ----------------------------------------------------------------------
+
+POSTS = ["/fights", "/fights/duel/commands", "/fights/duel/seats", "/fights/duel/settings"]
+
+
+@pytest.fixture
+def on_disk(tmp_path) -> Any:
+    """A table over a SQLite store and keep (real 64-bit integers behind every seq), its client open, a fight made."""
+    made = Table(tmp_path)
+    with made.client:
+        made.create()
+        yield made
+
+
+class TestHostileInput:
+    @pytest.mark.parametrize("path", POSTS)
+    def test_json_nested_a_thousand_deep_is_400_and_writes_nothing(self, on_disk, path):
+        """JSON nested 1,000 deep on any POST (POST /fights without a token included) is 400 at $, answered before
+        anything decodes it; the log is untouched."""
+        before = lines(on_disk.store, "duel")
+        for body in (b"[" * 1000 + b"]" * 1000, b'{"command": ' + b"[" * 1000 + b"]" * 1000 + b"}"):
+            answer = on_disk.client.post(path, content=body, headers={**on_disk.auth(),
+                                                                      "Content-Type": "application/json"})
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["field"] == "$" and "nested more than 32" in answer.json()["detail"]
+        assert lines(on_disk.store, "duel") == before and on_disk.store.fights() == ["duel"]
+
+    def test_a_body_past_the_bound_is_413(self, on_disk):
+        """A body larger than 1 MiB is 413 (a problem document), whatever it holds."""
+        answer = on_disk.client.post("/fights", content=b" " * (MAX_BODY_BYTES + 1),
+                                     headers={"Content-Type": "application/json"})
+        assert answer.status_code == 413 and answer.json()["type"] == "/problems/too-large"
+
+    @pytest.mark.parametrize("path, field", [
+        (f"/fights/duel/events?after={MAX_SEQ + 1}", "query.after"),
+        (f"/fights/duel/stream?after={MAX_SEQ + 1}", "query.after"),
+        (f"/fights/duel/explain/{MAX_SEQ + 1}", "path.seq"),
+    ])
+    def test_a_seq_past_what_a_store_holds_is_400(self, on_disk, path, field):
+        """A seq past 2^63 - 1 (SQLite's integers) is 400 naming the parameter, not a 500 from the store."""
+        answer = on_disk.client.get(path, headers=on_disk.auth())
+        assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
+
+    def test_the_largest_seq_is_an_empty_page(self, on_disk):
+        """after=2^63 - 1 is a seq like any other: no events after it."""
+        answer = on_disk.client.get(f"/fights/duel/events?after={MAX_SEQ}", headers=on_disk.auth())
+        assert answer.status_code == 200 and answer.json()["events"] == []
+
+    @pytest.mark.parametrize("last", ["²", "x", "-1", str(MAX_SEQ + 1), "9" * 40])
+    def test_a_last_event_id_that_is_no_seq_is_400_before_the_stream(self, on_disk, last):
+        """Last-Event-ID '²' (str.isdigit takes it, int does not), a number past 2^63 - 1 or anything else not a
+        seq is 400 naming the header, before the 200 of a stream."""
+        answer = on_disk.client.get("/fights/duel/stream", headers={**on_disk.auth(), "Last-Event-ID": last.encode()})
+        assert answer.status_code == 400 and answer.json()["field"] == "header.Last-Event-ID"
+
+    @pytest.mark.parametrize("fight_id", ["dup\n", "dup\n\n", "a b", "x" * 129])
+    def test_a_fight_id_is_matched_whole(self, on_disk, fight_id):
+        """An id with a final newline (which ``$`` alone would take) is 400 at $.id, and nothing is stored."""
+        answer = on_disk.client.post("/fights", json={"id": fight_id, "combatants": [sheet("kael")]})
+        assert answer.status_code == 400 and answer.json()["field"] == "$.id", answer.text
+        assert on_disk.store.fights() == ["duel"]
+
+    @pytest.mark.parametrize("command", [
+        {"command": "start_fight", "ruleset": {}, "dice_source": "manual"},
+        {"command": "join", "sheet": {}},
+    ])
+    def test_the_set_up_commands_are_not_http_commands(self, on_disk, command):
+        """start_fight and join are not among the commands HTTP takes (POST /fights starts a fight, its roster
+        whole): 400 at the command's tag."""
+        answer = on_disk.command(command)
+        assert answer.status_code == 400 and answer.json()["field"] == "$.command.command", answer.text
+
+    def test_a_whole_number_written_as_a_float_is_an_integer(self, on_disk):
+        """JSON Schema's integers include 3.0: expected_version 3.0 is version 3."""
+        version = on_disk.store.version("duel")
+        answer = on_disk.command({"command": "roll_initiative"}, expected_version=float(version))
+        assert answer.status_code == 201, answer.text
+
+    def test_a_sheets_own_inconsistency_is_422_at_its_path(self, on_disk):
+        """A well-formed sheet wielding what it does not carry is 422 (no schema can say it) naming the sheet."""
+        bad = {**sheet("kael"), "wielding": ["no-such-blade"]}
+        answer = on_disk.client.post("/fights", json={"id": "bad", "combatants": [bad]})
+        assert answer.status_code == 422 and answer.json()["field"] == "$.combatants[0]", answer.text
+        assert on_disk.store.fights() == ["duel"]
+
+    def test_an_unforeseen_failure_is_500_and_logged_with_its_traceback(self, on_disk, monkeypatch):
+        """A failure nothing foresaw (here the options breaking) is a 500 problem document carrying a reference,
+        and one error line in the server's log with that reference and the traceback; the client gets nothing of
+        the error itself."""
+        def broken(*_args: Any, **_kwargs: Any) -> Any:
+            raise RuntimeError("secret internals")
+        monkeypatch.setattr(on_disk.client.app.state.fights, "view", broken)
+        with structlog.testing.capture_logs() as logs:
+            answer = on_disk.client.get("/fights/duel/options", headers=on_disk.auth())
+        problem = answer.json()
+        assert answer.status_code == 500 and problem["type"] == "/problems/internal-error"
+        assert "secret internals" not in answer.text and problem["ref"] in problem["detail"]
+        failed = [e for e in logs if e.get("ref") == problem["ref"]]
+        assert len(failed) == 1 and failed[0]["log_level"] == "error"
+        assert failed[0]["path"] == "/fights/duel/options" and isinstance(failed[0]["exc_info"], RuntimeError)
+
+
+class TestLimits:
+    @pytest.mark.parametrize("more, field", [
+        ({"title": "t" * (MAX_TITLE + 1)}, "$.title"),
+        ({"notes": {"kael": "n" * (MAX_NOTE + 1)}}, "$.notes"),
+        ({"combatants": [{**sheet("kael"), "id": f"k{i}"} for i in range(MAX_COMBATANTS + 1)]}, "$.combatants"),
+        ({"hidden": ["kael"] * (MAX_COMBATANTS + 1)}, "$.hidden"),
+    ])
+    def test_a_fight_past_a_bound_is_400_naming_the_field(self, table, more, field):
+        """A title, a note, a roster or a hidden list past its bound (docs/server.md "Limits") is 400 at its
+        field, and nothing is stored."""
+        body = {"id": "big", "combatants": [sheet("kael"), sheet("vesh")], **more}
+        answer = table.client.post("/fights", json=body)
+        assert answer.status_code == 400 and answer.json()["field"].startswith(field), answer.text
+        assert table.store.fights() == []
+
+    def test_the_largest_roster_is_a_fight(self, table):
+        """A roster of exactly MAX_COMBATANTS starts."""
+        roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
+        answer = table.client.post("/fights", json={"id": "big", "combatants": roster})
+        assert answer.status_code == 201 and len(Fight.load(table.store, "big").state.combatants) == MAX_COMBATANTS
+
+    def test_a_fight_has_at_most_max_seats_seats(self, table, monkeypatch):
+        """The GM's and MAX_SEATS - 1 more; the next is 409 saying so (here with a bound of 3)."""
+        import omen_server.app as app_module
+
+        monkeypatch.setattr(app_module, "MAX_SEATS", 3)
+        table.create()
+        made = [table.client.post("/fights/duel/seats", headers=table.auth(), json={"kind": "spectator"})
+                for _ in range(3)]
+        assert [m.status_code for m in made] == [201, 201, 409]
+        assert "3 seats" in made[-1].json()["detail"] and len(table.keep.seats("duel")) == 3
+
+    def test_a_seat_plays_at_most_the_largest_roster(self, table):
+        """A seat's combatants past MAX_COMBATANTS is 400 at $.combatants."""
+        table.create()
+        answer = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                   json={"kind": "player", "combatants": ["kael"] * (MAX_COMBATANTS + 1)})
+        assert answer.status_code == 400 and answer.json()["field"] == "$.combatants"
+
+
+class TestCreationToken:
+    def test_creating_a_fight_needs_the_token_the_operator_set(self):
+        """With a creation token, POST /fights without it or with another is 401 and stores nothing; with it,
+        201; listing needs none."""
+        table = Table(create_token="omen_create_secret")
+        with table.client:
+            body = {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]}
+            for headers in ({}, {"Authorization": "Bearer omen_create_guess"},
+                            {"Authorization": "Bearer omen_create_secre"}, {"Authorization": "Basic x"}):
+                answer = table.client.post("/fights", json=body, headers=headers)
+                assert answer.status_code == 401 and "creation token" in answer.json()["detail"]
+            assert table.store.fights() == [] and table.keep.seats("duel") == []
+            table.create()
+            assert table.client.get("/fights").json()["fights"][0]["fight_id"] == "duel"
+
+    def test_a_seats_token_does_not_create(self):
+        """A GM's token is not the creation token."""
+        table = Table(create_token="omen_create_secret")
+        with table.client:
+            table.create()
+            answer = table.client.post("/fights", headers=table.auth(), json={"id": "other"})
+            assert answer.status_code == 401
+
+    def test_the_set_up_page_asks_for_the_token_when_the_server_needs_one(self):
+        """The set-up page of a server with a creation token takes it from its link (the script) or asks for
+        it; one without asks nothing."""
+        with_token = Table(create_token="omen_create_secret")
+        with with_token.client:
+            page = with_token.client.get("/").text
+        assert "data-needs-token" in page and 'id="setup-token"' in page and "omen_create_secret" not in page
+        without = Table()
+        with without.client:
+            assert "data-needs-token" not in without.client.get("/").text
+
+
+class TestFightsPaged:
+    def test_get_fights_pages_in_id_order(self, table):
+        """GET /fights?after=&limit= gives every fight once, in id order, page after page; next_after None on the
+        last."""
+        for n in range(5):
+            table.create(f"f{n}")
+        seen, after = [], ""
+        while after is not None:
+            page = table.client.get(f"/fights?after={after}&limit=2").json()
+            assert len(page["fights"]) <= 2
+            seen += [f["fight_id"] for f in page["fights"]]
+            after = page["next_after"]
+        assert seen == [f"f{n}" for n in range(5)]
+        assert table.client.get("/fights").json()["fights"][0]["head"]["seq"] == table.store.version("f0")
+
+    @pytest.mark.parametrize("query", ["limit=0", f"limit={FIGHTS_PAGE + 1}", "after=" + "x" * 129])
+    def test_bad_paging_is_400(self, table, query):
+        """A limit outside 1..100 or an after longer than an id is 400 naming the query parameter."""
+        answer = table.client.get(f"/fights?{query}")
+        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=')[0]}"
+
+    def test_the_set_up_page_lists_a_page_of_fights_and_links_the_next(self, table, monkeypatch):
+        """The set-up page lists FIGHTS_PAGE fights (here 2) and a link to the next page, which lists the rest."""
+        import omen_server.app as app_module
+
+        monkeypatch.setattr(app_module.fights_page, "__defaults__", ("", 2))
+        for n in range(3):
+            table.create(f"f{n}")
+        first = table.client.get("/").text
+        assert "f0" in first and "f1" in first and "f2" not in first and 'href="/?after=f1"' in first
+        second = table.client.get("/?after=f1").text
+        assert "f2" in second and "f0" not in second and "More fights" not in second
+
+
+class TestCompression:
+    def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it(self, table):
+        """The options of a 32-combatant set-up (about 1.7 MB of JSON) go gzipped to a client that accepts gzip
+        (a browser, httpx): some 50 KB on the wire, the same JSON once inflated."""
+        roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
+        answer = table.client.post("/fights", json={"id": "big", "combatants": roster},
+                                   headers={"Accept-Encoding": "gzip"})
+        assert answer.headers["content-encoding"] == "gzip"
+        assert int(answer.headers["content-length"]) * 10 < len(answer.content)
+        assert answer.json()["options"] == as_json(Fight.load(table.store, "big").options())
+
+
+class TestSessionPage:
+    def test_the_session_log_is_served_with_the_table_pages_policy_and_nosniff(self, table):
+        """GET /session carries the table page's Content-Security-Policy (its own inline style let in by its
+        hash, nothing else), nosniff and no Referer."""
+        table.create()
+        answer = table.client.get("/fights/duel/session", headers=table.auth())
+        policy = answer.headers["content-security-policy"]
+        style = answer.text.split("<style>", 1)[1].split("</style>", 1)[0]
+        digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+        assert f"style-src 'self' 'sha256-{digest}'" in policy and "script-src 'self'" in policy
+        assert "default-src 'none'" in policy and answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"

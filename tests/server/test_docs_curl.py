@@ -55,14 +55,15 @@ def request_of(words: list[str], names: dict[str, str]) -> dict[str, Any]:
 
 def test_every_curl_example_of_the_server_doc_answers_as_documented(tmp_path):
     """The curl examples of docs/server.md, in order (the stream aside: an endless response), each answer 2xx,
-    and the names they use ($FIGHT, $TOKEN, $ALICE, $BOB, $WATCHER) come from the answers before them; the
-    published log a player downloads is the stored log byte for byte."""
+    and the names they use ($FIGHT, $TOKEN, $ALICE, $BOB, $WATCHER) come from the answers before them ($CREATE
+    is the server's creation token, as omen serve needs); the published log a player downloads is the stored log
+    byte for byte."""
     examples = curl_examples(DOC.read_text(encoding="utf-8"))
     assert len(examples) >= 15
     store = MemoryStore()
-    names: dict[str, str] = {}
+    names: dict[str, str] = {"CREATE": "omen_create_docs"}
     ran = 0
-    with TestClient(create_app(store, Keep())) as client:
+    with TestClient(create_app(store, Keep(), create_token=names["CREATE"])) as client:
         for words in examples:
             asked = request_of(words, names) if all(
                 m in names for m in re.findall(r"\$([A-Z]+)", " ".join(words))) else None

@@ -31,8 +31,8 @@ def test_the_node_client_plays_a_fight_and_its_head_verifies(tmp_path):
     assert NODE is not None, "OMEN_REQUIRE_NODE is set but node is not installed"
     server = Server(tmp_path)
     try:
-        ran = subprocess.run([NODE, str(ROOT / "examples" / "node-client" / "client.mjs"),
-                              f"http://127.0.0.1:{server.port}"], capture_output=True, text=True, timeout=120)
+        ran = subprocess.run([NODE, str(ROOT / "examples" / "node-client" / "client.mjs"), server.setup_link],
+                             capture_output=True, text=True, timeout=120)
     finally:
         server.stop()
     assert ran.returncode == 0, ran.stderr

@@ -74,7 +74,8 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
         def worlds(seed: int, length: int, dice: str, hp: str) -> None:
             the_plan = plan(seed, length, dice, hp)
             n = next(_COUNT)
-            a, b, kinds = play(client, the_plan, (f"ni-{n}-a", f"ni-{n}-b"))
+            a, b, kinds = play(client, the_plan, (f"ni-{n}-a", f"ni-{n}-b"),
+                               {"Authorization": f"Bearer {server.create_token}"})
             logged.update(kinds)
             difference = first_difference(a.transcript, b.transcript)
             assert difference is None, difference

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from omen_core.store import SqliteStore
-from tests.server.processes import ROOT, Server
+from tests.server.processes import ROOT, Server, keyed_pairs
 from tests.server.test_app import sheet
 
 
@@ -94,11 +94,13 @@ class Stream:
     """A live stream read line by line as the server sends it: ``(event, id, data)`` for each message."""
 
     def __init__(self, server: Server, token: str, last_event_id: str = ""):
-        headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+        headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream", "Accept-Encoding": "gzip"}
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
         request = urllib.request.Request(f"http://127.0.0.1:{server.port}/fights/duel/stream", headers=headers)
         self.answer = urllib.request.urlopen(request, timeout=30)
+        # A browser accepts gzip; the stream is never compressed all the same (a gzip stream holds messages back).
+        assert self.answer.headers.get("Content-Encoding") is None
 
     def messages(self) -> Any:
         """The messages, as they come."""
@@ -264,3 +266,108 @@ def test_worker_processes_share_the_store_and_the_keep(tmp_path):
     assert store.fights() == [f"w{i}" for i in range(8)]
     for i in range(8):
         assert [e.seq for e in store.read(f"w{i}")] == list(range(1, store.version(f"w{i}") + 1))
+
+
+def _fights(server: Server, count: int, prefix: str) -> list[tuple[str, str, int]]:
+    """``count`` fights made on ``server``: (id, GM token, head) each."""
+    made = []
+    for n in range(count):
+        status, created = server.call("POST", "/fights", {"id": f"{prefix}{n:03d}",
+                                                          "combatants": [sheet("kael"), sheet("vesh")]})
+        assert status == 201, created
+        made.append((f"{prefix}{n:03d}", created["gm_token"], created["head"]["seq"]))
+    return made
+
+
+def _appended_once(store_path: Path, fights: list[tuple[str, str, int]],
+                   pairs: list[tuple[tuple[int, bytes], tuple[int, bytes]]]) -> None:
+    """Each pair's answers are one 201, byte for byte the same, and its fight holds the command once."""
+    with SqliteStore(store_path) as store:
+        for (fight_id, _token, _head), (first, second) in zip(fights, pairs, strict=True):
+            assert first[0] == 201 and first == second, (fight_id, first, second)
+            issued = [r for r in store.read(fight_id) if r.event.__struct_config__.tag == "command_issued"]
+            assert len(issued) == 1 and store.version(fight_id) == json.loads(first[1])["head"]["seq"]
+
+
+def test_one_keyed_request_sent_to_two_servers_on_one_sqlite_store_is_appended_once(servers, tmp_path):
+    """Issue 22, on SQLite: two server processes on one store and keep; for each of 100 fights the same request
+    with the same Idempotency-Key sent to both at the same instant, all 200 at once: each command appended once,
+    both answers the first answer, byte for byte."""
+    one, two = servers(), servers()
+    fights = _fights(one, 100, "pair")
+    pairs = keyed_pairs((one, two), fights, {"command": {"command": "roll_initiative"}})
+    _appended_once(tmp_path / "events.db", fights, pairs)
+
+
+def test_one_keyed_request_sent_twice_to_worker_processes_is_appended_once(tmp_path):
+    """omen serve --workers 2: the same keyed request twice at the same instant, for 30 fights at once (the kernel
+    hands each connection to either worker): each command appended once, both answers the same."""
+    server = Server(tmp_path, workers=2)
+    try:
+        fights = _fights(server, 30, "w")
+        pairs = keyed_pairs((server, server), fights, {"command": {"command": "roll_initiative"}})
+    finally:
+        server.stop()
+    _appended_once(tmp_path / "events.db", fights, pairs)
+
+
+def test_the_creation_token_is_the_operators_and_the_set_up_link_carries_it(tmp_path):
+    """omen serve with OMEN_CREATE_TOKEN set prints the set-up link carrying that token; POST /fights without it
+    is 401, with it 201."""
+    server = Server(tmp_path, env={"OMEN_CREATE_TOKEN": "omen_create_operators-own"})
+    try:
+        assert server.create_token == "omen_create_operators-own"
+        assert server.setup_link == f"http://127.0.0.1:{server.port}/#create=omen_create_operators-own"
+        body = {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]}
+        assert server.call("POST", "/fights", body, token="omen_create_guess")[0] == 401
+        assert server.call("POST", "/fights", body)[0] == 201
+    finally:
+        server.stop()
+    assert not (tmp_path / "events.db").stat().st_mode & 0o077  # the store and the keep: owner only
+    assert not (tmp_path / "events.keep.db").stat().st_mode & 0o077
+
+
+def test_a_worker_logs_a_failure_with_its_traceback(capsys):
+    """A server process the CLI did not configure (a worker) logs as omen --log-format json would: one JSON
+    line on stderr per failure, its traceback in it."""
+    import structlog
+
+    from omen_server.guard import log_failure
+    from omen_server.serve import configure_logging
+
+    configure_logging("json", "warning")
+    try:
+        try:
+            raise KeyError("lost")
+        except KeyError as exc:
+            ref = log_failure(exc, "GET", "/fights/duel/state")
+        line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    finally:
+        structlog.reset_defaults()
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))
+    assert line["ref"] == ref and line["level"] == "error" and line["path"] == "/fights/duel/state"
+    assert "Traceback" in line["exception"] and "KeyError: 'lost'" in line["exception"]
+
+
+def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers, tmp_path):
+    """Another program holding the SQLite store's write lock: a command waits STORE_TIMEOUT (1 s) for it, not
+    the store's default 30 s, and is 503 store-unavailable with Retry-After, nothing written; once the lock is
+    let go the same command goes in."""
+    import sqlite3
+
+    server = servers()
+    token, version = create(server)
+    holder = sqlite3.connect(tmp_path / "events.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        asked = time.monotonic()
+        status, answer = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                                       "expected_version": version}, token)
+        waited = time.monotonic() - asked
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert status == 503 and answer["type"] == "/problems/store-unavailable", answer
+    assert waited < 4, waited  # 1 s and the request's own work; generous on a loaded machine
+    assert server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
+                                                         "expected_version": version}, token)[0] == 201

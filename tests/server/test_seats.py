@@ -121,16 +121,17 @@ class TestSeats:
         assert all(seats.tokens["alice"] not in str(row) for row in rows)
         assert seats.get("alice", "/seat").json() == {"kind": "player", "name": "Alice", "combatants": ["kael"]}
 
-    @pytest.mark.parametrize("body,field", [
-        ({"kind": "player", "combatants": ["nobody"]}, "$.combatants[0]"),
-        ({"kind": "player"}, "$.combatants"),
-        ({"kind": "spectator", "combatants": ["kael"]}, "$.combatants"),
-        ({"kind": "gm"}, "$.kind"),
+    @pytest.mark.parametrize("body,status,field", [
+        ({"kind": "player", "combatants": ["nobody"]}, 422, "$.combatants[0]"),
+        ({"kind": "player"}, 422, "$.combatants"),
+        ({"kind": "spectator", "combatants": ["kael"]}, 422, "$.combatants"),
+        ({"kind": "gm"}, 400, "$.kind"),
     ])
-    def test_a_bad_seat_is_400_naming_the_field(self, seats, body, field):
-        """A seat for nobody, a player with no combatant, a spectator with one, a second GM: 400 with the field."""
+    def test_a_bad_seat_is_refused_naming_the_field(self, seats, body, status, field):
+        """A second GM does not decode (400); a seat for nobody, a player with no combatant, a spectator with one
+        are well formed but cannot be (422): each names the field."""
         answer = seats.table.client.post("/fights/ford/seats", headers=seats.table.auth(), json=body)
-        assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
+        assert answer.status_code == status and answer.json()["field"] == field, answer.text
 
     def test_only_the_gm_makes_seats_and_changes_settings(self, seats):
         """A player's token may not make seats, list them, or change the table settings: 403 saying why."""
@@ -178,7 +179,7 @@ class TestSeats:
         mine = {c["id"]: c for c in seats.get("alice", "/state").json()["combatants"]}
         assert mine["zqskarn"]["hp"] == 666001
         bad = seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"hide": ["x"]})
-        assert bad.status_code == 400 and bad.json()["field"] == "$.hide[0]"
+        assert bad.status_code == 422 and bad.json()["field"] == "$.hide[0]"  # no such combatant
 
     def test_the_log_is_the_gms_until_published_then_verifies_against_witnessed_heads(self, seats):
         """GET log: 403 to a player until the GM publishes; then every seat reads the stored lines byte for byte,

@@ -105,7 +105,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
             try:
                 gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
                 gm.set_default_timeout(10_000)
-                gm.goto(origin + "/")
+                gm.goto(server.setup_link)  # the link omen serve printed, the creation token in its fragment
                 gm.fill("#setup-title", "Kael and Vesh at the ford")
                 gm.uncheck("input[name=sheet][value=vesh]")
                 gm.fill("#setup-json", json.dumps(vesh))
@@ -146,7 +146,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 for page in (gm, player):
                     expect(page.locator("#live")).to_have_text("live")
                     page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head === "
-                                           f"'{server.call('GET', '/fights')[1][0]['head']['seq']}'")
+                                           f"'{server.call('GET', '/fights')[1]['fights'][0]['head']['seq']}'")
                 dropped = ("ERR_CONNECTION_REFUSED", "ERR_INCOMPLETE_CHUNKED_ENCODING")  # while it was down
                 watch.errors[before:] = [e for e in watch.errors[before:] if not any(d in e for d in dropped)
                                          and not e.startswith("failed: ")]

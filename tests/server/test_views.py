@@ -8,12 +8,23 @@ import msgspec
 import pytest
 
 from omen_core import Fight, MemoryStore, SeededDice
-from omen_core.commands import ApplyConditionCommand, Command, DeclareAttack, RollInitiative
-from omen_core.content import load_sheet
+from omen_core.commands import (
+    ApplyConditionCommand,
+    CallSave,
+    CheckSpec,
+    Command,
+    DeclareAttack,
+    EndTurn,
+    RollInitiative,
+    StaticCheck,
+)
+from omen_core.content import DealDamage, SaveEffect, load_sheet
+from omen_core.parts import Modifier
 from omen_core.events import EVENT_TYPES
 from omen_server.views import (
     EVENT_VIEWS,
     PLAYER_COMMANDS,
+    UNNAMED_EFFECT,
     Sight,
     actor_of,
     combatant_views,
@@ -201,3 +212,57 @@ def test_a_command_naming_a_hidden_combatant_in_a_list_shows_its_name_alone(hidd
         assert "vesh" not in msgspec.json.encode(seen).decode()
     else:
         assert seen.event["command"]["leaves"] == ("vesh",)
+
+
+def _saved(fight: Fight, caller: str = "kael") -> list[Any]:
+    """A save called by ``caller`` (on its turn) on the other: the GM's effect, named, with a branch."""
+    effect = SaveEffect(name="Cinder breath", save="AGI", against="FCS",
+                        on_failure=(DealDamage(flat=3, damage_type="fire"),))
+    saver = "vesh" if caller == "kael" else "kael"
+    if fight.state.turn != caller:
+        fight.execute(EndTurn(who=str(fight.state.turn)))
+    return [r for r in fight.execute(CallSave(caller=caller, saver=saver, effect=effect))
+            if r.event.__struct_config__.tag in ("save_called", "save_resolved")]
+
+
+def test_a_save_effect_is_its_callers_and_the_others_see_a_save():
+    """Ruling (docs/rulings.md, "A save's effect"): Vesh's effect on Kael shows Kael's player what it needs to check
+    its own save (AGI against FCS, a spell, 1 Action), named "a save", without what a failure does; the GM, and a
+    player of the caller, see it whole."""
+    fight = _fight()
+    called, resolved = _saved(fight, caller="vesh")
+    kael = _sight(fight)
+    assert seen_event(called, kael).event["effect"] == {"name": UNNAMED_EFFECT, "save": "AGI", "against": "FCS",
+                                                         "spell": True, "action_cost": 1}
+    assert seen_event(resolved, kael).event["effect"] == UNNAMED_EFFECT
+    vesh = _sight(fight, own=("vesh",))
+    whole = seen_event(called, vesh).event["effect"]
+    assert whole == msgspec.to_builtins(called.event.effect) and whole["on_failure"]
+    assert seen_event(resolved, vesh).event["effect"] == "Cinder breath"
+    assert seen_event(called, Sight(kind="gm")).event["effect"]["name"] == "Cinder breath"
+
+
+def test_a_save_effect_the_gm_made_public_is_named_to_every_seat():
+    """An effect whose name is in the table settings' public_effects is named to every seat; what a branch does
+    is still the caller's."""
+    fight = _fight()
+    called, resolved = _saved(fight, caller="vesh")
+    index = dict(found for rec in fight.store.read("duel") if (found := participants_of(rec)) is not None)
+    public = sight_of("spectator", (), fight.state, (), "banded", index, [], public_effects=["Cinder breath"])
+    assert seen_event(called, public).event["effect"]["name"] == "Cinder breath"
+    assert "on_failure" not in seen_event(called, public).event["effect"]
+    assert seen_event(resolved, public).event["effect"] == "Cinder breath"
+
+
+def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_sources_too():
+    """Ruling (docs/rulings.md, "A player's own roll"): the GM's situational modifier on Kael's check reaches
+    Kael's player with its value and its source (it must be able to check its own total); Vesh's player sees the
+    roller and the total alone."""
+    fight = _fight()
+    fog = Modifier(source="the GM's fog", value=-1)
+    done = fight.execute(StaticCheck(check=CheckSpec(who="kael", attribute="AGI", modifiers=(fog,)), difficulty=10))
+    resolved = next(r for r in done if r.event.__struct_config__.tag == "static_check_resolved")
+    own = seen_event(resolved, _sight(fight)).event["check"]
+    assert list(own["modifiers"]) == [{"source": "the GM's fog", "value": -1}]
+    assert seen_event(resolved, _sight(fight, own=("vesh",))).event["check"] == {"roller": "kael",
+                                                                                 "total": own["total"]}

@@ -192,6 +192,14 @@ class TestBadBatches:
             store.append(FIGHT, foreign, 2)
         assert stored(store) == base
 
+    @pytest.mark.parametrize("fight_id", ["dup\n", "dup\n\n", "\ndup", "du p", "d" * 129, "", "-dup", "dup/x"])
+    def test_an_id_that_is_not_a_fight_id_whole_is_refused(self, store: EventStore, fight_id: str) -> None:
+        """A fight id is matched whole: "dup\n" (``$`` alone matches before a final newline) is BadAppend, as is
+        any id not 1-128 letters, digits, '.', '_' or '-' starting with a letter or digit; nothing is written."""
+        with pytest.raises(BadAppend):
+            store.append(fight_id, make_events(fight_id, 1), 0)
+        assert store.fights() == []
+
     def test_bad_third_event_writes_none_of_the_batch(self, store: EventStore,
                                                       base: list[StoredEvent]) -> None:
         """A batch whose third event is broken is refused as a whole."""

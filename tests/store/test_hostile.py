@@ -170,7 +170,7 @@ class TestReadingChangesNothing:
 class TestSnapshotPaths:
     """Every snapshot path is built inside the snapshot folder."""
 
-    @pytest.mark.parametrize("fight_id", ["../x", "../../x", "/abs", "a/b", "..", ".", "", "a\0b"])
+    @pytest.mark.parametrize("fight_id", ["../x", "../../x", "/abs", "a/b", "..", ".", "", "a\0b", "x\n"])
     def test_an_id_that_is_no_fight_id_is_refused(self, tmp_path: Path, fight_id: str) -> None:
         """seqs, latest and delete refuse a hostile id (InvalidFightId) and touch nothing outside."""
         from omen_core.errors import InvalidFightId

@@ -1,0 +1,114 @@
+"""Hostile input met in bounded time: JSON nested too deep, seqs past what a store holds, bearer tokens and creation
+tokens, and the log line of every answer the server could not give (a 500, with its traceback).
+
+What a request may carry is in :mod:`omen_server.limits`; here are the checks that need more than a bound on a
+decoded field: they run before anything decodes a body (a JSON document nested 1,000 deep would exhaust the
+decoder's recursion), and they are cheap (a scan of the body in C, whatever it holds).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Any
+
+import structlog
+from litestar.exceptions import ValidationException
+
+from .limits import MAX_JSON_DEPTH, MAX_SEQ
+
+__all__ = ["too_deep", "check_body", "parse_seq", "new_create_token", "same_token", "page_headers", "log_failure"]
+
+log = structlog.get_logger("omen.server")
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_SEQ = re.compile(r"[0-9]{1,19}")
+
+
+def too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON ``body`` nests arrays and objects more than ``limit`` deep (brackets inside strings set
+    aside). Each pass takes out the innermost pairs, so ``limit`` passes empty any document no deeper; every step
+    is a C loop over the body (a 1 MiB body of brackets is checked in milliseconds). A body whose brackets do not
+    pair is left to the decoder, which says where.
+
+    >>> too_deep(b'{"a": [[1, 2], {"b": "[[[[["}]}', limit=3)
+    False
+    >>> too_deep(b"[" * 4 + b"]" * 4, limit=3)
+    True
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    brackets = _STRING.sub(b"", body).translate(_BRACKETS, _NOT_BRACKETS)
+    if not brackets:  # every bracket was inside a string
+        return False
+    for _ in range(limit):
+        inner = brackets.replace(b"()", b"")
+        if not inner or len(inner) == len(brackets):
+            return False
+        brackets = inner
+    return True
+
+
+async def check_body(request: Any) -> None:
+    """Refuse (400, at ``$``) a request body nested deeper than :data:`MAX_JSON_DEPTH`, before anything decodes it;
+    a body larger than the bound is refused by reading it (413, Litestar's ``request_max_body_size``)."""
+    if request.method not in {"POST", "PUT", "PATCH"}:
+        return
+    if too_deep(await request.body()):
+        raise ValidationException(detail="the body nests too deep", extra=[{
+            "message": f"JSON nested more than {MAX_JSON_DEPTH} arrays and objects deep", "key": "",
+            "source": "body"}])
+
+
+def parse_seq(text: str) -> int | None:
+    """A seq as a client writes it (``Last-Event-ID``): ASCII digits, at most :data:`MAX_SEQ`; None otherwise
+    (``str.isdigit`` would take ``²``, which ``int`` refuses).
+
+    >>> parse_seq("42"), parse_seq("²"), parse_seq(str(2 ** 63)), parse_seq("4 2")
+    (42, None, None, None)
+    """
+    if _SEQ.fullmatch(text) is None:
+        return None
+    seq = int(text)
+    return seq if seq <= MAX_SEQ else None
+
+
+def new_create_token() -> str:
+    """A fresh creation token, ``omen_create_`` and 43 URL-safe characters (256 random bits)."""
+    return f"omen_create_{secrets.token_urlsafe(32)}"
+
+
+def same_token(given: str, expected: str) -> bool:
+    """Whether a bearer token is the creation token (compared in constant time)."""
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+_STYLE = re.compile(r"<style>(.*?)</style>", re.S)
+
+
+def page_headers(page: str, csp: str) -> dict[str, str]:
+    """The headers a self-contained HTML page is served with (the session log): the table page's ``csp`` with the
+    page's own ``<style>`` blocks let in by their hashes (the template's; a fight's text is escaped, so it adds
+    none), ``nosniff``, and no ``Referer``.
+
+    >>> page_headers("<style>p{}</style>", "style-src 'self'")["Content-Security-Policy"]
+    "style-src 'self' 'sha256-gG2yISYereRMiG2lMXrbiUgi0Ubw9p7QCeWcroOvy9Y='"
+    """
+    hashes = "".join(f" 'sha256-{base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()}'"
+                     for block in _STYLE.findall(page))
+    return {"Content-Security-Policy": csp.replace("style-src 'self'", "style-src 'self'" + hashes),
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+
+
+def log_failure(exc: BaseException, method: str, path: str) -> str:
+    """Log an answer the server could not give (a 500, or a stream that broke off) with its traceback, to the
+    server's log (structlog, as the host configured it: ``omen serve`` writes to stderr); return the reference
+    its problem document gives the client to quote."""
+    ref = secrets.token_hex(6)
+    log.error("internal error", ref=ref, method=method, path=path, error=type(exc).__name__, exc_info=exc)
+    return ref

@@ -1,0 +1,159 @@
+"""The OpenAPI document ``omen serve`` publishes (``GET /schema/openapi.json``), made to say what the decoders take.
+
+Litestar writes the paths, parameters and responses from the handlers; its
+schemas of the bodies are looser than omen's strict decoders (a field it does
+not know, a pattern inside a union). So every component schema is replaced by
+msgspec's own (:func:`msgspec.json.schema_components`, the decoder's source:
+``additionalProperties: false`` where unknown fields are refused, every pattern
+and range), and the document is completed with what Litestar cannot know: the
+bearer tokens (a security scheme), the stream's ``text/event-stream``, the
+headers' and path parameters' own forms, and the problems any resource may
+answer (413 for a body too large, 503 while the store cannot be used).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+from litestar import Request
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin
+
+from omen_core import __version__
+from omen_core.store.base import FIGHT_ID
+from omen_replay.explain import Explanation
+
+from .app import (
+    CommandRequest,
+    CommandResult,
+    Created,
+    CreateFight,
+    EventsPage,
+    FightsPage,
+    NewSeat,
+    OptionsView,
+    Problem,
+    SeatInfo,
+    SeatMade,
+    SettingsChange,
+    StateView,
+    TableSettings,
+    VerifyView,
+)
+from .limits import MAX_IDEMPOTENCY_KEY, MAX_SEQ
+
+__all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES"]
+
+#: Every type that goes over the wire as JSON, requests and answers: their schemas are msgspec's.
+WIRE_TYPES: tuple[type, ...] = (CreateFight, CommandRequest, NewSeat, SettingsChange, Created, FightsPage, SeatMade,
+                                SeatInfo, TableSettings, StateView, OptionsView, CommandResult, EventsPage,
+                                Explanation, VerifyView, Problem)
+
+_PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+#: The body each operation takes (the handlers decode it themselves, strictly: Litestar never does).
+BODIES: dict[tuple[str, str], type] = {("/fights", "post"): CreateFight,
+                                       ("/fights/{fight_id}/seats", "post"): NewSeat,
+                                       ("/fights/{fight_id}/settings", "post"): SettingsChange,
+                                       ("/fights/{fight_id}/commands", "post"): CommandRequest}
+_HEADERS: dict[str, dict[str, Any]] = {
+    "Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
+    "Last-Event-ID": {"type": "string", "pattern": r"^[0-9]{1,19}$(?!\n)"},
+}
+
+
+def _components() -> dict[str, Any]:
+    _schemas, components = msgspec.json.schema_components(WIRE_TYPES, ref_template="#/components/schemas/{name}")
+    _as_decoded(components)
+    return components
+
+
+def _integers(schema: dict[str, Any]) -> None:
+    """Litestar writes an integer's bounds as floats (``minimum: 0.0``, and 2^63 - 1 rounded up to 2^63); JSON
+    Schema's integers bound them, exactly."""
+    for key in ("minimum", "maximum", "default"):
+        value = schema.get(key)
+        if isinstance(value, float):
+            schema[key] = MAX_SEQ if value == float(MAX_SEQ) else int(value)
+
+
+def _as_decoded(schema: Any) -> None:
+    """msgspec writes a set's array ``uniqueItems``, but its decoder takes repeated items (and keeps one of each):
+    the document says what the decoder takes."""
+    if isinstance(schema, dict):
+        schema.pop("uniqueItems", None)
+        for value in schema.values():
+            _as_decoded(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _as_decoded(value)
+
+
+def _parameter(parameter: dict[str, Any]) -> None:
+    name, where = parameter["name"], parameter["in"]
+    if where == "header" and name in _HEADERS:
+        parameter["schema"] = dict(_HEADERS[name])
+    elif where == "path" and name == "fight_id":
+        parameter["schema"] = {"type": "string", "pattern": FIGHT_ID.pattern, "maxLength": 128}
+    _integers(parameter["schema"])
+
+
+def _problems(operation: dict[str, Any], *statuses: int) -> None:
+    for status in statuses:
+        operation["responses"].setdefault(str(status), {"description": _WORDS[status], "content": _PROBLEM})
+
+
+_WORDS = {400: "Bad request", 401: "No valid token", 413: "The body is too large",
+          503: "The event store cannot be used now"}
+
+
+def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
+    """``document`` (Litestar's, as a dict) completed as the module says; a new dict."""
+    doc = copy.deepcopy(document)
+    doc.setdefault("components", {})["schemas"] = _components()
+    doc["components"]["securitySchemes"] = {"bearer": {
+        "type": "http", "scheme": "bearer",
+        "description": "A seat's token (the GM's comes with the fight; the GM makes the others); for POST /fights, "
+                       "the server's creation token (docs/server.md)"}}
+    for path, item in doc.get("paths", {}).items():
+        for method, operation in item.items():
+            if method not in {"get", "post"}:
+                continue
+            for parameter in operation.get("parameters", []):
+                _parameter(parameter)
+            body = BODIES.get((path, method))
+            if body is not None:
+                operation["requestBody"] = {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": f"#/components/schemas/{body.__name__}"}}}}
+            public = path == "/fights" and (method == "get" or not create_token)
+            operation["security"] = [] if public else [{"bearer": []}]
+            _problems(operation, 400, 503, *(() if public else (401,)), *((413,) if method == "post" else ()))
+            if path.endswith("/stream"):
+                operation["responses"]["200"] = {
+                    "description": "Server-Sent Events: `event` messages (a seen event, its seq as id) and `options` "
+                                   "messages", "content": {"text/event-stream": {"schema": {"type": "string"}}}}
+    return doc
+
+
+class _CompletedJson(JsonRenderPlugin):
+    """``/schema/openapi.json``: Litestar's document, completed (:func:`complete`) once."""
+
+    def __init__(self, create_token: bool) -> None:
+        super().__init__()
+        self.create_token = create_token
+        self._done: dict[str, Any] | None = None
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        if self._done is None:
+            self._done = complete(openapi_schema, self.create_token)
+        return self.render_json(request, self._done)
+
+
+def openapi_config(create_token: bool) -> OpenAPIConfig:
+    """The app's OpenAPI configuration: the completed JSON document, and an interactive view of it at ``/schema``;
+    ``create_token``: whether ``POST /fights`` needs the creation token (then the document says so)."""
+    return OpenAPIConfig(title="omen", version=__version__,
+                         description="The network back end of omen: fights, their options, commands and events "
+                                     "(docs/server.md).",
+                         render_plugins=[_CompletedJson(create_token), RedocRenderPlugin(path="/")])

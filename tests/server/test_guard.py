@@ -1,0 +1,90 @@
+"""omen_server/guard.py: the checks hostile input meets before anything decodes it, and the log line of a 500."""
+
+from __future__ import annotations
+
+import json
+
+import structlog
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omen_server.guard import log_failure, page_headers, parse_seq, same_token, too_deep
+from omen_server.limits import MAX_JSON_DEPTH, MAX_SEQ
+
+#: JSON values, nested: arrays and objects of arrays and objects, strings full of brackets and quotes.
+_TEXT = st.text(alphabet='[]{}"\\ab:,', max_size=8)
+JSON = st.recursive(st.none() | st.integers() | _TEXT,
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+                    max_leaves=40)
+
+
+def depth(value: object) -> int:
+    """How deep ``value`` nests arrays and objects (a scalar: 0)."""
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    return 0
+
+
+class TestTooDeep:
+    @given(JSON, st.integers(0, 12))
+    def test_a_document_is_too_deep_exactly_when_it_nests_past_the_limit(self, value, limit):
+        """For any JSON document (brackets and quotes inside its strings included), too_deep is depth > limit."""
+        assert too_deep(json.dumps(value).encode(), limit) == (depth(value) > limit)
+
+    def test_a_thousand_deep_is_too_deep_and_the_limit_is_not(self):
+        """The hostile case: 1,000 nested arrays; the bound itself passes."""
+        assert too_deep(b"[" * 1000 + b"]" * 1000)
+        assert not too_deep(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH)
+        assert too_deep(b'{"a":' * (MAX_JSON_DEPTH + 1) + b"1" + b"}" * (MAX_JSON_DEPTH + 1))
+
+    def test_brackets_that_do_not_pair_are_left_to_the_decoder(self):
+        """Unbalanced brackets (not JSON) are not called too deep: the decoder says what is wrong, and where."""
+        assert not too_deep(b"[" * 40 + b"]" * 2)
+        assert not too_deep(b'"[[["', limit=0)  # brackets in a string alone: nothing nests
+
+
+class TestParseSeq:
+    @given(st.integers(0, MAX_SEQ))
+    def test_every_seq_a_store_holds_parses(self, seq):
+        """ASCII digits up to 2^63 - 1 are a seq."""
+        assert parse_seq(str(seq)) == seq
+
+    @given(st.text(max_size=25))
+    def test_anything_else_is_none(self, text):
+        """Any text that is not ASCII digits of a seq up to 2^63 - 1 is None (never an exception)."""
+        expected = int(text) if text.isascii() and text.isdigit() and 0 < len(text) <= 19 else None
+        assert parse_seq(text) == (expected if expected is not None and expected <= MAX_SEQ else None)
+
+    def test_the_hostile_cases(self):
+        """'²' (str.isdigit says yes, int says no), 2^63, a signed number, spaces, a newline."""
+        assert [parse_seq(t) for t in ("²", str(MAX_SEQ + 1), "-1", "+1", " 1", "1\n", "")] == [None] * 7
+
+
+def test_tokens_are_compared_whole():
+    """The creation token matches itself only: not a prefix, not a longer one."""
+    assert same_token("omen_create_x", "omen_create_x")
+    assert not same_token("omen_create_", "omen_create_x") and not same_token("omen_create_xy", "omen_create_x")
+
+
+def test_a_page_lets_in_its_own_style_only():
+    """The session log's headers: the table page's policy with the hash of the page's own style block, nosniff,
+    and no Referer."""
+    headers = page_headers("<html><style>body{}</style><p>&lt;style&gt;x&lt;/style&gt;</p>", "style-src 'self'; "
+                           "script-src 'self'")
+    assert headers["Content-Security-Policy"].count("'sha256-") == 1
+    assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_a_failure_is_logged_with_its_traceback_and_a_reference():
+    """log_failure writes one error line naming the request, the error, the traceback, and the reference it
+    returns."""
+    try:
+        raise ZeroDivisionError("boom")
+    except ZeroDivisionError as exc:
+        with structlog.testing.capture_logs() as logs:
+            ref = log_failure(exc, "POST", "/fights")
+    assert len(logs) == 1 and logs[0]["log_level"] == "error" and logs[0]["ref"] == ref
+    assert logs[0]["path"] == "/fights" and logs[0]["error"] == "ZeroDivisionError"
+    assert logs[0]["exc_info"].__traceback__ is not None
