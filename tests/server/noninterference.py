@@ -37,6 +37,7 @@ from omen_core.content import (
     Weapon,
 )
 from omen_core.decide import decided
+from omen_core.dice import FacesNeeded
 from omen_core.errors import OmenError
 from tests.sheets import sheet
 
@@ -161,22 +162,38 @@ class Plan:
     kinds: set[str] = field(default_factory=set)
 
 
-def _faces(rng: random.Random, choice: dict[str, Any], body: dict[str, Any]
-           ) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
-    """Faces for every die a choice rolls (C29 order), and the indices of the raider's Stealth faces and of its
-    primary faces in an attack with its weapon, each drawn high enough for world B to roll as much lower."""
+def _faces(rng: random.Random, choice: dict[str, Any], body: dict[str, Any]) -> tuple[list[int], tuple[int, ...]]:
+    """Faces for every die a choice rolls (C29 order), and the indices of the raider's Stealth faces, drawn high
+    enough for world B to roll as much lower. The raider's primary dice with its weapon may be lowered too: every
+    face it rolls is drawn that high (which of them are is known only once the command is decided)."""
     faces: list[int] = []
-    marked: dict[str, list[int]] = {"stealth": [], "primary": []}
+    stealth: list[int] = []
     for roll in choice["dice"]:
         mine = roll["roller"] == "vesh"
-        stealth = mine and _is_stealth(roll, body)
-        armed = mine and roll["purpose"] == "hit" and not body.get("unarmed")  # its one weapon, named or not
+        is_stealth = mine and _is_stealth(roll, body)
         for die in roll["dice"]:
-            mark = "stealth" if stealth else "primary" if armed and die["pool"] == "primary" else ""
-            if mark:
-                marked[mark].append(len(faces))
-            faces.append(rng.randint(min(1 + _SHIFTS[mark], die["sides"]) if mark else 1, die["sides"]))
-    return faces, tuple(marked["stealth"]), tuple(marked["primary"])
+            if is_stealth:
+                stealth.append(len(faces))
+            shift = _SHIFTS["stealth"] if is_stealth else _SHIFTS["primary"] if mine else 0
+            faces.append(rng.randint(min(1 + shift, die["sides"]), die["sides"]))
+    return faces, tuple(stealth)
+
+
+def _armed(events: list[Any], weapons: dict[int, str | None]) -> tuple[int, ...]:
+    """Where, among the faces a command carried, the raider's primary dice of an attack with its weapon are: read
+    off the events it produced (each roll takes the next faces, in order) and the weapon of each of the raider's
+    attacks (``weapons``, by action: kept up to date here, for an attack rolled by a later command, as passing a
+    reaction rolls the attack that goes on)."""
+    weapons |= {e.action: e.weapon for e in events if type(e).__name__ == "AttackDeclared" and e.attacker == "vesh"}
+    found: list[int] = []
+    at = 0
+    for e in events:
+        if type(e).__name__ != "DiceRolled":
+            continue
+        armed = e.roller == "vesh" and e.purpose == "hit" and weapons.get(e.action) == WORLDS[0].raider_weapon
+        found += [at + i for i, die in enumerate(e.dice) if armed and die.pool == "primary"]
+        at += len(e.dice)
+    return tuple(found)
 
 
 #: How much lower world B rolls the raider's marked faces.
@@ -246,6 +263,18 @@ def _pick(rng: random.Random, offers: list[dict[str, Any]], waiting: bool, fight
     return rng.choices([o for o, _w in weighted], weights=[w for _o, w in weighted])[0]
 
 
+def _refused(fight: Fight, body: dict[str, Any]) -> bool:
+    """Whether the rules refuse ``body`` now, whatever its faces (a command they would take given its faces is
+    not refused: a seeded fight would roll them)."""
+    try:
+        decided(fight.state, msgspec.convert(body, type=Command), ManualDice())
+    except FacesNeeded:
+        return False
+    except (OmenError, msgspec.ValidationError):
+        return True
+    return False
+
+
 def _junk(rng: random.Random) -> Step:
     """A player's command that may well be refused: naming what it cannot see, gear that is not its own."""
     who = rng.choice(list(PLAYERS))
@@ -273,6 +302,7 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
     fight = Fight.start(MemoryStore(), "plan", dice=source, clock=lambda: 0, combatants=sheets(world))
     steps: list[Step] = []
     lowest = {world.hidden: fight.state.combatants[world.hidden].hp, "vesh": fight.state.combatants["vesh"].hp}
+    weapons: dict[int, str | None] = {}
     for who, condition in _OPENINGS:  # now and then, what the rare situations need, set up before the first blow
         if rng.random() < 0.5:
             body = {"command": "apply_condition", "who": who, "condition": condition, "reason": world.free_text}
@@ -280,7 +310,9 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             steps.append(Step(body=body))
     for _ in range(length):
         if rng.random() < 0.12:
-            steps.append(_junk(rng))
+            junk = _junk(rng)
+            if _refused(fight, junk.body):  # junk the rules would take would move the fight off the plan
+                steps.append(junk)
         options = msgspec.to_builtins(fight.options())
         offer = _pick(rng, list(options["offers"]), options["waiting"] is not None, fight)
         if offer is None:
@@ -294,16 +326,17 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             body["effect"] = msgspec.to_builtins(effect)
         if offer["command"] in FREE_TEXT:
             body[FREE_TEXT[offer["command"]]] = world.free_text
-        faces, stealth, primary = _faces(rng, choice, body)
+        faces, stealth = _faces(rng, choice, body)
         if body["command"] in ("roll_initiative", "roll_off") and len(faces) > 1 and rng.random() < 0.8:
             faces = _tied(fight, body, faces, rng)
         if faces:
             body["dice"] = faces
         given = {**body, "seed": bytes(32).hex()} if body["command"] == "reveal_seed" else body
         try:
-            fight.execute(msgspec.convert(given, type=Command))
+            stored = fight.execute(msgspec.convert(given, type=Command))
         except OmenError:
             continue  # the save's own effect may be refused where the offered one was not
+        primary = _armed([r.event for r in stored], weapons)
         rollers = frozenset(roll["roller"] for roll in choice["dice"])
         steps.append(Step(body=body, stealth=stealth, primary=primary, rollers=rollers))
         now = fight.state.combatants  # an undo may take back a join
