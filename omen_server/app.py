@@ -48,6 +48,7 @@ from omen_core.errors import (
 )
 from omen_core.events import CombatantJoined
 from omen_core.options import Options, Waiting
+from omen_core.options import options as options_of
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID
 from omen_core.walk import StoreSource
@@ -355,6 +356,8 @@ class Fights:
         self.store, self.keep = store, keep
         self._loaded: dict[str, Fight] = {}
         self._views: dict[str, OptionsView] = {}
+        self._heads: dict[str, dict[int, OptionsView]] = {}  # recent views by head seq (the stream's, per head)
+        self.pokes: dict[str, int] = {}  # bumped when what a seat sees changes without the head moving
         self.appended: dict[str, int] = {}  # the head each fight reached by this process's last append, or heard
         #                                    (PostgreSQL: every process's commits, NOTIFY: see listen_for_commits)
         self._participants: dict[str, dict[int, tuple[str, ...]]] = {}
@@ -405,7 +408,33 @@ class Fights:
             cached = self._views.get(fight_id)
             if cached is None or cached.head.hash != fight.state.last_hash:
                 cached = self._views[fight_id] = OptionsView(head=head_of(fight), options=fight.options())
+                _remember_head(self._heads.setdefault(fight_id, {}), cached)
             return cached
+
+    def view_at(self, fight_id: str, seq: int) -> OptionsView:
+        """The head and options of a fight as they stood at ``seq``, the last event of a command's batch (an
+        earlier head the stream passed: its options message): kept from when it was the head, or computed from
+        the state after it (``Fight.state_after``)."""
+        with self.lock(fight_id):
+            fight = self.fight(fight_id)
+            kept = self._heads.get(fight_id, {}).get(seq)
+            if kept is not None:
+                return kept
+            if seq >= fight.version:
+                return self.view(fight_id, fight)
+            state = fight.state_after(seq)
+            view = OptionsView(head=Head(seq=state.version, hash=state.last_hash), options=options_of(state))
+            _remember_head(self._heads.setdefault(fight_id, {}), view)
+            return view
+
+    def seat_view(self, fight_id: str, fight: Fight, sight: Sight) -> OptionsView:
+        """The view at the head now as the seat of ``sight`` sees it (hold the fight's lock)."""
+        return _seat_view(self.view(fight_id, fight), sight)
+
+    def poke(self, fight_id: str) -> None:
+        """Tell this process's streams of a fight to look at their views now: something a seat sees changed
+        without the head moving (the table settings, dice staged)."""
+        self.pokes[fight_id] = self.pokes.get(fight_id, 0) + 1
 
     def start(self, fight_id: str, spec: CreateFight) -> Fight:
         """Start a fight (the whole set-up in one atomic append) and keep its seed and table settings."""
@@ -435,6 +464,7 @@ class Fights:
     def put_settings(self, fight_id: str, settings: TableSettings) -> None:
         """Keep a fight's table settings."""
         self.keep.put_settings(fight_id, _ENCODER.encode(settings))
+        self.poke(fight_id)
 
     def participants(self, fight_id: str) -> dict[int, tuple[str, ...]]:
         """The combatants each action of a fight involves, by the action's seq (kept up to date as it grows;
@@ -464,6 +494,15 @@ class Fights:
             participants = self.participants(fight_id)
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
                             participants, settings.notes.values(), self._sheets.get(fight_id, {}))
+
+
+HEADS_KEPT = 64  # the views of a fight's recent heads kept for the streams (a few kB each)
+
+
+def _remember_head(kept: dict[int, OptionsView], view: OptionsView) -> None:
+    kept[view.head.seq] = view
+    while len(kept) > HEADS_KEPT:
+        del kept[min(kept)]
 
 
 def _stored_head(store: EventStore, fight_id: str) -> Head:
@@ -881,32 +920,61 @@ def _strict(body: bytes, kind: type[T]) -> T:
 
 POLL = 0.1  # seconds between two looks at what this process appended (a dict read: no thread, no store)
 OTHERS = 10  # every OTHERS looks, the store is read too: other server processes may have appended
+KEEP_ALIVE = 15.0  # seconds a stream may stay silent before it sends a comment (OMEN_KEEP_ALIVE overrides)
+
+
+def keep_alive_seconds() -> float:
+    """How long a stream stays silent at most: ``OMEN_KEEP_ALIVE`` seconds if set (a positive number), else 15."""
+    import os
+
+    try:
+        value = float(os.environ.get("OMEN_KEEP_ALIVE", KEEP_ALIVE))
+    except ValueError:
+        return KEEP_ALIVE
+    return value if value > 0 else KEEP_ALIVE
+
+
+def _is_head(rec: SeenEvent) -> bool:
+    """Whether an event is the last of its command's batch: a head the fight stood at."""
+    return rec.batch_size > 0 and rec.seq == rec.batch + rec.batch_size - 1
 
 
 async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
-    """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
-    whenever the head moves; forever, until the client goes. What this process appends is seen within POLL
-    seconds (Fights.appended), and so is what other processes on a PostgreSQL store commit (they NOTIFY:
-    :func:`listen_for_commits`); otherwise other processes' appends within POLL * OTHERS, which also covers a
-    notification lost while the listener reconnects. Each look reads from the last event sent, so nothing is
-    skipped or sent twice whatever was heard. While the store cannot be used (a database restarting) the stream
-    waits and looks again every second. The options of a head are computed once for every stream and answer
-    (Fights.view). A player's or spectator's stream also looks at its view once a second at the same head: a
-    change of the table settings (a combatant revealed or hidden) can change what the seat may see and do without
-    moving the head, and a changed view is sent as an ``options`` message too (an unchanged one never is)."""
+    """The messages of one stream: the events after ``after`` in order, each once, and after the last event of
+    each command's batch an ``options`` message with the view at that head (every head, even when several came
+    between two looks: the views of earlier heads are kept, or computed from the state after them); forever,
+    until the client goes. What this process appends is seen within POLL seconds (Fights.appended), and so is
+    what other processes on a PostgreSQL store commit (they NOTIFY: :func:`listen_for_commits`); otherwise other
+    processes' appends within POLL * OTHERS, which also covers a notification lost while the listener
+    reconnects. Each look reads from the last event sent, so nothing is skipped or sent twice whatever was heard.
+    While the store cannot be used (a database restarting) the stream waits and looks again every second. The
+    stream also looks at its view once a second at the same head, and at once when this process changed the
+    table settings or staged dice (Fights.poke): a view changed without the head moving is sent as an ``options``
+    message too (an unchanged one never is). A comment (``: keep-alive``) goes out whenever the stream has been
+    silent for the keep-alive interval (15 s), so that proxies keep the connection open."""
     shown, looks, more, sent = -1, 0, True, b""
+    quiet = keep_alive_seconds()
+    last_said = anyio.current_time()
+    poked = fights.pokes.get(fight_id, 0)
     while True:
-        again = looks % OTHERS == 0
+        again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
         if more or fights.appended.get(fight_id, 0) > shown or again:
+            poked = fights.pokes.get(fight_id, 0)
             try:
-                batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown,
-                                                             again and seat.kind != "gm")
+                items, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown, again)
             except StoreUnavailable:  # the database is restarting: the stream waits, then goes on from `after`
                 await anyio.sleep(1.0)
                 continue
-            for rec in batch:
-                yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
-                after = rec.seq
+            for item in items:
+                if isinstance(item, SeenEvent):
+                    yield ServerSentEventMessage(data=_ENCODER.encode(item).decode(), event="event", id=item.seq)
+                    after = item.seq
+                else:
+                    shown, data = item.head.seq, _ENCODER.encode(item)
+                    if data != sent:
+                        sent = data
+                        yield ServerSentEventMessage(data=data.decode(), event="options")
+                last_said = anyio.current_time()
             more = view is not None and after < view.head.seq  # a page short of the head: the rest first
             if more:
                 continue
@@ -914,28 +982,38 @@ async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> Asyn
                 shown, data = view.head.seq, _ENCODER.encode(view)
                 if data != sent:
                     sent = data
+                    last_said = anyio.current_time()
                     yield ServerSentEventMessage(data=data.decode(), event="options")
+        if anyio.current_time() - last_said >= quiet:
+            last_said = anyio.current_time()
+            yield ServerSentEventMessage(data=None, comment="keep-alive")
         looks += 1
         await anyio.sleep(POLL)
 
 
 def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, settings: bool = False
-          ) -> tuple[list[SeenEvent], OptionsView | None]:
-    """The events after ``after`` up to the head now (at most a page), and the view at that head, as ``seat``
-    sees them; nothing if the head is the one last shown, unless ``settings`` (the view is wanted anyway: the
-    table settings may have changed it)."""
+          ) -> tuple[list[SeenEvent | OptionsView], OptionsView | None]:
+    """The events after ``after`` up to the head now (at most a page), each head among them (the last event of a
+    command's batch) followed by the view at that head, and the view at the head now, as ``seat`` sees them;
+    nothing if the head is the one last shown, unless ``settings`` (the view is wanted anyway: the table settings
+    or staged dice may have changed it)."""
     if after == shown and not settings and fights.store.version(fight_id) == shown:
         return [], None
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
         sight = fights.sight(fight_id, seat, fight)
-        view = _seat_view(fights.view(fight_id, fight), sight)
-    batch: list[SeenEvent] = []
+        view = fights.seat_view(fight_id, fight, sight)
+    items: list[SeenEvent | OptionsView] = []
+    count = 0
     for rec in fights.store.read(fight_id, after):
-        if rec.seq > view.head.seq or len(batch) == PAGE:
+        if rec.seq > view.head.seq or count == PAGE:
             break
-        batch.append(seen_event(rec, sight))
-    return batch, view
+        seen = seen_event(rec, sight)
+        items.append(seen)
+        count += 1
+        if _is_head(seen) and rec.seq < view.head.seq:
+            items.append(_seat_view(fights.view_at(fight_id, rec.seq), sight))
+    return items, view
 
 
 def listen_for_commits(fights: Fights, stop: threading.Event) -> None:

@@ -30,14 +30,15 @@ class Server:
     ``store``; what it prints goes to ``where/server.log`` (a file: a pipe nobody reads could fill and stall
     it)."""
 
-    def __init__(self, where: Path, timeout: float = 30, workers: int = 1, store: str = ""):
+    def __init__(self, where: Path, timeout: float = 30, workers: int = 1, store: str = "",
+                 env: dict[str, str] | None = None):
         self.where, self.port, self.timeout = where, free_port(), timeout
         self.log = where / "server.log"
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "omen_replay", "serve", "--store", store or f"sqlite:///{where / 'events.db'}",
                  "--port", str(self.port), "--workers", str(workers)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)})
+                env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
         deadline = time.monotonic() + 30
         while True:
             try:
