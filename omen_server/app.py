@@ -72,7 +72,8 @@ from .views import (
 )
 
 __all__ = ["create_app", "Head", "Created", "FightSummary", "OptionsView", "CommandRequest", "CommandResult",
-           "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatMade", "StateView",
+           "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatEntry", "SeatMade",
+           "StateView",
            "SettingsChange", "VerifyView"]
 
 PROBLEM = "application/problem+json"
@@ -145,11 +146,27 @@ class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
     combatants: tuple[str, ...]
 
 
+class SeatEntry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A seat as the GM manages it: its id, kind, name and combatants; its token and the path of its link
+    (``/table/{fight}#token=…``: made again from the GM's token; a seat made before seats had ids has none), or
+    ``revoked``."""
+
+    id: str
+    kind: Literal["gm", "player", "spectator"]
+    name: str
+    combatants: tuple[str, ...]
+    revoked: bool = False
+    token: str | None = None
+    link: str | None = None
+
+
 class SeatMade(msgspec.Struct, frozen=True, kw_only=True):
-    """A seat made: its token (shown this once; only its hash is kept) and the seat."""
+    """A seat made (or reissued): its token (only its hash is kept; the GM's page makes it again from the GM's
+    token), the seat, and its id (``/fights/{id}/seats/{seat}/…``)."""
 
     token: str
     seat: SeatInfo
+    id: str = ""
 
 
 class StateView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -345,6 +362,7 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 
 
 SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
+SEAT_TTL = 2.0  # seconds a seat read from the keep is trusted (a revoked token is refused by every server after it)
 
 
 class Fights:
@@ -365,21 +383,35 @@ class Fights:
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
-        self._seats: dict[str, Seat] = {}  # by token hash: a seat never changes once made
+        self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
 
     def seat(self, token: str) -> Seat | None:
-        """The seat a token speaks for, or None: read from the keep once per seat (seats are only ever added, never
-        changed, so a seat read stays true; a token not yet known is asked for again, since another server may
-        have just made it)."""
+        """The seat a token speaks for, or None: read from the keep at most every SEAT_TTL seconds per token (a
+        seat's kind and combatants never change, but the GM may revoke or reissue its token: this process forgets
+        at once (:meth:`forget_seats`), another within SEAT_TTL; a token not yet known is asked for again, since
+        another server may have just made it)."""
+        import time
+
         key = token_hash(token)
-        seat = self._seats.get(key)
+        now = time.monotonic()
+        held = self._seats.get(key)
+        if held is not None and now - held[1] < SEAT_TTL:
+            return held[0]
+        seat = self.keep.seat(token)
         if seat is None:
-            seat = self.keep.seat(token)
-            if seat is not None:
-                if len(self._seats) >= SEATS_HELD:
-                    self._seats.clear()
-                self._seats[key] = seat
+            self._seats.pop(key, None)
+            return None
+        if len(self._seats) >= SEATS_HELD:
+            self._seats.clear()
+        self._seats[key] = (seat, now)
         return seat
+
+    def forget_seats(self, fight_id: str) -> None:
+        """Forget the seats of a fight read so far (the GM revoked or reissued one): read them again."""
+        for key, (seat, _at) in list(self._seats.items()):
+            if seat.fight_id == fight_id:
+                self._seats.pop(key, None)
+        self.poke(fight_id)
 
     def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""
@@ -637,31 +669,25 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
 
     @post("/fights/{fight_id:str}/seats", status_code=201, summary="Make a seat (GM)",
           responses=_errors(400, 401, 403, 404),
-          description="A player's seat (the combatants it plays) or a spectator's; returns its token, once.")
+          description="A player's seat (the combatants it plays) or a spectator's; returns its token (made from the "
+                      "GM's: GET seats shows it again to the GM).")
     async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[NewSeat]
                         ) -> SeatMade:
-        _gm(request, fights, fight_id)
-        spec = _strict(await request.body(), NewSeat)
-        return await anyio.to_thread.run_sync(seat_for, fight_id, spec)
+        from .seating import make_seat as seat_for
 
-    def seat_for(fight_id: str, spec: NewSeat) -> SeatMade:
-        with fights.lock(fight_id):
-            known = set(fights.fight(fight_id).state.combatants)
-        if spec.kind == "player" and not spec.combatants:
-            raise ValidationException(detail="a player plays someone", extra=[{
-                "message": "a player's seat plays at least one combatant", "key": "combatants", "source": "body"}])
-        if spec.kind == "spectator" and spec.combatants:
-            raise ValidationException(detail="a spectator plays no one", extra=[{
-                "message": "a spectator's seat plays no combatant", "key": "combatants", "source": "body"}])
-        _check_ids(spec.combatants, known, "combatants")
-        token = fights.keep.add_seat(fight_id, spec.kind, spec.name, tuple(spec.combatants))
-        return SeatMade(token=token, seat=SeatInfo(kind=spec.kind, name=spec.name, combatants=spec.combatants))
+        token = _gm(request, fights, fight_id)
+        spec = _strict(await request.body(), NewSeat)
+        return await anyio.to_thread.run_sync(seat_for, fights, fight_id, token, spec)
 
     @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
-         responses=_errors(401, 403, 404))
-    def seats(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> list[SeatInfo]:
-        _gm(request, fights, fight_id)
-        return [_info(seat) for seat in fights.keep.seats(fight_id)]
+         responses=_errors(401, 403, 404),
+         description="Every seat: id, kind, name, combatants, and its token and link (made again from the GM's token: "
+                     "only hashes are kept), or revoked.")
+    def seats(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> list[SeatEntry]:
+        from .seating import entries
+
+        token = _gm(request, fights, fight_id)
+        return entries(fights, fight_id, token)
 
     @get("/fights/{fight_id:str}/seat", sync_to_thread=True, summary="This token's seat",
          responses=_errors(401, 403))
@@ -866,7 +892,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                      last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False,
                                                                           max_length=20)] = None
                      ) -> ServerSentEvent:
-        _token, seat = _seat(request, fights, fight_id)
+        token, seat = _seat(request, fights, fight_id)
         start = after
         if last_event_id:
             if not last_event_id.isdigit():
@@ -874,7 +900,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                                           extra=[{"message": "Expected a seq (a whole number)",
                                                   "key": "Last-Event-ID", "source": "header"}])
             start = int(last_event_id)
-        return ServerSentEvent(_follow(fights, fight_id, seat, start), retry_duration=1000)
+        return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
 
     return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
             command, events, explain_seq, verify_fight, log, session, stream]
@@ -939,7 +965,8 @@ def _is_head(rec: SeenEvent) -> bool:
     return rec.batch_size > 0 and rec.seq == rec.batch + rec.batch_size - 1
 
 
-async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
+async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int, token: str = ""
+                  ) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream: the events after ``after`` in order, each once, and after the last event of
     each command's batch an ``options`` message with the view at that head (every head, even when several came
     between two looks: the views of earlier heads are kept, or computed from the state after them); forever,
@@ -951,7 +978,8 @@ async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> Asyn
     stream also looks at its view once a second at the same head, and at once when this process changed the
     table settings or staged dice (Fights.poke): a view changed without the head moving is sent as an ``options``
     message too (an unchanged one never is). A comment (``: keep-alive``) goes out whenever the stream has been
-    silent for the keep-alive interval (15 s), so that proxies keep the connection open."""
+    silent for the keep-alive interval (15 s), so that proxies keep the connection open. The stream of a seat the
+    GM revoked or reissued ends at its next once-a-second look."""
     shown, looks, more, sent = -1, 0, True, b""
     quiet = keep_alive_seconds()
     last_said = anyio.current_time()
@@ -960,6 +988,8 @@ async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> Asyn
         again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
         if more or fights.appended.get(fight_id, 0) > shown or again:
             poked = fights.pokes.get(fight_id, 0)
+            if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
+                return  # revoked or reissued: this token opens nothing any more
             try:
                 items, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown, again)
             except StoreUnavailable:  # the database is restarting: the stream waits, then goes on from `after`
@@ -1061,7 +1091,9 @@ def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
                             "their options, commands and events (docs/server.md).")
     from .table import table_routes  # the table page (its module imports this one)
 
-    routes = [*_handlers(fights), *table_routes(fights)]
+    from .seating import seat_routes
+
+    routes = [*_handlers(fights), *seat_routes(fights), *table_routes(fights)]
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
                    before_request=_allow(routes), on_startup=[start_listening], on_shutdown=[stop.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
