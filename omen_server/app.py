@@ -47,7 +47,7 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined
-from omen_core.options import Options, Waiting
+from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID
@@ -216,19 +216,39 @@ class FightSummary(msgspec.Struct, frozen=True, kw_only=True):
     head: Head
 
 
-class OptionsView(msgspec.Struct, frozen=True, kw_only=True):
-    """What the fight waits for now (``Fight.options()``, as ``omen status --json``), and the head."""
+class StagedView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A command staged until a seat supplies the faces of its own dice (a fight with physical dice): its id, the
+    command as this seat may see it, who gave it, whose dice it waits for now (a seat's name, or ``the GM``),
+    whether they are this seat's (``yours``), and to that seat and the GM the rolls to give next (in C29 order)
+    and how many faces are in already."""
+
+    id: str
+    command: dict[str, Any]
+    by: str
+    awaiting: str
+    yours: bool = False
+    rolls: tuple[DiceRoll, ...] = ()
+    given: int = 0
+
+
+class OptionsView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the fight waits for now (``Fight.options()``, as ``omen status --json``), and the head; ``staged``:
+    a command waiting for a seat's dice, if any."""
 
     head: Head
     options: Options
+    staged: StagedView | None = None
 
 
 class CommandRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A command (``omen schema --of command``) and the version the client saw: if the fight has moved on
-    since, nothing is appended (409). Left out, the command applies to whatever version the fight is at."""
+    since, nothing is appended (409). Left out, the command applies to whatever version the fight is at.
+    ``stage``: in a fight whose dice are typed in, a command whose next missing dice are another seat's is staged
+    until that seat gives them (202) instead of refused (docs/server.md, "Players roll their own dice")."""
 
     command: Command
     expected_version: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    stage: bool = False
 
 
 class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -459,9 +479,16 @@ class Fights:
             _remember_head(self._heads.setdefault(fight_id, {}), view)
             return view
 
-    def seat_view(self, fight_id: str, fight: Fight, sight: Sight) -> OptionsView:
-        """The view at the head now as the seat of ``sight`` sees it (hold the fight's lock)."""
-        return _seat_view(self.view(fight_id, fight), sight)
+    def seat_view(self, fight_id: str, fight: Fight, sight: Sight, seat: Seat | None = None) -> OptionsView:
+        """The view at the head now as the seat of ``sight`` sees it, with the command staged for dice, if any
+        (hold the fight's lock)."""
+        view = _seat_view(self.view(fight_id, fight), sight)
+        if seat is None:
+            return view
+        from .staging import staged_view
+
+        found = staged_view(self, fight_id, fight, sight, seat)
+        return view if found is None else msgspec.structs.replace(view, staged=found)
 
     def poke(self, fight_id: str) -> None:
         """Tell this process's streams of a fight to look at their views now: something a seat sees changed
@@ -617,6 +644,22 @@ def _with_kept_seed(command: Command, fight: Fight) -> Command:
     return command
 
 
+def by_of(seat: Seat) -> str:
+    """Who gives a command, for its ``command_issued``: ``gm``, ``player:NAME`` or ``player``."""
+    return "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
+
+
+def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
+    """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
+    Another process first: a 409, the fight left as it was and caught up at its next use."""
+    stored = fight.execute(_with_kept_seed(command, fight), by=by)
+    fights.appended[fight_id] = fight.version
+    sight = fights.sight(fight_id, seat, fight)
+    view = fights.seat_view(fight_id, fight, sight, seat)
+    return _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
+                                         options=view.options))
+
+
 def _fresh_id(fights: Fights) -> str:
     import secrets
 
@@ -750,7 +793,9 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                      "command this seat may give now, with its legal arguments and dice.")
     def options(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> OptionsView:
         _token, seat = _seat(request, fights, fight_id)
-        return _seat_view(fights.view(fight_id), fights.sight(fight_id, seat))
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            return fights.seat_view(fight_id, fights.fight(fight_id), sight, seat)
 
     @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
           responses=_errors(400, 401, 403, 404, 409, 422, 503),
@@ -785,14 +830,15 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
             _names_seen(data.command, fight, sight)
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
-            by = "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
-            # Another process first: a 409, the fight left as it was and caught up at its next use.
-            stored = fight.execute(_with_kept_seed(data.command, fight), by=by)
-            fights.appended[fight_id] = fight.version
-            sight = fights.sight(fight_id, seat, fight)
-            view = _seat_view(fights.view(fight_id, fight), sight)
-            body = _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
-                                                 options=view.options))
+            by = by_of(seat)
+            try:
+                body = run_command(fights, fight_id, seat, fight, data.command, by)
+            except FacesNeeded as missing:
+                from .staging import stage
+
+                if not data.stage:
+                    raise
+                return stage(fights, fight_id, fight, seat, data.command, missing, by)
             if idempotency_key is not None:
                 fights.keep.keep_answer(fight_id, token, idempotency_key, asked, 201, body)
         return Response(body, status_code=201, media_type="application/json")
@@ -1032,7 +1078,7 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, set
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
         sight = fights.sight(fight_id, seat, fight)
-        view = fights.seat_view(fight_id, fight, sight)
+        view = fights.seat_view(fight_id, fight, sight, seat)
     items: list[SeenEvent | OptionsView] = []
     count = 0
     for rec in fights.store.read(fight_id, after):
@@ -1092,8 +1138,9 @@ def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
     from .table import table_routes  # the table page (its module imports this one)
 
     from .seating import seat_routes
+    from .staging import staging_routes
 
-    routes = [*_handlers(fights), *seat_routes(fights), *table_routes(fights)]
+    routes = [*_handlers(fights), *seat_routes(fights), *staging_routes(fights), *table_routes(fights)]
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,
                    before_request=_allow(routes), on_startup=[start_listening], on_shutdown=[stop.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
