@@ -1080,13 +1080,11 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, set
         sight = fights.sight(fight_id, seat, fight)
         view = fights.seat_view(fight_id, fight, sight, seat)
     items: list[SeenEvent | OptionsView] = []
-    count = 0
-    for rec in fights.store.read(fight_id, after):
+    for count, rec in enumerate(fights.store.read(fight_id, after)):
         if rec.seq > view.head.seq or count == PAGE:
             break
         seen = seen_event(rec, sight)
         items.append(seen)
-        count += 1
         if _is_head(seen) and rec.seq < view.head.seq:
             items.append(_seat_view(fights.view_at(fight_id, rec.seq), sight))
     return items, view
@@ -1135,10 +1133,9 @@ def create_app(store: EventStore, keep: AnyKeep | None = None) -> Litestar:
 
     openapi = OpenAPIConfig(title="omen", version=__version__, description="The network back end of omen: fights, "
                             "their options, commands and events (docs/server.md).")
-    from .table import table_routes  # the table page (its module imports this one)
-
     from .seating import seat_routes
     from .staging import staging_routes
+    from .table import table_routes  # the table page (its module imports this one)
 
     routes = [*_handlers(fights), *seat_routes(fights), *staging_routes(fights), *table_routes(fights)]
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False, openapi_config=openapi,

@@ -347,7 +347,7 @@ class PostgresKeep:
             done = conn.execute("UPDATE keep_seats SET token_hash = %s, generation = %s, derived = true, revoked = %s "
                                 "WHERE fight_id = %s AND seat_id = %s",
                                 (stored, generation, token is None, fight_id, seat_id))
-        return done.rowcount > 0
+        return bool(done.rowcount > 0)
 
     def put_staged(self, fight_id: str, body: bytes | None) -> None:
         """Keep the command staged for a fight (encoded by the caller), or none."""

@@ -11,10 +11,9 @@ once, every other within :data:`omen_server.app.SEAT_TTL` seconds, and a stream 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
-import msgspec
 from litestar import Request, Response, get, post
 from litestar.exceptions import NotFoundException, ValidationException
 from litestar.params import FromPath, QueryParameter
@@ -134,7 +133,7 @@ def seat_routes(fights: Fights) -> list[Any]:
          description="The seat's link (`origin` + `/table/{id}#token=…`) as a QR code, an SVG image, for a phone "
                      "to scan (GM only).")
     def seat_qr(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str],
-                origin: str = QueryParameter(max_length=300)) -> Response[bytes]:
+                origin: Annotated[str, QueryParameter(max_length=300)]) -> Response[bytes]:
         token = _gm(request, fights, fight_id)
         if not _ORIGIN.match(origin):
             raise ValidationException(detail="origin is the page's origin", extra=[{
