@@ -260,14 +260,19 @@ def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
                 by_batch[rec.batch] = card
             else:
                 card = found
-                by_batch.setdefault(rec.batch, card)
+                batch_card = by_batch.get(rec.batch)
+                if batch_card is not None and batch_card is not card and batch_card.kind != "action":
+                    if batch_card in cards:  # the answer's command card is the action's card now
+                        cards.remove(batch_card)
+                    card.lines += batch_card.lines
+                by_batch[rec.batch] = card
         else:
             card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
         if text and text != card.headline:
             card.lines.append(text)
-        if verdict:
+        if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
         if kind == "undone":
             card.headline = f"Undo: {text_of_reason(e)}"
