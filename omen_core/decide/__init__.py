@@ -70,7 +70,7 @@ from .attack import (
     route_damage,
 )
 from .checks import contest, static_check
-from .draft import Draft
+from .draft import Draft, no_reveal
 from .effects import call_save, resolve_save
 from .flow import (
     agree_initiative,
@@ -495,7 +495,7 @@ def _decided(state: FightState, command: Command, dice: DiceSource, history: His
     if not kind.starts and not state.started:
         raise RuleViolation("setup", "the fight has not started: start it first")
     if state.ending is not None and not kind.after_end:
-        raise OutOfPhase(Phase.ENDED, "act")
+        raise OutOfPhase(Phase.ENDED, "act", without=no_reveal(state))
     draft = Draft(state, dice)
     draft.command = kind.tag
     if not kind.self_recording:
