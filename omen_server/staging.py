@@ -210,8 +210,11 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         except FacesNeeded as exc:
             after = _next(fights, fight_id, staged.command, exc, faces, staged.at, staged.by, staged.staged_by,
                           staged.id)
-            if after.awaiting_seat in (mine, staged.awaiting_seat):
-                raise
+            asked = sum(len(r.dice) for r in staged.rolls)
+            if len(data.dice) < asked or len(after.faces) < len(faces):
+                raise  # short of the faces it was asked for: this seat gives them (the staged command stays)
+            # The faces asked for are in: the dice the command rolls next (a hit's damage, the action an Interrupt
+            # let go on) are whoever's they are, this seat's again included.
             fights.keep.put_staged(fight_id, _ENCODER.encode(after))
             fights.poke(fight_id)
             return _accepted(after)

@@ -317,12 +317,13 @@ def _strike(cards: list[StoryCard], undos: Mapping[int, tuple[int, int, str]]) -
 
 
 def top_card(cards: list[StoryCard], last_batch: int | None) -> StoryCard | None:
-    """The card of the last command: the action it belongs to, or, after an undo, the card it struck through (its
-    reason said), after a redo the card it brought back."""
+    """The card of the last command: the action it belongs to (of several, as when an Interrupt resolves and the
+    action it answered goes on, the one that ended last), or, after an undo, the card it struck through (its reason
+    said), after a redo the card it brought back."""
     if not cards:
         return None
-    last: StoryCard = next((c for c in reversed(cards) if last_batch is not None and last_batch in c.batches),
-                           cards[-1])
+    touched = [c for c in cards if last_batch is not None and last_batch in c.batches]
+    last: StoryCard = max(touched, key=lambda c: max(c.seqs, default=c.seq)) if touched else cards[-1]
     if last.kind == "undo":
         struck = [c for c in cards if c.struck]
         if struck:

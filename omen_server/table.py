@@ -359,17 +359,21 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
 
 
 def _foes_first(offer: Offer, state: FightState) -> Offer:
-    """An attack's choices with the actor's foes first (the default target is an enemy), allies last."""
+    """An attack's choices with the actor's foes first (the default target is an enemy: one engaged with the actor
+    before the others), allies last."""
     if offer.actor is None or offer.actor not in state.combatants or offer.command not in (
             "declare_attack", "call_save", "react"):
         return offer
     side = state.combatants[offer.actor].side
     field_name = "target" if offer.command == "declare_attack" else "saver"
 
-    def ally(choice: Choice) -> bool:
+    near = set(state.engaged_with(offer.actor))
+
+    def rank(choice: Choice) -> tuple[bool, bool]:
         other = choice.args.get(field_name)
-        return isinstance(other, str) and other in state.combatants and state.combatants[other].side == side
-    return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=ally)))
+        ally = isinstance(other, str) and other in state.combatants and state.combatants[other].side == side
+        return ally, other not in near
+    return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
 
 
 def _one_parry_per_weapon(offer: Offer) -> Offer:
@@ -387,6 +391,11 @@ def _staged_faces(staged: StagedView | None) -> tuple[Face, ...]:
     if staged is None or not staged.yours:
         return ()
     return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False) for r in staged.rolls for d in r.dice)
+
+
+def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
+    """A combatant's name, and to the GM the player's seat that plays it: ``Kael Arden (Alice)``."""
+    return f"{names.get(who, who)} ({players[who]})" if who in players else names.get(who, who)
 
 
 def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
@@ -413,6 +422,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         rest = [v for v in offer_views if v.command not in answers_to and v is not end_turn]
         ordered = sorted((v for v in rest if v.actor is not None), key=lambda v: (v.actor != turn, v.actor or ""))
         waiting = options.waiting
+        players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
+                   if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         result = Panel(
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
@@ -425,8 +436,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],
-            waiting_who=[names.get(w, w) for w in waiting.who] if waiting is not None else [],
-            yours=bool(answer_pairs), combatant_choices=[(v.id, v.name) for v in views],
+            waiting_who=[_who(names, w, players) for w in waiting.who] if waiting is not None else [],
+            yours=bool(answer_pairs) and not (sight.gm and waiting is not None
+                                              and all(w in players for w in waiting.who)), combatant_choices=[(v.id, v.name) for v in views],
             damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
             if state.ruleset else (),
             condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else ())

@@ -191,6 +191,8 @@
           swap(html);
           const panel = $(".table-panel");
           head = Number(panel.dataset.head);
+          const box = $("#message");
+          if (box && !panel.dataset.staged && box.textContent.startsWith("Waiting for ")) say("", false);
           document.title = `omen: ${$("h1", panel).textContent}`;
           $("#gm-extra").hidden = panel.dataset.seat !== "gm";
           showDiceMode();
