@@ -190,3 +190,20 @@ def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table
     table.client.post("/fights/duel/settings", headers=table.auth(), json={"reveal": ["skarn"]})
     assert "Skarn Gutterjaw" in fragment(table, alice)
     assert 'data-who="skarn" data-change="hide"' in fragment(table, table.gm)
+
+
+def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation(table):
+    """Mid-fight the GM's reveal form must be confirmed, and says that later dice will come from a new seed; once the
+    fight is over it is offered at once; a manual fight offers no reveal at all."""
+    table.create()
+    table.command({"command": "roll_initiative"})
+    text = fragment(table, table.gm)
+    form = text[text.index('id="gm-reveal_seed"'):]
+    form = form[:form.index("</details>")]
+    assert 'data-confirm="1"' in form and "later dice will come from a new seed" in form and "required" in form
+    table.command({"command": "end_fight"})
+    form = fragment(table, table.gm)
+    form = form[form.index('id="gm-reveal_seed" open'):]
+    assert 'data-confirm' not in form[:form.index("</details>")]
+    table.create(fight_id="manual", dice="manual")
+    assert 'data-command="reveal_seed"' not in fragment(table, table.gm, "manual")
