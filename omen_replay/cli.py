@@ -820,7 +820,6 @@ def status(
 def _parse_command(text: str, origin: str) -> Command:
     """A command given as JSON (an object) or TOML (a table with ``command = "..."``); errors name the field."""
     from omen_core.content import decode_content
-
     from omen_core.errors import ContentError
 
     fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"

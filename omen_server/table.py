@@ -438,7 +438,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             hidden_by_gm=list(settings.hidden) if sight.gm else [],
             waiting_who=[_who(names, w, players) for w in waiting.who] if waiting is not None else [],
             yours=bool(answer_pairs) and not (sight.gm and waiting is not None
-                                              and all(w in players for w in waiting.who)), combatant_choices=[(v.id, v.name) for v in views],
+                                              and all(w in players for w in waiting.who)),
+            combatant_choices=[(v.id, v.name) for v in views],
             damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
             if state.ruleset else (),
             condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else ())
