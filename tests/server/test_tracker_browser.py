@@ -7,11 +7,13 @@ Defense is answered from the keyboard on Alice's phone, an Interrupt from the GM
 and a condition with a duration runs out. After every step each page's top card shows the last outcome, and the
 tracker the right HP, Bonus Actions, round and turn. Skipped where Chromium is missing, unless
 OMEN_REQUIRE_BROWSER is set. The screenshots at the Active Defense decision are docs/table.png (the GM's, 1280 px)
-and docs/table-player.png (Alice's phone); others go to ``out/test-artifacts/``.
+and docs/table-player.png (Alice's phone), written there when OMEN_UPDATE_SCREENSHOTS is set; otherwise they and
+the others go to ``out/test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import os
 import os
 import re
 from pathlib import Path
@@ -21,7 +23,9 @@ from tests.server.processes import ROOT, Server
 from tests.server.test_table_browser import ARTIFACTS, Watch, _chromium
 
 SETTLE = 4000  # ms for a page to show what another did (the stream: 0.1 s; a fetch of the table)
-DOCS = ROOT / "docs"
+#: Where the screenshots at the Active Defense go: docs/ when OMEN_UPDATE_SCREENSHOTS is set (they are the pictures
+#: of docs/server.md and the README), else beside the other artifacts (a test run leaves the work tree as it was).
+DOCS = ROOT / "docs" if os.environ.get("OMEN_UPDATE_SCREENSHOTS") else ARTIFACTS
 
 
 def head(page: Any) -> str:
@@ -296,3 +300,4 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
     assert dark == "rgb(13, 17, 23)"
     for name in ("table.png", "table-player.png"):
         assert (DOCS / name).stat().st_size > 10_000
+        assert (ROOT / "docs" / name).exists(), "OMEN_UPDATE_SCREENSHOTS=1 writes the screenshots the docs show"
