@@ -3,8 +3,8 @@
 In a fight whose dice are typed in (``manual``), a command carries the faces of every die it rolls, in C29 order,
 and the engine refuses it (``FacesNeeded``) when they run short. The server does not change that rule: it keeps
 the command and the faces given so far in its keep, asks the seat whose combatant rolls next for its faces
-(the player who plays that combatant; the GM for everyone else), and gives the command to the engine again with
-each seat's faces appended, until it is accepted or refused. So Kael's player types Kael's hit dice on its own
+(the player who plays that combatant; the GM for everyone else; the seat that gave it, for dice of its own its form
+did not ask for), and gives the command to the engine again with each seat's faces appended, until it is accepted or refused. So Kael's player types Kael's hit dice on its own
 page, the GM types the base defense of the raider Kael attacks on the GM's page, and the attack is decided as one
 command with all its faces, exactly as if one person had typed them all.
 
@@ -135,14 +135,14 @@ def body_view(staged: Staged) -> StagedView:
 
 def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Command, missing: FacesNeeded,
           by: str) -> Response[bytes]:
-    """Stage ``command`` (refused for want of faces) if its next dice are another seat's: 202 with the staged
-    command; else the refusal stands (the faces are this seat's to give). Hold the fight's lock."""
-    mine = _seat_id(fights, fight_id, seat)
+    """Stage ``command`` (refused for want of faces): 202 with the staged command, waiting for the seat whose dice
+    come next: another's, or this seat's own when its form did not ask for them (a save's damage dice from an
+    effect the form wrote). Hold the fight's lock."""
     given = tuple(command.dice or ())
     plain = msgspec.structs.replace(command, dice=None)
     staged = _next(fights, fight_id, plain, missing, given, fight.version, by,
                    "the GM" if seat.kind == "gm" else seat.name or "a player", secrets.token_hex(5))
-    if staged.awaiting_seat == mine or not staged.rolls:
+    if not staged.rolls:
         raise missing
     current = _kept(fights, fight_id, fight)
     if current is not None:

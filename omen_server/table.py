@@ -299,6 +299,12 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str]) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
+    if offer.command == "call_save":  # the effect comes from the form's editor: one choice per saver, its name
+        savers: dict[str, Choice] = {}
+        for c in offer.choices:
+            savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
+                c, args={k: v for k, v in c.args.items() if k != "effect"}))
+        offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
     choices = tuple(_choice(offer, c, actor_field, names) for c in offer.choices) or (
         ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}

@@ -101,14 +101,19 @@ def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table):
     assert rolled[:2] == [("vesh", "hit"), ("kael", "base_defense")]
 
 
-def test_without_stage_the_refusal_stands_and_a_seats_own_dice_are_never_staged(table):
-    """Without stage the command is refused for want of faces (422), as before; with stage but missing its own
-    faces (Alice gives none of Kael's), it is refused too: a seat is never asked for its own dice."""
+def test_without_stage_the_refusal_stands_and_with_it_a_seats_own_dice_are_asked_for(table):
+    """Without stage the command is refused for want of faces (422), as before; with stage and none of its own faces
+    (Alice gives none of Kael's), it waits for Alice's own dice first (her roll box asks for Kael's hit dice), then
+    for the GM's."""
     attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
     assert table.command({**attack, "dice": [8, 6]}, token=table.alice).status_code == 422
-    refused = table.command(attack, token=table.alice, stage=True)
-    assert refused.status_code == 422 and refused.json()["type"] == "/problems/faces-needed"
-    assert "staged" not in options(table, table.gm)
+    staged = table.command(attack, token=table.alice, stage=True)
+    assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+    mine = options(table, table.alice)["staged"]
+    assert mine["yours"] is True and [r["purpose"] for r in mine["rolls"]] == ["hit"]
+    more = table.client.post("/fights/duel/staged", headers=table.auth(table.alice), json={"id": mine["id"],
+                                                                                          "dice": [8, 6]})
+    assert more.status_code == 202 and more.json()["awaiting"] == "the GM", more.text
 
 
 def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(table):
