@@ -22,7 +22,7 @@ from typing import Any
 from tests.server.processes import ROOT, Server
 from tests.server.test_table_browser import ARTIFACTS, Watch, _chromium
 
-SETTLE = 4000  # ms for a page to show what another did (the stream: 0.1 s; a fetch of the table)
+SETTLE = 8000  # ms for a page to show what another did (the stream: 0.1 s; a fetch of the table)
 #: Where the screenshots at the Active Defense go: docs/ when OMEN_UPDATE_SCREENSHOTS is set (they are the pictures
 #: of docs/server.md and the README), else beside the other artifacts (a test run leaves the work tree as it was).
 DOCS = ROOT / "docs" if os.environ.get("OMEN_UPDATE_SCREENSHOTS") else ARTIFACTS
@@ -105,7 +105,8 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
     the keyboard (the decision box shows the attack's total, the defense and what each defense adds), Kael's
     attack met by Vesh's Interrupt (the GM's), Kael's hit dice and Vesh's base defense from the seats that roll
     them, the GM's undo (the top card struck through, HP and Bonus Actions back), Paralysed on Brin running out at
-    the end of Brin's turn; every page agrees on head, round and turn after each step, shows the last outcome on
+    the end of Brin's turn, a save against an effect written in the GM's effect editor (Kael's die from Alice's
+    phone, the damage die from the GM's roll box); every page agrees on head, round and turn after each step, shows the last outcome on
     top and the right HP and Bonus Actions; no console error and no request outside the server; nothing overflows
     at 390 px and the dark scheme is dark."""
     from playwright.sync_api import expect, sync_playwright
@@ -276,6 +277,35 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
                 for page in pages.values():
                     assert tracker(page, "brin")["conditions"] == ""
                     assert "Brin Hollowmere is no longer Paralysed" in top(page)
+
+                # Skarn's turn: the GM calls for Kael's save against an effect written in the editor (AGI against
+                # Skarn's STR; on a failure 1d6 crushing and Paralysed). Kael's die is Alice's, Skarn's the GM's,
+                # and the damage die the GM's too (the form could not ask for it: the roll box does).
+                form = command_form(gm, "call_save", "skarn")
+                form.locator("select.choice").select_option(label="Kael Arden")
+                form.locator("[data-effect-field=name]").fill("stunning blow")
+                form.locator("[data-effect-field=save]").select_option("AGI")
+                form.locator("[data-effect-field=against]").select_option("STR")
+                form.locator("[data-effect-field=spell]").uncheck()
+                failure = form.locator(".branch[data-branch=on_failure]")
+                failure.locator("[data-part=count]").fill("1")
+                failure.locator("[data-part=die]").select_option("d6")
+                failure.locator("[data-part=flat]").fill("0")
+                failure.locator("[data-part=damage_type]").select_option("crushing")
+                failure.locator("[data-part=condition]").select_option("Paralysed")
+                form.locator("button[type=submit]").click()
+                staged_for(pages, "alice")
+                roll(alice, 1)        # Kael's AGI save: 1 + 1 = 2
+                staged_for(pages, "gm")
+                roll(gm, 8)           # Skarn's STR: 8 + 3 = 11: the save fails (C15)
+                staged_for(pages, "gm")
+                roll(gm, 3)           # the effect's d6: 3 crushing, less Kael's armor 2 (not a spell): 1
+                settled(pages)
+                for page in pages.values():
+                    said = top(page)
+                    assert said.startswith("FAILED") and "save 2 against 11: FAILED" in said, said
+                    assert "Kael Arden is Paralysed" in said and tracker(page, "kael")["hp"] == "HP 23/24"
+                    assert "Paralysed 1 tick left, at turn end" in tracker(page, "kael")["conditions"]
 
                 # The log is readable cards on every page; nothing overflows the phone; dark is dark.
                 for page in pages.values():
