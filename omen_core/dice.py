@@ -127,8 +127,8 @@ class SurplusFaces(DiceError, BadInput):
         used = sum(len(r.pool) for r in self.rolled)
         what = describe_dice(self.rolled) if self.rolled else "no dice"
         why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "
-               "(give the faces there)") if stops else ""
-        super().__init__(f"{given} face(s) given, but this command rolls {used} ({what}){why}; "
+               "(give the faces there);") if stops else ":"
+        super().__init__(f"{given} face(s) given, but this command rolls {used} ({what}){why} "
                          f"{given - used} face(s) too many; nothing was written")
 
 

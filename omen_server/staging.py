@@ -2,11 +2,12 @@
 
 In a fight whose dice are typed in (``manual``), a command carries the faces of every die it rolls, in C29 order,
 and the engine refuses it (``FacesNeeded``) when they run short. The server does not change that rule: it keeps
-the command and the faces given so far in its keep, asks the seat whose combatant rolls next for its faces
-(the player who plays that combatant; the GM for everyone else; the seat that gave it, for dice of its own its form
-did not ask for), and gives the command to the engine again with each seat's faces appended, until it is accepted or refused. So Kael's player types Kael's hit dice on its own
-page, the GM types the base defense of the raider Kael attacks on the GM's page, and the attack is decided as one
-command with all its faces, exactly as if one person had typed them all.
+the command and the faces given so far in its keep, asks the seat whose combatant rolls next for its faces (the
+player who plays that combatant; the GM for everyone else; the seat that gave it, for dice of its own its form did
+not ask for), and gives the command to the engine again with each seat's faces appended, until it is accepted or
+refused. So Kael's player types Kael's hit dice on its own page, the GM types the base defense of the raider Kael
+attacks on the GM's page, and the attack is decided as one command with all its faces, exactly as if one person had
+typed them all.
 
 One command is staged per fight at a time, at the version it was staged at: any other command given meanwhile
 moves the head and voids it. The GM or the seat that staged it may withdraw it. Each seat sees the staged command
