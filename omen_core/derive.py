@@ -33,7 +33,8 @@ from .state import AttackFrame, FightState, condition_adjustment, effective_bonu
 
 __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
            "situational", "defense_total", "active_attribute", "parry_weapon", "defense_ineligibility",
-           "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due"]
+           "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due", "ActiveDefenseAdds",
+           "active_defense_adds", "StrikeNumbers", "strike_bonus"]
 
 #: C12: an unarmed attack deals crushing damage.
 UNARMED_DAMAGE = "crushing"
@@ -151,19 +152,35 @@ def active_attribute(defense: str, weapon: Weapon | None) -> Literal["AGI", "STR
     return "RES"
 
 
+class ActiveDefenseAdds(NamedTuple):
+    """What an Active Defense adds to the defense (§Active Defense): its attribute's die (``sides``), that
+    attribute's bonus as it stands, and the Parry or Block Rating."""
+
+    attribute: Literal["AGI", "STR", "RES"]
+    sides: int
+    bonus: int
+    rating: int
+
+
+def active_defense_adds(state: FightState, defender: str, defense: str, weapon_id: str | None) -> ActiveDefenseAdds:
+    """What ``defense`` (dodge, parry with ``weapon_id``, block) would add for ``defender`` now."""
+    sheet = state.combatants[defender].sheet
+    weapon = sheet.weapon(weapon_id) if weapon_id else None
+    attribute = active_attribute(defense, weapon)
+    rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
+              "block": sheet.shield.block_rating if sheet.shield else 0}[defense]
+    return ActiveDefenseAdds(attribute, sheet.attributes[attribute].sides, effective_bonus(state, defender, attribute),
+                             rating)
+
+
 def _active_total(state: FightState, frame: AttackFrame) -> ActiveDefenseTotal | None:
     chosen, rolled = frame.defense, frame.active_defense_roll
     if chosen is None or rolled is None:
         return None
-    sheet = state.combatants[chosen.defender].sheet
-    weapon = sheet.weapon(chosen.weapon) if chosen.weapon else None
-    attribute = active_attribute(chosen.defense, weapon)
-    bonus = effective_bonus(state, chosen.defender, attribute)
-    rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
-              "block": sheet.shield.block_rating if sheet.shield else 0}[chosen.defense]
+    adds = active_defense_adds(state, chosen.defender, chosen.defense, chosen.weapon)
     die = rolled.dice[0].face
-    return ActiveDefenseTotal(defense=chosen.defense, attribute=attribute, die=die, attribute_bonus=bonus,
-                              rating=rating, amount=die + bonus + rating)
+    return ActiveDefenseTotal(defense=chosen.defense, attribute=adds.attribute, die=die, attribute_bonus=adds.bonus,
+                              rating=adds.rating, amount=die + adds.bonus + adds.rating)
 
 
 def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...]) -> Weapon | None:
@@ -244,3 +261,28 @@ def landing(state: FightState, who: str, damage_type: str, final: int, chosen: b
     if not converts:
         return "hp", 0
     return "will", max(final - fighter.will, 0)
+
+
+class StrikeNumbers(NamedTuple):
+    """An attack's pool and bonuses before it is rolled (C4, C5, C12): the primary attribute and die, the FCS die,
+    the hit bonus (primary bonus + weapon hit bonus + training, C5), and the damage bonus and Weapon Damage
+    (unarmed: none, C12)."""
+
+    attribute: str
+    primary_sides: int
+    fcs_sides: int
+    hit_bonus: int
+    damage_bonus: int
+    weapon_damage: int
+
+
+def strike_bonus(state: FightState, who: str, weapon_id: str | None) -> StrikeNumbers:
+    """The numbers of ``who``'s attack with ``weapon_id`` (None: unarmed) as they stand now."""
+    sheet = state.combatants[who].sheet
+    weapon = sheet.weapon(weapon_id) if weapon_id else None
+    kind = rules.attack_kind(weapon.properties if weapon else None)
+    attribute = rules.primary_attribute(kind, weapon is not None and "finesse" in weapon.properties)
+    bonus = effective_bonus(state, who, attribute)
+    hit = rules.static_bonus(bonus, weapon.hit_bonus if weapon else 0, sheet.training.hit_bonus)
+    return StrikeNumbers(attribute, sheet.attributes[attribute].sides, sheet.attributes["FCS"].sides, hit,
+                         bonus if weapon else 0, weapon.weapon_damage if weapon else 0)

@@ -122,11 +122,13 @@ class FacesNeeded(DiceError, BadInput):
 class SurplusFaces(DiceError, BadInput):
     """A command carried more faces than it rolls: nothing is appended (faces are never carried over)."""
 
-    def __init__(self, rolled: Sequence[RollRequest], given: int):
-        self.rolled, self.given = list(rolled), given
+    def __init__(self, rolled: Sequence[RollRequest], given: int, stops: str = ""):
+        self.rolled, self.given, self.stops = list(rolled), given, stops
         used = sum(len(r.pool) for r in self.rolled)
         what = describe_dice(self.rolled) if self.rolled else "no dice"
-        super().__init__(f"{given} face(s) given, but this command rolls {used} ({what}): "
+        why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "
+               "(give the faces there);") if stops else ":"
+        super().__init__(f"{given} face(s) given, but this command rolls {used} ({what}){why} "
                          f"{given - used} face(s) too many; nothing was written")
 
 

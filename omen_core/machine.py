@@ -297,11 +297,12 @@ PHASE_ORDER: MappingProxyType[tuple[Phase, str], Phase] = _derive(FightFlow().ma
 
 
 class OutOfPhase(RuleViolation):
-    """An event or command that does not belong in the current phase; names the phase and what is legal."""
+    """An event or command that does not belong in the current phase; names the phase and what is legal (but the
+    triggers ``without`` names: revealing a seed in a fight that has none to reveal)."""
 
-    def __init__(self, phase: Phase, trigger: str, seq: int | None = None):
+    def __init__(self, phase: Phase, trigger: str, seq: int | None = None, without: tuple[str, ...] = ()):
         self.phase, self.trigger, self.seq = phase, trigger, seq
-        legal = _LEGAL_PHASE_TRIGGERS[phase]
+        legal = [t for t in _LEGAL_PHASE_TRIGGERS[phase] if t not in without]
         where = f"seq {seq}: " if seq is not None else ""
         super().__init__("phase", f"{where}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
                                   f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"

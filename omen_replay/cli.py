@@ -742,8 +742,10 @@ def _dice_summary(offer: Offer) -> list[str]:
 
 
 def _short_args(args: dict[str, Any]) -> str:
-    """A choice's arguments in a few words (``defense=dodge``), the actor's own fields left out."""
-    shown = [f"{k}={v}" for k, v in args.items() if k not in ("who", "attacker", "defender", "caller", "effect")]
+    """A choice's arguments in a few words (``defense=dodge``, JSON for anything but text), the actor's own fields
+    left out."""
+    shown = [f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}" for k, v in args.items()
+             if k not in ("who", "attacker", "defender", "caller", "effect")]
     return ", ".join(shown) or "as shown"
 
 
@@ -771,28 +773,66 @@ def _choice_summary(offer: Offer) -> str:
 def status(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The options as JSON (the Options schema of omen schema "
-                                                         "--options).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The options as JSON (the Options schema: omen schema "
+                                                         "--of options).")] = False,
+    every: Annotated[bool, typer.Option("--all", help="Every command each actor may give now, with its legal "
+                                                      "arguments and dice.")] = False,
+    seed: Annotated[str | None, typer.Option(help="The seed of a seeded fight (hex), so that the next: commands "
+                                                  "roll with it (OMEN_SEED in the environment does too, unprinted)."
+                                             )] = None,
 ) -> None:
-    """What the fight waits for now, and every command each actor may give, with its legal arguments and dice."""
+    """Where the fight is, whose turn, what it waits for, each combatant in a line, and the omen do commands of the
+    likely choices, ready to paste (--all: every command accepted now; --json: the options)."""
     from omen_core import Fight
 
+    from .status import SeedKnown, published_seed, status_lines
+
+    given = _seed_option(seed)
     try:
         store, fight_id = _open_fight(log_url, fight)
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
         found = live.options()
     except OmenError as exc:
         _guarded(exc)
-    _print_options(found, as_json)
+    if as_json or every:
+        _print_options(found, as_json)
+        return
+    from omen_core.dice import commitment
+
+    state = live.state
+    known: SeedKnown | None = None
+    env = os.environ.get("OMEN_SEED", "").strip()
+    if given is not None or env:
+        raw = given if given is not None else _seed_option(env)
+        assert raw is not None
+        if state.seed_commitment != commitment(raw):
+            _bad_input(f"{log_url}: the seed given ({'--seed' if given is not None else 'OMEN_SEED'}) does not hash "
+                       f"to the seed commitment of fight {fight_id!r}")
+        known = SeedKnown(raw.hex(), printed=given is not None)
+    elif state.revealed_seed:
+        known = SeedKnown(state.revealed_seed, printed=True)
+    elif (public := published_seed(state.seed_commitment)) is not None:
+        known = SeedKnown(public.hex(), printed=True)
+    for line in status_lines(found, state, log_url, known):
+        out.print(escape(line), soft_wrap=True)
 
 
 def _parse_command(text: str, origin: str) -> Command:
     """A command given as JSON (an object) or TOML (a table with ``command = "..."``); errors name the field."""
     from omen_core.content import decode_content
+    from omen_core.errors import ContentError
 
     fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
     try:
         return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]
+    except ContentError as exc:
+        if exc.path == "$.command" or "`command`" in exc.reason:  # a name mistyped or left out: say the names
+            from typing import get_args
+
+            names = sorted(str(kind.__struct_config__.tag) for kind in get_args(Command))
+            raise ContentError(exc.source, exc.path, f"{exc.reason}; a command is one of: {', '.join(names)}",
+                               exc.line) from None
+        raise
     except OmenError:
         raise
     except Exception as exc:
@@ -807,7 +847,8 @@ def do_cmd(
                                                        "and its fields); faces in its dice field.")] = None,
     file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the command from this file (.json or "
                                                                    ".toml).")] = None,
-    seed: Annotated[str | None, typer.Option(help="The seed of a seeded fight (hex), to roll its dice; or give "
+    seed: Annotated[str | None, typer.Option(envvar="OMEN_SEED", show_envvar=True,
+                                             help="The seed of a seeded fight (hex), to roll its dice; or give "
                                                   "the faces in the command.")] = None,
     by: Annotated[str, typer.Option(help="Who gives the command, for the record.")] = "",
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,

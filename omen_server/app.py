@@ -48,7 +48,8 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined
-from omen_core.options import Options, Waiting
+from omen_core.options import DiceRoll, Options, Waiting
+from omen_core.options import options as options_of
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 from omen_core.walk import StoreSource
@@ -66,7 +67,6 @@ from .limits import (
     MAX_NAME,
     MAX_NOTE,
     MAX_PUBLIC_EFFECTS,
-    MAX_SEATS,
     MAX_SEQ,
     MAX_TITLE,
     MAX_TOKEN,
@@ -90,8 +90,8 @@ from .views import (
 )
 
 __all__ = ["create_app", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
-           "CommandResult", "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatMade",
-           "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
+           "CommandResult", "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatEntry",
+           "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -188,11 +188,27 @@ class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
     combatants: tuple[str, ...]
 
 
+class SeatEntry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A seat as the GM manages it: its id, kind, name and combatants; its token and the path of its link
+    (``/table/{fight}#token=…``: made again from the GM's token; a seat made before seats had ids has none), or
+    ``revoked``."""
+
+    id: str
+    kind: Literal["gm", "player", "spectator"]
+    name: str
+    combatants: tuple[str, ...]
+    revoked: bool = False
+    token: str | None = None
+    link: str | None = None
+
+
 class SeatMade(msgspec.Struct, frozen=True, kw_only=True):
-    """A seat made: its token (shown this once; only its hash is kept) and the seat."""
+    """A seat made (or reissued): its token (only its hash is kept; the GM's page makes it again from the GM's
+    token), the seat, and its id (``/fights/{id}/seats/{seat}/…``)."""
 
     token: str
     seat: SeatInfo
+    id: str = ""
 
 
 class StateView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -250,19 +266,39 @@ class FightsPage(msgspec.Struct, frozen=True, kw_only=True):
     next_after: str | None
 
 
-class OptionsView(msgspec.Struct, frozen=True, kw_only=True):
-    """What the fight waits for now (``Fight.options()``, as ``omen status --json``), and the head."""
+class StagedView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A command staged until a seat supplies the faces of its own dice (a fight with physical dice): its id, the
+    command as this seat may see it, who gave it, whose dice it waits for now (a seat's name, or ``the GM``),
+    whether they are this seat's (``yours``), and to that seat and the GM the rolls to give next (in C29 order)
+    and how many faces are in already."""
+
+    id: str
+    command: dict[str, Any]
+    by: str
+    awaiting: str
+    yours: bool = False
+    rolls: tuple[DiceRoll, ...] = ()
+    given: int = 0
+
+
+class OptionsView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the fight waits for now (``Fight.options()``, as ``omen status --json``), and the head; ``staged``:
+    a command waiting for a seat's dice, if any."""
 
     head: Head
     options: Options
+    staged: StagedView | None = None
 
 
 class CommandRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A command (``omen schema --of command``) and the version the client saw: if the fight has moved on
-    since, nothing is appended (409). Left out, the command applies to whatever version the fight is at."""
+    since, nothing is appended (409). Left out, the command applies to whatever version the fight is at.
+    ``stage``: in a fight whose dice are typed in, a command whose next missing dice are another seat's is staged
+    until that seat gives them (202) instead of refused (docs/server.md, "Players roll their own dice")."""
 
     command: HttpCommand
     expected_version: Seq | None = None
+    stage: bool = False
 
 
 class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -430,6 +466,7 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 
 
 SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
+SEAT_TTL = 2.0  # seconds a seat read from the keep is trusted (a revoked token is refused by every server after it)
 
 
 class Fights:
@@ -441,6 +478,8 @@ class Fights:
         self.store, self.keep = store, keep
         self._loaded: dict[str, Fight] = {}
         self._views: dict[str, OptionsView] = {}
+        self._heads: dict[str, dict[int, OptionsView]] = {}  # recent views by head seq (the stream's, per head)
+        self.pokes: dict[str, int] = {}  # bumped when what a seat sees changes without the head moving
         self.appended: dict[str, int] = {}  # the head each fight reached by this process's last append, or heard
         #                                    (PostgreSQL: every process's commits, NOTIFY: see listen_for_commits)
         self._participants: dict[str, dict[int, tuple[str, ...]]] = {}
@@ -448,21 +487,35 @@ class Fights:
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
-        self._seats: dict[str, Seat] = {}  # by token hash: a seat never changes once made
+        self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
 
     def seat(self, token: str) -> Seat | None:
-        """The seat a token speaks for, or None: read from the keep once per seat (seats are only ever added, never
-        changed, so a seat read stays true; a token not yet known is asked for again, since another server may
-        have just made it)."""
+        """The seat a token speaks for, or None: read from the keep at most every SEAT_TTL seconds per token (a
+        seat's kind and combatants never change, but the GM may revoke or reissue its token: this process forgets
+        at once (:meth:`forget_seats`), another within SEAT_TTL; a token not yet known is asked for again, since
+        another server may have just made it)."""
+        import time
+
         key = token_hash(token)
-        seat = self._seats.get(key)
+        now = time.monotonic()
+        held = self._seats.get(key)
+        if held is not None and now - held[1] < SEAT_TTL:
+            return held[0]
+        seat = self.keep.seat(token)
         if seat is None:
-            seat = self.keep.seat(token)
-            if seat is not None:
-                if len(self._seats) >= SEATS_HELD:
-                    self._seats.clear()
-                self._seats[key] = seat
+            self._seats.pop(key, None)
+            return None
+        if len(self._seats) >= SEATS_HELD:
+            self._seats.clear()
+        self._seats[key] = (seat, now)
         return seat
+
+    def forget_seats(self, fight_id: str) -> None:
+        """Forget the seats of a fight read so far (the GM revoked or reissued one): read them again."""
+        for key, (seat, _at) in list(self._seats.items()):
+            if seat.fight_id == fight_id:
+                self._seats.pop(key, None)
+        self.poke(fight_id)
 
     def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""
@@ -491,7 +544,40 @@ class Fights:
             cached = self._views.get(fight_id)
             if cached is None or cached.head.hash != fight.state.last_hash:
                 cached = self._views[fight_id] = OptionsView(head=head_of(fight), options=fight.options())
+                _remember_head(self._heads.setdefault(fight_id, {}), cached)
             return cached
+
+    def view_at(self, fight_id: str, seq: int) -> OptionsView:
+        """The head and options of a fight as they stood at ``seq``, the last event of a command's batch (an
+        earlier head the stream passed: its options message): kept from when it was the head, or computed from
+        the state after it (``Fight.state_after``)."""
+        with self.lock(fight_id):
+            fight = self.fight(fight_id)
+            kept = self._heads.get(fight_id, {}).get(seq)
+            if kept is not None:
+                return kept
+            if seq >= fight.version:
+                return self.view(fight_id, fight)
+            state = fight.state_after(seq)
+            view = OptionsView(head=Head(seq=state.version, hash=state.last_hash), options=options_of(state))
+            _remember_head(self._heads.setdefault(fight_id, {}), view)
+            return view
+
+    def seat_view(self, fight_id: str, fight: Fight, sight: Sight, seat: Seat | None = None) -> OptionsView:
+        """The view at the head now as the seat of ``sight`` sees it, with the command staged for dice, if any
+        (hold the fight's lock)."""
+        view = _seat_view(self.view(fight_id, fight), sight)
+        if seat is None:
+            return view
+        from .staging import staged_view
+
+        found = staged_view(self, fight_id, fight, sight, seat)
+        return view if found is None else msgspec.structs.replace(view, staged=found)
+
+    def poke(self, fight_id: str) -> None:
+        """Tell this process's streams of a fight to look at their views now: something a seat sees changed
+        without the head moving (the table settings, dice staged)."""
+        self.pokes[fight_id] = self.pokes.get(fight_id, 0) + 1
 
     def start(self, fight_id: str, spec: CreateFight) -> Fight:
         """Start a fight (the whole set-up in one atomic append) and keep its seed and table settings."""
@@ -521,6 +607,7 @@ class Fights:
     def put_settings(self, fight_id: str, settings: TableSettings) -> None:
         """Keep a fight's table settings."""
         self.keep.put_settings(fight_id, _ENCODER.encode(settings))
+        self.poke(fight_id)
 
     def participants(self, fight_id: str) -> dict[int, tuple[str, ...]]:
         """The combatants each action of a fight involves, by the action's seq (kept up to date as it grows;
@@ -558,6 +645,15 @@ def fights_page(store: EventStore, after: str = "", limit: int = FIGHTS_PAGE) ->
     page = ids[:limit]
     return FightsPage(fights=tuple(FightSummary(fight_id=fight_id, head=_stored_head(store, fight_id))
                                    for fight_id in page), next_after=page[-1] if len(ids) > limit else None)
+
+
+HEADS_KEPT = 64  # the views of a fight's recent heads kept for the streams (a few kB each)
+
+
+def _remember_head(kept: dict[int, OptionsView], view: OptionsView) -> None:
+    kept[view.head.seq] = view
+    while len(kept) > HEADS_KEPT:
+        del kept[min(kept)]
 
 
 def _stored_head(store: EventStore, fight_id: str) -> Head:
@@ -643,6 +739,22 @@ def _with_kept_seed(command: Command, fight: Fight) -> Command:
     return command
 
 
+def by_of(seat: Seat) -> str:
+    """Who gives a command, for its ``command_issued``: ``gm``, ``player:NAME`` or ``player``."""
+    return "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
+
+
+def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
+    """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
+    Another process first: a 409, the fight left as it was and caught up at its next use."""
+    stored = fight.execute(_with_kept_seed(command, fight), by=by)
+    fights.appended[fight_id] = fight.version
+    sight = fights.sight(fight_id, seat, fight)
+    view = fights.seat_view(fight_id, fight, sight, seat)
+    return _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
+                                         options=view.options))
+
+
 def _fresh_id(fights: Fights) -> str:
     import secrets
 
@@ -714,30 +826,24 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
     @post("/fights/{fight_id:str}/seats", status_code=201, summary="Make a seat (GM)",
           responses=_errors(400, 401, 403, 404, 409, 422),
-          description="A player's seat (the combatants it plays) or a spectator's; returns its token, once.")
+          description="A player's seat (the combatants it plays) or a spectator's; returns its token (made from the "
+                      "GM's: GET seats shows it again to the GM).")
     async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatMade:
-        _gm(request, fights, fight_id)
-        spec = _strict(await request.body(), NewSeat)
-        return await anyio.to_thread.run_sync(seat_for, fight_id, spec)
+        from .seating import make_seat as seat_for
 
-    def seat_for(fight_id: str, spec: NewSeat) -> SeatMade:
-        with fights.lock(fight_id):
-            known = set(fights.fight(fight_id).state.combatants)
-        if len(fights.keep.seats(fight_id)) >= MAX_SEATS:
-            raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
-        if spec.kind == "player" and not spec.combatants:
-            raise Unprocessable("a player's seat plays at least one combatant (at $.combatants)", "$.combatants")
-        if spec.kind == "spectator" and spec.combatants:
-            raise Unprocessable("a spectator's seat plays no combatant (at $.combatants)", "$.combatants")
-        _check_ids(spec.combatants, known, "combatants")
-        token = fights.keep.add_seat(fight_id, spec.kind, spec.name, tuple(spec.combatants))
-        return SeatMade(token=token, seat=SeatInfo(kind=spec.kind, name=spec.name, combatants=spec.combatants))
+        token = _gm(request, fights, fight_id)
+        spec = _strict(await request.body(), NewSeat)
+        return await anyio.to_thread.run_sync(seat_for, fights, fight_id, token, spec)
 
     @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
-         responses=_errors(401, 403, 404))
-    def seats(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> list[SeatInfo]:
-        _gm(request, fights, fight_id)
-        return [_info(seat) for seat in fights.keep.seats(fight_id)]
+         responses=_errors(401, 403, 404),
+         description="Every seat: id, kind, name, combatants, and its token and link (made again from the GM's token: "
+                     "only hashes are kept), or revoked.")
+    def seats(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> list[SeatEntry]:
+        from .seating import entries
+
+        token = _gm(request, fights, fight_id)
+        return entries(fights, fight_id, token)
 
     @get("/fights/{fight_id:str}/seat", sync_to_thread=True, summary="This token's seat",
          responses=_errors(401, 403))
@@ -805,7 +911,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                      "command this seat may give now, with its legal arguments and dice.")
     def options(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> OptionsView:
         _token, seat = _seat(request, fights, fight_id)
-        return _seat_view(fights.view(fight_id), fights.sight(fight_id, seat))
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            return fights.seat_view(fight_id, fights.fight(fight_id), sight, seat)
 
     @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
           responses=_errors(400, 401, 403, 404, 409, 422, 503),
@@ -822,38 +930,40 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         asked = _strict(await request.body(), CommandRequest)
         _may_give(seat, asked.command)
         if idempotency_key is None:
-            body = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked)
+            answer = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked)
         else:
             key = Keyed(fight_id, token, idempotency_key, hashlib.sha256(msgspec.json.encode(asked)).hexdigest())
             first = await _first_answer(fights.keep, key)
             if first is not None:
                 return cast("Response[CommandResult]", first)
-            body = await anyio.to_thread.run_sync(give_keyed, request, seat, asked, key)
-        # the encoded CommandResult, byte for byte
-        return cast("Response[CommandResult]", Response(body, status_code=201, media_type="application/json"))
+            answer = await anyio.to_thread.run_sync(give_keyed, request, seat, asked, key)
+        # the encoded CommandResult (201) or the staged command (202), byte for byte
+        return cast("Response[CommandResult]", answer)
 
-    def give_keyed(request: Request[Any, Any, Any], seat: Seat, data: CommandRequest, key: Keyed) -> bytes:
+    def give_keyed(request: Request[Any, Any, Any], seat: Seat, data: CommandRequest, key: Keyed) -> Response[bytes]:
         """:func:`give` under a key this request reserved: its answer kept for the key's other requests, or the key
         released if the command is refused (done here, in the thread, so that a client gone meanwhile leaves no
         reservation behind)."""
         try:
-            body = give(request, key.token, seat, key.fight_id, data)
+            answer = give(request, key.token, seat, key.fight_id, data)
         except BaseException:
             with contextlib.suppress(StoreUnavailable):  # the keep busy too: the key stays pending, and is spent
                 fights.keep.release(key.fight_id, key.token, key.key)
             raise
-        for attempt in range(3):  # appended: its answer must be kept, or the key's copies wait in vain
+        for attempt in range(3):  # answered: its answer must be kept, or the key's copies wait in vain
             try:
-                fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash, 201, body)
+                fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash,
+                                        answer.status_code or 201, bytes(answer.content))
                 break
             except StoreUnavailable as exc:
                 if attempt == 2:  # the command went in: this answer stands; the key's copies get 409 pending
                     guard.log.warning("idempotent answer not kept", fight_id=key.fight_id, error=str(exc))
-        return body
+        return answer
 
-    def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest) -> bytes:
-        """Decide and append ``data``'s command for ``seat``; the answer's body (a CommandResult as the seat sees
-        it)."""
+    def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest
+             ) -> Response[bytes]:
+        """Decide and append ``data``'s command for ``seat``: 201 with a CommandResult as the seat sees it; or, asked
+        to stage a command that needs another seat's dice, 202 with the staged command."""
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
             sight = fights.sight(fight_id, seat, fight)
@@ -861,14 +971,16 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             _names_seen(data.command, fight, sight)
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
-            by = "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
-            # Another process first: a 409, the fight left as it was and caught up at its next use.
-            stored = fight.execute(_with_kept_seed(data.command, fight), by=by)
-            fights.appended[fight_id] = fight.version
-            sight = fights.sight(fight_id, seat, fight)
-            view = _seat_view(fights.view(fight_id, fight), sight)
-            return _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
-                                                 options=view.options))
+            by = by_of(seat)
+            try:
+                body = run_command(fights, fight_id, seat, fight, data.command, by)
+            except FacesNeeded as missing:
+                from .staging import stage
+
+                if not data.stage:
+                    raise
+                return stage(fights, fight_id, fight, seat, data.command, missing, by)
+        return Response(body, status_code=201, media_type="application/json")
 
     @get("/fights/{fight_id:str}/events", sync_to_thread=True, summary="Events after a seq",
          responses=_errors(400, 401, 403, 404),
@@ -968,7 +1080,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                      last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)
                                               ] = None
                      ) -> ServerSentEvent:
-        _token, seat = _seat(request, fights, fight_id)
+        token, seat = _seat(request, fights, fight_id)
         start = after
         if last_event_id:
             seq = guard.parse_seq(last_event_id)
@@ -977,7 +1089,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                           extra=[{"message": f"Expected a seq (ASCII digits, at most {MAX_SEQ})",
                                                   "key": "Last-Event-ID", "source": "header"}])
             start = seq
-        return ServerSentEvent(_follow(fights, fight_id, seat, start), retry_duration=1000)
+        return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
 
     return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
             command, events, explain_seq, verify_fight, log, session, stream]
@@ -1103,41 +1215,76 @@ def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:
 
 POLL = 0.1  # seconds between two looks at what this process appended (a dict read: no thread, no store)
 OTHERS = 10  # every OTHERS looks, the store is read too: other server processes may have appended
+KEEP_ALIVE = 15.0  # seconds a stream may stay silent before it sends a comment (OMEN_KEEP_ALIVE overrides)
 
 
-async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
-    """The messages of one stream: the events after ``after`` in order, each once, then an ``options`` message
-    whenever the head moves; forever, until the client goes. What this process appends is seen within POLL
-    seconds (Fights.appended), and so is what other processes on a PostgreSQL store commit (they NOTIFY:
-    :func:`listen_for_commits`); otherwise other processes' appends within POLL * OTHERS, which also covers a
-    notification lost while the listener reconnects. Each look reads from the last event sent, so nothing is
-    skipped or sent twice whatever was heard. While the store cannot be used (a database restarting) the stream
-    waits and looks again every second. The options of a head are computed once for every stream and answer
-    (Fights.view). A player's or spectator's stream also looks at its view once a second at the same head: a
-    change of the table settings (a combatant revealed or hidden) can change what the seat may see and do without
-    moving the head, and a changed view is sent as an ``options`` message too (an unchanged one never is)."""
+def keep_alive_seconds() -> float:
+    """How long a stream stays silent at most: ``OMEN_KEEP_ALIVE`` seconds if set (a positive number), else 15."""
+    import os
+
     try:
-        async for message in _messages(fights, fight_id, seat, after):
+        value = float(os.environ.get("OMEN_KEEP_ALIVE", KEEP_ALIVE))
+    except ValueError:
+        return KEEP_ALIVE
+    return value if value > 0 else KEEP_ALIVE
+
+
+def _is_head(rec: SeenEvent) -> bool:
+    """Whether an event is the last of its command's batch: a head the fight stood at."""
+    return rec.batch_size > 0 and rec.seq == rec.batch + rec.batch_size - 1
+
+
+async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int, token: str = ""
+                  ) -> AsyncIterator[ServerSentEventMessage]:
+    """The messages of one stream (:func:`_messages`); an unexpected failure is logged with its traceback (a 500
+    once the 200 is sent), and the client reconnects."""
+    try:
+        async for message in _messages(fights, fight_id, seat, after, token):
             yield message
-    except Exception as exc:  # logged with its traceback (a 500 once the 200 is sent); the client reconnects
+    except Exception as exc:
         guard.log_failure(exc, "GET", f"/fights/{fight_id}/stream")
 
 
-async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int) -> AsyncIterator[ServerSentEventMessage]:
-    """The messages of :func:`_follow`'s stream."""
+async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token: str = ""
+                    ) -> AsyncIterator[ServerSentEventMessage]:
+    """The messages of one stream: the events after ``after`` in order, each once, and after the last event of
+    each command's batch an ``options`` message with the view at that head (every head, even when several came
+    between two looks: the views of earlier heads are kept, or computed from the state after them); forever,
+    until the client goes. What this process appends is seen within POLL seconds (Fights.appended), and so is
+    what other processes on a PostgreSQL store commit (they NOTIFY: :func:`listen_for_commits`); otherwise other
+    processes' appends within POLL * OTHERS, which also covers a notification lost while the listener
+    reconnects. Each look reads from the last event sent, so nothing is skipped or sent twice whatever was heard.
+    While the store cannot be used (a database restarting) the stream waits and looks again every second. The
+    stream also looks at its view once a second at the same head, and at once when this process changed the
+    table settings or staged dice (Fights.poke): a view changed without the head moving is sent as an ``options``
+    message too (an unchanged one never is). A comment (``: keep-alive``) goes out whenever the stream has been
+    silent for the keep-alive interval (15 s), so that proxies keep the connection open. The stream of a seat the
+    GM revoked or reissued ends at its next once-a-second look."""
     shown, looks, more, sent = -1, 0, True, b""
+    quiet = keep_alive_seconds()
+    last_said = anyio.current_time()
+    poked = fights.pokes.get(fight_id, 0)
     while True:
-        again = looks % OTHERS == 0
+        again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
         if more or fights.appended.get(fight_id, 0) > shown or again:
+            poked = fights.pokes.get(fight_id, 0)
+            if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
+                return  # revoked or reissued: this token opens nothing any more
             try:
-                batch, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown,
-                                                             again and seat.kind != "gm")
+                items, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown, again)
             except StoreUnavailable:  # the database is restarting: the stream waits, then goes on from `after`
                 await anyio.sleep(1.0)
                 continue
-            for rec in batch:
-                yield ServerSentEventMessage(data=_ENCODER.encode(rec).decode(), event="event", id=rec.seq)
-                after = rec.seq
+            for item in items:
+                if isinstance(item, SeenEvent):
+                    yield ServerSentEventMessage(data=_ENCODER.encode(item).decode(), event="event", id=item.seq)
+                    after = item.seq
+                else:
+                    shown, data = item.head.seq, _ENCODER.encode(item)
+                    if data != sent:
+                        sent = data
+                        yield ServerSentEventMessage(data=data.decode(), event="options")
+                last_said = anyio.current_time()
             more = view is not None and after < view.head.seq  # a page short of the head: the rest first
             if more:
                 continue
@@ -1145,28 +1292,36 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int) -> As
                 shown, data = view.head.seq, _ENCODER.encode(view)
                 if data != sent:
                     sent = data
+                    last_said = anyio.current_time()
                     yield ServerSentEventMessage(data=data.decode(), event="options")
+        if anyio.current_time() - last_said >= quiet:
+            last_said = anyio.current_time()
+            yield ServerSentEventMessage(data=None, comment="keep-alive")
         looks += 1
         await anyio.sleep(POLL)
 
 
 def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, settings: bool = False
-          ) -> tuple[list[SeenEvent], OptionsView | None]:
-    """The events after ``after`` up to the head now (at most a page), and the view at that head, as ``seat``
-    sees them; nothing if the head is the one last shown, unless ``settings`` (the view is wanted anyway: the
-    table settings may have changed it)."""
+          ) -> tuple[list[SeenEvent | OptionsView], OptionsView | None]:
+    """The events after ``after`` up to the head now (at most a page), each head among them (the last event of a
+    command's batch) followed by the view at that head, and the view at the head now, as ``seat`` sees them;
+    nothing if the head is the one last shown, unless ``settings`` (the view is wanted anyway: the table settings
+    or staged dice may have changed it)."""
     if after == shown and not settings and fights.store.version(fight_id) == shown:
         return [], None
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
         sight = fights.sight(fight_id, seat, fight)
-        view = _seat_view(fights.view(fight_id, fight), sight)
-    batch: list[SeenEvent] = []
-    for rec in fights.store.read(fight_id, after):
-        if rec.seq > view.head.seq or len(batch) == PAGE:
+        view = fights.seat_view(fight_id, fight, sight, seat)
+    items: list[SeenEvent | OptionsView] = []
+    for count, rec in enumerate(fights.store.read(fight_id, after)):
+        if rec.seq > view.head.seq or count == PAGE:
             break
-        batch.append(seen_event(rec, sight))
-    return batch, view
+        seen = seen_event(rec, sight)
+        items.append(seen)
+        if _is_head(seen) and rec.seq < view.head.seq:
+            items.append(_seat_view(fights.view_at(fight_id, rec.seq), sight))
+    return items, view
 
 
 def listen_for_commits(fights: Fights, stop: threading.Event) -> None:
@@ -1210,9 +1365,12 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
                                 HTTPException: _http_problem, NotFoundException: _http_problem,
                                 500: _internal_problem}
     from .openapi import openapi_config
+    from .seating import seat_routes
+    from .staging import staging_routes
     from .table import table_routes  # the table page (its module imports this one)
 
-    routes = [*_handlers(fights, create_token), *table_routes(fights, create_token is not None)]
+    routes = [*_handlers(fights, create_token), *seat_routes(fights), *staging_routes(fights),
+              *table_routes(fights, create_token is not None)]
     # Answers are gzipped for a client that accepts it (the options of a big roster are large and repetitive:
     # 1.7 MB of JSON is 54 KB), the live stream aside (a gzip stream would hold its messages back).
     compression = CompressionConfig(backend="gzip", minimum_size=1024, gzip_compress_level=5,

@@ -16,7 +16,9 @@ given one key, one gets it), its answer kept when it is given
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
 import secrets
 import sqlite3
@@ -29,8 +31,8 @@ from omen_core.store import EventStore
 from omen_core.store.base import create_private
 from omen_core.store.postgres import PostgresDatabase, PostgresStore
 
-__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "token_hash", "new_token",
-           "PENDING"]
+__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "SeatRow", "token_hash", "new_token",
+           "seat_token", "new_seat_id", "PENDING"]
 
 SeatKind = Literal["gm", "player", "spectator"]
 
@@ -43,7 +45,11 @@ create table if not exists seats (
     fight_id text not null,
     kind text not null,
     name text not null default '',
-    combatants text not null default '[]'
+    combatants text not null default '[]',
+    seat_id text,
+    generation integer not null default 0,
+    derived integer not null default 0,
+    revoked integer not null default 0
 );
 create table if not exists settings (
     fight_id text primary key,
@@ -52,6 +58,10 @@ create table if not exists settings (
 create table if not exists seeds (
     fight_id text primary key,
     seed blob not null
+);
+create table if not exists staged (
+    fight_id text primary key,
+    body blob not null
 );
 create table if not exists secrets (
     name text primary key,
@@ -77,6 +87,46 @@ class Seat:
     kind: SeatKind
     name: str = ""
     combatants: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    """A seat as the GM manages it: its id, kind, name and combatants; ``generation`` counts its reissues;
+    ``derived``: its token can be made again from the GM's (seats made before seat ids cannot); ``revoked``: its
+    token no longer opens anything."""
+
+    seat_id: str
+    kind: SeatKind
+    name: str
+    combatants: tuple[str, ...]
+    generation: int
+    derived: bool
+    revoked: bool
+
+
+def _row_of(row: Any) -> SeatRow:
+    """A SeatRow from (seat_id, kind, name, combatants, generation, derived, revoked), in either keep."""
+    return SeatRow(row[0], row[1], row[2], tuple(json.loads(row[3])), int(row[4]), bool(row[5]), bool(row[6]))
+
+
+def new_seat_id() -> str:
+    """A seat's id: 10 hex digits, random (it names a seat in the GM's requests; it opens nothing)."""
+    return secrets.token_hex(5)
+
+
+def seat_token(gm_token: str, fight_id: str, seat_id: str, generation: int, kind: SeatKind) -> str:
+    """A player's or spectator's token, made from the GM's: ``omen_<kind>_`` and the HMAC-SHA256, under the GM's
+    token, of the fight, the seat and its generation (256 bits, URL-safe). Only its hash is kept, as for any
+    token; the GM's page makes it again to show the seat's link (nothing but the GM's token can), and a reissue
+    (the next generation) makes another and revokes this one.
+
+    >>> a = seat_token("omen_gm_x", "duel", "s1", 0, "player")
+    >>> a.startswith("omen_player_") and len(a) == 12 + 43 and a != seat_token("omen_gm_x", "duel", "s1", 1, "player")
+    True
+    """
+    digest = hmac.new(gm_token.encode(), f"omen seat|{fight_id}|{seat_id}|{generation}".encode(),
+                      hashlib.sha256).digest()
+    return f"omen_{kind}_" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 def _seat_of(row: Any) -> Seat:
@@ -125,6 +175,11 @@ class Keep:
             columns = {row[1] for row in self._db.execute("pragma table_info(seats)")}
             if "combatants" not in columns:  # a keep made before seats had combatants
                 self._db.execute("alter table seats add column combatants text not null default '[]'")
+            if "seat_id" not in columns:  # a keep made before seats had ids (their tokens were not derived)
+                for column in ("seat_id text", "generation integer not null default 0",
+                               "derived integer not null default 0", "revoked integer not null default 0"):
+                    self._db.execute(f"alter table seats add column {column}")
+                self._db.execute("update seats set seat_id = substr(token_hash, 1, 10) where seat_id is null")
         except (sqlite3.Error, OSError, StoreUnavailable) as exc:
             raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
         self._lock = threading.Lock()
@@ -134,8 +189,9 @@ class Keep:
         its hash is kept)."""
         token = new_token(kind)
         with self._lock:
-            self._db.execute("insert into seats values (?, ?, ?, ?, ?)",
-                             (token_hash(token), fight_id, kind, name, json.dumps(list(combatants))))
+            self._db.execute("insert into seats (token_hash, fight_id, kind, name, combatants, seat_id) values "
+                             "(?, ?, ?, ?, ?, ?)", (token_hash(token), fight_id, kind, name,
+                                                    json.dumps(list(combatants)), new_seat_id()))
         return token
 
     def seat(self, token: str) -> Seat | None:
@@ -215,6 +271,46 @@ class Keep:
             row = self._db.execute("select value from secrets where name = ?", (name,)).fetchone()
         return bytes(row[0])
 
+    def add_managed_seat(self, fight_id: str, seat_id: str, kind: SeatKind, name: str, combatants: tuple[str, ...],
+                         token: str) -> None:
+        """Keep a seat the GM manages: its id and the hash of its token (made from the GM's: :func:`seat_token`,
+        generation 0)."""
+        with self._lock:
+            self._db.execute("insert into seats (token_hash, fight_id, kind, name, combatants, seat_id, generation, "
+                             "derived, revoked) values (?, ?, ?, ?, ?, ?, 0, 1, 0)",
+                             (token_hash(token), fight_id, kind, name, json.dumps(list(combatants)), seat_id))
+
+    def seat_rows(self, fight_id: str) -> list[SeatRow]:
+        """Every seat of a fight with its id, generation and whether it is revoked, in the order they were made."""
+        with self._lock:
+            rows = self._db.execute("select seat_id, kind, name, combatants, generation, derived, revoked from seats "
+                                    "where fight_id = ? order by rowid", (fight_id,)).fetchall()
+        return [_row_of(row) for row in rows]
+
+    def replace_token(self, fight_id: str, seat_id: str, token: str | None, generation: int) -> bool:
+        """Give a seat a new token (its hash; the old one opens nothing from now on) and generation, or, with
+        ``token`` None, revoke it (no token opens it; a reissue brings it back). False if there is no such seat."""
+        stored = token_hash(token) if token is not None else f"revoked:{fight_id}:{seat_id}:{generation}"
+        with self._lock:
+            done = self._db.execute("update seats set token_hash = ?, generation = ?, derived = 1, revoked = ? "
+                                    "where fight_id = ? and seat_id = ?",
+                                    (stored, generation, int(token is None), fight_id, seat_id))
+        return done.rowcount > 0
+
+    def put_staged(self, fight_id: str, body: bytes | None) -> None:
+        """Keep the command staged for a fight (encoded by the caller), or none."""
+        with self._lock:
+            if body is None:
+                self._db.execute("delete from staged where fight_id = ?", (fight_id,))
+            else:
+                self._db.execute("insert or replace into staged values (?, ?)", (fight_id, body))
+
+    def staged(self, fight_id: str) -> bytes | None:
+        """The command staged for a fight, as kept, or None."""
+        with self._lock:
+            row = self._db.execute("select body from staged where fight_id = ?", (fight_id,)).fetchone()
+        return None if row is None else bytes(row[0])
+
     def close(self) -> None:
         """Close the database."""
         with self._lock:
@@ -236,9 +332,9 @@ class PostgresKeep:
         """Make a token for a seat of ``fight_id``; return the token (only its hash is kept)."""
         token = new_token(kind)
         with self.db.connection() as conn:
-            conn.execute("INSERT INTO keep_seats (token_hash, fight_id, kind, name, combatants) VALUES "
-                         "(%s, %s, %s, %s, %s)",
-                         (token_hash(token), fight_id, kind, name, json.dumps(list(combatants))))
+            conn.execute("INSERT INTO keep_seats (token_hash, fight_id, kind, name, combatants, seat_id) VALUES "
+                         "(%s, %s, %s, %s, %s, %s)",
+                         (token_hash(token), fight_id, kind, name, json.dumps(list(combatants)), new_seat_id()))
         return token
 
     def seat(self, token: str) -> Seat | None:
@@ -320,6 +416,46 @@ class PostgresKeep:
                          (name, secrets.token_bytes(32)))
             row = conn.execute("SELECT value FROM keep_secrets WHERE name = %s", (name,)).fetchone()
         return bytes(row[0])
+
+    def add_managed_seat(self, fight_id: str, seat_id: str, kind: SeatKind, name: str, combatants: tuple[str, ...],
+                         token: str) -> None:
+        """Keep a seat the GM manages: its id and the hash of its token (generation 0)."""
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO keep_seats (token_hash, fight_id, kind, name, combatants, seat_id, generation, "
+                         "derived, revoked) VALUES (%s, %s, %s, %s, %s, %s, 0, true, false)",
+                         (token_hash(token), fight_id, kind, name, json.dumps(list(combatants)), seat_id))
+
+    def seat_rows(self, fight_id: str) -> list[SeatRow]:
+        """Every seat of a fight with its id, generation and whether it is revoked, in the order they were made."""
+        with self.db.connection() as conn:
+            rows = conn.execute("SELECT seat_id, kind, name, combatants, generation, derived, revoked FROM keep_seats "
+                                "WHERE fight_id = %s ORDER BY made, ctid", (fight_id,)).fetchall()
+        return [_row_of(row) for row in rows]
+
+    def replace_token(self, fight_id: str, seat_id: str, token: str | None, generation: int) -> bool:
+        """Give a seat a new token and generation, or, with ``token`` None, revoke it. False if there is no such
+        seat."""
+        stored = token_hash(token) if token is not None else f"revoked:{fight_id}:{seat_id}:{generation}"
+        with self.db.connection() as conn:
+            done = conn.execute("UPDATE keep_seats SET token_hash = %s, generation = %s, derived = true, revoked = %s "
+                                "WHERE fight_id = %s AND seat_id = %s",
+                                (stored, generation, token is None, fight_id, seat_id))
+        return bool(done.rowcount > 0)
+
+    def put_staged(self, fight_id: str, body: bytes | None) -> None:
+        """Keep the command staged for a fight (encoded by the caller), or none."""
+        with self.db.connection() as conn:
+            if body is None:
+                conn.execute("DELETE FROM keep_staged WHERE fight_id = %s", (fight_id,))
+            else:
+                conn.execute("INSERT INTO keep_staged VALUES (%s, %s) ON CONFLICT (fight_id) DO UPDATE SET "
+                             "body = EXCLUDED.body", (fight_id, body))
+
+    def staged(self, fight_id: str) -> bytes | None:
+        """The command staged for a fight, as kept, or None."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT body FROM keep_staged WHERE fight_id = %s", (fight_id,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def close(self) -> None:
         """Close the pool, if this keep opened it."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Annotated, Any
@@ -33,13 +33,16 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
-from omen_core.content import load_sheet
+from omen_core.content import ATTRIBUTES, load_sheet
 from omen_core.options import Choice, DiceRoll, Offer, Options
+from omen_core.state import FightState
 from omen_replay.render import environment
 
-from .app import Fights, _seat, fights_page
+from .app import Fights, SeatEntry, StagedView, _seat, fights_page
+from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
-from .views import CombatantView, SeenEvent, Sight, combatant_views, seat_options, seen_event
+from .story import StoryCard, story, top_card
+from .views import CombatantView, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
 
@@ -140,16 +143,58 @@ class OfferView:
 
 
 @dataclass(frozen=True)
-class Tracked:
-    """One line of the initiative tracker."""
+class Condition:
+    """A condition on a combatant: its stacks, and for one with a duration the ticks left and when it ticks."""
+
+    name: str
+    stacks: int
+    remaining: int | None
+    tick: str
+
+
+@dataclass(frozen=True)
+class StripItem:
+    """One combatant in the initiative strip, as the seat may see it."""
 
     id: str
     name: str
+    side: str
     initiative: int | None
     turn: bool
     surprise: str | None
     down: bool
     left: str | None
+    hp: int | None
+    max_hp: int | None
+    band: str | None
+    will: int | None
+    will_max: int | None
+    bonus_actions: int | None
+    bonus_max: int
+    actions: int | None
+    movement: int | None
+    in_hand: tuple[str, ...] | None
+    conditions: tuple[Condition, ...]
+    own: bool
+    foe: bool
+    hidden: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    """One answer of the open decision: its form's key, command, label, arguments, dice, numbers, shortcut."""
+
+    key: str
+    command: str
+    actor: str | None
+    actor_name: str
+    label: str
+    args: str
+    rolls: str
+    faces: tuple[Face, ...]
+    facts: ChoiceFacts
+    shortcut: str
 
 
 @dataclass
@@ -163,22 +208,32 @@ class Panel:
     phase: str
     round: int
     turn: str | None
+    turn_name: str
     dice: str
     seed_revealed: bool
+    seeded: bool
     ended: bool
     published: bool
     waiting: Any
-    tracker: list[Tracked]
-    combatants: list[dict[str, Any]]
-    answers: list[OfferView]
+    strip: list[StripItem]
+    answers: list[AnswerView]
+    decision: DecisionFacts
     commands: list[OfferView]
     gm_tools: list[OfferView]
+    end_turn: OfferView | None = None
+    staged: StagedView | None = None
+    staged_faces: tuple[Face, ...] = ()
+    top: StoryCard | None = None
     note: str = ""
     hidden_by_gm: list[str] = field(default_factory=list)
     waiting_who: list[str] = field(default_factory=list)
-    log_cards: list[tuple[str, Any]] | None = None
-    log_lines: list[tuple[int, str, str]] = field(default_factory=list)
-    seats: list[Seat] = field(default_factory=list)
+    yours: bool = False
+    log: list[StoryCard] = field(default_factory=list)
+    seats: list[SeatEntry] = field(default_factory=list)
+    combatant_choices: list[tuple[str, str]] = field(default_factory=list)
+    attributes: tuple[str, ...] = ATTRIBUTES
+    damage_types: tuple[str, ...] = ()
+    condition_names: tuple[str, ...] = ()
 
 
 def _name(names: dict[str, str], value: Any) -> str:
@@ -193,9 +248,23 @@ def _name(names: dict[str, str], value: Any) -> str:
     return str(value)
 
 
+_ANSWER_LABELS: dict[str, Any] = {
+    "answer_active_defense": lambda a: (f"Parry with {a['weapon']}" if a.get("defense") == "parry" and a.get("weapon")
+                                        else "Block with the shield" if a.get("defense") == "block"
+                                        else str(a.get("defense") or "decline").capitalize()),
+    "react": lambda a: f"Strike with {a['weapon']}" if a.get("weapon") else "Strike unarmed",
+    "pass_reaction": lambda a: "Let it pass",
+    "answer_catch": lambda a: "Catch it" if a.get("catch") else "Let it hit",
+    "choose_will_conversion": lambda a: "Take it on Will" if a.get("convert") else "Take it on HP",
+    "route_damage": lambda a: f"Route die {a['die'] + 1}" if isinstance(a.get("die"), int) else "Keep the primary dice",
+}
+
+
 def _label(command: str, actor_field: str | None, args: dict[str, Any], names: dict[str, str]) -> str:
-    """A choice as the button or option says it: ``Vesh the Cinder-Hand, weapon knife``; ``decline`` for an
-    answer with nothing chosen."""
+    """A choice as the button or option says it: ``Vesh the Cinder-Hand, weapon knife``; an answer to a decision
+    as its button says it (``Dodge``, ``Parry with longsword``, ``Decline``, ``Strike with knife``)."""
+    if command in _ANSWER_LABELS:
+        return str(_ANSWER_LABELS[command](args))
     parts = []
     for key, value in args.items():
         if key == actor_field or value in (None, "", [], {}):
@@ -231,6 +300,12 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str]) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
+    if offer.command == "call_save":  # the effect comes from the form's editor: one choice per saver, its name
+        savers: dict[str, Choice] = {}
+        for c in offer.choices:
+            savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
+                c, args={k: v for k, v in c.args.items() if k != "effect"}))
+        offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
     choices = tuple(_choice(offer, c, actor_field, names) for c in offer.choices) or (
         ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
@@ -243,106 +318,178 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str]) -> OfferView:
                      cost=offer.cost, note=offer.note, choices=choices, free=free)
 
 
-def _tracker(fights: Fights, fight_id: str, sight: Sight, views: tuple[CombatantView, ...]) -> list[Tracked]:
-    state = fights.fight(fight_id).state
+def _conditions(v: CombatantView, ticks: Mapping[str, str]) -> tuple[Condition, ...]:
+    return tuple(Condition(name, stacks, v.remaining.get(name), ticks.get(name, "never").replace("_", " "))
+                 for name, stacks in sorted(v.conditions.items()))
+
+
+def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], budgets: dict[str, Any],
+           notes: dict[str, str]) -> list[StripItem]:
+    """The combatants in initiative order (those not in it after, in join order), as the seat may see them."""
     seen = {v.id: v for v in views}
     order = [w for w in state.order if w in seen] + [w for w in seen if w not in state.order]
-    out = []
+    assert state.ruleset is not None
+    ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
+    sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
+    items = []
     for who in order:
         v = seen[who]
         tier = state.surprise.get(who)
-        down = (v.hp is not None and v.hp <= 0) or v.hp_band == "down"
-        out.append(Tracked(id=who, name=v.name, initiative=state.initiative.get(who), turn=v.turn,
-                           surprise=str(getattr(tier, "value", tier)).replace("_", " ") if tier else None,
-                           down=down, left=v.left))
-    return out
+        budget = budgets.get(who)
+        mine = sight.owns(who)
+        items.append(StripItem(
+            id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn,
+            surprise=str(getattr(tier, "value", tier)).replace("_", " ") if tier else None,
+            down=(v.hp is not None and v.hp <= 0) or v.hp_band == "down", left=v.left, hp=v.hp, max_hp=v.max_hp,
+            band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
+            bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
+            actions=budget.actions if budget is not None and budget.turn else None,
+            movement=budget.movement if budget is not None and budget.turn else None, in_hand=v.in_hand,
+            conditions=_conditions(v, ticks), own=v.own, foe=bool(sides) and v.side not in sides, hidden=v.hidden,
+            note=notes.get(who, "") if sight.gm else ""))
+    return items
 
 
-def _card(fights: Fights, fight_id: str, sight: Sight, v: CombatantView, budgets: dict[str, Any],
-          notes: dict[str, str]) -> dict[str, Any]:
-    state = fights.fight(fight_id).state
-    budget = budgets.get(v.id)
-    mine = sight.owns(v.id)
-    return {"v": v, "will_max": state.combatants[v.id].sheet.will if mine and v.id in state.combatants else None,
-            "actions": budget.actions if budget is not None and budget.turn else None,
-            "movement": budget.movement if budget is not None and budget.turn else None,
-            "conditions": sorted(v.conditions.items()), "note": notes.get(v.id, "") if sight.gm else ""}
+def _answer_views(answers: list[OfferView], offers: list[Offer], facts: DecisionFacts) -> list[AnswerView]:
+    """The open decision's answers, one button each, numbered for the keyboard (1, 2, ...; decline and pass
+    last)."""
+    out: list[AnswerView] = []
+    for view, offer in zip(answers, offers, strict=True):
+        for i, choice in enumerate(view.choices):
+            out.append(AnswerView(key=f"{view.key}-a{i}", command=view.command, actor=view.actor,
+                                  actor_name=view.actor_name, label=choice.label, args=choice.args, rolls=choice.rolls,
+                                  faces=choice.faces, facts=facts.choices.get((offer.command, i), ChoiceFacts()),
+                                  shortcut=""))
+    quiet = {"Decline", "Let it pass", "Let it hit", "Take it on HP", "Keep the primary dice", "go"}
+    out.sort(key=lambda a: a.label in quiet)
+    return [AnswerView(**{**a.__dict__, "shortcut": str(n + 1) if n < 9 else ""}) for n, a in enumerate(out)]
 
 
-def _seen_line(rec: SeenEvent) -> str:
-    if rec.event is None:
-        return "(not for this seat)"
-    shown = {k: v for k, v in rec.event.items() if k != "type"}
-    return "; ".join(f"{k}: {msgspec.json.encode(v).decode() if not isinstance(v, str) else v}"
-                     for k, v in shown.items())
+def _foes_first(offer: Offer, state: FightState) -> Offer:
+    """An attack's choices with the actor's foes first (the default target is an enemy: one engaged with the actor
+    before the others), allies last."""
+    if offer.actor is None or offer.actor not in state.combatants or offer.command not in (
+            "declare_attack", "call_save", "react"):
+        return offer
+    side = state.combatants[offer.actor].side
+    field_name = "target" if offer.command == "declare_attack" else "saver"
+
+    near = set(state.engaged_with(offer.actor))
+
+    def rank(choice: Choice) -> tuple[bool, bool]:
+        other = choice.args.get(field_name)
+        ally = isinstance(other, str) and other in state.combatants and state.combatants[other].side == side
+        return ally, other not in near
+    return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
 
 
-def panel(fights: Fights, fight_id: str, seat: Seat) -> Panel:
-    """The table as ``seat`` sees it now, from its own views alone."""
-    from omen_replay.cards import entries
+def _one_parry_per_weapon(offer: Offer) -> Offer:
+    """An Active Defense's choices without the Parry that names no weapon when one naming each weapon in hand is
+    offered (the same Parry: C9's "the first weapon in hand"), so each button says which weapon it parries with."""
+    if offer.command != "answer_active_defense":
+        return offer
+    named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in offer.choices)
+    kept = tuple(c for c in offer.choices if not (named and c.args.get("defense") == "parry"
+                                                  and not c.args.get("weapon")))
+    return msgspec.structs.replace(offer, choices=kept)
+
+
+def _staged_faces(staged: StagedView | None) -> tuple[Face, ...]:
+    if staged is None or not staged.yours:
+        return ()
+    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False) for r in staged.rolls for d in r.dice)
+
+
+def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
+    """A combatant's name, and to the GM the player's seat that plays it: ``Kael Arden (Alice)``."""
+    return f"{names.get(who, who)} ({players[who]})" if who in players else names.get(who, who)
+
+
+def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
+    """The table as ``seat`` sees it now, from its own views alone (``token``: the GM's, to show the seats' links)."""
+    from .seating import entries
 
     sight = fights.sight(fight_id, seat)
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
-        view = fights.view(fight_id)
+        state = fight.state
+        view = fights.seat_view(fight_id, fight, sight, seat)
         settings = fights.settings(fight_id)
-        options: Options = view.options if sight.gm else seat_options(view.options, sight)
-        views = combatant_views(fight.state, sight, settings.hidden)
+        options: Options = view.options
+        views = combatant_views(state, sight, settings.hidden)
         names = {v.id: v.name for v in views}
         budgets = {b.who: b for b in options.combatants}
         answers_to = set(options.waiting.answers) if options.waiting is not None else set()
-        offers = [_offer_view(o, i, names) for i, o in enumerate(options.offers)]
+        offers = [_one_parry_per_weapon(_foes_first(o, state)) for o in options.offers]
+        offer_views = [_offer_view(o, i, names) for i, o in enumerate(offers)]
+        answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
+        facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
         turn = options.turn
-        ordered = sorted((o for o in offers if o.command not in answers_to and o.actor is not None),
-                         key=lambda o: (o.actor != turn, o.actor or ""))
+        end_turn = next((v for v in offer_views if v.command == "end_turn" and v.actor == turn), None)
+        rest = [v for v in offer_views if v.command not in answers_to and v is not end_turn]
+        ordered = sorted((v for v in rest if v.actor is not None), key=lambda v: (v.actor != turn, v.actor or ""))
+        waiting = options.waiting
+        players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
+                   if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         result = Panel(
-            fight_id=fight_id, title=fight.state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
-            phase=options.phase, round=options.round, turn=turn, dice=fight.state.dice or options.dice or "",
-            seed_revealed=fight.state.revealed_seed is not None, ended=fight.state.ending is not None,
-            published=settings.published, waiting=options.waiting, tracker=_tracker(fights, fight_id, sight, views),
-            combatants=[_card(fights, fight_id, sight, v, budgets, settings.notes) for v in views],
-            answers=[o for o in offers if o.command in answers_to], commands=ordered,
-            gm_tools=[o for o in offers if o.command not in answers_to and o.actor is None],
-            seats=list(fights.keep.seats(fight_id)) if sight.gm else [],
+            fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
+            phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
+            dice=state.dice or options.dice or "", seed_revealed=state.revealed_seed is not None,
+            seeded=state.seed_commitment is not None, ended=state.ending is not None, published=settings.published,
+            waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes),
+            answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
+            decision=facts, commands=ordered, gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
+            staged=view.staged, staged_faces=_staged_faces(view.staged),
+            seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],
-            waiting_who=[names.get(w, w) for w in options.waiting.who] if options.waiting is not None else [])
+            waiting_who=[_who(names, w, players) for w in waiting.who] if waiting is not None else [],
+            yours=bool(answer_pairs) and not (sight.gm and waiting is not None
+                                              and all(w in players for w in waiting.who)),
+            combatant_choices=[(v.id, v.name) for v in views],
+            damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
+            if state.ruleset else (),
+            condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else ())
         head = view.head.seq
-        seed = bytes.fromhex(fight.state.revealed_seed) if fight.state.revealed_seed else None
-    records = [r for r in fights.store.read(fight_id, 0) if r.seq <= head]
-    if sight.gm or settings.published:
-        cards, _chart = entries(records, seed)
-        result.log_cards = [(type(e).__name__, e) for e in cards[-LOG_ENTRIES:]]
-    else:
-        seen = [seen_event(r, sight) for r in records[-LOG_ENTRIES:]]
-        result.log_lines = [(s.seq, (s.type or "something happened").replace("_", " "), _seen_line(s)) for s in seen]
+    seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
+    cards = story(seen, names)
+    last_batch = seen[-1].batch if seen else None
+    result.top = top_card(cards, last_batch)
+    result.log = list(reversed(cards[-LOG_ENTRIES:]))
     return result
 
 
-def panel_html(fights: Fights, fight_id: str, seat: Seat) -> str:
+def panel_html(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> str:
     """The table fragment for ``seat``, rendered."""
-    return ENV.get_template("panel.html.j2").render(p=panel(fights, fight_id, seat))
+    return ENV.get_template("panel.html.j2").render(p=panel(fights, fight_id, seat, token))
 
 
 def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
     """What the fragment of ``seat`` depends on, as a tag (``X-Table-Tag``): an HMAC, under a secret of the
     server's keep, of what this seat's view is made from: the head's seq, the seat, the HP display, whether the log
-    is published and which combatants the seat sees; the GM's also of every table setting and the seats made. A
-    player's tag is a function of its own view alone (no hidden id, no note, no hash enters it), and without the
-    key it confirms no guess at all. The page's look every few seconds costs an HMAC, not a render, when none of it
-    changed."""
+    is published, which combatants the seat sees and the command staged for dice as the seat sees it; the GM's also
+    of every table setting and the seats. A player's tag is a function of its own view alone (no hidden id, no note,
+    no hash enters it), and without the key it confirms no guess at all. The page's look every few seconds costs
+    an HMAC, not a render, when none of it changed."""
+    from .staging import staged_view
+
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
         head = fights.view(fight_id, fight).head
         settings = fights.settings(fight_id)
         sight = fights.sight(fight_id, seat, fight)
         seen = sorted(who for who in fight.state.combatants if sight.sees(who))
+        staged = staged_view(fights, fight_id, fight, sight, seat)
         facts: list[Any] = [fight_id, head.seq, seat.kind, seat.name, list(seat.combatants), settings.hp_display,
-                            settings.published, seen]
+                            settings.published, seen, msgspec.to_builtins(staged)]
         if sight.gm:
-            facts += [msgspec.to_builtins(settings), len(fights.keep.seats(fight_id))]
+            facts += [msgspec.to_builtins(settings), _seats_said(fights, fight_id)]
     key = fights.keep.secret("table-tag")
     return '"' + hmac.new(key, msgspec.json.encode(facts), hashlib.sha256).hexdigest()[:32] + '"'
+
+
+def _seats_said(fights: Fights, fight_id: str) -> str:
+    return ";".join(f"{r.seat_id}:{r.generation}:{r.revoked}" for r in fights.keep.seat_rows(fight_id))
 
 
 def _page(name: str, **context: Any) -> Response[bytes]:
@@ -391,11 +538,13 @@ def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:
     @get("/fights/{fight_id:str}/table", sync_to_thread=True, include_in_schema=False)
     def fragment(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
         _token, seat = _seat(request, fights, fight_id)
+        if seat.kind != "gm":
+            _token = ""
         tag = version_tag(fights, fight_id, seat)
         headers = {"Cache-Control": "no-store", "X-Table-Tag": tag}
         if request.headers.get("x-table-tag") == tag:  # the page has it already (no 304: nothing is cached)
             return Response(b"", status_code=204, headers=headers)
-        return Response(panel_html(fights, fight_id, seat).encode(), media_type="text/html; charset=utf-8",
+        return Response(panel_html(fights, fight_id, seat, _token).encode(), media_type="text/html; charset=utf-8",
                         headers=headers)
 
     return [index, table, sheets, static, fragment]

@@ -604,7 +604,8 @@ def _names_seen(args: Mapping[str, Any], sight: Sight) -> bool:
 class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A combatant as a seat sees it at the table: name and side always; HP as exact (``hp``, ``max_hp``) or a
     band (``hp_band``) or nothing, as the fight's HP display says (its owner and the GM: exact); Will, Bonus
-    Actions and what is in hand to its owner and the GM; the conditions with their stacks; whether it is out of
+    Actions and what is in hand to its owner and the GM; the conditions with their stacks and, for those with a
+    duration, the ticks left (``remaining``: C28, public as their ticks are); whether it is out of
     the fight (fled, yielded, dead); whether it is the one whose turn it is."""
 
     id: str
@@ -618,6 +619,7 @@ class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     bonus_actions: int | None = None
     in_hand: tuple[str, ...] | None = None
     conditions: dict[str, int] = {}
+    remaining: dict[str, int] = {}
     left: str | None = None
     own: bool = False
     hidden: bool = False
@@ -638,6 +640,7 @@ def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str]
             hp=c.hp if exact else None, max_hp=c.sheet.hp if exact else None,
             hp_band=hp_band(c.hp, c.sheet.hp) if not exact and sight.hp == "banded" else None,
             will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,
-            in_hand=tuple(c.wielding) if mine else None, conditions=dict(c.conditions), left=c.left,
+            in_hand=tuple(c.wielding) if mine else None, conditions=dict(c.conditions),
+            remaining={k: v for k, v in c.remaining.items() if k in c.conditions}, left=c.left,
             own=who in sight.own, hidden=sight.gm and who in secret))
     return tuple(views)

@@ -49,7 +49,7 @@ from ..commands import (
     Undo,
 )
 from ..content import DealDamage
-from ..decisions import point_at
+from ..decisions import point_at, waiting_point
 from ..dice import CommandFaces, DiceSource, FacesNeeded, RollRequest, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation
 from ..events import (
@@ -70,7 +70,7 @@ from .attack import (
     route_damage,
 )
 from .checks import contest, static_check
-from .draft import Draft
+from .draft import Draft, no_reveal
 from .effects import call_save, resolve_save
 from .flow import (
     agree_initiative,
@@ -435,13 +435,25 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
         except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing
             raise _still_to_roll(short.needed, len(command.dice), *dice_needed(state, command, history)) from None
         if faces.surplus:
-            raise SurplusFaces(faces.requests, len(command.dice))
+            raise SurplusFaces(faces.requests, len(command.dice), _stops_at(draft.state))
         return draft
     try:
         return _decided(state, command, dice, history, by)
     except FacesNeeded:
         certain, maybe = dice_needed(state, command, history)
         raise FacesNeeded(certain, 0, maybe) from None
+
+
+def _stops_at(state: FightState) -> str:
+    """The decision a command's events leave the fight waiting at, in words (``the Interrupt window (C24), where
+    kael answers with react or pass_reaction``), or ``""``."""
+    found = waiting_point(state)
+    if found is None:
+        return ""
+    point, who, _action = found
+    answers = " or ".join(dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers))
+    return (f"the {point.title} window ({point.rule}), where {', '.join(who) or 'the GM'} answers with "
+            f"{answers}")
 
 
 def _still_to_roll(path: list[RollRequest], given: int, certain: list[RollRequest], maybe: list[RollRequest]
@@ -483,7 +495,7 @@ def _decided(state: FightState, command: Command, dice: DiceSource, history: His
     if not kind.starts and not state.started:
         raise RuleViolation("setup", "the fight has not started: start it first")
     if state.ending is not None and not kind.after_end:
-        raise OutOfPhase(Phase.ENDED, "act")
+        raise OutOfPhase(Phase.ENDED, "act", without=no_reveal(state))
     draft = Draft(state, dice)
     draft.command = kind.tag
     if not kind.self_recording:

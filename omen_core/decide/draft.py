@@ -66,7 +66,7 @@ class Draft:
     def require_phase(self, trigger: str) -> None:
         """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
         if (self.state.phase, trigger) not in PHASE_ORDER:
-            raise OutOfPhase(self.state.phase, trigger)
+            raise OutOfPhase(self.state.phase, trigger, without=no_reveal(self.state))
 
     def emit(self, event: E) -> E:
         """Add an event: fold it into the state at its seq (which checks its order), then keep it. An event out
@@ -74,7 +74,7 @@ class Draft:
         try:
             self.state = evolve(self.state, event, self.batch + len(self.events), self.batch)
         except OutOfPhase as exc:
-            raise OutOfPhase(exc.phase, exc.trigger) from None
+            raise OutOfPhase(exc.phase, exc.trigger, without=no_reveal(self.state)) from None
         except IllegalOrder as exc:
             raise IllegalOrder(exc.step, exc.trigger, exc.legal, rule=exc.rule, why=exc.why, command=self.command,
                                legal_now=legal_now(self.state)) from None
@@ -127,3 +127,8 @@ class Draft:
     def at_step(self) -> Step:
         """The lifecycle step of the innermost action in progress."""
         return self.state.step
+
+
+def no_reveal(state: FightState) -> tuple[str, ...]:
+    """``("reveal",)`` when the fight has no seed left to reveal: a refusal does not offer revealing it."""
+    return () if state.seed_commitment is not None and state.revealed_seed is None else ("reveal",)

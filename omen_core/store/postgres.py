@@ -47,8 +47,9 @@ _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"' for kind in LAND
 #: transaction with the row that records it. Version 1 is the event log, the snapshots, the server's keep and the
 #: idempotency keys of batches; version 2 adds the landmark index (and fills it from the events already stored);
 #: version 3 gives the keep's seats their combatants and a table of each fight's table settings (omen serve's
-#: seats and views); version 4 adds the keep's server secrets (the key of the table tags, shared by every server
-#: on the database).
+#: seats and views); version 4 gives the keep's seats ids, generations and revocation (the GM manages them), a
+#: table of the commands staged until a seat supplies its dice, and the servers' secrets (the key of the table
+#: tags, shared by every server on the database).
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE events (
@@ -111,6 +112,16 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
     ),
     4: (
+        "ALTER TABLE keep_seats ADD COLUMN seat_id text",
+        "ALTER TABLE keep_seats ADD COLUMN generation integer NOT NULL DEFAULT 0",
+        "ALTER TABLE keep_seats ADD COLUMN derived boolean NOT NULL DEFAULT false",
+        "ALTER TABLE keep_seats ADD COLUMN revoked boolean NOT NULL DEFAULT false",
+        "ALTER TABLE keep_seats ADD COLUMN made timestamptz NOT NULL DEFAULT clock_timestamp()",
+        "UPDATE keep_seats SET seat_id = left(token_hash, 10)",
+        """CREATE TABLE keep_staged (
+            fight_id text  PRIMARY KEY,
+            body     bytea NOT NULL
+        )""",
         """CREATE TABLE keep_secrets (
             name  text  PRIMARY KEY,
             value bytea NOT NULL

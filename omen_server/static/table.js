@@ -19,6 +19,25 @@
     box.className = bad ? "problem" : "ok";
   }
 
+  // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
+  const formErrors = {};
+  function sayAt(form, text) {
+    const line = form && form.id ? $(".form-error", form) : null;
+    if (!line) {
+      say(text);
+      return;
+    }
+    formErrors[form.id] = text;
+    line.textContent = text;
+    line.scrollIntoView({ block: "nearest" });
+  }
+  function clearAt(form) {
+    if (!form || !form.id) return;
+    delete formErrors[form.id];
+    const line = $(".form-error", form);
+    if (line) line.textContent = "";
+  }
+
   async function problemText(answer) {
     try {
       const body = await answer.json();
@@ -145,6 +164,12 @@
         if (el) el.open = isOpen;
       }
       for (const select of $$("select.choice", holder)) pick(select);
+      for (const [id, text] of Object.entries(formErrors)) {
+        const form = document.getElementById(id);
+        const line = form ? $(".form-error", form) : null;
+        if (line) line.textContent = text;
+        else delete formErrors[id];
+      }
       if (focusId) {
         const target = focusId.startsWith("form:") ? $("button[type=submit]", document.getElementById(focusId.slice(5)) || holder)
           : document.getElementById(focusId);
@@ -180,6 +205,8 @@
           swap(html);
           const panel = $(".table-panel");
           head = Number(panel.dataset.head);
+          const box = $("#message");
+          if (box && !panel.dataset.staged && box.textContent.startsWith("Waiting for ")) say("", false);
           document.title = `omen: ${$("h1", panel).textContent}`;
           $("#gm-extra").hidden = panel.dataset.seat !== "gm";
           showDiceMode();
@@ -218,10 +245,40 @@
       at[parts[parts.length - 1]] = value;
     }
 
+    // The effect a save calls for, from the form's effect editor (C15, C25): its attributes, cost, and each
+    // branch's damage and condition.
+    function effectOf(form) {
+      const box = $("[data-effect]", form);
+      if (!box) return null;
+      const field = (name) => $(`[data-effect-field=${name}]`, box);
+      const effect = {
+        name: field("name").value || "effect", save: field("save").value, against: field("against").value,
+        spell: field("spell").checked, action_cost: Number(field("action_cost").value),
+      };
+      for (const branch of $$(".branch", box)) {
+        const part = (name) => $(`[data-part=${name}]`, branch);
+        const out = [];
+        const count = Number(part("count").value || 0);
+        const flat = Number(part("flat").value || 0);
+        if (count > 0 || flat !== 0) {
+          const damage = { kind: "damage", damage_type: part("damage_type").value, flat };
+          if (count > 0) damage.dice = { count, die: part("die").value };
+          out.push(damage);
+        }
+        if (part("condition").value) {
+          out.push({ kind: "condition", condition: part("condition").value, stacks: Number(part("stacks").value || 1) });
+        }
+        effect[branch.dataset.branch] = out;
+      }
+      return effect;
+    }
+
     function commandOf(form) {
       const choice = $(".choice", form);
       const option = choice.tagName === "SELECT" ? choice.selectedOptions[0] : choice;
       const command = { command: form.dataset.command, ...JSON.parse(option.dataset.args) };
+      const effect = effectOf(form);
+      if (effect) command.effect = effect;
       for (const input of $$("[data-path]", form)) {
         if (input.dataset.kind === "checkbox") {
           if (input.checked) setPath(command, input.dataset.path, true);
@@ -231,24 +288,46 @@
       }
       if (typed()) {
         const box = $(`.choice-dice[data-choice="${choice.value}"]`, form);
-        const faces = box ? $$("input.face", box).filter((i) => i.value !== "").map((i) => Number(i.value)) : [];
-        command.dice = faces;
+        command.dice = box ? facesOf(box) : [];
       }
       return command;
     }
 
-    async function give(form) {
+    // The faces typed, in order, up to the first left empty: faces are positional (C29), and the dice after a
+    // blank are another seat's to give (the server stages the command for them).
+    function facesOf(box) {
+      const faces = [];
+      for (const input of $$("input.face", box)) {
+        if (input.value === "") break;
+        faces.push(Number(input.value));
+      }
+      return faces;
+    }
+
+    function manual() {
+      const panel = $(".table-panel");
+      return !!panel && panel.dataset.dice === "manual";
+    }
+
+    async function post(form, path, body) {
       const button = $("button[type=submit]", form);
       if (button) button.disabled = true;
       document.body.dataset.busy = "yes";
+      clearAt(form);
       try {
-        const answer = await fetch(`/fights/${encodeURIComponent(fight)}/commands`, {
+        const answer = await fetch(`/fights/${encodeURIComponent(fight)}/${path}`, {
           method: "POST",
           headers: { ...auth, "Content-Type": "application/json" },
-          body: JSON.stringify({ command: commandOf(form), expected_version: head }),
+          body: JSON.stringify(body),
         });
-        if (answer.ok) say(`Done: ${button ? button.textContent.trim() : form.dataset.command}.`, false);
-        else say(await problemText(answer));
+        if (answer.status === 202) {
+          const staged = await answer.json();
+          say(`Waiting for ${staged.awaiting}'s dice.`, false);
+        } else if (answer.ok) {
+          say("", false);
+        } else sayAt(form, await problemText(answer));
+      } catch (error) {
+        sayAt(form, `The server could not be reached: ${error.message}`);
       } finally {
         if (button) button.disabled = false;
         await refresh();
@@ -256,30 +335,80 @@
       }
     }
 
+    async function give(form) {
+      if (form.dataset.confirm && !$("input.confirm", form).checked) {
+        sayAt(form, "Tick the box first: it says what revealing the seed mid-fight does.");
+        return;
+      }
+      const body = { command: commandOf(form), expected_version: head };
+      if (manual()) body.stage = true;
+      return post(form, "commands", body);
+    }
+
+    async function giveDice(form) {
+      return post(form, "staged", { id: form.dataset.staged, dice: facesOf(form) });
+    }
+
     async function makeSeat(form) {
       const plays = $$("input.plays:checked", form).map((box) => box.value);
       const name = $("#seat-name", form).value;
+      clearAt(form);
       const answer = await fetch(`/fights/${encodeURIComponent(fight)}/seats`, {
         method: "POST",
         headers: { ...auth, "Content-Type": "application/json" },
         body: JSON.stringify({ kind: plays.length ? "player" : "spectator", name, combatants: plays }),
       });
       if (!answer.ok) {
-        say(await problemText(answer));
+        sayAt(form, await problemText(answer));
         return;
       }
       const made = await answer.json();
-      const li = document.createElement("li");
-      const a = document.createElement("a");
-      a.href = `${location.origin}/table/${encodeURIComponent(fight)}#token=${made.token}`;
-      a.className = "seat-link";
-      a.textContent = `${made.seat.kind} ${made.seat.name}${plays.length ? ` (${plays.join(", ")})` : ""}`;
-      a.target = "_blank";
-      a.rel = "noopener noreferrer";
-      li.append(a);
-      $("#seat-links").append(li);
-      say(`Seat made: ${a.textContent}. Copy its link below.`, false);
+      say(`Seat made: ${made.seat.name || made.seat.kind}. Its link is in the list of seats (the server makes it again from your link after a reload).`, false);
       $("#seat-name", form).value = "";
+      for (const box of $$("input.plays", form)) box.checked = false;
+      await refresh();
+    }
+
+    async function seatAction(button) {
+      const { seat, action } = button.dataset;
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/seats/${encodeURIComponent(seat)}/${action}`, {
+        method: "POST", headers: auth,
+      });
+      say(answer.ok ? (action === "revoke" ? "The seat is revoked: its link opens nothing now." : "The seat has a new link; the old one opens nothing now.")
+        : await problemText(answer), !answer.ok);
+      await refresh();
+    }
+
+    async function showQr(button) {
+      const seat = button.dataset.seat;
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/seats/${encodeURIComponent(seat)}/qr?origin=${encodeURIComponent(location.origin)}`,
+        { headers: auth, cache: "no-store" });
+      if (!answer.ok) {
+        say(await problemText(answer));
+        return;
+      }
+      const svg = await answer.text();
+      const img = document.createElement("img");
+      img.alt = "QR code of the seat's link";
+      img.className = "qr-code";
+      img.src = `data:image/svg+xml;base64,${btoa(svg)}`;
+      const holder = document.getElementById(`qr-${seat}`);
+      if (holder) holder.replaceChildren(img);
+    }
+
+    async function copyLink(button) {
+      const url = new URL(button.dataset.link, location.origin).href;
+      try {
+        await navigator.clipboard.writeText(url);
+        say("The link is copied.", false);
+      } catch (_) {
+        say(`Copy this link: ${url}`, false);
+      }
+    }
+
+    async function withdraw() {
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/staged`, { method: "DELETE", headers: auth });
+      say(answer.ok ? "The staged command is withdrawn." : await problemText(answer), !answer.ok);
       await refresh();
     }
 
@@ -297,6 +426,8 @@
       const form = event.target;
       event.preventDefault();
       if (form.classList.contains("command")) give(form);
+      else if (form.id === "give-dice") giveDice(form);
+      else if (form.id === "withdraw-form") withdraw();
       else if (form.id === "seat-form") makeSeat(form);
       else if (form.id === "publish-form") publish();
       else if (form.classList.contains("visibility")) settle({ [form.dataset.change]: [form.dataset.who] });
@@ -306,10 +437,39 @@
       if (event.target.name === "dice-mode") showDiceMode();
     });
     shell.addEventListener("click", (event) => {
+      const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link");
+      if (action) {
+        if (action.classList.contains("seat-action")) seatAction(action);
+        else if (action.classList.contains("show-qr")) showQr(action);
+        else copyLink(action);
+        return;
+      }
       const summary = event.target.closest("summary");
       if (summary && summary.parentElement.id) opened[summary.parentElement.id] = !summary.parentElement.open;
     });
     $("#verify").addEventListener("click", () => verify());
+
+    // Keyboard: 1-9 answer the open decision (the number on each button), E ends the turn, R goes to the dice to
+    // roll; never while typing in a field.
+    document.addEventListener("keydown", (event) => {
+      if (event.altKey || event.ctrlKey || event.metaKey || document.body.dataset.busy) return;
+      const target = event.target;
+      if (target && target.closest && target.closest("input, select, textarea, [contenteditable]")) return;
+      const key = event.key.toLowerCase();
+      if (key === "r") {
+        const face = $("#rollbox input.face");
+        if (face) {
+          event.preventDefault();
+          face.focus();
+        }
+        return;
+      }
+      const form = $(`form[data-shortcut="${CSS.escape(key)}"]`);
+      if (!form) return;
+      event.preventDefault();
+      const button = $("button[type=submit]", form);
+      if (button) button.click();
+    });
 
     function live(on) {
       const badge = $("#live");

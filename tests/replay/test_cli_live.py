@@ -146,8 +146,9 @@ def refused(log: Path, command: dict | str, *extra: str) -> str:
 
 class TestStatus:
     def test_text_names_where_the_fight_is_every_actor_and_the_head(self, turn_log):
-        """`omen status` says phase, round, turn and dice, lists each actor's commands, and ends with the head."""
-        result = omen("status", str(turn_log))
+        """`omen status --all` says phase, round, turn and dice, lists each actor's commands, and ends with the
+        head."""
+        result = omen("status", str(turn_log), "--all")
         assert result.exit_code == 0, result.output
         said = text(result)
         seq = len(lines(turn_log))
@@ -159,8 +160,8 @@ class TestStatus:
         assert result.output.splitlines()[-1] == f"head {last['seq']}:{last['hash']}"
 
     def test_text_says_what_the_fight_waits_for(self, window_log):
-        """With a decision open, `omen status` names it, who answers, with which command and at what cost."""
-        said = text(omen("status", str(window_log)))
+        """With a decision open, `omen status --all` names it, who answers, with which command and at what cost."""
+        said = text(omen("status", str(window_log), "--all"))
         assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; costs 1 Bonus Action"
                 in said)
         assert "cancel_action" in said and "declare_attack" not in said

@@ -79,3 +79,38 @@ def test_a_postgres_store_keeps_its_keep_in_the_same_database(postgres: Postgres
         assert keep.seat(token) == Seat("duel", "player", "Alice", ("kael",))
         assert keep.seats("duel") == [Seat("duel", "player", "Alice", ("kael",))]
         assert keep.settings("duel") == b'{"hp_display":"exact"}' and keep.settings("other") is None
+
+
+class TestManagedSeats:
+    """Seat ids, reissues, revocations and staged commands, kept in PostgreSQL as the SQLite keep keeps them."""
+
+    def test_a_seat_is_reissued_and_revoked_in_the_order_made(self, postgres: Postgres) -> None:
+        """A managed seat is found by its token; a reissue replaces its hash (the old token finds nothing) and keeps
+        its place in the order; a revocation leaves no token; another process sees it all."""
+        from omen_server.keep import seat_token
+
+        url = postgres.fresh_url()
+        with PostgresKeep(url) as a, PostgresKeep(url) as b:
+            a.add_seat("duel", "gm")
+            first = seat_token("omen_gm_x", "duel", "s1", 0, "player")
+            a.add_managed_seat("duel", "s1", "player", "Alice", ("kael",), first)
+            a.add_managed_seat("duel", "s2", "spectator", "Watcher", (), seat_token("omen_gm_x", "duel", "s2", 0,
+                                                                                     "spectator"))
+            again = seat_token("omen_gm_x", "duel", "s1", 1, "player")
+            assert a.replace_token("duel", "s1", again, 1) and not a.replace_token("duel", "nope", again, 1)
+            assert b.seat(first) is None and b.seat(again) == Seat("duel", "player", "Alice", ("kael",))
+            rows = b.seat_rows("duel")
+            assert [(r.kind, r.seat_id if r.kind != "gm" else "", r.generation) for r in rows] == [
+                ("gm", "", 0), ("player", "s1", 1), ("spectator", "s2", 0)]
+            assert a.replace_token("duel", "s2", None, 1)
+            assert [r.revoked for r in b.seat_rows("duel")] == [False, False, True]
+
+    def test_a_staged_command_is_kept_until_dropped(self, postgres: Postgres) -> None:
+        """put_staged keeps one staged command per fight (replaced when put again) until it is put as None."""
+        with PostgresKeep(postgres.fresh_url()) as keep:
+            assert keep.staged("duel") is None
+            keep.put_staged("duel", b"one")
+            keep.put_staged("duel", b"two")
+            assert keep.staged("duel") == b"two" and keep.staged("other") is None
+            keep.put_staged("duel", None)
+            assert keep.staged("duel") is None

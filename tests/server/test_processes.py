@@ -371,3 +371,78 @@ def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers,
     assert waited < 4, waited  # 1 s and the request's own work; generous on a loaded machine
     assert server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
                                                          "expected_version": version}, token)[0] == 201
+
+
+def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp_path):
+    """A real SSE client (httpx-sse) follows a player's stream while the GM gives twelve commands back to back
+    (several heads between two of the stream's looks): after the last event of each command's batch (the set-up's
+    included) comes exactly one options message, for that head, before the next event, and every event comes once, in order; then, the
+    fight idle, a keep-alive comment comes every keep-alive interval (1 s here: OMEN_KEEP_ALIVE; 15 s by default)
+    and nothing else."""
+    import httpx
+    from httpx_sse import connect_sse
+
+    server = Server(tmp_path, env={"OMEN_KEEP_ALIVE": "1"})
+    try:
+        token, version = create(server)
+        status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana",
+                                                                  "combatants": ["kael"]}, token)
+        assert status == 201, seat
+        heads = [version]
+        status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}},
+                                     token)
+        assert status == 201, rolled
+        heads.append(rolled["head"]["seq"])
+        messages: list[tuple[str, Any]] = []
+        ready = threading.Event()
+        goal: list[int] = []
+
+        def follow() -> None:
+            with httpx.Client(timeout=30) as client, connect_sse(
+                    client, "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream",
+                    headers={"Authorization": f"Bearer {seat['token']}"}) as source:
+                for sse in source.iter_sse():
+                    messages.append((sse.event, json.loads(sse.data)))
+                    if sse.event == "options" and messages[-1][1]["head"]["seq"] == heads[1]:
+                        ready.set()
+                    if sse.event == "options" and goal and messages[-1][1]["head"]["seq"] == goal[0]:
+                        return
+
+        reader = threading.Thread(target=follow, daemon=True)
+        reader.start()
+        assert ready.wait(20)
+        turn = rolled["options"]["turn"]
+        for _ in range(12):  # back to back: each end_turn is its own head
+            status, ended = server.call("POST", "/fights/duel/commands", {"command": {"command": "end_turn",
+                                                                                      "who": turn}}, token)
+            assert status == 201, ended
+            heads.append(ended["head"]["seq"])
+            turn = ended["options"]["turn"]
+        goal.append(heads[-1])
+        reader.join(30)
+        assert not reader.is_alive()
+        events = [data["seq"] for kind, data in messages if kind == "event"]
+        assert events == list(range(1, heads[-1] + 1))
+        ends = [data["seq"] for kind, data in messages
+                if kind == "event" and data["seq"] == data["batch"] + data["batch_size"] - 1]
+        said = [data["head"]["seq"] for kind, data in messages if kind == "options"]
+        assert said == ends and set(heads) <= set(ends), (said, ends, heads)  # the set-up's batches are heads too
+        for at, (kind, data) in enumerate(messages):
+            if kind == "options":
+                assert messages[at - 1] == ("event", messages[at - 1][1]) and messages[at - 1][1]["seq"] == \
+                    data["head"]["seq"], "each options message follows its head's last event"
+        raw: list[str] = []
+        started = time.monotonic()
+        with httpx.Client(timeout=30) as client, client.stream(
+                "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream?after={heads[-1]}",
+                headers={"Authorization": f"Bearer {seat['token']}"}) as answer:
+            for line in answer.iter_lines():
+                raw.append(line)
+                if sum(1 for r in raw if r.startswith(":")) == 3:
+                    break
+        took = time.monotonic() - started
+        comments = [r for r in raw if r.startswith(":")]
+        assert comments == [": keep-alive"] * 3 and 2.0 <= took < 10, (raw, took)
+        assert [r for r in raw if r.startswith("event:")] == ["event: options"], "idle: the head's options only"
+    finally:
+        server.stop()

@@ -79,41 +79,52 @@ class TestFragment:
         assert table.client.get("/fights/duel/table", headers=table.auth(other["gm_token"])).status_code == 403
 
     def test_the_gm_sees_every_command_and_the_open_decision_first(self, table):
-        """After initiative, the GM's fragment has the tracker in initiative order, a card per combatant with HP
-        and Will meters, a form for every offer of the options, and, once an attack opens the Active Defense
-        window, the decision with a button per legal answer above the rest."""
+        """After initiative, the GM's fragment has the strip in initiative order (whose turn marked), HP meters and
+        Bonus Action pips, a form for every offer of the options; once an attack opens the Active Defense window,
+        the decision comes before the strip with the numbers: the attack's total against the defense, and for each
+        defense what it adds (its die, bonus and rating, the Parry labelled by its weapon, once) and the face it
+        needs to turn the hit (§Active Defense, §Hit Determination)."""
         table.create()
         table.command({"command": "roll_initiative", "dice": [6, 1]})
         text = fragment(table, table.gm)
         options = table.client.get("/fights/duel/options", headers=table.auth()).json()["options"]
-        assert text.count('<form class="command"') == len(options["offers"])
-        assert re.search(r'<li aria-current="true" class="turn" data-id="kael">', text)
-        assert 'id="hp-kael"' in text and 'id="will-vesh"' in text
+        assert len(re.findall(r'<form class="command[ "]', text)) == len(options["offers"])
+        assert re.search(r'<li class="chip turn[^"]*" aria-current="true" data-id="kael">', text)
+        assert text.count('class="pip full"') == 4 and 'class="hp"' in text
         table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
                        "dice": [8, 6, 1]})
         text = fragment(table, table.gm)
-        answers = [o for o in table.client.get("/fights/duel/options", headers=table.auth()).json()["options"][
-            "offers"] if o["command"] == "answer_active_defense"]
-        assert text.count('class="command answer"') == len(answers[0]["choices"]) > 1
-        assert text.index("Waiting: Active Defense") < text.index('id="tracker-h"')
+        events = table.client.get("/fights/duel/events", headers=table.auth()).json()["events"]
+        window = next(e["event"] for e in events if e["type"] == "active_defense_window_opened")
+        attack, defense = window["attack_total"], window["base_defense"]
+        assert f"attack {attack} against Vesh the Cinder-Hand&#39;s defense {defense}" in text
+        assert text.index('id="decision"') < text.index('class="strip"')
+        assert "+ d8 AGI + 2 AGI bonus" in text  # Vesh's Dodge: AGI d8, bonus 2
+        assert "+ d8 AGI + 2 AGI bonus + 1 Parry Rating" in text and text.count("Parry with knife") == 1
+        need = attack - defense - 2 - 1  # Parry: the face that brings the defense up to the attack
+        said = (f"turns the hit on a {need} or more on the d8" if 1 < need <= 8 else "whatever the die shows"
+                if need <= 1 else f"it would need {need} on a d8")
+        assert said in text
+        assert '<kbd>1</kbd>' in text and 'data-shortcut="1"' in text
 
-    def test_a_player_gets_only_its_own_commands_and_seen_events_until_published(self, table):
-        """A player's fragment has forms only for its own combatants' player commands, its log is its seen events
-        (no action card) until the GM publishes the log, then the cards."""
+    def test_a_player_gets_only_its_own_commands_and_readable_cards(self, table):
+        """A player's fragment has forms only for its own combatants' player commands, and its log is cards of
+        plain lines (no JSON) from its own view: the attack's totals and HIT or MISS, never the other's dice."""
         table.create()
         alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                                   json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
         table.command({"command": "roll_initiative", "dice": [6, 1]})
-        forms = re.findall(r'<form class="command" id="o\d+-([a-z_]+)-([a-z]+)"', fragment(table, alice))
+        forms = re.findall(r'<form class="command[^"]*" id="o\d+-([a-z_]+)-([a-z]+)"', fragment(table, alice))
         assert {"declare_attack", "end_turn"} <= {command for command, _ in forms}
         assert all(command in PLAYER_COMMANDS and actor == "kael" for command, actor in forms)
         table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
                        "dice": [8, 6, 1]})
         text = fragment(table, alice)
         assert 'class="command answer"' not in text, "Vesh's Active Defense is not Alice's to answer"
-        assert 'class="seen"' in text and "<article class=\"card" not in text
-        table.client.post("/fights/duel/settings", headers=table.auth(), json={"publish": True})
-        assert '<article class="card' in fragment(table, alice)
+        log = text[text.index('class="log"'):]
+        assert "Kael Arden attacks Vesh the Cinder-Hand with longsword" in log
+        assert "{&#34;" not in log and '{"' not in log and "Kael Arden&#39;s hit: 8 (d8), 6 (d6)" in log
+        assert "Vesh the Cinder-Hand&#39;s base defense" not in log, "Vesh's die is the GM's"
 
 
 STEPS = st.lists(st.integers(0, 10_000), min_size=3, max_size=14)
@@ -179,3 +190,20 @@ def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table
     table.client.post("/fights/duel/settings", headers=table.auth(), json={"reveal": ["skarn"]})
     assert "Skarn Gutterjaw" in fragment(table, alice)
     assert 'data-who="skarn" data-change="hide"' in fragment(table, table.gm)
+
+
+def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation(table):
+    """Mid-fight the GM's reveal form must be confirmed, and says that later dice will come from a new seed; once the
+    fight is over it is offered at once; a manual fight offers no reveal at all."""
+    table.create()
+    table.command({"command": "roll_initiative"})
+    text = fragment(table, table.gm)
+    form = text[text.index('id="gm-reveal_seed"'):]
+    form = form[:form.index("</details>")]
+    assert 'data-confirm="1"' in form and "later dice will come from a new seed" in form and "required" in form
+    table.command({"command": "end_fight"})
+    form = fragment(table, table.gm)
+    form = form[form.index('id="gm-reveal_seed" open'):]
+    assert 'data-confirm' not in form[:form.index("</details>")]
+    table.create(fight_id="manual", dice="manual")
+    assert 'data-command="reveal_seed"' not in fragment(table, table.gm, "manual")

@@ -122,7 +122,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 expect(seat_link).to_have_count(1)
                 player = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
                 player.set_default_timeout(10_000)
-                player.goto(str(seat_link.get_attribute("href")))
+                player.goto(origin + str(seat_link.get_attribute("href")))
                 expect(player.locator("#live")).to_have_text("live")
                 same_state(gm, player)
                 expect(player.locator("h1")).to_have_text("Kael and Vesh at the ford")
@@ -158,7 +158,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 form.locator("button[type=submit]").click()
                 same_state(gm, player)
                 assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
-                expect(player.locator(".tracker li[aria-current=true]")).to_contain_text("Vesh")
+                expect(player.locator(".chip[aria-current=true]")).to_contain_text("Vesh")
                 no_leak(player)
 
                 # Vesh attacks Kael with typed dice that hit: the Active Defense window opens for Kael's player.
@@ -182,7 +182,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                     page = player if player.locator(".decision button").count() else gm
                     page.locator(".decision button").first.click()
                     same_state(page, gm if page is player else player)
-                expect(player.locator(".log li", has_text="active defense chosen")).to_have_count(1)
+                expect(player.locator(".log li", has_text="chooses dodge")).to_have_count(1)
                 no_leak(player)
 
                 # Vesh ends the turn; the GM undoes it with a reason, then redoes it with another.
@@ -195,7 +195,9 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 undo.locator("button").click()
                 same_state(gm, player)
                 assert player.locator(".table-panel").get_attribute("data-turn") == "vesh"
-                expect(player.locator(".log li", has_text="Vesh meant to draw first")).to_have_count(1)
+                # the undo's card, and the card it struck through, both say why
+                expect(player.locator(".log .entry", has_text="Vesh meant to draw first")).to_have_count(2)
+                gm.locator("#gm-redo summary").click()
                 redo = gm.locator("form[data-command=redo]")
                 redo.locator("input[data-path=reason]").fill("it stands after all")
                 redo.locator("button").click()
@@ -219,7 +221,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
                 no_leak(player)
                 gm.locator("#publish-form button").click()
                 same_state(gm, player)
-                expect(player.locator(".log article.card").first).to_be_visible(timeout=4000)  # the settings poll: 3 s
+                expect(player.locator(".badge", has_text="log published")).to_be_visible(timeout=4000)  # polled: 3 s
                 player.screenshot(path=str(ARTIFACTS / "table-player-390-published.png"), full_page=True)
                 gm.set_viewport_size({"width": 390, "height": 844})
                 gm.screenshot(path=str(ARTIFACTS / "table-gm-390.png"), full_page=False)

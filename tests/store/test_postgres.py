@@ -98,10 +98,14 @@ class TestSchema:
                              (FIGHT, ev.seq, ev.recorded_at, encode_line(ev)))
             conn.execute("INSERT INTO keep_seats VALUES ('h', %s, 'gm', '')", (FIGHT,))
         with PostgresStore(url) as store:
-            assert versions(url) == [1, 2, 3]
+            assert versions(url) == list(range(1, SCHEMA_VERSION + 1))
             with psycopg.connect(url, autocommit=True) as conn:
                 assert conn.execute("SELECT combatants FROM keep_seats").fetchall() == [("[]",)]
                 assert conn.execute("SELECT count(*) FROM keep_settings").fetchone() == (0,)
+                # version 4: the seat made before seat ids gets one (its token's hash's first digits), no reissue
+                assert conn.execute("SELECT seat_id, generation, derived, revoked FROM keep_seats").fetchall() == [
+                    ("h", 0, False, False)]
+                assert conn.execute("SELECT count(*) FROM keep_staged").fetchone() == (0,)
             found = store.landmarks(FIGHT)
             assert [type(ev.event) for ev in found] == [Undone, type(events[4].event), Undone, SeedRevealed]
             assert found == [events[2], events[4], events[6], events[7]]

@@ -1,0 +1,171 @@
+"""``omen status`` for people: where the fight is, whose turn, what it waits for, each combatant in a line, and the
+``omen do`` commands of the likely choices, ready to paste.
+
+Built from ``options()`` (every command offered is one the engine accepted) and the state. A command that rolls
+dice runs as printed when the fight's dice can be rolled from the shell: a seeded fight whose seed is known (given
+with ``--seed`` or ``OMEN_SEED``, revealed in the log, or published, as the bundled demo's are); otherwise the line
+says which faces it needs (``dice``, C29 order), since only the table's physical dice can give them.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+from omen_core.dice import commitment
+from omen_core.options import Choice, DiceRoll, Offer, Options
+from omen_core.state import FightState
+
+__all__ = ["SeedKnown", "published_seed", "status_lines", "next_commands", "combatant_line"]
+
+#: At most this many ``omen do`` lines under ``next:``.
+NEXT = 5
+
+
+@dataclass(frozen=True)
+class SeedKnown:
+    """A seed the shell may roll with, and how ``omen do`` gets it: ``--seed HEX`` printed (``printed``) or from
+    the environment (``OMEN_SEED``: nothing printed, the seed never shown)."""
+
+    hex: str
+    printed: bool
+
+
+def published_seed(pledge: str | None) -> bytes | None:
+    """The seed of a fight whose commitment is that of a published seed (the bundled demos': ``omen demo`` and
+    ``omen demo --short``), else None."""
+    if pledge is None:
+        return None
+    from .demo import DEMO_SEED
+
+    scenario = files("omen_replay") / "data" / "ember-ford" / "scenario.toml"
+    seeds = [DEMO_SEED, bytes.fromhex(tomllib.loads(scenario.read_text())["fight"]["seed"])]
+    return next((s for s in seeds if commitment(s) == pledge), None)
+
+
+def _name(state: FightState, who: str | None) -> str:
+    fighter = state.combatants.get(who or "")
+    return fighter.sheet.name if fighter is not None else (who or "the GM")
+
+
+def _where(found: Options, state: FightState) -> str:
+    title = f"{state.title} ({found.fight_id})" if state.title else found.fight_id
+    if state.ending is not None:
+        side = f": {state.ending.side}" if getattr(state.ending, "side", None) else ""
+        now = f"the fight is over ({state.ending.reason}{side}), round {found.round}"
+    elif found.phase == "rounds":
+        now = f"round {found.round}, {_name(state, found.turn)}'s turn" if found.turn else f"round {found.round}"
+    else:
+        now = f"{found.phase} phase"
+    seed = "" if found.dice != "seeded" else ", seed revealed" if state.revealed_seed else ", seed kept"
+    return f"{title} at seq {found.seq}: {now}; {found.dice} dice{seed}"
+
+
+def _awaited(found: Options, state: FightState) -> str:
+    w = found.waiting
+    if w is not None:
+        who = ", ".join(_name(state, x) for x in w.who) or "the GM"
+        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; costs {w.cost}"
+    if state.ending is not None:
+        return "awaited: nothing (reveal the seed, or undo)" if _offered(found, "reveal_seed") else \
+            "awaited: nothing (undo and redo remain)"
+    if found.phase == "rounds" and found.turn:
+        return f"awaited: {_name(state, found.turn)} acts (an Action, a Movement Action) or ends the turn"
+    if _offered(found, "roll_initiative"):
+        return "awaited: the GM: an ambush, positions or initiative (roll_initiative)"
+    return "awaited: the GM"
+
+
+def _offered(found: Options, command: str) -> bool:
+    return any(o.command == command for o in found.offers)
+
+
+def combatant_line(found: Options, state: FightState, who: str) -> str:
+    """One combatant in a line: turn mark, name, side, HP, Will, Bonus Actions, the turn's Action and Movement,
+    what is in hand, conditions (with the ticks left), out of the fight."""
+    fighter = state.combatants[who]
+    budget = next((b for b in found.combatants if b.who == who), None)
+    mark = "▶" if found.turn == who else " "
+    parts = [f"{mark} {fighter.sheet.name} ({who}, {fighter.side})", f"HP {fighter.hp}/{fighter.sheet.hp}",
+             f"Will {fighter.will}/{fighter.sheet.will}", f"BA {fighter.bonus_actions}"]
+    if budget is not None and budget.turn:
+        parts.append(f"Action {budget.actions} Move {budget.movement}")
+    parts.append("in hand: " + (", ".join(fighter.wielding) or "nothing"))
+    for name, stacks in sorted(fighter.conditions.items()):
+        left = fighter.remaining.get(name)
+        parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else ""))
+    if fighter.left:
+        parts.append(f"OUT: {fighter.left}")
+    elif fighter.hp <= 0:
+        parts.append("DOWN")
+    return "  ".join(parts)
+
+
+def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
+    """The likely choices now: each answer to the open decision; else the turn's first attack on a foe and the
+    end of the turn; else initiative; after the end, revealing the seed."""
+    picks: list[tuple[Offer, Choice]] = []
+    waiting = found.waiting
+    if waiting is not None:
+        for offer in found.offers:
+            if offer.command in waiting.answers:
+                named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in offer.choices)
+                picks += [(offer, c) for c in offer.choices  # one Parry per weapon: the unnamed one is the first's
+                          if not (named and c.args.get("defense") == "parry" and not c.args.get("weapon"))]
+        return picks
+    if state.ending is not None:
+        return [(o, o.choices[0]) for o in found.offers if o.command == "reveal_seed" and o.choices]
+    turn = found.turn
+    if found.phase == "rounds" and turn is not None:
+        side = state.combatants[turn].side if turn in state.combatants else None
+        for offer in found.offers:
+            if offer.actor == turn and offer.command == "declare_attack":
+                foes = [c for c in offer.choices if state.combatants.get(str(c.args.get("target")), None) is not None
+                        and state.combatants[str(c.args["target"])].side != side]
+                if foes:
+                    picks.append((offer, foes[0]))
+        picks += [(o, o.choices[0]) for o in found.offers if o.actor == turn and o.command == "end_turn"]
+        return picks
+    return [(o, o.choices[0]) for o in found.offers if o.command == "roll_initiative" and o.choices]
+
+
+def _dice(rolls: tuple[DiceRoll, ...]) -> str:
+    return "; ".join(f"{r.roller}'s {r.purpose.replace('_', ' ')}: " + ", ".join(f"{d.pool} d{d.sides}"
+                                                                                  for d in r.dice) for r in rolls)
+
+
+def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
+    """The ``omen do`` lines of the likely choices (at most :data:`NEXT`); one that rolls dice carries ``--seed``
+    when the seed is known and printable, else a comment naming the faces it needs."""
+    lines = []
+    for offer, choice in _likely(found, state)[:NEXT]:
+        command: dict[str, Any] = {"command": offer.command, **choice.args}
+        text = json.dumps(command, separators=(",", ":"))
+        line = f"omen do {shlex.quote(log)} {shlex.quote(text)}"
+        rolls = bool(choice.dice or choice.may_roll)
+        if rolls and found.dice == "seeded" and seed is not None:
+            line += f" --seed {seed.hex}" if seed.printed else ""
+        elif rolls:
+            line += f"   # add \"dice\": the faces of {_dice(choice.dice)}" + (
+                f"; then perhaps {_dice(choice.may_roll)}" if choice.may_roll else "")
+        lines.append(line)
+    return lines
+
+
+def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
+    """``omen status``'s short default: where, awaited, a line per combatant, ``next:`` and the head."""
+    lines = [_where(found, state), _awaited(found, state)]
+    order = [*state.order, *(w for w in state.combatants if w not in state.order)]
+    lines += [combatant_line(found, state, who) for who in order]
+    commands = next_commands(found, state, log, seed)
+    if commands:
+        needs = found.dice == "seeded" and seed is None and any("# add" in c for c in commands)
+        lines.append("next:" + (" (this seeded fight's seed is not known here: give --seed HEX or set OMEN_SEED "
+                                "to roll with it, or the faces)" if needs else ""))
+        lines += [f"  {c}" for c in commands]
+    lines.append(f"head {found.head}  (omen status {shlex.quote(log)} --all lists every command accepted now)")
+    return lines

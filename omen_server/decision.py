@@ -1,0 +1,206 @@
+"""The numbers behind the open decision, as the table page's decision box shows them to one seat.
+
+For an Active Defense: the attack's total against the defense as it stands, and for each defense the seat may
+choose, what it adds (its attribute's die and bonus and the Parry or Block Rating, labelled by weapon or shield)
+and the face that die needs to turn the hit (the defender wins ties: §Hit Determination). For an Interrupt or an
+Attack of Opportunity: what is being declared and what each strike rolls. For a Catch, a Will conversion, a
+routing choice, an initiative tie: the facts each choice turns on. Every number comes from the engine's own
+functions (:mod:`omen_core.derive`) on the fight's state, and only what the seat may see: a defender's base
+defense and dice are its owner's and the GM's; a player deciding for its own combatant sees that combatant's
+numbers. ``odds`` is left for the exact odds of each choice, which ``options()`` will give once the simulation
+lands: until then it is empty and the page shows nothing there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omen_core.derive import active_defense_adds, strike_bonus
+from omen_core.options import Choice, Offer, Waiting
+from omen_core.state import AttackFrame, FightState
+
+from .views import Sight
+
+__all__ = ["ChoiceFacts", "DecisionFacts", "decision_facts", "needed_face"]
+
+
+@dataclass(frozen=True)
+class ChoiceFacts:
+    """One answer's numbers: what it adds or rolls (``adds``), what it does to the outcome (``turns``), and a place
+    for its exact odds (``odds``: empty until ``options()`` gives them)."""
+
+    adds: str = ""
+    turns: str = ""
+    odds: str = ""
+
+
+@dataclass
+class DecisionFacts:
+    """The decision box's facts: lines of what stands (``facts``), and per answer (command, index of its choice)
+    its numbers."""
+
+    facts: list[str] = field(default_factory=list)
+    choices: dict[tuple[str, int], ChoiceFacts] = field(default_factory=dict)
+
+
+def needed_face(attack_total: int, defense: int, adds: int, sides: int) -> str:
+    """The die face an Active Defense needs to turn a hit: total defense must reach the attack total (the defender
+    wins ties, §Hit Determination).
+
+    >>> needed_face(15, 9, 3, 8)
+    'turns the hit on a 3 or more on the d8'
+    >>> needed_face(15, 9, 9, 6)
+    'turns the hit whatever the die shows'
+    >>> needed_face(15, 9, 1, 4)
+    'cannot turn the hit (it would need 5 on a d4)'
+    """
+    need = attack_total - defense - adds
+    if need <= 1:
+        return "turns the hit whatever the die shows"
+    if need > sides:
+        return f"cannot turn the hit (it would need {need} on a d{sides})"
+    return f"turns the hit on a {need} or more on the d{sides}"
+
+
+def _signed(value: int, label: str) -> str:
+    return f"{'+' if value >= 0 else '−'} {abs(value)} {label}"
+
+
+def _names(state: FightState, sight: Sight) -> dict[str, str]:
+    return {who: c.sheet.name for who, c in state.combatants.items() if sight.sees(who)}
+
+
+def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Offer], sight: Sight) -> DecisionFacts:
+    """The facts of the open decision for the seat of ``sight``, its answers as its options give them."""
+    found = DecisionFacts()
+    if waiting is None:
+        return found
+    names = _names(state, sight)
+    frame = state.pending
+    if waiting.kind == "active_defense" and frame is not None and getattr(frame, "window", None) is not None:
+        _active_defense(state, frame, answers, sight, names, found)
+    elif waiting.kind in ("interrupt", "attack_of_opportunity") and frame is not None:
+        _reaction(state, frame, waiting, answers, sight, names, found)
+    elif waiting.kind == "catch" and isinstance(frame, AttackFrame) and frame.determination is not None:
+        hit = frame.determination
+        found.facts.append(f"{names.get(frame.declaration.attacker, 'the attacker')}'s thrown attack hits: "
+                           f"{hit.attack.total} against defense {hit.defense.total}")
+        for offer in answers:
+            for i, choice in enumerate(offer.choices):
+                found.choices[(offer.command, i)] = ChoiceFacts(
+                    adds="1 Bonus Action" if choice.args.get("catch") else "free",
+                    turns="no damage, no on-hit effects" if choice.args.get("catch") else "it hits: damage follows")
+    elif waiting.kind == "will_conversion" and frame is not None:
+        _will(state, frame, answers, sight, found)
+    elif waiting.kind == "routing" and frame is not None and getattr(frame, "routing", None) is not None:
+        _routing(frame, answers, sight, found)
+    elif waiting.kind == "initiative_tie":
+        found.facts.append("tied: " + ", ".join(names.get(w, w) for w in state.tie_open)
+                           + " (allies may agree an order, or roll off, C19)")
+    return found
+
+
+def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],
+                    found: DecisionFacts) -> None:
+    window = frame.window
+    defender = window.defender
+    attacker = frame.declaration.attacker
+    mine = sight.owns(defender)
+    if mine:
+        found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} against "
+                           f"{names.get(defender, defender)}'s defense {window.base_defense}: it hits unless an "
+                           f"Active Defense raises the defense to {window.attack_total} or more")
+        budget = state.combatants[defender].bonus_actions
+        found.facts.append(f"{names.get(defender, defender)} has {budget} Bonus Action{'s' if budget != 1 else ''}")
+    else:
+        found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} hits "
+                           f"{names.get(defender, defender)}'s base defense")
+    if not mine:
+        return
+    for offer in answers:
+        if offer.command != "answer_active_defense":
+            continue
+        for i, choice in enumerate(offer.choices):
+            found.choices[(offer.command, i)] = _defense_choice(state, defender, window, choice)
+
+
+def _defense_choice(state: FightState, defender: str, window: Any, choice: Choice) -> ChoiceFacts:
+    defense = choice.args.get("defense")
+    if defense is None:
+        return ChoiceFacts(adds="keeps the Bonus Action", turns=f"defense stays {window.base_defense}: it hits")
+    adds = active_defense_adds(state, defender, str(defense), choice.args.get("weapon"))
+    parts = [f"+ d{adds.sides} {adds.attribute}", _signed(adds.bonus, f"{adds.attribute} bonus")]
+    if adds.rating:
+        parts.append(_signed(adds.rating, "Parry Rating" if defense == "parry" else "Block Rating"))
+    return ChoiceFacts(adds=" ".join(parts),
+                       turns=needed_face(window.attack_total, window.base_defense, adds.bonus + adds.rating,
+                                         adds.sides))
+
+
+def _strike(state: FightState, who: str, weapon: str | None) -> str:
+    n = strike_bonus(state, who, weapon)
+    damage = (f"damage d{n.primary_sides} {_signed(n.damage_bonus, 'bonus')} {_signed(n.weapon_damage, 'WD')}"
+              if weapon else f"damage d{n.primary_sides} (unarmed)")
+    return f"hit d{n.primary_sides} {n.attribute} + d{n.fcs_sides} FCS {_signed(n.hit_bonus, 'bonus')}; {damage}"
+
+
+def _reaction(state: FightState, frame: Any, waiting: Waiting, answers: list[Offer], sight: Sight,
+              names: dict[str, str], found: DecisionFacts) -> None:
+    decl = frame.declaration
+    actor = names.get(frame.actor, "someone")
+    if waiting.kind == "interrupt":
+        target = names.get(getattr(decl, "target", "") or getattr(decl, "saver", ""), "")
+        found.facts.append(f"{actor} declares an Action{' against ' + target if target else ''}: an Interrupt "
+                           "strikes first, and on a hit the Action is cancelled, its Action still spent (C24)")
+    else:
+        found.facts.append(f"{actor} moves out of reach: an Attack of Opportunity strikes before the move "
+                           "completes (C23)")
+    for offer in answers:
+        who = offer.actor
+        if who is None or not sight.owns(who):
+            continue
+        have = state.combatants[who].bonus_actions
+        for i, choice in enumerate(offer.choices):
+            if offer.command == "react":
+                weapon = choice.args.get("weapon")
+                found.choices[(offer.command, i)] = ChoiceFacts(
+                    adds=_strike(state, who, str(weapon) if weapon else None),
+                    turns=f"costs {waiting.cost} ({have} left)")
+            else:
+                found.choices[(offer.command, i)] = ChoiceFacts(adds="free", turns="the Action goes on")
+
+
+def _will(state: FightState, frame: Any, answers: list[Offer], sight: Sight, found: DecisionFacts) -> None:
+    offer_event = getattr(frame, "will_offer", None)
+    if offer_event is None or not sight.owns(offer_event.who):
+        return
+    fighter = state.combatants[offer_event.who]
+    final, will = offer_event.final, offer_event.will
+    found.facts.append(f"{final} {offer_event.damage_type} damage after mitigation (C13)")
+    on_will = min(final, will)
+    for offer in answers:
+        for i, choice in enumerate(offer.choices):
+            if choice.args.get("convert"):
+                found.choices[(offer.command, i)] = ChoiceFacts(
+                    adds=f"Will {will} → {will - on_will}", turns=f"HP {fighter.hp} → {fighter.hp - (final - on_will)}"
+                    + (f" ({final - on_will} beyond Will, C31)" if final > on_will else ""))
+            else:
+                found.choices[(offer.command, i)] = ChoiceFacts(adds=f"Will stays {will}",
+                                                                turns=f"HP {fighter.hp} → {fighter.hp - final}")
+
+
+def _routing(frame: Any, answers: list[Offer], sight: Sight, found: DecisionFacts) -> None:
+    if not sight.owns(frame.declaration.attacker):
+        return
+    dice = frame.routing.dice
+    found.facts.append("the hit pool: " + ", ".join(f"{d.face} ({d.pool} d{d.sides})" for d in dice))
+    for offer in answers:
+        for i, choice in enumerate(offer.choices):
+            index = choice.args.get("die")
+            if isinstance(index, int) and 0 <= index < len(dice):
+                die = dice[index]
+                found.choices[(offer.command, i)] = ChoiceFacts(adds=f"{die.face} ({die.pool} d{die.sides}) feeds "
+                                                                     "damage")
+            else:
+                found.choices[(offer.command, i)] = ChoiceFacts(adds="the primary dice feed damage")

@@ -1,0 +1,267 @@
+"""Players roll their own dice: a command whose next dice are another seat's is staged until that seat gives them.
+
+In a fight whose dice are typed in (``manual``), a command carries the faces of every die it rolls, in C29 order,
+and the engine refuses it (``FacesNeeded``) when they run short. The server does not change that rule: it keeps
+the command and the faces given so far in its keep, asks the seat whose combatant rolls next for its faces (the
+player who plays that combatant; the GM for everyone else; the seat that gave it, for dice of its own its form did
+not ask for), and gives the command to the engine again with each seat's faces appended, until it is accepted or
+refused. So Kael's player types Kael's hit dice on its own page, the GM types the base defense of the raider Kael
+attacks on the GM's page, and the attack is decided as one command with all its faces, exactly as if one person had
+typed them all.
+
+One command is staged per fight at a time, at the version it was staged at: any other command given meanwhile
+moves the head and voids it. The GM or the seat that staged it may withdraw it. Each seat sees the staged command
+as it may see any command (:func:`omen_server.views.seen_event`'s rule for ``command_issued``), who must roll
+now, and, if that is this seat (or the GM), the dice to give.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+from litestar import Request, Response, delete, post
+from litestar.params import FromPath, JSONBody
+
+from omen_core import Fight
+from omen_core.commands import Command
+from omen_core.dice import FacesNeeded, RollRequest
+from omen_core.errors import ConcurrencyError, RuleViolation
+from omen_core.options import DiceRoll, DieSpec
+
+from .app import (
+    _ENCODER,
+    Fights,
+    Forbidden,
+    StagedView,
+    _errors,
+    _problem,
+    _remember,
+    _seat,
+    _strict,
+    run_command,
+)
+from .keep import Seat
+from .views import Sight, _command
+
+__all__ = ["Staged", "GiveDice", "stage", "staged_view", "staging_routes", "supplier_of"]
+
+
+class Staged(msgspec.Struct, frozen=True, kw_only=True):
+    """A command staged for dice, as the keep holds it: the command, the faces given so far (C29 order), the
+    version it was staged at, who gave it (``by``, and its seat's name), and the seat whose dice it waits for
+    now (its id, or ``gm``; its name) with the rolls to give."""
+
+    id: str
+    command: Command
+    faces: tuple[int, ...]
+    at: int
+    by: str
+    staged_by: str
+    awaiting_seat: str
+    awaiting_name: str
+    rolls: tuple[DiceRoll, ...]
+
+
+class GiveDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The faces a seat gives a staged command (its ``id``): the rolls it was asked for, in order."""
+
+    id: str
+    dice: tuple[int, ...]
+
+
+_DECODE = msgspec.json.Decoder(Staged)
+
+
+def _roll(request: RollRequest) -> DiceRoll:
+    return DiceRoll(roller=request.roller, purpose=request.purpose,
+                    dice=tuple(DieSpec(tag, sides) for tag, sides in request.pool))
+
+
+def supplier_of(fights: Fights, fight_id: str, roller: str) -> tuple[str, str]:
+    """Who rolls ``roller``'s dice: the first player's seat (not revoked) that plays it, as (seat id, name), else
+    the GM (``("gm", "the GM")``)."""
+    for row in fights.keep.seat_rows(fight_id):
+        if row.kind == "player" and not row.revoked and roller in row.combatants:
+            return row.seat_id, row.name or "a player"
+    return "gm", "the GM"
+
+
+def _seat_id(fights: Fights, fight_id: str, seat: Seat) -> str:
+    if seat.kind == "gm":
+        return "gm"
+    for row in fights.keep.seat_rows(fight_id):
+        if row.kind == seat.kind and row.name == seat.name and row.combatants == seat.combatants and not row.revoked:
+            return row.seat_id
+    return ""
+
+
+def _missing(exc: FacesNeeded) -> tuple[int, list[RollRequest]]:
+    """The faces that cover whole rolls among those given, and the rolls still without faces, in order."""
+    at, kept, out = 0, 0, []
+    for roll in exc.needed:
+        size = len(roll.pool)
+        if at + size <= exc.given:
+            kept = at + size
+        else:
+            out.append(roll)
+        at += size
+    return kept, out
+
+
+def _next(fights: Fights, fight_id: str, command: Command, exc: FacesNeeded, faces: tuple[int, ...], at: int,
+          by: str, staged_by: str, staged_id: str) -> Staged:
+    kept, missing = _missing(exc)
+    seat_id, name = supplier_of(fights, fight_id, missing[0].roller)
+    rolls = []
+    for roll in missing:
+        if supplier_of(fights, fight_id, roll.roller)[0] != seat_id:
+            break
+        rolls.append(_roll(roll))
+    return Staged(id=staged_id, command=command, faces=faces[:kept], at=at, by=by, staged_by=staged_by,
+                  awaiting_seat=seat_id, awaiting_name=name, rolls=tuple(rolls))
+
+
+def _accepted(body: Staged) -> Response[bytes]:
+    return Response(_ENCODER.encode(body_view(body)), status_code=202, media_type="application/json")
+
+
+def body_view(staged: Staged) -> StagedView:
+    """The staged command as its stager sees it when it is staged (the answer to its request)."""
+    return StagedView(id=staged.id, command=msgspec.to_builtins(staged.command), by=staged.staged_by,
+                      awaiting=staged.awaiting_name, given=len(staged.faces))
+
+
+def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Command, missing: FacesNeeded,
+          by: str) -> Response[bytes]:
+    """Stage ``command`` (refused for want of faces): 202 with the staged command, waiting for the seat whose dice
+    come next: another's, or this seat's own when its form did not ask for them (a save's damage dice from an
+    effect the form wrote). Hold the fight's lock."""
+    given = tuple(command.dice or ())
+    plain = msgspec.structs.replace(command, dice=None)
+    staged = _next(fights, fight_id, plain, missing, given, fight.version, by,
+                   "the GM" if seat.kind == "gm" else seat.name or "a player", secrets.token_hex(5))
+    if not staged.rolls:
+        raise missing
+    current = _kept(fights, fight_id, fight)
+    if current is not None:
+        return _problem(409, "dice-staged", "A command already waits for dice",
+                        f"a command already waits for {current.awaiting_name}'s dice: it goes first (or the GM "
+                        "withdraws it: DELETE /fights/{id}/staged)")
+    fights.keep.put_staged(fight_id, _ENCODER.encode(staged))
+    fights.poke(fight_id)
+    return _accepted(staged)
+
+
+def _kept(fights: Fights, fight_id: str, fight: Fight) -> Staged | None:
+    """The command staged for this fight at its version now (one staged at an older version is void: dropped)."""
+    body = fights.keep.staged(fight_id)
+    if body is None:
+        return None
+    staged = _DECODE.decode(body)
+    if staged.at != fight.version:
+        fights.keep.put_staged(fight_id, None)
+        return None
+    return staged
+
+
+def staged_view(fights: Fights, fight_id: str, fight: Fight, sight: Sight, seat: Seat) -> StagedView | None:
+    """The staged command as ``seat`` may see it: the command as any command is seen, who gave it, whose dice it
+    waits for, and the dice to give to that seat and the GM."""
+    body = fights.keep.staged(fight_id)
+    if body is None:
+        return None
+    staged = _DECODE.decode(body)
+    if staged.at != fight.version:
+        return None
+    yours = (staged.awaiting_seat == "gm" and seat.kind == "gm") or (
+        seat.kind == "player" and staged.awaiting_seat == _seat_id(fights, fight_id, seat))
+    shown = _command({"command": msgspec.to_builtins(staged.command)}, sight)
+    return StagedView(id=staged.id, command=shown, by=staged.staged_by, awaiting=staged.awaiting_name, yours=yours,
+                      rolls=staged.rolls if yours or sight.gm else (), given=len(staged.faces))
+
+
+def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, seat: Seat, data: GiveDice
+              ) -> Response[bytes]:
+    """Append a seat's faces to the staged command and give it to the engine again: 201 with what it appended,
+    202 if it now waits for another seat's dice; refused for want of this seat's own faces, or any error the
+    command has, as any command is (the staged command stays for missing or bad faces, and is dropped when a rule
+    refuses it)."""
+    from omen_core.dice import SurplusFaces
+    from omen_core.errors import BadInput
+
+    with fights.lock(fight_id):
+        fight = fights.fight(fight_id)
+        sight = fights.sight(fight_id, seat, fight)
+        _remember(request, sight)
+        staged = _kept(fights, fight_id, fight)
+        if staged is None or staged.id != data.id:
+            return _problem(409, "stale-version", "No such staged command now",
+                            "no command waits for dice with that id now (the fight moved on, or it was decided or "
+                            "withdrawn)", current_version=fight.version)
+        mine = _seat_id(fights, fight_id, seat)
+        if seat.kind != "gm" and staged.awaiting_seat != mine:
+            raise Forbidden(detail=f"the staged command waits for {staged.awaiting_name}'s dice, not this seat's")
+        faces = (*staged.faces, *data.dice)
+        command = msgspec.structs.replace(staged.command, dice=faces)
+        try:
+            body = run_command(fights, fight_id, seat, fight, command, staged.by)
+        except FacesNeeded as exc:
+            after = _next(fights, fight_id, staged.command, exc, faces, staged.at, staged.by, staged.staged_by,
+                          staged.id)
+            asked = sum(len(r.dice) for r in staged.rolls)
+            if len(data.dice) < asked or len(after.faces) < len(faces):
+                raise  # short of the faces it was asked for: this seat gives them (the staged command stays)
+            # The faces asked for are in: the dice the command rolls next (a hit's damage, the action an Interrupt
+            # let go on) are whoever's they are, this seat's again included.
+            fights.keep.put_staged(fight_id, _ENCODER.encode(after))
+            fights.poke(fight_id)
+            return _accepted(after)
+        except (SurplusFaces, BadInput, ConcurrencyError):
+            raise
+        except RuleViolation:
+            fights.keep.put_staged(fight_id, None)
+            fights.poke(fight_id)
+            raise
+        fights.keep.put_staged(fight_id, None)
+    return Response(body, status_code=201, media_type="application/json")
+
+
+def withdraw(fights: Fights, fight_id: str, seat: Seat) -> None:
+    """Drop the staged command: the GM, or the seat that staged it."""
+    with fights.lock(fight_id):
+        fight = fights.fight(fight_id)
+        staged = _kept(fights, fight_id, fight)
+        if staged is None:
+            return
+        if seat.kind != "gm" and staged.staged_by != (seat.name or "a player"):
+            raise Forbidden(detail="only the GM or the seat that gave the command may withdraw it")
+        fights.keep.put_staged(fight_id, None)
+        fights.poke(fight_id)
+
+
+def staging_routes(fights: Fights) -> list[Any]:
+    """The routes of staged commands, bound to ``fights``."""
+
+    @post("/fights/{fight_id:str}/staged", status_code=201, summary="Give your dice to a staged command",
+          responses=_errors(400, 401, 403, 404, 409, 422),
+          description="The faces of this seat's dice for the command staged for them (`id`), in the order asked: "
+                      "201 with the events appended, or 202 with the command now waiting for another seat's dice.")
+    async def give_staged(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[GiveDice]
+                          ) -> Response[bytes]:
+        _token, seat = _seat(request, fights, fight_id)
+        if seat.kind == "spectator":
+            raise Forbidden(detail="a spectator's seat gives no dice")
+        given = _strict(await request.body(), GiveDice)
+        return await anyio.to_thread.run_sync(give_dice, request, fights, fight_id, seat, given)
+
+    @delete("/fights/{fight_id:str}/staged", status_code=204, summary="Withdraw the staged command",
+            responses=_errors(401, 403, 404),
+            description="The GM, or the seat that gave it, drops the command waiting for dice.")
+    async def withdraw_staged(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> None:
+        _token, seat = _seat(request, fights, fight_id)
+        await anyio.to_thread.run_sync(withdraw, fights, fight_id, seat)
+
+    return [give_staged, withdraw_staged]

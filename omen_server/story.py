@@ -1,0 +1,334 @@
+"""The table's log as readable cards, built from the events as one seat sees them (never from anything else).
+
+Every seat, the GM's included, gets the same cards from its own :class:`~omen_server.views.SeenEvent` views: a
+card per action (an attack, a save, a movement: every event of it, across the commands that answer its windows)
+and a card per other command (initiative, the end of a turn, a check, a condition, an undo), each as a headline,
+the lines of what happened and the verdict (HIT, MISS, SAVED...). A field the seat may not see is left out of the
+line that would show it (the HP of a foe under a banded display is its band; a die's faces are their roller's);
+an event it may not see at all is no line. An undone card is marked, and so is the card an undo or redo names.
+The card of the last command is the table's top card: the outcome of the action just taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .views import SeenEvent
+
+__all__ = ["StoryCard", "story", "top_card"]
+
+
+@dataclass
+class StoryCard:
+    """One card of the log: its first seq (its anchor), kind, headline, lines, verdict, and whether it is undone
+    (``undone``: the undo's reason, or ``""`` with ``struck`` True)."""
+
+    seq: int
+    kind: str
+    headline: str
+    lines: list[str] = field(default_factory=list)
+    verdict: str = ""
+    struck: bool = False
+    undone: str = ""
+    seqs: list[int] = field(default_factory=list)
+    batches: set[int] = field(default_factory=set)
+    round: int = 0
+
+
+Names = Mapping[str, str]
+
+
+def _n(names: Names, who: Any) -> str:
+    return names.get(str(who), str(who))
+
+
+def _roll(total: Any) -> str:
+    return str(total.get("total")) if isinstance(total, dict) else "?"
+
+
+def _hp(value: Any) -> str:
+    return str(value)
+
+
+def _faces(dice: Any) -> str:
+    if not isinstance(dice, (list, tuple)):
+        return ""
+    return ", ".join(f"{d.get('face')} (d{d.get('sides')})" for d in dice if isinstance(d, dict))
+
+
+def _attack(e: dict[str, Any], n: Callable[[Any], str]) -> str:
+    weapon = f" with {e['weapon']}" if e.get("weapon") else ""
+    what = {"interrupt": "Interrupt: ", "attack_of_opportunity": "Attack of Opportunity: "}.get(
+        str(e.get("reaction") or ""), "")
+    return f"{what}{n(e['attacker'])} attacks {n(e['target'])}{weapon}"
+
+
+def _hit(e: dict[str, Any]) -> tuple[str, str]:
+    verdict = "HIT" if e.get("hit") else "MISS"
+    if e.get("hit") and e.get("crit"):
+        verdict += ", CRITICAL"
+    return f"attack {_roll(e.get('attack'))} against defense {_roll(e.get('defense'))}: {verdict}", verdict
+
+
+def _damage(e: dict[str, Any], n: Callable[[Any], str]) -> str:
+    amount = f"{e['final']} " if "final" in e else ""
+    where = "Will" if e.get("resource") == "will" else "HP"
+    return f"{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
+
+
+def _resource(e: dict[str, Any], n: Callable[[Any], str]) -> str | None:
+    name = "HP" if e.get("resource") == "hp" else "Will"
+    if "before" in e and "after" in e:
+        return f"{n(e['who'])}'s {name}: {_hp(e['before'])} → {_hp(e['after'])}"
+    return f"{n(e['who'])}'s {name} changes"
+
+
+def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
+    """One event as a line of its card, and the verdict it gives (``""``: none)."""
+    def n(who: Any) -> str:
+        return _n(names, who)
+
+    match kind:
+        case "attack_declared":
+            return _attack(e, n), ""
+        case "dice_rolled":
+            faces = _faces(e.get("dice"))
+            purpose = str(e.get("purpose", "")).replace("_", " ")
+            return (f"{n(e['roller'])}'s {purpose}: {faces}" if faces else None), ""
+        case "active_defense_window_opened":
+            base = f" against base defense {e['base_defense']}" if "base_defense" in e else ""
+            return f"Active Defense window for {n(e['defender'])}: attack {e.get('attack_total')}{base}", ""
+        case "active_defense_window_skipped":
+            return f"no Active Defense for {n(e['defender'])}", ""
+        case "active_defense_chosen":
+            weapon = f" with {e['weapon']}" if e.get("weapon") else ""
+            return f"{n(e['defender'])} chooses {e.get('defense')}{weapon}", ""
+        case "active_defense_declined":
+            return f"{n(e['defender'])} declines an Active Defense", ""
+        case "hit_determined":
+            return _hit(e)
+        case "damage_resolved":
+            return _damage(e, n), ""
+        case "resource_changed":
+            return _resource(e, n), ""
+        case "condition_applied":
+            stacks = f" ×{e['stacks']}" if int(e.get("stacks", 1) or 1) > 1 else ""
+            return f"{n(e['who'])} is {e.get('condition')}{stacks}", ""
+        case "condition_cleared":
+            return f"{n(e['who'])} is no longer {e.get('condition')}", ""
+        case "condition_ticked":
+            return f"{n(e['who'])}'s {e.get('condition')}: {e.get('remaining')} left", ""
+        case "save_called":
+            effect = e.get("effect") or {}
+            return (f"{n(e['caller'])} calls for {n(e['saver'])}'s {effect.get('save', '')} save against "
+                    f"{effect.get('name', 'an effect')}"), ""
+        case "save_resolved":
+            verdict = "SAVED" if e.get("success") else "FAILED"
+            return f"save {_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {verdict}", verdict
+        case "movement_declared":
+            away = f" away from {', '.join(n(w) for w in e.get('leaves') or [])}" if e.get("leaves") else ""
+            return f"{n(e['who'])} moves{away}", ""
+        case "moved":
+            return f"{n(e['who'])} has moved", "MOVED"
+        case "reaction_window_opened":
+            what = str(e.get("reaction", "")).replace("_", " ")
+            who = ", ".join(n(w) for w in e.get("responders") or []) or "someone"
+            return f"{what.capitalize()} window for {who}", ""
+        case "reaction_passed":
+            return f"{n(e['who'])} lets it pass", ""
+        case "catch_window_opened":
+            return f"{n(e['target'])} may catch it", ""
+        case "catch_answered":
+            return f"{n(e['who'])} {'catches it' if e.get('caught') else 'lets it hit'}", (
+                "CAUGHT" if e.get("caught") else "")
+        case "routing_window_opened":
+            return f"{n(e['attacker'])} chooses the die that feeds damage", ""
+        case "damage_routed":
+            return f"{n(e['attacker'])} routes a die to damage", ""
+        case "will_conversion_offered":
+            return f"{n(e['who'])} may take the damage on Will", ""
+        case "will_conversion_chosen":
+            return f"{n(e['who'])} takes it on {'Will' if e.get('convert') else 'HP'}", ""
+        case "action_cancelled":
+            return "the action is cancelled", "CANCELLED"
+        case "initiative_rolled":
+            return f"{n(e['who'])}: initiative {_roll(e.get('check'))}", ""
+        case "initiative_tied":
+            return f"tie between {', '.join(n(w) for w in e.get('group') or [])}", ""
+        case "initiative_roll_off":
+            return "roll-off: " + ", ".join(f"{n(r.get('roller'))} {r.get('total')}" for r in e.get("rolls") or []), ""
+        case "initiative_order_set" | "initiative_agreed":
+            return "order: " + ", ".join(n(w) for w in e.get("order") or []), ""
+        case "round_started":
+            return f"Round {e.get('round')}", ""
+        case "turn_started":
+            return f"{n(e['who'])}'s turn", ""
+        case "turn_skipped":
+            return f"{n(e['who'])}'s turn is skipped", ""
+        case "turn_ended":
+            return f"{n(e['who'])} ends the turn", ""
+        case "static_check_resolved":
+            check = e.get("check") or {}
+            return (f"{n(check.get('roller'))}'s check: {check.get('total')} against {e.get('difficulty')}: "
+                    f"{str(e.get('outcome', '')).upper()}"), str(e.get("outcome", "")).upper()
+        case "contest_resolved":
+            return (f"contest: {n((e.get('initiator') or {}).get('roller'))} {_roll(e.get('initiator'))} against "
+                    f"{n((e.get('defender') or {}).get('roller'))} {_roll(e.get('defender'))}: {n(e.get('winner'))} "
+                    "wins"), f"{n(e.get('winner'))} wins"
+        case "surprise_determined":
+            return (f"{n(e['who'])}: Perception {_roll(e.get('perception'))} against {e.get('difficulty')}: "
+                    f"{str(e.get('tier', '')).replace('_', ' ')}"), ""
+        case "ambush_started":
+            return "Ambush!", ""
+        case "ambush_difficulty_set":
+            return f"Ambush Difficulty {e.get('difficulty')}", ""
+        case "weapon_drawn":
+            return f"{n(e['who'])} draws {e.get('weapon', 'a weapon')}", ""
+        case "disengaged":
+            return f"{n(e['who'])} disengages", ""
+        case "engagement_changed":
+            others = ", ".join(n(w) for w in e.get("others") or [])
+            return f"{n(e['who'])} {'engages' if e.get('engaged') else 'leaves'} {others}", ""
+        case "bonus_actions_refilled":
+            return None, ""
+        case "combatant_left":
+            return f"{n(e['who'])} leaves the fight ({e.get('reason')})", ""
+        case "fight_ended":
+            side = f": {e['side']}" if e.get("side") else ""
+            return f"The fight is over ({e.get('reason')}{side})", "THE END"
+        case "seed_revealed":
+            return "The seed is revealed: every seeded die can be checked", ""
+        case "combatant_joined":
+            sheet = e.get("sheet") or {}
+            return f"{sheet.get('name', sheet.get('id', 'someone'))} joins ({sheet.get('side', '')})", ""
+        case "fight_started":
+            return f"The fight begins{': ' + str(e['title']) if e.get('title') else ''}", ""
+    return None, ""
+
+
+_TITLES = {"roll_initiative": "Initiative", "end_turn": "End of turn", "apply_condition": "A condition",
+           "clear_condition": "A condition ends", "undo": "Undo", "redo": "Redo", "reveal_seed": "The seed",
+           "end_fight": "The end", "static_check": "A check", "contest": "A contest", "draw": "Draw",
+           "disengage": "Disengage", "engage": "Positions", "leave_fight": "Leaving", "begin_ambush": "Ambush",
+           "agree_initiative": "Initiative", "roll_off": "Roll-off", "start_fight": "The fight",
+           "join": "A combatant joins"}
+
+
+def _kind_of(command: dict[str, Any] | None) -> str:
+    return str((command or {}).get("command", ""))
+
+
+def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
+    """The cards of the events as one seat saw them, in the order of their first event."""
+    cards: list[StoryCard] = []
+    by_action: dict[int, StoryCard] = {}
+    by_batch: dict[int, StoryCard] = {}
+    undos: dict[int, tuple[int, int, str]] = {}
+    for rec in seen:
+        e = rec.event
+        if e is None:  # withheld whole: the seat learns that something happened, not what
+            continue
+        kind = str(e.get("type", ""))
+        action = e.get("action") if isinstance(e.get("action"), int) else None
+        if kind == "command_issued":
+            command = e.get("command") if isinstance(e.get("command"), dict) else None
+            card = StoryCard(seq=rec.seq, kind=_kind_of(command), headline=_headline(command, names),
+                             round=0)
+            by_batch[rec.batch] = card
+            cards.append(card)
+            card.seqs.append(rec.seq)
+            card.batches.add(rec.batch)
+            continue
+        if kind == "undone":
+            undos[rec.seq] = (int(e.get("from_seq", 0)), int(e.get("to_seq", 0)), str(e.get("reason") or ""))
+        elif kind == "redone":
+            undos.pop(int(e.get("undo_seq", 0)), None)
+        text, verdict = _line(kind, e, names)
+        if action is not None:
+            found = by_action.get(action)
+            if found is None:
+                card = StoryCard(seq=rec.seq, kind="action", headline=text or "an action")
+                by_action[action] = card
+                batch_card = by_batch.get(rec.batch)
+                if batch_card is not None and batch_card.kind != "action" and batch_card in cards:
+                    cards.remove(batch_card)  # the command's card is the action's: what came before it leads
+                    card.seq, card.lines = batch_card.seq, list(batch_card.lines)
+                    card.seqs, card.batches = list(batch_card.seqs), set(batch_card.batches)
+                cards.append(card)
+                by_batch[rec.batch] = card
+            else:
+                card = found
+                batch_card = by_batch.get(rec.batch)
+                if batch_card is not None and batch_card is not card and batch_card.kind != "action":
+                    if batch_card in cards:  # the answer's command card is the action's card now
+                        cards.remove(batch_card)
+                    card.lines += batch_card.lines
+                by_batch[rec.batch] = card
+        else:
+            card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
+        card.seqs.append(rec.seq)
+        card.batches.add(rec.batch)
+        if text and text != card.headline:
+            card.lines.append(text)
+        if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
+            card.verdict = verdict
+        if kind == "undone":
+            card.headline = f"Undo: {text_of_reason(e)}"
+    _strike(cards, undos)
+    for card in cards:
+        if not card.headline and card.lines:
+            card.headline = card.lines.pop(0)
+    return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
+
+
+def text_of_reason(e: dict[str, Any]) -> str:
+    """An undo's reason as the card says it."""
+    reason = str(e.get("reason") or "").strip()
+    return reason or "no reason given"
+
+
+def _loose(cards: list[StoryCard], by_batch: dict[int, StoryCard], rec: SeenEvent) -> StoryCard:
+    """The card of an event whose command this seat did not see (the set-up's own events)."""
+    card = StoryCard(seq=rec.seq, kind=rec.type or "", headline="")
+    by_batch[rec.batch] = card
+    cards.append(card)
+    return card
+
+
+def _headline(command: dict[str, Any] | None, names: Names) -> str:
+    kind = _kind_of(command)
+    if not command:
+        return ""
+    title = _TITLES.get(kind, kind.replace("_", " ").capitalize())
+    who = next((command[k] for k in ("who", "attacker", "defender", "caller") if isinstance(command.get(k), str)),
+               None)
+    return f"{title}: {_n(names, who)}" if who and kind not in ("undo", "redo") else title
+
+
+def _strike(cards: list[StoryCard], undos: Mapping[int, tuple[int, int, str]]) -> None:
+    for _at, (first, last, reason) in undos.items():
+        for card in cards:
+            if card.kind in ("undo", "redo"):
+                continue
+            if card.seqs and first <= card.seqs[0] <= last:
+                card.struck, card.undone = True, reason or "no reason given"
+
+
+def top_card(cards: list[StoryCard], last_batch: int | None) -> StoryCard | None:
+    """The card of the last command: the action it belongs to (of several, as when an Interrupt resolves and the
+    action it answered goes on, the one that ended last), or, after an undo, the card it struck through (its reason
+    said), after a redo the card it brought back."""
+    if not cards:
+        return None
+    touched = [c for c in cards if last_batch is not None and last_batch in c.batches]
+    last: StoryCard = max(touched, key=lambda c: max(c.seqs, default=c.seq)) if touched else cards[-1]
+    if last.kind == "undo":
+        struck = [c for c in cards if c.struck]
+        if struck:
+            target = struck[-1]
+            return StoryCard(seq=target.seq, kind=target.kind, headline=target.headline, lines=target.lines,
+                             verdict=target.verdict, struck=True, undone=target.undone, seqs=target.seqs,
+                             batches=target.batches)
+    return last

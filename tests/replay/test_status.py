@@ -1,0 +1,124 @@
+"""omen_replay/status.py: ``omen status`` for people, on the demo's log at five points: where the fight is, whose
+turn, what it waits for, a line per combatant and the ``omen do`` commands of the likely choices, in 25 lines at
+most, each command running as printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omen_core.options import options
+from omen_core.walk import LinesSource, replay
+from omen_replay.demo import DEMO_SEED
+from omen_replay.status import published_seed
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def omen(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "omen"), *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})}, check=False)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    """The lines of ``omen demo``'s log (the Ember Ford, seeded with its published seed)."""
+    where = tmp_path_factory.mktemp("demo")
+    done = omen("demo", "--log", "demo.jsonl", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return (where / "demo.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def points(lines: list[bytes]) -> dict[str, int]:
+    """Five heads of the demo (how many lines up to each): before initiative, a turn with nothing open, an Active
+    Defense window, an Interrupt window, and the end."""
+    found: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        rec = json.loads(line)
+        if rec["batch_size"] == 0 or rec["seq"] != rec["batch"] + rec["batch_size"] - 1:
+            continue
+        state = replay(LinesSource(lines[:n], where="demo"), chain=False)
+        now = options(state)
+        kind = now.waiting.kind if now.waiting else ("turn" if now.phase == "rounds" and now.turn else now.phase)
+        if now.phase not in ("rounds", "ended") and not now.waiting:
+            found["before"] = n  # the last head before the rounds: every combatant joined, initiative to roll
+        elif kind in ("turn", "active_defense", "interrupt") and kind not in found:
+            found[kind] = n
+    found["ended"] = len(lines)
+    assert len(found) == 5, found
+    return found
+
+
+def test_the_short_status_fits_in_25_lines_and_its_next_commands_run_as_printed(demo, tmp_path):
+    """At each of five points of the demo, ``omen status`` prints at most 25 lines: where the fight is (the round
+    and whose turn, or that it is over), what is awaited, each combatant in one line (HP, Will, Bonus Actions), a
+    ``next:`` line and the head; every ``omen do`` line under ``next:``, pasted into a shell as printed in the
+    directory of the log, is accepted (exit 0)."""
+    for name, n in points(demo).items():
+        where = tmp_path / name
+        where.mkdir()
+        (where / "fight.jsonl").write_bytes(b"".join(demo[:n]))
+        done = omen("status", "fight.jsonl", cwd=where)
+        assert done.returncode == 0, done.stderr
+        shown = done.stdout.splitlines()
+        assert len(shown) <= 25, (name, done.stdout)
+        assert shown[0].startswith("Ambush at the Ember Ford (ember-ford) at seq ")
+        assert shown[1].startswith("awaited: ")
+        assert shown[-1].startswith(f"head {json.loads(demo[n - 1])['seq']}:")
+        assert sum(1 for line in shown if "HP " in line and "Will " in line and "BA " in line) >= 4
+        if name == "ended":
+            assert "the fight is over (defeated: raiders)" in shown[0]
+            continue
+        if name in ("turn", "active_defense", "interrupt"):
+            assert "'s turn" in shown[0], shown[0]
+        assert "next:" in shown, done.stdout
+        commands = [line.strip() for line in shown[shown.index("next:") + 1:-1]]
+        assert commands and all(c.startswith("omen do fight.jsonl ") for c in commands), commands
+        for i, command in enumerate(commands):
+            again = where / f"try{i}"
+            again.mkdir()
+            shutil.copy(where / "fight.jsonl", again / "fight.jsonl")
+            ran = subprocess.run(["bash", "-c", command], cwd=again, capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}, check=False)
+            assert ran.returncode == 0, (name, command, ran.stdout + ran.stderr)
+
+
+def test_an_open_decision_lists_its_answers_and_a_manual_fight_names_the_faces(tmp_path):
+    """In a manual-dice fight the next: commands that roll dice say which faces they need (they cannot run without
+    the table's dice) and never a seed; --json is the options unchanged; --all lists every offer."""
+    scenario = tmp_path / "duel.toml"
+    sheets = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
+    scenario.write_text(f'[fight]\nid = "duel"\ndice = "manual"\n\n[[combatants]]\nsheet = "{sheets / "kael.toml"}"\n'
+                        f'\n[[combatants]]\nsheet = "{sheets / "vesh.toml"}"\n')
+    assert omen("run", str(scenario), "--log", "duel.jsonl", "--quiet", cwd=tmp_path).returncode == 0
+    said = omen("status", "duel.jsonl", cwd=tmp_path).stdout
+    assert '# add "dice": the faces of kael\'s initiative: check d6; vesh\'s initiative: check d8' in said
+    assert "--seed" not in said.split("next:")[1].split("head")[0]
+    as_json = json.loads(omen("status", "duel.jsonl", "--json", cwd=tmp_path).stdout)
+    assert as_json["fight_id"] == "duel" and as_json["offers"]
+    every = omen("status", "duel.jsonl", "--all", cwd=tmp_path).stdout
+    assert "the GM" in every and "roll_initiative" in every and "{'" not in every
+
+
+def test_a_seed_given_is_checked_and_used_and_the_published_one_is_known(demo, tmp_path):
+    """A wrong --seed is refused (exit 2, naming the commitment); OMEN_SEED is used and never printed; the demo's
+    published seeds are recognised by their commitments, another is not."""
+    (tmp_path / "fight.jsonl").write_bytes(b"".join(demo[:34]))  # seq 34 ends a batch
+    wrong = omen("status", "fight.jsonl", "--seed", "00" * 32, cwd=tmp_path)
+    assert wrong.returncode == 2 and "commitment" in wrong.stderr + wrong.stdout
+    seed = published_seed(json.loads(demo[0])["event"]["seed_commitment"])
+    assert seed is not None
+    quiet = omen("status", "fight.jsonl", cwd=tmp_path, env={"OMEN_SEED": seed.hex()})
+    assert quiet.returncode == 0 and seed.hex() not in quiet.stdout
+    from omen_core.dice import commitment
+
+    assert published_seed(commitment(DEMO_SEED)) == DEMO_SEED and published_seed(commitment(b"x" * 32)) is None
+    assert shlex.split("omen do 'a b.jsonl' '{}'")[2] == "a b.jsonl"

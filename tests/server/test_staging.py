@@ -1,0 +1,131 @@
+"""omen_server/staging.py: players roll their own dice: a command whose next dice are another seat's is staged in
+the keep until that seat gives them, then decided as one command with all its faces (C29 order)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.server.test_app import Table
+
+
+@pytest.fixture
+def table() -> Any:
+    """A manual-dice duel, Alice playing Kael and Bob a spectator, initiative typed in (Kael first)."""
+    made = Table()
+    with made.client:
+        made.create(dice="manual")
+        for name, plays in (("Alice", ["kael"]), ("Bob", [])):
+            answer = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+                "kind": "player" if plays else "spectator", "name": name, "combatants": plays})
+            setattr(made, name.lower(), answer.json()["token"])
+        answer = made.command({"command": "roll_initiative", "dice": [6, 1]})
+        assert answer.status_code == 201 and answer.json()["options"]["turn"] == "kael", answer.text
+        yield made
+
+
+def options(table: Table, token: str) -> dict[str, Any]:
+    answer = table.client.get("/fights/duel/options", headers=table.auth(token))
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def stripped(events: list[dict[str, Any]]) -> list[Any]:
+    """The events without what differs between two runs (time, hashes, who gave the command)."""
+    out = []
+    for e in events:
+        body = dict(e["event"] or {})
+        body.pop("by", None)
+        out.append((e["seq"], e["type"], body))
+    return out
+
+
+def test_a_players_attack_waits_for_the_gms_dice_then_is_decided_as_one_command(table):
+    """Alice declares Kael's attack with Kael's hit faces only and stage: it is staged (202), nothing is written;
+    Alice sees it wait for the GM's dice without their sizes (Vesh's sheet); the GM sees the roll to give (Vesh's
+    base defense, one die); the GM gives it and the attack is decided: the events are those of the same attack
+    typed in whole by one seat (C29: attacker's hit dice, then the defender's RES die)."""
+    head = options(table, table.gm)["head"]["seq"]
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6]}
+    staged = table.command(attack, token=table.alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    assert options(table, table.gm)["head"]["seq"] == head, "nothing is written while it waits"
+    mine = options(table, table.alice)["staged"]
+    assert mine["awaiting"] == "the GM" and not mine.get("yours") and "rolls" not in mine
+    gm = options(table, table.gm)["staged"]
+    assert gm["yours"] is True and gm["given"] == 2 and gm["command"]["attacker"] == "kael"
+    assert [(r["roller"], r["purpose"], len(r["dice"])) for r in gm["rolls"]] == [("vesh", "base_defense", 1)]
+    assert "staged" in options(table, table.bob) and "rolls" not in options(table, table.bob)["staged"]
+    done = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": gm["id"], "dice": [1]})
+    assert done.status_code == 201, done.text
+    assert "staged" not in options(table, table.gm)
+    once = Table()
+    with once.client:
+        once.create(dice="manual")
+        once.command({"command": "roll_initiative", "dice": [6, 1]})
+        whole = once.command({**attack, "dice": [8, 6, 1]})
+        assert whole.status_code == 201, whole.text
+    assert stripped(done.json()["events"]) == stripped(whole.json()["events"])
+
+
+def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table):
+    """The GM's Vesh attacks Kael (Kael's turn ended first): the Interrupt window opens for Kael first (C24), so the
+    attack rolls nothing yet; Alice lets it pass with stage: the pass closes the window and the attack rolls on,
+    so it waits for the GM's hit dice (Vesh's), then for Alice's base defense die (Kael's): each seat gives its own,
+    only the awaited seat or the GM may (the spectator 403), and the attack goes on with all of them."""
+    assert table.command({"command": "end_turn", "who": "kael"}).status_code == 201
+    early = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                           "dice": [6, 6]})
+    assert early.status_code == 422 and "it stops first at the Interrupt window (C24)" in early.json()["detail"]
+    opened = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"})
+    assert opened.status_code == 201 and opened.json()["options"]["waiting"]["kind"] == "interrupt", opened.text
+    staged = table.command({"command": "pass_reaction", "who": "kael"}, token=table.alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    gm = options(table, table.gm)["staged"]
+    assert gm["yours"] is True and [r["purpose"] for r in gm["rolls"]] == ["hit"]
+    assert not options(table, table.alice)["staged"].get("yours")
+    more = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": gm["id"], "dice": [6, 6]})
+    assert more.status_code == 202, more.text
+    mine = options(table, table.alice)["staged"]
+    assert mine["yours"] is True and mine["awaiting"] == "Alice" and mine["given"] == 2
+    assert [(r["roller"], r["purpose"]) for r in mine["rolls"]] == [("kael", "base_defense")]
+    assert table.client.post("/fights/duel/staged", headers=table.auth(table.bob),
+                             json={"id": mine["id"], "dice": [1]}).status_code == 403
+    done = table.client.post("/fights/duel/staged", headers=table.auth(table.alice),
+                             json={"id": mine["id"], "dice": [1]})
+    assert done.status_code == 201, done.text
+    rolled = [(e["event"]["roller"], e["event"]["purpose"]) for e in done.json()["events"]
+              if e["type"] == "dice_rolled"]
+    assert rolled[:2] == [("vesh", "hit"), ("kael", "base_defense")]
+
+
+def test_without_stage_the_refusal_stands_and_with_it_a_seats_own_dice_are_asked_for(table):
+    """Without stage the command is refused for want of faces (422), as before; with stage and none of its own faces
+    (Alice gives none of Kael's), it waits for Alice's own dice first (her roll box asks for Kael's hit dice), then
+    for the GM's."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
+    assert table.command({**attack, "dice": [8, 6]}, token=table.alice).status_code == 422
+    staged = table.command(attack, token=table.alice, stage=True)
+    assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+    mine = options(table, table.alice)["staged"]
+    assert mine["yours"] is True and [r["purpose"] for r in mine["rolls"]] == ["hit"]
+    more = table.client.post("/fights/duel/staged", headers=table.auth(table.alice), json={"id": mine["id"],
+                                                                                          "dice": [8, 6]})
+    assert more.status_code == 202 and more.json()["awaiting"] == "the GM", more.text
+
+
+def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(table):
+    """Another command moves the head: the staged one is gone and giving its dice is 409; staged again, the GM
+    withdraws it (204) and it is gone."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6]}
+    first = table.command(attack, token=table.alice, stage=True).json()
+    assert table.command({"command": "engage", "who": "kael", "others": ["vesh"]}).status_code == 201
+    assert "staged" not in options(table, table.gm)
+    late = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": first["id"], "dice": [1]})
+    assert late.status_code == 409
+    table.command(attack, token=table.alice, stage=True)
+    assert table.client.delete("/fights/duel/staged", headers=table.auth()).status_code == 204
+    assert "staged" not in options(table, table.gm)
