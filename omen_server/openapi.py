@@ -35,28 +35,32 @@ from .app import (
     NewSeat,
     OptionsView,
     Problem,
+    SeatEntry,
     SeatInfo,
     SeatMade,
     SettingsChange,
+    StagedView,
     StateView,
     TableSettings,
     VerifyView,
 )
+from .staging import GiveDice
 from .limits import MAX_IDEMPOTENCY_KEY, MAX_SEQ
 
 __all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES"]
 
 #: Every type that goes over the wire as JSON, requests and answers: their schemas are msgspec's.
-WIRE_TYPES: tuple[type, ...] = (CreateFight, CommandRequest, NewSeat, SettingsChange, Created, FightsPage, SeatMade,
-                                SeatInfo, TableSettings, StateView, OptionsView, CommandResult, EventsPage,
-                                Explanation, VerifyView, Problem)
+WIRE_TYPES: tuple[type, ...] = (CreateFight, CommandRequest, NewSeat, SettingsChange, GiveDice, Created, FightsPage,
+                                SeatMade, SeatInfo, SeatEntry, TableSettings, StateView, OptionsView, StagedView,
+                                CommandResult, EventsPage, Explanation, VerifyView, Problem)
 
 _PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 #: The body each operation takes (the handlers decode it themselves, strictly: Litestar never does).
 BODIES: dict[tuple[str, str], type] = {("/fights", "post"): CreateFight,
                                        ("/fights/{fight_id}/seats", "post"): NewSeat,
                                        ("/fights/{fight_id}/settings", "post"): SettingsChange,
-                                       ("/fights/{fight_id}/commands", "post"): CommandRequest}
+                                       ("/fights/{fight_id}/commands", "post"): CommandRequest,
+                                       ("/fights/{fight_id}/staged", "post"): GiveDice}
 _HEADERS: dict[str, dict[str, Any]] = {
     "Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
     "Last-Event-ID": {"type": "string", "pattern": r"^[0-9]{1,19}$(?!\n)"},
@@ -118,7 +122,7 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
                        "the server's creation token (docs/server.md)"}}
     for path, item in doc.get("paths", {}).items():
         for method, operation in item.items():
-            if method not in {"get", "post"}:
+            if method not in {"get", "post", "delete"}:
                 continue
             for parameter in operation.get("parameters", []):
                 _parameter(parameter)

@@ -134,7 +134,7 @@ def seat_routes(fights: Fights) -> list[Any]:
          description="The seat's link (`origin` + `/table/{id}#token=…`) as a QR code, an SVG image, for a phone "
                      "to scan (GM only).")
     def seat_qr(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str],
-                origin: Annotated[str, QueryParameter(max_length=300)]) -> Response[bytes]:
+                origin: Annotated[str, QueryParameter(max_length=300, pattern=_ORIGIN.pattern)]) -> Response[bytes]:
         token = _gm(request, fights, fight_id)
         if not _ORIGIN.match(origin):
             raise ValidationException(detail="origin is the page's origin", extra=[{

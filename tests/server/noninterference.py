@@ -394,7 +394,7 @@ def _rename(value: Any, names: dict[str, str]) -> Any:
 # -- the transcript of what the seats are given ------------------------------------------------------------
 
 
-_HEX = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{32}\b")
+_HEX = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{32}\b|\b[0-9a-f]{12}\b")  # hashes, salts, tags; a hash cut short
 _TOKEN = re.compile(r"omen_(?:gm|player|spectator)_[A-Za-z0-9_-]{43}")
 _OPAQUE_FIELDS = ("salt", "seed", "seed_commitment", "x-table-tag", "hash", "prev_hash")
 

@@ -480,9 +480,9 @@ class TestLimits:
 
     def test_a_fight_has_at_most_max_seats_seats(self, table, monkeypatch):
         """The GM's and MAX_SEATS - 1 more; the next is 409 saying so (here with a bound of 3)."""
-        import omen_server.app as app_module
+        import omen_server.seating as seating
 
-        monkeypatch.setattr(app_module, "MAX_SEATS", 3)
+        monkeypatch.setattr(seating, "MAX_SEATS", 3)
         table.create()
         made = [table.client.post("/fights/duel/seats", headers=table.auth(), json={"kind": "spectator"})
                 for _ in range(3)]

@@ -124,7 +124,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
             try:
                 gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
                 gm.set_default_timeout(10_000)
-                gm.goto(origin + "/")
+                gm.goto(server.setup_link)  # the link omen serve printed, the creation token in its fragment
                 gm.fill("#setup-title", "The Ember Ford")
                 gm.check("input[name=dice][value=manual]")
                 gm.select_option("#setup-hp", "exact")
