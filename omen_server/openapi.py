@@ -44,8 +44,8 @@ from .app import (
     TableSettings,
     VerifyView,
 )
-from .staging import GiveDice
 from .limits import MAX_IDEMPOTENCY_KEY, MAX_SEQ
+from .staging import GiveDice
 
 __all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES"]
 
