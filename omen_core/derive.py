@@ -10,6 +10,7 @@ the frame say.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Literal, NamedTuple
 
 from .content import CombatantSheet, Weapon
@@ -29,10 +30,12 @@ from .rules import attack as rules
 from .rules.checks import roll_total
 from .rules.mitigation import armor_applies, mitigate
 from .rules.modifiers import HIGH_GROUND, encircled_bonus, prone_target_bonus
+from .rules.odds import at_least
 from .state import AttackFrame, FightState, condition_adjustment, effective_bonus
 
 __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
-           "situational", "defense_total", "active_attribute", "parry_weapon", "defense_ineligibility",
+           "situational", "defense_total", "active_attribute", "active_defense_terms", "DefenseChance",
+           "defense_chance", "parry_weapon", "defense_ineligibility",
            "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due"]
 
 #: C12: an unarmed attack deals crushing damage.
@@ -157,13 +160,51 @@ def _active_total(state: FightState, frame: AttackFrame) -> ActiveDefenseTotal |
         return None
     sheet = state.combatants[chosen.defender].sheet
     weapon = sheet.weapon(chosen.weapon) if chosen.weapon else None
-    attribute = active_attribute(chosen.defense, weapon)
-    bonus = effective_bonus(state, chosen.defender, attribute)
-    rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
-              "block": sheet.shield.block_rating if sheet.shield else 0}[chosen.defense]
+    attribute, bonus, rating = active_defense_terms(state, chosen.defender, chosen.defense, weapon)
     die = rolled.dice[0].face
     return ActiveDefenseTotal(defense=chosen.defense, attribute=attribute, die=die, attribute_bonus=bonus,
                               rating=rating, amount=die + bonus + rating)
+
+
+def active_defense_terms(state: FightState, who: str, defense: str, weapon: Weapon | None
+                         ) -> tuple[Literal["AGI", "STR", "RES"], int, int]:
+    """§Active Defense: the attribute ``who``'s ``defense`` rolls (with ``weapon`` for a Parry), its bonus as it
+    stands (C28) and the rating added: none for a Dodge, the weapon's Parry Rating, the shield's Block Rating."""
+    sheet = state.combatants[who].sheet
+    attribute = active_attribute(defense, weapon)
+    rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
+              "block": sheet.shield.block_rating if sheet.shield else 0}[defense]
+    return attribute, effective_bonus(state, who, attribute), rating
+
+
+class DefenseChance(NamedTuple):
+    """The exact chance that an Active Defense turns a hit into a miss (C8): its dice (their sides), the total
+    they must reach (``needs``), the chance (``miss``), and whether the hit is a crit as it stands (C7)."""
+
+    dice: tuple[int, ...]
+    needs: int
+    miss: Fraction
+    crit: bool
+
+
+def defense_chance(state: FightState, frame: AttackFrame, defense: str | None, weapon_id: str | None
+                   ) -> DefenseChance:
+    """At an open Active Defense window: the chance that answering with ``defense`` (None: declining; a Parry
+    with ``weapon_id``, or the first weapon in hand) turns the hit into a miss. Hit iff attack total > base +
+    die + bonus + rating (§Hit Determination), so a miss needs the die to reach attack total - base - bonus -
+    rating (:func:`omen_core.rules.odds.at_least`); a miss cancels the crit (C7)."""
+    window = frame.window
+    assert window is not None
+    crit = hit_numbers(state, frame)[2].exceeds
+    gap = window.attack_total - window.base_defense
+    if defense is None:
+        return DefenseChance((), gap, Fraction(0), crit)
+    target = state.combatants[window.defender]
+    weapon = parry_weapon(target.sheet, weapon_id, target.wielding) if defense == "parry" else None
+    attribute, bonus, rating = active_defense_terms(state, window.defender, defense, weapon)
+    sides = (target.sheet.attributes[attribute].sides,)
+    needs = gap - bonus - rating
+    return DefenseChance(sides, needs, at_least(sides, needs), crit)
 
 
 def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...]) -> Weapon | None:

@@ -720,9 +720,18 @@ def _print_options(found: Options, as_json: bool) -> None:
             shown = _choice_summary(offer)
             out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
                       + (f" {escape(shown)}" if shown else ""))
-            for line in _dice_summary(offer):
+            for line in [*_dice_summary(offer), *_odds_summary(offer)]:
                 out.print(f"      [dim]{escape(line)}[/]")
     out.print(f"head {found.head}")
+
+
+def _odds_summary(offer: Offer) -> list[str]:
+    """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss."""
+    shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
+             f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
+    crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
+    return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
+        if shown else []
 
 
 def _dice_summary(offer: Offer) -> list[str]:
