@@ -1,0 +1,1 @@
+"""``omen simulate``: Monte Carlo encounters on the real engine, every simulated fight replayable."""
