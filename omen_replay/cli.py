@@ -1,5 +1,5 @@
 """The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema, copy,
-db init, serve.
+db init, serve, simulate.
 
 Only this module (of omen_core and omen_replay) configures logging.
 
@@ -44,6 +44,7 @@ from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
 from .output import check_parent, output_file, visible
 from .replay import StateSummary, replay_store, summarise
+from .simulate.command import simulate_command
 from .verify import REROLL, Report, parse_head, verify_store
 
 __all__ = ["app", "main", "MAX_COMMAND_BYTES"]
@@ -107,6 +108,7 @@ class _Guarded(TyperGroup):
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
                   help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
+app.command("simulate")(simulate_command)  # its options and what it prints: omen_replay/simulate/command.py
 out = _Console(file=stdout, highlight=False)
 err = _Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line: a path in it copies whole
 log = structlog.get_logger("omen.cli")

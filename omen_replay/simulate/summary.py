@@ -165,6 +165,10 @@ def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: di
         extremes=_extremes(encounter, records, tally))
 
 
+def _rounds(n: int) -> str:
+    return f"{n} round{'s' if n != 1 else ''}"
+
+
 def _pick(rec: FightRecord, why: str) -> Pick:
     return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why)
 
@@ -173,8 +177,8 @@ def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally
     """The longest and shortest fights (ties: the lower index), and the underdog's wins: the side that won least
     often (of those that won at all, with another side winning more), its wins ranked by its HP left, most first."""
     by_length = sorted(records, key=lambda r: (-r.rounds, r.index))
-    longest = tuple(_pick(r, f"the longest: {r.rounds} rounds") for r in by_length[:keep])
-    shortest = tuple(_pick(r, f"the shortest: {r.rounds} rounds") for r in sorted(
+    longest = tuple(_pick(r, f"the longest: {_rounds(r.rounds)}") for r in by_length[:keep])
+    shortest = tuple(_pick(r, f"the shortest: {_rounds(r.rounds)}") for r in sorted(
         records, key=lambda r: (r.rounds, r.index))[:keep])
     won = [s for s in encounter.sides if tally.wins[s]]
     upsets: tuple[Pick, ...] = ()
