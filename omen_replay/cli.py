@@ -394,6 +394,7 @@ class SchemaOf(str, Enum):
     command = "command"
     options = "options"
     do = "do"
+    simulation = "simulation"
 
 
 class DoResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -410,12 +411,14 @@ def schema(
     of: Annotated[SchemaOf, typer.Option(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
-                     "--json), or what omen do --json prints.")] = SchemaOf.event,
+                     "--json), what omen do --json prints, or a simulation's run (omen simulate --json and its "
+                     "run file).")] = SchemaOf.event,
 ) -> None:
-    """Print a JSON Schema: of a stored event (the default), a command, the options, or omen do's output."""
+    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, or a
+    simulation's run."""
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
-                               "do": lambda: msgspec.json.schema(DoResult)}
+                               "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema}
     text = json.dumps(schemas[of.value](), indent=2)
     if output is None:
         stdout.write(text + "\n")
@@ -425,6 +428,12 @@ def schema(
                 page.write(text + "\n")
         except OmenError as exc:
             _guarded(exc)
+
+
+def _simulation_schema() -> Any:
+    from .simulate.run import Run
+
+    return msgspec.json.schema(Run)
 
 
 @app.command("verify")

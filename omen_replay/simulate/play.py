@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from omen_core import Fight, MemoryStore, SeededDice
-from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, RollOff
+from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, RevealSeed, RollOff
 from omen_core.decisions import waiting_point
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, SaveCalled, StoredEvent
@@ -209,7 +209,7 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             except OmenError as exc:
                 raise SimulationError(index, f"the {chosen[side].name!r} policy of {side} gave {who}'s "
                                              f"{msgspec.json.encode(command).decode()}, refused: {exc}") from exc
-        fight.reveal_seed()
+        _give(fight, RevealSeed(seed=src.seed.hex()), tally, "simulate")
     except SimulationError:
         raise
     except OmenError as exc:

@@ -15,7 +15,8 @@ regenerating a fight (``omen simulate --replay``) asks it the same questions, so
 
 Three are built in (:data:`BUILT_IN`): ``random`` (uniformly among the choices), ``aggressive`` (focus fire on the
 weakest enemy in sight, defend when a defense can turn the hit) and ``cautious`` (defend whenever it may, retreat
-at low HP). A policy of your own is named ``module:attribute`` (a class, or any callable making a policy):
+at low HP). A policy of your own is named ``module:attribute`` or ``path/to/file.py:attribute`` (a class, or any
+callable making a policy):
 
     >>> from omen_replay.simulate.policies import load_policy
     >>> load_policy("aggressive").name
@@ -26,12 +27,16 @@ at low HP). A policy of your own is named ``module:attribute`` (a class, or any 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
+import os
 import random
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from omen_core.commands import (
     AnswerActiveDefense,
@@ -294,25 +299,49 @@ def load_policy(name: str) -> Policy:
     factory = BUILT_IN.get(name)
     if factory is None:
         factory = _imported(name)
-    made = factory()
+    try:
+        made = factory()
+    except TypeError as exc:
+        raise PolicyError(f"policy {name!r}: cannot be made with no arguments: {exc}") from None
     if not isinstance(made, Policy):
         raise PolicyError(f"policy {name!r}: {made!r} has no name and decide(decision) method")
     return made
 
 
 def _imported(name: str) -> Callable[[], Policy]:
-    module, colon, attribute = name.partition(":")
+    """``module:attribute`` (an importable module) or ``path/to/file.py:attribute`` (a file, read as a module)."""
+    module, colon, attribute = name.rpartition(":")
     if not colon or not module or not attribute:
-        raise PolicyError(f"unknown policy {name!r}: built in are {', '.join(BUILT_IN)}; or give module:attribute")
+        raise PolicyError(f"unknown policy {name!r}: built in are {', '.join(BUILT_IN)}; or give module:attribute "
+                          "or file.py:attribute")
     try:
-        found = getattr(importlib.import_module(module), attribute)
-    except ImportError as exc:
+        loaded = _from_file(module) if module.endswith(".py") else importlib.import_module(module)
+        found = getattr(loaded, attribute)
+    except (ImportError, OSError, SyntaxError) as exc:
         raise PolicyError(f"policy {name!r}: cannot import {module!r}: {exc}") from None
     except AttributeError:
         raise PolicyError(f"policy {name!r}: module {module!r} has no {attribute!r}") from None
     if not callable(found):
         raise PolicyError(f"policy {name!r}: {attribute!r} is not a class or function making a policy")
     return found  # type: ignore[no-any-return]
+
+
+def _from_file(path: str) -> Any:
+    """A policy module read from a file (each process that plays fights reads it once)."""
+    key = "omen_policy_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None or not os.path.isfile(path):
+        raise ImportError(f"no such file: {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module
 
 
 def policies_for(names: Mapping[str, str], sides: Sequence[str], default: str = "aggressive") -> dict[str, Policy]:

@@ -171,16 +171,22 @@ def _short(name: str, most: int = 24) -> str:
 
 
 def _difference_bars(diffs: Sequence[Difference]) -> list[dict[str, object]]:
-    """Each difference's paired and unpaired intervals on one scale, centred on 0, for the comparison's chart."""
-    top = max([abs(v) for d in diffs for v in (d.paired_low, d.paired_high, d.unpaired_low, d.unpaired_high)] + [1e-9])
-    centre, half = _LABEL + (_WIDTH - _LABEL - 20) / 2, (_WIDTH - _LABEL - 20) / 2
+    """Each difference's paired and unpaired intervals, centred on 0, each row on its own scale (the widest of its
+    bounds reaches the edge: a rate and a number of HP are not measured alike); the bounds are written beside."""
+    half = (_WIDTH - _LABEL - 210) / 2
+    centre = _LABEL + 10 + half
+    rows = []
+    for i, d in enumerate(diffs):
+        top = max(abs(d.paired_low), abs(d.paired_high), abs(d.unpaired_low), abs(d.unpaired_high), 1e-9)
 
-    def at(v: float) -> float:
-        return centre + half * v / top
+        def at(v: float, top: float = top) -> float:
+            return centre + half * v / top
 
-    return [{"what": d.what, "y": 30 + i * 2 * _ROW, "dot": at(d.difference), "pl": at(d.paired_low),
-             "ph": at(d.paired_high), "ul": at(d.unpaired_low), "uh": at(d.unpaired_high), "centre": centre}
-            for i, d in enumerate(diffs)]
+        rows.append({"what": d.what, "y": 30 + i * 2 * _ROW, "dot": at(d.difference), "pl": at(d.paired_low),
+                     "ph": at(d.paired_high), "ul": at(d.unpaired_low), "uh": at(d.unpaired_high), "centre": centre,
+                     "text": f"{d.difference:+.3f} ({d.paired_low:+.3f} to {d.paired_high:+.3f})",
+                     "text_x": centre + half + 8})
+    return rows
 
 
 def write_html(run: Run, out: TextIO, run_path: str, fight_pages: dict[tuple[str, int], str]) -> None:

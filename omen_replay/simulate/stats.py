@@ -71,7 +71,9 @@ def rate(count: int, n: int) -> Rate:
     denominator = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denominator
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    return Rate(count=count, rate=p, low=max(0.0, centre - half), high=min(1.0, centre + half))
+    low = 0.0 if count == 0 else max(0.0, centre - half)  # exactly 0 and 1 at the ends, not a rounding away
+    high = 1.0 if count == n else min(1.0, centre + half)
+    return Rate(count=count, rate=p, low=low, high=high)
 
 
 def half_width(r: Rate) -> float:

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from omen_core.commands import Command
 from omen_core.options import options
@@ -43,3 +44,27 @@ def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: Rand
     turns, every kind of window, after undos, after the end), for every combatant, the legal moves are exactly
     the player's commands ``options()`` offers it, choice for choice and in the same order."""
     assert_same_everywhere(list(rf.states.values()))
+
+
+def heads(played) -> list[FightState]:
+    """The state after each command of a played fight (where the simulator asks for the next one)."""
+    from omen_core.walk import StoreSource, step_through
+
+    fight = played.fight
+    return [s.after for s in step_through(StoreSource(fight.store, fight.fight_id))
+            if s.rec.seq == s.rec.batch + s.rec.batch_size - 1]
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 100_000), st.sampled_from(("random", "cautious", "aggressive")))
+def test_the_legal_moves_are_the_offers_at_every_head_of_simulated_fights(index, name):
+    """At every head of a simulated Ember Ford fight (the states the policies are asked at: turns, Active Defense,
+    Interrupts, Attacks of Opportunity, Catches, with the random policy's odd moves, draws and Disengages among
+    them), for every combatant, the legal moves are exactly the player's commands ``options()`` offers it."""
+    from omen_replay.simulate.encounter import load_encounter
+    from omen_replay.simulate.play import Rules, play
+    from tests.replay.simulate.encounters import EMBER_FORD_2V2
+
+    played = play(load_encounter(EMBER_FORD_2V2), Rules(policies={"wardens": name, "raiders": "random"}), index,
+                  bytes(16), 0)
+    assert_same_everywhere(heads(played))
