@@ -187,15 +187,17 @@ class DefenseChance(NamedTuple):
     crit: bool
 
 
-def defense_chance(state: FightState, frame: AttackFrame, defense: str | None, weapon_id: str | None
-                   ) -> DefenseChance:
+def defense_chance(state: FightState, frame: AttackFrame, defense: str | None, weapon_id: str | None,
+                   crit: bool | None = None) -> DefenseChance:
     """At an open Active Defense window: the chance that answering with ``defense`` (None: declining; a Parry
     with ``weapon_id``, or the first weapon in hand) turns the hit into a miss. Hit iff attack total > base +
     die + bonus + rating (§Hit Determination), so a miss needs the die to reach attack total - base - bonus -
-    rating (:func:`omen_core.rules.odds.at_least`); a miss cancels the crit (C7)."""
+    rating (:func:`omen_core.rules.odds.at_least`); a miss cancels the crit (C7). ``crit``: whether the hit is a
+    crit, if already known (the same for every answer)."""
     window = frame.window
     assert window is not None
-    crit = hit_numbers(state, frame)[2].exceeds
+    if crit is None:
+        crit = hit_numbers(state, frame)[2].exceeds
     gap = window.attack_total - window.base_defense
     if defense is None:
         return DefenseChance((), gap, Fraction(0), crit)

@@ -41,7 +41,7 @@ from .commands import (
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe, shut_out
 from .decisions import arms, waiting_point
-from .derive import defense_chance
+from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
 from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
@@ -241,19 +241,22 @@ def _answers(state: FightState, history: History | None) -> Iterator[Offer]:
                 yield _with_odds(state, offer) if point.kind == "active_defense" else offer
 
 
-def odds_of(state: FightState, defense: str | None, weapon: str | None) -> Odds:
+def odds_of(state: FightState, defense: str | None, weapon: str | None, crit: bool | None = None) -> Odds:
     """The exact odds of answering the open Active Defense window with ``defense`` (None: declining; a Parry with
-    ``weapon``) (:func:`omen_core.derive.defense_chance`)."""
+    ``weapon``) (:func:`omen_core.derive.defense_chance`; ``crit``, if the caller knows it already)."""
     frame = state.pending
     assert isinstance(frame, AttackFrame)
-    chance = defense_chance(state, frame, defense, weapon)
+    chance = defense_chance(state, frame, defense, weapon, crit)
     return Odds(needs=chance.needs, miss=str(chance.miss), crit=chance.crit,
                 removes_crit=str(chance.miss if chance.crit else 0))
 
 
 def _with_odds(state: FightState, offer: Offer) -> Offer:
     """An Active Defense offer with each choice's exact odds."""
-    choices = tuple(msgspec.structs.replace(c, odds=odds_of(state, c.args.get("defense"), c.args.get("weapon")))
+    frame = state.pending
+    assert isinstance(frame, AttackFrame)
+    crit = hit_numbers(state, frame)[2].exceeds
+    choices = tuple(msgspec.structs.replace(c, odds=odds_of(state, c.args.get("defense"), c.args.get("weapon"), crit))
                     for c in offer.choices)
     return msgspec.structs.replace(offer, choices=choices)
 

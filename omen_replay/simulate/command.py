@@ -55,7 +55,7 @@ def simulate_command(
                                                      "do not own.")] = HpShown.banded,
     out_path: Annotated[Path | None, typer.Option(
         "--out", help="Where to write the run (manifest, summaries, a record per fight); default "
-                      "out/simulations/ID-SEED.json.")] = None,
+                      "out/simulations/ID-SEED.json (A-vs-B-SEED.json for --compare).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON (the simulation schema of omen "
                                                          "schema --of simulation); no progress bar.")] = False,
     html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML page, and beside it "
@@ -139,7 +139,8 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     seed = _seed_option(seed_hex) if seed_hex is not None else secrets.token_bytes(16)
     assert seed is not None
     rules = Rules(policies=names, max_rounds=max_rounds, hp_display=hp_display)  # type: ignore[arg-type]
-    target = out_path or Path("out") / "simulations" / f"{encounters[0].id}-{seed.hex()[:8]}.json"
+    stem = "-vs-".join(e.id for e in encounters)
+    target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}.json"
     if out_path is None:
         target.parent.mkdir(parents=True, exist_ok=True)
     from ..output import check_parent

@@ -28,6 +28,7 @@ import msgspec
 from omen_core import Fight, MemoryStore, SeededDice
 from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, RevealSeed, RollOff
 from omen_core.decisions import waiting_point
+from omen_core.derive import hit_numbers
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, SaveCalled, StoredEvent
 from omen_core.options import Odds, odds_of
@@ -247,8 +248,9 @@ def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, 
     odds: tuple[Odds | None, ...] = ()
     rolled: tuple[int, ...] = ()
     frame = state.pending
-    if kind == "active_defense":
-        odds = tuple(odds_of(state, c.defense, c.weapon) if isinstance(c, AnswerActiveDefense) else None
+    if kind == "active_defense" and isinstance(frame, AttackFrame):
+        crit = hit_numbers(state, frame)[2].exceeds  # the same for every answer: worked out once
+        odds = tuple(odds_of(state, c.defense, c.weapon, crit) if isinstance(c, AnswerActiveDefense) else None
                      for c in choices)
     elif kind == "routing" and isinstance(frame, AttackFrame) and frame.routing is not None:
         rolled = tuple(d.face for d in frame.routing.dice)
