@@ -142,3 +142,61 @@ class TestBadInput:
         """--dask at an address where no scheduler listens: exit 2 saying it cannot reach it."""
         result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--dask", "tcp://127.0.0.1:9")
         assert result.exit_code == 2 and "cannot reach the Dask scheduler" in result.output
+
+
+class TestACompare:
+    def test_a_comparison_plays_both_on_the_same_seeds_and_either_fight_again(self, tmp_path):
+        """--compare A B runs fight i of each from the same seed: where B is A (the same sheets) every record is
+        the same and every difference 0, paired and tight; --replay needs --encounter A or B, and plays that one."""
+        a = mirror_duel(tmp_path, name="a")
+        result = omen("simulate", "--compare", a, a, "--fights", 30, "--workers", 1, "--seed", SEED, "--json",
+                      "--out", tmp_path / "c.json")
+        assert result.exit_code == 0, result.output
+        run = json.loads(result.stdout)
+        first, second = run["encounters"]
+        assert (first["label"], second["label"]) == ("A", "B") and first["records"] == second["records"]
+        assert all(d["difference"] == d["paired_low"] == d["paired_high"] == 0 for d in run["comparison"]["differences"])
+        assert "--encounter A or B" in omen("simulate", "--replay", tmp_path / "c.json", 3, "--log",
+                                            tmp_path / "x.jsonl").output
+        played = omen("simulate", "--replay", tmp_path / "c.json", 3, "--encounter", "b", "--log", tmp_path / "b.jsonl")
+        assert played.exit_code == 0, played.output
+
+
+def _on_a_terminal(*args: str) -> tuple[str, str]:
+    """Run ``omen`` in a fresh process with its standard error on a pseudo-terminal; (stdout, what the terminal
+    showed)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    main, other = pty.openpty()
+    omen_bin = Path(sys.executable).with_name("omen")
+    proc = subprocess.Popen([str(omen_bin), *args], stdout=subprocess.PIPE, stderr=other, stdin=subprocess.DEVNULL)
+    os.close(other)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(main)
+    assert proc.returncode == 0, shown.decode(errors="replace")
+    return out.decode(), shown.decode(errors="replace")
+
+
+class TestTheProgressBar:
+    def test_a_terminal_shows_the_fights_done_the_rate_and_the_widest_interval(self, tmp_path):
+        """On a terminal the run shows a progress bar on standard error (fights done of the total, fights per
+        second, the widest interval); with --json, none: standard error stays empty and standard output is JSON."""
+        duel = mirror_duel(tmp_path)
+        _out, shown = _on_a_terminal("simulate", str(duel), "--fights", "600", "--workers", "1", "--batch", "50",
+                                     "--out", str(tmp_path / "a.json"))
+        assert "simulating" in shown and "fights/s" in shown and "widest interval" in shown and "/600" in shown
+        out, shown = _on_a_terminal("simulate", str(duel), "--fights", "100", "--workers", "1", "--json", "--out",
+                                    str(tmp_path / "b.json"))
+        assert shown.strip() == "" and json.loads(out)["manifest"]["fights"] == 100
