@@ -32,7 +32,7 @@ from omen_core.derive import hit_numbers
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, SaveCalled, StoredEvent
 from omen_core.options import Odds, odds_of
-from omen_core.seats import HpDisplay, Sight, combatant_views, sight_of
+from omen_core.seats import NAMING_FIELDS, HpDisplay, Sight, combatant_views, names_in, sight_of
 from omen_core.state import AttackFrame, FightState
 
 from .encounter import Encounter
@@ -236,7 +236,9 @@ def _decider(state: FightState) -> tuple[str, str]:
 def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, rng: random.Random,
               sights: dict[tuple[str, frozenset[str]], Sight]) -> Decision:
     """What ``who``'s policy is asked: the legal commands and its side's seat's view (a player's seat owning
-    the side's combatants, seeing the others as the HP display says; the Unseen hidden from it, C27)."""
+    the side's combatants, seeing the others as the HP display says; the Unseen hidden from it, C27). As a seat's
+    options do (:func:`omen_core.seats.seat_options`), the choices leave out those naming a combatant the seat
+    cannot see."""
     unseen = frozenset(w for w, c in state.combatants.items() if c.unseen)
     sight = sights.get((side, unseen))
     if sight is None:
@@ -244,7 +246,8 @@ def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, 
         sight = sights[side, unseen] = sight_of("player", own, state, (), hp, {}, ())
     views = combatant_views(state, sight)
     engaged = frozenset(pair for pair in state.engagements if sight.sees(pair[0]) and sight.sees(pair[1]))
-    choices = tuple(legal_commands(state, who))
+    choices = tuple(c for c in legal_commands(state, who)  # as the seat's options: none naming whom it cannot see
+                    if all(sight.sees(w) for w in names_in(getattr(c, f, None) for f in NAMING_FIELDS)))
     odds: tuple[Odds | None, ...] = ()
     rolled: tuple[int, ...] = ()
     frame = state.pending

@@ -200,3 +200,29 @@ class TestTheProgressBar:
         out, shown = _on_a_terminal("simulate", str(duel), "--fights", "100", "--workers", "1", "--json", "--out",
                                     str(tmp_path / "b.json"))
         assert shown.strip() == "" and json.loads(out)["manifest"]["fights"] == 100
+
+
+class TestTheDocs:
+    def test_the_worked_examples_of_docs_simulate_are_what_omen_prints(self, tmp_path, monkeypatch):
+        """docs/simulate.md's worked example and its comparison, run as written (from the repository's root, on
+        2 processes): every line the page quotes from their output is printed (words and numbers), and the
+        conclusions it draws from them stand."""
+        import re
+
+        monkeypatch.chdir(tmp_path)
+        page = (ROOT / "docs" / "simulate.md").read_text()
+        blocks = re.findall(r"```sh\n(omen simulate [^`]*?)```\n+```text\n([^`]*?)```", page)
+        assert len(blocks) == 2
+        for command, quoted in blocks:
+            args = command.replace("\\\n", " ").split()[1:]
+            args = [str(ROOT / a) if a.startswith("examples/") else a for a in args]
+            result = omen(*args, "--workers", 2)
+            assert result.exit_code == 0, result.output
+            said = " ".join(result.output.split())
+            for line in quoted.splitlines():
+                words = " ".join(line.split())
+                if not words or words == "..." or words.startswith(("pool,", "out/", "INDEX")):
+                    continue
+                if words.startswith("combatant") or re.match(r"^(Kael|Brin|Vesh|Skarn) ", words):
+                    words = " ".join(words.split()[-6:])  # the table's numbers (names wrap at 80 columns)
+                assert words in said, (words, said[:2000])

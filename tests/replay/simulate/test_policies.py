@@ -146,11 +146,13 @@ class TestWhatAPolicySees:
         assert seen[0].me.hp == 20 and seen[0].sheet.id == "kael"
 
     def test_an_unseen_enemy_is_not_in_the_view(self):
-        """C27: an Unseen raider is hidden from the heroes' seat, and so from their policy."""
+        """C27: an Unseen raider is hidden from the heroes' seat, and so from their policy: not in the view, and
+        no choice names it (as a player's seat is offered nothing naming whom it cannot see)."""
         fight = two_on_one()
         fight.apply_condition("skarn", "Unseen")
         asked = decision(fight.state, "kael")
         assert asked.view.combatant("skarn") is None
+        assert "skarn" not in repr(asked.choices) and any(isinstance(c, DeclareAttack) for c in asked.choices)
         assert Aggressive().decide(asked).target == "vesh"  # the weakest-looking enemy it can see
 
 
