@@ -74,11 +74,13 @@ from .events import (
     ReactionWindowOpened,
     Redone,
     RoutingWindowOpened,
+    Salts,
     Situational,
     StaticCheckResolved,
     StoredEvent,
     Undone,
     WillConversionOffered,
+    random_salts,
     seal,
 )
 from .logs import get_logger
@@ -189,17 +191,19 @@ class _History:
 
 
 class Fight:
-    """One fight: its store, dice source, clock and the state folded from its events.
+    """One fight: its store, dice source, clock, salts and the state folded from its events.
 
     Create with :meth:`start` or :meth:`load`. Every command method decides,
     appends atomically with optimistic concurrency, and keeps the state its
     decision computed (each event is folded once); a command that breaks a
-    rule raises and appends nothing.
+    rule raises and appends nothing. Each event's hash is salted with
+    ``salts(fight_id, seq)`` (random by default: docs/events.md).
     """
 
     def __init__(self, store: EventStore, state: FightState, dice: DiceSource | None,
-                 clock: Clock, snapshots: SnapshotStore | None = None, snapshot_every: int = 500):
-        self.store, self.dice, self.clock = store, dice, clock
+                 clock: Clock, snapshots: SnapshotStore | None = None, snapshot_every: int = 500,
+                 salts: Salts = random_salts):
+        self.store, self.dice, self.clock, self.salts = store, dice, clock, salts
         self.snapshots, self.snapshot_every = snapshots, snapshot_every
         self._state = state
         self._recent: dict[int, FightState] = {state.version: state}
@@ -208,7 +212,7 @@ class Fight:
     def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
               clock: Clock = system_clock, ruleset: Ruleset | None = None, title: str = "",
               snapshots: SnapshotStore | None = None, snapshot_every: int = 500,
-              combatants: Sequence[CombatantSheet] = ()) -> Fight:
+              combatants: Sequence[CombatantSheet] = (), salts: Salts = random_salts) -> Fight:
         """Open a new fight under ``ruleset`` (default: the shipped core ruleset), with ``combatants`` joined in
         the same atomic append (a sheet the rules refuse, and nothing is written at all).
 
@@ -217,7 +221,7 @@ class Fight:
         events (a cache for loading, time travel and undo).
         """
         check_fight_id(fight_id)
-        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every)
+        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every, salts)
         pledge = dice.commitment if isinstance(dice, SeededDice) else None
         begin = StartFight(ruleset=ruleset or load_ruleset(), dice_source=dice.kind, seed_commitment=pledge,
                            title=title)
@@ -227,7 +231,7 @@ class Fight:
     @classmethod
     def load(cls, store: EventStore, fight_id: str, *, dice: DiceSource | None = None,
              clock: Clock = system_clock, snapshots: SnapshotStore | None = None,
-             snapshot_every: int = 500) -> Fight:
+             snapshot_every: int = 500, salts: Salts = random_salts) -> Fight:
         """Rebuild a stored fight from its events (from its latest usable snapshot, if any), checking the
         hash chain of every event read."""
         state = state_at(StoreSource(store, fight_id), snapshots)
@@ -235,7 +239,7 @@ class Fight:
             from .errors import UnknownFight
 
             raise UnknownFight(fight_id, getattr(store, "location", repr(store)))
-        return cls(store, state, dice, clock, snapshots, snapshot_every)
+        return cls(store, state, dice, clock, snapshots, snapshot_every, salts)
 
     def catch_up(self) -> int:
         """Take in the events appended to the store since this fight's version by another ``Fight`` (another
@@ -542,10 +546,10 @@ class Fight:
     def _seal(self, events: Sequence[Event], state: FightState | None = None) -> list[StoredEvent]:
         state = self._state if state is None else state
         now, prev, seq, out = self.clock(), state.last_hash, state.version, []
-        batch, size, fight_id = seq + 1, len(events), self.fight_id
+        batch, size, fight_id, salts = seq + 1, len(events), self.fight_id, self.salts
         for event in events:
             seq += 1
-            rec = seal(fight_id, seq, now, prev, event, batch, size)
+            rec = seal(fight_id, seq, now, prev, event, batch, size, salts(fight_id, seq))
             out.append(rec)
             prev = rec.hash
         return out

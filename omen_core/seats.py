@@ -22,7 +22,7 @@ from .options import Budget, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "NAMING_FIELDS", "names_in", "hp_band", "actor_of",
-           "Sight", "sight_of", "scrub", "seat_options", "CombatantView", "combatant_views"]
+           "Sight", "sight_of", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
 SeatKind = Literal["gm", "player", "spectator"]
@@ -80,7 +80,8 @@ def actor_of(command: Command) -> str | None:
 @dataclass(frozen=True)
 class Sight:
     """What one seat may see of a fight now: whose combatants it owns, which it may not see at all (hidden by the
-    GM, or Unseen, and not its own), how others' HP shows, and the strings to scrub from any text it is sent."""
+    GM, or Unseen, and not its own), how others' HP shows, the sides of the combatants it sees, and the strings to
+    scrub from any text it is sent."""
 
     kind: SeatKind
     own: frozenset[str] = frozenset()
@@ -89,6 +90,7 @@ class Sight:
     max_hp: Mapping[str, int] = field(default_factory=dict)
     participants: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
+    sides: frozenset[str] = frozenset()
 
     @property
     def gm(self) -> bool:
@@ -105,16 +107,17 @@ class Sight:
 
 
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
-             participants: Mapping[int, tuple[str, ...]], notes: Iterable[str],
+             participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
-    their owners; the secrets to scrub are every hidden name and id, every gear id and name of a sheet the seat
-    does not own, and the GM's notes. ``sheets`` are every sheet that ever joined (an undone join included: its
-    events stay in the log); by default the state's."""
+    their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear id and
+    name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can hold them).
+    ``sheets`` are every sheet that ever joined (an undone join included: its events stay in the log); by default
+    the state's."""
     mine = frozenset(own)
     unseen = {who for who, c in state.combatants.items() if c.unseen}
     hidden = frozenset((set(hidden_by_gm) | unseen) - mine)
-    secrets: list[str] = [note for note in notes if note]
+    secrets: list[str] = []
     public: set[str] = {"armor", "shield"}  # the default names of armor and shields say nothing
     every = dict(sheets or {}) | {who: c.sheet for who, c in state.combatants.items()}
     for who, sheet in every.items():
@@ -130,8 +133,9 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     secrets = [s for s in secrets if s and s not in public]
     max_hp = {who: sheet.hp for who, sheet in every.items()}
     ordered = tuple(sorted(set(secrets), key=len, reverse=True))
+    sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
-                 secrets=ordered)
+                 secrets=ordered, sides=sides)
 
 
 def _gear(sheet: CombatantSheet) -> list[str]:
@@ -144,12 +148,42 @@ def _gear(sheet: CombatantSheet) -> list[str]:
     return [g for g in gear if g]
 
 
-def scrub(text: str, sight: Sight) -> str:
-    """``text`` with every secret of ``sight`` replaced by ``(hidden)``: what an error may say to a seat."""
-    if sight.gm or not sight.secrets:
+def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
+    """The engine's own words (a refusal's text) as a seat may read them: every secret of ``sight`` that stands as
+    a word of its own (not inside a longer id or word) replaced by ``(hidden)``, except what the seat itself
+    ``typed``: a refusal echoes a player's input as given, so that it reads the same whether or not the text
+    typed happens to be a secret (a player's command is checked first to name only combatants it sees, so what it
+    typed can be a secret only by chance: another sheet's gear id it guessed).
+
+    >>> sight = Sight(kind="player", own=frozenset({"kael"}), hidden=frozenset({"ash"}), secrets=("ash", "axe"))
+    >>> scrub("ash waits for kael's dash", sight)
+    "(hidden) waits for kael's dash"
+    >>> scrub("'kael' has no weapon 'axe' (weapons: knife)", sight, typed=["kael", "axe"])
+    "'kael' has no weapon 'axe' (weapons: knife)"
+    """
+    if sight.gm:
         return text
-    pattern = "|".join(re.escape(s) for s in sight.secrets)
-    return re.sub(pattern, "(hidden)", text)
+    mine = set(typed)
+    secrets = [s for s in sight.secrets if s not in mine]
+    if not secrets:
+        return text
+    pattern = "|".join(re.escape(s) for s in secrets)
+    return re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", text)
+
+
+def typed_in(value: Any) -> list[str]:
+    """Every text in a command as a seat gave it (its fields, lists and nested values), to echo unscrubbed.
+
+    >>> typed_in({"command": "draw", "who": "kael", "weapon": "axe", "dice": [3]})
+    ['draw', 'kael', 'axe']
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in typed_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in typed_in(item)]
+    return []
 
 
 def _seen_roll(roll: DiceRoll, sight: Sight) -> bool:

@@ -55,6 +55,7 @@ from .events import (
     decode_line,
     encode_line,
     is_hex64,
+    is_salt,
     is_undo_batch,
     line_hash,
 )
@@ -368,6 +369,9 @@ class _Reader:
             self._problem(Finding(seq=rec.seq, line=n, rule="chain", what=what), LogCorrupted(where, n, what))
         if rec.schema_version > SCHEMA_VERSION:
             what = f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}: upgrade omen to read it"
+            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
+        if rec.schema_version >= 4 and not is_salt(rec.salt):
+            what = "no salt, or not 16 to 64 bytes of lowercase hex: from schema version 4 every event's hash is salted"
             self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
         if self.chain:
             self._check_chain(rec, raw)
@@ -737,7 +741,8 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                 seq = rec.seq
                 if to_seq is not None and seq > to_seq:
                     raise StopIteration
-                if seq != expected or rec.fight_id != fight_id or rec.schema_version != SCHEMA_VERSION:
+                if seq != expected or rec.fight_id != fight_id or rec.schema_version != SCHEMA_VERSION \
+                        or len(rec.salt) < 32:
                     raise _Slow
                 if chain:
                     if rec.prev_hash != prev_hex or line[-_TAIL:-66] != b',"hash":"' or line[-2:] != b'"}':

@@ -1,8 +1,8 @@
 """Golden fixtures: recorded fights that replaying under the current rules must reproduce exactly.
 
 A fixture is a directory under ``fixtures/`` holding ``scenario.toml``, the
-recorded ``fight.jsonl`` (made with a fixed clock, so it is byte-for-byte
-reproducible) and ``fingerprint.json`` (the end state's summary and its
+recorded ``fight.jsonl`` (made with a fixed clock and salts from a public key,
+:data:`FIXTURE_SALTS`, so it is byte-for-byte reproducible) and ``fingerprint.json`` (the end state's summary and its
 sha256). ``check`` re-runs each scenario and compares, event by event, with
 the recording, and reports the first divergence: seq, field, expected, got.
 """
@@ -19,7 +19,7 @@ import msgspec
 
 from omen_core import MemoryStore
 from omen_core.errors import BadInput, OmenError
-from omen_core.events import StoredEvent, decode_line, encode_line
+from omen_core.events import StoredEvent, decode_line, encode_line, keyed_salts
 from omen_core.walk import project
 
 from .replay import summarise
@@ -48,6 +48,11 @@ class FixtureResult(msgspec.Struct, frozen=True, kw_only=True):
     problems: tuple[str, ...] = ()
 
 
+#: The salts of every golden fixture: derived from a public key, so a recording is the same every time (and its
+#: hashes hide nothing: a fixture has no secrets).
+FIXTURE_SALTS = keyed_salts(b"omen golden fixture")
+
+
 def fixture_dirs(root: Path) -> list[Path]:
     """The fixture directories under ``root`` (those with a scenario), sorted by name."""
     return sorted(p.parent for p in root.glob("*/scenario.toml"))
@@ -59,7 +64,7 @@ def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
     scenario = load_scenario(directory / "scenario.toml")
     store = MemoryStore()
     try:
-        run_scenario(scenario, store, clock=lambda: 0)
+        run_scenario(scenario, store, clock=lambda: 0, salts=FIXTURE_SALTS)
     except OmenError as exc:
         return (list(store.read(scenario.settings.id)) if store.fights() else []), str(exc)
     return list(store.read(scenario.settings.id)), None
@@ -95,12 +100,12 @@ _CANONICAL = msgspec.json.Encoder(order="deterministic")
 
 
 def first_divergence(expected: list[StoredEvent], got: list[StoredEvent]) -> Divergence | None:
-    """The first event that differs (ignoring hashes and batch sizes, which follow from the content), and its first
-    field."""
+    """The first event that differs (ignoring hashes, salts and batch sizes, which follow from the content or are
+    chance), and its first field."""
     for want, have in zip(expected, got, strict=False):
         a, b = _plain(want), _plain(have)
-        for key in ("hash", "prev_hash", "batch_size"):
-            a.pop(key), b.pop(key)
+        for key in ("hash", "prev_hash", "batch_size", "salt"):
+            a.pop(key, None), b.pop(key, None)
         if a != b:
             flat_a, flat_b = dict(_paths(a)), dict(_paths(b))
             field = next(k for k in [*flat_a, *flat_b] if flat_a.get(k, "<missing>") != flat_b.get(k, "<missing>"))

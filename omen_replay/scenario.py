@@ -39,7 +39,7 @@ from omen_core.content import (
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
 from omen_core.errors import BadInput, ContentError, OmenError
-from omen_core.events import StoredEvent
+from omen_core.events import Salts, StoredEvent
 from omen_core.store import EventStore
 
 __all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
@@ -245,14 +245,16 @@ class _ScriptFaces(ScriptedDice):
 def run_scenario(scenario: Scenario, store: EventStore,
                  on_step: Callable[[ScriptStep, list[StoredEvent]], object] | None = None,
                  on_start: Callable[[list[StoredEvent]], object] | None = None,
-                 clock: Callable[[], int] | None = None, snapshots: object = None) -> Fight:
+                 clock: Callable[[], int] | None = None, snapshots: object = None,
+                 salts: Salts | None = None) -> Fight:
     """Start the fight in ``store`` with its combatants (one atomic append: a sheet the rules refuse, and
     nothing is written) and run every command in order (``undo`` and ``redo`` among them).
 
     A command rolls the faces it carries (``dice``); in a seeded fight, one
     without them rolls the seeded dice. A command that fails stops the run with
     a :class:`ScenarioError` naming its line; everything before it stays in
-    the store.
+    the store. ``clock`` and ``salts`` default to the live ones (the system
+    clock, random salts).
     """
     s = scenario.settings
     dice: DiceSource = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" \
@@ -260,6 +262,8 @@ def run_scenario(scenario: Scenario, store: EventStore,
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     if snapshots is not None:
         kwargs["snapshots"] = snapshots
+    if salts is not None:
+        kwargs["salts"] = salts
     try:
         fight = Fight.start(store, s.id, dice=dice, ruleset=scenario.ruleset, title=s.title,
                             combatants=scenario.combatants, **kwargs)

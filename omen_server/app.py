@@ -62,12 +62,14 @@ from .views import (
     Sight,
     actor_of,
     combatant_views,
+    named_by,
     names_in,
     participants_of,
     scrub,
     seat_options,
     seen_event,
     sight_of,
+    typed_in,
 )
 
 __all__ = ["create_app", "Head", "Created", "FightSummary", "OptionsView", "CommandRequest", "CommandResult",
@@ -260,16 +262,19 @@ def _problem(status: int, kind: str, title: str, detail: str, headers: dict[str,
 def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """An OmenError as a problem: a stale version 409, a broken rule 422 with its id, bad input 400 with the
     field, an unknown fight 404. To a player or spectator, the detail says nothing its seat may not see: every
-    hidden name and id, others' gear and the GM's notes are scrubbed, and missing faces list only its own dice."""
+    hidden name and id and others' gear are scrubbed from the engine's words (what the seat typed is echoed as
+    given), and missing faces list only its own dice."""
     sight: Sight = getattr(request.state, "sight", None) or Sight(kind="gm")
+    typed: list[str] = getattr(request.state, "typed", None) or []
     if isinstance(exc, ConcurrencyError):
         return _problem(409, "stale-version", "The fight has moved on", str(exc), current_version=exc.actual)
     if isinstance(exc, UnknownFight):
         return _problem(404, "unknown-fight", "No such fight", f"no fight {exc.fight_id!r}")
     if isinstance(exc, RuleViolation):
-        return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight), rule=exc.rule)
+        return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight, typed),
+                        rule=exc.rule)
     if isinstance(exc, InvalidCommand):
-        return _problem(400, "invalid-command", "The command does not validate", scrub(str(exc), sight),
+        return _problem(400, "invalid-command", "The command does not validate", scrub(str(exc), sight, typed),
                         field=exc.path)
     if isinstance(exc, FacesNeeded):
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
@@ -280,15 +285,15 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
                         needed=needed)
     if isinstance(exc, SurplusFaces):
-        return _problem(422, "surplus-faces", "More faces than the command rolls", scrub(str(exc), sight),
+        return _problem(422, "surplus-faces", "More faces than the command rolls", scrub(str(exc), sight, typed),
                         rule="C29")
     if isinstance(exc, StoreUnavailable):  # before BadInput, which it also is
         return _problem(503, "store-unavailable", "The event store cannot be used now",
                         "the fight's store cannot be used now (nothing was written); retry shortly",
                         headers={"Retry-After": "1"})
     if isinstance(exc, BadInput):
-        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight))
-    return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight))
+        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
+    return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
 
 
 def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
@@ -463,7 +468,7 @@ class Fights:
             settings = self.settings(fight_id)
             participants = self.participants(fight_id)
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
-                            participants, settings.notes.values(), self._sheets.get(fight_id, {}))
+                            participants, self._sheets.get(fight_id, {}))
 
 
 def _stored_head(store: EventStore, fight_id: str) -> Head:
@@ -564,9 +569,11 @@ def _check_ids(ids: Any, known: set[str], field: str) -> None:
                 "source": "body"}])
 
 
-def _remember(request: Request[Any, Any, Any], sight: Sight) -> None:
-    """Let the error handlers know whose seat a failing request came from (what its error may say)."""
+def _remember(request: Request[Any, Any, Any], sight: Sight, command: Command | None = None) -> None:
+    """Let the error handlers know whose seat a failing request came from (what its error may say) and what it
+    typed (echoed as given)."""
     request.state.sight = sight
+    request.state.typed = typed_in(msgspec.to_builtins(command)) if command is not None else []
 
 
 def _handlers(fights: Fights) -> list[Callable[..., Any]]:
@@ -716,7 +723,7 @@ def _handlers(fights: Fights) -> list[Callable[..., Any]]:
                     return Response(first[2], status_code=first[1], media_type="application/json")
             fight = fights.fight(fight_id)
             sight = fights.sight(fight_id, seat, fight)
-            _remember(request, sight)
+            _remember(request, sight, data.command)
             _names_seen(data.command, fight, sight)
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
@@ -853,15 +860,14 @@ def _seat_view(view: OptionsView, sight: Sight) -> OptionsView:
 
 
 def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: str) -> bool:
-    """Whether a player or spectator may see an explanation: every die in it is its own seat's, it names nothing
-    the seat may not see, and the seat sees every field of the event explained."""
+    """Whether a player or spectator may see an explanation: its seat plays every combatant the explanation names
+    (whose sheets its terms show: the attacker's bonuses, the target's RES bonus, armor and HP, even where the
+    target rolled no die, C10) and every roller of its dice, and sees the event explained whole. Nothing else is
+    looked at: whether it may is a function of what the seat plays, never of the text of a secret."""
     if not all(sight.owns(line.roller) for line in found.dice):
         return False
-    text = _ENCODER.encode(found).decode()
-    if scrub(text, sight) != text:
-        return False
     rec = next(iter(store.read(fight_id, found.seq - 1)), None)
-    if rec is None:
+    if rec is None or not all(sight.owns(who) for who in named_by(rec)):
         return False
     seen = seen_event(rec, sight)
     return seen.event is not None and not seen.withheld

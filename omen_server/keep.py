@@ -1,4 +1,5 @@
-"""What the server keeps outside the event log: seats and token hashes, seeds, table settings, idempotent answers.
+"""What the server keeps outside the event log: seats and token hashes, seeds, table settings, idempotent answers,
+the servers' own secrets.
 
 One SQLite database (its own file, or memory). The event log never holds a
 secret: a seed enters it only when the GM reveals it, and a token never does;
@@ -39,6 +40,10 @@ create table if not exists settings (
 create table if not exists seeds (
     fight_id text primary key,
     seed blob not null
+);
+create table if not exists secrets (
+    name text primary key,
+    value blob not null
 );
 create table if not exists answers (
     fight_id text not null,
@@ -150,6 +155,14 @@ class Keep:
             self._db.execute("insert or ignore into answers values (?, ?, ?, ?, ?, ?)",
                              (fight_id, token_hash(token), key, request_hash, status, body))
 
+    def secret(self, name: str) -> bytes:
+        """The server's secret ``name`` (32 random bytes, made at its first use and kept: every server on this keep
+        gets the same one)."""
+        with self._lock:
+            self._db.execute("insert or ignore into secrets values (?, ?)", (name, secrets.token_bytes(32)))
+            row = self._db.execute("select value from secrets where name = ?", (name,)).fetchone()
+        return bytes(row[0])
+
     def close(self) -> None:
         """Close the database."""
         with self._lock:
@@ -226,6 +239,15 @@ class PostgresKeep:
         with self.db.connection() as conn:
             conn.execute("INSERT INTO keep_answers VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                          (fight_id, token_hash(token), key, request_hash, status, body))
+
+    def secret(self, name: str) -> bytes:
+        """The servers' secret ``name`` (32 random bytes, made by whichever server uses it first: every server on
+        the database gets the same one)."""
+        with self.db.connection() as conn:
+            conn.execute("INSERT INTO keep_secrets VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                         (name, secrets.token_bytes(32)))
+            row = conn.execute("SELECT value FROM keep_secrets WHERE name = %s", (name,)).fetchone()
+        return bytes(row[0])
 
     def close(self) -> None:
         """Close the pool, if this keep opened it."""

@@ -20,6 +20,7 @@ events a seat may not see.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -314,7 +315,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat) -> Panel:
         result.log_cards = [(type(e).__name__, e) for e in cards[-LOG_ENTRIES:]]
     else:
         seen = [seen_event(r, sight) for r in records[-LOG_ENTRIES:]]
-        result.log_lines = [(s.seq, s.type.replace("_", " "), _seen_line(s)) for s in seen]
+        result.log_lines = [(s.seq, (s.type or "something happened").replace("_", " "), _seen_line(s)) for s in seen]
     return result
 
 
@@ -324,15 +325,24 @@ def panel_html(fights: Fights, fight_id: str, seat: Seat) -> str:
 
 
 def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
-    """What the fragment of ``seat`` depends on, as a tag (``X-Table-Tag``): the head, the table settings, the
-    seat, and (the GM's) the seats made. The page's look every few seconds costs a hash, not a render, when none
-    of it changed."""
+    """What the fragment of ``seat`` depends on, as a tag (``X-Table-Tag``): an HMAC, under a secret of the
+    server's keep, of what this seat's view is made from: the head's seq, the seat, the HP display, whether the log
+    is published and which combatants the seat sees; the GM's also of every table setting and the seats made. A
+    player's tag is a function of its own view alone (no hidden id, no note, no hash enters it), and without the
+    key it confirms no guess at all. The page's look every few seconds costs an HMAC, not a render, when none of it
+    changed."""
     with fights.lock(fight_id):
-        head = fights.view(fight_id).head
-        said = msgspec.json.encode(fights.settings(fight_id))
-        seats = len(fights.keep.seats(fight_id)) if seat.kind == "gm" else 0
-    facts = f"{head.seq}:{head.hash}|{said.decode()}|{seat.kind}|{seat.name}|{','.join(seat.combatants)}|{seats}"
-    return '"' + hashlib.sha256(facts.encode()).hexdigest()[:32] + '"'
+        fight = fights.fight(fight_id)
+        head = fights.view(fight_id, fight).head
+        settings = fights.settings(fight_id)
+        sight = fights.sight(fight_id, seat, fight)
+        seen = sorted(who for who in fight.state.combatants if sight.sees(who))
+        facts: list[Any] = [fight_id, head.seq, seat.kind, seat.name, list(seat.combatants), settings.hp_display,
+                            settings.published, seen]
+        if sight.gm:
+            facts += [msgspec.to_builtins(settings), len(fights.keep.seats(fight_id))]
+    key = fights.keep.secret("table-tag")
+    return '"' + hmac.new(key, msgspec.json.encode(facts), hashlib.sha256).hexdigest()[:32] + '"'
 
 
 def _page(name: str, **context: Any) -> Response[bytes]:

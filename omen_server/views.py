@@ -45,11 +45,12 @@ from omen_core.seats import (
     scrub,
     seat_options,
     sight_of,
+    typed_in,
 )
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
-           "seen_event", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "HP_BANDS", "names_in",
-           "sight_of", "participants_of"]
+           "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "typed_in",
+           "HP_BANDS", "names_in", "sight_of", "participants_of"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -58,9 +59,14 @@ __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", 
 
 
 class SeenEvent(msgspec.Struct, frozen=True, kw_only=True):
-    """An event as one seat sees it: the envelope whole (so every seat follows the chain: ``prev_hash`` to
-    ``hash``), the event's type, its fields this seat may see (None: none of it), and the names of the fields
-    left out. The GM's seat sees every field; ``GET /fights/{id}/log`` gives the stored lines byte for byte."""
+    """An event as one seat sees it: the envelope (so every seat follows the chain: ``prev_hash`` to ``hash``),
+    the event's type, its fields this seat may see (None: none of it), and the names of the fields left out.
+
+    The ``salt`` the hash covers comes only with an event the seat sees whole (nothing withheld): with it the seat
+    can check that event's hash; without it a hash confirms no guess of what was withheld (docs/events.md, "Why
+    the salt"). An event withheld whole comes without its ``type`` too (None): the seat learns that something
+    happened, not what. The GM's seat sees everything; ``GET /fights/{id}/log`` gives the stored lines byte for
+    byte."""
 
     fight_id: str
     seq: int
@@ -69,8 +75,9 @@ class SeenEvent(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: int
     schema_version: int
     prev_hash: str
+    salt: str | None = None
     hash: str
-    type: str
+    type: str | None
     event: dict[str, Any] | None
     withheld: tuple[str, ...] = ()
 
@@ -109,8 +116,8 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "damage_resolved": {**_ACTION, "target": "name", "damage_type": "public", "source": "custom", "spell": "public",
                         "terms": "custom", "steps": "own:target", "final": "hp:target", "resource": "public",
                         "overflow": "hp:target"},
-    "will_conversion_offered": {**_ACTION, "who": "name", "damage_type": "own:who", "source": "own:who",
-                                "spell": "own:who", "terms": "own:who", "final": "own:who", "will": "own:who",
+    "will_conversion_offered": {**_ACTION, "who": "name", "damage_type": "own:who", "source": "custom",
+                                "spell": "own:who", "terms": "custom", "final": "own:who", "will": "own:who",
                                 "then": "own:who"},
     "will_conversion_chosen": {**_ACTION, "who": "name", "convert": "public"},
     "resource_changed": {**_ACTION, "who": "name", "resource": "public", "before": "custom", "after": "custom"},
@@ -147,7 +154,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "catch_window_opened": {**_ACTION, "target": "name"},
     "catch_answered": {**_ACTION, "who": "name", "caught": "public"},
     "combatant_left": {"who": "name", "reason": "public", "note": "gm"},
-    "fight_ended": {"reason": "public", "side": "public", "note": "gm"},
+    "fight_ended": {"reason": "public", "side": "custom", "note": "gm"},
     "undone": {"from_seq": "public", "to_seq": "public", "reason": "public"},
     "redone": {"undo_seq": "public", "reason": "public"},
 }
@@ -243,8 +250,16 @@ def _hp_amount(name: str) -> Custom:
     return part
 
 
+def _side(payload: dict[str, Any], sight: Sight) -> Any:
+    """The side a fight ended on (the side defeated, or the GM's): named only to a seat that sees some combatant
+    of that side, so that the end of a fight does not give away a side the table has not met."""
+    side = payload.get("side")
+    return side if side is None or sight.gm or side in sight.sides else _WITHHELD
+
+
 _WITHHELD = object()
 _CUSTOM: dict[tuple[str, str], Custom] = {
+    ("fight_ended", "side"): _side,
     ("combatant_joined", "sheet"): _joined,
     ("command_issued", "command"): _command,
     ("hit_determined", "attack"): _hit_part("attack"),
@@ -252,13 +267,17 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
     ("hit_determined", "crit_check"): _hit_part("crit_check"),
     ("damage_resolved", "source"): _damage_part("source"),
     ("damage_resolved", "terms"): _damage_part("terms"),
+    ("will_conversion_offered", "source"): _damage_part("source"),
+    ("will_conversion_offered", "terms"): _damage_part("terms"),
     ("resource_changed", "before"): _hp_amount("before"),
     ("resource_changed", "after"): _hp_amount("after"),
 }
 
 
 def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The fields of one event this seat may see, and the names of those left out (raises _Withhold)."""
+    """The fields of one event this seat may see, and the names of those left out or shown only in part (a roll's
+    total without its terms, a list without the hidden, a sheet's name and side, a command's name alone: raises
+    _Withhold when the whole event is withheld)."""
     rules = EVENT_VIEWS[kind]
     if not all(sight.sees(who) for who in _participants(payload, sight)):
         raise _Withhold
@@ -294,10 +313,15 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
                 shown[name] = seen
         else:  # "gm", or a field nobody listed: default deny
             withheld.append(name)
+        if name in shown and shown[name] != value:
+            withheld.append(name)  # shown in part: the seat cannot check the event's hash (it gets no salt)
     return shown, tuple(withheld)
 
 
-_TO_BUILTINS: Callable[[Any], Any] = msgspec.to_builtins
+def _TO_BUILTINS(value: Any) -> Any:
+    """An event as JSON values in the log's own order (mappings sorted, as the line is written: a seat shown an
+    event whole rebuilds the line's body from it and checks its hash)."""
+    return msgspec.to_builtins(value, order="deterministic")
 
 
 def seen_event(rec: StoredEvent, sight: Sight) -> SeenEvent:
@@ -314,9 +338,30 @@ def seen_event(rec: StoredEvent, sight: Sight) -> SeenEvent:
             shown, withheld = _project(kind, payload, sight)
         except _Withhold:
             shown, withheld = None, ("*",)
+    whole = not withheld
     return SeenEvent(fight_id=rec.fight_id, seq=rec.seq, batch=rec.batch, batch_size=rec.batch_size,
                      recorded_at=rec.recorded_at, schema_version=rec.schema_version, prev_hash=rec.prev_hash,
-                     hash=rec.hash, type=kind, event=shown, withheld=withheld)
+                     salt=rec.salt if whole and rec.salt else None, hash=rec.hash,
+                     type=kind if shown is not None else None, event=shown, withheld=withheld)
+
+
+def named_by(rec: StoredEvent) -> list[str]:
+    """Every combatant an event names, read off its field rules (``name``, ``names``, ``roll``, ``rolls``), and,
+    for an action's declaration, every combatant the action involves."""
+    payload: dict[str, Any] = _TO_BUILTINS(rec.event)
+    rules = EVENT_VIEWS.get(str(payload["type"]), {})
+    found: list[str] = []
+    for name, rule in rules.items():
+        value = payload.get(name)
+        if rule == "name" and isinstance(value, str):
+            found.append(value)
+        elif rule == "names":
+            found += names_in(value or ())
+        elif rule in ("roll", "rolls"):
+            totals = value if isinstance(value, list) else [value]
+            found += [str(t["roller"]) for t in totals if isinstance(t, dict) and "roller" in t]
+    involved = participants_of(rec)
+    return found + list(involved[1] if involved else ())
 
 
 def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:

@@ -15,6 +15,7 @@ from omen_core.errors import ChainBroken
 from omen_core.events import (
     EVENT_TYPES,
     GENESIS_HASH,
+    SALT_BYTES,
     SCHEMA_VERSION,
     DiceRolled,
     Die,
@@ -32,6 +33,8 @@ from omen_core.events import (
     event_schema,
     hash_ok,
     is_hex64,
+    is_salt,
+    keyed_salts,
     line_body,
     line_hash,
     seal,
@@ -74,8 +77,37 @@ class TestEnvelope:
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         body = canonical_body(rec)
         assert list(json.loads(body)) == ["fight_id", "seq", "batch", "batch_size", "recorded_at",
-                                          "schema_version", "prev_hash", "event"]
+                                          "schema_version", "prev_hash", "salt", "event"]
         assert b" " not in body
+
+    def test_every_event_gets_its_own_random_salt(self):
+        """Each sealed event carries a fresh 16-byte salt in its body (schema version 4), so two events with the
+        same content and position hash differently."""
+        one, two = (seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab")) for _ in range(2))
+        assert is_salt(one.salt) and len(bytes.fromhex(one.salt)) == SALT_BYTES
+        assert one.salt != two.salt and one.hash != two.hash
+        assert json.loads(canonical_body(one))["salt"] == one.salt
+
+    def test_keyed_salts_are_the_same_every_time(self):
+        """Salts derived from a key depend on the fight and the seq alone: a fixture seals to the same bytes."""
+        salts = keyed_salts(b"k")
+        first = seal("f", 3, 0, GENESIS_HASH, SeedRevealed(seed="ab"), salt=salts("f", 3))
+        again = seal("f", 3, 0, GENESIS_HASH, SeedRevealed(seed="ab"), salt=salts("f", 3))
+        assert encode_line(first) == encode_line(again)
+        assert len({salts("f", 3), salts("f", 4), salts("g", 3), keyed_salts(b"j")("f", 3)}) == 4
+
+    def test_an_unsalted_older_line_is_written_back_unsalted(self):
+        """A line of schema version 3 has no salt: it decodes with the salt empty, and encoding it again leaves
+        the salt out, so its bytes and its hash stay its own."""
+        rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
+        doc = json.loads(encode_line(rec))
+        del doc["salt"]
+        doc["schema_version"] = 3
+        body = json.dumps({k: v for k, v in doc.items() if k != "hash"}, separators=(",", ":")).encode()
+        doc["hash"] = hashlib.sha256(bytes(32) + body).hexdigest()
+        line = json.dumps(doc, separators=(",", ":")).encode()
+        old = decode_line(line)
+        assert old.salt == "" and encode_line(old) == line and line_hash(GENESIS_HASH, line) == old.hash
 
     def test_batch_and_batch_size(self):
         """The envelope records the batch's first seq and how many events the command wrote (default: its own

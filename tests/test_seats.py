@@ -29,7 +29,7 @@ class TestAPlayersSeat:
         views = []
         for hp in (a, b):
             state = state_with(hp)
-            sight = sight_of("player", ["kael"], state, (), display, {}, ())
+            sight = sight_of("player", ["kael"], state, (), display, {})
             views.append((combatant_views(state, sight), seat_options(options(state), sight)))
         same_band = hp_band(a, 20) == hp_band(b, 20)
         if display == "hidden" or same_band:
@@ -42,6 +42,6 @@ class TestAPlayersSeat:
     def test_the_owner_sees_exact_hp_and_will(self):
         """A seat owns its combatants: their HP, Will and Bonus Actions are shown exactly."""
         state = state_with(7)
-        sight = sight_of("player", ["vesh"], state, (), "hidden", {}, ())
+        sight = sight_of("player", ["vesh"], state, (), "hidden", {})
         vesh = next(v for v in combatant_views(state, sight) if v.id == "vesh")
         assert (vesh.hp, vesh.max_hp, vesh.will, vesh.bonus_actions) == (7, 20, 10, 2)

@@ -18,7 +18,6 @@ from omen_core.events import (
     GENESIS_HASH,
     ActionSettled,
     DiceRolled,
-    StoredEvent,
     Undone,
     decode_line,
     encode_line,
@@ -29,8 +28,8 @@ from omen_core.state import EFFECTS, FightState
 from omen_core.store import JsonlStore, MemorySnapshots, SqliteStore
 from omen_core.store.snapshots import take
 from omen_core.walk import (
-    SKIM_FIELDS,
     _SKIM_TYPES,
+    SKIM_FIELDS,
     Finding,
     LinesSource,
     StopWalk,
@@ -410,6 +409,29 @@ def test_a_version_one_log_reads_and_verifies():
 
 
 
+
+
+def test_a_version_three_log_reads_and_verifies_unsalted():
+    """The Ember Ford fight as schema version 3 wrote it (the release before the envelope's salt) reads, folds to
+    its recorded end state, verifies clean, and each line written back from what it decodes to is its own bytes:
+    an unsalted line stays unsalted (the salt is left out at its default)."""
+    import json
+
+    from omen_replay.fixtures import _plain
+    from omen_replay.replay import summarise
+    from omen_replay.verify import verify_lines
+
+    folder = ROOT / "fixtures" / "formats" / "v3-ember-ford"
+    lines = lines_of(folder / "fight.jsonl")
+    assert all(b'"schema_version":3' in line and b'"salt"' not in line for line in lines)
+    state = replay(source(lines))
+    summary = _plain(summarise(state))
+    assert summary.pop("hash") == state.last_hash
+    assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
+    report = verify_lines(lines)
+    assert report.clean, report.findings
+    assert report.schema_versions == (3,) and report.redecided > 0 and report.events == len(lines)
+    assert all(encode_line(decode_line(line)) == line.rstrip(b"\n") for line in lines)
 
 
 def test_a_version_two_log_reads_and_verifies():

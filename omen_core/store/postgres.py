@@ -39,7 +39,7 @@ __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", 
            "Listener", "KeyedBatch", "is_postgres_url", "mask_url", "schema_version", "upgrade"]
 
 #: The version of omen's tables this code writes and reads; ``omen_schema`` records the one a database is at.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"' for kind in LANDMARKS)
 
@@ -47,7 +47,8 @@ _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"' for kind in LAND
 #: transaction with the row that records it. Version 1 is the event log, the snapshots, the server's keep and the
 #: idempotency keys of batches; version 2 adds the landmark index (and fills it from the events already stored);
 #: version 3 gives the keep's seats their combatants and a table of each fight's table settings (omen serve's
-#: seats and views).
+#: seats and views); version 4 adds the keep's server secrets (the key of the table tags, shared by every server
+#: on the database).
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE events (
@@ -107,6 +108,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         """CREATE TABLE keep_settings (
             fight_id text  PRIMARY KEY,
             body     bytea NOT NULL
+        )""",
+    ),
+    4: (
+        """CREATE TABLE keep_secrets (
+            name  text  PRIMARY KEY,
+            value bytea NOT NULL
         )""",
     ),
 }

@@ -2,11 +2,10 @@
 through ``Fight``, summed up in a small record; and the same fight played again into a full log.
 
 A fight's sources are derived, never drawn: its seed is ``HMAC-SHA256(run seed, "omen simulate fight INDEX")``,
-its id ``sim-INDEX``, its clock the run's start time (every event records the same ``recorded_at``), the random
-source each side's policy is given ``HMAC(fight seed, "policy SIDE")``. So fight INDEX is the same fight whoever
-plays it, in whichever batch, process or machine, and ``omen simulate --replay`` rebuilds its log event for event.
-(When events carry a random salt, a salt drawn from the fight's seed the same way is the one to inject:
-:func:`sources` is where a fight's sources are made.)
+its id ``sim-INDEX``, its clock the run's start time (every event records the same ``recorded_at``), its events'
+salts keyed by ``HMAC(fight seed, "salts")``, the random source each side's policy is given ``HMAC(fight seed,
+"policy SIDE")``. So fight INDEX is the same fight whoever plays it, in whichever batch, process or machine, and
+``omen simulate --replay`` rebuilds its log byte for byte (:func:`sources` is where a fight's sources are made).
 
 The loop (:func:`play`): the set-up commands, initiative (an initiative tie among allies is rolled off, C19), then
 until a side is defeated (C33) or ``max_rounds`` have passed (the fight is then ended as the GM's call, a draw):
@@ -30,7 +29,7 @@ from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, Rev
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
 from omen_core.errors import OmenError, RuleViolation
-from omen_core.events import AttackDeclared, DamageResolved, SaveCalled, StoredEvent
+from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
 from omen_core.options import Odds, odds_of
 from omen_core.seats import NAMING_FIELDS, HpDisplay, Sight, combatant_views, names_in, sight_of
 from omen_core.state import AttackFrame, FightState
@@ -50,8 +49,8 @@ def fight_seed(run_seed: bytes, index: int) -> bytes:
 
 @dataclass(frozen=True)
 class FightSources:
-    """Everything a simulated fight draws on, derived from the run: its id, its seed, its clock, and the random
-    source of each side's policy."""
+    """Everything a simulated fight draws on, derived from the run: its id, its seed, its clock, its events' salts,
+    and the random source of each side's policy."""
 
     fight_id: str
     seed: bytes
@@ -64,6 +63,13 @@ class FightSources:
     def clock(self) -> int:
         """The fight's clock: the run's start, for every event."""
         return self.clock_ms
+
+    @property
+    def salts(self) -> Salts:
+        """The salts of the fight's events (docs/events.md): keyed by ``HMAC-SHA256(fight seed, "salts")``, so the
+        fight played again gets the same ones (they hide nothing a simulated fight has to hide: its seed, and so
+        its key, is revealed at its end)."""
+        return keyed_salts(hmac.new(self.seed, b"salts", hashlib.sha256).digest())
 
 
 def sources(run_seed: bytes, index: int, clock_ms: int) -> FightSources:
@@ -175,7 +181,7 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
     sides = encounter.sides
     chosen = dict(policies) if policies is not None else {s: load_policy(rules.policy(s)) for s in sides}
     rngs = {side: src.rng(side) for side in sides}
-    fight = Fight.start(MemoryStore(), src.fight_id, dice=SeededDice(src.seed), clock=src.clock,
+    fight = Fight.start(MemoryStore(), src.fight_id, dice=SeededDice(src.seed), clock=src.clock, salts=src.salts,
                         ruleset=encounter.ruleset, title=encounter.title, combatants=encounter.combatants)
     tally = _Tally(order=tuple(s.id for s in encounter.combatants))
     sights: dict[tuple[str, frozenset[str]], Sight] = {}
@@ -243,7 +249,7 @@ def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, 
     sight = sights.get((side, unseen))
     if sight is None:
         own = [w for w, c in state.combatants.items() if c.side == side]
-        sight = sights[side, unseen] = sight_of("player", own, state, (), hp, {}, ())
+        sight = sights[side, unseen] = sight_of("player", own, state, (), hp, {})
     views = combatant_views(state, sight)
     engaged = frozenset(pair for pair in state.engagements if sight.sees(pair[0]) and sight.sees(pair[1]))
     choices = tuple(c for c in legal_commands(state, who)  # as the seat's options: none naming whom it cannot see

@@ -209,7 +209,7 @@ class TestAudit:
             event = rec.event
             if isinstance(event, DamageResolved):
                 event = msgspec.structs.replace(event, overflow=0)
-            resealed = seal(rec.fight_id, rec.seq, rec.recorded_at, prev, event, rec.batch, rec.batch_size)
+            resealed = seal(rec.fight_id, rec.seq, rec.recorded_at, prev, event, rec.batch, rec.batch_size, rec.salt)
             forged.append(resealed)
             prev = resealed.hash
         assert isinstance(forged[0], StoredEvent)

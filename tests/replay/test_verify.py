@@ -17,6 +17,7 @@ from omen_core.events import (
     Die,
     ResourceChanged,
     RollTotal,
+    SCHEMA_VERSION,
     SaveResolved,
     StaticCheckResolved,
     StoredEvent,
@@ -47,7 +48,7 @@ def reseal(log: list[StoredEvent], index: int, event) -> list[StoredEvent]:
     out = log[:index]
     prev = out[-1].hash if out else "0" * 64
     for rec in [msgspec.structs.replace(log[index], event=event), *log[index + 1:]]:
-        out.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event, rec.batch, rec.batch_size))
+        out.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event, rec.batch, rec.batch_size, rec.salt))
         prev = out[-1].hash
     return out
 
@@ -78,7 +79,7 @@ def rechain(records: list[StoredEvent]) -> list[StoredEvent]:
             changes = {f: moved.get(getattr(event, f), getattr(event, f)) for f in _SEQ_FIELDS
                        if isinstance(getattr(event, f, None), int)}
             event = msgspec.structs.replace(event, **changes) if changes else event
-            out.append(seal(rec.fight_id, n + 1, rec.recorded_at, prev, event, run[0] + 1, len(run)))
+            out.append(seal(rec.fight_id, n + 1, rec.recorded_at, prev, event, run[0] + 1, len(run), rec.salt))
             prev = out[-1].hash
     return out
 
@@ -100,7 +101,7 @@ class TestCleanLogs:
         batches (start, two joins, the check, the save, the reveal) decided again."""
         report = verify(seeded_log())
         assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 15
-        assert report.redecided == 6 and report.schema_versions == (3,)
+        assert report.redecided == 6 and report.schema_versions == (SCHEMA_VERSION,)
 
     def test_demo_log_is_clean(self):
         """The demo's own log verifies."""

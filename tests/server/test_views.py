@@ -37,7 +37,7 @@ def _fight() -> Fight:
 def _sight(fight: Fight, kind: Any = "player", own: tuple[str, ...] = ("kael",), hidden: tuple[str, ...] = (),
            hp: Any = "banded") -> Sight:
     index = dict(found for rec in fight.store.read("duel") if (found := participants_of(rec)) is not None)
-    return sight_of(kind, own, fight.state, hidden, hp, index, ["a GM note"])
+    return sight_of(kind, own, fight.state, hidden, hp, index)
 
 
 def test_every_field_of_every_event_type_is_ruled_on():
@@ -165,11 +165,14 @@ def test_an_unseen_combatant_is_hidden_from_the_other_seats():
 
 
 def test_errors_are_scrubbed_of_secrets():
-    """scrub: another's gear, hidden names and the GM's notes become (hidden); the player's own words stay."""
+    """scrub: another's gear and hidden names standing as words of their own become (hidden) in the engine's
+    words; the same text inside a longer word, and what the seat typed itself, stay as they are."""
     fight = _fight()
     sight = _sight(fight, hidden=("vesh",))
-    text = "Vesh the Cinder-Hand has no knife here; a GM note; kael holds his sword"
-    assert scrub(text, sight) == "(hidden) has no (hidden) here; (hidden); kael holds his sword"
+    text = "Vesh the Cinder-Hand has no knife here; knifes and knife-work; kael holds his sword"
+    assert scrub(text, sight) == "(hidden) has no (hidden) here; knifes and knife-work; kael holds his sword"
+    typed = scrub(text, sight, typed=["knife"])
+    assert typed == "(hidden) has no knife here; knifes and knife-work; kael holds his sword"
     assert scrub(text, Sight(kind="gm")) == text
 
 
