@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.events import keyed_salts
 from omen_core.options import options
 from omen_core.seats import HP_BANDS, combatant_views, hp_band, seat_options, sight_of
 from omen_core.state import FightState
@@ -15,7 +16,7 @@ from tests.sheets import sheet
 
 def state_with(hp: int) -> FightState:
     """Kael (a hero, 20 HP) against Vesh (a raider at ``hp`` of 20), as a state."""
-    state = Fight.start(MemoryStore(), "seats", dice=ScriptedDice([]), clock=lambda: 0,
+    state = Fight.start(MemoryStore(), "seats", dice=ScriptedDice([]), clock=lambda: 0, salts=keyed_salts(b"seats"),
                         combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")]).state
     return replace(state, combatants={**state.combatants, "vesh": replace(state.combatants["vesh"], hp=hp)})
 

@@ -63,14 +63,15 @@ def test_a_field_nobody_listed_is_withheld():
 
 
 def test_a_player_sees_its_own_sheet_and_only_the_table_view_of_others():
-    """combatant_joined: the player's own sheet whole; another's id, name and side, nothing of its sheet."""
+    """combatant_joined: the player's own sheet whole; another's id, name and side, nothing else of its sheet (the
+    sheet, shown in part, is named among the fields withheld, as every field shown in part is)."""
     fight = _fight()
     joined = [r for r in fight.store.read("duel") if r.event.__struct_config__.tag == "combatant_joined"]
     own, other = (seen_event(r, _sight(fight)) for r in joined)
     assert own.event is not None and own.event["sheet"]["attributes"]
     assert other.event == {"type": "combatant_joined", "sheet": {"id": "vesh", "name": "Vesh the Cinder-Hand",
                                                                  "side": "raiders"}}
-    assert other.withheld == ("sheet_hash",)
+    assert other.withheld == ("sheet", "sheet_hash")
 
 
 def test_a_hidden_combatant_is_withheld_whole_and_kept_out_of_lists():
