@@ -10,6 +10,7 @@ the frame say.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Literal, NamedTuple
 
 from .content import CombatantSheet, Weapon
@@ -29,12 +30,13 @@ from .rules import attack as rules
 from .rules.checks import roll_total
 from .rules.mitigation import armor_applies, mitigate
 from .rules.modifiers import HIGH_GROUND, encircled_bonus, prone_target_bonus
+from .rules.odds import at_least
 from .state import AttackFrame, FightState, condition_adjustment, effective_bonus
 
 __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
-           "situational", "defense_total", "active_attribute", "parry_weapon", "defense_ineligibility",
-           "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due", "ActiveDefenseAdds",
-           "active_defense_adds", "StrikeNumbers", "strike_bonus"]
+           "situational", "defense_total", "active_attribute", "DefenseChance", "defense_chance", "parry_weapon",
+           "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due",
+           "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
 
 #: C12: an unarmed attack deals crushing damage.
 UNARMED_DAMAGE = "crushing"
@@ -163,9 +165,12 @@ class ActiveDefenseAdds(NamedTuple):
 
 
 def active_defense_adds(state: FightState, defender: str, defense: str, weapon_id: str | None) -> ActiveDefenseAdds:
-    """What ``defense`` (dodge, parry with ``weapon_id``, block) would add for ``defender`` now."""
-    sheet = state.combatants[defender].sheet
-    weapon = sheet.weapon(weapon_id) if weapon_id else None
+    """What ``defense`` (dodge, parry with ``weapon_id``, else the first weapon in hand; block) would add for
+    ``defender`` now."""
+    fighter = state.combatants[defender]
+    sheet = fighter.sheet
+    weapon = sheet.weapon(weapon_id) if weapon_id else (
+        parry_weapon(sheet, None, fighter.wielding) if defense == "parry" else None)
     attribute = active_attribute(defense, weapon)
     rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
               "block": sheet.shield.block_rating if sheet.shield else 0}[defense]
@@ -181,6 +186,36 @@ def _active_total(state: FightState, frame: AttackFrame) -> ActiveDefenseTotal |
     die = rolled.dice[0].face
     return ActiveDefenseTotal(defense=chosen.defense, attribute=adds.attribute, die=die, attribute_bonus=adds.bonus,
                               rating=adds.rating, amount=die + adds.bonus + adds.rating)
+
+
+class DefenseChance(NamedTuple):
+    """The exact chance that an Active Defense turns a hit into a miss (C8): its dice (their sides), the total
+    they must reach (``needs``), the chance (``miss``), and whether the hit is a crit as it stands (C7)."""
+
+    dice: tuple[int, ...]
+    needs: int
+    miss: Fraction
+    crit: bool
+
+
+def defense_chance(state: FightState, frame: AttackFrame, defense: str | None, weapon_id: str | None,
+                   crit: bool | None = None) -> DefenseChance:
+    """At an open Active Defense window: the chance that answering with ``defense`` (None: declining; a Parry
+    with ``weapon_id``, or the first weapon in hand) turns the hit into a miss. Hit iff attack total > base +
+    die + bonus + rating (§Hit Determination), so a miss needs the die to reach attack total - base - bonus -
+    rating (:func:`omen_core.rules.odds.at_least`); a miss cancels the crit (C7). ``crit``: whether the hit is a
+    crit, if already known (the same for every answer)."""
+    window = frame.window
+    assert window is not None
+    if crit is None:
+        crit = hit_numbers(state, frame)[2].exceeds
+    gap = window.attack_total - window.base_defense
+    if defense is None:
+        return DefenseChance((), gap, Fraction(0), crit)
+    adds = active_defense_adds(state, window.defender, defense, weapon_id)
+    sides = (adds.sides,)
+    needs = gap - adds.bonus - adds.rating
+    return DefenseChance(sides, needs, at_least(sides, needs), crit)
 
 
 def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...]) -> Weapon | None:

@@ -41,12 +41,13 @@ from .commands import (
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe, shut_out
 from .decisions import arms, waiting_point
+from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
 from .rules.ambush import TIME_WAITED
-from .state import FightState
+from .state import AttackFrame, FightState
 
-__all__ = ["DieSpec", "DiceRoll", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
-           "waiting_point"]
+__all__ = ["DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
+           "odds_of", "waiting_point"]
 
 
 class DieSpec(msgspec.Struct, frozen=True):
@@ -64,12 +65,26 @@ class DiceRoll(msgspec.Struct, frozen=True, kw_only=True):
     dice: tuple[DieSpec, ...]
 
 
+class Odds(msgspec.Struct, frozen=True, kw_only=True):
+    """An Active Defense answer's exact chances, from the dice (no sampling; C7, C8): ``miss``, that it turns the
+    hit into a miss (its dice reach ``needs``: the attack total less the base defense, the defense's bonus and
+    rating); ``crit``, whether the hit is a crit as it stands; ``removes_crit``, that it removes the crit (a miss
+    cancels it, C7; "0" with no crit to remove). Fractions as text: "5/8", "0", "1"."""
+
+    needs: int
+    miss: str
+    crit: bool
+    removes_crit: str
+
+
 class Choice(msgspec.Struct, frozen=True, kw_only=True):
-    """One legal combination of an offer's arguments, and the dice the command then rolls."""
+    """One legal combination of an offer's arguments, the dice the command then rolls, and, for an answer to an
+    Active Defense window, its exact odds (left out elsewhere)."""
 
     args: dict[str, Any]
     dice: tuple[DiceRoll, ...] = ()
     may_roll: tuple[DiceRoll, ...] = ()
+    odds: Odds | msgspec.UnsetType = msgspec.UNSET
 
 
 class Argument(msgspec.Struct, frozen=True, kw_only=True):
@@ -222,7 +237,28 @@ def _answers(state: FightState, history: History | None) -> Iterator[Offer]:
             by_tag.setdefault(str(command.__struct_config__.tag), []).append(command)  # type: ignore[arg-type]
         for tag, candidates in by_tag.items():
             cost = "free" if type(candidates[0]) in free else point.cost(state.ruleset)
-            yield from _named(state, history, tag, responder, point.rule, cost, candidates)
+            for offer in _named(state, history, tag, responder, point.rule, cost, candidates):
+                yield _with_odds(state, offer) if point.kind == "active_defense" else offer
+
+
+def odds_of(state: FightState, defense: str | None, weapon: str | None, crit: bool | None = None) -> Odds:
+    """The exact odds of answering the open Active Defense window with ``defense`` (None: declining; a Parry with
+    ``weapon``) (:func:`omen_core.derive.defense_chance`; ``crit``, if the caller knows it already)."""
+    frame = state.pending
+    assert isinstance(frame, AttackFrame)
+    chance = defense_chance(state, frame, defense, weapon, crit)
+    return Odds(needs=chance.needs, miss=str(chance.miss), crit=chance.crit,
+                removes_crit=str(chance.miss if chance.crit else 0))
+
+
+def _with_odds(state: FightState, offer: Offer) -> Offer:
+    """An Active Defense offer with each choice's exact odds."""
+    frame = state.pending
+    assert isinstance(frame, AttackFrame)
+    crit = hit_numbers(state, frame)[2].exceeds
+    choices = tuple(msgspec.structs.replace(c, odds=odds_of(state, c.args.get("defense"), c.args.get("weapon"), crit))
+                    for c in offer.choices)
+    return msgspec.structs.replace(offer, choices=choices)
 
 
 def _named(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,

@@ -1,5 +1,5 @@
 """The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema, copy,
-db init, serve.
+db init, serve, simulate.
 
 Only this module (of omen_core and omen_replay) configures logging.
 
@@ -44,6 +44,7 @@ from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
 from .output import check_parent, output_file, visible
 from .replay import StateSummary, replay_store, summarise
+from .simulate.command import simulate_command
 from .verify import REROLL, Report, parse_head, verify_store
 
 __all__ = ["app", "main", "MAX_COMMAND_BYTES"]
@@ -107,6 +108,7 @@ class _Guarded(TyperGroup):
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
                   help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
+app.command("simulate")(simulate_command)  # its options and what it prints: omen_replay/simulate/command.py
 out = _Console(file=stdout, highlight=False)
 err = _Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line: a path in it copies whole
 log = structlog.get_logger("omen.cli")
@@ -392,6 +394,7 @@ class SchemaOf(str, Enum):
     command = "command"
     options = "options"
     do = "do"
+    simulation = "simulation"
 
 
 class DoResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -408,12 +411,14 @@ def schema(
     of: Annotated[SchemaOf, typer.Option(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
-                     "--json), or what omen do --json prints.")] = SchemaOf.event,
+                     "--json), what omen do --json prints, or a simulation's run (omen simulate --json and its "
+                     "run file).")] = SchemaOf.event,
 ) -> None:
-    """Print a JSON Schema: of a stored event (the default), a command, the options, or omen do's output."""
+    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, or a
+    simulation's run."""
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
-                               "do": lambda: msgspec.json.schema(DoResult)}
+                               "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema}
     text = json.dumps(schemas[of.value](), indent=2)
     if output is None:
         stdout.write(text + "\n")
@@ -423,6 +428,12 @@ def schema(
                 page.write(text + "\n")
         except OmenError as exc:
             _guarded(exc)
+
+
+def _simulation_schema() -> Any:
+    from .simulate.run import Run
+
+    return msgspec.json.schema(Run)
 
 
 @app.command("verify")
@@ -720,9 +731,18 @@ def _print_options(found: Options, as_json: bool) -> None:
             shown = _choice_summary(offer)
             out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
                       + (f" {escape(shown)}" if shown else ""))
-            for line in _dice_summary(offer):
+            for line in [*_dice_summary(offer), *_odds_summary(offer)]:
                 out.print(f"      [dim]{escape(line)}[/]")
     out.print(f"head {found.head}")
+
+
+def _odds_summary(offer: Offer) -> list[str]:
+    """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss."""
+    shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
+             f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
+    crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
+    return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
+        if shown else []
 
 
 def _dice_summary(offer: Offer) -> list[str]:

@@ -150,9 +150,9 @@ def test_event_schema_in_the_docs_is_omen_schema():
             assert errors == [], f"{log.relative_to(ROOT)}:{number}: {errors[0].message}"
 
 
-@pytest.mark.parametrize("kind", ["command", "options", "do"])
+@pytest.mark.parametrize("kind", ["command", "options", "do", "simulation"])
 def test_published_schemas_are_what_omen_schema_prints(kind):
-    """docs/schema/{command,options,do}.schema.json are exactly `omen schema --of KIND` (regenerate with
+    """docs/schema/{command,options,do,simulation}.schema.json are exactly `omen schema --of KIND` (regenerate with
     `omen schema --of KIND -o docs/schema/KIND.schema.json`), and each is referenced from the docs."""
     import json
 

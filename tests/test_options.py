@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import itertools
 import random
+from fractions import Fraction
 from collections.abc import Callable
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
@@ -52,11 +53,12 @@ from omen_core.commands import (
     Undo,
 )
 from omen_core.content import Armor, Features, RageDice
-from omen_core.decide import _GATES, _PHASE_GATES, decide, face_blind, probe, shut_out
-from omen_core.dice import FacesNeeded, SurplusFaces
-from omen_core.events import AttackDeclared, CommandIssued, DiceRolled, HitDetermined
+from omen_core.decisions import arms
+from omen_core.decide import _GATES, _PHASE_GATES, decide, decided, face_blind, probe, shut_out
+from omen_core.dice import FacesNeeded, ScriptedDice, SurplusFaces
+from omen_core.events import ActiveDefenseWindowOpened, AttackDeclared, CommandIssued, DiceRolled, HitDetermined
 from omen_core.machine import IllegalOrder, OutOfPhase
-from omen_core.options import Choice, DiceRoll, DieSpec, Offer, Options
+from omen_core.options import Choice, DiceRoll, DieSpec, Odds, Offer, Options
 from omen_core.state import FightState
 from tests.decide import test_attack as attack
 from tests.decide import test_reactions as reactions
@@ -439,7 +441,9 @@ class TestWaiting:
 
     def test_the_active_defense_window(self):
         """C8, C9, C22: at the window the fight waits on Vesh alone, answering with answer_active_defense for 1
-        Bonus Action; with no weapon or shield Vesh may decline or Dodge (AGI d10: one active die)."""
+        Bonus Action; with no weapon or shield Vesh may decline or Dodge (AGI d10: one active die). C7: Kael's FCS
+        3 + 1 beats Vesh's RES 2 + 1, a crit; declining leaves the hit (12 against 3: the gap is 9), a Dodge (d10
+        + 2) needs 7 or more, 4 faces of 10: 2/5 to miss and so to remove the crit."""
         fight = at_active_defense()
         now = fight.options()
         declared = [rec.seq for rec in fight.events if isinstance(rec.event, AttackDeclared)]
@@ -450,9 +454,10 @@ class TestWaiting:
         answers = [o for o in now.offers if o.command == "answer_active_defense"]
         assert [(o.actor, o.cost) for o in answers] == [("vesh", "1 Bonus Action")]
         assert answers[0].choices == (
-            Choice(args={"defender": "vesh"}),
+            Choice(args={"defender": "vesh"}, odds=Odds(needs=9, miss="0", crit=True, removes_crit="0")),
             Choice(args={"defender": "vesh", "defense": "dodge"},
-                   dice=(DiceRoll(roller="vesh", purpose="active_defense", dice=(DieSpec("active", 10),)),)))
+                   dice=(DiceRoll(roller="vesh", purpose="active_defense", dice=(DieSpec("active", 10),)),),
+                   odds=Odds(needs=7, miss="2/5", crit=True, removes_crit="2/5")))
 
     def test_nothing_but_the_answer_and_the_gm_is_offered_at_the_window(self):
         """C8: while the window is open, Kael may not act (no attack, move or end_turn offered); the GM may still
@@ -733,3 +738,58 @@ def test_a_live_fight_and_its_log_offer_the_same_options_in_order():
     assert live.options() == Fight.load(store, "t").options()
     live.execute(RollInitiative(dice=(5, 3)))
     assert live.options() == Fight.load(store, "t").options()
+
+
+# -- the exact odds of an Active Defense window ---------------------------------------------------------------
+
+
+def determined(state: FightState, command: Command, faces: list[int]) -> HitDetermined:
+    """The hit and crit ``command`` leads to in ``state`` with the scripted ``faces``."""
+    return next(e for e in decided(state, command, ScriptedDice(faces)).events if isinstance(e, HitDetermined))
+
+
+class TestOdds:
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(st.data())
+    def test_the_odds_of_each_answer_are_what_every_face_of_its_die_gives(self, data):
+        """C7, C8, C9: at an open Active Defense window, each offered answer's ``miss`` is exactly the share of
+        its die's faces (each decided, one by one) that turn the hit into a miss, ``crit`` is whether the hit is
+        a crit, and ``removes_crit`` the share that leave no crit where there was one; declining never misses.
+        Random sheets (dice d4 to d20, bonuses, Exhausted stacks, gear in and out of hand, shields, a prone
+        defender), any weapon or spell in the attacker's hand, any faces that open the window."""
+        ana, bram = data.draw(combatants("ana", "heroes")), data.draw(combatants("bram", "raiders"))
+
+        def ask(request):
+            return [data.draw(st.integers(1, sides)) for _tag, sides in request.pool]
+
+        fight = Fight.start(MemoryStore(), "odds", dice=ManualDice(ask), clock=lambda: 0, combatants=[ana, bram])
+        for condition in data.draw(st.lists(st.sampled_from(("Exhausted", "Fatigued", "Prone")), max_size=2)):
+            fight.apply_condition("bram", condition)
+        arm = data.draw(st.sampled_from(arms(fight.state, "ana")))
+        fight.attack("ana", "bram", **arm)
+        assume(isinstance(fight.waiting_for, ActiveDefenseWindowOpened))
+        state = fight.state
+        answers = [o for o in fight.options().offers if o.command == "answer_active_defense"]
+        assert len(answers) == 1
+        for choice in answers[0].choices:
+            command = AnswerActiveDefense(**choice.args)
+            sides = [d.sides for roll in choice.dice for d in roll.dice]
+            outcomes = [determined(state, command, [face]) for face in range(1, sides[0] + 1)] if sides \
+                else [determined(state, command, [])]
+            base = determined(state, AnswerActiveDefense(defender="bram"), [])
+            odds = choice.odds
+            note(f"{choice.args}: {odds}")
+            assert odds.crit == base.crit and base.hit
+            assert Fraction(odds.miss) == Fraction(sum(not o.hit for o in outcomes), len(outcomes))
+            assert Fraction(odds.removes_crit) == Fraction(sum(base.crit and not o.crit for o in outcomes),
+                                                           len(outcomes))
+            if not sides:
+                assert (odds.miss, odds.removes_crit) == ("0", "0")
+
+    def test_odds_appear_only_at_the_active_defense_window(self):
+        """C8: only an Active Defense window's answers carry odds; no other choice does (the field is left out
+        of their JSON)."""
+        now = in_round_2(6, 1, 2, 1)
+        for offer in now.options().offers:
+            assert all(c.odds is msgspec.UNSET for c in offer.choices), offer.command
+        assert b'"odds"' not in msgspec.json.encode(now.options())

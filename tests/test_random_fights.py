@@ -275,8 +275,8 @@ def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data):
         head = Head(seq=rf.state.version, hash=rf.state.last_hash)
         assert not verify_lines(lines, heads=[head]).clean
         return
+    assume(pieces != [(r.event, r.batch) for r in records])  # a swap of two equal events changes nothing
     lines = reseal(pieces)
-    assume(lines != rf.lines())
     try:
         report = verify_lines(lines)
     except BadInput:

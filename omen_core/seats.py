@@ -1,0 +1,268 @@
+"""What one seat may see of a fight and do in it, beside the log: its sight (whose combatants it owns, which it may
+not see, how others' HP shows), its options and the combatants as it sees them.
+
+The pure half of the per-seat views (no I/O, no server): the HTTP server's seats (:mod:`omen_server.views`,
+which adds the view of every event) and the simulator's policies (:mod:`omen_replay.simulate`) read the same
+functions, so a simulated player sees exactly what a player's seat at the table sees: its own combatants in
+full, the others as the fight's HP display says (exact, banded or hidden).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgspec
+
+from .commands import Command
+from .content import CombatantSheet
+from .options import Budget, DiceRoll, Offer, Options, Waiting
+from .state import FightState
+
+__all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "NAMING_FIELDS", "names_in", "hp_band", "actor_of",
+           "Sight", "sight_of", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views"]
+
+#: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
+SeatKind = Literal["gm", "player", "spectator"]
+HpDisplay = Literal["exact", "banded", "hidden"]
+
+#: The commands a player's seat may give, and the field naming the combatant that acts (it must be the seat's).
+#: Every other command is the GM's.
+PLAYER_COMMANDS: dict[str, str] = {
+    "declare_attack": "attacker",
+    "answer_active_defense": "defender",
+    "route_damage": "attacker",
+    "choose_will_conversion": "who",
+    "react": "who",
+    "pass_reaction": "who",
+    "answer_catch": "who",
+    "move": "who",
+    "disengage": "who",
+    "draw": "who",
+    "end_turn": "who",
+}
+
+#: The fields of a player's commands that name combatants (a seat's command may name only those it sees).
+NAMING_FIELDS = ("attacker", "target", "defender", "who", "leaves", "others")
+
+def names_in(values: Iterable[Any]) -> list[str]:
+    """The names among ``values`` (a command's naming fields, an offer's arguments): each text, and each text in
+    a list or tuple of them (a move's ``leaves``), in order; anything else is no name."""
+    return [w for v in values for w in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(w, str)]
+
+
+#: HP bands, from the top (ruling, docs/server.md "HP display"): full, above half, half or less, none left.
+HP_BANDS = ("unhurt", "hurt", "bloodied", "down")
+
+
+def hp_band(hp: int, max_hp: int) -> str:
+    """The band an HP amount falls in (``banded`` display): unhurt at full, hurt above half, bloodied at half or
+    less, down at 0.
+
+    >>> [hp_band(hp, 20) for hp in (20, 11, 10, 1, 0)]
+    ['unhurt', 'hurt', 'bloodied', 'bloodied', 'down']
+    """
+    if hp <= 0:
+        return "down"
+    if hp >= max_hp:
+        return "unhurt"
+    return "hurt" if 2 * hp > max_hp else "bloodied"
+
+
+def actor_of(command: Command) -> str | None:
+    """The combatant a player's command acts for (None: a GM's command)."""
+    name = PLAYER_COMMANDS.get(type(command).__struct_config__.tag)  # type: ignore[arg-type]
+    return None if name is None else str(getattr(command, name))
+
+
+@dataclass(frozen=True)
+class Sight:
+    """What one seat may see of a fight now: whose combatants it owns, which it may not see at all (hidden by the
+    GM, or Unseen, and not its own), how others' HP shows, the sides of the combatants it sees, and the strings to
+    scrub from any text it is sent."""
+
+    kind: SeatKind
+    own: frozenset[str] = frozenset()
+    hidden: frozenset[str] = frozenset()
+    hp: HpDisplay = "banded"
+    max_hp: Mapping[str, int] = field(default_factory=dict)
+    participants: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()
+    sides: frozenset[str] = frozenset()
+    public_effects: frozenset[str] = frozenset()
+
+    @property
+    def gm(self) -> bool:
+        """Whether this is the GM's seat (which sees everything)."""
+        return self.kind == "gm"
+
+    def sees(self, who: str) -> bool:
+        """Whether the seat may see combatant ``who`` at all."""
+        return self.gm or who in self.own or who not in self.hidden
+
+    def owns(self, who: str) -> bool:
+        """Whether the seat sees ``who``'s sheet and private facts (the GM owns everyone)."""
+        return self.gm or who in self.own
+
+
+def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
+             participants: Mapping[int, tuple[str, ...]],
+             sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = ()) -> Sight:
+    """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
+    their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear id and
+    name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can hold them).
+    ``sheets`` are every sheet that ever joined (an undone join included: its events stay in the log); by default
+    the state's. ``public_effects``: the save effects whose names the GM made public."""
+    mine = frozenset(own)
+    unseen = {who for who, c in state.combatants.items() if c.unseen}
+    hidden = frozenset((set(hidden_by_gm) | unseen) - mine)
+    secrets: list[str] = []
+    public: set[str] = {"armor", "shield"}  # the default names of armor and shields say nothing
+    every = dict(sheets or {}) | {who: c.sheet for who, c in state.combatants.items()}
+    for who, sheet in every.items():
+        gear = _gear(sheet)
+        if who in mine:
+            public.update(gear)
+        if who in hidden:
+            secrets += [who, sheet.name]
+        else:
+            public.update((who, sheet.name))
+        if who not in mine:
+            secrets += gear
+    secrets = [s for s in secrets if s and s not in public]
+    max_hp = {who: sheet.hp for who, sheet in every.items()}
+    ordered = tuple(sorted(set(secrets), key=len, reverse=True))
+    sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
+    return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
+                 secrets=ordered, sides=sides, public_effects=frozenset(public_effects))
+
+
+def _gear(sheet: CombatantSheet) -> list[str]:
+    """The ids and names of a sheet's weapons, shield and armor."""
+    gear = [w.id for w in sheet.weapons] + [w.name for w in sheet.weapons]
+    if sheet.shield is not None:
+        gear += [sheet.shield.id, sheet.shield.name]
+    if sheet.armor is not None:
+        gear.append(sheet.armor.name)
+    return [g for g in gear if g]
+
+
+def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
+    """The engine's own words (a refusal's text) as a seat may read them: every secret of ``sight`` that stands as
+    a word of its own (not inside a longer id or word) replaced by ``(hidden)``, except what the seat itself
+    ``typed``: a refusal echoes a player's input as given, so that it reads the same whether or not the text
+    typed happens to be a secret (a player's command is checked first to name only combatants it sees, so what it
+    typed can be a secret only by chance: another sheet's gear id it guessed).
+
+    >>> sight = Sight(kind="player", own=frozenset({"kael"}), hidden=frozenset({"ash"}), secrets=("ash", "axe"))
+    >>> scrub("ash waits for kael's dash", sight)
+    "(hidden) waits for kael's dash"
+    >>> scrub("'kael' has no weapon 'axe' (weapons: knife)", sight, typed=["kael", "axe"])
+    "'kael' has no weapon 'axe' (weapons: knife)"
+    """
+    if sight.gm:
+        return text
+    mine = set(typed)
+    secrets = [s for s in sight.secrets if s not in mine]
+    if not secrets:
+        return text
+    pattern = "|".join(re.escape(s) for s in secrets)
+    return re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", text)
+
+
+def typed_in(value: Any) -> list[str]:
+    """Every text in a command as a seat gave it (its fields, lists and nested values), to echo unscrubbed.
+
+    >>> typed_in({"command": "draw", "who": "kael", "weapon": "axe", "dice": [3]})
+    ['draw', 'kael', 'axe']
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in typed_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in typed_in(item)]
+    return []
+
+
+def _seen_roll(roll: DiceRoll, sight: Sight) -> bool:
+    return sight.owns(roll.roller)
+
+
+def seat_options(options: Options, sight: Sight) -> Options:
+    """What this seat may do now: the GM every offer; a player the offers of its own combatants among the
+    commands a player gives (:data:`PLAYER_COMMANDS`), with the choices naming only combatants it sees and the
+    dice only of its own rollers, its own combatants' standing, and the open decision with only the answerers it
+    sees; a spectator the phase, round, turn and open decision."""
+    if sight.gm:
+        return options
+    offers: list[Offer] = []
+    for offer in options.offers:
+        if offer.actor is None or not sight.owns(offer.actor) or offer.command not in PLAYER_COMMANDS:
+            continue
+        choices = tuple(
+            msgspec.structs.replace(choice, dice=tuple(r for r in choice.dice if _seen_roll(r, sight)),
+                                    may_roll=tuple(r for r in choice.may_roll if _seen_roll(r, sight)))
+            for choice in offer.choices if _names_seen(choice.args, sight))
+        if choices or not offer.choices:
+            offers.append(msgspec.structs.replace(offer, choices=choices, note=""))
+    waiting = options.waiting
+    if waiting is not None:
+        who = tuple(w for w in waiting.who if sight.sees(w))
+        waiting = Waiting(kind=waiting.kind, title=waiting.title, rule=waiting.rule, who=who,
+                          answers=waiting.answers, cost=waiting.cost, resumes=waiting.resumes,
+                          action=waiting.action) if who or not waiting.who else None
+    budgets: tuple[Budget, ...] = tuple(b for b in options.combatants if sight.owns(b.who))
+    turn = options.turn if options.turn is None or sight.sees(options.turn) else None
+    return msgspec.structs.replace(options, waiting=waiting, combatants=budgets, offers=tuple(offers), turn=turn)
+
+
+def _names_seen(args: Mapping[str, Any], sight: Sight) -> bool:
+    return not any(who in sight.hidden for who in names_in(args.values()))
+
+
+class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A combatant as a seat sees it at the table: name and side always; HP as exact (``hp``, ``max_hp``) or a
+    band (``hp_band``) or nothing, as the fight's HP display says (its owner and the GM: exact); Will, Bonus
+    Actions and what is in hand to its owner and the GM; the conditions with their stacks and, for those with a
+    duration, the ticks left (``remaining``: C28, public as their ticks are); whether it is out of
+    the fight (fled, yielded, dead); whether it is the one whose turn it is."""
+
+    id: str
+    name: str
+    side: str
+    turn: bool = False
+    hp: int | None = None
+    max_hp: int | None = None
+    hp_band: str | None = None
+    will: int | None = None
+    bonus_actions: int | None = None
+    in_hand: tuple[str, ...] | None = None
+    conditions: dict[str, int] = {}
+    remaining: dict[str, int] = {}
+    left: str | None = None
+    own: bool = False
+    hidden: bool = False
+
+
+def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str] = ()) -> tuple[CombatantView, ...]:
+    """Every combatant this seat may see, as it may see it (the GM: everyone, with ``hidden`` marking those the
+    players do not see)."""
+    secret = set(hidden_by_gm) | {who for who, c in state.combatants.items() if c.unseen}
+    views: list[CombatantView] = []
+    for who, c in state.combatants.items():
+        if not sight.sees(who):
+            continue
+        mine = sight.owns(who)
+        exact = mine or sight.hp == "exact"
+        views.append(CombatantView(
+            id=who, name=c.sheet.name, side=c.sheet.side, turn=state.turn == who,
+            hp=c.hp if exact else None, max_hp=c.sheet.hp if exact else None,
+            hp_band=hp_band(c.hp, c.sheet.hp) if not exact and sight.hp == "banded" else None,
+            will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,
+            in_hand=tuple(c.wielding) if mine else None, conditions=dict(c.conditions),
+            remaining={k: v for k, v in c.remaining.items() if k in c.conditions}, left=c.left,
+            own=who in sight.own, hidden=sight.gm and who in secret))
+    return tuple(views)

@@ -1,0 +1,319 @@
+"""``omen simulate``: the command line of the simulator (run, compare, play a fight of a run again).
+
+Its options are declared here; what it does is in :mod:`omen_replay.simulate` (the run, the summary, the page).
+The heavy imports wait until the command runs, so that ``omen`` starts as fast without it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from .encounter import Encounter
+    from .play import Rules
+    from .run import Run
+
+__all__ = ["simulate_command"]
+
+
+class HpShown(str, Enum):
+    """How the players' seats see the HP of combatants they do not own (docs/server.md)."""
+
+    exact = "exact"
+    banded = "banded"
+    hidden = "hidden"
+
+
+def simulate_command(
+    encounter: Annotated[Path | None, typer.Argument(
+        metavar="ENCOUNTER", help="The encounter: a scenario file's set-up (docs/simulate.md).")] = None,
+    fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci).")] = None,
+    until_ci: Annotated[float | None, typer.Option(
+        "--until-ci", help="Run until every rate's 95 % interval is within ± this (0.01: one point), deciding on "
+                           "whole batches in index order.")] = None,
+    max_fights: Annotated[int, typer.Option(help="With --until-ci: stop at this many fights whatever the "
+                                                 "intervals.")] = 1_000_000,
+    policy: Annotated[list[str] | None, typer.Option(
+        help="SIDE=NAME: a side's policy (random, aggressive, cautious, or module:attribute); repeat per side. "
+             "Default: aggressive.")] = None,
+    seed: Annotated[str | None, typer.Option(help="The run's seed, in hex (default: a fresh random one, "
+                                                  "recorded in the run).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Local worker processes (default: one per core; 1 runs "
+                                                     "every fight in this process).")] = None,
+    dask: Annotated[str | None, typer.Option(
+        help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for a local cluster of "
+             "N worker processes. Needs omen\\[dask].")] = None,
+    batch: Annotated[int, typer.Option(help="Fights per task (and per --until-ci decision).")] = 100,
+    max_rounds: Annotated[int, typer.Option(help="A fight with no side down after this many rounds ends as a "
+                                                 "draw.")] = 50,
+    hp_display: Annotated[HpShown, typer.Option(help="How the players' seats (and so the policies) see HP they "
+                                                     "do not own.")] = HpShown.banded,
+    out_path: Annotated[Path | None, typer.Option(
+        "--out", help="Where to write the run (manifest, summaries, a record per fight); default "
+                      "out/simulations/ID-SEED.json (A-vs-B-SEED.json for --compare).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON (the simulation schema of omen "
+                                                         "schema --of simulation); no progress bar.")] = False,
+    html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML page, and beside it "
+                                                   "(PAGE-fights/) the session log of each fight it links.")] = None,
+    compare: Annotated[tuple[Path, Path] | None, typer.Option(
+        help="Run two encounters on the same seeds and compare them (paired and unpaired): A.toml B.toml.")]
+    = None,
+    replay: Annotated[tuple[Path, int] | None, typer.Option(
+        help="RUN.json INDEX: play fight INDEX of a run again, into --log, and verify it.")] = None,
+    log_url: Annotated[str | None, typer.Option("--log", help="With --replay: where to write the fight's "
+                                                              "log.")] = None,
+    which: Annotated[str | None, typer.Option("--encounter", help="With --replay of a comparison: A or B.")]
+    = None,
+) -> None:
+    """Simulate an encounter many times on the real engine (policies choosing among the legal commands), report who
+    wins with intervals, and play any of its fights again in full."""
+    from ..cli import _bad_input, _guarded
+    from .play import SimulationError
+    from .policies import PolicyError
+    from .run import RunError
+
+    try:
+        if replay is not None:
+            _replay(replay[0], replay[1], log_url, which, as_json)
+            return
+        if log_url is not None or which is not None:
+            _bad_input("--log and --encounter go with --replay RUN.json INDEX")
+        _run(encounter, compare, fights, until_ci, max_fights, policy or [], seed, workers, dask, batch,
+             max_rounds, hp_display.value, out_path, as_json, html)
+    except (RunError, PolicyError) as exc:
+        _bad_input(str(exc))
+    except SimulationError as exc:
+        _bad_input(str(exc), 1)
+    except Exception as exc:
+        from omen_core.errors import OmenError
+
+        if isinstance(exc, OmenError):
+            _guarded(exc)
+        raise
+
+
+def _policies(given: list[str]) -> dict[str, str]:
+    from ..cli import _bad_input
+
+    found: dict[str, str] = {}
+    for item in given:
+        side, eq, name = item.partition("=")
+        if not eq or not side or not name:
+            _bad_input(f"--policy {item!r}: give SIDE=NAME (e.g. raiders=cautious)")
+        found[side] = name
+    return found
+
+
+def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int | None, until_ci: float | None,
+         max_fights: int, policy: list[str], seed_hex: str | None, workers: int | None, address: str | None,
+         batch: int, max_rounds: int, hp_display: str, out_path: Path | None, as_json: bool,
+         html: Path | None) -> None:
+    import msgspec
+
+    from ..cli import _bad_input, _seed_option, stdout
+    from .encounter import load_encounter
+    from .play import Rules
+
+    if (encounter is None) == (compare is None):
+        _bad_input("give an ENCOUNTER, or --compare A.toml B.toml (not both)")
+    if fights is not None and until_ci is not None:
+        _bad_input("give --fights or --until-ci, not both")
+    if workers is not None and workers < 1:
+        _bad_input(f"--workers must be at least 1, not {workers}")
+    if workers is not None and address is not None:
+        _bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
+    if max_rounds < 1:
+        _bad_input(f"--max-rounds must be at least 1, not {max_rounds}")
+    names = _policies(policy)
+    paths = [encounter] if encounter is not None else list(compare or ())
+    encounters = [load_encounter(p) for p in paths if p is not None]
+    known = {s for e in encounters for s in e.sides}
+    for side in names:
+        if side not in known:
+            _bad_input(f"--policy {side}=...: no side {side!r} in the encounter (sides: {', '.join(sorted(known))})")
+    seed = _seed_option(seed_hex) if seed_hex is not None else secrets.token_bytes(16)
+    assert seed is not None
+    rules = Rules(policies=names, max_rounds=max_rounds, hp_display=hp_display)  # type: ignore[arg-type]
+    stem = "-vs-".join(e.id for e in encounters)
+    target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}.json"
+    if out_path is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    from ..output import check_parent
+
+    check_parent(target, "the run")  # said before the fights are run, not after
+    if html is not None:
+        check_parent(html, "the report")
+    run = _execute(encounters, rules, seed, fights if fights is not None or until_ci is not None else 1000,
+                   until_ci, max_fights, workers, address, batch, as_json)
+    from ..output import output_file
+
+    with output_file(target, "the run") as f:
+        f.write(msgspec.json.encode(run).decode() + "\n")
+    if html is not None:
+        _write_html(run, html, str(target))
+    if as_json:
+        stdout.write(msgspec.json.encode(run).decode() + "\n")
+        return
+    _print_run(run, str(target), html)
+
+
+def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int | None, until_ci: float | None,
+             max_fights: int, workers: int | None, address: str | None, batch: int, quiet: bool) -> Run:
+    from contextlib import AbstractContextManager
+
+    from .run import Backend, dask, default_workers, interactive, pool, serial, simulate
+
+    n = workers if workers is not None else default_workers()
+    backend: AbstractContextManager[Backend] = dask(address) if address is not None else \
+        serial() if n == 1 else pool(n)
+    bar = None if quiet or not interactive() else _Bar(fights)
+    try:
+        with backend as chosen:
+            return simulate(encounters, rules, seed, chosen, fights=fights, until_ci=until_ci,
+                            max_fights=max_fights, batch=batch, progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+class _Bar:
+    """A progress bar on standard error (a terminal only): fights done, their rate, the widest interval now."""
+
+    def __init__(self, total: int | None):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from ..cli import err
+
+        self.progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]} fights/s · widest interval ± {task.fields[ci]}"),
+                                 TimeElapsedColumn(), console=err, transient=True)
+        self.task = self.progress.add_task("fights", total=total, rate="-", ci="-")
+        self.progress.start()
+
+    def update(self, now: object) -> None:
+        from .run import Progress
+
+        assert isinstance(now, Progress)
+        rate = f"{now.done / now.seconds:,.0f}" if now.seconds > 0 else "-"
+        self.progress.update(self.task, completed=now.done, rate=rate, ci=f"{now.widest * 100:.2f} points")
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+def _write_html(run: Run, page: Path, run_path: str) -> None:
+    """The report page, and the session log of each fight it links, in PAGE-fights/ beside it."""
+    from omen_core.walk import StoreSource
+
+    from ..output import check_parent, output_file
+    from ..render import HtmlWriter, render
+    from .run import regenerate
+
+    check_parent(page, "the report")
+    folder = page.with_name(page.stem + "-fights")
+    pages: dict[tuple[str, int], str] = {}
+    for er in run.encounters:
+        ex = er.summary.extremes
+        for pick in (*ex.longest, *ex.upsets, *ex.shortest):
+            key = (er.label, pick.index)
+            if key in pages:
+                continue
+            played, _recorded = regenerate(run, pick.index, er.label or None)
+            folder.mkdir(exist_ok=True)
+            name = f"{er.label.lower() + '-' if er.label else ''}fight-{pick.index}.html"
+            with output_file(folder / name, "a fight's session log") as f:
+                render(StoreSource(played.fight.store, played.fight.fight_id), HtmlWriter(f))
+            pages[key] = f"{folder.name}/{name}"
+    from .report import write_html
+
+    with output_file(page, "the report") as f:
+        write_html(run, f, run_path, pages)
+
+
+def _print_run(run: Run, saved: str, html: Path | None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..cli import out
+
+    t = run.timing
+    m = run.manifest
+    for er in run.encounters:
+        s = er.summary
+        title = er.encounter.title or er.encounter.id
+        out.print(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
+                  f"seed {m.seed}" + (f", stopped at ± {m.until_ci * 100:g} points" if m.until_ci else ""))
+        for side in s.sides:
+            w = side.wins
+            out.print(f"  {escape(side.side)} ({escape(side.policy)}) win {w.rate:.1%}  "
+                      f"[dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
+        if s.draws.count:
+            out.print(f"  draws {s.draws.rate:.1%} [dim](no side down in {m.max_rounds} rounds)[/]")
+        r = s.rounds
+        out.print(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:.2f} to {r.high:.2f}; "
+                  f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
+        table = Table(box=None, padding=(0, 1), pad_edge=False)
+        for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down", "first down"):
+            table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
+        for c in s.combatants:
+            table.add_row(escape(c.name), escape(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
+                          f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
+                          f"{c.down.rate:.1%}", f"{c.falls_first.rate:.1%}")
+        out.print(table)
+        ex = s.extremes
+        for pick in (*ex.longest[:1], *ex.upsets[:1]):
+            out.print(f"  [dim]#{pick.index}: {escape(pick.why)}[/]")
+    if run.comparison is not None:
+        out.print("[bold]A - B on the same seeds[/] (paired 95 % | unpaired 95 %):")
+        for d in run.comparison.differences:
+            out.print(f"  {escape(d.what)}: {d.difference:+.3f}  [dim]({d.paired_low:+.3f} to {d.paired_high:+.3f} | "
+                      f"{d.unpaired_low:+.3f} to {d.unpaired_high:+.3f})[/]")
+    out.print(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
+              f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
+              + (f", report to {escape(str(html))}" if html else "")
+              + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl[/]")
+
+
+def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, as_json: bool) -> None:
+    import msgspec
+
+    from omen_core.content import read_content
+
+    from ..cli import _bad_input, open_store, out, stdout
+    from ..verify import verify_store
+    from .run import read_run, regenerate
+
+    if log_url is None:
+        _bad_input("--replay RUN.json INDEX needs --log: where to write the fight's log")
+    run = read_run(read_content(run_file, 1 << 30).encode(), str(run_file))
+    played, recorded = regenerate(run, index, which)
+    fight = played.fight
+    store = open_store(log_url)
+    if fight.fight_id in store.fights():
+        _bad_input(f"{log_url} already holds fight {fight.fight_id!r}: choose another --log")
+    store.append(fight.fight_id, fight.events, 0)
+    report = verify_store(store, fight.fight_id)
+    same = played.record == recorded
+    if as_json:
+        stdout.write(msgspec.json.encode({"fight_id": fight.fight_id, "events": fight.version, "clean": report.clean,
+                                          "same_as_recorded": same, "record": played.record,
+                                          "recorded": recorded}).decode() + "\n")
+    else:
+        r = played.record
+        out.print(f"fight {index} of {run_file} written to {log_url} as {fight.fight_id!r}: {fight.version} events; "
+                  f"{r.winner or 'no side'} won in {r.rounds} rounds"
+                  + (" (as the run recorded)" if same else ""))
+        out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
+                  else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
+    if not same:
+        _bad_input(f"fight {index} came out differently from the run's record (the run: omen {run.manifest.omen}; "
+                   f"this omen may rule differently): recorded {msgspec.json.encode(recorded).decode()}, now "
+                   f"{msgspec.json.encode(played.record).decode()}", 1)
+    if not report.clean:
+        raise typer.Exit(1)
+

@@ -1,0 +1,158 @@
+"""The commands one combatant may give now, read off the state: exactly what ``options()`` offers it, without probing.
+
+``options()`` finds what the rules accept by deciding every candidate command with probing dice (several runs a
+command): right for a table, a few milliseconds a head, too slow for a policy choosing thousands of times a
+second. :func:`legal_commands` builds the same candidates the same way (``arms``, each decision point's
+``candidates``, the same order) and keeps those the rules accept, judged by the refusals the handlers in
+:mod:`omen_core.decide` make, read as predicates on the state: whose turn it is, the step of the action in
+progress and the phase (the lifecycle and phase tables of :mod:`omen_core.machine`), what is left of the turn,
+Bonus Actions, who is out of the fight or helpless, gear in hand, the defenses allowed (C9).
+
+It restates those refusals, so it is held to ``options()``: a property test (tests/replay/simulate/test_moves.py)
+compares the two, choice for choice and in order, at every state of random fights and of simulated ones, for every
+combatant. Only a player's commands are listed (:data:`omen_core.seats.PLAYER_COMMANDS`): the GM's (an
+initiative tie, positions, conditions, the end) are the simulator's, not a policy's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omen_core.commands import (
+    AnswerActiveDefense,
+    AnswerCatch,
+    ChooseWillConversion,
+    Command,
+    CommandBase,
+    DeclareAttack,
+    Disengage,
+    Draw,
+    EndTurn,
+    Move,
+    PassReaction,
+    React,
+    RouteDamage,
+)
+from omen_core.decisions import arms, waiting_point
+from omen_core.derive import defense_ineligibility
+from omen_core.machine import ORDER, PHASE_ORDER, Phase
+from omen_core.state import AttackFrame, FightState
+
+__all__ = ["legal_commands"]
+
+
+def legal_commands(state: FightState, who: str) -> list[Command]:
+    """Every command ``who`` may give in ``state`` (a player's commands only), in the order ``options()`` lists
+    them: the answers to the open decision, then attacks, moves, Disengage, draws and ending the turn."""
+    if not state.started or state.ending is not None or who not in state.combatants:
+        return []
+    return [*_answers(state, who), *_attacks(state, who), *_turn(state, who)]
+
+
+# -- answers to the open decision ---------------------------------------------------------------------------------
+
+
+def _answers(state: FightState, who: str) -> list[Command]:
+    found = waiting_point(state)
+    if found is None:
+        return []
+    point, responders, _action = found
+    if point.step is None or who not in responders:  # an initiative tie is the GM's to settle
+        return []
+    return [c for c in point.candidates(state, who) if _ACCEPTS[type(c)](state, c)]  # type: ignore[misc]
+
+
+def _defense_allowed(state: FightState, cmd: AnswerActiveDefense) -> bool:
+    """C8, C9: declining is always allowed; a defense unless the table of §Which Defenses Apply refuses it."""
+    frame = state.pending
+    assert isinstance(frame, AttackFrame)
+    return cmd.defense is None or defense_ineligibility(state, frame.declaration, cmd.defense, cmd.weapon) is None
+
+
+def _reaction_allowed(state: FightState, cmd: React) -> bool:
+    """C22-C24: a responder with the Bonus Actions the reaction costs, able to act, strikes the one acting (in the
+    fight, not itself); its weapon is one in hand (``arms``), melee (C23, C24)."""
+    frame = state.pending
+    assert frame is not None and frame.reaction_window is not None and state.ruleset is not None
+    costs = state.ruleset.reaction_costs
+    cost = costs.interrupt if frame.reaction_window.reaction == "interrupt" else costs.attack_of_opportunity
+    me, target = state.combatants[cmd.who], state.combatants.get(frame.actor)
+    return (me.bonus_actions >= cost and me.left is None and not me.helpless and target is not None
+            and target.left is None and cmd.who != frame.actor)
+
+
+def _always(_state: FightState, _cmd: Any) -> bool:
+    """Every candidate the decision point lists for a responder still to answer is accepted (pass, catch or not,
+    route a die of the pool, convert or not)."""
+    return True
+
+
+_ACCEPTS: dict[type[CommandBase], Callable[[FightState, Any], bool]] = {
+    AnswerActiveDefense: _defense_allowed,
+    React: _reaction_allowed,
+    PassReaction: _always,
+    AnswerCatch: _always,
+    RouteDamage: _always,
+    ChooseWillConversion: _always,
+}
+
+
+# -- a turn's own commands ---------------------------------------------------------------------------------------
+
+
+def _at(state: FightState, trigger: str, phase_trigger: str) -> bool:
+    """The innermost action's step takes ``trigger`` and the fight's phase ``phase_trigger`` (the machine's tables)."""
+    return (state.step, trigger) in ORDER and (state.phase, phase_trigger) in PHASE_ORDER
+
+
+def _turn_is(state: FightState, who: str) -> bool:
+    """§Your Turn: in the rounds only the turn's owner acts (before them, anyone: the GM resolves single actions)."""
+    return state.phase is not Phase.ROUNDS or state.turn == who
+
+
+def _attacks(state: FightState, who: str) -> list[Command]:
+    """C20, C33, C10: a new action at rest, on one's turn with its Action left, by one in the fight and able to
+    act, on another in the fight; each weapon in hand or spell, unarmed, with and without rage dice."""
+    me = state.combatants[who]
+    rounds = state.phase is Phase.ROUNDS
+    if (not _at(state, "declare", "act") or not _turn_is(state, who) or (rounds and state.turn_actions < 1)
+            or me.left is not None or me.helpless):
+        return []
+    rages = (False, True) if me.sheet.features.rage is not None else (False,)
+    return [DeclareAttack(attacker=who, target=target, rage=rage, **arm)
+            for target, foe in state.combatants.items() if target != who and foe.left is None
+            for arm in arms(state, who) for rage in rages]
+
+
+def _turn(state: FightState, who: str) -> list[Command]:
+    me = state.combatants[who]
+    if me.left is not None or not _turn_is(state, who):
+        return []
+    assert state.ruleset is not None
+    rounds = state.phase is Phase.ROUNDS
+    out: list[Command] = []
+    if _at(state, "declare", "act") and not (rounds and state.turn_movement < 1):  # C20, C23
+        out += [Move(who=who), *(Move(who=who, leaves=(other,)) for other in state.engaged_with(who))]
+    if _at(state, "flow", "act") and me.bonus_actions >= state.ruleset.reaction_costs.disengage:  # C22
+        out.append(Disengage(who=who))
+    out += _draws(state, who)
+    if rounds and (state.step, "flow") in ORDER:
+        out.append(EndTurn(who=who))
+    return out
+
+
+def _draws(state: FightState, who: str) -> list[Command]:
+    """C35, C18: gear the sheet carries and the hand does not hold, drawn between actions, at the ruleset's cost on
+    one's turn (free before the rounds), not by one Completely Surprised before its first turn."""
+    me = state.combatants[who]
+    assert state.ruleset is not None
+    if not _at(state, "flow", "draw") or (state.surprise.get(who) == "complete" and not state.had_a_turn(who)):
+        return []
+    cost = state.ruleset.economy.draw if state.phase is Phase.ROUNDS else "free"
+    if ((cost == "action" and state.turn_actions < 1) or (cost == "movement_action" and state.turn_movement < 1)
+            or (cost == "bonus_action" and me.bonus_actions < 1)):
+        return []
+    sheet = me.sheet
+    gear = [w.id for w in sheet.weapons] + ([sheet.shield.id] if sheet.shield else [])
+    return [Draw(who=who, weapon=item) for item in gear if item not in me.wielding]

@@ -1,0 +1,287 @@
+"""One simulated fight on the real engine: seeded from the run's seed and its index, played by the sides' policies
+through ``Fight``, summed up in a small record; and the same fight played again into a full log.
+
+A fight's sources are derived, never drawn: its seed is ``HMAC-SHA256(run seed, "omen simulate fight INDEX")``,
+its id ``sim-INDEX``, its clock the run's start time (every event records the same ``recorded_at``), its events'
+salts keyed by ``HMAC(fight seed, "salts")``, the random source each side's policy is given ``HMAC(fight seed,
+"policy SIDE")``. So fight INDEX is the same fight whoever plays it, in whichever batch, process or machine, and
+``omen simulate --replay`` rebuilds its log byte for byte (:func:`sources` is where a fight's sources are made).
+
+The loop (:func:`play`): the set-up commands, initiative (an initiative tie among allies is rolled off, C19), then
+until a side is defeated (C33) or ``max_rounds`` have passed (the fight is then ended as the GM's call, a draw):
+whoever must choose (the responder to the open decision, else the turn's owner) is asked by its side's policy,
+given exactly the legal commands (:func:`.moves.legal_commands`) and its seat's view; its command goes through
+``Fight.execute`` like any other. At the end the seed is revealed, so ``omen verify`` checks every die.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import msgspec
+
+from omen_core import Fight, MemoryStore, SeededDice
+from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, RevealSeed, RollOff
+from omen_core.decisions import waiting_point
+from omen_core.derive import hit_numbers
+from omen_core.errors import OmenError, RuleViolation
+from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
+from omen_core.options import Odds, odds_of
+from omen_core.seats import NAMING_FIELDS, HpDisplay, Sight, combatant_views, names_in, sight_of
+from omen_core.state import AttackFrame, FightState
+
+from .encounter import Encounter
+from .moves import legal_commands
+from .policies import Decision, Policy, SeatView, load_policy
+
+__all__ = ["FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord", "SimulationError", "Rules",
+           "play", "Played"]
+
+
+def fight_seed(run_seed: bytes, index: int) -> bytes:
+    """The seed of fight ``index`` of a run: HMAC-SHA256 of the run's seed over ``omen simulate fight INDEX``."""
+    return hmac.new(run_seed, b"omen simulate fight %d" % index, hashlib.sha256).digest()
+
+
+@dataclass(frozen=True)
+class FightSources:
+    """Everything a simulated fight draws on, derived from the run: its id, its seed, its clock, its events' salts,
+    and the random source of each side's policy."""
+
+    fight_id: str
+    seed: bytes
+    clock_ms: int
+
+    def rng(self, side: str) -> random.Random:
+        """The random source the policy of ``side`` is given in this fight."""
+        return random.Random(hmac.new(self.seed, b"policy " + side.encode(), hashlib.sha256).digest())
+
+    def clock(self) -> int:
+        """The fight's clock: the run's start, for every event."""
+        return self.clock_ms
+
+    @property
+    def salts(self) -> Salts:
+        """The salts of the fight's events (docs/events.md): keyed by ``HMAC-SHA256(fight seed, "salts")``, so the
+        fight played again gets the same ones (they hide nothing a simulated fight has to hide: its seed, and so
+        its key, is revealed at its end)."""
+        return keyed_salts(hmac.new(self.seed, b"salts", hashlib.sha256).digest())
+
+
+def sources(run_seed: bytes, index: int, clock_ms: int) -> FightSources:
+    """The sources of fight ``index`` of a run started at ``clock_ms`` with ``run_seed``."""
+    return FightSources(fight_id=f"sim-{index}", seed=fight_seed(run_seed, index), clock_ms=clock_ms)
+
+
+class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One combatant at the end of a fight: HP and Will left, the damage it dealt and took (final damage, after
+    mitigation, C13, wherever it landed), and the round it went down in (0 HP or out of the fight, C33), if it did."""
+
+    hp: int
+    will: int
+    dealt: int
+    taken: int
+    down: int | None = None
+
+
+class FightRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A simulated fight in brief: its index, the side that won (None: a draw, no single side standing), the side
+    defeated, how it ended (``defeated``: a side down, C33; ``round_limit``: ended as the GM's call after the
+    run's last round), the rounds, the first combatant down, each combatant (in the order of the run's
+    combatants) and the commands and events it took."""
+
+    index: int
+    winner: str | None
+    defeated: str | None
+    ended: str
+    rounds: int
+    first_down: str | None
+    combatants: tuple[CombatantRecord, ...]
+    commands: int
+    events: int
+
+
+class SimulationError(OmenError):
+    """A simulated fight that cannot go on: a policy gave a command the rules refuse, or offered none, or the
+    fight ran past the safety limit of commands."""
+
+    def __init__(self, index: int, message: str):
+        self.index, self.message = index, message
+        super().__init__(f"fight {index}: {message}")
+
+    def __reduce__(self) -> tuple[type[SimulationError], tuple[int, str]]:
+        """Pickled whole (a worker process or a Dask worker sends it back as it was raised)."""
+        return type(self), (self.index, self.message)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a run plays its fights: the policy of each side (by name), the round limit, the HP display the
+    players' seats see (docs/server.md), and the safety limit of commands per round."""
+
+    policies: Mapping[str, str]
+    max_rounds: int = 50
+    hp_display: HpDisplay = "banded"
+    default_policy: str = "aggressive"
+
+    def policy(self, side: str) -> str:
+        """The policy name of ``side``."""
+        return self.policies.get(side, self.default_policy)
+
+
+@dataclass
+class _Tally:
+    """What the record needs, gathered from the events as the fight goes (one pass over each command's events)."""
+
+    order: tuple[str, ...]
+    actors: dict[int, str] = field(default_factory=dict)
+    dealt: dict[str, int] = field(default_factory=dict)
+    taken: dict[str, int] = field(default_factory=dict)
+    down: dict[str, int] = field(default_factory=dict)
+    first_down: str | None = None
+    commands: int = 0
+
+    def saw(self, stored: list[StoredEvent], state: FightState) -> None:
+        self.commands += 1
+        for rec in stored:
+            event = rec.event
+            if isinstance(event, AttackDeclared):
+                self.actors[event.action] = event.attacker
+            elif isinstance(event, SaveCalled):
+                self.actors[event.action] = event.caller
+            elif isinstance(event, DamageResolved):
+                self.taken[event.target] = self.taken.get(event.target, 0) + event.final
+                dealer = self.actors.get(event.action)
+                if dealer is not None:
+                    self.dealt[dealer] = self.dealt.get(dealer, 0) + event.final
+        for who in self.order:
+            if who not in self.down and state.combatants[who].down:
+                self.down[who] = state.round
+                if self.first_down is None:
+                    self.first_down = who
+
+
+@dataclass
+class Played:
+    """A fight played: its record and the live ``Fight`` (its log in a memory store)."""
+
+    record: FightRecord
+    fight: Fight
+
+
+def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_ms: int,
+         policies: Mapping[str, Policy] | None = None) -> Played:
+    """Play fight ``index`` of a run (see the module's docstring). ``policies`` by side (fresh ones, made from
+    ``rules``, by default)."""
+    src = sources(run_seed, index, clock_ms)
+    sides = encounter.sides
+    chosen = dict(policies) if policies is not None else {s: load_policy(rules.policy(s)) for s in sides}
+    rngs = {side: src.rng(side) for side in sides}
+    fight = Fight.start(MemoryStore(), src.fight_id, dice=SeededDice(src.seed), clock=src.clock, salts=src.salts,
+                        ruleset=encounter.ruleset, title=encounter.title, combatants=encounter.combatants)
+    tally = _Tally(order=tuple(s.id for s in encounter.combatants))
+    sights: dict[tuple[str, frozenset[str]], Sight] = {}
+    try:
+        for command in encounter.setup:
+            try:
+                _give(fight, command, tally, "simulate")
+            except RuleViolation:
+                if not isinstance(command, Draw):
+                    raise
+                # a set-up draw the rules refuse in this fight (its drawer Completely Surprised, C18) is left out
+        limit = 200 * (rules.max_rounds + 1) * len(encounter.combatants)
+        while fight.state.ending is None:
+            state = fight.state
+            if state.round > rules.max_rounds:
+                _give(fight, EndFight(reason="gm", note=f"no side defeated in {rules.max_rounds} rounds"), tally,
+                      "simulate")
+                break
+            if state.tie_open:  # tied allies roll off (C19): the simulator does not agree orders for them
+                _give(fight, RollOff(), tally, "simulate")
+                continue
+            if tally.commands > limit:
+                raise SimulationError(index, f"more than {limit} commands: a policy that never ends its turns?")
+            who, kind = _decider(state)
+            side = state.combatants[who].side
+            decision = _decision(state, who, side, kind, rules.hp_display, rngs[side], sights)
+            if not decision.choices:
+                raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
+            command = chosen[side].decide(decision)
+            try:
+                _give(fight, command, tally, f"simulate:{chosen[side].name}")
+            except OmenError as exc:
+                raise SimulationError(index, f"the {chosen[side].name!r} policy of {side} gave {who}'s "
+                                             f"{msgspec.json.encode(command).decode()}, refused: {exc}") from exc
+        _give(fight, RevealSeed(seed=src.seed.hex()), tally, "simulate")
+    except SimulationError:
+        raise
+    except OmenError as exc:
+        raise SimulationError(index, str(exc)) from exc
+    return Played(_record(index, fight, tally, rules.max_rounds), fight)
+
+
+def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:
+    tally.saw(fight.execute(command, by=by), fight.state)
+
+
+def _decider(state: FightState) -> tuple[str, str]:
+    """Who must choose now, and what: the first responder still to answer the open decision, else the turn's
+    owner."""
+    found = waiting_point(state)
+    if found is not None:
+        point, who, _action = found
+        return who[0], point.kind
+    assert state.turn is not None
+    return state.turn, "turn"
+
+
+def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, rng: random.Random,
+              sights: dict[tuple[str, frozenset[str]], Sight]) -> Decision:
+    """What ``who``'s policy is asked: the legal commands and its side's seat's view (a player's seat owning
+    the side's combatants, seeing the others as the HP display says; the Unseen hidden from it, C27). As a seat's
+    options do (:func:`omen_core.seats.seat_options`), the choices leave out those naming a combatant the seat
+    cannot see."""
+    unseen = frozenset(w for w, c in state.combatants.items() if c.unseen)
+    sight = sights.get((side, unseen))
+    if sight is None:
+        own = [w for w, c in state.combatants.items() if c.side == side]
+        sight = sights[side, unseen] = sight_of("player", own, state, (), hp, {})
+    views = combatant_views(state, sight)
+    engaged = frozenset(pair for pair in state.engagements if sight.sees(pair[0]) and sight.sees(pair[1]))
+    choices = tuple(c for c in legal_commands(state, who)  # as the seat's options: none naming whom it cannot see
+                    if all(sight.sees(w) for w in names_in(getattr(c, f, None) for f in NAMING_FIELDS)))
+    odds: tuple[Odds | None, ...] = ()
+    rolled: tuple[int, ...] = ()
+    frame = state.pending
+    if kind == "active_defense" and isinstance(frame, AttackFrame):
+        crit = hit_numbers(state, frame)[2].exceeds  # the same for every answer: worked out once
+        odds = tuple(odds_of(state, c.defense, c.weapon, crit) if isinstance(c, AnswerActiveDefense) else None
+                     for c in choices)
+    elif kind == "routing" and isinstance(frame, AttackFrame) and frame.routing is not None:
+        rolled = tuple(d.face for d in frame.routing.dice)
+    view = SeatView(round=state.round, turn=state.turn if state.turn is None or sight.sees(state.turn) else None,
+                    combatants=views, engaged=engaged, disengaged=state.disengaged and state.turn == who)
+    return Decision(who=who, side=side, kind=kind, choices=choices, view=view,
+                    sheet=state.combatants[who].sheet, rng=rng, odds=odds, rolled=rolled)
+
+
+def _record(index: int, fight: Fight, tally: _Tally, max_rounds: int) -> FightRecord:
+    state = fight.state
+    ending = state.ending
+    assert ending is not None
+    standing = list(dict.fromkeys(c.side for c in state.combatants.values() if not c.down))
+    defeated = ending.side if ending.reason != "gm" else None
+    winner = standing[0] if len(standing) == 1 and defeated is not None else None
+    combatants = tuple(CombatantRecord(hp=state.combatants[w].hp, will=state.combatants[w].will,
+                                       dealt=tally.dealt.get(w, 0), taken=tally.taken.get(w, 0),
+                                       down=tally.down.get(w)) for w in tally.order)
+    return FightRecord(index=index, winner=winner, defeated=defeated,
+                       ended="defeated" if defeated is not None else "round_limit",
+                       rounds=min(state.round, max_rounds),
+                       first_down=tally.first_down, combatants=combatants, commands=tally.commands,
+                       events=state.version)
+

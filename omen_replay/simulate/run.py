@@ -1,0 +1,357 @@
+"""Running many fights: batches of consecutive indices, in this process, on a local process pool or on a Dask
+cluster, gathered in index order; ``--until-ci`` decided on whole batches in index order; any fight played again.
+
+Fight INDEX is the same fight wherever it runs (:mod:`.play`), and the summary is a function of the records in
+index order (:mod:`.summary`), so a run gives the same summary, byte for byte, serially, on a pool or on Dask,
+whatever the number of workers. A task is a batch of fights (``batch``, 100 by default: a Dask task costs ~12 ms
+here, a fight ~4 ms), at most two per worker in flight. With a target (``until_ci``), the run stops after the first
+batch, counted in index order, at which every rate's Wilson interval is narrower than ± the target; batches
+already running past it are cancelled or discarded, so where a run stops does not depend on which worker was fast.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import math
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+
+from .encounter import Encounter
+from .play import FightRecord, Played, Rules, play
+from .policies import load_policy
+from .summary import Comparison, Summary, Tally, compare, summarise
+
+__all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
+           "simulate", "run_batch", "regenerate", "RunError"]
+
+#: What a run's file says it is.
+FORMAT = "omen-simulation/1"
+
+
+class Manifest(msgspec.Struct, frozen=True, kw_only=True):
+    """How a run was made, all that playing any of its fights again needs besides the encounters: the omen
+    version, the run's seed (hex) and start (the clock of every event, ms since the epoch), the fights run, the
+    batch size, the ``--until-ci`` target (None: a fixed number of fights) and the most fights it could run, each
+    side's policy, the round limit and the HP display the players' seats saw."""
+
+    omen: str
+    seed: str
+    started_ms: int
+    fights: int
+    batch: int
+    until_ci: float | None = None
+    max_fights: int
+    policies: dict[str, str]
+    max_rounds: int
+    hp_display: str
+
+
+class EncounterRun(msgspec.Struct, frozen=True, kw_only=True):
+    """One encounter of a run (``label`` "A" or "B" in a comparison): the encounter, its summary, and a small
+    record per fight, in index order."""
+
+    label: str = ""
+    encounter: Encounter
+    summary: Summary
+    records: tuple[FightRecord, ...]
+
+
+class Timing(msgspec.Struct, frozen=True, kw_only=True):
+    """How a run ran (not part of its summary): ``serial``, ``pool`` or ``dask``, the workers, the Dask scheduler's
+    address, the wall time and the fights per second."""
+
+    backend: str
+    workers: int
+    address: str | None = None
+    seconds: float
+    fights_per_second: float
+
+
+class Run(msgspec.Struct, frozen=True, kw_only=True):
+    """A whole run, as ``omen simulate`` writes it (``--out``) and prints it (``--json``): its manifest, each
+    encounter's summary and records, the comparison of the two (``--compare``), and how it ran."""
+
+    format: str = FORMAT
+    manifest: Manifest
+    encounters: tuple[EncounterRun, ...]
+    comparison: Comparison | None = None
+    timing: Timing
+
+
+class RunError(ValueError):
+    """A run that cannot be made or read: bad options, an unreadable run file, an index out of the run."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a run stands: fights gathered in index order, out of ``total`` (None: until the target is met), the
+    widest rate interval's half-width now, and the seconds so far."""
+
+    done: int
+    total: int | None
+    widest: float
+    seconds: float
+
+
+# -- a batch: the task each worker runs ------------------------------------------------------------------------------
+
+
+class _Batch(msgspec.Struct, frozen=True, kw_only=True):
+    """What a worker needs to play fights of a run: the encounters, how they are played, the seed and clock."""
+
+    encounters: tuple[Encounter, ...]
+    policies: dict[str, str]
+    max_rounds: int
+    hp_display: str
+    seed: bytes
+    started_ms: int
+
+
+@lru_cache(maxsize=4)
+def _decoded(payload: bytes) -> tuple[_Batch, Rules]:
+    """A batch's set-up, decoded once per worker process (the same payload comes with every batch of a run)."""
+    spec = msgspec.msgpack.decode(payload, type=_Batch)
+    return spec, Rules(policies=spec.policies, max_rounds=spec.max_rounds, hp_display=spec.hp_display)  # type: ignore[arg-type]
+
+
+def run_batch(payload: bytes, start: int, count: int) -> bytes:
+    """Play fights ``start`` to ``start + count - 1`` of every encounter of a run; their records, msgpack-encoded
+    (one list per encounter). A plain function of its arguments: what a process pool or Dask runs."""
+    spec, rules = _decoded(payload)
+    out = [[play(enc, rules, i, spec.seed, spec.started_ms).record for i in range(start, start + count)]
+           for enc in spec.encounters]
+    return msgspec.msgpack.encode(out)
+
+
+_RECORDS = msgspec.msgpack.Decoder(list[list[FightRecord]])
+
+
+# -- where batches run -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Backend:
+    """Where batches run: a ``concurrent.futures`` executor (a process pool, or Dask's client executor) or this
+    process (``executor`` None), with how many workers, and what to close at the end."""
+
+    name: str
+    workers: int
+    executor: cf.Executor | None = None
+    address: str | None = None
+    closing: Callable[[], None] | None = None
+
+    def submit(self, payload: bytes, start: int, count: int) -> cf.Future[bytes]:
+        """Run one batch (here and now, without an executor)."""
+        if self.executor is not None:
+            return self.executor.submit(run_batch, payload, start, count)
+        done: cf.Future[bytes] = cf.Future()
+        try:
+            done.set_result(run_batch(payload, start, count))
+        except Exception as exc:
+            done.set_exception(exc)
+        return done
+
+    def close(self) -> None:
+        """Shut the executor and whatever started it down."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=True)  # the futures still waiting were cancelled when the run stopped
+        if self.closing is not None:
+            self.closing()
+
+
+@contextmanager
+def serial() -> Iterator[Backend]:
+    """Every batch in this process, one after the other."""
+    yield Backend("serial", 1)
+
+
+@contextmanager
+def pool(workers: int) -> Iterator[Backend]:
+    """A local process pool of ``workers`` processes (forked from a clean server process, where the platform has
+    one: no thread of this process is copied into them)."""
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(["omen_replay.simulate.run"])
+    backend = Backend("pool", workers, cf.ProcessPoolExecutor(max_workers=workers, mp_context=context))
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+@contextmanager
+def dask(address: str) -> Iterator[Backend]:
+    """A Dask cluster through its ``concurrent.futures`` executor: ``address`` is a scheduler's
+    (``tcp://host:8786``), or ``local:N`` for a ``distributed.LocalCluster`` of N worker processes, one thread each,
+    made here and closed at the end. Needs the ``omen[dask]`` extra."""
+    try:
+        distributed: Any = importlib.import_module("distributed")
+    except ImportError:
+        raise RunError("--dask needs Dask: pip install 'omen[dask]'") from None
+    cluster: Any = None
+    if address.startswith("local:"):
+        try:
+            n = int(address.removeprefix("local:"))
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise RunError(f"--dask {address}: local:N needs a number of workers N >= 1")
+        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                           silence_logs=40)
+        client = distributed.Client(cluster)
+    else:
+        try:
+            client = distributed.Client(address, timeout="10s")
+        except OSError as exc:
+            raise RunError(f"--dask {address}: cannot reach the Dask scheduler: {exc}") from None
+    workers = max(1, sum(client.nthreads().values()))
+
+    def closing() -> None:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+    backend = Backend("dask", workers, client.get_executor(pure=False), address=address, closing=closing)
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+# -- the run -----------------------------------------------------------------------------------------------------
+
+
+def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend: Backend, *,
+             fights: int | None = None, until_ci: float | None = None, max_fights: int = 1_000_000,
+             batch: int = 100, started_ms: int | None = None,
+             progress: Callable[[Progress], None] | None = None) -> Run:
+    """Run ``fights`` fights of each encounter (two: a comparison on the same seeds), or, with ``until_ci``, as
+    many as it takes, in whole batches, for every rate's interval to be narrower than ± ``until_ci`` (at most
+    ``max_fights``); gather their records in index order and summarise them."""
+    if (fights is None) == (until_ci is None):
+        raise RunError("give a number of fights or an --until-ci target, not both or neither")
+    if fights is not None and fights < 1:
+        raise RunError(f"--fights must be at least 1, not {fights}")
+    if until_ci is not None and not 0 < until_ci < 0.5:
+        raise RunError(f"--until-ci is a half-width between 0 and 0.5 (0.01 for ± 1 point), not {until_ci}")
+    if batch < 1 or max_fights < 1:
+        raise RunError("--batch and --max-fights must be at least 1")
+    sides = list(dict.fromkeys(s for enc in encounters for s in enc.sides))
+    names = {side: rules.policy(side) for side in sides}
+    for name in dict.fromkeys(names.values()):
+        load_policy(name)  # a policy that cannot be loaded is said here, before any worker starts
+    started = started_ms if started_ms is not None else time.time_ns() // 1_000_000
+    spec = _Batch(encounters=tuple(encounters), policies=names, max_rounds=rules.max_rounds,
+                  hp_display=rules.hp_display, seed=seed, started_ms=started)
+    clock = time.perf_counter()
+    records = _gather(msgspec.msgpack.encode(spec), encounters, backend, fights or max_fights, until_ci, batch,
+                      progress, clock)
+    seconds = time.perf_counter() - clock
+    n = len(records[0])
+    from omen_core import __version__
+
+    manifest = Manifest(omen=__version__, seed=seed.hex(), started_ms=started, fights=n, batch=batch,
+                        until_ci=until_ci, max_fights=fights or max_fights, policies=names,
+                        max_rounds=rules.max_rounds, hp_display=rules.hp_display)
+    labels = ("A", "B") if len(encounters) == 2 else ("",)
+    runs = tuple(EncounterRun(label=label, encounter=enc, summary=summarise(enc, recs, names), records=tuple(recs))
+                 for label, enc, recs in zip(labels, encounters, records, strict=True))
+    comparison = compare(encounters[0], encounters[1], records[0], records[1]) if len(encounters) == 2 else None
+    timing = Timing(backend=backend.name, workers=backend.workers, address=backend.address, seconds=seconds,
+                    fights_per_second=n * len(encounters) / seconds if seconds > 0 else 0.0)
+    return Run(manifest=manifest, encounters=runs, comparison=comparison, timing=timing)
+
+
+def _gather(payload: bytes, encounters: Sequence[Encounter], backend: Backend, most: int, until_ci: float | None,
+            batch: int, progress: Callable[[Progress], None] | None, clock: float) -> list[list[FightRecord]]:
+    """Submit the batches in index order (two per worker in flight), fold them in index order as they come in,
+    stop at the first batch in that order that meets the target."""
+    batches = math.ceil(most / batch)
+    tallies = [Tally(sides=enc.sides, ids=tuple(s.id for s in enc.combatants)) for enc in encounters]
+    out: list[list[FightRecord]] = [[] for _ in encounters]
+    waiting: dict[cf.Future[bytes], int] = {}
+    done: dict[int, list[list[FightRecord]]] = {}
+    following, folded, stop = 0, 0, False
+    try:
+        while not stop:
+            while len(waiting) < 2 * backend.workers and following < batches:
+                start = following * batch
+                waiting[backend.submit(payload, start, min(batch, most - start))] = following
+                following += 1
+            if not waiting:
+                break
+            finished, _ = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
+            for future in finished:
+                done[waiting.pop(future)] = _RECORDS.decode(future.result())
+            while folded in done and not stop:
+                for tally, mine, recs in zip(tallies, out, done.pop(folded), strict=True):
+                    mine.extend(recs)
+                    for rec in recs:
+                        tally.add(rec)
+                folded += 1
+                stop = until_ci is not None and all(t.widest() < until_ci for t in tallies)
+            if progress is not None:
+                progress(Progress(done=len(out[0]), total=None if until_ci is not None else most,
+                                  widest=max(t.widest() for t in tallies), seconds=time.perf_counter() - clock))
+    finally:
+        for future in waiting:
+            future.cancel()
+    return out
+
+
+# -- reading a run and playing one of its fights again -------------------------------------------------------------
+
+
+def read_run(text: bytes, source: str) -> Run:
+    """A run's file, decoded; :class:`RunError` naming the file and the field otherwise."""
+    try:
+        run = msgspec.json.decode(text, type=Run)
+    except msgspec.ValidationError as exc:
+        raise RunError(f"{source}: not a run of omen simulate: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise RunError(f"{source}: not JSON: {exc}") from None
+    if run.format != FORMAT:
+        raise RunError(f"{source}: format {run.format!r}, not {FORMAT!r}")
+    return run
+
+
+def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, FightRecord]:
+    """Play fight ``index`` of ``run`` again (of encounter ``label``, "A" or "B", in a comparison; the only one
+    otherwise): the fight, with its whole log, and the record the run kept of it."""
+    m = run.manifest
+    if not 0 <= index < m.fights:
+        raise RunError(f"the run has fights 0 to {m.fights - 1}, not {index}")
+    chosen = [e for e in run.encounters if label is None or e.label == label.upper()]
+    if label is None and len(chosen) > 1:
+        raise RunError("the run compares two encounters: say which with --encounter A or B")
+    if not chosen:
+        labels = ", ".join(e.label or "-" for e in run.encounters)
+        raise RunError(f"the run has no encounter {label!r} (it has {labels})")
+    er = chosen[0]
+    rules = Rules(policies=m.policies, max_rounds=m.max_rounds, hp_display=m.hp_display)  # type: ignore[arg-type]
+    played = play(er.encounter, rules, index, bytes.fromhex(m.seed), m.started_ms)
+    return played, er.records[index]
+
+
+def default_workers() -> int:
+    """The local pool's size by default: the cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+def interactive() -> bool:
+    """Whether standard error is a terminal (where a progress bar goes)."""
+    return sys.stderr.isatty()

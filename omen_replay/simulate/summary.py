@@ -1,0 +1,219 @@
+"""A run's summary, computed from its fights' records in index order: who wins (with Wilson intervals), in how many
+rounds, who goes down and who first, HP and Will left, damage dealt and taken (means with intervals), the fights
+worth a look (the longest, the shortest, the upsets), and the comparison of two runs on the same seeds.
+
+A pure function of the records: the same fights give the same summary, byte for byte, however they were run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from .encounter import Encounter
+from .play import FightRecord
+from .stats import Difference, Mean, Rate, difference_of_means, difference_of_rates, half_width, mean, rate
+
+__all__ = ["SideSummary", "CombatantSummary", "Pick", "Extremes", "Summary", "Comparison", "Tally", "summarise",
+           "compare"]
+
+
+class SideSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """A side: its policy, and the fights it won (the only side standing when another was defeated, C33)."""
+
+    side: str
+    policy: str
+    wins: Rate
+
+
+class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """A combatant over the run: HP and Will left at the end, final damage dealt and taken (after mitigation,
+    C13), how often it went down (0 HP or out of the fight, C33) and was the first to, and the mean round it went
+    down in when it did."""
+
+    id: str
+    name: str
+    side: str
+    max_hp: int
+    max_will: int
+    hp_left: Mean
+    will_left: Mean
+    dealt: Mean
+    taken: Mean
+    down: Rate
+    falls_first: Rate
+    down_round: Mean
+
+
+class Pick(msgspec.Struct, frozen=True, kw_only=True):
+    """A fight worth a look: its index (``omen simulate --replay RUN INDEX`` rebuilds it), rounds, winner, and why
+    it was picked."""
+
+    index: int
+    rounds: int
+    winner: str | None
+    why: str
+
+
+class Extremes(msgspec.Struct, frozen=True, kw_only=True):
+    """The fights worth a look: the longest, the shortest, and the upsets (the underdog's wins, its side's HP left
+    highest first)."""
+
+    longest: tuple[Pick, ...]
+    shortest: tuple[Pick, ...]
+    upsets: tuple[Pick, ...]
+
+
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """What a run of ``fights`` fights found (see the module's docstring). ``draws``: no single side standing at
+    the end (the round limit reached); ``no_one_down``: fights in which nobody went down; ``widest``: the largest
+    half-width of any rate's interval (what ``--until-ci`` compares with its target); ``rounds_histogram``: how
+    many fights lasted each number of rounds."""
+
+    fights: int
+    sides: tuple[SideSummary, ...]
+    draws: Rate
+    rounds: Mean
+    rounds_histogram: tuple[tuple[int, int], ...]
+    combatants: tuple[CombatantSummary, ...]
+    no_one_down: Rate
+    widest: float
+    extremes: Extremes
+
+
+class Comparison(msgspec.Struct, frozen=True, kw_only=True):
+    """Two runs on the same seeds (fight i of A and of B rolled the same dice in the same order while they went the
+    same way): each difference A - B, paired and unpaired."""
+
+    fights: int
+    differences: tuple[Difference, ...]
+
+
+@dataclass
+class Tally:
+    """The counts the rates are made of, added to fight by fight in index order: what ``--until-ci`` looks at
+    after each batch (:meth:`widest`), without summing the whole run again."""
+
+    sides: tuple[str, ...]
+    ids: tuple[str, ...]
+    n: int = 0
+    wins: Counter[str] = field(default_factory=Counter)
+    draws: int = 0
+    down: Counter[str] = field(default_factory=Counter)
+    first: Counter[str] = field(default_factory=Counter)
+    nobody: int = 0
+
+    def add(self, rec: FightRecord) -> None:
+        """Count one more fight."""
+        self.n += 1
+        if rec.winner is None:
+            self.draws += 1
+        else:
+            self.wins[rec.winner] += 1
+        for who, c in zip(self.ids, rec.combatants, strict=True):
+            if c.down is not None:
+                self.down[who] += 1
+        if rec.first_down is None:
+            self.nobody += 1
+        else:
+            self.first[rec.first_down] += 1
+
+    def rates(self) -> list[Rate]:
+        """Every rate the summary reports."""
+        n = self.n
+        return [*(rate(self.wins[s], n) for s in self.sides), rate(self.draws, n),
+                *(rate(self.down[w], n) for w in self.ids), *(rate(self.first[w], n) for w in self.ids),
+                rate(self.nobody, n)]
+
+    def widest(self) -> float:
+        """The largest half-width among the rates' intervals (1.0 before any fight)."""
+        return max(half_width(r) for r in self.rates()) if self.n else 1.0
+
+
+def _mean_of(values: Sequence[int]) -> Mean:
+    return mean(sum(values), sum(v * v for v in values), len(values))
+
+
+def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: dict[str, str]) -> Summary:
+    """The summary of a run's ``records`` (in index order) of ``encounter``, its sides played by ``policies``."""
+    sheets = encounter.combatants
+    ids = tuple(s.id for s in sheets)
+    tally = Tally(sides=encounter.sides, ids=ids)
+    for rec in records:
+        tally.add(rec)
+    n = tally.n
+    combatants = []
+    for i, s in enumerate(sheets):
+        mine = [rec.combatants[i] for rec in records]
+        combatants.append(CombatantSummary(
+            id=s.id, name=s.name, side=s.side, max_hp=s.hp, max_will=s.will,
+            hp_left=_mean_of([c.hp for c in mine]), will_left=_mean_of([c.will for c in mine]),
+            dealt=_mean_of([c.dealt for c in mine]), taken=_mean_of([c.taken for c in mine]),
+            down=rate(tally.down[s.id], n), falls_first=rate(tally.first[s.id], n),
+            down_round=_mean_of([c.down for c in mine if c.down is not None])))
+    histogram = Counter(rec.rounds for rec in records)
+    return Summary(
+        fights=n,
+        sides=tuple(SideSummary(side=side, policy=policies[side], wins=rate(tally.wins[side], n))
+                    for side in encounter.sides),
+        draws=rate(tally.draws, n), rounds=_mean_of([rec.rounds for rec in records]),
+        rounds_histogram=tuple(sorted(histogram.items())), combatants=tuple(combatants),
+        no_one_down=rate(tally.nobody, n), widest=tally.widest(),
+        extremes=_extremes(encounter, records, tally))
+
+
+def _rounds(n: int) -> str:
+    return f"{n} round{'s' if n != 1 else ''}"
+
+
+def _pick(rec: FightRecord, why: str) -> Pick:
+    return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why)
+
+
+def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally, keep: int = 3) -> Extremes:
+    """The longest and shortest fights (ties: the lower index), and the underdog's wins: the side that won least
+    often (of those that won at all, with another side winning more), its wins ranked by its HP left, most first."""
+    by_length = sorted(records, key=lambda r: (-r.rounds, r.index))
+    longest = tuple(_pick(r, f"the longest: {_rounds(r.rounds)}") for r in by_length[:keep])
+    shortest = tuple(_pick(r, f"the shortest: {_rounds(r.rounds)}") for r in sorted(
+        records, key=lambda r: (r.rounds, r.index))[:keep])
+    won = [s for s in encounter.sides if tally.wins[s]]
+    upsets: tuple[Pick, ...] = ()
+    if len(won) > 1:
+        underdog = min(won, key=lambda s: (tally.wins[s], -encounter.sides.index(s)))
+        share = tally.wins[underdog] / tally.n
+        mine = [i for i, s in enumerate(encounter.combatants) if s.side == underdog]
+        full = sum(encounter.combatants[i].hp for i in mine)
+        wins = [r for r in records if r.winner == underdog]
+        ranked = sorted(wins, key=lambda r: (-sum(r.combatants[i].hp for i in mine), r.index))
+        upsets = tuple(_pick(r, f"an upset: {underdog} (who win {share:.0%} of fights) won with "
+                                f"{sum(r.combatants[i].hp for i in mine)} of {full} HP left")
+                       for r in ranked[:keep])
+    return Extremes(longest=longest, shortest=shortest, upsets=upsets)
+
+
+def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[FightRecord]) -> Comparison:
+    """A against B, fight by fight on the same seeds: each side's wins, draws and rounds; for each combatant in
+    both (by id), HP left, going down and damage dealt."""
+    diffs: list[Difference] = []
+    for side in a.sides:
+        if side in b.sides:
+            diffs.append(difference_of_rates(f"{side} wins", [r.winner == side for r in ra],
+                                             [r.winner == side for r in rb]))
+    diffs.append(difference_of_rates("draws", [r.winner is None for r in ra], [r.winner is None for r in rb]))
+    diffs.append(difference_of_means("rounds", [r.rounds for r in ra], [r.rounds for r in rb]))
+    where_b = {s.id: i for i, s in enumerate(b.combatants)}
+    for i, s in enumerate(a.combatants):
+        j = where_b.get(s.id)
+        if j is None:
+            continue
+        diffs.append(difference_of_means(f"{s.id} HP left", [r.combatants[i].hp for r in ra],
+                                         [r.combatants[j].hp for r in rb]))
+        diffs.append(difference_of_rates(f"{s.id} down", [r.combatants[i].down is not None for r in ra],
+                                         [r.combatants[j].down is not None for r in rb]))
+        diffs.append(difference_of_means(f"{s.id} damage dealt", [r.combatants[i].dealt for r in ra],
+                                         [r.combatants[j].dealt for r in rb]))
+    return Comparison(fights=len(ra), differences=tuple(diffs))

@@ -1,0 +1,40 @@
+"""Encounter files for the simulator's tests, written where a test asks: a mirror duel (50 % by symmetry), a
+quick mirror duel, and the Ember Ford's four."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+EMBER_FORD_2V2 = ROOT / "examples" / "encounters" / "ember-ford-2v2.toml"
+
+
+def fighter(cid: str, side: str, hp: int, weapon_damage: int = 3, extra: str = "") -> str:
+    """One combatant, inline: STR d6 + 1, AGI d6, RES d6, a sword (Parry Rating 1), Leathers."""
+    return f'''
+[[combatants]]
+id = "{cid}"
+name = "{cid.title()}"
+side = "{side}"
+hp = {hp}
+will = 4
+attributes = {{ STR = {{ die = "d6", bonus = 1 }}, AGI = {{ die = "d6" }}, INT = {{ die = "d4" }}, RES = {{ die = "d6" }}, FCS = {{ die = "d6" }} }}
+weapons = [{{ id = "sword", weapon_damage = {weapon_damage}, damage_type = "slashing", parry_rating = 1 }}]
+armor = {{ name = "Leathers", rating = 1 }}
+{extra}'''
+
+
+def mirror_duel(directory: Path, hp: int = 12, name: str = "duel") -> Path:
+    """Ash (north) against Bo (south), the same sheet on both sides: each wins half the fights, by symmetry."""
+    path = directory / f"{name}.toml"
+    path.write_text(f'[fight]\nid = "{name}"\ntitle = "A mirror duel"\n' + fighter("ash", "north", hp)
+                    + fighter("bo", "south", hp))
+    return path
+
+
+def lopsided_duel(directory: Path, weapon_damage: int, name: str) -> Path:
+    """The mirror duel with Ash's sword dealing ``weapon_damage``: what a designer compares."""
+    path = directory / f"{name}.toml"
+    path.write_text(f'[fight]\nid = "{name}"\ntitle = "A duel, Ash\'s sword {weapon_damage}"\n'
+                    + fighter("ash", "north", 12, weapon_damage) + fighter("bo", "south", 12))
+    return path

@@ -1,0 +1,228 @@
+"""``omen simulate`` from the shell (omen_replay/simulate/command.py): a run, its JSON, any fight played again and
+verified, and bad input refused with exit 2."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omen_replay.cli import app
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel
+
+ROOT = Path(__file__).resolve().parents[3]
+SEED = "c0ffee" * 6
+runner = CliRunner()
+
+
+def omen(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def ember_run(tmp_path_factory) -> Path:
+    """200 Ember Ford fights on 2 local processes, the raiders cautious, written to run.json."""
+    where = tmp_path_factory.mktemp("run")
+    result = omen("simulate", EMBER_FORD_2V2, "--fights", 200, "--workers", 2, "--seed", SEED, "--policy",
+                  "raiders=cautious", "--out", where / "run.json")
+    assert result.exit_code == 0, result.output
+    return where / "run.json"
+
+
+class TestARun:
+    def test_the_text_says_who_wins_with_intervals_and_where_the_run_is(self, ember_run):
+        """The text gives each side's win rate with its 95 % interval, the rounds, every combatant, and where the
+        run was saved with the command that plays a fight again."""
+        result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--workers", 1, "--seed", SEED, "--out",
+                      ember_run.with_name("small.json"))
+        said = " ".join(result.output.split())
+        assert result.exit_code == 0, result.output
+        assert "wardens (aggressive) win" in said and "(95 %:" in said and "rounds" in said
+        assert "Kael Arden" in said and "Run saved to" in said and "--replay" in said
+
+    def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run, tmp_path):
+        """--json prints the run (manifest, summary, records, timing), as written to --out, valid against
+        docs/schema/simulation.schema.json; the manifest records the seed, the policies and the fights."""
+        import jsonschema
+
+        result = omen("simulate", EMBER_FORD_2V2, "--fights", 30, "--workers", 1, "--seed", SEED, "--json",
+                      "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        printed = json.loads(result.stdout)
+        schema = json.loads((ROOT / "docs" / "schema" / "simulation.schema.json").read_text())
+        jsonschema.Draft202012Validator(schema).validate(printed)
+        assert printed == json.loads((tmp_path / "r.json").read_text())
+        m = printed["manifest"]
+        assert (m["seed"], m["fights"], m["policies"]) == (SEED, 30, {"wardens": "aggressive", "raiders": "aggressive"})
+        assert len(printed["encounters"][0]["records"]) == 30
+
+    def test_five_random_fights_played_again_verify_with_the_recorded_winner_and_rounds(self, ember_run, tmp_path):
+        """Five fights of the run, chosen at random, each played again by index into its own log: `omen verify`
+        finds every event, number and seeded die right, and each has the winner and rounds the run recorded."""
+        recorded = json.loads(ember_run.read_text())["encounters"][0]["records"]
+        for index in random.Random(24).sample(range(200), 5):
+            log = tmp_path / f"fight-{index}.jsonl"
+            result = omen("simulate", "--replay", ember_run, index, "--log", log)
+            assert result.exit_code == 0, result.output
+            assert "(as the run recorded)" in " ".join(result.output.split())
+            verified = omen("verify", log)
+            assert verified.exit_code == 0 and "verified" in verified.output, verified.output
+            replayed = json.loads(omen("replay", log, "--json").stdout)
+            rec = recorded[index]
+            assert replayed["round"] == rec["rounds"], (index, replayed["round"], rec["rounds"])
+            ended = [json.loads(line)["event"] for line in log.read_text().splitlines()
+                     if '"fight_ended"' in line][0]
+            assert ended["side"] == rec["defeated"] and {"wardens", "raiders"} - {ended["side"]} == {rec["winner"]}
+
+    def test_a_fight_played_again_twice_is_the_same_log(self, ember_run, tmp_path):
+        """Fight 3 played again into two logs gives the same events, line for line (the clock is the run's start,
+        the dice and the policies' choices derived from the run's seed)."""
+        logs = [tmp_path / f"{i}.jsonl" for i in (1, 2)]
+        for log in logs:
+            assert omen("simulate", "--replay", ember_run, 3, "--log", log, "--json").exit_code == 0
+        events = [[json.loads(line)["event"] for line in log.read_text().splitlines()] for log in logs]
+        assert events[0] == events[1] and len(events[0]) > 50
+        assert logs[0].read_bytes() == logs[1].read_bytes()
+
+    def test_a_policy_from_a_file_plays_on_a_pool(self, tmp_path):
+        """The documented example policy, given as its file, plays the wardens on 2 processes."""
+        policy = f"wardens={ROOT}/examples/policies/hold_the_line.py:HoldTheLine"
+        result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--workers", 2, "--policy", policy, "--json",
+                      "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["encounters"][0]["summary"]["sides"][0]["policy"].endswith("HoldTheLine")
+
+
+class TestBadInput:
+    @pytest.mark.parametrize(("args", "said"), [
+        ((), "give an ENCOUNTER, or --compare"),
+        (("--fights", 5, "--until-ci", 0.1), "not both"),
+        (("--policy", "heroes"), "give SIDE=NAME"),
+        (("--policy", "pirates=random"), "no side 'pirates'"),
+        (("--policy", "north=bold"), "unknown policy 'bold'"),
+        (("--seed", "xyz"), "--seed must be hex"),
+        (("--workers", 0), "at least 1"),
+        (("--until-ci", 2), "between 0 and 0.5"),
+        (("--dask", "local:0"), "local:N needs a number of workers"),
+        (("--log", "x.jsonl"), "go with --replay"),
+    ])
+    def test_is_refused_with_exit_2(self, tmp_path, args, said):
+        """Each mistake is one line on standard error saying what is wrong, exit 2, and nothing written."""
+        duel = mirror_duel(tmp_path)
+        given = args if args == () else (duel, *args)
+        result = omen("simulate", *given, "--out", tmp_path / "run.json")
+        assert result.exit_code == 2, result.output
+        assert said in " ".join(result.output.split())
+        assert not (tmp_path / "run.json").exists()
+
+    def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path):
+        """A scenario that scripts the fight is refused naming the file, the line and the command."""
+        path = tmp_path / "e.toml"
+        path.write_text(mirror_duel(tmp_path).read_text() + '\n[[commands]]\ncommand = "end_turn"\nwho = "ash"\n')
+        result = omen("simulate", path, "--fights", 3)
+        assert result.exit_code == 2 and "e.toml:" in result.output and "only set the fight up" in result.output
+
+    def test_replay_needs_a_log_and_a_free_one(self, ember_run, tmp_path):
+        """--replay without --log, or into a log that already holds that fight, is refused (exit 2)."""
+        assert "needs --log" in omen("simulate", "--replay", ember_run, 1).output
+        log = tmp_path / "f.jsonl"
+        assert omen("simulate", "--replay", ember_run, 1, "--log", log).exit_code == 0
+        again = omen("simulate", "--replay", ember_run, 1, "--log", log)
+        assert again.exit_code == 2 and "already holds fight 'sim-1'" in again.output
+
+    def test_replay_of_an_index_outside_the_run(self, ember_run, tmp_path):
+        """A fight the run does not have is refused naming its range."""
+        result = omen("simulate", "--replay", ember_run, 200, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 2 and "fights 0 to 199, not 200" in result.output
+
+    def test_an_unreachable_dask_scheduler_is_said(self, tmp_path):
+        """--dask at an address where no scheduler listens: exit 2 saying it cannot reach it."""
+        result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--dask", "tcp://127.0.0.1:9")
+        assert result.exit_code == 2 and "cannot reach the Dask scheduler" in result.output
+
+
+class TestACompare:
+    def test_a_comparison_plays_both_on_the_same_seeds_and_either_fight_again(self, tmp_path):
+        """--compare A B runs fight i of each from the same seed: where B is A (the same sheets) every record is
+        the same and every difference 0, paired and tight; --replay needs --encounter A or B, and plays that one."""
+        a = mirror_duel(tmp_path, name="a")
+        result = omen("simulate", "--compare", a, a, "--fights", 30, "--workers", 1, "--seed", SEED, "--json",
+                      "--out", tmp_path / "c.json")
+        assert result.exit_code == 0, result.output
+        run = json.loads(result.stdout)
+        first, second = run["encounters"]
+        assert (first["label"], second["label"]) == ("A", "B") and first["records"] == second["records"]
+        assert all(d["difference"] == d["paired_low"] == d["paired_high"] == 0 for d in run["comparison"]["differences"])
+        assert "--encounter A or B" in omen("simulate", "--replay", tmp_path / "c.json", 3, "--log",
+                                            tmp_path / "x.jsonl").output
+        played = omen("simulate", "--replay", tmp_path / "c.json", 3, "--encounter", "b", "--log", tmp_path / "b.jsonl")
+        assert played.exit_code == 0, played.output
+
+
+def _on_a_terminal(*args: str) -> tuple[str, str]:
+    """Run ``omen`` in a fresh process with its standard error on a pseudo-terminal; (stdout, what the terminal
+    showed)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    main, other = pty.openpty()
+    omen_bin = Path(sys.executable).with_name("omen")
+    proc = subprocess.Popen([str(omen_bin), *args], stdout=subprocess.PIPE, stderr=other, stdin=subprocess.DEVNULL)
+    os.close(other)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(main)
+    assert proc.returncode == 0, shown.decode(errors="replace")
+    return out.decode(), shown.decode(errors="replace")
+
+
+class TestTheProgressBar:
+    def test_a_terminal_shows_the_fights_done_the_rate_and_the_widest_interval(self, tmp_path):
+        """On a terminal the run shows a progress bar on standard error (fights done of the total, fights per
+        second, the widest interval); with --json, none: standard error stays empty and standard output is JSON."""
+        duel = mirror_duel(tmp_path)
+        _out, shown = _on_a_terminal("simulate", str(duel), "--fights", "600", "--workers", "1", "--batch", "50",
+                                     "--out", str(tmp_path / "a.json"))
+        assert "simulating" in shown and "fights/s" in shown and "widest interval" in shown and "/600" in shown
+        out, shown = _on_a_terminal("simulate", str(duel), "--fights", "100", "--workers", "1", "--json", "--out",
+                                    str(tmp_path / "b.json"))
+        assert shown.strip() == "" and json.loads(out)["manifest"]["fights"] == 100
+
+
+class TestTheDocs:
+    def test_the_worked_examples_of_docs_simulate_are_what_omen_prints(self, tmp_path, monkeypatch):
+        """docs/simulate.md's worked example and its comparison, run as written (from the repository's root, on
+        2 processes): every line the page quotes from their output is printed (words and numbers), and the
+        conclusions it draws from them stand."""
+        import re
+
+        monkeypatch.chdir(tmp_path)
+        page = (ROOT / "docs" / "simulate.md").read_text()
+        blocks = re.findall(r"```sh\n(omen simulate [^`]*?)```\n+```text\n([^`]*?)```", page)
+        assert len(blocks) == 2
+        for command, quoted in blocks:
+            args = command.replace("\\\n", " ").split()[1:]
+            args = [str(ROOT / a) if a.startswith("examples/") else a for a in args]
+            result = omen(*args, "--workers", 2)
+            assert result.exit_code == 0, result.output
+            said = " ".join(result.output.split())
+            for line in quoted.splitlines():
+                words = " ".join(line.split())
+                if not words or words == "..." or words.startswith(("pool,", "out/", "INDEX")):
+                    continue
+                if words.startswith("combatant") or re.match(r"^(Kael|Brin|Vesh|Skarn) ", words):
+                    words = " ".join(words.split()[-6:])  # the table's numbers (names wrap at 80 columns)
+                assert words in said, (words, said[:2000])

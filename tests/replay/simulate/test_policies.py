@@ -1,0 +1,183 @@
+"""The simulator's policies (omen_replay/simulate/policies.py): what each built-in chooses, what a policy sees, and
+loading a policy of one's own."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.commands import AnswerActiveDefense, DeclareAttack, Disengage, EndTurn, Move
+from omen_core.content import DealDamage, SaveEffect, Weapon
+from omen_core.state import FightState
+from omen_replay.simulate.play import _decider, _decision
+from omen_replay.simulate.policies import (
+    Aggressive,
+    Cautious,
+    Decision,
+    PolicyError,
+    RandomPolicy,
+    load_policy,
+)
+from tests.sheets import sheet
+
+ROOT = Path(__file__).resolve().parents[3]
+SWORD = Weapon(id="sword", weapon_damage=3, parry_rating=1)
+STAFF = Weapon(id="staff", weapon_damage=1)
+
+
+def decision(state: FightState, who: str, kind: str = "turn", display: str = "banded") -> Decision:
+    """What the simulator asks ``who``'s side in ``state`` (the function it uses)."""
+    side = state.combatants[who].side
+    return _decision(state, who, side, kind, display, random.Random(1), {})  # type: ignore[arg-type]
+
+
+def two_on_one(kael_loses: int = 0) -> Fight:
+    """Kael (heroes) against Vesh and Skarn (raiders), round 1, Kael's turn (initiative 6 + 3, 1, 2; then an
+    attack's faces, 1 and 1 against a RES die 6, and a spare 6 and 6: scripted). With ``kael_loses``, before
+    initiative Vesh's blow (a save Kael fails, 1 against 6, C15) takes that much of his HP."""
+    cast = [replace(sheet("kael", "heroes", AGI=(6, 3)), weapons=(SWORD, STAFF)), sheet("vesh", "raiders"),
+            sheet("skarn", "raiders")]
+    fight = Fight.start(MemoryStore(), "p", dice=ScriptedDice([1, 6] if kael_loses else []), clock=lambda: 0,
+                        combatants=cast)
+    if kael_loses:
+        fight.call_save("vesh", "kael", SaveEffect(name="blow", save="AGI", against="STR", action_cost=0, on_failure=(
+            DealDamage(flat=kael_loses, damage_type="crushing"),)))
+    fight.dice.feed([6, 1, 2, 1, 1, 6, 6, 6])
+    fight.roll_initiative()
+    assert fight.state.turn == "kael"
+    return fight
+
+
+def hurt(state: FightState, **hp: int) -> FightState:
+    return replace(state, combatants={w: replace(c, hp=hp.get(w, c.hp)) for w, c in state.combatants.items()})
+
+
+class TestAggressive:
+    def test_it_attacks_the_weakest_looking_enemy_with_its_strongest_weapon(self):
+        """Focus fire: with Skarn bloodied (8 of 20, banded) and Vesh unhurt, Kael attacks Skarn, with the sword
+        (weapon damage 3) rather than the staff (1) or fists."""
+        state = hurt(two_on_one().state, skarn=8)
+        chosen = Aggressive().decide(decision(state, "kael"))
+        assert chosen == DeclareAttack(attacker="kael", target="skarn", weapon="sword")
+
+    def test_with_nothing_left_to_do_it_ends_its_turn(self):
+        """C20: once the Action is spent, it ends its turn."""
+        fight = two_on_one()
+        fight.execute(Aggressive().decide(decision(fight.state, "kael")))
+        while fight.waiting_for is not None:  # whoever must answer does, as an aggressive one would
+            who, kind = _decider(fight.state)
+            fight.execute(Aggressive().decide(decision(fight.state, who, kind)))
+        assert fight.state.turn == "kael" and fight.state.turn_actions == 0
+        assert Aggressive().decide(decision(fight.state, "kael")) == EndTurn(who="kael")
+
+    def test_it_defends_only_when_a_defense_can_turn_the_hit(self):
+        """C8: a hit of 20 against a base defense of 2: Vesh's Dodge (d6 + 0) cannot reach it (odds 0), so the
+        aggressive Vesh keeps her Bonus Action and declines; the cautious one Dodges anyway."""
+        fight = Fight.start(MemoryStore(), "w", dice=ScriptedDice([6, 6, 1]), clock=lambda: 0, combatants=[
+            replace(sheet("kael", "heroes", STR=(6, 8)), weapons=(SWORD,)), sheet("vesh", "raiders")])
+        fight.attack("kael", "vesh")
+        asked = decision(fight.state, "vesh", "active_defense")
+        assert [o.miss for o in asked.odds] == ["0", "0"]
+        assert Aggressive().decide(asked) == AnswerActiveDefense(defender="vesh")
+        assert Cautious().decide(asked) == AnswerActiveDefense(defender="vesh", defense="dodge")
+
+
+class TestCautious:
+    def test_at_low_hp_within_reach_it_disengages_then_moves_out_of_reach(self):
+        """C22, C23: Kael at 5 of 20 HP (a third or less, after a failed save's 15 damage), engaged with both
+        raiders, Disengages first, then moves leaving both; with no ranged weapon, it then ends its turn."""
+        fight = two_on_one(kael_loses=15)
+        fight.engage("kael", "vesh", "skarn")
+        assert fight.state.combatants["kael"].hp == 5
+        first = Cautious().decide(decision(fight.state, "kael"))
+        assert first == Disengage(who="kael")
+        fight.execute(first)
+        second = Cautious().decide(decision(fight.state, "kael"))
+        assert second == Move(who="kael", leaves=("skarn", "vesh"))
+        fight.execute(second)
+        assert Cautious().decide(decision(fight.state, "kael")) == EndTurn(who="kael")
+
+    def test_unhurt_it_fights_as_the_aggressive_one(self):
+        """Above a third of its HP, the cautious policy attacks as the aggressive one does."""
+        state = two_on_one().state
+        assert Cautious().decide(decision(state, "kael")) == Aggressive().decide(decision(state, "kael"))
+
+
+class TestRandom:
+    def test_it_picks_every_legal_command_about_as_often(self):
+        """Uniform over the legal commands: over 3,000 draws each of Kael's choices (attacks on every combatant
+        with each arm, moves, Disengage, end_turn) comes up within 30 % of its fair share."""
+        asked = decision(two_on_one().state, "kael")
+        rng = random.Random(7)
+        counts = Counter(RandomPolicy().decide(replace_rng(asked, rng)) for _ in range(3000))
+        fair = 3000 / len(asked.choices)
+        assert set(counts) == set(asked.choices)
+        assert all(abs(n - fair) < 0.3 * fair for n in counts.values())
+
+
+def replace_rng(asked: Decision, rng: random.Random) -> Decision:
+    from dataclasses import replace as dc_replace
+
+    return dc_replace(asked, rng=rng)
+
+
+class TestWhatAPolicySees:
+    @given(st.integers(1, 20), st.integers(1, 20), st.sampled_from(("banded", "hidden")))
+    def test_a_players_policy_never_sees_an_enemys_hp(self, a, b, display):
+        """Non-interference: two states that differ only in Vesh's HP give Kael's policy the same decision (the
+        same choices, the same view) whenever the two fall in one HP band, and always with the HP hidden; the
+        view never holds Vesh's HP, only its band (docs/server.md's HP display)."""
+        base = two_on_one().state
+        seen = [decision(hurt(base, vesh=hp), "kael", display=display) for hp in (a, b)]
+        views = [(d.choices, d.view) for d in seen]
+        from omen_core.seats import hp_band
+
+        if display == "hidden" or hp_band(a, 20) == hp_band(b, 20):
+            assert views[0] == views[1]
+        vesh = seen[0].view.combatant("vesh")
+        assert vesh is not None and vesh.hp is None and vesh.max_hp is None
+        assert seen[0].me.hp == 20 and seen[0].sheet.id == "kael"
+
+    def test_an_unseen_enemy_is_not_in_the_view(self):
+        """C27: an Unseen raider is hidden from the heroes' seat, and so from their policy: not in the view, and
+        no choice names it (as a player's seat is offered nothing naming whom it cannot see)."""
+        fight = two_on_one()
+        fight.apply_condition("skarn", "Unseen")
+        asked = decision(fight.state, "kael")
+        assert asked.view.combatant("skarn") is None
+        assert "skarn" not in repr(asked.choices) and any(isinstance(c, DeclareAttack) for c in asked.choices)
+        assert Aggressive().decide(asked).target == "vesh"  # the weakest-looking enemy it can see
+
+
+class TestLoading:
+    def test_the_built_in_ones_by_name(self):
+        """random, aggressive and cautious are built in, each made fresh."""
+        assert [load_policy(n).name for n in ("random", "aggressive", "cautious")] == ["random", "aggressive",
+                                                                                          "cautious"]
+        assert load_policy("aggressive") is not load_policy("aggressive")
+
+    def test_one_of_ones_own_from_a_file(self):
+        """The example of docs/simulate.md loads from its file, as path:attribute."""
+        made = load_policy(f"{ROOT}/examples/policies/hold_the_line.py:HoldTheLine")
+        assert made.name == "hold-the-line"
+
+    @pytest.mark.parametrize(("name", "said"), [
+        ("bold", "unknown policy 'bold': built in are random, aggressive, cautious"),
+        ("no_such_module:Bold", "cannot import 'no_such_module'"),
+        ("omen_replay.simulate.policies:Bold", "has no 'Bold'"),
+        ("omen_replay.simulate.policies:BUILT_IN", "is not a class or function"),
+        ("omen_replay.simulate.policies:SeatView", "policy 'omen_replay.simulate.policies:SeatView'"),
+        ("/no/such/file.py:Bold", "no such file"),
+    ])
+    def test_a_policy_that_cannot_be_loaded_is_said(self, name, said):
+        """An unknown name, a module or file that cannot be imported, a missing attribute or one that makes no
+        policy: each is a PolicyError saying which."""
+        with pytest.raises(PolicyError, match=said):
+            load_policy(name)

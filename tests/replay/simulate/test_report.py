@@ -1,0 +1,127 @@
+"""The simulation's HTML report (omen_replay/simulate/report.py): one self-contained page, small whatever the number
+of fights, opening in a real browser without errors or requests."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import shutil
+
+import pytest
+
+from omen_replay.simulate.encounter import load_encounter
+from omen_replay.simulate.play import CombatantRecord, FightRecord, Rules
+from omen_replay.simulate.report import write_html
+from omen_replay.simulate.run import EncounterRun, Manifest, Run, Timing
+from omen_replay.simulate.summary import compare, summarise
+from tests.replay.simulate.encounters import EMBER_FORD_2V2
+
+
+def synthetic(encounter, n: int, seed: int) -> list[FightRecord]:
+    """``n`` records of the Ember Ford's four with every spread a report can meet: 1 to 50 rounds, draws, each
+    side winning, any combatant down or first down (made up: the page's size is what is measured)."""
+    rng = random.Random(seed)
+    ids = [s.id for s in encounter.combatants]
+    out = []
+    for i in range(n):
+        winner = rng.choice(["wardens", "raiders", None])
+        rounds = rng.randint(1, 50)
+        combatants = tuple(CombatantRecord(hp=rng.randint(0, s.hp), will=rng.randint(0, s.will),
+                                           dealt=rng.randint(0, 60), taken=rng.randint(0, 60),
+                                           down=rng.choice([None, rng.randint(1, rounds)])) for s in encounter.combatants)
+        out.append(FightRecord(index=i, winner=winner, defeated=None if winner is None else "raiders",
+                               ended="defeated" if winner else "round_limit", rounds=rounds,
+                               first_down=rng.choice([None, *ids]), combatants=combatants, commands=40, events=300))
+    return out
+
+
+def a_run(fights: int) -> Run:
+    encounter = load_encounter(EMBER_FORD_2V2)
+    policies = {"wardens": "aggressive", "raiders": "cautious"}
+    a, b = synthetic(encounter, fights, 1), synthetic(encounter, fights, 2)
+    runs = tuple(EncounterRun(label=label, encounter=encounter, summary=summarise(encounter, recs, policies),
+                              records=tuple(recs)) for label, recs in (("A", a), ("B", b)))
+    rules = Rules(policies=policies)
+    manifest = Manifest(omen="0", seed="00" * 16, started_ms=0, fights=fights, batch=100, max_fights=fights,
+                        policies=dict(rules.policies), max_rounds=50, hp_display="banded")
+    return Run(manifest=manifest, encounters=runs, comparison=compare(encounter, encounter, a, b),
+               timing=Timing(backend="serial", workers=1, seconds=1.0, fights_per_second=float(fights)))
+
+
+def test_the_page_for_10000_fights_compared_is_under_200_kb():
+    """10,000 fights of two encounters compared (every round count from 1 to 50, four combatants, the paired
+    comparison): the page is under 200 KB, and the same size, give or take, as for 100 fights: it holds the
+    summaries, never the records."""
+    pages = []
+    for n in (100, 10_000):
+        out = io.StringIO()
+        write_html(a_run(n), out, "run.json", {})
+        pages.append(len(out.getvalue().encode()))
+    assert pages[1] < 200_000, pages
+    assert abs(pages[1] - pages[0]) < 5_000, pages
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class TestInABrowser:
+    """The report in headless Chromium (Playwright with the system's Chromium): skipped where Chromium is missing,
+    unless OMEN_REQUIRE_BROWSER is set (as `.ci/run` does), where a missing browser fails."""
+
+    def test_the_report_opens_without_errors_or_requests_and_shows_its_charts(self, tmp_path):
+        """`omen simulate --compare A B --html` on the Ember Ford with and without Kael's shield: the page loads
+        in headless Chromium with no console or page error and no request but the file itself; the win-rate,
+        rounds, HP, damage and first-down charts and the comparison are drawn; each linked fight's session log
+        opens, also without errors; at phone width nothing overflows sideways (the tables scroll)."""
+        chromium = _chromium()
+        if chromium is None:
+            if os.environ.get("OMEN_REQUIRE_BROWSER"):
+                pytest.fail("OMEN_REQUIRE_BROWSER is set but Chromium is not installed")
+            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        sync_api = pytest.importorskip("playwright.sync_api")
+        from typer.testing import CliRunner
+
+        from omen_replay.cli import app
+
+        no_shield = EMBER_FORD_2V2.with_name("ember-ford-2v2-no-shield.toml")
+        page = tmp_path / "report.html"
+        result = CliRunner().invoke(app, ["simulate", "--compare", str(EMBER_FORD_2V2), str(no_shield), "--fights",
+                                          "200", "--workers", "1", "--seed", "ab" * 16, "--out",
+                                          str(tmp_path / "run.json"), "--html", str(page)])
+        assert result.exit_code == 0, result.output
+        errors: list[str] = []
+        requests: list[str] = []
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                "--disable-background-networking", "--disable-component-update"])
+            try:
+                tab = browser.new_page()
+                tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                tab.on("pageerror", lambda e: errors.append(str(e)))
+                tab.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))
+                tab.on("request", lambda r: requests.append(r.url))
+                response = tab.goto(page.as_uri(), wait_until="load")
+                charts = {c: tab.locator(f"svg#{c}").first.bounding_box() for c in (
+                    "chart-wins", "chart-rounds", "chart-hp", "chart-damage", "chart-first", "chart-compare")}
+                bars = tab.locator("svg#chart-wins rect.bar").count()
+                links = tab.locator("a[href$='.html']")
+                linked = links.count()
+                first_link = links.first.get_attribute("href")
+                tab.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+                only_page = list(requests)
+                tab.goto((tmp_path / str(first_link)).as_uri(), wait_until="load")
+                fight_title = tab.title()
+                phone = browser.new_page(viewport={"width": 390, "height": 844})
+                phone.goto(page.as_uri(), wait_until="load")
+                overflow = phone.evaluate("document.documentElement.scrollWidth")
+            finally:
+                browser.close()
+        assert response is not None and response.ok
+        assert errors == [] and only_page == [page.as_uri()]
+        assert all(box is not None and box["width"] > 300 and box["height"] > 40 for box in charts.values()), charts
+        assert bars == 2 * 3  # each encounter: the wardens, the raiders, the draws
+        assert linked >= 6 and "Ember Ford" in fight_title
+        assert overflow <= 390

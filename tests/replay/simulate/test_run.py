@@ -1,0 +1,131 @@
+"""Running many fights (omen_replay/simulate/run.py): the same summary however the fights are split, --until-ci
+decided in index order, a run's file read back, any fight played again."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+import pytest
+
+from omen_replay.simulate.encounter import load_encounter
+from omen_replay.simulate.play import Rules
+from omen_replay.simulate.run import RunError, dask, pool, read_run, regenerate, serial, simulate
+from tests.replay.simulate.encounters import mirror_duel
+
+SEED = bytes.fromhex("5eed" * 8)
+
+
+def summaries(run) -> bytes:
+    """Everything a run found, as bytes: each encounter's summary and records (not its timing)."""
+    return msgspec.json.encode([(e.summary, e.records) for e in run.encounters])
+
+
+class TestTheSameRunAnywhere:
+    def test_2000_fights_give_byte_identical_summaries_serially_on_a_pool_and_on_dask(self, tmp_path, capsys):
+        """The same 2,000-fight encounter (a mirror duel), run serially, on a 2-process pool and on a
+        distributed.LocalCluster with 2 worker processes, gives byte-identical summaries and records: every fight
+        is a function of the run's seed and its index, and the summary of the records in index order. (The
+        seconds each took are printed: about 20 s in all on 2 cores, Dask's start-up included.)"""
+        encounter = load_encounter(mirror_duel(tmp_path))
+        rules = Rules(policies={"north": "aggressive", "south": "cautious"})
+        found, took = [], []
+        for backend in (serial, lambda: pool(2), lambda: dask("local:2")):
+            start = time.perf_counter()
+            with backend() as chosen:
+                run = simulate([encounter], rules, SEED, chosen, fights=2000, batch=100, started_ms=0)
+            took.append((run.timing.backend, run.timing.workers, round(time.perf_counter() - start, 1)))
+            found.append(summaries(run))
+        with capsys.disabled():
+            print(f"\n2,000 fights each way (backend, workers, seconds with start-up): {took}")
+        assert found[0] == found[1] == found[2]
+        assert [t[:2] for t in took] == [("serial", 1), ("pool", 2), ("dask", 2)]
+        assert msgspec.json.decode(found[0])[0][0]["fights"] == 2000
+
+
+class TestUntilCi:
+    def test_a_50_percent_encounter_stops_near_9600_fights_reproducibly(self, tmp_path):
+        """--until-ci 0.01 on a mirror duel (each side wins half by symmetry): the run stops at the first batch,
+        in index order, where every rate's Wilson interval is within ± 1 point: near the 9,604 fights
+        1.96² · 0.25 / 0.01² gives, and at the same fight whether the batches ran serially or on 2 processes
+        (where they come back in any order)."""
+        encounter = load_encounter(mirror_duel(tmp_path, hp=5, name="quick"))
+        rules = Rules(policies={})
+        with serial() as backend:
+            first = simulate([encounter], rules, SEED, backend, until_ci=0.01, batch=100, started_ms=0)
+        with pool(2) as backend:
+            again = simulate([encounter], rules, SEED, backend, until_ci=0.01, batch=100, started_ms=0)
+        n = first.manifest.fights
+        print(f"\n--until-ci 0.01 stopped at {n} fights; the win rate {first.encounters[0].summary.sides[0].wins}")
+        assert 9000 <= n <= 10200, n
+        assert again.manifest.fights == n and summaries(again) == summaries(first)
+        summary = first.encounters[0].summary
+        assert summary.widest < 0.01
+        wins = summary.sides[0].wins
+        assert abs(wins.rate - 0.5) < 0.02, wins
+
+    def test_the_target_is_checked_after_every_batch_not_only_at_the_end(self, tmp_path):
+        """--until-ci 0.2: the run stops at the first batch of 10 whose intervals are all within ± 20 points,
+        long before its cap of 1,000 fights; one batch fewer would not have met it."""
+        encounter = load_encounter(mirror_duel(tmp_path, hp=5, name="quick"))
+        with serial() as backend:
+            run = simulate([encounter], Rules(policies={}), SEED, backend, until_ci=0.2, batch=10,
+                           max_fights=1000, started_ms=0)
+            n = run.manifest.fights
+            shorter = simulate([encounter], Rules(policies={}), SEED, backend, fights=n - 10, batch=10,
+                               started_ms=0)
+        assert n % 10 == 0 and n < 1000
+        assert run.encounters[0].summary.widest < 0.2 <= shorter.encounters[0].summary.widest
+
+
+class TestOptionsAreChecked:
+    @pytest.mark.parametrize(("options", "said"), [
+        ({}, "a number of fights or an --until-ci target"),
+        ({"fights": 10, "until_ci": 0.1}, "not both"),
+        ({"fights": 0}, "at least 1"),
+        ({"until_ci": 0.7}, "between 0 and 0.5"),
+        ({"fights": 10, "batch": 0}, "at least 1"),
+    ])
+    def test_bad_options_are_refused_before_any_fight(self, tmp_path, options, said):
+        """A run without a number of fights or a target, with both, or with impossible numbers is refused,
+        saying which."""
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend, pytest.raises(RunError, match=said):
+            simulate([encounter], Rules(policies={}), SEED, backend, **options)
+
+    def test_an_unknown_policy_is_refused_before_any_fight(self, tmp_path):
+        """A side's policy that cannot be loaded is said before any worker starts."""
+        from omen_replay.simulate.policies import PolicyError
+
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend, pytest.raises(PolicyError, match="unknown policy 'bold'"):
+            simulate([encounter], Rules(policies={"north": "bold"}), SEED, backend, fights=5)
+
+
+class TestARunsFile:
+    def test_a_run_reads_back_and_plays_any_fight_again_with_its_record(self, tmp_path):
+        """A run written as JSON reads back whole; fight 7 played again from it alone gives the record the run
+        kept (the same winner, rounds, HP, damage)."""
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend:
+            run = simulate([encounter], Rules(policies={"south": "random"}), SEED, backend, fights=20, batch=5)
+        back = read_run(msgspec.json.encode(run), "run.json")
+        assert back == run
+        played, recorded = regenerate(back, 7)
+        assert played.record == recorded == run.encounters[0].records[7]
+
+    @pytest.mark.parametrize(("text", "said"), [
+        (b"{", "not JSON"), (b'{"format": "x"}', "not a run of omen simulate"),
+    ])
+    def test_a_file_that_is_no_run_is_refused(self, text, said):
+        """A file that is not JSON, or not a run, is refused naming the file."""
+        with pytest.raises(RunError, match=f"run.json: {said}"):
+            read_run(text, "run.json")
+
+    def test_an_index_outside_the_run_is_refused(self, tmp_path):
+        """Fight 20 of a 20-fight run (0 to 19) does not exist."""
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend:
+            run = simulate([encounter], Rules(policies={}), SEED, backend, fights=20)
+        with pytest.raises(RunError, match="fights 0 to 19, not 20"):
+            regenerate(run, 20)

@@ -1,0 +1,48 @@
+"""The pure per-seat views (omen_core/seats.py): what a player's seat sees of the combatants it does not own."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.events import keyed_salts
+from omen_core.options import options
+from omen_core.seats import HP_BANDS, combatant_views, hp_band, seat_options, sight_of
+from omen_core.state import FightState
+from tests.sheets import sheet
+
+
+def state_with(hp: int) -> FightState:
+    """Kael (a hero, 20 HP) against Vesh (a raider at ``hp`` of 20), as a state."""
+    state = Fight.start(MemoryStore(), "seats", dice=ScriptedDice([]), clock=lambda: 0, salts=keyed_salts(b"seats"),
+                        combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")]).state
+    return replace(state, combatants={**state.combatants, "vesh": replace(state.combatants["vesh"], hp=hp)})
+
+
+class TestAPlayersSeat:
+    @given(st.integers(0, 20), st.integers(0, 20), st.sampled_from(("banded", "hidden")))
+    def test_the_views_of_a_foe_differ_only_by_its_band(self, a, b, display):
+        """Non-interference: two fights that differ only in the foe's HP give the heroes' seat the same views of
+        the combatants and the same options whenever the two HP fall in one band (banded display), and always
+        (hidden display): the exact HP never reaches the seat."""
+        views = []
+        for hp in (a, b):
+            state = state_with(hp)
+            sight = sight_of("player", ["kael"], state, (), display, {})
+            views.append((combatant_views(state, sight), seat_options(options(state), sight)))
+        same_band = hp_band(a, 20) == hp_band(b, 20)
+        if display == "hidden" or same_band:
+            assert views[0] == views[1]
+        vesh = next(v for v in views[0][0] if v.id == "vesh")
+        assert vesh.hp is None and vesh.max_hp is None
+        assert vesh.hp_band == (hp_band(a, 20) if display == "banded" else None)
+        assert vesh.hp_band in (*HP_BANDS, None)
+
+    def test_the_owner_sees_exact_hp_and_will(self):
+        """A seat owns its combatants: their HP, Will and Bonus Actions are shown exactly."""
+        state = state_with(7)
+        sight = sight_of("player", ["vesh"], state, (), "hidden", {})
+        vesh = next(v for v in combatant_views(state, sight) if v.id == "vesh")
+        assert (vesh.hp, vesh.max_hp, vesh.will, vesh.bonus_actions) == (7, 20, 10, 2)
