@@ -35,8 +35,8 @@ from .state import AttackFrame, FightState, condition_adjustment, effective_bonu
 
 __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
            "situational", "defense_total", "active_attribute", "DefenseChance", "defense_chance", "parry_weapon",
-           "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing", "will_choice_due",
-           "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
+           "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing",
+           "will_choice_due", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
 
 #: C12: an unarmed attack deals crushing damage.
 UNARMED_DAMAGE = "crushing"
