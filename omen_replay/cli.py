@@ -44,7 +44,7 @@ from .demo import DEMO_SEED, run_demo
 from .narrate import Line, Narrator, narrate
 from .output import check_parent, output_file, visible
 from .replay import StateSummary, replay_store, summarise
-from .verify import REROLL, Report, parse_head, verify_store
+from .verify import PROVENANCE, REROLL, Report, parse_head, verify_store
 
 __all__ = ["app", "main", "MAX_COMMAND_BYTES"]
 
@@ -296,27 +296,38 @@ def _report_undos(report: Report) -> None:
         out.print(f"  [yellow]note:[/] {escape(note)}")
     for f in report.rerolls:
         out.print(f"  [yellow]{REROLL}:[/] {escape(f.what)}")
+    for f in report.provenance:
+        out.print(f"  [yellow]{PROVENANCE}:[/] seq {f.seq}: {escape(f.what)}")
 
 
 def _report_text(report: Report) -> None:
     _report_undos(report)
     head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
     if report.clean:
-        if not report.seeded_dice:
-            dice = "no seeded dice"
-        elif report.seed_revealed:
-            dice = f"{report.seeded_dice} seeded dice all match the revealed seed"
-        else:
-            dice = f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
         decided = f"{report.redecided} commands decided again" if report.redecided else "no recorded commands"
+        notices = [f"{len(found)} {kind} finding(s) listed above (--strict fails on them)"
+                   for kind, found in ((PROVENANCE, report.provenance), (REROLL, report.rerolls)) if found]
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
-                  f"intact, {decided}, every total recomputed; {dice}{head}")
+                  f"intact, {decided}, every total recomputed; {_seeded_words(report)}"
+                  + "".join(f"; {n}" for n in notices) + head)
         return
     out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
     for f in report.problems:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
         where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
-        out.print(f"  {where} [{escape(f.rule)}] {escape(f.what)}{escape(detail)}")
+        out.print(f"  {where} {escape(f'[{f.rule}]')} {escape(f.what)}{escape(detail)}")
+
+
+def _seeded_words(report: Report) -> str:
+    """What the audit says of the seeded dice."""
+    if not report.seeded_dice:
+        return "no seeded dice" + (f" ({report.dice} dice)" if report.dice else "")
+    if report.seed_revealed and report.seeded_checked == report.seeded_dice:
+        return f"{report.seeded_dice} seeded dice all match the revealed seed"
+    if report.seed_revealed:
+        return (f"{report.seeded_checked} of {report.seeded_dice} seeded dice match the revealed seed (the others "
+                "were not drawn under it)")
+    return f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
 
 
 @app.command()
@@ -434,8 +445,9 @@ def verify_cmd(
                                                   "if the log has not revealed it.")] = None,
     head: Annotated[list[str] | None, typer.Option("--head", help="A head witnessed earlier, SEQ:HASH (repeatable): "
                                                    "the log must pass through it.")] = None,
-    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls too, not only on integrity findings.")]
-    = False,
+    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls and dice provenance findings too (dice of "
+                                              "another source than the fight's, a change of source), not only on "
+                                              "integrity findings.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report (with the head it reached).")]
     = False,
 ) -> None:
@@ -452,12 +464,12 @@ def verify_cmd(
         stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
     else:
         _report_text(report)
-    raise typer.Exit(0 if report.clean and not (strict and report.rerolls) else 1)
+    raise typer.Exit(0 if (report.strict_clean if strict else report.clean) else 1)
 
 
 def _report_json(report: Report) -> dict[str, object]:
-    """The report as JSON, with whether it is clean."""
-    return {**msgspec.to_builtins(report), "clean": report.clean}
+    """The report as JSON, with whether it is clean (no integrity finding) and strictly clean (no finding)."""
+    return {**msgspec.to_builtins(report), "clean": report.clean, "strict_clean": report.strict_clean}
 
 
 @app.command()

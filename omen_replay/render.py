@@ -120,10 +120,23 @@ def _ending(summary: StateSummary) -> str:
 def _verdict(report: Report) -> str:
     if not report.clean:
         return f"{len(report.problems)} finding(s): see omen verify"
-    seed = ("; the seed is revealed and every seeded die checks out" if report.seed_revealed and report.seeded_dice
-            else "; seeded dice not checked: the seed is not revealed yet" if report.seeded_dice else "")
+    checked = report.seed_revealed and report.seeded_checked == report.seeded_dice
+    seed = ("; the seed is revealed and every seeded die checks out" if checked and report.seeded_dice
+            else "; seeded dice not checked: the seed is not revealed yet" if report.seeded_dice and
+            not report.seed_revealed else "; some seeded dice were not drawn under the revealed seed"
+            if report.seeded_dice else "")
+    provenance = (f"; {len(report.provenance)} dice provenance finding(s) to review: dice of another source than "
+                  f"the fight's {report.dice} dice, or a change of source (see omen verify)"
+                  if report.provenance else "")
     rerolls = f"; {len(report.rerolls)} undo re-roll(s) to review (see omen verify)" if report.rerolls else ""
-    return f"verified: hash chain intact, every command decided again, every derived number recomputed{seed}{rerolls}"
+    return (f"verified: hash chain intact, every command decided again, every derived number recomputed{seed}"
+            f"{provenance}{rerolls}")
+
+
+def _notices(report: Report) -> list[str]:
+    """The findings that do not make a log unsound, each as a line: dice provenance, then undo re-rolls."""
+    return ([f"dice provenance: seq {f.seq}: {f.what}" for f in report.provenance]
+            + [f"undo re-roll: {f.what}" for f in report.rerolls])
 
 
 def _row(name: str, side: str, hp: str, will: str, conditions: dict[str, int], extra: str = "") -> str:
@@ -185,7 +198,7 @@ class TextWriter:
         """The end state, each combatant, and the audit's verdict."""
         rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", c.conditions)
                 for c in summary.combatants]
-        rerolls = "".join(f"undo re-roll: {visible(f.what)}\n" for f in report.rerolls)
+        rerolls = "".join(f"{visible(line)}\n" for line in _notices(report))
         self.out.write("\n" + visible(_ending(summary)) + "\n" + "".join(visible(r) + "\n" for r in rows) + rerolls
                        + visible(_verdict(report)) + "\n")
 
@@ -244,7 +257,7 @@ class MarkdownWriter:
         self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
                        "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"
                        + "".join(r + "\n" for r in rows)
-                       + "".join(f"\n- undo re-roll: {_md(f.what)}" for f in report.rerolls)
+                       + "".join(f"\n- {_md(line)}" for line in _notices(report))
                        + f"\n\n*{_md(_verdict(report))}.*\n")
 
 
@@ -374,7 +387,7 @@ class HtmlWriter:
         self.body.seek(0)
         page = self.env.get_template("session_log.html.j2").generate(
             title=self.title, dice=self.dice, summary=summary, ending=_ending(summary), verdict=_verdict(report),
-            clean=report.clean, rerolls=[f.what for f in report.rerolls], rounds=self.rounds, chart=chart,
+            clean=report.clean, notices=_notices(report), rounds=self.rounds, chart=chart,
             views=[chart_view(chart, "hp"), chart_view(chart, "will")], timeline=self._timeline())
         for piece in page:
             self.out.write(piece)

@@ -19,11 +19,20 @@ problem, the audit collects every finding and reports them all:
   ``(seq, hash)`` seen earlier (a cut tail is caught too);
 - **dice sources**: in a seeded fight a die of another source needs a
   recorded ``dice_source_changed``; a die labelled seeded needs a commitment;
-  once the seed is known every seeded die is recomputed;
+  every seeded die is recomputed from the seed, taken from the
+  ``seed_revealed`` the walk meets in the log (or given), never from an index
+  (:class:`SeedCheck`: dice met before the reveal are checked when it comes);
+- **dice provenance**: the fight states its dice at the start; every die of
+  another source (faces typed into a seeded fight's command, say) and every
+  change of the dice source is a finding of its own kind
+  (``dice provenance``);
 - **undo re-rolls**: every undo that voided rolled dice is a finding of its
   own kind (``undo re-roll``): the voided faces beside the faces rolled next
-  by the same roller. It does not make the log unsound; it is shown so nobody
-  can fish for a better roll unseen.
+  by the same roller.
+
+Provenance and re-roll findings do not make the log unsound (the engine
+allows both, and the GM may have had a good reason); they are listed so
+nobody can choose a roll unseen, and ``--strict`` fails on them.
 
 What the audit proves is written in docs/verify.md.
 """
@@ -31,7 +40,8 @@ What the audit proves is written in docs/verify.md.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -39,7 +49,7 @@ import msgspec
 from omen_core.commands import Command, Join, StartFight
 from omen_core.decide import Target, decided
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
-from omen_core.dice import RecordedDice, commitment, seeded_mismatches
+from omen_core.dice import RecordedDice, commitment, seeded_faces
 from omen_core.errors import BadInput, OmenError, RuleViolation
 from omen_core.events import (
     AmbushDifficultySet,
@@ -49,6 +59,7 @@ from omen_core.events import (
     ContestResolved,
     DamageResolved,
     DiceRolled,
+    DiceSourceChanged,
     Event,
     FightStarted,
     HitDetermined,
@@ -84,10 +95,15 @@ from omen_core.walk import (
     walk,
 )
 
-__all__ = ["Finding", "Head", "Report", "Audit", "REROLL", "verify", "verify_lines", "verify_store", "parse_head"]
+__all__ = ["Finding", "Head", "Report", "Audit", "SeedCheck", "REROLL", "PROVENANCE", "verify", "verify_lines",
+           "verify_store", "parse_head"]
 
 #: The kind of finding an undo that voided rolled dice gets (see the module doc).
 REROLL = "undo re-roll"
+#: The kind of finding a die from another source than the fight's stated dice gets, and a change of the dice source.
+PROVENANCE = "dice provenance"
+#: The kinds of finding that do not make a log unsound (``--strict`` counts them too).
+NOTICES = (REROLL, PROVENANCE)
 
 #: The rule each event type's numbers come from, for a finding of the re-decision.
 _RULES: dict[str, str] = {
@@ -114,7 +130,8 @@ class Head(msgspec.Struct, frozen=True, kw_only=True):
 def parse_head(text: str) -> Head:
     """``SEQ:HASH`` as a :class:`Head`; :class:`BadInput` otherwise."""
     seq, _, digest = text.partition(":")
-    if not seq.isdigit() or int(seq) < 1 or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    hexed = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+    if not (seq.isascii() and seq.isdigit()) or int(seq) < 1 or not hexed:
         raise BadInput(f"a head is SEQ:HASH (a seq and the 64 hex digits of its hash), not {text!r}")
     return Head(seq=int(seq), hash=digest)
 
@@ -122,8 +139,11 @@ def parse_head(text: str) -> Head:
 class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The audit of one log: how much was checked, where it ends, and every finding.
 
-    ``clean`` means no integrity finding: undo re-rolls are listed in
-    ``findings`` too (kind ``"undo re-roll"``) but do not make a log unsound.
+    ``clean`` means no integrity finding: undo re-rolls (kind ``"undo re-roll"``) and dice of another source than
+    the fight's stated dice (kind ``"dice provenance"``) are listed in ``findings`` too but do not make a log
+    unsound; ``strict_clean`` means no finding at all (what ``omen verify --strict`` requires).
+    ``seeded_dice`` counts the dice labelled seeded, ``seeded_checked`` those checked against a seed that
+    matched the commitment (``seed_revealed``: the audit knew such a seed, from the log or given).
     """
 
     fight_id: str
@@ -136,21 +156,33 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     head: Head | None = None
     redecided: int = 0
     schema_versions: tuple[int, ...] = ()
+    dice: str | None = None
+    seeded_checked: int = 0
 
     @property
     def clean(self) -> bool:
-        """True when there is no integrity finding (undo re-rolls aside)."""
+        """True when there is no integrity finding (undo re-rolls and dice provenance aside)."""
         return not self.problems
+
+    @property
+    def strict_clean(self) -> bool:
+        """True when there is no finding of any kind."""
+        return not self.findings
 
     @property
     def problems(self) -> tuple[Finding, ...]:
         """The integrity findings."""
-        return tuple(f for f in self.findings if f.kind != REROLL)
+        return tuple(f for f in self.findings if f.kind not in NOTICES)
 
     @property
     def rerolls(self) -> tuple[Finding, ...]:
         """The undo re-roll findings."""
         return tuple(f for f in self.findings if f.kind == REROLL)
+
+    @property
+    def provenance(self) -> tuple[Finding, ...]:
+        """The dice provenance findings: each die of another source than the fight's dice, each change of source."""
+        return tuple(f for f in self.findings if f.kind == PROVENANCE)
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
@@ -182,21 +214,89 @@ class _Reroll:
         self.next: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
 
 
+class SeedCheck:
+    """Every seeded die against the seed it was drawn under: the one place an audit handles seeds.
+
+    It learns the commitment and the revealed seed from the events as the
+    walk meets them (never from an index beside the log), or a seed the
+    auditor gives. A seed is used only once it hashes to the commitment; a
+    seeded die met before its seed is known is held (compactly: its seq,
+    counter, index, sides and face) and checked when the seed is revealed, one
+    met after is checked at once. C42's fresh commitment after a reveal will
+    add an epoch here: each die is checked against the commitment it was drawn
+    under.
+    """
+
+    def __init__(self, given: bytes | None):
+        self.given = given
+        self.commitment: str | None = None
+        self.fight_id = ""
+        self.faces: Callable[[str, int, int, int], int] | None = None
+        self.held = array("q")  # (seq, counter, index, sides, face) per die waiting for its seed
+        self.seeded = self.checked = 0
+
+    @property
+    def known(self) -> bool:
+        """Whether a seed matching the commitment is known."""
+        return self.faces is not None
+
+    def committed(self, fight_id: str, pledge: str | None) -> Iterator[Finding]:
+        """The fight's commitment (its first event); a seed the auditor gave is checked against it now."""
+        self.fight_id, self.commitment = fight_id, pledge
+        if self.given is not None:
+            yield from self._learn(0, self.given, "the seed given (--seed)")
+
+    def revealed(self, seq: int, seed_hex: str) -> Iterator[Finding]:
+        """A ``seed_revealed`` met in the log."""
+        try:
+            seed = bytes.fromhex(seed_hex)
+        except ValueError:
+            yield Finding(seq=seq, rule="dice", what="the revealed seed is not hex", found=seed_hex[:80])
+            return
+        yield from self._learn(seq, seed, "the revealed seed")
+
+    def _learn(self, seq: int, seed: bytes, what: str) -> Iterator[Finding]:
+        if self.commitment != commitment(seed):
+            yield Finding(seq=seq, rule="dice", what=f"{what} does not match the commitment: no die is checked "
+                                                     "against it", expected=str(self.commitment),
+                          found=commitment(seed))
+            return
+        if self.faces is None:
+            self.faces = seeded_faces(seed)
+            yield from self._check_held()
+
+    def rolled(self, seq: int, rolled: DiceRolled) -> Iterator[Finding]:
+        """A roll labelled seeded: checked now if its seed is known, else held until it is."""
+        self.seeded += len(rolled.dice)
+        for index, die in enumerate(rolled.dice):
+            self.held.extend((seq, rolled.counter, index, die.sides, die.face))
+        if self.faces is not None:
+            yield from self._check_held()
+
+    def _check_held(self) -> Iterator[Finding]:
+        faces, held, fight_id = self.faces, self.held, self.fight_id
+        assert faces is not None
+        for at in range(0, len(held), 5):
+            seq, counter, index, sides, face = held[at:at + 5]
+            expected = faces(fight_id, counter, index, sides)
+            if expected != face:
+                yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{counter}",
+                              expected=str(expected), found=str(face))
+        self.checked += len(held) // 5
+        self.held = array("q")
+
+
 class Audit(Visitor):
     """The audit, as a visitor of a lenient timeline walk (see the module doc)."""
 
     def __init__(self, seed: bytes | None = None, heads: Iterable[Head] = ()):
-        self.given_seed = seed
         self.heads = {h.seq: h.hash for h in heads}
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.count = 0
         self.last: StoredEvent | None = None
-        self.commitment: str | None = None
-        self.seed: bytes | None = None
-        self.seed_revealed = False
+        self.seeds = SeedCheck(seed)
         self.started_dice: str | None = None
-        self.seeded = 0
         self.redecided = 0
         self.versions: set[int] = set()
         self.batch: _Batch | None = None
@@ -216,17 +316,10 @@ class Audit(Visitor):
     # -- the walk -----------------------------------------------------------------------------------------------
 
     def begin(self, walk: Walk) -> None:
-        """Note what the log's landmarks say: the undo targets to keep, the seed to check every die against."""
+        """Note what the log's undo markers say (the walk read them from the log itself): the undo targets to
+        keep, the undos whose re-rolls to list. The seed is learnt from the events (:class:`SeedCheck`)."""
         self.walk_info = walk
         self.wanted = frozenset(u.from_seq for u in walk.landmarks.undos)
-        if walk.landmarks.seed is not None:
-            try:
-                self.seed = bytes.fromhex(walk.landmarks.seed)
-            except ValueError:
-                self.seed = None
-        if self.given_seed is not None:
-            self.seed = self.given_seed
-            self.seed_revealed = True  # known to the audit: every seeded die is checked against it
         self.rerolls = [_Reroll(u) for u in walk.landmarks.undos if u.redone_at is None]
 
     def problem(self, finding: Finding) -> None:
@@ -336,11 +429,15 @@ class Audit(Visitor):
         seq, event = rec.seq, rec.event
         match event:
             case FightStarted():
-                self.commitment, self.started_dice = event.seed_commitment, event.dice
-                if self.given_seed is not None:
-                    yield from self._seed_matches(0, self.given_seed)
+                self.started_dice = event.dice
+                yield from self.seeds.committed(rec.fight_id, event.seed_commitment)
             case DiceRolled():
-                yield from self._rolled(seq, rec.fight_id, event, state)
+                yield from self._rolled(seq, event, state)
+            case DiceSourceChanged():
+                yield Finding(seq=seq, rule="dice", kind=PROVENANCE,
+                              what=f"the dice source changed from {event.before} to {event.after} "
+                                   f"({event.reason}) in a fight whose dice are {self.started_dice}",
+                              expected=str(event.before), found=str(event.after))
             case StaticCheckResolved(check=side, difficulty=d, outcome=outcome):
                 yield from self._side(seq, side, state)
                 yield from _compare(seq, "C16", "static check outcome", static_outcome(side.total, d), outcome)
@@ -361,8 +458,7 @@ class Audit(Visitor):
             case ResourceChanged():
                 yield from self._resource(seq, event, state)
             case SeedRevealed(seed=seed_hex):
-                self.seed_revealed = True
-                yield from self._seed_matches(seq, bytes.fromhex(seed_hex))
+                yield from self.seeds.revealed(seq, seed_hex)
             case AmbushStarted():
                 self.preset = event.preset_difficulty
             case AmbushDifficultySet():
@@ -424,8 +520,9 @@ class Audit(Visitor):
             yield from _compare(seq, "C17", "preset Ambush Difficulty", self.preset, event.difficulty)
         self.difficulty = event.difficulty
 
-    def _rolled(self, seq: int, fight_id: str, rolled: DiceRolled, state: FightState) -> Iterator[Finding]:
-        """The roll counter, the faces, and the dice-source policy; a seeded die against the seed."""
+    def _rolled(self, seq: int, rolled: DiceRolled, state: FightState) -> Iterator[Finding]:
+        """The roll counter, the faces, the dice-source policy and the die's provenance; a seeded die against its
+        seed (:class:`SeedCheck`)."""
         yield from _compare(seq, "dice", "roll counter", state.rolls + 1, rolled.counter)
         self.batch_rolls[rolled.counter] = (seq, rolled)
         for die in rolled.dice:
@@ -434,7 +531,7 @@ class Audit(Visitor):
                               expected=f"1..{die.sides}", found=str(die.face))
         mode = state.dice_mode
         carried = "scripted" if mode == "scripted" else "manual"  # faces the command carries (its command_issued)
-        if rolled.source == "seeded" and self.commitment is None:
+        if rolled.source == "seeded" and self.seeds.commitment is None:
             yield Finding(seq=seq, rule="dice", what="a die labelled seeded in a fight without a seed commitment",
                           expected=str(mode), found="seeded")
         elif self.batch_faces and rolled.source != carried:
@@ -443,18 +540,15 @@ class Audit(Visitor):
         elif not self.batch_faces and mode is not None and rolled.source != mode:
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die in a fight whose dice are {mode}: no "
                           "dice_source_changed recorded a switch", expected=mode, found=rolled.source)
+        if self.started_dice is not None and rolled.source != self.started_dice:
+            how = "its faces came with the command" if self.batch_faces else f"the fight's dice were {mode} then"
+            faces = [d.face for d in rolled.dice]
+            yield Finding(seq=seq, rule="dice", kind=PROVENANCE,
+                          what=f"{rolled.roller}'s {rolled.purpose.replace('_', ' ')} roll {faces} is "
+                               f"{rolled.source} in a fight whose dice are {self.started_dice} ({how})",
+                          expected=self.started_dice, found=rolled.source)
         if rolled.source == "seeded":
-            self.seeded += len(rolled.dice)
-            if self.seed is not None:
-                for index, found, expected in seeded_mismatches(self.seed, fight_id, rolled):
-                    yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{rolled.counter}",
-                                  expected=str(expected), found=str(found))
-
-    def _seed_matches(self, seq: int, seed: bytes) -> Iterator[Finding]:
-        """The seed against the commitment recorded at the start."""
-        if self.commitment != commitment(seed):
-            yield Finding(seq=seq, rule="dice", what="revealed seed does not match the commitment",
-                          expected=str(self.commitment), found=commitment(seed))
+            yield from self.seeds.rolled(seq, rolled)
 
     def _side(self, seq: int, side: RollTotal, state: FightState) -> Iterator[Finding]:
         """One side of a check or save, from its roll and the roller's sheet and conditions (C1, C2)."""
@@ -526,10 +620,11 @@ class Audit(Visitor):
         undone = info.landmarks.undos if info is not None else ()
         last = self.last
         return Report(fight_id=info.fight_id if info is not None else "", events=self.count,
-                      seeded_dice=self.seeded, seed_revealed=self.seed_revealed, findings=tuple(self.findings),
+                      seeded_dice=self.seeds.seeded, seed_revealed=self.seeds.known, findings=tuple(self.findings),
                       undone=tuple(undone), notes=tuple(self.notes),
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
-                      redecided=self.redecided, schema_versions=tuple(sorted(self.versions)))
+                      redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),
+                      dice=self.started_dice, seeded_checked=self.seeds.checked)
 
 
 class _Targets:
