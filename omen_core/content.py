@@ -450,6 +450,8 @@ def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
 
 def _read_bounded(source: str, limit: int) -> bytes:
     """At most ``limit`` bytes of the regular file ``source``; opened without blocking, so a pipe never hangs."""
+    if "\x00" in source:
+        raise ContentError(source, "$", "cannot read the file: a path cannot hold a NUL byte")
     try:
         fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:

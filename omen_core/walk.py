@@ -31,6 +31,7 @@ every problem to its visitors as a :class:`Finding` and goes on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -79,6 +80,7 @@ log = get_logger(__name__)
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
+           "scan_landmarks", "keyed_batch",
            "Step"]
 
 
@@ -276,6 +278,26 @@ def scan_landmarks(lines: Iterable[bytes]) -> list[StoredEvent]:
                 found.append(decode_line(line.rstrip(b"\n")))
         except msgspec.DecodeError:
             continue
+    return found
+
+
+def keyed_batch(source: Source, key: str) -> list[StoredEvent]:
+    """The batch of the command recorded with idempotency key ``key`` (its ``command_issued`` first), found in the
+    log's own lines (a line holding the key is decoded; the first whose command carries it is the one); empty if
+    no command carries it. One pass, stopping at the batch's end."""
+    needle = b'"idempotency_key":' + msgspec.json.encode(key)
+    found: list[StoredEvent] = []
+    for line in _lines_until_damage(source.lines(0)):
+        if found:
+            rec = decode_line(line.rstrip(b"\n"))
+            if rec.batch != found[0].seq:
+                break
+            found.append(rec)
+        elif needle in line:
+            with contextlib.suppress(msgspec.DecodeError):
+                rec = decode_line(line.rstrip(b"\n"))
+                if isinstance(rec.event, CommandIssued) and rec.event.command.idempotency_key == key:
+                    found.append(rec)
     return found
 
 
