@@ -183,7 +183,7 @@ class TestContentFiles:
         deep = tmp_path / "deep.toml"
         deep.write_text(body + "\n")
         result = omen("run", str(deep))
-        assert result.exit_code == 2 and f"{deep}: not valid TOML: nested too deeply" in said(result)
+        assert result.exit_code == 2 and f"{deep}:1: not valid TOML: nested too deeply" in said(result)
 
     def test_a_deeply_nested_sheet_names_the_sheet(self, tmp_path):
         """A scenario whose sheet file is nested 500 deep names the sheet file, exit 2."""
@@ -191,7 +191,7 @@ class TestContentFiles:
         scenario = tmp_path / "s.toml"
         scenario.write_text('[fight]\nid = "s"\n\n[[combatants]]\nsheet = "sheet.toml"\n')
         result = omen("run", str(scenario))
-        assert result.exit_code == 2 and "sheet.toml: not valid TOML: nested too deeply" in said(result)
+        assert result.exit_code == 2 and "sheet.toml:1: not valid TOML: nested too deeply" in said(result)
 
     @pytest.mark.parametrize("where", ["/dev/zero", "adir"])
     def test_not_a_regular_file_is_refused_unread(self, demo_log, tmp_path, where):
