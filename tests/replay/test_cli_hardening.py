@@ -17,8 +17,9 @@ from omen_replay.output import visible
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
-HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b"
-CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # every C0 and C1 control but the writer's own newline
+HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b \u202eNAL\u2066x\u2069\u200f"
+# every C0 and C1 control but the writer's own newline, the bidirectional controls, the line separators
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def omen(*args: str):
@@ -232,6 +233,12 @@ class TestControlCharacters:
     def test_visible_escapes_every_control_character(self):
         """C0, DEL and C1 characters are shown as \\xNN escapes; printable text (and non-ASCII letters) is kept."""
         assert visible("a\x1b[31m\x07\n\t\x7f\x9bé€") == "a\\x1b[31m\\x07\\x0a\\x09\\x7f\\x9bé€"
+
+    def test_visible_escapes_every_bidirectional_control(self):
+        """Issue #26: the bidirectional marks, embeddings, overrides and isolates (a name with U+202E shows
+        reversed) and the line separators are shown as \\uNNNN escapes; Arabic and Hebrew letters are kept."""
+        bidi = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
+        assert visible(bidi + "عبري") == "".join(f"\\u{ord(c):04x}" for c in bidi) + "عبري"
 
     @pytest.mark.parametrize("fmt", ["text", "md", "html"])
     def test_session_logs_carry_no_control_characters(self, hostile_log, fmt):
