@@ -530,11 +530,11 @@ class Fight:
         opened: Window | None = getattr(state.pending, point.window, None)
         return opened
 
-    def options(self) -> Options:
+    def options(self, offers: bool = True) -> Options:
         """What the fight waits for now (its phase, round, turn, the open decision and who may answer it) and,
         for each actor, every command the rules accept now with its legal arguments and the dice it rolls
-        (:mod:`omen_core.options`)."""
-        return options(self._state, _History(self))
+        (:mod:`omen_core.options`; ``offers`` False: all but the offers, at a fraction of the cost)."""
+        return options(self._state, _History(self), offers)
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""

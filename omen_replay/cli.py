@@ -1075,7 +1075,7 @@ def do_cmd(
                     _bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
                 raise
             _appended(stored)
-        found = live.options()
+        found = live.options(offers=as_json or show_options)
     if as_json:
         stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found,
                                                   already_done=bool(done))).decode() + "\n")
