@@ -368,6 +368,7 @@ class _Reader:
                  chain: bool, canonical: bool):
         self.source, self.report, self.chain, self.canonical = source, report, chain, canonical
         self.expected, self.prev = after_seq + 1, prev_hash
+        self.prev_raw: bytes | None = bytes.fromhex(prev_hash) if is_hex64(prev_hash) else None
         self.batch = self.batch_end = 0
         self.last: StoredEvent | None = None
         self.line_no = after_seq
@@ -403,23 +404,38 @@ class _Reader:
                     return
 
     def _decode(self, raw: bytes) -> StoredEvent | None:
-        line = raw.rstrip(b"\n")
-        where, n = self.source.where, self.line_no
-        if not line:
-            self._problem(Finding(seq=self.expected, line=n, rule="format", what="empty line"),
-                          LogCorrupted(where, n, "empty line"))
-            self.expected += 1
-            return None
         try:
-            return decode_line(line)
+            return decode_line(raw)  # a line's newline is JSON's white space
         except msgspec.DecodeError as exc:
+            line = raw.rstrip(b"\n")
+            where, n = self.source.where, self.line_no
+            if not line:
+                self._problem(Finding(seq=self.expected, line=n, rule="format", what="empty line"),
+                              LogCorrupted(where, n, "empty line"))
+                self.expected += 1
+                return None
             self._problem(Finding(seq=self.expected, line=n, rule="format", what=f"not a stored event: {exc}"),
                           LogCorrupted(where, n, f"not a valid stored event: {exc}"))
             self.expected += 1
             self.prev = line[-66:-2].decode("ascii", "replace") if len(line) > 66 else ""
+            self.prev_raw = bytes.fromhex(self.prev) if is_hex64(self.prev) else None
             return None
 
     def _check(self, rec: StoredEvent, raw: bytes) -> None:
+        if rec.seq != self.expected or rec.fight_id != self.source.fight_id or rec.schema_version > SCHEMA_VERSION:
+            self._misplaced(rec)
+        if self.chain:
+            self._check_chain(rec, raw)
+        self._check_batch(rec)
+        if self.canonical and rec.schema_version == SCHEMA_VERSION and not _same_line(encode_line(rec), raw):
+            what = "not in canonical form: its bytes were edited"
+            n = self.line_no
+            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what),
+                          LogCorrupted(self.source.where, n, what))
+        self.expected, self.prev, self.last = rec.seq + 1, rec.hash, rec
+
+    def _misplaced(self, rec: StoredEvent) -> None:
+        """A record out of place: another seq than the next, another fight's, a newer schema."""
         where, n = self.source.where, self.line_no
         if rec.seq != self.expected:
             what = f"seq {rec.seq} where {self.expected} was expected (events missing, repeated or out of order)"
@@ -430,21 +446,29 @@ class _Reader:
         if rec.schema_version > SCHEMA_VERSION:
             what = f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}: upgrade omen to read it"
             self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
-        if self.chain:
-            self._check_chain(rec, raw)
-        self._check_batch(rec)
-        if self.canonical and rec.schema_version == SCHEMA_VERSION and encode_line(rec) != raw.rstrip(b"\n"):
-            what = "not in canonical form: its bytes were edited"
-            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
-        self.expected, self.prev, self.last = rec.seq + 1, rec.hash, rec
 
     def _check_chain(self, rec: StoredEvent, raw: bytes) -> None:
-        if rec.prev_hash != self.prev:
+        """The link to the previous hash, and the hash of the line's own bytes: ``sha256(prev ‖ the line without
+        its hash field)``, hashed from the previous digest and the raw line (no copy of either)."""
+        linked = rec.prev_hash == self.prev
+        if not linked:
             what = f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {self.prev[:12]}..."
             self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
-        if not is_hex64(rec.hash) or line_hash(rec.prev_hash, raw) != rec.hash:
+        end = _body_end(raw)
+        if linked and self.prev_raw is not None and end > 0:
+            digest = hashlib.sha256(self.prev_raw)
+            digest.update(memoryview(raw)[:end])
+            digest.update(b"}")
+            raw_hash = digest.digest()
+            computed: str | None = raw_hash.hex()
+        else:
+            computed, raw_hash = line_hash(rec.prev_hash, raw), None
+        if computed != rec.hash:  # (a hash that is not hex never equals a digest)
             what = "hash does not match the event's content"
             self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
+            raw_hash = bytes.fromhex(rec.hash) if is_hex64(rec.hash) else None
+        self.prev_raw = raw_hash if raw_hash is not None else (bytes.fromhex(rec.hash) if is_hex64(rec.hash)
+                                                               else None)
 
     def _check_batch(self, rec: StoredEvent) -> None:
         """A batch starts at its own seq, holds ``batch_size`` events (when known) and, from schema version 2,
@@ -478,6 +502,22 @@ class _Reader:
         what = _torn(self.batch, last.seq, self.batch_end)
         self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
                       LogCorrupted(self.source.where, self.line_no, what))
+
+
+def _body_end(raw: bytes) -> int:
+    """Where the hash field of a stored line starts (its ``,"hash":"...``), or -1 if the line does not end in one
+    (:func:`omen_core.events.line_body`, without copying the line)."""
+    n = len(raw)
+    while n and raw[n - 1] == 0x0A:
+        n -= 1
+    if n < _TAIL or raw[n - 2:n] != b'"}' or raw[n - _TAIL:n - 66] != b',"hash":"':
+        return -1
+    return n - _TAIL
+
+
+def _same_line(encoded: bytes, raw: bytes) -> bool:
+    """Whether a stored line ``raw`` is ``encoded`` and its newlines (without copying the line)."""
+    return raw.startswith(encoded) and not raw[len(encoded):].strip(b"\n")
 
 
 def _torn(batch: int, last: int, batch_end: int) -> str:

@@ -124,6 +124,20 @@ class _Stdout:
 stdout = cast(TextIO, _Stdout())
 
 
+class _Stderr:
+    """Standard error as it stands when a line is written (omen's log lines go there: a program that runs commands
+    in process, as the tests do, swaps it between commands)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stderr, name)
+
+
 def _click_error(name: str) -> type[BaseException]:
     """The class of click's exceptions named ``name``, as the installed typer raises them (typer vendors click:
     found through :class:`typer.BadParameter`'s and :class:`typer.Abort`'s bases)."""
@@ -233,7 +247,7 @@ def configure_logging(fmt: LogFormat, level: str) -> None:
         processors=[structlog.processors.add_log_level,
                     structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, _Stderr())),
         cache_logger_on_first_use=False,
     )
 
