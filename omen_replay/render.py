@@ -39,7 +39,7 @@ from .replay import StateSummary, summarise
 from .verify import Audit, Report
 
 __all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "ChartView", "Polyline", "render",
-           "render_records", "environment", "chart_view", "WRITERS"]
+           "render_records", "environment", "chart_view", "bucketed", "MAX_COLUMNS", "WRITERS"]
 
 
 class Writer(Protocol):
@@ -314,6 +314,35 @@ class ChartView(msgspec.Struct, frozen=True, kw_only=True):
     lines: tuple[Polyline, ...]
 
 
+#: The most columns a chart has: beyond, its rounds are grouped in equal runs (a fight of 12,405 rounds drew 100,000
+#: points and a table as wide, and the page's chart alone took more memory than the rest of the log).
+MAX_COLUMNS = 60
+
+
+def bucketed(chart: Chart, most: int = MAX_COLUMNS) -> tuple[Chart, int]:
+    """``chart`` with at most ``most`` columns: its round columns grouped in equal runs when there are more than
+    fit, each run's column named for its rounds (``rounds 1-215``) and holding the values at the start of its first
+    round; and how many rounds a column holds (1: none grouped)."""
+    rounds = [i for i, name in enumerate(chart.columns) if name.startswith("round ")]
+    others = len(chart.columns) - len(rounds)
+    if len(chart.columns) <= most or most - others < 1:
+        return chart, 1
+    size = -(-len(rounds) // (most - others))
+    runs = {rounds[k]: rounds[k:k + size] for k in range(0, len(rounds), size)}
+    keep = [i for i in range(len(chart.columns)) if i not in rounds or i in runs]
+
+    def named(i: int) -> str:
+        run = runs.get(i)
+        if run is None or len(run) == 1:
+            return chart.columns[i]
+        first, last = chart.columns[run[0]].removeprefix("round "), chart.columns[run[-1]].removeprefix("round ")
+        return f"rounds {first}-{last}"
+
+    series = tuple(msgspec.structs.replace(s, hp=tuple(s.hp[i] for i in keep), will=tuple(s.will[i] for i in keep))
+                   for s in chart.series)
+    return Chart(columns=tuple(named(i) for i in keep), series=series), size
+
+
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 _DASHES = ("", "6 3", "2 3", "8 3 2 3")
 
@@ -333,7 +362,9 @@ def chart_view(chart: Chart, resource: str, width: int = 480, height: int = 260)
         return top + inner_h * (1 - max(value, 0) / peak)
 
     step = max(1, -(-len(columns) // 12))
-    x_ticks = tuple((x(i), name) for i, name in enumerate(columns) if i % step == 0 or i == len(columns) - 1)
+    last = len(columns) - 1
+    x_ticks = tuple((x(i), _tick(name)) for i, name in enumerate(columns)
+                    if i == last or (i % step == 0 and (last - i) * 2 >= step))  # no label crowding the last
     y_step = max(1, -(-peak // 5))
     y_ticks = tuple((y(v), v) for v in range(0, peak + 1, y_step))
     lines = tuple(Polyline(id=s.id, name=s.name, colour=_COLOURS[i % len(_COLOURS)],
@@ -344,6 +375,14 @@ def chart_view(chart: Chart, resource: str, width: int = 480, height: int = 260)
     return ChartView(id=f"chart-{resource}", resource="HP" if resource == "hp" else "Will", width=width,
                      height=height, left=left, top=top, bottom=height - bottom, right=width - right,
                      x_ticks=x_ticks, y_ticks=y_ticks, lines=lines)
+
+
+def _tick(column: str) -> str:
+    """A column's name on the chart's axis: ``R3`` for round 3, and for a run of rounds its first (``rounds
+    241-246``: ``R241``)."""
+    if column.startswith("rounds "):
+        return "R" + column.removeprefix("rounds ").split("-")[0]
+    return column.replace("round ", "R")
 
 
 class HtmlWriter:
@@ -385,10 +424,11 @@ class HtmlWriter:
         if self.section:
             self.body.write("</section>\n")
         self.body.seek(0)
+        shown, grouped = bucketed(chart)
         page = self.env.get_template("session_log.html.j2").generate(
             title=self.title, dice=self.dice, summary=summary, ending=_ending(summary), verdict=_verdict(report),
-            clean=report.clean, notices=_notices(report), rounds=self.rounds, chart=chart,
-            views=[chart_view(chart, "hp"), chart_view(chart, "will")], timeline=self._timeline())
+            clean=report.clean, notices=_notices(report), rounds=self.rounds, chart=shown, grouped=grouped,
+            views=[chart_view(shown, "hp"), chart_view(shown, "will")], timeline=self._timeline())
         for piece in page:
             self.out.write(piece)
         self.body.close()
