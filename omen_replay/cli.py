@@ -179,6 +179,9 @@ class _Guarded(TyperGroup):
         return " ".join(path)
 
     def invoke(self, ctx: Any) -> Any:
+        protected = getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])
+        pending = [*protected, *ctx.args]
+        ctx.meta["omen.help"] = "--help" in pending  # a command's help: the root callback configures nothing
         try:
             try:
                 return super().invoke(ctx)
@@ -337,8 +340,9 @@ def _root(
     _FIRST.clear()
     if log_level.lower() not in {"debug", "info", "warning", "error"}:
         _bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
-    configure_logging(log_format, log_level)
     ctx.call_on_close(_close_opened)
+    if not ctx.meta.get("omen.help"):  # a command's help logs nothing: structlog is not even imported
+        configure_logging(log_format, log_level)
 
 
 def _bad_input(message: str, code: int = 2) -> NoReturn:
