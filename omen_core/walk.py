@@ -201,15 +201,18 @@ class StoreSource:
         the scan stops there)."""
         if self._from_log is None:
             self._from_log = self._landmarks = scan_landmarks(_lines_until_damage(self.store.read_lines(
-                self.fight_id)))
+                self.fight_id), maybe_landmarks=True))
         return self._from_log
 
 
-def _lines_until_damage(chunks: Iterator[list[bytes]]) -> Iterator[bytes]:
-    """Every line of ``chunks``, up to a torn tail or missing rows (the walk's reader reports them)."""
+def _lines_until_damage(chunks: Iterator[list[bytes]], maybe_landmarks: bool = False) -> Iterator[bytes]:
+    """Every line of ``chunks``, up to a torn tail or missing rows (the walk's reader reports them); with
+    ``maybe_landmarks``, only the chunks that hold a landmark's tag somewhere (one search over each chunk's bytes:
+    landmarks are rare)."""
     try:
         for chunk in chunks:
-            yield from chunk
+            if not maybe_landmarks or _MAYBE_LANDMARK.search(b"".join(chunk)) is not None:
+                yield from chunk
     except LogCorrupted:
         return
 
