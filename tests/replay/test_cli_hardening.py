@@ -495,3 +495,53 @@ class TestRevealSeedByDo:
         """reveal_seed with no seed in the command and no --seed: exit 2, saying where to give it."""
         result = omen("do", str(demo_log), '{"command": "reveal_seed"}')
         assert result.exit_code == 2 and "--seed HEX" in result.stderr
+
+
+class TestLinksOutOfAStore:
+    """Issue #26, item 6: no command follows a symbolic link out of a store or a snapshot folder (exit 2 naming
+    the link; the files it points to keep their bytes)."""
+
+    @pytest.fixture
+    def elsewhere(self, tmp_path: Path) -> Path:
+        """A folder outside any store, with files a link might lead to."""
+        folder = tmp_path / "elsewhere"
+        (folder / "demo").mkdir(parents=True)
+        for name in ("1.json", "40.json"):
+            (folder / name).write_text("precious")
+            (folder / "demo" / name).write_text("precious")
+        return folder
+
+    @staticmethod
+    def intact(folder: Path) -> bool:
+        return all(p.read_text() == "precious" for p in folder.rglob("*.json"))
+
+    @pytest.mark.parametrize("linked", ["LOG.snapshots", "LOG.snapshots/<fight>"])
+    @pytest.mark.parametrize("clear", [True, False])
+    def test_snapshot_through_a_linked_folder_is_refused(self, demo_log, elsewhere, linked, clear):
+        """``omen snapshot LOG`` and ``omen snapshot LOG --clear`` with ``LOG.snapshots`` (or its fight's folder) a
+        link to another folder: exit 2, one line naming the link; nothing there written or deleted."""
+        import shutil
+
+        snapshots = demo_log.with_name(demo_log.name + ".snapshots")
+        shutil.rmtree(snapshots, ignore_errors=True)
+        if linked == "LOG.snapshots":
+            snapshots.symlink_to(elsewhere)
+        else:
+            snapshots.mkdir()
+            (snapshots / "demo").symlink_to(elsewhere / "demo")
+        result = omen("snapshot", str(demo_log), *(["--clear"] if clear else []))
+        assert result.exit_code == 2 and "is a symbolic link" in result.stderr, said(result)
+        assert len(result.stderr.strip().splitlines()) == 1 and self.intact(elsewhere)
+        assert omen("replay", str(demo_log)).exit_code == 0  # reading ignores a linked cache
+
+    def test_do_on_a_directory_store_whose_fight_file_links_outside_is_refused(self, demo_log, tmp_path):
+        """A directory store holding ``demo.jsonl`` as a link to a log outside it: ``omen do`` exits 2 naming the
+        link, and the log outside keeps its bytes."""
+        store = tmp_path / "fights"
+        store.mkdir()
+        (store / "demo.jsonl").symlink_to(demo_log)
+        before = demo_log.read_bytes()
+        result = omen("do", f"{store}/", '{"command": "apply_condition", "who": "kael", "condition": "Prone"}',
+                      "--fight", "demo")
+        assert result.exit_code == 2 and "symbolic link" in result.stderr and "outside the store" in result.stderr
+        assert demo_log.read_bytes() == before
