@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, settings
 
 pytest_plugins = ("tests.postgres",)
 
-structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+                    logger_factory=structlog.ReturnLoggerFactory())  # warnings logged, kept off any closed stream
 
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", parent=settings.get_profile("dev"), derandomize=True,

@@ -21,7 +21,10 @@ checked, a body decoded in full only where the fold needs it):
   (plain replay before issue #10 did not check the chain: the like-for-like
   comparison with the earlier figures);
 - for scale, the same walk decoding every event in full (``skim=False``, chain
-  checked).
+  checked);
+- the floor: reading every line, decoding it as the skim does and hashing it
+  onto the chain, and nothing else (no fold, no check): what any plain replay
+  with the chain checked costs at least.
 
 Goal: omen's plain replay at least 10x faster than reconstructing the aggregate
 (from the POPO store and from the SQLite store), as a ratio of medians of
@@ -99,6 +102,27 @@ def reconstruct(app, aggregate_id, n: int) -> int:
 
 
 PLAIN = "omen plain replay, chain checked: replay_store (JSON Lines file)"
+FLOOR = "the floor: read the lines, skim-decode each, hash the chain (no fold, no check)"
+
+
+def floor(path) -> int:
+    """What any plain replay with the chain checked must do at least, and nothing else: read every line, decode
+    it as the skim does, and hash it onto the chain (``sha256(prev ‖ the line without its hash)``). No fold, no
+    order check, no comparison: the cost no change to the walk's logic can go below (issue #26)."""
+    import hashlib
+
+    from omen_core.walk import _decode_skim
+
+    prev, count = bytes(32), 0
+    for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
+        for line in chunk:
+            _decode_skim(line)
+            digest = hashlib.sha256(prev)
+            digest.update(memoryview(line)[:-77])
+            digest.update(b"}")
+            prev = digest.digest()
+            count += 1
+    return count
 NO_CHAIN = "omen plain replay, chain=False (JSON Lines file)"
 
 
@@ -121,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                  Case(PLAIN, lambda: replay_store(JsonlStore.single(path), FIGHT_ID).version),
                  Case(NO_CHAIN, lambda: replay(StoreSource(JsonlStore.single(path), FIGHT_ID), chain=False).version),
                  Case("omen full-decode replay, chain checked (skim=False)",
-                      lambda: replay(StoreSource(JsonlStore.single(path), FIGHT_ID), skim=False).version)]
+                      lambda: replay(StoreSource(JsonlStore.single(path), FIGHT_ID), skim=False).version),
+                 Case(FLOOR, lambda: floor(path))]
         run_interleaved(cases, args.repeat)
         sqlite.close()
         popo.close()

@@ -331,10 +331,13 @@ def format_key() -> str:
     """A short fingerprint of the log format (the stored event's JSON Schema) and of this generator.
 
     Cached logs are keyed by it, so a change to the envelope or to any event
-    type regenerates them instead of feeding the benchmarks stale lines.
+    type, or to the snapshots' format, regenerates them instead of feeding the
+    benchmarks stale lines or snapshots no one can use.
     """
+    from omen_core.store.snapshots import STATE_FORMAT
+
     schema = msgspec.json.encode(event_schema(), order="sorted")
-    return hashlib.sha256(schema + f"/generator {GENERATOR_VERSION}".encode()).hexdigest()[:10]
+    return hashlib.sha256(schema + f"/generator {GENERATOR_VERSION}/state {STATE_FORMAT}".encode()).hexdigest()[:10]
 
 
 def log_path(n: int) -> Path:

@@ -9,7 +9,7 @@ fight). Fields left at their defaults are not written out.
 >>> import msgspec
 >>> msgspec.json.decode(b'{"command": "answer_active_defense", "defender": "kael", "defense": "block"}',
 ...                     type=Command)
-AnswerActiveDefense(dice=None, defender='kael', defense='block', weapon=None)
+AnswerActiveDefense(dice=None, idempotency_key=None, defender='kael', defense='block', weapon=None)
 """
 
 from __future__ import annotations
@@ -71,12 +71,21 @@ Face = Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES, description="a die face a
 Faces = Annotated[tuple[Face, ...], msgspec.Meta(max_length=MAX_FACES)]
 
 
+IdempotencyKey = Annotated[str, msgspec.Meta(min_length=1, max_length=200,
+                                              description="a caller's key for this command (1 to 200 characters): "
+                                                          "a retry with the same key finds it done")]
+
+
 class CommandBase(msgspec.Struct, frozen=True, tag_field="command", tag=_snake,
                   forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
     """Base of every command; the ``command`` tag is the class name in snake_case. ``dice``: the faces of the
-    dice this command rolls, in the order of C29 (None: the fight's own dice source rolls them)."""
+    dice this command rolls, in the order of C29 (None: the fight's own dice source rolls them).
+    ``idempotency_key``: a key the caller gives this command, recorded with it in its ``command_issued``, so that
+    a retry can find the command done instead of doing it twice (``omen do --idempotency-key``); the rules
+    ignore it."""
 
     dice: Faces | None = None
+    idempotency_key: IdempotencyKey | None = None
 
 
 class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

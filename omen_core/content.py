@@ -29,6 +29,7 @@ import msgspec
 
 from .errors import ContentError
 from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES
+from .locate import Lines, error_line
 
 __all__ = [
     "ATTRIBUTES",
@@ -451,6 +452,8 @@ def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
 
 def _read_bounded(source: str, limit: int) -> bytes:
     """At most ``limit`` bytes of the regular file ``source``; opened without blocking, so a pipe never hangs."""
+    if "\x00" in source:
+        raise ContentError(source, "$", "cannot read the file: a path cannot hold a NUL byte")
     try:
         fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -493,16 +496,22 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     try:
         raw = msgspec.toml.decode(data) if fmt == "toml" else msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        raise ContentError(source, "$", f"not valid {fmt.upper()}: {exc}") from None
+        raise ContentError(source, "$", f"not valid {fmt.upper()}: {exc}", error_line(str(exc), _text(data))) from None
     except RecursionError:
-        raise ContentError(source, "$", f"not valid {fmt.upper()}: nested too deeply") from None
+        raise ContentError(source, "$", f"not valid {fmt.upper()}: nested too deeply", 1) from None
     try:
         return msgspec.convert(raw, kind)
     except RecursionError:
-        raise ContentError(source, "$", "nested too deeply") from None
+        raise ContentError(source, "$", "nested too deeply", 1) from None
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
-        raise ContentError(source, _name_keys(raw, kind, path), in_words(reason)) from None
+        named = _name_keys(raw, kind, path)
+        raise ContentError(source, named, in_words(reason), Lines(_text(data), fmt)(named)) from None
+
+
+def _text(data: bytes | str) -> str:
+    """Content as text (for finding a line)."""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
 _REGEX = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)'$", re.S)

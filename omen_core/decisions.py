@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import permutations
 from typing import Any
 
 from .commands import (
@@ -50,6 +49,7 @@ class Answer:
     to: str | None
     label: str
     free: bool = False
+    argument: tuple[str, str] | None = None  # an argument the candidates only sample: (name, what it takes)
 
 
 def _bonus(amount: Callable[[Ruleset], int]) -> Callable[[Ruleset], str]:
@@ -120,7 +120,11 @@ def _routes(state: Any, who: str | None) -> list[CommandBase]:
 
 
 def _orders(state: Any, who: str | None) -> list[CommandBase]:
-    return [*(AgreeInitiative(order=tuple(p)) for p in list(permutations(state.tie_open))[:24]), RollOff()]
+    """Two orders for tied allies (the tie as rolled, and reversed) and the roll-off: any order of them is the
+    ``order`` argument (checked when given), so none of the n! orders is made here (12 allies would be 479
+    million)."""
+    tied = tuple(state.tie_open)
+    return [*(AgreeInitiative(order=order) for order in dict.fromkeys((tied, tied[::-1]))), RollOff()]
 
 
 DECISION_POINTS: tuple[DecisionPoint, ...] = (
@@ -185,7 +189,8 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
     DecisionPoint(
         kind="initiative_tie", title="an initiative tie among allies", rule="C19", step=None, opened_by=None,
         window=None,
-        answers=(Answer(AgreeInitiative, "flow", None, "agree an order"),
+        answers=(Answer(AgreeInitiative, "flow", None, "agree an order",
+                        argument=("order", "any order of the tied allies (the choices list two), each once")),
                  Answer(RollOff, "flow", None, "roll off after all")),
         cost=lambda r: "free",
         responders=tuple,

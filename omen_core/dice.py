@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -48,6 +48,7 @@ __all__ = [
     "commitment",
     "roll",
     "seeded_mismatches",
+    "seeded_faces",
 ]
 
 
@@ -74,13 +75,21 @@ def _first_face(mac: Callable[[bytes], bytes], stem: str, index: int, sides: int
         attempt += 1
 
 
-def _hmac_pads(key: bytes) -> tuple[Any, Any]:
-    """HMAC-SHA256's inner and outer hashes with ``key``'s pads already fed in (RFC 2104: a key longer than the
-    64-byte block is hashed first), to be copied for each message: ``outer(inner(msg))`` is ``HMAC(key, msg)``."""
+def _pad_mac(key: bytes) -> Callable[[bytes], bytes]:
+    """HMAC-SHA256 with ``key``, from its inner and outer hashes with the key's pads fed in once (RFC 2104: a key
+    longer than the 64-byte block is hashed first), copied for each message: ``outer(inner(msg))``."""
     if len(key) > 64:
         key = hashlib.sha256(key).digest()
     key = key.ljust(64, b"\0")
-    return (hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key)))
+    inner, outer = hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key))
+
+    def mac(msg: bytes) -> bytes:
+        h, o = inner.copy(), outer.copy()
+        h.update(msg)
+        o.update(h.digest())
+        return o.digest()
+
+    return mac
 
 
 def face_from_uint64(x: int, sides: int) -> int | None:
@@ -169,7 +178,7 @@ class SeededDice:
         if len(seed) < 16:
             raise DiceError("a dice seed must be at least 16 bytes")
         self._seed = seed
-        self._pads = _hmac_pads(seed)
+        self._mac = _pad_mac(seed)
 
     @property
     def seed(self) -> bytes:
@@ -191,15 +200,6 @@ class SeededDice:
         (the same digests; the tests hold the two to each other)."""
         stem = f"{request.fight_id}|{request.counter}|"
         return [_first_face(self._mac, stem, i, sides) for i, (_, sides) in enumerate(request.pool)]
-
-    def _mac(self, msg: bytes) -> bytes:
-        """HMAC-SHA256 of ``msg`` with the seed, from its pads hashed once."""
-        inner, outer = self._pads
-        h, o = inner.copy(), outer.copy()
-        h.update(msg)
-        o.update(h.digest())
-        mac: bytes = o.digest()
-        return mac
 
     def checkpoint(self) -> object:
         """Nothing to save: the roll counter comes from the log."""
@@ -381,6 +381,17 @@ def _die(tag: PoolTag, sides: int, face: object, request: RollRequest) -> Die:
     if type(face) is not int or not 1 <= face <= sides:
         raise InvalidDieFace(face, sides, request.describe())
     return Die(pool=tag, sides=sides, face=face)
+
+
+def seeded_faces(seed: bytes) -> Callable[[str, int, int, int], int]:
+    """:func:`seeded_face` for one seed, ``(fight_id, counter, index, sides) -> face``, from the seed's HMAC pads
+    hashed once (the same faces: a test holds the two to each other): how an audit checks many dice."""
+    mac = _pad_mac(seed)
+
+    def face(fight_id: str, counter: int, index: int, sides: int) -> int:
+        return _first_face(mac, f"{fight_id}|{counter}|", index, sides)
+
+    return face
 
 
 def seeded_mismatches(seed: bytes, fight_id: str, rolled: DiceRolled) -> list[tuple[int, int, int]]:

@@ -60,7 +60,7 @@ from .decide import (
     decided,
 )
 from .dice import DiceSource, NoDice, SeededDice
-from .errors import InvalidCommand, RuleViolation
+from .errors import InvalidCommand, OmenError, RuleViolation
 from .events import (
     UNDO_MARKERS,
     ActiveDefenseWindowOpened,
@@ -185,7 +185,7 @@ class _History:
         rec = next(iter(fight.store.read(fight.fight_id, seq - 1)), None) if seq >= 1 else None
         if rec is None or rec.seq != seq:
             return None
-        voided = landmarks_of(fight.store.landmarks(fight.fight_id)).voided()
+        voided = landmarks_of(StoreSource(fight.store, fight.fight_id).log_landmarks()).voided()  # the log's own
         return Target(before=fight.state_after(seq - 1), event=rec.event, seq=seq, batch=rec.batch,
                       live=seq not in voided)
 
@@ -347,7 +347,7 @@ class Fight:
         first = self._state.version + 1
         self._keep(state)
         if self.snapshots is not None and state.version // self.snapshot_every > (first - 1) // self.snapshot_every:
-            self.snapshots.save(take(state))
+            self._cache(state)
         if log.on():  # the list of tags is made only for a host that logs
             log.debug("events_appended", fight_id=state.fight_id, first_seq=first, last_seq=state.version,
                       commands=[type(command).__struct_config__.tag for command in drafts])
@@ -356,6 +356,15 @@ class Fight:
             log.info("undo" if isinstance(last.event, Undone) else "redo", fight_id=self.fight_id,
                      **msgspec.to_builtins(last.event))
         return stored
+
+    def _cache(self, state: FightState) -> None:
+        """Save a periodic snapshot: a cache, so one that cannot be written (a full disk, a link in the way) is a
+        warning in omen's log, never the failure of a command already appended."""
+        assert self.snapshots is not None
+        try:
+            self.snapshots.save(take(state))
+        except OmenError as exc:
+            log.warning("snapshot_not_saved", fight_id=state.fight_id, seq=state.version, error=str(exc))
 
     def _after(self, decided_state: FightState, batch: list[StoredEvent]) -> FightState:
         """The state after a sealed batch: the one its decision computed, at the batch's position; after an undo or
@@ -525,11 +534,11 @@ class Fight:
         opened: Window | None = getattr(state.pending, point.window, None)
         return opened
 
-    def options(self) -> Options:
+    def options(self, offers: bool = True) -> Options:
         """What the fight waits for now (its phase, round, turn, the open decision and who may answer it) and,
         for each actor, every command the rules accept now with its legal arguments and the dice it rolls
-        (:mod:`omen_core.options`)."""
-        return options(self._state, _History(self))
+        (:mod:`omen_core.options`; ``offers`` False: all but the offers, at a fraction of the cost)."""
+        return options(self._state, _History(self), offers)
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex."""

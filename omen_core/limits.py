@@ -10,7 +10,7 @@ largest pool a handful of dice.
 
 from __future__ import annotations
 
-__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "DIE_PATTERN"]
+__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -26,6 +26,13 @@ MAX_ROLL_OFFS = 100
 that gives tied foes the same faces every time (a program answering every roll with one face) would make them
 roll off forever; at this bound the command is refused and nothing is written. Fair dice tie 100 times running
 with a probability far below one in 10^100."""
+
+MAX_LISTED = 12
+"""The most other combatants ``options()`` lists for one actor's command that names one (an attack's target, a
+contest's or a save's other side, an engagement, a move's leaving): each listed is probed, so a fight of N
+combatants costs N times this many probes, not N squared. The combatants not listed are said in the offer's note
+(any of them may still be named: the rules check it when the command is given). The most orders an initiative
+tie among allies offers is 2 (the tie as rolled, and reversed): any order of them is a command argument."""
 
 DIE_PATTERN = r"^d([2-9]|[1-9][0-9]{1,2}|1000)$(?!\n)"
 """A die's name, d2 to d1000, matched whole (every pattern of omen's ends ``$(?!\n)``: msgspec searches with

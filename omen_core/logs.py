@@ -9,11 +9,21 @@ when they are called and drop the line if the host has not configured it
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any
 
-import structlog
-
 __all__ = ["get_logger"]
+
+
+def _structlog() -> Any:
+    """structlog if the host has imported it (and so may have configured it), else None: omen does not import it
+    itself, so a program that never logs never pays for its import (a tenth of a second: ``omen --help``)."""
+    return sys.modules.get("structlog")
+
+
+def _configured() -> bool:
+    found = _structlog()
+    return found is not None and bool(found.is_configured())
 
 
 class _QuietUntilConfigured:
@@ -27,6 +37,7 @@ class _QuietUntilConfigured:
         self._bound: Any = None
 
     def _logger(self) -> Any:
+        structlog = _structlog()
         config = tuple(structlog.get_config().values())
         if not _same(self._config, config):
             self._bound, self._config = structlog.get_logger(self._name).bind(), config
@@ -36,11 +47,11 @@ class _QuietUntilConfigured:
     def on() -> bool:
         """Whether a line logged now would go anywhere (the host has configured structlog): a caller that builds
         costly fields asks first."""
-        return structlog.is_configured()
+        return _configured()
 
     def __getattr__(self, method: str) -> Any:
         def log(event: str, **fields: Any) -> None:
-            if structlog.is_configured():
+            if _configured():
                 getattr(self._logger(), method)(event, **fields)
 
         setattr(self, method, log)

@@ -43,6 +43,7 @@ from .decide import History, probe, shut_out
 from .decisions import arms, waiting_point
 from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
+from .limits import MAX_LISTED
 from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
 
@@ -206,18 +207,37 @@ _ATTACK_FREE = (
 )
 
 
+def _listed(state: FightState, who: str) -> tuple[list[str], str]:
+    """The other combatants an offer of ``who``'s lists (at most :data:`~omen_core.limits.MAX_LISTED`: those
+    engaged with it first, then its foes, then its allies, each in the order they joined), and the note for the
+    rest: any of them may be named, the rules check it (issue #26: listing every pair of 300 combatants took
+    minutes)."""
+    others = [o for o in state.combatants if o != who]
+    left = len(others) - MAX_LISTED
+    if left <= 0:
+        return others, ""
+    side = state.combatants[who].side
+    near = set(state.engaged_with(who))
+    chosen = set(sorted(others, key=lambda o: (o not in near, state.combatants[o].side == side))[:MAX_LISTED])
+    note = f"{left} more combatant(s) not listed: name any (the rules check it when given)"
+    return [o for o in others if o in chosen], note
+
+
+def _noted(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
 def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
     for who, fighter in state.combatants.items():
         candidates = []
         rages = (False, True) if fighter.sheet.features.rage is not None else (False,)
-        for target in state.combatants:
-            if target == who:
-                continue
+        targets, more = _listed(state, who)
+        for target in targets:
             for arm in arms(state, who):
                 for rage in rages:
                     candidates.append(DeclareAttack(attacker=who, target=target, rage=rage, **arm))
         offer = _offer(state, history, "declare_attack", who, "§Resolving an Attack, C4-C13", "1 Action",
-                       candidates, _ATTACK_FREE)
+                       candidates, _ATTACK_FREE, _noted(more))
         if offer is not None:
             yield offer
 
@@ -231,13 +251,15 @@ def _answers(state: FightState, history: History | None) -> Iterator[Offer]:
     point, who, _action = found
     assert state.ruleset is not None
     free = {a.command for a in point.answers if a.free}
+    sampled = {a.command: (Argument(name=a.argument[0], takes=a.argument[1]),) for a in point.answers if a.argument}
     for responder in (None,) if point.step is None else who:
         by_tag: dict[str, list[Command]] = {}
         for command in point.candidates(state, responder):
             by_tag.setdefault(str(command.__struct_config__.tag), []).append(command)  # type: ignore[arg-type]
         for tag, candidates in by_tag.items():
-            cost = "free" if type(candidates[0]) in free else point.cost(state.ruleset)
-            for offer in _named(state, history, tag, responder, point.rule, cost, candidates):
+            kind = type(candidates[0])
+            cost = "free" if kind in free else point.cost(state.ruleset)
+            for offer in _named(state, history, tag, responder, point.rule, cost, candidates, sampled.get(kind, ())):
                 yield _with_odds(state, offer) if point.kind == "active_defense" else offer
 
 
@@ -271,9 +293,12 @@ def _named(state: FightState, history: History | None, tag: str, actor: str | No
 def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer]:
     for who, fighter in state.combatants.items():
         near = state.engaged_with(who)
-        moves = [Move(who=who), *(Move(who=who, leaves=(other,)) for other in near)]
+        moves = [Move(who=who), *(Move(who=who, leaves=(other,)) for other in near[:MAX_LISTED])]
+        more = (f"{len(near) - MAX_LISTED} more combatant(s) it is engaged with not listed: name any (the rules "
+                "check it when given)") if len(near) > MAX_LISTED else ""
         yield from _named(state, history, "move", who, "C20, C23", "1 Movement Action", moves,
-                          note="leaves: any of the combatants listed in the choices, together" if near else "")
+                          note=_noted("leaves: any of the combatants listed in the choices, together" if near else "",
+                                      more))
         yield from _named(state, history, "disengage", who, "C22, C23", "1 Bonus Action", [Disengage(who=who)])
         gear = [w.id for w in fighter.sheet.weapons] + ([fighter.sheet.shield.id] if fighter.sheet.shield else [])
         draws = [Draw(who=who, weapon=item) for item in gear if item not in fighter.wielding]
@@ -283,12 +308,15 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
         yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])
         effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=1)
         free_effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=0)
-        saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants
+        savers, more = _listed(state, who)
+        kept = {who, *savers}
+        saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants if other in kept
                  for e in (effect, free_effect)]
         yield from _named(state, history, "call_save", who, "C15, C25", "the effect's action_cost Actions", saves,
                           (Argument(name="effect", takes="the effect that calls for the save: save and against "
                                     "attributes, spell, action_cost, on_success / on_failure consequences (C25)"),),
-                          note="the choices show the effect with action_cost 1 and 0; any effect may be given")
+                          note=_noted("the choices show the effect with action_cost 1 and 0; any effect may be "
+                                      "given", more))
 
 
 def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
@@ -300,12 +328,12 @@ def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
                           [StaticCheck(check=spec, difficulty=10) for spec in specs],
                           (*_CHECK_FREE, Argument(name="difficulty", takes="the difficulty set by the GM: an integer")),
                           note="the choices show difficulty 10; any difficulty may be set")
-        others = [o for o in state.combatants if o != who]
+        others, more = _listed(state, who)
         contests = [Contest(initiator=CheckSpec(who=who, skill=s), defender=CheckSpec(who=o, skill=s))
                     for o in others for s in skills[:1]]
         yield from _named(state, history, "contest", who, "C16", "free", contests, _CHECK_FREE,
-                          note="initiator and defender roll any skill or attribute their sheets allow (as for "
-                               "static_check)")
+                          note=_noted("initiator and defender roll any skill or attribute their sheets allow (as "
+                                      "for static_check)", more))
 
 
 def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
@@ -324,10 +352,14 @@ def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
                       note="ambushers and defenders: any of the combatants shown, on opposing sides")
     yield from _named(state, history, "roll_initiative", None, "C19", "free", [RollInitiative()],
                       (Argument(name="modifiers", takes="per combatant, a list of {source, value}"),))
-    engages = [Engage(who=a, others=(b,), engaged=flag) for a in names for b in names if a < b
-               for flag in (True, False)]
+    pairs = dict.fromkeys((a, b) for a in names for b in _listed(state, a)[0] if a < b)
+    if len(names) > MAX_LISTED + 1:  # a pair listed only from its later name's side
+        pairs.update(dict.fromkeys((b, a) for a in names for b in _listed(state, a)[0] if b < a))
+    engages = [Engage(who=a, others=(b,), engaged=flag) for a, b in pairs for flag in (True, False)]
+    more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
+            "it when given)") if len(names) > MAX_LISTED + 1 else ""
     yield from _named(state, history, "engage", None, "positions (the GM's)", "free", engages,
-                      note="others: any of the combatants, together")
+                      note=_noted("others: any of the combatants, together", more))
 
 
 def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
@@ -363,10 +395,12 @@ def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
                       (Argument(name="reason", takes="free text"),))
 
 
-def options(state: FightState, history: History | None = None) -> Options:
-    """What the fight in ``state`` waits for, and every command the rules accept now, by actor."""
+def options(state: FightState, history: History | None = None, offers_too: bool = True) -> Options:
+    """What the fight in ``state`` waits for, and every command the rules accept now, by actor (``offers_too``
+    False: where the fight stands and who may do what with what left, without the offers, which probe the
+    rules for each actor: what ``omen do`` prints)."""
     offers: list[Offer] = []
-    if state.started:
+    if state.started and offers_too:
         if state.ending is None:
             for produce in (_answers, _attacks, _turn_commands, _checks, _flow, _gm):
                 offers.extend(produce(state, history))

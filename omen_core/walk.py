@@ -31,7 +31,9 @@ every problem to its visitors as a :class:`Finding` and goes on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, Union
 
@@ -59,6 +61,7 @@ from .events import (
     is_undo_batch,
     line_hash,
 )
+from .logs import get_logger
 from .machine import (
     DONE,
     ORDER,
@@ -74,8 +77,11 @@ from .machine import (
 from .machine import Step as LifeStep
 from .state import EFFECTS, FightState, Frame, _stack, evolve
 
+log = get_logger(__name__)
+
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
+           "scan_landmarks", "keyed_batch",
            "Step"]
 
 
@@ -160,18 +166,25 @@ class Source(Protocol):
         ...
 
     def landmarks(self) -> list[StoredEvent]:
-        """The landmark events (:data:`omen_core.events.LANDMARKS`) of the whole log, in order."""
+        """The landmark events (:data:`omen_core.events.LANDMARKS`) of the whole log, in order, as an index kept
+        beside the log lists them: fast, and only a cache (the walk checks it against the lines it reads)."""
+        ...
+
+    def log_landmarks(self) -> list[StoredEvent]:
+        """The landmark events found by reading the log's own lines (one pass): what the index should say."""
         ...
 
 
 class StoreSource:
     """A fight in an event store: its ``read_lines`` and its ``landmarks`` index (read once: a source serves one
-    reading, such as a snapshot's lookup and the walk after it, or a catch-up's check and its fold)."""
+    reading, such as a snapshot's lookup and the walk after it, or a catch-up's check and its fold). Once the
+    log's own landmarks are read (:meth:`log_landmarks`), they are what :meth:`landmarks` gives."""
 
     def __init__(self, store: Any, fight_id: str):
         self.store, self.fight_id = store, fight_id
         self.where = getattr(store, "location", None) or repr(store)
         self._landmarks: list[StoredEvent] | None = None
+        self._from_log: list[StoredEvent] | None = None
 
     def lines(self, after_seq: int) -> Iterator[list[bytes]]:
         """The store's lines after ``after_seq``."""
@@ -183,6 +196,26 @@ class StoreSource:
         if self._landmarks is None:
             self._landmarks = self.store.landmarks(self.fight_id)
         return self._landmarks
+
+    def log_landmarks(self) -> list[StoredEvent]:
+        """The landmarks found in the store's lines themselves (a torn or damaged end is the reader's to report:
+        the scan stops there)."""
+        if self._from_log is None:
+            self._from_log = self._landmarks = scan_landmarks(_lines_until_damage(self.store.read_lines(
+                self.fight_id), maybe_landmarks=True))
+        return self._from_log
+
+
+def _lines_until_damage(chunks: Iterator[list[bytes]], maybe_landmarks: bool = False) -> Iterator[bytes]:
+    """Every line of ``chunks``, up to a torn tail or missing rows (the walk's reader reports them); with
+    ``maybe_landmarks``, only the chunks that hold a landmark's tag somewhere (one search over each chunk's bytes:
+    landmarks are rare)."""
+    try:
+        for chunk in chunks:
+            if not maybe_landmarks or _MAYBE_LANDMARK.search(b"".join(chunk)) is not None:
+                yield from chunk
+    except LogCorrupted:
+        return
 
 
 class LinesSource:
@@ -199,6 +232,10 @@ class LinesSource:
         yield list(self._lines[after_seq:])
 
     def landmarks(self) -> list[StoredEvent]:
+        """The landmark events among the lines (there is no index: the lines are the log)."""
+        return scan_landmarks(self._lines)
+
+    def log_landmarks(self) -> list[StoredEvent]:
         """The landmark events among the lines."""
         return scan_landmarks(self._lines)
 
@@ -225,19 +262,46 @@ class _EventType(msgspec.Struct):
 
 
 _LANDMARK_TAGS = frozenset(kind.__struct_config__.tag for kind in LANDMARKS)
+_LANDMARK_KINDS = frozenset(LANDMARKS)
 _decode_type = msgspec.json.Decoder(_EventType).decode
+#: A landmark's tag as it stands in a line (a quote inside a JSON string is escaped, so free text cannot hold it).
+_MAYBE_LANDMARK = re.compile(b"|".join(re.escape(f'"type":"{tag}"'.encode())
+                                       for tag in sorted(map(str, _LANDMARK_TAGS))))
 
 
 def scan_landmarks(lines: Iterable[bytes]) -> list[StoredEvent]:
-    """The landmark events among stored lines, found by decoding each line's type only (lines that do not
-    decode are left to the walk, which reports them)."""
+    """The landmark events among stored lines: a line holding a landmark's tag is decoded, and kept if its event
+    is one (lines that do not decode are left to the walk, which reports them)."""
     found = []
+    maybe = _MAYBE_LANDMARK.search
     for line in lines:
+        if maybe(line) is None:
+            continue
         try:
             if _decode_type(line).event.type in _LANDMARK_TAGS:
-                found.append(decode_line(line))
+                found.append(decode_line(line.rstrip(b"\n")))
         except msgspec.DecodeError:
             continue
+    return found
+
+
+def keyed_batch(source: Source, key: str) -> list[StoredEvent]:
+    """The batch of the command recorded with idempotency key ``key`` (its ``command_issued`` first), found in the
+    log's own lines (a line holding the key is decoded; the first whose command carries it is the one); empty if
+    no command carries it. One pass, stopping at the batch's end."""
+    needle = b'"idempotency_key":' + msgspec.json.encode(key)
+    found: list[StoredEvent] = []
+    for line in _lines_until_damage(source.lines(0)):
+        if found:
+            rec = decode_line(line.rstrip(b"\n"))
+            if rec.batch != found[0].seq:
+                break
+            found.append(rec)
+        elif needle in line:
+            with contextlib.suppress(msgspec.DecodeError):
+                rec = decode_line(line.rstrip(b"\n"))
+                if isinstance(rec.event, CommandIssued) and rec.event.command.idempotency_key == key:
+                    found.append(rec)
     return found
 
 
@@ -308,6 +372,7 @@ class _Reader:
                  chain: bool, canonical: bool):
         self.source, self.report, self.chain, self.canonical = source, report, chain, canonical
         self.expected, self.prev = after_seq + 1, prev_hash
+        self.prev_raw: bytes | None = bytes.fromhex(prev_hash) if is_hex64(prev_hash) else None
         self.batch = self.batch_end = 0
         self.last: StoredEvent | None = None
         self.line_no = after_seq
@@ -343,23 +408,43 @@ class _Reader:
                     return
 
     def _decode(self, raw: bytes) -> StoredEvent | None:
-        line = raw.rstrip(b"\n")
-        where, n = self.source.where, self.line_no
-        if not line:
-            self._problem(Finding(seq=self.expected, line=n, rule="format", what="empty line"),
-                          LogCorrupted(where, n, "empty line"))
-            self.expected += 1
-            return None
         try:
-            return decode_line(line)
+            return decode_line(raw)  # a line's newline is JSON's white space
         except msgspec.DecodeError as exc:
+            line = raw.rstrip(b"\n")
+            where, n = self.source.where, self.line_no
+            if not line:
+                self._problem(Finding(seq=self.expected, line=n, rule="format", what="empty line"),
+                              LogCorrupted(where, n, "empty line"))
+                self.expected += 1
+                return None
             self._problem(Finding(seq=self.expected, line=n, rule="format", what=f"not a stored event: {exc}"),
                           LogCorrupted(where, n, f"not a valid stored event: {exc}"))
             self.expected += 1
             self.prev = line[-66:-2].decode("ascii", "replace") if len(line) > 66 else ""
+            self.prev_raw = bytes.fromhex(self.prev) if is_hex64(self.prev) else None
             return None
 
     def _check(self, rec: StoredEvent, raw: bytes) -> None:
+        if rec.seq != self.expected or rec.fight_id != self.source.fight_id or rec.schema_version > SCHEMA_VERSION:
+            self._misplaced(rec)
+        if rec.schema_version >= 4 and not is_salt(rec.salt):
+            what = "no salt, or not 16 to 64 bytes of lowercase hex: from schema version 4 every event's hash is salted"
+            n = self.line_no
+            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what),
+                          LogCorrupted(self.source.where, n, what))
+        if self.chain:
+            self._check_chain(rec, raw)
+        self._check_batch(rec)
+        if self.canonical and rec.schema_version == SCHEMA_VERSION and not _same_line(encode_line(rec), raw):
+            what = "not in canonical form: its bytes were edited"
+            n = self.line_no
+            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what),
+                          LogCorrupted(self.source.where, n, what))
+        self.expected, self.prev, self.last = rec.seq + 1, rec.hash, rec
+
+    def _misplaced(self, rec: StoredEvent) -> None:
+        """A record out of place: another seq than the next, another fight's, a newer schema."""
         where, n = self.source.where, self.line_no
         if rec.seq != self.expected:
             what = f"seq {rec.seq} where {self.expected} was expected (events missing, repeated or out of order)"
@@ -370,24 +455,29 @@ class _Reader:
         if rec.schema_version > SCHEMA_VERSION:
             what = f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}: upgrade omen to read it"
             self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
-        if rec.schema_version >= 4 and not is_salt(rec.salt):
-            what = "no salt, or not 16 to 64 bytes of lowercase hex: from schema version 4 every event's hash is salted"
-            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
-        if self.chain:
-            self._check_chain(rec, raw)
-        self._check_batch(rec)
-        if self.canonical and rec.schema_version == SCHEMA_VERSION and encode_line(rec) != raw.rstrip(b"\n"):
-            what = "not in canonical form: its bytes were edited"
-            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
-        self.expected, self.prev, self.last = rec.seq + 1, rec.hash, rec
 
     def _check_chain(self, rec: StoredEvent, raw: bytes) -> None:
-        if rec.prev_hash != self.prev:
+        """The link to the previous hash, and the hash of the line's own bytes: ``sha256(prev ‖ the line without
+        its hash field)``, hashed from the previous digest and the raw line (no copy of either)."""
+        linked = rec.prev_hash == self.prev
+        if not linked:
             what = f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {self.prev[:12]}..."
             self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
-        if not is_hex64(rec.hash) or line_hash(rec.prev_hash, raw) != rec.hash:
+        end = _body_end(raw)
+        if linked and self.prev_raw is not None and end > 0:
+            digest = hashlib.sha256(self.prev_raw)
+            digest.update(memoryview(raw)[:end])
+            digest.update(b"}")
+            raw_hash = digest.digest()
+            computed: str | None = raw_hash.hex()
+        else:
+            computed, raw_hash = line_hash(rec.prev_hash, raw), None
+        if computed != rec.hash:  # (a hash that is not hex never equals a digest)
             what = "hash does not match the event's content"
             self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
+            raw_hash = bytes.fromhex(rec.hash) if is_hex64(rec.hash) else None
+        self.prev_raw = raw_hash if raw_hash is not None else (bytes.fromhex(rec.hash) if is_hex64(rec.hash)
+                                                               else None)
 
     def _check_batch(self, rec: StoredEvent) -> None:
         """A batch starts at its own seq, holds ``batch_size`` events (when known) and, from schema version 2,
@@ -421,6 +511,22 @@ class _Reader:
         what = _torn(self.batch, last.seq, self.batch_end)
         self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
                       LogCorrupted(self.source.where, self.line_no, what))
+
+
+def _body_end(raw: bytes) -> int:
+    """Where the hash field of a stored line starts (its ``,"hash":"...``), or -1 if the line does not end in one
+    (:func:`omen_core.events.line_body`, without copying the line)."""
+    n = len(raw)
+    while n and raw[n - 1] == 0x0A:
+        n -= 1
+    if n < _TAIL or raw[n - 2:n] != b'"}' or raw[n - _TAIL:n - 66] != b',"hash":"':
+        return -1
+    return n - _TAIL
+
+
+def _same_line(encoded: bytes, raw: bytes) -> bool:
+    """Whether a stored line ``raw`` is ``encoded`` and its newlines (without copying the line)."""
+    return raw.startswith(encoded) and not raw[len(encoded):].strip(b"\n")
 
 
 def _torn(batch: int, last: int, batch_end: int) -> str:
@@ -538,34 +644,43 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
     checks each line is written exactly as today's encoder writes it.
     ``skim`` (state-only walks) decodes in full only what the fold needs;
     False decodes every event in full (the same state, or the same error).
+
+    The landmarks come from the log, never on trust from an index: a timeline
+    walk (visitors that want events) reads them from the log's own lines
+    first (:meth:`Source.log_landmarks`); a state-only walk takes the index's
+    and checks it against every landmark it reads (:func:`_checked_fold`).
     """
     group = [visitors] if isinstance(visitors, Visitor) else list(visitors)
-    marks = landmarks_of(source.landmarks())
-    info = Walk(fight_id=source.fight_id, landmarks=marks.upto(to_seq), voided=marks.upto(to_seq).voided(),
-                to_seq=to_seq, start_seq=start.version if start is not None else 0)
-    for v in group:
-        v.begin(info)
 
     def report(finding: Finding) -> None:
         for v in group:
             v.problem(finding)
 
+    if not any(v.wants_events for v in group):
+        state, marks = _checked_fold(source, to_seq=to_seq, start=start, report=None if strict else report,
+                                     chain=chain, skim=skim)
+        info = _info(source, marks, to_seq, state if state.version else None, start)
+        for v in group:
+            v.begin(info)
+        for v in group:
+            v.end(state)
+        return state
+    marks = landmarks_of(source.log_landmarks())
+    info = _info(source, marks, to_seq, None, start)
+    for v in group:
+        v.begin(info)
     state = start if start is not None else FightState(fight_id=source.fight_id)
     try:
-        if not any(v.wants_events for v in group):
-            state = _fold_state(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
-                                chain=chain, skim=skim)
-        else:
-            for step in _timeline(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
-                                  chain=chain, canonical=canonical):
-                state = step.after
-                for v in group:
-                    v.line(step.rec, step.raw)
-                    v.event(step.rec, step.before, step.after, step.voided)
-                    if isinstance(step.rec.event, Undone):
-                        record = next((u for u in info.landmarks.undos if u.seq == step.rec.seq), None)
-                        if record is not None:
-                            v.undone(record)
+        for step in _timeline(source, marks, to_seq=to_seq, start=start, report=None if strict else report,
+                              chain=chain, canonical=canonical):
+            state = step.after
+            for v in group:
+                v.line(step.rec, step.raw)
+                v.event(step.rec, step.before, step.after, step.voided)
+                if isinstance(step.rec.event, Undone):
+                    record = next((u for u in info.landmarks.undos if u.seq == step.rec.seq), None)
+                    if record is not None:
+                        v.undone(record)
     except StopWalk:
         pass
     for v in group:
@@ -573,10 +688,54 @@ def walk(source: Source, visitors: Visitor | Sequence[Visitor], *, to_seq: int |
     return state
 
 
+def _info(source: Source, marks: Landmarks, to_seq: int | None, end: FightState | None,
+          start: FightState | None) -> Walk:
+    """What a visitor is told when a walk begins."""
+    now = marks.upto(to_seq)
+    return Walk(fight_id=source.fight_id, landmarks=now, voided=now.voided(), to_seq=to_seq,
+                start_seq=start.version if start is not None else 0)
+
+
+def _checked_fold(source: Source, *, to_seq: int | None, start: FightState | None,
+                  report: Callable[[Finding], None] | None, chain: bool, skim: bool) -> tuple[FightState, Landmarks]:
+    """The state-only fold with the index's landmarks, checked: every landmark the fold reads (after ``start``)
+    must be one the index lists, and every one it lists there must be read. If they differ, the index is a cache
+    that lies (edited, truncated, left behind by another writer): the log is read for its own landmarks and the
+    fold done again from the beginning (a start state was chosen by the index too). Returns the state and the
+    landmarks it was folded with."""
+    listed = source.landmarks()
+    marks = landmarks_of(listed)
+    met: list[tuple[int, str]] = []
+    try:
+        state = _fold_state(source, marks, to_seq=to_seq, start=start, report=report, chain=chain, skim=skim,
+                            met=met)
+    except OmenError:
+        if _same_marks(listed, source.log_landmarks()):
+            raise  # the index is right: the error is the log's
+        state = start if start is not None else FightState(fight_id=source.fight_id)
+        met = [(-1, "")]  # a stale index: fold again below, from the log's own
+    after = start.version if start is not None else 0
+    expected = {(r.seq, r.hash) for r in listed if after < r.seq <= state.version}
+    if expected == set(met):
+        return state, marks
+    log.warning("landmark_index_stale", fight_id=source.fight_id, where=source.where, listed=len(expected),
+                read=len(met))
+    marks = landmarks_of(source.log_landmarks())
+    state = _fold_state(source, marks, to_seq=to_seq, start=None, report=report, chain=chain, skim=skim)
+    return state, marks
+
+
+def _same_marks(listed: list[StoredEvent], found: list[StoredEvent]) -> bool:
+    """Whether an index lists exactly the landmarks found in the log."""
+    return [(r.seq, r.hash) for r in listed] == [(r.seq, r.hash) for r in found]
+
+
 def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: FightState | None,
-                report: Callable[[Finding], None] | None, chain: bool, skim: bool = True) -> FightState:
+                report: Callable[[Finding], None] | None, chain: bool, skim: bool = True,
+                met: list[tuple[int, str]] | None = None) -> FightState:
     """The state at the end (or after ``to_seq``): every live event folded, undone events skipped, markers
-    only moving the redo stack (the state an undo goes back to is the fold of the live events).
+    only moving the redo stack (the state an undo goes back to is the fold of the live events). ``met`` gets
+    the (seq, hash) of every landmark read.
 
     A strict walk skims (:func:`_skim`): it decodes in full only the events
     whose bodies the fold needs. Anything the skim does not take (a line that
@@ -587,21 +746,25 @@ def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: 
     marks = marks.upto(to_seq)
     voided = marks.voided()
     state = start if start is not None else FightState(fight_id=source.fight_id)
+    found: list[tuple[int, str]] = [] if met is None else met
     if report is None and skim:
-        state, done = _skim(source, state, voided, to_seq, chain)
+        state, done = _skim(source, state, voided, to_seq, chain, found)
         if done:
             return state
-    return _fold_full(source, state, voided, to_seq, report, chain)
+        del found[:]
+    return _fold_full(source, state, voided, to_seq, report, chain, found)
 
 
 def _fold_full(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None,
-               report: Callable[[Finding], None] | None, chain: bool) -> FightState:
+               report: Callable[[Finding], None] | None, chain: bool, met: list[tuple[int, str]]) -> FightState:
     """:func:`_fold_state` decoding every event in full, from ``state`` on."""
     reader = _Reader(source, state.version, state.last_hash, report, chain, False)
     last = None
     for rec, _raw in reader.records(to_seq):
         last = rec
         event = rec.event
+        if type(event) in _LANDMARK_KINDS:
+            met.append((rec.seq, rec.hash))
         if isinstance(event, Undone):  # the redo stack follows time, undone or not (see _skim)
             state = replace(state, redo_stack=(*state.redo_stack, rec.seq))
             continue
@@ -687,10 +850,11 @@ def _static(rule: Callable[[type, Any], str], kind: type) -> str | None:
 
 
 def _spec(kind: type) -> tuple[Any, ...]:
-    """(type, trigger or None, phase trigger or None, effect or None, unordered) for one event type."""
+    """(type, trigger or None, phase trigger or None, effect or None, unordered, landmark) for one event type."""
+    landmark = kind in _LANDMARK_KINDS
     if kind in UNORDERED:
-        return kind, None, None, EFFECTS.get(kind), True
-    return kind, _static(trigger_for, kind), _static(phase_trigger_for, kind), EFFECTS.get(kind), False
+        return kind, None, None, EFFECTS.get(kind), True, landmark
+    return kind, _static(trigger_for, kind), _static(phase_trigger_for, kind), EFFECTS.get(kind), False, landmark
 
 
 _SPECS: dict[type, tuple[Any, ...]] = {skim: _spec(kind) for kind, skim in _SKIM_TYPES.items()}
@@ -709,8 +873,8 @@ class _Slow(Exception):
     pass
 
 
-def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None, chain: bool
-          ) -> tuple[FightState, bool]:
+def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None, chain: bool,
+          met: list[tuple[int, str]]) -> tuple[FightState, bool]:
     """The state-only fold over lines decoded with stand-ins: ``(state, True)`` at the end of the log, or
     ``(the state it started from, False)`` if it met anything it does not take: then the full fold reads the log
     again from there, and raises its own error or folds on (a log of an older schema version, say).
@@ -753,7 +917,7 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                         raise _Slow
                     prev_raw = digest
                 ev: Any = rec.event
-                kind, trigger, phase_trigger, effect, unordered = specs[ev.__class__]
+                kind, trigger, phase_trigger, effect, unordered, landmark = specs[ev.__class__]
                 if position is None and rec.batch < seq:  # starting part-way through a batch (a snapshot)
                     batch, batch_end = rec.batch, rec.batch + rec.batch_size - 1 if rec.batch_size else 0
                 elif rec.batch == seq:
@@ -766,6 +930,8 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                     raise _Slow
                 expected += 1
                 position = (seq, rec.hash)
+                if landmark:
+                    met.append(position)
                 # The redo stack follows time: a marker pushes or pops it, and any other command's batch empties
                 # it, even one a later undo voided (while it stood, the undo before it could not be redone).
                 if kind is Undone:
@@ -863,8 +1029,9 @@ def _held(source: Source, state: FightState, phase: Phase, frames: list[tuple[in
 
 
 def step_through(source: Source, *, to_seq: int | None = None, strict: bool = True) -> Iterator[Step]:
-    """The timeline as a generator: each event with its states (see :class:`Step`), for a reader that pulls."""
-    marks = landmarks_of(source.landmarks())
+    """The timeline as a generator: each event with its states (see :class:`Step`), for a reader that pulls (the
+    landmarks read from the log itself, as for any timeline walk)."""
+    marks = landmarks_of(source.log_landmarks())
 
     def ignore(finding: Finding) -> None:
         return None

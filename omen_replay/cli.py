@@ -1,67 +1,103 @@
-"""The ``omen`` command line: demo, run, replay, log, verify, explain, undo, redo, snapshot, repair, schema, copy,
-db init, serve, simulate.
+"""The ``omen`` command line: demo, run, status, do, replay, log, verify, explain, undo, redo, snapshot, repair,
+schema, copy, db init, serve, fixtures, simulate.
 
-Only this module (of omen_core and omen_replay) configures logging.
+Only this module (of omen_core and omen_replay) configures logging. It imports at start-up only what parsing the
+command line needs (typer): each command imports the engine, the stores and the writers it uses when it runs, so
+``omen --help`` starts in a few tens of milliseconds (docs/performance.md).
 
-Exit codes: 0 success, 1 findings (verify) or a lost race, 2 bad input
-(a malformed file, log or command, or a command that breaks a rule).
+Exit codes (:data:`EXIT_CODES`): 0 success, 1 findings (verify) or a lost race, 2 bad input, nothing written (a
+malformed file, log, command or argument, or a command that breaks a rule), 3 written, but the report could not be
+given (standard output closed or full, say): the message on standard error says what was written (``appended at
+seq N with head N:HASH``), so a script does not append it again.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import logging
 import os
-import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import Enum
-from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TextIO, cast
 
-import click
-import msgspec
-import structlog
 import typer
-from rich.console import Console
-from rich.markup import escape
 from typer.core import TyperGroup
 
-from omen_core.commands import Command
-from omen_core.errors import BadInput, ConcurrencyError, OmenError
-from omen_core.events import StoredEvent, event_schema
-from omen_core.options import DiceRoll, Offer, Options
-from omen_core.store import EventStore
-from omen_core.store import open_existing_store as _open_existing_store
-from omen_core.store import open_snapshots as _open_snapshots
-from omen_core.store import open_store as _open_store
-from omen_core.walk import Step, StoreSource
-from omen_core.walk import step_through as walk_steps
-
-from .demo import DEMO_SEED, run_demo
-from .narrate import Line, Narrator, narrate
-from .output import check_parent, output_file, visible
-from .replay import StateSummary, replay_store, summarise
 from .simulate.command import simulate_command
-from .verify import REROLL, Report, parse_head, verify_store
 
-__all__ = ["app", "main", "MAX_COMMAND_BYTES"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from omen_core.commands import Command
+    from omen_core.errors import OmenError
+    from omen_core.events import StoredEvent
+    from omen_core.options import DiceRoll, Offer, Options
+    from omen_core.store import EventStore
+    from omen_core.walk import Step
+
+    from .narrate import Line
+    from .replay import StateSummary
+    from .verify import Report
+
+__all__ = ["app", "main", "MAX_COMMAND_BYTES", "EXIT_CODES"]
 
 MAX_COMMAND_BYTES = 1 << 20
 """The most a command given to ``omen do`` may take, as an argument or a file: 1 MiB."""
 
-LAST_RESORT = (OSError, sqlite3.Error, UnicodeError, RecursionError, MemoryError)
-"""What the CLI turns into a short message (exit 2) if a command lets it through: a last line of defence."""
+EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another writer appended first, nothing written",
+              2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
+              "error says what was written (appended at seq N with head N:HASH)"}
+"""What each exit code of ``omen`` means (the README's table)."""
+
+#: The exit code of a command that wrote, but could not report what it wrote.
+REPORT_LOST = 3
 
 
-class _Console(Console):
+def _last_resort_types() -> tuple[type[BaseException], ...]:
+    """What the CLI turns into a short message if a command lets it through (a last line of defence): an OS or
+    database error, a decoding error, too deep a nesting, no memory."""
+    import sqlite3
+
+    return (OSError, sqlite3.Error, UnicodeError, RecursionError, MemoryError)
+
+
+def _console(**kwargs: Any) -> Console:
     """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
     a name from a sheet never reaches the terminal raw. Rich's own styling is added after."""
+    from rich.console import Console
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+    class _Console(Console):
+        def print(self, *objects: Any, **options: Any) -> None:
+            super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **options)
+
+    return _Console(highlight=False, **kwargs)
+
+
+class _Lazy:
+    """An object made on first use (a console: Rich is imported only by a command that prints)."""
+
+    def __init__(self, make: Any) -> None:
+        self._make, self._made = make, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            self._made = self._make()
+        return getattr(self._made, name)
+
+
+def escape(text: str) -> str:
+    """Text made safe inside Rich markup (:func:`rich.markup.escape`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def visible(text: str) -> str:
+    """User text with its control characters shown as escapes (:func:`omen_replay.output.visible`)."""
+    from .output import visible as shown
+
+    return shown(text)
 
 
 class _StdoutFailed(OSError):
@@ -90,28 +126,109 @@ class _Stdout:
 stdout = cast(TextIO, _Stdout())
 
 
+class _Stderr:
+    """Standard error as it stands when a line is written (omen's log lines go there: a program that runs commands
+    in process, as the tests do, swaps it between commands)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stderr, name)
+
+
+def _click_error(name: str) -> type[BaseException]:
+    """The class of click's exceptions named ``name``, as the installed typer raises them (typer vendors click:
+    found through :class:`typer.BadParameter`'s and :class:`typer.Abort`'s bases)."""
+    for kind in (*typer.BadParameter.__mro__, *typer.Abort.__mro__):
+        if kind.__name__ == name:
+            return kind
+    raise LookupError(name)  # pragma: no cover - every click has these
+
+
 class _Guarded(TyperGroup):
-    """The command group: flushes standard output before the exit code is final, and turns an error that escaped a
-    command (an OS or database error, a decoding error, too deep a nesting, no memory) into a short message, exit
-    2, instead of a traceback."""
+    """The command group: a usage error is one line (``omen: error: ...``, exit 2) naming the ``--help`` to read;
+    standard output is flushed before the exit code is final; an error that escaped a command is a short message
+    instead of a traceback (exit 2, or 3 when something was written)."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        """Run the command line; every exit code is one of :data:`EXIT_CODES`."""
+        try:
+            code = super().main(args=args, prog_name="omen", complete_var=complete_var,
+                                standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
+        except _click_error("ClickException") as exc:
+            code = _usage_error(exc, self._path(sys.argv[1:] if args is None else list(args)))
+        except _click_error("Abort"):
+            _say("omen: aborted")
+            code = 1
+        code = code if isinstance(code, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _path(self, args: list[str]) -> str:
+        """The command ``args`` name (``omen fixtures check``), for a usage error that does not say."""
+        path, command = ["omen"], self
+        for arg in args:
+            sub = getattr(command, "commands", {}).get(arg)
+            if sub is not None:
+                path.append(arg)
+                command = sub
+        return " ".join(path)
 
     def invoke(self, ctx: Any) -> Any:
+        protected = getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])
+        pending = [*protected, *ctx.args]
+        ctx.meta["omen.help"] = "--help" in pending  # a command's help: the root callback configures nothing
         try:
             try:
                 return super().invoke(ctx)
             finally:
                 _flush_stdout()
-        except LAST_RESORT as exc:
-            log.info("command_crashed", error=type(exc).__name__, message=str(exc))
+        except _last_resort_types() as exc:
+            _log().info("command_crashed", error=type(exc).__name__, message=str(exc))
             _last_resort(exc)
 
 
+def _usage_error(exc: Any, named: str) -> int:
+    """A usage error of typer's (a missing argument, an unknown option, a value of the wrong type), as one line
+    saying which ``--help`` to read (its context's command, or ``named``); its exit code (2)."""
+    context = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:  # ``omen`` or ``omen db`` alone: the help
+        _say(context.get_help())
+        code: int = exc.exit_code
+        return code
+    message = " ".join(str(exc.format_message()).split()).rstrip(".")
+    path = context.command_path if context is not None else named
+    _say(f"omen: error: {message} (see '{path} --help')")
+    exit_code: int = exc.exit_code
+    return exit_code
+
+
+def _say(line: str) -> None:
+    """A line on standard error (nothing if it cannot be written either)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
-                  help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
+                  rich_markup_mode=None, help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
 app.command("simulate")(simulate_command)  # its options and what it prints: omen_replay/simulate/command.py
-out = _Console(file=stdout, highlight=False)
-err = _Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line: a path in it copies whole
-log = structlog.get_logger("omen.cli")
+out = cast("Console", _Lazy(lambda: _console(file=stdout)))
+err = cast("Console", _Lazy(lambda: _console(stderr=True, soft_wrap=True)))  # an error is one line: a path copies
+
+
+def _log() -> Any:
+    """The CLI's structlog logger."""
+    import structlog
+
+    return structlog.get_logger("omen.cli")
+
 
 STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan",
          "undone": "dim italic"}
@@ -126,13 +243,17 @@ class LogFormat(str, Enum):
 
 def configure_logging(fmt: LogFormat, level: str) -> None:
     """Configure structlog for the CLI: human console lines or JSON, to stderr, at ``level``."""
+    import logging
+
+    import structlog
+
     renderer = (structlog.processors.JSONRenderer() if fmt is LogFormat.json
                 else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
                     *([structlog.processors.format_exc_info] if fmt is LogFormat.json else []), renderer],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, _Stderr())),
         cache_logger_on_first_use=False,
     )
 
@@ -149,21 +270,30 @@ def _version(value: bool) -> None:
 #: What this invocation opened (stores, snapshot caches): closed when the command ends (``_root``), so a PostgreSQL
 #: pool is shut by the command that opened it, not left to the garbage collector (tests run commands in-process).
 _OPENED: list[Any] = []
+#: What this invocation wrote, once it has (``appended at seq N with head N:HASH``): an error after it is exit 3
+#: saying so, never exit 2 ("nothing written"), so a script does not do it again.
+_WRITTEN: dict[str, str] = {}
 
 
 def open_store(url: str) -> EventStore:
     """:func:`omen_core.store.open_store`, closed when the command ends."""
-    return cast(EventStore, _held(_open_store(url)))
+    from omen_core.store import open_store as opened
+
+    return cast("EventStore", _held(opened(url)))
 
 
 def open_existing_store(url: str) -> EventStore:
     """:func:`omen_core.store.open_existing_store`, closed when the command ends."""
-    return cast(EventStore, _held(_open_existing_store(url)))
+    from omen_core.store import open_existing_store as opened
+
+    return cast("EventStore", _held(opened(url)))
 
 
 def open_snapshots(url: str) -> Any:
     """:func:`omen_core.store.open_snapshots`, closed when the command ends."""
-    return _held(_open_snapshots(url))
+    from omen_core.store import open_snapshots as opened
+
+    return _held(opened(url))
 
 
 def _held(opened: Any) -> Any:
@@ -179,25 +309,64 @@ def _close_opened() -> None:
                 close()
 
 
+def _wrote(what: str, key: str = "") -> None:
+    """Note what the command has written (``appended at seq 12 to 15 with head 15:ab12...``): from here on, a
+    failure to report it is exit 3 saying so. A later note of the same ``key`` replaces the earlier one (a run
+    written further)."""
+    _WRITTEN[key or what] = what
+
+
+def _appended(stored: list[StoredEvent], key: str = "appended") -> None:
+    """Note events appended (:func:`_wrote`): from the first seq noted under ``key`` to the head now."""
+    if stored:
+        last = stored[-1]
+        first = _FIRST.setdefault(key, stored[0].seq)
+        span = f"seq {first}" if first == last.seq else f"seq {first} to {last.seq}"
+        lead = "" if key == "appended" else f"{key}: "
+        _wrote(f"{lead}appended at {span} with head {last.seq}:{last.hash}", key)
+
+
+#: The first seq each note of :func:`_appended` covers.
+_FIRST: dict[str, int] = {}
+
+
 @app.callback()
 def _root(
+    ctx: typer.Context,
     log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
     = LogFormat.console,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print omen's version and exit.")] = False,
 ) -> None:
+    _WRITTEN.clear()
+    _FIRST.clear()
     if log_level.lower() not in {"debug", "info", "warning", "error"}:
         _bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
-    configure_logging(log_format, log_level)
-    context = click.get_current_context(silent=True)
-    if context is not None:
-        context.call_on_close(_close_opened)
+    ctx.call_on_close(_close_opened)
+    if not ctx.meta.get("omen.help"):  # a command's help logs nothing: structlog is not even imported
+        configure_logging(log_format, log_level)
 
 
 def _bad_input(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    """One line on standard error, ``omen: error: ...``, and the exit code: 2 (bad input, nothing written), 1 (a
+    lost race), or 3 if the command had written something (the line then says what)."""
+    if _WRITTEN:
+        message = f"{message}; but the command was done: {'; '.join(_WRITTEN.values())}"
+        code = REPORT_LOST
+    err.print(f"[bold red]omen: error:[/] {escape(message)}")
     raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """An :class:`~omen_core.errors.OmenError` raised inside is the command's one-line error and exit code."""
+    from omen_core.errors import OmenError
+
+    try:
+        yield
+    except OmenError as exc:
+        _guarded(exc)
 
 
 def _seed_option(seed: str | None) -> bytes | None:
@@ -214,7 +383,8 @@ def _seed_option(seed: str | None) -> bytes | None:
 
 
 def _flush_stdout() -> None:
-    """Flush standard output; if it cannot be written (a full disk, a closed pipe), say so: exit 2."""
+    """Flush standard output; if it cannot be written (a full disk, a closed pipe), say so: exit 2 (3 if the
+    command had written something)."""
     try:
         sys.stdout.flush()
     except OSError as exc:
@@ -233,7 +403,7 @@ def _discard_stdout() -> None:
 
 
 def _last_resort(exc: BaseException) -> NoReturn:
-    """A short message for an error that escaped a command; exit 2."""
+    """A short message for an error that escaped a command; exit 2 (3 if the command had written something)."""
     if isinstance(exc, _StdoutFailed):
         _discard_stdout()
         _bad_input(f"cannot write to standard output: {exc.strerror or exc}")
@@ -248,7 +418,9 @@ def _last_resort(exc: BaseException) -> NoReturn:
 
 
 def _guarded(exc: OmenError) -> NoReturn:
-    log.info("command_failed", error=type(exc).__name__, message=str(exc))
+    from omen_core.errors import ConcurrencyError
+
+    _log().info("command_failed", error=type(exc).__name__, message=str(exc))
     _bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2)
 
 
@@ -290,6 +462,9 @@ def _open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
 
 
 def _report_undos(report: Report) -> None:
+
+    from .verify import PROVENANCE, REROLL
+
     for u in report.undone:
         state = f"redone at seq {u.redone_at}" if u.redone_at else "still undone"
         why = f" ({u.reason})" if u.reason else ""
@@ -298,27 +473,41 @@ def _report_undos(report: Report) -> None:
         out.print(f"  [yellow]note:[/] {escape(note)}")
     for f in report.rerolls:
         out.print(f"  [yellow]{REROLL}:[/] {escape(f.what)}")
+    for f in report.provenance:
+        out.print(f"  [yellow]{PROVENANCE}:[/] seq {f.seq}: {escape(f.what)}")
 
 
 def _report_text(report: Report) -> None:
+
+    from .verify import PROVENANCE, REROLL
+
     _report_undos(report)
     head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
     if report.clean:
-        if not report.seeded_dice:
-            dice = "no seeded dice"
-        elif report.seed_revealed:
-            dice = f"{report.seeded_dice} seeded dice all match the revealed seed"
-        else:
-            dice = f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
         decided = f"{report.redecided} commands decided again" if report.redecided else "no recorded commands"
+        notices = [f"{len(found)} {kind} finding(s) listed above (--strict fails on them)"
+                   for kind, found in ((PROVENANCE, report.provenance), (REROLL, report.rerolls)) if found]
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
-                  f"intact, {decided}, every total recomputed; {dice}{head}")
+                  f"intact, {decided}, every total recomputed; {_seeded_words(report)}"
+                  + "".join(f"; {n}" for n in notices) + head)
         return
     out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
     for f in report.problems:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
         where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
-        out.print(f"  {where} [{escape(f.rule)}] {escape(f.what)}{escape(detail)}")
+        out.print(f"  {where} {escape(f'[{f.rule}]')} {escape(f.what)}{escape(detail)}")
+
+
+def _seeded_words(report: Report) -> str:
+    """What the audit says of the seeded dice."""
+    if not report.seeded_dice:
+        return "no seeded dice" + (f" ({report.dice} dice)" if report.dice else "")
+    if report.seed_revealed and report.seeded_checked == report.seeded_dice:
+        return f"{report.seeded_dice} seeded dice all match the revealed seed"
+    if report.seed_revealed:
+        return (f"{report.seeded_checked} of {report.seeded_dice} seeded dice match the revealed seed (the others "
+                "were not drawn under it)")
+    return f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
 
 
 @app.command()
@@ -332,15 +521,24 @@ def demo(
 ) -> None:
     """Play a whole sample fight with seeded dice (an ambush, four rounds, reactions, an undo), print its
     session log and end state, write the log and verify it."""
-    from omen_core.dice import SeededDice
 
+    from importlib.resources import files
+
+    from omen_core.dice import SeededDice
+    from omen_core.walk import StoreSource
+
+    from .demo import DEMO_SEED, run_demo
+    from .narrate import narrate
+    from .output import output_file
+    from .replay import summarise
     from .scenario import load_scenario, run_scenario
+    from .verify import verify_store
 
     if fresh_seed and not short:
         _bad_input("--fresh-seed goes with --short: the whole fight is a script written for its published seed")
     fight_id = "demo" if short else "ember-ford"
     _clear_demo_log(log_path, fight_id)
-    try:
+    with _refusals():
         store = open_store(str(log_path))
         if short:
             fight = run_demo(store, seed=SeededDice.fresh().seed if fresh_seed else DEMO_SEED)
@@ -349,8 +547,8 @@ def demo(
                                                          "scenario.toml"))), store,
                                  snapshots=open_snapshots(str(log_path)))
         records = fight.events
-    except OmenError as exc:
-        _guarded(exc)
+    _wrote(f"the demo's log written to {log_path} ({len(records)} events, head {fight.version}:"
+           f"{fight.state.last_hash})")
     _print_lines(iter(narrate(records)))
     out.print()
     if not short:
@@ -359,11 +557,9 @@ def demo(
     from .render import HtmlWriter, render
 
     report = log_path.with_suffix(".html")
-    try:
-        with output_file(report, "the session log") as page:
-            render(StoreSource(fight.store, fight.fight_id), HtmlWriter(page))
-    except OmenError as exc:
-        _guarded(exc)
+    with _refusals(), output_file(report, "the session log") as page:
+        render(StoreSource(fight.store, fight.fight_id), HtmlWriter(page))
+    _wrote(f"its session log written to {report}")
     out.print(f"[dim]log written to {log_path} ({len(records)} events), session log to {report}; check it "
               f"yourself with: omen verify {log_path}  |  omen explain {log_path} SEQ  |  "
               f"omen replay {log_path} --steps[/]")
@@ -371,6 +567,8 @@ def demo(
 
 def _clear_demo_log(log_path: Path, fight_id: str) -> None:
     """Replace an earlier demo log; refuse to touch a file that holds anything else."""
+    from omen_core.errors import OmenError
+
     if not log_path.exists():
         return
     try:
@@ -397,13 +595,6 @@ class SchemaOf(str, Enum):
     simulation = "simulation"
 
 
-class DoResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``omen do --json`` prints: the events the command appended, and what the fight waits for now."""
-
-    events: tuple[StoredEvent, ...]
-    options: Options
-
-
 @app.command()
 def schema(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file "
@@ -416,6 +607,17 @@ def schema(
 ) -> None:
     """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, or a
     simulation's run."""
+    import json
+
+    import msgspec
+
+    from omen_core.commands import Command
+    from omen_core.events import event_schema
+    from omen_core.options import Options
+
+    from .output import output_file
+    from .replay import DoResult
+
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
                                "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema}
@@ -423,14 +625,14 @@ def schema(
     if output is None:
         stdout.write(text + "\n")
     else:
-        try:
-            with output_file(output, "the schema") as page:
-                page.write(text + "\n")
-        except OmenError as exc:
-            _guarded(exc)
+        with _refusals(), output_file(output, "the schema") as page:
+            page.write(text + "\n")
+        _wrote(f"the schema written to {output}")
 
 
 def _simulation_schema() -> Any:
+    import msgspec
+
     from .simulate.run import Run
 
     return msgspec.json.schema(Run)
@@ -445,30 +647,37 @@ def verify_cmd(
                                                   "if the log has not revealed it.")] = None,
     head: Annotated[list[str] | None, typer.Option("--head", help="A head witnessed earlier, SEQ:HASH (repeatable): "
                                                    "the log must pass through it.")] = None,
-    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls too, not only on integrity findings.")]
-    = False,
+    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls and dice provenance findings too (dice of "
+                                              "another source than the fight's, a change of source), not only on "
+                                              "integrity findings.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report (with the head it reached).")]
     = False,
 ) -> None:
     """Audit a log: chain, order, every command decided again, seed and dice, every derived number.
     Exit 1 on findings, 2 if unreadable."""
+
+    import msgspec
+
+    from .verify import parse_head, verify_store
+
     seed_bytes = _seed_option(seed)
-    try:
+    with _refusals():
         heads = [parse_head(h) for h in head or ()]
         store, fight_id = _open_fight(log_url, fight)
         report = verify_store(store, fight_id, seed=seed_bytes, heads=heads)
-    except OmenError as exc:
-        _guarded(exc)
     if as_json:
         stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
     else:
         _report_text(report)
-    raise typer.Exit(0 if report.clean and not (strict and report.rerolls) else 1)
+    raise typer.Exit(0 if (report.strict_clean if strict else report.clean) else 1)
 
 
 def _report_json(report: Report) -> dict[str, object]:
-    """The report as JSON, with whether it is clean."""
-    return {**msgspec.to_builtins(report), "clean": report.clean}
+    """The report as JSON, with whether it is clean (no integrity finding) and strictly clean (no finding)."""
+
+    import msgspec
+
+    return {**msgspec.to_builtins(report), "clean": report.clean, "strict_clean": report.strict_clean}
 
 
 @app.command()
@@ -481,7 +690,7 @@ def repair(
     from omen_core.errors import TornTail
     from omen_core.store import JsonlStore
 
-    try:
+    with _refusals():
         store = _store(log_url)
         if not isinstance(store, JsonlStore):
             _bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail")
@@ -490,8 +699,8 @@ def repair(
         except TornTail:
             fight_id = fight or Path(log_url).stem  # a log whose only line is torn names no fight
         done = store.repair_log(fight_id)
-    except OmenError as exc:
-        _guarded(exc)
+    if done.side is not None:
+        _wrote(f"{log_url} repaired: what a crash left moved to {done.side}")
     if done.side is None:
         out.print(f"nothing to repair: {log_url} ends with a complete command")
         return
@@ -512,9 +721,12 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the end state as JSON.")] = False,
 ) -> None:
     """Run a scenario: start the fight, join its combatants, play its commands, and write the log."""
+
+    from .narrate import Narrator
+    from .replay import summarise
     from .scenario import load_scenario, run_scenario
 
-    try:
+    with _refusals():
         loaded = load_scenario(scenario)
         _check_log_parent(log_url)
         store = _store(log_url)
@@ -525,13 +737,12 @@ def run(
         loud = not (quiet or as_json)
 
         def tell(stored: list[StoredEvent]) -> None:
+            _appended(stored, f"fight {loaded.settings.id!r} written to {log_url}")
             if loud:
                 _print_lines(narrator.lines(stored))
 
         fight = run_scenario(loaded, store, on_step=lambda step, stored: tell(stored), on_start=tell,
                              snapshots=open_snapshots(log_url))
-    except OmenError as exc:
-        _guarded(exc)
     records = fight.events
     _print_state(summarise(fight.state), as_json)
     if not as_json:
@@ -541,6 +752,9 @@ def run(
 def _check_log_parent(url: str) -> None:
     """Bad input if the log ``url`` names would go in a directory that does not exist: ``run`` does not make
     directory trees (a path ending in '/' names a directory of logs, made if its parent exists)."""
+
+    from .output import check_parent
+
     where = _log_location(url)
     if where is not None:
         check_parent(where, "the fight's log")
@@ -572,7 +786,13 @@ def replay_cmd(
                                                          "per event).")] = False,
 ) -> None:
     """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it, or step through it."""
-    try:
+
+    from omen_core.walk import StoreSource
+    from omen_core.walk import step_through as walk_steps
+
+    from .replay import replay_store, summarise
+
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         last = store.version(fight_id)
         if to is not None and not 0 <= to <= last:
@@ -582,13 +802,18 @@ def replay_cmd(
             return
         snapshots = open_snapshots(log_url)
         state = replay_store(store, fight_id, to, snapshots if snapshots.seqs(fight_id) else None)
-    except OmenError as exc:
-        _guarded(exc)
     _print_state(summarise(state), as_json)
 
 
 def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
     """Each event, its narrative, and the resources after it (undone events marked, state unmoved)."""
+    import json
+
+    import msgspec
+
+    from .narrate import Narrator
+    from .replay import summarise
+
     narrator = Narrator()
     for step in steps:
         rec, state, undone = step.rec, step.after, step.voided
@@ -613,14 +838,17 @@ def explain_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable explanation.")] = False,
 ) -> None:
     """Explain a roll, an attack, a save or a check: every die, every bonus and its source, every rule."""
+
+    import msgspec
+
+    from omen_core.walk import StoreSource
+
     from .explain import explain
 
     seed_bytes = _seed_option(seed)
-    try:
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         found = explain(StoreSource(store, fight_id), seq, seed_bytes)
-    except OmenError as exc:
-        _guarded(exc)
     if as_json:
         stdout.write(msgspec.json.encode(found).decode() + "\n")
         return
@@ -658,17 +886,20 @@ def log_cmd(
 ) -> None:
     """Write a fight's session log: a card per action (rolls, defense, hit, damage, resources), a summary at each
     round's start, every event by seq, undone actions struck through, and the ending."""
+
+    from omen_core.walk import StoreSource
+
+    from .output import output_file
     from .render import WRITERS, render
 
-    try:
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         if output is None:
             render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout))
             return
         with output_file(output, "the session log") as page:
             render(StoreSource(store, fight_id), WRITERS[fmt.value](page))
-    except OmenError as exc:
-        _guarded(exc)
+    _wrote(f"the session log written to {output}")
     out.print(f"session log written to {output}")
 
 
@@ -682,17 +913,17 @@ def snapshot(
     """Take a snapshot of the fight's state now (a cache beside the log that speeds up replay --to and undo)."""
     from omen_core import Fight
 
-    try:
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         snapshots = open_snapshots(log_url)
         if clear:
             snapshots.delete(fight_id)
+            _wrote(f"the snapshots of {fight_id!r} deleted")
             out.print(f"deleted the snapshots of {fight_id!r}; nothing else changes")
             return
         live = Fight.load(store, fight_id, snapshots=snapshots)
         live.snapshot()
-    except OmenError as exc:
-        _guarded(exc)
+        _wrote(f"snapshot of {fight_id!r} at seq {live.version} saved")
     out.print(f"snapshot of {fight_id!r} at seq {live.version} saved")
 
 
@@ -718,6 +949,9 @@ def _print_where(found: Options) -> None:
 
 def _print_options(found: Options, as_json: bool) -> None:
     """What the fight waits for and who may do what, as ``omen status`` prints it."""
+
+    import msgspec
+
     if as_json:
         stdout.write(msgspec.json.encode(found).decode() + "\n")
         return
@@ -738,6 +972,8 @@ def _print_options(found: Options, as_json: bool) -> None:
 
 def _odds_summary(offer: Offer) -> list[str]:
     """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss."""
+    import msgspec
+
     shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
              f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
     crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
@@ -764,6 +1000,8 @@ def _dice_summary(offer: Offer) -> list[str]:
 def _short_args(args: dict[str, Any]) -> str:
     """A choice's arguments in a few words (``defense=dodge``, JSON for anything but text), the actor's own fields
     left out."""
+    import json
+
     shown = [f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}" for k, v in args.items()
              if k not in ("who", "attacker", "defender", "caller", "effect")]
     return ", ".join(shown) or "as shown"
@@ -771,6 +1009,8 @@ def _short_args(args: dict[str, Any]) -> str:
 
 def _choice_summary(offer: Offer) -> str:
     """The arguments an offer's choices vary, each with its values: ``target: bo | kael; weapon: axe``."""
+    import json
+
     values: dict[str, list[str]] = {}
     keys = {key for choice in offer.choices for key in choice.args}
     for choice in offer.choices:
@@ -803,17 +1043,17 @@ def status(
 ) -> None:
     """Where the fight is, whose turn, what it waits for, each combatant in a line, and the omen do commands of the
     likely choices, ready to paste (--all: every command accepted now; --json: the options)."""
+    from rich.markup import escape
+
     from omen_core import Fight
 
     from .status import SeedKnown, published_seed, status_lines
 
     given = _seed_option(seed)
-    try:
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
         found = live.options()
-    except OmenError as exc:
-        _guarded(exc)
     if as_json or every:
         _print_options(found, as_json)
         return
@@ -839,8 +1079,9 @@ def status(
 
 def _parse_command(text: str, origin: str) -> Command:
     """A command given as JSON (an object) or TOML (a table with ``command = "..."``); errors name the field."""
+    from omen_core.commands import Command
     from omen_core.content import decode_content
-    from omen_core.errors import ContentError
+    from omen_core.errors import BadInput, ContentError, OmenError
 
     fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
     try:
@@ -868,10 +1109,15 @@ def do_cmd(
     file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the command from this file (.json or "
                                                                    ".toml).")] = None,
     seed: Annotated[str | None, typer.Option(envvar="OMEN_SEED", show_envvar=True,
-                                             help="The seed of a seeded fight (hex), to roll its dice; or give "
-                                                  "the faces in the command.")] = None,
+                                             help="The seed of a seeded fight (hex), to roll its dice, or the "
+                                                  "seed reveal_seed reveals; or give the faces in the command.")
+                                             ] = None,
     by: Annotated[str, typer.Option(help="Who gives the command, for the record.")] = "",
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    idempotency_key: Annotated[str | None, typer.Option(
+        "--idempotency-key", help="A key for this command, recorded with it: run again with the same key (after "
+                                  "exit 3, or when unsure whether it went through), the command is found done and "
+                                  "not done twice.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored events and the options as JSON.")]
     = False,
     show_options: Annotated[bool, typer.Option("--options", help="Also list every command each actor may give "
@@ -879,48 +1125,104 @@ def do_cmd(
 ) -> None:
     """Give one command to a stored fight: append what it produces, tell it, and say what the fight waits for
     next and the new head. Refused, it writes nothing (exit 2)."""
+    import msgspec
+
     from omen_core import Fight, ManualDice, SeededDice
+    from omen_core.commands import RevealSeed
     from omen_core.dice import FacesNeeded
 
-    seed_bytes = _seed_option(seed)
-    try:
-        if (command is None) == (file is None):
-            _bad_input("give the command as an argument or with --file, not both or neither")
-        if file is not None:
-            from omen_core.content import read_content
+    from .narrate import Narrator
+    from .replay import DoResult
 
-            parsed = _parse_command(read_content(file, MAX_COMMAND_BYTES), str(file))
-        else:
-            assert command is not None
-            if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
-                _bad_input("the command is larger than 1 MiB, the most a command may be")
-            parsed = _parse_command(command, "the command")
+    seed_bytes = _seed_option(seed)
+    with _refusals():
+        parsed = _given_command(command, file)
+        if idempotency_key is not None:
+            parsed = _validated_key(parsed, idempotency_key)
+        if isinstance(parsed, RevealSeed) and not parsed.seed:
+            if seed_bytes is None:
+                _bad_input("reveal_seed needs the seed: give it in the command (\"seed\": \"<hex>\") or with "
+                           "--seed HEX")
+            parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
         store, fight_id = _open_fight(log_url, fight)
+        done = _done_before(store, fight_id, parsed, by)
         dice = SeededDice(seed_bytes) if seed_bytes is not None else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
-        if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
-            _bad_input(f"{log_url}: --seed does not hash to the seed commitment of fight {fight_id!r}")
-        if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
-            live.dice = ManualDice()
-        before = live.state
-        try:
-            stored = live.execute(parsed, by=by)
-        except FacesNeeded as exc:
-            if live.state.dice == "seeded" and seed_bytes is None:
-                _bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
-            raise
-        found = live.options()
-    except OmenError as exc:
-        _guarded(exc)
+        if done:
+            stored, before = done, live.state_after(done[0].seq - 1)
+        else:
+            if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
+                _bad_input(f"{log_url}: --seed does not hash to the seed commitment of fight {fight_id!r}")
+            if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
+                live.dice = ManualDice()
+            before = live.state
+            try:
+                stored = live.execute(parsed, by=by)
+            except FacesNeeded as exc:
+                if live.state.dice == "seeded" and seed_bytes is None:
+                    _bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
+                raise
+            _appended(stored)
+        found = live.options(offers=as_json or show_options)
     if as_json:
-        stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found)).decode() + "\n")
+        stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found,
+                                                  already_done=bool(done))).decode() + "\n")
         return
+    if done:
+        out.print(f"[yellow]already done:[/] the command with idempotency key {escape(repr(parsed.idempotency_key))} "
+                  f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now")
     _print_lines(Narrator(state=before).lines(stored))
     if show_options:
         _print_options(found, False)
         return
     _print_where(found)
     out.print(f"head {found.head}  [dim](omen status {escape(log_url)} lists every command accepted now)[/]")
+
+
+def _given_command(command: str | None, file: Path | None) -> Command:
+    """The command given as an argument or in a file (exactly one of the two)."""
+    if (command is None) == (file is None):
+        _bad_input("give the command as an argument or with --file, not both or neither")
+    if file is not None:
+        from omen_core.content import read_content
+
+        return _parse_command(read_content(file, MAX_COMMAND_BYTES), str(file))
+    assert command is not None
+    if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
+        _bad_input("the command is larger than 1 MiB, the most a command may be")
+    return _parse_command(command, "the command")
+
+
+def _validated_key(parsed: Command, key: str) -> Command:
+    """``parsed`` carrying idempotency key ``key`` (checked as a command's field is); a command that carries
+    another key already is bad input."""
+    import msgspec
+
+    if parsed.idempotency_key not in (None, key):
+        _bad_input(f"--idempotency-key {key!r} and the command's own idempotency_key "
+                   f"{parsed.idempotency_key!r} differ")
+    return _parse_command(msgspec.json.encode(msgspec.structs.replace(parsed, idempotency_key=key)).decode(),
+                          "--idempotency-key")
+
+
+def _done_before(store: EventStore, fight_id: str, parsed: Command, by: str) -> list[StoredEvent]:
+    """The batch an earlier run appended for this command, if it carries an idempotency key already recorded:
+    the same command (and the same ``by``) is done already; another command under that key is bad input."""
+    from omen_core.events import CommandIssued
+    from omen_core.walk import StoreSource, keyed_batch
+
+    key = parsed.idempotency_key
+    if key is None:
+        return []
+    batch = keyed_batch(StoreSource(store, fight_id), key)
+    if not batch:
+        return []
+    first = batch[0]
+    assert isinstance(first.event, CommandIssued)
+    if first.event.command != parsed or first.event.by != by:
+        _bad_input(f"idempotency key {key!r} was given to another command at seq {first.seq} "
+                   f"({type(first.event.command).__struct_config__.tag}): a key names one command")
+    return batch
 
 
 @app.command()
@@ -933,14 +1235,17 @@ def undo(
 ) -> None:
     """Undo the last command (or back to --to SEQ) by appending an event that voids it; nothing is erased. An
     undo goes back to a point with no action in progress: mid-action, to the action's declaration."""
+
     from omen_core import Fight
 
-    try:
+    from .replay import summarise
+
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
+        first = live.version + 1
         done = live.undo(to, reason)
-    except OmenError as exc:
-        _guarded(exc)
+        _wrote(f"the undo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
     out.print(f"undone: seq {done.from_seq} to {done.to_seq}, back to the command at seq {done.from_seq} "
               f"(recorded at seq {live.version}; `omen redo {log_url}` takes it back)")
     _print_state(summarise(live.state), False)
@@ -953,14 +1258,17 @@ def redo(
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
 ) -> None:
     """Take back the last undo, if nothing has been done since."""
+
     from omen_core import Fight
 
-    try:
+    from .replay import summarise
+
+    with _refusals():
         store, fight_id = _open_fight(log_url, fight)
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
+        first = live.version + 1
         done = live.redo(reason)
-    except OmenError as exc:
-        _guarded(exc)
+        _wrote(f"the redo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
     out.print(f"redone: the undo at seq {done.undo_seq} no longer applies")
     _print_state(summarise(live.state), False)
 
@@ -982,6 +1290,8 @@ def serve(
 ) -> None:
     """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
     stream (docs/server.md)."""
+
+    from omen_core.errors import BadInput
     from omen_server.guard import new_create_token
     from omen_server.keep import PostgresKeep
     from omen_server.serve import default_keep, run, run_workers, server_keep, server_store, setup_link
@@ -990,12 +1300,10 @@ def serve(
     if workers > 1 and (store in {"memory:", "sqlite::memory:"} or keep_path == ":memory:"):
         _guarded(BadInput(f"--workers {workers}: each worker would hold its own memory store; serve a store and "
                           "a keep on disk (sqlite:///omen.db) to share them"))
-    try:
+    with _refusals():
         opened = _held(server_store(store))
         opened.fights()
         kept = server_keep(opened, keep, default_keep(store))
-    except OmenError as exc:
-        _guarded(exc)
     if isinstance(kept, PostgresKeep):
         keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
@@ -1022,7 +1330,7 @@ def copy_cmd(
     completed if it is a prefix of SRC's (nothing to do if it is all there), refused (exit 2) if it differs."""
     from .copy import copy_fights
 
-    try:
+    with _refusals():
         src = open_existing_store(src_url)
         fights = [fight] if fight is not None else src.fights()
         if fight is not None and fight not in src.fights():
@@ -1031,8 +1339,9 @@ def copy_cmd(
             _bad_input(f"{src_url} holds no fight to copy")
         _check_log_parent(dst_url)
         done = copy_fights(src, _store(dst_url), fights)
-    except OmenError as exc:
-        _guarded(exc)
+    if any(c.added for c in done):
+        _wrote(f"copied to {dst_url}: " + ", ".join(f"{c.fight_id} seqs {c.had + 1}-{c.had + c.added}" for c in done
+                                                    if c.added))
     for c in done:
         if not c.added:
             out.print(f"{c.fight_id}: already in {escape(dst_url)}, identical ({c.had} events)")
@@ -1055,11 +1364,13 @@ def db_init(
     does too); an up-to-date database is left as it is."""
     from omen_core.store.postgres import SCHEMA_VERSION, PostgresDatabase, is_postgres_url
 
-    try:
+    with _refusals():
         if is_postgres_url(url):
             db = PostgresDatabase(url)
             db.close()
             found = db.version_found
+            if found != SCHEMA_VERSION:
+                _wrote(f"omen's tables made or upgraded in {db.location} (schema version {SCHEMA_VERSION})")
             if found == SCHEMA_VERSION:
                 out.print(f"{escape(db.location)}: omen's tables are at schema version {SCHEMA_VERSION}; "
                           "nothing to do")
@@ -1070,15 +1381,17 @@ def db_init(
         elif url.startswith("sqlite:") and url != "sqlite::memory:":
             _check_log_parent(url)
             _store(url)
+            _wrote(f"omen's tables ready in {url}")
             out.print(f"{escape(url)}: omen's tables are ready")
         else:
             _bad_input(f"omen db init makes the tables of a database: give a postgresql:// or sqlite:/// URL, "
                        f"not {url!r} (JSON Lines files are made when a fight is first written)")
-    except OmenError as exc:
-        _guarded(exc)
 
 
 def _print_state(summary: StateSummary, as_json: bool) -> None:
+
+    import msgspec
+
     if as_json:
         stdout.write(msgspec.json.encode(summary).decode() + "\n")
         return
@@ -1114,6 +1427,9 @@ def fixtures_check(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable results.")] = False,
 ) -> None:
     """Replay and verify every fixture; on a mismatch, print the first divergence. Exit 1 if any fails."""
+
+    import msgspec
+
     from .fixtures import check, fixture_dirs
 
     dirs = fixture_dirs(root)
@@ -1147,10 +1463,9 @@ def fixtures_record(
     directory = root / name
     if not (directory / "scenario.toml").exists():
         _bad_input(f"no fixture {name!r}: {directory / 'scenario.toml'} does not exist")
-    try:
+    with _refusals():
         change, count = record(directory)
-    except OmenError as exc:
-        _guarded(exc)
+    _wrote(f"fixture {name} recorded ({count} events)")
     if change is None:
         out.print(f"recorded {name}: {count} events (unchanged, or new)")
     else:
@@ -1163,7 +1478,7 @@ def main() -> None:
     while the options are parsed) is a short message too, exit 2."""
     try:
         app()
-    except LAST_RESORT as exc:
+    except _last_resort_types() as exc:
         try:
             _last_resort(exc)
         except typer.Exit as done:

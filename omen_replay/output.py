@@ -2,8 +2,9 @@
 
 Names, reasons, notes and ids come from users (sheets, scenarios, commands,
 logs). :func:`visible` shows every control character in them as an escape
-(``\\x1b``), so a name never moves the cursor, retitles the window or rings the
-bell; every writer (the console, text, Markdown, HTML) passes user text through it.
+(``\\x1b``), so a name never moves the cursor, retitles the window, rings the
+bell or shows reversed (a bidirectional override, ``\\u202e``); every writer (the
+console, text, Markdown, HTML) passes user text through it.
 :func:`output_file` writes a file beside its target and renames it into place,
 so a failed write leaves no empty or partial file behind.
 """
@@ -23,16 +24,27 @@ from omen_core.errors import BadInput
 
 __all__ = ["visible", "output_file", "check_parent"]
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: C0 and C1 control characters and DEL; the bidirectional controls (marks, embeddings, overrides, isolates),
+#: which reorder what follows them on screen (a name holding U+202E shows reversed); the line and paragraph
+#: separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def visible(text: str) -> str:
-    """``text`` with every C0 and C1 control character (and DEL) shown as an escape such as ``\\x1b``.
+    """``text`` with every control character shown as an escape: C0 and C1 controls and DEL as ``\\x1b``, the
+    bidirectional controls and the line and paragraph separators as ``\\u202e``.
 
     >>> visible("V\\x1b[31mRED\\x07")
     'V\\\\x1b[31mRED\\\\x07'
+    >>> visible("Kael \\u202eNAL")
+    'Kael \\\\u202eNAL'
     """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def check_parent(path: Path, what: str) -> None:

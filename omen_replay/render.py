@@ -39,7 +39,7 @@ from .replay import StateSummary, summarise
 from .verify import Audit, Report
 
 __all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "ChartView", "Polyline", "render",
-           "render_records", "environment", "chart_view", "WRITERS"]
+           "render_records", "environment", "chart_view", "bucketed", "MAX_COLUMNS", "WRITERS"]
 
 
 class Writer(Protocol):
@@ -120,10 +120,23 @@ def _ending(summary: StateSummary) -> str:
 def _verdict(report: Report) -> str:
     if not report.clean:
         return f"{len(report.problems)} finding(s): see omen verify"
-    seed = ("; the seed is revealed and every seeded die checks out" if report.seed_revealed and report.seeded_dice
-            else "; seeded dice not checked: the seed is not revealed yet" if report.seeded_dice else "")
+    checked = report.seed_revealed and report.seeded_checked == report.seeded_dice
+    seed = ("; the seed is revealed and every seeded die checks out" if checked and report.seeded_dice
+            else "; seeded dice not checked: the seed is not revealed yet" if report.seeded_dice and
+            not report.seed_revealed else "; some seeded dice were not drawn under the revealed seed"
+            if report.seeded_dice else "")
+    provenance = (f"; {len(report.provenance)} dice provenance finding(s) to review: dice of another source than "
+                  f"the fight's {report.dice} dice, or a change of source (see omen verify)"
+                  if report.provenance else "")
     rerolls = f"; {len(report.rerolls)} undo re-roll(s) to review (see omen verify)" if report.rerolls else ""
-    return f"verified: hash chain intact, every command decided again, every derived number recomputed{seed}{rerolls}"
+    return (f"verified: hash chain intact, every command decided again, every derived number recomputed{seed}"
+            f"{provenance}{rerolls}")
+
+
+def _notices(report: Report) -> list[str]:
+    """The findings that do not make a log unsound, each as a line: dice provenance, then undo re-rolls."""
+    return ([f"dice provenance: seq {f.seq}: {f.what}" for f in report.provenance]
+            + [f"undo re-roll: {f.what}" for f in report.rerolls])
 
 
 def _row(name: str, side: str, hp: str, will: str, conditions: dict[str, int], extra: str = "") -> str:
@@ -185,7 +198,7 @@ class TextWriter:
         """The end state, each combatant, and the audit's verdict."""
         rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", c.conditions)
                 for c in summary.combatants]
-        rerolls = "".join(f"undo re-roll: {visible(f.what)}\n" for f in report.rerolls)
+        rerolls = "".join(f"{visible(line)}\n" for line in _notices(report))
         self.out.write("\n" + visible(_ending(summary)) + "\n" + "".join(visible(r) + "\n" for r in rows) + rerolls
                        + visible(_verdict(report)) + "\n")
 
@@ -244,7 +257,7 @@ class MarkdownWriter:
         self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
                        "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"
                        + "".join(r + "\n" for r in rows)
-                       + "".join(f"\n- undo re-roll: {_md(f.what)}" for f in report.rerolls)
+                       + "".join(f"\n- {_md(line)}" for line in _notices(report))
                        + f"\n\n*{_md(_verdict(report))}.*\n")
 
 
@@ -301,6 +314,35 @@ class ChartView(msgspec.Struct, frozen=True, kw_only=True):
     lines: tuple[Polyline, ...]
 
 
+#: The most columns a chart has: beyond, its rounds are grouped in equal runs (a fight of 12,405 rounds drew 100,000
+#: points and a table as wide, and the page's chart alone took more memory than the rest of the log).
+MAX_COLUMNS = 60
+
+
+def bucketed(chart: Chart, most: int = MAX_COLUMNS) -> tuple[Chart, int]:
+    """``chart`` with at most ``most`` columns: its round columns grouped in equal runs when there are more than
+    fit, each run's column named for its rounds (``rounds 1-215``) and holding the values at the start of its first
+    round; and how many rounds a column holds (1: none grouped)."""
+    rounds = [i for i, name in enumerate(chart.columns) if name.startswith("round ")]
+    others = len(chart.columns) - len(rounds)
+    if len(chart.columns) <= most or most - others < 1:
+        return chart, 1
+    size = -(-len(rounds) // (most - others))
+    runs = {rounds[k]: rounds[k:k + size] for k in range(0, len(rounds), size)}
+    keep = [i for i in range(len(chart.columns)) if i not in rounds or i in runs]
+
+    def named(i: int) -> str:
+        run = runs.get(i)
+        if run is None or len(run) == 1:
+            return chart.columns[i]
+        first, last = chart.columns[run[0]].removeprefix("round "), chart.columns[run[-1]].removeprefix("round ")
+        return f"rounds {first}-{last}"
+
+    series = tuple(msgspec.structs.replace(s, hp=tuple(s.hp[i] for i in keep), will=tuple(s.will[i] for i in keep))
+                   for s in chart.series)
+    return Chart(columns=tuple(named(i) for i in keep), series=series), size
+
+
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 _DASHES = ("", "6 3", "2 3", "8 3 2 3")
 
@@ -320,7 +362,9 @@ def chart_view(chart: Chart, resource: str, width: int = 480, height: int = 260)
         return top + inner_h * (1 - max(value, 0) / peak)
 
     step = max(1, -(-len(columns) // 12))
-    x_ticks = tuple((x(i), name) for i, name in enumerate(columns) if i % step == 0 or i == len(columns) - 1)
+    last = len(columns) - 1
+    x_ticks = tuple((x(i), _tick(name)) for i, name in enumerate(columns)
+                    if i == last or (i % step == 0 and (last - i) * 2 >= step))  # no label crowding the last
     y_step = max(1, -(-peak // 5))
     y_ticks = tuple((y(v), v) for v in range(0, peak + 1, y_step))
     lines = tuple(Polyline(id=s.id, name=s.name, colour=_COLOURS[i % len(_COLOURS)],
@@ -331,6 +375,14 @@ def chart_view(chart: Chart, resource: str, width: int = 480, height: int = 260)
     return ChartView(id=f"chart-{resource}", resource="HP" if resource == "hp" else "Will", width=width,
                      height=height, left=left, top=top, bottom=height - bottom, right=width - right,
                      x_ticks=x_ticks, y_ticks=y_ticks, lines=lines)
+
+
+def _tick(column: str) -> str:
+    """A column's name on the chart's axis: ``R3`` for round 3, and for a run of rounds its first (``rounds
+    241-246``: ``R241``)."""
+    if column.startswith("rounds "):
+        return "R" + column.removeprefix("rounds ").split("-")[0]
+    return column.replace("round ", "R")
 
 
 class HtmlWriter:
@@ -372,10 +424,11 @@ class HtmlWriter:
         if self.section:
             self.body.write("</section>\n")
         self.body.seek(0)
+        shown, grouped = bucketed(chart)
         page = self.env.get_template("session_log.html.j2").generate(
             title=self.title, dice=self.dice, summary=summary, ending=_ending(summary), verdict=_verdict(report),
-            clean=report.clean, rerolls=[f.what for f in report.rerolls], rounds=self.rounds, chart=chart,
-            views=[chart_view(chart, "hp"), chart_view(chart, "will")], timeline=self._timeline())
+            clean=report.clean, notices=_notices(report), rounds=self.rounds, chart=shown, grouped=grouped,
+            views=[chart_view(shown, "hp"), chart_view(shown, "will")], timeline=self._timeline())
         for piece in page:
             self.out.write(piece)
         self.body.close()

@@ -7,12 +7,14 @@ from collections.abc import Iterable, Iterator
 import msgspec
 
 from omen_core.events import StoredEvent, encode_line
+from omen_core.options import Options
 from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.walk import LinesSource, Step, StoreSource, project, replay, state_at
 from omen_core.walk import step_through as walk_steps
 
-__all__ = ["CombatantSummary", "StateSummary", "replay_store", "replay_records", "step_through", "summarise"]
+__all__ = ["CombatantSummary", "StateSummary", "DoResult", "replay_store", "replay_records", "step_through",
+           "summarise"]
 
 
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,6 +50,15 @@ class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
     end_reason: str | None
     end_side: str | None
     combatants: tuple[CombatantSummary, ...]
+
+
+class DoResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``omen do --json`` prints: the events the command appended (or, for a retry of a command already
+    done, the events it appended then), and what the fight waits for now."""
+
+    events: tuple[StoredEvent, ...]
+    options: Options
+    already_done: bool = False
 
 
 def step_through(records: Iterable[StoredEvent]) -> Iterator[Step]:

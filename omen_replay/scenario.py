@@ -20,14 +20,13 @@ Every error names the file, the line and the field (``$.commands[3].defense``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-from omen_core import Fight, ScriptedDice, SeededDice
+from omen_core import Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import (
     CombatantSheet,
     Ruleset,
@@ -38,8 +37,9 @@ from omen_core.content import (
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
-from omen_core.errors import BadInput, ContentError, OmenError
+from omen_core.errors import BadInput, ContentError, OmenError, RuleViolation
 from omen_core.events import Salts, StoredEvent
+from omen_core.locate import Lines, error_line
 from omen_core.store import EventStore
 
 __all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
@@ -77,13 +77,15 @@ class ScriptStep(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Scenario(msgspec.Struct, frozen=True, kw_only=True):
-    """A loaded scenario, ready to run."""
+    """A loaded scenario, ready to run. ``origins``: where each combatant's sheet is written, a sheet file
+    (its path) or the scenario itself (empty), so that a sheet the rules refuse is named where it is."""
 
     source: str
     settings: FightSettings
     ruleset: Ruleset
     combatants: tuple[CombatantSheet, ...]
     steps: tuple[ScriptStep, ...]
+    origins: tuple[str, ...] = ()
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -96,10 +98,10 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         raw = msgspec.toml.decode(text)
     except msgspec.DecodeError as exc:
-        raise ScenarioError(str(p), "$", f"not valid TOML: {exc}", _toml_error_line(str(exc))) from None
+        raise ScenarioError(str(p), "$", f"not valid TOML: {exc}", error_line(str(exc), text)) from None
     except RecursionError:
-        raise ScenarioError(str(p), "$", "not valid TOML: nested too deeply") from None
-    locate = _Locator(text)
+        raise ScenarioError(str(p), "$", "not valid TOML: nested too deeply", 1) from None
+    locate = Lines(text, "toml")
     unknown = set(raw) - {"fight", "combatants", "commands"}
     if unknown:
         key = sorted(unknown)[0]
@@ -108,12 +110,16 @@ def load_scenario(path: str | Path) -> Scenario:
     settings = _convert(raw.get("fight"), FightSettings, str(p), "$.fight", locate)
     _check_settings(settings, str(p), locate)
     ruleset = _ruleset(settings, p, locate)
-    combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(_array(raw, "combatants", p, locate)))
+    entries = _array(raw, "combatants", p, locate)
+    combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(entries))
+    origins = tuple(str(p.parent / str(e["sheet"])) if isinstance(e, dict) and set(e) == {"sheet"} else ""
+                    for e in entries)
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
-    return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps)
+    return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps,
+                    origins=origins)
 
 
-def _array(raw: dict[str, Any], key: str, scenario: Path, locate: _Locator) -> list[Any]:
+def _array(raw: dict[str, Any], key: str, scenario: Path, locate: Lines) -> list[Any]:
     """The ``[[combatants]]`` or ``[[commands]]`` array of tables (none if left out)."""
     found = raw.get(key, [])
     if not isinstance(found, list):
@@ -122,7 +128,7 @@ def _array(raw: dict[str, Any], key: str, scenario: Path, locate: _Locator) -> l
     return found
 
 
-def _check_settings(settings: FightSettings, source: str, locate: _Locator) -> None:
+def _check_settings(settings: FightSettings, source: str, locate: Lines) -> None:
     if settings.dice == "seeded":
         try:
             seed = bytes.fromhex(settings.seed or "")
@@ -135,16 +141,18 @@ def _check_settings(settings: FightSettings, source: str, locate: _Locator) -> N
         raise ScenarioError(source, "$.fight.seed", "a seed is only for dice = \"seeded\"", locate("$.fight.seed"))
 
 
-def _ruleset(settings: FightSettings, scenario: Path, locate: _Locator) -> Ruleset:
+def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
     if settings.ruleset is None:
         return load_ruleset()
     try:
         return load_ruleset(scenario.parent / settings.ruleset)
     except ContentError as exc:
+        if exc.path == "$" and "cannot read" in exc.reason:
+            raise ScenarioError(str(scenario), "$.fight.ruleset", exc.reason, locate("$.fight.ruleset")) from None
         raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
 
 
-def _combatant(entry: Any, index: int, scenario: Path, locate: _Locator) -> CombatantSheet:
+def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> CombatantSheet:
     where = f"$.combatants[{index}]"
     if isinstance(entry, dict) and set(entry) == {"sheet"}:
         try:
@@ -157,7 +165,7 @@ def _combatant(entry: Any, index: int, scenario: Path, locate: _Locator) -> Comb
     return sheet
 
 
-def _step(entry: Any, index: int, source: str, locate: _Locator) -> ScriptStep:
+def _step(entry: Any, index: int, source: str, locate: Lines) -> ScriptStep:
     where = f"$.commands[{index}]"
     if not isinstance(entry, dict) or "command" not in entry:
         raise ScenarioError(source, where, "each command needs a `command = \"...\"` name", locate(where))
@@ -165,7 +173,7 @@ def _step(entry: Any, index: int, source: str, locate: _Locator) -> ScriptStep:
     return ScriptStep(command=command, index=index, line=locate(where))
 
 
-def _convert(raw: Any, kind: Any, source: str, where: str, locate: _Locator) -> Any:
+def _convert(raw: Any, kind: Any, source: str, where: str, locate: Lines) -> Any:
     """Validate ``raw`` as ``kind``; errors name the file, the line and the full field path."""
     try:
         return decode_content(msgspec.json.encode(raw), kind, source=source)
@@ -175,60 +183,6 @@ def _convert(raw: Any, kind: Any, source: str, where: str, locate: _Locator) -> 
         path = where + exc.path[1:]
         reason = exc.reason.replace("Invalid value 'None'", "Missing table")
         raise ScenarioError(source, path, reason, locate(path)) from None
-
-
-_SEGMENT = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
-
-
-class _Locator:
-    """Finds the line of a JSON path in the TOML text: array-of-tables headers, tables and keys."""
-
-    def __init__(self, text: str):
-        self.lines = text.splitlines()
-
-    def __call__(self, path: str) -> int | None:
-        line, table = 0, ""
-        for name, index in _SEGMENT.findall(path):
-            if name:
-                found = self._key(name, line, table)
-                if found is None:
-                    return line + 1 if line or table else None
-                line, table = found, f"{table}.{name}" if table else name
-            else:
-                found = self._nth_header(table, int(index))
-                if found is None:
-                    return line + 1 if line else None
-                line = found
-        return line + 1
-
-    def _key(self, name: str, start: int, table: str) -> int | None:
-        """The line of ``name`` (a key or a table header) inside ``table``, searching from ``start``."""
-        full = f"{table}.{name}" if table else name
-        header = re.compile(rf"^\s*\[\[?\s*{re.escape(full)}\s*\]\]?\s*$")
-        key = re.compile(rf"(^|[{{,])\s*\"?{re.escape(name)}\"?\s*=")
-        for i in range(start, len(self.lines)):
-            text = self.lines[i]
-            if header.match(text):
-                return i
-            is_header = re.match(r"^\s*\[", text) is not None
-            if is_header and table and i > start:
-                return None
-            if key.search(text) and not is_header and (table or not self._below_a_header(i)):
-                return i
-        return None
-
-    def _below_a_header(self, line: int) -> bool:
-        return any(re.match(r"^\s*\[", text) for text in self.lines[:line])
-
-    def _nth_header(self, table: str, index: int) -> int | None:
-        header = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]")
-        hits = [i for i, text in enumerate(self.lines) if header.match(text)]
-        return hits[index] if index < len(hits) else None
-
-
-def _toml_error_line(message: str) -> int | None:
-    m = re.search(r"line (\d+)", message)
-    return int(m.group(1)) if m else None
 
 
 class _ScriptFaces(ScriptedDice):
@@ -267,8 +221,11 @@ def run_scenario(scenario: Scenario, store: EventStore,
     try:
         fight = Fight.start(store, s.id, dice=dice, ruleset=scenario.ruleset, title=s.title,
                             combatants=scenario.combatants, **kwargs)
+    except RuleViolation as exc:
+        raise _refused_sheet(scenario, exc) from exc
     except OmenError as exc:
-        raise ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}") from exc
+        raise ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
+                            _line(scenario.source, "$.combatants")) from exc
     if on_start is not None:
         on_start(fight.events)
     for step in scenario.steps:
@@ -283,3 +240,31 @@ def run_scenario(scenario: Scenario, store: EventStore,
         if on_step is not None:
             on_step(step, stored)
     return fight
+
+
+def _refused_sheet(scenario: Scenario, exc: RuleViolation) -> ScenarioError:
+    """The set-up refused by the rules, named where the refused sheet is written: the first combatant the rules
+    refuse to join (each joined in turn to a fight of its own), in its sheet file or in the scenario, at the field
+    the rule names, with its line; the scenario's combatants as a whole if no single one is to blame."""
+    trial = Fight.start(MemoryStore(), scenario.settings.id or "trial", dice=ManualDice(), ruleset=scenario.ruleset)
+    for index, sheet in enumerate(scenario.combatants):
+        try:
+            trial.join(sheet)
+        except RuleViolation as refused:
+            field = str(refused.facts.get("field") or "$")
+            origin = scenario.origins[index] if index < len(scenario.origins) else ""
+            source, path = (origin, field) if origin else (scenario.source, f"$.combatants[{index}]{field[1:]}")
+            fmt: Literal["toml", "json"] = "json" if origin and not origin.endswith(".toml") else "toml"
+            return ScenarioError(source, path, f"the rules refuse this combatant: {refused}",
+                                 _line(source, path, fmt))
+    return ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
+                         _line(scenario.source, "$.combatants"))
+
+
+def _line(source: str, path: str, fmt: Literal["toml", "json"] = "toml") -> int:
+    """The line of ``path`` in the file ``source`` (read again: an error path only)."""
+    try:
+        text = read_content(source)
+    except ContentError:
+        return 1
+    return Lines(text, fmt)(path)

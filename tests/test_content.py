@@ -81,11 +81,14 @@ class TestLoadSheet:
         ('id = "kael"', 'id = "kael\\n"', "$.id"),
     ])
     def test_invalid_field_names_its_path(self, old, new, path):
-        """C1-C3 constraints (dN with N >= 2, HP >= 1, known attribute, level >= 0, all five attributes)."""
+        """C1-C3 constraints (dN with N >= 2, HP >= 1, known attribute, level >= 0, all five attributes); the
+        error names the file, the line the field is written on (or, for one left out, its table's) and the path."""
         assert old in GOOD
+        text = GOOD.replace(old, new)
         with pytest.raises(ContentError) as info:
-            decode_content(GOOD.replace(old, new), CombatantSheet, source="s.toml", fmt="toml")
-        assert info.value.path == path and str(info.value).startswith("s.toml: ")
+            decode_content(text, CombatantSheet, source="s.toml", fmt="toml")
+        assert info.value.path == path and str(info.value).startswith(f"s.toml:{info.value.line}: ")
+        assert path.rsplit(".", 1)[-1] in text.splitlines()[info.value.line - 1]
 
     def test_broken_toml_is_reported(self):
         """Text that is not TOML at all is a ContentError naming the source."""
@@ -337,7 +340,8 @@ class TestSheetGearErrors:
         with pytest.raises(ContentError) as info:
             decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
         assert info.value.path == "$.weapons[1].properties[1]" and "rnaged" in str(info.value)
-        assert str(info.value).startswith("k.toml: ")
+        assert str(info.value).startswith(f"k.toml:{info.value.line}: ")
+        assert '"rnaged"' in text.splitlines()[info.value.line - 1]
 
     def test_unknown_gear_key(self):
         """A typo inside a gear table (``ratin``) is refused naming $.armor."""
@@ -418,11 +422,11 @@ class TestReadContent:
                                           ("json", "[" * 5000 + "]" * 5000)])
     def test_deep_nesting_is_a_content_error(self, fmt, text):
         """Nesting too deep for the decoder is a ContentError naming the source, not a RecursionError."""
-        with pytest.raises(ContentError, match=r"deep.x: not valid .*: nested too deeply"):
+        with pytest.raises(ContentError, match=r"deep.x:1: not valid .*: nested too deeply"):
             decode_content(text, CombatantSheet, source="deep.x", fmt=fmt)
 
     def test_a_deep_sheet_file_names_the_file(self, tmp_path):
         """A sheet file nested 500 deep names the sheet file."""
         (tmp_path / "deep.toml").write_text("a = " + "[" * 500 + "]" * 500 + "\n")
-        with pytest.raises(ContentError, match=r"deep.toml: not valid TOML: nested too deeply"):
+        with pytest.raises(ContentError, match=r"deep.toml:1: not valid TOML: nested too deeply"):
             load_sheet(tmp_path / "deep.toml")

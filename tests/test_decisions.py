@@ -15,6 +15,7 @@ import typing
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from omen_core.commands import CancelAction, Command, CommandBase, EndFight
 from omen_core.content import Features, Weapon
@@ -407,3 +408,45 @@ class TestArms:
         fight = self.fight(())
         assert arms(fight.state, "ana") == [{"weapon": "staff"}, {"weapon": "wand"}, {"unarmed": True}]
         assert arms(fight.state, "bram") == [{"unarmed": True}]
+
+
+def tied_allies(n: int):
+    """``n`` allies of one side, AGI d6 +1 each, all rolling 4 for initiative (tied at 5, C19), and one foe
+    rolling 6 (+0): the allies' tie waits for an order."""
+    allies = [sheet(f"a{i:02d}", "heroes", AGI=(6, 1)) for i in range(n)]
+    fight = new_fight(*allies, sheet("zed", "raiders"), faces=[4] * n + [6])
+    fight.roll_initiative()
+    assert fight.state.tie_open == tuple(s.id for s in allies)
+    return fight
+
+
+class TestTiesWithoutEnumeratingOrders:
+    """Issue #26, item 5: a tie among 12 allies made every n! order (479 million) before keeping 24: the offers
+    give two orders and the roll-off, and any order is the command's argument, checked when given (C19)."""
+
+    def test_twelve_tied_allies_are_offered_two_orders_and_the_order_argument(self):
+        """The tie as rolled and reversed, the roll-off, and the ``order`` argument taking any order."""
+        fight = tied_allies(12)
+        offers = {o.command: o for o in fight.options().offers}
+        tied = list(fight.state.tie_open)
+        assert [list(c.args["order"]) for c in offers["agree_initiative"].choices] == [tied, tied[::-1]]
+        assert [a.name for a in offers["agree_initiative"].free] == ["order"]
+        assert "roll_off" in offers
+
+    @settings(max_examples=25, deadline=None)
+    @given(order=st.permutations([f"a{i:02d}" for i in range(12)]))
+    def test_any_order_of_them_is_accepted_as_given(self, order):
+        """Any of the 12! orders is accepted, and the initiative order is the foe (6 beats 5), then the agreed one."""
+        fight = tied_allies(12)
+        fight.agree_initiative(order)
+        assert fight.state.order == ("zed", *order)
+
+    @pytest.mark.parametrize("order", [["a00"], [f"a{i:02d}" for i in range(11)] + ["a00"],
+                                       [f"a{i:02d}" for i in range(12)] + ["zed"]])
+    def test_an_order_that_is_not_exactly_the_tied_allies_is_refused(self, order):
+        """Some left out, one twice, a foe added: refused under C19, nothing written."""
+        fight = tied_allies(12)
+        version = fight.version
+        with pytest.raises(RuleViolation, match="C19"):
+            fight.agree_initiative(order)
+        assert fight.version == version

@@ -20,6 +20,7 @@ from omen_core.dice import (
     face_from_uint64,
     roll,
     seeded_face,
+    seeded_faces,
     seeded_mismatches,
 )
 from omen_core.errors import DiceError, DiceExhausted, InvalidDieFace
@@ -96,6 +97,13 @@ class TestSeededDice:
         seed's length (keys over 64 bytes are hashed first, RFC 2104) or the die's size."""
         req = RollRequest(fight_id, counter, "hit", "kael", tuple(("primary", s) for s in sides))
         assert SeededDice(seed).faces(req) == [seeded_face(seed, fight_id, counter, i, s) for i, s in enumerate(sides)]
+
+    @given(seed=st.binary(min_size=1, max_size=200), counter=st.integers(1, 10**9), index=st.integers(0, 50),
+           sides=st.integers(2, 10**20))
+    def test_an_auditors_faces_are_the_standalone_function_s(self, seed, counter, index, sides):
+        """seeded_faces (one seed's pads hashed once, how verify checks many dice) gives seeded_face's faces for
+        any seed, roll, die and size."""
+        assert seeded_faces(seed)("f-1", counter, index, sides) == seeded_face(seed, "f-1", counter, index, sides)
 
     def test_a_rejected_draw_is_drawn_again_as_the_standalone_function_does(self):
         """A 64-bit draw at or above the largest multiple of the die's sides is rejected and the next attempt

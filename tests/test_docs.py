@@ -86,13 +86,13 @@ def test_content_doc_sheet_loads_and_ruleset_example_runs(tmp_path):
 
 
 def test_content_doc_error_examples_are_real(tmp_path):
-    """The error messages quoted in docs/content.md are the ones the loader gives."""
+    """The error messages quoted in docs/content.md are the ones the loader gives (the line of the field too)."""
     from omen_core.content import load_sheet
     from omen_core.errors import ContentError
 
     doc = (ROOT / "docs" / "content.md").read_text()
     (toml,) = re.findall(r"```toml\n(.*?)```", doc, re.S)
-    quoted = re.findall(r"^kael\.toml: (.*)$", doc, re.M)
+    quoted = re.findall(r"^kael\.toml:(\d+: .*)$", doc, re.M)
     edits = [('STR = { die = "d8", bonus = 2 }', 'STR = { die = "d8", bonsu = 2 }'),
              ('STR = { die = "d8", bonus = 2 }', 'STR = { die = "8", bonus = 2 }'),
              ('Perception = { attribute = "FCS", level = 2 }', 'Perception = { attribute = "FCS", level = -2 }')]
@@ -101,7 +101,7 @@ def test_content_doc_error_examples_are_real(tmp_path):
         path.write_text(toml.replace(old, new))
         with pytest.raises(ContentError) as info:
             load_sheet(path)
-        assert str(info.value) == f"{path}: {message}"
+        assert str(info.value) == f"{path}:{message}"
 
 
 def test_readme_demo_excerpt_is_what_the_demo_says():

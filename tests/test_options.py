@@ -250,12 +250,15 @@ def vocabulary(fight: Fight) -> list[Command]:
 
 def offered(now: Options, command: Command) -> bool:
     """Whether ``command`` is among the offers, its args compared as options() gives them. A list argument is
-    read as its offer's note says: a Move's ``leaves`` is any of the combatants its choices list, together."""
+    read as its offer's note says: a Move's ``leaves`` is any of the combatants its choices list, together; an
+    agreed initiative order is any order of the allies its choices order."""
     tag = str(type(command).__struct_config__.tag)
     choices = [c.args for o in now.offers if o.command == tag for c in o.choices]
     args = args_of(command)
     if isinstance(command, Move) and len(command.leaves) > 1:
         return all(args_of(replace(command, leaves=(x,))) in choices for x in command.leaves)
+    if isinstance(command, AgreeInitiative):  # its order argument: any order of the tied allies (issue #26)
+        return any(sorted(command.order) == sorted(c["order"]) for c in choices)
     return args in choices
 
 
@@ -793,3 +796,51 @@ class TestOdds:
         for offer in now.options().offers:
             assert all(c.odds is msgspec.UNSET for c in offer.choices), offer.command
         assert b'"odds"' not in msgspec.json.encode(now.options())
+
+
+class TestBoundedOffers:
+    """Issue #26, item 5: a fight of many combatants lists, for each actor's command that names another, at most
+    MAX_LISTED others (those engaged with it, then its foes, then its allies) and notes the rest; listing every pair
+    of 300 combatants took minutes. Any one not listed may still be named: the rules check it."""
+
+    @staticmethod
+    def crowd(n: int) -> Fight:
+        """``n`` combatants on two sides, at set-up, the first engaged with the last."""
+        from tests.fights import new_fight
+        from tests.sheets import sheet
+
+        fight = new_fight(*(sheet(f"c{i:02d}", "north" if i % 2 else "south") for i in range(n)), faces=[4] * 50)
+        fight.engage("c00", f"c{n - 1:02d}")
+        return fight
+
+    def test_each_actor_lists_at_most_max_listed_others_engaged_and_foes_first(self):
+        """40 combatants: every pair-shaped offer of an actor names at most MAX_LISTED others; c00's attack
+        targets are c39 (engaged with it) and then foes only; each offer's note says how many more."""
+        from omen_core.limits import MAX_LISTED
+
+        fight = self.crowd(40)
+        offers = fight.options().offers
+        for offer in offers:
+            if offer.command in ("declare_attack", "contest", "call_save") and offer.actor is not None:
+                named = {c.args.get("target") or c.args.get("saver") or c.args.get("defender", {}).get("who")
+                         for c in offer.choices} - {offer.actor}
+                assert len(named) <= MAX_LISTED and "more combatant(s) not listed" in offer.note, offer.command
+        attack = next(o for o in offers if o.command == "declare_attack" and o.actor == "c00")
+        targets = [c.args["target"] for c in attack.choices]
+        assert targets[-1] == "c39" or "c39" in targets
+        assert all(fight.state.combatants[t].side == "north" for t in targets)
+
+    def test_a_target_not_listed_is_still_accepted(self):
+        """c00 attacks c35, a foe its offer does not list: accepted (the rules, not the listing, decide)."""
+        fight = self.crowd(40)
+        attack = next(o for o in fight.options().offers if o.command == "declare_attack" and o.actor == "c00")
+        assert "c35" not in {c.args["target"] for c in attack.choices}
+        fight.execute(DeclareAttack(attacker="c00", target="c35", unarmed=True))
+        assert fight.state.pending is not None and fight.state.pending.declaration.target == "c35"
+
+    def test_without_the_offers_everything_else_is_the_same(self):
+        """options(offers=False), what omen do prints, is options() with no offers."""
+        fight = self.crowd(14)
+        whole, brief = fight.options(), fight.options(offers=False)
+        assert brief.offers == () and whole.offers
+        assert msgspec.structs.replace(whole, offers=()) == brief

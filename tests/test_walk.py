@@ -218,6 +218,75 @@ class TestLandmarks:
         assert marks.upto(record.seq - 1).undos == ()
 
 
+class TestLandmarkIndexChecked:
+    """The landmark index is a cache: the walk checks it against every landmark it reads, and reads the log's own
+    when they differ (issue #26: an index without the undo's row made a sound log refuse to replay)."""
+
+    EMBER = ROOT / "fixtures" / "ember-ford" / "fight.jsonl"
+
+    def jsonl(self, tmp_path: Path) -> tuple[JsonlStore, Path]:
+        """The Ember Ford fight (an undo at seq 90) as a JSON Lines log with its landmark index."""
+        path = tmp_path / "ember.jsonl"
+        store = JsonlStore.single(path)
+        records = [decode_line(line) for line in self.EMBER.read_bytes().splitlines()]
+        store.append("ember-ford", records[:-1], 0)
+        store.append("ember-ford", records[-1:], len(records) - 1)  # the writer builds its index
+        assert [r.seq for r in store.landmarks("ember-ford")] == [90, 327]  # the undo, the seed revealed
+        return store, path
+
+    def truth(self) -> tuple[FightState, list[tuple]]:
+        lines = lines_of(self.EMBER)
+        return replay(source(lines)), [(s.rec.seq, s.voided) for s in step_through(source(lines))]
+
+    @pytest.mark.parametrize("edit", ["drop the undo's row", "empty the rows", "a row at another landmark seq"])
+    def test_an_index_that_lies_changes_no_state(self, tmp_path, edit):
+        """An index row removed, every row removed, or a row naming another seq (the header still covering the
+        log): replay, state at a seq, the timeline and loading give what the log says."""
+        store, path = self.jsonl(tmp_path)
+        marks = path.with_name(path.name + ".marks")
+        header, *rows = marks.read_text().splitlines(keepends=True)
+        rows = {"drop the undo's row": rows[1:], "empty the rows": [],
+                "a row at another landmark seq": [rows[0].replace("L 90 ", "L 91 "), rows[1]]}[edit]
+        marks.write_text(header + "".join(rows))
+        state, timeline = self.truth()
+        assert replay(StoreSource(store, "ember-ford")) == state
+        assert [(s.rec.seq, s.voided) for s in step_through(StoreSource(store, "ember-ford"))] == timeline
+        assert Fight.load(store, "ember-ford").state == state
+        assert replay(StoreSource(store, "ember-ford"), to_seq=120) == replay(source(lines_of(self.EMBER)), to_seq=120)
+
+    def test_an_index_missing_the_undo_behind_a_snapshot_changes_no_state(self, tmp_path):
+        """The index that omits the undo makes a snapshot inside the undone range look usable: the walk from it
+        meets the undo, and folds again from the log's own landmarks."""
+        store, path = self.jsonl(tmp_path)
+        snapshots = MemorySnapshots()
+        snapshots.save(take(replay(source(lines_of(self.EMBER)), to_seq=85)))
+        marks = path.with_name(path.name + ".marks")
+        marks.write_text(marks.read_text().splitlines(keepends=True)[0])
+        assert state_at(StoreSource(store, "ember-ford"), snapshots) == self.truth()[0]
+
+    def test_a_sqlite_index_with_a_row_removed_or_added_changes_no_state(self, tmp_path):
+        """SQLite's landmarks table: the undo's row deleted, or a row added for an event that is no landmark."""
+        store = SqliteStore(tmp_path / "f.db")
+        records = [decode_line(line) for line in self.EMBER.read_bytes().splitlines()]
+        store.append("ember-ford", records, 0)
+        state = self.truth()[0]
+        with store._conn:
+            store._conn.execute("DELETE FROM landmarks WHERE seq = 90")
+        assert replay(StoreSource(store, "ember-ford")) == state
+        with store._conn:
+            store._conn.execute("INSERT INTO landmarks VALUES ('ember-ford', 90), ('ember-ford', 12)")
+        assert replay(StoreSource(store, "ember-ford")) == state
+        store.close()
+
+    def test_the_timeline_reads_the_logs_own_landmarks(self, tmp_path):
+        """A timeline walk never asks the index: an index emptied whole still gives every undone event."""
+        store, path = self.jsonl(tmp_path)
+        path.with_name(path.name + ".marks").write_text("C 00000000000000000327 99 " + "0" * 64 + "\n")
+        seen = Recorder()
+        walk(StoreSource(store, "ember-ford"), seen)
+        assert seen.calls[0][2] == frozenset(range(82, 89))
+
+
 # -- the state-only way equals the timeline; skimming equals the full fold ------------------------------------------
 
 

@@ -36,29 +36,32 @@ def start(draft: Draft, cmd: StartFight) -> None:
 
 
 def join(draft: Draft, cmd: Join) -> None:
-    """Add a combatant; its damage types and resistances must be ones the ruleset knows (C14)."""
+    """Add a combatant; its damage types and resistances must be ones the ruleset knows (C14). A refusal names
+    the sheet's field (``field``: ``$.weapons[1].damage_type``), so a file's error can say where it is."""
     draft.require("setup")
     sheet = cmd.sheet
     if sheet.id in draft.state.combatants:
-        raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined")
+        raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
     _check_sheet_types(draft, sheet)
     draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
 
 
 def _check_sheet_types(draft: Draft, sheet: CombatantSheet) -> None:
-    for weapon in sheet.weapons:
-        check_damage_type(draft, weapon.damage_type, f"{sheet.id}'s weapon {weapon.id!r}")
+    for i, weapon in enumerate(sheet.weapons):
+        check_damage_type(draft, weapon.damage_type, f"{sheet.id}'s weapon {weapon.id!r}",
+                          f"$.weapons[{i}].damage_type")
     for kind in sheet.resistances:
         if kind != "physical":
-            check_damage_type(draft, kind, f"{sheet.id}'s resistances")
+            check_damage_type(draft, kind, f"{sheet.id}'s resistances", f"$.resistances.{kind}")
 
 
-def check_damage_type(draft: Draft, damage_type: str, where: str) -> None:
-    """Refuse a damage type the ruleset does not list (C14)."""
+def check_damage_type(draft: Draft, damage_type: str, where: str, field: str = "") -> None:
+    """Refuse a damage type the ruleset does not list (C14); ``field`` says where it is written."""
     types = draft.ruleset.damage_types
     if damage_type not in types:
         known = ", ".join([*types.physical, *types.other])
-        raise RuleViolation("C14", f"unknown damage type {damage_type!r} in {where} (the ruleset knows: {known})")
+        raise RuleViolation("C14", f"unknown damage type {damage_type!r} in {where} (the ruleset knows: {known})",
+                            field=field)
 
 
 def condition_stacks(draft: Draft, who: str, condition: str, add: int) -> tuple[int, int]:

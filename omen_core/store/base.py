@@ -14,7 +14,7 @@ from ..errors import BadAppend, ConcurrencyError, StoreUnavailable
 from ..events import GENESIS_HASH, StoredEvent
 
 __all__ = ["EventStore", "FIGHT_ID", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular", "os_guard",
-           "PRIVATE", "create_private", "write_private"]
+           "PRIVATE", "create_private", "write_private", "set_private"]
 
 #: A fight id, matched whole: ``$`` alone would also match before a final newline (``"dup\n"``), which the
 #: lookahead refuses (ECMAScript reads the pattern the same way, for the JSON Schemas that carry it).
@@ -115,13 +115,13 @@ def create_private(path: str | Path) -> bool:
     except FileExistsError:
         return False
     try:
-        _own(fd)
+        set_private(fd)
     finally:
         os.close(fd)
     return True
 
 
-def _own(fd: int) -> None:
+def set_private(fd: int) -> None:
     """Set an open file's mode to :data:`PRIVATE` (where Python can: not on Windows before Python 3.13, where the
     file's ACLs, inherited from its folder, decide who reads it)."""
     if hasattr(os, "fchmod"):
@@ -132,7 +132,7 @@ def write_private(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` (replacing what it held) with mode :data:`PRIVATE`, whatever the umask."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE)
     try:
-        _own(fd)
+        set_private(fd)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]

@@ -26,7 +26,7 @@ from .base import (
     check_fight_id,
     create_private,
     not_regular,
-    write_private,
+    set_private,
 )
 from .base import os_guard as _guard
 
@@ -270,11 +270,18 @@ class JsonlStore:
     # -- helpers ------------------------------------------------------------------------
 
     def _path(self, fight_id: str) -> Path:
-        """The file that holds (or would hold) ``fight_id``."""
+        """The file that holds (or would hold) ``fight_id``: in a directory store, one inside the directory (a
+        ``<fight>.jsonl`` that is a symbolic link leading out of it is :class:`StoreUnavailable`: no command reads
+        or writes outside the store's directory through it)."""
         if self._file is not None:
             return self._file
         assert self._dir is not None
-        return self._dir / f"{fight_id}.jsonl"
+        path = self._dir / f"{fight_id}.jsonl"
+        with _guard(path):
+            if path.is_symlink() and os.path.dirname(os.path.realpath(path)) != os.path.realpath(self._dir):
+                raise StoreUnavailable(path, f"is a symbolic link to {os.path.realpath(path)}, outside the store's "
+                                             f"directory {self._dir}: omen does not follow it")
+        return path
 
     def _where(self) -> str:
         """Where this store keeps its fights, for error messages."""
@@ -447,11 +454,8 @@ def _index(path: Path, first_seq: int, offset: int, lines: list[bytes]) -> None:
             notes.append(f"{first_seq + i} {offset}\n")
         offset += len(line)
     if notes:
-        index = path.with_name(path.name + ".idx")
-        with contextlib.suppress(OSError):
-            create_private(index)
-            with open(index, "a") as f:
-                f.write("".join(notes))
+        with contextlib.suppress(OSError), _side_file(path.with_name(path.name + ".idx"), os.O_APPEND) as f:
+            f.write("".join(notes).encode())
 
 
 def _build_index(path: Path, size: int) -> None:
@@ -464,8 +468,8 @@ def _build_index(path: Path, size: int) -> None:
                 if seq % _INDEX_EVERY == 1 and seq > 1:
                     notes.append(f"{seq} {offset}\n")
                 offset += len(raw)
-    with contextlib.suppress(OSError):
-        write_private(path.with_name(path.name + ".idx"), "".join(notes).encode())
+    with contextlib.suppress(OSError), _side_file(path.with_name(path.name + ".idx"), os.O_TRUNC) as f:
+        f.write("".join(notes).encode())
 
 
 _INDEX_CACHE: dict[Path, tuple[tuple[int, int], list[tuple[int, int]]]] = {}
@@ -475,19 +479,18 @@ def _index_points(index: Path) -> list[tuple[int, int]]:
     """The (seq, offset) rows of an offset index, sorted; parsed once per version of the file (a long
     fight's index has a row per 1,024 events, and every read from a late seq consults it)."""
     try:
-        st = index.stat()
+        st = index.lstat()
     except OSError:
         return []
     key = (st.st_mtime_ns, st.st_size)
     cached = _INDEX_CACHE.get(index)
     if cached is not None and cached[0] == key:
         return cached[1]
-    try:
-        text = index.read_text()
-    except OSError:
+    text = _side_text(index)
+    if text is None:
         return []
     points = sorted((int(parts[0]), int(parts[1])) for parts in map(str.split, text.splitlines())
-                    if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit())
+                    if len(parts) == 2 and _digits(parts[0]) and _digits(parts[1]))
     if len(_INDEX_CACHE) >= 64:
         _INDEX_CACHE.clear()
     _INDEX_CACHE[index] = (key, points)
@@ -620,19 +623,18 @@ class _Marks:
         self.log, self.path = path, path.with_name(path.name + ".marks")
 
     def _load(self) -> tuple[tuple[int, int, str] | None, list[tuple[int, int]]]:
-        try:
-            text = self.path.read_text()
-        except (OSError, UnicodeDecodeError):
+        text = _side_text(self.path)
+        if text is None:
             return None, []
         rows = text.splitlines()
         head = rows[0].split() if rows else []
         cover = None
-        if len(head) == 4 and head[0] == "C" and head[1].isdigit() and head[2].isdigit():
+        if len(head) == 4 and head[0] == "C" and _digits(head[1]) and _digits(head[2]):
             cover = (int(head[1]), int(head[2]), head[3])
         entries = []
         for row in rows[1:]:
             parts = row.split()
-            if len(parts) == 3 and parts[0] == "L" and parts[1].isdigit() and parts[2].isdigit():
+            if len(parts) == 3 and parts[0] == "L" and _digits(parts[1]) and _digits(parts[2]):
                 entries.append((int(parts[1]), int(parts[2])))
         return cover, entries
 
@@ -712,8 +714,8 @@ class _Marks:
         if not (cover is not None and cover[1] == offset and self._sound(cover, offset)):
             _, where, _ = self._scan(0, offset)
             body = "".join(f"L {seq} {at}\n" for seq, at in where)
-            with contextlib.suppress(OSError):
-                write_private(self.path, (self._HEADER.format(0, 0, "0" * 64) + body).encode())
+            with contextlib.suppress(OSError), _side_file(self.path, os.O_TRUNC) as f:
+                f.write((self._HEADER.format(0, 0, "0" * 64) + body).encode())
         rows = []
         for ev, line in zip(events, lines, strict=True):
             if isinstance(ev.event, LANDMARKS):
@@ -721,11 +723,52 @@ class _Marks:
             offset += len(line)
         header = self._HEADER.format(events[-1].seq, offset, events[-1].hash).encode()
         with contextlib.suppress(OSError):
-            create_private(self.path)
-            with open(self.path, "ab") as f:
+            with _side_file(self.path, os.O_APPEND) as f:
                 f.write("".join(rows).encode())
-            with open(self.path, "r+b") as f:
+            with _side_file(self.path, 0) as f:
                 f.write(header)
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is ASCII digits (``str.isdigit`` also takes ``²`` and other digits ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _side_text(path: Path) -> str | None:
+    """The text of a cache file beside a log (``.idx``, ``.marks``), if it is a regular file and not a symbolic
+    link (opened without following one and without blocking: a FIFO never hangs), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read().decode("ascii")
+    except (OSError, UnicodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _side_file(path: Path, flags: int) -> Iterator[BinaryIO]:
+    """A cache file beside a log, opened for writing (created if missing, 0600 whatever the umask: it indexes a log
+    that holds what only the GM may see) without following a symbolic link: a link planted there is an error
+    (``ELOOP``), never a write outside the log's folder."""
+    made = not os.path.lexists(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | flags, PRIVATE)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    if made:
+        set_private(fd)
+    with os.fdopen(fd, "wb") as f:
+        yield f
 
 
 def _line_ending_at(path: Path, end: int) -> bytes:

@@ -1,20 +1,27 @@
 """State snapshots: a cache that lets state-at-seq and undo start part-way through a log.
 
 A snapshot is the folded state after event ``seq``, with the schema and
-state-format versions it was taken under and the hash of that event.
-Snapshots are only ever a cache: deleting them changes no result, and one
-that no longer fits the log (another schema or state format, a different
-event at its seq, an undo or redo that reaches back before it) is ignored,
-never trusted. The walk starts from one (:func:`omen_core.walk.state_at`);
-:func:`usable_snapshot` says which.
+state-format versions it was taken under and two digests: the hash of that
+event (the chain's hash, a digest of the whole log up to it) and
+``state_digest``, the sha256 of the state's bytes as stored with everything
+the snapshot says of itself. Snapshots are only ever a cache: deleting them
+changes no result, and one that no longer fits the log (another schema or
+state format, a different event at its seq, an undo or redo that reaches back
+before it) or whose bytes were changed since they were written (the state
+digest does not check, the state does not stand where the snapshot says) is
+ignored, never trusted. The walk starts from one
+(:func:`omen_core.walk.state_at`); :func:`usable_snapshot` says which.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import os
 import stat
+import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,7 +30,7 @@ import msgspec
 from ..errors import InvalidFightId, StoreUnavailable
 from ..events import SCHEMA_VERSION
 from ..state import FightState
-from .base import FIGHT_ID, os_guard, write_private
+from .base import FIGHT_ID, os_guard
 from .postgres import PostgresDatabase
 from .sqlite import connect, db_guard
 
@@ -31,12 +38,14 @@ __all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "File
            "PostgresSnapshots",
            "take", "usable_snapshot"]
 
-#: Bumped whenever FightState changes shape: snapshots of another format are ignored.
-STATE_FORMAT = 3
+#: Bumped whenever FightState changes shape, or snapshots are stored differently: those of another format are
+#: ignored (4: the state digest).
+STATE_FORMAT = 4
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
-    """The state after event ``seq`` of a fight, and what it was taken under."""
+    """The state after event ``seq`` of a fight, and what it was taken under (``event_hash``: the hash of the
+    event at ``seq``, which chains every event before it: the digest of the log prefix the state stands for)."""
 
     fight_id: str
     seq: int
@@ -46,8 +55,65 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     state: FightState
 
 
-_ENCODE = msgspec.json.Encoder().encode
-_DECODE = msgspec.json.Decoder(Snapshot).decode
+class _Stored(msgspec.Struct, frozen=True, kw_only=True):
+    """A snapshot as a store keeps it: the state's bytes as written, and ``state_digest``
+    (:func:`_digest`) over them and every other field."""
+
+    fight_id: str
+    seq: int
+    schema_version: int
+    state_format: int
+    event_hash: str
+    state: msgspec.Raw
+    state_digest: str = ""
+
+
+_ENCODE_STATE = msgspec.json.Encoder().encode
+_ENCODE_STORED = msgspec.json.Encoder().encode
+_DECODE_STORED = msgspec.json.Decoder(_Stored).decode
+_DECODE_STATE = msgspec.json.Decoder(FightState).decode
+
+
+def _digest(fight_id: str, seq: int, schema_version: int, state_format: int, event_hash: str, state: bytes) -> str:
+    """sha256 of what a stored snapshot says: its header fields, one a line, then the state's bytes."""
+    head = f"omen snapshot\n{fight_id}\n{seq}\n{schema_version}\n{state_format}\n{event_hash}\n".encode()
+    return hashlib.sha256(head + state).hexdigest()
+
+
+def _encode(snapshot: Snapshot) -> bytes:
+    """A snapshot's stored bytes, with its state digest."""
+    state = _ENCODE_STATE(snapshot.state)
+    digest = _digest(snapshot.fight_id, snapshot.seq, snapshot.schema_version, snapshot.state_format,
+                     snapshot.event_hash, state)
+    return _ENCODE_STORED(_Stored(fight_id=snapshot.fight_id, seq=snapshot.seq,
+                                  schema_version=snapshot.schema_version, state_format=snapshot.state_format,
+                                  event_hash=snapshot.event_hash, state=msgspec.Raw(state), state_digest=digest))
+
+
+def _decode(body: bytes) -> Snapshot:
+    """A stored snapshot whose state digest checks and whose state stands where it says (the fight, the seq, the
+    hash); :class:`msgspec.DecodeError` otherwise (a cache edited, truncated or written by another omen)."""
+    stored = _DECODE_STORED(body)
+    state_bytes = bytes(stored.state)
+    digest = _digest(stored.fight_id, stored.seq, stored.schema_version, stored.state_format, stored.event_hash,
+                     state_bytes)
+    if stored.state_digest != digest:
+        raise msgspec.DecodeError("the snapshot's state digest does not check: its bytes were changed")
+    state = _DECODE_STATE(state_bytes)
+    if (state.fight_id, state.version, state.last_hash) != (stored.fight_id, stored.seq, stored.event_hash):
+        raise msgspec.DecodeError("the snapshot's state does not stand where the snapshot says")
+    return Snapshot(fight_id=stored.fight_id, seq=stored.seq, schema_version=stored.schema_version,
+                    state_format=stored.state_format, event_hash=stored.event_hash, state=state)
+
+
+def _first_sound(bodies: Iterable[bytes]) -> Snapshot | None:
+    """The first of ``bodies`` (newest first) that decodes and checks; an edited or damaged one is skipped."""
+    for body in bodies:
+        try:
+            return _decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
+            continue
+    return None
 
 
 class SnapshotStore(Protocol):
@@ -72,13 +138,14 @@ class MemorySnapshots:
     def save(self, snapshot: Snapshot) -> None:
         """Keep a snapshot (replacing one at the same seq)."""
         with self._lock:
-            self._by_fight.setdefault(snapshot.fight_id, {})[snapshot.seq] = _ENCODE(snapshot)
+            self._by_fight.setdefault(snapshot.fight_id, {})[snapshot.seq] = _encode(snapshot)
 
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
-        """The snapshot with the highest seq not above ``at_most``."""
+        """The snapshot with the highest seq not above ``at_most`` whose bytes check."""
         with self._lock:
-            seqs = [s for s in self._by_fight.get(fight_id, {}) if s <= at_most]
-            return _DECODE(self._by_fight[fight_id][max(seqs)]) if seqs else None
+            held = self._by_fight.get(fight_id, {})
+            bodies = [held[s] for s in sorted((s for s in held if s <= at_most), reverse=True)[:_MAX_TRIES]]
+        return _first_sound(bodies)
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshots exist at, ascending."""
@@ -98,6 +165,11 @@ class FileSnapshots:
     object saves joins it at once), so looking up the latest snapshot does not list thousands of files each time.
     A listing that is stale (another process wrote in the same clock tick) only costs speed: a missing file is
     skipped, an unlisted newer one is not used.
+
+    No path leads out of :attr:`directory`: the directory and a fight's folder must be real folders, not
+    symbolic links (saving or deleting through one is :class:`StoreUnavailable`; looking up sees no snapshot
+    there), a snapshot file is read only if it is a regular file and not a link, and one is written as a new
+    file renamed into place (a link planted where it goes is replaced, never written through).
     """
 
     def __init__(self, directory: str | os.PathLike[str]):
@@ -116,57 +188,96 @@ class FileSnapshots:
             raise InvalidFightId(fight_id, f"the snapshots in {self.directory}")
         return folder
 
+    def _linked(self, folder: Path) -> Path | None:
+        """The first of :attr:`directory` and ``folder`` that is a symbolic link, if one is."""
+        return next((p for p in (self.directory, folder) if p.is_symlink()), None)
+
+    def _writable(self, folder: Path) -> None:
+        """Refuse to write or delete through a symbolic link (it would lead out of the snapshot folder)."""
+        link = self._linked(folder)
+        if link is not None:
+            raise StoreUnavailable(link, "is a symbolic link: omen writes and deletes snapshots only in a real "
+                                         "folder beside the log, never through a link")
+
     def save(self, snapshot: Snapshot) -> None:
-        """Write a snapshot atomically (a temporary file renamed into place)."""
+        """Write a snapshot atomically (a new temporary file renamed into place)."""
         folder = self._folder(snapshot.fight_id)
         with os_guard(folder):
+            self._writable(folder)
             self._save(folder, snapshot)
 
     def _save(self, folder: Path, snapshot: Snapshot) -> None:
         """Write a snapshot into ``folder`` and keep the listing current."""
         folder.mkdir(parents=True, exist_ok=True)
+        self._writable(folder)  # made by another process as a link since the first look
         listed = self._listed.pop(snapshot.fight_id, None)
         current = listed is not None and listed[0] == _mtime(folder)
-        tmp = folder / f".{snapshot.seq}.json.tmp"
-        write_private(tmp, _ENCODE(snapshot))  # 0600: a snapshot holds the whole state, the GM's too
-        os.replace(tmp, folder / f"{snapshot.seq}.json")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{snapshot.seq}.json.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_encode(snapshot))  # mkstemp's file is 0600: a snapshot holds the whole state
+            os.replace(tmp, folder / f"{snapshot.seq}.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         if listed is not None and current:
             seqs = listed[1] if snapshot.seq in listed[1] else sorted([*listed[1], snapshot.seq])
             self._listed[snapshot.fight_id] = (_mtime(folder), seqs)
 
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
-        """The snapshot with the highest seq not above ``at_most``; an unreadable file is skipped."""
+        """The snapshot with the highest seq not above ``at_most`` whose bytes check; an unreadable, edited or
+        linked file is skipped."""
         seqs = self.seqs(fight_id)
         folder = self._folder(fight_id)
-        for seq in reversed(seqs[:bisect.bisect_right(seqs, at_most)]):
-            try:
-                return _DECODE((folder / f"{seq}.json").read_bytes())
-            except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-                continue
+        for seq in list(reversed(seqs[:bisect.bisect_right(seqs, at_most)]))[:_MAX_TRIES]:
+            body = _read_regular(folder / f"{seq}.json")
+            found = _first_sound([body]) if body is not None else None
+            if found is not None and found.fight_id == fight_id and found.seq == seq:
+                return found
         return None
 
     def seqs(self, fight_id: str) -> list[int]:
-        """The seqs snapshot files exist at, ascending."""
+        """The seqs snapshot files exist at, ascending (none behind a symbolic link)."""
         folder = self._folder(fight_id)
         stamp = _mtime(folder)
-        if stamp < 0:
+        if stamp < 0 or self._linked(folder) is not None:
             self._listed.pop(fight_id, None)
             return []
         listed = self._listed.get(fight_id)
         if listed is None or listed[0] != stamp:
             with os_guard(folder), os.scandir(folder) as entries:
                 found = sorted(int(stem) for e in entries if e.name.endswith(".json")
-                               and (stem := e.name[:-5]).isdigit())
+                               and (stem := e.name[:-5]).isascii() and stem.isdigit())
             listed = self._listed[fight_id] = (stamp, found)
         return list(listed[1])
 
     def delete(self, fight_id: str) -> None:
-        """Remove every snapshot file of a fight."""
+        """Remove every snapshot file of a fight (a link among them is removed, not what it points to)."""
         folder = self._folder(fight_id)
+        with os_guard(folder):
+            self._writable(folder)
         for seq in self.seqs(fight_id):
             with os_guard(folder):
                 (folder / f"{seq}.json").unlink(missing_ok=True)
         self._listed.pop(fight_id, None)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file and not a symbolic link (opened without following one and
+    without blocking, so a FIFO never hangs), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _mtime(folder: Path) -> int:
@@ -198,17 +309,15 @@ class SqliteSnapshots:
             self._conn.execute("CREATE TABLE IF NOT EXISTS snapshots (fight_id TEXT NOT NULL, seq INTEGER NOT NULL, "
                                "body BLOB NOT NULL, PRIMARY KEY (fight_id, seq))")
             self._conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)",
-                               (snapshot.fight_id, snapshot.seq, _ENCODE(snapshot)))
+                               (snapshot.fight_id, snapshot.seq, _encode(snapshot)))
 
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
         """The snapshot with the highest seq not above ``at_most``."""
         with self._lock, db_guard(self._path):
-            row = self._conn.execute("SELECT body FROM snapshots WHERE fight_id = ? AND seq <= ? ORDER BY seq DESC "
-                                     "LIMIT 1", (fight_id, at_most)).fetchone() if self._has_table() else None
-        try:
-            return _DECODE(row[0]) if row else None
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
+            rows = self._conn.execute("SELECT body FROM snapshots WHERE fight_id = ? AND seq <= ? ORDER BY seq DESC "
+                                      "LIMIT ?", (fight_id, at_most, _MAX_TRIES)).fetchall() if self._has_table() \
+                else []
+        return _first_sound(bytes(body) for (body,) in rows)
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshots exist at, ascending."""
@@ -241,17 +350,14 @@ class PostgresSnapshots:
         """Keep a snapshot (replacing one at the same seq)."""
         with self.db.connection() as conn:
             conn.execute("INSERT INTO snapshots VALUES (%s, %s, %s) ON CONFLICT (fight_id, seq) DO UPDATE SET "
-                         "body = EXCLUDED.body", (snapshot.fight_id, snapshot.seq, _ENCODE(snapshot)))
+                         "body = EXCLUDED.body", (snapshot.fight_id, snapshot.seq, _encode(snapshot)))
 
     def latest(self, fight_id: str, at_most: int) -> Snapshot | None:
         """The snapshot with the highest seq not above ``at_most`` (one that does not decode: None)."""
         with self.db.connection() as conn:
-            row = conn.execute("SELECT body FROM snapshots WHERE fight_id = %s AND seq <= %s ORDER BY seq DESC "
-                               "LIMIT 1", (fight_id, at_most)).fetchone()
-        try:
-            return _DECODE(bytes(row[0])) if row else None
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
+            rows = conn.execute("SELECT body FROM snapshots WHERE fight_id = %s AND seq <= %s ORDER BY seq DESC "
+                                "LIMIT %s", (fight_id, at_most, _MAX_TRIES)).fetchall()
+        return _first_sound(bytes(body) for (body,) in rows)
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshots exist at, ascending."""

@@ -1,10 +1,12 @@
-"""A fuzz test of the omen command line: whatever the arguments and the files, a short message and exit 0, 1 or 2.
+"""A fuzz test of the omen command line: whatever the arguments and the files, exit 0, 1, 2 or 3 and never a
+traceback; an error is one line, ``omen: error: ...``.
 
 Argument lists are drawn from the real CLI (its subcommands and each one's options) and from values and
-paths that break things: empty, huge and negative values, a directory, an empty file, NUL bytes, random
-binary, invalid UTF-8, deeply nested TOML and JSON, a non-database behind ``sqlite:///``, a missing
-directory, ``/dev/full``, a read-only directory, and a valid demo log and scenario. Most cases run in
-process (typer's CliRunner); the few that need a real standard output run in a subprocess.
+paths that break things: empty, huge and negative values, a directory, an empty file, NUL bytes (in files and in
+arguments), random binary, invalid UTF-8, Unicode digits and bidi controls, deeply nested TOML and JSON, a
+non-database behind ``sqlite:///``, a missing directory, a FIFO, devices (``/dev/full``, ``/dev/zero``,
+``/dev/null``), a read-only directory, a symbolic link out of the folder, and a valid demo log and scenario. Most
+cases run in process (typer's CliRunner); the few that need a real standard output run in a subprocess.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ PATHS = ["a-dir", "a-dir/", "empty.toml", "empty.jsonl", "nul.toml", "nul.jsonl"
          "deep-sheet.toml", "sqlite:///notadb.db", "sqlite:///missing-dir/x.db", "missing-dir/x.jsonl",
          "missing-dir/", "missing-dir/x.html", "/dev/full", "/dev/null", "read-only/x.jsonl", "read-only/",
          "read-only/x.html", "demo.jsonl", "ember-ford/scenario.toml", "memory:", "sqlite::memory:", "out.html",
-         "new.jsonl", "new-dir/"]
+         "new.jsonl", "new-dir/", "fifo", "fifo.jsonl", "fifo.toml", "/dev/zero", "nul\x00.jsonl", "sqlite:///nul\x00.db",
+         "\u00b2.jsonl", "\u202edemo.jsonl", "linked-out/", "logs/", "logs/demo.jsonl.snapshots"]
 
 
 def _deep_toml(depth: int) -> bytes:
@@ -95,6 +98,15 @@ def workdirs(base: Path, tmp_path_factory: pytest.TempPathFactory):
         here = parent / f"run-{next(count)}"
         shutil.copytree(base, here, symlinks=True)
         (here / "read-only").chmod(0o555)
+        for fifo in ("fifo", "fifo.jsonl", "fifo.toml"):
+            os.mkfifo(here / fifo)
+        (here / "elsewhere").mkdir()
+        (here / "elsewhere" / "1.json").write_text("precious")
+        (here / "logs").mkdir()
+        shutil.copy(here / "demo.jsonl", here / "logs" / "demo.jsonl")
+        (here / "logs" / "demo.jsonl.snapshots").symlink_to(here / "elsewhere")
+        (here / "linked-out").mkdir()
+        (here / "linked-out" / "demo.jsonl").symlink_to(here / "demo.jsonl")
         return here
 
     return make
@@ -104,7 +116,8 @@ VALUES = st.one_of(
     st.sampled_from(["", " ", "-1", "0", "1", "-99999999999999999999", "9" * 400, "nan", "abc", "zz", "00",
                      "0de0d1ce" * 4, "1:" + "0" * 64, ":", "{}", "{", '{"command": "end_turn", "who": "vesh"}',
                      'command = "end_turn"', "text", "md", "html", "event", "command", "options", "do",
-                     "json", "console", "debug", "nope", "demo", "ember-ford", "\x1b[31m", "é", "\u202e"]),
+                     "json", "console", "debug", "nope", "demo", "ember-ford", "\x1b[31m", "é", "\u202e",
+                     "\u00b2", "1\u0663", "\u00b2:" + "a" * 64, "a\x00b", "\x00", "\u00b2" * 3]),
     st.text(max_size=20),
     st.integers(min_value=-(2**70), max_value=2**70).map(str),
 )
@@ -126,11 +139,16 @@ def argvs(draw: st.DrawFn) -> list[str]:
     return argv
 
 
-def _assert_no_crash(output: str, code: int, exception: BaseException | None, argv: list[str]) -> None:
-    """No traceback, no uncaught exception, and an exit code the CLI documents."""
+def _assert_no_crash(output: str, code: int, exception: BaseException | None, argv: list[str],
+                     stderr: str = "") -> None:
+    """No traceback, no uncaught exception, an exit code the CLI documents, and an error said in one line."""
     assert exception is None or isinstance(exception, SystemExit), (argv, repr(exception))
     assert TRACEBACK not in output, (argv, output)
-    assert code in (0, 1, 2), (argv, code, output)
+    assert code in (0, 1, 2, 3), (argv, code, output)
+    if code in (2, 3) and not stderr.startswith("Usage:"):  # (a group given alone prints its help)
+        errors = [line for line in stderr.splitlines() if line.startswith("omen: error: ")]
+        assert len(errors) == 1, (argv, stderr)
+    assert (Path.cwd() / "elsewhere" / "1.json").read_text() == "precious", argv  # nothing followed the link
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -143,9 +161,9 @@ def test_any_arguments_exit_0_1_or_2_without_a_traceback(workdirs, argv):
     os.chdir(here)
     try:
         result = runner.invoke(app, argv, catch_exceptions=True)
+        _assert_no_crash(result.stdout + result.stderr, result.exit_code, result.exception, argv, result.stderr)
     finally:
         os.chdir(previous)
-    _assert_no_crash(result.stdout + result.stderr, result.exit_code, result.exception, argv)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -164,9 +182,9 @@ def test_any_file_contents_exit_0_1_or_2_without_a_traceback(workdirs, content, 
     os.chdir(here)
     try:
         result = runner.invoke(app, argv, catch_exceptions=True)
+        _assert_no_crash(result.stdout + result.stderr, result.exit_code, result.exception, argv, result.stderr)
     finally:
         os.chdir(previous)
-    _assert_no_crash(result.stdout + result.stderr, result.exit_code, result.exception, argv)
 
 
 def omen_process(argv: list[str], cwd: Path, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
@@ -197,7 +215,7 @@ def test_real_processes_refuse_bad_input_without_a_traceback(workdirs, argv):
     """In a real process too, bad files and paths are a short error naming them (exit 2), never a traceback."""
     done = omen_process(argv, workdirs())
     assert done.returncode == 2, done.stderr
-    assert TRACEBACK not in done.stderr and done.stderr.startswith("error:")
+    assert TRACEBACK not in done.stderr and done.stderr.startswith("omen: error:")
 
 
 def test_a_closed_pipe_is_a_short_error(workdirs):

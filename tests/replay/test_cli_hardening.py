@@ -17,8 +17,9 @@ from omen_replay.output import visible
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
-HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b"
-CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # every C0 and C1 control but the writer's own newline
+HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b \u202eNAL\u2066x\u2069\u200f"
+# every C0 and C1 control but the writer's own newline, the bidirectional controls, the line separators
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def omen(*args: str):
@@ -163,7 +164,7 @@ class TestStandardOutput:
         with open("/dev/full", "w") as full:
             done = _omen_process(argv, demo_log.parent, full)
         assert done.returncode == 2
-        assert done.stderr.strip() == "error: cannot write to standard output: No space left on device"
+        assert done.stderr.strip() == "omen: error: cannot write to standard output: No space left on device"
 
 
 class TestContentFiles:
@@ -183,7 +184,7 @@ class TestContentFiles:
         deep = tmp_path / "deep.toml"
         deep.write_text(body + "\n")
         result = omen("run", str(deep))
-        assert result.exit_code == 2 and f"{deep}: not valid TOML: nested too deeply" in said(result)
+        assert result.exit_code == 2 and f"{deep}:1: not valid TOML: nested too deeply" in said(result)
 
     def test_a_deeply_nested_sheet_names_the_sheet(self, tmp_path):
         """A scenario whose sheet file is nested 500 deep names the sheet file, exit 2."""
@@ -191,7 +192,7 @@ class TestContentFiles:
         scenario = tmp_path / "s.toml"
         scenario.write_text('[fight]\nid = "s"\n\n[[combatants]]\nsheet = "sheet.toml"\n')
         result = omen("run", str(scenario))
-        assert result.exit_code == 2 and "sheet.toml: not valid TOML: nested too deeply" in said(result)
+        assert result.exit_code == 2 and "sheet.toml:1: not valid TOML: nested too deeply" in said(result)
 
     @pytest.mark.parametrize("where", ["/dev/zero", "adir"])
     def test_not_a_regular_file_is_refused_unread(self, demo_log, tmp_path, where):
@@ -232,6 +233,12 @@ class TestControlCharacters:
     def test_visible_escapes_every_control_character(self):
         """C0, DEL and C1 characters are shown as \\xNN escapes; printable text (and non-ASCII letters) is kept."""
         assert visible("a\x1b[31m\x07\n\t\x7f\x9bé€") == "a\\x1b[31m\\x07\\x0a\\x09\\x7f\\x9bé€"
+
+    def test_visible_escapes_every_bidirectional_control(self):
+        """Issue #26: the bidirectional marks, embeddings, overrides and isolates (a name with U+202E shows
+        reversed) and the line separators are shown as \\uNNNN escapes; Arabic and Hebrew letters are kept."""
+        bidi = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
+        assert visible(bidi + "عبري") == "".join(f"\\u{ord(c):04x}" for c in bidi) + "عبري"
 
     @pytest.mark.parametrize("fmt", ["text", "md", "html"])
     def test_session_logs_carry_no_control_characters(self, hostile_log, fmt):
@@ -313,3 +320,228 @@ class TestQuiet:
         result = omen("--version")
         assert result.exit_code == 0
         assert result.stdout.strip() == f"omen {__version__} (log schema version {SCHEMA_VERSION})"
+
+
+class TestUsageErrors:
+    """Issue #26, item 7: typer's usage errors are one line, ``omen: error: ...``, exit 2, naming the ``--help``
+    that says what the command takes (they were six-line boxes)."""
+
+    @pytest.mark.parametrize(("argv", "words", "helped"), [
+        (["veriffy"], "No such command 'veriffy'. Did you mean 'verify'?", "omen --help"),
+        (["verify"], "Missing argument 'LOG'", "omen verify --help"),
+        (["verify", "x.jsonl", "--bogus"], "No such option: --bogus", "omen verify --help"),
+        (["replay", "x.jsonl", "--to", "\u00b2"], "Invalid value for '--to'", "omen replay --help"),
+        (["db", "frob"], "No such command 'frob'", "omen db --help"),
+        (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
+    ])
+    def test_a_usage_error_is_one_line_naming_the_help_to_read(self, argv, words, helped):
+        """The error is the only line on stderr, starts with ``omen: error:``, says what is wrong and which
+        ``--help`` to read; exit 2; nothing on stdout."""
+        result = omen(*argv)
+        assert result.exit_code == 2 and result.stdout == ""
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("omen: error: ") and words in lines[0], lines
+        assert lines[0].endswith(f"(see '{helped}')")
+
+    def test_a_group_alone_prints_its_help(self):
+        """``omen db`` with no subcommand prints the group's help (what it offers), exit 2."""
+        result = omen("db")
+        assert result.exit_code == 2 and "init" in result.stderr and "Usage: omen db" in result.stderr
+
+
+def _writers(tmp: Path) -> dict[str, list[str]]:
+    """Every kind of command that writes (issue #26, item 4), each ready to run in ``tmp`` (which holds a short
+    demo log, ``demo.jsonl``, its fight in set-up, and a copy of the Ember Ford scenario)."""
+    return {
+        "do": ["do", "demo.jsonl", '{"command": "apply_condition", "who": "kael", "condition": "Prone"}'],
+        "do --json": ["do", "demo.jsonl", '{"command": "apply_condition", "who": "kael", "condition": "Prone"}',
+                      "--json"],
+        "do --options": ["do", "demo.jsonl", '{"command": "apply_condition", "who": "kael", "condition": "Prone"}',
+                         "--options"],
+        "do with faces": ["do", "demo.jsonl", '{"command": "static_check", "check": {"who": "kael", "attribute": '
+                          '"STR"}, "difficulty": 5, "dice": [4]}'],
+        "undo": ["undo", "demo.jsonl"],
+        "run": ["run", "ember/scenario.toml", "--log", "ran.jsonl"],
+        "snapshot": ["snapshot", "demo.jsonl"],
+        "snapshot --clear": ["snapshot", "demo.jsonl", "--clear"],
+        "copy": ["copy", "demo.jsonl", "copies/"],
+        "db init": ["db", "init", "sqlite:///new.db"],
+        "demo": ["demo", "--short", "--log", "fresh.jsonl"],
+        "log -o": ["log", "demo.jsonl", "-o", "page.html", "--format", "html"],
+    }
+
+
+@pytest.fixture
+def writable(tmp_path: Path, demo_log: Path) -> Path:
+    """A folder with a short demo log (``demo.jsonl``, in set-up, some commands undone-able) and the Ember Ford
+    scenario."""
+    import shutil
+
+    shutil.copytree(ROOT / "fixtures" / "ember-ford", tmp_path / "ember")
+    assert omen("do", str(demo_log), '{"command": "apply_condition", "who": "vesh", "condition": "Prone"}'
+                ).exit_code == 0
+    return tmp_path
+
+
+class TestHonestExitCodes:
+    """Issue #26, item 4: a command that wrote, and then could not report it (standard output full or closed),
+    exits 3 and says on stderr what it wrote (the command appended at seq N with head H); a script retrying exit
+    2 ("nothing written") would have done it twice."""
+
+    @pytest.mark.parametrize("name", list(_writers(Path("."))))
+    def test_a_writer_whose_report_cannot_be_written_exits_3_saying_what_it_wrote(self, writable, name):
+        """With standard output on /dev/full: exit 3, one line on stderr saying standard output failed and what
+        was written; and it was written (the log holds more events, or the file is there)."""
+        before = (writable / "demo.jsonl").read_bytes()
+        with open("/dev/full", "w") as full:
+            done = _omen_process(_writers(writable)[name], writable, full)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 3, done.stderr
+        assert len(lines) == 1 and lines[0].startswith("omen: error: cannot write to standard output: No space "
+                                                       "left on device; but the command was done: "), lines
+        if name.startswith(("do", "undo")):
+            assert (writable / "demo.jsonl").read_bytes().startswith(before)
+            head = (writable / "demo.jsonl").read_bytes().splitlines()[-1]
+            seq, digest = re.search(rb'"seq":(\d+),.*"hash":"([0-9a-f]{64})"', head).groups()
+            assert f"with head {seq.decode()}:{digest.decode()}" in lines[0]
+
+    def test_a_refused_command_still_exits_2_nothing_written(self, writable):
+        """A command the rules refuse, standard output full or not: exit 2, the log unchanged."""
+        before = (writable / "demo.jsonl").read_bytes()
+        with open("/dev/full", "w") as full:
+            done = _omen_process(["do", "demo.jsonl", '{"command": "end_turn", "who": "kael"}'], writable, full)
+        assert done.returncode == 2 and "but the command was done" not in done.stderr
+        assert (writable / "demo.jsonl").read_bytes() == before
+
+    def test_a_closed_pipe_after_an_append_is_exit_3(self, writable):
+        """``omen do ... | head -c 1``: the append stands, exit 3 names it."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        argv = [sys.executable, "-m", "omen_replay", "do", "demo.jsonl", '{"command": "apply_condition", "who": '
+                '"kael", "condition": "Prone"}', "--options"]
+        with subprocess.Popen(argv, cwd=writable, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()
+            stderr = proc.stderr.read().decode()
+            code = proc.wait(timeout=60)
+        assert code == 3 and "Broken pipe; but the command was done: appended at seq" in stderr
+
+
+class TestIdempotencyKeys:
+    """Issue #26, item 4: ``omen do --idempotency-key K`` records K with the command, so a retry (after exit 3,
+    or when unsure) finds it done and does not do it twice."""
+
+    PRONE = '{"command": "apply_condition", "who": "kael", "condition": "Prone"}'
+
+    def test_a_retry_after_exit_3_finds_the_command_done(self, writable):
+        """The first run's report is lost (exit 3); the retry with the same key says it was done, appends nothing
+        and exits 0; the log holds the command once, its key recorded in its command_issued."""
+        with open("/dev/full", "w") as full:
+            first = _omen_process(["do", "demo.jsonl", self.PRONE, "--idempotency-key", "k-17"], writable, full)
+        assert first.returncode == 3
+        after_first = (writable / "demo.jsonl").read_bytes()
+        again = omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "k-17")
+        assert again.exit_code == 0 and "already done" in said(again)
+        assert (writable / "demo.jsonl").read_bytes() == after_first
+        assert after_first.count(b'"idempotency_key":"k-17"') == 1
+
+    def test_json_says_already_done(self, writable):
+        """``--json`` of a retry gives the events of the first run and ``already_done`` true."""
+        import json
+
+        first = json.loads(omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "j",
+                                "--json").stdout)
+        again = json.loads(omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "j",
+                                "--json").stdout)
+        assert not first["already_done"] and again["already_done"] and again["events"] == first["events"]
+
+    def test_a_key_given_to_another_command_is_refused(self, writable):
+        """A key already recorded for another command: exit 2, naming the seq of that command; nothing written."""
+        assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "once").exit_code == 0
+        before = (writable / "demo.jsonl").read_bytes()
+        other = omen("do", str(writable / "demo.jsonl"), '{"command": "clear_condition", "who": "kael", '
+                     '"condition": "Prone"}', "--idempotency-key", "once")
+        assert other.exit_code == 2 and "was given to another command at seq" in other.stderr
+        assert (writable / "demo.jsonl").read_bytes() == before
+
+    def test_the_audit_decides_a_keyed_command_again(self, writable):
+        """A command carrying its key verifies clean: the key is recorded, not ruled on."""
+        assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "v").exit_code == 0
+        assert omen("verify", str(writable / "demo.jsonl"), "--strict").exit_code == 0
+
+
+class TestRevealSeedByDo:
+    """Issue #26, item 7: ``omen do LOG '{"command": "reveal_seed"}' --seed HEX`` reveals the seed given."""
+
+    def test_the_seed_given_is_revealed(self, tmp_path):
+        """A seeded fight's seed, given with --seed: revealed (it was the hash of nothing before), and the log
+        verifies with every seeded die checked."""
+        from omen_core import Fight, SeededDice
+        from omen_core.store import JsonlStore
+        from tests.sheets import sheet
+
+        seed = bytes(range(32))
+        path = tmp_path / "seeded.jsonl"
+        fight = Fight.start(JsonlStore.single(path), "seeded", dice=SeededDice(seed), combatants=[sheet("kael")])
+        fight.apply_condition("kael", "Prone")
+        result = omen("do", str(path), '{"command": "reveal_seed"}', "--seed", seed.hex())
+        assert result.exit_code == 0, said(result)
+        assert f'"seed":"{seed.hex()}"'.encode() in path.read_bytes().splitlines()[-1]
+        import json
+
+        report = json.loads(omen("verify", str(path), "--json").stdout)
+        assert report["clean"] and report["seed_revealed"]
+
+    def test_no_seed_anywhere_is_bad_input(self, demo_log):
+        """reveal_seed with no seed in the command and no --seed: exit 2, saying where to give it."""
+        result = omen("do", str(demo_log), '{"command": "reveal_seed"}')
+        assert result.exit_code == 2 and "--seed HEX" in result.stderr
+
+
+class TestLinksOutOfAStore:
+    """Issue #26, item 6: no command follows a symbolic link out of a store or a snapshot folder (exit 2 naming
+    the link; the files it points to keep their bytes)."""
+
+    @pytest.fixture
+    def elsewhere(self, tmp_path: Path) -> Path:
+        """A folder outside any store, with files a link might lead to."""
+        folder = tmp_path / "elsewhere"
+        (folder / "demo").mkdir(parents=True)
+        for name in ("1.json", "40.json"):
+            (folder / name).write_text("precious")
+            (folder / "demo" / name).write_text("precious")
+        return folder
+
+    @staticmethod
+    def intact(folder: Path) -> bool:
+        return all(p.read_text() == "precious" for p in folder.rglob("*.json"))
+
+    @pytest.mark.parametrize("linked", ["LOG.snapshots", "LOG.snapshots/<fight>"])
+    @pytest.mark.parametrize("clear", [True, False])
+    def test_snapshot_through_a_linked_folder_is_refused(self, demo_log, elsewhere, linked, clear):
+        """``omen snapshot LOG`` and ``omen snapshot LOG --clear`` with ``LOG.snapshots`` (or its fight's folder) a
+        link to another folder: exit 2, one line naming the link; nothing there written or deleted."""
+        import shutil
+
+        snapshots = demo_log.with_name(demo_log.name + ".snapshots")
+        shutil.rmtree(snapshots, ignore_errors=True)
+        if linked == "LOG.snapshots":
+            snapshots.symlink_to(elsewhere)
+        else:
+            snapshots.mkdir()
+            (snapshots / "demo").symlink_to(elsewhere / "demo")
+        result = omen("snapshot", str(demo_log), *(["--clear"] if clear else []))
+        assert result.exit_code == 2 and "is a symbolic link" in result.stderr, said(result)
+        assert len(result.stderr.strip().splitlines()) == 1 and self.intact(elsewhere)
+        assert omen("replay", str(demo_log)).exit_code == 0  # reading ignores a linked cache
+
+    def test_do_on_a_directory_store_whose_fight_file_links_outside_is_refused(self, demo_log, tmp_path):
+        """A directory store holding ``demo.jsonl`` as a link to a log outside it: ``omen do`` exits 2 naming the
+        link, and the log outside keeps its bytes."""
+        store = tmp_path / "fights"
+        store.mkdir()
+        (store / "demo.jsonl").symlink_to(demo_log)
+        before = demo_log.read_bytes()
+        result = omen("do", f"{store}/", '{"command": "apply_condition", "who": "kael", "condition": "Prone"}',
+                      "--fight", "demo")
+        assert result.exit_code == 2 and "symbolic link" in result.stderr and "outside the store" in result.stderr
+        assert demo_log.read_bytes() == before

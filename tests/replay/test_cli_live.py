@@ -241,7 +241,7 @@ class TestStatus:
     def test_status_on_a_sqlite_db_in_a_missing_directory_is_bad_input(self, tmp_path):
         """`omen status sqlite:///no/such/dir/x.db` is bad input: exit 2 and an error message, no traceback."""
         result = omen("status", f"sqlite:///{tmp_path}/no/such/dir/x.db")
-        assert result.exit_code == 2 and result.stderr.startswith("error:")
+        assert result.exit_code == 2 and result.stderr.startswith("omen: error:")
 
     def test_status_of_an_unknown_fight_exits_2(self, setup_log):
         """`--fight` naming a fight the log does not hold is refused with exit 2, naming the fights it holds."""
@@ -486,7 +486,7 @@ class TestDoRefusals:
 
     def test_refusal_with_json_prints_no_json(self, window_log):
         """A refused command under `--json` prints nothing on stdout (a consumer reads the exit code and stderr)."""
-        assert refused(window_log, {"command": "end_turn", "who": "kael"}, "--json").startswith("error:")
+        assert refused(window_log, {"command": "end_turn", "who": "kael"}, "--json").startswith("omen: error:")
 
     def test_refusal_names_no_seq_beyond_the_log(self, setup_log):
         """A refusal does not point at a seq the log does not have."""

@@ -189,3 +189,53 @@ class TestInABrowser:
         assert opened, "a link to an event of a card opens the card's explanation"
         assert overflow <= 390
         assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+class TestBucketedChart:
+    """Issue #26: a fight of thousands of rounds draws a chart of at most MAX_COLUMNS columns (its rounds grouped in
+    equal runs), so the page's memory does not grow with its rounds."""
+
+    @staticmethod
+    def chart(rounds: int):
+        from omen_replay.cards import Chart, Series
+
+        columns = ("start", *(f"round {n}" for n in range(1, rounds + 1)), "end")
+        hp = tuple(range(len(columns)))
+        return Chart(columns=columns, series=(Series(id="a", name="A", side="x", hp_max=99, will_max=9, hp=hp,
+                                                     will=tuple(v % 7 for v in hp)),))
+
+    @pytest.mark.parametrize("rounds", [1, 57, 58, 59, 200, 12_405])
+    def test_at_most_max_columns_each_round_in_one_run_holding_its_first_round(self, rounds):
+        """Start and end kept; every round in exactly one column's run, the runs in order and of one size but the
+        last; each column's values those at the start of its run's first round."""
+        from omen_replay.render import MAX_COLUMNS, bucketed
+
+        whole = self.chart(rounds)
+        shown, size = bucketed(whole)
+        assert len(shown.columns) <= MAX_COLUMNS and shown.columns[0] == "start" and shown.columns[-1] == "end"
+        covered = []
+        for name in shown.columns[1:-1]:
+            first, _, last = name.removeprefix("rounds ").removeprefix("round ").partition("-")
+            covered += list(range(int(first), int(last or first) + 1))
+        assert covered == list(range(1, rounds + 1))
+        assert (size == 1) == (rounds + 2 <= MAX_COLUMNS)
+        firsts = [0] + [int(n.removeprefix("rounds ").removeprefix("round ").split("-")[0])
+                        for n in shown.columns[1:-1]] + [rounds + 1]
+        assert shown.series[0].hp == tuple(whole.series[0].hp[i] for i in firsts)
+
+    def test_a_long_fights_page_says_how_many_rounds_a_column_holds(self):
+        """A fight of 70 rounds (two combatants who only end their turns): the page's chart has at most MAX_COLUMNS
+        columns and says how many rounds each holds."""
+        from omen_core import Fight, ScriptedDice
+        from omen_replay.render import MAX_COLUMNS
+        from tests.sheets import sheet
+
+        fight = Fight.start(MemoryStore(), "long", dice=ScriptedDice([5, 2]),
+                            clock=lambda: 0, combatants=[sheet("ash"), sheet("bo", side="b")])
+        fight.roll_initiative()
+        for _ in range(140):
+            fight.end_turn(fight.state.turn)
+        page = render_records(fight.events, "html")
+        header = page.split('<table class="chart-data">', 1)[1].split("</thead>", 1)[0]
+        assert header.count('<th scope="col">') - 1 <= MAX_COLUMNS
+        assert "2 rounds a column" in page

@@ -605,7 +605,7 @@ class TestWitnessedHeads:
 
     @pytest.mark.parametrize("text", ["", "12", "12:", ":" + "a" * 64, "0:" + "a" * 64, "-3:" + "a" * 64,
                                       "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
-                                      "7:" + "g" * 64, "7 :" + "a" * 64, "²:" + "a" * 64, "7\n:" + "a" * 64])
+                                      "7:" + "g" * 64, "7 :" + "a" * 64, "\u00b2:" + "a" * 64, "1\u0663:" + "a" * 64, "7\n:" + "a" * 64])
     def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text):
         """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
         5b)."""
@@ -717,3 +717,146 @@ class TestUndoRerolls:
         fight.undo()
         report = verify(fight.events)
         assert len(report.undone) == 1 and report.rerolls == () and report.findings == ()
+
+
+class TestSeedFromTheLog:
+    """Issue #26, item 1: the audit takes the seed from the ``seed_revealed`` it meets in the log (or ``--seed``),
+    never from an index beside the log; dice met before the reveal are checked when it comes."""
+
+    def forged_face(self) -> tuple[list[StoredEvent], int]:
+        """The seeded log (seed revealed at the end) with its first seeded die changed and the chain re-sealed;
+        and the seq of that die."""
+        log = seeded_log()
+        i = index_of(log, DiceRolled)
+        die = log[i].event.dice[0]
+        forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % die.sides
+                                                                                      + 1),))
+        return reseal(log, i, forged), log[i].seq
+
+    def test_a_die_met_before_the_reveal_is_checked_when_it_comes(self):
+        """Every seeded die comes before the reveal: each is held and checked once the seed is met; the forged
+        one is a finding at its own seq, and the report says all three were checked."""
+        log, seq = self.forged_face()
+        report = verify(log)
+        assert [f.seq for f in report.problems if f.what.startswith("seeded die")] == [seq]
+        assert report.seeded_dice == report.seeded_checked == 3 and report.seed_revealed
+
+    def test_the_crafted_index_forgery_is_caught(self, tmp_path):
+        """The forgery of issue #26: a re-sealed log with one seeded die changed, beside a landmark index that
+        covers the log but omits the seed's row. verify reads the seed from the log: the die is caught, and
+        ``omen verify`` exits 1 without claiming the dice match."""
+        from typer.testing import CliRunner
+
+        from omen_core.store import JsonlStore
+        from omen_replay.cli import app
+        from omen_replay.verify import verify_store
+
+        log, seq = self.forged_face()
+        path = tmp_path / "forged.jsonl"
+        JsonlStore.single(path).append("audit", log, 0)
+        marks = path.with_name(path.name + ".marks")
+        header, *rows = marks.read_text().splitlines(keepends=True)
+        assert len(rows) == 1  # the seed's row
+        marks.write_text(header)
+        assert JsonlStore.single(path).landmarks("audit") == []  # the index says: no seed revealed
+        report = verify_store(JsonlStore.single(path), "audit")
+        assert [f.seq for f in report.problems if f.what.startswith("seeded die")] == [seq]
+        result = CliRunner().invoke(app, ["verify", str(path)])
+        assert result.exit_code == 1 and "all match the revealed seed" not in result.stdout
+        assert f"seq {seq} [dice] seeded die 0" in result.stdout
+
+    def test_a_revealed_seed_that_does_not_match_checks_no_die(self):
+        """A reveal re-sealed with another seed: one finding (it does not match the commitment), and no die is
+        checked against it (the report says none was)."""
+        from omen_core.events import SeedRevealed
+
+        log = seeded_log()
+        i = index_of(log, SeedRevealed)
+        report = verify(reseal(log, i, SeedRevealed(seed="ab" * 32)))
+        dice = [f for f in report.problems if f.rule == "dice"]
+        assert [f.seq for f in dice] == [log[i].seq] and "does not match the commitment" in dice[0].what
+        assert report.seeded_checked == 0 and not report.seed_revealed
+
+    def test_a_given_seed_checks_the_dice_of_an_unrevealed_log(self):
+        """--seed before the reveal: each die is checked as it is met."""
+        log = seeded_log(reveal=False)
+        assert verify(log).seeded_checked == 0
+        report = verify(log, seed=SEED)
+        assert report.clean and report.seeded_checked == report.seeded_dice == 3
+
+
+def seeded_fight_with_typed_dice():
+    """A seeded fight in which the GM types in physical dice for one check (its command carries the face 6)."""
+    from omen_core.commands import StaticCheck
+
+    fight = Fight.start(MemoryStore(), "typed", dice=SeededDice(SEED), clock=lambda: 0)
+    fight.join(sheet("kael"))
+    fight.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+    fight.execute(StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=3, dice=(6,)))
+    fight.static_check(CheckSpec(who="kael", attribute="AGI"), 3)
+    fight.reveal_seed()
+    return fight.events
+
+
+class TestDiceProvenance:
+    """Issue #26, item 2: a fight states its dice at the start; each die of another source and each change of the
+    dice source is a finding of its own kind, listed (never hidden), failing only ``--strict``."""
+
+    def test_a_die_typed_in_a_seeded_fight_is_listed(self):
+        """The typed check's die (manual, its face carried by the command) is one provenance finding at its seq;
+        the log is clean (the engine allows it) but not strictly clean; the seeded dice still check out."""
+        log = seeded_fight_with_typed_dice()
+        typed = [r for r in log if isinstance(r.event, DiceRolled) and r.event.source == "manual"]
+        report = verify(log)
+        assert report.clean and not report.strict_clean and report.dice == "seeded"
+        assert [(f.seq, f.kind, f.expected, f.found) for f in report.provenance] == [
+            (typed[0].seq, "dice provenance", "seeded", "manual")]
+        assert "kael's check roll [6] is manual in a fight whose dice are seeded" in report.provenance[0].what
+        assert report.seeded_checked == report.seeded_dice == 2
+
+    def test_a_change_of_source_and_each_die_after_it_are_listed(self):
+        """A seeded fight reloaded with physical dice records dice_source_changed: the change is listed, and so
+        is every manual die after it."""
+        from omen_core import ManualDice
+        from omen_core.events import DiceSourceChanged
+
+        store = MemoryStore()
+        Fight.start(store, "mix", dice=SeededDice(SEED), clock=lambda: 0).join(sheet("kael"))
+        again = Fight.load(store, "mix", dice=ManualDice(lambda req: [4 for _ in req.pool]), clock=lambda: 0)
+        again.static_check(CheckSpec(who="kael", attribute="STR"), 3)
+        again.static_check(CheckSpec(who="kael", attribute="AGI"), 3)
+        log = list(store.read("mix"))
+        report = verify(log)
+        change = next(r.seq for r in log if isinstance(r.event, DiceSourceChanged))
+        manual = [r.seq for r in log if isinstance(r.event, DiceRolled)]
+        assert report.clean and [f.seq for f in report.provenance] == [change, *manual]
+        assert "the dice source changed from seeded to manual" in report.provenance[0].what
+
+    def test_faces_a_scripted_or_manual_fight_carries_are_no_finding(self):
+        """In a scripted fight the faces every command carries are the fight's own dice: nothing is listed."""
+        assert verify(tamper_fight()).findings == ()
+
+    def test_the_cli_lists_them_and_strict_fails(self, tmp_path):
+        """``omen verify`` lists the provenance finding and exits 0; ``--strict`` exits 1; ``--json`` gives it with
+        its kind, and ``clean`` true beside ``strict_clean`` false; the session log's verdict names it."""
+        import json
+
+        from typer.testing import CliRunner
+
+        from omen_core.store import JsonlStore
+        from omen_replay.cli import app
+
+        path = tmp_path / "typed.jsonl"
+        JsonlStore.single(path).append("typed", seeded_fight_with_typed_dice(), 0)
+        runner = CliRunner()
+        plain = runner.invoke(app, ["verify", str(path)])
+        assert plain.exit_code == 0 and "dice provenance: seq" in plain.stdout
+        assert "1 dice provenance finding(s) listed above (--strict fails on them)" in " ".join(plain.stdout.split())
+        assert runner.invoke(app, ["verify", str(path), "--strict"]).exit_code == 1
+        found = json.loads(runner.invoke(app, ["verify", str(path), "--json"]).stdout)
+        assert found["clean"] and not found["strict_clean"] and found["dice"] == "seeded"
+        assert [f["kind"] for f in found["findings"]] == ["dice provenance"]
+        for fmt in ("text", "md", "html"):
+            page = runner.invoke(app, ["log", str(path), "--format", fmt]).stdout
+            assert "1 dice provenance finding(s) to review" in page and "is manual in a fight whose dice are" \
+                in page, fmt

@@ -766,3 +766,50 @@ class TestNotRegularFiles:
             JsonlStore.single(f"{tmp_path}/a\0.jsonl")
         with pytest.raises(StoreUnavailable, match="NUL byte"):
             JsonlStore(f"{tmp_path}/a\0")
+
+
+class TestSymlinksOutOfTheStore:
+    """No read or write follows a symbolic link out of a directory store, and no cache beside a log is written
+    through one (issue #26: ``omen do`` appended through a symlinked ``<fight>.jsonl`` to a file elsewhere)."""
+
+    def test_a_fight_file_linked_outside_the_directory_is_refused(self, tmp_path: Path) -> None:
+        """Appending, reading and asking the version of a fight whose file is a link to a file outside the store's
+        directory: StoreUnavailable naming the link; the file outside keeps its bytes."""
+        outside = tmp_path / "elsewhere.jsonl"
+        kept = write_log(outside, make_events(FIGHT, 2))
+        (tmp_path / "fights").mkdir()
+        os.symlink(outside, tmp_path / "fights" / f"{FIGHT}.jsonl")
+        store = JsonlStore(tmp_path / "fights")
+        for attempt in (lambda: store.append(FIGHT, continue_from(make_events(FIGHT, 2), FIGHT, 1), 2),
+                        lambda: list(store.read(FIGHT)), lambda: store.version(FIGHT)):
+            with pytest.raises(StoreUnavailable, match="symbolic link .* outside the store's directory"):
+                attempt()
+        assert outside.read_bytes() == kept
+
+    def test_a_link_inside_the_directory_is_followed(self, tmp_path: Path) -> None:
+        """A fight file that is a link to a file in the same directory stays inside the store: it is read."""
+        folder = tmp_path / "fights"
+        folder.mkdir()
+        write_log(folder / "real.jsonl", make_events(FIGHT, 2))
+        os.symlink(folder / "real.jsonl", folder / f"{FIGHT}.jsonl")
+        assert [ev.seq for ev in JsonlStore(folder).read(FIGHT)] == [1, 2]
+
+    @pytest.mark.parametrize("cache", [".marks", ".idx"])
+    def test_a_cache_file_that_is_a_link_is_neither_read_nor_written_through(self, tmp_path: Path,
+                                                                            cache: str) -> None:
+        """A ``.marks`` or ``.idx`` beside the log that is a link to another file: appends leave that file as it
+        was (the cache is not written), and reads still give every event and landmark."""
+        path = tmp_path / "f.jsonl"
+        events = [*with_landmarks(FIGHT)]
+        events += make_events(FIGHT, 1092, start_seq=9, prev_hash=events[-1].hash)
+        JsonlStore.single(path).append(FIGHT, events[:3], 0)
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me\n")
+        side = path.with_name(path.name + cache)
+        side.unlink(missing_ok=True)
+        os.symlink(victim, side)
+        store = JsonlStore.single(path)
+        store.append(FIGHT, events[3:], 3)
+        assert victim.read_text() == "keep me\n"
+        assert [ev.seq for ev in store.read(FIGHT, 1050)] == list(range(1051, 1101))
+        assert [ev.seq for ev in store.landmarks(FIGHT)] == [ev.seq for ev in landmarks_in(events)]

@@ -170,6 +170,52 @@ class TestFileListing:
         assert first.latest("ember-ford", 150).state == project(records, 100)
 
 
+class TestLinks:
+    """No snapshot is read, written or deleted through a symbolic link (issue #26: ``omen snapshot --clear``
+    through a linked ``LOG.snapshots`` deleted the ``<n>.json`` files of the folder it pointed to)."""
+
+    @pytest.mark.parametrize("linked", ["the snapshot folder", "the fight's folder"])
+    def test_saving_or_deleting_through_a_link_is_refused_and_elsewhere_untouched(self, tmp_path, linked):
+        """The snapshot directory or a fight's folder a link to another folder holding ``<n>.json`` files:
+        saving and deleting are StoreUnavailable naming the link; looking up finds nothing there; the other
+        folder's files keep their bytes."""
+        from omen_core.errors import StoreUnavailable
+
+        elsewhere = tmp_path / "elsewhere"
+        (elsewhere / "ember-ford").mkdir(parents=True)
+        for name in ("1.json", "40.json"):
+            (elsewhere / "ember-ford" / name).write_text("precious")
+        root = tmp_path / "snaps"
+        if linked == "the snapshot folder":
+            root.symlink_to(elsewhere)
+        else:
+            root.mkdir()
+            (root / "ember-ford").symlink_to(elsewhere / "ember-ford")
+        snaps = FileSnapshots(root)
+        with pytest.raises(StoreUnavailable, match="symbolic link"):
+            snaps.save(take(project(ember_log(), 40)))
+        with pytest.raises(StoreUnavailable, match="symbolic link"):
+            snaps.delete("ember-ford")
+        assert snaps.seqs("ember-ford") == [] and snaps.latest("ember-ford", 100) is None
+        assert sorted(p.read_text() for p in (elsewhere / "ember-ford").iterdir()) == ["precious", "precious"]
+
+    def test_a_snapshot_file_that_is_a_link_is_not_read_and_saving_replaces_the_link(self, tmp_path):
+        """A ``<n>.json`` that is a link to a sound snapshot elsewhere is not read; saving a snapshot at that seq
+        replaces the link, leaving the file it pointed to as it was."""
+        records = ember_log()
+        elsewhere = FileSnapshots(tmp_path / "elsewhere")
+        elsewhere.save(take(project(records, 40)))
+        target = tmp_path / "elsewhere" / "ember-ford" / "40.json"
+        kept = target.read_bytes()
+        snaps = FileSnapshots(tmp_path / "snaps")
+        (tmp_path / "snaps" / "ember-ford").mkdir(parents=True)
+        (tmp_path / "snaps" / "ember-ford" / "40.json").symlink_to(target)
+        assert snaps.latest("ember-ford", 100) is None
+        snaps.save(take(project(records, 40)))
+        assert not (tmp_path / "snaps" / "ember-ford" / "40.json").is_symlink()
+        assert target.read_bytes() == kept and snaps.latest("ember-ford", 100).state == project(records, 40)
+
+
 class TestStale:
     def test_snapshot_of_another_log_is_ignored(self):
         """A snapshot whose event hash is not the log's at that seq is ignored, not trusted."""

@@ -1,0 +1,93 @@
+"""Tests for omen_core.locate: the line of a field path in a TOML or JSON text, found in one pass."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omen_core.locate import Lines, error_line
+
+KEYS = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True)
+SCALARS = st.one_of(st.integers(-99, 99), st.booleans(), st.text("abc \"#'\\", max_size=6))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(KEYS, inner, max_size=3)), max_leaves=12)
+
+
+def paths(value: object, path: str = "$") -> list[str]:
+    """Every path in ``value``: each key and each array element."""
+    found = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += paths(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += paths(v, f"{path}[{i}]")
+    return found
+
+
+class TestJson:
+    @given(st.dictionaries(KEYS, VALUES, max_size=5))
+    def test_each_path_is_on_the_line_its_value_starts(self, doc):
+        """JSON written one value a line: each key's line is the line that writes that key, each element's the
+        line its value starts on."""
+        text = msgspec.json.format(msgspec.json.encode(doc), indent=2).decode()
+        lines, written = Lines(text, "json"), text.splitlines()
+        for path in paths(doc)[1:]:
+            where = written[lines(path) - 1]
+            last = path.rsplit(".", 1)[-1]
+            if not last.endswith("]"):
+                assert f'"{last}":' in where, (path, where)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return msgspec.json.encode(value).decode()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    assert isinstance(value, dict)
+    return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+
+
+class TestToml:
+    @given(fight=st.dictionaries(KEYS, VALUES, min_size=1, max_size=4),
+           commands=st.lists(st.dictionaries(KEYS, VALUES, min_size=1, max_size=4), max_size=4))
+    def test_tables_arrays_of_tables_and_inline_values(self, fight, commands):
+        """A scenario-shaped document (a table, an array of tables, one key a line, values inline): each
+        table's path is its header's line, each key's the line that writes it, each inline value's within."""
+        out = ["# a comment", "[fight]"]
+        where: dict[str, int] = {"$.fight": 2}
+        for k, v in fight.items():
+            out.append(f"{k} = {_toml_value(v)}  # {k}")
+            where[f"$.fight.{k}"] = len(out)
+        for i, command in enumerate(commands):
+            out += ["", "[[commands]]"]
+            where[f"$.commands[{i}]"] = len(out)
+            for k, v in command.items():
+                out.append(f"{k} = {_toml_value(v)}")
+                for inner in paths(v, f"$.commands[{i}].{k}"):
+                    where[inner] = len(out)
+        text = "\n".join(out) + "\n"
+        assert msgspec.toml.decode(text) == {"fight": fight, **({"commands": commands} if commands else {})}
+        lines = Lines(text, "toml")
+        assert {p: lines(p) for p in where} == where
+
+    def test_a_path_not_written_gets_its_table_s_line(self):
+        """A field left out is placed at the table that lacks it; nothing known at all, line 1."""
+        text = '[fight]\nid = "x"\n\n[[combatants]]\nsheet = "a.toml"\n\n[[combatants]]\nid = "bo"\n'
+        lines = Lines(text, "toml")
+        assert (lines("$.combatants[1].hp"), lines("$.combatants[0].sheet"), lines("$.other")) == (7, 5, 1)
+
+
+class TestErrorLine:
+    def test_the_readers_words_give_the_line(self):
+        """``line N`` (the TOML reader), ``end of document`` (the last line), ``byte N`` (the JSON reader)."""
+        text = 'a = 1\nb = 2\nc = [\n'
+        assert error_line("Expected ']' (at line 2, column 3)", text) == 2
+        assert error_line("Unclosed array (at end of document)", text) == 3
+        assert error_line("JSON is malformed: trailing comma (byte 8)", '{"a":\n 1,}') == 2
+        assert error_line("something else", text) == 1
