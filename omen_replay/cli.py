@@ -80,10 +80,15 @@ class _Lazy:
     def __init__(self, make: Any) -> None:
         self._make, self._made = make, None
 
-    def __getattr__(self, name: str) -> Any:
+    def made(self) -> Any:
+        """The object itself, made now if it was not yet (where a proxy will not do: a context manager, an
+        argument checked by type)."""
         if self._made is None:
             self._made = self._make()
-        return getattr(self._made, name)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
 
 
 def escape(text: str) -> str:
@@ -221,6 +226,13 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_comp
 app.command("simulate")(simulate_command)  # its options and what it prints: omen_replay/simulate/command.py
 out = cast("Console", _Lazy(lambda: _console(file=stdout)))
 err = cast("Console", _Lazy(lambda: _console(stderr=True, soft_wrap=True)))  # an error is one line: a path copies
+
+
+def console(stderr: bool = False) -> Console:
+    """The CLI's console itself (standard output's, or with ``stderr`` standard error's), made now: where a proxy
+    will not do (a progress bar holds it as a context manager)."""
+    made: Console = cast(_Lazy, err if stderr else out).made()
+    return made
 
 
 def _log() -> Any:
@@ -949,8 +961,9 @@ def _print_where(found: Options) -> None:
 
 def _print_options(found: Options, as_json: bool) -> None:
     """What the fight waits for and who may do what, as ``omen status`` prints it."""
-
     import msgspec
+
+    from .status import odds_summary
 
     if as_json:
         stdout.write(msgspec.json.encode(found).decode() + "\n")
@@ -965,20 +978,9 @@ def _print_options(found: Options, as_json: bool) -> None:
             shown = _choice_summary(offer)
             out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
                       + (f" {escape(shown)}" if shown else ""))
-            for line in [*_dice_summary(offer), *_odds_summary(offer)]:
+            for line in [*_dice_summary(offer), *odds_summary(offer)]:
                 out.print(f"      [dim]{escape(line)}[/]")
     out.print(f"head {found.head}")
-
-
-def _odds_summary(offer: Offer) -> list[str]:
-    """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss."""
-    import msgspec
-
-    shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
-             f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
-    crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
-    return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
-        if shown else []
 
 
 def _dice_summary(offer: Offer) -> list[str]:

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
+import msgspec
+
 from omen_core.dice import commitment
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
 
-__all__ = ["SeedKnown", "published_seed", "status_lines", "next_commands", "combatant_line"]
+__all__ = ["SeedKnown", "published_seed", "status_lines", "next_commands", "combatant_line", "odds_summary"]
 
 #: At most this many ``omen do`` lines under ``next:``.
 NEXT = 5
@@ -156,9 +158,22 @@ def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown |
     return lines
 
 
+def odds_summary(offer: Offer) -> list[str]:
+    """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss (and
+    whether a miss would remove a crit); nothing for an offer without odds."""
+    shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
+             f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
+    crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
+    return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
+        if shown else []
+
+
 def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
-    """``omen status``'s short default: where, awaited, a line per combatant, ``next:`` and the head."""
+    """``omen status``'s short default: where, awaited (with the exact odds of each answer to an Active Defense),
+    a line per combatant, ``next:`` and the head."""
     lines = [_where(found, state), _awaited(found, state)]
+    if found.waiting is not None:
+        lines += [f"  {line}" for o in found.offers if o.command in found.waiting.answers for line in odds_summary(o)]
     order = [*state.order, *(w for w in state.combatants if w not in state.order)]
     lines += [combatant_line(found, state, who) for who in order]
     commands = next_commands(found, state, log, seed)

@@ -187,11 +187,11 @@ class _Bar:
     def __init__(self, total: int | None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from ..cli import err
+        from ..cli import console
 
         self.progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]} fights/s · widest interval ± {task.fields[ci]}"),
-                                 TimeElapsedColumn(), console=err, transient=True)
+                                 TimeElapsedColumn(), console=console(stderr=True), transient=True)
         self.task = self.progress.add_task("fights", total=total, rate="-", ci="-")
         self.progress.start()
 

@@ -43,6 +43,7 @@ from omen_core.events import (
     FightStarted,
     StoredEvent,
     encode_line,
+    keyed_salts,
 )
 from omen_core.machine import Phase
 from omen_core.store import FileSnapshots, JsonlStore
@@ -94,13 +95,19 @@ class LyingDice(SeededDice):
         return self.pick(request)
 
 
+#: The salts of the genuine fight and of every fight played again: from a fixed key, as a forger who copies the
+#: genuine log's salts would have them (what the audit proves does not rest on the salts: docs/verify.md).
+SALTS = keyed_salts(b"the forging test")
+
+
 def play(played: Played, dice: SeededDice, until: int = 0) -> list[StoredEvent]:
     """The fight played again with ``dice``: its commands in order while the rules accept them; from the first
     they refuse (an edit changed what follows: a hit that had missed opens a window nobody answered), the fight
     goes on as a forger would write it (every window answered, turns played, by a fixed policy) until ``until``
     events, and the GM ends it."""
     fight = Fight.start(MemoryStore(), FIGHT, dice=dice, clock=itertools.count(0, 1000).__next__,
-                        ruleset=played.started.ruleset, title=played.started.title, combatants=played.sheets)
+                        ruleset=played.started.ruleset, title=played.started.title, combatants=played.sheets,
+                        salts=SALTS)
     try:
         for command, by in played.commands:
             if isinstance(command, EndFight):
@@ -128,7 +135,7 @@ def genuine_fight() -> list[StoredEvent]:
     genlog = _genlog()
     rng = random.Random(26)
     fight = Fight.start(MemoryStore(), FIGHT, dice=SeededDice(SEED), clock=itertools.count(0, 1000).__next__,
-                        combatants=genlog._cast())
+                        combatants=genlog._cast(), salts=SALTS)
     fight.ambush(["vesh", "skarn"], ["kael", "brin"], time_waited="one_to_two_minutes")
     fight.roll_initiative()
     genlog._answer_windows(fight, rng)
