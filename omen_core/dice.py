@@ -66,7 +66,10 @@ def seeded_face(seed: bytes, fight_id: str, counter: int, index: int, sides: int
 
 def _first_face(mac: Callable[[bytes], bytes], stem: str, index: int, sides: int) -> int:
     """The first accepted draw of die ``index``: ``mac`` (HMAC-SHA256 with the seed) of ``"<stem><index>|<attempt>"``
-    for attempt 0, 1, 2..., read as :func:`seeded_face` says."""
+    for attempt 0, 1, 2..., read as :func:`seeded_face` says. A die past d2^64 cannot be drawn from 64 bits (every
+    draw would be rejected): refused, as a die under d2 is."""
+    if not 2 <= sides <= 1 << 64:
+        raise DiceError(f"a seeded die is a d2 to a d2^64 (drawn from 64 bits), not a d{sides}")
     attempt = 0
     while True:
         face = face_from_uint64(int.from_bytes(mac(f"{stem}{index}|{attempt}".encode())[:8], "big"), sides)
@@ -170,15 +173,27 @@ class DiceSource(Protocol):
 
 
 class SeededDice:
-    """Counter-based seeded dice: a pure function of (seed, fight id, roll counter, die index)."""
+    """Counter-based seeded dice: a pure function of (seed, fight id, roll counter, die index).
+
+    A revealed seed is spent (C42): a fight that goes on after the reveal rolls
+    from :meth:`successor`, a fresh seed (random, or the next of ``successors``
+    where runs must come out the same every time: a scenario's, a simulated
+    fight's)."""
 
     kind: DiceSourceKind = "seeded"
 
-    def __init__(self, seed: bytes):
+    def __init__(self, seed: bytes, successors: Iterable[bytes] = ()):
         if len(seed) < 16:
             raise DiceError("a dice seed must be at least 16 bytes")
         self._seed = seed
         self._mac = _pad_mac(seed)
+        self._successors = iter(successors)
+
+    def successor(self) -> SeededDice:
+        """The source of the seed that follows this one once it is revealed: the next of ``successors`` if any is
+        left, else 32 fresh random bytes (the successors after it carried along)."""
+        following = next(self._successors, None)
+        return SeededDice(following if following is not None else secrets.token_bytes(32), self._successors)
 
     @property
     def seed(self) -> bytes:

@@ -99,11 +99,20 @@ class TestSeededDice:
         assert SeededDice(seed).faces(req) == [seeded_face(seed, fight_id, counter, i, s) for i, s in enumerate(sides)]
 
     @given(seed=st.binary(min_size=1, max_size=200), counter=st.integers(1, 10**9), index=st.integers(0, 50),
-           sides=st.integers(2, 10**20))
+           sides=st.integers(2, 1 << 64))
     def test_an_auditors_faces_are_the_standalone_function_s(self, seed, counter, index, sides):
         """seeded_faces (one seed's pads hashed once, how verify checks many dice) gives seeded_face's faces for
-        any seed, roll, die and size."""
+        any seed, roll, die and size a 64-bit draw can give."""
         assert seeded_faces(seed)("f-1", counter, index, sides) == seeded_face(seed, "f-1", counter, index, sides)
+
+    @pytest.mark.parametrize("sides", [1, (1 << 64) + 1, 10**20])
+    def test_a_die_no_64_bit_draw_can_give_is_refused(self, sides):
+        """A d1, or a die past d2^64 (every 64-bit draw would be rejected: the draw would never end), is a DiceError
+        from both functions, never a loop."""
+        with pytest.raises(DiceError, match="d2 to a d2"):
+            seeded_face(SEED, "f-1", 1, 0, sides)
+        with pytest.raises(DiceError, match="d2 to a d2"):
+            seeded_faces(SEED)("f-1", 1, 0, sides)
 
     def test_a_rejected_draw_is_drawn_again_as_the_standalone_function_does(self):
         """A 64-bit draw at or above the largest multiple of the die's sides is rejected and the next attempt
