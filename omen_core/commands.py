@@ -202,12 +202,18 @@ class ClearConditionCommand(CommandBase, frozen=True, kw_only=True):
 
 
 class RevealSeed(CommandBase, frozen=True, kw_only=True):
-    """Disclose the seed of the seeded dice (hex); it must match the commitment.
+    """Disclose the seed of the seeded dice (hex); it must match the commitment the dice are drawn under now.
 
-    In a scenario file the seed may be left out: the ``[fight]`` seed is used.
+    A revealed seed is spent (C42): in a fight that goes on, ``next_commitment``
+    is the sha256 (hex) of a fresh seed, committed to in the same command, from
+    which the dice are drawn next (``Fight.reveal_seed``, ``omen do`` and the
+    server make the seed and fill it in); in a fight that is over it is left
+    out. In a scenario file the seed may be left out: the ``[fight]`` seed is
+    used.
     """
 
     seed: str = ""
+    next_commitment: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$(?!\n)")] | None = None
 
 
 class BeginAmbush(CommandBase, frozen=True, kw_only=True):

@@ -332,8 +332,10 @@ class Fight:
         dice = self._dice()
         mark = dice.checkpoint()
         state, stored, drafts = self._state, [], []
+        following: SeededDice | None = None
         try:
-            for command in commands:
+            for given in commands:
+                command, following = self._spent(given, state, following)
                 checked = validated(command)
                 draft = decided(state, checked, dice, _History(self), by)
                 batch = self._seal(draft.events, state)
@@ -346,6 +348,8 @@ class Fight:
             raise
         first = self._state.version + 1
         self._keep(state)
+        if following is not None:  # the seed revealed is spent: the dice come from the fresh one (C42)
+            self.dice = following
         if self.snapshots is not None and state.version // self.snapshot_every > (first - 1) // self.snapshot_every:
             self._cache(state)
         if log.on():  # the list of tags is made only for a host that logs
@@ -541,13 +545,26 @@ class Fight:
         return options(self._state, _History(self), offers)
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
-        """Append the seed (by default the seeded source's own); return it as hex."""
+        """Append the seed (by default the seeded source's own); return it as hex. In a fight that goes on, the
+        seed is spent (C42): the same command commits to a fresh seed (the source's :meth:`SeededDice.successor`),
+        which the dice roll from afterwards (``fight.dice.seed``: keep it as secret as the first)."""
         if seed is None:
             if not isinstance(self.dice, SeededDice):
                 raise RuleViolation("dice", "no seed given and the dice source is not seeded")
             seed = self.dice.seed
         self.execute(RevealSeed(seed=seed.hex()))
         return seed.hex()
+
+    def _spent(self, command: Command, state: FightState, following: SeededDice | None
+               ) -> tuple[Command, SeededDice | None]:
+        """A ``reveal_seed`` of this fight's seed in a fight that goes on, with the fresh seed's commitment filled
+        in (C42), and the source of that seed (the dice roll from it once the command is appended); any other
+        command as it is."""
+        if not (isinstance(command, RevealSeed) and command.next_commitment is None and state.ending is None
+                and isinstance(self.dice, SeededDice) and command.seed.lower() == self.dice.seed.hex()):
+            return command, following
+        fresh = self.dice.successor()
+        return msgspec.structs.replace(command, next_commitment=fresh.commitment), fresh
 
     def _dice(self) -> DiceSource:
         return NoDice() if self.dice is None else self.dice

@@ -91,6 +91,7 @@ __all__ = [
     "ContestResolved",
     "SaveResolved",
     "SeedRevealed",
+    "SeedCommitted",
     "Encircled",
     "Situational",
     "AttackDeclared",
@@ -581,9 +582,17 @@ class ActionCancelled(EventBase, frozen=True, kw_only=True):
 
 
 class SeedRevealed(EventBase, frozen=True, kw_only=True):
-    """The secret seed of the seeded dice, disclosed so anyone can recompute every seeded die."""
+    """The secret seed of the seeded dice, disclosed so anyone can recompute every seeded die drawn under its
+    commitment."""
 
     seed: Annotated[str, msgspec.Meta(pattern=r"^([0-9a-f]{2})+$(?!\n)")]
+
+
+class SeedCommitted(EventBase, frozen=True, kw_only=True):
+    """A revealed seed is spent (C42): a fight that goes on after the reveal commits to a fresh seed, whose hash this
+    is; every seeded die from here on is drawn from it, until it too is revealed."""
+
+    commitment: Hex64
 
 
 # -- the fight flow (combat.txt §Preparing for Combat to §Your Turn; C17-C24) -------------
@@ -822,7 +831,7 @@ LANDMARKS = (Undone, Redone, SeedRevealed)
 
 
 Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | DiceRolled | StaticCheckResolved
-         | ContestResolved | SaveResolved | SeedRevealed | AttackDeclared | SaveCalled | CostPaid
+         | ContestResolved | SaveResolved | SeedRevealed | SeedCommitted | AttackDeclared | SaveCalled | CostPaid
          | ActiveDefenseWindowOpened | ActiveDefenseWindowSkipped | ActiveDefenseChosen
          | ActiveDefenseDeclined | HitDetermined | RoutingWindowOpened | DamageRouted
          | WillConversionOffered | WillConversionChosen

@@ -85,6 +85,7 @@ from .events import (
     RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
+    SeedCommitted,
     SeedRevealed,
     StaticCheckResolved,
     SurpriseDetermined,
@@ -323,7 +324,8 @@ _PHASE_TRIGGERS: dict[type, str] = {
                     "initiative"),
     RoundStarted: "round",
     **dict.fromkeys((RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked), "turn"),
-    WeaponDrawn: "draw", EngagementChanged: "gm", CombatantLeft: "gm", SeedRevealed: "reveal", FightEnded: "end",
+    WeaponDrawn: "draw", EngagementChanged: "gm", CombatantLeft: "gm", SeedRevealed: "reveal",
+    SeedCommitted: "reveal", FightEnded: "end",
 }
 
 
@@ -399,7 +401,7 @@ _PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense",
                     "active_defense": "roll_active_defense", "damage": "roll_damage", "save": "roll_save"}
 
 _TRIGGERS: dict[type, str] = {
-    FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup",
+    FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup", SeedCommitted: "setup",
     StaticCheckResolved: "resolve_check", ContestResolved: "resolve_check",
     AttackDeclared: "declare", SaveCalled: "declare", CostPaid: "pay",
     ActiveDefenseWindowOpened: "open_window", ActiveDefenseWindowSkipped: "skip_window",

@@ -70,6 +70,7 @@ from .events import (
     RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
+    SeedCommitted,
     SeedRevealed,
     SurpriseDetermined,
     TurnEnded,
@@ -262,7 +263,12 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     alone: ``undo_point`` (the last live command that began with no action in
     progress: where an undo goes back to), ``live_seq`` (the last event not
     undone, undo batches aside: where an undo reaches) and ``redo_stack`` (the
-    undos that a redo may take back, the last one last).
+    undos that a redo may take back, the last one last); and ``undo_floor``,
+    the first seq an undo may go back to: just past the last seed revealed (a
+    revealed seed is public, voided or not: its reveal is never undone, C42).
+    ``seed_commitment`` is the commitment the seeded dice are drawn under now
+    (the fight's first, or the fresh one after a reveal, C42) and
+    ``revealed_seed`` its seed once revealed.
     """
 
     fight_id: str = ""
@@ -296,6 +302,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     undo_point: int = 0
     live_seq: int = 0
     redo_stack: tuple[int, ...] = ()
+    undo_floor: int = 0
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
@@ -516,6 +523,7 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     ConditionCleared: lambda state, event: _conditions(state, event.who, event.condition, 0),
     ConditionTicked: _ticked,
     SeedRevealed: lambda state, event: replace(state, revealed_seed=event.seed),
+    SeedCommitted: lambda state, event: replace(state, seed_commitment=event.commitment, revealed_seed=None),
     SurpriseDetermined: lambda state, event: replace(state, surprise={**state.surprise, event.who: event.tier}),
     InitiativeRolled: _initiative,
     InitiativeTied: lambda state, event: replace(state, tie_open=event.group if event.allies else ()),
@@ -683,6 +691,8 @@ def evolve(state: FightState, event: Event, seq: int, batch: int | None = None) 
             changes["redo_stack"] = ()
             if seq > 1 and not state.stack:  # is_undo_point(state, event, seq, batch), its parts known here
                 changes["undo_point"] = seq
+    if kind is SeedRevealed:
+        changes["undo_floor"] = seq + 1  # C42: the reveal is never undone
     fields = FIELD_EFFECTS.get(kind)
     if fields is not None:  # the effect's fields and the fold's in one copy (an effect sets none of the fold's)
         return replace(state, **fields(state, event), **changes)

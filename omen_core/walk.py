@@ -111,12 +111,15 @@ class UndoRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Landmarks(msgspec.Struct, frozen=True, kw_only=True):
-    """What a reader knows of a log before reading it: its undos (in order) and the revealed seed, if any."""
+    """What a reader knows of a log before reading it: its undos (in order) and the revealed seeds: the first
+    (``seed``, at ``seed_seq``) and every one in order (``seeds``: after a reveal, a fight that goes on rolls from
+    a fresh seed, revealed in its turn, C42)."""
 
     undos: tuple[UndoRecord, ...] = ()
     redos: tuple[tuple[int, int], ...] = ()  # (seq of the redo, seq of the undo it takes back)
     seed: str | None = None
     seed_seq: int | None = None
+    seeds: tuple[tuple[int, str], ...] = ()  # (seq, seed) of every seed revealed
 
     def upto(self, seq: int | None) -> Landmarks:
         """The landmarks as they stood after ``seq`` (everything later not yet written)."""
@@ -127,7 +130,8 @@ class Landmarks(msgspec.Struct, frozen=True, kw_only=True):
         undos = tuple(replace(u, redone_at=back.get(u.seq)) for u in self.undos if u.seq <= seq)
         revealed = self.seed_seq is not None and self.seed_seq <= seq
         return Landmarks(undos=undos, redos=redos, seed=self.seed if revealed else None,
-                         seed_seq=self.seed_seq if revealed else None)
+                         seed_seq=self.seed_seq if revealed else None,
+                         seeds=tuple(s for s in self.seeds if s[0] <= seq))
 
     def voided(self) -> frozenset[int]:
         """The seqs undone now: every undo's range, unless it was redone."""
@@ -140,6 +144,7 @@ def landmarks_of(records: Iterable[StoredEvent]) -> Landmarks:
     undos: dict[int, UndoRecord] = {}
     redos: list[tuple[int, int]] = []
     seed = seed_seq = None
+    seeds: list[tuple[int, str]] = []
     for rec in records:
         match rec.event:
             case Undone(from_seq=start, to_seq=end, reason=reason):
@@ -147,9 +152,12 @@ def landmarks_of(records: Iterable[StoredEvent]) -> Landmarks:
             case Redone(undo_seq=target) if target in undos:
                 undos[target] = replace(undos[target], redone_at=rec.seq)
                 redos.append((rec.seq, target))
-            case SeedRevealed(seed=revealed) if seed is None:
-                seed, seed_seq = revealed, rec.seq
-    return Landmarks(undos=tuple(undos.values()), redos=tuple(redos), seed=seed, seed_seq=seed_seq)
+            case SeedRevealed(seed=revealed):
+                seeds.append((rec.seq, revealed))
+                if seed is None:
+                    seed, seed_seq = revealed, rec.seq
+    return Landmarks(undos=tuple(undos.values()), redos=tuple(redos), seed=seed, seed_seq=seed_seq,
+                     seeds=tuple(seeds))
 
 
 # -- where the lines come from ----------------------------------------------------------------------------------
@@ -976,6 +984,8 @@ def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int
                         phase, phase_next = next_phase, next_phases[next_phase]
                 if effect is not None:
                     state = effect(state, ev)
+                    if kind is SeedRevealed:  # evolve's undo floor, on the skim's state (C42)
+                        state = replace(state, undo_floor=seq + 1)
                 if not undo_batch:
                     live_seq = seq
                     if seq == batch:

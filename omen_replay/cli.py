@@ -1114,6 +1114,10 @@ def do_cmd(
                                              help="The seed of a seeded fight (hex), to roll its dice, or the "
                                                   "seed reveal_seed reveals; or give the faces in the command.")
                                              ] = None,
+    next_seed: Annotated[str | None, typer.Option(
+        "--next-seed", help="For reveal_seed in a fight that goes on: the fresh seed (hex, at least 16 bytes) the "
+                            "dice are drawn from next (C42); by default a random one, printed on standard error "
+                            "once.")] = None,
     by: Annotated[str, typer.Option(help="Who gives the command, for the record.")] = "",
     fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
     idempotency_key: Annotated[str | None, typer.Option(
@@ -1137,6 +1141,9 @@ def do_cmd(
     from .replay import DoResult
 
     seed_bytes = _seed_option(seed)
+    following = _seed_option(next_seed)
+    if following is not None and len(following) < 16:
+        _bad_input("--next-seed: a dice seed is at least 16 bytes of hex")
     with _refusals():
         parsed = _given_command(command, file)
         if idempotency_key is not None:
@@ -1148,7 +1155,8 @@ def do_cmd(
             parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
         store, fight_id = _open_fight(log_url, fight)
         done = _done_before(store, fight_id, parsed, by)
-        dice = SeededDice(seed_bytes) if seed_bytes is not None else ManualDice()
+        dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \
+            else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
         if done:
             stored, before = done, live.state_after(done[0].seq - 1)
@@ -1165,6 +1173,7 @@ def do_cmd(
                     _bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
                 raise
             _appended(stored)
+            _say_fresh_seed(live, dice, following is None)
         found = live.options(offers=as_json or show_options)
     if as_json:
         stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found,
@@ -1179,6 +1188,16 @@ def do_cmd(
         return
     _print_where(found)
     out.print(f"head {found.head}  [dim](omen status {escape(log_url)} lists every command accepted now)[/]")
+
+
+def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:
+    """After a reveal in a fight that goes on (C42): the fight's dice now come from a fresh seed; one made here
+    is said once, on standard error (it is as secret as the first: the log holds only its commitment)."""
+    if live.dice is dice or not hasattr(live.dice, "seed"):
+        return
+    shown = live.dice.seed.hex() if made_here else "the one given with --next-seed"
+    _say(f"omen: the seed revealed is spent (C42): this fight's dice now come from a fresh seed, committed to at "
+         f"seq {live.version}: {shown}. Keep it secret; give it as --seed (or OMEN_SEED) from now on.")
 
 
 def _given_command(command: str | None, file: Path | None) -> Command:

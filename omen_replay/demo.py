@@ -42,8 +42,10 @@ def _answer_window(fight: Fight, defense: str) -> None:
 
 
 def run_demo(store: EventStore, fight_id: str = "demo", seed: bytes = DEMO_SEED,
-             clock: Clock = system_clock) -> Fight:
-    """Play the demo into ``store``: who spots whom, a climb, a save against fire, a blow each way."""
+             clock: Clock = system_clock, finish: bool = True) -> Fight:
+    """Play the demo into ``store``: who spots whom, a climb, a save against fire, a blow each way; then, if
+    ``finish``, the GM ends it and reveals the seed (left out, the fight stands open after the last blow: it can
+    still be undone, C42)."""
     fight = Fight.start(store, fight_id, dice=SeededDice(seed), clock=clock,
                         title="Ambush at the Ember Ford")
     fight.join(demo_sheet("kael"))
@@ -57,5 +59,8 @@ def run_demo(store: EventStore, fight_id: str = "demo", seed: bytes = DEMO_SEED,
     _answer_window(fight, "block")
     fight.attack("kael", "vesh", weapon="longsword", high_ground=True)
     _answer_window(fight, "dodge")
-    fight.reveal_seed()
+    if not finish:
+        return fight
+    fight.end_fight("gm", note="the demo ends here")
+    fight.reveal_seed()  # at the end of the fight, as C42 has it: no fresh seed is needed
     return fight

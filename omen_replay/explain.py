@@ -31,6 +31,7 @@ from omen_core.events import (
     RollTotal,
     SaveCalled,
     SaveResolved,
+    SeedCommitted,
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
@@ -93,23 +94,26 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Seed:
-    """Whether the seeded dice can be checked, and the seed to check them with."""
+    """Whether the seeded dice can be checked, and the seed to check them with: the seed of the commitment the dice
+    are drawn under at the point explained (the fight's first, or a fresh one after a reveal, C42)."""
 
     def __init__(self, given: bytes | None):
         self.given = given
-        self.revealed: bytes | None = None
+        self.revealed: dict[str, bytes] = {}  # every seed revealed in the log, by its commitment
         self.commitment: str | None = None
         self.started = False
 
     def status(self) -> tuple[str, bytes | None]:
         if not self.started or self.commitment is None:
             return "no seeded dice in this fight", None
-        seed = self.given if self.given is not None else self.revealed
-        if seed is None:
-            return "seeded dice, seed not revealed yet: the faces cannot be checked", None
-        if commitment(seed) != self.commitment:
-            return "the seed does NOT match the commitment recorded at the start", None
-        return "seeded dice; the seed matches its commitment", seed
+        if self.given is not None:  # the auditor's own seed is what they asked about, revealed in the log or not
+            if commitment(self.given) == self.commitment:
+                return "seeded dice; the seed matches its commitment", self.given
+            return "the seed does NOT match the commitment these dice were drawn under", None
+        seed = self.revealed.get(self.commitment)
+        if seed is not None:
+            return "seeded dice; the seed matches its commitment", seed
+        return "seeded dice, seed not revealed yet: the faces cannot be checked", None
 
 
 class Derivations:
@@ -125,13 +129,16 @@ class Derivations:
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
         self.voided = walk.voided
-        if walk.landmarks.seed is not None:
-            self.seed.revealed = bytes.fromhex(walk.landmarks.seed)
+        for _seq, revealed in walk.landmarks.seeds:
+            seed = bytes.fromhex(revealed)
+            self.seed.revealed[commitment(seed)] = seed
 
     def see(self, rec: StoredEvent) -> None:
         """Each event, in order: the seed commitment, and the rolls of the batch in progress."""
         if isinstance(rec.event, FightStarted):
             self.seed.started, self.seed.commitment = True, rec.event.seed_commitment
+        elif isinstance(rec.event, SeedCommitted):
+            self.seed.commitment = rec.event.commitment
         if rec.seq == rec.batch:
             self.batch_rolls = {}
         if isinstance(rec.event, DiceRolled):

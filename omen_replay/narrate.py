@@ -64,6 +64,7 @@ from omen_core.events import (
     RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
+    SeedCommitted,
     SeedRevealed,
     StaticCheckResolved,
     StoredEvent,
@@ -166,6 +167,11 @@ def _save(e: SaveResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     tie = " (the saver wins ties, C15)" if e.saver.total == e.opposing.total else ""
     yield "result", (f"  {e.saver.total} vs {e.opposing.total}: {names(e.saver.roller)} {verdict} "
                      f"against {e.effect}{tie}")
+
+
+def _committed(e: SeedCommitted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "note", (f"the revealed seed is spent: the dice from here on come from a fresh seed, committed to as "
+                   f"{e.commitment[:16]}\u2026 (C42)")
 
 
 def _revealed(e: SeedRevealed, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -457,6 +463,7 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     ContestResolved: _contest,
     SaveResolved: _save,
     SeedRevealed: _revealed,
+    SeedCommitted: _committed,
     AttackDeclared: _declared,
     SaveCalled: _save_called,
     CostPaid: _paid,

@@ -56,12 +56,14 @@ class ScenarioError(BadInput):
 
 class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The ``[fight]`` table: id, title, dice source (scripted; manual, for physical dice typed in; or seeded
-    with a hex seed), ruleset file."""
+    with a hex seed, and ``next_seeds``: the fresh seeds, in order, that a reveal in a fight that goes on commits
+    to, C42; random if left out), ruleset file."""
 
     id: str
     title: str = ""
     dice: Literal["scripted", "manual", "seeded"] = "scripted"
     seed: str | None = None
+    next_seeds: tuple[str, ...] = ()
     ruleset: str | None = None
 
 
@@ -139,6 +141,15 @@ def _check_settings(settings: FightSettings, source: str, locate: Lines) -> None
                                 locate("$.fight.seed") or locate("$.fight"))
     elif settings.seed is not None:
         raise ScenarioError(source, "$.fight.seed", "a seed is only for dice = \"seeded\"", locate("$.fight.seed"))
+    for n, text in enumerate(settings.next_seeds):
+        try:
+            following = bytes.fromhex(text)
+        except ValueError:
+            following = b""
+        if settings.dice != "seeded" or len(following) < 16:
+            where = f"$.fight.next_seeds[{n}]"
+            raise ScenarioError(source, where, "next_seeds are for dice = \"seeded\": each at least 16 bytes of hex "
+                                "(C42)", locate(where) or locate("$.fight.next_seeds"))
 
 
 def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
@@ -211,7 +222,8 @@ def run_scenario(scenario: Scenario, store: EventStore,
     clock, random salts).
     """
     s = scenario.settings
-    dice: DiceSource = SeededDice(bytes.fromhex(s.seed or "")) if s.dice == "seeded" \
+    dice: DiceSource = SeededDice(bytes.fromhex(s.seed or ""), [bytes.fromhex(n) for n in s.next_seeds]) \
+        if s.dice == "seeded" \
         else ManualDice() if s.dice == "manual" else _ScriptFaces()
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     if snapshots is not None:
@@ -230,8 +242,8 @@ def run_scenario(scenario: Scenario, store: EventStore,
         on_start(fight.events)
     for step in scenario.steps:
         command = step.command
-        if isinstance(command, RevealSeed) and not command.seed and s.seed:
-            command = msgspec.structs.replace(command, seed=s.seed)
+        if isinstance(command, RevealSeed) and not command.seed and isinstance(fight.dice, SeededDice):
+            command = msgspec.structs.replace(command, seed=fight.dice.seed.hex())  # the seed rolled from now
         try:
             stored = fight.execute(command)
         except OmenError as exc:

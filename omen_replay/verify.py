@@ -71,6 +71,7 @@ from omen_core.events import (
     RollTotal,
     RoundStarted,
     SaveResolved,
+    SeedCommitted,
     SeedRevealed,
     StaticCheckResolved,
     StoredEvent,
@@ -226,40 +227,69 @@ _RECOMPUTED = frozenset({StaticCheckResolved, ContestResolved, SaveResolved, Hit
                          InitiativeRollOff, TurnStarted, TurnSkipped, InitiativeOrderSet})
 
 
+class _Epoch:
+    """The seeded dice drawn under one commitment (C42): the commitment, the faces once its seed is known, and the
+    dice met before that (compactly: seq, counter, index, sides, face each)."""
+
+    __slots__ = ("commitment", "faces", "held")
+
+    def __init__(self, pledge: str | None):
+        self.commitment = pledge
+        self.faces: Callable[[str, int, int, int], int] | None = None
+        self.held = array("q")
+
+
 class SeedCheck:
     """Every seeded die against the seed it was drawn under: the one place an audit handles seeds.
 
-    It learns the commitment and the revealed seed from the events as the
+    It learns the commitments and the revealed seeds from the events as the
     walk meets them (never from an index beside the log), or a seed the
-    auditor gives. A seed is used only once it hashes to the commitment; a
-    seeded die met before its seed is known is held (compactly: its seq,
-    counter, index, sides and face) and checked when the seed is revealed, one
-    met after is checked at once. C42's fresh commitment after a reveal will
-    add an epoch here: each die is checked against the commitment it was drawn
-    under.
+    auditor gives. A fight's dice are drawn under the commitment at its start
+    and, after a reveal in a fight that goes on, under each fresh commitment
+    that follows (``seed_committed``, C42): each is an epoch, and a seed
+    revealed is the current epoch's. A seed is used only once it hashes to its
+    epoch's commitment; a seeded die met before its epoch's seed is known is
+    held and checked when the seed is revealed, one met after is checked at
+    once. A seed the auditor gives is used for whichever epoch it commits to.
     """
 
     def __init__(self, given: bytes | None):
         self.given = given
-        self.commitment: str | None = None
         self.fight_id = ""
-        self.faces: Callable[[str, int, int, int], int] | None = None
-        self.held = array("q")  # (seq, counter, index, sides, face) per die waiting for its seed
+        self.epochs: list[_Epoch] = []
+        self.given_used = False
         self.seeded = self.checked = 0
 
     @property
+    def commitment(self) -> str | None:
+        """The commitment the dice are drawn under now (None: the fight's dice are not seeded)."""
+        return self.epochs[-1].commitment if self.epochs else None
+
+    @property
     def known(self) -> bool:
-        """Whether a seed matching the commitment is known."""
-        return self.faces is not None
+        """Whether the seed of every epoch is known (each matching its commitment)."""
+        return bool(self.epochs) and all(e.faces is not None for e in self.epochs if e.commitment is not None)
 
     def committed(self, fight_id: str, pledge: str | None) -> Iterator[Finding]:
-        """The fight's commitment (its first event); a seed the auditor gave is checked against it now."""
-        self.fight_id, self.commitment = fight_id, pledge
-        if self.given is not None:
-            yield from self._learn(0, self.given, "the seed given (--seed)")
+        """The fight's first commitment (its first event)."""
+        self.fight_id = fight_id
+        yield from self._begin(0, pledge)
+
+    def recommitted(self, seq: int, pledge: str) -> Iterator[Finding]:
+        """A fresh commitment after a reveal (``seed_committed``, C42): the dice from here on are its epoch's."""
+        current = self.epochs[-1] if self.epochs else None
+        if current is None or current.commitment is None or current.faces is None:
+            yield Finding(seq=seq, rule="C42", what="a fresh seed committed to where no seed was revealed first")
+        yield from self._begin(seq, pledge)
+
+    def _begin(self, seq: int, pledge: str | None) -> Iterator[Finding]:
+        self.epochs.append(_Epoch(pledge))
+        if self.given is not None and pledge is not None and commitment(self.given) == pledge:
+            self.given_used = True
+            yield from self._learn(seq, self.given, "the seed given (--seed)")
 
     def revealed(self, seq: int, seed_hex: str) -> Iterator[Finding]:
-        """A ``seed_revealed`` met in the log."""
+        """A ``seed_revealed`` met in the log: the seed of the current epoch."""
         try:
             seed = bytes.fromhex(seed_hex)
         except ValueError:
@@ -268,25 +298,36 @@ class SeedCheck:
         yield from self._learn(seq, seed, "the revealed seed")
 
     def _learn(self, seq: int, seed: bytes, what: str) -> Iterator[Finding]:
-        if self.commitment != commitment(seed):
+        epoch = self.epochs[-1] if self.epochs else _Epoch(None)
+        if epoch.commitment != commitment(seed):
             yield Finding(seq=seq, rule="dice", what=f"{what} does not match the commitment: no die is checked "
-                                                     "against it", expected=str(self.commitment),
+                                                     "against it", expected=str(epoch.commitment),
                           found=commitment(seed))
             return
-        if self.faces is None:
-            self.faces = seeded_faces(seed)
-            yield from self._check_held()
+        if epoch.faces is None:
+            epoch.faces = seeded_faces(seed)
+            yield from self._check_held(epoch)
 
     def rolled(self, seq: int, rolled: DiceRolled) -> Iterator[Finding]:
-        """A roll labelled seeded: checked now if its seed is known, else held until it is."""
+        """A roll labelled seeded: its epoch's (the current one); checked now if its seed is known, else held."""
         self.seeded += len(rolled.dice)
+        epoch = self.epochs[-1]
         for index, die in enumerate(rolled.dice):
-            self.held.extend((seq, rolled.counter, index, die.sides, die.face))
-        if self.faces is not None:
-            yield from self._check_held()
+            epoch.held.extend((seq, rolled.counter, index, die.sides, die.face))
+        if epoch.faces is not None:
+            yield from self._check_held(epoch)
 
-    def _check_held(self) -> Iterator[Finding]:
-        faces, held, fight_id = self.faces, self.held, self.fight_id
+    def finish(self) -> Iterator[Finding]:
+        """After the last event: a seed the auditor gave that commits to none of the fight's epochs."""
+        if self.given is not None and not self.given_used:
+            pledges = [e.commitment for e in self.epochs if e.commitment is not None]
+            yield Finding(seq=0, rule="dice", what="the seed given (--seed) matches no commitment of this fight: "
+                                                   "no die is checked against it",
+                          expected=", ".join(str(p) for p in pledges) or "no commitment",
+                          found=commitment(self.given))
+
+    def _check_held(self, epoch: _Epoch) -> Iterator[Finding]:
+        faces, held, fight_id = epoch.faces, epoch.held, self.fight_id
         assert faces is not None
         for at in range(0, len(held), 5):
             seq, counter, index, sides, face = held[at:at + 5]
@@ -295,7 +336,7 @@ class SeedCheck:
                 yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{counter}",
                               expected=str(expected), found=str(face))
         self.checked += len(held) // 5
-        self.held = array("q")
+        epoch.held = array("q")
 
 
 class Audit(Visitor):
@@ -393,6 +434,7 @@ class Audit(Visitor):
                                              expected=f"{seq}:{digest}", found=f"{end}:{last.hash if last else ''}"))
         for r in self.rerolls:
             self.findings.extend(_reroll_findings(r))
+        self.findings.extend(self.seeds.finish())
 
     # -- re-decision --------------------------------------------------------------------------------------------
 
@@ -482,6 +524,10 @@ class Audit(Visitor):
     def _seed(self, rec: StoredEvent, state: FightState) -> Iterator[Finding]:
         assert isinstance(rec.event, SeedRevealed)
         yield from self.seeds.revealed(rec.seq, rec.event.seed)
+
+    def _recommitted(self, rec: StoredEvent, state: FightState) -> Iterator[Finding]:
+        assert isinstance(rec.event, SeedCommitted)
+        yield from self.seeds.recommitted(rec.seq, rec.event.commitment)
 
     def _note(self, rec: StoredEvent, state: FightState) -> Iterator[Finding]:
         """What an ambush and a round leave for later checks, and what a redo takes back."""
@@ -684,7 +730,8 @@ class Audit(Visitor):
 
 
 _AS_IT_COMES.update({FightStarted: Audit._started, DiceRolled: Audit._dice_rolled,
-                     DiceSourceChanged: Audit._source_changed, SeedRevealed: Audit._seed, Undone: Audit._undo,
+                     DiceSourceChanged: Audit._source_changed, SeedRevealed: Audit._seed,
+                     SeedCommitted: Audit._recommitted, Undone: Audit._undo,
                      AmbushStarted: Audit._note, AmbushDifficultySet: Audit._note, RoundStarted: Audit._note,
                      Redone: Audit._note})
 

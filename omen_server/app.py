@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import secrets
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, Union, cast, get_args
@@ -37,7 +38,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight
 from omen_core.content import CombatantSheet, Ruleset, in_words, reason_and_path
-from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces
+from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
@@ -528,12 +529,24 @@ class Fights:
         lock."""
         fight = self._loaded.get(fight_id)
         if fight is None:
-            seed = self.keep.seed(fight_id)
-            fight = Fight.load(self.store, fight_id, dice=SeededDice(seed) if seed is not None else None)
+            fight = Fight.load(self.store, fight_id)
+            fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)
             self._loaded[fight_id] = fight
         else:
             fight.catch_up()
+            if isinstance(fight.dice, SeededDice) and fight.dice.commitment != fight.state.seed_commitment:
+                fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)  # another server revealed (C42)
         return fight
+
+    def dice_for(self, fight_id: str, pledge: str | None) -> SeededDice | None:
+        """The seeded dice of a fight: the kept seed that hashes to the commitment the dice are drawn under now (the
+        fight's seed, or the fresh one a reveal committed to, C42, kept under ``ID/next`` before the reveal was
+        appended and under the fight's id after); None for a fight whose dice are not seeded here."""
+        for key in (fight_id, f"{fight_id}/next"):
+            seed = self.keep.seed(key)
+            if seed is not None and commitment(seed) == pledge:
+                return SeededDice(seed)
+        return None
 
     def view(self, fight_id: str, fight: Fight | None = None) -> OptionsView:
         """The head and options of a fight now, computed once per head (every stream and answer shares it);
@@ -739,6 +752,19 @@ def _with_kept_seed(command: Command, fight: Fight) -> Command:
     return command
 
 
+def _fresh_seed(fights: Fights, fight_id: str, fight: Fight, command: Command) -> bytes | None:
+    """For a ``reveal_seed`` in a fight that goes on, the fresh seed it will commit to (C42): kept first (under
+    ``ID/next``: a server that stops between the keep and the append loses nothing), then given to the fight's
+    dice as the successor of the seed revealed; None for any other command."""
+    if not (isinstance(command, RevealSeed) and command.next_commitment is None and fight.state.ending is None
+            and isinstance(fight.dice, SeededDice)):
+        return None
+    fresh = secrets.token_bytes(32)
+    fights.keep.put_seed(f"{fight_id}/next", fresh)
+    fight.dice = SeededDice(fight.dice.seed, successors=[fresh])
+    return fresh
+
+
 def by_of(seat: Seat) -> str:
     """Who gives a command, for its ``command_issued``: ``gm``, ``player:NAME`` or ``player``."""
     return "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
@@ -747,7 +773,11 @@ def by_of(seat: Seat) -> str:
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
     Another process first: a 409, the fight left as it was and caught up at its next use."""
-    stored = fight.execute(_with_kept_seed(command, fight), by=by)
+    command = _with_kept_seed(command, fight)
+    fresh = _fresh_seed(fights, fight_id, fight, command)
+    stored = fight.execute(command, by=by)
+    if fresh is not None and fight.state.seed_commitment == commitment(fresh):
+        fights.keep.put_seed(fight_id, fresh)  # the seed spent is public now; the fight rolls from the fresh one
     fights.appended[fight_id] = fight.version
     sight = fights.sight(fight_id, seat, fight)
     view = fights.seat_view(fight_id, fight, sight, seat)

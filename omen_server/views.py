@@ -133,6 +133,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "action_settled": {**_ACTION},
     "action_cancelled": {**_ACTION, "reason": "gm"},
     "seed_revealed": {"seed": "public"},
+    "seed_committed": {"commitment": "public"},
     "ambush_started": {"ambushers": "names", "defenders": "names", "time_waited": "public",
                        "preset_difficulty": "public", "minutes": "public"},
     "ambush_difficulty_set": {"stealth": "rolls", "time_waited": "public", "difficulty": "public"},

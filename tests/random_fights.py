@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 from collections.abc import Callable
@@ -320,7 +321,8 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
         case "redo":
             return "redo", lambda: fight.redo(reason="random redo")
         case "reveal":
-            seed = rf.seed if draw(st.integers(0, 5)) < 5 else bytes(16)
+            current = fight.dice.seed if isinstance(fight.dice, SeededDice) else rf.seed  # C42: the seed in force
+            seed = current if draw(st.integers(0, 5)) < 5 else bytes(16)
             return "reveal seed", lambda: fight.reveal_seed(seed)
         case "agree":
             group = window.group if isinstance(window, InitiativeTied) else tuple(names[:2])
@@ -494,7 +496,8 @@ def fights(draw: Draw, max_commands: int = 40, min_combatants: int = 2, max_comb
         dice = ManualDice(ask)
     elif kind == "seeded":
         seed = draw(st.binary(min_size=16, max_size=32))
-        dice = SeededDice(seed)
+        # the fresh seeds a mid-fight reveal commits to (C42), made from the first: the same fight every run
+        dice = SeededDice(seed, (hashlib.sha256(seed + n.to_bytes(4, "big")).digest() for n in itertools.count(1)))
     else:
         dice = ScriptedDice([])
     clock = itertools.count(1_800_000_000_000, 997).__next__

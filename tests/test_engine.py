@@ -18,6 +18,7 @@ from omen_core import (
 )
 from omen_core.content import ApplyCondition, DealDamage, SaveEffect
 from omen_core.decide import CallSave, Contest, StaticCheck
+from omen_core.dice import commitment
 from omen_core.errors import (
     DiceExhausted,
     InvalidDieFace,
@@ -32,6 +33,8 @@ from omen_core.events import (
     DiceRolled,
     FightStarted,
     SaveResolved,
+    SeedCommitted,
+    SeedRevealed,
     StaticCheckResolved,
 )
 from omen_core.walk import project
@@ -228,10 +231,23 @@ class TestRefusals:
 
 class TestSeed:
     def test_reveal_seed_appends_the_matching_seed(self):
-        """Revealing the seeded source's seed appends it; it matches the commitment."""
-        dice = SeededDice(bytes(range(32)))
+        """Revealing the seeded source's seed appends it; it matches the commitment. The fight goes on, so the same
+        command commits to a fresh seed (C42), which the fight's dice now come from."""
+        dice = SeededDice(bytes(range(32)), [bytes(range(1, 33))])
         fight = Fight.start(MemoryStore(), "f", dice=dice, clock=lambda: 0)
         assert fight.reveal_seed() == bytes(range(32)).hex()
+        revealed, committed = (r.event for r in fight.events[-2:])
+        assert isinstance(revealed, SeedRevealed) and revealed.seed == bytes(range(32)).hex()
+        assert isinstance(committed, SeedCommitted) and committed.commitment == commitment(bytes(range(1, 33)))
+        assert fight.state.seed_commitment == committed.commitment and fight.state.revealed_seed is None
+        assert fight.dice.seed == bytes(range(1, 33))
+
+    def test_reveal_after_the_end_commits_to_nothing(self):
+        """C42: in a fight that has ended the reveal is the last word on the dice: no fresh seed."""
+        fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        fight.end_fight("gm")
+        fight.reveal_seed()
+        assert isinstance(fight.events[-1].event, SeedRevealed)
         assert fight.state.revealed_seed == bytes(range(32)).hex()
 
     def test_wrong_seed_is_refused(self):
@@ -242,11 +258,21 @@ class TestSeed:
         assert fight.version == 1
 
     def test_second_reveal_is_refused(self):
-        """The seed is revealed once."""
+        """Once the fight is over, the seed is revealed once."""
         fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        fight.end_fight("gm")
         fight.reveal_seed()
         with pytest.raises(RuleViolation, match="already been revealed"):
             fight.reveal_seed()
+
+    def test_a_second_reveal_mid_fight_reveals_the_fresh_seed(self):
+        """C42: after a reveal mid-fight, the next reveal discloses the fresh seed (it matches the new
+        commitment) and commits to a third."""
+        seeds = [bytes(range(1, 33)), bytes(range(2, 34))]
+        fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32)), seeds), clock=lambda: 0)
+        fight.reveal_seed()
+        assert fight.reveal_seed() == seeds[0].hex()
+        assert fight.state.seed_commitment == commitment(seeds[1])
 
     def test_unseeded_fight_has_nothing_to_reveal(self):
         """Scripted or manual fights have no commitment, so no seed can be revealed."""

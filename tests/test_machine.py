@@ -76,6 +76,7 @@ from omen_core.events import (
     RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
+    SeedCommitted,
     SeedRevealed,
     StaticCheckResolved,
     SurpriseDetermined,
@@ -254,7 +255,7 @@ class TestIllegalOrder:
 
 #: The trigger each event type fires, from the lifecycle of combat.txt §How a Single Action Resolves.
 EXPECTED_TRIGGER = {
-    FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup",
+    FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup", SeedCommitted: "setup",
     StaticCheckResolved: "resolve_check", ContestResolved: "resolve_check",
     AttackDeclared: "declare", SaveCalled: "declare", CostPaid: "pay",
     ActiveDefenseWindowOpened: "open_window", ActiveDefenseWindowSkipped: "skip_window",

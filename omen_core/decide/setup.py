@@ -17,6 +17,7 @@ from ..events import (
     ConditionApplied,
     ConditionCleared,
     FightStarted,
+    SeedCommitted,
     SeedRevealed,
 )
 from .draft import Draft
@@ -92,7 +93,9 @@ def clear_condition(draft: Draft, cmd: ClearConditionCommand) -> None:
 
 
 def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
-    """Disclose the seed; it must hash to the commitment recorded at the start."""
+    """Disclose the seed the dice are drawn under now; it must hash to its commitment. A revealed seed is spent
+    (C42): a fight that goes on commits to a fresh seed in the same command (``next_commitment``); a fight that is
+    over takes none."""
     draft.require("setup")
     state = draft.state
     if state.seed_commitment is None:
@@ -105,4 +108,13 @@ def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
         raise RuleViolation("dice", f"the seed must be hex, got {cmd.seed!r}") from None
     if actual != state.seed_commitment:
         raise SeedMismatch(state.seed_commitment, actual)
+    going_on = state.ending is None
+    if going_on and cmd.next_commitment is None:
+        raise RuleViolation("C42", "the fight goes on after this reveal, and a revealed seed is spent: commit to a "
+                                   "fresh seed in the same command (next_commitment: the sha256 of a new seed, which "
+                                   "the dice are drawn from next; Fight.reveal_seed and omen do make one)")
+    if not going_on and cmd.next_commitment is not None:
+        raise RuleViolation("C42", "the fight is over: no fresh seed is needed (leave next_commitment out)")
     draft.emit(SeedRevealed(seed=cmd.seed.lower()))
+    if cmd.next_commitment is not None:
+        draft.emit(SeedCommitted(commitment=cmd.next_commitment))

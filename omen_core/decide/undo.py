@@ -1,9 +1,10 @@
 """Deciding undo and redo: which range an undo voids, which undo a redo takes back.
 
 History is never rewritten: an undo appends an ``undone`` event voiding the
-live events from a safe point (:func:`omen_core.state.is_undo_point`) to the
-last live one; a redo appends ``redone``, taking the last undo back, as long
-as nothing was done since. The state keeps what these decisions need
+live events from a safe point (:func:`omen_core.state.is_undo_point`), never
+before the last seed revealed (``undo_floor``, C42), to the last live one; a
+redo appends ``redone``, taking the last undo back, as long as nothing was
+done since. The state keeps what these decisions need
 (``undo_point``, ``live_seq``, ``redo_stack``); an undo back to a chosen seq
 also asks the :class:`History` about that seq. The state *after* a marker is
 the walk's to give (:func:`omen_core.walk.after_marker`).
@@ -49,6 +50,10 @@ def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
     start = state.undo_point if cmd.to_seq is None else _checked_target(state, cmd.to_seq, history)
     if not start:
         raise RuleViolation("undo", "there is nothing to undo")
+    if start < state.undo_floor:
+        raise RuleViolation("C42", f"an undo goes back no further than seq {state.undo_floor}: the seed revealed at "
+                                   f"seq {state.undo_floor - 1} is public, and a reveal is never undone (a revealed "
+                                   "seed is spent)")
     draft.record(Undone(from_seq=start, to_seq=state.live_seq, reason=cmd.reason))
 
 

@@ -39,8 +39,8 @@ __all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "File
            "take", "usable_snapshot"]
 
 #: Bumped whenever FightState changes shape, or snapshots are stored differently: those of another format are
-#: ignored (4: the state digest).
-STATE_FORMAT = 4
+#: ignored (4: the state digest; 5: the undo floor, C42).
+STATE_FORMAT = 5
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):

@@ -273,41 +273,59 @@ class TestRunAndReplay:
         assert json.loads(omen("replay", url, "--json").stdout)["ended"]
 
 
+@pytest.fixture
+def open_log(tmp_path: Path) -> Path:
+    """The short demo's log before the GM ends the fight and reveals the seed (C42: no undo reaches back past a
+    reveal)."""
+    from omen_core.store import JsonlStore
+    from omen_replay.demo import run_demo
+
+    path = tmp_path / "open.jsonl"
+    run_demo(JsonlStore.single(path), finish=False)
+    return path
+
+
 class TestUndoCommands:
-    def test_undo_then_redo_from_the_cli(self, demo_log):
+    def test_undo_past_the_reveal_is_refused_naming_c42(self, demo_log):
+        """The demo ends with the seed revealed: undo is refused (exit 2, rule C42), the log untouched."""
+        before = demo_log.read_bytes()
+        result = omen("undo", str(demo_log))
+        assert result.exit_code == 2 and "C42" in result.output and demo_log.read_bytes() == before
+
+    def test_undo_then_redo_from_the_cli(self, open_log):
         """omen undo appends an undo (nothing erased), verify lists it, omen redo takes it back."""
-        before = demo_log.read_text().splitlines()
-        result = omen("undo", str(demo_log), "--reason", "wrong target")
+        before = open_log.read_text().splitlines()
+        result = omen("undo", str(open_log), "--reason", "wrong target")
         assert result.exit_code == 0 and "undone: seq" in result.output
-        after = demo_log.read_text().splitlines()
+        after = open_log.read_text().splitlines()
         assert after[:len(before)] == before and len(after) == len(before) + 2  # the undo command and its marker
         command, marker = (decode_line(line).event for line in after[len(before):])
         assert type(command.command).__name__ == "Undo" and command.command.reason == "wrong target"
         assert type(marker).__name__ == "Undone" and marker.reason == "wrong target"
-        checked = omen("verify", str(demo_log))
+        checked = omen("verify", str(open_log))
         assert checked.exit_code == 0 and "wrong target" in checked.output and "still undone" in checked.output
-        assert omen("redo", str(demo_log)).exit_code == 0
-        assert "redone at seq" in omen("verify", str(demo_log)).output
+        assert omen("redo", str(open_log)).exit_code == 0
+        assert "redone at seq" in omen("verify", str(open_log)).output
 
-    def test_undo_to_a_bad_seq_exits_2_and_writes_nothing(self, demo_log):
+    def test_undo_to_a_bad_seq_exits_2_and_writes_nothing(self, open_log):
         """Undoing back to the middle of a command is refused (exit 2), the log untouched."""
-        before = demo_log.read_bytes()
-        result = omen("undo", str(demo_log), "--to", "30")
+        before = open_log.read_bytes()
+        result = omen("undo", str(open_log), "--to", "30")
         assert result.exit_code == 2 and "does not start a command" in " ".join(result.output.split())
-        assert demo_log.read_bytes() == before
+        assert open_log.read_bytes() == before
 
     def test_redo_with_nothing_to_redo_exits_2(self, demo_log):
         """Redo without an undo is refused as bad input."""
         assert omen("redo", str(demo_log)).exit_code == 2
 
-    def test_steps_view(self, demo_log):
+    def test_steps_view(self, open_log):
         """replay --steps shows each event and the resources after it; --json gives one object per event."""
-        omen("undo", str(demo_log))
-        text = omen("replay", str(demo_log), "--steps").output
+        omen("undo", str(open_log))
+        text = omen("replay", str(open_log), "--steps").output
         assert "Kael Arden 24/24" in text and "[undone]" in text
-        lines = [json.loads(x) for x in omen("replay", str(demo_log), "--steps", "--json").stdout.splitlines()]
+        lines = [json.loads(x) for x in omen("replay", str(open_log), "--steps", "--json").stdout.splitlines()]
         assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
-        undo = decode_line(demo_log.read_text().splitlines()[-1]).event
+        undo = decode_line(open_log.read_text().splitlines()[-1]).event
         assert lines[-1]["type"] == "undone" and lines[-2]["type"] == "command_issued"
         assert [x["seq"] for x in lines if x["undone"]] == list(range(undo.from_seq, undo.to_seq + 1))
         assert undo.to_seq == lines[-3]["seq"]  # the last command, just before the undo's own batch

@@ -34,9 +34,13 @@ def said(result) -> str:
 
 @pytest.fixture
 def demo_log(tmp_path: Path) -> Path:
-    """A short demo log."""
+    """The short demo's log, before the GM ends the fight and reveals the seed: a fight that takes more commands,
+    whose commands may be undone (C42: a reveal is never undone)."""
+    from omen_core.store import JsonlStore
+    from omen_replay.demo import run_demo
+
     path = tmp_path / "demo.jsonl"
-    assert omen("demo", "--short", "--log", str(path)).exit_code == 0
+    run_demo(JsonlStore.single(path), finish=False)
     return path
 
 
@@ -483,6 +487,7 @@ class TestRevealSeedByDo:
         path = tmp_path / "seeded.jsonl"
         fight = Fight.start(JsonlStore.single(path), "seeded", dice=SeededDice(seed), combatants=[sheet("kael")])
         fight.apply_condition("kael", "Prone")
+        fight.end_fight("gm")  # over: the reveal is the last word on the dice (mid-fight: tests/replay/test_cli_live)
         result = omen("do", str(path), '{"command": "reveal_seed"}', "--seed", seed.hex())
         assert result.exit_code == 0, said(result)
         assert f'"seed":"{seed.hex()}"'.encode() in path.read_bytes().splitlines()[-1]

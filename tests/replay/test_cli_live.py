@@ -6,6 +6,7 @@ The fight: Kael (wardens) and Vesh (raiders) from the Ember Ford sheets, set up 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -517,3 +518,34 @@ class TestDoOutput:
         result = omen("verify", str(turn_log))
         assert result.exit_code == 0, result.output
         assert "no seeded dice" in text(result) and "not been revealed" not in text(result)
+
+
+class TestRevealMidFight:
+    NEXT = "ff" * 32
+
+    def test_a_reveal_in_a_fight_that_goes_on_commits_to_the_next_seed_given(self, tmp_path):
+        """C42: `omen do reveal_seed --seed S --next-seed N` in a fight that goes on reveals S and commits to N in
+        the same command; the fight's dice then roll from N (`--seed N`), and --seed S no longer fits."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        result = do(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", self.NEXT)
+        assert result.exit_code == 0, result.output
+        kinds = [e["event"]["type"] for e in lines(log)[-2:]]
+        assert kinds == ["seed_revealed", "seed_committed"]
+        assert lines(log)[-1]["event"]["commitment"] == hashlib.sha256(bytes.fromhex(self.NEXT)).hexdigest()
+        check = {"command": "static_check", "check": {"who": "kael", "attribute": "FCS"}, "difficulty": 3}
+        assert do(log, check, "--seed", SEED).exit_code == 2
+        assert do(log, check, "--seed", self.NEXT).exit_code == 0
+
+    def test_a_fresh_seed_made_for_you_is_said_once_on_standard_error(self, tmp_path):
+        """C42: without --next-seed, omen do makes the fresh seed and says it once, with what to do with it; with
+        it, the fight rolls on and verifies."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        result = do(log, {"command": "reveal_seed"}, "--seed", SEED)
+        assert result.exit_code == 0, result.output
+        said = re.search(r"fresh seed, committed to at seq \d+: ([0-9a-f]{64})\. Keep it secret", text(result))
+        assert said is not None, text(result)
+        check = {"command": "static_check", "check": {"who": "kael", "attribute": "FCS"}, "difficulty": 3}
+        assert do(log, check, "--seed", said[1]).exit_code == 0
+        assert omen("verify", str(log), "--seed", said[1]).exit_code == 0

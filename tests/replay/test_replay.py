@@ -50,7 +50,7 @@ class TestSummary:
         summary = summarise(state)
         kael = next(c for c in summary.combatants if c.id == "kael")
         assert (kael.hp, kael.hp_max) == (state.combatants["kael"].hp, 24)
-        assert summary.phase == "setup" and summary.seq == state.version and not summary.ended
+        assert summary.phase == "ended" and summary.seq == state.version and summary.ended
 
 
 class TestReplayStore:
@@ -61,7 +61,7 @@ class TestReplayStore:
         from omen_replay.replay import replay_store
 
         store = JsonlStore(tmp_path)
-        fight = run_demo(store, clock=lambda: 0)
+        fight = run_demo(store, clock=lambda: 0, finish=False)  # open: undo reaches it (C42)
         fight.undo()
         fight.undo()
         everything = list(store.read("demo"))
@@ -78,7 +78,7 @@ class TestReplayStore:
         from omen_replay.replay import replay_store
 
         store = MemoryStore()
-        fight = run_demo(store, clock=lambda: 0)
+        fight = run_demo(store, clock=lambda: 0, finish=False)  # open: undo reaches it (C42)
         fight.undo()
         assert replay_store(store, "demo") == fight.state
 
@@ -92,10 +92,12 @@ class TestReplayStore:
 
         stores = [MemoryStore(), JsonlStore(tmp_path), SqliteStore(tmp_path / "f.db")]
         for store in stores:
-            fight = run_demo(store, clock=lambda: 0)
+            fight = run_demo(store, clock=lambda: 0, finish=False)
             fight.undo()
             fight.redo()
             fight.undo()
+            fight.end_fight("gm")
+            fight.reveal_seed()
             records = list(store.read("demo"))
             marks = [r for r in records if isinstance(r.event, LANDMARKS)]
             assert len([r for r in marks if isinstance(r.event, UNDO_MARKERS)]) == 3

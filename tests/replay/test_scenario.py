@@ -136,6 +136,34 @@ class TestErrors:
         assert {r.source for r in rolls[:-1]} == {"seeded"}
         assert verify(fight.events).clean
 
+    def test_a_reveal_in_a_fight_that_goes_on_rolls_on_from_the_next_seed(self, tmp_path):
+        """C42: a scenario whose reveal_seed comes mid-fight commits to its [fight] next_seeds in order: its later
+        dice are that seed's, the same every run, and the log verifies once the next seed is revealed too."""
+        from omen_core.dice import seeded_face
+        from omen_replay.verify import verify
+
+        nxt = "cd" * 16
+        head = DUEL.split("[[commands]]")[0].replace(
+            'dice = "scripted"', f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = ["{nxt}"]')
+        script = ('[[commands]]\ncommand = "roll_initiative"\n\n[[commands]]\ncommand = "reveal_seed"\n\n'
+                  '[[commands]]\ncommand = "static_check"\ncheck = { who = "ash", attribute = "STR" }\n'
+                  'difficulty = 5\n\n[[commands]]\ncommand = "end_fight"\nreason = "gm"\n\n'
+                  '[[commands]]\ncommand = "reveal_seed"\n')
+        fight = run_scenario(load_scenario(write(tmp_path, head + script)), MemoryStore())
+        last = [r.event for r in fight.events if isinstance(r.event, DiceRolled)][-1]
+        die = last.dice[0]
+        assert die.face == seeded_face(bytes.fromhex(nxt), "duel-at-dawn", last.counter, 0, die.sides)
+        assert verify(fight.events).clean
+
+    def test_next_seeds_must_be_seeds(self, tmp_path):
+        """next_seeds are for a seeded fight, each at least 16 bytes of hex; otherwise the scenario is refused at
+        its field (C42)."""
+        head = DUEL.split("[[commands]]")[0].replace(
+            'dice = "scripted"', f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = ["abc"]')
+        with pytest.raises(ScenarioError, match="next_seeds") as info:
+            load_scenario(write(tmp_path, head))
+        assert info.value.path == "$.fight.next_seeds[0]"
+
     def test_unrolled_faces_are_an_error(self, tmp_path):
         """Faces a command does not roll are reported at that command, not carried to the next one."""
         text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)

@@ -10,15 +10,17 @@ from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import SaveEffect, Weapon
+from omen_core.dice import commitment
 from omen_core.events import (
+    SCHEMA_VERSION,
     ConditionApplied,
     DamageResolved,
     DiceRolled,
     Die,
     ResourceChanged,
     RollTotal,
-    SCHEMA_VERSION,
     SaveResolved,
+    SeedCommitted,
     StaticCheckResolved,
     StoredEvent,
     seal,
@@ -31,13 +33,14 @@ SEED = bytes(range(32))
 
 
 def seeded_log(reveal: bool = True) -> list[StoredEvent]:
-    """A seeded fight with a check and a save, the seed revealed at the end if ``reveal``."""
+    """A seeded fight with a check and a save, ended by the GM and the seed revealed at the end if ``reveal``."""
     fight = Fight.start(MemoryStore(), "audit", dice=SeededDice(SEED), clock=lambda: 0)
     fight.join(sheet("kael", AGI=(20, 1), skills={"Climb": ("STR", 2)}))
     fight.join(sheet("vesh", side="raiders", INT=(12, 2)))
     fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
     fight.call_save("vesh", "kael", SaveEffect(name="fire", save="AGI", against="INT"))
     if reveal:
+        fight.end_fight("gm")
         fight.reveal_seed()
     return fight.events
 
@@ -97,11 +100,11 @@ def redecided_at(report, seq: int) -> list:
 
 class TestCleanLogs:
     def test_seeded_log_is_clean(self):
-        """A played seeded log verifies: chain sound, seed matches, all three dice recomputed, each of the six
-        batches (start, two joins, the check, the save, the reveal) decided again."""
+        """A played seeded log verifies: chain sound, seed matches, all three dice recomputed, each of the seven
+        batches (start, two joins, the check, the save, the end, the reveal) decided again."""
         report = verify(seeded_log())
-        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 15
-        assert report.redecided == 6 and report.schema_versions == (SCHEMA_VERSION,)
+        assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 17
+        assert report.redecided == 7 and report.schema_versions == (SCHEMA_VERSION,)
 
     def test_demo_log_is_clean(self):
         """The demo's own log verifies."""
@@ -860,3 +863,70 @@ class TestDiceProvenance:
             page = runner.invoke(app, ["log", str(path), "--format", fmt]).stdout
             assert "1 dice provenance finding(s) to review" in page and "is manual in a fight whose dice are" \
                 in page, fmt
+
+
+# -- seeds after a reveal: each die against the commitment it was drawn under (C42) ------------------------------
+
+NEXT_SEED = bytes(range(64, 96))
+
+
+def two_epochs(second_reveal: bool = True) -> list[StoredEvent]:
+    """A seeded fight whose seed is revealed mid-fight (C42: a fresh seed committed to in the same command), with
+    a check rolled under each seed; the fresh seed revealed at the end if ``second_reveal``."""
+    fight = Fight.start(MemoryStore(), "audit", dice=SeededDice(SEED, [NEXT_SEED]), clock=lambda: 0)
+    fight.join(sheet("kael", AGI=(20, 1), skills={"Climb": ("STR", 2)}))
+    fight.join(sheet("vesh", side="raiders", INT=(12, 2)))
+    fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+    fight.reveal_seed()
+    fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+    fight.end_fight("gm")
+    if second_reveal:
+        fight.reveal_seed()
+    return fight.events
+
+
+def last_roll(log: list[StoredEvent]) -> int:
+    """The index of the last roll of a log."""
+    return max(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
+
+
+class TestSeedEpochs:
+    def test_each_die_is_checked_against_the_seed_it_was_drawn_under(self):
+        """C42: the die rolled before the mid-fight reveal checks against the first seed, the one after it
+        against the fresh seed revealed at the end: clean, both dice checked, every seed known."""
+        report = verify(two_epochs())
+        assert report.clean and report.seeded_checked == 2 and report.seeded_dice == 2 and report.seed_revealed
+
+    def test_a_forged_die_under_the_fresh_seed_is_caught_once_it_is_revealed(self):
+        """C42: a die of the second seed's epoch changed (the chain re-sealed) is a dice finding at its seq."""
+        log = two_epochs()
+        i = last_roll(log)
+        die = log[i].event.dice[0]  # Kael's STR d6: another face is face % 6 + 1
+        forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % 6 + 1),))
+        findings = verify(reseal(log, i, forged)).findings
+        assert any(f.seq == log[i].seq and f.rule == "dice" and "seeded die" in f.what for f in findings)
+
+    def test_the_fresh_seeds_dice_wait_for_its_reveal(self):
+        """C42: before the fresh seed is revealed its dice cannot be checked: the first epoch's die is, the second's
+        is held, and the audit says not every seed is known."""
+        report = verify(two_epochs(second_reveal=False))
+        assert report.clean and report.seeded_checked == 1 and report.seeded_dice == 2 and not report.seed_revealed
+
+    def test_a_seed_given_checks_the_epoch_it_commits_to(self):
+        """C42: --seed with the fresh seed, before it is revealed, checks the dice drawn under it."""
+        report = verify(two_epochs(second_reveal=False), seed=NEXT_SEED)
+        assert report.clean and report.seeded_checked == 2 and report.seed_revealed
+
+    def test_a_seed_given_that_commits_to_nothing_is_a_finding(self):
+        """A seed given that hashes to none of the fight's commitments is a dice finding, and checks no die."""
+        report = verify(two_epochs(second_reveal=False), seed=bytes(32))
+        assert any(f.rule == "dice" and "matches no commitment" in f.what for f in report.findings)
+
+    def test_a_fresh_commitment_swapped_afterwards_is_a_finding(self):
+        """C42: a seed_committed rewritten to another seed's hash (the chain re-sealed) no longer matches the
+        reveal command decided again (its next_commitment): a finding at that seq."""
+        log = two_epochs()
+        i = next(k for k, r in enumerate(log) if isinstance(r.event, SeedCommitted))
+        forged = msgspec.structs.replace(log[i].event, commitment=commitment(bytes(32)))
+        report = verify(reseal(log, i, forged))
+        assert not report.clean and any(f.seq == log[i].seq for f in report.findings)

@@ -23,7 +23,7 @@ from litestar.testing import TestClient
 
 from omen_core import Fight, MemoryStore
 from omen_core.content import load_sheet
-from omen_core.dice import commitment
+from omen_core.dice import commitment, seeded_face
 from omen_core.store import SqliteStore
 from omen_server import create_app
 from omen_server.keep import Keep, token_hash
@@ -227,16 +227,47 @@ class TestCommands:
 
 class TestSeed:
     def test_reveal_seed_without_a_seed_reveals_the_kept_one(self, table):
-        """The GM reveals the seed the server kept with a bare reveal_seed; it matches the commitment (the log
-        then verifies every seeded die), and the keep's seed is the one revealed."""
+        """The GM reveals the seed the server kept with a bare reveal_seed; it matches the fight's first commitment.
+        The fight goes on, so the seed is spent (C42): the same answer commits to a fresh seed, which the keep now
+        holds (secret, as the first was) and the dice are drawn under."""
         table.create()
+        first = table.keep.seed("duel")
         table.command({"command": "roll_initiative"})
         answer = table.command({"command": "reveal_seed"})
         assert answer.status_code == 201, answer.text
-        revealed = [e["event"]["seed"] for e in answer.json()["events"] if e["event"]["type"] == "seed_revealed"]
+        events = [e["event"] for e in answer.json()["events"]]
+        revealed = [e["seed"] for e in events if e["type"] == "seed_revealed"]
+        fresh = [e["commitment"] for e in events if e["type"] == "seed_committed"]
         kept = table.keep.seed("duel")
-        assert kept is not None and revealed == [kept.hex()]
-        assert Fight.load(table.store, "duel").state.revealed_seed == kept.hex()
+        assert first is not None and kept is not None and revealed == [first.hex()] and kept != first
+        assert fresh == [commitment(kept)] and Fight.load(table.store, "duel").state.seed_commitment == fresh[0]
+
+    def test_the_dice_after_a_reveal_come_from_the_fresh_seed_and_verify(self, table, tmp_path):
+        """C42: after a mid-fight reveal the server rolls from the fresh seed, a server started again on the same
+        store and keep too; once the fight ends and the fresh seed is revealed, every seeded die of both seeds
+        verifies."""
+        from omen_replay.verify import verify_store
+
+        table.create()
+        table.command({"command": "roll_initiative"})
+        table.command({"command": "reveal_seed"})
+        fresh = table.keep.seed("duel")
+        again = TestClient(create_app(table.store, table.keep))
+        with again:
+            turn = again.get("/fights/duel/options", headers=table.auth()).json()["options"]["turn"]
+            rolled = again.post("/fights/duel/commands", headers=table.auth(), json={"command": {
+                "command": "static_check", "check": {"who": turn, "attribute": "FCS"}, "difficulty": 5}})
+            assert rolled.status_code == 201, rolled.text
+            die = next(e["event"] for e in rolled.json()["events"] if e["event"]["type"] == "dice_rolled")
+            assert die["source"] == "seeded"
+            face = die["dice"][0]
+            assert face["face"] == seeded_face(fresh, "duel", die["counter"], 0, face["sides"])
+            assert again.post("/fights/duel/commands", headers=table.auth(),
+                              json={"command": {"command": "end_fight", "reason": "gm"}}).status_code == 201
+            assert again.post("/fights/duel/commands", headers=table.auth(),
+                              json={"command": {"command": "reveal_seed"}}).status_code == 201
+        report = verify_store(table.store, "duel")
+        assert report.clean and report.seed_revealed and report.seeded_checked == report.seeded_dice > 0
 
 
 class TestTokens:

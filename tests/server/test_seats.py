@@ -189,7 +189,8 @@ class TestSeats:
         witnessed = [seats.get("alice", "/state").json()["head"]]
         seats.post("gm", {"command": {"command": "roll_initiative"}})
         witnessed.append(seats.get("alice", "/state").json()["head"])
-        seats.post("gm", {"command": {"command": "reveal_seed"}})
+        seats.post("gm", {"command": {"command": "end_fight", "reason": "gm"}})
+        seats.post("gm", {"command": {"command": "reveal_seed"}})  # over: no fresh seed, every die checkable (C42)
         seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"publish": True})
         published = seats.get("alice", "/log")
         assert published.status_code == 200

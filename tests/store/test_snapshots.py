@@ -267,7 +267,7 @@ class TestStale:
         from omen_replay.demo import run_demo
 
         store = MemoryStore()
-        fight = run_demo(store, clock=lambda: 0)
+        fight = run_demo(store, clock=lambda: 0, finish=False)  # open: undo reaches it (C42)
         fight.undo()
         undone_at = fight.version
         source = StoreSource(store, "demo")
@@ -285,7 +285,7 @@ class TestStale:
         from omen_replay.demo import run_demo
 
         store, snaps = MemoryStore(), MemorySnapshots()
-        fight = run_demo(store, clock=lambda: 0)
+        fight = run_demo(store, clock=lambda: 0, finish=False)  # open: undo reaches it (C42)
         fight.snapshots = snaps
         fight.snapshot()
         fight.undo()

@@ -1,0 +1,101 @@
+"""omen_core/decide/setup.py: revealing the seed, and the fresh seed a fight that goes on commits to (C42)."""
+
+from __future__ import annotations
+
+import pytest
+
+from omen_core import CheckSpec, Fight, MemoryStore, SeededDice
+from omen_core.commands import RevealSeed, Undo
+from omen_core.dice import commitment, seeded_face
+from omen_core.errors import RuleViolation
+from omen_core.events import DiceRolled, SeedCommitted, SeedRevealed
+from tests.sheets import sheet
+
+FIRST, SECOND = bytes(range(32)), bytes(range(100, 132))
+
+
+def duel(seed: bytes = FIRST, successors: tuple[bytes, ...] = ()) -> Fight:
+    """A seeded fight of two combatants, before any roll."""
+    return Fight.start(MemoryStore(), "epochs", dice=SeededDice(seed, successors), clock=lambda: 0,
+                       combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")])
+
+
+def check(fight: Fight) -> DiceRolled:
+    """A free check of Kael's FCS (C16): one seeded die."""
+    fight.static_check(CheckSpec(who="kael", attribute="FCS"), difficulty=4)
+    return next(r.event for r in reversed(fight.events) if isinstance(r.event, DiceRolled))
+
+
+class TestRevealInAFightThatGoesOn:
+    def test_a_reveal_commits_to_a_fresh_seed_in_the_same_command(self):
+        """C42: revealing the seed of a fight that goes on appends seed_revealed and, right after it in the same
+        batch, seed_committed with the sha256 of the fresh seed, which the dice roll from from then on."""
+        fight = duel(successors=(SECOND,))
+        check(fight)
+        fight.reveal_seed()
+        revealed, committed = (r for r in fight.events[-2:])
+        assert isinstance(revealed.event, SeedRevealed) and revealed.event.seed == FIRST.hex()
+        assert isinstance(committed.event, SeedCommitted) and committed.event.commitment == commitment(SECOND)
+        assert committed.batch == revealed.batch and fight.state.seed_commitment == commitment(SECOND)
+        assert fight.state.revealed_seed is None and isinstance(fight.dice, SeededDice) and fight.dice.seed == SECOND
+
+    def test_the_dice_after_the_reveal_are_the_fresh_seeds(self):
+        """C42: the next seeded die (roll #2) is the fresh seed's face for that counter, not the revealed one's."""
+        fight = duel(successors=(SECOND,))
+        check(fight)
+        fight.reveal_seed()
+        rolled = check(fight)
+        assert rolled.counter == 2
+        assert rolled.dice[0].face == seeded_face(SECOND, "epochs", 2, 0, rolled.dice[0].sides)
+
+    def test_a_reveal_without_a_fresh_commitment_is_refused_while_the_fight_goes_on(self):
+        """C42: a reveal given without next_commitment while the fight goes on (here by a Fight holding no seed to
+        make one from) is refused, naming the rule; nothing is written."""
+        fight = duel()
+        version = fight.version
+        with pytest.raises(RuleViolation, match=r"\[C42\].*next_commitment"):
+            Fight.load(fight.store, "epochs").execute(RevealSeed(seed=FIRST.hex()))
+        assert fight.store.version("epochs") == version
+
+    def test_the_fresh_seed_can_be_revealed_in_its_turn(self):
+        """C42: the fresh seed is the one a later reveal discloses (it must hash to the fresh commitment)."""
+        fight = duel(successors=(SECOND, bytes(range(200, 232))))
+        fight.reveal_seed()
+        fight.end_fight("gm")
+        assert fight.reveal_seed() == SECOND.hex()
+        assert isinstance(fight.events[-1].event, SeedRevealed) and fight.state.revealed_seed == SECOND.hex()
+
+
+class TestRevealAtTheEnd:
+    def test_a_fight_that_is_over_takes_no_fresh_seed(self):
+        """C42: at the end of a fight the reveal is the seed alone; a fresh commitment given is refused."""
+        fight = duel()
+        fight.end_fight("gm")
+        with pytest.raises(RuleViolation, match=r"\[C42\] the fight is over"):
+            fight.execute(RevealSeed(seed=FIRST.hex(), next_commitment=commitment(SECOND)))
+        fight.reveal_seed()
+        assert isinstance(fight.events[-1].event, SeedRevealed)
+        assert not any(isinstance(r.event, SeedCommitted) for r in fight.events)
+
+
+class TestARevealIsNeverUndone:
+    def test_undoing_the_reveal_is_refused(self):
+        """C42: the revealed seed is public, voided or not: undoing the reveal is refused, nothing written."""
+        fight = duel(successors=(SECOND,))
+        fight.reveal_seed()
+        version = fight.version
+        with pytest.raises(RuleViolation, match=r"\[C42\] an undo goes back no further than seq"):
+            fight.undo(reason="oops")
+        assert fight.version == version
+
+    def test_undoing_past_the_reveal_is_refused_but_after_it_is_not(self):
+        """C42: an undo back to a command before the reveal is refused; one after the reveal is undone as usual."""
+        fight = duel(successors=(SECOND,))
+        check(fight)
+        before = fight.events[-1].batch
+        fight.reveal_seed()
+        with pytest.raises(RuleViolation, match=r"\[C42\]"):
+            fight.execute(Undo(to_seq=before, reason="back"))
+        check(fight)
+        fight.undo(reason="the check after the reveal")
+        assert fight.state.seed_commitment == commitment(SECOND)
