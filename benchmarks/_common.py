@@ -152,11 +152,12 @@ def machine() -> dict[str, Any]:
 
 
 def _source_fingerprint() -> str:
-    """sha256 over omen_core/ and omen_replay/ sources: which code the figures are for (the tree is edited often)."""
+    """sha256 over the sources of omen_core/, omen_replay/ and omen_cli/: which code the figures are for (the tree
+    is edited often)."""
     import hashlib
 
     digest = hashlib.sha256()
-    for pkg in ("omen_core", "omen_replay"):
+    for pkg in ("omen_core", "omen_replay", "omen_cli"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
             digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]

@@ -14,7 +14,7 @@ figure is the command's own, not the benchmark's). Commands:
 - ``omen explain LOG SEQ``, SEQ the last attack declared in the log (near its end);
 - ``omen replay LOG`` on a copy of the log without its snapshots (the fold from
   seq 1: the older goal, at most 200 MB);
-- for the floor: a fresh interpreter importing ``omen_replay.cli`` and nothing else.
+- for the floor: a fresh interpreter importing ``omen_cli`` and nothing else.
 
 Every (log size, command) pair is a case; the cases run round-robin,
 ``--repeat`` times (default 3), and the figures are the medians (the spread is
@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="memory-", dir=CACHE))
     try:
         cases: dict[tuple[int, str], Case] = {}
-        floor = Case("imports only", lambda: _timed([str(PYTHON), "-c", "import omen_replay.cli"], 0),
-                     what="python -c 'import omen_replay.cli'")
+        floor = Case("imports only", lambda: _timed([str(PYTHON), "-c", "import omen_cli"], 0),
+                     what="python -c 'import omen_cli'")
         for n in sizes:
             path = ensure_log(n, progress=not args.json)
             warm(path)

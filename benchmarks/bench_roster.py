@@ -33,8 +33,9 @@ from bench_live import sheet
 from genlog import quiet_logging
 from litestar.testing import TestClient
 
-import omen_server.app as app_module
+import omen_server.asgi as asgi_module
 from omen_core import MemoryStore
+from omen_core.content import CombatantSheet
 from omen_server import create_app
 from omen_server.keep import Keep
 
@@ -120,19 +121,19 @@ class _bounded:
     def __enter__(self) -> None:
         import typing
 
-        self.old = app_module.CreateFight
-        combatants = typing.Annotated[tuple[app_module.CombatantSheet, ...], msgspec.Meta(max_length=self.size)]
+        self.old = asgi_module.CreateFight  # the create handler's own name for it
+        combatants = typing.Annotated[tuple[CombatantSheet, ...], msgspec.Meta(max_length=self.size)]
         fields = []
         for info in msgspec.structs.fields(self.old):
             kind = combatants if info.name == "combatants" else info.type
             default = info.default if info.default is not msgspec.NODEFAULT else msgspec.field(
                 default_factory=info.default_factory)
             fields.append((info.name, kind, default))
-        app_module.CreateFight = msgspec.defstruct(  # type: ignore[misc, assignment]
+        asgi_module.CreateFight = msgspec.defstruct(  # type: ignore[misc, assignment]
             "CreateFight", fields, kw_only=True, forbid_unknown_fields=True, frozen=True)
 
     def __exit__(self, *_exc: object) -> None:
-        app_module.CreateFight = self.old  # type: ignore[misc, assignment]
+        asgi_module.CreateFight = self.old  # type: ignore[misc, assignment]
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ start), each in a fresh process, timed from spawn to exit with ``time.perf_count
     .venv/bin/python benchmarks/bench_startup.py [--repeat 41] [--json]
 
 The goal: ``omen --help`` at most 5x ``python -c pass``. The CLI imports typer alone at start-up and each command
-imports the engine when it runs (``omen_replay/cli.py``). Byte-code is compiled first (``compileall``) and the
+imports the engine when it runs (``omen_cli/``). Byte-code is compiled first (``compileall``) and the
 children may read it, as in an installed omen (``PYTHONDONTWRITEBYTECODE`` set in the environment would otherwise
 make every start compile the CLI's source).
 """
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=41, help="interleaved runs per case (default 41)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
-    for package in ("omen_core", "omen_replay"):
+    for package in ("omen_core", "omen_replay", "omen_cli"):
         compileall.compile_dir(ROOT / package, quiet=1)
     cases = [
         Case("python -c pass", lambda: timed([str(PYTHON), "-c", "pass"])),

@@ -15,7 +15,7 @@ directory, once for each part:
   loads the fight from its latest usable snapshot (``open_snapshots(LOG)``),
   decides the undo, appends it, keeps snapshotting as the log grows, prints the
   state. Their peak RSS is shown too. A fresh interpreter that only imports
-  ``omen_replay.cli`` is timed beside them: the floor of any command.
+  ``omen_cli`` is timed beside them: the floor of any command.
 
 The cases (undo 1k, undo 100k, undo 1M, redo 1k, redo 100k, redo 1M) run
 round-robin, ``--repeat`` times (the library after one untimed round); the
@@ -77,7 +77,7 @@ def _cli(op: str, path: Path) -> tuple[int, float, float]:
 
 
 def _floor() -> tuple[int, float, float]:
-    child = run_child([str(PYTHON), "-c", "import omen_replay.cli"])
+    child = run_child([str(PYTHON), "-c", "import omen_cli"])
     return 1, child.seconds, child.peak_mb
 
 
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             run_interleaved(cases, args.repeat, warmup=False)
             out["cli"], rows = report(cases, sizes, True)
             texts.append("CLI: `omen undo LOG` / `omen redo LOG`, each in a fresh process (the floor: a fresh "
-                         "interpreter importing omen_replay.cli)\n\n" +
+                         "interpreter importing omen_cli)\n\n" +
                          table(["log events", "", "time", "(min – max)", "peak RSS", f"vs {sizes[0]:,}",
                                 f"goal ≤ {GOAL:.0f}×"], rows))
     finally:

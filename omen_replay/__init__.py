@@ -1,1 +1,2 @@
-"""omen_replay: everything that reads fight logs (replay, verify, render) and the omen CLI."""
+"""omen_replay: everything that reads fight logs (replay, verify, explain, narrate, the cards, render), scenarios,
+fixtures and the simulator; the command line is omen_cli's."""

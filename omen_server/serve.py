@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from omen_core.store import EventStore, open_store
 
-from .app import create_app
+from .asgi import create_app
 from .guard import new_create_token
 from .keep import AnyKeep, open_keep
 from .limits import STORE_TIMEOUT

@@ -4,7 +4,7 @@
 #   scripts/live-fight.sh [WORKDIR]          (default WORKDIR: ./live-fight)
 #
 # Environment:
-#   OMEN     how to call omen (default "omen"; e.g. OMEN="python -m omen_replay")
+#   OMEN     how to call omen (default "omen"; e.g. OMEN="python -m omen_cli")
 #   PYTHON   a Python 3 to read omen's JSON with (default "python3"; only its standard library is used)
 #   SHEETS   where the sheets are (default: the Ember Ford sheets that ship with omen)
 #

@@ -158,7 +158,7 @@ def test_published_schemas_are_what_omen_schema_prints(kind):
 
     from typer.testing import CliRunner
 
-    from omen_replay.cli import app
+    from omen_cli import app
 
     result = CliRunner().invoke(app, ["schema", "--of", kind])
     assert result.exit_code == 0, result.output

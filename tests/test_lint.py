@@ -14,12 +14,12 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_mypy_strict_is_clean_on_the_packages():
-    """mypy --strict (the [tool.mypy] section of pyproject.toml) finds nothing in omen_core, omen_replay and omen_server."""
+    """mypy --strict (the [tool.mypy] section of pyproject.toml) finds nothing in omen_core, omen_replay, omen_server and omen_cli."""
     result = run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_is_clean_on_the_packages():
-    """ruff (the [tool.ruff] section of pyproject.toml) finds nothing in omen_core, omen_replay and omen_server."""
-    result = run("ruff", "check", "omen_core", "omen_replay", "omen_server")
+    """ruff (the [tool.ruff] section of pyproject.toml) finds nothing in omen_core, omen_replay, omen_server and omen_cli."""
+    result = run("ruff", "check", "omen_core", "omen_replay", "omen_server", "omen_cli")
     assert result.returncode == 0, result.stdout + result.stderr

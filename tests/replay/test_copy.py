@@ -14,7 +14,7 @@ from omen_core.events import GENESIS_HASH
 from omen_core.store import JsonlStore, SqliteStore, open_store
 from omen_core.store.postgres import SCHEMA_VERSION
 from omen_replay import copy as copying
-from omen_replay.cli import app
+from omen_cli import app
 from tests.postgres import Postgres
 from tests.store.conftest import continue_from, make_events
 

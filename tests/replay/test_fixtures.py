@@ -77,7 +77,7 @@ def test_a_fixture_not_yet_recorded_fails_with_what_to_do(tmp_path):
     command that records it, not a crash; `omen fixtures check` exits 1."""
     from typer.testing import CliRunner
 
-    from omen_replay.cli import app
+    from omen_cli import app
 
     fresh = tmp_path / "fixtures" / "duel"
     fresh.mkdir(parents=True)

@@ -751,7 +751,7 @@ class TestSeedFromTheLog:
         from typer.testing import CliRunner
 
         from omen_core.store import JsonlStore
-        from omen_replay.cli import app
+        from omen_cli import app
         from omen_replay.verify import verify_store
 
         log, seq = self.forged_face()
@@ -847,7 +847,7 @@ class TestDiceProvenance:
         from typer.testing import CliRunner
 
         from omen_core.store import JsonlStore
-        from omen_replay.cli import app
+        from omen_cli import app
 
         path = tmp_path / "typed.jsonl"
         JsonlStore.single(path).append("typed", seeded_fight_with_typed_dice(), 0)

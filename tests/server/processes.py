@@ -40,7 +40,7 @@ class Server:
         given = ["--create-token", create_token] if create_token else []
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "omen_replay", "serve", "--store", store or f"sqlite:///{where / 'events.db'}",
+                [sys.executable, "-m", "omen_cli", "serve", "--store", store or f"sqlite:///{where / 'events.db'}",
                  "--port", str(self.port), "--workers", str(workers), *given], cwd=ROOT, stdout=out,
                 stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
         deadline = time.monotonic() + 30

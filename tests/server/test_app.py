@@ -1,4 +1,4 @@
-"""omen_server/app.py: the HTTP resources, through the real Litestar app in-process (Litestar's TestClient).
+"""omen_server/asgi.py and app.py: the HTTP resources, through the real Litestar app in-process (Litestar's TestClient).
 
 Every case checks the store behind the app as well as the answer: what a 201
 says was appended is what the log holds; a refused request leaves the log

@@ -37,7 +37,7 @@ def test_the_node_client_plays_a_fight_and_its_head_verifies(tmp_path):
         server.stop()
     assert ran.returncode == 0, ran.stderr
     said = json.loads(ran.stdout.strip().splitlines()[-1])
-    verified = subprocess.run([sys.executable, "-m", "omen_replay", "verify", f"sqlite:///{tmp_path / 'events.db'}",
+    verified = subprocess.run([sys.executable, "-m", "omen_cli", "verify", f"sqlite:///{tmp_path / 'events.db'}",
                                "--fight", said["fight_id"], "--head", said["head"]], cwd=ROOT, capture_output=True,
                               text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -209,7 +209,7 @@ def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(serv
 def test_serve_refuses_bad_input_at_once(tmp_path, argv, said):
     """omen serve with a store, a port or a keep it cannot use exits 2 at once with a one-line error naming
     it, never a traceback, and serves nothing."""
-    done = subprocess.run([sys.executable, "-m", "omen_replay", "serve", *argv], cwd=tmp_path, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", *argv], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2, done.stdout + done.stderr
     assert said in done.stdout + done.stderr and "Traceback" not in done.stderr

@@ -498,13 +498,13 @@ class TestLockTheRealFile:
 
 
 def test_the_packages_import_nothing_posix_only() -> None:
-    """omen_core and omen_replay import on Windows: no module of theirs imports fcntl, termios, pwd or grp (the
-    log's lock is portalocker's)."""
+    """omen_core, omen_replay and omen_cli import on Windows: no module of theirs imports fcntl, termios, pwd or grp
+    (the log's lock is portalocker's)."""
     import re
 
     root = Path(__file__).resolve().parents[2]
     posix_only = re.compile(r"^\s*(import|from)\s+(fcntl|termios|pwd|grp)\b", re.MULTILINE)
-    found = [str(p.relative_to(root)) for package in ("omen_core", "omen_replay")
+    found = [str(p.relative_to(root)) for package in ("omen_core", "omen_replay", "omen_cli")
              for p in (root / package).rglob("*.py") if posix_only.search(p.read_text(encoding="utf-8"))]
     assert found == []
 

@@ -83,7 +83,7 @@ class TestInABrowser:
         sync_api = pytest.importorskip("playwright.sync_api")
         from typer.testing import CliRunner
 
-        from omen_replay.cli import app
+        from omen_cli import app
 
         no_shield = EMBER_FORD_2V2.with_name("ember-ford-2v2-no-shield.toml")
         page = tmp_path / "report.html"

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omen_replay.cli import app
+from omen_cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "fixtures" / "ember-ford" / "scenario.toml"
@@ -188,9 +188,9 @@ def test_any_file_contents_exit_0_1_or_2_without_a_traceback(workdirs, content, 
 
 
 def omen_process(argv: list[str], cwd: Path, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m omen_replay`` in a real process (for what needs a real standard output)."""
+    """Run ``python -m omen_cli`` in a real process (for what needs a real standard output)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "omen_replay", *argv], check=False, cwd=cwd, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "omen_cli", *argv], check=False, cwd=cwd, env=env, text=True,
                           stdout=stdout, stderr=subprocess.PIPE, timeout=120)
 
 
@@ -221,7 +221,7 @@ def test_real_processes_refuse_bad_input_without_a_traceback(workdirs, argv):
 def test_a_closed_pipe_is_a_short_error(workdirs):
     """``omen log LOG | head -1``: the closed pipe is a short error (exit 2), not a BrokenPipeError traceback."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with subprocess.Popen([sys.executable, "-m", "omen_replay", "log", "demo.jsonl"], cwd=workdirs(), env=env,
+    with subprocess.Popen([sys.executable, "-m", "omen_cli", "log", "demo.jsonl"], cwd=workdirs(), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.read(10)

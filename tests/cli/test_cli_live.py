@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from omen_replay.cli import app
+from omen_cli import app
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]

@@ -42,7 +42,7 @@ def published_seed(pledge: str | None) -> bytes | None:
     ``omen demo --short``), else None."""
     if pledge is None:
         return None
-    from .demo import DEMO_SEED
+    from omen_replay.demo import DEMO_SEED
 
     scenario = files("omen_replay") / "data" / "ember-ford" / "scenario.toml"
     seeds = [DEMO_SEED, bytes.fromhex(tomllib.loads(scenario.read_text())["fight"]["seed"])]

@@ -1,4 +1,4 @@
-"""omen_replay/status.py: ``omen status`` for people, on the demo's log at five points: where the fight is, whose
+"""omen_cli/status.py: ``omen status`` for people, on the demo's log at five points: where the fight is, whose
 turn, what it waits for, a line per combatant and the ``omen do`` commands of the likely choices, in 25 lines at
 most, each command running as printed."""
 
@@ -17,7 +17,7 @@ import pytest
 from omen_core.options import options
 from omen_core.walk import LinesSource, replay
 from omen_replay.demo import DEMO_SEED
-from omen_replay.status import published_seed
+from omen_cli.status import published_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

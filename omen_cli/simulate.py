@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .app import bad_input, guarded, open_store, seed_option
+from .console import console, out, stdout
+
 if TYPE_CHECKING:
-    from .encounter import Encounter
-    from .play import Rules
-    from .run import Run
+    from omen_replay.simulate.encounter import Encounter
+    from omen_replay.simulate.play import Rules
+    from omen_replay.simulate.run import Run
 
 __all__ = ["simulate_command"]
 
@@ -72,39 +75,38 @@ def simulate_command(
 ) -> None:
     """Simulate an encounter many times on the real engine (policies choosing among the legal commands), report who
     wins with intervals, and play any of its fights again in full."""
-    from ..cli import _bad_input, _guarded
-    from .play import SimulationError
-    from .policies import PolicyError
-    from .run import RunError
+    from omen_replay.simulate.play import SimulationError
+    from omen_replay.simulate.policies import PolicyError
+    from omen_replay.simulate.run import RunError
+
 
     try:
         if replay is not None:
             _replay(replay[0], replay[1], log_url, which, as_json)
             return
         if log_url is not None or which is not None:
-            _bad_input("--log and --encounter go with --replay RUN.json INDEX")
+            bad_input("--log and --encounter go with --replay RUN.json INDEX")
         _run(encounter, compare, fights, until_ci, max_fights, policy or [], seed, workers, dask, batch,
              max_rounds, hp_display.value, out_path, as_json, html)
     except (RunError, PolicyError) as exc:
-        _bad_input(str(exc))
+        bad_input(str(exc))
     except SimulationError as exc:
-        _bad_input(str(exc), 1)
+        bad_input(str(exc), 1)
     except Exception as exc:
         from omen_core.errors import OmenError
 
         if isinstance(exc, OmenError):
-            _guarded(exc)
+            guarded(exc)
         raise
 
 
 def _policies(given: list[str]) -> dict[str, str]:
-    from ..cli import _bad_input
 
     found: dict[str, str] = {}
     for item in given:
         side, eq, name = item.partition("=")
         if not eq or not side or not name:
-            _bad_input(f"--policy {item!r}: give SIDE=NAME (e.g. raiders=cautious)")
+            bad_input(f"--policy {item!r}: give SIDE=NAME (e.g. raiders=cautious)")
         found[side] = name
     return found
 
@@ -115,42 +117,42 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
          html: Path | None) -> None:
     import msgspec
 
-    from ..cli import _bad_input, _seed_option, stdout
-    from .encounter import load_encounter
-    from .play import Rules
+    from omen_replay.simulate.encounter import load_encounter
+    from omen_replay.simulate.play import Rules
+
 
     if (encounter is None) == (compare is None):
-        _bad_input("give an ENCOUNTER, or --compare A.toml B.toml (not both)")
+        bad_input("give an ENCOUNTER, or --compare A.toml B.toml (not both)")
     if fights is not None and until_ci is not None:
-        _bad_input("give --fights or --until-ci, not both")
+        bad_input("give --fights or --until-ci, not both")
     if workers is not None and workers < 1:
-        _bad_input(f"--workers must be at least 1, not {workers}")
+        bad_input(f"--workers must be at least 1, not {workers}")
     if workers is not None and address is not None:
-        _bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
+        bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
     if max_rounds < 1:
-        _bad_input(f"--max-rounds must be at least 1, not {max_rounds}")
+        bad_input(f"--max-rounds must be at least 1, not {max_rounds}")
     names = _policies(policy)
     paths = [encounter] if encounter is not None else list(compare or ())
     encounters = [load_encounter(p) for p in paths if p is not None]
     known = {s for e in encounters for s in e.sides}
     for side in names:
         if side not in known:
-            _bad_input(f"--policy {side}=...: no side {side!r} in the encounter (sides: {', '.join(sorted(known))})")
-    seed = _seed_option(seed_hex) if seed_hex is not None else secrets.token_bytes(16)
+            bad_input(f"--policy {side}=...: no side {side!r} in the encounter (sides: {', '.join(sorted(known))})")
+    seed = seed_option(seed_hex) if seed_hex is not None else secrets.token_bytes(16)
     assert seed is not None
     rules = Rules(policies=names, max_rounds=max_rounds, hp_display=hp_display)  # type: ignore[arg-type]
     stem = "-vs-".join(e.id for e in encounters)
     target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}.json"
     if out_path is None:
         target.parent.mkdir(parents=True, exist_ok=True)
-    from ..output import check_parent
+    from omen_replay.output import check_parent
 
     check_parent(target, "the run")  # said before the fights are run, not after
     if html is not None:
         check_parent(html, "the report")
     run = _execute(encounters, rules, seed, fights if fights is not None or until_ci is not None else 1000,
                    until_ci, max_fights, workers, address, batch, as_json)
-    from ..output import output_file
+    from omen_replay.output import output_file
 
     with output_file(target, "the run") as f:
         f.write(msgspec.json.encode(run).decode() + "\n")
@@ -166,7 +168,7 @@ def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int
              max_fights: int, workers: int | None, address: str | None, batch: int, quiet: bool) -> Run:
     from contextlib import AbstractContextManager
 
-    from .run import Backend, dask, default_workers, interactive, pool, serial, simulate
+    from omen_replay.simulate.run import Backend, dask, default_workers, interactive, pool, serial, simulate
 
     n = workers if workers is not None else default_workers()
     backend: AbstractContextManager[Backend] = dask(address) if address is not None else \
@@ -187,7 +189,6 @@ class _Bar:
     def __init__(self, total: int | None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from ..cli import console
 
         self.progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]} fights/s · widest interval ± {task.fields[ci]}"),
@@ -196,7 +197,7 @@ class _Bar:
         self.progress.start()
 
     def update(self, now: object) -> None:
-        from .run import Progress
+        from omen_replay.simulate.run import Progress
 
         assert isinstance(now, Progress)
         rate = f"{now.done / now.seconds:,.0f}" if now.seconds > 0 else "-"
@@ -209,10 +210,9 @@ class _Bar:
 def _write_html(run: Run, page: Path, run_path: str) -> None:
     """The report page, and the session log of each fight it links, in PAGE-fights/ beside it."""
     from omen_core.walk import StoreSource
-
-    from ..output import check_parent, output_file
-    from ..render import HtmlWriter, render
-    from .run import regenerate
+    from omen_replay.output import check_parent, output_file
+    from omen_replay.render import HtmlWriter, render
+    from omen_replay.simulate.run import regenerate
 
     check_parent(page, "the report")
     folder = page.with_name(page.stem + "-fights")
@@ -229,7 +229,7 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
             with output_file(folder / name, "a fight's session log") as f:
                 render(StoreSource(played.fight.store, played.fight.fight_id), HtmlWriter(f))
             pages[key] = f"{folder.name}/{name}"
-    from .report import write_html
+    from omen_replay.simulate.report import write_html
 
     with output_file(page, "the report") as f:
         write_html(run, f, run_path, pages)
@@ -239,7 +239,6 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..cli import out
 
     t = run.timing
     m = run.manifest
@@ -283,19 +282,18 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
     import msgspec
 
     from omen_core.content import read_content
+    from omen_replay.simulate.run import read_run, regenerate
+    from omen_replay.verify import verify_store
 
-    from ..cli import _bad_input, open_store, out, stdout
-    from ..verify import verify_store
-    from .run import read_run, regenerate
 
     if log_url is None:
-        _bad_input("--replay RUN.json INDEX needs --log: where to write the fight's log")
+        bad_input("--replay RUN.json INDEX needs --log: where to write the fight's log")
     run = read_run(read_content(run_file, 1 << 30).encode(), str(run_file))
     played, recorded = regenerate(run, index, which)
     fight = played.fight
     store = open_store(log_url)
     if fight.fight_id in store.fights():
-        _bad_input(f"{log_url} already holds fight {fight.fight_id!r}: choose another --log")
+        bad_input(f"{log_url} already holds fight {fight.fight_id!r}: choose another --log")
     store.append(fight.fight_id, fight.events, 0)
     report = verify_store(store, fight.fight_id)
     same = played.record == recorded
@@ -311,7 +309,7 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
                   else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
     if not same:
-        _bad_input(f"fight {index} came out differently from the run's record (the run: omen {run.manifest.omen}; "
+        bad_input(f"fight {index} came out differently from the run's record (the run: omen {run.manifest.omen}; "
                    f"this omen may rule differently): recorded {msgspec.json.encode(recorded).decode()}, now "
                    f"{msgspec.json.encode(played.record).decode()}", 1)
     if not report.clean:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omen_replay.cli import app
+from omen_cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "live-fight.sh"
@@ -32,7 +32,7 @@ def omen(*args: str):
 
 def run_script(work: Path) -> subprocess.CompletedProcess[str]:
     """Run the script with OMEN set to this Python's omen and the repository on PYTHONPATH."""
-    env = {**os.environ, "OMEN": f"{shlex.quote(sys.executable)} -m omen_replay", "PYTHON": sys.executable,
+    env = {**os.environ, "OMEN": f"{shlex.quote(sys.executable)} -m omen_cli", "PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     assert BASH is not None
     return subprocess.run([BASH, str(SCRIPT), str(work)], env=env, capture_output=True, text=True, timeout=600,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omen_replay.cli import MAX_COMMAND_BYTES, app
+from omen_cli import MAX_COMMAND_BYTES, app
 from omen_replay.output import visible
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +157,7 @@ class TestOutputFiles:
 
 def _omen_process(argv: list[str], cwd: Path, stdout: object) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "omen_replay", *argv], check=False, cwd=cwd, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "omen_cli", *argv], check=False, cwd=cwd, env=env, text=True,
                           stdout=stdout, stderr=subprocess.PIPE, timeout=120)
 
 
@@ -420,7 +420,7 @@ class TestHonestExitCodes:
     def test_a_closed_pipe_after_an_append_is_exit_3(self, writable):
         """``omen do ... | head -c 1``: the append stands, exit 3 names it."""
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-m", "omen_replay", "do", "demo.jsonl", '{"command": "apply_condition", "who": '
+        argv = [sys.executable, "-m", "omen_cli", "do", "demo.jsonl", '{"command": "apply_condition", "who": '
                 '"kael", "condition": "Prone"}', "--options"]
         with subprocess.Popen(argv, cwd=writable, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             assert proc.stdout is not None and proc.stderr is not None

@@ -1,4 +1,4 @@
-"""Tests for omen_replay.cli: demo, schema and verify, their output and exit codes."""
+"""Tests for omen_cli: demo, schema and verify, their output and exit codes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omen_core.events import EVENT_TYPES, decode_line
-from omen_replay.cli import app
+from omen_cli import app
 
 runner = CliRunner()
 EMBER_FORD_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
@@ -153,7 +153,7 @@ class TestLogging:
     def test_json_log_format_goes_to_stderr(self, tmp_path):
         """`--log-format json --log-level debug` writes JSON log lines to stderr, keeping stdout clean."""
         result = subprocess.run(
-            [sys.executable, "-m", "omen_replay", "--log-format", "json", "--log-level", "debug",
+            [sys.executable, "-m", "omen_cli", "--log-format", "json", "--log-level", "debug",
              "demo", "--log", str(tmp_path / "d.jsonl")], capture_output=True, text=True, check=True)
         logs = [json.loads(line) for line in result.stderr.splitlines()]
         assert {(entry["event"], entry["level"]) for entry in logs} == {("events_appended", "debug"), ("undo", "info")}

@@ -1,4 +1,4 @@
-"""``omen simulate`` from the shell (omen_replay/simulate/command.py): a run, its JSON, any fight played again and
+"""``omen simulate`` from the shell (omen_cli/simulate.py): a run, its JSON, any fight played again and
 verified, and bad input refused with exit 2."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omen_replay.cli import app
+from omen_cli import app
 from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = "c0ffee" * 6
 runner = CliRunner()
 

@@ -1,0 +1,392 @@
+"""The ``omen`` command group: its exit codes, usage errors, logging, and what every command shares (the stores it
+opens, what it has written, bad input as one line).
+
+Only this package (of omen's) configures logging. It imports at start-up only what parsing the command line needs
+(typer): each command imports the engine, the stores and the writers it uses when it runs, so ``omen --help``
+starts in a few tens of milliseconds (docs/performance.md).
+
+Exit codes (:data:`EXIT_CODES`): 0 success, 1 findings (verify) or a lost race, 2 bad input, nothing written (a
+malformed file, log, command or argument, or a command that breaks a rule), 3 written, but the report could not be
+given (standard output closed or full, say): the message on standard error says what was written (``appended at
+seq N with head N:HASH``), so a script does not append it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
+
+import typer
+from typer.core import TyperGroup
+
+from .console import Stderr, StdoutFailed, err, escape, out
+
+if TYPE_CHECKING:
+    from omen_core.errors import OmenError
+    from omen_core.events import StoredEvent
+    from omen_core.store import EventStore
+
+__all__ = ["app", "main", "EXIT_CODES", "bad_input", "refusals", "guarded", "seed_option", "open_store",
+           "open_existing_store", "open_snapshots", "held", "wrote", "appended", "store_at", "open_fight",
+           "check_log_parent", "say"]
+
+EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another writer appended first, nothing written",
+              2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
+              "error says what was written (appended at seq N with head N:HASH)"}
+"""What each exit code of ``omen`` means (the README's table)."""
+
+#: The exit code of a command that wrote, but could not report what it wrote.
+REPORT_LOST = 3
+
+
+def _last_resort_types() -> tuple[type[BaseException], ...]:
+    """What the CLI turns into a short message if a command lets it through (a last line of defence): an OS or
+    database error, a decoding error, too deep a nesting, no memory."""
+    import sqlite3
+
+    return (OSError, sqlite3.Error, UnicodeError, RecursionError, MemoryError)
+
+
+def _click_error(name: str) -> type[BaseException]:
+    """The class of click's exceptions named ``name``, as the installed typer raises them (typer vendors click:
+    found through :class:`typer.BadParameter`'s and :class:`typer.Abort`'s bases)."""
+    for kind in (*typer.BadParameter.__mro__, *typer.Abort.__mro__):
+        if kind.__name__ == name:
+            return kind
+    raise LookupError(name)  # pragma: no cover - every click has these
+
+
+class _Guarded(TyperGroup):
+    """The command group: a usage error is one line (``omen: error: ...``, exit 2) naming the ``--help`` to read;
+    standard output is flushed before the exit code is final; an error that escaped a command is a short message
+    instead of a traceback (exit 2, or 3 when something was written)."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        """Run the command line; every exit code is one of :data:`EXIT_CODES`."""
+        try:
+            code = super().main(args=args, prog_name="omen", complete_var=complete_var,
+                                standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
+        except _click_error("ClickException") as exc:
+            code = _usage_error(exc, self._path(sys.argv[1:] if args is None else list(args)))
+        except _click_error("Abort"):
+            say("omen: aborted")
+            code = 1
+        code = code if isinstance(code, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _path(self, args: list[str]) -> str:
+        """The command ``args`` name (``omen fixtures check``), for a usage error that does not say."""
+        path, command = ["omen"], self
+        for arg in args:
+            sub = getattr(command, "commands", {}).get(arg)
+            if sub is not None:
+                path.append(arg)
+                command = sub
+        return " ".join(path)
+
+    def invoke(self, ctx: Any) -> Any:
+        protected = getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])
+        pending = [*protected, *ctx.args]
+        ctx.meta["omen.help"] = "--help" in pending  # a command's help: the root callback configures nothing
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                _flush_stdout()
+        except _last_resort_types() as exc:
+            _log().info("command_crashed", error=type(exc).__name__, message=str(exc))
+            _last_resort(exc)
+
+
+def _usage_error(exc: Any, named: str) -> int:
+    """A usage error of typer's (a missing argument, an unknown option, a value of the wrong type), as one line
+    saying which ``--help`` to read (its context's command, or ``named``); its exit code (2)."""
+    context = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:  # ``omen`` or ``omen db`` alone: the help
+        say(context.get_help())
+        code: int = exc.exit_code
+        return code
+    message = " ".join(str(exc.format_message()).split()).rstrip(".")
+    path = context.command_path if context is not None else named
+    say(f"omen: error: {message} (see '{path} --help')")
+    exit_code: int = exc.exit_code
+    return exit_code
+
+
+def say(line: str) -> None:
+    """A line on standard error (nothing if it cannot be written either)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
+                  rich_markup_mode=None, help="omen: an event-sourced combat engine for ØMEN: After Dragons.")
+
+
+def _log() -> Any:
+    """The CLI's structlog logger."""
+    import structlog
+
+    return structlog.get_logger("omen.cli")
+
+
+class LogFormat(str, Enum):
+    """How the CLI writes its own logs (to stderr)."""
+
+    console = "console"
+    json = "json"
+
+
+def configure_logging(fmt: LogFormat, level: str) -> None:
+    """Configure structlog for the CLI: human console lines or JSON, to stderr, at ``level``."""
+    import logging
+
+    import structlog
+
+    renderer = (structlog.processors.JSONRenderer() if fmt is LogFormat.json
+                else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
+                    *([structlog.processors.format_exc_info] if fmt is LogFormat.json else []), renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, Stderr())),
+        cache_logger_on_first_use=False,
+    )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from omen_core import __version__
+        from omen_core.events import SCHEMA_VERSION
+
+        out.print(f"omen {__version__} (log schema version {SCHEMA_VERSION})")
+        raise typer.Exit(0)
+
+
+#: What this invocation opened (stores, snapshot caches): closed when the command ends (``_root``), so a PostgreSQL
+#: pool is shut by the command that opened it, not left to the garbage collector (tests run commands in-process).
+_OPENED: list[Any] = []
+#: What this invocation wrote, once it has (``appended at seq N with head N:HASH``): an error after it is exit 3
+#: saying so, never exit 2 ("nothing written"), so a script does not do it again.
+_WRITTEN: dict[str, str] = {}
+
+
+def open_store(url: str) -> EventStore:
+    """:func:`omen_core.store.open_store`, closed when the command ends."""
+    from omen_core.store import open_store as opened
+
+    return cast("EventStore", held(opened(url)))
+
+
+def open_existing_store(url: str) -> EventStore:
+    """:func:`omen_core.store.open_existing_store`, closed when the command ends."""
+    from omen_core.store import open_existing_store as opened
+
+    return cast("EventStore", held(opened(url)))
+
+
+def open_snapshots(url: str) -> Any:
+    """:func:`omen_core.store.open_snapshots`, closed when the command ends."""
+    from omen_core.store import open_snapshots as opened
+
+    return held(opened(url))
+
+
+def held(opened: Any) -> Any:
+    _OPENED.append(opened)
+    return opened
+
+
+def _close_opened() -> None:
+    while _OPENED:
+        close = getattr(_OPENED.pop(), "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
+
+
+def wrote(what: str, key: str = "") -> None:
+    """Note what the command has written (``appended at seq 12 to 15 with head 15:ab12...``): from here on, a
+    failure to report it is exit 3 saying so. A later note of the same ``key`` replaces the earlier one (a run
+    written further)."""
+    _WRITTEN[key or what] = what
+
+
+def appended(stored: list[StoredEvent], key: str = "appended") -> None:
+    """Note events appended (:func:`wrote`): from the first seq noted under ``key`` to the head now."""
+    if stored:
+        last = stored[-1]
+        first = _FIRST.setdefault(key, stored[0].seq)
+        span = f"seq {first}" if first == last.seq else f"seq {first} to {last.seq}"
+        lead = "" if key == "appended" else f"{key}: "
+        wrote(f"{lead}appended at {span} with head {last.seq}:{last.hash}", key)
+
+
+#: The first seq each note of :func:`appended` covers.
+_FIRST: dict[str, int] = {}
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
+    = LogFormat.console,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print omen's version and exit.")] = False,
+) -> None:
+    _WRITTEN.clear()
+    _FIRST.clear()
+    if log_level.lower() not in {"debug", "info", "warning", "error"}:
+        bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
+    ctx.call_on_close(_close_opened)
+    if not ctx.meta.get("omen.help"):  # a command's help logs nothing: structlog is not even imported
+        configure_logging(log_format, log_level)
+
+
+def bad_input(message: str, code: int = 2) -> NoReturn:
+    """One line on standard error, ``omen: error: ...``, and the exit code: 2 (bad input, nothing written), 1 (a
+    lost race), or 3 if the command had written something (the line then says what)."""
+    if _WRITTEN:
+        message = f"{message}; but the command was done: {'; '.join(_WRITTEN.values())}"
+        code = REPORT_LOST
+    err.print(f"[bold red]omen: error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def refusals() -> Iterator[None]:
+    """An :class:`~omen_core.errors.OmenError` raised inside is the command's one-line error and exit code."""
+    from omen_core.errors import OmenError
+
+    try:
+        yield
+    except OmenError as exc:
+        guarded(exc)
+
+
+def seed_option(seed: str | None) -> bytes | None:
+    """The ``--seed`` option as bytes; empty or not hex is bad input (exit 2)."""
+    if seed is None:
+        return None
+    try:
+        found = bytes.fromhex(seed)
+    except ValueError:
+        bad_input(f"--seed must be hex (two digits a byte), got {seed!r}")
+    if not found:
+        bad_input("--seed is empty: give the seed as hex (two digits a byte)")
+    return found
+
+
+def _flush_stdout() -> None:
+    """Flush standard output; if it cannot be written (a full disk, a closed pipe), say so: exit 2 (3 if the
+    command had written something)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _discard_stdout()
+        bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so what is still buffered for it cannot fail again at exit."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's capture): nothing will flush it at exit
+
+
+def _last_resort(exc: BaseException) -> NoReturn:
+    """A short message for an error that escaped a command; exit 2 (3 if the command had written something)."""
+    if isinstance(exc, StdoutFailed):
+        _discard_stdout()
+        bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        bad_input(f"{where}{exc.strerror or exc}")
+    if isinstance(exc, RecursionError):
+        bad_input("the input is nested too deeply")
+    if isinstance(exc, MemoryError):
+        bad_input("out of memory: the input is too large")
+    bad_input(f"{type(exc).__name__}: {exc}")
+
+
+def guarded(exc: OmenError) -> NoReturn:
+    from omen_core.errors import ConcurrencyError
+
+    _log().info("command_failed", error=type(exc).__name__, message=str(exc))
+    bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2)
+
+
+def store_at(url: str) -> EventStore:
+    """The store ``url`` names (made if need be), read once: a file that is no database is bad input naming it
+    (the store's StoreUnavailable)."""
+    store = open_store(url)
+    store.fights()
+    return store
+
+
+def open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
+    """The existing store ``url`` names and the fight in it (``fight``, or its only one); bad input otherwise,
+    creating nothing."""
+    store = open_existing_store(url)
+    fights = store.fights()
+    if fight is not None:
+        if fight not in fights:
+            bad_input(f"no fight {fight!r} in {url} (fights: {', '.join(fights) or 'none'})")
+        return store, fight
+    if not fights:
+        bad_input(f"{url} holds no fight yet (omen run SCENARIO --log {url} starts one)")
+    if len(fights) != 1:
+        bad_input(f"{url} holds {len(fights)} fights ({', '.join(fights)}); choose one with --fight")
+    return store, fights[0]
+
+
+def check_log_parent(url: str) -> None:
+    """Bad input if the log ``url`` names would go in a directory that does not exist: ``run`` does not make
+    directory trees (a path ending in '/' names a directory of logs, made if its parent exists)."""
+
+    from omen_replay.output import check_parent
+
+    where = _log_location(url)
+    if where is not None:
+        check_parent(where, "the fight's log")
+
+
+def _log_location(url: str) -> Path | None:
+    """The file or directory a store URL writes to, if it is one not made yet (None for memory, PostgreSQL and the
+    rest)."""
+    from omen_core.store.postgres import is_postgres_url
+
+    if is_postgres_url(url):
+        return None
+    if url.startswith("sqlite:"):
+        rest = url.removeprefix("sqlite:")
+        rest = rest[3:] if rest.startswith("///") else rest
+        return Path(rest) if rest and rest != ":memory:" and not rest.startswith("//") else None
+    if url.endswith(".jsonl") or (url.endswith(("/", os.sep)) and not os.path.isdir(url)):
+        return Path(url.rstrip("/" + os.sep) or url)
+    return None
+
+
+def main() -> None:
+    """Console-script entry point: an error that escapes even the command group (``--version`` to a full disk,
+    while the options are parsed) is a short message too, exit 2."""
+    try:
+        app()
+    except _last_resort_types() as exc:
+        try:
+            _last_resort(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)

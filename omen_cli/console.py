@@ -1,0 +1,126 @@
+"""What the commands print with: the consoles (made on first use: Rich is imported only by a command that prints),
+standard output and error as they stand now, user text made safe for the terminal, the narrative's lines."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from omen_replay.narrate import Line
+
+__all__ = ["out", "err", "console", "stdout", "escape", "visible", "plain", "print_lines", "STYLE", "Stderr",
+           "StdoutFailed"]
+
+def _console(**kwargs: Any) -> Console:
+    """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
+    a name from a sheet never reaches the terminal raw. Rich's own styling is added after."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def print(self, *objects: Any, **options: Any) -> None:
+            super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **options)
+
+    return _Console(highlight=False, **kwargs)
+
+
+class _Lazy:
+    """An object made on first use (a console: Rich is imported only by a command that prints)."""
+
+    def __init__(self, make: Any) -> None:
+        self._make, self._made = make, None
+
+    def made(self) -> Any:
+        """The object itself, made now if it was not yet (where a proxy will not do: a context manager, an
+        argument checked by type)."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+
+def escape(text: str) -> str:
+    """Text made safe inside Rich markup (:func:`rich.markup.escape`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def visible(text: str) -> str:
+    """User text with its control characters shown as escapes (:func:`omen_replay.output.visible`)."""
+    from omen_replay.output import visible as shown
+
+    return shown(text)
+
+
+class StdoutFailed(OSError):
+    """Standard output could not be written (a full disk, a closed pipe)."""
+
+
+class _Stdout:
+    """Standard output as it stands now (a test swaps ``sys.stdout``), whose write errors say they are its own."""
+
+    def write(self, text: str) -> int:
+        try:
+            return sys.stdout.write(text)
+        except OSError as exc:
+            raise StdoutFailed(exc.errno, exc.strerror) from None
+
+    def flush(self) -> None:
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            raise StdoutFailed(exc.errno, exc.strerror) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stdout, name)
+
+
+stdout = cast(TextIO, _Stdout())
+
+
+class Stderr:
+    """Standard error as it stands when a line is written (omen's log lines go there: a program that runs commands
+    in process, as the tests do, swaps it between commands)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stderr, name)
+
+
+out = cast("Console", _Lazy(lambda: _console(file=stdout)))
+err = cast("Console", _Lazy(lambda: _console(stderr=True, soft_wrap=True)))  # an error is one line: a path copies
+
+
+def console(stderr: bool = False) -> Console:
+    """The CLI's console itself (standard output's, or with ``stderr`` standard error's), made now: where a proxy
+    will not do (a progress bar holds it as a context manager)."""
+    made: Console = cast(_Lazy, err if stderr else out).made()
+    return made
+
+
+STYLE = {"round": "bold", "header": "bold", "roll": "dim", "result": "", "window": "yellow", "note": "cyan",
+         "undone": "dim italic"}
+
+
+def plain(text: str) -> str:
+    """User text for a Rich table cell or title: control characters shown as escapes, markup escaped."""
+    return escape(visible(text))
+
+
+def print_lines(lines: Iterator[Line]) -> None:
+    for line in lines:
+        style = STYLE[line.kind]
+        text = f"[dim]#{line.seq:<3}[/] " + (f"[{style}]{escape(line.text)}[/]" if style
+                                             else escape(line.text))
+        out.print(text)

@@ -1,0 +1,76 @@
+"""``omen fixtures check`` and ``omen fixtures record``: golden fixtures, recorded fights replayed under the
+current rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .app import (
+    bad_input,
+    refusals,
+    wrote,
+)
+from .console import escape, out, stdout
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["fixtures_app"]
+
+fixtures_app = typer.Typer(no_args_is_help=True, help="Golden fixtures: recorded fights replayed under the "
+                                                        "current rules.")
+
+
+@fixtures_app.command("check")
+def fixtures_check(
+    root: Annotated[Path, typer.Option("--dir", help="Where the fixtures are.")] = Path("fixtures"),
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable results.")] = False,
+) -> None:
+    """Replay and verify every fixture; on a mismatch, print the first divergence. Exit 1 if any fails."""
+
+    import msgspec
+
+    from omen_replay.fixtures import check, fixture_dirs
+
+    dirs = fixture_dirs(root)
+    if not dirs:
+        bad_input(f"no fixtures (directories with a scenario.toml) under {root}")
+    results = [check(d) for d in dirs]
+    if as_json:
+        stdout.write(msgspec.json.encode(results).decode() + "\n")
+    for r in [] if as_json else results:
+        if r.ok:
+            out.print(f"[green]ok[/]   {r.name} ({r.events} events)")
+            continue
+        out.print(f"[red]FAIL[/] {r.name}")
+        if r.divergence is not None:
+            d = r.divergence
+            out.print(f"       first divergence at seq {d.seq}, {escape(d.field)}: expected {escape(d.expected)}, "
+                      f"got {escape(d.got)}")
+        for problem in r.problems:
+            out.print(f"       {escape(problem)}")
+    raise typer.Exit(0 if all(r.ok for r in results) else 1)
+
+
+@fixtures_app.command("record")
+def fixtures_record(
+    name: Annotated[str, typer.Argument(help="The fixture's directory name.")],
+    root: Annotated[Path, typer.Option("--dir", help="Where the fixtures are.")] = Path("fixtures"),
+) -> None:
+    """Re-record one fixture under the current rules and show what changed."""
+    from omen_replay.fixtures import record
+
+    directory = root / name
+    if not (directory / "scenario.toml").exists():
+        bad_input(f"no fixture {name!r}: {directory / 'scenario.toml'} does not exist")
+    with refusals():
+        change, count = record(directory)
+    wrote(f"fixture {name} recorded ({count} events)")
+    if change is None:
+        out.print(f"recorded {name}: {count} events (unchanged, or new)")
+    else:
+        out.print(f"recorded {name}: {count} events; changed from seq {change.seq}, {escape(change.field)}: "
+                  f"was {escape(change.expected)}, now {escape(change.got)}")

@@ -1,0 +1,288 @@
+"""A stored fight played from the shell: ``omen status``, ``do``, ``undo`` and ``redo``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from .app import (
+    appended,
+    bad_input,
+    open_fight,
+    open_snapshots,
+    refusals,
+    say,
+    seed_option,
+    wrote,
+)
+from .console import escape, out, print_lines, stdout
+from .show import print_options, print_state, print_where
+
+if TYPE_CHECKING:
+    from omen_core.commands import Command
+    from omen_core.events import StoredEvent
+    from omen_core.store import EventStore
+
+__all__ = ["status", "do_cmd", "undo", "redo", "MAX_COMMAND_BYTES"]
+
+MAX_COMMAND_BYTES = 1 << 20
+"""The most a command given to ``omen do`` may take, as an argument or a file: 1 MiB."""
+
+
+def status(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The options as JSON (the Options schema: omen schema "
+                                                         "--of options).")] = False,
+    every: Annotated[bool, typer.Option("--all", help="Every command each actor may give now, with its legal "
+                                                      "arguments and dice.")] = False,
+    seed: Annotated[str | None, typer.Option(help="The seed of a seeded fight (hex), so that the next: commands "
+                                                  "roll with it (OMEN_SEED in the environment does too, unprinted)."
+                                             )] = None,
+) -> None:
+    """Where the fight is, whose turn, what it waits for, each combatant in a line, and the omen do commands of the
+    likely choices, ready to paste (--all: every command accepted now; --json: the options)."""
+    from rich.markup import escape
+
+    from omen_core import Fight
+
+    from .status import SeedKnown, published_seed, status_lines
+
+    given = seed_option(seed)
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
+        found = live.options()
+    if as_json or every:
+        print_options(found, as_json)
+        return
+    from omen_core.dice import commitment
+
+    state = live.state
+    known: SeedKnown | None = None
+    env = os.environ.get("OMEN_SEED", "").strip()
+    if given is not None or env:
+        raw = given if given is not None else seed_option(env)
+        assert raw is not None
+        if state.seed_commitment != commitment(raw):
+            bad_input(f"{log_url}: the seed given ({'--seed' if given is not None else 'OMEN_SEED'}) does not hash "
+                       f"to the seed commitment of fight {fight_id!r}")
+        known = SeedKnown(raw.hex(), printed=given is not None)
+    elif state.revealed_seed:
+        known = SeedKnown(state.revealed_seed, printed=True)
+    elif (public := published_seed(state.seed_commitment)) is not None:
+        known = SeedKnown(public.hex(), printed=True)
+    for line in status_lines(found, state, log_url, known):
+        out.print(escape(line), soft_wrap=True)
+
+
+def _parse_command(text: str, origin: str) -> Command:
+    """A command given as JSON (an object) or TOML (a table with ``command = "..."``); errors name the field."""
+    from omen_core.commands import Command
+    from omen_core.content import decode_content
+    from omen_core.errors import BadInput, ContentError, OmenError
+
+    fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
+    try:
+        return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]
+    except ContentError as exc:
+        if exc.path == "$.command" or "`command`" in exc.reason:  # a name mistyped or left out: say the names
+            from typing import get_args
+
+            names = sorted(str(kind.__struct_config__.tag) for kind in get_args(Command))
+            raise ContentError(exc.source, exc.path, f"{exc.reason}; a command is one of: {', '.join(names)}",
+                               exc.line) from None
+        raise
+    except OmenError:
+        raise
+    except Exception as exc:
+        raise BadInput(f"{origin}: not a command: {exc}") from None
+
+
+def do_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    command: Annotated[str | None, typer.Argument(help="The command, as JSON ('{\"command\": \"end_turn\", "
+                                                       "\"who\": \"vesh\"}') or TOML ('command = \"end_turn\"' "
+                                                       "and its fields); faces in its dice field.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the command from this file (.json or "
+                                                                   ".toml).")] = None,
+    seed: Annotated[str | None, typer.Option(envvar="OMEN_SEED", show_envvar=True,
+                                             help="The seed of a seeded fight (hex), to roll its dice, or the "
+                                                  "seed reveal_seed reveals; or give the faces in the command.")
+                                             ] = None,
+    next_seed: Annotated[str | None, typer.Option(
+        "--next-seed", help="For reveal_seed in a fight that goes on: the fresh seed (hex, at least 16 bytes) the "
+                            "dice are drawn from next (C42); by default a random one, printed on standard error "
+                            "once.")] = None,
+    by: Annotated[str, typer.Option(help="Who gives the command, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    idempotency_key: Annotated[str | None, typer.Option(
+        "--idempotency-key", help="A key for this command, recorded with it: run again with the same key (after "
+                                  "exit 3, or when unsure whether it went through), the command is found done and "
+                                  "not done twice.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored events and the options as JSON.")]
+    = False,
+    show_options: Annotated[bool, typer.Option("--options", help="Also list every command each actor may give "
+                                                                 "now (what omen status prints).")] = False,
+) -> None:
+    """Give one command to a stored fight: append what it produces, tell it, and say what the fight waits for
+    next and the new head. Refused, it writes nothing (exit 2)."""
+    import msgspec
+
+    from omen_core import Fight, ManualDice, SeededDice
+    from omen_core.commands import RevealSeed
+    from omen_core.dice import FacesNeeded
+    from omen_replay.narrate import Narrator
+    from omen_replay.replay import DoResult
+
+    seed_bytes = seed_option(seed)
+    following = seed_option(next_seed)
+    if following is not None and len(following) < 16:
+        bad_input("--next-seed: a dice seed is at least 16 bytes of hex")
+    with refusals():
+        parsed = _given_command(command, file)
+        if idempotency_key is not None:
+            parsed = _validated_key(parsed, idempotency_key)
+        if isinstance(parsed, RevealSeed) and not parsed.seed:
+            if seed_bytes is None:
+                bad_input("reveal_seed needs the seed: give it in the command (\"seed\": \"<hex>\") or with "
+                           "--seed HEX")
+            parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
+        store, fight_id = open_fight(log_url, fight)
+        done = _done_before(store, fight_id, parsed, by)
+        dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \
+            else ManualDice()
+        live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
+        if done:
+            stored, before = done, live.state_after(done[0].seq - 1)
+        else:
+            if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
+                bad_input(f"{log_url}: --seed does not hash to the seed commitment of fight {fight_id!r}")
+            if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
+                live.dice = ManualDice()
+            before = live.state
+            try:
+                stored = live.execute(parsed, by=by)
+            except FacesNeeded as exc:
+                if live.state.dice == "seeded" and seed_bytes is None:
+                    bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
+                raise
+            appended(stored)
+            _say_fresh_seed(live, dice, following is None)
+        found = live.options(offers=as_json or show_options)
+    if as_json:
+        stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found,
+                                                  already_done=bool(done))).decode() + "\n")
+        return
+    if done:
+        out.print(f"[yellow]already done:[/] the command with idempotency key {escape(repr(parsed.idempotency_key))} "
+                  f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now")
+    print_lines(Narrator(state=before).lines(stored))
+    if show_options:
+        print_options(found, False)
+        return
+    print_where(found)
+    out.print(f"head {found.head}  [dim](omen status {escape(log_url)} lists every command accepted now)[/]")
+
+
+def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:
+    """After a reveal in a fight that goes on (C42): the fight's dice now come from a fresh seed; one made here
+    is said once, on standard error (it is as secret as the first: the log holds only its commitment)."""
+    if live.dice is dice or not hasattr(live.dice, "seed"):
+        return
+    shown = live.dice.seed.hex() if made_here else "the one given with --next-seed"
+    say(f"omen: the seed revealed is spent (C42): this fight's dice now come from a fresh seed, committed to at "
+         f"seq {live.version}: {shown}. Keep it secret; give it as --seed (or OMEN_SEED) from now on.")
+
+
+def _given_command(command: str | None, file: Path | None) -> Command:
+    """The command given as an argument or in a file (exactly one of the two)."""
+    if (command is None) == (file is None):
+        bad_input("give the command as an argument or with --file, not both or neither")
+    if file is not None:
+        from omen_core.content import read_content
+
+        return _parse_command(read_content(file, MAX_COMMAND_BYTES), str(file))
+    assert command is not None
+    if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
+        bad_input("the command is larger than 1 MiB, the most a command may be")
+    return _parse_command(command, "the command")
+
+
+def _validated_key(parsed: Command, key: str) -> Command:
+    """``parsed`` carrying idempotency key ``key`` (checked as a command's field is); a command that carries
+    another key already is bad input."""
+    import msgspec
+
+    if parsed.idempotency_key not in (None, key):
+        bad_input(f"--idempotency-key {key!r} and the command's own idempotency_key "
+                   f"{parsed.idempotency_key!r} differ")
+    return _parse_command(msgspec.json.encode(msgspec.structs.replace(parsed, idempotency_key=key)).decode(),
+                          "--idempotency-key")
+
+
+def _done_before(store: EventStore, fight_id: str, parsed: Command, by: str) -> list[StoredEvent]:
+    """The batch an earlier run appended for this command, if it carries an idempotency key already recorded:
+    the same command (and the same ``by``) is done already; another command under that key is bad input."""
+    from omen_core.events import CommandIssued
+    from omen_core.walk import StoreSource, keyed_batch
+
+    key = parsed.idempotency_key
+    if key is None:
+        return []
+    batch = keyed_batch(StoreSource(store, fight_id), key)
+    if not batch:
+        return []
+    first = batch[0]
+    assert isinstance(first.event, CommandIssued)
+    if first.event.command != parsed or first.event.by != by:
+        bad_input(f"idempotency key {key!r} was given to another command at seq {first.seq} "
+                   f"({type(first.event.command).__struct_config__.tag}): a key names one command")
+    return batch
+
+
+def undo(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    to: Annotated[int | None, typer.Option("--to", help="Undo everything from this seq on (a command's first "
+                                                        "event, with no action in progress before it).")] = None,
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+) -> None:
+    """Undo the last command (or back to --to SEQ) by appending an event that voids it; nothing is erased. An
+    undo goes back to a point with no action in progress: mid-action, to the action's declaration."""
+
+    from omen_core import Fight
+    from omen_replay.replay import summarise
+
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
+        first = live.version + 1
+        done = live.undo(to, reason)
+        wrote(f"the undo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
+    out.print(f"undone: seq {done.from_seq} to {done.to_seq}, back to the command at seq {done.from_seq} "
+              f"(recorded at seq {live.version}; `omen redo {log_url}` takes it back)")
+    print_state(summarise(live.state), False)
+
+
+def redo(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+) -> None:
+    """Take back the last undo, if nothing has been done since."""
+
+    from omen_core import Fight
+    from omen_replay.replay import summarise
+
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
+        first = live.version + 1
+        done = live.redo(reason)
+        wrote(f"the redo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
+    out.print(f"redone: the undo at seq {done.undo_seq} no longer applies")
+    print_state(summarise(live.state), False)

@@ -1,0 +1,278 @@
+"""The commands that read and keep logs: ``omen verify``, ``repair``, ``replay``, ``explain``, ``log``, ``snapshot``
+and ``copy``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .app import (
+    bad_input,
+    check_log_parent,
+    open_existing_store,
+    open_fight,
+    open_snapshots,
+    refusals,
+    seed_option,
+    store_at,
+    wrote,
+)
+from .console import escape, out, print_lines, stdout
+from .show import print_state, report_text
+
+if TYPE_CHECKING:
+    from omen_core.walk import Step
+    from omen_replay.verify import Report
+
+__all__ = ["verify_cmd", "repair", "replay_cmd", "explain_cmd", "log_cmd", "snapshot", "copy_cmd"]
+
+def verify_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or "
+                                                               "postgresql://....")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    seed: Annotated[str | None, typer.Option(help="Check the dice against this seed (hex) even "
+                                                  "if the log has not revealed it.")] = None,
+    head: Annotated[list[str] | None, typer.Option("--head", help="A head witnessed earlier, SEQ:HASH (repeatable): "
+                                                   "the log must pass through it.")] = None,
+    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls and dice provenance findings too (dice of "
+                                              "another source than the fight's, a change of source), not only on "
+                                              "integrity findings.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report (with the head it reached).")]
+    = False,
+) -> None:
+    """Audit a log: chain, order, every command decided again, seed and dice, every derived number.
+    Exit 1 on findings, 2 if unreadable."""
+
+    import msgspec
+
+    from omen_replay.verify import parse_head, verify_store
+
+    seed_bytes = seed_option(seed)
+    with refusals():
+        heads = [parse_head(h) for h in head or ()]
+        store, fight_id = open_fight(log_url, fight)
+        report = verify_store(store, fight_id, seed=seed_bytes, heads=heads)
+    if as_json:
+        stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
+    else:
+        report_text(report)
+    raise typer.Exit(0 if (report.strict_clean if strict else report.clean) else 1)
+
+
+def _report_json(report: Report) -> dict[str, object]:
+    """The report as JSON, with whether it is clean (no integrity finding) and strictly clean (no finding)."""
+
+    import msgspec
+
+    return {**msgspec.to_builtins(report), "clean": report.clean, "strict_clean": report.strict_clean}
+
+
+def repair(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log or a directory of them.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the directory holds several.")] = None,
+) -> None:
+    """Move what a crash mid-write left (a torn last line, a command's events cut short) to a side file, so the
+    log verifies and can be appended to."""
+    from omen_core.errors import TornTail
+    from omen_core.store import JsonlStore
+
+    with refusals():
+        store = store_at(log_url)
+        if not isinstance(store, JsonlStore):
+            bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail")
+        try:
+            fight_id = open_fight(log_url, fight)[1]
+        except TornTail:
+            fight_id = fight or Path(log_url).stem  # a log whose only line is torn names no fight
+        done = store.repair_log(fight_id)
+    if done.side is not None:
+        wrote(f"{log_url} repaired: what a crash left moved to {done.side}")
+    if done.side is None:
+        out.print(f"nothing to repair: {log_url} ends with a complete command")
+        return
+    cut = []
+    if done.events:
+        cut.append(f"{done.events} of the {done.batch_size} events of the command at seq {done.batch}")
+    if done.torn_bytes:
+        cut.append(f"a torn last line ({done.torn_bytes} bytes)")
+    out.print(f"moved {' and '.join(cut)} to {done.side}; {log_url} now ends at its last complete command")
+
+
+def replay_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    to: Annotated[int | None, typer.Option("--to", help="Stop after the event with this seq.")] = None,
+    steps: Annotated[bool, typer.Option("--steps", help="Step through: each event, then who stands how.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON (with --steps: one line "
+                                                         "per event).")] = False,
+) -> None:
+    """Rebuild a fight's state from its log (at the end, or at --to SEQ) and print it, or step through it."""
+
+    from omen_core.walk import StoreSource
+    from omen_core.walk import step_through as walk_steps
+    from omen_replay.replay import replay_store, summarise
+
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        last = store.version(fight_id)
+        if to is not None and not 0 <= to <= last:
+            bad_input(f"{log_url}: --to {to} is outside the log (seq 1 to {last})")
+        if steps:
+            _print_steps(walk_steps(StoreSource(store, fight_id), to_seq=to), as_json)
+            return
+        snapshots = open_snapshots(log_url)
+        state = replay_store(store, fight_id, to, snapshots if snapshots.seqs(fight_id) else None)
+    print_state(summarise(state), as_json)
+
+
+def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
+    """Each event, its narrative, and the resources after it (undone events marked, state unmoved)."""
+    import json
+
+    import msgspec
+
+    from omen_replay.narrate import Narrator
+    from omen_replay.replay import summarise
+
+    narrator = Narrator()
+    for step in steps:
+        rec, state, undone = step.rec, step.after, step.voided
+        if as_json:
+            line = {"seq": rec.seq, "type": type(rec.event).__struct_config__.tag, "undone": undone,
+                    "state": msgspec.to_builtins(summarise(state))}
+            stdout.write(json.dumps(line) + "\n")
+            continue
+        print_lines(narrator.tell(rec, undone))
+        hp = "  ".join(f"{c.sheet.name} {c.hp}/{c.sheet.hp}" for c in state.combatants.values())
+        where = f"{state.phase.value}" + (f", round {state.round}" if state.round else "") + \
+            (f", {state.step.value}" if not state.at_rest else "")
+        out.print(f"[dim]      \u2514 {escape(where)} | {escape(hp)}[/]")
+
+
+def explain_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    seq: Annotated[int, typer.Argument(help="The seq of a roll, an attack (any of its events), a save or a check.")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    seed: Annotated[str | None, typer.Option(help="Check seeded dice against this seed (hex).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable explanation.")] = False,
+) -> None:
+    """Explain a roll, an attack, a save or a check: every die, every bonus and its source, every rule."""
+
+    import msgspec
+
+    from omen_core.walk import StoreSource
+    from omen_replay.explain import explain
+
+    seed_bytes = seed_option(seed)
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        found = explain(StoreSource(store, fight_id), seq, seed_bytes)
+    if as_json:
+        stdout.write(msgspec.json.encode(found).decode() + "\n")
+        return
+    out.print(f"[bold]{escape(found.title)}[/]  [dim](seq {found.seq})[/]")
+    for die in found.dice:
+        check = {True: " [green]seed confirms[/]", False: " [red]seed DISAGREES[/]", None: ""}[die.seed_confirms]
+        out.print(f"  die: roll at seq {die.seq} ({die.purpose}) by {die.roller}: {die.pool} "
+                  f"d{die.sides} = {die.face} [{escape(die.source)}]{check}")
+    for part in found.parts:
+        out.print(f"  [bold]{escape(part.name)}[/] = {part.total}  [dim]({escape(part.rule)})[/]")
+        for term in part.terms:
+            out.print(f"      {term.value:+d}  {escape(term.label)}  [dim]{escape(term.source)}[/]")
+    for verdict in found.verdicts:
+        out.print(f"  \u2192 {escape(verdict)}")
+    out.print(f"  [dim]dice: {escape(found.seed)}[/]")
+
+
+class LogFormatOut(str, Enum):
+    """Session log formats."""
+
+    text = "text"
+    md = "md"
+    html = "html"
+
+
+def log_cmd(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    fmt: Annotated[LogFormatOut, typer.Option("--format", help="text, md (Markdown) or html (one self-contained "
+                                                              "page: a card per action, round summaries, HP and "
+                                                              "Will charts by round).")] = LogFormatOut.text,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file instead of standard "
+                                                                      "output.")] = None,
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+) -> None:
+    """Write a fight's session log: a card per action (rolls, defense, hit, damage, resources), a summary at each
+    round's start, every event by seq, undone actions struck through, and the ending."""
+
+    from omen_core.walk import StoreSource
+    from omen_replay.output import output_file
+    from omen_replay.render import WRITERS, render
+
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        if output is None:
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout))
+            return
+        with output_file(output, "the session log") as page:
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](page))
+    wrote(f"the session log written to {output}")
+    out.print(f"session log written to {output}")
+
+
+def snapshot(
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    clear: Annotated[bool, typer.Option(help="Delete the fight's snapshots instead (they are only a cache).")]
+    = False,
+) -> None:
+    """Take a snapshot of the fight's state now (a cache beside the log that speeds up replay --to and undo)."""
+    from omen_core import Fight
+
+    with refusals():
+        store, fight_id = open_fight(log_url, fight)
+        snapshots = open_snapshots(log_url)
+        if clear:
+            snapshots.delete(fight_id)
+            wrote(f"the snapshots of {fight_id!r} deleted")
+            out.print(f"deleted the snapshots of {fight_id!r}; nothing else changes")
+            return
+        live = Fight.load(store, fight_id, snapshots=snapshots)
+        live.snapshot()
+        wrote(f"snapshot of {fight_id!r} at seq {live.version} saved")
+    out.print(f"snapshot of {fight_id!r} at seq {live.version} saved")
+
+
+def copy_cmd(
+    src_url: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy from: a .jsonl log, a directory, "
+                                                                "sqlite:///path.db or postgresql://....")],
+    dst_url: Annotated[str, typer.Argument(metavar="DST", help="The store to copy to (made if need be).")],
+    fight: Annotated[str | None, typer.Option(help="Copy this fight only (default: every fight of SRC).")] = None,
+) -> None:
+    """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
+    completed if it is a prefix of SRC's (nothing to do if it is all there), refused (exit 2) if it differs."""
+    from omen_replay.copy import copy_fights
+
+    with refusals():
+        src = open_existing_store(src_url)
+        fights = [fight] if fight is not None else src.fights()
+        if fight is not None and fight not in src.fights():
+            bad_input(f"no fight {fight!r} in {src_url} (fights: {', '.join(src.fights()) or 'none'})")
+        if not fights:
+            bad_input(f"{src_url} holds no fight to copy")
+        check_log_parent(dst_url)
+        done = copy_fights(src, store_at(dst_url), fights)
+    if any(c.added for c in done):
+        wrote(f"copied to {dst_url}: " + ", ".join(f"{c.fight_id} seqs {c.had + 1}-{c.had + c.added}" for c in done
+                                                    if c.added))
+    for c in done:
+        if not c.added:
+            out.print(f"{c.fight_id}: already in {escape(dst_url)}, identical ({c.had} events)")
+        elif c.had:
+            out.print(f"{c.fight_id}: {c.added} events copied after the {c.had} already there (seqs {c.had + 1}-"
+                      f"{c.had + c.added})")
+        else:
+            out.print(f"{c.fight_id}: {c.added} event{'s' if c.added != 1 else ''} copied")

@@ -1,0 +1,71 @@
+"""``omen schema``: the JSON Schemas of a stored event, a command, the options, ``omen do``'s output and a simulation's
+run."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .app import (
+    refusals,
+    wrote,
+)
+from .console import stdout
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["schema", "SchemaOf"]
+
+class SchemaOf(str, Enum):
+    """What ``omen schema`` describes."""
+
+    event = "event"
+    command = "command"
+    options = "options"
+    do = "do"
+    simulation = "simulation"
+
+
+def schema(
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file "
+                                                "instead of standard output.")] = None,
+    of: Annotated[SchemaOf, typer.Option(
+        "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
+                     "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
+                     "--json), what omen do --json prints, or a simulation's run (omen simulate --json and its "
+                     "run file).")] = SchemaOf.event,
+) -> None:
+    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, or a
+    simulation's run."""
+    import json
+
+    import msgspec
+
+    from omen_core.commands import Command
+    from omen_core.events import event_schema
+    from omen_core.options import Options
+    from omen_replay.output import output_file
+    from omen_replay.replay import DoResult
+
+    schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
+                               "options": lambda: msgspec.json.schema(Options),
+                               "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema}
+    text = json.dumps(schemas[of.value](), indent=2)
+    if output is None:
+        stdout.write(text + "\n")
+    else:
+        with refusals(), output_file(output, "the schema") as page:
+            page.write(text + "\n")
+        wrote(f"the schema written to {output}")
+
+
+def _simulation_schema() -> Any:
+    import msgspec
+
+    from omen_replay.simulate.run import Run
+
+    return msgspec.json.schema(Run)

@@ -1,0 +1,102 @@
+"""``omen serve`` (the HTTP server, :mod:`omen_server`) and ``omen db init`` (a database store's tables)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .app import (
+    bad_input,
+    check_log_parent,
+    guarded,
+    held,
+    refusals,
+    store_at,
+    wrote,
+)
+from .console import escape, out
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["serve", "db_app"]
+
+def serve(
+    ctx: typer.Context,
+    store: Annotated[str, typer.Option(help="The event store: a .jsonl file or directory, sqlite:///path.db, "
+                                            "postgresql://user@host/db, or memory:.")] = "sqlite:///omen.db",
+    host: Annotated[str, typer.Option(help="The address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="The TCP port.")] = 8000,
+    keep: Annotated[str | None, typer.Option(help="The server's own database (token hashes, seeds, idempotent "
+                                                  "answers); default: beside the store.")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the port, the store and "
+                                                            "the keep (not with a memory store).")] = 1,
+    create_token: Annotated[str | None, typer.Option(envvar="OMEN_CREATE_TOKEN", show_envvar=True,
+                                                     help="The token creating a fight needs (default: one made up "
+                                                          "at start, in the set-up link printed).")] = None,
+) -> None:
+    """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
+    stream (docs/server.md)."""
+
+    from omen_core.errors import BadInput
+    from omen_server.guard import new_create_token
+    from omen_server.keep import PostgresKeep
+    from omen_server.serve import default_keep, run, run_workers, server_keep, server_store, setup_link
+
+    keep_path = keep or default_keep(store)
+    if workers > 1 and (store in {"memory:", "sqlite::memory:"} or keep_path == ":memory:"):
+        guarded(BadInput(f"--workers {workers}: each worker would hold its own memory store; serve a store and "
+                          "a keep on disk (sqlite:///omen.db) to share them"))
+    with refusals():
+        opened = held(server_store(store))
+        opened.fights()
+        kept = server_keep(opened, keep, default_keep(store))
+    if isinstance(kept, PostgresKeep):
+        keep_path = f"{kept.path} (its keep_* tables)"
+    many = f", {workers} worker processes" if workers > 1 else ""
+    token = create_token or new_create_token()
+    out.print(f"omen serve: fights of {store} (the keep: {keep_path}{many}); open {setup_link(host, port, token)} "
+              "to set up a fight; Ctrl-C stops", soft_wrap=True)
+    if workers > 1:
+        kept.close()
+        parent = ctx.find_root().params
+        run_workers(store, keep or ("" if isinstance(kept, PostgresKeep) else keep_path), workers, host, port,
+                    create_token=token, log=f"{parent['log_format'].value}:{parent['log_level']}")
+    else:
+        run(opened, kept, host, port, create_token=token)
+
+
+db_app = typer.Typer(no_args_is_help=True, help="The tables of a database store (PostgreSQL, SQLite).")
+
+
+@db_app.command("init")
+def db_init(
+    url: Annotated[str, typer.Argument(help="postgresql://user@host/db (or sqlite:///path.db).")],
+) -> None:
+    """Create omen's tables in the database, or upgrade them to this omen's schema version (what first use
+    does too); an up-to-date database is left as it is."""
+    from omen_core.store.postgres import SCHEMA_VERSION, PostgresDatabase, is_postgres_url
+
+    with refusals():
+        if is_postgres_url(url):
+            db = PostgresDatabase(url)
+            db.close()
+            found = db.version_found
+            if found != SCHEMA_VERSION:
+                wrote(f"omen's tables made or upgraded in {db.location} (schema version {SCHEMA_VERSION})")
+            if found == SCHEMA_VERSION:
+                out.print(f"{escape(db.location)}: omen's tables are at schema version {SCHEMA_VERSION}; "
+                          "nothing to do")
+            else:
+                applied = ", ".join(str(v) for v in range(found + 1, SCHEMA_VERSION + 1))
+                out.print(f"{escape(db.location)}: omen's tables are at schema version {SCHEMA_VERSION} "
+                          f"({'created' if found == 0 else f'upgraded from {found}'}: applied {applied})")
+        elif url.startswith("sqlite:") and url != "sqlite::memory:":
+            check_log_parent(url)
+            store_at(url)
+            wrote(f"omen's tables ready in {url}")
+            out.print(f"{escape(url)}: omen's tables are ready")
+        else:
+            bad_input(f"omen db init makes the tables of a database: give a postgresql:// or sqlite:/// URL, "
+                       f"not {url!r} (JSON Lines files are made when a fight is first written)")

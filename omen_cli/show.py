@@ -1,0 +1,183 @@
+"""What the commands print: a fight's state as a table, an audit's report, where a fight stands and the options
+it offers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .console import escape, out, plain, stdout
+
+if TYPE_CHECKING:
+    from omen_core.options import DiceRoll, Offer, Options
+    from omen_replay.replay import StateSummary
+    from omen_replay.verify import Report
+
+__all__ = ["print_state", "report_text", "print_where", "print_options"]
+
+def _report_undos(report: Report) -> None:
+
+    from omen_replay.verify import PROVENANCE, REROLL
+
+    for u in report.undone:
+        state = f"redone at seq {u.redone_at}" if u.redone_at else "still undone"
+        why = f" ({u.reason})" if u.reason else ""
+        out.print(f"  undo at seq {u.seq}: seq {u.from_seq} to {u.to_seq}{why}, {state}")
+    for note in report.notes:
+        out.print(f"  [yellow]note:[/] {escape(note)}")
+    for f in report.rerolls:
+        out.print(f"  [yellow]{REROLL}:[/] {escape(f.what)}")
+    for f in report.provenance:
+        out.print(f"  [yellow]{PROVENANCE}:[/] seq {f.seq}: {escape(f.what)}")
+
+
+def report_text(report: Report) -> None:
+
+    from omen_replay.verify import PROVENANCE, REROLL
+
+    _report_undos(report)
+    head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
+    if report.clean:
+        decided = f"{report.redecided} commands decided again" if report.redecided else "no recorded commands"
+        notices = [f"{len(found)} {kind} finding(s) listed above (--strict fails on them)"
+                   for kind, found in ((PROVENANCE, report.provenance), (REROLL, report.rerolls)) if found]
+        out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
+                  f"intact, {decided}, every total recomputed; {_seeded_words(report)}"
+                  + "".join(f"; {n}" for n in notices) + head)
+        return
+    out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
+    for f in report.problems:
+        detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
+        where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
+        out.print(f"  {where} {escape(f'[{f.rule}]')} {escape(f.what)}{escape(detail)}")
+
+
+def _seeded_words(report: Report) -> str:
+    """What the audit says of the seeded dice."""
+    if not report.seeded_dice:
+        return "no seeded dice" + (f" ({report.dice} dice)" if report.dice else "")
+    if report.seed_revealed and report.seeded_checked == report.seeded_dice:
+        return f"{report.seeded_dice} seeded dice all match the revealed seed"
+    if report.seed_revealed:
+        return (f"{report.seeded_checked} of {report.seeded_dice} seeded dice match the revealed seed (the others "
+                "were not drawn under it)")
+    return f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
+
+
+def _describe_roll(roll: DiceRoll) -> str:
+    dice = " + ".join(f"{d.pool} d{d.sides}" for d in roll.dice)
+    return f"{roll.roller}'s {roll.purpose.replace('_', ' ')} ({dice})"
+
+
+def print_where(found: Options) -> None:
+    """Where the fight stands and what it waits for, in two or three lines."""
+    where = f"{found.phase}" + (f", round {found.round}" if found.round else "") + \
+        (f", {found.turn}'s turn" if found.turn else "")
+    out.print(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
+    if found.waiting is not None:
+        w = found.waiting
+        who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
+        out.print(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
+                  f"{escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
+    gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
+    if gone:
+        out.print(f"out of the fight (C33): {escape(', '.join(gone))}")
+
+
+def print_options(found: Options, as_json: bool) -> None:
+    """What the fight waits for and who may do what, as ``omen status`` prints it."""
+    import msgspec
+
+    from .status import odds_summary
+
+    if as_json:
+        stdout.write(msgspec.json.encode(found).decode() + "\n")
+        return
+    print_where(found)
+    by_actor: dict[str | None, list[Offer]] = {}
+    for offer in found.offers:
+        by_actor.setdefault(offer.actor, []).append(offer)
+    for actor, offers in by_actor.items():
+        out.print(f"  [bold]{escape(actor or 'the GM')}[/]:")
+        for offer in offers:
+            shown = _choice_summary(offer)
+            out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
+                      + (f" {escape(shown)}" if shown else ""))
+            for line in [*_dice_summary(offer), *odds_summary(offer)]:
+                out.print(f"      [dim]{escape(line)}[/]")
+    out.print(f"head {found.head}")
+
+
+def _dice_summary(offer: Offer) -> list[str]:
+    """The dice an offer's choices roll: one line if they all roll the same, else one per distinct set (up to
+    four), each with the first choice that rolls it."""
+    seen: dict[str, dict[str, Any]] = {}
+    for choice in offer.choices:
+        text = "; ".join(_describe_roll(r) for r in choice.dice)
+        if choice.may_roll:
+            text += ("; " if text else "") + "maybe " + "; ".join(_describe_roll(r) for r in choice.may_roll)
+        seen.setdefault(text, choice.args)
+    if len(seen) == 1:
+        text = next(iter(seen))
+        return [f"dice: {text}"] if text else []
+    lines = [f"dice ({_short_args(args)}): {text or 'none'}" for text, args in list(seen.items())[:4]]
+    return lines + (["dice: more, by choice (omen status --json lists each)"] if len(seen) > 4 else [])
+
+
+def _short_args(args: dict[str, Any]) -> str:
+    """A choice's arguments in a few words (``defense=dodge``, JSON for anything but text), the actor's own fields
+    left out."""
+    import json
+
+    shown = [f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}" for k, v in args.items()
+             if k not in ("who", "attacker", "defender", "caller", "effect")]
+    return ", ".join(shown) or "as shown"
+
+
+def _choice_summary(offer: Offer) -> str:
+    """The arguments an offer's choices vary, each with its values: ``target: bo | kael; weapon: axe``."""
+    import json
+
+    values: dict[str, list[str]] = {}
+    keys = {key for choice in offer.choices for key in choice.args}
+    for choice in offer.choices:
+        for key in sorted(keys - set(choice.args)):  # left out: the field's default
+            if key != "effect" and "(default)" not in values.setdefault(key, []):
+                values[key].append("(default)")
+        for key, value in choice.args.items():
+            if key == "effect" or (key in ("attacker", "who", "defender", "caller") and value == offer.actor):
+                continue
+            shown = (value.get("skill") or value.get("attribute") or json.dumps(value)) if isinstance(value, dict) \
+                else value
+            text = json.dumps(shown) if not isinstance(shown, str) else shown
+            values.setdefault(key, [])
+            if text not in values[key]:
+                values[key].append(text)
+    return "; ".join(f"{k}: {' | '.join(v[:10])}{' | ...' if len(v) > 10 else ''}" for k, v in values.items())
+
+
+def print_state(summary: StateSummary, as_json: bool) -> None:
+
+    import msgspec
+
+    if as_json:
+        stdout.write(msgspec.json.encode(summary).decode() + "\n")
+        return
+    from rich.table import Table
+
+    where = f"round {summary.round}, {summary.turn}'s turn" if summary.turn else f"round {summary.round}"
+    status = (f"ended: {summary.end_reason}" + (f" ({summary.end_side})" if summary.end_side else "")
+              if summary.ended else f"{summary.phase}, {where}")
+    table = Table(title=plain(f"{summary.title or summary.fight_id} at seq {summary.seq}: {status}"))
+    for column in ("combatant", "side", "HP", "Will", "Bonus Actions", "conditions"):
+        table.add_column(column)
+    for c in summary.combatants:
+        conditions = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in c.conditions.items()) or "-"
+        if c.left is not None:
+            conditions = f"out of the fight: {c.left} (C33)" + (f"; {conditions}" if conditions != "-" else "")
+        table.add_row(plain(c.name), plain(c.side), f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}",
+                      str(c.bonus_actions), plain(conditions))
+    out.print(table)
+    if summary.initiative_order:
+        out.print(f"initiative order: {escape(', '.join(summary.initiative_order))}")
+    head = f"{summary.seq}:{summary.hash}"
+    out.print(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")

@@ -1,0 +1,557 @@
+"""The HTTP resources of ``omen serve``: fights, their options, commands and events, behind bearer tokens.
+
+Every answer is JSON and carries the fight's head (seq and hash), so every
+client witnesses the chain; every error is a problem document (RFC 9457,
+``application/problem+json``) naming the rule id or the field path. Commands
+are the scenario vocabulary (``omen schema --of command``), faces included
+for manual dice, with the version the client saw (``expected_version``: a
+stale one is 409) and an optional ``Idempotency-Key`` (a retry appends
+nothing twice and gets the first answer again).
+
+Every request but ``GET /fights`` carries a seat's bearer token: the GM's
+(``POST /fights`` returns it), or a player's or spectator's (the GM makes them,
+``POST /fights/{id}/seats``). Each seat sees the fight through its own view
+(:mod:`omen_server.views`): the state, the options, the events, the stream,
+explanations, the verification report and every error message.
+
+:func:`create_app` assembles the app from these routes and those of the seats (:mod:`omen_server.seating`), of
+dice staged (:mod:`omen_server.staging`) and of the table page (:mod:`omen_server.table`), with the OpenAPI
+document (:mod:`omen_server.openapi`): this module is above all of them (only the package and ``serve`` import it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, NamedTuple, cast
+
+import anyio
+import anyio.to_thread
+import msgspec
+from litestar import Litestar, Request, Response, get, post
+from litestar.config.compression import CompressionConfig
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.openapi import ResponseSpec
+from litestar.params import FromPath, HeaderParameter, Parameter, QueryParameter
+from litestar.response import ServerSentEvent
+
+from omen_core import OmenError
+from omen_core.dice import FacesNeeded
+from omen_core.errors import (
+    ConcurrencyError,
+    StoreUnavailable,
+)
+from omen_core.store import EventStore
+from omen_core.walk import StoreSource
+from omen_replay.explain import Explanation
+
+from . import guard
+from .app import (
+    PAGE,
+    CommandRequest,
+    CommandResult,
+    Created,
+    CreateFight,
+    EventsPage,
+    Fights,
+    FightsPage,
+    Forbidden,
+    Head,
+    NewSeat,
+    OptionsView,
+    SeatEntry,
+    SeatInfo,
+    SeatMade,
+    SettingsChange,
+    StateView,
+    TableSettings,
+    Unauthorized,
+    Unprocessable,
+    VerifyView,
+    _bearer,
+    _check_ids,
+    _errors,
+    _follow,
+    _fresh_id,
+    _gm,
+    _http_problem,
+    _info,
+    _internal_problem,
+    _may_give,
+    _names_seen,
+    _omen_problem,
+    _problem,
+    _remember,
+    _seat,
+    _strict,
+    _validation_problem,
+    by_of,
+    fights_page,
+    head_of,
+    listen_for_commits,
+    run_command,
+)
+from .keep import PENDING, AnyKeep, Keep, Seat
+from .limits import (
+    FIGHTS_PAGE,
+    IDEMPOTENCY_WAIT,
+    MAX_BODY_BYTES,
+    MAX_IDEMPOTENCY_KEY,
+    MAX_PUBLIC_EFFECTS,
+    MAX_SEQ,
+)
+from .openapi import openapi_config
+from .seating import entries, seat_routes
+from .seating import make_seat as seat_for
+from .staging import stage, staged_view, staging_routes
+from .table import CSP, table_routes
+from .views import (
+    SeenEvent,
+    Sight,
+    combatant_views,
+    named_by,
+    seat_options,
+    seen_event,
+)
+
+__all__ = ["create_app"]
+
+
+def _may_create(request: Request[Any, Any, Any], create_token: str | None) -> None:
+    """401 unless the request carries the creation token the operator configured (``omen serve --create-token``;
+    none: anyone may create, as an app embedded without one)."""
+    if create_token is None:
+        return
+    if not guard.same_token(_bearer(request, "the server's creation token (in the set-up link omen serve printed)"),
+                            create_token):
+        raise Unauthorized(detail="creating a fight needs the server's creation token: open the set-up link omen "
+                                  "serve printed, or send the token it was given (--create-token, "
+                                  "OMEN_CREATE_TOKEN) as the bearer token")
+
+
+def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[..., Any]]:
+    """The route handlers, bound to ``fights``; ``create_token``: the token ``POST /fights`` needs (None: none)."""
+
+    @post("/fights", status_code=201, summary="Create a fight", responses=_errors(400, 401, 409, 413, 422, 503),
+          description="Start a fight with its combatants joined (all or nothing), and its table settings. Returns "
+                      "the GM's token, once. Needs the server's creation token as the bearer token when the "
+                      "operator set one (omen serve always does).")
+    async def create_fight(request: Request[Any, Any, Any]) -> Created:
+        _may_create(request, create_token)
+        spec = _strict(await request.body(), CreateFight)
+        known = {sheet.id for sheet in spec.combatants}
+        _check_ids(spec.hidden, known, "hidden")
+        _check_ids([k for k in spec.notes if k != "fight"], known, "notes")
+        return await anyio.to_thread.run_sync(create, spec)
+
+    def create(data: CreateFight) -> Created:
+        fight_id = data.id or _fresh_id(fights)
+        if fights.store.version(fight_id):
+            raise HTTPException(status_code=409, detail=f"a fight {fight_id!r} already exists")
+        fight = fights.start(fight_id, data)
+        token = fights.keep.add_seat(fight_id, "gm")
+        return Created(fight_id=fight_id, gm_token=token, head=head_of(fight), options=fight.options())
+
+    @get("/fights", sync_to_thread=True, summary="List fights", responses=_errors(400, 503),
+         description=f"The fights of the store after the id `after`, in id order, with their heads, at most `limit` "
+                     f"(1 to {FIGHTS_PAGE}); page on with `after=next_after`. Needs no token: ids and heads are "
+                     "public.")
+    def list_fights(after: Annotated[str, QueryParameter(max_length=128)] = "",
+                    limit: Annotated[int, QueryParameter(ge=1, le=FIGHTS_PAGE)] = FIGHTS_PAGE) -> FightsPage:
+        return fights_page(fights.store, after, limit)
+
+    @post("/fights/{fight_id:str}/seats", status_code=201, summary="Make a seat (GM)",
+          responses=_errors(400, 401, 403, 404, 409, 422),
+          description="A player's seat (the combatants it plays) or a spectator's; returns its token (made from the "
+                      "GM's: GET seats shows it again to the GM).")
+    async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatMade:
+        token = _gm(request, fights, fight_id)
+        spec = _strict(await request.body(), NewSeat)
+        return await anyio.to_thread.run_sync(seat_for, fights, fight_id, token, spec)
+
+    @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
+         responses=_errors(401, 403, 404),
+         description="Every seat: id, kind, name, combatants, and its token and link (made again from the GM's token: "
+                     "only hashes are kept), or revoked.")
+    def seats(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> list[SeatEntry]:
+        token = _gm(request, fights, fight_id)
+        return entries(fights, fight_id, token)
+
+    @get("/fights/{fight_id:str}/seat", sync_to_thread=True, summary="This token's seat",
+         responses=_errors(401, 403))
+    def my_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatInfo:
+        return _info(_seat(request, fights, fight_id)[1])
+
+    @get("/fights/{fight_id:str}/settings", sync_to_thread=True, summary="The table settings (GM)",
+         responses=_errors(401, 403, 404))
+    def settings(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> TableSettings:
+        _gm(request, fights, fight_id)
+        with fights.lock(fight_id):
+            fights.fight(fight_id)
+            return fights.settings(fight_id)
+
+    @post("/fights/{fight_id:str}/settings", status_code=200, summary="Change the table settings (GM)",
+          responses=_errors(400, 401, 403, 404, 422),
+          description="HP display, hide or reveal combatants, GM notes, publish the log.")
+    async def change_settings(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> TableSettings:
+        _gm(request, fights, fight_id)
+        change = _strict(await request.body(), SettingsChange)
+        return await anyio.to_thread.run_sync(apply_change, fight_id, change)
+
+    def apply_change(fight_id: str, change: SettingsChange) -> TableSettings:
+        with fights.lock(fight_id):
+            known = set(fights.fight(fight_id).state.combatants)
+            _check_ids(change.reveal, known, "reveal")
+            _check_ids(change.hide, known, "hide")
+            _check_ids([k for k in change.notes if k != "fight"], known, "notes")
+            now = fights.settings(fight_id)
+            hidden = tuple(w for w in (*now.hidden, *change.hide) if w not in change.reveal)
+            notes = {**now.notes, **change.notes}
+            effects = tuple(dict.fromkeys(e for e in (*now.public_effects, *change.reveal_effects)
+                                          if e not in change.hide_effects))
+            if len(effects) > MAX_PUBLIC_EFFECTS:
+                raise Unprocessable(f"a fight makes at most {MAX_PUBLIC_EFFECTS} effect names public (at "
+                                    "$.reveal_effects)", "$.reveal_effects")
+            new = TableSettings(hp_display=change.hp_display or now.hp_display,
+                                hidden=tuple(dict.fromkeys(hidden)),
+                                notes={k: v for k, v in notes.items() if v}, published=now.published or change.publish,
+                                public_effects=effects)
+            fights.put_settings(fight_id, new)
+            return new
+
+    @get("/fights/{fight_id:str}/state", sync_to_thread=True, summary="The fight as this seat sees it",
+         responses=_errors(401, 403, 404),
+         description="Phase, round, turn, the open decision and every combatant this seat may see, as it may see "
+                     "them (HP exact, banded or hidden as the table settings say).")
+    def state(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> StateView:
+        _token, seat = _seat(request, fights, fight_id)
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            view = fights.view(fight_id)
+            settings = fights.settings(fight_id)
+            options = seat_options(view.options, sight)
+            return StateView(head=view.head, seat=_info(seat), phase=options.phase, round=options.round,
+                             turn=options.turn, dice=options.dice, waiting=options.waiting,
+                             combatants=combatant_views(fight.state, sight, settings.hidden),
+                             seed_revealed=fight.state.revealed_seed is not None,
+                             ended=fight.state.ending is not None, settings=settings if sight.gm else None)
+
+    @get("/fights/{fight_id:str}/options", sync_to_thread=True, summary="What this seat may do now",
+         responses=_errors(401, 403, 404),
+         description="Fight.options() as this seat may see it: phase, round, turn, the open decision and every "
+                     "command this seat may give now, with its legal arguments and dice.")
+    def options(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> OptionsView:
+        _token, seat = _seat(request, fights, fight_id)
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            return fights.seat_view(fight_id, fights.fight(fight_id), sight, seat)
+
+    @post("/fights/{fight_id:str}/commands", status_code=201, summary="Give a command",
+          responses=_errors(400, 401, 403, 404, 409, 422, 503),
+          description="Decide one command and append its events atomically; send expected_version (stale: "
+                      "409) and an Idempotency-Key header (a retry, or the same request to another server, gets "
+                      "the first answer; nothing is appended twice). A player gives the commands of its own "
+                      "combatants; undo, redo, reveal_seed and the rest are the GM's.")
+    async def command(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                      idempotency_key: Annotated[str | None, HeaderParameter(
+                          name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
+                                                 ] = None
+                      ) -> Response[CommandResult]:
+        token, seat = _seat(request, fights, fight_id)
+        asked = _strict(await request.body(), CommandRequest)
+        _may_give(seat, asked.command)
+        if idempotency_key is None:
+            answer = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked)
+        else:
+            key = Keyed(fight_id, token, idempotency_key, hashlib.sha256(msgspec.json.encode(asked)).hexdigest())
+            first = await _first_answer(fights.keep, key)
+            if first is not None:
+                return cast("Response[CommandResult]", first)
+            answer = await anyio.to_thread.run_sync(give_keyed, request, seat, asked, key)
+        # the encoded CommandResult (201) or the staged command (202), byte for byte
+        return cast("Response[CommandResult]", answer)
+
+    def give_keyed(request: Request[Any, Any, Any], seat: Seat, data: CommandRequest, key: Keyed) -> Response[bytes]:
+        """:func:`give` under a key this request reserved: its answer kept for the key's other requests, or the key
+        released if the command is refused (done here, in the thread, so that a client gone meanwhile leaves no
+        reservation behind)."""
+        try:
+            answer = give(request, key.token, seat, key.fight_id, data)
+        except BaseException:
+            with contextlib.suppress(StoreUnavailable):  # the keep busy too: the key stays pending, and is spent
+                fights.keep.release(key.fight_id, key.token, key.key)
+            raise
+        for attempt in range(3):  # answered: its answer must be kept, or the key's copies wait in vain
+            try:
+                fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash,
+                                        answer.status_code or 201, bytes(answer.content))
+                break
+            except StoreUnavailable as exc:
+                if attempt == 2:  # the command went in: this answer stands; the key's copies get 409 pending
+                    guard.log.warning("idempotent answer not kept", fight_id=key.fight_id, error=str(exc))
+        return answer
+
+    def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest
+             ) -> Response[bytes]:
+        """Decide and append ``data``'s command for ``seat``: 201 with a CommandResult as the seat sees it; or, asked
+        to stage a command that needs another seat's dice, 202 with the staged command."""
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            sight = fights.sight(fight_id, seat, fight)
+            _remember(request, sight, data.command)
+            _names_seen(data.command, fight, sight)
+            if data.expected_version is not None and data.expected_version != fight.version:
+                raise ConcurrencyError(fight_id, data.expected_version, fight.version)
+            by = by_of(seat)
+            try:
+                body = run_command(fights, fight_id, seat, fight, data.command, by)
+            except FacesNeeded as missing:
+                if not data.stage:
+                    raise
+                return stage(fights, fight_id, fight, seat, data.command, missing, by)
+        return Response(body, status_code=201, media_type="application/json")
+
+    @get("/fights/{fight_id:str}/events", sync_to_thread=True, summary="Events after a seq",
+         responses=_errors(400, 401, 403, 404),
+         description=f"The stored events after seq `after`, in order, at most `limit` (up to {PAGE}), as this "
+                     "seat sees them.")
+    def events(request: Request[Any, Any, Any], fight_id: FromPath[str],
+               after: Annotated[int, QueryParameter(ge=0, le=MAX_SEQ)] = 0,
+               limit: Annotated[int, QueryParameter(ge=1, le=PAGE)] = 100) -> EventsPage:
+        _token, seat = _seat(request, fights, fight_id)
+        sight = fights.sight(fight_id, seat)
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            head = head_of(fight)
+        page: list[SeenEvent] = []
+        for rec in fights.store.read(fight_id, after):
+            if rec.seq > head.seq or len(page) == limit:
+                break
+            page.append(seen_event(rec, sight))
+        last = page[-1].seq if page else after
+        return EventsPage(head=head, events=tuple(page), next_after=last if last < head.seq else None)
+
+    @get("/fights/{fight_id:str}/explain/{seq:int}", sync_to_thread=True, summary="Explain a seq",
+         responses=_errors(400, 401, 403, 404),
+         description="omen explain: every die and term of the roll, attack, save or check at `seq`. A player or "
+                     "spectator may explain what shows only sheets its seat sees whole (the GM anything; every "
+                     "seat anything once the log is published).")
+    def explain_seq(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                    seq: Annotated[int, Parameter(ge=1, le=MAX_SEQ)]) -> Explanation:
+        _token, seat = _seat(request, fights, fight_id)
+        from omen_replay.explain import explain
+
+        sight = fights.sight(fight_id, seat)
+        whole = fights.whole_for(fight_id, seat)
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            seed = fights.keep.seed(fight_id) if fight.state.revealed_seed else None
+        if not 1 <= seq <= fight.version:
+            raise NotFoundException(detail=f"no seq {seq} in fight {fight_id!r} (its head is {fight.version})")
+        found = explain(StoreSource(fights.store, fight_id), seq, seed)
+        if not (whole or _explainable(found, sight, fights.store, fight_id)):
+            raise Forbidden(detail=f"the explanation of seq {seq} shows the sheets of combatants this seat does "
+                                   "not play; the GM may explain it, and every seat once the GM publishes the log")
+        return found
+
+    @get("/fights/{fight_id:str}/verify", sync_to_thread=True, summary="Verify the fight",
+         responses=_errors(401, 403, 404),
+         description="omen verify on the stored fight: the chain, every die (against the seed once revealed), "
+                     "every derived number. The findings to the GM (every seat once published).")
+    def verify_fight(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> VerifyView:
+        _token, seat = _seat(request, fights, fight_id)
+        from omen_replay.verify import verify_store
+
+        whole = fights.whole_for(fight_id, seat)
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            seed = bytes.fromhex(fight.state.revealed_seed) if fight.state.revealed_seed else None
+        report = verify_store(fights.store, fight_id, seed)
+        head = Head(seq=report.head.seq, hash=report.head.hash) if report.head is not None else None
+        return VerifyView(clean=report.clean, events=report.events, seeded_dice=report.seeded_dice,
+                          seed_revealed=report.seed_revealed, problems=len(report.problems), head=head,
+                          findings=tuple(f"seq {f.seq} [{f.rule}] {f.what}" for f in report.findings)
+                          if whole else None)
+
+    @get("/fights/{fight_id:str}/log", sync_to_thread=True, summary="The log, byte for byte",
+         responses={**_errors(401, 403, 404), 200: ResponseSpec(data_container=str, media_type="application/x-ndjson",
+                                                                description="The stored JSON Lines")},
+         description="The fight's JSON Lines exactly as stored (`omen verify LOG --head SEQ:HASH` checks it "
+                     "against a witnessed head): to the GM, and to every seat once the GM publishes it.")
+    def log(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+        _token, seat = _seat(request, fights, fight_id)
+        _whole_or_403(fights, fight_id, seat, "the whole log")
+        body = b"".join(line if line.endswith(b"\n") else line + b"\n"
+                        for chunk in fights.store.read_lines(fight_id) for line in chunk)
+        return Response(body, media_type="application/x-ndjson")
+
+    @get("/fights/{fight_id:str}/session", sync_to_thread=True, summary="The session log (HTML)",
+         responses={**_errors(401, 403, 404), 200: ResponseSpec(data_container=str, media_type="text/html",
+                                                                description="The session log, one HTML page")},
+         description="omen log --format html: the GM's, and every seat's once the GM publishes the log.")
+    def session(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+        _token, seat = _seat(request, fights, fight_id)
+        from omen_replay.render import render_records
+
+        _whole_or_403(fights, fight_id, seat, "the session log")
+        page = render_records(fights.store.read(fight_id), "html")
+        return Response(page.encode(), media_type="text/html; charset=utf-8", headers=guard.page_headers(page, CSP))
+
+    @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
+         responses=_errors(400, 401, 403, 404),
+         description="Every stored event after Last-Event-ID (or `after`) as an `event` message whose id is its "
+                     "seq, then each new one as it is appended, in order, once, as this seat sees it; an "
+                     "`options` message (no id) whenever what the fight waits for changes.")
+    async def stream(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                     after: Annotated[int, QueryParameter(ge=0, le=MAX_SEQ)] = 0,
+                     last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)
+                                              ] = None
+                     ) -> ServerSentEvent:
+        token, seat = _seat(request, fights, fight_id)
+        start = after
+        if last_event_id:
+            seq = guard.parse_seq(last_event_id)
+            if seq is None:
+                raise ValidationException(detail="Last-Event-ID is the seq of the last event received",
+                                          extra=[{"message": f"Expected a seq (ASCII digits, at most {MAX_SEQ})",
+                                                  "key": "Last-Event-ID", "source": "header"}])
+            start = seq
+        return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
+
+    return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
+            command, events, explain_seq, verify_fight, log, session, stream]
+
+
+def _whole_or_403(fights: Fights, fight_id: str, seat: Seat, what: str) -> None:
+    """403 unless ``seat`` may read the fight whole (:meth:`Fights.whole_for`)."""
+    if not fights.whole_for(fight_id, seat):
+        raise Forbidden(detail=f"{what} shows every sheet: the GM publishes it (POST settings with publish: true) "
+                               "when the fight is over")
+
+
+def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: str) -> bool:
+    """Whether a player or spectator may see an explanation: its seat plays every combatant the explanation names
+    (whose sheets its terms show: the attacker's bonuses, the target's RES bonus, armor and HP, even where the
+    target rolled no die, C10) and every roller of its dice, and sees the event explained whole. Nothing else is
+    looked at: whether it may is a function of what the seat plays, never of the text of a secret."""
+    if not all(sight.owns(line.roller) for line in found.dice):
+        return False
+    rec = next(iter(store.read(fight_id, found.seq - 1)), None)
+    if rec is None or not all(sight.owns(who) for who in named_by(rec)):
+        return False
+    seen = seen_event(rec, sight)
+    return seen.event is not None and not seen.withheld
+
+
+class Keyed(NamedTuple):
+    """An idempotent request: its fight, its seat's token, its ``Idempotency-Key``, and the hash of its body."""
+
+    fight_id: str
+    token: str
+    key: str
+    request_hash: str
+
+
+async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:
+    """None if this request reserved its key (:meth:`Keep.reserve`: it is to be answered now); else the first
+    answer to the key, waited for while another request with it (on this server or another) is being answered,
+    at most :data:`IDEMPOTENCY_WAIT` seconds (then 409 ``idempotency-key-pending``); the same key with another
+    body is 422 ``idempotency-key-reused``."""
+    deadline, pause = anyio.current_time() + IDEMPOTENCY_WAIT, 0.005
+    found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
+    while True:
+        if found is None:
+            return None
+        first_hash, status, body = found
+        if first_hash != key.request_hash:
+            return _problem(422, "idempotency-key-reused", "This key was used for another request",
+                            f"Idempotency-Key {key.key!r} was first sent with another body")
+        if status != PENDING:
+            return Response(body, status_code=status, media_type="application/json")
+        if anyio.current_time() >= deadline:
+            return _problem(409, "idempotency-key-pending", "A request with this key is still being answered",
+                            f"a request with Idempotency-Key {key.key!r} has been answered for more than "
+                            f"{IDEMPOTENCY_WAIT:g} s, or its server stopped while answering it: read the fight's "
+                            "events to see whether its command was appended; nothing is appended for this key again")
+        await anyio.sleep(pause)
+        pause = min(pause * 2, 0.1)
+        found = await anyio.to_thread.run_sync(_look_again, keep, key, anyio.current_time() >= deadline)
+
+
+def _look_again(keep: AnyKeep, key: Keyed, last: bool) -> tuple[str, int, bytes] | None:
+    """What the keep holds for a key seen pending: its answer (a read: readers never wait for a writer); if it was
+    released meanwhile, a reservation tried again (None: this request has it now). The keep busy past its timeout
+    (other processes writing at once) is another look later, unless this is the ``last``."""
+    try:
+        found = keep.answer(key.fight_id, key.token, key.key)
+        return found if found is not None else keep.reserve(key.fight_id, key.token, key.key, key.request_hash)
+    except StoreUnavailable:
+        if last:
+            raise
+        return key.request_hash, PENDING, b""
+
+
+def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: str | None = None) -> Litestar:
+    """The ASGI app serving the fights of ``store``; ``keep`` holds tokens and seeds (default: in memory);
+    ``create_token``: the bearer token ``POST /fights`` needs (None: anyone may create fights; ``omen serve``
+    always sets one)."""
+    fights = Fights(store, keep or Keep(), staged_view)
+    stop = threading.Event()
+
+    def start_listening() -> None:
+        if hasattr(store, "listen"):
+            threading.Thread(target=listen_for_commits, args=(fights, stop), daemon=True,
+                             name="omen-listen").start()
+    handlers: dict[Any, Any] = {OmenError: _omen_problem, ValidationException: _validation_problem,
+                                HTTPException: _http_problem, NotFoundException: _http_problem,
+                                500: _internal_problem}
+
+    routes = [*_handlers(fights, create_token), *seat_routes(fights), *staging_routes(fights),
+              *table_routes(fights, create_token is not None)]
+    # Answers are gzipped for a client that accepts it (the options of a big roster are large and repetitive:
+    # 1.7 MB of JSON is 54 KB), the live stream aside (a gzip stream would hold its messages back).
+    compression = CompressionConfig(backend="gzip", minimum_size=1024, gzip_compress_level=5,
+                                    exclude=r"/fights/[^/]+/stream$")
+    app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False,
+                   openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
+                   request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
+                   on_startup=[start_listening], on_shutdown=[stop.set])
+    app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
+    return app
+
+
+def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
+    """The hook every request passes before its handler: OPTIONS answered (:func:`_allow`), then a body nested
+    too deep refused (:func:`guard.check_body`) before anything decodes it."""
+    allow = _allow(routes)
+
+    async def hook(request: Request[Any, Any, Any]) -> Response[bytes] | None:
+        answered: Response[bytes] | None = await allow(request)
+        if answered is None:
+            await guard.check_body(request)
+        return answered
+
+    return hook
+
+
+def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
+    """A hook answering OPTIONS with every method of the path in ``Allow`` (Litestar's own lists only some when
+    one path has several handlers)."""
+    methods: dict[str, set[str]] = {}
+    for handler in routes:
+        for path in handler.paths:
+            methods.setdefault(re.sub(r":[a-z]+}", "}", path), set()).update(handler.http_methods)
+
+    async def hook(request: Request[Any, Any, Any]) -> Response[bytes] | None:
+        if request.method != "OPTIONS":
+            return None
+        allowed = methods.get(str(request.scope.get("path_template", "")), set()) | {"OPTIONS"}
+        return Response(b"", status_code=204, headers={"Allow": ", ".join(sorted(allowed))})
+
+    return hook
+
+

@@ -1,0 +1,1 @@
+"""Tests of omen_cli: the omen command line."""
