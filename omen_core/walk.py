@@ -76,13 +76,13 @@ from .machine import (
 )
 from .machine import Step as LifeStep
 from .state import EFFECTS, FightState, Frame, _stack, evolve
+from .store.snapshots import MAX_TRIES, STATE_FORMAT, Snapshot, SnapshotStore
 
 log = get_logger(__name__)
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
-           "scan_landmarks", "keyed_batch",
-           "Step"]
+           "scan_landmarks", "keyed_batch", "usable_snapshot", "Step"]
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -1068,7 +1068,8 @@ def project(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightS
     return replay(source, to_seq=to_seq, chain=False)
 
 
-def state_at(source: Source, snapshots: Any, to_seq: int | None = None, chain: bool = True) -> FightState:
+def state_at(source: Source, snapshots: SnapshotStore | None, to_seq: int | None = None,
+             chain: bool = True) -> FightState:
     """The state after ``to_seq`` (default: the end), from the latest usable snapshot in ``snapshots`` (a
     :class:`~omen_core.store.snapshots.SnapshotStore`, or None). With a usable snapshot only the events after it
     are folded; without one this is a plain replay plus the snapshot lookup (measured in docs/performance.md).
@@ -1077,7 +1078,59 @@ def state_at(source: Source, snapshots: Any, to_seq: int | None = None, chain: b
     at an event still in the log (same hash), and no undo or redo later in the
     log (up to ``to_seq``) reaches back across it.
     """
-    from .store.snapshots import usable_snapshot
-
     start = usable_snapshot(source, snapshots, to_seq) if snapshots is not None else None
     return replay(source, to_seq=to_seq, start=start, chain=chain)
+
+
+def usable_snapshot(source: Source, snapshots: SnapshotStore, to_seq: int | None = None) -> FightState | None:
+    """The state of the latest snapshot a walk of ``source`` to ``to_seq`` may start from, or None.
+
+    A snapshot is usable if it was taken under this schema and state format,
+    at an event that is still the one in the log (same hash), and no undo or
+    redo written after it (up to ``to_seq``) reaches back before it: then the
+    snapshot no longer describes the log, and an earlier one is tried.
+    """
+    marks = landmarks_of(source.landmarks()).upto(to_seq)
+    limit = to_seq if to_seq is not None else 1 << 62
+    for _ in range(MAX_TRIES):
+        snapshot = snapshots.latest(source.fight_id, limit) if limit > 0 else None
+        if snapshot is None:
+            return None
+        reach = _reach(marks, snapshot.seq)
+        if reach is not None:
+            limit = reach - 1
+            continue
+        if snapshot.schema_version != SCHEMA_VERSION or snapshot.state_format != STATE_FORMAT \
+                or not _same_event(source, snapshot):
+            limit = snapshot.seq - 1
+            continue
+        return snapshot.state
+    return None
+
+
+def _reach(marks: Landmarks, seq: int) -> int | None:
+    """How far back an undo or redo written after ``seq`` reaches, if it reaches back to ``seq`` or before."""
+    reaches = [u.from_seq for u in marks.undos if u.seq > seq >= u.from_seq]
+    undone = {u.seq: u for u in marks.undos}
+    reaches += [undone[target].from_seq for at, target in marks.redos if at > seq >= target]
+    return min(reaches) if reaches else None
+
+
+class _Position(msgspec.Struct):
+    seq: int
+    hash: str
+
+
+_POSITION = msgspec.json.Decoder(_Position).decode
+
+
+def _same_event(source: Source, snapshot: Snapshot) -> bool:
+    """Whether the event at the snapshot's seq is still the one it was taken after."""
+    for chunk in source.lines(snapshot.seq - 1):
+        for line in chunk[:1]:
+            try:
+                at = _POSITION(line)
+            except msgspec.DecodeError:
+                return False
+            return at.seq == snapshot.seq and at.hash == snapshot.event_hash
+    return False
