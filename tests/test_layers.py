@@ -158,3 +158,40 @@ def test_the_graph_sees_function_local_imports(tmp_path):
     assert imports("store.snapshots", path, {"walk", "store.snapshots"}) == set()  # ..walk from store: not .walk
     path.write_text("def f():\n    from ..walk import replay\n    return replay\n")
     assert imports("store.snapshots", path, {"walk", "store.snapshots"}) == {"walk"}
+
+
+def module_level_caches(path: Path) -> list[str]:
+    """Where a module may keep a cache filled at run time: a memoising decorator (``functools.cache``,
+    ``lru_cache``) anywhere, or a module-level name bound to an empty mutable container (to be filled later)."""
+    found = []
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                text = ast.unparse(decorator)
+                if "cache" in text:
+                    found.append(f"{path.name}:{node.lineno} @{text} {node.name}")
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        literal = isinstance(value, (ast.Dict, ast.List, ast.Set)) and not (
+            value.keys if isinstance(value, ast.Dict) else value.elts)
+        called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and value.func.id in {"dict", "list", "set"} and not value.args and not value.keywords
+        if literal or called:
+            found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_omen_core_keeps_no_module_level_cache():
+    """DESIGN.md: no module-level mutable caches in omen_core (they stand in the way of many fights in one
+    process): no memoising decorator, no module-level container left empty to be filled at run time; a memo is an
+    object a Fight, a store or the caller owns (engine.CommandMemo, the JSON Lines store's offset indexes)."""
+    assert [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in module_level_caches(path)] == []
+
+
+def test_the_cache_check_sees_a_cache(tmp_path):
+    """The check finds each kind of cache it looks for, and passes a table built at import."""
+    path = tmp_path / "m.py"
+    path.write_text("import functools\n_SEEN: dict[str, int] = {}\nK = dict()\nT = {'a': 1}\n"
+                    "@functools.lru_cache(maxsize=8)\ndef f(x):\n    return x\n")
+    assert [hit.split()[0] for hit in module_level_caches(path)] == ["m.py:6", "m.py:2", "m.py:3"]
