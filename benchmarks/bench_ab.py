@@ -73,10 +73,14 @@ def player(name: str) -> tuple[ModuleType, Callable[[str, bytes, list[Any] | Non
     ruleset = content.load_ruleset()
     defense_window, tie = events.ActiveDefenseWindowOpened, events.InitiativeTied
     salts = events.keyed_salts(b"omen bench_ab")  # the same hashes every run, so the two versions can be compared
+    engine = importlib.import_module(f"{name}.engine")
+    # a version with an explicit memo of validated commands shares one among the run's fights, as the simulator's
+    # batches do (an older version kept it in a module, shared by every fight of the process)
+    shared = {"commands": engine.CommandMemo()} if hasattr(engine, "CommandMemo") else {}
 
     def play(fight_id: str, seed: bytes, heads: list[Any] | None = None) -> Any:
         fight = omen.Fight.start(omen.MemoryStore(), fight_id, dice=omen.SeededDice(seed), ruleset=ruleset,
-                                 combatants=cast, clock=lambda: 0, salts=salts)
+                                 combatants=cast, clock=lambda: 0, salts=salts, **shared)
 
         def seen() -> None:
             if heads is not None:

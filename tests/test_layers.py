@@ -26,10 +26,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("state",),
     ("derive",),
     ("decide",),
-    ("options",),
-    ("seats",),
     ("store",),
     ("walk",),
+    ("options",),
+    ("seats",),
     ("engine",),
     ("",),  # the package itself: the public API in one import
 )
