@@ -12,10 +12,14 @@ per-round ratios, with the load. Two copies of one version give 1.00x (within ab
 
 - ``fights``: bench_live's first ``--fights`` (default 2) 2v2 fights to defeat, each round;
 - ``options``: ``options(state)`` (no undo history) at every third head of bench_live's first 2v2 fight; the two
-  versions' options at those heads must be the same, byte for byte as JSON.
+  versions' options at those heads must be the same, byte for byte as JSON;
+- ``replay``: the state-only walk (``walk.replay``, what ``omen replay`` and ``Fight.load`` run: the hash chain
+  checked, no snapshots) of genlog's log of ``--events`` events (default 20,000; generated and cached on first
+  use), each round; the two versions' end states must be the same, byte for byte as JSON.
 
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE fights --rounds 61
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE options --rounds 9
+    .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE replay --rounds 21 --events 100000
 """
 
 from __future__ import annotations
@@ -68,10 +72,15 @@ def player(name: str) -> tuple[ModuleType, Callable[[str, bytes, list[Any] | Non
     cast = [content.load_sheet(SHEETS / f"{who}.toml") for who in ("kael", "brin", "vesh", "skarn")]
     ruleset = content.load_ruleset()
     defense_window, tie = events.ActiveDefenseWindowOpened, events.InitiativeTied
+    salts = events.keyed_salts(b"omen bench_ab")  # the same hashes every run, so the two versions can be compared
+    engine = importlib.import_module(f"{name}.engine")
+    # a version with an explicit memo of validated commands shares one among the run's fights, as the simulator's
+    # batches do (an older version kept it in a module, shared by every fight of the process)
+    shared = {"commands": engine.CommandMemo()} if hasattr(engine, "CommandMemo") else {}
 
     def play(fight_id: str, seed: bytes, heads: list[Any] | None = None) -> Any:
         fight = omen.Fight.start(omen.MemoryStore(), fight_id, dice=omen.SeededDice(seed), ruleset=ruleset,
-                                 combatants=cast, clock=lambda: 0)
+                                 combatants=cast, clock=lambda: 0, salts=salts, **shared)
 
         def seen() -> None:
             if heads is not None:
@@ -108,13 +117,32 @@ def player(name: str) -> tuple[ModuleType, Callable[[str, bytes, list[Any] | Non
     return omen, play
 
 
+def replayer(name: str, events: int) -> tuple[Callable[[], None], Any]:
+    """A job replaying genlog's log of ``events`` events with the package ``name`` (state only, chain checked), and
+    the state it ends in."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import genlog
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    path = genlog.ensure_log(events, progress=False)
+    walk = importlib.import_module(f"{name}.walk")
+    jsonl = importlib.import_module(f"{name}.store.jsonl")
+
+    def job() -> Any:
+        return walk.replay(walk.StoreSource(jsonl.JsonlStore.single(path), genlog.FIGHT_ID))
+
+    return lambda: job() and None, job()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="two omen_core versions, interleaved in one process")
     parser.add_argument("base", help="a git revision (the baseline)")
     parser.add_argument("new", help="a git revision, or WORKTREE")
-    parser.add_argument("workload", choices=("fights", "options"))
+    parser.add_argument("workload", choices=("fights", "options", "replay"))
     parser.add_argument("--rounds", type=int, default=61, help="interleaved rounds (default 61)")
     parser.add_argument("--fights", type=int, default=2, help="fights a round (fights; default 2)")
+    parser.add_argument("--events", type=int, default=20_000, help="events of the log (replay; default 20,000)")
     args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     fights = [(f"live-2v2-{i:03d}", hashlib.sha256(b"omen bench_live 2v2 %d" % i).digest())
@@ -136,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, (_omen, play) in sides.items():
             if args.workload == "fights":
                 jobs[name] = lambda play=play: [play(*x) for x in fights] and None
+            elif args.workload == "replay":
+                jobs[name], end = replayer(name, args.events)
+                offered[name] = [msgspec.json.encode(end)]
+                per = 1
             else:
                 heads: list[Any] = []
                 play(*fights[0], heads)
@@ -145,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                 offered[name] = [msgspec.json.encode(options(s)) for s in asked]
                 per = len(asked)
         if offered and offered["omen_base"] != offered["omen_new"]:
-            raise SystemExit("the two versions offer different options")
+            raise SystemExit(f"the two versions give different {'states' if args.workload == 'replay' else 'options'}")
         times: dict[str, list[float]] = {name: [] for name in names}
         ratios = []
         for job in jobs.values():
@@ -159,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(got[name])
             ratios.append(got["omen_base"] / got["omen_new"])
     base, new = (statistics.median(times[name]) for name in names)
-    unit = "fight" if args.workload == "fights" else "head"
+    unit = {"fights": "fight", "options": "head", "replay": "replay"}[args.workload]
     print(f"{args.workload}: {args.base} {base / per * 1e3:.3f} ms a {unit}, {args.new} {new / per * 1e3:.3f} ms; "
           f"ratio of medians {base / new:.2f}x, median per-round ratio {statistics.median(ratios):.2f}x "
           f"({args.rounds} rounds; 1-minute load at the end {os.getloadavg()[0]:.2f})")

@@ -7,7 +7,6 @@ the file and the JSON path of the field.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
@@ -17,6 +16,7 @@ from pathlib import Path
 from types import UnionType
 from typing import (
     Annotated,
+    Final,
     Literal,
     TypeVar,
     Union,
@@ -33,6 +33,7 @@ from .locate import Lines, error_line
 
 __all__ = [
     "ATTRIBUTES",
+    "CORE_RULESET",
     "AttributeName",
     "Attribute",
     "Attributes",
@@ -409,17 +410,17 @@ _CANONICAL = msgspec.json.Encoder(order="deterministic")
 
 
 def load_ruleset(path: str | Path | None = None) -> Ruleset:
-    """Load a ruleset file (TOML or JSON); without a path, the shipped core ruleset (parsed once per process:
-    a ruleset is immutable)."""
+    """Load a ruleset file (TOML or JSON); without a path, the shipped core ruleset (:data:`CORE_RULESET`)."""
     if path is None:
-        return _core_ruleset()
+        return CORE_RULESET
     return _load(Path(path), Ruleset)
 
 
-@functools.cache
 def _core_ruleset() -> Ruleset:
+    """The shipped core ruleset, read from the package's ``data/core.toml``."""
     resource = files("omen_core") / "data" / "core.toml"
     return decode_content(resource.read_bytes(), Ruleset, source="core.toml", fmt="toml")
+
 
 
 def load_sheet(path: str | Path) -> CombatantSheet:
@@ -569,3 +570,7 @@ def _failing_key(raw: object, value_kind: object) -> str | None:
         except msgspec.ValidationError:
             return str(key)
     return None
+
+
+#: The shipped core ruleset, parsed once at import (about 2 ms): a constant, immutable like every ruleset.
+CORE_RULESET: Final[Ruleset] = _core_ruleset()

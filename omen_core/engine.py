@@ -18,8 +18,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, TypeVar, get_args
 
 import msgspec
 
@@ -75,13 +76,14 @@ from .events import (
     Redone,
     RoutingWindowOpened,
     Salts,
+    Sealed,
     Situational,
     StaticCheckResolved,
     StoredEvent,
     Undone,
     WillConversionOffered,
     random_salts,
-    seal,
+    seal_line,
 )
 from .logs import get_logger
 from .options import Options, options, waiting_point
@@ -92,7 +94,7 @@ from .store.base import EventStore, check_fight_id
 from .store.snapshots import SnapshotStore, take
 from .walk import StoreSource, after_marker, landmarks_of, replay, state_at
 
-__all__ = ["Clock", "system_clock", "Fight"]
+__all__ = ["Clock", "system_clock", "CommandMemo", "validated", "Fight"]
 
 Clock = Callable[[], int]
 Window = (ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
@@ -104,17 +106,43 @@ log = get_logger(__name__)
 
 
 _COMMAND_JSON = msgspec.json.Encoder()
-_COMMAND_DECODERS: dict[type, msgspec.json.Decoder[Command]] = {}
-#: Commands validated lately, by their type and JSON: decoding is a pure function of the two (a fight's set-up
-#: sheets, an ``end_turn`` by the same combatant are validated once); bounded, emptied when full.
-_VALIDATED: dict[tuple[type, bytes], Command] = {}
-_VALIDATED_KEPT = 1024
+#: A JSON decoder for each command type, built once at import (an immutable table).
+_COMMAND_DECODERS: Mapping[type, msgspec.json.Decoder[Any]] = MappingProxyType(
+    {kind: msgspec.json.Decoder(kind) for kind in get_args(Command)})
 
 
-def validated(command: Command) -> Command:
+class CommandMemo:
+    """Commands validated lately, by their type and JSON: decoding is a pure function of the two (a fight's set-up
+    sheets, an ``end_turn`` by the same combatant are validated once); bounded (``kept``), emptied when full.
+
+    An explicit object, owned by a :class:`Fight` (each has its own unless
+    given one) or by a caller running many fights in one process, who may
+    share one among them (the simulator's fights join the same sheets).
+    """
+
+    def __init__(self, kept: int = 1024) -> None:
+        self.kept = kept
+        self._known: dict[tuple[type, bytes], Command] = {}
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def get(self, key: tuple[type, bytes]) -> Command | None:
+        """The command validated before under ``key``, if it is still kept."""
+        return self._known.get(key)
+
+    def keep(self, key: tuple[type, bytes], command: Command) -> None:
+        """Remember a validated command (the memo emptied first if full)."""
+        if len(self._known) >= self.kept:
+            self._known.clear()
+        self._known[key] = command
+
+
+def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     """``command`` as the JSON decoders would have it, through its JSON: a command built in code gets every
     check a decoded one gets (ranges, patterns, a sheet's own consistency; no infinite number, no text that is
-    not Unicode, nothing JSON cannot hold); :class:`InvalidCommand` names the field otherwise."""
+    not Unicode, nothing JSON cannot hold); :class:`InvalidCommand` names the field otherwise. With a ``memo``, a
+    command of the same type and JSON validated before is that command (the same checks passed)."""
     tag = str(type(command).__struct_config__.tag)
     try:
         text = _COMMAND_JSON.encode(command)
@@ -122,22 +150,21 @@ def validated(command: Command) -> Command:
         raise InvalidCommand(tag, _unencodable(command, "$"), f"cannot be written as JSON: {exc}") from None
     kind = type(command)
     key = (kind, text)
-    known = _VALIDATED.get(key)
+    known = memo.get(key) if memo is not None else None
     if known is not None:  # the same JSON decoded before: the same checks passed, the same (immutable) command
         return known
     decoder = _COMMAND_DECODERS.get(kind)
-    if decoder is None:
-        decoder = _COMMAND_DECODERS.setdefault(kind, msgspec.json.Decoder(kind))
+    if decoder is None:  # a subclass of a command type: its decoder made for this call
+        decoder = msgspec.json.Decoder(kind)
     try:
-        checked = decoder.decode(text)
+        checked: Command = decoder.decode(text)
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
         raise InvalidCommand(tag, path, reason) from None
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
-    if len(_VALIDATED) >= _VALIDATED_KEPT:
-        _VALIDATED.clear()
-    _VALIDATED[key] = checked
+    if memo is not None:
+        memo.keep(key, checked)
     return checked
 
 
@@ -202,8 +229,9 @@ class Fight:
 
     def __init__(self, store: EventStore, state: FightState, dice: DiceSource | None,
                  clock: Clock, snapshots: SnapshotStore | None = None, snapshot_every: int = 500,
-                 salts: Salts = random_salts):
+                 salts: Salts = random_salts, commands: CommandMemo | None = None):
         self.store, self.dice, self.clock, self.salts = store, dice, clock, salts
+        self.commands = commands if commands is not None else CommandMemo()
         self.snapshots, self.snapshot_every = snapshots, snapshot_every
         self._state = state
         self._recent: dict[int, FightState] = {state.version: state}
@@ -212,7 +240,8 @@ class Fight:
     def start(cls, store: EventStore, fight_id: str, *, dice: DiceSource,
               clock: Clock = system_clock, ruleset: Ruleset | None = None, title: str = "",
               snapshots: SnapshotStore | None = None, snapshot_every: int = 500,
-              combatants: Sequence[CombatantSheet] = (), salts: Salts = random_salts) -> Fight:
+              combatants: Sequence[CombatantSheet] = (), salts: Salts = random_salts,
+              commands: CommandMemo | None = None) -> Fight:
         """Open a new fight under ``ruleset`` (default: the shipped core ruleset), with ``combatants`` joined in
         the same atomic append (a sheet the rules refuse, and nothing is written at all).
 
@@ -221,7 +250,7 @@ class Fight:
         events (a cache for loading, time travel and undo).
         """
         check_fight_id(fight_id)
-        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every, salts)
+        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every, salts, commands)
         pledge = dice.commitment if isinstance(dice, SeededDice) else None
         begin = StartFight(ruleset=ruleset or load_ruleset(), dice_source=dice.kind, seed_commitment=pledge,
                            title=title)
@@ -231,7 +260,7 @@ class Fight:
     @classmethod
     def load(cls, store: EventStore, fight_id: str, *, dice: DiceSource | None = None,
              clock: Clock = system_clock, snapshots: SnapshotStore | None = None,
-             snapshot_every: int = 500, salts: Salts = random_salts) -> Fight:
+             snapshot_every: int = 500, salts: Salts = random_salts, commands: CommandMemo | None = None) -> Fight:
         """Rebuild a stored fight from its events (from its latest usable snapshot, if any), checking the
         hash chain of every event read."""
         state = state_at(StoreSource(store, fight_id), snapshots)
@@ -239,7 +268,7 @@ class Fight:
             from .errors import UnknownFight
 
             raise UnknownFight(fight_id, getattr(store, "location", repr(store)))
-        return cls(store, state, dice, clock, snapshots, snapshot_every, salts)
+        return cls(store, state, dice, clock, snapshots, snapshot_every, salts, commands)
 
     def catch_up(self) -> int:
         """Take in the events appended to the store since this fight's version by another ``Fight`` (another
@@ -331,15 +360,15 @@ class Fight:
         by = _checked_by(by)
         dice = self._dice()
         mark = dice.checkpoint()
-        state, stored, drafts = self._state, [], []
+        state, stored, drafts = self._state, Sealed(), []
         following: SeededDice | None = None
         try:
             for given in commands:
                 command, following = self._spent(given, state, following)
-                checked = validated(command)
+                checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by)
                 batch = self._seal(draft.events, state)
-                stored += batch
+                stored.extend_sealed(batch)
                 state = self._after(draft.state, batch)
                 drafts.append(checked)
             self.store.append(self.fight_id, stored, self._state.version)
@@ -569,14 +598,15 @@ class Fight:
     def _dice(self) -> DiceSource:
         return NoDice() if self.dice is None else self.dice
 
-    def _seal(self, events: Sequence[Event], state: FightState | None = None) -> list[StoredEvent]:
+    def _seal(self, events: Sequence[Event], state: FightState | None = None) -> Sealed:
+        """A batch's events sealed after ``state`` (default: the current one), each line encoded once."""
         state = self._state if state is None else state
-        now, prev, seq, out = self.clock(), state.last_hash, state.version, []
+        now, prev, seq, out = self.clock(), state.last_hash, state.version, Sealed()
         batch, size, fight_id, salts = seq + 1, len(events), self.fight_id, self.salts
         for event in events:
             seq += 1
-            rec = seal(fight_id, seq, now, prev, event, batch, size, salts(fight_id, seq))
-            out.append(rec)
+            rec, line = seal_line(fight_id, seq, now, prev, event, batch, size, salts(fight_id, seq))
+            out.add(rec, line)
             prev = rec.hash
         return out
 

@@ -40,7 +40,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
@@ -163,6 +163,9 @@ __all__ = [
     "line_body",
     "seal",
     "encode_line",
+    "seal_line",
+    "Sealed",
+    "lines_of",
     "decode_line",
     "UPCASTERS",
     "upcast",
@@ -928,20 +931,17 @@ def line_hash(prev_hash: str, line: bytes) -> str | None:
     return chain_hash(prev_hash, body)
 
 
-#: The lines of events sealed and not yet written, by ``id``: each sealed event is encoded once (its line is its
-#: hashed body with the hash put in), and the store that writes it takes its line from here (:func:`encode_line`
-#: removes it, so the entry leaves while its bytes are still in the CPU's cache). Each entry holds its event, so an
-#: ``id`` is not reused while it is kept. Lines of events sealed and never written (a refused append) would pile
-#: up: past ``_SEALED_KEPT`` entries the cache is emptied (those events are encoded again if ever written).
-#: Shared safely by threads: each step is one atomic operation on the dict.
-_SEALED_LINES: dict[int, tuple[StoredEvent, bytes]] = {}
-_SEALED_KEPT = 4096
-
-
 def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event,
          batch: int | None = None, batch_size: int = 1, salt: str | None = None) -> StoredEvent:
     """Wrap ``event`` in its envelope and compute its hash; ``batch`` defaults to ``seq`` (a batch of one) and
     ``salt`` to a fresh random one (:func:`fresh_salt`)."""
+    return seal_line(fight_id, seq, recorded_at, prev_hash, event, batch, batch_size, salt)[0]
+
+
+def seal_line(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event,
+              batch: int | None = None, batch_size: int = 1, salt: str | None = None) -> tuple[StoredEvent, bytes]:
+    """:func:`seal`, and the event's line as stored (:func:`encode_line`'s bytes: its hashed body with the hash
+    put in, so the line is encoded once, while sealing)."""
     batch = seq if batch is None else batch
     salt = fresh_salt() if salt is None else salt
     body = _ENCODER.encode(Unsealed(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size,
@@ -950,19 +950,39 @@ def seal(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: Event
     digest = chain_hash(prev_hash, body)
     stored = StoredEvent(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size, recorded_at=recorded_at,
                          schema_version=SCHEMA_VERSION, prev_hash=prev_hash, salt=salt, event=event, hash=digest)
-    if len(_SEALED_LINES) >= _SEALED_KEPT:
-        _SEALED_LINES.clear()
     # the line is the body with its hash last (the canonical form: the module doc), byte for byte
-    _SEALED_LINES[id(stored)] = (stored, b"%b,\"hash\":\"%b\"}" % (body[:-1], digest.encode()))
-    return stored
+    return stored, b"%b,\"hash\":\"%b\"}" % (body[:-1], digest.encode())
+
+
+class Sealed(list[StoredEvent]):
+    """Events sealed together (one append's), with their lines as stored: a store writes :attr:`lines` without
+    encoding the events again (:func:`lines_of`). An explicit object handed from the sealer to the store, in place
+    of a module-level table of sealed lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[bytes] = []
+
+    def add(self, stored: StoredEvent, line: bytes) -> None:
+        """One more sealed event and its line."""
+        self.append(stored)
+        self.lines.append(line)
+
+    def extend_sealed(self, other: Sealed) -> None:
+        """The events of another :class:`Sealed`, and their lines."""
+        self.extend(other)
+        self.lines.extend(other.lines)
+
+
+def lines_of(events: Sequence[StoredEvent]) -> list[bytes]:
+    """The lines of ``events`` as stored (without newlines): a :class:`Sealed`'s own, else each encoded."""
+    if isinstance(events, Sealed) and len(events.lines) == len(events):
+        return events.lines
+    return [_ENCODER.encode(ev) for ev in events]
 
 
 def encode_line(stored: StoredEvent) -> bytes:
-    """One JSON Lines record (without the newline): an event sealed here and not yet written is not encoded
-    again (its line is taken from the cache of sealed lines); any other is encoded, to the same bytes."""
-    kept = _SEALED_LINES.pop(id(stored), None)
-    if kept is not None and kept[0] is stored:
-        return kept[1]
+    """One JSON Lines record (without the newline): the event's canonical bytes."""
     return _ENCODER.encode(stored)
 
 

@@ -65,6 +65,7 @@ from .events import (
     MovementDeclared,
     ReactionPassed,
     ReactionWindowOpened,
+    Redone,
     ResourceChanged,
     RoundStarted,
     RoutingWindowOpened,
@@ -75,6 +76,7 @@ from .events import (
     SurpriseDetermined,
     TurnEnded,
     TurnStarted,
+    Undone,
     WeaponDrawn,
     WillConversionChosen,
     WillConversionOffered,
@@ -95,7 +97,8 @@ from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
 __all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "Frame", "FightState", "EFFECTS",
-           "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point"]
+           "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
+           "redo_stack_after", "redoable"]
 
 
 class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -347,11 +350,41 @@ def effective_bonus(state: FightState, who: str, attribute: str) -> int:
     return state.combatants[who].sheet.attributes[attribute].bonus + condition_adjustment(state, who)
 
 
+def opens_undo_point(seq: int, batch: int, at_rest: bool, undo_batch: bool) -> bool:
+    """The safe-point rule of undo, the one predicate every reader and writer uses (through :func:`is_undo_point`,
+    or on its parts where a fold holds them apart): an event is a point an undo may go back to iff it opens a
+    command's batch (not the fight's first, not an undo or redo: ``undo_batch``) with no action in progress before
+    it (``at_rest``). Undoing the answer to a window therefore undoes the whole action."""
+    return seq == batch and seq > 1 and at_rest and not undo_batch
+
+
 def is_undo_point(before: FightState, event: Event, seq: int, batch: int) -> bool:
-    """The safe-point rule of undo, the one predicate every reader and writer uses: an event is a point an undo
-    may go back to iff it opens a command's batch (not the fight's first, not an undo or redo) with no action in
-    progress before it. Undoing the answer to a window therefore undoes the whole action."""
-    return seq == batch and seq > 1 and before.at_rest and not is_undo_batch(event)
+    """:func:`opens_undo_point` for ``event`` at ``seq`` in the batch starting at ``batch``, ``before`` being the
+    state just before it."""
+    return opens_undo_point(seq, batch, before.at_rest, is_undo_batch(event))
+
+
+def redo_stack_after(stack: tuple[int, ...], kind: type, seq: int, batch: int, undo_batch: bool) -> tuple[int, ...]:
+    """The redo-stack rule, the one every reader and writer uses: the stack of undos a redo may take back after an
+    event of type ``kind`` at ``seq`` (in the batch starting at ``batch``; ``undo_batch``: an undo's or a redo's).
+
+    The stack follows time, not what is live: an undo marker pushes its seq, a
+    redo marker pops the undo it takes back, and any other command's batch
+    empties the stack where it opens, even a batch a later undo voided (while
+    it stood, the undo before it could not be redone). Nothing else moves it.
+    """
+    if kind is Undone:
+        return (*stack, seq)
+    if kind is Redone:
+        return stack[:-1]
+    if seq == batch and not undo_batch and stack:
+        return ()
+    return stack
+
+
+def redoable(state: FightState) -> int | None:
+    """The seq of the undo a redo would take back now (the top of the redo stack), if any."""
+    return state.redo_stack[-1] if state.redo_stack else None
 
 
 # -- effects: what each event type changes, besides the lifecycle, the phase and the position --------------------
@@ -687,10 +720,12 @@ def evolve(state: FightState, event: Event, seq: int, batch: int | None = None) 
             changes["stack"] = stack
     if not undo_batch:
         changes["live_seq"] = seq
-        if seq == batch:
-            changes["redo_stack"] = ()
-            if seq > 1 and not state.stack:  # is_undo_point(state, event, seq, batch), its parts known here
-                changes["undo_point"] = seq
+    if seq == batch:
+        redo_stack = redo_stack_after(state.redo_stack, kind, seq, batch, undo_batch)
+        if redo_stack is not state.redo_stack:
+            changes["redo_stack"] = redo_stack
+        if opens_undo_point(seq, batch, not state.stack, undo_batch):
+            changes["undo_point"] = seq
     if kind is SeedRevealed:
         changes["undo_floor"] = seq + 1  # C42: the reveal is never undone
     fields = FIELD_EFFECTS.get(kind)

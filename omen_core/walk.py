@@ -18,9 +18,15 @@ Two ways through a log:
   where it was written; at its undo marker the state goes back), and whether
   the event is undone as the log stands now;
 - **state only** (:func:`replay`, :func:`state_at`): the state at the end (or
-  at a seq), undone events skipped. Only the envelope and the fields the order
-  checks need are decoded for the events whose bodies nothing needs (see
-  :mod:`omen_core.skim`).
+  at a seq), undone events skipped. The state fold says which event types it
+  needs whole (:data:`NEEDS_BODY`); the driver decodes the others into
+  stand-ins holding the envelope and the few fields the order checks read, as
+  python-chess's visitors skip what they do not need.
+
+Either way the lines go through one driver (``_Reader``: decoding, framing,
+the hash chain, batches, the landmarks met), and undo follows one rule each
+for its safe points and its redo stack (:func:`omen_core.state.opens_undo_point`,
+:func:`omen_core.state.redo_stack_after`).
 
 A strict walk (live play, replay) raises at the first problem: a
 :class:`~omen_core.errors.LogCorrupted` (a line that is not the next sound
@@ -58,7 +64,6 @@ from .events import (
     encode_line,
     is_hex64,
     is_salt,
-    is_undo_batch,
     line_hash,
 )
 from .logs import get_logger
@@ -75,14 +80,14 @@ from .machine import (
     trigger_of,
 )
 from .machine import Step as LifeStep
-from .state import EFFECTS, FightState, Frame, _stack, evolve
+from .state import EFFECTS, FightState, Frame, _stack, evolve, opens_undo_point, redo_stack_after, redoable
+from .store.snapshots import MAX_TRIES, STATE_FORMAT, Snapshot, SnapshotStore
 
 log = get_logger(__name__)
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
-           "scan_landmarks", "keyed_batch",
-           "Step"]
+           "scan_landmarks", "keyed_batch", "usable_snapshot", "Step"]
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -366,19 +371,96 @@ class Step(msgspec.Struct, frozen=True):
     raw: bytes = b""
 
 
+# -- bodies: which events a state-only walk decodes in full ------------------------------------------------------
+#
+# python-chess's visitors skip what they do not need (``begin_variation`` returns ``SKIP``); here the state fold
+# says which event types it needs whole (:data:`NEEDS_BODY`), and the driver decodes the others into stand-ins
+# holding the envelope and the few fields the order checks read.
+
+#: The fields of an event its stand-in keeps: the action it belongs to, and what the order checks read (a roll's
+#: purpose, a Catch's answer, the action a reaction answers). A trigger rule that one day reads another field finds
+#: it missing: the light fold fails on it and the exact fold (every body decoded) reads the log again.
+SKIM_FIELDS = ("action", "purpose", "caught", "reacting_to")
+
+#: The event types the state fold needs whole: those with an effect on the state, and the undo markers.
+NEEDS_BODY = frozenset(EFFECTS) | frozenset(UNDO_MARKERS)
+
+
+class _CommandTag(msgspec.Struct, frozen=True, gc=False):
+    """Just the tag of the command a ``command_issued`` records (an undo's or a redo's batch is told by it)."""
+
+    command: str
+
+
+def _stand_in(kind: type) -> type:
+    """A struct with ``kind``'s tag and only its :data:`SKIM_FIELDS` (``command_issued``: its command's tag)."""
+    fields = {f.name: f for f in msgspec.structs.fields(kind)}
+    spec: list[Any] = []
+    if kind is CommandIssued:
+        spec.append(("command", _CommandTag))
+    for name in SKIM_FIELDS:
+        if name in fields:
+            f = fields[name]
+            spec.append((name, f.type) if f.required else (name, f.type, f.default))
+    config = kind.__struct_config__  # type: ignore[attr-defined]  # every event type is a tagged Struct
+    return msgspec.defstruct(f"Skim{kind.__name__}", spec, tag_field=config.tag_field, tag=config.tag,
+                             frozen=True, kw_only=True, gc=False, module=__name__,
+                             namespace=None if "action" in fields else {"action": None})
+
+
+_SKIM_TYPES: dict[type, type] = {kind: kind if kind in NEEDS_BODY else _stand_in(kind) for kind in EVENT_TYPES}
+#: The event type of every class a record's event may have: an event type itself, or its stand-in.
+_REAL: dict[type, type] = {**{kind: kind for kind in EVENT_TYPES}, **{s: kind for kind, s in _SKIM_TYPES.items()}}
+_SkimEvent: Any = Union[tuple(_SKIM_TYPES.values())]  # noqa: UP007 - a runtime union of a computed tuple
+
+
+def _skim_envelope() -> type:
+    """:class:`StoredEvent`'s fields in its order (defaults kept), the event skimmed."""
+    spec: list[Any] = []
+    for f in msgspec.structs.fields(StoredEvent):
+        kind = _SkimEvent if f.name == "event" else f.type
+        spec.append((f.name, kind) if f.required else (f.name, kind, f.default))
+    return msgspec.defstruct("SkimStored", spec, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False,
+                             module=__name__)
+
+
+_decode_skim: Callable[[bytes], Any] = msgspec.json.Decoder(_skim_envelope()).decode
+
+
+def _classes(kinds: Iterable[type]) -> frozenset[type]:
+    """The classes a record's event has when its type is one of ``kinds``: the type, and its stand-in."""
+    return frozenset(cls for cls, kind in _REAL.items() if kind in kinds)
+
+
+_OPENS = _classes({CommandIssued, *HEADER_EVENTS})  # what opens a batch (schema version 2 on)
+_COMMANDS = _classes({CommandIssued})
+_MARKS = _classes(LANDMARKS)
+
+
 # -- reading lines ------------------------------------------------------------------------------------------------
 
 
 class _Reader:
-    """Turns a source's lines into decoded, checked records: framing, hash chain, batches (one pass, streaming).
+    """THE one driver of a walk: turns a source's lines into decoded, checked records: framing, hash chain,
+    batches, the landmarks met (one pass, streaming). Every way through a log reads its lines here.
 
+    ``skim`` (a state-only walk) is the decoder that decodes in full only the
+    bodies the fold needs (:data:`NEEDS_BODY`), the others into stand-ins: a line
+    it does not take, or of an older schema version, is decoded in full (and
+    upcast) instead. A skimmed line's salt is checked for its length only (the
+    hash covers its bytes); a line decoded in full, as every line of a timeline
+    walk is, has it checked in full (:func:`omen_core.events.is_salt`).
+    ``met`` gets the (seq, hash) of every landmark read.
     Strict: raises at the first problem. Lenient: reports each to ``report`` and
     carries on (an undecodable line is skipped; a record out of place is kept).
     """
 
     def __init__(self, source: Source, after_seq: int, prev_hash: str, report: Callable[[Finding], None] | None,
-                 chain: bool, canonical: bool):
+                 chain: bool, canonical: bool, skim: Callable[[bytes], Any] | None = None,
+                 met: list[tuple[int, str]] | None = None):
         self.source, self.report, self.chain, self.canonical = source, report, chain, canonical
+        self.skim, self.met = skim, met
+        self.raw = b""
         self.expected, self.prev = after_seq + 1, prev_hash
         self.prev_raw: bytes | None = bytes.fromhex(prev_hash) if is_hex64(prev_hash) else None
         self.batch = self.batch_end = 0
@@ -390,30 +472,94 @@ class _Reader:
             raise error
         self.report(finding)
 
-    def records(self, to_seq: int | None) -> Iterator[tuple[StoredEvent, bytes]]:
-        """Each decoded record with its raw line, up to ``to_seq``; a lenient reader reports a torn tail or missing
-        rows (which the source raises after the lines before them) as a finding and stops there."""
+    def records(self, to_seq: int | None) -> Iterator[StoredEvent]:
+        """Each decoded record (its line as stored in :attr:`raw`), up to ``to_seq``; a lenient reader reports a
+        torn tail or missing rows (which the source raises after the lines before them) as a finding and stops there.
+
+        The one loop over a log's lines. Each check has its fast way here (the
+        usual case: the next sound event) and, where it fails, the method that
+        says what is wrong (:meth:`_decode`, :meth:`_misplaced`,
+        :meth:`_check_chain`, :meth:`_check_batch`): the reader's fields are set
+        from the loop's before such a call, and read back after it.
+        """
+        skim, chain, canonical = self.skim, self.chain, self.canonical
+        met = self.met if self.met is not None else []
+        stop = to_seq if to_seq is not None else 1 << 62
+        fight_id, sha, opens, commands, marks, version = (self.source.fight_id, hashlib.sha256, _OPENS, _COMMANDS,
+                                                          _MARKS, SCHEMA_VERSION)
+        expected, prev, prev_raw, line_no = self.expected, self.prev, self.prev_raw, self.line_no
+        batch_no, batch_end, last = self.batch, self.batch_end, self.last
         try:
-            yield from self._records(to_seq)
+            for chunk in self.source.lines(expected - 1):
+                for raw in chunk:
+                    line_no += 1
+                    rec: Any = None
+                    if skim is not None:  # a body only where the fold needs it; any other line decoded in full
+                        try:
+                            rec = skim(raw)
+                        except msgspec.DecodeError:
+                            rec = None
+                        else:
+                            if rec.schema_version != version:
+                                rec = None  # an older version's line: read through the upcasters
+                    skimmed = rec is not None
+                    if rec is None:
+                        self.expected, self.prev, self.prev_raw, self.line_no = expected, prev, prev_raw, line_no
+                        rec = self._decode(raw)
+                        expected, prev, prev_raw = self.expected, self.prev, self.prev_raw
+                        if rec is None:
+                            continue
+                    seq = rec.seq
+                    if seq > stop:
+                        return
+                    if seq != expected or rec.fight_id != fight_id or rec.schema_version > version:
+                        self.expected, self.line_no = expected, line_no
+                        self._misplaced(rec)
+                    if len(rec.salt) < 32 if skimmed else (rec.schema_version >= 4 and not is_salt(rec.salt)):
+                        self.line_no = line_no
+                        self._unsalted(rec)
+                    if chain:
+                        digest = None
+                        if rec.prev_hash == prev and prev_raw is not None:
+                            line = raw[:-1] if raw[-1] == 10 else raw  # (10: the newline)
+                            if line[-_TAIL:-66] == b',"hash":"' and line[-2:] == b'"}':
+                                digest = sha(prev_raw + line[:-_TAIL] + b"}").digest()
+                                if digest.hex() != rec.hash:
+                                    digest = None
+                        if digest is None:
+                            self.prev, self.prev_raw, self.line_no = prev, prev_raw, line_no
+                            self._check_chain(rec, raw)
+                            prev_raw = self.prev_raw
+                        else:
+                            prev_raw = digest
+                    cls = rec.event.__class__
+                    batch = rec.batch
+                    if last is None and batch < seq:  # the walk starts part-way through a batch (a snapshot)
+                        batch_no, batch_end = batch, (batch + rec.batch_size - 1 if rec.batch_size else 0)
+                    elif batch == seq and not (batch_end and seq <= batch_end) and cls in opens:
+                        batch_no, batch_end = seq, (seq + rec.batch_size - 1 if rec.batch_size else 0)
+                    elif batch == seq or batch != batch_no or (batch_end and seq > batch_end) or cls in commands:
+                        self.batch, self.batch_end, self.last, self.line_no = batch_no, batch_end, last, line_no
+                        self._check_batch(rec)
+                        batch_no, batch_end = self.batch, self.batch_end
+                    if canonical and rec.schema_version == version and not _same_line(encode_line(rec), raw):
+                        self.line_no = line_no
+                        self._edited(rec)
+                    expected, prev, last = seq + 1, rec.hash, rec
+                    if cls in marks:
+                        met.append((seq, rec.hash))
+                    self.raw = raw
+                    yield rec
+                    if seq >= stop:
+                        return
         except LogCorrupted as exc:
             if self.report is None:
                 raise
             what = exc.reason if exc.reason.startswith("torn tail") else f"the store cannot read on: {exc.reason}"
-            self.report(Finding(seq=self.expected, line=exc.line, rule="format", what=what))
-
-    def _records(self, to_seq: int | None) -> Iterator[tuple[StoredEvent, bytes]]:
-        for chunk in self.source.lines(self.expected - 1):
-            for raw in chunk:
-                self.line_no += 1
-                rec = self._decode(raw)
-                if rec is None:
-                    continue
-                if to_seq is not None and rec.seq > to_seq:
-                    return
-                self._check(rec, raw)
-                yield rec, raw
-                if to_seq is not None and rec.seq >= to_seq:
-                    return
+            self.report(Finding(seq=expected, line=exc.line, rule="format", what=what))
+        finally:
+            self.expected, self.prev, self.prev_raw, self.line_no = expected, prev, prev_raw, line_no
+            self.batch, self.batch_end, self.last = batch_no, batch_end, last
 
     def _decode(self, raw: bytes) -> StoredEvent | None:
         try:
@@ -433,23 +579,15 @@ class _Reader:
             self.prev_raw = bytes.fromhex(self.prev) if is_hex64(self.prev) else None
             return None
 
-    def _check(self, rec: StoredEvent, raw: bytes) -> None:
-        if rec.seq != self.expected or rec.fight_id != self.source.fight_id or rec.schema_version > SCHEMA_VERSION:
-            self._misplaced(rec)
-        if rec.schema_version >= 4 and not is_salt(rec.salt):
-            what = "no salt, or not 16 to 64 bytes of lowercase hex: from schema version 4 every event's hash is salted"
-            n = self.line_no
-            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what),
-                          LogCorrupted(self.source.where, n, what))
-        if self.chain:
-            self._check_chain(rec, raw)
-        self._check_batch(rec)
-        if self.canonical and rec.schema_version == SCHEMA_VERSION and not _same_line(encode_line(rec), raw):
-            what = "not in canonical form: its bytes were edited"
-            n = self.line_no
-            self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what),
-                          LogCorrupted(self.source.where, n, what))
-        self.expected, self.prev, self.last = rec.seq + 1, rec.hash, rec
+    def _unsalted(self, rec: StoredEvent) -> None:
+        what = "no salt, or not 16 to 64 bytes of lowercase hex: from schema version 4 every event's hash is salted"
+        n = self.line_no
+        self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(self.source.where, n, what))
+
+    def _edited(self, rec: StoredEvent) -> None:
+        what = "not in canonical form: its bytes were edited"
+        n = self.line_no
+        self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(self.source.where, n, what))
 
     def _misplaced(self, rec: StoredEvent) -> None:
         """A record out of place: another seq than the next, another fight's, a newer schema."""
@@ -500,14 +638,14 @@ class _Reader:
                         f"(to {self.batch_end})")
                 self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
             self.batch, self.batch_end = rec.seq, (rec.seq + rec.batch_size - 1 if rec.batch_size else 0)
-            opens = isinstance(rec.event, (CommandIssued, *HEADER_EVENTS))
+            opens = type(rec.event) in _OPENS
             if rec.schema_version >= 2 and not opens:
                 what = f"a batch opens with {type(rec.event).__struct_config__.tag}, not with the command_issued"
                 self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
         elif rec.batch != self.batch or (self.batch_end and rec.seq > self.batch_end):
             what = f"batch {rec.batch} is not the batch in progress (seq {self.batch}, to {self.batch_end or '?'})"
             self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
-        elif isinstance(rec.event, CommandIssued):
+        elif type(rec.event) in _COMMANDS:
             what = "a command_issued inside a batch: a command opens its own batch"
             self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
 
@@ -565,7 +703,7 @@ def after_marker(state: FightState, rec: StoredEvent, back_to: Callable[[int], F
     event = rec.event
     if isinstance(event, Redone):
         batch = batch_of(event.undo_seq)
-        if batch is None or not state.redo_stack or state.redo_stack[-1] != event.undo_seq:
+        if batch is None or redoable(state) != event.undo_seq:
             raise LogCorrupted("the log", rec.seq, f"seq {event.undo_seq} is not an undo a redo may take back now")
         back = back_to(batch - 1)
         if back is None:
@@ -576,7 +714,7 @@ def after_marker(state: FightState, rec: StoredEvent, back_to: Callable[[int], F
     if back is None:
         raise LogCorrupted("the log", rec.seq, f"cannot rebuild the state before seq {event.from_seq} for this undo")
     return replace(back, fight_id=rec.fight_id, version=rec.seq, last_hash=rec.hash,
-                   redo_stack=(*state.redo_stack, rec.seq))
+                   redo_stack=redo_stack_after(state.redo_stack, Undone, rec.seq, rec.batch, True))
 
 
 # -- the timeline: every event with its states ----------------------------------------------------------------------
@@ -593,7 +731,8 @@ def _timeline(source: Source, marks: Landmarks, *, to_seq: int | None, start: Fi
     batches = {u.seq: u.batch for u in marks.undos}
     reader = _Reader(source, state.version, state.last_hash, report, chain, canonical)
 
-    for rec, raw in reader.records(to_seq):
+    for rec in reader.records(to_seq):
+        raw = reader.raw
         before = state
         try:
             if isinstance(rec.event, UNDO_MARKERS):
@@ -745,107 +884,127 @@ def _fold_state(source: Source, marks: Landmarks, *, to_seq: int | None, start: 
     only moving the redo stack (the state an undo goes back to is the fold of the live events). ``met`` gets
     the (seq, hash) of every landmark read.
 
-    A strict walk skims (:func:`_skim`): it decodes in full only the events
-    whose bodies the fold needs. Anything the skim does not take (a line that
-    does not decode as today's, an event out of order, any error at all) hands
-    the rest of the log to the full fold below, from the state so far, which
-    raises the reference error or folds on.
+    A strict walk folds light (``skim``): the driver decodes in full only the
+    bodies the fold needs. Anything the light fold does not take (a problem the
+    driver finds, an event out of order, an effect that fails, a frame that does
+    not rebuild) has the log read again by the exact fold, every body decoded and folded by ``evolve``,
+    from the state it started from, which raises the reference error or folds on.
     """
     marks = marks.upto(to_seq)
     voided = marks.voided()
     state = start if start is not None else FightState(fight_id=source.fight_id)
     found: list[tuple[int, str]] = [] if met is None else met
     if report is None and skim:
-        state, done = _skim(source, state, voided, to_seq, chain, found)
-        if done:
-            return state
-        del found[:]
-    return _fold_full(source, state, voided, to_seq, report, chain, found)
-
-
-def _fold_full(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None,
-               report: Callable[[Finding], None] | None, chain: bool, met: list[tuple[int, str]]) -> FightState:
-    """:func:`_fold_state` decoding every event in full, from ``state`` on."""
-    reader = _Reader(source, state.version, state.last_hash, report, chain, False)
-    last = None
-    for rec, _raw in reader.records(to_seq):
-        last = rec
-        event = rec.event
-        if type(event) in _LANDMARK_KINDS:
-            met.append((rec.seq, rec.hash))
-        if isinstance(event, Undone):  # the redo stack follows time, undone or not (see _skim)
-            state = replace(state, redo_stack=(*state.redo_stack, rec.seq))
-            continue
-        if isinstance(event, Redone):
-            state = replace(state, redo_stack=state.redo_stack[:-1])
-            continue
-        if rec.seq in voided:
-            if rec.seq == rec.batch and not is_undo_batch(event) and state.redo_stack:
-                state = replace(state, redo_stack=())
-            continue
         try:
-            state = _folded(state, rec, source.where)
-        except (IllegalOrder, OutOfPhase, LogCorrupted) as exc:
-            if report is None:
-                raise
-            report(_fold_finding(rec, exc))
-    reader.finish(to_seq)
-    if last is None:
-        return state
-    return replace(state, fight_id=last.fight_id, version=last.seq, last_hash=last.hash)
+            return _fold(source, state, voided, to_seq, None, chain, found, light=True)
+        except Exception:  # the exact fold says what is wrong (a line the stand-ins took may not decode whole)
+            del found[:]
+    return _fold(source, state, voided, to_seq, report, chain, found, light=False)
 
 
-# -- skimming: the state-only fold, decoding in full only what the fold needs ---------------------------------------
-
-#: The fields of an event its stand-in keeps: the action it belongs to, and what the order checks read (a roll's
-#: purpose, a Catch's answer, the action a reaction answers). A trigger rule that one day reads another field finds
-#: it missing: the skim fails on it and hands the log to the full fold.
-SKIM_FIELDS = ("action", "purpose", "caught", "reacting_to")
+class _Unsure(Exception):
+    """The light fold met what it does not take: the exact fold reads the log again."""
 
 
-class _CommandTag(msgspec.Struct, frozen=True, gc=False):
-    """Just the tag of the command a ``command_issued`` records (an undo's or a redo's batch is told by it)."""
-
-    command: str
-
-
-def _stand_in(kind: type) -> type:
-    """A struct with ``kind``'s tag and only its :data:`SKIM_FIELDS` (``command_issued``: its command's tag)."""
-    fields = {f.name: f for f in msgspec.structs.fields(kind)}
-    spec: list[Any] = []
+def _undo_batch(ev: Any, kind: type) -> bool:
+    """Whether an event (or its stand-in) belongs to an undo or redo batch (:func:`omen_core.events.is_undo_batch`)."""
     if kind is CommandIssued:
-        spec.append(("command", _CommandTag))
-    for name in SKIM_FIELDS:
-        if name in fields:
-            f = fields[name]
-            spec.append((name, f.type) if f.required else (name, f.type, f.default))
-    config = kind.__struct_config__  # type: ignore[attr-defined]  # every event type is a tagged Struct
-    return msgspec.defstruct(f"Skim{kind.__name__}", spec, tag_field=config.tag_field, tag=config.tag,
-                             frozen=True, kw_only=True, gc=False, module=__name__,
-                             namespace=None if "action" in fields else {"action": None})
+        command = ev.command
+        return command.command in _UNDO_TAGS if command.__class__ is _CommandTag else isinstance(command, UNDO_COMMANDS)
+    return kind in UNDO_MARKERS
 
 
-def _needs_body(kind: type) -> bool:
-    """The event types the fold needs whole: those with an effect on the state, and the undo markers."""
-    return kind in EFFECTS or kind in UNDO_MARKERS
+def _fold(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None,
+          report: Callable[[Finding], None] | None, chain: bool, met: list[tuple[int, str]], *,
+          light: bool) -> FightState:
+    """The state-only fold from ``state`` on, over the driver's records: the undo bookkeeping
+    (:func:`~omen_core.state.redo_stack_after`, :func:`~omen_core.state.opens_undo_point`) for every event,
+    then the fold of each live one.
+
+    ``light``: the events come skimmed (stand-ins where the body is not
+    needed); the order is checked against the same tables (``ORDER``,
+    ``PHASE_ORDER``) and triggers (``trigger_for``, ``phase_trigger_for``) as
+    ``evolve``, the actions in progress followed as (action, step) only, and the
+    effects (``EFFECTS``) applied to events decoded whole; at the end the frames
+    of the actions still in progress are rebuilt by ``evolve``'s own frame fold.
+    Otherwise every event is decoded whole and folded by ``evolve``.
+    """
+    reader = _Reader(source, state.version, state.last_hash, report, chain, False, _decode_skim if light else None,
+                     met)
+    live_seq, undo_point, redo_stack = state.live_seq, state.undo_point, state.redo_stack
+    phase = state.phase
+    frames = [(f.action, f.step, f.declared_at) for f in state.stack]  # (action, step, declared at)
+    open_from = state.stack[0].declared_at if state.stack else None
+    specs, next_steps, next_phases, where = _SPECS, _NEXT_STEP, _NEXT_PHASE, source.where
+    phase_next = next_phases[phase]
+    for rec in reader.records(to_seq):
+        ev: Any = rec.event
+        seq, batch = rec.seq, rec.batch
+        kind, trigger, phase_trigger, effect, unordered, marker = specs[ev.__class__]
+        undo_batch = (ev.command.command in _UNDO_TAGS if ev.__class__ is _SKIM_COMMAND else _undo_batch(ev, kind)) \
+            if unordered else False
+        if marker or (redo_stack and seq == batch):  # (the rule moves an empty stack at a marker only)
+            redo_stack = redo_stack_after(redo_stack, kind, seq, batch, undo_batch)
+        if marker or (voided and seq in voided):
+            continue
+        if not light:
+            if state.redo_stack != redo_stack or state.live_seq != live_seq or state.undo_point != undo_point:
+                state = replace(state, redo_stack=redo_stack, live_seq=live_seq, undo_point=undo_point)
+            try:
+                state = _folded(state, rec, where)  # evolve keeps the undo fields itself, by the same rules
+            except (IllegalOrder, OutOfPhase, LogCorrupted) as exc:
+                if report is None:
+                    raise
+                report(_fold_finding(rec, exc))
+            live_seq, undo_point, redo_stack = state.live_seq, state.undo_point, state.redo_stack
+            continue
+        rest_before = not frames
+        if not unordered:
+            if trigger is None:
+                trigger = trigger_for(kind, ev)
+            if phase_trigger is None:
+                phase_trigger = phase_trigger_for(kind, ev)
+            next_phase = phase_next[phase_trigger]
+            if trigger == "declare":
+                if frames and ("nest" not in next_steps[frames[-1][1]] or kind is not AttackDeclared
+                               or ev.reacting_to != frames[-1][0]):
+                    raise _Unsure
+                if not frames:
+                    open_from = seq
+                frames.append((ev.action or seq, next_steps[LifeStep.IDLE]["declare"][0], seq))
+            elif frames:
+                action, step, declared = frames[-1]
+                dest, finished = next_steps[step][trigger]
+                if ev.action is not None and ev.action != action:
+                    raise _Unsure
+                if finished:
+                    frames.pop()
+                    if not frames:
+                        open_from = None
+                else:
+                    frames[-1] = (action, dest, declared)
+            elif trigger not in next_steps[LifeStep.IDLE]:
+                raise _Unsure
+            if next_phase is not phase:
+                phase, phase_next = next_phase, next_phases[next_phase]
+        if effect is not None:
+            state = effect(state, ev)
+            if kind is SeedRevealed:  # evolve's undo floor (C42)
+                state = replace(state, undo_floor=seq + 1)
+        if not undo_batch:
+            live_seq = seq
+        if seq == batch and opens_undo_point(seq, batch, rest_before, undo_batch):
+            undo_point = seq
+    reader.finish(to_seq)
+    last = reader.last
+    changes: dict[str, Any] = {"live_seq": live_seq, "undo_point": undo_point, "redo_stack": redo_stack}
+    if light:
+        changes.update(phase=phase, stack=_held(source, state, frames, open_from, last, voided))
+    if last is not None:
+        changes.update(fight_id=last.fight_id, version=last.seq, last_hash=last.hash)
+    return replace(state, **changes)
 
 
-_SKIM_TYPES: dict[type, type] = {kind: kind if _needs_body(kind) else _stand_in(kind) for kind in EVENT_TYPES}
-_KIND: dict[type, type] = {skim: kind for kind, skim in _SKIM_TYPES.items()}
-_SkimEvent: Any = Union[tuple(_SKIM_TYPES.values())]  # noqa: UP007 - a runtime union of a computed tuple
-
-
-def _skim_envelope() -> type:
-    """:class:`StoredEvent`'s fields in its order (defaults kept), the event skimmed."""
-    spec: list[Any] = []
-    for f in msgspec.structs.fields(StoredEvent):
-        kind = _SkimEvent if f.name == "event" else f.type
-        spec.append((f.name, kind) if f.required else (f.name, kind, f.default))
-    return msgspec.defstruct("SkimStored", spec, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False,
-                             module=__name__)
-
-
-_decode_skim: Callable[[bytes], Any] = msgspec.json.Decoder(_skim_envelope()).decode
 _NOTHING = object()
 
 
@@ -858,168 +1017,34 @@ def _static(rule: Callable[[type, Any], str], kind: type) -> str | None:
 
 
 def _spec(kind: type) -> tuple[Any, ...]:
-    """(type, trigger or None, phase trigger or None, effect or None, unordered, landmark) for one event type."""
-    landmark = kind in _LANDMARK_KINDS
+    """(type, trigger or None, phase trigger or None, effect or None, unordered, undo marker) for one event type."""
     if kind in UNORDERED:
-        return kind, None, None, EFFECTS.get(kind), True, landmark
-    return kind, _static(trigger_for, kind), _static(phase_trigger_for, kind), EFFECTS.get(kind), False, landmark
+        return kind, None, None, EFFECTS.get(kind), True, kind in UNDO_MARKERS
+    return kind, _static(trigger_for, kind), _static(phase_trigger_for, kind), EFFECTS.get(kind), False, False
 
 
-_SPECS: dict[type, tuple[Any, ...]] = {skim: _spec(kind) for kind, skim in _SKIM_TYPES.items()}
+_SPECS: dict[type, tuple[Any, ...]] = {cls: _spec(kind) for cls, kind in _REAL.items()}
 _NEXT_STEP: dict[LifeStep, dict[str, tuple[LifeStep, bool]]] = {step: {} for step in LifeStep}
 for (_step, _trigger), _dest in ORDER.items():
     _NEXT_STEP[_step][_trigger] = (_dest, _dest in DONE)
 _NEXT_PHASE: dict[Phase, dict[str, Phase]] = {phase: {t: d for (p, t), d in PHASE_ORDER.items() if p is phase}
                                                for phase in Phase}
-_ATTACKS: Any = (AttackDeclared, _SKIM_TYPES[AttackDeclared])
 _UNDO_TAGS = frozenset(kind.__struct_config__.tag for kind in UNDO_COMMANDS)
-_HEADERS = tuple(_SKIM_TYPES[kind] for kind in HEADER_EVENTS)
-_COMMAND_ISSUED: Any = _SKIM_TYPES[CommandIssued]
-
-
-class _Slow(Exception):
-    pass
-
-
-def _skim(source: Source, state: FightState, voided: frozenset[int], to_seq: int | None, chain: bool,
-          met: list[tuple[int, str]]) -> tuple[FightState, bool]:
-    """The state-only fold over lines decoded with stand-ins: ``(state, True)`` at the end of the log, or
-    ``(the state it started from, False)`` if it met anything it does not take: then the full fold reads the log
-    again from there, and raises its own error or folds on (a log of an older schema version, say).
-
-    The order is checked against the same tables (``ORDER``, ``PHASE_ORDER``)
-    and triggers (``trigger_for``, ``phase_trigger_for``) as ``evolve``; the
-    effects are ``EFFECTS``, applied to fully decoded events. The actions in
-    progress are followed as (action, step) only; at the end their frames are
-    rebuilt by ``evolve``'s own frame fold from their events, read in full.
-    """
-    start = state
-    phase, fight_id = state.phase, source.fight_id
-    live_seq, undo_point, redo_stack = state.live_seq, state.undo_point, state.redo_stack
-    frames = [(f.action, f.step, f.declared_at) for f in state.stack]  # (action, step, declared at)
-    open_from = state.stack[0].declared_at if state.stack else None
-    expected, prev_hex = state.version + 1, state.last_hash
-    prev_raw = bytes.fromhex(prev_hex) if chain and is_hex64(prev_hex) else b""
-    batch = batch_end = 0
-    position: tuple[int, str] | None = None
-    decode, specs, next_steps, next_phases = _decode_skim, _SPECS, _NEXT_STEP, _NEXT_PHASE
-    phase_next = next_phases[phase]
-    sha = hashlib.sha256
-    try:
-        for chunk in source.lines(state.version):
-            for raw in chunk:
-                line = raw[:-1] if raw[-1:] == b"\n" else raw
-                rec = decode(line)
-                seq = rec.seq
-                if to_seq is not None and seq > to_seq:
-                    raise StopIteration
-                if seq != expected or rec.fight_id != fight_id or rec.schema_version != SCHEMA_VERSION \
-                        or len(rec.salt) < 32:
-                    raise _Slow
-                if chain:
-                    if rec.prev_hash != prev_hex or line[-_TAIL:-66] != b',"hash":"' or line[-2:] != b'"}':
-                        raise _Slow
-                    digest = sha(prev_raw + line[:-_TAIL] + b"}").digest()
-                    prev_hex = digest.hex()
-                    if prev_hex != rec.hash:
-                        raise _Slow
-                    prev_raw = digest
-                ev: Any = rec.event
-                kind, trigger, phase_trigger, effect, unordered, landmark = specs[ev.__class__]
-                if position is None and rec.batch < seq:  # starting part-way through a batch (a snapshot)
-                    batch, batch_end = rec.batch, rec.batch + rec.batch_size - 1 if rec.batch_size else 0
-                elif rec.batch == seq:
-                    if batch_end and seq <= batch_end:
-                        raise _Slow
-                    if not (ev.__class__ is _COMMAND_ISSUED or isinstance(ev, _HEADERS)):
-                        raise _Slow
-                    batch, batch_end = seq, seq + rec.batch_size - 1 if rec.batch_size else 0
-                elif rec.batch != batch or (batch_end and seq > batch_end) or ev.__class__ is _COMMAND_ISSUED:
-                    raise _Slow
-                expected += 1
-                position = (seq, rec.hash)
-                if landmark:
-                    met.append(position)
-                # The redo stack follows time: a marker pushes or pops it, and any other command's batch empties
-                # it, even one a later undo voided (while it stood, the undo before it could not be redone).
-                if kind is Undone:
-                    redo_stack = (*redo_stack, seq)
-                    continue
-                if kind is Redone:
-                    redo_stack = redo_stack[:-1]
-                    continue
-                undo_batch = ev.__class__ is _COMMAND_ISSUED and ev.command.command in _UNDO_TAGS
-                if seq in voided:
-                    if seq == batch and not undo_batch:
-                        redo_stack = ()
-                    continue
-                rest_before = not frames
-                if not unordered:
-                    if trigger is None:
-                        trigger = trigger_for(kind, ev)
-                    if phase_trigger is None:
-                        phase_trigger = phase_trigger_for(kind, ev)
-                    next_phase = phase_next[phase_trigger]
-                    if trigger == "declare":
-                        if frames and ("nest" not in next_steps[frames[-1][1]] or ev.__class__ not in _ATTACKS
-                                       or ev.reacting_to != frames[-1][0]):
-                            raise _Slow
-                        if not frames:
-                            open_from = seq
-                        frames.append((ev.action or seq, next_steps[LifeStep.IDLE]["declare"][0], seq))
-                    elif frames:
-                        action, step, declared = frames[-1]
-                        dest, finished = next_steps[step][trigger]
-                        if ev.action is not None and ev.action != action:
-                            raise _Slow
-                        if finished:
-                            frames.pop()
-                            if not frames:
-                                open_from = None
-                        else:
-                            frames[-1] = (action, dest, declared)
-                    elif trigger not in next_steps[LifeStep.IDLE]:
-                        raise _Slow
-                    if next_phase is not phase:
-                        phase, phase_next = next_phase, next_phases[next_phase]
-                if effect is not None:
-                    state = effect(state, ev)
-                    if kind is SeedRevealed:  # evolve's undo floor, on the skim's state (C42)
-                        state = replace(state, undo_floor=seq + 1)
-                if not undo_batch:
-                    live_seq = seq
-                    if seq == batch:
-                        redo_stack = ()
-                        if seq > 1 and rest_before:  # is_undo_point, on the skim's locals
-                            undo_point = seq
-    except StopIteration:
-        pass
-    except Exception:
-        return start, False
-    if batch_end and position is not None and position[0] < batch_end and to_seq is None:
-        raise LogCorrupted(source.where, position[0], _torn(batch, position[0], batch_end))
-    try:
-        return _held(source, state, phase, frames, open_from, expected - 1, voided, live_seq, undo_point,
-                     redo_stack, position), True
-    except Exception:
-        return start, False
-
-
+_SKIM_COMMAND: Any = _SKIM_TYPES[CommandIssued]
 _TAIL = len(',"hash":""}') + 64
 
 
-def _held(source: Source, state: FightState, phase: Phase, frames: list[tuple[int, LifeStep, int]],
-          open_from: int | None, last: int, voided: frozenset[int], live_seq: int, undo_point: int,
-          redo_stack: tuple[int, ...], position: tuple[int, str] | None) -> FightState:
-    """The skim's state after seq ``last``: its locals set on the state, and the frames of the actions still in
-    progress rebuilt by ``evolve``'s own frame fold, from their events read in full."""
+def _held(source: Source, state: FightState, frames: list[tuple[int, LifeStep, int]], open_from: int | None,
+          last: StoredEvent | None, voided: frozenset[int]) -> tuple[Frame, ...]:
+    """The frames of the actions still in progress after the light fold, rebuilt by ``evolve``'s own frame fold
+    from their events read in full (they must be the actions the light fold followed)."""
     stack: tuple[Frame, ...] = ()
-    if open_from is not None:
+    if open_from is not None and last is not None:
         holder = replace(state, stack=())
         for chunk in source.lines(open_from - 1):
             for raw in chunk:
                 rec = decode_line(raw.rstrip(b"\n"))
-                if rec.seq > last:
+                if rec.seq > last.seq:
                     break
                 if rec.seq in voided or isinstance(rec.event, UNORDERED):
                     continue
@@ -1029,13 +1054,8 @@ def _held(source: Source, state: FightState, phase: Phase, frames: list[tuple[in
             break
         stack = holder.stack
     if [(f.action, f.step) for f in stack] != [(a, s) for a, s, _ in frames]:
-        raise RuntimeError(f"the skim and evolve disagree on the actions in progress after seq {last}: {frames} "
-                           f"against {stack}")  # never: a test folds every kind of log both ways
-    changes: dict[str, Any] = {"phase": phase, "stack": stack, "live_seq": live_seq, "undo_point": undo_point,
-                               "redo_stack": redo_stack}
-    if position is not None:
-        changes.update(fight_id=source.fight_id, version=position[0], last_hash=position[1])
-    return replace(state, **changes)
+        raise _Unsure(f"the light fold and evolve disagree on the actions in progress: {frames} against {stack}")
+    return stack
 
 
 def step_through(source: Source, *, to_seq: int | None = None, strict: bool = True) -> Iterator[Step]:
@@ -1068,7 +1088,8 @@ def project(records: Iterable[StoredEvent], to_seq: int | None = None) -> FightS
     return replay(source, to_seq=to_seq, chain=False)
 
 
-def state_at(source: Source, snapshots: Any, to_seq: int | None = None, chain: bool = True) -> FightState:
+def state_at(source: Source, snapshots: SnapshotStore | None, to_seq: int | None = None,
+             chain: bool = True) -> FightState:
     """The state after ``to_seq`` (default: the end), from the latest usable snapshot in ``snapshots`` (a
     :class:`~omen_core.store.snapshots.SnapshotStore`, or None). With a usable snapshot only the events after it
     are folded; without one this is a plain replay plus the snapshot lookup (measured in docs/performance.md).
@@ -1077,7 +1098,59 @@ def state_at(source: Source, snapshots: Any, to_seq: int | None = None, chain: b
     at an event still in the log (same hash), and no undo or redo later in the
     log (up to ``to_seq``) reaches back across it.
     """
-    from .store.snapshots import usable_snapshot
-
     start = usable_snapshot(source, snapshots, to_seq) if snapshots is not None else None
     return replay(source, to_seq=to_seq, start=start, chain=chain)
+
+
+def usable_snapshot(source: Source, snapshots: SnapshotStore, to_seq: int | None = None) -> FightState | None:
+    """The state of the latest snapshot a walk of ``source`` to ``to_seq`` may start from, or None.
+
+    A snapshot is usable if it was taken under this schema and state format,
+    at an event that is still the one in the log (same hash), and no undo or
+    redo written after it (up to ``to_seq``) reaches back before it: then the
+    snapshot no longer describes the log, and an earlier one is tried.
+    """
+    marks = landmarks_of(source.landmarks()).upto(to_seq)
+    limit = to_seq if to_seq is not None else 1 << 62
+    for _ in range(MAX_TRIES):
+        snapshot = snapshots.latest(source.fight_id, limit) if limit > 0 else None
+        if snapshot is None:
+            return None
+        reach = _reach(marks, snapshot.seq)
+        if reach is not None:
+            limit = reach - 1
+            continue
+        if snapshot.schema_version != SCHEMA_VERSION or snapshot.state_format != STATE_FORMAT \
+                or not _same_event(source, snapshot):
+            limit = snapshot.seq - 1
+            continue
+        return snapshot.state
+    return None
+
+
+def _reach(marks: Landmarks, seq: int) -> int | None:
+    """How far back an undo or redo written after ``seq`` reaches, if it reaches back to ``seq`` or before."""
+    reaches = [u.from_seq for u in marks.undos if u.seq > seq >= u.from_seq]
+    undone = {u.seq: u for u in marks.undos}
+    reaches += [undone[target].from_seq for at, target in marks.redos if at > seq >= target]
+    return min(reaches) if reaches else None
+
+
+class _Position(msgspec.Struct):
+    seq: int
+    hash: str
+
+
+_POSITION = msgspec.json.Decoder(_Position).decode
+
+
+def _same_event(source: Source, snapshot: Snapshot) -> bool:
+    """Whether the event at the snapshot's seq is still the one it was taken after."""
+    for chunk in source.lines(snapshot.seq - 1):
+        for line in chunk[:1]:
+            try:
+                at = _POSITION(line)
+            except msgspec.DecodeError:
+                return False
+            return at.seq == snapshot.seq and at.hash == snapshot.event_hash
+    return False

@@ -9,7 +9,7 @@ import msgspec
 from omen_core.events import StoredEvent, encode_line
 from omen_core.options import Options
 from omen_core.state import FightState
-from omen_core.store import EventStore
+from omen_core.store import EventStore, SnapshotStore
 from omen_core.walk import LinesSource, Step, StoreSource, project, replay, state_at
 from omen_core.walk import step_through as walk_steps
 
@@ -67,8 +67,8 @@ def step_through(records: Iterable[StoredEvent]) -> Iterator[Step]:
     return walk_steps(LinesSource([encode_line(r) for r in records], where="the events given"))
 
 
-def replay_store(store: EventStore, fight_id: str, to_seq: int | None = None, snapshots: object = None
-                 ) -> FightState:
+def replay_store(store: EventStore, fight_id: str, to_seq: int | None = None,
+                 snapshots: SnapshotStore | None = None) -> FightState:
     """The state of a stored fight after ``to_seq`` (or at the end), streaming: the walk's state-only way,
     from the latest usable snapshot if ``snapshots`` has one."""
     source = StoreSource(store, fight_id)

@@ -396,25 +396,28 @@ class TestValidated:
         """A command validated again (the same type and JSON: an ``end_turn`` by the same combatant) is the
         command decoded the first time; an equal command of another JSON is decoded afresh."""
         from omen_core.commands import EndTurn
-        from omen_core.engine import validated
+        from omen_core.engine import CommandMemo, validated
 
-        first = validated(EndTurn(who="kael"))
-        assert first == EndTurn(who="kael") and validated(EndTurn(who="kael")) is first
-        assert validated(EndTurn(who="vesh")) == EndTurn(who="vesh")
+        memo = CommandMemo()
+        first = validated(EndTurn(who="kael"), memo)
+        assert first == EndTurn(who="kael") and validated(EndTurn(who="kael"), memo) is first
+        assert validated(EndTurn(who="vesh"), memo) == EndTurn(who="vesh")
+        assert validated(EndTurn(who="kael")) is not first  # no memo given: decoded afresh
 
     @pytest.mark.parametrize("difficulty", [5.0, True])
     def test_a_value_equal_in_python_but_not_in_json_is_still_refused(self, difficulty):
         """``5.0`` and ``True`` equal ``5`` and ``1`` in Python, and a command holding them compares equal to one
         validated before, but their JSON differs and the integer field refuses them, naming it."""
-        from omen_core.engine import validated
+        from omen_core.engine import CommandMemo, validated
         from omen_core.errors import InvalidCommand
 
+        memo = CommandMemo()
         good = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=int(difficulty))
-        validated(good)
+        validated(good, memo)
         bad = StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=difficulty)
         assert bad == good
         with pytest.raises(InvalidCommand) as info:
-            validated(bad)
+            validated(bad, memo)
         assert info.value.path == "$.difficulty"
 
     def test_the_memo_stays_bounded(self):
@@ -422,6 +425,21 @@ class TestValidated:
         from omen_core import engine
         from omen_core.commands import EndTurn
 
-        for i in range(engine._VALIDATED_KEPT + 10):
-            engine.validated(EndTurn(who=f"c{i}"))
-        assert len(engine._VALIDATED) <= engine._VALIDATED_KEPT
+        memo = engine.CommandMemo(kept=16)
+        for i in range(16 + 10):
+            engine.validated(EndTurn(who=f"c{i}"), memo)
+        assert 0 < len(memo) <= 16
+
+
+def test_each_fight_owns_its_command_memo_unless_given_one():
+    """No memo is shared between fights through the module (DESIGN.md: no module-level caches): each Fight has its
+    own, and a caller running many fights may give them one to share."""
+    from omen_core.engine import CommandMemo
+
+    a = Fight.start(MemoryStore(), "a", dice=ScriptedDice([]), clock=lambda: 0)
+    b = Fight.start(MemoryStore(), "b", dice=ScriptedDice([]), clock=lambda: 0)
+    assert a.commands is not b.commands and len(a.commands) == 1  # the start_fight command
+    shared = CommandMemo()
+    c = Fight.start(MemoryStore(), "c", dice=ScriptedDice([]), clock=lambda: 0, commands=shared)
+    d = Fight.start(MemoryStore(), "d", dice=ScriptedDice([]), clock=lambda: 0, commands=shared)
+    assert c.commands is d.commands is shared and len(shared) == 1  # the same start_fight, decoded once

@@ -38,6 +38,7 @@ from omen_core.events import (
     line_body,
     line_hash,
     seal,
+    seal_line,
     verify_chain,
 )
 from tests.strategies import chained, events, ids, logs
@@ -130,26 +131,30 @@ class TestEnvelope:
 
     @given(events, ids, st.integers(1, 10**6), st.integers(0, 2**40))
     def test_a_sealed_events_kept_line_is_its_encoding(self, event, fight_id, seq, recorded_at):
-        """The line kept when an event is sealed (so it is encoded once) is byte for byte its canonical encoding,
-        and a copy that was not sealed here is encoded afresh, to the same bytes."""
-        rec = seal(fight_id, seq, recorded_at, GENESIS_HASH, event, seq, 1)
+        """The line made when an event is sealed (so it is encoded once) is byte for byte its canonical encoding,
+        and a copy encoded afresh gives the same bytes."""
+        rec, line = seal_line(fight_id, seq, recorded_at, GENESIS_HASH, event, seq, 1, "5a" * 16)
         fresh = msgspec.json.Encoder(order="deterministic").encode(rec)
         copy = msgspec.structs.replace(rec)
-        assert encode_line(rec) == fresh == encode_line(copy) and decode_line(encode_line(rec)) == rec
+        assert line == fresh == encode_line(rec) == encode_line(copy) and decode_line(line) == rec
 
-    def test_a_sealed_line_is_taken_once_and_the_cache_stays_bounded(self):
-        """A store writing a sealed event takes its kept line (the entry leaves the cache; a second look encodes
-        afresh, to the same bytes), and lines sealed but never written are dropped past the bound."""
-        from omen_core import events as module
+    def test_sealed_events_carry_their_lines_to_the_store(self):
+        """A Sealed batch hands a store the lines made while sealing (no module-level table of them); a plain list
+        of the same events is encoded afresh, to the same bytes; a store writes exactly those lines."""
+        from omen_core.events import Sealed, lines_of
+        from omen_core.store import MemoryStore
 
-        rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
-        kept = module._SEALED_LINES[id(rec)][1]
-        assert encode_line(rec) is kept and id(rec) not in module._SEALED_LINES
-        assert encode_line(rec) == kept
-        unwritten = [seal("f", 1, i, GENESIS_HASH, SeedRevealed(seed="ab")) for i in range(module._SEALED_KEPT + 5)]
-        assert len(module._SEALED_LINES) <= module._SEALED_KEPT
-        assert [encode_line(r) for r in unwritten] == [msgspec.json.Encoder(order="deterministic").encode(r)
-                                                       for r in unwritten]
+        batch = Sealed()
+        prev = GENESIS_HASH
+        for seq in (1, 2):
+            rec, line = seal_line("f", seq, 42, prev, SeedRevealed(seed="ab"), 1, 2)
+            batch.add(rec, line)
+            prev = rec.hash
+        assert lines_of(batch) is batch.lines
+        assert lines_of(list(batch)) == batch.lines == [encode_line(r) for r in batch]
+        store = MemoryStore()
+        store.append("f", batch, 0)
+        assert [chunk for lines in store.read_lines("f") for chunk in lines] == batch.lines
 
     def test_changing_any_field_breaks_the_hash(self):
         """A copy with one changed field no longer matches its hash."""

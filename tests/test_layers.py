@@ -1,4 +1,5 @@
-"""The import layers (issue 27, item 7): no import cycle between omen's modules, and no import of a layer above.
+"""The import layers and the core's shape (issue 27, item 7): no import cycle between omen's modules, no import of a
+layer above, and no module-level cache in omen_core.
 
 Every import of omen's four packages is read by grimp (it parses each module: module-level imports and those inside
 functions alike; those under ``if TYPE_CHECKING:`` are left out, as they never run). Packages bottom first:
@@ -9,6 +10,7 @@ packages of omen's: they may import anything.
 
 from __future__ import annotations
 
+import ast
 import graphlib
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("omen_core", "omen_replay", "omen_server", "omen_cli")
+PACKAGE = ROOT / "omen_core"
 
 #: The layers, bottom first: a module may import modules of its own layer and of the layers below it, never of one
 #: above. ``name`` is that module alone; ``name.*`` is that package and every module under it.
@@ -46,12 +49,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 
 #: Imports the rules above forbid, let through for now, each with why. Delete each when what it names is gone (the
 #: test fails on an allowance for an import no longer made, so none outlives its reason).
-ALLOWED: frozenset[tuple[str, str]] = frozenset({
-    # The walk <-> store.snapshots cycle (walk.state_at asks snapshots for a usable one; snapshots.usable_snapshot
-    # asks the walk for the log's landmarks): removed by the walk branch (issue 27, item 7). The lead deletes this
-    # allowance when merging that branch.
-    ("omen_core.store.snapshots", "omen_core.walk"),
-})
+ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 
 def import_graph() -> grimp.ImportGraph:
@@ -189,3 +187,43 @@ def _reaches(imports: dict[str, set[str]], start: str, goal: str) -> bool:
                 seen.add(nxt)
                 todo.append(nxt)
     return False
+
+
+# -- no module-level caches in omen_core (issue 27, item 7; DESIGN.md) -------------------------------------------
+
+
+def module_level_caches(path: Path) -> list[str]:
+    """Where a module may keep a cache filled at run time: a memoising decorator (``functools.cache``,
+    ``lru_cache``) anywhere, or a module-level name bound to an empty mutable container (to be filled later)."""
+    found = []
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                text = ast.unparse(decorator)
+                if "cache" in text:
+                    found.append(f"{path.name}:{node.lineno} @{text} {node.name}")
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        literal = isinstance(value, (ast.Dict, ast.List, ast.Set)) and not (
+            value.keys if isinstance(value, ast.Dict) else value.elts)
+        called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and value.func.id in {"dict", "list", "set"} and not value.args and not value.keywords
+        if literal or called:
+            found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_omen_core_keeps_no_module_level_cache():
+    """DESIGN.md: no module-level mutable caches in omen_core (they stand in the way of many fights in one
+    process): no memoising decorator, no module-level container left empty to be filled at run time; a memo is an
+    object a Fight, a store or the caller owns (engine.CommandMemo, the JSON Lines store's offset indexes)."""
+    assert [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in module_level_caches(path)] == []
+
+
+def test_the_cache_check_sees_a_cache(tmp_path):
+    """The check finds each kind of cache it looks for, and passes a table built at import."""
+    path = tmp_path / "m.py"
+    path.write_text("import functools\n_SEEN: dict[str, int] = {}\nK = dict()\nT = {'a': 1}\n"
+                    "@functools.lru_cache(maxsize=8)\ndef f(x):\n    return x\n")
+    assert [hit.split()[0] for hit in module_level_caches(path)] == ["m.py:6", "m.py:2", "m.py:3"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore, ScriptedDice
@@ -41,8 +41,10 @@ from omen_core.walk import (
     replay,
     state_at,
     step_through,
+    usable_snapshot,
     walk,
 )
+from tests.random_fights import fights
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -524,3 +526,77 @@ def test_a_version_two_log_reads_and_verifies():
     report = verify_lines(lines)
     assert report.clean, report.findings
     assert report.schema_versions == (2,) and report.redecided > 0 and report.events == len(lines)
+
+
+# -- one driver: the light fold (bodies skipped) against the exact fold and the timeline, on random logs -----------
+
+
+def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple:
+    """What the light fold, the exact fold (every body decoded, folded by evolve) and the timeline give at ``seq``
+    (the end if None): a state, or an error's type and message."""
+    light = outcome(lambda: replay(source(lines), to_seq=seq))
+    exact = outcome(lambda: replay(source(lines), to_seq=seq, skim=False))
+    timeline = outcome(lambda: [s.after for s in step_through(source(lines), to_seq=seq)][-1])
+    return light, exact, timeline
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fights(max_commands=30), st.data())
+def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf, data):
+    """Random legal fights (undos back to chosen seqs, redos, reveals among their commands): at the end and at a
+    random seq, the fold that skips bodies, the fold that decodes every one and the timeline give one state, undo
+    fields (undo point, live seq, redo stack) included."""
+    lines = [encode_line(r) + b"\n" for r in rf.records]
+    seq = data.draw(st.integers(1, len(lines)))
+    for at in (None, seq):
+        light, exact, timeline = _walked_every_way(lines, at)
+        assert light == exact == timeline, at
+        assert light[0] == "state"
+    assert replay(source(lines)) == rf.fight.state
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fights(max_commands=25), st.data())
+def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf, data):
+    """A random fight's log cut mid-line (a torn tail), cut mid-batch (a torn batch), with a line's bytes changed (a
+    broken chain) or a line dropped: the light fold and the exact fold give the same state or the same error, and a
+    lenient timeline walk reports a finding where the strict ones raise."""
+    lines = [encode_line(r) + b"\n" for r in rf.records]
+    i = data.draw(st.integers(2, len(lines)))
+    damage = data.draw(st.sampled_from(["torn tail", "cut", "edited", "dropped"]))
+    if damage == "torn tail":
+        lines = [*lines[:i - 1], lines[i - 1][:data.draw(st.integers(1, len(lines[i - 1]) - 2))]]
+    elif damage == "cut":
+        lines = lines[:i]
+    elif damage == "edited":
+        lines[i - 1] = lines[i - 1].replace(b'"recorded_at":', b'"recorded_at":9', 1)  # another number
+    else:
+        del lines[i - 1]
+    light, exact, _timeline = _walked_every_way(lines, None)
+    assert light == exact
+    if damage in ("edited", "torn tail") or (damage == "dropped" and i < len(lines) + 1):
+        assert light[0] == "error", damage
+    if light[0] == "error":
+        found = Recorder()
+        walk(source(lines), found, strict=False)
+        assert any(c[0] == "problem" for c in found.calls)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fights(max_commands=30), st.data())
+def test_a_walk_from_a_snapshot_agrees_with_one_from_the_start(rf, data):
+    """A snapshot taken at a random seq of a random fight: the state at a later seq walked from it (light and exact)
+    is the state walked from seq 1, whenever the snapshot is usable (no undo or redo after it reaches back across
+    it); state_at picks it or not by itself and gives the same state either way."""
+    lines = [encode_line(r) + b"\n" for r in rf.records]
+    at = data.draw(st.integers(1, len(lines)))
+    to = data.draw(st.integers(at, len(lines)))
+    snapshots = MemorySnapshots()
+    snapshots.save(take(replay(source(lines), to_seq=at)))
+    start = usable_snapshot(source(lines), snapshots, to)
+    whole = replay(source(lines), to_seq=to)
+    if start is not None:
+        assert start.version == at
+        assert replay(source(lines), to_seq=to, start=start) == whole
+        assert replay(source(lines), to_seq=to, start=start, skim=False) == whole
+    assert state_at(source(lines), snapshots, to) == whole

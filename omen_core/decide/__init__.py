@@ -8,8 +8,9 @@ handler per command, in a dispatch table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, NamedTuple, get_args
 
 import msgspec
 
@@ -485,13 +486,14 @@ def _kind(kind: type) -> _Kind:
                  undo_batch=issubclass(kind, UNDO_COMMANDS))
 
 
-_KINDS: dict[type, _Kind] = {}
+#: What decide reads of each command type, built once at import (an immutable table: no cache filled at run time).
+_KINDS: Mapping[type, _Kind] = MappingProxyType({kind: _kind(kind) for kind in get_args(Command)})
 
 
 def _decided(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str) -> Draft:
     kind = _KINDS.get(type(command))
-    if kind is None:
-        kind = _KINDS.setdefault(type(command), _kind(type(command)))
+    if kind is None:  # a subclass of a command type: read as it comes
+        kind = _kind(type(command))
     if not kind.starts and not state.started:
         raise RuleViolation("setup", "the fight has not started: start it first")
     if state.ending is not None and not kind.after_end:

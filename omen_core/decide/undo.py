@@ -4,9 +4,9 @@ History is never rewritten: an undo appends an ``undone`` event voiding the
 live events from a safe point (:func:`omen_core.state.is_undo_point`), never
 before the last seed revealed (``undo_floor``, C42), to the last live one; a
 redo appends ``redone``, taking the last undo back, as long as nothing was
-done since. The state keeps what these decisions need
-(``undo_point``, ``live_seq``, ``redo_stack``); an undo back to a chosen seq
-also asks the :class:`History` about that seq. The state *after* a marker is
+done since (:func:`omen_core.state.redo_stack_after`, :func:`omen_core.state.redoable`). The state keeps
+what these decisions need (``undo_point``, ``live_seq``, ``redo_stack``); an
+undo back to a chosen seq also asks the :class:`History` about that seq. The state *after* a marker is
 the walk's to give (:func:`omen_core.walk.after_marker`).
 """
 
@@ -19,7 +19,7 @@ import msgspec
 from ..commands import Redo, Undo
 from ..errors import RuleViolation
 from ..events import Event, Redone, Undone
-from ..state import FightState, is_undo_point
+from ..state import FightState, is_undo_point, redoable
 from .draft import Draft
 
 __all__ = ["History", "Target", "undo", "redo"]
@@ -79,8 +79,8 @@ def _checked_target(state: FightState, seq: int, history: History | None) -> int
 
 def redo(draft: Draft, cmd: Redo) -> None:
     """Take back the last undo, if nothing has been done since."""
-    stack = draft.state.redo_stack
-    if not stack:
+    target = redoable(draft.state)
+    if target is None:
         raise RuleViolation("undo", "there is no undo to take back: a redo comes right after the undo it takes "
                                     "back (once another command follows an undo, it can no longer be redone)")
-    draft.record(Redone(undo_seq=stack[-1], reason=cmd.reason))
+    draft.record(Redone(undo_seq=target, reason=cmd.reason))

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 from typing import NamedTuple
@@ -23,11 +22,6 @@ class MitigationStep(NamedTuple):
     after: int
 
 
-@functools.lru_cache(maxsize=256)
-def _fraction(written: str) -> Fraction:
-    return Fraction(written)
-
-
 def exact(multiplier: float | str | Fraction) -> Fraction:
     """C34: a multiplier as the exact fraction written: ``1.4`` is ``7/5`` (its decimal, never its binary float),
     ``"7/5"`` is ``7/5``.
@@ -35,7 +29,7 @@ def exact(multiplier: float | str | Fraction) -> Fraction:
     >>> exact(1.4), exact("7/5"), exact(0.5)
     (Fraction(7, 5), Fraction(7, 5), Fraction(1, 2))
     """
-    return multiplier if isinstance(multiplier, Fraction) else _fraction(str(multiplier))
+    return multiplier if isinstance(multiplier, Fraction) else Fraction(str(multiplier))
 
 
 def armor_applies(*, magical_armor: bool, spell_attack: bool, physical_damage: bool) -> bool:

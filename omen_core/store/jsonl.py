@@ -17,7 +17,7 @@ import msgspec
 import portalocker
 
 from ..errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
-from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
+from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
 from .base import (
     FIGHT_ID,
     FIGHT_ID_WORDS,
@@ -111,12 +111,14 @@ class JsonlStore:
         """A store keeping one ``<fight_id>.jsonl`` file per fight in ``directory``."""
         self._dir: Path | None = Path(_no_nul(directory))
         self._file: Path | None = None
+        self._indexes = _OffsetIndexes()
 
     @classmethod
     def single(cls, path: str | os.PathLike[str]) -> JsonlStore:
         """A store on exactly one file holding one fight (the fight id of its first line)."""
         store = cls.__new__(cls)
         store._dir, store._file = None, Path(_no_nul(path))
+        store._indexes = _OffsetIndexes()
         return store
 
     def __repr__(self) -> str:
@@ -135,7 +137,7 @@ class JsonlStore:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
         path = self._path(fight_id)
-        lines = [encode_line(ev) + b"\n" for ev in events]
+        lines = [line + b"\n" for line in lines_of(events)]
         _check_lengths(fight_id, events, lines)
         with _guard(path):
             if not _regular(path):  # a batch that cannot start a fight leaves no empty file behind
@@ -172,7 +174,7 @@ class JsonlStore:
         with _guard(path):
             with _locked(path, shared=True):
                 size = path.stat().st_size
-            line, offset = _seek_point(path, fight_id, after_seq, size)
+            line, offset = _seek_point(path, fight_id, after_seq, size, self._indexes)
         return _guarded(path, _stream(path, fight_id, after_seq, size, line, offset))
 
     def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
@@ -188,7 +190,7 @@ class JsonlStore:
         with _guard(path):
             with _locked(path, shared=True):
                 size = path.stat().st_size
-            line, offset = _seek_point(path, fight_id, after_seq, size)
+            line, offset = _seek_point(path, fight_id, after_seq, size, self._indexes)
         return _guarded(path, _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1))
 
     def landmarks(self, fight_id: str) -> list[StoredEvent]:
@@ -472,37 +474,42 @@ def _build_index(path: Path, size: int) -> None:
         f.write("".join(notes).encode())
 
 
-_INDEX_CACHE: dict[Path, tuple[tuple[int, int], list[tuple[int, int]]]] = {}
+class _OffsetIndexes:
+    """The offset indexes a store has parsed, by path: the (seq, offset) rows of each, parsed once per version of
+    the file (a long fight's index has a row per 1,024 events, and every read from a late seq consults it). Owned
+    by one store (no module-level cache); at most ``kept`` files, emptied when full."""
+
+    def __init__(self, kept: int = 64) -> None:
+        self.kept = kept
+        self._parsed: dict[Path, tuple[tuple[int, int], list[tuple[int, int]]]] = {}
+
+    def points(self, index: Path) -> list[tuple[int, int]]:
+        """The sorted (seq, offset) rows of the offset index ``index`` (none if it is missing or not a file)."""
+        try:
+            st = index.lstat()
+        except OSError:
+            return []
+        key = (st.st_mtime_ns, st.st_size)
+        parsed = self._parsed.get(index)
+        if parsed is not None and parsed[0] == key:
+            return parsed[1]
+        text = _side_text(index)
+        if text is None:
+            return []
+        points = sorted((int(parts[0]), int(parts[1])) for parts in map(str.split, text.splitlines())
+                        if len(parts) == 2 and _digits(parts[0]) and _digits(parts[1]))
+        if len(self._parsed) >= self.kept:
+            self._parsed.clear()
+        self._parsed[index] = (key, points)
+        return points
 
 
-def _index_points(index: Path) -> list[tuple[int, int]]:
-    """The (seq, offset) rows of an offset index, sorted; parsed once per version of the file (a long
-    fight's index has a row per 1,024 events, and every read from a late seq consults it)."""
-    try:
-        st = index.lstat()
-    except OSError:
-        return []
-    key = (st.st_mtime_ns, st.st_size)
-    cached = _INDEX_CACHE.get(index)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    text = _side_text(index)
-    if text is None:
-        return []
-    points = sorted((int(parts[0]), int(parts[1])) for parts in map(str.split, text.splitlines())
-                    if len(parts) == 2 and _digits(parts[0]) and _digits(parts[1]))
-    if len(_INDEX_CACHE) >= 64:
-        _INDEX_CACHE.clear()
-    _INDEX_CACHE[index] = (key, points)
-    return points
-
-
-def _seek_point(path: Path, fight_id: str, after_seq: int, size: int) -> tuple[int, int]:
+def _seek_point(path: Path, fight_id: str, after_seq: int, size: int, indexes: _OffsetIndexes) -> tuple[int, int]:
     """(line, byte offset) to start reading at for ``seq > after_seq``: an indexed line at or before it whose
     bytes still start as that seq's line should, else the start of the file. The index is only a cache."""
     if after_seq < _INDEX_EVERY:
         return 1, 0
-    points = _index_points(path.with_name(path.name + ".idx"))
+    points = indexes.points(path.with_name(path.name + ".idx"))
     at = bisect.bisect_right(points, (after_seq + 1, size)) - 1
     while at >= 0 and points[at][1] >= size:
         at -= 1

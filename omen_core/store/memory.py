@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from ..errors import UnknownFight
-from ..events import LANDMARKS, StoredEvent, encode_line
+from ..events import LANDMARKS, StoredEvent, lines_of
 from .base import check_batch, check_fight_id
 
 __all__ = ["MemoryStore"]
@@ -28,7 +28,7 @@ class MemoryStore:
 
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
         """Append ``events`` if the fight is at ``expected_version``; return the new version."""
-        lines = [encode_line(ev) for ev in events]
+        lines = lines_of(events)
         marks = [ev for ev in events if type(ev.event) in _LANDMARK_TYPES]
         with self._lock:
             stream = self._streams.get(fight_id)

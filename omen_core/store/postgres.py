@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ..errors import BadAppend, BadInput, ConcurrencyError, LogCorrupted, StoreUnavailable, UnknownFight
-from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
+from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
 from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", "Heard",
@@ -372,7 +372,7 @@ class PostgresStore:
         import psycopg.errors
 
         check_fight_id(fight_id)
-        lines = [encode_line(ev) for ev in events]
+        lines = lines_of(events)
         marks = [ev.seq for ev in events if isinstance(ev.event, LANDMARKS)]
         with self.db.connection() as conn:
             try:

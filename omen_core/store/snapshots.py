@@ -10,7 +10,8 @@ state format, a different event at its seq, an undo or redo that reaches back
 before it) or whose bytes were changed since they were written (the state
 digest does not check, the state does not stand where the snapshot says) is
 ignored, never trusted. The walk starts from one
-(:func:`omen_core.walk.state_at`); :func:`usable_snapshot` says which.
+(:func:`omen_core.walk.state_at`; :func:`omen_core.walk.usable_snapshot` says which: the store knows nothing of
+the walk, it keeps and finds snapshots).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -34,13 +35,16 @@ from .base import FIGHT_ID, os_guard
 from .postgres import PostgresDatabase
 from .sqlite import connect, db_guard
 
-__all__ = ["STATE_FORMAT", "Snapshot", "SnapshotStore", "MemorySnapshots", "FileSnapshots", "SqliteSnapshots",
-           "PostgresSnapshots",
-           "take", "usable_snapshot"]
+__all__ = ["STATE_FORMAT", "MAX_TRIES", "Snapshot", "SnapshotStore", "MemorySnapshots", "FileSnapshots",
+           "SqliteSnapshots", "PostgresSnapshots", "take"]
 
 #: Bumped whenever FightState changes shape, or snapshots are stored differently: those of another format are
 #: ignored (4: the state digest; 5: the undo floor, C42).
 STATE_FORMAT = 5
+
+#: How many snapshots a lookup tries, newest first (one that does not check is skipped), before the walk starts
+#: from the beginning.
+MAX_TRIES = 8
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,7 +148,7 @@ class MemorySnapshots:
         """The snapshot with the highest seq not above ``at_most`` whose bytes check."""
         with self._lock:
             held = self._by_fight.get(fight_id, {})
-            bodies = [held[s] for s in sorted((s for s in held if s <= at_most), reverse=True)[:_MAX_TRIES]]
+            bodies = [held[s] for s in sorted((s for s in held if s <= at_most), reverse=True)[:MAX_TRIES]]
         return _first_sound(bodies)
 
     def seqs(self, fight_id: str) -> list[int]:
@@ -229,7 +233,7 @@ class FileSnapshots:
         linked file is skipped."""
         seqs = self.seqs(fight_id)
         folder = self._folder(fight_id)
-        for seq in list(reversed(seqs[:bisect.bisect_right(seqs, at_most)]))[:_MAX_TRIES]:
+        for seq in list(reversed(seqs[:bisect.bisect_right(seqs, at_most)]))[:MAX_TRIES]:
             body = _read_regular(folder / f"{seq}.json")
             found = _first_sound([body]) if body is not None else None
             if found is not None and found.fight_id == fight_id and found.seq == seq:
@@ -315,7 +319,7 @@ class SqliteSnapshots:
         """The snapshot with the highest seq not above ``at_most``."""
         with self._lock, db_guard(self._path):
             rows = self._conn.execute("SELECT body FROM snapshots WHERE fight_id = ? AND seq <= ? ORDER BY seq DESC "
-                                      "LIMIT ?", (fight_id, at_most, _MAX_TRIES)).fetchall() if self._has_table() \
+                                      "LIMIT ?", (fight_id, at_most, MAX_TRIES)).fetchall() if self._has_table() \
                 else []
         return _first_sound(bytes(body) for (body,) in rows)
 
@@ -356,7 +360,7 @@ class PostgresSnapshots:
         """The snapshot with the highest seq not above ``at_most`` (one that does not decode: None)."""
         with self.db.connection() as conn:
             rows = conn.execute("SELECT body FROM snapshots WHERE fight_id = %s AND seq <= %s ORDER BY seq DESC "
-                                "LIMIT %s", (fight_id, at_most, _MAX_TRIES)).fetchall()
+                                "LIMIT %s", (fight_id, at_most, MAX_TRIES)).fetchall()
         return _first_sound(bytes(body) for (body,) in rows)
 
     def seqs(self, fight_id: str) -> list[int]:
@@ -380,63 +384,3 @@ def take(state: FightState) -> Snapshot:
     """A snapshot of ``state`` (the state after its last folded event)."""
     return Snapshot(fight_id=state.fight_id, seq=state.version, schema_version=SCHEMA_VERSION,
                     state_format=STATE_FORMAT, event_hash=state.last_hash, state=state)
-
-
-class _Position(msgspec.Struct):
-    seq: int
-    hash: str
-
-
-_POSITION = msgspec.json.Decoder(_Position).decode
-
-#: How many snapshots :func:`usable_snapshot` tries, newest first, before the walk starts from the beginning.
-_MAX_TRIES = 8
-
-
-def usable_snapshot(source: Any, snapshots: SnapshotStore, to_seq: int | None = None) -> FightState | None:
-    """The state of the latest snapshot a walk of ``source`` (a :class:`omen_core.walk.Source`) to ``to_seq``
-    may start from, or None.
-
-    A snapshot is usable if it was taken under this schema and state format,
-    at an event that is still the one in the log (same hash), and no undo or
-    redo written after it (up to ``to_seq``) reaches back before it: then the
-    snapshot no longer describes the log, and an earlier one is tried.
-    """
-    from ..walk import landmarks_of
-
-    marks = landmarks_of(source.landmarks()).upto(to_seq)
-    limit = to_seq if to_seq is not None else 1 << 62
-    for _ in range(_MAX_TRIES):
-        snapshot = snapshots.latest(source.fight_id, limit) if limit > 0 else None
-        if snapshot is None:
-            return None
-        reach = _reach(marks, snapshot.seq)
-        if reach is not None:
-            limit = reach - 1
-            continue
-        if snapshot.schema_version != SCHEMA_VERSION or snapshot.state_format != STATE_FORMAT \
-                or not _same_event(source, snapshot):
-            limit = snapshot.seq - 1
-            continue
-        return snapshot.state
-    return None
-
-
-def _reach(marks: Any, seq: int) -> int | None:
-    """How far back an undo or redo written after ``seq`` reaches, if it reaches back to ``seq`` or before."""
-    reaches = [u.from_seq for u in marks.undos if u.seq > seq >= u.from_seq]
-    undone = {u.seq: u for u in marks.undos}
-    reaches += [undone[target].from_seq for at, target in marks.redos if at > seq >= target]
-    return min(reaches) if reaches else None
-
-
-def _same_event(source: Any, snapshot: Snapshot) -> bool:
-    """Whether the event at the snapshot's seq is still the one it was taken after."""
-    for chunk in source.lines(snapshot.seq - 1):
-        for line in chunk[:1]:
-            try:
-                at = _POSITION(line)
-            except msgspec.DecodeError:
-                return False
-            return at.seq == snapshot.seq and at.hash == snapshot.event_hash
-    return False

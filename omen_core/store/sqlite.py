@@ -14,7 +14,7 @@ from typing import TypeVar
 import msgspec
 
 from ..errors import LogCorrupted, StoreUnavailable, UnknownFight
-from ..events import LANDMARKS, StoredEvent, decode_line, encode_line
+from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
 from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, create_private, not_regular
 
 __all__ = ["SqliteStore", "connect"]
@@ -111,7 +111,7 @@ class SqliteStore:
     def append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int) -> int:
         """Append ``events`` in one transaction if the fight is at ``expected_version``; return the new version."""
         check_fight_id(fight_id)
-        rows = [(ev.fight_id, ev.seq, ev.recorded_at, encode_line(ev)) for ev in events]
+        rows = [(ev.fight_id, ev.seq, ev.recorded_at, line) for ev, line in zip(events, lines_of(events), strict=True)]
         with self._lock, db_guard(self._path):
             self._conn.execute("BEGIN IMMEDIATE")
             try:

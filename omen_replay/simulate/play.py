@@ -28,6 +28,7 @@ from omen_core import Fight, MemoryStore, SeededDice
 from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, RevealSeed, RollOff
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
+from omen_core.engine import CommandMemo
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
 from omen_core.options import Odds, odds_of
@@ -174,15 +175,17 @@ class Played:
 
 
 def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_ms: int,
-         policies: Mapping[str, Policy] | None = None) -> Played:
+         policies: Mapping[str, Policy] | None = None, commands: CommandMemo | None = None) -> Played:
     """Play fight ``index`` of a run (see the module's docstring). ``policies`` by side (fresh ones, made from
-    ``rules``, by default)."""
+    ``rules``, by default); ``commands``: a memo of validated commands the fights of a batch share (their sheets
+    and set-up are the same), else the fight's own."""
     src = sources(run_seed, index, clock_ms)
     sides = encounter.sides
     chosen = dict(policies) if policies is not None else {s: load_policy(rules.policy(s)) for s in sides}
     rngs = {side: src.rng(side) for side in sides}
     fight = Fight.start(MemoryStore(), src.fight_id, dice=SeededDice(src.seed), clock=src.clock, salts=src.salts,
-                        ruleset=encounter.ruleset, title=encounter.title, combatants=encounter.combatants)
+                        ruleset=encounter.ruleset, title=encounter.title, combatants=encounter.combatants,
+                        commands=commands)
     tally = _Tally(order=tuple(s.id for s in encounter.combatants))
     sights: dict[tuple[str, frozenset[str]], Sight] = {}
     try:

@@ -26,6 +26,8 @@ from typing import Any
 
 import msgspec
 
+from omen_core.engine import CommandMemo
+
 from .encounter import Encounter
 from .play import FightRecord, Played, Rules, play
 from .policies import load_policy
@@ -128,7 +130,8 @@ def run_batch(payload: bytes, start: int, count: int) -> bytes:
     """Play fights ``start`` to ``start + count - 1`` of every encounter of a run; their records, msgpack-encoded
     (one list per encounter). A plain function of its arguments: what a process pool or Dask runs."""
     spec, rules = _decoded(payload)
-    out = [[play(enc, rules, i, spec.seed, spec.started_ms).record for i in range(start, start + count)]
+    memo = CommandMemo()  # the batch's fights validate the same sheets and set-up: once
+    out = [[play(enc, rules, i, spec.seed, spec.started_ms, commands=memo).record for i in range(start, start + count)]
            for enc in spec.encounters]
     return msgspec.msgpack.encode(out)
 

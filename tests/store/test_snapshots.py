@@ -19,9 +19,8 @@ from omen_core.store.snapshots import (
     PostgresSnapshots,
     SqliteSnapshots,
     take,
-    usable_snapshot,
 )
-from omen_core.walk import StoreSource, landmarks_of, project, replay, state_at
+from omen_core.walk import StoreSource, landmarks_of, project, replay, state_at, usable_snapshot
 from omen_replay.scenario import load_scenario, run_scenario
 from tests.random_fights import RandomFight, fights
 
