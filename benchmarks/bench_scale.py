@@ -17,6 +17,7 @@ import argparse
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,17 +117,17 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         started = time.perf_counter()
         groups: dict[str, list[Case]] = {
-            "status, an initiative tie among N allies": [Case(f"{n} allies", (lambda p: lambda: status(p))(
+            "status, an initiative tie among N allies": [Case(f"{n} allies", partial(status,
                 tie_log(folder, n)), size=n) for n in TIES],
-            "status, N combatants at set-up": [Case(f"{n} combatants", (lambda p: lambda: status(p))(
+            "status, N combatants at set-up": [Case(f"{n} combatants", partial(status,
                 crowd_log(folder, n, False)), size=n) for n in CROWDS],
             "status, N combatants in the rounds, each side's members tied": [
-                Case(f"{n} combatants", (lambda p: lambda: status(p))(crowd_log(folder, n, True)), size=n)
+                Case(f"{n} combatants", partial(status, crowd_log(folder, n, True)), size=n)
                 for n in CROWDS],
-            "run a scenario of N commands": [Case(f"{n:,} commands", (lambda p: lambda: run_script(folder, p))(
+            "run a scenario of N commands": [Case(f"{n:,} commands", partial(run_script, folder,
                 script(folder, n)), size=n) for n in SCRIPTS],
             "load a scenario of N commands (a fresh interpreter; its start included)": [
-                Case(f"{n:,} commands", (lambda p: lambda: load_only(p))(script(folder, n)), size=n)
+                Case(f"{n:,} commands", partial(load_only, script(folder, n)), size=n)
                 for n in SCRIPTS],
         }
         every = [case for cases in groups.values() for case in cases]

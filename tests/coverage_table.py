@@ -85,9 +85,10 @@ def coverage() -> dict[str, tuple[list[str], list[str]]]:
     docs, fixtures = test_docstrings(), fixture_headers()
     table: dict[str, tuple[list[str], list[str]]] = {}
     for cid in CLARIFICATIONS:
-        table[cid] = ([t for t, d in docs.items() if cid in _ids(d)], [f for f, h in fixtures.items() if cid in _ids(h)])
+        table[cid] = ([t for t, d in docs.items() if cid in _ids(d)],
+                      [f for f, h in fixtures.items() if cid in _ids(h)])
     for section, (_, ids) in SECTIONS.items():
-        def cites(text: str) -> bool:
+        def cites(text: str, section: str = section, ids: tuple[str, ...] = tuple(ids)) -> bool:
             return f"§{section}" in text or bool(set(ids) & _ids(text))
         table[section] = ([t for t, d in docs.items() if cites(d)], [f for f, h in fixtures.items() if cites(h)])
     return table

@@ -45,8 +45,8 @@ from omen_core.events import (
     InitiativeTied,
     ReactionWindowOpened,
     RoutingWindowOpened,
-    WillConversionOffered,
     StoredEvent,
+    WillConversionOffered,
     encode_line,
     is_undo_batch,
 )

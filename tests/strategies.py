@@ -12,7 +12,7 @@ ids = st.from_regex(r"[a-z][a-z0-9_-]{0,11}", fullmatch=True)
 text = st.text(max_size=30)
 
 attribute = st.builds(lambda s, b: Attribute(die=f"d{s}", bonus=b), st.integers(2, 100), st.integers(-5, 10))
-attributes = st.builds(lambda xs: Attributes(**dict(zip(ATTRIBUTES, xs))),
+attributes = st.builds(lambda xs: Attributes(**dict(zip(ATTRIBUTES, xs, strict=False))),
                        st.lists(attribute, min_size=5, max_size=5))
 skill = st.builds(Skill, attribute=st.sampled_from(ATTRIBUTES), level=st.integers(0, 10))
 sheets = st.builds(CombatantSheet, id=ids, name=text, side=ids, hp=st.integers(1, 200),

@@ -614,7 +614,7 @@ def test_a_start_with_two_sheets_of_one_id_writes_nothing(kind):
         assert store.fights() == [] and (directory is None or list(directory.iterdir()) == [])
 
 
-# -- engine bugs the property found (fixed; kept as regressions) ---------------------------------------------------------------------------------
+# -- engine bugs the property found (fixed; kept as regressions) ----------------------------------------------------
 
 
 def test_an_infinite_wait_is_refused(table):

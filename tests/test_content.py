@@ -146,7 +146,7 @@ class TestShippedRuleset:
     def test_c28_conditions_are_placeholders(self):
         """C28: Exhausted, Fatigued, Prone, Unseen, Incapacitated, Paralysed and Dying ship, all marked placeholder."""
         conditions = load_ruleset().conditions
-        assert C28_CONDITIONS <= set(conditions)
+        assert set(conditions) >= C28_CONDITIONS
         assert all(conditions[name].placeholder is True for name in C28_CONDITIONS)
 
     def test_exhausted_and_fatigued_stack_with_minus_one(self):

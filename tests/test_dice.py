@@ -192,5 +192,6 @@ class TestScriptedDice:
 
 def test_no_dice_refuses_to_roll():
     """A fight loaded without a dice source says which faces to give when a roll is needed (FacesNeeded)."""
-    with pytest.raises(DiceError, match=r"give the faces in the command's dice, in this order \(C29\): kael's hit: primary d6"):
+    with pytest.raises(DiceError,
+                       match=r"give the faces in the command's dice, in this order \(C29\): kael's hit: primary d6"):
         roll(NoDice(), request(6))

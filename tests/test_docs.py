@@ -139,7 +139,8 @@ def test_event_schema_in_the_docs_is_omen_schema():
     from omen_core.events import Event, event_schema
 
     published = json.loads((ROOT / "docs" / "schema" / "stored-event.schema.json").read_text())
-    assert published == json.loads(json.dumps(event_schema())), "regenerate: omen schema -o docs/schema/stored-event.schema.json"
+    assert published == json.loads(json.dumps(event_schema())), \
+        "regenerate: omen schema -o docs/schema/stored-event.schema.json"
     table = (ROOT / "docs" / "events.md").read_text()
     tags = [member.__struct_config__.tag for member in typing.get_args(Event)]
     assert len(tags) > 40 and [t for t in tags if f"`{t}`" not in table] == []
@@ -163,6 +164,7 @@ def test_published_schemas_are_what_omen_schema_prints(kind):
     result = CliRunner().invoke(app, ["schema", "--of", kind])
     assert result.exit_code == 0, result.output
     published = json.loads((ROOT / "docs" / "schema" / f"{kind}.schema.json").read_text())
-    assert published == json.loads(result.stdout), f"regenerate: omen schema --of {kind} -o docs/schema/{kind}.schema.json"
+    assert published == json.loads(result.stdout), \
+        f"regenerate: omen schema --of {kind} -o docs/schema/{kind}.schema.json"
     docs = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     assert f"schema/{kind}.schema.json" in docs

@@ -302,7 +302,7 @@ class TestReplay:
         """Without a dice source a loaded fight can still be read, but a roll names the dice to give as faces."""
         store = MemoryStore()
         fight_with([], store)
-        with pytest.raises(OmenError, match="kael.s check: check d8"):
+        with pytest.raises(OmenError, match=r"kael.s check: check d8"):
             Fight.load(store, "test-fight").static_check(CheckSpec(who="kael", attribute="STR"), 3)
 
     @settings(max_examples=30)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import itertools
 from pathlib import Path
 
 import grimp
@@ -28,7 +29,8 @@ PACKAGE = ROOT / "omen_core"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("the foundations: errors, limits, the locator, the loggers, the rules' pure math",
      frozenset({"omen_core.errors", "omen_core.limits", "omen_core.locate", "omen_core.logs", "omen_core.rules.*"})),
-    ("content: sheets, gear, the ruleset; the values commands share", frozenset({"omen_core.content", "omen_core.parts"})),
+    ("content: sheets, gear, the ruleset; the values commands share",
+     frozenset({"omen_core.content", "omen_core.parts"})),
     ("commands", frozenset({"omen_core.commands"})),
     ("events: the envelope, the chain, the upcasters", frozenset({"omen_core.events"})),
     ("dice, and the decision points as data", frozenset({"omen_core.dice", "omen_core.decisions"})),
@@ -126,7 +128,7 @@ def test_no_import_cycle(graph):
     at import time, not in the design)."""
     cycle = a_cycle(imports_of(graph))
     assert cycle is None, "an import cycle:\n" + "\n".join(
-        f"{where(graph, a, b)}" for a, b in zip(cycle, cycle[1:], strict=False))
+        f"{where(graph, a, b)}" for a, b in itertools.pairwise(cycle))
 
 
 def test_every_allowance_is_still_needed(graph):
@@ -173,7 +175,7 @@ def test_an_import_closing_a_chain_is_always_a_cycle(graph, data):
     assert (cycle is not None) == reaches
     if cycle is not None:
         assert cycle[0] == cycle[-1]
-        assert all(y in imports[x] for x, y in zip(cycle, cycle[1:], strict=False))
+        assert all(y in imports[x] for x, y in itertools.pairwise(cycle))
 
 
 def _reaches(imports: dict[str, set[str]], start: str, goal: str) -> bool:

@@ -228,9 +228,10 @@ class TestIllegalOrder:
         with pytest.raises(IllegalOrder) as info:
             lifecycle.fire("roll_hit")
         err = info.value
-        assert (err.step, err.trigger, err.legal, err.rule) == (S.DECLARED, "roll_hit",
-                                                                ["cancel", "open_reactions", "pay", "roll_save"], "lifecycle")
-        assert "'declared'" in str(err) and "cancel, open_reactions, pay, roll_save" in str(err) and "roll hit" in str(err)
+        legal = ["cancel", "open_reactions", "pay", "roll_save"]
+        assert (err.step, err.trigger, err.legal, err.rule) == (S.DECLARED, "roll_hit", legal, "lifecycle")
+        said = str(err)
+        assert "'declared'" in said and "cancel, open_reactions, pay, roll_save" in said and "roll hit" in said
         assert lifecycle.step is S.DECLARED
 
     def test_unknown_trigger(self):
@@ -267,7 +268,10 @@ EXPECTED_TRIGGER = {
     ActionSettled: "settle", ActionCancelled: "cancel",
     MovementDeclared: "declare", Moved: "resolve_move", ReactionWindowOpened: "open_reactions",
     ReactionPassed: "pass_reaction", ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
-    **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted, TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn, Disengaged, CombatantLeft, FightEnded), "flow"),
+    **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied,
+                     InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted,
+                     TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
+                     Disengaged, CombatantLeft, FightEnded), "flow"),
 }
 #: Outside every lifecycle and phase: the command opening a batch, a change of dice source, the undo markers.
 OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}

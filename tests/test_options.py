@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import itertools
 import random
-from fractions import Fraction
 from collections.abc import Callable
+from fractions import Fraction
 
 import msgspec
 import pytest
@@ -53,8 +53,8 @@ from omen_core.commands import (
     Undo,
 )
 from omen_core.content import Armor, Features, RageDice
-from omen_core.decisions import arms
 from omen_core.decide import _GATES, _PHASE_GATES, decide, decided, face_blind, probe, shut_out
+from omen_core.decisions import arms
 from omen_core.dice import FacesNeeded, ScriptedDice, SurplusFaces
 from omen_core.events import ActiveDefenseWindowOpened, AttackDeclared, CommandIssued, DiceRolled, HitDetermined
 from omen_core.machine import IllegalOrder, OutOfPhase

@@ -331,7 +331,8 @@ def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf):
 @given(fights())
 def test_every_log_renders_as_text_markdown_and_html(rf):
     """The session logs tell every event that has something to tell, by seq, in text, Markdown and HTML, end with
-    the audit's verdict, and the HTML page is complete with an HP and a Will line per combatant (by id) in its charts."""
+    the audit's verdict, and the HTML page is complete with an HP and a Will line per combatant (by id) in its
+    charts."""
     records = rf.records
     told = {line.seq for line in narrate(records)}
     assert told == {r.seq for r in records if not isinstance(r.event, CommandIssued)}
@@ -345,7 +346,7 @@ def test_every_log_renders_as_text_markdown_and_html(rf):
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     joined = {r.event.sheet.id for r in records if isinstance(r.event, CombatantJoined)}
     assert '<svg id="chart-hp"' in page and page.count('<polyline class="series"') == 2 * len(joined)
-    assert {m for m in re.findall(r'data-id="([^"]+)"', page)} == joined
+    assert set(re.findall(r'data-id="([^"]+)"', page)) == joined
 
 
 def test_the_title_is_free_text_that_only_a_witnessed_head_protects():

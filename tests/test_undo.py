@@ -151,7 +151,7 @@ class TestAudit:
         assert report.clean and len(report.undone) == 1
         faces = {r.seq: f"{[d.face for d in r.event.dice]} at seq {r.seq}" for r in first + again}
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == sorted(
-            (undo_seq, faces[old.seq], faces[new.seq]) for old, new in zip(first, again[:len(first)]))
+            (undo_seq, faces[old.seq], faces[new.seq]) for old, new in zip(first, again[:len(first)], strict=False))
 
     def test_narrative_marks_undone_events(self):
         """Undone events are told, marked as undone, not hidden; the undo itself is told too."""

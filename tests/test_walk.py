@@ -341,12 +341,12 @@ class TestBrokenLines:
         return [encode_line(r) + b"\n" for r in fight.events]
 
     @pytest.mark.parametrize("edit", [
-        pytest.param(lambda ls: ls[:5] + [b"{not json\n"] + ls[6:], id="undecodable line"),
-        pytest.param(lambda ls: ls[:5] + [b"\n"] + ls[6:], id="empty line"),
+        pytest.param(lambda ls: [*ls[:5], b"{not json\n", *ls[6:]], id="undecodable line"),
+        pytest.param(lambda ls: [*ls[:5], b"\n", *ls[6:]], id="empty line"),
         pytest.param(lambda ls: ls[:5] + ls[6:], id="a seq missing"),
-        pytest.param(lambda ls: ls[:5] + [ls[5].replace(b'"fight_id":"duel"', b'"fight_id":"other"')] + ls[6:],
+        pytest.param(lambda ls: [*ls[:5], ls[5].replace(b'"fight_id":"duel"', b'"fight_id":"other"'), *ls[6:]],
                      id="another fight's event"),
-        pytest.param(lambda ls: ls[:5] + [ls[5].replace(b'"hash":"', b'"hash":"0')[:-67] + b'"}\n'] + ls[6:],
+        pytest.param(lambda ls: [*ls[:5], ls[5].replace(b'"hash":"', b'"hash":"0')[:-67] + b'"}\n', *ls[6:]],
                      id="a malformed hash"),
         pytest.param(lambda ls: [line.replace(b'"defender":"bram"', b'"defender":7') for line in ls],
                      id="a wrongly typed field"),

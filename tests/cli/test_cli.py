@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from omen_core.events import EVENT_TYPES, decode_line
 from omen_cli import app
+from omen_core.events import EVENT_TYPES, decode_line
 
 runner = CliRunner()
 EMBER_FORD_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"

@@ -194,7 +194,8 @@ class TestStatus:
         assert odds[None, None] == {"needs": 5, "miss": "0", "crit": False, "removes_crit": "0"}
         assert odds["dodge", None] == {"needs": 3, "miss": "3/4", "crit": False, "removes_crit": "0"}
         assert odds["parry", "knife"] == {"needs": 2, "miss": "7/8", "crit": False, "removes_crit": "0"}
-        assert "odds of a miss: decline 0, dodge 3/4, parry 7/8, parry knife 7/8" in text(omen("status", str(window_log)))
+        shown = text(omen("status", str(window_log)))
+        assert "odds of a miss: decline 0, dodge 3/4, parry 7/8, parry knife 7/8" in shown
 
     def test_json_waiting_names_an_interrupt(self, interrupt_log):
         """An Interrupt window is answered by react or pass_reaction, by the combatant offered it."""

@@ -73,8 +73,8 @@ class TestARun:
             replayed = json.loads(omen("replay", log, "--json").stdout)
             rec = recorded[index]
             assert replayed["round"] == rec["rounds"], (index, replayed["round"], rec["rounds"])
-            ended = [json.loads(line)["event"] for line in log.read_text().splitlines()
-                     if '"fight_ended"' in line][0]
+            ended = next(json.loads(line)["event"] for line in log.read_text().splitlines()
+                     if '"fight_ended"' in line)
             assert ended["side"] == rec["defeated"] and {"wardens", "raiders"} - {ended["side"]} == {rec["winner"]}
 
     def test_a_fight_played_again_twice_is_the_same_log(self, ember_run, tmp_path):
@@ -155,7 +155,8 @@ class TestACompare:
         run = json.loads(result.stdout)
         first, second = run["encounters"]
         assert (first["label"], second["label"]) == ("A", "B") and first["records"] == second["records"]
-        assert all(d["difference"] == d["paired_low"] == d["paired_high"] == 0 for d in run["comparison"]["differences"])
+        differences = run["comparison"]["differences"]
+        assert all(d["difference"] == d["paired_low"] == d["paired_high"] == 0 for d in differences)
         assert "--encounter A or B" in omen("simulate", "--replay", tmp_path / "c.json", 3, "--log",
                                             tmp_path / "x.jsonl").output
         played = omen("simulate", "--replay", tmp_path / "c.json", 3, "--encounter", "b", "--log", tmp_path / "b.jsonl")

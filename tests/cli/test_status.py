@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from omen_cli.status import published_seed
 from omen_core.options import options
 from omen_core.walk import LinesSource, replay
 from omen_replay.demo import DEMO_SEED
-from omen_cli.status import published_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

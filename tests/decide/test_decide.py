@@ -44,7 +44,8 @@ class TestDecide:
     def test_commitment_only_for_seeded_dice(self):
         """A commitment without seeded dice (or seeded dice without one) is refused."""
         with pytest.raises(RuleViolation, match="seed commitment"):
-            decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", seed_commitment="a" * 64), ScriptedDice([]))
+            decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", seed_commitment="a" * 64),
+                   ScriptedDice([]))
         with pytest.raises(RuleViolation, match="seed commitment"):
             decide(FightState(), StartFight(ruleset=CORE, dice_source="seeded"), ScriptedDice([]))
 

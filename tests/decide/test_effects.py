@@ -99,8 +99,8 @@ class TestSaveRoll:
 
 
 class TestBranches:
-    BOTH = dict(on_success=(DealDamage(flat=1, damage_type="fire"),),
-                on_failure=(DealDamage(flat=5, damage_type="fire"), ApplyCondition(condition="Prone")))
+    BOTH = {"on_success": (DealDamage(flat=1, damage_type="fire"),),
+                "on_failure": (DealDamage(flat=5, damage_type="fire"), ApplyCondition(condition="Prone"))}
 
     def test_success_branch_only(self):
         """C25: on a success only on_success applies: 1 fire, HP 20 -> 19, and no Prone."""
@@ -309,11 +309,11 @@ class TestCost:
 
 class TestRefusals:
     @pytest.mark.parametrize("bad, rule", [
-        (dict(on_failure=(ApplyCondition(condition="Burning"),)), "C28"),
-        (dict(on_success=(ApplyCondition(condition="Burning"),)), "C28"),
-        (dict(on_failure=(ClearCondition(condition="Burning"),)), "C28"),
-        (dict(on_failure=(DealDamage(flat=2, damage_type="sonic"),)), "C14"),
-        (dict(on_success=(DealDamage(flat=2, damage_type="sonic"),)), "C14"),
+        ({"on_failure": (ApplyCondition(condition="Burning"),)}, "C28"),
+        ({"on_success": (ApplyCondition(condition="Burning"),)}, "C28"),
+        ({"on_failure": (ClearCondition(condition="Burning"),)}, "C28"),
+        ({"on_failure": (DealDamage(flat=2, damage_type="sonic"),)}, "C14"),
+        ({"on_success": (DealDamage(flat=2, damage_type="sonic"),)}, "C14"),
     ], ids=["condition-fail", "condition-success", "clear", "damage-fail", "damage-success"])
     def test_unknown_names_are_refused(self, bad, rule):
         """C14, C28: an unknown damage type or condition in either branch is refused; log and dice unchanged."""

@@ -1,4 +1,5 @@
-"""The fight's flow through the ``Fight`` façade with scripted dice (C29): ambush, initiative, turns, conditions, the end.
+"""The fight's flow through the ``Fight`` façade with scripted dice (C29): ambush, initiative, turns, conditions, the
+end.
 
 Every expected number is worked out by hand from combat.txt,
 rolls-and-resolution.txt and CLARIFICATIONS.md (C17-C21, C25, C28); no test
@@ -157,12 +158,13 @@ def bare(events: list[Event]) -> list[Event]:
     """Events with their free-text ``reason`` (conditions, skipped turns) or ``note`` (the end) blanked:
     tests compare the facts, not the wording."""
     out = []
-    for e in events:
-        if isinstance(e, FightEnded):
-            e = replace(e, note="")
-        elif isinstance(e, (ConditionApplied, ConditionCleared, TurnSkipped)):
-            e = replace(e, reason="")
-        out.append(e)
+    for event in events:
+        if isinstance(event, FightEnded):
+            out.append(replace(event, note=""))
+        elif isinstance(event, (ConditionApplied, ConditionCleared, TurnSkipped)):
+            out.append(replace(event, reason=""))
+        else:
+            out.append(event)
     return out
 
 
@@ -559,7 +561,7 @@ class TestInitiativeAlliesTied:
         out_of_phase(fight, lambda: fight.attack("kael", "vesh"), Phase.INITIATIVE)
         out_of_phase(fight, lambda: fight.end_turn("kael"), Phase.INITIATIVE)
         out_of_phase(fight, lambda: fight.move("mira"), Phase.INITIATIVE)
-        refused(fight, lambda: fight.roll_initiative(), "C19")
+        refused(fight, fight.roll_initiative, "C19")
 
     def test_agreed_order_is_honoured(self, play):
         """C19: allies may simply agree who goes first: mira before kael, then vesh; round 1 starts with mira."""
@@ -597,7 +599,8 @@ class TestInitiativeAlliesTied:
         assert fight.state.order == ("kael", "mira", "vesh")
 
     def test_agreement_then_a_foes_tie_further_down_is_rolled_off(self, play):
-        """C19: kael and mira (16) agree; vesh and tam (10, foes) then roll off at once: vesh 2 + 1 = 3, tam 11 + 1 = 12."""
+        """C19: kael and mira (16) agree; vesh and tam (10, foes) then roll off at once: vesh 2 + 1 = 3, tam 11 + 1 =
+        12."""
         tam = _armed(sheet("tam", "heroes", AGI=(20, 1)), True)
         fight = play(kael(), mira(), vesh(), tam, faces=[15, 15, 9, 9, 2, 11])
         assert fight.roll_initiative()[-1] == InitiativeTied(group=("kael", "mira"), allies=True)
@@ -615,7 +618,7 @@ class TestInitiativeAlliesTied:
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
         refused(fight, lambda: fight.agree_initiative(["kael", "vesh"]), "C19")
-        refused(fight, lambda: fight.roll_off(), "C19")
+        refused(fight, fight.roll_off, "C19")
 
 
 # -- turns and the action economy ---------------------------------------------------------------
@@ -655,7 +658,7 @@ class TestTurns:
 class TestActionEconomy:
     def ready(self, play, faces: list[int], spare: int = 0) -> Fight:
         """kael (16) before vesh (6); not engaged, so no Interrupt windows."""
-        fight = play(kael(), vesh(), faces=[15, 5] + faces, spare=spare)
+        fight = play(kael(), vesh(), faces=[15, 5, *faces], spare=spare)
         fight.roll_initiative()
         return fight
 
@@ -807,7 +810,8 @@ class TestConditionTicks:
         assert not fight.state.combatants["vesh"].has("Fatigued")
 
     def test_turn_start_condition_ticks_when_its_owners_turn_begins(self, play):
-        """C25, C28: a house 'Burning' (turn_start, duration 2) ticks as vesh's turns begin, and clears on the second."""
+        """C25, C28: a house 'Burning' (turn_start, duration 2) ticks as vesh's turns begin, and clears on the
+        second."""
         ruleset = replace(CORE, conditions={**CORE.conditions, "Burning": ConditionDef(tick="turn_start", duration=2)})
         fight = play(kael(), vesh(), faces=[15, 5], ruleset=ruleset)
         fight.roll_initiative()
@@ -879,7 +883,7 @@ class TestPhases:
         """§Determine Initiative: once the rounds have begun, rolling initiative again is out of phase."""
         fight = play(kael(), vesh(), faces=[15, 5, 3, 3], spare=2)
         fight.roll_initiative()
-        out_of_phase(fight, lambda: fight.roll_initiative(), Phase.ROUNDS)
+        out_of_phase(fight, fight.roll_initiative, Phase.ROUNDS)
 
     def test_gm_ends_the_fight_a_side_yields(self, play):
         """§Your Turn: combat continues until one side yields; end_fight records who."""

@@ -129,7 +129,7 @@ def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
          first_turns: bool = True) -> Fight:
     """kael and vesh (engaged unless told), initiative rolled (15, 5: kael first), on kael's turn: in round 2
     after both first turns (unless ``first_turns`` is False: then round 1, before vesh's first turn)."""
-    fight = play(attacker or kael(), defender or vesh(), faces=[15, 5] + faces, spare=spare)
+    fight = play(attacker or kael(), defender or vesh(), faces=[15, 5, *faces], spare=spare)
     if engaged:
         fight.engage("kael", "vesh")
     fight.roll_initiative()

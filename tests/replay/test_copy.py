@@ -10,11 +10,11 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from omen_cli import app
 from omen_core.events import GENESIS_HASH
 from omen_core.store import JsonlStore, SqliteStore, open_store
 from omen_core.store.postgres import SCHEMA_VERSION
 from omen_replay import copy as copying
-from omen_cli import app
 from tests.postgres import Postgres
 from tests.store.conftest import continue_from, make_events
 

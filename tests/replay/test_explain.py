@@ -7,10 +7,10 @@ import json
 import msgspec
 import pytest
 
+from omen_cli import app
 from omen_core.content import Armor, Features, RageDice, SaveEffect, Weapon
 from omen_core.errors import BadInput
 from omen_core.events import encode_line
-from omen_cli import app
 from omen_replay.explain import explain_records as explain
 from tests.fights import new_fight
 from tests.sheets import sheet

@@ -1,4 +1,5 @@
-"""Tests for omen_replay.fixtures: golden fights replay exactly, and a changed rule is caught at its first divergence."""
+"""Tests for omen_replay.fixtures: golden fights replay exactly, and a changed rule is caught at its first
+divergence."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omen_core.events import CommandIssued, DiceRolled
 from omen_core import MemoryStore, OmenError
 from omen_core.decide import AnswerActiveDefense
 from omen_core.events import (
@@ -18,6 +17,7 @@ from omen_core.events import (
     ActiveDefenseWindowOpened,
     BonusActionsRefilled,
     CommandIssued,
+    DiceRolled,
     HitDetermined,
     ReactionPassed,
     ReactionWindowOpened,
@@ -169,8 +169,8 @@ class TestErrors:
         text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)
         assert edits == 1
         store = MemoryStore()
-        with pytest.raises(ScenarioError, match="1 face.s. given, but this command rolls 0 .no dice.: 1 face.s. too "
-                                                "many; nothing was written") as info:
+        with pytest.raises(ScenarioError, match=r"1 face.s. given, but this command rolls 0 .no dice.: 1 face.s. too "
+                                                r"many; nothing was written") as info:
             run_scenario(load_scenario(write(tmp_path, text)), store)
         assert info.value.path == "$.commands[6]"
         assert not any(isinstance(r.event, CommandIssued) and r.event.command.dice == (4,)

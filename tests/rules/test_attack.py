@@ -205,8 +205,8 @@ class TestCrit:
         assert crit == (sum(fcs) + fcs_bonus > res + res_bonus)
 
 
-NO_GEAR = dict(prone=False, weapon=False, magical_weapon=False, shield=False, magical_shield=False,
-               veteran_shield=False)
+NO_GEAR = {"prone": False, "weapon": False, "magical_weapon": False, "shield": False, "magical_shield": False,
+               "veteran_shield": False}
 
 
 def gear(**on: bool) -> dict[str, bool]:
@@ -271,7 +271,7 @@ def _consistent_gear():
     """Every defender situation where magical_weapon implies a weapon and magical_shield a shield."""
     out = []
     for bits in range(64):
-        g = dict(zip(NO_GEAR, (bool(bits >> i & 1) for i in range(6))))
+        g = dict(zip(NO_GEAR, (bool(bits >> i & 1) for i in range(6)), strict=False))
         if (g["magical_weapon"] and not g["weapon"]) or (g["magical_shield"] and not g["shield"]):
             continue
         out.append(g)
@@ -374,8 +374,8 @@ class TestDamage:
            st.lists(st.integers(1, 12), max_size=3), st.integers(-5, 5))
     def test_crit_adds_exactly_one_primary_bonus(self, die, bonus, wd, unarmed, rage, mods):
         """C12 for all inputs: damage with a crit minus damage without equals the primary bonus."""
-        kw = dict(dice_result=die, primary_bonus=bonus, weapon_damage=wd, unarmed=unarmed, ability_dice=rage,
-                  modifiers=mods)
+        kw = {"dice_result": die, "primary_bonus": bonus, "weapon_damage": wd, "unarmed": unarmed, "ability_dice": rage,
+                  "modifiers": mods}
         assert damage(crit=True, **kw).raw - damage(crit=False, **kw).raw == bonus
 
     @given(st.integers(1, 40), bonuses, st.integers(0, 10), st.booleans(), st.booleans(),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from fractions import Fraction
 
 from omen_core.rules.mitigation import MitigationStep, armor_applies, exact, mitigate
 
@@ -20,7 +20,7 @@ def table(steps: list[MitigationStep]) -> list[tuple[str, int, int]]:
 
 def plain(raw: int, **kw) -> list[MitigationStep]:
     """Mitigate with nothing applying unless given."""
-    args = dict(resistance=0, physical=False, physical_resistance=0, armor=0, armor_applies=False)
+    args = {"resistance": 0, "physical": False, "physical_resistance": 0, "armor": 0, "armor_applies": False}
     return mitigate(raw, **{**args, **kw})
 
 

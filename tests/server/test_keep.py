@@ -61,7 +61,8 @@ class TestReservations:
             winners: list[int] = []
             start = threading.Barrier(8)
 
-            def race(n: int, key: str = f"k{round_}") -> None:
+            def race(n: int, key: str = f"k{round_}", start: threading.Barrier = start,
+                     winners: list[int] = winners) -> None:
                 start.wait()
                 if keep.reserve("duel", "tok", key, "h") is None:
                     winners.append(n)

@@ -10,7 +10,6 @@ import psycopg
 from omen_core.store import PostgresStore
 from omen_server.keep import PostgresKeep, Seat, open_keep, token_hash
 from tests.postgres import Postgres
-
 from tests.store.conftest import make_events
 
 

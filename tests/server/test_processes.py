@@ -376,7 +376,8 @@ def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers,
 def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp_path):
     """A real SSE client (httpx-sse) follows a player's stream while the GM gives twelve commands back to back
     (several heads between two of the stream's looks): after the last event of each command's batch (the set-up's
-    included) comes exactly one options message, for that head, before the next event, and every event comes once, in order; then, the
+    included) comes exactly one options message, for that head, before the next event, and every event comes once,
+    in order; then, the
     fight idle, a keep-alive comment comes every keep-alive interval (1 s here: OMEN_KEEP_ALIVE; 15 s by default)
     and nothing else."""
     import httpx

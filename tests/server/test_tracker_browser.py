@@ -14,9 +14,7 @@ the others go to ``out/test-artifacts/``.
 from __future__ import annotations
 
 import os
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from tests.server.processes import ROOT, Server
@@ -106,7 +104,8 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
     attack met by Vesh's Interrupt (the GM's), Kael's hit dice and Vesh's base defense from the seats that roll
     them, the GM's undo (the top card struck through, HP and Bonus Actions back), Paralysed on Brin running out at
     the end of Brin's turn, a save against an effect written in the GM's effect editor (Kael's die from Alice's
-    phone, the damage die from the GM's roll box); every page agrees on head, round and turn after each step, shows the last outcome on
+    phone, the damage die from the GM's roll box); every page agrees on head, round and turn after each step, shows
+    the last outcome on
     top and the right HP and Bonus Actions; no console error and no request outside the server; nothing overflows
     at 390 px and the dark scheme is dark."""
     from playwright.sync_api import expect, sync_playwright

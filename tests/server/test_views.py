@@ -19,8 +19,8 @@ from omen_core.commands import (
     StaticCheck,
 )
 from omen_core.content import DealDamage, SaveEffect, load_sheet
-from omen_core.parts import Modifier
 from omen_core.events import EVENT_TYPES
+from omen_core.parts import Modifier
 from omen_server.views import (
     EVENT_VIEWS,
     PLAYER_COMMANDS,

@@ -351,7 +351,7 @@ class TestProperty:
         appended: list[StoredEvent] = []
         for kinds in batches:
             start = len(appended) + 1
-            made = {"roll": lambda s: roll(s), "undone": lambda s: Undone(from_seq=1, to_seq=s - 1 or 1),
+            made = {"roll": roll, "undone": lambda s: Undone(from_seq=1, to_seq=s - 1 or 1),
                     "redone": lambda s: Redone(undo_seq=s - 1 or 1), "seed": lambda s: SeedRevealed(seed=f"{s:04x}")}
             batch = chain(FIGHT, [made[kind](seq) for seq, kind in enumerate(kinds, start)], start,
                           appended[-1].hash if appended else GENESIS_HASH)

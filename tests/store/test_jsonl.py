@@ -726,7 +726,7 @@ class TestFightIdsFromFiles:
         store = JsonlStore.single(path)
         for call in (store.fights, lambda: store.read("ember-ford"), lambda: store.version("ember-ford"),
                      lambda: store.landmarks("ember-ford")):
-            with pytest.raises(LogCorrupted, match="'../../x', which is not a fight id") as info:
+            with pytest.raises(LogCorrupted, match=r"'../../x', which is not a fight id") as info:
                 call()
             assert (info.value.path, info.value.line) == (str(path), 1)
         with pytest.raises(UnknownFight):
@@ -782,7 +782,7 @@ class TestSymlinksOutOfTheStore:
         store = JsonlStore(tmp_path / "fights")
         for attempt in (lambda: store.append(FIGHT, continue_from(make_events(FIGHT, 2), FIGHT, 1), 2),
                         lambda: list(store.read(FIGHT)), lambda: store.version(FIGHT)):
-            with pytest.raises(StoreUnavailable, match="symbolic link .* outside the store's directory"):
+            with pytest.raises(StoreUnavailable, match=r"symbolic link .* outside the store's directory"):
                 attempt()
         assert outside.read_bytes() == kept
 

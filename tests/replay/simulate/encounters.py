@@ -9,6 +9,11 @@ ROOT = Path(__file__).resolve().parents[3]
 EMBER_FORD_2V2 = ROOT / "examples" / "encounters" / "ember-ford-2v2.toml"
 
 
+#: Every fighter's attributes, an inline TOML table.
+ATTRIBUTES = ('{ STR = { die = "d6", bonus = 1 }, AGI = { die = "d6" }, INT = { die = "d4" }, RES = { die = "d6" }, '
+              'FCS = { die = "d6" } }')
+
+
 def fighter(cid: str, side: str, hp: int, weapon_damage: int = 3, extra: str = "") -> str:
     """One combatant, inline: STR d6 + 1, AGI d6, RES d6, a sword (Parry Rating 1), Leathers."""
     return f'''
@@ -18,7 +23,7 @@ name = "{cid.title()}"
 side = "{side}"
 hp = {hp}
 will = 4
-attributes = {{ STR = {{ die = "d6", bonus = 1 }}, AGI = {{ die = "d6" }}, INT = {{ die = "d4" }}, RES = {{ die = "d6" }}, FCS = {{ die = "d6" }} }}
+attributes = {ATTRIBUTES}
 weapons = [{{ id = "sword", weapon_damage = {weapon_damage}, damage_type = "slashing", parry_rating = 1 }}]
 armor = {{ name = "Leathers", rating = 1 }}
 {extra}'''

@@ -101,7 +101,9 @@ class TestAFight:
             def decide(self, decision):
                 return EndTurn(who="nobody")
 
-        with pytest.raises(SimulationError, match=r"fight 0: the 'stubborn' policy of \w+ gave \w+'s .*end_turn.*refused: \[setup\] no combatant 'nobody'"):
+        refused = (r"fight 0: the 'stubborn' policy of \w+ gave \w+'s .*end_turn.*refused: \[setup\] "
+                   r"no combatant 'nobody'")
+        with pytest.raises(SimulationError, match=refused):
             play(ember_ford, Rules(policies={}), 0, SEED, 0, policies={"wardens": Stubborn(), "raiders": Stubborn()})
 
     def test_a_simulation_error_survives_pickling(self):

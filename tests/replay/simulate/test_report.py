@@ -29,7 +29,8 @@ def synthetic(encounter, n: int, seed: int) -> list[FightRecord]:
         rounds = rng.randint(1, 50)
         combatants = tuple(CombatantRecord(hp=rng.randint(0, s.hp), will=rng.randint(0, s.will),
                                            dealt=rng.randint(0, 60), taken=rng.randint(0, 60),
-                                           down=rng.choice([None, rng.randint(1, rounds)])) for s in encounter.combatants)
+                                           down=rng.choice([None, rng.randint(1, rounds)]))
+                  for s in encounter.combatants)
         out.append(FightRecord(index=i, winner=winner, defeated=None if winner is None else "raiders",
                                ended="defeated" if winner else "round_limit", rounds=rounds,
                                first_down=rng.choice([None, *ids]), combatants=combatants, commands=40, events=300))
