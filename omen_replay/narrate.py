@@ -175,7 +175,7 @@ def _committed(e: SeedCommitted, names: _Names) -> Iterator[tuple[LineKind, str]
 
 
 def _revealed(e: SeedRevealed, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "note", f"seed revealed: {e.seed[:16]}\u2026 (anyone can now recompute every seeded die)"
+    yield "note", f"seed revealed: {e.seed[:16]}\u2026 (anyone can now recompute every seeded die rolled under it)"
 
 
 def _declared(e: AttackDeclared, names: _Names) -> Iterator[tuple[LineKind, str]]:

@@ -199,7 +199,10 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
             side = f": {e['side']}" if e.get("side") else ""
             return f"The fight is over ({e.get('reason')}{side})", "THE END"
         case "seed_revealed":
-            return "The seed is revealed: every seeded die can be checked", ""
+            return "The seed is revealed: every seeded die rolled under it can be checked", ""
+        case "seed_committed":
+            return ("The revealed seed is spent (C42): the dice from here on come from a fresh seed, committed to "
+                    "now and revealed in its turn"), ""
         case "combatant_joined":
             sheet = e.get("sheet") or {}
             return f"{sheet.get('name', sheet.get('id', 'someone'))} joins ({sheet.get('side', '')})", ""

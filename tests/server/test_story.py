@@ -1,0 +1,42 @@
+"""Tests for omen_server.story: the table page's log cards, read from a seat's own view of the events."""
+
+from __future__ import annotations
+
+from omen_core import Fight, MemoryStore, SeededDice
+from omen_server.story import story
+from omen_server.views import Sight, seen_event
+from tests.sheets import sheet
+
+SEED, FRESH = bytes(range(32)), bytes(range(1, 33))
+
+
+def cards_for(fight: Fight, sight: Sight) -> list[tuple[str, list[str]]]:
+    """Each card's headline and lines, as ``sight`` sees the fight."""
+    names = {who: c.sheet.name for who, c in fight.state.combatants.items()}
+    return [(card.headline, card.lines) for card in story((seen_event(r, sight) for r in fight.events), names)]
+
+
+def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat():
+    """C42: the card of a reveal in a fight that goes on says which dice the revealed seed checks (those rolled
+    under it) and that the dice from here on come from a fresh seed; a player's card reads the same as the GM's."""
+    fight = Fight.start(MemoryStore(), "c42", dice=SeededDice(SEED, [FRESH]), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders")])
+    fight.reveal_seed()
+    gm = cards_for(fight, Sight(kind="gm"))
+    player = cards_for(fight, Sight(kind="player", own=frozenset({"kael"}), sides=frozenset({"wardens", "raiders"})))
+    headline, lines = gm[-1]
+    assert headline == "The seed" and lines == [
+        "The seed is revealed: every seeded die rolled under it can be checked",
+        "The revealed seed is spent (C42): the dice from here on come from a fresh seed, committed to now and "
+        "revealed in its turn"]
+    assert player[-1] == gm[-1]
+
+
+def test_a_reveal_after_the_end_commits_to_nothing():
+    """C42: revealed once the fight is over, the seed's card says only that it is revealed."""
+    fight = Fight.start(MemoryStore(), "c42", dice=SeededDice(SEED), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders")])
+    fight.end_fight("gm")
+    fight.reveal_seed()
+    assert cards_for(fight, Sight(kind="gm"))[-1] == (
+        "The seed", ["The seed is revealed: every seeded die rolled under it can be checked"])
