@@ -584,13 +584,20 @@ class Fight:
         self.execute(RevealSeed(seed=seed.hex()))
         return seed.hex()
 
+    def spends_seed(self, command: Command, state: FightState | None = None) -> bool:
+        """Whether ``command`` reveals this fight's own seed in a fight that goes on (at ``state``, by default the
+        fight's now) and leaves the fresh seed to the fight's dice: then it commits to :meth:`SeededDice.successor`
+        (C42). A caller that keeps seeds (the server) gives the dice their successor before executing it."""
+        state = self._state if state is None else state
+        return (isinstance(command, RevealSeed) and command.next_commitment is None and state.ending is None
+                and isinstance(self.dice, SeededDice) and command.seed.lower() == self.dice.seed.hex())
+
     def _spent(self, command: Command, state: FightState, following: SeededDice | None
                ) -> tuple[Command, SeededDice | None]:
         """A ``reveal_seed`` of this fight's seed in a fight that goes on, with the fresh seed's commitment filled
         in (C42), and the source of that seed (the dice roll from it once the command is appended); any other
         command as it is."""
-        if not (isinstance(command, RevealSeed) and command.next_commitment is None and state.ending is None
-                and isinstance(self.dice, SeededDice) and command.seed.lower() == self.dice.seed.hex()):
+        if not self.spends_seed(command, state) or not isinstance(self.dice, SeededDice):
             return command, following
         fresh = self.dice.successor()
         return msgspec.structs.replace(command, next_commitment=fresh.commitment), fresh

@@ -740,8 +740,7 @@ def _fresh_seed(fights: Fights, fight_id: str, fight: Fight, command: Command) -
     """For a ``reveal_seed`` in a fight that goes on, the fresh seed it will commit to (C42): kept first (under
     ``ID/next``: a server that stops between the keep and the append loses nothing), then given to the fight's
     dice as the successor of the seed revealed; None for any other command."""
-    if not (isinstance(command, RevealSeed) and command.next_commitment is None and fight.state.ending is None
-            and isinstance(fight.dice, SeededDice)):
+    if not fight.spends_seed(command) or not isinstance(fight.dice, SeededDice):
         return None
     fresh = secrets.token_bytes(32)
     fights.keep.put_seed(f"{fight_id}/next", fresh)
@@ -770,8 +769,6 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
 
 
 def _fresh_id(fights: Fights) -> str:
-    import secrets
-
     while True:
         candidate = f"fight-{secrets.token_hex(4)}"
         if not fights.store.version(candidate):
