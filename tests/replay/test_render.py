@@ -12,6 +12,8 @@ import pytest
 from omen_core import MemoryStore
 from omen_replay.render import TextWriter, render, render_records
 from omen_replay.scenario import load_scenario, run_scenario
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
 
 
 def fight_events():
@@ -127,13 +129,6 @@ class TestWriters:
         assert out.getvalue() == render_records(EVENTS, "text")
 
 
-def _chromium() -> str | None:
-    """Debian's Chromium (``apt-get install chromium``; `.ci/run` installs it), if this machine has it."""
-    import shutil
-
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 class TestInABrowser:
     """The HTML report in a real browser: headless Chromium driven by Playwright (its Python package, with the
     system's Chromium, so no browser download). Skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER
@@ -143,22 +138,14 @@ class TestInABrowser:
         """The demo's HTML session log loads in headless Chromium with no console or page error and no request
         besides the file itself; the HP and Will charts are visible near the top with a line per combatant and
         resource; a card's anchor opens it; at phone width nothing overflows sideways."""
-        import os
-
-        chromium = _chromium()
-        if chromium is None:
-            if os.environ.get("OMEN_REQUIRE_BROWSER"):
-                pytest.fail("OMEN_REQUIRE_BROWSER is set but Chromium is not installed")
-            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        chromium = find_chromium()
         sync_api = pytest.importorskip("playwright.sync_api")
         report = tmp_path / "report.html"
         report.write_text(render_records(EVENTS, "html"))
         errors: list[str] = []
         requests: list[str] = []
         with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-                "--disable-background-networking", "--disable-component-update"])
+            browser = launch(pw, chromium)
             try:
                 page = browser.new_page()
                 page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)

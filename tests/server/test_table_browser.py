@@ -7,29 +7,18 @@ Chromium): then a missing browser fails. Screenshots (1280 px and 390 px wide) g
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import urllib.request
 from typing import Any
 
-import pytest
-
 from omen_replay.verify import Head, verify_lines
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
 from tests.server import processes
 from tests.server.processes import ROOT, Server
 from tests.server.test_seats import _marked, leaks
 
 ARTIFACTS = ROOT / "out" / "test-artifacts"
 SETTLE = 2000  # ms a page has to show what another did (the stream: 0.1 s; a fetch of the table)
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("OMEN_REQUIRE_BROWSER"):
-            pytest.fail("OMEN_REQUIRE_BROWSER is set but Chromium is not installed")
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    return found
 
 
 class Watch:
@@ -91,7 +80,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
     page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
     from playwright.sync_api import expect, sync_playwright
 
-    chromium = _chromium()
+    chromium = find_chromium()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     server = Server(tmp_path)
     origin = f"http://127.0.0.1:{server.port}"
@@ -99,9 +88,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
     vesh = _marked()[2]
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=[
-                "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-quic",
-                "--disable-background-networking", "--disable-component-update"])
+            browser = launch(pw, chromium)
             try:
                 gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
                 gm.set_default_timeout(10_000)

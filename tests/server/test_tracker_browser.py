@@ -17,8 +17,10 @@ import os
 import re
 from typing import Any
 
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
 from tests.server.processes import ROOT, Server
-from tests.server.test_table_browser import ARTIFACTS, Watch, _chromium
+from tests.server.test_table_browser import ARTIFACTS, Watch
 
 SETTLE = 8000  # ms for a page to show what another did (the stream: 0.1 s; a fetch of the table)
 #: Where the screenshots at the Active Defense go: docs/ when OMEN_UPDATE_SCREENSHOTS is set (they are the pictures
@@ -110,16 +112,14 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
     at 390 px and the dark scheme is dark."""
     from playwright.sync_api import expect, sync_playwright
 
-    chromium = _chromium()
+    chromium = find_chromium()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     server = Server(tmp_path)
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=[
-                "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-quic",
-                "--disable-background-networking", "--disable-component-update"])
+            browser = launch(pw, chromium)
             try:
                 gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
                 gm.set_default_timeout(10_000)

@@ -4,9 +4,7 @@ of fights, opening in a real browser without errors or requests."""
 from __future__ import annotations
 
 import io
-import os
 import random
-import shutil
 
 import pytest
 
@@ -15,6 +13,8 @@ from omen_replay.simulate.play import CombatantRecord, FightRecord, Rules
 from omen_replay.simulate.report import write_html
 from omen_replay.simulate.run import EncounterRun, Manifest, Run, Timing
 from omen_replay.simulate.summary import compare, summarise
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
 from tests.replay.simulate.encounters import EMBER_FORD_2V2
 
 
@@ -63,10 +63,6 @@ def test_the_page_for_10000_fights_compared_is_under_200_kb():
     assert abs(pages[1] - pages[0]) < 5_000, pages
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 class TestInABrowser:
     """The report in headless Chromium (Playwright with the system's Chromium): skipped where Chromium is missing,
     unless OMEN_REQUIRE_BROWSER is set (as `.ci/run` does), where a missing browser fails."""
@@ -76,11 +72,7 @@ class TestInABrowser:
         in headless Chromium with no console or page error and no request but the file itself; the win-rate,
         rounds, HP, damage and first-down charts and the comparison are drawn; each linked fight's session log
         opens, also without errors; at phone width nothing overflows sideways (the tables scroll)."""
-        chromium = _chromium()
-        if chromium is None:
-            if os.environ.get("OMEN_REQUIRE_BROWSER"):
-                pytest.fail("OMEN_REQUIRE_BROWSER is set but Chromium is not installed")
-            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        chromium = find_chromium()
         sync_api = pytest.importorskip("playwright.sync_api")
         from typer.testing import CliRunner
 
@@ -95,9 +87,7 @@ class TestInABrowser:
         errors: list[str] = []
         requests: list[str] = []
         with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-                "--disable-background-networking", "--disable-component-update"])
+            browser = launch(pw, chromium)
             try:
                 tab = browser.new_page()
                 tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
