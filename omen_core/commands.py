@@ -52,6 +52,7 @@ __all__ = [
     "React",
     "PassReaction",
     "AnswerCatch",
+    "AnswerDecision",
     "Engage",
     "Draw",
     "LeaveFight",
@@ -286,6 +287,15 @@ class AnswerCatch(CommandBase, frozen=True, kw_only=True):
     catch: bool
 
 
+class AnswerDecision(CommandBase, frozen=True, kw_only=True):
+    """Answer an open decision point an extension declares (:mod:`omen_core.hooks`): ``who`` makes ``choice``, one of
+    those its ``decision_opened`` event lists (``omen status`` and ``options()`` show them)."""
+
+    decision: str
+    who: str
+    choice: str
+
+
 class Engage(CommandBase, frozen=True, kw_only=True):
     """The GM states who is within reach of (adjacent to) whom, or no longer is."""
 
@@ -337,8 +347,8 @@ Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerAct
            | RouteDamage | ChooseWillConversion | CallSave | CancelAction | ApplyConditionCommand
            | ClearConditionCommand
            | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
-           | Disengage | React | PassReaction | AnswerCatch | Engage | Draw | LeaveFight | EndFight | Undo
-           | Redo)
+           | Disengage | React | PassReaction | AnswerCatch | AnswerDecision | Engage | Draw | LeaveFight | EndFight
+           | Undo | Redo)
 
 #: The commands whose batches are undo markers: they are not undone themselves, and are no safe point.
 UNDO_COMMANDS = (Undo, Redo)

@@ -26,6 +26,7 @@ from .commands import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
+    AnswerDecision,
     ChooseWillConversion,
     CommandBase,
     PassReaction,
@@ -34,9 +35,11 @@ from .commands import (
     RouteDamage,
 )
 from .content import Ruleset
+from .extensions import window
+from .hooks import HOOK_POINTS, Window
 
 __all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "waiting_point", "legal_now", "transitions",
-           "arms"]
+           "arms", "extension_point"]
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,22 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
     return None
 
 
+def extension_point(row: Window, step: str) -> DecisionPoint:
+    """An extension's window (:mod:`omen_core.hooks`) as a decision point, open at lifecycle step ``step``: answered
+    with ``answer_decision``, its cost per choice, going on from its hook point when it closes."""
+    costs = ", ".join(f"{c.name}: {c.bonus_actions} Bonus Action{'s' if c.bonus_actions != 1 else ''}"
+                      if c.bonus_actions else f"{c.name}: free" for c in row.choices)
+    labels = "; ".join(f"{c.name} ({c.label})" for c in row.choices)
+    return DecisionPoint(
+        kind=row.kind, title=row.title, rule=row.rule, step=step, opened_by=None, window="decision",
+        answers=(Answer(AnswerDecision, "decide", None, labels),), cost=lambda r: costs,
+        responders=lambda opened: tuple(opened.responders),
+        resumes=f"the action goes on from the hook point {row.hook}: {HOOK_POINTS[row.hook]}",
+        candidates=lambda state, who: [AnswerDecision(decision=row.kind, who=str(who), choice=c.name)
+                                       for c in row.choices],
+        cancellable=False)
+
+
 def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | None] | None:
     """The decision point the fight waits on, who may still answer it, and the action it belongs to."""
     if state.tie_open:
@@ -215,6 +234,12 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
     frame = state.pending
     if frame is None:
         return None
+    opened_here = frame.decision
+    if opened_here is not None:
+        row = window(opened_here.decision)
+        if row is not None:
+            who = tuple(w for w in opened_here.responders if w not in frame.answered_decision(opened_here))
+            return extension_point(row, frame.step.name), who, frame.action
     opened = frame.reaction_window if frame.step.name == "REACTIONS_OPEN" else None
     point = point_at(frame.step.name, opened.reaction if opened is not None else None)
     if point is None or point.window is None:
@@ -229,25 +254,7 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
 
 def legal_now(state: Any) -> list[str]:
     """What may be answered now, in command words: the open decision's answer commands and who gives them,
-    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``).
-
-    The words are a function of the actions in progress and the open initiative tie alone (what
-    :func:`waiting_point` reads), both immutable: those of the last ones asked about are kept, as ``options()``
-    asks about the same ones for every command it finds refused."""
-    key = (state.stack, state.tie_open)
-    kept = _LEGAL_NOW[0]
-    if kept[0] is not None and kept[0][0] is key[0] and kept[0][1] is key[1]:
-        return list(kept[1])
-    words = _legal_now(state)
-    _LEGAL_NOW[0] = (key, tuple(words))
-    return words
-
-
-#: The last (stack, tie) ``legal_now`` was asked about and its words (one slot, replaced whole: thread-safe).
-_LEGAL_NOW: list[tuple[Any, tuple[str, ...]]] = [(None, ())]
-
-
-def _legal_now(state: Any) -> list[str]:
+    then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``)."""
     found = waiting_point(state)
     if found is None:
         return ["no decision is open (omen status, or Fight.options(), lists every command accepted now)"]

@@ -26,6 +26,8 @@ from .events import (
     Modifier,
     RollTotal,
 )
+from .extensions import term_handlers
+from .hooks import Total
 from .rules import attack as rules
 from .rules.checks import roll_total
 from .rules.mitigation import armor_applies, mitigate
@@ -34,7 +36,8 @@ from .rules.odds import at_least
 from .state import AttackFrame, FightState, condition_adjustment, effective_bonus
 
 __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
-           "situational", "defense_total", "active_attribute", "DefenseChance", "defense_chance", "parry_weapon",
+           "situational", "extension_terms", "defense_total", "active_attribute", "DefenseChance", "defense_chance",
+           "parry_weapon",
            "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing",
            "will_choice_due", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
 
@@ -97,7 +100,7 @@ def hit_total(state: FightState, frame: AttackFrame) -> HitTotal:
     fcs = tuple(d.face for d in frame.hit_roll.dice if d.pool == "fcs")
     bonus = effective_bonus(state, decl.attacker, attribute)
     weapon_bonus = weapon.hit_bonus if weapon else 0
-    mods = situational(state, decl)
+    mods = (*situational(state, decl), *extension_terms("hit", state, frame))
     total = rules.hit_total(primary, fcs, rules.static_bonus(bonus, weapon_bonus, sheet.training.hit_bonus),
                             sum(m.value for m in mods))
     return HitTotal(attribute=attribute, primary_dice=primary, fcs_dice=fcs, attribute_bonus=bonus,
@@ -120,6 +123,12 @@ def situational(state: FightState, decl: AttackDeclared) -> tuple[Modifier, ...]
         mods.append(Modifier(source=f"prone target, {'ranged' if ranged else 'melee'} (C27)",
                              value=prone_target_bonus(ranged)))
     return tuple(mods)
+
+
+def extension_terms(total: Total, state: FightState, frame: AttackFrame) -> tuple[Modifier, ...]:
+    """The terms the extensions add to ``total`` of this attack (:mod:`omen_core.hooks`), each naming its source:
+    after the rules' own terms, in the order the extensions are registered."""
+    return tuple(m for handler in term_handlers(total) for m in handler.terms(state, frame))
 
 
 def attack_damage_type(frame: AttackFrame) -> str:
@@ -249,13 +258,14 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
                    else sum(determined.attack.primary_dice))
     rage = frame.rage_roll
     rage_faces = tuple(d.face for d in rage.dice) if rage else ()
+    modifiers = (*decl.damage_modifiers, *extension_terms("damage", state, frame))
     d = rules.damage(dice_result=dice_result, primary_bonus=determined.attack.attribute_bonus,
                      weapon_damage=weapon.weapon_damage if weapon else 0, crit=determined.crit,
                      unarmed=weapon is None, ability_dice=rage_faces,
-                     modifiers=sum(m.value for m in decl.damage_modifiers))
+                     modifiers=sum(m.value for m in modifiers))
     return DamageTerms(dice=d.dice, routed_die=routed_die, primary_bonus=d.primary_bonus,
                        crit_bonus=d.crit_bonus, weapon_damage=d.weapon_damage, ability_dice=rage_faces,
-                       modifiers=decl.damage_modifiers, raw=d.raw)
+                       modifiers=modifiers, raw=d.raw)
 
 
 def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, spell: bool

@@ -68,6 +68,7 @@ from .events import (
     CatchWindowOpened,
     CommandIssued,
     ContestResolved,
+    DecisionOpened,
     Encircled,
     Event,
     InitiativeTied,
@@ -98,7 +99,7 @@ __all__ = ["Clock", "system_clock", "CommandMemo", "validated", "Fight"]
 
 Clock = Callable[[], int]
 Window = (ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
-          | WillConversionOffered)
+          | WillConversionOffered | DecisionOpened)
 E = TypeVar("E")
 #: How many recent states a live fight keeps (by seq) so that undoing the last commands needs no re-reading.
 _RECENT = 64

@@ -143,6 +143,9 @@ __all__ = [
     "ReactionWindowClosed",
     "CatchWindowOpened",
     "CatchAnswered",
+    "DecisionOpened",
+    "DecisionAnswered",
+    "DecisionClosed",
     "CombatantLeft",
     "FightEnded",
     "Undone",
@@ -788,6 +791,39 @@ class CatchAnswered(EventBase, frozen=True, kw_only=True):
     caught: bool
 
 
+class DecisionOpened(EventBase, frozen=True, kw_only=True):
+    """A decision point an extension declares (a row of :mod:`omen_core.hooks`) opens at a hook point of the action:
+    ``responders`` may each answer with one of ``choices``, one at a time (C38); the action waits until it closes.
+
+    ``decision`` is the row's kind, ``hook`` the hook point it opened at (where the action goes on from),
+    ``rule`` the rule or ability that governs it."""
+
+    action: Sequence_
+    decision: str
+    hook: str
+    responders: tuple[str, ...]
+    choices: tuple[str, ...]
+    rule: str
+
+
+class DecisionAnswered(EventBase, frozen=True, kw_only=True):
+    """One responder's answer to the open decision point: the choice it made (its cost, if any, is a ``cost_paid``
+    after it)."""
+
+    action: Sequence_
+    decision: str
+    who: str
+    choice: str
+
+
+class DecisionClosed(EventBase, frozen=True, kw_only=True):
+    """The open decision point closes (every responder answered, or a choice that closes it was made); the action
+    goes on from the hook point it opened at."""
+
+    action: Sequence_
+    decision: str
+
+
 class CombatantLeft(EventBase, frozen=True, kw_only=True):
     """A combatant is out of the fight (C33): it fled, yielded or died, as the GM records. It takes no more
     turns, cannot act or be targeted, leaves every engagement, and counts as down for its side's defeat."""
@@ -844,7 +880,7 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
          | RoundStarted | RoundEnded | TurnStarted | TurnSkipped | TurnEnded | BonusActionsRefilled
          | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved
          | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
-         | CombatantLeft | FightEnded | Undone | Redone)
+         | DecisionOpened | DecisionAnswered | DecisionClosed | CombatantLeft | FightEnded | Undone | Redone)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 
 

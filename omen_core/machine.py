@@ -23,7 +23,7 @@ a fraction of that); the machine stays the single source of truth. Events of
 >>> lifecycle.fire("declare")
 <Step.DECLARED: 'declared'>
 >>> lifecycle.legal()
-['cancel', 'open_reactions', 'pay', 'roll_save']
+['cancel', 'decide', 'open_reactions', 'pay', 'roll_save']
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ from .events import (
     CostPaid,
     DamageResolved,
     DamageRouted,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
     DiceRolled,
     DiceSourceChanged,
     Disengaged,
@@ -144,6 +147,8 @@ S = Step
 AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
 DONE = (S.SETTLED, S.CANCELLED)
 _CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED]
+#: The steps where paying a cost moves the lifecycle on (the declared action's cost, an Active Defense's, a Catch's)
+_PAYING = (S.DECLARED, S.REACTIONS_CLOSED, S.DEFENSE_CHOSEN, S.CAUGHT)
 
 def _steps_named(row: dict[str, Any]) -> dict[str, Any]:
     """A transition row whose steps are given by name (as :mod:`omen_core.decisions` declares them), as steps."""
@@ -188,6 +193,11 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "apply_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "clear_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
+    # the decision points extensions declare (omen_core.hooks): opened at a hook point inside an action, answered
+    # and closed there; the step stays (the action goes on from the hook point when the decision closes)
+    {"trigger": "decide", "source": [s for s in Step if s not in AT_REST], "dest": "="},
+    # a cost paid anywhere else inside an action (an answer to an extension's decision point) leaves the step
+    {"trigger": "pay", "source": [s for s in Step if s not in (*AT_REST, *_PAYING)], "dest": "="},
     # the windows where the action waits for a choice (Active Defense, Interrupt, Attack of Opportunity,
     # Catch, routing, Will conversion): declared once, with who answers them and how, in omen_core.decisions
     *(_steps_named(row) for row in decision_transitions()),
@@ -414,6 +424,7 @@ _TRIGGERS: dict[type, str] = {
     MovementDeclared: "declare", Moved: "resolve_move",
     ReactionWindowOpened: "open_reactions", ReactionPassed: "pass_reaction",
     ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
+    DecisionOpened: "decide", DecisionAnswered: "decide", DecisionClosed: "decide",
     **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied,
                      InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted,
                      TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,

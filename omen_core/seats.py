@@ -38,6 +38,7 @@ PLAYER_COMMANDS: dict[str, str] = {
     "react": "who",
     "pass_reaction": "who",
     "answer_catch": "who",
+    "answer_decision": "who",
     "move": "who",
     "disengage": "who",
     "draw": "who",

@@ -29,6 +29,7 @@ from msgspec.structs import replace
 from .content import CombatantSheet, Ruleset, Weapon
 from .events import (
     GENESIS_HASH,
+    ActionCancelled,
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
     ActiveDefenseWindowOpened,
@@ -46,6 +47,9 @@ from .events import (
     CostPaid,
     DamageResolved,
     DamageRouted,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
     DiceRolled,
     DiceSourceChanged,
     DiceSourceKind,
@@ -169,7 +173,9 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc
     today's logs); ``declared_at`` is the seq of its declaration, the id shown
     to people. ``damage`` lists the damage the action has dealt so far;
     ``will_offer`` and ``will_choice`` are the last Will-conversion choice
-    offered and its answer (C31).
+    offered and its answer (C31). ``decision`` is the extension's decision point
+    open now (:mod:`omen_core.hooks`), ``decisions`` every one opened in this
+    action and ``answers`` every answer given to them, in order.
     """
 
     action: int
@@ -182,6 +188,17 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc
     damage_rolls: tuple[DiceRolled, ...] = ()
     will_offer: WillConversionOffered | None = None
     will_choice: WillConversionChosen | None = None
+    decision: DecisionOpened | None = None
+    decisions: tuple[DecisionOpened, ...] = ()
+    answers: tuple[DecisionAnswered, ...] = ()
+
+    def answered_decision(self, opened: DecisionOpened) -> tuple[str, ...]:
+        """Who has answered the decision point ``opened`` (an extension's window, :mod:`omen_core.hooks`)."""
+        return tuple(a.who for a in self.answers if a.action == opened.action and a.decision == opened.decision)
+
+    def chose(self, decision: str, choice: str) -> tuple[str, ...]:
+        """Who made ``choice`` at the decision point ``decision`` in this action (a term handler's question)."""
+        return tuple(a.who for a in self.answers if a.decision == decision and a.choice == choice)
 
     @property
     def answered(self) -> frozenset[str]:
@@ -611,6 +628,16 @@ FRAME_FIELDS: dict[type, tuple[str, bool]] = {
     Moved: ("moved", False),
 }
 
+#: How an extension's decision point is recorded on its action's frame (:mod:`omen_core.hooks`): while one is open
+#: nothing else of the action may come (but the cost of an answer, and the GM's calling the action off).
+_DECISION_EVENTS: dict[type, Callable[[Any, Any], Frame]] = {
+    DecisionOpened: lambda frame, event: replace(frame, decision=event, decisions=(*frame.decisions, event)),
+    DecisionAnswered: lambda frame, event: replace(frame, answers=(*frame.answers, event)),
+    DecisionClosed: lambda frame, event: replace(frame, decision=None),
+}
+
+_WHILE_DECIDING = (CostPaid, ActionCancelled)
+
 _ROLL_FIELDS = {"hit": "hit_roll", "base_defense": "base_defense_roll", "active_defense": "active_defense_roll"}
 
 
@@ -626,6 +653,12 @@ def _roll_field(frame: Frame, rolled: DiceRolled) -> tuple[str, bool] | None:
 
 def _record(frame: Frame, event: Event, step: Step) -> Frame:
     """The frame after ``event``: its step moved on, and the event in its named field."""
+    kind = type(event)
+    if kind in _DECISION_EVENTS:
+        return _DECISION_EVENTS[kind](replace(frame, step=step), event)
+    if frame.decision is not None and kind not in _WHILE_DECIDING:
+        raise IllegalOrder(step, trigger_of(event), ["answer_decision"], None,
+                           why=f"action {frame.action} waits on the decision point {frame.decision.decision!r}")
     spot = _roll_field(frame, event) if isinstance(event, DiceRolled) else FRAME_FIELDS.get(type(event))
     if spot is None:
         return replace(frame, step=step)

@@ -38,6 +38,9 @@ from omen_core.events import (
     CostPaid,
     DamageResolved,
     DamageRouted,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
     DiceRolled,
     DiceSourceChanged,
     Disengaged,
@@ -78,6 +81,7 @@ from omen_core.events import (
     WillConversionOffered,
     encode_line,
 )
+from omen_core.extensions import window
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
@@ -430,6 +434,23 @@ def _caught(e: CatchAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "window", f"  {names(e.who)} {'catches it: no damage' if e.caught else 'lets it hit'}"
 
 
+def _decision(e: DecisionOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    row = window(e.decision)
+    title = row.title if row is not None else e.decision
+    who = ", ".join(names(w) for w in e.responders)
+    yield "window", f"  {title} ({e.rule}): {who} may answer ({', '.join(e.choices)})"
+
+
+def _decided(e: DecisionAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    row = window(e.decision)
+    choice = row.choice(e.choice) if row is not None else None
+    yield "window", f"  {names(e.who)}: {e.choice}{f' ({choice.label})' if choice is not None else ''}"
+
+
+def _decision_closed(e: DecisionClosed, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    yield "roll", "  (decision closed: the action goes on)"
+
+
 def _left(e: CombatantLeft, names: _Names) -> Iterator[tuple[LineKind, str]]:
     how = {"fled": "flees", "yielded": "yields", "dead": "is dead"}[e.reason]
     note = f" ({e.note})" if e.note else ""
@@ -507,6 +528,9 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     ReactionWindowClosed: _closed,
     CatchWindowOpened: _catch_window,
     CatchAnswered: _caught,
+    DecisionOpened: _decision,
+    DecisionAnswered: _decided,
+    DecisionClosed: _decision_closed,
     CombatantLeft: _left,
     FightEnded: _ended,
     Undone: _undone,

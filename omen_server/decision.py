@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omen_core.derive import active_defense_adds, strike_bonus
+from omen_core.extensions import window
 from omen_core.options import Choice, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
 
@@ -95,10 +96,32 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
         _will(state, frame, answers, sight, found)
     elif waiting.kind == "routing" and frame is not None and getattr(frame, "routing", None) is not None:
         _routing(frame, answers, sight, found)
+    elif frame is not None and frame.decision is not None and window(waiting.kind) is not None:
+        _extension(frame, waiting, answers, names, found)
     elif waiting.kind == "initiative_tie":
         found.facts.append("tied: " + ", ".join(names.get(w, w) for w in state.tie_open)
                            + " (allies may agree an order, or roll off, C19)")
     return found
+
+
+def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[str, str],
+               found: DecisionFacts) -> None:
+    """An extension's decision point (:mod:`omen_core.hooks`): who is asked, and per choice its cost and what it
+    does, as the row says."""
+    row = window(waiting.kind)
+    assert row is not None
+    asked = ", ".join(names.get(w, "someone") for w in waiting.who)
+    found.facts.append(f"{row.title} ({row.rule}): {asked} may answer, during "
+                       f"{names.get(frame.actor, 'someone')}'s action")
+    for offer in answers:
+        if offer.command != "answer_decision":
+            continue
+        for i, answer in enumerate(offer.choices):
+            choice = row.choice(str(answer.args.get("choice")))
+            if choice is not None:
+                cost = f"{choice.bonus_actions} Bonus Action{'s' if choice.bonus_actions != 1 else ''}"
+                found.choices[(offer.command, i)] = ChoiceFacts(adds=cost if choice.bonus_actions else "free",
+                                                                turns=choice.label)
 
 
 def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],

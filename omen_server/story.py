@@ -143,6 +143,11 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "catch_answered":
             return f"{n(e['who'])} {'catches it' if e.get('caught') else 'lets it hit'}", (
                 "CAUGHT" if e.get("caught") else "")
+        case "decision_opened":
+            who = ", ".join(n(w) for w in e.get("responders") or []) or "someone"
+            return f"{who} may answer {str(e.get('decision', '')).replace('_', ' ')}", ""
+        case "decision_answered":
+            return f"{n(e['who'])}: {e.get('choice', '')}", ""
         case "routing_window_opened":
             return f"{n(e['attacker'])} chooses the die that feeds damage", ""
         case "damage_routed":

@@ -52,6 +52,9 @@ from omen_core.events import (
     CostPaid,
     DamageResolved,
     DamageRouted,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
     DiceRolled,
     DiceSourceChanged,
     Disengaged,
@@ -228,10 +231,10 @@ class TestIllegalOrder:
         with pytest.raises(IllegalOrder) as info:
             lifecycle.fire("roll_hit")
         err = info.value
-        legal = ["cancel", "open_reactions", "pay", "roll_save"]
+        legal = ["cancel", "decide", "open_reactions", "pay", "roll_save"]
         assert (err.step, err.trigger, err.legal, err.rule) == (S.DECLARED, "roll_hit", legal, "lifecycle")
         said = str(err)
-        assert "'declared'" in said and "cancel, open_reactions, pay, roll_save" in said and "roll hit" in said
+        assert "'declared'" in said and "cancel, decide, open_reactions, pay, roll_save" in said and "roll hit" in said
         assert lifecycle.step is S.DECLARED
 
     def test_unknown_trigger(self):
@@ -239,7 +242,8 @@ class TestIllegalOrder:
         lifecycle = Lifecycle(S.WINDOW_OPEN)
         with pytest.raises(IllegalOrder) as info:
             lifecycle.fire("fly")
-        assert info.value.legal == ["cancel", "choose_defense", "decline"] and lifecycle.step is S.WINDOW_OPEN
+        legal = ["cancel", "choose_defense", "decide", "decline", "pay"]  # an extension's decision and its cost too
+        assert info.value.legal == legal and lifecycle.step is S.WINDOW_OPEN
 
     def test_is_a_rule_violation(self):
         """An illegal order is a RuleViolation (and so an OmenError)."""
@@ -268,6 +272,7 @@ EXPECTED_TRIGGER = {
     ActionSettled: "settle", ActionCancelled: "cancel",
     MovementDeclared: "declare", Moved: "resolve_move", ReactionWindowOpened: "open_reactions",
     ReactionPassed: "pass_reaction", ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
+    DecisionOpened: "decide", DecisionAnswered: "decide", DecisionClosed: "decide",
     **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied,
                      InitiativeRollOff, InitiativeAgreed, InitiativeOrderSet, RoundStarted, RoundEnded, TurnStarted,
                      TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,

@@ -19,6 +19,7 @@ from ..commands import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
+    AnswerDecision,
     ApplyConditionCommand,
     BeginAmbush,
     CallSave,
@@ -63,6 +64,7 @@ from ..events import (
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase, Step
 from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
 from .attack import (
+    RESUMES,
     answer_active_defense,
     answer_catch,
     declare,
@@ -96,6 +98,7 @@ from .reactions import (
 from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
 from .will import choose_will_conversion
+from .windows import answer_decision, open_window
 
 __all__ = [
     "decide",
@@ -180,6 +183,17 @@ def _react(draft: Draft, cmd: React) -> None:
     pay_and_roll(draft)
 
 
+def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
+    """An answer to an extension's decision point (C38); once it closes, the next one due at its hook point is
+    offered, or the action goes on from there (:data:`~omen_core.decide.attack.RESUMES`)."""
+    hook = answer_decision(draft, cmd)
+    if hook is None:
+        return
+    moment, resume = RESUMES[hook]
+    if not open_window(draft, hook, moment):
+        resume(draft)
+
+
 def _carry_on(draft: Draft) -> None:
     """Resume actions whose reaction window can close: everyone answered, or an Interrupt hit (C24)."""
     while True:
@@ -230,6 +244,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     React: _react,
     PassReaction: pass_reaction,
     AnswerCatch: answer_catch,
+    AnswerDecision: _answer_decision,
     Engage: engage,
     Draw: draw,
     LeaveFight: leave_fight,

@@ -6,6 +6,8 @@ frame and the state: the same functions the audit uses to recompute them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
 from ..content import CombatantSheet, Consequence, Weapon
 from ..derive import (
@@ -33,6 +35,7 @@ from ..events import (
     HitDetermined,
     RoutingWindowOpened,
 )
+from ..hooks import Moment
 from ..machine import Phase
 from ..rules import attack as rules
 from ..state import AttackFrame
@@ -40,9 +43,10 @@ from .draft import Draft
 from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
+from .windows import open_window
 
 __all__ = ["declare_attack", "declare", "pay_and_roll", "answer_active_defense", "answer_catch", "after_catch",
-           "route_damage", "attack_frame"]
+           "route_damage", "attack_frame", "rolled_moment", "RESUMES"]
 
 
 def attack_frame(draft: Draft) -> AttackFrame:
@@ -103,6 +107,8 @@ def pay_and_roll(draft: Draft) -> None:
         draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="bonus_action", amount=amount,
                             purpose=decl.reaction.replace("_", " ")))
     _roll_hit_and_defense(draft)
+    if open_window(draft, "attack.rolled", rolled_moment):
+        return
     _open_or_skip_window(draft)
 
 
@@ -142,6 +148,12 @@ def _roll_hit_and_defense(draft: Draft) -> None:
     target = draft.combatant(decl.target)
     if not target.helpless:
         draft.roll("base_defense", decl.target, [("res", target.sheet.attributes.RES.sides)])
+
+
+def rolled_moment(draft: Draft) -> Moment:
+    """The hook point ``attack.rolled``: the hit total and the defense as they stand (no Active Defense yet)."""
+    attack, defense, _ = hit_numbers(draft.state, attack_frame(draft))
+    return Moment(attack_total=attack.total, defense_total=defense.total)
 
 
 def _open_or_skip_window(draft: Draft) -> None:
@@ -306,3 +318,10 @@ def resume_branch(draft: Draft, frame: AttackFrame, start: int) -> None:
                   source=f"attack {decl.action}")
     if run_consequences(draft, ctx, attack_branch(frame), start):
         finish(draft, decl)
+
+
+#: Each hook point of an attack: what it knows (its :class:`~omen_core.hooks.Moment`) and how the attack goes on
+#: from it once its decision points have closed (:mod:`omen_core.decide.windows`).
+RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
+    "attack.rolled": (rolled_moment, _open_or_skip_window),
+}

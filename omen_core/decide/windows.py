@@ -1,0 +1,87 @@
+"""Extensions' decision points in decide: open each at its hook point, take its answer and cost, resume (C38).
+
+An extension declares its windows as rows (:mod:`omen_core.hooks`); this
+module is all the engine does with them. At a hook point, :func:`open_window`
+offers the first window someone may answer, to one combatant at a time (C38:
+the acting combatant first, then initiative order; each decision resolves
+completely before the next is offered), each window at most once per
+combatant and action. :func:`answer_decision` records the answer and its cost
+and closes the decision; the caller then offers the next one or resumes the
+action from the hook point (``decide``'s ``RESUMES`` table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..commands import AnswerDecision
+from ..errors import RuleViolation
+from ..events import CostPaid, DecisionAnswered, DecisionClosed, DecisionOpened
+from ..extensions import window, windows_at
+from ..hooks import Moment
+from ..state import FightState, Frame
+from .draft import Draft
+
+__all__ = ["open_window", "answer_decision", "in_turn_order"]
+
+
+def in_turn_order(state: FightState, frame: Frame, who: tuple[str, ...]) -> tuple[str, ...]:
+    """C38's order: the acting combatant first, then the others in initiative order (those without a place in
+    it last, by id)."""
+    order = {c: i for i, c in enumerate(state.order)}
+    return tuple(sorted(dict.fromkeys(who), key=lambda c: (c != frame.actor, order.get(c, len(order)), c)))
+
+
+def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bool:
+    """Offer the next decision point due at ``hook`` (its window's responders, one combatant at a time, each once
+    per action); True if one opened (the action waits on it). ``known`` gives what is known at the hook point (asked
+    only if some window opens there)."""
+    rows = windows_at(hook)
+    if not rows:
+        return False
+    frame = draft.state.pending
+    assert frame is not None
+    moment = known(draft)
+    for row in rows:
+        offered = {who for d in frame.decisions if d.decision == row.kind for who in d.responders}
+        due = [w for w in in_turn_order(draft.state, frame, row.responders(draft.state, frame, moment))
+               if w not in offered and not draft.combatant(w).helpless]
+        if due:
+            draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(due[0],),
+                                      choices=tuple(c.name for c in row.choices), rule=row.rule))
+            return True
+    return False
+
+
+def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
+    """Record ``cmd``'s answer to the open decision point and pay its cost (C22); the hook point to go on from if
+    that closed it (every responder answered, or a closing choice), else None."""
+    draft.require("decide", rule="C38", why="no decision point is open")
+    frame = draft.state.pending
+    opened = frame.decision if frame is not None else None
+    if frame is None or opened is None:
+        raise RuleViolation("C38", "no decision point is open")
+    if cmd.decision != opened.decision:
+        raise RuleViolation(opened.rule, f"the open decision point is {opened.decision!r}, not {cmd.decision!r}")
+    row = window(opened.decision)
+    if row is None:
+        raise RuleViolation(opened.rule, f"no extension declares the decision point {opened.decision!r}")
+    waiting = [w for w in opened.responders if w not in frame.answered_decision(opened)]
+    if cmd.who not in waiting:
+        raise RuleViolation(opened.rule, f"{row.title} is {' or '.join(waiting)}'s to answer, not {cmd.who}'s")
+    choice = row.choice(cmd.choice)
+    if choice is None:
+        raise RuleViolation(opened.rule, f"{row.title} has no choice {cmd.choice!r} (choices: "
+                                         f"{', '.join(c.name for c in row.choices)})")
+    left = draft.combatant(cmd.who).bonus_actions
+    if choice.bonus_actions > left:
+        raise RuleViolation("C22", f"{cmd.who!r} has {left} Bonus Action(s) left; {choice.label} costs "
+                                   f"{choice.bonus_actions}")
+    draft.emit(DecisionAnswered(action=opened.action, decision=opened.decision, who=cmd.who, choice=cmd.choice))
+    if choice.bonus_actions:
+        draft.emit(CostPaid(action=opened.action, who=cmd.who, resource="bonus_action",
+                            amount=choice.bonus_actions, purpose=row.title))
+    if choice.closes or len(waiting) == 1:
+        draft.emit(DecisionClosed(action=opened.action, decision=opened.decision))
+        return opened.hook
+    return None

@@ -1,0 +1,63 @@
+"""The extensions: each module of this package declares an ``EXTENSION`` (:mod:`omen_core.hooks`), read at import.
+
+A module here is a whole extension: its decision points and its terms, as
+rows (:mod:`omen_core.hooks`). Dropping a module in this package is all it
+takes to register it; a sheet lists the ones its combatant has in
+``abilities``. The tables below are built at import and never change.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+from importlib import import_module
+from types import MappingProxyType
+
+from ..hooks import TOTALS, Extension, TermHandler, Total, Window, check_extension
+
+__all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "windows_at", "window", "term_handlers"]
+
+
+def _load() -> tuple[Extension, ...]:
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        name = f"{__name__}.{info.name}"
+        extension = getattr(import_module(name), "EXTENSION", None)
+        if not isinstance(extension, Extension):
+            raise TypeError(f"{name} declares no EXTENSION (an omen_core.hooks.Extension)")
+        problems = check_extension(extension, name)
+        if problems:
+            raise ValueError("; ".join(problems))
+        found.append(extension)
+    ids = [e.id for e in found]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"two extensions share an id: {', '.join(ids)}")
+    return tuple(found)
+
+
+#: Every extension, by module name.
+EXTENSIONS: tuple[Extension, ...] = _load()
+#: The extensions by id (what a sheet's ``abilities`` names).
+BY_ID: MappingProxyType[str, Extension] = MappingProxyType({e.id: e for e in EXTENSIONS})
+#: Every window, by kind.
+WINDOWS: MappingProxyType[str, Window] = MappingProxyType({w.kind: w for e in EXTENSIONS for w in e.windows})
+
+_AT: MappingProxyType[str, tuple[Window, ...]] = MappingProxyType(
+    {hook: tuple(w for w in WINDOWS.values() if w.hook == hook) for hook in {w.hook for w in WINDOWS.values()}})
+#: The term handlers by total.
+_TERMS: MappingProxyType[str, tuple[TermHandler, ...]] = MappingProxyType(
+    {total: tuple(h for e in EXTENSIONS for h in e.terms if h.total == total) for total in TOTALS})
+
+
+def windows_at(hook: str) -> tuple[Window, ...]:
+    """The windows that open at hook point ``hook``, in the order the extensions are registered."""
+    return _AT.get(hook, ())
+
+
+def window(kind: str) -> Window | None:
+    """The window of kind ``kind``, if an extension declares one."""
+    return WINDOWS.get(kind)
+
+
+def term_handlers(total: Total) -> tuple[TermHandler, ...]:
+    """The term handlers that add to ``total``."""
+    return _TERMS[total]

@@ -1,0 +1,120 @@
+"""Hook points of an action's lifecycle, and the rows an extension answers them with: decision points and terms.
+
+A hook point is a named moment of an action (:data:`HOOK_POINTS`). An
+extension (:class:`Extension`, one module under :mod:`omen_core.extensions`)
+is data: the decision points (:class:`Window`) it opens at a hook point, who
+may answer them, with which choices at what cost, and the terms
+(:class:`TermHandler`) it adds to a named total (hit, defense, damage), each
+with its source. The engine does the rest: ``decide`` opens a window at its
+hook point when someone may answer it, records each answer and its cost, closes
+it and resumes the action from the hook point (one window at a time, C38); the
+state records it on the action's frame; ``derive`` asks the term handlers for
+their terms on every total it computes, so the log, the audit and explain see
+them; ``options()``, ``omen status``, the server and the table page offer the
+answers. Adding a window is one such module and its tests (docs/architecture.md,
+"How to add a window").
+
+Rows here may read the state and frames they are handed (typed only for the
+checker: this module sits below the state), never import them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from .parts import Modifier
+
+if TYPE_CHECKING:
+    from .state import FightState, Frame
+
+__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Choice", "Window", "TermHandler", "Extension",
+           "check_extension"]
+
+#: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack).
+HOOK_POINTS: dict[str, str] = {
+    "attack.rolled": "an attack's hit and base defense are rolled (C29), before the Active Defense window (C8): "
+                     "what changes the defense is decided here",
+}
+
+Total = Literal["hit", "defense", "damage"]
+#: The totals a term handler may add to (C5 the hit total, C10/C11 the defense, C12 the damage).
+TOTALS: tuple[Total, ...] = ("hit", "defense", "damage")
+
+
+class Moment(NamedTuple):
+    """What the engine knows at a hook point of an attack, for a window to decide whether it can change anything:
+    the hit total and the defense as they stand (C5, C10, C11; no Active Defense yet)."""
+
+    attack_total: int
+    defense_total: int
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer to a window: its name (the ``choice`` of ``answer_decision``), what it does in words, what it
+    costs (Bonus Actions, C22), and whether making it closes the window for everyone still to answer."""
+
+    name: str
+    label: str
+    bonus_actions: int = 0
+    closes: bool = False
+
+
+@dataclass(frozen=True)
+class Window:
+    """A decision point an extension opens at ``hook``: ``responders(state, frame, moment)`` says who may answer it
+    now, in the order they are asked (C38: the acting combatant first, then initiative order) — none, and it does
+    not open; each answers once with one of ``choices``; when all have answered (or a closing choice is made)
+    it closes and the action goes on from ``hook``."""
+
+    kind: str
+    title: str
+    rule: str
+    hook: str
+    choices: tuple[Choice, ...]
+    responders: Callable[[FightState, Frame, Moment], tuple[str, ...]]
+
+    def choice(self, name: str) -> Choice | None:
+        """The choice called ``name``, if this window has one."""
+        return next((c for c in self.choices if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class TermHandler:
+    """Terms an extension adds to a named total of an action, each a :class:`~omen_core.parts.Modifier` naming its
+    source: ``terms(state, frame)`` reads what the frame recorded (an answer to its window, say)."""
+
+    total: Total
+    terms: Callable[[FightState, Frame], tuple[Modifier, ...]]
+
+
+@dataclass(frozen=True)
+class Extension:
+    """What one extension module declares (its ``EXTENSION``): an id (what a sheet's ``abilities`` lists), a name,
+    its windows and its term handlers."""
+
+    id: str
+    name: str
+    windows: tuple[Window, ...] = ()
+    terms: tuple[TermHandler, ...] = ()
+
+
+def check_extension(extension: Extension, module: str) -> list[str]:
+    """What is wrong with an extension's rows (an unknown hook point or total, a window without choices, a choice
+    named twice), each naming the module and the row: the registry refuses to load it."""
+    problems = []
+    for window in extension.windows:
+        where = f"{module}: window {window.kind!r}"
+        if window.hook not in HOOK_POINTS:
+            problems.append(f"{where}: unknown hook point {window.hook!r} (hook points: {', '.join(HOOK_POINTS)})")
+        names = [c.name for c in window.choices]
+        if not names:
+            problems.append(f"{where}: no choices")
+        if len(set(names)) != len(names):
+            problems.append(f"{where}: a choice is named twice ({', '.join(names)})")
+    for handler in extension.terms:
+        if handler.total not in TOTALS:
+            problems.append(f"{module}: terms for unknown total {handler.total!r} (totals: {', '.join(TOTALS)})")
+    return problems
