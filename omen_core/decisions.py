@@ -213,8 +213,7 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
 def extension_point(row: Window, step: str) -> DecisionPoint:
     """An extension's window (:mod:`omen_core.hooks`) as a decision point, open at lifecycle step ``step``: answered
     with ``answer_decision``, its cost per choice, going on from its hook point when it closes."""
-    costs = ", ".join(f"{c.name}: {c.bonus_actions} Bonus Action{'s' if c.bonus_actions != 1 else ''}"
-                      if c.bonus_actions else f"{c.name}: free" for c in row.choices)
+    costs = ", ".join(f"{c.name}: {c.cost.words()}" for c in row.choices)
     labels = "; ".join(f"{c.name} ({c.label})" for c in row.choices)
     return DecisionPoint(
         kind=row.kind, title=row.title, rule=row.rule, step=step, opened_by=None, window="decision",

@@ -357,11 +357,12 @@ class SaveCalled(EventBase, frozen=True, kw_only=True):
 
 
 class CostPaid(EventBase, frozen=True, kw_only=True):
-    """A cost is paid: an Action, a Movement Action or Bonus Actions (C20, C22), and what for."""
+    """A cost is paid through the ledger: an Action, a Movement Action, Bonus Actions (C20, C22), HP or Will (an
+    extension's cost, C41), and what for."""
 
     action: Sequence_
     who: str
-    resource: Literal["action", "movement_action", "bonus_action"]
+    resource: Literal["action", "movement_action", "bonus_action", "hp", "will"]
     amount: Annotated[int, msgspec.Meta(ge=0)]
     purpose: str
 

@@ -29,7 +29,7 @@ from .parts import Modifier
 if TYPE_CHECKING:
     from .state import FightState, Frame
 
-__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Choice", "Window", "TermHandler", "Extension",
+__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "Choice", "Window", "TermHandler", "Extension",
            "check_extension"]
 
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack).
@@ -52,13 +52,43 @@ class Moment(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What something costs, paid through the one ledger (:mod:`omen_core.ledger`; C20, C22, C41): Actions,
+    Movement Actions and Bonus Actions, HP and Will. Each is a ``cost_paid`` of its own when paid, undone with the
+    command that paid it."""
+
+    actions: int = 0
+    movement: int = 0
+    bonus_actions: int = 0
+    hp: int = 0
+    will: int = 0
+
+    def entries(self) -> tuple[tuple[str, int], ...]:
+        """The resources to pay and how much of each, in the order they are paid (as ``cost_paid`` names them)."""
+        return tuple((resource, amount) for resource, amount in (
+            ("action", self.actions), ("movement_action", self.movement), ("bonus_action", self.bonus_actions),
+            ("hp", self.hp), ("will", self.will)) if amount)
+
+    def words(self) -> str:
+        """The cost in words: ``1 Bonus Action``, ``1 Action and 2 HP``, or ``free``."""
+        said = [f"{amount} {_WORDS[resource]}{'s' if amount != 1 and resource not in ('hp', 'will') else ''}"
+                for resource, amount in self.entries()]
+        return " and ".join(said) or "free"
+
+
+_WORDS = {"action": "Action", "movement_action": "Movement Action", "bonus_action": "Bonus Action", "hp": "HP",
+          "will": "Will"}
+FREE = Cost()
+
+
+@dataclass(frozen=True)
 class Choice:
     """One answer to a window: its name (the ``choice`` of ``answer_decision``), what it does in words, what it
-    costs (Bonus Actions, C22), and whether making it closes the window for everyone still to answer."""
+    costs (:class:`Cost`), and whether making it closes the window for everyone still to answer."""
 
     name: str
     label: str
-    bonus_actions: int = 0
+    cost: Cost = FREE
     closes: bool = False
 
 

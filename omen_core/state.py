@@ -102,7 +102,7 @@ from .rules.initiative import break_ties, initiative_order
 
 __all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "Frame", "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
-           "redo_stack_after", "redoable"]
+           "redo_stack_after", "redoable", "spend"]
 
 
 class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -458,20 +458,33 @@ def _replace_group(ranking: tuple[tuple[str, ...], ...], group: tuple[str, ...],
     return tuple(out)
 
 
+def spend(state: FightState, who: str, resource: str, amount: int) -> dict[str, Any]:
+    """The ledger's arithmetic, the one place a cost is taken (C20, C22, C41): the state's fields after ``who`` pays
+    ``amount`` of ``resource``. Bonus Actions, HP and Will are the combatant's; an Action or a Movement Action is
+    the turn's, and only on the payer's own turn (a reaction's or an interrupted action's is spent off-turn, with
+    nothing left to take)."""
+    if resource in _COMBATANT_RESOURCES:
+        fighter = state.combatants[who]
+        field = _COMBATANT_RESOURCES[resource]
+        return _combatant(state, who, **{field: getattr(fighter, field) - amount})
+    if state.turn != who:
+        return {}
+    if resource == "action":
+        return {"turn_actions": state.turn_actions - amount}
+    return {"turn_movement": state.turn_movement - amount}
+
+
+#: The resources a combatant holds itself (the others are its turn's), by the field that holds them.
+_COMBATANT_RESOURCES = {"bonus_action": "bonus_actions", "hp": "hp", "will": "will"}
+
+
 def _paid(state: FightState, event: CostPaid) -> FightState:
     changes = _paid_fields(state, event)
     return replace(state, **changes) if changes else state
 
 
 def _paid_fields(state: FightState, event: CostPaid) -> dict[str, Any]:
-    if event.resource == "bonus_action":
-        fighter = state.combatants[event.who]
-        return _combatant(state, event.who, bonus_actions=fighter.bonus_actions - event.amount)
-    if state.turn != event.who:
-        return {}
-    if event.resource == "action":
-        return {"turn_actions": state.turn_actions - event.amount}
-    return {"turn_movement": state.turn_movement - event.amount}
+    return spend(state, event.who, event.resource, event.amount)
 
 
 def _resource_changed(state: FightState, event: ResourceChanged) -> dict[str, Any]:
@@ -533,8 +546,7 @@ def _turn_ended(state: FightState, event: TurnEnded) -> dict[str, Any]:
 
 
 def _disengaged(state: FightState, event: Disengaged) -> FightState:
-    fighter = state.combatants[event.who]
-    return replace(_with(state, event.who, bonus_actions=fighter.bonus_actions - event.cost), disengaged=True)
+    return replace(state, **spend(state, event.who, "bonus_action", event.cost), disengaged=True)
 
 
 def _left(state: FightState, event: CombatantLeft) -> FightState:
@@ -546,15 +558,8 @@ def _left(state: FightState, event: CombatantLeft) -> FightState:
 def _drawn(state: FightState, event: WeaponDrawn) -> FightState:
     """C35: the weapon or shield is in hand, and its cost paid (none outside the rounds)."""
     fighter = state.combatants[event.who]
-    changes: dict[str, object] = {"wielding": (*fighter.wielding, event.weapon)}
-    if event.cost == "bonus_action":
-        changes["bonus_actions"] = fighter.bonus_actions - 1
-    state = _with(state, event.who, **changes)
-    if event.cost == "action":
-        state = replace(state, turn_actions=state.turn_actions - 1)
-    elif event.cost == "movement_action":
-        state = replace(state, turn_movement=state.turn_movement - 1)
-    return state
+    state = _with(state, event.who, wielding=(*fighter.wielding, event.weapon))
+    return state if event.cost == "free" else replace(state, **spend(state, event.who, event.cost, 1))
 
 
 #: What each event type changes besides the lifecycle, the phase and the position: one function per type that

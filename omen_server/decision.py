@@ -119,9 +119,7 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
         for i, answer in enumerate(offer.choices):
             choice = row.choice(str(answer.args.get("choice")))
             if choice is not None:
-                cost = f"{choice.bonus_actions} Bonus Action{'s' if choice.bonus_actions != 1 else ''}"
-                found.choices[(offer.command, i)] = ChoiceFacts(adds=cost if choice.bonus_actions else "free",
-                                                                turns=choice.label)
+                found.choices[(offer.command, i)] = ChoiceFacts(adds=choice.cost.words(), turns=choice.label)
 
 
 def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
      frozenset({"omen_core.dice", "omen_core.hooks", "omen_core.extensions.*", "omen_core.decisions"})),
     ("the lifecycle and phase machines", frozenset({"omen_core.machine"})),
     ("the state and its fold", frozenset({"omen_core.state"})),
-    ("the numbers", frozenset({"omen_core.derive"})),
+    ("the numbers and the cost ledger", frozenset({"omen_core.derive", "omen_core.ledger"})),
     ("decide: commands to events", frozenset({"omen_core.decide.*"})),
     ("the options", frozenset({"omen_core.options"})),
     ("one seat's sight and options", frozenset({"omen_core.seats"})),

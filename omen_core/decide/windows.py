@@ -19,6 +19,7 @@ from ..errors import RuleViolation
 from ..events import CostPaid, DecisionAnswered, DecisionClosed, DecisionOpened
 from ..extensions import window, windows_at
 from ..hooks import Moment
+from ..ledger import shortfall
 from ..state import FightState, Frame
 from .draft import Draft
 
@@ -73,14 +74,13 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
     if choice is None:
         raise RuleViolation(opened.rule, f"{row.title} has no choice {cmd.choice!r} (choices: "
                                          f"{', '.join(c.name for c in row.choices)})")
-    left = draft.combatant(cmd.who).bonus_actions
-    if choice.bonus_actions > left:
-        raise RuleViolation("C22", f"{cmd.who!r} has {left} Bonus Action(s) left; {choice.label} costs "
-                                   f"{choice.bonus_actions}")
+    why = shortfall(draft.state, cmd.who, choice.cost)
+    if why is not None:
+        raise RuleViolation(opened.rule, f"{row.title}, {cmd.choice}: {why}")
     draft.emit(DecisionAnswered(action=opened.action, decision=opened.decision, who=cmd.who, choice=cmd.choice))
-    if choice.bonus_actions:
-        draft.emit(CostPaid(action=opened.action, who=cmd.who, resource="bonus_action",
-                            amount=choice.bonus_actions, purpose=row.title))
+    for resource, amount in choice.cost.entries():
+        draft.emit(CostPaid(action=opened.action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
+                            amount=amount, purpose=f"{row.title} ({cmd.choice})"))
     if choice.closes or len(waiting) == 1:
         draft.emit(DecisionClosed(action=opened.action, decision=opened.decision))
         return opened.hook
