@@ -35,11 +35,11 @@ from .commands import (
     RouteDamage,
 )
 from .content import Ruleset
-from .extensions import window
+from .extensions import ATTACK_OPTIONS, window
 from .hooks import HOOK_POINTS, Window
 
 __all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "waiting_point", "legal_now", "transitions",
-           "arms", "extension_point"]
+           "arms", "attack_variants", "extension_point"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,12 @@ def arms(state: Any, who: str, melee_only: bool = False) -> list[dict[str, Any]]
     held = [w for w in fighter.sheet.weapons if w.id in fighter.wielding or "spell" in w.properties]
     out: list[dict[str, Any]] = [{"weapon": w.id} for w in held if not (melee_only and "ranged" in w.properties)]
     return [*out, {"unarmed": True}]
+
+
+def attack_variants(state: Any, who: str) -> list[dict[str, Any]]:
+    """The ways ``who`` may set the attack options the extensions give meaning to (Brute Rage's ``rage``): none set,
+    then each one ``who`` is offered set on its own."""
+    return [{}, *({option.field: True} for option in ATTACK_OPTIONS if option.offered(state, who))]
 
 
 def _defenses(state: Any, who: str | None) -> list[CommandBase]:

@@ -26,7 +26,7 @@ from .events import (
     Modifier,
     RollTotal,
 )
-from .extensions import term_handlers
+from .extensions import LANDING, OVERRIDES, term_handlers
 from .hooks import Total
 from .rules import attack as rules
 from .rules.checks import roll_total
@@ -39,7 +39,7 @@ __all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_
            "situational", "extension_terms", "defense_total", "active_attribute", "DefenseChance", "defense_chance",
            "parry_weapon",
            "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing",
-           "will_choice_due", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
+           "will_choice_due", "lands_on", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
 
 #: C12: an unarmed attack deals crushing damage.
 UNARMED_DAMAGE = "crushing"
@@ -241,12 +241,15 @@ def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
     target = state.combatants[decl.target]
     sheet = target.sheet
     weapon = parry_weapon(sheet, weapon_id, target.wielding)
-    return rules.ineligibility(
+    why = rules.ineligibility(
         defense, decl.kind, prone=target.prone, weapon=weapon is not None,  # type: ignore[arg-type]
         magical_weapon=weapon is not None and "magical" in weapon.properties,
         shield=sheet.shield is not None and sheet.shield.id in target.wielding,
         magical_shield=sheet.shield is not None and sheet.shield.magical,
-        veteran_shield=sheet.training.veteran_shield)
+        veteran_shield=False)
+    if why is not None and any(o.allows(state, decl, defense) for o in OVERRIDES):
+        return None  # an eligibility override (Veteran Shield Training, C37)
+    return why
 
 
 def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
@@ -284,12 +287,21 @@ def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, s
     return tuple(MitigationStep(step=s.step, amount=s.amount, after=s.after) for s in steps), steps[-1].after
 
 
+def lands_on(state: FightState, who: str) -> Literal["will", "choice"] | None:
+    """Where ``who``'s physical damage lands, as the extensions say (C31): "will", "choice" or None (on HP)."""
+    for handler in LANDING:
+        lands = handler.lands(state, who)
+        if lands is not None:
+            return lands
+    return None
+
+
 def will_choice_due(state: FightState, who: str, damage_type: str, final: int) -> bool:
     """C31: whether ``who`` chooses where this damage lands: a Will-conversion feature marked ``"choice"``,
     physical damage, something to convert, and Will left to take it (with none, all of it goes to HP anyway)."""
     assert state.ruleset is not None
     fighter = state.combatants[who]
-    return (fighter.sheet.features.will_conversion == "choice" and damage_type in state.ruleset.damage_types.physical
+    return (lands_on(state, who) == "choice" and damage_type in state.ruleset.damage_types.physical
             and final > 0 and fighter.will > 0)
 
 
@@ -300,9 +312,9 @@ def landing(state: FightState, who: str, damage_type: str, final: int, chosen: b
     Will left, which goes to HP; else ``("hp", 0)``."""
     assert state.ruleset is not None
     fighter = state.combatants[who]
-    feature = fighter.sheet.features.will_conversion
+    lands = lands_on(state, who)
     converts = damage_type in state.ruleset.damage_types.physical and (
-        feature is True or (feature == "choice" and chosen is True))
+        lands == "will" or (lands == "choice" and chosen is True))
     if not converts:
         return "hp", 0
     return "will", max(final - fighter.will, 0)

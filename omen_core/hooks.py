@@ -24,12 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from .parts import Modifier
+from .parts import Modifier, PoolTag
 
 if TYPE_CHECKING:
+    from .events import AttackDeclared
     from .state import FightState, Frame
 
-__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "Choice", "Window", "TermHandler", "Extension",
+__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "Choice", "Window", "TermHandler", "Roll",
+           "PoolDice", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
            "check_extension"]
 
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack).
@@ -120,15 +122,71 @@ class TermHandler:
     terms: Callable[[FightState, Frame], tuple[Modifier, ...]]
 
 
+Roll = Literal["hit", "damage"]
+
+
+@dataclass(frozen=True)
+class PoolDice:
+    """Dice an ability adds to an attack's roll (C6, C12, C37): ``roll`` "hit" (its primary or FCS pool) or
+    "damage" (dice rolled on a hit before the damage is resolved, as Brute Rage's); ``dice(state, frame)`` gives
+    them as (pool tag, sides). Added dice come after the pool's own dice of the same tag (C29, C39)."""
+
+    roll: Roll
+    dice: Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]
+
+
+@dataclass(frozen=True)
+class AttackOption:
+    """An argument of ``declare_attack`` an ability gives meaning to (Brute Rage's ``rage``): ``offered(state,
+    who)`` says whether ``who`` may set it (``options()`` offers the attack with it set only then), and a command
+    setting it for one who may not is refused with ``rule`` and ``refusal(who)``."""
+
+    field: str
+    offered: Callable[[FightState, str], bool]
+    rule: str
+    refusal: Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class DefenseOverride:
+    """An eligibility override (C37, §Which Defenses Apply): ``allows(state, declaration, defense)`` says the target
+    may use ``defense`` against this attack although the table refuses it."""
+
+    allows: Callable[[FightState, AttackDeclared, str], bool]
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Result routing (C12): ``routes(state, frame)`` says the attacker of this hit may choose the hit-pool die that
+    feeds damage (the routing window opens)."""
+
+    routes: Callable[[FightState, Frame], bool]
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where damage lands (C13, C31): ``lands(state, who)`` is "will" (converted, what exceeds the Will left going
+    to HP), "choice" (the defender chooses, hit by hit) or None (on HP, unless another extension says otherwise);
+    physical damage only."""
+
+    lands: Callable[[FightState, str], Literal["will", "choice"] | None]
+
+
 @dataclass(frozen=True)
 class Extension:
     """What one extension module declares (its ``EXTENSION``): an id (what a sheet's ``abilities`` lists), a name,
-    its windows and its term handlers."""
+    its windows and its handlers at the hook points: terms on totals, dice in pools, attack options, eligibility
+    overrides, routing, where damage lands."""
 
     id: str
     name: str
     windows: tuple[Window, ...] = ()
     terms: tuple[TermHandler, ...] = ()
+    pools: tuple[PoolDice, ...] = ()
+    attack_options: tuple[AttackOption, ...] = ()
+    overrides: tuple[DefenseOverride, ...] = ()
+    routing: tuple[Routing, ...] = ()
+    landing: tuple[Landing, ...] = ()
 
 
 def check_extension(extension: Extension, module: str) -> list[str]:

@@ -40,7 +40,7 @@ from .commands import (
 )
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe, shut_out
-from .decisions import arms, waiting_point
+from .decisions import arms, attack_variants, waiting_point
 from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
 from .limits import MAX_LISTED
@@ -228,14 +228,14 @@ def _noted(*notes: str) -> str:
 
 
 def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
-    for who, fighter in state.combatants.items():
+    for who in state.combatants:
         candidates = []
-        rages = (False, True) if fighter.sheet.features.rage is not None else (False,)
+        variants = attack_variants(state, who)
         targets, more = _listed(state, who)
         for target in targets:
             for arm in arms(state, who):
-                for rage in rages:
-                    candidates.append(DeclareAttack(attacker=who, target=target, rage=rage, **arm))
+                for variant in variants:
+                    candidates.append(DeclareAttack(attacker=who, target=target, **arm, **variant))
         offer = _offer(state, history, "declare_attack", who, "§Resolving an Attack, C4-C13", "1 Action",
                        candidates, _ATTACK_FREE, _noted(more))
         if offer is not None:

@@ -35,8 +35,10 @@ from ..events import (
     HitDetermined,
     RoutingWindowOpened,
 )
+from ..extensions import ATTACK_OPTIONS, ROUTING, pool_dice
 from ..hooks import Moment
 from ..machine import Phase
+from ..parts import PoolTag
 from ..rules import attack as rules
 from ..state import AttackFrame
 from .draft import Draft
@@ -81,8 +83,9 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
         assert weapon is not None
         raise RuleViolation("C24" if reaction == "interrupt" else "C23",
                             f"an {reaction.replace('_', ' ')} is a melee attack; {weapon.label} is ranged")
-    if cmd.rage and attacker.sheet.features.rage is None:
-        raise RuleViolation("C12", f"{attacker.id!r} has no Brute rage dice to add")
+    for option in ATTACK_OPTIONS:  # an argument an ability gives meaning to (Brute Rage's rage), set by one without it
+        if getattr(cmd, option.field) and not option.offered(draft.state, attacker.id):
+            raise RuleViolation(option.rule, option.refusal(attacker.id))
     b = cmd.branches
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
     if reaction is None and not rules.is_ranged(kind) and not draft.state.engaged(attacker.id, target.id):
@@ -140,11 +143,12 @@ def _roll_hit_and_defense(draft: Draft) -> None:
     decl, weapon = frame.declaration, frame.weapon
     attacker = draft.sheet(decl.attacker)
     primary = rules.primary_attribute(decl.kind, weapon is not None and "finesse" in weapon.properties)
-    n_primary = 1 + attacker.features.extra_primary_dice
     n_fcs = 1 + (1 if draft.combatant(decl.attacker).unseen else 0)
-    pool = ([("primary", attacker.attributes[primary].sides)] * n_primary
-            + [("fcs", attacker.attributes.FCS.sides)] * n_fcs)
-    draft.roll("hit", decl.attacker, pool)  # type: ignore[arg-type]
+    added = [die for handler in pool_dice("hit") for die in handler.dice(draft.state, frame)]
+    pool: list[tuple[PoolTag, int]] = [
+        ("primary", attacker.attributes[primary].sides), *(d for d in added if d[0] == "primary"),
+        *(("fcs", attacker.attributes.FCS.sides) for _ in range(n_fcs)), *(d for d in added if d[0] == "fcs")]
+    draft.roll("hit", decl.attacker, pool)
     target = draft.combatant(decl.target)
     if not target.helpless:
         draft.roll("base_defense", decl.target, [("res", target.sheet.attributes.RES.sides)])
@@ -241,8 +245,7 @@ def after_catch(draft: Draft) -> None:
     frame = attack_frame(draft)
     decl = frame.declaration
     assert frame.determination is not None and frame.hit_roll is not None
-    rogue = draft.sheet(decl.attacker).features.rogue_routing
-    if frame.determination.hit and rogue and draft.combatant(decl.attacker).unseen:
+    if frame.determination.hit and any(r.routes(draft.state, frame) for r in ROUTING):
         draft.emit(RoutingWindowOpened(action=decl.action, attacker=decl.attacker, dice=frame.hit_roll.dice))
         return
     _resolve_outcome(draft)
@@ -292,10 +295,9 @@ def _resolve_outcome(draft: Draft) -> None:
     decl, determined, weapon = frame.declaration, frame.determination, frame.weapon
     assert determined is not None
     if determined.hit:
-        if decl.rage:
-            rage = draft.sheet(decl.attacker).features.rage
-            assert rage is not None
-            draft.roll("damage", decl.attacker, [("damage", rage.sides)] * rage.count)
+        added = [die for handler in pool_dice("damage") for die in handler.dice(draft.state, frame)]
+        if added:  # an ability's damage dice (Brute Rage), rolled on a hit before the damage (C12)
+            draft.roll("damage", decl.attacker, added)
         terms = damage_terms(draft.state, attack_frame(draft))
         if not land_damage(draft, decl.action, decl.target, terms, attack_damage_type(frame),
                            spell=rules.is_spell(decl.kind), source=weapon.label if weapon else "unarmed", then=0):

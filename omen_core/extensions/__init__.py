@@ -12,9 +12,23 @@ import pkgutil
 from importlib import import_module
 from types import MappingProxyType
 
-from ..hooks import TOTALS, Extension, TermHandler, Total, Window, check_extension
+from ..hooks import (
+    TOTALS,
+    AttackOption,
+    DefenseOverride,
+    Extension,
+    Landing,
+    PoolDice,
+    Roll,
+    Routing,
+    TermHandler,
+    Total,
+    Window,
+    check_extension,
+)
 
-__all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "windows_at", "window", "term_handlers"]
+__all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTIONS", "OVERRIDES", "ROUTING", "LANDING", "windows_at",
+           "window", "term_handlers", "pool_dice"]
 
 
 def _load() -> tuple[Extension, ...]:
@@ -51,6 +65,20 @@ _TERMS: MappingProxyType[str, tuple[TermHandler, ...]] = MappingProxyType(
 def windows_at(hook: str) -> tuple[Window, ...]:
     """The windows that open at hook point ``hook``, in the order the extensions are registered."""
     return _AT.get(hook, ())
+
+
+def pool_dice(roll: Roll) -> tuple[PoolDice, ...]:
+    """The handlers adding dice to an attack's ``roll``, in registry order."""
+    return _POOLS[roll]
+
+
+#: Each kind of handler across every extension, in registry order.
+_POOLS: MappingProxyType[str, tuple[PoolDice, ...]] = MappingProxyType(
+    {roll: tuple(p for e in EXTENSIONS for p in e.pools if p.roll == roll) for roll in ("hit", "damage")})
+ATTACK_OPTIONS: tuple[AttackOption, ...] = tuple(o for e in EXTENSIONS for o in e.attack_options)
+OVERRIDES: tuple[DefenseOverride, ...] = tuple(o for e in EXTENSIONS for o in e.overrides)
+ROUTING: tuple[Routing, ...] = tuple(r for e in EXTENSIONS for r in e.routing)
+LANDING: tuple[Landing, ...] = tuple(x for e in EXTENSIONS for x in e.landing)
 
 
 def window(kind: str) -> Window | None:

@@ -34,7 +34,7 @@ from omen_core.commands import (
     React,
     RouteDamage,
 )
-from omen_core.decisions import arms, waiting_point
+from omen_core.decisions import arms, attack_variants, waiting_point
 from omen_core.derive import defense_ineligibility
 from omen_core.machine import ORDER, PHASE_ORDER, Phase
 from omen_core.state import AttackFrame, FightState
@@ -119,10 +119,10 @@ def _attacks(state: FightState, who: str) -> list[Command]:
     if (not _at(state, "declare", "act") or not _turn_is(state, who) or (rounds and state.turn_actions < 1)
             or me.left is not None or me.helpless):
         return []
-    rages = (False, True) if me.sheet.features.rage is not None else (False,)
-    return [DeclareAttack(attacker=who, target=target, rage=rage, **arm)
+    variants = attack_variants(state, who)
+    return [DeclareAttack(attacker=who, target=target, **arm, **variant)
             for target, foe in state.combatants.items() if target != who and foe.left is None
-            for arm in arms(state, who) for rage in rages]
+            for arm in arms(state, who) for variant in variants]
 
 
 def _turn(state: FightState, who: str) -> list[Command]:
