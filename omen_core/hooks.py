@@ -38,6 +38,8 @@ __all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "Choice",
 HOOK_POINTS: dict[str, str] = {
     "attack.rolled": "an attack's hit and base defense are rolled (C29), before the Active Defense window (C8): "
                      "what changes the defense is decided here",
+    "attack.determined": "an attack's hit and crit are determined (C5, C7), before a Catch (C22), routing (C12) or "
+                         "the damage: what answers a hit, a miss or a crit is decided here",
 }
 
 Total = Literal["hit", "defense", "damage"]
@@ -47,10 +49,13 @@ TOTALS: tuple[Total, ...] = ("hit", "defense", "damage")
 
 class Moment(NamedTuple):
     """What the engine knows at a hook point of an attack, for a window to decide whether it can change anything:
-    the hit total and the defense as they stand (C5, C10, C11; no Active Defense yet)."""
+    the hit total and the defense as they stand (C5, C10, C11), and once determined whether it hit and crit (None
+    before)."""
 
     attack_total: int
     defense_total: int
+    hit: bool | None = None
+    crit: bool | None = None
 
 
 @dataclass(frozen=True)

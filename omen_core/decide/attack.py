@@ -226,8 +226,25 @@ def _determine_hit(draft: Draft) -> None:
     decl = frame.declaration
     draft.emit(HitDetermined(action=decl.action, attack=attack, defense=defense, hit=hit, crit_check=crit,
                              crit=hit and crit.exceeds))
-    if hit and _catchable(draft, frame):
-        draft.emit(CatchWindowOpened(action=decl.action, target=decl.target))
+    if open_window(draft, "attack.determined", determined_moment):
+        return
+    _after_determined(draft)
+
+
+def determined_moment(draft: Draft) -> Moment:
+    """The hook point ``attack.determined``: the totals, and whether it hit and crit (C5, C7)."""
+    determined = attack_frame(draft).determination
+    assert determined is not None
+    return Moment(attack_total=determined.attack.total, defense_total=determined.defense.total,
+                  hit=determined.hit, crit=determined.crit)
+
+
+def _after_determined(draft: Draft) -> None:
+    """A thrown item about to hit may be caught (C22); else routing or damage."""
+    frame = attack_frame(draft)
+    assert frame.determination is not None
+    if frame.determination.hit and _catchable(draft, frame):
+        draft.emit(CatchWindowOpened(action=frame.action, target=frame.declaration.target))
         return
     after_catch(draft)
 
@@ -326,4 +343,5 @@ def resume_branch(draft: Draft, frame: AttackFrame, start: int) -> None:
 #: from it once its decision points have closed (:mod:`omen_core.decide.windows`).
 RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
     "attack.rolled": (rolled_moment, _open_or_skip_window),
+    "attack.determined": (determined_moment, _after_determined),
 }
