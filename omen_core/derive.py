@@ -100,7 +100,9 @@ def hit_total(state: FightState, frame: AttackFrame) -> HitTotal:
     fcs = tuple(d.face for d in frame.hit_roll.dice if d.pool == "fcs")
     bonus = effective_bonus(state, decl.attacker, attribute)
     weapon_bonus = weapon.hit_bonus if weapon else 0
-    mods = (*situational(state, decl), *extension_terms("hit", state, frame))
+    mods = situational(state, decl)
+    if term_handlers("hit"):
+        mods = (*mods, *extension_terms("hit", state, frame))
     total = rules.hit_total(primary, fcs, rules.static_bonus(bonus, weapon_bonus, sheet.training.hit_bonus),
                             sum(m.value for m in mods))
     return HitTotal(attribute=attribute, primary_dice=primary, fcs_dice=fcs, attribute_bonus=bonus,
@@ -128,7 +130,8 @@ def situational(state: FightState, decl: AttackDeclared) -> tuple[Modifier, ...]
 def extension_terms(total: Total, state: FightState, frame: AttackFrame) -> tuple[Modifier, ...]:
     """The terms the extensions add to ``total`` of this attack (:mod:`omen_core.hooks`), each naming its source:
     after the rules' own terms, in the order the extensions are registered."""
-    return tuple(m for handler in term_handlers(total) for m in handler.terms(state, frame))
+    handlers = term_handlers(total)
+    return tuple(m for handler in handlers for m in handler.terms(state, frame)) if handlers else ()
 
 
 def attack_damage_type(frame: AttackFrame) -> str:
@@ -261,7 +264,9 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
                    else sum(determined.attack.primary_dice))
     rage = frame.rage_roll
     rage_faces = tuple(d.face for d in rage.dice) if rage else ()
-    modifiers = (*decl.damage_modifiers, *extension_terms("damage", state, frame))
+    modifiers = decl.damage_modifiers
+    if term_handlers("damage"):
+        modifiers = (*modifiers, *extension_terms("damage", state, frame))
     d = rules.damage(dice_result=dice_result, primary_bonus=determined.attack.attribute_bonus,
                      weapon_damage=weapon.weapon_damage if weapon else 0, crit=determined.crit,
                      unarmed=weapon is None, ability_dice=rage_faces,
