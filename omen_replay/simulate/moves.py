@@ -22,6 +22,7 @@ from typing import Any
 from omen_core.commands import (
     AnswerActiveDefense,
     AnswerCatch,
+    AnswerDecision,
     ChooseWillConversion,
     Command,
     CommandBase,
@@ -36,6 +37,8 @@ from omen_core.commands import (
 )
 from omen_core.decisions import arms, attack_variants, waiting_point
 from omen_core.derive import defense_ineligibility
+from omen_core.extensions import window
+from omen_core.ledger import shortfall
 from omen_core.machine import ORDER, PHASE_ORDER, Phase
 from omen_core.state import AttackFrame, FightState
 
@@ -88,6 +91,13 @@ def _always(_state: FightState, _cmd: Any) -> bool:
     return True
 
 
+def _decision_allowed(state: FightState, cmd: AnswerDecision) -> bool:
+    """An answer to an extension's decision point (C38): one of its row's choices the responder can pay (C22)."""
+    row = window(cmd.decision)
+    choice = row.choice(cmd.choice) if row is not None else None
+    return choice is not None and shortfall(state, cmd.who, choice.cost) is None
+
+
 _ACCEPTS: dict[type[CommandBase], Callable[[FightState, Any], bool]] = {
     AnswerActiveDefense: _defense_allowed,
     React: _reaction_allowed,
@@ -95,6 +105,7 @@ _ACCEPTS: dict[type[CommandBase], Callable[[FightState, Any], bool]] = {
     AnswerCatch: _always,
     RouteDamage: _always,
     ChooseWillConversion: _always,
+    AnswerDecision: _decision_allowed,
 }
 
 

@@ -41,6 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 from omen_core.commands import (
     AnswerActiveDefense,
     AnswerCatch,
+    AnswerDecision,
     ChooseWillConversion,
     Command,
     DeclareAttack,
@@ -52,6 +53,7 @@ from omen_core.commands import (
     RouteDamage,
 )
 from omen_core.content import CombatantSheet
+from omen_core.extensions import window
 from omen_core.options import Odds
 from omen_core.seats import HP_BANDS, CombatantView
 
@@ -205,6 +207,12 @@ def _answer(decision: Decision, react: bool) -> Command:
         return next(c for c in decision.choices if isinstance(c, RouteDamage) and c.die == best)
     if kind == "will_conversion":
         return next(c for c in decision.choices if isinstance(c, ChooseWillConversion) and c.convert)
+    answers = [c for c in decision.choices if isinstance(c, AnswerDecision)]
+    if answers:  # an extension's decision point: use the ability (its first choice), or keep what it costs
+        row = window(answers[0].decision)
+        free = [c for c in answers if row is not None and (choice := row.choice(c.choice)) is not None
+                and not choice.cost.entries()]
+        return answers[0] if react or not free else free[0]
     raise PolicyError(f"no built-in answer to a {kind} decision")
 
 
