@@ -34,6 +34,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
 from omen_core.content import ATTRIBUTES, load_sheet
+from omen_core.extensions import window
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
 from omen_replay.render import environment
@@ -55,7 +56,8 @@ _HEADERS = {"Content-Security-Policy": CSP, "Referrer-Policy": "no-referrer", "X
 COMMAND_TITLES: dict[str, str] = {
     "declare_attack": "Attack", "answer_active_defense": "Active Defense", "route_damage": "Route damage",
     "choose_will_conversion": "Will conversion", "react": "React", "pass_reaction": "Pass",
-    "answer_catch": "Catch", "move": "Move", "disengage": "Disengage", "draw": "Draw", "end_turn": "End turn",
+    "answer_catch": "Catch", "answer_decision": "Answer", "move": "Move", "disengage": "Disengage", "draw": "Draw",
+    "end_turn": "End turn",
     "static_check": "Check", "contest": "Contest", "call_save": "Save", "cancel_action": "Cancel the action",
     "apply_condition": "Apply a condition", "clear_condition": "Clear a condition", "reveal_seed": "Reveal the seed",
     "begin_ambush": "Begin an ambush", "roll_initiative": "Roll initiative", "agree_initiative": "Agree initiative",
@@ -257,7 +259,15 @@ _ANSWER_LABELS: dict[str, Any] = {
     "answer_catch": lambda a: "Catch it" if a.get("catch") else "Let it hit",
     "choose_will_conversion": lambda a: "Take it on Will" if a.get("convert") else "Take it on HP",
     "route_damage": lambda a: f"Route die {a['die'] + 1}" if isinstance(a.get("die"), int) else "Keep the primary dice",
+    "answer_decision": lambda a: _decision_label(str(a.get("decision", "")), str(a.get("choice", ""))),
 }
+
+
+def _decision_label(decision: str, choice: str) -> str:
+    """An answer to an extension's decision point as its button says it: the choice's label from the row."""
+    row = window(decision)
+    found = row.choice(choice) if row is not None else None
+    return f"{choice.capitalize()}: {found.label}" if found is not None else choice.capitalize()
 
 
 def _label(command: str, actor_field: str | None, args: dict[str, Any], names: dict[str, str]) -> str:
