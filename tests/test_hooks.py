@@ -17,14 +17,14 @@ def _nobody(*_: object) -> tuple[str, ...]:
     return ()
 
 
-def test_the_shipped_features_are_extensions():
+def test_the_shipped_features_are_extensions() -> None:
     """The four sheet features and Veteran Shield Training are each an extension (C37), found at import."""
     assert {"extra_primary_dice", "brute_rage", "rogue_routing", "will_conversion", "veteran_shield"} <= set(BY_ID)
     assert len(pool_dice("hit")) >= 1 and len(pool_dice("damage")) >= 1
     assert ROUTING and LANDING and OVERRIDES
 
 
-def test_a_row_naming_an_unknown_hook_point_or_total_is_refused_with_where():
+def test_a_row_naming_an_unknown_hook_point_or_total_is_refused_with_where() -> None:
     """A window at a hook point that does not exist, without choices or with a choice twice, and terms on an unknown
     total are each named, with the module and the row."""
     bad = Extension(id="x", name="X", windows=(
@@ -45,7 +45,7 @@ def test_a_row_naming_an_unknown_hook_point_or_total_is_refused_with_where():
     (Cost(), "free"), (Cost(bonus_actions=1), "1 Bonus Action"), (Cost(bonus_actions=2), "2 Bonus Actions"),
     (Cost(actions=1, hp=2), "1 Action and 2 HP"), (Cost(movement=1, will=3), "1 Movement Action and 3 Will"),
 ])
-def test_a_cost_in_words(cost, words):
+def test_a_cost_in_words(cost: Cost, words: str) -> None:
     """A cost says what it takes, in the rulebook's words."""
     assert cost.words() == words
 
@@ -55,7 +55,7 @@ def _reads_a_feature(node: ast.AST) -> bool:
             and not (isinstance(node.value, ast.Name) and node.value.id == "self"))
 
 
-def test_nothing_outside_an_extension_branches_on_a_feature_flag():
+def test_nothing_outside_an_extension_branches_on_a_feature_flag() -> None:
     """The sheet's feature flags (and Veteran Shield Training) are read by their extensions alone (issue 27, item 8):
     the rest of omen's code asks the hook points."""
     found = []
@@ -65,5 +65,5 @@ def test_nothing_outside_an_extension_branches_on_a_feature_flag():
             if relative.startswith("omen_core/extensions/") or relative == "omen_core/content.py":
                 continue
             tree = ast.parse(path.read_text())
-            found += [f"{relative}:{n.lineno}" for n in ast.walk(tree) if _reads_a_feature(n)]
+            found += [f"{relative}:{getattr(n, 'lineno', '?')}" for n in ast.walk(tree) if _reads_a_feature(n)]
     assert found == []
