@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from .events import AttackDeclared
     from .state import FightState, Frame
 
-__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "Choice", "Window", "TermHandler", "Roll",
-           "PoolDice", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
+__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window", "TermHandler",
+           "Roll", "PoolDice", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
            "check_extension"]
 
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack).
@@ -78,9 +78,13 @@ class Cost:
 
     def words(self) -> str:
         """The cost in words: ``1 Bonus Action``, ``1 Action and 2 HP``, or ``free``."""
-        said = [f"{amount} {_WORDS[resource]}{'s' if amount != 1 and resource not in ('hp', 'will') else ''}"
-                for resource, amount in self.entries()]
-        return " and ".join(said) or "free"
+        return " and ".join(amount_of(resource, amount) for resource, amount in self.entries()) or "free"
+
+
+def amount_of(resource: str, amount: int) -> str:
+    """An amount of a resource a cost takes, in the rulebook's words (``2 Bonus Actions``, ``3 HP``)."""
+    plural = "s" if amount != 1 and resource not in ("hp", "will") else ""
+    return f"{amount} {_WORDS.get(resource, resource.replace('_', ' '))}{plural}"
 
 
 _WORDS = {"action": "Action", "movement_action": "Movement Action", "bonus_action": "Bonus Action", "hp": "HP",

@@ -82,6 +82,7 @@ from omen_core.events import (
     encode_line,
 )
 from omen_core.extensions import window
+from omen_core.hooks import amount_of
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
@@ -201,8 +202,7 @@ def _save_called(e: SaveCalled, names: _Names) -> Iterator[tuple[LineKind, str]]
 
 
 def _paid(e: CostPaid, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    what = {"action": "Action", "movement_action": "Movement Action", "bonus_action": "Bonus Action"}[e.resource]
-    yield "note", f"  {names(e.who)} spends {e.amount} {what}{'s' if e.amount != 1 else ''} ({e.purpose})"
+    yield "note", f"  {names(e.who)} spends {amount_of(e.resource, e.amount)} ({e.purpose})"
 
 
 def _window(e: ActiveDefenseWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
