@@ -8,9 +8,14 @@ revision, ``git archive``d, or ``WORKTREE``: the files as they are) is copied in
 package name of its own (``omen_base``, ``omen_new``: omen_core's imports are relative); both are imported,
 both must play the same fights (the same last seq and hash of every fight, with a fixed clock), then the rounds
 run. Reported: each version's median per fight (or per head), the ratio of the medians, and the median of the
-per-round ratios, with the load. Two copies of one version give 1.00x (within about 5 %).
+per-round ratios, with the load. Two copies of one version give 1.00x (within about 5 %). The same fights are the
+same last seq and the same HP and Will of every combatant at the end (not the same hashes: a version that writes
+its lines otherwise, as schema version 5 left out the defaults, plays the same fights to other bytes).
 
 - ``fights``: bench_live's first ``--fights`` (default 2) 2v2 fights to defeat, each round;
+- ``attacks``: ``--attacks`` (default 100) live attack cycles of a melee duel (Kael and Skarn with HP enough
+  that nobody drops: attack, the Active Defense window answered with a Block, Parry or Dodge, or declined every
+  other cycle, the turn ended), as bench_live's duels, each round;
 - ``options``: ``options(state)`` (no undo history) at every third head of bench_live's first 2v2 fight; the two
   versions' options at those heads must be the same, byte for byte as JSON;
 - ``replay``: the state-only walk (``walk.replay``, what ``omen replay`` and ``Fight.load`` run: the hash chain
@@ -18,6 +23,7 @@ per-round ratios, with the load. Two copies of one version give 1.00x (within ab
   use), each round; the two versions' end states must be the same, byte for byte as JSON.
 
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE fights --rounds 61
+    .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE attacks --rounds 61
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE options --rounds 9
     .venv/bin/python benchmarks/bench_ab.py 42b4312 WORKTREE replay --rounds 21 --events 100000
 """
@@ -117,6 +123,45 @@ def player(name: str) -> tuple[ModuleType, Callable[[str, bytes, list[Any] | Non
     return omen, play
 
 
+def dueller(name: str, attacks: int) -> tuple[Callable[[], None], Any]:
+    """A job playing ``attacks`` attack cycles of a melee duel with the package ``name`` (see the module), and the
+    fingerprint of one run (last seq, HP at the end)."""
+    omen = importlib.import_module(name)
+    events = importlib.import_module(f"{name}.events")
+    content = importlib.import_module(f"{name}.content")
+    cast = [msgspec.structs.replace(content.load_sheet(SHEETS / f"{who}.toml"), hp=10_000_000, side=who)
+            for who in ("kael", "skarn")]
+    ruleset = content.load_ruleset()
+    salts = events.keyed_salts(b"omen bench_ab duel")
+    defense_window = events.ActiveDefenseWindowOpened
+
+    def duel() -> Any:
+        fight = omen.Fight.start(omen.MemoryStore(), "duel", dice=omen.SeededDice(b"omen bench_ab duel"),
+                                 ruleset=ruleset, combatants=cast, clock=lambda: 0, salts=salts)
+        fight.roll_initiative()
+        while fight.waiting_for is not None:
+            fight.roll_off()
+        for i in range(attacks):
+            who = fight.state.turn
+            fight.attack(who, "skarn" if who == "kael" else "kael")
+            while (window := fight.waiting_for) is not None:
+                if type(window) is defense_window:
+                    fight.defend(window.defender, None if i % 2 else next(
+                        (d for d in BLOCK_PARRY_DODGE if d in window.eligible), None))
+                else:
+                    answered = fight.state.pending.answered
+                    fight.pass_reaction(next(w for w in window.responders if w not in answered))
+            fight.end_turn(who)
+        return fight.version, tuple(c.hp for c in fight.state.combatants.values())
+
+    return lambda: duel() and None, duel()
+
+
+def _end(fight: Any) -> tuple[Any, ...]:
+    """A fight's last seq and every combatant's HP and Will at the end: the same fight, whatever bytes it wrote."""
+    return fight.version, tuple((c.id, c.hp, c.will) for c in fight.state.combatants.values())
+
+
 def replayer(name: str, events: int) -> tuple[Callable[[], None], Any]:
     """A job replaying genlog's log of ``events`` events with the package ``name`` (state only, chain checked), and
     the state it ends in."""
@@ -139,10 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="two omen_core versions, interleaved in one process")
     parser.add_argument("base", help="a git revision (the baseline)")
     parser.add_argument("new", help="a git revision, or WORKTREE")
-    parser.add_argument("workload", choices=("fights", "options", "replay"))
+    parser.add_argument("workload", choices=("fights", "attacks", "options", "replay"))
     parser.add_argument("--rounds", type=int, default=61, help="interleaved rounds (default 61)")
     parser.add_argument("--fights", type=int, default=2, help="fights a round (fights; default 2)")
     parser.add_argument("--events", type=int, default=20_000, help="events of the log (replay; default 20,000)")
+    parser.add_argument("--attacks", type=int, default=100, help="attack cycles a duel (attacks; default 100)")
     args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     fights = [(f"live-2v2-{i:03d}", hashlib.sha256(b"omen bench_live 2v2 %d" % i).digest())
@@ -154,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             copy_version(rev, name, scratch)
         sys.path.insert(0, str(scratch))
         sides = {name: player(name) for name in names}
-        prints = {name: [(f.version, f.state.last_hash) for f in (play(*x) for x in fights)]
+        prints = {name: [_end(play(*x)) for x in fights]
                   for name, (_omen, play) in sides.items()}
         if prints["omen_base"] != prints["omen_new"]:
             raise SystemExit("the two versions play different fights")
@@ -164,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, (_omen, play) in sides.items():
             if args.workload == "fights":
                 jobs[name] = lambda play=play: [play(*x) for x in fights] and None
+            elif args.workload == "attacks":
+                jobs[name], end = dueller(name, args.attacks)
+                offered[name] = [msgspec.json.encode(end)]
+                per = args.attacks
             elif args.workload == "replay":
                 jobs[name], end = replayer(name, args.events)
                 offered[name] = [msgspec.json.encode(end)]
@@ -177,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                 offered[name] = [msgspec.json.encode(options(s)) for s in asked]
                 per = len(asked)
         if offered and offered["omen_base"] != offered["omen_new"]:
-            raise SystemExit(f"the two versions give different {'states' if args.workload == 'replay' else 'options'}")
+            raise SystemExit(f"the two versions give different "
+                             f"{ {'replay': 'states', 'attacks': 'duels'}.get(args.workload, 'options')}")
         times: dict[str, list[float]] = {name: [] for name in names}
         ratios = []
         for job in jobs.values():
@@ -191,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(got[name])
             ratios.append(got["omen_base"] / got["omen_new"])
     base, new = (statistics.median(times[name]) for name in names)
-    unit = {"fights": "fight", "options": "head", "replay": "replay"}[args.workload]
+    unit = {"fights": "fight", "attacks": "cycle", "options": "head", "replay": "replay"}[args.workload]
     print(f"{args.workload}: {args.base} {base / per * 1e3:.3f} ms a {unit}, {args.new} {new / per * 1e3:.3f} ms; "
           f"ratio of medians {base / new:.2f}x, median per-round ratio {statistics.median(ratios):.2f}x "
           f"({args.rounds} rounds; 1-minute load at the end {os.getloadavg()[0]:.2f})")

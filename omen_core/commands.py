@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from .content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
+from .defaults import settle_defaults
 from .limits import MAX_FACES, MAX_SIDES
 from .parts import DiceSourceKind, Modifier, Sequence_, Situational
 from .rules.ambush import TimeWaited
@@ -89,7 +90,7 @@ class CommandBase(msgspec.Struct, frozen=True, tag_field="command", tag=_snake,
     idempotency_key: IdempotencyKey | None = None
 
 
-class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class CheckSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
     """Who rolls, with which skill (C2) or bare attribute (C1), and any situational modifiers."""
 
     who: str
@@ -145,6 +146,9 @@ class DeclareAttack(CommandBase, frozen=True, kw_only=True):
     rage: bool = False
     damage_modifiers: tuple[Modifier, ...] = ()
     branches: Branches = Branches()
+
+    def __post_init__(self) -> None:
+        settle_defaults(self)
 
 
 class AnswerActiveDefense(CommandBase, frozen=True, kw_only=True):
@@ -327,6 +331,9 @@ class EndFight(CommandBase, frozen=True, kw_only=True):
     reason: Literal["gm", "yielded", "fled", "defeated"] = "gm"
     side: str | None = None
     note: str = ""
+
+    def __post_init__(self) -> None:
+        settle_defaults(self)
 
 
 class Undo(CommandBase, frozen=True, kw_only=True):

@@ -27,6 +27,7 @@ from typing import (
 
 import msgspec
 
+from .defaults import settle_defaults
 from .errors import ContentError
 from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES
 from .locate import Lines, error_line
@@ -79,8 +80,13 @@ Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,
                                                      "starting with a letter or digit")]
 
 
-class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Base of every content schema: immutable, and unknown keys are rejected."""
+class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """Base of every content schema: immutable, and unknown keys are rejected. Written without the fields at
+    their defaults (a value equal to its default counts as it: :mod:`omen_core.defaults`), so a field added with
+    a default changes neither the bytes nor the hash of content that leaves it at its default."""
+
+    def __post_init__(self) -> None:
+        settle_defaults(self)
 
 
 class Attribute(_Content, frozen=True, kw_only=True):
@@ -241,6 +247,7 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
     incoming_damage: IncomingDamage = IncomingDamage()
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         ids = [w.id for w in self.weapons]
         if len(set(ids)) != len(ids):
             raise ValueError(f"weapon ids must be unique, got {ids}")

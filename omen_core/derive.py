@@ -139,8 +139,9 @@ def attack_damage_type(frame: AttackFrame) -> str:
     return frame.weapon.damage_type if frame.weapon else UNARMED_DAMAGE
 
 
-def defense_total(state: FightState, frame: AttackFrame) -> DefenseTotal:
-    """Base defense = RES die (none if helpless, C10) + Defense Rating (C11), plus any Active Defense."""
+def defense_total(state: FightState, frame: AttackFrame, modifiers: tuple[Modifier, ...] = ()) -> DefenseTotal:
+    """Base defense = RES die (none if helpless, C10) + Defense Rating (C11: RES bonus + armor if it applies +
+    ``modifiers``, the terms contributed to the defense), plus any Active Defense."""
     decl = frame.declaration
     sheet = state.combatants[decl.target].sheet
     physical = state.ruleset is not None and attack_damage_type(frame) in state.ruleset.damage_types.physical
@@ -149,11 +150,11 @@ def defense_total(state: FightState, frame: AttackFrame) -> DefenseTotal:
                                                   physical_damage=physical)
     res_die = frame.base_defense_roll.dice[0].face if frame.base_defense_roll else None
     res_bonus = effective_bonus(state, decl.target, "RES")
-    rating = rules.defense_rating(res_bonus, armor.rating if armor else 0, applies)
+    rating = rules.defense_rating(res_bonus, armor.rating if armor else 0, applies, sum(m.value for m in modifiers))
     base = rules.base_defense(res_die, rating)
     active = _active_total(state, frame)
     return DefenseTotal(res_die=res_die, res_bonus=res_bonus, armor=armor.rating if armor and applies else 0,
-                        armor_applies=applies, defense_rating=rating, base=base, active=active,
+                        armor_applies=applies, modifiers=modifiers, defense_rating=rating, base=base, active=active,
                         total=base + (active.amount if active else 0))
 
 

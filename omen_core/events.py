@@ -47,6 +47,7 @@ import msgspec
 
 from .commands import UNDO_COMMANDS, Command
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect
+from .defaults import settle_defaults
 from .errors import ChainBroken
 from .limits import MAX_FACES
 from .parts import (
@@ -180,8 +181,9 @@ __all__ = [
 
 #: The format of the lines written now. Version 1 (issue 1 to 9) lacked ``batch_size`` and ``command_issued``
 #: and called a roll total's ``counter`` ``roll``; version 2 lacked the fields and events C30-C35 added (all
-#: with defaults); version 3 lacked the envelope's ``salt``; :data:`UPCASTERS` read them all.
-SCHEMA_VERSION = 4
+#: with defaults); version 3 lacked the envelope's ``salt``; version 4 wrote every field, defaults included
+#: (from version 5 a field at its default is left out); :data:`UPCASTERS` read them all.
+SCHEMA_VERSION = 5
 GENESIS_HASH = "0" * 64
 #: How many random bytes salt each event's hash (schema version 4): 16, so that no guess of an event's withheld
 #: content can be confirmed against its hash without the salt (2**128 salts to try for each guess).
@@ -241,12 +243,15 @@ def _snake(name: str) -> str:
 
 
 class EventBase(msgspec.Struct, frozen=True, tag_field="type", tag=_snake,
-                forbid_unknown_fields=True, kw_only=True, gc=False):
+                forbid_unknown_fields=True, kw_only=True, gc=False, omit_defaults=True):
     """Base of every event type; the ``type`` tag is the class name in snake_case.
 
     Events are immutable values (frozen, holding only values) that can form no reference cycle, so the garbage
     collector does not track them (``gc=False``, as for the envelope and the state): a fight's log in memory
-    costs the collector nothing."""
+    costs the collector nothing. An event is written without the fields at their defaults (schema version 5),
+    so a field added with a default changes no bytes of an event that leaves it there; an event type with a
+    default that an equal value may not be (a string, a struct) settles it in ``__post_init__``
+    (:mod:`omen_core.defaults`)."""
 
 
 class FightStarted(EventBase, frozen=True, kw_only=True):
@@ -346,6 +351,9 @@ class AttackDeclared(EventBase, frozen=True, kw_only=True):
     reaction: Literal["attack_of_opportunity", "interrupt"] | None = None
     reacting_to: Sequence_ | None = None
 
+    def __post_init__(self) -> None:
+        settle_defaults(self)
+
 
 class SaveCalled(EventBase, frozen=True, kw_only=True):
     """An effect calls for a save: the caller opposes, the saver rolls (C15, C25)."""
@@ -427,12 +435,19 @@ class ActiveDefenseTotal(Part, frozen=True, kw_only=True):
 
 
 class DefenseTotal(Part, frozen=True, kw_only=True):
-    """The defender's side: base defense (RES die + Defense Rating, C10, C11) plus any Active Defense."""
+    """The defender's side: base defense (RES die + Defense Rating, C10, C11) plus any Active Defense.
+
+    ``defense_rating = res_bonus + armor + Σ modifiers`` (C11: Defense Rating is RES bonus + armor rating +
+    modifiers): a modifier contributed to the defense (an ally's ability adding its Block Rating, say) is part of
+    the Defense Rating, so of ``base`` and ``total``, and it counts before the Active Defense window (C8); it is
+    not part of the RES portion of the crit check (C7).
+    """
 
     res_die: int | None
     res_bonus: int
     armor: int
     armor_applies: bool
+    modifiers: tuple[Modifier, ...] = ()
     defense_rating: int
     base: int
     active: ActiveDefenseTotal | None = None
@@ -731,6 +746,9 @@ class WeaponDrawn(EventBase, frozen=True, kw_only=True):
     who: str
     weapon: str
     cost: Literal["free", "bonus_action", "movement_action", "action"] = "free"
+
+    def __post_init__(self) -> None:
+        settle_defaults(self)
 
 
 class Disengaged(EventBase, frozen=True, kw_only=True):
@@ -1058,9 +1076,18 @@ def _v3_to_v4(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _v4_to_v5(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 to 5: nothing to rename. Version 5 leaves out every field at its default, in events, their parts,
+    commands and content (:mod:`omen_core.defaults`); a version-4 line, which writes them all, reads the same, and
+    keeps its own bytes and hash: it is not held to version 5's written form (its content hashes are of the
+    content as it records it)."""
+    return raw
+
+
 #: ``UPCASTERS[v]`` turns a decoded line of schema version ``v`` into one of version ``v + 1``. A line keeps
 #: the ``schema_version`` it was written with (its hash covers it): upcasting changes what it reads as.
-UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+                                                                    4: _v4_to_v5}
 
 
 def upcast(raw: dict[str, Any]) -> dict[str, Any]:
@@ -1093,8 +1120,8 @@ def hash_ok(stored: StoredEvent) -> bool:
 
 
 def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
-                 head: str | None = None, prev_hash: str = GENESIS_HASH, first_seq: int = 1
-                 ) -> Iterator[tuple[int, str]]:
+                 head: str | None = None, prev_hash: str = GENESIS_HASH, first_seq: int = 1,
+                 lines: Sequence[bytes] | None = None) -> Iterator[tuple[int, str]]:
     """Every place the chain of decoded events does not hold, as ``(seq, what)``; empty for a sound log.
 
     Finds changed events (hash mismatch), dropped, inserted or reordered
@@ -1104,11 +1131,14 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
     hash of the last event as known from elsewhere (a store's version, a
     published head), to catch a dropped tail too. ``prev_hash`` and
     ``first_seq`` check a suffix that continues a known event (a snapshot's).
+    With ``lines``, the records' lines as stored, each hash is checked on its
+    line's own bytes (:func:`line_hash`: a line of any schema version), not
+    on the record written again in today's form.
     The walk (:mod:`omen_core.walk`) checks stored lines the same way, from
     their bytes.
     """
     expected_seq, batch = first_seq, (0 if first_seq == 1 else None)
-    for rec in records:
+    for n, rec in enumerate(records):
         fight_id = rec.fight_id if fight_id is None else fight_id
         if rec.fight_id != fight_id:
             yield rec.seq, f"belongs to fight {rec.fight_id!r}, expected {fight_id!r}"
@@ -1116,7 +1146,7 @@ def chain_breaks(records: Iterable[StoredEvent], fight_id: str | None = None,
             yield rec.seq, f"seq {rec.seq} where {expected_seq} was expected"
         if rec.prev_hash != prev_hash:
             yield rec.seq, f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {prev_hash[:12]}..."
-        if not hash_ok(rec):
+        if not (hash_ok(rec) if lines is None else line_hash(rec.prev_hash, lines[n]) == rec.hash):
             yield rec.seq, "hash does not match the event's content"
         if rec.batch != rec.seq and batch is not None and rec.batch != batch:
             yield rec.seq, f"batch {rec.batch} is neither its own seq nor the batch of the event before it"

@@ -25,8 +25,9 @@ RollPurpose = Literal[
 Sequence_ = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Base of the value objects that events and commands are made of."""
+class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """Base of the value objects that events and commands are made of; written without the fields at their
+    defaults (docs/events.md, "Schema versions")."""
 
 
 class Die(Part, frozen=True, kw_only=True):

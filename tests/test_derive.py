@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import load_sheet
-from omen_core.derive import ActiveDefenseAdds, StrikeNumbers, active_defense_adds, strike_bonus
+from omen_core.derive import ActiveDefenseAdds, StrikeNumbers, active_defense_adds, defense_total, strike_bonus
+from omen_core.events import DefenseTotal
+from omen_core.parts import Modifier
+from omen_core.state import AttackFrame
 
 SHEETS = Path(__file__).resolve().parents[1] / "omen_replay" / "data" / "ember-ford" / "sheets"
 
@@ -42,3 +47,30 @@ class TestStrikeBonus:
         assert strike_bonus(state, "kael", "longsword") == StrikeNumbers("STR", 8, 6, 4, 2, 4)
         assert strike_bonus(state, "vesh", "knife") == StrikeNumbers("AGI", 8, 6, 3, 2, 2)
         assert strike_bonus(state, "vesh", None) == StrikeNumbers("STR", 6, 6, 0, 0, 0)
+
+
+class TestDefenseTotal:
+    def test_a_modifier_on_the_defense_is_part_of_the_defense_rating(self):
+        """C11 (Defense Rating = RES bonus + armor + modifiers): Kael's longsword at Vesh, RES die 3: base defense
+        3 + Defense Rating 2 (RES 1 + armor 1) = 5; with an ally's ability adding its Block Rating 2 ("Shield
+        Wall"), the Defense Rating is 4 and the base and total defense 7; the RES die and bonus (the RES portion
+        of C7) are unchanged."""
+        fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([5, 4, 3]),
+                            combatants=[load_sheet(SHEETS / "kael.toml"), load_sheet(SHEETS / "vesh.toml")])
+        fight.attack("kael", "vesh")
+        frame = fight.state.stack[-1]
+        assert isinstance(frame, AttackFrame)
+        plain = defense_total(fight.state, frame)
+        assert (plain.res_die, plain.res_bonus, plain.armor, plain.defense_rating, plain.base, plain.total) == (
+            3, 1, 1, 2, 5, 5)
+        wall = (Modifier(source="Shield Wall", value=2),)
+        helped = defense_total(fight.state, frame, wall)
+        assert (helped.res_die, helped.res_bonus, helped.armor, helped.modifiers) == (3, 1, 1, wall)
+        assert (helped.defense_rating, helped.base, helped.total) == (4, 7, 7)
+
+    def test_no_modifiers_write_no_bytes(self):
+        """A defense without modifiers is written without the field (schema version 5: defaults left out), as
+        every defense recorded before the field existed."""
+        defense = DefenseTotal(res_die=3, res_bonus=1, armor=1, armor_applies=True, defense_rating=2, base=5,
+                               total=5)
+        assert b"modifiers" not in msgspec.json.encode(defense)

@@ -27,8 +27,10 @@ PACKAGE = ROOT / "omen_core"
 #: The layers, bottom first: a module may import modules of its own layer and of the layers below it, never of one
 #: above. ``name`` is that module alone; ``name.*`` is that package and every module under it.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("the foundations: errors, limits, the locator, the loggers, the rules' pure math",
-     frozenset({"omen_core.errors", "omen_core.limits", "omen_core.locate", "omen_core.logs", "omen_core.rules.*"})),
+    ("the foundations: errors, limits, the locator, the loggers, the written form without defaults, the rules' "
+     "pure math",
+     frozenset({"omen_core.errors", "omen_core.limits", "omen_core.locate", "omen_core.logs", "omen_core.defaults",
+                "omen_core.rules.*"})),
     ("content: sheets, gear, the ruleset; the values commands share",
      frozenset({"omen_core.content", "omen_core.parts"})),
     ("commands", frozenset({"omen_core.commands"})),

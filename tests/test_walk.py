@@ -484,8 +484,8 @@ def test_a_version_one_log_reads_and_verifies():
 
 def test_a_version_three_log_reads_and_verifies_unsalted():
     """The Ember Ford fight as schema version 3 wrote it (the release before the envelope's salt) reads, folds to
-    its recorded end state, verifies clean, and each line written back from what it decodes to is its own bytes:
-    an unsalted line stays unsalted (the salt is left out at its default)."""
+    its recorded end state, verifies clean, and each line written back from what it decodes to stays unsalted
+    (the salt is left out at its default; since schema version 5 so is every other field at its default)."""
     import json
 
     from omen_replay.fixtures import _plain
@@ -502,7 +502,42 @@ def test_a_version_three_log_reads_and_verifies_unsalted():
     report = verify_lines(lines)
     assert report.clean, report.findings
     assert report.schema_versions == (3,) and report.redecided > 0 and report.events == len(lines)
-    assert all(encode_line(decode_line(line)) == line.rstrip(b"\n") for line in lines)
+    assert all(b'"salt"' not in encode_line(decode_line(line)) for line in lines)
+
+
+def test_a_version_four_log_reads_and_verifies_with_its_defaults_written():
+    """The Ember Ford fight as schema version 4 wrote it (the release before defaults were left out: every field
+    written) reads, folds to its recorded end state and to the state today's recording of the same fight folds
+    to, verifies clean (its content hashes checked on the content as it records it), and is not held to version
+    5's written form: its lines decode to what today's lines decode to, event for event."""
+    import json
+
+    from omen_replay.fixtures import _plain
+    from omen_replay.replay import summarise
+    from omen_replay.verify import verify_lines
+
+    folder = ROOT / "fixtures" / "formats" / "v4-ember-ford"
+    lines = lines_of(folder / "fight.jsonl")
+    assert all(b'"schema_version":4' in line for line in lines) and b'"economy":{"actions":1' in lines[0]
+    state = replay(source(lines))
+    summary = _plain(summarise(state))
+    assert summary.pop("hash") == state.last_hash
+    assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
+    today = lines_of(ROOT / "fixtures" / "ember-ford" / "fight.jsonl")
+    today_summary = _plain(summarise(replay(source(today))))
+    today_summary.pop("hash")
+    assert summary == today_summary
+    hashes = {"ruleset_hash": "", "sheet_hash": ""}  # each the hash of the content as its line writes it
+
+    def unhashed(line: bytes) -> object:
+        event = decode_line(line).event
+        return msgspec.structs.replace(event, **{k: v for k, v in hashes.items() if hasattr(event, k)})
+
+    assert [unhashed(line) for line in lines] == [unhashed(line) for line in today]
+    assert sum(map(len, lines)) > sum(map(len, today))
+    report = verify_lines(lines)
+    assert report.clean, report.findings
+    assert report.schema_versions == (4,) and report.redecided > 0 and report.events == len(lines)
 
 
 def test_a_version_two_log_reads_and_verifies():

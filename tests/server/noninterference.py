@@ -322,7 +322,8 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             choice = _condition(rng, offer["choices"], choice)
         body = {"command": offer["command"], **choice["args"]}
         if offer["command"] == "call_save":
-            effect = msgspec.structs.replace(SAVE, action_cost=body["effect"]["action_cost"])
+            offered = msgspec.convert(body["effect"], SaveEffect)  # (its defaults left out, as a line leaves them)
+            effect = msgspec.structs.replace(SAVE, action_cost=offered.action_cost)
             body["effect"] = msgspec.to_builtins(effect)
         if offer["command"] in FREE_TEXT:
             body[FREE_TEXT[offer["command"]]] = world.free_text
