@@ -245,6 +245,7 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
     resistances: dict[str, NonNegative] = {}
     features: Features = Features()
     incoming_damage: IncomingDamage = IncomingDamage()
+    abilities: tuple[Identifier, ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -141,7 +141,9 @@ def attack_damage_type(frame: AttackFrame) -> str:
 
 def defense_total(state: FightState, frame: AttackFrame, modifiers: tuple[Modifier, ...] = ()) -> DefenseTotal:
     """Base defense = RES die (none if helpless, C10) + Defense Rating (C11: RES bonus + armor if it applies +
-    ``modifiers``, the terms contributed to the defense), plus any Active Defense."""
+    ``modifiers``, the terms contributed to the defense, then those the extensions add), plus any Active Defense."""
+    if term_handlers("defense"):
+        modifiers = (*modifiers, *extension_terms("defense", state, frame))
     decl = frame.declaration
     sheet = state.combatants[decl.target].sheet
     physical = state.ruleset is not None and attack_damage_type(frame) in state.ruleset.damage_types.physical

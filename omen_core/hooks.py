@@ -185,10 +185,12 @@ class Landing:
 class Extension:
     """What one extension module declares (its ``EXTENSION``): an id (what a sheet's ``abilities`` lists), a name,
     its windows and its handlers at the hook points: terms on totals, dice in pools, attack options, eligibility
-    overrides, routing, where damage lands."""
+    overrides, routing, where damage lands. ``keys``: the sheet keys that give it (the shipped features, whose
+    keys are their shorthands); an extension without keys is given by listing its id in a sheet's ``abilities``."""
 
     id: str
     name: str
+    keys: str = ""
     windows: tuple[Window, ...] = ()
     terms: tuple[TermHandler, ...] = ()
     pools: tuple[PoolDice, ...] = ()
@@ -196,6 +198,11 @@ class Extension:
     overrides: tuple[DefenseOverride, ...] = ()
     routing: tuple[Routing, ...] = ()
     landing: tuple[Landing, ...] = ()
+
+    @property
+    def listed(self) -> bool:
+        """Whether a sheet gives it by listing its id in ``abilities`` (else by its own ``keys``)."""
+        return not self.keys
 
 
 def check_extension(extension: Extension, module: str) -> list[str]:

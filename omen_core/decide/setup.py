@@ -20,6 +20,7 @@ from ..events import (
     SeedCommitted,
     SeedRevealed,
 )
+from ..extensions import BY_ID, EXTENSIONS
 from .draft import Draft
 
 __all__ = ["start", "join", "apply_condition", "clear_condition", "reveal_seed", "check_damage_type",
@@ -44,6 +45,7 @@ def join(draft: Draft, cmd: Join) -> None:
     if sheet.id in draft.state.combatants:
         raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
     _check_sheet_types(draft, sheet)
+    _check_abilities(sheet)
     draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
 
 
@@ -54,6 +56,20 @@ def _check_sheet_types(draft: Draft, sheet: CombatantSheet) -> None:
     for kind in sheet.resistances:
         if kind != "physical":
             check_damage_type(draft, kind, f"{sheet.id}'s resistances", f"$.resistances.{kind}")
+
+
+def _check_abilities(sheet: CombatantSheet) -> None:
+    """Each ability a sheet lists is an extension a sheet opts into (C37); the sheet's features are given by its own
+    keys (``features``, ``training``), not listed here."""
+    for i, ability in enumerate(sheet.abilities):
+        extension = BY_ID.get(ability)
+        if extension is None:
+            known = ", ".join(e.id for e in EXTENSIONS if e.listed) or "none"
+            raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which no extension declares "
+                                       f"(abilities a sheet may list: {known})", field=f"$.abilities[{i}]")
+        if not extension.listed:
+            raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which its sheet gives by its own "
+                                       f"keys ({extension.keys}), not in abilities", field=f"$.abilities[{i}]")
 
 
 def check_damage_type(draft: Draft, damage_type: str, where: str, field: str = "") -> None:

@@ -29,7 +29,7 @@ def _offered(state: FightState, who: str) -> bool:
 
 
 EXTENSION = Extension(
-    id="brute_rage", name="Brute Rage",
+    id="brute_rage", name="Brute Rage", keys="features.rage",
     pools=(PoolDice(roll="damage", dice=_dice),),
     attack_options=(AttackOption(field="rage", offered=_offered, rule="C12",
                                  refusal=lambda who: f"{who!r} has no Brute rage dice to add"),),

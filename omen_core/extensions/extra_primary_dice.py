@@ -31,4 +31,5 @@ def _dice(state: FightState, frame: Frame) -> tuple[tuple[PoolTag, int], ...]:
     return (("primary", sheet.attributes[attribute].sides),) * extra
 
 
-EXTENSION = Extension(id="extra_primary_dice", name="+1 / +2 primary dice", pools=(PoolDice(roll="hit", dice=_dice),))
+EXTENSION = Extension(id="extra_primary_dice", name="+1 / +2 primary dice", keys="features.extra_primary_dice",
+                      pools=(PoolDice(roll="hit", dice=_dice),))

@@ -23,4 +23,5 @@ def _routes(state: FightState, frame: Frame) -> bool:
     return attacker.sheet.features.rogue_routing and attacker.unseen
 
 
-EXTENSION = Extension(id="rogue_routing", name="Rogue routing", routing=(Routing(routes=_routes),))
+EXTENSION = Extension(id="rogue_routing", name="Rogue routing", keys="features.rogue_routing",
+                      routing=(Routing(routes=_routes),))

@@ -27,5 +27,5 @@ def _allows(state: FightState, decl: AttackDeclared, defense: str) -> bool:
                          veteran_shield=True) is None
 
 
-EXTENSION = Extension(id="veteran_shield", name="Veteran Shield Training",
+EXTENSION = Extension(id="veteran_shield", name="Veteran Shield Training", keys="training.veteran_shield",
                       overrides=(DefenseOverride(allows=_allows),))

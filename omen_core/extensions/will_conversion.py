@@ -20,4 +20,5 @@ def _lands(state: FightState, who: str) -> Literal["will", "choice"] | None:
     return "will" if feature is True else "choice" if feature == "choice" else None
 
 
-EXTENSION = Extension(id="will_conversion", name="Will conversion", landing=(Landing(lands=_lands),))
+EXTENSION = Extension(id="will_conversion", name="Will conversion", keys="features.will_conversion",
+                      landing=(Landing(lands=_lands),))

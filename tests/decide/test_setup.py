@@ -99,3 +99,20 @@ class TestARevealIsNeverUndone:
         check(fight)
         fight.undo(reason="the check after the reveal")
         assert fight.state.seed_commitment == commitment(SECOND)
+
+
+@pytest.mark.parametrize(("listed", "said"), [
+    ("shield_wal", "which no extension declares"),
+    ("brute_rage", r"which its sheet gives by its own keys \(features.rage\)"),
+])
+def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: str, said: str) -> None:
+    """C37: a sheet's ``abilities`` names extensions a sheet opts into; an unknown id, or a shipped feature given by
+    the sheet's own keys, is refused naming the field, and the log is untouched."""
+    import msgspec
+
+    fight = Fight.start(MemoryStore(), "f", dice=SeededDice(b"\x01" * 32), clock=lambda: 0)
+    before = list(fight.events)
+    with pytest.raises(RuleViolation, match=said) as info:
+        fight.join(msgspec.structs.replace(sheet("kael"), abilities=(listed,)))
+    assert info.value.rule == "C37" and info.value.facts["field"] == "$.abilities[0]"
+    assert fight.events == before
