@@ -51,6 +51,14 @@ def test_the_patch_is_one_row_one_handler_and_its_tests() -> None:
                          "omen_core/state.py") for f in files), files
 
 
+def test_architecture_md_shows_the_patch_as_it_is() -> None:
+    """docs/architecture.md's "How to add a window" shows the patch's diff stat as `git apply --stat` gives it."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    stat = subprocess.run(["git", "apply", "--stat", str(PATCH)], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert stat.stdout.strip() in (ROOT / "docs" / "architecture.md").read_text()
+
+
 def test_the_patched_copy_passes_its_tests_and_every_fixture_still_replays(tmp_path: Path) -> None:
     """Applied to a scratch copy, the extension's tests pass there and `omen fixtures check` is clean there."""
     scratch = tmp_path / "omen"
