@@ -111,15 +111,17 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
     row = window(waiting.kind)
     assert row is not None
     asked = ", ".join(names.get(w, "someone") for w in waiting.who)
-    found.facts.append(f"{row.title} ({row.rule}): {asked} may answer, during "
-                       f"{names.get(frame.actor, 'someone')}'s action")
+    target = getattr(frame.declaration, "target", None)
+    during = (f"{names.get(frame.actor, 'someone')}'s attack on {names.get(target, 'someone')}" if target
+              else f"{names.get(frame.actor, 'someone')}'s action")
+    found.facts.append(f"{asked} may answer, during {during}")
     for offer in answers:
         if offer.command != "answer_decision":
             continue
         for i, answer in enumerate(offer.choices):
             choice = row.choice(str(answer.args.get("choice")))
             if choice is not None:
-                found.choices[(offer.command, i)] = ChoiceFacts(adds=choice.cost.words(), turns=choice.label)
+                found.choices[(offer.command, i)] = ChoiceFacts(adds=choice.cost.words())
 
 
 def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],
