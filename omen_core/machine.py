@@ -196,6 +196,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     # the decision points extensions declare (omen_core.hooks): opened at a hook point inside an action, answered
     # and closed there; the step stays (the action goes on from the hook point when the decision closes)
     {"trigger": "decide", "source": [s for s in Step if s not in AT_REST], "dest": "="},
+    # an action waiting on such a decision may be called off, as at any window (the GM's cancel, ending the fight)
+    {"trigger": "cancel", "source": [s for s in Step if s not in AT_REST], "dest": S.CANCELLED},
     # a cost paid anywhere else inside an action (an answer to an extension's decision point) leaves the step
     {"trigger": "pay", "source": [s for s in Step if s not in (*AT_REST, *_PAYING)], "dest": "="},
     # the windows where the action waits for a choice (Active Defense, Interrupt, Attack of Opportunity,

@@ -46,7 +46,7 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
     for row in rows:
         offered = {who for d in frame.decisions if d.decision == row.kind for who in d.responders}
         due = [w for w in in_turn_order(draft.state, frame, row.responders(draft.state, frame, moment))
-               if w not in offered and not draft.combatant(w).helpless]
+               if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down]
         if due:
             draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(due[0],),
                                       choices=tuple(c.name for c in row.choices), rule=row.rule))
