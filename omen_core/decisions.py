@@ -35,8 +35,9 @@ from .commands import (
     RouteDamage,
 )
 from .content import Ruleset
-from .extensions import ATTACK_OPTIONS, window
-from .hooks import HOOK_POINTS, Window
+from .events import DecisionOpened
+from .extensions import ATTACK_OPTIONS
+from .hooks import HOOK_POINTS
 
 __all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "waiting_point", "legal_now", "transitions",
            "arms", "attack_variants", "extension_point"]
@@ -216,19 +217,20 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
     return None
 
 
-def extension_point(row: Window, step: str) -> DecisionPoint:
-    """An extension's window (:mod:`omen_core.hooks`) as a decision point, open at lifecycle step ``step``: answered
-    with ``answer_decision``, its cost per choice, going on from its hook point when it closes."""
-    costs = ", ".join(f"{c.name}: {c.cost.words()}" for c in row.choices)
-    labels = "; ".join(f"{c.name} ({c.label})" for c in row.choices)
+def extension_point(opened: DecisionOpened, step: str) -> DecisionPoint:
+    """An extension's decision point (:mod:`omen_core.hooks`), open at lifecycle step ``step``, as its
+    ``decision_opened`` event describes it: answered with ``answer_decision``, its cost per choice, going on from
+    its hook point when it closes."""
+    costs = ", ".join(f"{name}: {cost or 'free'}" for name, cost in zip(opened.choices, opened.costs, strict=False))
+    labels = "; ".join(f"{name} ({label})" for name, label in zip(opened.choices, opened.labels, strict=False))
     return DecisionPoint(
-        kind=row.kind, title=row.title, rule=row.rule, step=step, opened_by=None, window="decision",
-        answers=(Answer(AnswerDecision, "decide", None, labels),), cost=lambda r: costs,
-        responders=lambda opened: tuple(opened.responders),
-        resumes=f"the action goes on from the hook point {row.hook}: {HOOK_POINTS[row.hook]}",
-        candidates=lambda state, who: [AnswerDecision(decision=row.kind, who=str(who), choice=c.name)
-                                       for c in row.choices],
-        cancellable=False)
+        kind=opened.decision, title=opened.title or opened.decision, rule=opened.rule, step=step, opened_by=None,
+        window="decision", answers=(Answer(AnswerDecision, "decide", None, labels or ", ".join(opened.choices)),),
+        cost=lambda r: costs or "free", responders=lambda event: tuple(event.responders),
+        resumes=f"the action goes on from the hook point {opened.hook}: {HOOK_POINTS.get(opened.hook, '')}",
+        candidates=lambda state, who: [AnswerDecision(decision=opened.decision, who=str(who), choice=c)
+                                       for c in opened.choices],
+        cancellable=True)
 
 
 def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | None] | None:
@@ -241,10 +243,8 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
         return None
     opened_here = frame.decision
     if opened_here is not None:
-        row = window(opened_here.decision)
-        if row is not None:
-            who = tuple(w for w in opened_here.responders if w not in frame.answered_decision(opened_here))
-            return extension_point(row, frame.step.name), who, frame.action
+        who = tuple(w for w in opened_here.responders if w not in frame.answered_decision(opened_here))
+        return extension_point(opened_here, frame.step.name), who, frame.action
     opened = frame.reaction_window if frame.step.name == "REACTIONS_OPEN" else None
     point = point_at(frame.step.name, opened.reaction if opened is not None else None)
     if point is None or point.window is None:

@@ -815,7 +815,8 @@ class DecisionOpened(EventBase, frozen=True, kw_only=True):
     ``responders`` may each answer with one of ``choices``, one at a time (C38); the action waits until it closes.
 
     ``decision`` is the row's kind, ``hook`` the hook point it opened at (where the action goes on from),
-    ``rule`` the rule or ability that governs it."""
+    ``rule`` the rule or ability that governs it; ``title``, and per choice what it does (``labels``) and what it
+    costs in words (``costs``), so that a reader needs nothing but the log to say what was asked."""
 
     action: Sequence_
     decision: str
@@ -823,6 +824,9 @@ class DecisionOpened(EventBase, frozen=True, kw_only=True):
     responders: tuple[str, ...]
     choices: tuple[str, ...]
     rule: str
+    title: str = ""
+    labels: tuple[str, ...] = ()
+    costs: tuple[str, ...] = ()
 
 
 class DecisionAnswered(EventBase, frozen=True, kw_only=True):
@@ -833,6 +837,7 @@ class DecisionAnswered(EventBase, frozen=True, kw_only=True):
     decision: str
     who: str
     choice: str
+    label: str = ""
 
 
 class DecisionClosed(EventBase, frozen=True, kw_only=True):

@@ -81,7 +81,6 @@ from omen_core.events import (
     WillConversionOffered,
     encode_line,
 )
-from omen_core.extensions import window
 from omen_core.hooks import amount_of
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
@@ -435,16 +434,13 @@ def _caught(e: CatchAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _decision(e: DecisionOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    row = window(e.decision)
-    title = row.title if row is not None else e.decision
+    title = e.title or e.decision
     who = ", ".join(names(w) for w in e.responders)
     yield "window", f"  {title} ({e.rule}): {who} may answer ({', '.join(e.choices)})"
 
 
 def _decided(e: DecisionAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    row = window(e.decision)
-    choice = row.choice(e.choice) if row is not None else None
-    yield "window", f"  {names(e.who)}: {e.choice}{f' ({choice.label})' if choice is not None else ''}"
+    yield "window", f"  {names(e.who)}: {e.choice}{f' ({e.label})' if e.label else ''}"
 
 
 def _decision_closed(e: DecisionClosed, names: _Names) -> Iterator[tuple[LineKind, str]]:

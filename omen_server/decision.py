@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omen_core.derive import active_defense_adds, strike_bonus
-from omen_core.extensions import window
 from omen_core.options import Choice, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
 
@@ -96,7 +95,7 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
         _will(state, frame, answers, sight, found)
     elif waiting.kind == "routing" and frame is not None and getattr(frame, "routing", None) is not None:
         _routing(frame, answers, sight, found)
-    elif frame is not None and frame.decision is not None and window(waiting.kind) is not None:
+    elif frame is not None and frame.decision is not None:
         _extension(frame, waiting, answers, names, found)
     elif waiting.kind == "initiative_tie":
         found.facts.append("tied: " + ", ".join(names.get(w, w) for w in state.tie_open)
@@ -108,8 +107,8 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
                found: DecisionFacts) -> None:
     """An extension's decision point (:mod:`omen_core.hooks`): who is asked, and per choice its cost and what it
     does, as the row says."""
-    row = window(waiting.kind)
-    assert row is not None
+    opened = frame.decision
+    costs = dict(zip(opened.choices, opened.costs, strict=False))
     asked = ", ".join(names.get(w, "someone") for w in waiting.who)
     target = getattr(frame.declaration, "target", None)
     during = (f"{names.get(frame.actor, 'someone')}'s attack on {names.get(target, 'someone')}" if target
@@ -119,9 +118,7 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
         if offer.command != "answer_decision":
             continue
         for i, answer in enumerate(offer.choices):
-            choice = row.choice(str(answer.args.get("choice")))
-            if choice is not None:
-                found.choices[(offer.command, i)] = ChoiceFacts(adds=choice.cost.words())
+            found.choices[(offer.command, i)] = ChoiceFacts(adds=costs.get(str(answer.args.get("choice")), ""))
 
 
 def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],

@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.extensions import window
-
 from .views import SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
@@ -42,18 +40,6 @@ class StoryCard:
 Names = Mapping[str, str]
 
 
-
-def _decision_title(kind: str) -> str:
-    """An extension's decision point by its row's title (its kind, if no extension here declares it)."""
-    row = window(kind)
-    return row.title if row is not None else kind.replace("_", " ")
-
-
-def _choice_said(kind: str, choice: str) -> str:
-    """An answer to an extension's decision point: the choice and what it does, as its row says."""
-    row = window(kind)
-    found = row.choice(choice) if row is not None else None
-    return f"{choice} ({found.label})" if found is not None else choice
 
 def _n(names: Names, who: Any) -> str:
     return names.get(str(who), str(who))
@@ -160,9 +146,10 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
                 "CAUGHT" if e.get("caught") else "")
         case "decision_opened":
             who = ", ".join(n(w) for w in e.get("responders") or []) or "someone"
-            return f"{who} may answer {_decision_title(str(e.get('decision', '')))}", ""
+            return f"{who} may answer {e.get('title') or str(e.get('decision', '')).replace('_', ' ')}", ""
         case "decision_answered":
-            return f"{n(e['who'])}: {_choice_said(str(e.get('decision', '')), str(e.get('choice', '')))}", ""
+            said = f"{e.get('choice', '')} ({e['label']})" if e.get("label") else str(e.get("choice", ""))
+            return f"{n(e['who'])}: {said}", ""
         case "routing_window_opened":
             return f"{n(e['attacker'])} chooses the die that feeds damage", ""
         case "damage_routed":

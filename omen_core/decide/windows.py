@@ -49,7 +49,9 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
                if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down]
         if due:
             draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(due[0],),
-                                      choices=tuple(c.name for c in row.choices), rule=row.rule))
+                                      choices=tuple(c.name for c in row.choices), rule=row.rule, title=row.title,
+                                      labels=tuple(c.label for c in row.choices),
+                                      costs=tuple(c.cost.words() for c in row.choices)))
             return True
     return False
 
@@ -77,7 +79,8 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
     why = shortfall(draft.state, cmd.who, choice.cost)
     if why is not None:
         raise RuleViolation(opened.rule, f"{row.title}, {cmd.choice}: {why}")
-    draft.emit(DecisionAnswered(action=opened.action, decision=opened.decision, who=cmd.who, choice=cmd.choice))
+    draft.emit(DecisionAnswered(action=opened.action, decision=opened.decision, who=cmd.who, choice=cmd.choice,
+                                label=choice.label))
     for resource, amount in choice.cost.entries():
         draft.emit(CostPaid(action=opened.action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
                             amount=amount, purpose=f"{row.title} ({cmd.choice})"))
