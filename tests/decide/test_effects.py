@@ -346,3 +346,22 @@ def test_a_save_is_called_against_another():
     with pytest.raises(RuleViolation) as info:
         f.call_save("kael", "kael", effect())
     assert info.value.rule == "C15" and f.events == before
+
+
+def test_a_new_condition_with_a_numeric_effect_is_one_data_change() -> None:
+    """Issue 27: a condition is data (C28): a ruleset with one table more, ``[conditions.Blessed]`` adding +1 to
+    every attribute bonus, and Kael's STR check (die 4, bonus 0) totals 4 + 1 = 5 against difficulty 4 (C1, C16)."""
+    from importlib.resources import files
+
+    from omen_core import CheckSpec, MemoryStore, ScriptedDice
+    from omen_core.content import Ruleset, decode_content
+
+    core = (files("omen_core") / "data" / "core.toml").read_text()
+    text = core + '\n[conditions.Blessed]\nplaceholder = true\nmax_stacks = 1\nattribute_bonus = 1\n'
+    ruleset = decode_content(text, Ruleset, source="blessed.toml", fmt="toml")
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([4]), clock=lambda: 0, ruleset=ruleset)
+    fight.join(sheet("kael"))
+    fight.apply_condition("kael", "Blessed")
+    result = fight.static_check(CheckSpec(who="kael", attribute="STR"), 4)
+    assert (result.check.face, result.check.attribute_bonus, result.check.total, result.outcome) == (4, 1, 5, "success")
+    assert_replays(fight)
