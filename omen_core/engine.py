@@ -29,6 +29,7 @@ from .decide import (
     AgreeInitiative,
     AnswerActiveDefense,
     AnswerCatch,
+    AnswerDecision,
     ApplyConditionCommand,
     BeginAmbush,
     CallSave,
@@ -535,6 +536,11 @@ class Fight:
     def catch(self, who: str, catch: bool = True) -> list[Event]:
         """Catch a thrown item about to hit (1 Bonus Action, C22), or let it hit (``catch=False``)."""
         return self._events(self.execute(AnswerCatch(who=who, catch=catch)))
+
+    def answer_decision(self, decision: str, who: str, choice: str) -> list[Event]:
+        """Answer an extension's open decision point (C38): ``who`` makes ``choice``, one its ``decision_opened``
+        lists (``fight.waiting_for``)."""
+        return self._events(self.execute(AnswerDecision(decision=decision, who=who, choice=choice)))
 
     def engage(self, who: str, *others: str, engaged: bool = True) -> list[Event]:
         """State who is within reach of (adjacent to) whom; positions are abstract."""

@@ -42,6 +42,7 @@ from omen_core.dice import RollRequest
 from omen_core.events import (
     ActiveDefenseWindowOpened,
     CatchWindowOpened,
+    DecisionOpened,
     InitiativeTied,
     ReactionWindowOpened,
     RoutingWindowOpened,
@@ -218,6 +219,7 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
                           rogue_routing=draw(st.booleans()),
                           will_conversion=draw(st.sampled_from((False, False, False, True, "choice")))),
         resistances=draw(st.sampled_from(({}, {}, {"physical": 1}, {"fire": 2}))),
+        abilities=draw(st.sampled_from(((), (), ("arcane_ward",)))),
         incoming_damage=draw(st.sampled_from((IncomingDamage(),) * 3 + (IncomingDamage(multiply=0.5, add=1),))))
 
 
@@ -242,7 +244,7 @@ def _menu(rf: RandomFight) -> list[str]:
     weights: dict[str, int] = {}
     answer = {InitiativeTied: {"agree": 6, "roll_off": 6}, ActiveDefenseWindowOpened: {"defend": 12},
               ReactionWindowOpened: {"react": 7, "pass": 5}, CatchWindowOpened: {"catch": 12},
-              RoutingWindowOpened: {"route": 12}, WillConversionOffered: {"will": 12}}
+              RoutingWindowOpened: {"route": 12}, WillConversionOffered: {"will": 12}, DecisionOpened: {"decide": 12}}
     if state.ending is not None:
         weights |= {"undo": 3, "reveal": reveal * 3, "stop": 2}
     elif type(window) in answer:
@@ -269,7 +271,7 @@ def _menu(rf: RandomFight) -> list[str]:
 
 EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass", "catch", "route", "will", "engage",
          "condition", "clear", "check", "contest", "end_fight", "draw", "attack", "save", "move", "ambush",
-         "initiative", "end_turn", "disengage", "cancel", "leave")
+         "initiative", "end_turn", "disengage", "cancel", "leave", "decide")
 
 
 def _pick(draw: Draw, options) -> object:
@@ -347,6 +349,13 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             return (f"react {who} {weapon}",
                     lambda: fight.react(who, weapon=None if weapon == "unarmed" else weapon,
                                         unarmed=weapon == "unarmed"))
+        case "decide":
+            opened = window if isinstance(window, DecisionOpened) else None
+            asked = list(opened.responders) if opened is not None else []
+            who = draw(st.sampled_from(asked * 9 + names)) if asked or names else "zed"
+            choice = draw(st.sampled_from([*(opened.choices * 4 if opened else ()), "bogus"]))
+            decision = opened.decision if opened is not None else "arcane_ward"
+            return f"decide {decision} {who} {choice}", lambda: fight.answer_decision(decision, who, choice)
         case "catch":
             who = window.target if isinstance(window, CatchWindowOpened) and draw(st.integers(0, 9)) < 9 \
                 else _who(draw, rf)

@@ -137,6 +137,7 @@ __all__ = [
     "React",
     "PassReaction",
     "AnswerCatch",
+    "AnswerDecision",
     "Engage",
     "Draw",
     "LeaveFight",

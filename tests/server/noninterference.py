@@ -84,7 +84,8 @@ SPECTATOR = "watcher"
 
 
 def sheets(world: World) -> list[CombatantSheet]:
-    """The four combatants of a world: Kael (Alice's; Will conversion by choice), Brin (Bob's; Rogue routing),
+    """The four combatants of a world: Kael (Alice's; Will conversion by choice), Brin (Bob's; Rogue routing and the
+    Arcane Ward, so Bob answers a decision point of an extension's),
     Vesh the raider (visible, not played) and the hidden one, alone on its own side."""
     kael = msgspec.structs.replace(
         sheet("kael", "heroes", hp=24, will=6, STR=(8, 2), AGI=(6, 1), RES=(8, 1), FCS=(6, 1), INT=(4, 0)),
@@ -97,7 +98,7 @@ def sheets(world: World) -> list[CombatantSheet]:
         name="Brin Hollowmere", shield=Shield(block_rating=1),
         weapons=(Weapon(id="dagger", weapon_damage=2, damage_type="piercing", properties=frozenset({"finesse"})),
                  Weapon(id="bow", weapon_damage=2, damage_type="piercing", properties=frozenset({"ranged"}))),
-        wielding=("dagger", "bow"), features=Features(rogue_routing=True))
+        wielding=("dagger", "bow"), features=Features(rogue_routing=True), abilities=("arcane_ward",))
     vesh = msgspec.structs.replace(
         sheet("vesh", "raiders", hp=26 + world.raider_hp_extra, will=3, AGI=(6, 1), STR=(8, 1), RES=(6, 1),
               skills={"Stealth": ("AGI", world.raider_stealth)}),
@@ -128,7 +129,7 @@ WEIGHTS = {"declare_attack": 14, "end_turn": 6, "move": 4, "apply_condition": 3,
            "begin_ambush": 6, "roll_initiative": 8, "leave_fight": 1, "end_fight": 1, "reveal_seed": 1,
            "cancel_action": 1}
 _ANSWERS = {"answer_active_defense", "react", "pass_reaction", "answer_catch", "route_damage",
-            "choose_will_conversion", "agree_initiative", "roll_off"}
+            "choose_will_conversion", "agree_initiative", "roll_off", "answer_decision"}
 #: The GM's commands whose free text is the GM's (varied between the worlds).
 FREE_TEXT = {"apply_condition": "reason", "clear_condition": "reason", "leave_fight": "note", "end_fight": "note",
              "cancel_action": "reason"}
@@ -610,7 +611,7 @@ def covering(tries: int = 120, length: int = 50) -> list[tuple[int, str]]:
     while covered < every:
         best = max(found, key=lambda k: len(found[k] & (every - covered)))
         if not found[best] & (every - covered):
-            break
+            raise SystemExit(f"no plan of the first {tries} seeds goes through: {sorted(every - covered)}")
         chosen.append(best)
         covered |= found[best]
     return chosen
