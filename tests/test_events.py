@@ -49,6 +49,7 @@ from omen_core.events import (
     verify_chain,
 )
 from omen_core.parts import Modifier, Term
+from omen_core.rules.attack import ActiveDefense
 from tests.strategies import chained, events, ids, logs
 
 
@@ -344,7 +345,7 @@ class TestTerms:
 
     SHEETS = Path(__file__).resolve().parents[1] / "omen_replay" / "data" / "ember-ford" / "sheets"
 
-    def duel(self, faces: list[int], defense: str | None = "dodge") -> list[Event]:
+    def duel(self, faces: list[int], defense: ActiveDefense | None = "dodge") -> list[Event]:
         """Kael's longsword at Vesh with scripted faces (C29: primary, FCS, RES, the Active Defense die, damage),
         Vesh answering with ``defense``."""
         fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice(faces),
@@ -357,7 +358,7 @@ class TestTerms:
     def table(terms: tuple[Term, ...]) -> list[tuple[str, int, str]]:
         return [(t.label, t.value, t.source) for t in terms]
 
-    def test_a_hit_its_defense_and_its_crit_portions_term_by_term(self):
+    def test_a_hit_its_defense_and_its_crit_portions_term_by_term(self) -> None:
         """C5: Kael's hit 5 (d8 STR) + 4 (d6 FCS) + 2 STR + 1 weapon + 1 training = 13; C10, C11, §Active Defense:
         Vesh's defense 3 (d6 RES) + 1 RES + 1 armor + Dodge 2 (d8) + 2 AGI + 0 rating = 9; C7: FCS portion 4 + 1
         = 5 against RES portion 3 + 1 = 4. Each list of terms adds up to its total."""
@@ -373,7 +374,7 @@ class TestTerms:
         assert self.table(hd.crit_check.res_terms()) == [("RES", 3, "dice"), ("RES", 1, "sheet")]
         assert (hd.crit_check.fcs_portion, hd.crit_check.res_portion) == (5, 4)
 
-    def test_damage_and_its_mitigation_term_by_term(self):
+    def test_damage_and_its_mitigation_term_by_term(self) -> None:
         """C12: a crit's damage 5 (the primary dice) + 2 bonus + 2 crit bonus + 4 WD = 13; C13: Vesh's armor takes
         1, a subtraction written as a term of -1, so the raw damage and the steps add up to the final 12."""
         damage = next(e for e in self.duel([5, 4, 3, 2]) if isinstance(e, DamageResolved))
@@ -384,7 +385,7 @@ class TestTerms:
             ("incoming", 0)]
         assert sum(t.value for t in damage.mitigation_terms()) == damage.final == 12
 
-    def test_a_bonus_splits_into_the_sheets_and_the_conditions(self):
+    def test_a_bonus_splits_into_the_sheets_and_the_conditions(self) -> None:
         """C28: told that conditions took 2 off (Fatigued x2), a bonus of 0 is the sheet's 2 and the conditions'
         -2; the terms still add up to the total."""
         total = HitTotal(attribute="STR", primary_dice=(5,), fcs_dice=(4,), attribute_bonus=0, weapon_hit_bonus=1,
@@ -392,7 +393,7 @@ class TestTerms:
         assert self.table(total.terms(-2))[2:4] == [("STR", 2, "sheet"), ("conditions", -2, "condition")]
         assert sum(t.value for t in total.terms(-2)) == sum(t.value for t in total.terms()) == 11
 
-    def test_a_helpless_defenders_missing_die_and_an_abilitys_modifier(self):
+    def test_a_helpless_defenders_missing_die_and_an_abilitys_modifier(self) -> None:
         """C10: no RES die is a term of 0; C11: a modifier contributed to the defense is sourced to the ability that
         gave it."""
         defense = DefenseTotal(res_die=None, res_bonus=1, armor=0, armor_applies=False,
@@ -400,7 +401,7 @@ class TestTerms:
         assert self.table(defense.terms()) == [("no RES die (C10)", 0, "rule"), ("RES", 1, "sheet"),
                                                ("armor", 0, "sheet"), ("Shield Wall", 2, "ability:Shield Wall")]
 
-    def test_a_roll_total_term_by_term(self):
+    def test_a_roll_total_term_by_term(self) -> None:
         """The roll primitive (C1, C2): 6 (die) + 2 AGI + 3 Stealth level + 1 cover = 12."""
         total = RollTotal(roller="vesh", attribute="AGI", skill="Stealth", counter=1, face=6, attribute_bonus=2,
                           skill_level=3, modifiers=(Modifier(source="cover", value=1),), total=12)

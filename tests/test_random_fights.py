@@ -415,10 +415,15 @@ def _expected_parts(events: list[Event]) -> list[Callable[[int], tuple[Term, ...
         if isinstance(e, HitDetermined):
             parts += [e.attack.terms, e.defense.terms, e.crit_check.fcs_terms, e.crit_check.res_terms]
         elif isinstance(e, DamageResolved):
-            parts += [lambda _c, t=e.terms: t.terms(), lambda _c, e=e: e.mitigation_terms()]
+            parts += [_constant(e.terms.terms()), _constant(e.mitigation_terms())]
         else:
             parts += [side.terms for side in _roll_totals(e)]
     return parts
+
+
+def _constant(terms: tuple[Term, ...]) -> Callable[[int], tuple[Term, ...]]:
+    """Terms no condition splits (damage, mitigation), as a function of what conditions changed, like the others."""
+    return lambda _conditions: terms
 
 
 def _shown(terms: Iterable[Any], value: str = "value", origin: str = "source") -> list[tuple[int, str]]:
@@ -449,29 +454,30 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
             (t.value, CARD_LABELS.get(t.kind, t.label)) for t in own if t.value], (card.seq, roll.name)
     damages = [e for e in events if isinstance(e, DamageResolved)]
     assert len(card.damage) == len(damages)
-    for line, e in zip(card.damage, damages, strict=True):
-        assert [(t.value, t.label) for t in line.raw.terms if t.value] == [
-            (t.value, CARD_LABELS.get(t.kind, t.label)) for t in e.terms.terms() if t.value]
-        assert [(s.change, s.step) for s in line.steps] == [(t.value, t.label) for t in e.mitigation_terms()[1:]]
+    for dealt, damage in zip(card.damage, damages, strict=True):
+        assert [(t.value, t.label) for t in dealt.raw.terms if t.value] == [
+            (t.value, CARD_LABELS.get(t.kind, t.label)) for t in damage.terms.terms() if t.value]
+        assert [(s.change, s.step) for s in dealt.steps] == [
+            (t.value, t.label) for t in damage.mitigation_terms()[1:]]
     story = [line.text for line in card.story]
     for e in events:
-        told = []
+        told: list[tuple[str, tuple[Term, ...]]] = []
         if isinstance(e, HitDetermined):
             told += [(f"  hit total {e.attack.total} = ", e.attack.terms()),
                      (f"  defense {e.defense.total} = ", e.defense.terms())]
         elif isinstance(e, DamageResolved):
             told.append((f"  {e.source}: {e.terms.raw} {e.damage_type} (", e.terms.terms()))
         for head, own in told:
-            line = next(text for text in story if text.startswith(head))
+            text = next(text for text in story if text.startswith(head))
             for t in own:
                 if t.value:
-                    assert f"{abs(t.value)} " in line or f"{abs(t.value)} (" in line, (line, t)
-                    assert STORY_WORDS.get(t.kind, t.label) in line, (line, t)
+                    assert f"{abs(t.value)} " in text or f"{abs(t.value)} (" in text, (text, t)
+                    assert STORY_WORDS.get(t.kind, t.label) in text, (text, t)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_every_total_is_its_terms_and_every_surface_shows_exactly_them(rf):
+def test_every_total_is_its_terms_and_every_surface_shows_exactly_them(rf: RandomFight) -> None:
     """Random fights: every total a hit, damage, save, check, contest, initiative or Stealth roll records is the sum
     of its own terms (a mitigation step's subtraction a negative term); and for every card, ``omen explain`` shows
     exactly those terms (value and source, a modifier's own label; a bonus split where conditions changed it, C28),
@@ -487,7 +493,7 @@ def test_every_total_is_its_terms_and_every_surface_shows_exactly_them(rf):
             _check_card(entry, by_seq)
 
 
-def test_every_fixtures_totals_are_their_terms_and_every_surface_shows_them():
+def test_every_fixtures_totals_are_their_terms_and_every_surface_shows_them() -> None:
     """The same over every golden fixture (rage dice, a routed die, Will conversion, each Active Defense, a helpless
     defender, consequences' own damage, saves, contests, Stealth and Perception among them)."""
     from pathlib import Path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -247,7 +248,7 @@ class TestTheDemoAfterTheUndo:
 
 
 class TestDieHistory:
-    def test_an_added_and_a_rerolled_die_are_explained_with_their_history(self, tmp_path):
+    def test_an_added_and_a_rerolled_die_are_explained_with_their_history(self, tmp_path: Path) -> None:
         """C39: a die an ability added ("Lucky") and a die rerolled (a 1, then 5) are shown with their history, in
         the data and in the text; a die with none is written without either field (no bytes of its own)."""
         from typer.testing import CliRunner
