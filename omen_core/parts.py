@@ -62,8 +62,8 @@ TERM_SOURCES = ("dice", "sheet", "condition", "weapon", "training", "situational
 class Term(msgspec.Struct, frozen=True, gc=False):
     """One number that goes into a total, what it is and where it came from (a :data:`TERM_SOURCES` word, or
     ``ability:<name>``). ``kind`` names the term for a reader that words it its own way (``primary_die``,
-    ``attribute_bonus``, ``situational``...: docs/events.md, "Terms"); ``label`` is its short name, a modifier's
-    own source for a modifier."""
+    ``attribute_bonus``, ``situational``...: docs/events.md, "Every total's terms"); ``label`` is its short name,
+    a modifier's own source for a modifier."""
 
     label: str
     value: int
