@@ -61,6 +61,9 @@ from .parts import (
     RollTotal,
     Sequence_,
     Situational,
+    Term,
+    bonus_terms,
+    modifier_terms,
 )
 from .rules.ambush import SurpriseTier, TimeWaited
 from .rules.attack import ActiveDefense, AttackKind
@@ -422,6 +425,16 @@ class HitTotal(Part, frozen=True, kw_only=True):
     situational: tuple[Modifier, ...] = ()
     total: int
 
+    def terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """C5 term by term, adding up to ``total``: each primary and FCS die, the attribute bonus (split as
+        :meth:`RollTotal.terms` does), the weapon's hit bonus, training, the situational modifiers."""
+        return (*(Term("primary", face, "dice", "primary_die") for face in self.primary_dice),
+                *(Term("FCS", face, "dice", "fcs_die") for face in self.fcs_dice),
+                *bonus_terms(self.attribute, self.attribute_bonus, conditions),
+                Term("weapon", self.weapon_hit_bonus, "weapon", "weapon_hit_bonus"),
+                Term("training", self.training_bonus, "training", "training_bonus"),
+                *modifier_terms(self.situational, "situational", "situational"))
+
 
 class ActiveDefenseTotal(Part, frozen=True, kw_only=True):
     """An Active Defense's addition (§Active Defense): die + attribute bonus + Parry or Block Rating."""
@@ -432,6 +445,13 @@ class ActiveDefenseTotal(Part, frozen=True, kw_only=True):
     attribute_bonus: int
     rating: int = 0
     amount: int
+
+    def terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """§Active Defense term by term, adding up to ``amount``: the die, the attribute bonus, the Parry or Block
+        Rating (of the weapon or shield)."""
+        return (Term(self.defense, self.die, "dice", "active_die"),
+                *bonus_terms(self.attribute, self.attribute_bonus, conditions, "active_bonus"),
+                Term(f"{self.defense} rating", self.rating, "weapon", "active_rating"))
 
 
 class DefenseTotal(Part, frozen=True, kw_only=True):
@@ -453,6 +473,20 @@ class DefenseTotal(Part, frozen=True, kw_only=True):
     active: ActiveDefenseTotal | None = None
     total: int
 
+    def base_terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """The base defense term by term, adding up to ``base``: the RES die (none when helpless, C10), the RES
+        bonus, the armor where it applies, the modifiers contributed to the defense (each an ability's, named by
+        its source: ``ability:<source>``), C11. A helpless defender's missing die is a term of 0 (``no_res_die``)."""
+        die = (Term("RES", self.res_die, "dice", "res_die") if self.res_die is not None
+               else Term("no RES die (C10)", 0, "rule", "no_res_die"),)
+        return (*die, *bonus_terms("RES", self.res_bonus, conditions, "res_bonus"),
+                Term("armor", self.armor, "sheet", "armor"),
+                *(Term(m.source, m.value, f"ability:{m.source}", "defense_modifier") for m in self.modifiers))
+
+    def terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """The total defense term by term, adding up to ``total``: :meth:`base_terms`, then any Active Defense's."""
+        return (*self.base_terms(conditions), *(self.active.terms(conditions) if self.active is not None else ()))
+
 
 class CritCheck(Part, frozen=True, kw_only=True):
     """C7: the FCS portion (Σ FCS dice + FCS bonus) against the RES portion (RES die + RES bonus)."""
@@ -464,6 +498,16 @@ class CritCheck(Part, frozen=True, kw_only=True):
     res_bonus: int
     res_portion: int
     exceeds: bool
+
+    def fcs_terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """The FCS portion term by term (C7), adding up to ``fcs_portion``: the FCS dice and the FCS bonus."""
+        return (*(Term("FCS", face, "dice", "fcs_die") for face in self.fcs_dice),
+                *bonus_terms("FCS", self.fcs_bonus, conditions, "fcs_bonus"))
+
+    def res_terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """The RES portion term by term (C7, C10), adding up to ``res_portion``: the RES die (if any) and bonus."""
+        die = (Term("RES", self.res_die, "dice", "res_die"),) if self.res_die is not None else ()
+        return (*die, *bonus_terms("RES", self.res_bonus, conditions, "res_bonus"))
 
 
 class HitDetermined(EventBase, frozen=True, kw_only=True):
@@ -493,12 +537,26 @@ class DamageRouted(EventBase, frozen=True, kw_only=True):
     die: int | None
 
 
+#: How each step of C13 enters the damage as a term: the sign of its ``amount`` (the first three take it away; the
+#: floor and the incoming modifiers record the change they made) and where it comes from.
+MITIGATION_TERMS: dict[str, tuple[int, str]] = {
+    "resistance": (-1, "sheet"), "physical rollover": (-1, "sheet"), "armor": (-1, "sheet"),
+    "floor": (1, "rule"), "incoming": (1, "sheet")}
+
+
 class MitigationStep(Part, frozen=True, kw_only=True):
     """One step of C13: its name, the amount it took away (or added), and the damage after it."""
 
     step: str
     amount: int
     after: int
+
+    def terms(self) -> tuple[Term, ...]:
+        """The step as a term of the damage: a subtraction is a term with a negative value (resistance 2 is
+        ``-2``), so the raw damage and every step's terms add up to the final damage (:meth:`DamageResolved.
+        mitigation_terms`)."""
+        sign, source = MITIGATION_TERMS.get(self.step, (-1, "rule"))
+        return (Term(self.step, sign * self.amount, source, "mitigation"),)
 
 
 class DamageTerms(Part, frozen=True, kw_only=True):
@@ -512,6 +570,17 @@ class DamageTerms(Part, frozen=True, kw_only=True):
     ability_dice: tuple[int, ...] = ()
     modifiers: tuple[Modifier, ...] = ()
     raw: int
+
+    def terms(self) -> tuple[Term, ...]:
+        """C12 term by term, adding up to ``raw``: the dice result (or the routed die), the primary bonus, the
+        crit's extra bonus, WD, each ability damage die (Brute rage), the damage modifiers."""
+        dice = "routed die" if self.routed_die is not None else "dice"
+        return (Term(dice, self.dice, "dice", "damage_dice"),
+                Term("bonus", self.primary_bonus, "sheet", "primary_bonus"),
+                Term("crit bonus", self.crit_bonus, "rule", "crit_bonus"),
+                Term("WD", self.weapon_damage, "weapon", "weapon_damage"),
+                *(Term("rage", face, "ability:rage", "ability_die") for face in self.ability_dice),
+                *modifier_terms(self.modifiers, "situational", "damage_modifier"))
 
 
 class DamageResolved(EventBase, frozen=True, kw_only=True):
@@ -531,6 +600,11 @@ class DamageResolved(EventBase, frozen=True, kw_only=True):
     final: int
     resource: Literal["hp", "will"]
     overflow: int = 0
+
+    def mitigation_terms(self) -> tuple[Term, ...]:
+        """C13 term by term, adding up to ``final``: the raw damage (C12's total), then each step's term (a
+        subtraction negative: :meth:`MitigationStep.terms`)."""
+        return (Term("raw damage", self.terms.raw, "rule", "raw_damage"), *(t for s in self.steps for t in s.terms()))
 
 
 class WillConversionOffered(EventBase, frozen=True, kw_only=True):

@@ -14,7 +14,7 @@ import msgspec
 from .limits import MAX_SIDES
 
 __all__ = ["DiceSourceKind", "PoolTag", "RollPurpose", "Sequence_", "Part", "Die", "Modifier", "RollTotal",
-           "Encircled", "Situational"]
+           "Encircled", "Situational", "TermSource", "TERM_SOURCES", "Term", "bonus_terms", "modifier_terms"]
 
 DiceSourceKind = Literal["seeded", "manual", "scripted"]
 PoolTag = Literal["primary", "fcs", "res", "active", "damage", "check", "save"]
@@ -31,11 +31,18 @@ class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True
 
 
 class Die(Part, frozen=True, kw_only=True):
-    """One rolled die: the pool it belongs to (C6), its size and the face that came up."""
+    """One rolled die: the pool it belongs to (C6), its size and the face that came up, and its history (C39):
+    ``origin``, the ability that added it to the pool (None: the rules' own die), and ``rerolled``, the face a
+    reroll replaced (None: not rerolled; ``face`` is the face that counts). Both are left out of a line when None,
+    so every die recorded before them keeps its bytes."""
 
     pool: PoolTag
     sides: Annotated[int, msgspec.Meta(ge=2, le=MAX_SIDES)]
     face: Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES)]
+    origin: Annotated[str, msgspec.Meta(min_length=1, description=(
+        "the ability that added this die to its pool, by name (absent: the rules' own die; C39)"))] | None = None
+    rerolled: Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES, description=(
+        "the face a reroll replaced (absent: not rerolled; `face` is the face that counts; C39)"))] | None = None
 
 
 class Modifier(Part, frozen=True, kw_only=True):
@@ -43,6 +50,40 @@ class Modifier(Part, frozen=True, kw_only=True):
 
     source: str
     value: int
+
+
+#: Where a term of a total comes from: the dice, the combatant's sheet, its conditions (C28), its weapon or shield,
+#: its training, a situational claim or modifier, an ability (``ability:<name>``), or a rule itself (a crit's extra
+#: bonus, the floor of mitigation).
+TermSource = str
+TERM_SOURCES = ("dice", "sheet", "condition", "weapon", "training", "situational", "rule")
+
+
+class Term(msgspec.Struct, frozen=True, gc=False):
+    """One number that goes into a total, what it is and where it came from (a :data:`TERM_SOURCES` word, or
+    ``ability:<name>``). ``kind`` names the term for a reader that words it its own way (``primary_die``,
+    ``attribute_bonus``, ``situational``...: docs/events.md, "Every total's terms"); ``label`` is its short name,
+    a modifier's own source for a modifier."""
+
+    label: str
+    value: int
+    source: TermSource
+    kind: str = ""
+
+
+def bonus_terms(attribute: str, effective: int, conditions: int = 0, kind: str = "attribute_bonus"
+                ) -> tuple[Term, ...]:
+    """An attribute bonus as it stood (C1): the sheet's value, and what conditions changed (C28) if the caller
+    knows it (``conditions``, the adjustment included in ``effective``; none, one term sourced to the sheet)."""
+    if not conditions:
+        return (Term(attribute, effective, "sheet", kind),)
+    return (Term(attribute, effective - conditions, "sheet", kind),
+            Term("conditions", conditions, "condition", "conditions"))
+
+
+def modifier_terms(modifiers: tuple[Modifier, ...], source: TermSource, kind: str) -> tuple[Term, ...]:
+    """Modifiers as terms, each labelled by its own source text."""
+    return tuple(Term(m.source, m.value, source, kind) for m in modifiers)
 
 
 class RollTotal(Part, frozen=True, kw_only=True):
@@ -63,6 +104,14 @@ class RollTotal(Part, frozen=True, kw_only=True):
     skill_level: int = 0
     modifiers: tuple[Modifier, ...] = ()
     total: int
+
+    def terms(self, conditions: int = 0) -> tuple[Term, ...]:
+        """The roll primitive term by term, adding up to ``total``: the die, the attribute bonus (split into the
+        sheet's and the conditions' when ``conditions`` is given, C28), the skill level (C2), the modifiers."""
+        skill = ((Term(f"{self.skill} level", self.skill_level, "sheet", "skill_level"),)
+                 if self.skill is not None or self.skill_level else ())
+        return (Term("die", self.face, "dice", "die"), *bonus_terms(self.attribute, self.attribute_bonus, conditions),
+                *skill, *modifier_terms(self.modifiers, "situational", "modifier"))
 
 
 class Encircled(Part, frozen=True, kw_only=True):

@@ -65,6 +65,7 @@ from omen_core.events import (
     encode_line,
     is_undo_batch,
 )
+from omen_core.parts import Term
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
@@ -565,11 +566,7 @@ class CardBuilder(Visitor):
 
     def _side_roll(self, label: str, side: RollTotal, dice: tuple[Die, ...]) -> Roll:
         sides = dice[0].sides if dice else None
-        terms = [RollTerm(side.face, "die", f"d{sides}" if sides else "die"), RollTerm(side.attribute_bonus,
-                                                                                         side.attribute)]
-        if side.skill is not None:
-            terms.append(RollTerm(side.skill_level, f"{side.skill} level"))
-        terms += [RollTerm(m.value, m.source) for m in side.modifiers]
+        terms = _card_terms(side.terms(), {"die": [f"d{sides}" if sides else "die"]})
         return Roll(name=label, terms=_kept(terms), total=side.total)
 
     def _damage(self, event: DamageResolved, dice: list[Die]) -> DamageLine:
@@ -600,6 +597,24 @@ def _sides(event: Event) -> tuple[RollTotal, ...]:
     return ()
 
 
+#: A card's word for a kind of term where it is not the total's own label (:meth:`omen_core.events.HitTotal.terms`
+#: and the others); every other term is written with its own label.
+_CARD_LABELS = {"damage_dice": "dice", "ability_die": "ability die"}
+
+
+def _card_terms(terms: Iterable[Term], sizes: dict[str, list[str]]) -> list[RollTerm]:
+    """A total's own terms as a card writes them: the card's word for the kind, or the term's label, and for a die
+    its size (the next of its kind in ``sizes``, in the order rolled; "die" past the sizes known)."""
+    out, seen = [], dict.fromkeys(sizes, 0)
+    for t in terms:
+        die = ""
+        if t.kind in sizes:
+            known, seen[t.kind] = sizes[t.kind], seen[t.kind] + 1
+            die = known[seen[t.kind] - 1] if seen[t.kind] <= len(known) else "die"
+        out.append(RollTerm(t.value, _CARD_LABELS.get(t.kind, t.label), die))
+    return out
+
+
 def _kept(terms: list[RollTerm]) -> tuple[RollTerm, ...]:
     """The terms worth writing: every die, and every bonus but a zero."""
     return tuple(t for t in terms if t.die or t.value)
@@ -609,27 +624,15 @@ def _sizes(dice: tuple[Die, ...], pool: str) -> list[str]:
     return [f"d{d.sides}" for d in dice if d.pool == pool]
 
 
-def _faces(faces: tuple[int, ...], sizes: list[str], label: str) -> list[RollTerm]:
-    return [RollTerm(face, label, sizes[i] if i < len(sizes) else "die") for i, face in enumerate(faces)]
-
-
 def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]]) -> list[Roll]:
     """The hit total (C5) and the total defense (C10, C11, and any Active Defense) as roll strings."""
     a, d = event.attack, event.defense
     hit_dice = dice.get("hit", ())
-    hit = [*_faces(a.primary_dice, _sizes(hit_dice, "primary"), "primary"),
-           *_faces(a.fcs_dice, _sizes(hit_dice, "fcs"), "FCS"),
-           RollTerm(a.attribute_bonus, a.attribute), RollTerm(a.weapon_hit_bonus, "weapon"),
-           RollTerm(a.training_bonus, "training"), *(RollTerm(m.value, m.source) for m in a.situational)]
-    res = _sizes(dice.get("base_defense", ()), "res")
-    defense = ([RollTerm(d.res_die, "RES", res[0] if res else "die")] if d.res_die is not None
-               else [RollTerm(0, "no RES die (C10)")])
-    defense += [RollTerm(d.res_bonus, "RES"), RollTerm(d.armor, "armor")]
-    if d.active is not None:
-        x = d.active
-        active = _sizes(dice.get("active_defense", ()), "active")
-        defense += [RollTerm(x.die, x.defense, f"{active[0] if active else 'die'} {x.defense}"),
-                    RollTerm(x.attribute_bonus, x.attribute), RollTerm(x.rating, f"{x.defense} rating")]
+    hit = _card_terms(a.terms(), {"primary_die": _sizes(hit_dice, "primary"), "fcs_die": _sizes(hit_dice, "fcs")})
+    active = _sizes(dice.get("active_defense", ()), "active")
+    defense = _card_terms(d.terms(), {"res_die": _sizes(dice.get("base_defense", ()), "res")[:1],
+                                      "active_die": [f"{active[0] if active else 'die'} {d.active.defense}"]
+                                      if d.active is not None else []})
     kept_defense = tuple(t for t in defense if t.die or t.value or t.label.startswith("no RES"))
     return [Roll(name="hit", terms=_kept(hit), total=a.total), Roll(name="defense", terms=kept_defense,
                                                                       total=d.total)]
@@ -652,11 +655,7 @@ def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
     sizes = {f"d{d.sides}" for d in dice if d.pool == "damage"}
     die = sizes.pop() if len(sizes) == 1 else "dice"
     rolled = die if dice else "routed die" if t.routed_die is not None else "primary dice"
-    terms = [RollTerm(t.dice, "dice", rolled),
-             RollTerm(t.primary_bonus, "bonus"), RollTerm(t.crit_bonus, "crit bonus"),
-             RollTerm(t.weapon_damage, "WD"), *(RollTerm(f, "ability die", "rage") for f in t.ability_dice),
-             *(RollTerm(m.value, m.source) for m in t.modifiers)]
-    return _kept(terms)
+    return _kept(_card_terms(t.terms(), {"damage_dice": [rolled], "ability_die": ["rage"] * len(t.ability_dice)}))
 
 
 def _round(seq: int, number: int, state: FightState, voided: bool) -> RoundSummary:

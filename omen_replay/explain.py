@@ -26,6 +26,7 @@ from omen_core.events import (
     FightStarted,
     HitDetermined,
     InitiativeRolled,
+    InitiativeRollOff,
     MovementDeclared,
     ResourceChanged,
     RollTotal,
@@ -40,6 +41,7 @@ from omen_core.events import (
     is_undo_batch,
 )
 from omen_core.machine import action_of
+from omen_core.parts import Term as PartTerm
 from omen_core.state import FightState, Frame
 from omen_core.walk import LinesSource, Source, StopWalk, Visitor, Walk, walk
 
@@ -47,11 +49,61 @@ __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", 
 
 
 class Term(msgspec.Struct, frozen=True):
-    """One number that went into a total, and where it came from."""
+    """One number that went into a total, and where it came from: ``source`` in words, ``origin`` as the recorded
+    total's term says it (:class:`omen_core.parts.Term`: ``dice``, ``sheet``, ``condition``, ``weapon``,
+    ``training``, ``situational``, ``ability:<name>``, ``rule``)."""
 
     label: str
     value: int
     source: str = ""
+    origin: str = ""
+
+
+#: How explain words each kind of a total's term (:meth:`omen_core.events.HitTotal.terms` and the others): its label
+#: and its source, as templates filled from the term (``{label}``) and what the part knows (the attacker, the roll...).
+#: The terms themselves, their values and how many, are the total's own: explain never rebuilds them.
+_WORDS: dict[str, tuple[str, str]] = {
+    "primary_die": ("primary die ({attribute})", "hit roll"),
+    "fcs_die": ("FCS die", "hit roll"),
+    "attribute_bonus": ("{label} bonus", "{who}'s sheet"),
+    "fcs_bonus": ("{label} bonus", "{who}'s sheet"),
+    "res_bonus": ("{label} bonus", "{who}'s sheet"),
+    "active_bonus": ("{defense}: {label} bonus", "{who}'s sheet"),
+    "conditions": ("{conditions}", "{held} (C28)"),
+    "weapon_hit_bonus": ("weapon hit bonus", "{weapon}"),
+    "training_bonus": ("training bonus", "{who}'s sheet (training)"),
+    "situational": ("{label}", "situational"),
+    "res_die": ("RES die", "base defense roll"),
+    "no_res_die": ("no RES die", "incapacitated or paralysed (C10)"),
+    "armor": ("armor", "{armor_note} (C11)"),
+    "defense_modifier": ("{label}", "an ability's, part of the Defense Rating (C11)"),
+    "active_die": ("{defense} die ({attribute})", "Active Defense roll (C8)"),
+    "active_rating": ("{defense} rating", "Parry or Block Rating (§Active Defense)"),
+    "damage_dice": ("{dice_label}", "{dice_source}"),
+    "primary_bonus": ("primary bonus", "attribute bonus (none when unarmed, C12)"),
+    "crit_bonus": ("crit bonus", "one extra primary bonus on a crit (C12)"),
+    "weapon_damage": ("Weapon Damage", "{damage_source}"),
+    "ability_die": ("ability die", "rage / ability damage dice (C12)"),
+    "damage_modifier": ("{label}", "{modifier_source}"),
+    "raw_damage": ("raw damage", "C12"),
+    "mitigation": ("{label}", "after: {after} (C13)"),
+    "die": ("{attribute} die", "{where}"),
+    "skill_level": ("{label}", "{who}'s sheet (C2)"),
+    "modifier": ("{label}", "situational"),
+}
+
+
+def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
+    """A total's terms in explain's words (:data:`_WORDS`), each with its origin; ``after`` may be a list, one per
+    term (the damage after each mitigation step)."""
+    afters = context.pop("afters", None)
+    worded = []
+    for i, t in enumerate(terms):
+        label, source = _WORDS[t.kind]
+        fill = {"conditions": "conditions", **context, "label": t.label,
+                "after": afters[i] if isinstance(afters, list) and i < len(afters) else ""}
+        worded.append(Term(label.format(**fill), t.value, source.format(**fill), origin=t.source))
+    return tuple(worded)
 
 
 class Part(msgspec.Struct, frozen=True, kw_only=True):
@@ -65,8 +117,9 @@ class Part(msgspec.Struct, frozen=True, kw_only=True):
 
 class DieLine(msgspec.Struct, frozen=True, kw_only=True):
     """One die: the roll it belongs to (by the seq of its ``dice_rolled`` event; ``counter`` is the index its
-    seeded faces derive from, which an undo rewinds), whose, its pool, size and face, its source, and whether the
-    seed confirms it."""
+    seeded faces derive from, which an undo rewinds), whose, its pool, size and face, its source, whether the
+    seed confirms it, and its history as recorded (C39): the ability that added it (``origin``) and the face a
+    reroll replaced (``rerolled``), each None when the die has none."""
 
     seq: int
     counter: int
@@ -77,6 +130,15 @@ class DieLine(msgspec.Struct, frozen=True, kw_only=True):
     face: int
     source: str
     seed_confirms: bool | None = None
+    origin: str | None = None
+    rerolled: int | None = None
+
+    def history(self) -> str:
+        """The die's history in words, empty if it has none: ``added by Lucky; rerolled: 1, then 5``."""
+        said = [f"added by {self.origin}"] if self.origin is not None else []
+        if self.rerolled is not None:
+            said.append(f"rerolled: {self.rerolled}, then {self.face}")
+        return "; ".join(said)
 
 
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
@@ -241,18 +303,16 @@ def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...
         for i, die in enumerate(rolled.dice):
             lines.append(DieLine(seq=rec.seq, counter=rolled.counter, purpose=rolled.purpose, roller=rolled.roller,
                                  pool=die.pool, sides=die.sides, face=die.face, source=rolled.source,
-                                 seed_confirms=(i not in wrong) if checked else None))
+                                 seed_confirms=(i not in wrong) if checked else None, origin=die.origin,
+                                 rerolled=die.rerolled))
     return tuple(lines)
 
 
-def _bonus_terms(state: FightState, who: str, attribute: str, effective: int) -> list[Term]:
-    """An effective attribute bonus split into the sheet's value and the conditions' adjustment (C1, C28)."""
+def _split(state: FightState, who: str, attribute: str, effective: int) -> tuple[int, str]:
+    """What conditions changed of an effective attribute bonus (C28: the effective bonus less the sheet's), for a
+    total's terms to split it, and the conditions ``who`` held, in words."""
     source = bonus_source(state, who, attribute)
-    terms = [Term(f"{attribute} bonus", source.sheet, f"{who}'s sheet")]
-    if source.conditions or effective != source.sheet:
-        held = ", ".join(f"{k} x{v}" for k, v in source.held) or "none"
-        terms.append(Term("conditions", effective - source.sheet, f"{held} (C28)"))
-    return terms
+    return effective - source.sheet, ", ".join(f"{k} x{v}" for k, v in source.held) or "none"
 
 
 def _title(known: Derivations, seq: int, text: str) -> str:
@@ -302,67 +362,55 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
 
 
 def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> list[Part]:
+    """The hit total, the total defense and the two crit portions, each its recorded total's own terms (split where
+    conditions changed a bonus, C28), in explain's words."""
     a, d, c = hd.attack, hd.defense, hd.crit_check
     weapon = state.combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
-    hit_terms = ([Term(f"primary die ({a.attribute})", f, "hit roll") for f in a.primary_dice]
-                 + [Term("FCS die", f, "hit roll") for f in a.fcs_dice]
-                 + _bonus_terms(state, decl.attacker, a.attribute, a.attribute_bonus)
-                 + [Term("weapon hit bonus", a.weapon_hit_bonus, weapon.label if weapon else "unarmed"),
-                    Term("training bonus", a.training_bonus, f"{decl.attacker}'s sheet (training)")]
-                 + [Term(m.source, m.value, "situational") for m in a.situational])
-    res = ([Term("RES die", d.res_die, "base defense roll")] if d.res_die is not None
-           else [Term("no RES die", 0, "incapacitated or paralysed (C10)")])
+    attacker, held = _split(state, decl.attacker, a.attribute, a.attribute_bonus)
+    hit_terms = _worded(a.terms(attacker), attribute=a.attribute, who=decl.attacker, held=held,
+                        weapon=weapon.label if weapon else "unarmed")
+    target, target_held = _split(state, decl.target, "RES", d.res_bonus)
     armor_note = ("no armor worn" if state.combatants[decl.target].sheet.armor is None
                   else "armor applies" if d.armor_applies
                   else "armor does not apply (mundane armor against a spell or non-physical attack, C13)")
-    defense_terms = (res + _bonus_terms(state, decl.target, "RES", d.res_bonus)
-                     + [Term("armor", d.armor, f"{armor_note} (C11)")])
+    defense_terms = _worded(d.base_terms(target), who=decl.target, held=target_held, armor_note=armor_note)
     if d.active is not None:
         x = d.active
-        defense_terms += [Term(f"{x.defense} die ({x.attribute})", x.die, "Active Defense roll (C8)"),
-                          *(Term(f"{x.defense}: {t.label}", t.value, t.source)
-                            for t in _bonus_terms(state, decl.target, x.attribute, x.attribute_bonus)),
-                          Term(f"{x.defense} rating", x.rating, "Parry or Block Rating (§Active Defense)")]
-    fcs_terms = ([Term("FCS die", f, "hit roll") for f in c.fcs_dice]
-                 + _bonus_terms(state, decl.attacker, "FCS", c.fcs_bonus))
-    res_terms = ([Term("RES die", c.res_die, "base defense roll")] if c.res_die is not None else []) \
-        + _bonus_terms(state, decl.target, "RES", c.res_bonus)
-    return [Part(name="hit total", terms=tuple(hit_terms), total=a.total, rule="C5"),
-            Part(name="total defense", terms=tuple(defense_terms), total=d.total, rule="C10, C11, §Active Defense"),
-            Part(name="FCS portion", terms=tuple(fcs_terms), total=c.fcs_portion, rule="C7"),
-            Part(name="RES portion", terms=tuple(res_terms), total=c.res_portion, rule="C7, C10")]
+        defense_terms += _worded(x.terms(target), who=decl.target, held=target_held, defense=x.defense,
+                                 attribute=x.attribute, conditions=f"{x.defense}: conditions")
+    fcs, fcs_held = _split(state, decl.attacker, "FCS", c.fcs_bonus)
+    fcs_terms = _worded(c.fcs_terms(fcs), who=decl.attacker, held=fcs_held)
+    res, res_held = _split(state, decl.target, "RES", c.res_bonus)
+    res_terms = _worded(c.res_terms(res), who=decl.target, held=res_held)
+    return [Part(name="hit total", terms=hit_terms, total=a.total, rule="C5"),
+            Part(name="total defense", terms=defense_terms, total=d.total, rule="C10, C11, §Active Defense"),
+            Part(name="FCS portion", terms=fcs_terms, total=c.fcs_portion, rule="C7"),
+            Part(name="RES portion", terms=res_terms, total=c.res_portion, rule="C7, C10")]
 
 
 def _damage_parts(event: DamageResolved, *, consequence: bool) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step."""
     t = event.terms
-    steps = tuple(Term(s.step, -s.amount if s.step not in ("floor", "incoming") else s.amount,
-                       f"after: {s.after} (C13)") for s in event.steps)
-    mitigation = Part(name="after mitigation", terms=(Term("raw damage", t.raw, "C12"), *steps), total=event.final,
+    mitigation = Part(name="after mitigation", total=event.final,
+                      terms=_worded(event.mitigation_terms(), afters=["", *(s.after for s in event.steps)]),
                       rule="C13: resistance, physical rollover, armor, floor 0, incoming")
-    if consequence:
-        terms = [Term("damage dice", t.dice, f"the consequence's own {event.damage_type} damage roll"),
-                 *(Term(m.source, m.value, "the consequence's flat damage") for m in t.modifiers)]
-        return [Part(name=f"damage ({event.source}: a consequence)", terms=tuple(terms), total=t.raw, rule="C25"),
+    if consequence:  # a consequence's own roll and flat damage (its other terms are none: C25)
+        own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
+        terms = _worded(own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage "
+                        "roll", modifier_source="the consequence's flat damage", damage_source=event.source)
+        return [Part(name=f"damage ({event.source}: a consequence)", terms=terms, total=t.raw, rule="C25"),
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
-    terms = [Term(dice_label, t.dice, "the hit roll, not re-rolled"),
-             Term("primary bonus", t.primary_bonus, "attribute bonus (none when unarmed, C12)"),
-             Term("crit bonus", t.crit_bonus, "one extra primary bonus on a crit (C12)"),
-             Term("Weapon Damage", t.weapon_damage, event.source),
-             *(Term("ability die", f, "rage / ability damage dice (C12)") for f in t.ability_dice),
-             *(Term(m.source, m.value, "damage modifier") for m in t.modifiers)]
-    return [Part(name=f"damage ({event.source})", terms=tuple(terms), total=t.raw, rule="C12"), mitigation]
+    terms = _worded(t.terms(), dice_label=dice_label, dice_source="the hit roll, not re-rolled",
+                    damage_source=event.source, modifier_source="damage modifier")
+    return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 
 def _side_part(name: str, side: RollTotal, state: FightState, rule: str, rolls: dict[int, int]) -> Part:
     where = f"roll at seq {rolls[side.counter]}" if side.counter in rolls else f"roll #{side.counter}"
-    terms = [Term(f"{side.attribute} die", side.face, where),
-             *_bonus_terms(state, side.roller, side.attribute, side.attribute_bonus)]
-    if side.skill is not None:
-        terms.append(Term(f"{side.skill} level", side.skill_level, f"{side.roller}'s sheet (C2)"))
-    terms += [Term(m.source, m.value, "situational") for m in side.modifiers]
-    return Part(name=name, terms=tuple(terms), total=side.total, rule=rule)
+    conditions, held = _split(state, side.roller, side.attribute, side.attribute_bonus)
+    terms = _worded(side.terms(conditions), attribute=side.attribute, where=where, who=side.roller, held=held)
+    return Part(name=name, terms=terms, total=side.total, rule=rule)
 
 
 def _roll_seqs(recs: Iterable[StoredEvent]) -> dict[int, int]:
@@ -444,6 +492,9 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
         case InitiativeRolled(check=side):
             parts.append(_side_part(f"{side.roller}'s initiative", side, state, "C19", rolls))
             recs = _rolls(known, [side])
+        case InitiativeRollOff(rolls=sides):
+            parts += [_side_part(f"{side.roller}'s roll-off", side, state, "C19, C32", rolls) for side in sides]
+            recs = _rolls(known, list(sides))
     title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,

@@ -82,6 +82,7 @@ from omen_core.events import (
     encode_line,
 )
 from omen_core.hooks import amount_of
+from omen_core.parts import Term
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
@@ -112,10 +113,8 @@ class _Names:
 def describe_total(side: RollTotal, name: str, kind: str = "check") -> str:
     """``Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level = 11``: the roll primitive, term by term."""
     label = side.skill or f"{side.attribute} {kind}"
-    terms = [f"{side.face} (die)", f"{_signed(side.attribute_bonus)} {side.attribute}"]
-    if side.skill is not None:
-        terms.append(f"{_signed(side.skill_level)} {side.skill} level")
-    terms += [f"{_signed(m.value)} {m.source}" for m in side.modifiers]
+    die, *rest = side.terms()
+    terms = [f"{die.value} (die)", *(f"{_signed(t.value)} {t.label}" for t in rest)]
     return f"{name} rolls {label}: {' '.join(terms)} = {side.total}"
 
 
@@ -223,29 +222,40 @@ def _declined(e: ActiveDefenseDeclined, names: _Names) -> Iterator[tuple[LineKin
     yield "window", f"  {names(e.defender)} declines an Active Defense"
 
 
-def _terms(*pairs: tuple[int | tuple[int, ...], str]) -> str:
+#: How the narrative words a total's own terms (:meth:`omen_core.events.HitTotal.terms` and the others): a die of a
+#: pool as ``7 (primary)``, some kinds by another word than their label, and which are written even at 0.
+_POOLED = frozenset({"primary_die", "fcs_die", "ability_die"})
+_WORDS = {"damage_dice": "die", "active_die": "die", "active_rating": "rating", "res_die": "RES die",
+          "no_res_die": "no die (C10)"}
+_EVEN_ZERO = frozenset({"damage_dice", "res_die"})
+
+
+def _terms(terms: Iterable[Term], every: bool = False, fold: bool = True) -> str:
+    """A total's terms as a sum: ``7 (primary) + 2 STR + 1 weapon``; a zero left out unless ``every`` (or its kind
+    is always written); ``+ -`` folded to ``-`` when ``fold``."""
     parts: list[str] = []
-    for value, label in pairs:
-        if isinstance(value, tuple):
-            parts.extend(f"{v} ({label})" for v in value)
-        elif value or label in ("die", "RES die"):
-            parts.append(f"{value} {label}")
-    return " + ".join(parts).replace("+ -", "- ")
+    for t in terms:
+        word = _WORDS.get(t.kind, t.label)
+        if t.kind == "no_res_die":
+            parts.append(word)
+        elif t.kind in _POOLED:
+            parts.append(f"{t.value} ({word})")
+        elif every or t.value or t.kind in _EVEN_ZERO:
+            parts.append(f"{t.value} {word}")
+    joined = " + ".join(parts)
+    return joined.replace("+ -", "- ") if fold else joined
 
 
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
-    attack = _terms((a.primary_dice, "primary"), (a.fcs_dice, "FCS"), (a.attribute_bonus, a.attribute),
-                    (a.weapon_hit_bonus, "weapon"), (a.training_bonus, "training"),
-                    *((m.value, m.source) for m in a.situational))
-    yield "result", f"  hit total {a.total} = {attack}"
-    res = f"{d.res_die} RES die" if d.res_die is not None else "no die (C10)"
+    yield "result", f"  hit total {a.total} = {_terms(a.terms())}"
+    die, *rating = d.base_terms()
     active = ""
     if d.active:
         x = d.active
-        active = f" + {x.defense} {x.amount} ({x.die} die + {x.attribute_bonus} {x.attribute} + {x.rating} rating)"
-    yield "result", (f"  defense {d.total} = {res} + Defense Rating {d.defense_rating} "
-                     f"({d.res_bonus} RES + {d.armor} armor){active}")
+        active = f" + {x.defense} {x.amount} ({_terms(x.terms(), every=True, fold=False)})"
+    yield "result", (f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} "
+                     f"({_terms(rating, every=True, fold=False)}){active}")
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""
     crit = (f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion}"
@@ -274,8 +284,7 @@ def _will_chosen(e: WillConversionChosen, names: _Names) -> Iterator[tuple[LineK
 
 def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     t = e.terms
-    raw = _terms((t.dice, "die"), (t.primary_bonus, "bonus"), (t.crit_bonus, "crit bonus"),
-                 (t.weapon_damage, "WD"), (t.ability_dice, "rage"), *((m.value, m.source) for m in t.modifiers))
+    raw = _terms(t.terms())
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
     where = f"{names(e.target)}'s {e.resource.upper()}"
     if e.overflow:

@@ -50,7 +50,7 @@ class TestStrikeBonus:
 
 
 class TestDefenseTotal:
-    def test_a_modifier_on_the_defense_is_part_of_the_defense_rating(self):
+    def test_a_modifier_on_the_defense_is_part_of_the_defense_rating(self) -> None:
         """C11 (Defense Rating = RES bonus + armor + modifiers): Kael's longsword at Vesh, RES die 3: base defense
         3 + Defense Rating 2 (RES 1 + armor 1) = 5; with an ally's ability adding its Block Rating 2 ("Shield
         Wall"), the Defense Rating is 4 and the base and total defense 7; the RES die and bonus (the RES portion
@@ -68,7 +68,7 @@ class TestDefenseTotal:
         assert (helped.res_die, helped.res_bonus, helped.armor, helped.modifiers) == (3, 1, 1, wall)
         assert (helped.defense_rating, helped.base, helped.total) == (4, 7, 7)
 
-    def test_no_modifiers_write_no_bytes(self):
+    def test_no_modifiers_write_no_bytes(self) -> None:
         """A defense without modifiers is written without the field (schema version 5: defaults left out), as
         every defense recorded before the field existed."""
         defense = DefenseTotal(res_die=3, res_bonus=1, armor=1, armor_applies=True, defense_rating=2, base=5,

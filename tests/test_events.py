@@ -5,21 +5,28 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.content import load_sheet
 from omen_core.errors import ChainBroken
 from omen_core.events import (
     EVENT_TYPES,
     GENESIS_HASH,
     SALT_BYTES,
     SCHEMA_VERSION,
+    DamageResolved,
+    DefenseTotal,
     DiceRolled,
     Die,
     Event,
+    HitDetermined,
+    HitTotal,
     InitiativeRollOff,
     RollTotal,
     SeedRevealed,
@@ -41,6 +48,8 @@ from omen_core.events import (
     seal_line,
     verify_chain,
 )
+from omen_core.parts import Modifier, Term
+from omen_core.rules.attack import ActiveDefense
 from tests.strategies import chained, events, ids, logs
 
 
@@ -328,3 +337,74 @@ class TestChain:
         env = StoredEvent(fight_id="f", seq=1, batch=1, recorded_at=0, schema_version=SCHEMA_VERSION + 1,
                           prev_hash=GENESIS_HASH, event=SeedRevealed(seed="ab"), hash="0" * 64)
         assert any("newer" in what for _, what in chain_breaks([env]))
+
+
+class TestTerms:
+    """Every total carries its terms, each with its source (issue 27, item 3): worked by hand from the Ember Ford
+    sheets (omen_replay/data/ember-ford/sheets)."""
+
+    SHEETS = Path(__file__).resolve().parents[1] / "omen_replay" / "data" / "ember-ford" / "sheets"
+
+    def duel(self, faces: list[int], defense: ActiveDefense | None = "dodge") -> list[Event]:
+        """Kael's longsword at Vesh with scripted faces (C29: primary, FCS, RES, the Active Defense die, damage),
+        Vesh answering with ``defense``."""
+        fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice(faces),
+                            combatants=[load_sheet(self.SHEETS / "kael.toml"), load_sheet(self.SHEETS / "vesh.toml")])
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", defense)
+        return [r.event for r in fight.store.read("duel")]
+
+    @staticmethod
+    def table(terms: tuple[Term, ...]) -> list[tuple[str, int, str]]:
+        return [(t.label, t.value, t.source) for t in terms]
+
+    def test_a_hit_its_defense_and_its_crit_portions_term_by_term(self) -> None:
+        """C5: Kael's hit 5 (d8 STR) + 4 (d6 FCS) + 2 STR + 1 weapon + 1 training = 13; C10, C11, §Active Defense:
+        Vesh's defense 3 (d6 RES) + 1 RES + 1 armor + Dodge 2 (d8) + 2 AGI + 0 rating = 9; C7: FCS portion 4 + 1
+        = 5 against RES portion 3 + 1 = 4. Each list of terms adds up to its total."""
+        hd = next(e for e in self.duel([5, 4, 3, 2]) if isinstance(e, HitDetermined))
+        assert self.table(hd.attack.terms()) == [("primary", 5, "dice"), ("FCS", 4, "dice"), ("STR", 2, "sheet"),
+                                                 ("weapon", 1, "weapon"), ("training", 1, "training")]
+        assert hd.attack.total == 13
+        assert self.table(hd.defense.base_terms()) == [("RES", 3, "dice"), ("RES", 1, "sheet"), ("armor", 1, "sheet")]
+        assert self.table(hd.defense.terms())[3:] == [("dodge", 2, "dice"), ("AGI", 2, "sheet"),
+                                                      ("dodge rating", 0, "weapon")]
+        assert (hd.defense.base, hd.defense.total) == (5, 9)
+        assert self.table(hd.crit_check.fcs_terms()) == [("FCS", 4, "dice"), ("FCS", 1, "sheet")]
+        assert self.table(hd.crit_check.res_terms()) == [("RES", 3, "dice"), ("RES", 1, "sheet")]
+        assert (hd.crit_check.fcs_portion, hd.crit_check.res_portion) == (5, 4)
+
+    def test_damage_and_its_mitigation_term_by_term(self) -> None:
+        """C12: a crit's damage 5 (the primary dice) + 2 bonus + 2 crit bonus + 4 WD = 13; C13: Vesh's armor takes
+        1, a subtraction written as a term of -1, so the raw damage and the steps add up to the final 12."""
+        damage = next(e for e in self.duel([5, 4, 3, 2]) if isinstance(e, DamageResolved))
+        assert self.table(damage.terms.terms()) == [("dice", 5, "dice"), ("bonus", 2, "sheet"),
+                                                    ("crit bonus", 2, "rule"), ("WD", 4, "weapon")]
+        assert [(t.label, t.value) for t in damage.mitigation_terms()] == [
+            ("raw damage", 13), ("resistance", 0), ("physical rollover", 0), ("armor", -1), ("floor", 0),
+            ("incoming", 0)]
+        assert sum(t.value for t in damage.mitigation_terms()) == damage.final == 12
+
+    def test_a_bonus_splits_into_the_sheets_and_the_conditions(self) -> None:
+        """C28: told that conditions took 2 off (Fatigued x2), a bonus of 0 is the sheet's 2 and the conditions'
+        -2; the terms still add up to the total."""
+        total = HitTotal(attribute="STR", primary_dice=(5,), fcs_dice=(4,), attribute_bonus=0, weapon_hit_bonus=1,
+                         training_bonus=1, total=11)
+        assert self.table(total.terms(-2))[2:4] == [("STR", 2, "sheet"), ("conditions", -2, "condition")]
+        assert sum(t.value for t in total.terms(-2)) == sum(t.value for t in total.terms()) == 11
+
+    def test_a_helpless_defenders_missing_die_and_an_abilitys_modifier(self) -> None:
+        """C10: no RES die is a term of 0; C11: a modifier contributed to the defense is sourced to the ability that
+        gave it."""
+        defense = DefenseTotal(res_die=None, res_bonus=1, armor=0, armor_applies=False,
+                               modifiers=(Modifier(source="Shield Wall", value=2),), defense_rating=3, base=3, total=3)
+        assert self.table(defense.terms()) == [("no RES die (C10)", 0, "rule"), ("RES", 1, "sheet"),
+                                               ("armor", 0, "sheet"), ("Shield Wall", 2, "ability:Shield Wall")]
+
+    def test_a_roll_total_term_by_term(self) -> None:
+        """The roll primitive (C1, C2): 6 (die) + 2 AGI + 3 Stealth level + 1 cover = 12."""
+        total = RollTotal(roller="vesh", attribute="AGI", skill="Stealth", counter=1, face=6, attribute_bonus=2,
+                          skill_level=3, modifiers=(Modifier(source="cover", value=1),), total=12)
+        assert self.table(total.terms()) == [("die", 6, "dice"), ("AGI", 2, "sheet"), ("Stealth level", 3, "sheet"),
+                                             ("cover", 1, "situational")]
+        assert sum(t.value for t in total.terms()) == total.total

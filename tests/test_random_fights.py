@@ -4,6 +4,7 @@ undo and redo, the audit and tampering, explain, rendering."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -18,6 +19,7 @@ from omen_core.events import (
     CatchAnswered,
     CombatantJoined,
     CommandIssued,
+    DamageResolved,
     DamageRouted,
     DiceRolled,
     Event,
@@ -28,15 +30,22 @@ from omen_core.events import (
     InitiativeRollOff,
     Redone,
     ResourceChanged,
+    RollTotal,
     SaveCalled,
+    SaveResolved,
     TurnSkipped,
     Undone,
     encode_line,
     is_undo_batch,
     seal,
 )
+from omen_core.parts import TERM_SOURCES, Term
 from omen_core.walk import StoreSource, landmarks_of, project, replay, step_through
+from omen_replay.cards import _CARD_LABELS as CARD_LABELS
+from omen_replay.cards import Card, entries
+from omen_replay.cards import _sides as card_sides
 from omen_replay.explain import explain_records
+from omen_replay.narrate import _WORDS as STORY_WORDS
 from omen_replay.narrate import narrate
 from omen_replay.render import render_records
 from omen_replay.verify import Head, verify, verify_lines
@@ -365,3 +374,141 @@ def test_the_title_is_free_text_that_only_a_witnessed_head_protects():
     witnessed = Head(seq=fight.version, hash=fight.state.last_hash)
     assert not verify_lines(lines, heads=[witnessed]).clean
 
+
+
+# -- every total carries its terms, and every surface shows exactly those (issue 27, item 3) ----------------------
+
+#: The terms whose label is free text (a modifier's own source, a mitigation step's name): explain shows it as is.
+FREE_LABELS = frozenset({"situational", "modifier", "defense_modifier", "damage_modifier", "mitigation"})
+
+
+def _totals(event: Event) -> list[tuple[int, tuple[Term, ...]]]:
+    """Every total an event records, beside its own terms: they must add up to it."""
+    found: list[tuple[int, tuple[Term, ...]]] = []
+    match event:
+        case HitDetermined(attack=a, defense=d, crit_check=c):
+            found += [(a.total, a.terms()), (d.total, d.terms()), (d.base, d.base_terms()),
+                      (c.fcs_portion, c.fcs_terms()), (c.res_portion, c.res_terms()), (a.total, a.terms(-1))]
+            if d.active is not None:
+                found.append((d.active.amount, d.active.terms()))
+        case DamageResolved(terms=t):
+            found += [(t.raw, t.terms()), (event.final, event.mitigation_terms())]
+            found += [(s.after - before, s.terms()) for s, before in
+                      zip(event.steps, [t.raw, *(s.after for s in event.steps)], strict=False)
+                      if s.step in ("floor", "incoming")]
+    found += [(side.total, side.terms()) for side in _roll_totals(event)]
+    return found
+
+
+def _roll_totals(event: Event) -> tuple[RollTotal, ...]:
+    """The roll totals of a check, a contest, a save, Perception, initiative, a roll-off or Stealth rolls."""
+    if isinstance(event, SaveResolved):
+        return (event.saver, event.opposing)
+    return card_sides(event)
+
+
+def _expected_parts(events: list[Event]) -> list[Callable[[int], tuple[Term, ...]]]:
+    """The terms of each part ``omen explain`` shows for these events (a card's), in its order, each as a function
+    of what conditions changed of the bonus in it (C28: explain splits a bonus where they did)."""
+    parts: list[Callable[[int], tuple[Term, ...]]] = []
+    for e in events:
+        if isinstance(e, HitDetermined):
+            parts += [e.attack.terms, e.defense.terms, e.crit_check.fcs_terms, e.crit_check.res_terms]
+        elif isinstance(e, DamageResolved):
+            parts += [_constant(e.terms.terms()), _constant(e.mitigation_terms())]
+        else:
+            parts += [side.terms for side in _roll_totals(e)]
+    return parts
+
+
+def _constant(terms: tuple[Term, ...]) -> Callable[[int], tuple[Term, ...]]:
+    """Terms no condition splits (damage, mitigation), as a function of what conditions changed, like the others."""
+    return lambda _conditions: terms
+
+
+def _shown(terms: Iterable[Any], value: str = "value", origin: str = "source") -> list[tuple[int, str]]:
+    """The terms worth showing (a zero adds nothing and may be left out), as (value, source)."""
+    return [(getattr(t, value), getattr(t, origin)) for t in terms if getattr(t, value)]
+
+
+def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
+    events = [by_seq[s] for s in sorted({line.seq for line in card.story}) if s in by_seq]
+    expected = _expected_parts(events)
+    if card.explanation is not None:
+        parts = [p for p in card.explanation.parts if p.name != "Ambush Difficulty"]
+        assert len(parts) == len(expected), (card.seq, [p.name for p in parts])
+        for part, terms_of in zip(parts, expected, strict=True):
+            split = next((t.value for t in part.terms if t.origin == "condition"), 0)
+            own = terms_of(split)
+            assert sum(t.value for t in part.terms) == part.total == sum(t.value for t in own), part.name
+            assert _shown(part.terms, origin="origin") == _shown(own), (card.seq, part.name)
+            labels = [t.label for t in own if t.kind in FREE_LABELS and t.value]
+            assert labels == [t.label for t in part.terms if t.value and t.label in labels], part.name
+    rolls = list(card.rolls)
+    totals = [(e.attack.terms(), e.defense.terms()) for e in events if isinstance(e, HitDetermined)]
+    sides = [side.terms() for e in events for side in _roll_totals(e)]
+    wanted = [t for pair in totals for t in pair] + sides
+    assert len(rolls) == len(wanted), card.seq
+    for roll, own in zip(rolls, wanted, strict=True):
+        assert [(t.value, t.label) for t in roll.terms if t.value] == [
+            (t.value, CARD_LABELS.get(t.kind, t.label)) for t in own if t.value], (card.seq, roll.name)
+    damages = [e for e in events if isinstance(e, DamageResolved)]
+    assert len(card.damage) == len(damages)
+    for dealt, damage in zip(card.damage, damages, strict=True):
+        assert [(t.value, t.label) for t in dealt.raw.terms if t.value] == [
+            (t.value, CARD_LABELS.get(t.kind, t.label)) for t in damage.terms.terms() if t.value]
+        assert [(s.change, s.step) for s in dealt.steps] == [
+            (t.value, t.label) for t in damage.mitigation_terms()[1:]]
+    story = [line.text for line in card.story]
+    for e in events:
+        told: list[tuple[str, tuple[Term, ...]]] = []
+        if isinstance(e, HitDetermined):
+            told += [(f"  hit total {e.attack.total} = ", e.attack.terms()),
+                     (f"  defense {e.defense.total} = ", e.defense.terms())]
+        elif isinstance(e, DamageResolved):
+            told.append((f"  {e.source}: {e.terms.raw} {e.damage_type} (", e.terms.terms()))
+        for head, own in told:
+            text = next(text for text in story if text.startswith(head))
+            for t in own:
+                if t.value:
+                    assert f"{abs(t.value)} " in text or f"{abs(t.value)} (" in text, (text, t)
+                    assert STORY_WORDS.get(t.kind, t.label) in text, (text, t)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(fights())
+def test_every_total_is_its_terms_and_every_surface_shows_exactly_them(rf: RandomFight) -> None:
+    """Random fights: every total a hit, damage, save, check, contest, initiative or Stealth roll records is the sum
+    of its own terms (a mitigation step's subtraction a negative term); and for every card, ``omen explain`` shows
+    exactly those terms (value and source, a modifier's own label; a bonus split where conditions changed it, C28),
+    the card's roll strings show them (value and label) and the session log's lines name each one."""
+    records = rf.records
+    for rec in records:
+        for total, terms in _totals(rec.event):
+            assert sum(t.value for t in terms) == total, (rec.seq, terms)
+            assert all(t.source in TERM_SOURCES or t.source.startswith("ability:") for t in terms)
+    by_seq = {rec.seq: rec.event for rec in records}
+    for entry in entries(records)[0]:
+        if isinstance(entry, Card):
+            _check_card(entry, by_seq)
+
+
+def test_every_fixtures_totals_are_their_terms_and_every_surface_shows_them() -> None:
+    """The same over every golden fixture (rage dice, a routed die, Will conversion, each Active Defense, a helpless
+    defender, consequences' own damage, saves, contests, Stealth and Perception among them)."""
+    from pathlib import Path
+
+    from omen_core.events import decode_line
+
+    checked = 0
+    for log in sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("*/fight.jsonl")):
+        records = [decode_line(line) for line in log.read_bytes().splitlines()]
+        for rec in records:
+            for total, terms in _totals(rec.event):
+                assert sum(t.value for t in terms) == total, (log.parent.name, rec.seq)
+                checked += 1
+        by_seq = {rec.seq: rec.event for rec in records}
+        for entry in entries(records)[0]:
+            if isinstance(entry, Card):
+                _check_card(entry, by_seq)
+    assert checked > 500

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -244,3 +245,39 @@ class TestTheDemoAfterTheUndo:
         assert parts["RES portion"].total == hit.event.crit_check.res_portion
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part.name
+
+
+class TestDieHistory:
+    def test_an_added_and_a_rerolled_die_are_explained_with_their_history(self, tmp_path: Path) -> None:
+        """C39: a die an ability added ("Lucky") and a die rerolled (a 1, then 5) are shown with their history, in
+        the data and in the text; a die with none is written without either field (no bytes of its own)."""
+        from typer.testing import CliRunner
+
+        from omen_core.events import GENESIS_HASH, DiceRolled, Die, seal
+
+        fight = new_fight(sheet("ana", "a", STR=(8, 2)), sheet("bram", "b"), faces=[5, 4, 3])
+        fight.attack("ana", "bram")
+        records, resealed, prev = list(fight.store.read(fight.fight_id)), [], GENESIS_HASH
+        for rec in records:
+            event = rec.event
+            if isinstance(event, DiceRolled) and event.purpose == "hit":
+                primary, fcs = event.dice
+                event = msgspec.structs.replace(event, dice=(
+                    Die(pool=primary.pool, sides=primary.sides, face=primary.face, rerolled=1),
+                    fcs, Die(pool="primary", sides=8, face=2, origin="Lucky")))
+            resealed.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, event, rec.batch, rec.batch_size,
+                                 rec.salt))
+            prev = resealed[-1].hash
+        hit = next(r.seq for r in resealed if isinstance(r.event, DiceRolled) and r.event.purpose == "hit")
+        found = explain(resealed, hit)
+        dice = {(d.pool, d.face): d for d in found.dice if d.seq == hit}
+        assert (dice["primary", 5].rerolled, dice["primary", 5].origin) == (1, None)
+        assert dice["primary", 5].history() == "rerolled: 1, then 5"
+        assert (dice["primary", 2].origin, dice["primary", 2].history()) == ("Lucky", "added by Lucky")
+        assert dice["fcs", 4].history() == "" and b"origin" not in msgspec.json.encode(records[0].event)
+        assert b'"rerolled":1' in encode_line(next(r for r in resealed if r.seq == hit))
+        assert b"rerolled" not in encode_line(next(r for r in records if r.seq == hit))
+        log = tmp_path / "lucky.jsonl"
+        log.write_bytes(b"".join(encode_line(r) + b"\n" for r in resealed))
+        text = CliRunner().invoke(app, ["explain", str(log), str(hit)]).output
+        assert "primary d8 = 5 (rerolled: 1, then 5)" in text and "primary d8 = 2 (added by Lucky)" in text
