@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import CombatantSheet
-from omen_core.events import Event, StoredEvent
+from omen_core.events import Event, EventBase, StoredEvent
 from omen_core.machine import (
     DONE,
     ORDER,
@@ -16,7 +18,9 @@ from omen_core.machine import (
 )
 from omen_core.walk import project
 
-__all__ = ["new_fight", "payloads", "last", "assert_replays", "assert_legal_order"]
+E = TypeVar("E", bound=EventBase)
+
+__all__ = ["new_fight", "payloads", "last", "of", "assert_replays", "assert_legal_order"]
 
 
 def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id: str = "t") -> Fight:
@@ -32,11 +36,16 @@ def payloads(fight: Fight) -> list[Event]:
     return [rec.event for rec in fight.events]
 
 
-def last(fight: Fight, kind: type) -> Event:
+def last(fight: Fight, kind: type[E]) -> E:
     """The last event of a type (fails the test if there is none)."""
     found = [e for e in payloads(fight) if isinstance(e, kind)]
     assert found, f"no {kind.__name__} in the log"
     return found[-1]
+
+
+def of(events: list[Event], kind: type[E]) -> list[E]:
+    """The events of a type, in order."""
+    return [e for e in events if isinstance(e, kind)]
 
 
 def assert_replays(fight: Fight) -> None:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omen_core.errors import ChainBroken
+from omen_core.errors import ChainBroken, UnexpectedEvent
 from omen_core.events import (
     EVENT_TYPES,
     GENESIS_HASH,
@@ -20,6 +20,7 @@ from omen_core.events import (
     DiceRolled,
     Die,
     Event,
+    EventBase,
     InitiativeRollOff,
     RollTotal,
     SeedRevealed,
@@ -70,6 +71,27 @@ class TestEventTypes:
         doc["event"]["sede"] = "cd"
         with pytest.raises(msgspec.ValidationError, match="sede"):
             decode_line(json.dumps(doc))
+
+
+class TestTypedAccess:
+    @given(events, st.sampled_from(EVENT_TYPES), st.integers(1, 10**6))
+    def test_as_gives_the_event_of_its_own_type_and_refuses_any_other(self, event, kind, seq):
+        """``StoredEvent.as_(kind)`` is the event itself when it is a ``kind``; otherwise UnexpectedEvent names the
+        seq, the type asked for and the type held."""
+        rec = seal("f", seq, 0, GENESIS_HASH, event)
+        assert rec.as_(type(event)) is rec.event and rec.as_(EventBase) is rec.event
+        if not isinstance(event, kind):
+            with pytest.raises(UnexpectedEvent) as info:
+                rec.as_(kind)
+            assert (info.value.seq, info.value.expected, info.value.actual) == (seq, kind.__name__,
+                                                                                type(event).__name__)
+            assert str(info.value) == f"the event at seq {seq} is a {type(event).__name__}, not a {kind.__name__}"
+
+    def test_as_refuses_another_type_as_a_type_error(self):
+        """The refusal is an OmenError and a TypeError: reading an event as the wrong type is a caller's mistake."""
+        rec = seal("f", 4, 0, GENESIS_HASH, SeedRevealed(seed="ab"))
+        with pytest.raises(TypeError, match="the event at seq 4 is a SeedRevealed, not a DiceRolled"):
+            rec.as_(DiceRolled)
 
 
 class TestEnvelope:

@@ -65,7 +65,7 @@ from omen_core.events import (
     WeaponDrawn,
 )
 from omen_core.machine import OutOfPhase, Phase
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
+from tests.fights import assert_legal_order, assert_replays, last, new_fight, of, payloads
 from tests.sheets import CORE, sheet
 
 # -- sheets -----------------------------------------------------------------------------------
@@ -170,10 +170,6 @@ def bare(events: list[Event]) -> list[Event]:
 
 def kinds(events: list[Event]) -> list[str]:
     return [type(e).__name__ for e in events]
-
-
-def of(events: list[Event], kind: type) -> list:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def ba(fight: Fight, who: str) -> int:

@@ -61,7 +61,7 @@ from omen_core.events import (
     SaveResolved,
 )
 from omen_core.machine import Phase
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
+from tests.fights import assert_legal_order, assert_replays, last, new_fight, of, payloads
 from tests.sheets import sheet
 
 # -- gear and sheets ----------------------------------------------------------------------------
@@ -154,10 +154,6 @@ def refused(fight: Fight, command: Callable[[], object], rule: str) -> RuleViola
     assert info.value.rule == rule
     assert fight.events == before and fight.version == version and fight.dice.remaining == remaining
     return info.value
-
-
-def of(events: list[Event], kind: type) -> list:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def declared(fight: Fight, kind: type) -> int:
