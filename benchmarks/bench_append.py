@@ -110,18 +110,18 @@ def main(argv: list[str] | None = None) -> int:
     def jsonl_store():
         return JsonlStore(where / f"jsonl-{next(counter)}")
 
-    def jsonl_cleanup(store):
+    def jsonl_cleanup(store) -> None:
         shutil.rmtree(store._dir)
 
     def sqlite_store():
         return SqliteStore(where / f"sqlite-{next(counter)}.db")
 
-    def sqlite_cleanup(store):
+    def sqlite_cleanup(store) -> None:
         store.close()
         for suffix in ("", "-wal", "-shm"):
             Path(store.path + suffix).unlink(missing_ok=True)
 
-    def none(store):
+    def none(store) -> None:
         pass
 
     modes = {}

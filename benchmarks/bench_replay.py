@@ -122,7 +122,7 @@ def gc_share(fn) -> dict:
     count = {0: 0, 1: 0, 2: 0}
     started: list[float] = []
 
-    def callback(phase, info):
+    def callback(phase, info) -> None:
         if phase == "start":
             started.append(time.perf_counter())
         elif started:

@@ -144,7 +144,7 @@ class _FileSink:
     def version(self, fight_id: str) -> int:
         return self._version
 
-    def read(self, fight_id: str, after_seq: int = 0):  # pragma: no cover - the generator never reads back
+    def read(self, fight_id: str, after_seq: int = 0) -> None:  # pragma: no cover - the generator never reads back
         raise NotImplementedError("the generator's sink is write-only")
 
     def fights(self) -> list[str]:

@@ -20,7 +20,7 @@ from omen_core.walk import project
 
 E = TypeVar("E", bound=EventBase)
 
-__all__ = ["new_fight", "payloads", "last", "of", "assert_replays", "assert_legal_order"]
+__all__ = ["new_fight", "scripted", "payloads", "last", "of", "assert_replays", "assert_legal_order"]
 
 
 def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id: str = "t") -> Fight:
@@ -29,6 +29,12 @@ def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id:
     for s in sheets:
         fight.join(s)
     return fight
+
+
+def scripted(fight: Fight) -> ScriptedDice:
+    """The fight's scripted dice (fails the test if it rolls another kind)."""
+    assert isinstance(fight.dice, ScriptedDice), f"{fight.fight_id} rolls {type(fight.dice).__name__} dice"
+    return fight.dice
 
 
 def payloads(fight: Fight) -> list[Event]:
@@ -64,7 +70,7 @@ def assert_legal_order(records: list[StoredEvent]) -> None:
     from omen_core.walk import landmarks_of
 
     voided = landmarks_of(records).voided()
-    phase, stack = Phase.SETUP, []
+    phase, stack = Phase.SETUP, list[Step]()
     for rec in records:
         if rec.seq in voided or isinstance(rec.event, UNORDERED):
             continue

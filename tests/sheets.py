@@ -5,6 +5,7 @@ from __future__ import annotations
 from omen_core.content import (
     ATTRIBUTES,
     Attribute,
+    AttributeName,
     Attributes,
     CombatantSheet,
     Skill,
@@ -18,7 +19,7 @@ CORE = load_ruleset()
 
 
 def sheet(cid: str, side: str = "heroes", hp: int = 20, will: int = 10,
-          skills: dict[str, tuple[str, int]] | None = None, **attrs: tuple[int, int]) -> CombatantSheet:
+          skills: dict[str, tuple[AttributeName, int]] | None = None, **attrs: tuple[int, int]) -> CombatantSheet:
     """A sheet whose attributes default to d6 +0; pass e.g. ``STR=(8, 2)`` for a d8 with bonus 2."""
     made = {name: Attribute(die=f"d{attrs.get(name, (6, 0))[0]}", bonus=attrs.get(name, (6, 0))[1])
             for name in ATTRIBUTES}

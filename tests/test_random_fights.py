@@ -76,7 +76,7 @@ def _source(rf: RandomFight) -> StoreSource:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_replay_of_the_log_is_the_live_state(rf):
+def test_replay_of_the_log_is_the_live_state(rf) -> None:
     """The walk's state-only way (skimming) gives exactly the live state the engine kept at every version a command
     left; the live events are in a legal order, and each accepted command is one whole batch."""
     reached(rf)
@@ -96,7 +96,7 @@ def test_replay_of_the_log_is_the_live_state(rf):
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_every_surface_agrees_with_the_log_at_every_seq(rf):
+def test_every_surface_agrees_with_the_log_at_every_seq(rf) -> None:
     """One reader: the timeline (step-through) and the state-only replay give the same state at every seq; the
     narrative's numbers are the log's (hit totals, damage, HP and Will moves); and the audit, which recomputes
     every number, finds nothing to disagree with."""
@@ -126,7 +126,7 @@ def _state_before_batch(rf: RandomFight, seq: int) -> Any:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_undo_then_replay_is_the_state_before_and_redo_restores_it(rf):
+def test_undo_then_replay_is_the_state_before_and_redo_restores_it(rf) -> None:
     """Every undo in the log (and one more at the end) replays to the state before the undone commands, and every
     redo to exactly the state just before the undo's batch (docs/events.md, Undo)."""
     records = rf.records
@@ -149,7 +149,7 @@ def test_undo_then_replay_is_the_state_before_and_redo_restores_it(rf):
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_verify_finds_nothing_in_a_played_log(rf):
+def test_verify_finds_nothing_in_a_played_log(rf) -> None:
     """omen verify decides every command of a played log again, recomputes every event and its raw lines, and finds
     no integrity problem; seeded dice also check out against the seed before it is revealed; every undo that voided
     dice is listed as an undo re-roll."""
@@ -238,7 +238,7 @@ def _altered(ev: Event, data: st.DataObject) -> Event | None:
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(fights(), st.data())
-def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data):
+def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data: st.DataObject) -> None:
     """Drop, duplicate, swap, insert or alter any event of a random fight and recompute the whole chain: the hash
     chain holds, yet omen verify reports a finding every time (the re-decision of each command, issue #10 5a); and
     against a witnessed head, a log cut short, or one with a whole command dropped (which can leave a fight the
@@ -297,7 +297,7 @@ def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data):
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf):
+def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf) -> None:
     """For every action not undone, omen explain names the right actors and weapon, lists exactly that action's live
     dice (by the seq of each roll), and each part's terms add up to its total, which is the total the log records."""
     records = rf.records
@@ -329,7 +329,7 @@ def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf):
 
 @settings(max_examples=EXAMPLES - 5, deadline=None)
 @given(fights())
-def test_every_log_renders_as_text_markdown_and_html(rf):
+def test_every_log_renders_as_text_markdown_and_html(rf) -> None:
     """The session logs tell every event that has something to tell, by seq, in text, Markdown and HTML, end with
     the audit's verdict, and the HTML page is complete with an HP and a Will line per combatant (by id) in its
     charts."""
@@ -349,7 +349,7 @@ def test_every_log_renders_as_text_markdown_and_html(rf):
     assert set(re.findall(r'data-id="([^"]+)"', page)) == joined
 
 
-def test_the_title_is_free_text_that_only_a_witnessed_head_protects():
+def test_the_title_is_free_text_that_only_a_witnessed_head_protects() -> None:
     """Free text no rule derives (the fight's title) can be changed once the chain is recomputed, and only a
     witnessed head catches it: the limit docs/verify.md states."""
     from omen_core import Fight, MemoryStore, ScriptedDice

@@ -15,7 +15,7 @@ from omen_core.events import DiceRolled, StaticCheckResolved, Undone
 from omen_core.walk import landmarks_of, project
 from omen_replay.narrate import narrate
 from omen_replay.verify import verify
-from tests.fights import assert_legal_order, new_fight
+from tests.fights import assert_legal_order, new_fight, scripted
 from tests.sheets import sheet
 
 SWORD = (Weapon(id="sword", weapon_damage=3),)
@@ -36,7 +36,7 @@ def at_same_point(x, y) -> bool:
 
 
 class TestUndo:
-    def test_undo_restores_the_state_before_the_last_command(self):
+    def test_undo_restores_the_state_before_the_last_command(self) -> None:
         """Undoing a check gives exactly the state before it; the undone events (the command_issued, the die and
         the result) stay in the store, and the undo is a command of its own (command_issued, undone)."""
         fight = new_fight(*duelists(), faces=[4, 5])
@@ -47,7 +47,7 @@ class TestUndo:
         assert at_same_point(fight.state, before) and fight.state.redo_stack == (version + 5,)
         assert fight.version == version + 5 and len(fight.events) == version + 5
 
-    def test_undoing_an_answer_undoes_the_whole_attack(self):
+    def test_undoing_an_answer_undoes_the_whole_attack(self) -> None:
         """An answer to an Active Defense window is not a safe point: the whole action goes back (declaration on)."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
         before = fight.state
@@ -57,7 +57,7 @@ class TestUndo:
         assert fight.undo().from_seq == declared_at
         assert fight.state.at_rest and fight.state.combatants == before.combatants
 
-    def test_undo_while_a_window_is_open_undoes_the_action(self):
+    def test_undo_while_a_window_is_open_undoes_the_action(self) -> None:
         """With a window open, undo goes back to where the action was declared."""
         fight = new_fight(*duelists(), faces=[6, 1, 1])
         before = fight.state
@@ -66,7 +66,7 @@ class TestUndo:
         fight.undo()
         assert fight.waiting_for is None and fight.state.combatants == before.combatants
 
-    def test_undo_to_a_point_inside_an_action_is_refused(self):
+    def test_undo_to_a_point_inside_an_action_is_refused(self) -> None:
         """Undoing back to the middle of an action (an answer) is refused, saying where the action started."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
         fight.attack("ash", "bo")
@@ -79,13 +79,13 @@ class TestUndo:
             fight.undo(to_seq=answer_at + 1)
         assert fight.version == version
 
-    def test_nothing_to_undo(self):
+    def test_nothing_to_undo(self) -> None:
         """A fight that has only started has nothing to undo."""
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
         with pytest.raises(RuleViolation, match="nothing to undo"):
             fight.undo()
 
-    def test_undo_several_times_then_play_on(self):
+    def test_undo_several_times_then_play_on(self) -> None:
         """Two undos in a row go back two commands; new commands then continue from there, in a legal order."""
         fight = new_fight(*duelists(), faces=[1, 2, 3])
         start = fight.state
@@ -104,7 +104,7 @@ class TestUndo:
 
 
 class TestRedo:
-    def test_redo_restores_exactly(self):
+    def test_redo_restores_exactly(self) -> None:
         """Redo gives back exactly the state the undo took away."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
         fight.attack("ash", "bo")
@@ -114,7 +114,7 @@ class TestRedo:
         fight.redo()
         assert fight.state.combatants == after.combatants and fight.state.rolls == after.rolls
 
-    def test_redo_after_new_events_is_refused(self):
+    def test_redo_after_new_events_is_refused(self) -> None:
         """Once something new happened after an undo, it can no longer be redone."""
         fight = new_fight(*duelists(), faces=[1, 2])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
@@ -123,14 +123,14 @@ class TestRedo:
         with pytest.raises(RuleViolation, match="can no longer be redone"):
             fight.redo()
 
-    def test_redo_without_undo_is_refused(self):
+    def test_redo_without_undo_is_refused(self) -> None:
         """There is nothing to redo before any undo."""
         with pytest.raises(RuleViolation, match="no undo"):
             new_fight(*duelists()).redo()
 
 
 class TestAudit:
-    def test_seeded_dice_after_undo_come_out_the_same(self):
+    def test_seeded_dice_after_undo_come_out_the_same(self) -> None:
         """Seeded dice are a function of the roll counter, which an undo rewinds: undo cannot fish for a new roll,
         and the audit shows the attack's dice rolled again (an undo re-roll each: the voided faces beside the
         same faces rolled next), without making the log unsound."""
@@ -153,7 +153,7 @@ class TestAudit:
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == sorted(
             (undo_seq, faces[old.seq], faces[new.seq]) for old, new in zip(first, again[:len(first)], strict=False))
 
-    def test_narrative_marks_undone_events(self):
+    def test_narrative_marks_undone_events(self) -> None:
         """Undone events are told, marked as undone, not hidden; the undo itself is told too."""
         fight = new_fight(*duelists(), faces=[4])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
@@ -162,7 +162,7 @@ class TestAudit:
         assert any(line.kind == "undone" and line.text.startswith("[undone]") for line in lines)
         assert any("UNDO of seq" in line.text for line in lines)
 
-    def test_forged_undo_is_found(self):
+    def test_forged_undo_is_found(self) -> None:
         """An undo that starts half-way through an action is an audit finding."""
         from omen_core.events import seal
 
@@ -176,13 +176,14 @@ class TestAudit:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["check", "attack", "end"]), st.integers(1, 6), st.integers(1, 6),
                           st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=6), st.integers(1, 3))
-def test_undo_then_replay_equals_the_state_before_and_redo_restores(script, undos):
+def test_undo_then_replay_equals_the_state_before_and_redo_restores(script: list[tuple[str, int, int, int, int]],
+                                                                    undos: int) -> None:
     """For random fights, undoing the last commands gives the state before them (live and replayed alike),
     and redoing the last undo restores exactly the state it undid."""
     fight = new_fight(*duelists())
     states = [fight.state]
     for kind, a, b, c, d in script:
-        fight.dice.feed([a, b, c, d])
+        scripted(fight).feed([a, b, c, d])
         if kind == "check":
             fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
         elif kind == "attack":
@@ -217,7 +218,7 @@ class ReadCountingStore(MemoryStore):
         self.reads.clear()
         self.pulled = 0
 
-    def read(self, fight_id, after_seq=0):
+    def read(self, fight_id, after_seq: int = 0):
         self.reads.append(after_seq)
         events = super().read(fight_id, after_seq)
 
@@ -227,7 +228,7 @@ class ReadCountingStore(MemoryStore):
                 yield rec
         return counted()
 
-    def read_lines(self, fight_id, after_seq=0):
+    def read_lines(self, fight_id, after_seq: int = 0):
         self.reads.append(after_seq)
         chunks = super().read_lines(fight_id, after_seq)
 
@@ -249,7 +250,7 @@ def long_fight(checks: int, every: int = 10) -> Fight:
     for s in duelists():
         fight.join(s)
     for i in range(checks):
-        fight.dice.feed([1 + i % 6])
+        scripted(fight).feed([1 + i % 6])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
     return fight
 
@@ -265,7 +266,7 @@ def reloaded(fight: Fight) -> Fight:
 
 class TestUndoOnALongLog:
     @pytest.mark.parametrize("checks", [60, 400])
-    def test_undo_reads_only_the_tail(self, checks):
+    def test_undo_reads_only_the_tail(self, checks: int) -> None:
         """Undoing the last command costs the same on a long log as on a short one (issue #5, issue #10 item 4):
         live, the state before it is one the fight kept, so the log is not read at all; loaded afresh, the
         state is walked from the latest snapshot before the command, never from seq 0, pulling no more lines
@@ -273,7 +274,7 @@ class TestUndoOnALongLog:
         every = 10
         fight = long_fight(checks, every)
         before = fight.state
-        fight.dice.feed([6])
+        scripted(fight).feed([6])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
         fight.store.clear()
         undone = fight.undo()
@@ -291,13 +292,13 @@ class TestUndoOnALongLog:
         assert fresh.store.pulled <= 3 * every
         assert project(fresh.store.read("long")) == fresh.state and at_same_point(fresh.state, before)
 
-    def test_undo_of_an_open_action_on_a_loaded_fight_goes_back_to_its_declaration(self):
+    def test_undo_of_an_open_action_on_a_loaded_fight_goes_back_to_its_declaration(self) -> None:
         """With an action's window open in a fight loaded afresh (its latest snapshot taken with the window open),
         undo still goes back to where the action was declared, as with the whole log in view: the state before
         the declaration is walked from an earlier snapshot, not from seq 0."""
         fight = long_fight(5)
         before = fight.state
-        fight.dice.feed([6, 1, 1])
+        scripted(fight).feed([6, 1, 1])
         fight.attack("ash", "bo")           # declared, dice rolled, the Active Defense window open
         assert fight.waiting_for is not None
         assert fight.snapshots.seqs("long")[-1] == fight.version      # the snapshot holds the open window
@@ -309,7 +310,7 @@ class TestUndoOnALongLog:
         assert fresh.store.reads and 0 < min(fresh.store.reads) <= before.version
         assert project(fresh.store.read("long")) == fresh.state
 
-    def test_a_snapshot_an_undo_reaches_across_is_passed_over_for_an_earlier_one(self):
+    def test_a_snapshot_an_undo_reaches_across_is_passed_over_for_an_earlier_one(self) -> None:
         """After undoing back across the latest snapshot, the state comes from an earlier snapshot, not from a
         fold of the whole log, and equals the full replay."""
         from omen_core.walk import StoreSource, state_at
@@ -327,14 +328,14 @@ class TestUndoOnALongLog:
         walked = fight.store.reads[:-1]                   # the last read is this test's own full replay
         assert earlier in walked and min(walked) >= earlier - 1   # (the snapshot's own event is read to check it)
 
-    def test_redo_finds_an_undo_further_back_than_its_first_read(self):
+    def test_redo_finds_an_undo_further_back_than_its_first_read(self) -> None:
         """After two undos and one redo, the next redo takes back the older undo; on a fight loaded afresh too,
         where each redo's state is walked from a snapshot, never from seq 0."""
         for fresh in (False, True):
             fight = long_fight(4)
             states = [fight.state]
             for face in (2, 5):
-                fight.dice.feed([face])
+                scripted(fight).feed([face])
                 fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
                 states.append(fight.state)
             fight.undo()

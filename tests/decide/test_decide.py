@@ -36,12 +36,12 @@ def started(*sheets) -> FightState:
 
 
 class TestDecide:
-    def test_start(self):
+    def test_start(self) -> None:
         """StartFight becomes FightStarted with the same header."""
         events = decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", title="T"), ScriptedDice([]))
         assert events == [FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual", title="T")]
 
-    def test_commitment_only_for_seeded_dice(self):
+    def test_commitment_only_for_seeded_dice(self) -> None:
         """A commitment without seeded dice (or seeded dice without one) is refused."""
         with pytest.raises(RuleViolation, match="seed commitment"):
             decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", seed_commitment="a" * 64),
@@ -49,12 +49,12 @@ class TestDecide:
         with pytest.raises(RuleViolation, match="seed commitment"):
             decide(FightState(), StartFight(ruleset=CORE, dice_source="seeded"), ScriptedDice([]))
 
-    def test_nothing_before_start(self):
+    def test_nothing_before_start(self) -> None:
         """Any command but StartFight before the fight starts is refused."""
         with pytest.raises(RuleViolation, match="not started"):
             decide(FightState(), Join(sheet=sheet("kael")), ScriptedDice([]))
 
-    def test_check_yields_roll_then_result(self):
+    def test_check_yields_roll_then_result(self) -> None:
         """A static check is its command_issued, a DiceRolled event and then the result, counters continuing the
         state's."""
         state = msgspec.structs.replace(started(sheet("kael", STR=(8, 2))), rolls=6)
@@ -65,14 +65,14 @@ class TestDecide:
         assert isinstance(events[2], StaticCheckResolved) and events[2].check.total == 9
         assert events[2].outcome == "tie" and events[2].check.counter == 7
 
-    def test_reveal_needs_hex(self):
+    def test_reveal_needs_hex(self) -> None:
         """A seed that is not hex is refused as a rule error, not a crash."""
         state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
                                                   seed_commitment=commitment(bytes(32))), 1)
         with pytest.raises(RuleViolation, match="hex"):
             decide(state, RevealSeed(seed="zz"), ScriptedDice([]))
 
-    def test_commands_decode_from_json(self):
+    def test_commands_decode_from_json(self) -> None:
         """Commands are tagged Structs, so tools can send them as JSON."""
         cmd = msgspec.json.decode(b'{"command": "static_check", "check": {"who": "kael", "skill": "Climb"},'
                                   b' "difficulty": 12}', type=Command)
@@ -94,7 +94,7 @@ def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: object) -> tuple[b
     return ok, [r.purpose for r in certain], [r.purpose for r in maybe], len(decided)
 
 
-def test_probe_does_not_decide_a_run_twice(monkeypatch):
+def test_probe_does_not_decide_a_run_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """omen_core.decide.probe: a probe that would give a run already made the same faces is skipped (decide is a
     function of the state and the faces): a command rolling one die (a static check, taken out of the face-blind
     registry here), so the bottom face repeats the low cycling run and the alternating runs repeat the top or
@@ -108,7 +108,7 @@ def test_probe_does_not_decide_a_run_twice(monkeypatch):
     assert _probe_counting(monkeypatch, check) == (True, ["check"], [], 3)
 
 
-def test_a_face_blind_command_is_decided_once(monkeypatch):
+def test_a_face_blind_command_is_decided_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """omen_core.decide.face_blind (C1, C16): a static check rolls the same die whatever it shows, so probing
     decides it once, and lists its die as rolled whatever the faces."""
     from omen_core.commands import StaticCheck
@@ -118,7 +118,7 @@ def test_a_face_blind_command_is_decided_once(monkeypatch):
     assert _probe_counting(monkeypatch, check) == (True, ["check"], [], 1)
 
 
-def test_a_save_dealing_damage_is_not_face_blind():
+def test_a_save_dealing_damage_is_not_face_blind() -> None:
     """omen_core.decide.face_blind (C15, C25): a save with no damage in its branches rolls the same two dice
     whatever they show; one whose failure deals damage rolls the damage dice on one branch only."""
     from omen_core.commands import CallSave, Contest

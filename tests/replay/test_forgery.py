@@ -339,7 +339,7 @@ def stated_table() -> dict[str, tuple[str, ...]]:
 
 
 @pytest.fixture(scope="module")
-def measured(genuine) -> dict[str, tuple[str, ...]]:
+def measured(genuine: list[StoredEvent]) -> dict[str, tuple[str, ...]]:
     """Every forgery of every kind audited four ways: each kind's four cells."""
     played = read_back(genuine)
     head = Head(seq=genuine[-1].seq, hash=genuine[-1].hash)
@@ -351,7 +351,7 @@ def measured(genuine) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def test_the_genuine_log_passes_every_audit_and_is_the_one_the_page_describes(genuine):
+def test_the_genuine_log_passes_every_audit_and_is_the_one_the_page_describes(genuine: list[StoredEvent]) -> None:
     """The fight as played: no finding with or without the seed and the head; its size as docs/verify.md says."""
     head = Head(seq=genuine[-1].seq, hash=genuine[-1].hash)
     assert audits(genuine, head) == ("passes",) * 4
@@ -363,7 +363,7 @@ def test_the_genuine_log_passes_every_audit_and_is_the_one_the_page_describes(ge
     assert f"({len(genuine)} events: {commands} commands, {len(dice)} seeded dice of {sizes} sizes," in said
 
 
-def test_the_replayed_fight_is_the_genuine_one(genuine):
+def test_the_replayed_fight_is_the_genuine_one(genuine: list[StoredEvent]) -> None:
     """The forger's tool is faithful: the command list played again with dice copied from the log gives the very
     same log, byte for byte (so each forgery differs only by its edit)."""
     again = play(read_back(genuine), LyingDice(SEED, copied(genuine)))
@@ -371,18 +371,18 @@ def test_the_replayed_fight_is_the_genuine_one(genuine):
 
 
 @pytest.mark.parametrize("kind", list(FORGERIES))
-def test_the_page_states_each_verdict_and_its_figures(measured, kind):
+def test_the_page_states_each_verdict_and_its_figures(measured: dict[str, tuple[str, ...]], kind) -> None:
     """Each kind of forgery gets, in each of the four audits, the verdicts docs/verify.md states, in the
     numbers it states."""
     assert stated_table().get(kind) == measured[kind], (kind, measured[kind])
 
 
-def test_the_page_lists_no_other_forgery():
+def test_the_page_lists_no_other_forgery() -> None:
     """The page's table has a row for each kind of forgery this test makes, and no other."""
     assert sorted(stated_table()) == sorted(FORGERIES)
 
 
-def test_crafted_side_files_change_no_verdict(genuine, tmp_path):
+def test_crafted_side_files_change_no_verdict(genuine: list[StoredEvent], tmp_path: Path) -> None:
     """A face chosen and played again, the seed revealed in the log, stored beside crafted side files (a landmark
     index that covers the log but omits the seed's row, snapshots of the genuine fight, an offset index of another
     log): verify reads none of them and catches the die, as it does without them (issue #26, item 1)."""

@@ -36,13 +36,13 @@ class Bearer:
     def get(self, case, _context):
         return CREATE if (case.method, case.path) == ("POST", "/fights") else TABLE.gm
 
-    def set(self, case, token, _context):
+    def set(self, case, token, _context) -> None:
         case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
 
 
 @SCHEMA.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_every_operation_answers_as_documented(case):
+def test_every_operation_answers_as_documented(case) -> None:
     """Generated requests to every operation, on the fight 'duel' with its GM token (POST /fights with the
     creation token): never a 500, and every status, header and body conforms to the OpenAPI document, valid
     requests accepted and invalid ones refused, and a request without its token is 401."""
@@ -51,14 +51,14 @@ def test_every_operation_answers_as_documented(case):
     case.call_and_validate()
 
 
-def test_the_document_names_every_resource():
+def test_the_document_names_every_resource() -> None:
     """The OpenAPI document lists each resource of docs/server.md."""
     paths = set(SCHEMA.raw_schema["paths"])
     assert {"/fights", "/fights/{fight_id}/options", "/fights/{fight_id}/commands", "/fights/{fight_id}/events",
             "/fights/{fight_id}/stream"} <= paths
 
 
-def test_the_document_says_what_the_decoders_take():
+def test_the_document_says_what_the_decoders_take() -> None:
     """Bearer tokens are a security scheme every fight resource needs (GET /fights none); the stream answers
     text/event-stream; every body is closed to unknown fields; the commands HTTP takes are the scenario
     vocabulary without start_fight and join."""

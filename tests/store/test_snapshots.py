@@ -22,6 +22,7 @@ from omen_core.store.snapshots import (
 )
 from omen_core.walk import StoreSource, landmarks_of, project, replay, state_at, usable_snapshot
 from omen_replay.scenario import load_scenario, run_scenario
+from tests.postgres import Postgres
 from tests.random_fights import RandomFight, fights
 
 EMBER = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
@@ -62,7 +63,7 @@ def the_undo():
 
 
 @pytest.fixture(params=["memory", "files", "sqlite", "postgres"])
-def snapshots(request, tmp_path):
+def snapshots(request: pytest.FixtureRequest, tmp_path: Path):
     """A snapshot store of each kind (PostgreSQL in a fresh schema, where a server is given)."""
     if request.param == "memory":
         yield MemorySnapshots()
@@ -81,7 +82,7 @@ def snapshots(request, tmp_path):
 class TestCache:
     @settings(max_examples=25, deadline=None)
     @given(st.lists(st.integers(1, 327), max_size=4), st.integers(1, 327))
-    def test_snapshots_change_no_result(self, at, to):
+    def test_snapshots_change_no_result(self, at: list[int], to: int) -> None:
         """With snapshots anywhere (inside the undone range too), the state at any seq is the one walked from the
         start; deleting them changes nothing."""
         records = ember_log()
@@ -95,7 +96,7 @@ class TestCache:
         snaps.delete("ember-ford")
         assert state_at(source, snaps, to) == expected
 
-    def test_a_fitting_snapshot_is_used(self):
+    def test_a_fitting_snapshot_is_used(self) -> None:
         """A snapshot that fits the log is where the walk starts: its state shows through (the control for the
         tests that a stale one is not used)."""
         records = ember_log()
@@ -105,7 +106,7 @@ class TestCache:
         assert state_at(ember_source(), snaps, 150).title == "a lie"
 
     @pytest.mark.parametrize("at", [6, 62, 104])
-    def test_snapshot_in_the_middle_of_a_command(self, at):
+    def test_snapshot_in_the_middle_of_a_command(self, at: int) -> None:
         """A snapshot taken after an event inside a command's batch (seq 6 opens the ambush's batch 6-14, 62 and
         104 are inside batches 60-65 and 101-115) is a state like any other: the walk from it gives the same state."""
         records = ember_log()
@@ -114,7 +115,7 @@ class TestCache:
         snaps.save(take(project(records, at)))
         assert state_at(ember_source(), snaps, 150) == project(records, 150)
 
-    def test_every_backend_round_trips(self, snapshots):
+    def test_every_backend_round_trips(self, snapshots) -> None:
         """Each snapshot store gives back the latest snapshot at or before a seq, equal to what was saved."""
         records = ember_log()
         for seq in (40, 100, 180):
@@ -125,7 +126,7 @@ class TestCache:
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(fights(), st.data())
-    def test_random_fights_same_state_with_or_without_snapshots(self, rf: RandomFight, data):
+    def test_random_fights_same_state_with_or_without_snapshots(self, rf: RandomFight, data: st.DataObject) -> None:
         """In random fights with undos and redos, snapshots of the live state taken anywhere never change the state
         at any seq, nor the state at the end, which is the live one."""
         records = rf.records
@@ -139,7 +140,7 @@ class TestCache:
 
 
 class TestFileListing:
-    def test_a_kept_listing_sees_its_own_saves_and_survives_a_deleted_file(self, tmp_path):
+    def test_a_kept_listing_sees_its_own_saves_and_survives_a_deleted_file(self, tmp_path: Path) -> None:
         """FileSnapshots keeps its folder's listing between lookups: a snapshot it saves is found at once, and a
         file removed behind its back (by another process, say) is skipped, never an error."""
         records = ember_log()
@@ -152,7 +153,7 @@ class TestFileListing:
         (tmp_path / "snaps" / "ember-ford" / "100.json").unlink()
         assert snaps.latest("ember-ford", 150).state == project(records, 40)
 
-    def test_another_writers_snapshot_is_seen_once_the_folder_changes(self, tmp_path):
+    def test_another_writers_snapshot_is_seen_once_the_folder_changes(self, tmp_path: Path) -> None:
         """A snapshot saved through another FileSnapshots on the same folder is listed by the first one as soon
         as the folder's modification time moves (here set forward explicitly, as a later clock tick would)."""
         import os
@@ -174,7 +175,8 @@ class TestLinks:
     through a linked ``LOG.snapshots`` deleted the ``<n>.json`` files of the folder it pointed to)."""
 
     @pytest.mark.parametrize("linked", ["the snapshot folder", "the fight's folder"])
-    def test_saving_or_deleting_through_a_link_is_refused_and_elsewhere_untouched(self, tmp_path, linked):
+    def test_saving_or_deleting_through_a_link_is_refused_and_elsewhere_untouched(self, tmp_path: Path,
+                                                                                  linked: str) -> None:
         """The snapshot directory or a fight's folder a link to another folder holding ``<n>.json`` files:
         saving and deleting are StoreUnavailable naming the link; looking up finds nothing there; the other
         folder's files keep their bytes."""
@@ -198,7 +200,7 @@ class TestLinks:
         assert snaps.seqs("ember-ford") == [] and snaps.latest("ember-ford", 100) is None
         assert sorted(p.read_text() for p in (elsewhere / "ember-ford").iterdir()) == ["precious", "precious"]
 
-    def test_a_snapshot_file_that_is_a_link_is_not_read_and_saving_replaces_the_link(self, tmp_path):
+    def test_a_snapshot_file_that_is_a_link_is_not_read_and_saving_replaces_the_link(self, tmp_path: Path) -> None:
         """A ``<n>.json`` that is a link to a sound snapshot elsewhere is not read; saving a snapshot at that seq
         replaces the link, leaving the file it pointed to as it was."""
         records = ember_log()
@@ -216,7 +218,7 @@ class TestLinks:
 
 
 class TestStale:
-    def test_snapshot_of_another_log_is_ignored(self):
+    def test_snapshot_of_another_log_is_ignored(self) -> None:
         """A snapshot whose event hash is not the log's at that seq is ignored, not trusted."""
         records = ember_log()
         forged = msgspec.structs.replace(lying(records, 111), event_hash="0" * 64)
@@ -226,7 +228,7 @@ class TestStale:
         assert state_at(ember_source(), snaps, 150) == project(records, 150)
 
     @pytest.mark.parametrize("field, change", [("schema_version", 1), ("state_format", 1), ("state_format", -1)])
-    def test_snapshot_of_another_version_is_ignored(self, field, change):
+    def test_snapshot_of_another_version_is_ignored(self, field: str, change: int) -> None:
         """A snapshot taken under another schema or state format (older or newer) is ignored."""
         records = ember_log()
         snap = lying(records, 111)
@@ -236,7 +238,7 @@ class TestStale:
         assert usable_snapshot(ember_source(), snaps, 150) is None
         assert state_at(ember_source(), snaps, 150) == project(records, 150)
 
-    def test_an_older_snapshot_is_tried_next(self):
+    def test_an_older_snapshot_is_tried_next(self) -> None:
         """Past a stale snapshot, the latest fitting one before it is used."""
         records = ember_log()
         snaps = MemorySnapshots()
@@ -246,7 +248,7 @@ class TestStale:
         assert state_at(ember_source(), snaps, 150).title == "a lie"
 
     @pytest.mark.parametrize("at", [82, 84, 88, 89])
-    def test_snapshot_an_undo_reaches_across_is_passed_over(self, at):
+    def test_snapshot_an_undo_reaches_across_is_passed_over(self, at: int) -> None:
         """A snapshot taken inside the range the undo at seq 90 voids (82-88), or between that range and the undo,
         no longer describes the log after the undo: passed over; before the undo it still fits."""
         records = ember_log()
@@ -260,7 +262,7 @@ class TestStale:
         snaps.save(lying(records, undo.from_seq - 1))  # just before the range: the undo goes back to it
         assert usable_snapshot(ember_source(), snaps, 100).version == undo.from_seq - 1
 
-    def test_snapshot_a_redo_reaches_across_is_passed_over(self):
+    def test_snapshot_a_redo_reaches_across_is_passed_over(self) -> None:
         """A snapshot taken after an undo, before the redo that takes it back, no longer describes the log after
         the redo (the undone events count again): passed over; before the redo it still fits."""
         from omen_replay.demo import run_demo
@@ -279,7 +281,7 @@ class TestStale:
         assert usable_snapshot(source, snaps) is None
         assert state_at(source, snaps) == project(records) == fight.state
 
-    def test_snapshot_inside_an_undone_range_is_not_used(self):
+    def test_snapshot_inside_an_undone_range_is_not_used(self) -> None:
         """A snapshot taken inside a range later undone no longer describes the log, and is not used."""
         from omen_replay.demo import run_demo
 
@@ -296,7 +298,7 @@ class TestStale:
 
 
 class TestFight:
-    def test_periodic_snapshots_and_loading(self, tmp_path):
+    def test_periodic_snapshots_and_loading(self, tmp_path: Path) -> None:
         """A fight with a snapshot store snapshots every N events; loading from the files gives the same state."""
         store, snaps = JsonlStore(tmp_path / "logs"), FileSnapshots(tmp_path / "snaps")
         scenario = load_scenario(EMBER)
@@ -308,7 +310,7 @@ class TestFight:
         loaded = Fight.load(store, "ember-ford", snapshots=snaps)
         assert loaded.state == fight.state == project(store.read("ember-ford"))
 
-    def test_snapshot_every_n_events(self, tmp_path):
+    def test_snapshot_every_n_events(self, tmp_path: Path) -> None:
         """Fight.start with snapshots saves one each time the log crosses a multiple of snapshot_every."""
         from omen_core import CheckSpec, ScriptedDice
         from tests.sheets import sheet
@@ -325,7 +327,7 @@ class TestFight:
 
 
 class TestPostgres:
-    def test_a_fight_snapshots_into_its_own_database_and_loads_from_it(self, postgres):
+    def test_a_fight_snapshots_into_its_own_database_and_loads_from_it(self, postgres: Postgres) -> None:
         """On PostgreSQL the fight's events and its snapshots share one database (open_store and open_snapshots of
         one URL): loading from the snapshots gives the state replayed from the events."""
         from omen_core.store import open_snapshots, open_store
@@ -343,7 +345,7 @@ class TestPostgres:
             snaps.close()
             store.close()
 
-    def test_a_snapshot_that_does_not_decode_is_no_snapshot(self, postgres):
+    def test_a_snapshot_that_does_not_decode_is_no_snapshot(self, postgres: Postgres) -> None:
         """A row of the snapshots table that is not a snapshot (written by hand, or by another omen) is ignored:
         ``latest`` gives None, never an error."""
         import psycopg

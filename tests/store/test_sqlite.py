@@ -186,7 +186,7 @@ class TestLandmarks:
             assert again.landmarks(FIGHT) == [ev for ev in duel + more if isinstance(ev.event, LANDMARKS)]
 
 
-def test_a_reader_that_stops_early_does_not_lock_out_its_next_append(db):
+def test_a_reader_that_stops_early_does_not_lock_out_its_next_append(db: Path) -> None:
     """Two connections to one database (two server processes): one starts reading a fight and stops midway (a
     page of events, a stream waiting), the other appends; the first then appends too and is refused only as
     stale (ConcurrencyError), never "database is locked" (no read transaction is held between pages)."""

@@ -39,7 +39,7 @@ def assert_same_everywhere(states: list[FightState]) -> None:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(fights(max_commands=30))
-def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: RandomFight):
+def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: RandomFight) -> None:
     """C8, C9, C18, C20-C24, C33, C35: at every state a random fight went through (set-up, ambush, initiative,
     turns, every kind of window, after undos, after the end), for every combatant, the legal moves are exactly
     the player's commands ``options()`` offers it, choice for choice and in the same order."""
@@ -57,7 +57,7 @@ def heads(played) -> list[FightState]:
 
 @settings(max_examples=6, deadline=None)
 @given(st.integers(0, 100_000), st.sampled_from(("random", "cautious", "aggressive")))
-def test_the_legal_moves_are_the_offers_at_every_head_of_simulated_fights(index, name):
+def test_the_legal_moves_are_the_offers_at_every_head_of_simulated_fights(index: int, name: str) -> None:
     """At every head of a simulated Ember Ford fight (the states the policies are asked at: turns, Active Defense,
     Interrupts, Attacks of Opportunity, Catches, with the random policy's odd moves, draws and Disengages among
     them), for every combatant, the legal moves are exactly the player's commands ``options()`` offers it."""
