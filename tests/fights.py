@@ -16,11 +16,14 @@ from omen_core.machine import (
     phase_trigger_of,
     trigger_of,
 )
+from omen_core.state import AttackFrame, FightState, MoveFrame, SaveFrame
 from omen_core.walk import project
 
 E = TypeVar("E", bound=EventBase)
+T = TypeVar("T")
+F = TypeVar("F", AttackFrame, SaveFrame, MoveFrame)
 
-__all__ = ["new_fight", "scripted", "payloads", "last", "of", "assert_replays", "assert_legal_order"]
+__all__ = ["new_fight", "scripted", "present", "pending", "payloads", "last", "of", "assert_replays", "assert_legal_order"]
 
 
 def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id: str = "t") -> Fight:
@@ -35,6 +38,19 @@ def scripted(fight: Fight) -> ScriptedDice:
     """The fight's scripted dice (fails the test if it rolls another kind)."""
     assert isinstance(fight.dice, ScriptedDice), f"{fight.fight_id} rolls {type(fight.dice).__name__} dice"
     return fight.dice
+
+
+def present(value: T | None) -> T:
+    """``value``, which the test expects to be there (fails the test if it is None)."""
+    assert value is not None
+    return value
+
+
+def pending(state: FightState, kind: type[F]) -> F:
+    """The innermost action in progress, which the test expects to be of ``kind``."""
+    frame = state.pending
+    assert isinstance(frame, kind), f"the action in progress is {frame!r}, not a {kind.__name__}"
+    return frame
 
 
 def payloads(fight: Fight) -> list[Event]:

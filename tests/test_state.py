@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from omen_core.commands import EndTurn, Redo, Undo
+from omen_core.commands import Command, EndTurn, Redo, Undo
 from omen_core.content import (
     ApplyCondition,
     CombatantSheet,
@@ -32,6 +32,7 @@ from omen_core.events import (
     DiceSourceChanged,
     Die,
     Event,
+    EventBase,
     FightStarted,
     HitDetermined,
     Moved,
@@ -60,7 +61,7 @@ from omen_core.state import (
     is_undo_point,
 )
 from omen_core.walk import LinesSource, project, replay, step_through
-from tests.fights import assert_replays, new_fight
+from tests.fights import assert_replays, new_fight, pending, present
 from tests.sheets import CORE, joined, sheet
 
 
@@ -79,11 +80,11 @@ def fold(fight: Fight) -> list[tuple[StoredEvent, FightState]]:
     return out
 
 
-def after(steps: list[tuple[StoredEvent, FightState]], kind: type, purpose: str | None = None,
+def after(steps: list[tuple[StoredEvent, FightState]], kind: type[EventBase], purpose: str | None = None,
           nth: int = 0) -> tuple[StoredEvent, FightState]:
     """The ``nth`` event of type ``kind`` (a roll: of ``purpose``) and the state just after it."""
     found = [(rec, state) for rec, state in steps if isinstance(rec.event, kind)
-             and (purpose is None or rec.event.purpose == purpose)]
+             and (purpose is None or rec.as_(DiceRolled).purpose == purpose)]
     assert len(found) > nth, f"no {kind.__name__} #{nth} in the log"
     return found[nth]
 
@@ -123,7 +124,7 @@ def duel(faces: list[int], *sheets: CombatantSheet) -> Fight:
     fight.engage("kael", "vesh")
     fight.roll_initiative()
     while fight.state.round == 1:
-        fight.end_turn(fight.state.turn)
+        fight.end_turn(present(fight.state.turn))
     assert fight.state.turn == "kael"
     return fight
 
@@ -136,7 +137,7 @@ class TestEvolve:
         """FightStarted records ruleset, dice source (and dice mode) and commitment in the state."""
         state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
                                                   seed_commitment="a" * 64, title="T"), 1)
-        assert (state.started, state.ruleset.name, state.dice, state.dice_mode, state.seed_commitment,
+        assert (state.started, present(state.ruleset).name, state.dice, state.dice_mode, state.seed_commitment,
                 state.title) == (True, "core", "seeded", "seeded", "a" * 64, "T")
 
     def test_joined_combatant_starts_at_full_resources(self) -> None:
@@ -175,7 +176,7 @@ class TestEvolve:
             state, live_seq=6)
 
     @pytest.mark.parametrize("marker", [Undone(from_seq=2, to_seq=3), Redone(undo_seq=5)], ids=["undone", "redone"])
-    def test_undo_markers_are_not_folded(self, marker) -> None:
+    def test_undo_markers_are_not_folded(self, marker: Event) -> None:
         """Undo markers are the walk's to apply: evolve refuses them."""
         with pytest.raises(IllegalOrder):
             evolve(started(), marker, 6, 5)
@@ -224,23 +225,30 @@ class TestAttackFrame:
         fight = blocked_attack()
         steps = fold(fight)
         rec, state = after(steps, DiceRolled, "hit")
-        assert (state.pending.hit_roll, state.pending.base_defense_roll) == (rec.event, None)
-        assert [d.face for d in rec.event.dice] == [6, 6]
+        frame = pending(state, AttackFrame)
+        assert (frame.hit_roll, frame.base_defense_roll) == (rec.event, None)
+        assert [d.face for d in rec.as_(DiceRolled).dice] == [6, 6]
         rec, state = after(steps, DiceRolled, "base_defense")
-        assert (state.pending.base_defense_roll, state.pending.window) == (rec.event, None)
+        frame = pending(state, AttackFrame)
+        assert (frame.base_defense_roll, frame.window) == (rec.event, None)
         rec, state = after(steps, ActiveDefenseWindowOpened)
-        assert (state.pending.window, state.pending.defense, state.step) == (rec.event, None, Step.WINDOW_OPEN)
+        frame = pending(state, AttackFrame)
+        assert (frame.window, frame.defense, state.step) == (rec.event, None, Step.WINDOW_OPEN)
         rec, state = after(steps, ActiveDefenseChosen)
-        assert (state.pending.defense, state.pending.defense.defense) == (rec.event, "block")
-        assert state.pending.active_defense_roll is None
+        frame = pending(state, AttackFrame)
+        assert (frame.defense, present(frame.defense).defense) == (rec.event, "block")
+        assert frame.active_defense_roll is None
         rec, state = after(steps, DiceRolled, "active_defense")
-        assert (state.pending.active_defense_roll, state.pending.determination) == (rec.event, None)
+        frame = pending(state, AttackFrame)
+        assert (frame.active_defense_roll, frame.determination) == (rec.event, None)
         rec, state = after(steps, HitDetermined)
-        assert (state.pending.determination, state.pending.determination.hit) == (rec.event, True)
-        assert state.pending.damage == ()
+        frame = pending(state, AttackFrame)
+        assert (frame.determination, present(frame.determination).hit) == (rec.event, True)
+        assert frame.damage == ()
         rec, state = after(steps, DamageResolved)
-        assert state.pending.damage == (rec.event,) and rec.event.final == 8
-        assert (state.pending.hit_roll, state.pending.window) == (after(steps, DiceRolled, "hit")[0].event,
+        frame = pending(state, AttackFrame)
+        assert frame.damage == (rec.event,) and rec.as_(DamageResolved).final == 8
+        assert (frame.hit_roll, frame.window) == (after(steps, DiceRolled, "hit")[0].event,
                                                                   after(steps, ActiveDefenseWindowOpened)[0].event)
         rec, state = after(steps, ActionSettled)
         assert state.stack == () and state.combatants["kael"].hp == 12
@@ -250,18 +258,19 @@ class TestAttackFrame:
         """Action ids are declaration seqs: every event that names an action names the seq of its declaration."""
         steps = fold(blocked_attack())
         declared = after(steps, AttackDeclared)[0].seq
-        named = [rec.event.action for rec, _ in steps if getattr(rec.event, "action", None) is not None]
+        named = [getattr(rec.event, "action", None) for rec, _ in steps]
+        named = [action for action in named if action is not None]
         assert named and set(named) == {declared}
 
     def test_declared_at_is_never_reused_after_an_undo(self) -> None:
         """An attack declared again after its first declaration was undone gets the seq of its new declaration."""
         fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 6, 6, 1])
         fight.attack("vesh", "kael")
-        first = fight.state.pending.declared_at
+        first = pending(fight.state, AttackFrame).declared_at
         fight.undo()
         assert fight.state.at_rest
         fight.attack("vesh", "kael")
-        frame = fight.state.pending
+        frame = pending(fight.state, AttackFrame)
         seqs = [rec.seq for rec in fight.events if isinstance(rec.event, AttackDeclared)]
         assert seqs == [first, frame.declared_at] and first < frame.declared_at == frame.action
         assert project(fight.events).pending == frame
@@ -282,18 +291,23 @@ class TestSaveFrame:
         assert (frame.actor, frame.action, frame.declared_at, frame.saver_roll, frame.opposing_roll,
                 frame.resolution) == ("vesh", rec.seq, rec.seq, None, None, None)
         saver, state = after(steps, DiceRolled, "save", 0)
-        assert (saver.event.roller, state.pending.saver_roll, state.pending.opposing_roll) == ("kael", saver.event,
+        frame = pending(state, SaveFrame)
+        assert (saver.as_(DiceRolled).roller, frame.saver_roll, frame.opposing_roll) == ("kael", saver.event,
                                                                                               None)
         opposing, state = after(steps, DiceRolled, "save", 1)
-        assert (opposing.event.roller, state.pending.saver_roll, state.pending.opposing_roll) == (
+        frame = pending(state, SaveFrame)
+        assert (opposing.as_(DiceRolled).roller, frame.saver_roll, frame.opposing_roll) == (
             "vesh", saver.event, opposing.event)
-        assert state.pending.resolution is None
+        assert frame.resolution is None
         rec, state = after(steps, SaveResolved)
-        assert (state.pending.resolution, rec.event.success) == (rec.event, False)
+        frame = pending(state, SaveFrame)
+        assert (frame.resolution, rec.as_(SaveResolved).success) == (rec.event, False)
         rolled, state = after(steps, DiceRolled, "damage")
-        assert state.pending.damage_rolls == (rolled.event,) and state.pending.damage == ()
+        frame = pending(state, SaveFrame)
+        assert frame.damage_rolls == (rolled.event,) and frame.damage == ()
         dealt, state = after(steps, DamageResolved)
-        assert state.pending.damage == (dealt.event,) and dealt.event.final == 4
+        frame = pending(state, SaveFrame)
+        assert frame.damage == (dealt.event,) and dealt.as_(DamageResolved).final == 4
         assert after(steps, ActionSettled)[1].stack == ()
         check_replay_frames(fight, steps)
 
@@ -311,13 +325,16 @@ class TestMoveFrame:
         assert isinstance(frame, MoveFrame) and frame.declaration == rec.event
         assert (frame.actor, frame.action, frame.declared_at, frame.moved) == ("kael", rec.seq, rec.seq, None)
         opened, state = after(steps, ReactionWindowOpened)
-        assert (state.pending.reaction_window, state.pending.answered, state.pending.window_done) == (
+        frame = pending(state, MoveFrame)
+        assert (frame.reaction_window, frame.answered, frame.window_done) == (
             opened.event, frozenset(), False)
         _, state = after(steps, ReactionPassed)
-        assert (state.pending.passed, state.pending.answered, state.pending.window_done) == (
-            ("vesh",), {"vesh"}, True)
+        frame = pending(state, MoveFrame)
+        assert (frame.passed, frame.answered, frame.window_done) == (
+            ("vesh",), frozenset({"vesh"}), True)
         moved, state = after(steps, Moved)
-        assert state.pending.moved == moved.event and moved.event.left == ("vesh",)
+        frame = pending(state, MoveFrame)
+        assert frame.moved == moved.event and moved.as_(Moved).left == ("vesh",)
         assert after(steps, ActionSettled)[1].stack == ()
         check_replay_frames(fight, steps)
 
@@ -333,15 +350,15 @@ class TestReactions:
         move = after(steps, MovementDeclared)[0].seq
         strike, state = after(steps, AttackDeclared)
         assert [f.action for f in state.stack] == [move, strike.seq]
-        assert strike.event.reacting_to == move
+        assert strike.as_(AttackDeclared).reacting_to == move
         fight.defend("kael", None)
         steps = fold(fight)
         _, state = after(steps, ActionSettled, nth=0)
         assert [f.action for f in state.stack] == [move]
-        assert state.pending.reactions == (Reaction(who="vesh", action=strike.seq, hit=True),)
-        assert (state.pending.answered, state.pending.window_done, state.pending.interrupted) == (
-            {"vesh"}, True, False)
-        assert after(steps, Moved)[1].pending.reactions == state.pending.reactions
+        frame = pending(state, MoveFrame)
+        assert frame.reactions == (Reaction(who="vesh", action=strike.seq, hit=True),)
+        assert (frame.answered, frame.window_done, frame.interrupted) == (frozenset({"vesh"}), True, False)
+        assert pending(after(steps, Moved)[1], MoveFrame).reactions == frame.reactions
         assert fight.state.at_rest and fight.state.combatants["kael"].hp == 9
         check_replay_frames(fight, steps)
 
@@ -361,7 +378,7 @@ class TestReactions:
         assert frame.reactions == (Reaction(who="vesh", action=interrupt.seq, hit=True),)
         assert frame.interrupted and frame.window_done and frame.hit_roll is None
         cancelled, state = after(steps, ActionCancelled)
-        assert cancelled.event.action == attack.seq and state.stack == ()
+        assert cancelled.as_(ActionCancelled).action == attack.seq and state.stack == ()
         check_replay_frames(fight, steps)
 
     def test_interrupt_that_misses_is_recorded_without_hit(self) -> None:
@@ -374,20 +391,21 @@ class TestReactions:
         attack, _ = after(steps, AttackDeclared, nth=0)
         interrupt, _ = after(steps, AttackDeclared, nth=1)
         _, state = after(steps, ActionSettled, nth=0)
-        frame = state.pending
+        frame = pending(state, AttackFrame)
         assert frame.action == attack.seq
         assert frame.reactions == (Reaction(who="vesh", action=interrupt.seq, hit=False),)
         assert not frame.interrupted and frame.window_done
         hit, state = after(steps, HitDetermined, nth=1)
-        assert hit.event.action == attack.seq and state.pending.determination == hit.event
-        assert (hit.event.attack.total, hit.event.defense.total, hit.event.hit) == (9, 2, True)
+        determined = hit.as_(HitDetermined)
+        assert determined.action == attack.seq and pending(state, AttackFrame).determination == determined
+        assert (determined.attack.total, determined.defense.total, determined.hit) == (9, 2, True)
         check_replay_frames(fight, steps)
 
 
 # -- undo's fields ----------------------------------------------------------------------------------------------
 
 
-def command(seq: int, what: object) -> tuple[Event, int, int]:
+def command(seq: int, what: Command) -> tuple[Event, int, int]:
     """A batch start: the command_issued of ``what`` at ``seq``, as (event, seq, batch)."""
     return CommandIssued(command=what), seq, seq
 
@@ -411,7 +429,7 @@ class TestIsUndoPoint:
     @pytest.mark.parametrize("event", [CommandIssued(command=Undo()), CommandIssued(command=Redo()),
                                        Undone(from_seq=2, to_seq=3), Redone(undo_seq=4)],
                              ids=["undo command", "redo command", "undone", "redone"])
-    def test_not_an_undo_batch(self, event) -> None:
+    def test_not_an_undo_batch(self, event: Event) -> None:
         """An undo or redo batch is no undo point: undo never goes back to an undo."""
         assert not is_undo_point(started(), event, 6, 6)
 
@@ -453,7 +471,7 @@ class TestUndoFields:
         fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 1])
         assert (fight.state.undo_point, fight.state.live_seq) == (3, 3)
         fight.attack("vesh", "kael")
-        declared = fight.state.pending.declared_at
+        declared = pending(fight.state, AttackFrame).declared_at
         assert (fight.state.undo_point, fight.state.live_seq) == (4, fight.version) and declared > 4
         fight.defend("kael", "block")
         assert (fight.state.undo_point, fight.state.live_seq, fight.state.redo_stack) == (4, fight.version, ())
@@ -513,7 +531,7 @@ class TestUndoFields:
 class TestFieldEffects:
     @pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[1].glob("fixtures/**/fight.jsonl")),
                              ids=lambda p: p.parent.name)
-    def test_field_effects_are_the_effects_as_fields(self, path) -> None:
+    def test_field_effects_are_the_effects_as_fields(self, path: Path) -> None:
         """Along every golden fixture, an effect given as fields (set in the fold's one copy of the state) changes
         the state exactly as its function in EFFECTS does, and sets none of the fields the fold itself sets."""
         from omen_core.events import Undone, decode_line

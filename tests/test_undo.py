@@ -3,34 +3,37 @@ the log): events that void, never erase."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
-from omen_core.content import Weapon
+from omen_core.content import CombatantSheet, Weapon
 from omen_core.errors import RuleViolation
-from omen_core.events import DiceRolled, StaticCheckResolved, Undone
+from omen_core.events import DiceRolled, StaticCheckResolved, StoredEvent, Undone
+from omen_core.state import FightState
 from omen_core.walk import landmarks_of, project
 from omen_replay.narrate import narrate
 from omen_replay.verify import verify
-from tests.fights import assert_legal_order, new_fight, scripted
+from tests.fights import assert_legal_order, new_fight, present, scripted
 from tests.sheets import sheet
 
 SWORD = (Weapon(id="sword", weapon_damage=3),)
 
 
-def duelists():
+def duelists() -> tuple[CombatantSheet, CombatantSheet]:
     """Ash and Bo, d6 everywhere, swords."""
     return (msgspec.structs.replace(sheet("ash"), weapons=SWORD),
             msgspec.structs.replace(sheet("bo", side="b"), weapons=SWORD))
 
 
-def at_same_point(x, y) -> bool:
+def at_same_point(x: FightState, y: FightState) -> bool:
     """The same state but for the log position and the redo stack (an undo or redo moves the position on, and
     an undo may be redone)."""
-    def strip(state):
+    def strip(state: FightState) -> FightState:
         return msgspec.structs.replace(state, version=0, last_hash="", redo_stack=())
     return strip(x) == strip(y)
 
@@ -144,12 +147,13 @@ class TestAudit:
         undo_seq = fight.version
         fight.attack("ash", "bo")
         again = [e for e in fight.events if isinstance(e.event, DiceRolled)][len(first):]
-        assert [r.event.dice for r in again[:2]] == [r.event.dice for r in first[:2]]
-        assert [r.event.counter for r in again[:2]] == [r.event.counter for r in first[:2]]   # rewound
+        assert [r.as_(DiceRolled).dice for r in again[:2]] == [r.as_(DiceRolled).dice for r in first[:2]]
+        assert [r.as_(DiceRolled).counter for r in again[:2]] == [r.as_(DiceRolled).counter for r in first[:2]]
+        # rewound: the same counters again
         assert all(undo.from_seq <= r.seq <= undo.to_seq for r in first) and all(r.seq > undo_seq for r in again)
         report = verify(store.read("s"))
         assert report.clean and len(report.undone) == 1
-        faces = {r.seq: f"{[d.face for d in r.event.dice]} at seq {r.seq}" for r in first + again}
+        faces = {r.seq: f"{[d.face for d in r.as_(DiceRolled).dice]} at seq {r.seq}" for r in first + again}
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == sorted(
             (undo_seq, faces[old.seq], faces[new.seq]) for old, new in zip(first, again[:len(first)], strict=False))
 
@@ -218,26 +222,32 @@ class ReadCountingStore(MemoryStore):
         self.reads.clear()
         self.pulled = 0
 
-    def read(self, fight_id, after_seq: int = 0):
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
         self.reads.append(after_seq)
         events = super().read(fight_id, after_seq)
 
-        def counted():
+        def counted() -> Iterator[StoredEvent]:
             for rec in events:
                 self.pulled += 1
                 yield rec
         return counted()
 
-    def read_lines(self, fight_id, after_seq: int = 0):
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
         self.reads.append(after_seq)
         chunks = super().read_lines(fight_id, after_seq)
 
-        def counted():
+        def counted() -> Iterator[list[bytes]]:
             for chunk in chunks:
                 for i in range(0, len(chunk), 4):
                     self.pulled += len(chunk[i:i + 4])
                     yield chunk[i:i + 4]
         return counted()
+
+
+def counting(fight: Fight) -> ReadCountingStore:
+    """The fight's read-counting store."""
+    assert isinstance(fight.store, ReadCountingStore)
+    return fight.store
 
 
 def long_fight(checks: int, every: int = 10) -> Fight:
@@ -260,7 +270,7 @@ def reloaded(fight: Fight) -> Fight:
     snapshots and dice; the store's read counts cleared after the load."""
     again = Fight.load(fight.store, fight.fight_id, dice=fight.dice, clock=lambda: 0, snapshots=fight.snapshots,
                        snapshot_every=fight.snapshot_every)
-    fight.store.clear()
+    counting(fight).clear()
     return again
 
 
@@ -276,10 +286,10 @@ class TestUndoOnALongLog:
         before = fight.state
         scripted(fight).feed([6])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
-        fight.store.clear()
+        counting(fight).clear()
         undone = fight.undo()
         assert (undone.from_seq, undone.to_seq) == (before.version + 1, before.version + 3)
-        assert fight.store.pulled <= 1 and all(seq >= before.version for seq in fight.store.reads)
+        assert counting(fight).pulled <= 1 and all(seq >= before.version for seq in counting(fight).reads)
         assert project(fight.store.read("long")) == fight.state and at_same_point(fight.state, before)
 
         fight.redo()
@@ -288,8 +298,8 @@ class TestUndoOnALongLog:
         assert fresh.state == after
         back = fresh.undo()
         assert (back.from_seq, back.to_seq) == (before.version + 1, before.version + 3)
-        assert fresh.store.reads and min(fresh.store.reads) >= before.version - 2 * every
-        assert fresh.store.pulled <= 3 * every
+        assert counting(fresh).reads and min(counting(fresh).reads) >= before.version - 2 * every
+        assert counting(fresh).pulled <= 3 * every
         assert project(fresh.store.read("long")) == fresh.state and at_same_point(fresh.state, before)
 
     def test_undo_of_an_open_action_on_a_loaded_fight_goes_back_to_its_declaration(self) -> None:
@@ -301,13 +311,13 @@ class TestUndoOnALongLog:
         scripted(fight).feed([6, 1, 1])
         fight.attack("ash", "bo")           # declared, dice rolled, the Active Defense window open
         assert fight.waiting_for is not None
-        assert fight.snapshots.seqs("long")[-1] == fight.version      # the snapshot holds the open window
+        assert present(fight.snapshots).seqs("long")[-1] == fight.version      # the snapshot holds the open window
         fresh = reloaded(fight)
         assert fresh.waiting_for is not None
         undone = fresh.undo()
         assert undone.from_seq == before.version + 1 and fresh.state.at_rest
         assert at_same_point(fresh.state, before)
-        assert fresh.store.reads and 0 < min(fresh.store.reads) <= before.version
+        assert counting(fresh).reads and 0 < min(counting(fresh).reads) <= before.version
         assert project(fresh.store.read("long")) == fresh.state
 
     def test_a_snapshot_an_undo_reaches_across_is_passed_over_for_an_earlier_one(self) -> None:
@@ -318,14 +328,14 @@ class TestUndoOnALongLog:
         fight = long_fight(40, every=10)
         checks = [r for r in fight.events if isinstance(r.event, StaticCheckResolved)]
         target = checks[-3].batch                            # the first of the last three checks
-        snapshots = fight.snapshots.seqs("long")
+        snapshots = present(fight.snapshots).seqs("long")
         assert any(target <= s <= fight.version for s in snapshots)
         fight.undo(to_seq=target)
-        fight.store.clear()
+        counting(fight).clear()
         state = state_at(StoreSource(fight.store, "long"), fight.snapshots)
         assert state == project(fight.store.read("long")) == fight.state
         earlier = max(s for s in snapshots if s < target)
-        walked = fight.store.reads[:-1]                   # the last read is this test's own full replay
+        walked = counting(fight).reads[:-1]                   # the last read is this test's own full replay
         assert earlier in walked and min(walked) >= earlier - 1   # (the snapshot's own event is read to check it)
 
     def test_redo_finds_an_undo_further_back_than_its_first_read(self) -> None:
@@ -346,5 +356,5 @@ class TestUndoOnALongLog:
                 fight = reloaded(fight)
             assert fight.redo().undo_seq == second_at and at_same_point(fight.state, states[1])
             assert fight.redo().undo_seq == first_at and at_same_point(fight.state, states[2])
-            assert all(seq > 0 for seq in fight.store.reads)
+            assert all(seq > 0 for seq in counting(fight).reads)
             assert project(fight.store.read("long")) == fight.state
