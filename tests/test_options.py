@@ -15,6 +15,7 @@ import itertools
 import random
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 import pytest
@@ -52,30 +53,45 @@ from omen_core.commands import (
     StaticCheck,
     Undo,
 )
-from omen_core.content import Armor, Features, RageDice
+from omen_core.content import Armor, CombatantSheet, Features, RageDice
 from omen_core.decide import _GATES, _PHASE_GATES, decide, decided, face_blind, probe, shut_out
 from omen_core.decisions import arms
-from omen_core.dice import FacesNeeded, ScriptedDice, SurplusFaces
-from omen_core.events import ActiveDefenseWindowOpened, AttackDeclared, CommandIssued, DiceRolled, HitDetermined
+from omen_core.dice import FacesNeeded, RollRequest, ScriptedDice, SurplusFaces
+from omen_core.events import (
+    ActiveDefenseWindowOpened,
+    AttackDeclared,
+    CommandIssued,
+    DiceRolled,
+    Event,
+    HitDetermined,
+    StoredEvent,
+)
 from omen_core.machine import IllegalOrder, OutOfPhase
-from omen_core.options import Choice, DiceRoll, DieSpec, Odds, Offer, Options
-from omen_core.state import FightState
+from omen_core.options import Budget, Choice, DiceRoll, DieSpec, Odds, Offer, Options
+from omen_core.state import AttackFrame, FightState
 from tests.decide import test_attack as attack
 from tests.decide import test_reactions as reactions
-from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
+from tests.fights import assert_legal_order, assert_replays, new_fight, payloads, pending, present
 from tests.random_fights import EFFECTS, NAMES, SIDES, combatants
 
-DrawFn = Callable[[st.SearchStrategy], object]
+Ex = TypeVar("Ex")
+
+
+class DrawFn(Protocol):
+    """A draw: a composite strategy's or ``data.draw``."""
+
+    def __call__(self, strategy: st.SearchStrategy[Ex], label: Any = None, /) -> Ex: ...
 
 # -- building commands from offers, and giving them their faces -------------------------------------------
 
 
 def command_of(offer: Offer, choice: Choice, **free: object) -> Command:
     """The command an offer's choice stands for (its args, plus any free args given), as a caller builds it."""
-    return msgspec.convert({"command": offer.command, **choice.args, **free}, Command)
+    command: Command = msgspec.convert({"command": offer.command, **choice.args, **free}, Command)
+    return command
 
 
-def args_of(command: Command) -> dict:
+def args_of(command: Command) -> dict[str, object]:
     """A command's arguments as options() gives a choice's: its fields, defaults and faces left out."""
     return {k: v for k, v in msgspec.to_builtins(command).items() if k not in ("command", "dice")}
 
@@ -86,7 +102,7 @@ def planned(choice: Choice) -> list[int]:
 
 
 def execute(fight: Fight, command: Command, face: Callable[[int], int], faces: list[int] | None = None,
-            quirks: list[str] | None = None) -> list:
+            quirks: list[str] | None = None) -> list[StoredEvent]:
     """Execute ``command`` carrying faces (C29 order): ``faces`` to begin with, then, while the fight names more
     dice (FacesNeeded's ``needed``: the rolls the faces given led to, up to the first that found none, then those
     rolled whatever the faces), a face for each beyond those given (``face(sides)``). A FacesNeeded naming no die
@@ -144,11 +160,11 @@ def weight(offer: Offer, now: Options) -> int:
     return WEIGHTS.get(offer.command, TURN_WEIGHT)
 
 
-def free_args(draw: DrawFn, offer: Offer, fight: Fight) -> dict:
+def free_args(draw: DrawFn, offer: Offer, fight: Fight) -> dict[str, object]:
     """Random values for the offer's free arguments where they are easy to make (text, a difficulty, stacks, a
     claimed high ground, damage modifiers, initiative modifiers); the others are left at their defaults."""
     free = {a.name for a in offer.free}
-    out: dict = {}
+    out: dict[str, object] = {}
     if not draw(st.booleans()):
         return out
     for name in ("reason", "note"):
@@ -380,7 +396,7 @@ GATED = [
 
 
 @pytest.mark.parametrize("command", GATED, ids=lambda c: type(c).__name__)
-def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command) -> None:
+def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command: Command) -> None:
     """omen_core.decide.shut_out (C8): at Vesh's Active Defense window every command whose handler requires a
     lifecycle trigger (``_GATES``) is shut out, and deciding one is refused by the lifecycle naming that trigger:
     options() skipping them offers nothing the engine would accept."""
@@ -394,7 +410,7 @@ def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command) -
 
 @pytest.mark.parametrize("command", [BeginAmbush(ambushers=("kael",), defenders=("vesh",), difficulty=10),
                                      RollInitiative()], ids=lambda c: type(c).__name__)
-def test_a_command_shut_out_in_the_rounds_is_refused_by_the_phase(command) -> None:
+def test_a_command_shut_out_in_the_rounds_is_refused_by_the_phase(command: Command) -> None:
     """omen_core.decide.shut_out (C17, C19): in round 2 an ambush or an initiative roll is shut out by the phase
     (``_PHASE_GATES``), and deciding one is refused as out of phase; before the rounds neither is shut out."""
     fight = in_round_2()
@@ -450,7 +466,7 @@ class TestWaiting:
         fight = at_active_defense()
         now = fight.options()
         declared = [rec.seq for rec in fight.events if isinstance(rec.event, AttackDeclared)]
-        waiting = now.waiting
+        waiting = present(now.waiting)
         assert (waiting.kind, waiting.who, waiting.answers, waiting.rule) == (
             "active_defense", ("vesh",), ("answer_active_defense",), "C8")
         assert (waiting.cost, waiting.action) == ("1 Bonus Action", declared[-1])
@@ -475,12 +491,12 @@ class TestWaiting:
         its answers: decline, Dodge (AGI d20), Parry with the sword (STR d8)."""
         fight = in_round_2(6, 1, 2, 1)
         fight.attack("kael", "vesh")
-        interrupt = fight.options().waiting
+        interrupt = present(fight.options().waiting)
         assert (interrupt.kind, interrupt.who, interrupt.answers) \
             == ("interrupt", ("vesh",), ("react", "pass_reaction"))
         fight.pass_reaction("vesh")
         now = fight.options()
-        assert (now.waiting.kind, now.waiting.who) == ("active_defense", ("vesh",))
+        assert (present(now.waiting).kind, present(now.waiting).who) == ("active_defense", ("vesh",))
         answers = [o for o in now.offers if o.command == "answer_active_defense"]
         assert [o.actor for o in answers] == ["vesh"]
         assert [(c.args.get("defense"), [d.sides for r in c.dice for d in r.dice]) for c in answers[0].choices] \
@@ -495,7 +511,7 @@ class TestWaiting:
         names options().waiting's answer commands and who gives them, first."""
         fight = {"active_defense": at_active_defense, "interrupt": lambda: attacked(in_round_2()),
                  "will_conversion": at_will_choice}[build]()
-        waiting = fight.options().waiting
+        waiting = present(fight.options().waiting)
         before = fight.events
         with pytest.raises(IllegalOrder) as info:
             fight.end_turn("kael")
@@ -536,7 +552,7 @@ class TestBudget:
         return new_fight(reactions.kael(weapons=(reactions.SWORD, reactions.BOW)), reactions.vesh(),
                          reactions.wren(), faces=[15, 5, 3, 6, 1, 2, 1])
 
-    def budgets(self, fight: Fight) -> dict:
+    def budgets(self, fight: Fight) -> dict[str, Budget]:
         """Each combatant's budget, by id."""
         return {b.who: b for b in fight.options().combatants}
 
@@ -596,7 +612,7 @@ class TestBudget:
 # led to (a tie's roll-off): each is tested below.
 
 
-def physical(*sheets) -> Fight:
+def physical(*sheets: CombatantSheet) -> Fight:
     """A fight of ``sheets`` with physical dice: every command carries its faces."""
     return Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=list(sheets))
 
@@ -693,6 +709,7 @@ class TestFacesNeededNamesTheDice:
         """C19, C12, C29, omen_core/dice.py FacesNeeded ("the rolls it makes, up to the first that found no face"):
         initiative faces 7 and 7 (a tie, above) or attack faces 8 and 4 on the Paralysed Vesh (a hit, above) are
         too few, and the error names a die beyond the two given: the roll-off's, the rage die."""
+        command: Command
         if case == "roll-off":
             fight, command, wanted = physical(reactions.kael(), reactions.vesh()), RollInitiative(), "roll_off"
         else:
@@ -709,7 +726,7 @@ class TestEquivalentFormsNotListed:
         """§Resolving an Attack, C35: options() offers Kael's attack with the weapon named ({"weapon": "sword"}),
         never with it left out, which the engine also accepts (the first weapon in hand): the two decide the same
         events but for the command recorded."""
-        def events_of(command: DeclareAttack) -> list:
+        def events_of(command: DeclareAttack) -> list[Event]:
             fight = new_fight(attack.kael(), attack.vesh(), faces=[6, 3, 2])
             fight.execute(command)
             return [e for e in payloads(fight) if not isinstance(e, CommandIssued)]
@@ -762,7 +779,7 @@ class TestOdds:
         defender), any weapon or spell in the attacker's hand, any faces that open the window."""
         ana, bram = data.draw(combatants("ana", "heroes")), data.draw(combatants("bram", "raiders"))
 
-        def ask(request: pytest.FixtureRequest):
+        def ask(request: RollRequest) -> list[int]:
             return [data.draw(st.integers(1, sides)) for _tag, sides in request.pool]
 
         fight = Fight.start(MemoryStore(), "odds", dice=ManualDice(ask), clock=lambda: 0, combatants=[ana, bram])
@@ -781,6 +798,7 @@ class TestOdds:
                 else [determined(state, command, [])]
             base = determined(state, AnswerActiveDefense(defender="bram"), [])
             odds = choice.odds
+            assert isinstance(odds, Odds)
             note(f"{choice.args}: {odds}")
             assert odds.crit == base.crit and base.hit
             assert Fraction(odds.miss) == Fraction(sum(not o.hit for o in outcomes), len(outcomes))
@@ -836,7 +854,7 @@ class TestBoundedOffers:
         attack = next(o for o in fight.options().offers if o.command == "declare_attack" and o.actor == "c00")
         assert "c35" not in {c.args["target"] for c in attack.choices}
         fight.execute(DeclareAttack(attacker="c00", target="c35", unarmed=True))
-        assert fight.state.pending is not None and fight.state.pending.declaration.target == "c35"
+        assert pending(fight.state, AttackFrame).declaration.target == "c35"
 
     def test_without_the_offers_everything_else_is_the_same(self) -> None:
         """options(offers=False), what omen do prints, is options() with no offers."""
