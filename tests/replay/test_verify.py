@@ -16,10 +16,12 @@ from omen_core.content import SaveEffect, Weapon
 from omen_core.dice import commitment
 from omen_core.events import (
     SCHEMA_VERSION,
+    CombatantJoined,
     ConditionApplied,
     DamageResolved,
     DiceRolled,
     Die,
+    Event,
     ResourceChanged,
     RollTotal,
     SaveResolved,
@@ -29,7 +31,7 @@ from omen_core.events import (
     seal,
 )
 from omen_replay.demo import run_demo
-from omen_replay.verify import verify
+from omen_replay.verify import Finding, Report, verify
 from tests.sheets import sheet
 
 SEED = bytes(range(32))
@@ -48,7 +50,7 @@ def seeded_log(reveal: bool = True) -> list[StoredEvent]:
     return fight.events
 
 
-def reseal(log: list[StoredEvent], index: int, event) -> list[StoredEvent]:
+def reseal(log: list[StoredEvent], index: int, event: Event) -> list[StoredEvent]:
     """Replace one event and re-seal the whole chain after it (batch and batch size kept), as a careful forger
     would."""
     out = log[:index]
@@ -90,12 +92,12 @@ def rechain(records: list[StoredEvent]) -> list[StoredEvent]:
     return out
 
 
-def integrity(report) -> set[str]:
+def integrity(report: Report) -> set[str]:
     """The rules of a report's integrity findings."""
     return {f.rule for f in report.problems}
 
 
-def redecided_at(report, seq: int) -> list:
+def redecided_at(report: Report, seq: int) -> list[Finding]:
     """The re-decision's findings at ``seq``: where the rules, deciding the batch's command again with its own
     dice, give other events than the log records."""
     return [f for f in report.problems if f.seq == seq and f.what.startswith("the rules")]
@@ -120,7 +122,7 @@ class TestCleanLogs:
         report = verify(log, seed=SEED)
         assert report.clean and report.seeded_dice == 3
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
-        die = log[i].event.dice[0]
+        die = log[i].as_(DiceRolled).dice[0]
         forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % die.sides
                                                                                       + 1),))
         assert any(f.seq == log[i].seq and f.rule == "dice" for f in verify(reseal(log, i, forged), seed=SEED).findings)
@@ -132,7 +134,7 @@ class TestTampering:
         """Editing a die face in place is a chain break at that seq."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
-        rolled = log[i].event
+        rolled = log[i].as_(DiceRolled)
         forged = msgspec.structs.replace(rolled, dice=(Die(pool="check", sides=6, face=rolled.dice[0].face % 6 + 1),))
         log[i] = msgspec.structs.replace(log[i], event=forged)
         assert [(f.seq, f.rule) for f in verify(log).findings][:1] == [(log[i].seq, "chain")]
@@ -141,7 +143,7 @@ class TestTampering:
         """A forger who re-seals the chain after changing a die is still caught by the revealed seed."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
-        rolled = log[i].event
+        rolled = log[i].as_(DiceRolled)
         face = rolled.dice[0].face % rolled.dice[0].sides + 1
         forged = msgspec.structs.replace(rolled, dice=(Die(pool="check", sides=rolled.dice[0].sides, face=face),))
         findings = verify(reseal(log, i, forged)).findings
@@ -156,7 +158,7 @@ class TestTampering:
         """A changed check total, even re-sealed, is caught by recomputing the roll primitive (C2, C16)."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved))
-        check: RollTotal = log[i].event.check
+        check: RollTotal = log[i].as_(StaticCheckResolved).check
         forged = msgspec.structs.replace(log[i].event, check=msgspec.structs.replace(check, total=check.total + 5))
         rules = {f.rule for f in verify(reseal(log, i, forged)).findings}
         assert "roll primitive" in rules
@@ -165,7 +167,7 @@ class TestTampering:
         """An attribute bonus that is not the sheet's is a C1 finding."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved))
-        check = log[i].event.check
+        check = log[i].as_(StaticCheckResolved).check
         forged_check = msgspec.structs.replace(check, attribute_bonus=check.attribute_bonus + 1,
                                                total=check.total + 1)
         forged = msgspec.structs.replace(log[i].event, check=forged_check)
@@ -217,7 +219,7 @@ class TestAttackAudit:
 
         log = attack_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DamageResolved))
-        forged = msgspec.structs.replace(log[i].event, final=log[i].event.final + 3)
+        forged = msgspec.structs.replace(log[i].event, final=log[i].as_(DamageResolved).final + 3)
         findings = verify(reseal(log, i, forged)).findings
         assert (log[i].seq, "C13") in {(f.seq, f.rule) for f in findings}
 
@@ -227,7 +229,7 @@ class TestAttackAudit:
 
         log = attack_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, HitDetermined))
-        ev = log[i].event
+        ev = log[i].as_(HitDetermined)
         forged = msgspec.structs.replace(ev, attack=msgspec.structs.replace(ev.attack, total=ev.attack.total + 1),
                                          hit=not ev.hit)
         rules = {f.rule for f in verify(reseal(log, i, forged)).findings}
@@ -248,7 +250,7 @@ class TestAttackAudit:
 
         log = attack_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, CombatantJoined))
-        ev = log[i].event
+        ev = log[i].as_(CombatantJoined)
         forged = msgspec.structs.replace(ev, sheet=msgspec.structs.replace(ev.sheet, hp=ev.sheet.hp + 10))
         assert "content" in {f.rule for f in verify(reseal(log, i, forged)).findings}
 
@@ -275,7 +277,7 @@ class TestFlowAudit:
 
         log = ember_ford_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, SurpriseDetermined))
-        tier = "alert" if log[i].event.tier != "alert" else "complete"
+        tier = "alert" if log[i].as_(SurpriseDetermined).tier != "alert" else "complete"
         findings = verify(reseal(log, i, msgspec.structs.replace(log[i].event, tier=tier))).findings
         assert (log[i].seq, "C18") in {(f.seq, f.rule) for f in findings}
 
@@ -285,7 +287,7 @@ class TestFlowAudit:
 
         log = ember_ford_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, InitiativeOrderSet))
-        forged = msgspec.structs.replace(log[i].event, order=tuple(reversed(log[i].event.order)))
+        forged = msgspec.structs.replace(log[i].event, order=tuple(reversed(log[i].as_(InitiativeOrderSet).order)))
         findings = verify(reseal(log, i, forged)).findings
         assert findings[0].seq == log[i].seq and findings[0].rule == "C19"
 
@@ -295,7 +297,7 @@ class TestFlowAudit:
 
         log = ember_ford_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, AmbushDifficultySet))
-        forged = msgspec.structs.replace(log[i].event, difficulty=log[i].event.difficulty - 3)
+        forged = msgspec.structs.replace(log[i].event, difficulty=log[i].as_(AmbushDifficultySet).difficulty - 3)
         assert "C17" in {f.rule for f in verify(reseal(log, i, forged)).findings}
 
 
@@ -432,7 +434,7 @@ class TestUndoAndBranchesAudit:
         fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[6, 1, 1])
         fight.attack("ash", "bo")
         fight.defend("bo", None)
-        join = next(r.seq for r in fight.events if getattr(r.event, "sheet", None) is not None
+        join = next(r.seq for r in fight.events if isinstance(r.event, CombatantJoined)
                     and r.event.sheet.id == dropped)
         report = verify([e for e in fight.events if e.seq != join])
         assert report.problems and "chain" in {f.rule for f in report.problems}
@@ -479,7 +481,7 @@ class TestReDecision:
 
     LINK_RULES = {"chain", "batch", "format"}
 
-    def forged(self, records: list[StoredEvent]):
+    def forged(self, records: list[StoredEvent]) -> Report:
         """The audit of a forged log, after checking the forger's chain holds (so no finding comes from it)."""
         out = rechain(records)
         report = verify(out)
@@ -524,11 +526,11 @@ class TestReDecision:
         success, so the damage is a finding at its seq (issue #10, 5a; C15, C25)."""
         log = tamper_fight()
         j = index_of(log, SaveResolved)
-        save, (mine, theirs) = log[j].event, (log[j - 2], log[j - 1])
-        assert (mine.event.roller, theirs.event.roller, save.success) == ("ash", "cy", False)
+        save, (mine, theirs) = log[j].as_(SaveResolved), (log[j - 2], log[j - 1])
+        assert (mine.as_(DiceRolled).roller, theirs.as_(DiceRolled).roller, save.success) == ("ash", "cy", False)
 
-        def face(rec, value):
-            rolled = rec.event
+        def face(rec: StoredEvent, value: int) -> StoredEvent:
+            rolled = rec.as_(DiceRolled)
             return msgspec.structs.replace(rec, event=msgspec.structs.replace(
                 rolled, dice=(msgspec.structs.replace(rolled.dice[0], face=value),)))
 
@@ -551,7 +553,8 @@ class TestReDecision:
 
         log = tamper_fight()
         i = index_of(log, ActionSettled)
-        extra = ConditionApplied(action=log[i].event.action, who="bo", condition="Prone", added=1, stacks=1)
+        extra = ConditionApplied(action=log[i].as_(ActionSettled).action, who="bo", condition="Prone", added=1,
+                                 stacks=1)
         report = self.forged([*log[:i], msgspec.structs.replace(log[i], event=extra), *log[i:]])
         assert redecided_at(report, log[i].seq)
 
@@ -611,7 +614,7 @@ class TestWitnessedHeads:
                                       "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
                                       "7:" + "g" * 64, "7 :" + "a" * 64, "\u00b2:" + "a" * 64, "1\u0663:" + "a" * 64,
                                       "7\n:" + "a" * 64])
-    def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text) -> None:
+    def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text: str) -> None:
         """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
         5b)."""
         from omen_core.errors import BadInput
@@ -650,7 +653,8 @@ class TestDiceSourcePolicy:
         switches = [r for r in log if isinstance(r.event, DiceSourceChanged)]
         manual = [r for r in log if isinstance(r.event, DiceRolled) and r.event.source == "manual"]
         assert len(switches) == 1 and len(manual) == 2
-        assert (switches[0].event.before, switches[0].event.after) == ("seeded", "manual")
+        switch = switches[0].as_(DiceSourceChanged)
+        assert (switch.before, switch.after) == ("seeded", "manual")
         assert seeded_until < switches[0].seq < manual[0].seq and switches[0].batch == manual[0].batch
         report = verify(log, seed=SEED)
         assert report.clean and report.seeded_dice == 1
@@ -693,7 +697,8 @@ class TestUndoRerolls:
         fight.attack("ash", "bo")           # 1 + 1 vs 6: a miss, no window
         log = fight.events
         assert [r.event.hit for r in log if isinstance(r.event, HitDetermined)] == [False]
-        rolls = {(r.event.roller, r.event.purpose): [] for r in log if isinstance(r.event, DiceRolled)}
+        rolls: dict[tuple[str, str], list[StoredEvent]] = {
+            (r.event.roller, r.event.purpose): [] for r in log if isinstance(r.event, DiceRolled)}
         for r in log:
             if isinstance(r.event, DiceRolled):
                 rolls[(r.event.roller, r.event.purpose)].append(r)
@@ -701,8 +706,8 @@ class TestUndoRerolls:
         assert report.clean and report.problems == ()
         assert all(f.kind == "undo re-roll" and f.seq == undo_seq for f in report.rerolls)
         shown = sorted((f.expected, f.found) for f in report.rerolls)
-        assert shown == sorted((f"{[d.face for d in voided.event.dice]} at seq {voided.seq}",
-                                f"{[d.face for d in again.event.dice]} at seq {again.seq}")
+        assert shown == sorted((f"{[d.face for d in voided.as_(DiceRolled).dice]} at seq {voided.seq}",
+                                f"{[d.face for d in again.as_(DiceRolled).dice]} at seq {again.seq}")
                                for voided, again in rolls.values())
         assert sorted(shown) == sorted([(f"[6, 5] at seq {rolls['ash', 'hit'][0].seq}",
                                          f"[1, 1] at seq {rolls['ash', 'hit'][1].seq}"),
@@ -733,7 +738,7 @@ class TestSeedFromTheLog:
         and the seq of that die."""
         log = seeded_log()
         i = index_of(log, DiceRolled)
-        die = log[i].event.dice[0]
+        die = log[i].as_(DiceRolled).dice[0]
         forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % die.sides
                                                                                       + 1),))
         return reseal(log, i, forged), log[i].seq
@@ -790,7 +795,7 @@ class TestSeedFromTheLog:
         assert report.clean and report.seeded_checked == report.seeded_dice == 3
 
 
-def seeded_fight_with_typed_dice():
+def seeded_fight_with_typed_dice() -> list[StoredEvent]:
     """A seeded fight in which the GM types in physical dice for one check (its command carries the face 6)."""
     from omen_core.commands import StaticCheck
 
@@ -903,7 +908,7 @@ class TestSeedEpochs:
         """C42: a die of the second seed's epoch changed (the chain re-sealed) is a dice finding at its seq."""
         log = two_epochs()
         i = last_roll(log)
-        die = log[i].event.dice[0]  # Kael's STR d6: another face is face % 6 + 1
+        die = log[i].as_(DiceRolled).dice[0]  # Kael's STR d6: another face is face % 6 + 1
         forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % 6 + 1),))
         findings = verify(reseal(log, i, forged)).findings
         assert any(f.seq == log[i].seq and f.rule == "dice" and "seeded die" in f.what for f in findings)
