@@ -9,15 +9,16 @@ import msgspec
 import pytest
 
 from omen_cli import app
+from omen_core import Fight
 from omen_core.content import Armor, Features, RageDice, SaveEffect, Weapon
 from omen_core.errors import BadInput
 from omen_core.events import encode_line
 from omen_replay.explain import explain_records as explain
-from tests.fights import new_fight
+from tests.fights import new_fight, present
 from tests.sheets import sheet
 
 
-def brute_fight():
+def brute_fight() -> Fight:
     """Ash (Exhausted x1, rage d6) crits Bo (armor 2, Dodge) with an axe: every kind of term appears."""
     ash = msgspec.structs.replace(sheet("ash", STR=(8, 3), FCS=(6, 2)), weapons=(Weapon(id="axe", weapon_damage=4),),
                                   features=Features(rage=RageDice(die="d6")))
@@ -31,7 +32,7 @@ def brute_fight():
     return fight
 
 
-def declared(fight) -> int:
+def declared(fight: Fight) -> int:
     """The seq of the fight's first attack declaration."""
     return next(e.seq for e in fight.events if e.event.__class__.__name__ == "AttackDeclared")
 
@@ -203,12 +204,13 @@ class TestTheDemoAfterTheUndo:
         fight = run_scenario(load_scenario(path), store, clock=lambda: 0)
         records = fight.events
         undo = next(r for r in records if isinstance(r.event, Undone))
-        undone_attack = next(r for r in records if isinstance(r.event, AttackDeclared)
-                             and undo.event.from_seq <= r.seq <= undo.event.to_seq)
-        assert (undone_attack.event.attacker, undone_attack.event.target) == ("vesh", "skarn")   # the GM's slip
+        undone = undo.as_(Undone)
+        undone_attack = next(r.as_(AttackDeclared) for r in records if isinstance(r.event, AttackDeclared)
+                             and undone.from_seq <= r.seq <= undone.to_seq)
+        assert (undone_attack.attacker, undone_attack.target) == ("vesh", "skarn")   # the GM's slip
         decl = next(r for r in records if r.seq > undo.seq and isinstance(r.event, AttackDeclared)
                     and (r.event.attacker, r.event.target) == ("vesh", "brin"))
-        assert decl.event.action == decl.seq and decl.event.weapon == "knife"
+        assert decl.as_(AttackDeclared).action == decl.seq and decl.as_(AttackDeclared).weapon == "knife"
 
         found = explain_source(StoreSource(store, fight.fight_id), decl.seq)
         assert found == explain(records, decl.seq)
@@ -219,17 +221,18 @@ class TestTheDemoAfterTheUndo:
         own = [r for r in records if isinstance(r.event, DiceRolled) and r.event.action == decl.seq]
         assert own and all(r.seq > undo.seq for r in own)
         assert [(d.seq, d.roller, d.pool, d.face) for d in found.dice] == [
-            (r.seq, r.event.roller, die.pool, die.face) for r in own for die in r.event.dice]
+            (r.seq, r.as_(DiceRolled).roller, die.pool, die.face) for r in own for die in r.as_(DiceRolled).dice]
 
         hit = next(r for r in records if isinstance(r.event, HitDetermined) and r.event.action == decl.seq)
+        determined = hit.as_(HitDetermined)
         there = project(records, to_seq=hit.seq - 1)                    # the state the hit was determined in
         brin_sheet = next(r.event.sheet for r in records if isinstance(r.event, CombatantJoined)
                           and r.event.sheet.id == "brin")
         held = there.combatants["brin"].conditions
-        penalty = sum(there.ruleset.conditions[name].attribute_bonus * stacks for name, stacks in held.items())
+        penalty = sum(present(there.ruleset).conditions[name].attribute_bonus * stacks for name, stacks in held.items())
         parts = {p.name: p for p in found.parts}
         defense = parts["total defense"]
-        assert defense.total == hit.event.defense.total
+        assert defense.total == determined.defense.total
         res = [t for t in defense.terms if t.label == "RES bonus"]
         assert [(t.value, t.source) for t in res] == [(brin_sheet.attributes.RES.bonus, "brin's sheet")]
         conditions = [t for t in defense.terms if t.label == "conditions"]
@@ -240,8 +243,8 @@ class TestTheDemoAfterTheUndo:
             assert conditions == []
         assert not any("skarn" in t.source or "kael" in t.source for p in found.parts for t in p.terms)
 
-        assert parts["hit total"].total == hit.event.attack.total
-        assert parts["FCS portion"].total == hit.event.crit_check.fcs_portion
-        assert parts["RES portion"].total == hit.event.crit_check.res_portion
+        assert parts["hit total"].total == determined.attack.total
+        assert parts["FCS portion"].total == present(determined.crit_check).fcs_portion
+        assert parts["RES portion"].total == present(determined.crit_check).res_portion
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part.name
