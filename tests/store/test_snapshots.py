@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -10,33 +11,37 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore
-from omen_core.events import Redone, Undone
+from omen_core.events import Redone, StoredEvent, Undone
 from omen_core.store import JsonlStore, SqliteStore
+from omen_core.store.postgres import PostgresStore
 from omen_core.store.snapshots import (
     STATE_FORMAT,
     FileSnapshots,
     MemorySnapshots,
     PostgresSnapshots,
+    Snapshot,
+    SnapshotStore,
     SqliteSnapshots,
     take,
 )
-from omen_core.walk import StoreSource, landmarks_of, project, replay, state_at, usable_snapshot
+from omen_core.walk import StoreSource, UndoRecord, landmarks_of, project, replay, state_at, usable_snapshot
 from omen_replay.scenario import load_scenario, run_scenario
+from tests.fights import present
 from tests.postgres import Postgres
 from tests.random_fights import RandomFight, fights
 
 EMBER = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
-_LOG: list = []
+_LOG: list[StoredEvent] = []
 
 
-def ember_log():
+def ember_log() -> list[StoredEvent]:
     """The Ember Ford fight's events (made once): 327 events, the undo at seq 90 voiding seqs 82 to 88."""
     if not _LOG:
         _LOG.extend(run_scenario(load_scenario(EMBER), MemoryStore(), clock=lambda: 0).events)
     return list(_LOG)
 
 
-def store_with(records) -> MemoryStore:
+def store_with(records: list[StoredEvent]) -> MemoryStore:
     """A memory store holding ``records``."""
     store = MemoryStore()
     store.append(records[0].fight_id, records, 0)
@@ -48,14 +53,14 @@ def ember_source() -> StoreSource:
     return StoreSource(store_with(ember_log()), "ember-ford")
 
 
-def lying(records, seq: int):
+def lying(records: list[StoredEvent], seq: int) -> Snapshot:
     """A snapshot at ``seq`` that fits the log (schema, state format, the event's hash) but whose state is not the
     fight's: if it were used, the result would say so (its title)."""
     snap = take(project(records, seq))
     return msgspec.structs.replace(snap, state=msgspec.structs.replace(snap.state, title="a lie"))
 
 
-def the_undo():
+def the_undo() -> UndoRecord:
     """The Ember Ford undo: its marker's seq and the range it voids."""
     undo = landmarks_of(ember_log()).undos[0]
     assert (undo.seq, undo.from_seq, undo.to_seq) == (90, 82, 88)
@@ -63,20 +68,20 @@ def the_undo():
 
 
 @pytest.fixture(params=["memory", "files", "sqlite", "postgres"])
-def snapshots(request: pytest.FixtureRequest, tmp_path: Path):
+def snapshots(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SnapshotStore]:
     """A snapshot store of each kind (PostgreSQL in a fresh schema, where a server is given)."""
     if request.param == "memory":
         yield MemorySnapshots()
     elif request.param == "files":
         yield FileSnapshots(tmp_path / "snaps")
     elif request.param == "postgres":
-        snaps = PostgresSnapshots(request.getfixturevalue("postgres").fresh_url())
-        yield snaps
-        snaps.close()
+        kept = PostgresSnapshots(request.getfixturevalue("postgres").fresh_url())
+        yield kept
+        kept.close()
     else:
-        snaps = SqliteSnapshots(tmp_path / "s.db")
-        yield snaps
-        snaps.close()
+        filed = SqliteSnapshots(tmp_path / "s.db")
+        yield filed
+        filed.close()
 
 
 class TestCache:
@@ -102,7 +107,7 @@ class TestCache:
         records = ember_log()
         snaps = MemorySnapshots()
         snaps.save(lying(records, 111))
-        assert usable_snapshot(ember_source(), snaps, 150).title == "a lie"
+        assert present(usable_snapshot(ember_source(), snaps, 150)).title == "a lie"
         assert state_at(ember_source(), snaps, 150).title == "a lie"
 
     @pytest.mark.parametrize("at", [6, 62, 104])
@@ -115,13 +120,13 @@ class TestCache:
         snaps.save(take(project(records, at)))
         assert state_at(ember_source(), snaps, 150) == project(records, 150)
 
-    def test_every_backend_round_trips(self, snapshots) -> None:
+    def test_every_backend_round_trips(self, snapshots: SnapshotStore) -> None:
         """Each snapshot store gives back the latest snapshot at or before a seq, equal to what was saved."""
         records = ember_log()
         for seq in (40, 100, 180):
             snapshots.save(take(project(records, seq)))
         assert snapshots.seqs("ember-ford") == [40, 100, 180]
-        assert snapshots.latest("ember-ford", 150).state == project(records, 100)
+        assert present(snapshots.latest("ember-ford", 150)).state == project(records, 100)
         assert snapshots.latest("ember-ford", 39) is None
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -149,9 +154,9 @@ class TestFileListing:
         assert snaps.seqs("ember-ford") == [40]
         snaps.save(take(project(records, 100)))
         assert snaps.seqs("ember-ford") == [40, 100]
-        assert snaps.latest("ember-ford", 150).state == project(records, 100)
+        assert present(snaps.latest("ember-ford", 150)).state == project(records, 100)
         (tmp_path / "snaps" / "ember-ford" / "100.json").unlink()
-        assert snaps.latest("ember-ford", 150).state == project(records, 40)
+        assert present(snaps.latest("ember-ford", 150)).state == project(records, 40)
 
     def test_another_writers_snapshot_is_seen_once_the_folder_changes(self, tmp_path: Path) -> None:
         """A snapshot saved through another FileSnapshots on the same folder is listed by the first one as soon
@@ -167,7 +172,7 @@ class TestFileListing:
         stamp = folder.stat().st_mtime_ns + 10**9
         os.utime(folder, ns=(stamp, stamp))
         assert first.seqs("ember-ford") == [40, 100]
-        assert first.latest("ember-ford", 150).state == project(records, 100)
+        assert present(first.latest("ember-ford", 150)).state == project(records, 100)
 
 
 class TestLinks:
@@ -214,7 +219,7 @@ class TestLinks:
         assert snaps.latest("ember-ford", 100) is None
         snaps.save(take(project(records, 40)))
         assert not (tmp_path / "snaps" / "ember-ford" / "40.json").is_symlink()
-        assert target.read_bytes() == kept and snaps.latest("ember-ford", 100).state == project(records, 40)
+        assert target.read_bytes() == kept and present(snaps.latest("ember-ford", 100)).state == project(records, 40)
 
 
 class TestStale:
@@ -244,7 +249,7 @@ class TestStale:
         snaps = MemorySnapshots()
         snaps.save(lying(records, 61))
         snaps.save(msgspec.structs.replace(lying(records, 111), state_format=STATE_FORMAT + 1))
-        assert usable_snapshot(ember_source(), snaps, 150).version == 61
+        assert present(usable_snapshot(ember_source(), snaps, 150)).version == 61
         assert state_at(ember_source(), snaps, 150).title == "a lie"
 
     @pytest.mark.parametrize("at", [82, 84, 88, 89])
@@ -258,9 +263,9 @@ class TestStale:
         for to in (undo.seq, 100, None):
             assert usable_snapshot(ember_source(), snaps, to) is None
             assert state_at(ember_source(), snaps, to) == project(records, to)
-        assert usable_snapshot(ember_source(), snaps, undo.seq - 1).title == "a lie"
+        assert present(usable_snapshot(ember_source(), snaps, undo.seq - 1)).title == "a lie"
         snaps.save(lying(records, undo.from_seq - 1))  # just before the range: the undo goes back to it
-        assert usable_snapshot(ember_source(), snaps, 100).version == undo.from_seq - 1
+        assert present(usable_snapshot(ember_source(), snaps, 100)).version == undo.from_seq - 1
 
     def test_snapshot_a_redo_reaches_across_is_passed_over(self) -> None:
         """A snapshot taken after an undo, before the redo that takes it back, no longer describes the log after
@@ -277,7 +282,7 @@ class TestStale:
         fight.redo()
         records = list(store.read("demo"))
         assert isinstance(records[undone_at - 1].event, Undone) and isinstance(records[-1].event, Redone)
-        assert usable_snapshot(source, snaps, undone_at).title == "a lie"
+        assert present(usable_snapshot(source, snaps, undone_at)).title == "a lie"
         assert usable_snapshot(source, snaps) is None
         assert state_at(source, snaps) == project(records) == fight.state
 
@@ -323,7 +328,9 @@ class TestFight:
             fight.static_check(CheckSpec(who="ash", attribute="STR"), 2)
         crossed = [seq // 5 for seq in snaps.seqs("f")]
         assert crossed == list(range(1, fight.version // 5 + 1))  # one snapshot per multiple of 5 crossed
-        fight.store.close()
+        store = fight.store
+        assert isinstance(store, SqliteStore)
+        store.close()
 
 
 class TestPostgres:
@@ -334,6 +341,7 @@ class TestPostgres:
 
         url = postgres.fresh_url()
         store, snaps = open_store(url), open_snapshots(url)
+        assert isinstance(store, PostgresStore) and isinstance(snaps, PostgresSnapshots)
         try:
             fight = run_scenario(load_scenario(EMBER), store, clock=lambda: 0)
             fight.snapshots, fight.snapshot_every = snaps, 50
