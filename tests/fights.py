@@ -23,7 +23,8 @@ E = TypeVar("E", bound=EventBase)
 T = TypeVar("T")
 F = TypeVar("F", AttackFrame, SaveFrame, MoveFrame)
 
-__all__ = ["new_fight", "scripted", "present", "pending", "payloads", "last", "of", "assert_replays", "assert_legal_order"]
+__all__ = ["new_fight", "scripted", "present", "pending", "payloads", "last", "of", "assert_replays",
+           "assert_legal_order"]
 
 
 def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id: str = "t") -> Fight:

@@ -9,16 +9,24 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
-from omen_core.events import EVENT_TYPES, decode_line
+from omen_core.commands import Undo
+from omen_core.events import (
+    EVENT_TYPES,
+    CommandIssued,
+    DiceRolled,
+    ReactionWindowOpened,
+    Undone,
+    decode_line,
+)
 
 runner = CliRunner()
 EMBER_FORD_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
@@ -122,7 +130,8 @@ class TestVerify:
     def test_tampered_face_exits_1_with_the_seq(self, demo_log: Path) -> None:
         """Changing one die face in the file is a finding at that seq, exit code 1."""
         lines = demo_log.read_text().splitlines()
-        assert decode_line(lines[4]).event.dice[0].face == 8  # seq 5: the contest's first die (seq 4 is its command)
+        # seq 5: the contest's first die (seq 4 is its command)
+        assert decode_line(lines[4]).as_(DiceRolled).dice[0].face == 8
         assert lines[4].count('"face":8') == 1
         lines[4] = lines[4].replace('"face":8', '"face":7')
         demo_log.write_text("\n".join(lines) + "\n")
@@ -225,7 +234,7 @@ class TestRunAndReplay:
         replayed = omen("replay", str(log), "--json")
         assert replayed.exit_code == 0 and json.loads(replayed.stdout) == end
         kinds = [decode_line(line).event for line in log.read_text().splitlines()]
-        reactions = {e.reaction for e in kinds if type(e).__name__ == "ReactionWindowOpened"}
+        reactions = {e.reaction for e in kinds if isinstance(e, ReactionWindowOpened)}
         assert reactions == {"interrupt", "attack_of_opportunity"}
         assert omen("verify", str(log)).exit_code == 0
 
@@ -299,9 +308,10 @@ class TestUndoCommands:
         assert result.exit_code == 0 and "undone: seq" in result.output
         after = open_log.read_text().splitlines()
         assert after[:len(before)] == before and len(after) == len(before) + 2  # the undo command and its marker
-        command, marker = (decode_line(line).event for line in after[len(before):])
-        assert type(command.command).__name__ == "Undo" and command.command.reason == "wrong target"
-        assert type(marker).__name__ == "Undone" and marker.reason == "wrong target"
+        command, marker = (decode_line(line) for line in after[len(before):])
+        issued = command.as_(CommandIssued).command
+        assert isinstance(issued, Undo) and issued.reason == "wrong target"
+        assert marker.as_(Undone).reason == "wrong target"
         checked = omen("verify", str(open_log))
         assert checked.exit_code == 0 and "wrong target" in checked.output and "still undone" in checked.output
         assert omen("redo", str(open_log)).exit_code == 0
@@ -325,7 +335,7 @@ class TestUndoCommands:
         assert "Kael Arden 24/24" in text and "[undone]" in text
         lines = [json.loads(x) for x in omen("replay", str(open_log), "--steps", "--json").stdout.splitlines()]
         assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
-        undo = decode_line(open_log.read_text().splitlines()[-1]).event
+        undo = decode_line(open_log.read_text().splitlines()[-1]).as_(Undone)
         assert lines[-1]["type"] == "undone" and lines[-2]["type"] == "command_issued"
         assert [x["seq"] for x in lines if x["undone"]] == list(range(undo.from_seq, undo.to_seq + 1))
         assert undo.to_seq == lines[-3]["seq"]  # the last command, just before the undo's own batch

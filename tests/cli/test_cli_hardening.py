@@ -8,9 +8,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import MAX_COMMAND_BYTES, app
 from omen_replay.output import visible
@@ -22,12 +23,12 @@ HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b 
 CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
 
-def said(result) -> str:
+def said(result: Result) -> str:
     """Everything the CLI printed, stdout and stderr, on one line."""
     return " ".join((result.stdout + result.stderr).split())
 
@@ -155,7 +156,7 @@ class TestOutputFiles:
         assert "file is not a database" in said(result)
 
 
-def _omen_process(argv: list[str], cwd: Path, stdout: object) -> subprocess.CompletedProcess[str]:
+def _omen_process(argv: list[str], cwd: Path, stdout: int | IO[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "omen_cli", *argv], check=False, cwd=cwd, env=env, text=True,
                           stdout=stdout, stderr=subprocess.PIPE, timeout=120)
@@ -183,7 +184,7 @@ class TestContentFiles:
         assert f"{bad}:2: not valid UTF-8: byte 0xe9 at offset 19" in said(result)
 
     @pytest.mark.parametrize("body", ["a = " + "[" * 500 + "]" * 500, "a = " + "{b = " * 500 + "1" + "}" * 500])
-    def test_deep_nesting_names_the_file(self, tmp_path: Path, body) -> None:
+    def test_deep_nesting_names_the_file(self, tmp_path: Path, body: str) -> None:
         """TOML arrays or inline tables nested 500 deep are "nested too deeply", naming the file, exit 2."""
         deep = tmp_path / "deep.toml"
         deep.write_text(body + "\n")
@@ -393,7 +394,8 @@ class TestHonestExitCodes:
     2 ("nothing written") would have done it twice."""
 
     @pytest.mark.parametrize("name", list(_writers(Path("."))))
-    def test_a_writer_whose_report_cannot_be_written_exits_3_saying_what_it_wrote(self, writable: Path, name) -> None:
+    def test_a_writer_whose_report_cannot_be_written_exits_3_saying_what_it_wrote(self, writable: Path,
+                                                                                 name: str) -> None:
         """With standard output on /dev/full: exit 3, one line on stderr saying standard output failed and what
         was written; and it was written (the log holds more events, or the file is there)."""
         before = (writable / "demo.jsonl").read_bytes()
@@ -406,7 +408,9 @@ class TestHonestExitCodes:
         if name.startswith(("do", "undo")):
             assert (writable / "demo.jsonl").read_bytes().startswith(before)
             head = (writable / "demo.jsonl").read_bytes().splitlines()[-1]
-            seq, digest = re.search(rb'"seq":(\d+),.*"hash":"([0-9a-f]{64})"', head).groups()
+            found = re.search(rb'"seq":(\d+),.*"hash":"([0-9a-f]{64})"', head)
+            assert found is not None, head
+            seq, digest = found.groups()
             assert f"with head {seq.decode()}:{digest.decode()}" in lines[0]
 
     def test_a_refused_command_still_exits_2_nothing_written(self, writable: Path) -> None:

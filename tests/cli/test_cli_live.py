@@ -10,10 +10,11 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
 
@@ -34,22 +35,22 @@ KAEL_ATTACKS = {"command": "declare_attack", "attacker": "kael", "target": "vesh
 VESH_DODGES = {"command": "answer_active_defense", "defender": "vesh", "defense": "dodge", "dice": [6]}
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
 
-def text(result) -> str:
+def text(result: Result) -> str:
     """Stdout and stderr with the console's line wrapping undone."""
     return " ".join(result.output.split())
 
 
-def do(log: Path, command: dict | str, *extra: str):
+def do(log: Path, command: dict[str, Any] | str, *extra: str) -> Result:
     """``omen do LOG COMMAND`` with the command as JSON (a dict) or as given (a string)."""
     return omen("do", str(log), command if isinstance(command, str) else json.dumps(command), *extra)
 
 
-def played(log: Path, *commands: dict) -> Path:
+def played(log: Path, *commands: dict[str, Any]) -> Path:
     """Give each command with ``omen do``, each one accepted."""
     for command in commands:
         result = do(log, command)
@@ -80,7 +81,7 @@ def files_in(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-def lines(log: Path) -> list[dict]:
+def lines(log: Path) -> list[dict[str, Any]]:
     """The log's stored events as JSON objects."""
     return [json.loads(line) for line in log.read_text().splitlines()]
 
@@ -101,11 +102,12 @@ def verified_head(log: Path) -> str:
     return f"{report['head']['seq']}:{report['head']['hash']}"
 
 
-def status_json(log: Path) -> dict:
+def status_json(log: Path) -> dict[str, Any]:
     """``omen status LOG --json``, parsed."""
     result = omen("status", str(log), "--json")
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    found: dict[str, Any] = json.loads(result.stdout)
+    return found
 
 
 @pytest.fixture
@@ -134,7 +136,7 @@ def interrupt_log(window_log: Path) -> Path:
                   {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"})
 
 
-def refused(log: Path, command: dict | str, *extra: str) -> str:
+def refused(log: Path, command: dict[str, Any] | str, *extra: str) -> str:
     """Give a command that must be refused: exit 2, nothing on stdout, every file byte for byte as it was; returns
     the message (stderr, unwrapped)."""
     before = files_in(log.parent)

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
 from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel
@@ -18,7 +18,7 @@ SEED = "c0ffee" * 6
 runner = CliRunner()
 
 
-def omen(*args: str):
+def omen(*args: object) -> Result:
     return runner.invoke(app, [str(a) for a in args])
 
 
