@@ -43,7 +43,7 @@ class TestStaticCheck:
         assert static_outcome(11, 12) == "failure"
 
     @given(totals, totals)
-    def test_success_iff_strictly_higher(self, total, difficulty) -> None:
+    def test_success_iff_strictly_higher(self, total: int, difficulty: int) -> None:
         """C16 for all totals: success iff total > difficulty, tie iff equal."""
         outcome = static_outcome(total, difficulty)
         assert (outcome == "success") == (total > difficulty)
@@ -60,7 +60,7 @@ class TestContest:
         assert contest_winner(11, 10) == "initiator"
 
     @given(totals, totals)
-    def test_initiator_wins_iff_strictly_higher(self, a, d) -> None:
+    def test_initiator_wins_iff_strictly_higher(self, a: int, d: int) -> None:
         """C16 for all totals: the initiator wins iff its total is strictly higher."""
         assert (contest_winner(a, d) == "initiator") == (a > d)
 
@@ -75,7 +75,7 @@ class TestSave:
         assert save_succeeds(8, 9) is False
 
     @given(totals, totals)
-    def test_save_and_contest_tie_rules_are_mirror_images(self, s, o) -> None:
+    def test_save_and_contest_tie_rules_are_mirror_images(self, s: int, o: int) -> None:
         """C15 vs C16: the save succeeds exactly when the opposing side could not win a contest as initiator."""
         assert save_succeeds(s, o) == (contest_winner(o, s) == "defender")
 

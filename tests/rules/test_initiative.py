@@ -23,7 +23,7 @@ class TestInitiativeOrder:
 
     @given(st.dictionaries(st.sampled_from("abcdefgh"), st.tuples(st.integers(0, 20), st.integers(-2, 4)),
                            min_size=1))
-    def test_groups_are_ordered_and_tied_within(self, entries) -> None:
+    def test_groups_are_ordered_and_tied_within(self, entries: dict[str, tuple[int, int]]) -> None:
         """C19 for any rolls: groups descend by (total, AGI bonus), and each group shares both."""
         totals = {k: v[0] for k, v in entries.items()}
         agi = {k: v[1] for k, v in entries.items()}

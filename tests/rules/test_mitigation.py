@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -18,7 +19,7 @@ def table(steps: list[MitigationStep]) -> list[tuple[str, int, int]]:
     return [(s.step, s.amount, s.after) for s in steps]
 
 
-def plain(raw: int, **kw) -> list[MitigationStep]:
+def plain(raw: int, **kw: Any) -> list[MitigationStep]:
     """Mitigate with nothing applying unless given."""
     args = {"resistance": 0, "physical": False, "physical_resistance": 0, "armor": 0, "armor_applies": False}
     return mitigate(raw, **{**args, **kw})
@@ -147,7 +148,7 @@ class TestExactMultipliers:
     @pytest.mark.parametrize("written, fraction", [
         (1.4, Fraction(7, 5)), ("1.4", Fraction(7, 5)), ("7/5", Fraction(7, 5)), (0.5, Fraction(1, 2)),
         (2, Fraction(2)), (1.0, Fraction(1))])
-    def test_a_multiplier_is_the_fraction_written(self, written: float | str, fraction) -> None:
+    def test_a_multiplier_is_the_fraction_written(self, written: float | str, fraction: Fraction) -> None:
         """C34: x1.4 is x7/5, whether written as a number, a decimal string or a fraction."""
         assert exact(written) == fraction
 

@@ -133,7 +133,7 @@ STEPS = st.lists(st.integers(0, 10_000), min_size=3, max_size=14)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                HealthCheck.function_scoped_fixture])
 @given(steps=STEPS, hp=st.sampled_from(["exact", "banded", "hidden"]), dice=st.sampled_from(["seeded", "manual"]))
-def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps, hp: str, dice: str) -> None:
+def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps: list[int], hp: str, dice: str) -> None:
     """Random fights with GM-only values marked (tests/server/test_seats.py: the hidden combatant, the raider's
     gear, Will and skills, the GM's notes), played by commands picked from the GM's options, undo and redo among
     them: the table fragment served to each player and the spectator never holds a marked value, after every
