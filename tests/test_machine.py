@@ -3,6 +3,8 @@ from them, the events outside both (UNORDERED), and live fights obeying them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec.inspect as mi
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -56,6 +58,8 @@ from omen_core.events import (
     DiceSourceChanged,
     Disengaged,
     EngagementChanged,
+    Event,
+    EventBase,
     FightEnded,
     FightStarted,
     HitDetermined,
@@ -71,6 +75,7 @@ from omen_core.events import (
     ReactionWindowOpened,
     Redone,
     ResourceChanged,
+    RollPurpose,
     RoundEnded,
     RoundStarted,
     RoutingWindowOpened,
@@ -108,6 +113,7 @@ from omen_core.machine import (
     trigger_for,
     trigger_of,
 )
+from omen_core.rules.attack import ActiveDefense
 from omen_core.state import evolve
 from tests.fights import assert_legal_order, assert_replays, new_fight, payloads, scripted
 from tests.sheets import sheet
@@ -121,7 +127,7 @@ PHASE_TRIGGERS = sorted({row["trigger"] for row in PHASE_TRANSITIONS})
 class TestOrderTable:
     @pytest.mark.parametrize("step", list(Step), ids=lambda s: s.name)
     @pytest.mark.parametrize("trigger", TRIGGERS)
-    def test_order_is_what_the_machine_allows(self, step, trigger) -> None:
+    def test_order_is_what_the_machine_allows(self, step: Step, trigger: str) -> None:
         """ORDER is derived from the machine: firing succeeds iff (step, trigger) is in ORDER, landing where it says."""
         lifecycle = Lifecycle(step)
         if (step, trigger) in ORDER:
@@ -133,7 +139,7 @@ class TestOrderTable:
             assert lifecycle.step is step
 
     @pytest.mark.parametrize("step", list(Step), ids=lambda s: s.name)
-    def test_legal_triggers_match_the_machine(self, step) -> None:
+    def test_legal_triggers_match_the_machine(self, step: Step) -> None:
         """The derived table and a live machine agree on the legal next triggers of every step."""
         assert legal_triggers(step) == Lifecycle(step).legal()
 
@@ -165,12 +171,12 @@ class TestOrderTable:
         assert resting == set(Step)
 
     @pytest.mark.parametrize("step", [S.WINDOW_OPEN, S.ROUTING_OPEN, S.SAVER_ROLLED], ids=lambda s: s.name)
-    def test_no_new_action_mid_action(self, step) -> None:
+    def test_no_new_action_mid_action(self, step: Step) -> None:
         """§How a Single Action Resolves: an action cannot be declared while another is unresolved."""
         assert (step, "declare") not in ORDER
 
     @pytest.mark.parametrize("step", AT_REST, ids=lambda s: s.name)
-    def test_rest_steps_accept_a_new_action(self, step) -> None:
+    def test_rest_steps_accept_a_new_action(self, step: Step) -> None:
         """The rest steps (idle, settled, cancelled) accept a declaration, a check and set-up."""
         assert {"declare", "roll_check", "setup"} <= set(legal_triggers(step))
 
@@ -178,7 +184,7 @@ class TestOrderTable:
 class TestPhaseOrderTable:
     @pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.name)
     @pytest.mark.parametrize("trigger", PHASE_TRIGGERS)
-    def test_phase_order_is_what_the_machine_allows(self, phase, trigger) -> None:
+    def test_phase_order_is_what_the_machine_allows(self, phase: Phase, trigger: str) -> None:
         """PHASE_ORDER is derived from the phase machine: firing succeeds iff (phase, trigger) is in PHASE_ORDER,
         landing where it says."""
         flow = FightFlow(phase)
@@ -191,7 +197,7 @@ class TestPhaseOrderTable:
             assert flow.phase is phase
 
     @pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.name)
-    def test_legal_phase_triggers_match_the_machine(self, phase) -> None:
+    def test_legal_phase_triggers_match_the_machine(self, phase: Phase) -> None:
         """The derived phase table and a live phase machine agree on what is legal in every phase."""
         assert sorted(t for (p, t) in PHASE_ORDER if p is phase) == FightFlow(phase).legal()
 
@@ -206,7 +212,7 @@ class TestNoAutoTransitions:
         assert Lifecycle().machine.auto_transitions is False
 
     @pytest.mark.parametrize("step", list(Step), ids=lambda s: s.name)
-    def test_no_to_triggers(self, step) -> None:
+    def test_no_to_triggers(self, step: Step) -> None:
         """No ``to_<state>`` shortcut exists from any step, so no step can be jumped to."""
         lifecycle = Lifecycle(step)
         assert not [t for t in lifecycle.machine.get_triggers(step.name) if t.startswith("to_")]
@@ -295,7 +301,7 @@ class TestTriggerOf:
     @pytest.mark.parametrize("kind", EVENT_TYPES, ids=lambda k: k.__name__)
     @settings(max_examples=5, deadline=None)
     @given(data=st.data())
-    def test_every_event_type_maps(self, kind, data: st.DataObject) -> None:
+    def test_every_event_type_maps(self, kind: type[EventBase], data: st.DataObject) -> None:
         """Every event of every ordered type maps to a trigger of the machine; an UNORDERED one has none (KeyError)."""
         event = data.draw(from_type_info(mi.type_info(kind)))
         if kind in UNORDERED:
@@ -314,7 +320,8 @@ class TestTriggerOf:
     @pytest.mark.parametrize("kind", [k for k in EVENT_TYPES if k not in UNORDERED], ids=lambda k: k.__name__)
     @settings(max_examples=5, deadline=None)
     @given(data=st.data())
-    def test_the_per_type_tables_agree_with_the_rules_of_each_event(self, kind, data: st.DataObject) -> None:
+    def test_the_per_type_tables_agree_with_the_rules_of_each_event(self, kind: type[EventBase],
+                                                                    data: st.DataObject) -> None:
         """The triggers looked up per event type are those ``trigger_for`` and ``phase_trigger_for`` give the event,
         and ``next_phase`` goes where PHASE_ORDER says from every phase, or refuses (OutOfPhase) where it has no row."""
         event = data.draw(from_type_info(mi.type_info(kind)))
@@ -329,7 +336,7 @@ class TestTriggerOf:
                 assert (refused.value.phase, refused.value.trigger, refused.value.seq) == (phase, phase_trigger, 7)
 
     @pytest.mark.parametrize("purpose", sorted(PURPOSE_TRIGGER))
-    def test_roll_purposes(self, purpose) -> None:
+    def test_roll_purposes(self, purpose: RollPurpose) -> None:
         """C29: each roll fires the trigger of its place in the lifecycle; checks, ambush and initiative are checks."""
         rolled = DiceRolled(counter=1, purpose=purpose, roller="kael", dice=(), source="scripted")
         assert trigger_of(rolled) == PURPOSE_TRIGGER[purpose]
@@ -491,7 +498,7 @@ class TestUnordered:
         assert (after.phase, after.step) == (Phase.ENDED, S.IDLE)
 
     @pytest.mark.parametrize("marker", [Undone(from_seq=4, to_seq=5), Redone(undo_seq=6)], ids=["undone", "redone"])
-    def test_undo_markers_are_not_folded(self, marker) -> None:
+    def test_undo_markers_are_not_folded(self, marker: Event) -> None:
         """Undo markers are applied by the walk, not folded: evolve refuses them as an IllegalOrder."""
         fight = new_fight(KAEL, VESH)
         with pytest.raises(IllegalOrder):
@@ -542,16 +549,18 @@ BRANCHES = (
 )
 
 fighter = st.sampled_from(FIGHTERS)
+defenses = st.sampled_from(list[ActiveDefense | None](["dodge", "parry", "block", None]))
 
 
-def command(data: st.DataObject, fight: Fight):
+def command(data: st.DataObject, fight: Fight) -> tuple[str, Callable[[], object]]:
     """Draw one random command (biased towards answering an open window) as a label and a thunk."""
     window = fight.waiting_for
     if window is not None and data.draw(st.booleans(), label="answer the window"):
         if isinstance(window, ActiveDefenseWindowOpened):
-            choice = data.draw(st.sampled_from(["dodge", "parry", "block", None]), label="defense")
+            choice = data.draw(defenses, label="defense")
             return f"defend {choice}", lambda: fight.defend(window.defender, choice)
         die = data.draw(st.none() | st.integers(0, 3), label="die")
+        assert isinstance(window, RoutingWindowOpened), window
         return f"route {die}", lambda: fight.route(window.attacker, die)
     kind = data.draw(st.sampled_from(["attack", "defend", "route", "save", "apply", "clear", "check", "contest",
                                       "cancel"]), label="command")
@@ -570,7 +579,7 @@ def command(data: st.DataObject, fight: Fight):
                                      encircled=circle, branches=branches))
     if kind == "defend":
         who = data.draw(fighter, label="defender")
-        choice = data.draw(st.sampled_from(["dodge", "parry", "block", None]), label="defense")
+        choice = data.draw(defenses, label="defense")
         return f"defend {who} {choice}", lambda: fight.defend(who, choice)
     if kind == "route":
         who, die = data.draw(fighter), data.draw(st.none() | st.integers(0, 3))

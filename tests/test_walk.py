@@ -4,7 +4,9 @@ way, skimming against the full fold (same state, same error), snapshots, tampere
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -18,6 +20,8 @@ from omen_core.events import (
     GENESIS_HASH,
     ActionSettled,
     DiceRolled,
+    Event,
+    StoredEvent,
     Undone,
     decode_line,
     encode_line,
@@ -25,7 +29,7 @@ from omen_core.events import (
 )
 from omen_core.machine import IllegalOrder, Phase, phase_trigger_for, phase_trigger_of, trigger_for, trigger_of
 from omen_core.state import EFFECTS, FightState
-from omen_core.store import JsonlStore, MemorySnapshots, SqliteStore
+from omen_core.store import EventStore, JsonlStore, MemorySnapshots, SqliteStore
 from omen_core.store.snapshots import take
 from omen_core.walk import (
     _SKIM_TYPES,
@@ -44,7 +48,7 @@ from omen_core.walk import (
     usable_snapshot,
     walk,
 )
-from tests.random_fights import fights
+from tests.random_fights import RandomFight, fights
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +66,7 @@ def source(lines: list[bytes]) -> LinesSource:
     return LinesSource(lines)
 
 
-def outcome(run) -> tuple:
+def outcome(run: Callable[[], object]) -> tuple[object, ...]:
     """What a replay gives: ("state", the state), or ("error", its type and message)."""
     try:
         return "state", run()
@@ -70,10 +74,10 @@ def outcome(run) -> tuple:
         return "error", type(exc), str(exc)
 
 
-def reseal(fight_id: str, pieces: list[tuple]) -> list[bytes]:
+def reseal(fight_id: str, pieces: Sequence[tuple[Event, object]]) -> list[bytes]:
     """``(event, batch key)`` pieces sealed into a fresh, sound hash chain, each run of one key a batch."""
-    runs: list[list] = []
-    keys: list = []
+    runs: list[list[Event]] = []
+    keys: list[object] = []
     for event, key in pieces:
         if keys and keys[-1] == key:
             runs[-1].append(event)
@@ -120,13 +124,13 @@ class Recorder(Visitor):
     """Writes down every call it gets, in order."""
 
     def __init__(self, stop_at: int | None = None, wants: bool = True):
-        self.calls: list[tuple] = []
+        self.calls: list[tuple[Any, ...]] = []
         self.stop_at, self.wants_events = stop_at, wants
 
     def begin(self, walk: Walk) -> None:
         self.calls.append(("begin", walk.fight_id, walk.voided))
 
-    def event(self, rec, before, after, voided) -> None:
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         self.calls.append(("event", rec.seq, before.version, after.version, voided))
         if rec.seq == self.stop_at:
             raise StopWalk
@@ -152,11 +156,12 @@ class TestVisitors:
         state = walk(StoreSource(fight.store, "duel"), recorder)
         n = fight.version
         undo = next(r for r in fight.events if isinstance(r.event, Undone))
-        assert recorder.calls[0] == ("begin", "duel", frozenset(range(undo.event.from_seq, undo.event.to_seq + 1)))
+        undone = undo.as_(Undone)
+        assert recorder.calls[0] == ("begin", "duel", frozenset(range(undone.from_seq, undone.to_seq + 1)))
         events = [c for c in recorder.calls if c[0] == "event"]
         assert [c[1] for c in events] == list(range(1, n + 1))
         assert all(c[2] == c[1] - 1 and c[3] == c[1] for c in events)
-        assert [c[1] for c in events if c[4]] == list(range(undo.event.from_seq, undo.event.to_seq + 1))
+        assert [c[1] for c in events if c[4]] == list(range(undone.from_seq, undone.to_seq + 1))
         at = recorder.calls.index(("event", undo.seq, undo.seq - 1, undo.seq, False))
         assert recorder.calls[at + 1] == ("undone", undo.seq)
         assert recorder.calls[-1] == ("end", n) and state == fight.state
@@ -236,7 +241,7 @@ class TestLandmarkIndexChecked:
         assert [r.seq for r in store.landmarks("ember-ford")] == [90, 327]  # the undo, the seed revealed
         return store, path
 
-    def truth(self) -> tuple[FightState, list[tuple]]:
+    def truth(self) -> tuple[FightState, list[tuple[int, bool]]]:
         lines = lines_of(self.EMBER)
         return replay(source(lines)), [(s.rec.seq, s.voided) for s in step_through(source(lines))]
 
@@ -293,7 +298,7 @@ class TestLandmarkIndexChecked:
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.parent.name)
-def test_every_fixture_gives_one_state_every_way_at_every_seq(path) -> None:
+def test_every_fixture_gives_one_state_every_way_at_every_seq(path: Path) -> None:
     """For every fixture (the schema-version-1 one too), at every seq: the skimming fold, the full fold and the
     timeline give the same state."""
     lines = lines_of(path)
@@ -351,7 +356,7 @@ class TestBrokenLines:
         pytest.param(lambda ls: [line.replace(b'"defender":"bram"', b'"defender":7') for line in ls],
                      id="a wrongly typed field"),
     ])
-    def test_a_broken_line_is_the_same_error_skimming_or_not(self, edit) -> None:
+    def test_a_broken_line_is_the_same_error_skimming_or_not(self, edit: Callable[[list[bytes]], list[bytes]]) -> None:
         """A line that is not the next sound event gives the same error (type and message) skimming or not."""
         lines = edit(self.fight_lines())
         skimmed = outcome(lambda: replay(source(lines)))
@@ -448,8 +453,9 @@ def test_state_at_from_a_snapshot_is_the_state_without_it() -> None:
 @pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
 def test_every_store_walks_to_the_same_state(kind: str, tmp_path: Path) -> None:
     """The walk reads every store's lines the same way: the live state, from memory, JSON Lines and SQLite."""
-    store = {"memory": MemoryStore, "jsonl": lambda: JsonlStore(tmp_path),
-             "sqlite": lambda: SqliteStore(tmp_path / "f.db")}[kind]()
+    makers: dict[str, Callable[[], EventStore]] = {"memory": MemoryStore, "jsonl": lambda: JsonlStore(tmp_path),
+                                                   "sqlite": lambda: SqliteStore(tmp_path / "f.db")}
+    store = makers[kind]()
     fight = Fight.start(store, "duel", dice=ScriptedDice([4, 2, 3]), clock=lambda: 0)
     fight.join(sheet("ana", "heroes"))
     fight.join(sheet("bram", "raiders"))
@@ -531,7 +537,7 @@ def test_a_version_two_log_reads_and_verifies() -> None:
 # -- one driver: the light fold (bodies skipped) against the exact fold and the timeline, on random logs -----------
 
 
-def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple:
+def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple[tuple[object, ...], ...]:
     """What the light fold, the exact fold (every body decoded, folded by evolve) and the timeline give at ``seq``
     (the end if None): a state, or an error's type and message."""
     light = outcome(lambda: replay(source(lines), to_seq=seq))
@@ -542,7 +548,7 @@ def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple:
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fights(max_commands=30), st.data())
-def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf, data: st.DataObject) -> None:
+def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf: RandomFight, data: st.DataObject) -> None:
     """Random legal fights (undos back to chosen seqs, redos, reveals among their commands): at the end and at a
     random seq, the fold that skips bodies, the fold that decodes every one and the timeline give one state, undo
     fields (undo point, live seq, redo stack) included."""
@@ -557,7 +563,7 @@ def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf, data:
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fights(max_commands=25), st.data())
-def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf, data: st.DataObject) -> None:
+def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf: RandomFight, data: st.DataObject) -> None:
     """A random fight's log cut mid-line (a torn tail), cut mid-batch (a torn batch), with a line's bytes changed (a
     broken chain) or a line dropped: the light fold and the exact fold give the same state or the same error, and a
     lenient timeline walk reports a finding where the strict ones raise."""
@@ -584,7 +590,7 @@ def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf, data: st.Da
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fights(max_commands=30), st.data())
-def test_a_walk_from_a_snapshot_agrees_with_one_from_the_start(rf, data: st.DataObject) -> None:
+def test_a_walk_from_a_snapshot_agrees_with_one_from_the_start(rf: RandomFight, data: st.DataObject) -> None:
     """A snapshot taken at a random seq of a random fight: the state at a later seq walked from it (light and exact)
     is the state walked from seq 1, whenever the snapshot is usable (no undo or redo after it reaches back across
     it); state_at picks it or not by itself and gives the same state either way."""
