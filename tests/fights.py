@@ -23,7 +23,7 @@ E = TypeVar("E", bound=EventBase)
 T = TypeVar("T")
 F = TypeVar("F", AttackFrame, SaveFrame, MoveFrame)
 
-__all__ = ["new_fight", "scripted", "present", "pending", "payloads", "last", "of", "assert_replays",
+__all__ = ["new_fight", "scripted", "present", "pending", "as_", "payloads", "last", "of", "assert_replays",
            "assert_legal_order"]
 
 
@@ -45,6 +45,12 @@ def present(value: T | None) -> T:
     """``value``, which the test expects to be there (fails the test if it is None)."""
     assert value is not None
     return value
+
+
+def as_(event: Event, kind: type[E]) -> E:
+    """``event``, which the test expects to be a ``kind`` (fails the test if it is another type)."""
+    assert isinstance(event, kind), f"{event!r} is not a {kind.__name__}"
+    return event
 
 
 def pending(state: FightState, kind: type[F]) -> F:

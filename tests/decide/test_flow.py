@@ -27,7 +27,7 @@ RES, Active Defense die.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from msgspec.structs import replace
@@ -37,6 +37,7 @@ from omen_core.commands import EndTurn
 from omen_core.content import CombatantSheet, ConditionDef, Ruleset, Weapon
 from omen_core.errors import RuleViolation
 from omen_core.events import (
+    ActiveDefenseWindowOpened,
     AmbushDifficultySet,
     AmbushStarted,
     AttackDeclared,
@@ -65,7 +66,8 @@ from omen_core.events import (
     WeaponDrawn,
 )
 from omen_core.machine import OutOfPhase, Phase
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, of, payloads, scripted
+from omen_core.rules.ambush import TimeWaited
+from tests.fights import as_, assert_legal_order, assert_replays, last, new_fight, of, payloads, scripted
 from tests.sheets import CORE, sheet
 
 # -- sheets -----------------------------------------------------------------------------------
@@ -157,7 +159,7 @@ def since(fight: Fight, mark: int) -> list[Event]:
 def bare(events: list[Event]) -> list[Event]:
     """Events with their free-text ``reason`` (conditions, skipped turns) or ``note`` (the end) blanked:
     tests compare the facts, not the wording."""
-    out = []
+    out: list[Event] = []
     for event in events:
         if isinstance(event, FightEnded):
             out.append(replace(event, note=""))
@@ -187,8 +189,8 @@ class TestAmbushDifficulty:
         ("one_to_two_minutes", 13, "partial", "alert"),      # (12 + 9) / 2 = 10.5 -> 10, + 3 = 13; 9 in 9..13
         ("three_minutes_or_more", 16, "complete", "partial"),  # highest 12 + 4 = 16; 9 <= 11; 15 in 12..16
     ], ids=["under-a-minute", "one-to-two-minutes", "three-minutes-or-more"])
-    def test_difficulty_for_each_time_waited_row(self, play: Play, time_waited: str, difficulty: int, kael_tier: str,
-                                                 mira_tier: str) -> None:
+    def test_difficulty_for_each_time_waited_row(self, play: Play, time_waited: TimeWaited, difficulty: int,
+                                                 kael_tier: str, mira_tier: str) -> None:
         """C17: less than a minute lowest + 2, 1-2 minutes average (rounded down) + 3, 3+ minutes highest + 4."""
         fight = play(vesh(), wren(), kael(), mira(), faces=[9, 7, 7, 15])
         fight.ambush(["vesh", "wren"], ["kael", "mira"], time_waited=time_waited)
@@ -336,7 +338,7 @@ class TestPartialSurprise:
         """C18: a Partially Surprised character may draw weapons before combat begins."""
         fight = play(vesh(), mira(drawn=False), faces=[8])   # 8 vs D 10: partial
         fight.ambush(["vesh"], ["mira"], difficulty=10)
-        assert fight.state.combatants["mira"].wielding == ()
+        assert not fight.state.combatants["mira"].wielding
         fight.draw("mira", "sword")
         assert last(fight, WeaponDrawn) == WeaponDrawn(who="mira", weapon="sword")
         assert fight.state.combatants["mira"].wielding == ("sword",)
@@ -368,7 +370,7 @@ class TestCompleteSurprise:
         # Dodge: AGI d20 12 + 1 = 13; defense 3 + 13 = 16; 8 > 16 fails: a miss.
         fight = self.ready(play, [5, 2, 3, 12])
         fight.attack("vesh", "kael")
-        assert fight.waiting_for is not None and fight.waiting_for.defender == "kael"
+        assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened) and fight.waiting_for.defender == "kael"
         fight.defend("kael", "dodge")
         assert last(fight, HitDetermined).hit is False and ba(fight, "kael") == 1
         mark = len(payloads(fight))
@@ -525,7 +527,7 @@ class TestRollOffRepeatsTheInitiativeRoll:
         # tied again; kael 2 + 1 + 3 = 6, vesh 4 + 1 = 5: kael first (without the +3 vesh would lead both times).
         fight = play(kael(), vesh(), faces=[7, 10, 5, 8, 2, 4])
         bonus = Modifier(source="Alert spell", value=3)
-        fight.roll_initiative(modifiers={"kael": [bonus]})
+        fight.roll_initiative(modifiers={"kael": (bonus,)})
         offs = of(payloads(fight), InitiativeRollOff)
         assert [[(r.roller, r.face, r.total) for r in o.rolls] for o in offs] == [
             [("kael", 5, 9), ("vesh", 8, 9)], [("kael", 2, 6), ("vesh", 4, 5)]]
@@ -537,7 +539,7 @@ class TestInitiativeAlliesTied:
     # Initiative: kael 9 + 1 = 10, mira 9 + 1 = 10 (allies, both AGI +1), vesh 4 + 1 = 5.
     TIE = [9, 9, 4]
 
-    def tied(self, play: Play, faces: list[int] = (), spare: int = 0) -> Fight:
+    def tied(self, play: Play, faces: Sequence[int] = (), spare: int = 0) -> Fight:
         fight = play(kael(), mira(), vesh(), faces=self.TIE + list(faces), spare=spare)
         events = fight.roll_initiative()
         assert events[-1] == InitiativeTied(group=("kael", "mira"), allies=True)
@@ -606,7 +608,7 @@ class TestInitiativeAlliesTied:
         assert kinds(events) == ["InitiativeAgreed", "InitiativeTied", "DiceRolled", "DiceRolled", "InitiativeRollOff",
                                  "InitiativeOrderSet", "RoundStarted", "TurnStarted"]
         assert events[1] == InitiativeTied(group=("vesh", "tam"), allies=False)
-        assert [(r.roller, r.total) for r in events[4].rolls] == [("vesh", 3), ("tam", 12)]
+        assert [(r.roller, r.total) for r in as_(events[4], InitiativeRollOff).rolls] == [("vesh", 3), ("tam", 12)]
         assert events[5:] == [InitiativeOrderSet(order=("mira", "kael", "tam", "vesh")), RoundStarted(round=1),
                               TurnStarted(round=1, who="mira")]
 
@@ -688,7 +690,7 @@ class TestActionEconomy:
         lambda f: f.disengage("vesh"),
         lambda f: f.draw("vesh", "sword"),
     ], ids=["attack", "move", "end_turn", "disengage", "draw"])
-    def test_acting_out_of_turn_is_refused(self, play: Play, command) -> None:
+    def test_acting_out_of_turn_is_refused(self, play: Play, command: Callable[[Fight], object]) -> None:
         """§Your Turn: on kael's turn vesh cannot attack, move, end the turn, Disengage or draw."""
         fight = play(kael(), vesh(drawn=False), faces=[15, 5, 5, 5, 5], spare=3)
         fight.roll_initiative()
@@ -912,7 +914,7 @@ class TestPhases:
         lambda f: f.join(mira()),
     ], ids=["attack", "move", "disengage", "end_turn", "engage", "apply_condition", "draw", "roll_initiative",
             "ambush", "end_fight", "static_check", "join"])
-    def test_nothing_is_accepted_after_the_fight_ended(self, play: Play, command) -> None:
+    def test_nothing_is_accepted_after_the_fight_ended(self, play: Play, command: Callable[[Fight], object]) -> None:
         """§Your Turn: after FightEnded every command is OutOfPhase('ended'); the log is unchanged."""
         fight = play(kael(drawn=False), vesh(), faces=[15, 5, 4, 4, 4], spare=3)
         fight.roll_initiative()
@@ -1078,7 +1080,7 @@ class TestDrawing:
         records the cost and the state spends it: (Actions, Movement Actions, Bonus Actions) left after."""
         fight = play(kael(drawn=False), vesh(), faces=[15, 5], ruleset=_ruleset_drawing_for(cost))
         fight.roll_initiative()
-        assert fight.draw("kael", "sword")[0].cost == cost
+        assert as_(fight.draw("kael", "sword")[0], WeaponDrawn).cost == cost
         kael_now = fight.state.combatants["kael"]
         assert (fight.state.turn_actions, fight.state.turn_movement, kael_now.bonus_actions) == spent
         assert kael_now.wielding == ("sword",)
@@ -1096,7 +1098,7 @@ class TestDrawing:
     def test_before_the_rounds_drawing_is_free_whatever_the_ruleset(self, play: Play) -> None:
         """C35: before initiative there are no turns to spend: a draw costs nothing."""
         fight = play(kael(drawn=False), vesh(), faces=[], ruleset=_ruleset_drawing_for("action"))
-        assert fight.draw("kael", "sword")[0].cost == "free"
+        assert as_(fight.draw("kael", "sword")[0], WeaponDrawn).cost == "free"
 
     def test_the_shield_is_drawn_by_its_id(self, play: Play) -> None:
         """C35: a carried shield is drawn like a weapon, by its id; gear the sheet lacks is refused."""
