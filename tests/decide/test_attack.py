@@ -23,6 +23,7 @@ exceeds the RES face. Vesh's base defense without armor is RES face + 1.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
@@ -58,9 +59,11 @@ from omen_core.events import (
     HitDetermined,
     ResourceChanged,
     RoutingWindowOpened,
+    WeaponDrawn,
 )
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads, scripted
-from tests.sheets import sheet
+from omen_core.rules.attack import ActiveDefense
+from tests.fights import as_, assert_legal_order, assert_replays, last, new_fight, payloads, present, scripted
+from tests.sheets import attributes, sheet
 
 # -- gear -------------------------------------------------------------------------------------
 
@@ -88,17 +91,17 @@ def fighter(cid: str, side: str, attrs: dict[str, tuple[int, int]], *, hp: int =
             training: Training = Training(), resistances: dict[str, int] | None = None,
             features: Features = Features(), incoming: IncomingDamage = IncomingDamage()) -> CombatantSheet:
     """A test sheet (tests/sheets.py) with gear, training, resistances, features and incoming damage."""
-    return replace(sheet(cid, side=side, hp=hp, will=will, **attrs), weapons=weapons, armor=armor,
+    return replace(sheet(cid, side=side, hp=hp, will=will), attributes=attributes(attrs), weapons=weapons, armor=armor,
                    shield=shield, training=training, resistances=resistances or {}, features=features,
                    incoming_damage=incoming)
 
 
-def kael(*, weapons: tuple[Weapon, ...] = (SWORD,), **kw) -> CombatantSheet:
+def kael(*, weapons: tuple[Weapon, ...] = (SWORD,), **kw: Any) -> CombatantSheet:
     """The attacker: STR d8+2, AGI d10+3, INT d12+4, RES d6+0, FCS d4+1, a sword in hand."""
     return fighter("kael", "heroes", KAEL_ATTRS, weapons=weapons, **kw)
 
 
-def vesh(**kw) -> CombatantSheet:
+def vesh(**kw: Any) -> CombatantSheet:
     """The defender: STR d8+1, AGI d10+2, INT d4+0, RES d6+1, FCS d4+0, 20 HP, 10 Will, no gear by default."""
     return fighter("vesh", "raiders", VESH_ATTRS, **kw)
 
@@ -187,7 +190,7 @@ class TestWorkedExample:
                                 ("active_defense", "vesh", (("active", 10, 3),))]
         hit = last(fight, HitDetermined)
         assert (hit.attack.total, hit.attack.attribute) == (13, "STR")
-        assert (hit.defense.defense_rating, hit.defense.base, hit.defense.active.amount, hit.defense.total) \
+        assert (hit.defense.defense_rating, hit.defense.base, present(hit.defense.active).amount, hit.defense.total) \
             == (3, 6, 5, 11)
         assert (hit.hit, hit.crit) == (True, False)
         dealt = last(fight, DamageResolved)
@@ -295,7 +298,8 @@ class TestActiveDefense:
             # Block: RES d6 6 + RES 1 + Block Rating 2 = 9; total 12; 12 > 12 fails (tie).
             ("block", vesh(shield=BUCKLER), 6, "RES", 6, 1, 2, False, 20),
         ], ids=["dodge", "parry-str", "parry-finesse", "block"])
-    def test_active_defense_adds_die_bonus_and_rating(self, play: Play, defense: str, defender, face: int,
+    def test_active_defense_adds_die_bonus_and_rating(self, play: Play, defense: ActiveDefense,
+                                                      defender: CombatantSheet, face: int,
                                                       attribute: str, sides: int,
                                                       bonus: int, rating: int, hit: bool, hp_after: int) -> None:
         """§Active Defense: hit 8+1+3 = 12 vs base 2+1 = 3; the defense adds die + bonus + rating and costs 1 BA."""
@@ -308,7 +312,7 @@ class TestActiveDefense:
         assert (paid.who, paid.resource, paid.amount) == ("vesh", "bonus_action", 1)
         assert bonus_actions(fight) == 1
         determined = last(fight, HitDetermined)
-        active = determined.defense.active
+        active = present(determined.defense.active)
         amount = face + bonus + rating
         assert (active.defense, active.attribute, active.die, active.attribute_bonus, active.rating, active.amount) \
             == (defense, attribute, face, bonus, rating, amount)
@@ -360,8 +364,8 @@ class TestEligibility:
             "melee-spell-magical-shield", "melee-spell-magical-both", "ranged", "ranged-veteran",
             "ranged-spell-magical-shield-only", "ranged-spell-veteran-only", "ranged-spell-magical-and-veteran",
             "prone-melee", "prone-ranged-veteran"])
-    def test_window_lists_the_eligible_defenses(self, play: Play, weapon, kit, prone: bool, eligible: tuple[str, str,
-                                                str] | tuple[str, str] | tuple[str]) -> None:
+    def test_window_lists_the_eligible_defenses(self, play: Play, weapon: Weapon | None, kit: dict[str, Any],
+                                                prone: bool, eligible: tuple[str, ...]) -> None:
         """§Which Defenses Apply, C9: the opened window's ``eligible`` tuple follows the table row."""
         # STR d8 6 + FCS 1 + 2 + weapon (sword/bow +1) >= 9 (INT 6 + 1 + 4 = 11 for spells),
         # plus 4 or -2 against a prone target; all beat the base defense 1 + 1 = 2.
@@ -390,8 +394,8 @@ class TestEligibility:
     ], ids=["melee-spell-parry-mundane-weapon", "melee-spell-block-mundane-shield", "ranged-parry",
             "ranged-block-no-veteran", "ranged-spell-block-no-veteran", "ranged-spell-block-mundane-shield",
             "ranged-spell-parry", "prone-dodge", "block-without-shield", "parry-without-weapon"])
-    def test_forbidden_defense_is_refused_and_logs_nothing(self, play: Play, weapon, kit, prone: bool,
-                                                           defense: str) -> None:
+    def test_forbidden_defense_is_refused_and_logs_nothing(self, play: Play, weapon: Weapon, kit: dict[str, Any],
+                                                           prone: bool, defense: ActiveDefense) -> None:
         """C9: a defense the table forbids raises RuleViolation('C9'); log, version and dice are unchanged."""
         fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(weapon,)), defender=vesh(**kit), spare=1)
         if prone:
@@ -579,7 +583,7 @@ class TestHitAndCrit:
 class TestMitigation:
     """Kael's sword hits 6+1+3 = 10 for 6 + 2 + 4 = 12 raw slashing (torch: 12 raw fire); Vesh declines."""
 
-    def hit_for_12(self, play: Play, weapon: Weapon = SWORD, **defender) -> Fight:
+    def hit_for_12(self, play: Play, weapon: Weapon = SWORD, **defender: Any) -> Fight:
         fight = duel(play, [6, 1, 1], attacker=kael(weapons=(weapon,)), defender=vesh(**defender))
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
@@ -667,7 +671,8 @@ class TestMitigation:
 class TestSituational:
     """A bare sword hit is 1 + 1 + 3 = 5 against Vesh's base defense 1 + 1 = 2."""
 
-    def hit_total(self, play: Play, *, weapon: Weapon = SWORD, prone: bool = False, **claims) -> tuple[int, list[int]]:
+    def hit_total(self, play: Play, *, weapon: Weapon = SWORD, prone: bool = False, **claims: Any) -> tuple[int,
+                  list[int]]:
         fight = duel(play, [1, 1, 1], attacker=kael(weapons=(weapon,)))
         if prone:
             fight.apply_condition("vesh", "Prone")
@@ -738,9 +743,9 @@ BRANCHES = Branches(
 )
 
 
-def outcome(fight: Fight) -> list[tuple]:
+def outcome(fight: Fight) -> list[tuple[object, ...]]:
     """What the attack did after hit determination, in log order."""
-    out: list[tuple] = []
+    out: list[tuple[object, ...]] = []
     for e in payloads(fight):
         if isinstance(e, DamageResolved):
             out.append(("damage", e.damage_type, e.final))
@@ -894,7 +899,7 @@ class TestGearInHand:
         fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SWORD, AXE)))
         error = refused(fight, lambda: fight.attack("kael", "vesh", weapon="axe"), "C35")
         assert "'axe'" in str(error) and "sword" in str(error)
-        assert fight.draw("kael", "axe")[0].cost == "free"
+        assert as_(fight.draw("kael", "axe")[0], WeaponDrawn).cost == "free"
         fight.attack("kael", "vesh", weapon="axe")
         assert last(fight, AttackDeclared).weapon == "axe"
         fight.defend("vesh", None)

@@ -27,7 +27,7 @@ Active Defense die.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -61,8 +61,9 @@ from omen_core.events import (
     SaveResolved,
 )
 from omen_core.machine import Phase
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, of, payloads, scripted
-from tests.sheets import sheet
+from omen_core.rules.attack import ActiveDefense
+from tests.fights import as_, assert_legal_order, assert_replays, last, new_fight, of, payloads, present, scripted
+from tests.sheets import attributes, sheet
 
 # -- gear and sheets ----------------------------------------------------------------------------
 
@@ -79,7 +80,7 @@ HEX = SaveEffect(name="hex", save="RES", against="INT", action_cost=1,
 
 
 def fighter(cid: str, side: str, attrs: dict[str, tuple[int, int]], weapons: tuple[Weapon, ...]) -> CombatantSheet:
-    return replace(sheet(cid, side, **attrs), weapons=weapons)
+    return replace(sheet(cid, side), attributes=attributes(attrs), weapons=weapons)
 
 
 def kael(weapons: tuple[Weapon, ...] = (SWORD,)) -> CombatantSheet:
@@ -142,7 +143,7 @@ def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
 def through_round_1(fight: Fight) -> Fight:
     """End every turn of round 1 (no dice: nothing ticks), so that everyone has had a first turn."""
     while fight.state.round == 1:
-        fight.end_turn(fight.state.turn)
+        fight.end_turn(present(fight.state.turn))
     return fight
 
 
@@ -392,10 +393,10 @@ class TestInterrupt:
         assert (interrupt.attacker, interrupt.target, interrupt.reaction, interrupt.reacting_to) \
             == ("vesh", "kael", "interrupt", attack)
         assert (last(fight, CostPaid).who, last(fight, CostPaid).amount) == ("vesh", 2)
-        assert fight.waiting_for.defender == "kael"
+        assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened) and fight.waiting_for.defender == "kael"
         events = fight.defend("kael", None)
         assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
-        paid, cancelled = events[-2], events[-1]
+        paid, cancelled = as_(events[-2], CostPaid), as_(events[-1], ActionCancelled)
         assert (paid.action, paid.who, paid.resource, paid.amount) == (attack, "kael", "action", 1)
         assert cancelled.action == attack and "C24" in cancelled.reason
         assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "kael"), hp(fight, "vesh")) == (0, 0, 9, 20)
@@ -474,7 +475,7 @@ class TestInterrupt:
         fight.react("vesh")
         events = fight.defend("kael", None)
         assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
-        paid = events[-2]
+        paid = as_(events[-2], CostPaid)
         assert (paid.action, paid.who, paid.resource, paid.amount) == (save, "kael", "action", 1)
         assert not of(payloads(fight), SaveResolved)
         assert (fight.state.turn_actions, hp(fight, "kael"), hp(fight, "vesh")) == (0, 9, 20)
@@ -589,7 +590,7 @@ class TestCatch:
     # ranged); no crit (FCS 1 + 1 = 2 vs RES 1 + 1 = 2). Not engaged: no Interrupt window.
     THROW = [6, 1, 1]
 
-    def thrown(self, play: Play, extra: list[int] = (), dodge: bool = False) -> Fight:
+    def thrown(self, play: Play, extra: Sequence[int] = (), dodge: bool = False) -> Fight:
         fight = duel(play, self.THROW + list(extra), attacker=kael(weapons=(JAVELIN,)), engaged=False,
                      first_turns=False)
         fight.attack("kael", "vesh")
@@ -697,6 +698,9 @@ def parties(fight: Fight) -> list[str]:
     return found
 
 
+DEFENSES: tuple[ActiveDefense | None, ...] = (None, "dodge", "parry", "block")
+
+
 def command(data: st.DataObject, fight: Fight) -> Callable[[], object]:
     """One random command by a random combatant (biased towards whoever the fight waits on)."""
     who = data.draw(st.sampled_from(NAMES + tuple(parties(fight)) * 8), label="who")
@@ -716,7 +720,7 @@ def command(data: st.DataObject, fight: Fight) -> Callable[[], object]:
         case "pass":
             return lambda: fight.pass_reaction(who)
         case "defend":
-            defense = data.draw(st.sampled_from((None, "dodge", "parry", "block")), label="defense")
+            defense = data.draw(st.sampled_from(DEFENSES), label="defense")
             return lambda: fight.defend(who, defense)
         case "catch":
             caught = data.draw(st.booleans(), label="caught")
