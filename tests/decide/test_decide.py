@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
+from omen_core.content import CombatantSheet
 from omen_core.decide import (
     CheckSpec,
     Command,
@@ -26,7 +29,7 @@ from omen_core.state import FightState, evolve
 from tests.sheets import CORE, joined, sheet
 
 
-def started(*sheets) -> FightState:
+def started(*sheets: CombatantSheet) -> FightState:
     """A state with the fight started and ``sheets`` joined."""
     state = evolve(FightState(fight_id="f"), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(),
                                                           dice="scripted"), 1)
@@ -79,7 +82,7 @@ class TestDecide:
         assert cmd == StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=12)
 
 
-def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: object) -> tuple[bool, list[str], list[str], int]:
+def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: Command) -> tuple[bool, list[str], list[str], int]:
     """probe ``command`` in a fresh fight of Kael's: accepted, the purposes of its certain and possible rolls, and
     how many times it was decided."""
     import omen_core.decide as decide_module
@@ -89,8 +92,12 @@ def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: object) -> tuple[b
     fight = Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=[sheet("kael")])
     decided: list[object] = []
     original = decide_module._decided
-    monkeypatch.setattr(decide_module, "_decided", lambda *a: decided.append(a) or original(*a))
-    ok, certain, maybe = probe(fight.state, command)  # type: ignore[arg-type]
+    def recording(*a: Any) -> Any:
+        decided.append(a)
+        return original(*a)
+
+    monkeypatch.setattr(decide_module, "_decided", recording)
+    ok, certain, maybe = probe(fight.state, command)
     return ok, [r.purpose for r in certain], [r.purpose for r in maybe], len(decided)
 
 
@@ -125,7 +132,7 @@ def test_a_save_dealing_damage_is_not_face_blind() -> None:
     from omen_core.content import DamageDice, DealDamage, SaveEffect
     from omen_core.decide import CheckSpec, face_blind
 
-    plain = SaveEffect(name="glare", save="WIL", against="WIL")
+    plain = SaveEffect(name="glare", save="RES", against="INT")
     hurts = SaveEffect(name="fire", save="AGI", against="INT",
                        on_failure=(DealDamage(damage_type="fire", dice=DamageDice(count=1, die="d6")),))
     assert face_blind(CallSave(caller="a", saver="b", effect=plain))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from msgspec.structs import replace
 
@@ -9,6 +11,7 @@ from omen_core.content import (
     ApplyCondition,
     Armor,
     ClearCondition,
+    CombatantSheet,
     DamageDice,
     DealDamage,
     SaveEffect,
@@ -22,6 +25,7 @@ from omen_core.events import (
     CostPaid,
     DamageResolved,
     DiceRolled,
+    Event,
     ResourceChanged,
     SaveCalled,
     SaveResolved,
@@ -40,17 +44,17 @@ FAIL = [1, 8]
 SUCCEED = [6, 1]
 
 
-def effect(**kw) -> SaveEffect:
+def effect(**kw: Any) -> SaveEffect:
     """An AGI save against INT (a spell, costing 1 Action unless told)."""
     return SaveEffect(name=kw.pop("name", "cinder flask"), save="AGI", against="INT", **kw)
 
 
-def fight(faces: list[int], *sheets) -> Fight:
+def fight(faces: list[int], *sheets: CombatantSheet) -> Fight:
     """Kael and Vesh (or ``sheets``) in a fight rolling ``faces``."""
     return new_fight(*(sheets or (KAEL, VESH)), faces=faces)
 
 
-def after_save(f: Fight) -> list:
+def after_save(f: Fight) -> list[Event]:
     """The events of the last save action after its SaveResolved."""
     events = payloads(f)
     start = max(i for i, e in enumerate(events) if isinstance(e, SaveResolved))
@@ -315,7 +319,7 @@ class TestRefusals:
         ({"on_failure": (DealDamage(flat=2, damage_type="sonic"),)}, "C14"),
         ({"on_success": (DealDamage(flat=2, damage_type="sonic"),)}, "C14"),
     ], ids=["condition-fail", "condition-success", "clear", "damage-fail", "damage-success"])
-    def test_unknown_names_are_refused(self, bad, rule: str) -> None:
+    def test_unknown_names_are_refused(self, bad: dict[str, Any], rule: str) -> None:
         """C14, C28: an unknown damage type or condition in either branch is refused; log and dice unchanged."""
         f = fight(SUCCEED)
         before, version = f.events, f.version

@@ -8,8 +8,11 @@ RES 1) hits (10 against 2), is no crit (FCS 1 + 1 against RES 1 + 1), and deals 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from omen_core import Fight
 from omen_core.commands import CancelAction, ChooseWillConversion
 from omen_core.content import ApplyCondition, Branches, DamageDice, DealDamage, Features, SaveEffect
 from omen_core.errors import RuleViolation
@@ -24,18 +27,18 @@ from omen_core.events import (
 from omen_core.machine import Step
 from omen_replay.verify import verify_lines
 from tests.decide.test_attack import Play, duel, kael, play, refused, vesh  # noqa: F401 (play is a fixture)
-from tests.fights import last, payloads
+from tests.fights import last, payloads, present
 
 AUTO = Features(will_conversion=True)
 CHOICE = Features(will_conversion="choice")
 
 
-def changes(fight) -> list[tuple[str, int, int]]:
+def changes(fight: Fight) -> list[tuple[str, int, int]]:
     """Every HP and Will change, as (resource, before, after)."""
     return [(e.resource, e.before, e.after) for e in payloads(fight) if isinstance(e, ResourceChanged)]
 
 
-def hit_for_12(play: Play, **defender):
+def hit_for_12(play: Play, **defender: Any) -> Fight:
     """Kael's sword hits Vesh for 12 slashing; Vesh declines the Active Defense window."""
     fight = duel(play, [6, 1, 1], defender=vesh(**defender))
     fight.attack("kael", "vesh")
@@ -43,7 +46,7 @@ def hit_for_12(play: Play, **defender):
     return fight
 
 
-def lines(fight) -> list[bytes]:
+def lines(fight: Fight) -> list[bytes]:
     """The fight's log as stored lines."""
     from omen_core.events import encode_line
 
@@ -94,8 +97,8 @@ class TestTheChoice:
         offer = last(fight, WillConversionOffered)
         assert (offer.who, offer.final, offer.will, offer.damage_type, offer.then) == ("vesh", 12, 5, "slashing", 0)
         assert not [e for e in payloads(fight) if isinstance(e, DamageResolved)]
-        assert fight.state.pending.step is Step.WILL_CHOICE_OPEN
-        waiting = fight.options().waiting
+        assert present(fight.state.pending).step is Step.WILL_CHOICE_OPEN
+        waiting = present(fight.options().waiting)
         assert (waiting.kind, waiting.who, waiting.rule, waiting.answers) == (
             "will_conversion", ("vesh",), "C31", ("choose_will_conversion",))
 
@@ -128,7 +131,7 @@ class TestTheChoice:
         fight = hit_for_12(play, will=5, features=CHOICE)
         with pytest.raises(RuleViolation):
             fight.execute(CancelAction(reason="no"))
-        assert fight.state.pending.step is Step.WILL_CHOICE_OPEN
+        assert present(fight.state.pending).step is Step.WILL_CHOICE_OPEN
 
     def test_options_offer_exactly_both_answers(self, play: Play) -> None:
         """C31: what options() offers at the choice is Vesh converting or not, free, and each is accepted."""
@@ -138,7 +141,7 @@ class TestTheChoice:
             ("vesh", "free", [{"who": "vesh", "convert": True}, {"who": "vesh", "convert": False}])]
 
     @pytest.mark.parametrize("features, will", [(CHOICE, 0), (Features(), 5)])
-    def test_no_choice_without_will_or_without_the_feature(self, play: Play, features, will: int) -> None:
+    def test_no_choice_without_will_or_without_the_feature(self, play: Play, features: Features, will: int) -> None:
         """C31: with no Will left (all of it would go to HP anyway), or no feature, nothing is asked: 12 to HP."""
         fight = hit_for_12(play, will=will, features=features)
         assert not [e for e in payloads(fight) if isinstance(e, WillConversionOffered)]
