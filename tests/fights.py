@@ -47,10 +47,10 @@ def present(value: T | None) -> T:
     return value
 
 
-def as_(event: Event, kind: type[E]) -> E:
-    """``event``, which the test expects to be a ``kind`` (fails the test if it is another type)."""
-    assert isinstance(event, kind), f"{event!r} is not a {kind.__name__}"
-    return event
+def as_(value: object, kind: type[T]) -> T:
+    """``value`` (an event, a store...), which the test expects to be a ``kind`` (fails the test if it is not)."""
+    assert isinstance(value, kind), f"{value!r} is not a {kind.__name__}"
+    return value
 
 
 def pending(state: FightState, kind: type[F]) -> F:

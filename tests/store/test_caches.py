@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import msgspec
 import pytest
@@ -25,8 +26,8 @@ from omen_core import Fight, SeededDice
 from omen_core.commands import EndTurn
 from omen_core.events import encode_line, keyed_salts
 from omen_core.machine import Phase
-from omen_core.store import FileSnapshots, JsonlStore, SqliteSnapshots, SqliteStore
-from omen_core.store.snapshots import take
+from omen_core.store import EventStore, FileSnapshots, JsonlStore, SqliteSnapshots, SqliteStore
+from omen_core.store.snapshots import SnapshotStore, take
 from omen_core.walk import StoreSource, state_at
 from omen_replay.replay import replay_store
 from omen_replay.verify import verify_store
@@ -37,7 +38,7 @@ FIGHT = "long"
 AT = (250, 640, 1105)  # seqs asked about: before and inside the undone ranges, and after the redo
 
 
-def _genlog():
+def _genlog() -> ModuleType:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import genlog
@@ -46,7 +47,7 @@ def _genlog():
     return genlog
 
 
-def play(store, snapshots, until: int, fight: Fight | None = None) -> Fight:
+def play(store: EventStore, snapshots: SnapshotStore, until: int, fight: Fight | None = None) -> Fight:
     """Turns of the Ember Ford cast (seeded dice, every window answered) until ``until`` events."""
     genlog = _genlog()
     rng = random.Random(until)
@@ -208,7 +209,8 @@ def edit(files: list[Path], target: int, how: str, at: float, other: int) -> Non
                                 # the newest snapshots (those used) half the time, any cache file otherwise
                                 st.sampled_from(EDITS), st.floats(0, 1), st.integers(0, 40)),
                       min_size=1, max_size=4))
-def test_any_cache_edit_changes_no_result(pristine: Path, expected_results: Expected, edits) -> None:
+def test_any_cache_edit_changes_no_result(pristine: Path, expected_results: Expected,
+                                          edits: list[tuple[int, str, float, int]]) -> None:
     """Whatever is done to the cache files (deleted, truncated, a byte flipped, random bytes, a number changed,
     a line dropped or repeated, a snapshot swapped for another, a link, a directory or a FIFO put in their place),
     every command gives what it gives with the caches omen wrote."""

@@ -85,7 +85,7 @@ class TestTornTail:
                                                    bytes]) -> None:
         """Reading yields events 1-4, then raises TornTail naming the file and line 5."""
         events, torn_bytes = torn
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(TornTail) as info:
             for ev in store.read(FIGHT):
                 got.append(ev)
@@ -155,7 +155,7 @@ class TestCorruption:
         lines = [encode_line(ev) + b"\n" for ev in events]
         lines[2] = b'{"fight_id": "duel", "seq": oops}\n'
         log.write_bytes(b"".join(lines))
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(LogCorrupted) as info:
             for ev in store.read(FIGHT):
                 got.append(ev)
@@ -257,7 +257,7 @@ class TestOffsetIndex:
     """The ``<log>.idx`` offset index is a cache for reading from a late seq."""
 
     @staticmethod
-    def long_log(tmp_path: Path):
+    def long_log(tmp_path: Path) -> tuple[JsonlStore, list[StoredEvent]]:
         """A store with one fight of 3000 events, appended in batches."""
         from omen_core.events import GENESIS_HASH, SeedRevealed, seal
 
@@ -310,7 +310,7 @@ class TestReadLines:
         store.append(FIGHT, events, 0)
         data = log.read_bytes()
         log.write_bytes(data[:len(data) - 20])
-        got = []
+        got: list[bytes] = []
         with pytest.raises(TornTail) as info:
             for chunk in store.read_lines(FIGHT):
                 got.extend(chunk)
@@ -625,7 +625,7 @@ class TestLongLines:
         write_log_dir(log, events)
         with open(log, "ab") as f:
             f.write(b"x" * 10_000 + b"\n")
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(LogCorrupted, match="longer than 4096 bytes") as info:
             got.extend(store.read(FIGHT))
         assert got == events and (info.value.path, info.value.line) == (str(log), 4)
@@ -696,7 +696,7 @@ class TestBigFiles:
             f.seek(0, os.SEEK_END)
             f.write(b"\n")
         store = JsonlStore.single(path)
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(LogCorrupted, match="longer than") as info:
             got.extend(store.read(FIGHT))
         assert got == events and info.value.line == 6

@@ -7,12 +7,14 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from types import GeneratorType
 
 import pytest
 
 from omen_core.errors import LogCorrupted
 from omen_core.events import LANDMARKS, Undone, encode_line
 from omen_core.store import SqliteStore
+from tests.fights import as_
 
 from .conftest import make_events, with_landmarks
 
@@ -109,7 +111,7 @@ class TestLifetime:
         """Closing twice, or with a read still open, raises nothing."""
         store = SqliteStore(db)
         store.append(FIGHT, make_events(FIGHT, 3), 0)
-        reading = store.read(FIGHT)
+        reading = as_(store.read(FIGHT), GeneratorType)
         next(reading)
         store.close()
         store.close()
