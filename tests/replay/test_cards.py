@@ -16,7 +16,7 @@ from omen_replay.cards import Card, Note, RoundSummary, entries
 from omen_replay.explain import explain_records
 from omen_replay.fixtures import fixture_dirs
 from omen_replay.render import render_records
-from tests.random_fights import fights
+from tests.random_fights import RandomFight, fights
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,12 +81,12 @@ class TestCards:
         assert crit.label == "no crit" and crit.rule == "C7: a tie is no crit"
 
     @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
-    def test_every_fixture_card_has_explains_numbers(self, directory) -> None:
+    def test_every_fixture_card_has_explains_numbers(self, directory: Path) -> None:
         """In every golden fixture, each card's explanation and numbers are what omen explain gives for its seq."""
         assert_numbers_are_explains(recorded(directory))
 
     @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
-    def test_every_event_is_told_once(self, directory) -> None:
+    def test_every_event_is_told_once(self, directory: Path) -> None:
         """Every event but a command's own record is told by exactly one entry, and entries come in order."""
         records = recorded(directory)
         found, _chart = entries(records)
@@ -135,14 +135,14 @@ class TestCards:
 
 @settings(max_examples=15, deadline=None)
 @given(fights())
-def test_random_fights_cards_have_explains_numbers(rf) -> None:
+def test_random_fights_cards_have_explains_numbers(rf: RandomFight) -> None:
     """In a random fight, each card's explanation and numbers are what omen explain gives for its seq."""
     assert_numbers_are_explains(rf.records)
 
 
 @settings(max_examples=15, deadline=None)
 @given(fights(), st.data())
-def test_a_view_with_events_left_out_still_renders(rf, data: st.DataObject) -> None:
+def test_a_view_with_events_left_out_still_renders(rf: RandomFight, data: st.DataObject) -> None:
     """Events dropped anywhere (as a seat's view may leave some out) still give entries and every format."""
     records = rf.records
     keep = data.draw(st.lists(st.booleans(), min_size=len(records), max_size=len(records)))

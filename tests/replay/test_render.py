@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 from omen_core import MemoryStore
+from omen_core.events import StoredEvent
+from omen_replay.cards import Chart, Series
 from omen_replay.render import TextWriter, render, render_records
 from omen_replay.scenario import load_scenario, run_scenario
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
+from tests.fights import present
 
 
-def fight_events():
+def fight_events() -> list[StoredEvent]:
     """The bundled demo fight (with its undo), events only."""
     scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
     return run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
@@ -33,7 +36,7 @@ class _Tags(HTMLParser):
         self.tags: list[str] = []
         self.external: list[str] = []
 
-    def handle_starttag(self, tag, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         for name, value in attrs:
             if name in ("src", "href") and value and not value.startswith("#"):
@@ -125,7 +128,7 @@ class TestWriters:
         scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
         fight = run_scenario(scenario, store, clock=lambda: 0)
         out = io.StringIO()
-        assert render(StoreSource(store, fight.fight_id), TextWriter(out)) is None
+        render(StoreSource(store, fight.fight_id), TextWriter(out))  # returns None (mypy checks it): the text is out's
         assert out.getvalue() == render_records(EVENTS, "text")
 
 
@@ -183,8 +186,7 @@ class TestBucketedChart:
     equal runs), so the page's memory does not grow with its rounds."""
 
     @staticmethod
-    def chart(rounds: int):
-        from omen_replay.cards import Chart, Series
+    def chart(rounds: int) -> Chart:
 
         columns = ("start", *(f"round {n}" for n in range(1, rounds + 1)), "end")
         hp = tuple(range(len(columns)))
@@ -221,7 +223,7 @@ class TestBucketedChart:
                             clock=lambda: 0, combatants=[sheet("ash"), sheet("bo", side="b")])
         fight.roll_initiative()
         for _ in range(140):
-            fight.end_turn(fight.state.turn)
+            fight.end_turn(present(fight.state.turn))
         page = render_records(fight.events, "html")
         header = page.split('<table class="chart-data">', 1)[1].split("</thead>", 1)[0]
         assert header.count('<th scope="col">') - 1 <= MAX_COLUMNS

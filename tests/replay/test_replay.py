@@ -6,18 +6,20 @@ from pathlib import Path
 
 import pytest
 
-from omen_core import MemoryStore
+from omen_core import Fight, MemoryStore
+from omen_core.events import StoredEvent
+from omen_core.store import EventStore
 from omen_core.walk import project
 from omen_replay.demo import run_demo
 from omen_replay.replay import replay_records, step_through, summarise
 
 
-def demo_fight():
+def demo_fight() -> Fight:
     """The demo's fight, with a fixed clock."""
     return run_demo(MemoryStore(), clock=lambda: 0)
 
 
-def demo_events():
+def demo_events() -> list[StoredEvent]:
     """The demo's events, with a fixed clock."""
     return demo_fight().events
 
@@ -95,7 +97,8 @@ class TestReplayStore:
         from omen_core.events import LANDMARKS, UNDO_MARKERS, decode_line
         from omen_core.store import JsonlStore, SqliteStore
 
-        stores = [MemoryStore(), JsonlStore(tmp_path), SqliteStore(tmp_path / "f.db")]
+        sqlite = SqliteStore(tmp_path / "f.db")
+        stores: list[EventStore] = [MemoryStore(), JsonlStore(tmp_path), sqlite]
         for store in stores:
             fight = run_demo(store, clock=lambda: 0, finish=False)
             fight.undo()
@@ -106,9 +109,9 @@ class TestReplayStore:
             records = list(store.read("demo"))
             marks = [r for r in records if isinstance(r.event, LANDMARKS)]
             assert len([r for r in marks if isinstance(r.event, UNDO_MARKERS)]) == 3
-            decoded = []
+            decoded: list[bytes | str] = []
 
-            def counting(line, decoded=decoded):
+            def counting(line: bytes | str, decoded: list[bytes | str] = decoded) -> StoredEvent:
                 decoded.append(line)
                 return decode_line(line)
 
@@ -117,4 +120,4 @@ class TestReplayStore:
             assert store.landmarks("demo") == marks
             assert len(decoded) <= len(marks)
             monkeypatch.undo()
-        stores[2].close()
+        sqlite.close()

@@ -44,7 +44,7 @@ def test_the_digest_is_of_what_is_played_not_where_it_was_read(tmp_path: Path) -
     ('dice = "scripted"\n', "$.fight.dice", "seeded from the run's --seed"),
     ('dice = "seeded"\nseed = "' + "ab" * 16 + '"\n', "$.fight.seed", "gives no seed"),
 ])
-def test_dice_of_its_own_are_refused(tmp_path: Path, extra, field: str, said: str) -> None:
+def test_dice_of_its_own_are_refused(tmp_path: Path, extra: str, field: str, said: str) -> None:
     """An encounter's dice are seeded per fight: scripted dice or a seed of its own is refused, naming the field."""
     path = tmp_path / "e.toml"
     path.write_text('[fight]\nid = "e"\n' + extra + fighter("ash", "north", 9) + fighter("bo", "south", 9))

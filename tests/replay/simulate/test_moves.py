@@ -13,6 +13,7 @@ from omen_core.options import options
 from omen_core.seats import PLAYER_COMMANDS
 from omen_core.state import FightState
 from omen_replay.simulate.moves import legal_commands
+from omen_replay.simulate.play import Played
 from tests.random_fights import RandomFight, fights
 
 
@@ -46,7 +47,7 @@ def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: Rand
     assert_same_everywhere(list(rf.states.values()))
 
 
-def heads(played) -> list[FightState]:
+def heads(played: Played) -> list[FightState]:
     """The state after each command of a played fight (where the simulator asks for the next one)."""
     from omen_core.walk import StoreSource, step_through
 

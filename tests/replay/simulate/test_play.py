@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omen_core.events import DamageResolved, FightEnded, RoundStarted
-from omen_replay.simulate.encounter import load_encounter
-from omen_replay.simulate.play import Rules, SimulationError, fight_seed, play, sources
+from omen_core.commands import Command
+from omen_core.events import CommandIssued, DamageResolved, FightEnded, RoundStarted
+from omen_replay.simulate.encounter import Encounter, load_encounter
+from omen_replay.simulate.play import Played, Rules, SimulationError, fight_seed, play, sources
+from omen_replay.simulate.policies import Decision
 from omen_replay.verify import verify_store
 from tests.replay.simulate.encounters import EMBER_FORD_2V2
 
@@ -21,11 +23,11 @@ SEED = bytes(range(16))
 
 
 @pytest.fixture(scope="module")
-def ember_ford():
+def ember_ford() -> Encounter:
     return load_encounter(EMBER_FORD_2V2)
 
 
-def content(played) -> list[bytes]:
+def content(played: Played) -> list[bytes]:
     """A fight's log by content: each event's seq, batch and body (not its envelope's clock or hashes)."""
     return [msgspec.json.encode((r.seq, r.batch, r.event)) for r in played.fight.events]
 
@@ -69,7 +71,7 @@ class TestAFight:
         assert rec.first_down in {s.id for s in encounter.combatants}
         assert verify_store(played.fight.store, played.fight.fight_id).clean
 
-    def test_the_same_index_is_the_same_fight_event_for_event(self, ember_ford) -> None:
+    def test_the_same_index_is_the_same_fight_event_for_event(self, ember_ford: Encounter) -> None:
         """Fight 5 played twice gives the same log, event for event (content: seq, batch and every field), and
         the same record; fight 6 is another fight."""
         rules = Rules(policies={})
@@ -77,20 +79,20 @@ class TestAFight:
         assert content(first) == content(again) and first.record == again.record
         assert content(other) != content(first)
 
-    def test_the_policies_give_their_name_to_the_commands_they_choose(self, ember_ford) -> None:
+    def test_the_policies_give_their_name_to_the_commands_they_choose(self, ember_ford: Encounter) -> None:
         """Every command a policy chose is recorded as given by ``simulate:NAME``; the set-up by ``simulate``."""
         played = play(ember_ford, Rules(policies={"raiders": "cautious"}), 3, SEED, 0)
-        by = {r.event.by for r in played.fight.events if type(r.event).__name__ == "CommandIssued"}
+        by = {r.event.by for r in played.fight.events if isinstance(r.event, CommandIssued)}
         assert by == {"simulate", "simulate:aggressive", "simulate:cautious"}
 
-    def test_a_fight_no_side_wins_in_time_is_a_draw(self, ember_ford) -> None:
+    def test_a_fight_no_side_wins_in_time_is_a_draw(self, ember_ford: Encounter) -> None:
         """With a limit of 1 round, a fight still going after it ends as the GM's call: no winner, no side
         defeated, 1 round."""
         records = [play(ember_ford, Rules(policies={}, max_rounds=1), i, SEED, 0).record for i in range(12)]
         draws = [r for r in records if r.winner is None]
         assert draws and all((r.defeated, r.ended, r.rounds) == (None, "round_limit", 1) for r in draws)
 
-    def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford) -> None:
+    def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford: Encounter) -> None:
         """A user's policy that gives a command the rules refuse stops the fight with a SimulationError naming
         the fight, the policy, the side, the command and the rule."""
         from omen_core.commands import EndTurn
@@ -98,7 +100,7 @@ class TestAFight:
         class Stubborn:
             name = "stubborn"
 
-            def decide(self, decision):
+            def decide(self, decision: Decision) -> Command:
                 return EndTurn(who="nobody")
 
         refused = (r"fight 0: the 'stubborn' policy of \w+ gave \w+'s .*end_turn.*refused: \[setup\] "

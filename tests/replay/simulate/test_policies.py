@@ -25,7 +25,7 @@ from omen_replay.simulate.policies import (
     RandomPolicy,
     load_policy,
 )
-from tests.fights import scripted
+from tests.fights import as_, present, scripted
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,7 +85,7 @@ class TestAggressive:
             replace(sheet("kael", "heroes", STR=(6, 8)), weapons=(SWORD,)), sheet("vesh", "raiders")])
         fight.attack("kael", "vesh")
         asked = decision(fight.state, "vesh", "active_defense")
-        assert [o.miss for o in asked.odds] == ["0", "0"]
+        assert [present(o).miss for o in asked.odds] == ["0", "0"]
         assert Aggressive().decide(asked) == AnswerActiveDefense(defender="vesh")
         assert Cautious().decide(asked) == AnswerActiveDefense(defender="vesh", defense="dodge")
 
@@ -154,7 +154,7 @@ class TestWhatAPolicySees:
         asked = decision(fight.state, "kael")
         assert asked.view.combatant("skarn") is None
         assert "skarn" not in repr(asked.choices) and any(isinstance(c, DeclareAttack) for c in asked.choices)
-        assert Aggressive().decide(asked).target == "vesh"  # the weakest-looking enemy it can see
+        assert as_(Aggressive().decide(asked), DeclareAttack).target == "vesh"  # the weakest-looking enemy it can see
 
 
 class TestLoading:

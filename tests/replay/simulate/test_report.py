@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from omen_replay.simulate.encounter import load_encounter
+from omen_replay.simulate.encounter import Encounter, load_encounter
 from omen_replay.simulate.play import CombatantRecord, FightRecord, Rules
 from omen_replay.simulate.report import write_html
 from omen_replay.simulate.run import EncounterRun, Manifest, Run, Timing
@@ -19,7 +19,7 @@ from tests.browser import launch
 from tests.replay.simulate.encounters import EMBER_FORD_2V2
 
 
-def synthetic(encounter, n: int, seed: int) -> list[FightRecord]:
+def synthetic(encounter: Encounter, n: int, seed: int) -> list[FightRecord]:
     """``n`` records of the Ember Ford's four with every spread a report can meet: 1 to 50 rounds, draws, each
     side winning, any combatant down or first down (made up: the page's size is what is measured)."""
     rng = random.Random(seed)

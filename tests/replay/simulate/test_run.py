@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 
 from omen_replay.simulate.encounter import load_encounter
 from omen_replay.simulate.play import Rules
-from omen_replay.simulate.run import RunError, dask, pool, read_run, regenerate, serial, simulate
+from omen_replay.simulate.run import Run, RunError, dask, pool, read_run, regenerate, serial, simulate
 from tests.replay.simulate.encounters import mirror_duel
 
 SEED = bytes.fromhex("5eed" * 8)
 
 
-def summaries(run) -> bytes:
+def summaries(run: Run) -> bytes:
     """Everything a run found, as bytes: each encounter's summary and records (not its timing)."""
     return msgspec.json.encode([(e.summary, e.records) for e in run.encounters])
 
@@ -88,7 +89,7 @@ class TestOptionsAreChecked:
         ({"until_ci": 0.7}, "between 0 and 0.5"),
         ({"fights": 10, "batch": 0}, "at least 1"),
     ])
-    def test_bad_options_are_refused_before_any_fight(self, tmp_path: Path, options, said: str) -> None:
+    def test_bad_options_are_refused_before_any_fight(self, tmp_path: Path, options: dict[str, Any], said: str) -> None:
         """A run without a number of fights or a target, with both, or with impossible numbers is refused,
         saying which."""
         encounter = load_encounter(mirror_duel(tmp_path))
