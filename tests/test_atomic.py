@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import random
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,7 +184,8 @@ def command_of(table: Table, tag: str, choice: Choice) -> Command:
     args = dict(choice.args)
     if tag == "reveal_seed" and table.seed is not None:
         args["seed"] = table.seed.hex()
-    return msgspec.convert({"command": tag, **args}, Command)
+    command: Command = msgspec.convert({"command": tag, **args}, Command)
+    return command
 
 
 def play(table: Table, command: Command) -> None:
@@ -207,9 +208,9 @@ class Asked:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.spoilt: list[object] | None = None
+        self.spoilt: list[Any] | None = None  # any faces at all, numbers or not: their refusal is tested
 
-    def __call__(self, request: RollRequest) -> list[object]:
+    def __call__(self, request: RollRequest) -> list[Any]:
         if self.spoilt is not None:
             return list(self.spoilt)
         return [self.rng.randint(1, sides) for _, sides in request.pool]
@@ -267,7 +268,8 @@ def faces_for(sides: list[int]) -> st.SearchStrategy[tuple[object, ...]]:
     right = st.tuples(*(st.integers(1, s) for s in sides))
 
     def spoil(faces: tuple[int, ...]) -> st.SearchStrategy[tuple[object, ...]]:
-        spoils = [st.just(faces)] * 4 + [st.just((*faces, 1)), st.just((*faces, *faces))]
+        same: st.SearchStrategy[tuple[object, ...]] = st.just(faces)
+        spoils = [same] * 4 + [st.just((*faces, 1)), st.just((*faces, *faces))]
         if faces:
             spoils.append(st.just(faces[:-1]))
             spoils.append(st.tuples(st.integers(0, len(faces) - 1), FACES | st.sampled_from(
@@ -311,7 +313,7 @@ def sheets_for(draw: st.DrawFn, ctx: Ctx) -> CombatantSheet:
     primary dice 5, duplicate weapon ids, an unknown damage type, an id already in the fight...)."""
     cid = draw(st.sampled_from(("eve", "eve", *ctx.names, "bad id!", "")))
     base = draw(combatants(cid, draw(st.sampled_from((*SIDES, "new-side", "")))))
-    breaks = {
+    breaks: dict[str, Callable[[CombatantSheet], CombatantSheet]] = {
         "none": lambda s: s,
         "die": lambda s: replace(s, attributes=replace(s.attributes, STR=Attribute(
             die=draw(st.sampled_from(("d1", "d0", "6", "d6.5", "D6", "d-4", "d99999"))), bonus=-1))),
@@ -327,7 +329,7 @@ def sheets_for(draw: st.DrawFn, ctx: Ctx) -> CombatantSheet:
                                                               level=-1)}),
         "armor": lambda s: replace(s, armor=Armor(rating=-1), shield=Shield(block_rating=-2)),
         "multiply": lambda s: replace(s, incoming_damage=IncomingDamage(
-            multiply=draw(st.sampled_from(("1/0", "-1", "x", -0.5, float("nan"), "7/5", 0.0))))),
+            multiply=bad(draw(st.sampled_from(("1/0", "-1", "x", -0.5, float("nan"), "7/5", 0.0)))))),
     }
     broken = breaks[draw(st.sampled_from(sorted(breaks)))](base)
     if draw(st.integers(0, 9)) == 0:  # duplicate ids: the constructor refuses them, so force them in
@@ -337,7 +339,12 @@ def sheets_for(draw: st.DrawFn, ctx: Ctx) -> CombatantSheet:
     return broken
 
 
-def consequences(draw: st.DrawFn) -> tuple[object, ...]:
+def bad(value: object) -> Any:
+    """``value`` where a field takes another type or range, on purpose: its refusal is what is tested."""
+    return value
+
+
+def consequences(draw: st.DrawFn) -> tuple[Any, ...]:
     """Consequences for branches and effects: legal ones, or an unknown damage type or condition, zero stacks, a
     d1, zero dice, negative flat damage, a recipient that is no one."""
     one = st.sampled_from((
@@ -345,7 +352,7 @@ def consequences(draw: st.DrawFn) -> tuple[object, ...]:
         DealDamage(flat=1, damage_type="banana"), ApplyCondition(condition="Banana"),
         ApplyCondition(condition="Exhausted", stacks=0), DealDamage(dice=DamageDice(die="d1"), damage_type="cold"),
         DealDamage(dice=DamageDice(count=0, die="d6"), damage_type="cold"), DealDamage(flat=-5, damage_type="fire"),
-        ApplyCondition(condition="Prone", to="nobody"), DealDamage(flat=10**30, damage_type="fire")))
+        ApplyCondition(condition="Prone", to=bad("nobody")), DealDamage(flat=10**30, damage_type="fire")))
     return tuple(draw(st.lists(one, max_size=3)))
 
 
@@ -440,7 +447,7 @@ def made_up(draw: st.DrawFn, ctx: Ctx) -> Command:
             fields["dice"] = draw(st.none() | st.none() | st.lists(FACES, max_size=8).map(tuple))
         elif field.required or draw(st.booleans()):
             fields[field.name] = draw(arguments(ctx, cls, field.name))
-    command = cls(**fields)
+    command: Command = cls(**fields)
     if draw(st.integers(0, 3)) == 0:
         raw = msgspec.to_builtins(command)
         if raw and draw(st.booleans()):
@@ -448,7 +455,8 @@ def made_up(draw: st.DrawFn, ctx: Ctx) -> Command:
         if draw(st.booleans()):
             raw[draw(st.sampled_from(("weapons", "hp", "extra", "dice")))] = draw(JUNK)
         with contextlib.suppress(msgspec.ValidationError):  # a dict that does not convert is not the engine's
-            return msgspec.convert(raw, Command)
+            converted: Command = msgspec.convert(raw, Command)
+            return converted
     return command
 
 
@@ -576,7 +584,7 @@ def test_exhausted_needs_a_stack(table: Table, stacks: int) -> None:
 @pytest.mark.parametrize(("faces", "error"), [
     ((3, 4), SurplusFaces), ((3, 3, 3), SurplusFaces), ((), FacesNeeded), ((7,), InvalidDieFace),
     ((0,), InvalidCommand), ((10**6 + 1,), InvalidCommand), ((10**30,), InvalidCommand)])
-def test_a_check_with_the_wrong_faces_is_refused(table: Table, faces, error) -> None:
+def test_a_check_with_the_wrong_faces_is_refused(table: Table, faces: tuple[int, ...], error: type[OmenError]) -> None:
     """A check on a d6 carrying more faces than it rolls, none, a 7, a 0 or a huge face is refused, and the
     scripted queue is left as it was."""
     exc = refused(table, StaticCheck(check=CheckSpec(who="ana", attribute="AGI"), difficulty=5, dice=faces))

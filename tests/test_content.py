@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import pytest
@@ -24,6 +25,7 @@ from omen_core.content import (
     read_content,
 )
 from omen_core.errors import ContentError
+from tests.fights import present
 
 GOOD = """
 id = "kael"
@@ -89,7 +91,7 @@ class TestLoadSheet:
         with pytest.raises(ContentError) as info:
             decode_content(text, CombatantSheet, source="s.toml", fmt="toml")
         assert info.value.path == path and str(info.value).startswith(f"s.toml:{info.value.line}: ")
-        assert path.rsplit(".", 1)[-1] in text.splitlines()[info.value.line - 1]
+        assert path.rsplit(".", 1)[-1] in text.splitlines()[present(info.value.line) - 1]
 
     def test_broken_toml_is_reported(self) -> None:
         """Text that is not TOML at all is a ContentError naming the source."""
@@ -275,13 +277,15 @@ class TestSheetGear:
         rapier = sheet.weapon("rapier")
         assert rapier == Weapon(id="rapier", name="Rapier", weapon_damage=3, hit_bonus=1, damage_type="piercing",
                                 properties=frozenset({"finesse", "magical"}), parry_rating=2)
-        assert sheet.weapon("wand").properties == {"spell", "ranged"} and sheet.weapon("wand").weapon_damage == 0
+        wand = present(sheet.weapon("wand"))
+        assert wand.properties == {"spell", "ranged"} and wand.weapon_damage == 0
         assert sheet.armor == Armor(name="chain", rating=3, magical=False)
         assert sheet.shield == Shield(block_rating=2, magical=True)
         assert sheet.training == Training(hit_bonus=1, veteran_shield=True)
         assert sheet.resistances == {"fire": 2, "physical": 1}
         f = sheet.features
-        assert (f.extra_primary_dice, f.rogue_routing, f.will_conversion, f.rage.count, f.rage.sides) == (
+        rage = present(f.rage)
+        assert (f.extra_primary_dice, f.rogue_routing, f.will_conversion, rage.count, rage.sides) == (
             1, True, True, 2, 6)
         assert (sheet.incoming_damage.multiply, sheet.incoming_damage.add) == (0.5, 1)
         assert [w.id for w in sheet.wielded()] == ["rapier", "wand"]
@@ -310,7 +314,7 @@ class TestSheetGear:
     def test_weapon_defaults(self) -> None:
         """A weapon with only an id does slashing damage, WD 0, no properties, Parry Rating 0, labelled by its id."""
         sheet = decode_content(geared(gear='[[weapons]]\nid = "club"\n'), CombatantSheet, fmt="toml")
-        club = sheet.weapon("club")
+        club = present(sheet.weapon("club"))
         assert (club.damage_type, club.weapon_damage, club.properties, club.parry_rating, club.label) == (
             "slashing", 0, frozenset(), 0, "club")
 
@@ -342,7 +346,7 @@ class TestSheetGearErrors:
             decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
         assert info.value.path == "$.weapons[1].properties[1]" and "rnaged" in str(info.value)
         assert str(info.value).startswith(f"k.toml:{info.value.line}: ")
-        assert '"rnaged"' in text.splitlines()[info.value.line - 1]
+        assert '"rnaged"' in text.splitlines()[present(info.value.line) - 1]
 
     def test_unknown_gear_key(self) -> None:
         """A typo inside a gear table (``ratin``) is refused naming $.armor."""
@@ -421,7 +425,7 @@ class TestReadContent:
     @pytest.mark.parametrize("fmt,text", [("toml", "a = " + "[" * 500 + "]" * 500),
                                           ("toml", "a = " + "{b = " * 500 + "1" + "}" * 500),
                                           ("json", "[" * 5000 + "]" * 5000)])
-    def test_deep_nesting_is_a_content_error(self, fmt: str, text) -> None:
+    def test_deep_nesting_is_a_content_error(self, fmt: Literal["toml", "json"], text: str) -> None:
         """Nesting too deep for the decoder is a ContentError naming the source, not a RecursionError."""
         with pytest.raises(ContentError, match=r"deep.x:1: not valid .*: nested too deeply"):
             decode_content(text, CombatantSheet, source="deep.x", fmt=fmt)

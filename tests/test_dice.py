@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,11 +25,12 @@ from omen_core.dice import (
     seeded_mismatches,
 )
 from omen_core.errors import DiceError, DiceExhausted, InvalidDieFace
+from omen_core.parts import RollPurpose
 
 SEED = bytes(range(32))
 
 
-def request(*sides: int, counter: int = 1, purpose: str = "hit") -> RollRequest:
+def request(*sides: int, counter: int = 1, purpose: RollPurpose = "hit") -> RollRequest:
     """A roll request with a primary die per size given."""
     return RollRequest("fight-1", counter, purpose, "kael", tuple(("primary", s) for s in sides))
 
@@ -108,7 +110,7 @@ class TestSeededDice:
         assert seeded_faces(seed)("f-1", counter, index, sides) == seeded_face(seed, "f-1", counter, index, sides)
 
     @pytest.mark.parametrize("sides", [1, (1 << 64) + 1, 10**20])
-    def test_a_die_no_64_bit_draw_can_give_is_refused(self, sides) -> None:
+    def test_a_die_no_64_bit_draw_can_give_is_refused(self, sides: int) -> None:
         """A d1, or a die past d2^64 (every 64-bit draw would be rejected: the draw would never end), is a DiceError
         from both functions, never a loop."""
         with pytest.raises(DiceError, match="d2 to a d2"):
@@ -146,7 +148,7 @@ class TestManualDice:
         assert [d.face for d in rolled.dice] == [3, 6] and rolled.source == "manual"
 
     @pytest.mark.parametrize("face", [0, 9, -1, "4", 2.0, None])
-    def test_invalid_face_is_refused_with_the_roll_named(self, face: float | str | None) -> None:
+    def test_invalid_face_is_refused_with_the_roll_named(self, face: Any) -> None:
         """A face outside 1..sides (or not a whole number) is refused, naming the die and the roll."""
         with pytest.raises(InvalidDieFace, match=r"d8 \(for roll #1 \(hit by kael"):
             roll(ManualDice(lambda req: [face]), request(8))

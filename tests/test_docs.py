@@ -6,6 +6,7 @@ import re
 import shutil
 import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from omen_core import MemoryStore
 from omen_core.dice import seeded_face
 from omen_core.events import encode_line
 from omen_replay.demo import run_demo
+from tests.fights import present
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "omen_replay" / "data"
@@ -24,7 +26,7 @@ def python_blocks(doc: str) -> list[str]:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A working directory holding the sample sheets and a demo log as fight.jsonl."""
     for sheet in DATA.glob("*.toml"):
         shutil.copy(sheet, tmp_path / sheet.name)
@@ -34,16 +36,16 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return tmp_path
 
 
-def test_readme_api_example_runs(workdir) -> None:
+def test_readme_api_example_runs(workdir: Path) -> None:
     """The README's Python API tour runs as written and leaves a verified-seed fight."""
     (block,) = python_blocks("README.md")
-    scope: dict = {}
+    scope: dict[str, Any] = {}
     exec(block, scope)
     assert scope["fight"].state.revealed_seed is not None
     assert scope["contest"].winner in {"kael", "vesh"}
 
 
-def test_events_doc_chain_check_runs(workdir) -> None:
+def test_events_doc_chain_check_runs(workdir: Path) -> None:
     """The standalone chain check in docs/events.md passes on a real log and fails on a changed one."""
     (block,) = python_blocks("docs/events.md")
     exec(block, {})
@@ -53,10 +55,10 @@ def test_events_doc_chain_check_runs(workdir) -> None:
         exec(block, {})
 
 
-def test_dice_doc_function_is_the_engines(workdir) -> None:
+def test_dice_doc_function_is_the_engines(workdir: Path) -> None:
     """The seeded_face printed in docs/dice.md computes exactly what omen_core.dice.seeded_face does."""
     (block,) = python_blocks("docs/dice.md")
-    scope: dict = {}
+    scope: dict[str, Any] = {}
     exec(block, scope)
     seed = bytes(range(32))
     for counter in range(1, 40):
@@ -115,7 +117,7 @@ def test_readme_demo_excerpt_is_what_the_demo_says() -> None:
     events = run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
     told = {" ".join(f"#{line.seq} {line.text}".split()) for line in narrate(events)}
     readme = (ROOT / "README.md").read_text()
-    excerpt = re.search(r"```text\n(#7 .*?)```", readme, re.S)[1]
+    excerpt = present(re.search(r"```text\n(#7 .*?)```", readme, re.S))[1]
     quoted = [" ".join(line.split()) for line in excerpt.splitlines() if line.startswith("#")]
     assert quoted and all(line in told for line in quoted), [q for q in quoted if q not in told]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -17,7 +19,7 @@ from omen_core import (
     SeededDice,
 )
 from omen_core.content import ApplyCondition, DealDamage, SaveEffect
-from omen_core.decide import CallSave, Contest, StaticCheck
+from omen_core.decide import CallSave, Command, Contest, StaticCheck
 from omen_core.dice import commitment
 from omen_core.errors import (
     DiceExhausted,
@@ -38,7 +40,7 @@ from omen_core.events import (
     StaticCheckResolved,
 )
 from omen_core.walk import project
-from tests.fights import scripted
+from tests.fights import as_, scripted
 from tests.sheets import sheet
 
 KAEL = sheet("kael", STR=(8, 2), AGI=(6, 1), FCS=(6, 1),
@@ -120,7 +122,8 @@ class TestCommandRecord:
         command = StaticCheck(check=CheckSpec(who="kael", skill="Athletics"), difficulty=7)
         stored = fight.execute(command, by="gm")
         assert [type(r.event) for r in stored] == [CommandIssued, DiceRolled, StaticCheckResolved]
-        assert (stored[0].event.command, stored[0].event.by) == (command, "gm")
+        issued = stored[0].as_(CommandIssued)
+        assert (issued.command, issued.by) == (command, "gm")
         assert [(r.seq, r.batch, r.batch_size) for r in stored] == [(4, 4, 3), (5, 4, 3), (6, 4, 3)]
         assert fight.events[-3:] == stored
         assert [(r.batch, r.batch_size) for r in fight.events[:3]] == [(1, 1), (2, 1), (3, 1)]  # set-up events
@@ -200,7 +203,8 @@ class TestRefusals:
             name="x", save="AGI", against="INT", on_failure=(DealDamage(flat=2, damage_type="sonic"),))),
          RuleViolation, "C14"),
     ])
-    def test_rule_violation_names_rule_and_appends_nothing(self, command, error, rule: str) -> None:
+    def test_rule_violation_names_rule_and_appends_nothing(self, command: Command, error: type[RuleViolation],
+                                                           rule: str) -> None:
         """A command that breaks a rule raises with the rule id; the log and the dice are untouched."""
         fight = fight_with([6, 6, 6])
         before = fight.events
@@ -241,7 +245,7 @@ class TestSeed:
         assert isinstance(revealed, SeedRevealed) and revealed.seed == bytes(range(32)).hex()
         assert isinstance(committed, SeedCommitted) and committed.commitment == commitment(bytes(range(1, 33)))
         assert fight.state.seed_commitment == committed.commitment and fight.state.revealed_seed is None
-        assert fight.dice.seed == bytes(range(1, 33))
+        assert as_(fight.dice, SeededDice).seed == bytes(range(1, 33))
 
     def test_reveal_after_the_end_commits_to_nothing(self) -> None:
         """C42: in a fight that has ended the reveal is the last word on the dice: no fresh seed."""
@@ -406,7 +410,7 @@ class TestValidated:
         assert validated(EndTurn(who="kael")) is not first  # no memo given: decoded afresh
 
     @pytest.mark.parametrize("difficulty", [5.0, True])
-    def test_a_value_equal_in_python_but_not_in_json_is_still_refused(self, difficulty: bool | float) -> None:
+    def test_a_value_equal_in_python_but_not_in_json_is_still_refused(self, difficulty: Any) -> None:
         """``5.0`` and ``True`` equal ``5`` and ``1`` in Python, and a command holding them compares equal to one
         validated before, but their JSON differs and the integer field refuses them, naming it."""
         from omen_core.engine import CommandMemo, validated

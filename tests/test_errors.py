@@ -25,7 +25,7 @@ class TestHierarchy:
 
     @pytest.mark.parametrize("kind", [ContentError, LogCorrupted, TornTail, errors.InvalidDieFace,
                                       errors.UnknownFight])
-    def test_bad_input_errors(self, kind) -> None:
+    def test_bad_input_errors(self, kind: type[OmenError]) -> None:
         """Errors about malformed input are BadInput, which the CLI maps to exit code 2."""
         assert issubclass(kind, BadInput)
 

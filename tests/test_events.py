@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -75,7 +76,8 @@ class TestEventTypes:
 
 class TestTypedAccess:
     @given(events, st.sampled_from(EVENT_TYPES), st.integers(1, 10**6))
-    def test_as_gives_the_event_of_its_own_type_and_refuses_any_other(self, event: Event, kind, seq: int) -> None:
+    def test_as_gives_the_event_of_its_own_type_and_refuses_any_other(self, event: Event, kind: type[EventBase],
+                                                                       seq: int) -> None:
         """``StoredEvent.as_(kind)`` is the event itself when it is a ``kind``; otherwise UnexpectedEvent names the
         seq, the type asked for and the type held."""
         rec = seal("f", seq, 0, GENESIS_HASH, event)
@@ -223,7 +225,7 @@ class TestLineHash:
         assert line_hash("z" * 64, line) is None
 
     @pytest.mark.parametrize("value", ["0" * 63, "0" * 65, "g" * 64, "A" * 64, " " + "0" * 63, "", "0x" + "0" * 62])
-    def test_is_hex64_rejects_non_hex(self, value) -> None:
+    def test_is_hex64_rejects_non_hex(self, value: str) -> None:
         """is_hex64 accepts only 64 lowercase hex digits."""
         assert not is_hex64(value)
 
@@ -232,7 +234,7 @@ class TestLineHash:
         assert is_hex64(hashlib.sha256(b"x").hexdigest()) and is_hex64(GENESIS_HASH)
 
 
-def _v1_line(rec: StoredEvent, totals: Callable[[dict], list[dict]]) -> bytes:
+def _v1_line(rec: StoredEvent, totals: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> bytes:
     """``rec`` as schema version 1 wrote it: no ``batch_size``, each roll total's ``counter`` called ``roll``
     (``totals`` picks them out of the decoded event), hashed over its own bytes."""
     doc = json.loads(encode_line(rec))
@@ -258,7 +260,7 @@ class TestUpcast:
         assert b'"roll":2' in line and b"counter" not in line and b"batch_size" not in line
         old = decode_line(line)
         assert (old.schema_version, old.batch_size, old.seq, old.batch) == (1, 0, 3, 3)
-        assert old.event == rec.event and old.event.check.counter == 2
+        assert old.event == rec.event and old.as_(StaticCheckResolved).check.counter == 2
         assert line_hash(GENESIS_HASH, line) == old.hash != rec.hash
 
     def test_v1_roll_off_renames_every_total(self) -> None:
@@ -266,7 +268,7 @@ class TestUpcast:
         rolls = (_total("kael", 5, 3), _total("vesh", 6, 4))
         rec = seal("f", 7, 42, GENESIS_HASH, InitiativeRollOff(group=("kael", "vesh"), rolls=rolls))
         old = decode_line(_v1_line(rec, lambda event: event["rolls"]))
-        assert old.schema_version == 1 and [r.counter for r in old.event.rolls] == [5, 6]
+        assert old.schema_version == 1 and [r.counter for r in old.as_(InitiativeRollOff).rolls] == [5, 6]
         assert old.event == rec.event
 
     def test_v2_line_with_roll_is_refused(self) -> None:

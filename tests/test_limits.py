@@ -12,6 +12,7 @@ from omen_core.errors import ContentError
 from omen_core.events import GENESIS_HASH, DiceRolled, decode_line, encode_line, seal
 from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES
 from omen_core.parts import Die
+from tests.fights import present
 from tests.test_content import geared
 
 
@@ -38,11 +39,12 @@ class TestSheets:
         assert info.value.path == "$.features.rage.die"
 
     @pytest.mark.parametrize("count, ok", [(MAX_DICE, True), (MAX_DICE + 1, False), (10**9, False)])
-    def test_the_most_dice_of_one_kind(self, count, ok: bool) -> None:
+    def test_the_most_dice_of_one_kind(self, count: int, ok: bool) -> None:
         """100 rage dice load; 101, or 10^9, are refused at $.features.rage.count before anything is rolled."""
         text = sheet_with_rage(f'{{ count = {count}, die = "d6" }}')
         if ok:
-            assert decode_content(text, CombatantSheet, source="k.toml", fmt="toml").features.rage.count == count
+            rage = decode_content(text, CombatantSheet, source="k.toml", fmt="toml").features.rage
+            assert present(rage).count == count
             return
         with pytest.raises(ContentError) as info:
             decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
@@ -71,7 +73,7 @@ class TestStoredLines:
         return good.replace(b'"sides":6,"face":1', f'"sides":{sides},"face":{face}'.encode())
 
     @pytest.mark.parametrize("sides, face", [(MAX_SIDES + 1, 1), (2**64 + 1, 1), (6, MAX_SIDES + 1)])
-    def test_a_recorded_die_beyond_the_largest_is_undecodable(self, sides, face) -> None:
+    def test_a_recorded_die_beyond_the_largest_is_undecodable(self, sides: int, face: int) -> None:
         """A stored die with more than 1000 sides (verify once looped forever on 2^64 + 1) or a face above 1000
         does not decode: the readers report the line as malformed instead of rolling it again."""
         with pytest.raises(msgspec.ValidationError):
@@ -79,4 +81,4 @@ class TestStoredLines:
 
     def test_the_largest_recorded_die_decodes(self) -> None:
         """A d1000 showing 1000 decodes (the hash no longer matches the edit: that is verify's finding)."""
-        assert decode_line(self.line_with_die(MAX_SIDES, MAX_SIDES)).event.dice[0].sides == MAX_SIDES
+        assert decode_line(self.line_with_die(MAX_SIDES, MAX_SIDES)).as_(DiceRolled).dice[0].sides == MAX_SIDES

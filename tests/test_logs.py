@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import structlog
+from structlog.typing import EventDict
 
 from omen_core.logs import get_logger
 
@@ -28,9 +29,9 @@ class Recorder:
     """A structlog processor that keeps every event dict and drops the line."""
 
     def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
+        self.lines: list[EventDict] = []
 
-    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> Any:
+    def __call__(self, logger: Any, method: str, event: EventDict) -> Any:
         self.lines.append(event)
         raise structlog.DropEvent
 

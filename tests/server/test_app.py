@@ -42,7 +42,8 @@ SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
 
 def sheet(name: str) -> dict[str, Any]:
     """An Ember Ford sheet (omen_replay/data/ember-ford/sheets) as JSON, the way a client sends it."""
-    return msgspec.to_builtins(load_sheet(SHEETS / f"{name}.toml"))
+    built: dict[str, Any] = msgspec.to_builtins(load_sheet(SHEETS / f"{name}.toml"))
+    return built
 
 
 def as_json(value: Any) -> Any:
@@ -296,7 +297,11 @@ class TestTokens:
         table.create()
         asked: list[str] = []
         original = table.keep.seat
-        monkeypatch.setattr(table.keep, "seat", lambda token: asked.append(token) or original(token))
+        def seat(token: str) -> Any:
+            asked.append(token)
+            return original(token)
+
+        monkeypatch.setattr(table.keep, "seat", seat)
         for _ in range(3):
             assert table.client.get("/fights/duel/options", headers=table.auth()).status_code == 200
         assert asked == [table.gm]
@@ -403,7 +408,7 @@ def on_disk(tmp_path: Path) -> Any:
 
 class TestHostileInput:
     @pytest.mark.parametrize("path", POSTS)
-    def test_json_nested_a_thousand_deep_is_400_and_writes_nothing(self, on_disk: Any, path) -> None:
+    def test_json_nested_a_thousand_deep_is_400_and_writes_nothing(self, on_disk: Any, path: str) -> None:
         """JSON nested 1,000 deep on any POST (POST /fights without a token included) is 400 at $, answered before
         anything decodes it; the log is untouched."""
         before = lines(on_disk.store, "duel")
@@ -436,7 +441,7 @@ class TestHostileInput:
         assert answer.status_code == 200 and answer.json()["events"] == []
 
     @pytest.mark.parametrize("last", ["²", "x", "-1", str(MAX_SEQ + 1), "9" * 40])
-    def test_a_last_event_id_that_is_no_seq_is_400_before_the_stream(self, on_disk: Any, last) -> None:
+    def test_a_last_event_id_that_is_no_seq_is_400_before_the_stream(self, on_disk: Any, last: str) -> None:
         """Last-Event-ID '²' (str.isdigit takes it, int does not), a number past 2^63 - 1 or anything else not a
         seq is 400 naming the header, before the 200 of a stream."""
         answer = on_disk.client.get("/fights/duel/stream", headers={**on_disk.auth(), "Last-Event-ID": last.encode()})
@@ -453,7 +458,7 @@ class TestHostileInput:
         {"command": "start_fight", "ruleset": {}, "dice_source": "manual"},
         {"command": "join", "sheet": {}},
     ])
-    def test_the_set_up_commands_are_not_http_commands(self, on_disk: Any, command) -> None:
+    def test_the_set_up_commands_are_not_http_commands(self, on_disk: Any, command: dict[str, Any]) -> None:
         """start_fight and join are not among the commands HTTP takes (POST /fights starts a fight, its roster
         whole): 400 at the command's tag."""
         answer = on_disk.command(command)
@@ -497,7 +502,7 @@ class TestLimits:
         ({"combatants": [{**sheet("kael"), "id": f"k{i}"} for i in range(MAX_COMBATANTS + 1)]}, "$.combatants"),
         ({"hidden": ["kael"] * (MAX_COMBATANTS + 1)}, "$.hidden"),
     ])
-    def test_a_fight_past_a_bound_is_400_naming_the_field(self, table: Any, more, field: str) -> None:
+    def test_a_fight_past_a_bound_is_400_naming_the_field(self, table: Any, more: dict[str, Any], field: str) -> None:
         """A title, a note, a roster or a hidden list past its bound (docs/server.md "Limits") is 400 at its
         field, and nothing is stored."""
         body = {"id": "big", "combatants": [sheet("kael"), sheet("vesh")], **more}
@@ -581,10 +586,10 @@ class TestFightsPaged:
         assert table.client.get("/fights").json()["fights"][0]["head"]["seq"] == table.store.version("f0")
 
     @pytest.mark.parametrize("query", ["limit=0", f"limit={FIGHTS_PAGE + 1}", "after=" + "x" * 129])
-    def test_bad_paging_is_400(self, table: Any, query) -> None:
+    def test_bad_paging_is_400(self, table: Any, query: str) -> None:
         """A limit outside 1..100 or an after longer than an id is 400 naming the query parameter."""
         answer = table.client.get(f"/fights?{query}")
-        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=')[0]}"
+        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=', maxsplit=1)[0]}"
 
     def test_the_set_up_page_lists_a_page_of_fights_and_links_the_next(self, table: Any,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,7 +76,7 @@ def test_every_curl_example_of_the_server_doc_answers_as_documented(tmp_path: Pa
                                     content=asked["body"])
             assert answer.status_code < 300, (" ".join(words), answer.status_code, answer.text)
             ran += 1
-            said = answer.json() if answer.headers["content-type"].startswith("application/json") else None
+            said: Any = answer.json() if answer.headers["content-type"].startswith("application/json") else None
             if asked["path"] == "/fights" and asked["method"] == "POST":
                 names.update(FIGHT=said["fight_id"], TOKEN=said["gm_token"])
             elif asked["path"].endswith("/seats") and asked["method"] == "POST":

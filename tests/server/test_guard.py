@@ -29,7 +29,7 @@ def depth(value: object) -> int:
 
 class TestTooDeep:
     @given(JSON, st.integers(0, 12))
-    def test_a_document_is_too_deep_exactly_when_it_nests_past_the_limit(self, value, limit: int) -> None:
+    def test_a_document_is_too_deep_exactly_when_it_nests_past_the_limit(self, value: object, limit: int) -> None:
         """For any JSON document (brackets and quotes inside its strings included), too_deep is depth > limit."""
         assert too_deep(json.dumps(value).encode(), limit) == (depth(value) > limit)
 

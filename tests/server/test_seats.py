@@ -238,7 +238,8 @@ STEP = st.one_of(st.integers(0, 10_000).map(lambda n: ("offer", n)),
                                                                 HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=4, max_size=25), hp=st.sampled_from(["exact", "banded", "hidden"]),
        dice=st.sampled_from(["seeded", "manual"]))
-def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps, hp: str, dice: str) -> None:
+def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps: list[tuple[str, Any]], hp: str,
+                                                               dice: str) -> None:
     """Random fights played through the API (commands picked from the GM's options and given by the seat that
     plays the actor, undo and redo among them, and random refused commands from the players): no byte served to a
     player or spectator (state, options, events, the stream, explanations, verify, answers and errors) holds a
@@ -271,9 +272,9 @@ def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps, hp: str, d
                 answer = seats.post(kind, {"command": value})
                 assert answer.status_code < 500, answer.text
             seats.look()
-        for who, what, body in seats.served:
+        for who, what, served in seats.served:
             typed = what.encode() if what.startswith("POST") else b""
-            assert not leaks(body, typed), (who, what, leaks(body, typed)[:3])
+            assert not leaks(served, typed), (who, what, leaks(served, typed)[:3])
     Fight.load(table.store, "ford")
 
 

@@ -28,7 +28,7 @@ class Watch:
     """Every console error, page error, failed request and request outside the server, of every page."""
 
     def __init__(self, origin: str):
-        self.origin, self.errors, self.outside = origin, [], []
+        self.origin, self.errors, self.outside = origin, list[str](), list[str]()
 
     def page(self, context: Any) -> Any:
         page = context.new_page()

@@ -21,6 +21,7 @@ from omen_core.commands import (
 from omen_core.content import DealDamage, SaveEffect, load_sheet
 from omen_core.events import EVENT_TYPES
 from omen_core.parts import Modifier
+from omen_core.seats import HpDisplay
 from omen_server.views import (
     EVENT_VIEWS,
     PLAYER_COMMANDS,
@@ -35,6 +36,7 @@ from omen_server.views import (
     seen_event,
     sight_of,
 )
+from tests.fights import present
 from tests.server.test_app import SHEETS
 
 
@@ -122,7 +124,7 @@ def test_an_attack_shows_others_totals_but_not_their_terms() -> None:
 @pytest.mark.parametrize("hp,shown", [("exact", {"before": 12, "after": 7}),
                                       ("banded", {"before": "unhurt", "after": "hurt"}),
                                       ("hidden", {})])
-def test_others_hp_shows_as_the_table_settings_say(hp: str, shown) -> None:
+def test_others_hp_shows_as_the_table_settings_say(hp: HpDisplay, shown: dict[str, object]) -> None:
     """resource_changed on another's HP: exact, a band (unhurt / hurt / bloodied / down) or withheld; Will is
     always its owner's."""
     fight = _fight()
@@ -232,14 +234,14 @@ def test_a_save_effect_is_its_callers_and_the_others_see_a_save() -> None:
     fight = _fight()
     called, resolved = _saved(fight, caller="vesh")
     kael = _sight(fight)
-    assert seen_event(called, kael).event["effect"] == {"name": UNNAMED_EFFECT, "save": "AGI", "against": "FCS",
-                                                         "spell": True, "action_cost": 1}
-    assert seen_event(resolved, kael).event["effect"] == UNNAMED_EFFECT
+    assert present(seen_event(called, kael).event)["effect"] == {
+        "name": UNNAMED_EFFECT, "save": "AGI", "against": "FCS", "spell": True, "action_cost": 1}
+    assert present(seen_event(resolved, kael).event)["effect"] == UNNAMED_EFFECT
     vesh = _sight(fight, own=("vesh",))
-    whole = seen_event(called, vesh).event["effect"]
+    whole = present(seen_event(called, vesh).event)["effect"]
     assert whole == msgspec.to_builtins(called.event.effect) and whole["on_failure"]
-    assert seen_event(resolved, vesh).event["effect"] == "Cinder breath"
-    assert seen_event(called, Sight(kind="gm")).event["effect"]["name"] == "Cinder breath"
+    assert present(seen_event(resolved, vesh).event)["effect"] == "Cinder breath"
+    assert present(seen_event(called, Sight(kind="gm")).event)["effect"]["name"] == "Cinder breath"
 
 
 def test_a_save_effect_the_gm_made_public_is_named_to_every_seat() -> None:
@@ -248,10 +250,10 @@ def test_a_save_effect_the_gm_made_public_is_named_to_every_seat() -> None:
     fight = _fight()
     called, resolved = _saved(fight, caller="vesh")
     index = dict(found for rec in fight.store.read("duel") if (found := participants_of(rec)) is not None)
-    public = sight_of("spectator", (), fight.state, (), "banded", index, [], public_effects=["Cinder breath"])
-    assert seen_event(called, public).event["effect"]["name"] == "Cinder breath"
-    assert "on_failure" not in seen_event(called, public).event["effect"]
-    assert seen_event(resolved, public).event["effect"] == "Cinder breath"
+    public = sight_of("spectator", (), fight.state, (), "banded", index, {}, public_effects=["Cinder breath"])
+    assert present(seen_event(called, public).event)["effect"]["name"] == "Cinder breath"
+    assert "on_failure" not in present(seen_event(called, public).event)["effect"]
+    assert present(seen_event(resolved, public).event)["effect"] == "Cinder breath"
 
 
 def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_sources_too() -> None:
@@ -262,7 +264,7 @@ def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_so
     fog = Modifier(source="the GM's fog", value=-1)
     done = fight.execute(StaticCheck(check=CheckSpec(who="kael", attribute="AGI", modifiers=(fog,)), difficulty=10))
     resolved = next(r for r in done if r.event.__struct_config__.tag == "static_check_resolved")
-    own = seen_event(resolved, _sight(fight)).event["check"]
+    own = present(seen_event(resolved, _sight(fight)).event)["check"]
     assert list(own["modifiers"]) == [{"source": "the GM's fog", "value": -1}]
-    assert seen_event(resolved, _sight(fight, own=("vesh",))).event["check"] == {"roller": "kael",
+    assert present(seen_event(resolved, _sight(fight, own=("vesh",))).event)["check"] == {"roller": "kael",
                                                                                  "total": own["total"]}
