@@ -11,12 +11,15 @@ tests/decide/test_flow.py.
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omen_core import Fight
 from omen_core.commands import CancelAction, Command, CommandBase, EndFight
 from omen_core.content import Features, Weapon
 from omen_core.decisions import DECISION_POINTS, arms, legal_now, point_at, transitions, waiting_point
@@ -26,7 +29,7 @@ from omen_core.machine import TRANSITIONS, IllegalOrder, Phase, Step
 from tests.decide import test_attack as attack
 from tests.decide import test_flow as flow
 from tests.decide import test_reactions as reactions
-from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
+from tests.fights import assert_legal_order, assert_replays, new_fight, payloads, present
 from tests.random_fights import RandomFight, fights
 from tests.sheets import CORE, sheet
 
@@ -42,14 +45,14 @@ def tag(command: type[CommandBase]) -> str:
 # -- one fight waiting at each point --------------------------------------------------------------
 
 
-def at_active_defense():
+def at_active_defense() -> Fight:
     """attack: Kael's sword 6 + 3 + 3 = 12 against Vesh's base 2 + 1 = 3 opens Vesh's Active Defense (C8)."""
     fight = new_fight(attack.kael(), attack.vesh(), faces=[6, 3, 2])
     fight.attack("kael", "vesh")
     return fight
 
 
-def at_interrupt():
+def at_interrupt() -> Fight:
     """reactions: in round 2 (both had a turn), engaged Vesh may Interrupt Kael's attack (C24)."""
     fight = new_fight(reactions.kael(), reactions.vesh(), faces=[15, 5])
     fight.engage("kael", "vesh")
@@ -59,7 +62,7 @@ def at_interrupt():
     return fight
 
 
-def at_attack_of_opportunity():
+def at_attack_of_opportunity() -> Fight:
     """reactions: in round 2 Kael's Movement Action out of Vesh's reach opens Vesh's window (C23)."""
     fight = new_fight(reactions.kael(), reactions.vesh(), faces=[15, 5])
     fight.engage("kael", "vesh")
@@ -69,7 +72,7 @@ def at_attack_of_opportunity():
     return fight
 
 
-def at_catch():
+def at_catch() -> Fight:
     """reactions: Kael's javelin 6 + 1 + 2 = 9 against Vesh's base 1 + 1 = 2, declined: Vesh may Catch (C22)."""
     fight = new_fight(reactions.kael(weapons=(reactions.JAVELIN,)), reactions.vesh(), faces=[15, 5, 6, 1, 1])
     fight.roll_initiative()
@@ -78,7 +81,7 @@ def at_catch():
     return fight
 
 
-def at_routing():
+def at_routing() -> Fight:
     """attack: the Unseen Rogue Kael hits (2 + 3 + 1 + 3 = 9 against 4 + 1 = 5), Vesh declines: routing (C12)."""
     fight = new_fight(attack.kael(features=Features(rogue_routing=True)), attack.vesh(), faces=[2, 3, 1, 4])
     fight.apply_condition("kael", "Unseen")
@@ -87,7 +90,7 @@ def at_routing():
     return fight
 
 
-def at_will_conversion():
+def at_will_conversion() -> Fight:
     """attack: Kael's sword hits Vesh (10 against 2) for 12; Vesh, with 5 Will and the choice, is asked (C31)."""
     fight = new_fight(attack.kael(), attack.vesh(will=5, features=Features(will_conversion="choice")),
                       faces=[6, 1, 1])
@@ -96,7 +99,7 @@ def at_will_conversion():
     return fight
 
 
-def at_initiative_tie():
+def at_initiative_tie() -> Fight:
     """flow: Kael 9 + 1 and Mira 9 + 1 tie at 10 as allies (AGI +1 each), Vesh 4 + 1 = 5 (C19)."""
     fight = new_fight(flow.kael(), flow.mira(), flow.vesh(), faces=[9, 9, 4])
     fight.roll_initiative()
@@ -104,7 +107,7 @@ def at_initiative_tie():
 
 
 #: For each point: a fight waiting there, and who answers it.
-OPEN = {
+OPEN: dict[str, tuple[Callable[[], Fight], tuple[str, ...]]] = {
     "active_defense": (at_active_defense, ("vesh",)),
     "interrupt": (at_interrupt, ("vesh",)),
     "attack_of_opportunity": (at_attack_of_opportunity, ("vesh",)),
@@ -164,9 +167,9 @@ class TestRegistry:
 
 class TestTransitions:
     @staticmethod
-    def as_steps(row: dict) -> dict:
+    def as_steps(row: dict[str, Any]) -> dict[str, Any]:
         """A row with its step names turned into ``Step`` members, as the machine's table holds them."""
-        def step(value):
+        def step(value: Any) -> Any:
             if isinstance(value, list):
                 return [Step[v] for v in value]
             return Step[value] if value in Step.__members__ else value
@@ -189,7 +192,7 @@ class TestTransitions:
         for point in DECISION_POINTS:
             if point.step is None:
                 continue
-            trigger, sources = point.opened_by
+            trigger, sources = present(point.opened_by)
             assert {"trigger": trigger, "source": list(sources), "dest": point.step} in rows, point.kind
             for answer in point.answers:
                 assert {"trigger": answer.trigger, "source": point.step, "dest": answer.to or "="} in rows
@@ -218,8 +221,8 @@ class TestPointAt:
 
     def test_interrupt_and_attack_of_opportunity_share_a_step(self) -> None:
         """C23, C24: the two reaction windows wait at the same step and are told apart by their reaction."""
-        assert point_at("REACTIONS_OPEN", "interrupt").kind == "interrupt"
-        assert point_at("REACTIONS_OPEN", "attack_of_opportunity").kind == "attack_of_opportunity"
+        assert present(point_at("REACTIONS_OPEN", "interrupt")).kind == "interrupt"
+        assert present(point_at("REACTIONS_OPEN", "attack_of_opportunity")).kind == "attack_of_opportunity"
 
 
 # -- the points, open in real fights ------------------------------------------------------------------
@@ -230,24 +233,25 @@ def responder_of(command: CommandBase) -> str | None:
     fields = msgspec.to_builtins(command)
     for name in ("who", "defender", "attacker"):
         if name in fields:
-            return fields[name]
+            given: str = fields[name]
+            return given
     return None
 
 
 @pytest.mark.parametrize("kind", KINDS)
 class TestOpenPoints:
-    def test_waiting_point_is_this_point_with_its_responders(self, kind) -> None:
+    def test_waiting_point_is_this_point_with_its_responders(self, kind: str) -> None:
         """Each scripted fight waits at the point it was built for, with the expected responders (C8, C12, C19,
         C22, C23, C24, C31)."""
         build, who = OPEN[kind]
         fight = build()
-        point, responders, action = waiting_point(fight.state)
+        point, responders, action = present(waiting_point(fight.state))
         assert (point.kind, responders) == (kind, who)
-        assert action == (fight.state.pending.action if point.step is not None else None)
+        assert action == (present(fight.state.pending).action if point.step is not None else None)
         assert_replays(fight)
         assert_legal_order(fight.events)
 
-    def test_candidates_are_answers_of_this_point_given_by_the_responder(self, kind) -> None:
+    def test_candidates_are_answers_of_this_point_given_by_the_responder(self, kind: str) -> None:
         """Each point's candidates are commands of its answers' types, given by the responder asked (none named for
         the tie, C19: one answer settles it for all)."""
         build, who = OPEN[kind]
@@ -260,7 +264,7 @@ class TestOpenPoints:
             assert {type(c) for c in candidates} <= set(types)
             assert {responder_of(c) for c in candidates} == {responder}
 
-    def test_every_answer_type_has_a_candidate(self, kind) -> None:
+    def test_every_answer_type_has_a_candidate(self, kind: str) -> None:
         """Each of the point's answer commands is among the candidates (so options() can offer each)."""
         build, who = OPEN[kind]
         fight = build()
@@ -268,16 +272,16 @@ class TestOpenPoints:
         responder = None if point.step is None else who[0]
         assert {a.command for a in point.answers} == {type(c) for c in point.candidates(fight.state, responder)}
 
-    def test_options_waits_on_the_same_point(self, kind) -> None:
+    def test_options_waits_on_the_same_point(self, kind: str) -> None:
         """options().waiting is this point: its kind, rule, responders and answer commands."""
         build, who = OPEN[kind]
         fight = build()
         point = POINTS[kind]
-        waiting = fight.options().waiting
+        waiting = present(fight.options().waiting)
         assert (waiting.kind, waiting.rule, waiting.who, waiting.title) == (kind, point.rule, who, point.title)
         assert waiting.answers == tuple(dict.fromkeys(tag(a.command) for a in point.answers))
 
-    def test_a_refusal_says_what_is_legal_in_the_points_words(self, kind) -> None:
+    def test_a_refusal_says_what_is_legal_in_the_points_words(self, kind: str) -> None:
         """A command that does not fit the open decision is refused (IllegalOrder, or OutOfPhase for the tie,
         C19) and the log is unchanged; legal_now names the point's answer commands, who gives them, its title and
         rule, the GM's cancel_action only where the point is cancellable (C31), and end_fight or undo (C33)."""
@@ -299,7 +303,7 @@ class TestOpenPoints:
             assert info.value.legal_now == expected
 
 
-def _a_new_action(fight) -> Command:
+def _a_new_action(fight: Fight) -> Command:
     """A fresh static check by the first combatant: never an answer to any window."""
     from omen_core.commands import CheckSpec, StaticCheck
 
@@ -351,14 +355,14 @@ class TestWillConversionIsNotCancellable:
         with pytest.raises(RuleViolation) as info:
             fight.execute(CancelAction(reason="the GM calls it off"))
         assert info.value.rule == "C31"
-        assert fight.events == before and fight.state.pending.step is Step.WILL_CHOICE_OPEN
-        assert waiting_point(fight.state)[0].kind == "will_conversion"
+        assert fight.events == before and present(fight.state.pending).step is Step.WILL_CHOICE_OPEN
+        assert present(waiting_point(fight.state))[0].kind == "will_conversion"
 
     def test_end_fight_still_ends_it_calling_the_action_off(self) -> None:
         """C33: ending the fight at the Will choice calls the attack off first, then ends the fight: nothing waits
         any more, no damage landed, and no cancel_action is offered or needed."""
         fight = at_will_conversion()
-        action = fight.state.pending.action
+        action = present(fight.state.pending).action
         fight.execute(EndFight())
         tail = payloads(fight)[-2:]
         assert isinstance(tail[0], ActionCancelled) and tail[0].action == action
@@ -386,7 +390,7 @@ WAND = Weapon(id="wand", damage_type="fire", properties=frozenset({"spell", "ran
 
 
 class TestArms:
-    def fight(self, wielding: tuple[str, ...]):
+    def fight(self, wielding: tuple[str, ...]) -> Fight:
         """Ana with a sword, a bow, a staff and a wand (spells), holding ``wielding``, against Bram."""
         ana = msgspec.structs.replace(sheet("ana"), weapons=(SWORD, BOW, STAFF, WAND), wielding=wielding)
         return new_fight(ana, sheet("bram", "raiders"))
@@ -410,7 +414,7 @@ class TestArms:
         assert arms(fight.state, "bram") == [{"unarmed": True}]
 
 
-def tied_allies(n: int):
+def tied_allies(n: int) -> Fight:
     """``n`` allies of one side, AGI d6 +1 each, all rolling 4 for initiative (tied at 5, C19), and one foe
     rolling 6 (+0): the allies' tie waits for an order."""
     allies = [sheet(f"a{i:02d}", "heroes", AGI=(6, 1)) for i in range(n)]
@@ -435,7 +439,7 @@ class TestTiesWithoutEnumeratingOrders:
 
     @settings(max_examples=25, deadline=None)
     @given(order=st.permutations([f"a{i:02d}" for i in range(12)]))
-    def test_any_order_of_them_is_accepted_as_given(self, order) -> None:
+    def test_any_order_of_them_is_accepted_as_given(self, order: list[str]) -> None:
         """Any of the 12! orders is accepted, and the initiative order is the foe (6 beats 5), then the agreed one."""
         fight = tied_allies(12)
         fight.agree_initiative(order)
@@ -443,7 +447,7 @@ class TestTiesWithoutEnumeratingOrders:
 
     @pytest.mark.parametrize("order", [["a00"], [f"a{i:02d}" for i in range(11)] + ["a00"],
                                        [f"a{i:02d}" for i in range(12)] + ["zed"]])
-    def test_an_order_that_is_not_exactly_the_tied_allies_is_refused(self, order) -> None:
+    def test_an_order_that_is_not_exactly_the_tied_allies_is_refused(self, order: list[str]) -> None:
         """Some left out, one twice, a foe added: refused under C19, nothing written."""
         fight = tied_allies(12)
         version = fight.version
