@@ -133,7 +133,7 @@ def machine() -> dict[str, Any]:
     """What the figures were measured on (and under what load)."""
     LOAD.sample()
     try:
-        usable = len(os.sched_getaffinity(0))
+        usable: int | None = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         usable = os.cpu_count()
     return {

@@ -42,9 +42,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import structlog
@@ -68,7 +69,23 @@ def copy_version(rev: str, name: str, scratch: Path) -> None:
     tmp.rmdir()
 
 
-def player(name: str) -> tuple[ModuleType, Callable[[str, bytes, list[Any] | None], Any]]:
+class Play(Protocol):
+    """Plays one fight: its id, its seed, and a list to keep each head's state in, if any."""
+
+    def __call__(self, fight_id: str, seed: bytes, heads: list[Any] | None = None, /) -> Any: ...
+
+
+def play_all(play: Play, fights: list[tuple[str, bytes]]) -> None:
+    """Play every fight (a timed job)."""
+    [play(*x) for x in fights]
+
+
+def options_at(options: Callable[[Any], Any], asked: list[Any]) -> None:
+    """The options at every head asked (a timed job)."""
+    [options(s) for s in asked]
+
+
+def player(name: str) -> tuple[ModuleType, Play]:
     """The package ``name`` and a function playing one of bench_live's 2v2 fights with it (its policy: the
     weakest standing foe attacked, Interrupts passed, Block, else Parry, else Dodge), keeping each head's state
     in the list given, if any."""
@@ -209,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         per = len(fights)
         for name, (_omen, play) in sides.items():
             if args.workload == "fights":
-                jobs[name] = lambda play=play: [play(*x) for x in fights] and None
+                jobs[name] = partial(play_all, play, fights)
             elif args.workload == "attacks":
                 jobs[name], end = dueller(name, args.attacks)
                 offered[name] = [msgspec.json.encode(end)]
@@ -223,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 play(*fights[0], heads)
                 asked = heads[::3]
                 options = importlib.import_module(f"{name}.options").options
-                jobs[name] = lambda asked=asked, options=options: [options(s) for s in asked] and None
+                jobs[name] = partial(options_at, options, asked)
                 offered[name] = [msgspec.json.encode(options(s)) for s in asked]
                 per = len(asked)
         if offered and offered["omen_base"] != offered["omen_new"]:

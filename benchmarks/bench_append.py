@@ -34,17 +34,22 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 import _common
 from _common import Case, fmt_rate, fmt_s, run_interleaved, table
 from genlog import CACHE, FIGHT_ID, ensure_log, quiet_logging
 
-from omen_core.events import encode_line
-from omen_core.store import JsonlStore, MemoryStore, SqliteStore
+from omen_core.events import StoredEvent, encode_line
+from omen_core.store import EventStore, JsonlStore, MemoryStore, SqliteStore
+
+S = TypeVar("S", bound=EventStore)
 
 
-def batches(events, size):
+def batches(events: list[StoredEvent], size: int) -> list[list[StoredEvent]]:
     return [events[i:i + size] for i in range(0, len(events), size)]
 
 
@@ -61,7 +66,12 @@ def raw_writes(where: Path, chunks: list[bytes]) -> tuple[int, float]:
     return 0, elapsed
 
 
-def encode_and_write(where: Path, groups) -> tuple[int, float]:
+def raw_case(where: Path, chunks: list[bytes], n: int) -> tuple[int, float]:
+    """The raw baseline, counted as the ``n`` events the chunks hold."""
+    return n, raw_writes(where, chunks)[1]
+
+
+def encode_and_write(where: Path, groups: list[list[StoredEvent]]) -> tuple[int, float]:
     """The raw baseline plus the encoding every store does: encode each append's events, write, fsync."""
     path = where / f"raw-{time.monotonic_ns()}.jsonl"
     n = 0
@@ -77,7 +87,8 @@ def encode_and_write(where: Path, groups) -> tuple[int, float]:
     return n, elapsed
 
 
-def store_appends(make, cleanup, groups) -> tuple[int, float]:
+def store_appends(make: Callable[[], S], cleanup: Callable[[S], None],
+                  groups: list[list[StoredEvent]]) -> tuple[int, float]:
     store = make()
     version = 0
     start = time.perf_counter()
@@ -107,44 +118,45 @@ def main(argv: list[str] | None = None) -> int:
     where = Path(tempfile.mkdtemp(prefix="append-", dir=base_dir))
     counter = itertools.count()
 
-    def jsonl_store():
+    def jsonl_store() -> JsonlStore:
         return JsonlStore(where / f"jsonl-{next(counter)}")
 
-    def jsonl_cleanup(store):
+    def jsonl_cleanup(store: JsonlStore) -> None:
+        assert store._dir is not None  # a directory store (JsonlStore(where)), not a single file
         shutil.rmtree(store._dir)
 
-    def sqlite_store():
+    def sqlite_store() -> SqliteStore:
         return SqliteStore(where / f"sqlite-{next(counter)}.db")
 
-    def sqlite_cleanup(store):
+    def sqlite_cleanup(store: SqliteStore) -> None:
         store.close()
         for suffix in ("", "-wal", "-shm"):
             Path(store.path + suffix).unlink(missing_ok=True)
 
-    def none(store):
+    def none(store: MemoryStore) -> None:
         pass
 
-    modes = {}
+    modes: dict[str, dict[str, Any]] = {}
     try:
         for mode, groups in (("single", batches(events[:args.single], 1)),
                              ("batched", batches(events[:args.batched], args.batch))):
             n = sum(len(g) for g in groups)
             chunks = [b"".join(encode_line(ev) + b"\n" for ev in g) for g in groups]
-            cases = [Case("raw write+fsync", lambda c=chunks, n=n: (n, raw_writes(where, c)[1])),
-                     Case("encode + raw write+fsync", lambda g=groups: encode_and_write(where, g)),
-                     Case("memory", lambda g=groups: store_appends(MemoryStore, none, g)),
-                     Case("jsonl (fsync)", lambda g=groups: store_appends(jsonl_store, jsonl_cleanup, g)),
-                     Case("sqlite (WAL)", lambda g=groups: store_appends(sqlite_store, sqlite_cleanup, g))]
+            cases = [Case("raw write+fsync", partial(raw_case, where, chunks, n)),
+                     Case("encode + raw write+fsync", partial(encode_and_write, where, groups)),
+                     Case("memory", partial(store_appends, MemoryStore, none, groups)),
+                     Case("jsonl (fsync)", partial(store_appends, jsonl_store, jsonl_cleanup, groups)),
+                     Case("sqlite (WAL)", partial(store_appends, sqlite_store, sqlite_cleanup, groups))]
             if mode == "single":  # the memory store copies its list on each append: show how that scales
                 big = batches(events[:args.single * 10], 1)
-                cases.append(Case(f"memory, {len(big):,} appends", lambda g=big: store_appends(MemoryStore, none, g)))
+                cases.append(Case(f"memory, {len(big):,} appends", partial(store_appends, MemoryStore, none, big)))
             run_interleaved(cases, args.repeat)
             modes[mode] = {"appends": len(groups), "events": n, "cases": cases}
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
     info = _common.machine()
-    results = []
+    results: list[dict[str, Any]] = []
     for mode, m in modes.items():
         base = m["cases"][0]
         for case in m["cases"]:

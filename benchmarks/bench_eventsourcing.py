@@ -42,6 +42,9 @@ import argparse
 import os
 import sys
 import tempfile
+from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 import _common
 from _common import Case, fmt_rate, fmt_s, ratio, run_interleaved, table
@@ -73,7 +76,7 @@ class Counter(Aggregate):
         self.count += 1
 
 
-class Counting(Application):
+class Counting(Application[UUID]):
     """An application holding one Counter; no snapshots, no aggregate cache (the defaults)."""
 
 
@@ -84,7 +87,7 @@ PINNED = {"IS_SNAPSHOTTING_ENABLED": "n", "AGGREGATE_CACHE_MAXSIZE": "", "COMPRE
           "CIPHER_TOPIC": ""}
 
 
-def build(env: dict[str, str], n: int):
+def build(env: dict[str, str], n: int) -> tuple[Counting, UUID]:
     """An application whose store holds one Counter of exactly ``n`` events; (app, id)."""
     app = Counting(env={**PINNED, **env})
     counter = Counter()
@@ -94,8 +97,8 @@ def build(env: dict[str, str], n: int):
     return app, counter.id
 
 
-def reconstruct(app, aggregate_id, n: int) -> int:
-    counter = app.repository.get(aggregate_id)
+def reconstruct(app: Counting, aggregate_id: UUID, n: int) -> int:
+    counter: Counter = app.repository.get(aggregate_id)
     if counter.version != n or counter.count != n - 1:
         raise RuntimeError(f"reconstructed version {counter.version}, count {counter.count}; wanted {n}")
     return counter.version
@@ -105,7 +108,7 @@ PLAIN = "omen plain replay, chain checked: replay_store (JSON Lines file)"
 FLOOR = "the floor: read the lines, skim-decode each, hash the chain (no fold, no check)"
 
 
-def floor(path) -> int:
+def floor(path: Path) -> int:
     """What any plain replay with the chain checked must do at least, and nothing else: read every line, decode
     it as the skim does, and hash it onto the chain (``sha256(prev ‖ the line without its hash)``). No fold, no
     order check, no comparison: the cost no change to the walk's logic can go below (issue #26)."""
@@ -154,12 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     info = _common.machine()
     info["eventsourcing"] = _common._version("eventsourcing")
     popo_case, sqlite_case = cases[0], cases[1]
-    results = []
+    results: list[dict[str, Any]] = []
     for case in cases:
         results.append({**case.as_dict(), "speedup_vs_popo": ratio(popo_case, case),
                         "speedup_vs_sqlite": ratio(sqlite_case, case)})
     by_name = {r["case"]: r for r in results}
-    verdict = {"goal_speedup": GOAL}
+    verdict: dict[str, Any] = {"goal_speedup": GOAL}
     for key, name in (("chain", PLAIN), ("no_chain", NO_CHAIN)):
         r = by_name[name]
         verdict[key] = {"vs_popo": r["speedup_vs_popo"], "vs_sqlite": r["speedup_vs_sqlite"],

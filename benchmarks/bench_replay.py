@@ -31,6 +31,9 @@ import cProfile
 import io
 import pstats
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import _common
 import msgspec
@@ -46,7 +49,7 @@ from omen_replay.verify import verify_store
 GOALS = {"plain replay (chain checked)": 1 / 4, "full-decode replay (chain checked)": 1 / 8}
 
 
-def bare_decode(path) -> int:
+def bare_decode(path: Path) -> int:
     decode = msgspec.json.Decoder(StoredEvent).decode
     n = 0
     with open(path, "rb") as f:
@@ -56,26 +59,26 @@ def bare_decode(path) -> int:
     return n
 
 
-def plain_replay(path) -> int:
+def plain_replay(path: Path) -> int:
     return replay_store(JsonlStore.single(path), FIGHT_ID).version
 
 
-def no_chain(path) -> int:
+def no_chain(path: Path) -> int:
     return replay(StoreSource(JsonlStore.single(path), FIGHT_ID), chain=False).version
 
 
-def full_decode(path) -> int:
+def full_decode(path: Path) -> int:
     return replay(StoreSource(JsonlStore.single(path), FIGHT_ID), skim=False).version
 
 
-def lines_only(path) -> int:
+def lines_only(path: Path) -> int:
     n = 0
     for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
         n += len(chunk)
     return n
 
 
-def skim_decode(path) -> int:
+def skim_decode(path: Path) -> int:
     """The skim's decoding alone: every line of ``read_lines`` through the walk's skim decoder."""
     from omen_core.walk import _decode_skim
 
@@ -87,7 +90,7 @@ def skim_decode(path) -> int:
     return n
 
 
-def full_decode_lines(path) -> int:
+def full_decode_lines(path: Path) -> int:
     n = 0
     for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
         for raw in chunk:
@@ -96,24 +99,26 @@ def full_decode_lines(path) -> int:
     return n
 
 
-def chain_only(path) -> int:
+def chain_only(path: Path) -> int:
     """The hash chain alone: each line's hash recomputed from its bytes (``line_hash``), nothing decoded."""
     prev, n = GENESIS_HASH, 0
     for chunk in JsonlStore.single(path).read_lines(FIGHT_ID):
         for raw in chunk:
-            prev = line_hash(prev, raw[:-1])
+            rehashed = line_hash(prev, raw[:-1])
+            assert rehashed is not None  # every line of the generated log ends in its hash
+            prev = rehashed
             n += 1
     return n
 
 
-def audit(path) -> int:
+def audit(path: Path) -> int:
     report = verify_store(JsonlStore.single(path), FIGHT_ID)
     if not report.clean:
         raise RuntimeError(f"the generated log does not verify: {report.problems[:3]}")
     return report.events
 
 
-def gc_share(fn) -> dict:
+def gc_share(fn: Callable[[], object]) -> dict[str, Any]:
     """Run ``fn`` once, timing the cyclic garbage collector's passes (``gc.callbacks``)."""
     import gc
     import time
@@ -122,7 +127,7 @@ def gc_share(fn) -> dict:
     count = {0: 0, 1: 0, 2: 0}
     started: list[float] = []
 
-    def callback(phase, info):
+    def callback(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             started.append(time.perf_counter())
         elif started:
@@ -141,7 +146,7 @@ def gc_share(fn) -> dict:
             "collections_by_generation": count}
 
 
-def profile_plain(path, top: int) -> str:
+def profile_plain(path: Path, top: int) -> str:
     prof = cProfile.Profile()
     prof.enable()
     plain_replay(path)
@@ -181,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     base = cases[0]
     info = _common.machine()
 
-    results = []
+    results: list[dict[str, Any]] = []
     for case in cases + breakdown:
         r = base.median / case.median  # rate ratio: > 1 is faster than bare decoding
         goal = GOALS.get(case.name)
@@ -195,15 +200,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"log: {path.name} ({args.events:,} events, {path.stat().st_size / 1e6:,.1f} MB); medians of "
               f"{args.repeat} interleaved runs (fastest – slowest shown)\n")
         rows = []
-        for r, case in zip(results, cases + breakdown, strict=True):
-            goal = "" if r["goal_ratio"] is None else f"≥ 1/{round(1 / r['goal_ratio'])}"
-            met = "" if r["goal_met"] is None else ("met" if r["goal_met"] else
-                                                     f"MISSED ({r['ratio_to_bare'] / r['goal_ratio']:.2f}× of goal)")
-            rows.append([r["case"], fmt_s(r["median_s"]), _common.spread(case), fmt_rate(r["events_per_s"]),
-                         f"{r['events_per_s'] and 1e6 / r['events_per_s']:.2f}",
-                         f"{r['ratio_to_bare']:.3f} " + (f"(1/{1 / r['ratio_to_bare']:.1f})"
-                                                         if r["ratio_to_bare"] < 1 else f"({r['ratio_to_bare']:.2f}×)"),
-                         goal, met])
+        for row, case in zip(results, cases + breakdown, strict=True):
+            wanted = "" if row["goal_ratio"] is None else f"≥ 1/{round(1 / row['goal_ratio'])}"
+            met = "" if row["goal_met"] is None else (
+                "met" if row["goal_met"] else f"MISSED ({row['ratio_to_bare'] / row['goal_ratio']:.2f}× of goal)")
+            rows.append([row["case"], fmt_s(row["median_s"]), _common.spread(case), fmt_rate(row["events_per_s"]),
+                         f"{row['events_per_s'] and 1e6 / row['events_per_s']:.2f}",
+                         f"{row['ratio_to_bare']:.3f} " + (
+                             f"(1/{1 / row['ratio_to_bare']:.1f})" if row["ratio_to_bare"] < 1
+                             else f"({row['ratio_to_bare']:.2f}×)"),
+                         wanted, met])
         print(table(["case", "time", "(min – max)", "events/s", "µs/event", "rate vs bare", "goal", "status"], rows))
         chained, plain = cases[1], cases[2]
         print(f"\nthe hash chain costs plain replay {ratio(chained, plain):.2f}× the time without it")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import _common
@@ -92,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         return size, spent
 
     with _bounded(bound):
-        creates = [Case(f"create, {n} combatants", lambda n=n: create(n), roster=n) for n in sizes]
-        heads = [Case(f"a head in rounds, {n} combatants", lambda n=n: head(n), roster=n) for n in sizes]
+        creates = [Case(f"create, {n} combatants", partial(create, n), roster=n) for n in sizes]
+        heads = [Case(f"a head in rounds, {n} combatants", partial(head, n), roster=n) for n in sizes]
         run_interleaved([*creates, *heads], args.repeat)
     rows = [[c.name, _common.fmt_s(c.median), _common.spread(c), f"{_common.ratio(c, base):.1f}x", *extra]
             for cases in (creates, heads) for c, base, extra in (
@@ -121,7 +122,7 @@ class _bounded:
     def __enter__(self) -> None:
         import typing
 
-        self.old = asgi_module.CreateFight  # the create handler's own name for it
+        self.old = vars(asgi_module)["CreateFight"]  # the create handler's own name for it
         combatants = typing.Annotated[tuple[CombatantSheet, ...], msgspec.Meta(max_length=self.size)]
         fields = []
         for info in msgspec.structs.fields(self.old):
@@ -129,11 +130,11 @@ class _bounded:
             default = info.default if info.default is not msgspec.NODEFAULT else msgspec.field(
                 default_factory=info.default_factory)
             fields.append((info.name, kind, default))
-        asgi_module.CreateFight = msgspec.defstruct(  # type: ignore[misc, assignment]
+        vars(asgi_module)["CreateFight"] = msgspec.defstruct(
             "CreateFight", fields, kw_only=True, forbid_unknown_fields=True, frozen=True)
 
     def __exit__(self, *_exc: object) -> None:
-        asgi_module.CreateFight = self.old  # type: ignore[misc, assignment]
+        vars(asgi_module)["CreateFight"] = self.old
 
 
 if __name__ == "__main__":

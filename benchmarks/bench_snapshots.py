@@ -43,13 +43,16 @@ from __future__ import annotations
 import argparse
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import _common
 from _common import OMEN, Case, fmt_mb, fmt_s, ratio, run_child, run_interleaved, table
 from genlog import CACHE, FIGHT_ID, ensure_log, link_log, quiet_logging
 
 from omen_core.store import JsonlStore, open_snapshots
+from omen_core.store.snapshots import SnapshotStore
 from omen_replay.replay import replay_store
 
 SIZE_GOAL = 2.0
@@ -76,7 +79,7 @@ def library_cases(sizes: list[int], paths: dict[int, Path]) -> list[Case]:
         for where, seq, start in targets(paths[n], n):
             for mode in ("with", "without"):
                 use = snaps if mode == "with" else None
-                cases.append(Case(f"{n} {where} {mode}", lambda st=store, s=seq, u=use: _state(st, s, u),
+                cases.append(Case(f"{n} {where} {mode}", partial(_state, store, seq, use),
                                   log_events=n, at=where, seq=seq, snapshots=mode,
                                   folded=seq - start if mode == "with" else seq))
     return cases
@@ -87,11 +90,15 @@ def listing_cases(sizes: list[int], paths: dict[int, Path]) -> list[Case]:
     cases = []
     for n in sizes:
         snaps = open_snapshots(str(paths[n]))
-        cases.append(Case(f"{n} listing", lambda s=snaps: len(s.seqs(FIGHT_ID)), log_events=n))
+        cases.append(Case(f"{n} listing", partial(_listing, snaps), log_events=n))
     return cases
 
 
-def _state(store: JsonlStore, seq: int, snapshots) -> int:
+def _listing(snapshots: SnapshotStore) -> int:
+    return len(snapshots.seqs(FIGHT_ID))
+
+
+def _state(store: JsonlStore, seq: int, snapshots: SnapshotStore | None) -> int:
     state = replay_store(store, FIGHT_ID, seq, snapshots)
     assert state.version == seq
     return seq
@@ -104,7 +111,7 @@ def cli_cases(sizes: list[int], paths: dict[int, Path], work: Path) -> list[Case
         for where, seq, start in targets(paths[n], n)[:2]:
             for mode, log in (("with", paths[n]), ("without", bare)):
                 argv = [str(OMEN), "replay", str(log), "--to", str(seq), "--json"]
-                cases.append(Case(f"cli {n} {where} {mode}", lambda a=argv, s=seq: _child(a, s), log_events=n,
+                cases.append(Case(f"cli {n} {where} {mode}", partial(_child, argv, seq), log_events=n,
                                   at=where, seq=seq, snapshots=mode,
                                   folded=seq - start if mode == "with" else seq))
     return cases
@@ -120,7 +127,7 @@ def _child(argv: list[str], seq: int) -> tuple[int, float, float]:
     return seq, child.seconds, child.peak_mb
 
 
-def report(title: str, cases: list[Case], sizes: list[int], cli: bool) -> tuple[list[dict], str]:
+def report(title: str, cases: list[Case], sizes: list[int], cli: bool) -> tuple[list[dict[str, Any]], str]:
     by = {(c.info["log_events"], c.info["at"], c.info["snapshots"]): c for c in cases}
     results, rows = [], []
     for c in cases:
@@ -164,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(path, "rb") as f:  # a warm page cache for every size
             while f.read(1 << 24):
                 pass
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
     texts = []
     if not args.no_library:
         cases, listings = library_cases(sizes, paths), listing_cases(sizes, paths)

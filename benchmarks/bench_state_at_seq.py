@@ -22,7 +22,9 @@ times after a warm-up round; the figures are medians. Peak memory moved to
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import _common
 from _common import Case, fmt_s, ratio, run_interleaved, table
@@ -55,12 +57,12 @@ def main(argv: list[str] | None = None) -> int:
             while f.read(1 << 24):
                 pass
         for where, seq in (("last", n), ("middle", n // 2)):
-            cases.append(Case(f"{n} {where}", lambda p=paths[n], s=seq: state_at(p, s),
+            cases.append(Case(f"{n} {where}", partial(state_at, paths[n], seq),
                               log_events=n, at=where, seq=seq))
     run_interleaved(cases, args.repeat)
 
     base = cases[0]  # the smallest log, last seq
-    results = []
+    results: list[dict[str, Any]] = []
     for case in cases:
         r = ratio(case, base)
         results.append({**case.as_dict(), "us_per_event": case.median / case.info["seq"] * 1e6,
@@ -76,10 +78,10 @@ def main(argv: list[str] | None = None) -> int:
           f"fold from seq 1 (replay_store, as `omen replay --to` on a log without snapshots); medians of "
           f"{args.repeat} runs, sizes interleaved\n")
     rows = []
-    for r, case in zip(results, cases, strict=True):
-        status = "met" if r["goal_met"] else f"missed ({r['ratio_to_baseline'] / SPEED_GOAL:,.0f}× over)"
-        rows.append([f"{r['log_events']:,}", f"{r['at']} (seq {r['seq']:,})", fmt_s(r["median_s"]),
-                     _common.spread(case), f"{r['us_per_event']:.2f}", f"{r['ratio_to_baseline']:,.1f}×",
+    for row, case in zip(results, cases, strict=True):
+        status = "met" if row["goal_met"] else f"missed ({row['ratio_to_baseline'] / SPEED_GOAL:,.0f}× over)"
+        rows.append([f"{row['log_events']:,}", f"{row['at']} (seq {row['seq']:,})", fmt_s(row["median_s"]),
+                     _common.spread(case), f"{row['us_per_event']:.2f}", f"{row['ratio_to_baseline']:,.1f}×",
                      status if case is not base else ""])
     print(table(["log events", "state at", "time", "(min – max)", "µs/event", f"vs {sizes[0]:,} last",
                  f"≤ {SPEED_GOAL:.0f}× (needs snapshots)"], rows))

@@ -33,6 +33,8 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
@@ -40,10 +42,14 @@ import _common
 from _common import Case, fmt_rate, fmt_s, run_interleaved, table
 from genlog import CACHE, FIGHT_ID, ensure_log, quiet_logging
 
+from omen_core.events import StoredEvent
 from omen_core.store import JsonlStore, PostgresStore, SqliteStore
 
+#: The stores compared: both close.
+Store = SqliteStore | PostgresStore
 
-def batches(events, size):
+
+def batches(events: list[StoredEvent], size: int) -> list[list[StoredEvent]]:
     return [events[i:i + size] for i in range(0, len(events), size)]
 
 
@@ -53,7 +59,7 @@ class Schemas:
     def __init__(self, url: str):
         import psycopg
 
-        self.url, self.made = url, []
+        self.url, self.made = url, list[str]()
         self._conn = psycopg.connect(url, autocommit=True)
 
     def fresh(self) -> str:
@@ -73,7 +79,7 @@ class Schemas:
         self._conn.close()
 
 
-def appends(store, groups) -> tuple[int, float]:
+def appends(store: Store, groups: list[list[StoredEvent]]) -> tuple[int, float]:
     """Time the appends of ``groups`` to ``store`` (a fresh one), then close it."""
     version = 0
     try:
@@ -85,11 +91,16 @@ def appends(store, groups) -> tuple[int, float]:
         store.close()
 
 
-def read_lines(store) -> int:
+def appended(make: Callable[[], Store], groups: list[list[StoredEvent]]) -> tuple[int, float]:
+    """Time the appends of ``groups`` to a fresh store ``make`` gives."""
+    return appends(make(), groups)
+
+
+def read_lines(store: Store) -> int:
     return sum(len(chunk) for chunk in store.read_lines(FIGHT_ID))
 
 
-def read_events(store) -> int:
+def read_events(store: Store) -> int:
     return sum(1 for _ in store.read(FIGHT_ID))
 
 
@@ -114,32 +125,32 @@ def main(argv: list[str] | None = None) -> int:
     counter = itertools.count()
     schemas = Schemas(args.postgres)
 
-    def sqlite():
+    def sqlite() -> SqliteStore:
         return SqliteStore(where / f"s-{next(counter)}.db")
 
-    def postgres():
+    def postgres() -> PostgresStore:
         return PostgresStore(schemas.fresh())
 
-    measures = {}
-    readers = []
+    measures: dict[str, list[Case]] = {}
+    readers: list[Store] = []
     try:
         single, batched = batches(events[:args.single], 1), batches(events[:args.batched], args.batch)
         for name, groups in (("append, single", single), (f"append, batched ×{args.batch}", batched)):
-            cases = [Case("sqlite", lambda g=groups: appends(sqlite(), g)),
-                     Case("postgres", lambda g=groups: appends(postgres(), g))]
+            cases = [Case("sqlite", partial(appended, sqlite, groups)),
+                     Case("postgres", partial(appended, postgres, groups))]
             run_interleaved(cases, args.repeat)
             measures[name] = cases
             for f in where.iterdir():
                 f.unlink()
             schemas.drop()
-        stores = {"sqlite": sqlite(), "postgres": postgres()}
+        stores: dict[str, Store] = {"sqlite": sqlite(), "postgres": postgres()}
         readers = list(stores.values())
         for store in readers:
             appends_kept = 0
             for group in batched:
                 appends_kept = store.append(FIGHT_ID, group, appends_kept)
         for name, read in (("replay, lines", read_lines), ("replay, decoded", read_events)):
-            cases = [Case(kind, lambda s=store, r=read: r(s)) for kind, store in stores.items()]
+            cases = [Case(kind, partial(read, store)) for kind, store in stores.items()]
             run_interleaved(cases, args.repeat)
             measures[name] = cases
     finally:

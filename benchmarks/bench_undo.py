@@ -30,7 +30,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import _common
 from _common import OMEN, PYTHON, Case, fmt_mb, fmt_s, ratio, run_child, run_interleaved, table
@@ -43,12 +45,12 @@ GOAL = 2.0
 
 
 def library_cases(sizes: list[int], work: Path) -> list[Case]:
-    fights = {}
+    fights: dict[int, Fight] = {}
     for n in sizes:
         path = copy_log(ensure_log(n), work / f"lib-{n}")
         fights[n] = Fight.load(JsonlStore.single(path), FIGHT_ID, snapshots=open_snapshots(str(path)))
-    undos = [Case(f"undo {n}", lambda f=fights[n]: _undo(f), log_events=n, op="undo") for n in sizes]
-    redos = [Case(f"redo {n}", lambda f=fights[n]: _redo(f), log_events=n, op="redo") for n in sizes]
+    undos = [Case(f"undo {n}", partial(_undo, fights[n]), log_events=n, op="undo") for n in sizes]
+    redos = [Case(f"redo {n}", partial(_redo, fights[n]), log_events=n, op="redo") for n in sizes]
     return undos + redos
 
 
@@ -64,8 +66,8 @@ def _redo(fight: Fight) -> int:
 
 def cli_cases(sizes: list[int], work: Path) -> list[Case]:
     logs = {n: copy_log(ensure_log(n), work / f"cli-{n}") for n in sizes}
-    undos = [Case(f"cli undo {n}", lambda p=logs[n]: _cli("undo", p), log_events=n, op="undo") for n in sizes]
-    redos = [Case(f"cli redo {n}", lambda p=logs[n]: _cli("redo", p), log_events=n, op="redo") for n in sizes]
+    undos = [Case(f"cli undo {n}", partial(_cli, "undo", logs[n]), log_events=n, op="undo") for n in sizes]
+    redos = [Case(f"cli redo {n}", partial(_cli, "redo", logs[n]), log_events=n, op="redo") for n in sizes]
     return undos + redos
 
 
@@ -81,7 +83,7 @@ def _floor() -> tuple[int, float, float]:
     return 1, child.seconds, child.peak_mb
 
 
-def report(cases: list[Case], sizes: list[int], cli: bool) -> tuple[list[dict], list[list[str]]]:
+def report(cases: list[Case], sizes: list[int], cli: bool) -> tuple[list[dict[str, Any]], list[list[str]]]:
     by = {(c.info["op"], c.info["log_events"]): c for c in cases if "op" in c.info}
     results, rows = [], []
     for c in cases:
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_log(n, progress=not args.json)
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="undo-", dir=CACHE))
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
     texts = []
     try:
         if not args.no_library:

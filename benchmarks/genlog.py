@@ -66,8 +66,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -77,7 +78,7 @@ import msgspec  # noqa: E402
 import structlog  # noqa: E402
 
 from omen_core import CheckSpec, Fight, SeededDice  # noqa: E402
-from omen_core.content import load_sheet  # noqa: E402
+from omen_core.content import CombatantSheet, load_sheet  # noqa: E402
 from omen_core.errors import OmenError  # noqa: E402
 from omen_core.events import (  # noqa: E402
     ActiveDefenseWindowOpened,
@@ -128,7 +129,7 @@ def quiet_logging() -> None:
 class _FileSink:
     """A write-only EventStore: checks each batch like every store, writes the exact JSON Lines bytes."""
 
-    def __init__(self, fh, path: Path) -> None:
+    def __init__(self, fh: BinaryIO, path: Path) -> None:
         self._fh = fh
         self.location = str(path)
         self._version = 0
@@ -144,14 +145,20 @@ class _FileSink:
     def version(self, fight_id: str) -> int:
         return self._version
 
-    def read(self, fight_id: str, after_seq: int = 0):  # pragma: no cover - the generator never reads back
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:  # pragma: no cover - never read
+        raise NotImplementedError("the generator's sink is write-only")
+
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:  # pragma: no cover
+        raise NotImplementedError("the generator's sink is write-only")
+
+    def landmarks(self, fight_id: str) -> list[StoredEvent]:  # pragma: no cover - never read
         raise NotImplementedError("the generator's sink is write-only")
 
     def fights(self) -> list[str]:
         return [FIGHT_ID] if self._version else []
 
 
-def _cast():
+def _cast() -> list[CombatantSheet]:
     sheets = [load_sheet(SHEETS / f"{who}.toml") for who in ("kael", "brin", "vesh", "skarn")]
     return [msgspec.structs.replace(s, hp=HP) for s in sheets]
 
@@ -172,6 +179,7 @@ def _answer_windows(fight: Fight, rng: random.Random) -> None:
                 fight.defend(window.defender, None)
         elif isinstance(window, ReactionWindowOpened):
             pending = fight.state.pending
+            assert pending is not None  # a reaction window is open on an action
             who = next(w for w in window.responders if w not in pending.answered)
             if rng.random() < 0.5:
                 try:

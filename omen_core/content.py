@@ -69,8 +69,8 @@ __all__ = [
     "MAX_CONTENT_BYTES",
 ]
 
-ATTRIBUTES = ("STR", "AGI", "INT", "RES", "FCS")
 AttributeName = Literal["STR", "AGI", "INT", "RES", "FCS"]
+ATTRIBUTES: tuple[AttributeName, ...] = ("STR", "AGI", "INT", "RES", "FCS")
 
 Die = Annotated[str, msgspec.Meta(pattern=DIE_PATTERN,
                                   description=f"a die, d2 to d{MAX_SIDES}, such as d8 (C1)")]

@@ -495,8 +495,8 @@ class Fight:
         """Cancel the declared action before it resolves."""
         return self._events(self.execute(CancelAction(reason=reason)))
 
-    def ambush(self, ambushers: Sequence[str], defenders: Sequence[str], *, time_waited: TimeWaited | None = None,
-               difficulty: int | None = None) -> list[Event]:
+    def ambush(self, ambushers: Sequence[str], defenders: Sequence[str], *,
+               time_waited: TimeWaited | float | None = None, difficulty: int | None = None) -> list[Event]:
         """Ambushers roll Stealth for the difficulty (or the GM presets it); defenders roll Perception (C17, C18)."""
         return self._events(self.execute(BeginAmbush(ambushers=tuple(ambushers), defenders=tuple(defenders),
                                                      time_waited=time_waited, difficulty=difficulty)))

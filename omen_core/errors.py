@@ -29,6 +29,7 @@ __all__ = [
     "LogCorrupted",
     "TornTail",
     "ChainBroken",
+    "UnexpectedEvent",
 ]
 
 
@@ -184,3 +185,12 @@ class ChainBroken(OmenError):
     def __init__(self, seq: int, reason: str):
         self.seq, self.reason = seq, reason
         super().__init__(f"hash chain broken at seq {seq}: {reason}")
+
+
+class UnexpectedEvent(OmenError, TypeError):
+    """A stored event read as one type (``StoredEvent.as_``) holds another: ``seq`` says where, ``expected`` and
+    ``actual`` name both types."""
+
+    def __init__(self, seq: int, expected: str, actual: str):
+        self.seq, self.expected, self.actual = seq, expected, actual
+        super().__init__(f"the event at seq {seq} is a {actual}, not a {expected}")

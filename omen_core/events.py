@@ -41,14 +41,14 @@ import hmac
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import msgspec
 
 from .commands import UNDO_COMMANDS, Command
 from .content import Branches, CombatantSheet, Ruleset, SaveEffect
 from .defaults import settle_defaults
-from .errors import ChainBroken
+from .errors import ChainBroken, UnexpectedEvent
 from .limits import MAX_FACES
 from .parts import (
     DiceSourceKind,
@@ -980,6 +980,8 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
          | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
          | DecisionOpened | DecisionAnswered | DecisionClosed | CombatantLeft | FightEnded | Undone | Redone)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
+#: One event type, as :meth:`StoredEvent.as_` is asked for it.
+E = TypeVar("E", bound=EventBase)
 
 
 def is_undo_batch(event: Event) -> bool:
@@ -1028,6 +1030,13 @@ class StoredEvent(Unsealed, frozen=True, forbid_unknown_fields=True, kw_only=Tru
         return Unsealed(fight_id=self.fight_id, seq=self.seq, batch=self.batch, batch_size=self.batch_size,
                         recorded_at=self.recorded_at, schema_version=self.schema_version,
                         prev_hash=self.prev_hash, salt=self.salt, event=self.event)
+
+    def as_(self, kind: type[E]) -> E:
+        """The event, typed as ``kind``; :class:`~omen_core.errors.UnexpectedEvent` (naming the seq and both
+        types) if it is another type."""
+        if not isinstance(self.event, kind):
+            raise UnexpectedEvent(self.seq, kind.__name__, type(self.event).__name__)
+        return self.event
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")

@@ -323,7 +323,7 @@ def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
     assert state.ruleset is not None
     for who, fighter in state.combatants.items():
         skills = sorted({*fighter.sheet.skills, *state.ruleset.skill_attributes})
-        specs = [CheckSpec(who=who, skill=s) for s in skills] + [CheckSpec(who=who, attribute=a) for a in ATTRIBUTES]  # type: ignore[arg-type]
+        specs = [CheckSpec(who=who, skill=s) for s in skills] + [CheckSpec(who=who, attribute=a) for a in ATTRIBUTES]
         yield from _named(state, history, "static_check", who, "C16", "free",
                           [StaticCheck(check=spec, difficulty=10) for spec in specs],
                           (*_CHECK_FREE, Argument(name="difficulty", takes="the difficulty set by the GM: an integer")),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import CombatantSheet
-from omen_core.events import Event, StoredEvent
+from omen_core.events import Event, EventBase, StoredEvent
 from omen_core.machine import (
     DONE,
     ORDER,
@@ -14,9 +16,15 @@ from omen_core.machine import (
     phase_trigger_of,
     trigger_of,
 )
+from omen_core.state import AttackFrame, FightState, MoveFrame, SaveFrame
 from omen_core.walk import project
 
-__all__ = ["new_fight", "payloads", "last", "assert_replays", "assert_legal_order"]
+E = TypeVar("E", bound=EventBase)
+T = TypeVar("T")
+F = TypeVar("F", AttackFrame, SaveFrame, MoveFrame)
+
+__all__ = ["new_fight", "scripted", "present", "pending", "as_", "payloads", "last", "of", "assert_replays",
+           "assert_legal_order"]
 
 
 def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id: str = "t") -> Fight:
@@ -27,16 +35,46 @@ def new_fight(*sheets: CombatantSheet, faces: list[int] | None = None, fight_id:
     return fight
 
 
+def scripted(fight: Fight) -> ScriptedDice:
+    """The fight's scripted dice (fails the test if it rolls another kind)."""
+    assert isinstance(fight.dice, ScriptedDice), f"{fight.fight_id} rolls {type(fight.dice).__name__} dice"
+    return fight.dice
+
+
+def present(value: T | None) -> T:
+    """``value``, which the test expects to be there (fails the test if it is None)."""
+    assert value is not None
+    return value
+
+
+def as_(value: object, kind: type[T]) -> T:
+    """``value`` (an event, a store...), which the test expects to be a ``kind`` (fails the test if it is not)."""
+    assert isinstance(value, kind), f"{value!r} is not a {kind.__name__}"
+    return value
+
+
+def pending(state: FightState, kind: type[F]) -> F:
+    """The innermost action in progress, which the test expects to be of ``kind``."""
+    frame = state.pending
+    assert isinstance(frame, kind), f"the action in progress is {frame!r}, not a {kind.__name__}"
+    return frame
+
+
 def payloads(fight: Fight) -> list[Event]:
     """Every event of the fight, without envelopes."""
     return [rec.event for rec in fight.events]
 
 
-def last(fight: Fight, kind: type) -> Event:
+def last(fight: Fight, kind: type[E]) -> E:
     """The last event of a type (fails the test if there is none)."""
     found = [e for e in payloads(fight) if isinstance(e, kind)]
     assert found, f"no {kind.__name__} in the log"
     return found[-1]
+
+
+def of(events: list[Event], kind: type[E]) -> list[E]:
+    """The events of a type, in order."""
+    return [e for e in events if isinstance(e, kind)]
 
 
 def assert_replays(fight: Fight) -> None:
@@ -55,7 +93,7 @@ def assert_legal_order(records: list[StoredEvent]) -> None:
     from omen_core.walk import landmarks_of
 
     voided = landmarks_of(records).voided()
-    phase, stack = Phase.SETUP, []
+    phase, stack = Phase.SETUP, list[Step]()
     for rec in records:
         if rec.seq in voided or isinstance(rec.event, UNORDERED):
             continue

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 from msgspec.structs import replace
@@ -38,7 +39,7 @@ from omen_core.content import (
     Training,
     Weapon,
 )
-from omen_core.dice import RollRequest
+from omen_core.dice import DiceSource, RollRequest
 from omen_core.events import (
     ActiveDefenseWindowOpened,
     CatchWindowOpened,
@@ -59,7 +60,8 @@ from tests.sheets import sheet
 
 __all__ = ["EFFECTS", "GEAR", "NAMES", "Played", "RandomFight", "fights", "same_state"]
 
-Draw = Callable[[st.SearchStrategy], object]
+Draw = st.DrawFn
+T = TypeVar("T")
 
 NAMES = ("ana", "bram", "cyra", "dov")
 SIDES = ("heroes", "raiders")
@@ -161,7 +163,7 @@ class RandomFight:
         shown = "; ".join(p.label + ("" if p.refused is None else f" -> {p.refused}") for p in self.played)
         return f"RandomFight({self.dice_kind} dice, {self.joined - 1} combatants: {shown})"
 
-    def _repr_pretty_(self, printer, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """Hypothesis prints a failing fight as the commands it played, not as every field."""
         printer.text(repr(self))
 
@@ -181,7 +183,7 @@ class RandomFight:
         except OmenError as exc:
             assert (fight.version, fight.state, len(self.records)) == (version, state, count), label
             if remaining is not None:
-                assert fight.dice.remaining == remaining, label
+                assert isinstance(fight.dice, ScriptedDice) and fight.dice.remaining == remaining, label
             self.played.append(Played(label, refused=type(exc).__name__))
             return False
         assert fight.version > version, label
@@ -207,7 +209,7 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
     armed = draw(st.sampled_from((1, 1, 1, 0)))
     weapons = tuple(draw(st.lists(st.sampled_from(GEAR), min_size=armed, max_size=3, unique_by=lambda w: w.id)))
     wielding = None  # the first weapon in hand
-    if weapons and draw(st.booleans()):
+    if len(weapons) > 0 and draw(st.booleans()):
         wielding = tuple(draw(st.lists(st.sampled_from([w.id for w in weapons]), min_size=armed, unique=True)))
     rage = draw(st.none() | st.builds(RageDice, count=st.integers(1, 2), die=st.sampled_from(("d4", "d6"))))
     return replace(
@@ -242,9 +244,10 @@ def _menu(rf: RandomFight) -> list[str]:
     state, window = rf.state, rf.fight.waiting_for
     reveal = 1 if rf.seed is not None and state.revealed_seed is None else 0
     weights: dict[str, int] = {}
-    answer = {InitiativeTied: {"agree": 6, "roll_off": 6}, ActiveDefenseWindowOpened: {"defend": 12},
-              ReactionWindowOpened: {"react": 7, "pass": 5}, CatchWindowOpened: {"catch": 12},
-              RoutingWindowOpened: {"route": 12}, WillConversionOffered: {"will": 12}, DecisionOpened: {"decide": 12}}
+    answer: dict[type, dict[str, int]] = {
+        InitiativeTied: {"agree": 6, "roll_off": 6}, ActiveDefenseWindowOpened: {"defend": 12},
+        ReactionWindowOpened: {"react": 7, "pass": 5}, CatchWindowOpened: {"catch": 12},
+        RoutingWindowOpened: {"route": 12}, WillConversionOffered: {"will": 12}, DecisionOpened: {"decide": 12}}
     if state.ending is not None:
         weights |= {"undo": 3, "reveal": reveal * 3, "stop": 2}
     elif type(window) in answer:
@@ -274,7 +277,7 @@ EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass
          "initiative", "end_turn", "disengage", "cancel", "leave", "decide")
 
 
-def _pick(draw: Draw, options) -> object:
+def _pick(draw: Draw, options: Iterable[T]) -> T | None:
     options = list(options)
     return draw(st.sampled_from(options)) if options else None
 
@@ -452,8 +455,10 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             return (f"ambush {ambushers} on {defenders} difficulty {difficulty}",
                     lambda: fight.ambush(ambushers, defenders, difficulty=difficulty))
         case "initiative":
-            mods = draw(st.sampled_from(({}, {}, {names[0]: (Modifier(source="blessing", value=2),)} if names else {})))
-            return f"initiative {mods}", lambda: fight.roll_initiative(mods)
+            blessing = (Modifier(source="blessing", value=2),)
+            blessed: dict[str, tuple[Modifier, ...]] = {names[0]: blessing} if names else {}
+            bonuses = draw(st.sampled_from(({}, {}, blessed)))
+            return f"initiative {bonuses}", lambda: fight.roll_initiative(bonuses)
         case "end_turn":
             who = _actor(draw, rf)
             return f"end turn {who}", lambda: fight.end_turn(who)
@@ -502,7 +507,7 @@ def fights(draw: Draw, max_commands: int = 40, min_combatants: int = 2, max_comb
             tie = request.purpose == "initiative" and draw(st.booleans())
             return [draw(st.integers(1, 2) if tie else _face(sides)) for _, sides in request.pool]
 
-        dice = ManualDice(ask)
+        dice: DiceSource = ManualDice(ask)
     elif kind == "seeded":
         seed = draw(st.binary(min_size=16, max_size=32))
         # the fresh seeds a mid-fight reveal commits to (C42), made from the first: the same fight every run

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
 import msgspec.inspect as mi
 from hypothesis import strategies as st
 
 from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill
-from omen_core.events import EVENT_TYPES, GENESIS_HASH, StoredEvent, seal
+from omen_core.events import EVENT_TYPES, GENESIS_HASH, Event, StoredEvent, seal
 
 ids = st.from_regex(r"[a-z][a-z0-9_-]{0,11}", fullmatch=True)
 text = st.text(max_size=30)
@@ -19,7 +23,7 @@ sheets = st.builds(CombatantSheet, id=ids, name=text, side=ids, hp=st.integers(1
                    will=st.integers(0, 50), attributes=attributes,
                    skills=st.dictionaries(st.text(min_size=1, max_size=12), skill, max_size=3))
 
-def from_type_info(info: mi.Type) -> st.SearchStrategy:
+def from_type_info(info: mi.Type) -> st.SearchStrategy[Any]:
     """A strategy for any msgspec type, honouring its constraints (ranges, patterns, lengths, literals).
 
     Derived from ``msgspec.inspect``, so every event type, present and future,
@@ -56,20 +60,26 @@ def from_type_info(info: mi.Type) -> st.SearchStrategy:
             return OVERRIDES[cls]
         case mi.StructType(cls=cls, fields=fields):
             return st.fixed_dictionaries({f.name: from_type_info(f.type) for f in fields}).map(
-                lambda kw, cls=cls: cls(**kw))
+                partial(_make, cls))
     raise TypeError(f"no strategy for {info!r}")
 
 
-OVERRIDES: dict[type, st.SearchStrategy] = {CombatantSheet: sheets}
+
+def _make(cls: type, fields: dict[str, Any]) -> Any:
+    """An instance of ``cls`` from its fields by name."""
+    return cls(**fields)
+
+
+OVERRIDES: dict[type, st.SearchStrategy[Any]] = {CombatantSheet: sheets}
 
 #: Any single event of any type in the union.
-events = st.one_of([from_type_info(mi.type_info(kind)) for kind in EVENT_TYPES])
+events: st.SearchStrategy[Event] = st.one_of([from_type_info(mi.type_info(kind)) for kind in EVENT_TYPES])
 
 
-def chained(fight_id: str, payloads: list, start_seq: int = 1, prev: str = GENESIS_HASH,
+def chained(fight_id: str, payloads: Sequence[Event], start_seq: int = 1, prev: str = GENESIS_HASH,
             recorded_at: int = 1_700_000_000_000) -> list[StoredEvent]:
     """Seal ``payloads`` into a hash-chained list starting at ``start_seq``."""
-    out = []
+    out: list[StoredEvent] = []
     for i, event in enumerate(payloads):
         rec = seal(fight_id, start_seq + i, recorded_at + i, prev, event)
         out.append(rec)

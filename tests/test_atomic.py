@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import random
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ from omen_core.parts import Encircled, Modifier, Situational
 from omen_core.rules.ambush import TIME_WAITED
 from omen_core.store import JsonlStore, SqliteStore
 from omen_replay.verify import verify_lines, verify_store
+from tests.fights import scripted
 from tests.random_fights import BRANCHES, EFFECTS, GEAR, NAMES, SIDES, _sides, combatants
 from tests.sheets import sheet
 
@@ -145,7 +146,7 @@ def attempt(table: Table, command: Command, by: str = "") -> OmenError | None:
         assert table.stored() == before, f"refused ({exc!r}) but the stored log changed"
         assert fight.state == state and fight.version == state.version
         if remaining is not None:
-            assert fight.dice.remaining == remaining, "refused, but scripted faces were used up"
+            assert scripted(fight).remaining == remaining, "refused, but scripted faces were used up"
         assert Fight.load(table.store, fight.fight_id).state == state
         return exc
     assert stored and stored[0].seq == state.version + 1 and stored[-1].seq == fight.version
@@ -183,7 +184,8 @@ def command_of(table: Table, tag: str, choice: Choice) -> Command:
     args = dict(choice.args)
     if tag == "reveal_seed" and table.seed is not None:
         args["seed"] = table.seed.hex()
-    return msgspec.convert({"command": tag, **args}, Command)
+    command: Command = msgspec.convert({"command": tag, **args}, Command)
+    return command
 
 
 def play(table: Table, command: Command) -> None:
@@ -206,9 +208,9 @@ class Asked:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.spoilt: list[object] | None = None
+        self.spoilt: list[Any] | None = None  # any faces at all, numbers or not: their refusal is tested
 
-    def __call__(self, request: RollRequest) -> list[object]:
+    def __call__(self, request: RollRequest) -> list[Any]:
         if self.spoilt is not None:
             return list(self.spoilt)
         return [self.rng.randint(1, sides) for _, sides in request.pool]
@@ -266,7 +268,8 @@ def faces_for(sides: list[int]) -> st.SearchStrategy[tuple[object, ...]]:
     right = st.tuples(*(st.integers(1, s) for s in sides))
 
     def spoil(faces: tuple[int, ...]) -> st.SearchStrategy[tuple[object, ...]]:
-        spoils = [st.just(faces)] * 4 + [st.just((*faces, 1)), st.just((*faces, *faces))]
+        same: st.SearchStrategy[tuple[object, ...]] = st.just(faces)
+        spoils = [same] * 4 + [st.just((*faces, 1)), st.just((*faces, *faces))]
         if faces:
             spoils.append(st.just(faces[:-1]))
             spoils.append(st.tuples(st.integers(0, len(faces) - 1), FACES | st.sampled_from(
@@ -310,7 +313,7 @@ def sheets_for(draw: st.DrawFn, ctx: Ctx) -> CombatantSheet:
     primary dice 5, duplicate weapon ids, an unknown damage type, an id already in the fight...)."""
     cid = draw(st.sampled_from(("eve", "eve", *ctx.names, "bad id!", "")))
     base = draw(combatants(cid, draw(st.sampled_from((*SIDES, "new-side", "")))))
-    breaks = {
+    breaks: dict[str, Callable[[CombatantSheet], CombatantSheet]] = {
         "none": lambda s: s,
         "die": lambda s: replace(s, attributes=replace(s.attributes, STR=Attribute(
             die=draw(st.sampled_from(("d1", "d0", "6", "d6.5", "D6", "d-4", "d99999"))), bonus=-1))),
@@ -326,7 +329,7 @@ def sheets_for(draw: st.DrawFn, ctx: Ctx) -> CombatantSheet:
                                                               level=-1)}),
         "armor": lambda s: replace(s, armor=Armor(rating=-1), shield=Shield(block_rating=-2)),
         "multiply": lambda s: replace(s, incoming_damage=IncomingDamage(
-            multiply=draw(st.sampled_from(("1/0", "-1", "x", -0.5, float("nan"), "7/5", 0.0))))),
+            multiply=bad(draw(st.sampled_from(("1/0", "-1", "x", -0.5, float("nan"), "7/5", 0.0)))))),
     }
     broken = breaks[draw(st.sampled_from(sorted(breaks)))](base)
     if draw(st.integers(0, 9)) == 0:  # duplicate ids: the constructor refuses them, so force them in
@@ -336,7 +339,12 @@ def sheets_for(draw: st.DrawFn, ctx: Ctx) -> CombatantSheet:
     return broken
 
 
-def consequences(draw: st.DrawFn) -> tuple[object, ...]:
+def bad(value: object) -> Any:
+    """``value`` where a field takes another type or range, on purpose: its refusal is what is tested."""
+    return value
+
+
+def consequences(draw: st.DrawFn) -> tuple[Any, ...]:
     """Consequences for branches and effects: legal ones, or an unknown damage type or condition, zero stacks, a
     d1, zero dice, negative flat damage, a recipient that is no one."""
     one = st.sampled_from((
@@ -344,7 +352,7 @@ def consequences(draw: st.DrawFn) -> tuple[object, ...]:
         DealDamage(flat=1, damage_type="banana"), ApplyCondition(condition="Banana"),
         ApplyCondition(condition="Exhausted", stacks=0), DealDamage(dice=DamageDice(die="d1"), damage_type="cold"),
         DealDamage(dice=DamageDice(count=0, die="d6"), damage_type="cold"), DealDamage(flat=-5, damage_type="fire"),
-        ApplyCondition(condition="Prone", to="nobody"), DealDamage(flat=10**30, damage_type="fire")))
+        ApplyCondition(condition="Prone", to=bad("nobody")), DealDamage(flat=10**30, damage_type="fire")))
     return tuple(draw(st.lists(one, max_size=3)))
 
 
@@ -439,7 +447,7 @@ def made_up(draw: st.DrawFn, ctx: Ctx) -> Command:
             fields["dice"] = draw(st.none() | st.none() | st.lists(FACES, max_size=8).map(tuple))
         elif field.required or draw(st.booleans()):
             fields[field.name] = draw(arguments(ctx, cls, field.name))
-    command = cls(**fields)
+    command: Command = cls(**fields)
     if draw(st.integers(0, 3)) == 0:
         raw = msgspec.to_builtins(command)
         if raw and draw(st.booleans()):
@@ -447,7 +455,8 @@ def made_up(draw: st.DrawFn, ctx: Ctx) -> Command:
         if draw(st.booleans()):
             raw[draw(st.sampled_from(("weapons", "hp", "extra", "dice")))] = draw(JUNK)
         with contextlib.suppress(msgspec.ValidationError):  # a dict that does not convert is not the engine's
-            return msgspec.convert(raw, Command)
+            converted: Command = msgspec.convert(raw, Command)
+            return converted
     return command
 
 
@@ -477,7 +486,7 @@ def spoiled(draw: st.DrawFn, table: Table) -> Command:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(data=st.data())
-def test_a_random_command_is_refused_unwritten_or_written_so_it_verifies(data):
+def test_a_random_command_is_refused_unwritten_or_written_so_it_verifies(data: st.DataObject) -> None:
     """After a random fight, one random command with arbitrary arguments and faces is refused (an OmenError naming
     its rule or field, the stored log byte-identical, the fight still loading) or accepted (its log loads to the
     live state and verifies clean), and nothing else ever happens."""
@@ -504,7 +513,7 @@ BRAM = sheet("bram", "raiders", hp=12)
 
 
 @pytest.fixture(params=["memory", "jsonl"])
-def table(request) -> Iterator[Table]:
+def table(request: pytest.FixtureRequest) -> Iterator[Table]:
     """A fight of Ana (sword) and Bram on a memory store or a JSON Lines file, with plenty of scripted 3s."""
     with opened(request.param) as (store, directory):
         fight = Fight.start(store, "regress", dice=ScriptedDice([3] * 40), clock=lambda: 0, combatants=[ANA, BRAM])
@@ -518,7 +527,7 @@ def refused(table: Table, command: Command) -> OmenError:
     return exc
 
 
-def test_the_table_accepts_a_plain_attack(table):
+def test_the_table_accepts_a_plain_attack(table: Table) -> None:
     """The regressions' fight accepts a sound attack, so each refusal below is the broken argument's doing."""
     assert attempt(table, DeclareAttack(attacker="ana", target="bram",
                                         situational=Situational(encircled=Encircled(attackers=3, defenders=1)))) \
@@ -526,7 +535,7 @@ def test_the_table_accepts_a_plain_attack(table):
 
 
 @pytest.mark.parametrize(("claim", "field"), [((4, 0), "defenders"), ((0, 1), "attackers")])
-def test_an_impossible_encircled_claim_is_refused(table, claim, field):
+def test_an_impossible_encircled_claim_is_refused(table: Table, claim: tuple[int, int], field: str) -> None:
     """An encircled claim (C26) of 4 attackers and 0 defenders, or 0 and 1, is refused naming the count."""
     circle = Encircled(attackers=claim[0], defenders=claim[1])
     exc = refused(table, DeclareAttack(attacker="ana", target="bram", situational=Situational(encircled=circle)))
@@ -558,7 +567,7 @@ def _broken(change: str) -> CombatantSheet:
     ("d1", "$.sheet.attributes.AGI.die"), ("hp 0", "$.sheet.hp"),
     ("negative damage", "$.sheet.weapons[0].weapon_damage"), ("extra dice 5", "$.sheet.features.extra_primary_dice"),
     ("unknown damage type", "C14"), ("duplicate weapons", "$.sheet")])
-def test_a_broken_sheet_does_not_join(table, change, where):
+def test_a_broken_sheet_does_not_join(table: Table, change: str, where: str) -> None:
     """A sheet with a d1, hp 0, negative weapon damage, 5 extra primary dice, an unknown damage type (C14) or
     duplicate weapon ids is refused, naming the field or the rule."""
     exc = refused(table, Join(sheet=_broken(change)))
@@ -566,7 +575,7 @@ def test_a_broken_sheet_does_not_join(table, change, where):
 
 
 @pytest.mark.parametrize("stacks", [-1, 0])
-def test_exhausted_needs_a_stack(table, stacks):
+def test_exhausted_needs_a_stack(table: Table, stacks: int) -> None:
     """Exhausted with -1 or 0 stacks is refused, naming the stacks field."""
     exc = refused(table, ApplyConditionCommand(who="ana", condition="Exhausted", stacks=stacks))
     assert isinstance(exc, InvalidCommand) and exc.path == "$.stacks"
@@ -575,14 +584,14 @@ def test_exhausted_needs_a_stack(table, stacks):
 @pytest.mark.parametrize(("faces", "error"), [
     ((3, 4), SurplusFaces), ((3, 3, 3), SurplusFaces), ((), FacesNeeded), ((7,), InvalidDieFace),
     ((0,), InvalidCommand), ((10**6 + 1,), InvalidCommand), ((10**30,), InvalidCommand)])
-def test_a_check_with_the_wrong_faces_is_refused(table, faces, error):
+def test_a_check_with_the_wrong_faces_is_refused(table: Table, faces: tuple[int, ...], error: type[OmenError]) -> None:
     """A check on a d6 carrying more faces than it rolls, none, a 7, a 0 or a huge face is refused, and the
     scripted queue is left as it was."""
     exc = refused(table, StaticCheck(check=CheckSpec(who="ana", attribute="AGI"), difficulty=5, dice=faces))
     assert type(exc) is error
 
 
-def test_an_attack_with_one_face_too_few_or_too_many_is_refused(table):
+def test_an_attack_with_one_face_too_few_or_too_many_is_refused(table: Table) -> None:
     """An attack (hit: primary and FCS; base defense: RES) carrying two faces asks for the third, and carrying
     faces for damage it never rolls (a miss) is refused as surplus."""
     needed = refused(table, DeclareAttack(attacker="ana", target="bram", dice=(3, 3)))
@@ -593,7 +602,7 @@ def test_an_attack_with_one_face_too_few_or_too_many_is_refused(table):
 
 @pytest.mark.parametrize("change", ["unknown damage type", "duplicate weapons", "d1", "hp 0"])
 @pytest.mark.parametrize("kind", ["memory", "jsonl"])
-def test_a_start_with_a_broken_sheet_writes_nothing(kind, change):
+def test_a_start_with_a_broken_sheet_writes_nothing(kind: str, change: str) -> None:
     """``Fight.start`` with a sheet the rules or the schema refuse raises and writes nothing: no fight in the
     store, no file on disk."""
     with opened(kind) as (store, directory):
@@ -606,7 +615,7 @@ def test_a_start_with_a_broken_sheet_writes_nothing(kind, change):
 
 
 @pytest.mark.parametrize("kind", ["memory", "jsonl"])
-def test_a_start_with_two_sheets_of_one_id_writes_nothing(kind):
+def test_a_start_with_two_sheets_of_one_id_writes_nothing(kind: str) -> None:
     """``Fight.start`` with two combatants of the same id is refused by the set-up rule, and writes nothing."""
     with opened(kind) as (store, directory):
         with pytest.raises(RuleViolation, match="already joined"):
@@ -617,32 +626,32 @@ def test_a_start_with_two_sheets_of_one_id_writes_nothing(kind):
 # -- engine bugs the property found (fixed; kept as regressions) ----------------------------------------------------
 
 
-def test_an_infinite_wait_is_refused(table):
+def test_an_infinite_wait_is_refused(table: Table) -> None:
     """An ambush whose ambushers waited an infinite time is refused (as its JSON, 1e999, is), not written."""
     refused(table, BeginAmbush(ambushers=("ana",), defenders=("bram",), time_waited=float("inf")))
 
 
-def test_an_infinite_damage_multiplier_is_refused(table):
+def test_an_infinite_damage_multiplier_is_refused(table: Table) -> None:
     """A sheet multiplying incoming damage by infinity does not join (its JSON could not say it)."""
     refused(table, Join(sheet=replace(sheet("cyra", "raiders"), incoming_damage=IncomingDamage(multiply=float("inf")))))
 
 
-def test_a_lone_surrogate_in_text_is_refused(table):
+def test_a_lone_surrogate_in_text_is_refused(table: Table) -> None:
     """A note holding a lone surrogate (no JSON can carry it) is refused with an OmenError."""
     refused(table, EndFight(note="\ud800"))
 
 
-def test_a_value_msgspec_cannot_encode_is_refused(table):
+def test_a_value_msgspec_cannot_encode_is_refused(table: Table) -> None:
     """A field holding an object no JSON can say is refused with an InvalidCommand naming it."""
     exc = refused(table, EndFight(note=object()))  # type: ignore[arg-type]
     assert isinstance(exc, InvalidCommand) and exc.path == "$.note"
 
 
-def test_a_by_that_is_not_text_is_refused(table):
+def test_a_by_that_is_not_text_is_refused(table: Table) -> None:
     """``by`` that is not text is refused (or the log it leaves verifies)."""
     attempt(table, EndFight(note="x"), by=5)  # type: ignore[arg-type]
 
 
-def test_a_by_with_a_lone_surrogate_is_refused(table):
+def test_a_by_with_a_lone_surrogate_is_refused(table: Table) -> None:
     """``by`` holding a lone surrogate is refused with an OmenError."""
     attempt(table, EndFight(note="x"), by="\ud800")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from importlib.resources import files
+from pathlib import Path
+from typing import Literal
 
 import msgspec
 import pytest
@@ -23,6 +25,7 @@ from omen_core.content import (
     read_content,
 )
 from omen_core.errors import ContentError
+from tests.fights import present
 
 GOOD = """
 id = "kael"
@@ -44,7 +47,7 @@ Perception = { attribute = "FCS", level = 2 }
 
 
 class TestLoadSheet:
-    def test_toml_sheet(self, tmp_path):
+    def test_toml_sheet(self, tmp_path: Path) -> None:
         """A TOML sheet loads with dice sizes, bonuses (negative allowed, C1) and skills (C2)."""
         path = tmp_path / "kael.toml"
         path.write_text(GOOD)
@@ -52,7 +55,7 @@ class TestLoadSheet:
         assert (sheet.attributes.STR.sides, sheet.attributes.AGI.bonus, sheet.attributes.INT.bonus) == (8, -1, 0)
         assert sheet.skills["Perception"].attribute == "FCS" and sheet.skills["Perception"].level == 2
 
-    def test_json_sheet_equals_toml_sheet(self, tmp_path):
+    def test_json_sheet_equals_toml_sheet(self, tmp_path: Path) -> None:
         """The same sheet in JSON decodes to the same value."""
         import msgspec
 
@@ -61,7 +64,7 @@ class TestLoadSheet:
         path.write_bytes(msgspec.json.encode(toml_sheet))
         assert load_sheet(path) == toml_sheet
 
-    def test_unknown_key_is_rejected_with_its_path(self, tmp_path):
+    def test_unknown_key_is_rejected_with_its_path(self, tmp_path: Path) -> None:
         """A typo (``bonsu``) is an error naming the file and the JSON path, not silently ignored."""
         path = tmp_path / "typo.toml"
         path.write_text(GOOD.replace('bonus = 2 }\nAGI', 'bonsu = 2 }\nAGI'))
@@ -80,7 +83,7 @@ class TestLoadSheet:
         ('die = "d8", bonus = 2 }\nAGI', 'die = "d8\\n", bonus = 2 }\nAGI', "$.attributes.STR.die"),
         ('id = "kael"', 'id = "kael\\n"', "$.id"),
     ])
-    def test_invalid_field_names_its_path(self, old, new, path):
+    def test_invalid_field_names_its_path(self, old: str, new: str, path: str) -> None:
         """C1-C3 constraints (dN with N >= 2, HP >= 1, known attribute, level >= 0, all five attributes); the
         error names the file, the line the field is written on (or, for one left out, its table's) and the path."""
         assert old in GOOD
@@ -88,19 +91,19 @@ class TestLoadSheet:
         with pytest.raises(ContentError) as info:
             decode_content(text, CombatantSheet, source="s.toml", fmt="toml")
         assert info.value.path == path and str(info.value).startswith(f"s.toml:{info.value.line}: ")
-        assert path.rsplit(".", 1)[-1] in text.splitlines()[info.value.line - 1]
+        assert path.rsplit(".", 1)[-1] in text.splitlines()[present(info.value.line) - 1]
 
-    def test_broken_toml_is_reported(self):
+    def test_broken_toml_is_reported(self) -> None:
         """Text that is not TOML at all is a ContentError naming the source."""
         with pytest.raises(ContentError, match="not valid TOML"):
             decode_content("id = = 3", CombatantSheet, source="bad.toml", fmt="toml")
 
-    def test_missing_file_is_reported(self, tmp_path):
+    def test_missing_file_is_reported(self, tmp_path: Path) -> None:
         """A sheet path that does not exist is a ContentError, not an OSError traceback."""
         with pytest.raises(ContentError, match="cannot read"):
             load_sheet(tmp_path / "nope.toml")
 
-    def test_attribute_lookup_by_name(self):
+    def test_attribute_lookup_by_name(self) -> None:
         """Attributes can be looked up by their C1 name, and only by those names."""
         sheet = decode_content(GOOD, CombatantSheet, fmt="toml")
         assert sheet.attributes["RES"].bonus == 2
@@ -115,41 +118,41 @@ C28_CONDITIONS = {"Exhausted", "Fatigued", "Prone", "Unseen", "Incapacitated", "
 
 
 class TestShippedRuleset:
-    def test_loads(self):
+    def test_loads(self) -> None:
         """The shipped core ruleset loads without a path and is named core."""
         ruleset = load_ruleset()
         assert isinstance(ruleset, Ruleset) and ruleset.name == "core"
 
-    def test_action_economy_defaults(self):
+    def test_action_economy_defaults(self) -> None:
         """C20: 1 Action, 1 Movement Action and 2 Bonus Actions per turn."""
         economy = load_ruleset().economy
         assert (economy.actions, economy.movement_actions, economy.bonus_actions) == (1, 1, 2)
 
-    def test_reaction_cost_defaults(self):
+    def test_reaction_cost_defaults(self) -> None:
         """C22: Active Defense 1, Attack of Opportunity 1, Disengage 1, Catch 1, Interrupt 2 Bonus Actions."""
         costs = load_ruleset().reaction_costs
         assert (costs.active_defense, costs.attack_of_opportunity, costs.disengage, costs.catch,
                 costs.interrupt) == (1, 1, 1, 1, 2)
 
-    def test_skill_defaults(self):
+    def test_skill_defaults(self) -> None:
         """C2 defaults: Stealth rolls AGI and Perception rolls FCS."""
         skills = load_ruleset().skill_attributes
         assert (skills["Stealth"], skills["Perception"]) == ("AGI", "FCS")
 
-    def test_physical_damage_types(self):
+    def test_physical_damage_types(self) -> None:
         """C14: crushing, slashing and piercing are the physical types; fire is a type but not physical."""
         types = load_ruleset().damage_types
         assert set(types.physical) == {"crushing", "slashing", "piercing"}
         assert {"fire", "cold", "lightning", "poison", "arcane"} <= set(types.other)
         assert "fire" in types and "fire" not in types.physical and "sonic" not in types
 
-    def test_c28_conditions_are_placeholders(self):
+    def test_c28_conditions_are_placeholders(self) -> None:
         """C28: Exhausted, Fatigued, Prone, Unseen, Incapacitated, Paralysed and Dying ship, all marked placeholder."""
         conditions = load_ruleset().conditions
         assert set(conditions) >= C28_CONDITIONS
         assert all(conditions[name].placeholder is True for name in C28_CONDITIONS)
 
-    def test_exhausted_and_fatigued_stack_with_minus_one(self):
+    def test_exhausted_and_fatigued_stack_with_minus_one(self) -> None:
         """C28: Exhausted and Fatigued stack and take 1 from every attribute bonus per stack; Exhausted caps at 5."""
         conditions = load_ruleset().conditions
         assert conditions["Exhausted"].max_stacks == 5
@@ -158,23 +161,23 @@ class TestShippedRuleset:
 
 
 class TestContentHash:
-    def test_stable(self):
+    def test_stable(self) -> None:
         """The same ruleset loaded twice has the same sha256 hash (64 hex digits)."""
         first, second = load_ruleset().content_hash(), load_ruleset().content_hash()
         assert first == second and len(first) == 64 and int(first, 16) >= 0
 
-    def test_equals_content_hash(self):
+    def test_equals_content_hash(self) -> None:
         """Ruleset.content_hash is the content_hash of the ruleset."""
         ruleset = load_ruleset()
         assert ruleset.content_hash() == content_hash(ruleset)
 
-    def test_changes_when_a_number_changes(self):
+    def test_changes_when_a_number_changes(self) -> None:
         """A house rule of 3 Bonus Actions gives a different hash, so a log names the exact numbers."""
         ruleset = load_ruleset()
         changed = msgspec.structs.replace(ruleset, economy=Economy(bonus_actions=3))
         assert changed.content_hash() != ruleset.content_hash()
 
-    def test_changes_when_a_file_number_changes(self, tmp_path):
+    def test_changes_when_a_file_number_changes(self, tmp_path: Path) -> None:
         """Editing Interrupt's cost from 2 to 3 in a copy of core.toml changes the hash; an unchanged copy does not."""
         same, edited = tmp_path / "same.toml", tmp_path / "edited.toml"
         same.write_text(CORE_TOML)
@@ -191,7 +194,7 @@ class TestRulesetErrors:
         ("max_stacks = 5", "max_stack = 5", "$.conditions.Exhausted", "max_stack"),
         ("[reaction_costs]", "[reaction_cost]", "$", "reaction_cost"),
     ])
-    def test_typo_key_names_file_and_path(self, tmp_path, old, new, path, typo):
+    def test_typo_key_names_file_and_path(self, tmp_path: Path, old: str, new: str, path: str, typo: str) -> None:
         """A typo in a ruleset file is a ContentError naming the file, the JSON path and the unknown key."""
         assert old in CORE_TOML
         file = tmp_path / "house.toml"
@@ -201,7 +204,7 @@ class TestRulesetErrors:
         assert (info.value.source, info.value.path) == (str(file), path)
         assert typo in str(info.value) and str(info.value).startswith(str(file))
 
-    def test_bad_value_names_its_path(self, tmp_path):
+    def test_bad_value_names_its_path(self, tmp_path: Path) -> None:
         """A condition with max_stacks 0 is refused at $.conditions.Prone.max_stacks."""
         file = tmp_path / "house.toml"
         file.write_text(CORE_TOML.replace("[conditions.Prone]\nplaceholder = true\nmax_stacks = 1",
@@ -266,7 +269,7 @@ def geared(top: str = "", gear: str = GEAR) -> str:
 
 
 class TestSheetGear:
-    def test_gear_loads_from_toml(self, tmp_path):
+    def test_gear_loads_from_toml(self, tmp_path: Path) -> None:
         """C4, C9, C11-C13: weapons with properties, armor, shield, training, resistances and features all load."""
         path = tmp_path / "kael.toml"
         path.write_text(geared('wielding = ["rapier", "wand"]\n'))
@@ -274,88 +277,90 @@ class TestSheetGear:
         rapier = sheet.weapon("rapier")
         assert rapier == Weapon(id="rapier", name="Rapier", weapon_damage=3, hit_bonus=1, damage_type="piercing",
                                 properties=frozenset({"finesse", "magical"}), parry_rating=2)
-        assert sheet.weapon("wand").properties == {"spell", "ranged"} and sheet.weapon("wand").weapon_damage == 0
+        wand = present(sheet.weapon("wand"))
+        assert wand.properties == {"spell", "ranged"} and wand.weapon_damage == 0
         assert sheet.armor == Armor(name="chain", rating=3, magical=False)
         assert sheet.shield == Shield(block_rating=2, magical=True)
         assert sheet.training == Training(hit_bonus=1, veteran_shield=True)
         assert sheet.resistances == {"fire": 2, "physical": 1}
         f = sheet.features
-        assert (f.extra_primary_dice, f.rogue_routing, f.will_conversion, f.rage.count, f.rage.sides) == (
+        rage = present(f.rage)
+        assert (f.extra_primary_dice, f.rogue_routing, f.will_conversion, rage.count, rage.sides) == (
             1, True, True, 2, 6)
         assert (sheet.incoming_damage.multiply, sheet.incoming_damage.add) == (0.5, 1)
         assert [w.id for w in sheet.wielded()] == ["rapier", "wand"]
 
     @pytest.mark.parametrize("written, value", [('"7/5"', "7/5"), ('"1.4"', "1.4"), ("1.4", 1.4), ("2", 2)])
-    def test_incoming_multiplier_as_a_fraction_or_a_number(self, written, value):
+    def test_incoming_multiplier_as_a_fraction_or_a_number(self, written: str, value: float | str) -> None:
         """C34: ``multiply`` may be a number or an exact fraction or decimal written as a string."""
         sheet = decode_content(geared(gear=f"[incoming_damage]\nmultiply = {written}\n"), CombatantSheet, fmt="toml")
         assert sheet.incoming_damage.multiply == value
 
     @pytest.mark.parametrize("written", ['"seven fifths"', '"7/0"', '"-1"', "-0.5"])
-    def test_a_bad_multiplier_names_its_path(self, written):
+    def test_a_bad_multiplier_names_its_path(self, written: str) -> None:
         """C34: a multiplier that is no non-negative number or fraction is refused at $.incoming_damage.multiply."""
         with pytest.raises(ContentError) as info:
             decode_content(geared(gear=f"[incoming_damage]\nmultiply = {written}\n"), CombatantSheet,
                            source="s.toml", fmt="toml")
         assert info.value.path == "$.incoming_damage.multiply"
 
-    def test_gear_defaults(self):
+    def test_gear_defaults(self) -> None:
         """A sheet without gear has no weapons, armor or shield, no training bonus and no features."""
         sheet = decode_content(GOOD, CombatantSheet, fmt="toml")
         assert (sheet.weapons, sheet.armor, sheet.shield, sheet.wielded()) == ((), None, None, ())
         assert (sheet.training.hit_bonus, sheet.training.veteran_shield, sheet.features.rage) == (0, False, None)
         assert (sheet.incoming_damage.multiply, sheet.incoming_damage.add) == (1.0, 0)
 
-    def test_weapon_defaults(self):
+    def test_weapon_defaults(self) -> None:
         """A weapon with only an id does slashing damage, WD 0, no properties, Parry Rating 0, labelled by its id."""
         sheet = decode_content(geared(gear='[[weapons]]\nid = "club"\n'), CombatantSheet, fmt="toml")
-        club = sheet.weapon("club")
+        club = present(sheet.weapon("club"))
         assert (club.damage_type, club.weapon_damage, club.properties, club.parry_rating, club.label) == (
             "slashing", 0, frozenset(), 0, "club")
 
-    def test_wielded_defaults_to_the_first_weapon(self):
+    def test_wielded_defaults_to_the_first_weapon(self) -> None:
         """Without ``wielding`` the first weapon is in hand."""
         sheet = decode_content(geared(), CombatantSheet, fmt="toml")
         assert [w.id for w in sheet.wielded()] == ["rapier"]
 
-    def test_wielding_picks_weapons(self):
+    def test_wielding_picks_weapons(self) -> None:
         """``wielding`` names the weapons in hand, in sheet order."""
         sheet = decode_content(geared('wielding = ["bow"]\n'), CombatantSheet, fmt="toml")
         assert [w.id for w in sheet.wielded()] == ["bow"]
 
-    def test_wielding_nothing(self):
+    def test_wielding_nothing(self) -> None:
         """An empty ``wielding`` list means empty hands (an unarmed attacker)."""
         sheet = decode_content(geared("wielding = []\n"), CombatantSheet, fmt="toml")
         assert sheet.wielded() == ()
 
-    def test_unknown_weapon_lookup(self):
+    def test_unknown_weapon_lookup(self) -> None:
         """Looking up a weapon the sheet does not have gives None."""
         assert decode_content(geared(), CombatantSheet, fmt="toml").weapon("axe") is None
 
 
 class TestSheetGearErrors:
-    def test_unknown_weapon_property(self):
+    def test_unknown_weapon_property(self) -> None:
         """C4: a property that is not finesse, ranged, spell, magical or thrown is refused at its path."""
         text = geared().replace('properties = ["spell", "ranged"]', 'properties = ["spell", "rnaged"]')
         with pytest.raises(ContentError) as info:
             decode_content(text, CombatantSheet, source="k.toml", fmt="toml")
         assert info.value.path == "$.weapons[1].properties[1]" and "rnaged" in str(info.value)
         assert str(info.value).startswith(f"k.toml:{info.value.line}: ")
-        assert '"rnaged"' in text.splitlines()[info.value.line - 1]
+        assert '"rnaged"' in text.splitlines()[present(info.value.line) - 1]
 
-    def test_unknown_gear_key(self):
+    def test_unknown_gear_key(self) -> None:
         """A typo inside a gear table (``ratin``) is refused naming $.armor."""
         with pytest.raises(ContentError) as info:
             decode_content(geared().replace("rating = 3", "ratin = 3"), CombatantSheet, source="k.toml", fmt="toml")
         assert info.value.path == "$.armor" and "ratin" in str(info.value)
 
-    def test_negative_resistance(self):
+    def test_negative_resistance(self) -> None:
         """Resistances are non-negative: fire = -1 is refused at $.resistances.fire."""
         with pytest.raises(ContentError) as info:
             decode_content(geared().replace("fire = 2", "fire = -1"), CombatantSheet, source="k.toml", fmt="toml")
         assert info.value.path == "$.resistances.fire"
 
-    def test_duplicate_weapon_ids(self):
+    def test_duplicate_weapon_ids(self) -> None:
         """Two weapons with the id ``bow`` are a ContentError naming the file, the path and the id."""
         text = geared().replace('id = "wand"', 'id = "bow"')
         with pytest.raises(ContentError) as info:
@@ -363,21 +368,21 @@ class TestSheetGearErrors:
         assert info.value.source == "k.toml" and info.value.path in ("$", "$.weapons")
         assert "bow" in str(info.value) and "unique" in str(info.value)
 
-    def test_wielding_a_weapon_not_on_the_sheet(self):
+    def test_wielding_a_weapon_not_on_the_sheet(self) -> None:
         """Wielding ``axe`` when the sheet has no axe is a ContentError naming the path and the axe."""
         with pytest.raises(ContentError) as info:
             decode_content(geared('wielding = ["rapier", "axe"]\n'), CombatantSheet, source="k.toml", fmt="toml")
         assert info.value.source == "k.toml" and info.value.path in ("$", "$.wielding")
         assert "axe" in str(info.value)
 
-    def test_bad_rage_die(self):
+    def test_bad_rage_die(self) -> None:
         """C1: rage dice are dN with N >= 2: d1 is refused at $.features.rage.die."""
         with pytest.raises(ContentError) as info:
             decode_content(geared().replace('die = "d6" }', 'die = "d1" }'), CombatantSheet, source="k.toml",
                            fmt="toml")
         assert info.value.path == "$.features.rage.die"
 
-    def test_too_many_extra_primary_dice(self):
+    def test_too_many_extra_primary_dice(self) -> None:
         """C6: abilities add at most +2 primary dice: 3 is refused at $.features.extra_primary_dice."""
         with pytest.raises(ContentError) as info:
             decode_content(geared().replace("extra_primary_dice = 1", "extra_primary_dice = 3"), CombatantSheet,
@@ -386,12 +391,12 @@ class TestSheetGearErrors:
 
 
 class TestReadContent:
-    def test_reads_a_regular_file(self, tmp_path):
+    def test_reads_a_regular_file(self, tmp_path: Path) -> None:
         """A UTF-8 file is read whole, as text."""
         (tmp_path / "s.toml").write_text("name = \"Kaël\"\n")
         assert read_content(tmp_path / "s.toml") == "name = \"Kaël\"\n"
 
-    def test_invalid_utf8_names_the_file_the_line_and_the_offset(self, tmp_path):
+    def test_invalid_utf8_names_the_file_the_line_and_the_offset(self, tmp_path: Path) -> None:
         """Byte 0xE9 alone is a ContentError naming the file, its line and its byte offset."""
         (tmp_path / "s.toml").write_bytes(b"a = 1\nb = \"\xe9\"\n")
         with pytest.raises(ContentError) as caught:
@@ -399,12 +404,12 @@ class TestReadContent:
         assert str(caught.value) == f"{tmp_path / 's.toml'}:2: not valid UTF-8: byte 0xe9 at offset 11 (at $)"
 
     @pytest.mark.parametrize("where", ["/dev/zero", "/dev/null", "."])
-    def test_not_a_regular_file_is_refused(self, where):
+    def test_not_a_regular_file_is_refused(self, where: str) -> None:
         """A device or a directory is refused before anything is read."""
         with pytest.raises(ContentError, match="not a regular file"):
             read_content(where)
 
-    def test_a_file_over_the_limit_is_refused(self, tmp_path):
+    def test_a_file_over_the_limit_is_refused(self, tmp_path: Path) -> None:
         """A file holding more than the limit is refused, naming the limit; one at the limit is read."""
         (tmp_path / "s.toml").write_text("x" * 11)
         assert read_content(tmp_path / "s.toml", limit=11) == "x" * 11
@@ -412,7 +417,7 @@ class TestReadContent:
             read_content(tmp_path / "s.toml", limit=10)
         assert MAX_CONTENT_BYTES == 16 << 20
 
-    def test_a_missing_file_names_it(self, tmp_path):
+    def test_a_missing_file_names_it(self, tmp_path: Path) -> None:
         """A file that does not exist is a ContentError naming it."""
         with pytest.raises(ContentError, match=r"missing.toml: cannot read the file: No such file"):
             load_sheet(tmp_path / "missing.toml")
@@ -420,12 +425,12 @@ class TestReadContent:
     @pytest.mark.parametrize("fmt,text", [("toml", "a = " + "[" * 500 + "]" * 500),
                                           ("toml", "a = " + "{b = " * 500 + "1" + "}" * 500),
                                           ("json", "[" * 5000 + "]" * 5000)])
-    def test_deep_nesting_is_a_content_error(self, fmt, text):
+    def test_deep_nesting_is_a_content_error(self, fmt: Literal["toml", "json"], text: str) -> None:
         """Nesting too deep for the decoder is a ContentError naming the source, not a RecursionError."""
         with pytest.raises(ContentError, match=r"deep.x:1: not valid .*: nested too deeply"):
             decode_content(text, CombatantSheet, source="deep.x", fmt=fmt)
 
-    def test_a_deep_sheet_file_names_the_file(self, tmp_path):
+    def test_a_deep_sheet_file_names_the_file(self, tmp_path: Path) -> None:
         """A sheet file nested 500 deep names the sheet file."""
         (tmp_path / "deep.toml").write_text("a = " + "[" * 500 + "]" * 500 + "\n")
         with pytest.raises(ContentError, match=r"deep.toml:1: not valid TOML: nested too deeply"):

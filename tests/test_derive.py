@@ -23,7 +23,7 @@ def duel() -> Fight:
 
 
 class TestActiveDefenseAdds:
-    def test_each_defense_adds_its_attributes_die_bonus_and_rating(self):
+    def test_each_defense_adds_its_attributes_die_bonus_and_rating(self) -> None:
         """§Active Defense: Kael's Dodge adds d6 + 1 (AGI); his Parry with the longsword d8 + 2 (STR) + parry
         rating 1; his Block d8 + 2 (RES) + block rating 2; Vesh's Parry with the finesse knife rolls AGI (C9)."""
         state = duel().state
@@ -32,7 +32,7 @@ class TestActiveDefenseAdds:
         assert active_defense_adds(state, "kael", "block", None) == ActiveDefenseAdds("RES", 8, 2, 2)
         assert active_defense_adds(state, "vesh", "parry", "knife") == ActiveDefenseAdds("AGI", 8, 2, 1)
 
-    def test_a_condition_lowers_the_bonus_it_adds(self):
+    def test_a_condition_lowers_the_bonus_it_adds(self) -> None:
         """C28: two stacks of Fatigued (-1 to every attribute bonus per stack) take Kael's Dodge bonus from 1 to -1."""
         fight = duel()
         fight.apply_condition("kael", "Fatigued", stacks=2)
@@ -40,7 +40,7 @@ class TestActiveDefenseAdds:
 
 
 class TestStrikeBonus:
-    def test_an_attacks_pool_and_bonuses(self):
+    def test_an_attacks_pool_and_bonuses(self) -> None:
         """C4, C5, C12: Kael's longsword: d8 STR + d6 FCS, hit bonus 2 STR + 1 weapon + 1 training = 4, damage
         bonus 2, WD 4; Vesh's finesse knife: d8 AGI, hit 2 + 1 = 3, WD 2; unarmed Vesh: d6 STR + 0, no WD."""
         state = duel().state

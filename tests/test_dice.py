@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,24 +25,25 @@ from omen_core.dice import (
     seeded_mismatches,
 )
 from omen_core.errors import DiceError, DiceExhausted, InvalidDieFace
+from omen_core.parts import RollPurpose
 
 SEED = bytes(range(32))
 
 
-def request(*sides: int, counter: int = 1, purpose: str = "hit") -> RollRequest:
+def request(*sides: int, counter: int = 1, purpose: RollPurpose = "hit") -> RollRequest:
     """A roll request with a primary die per size given."""
     return RollRequest("fight-1", counter, purpose, "kael", tuple(("primary", s) for s in sides))
 
 
 class TestSeededFace:
-    def test_known_answer_from_raw_hmac(self):
+    def test_known_answer_from_raw_hmac(self) -> None:
         """The face is HMAC-SHA256(seed, 'fight|counter|index|0') read as a big-endian u64, mod sides, + 1."""
         digest = hmac.new(SEED, b"fight-1|7|2|0", hashlib.sha256).digest()
         x = int.from_bytes(digest[:8], "big")
         assert x < 2**64 - 2**64 % 20  # no rejection on this input
         assert seeded_face(SEED, "fight-1", 7, 2, 20) == x % 20 + 1
 
-    def test_rejection_sampling_boundary(self):
+    def test_rejection_sampling_boundary(self) -> None:
         """Numbers in the biased top band are rejected; the largest accepted maps to the last face."""
         limit = 2**64 - 2**64 % 6
         assert face_from_uint64(limit - 1, 6) == (limit - 1) % 6 + 1
@@ -50,17 +52,17 @@ class TestSeededFace:
         assert face_from_uint64(2**64 - 1, 2) == 2  # 2 divides 2**64: nothing to reject
 
     @given(st.integers(1, 10**6), st.integers(0, 5), st.integers(2, 1000))
-    def test_faces_are_in_range(self, counter, index, sides):
+    def test_faces_are_in_range(self, counter: int, index: int, sides: int) -> None:
         """Every seeded face lies in 1..sides."""
         assert 1 <= seeded_face(SEED, "f", counter, index, sides) <= sides
 
-    def test_faces_are_roughly_uniform(self):
+    def test_faces_are_roughly_uniform(self) -> None:
         """Over 6000 d6 rolls every face appears close to 1000 times (chi-square well under the 0.1% bound)."""
         counts = Counter(seeded_face(SEED, "f", c, 0, 6) for c in range(1, 6001))
         chi2 = sum((n - 1000) ** 2 / 1000 for n in counts.values())
         assert set(counts) == {1, 2, 3, 4, 5, 6} and chi2 < 20.5
 
-    def test_inputs_each_change_the_face_stream(self):
+    def test_inputs_each_change_the_face_stream(self) -> None:
         """Seed, fight id, counter and die index all feed the derivation."""
         base = [seeded_face(SEED, "f", c, 0, 1000) for c in range(1, 20)]
         assert base != [seeded_face(bytes(32), "f", c, 0, 1000) for c in range(1, 20)]
@@ -70,20 +72,20 @@ class TestSeededFace:
 
 
 class TestSeededDice:
-    def test_commitment_is_sha256_of_seed(self):
+    def test_commitment_is_sha256_of_seed(self) -> None:
         """The published commitment is sha256(seed) and reveals nothing else."""
         assert SeededDice(SEED).commitment == hashlib.sha256(SEED).hexdigest() == commitment(SEED)
 
-    def test_short_seed_is_refused(self):
+    def test_short_seed_is_refused(self) -> None:
         """A seed shorter than 16 bytes is too weak to commit to."""
         with pytest.raises(DiceError, match="16 bytes"):
             SeededDice(b"short")
 
-    def test_fresh_seeds_differ(self):
+    def test_fresh_seeds_differ(self) -> None:
         """Fresh sources draw their seeds from the operating system."""
         assert SeededDice.fresh().seed != SeededDice.fresh().seed
 
-    def test_roll_is_a_pure_function_of_the_request(self):
+    def test_roll_is_a_pure_function_of_the_request(self) -> None:
         """The same request gives the same faces, whichever source object rolls it."""
         req = request(8, 6, counter=3)
         assert roll(SeededDice(SEED), req) == roll(SeededDice(SEED), req)
@@ -92,7 +94,8 @@ class TestSeededDice:
 
     @given(seed=st.binary(min_size=16, max_size=200), fight_id=st.from_regex(r"[A-Za-z0-9._-]{1,20}", fullmatch=True),
            counter=st.integers(1, 10**9), sides=st.lists(st.integers(2, 1000), min_size=1, max_size=6))
-    def test_source_faces_are_the_standalone_function_s(self, seed, fight_id, counter, sides):
+    def test_source_faces_are_the_standalone_function_s(self, seed: bytes, fight_id: str, counter: int,
+                                                        sides: list[int]) -> None:
         """SeededDice rolls from HMAC pads hashed once; each face is still exactly seeded_face's, whatever the
         seed's length (keys over 64 bytes are hashed first, RFC 2104) or the die's size."""
         req = RollRequest(fight_id, counter, "hit", "kael", tuple(("primary", s) for s in sides))
@@ -100,13 +103,14 @@ class TestSeededDice:
 
     @given(seed=st.binary(min_size=1, max_size=200), counter=st.integers(1, 10**9), index=st.integers(0, 50),
            sides=st.integers(2, 1 << 64))
-    def test_an_auditors_faces_are_the_standalone_function_s(self, seed, counter, index, sides):
+    def test_an_auditors_faces_are_the_standalone_function_s(self, seed: bytes, counter: int, index: int,
+                                                             sides: int) -> None:
         """seeded_faces (one seed's pads hashed once, how verify checks many dice) gives seeded_face's faces for
         any seed, roll, die and size a 64-bit draw can give."""
         assert seeded_faces(seed)("f-1", counter, index, sides) == seeded_face(seed, "f-1", counter, index, sides)
 
     @pytest.mark.parametrize("sides", [1, (1 << 64) + 1, 10**20])
-    def test_a_die_no_64_bit_draw_can_give_is_refused(self, sides):
+    def test_a_die_no_64_bit_draw_can_give_is_refused(self, sides: int) -> None:
         """A d1, or a die past d2^64 (every 64-bit draw would be rejected: the draw would never end), is a DiceError
         from both functions, never a loop."""
         with pytest.raises(DiceError, match="d2 to a d2"):
@@ -114,7 +118,7 @@ class TestSeededDice:
         with pytest.raises(DiceError, match="d2 to a d2"):
             seeded_faces(SEED)("f-1", 1, 0, sides)
 
-    def test_a_rejected_draw_is_drawn_again_as_the_standalone_function_does(self):
+    def test_a_rejected_draw_is_drawn_again_as_the_standalone_function_does(self) -> None:
         """A 64-bit draw at or above the largest multiple of the die's sides is rejected and the next attempt
         taken (no modulo bias): on a d(2^63 + 1) about half the first attempts are, and the two agree."""
         sides = (1 << 63) + 1
@@ -124,7 +128,7 @@ class TestSeededDice:
         assert None in first  # some first attempts were rejected
         assert SeededDice(SEED).faces(req) == [seeded_face(SEED, "fight-1", 1, i, sides) for i in range(40)]
 
-    def test_mismatches_find_a_changed_face(self):
+    def test_mismatches_find_a_changed_face(self) -> None:
         """A seeded roll whose face was edited is reported with index, recorded and expected face."""
         rolled = roll(SeededDice(SEED), request(20, 20))
         assert seeded_mismatches(SEED, "fight-1", rolled) == []
@@ -138,44 +142,44 @@ class TestSeededDice:
 
 
 class TestManualDice:
-    def test_typed_faces_are_recorded_as_manual(self):
+    def test_typed_faces_are_recorded_as_manual(self) -> None:
         """Faces typed in from physical dice become a roll event with source 'manual'."""
         rolled = roll(ManualDice(lambda req: [3, 6]), request(8, 6))
         assert [d.face for d in rolled.dice] == [3, 6] and rolled.source == "manual"
 
     @pytest.mark.parametrize("face", [0, 9, -1, "4", 2.0, None])
-    def test_invalid_face_is_refused_with_the_roll_named(self, face):
+    def test_invalid_face_is_refused_with_the_roll_named(self, face: Any) -> None:
         """A face outside 1..sides (or not a whole number) is refused, naming the die and the roll."""
         with pytest.raises(InvalidDieFace, match=r"d8 \(for roll #1 \(hit by kael"):
             roll(ManualDice(lambda req: [face]), request(8))
 
-    def test_wrong_number_of_faces_is_refused(self):
+    def test_wrong_number_of_faces_is_refused(self) -> None:
         """Typing two faces for a one-die roll is an error, not a silent truncation."""
         with pytest.raises(DiceError, match="needs 1 faces, got 2"):
             roll(ManualDice(lambda req: [1, 2]), request(8))
 
 
 class TestScriptedDice:
-    def test_faces_are_consumed_in_order(self):
+    def test_faces_are_consumed_in_order(self) -> None:
         """Scripted faces are taken front to back, as many as the pool has dice (C29)."""
         dice = ScriptedDice([5, 2, 7])
         assert [d.face for d in roll(dice, request(8, 6)).dice] == [5, 2]
         assert [d.face for d in roll(dice, request(8, counter=2)).dice] == [7]
         assert dice.remaining == 0
 
-    def test_running_out_names_the_roll(self):
+    def test_running_out_names_the_roll(self) -> None:
         """An exhausted script names the roll that needed a die and how many were missing."""
         with pytest.raises(DiceExhausted) as info:
             roll(ScriptedDice([4]), request(8, 6, counter=9, purpose="base_defense"))
         assert info.value.needed == 2 and info.value.remaining == 1
         assert "roll #9 (base_defense by kael: primary d8, primary d6)" in str(info.value)
 
-    def test_impossible_scripted_face_is_refused(self):
+    def test_impossible_scripted_face_is_refused(self) -> None:
         """A scripted 7 on a d6 is a script error, reported like a manual one."""
         with pytest.raises(InvalidDieFace):
             roll(ScriptedDice([7]), request(6))
 
-    def test_checkpoint_and_restore_rewind_the_queue(self):
+    def test_checkpoint_and_restore_rewind_the_queue(self) -> None:
         """Restoring a checkpoint puts consumed faces back, for commands that fail half-way."""
         dice = ScriptedDice([1, 2, 3])
         mark = dice.checkpoint()
@@ -183,14 +187,14 @@ class TestScriptedDice:
         dice.restore(mark)
         assert dice.faces(request(6)) == [1]
 
-    def test_feed_appends_faces(self):
+    def test_feed_appends_faces(self) -> None:
         """More faces can be queued behind the remaining ones."""
         dice = ScriptedDice([1])
         dice.feed([2])
         assert dice.faces(request(6, 6)) == [1, 2]
 
 
-def test_no_dice_refuses_to_roll():
+def test_no_dice_refuses_to_roll() -> None:
     """A fight loaded without a dice source says which faces to give when a roll is needed (FacesNeeded)."""
     with pytest.raises(DiceError,
                        match=r"give the faces in the command's dice, in this order \(C29\): kael's hit: primary d6"):

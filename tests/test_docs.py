@@ -6,6 +6,7 @@ import re
 import shutil
 import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from omen_core import MemoryStore
 from omen_core.dice import seeded_face
 from omen_core.events import encode_line
 from omen_replay.demo import run_demo
+from tests.fights import present
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "omen_replay" / "data"
@@ -24,7 +26,7 @@ def python_blocks(doc: str) -> list[str]:
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch):
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A working directory holding the sample sheets and a demo log as fight.jsonl."""
     for sheet in DATA.glob("*.toml"):
         shutil.copy(sheet, tmp_path / sheet.name)
@@ -34,16 +36,16 @@ def workdir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_readme_api_example_runs(workdir):
+def test_readme_api_example_runs(workdir: Path) -> None:
     """The README's Python API tour runs as written and leaves a verified-seed fight."""
     (block,) = python_blocks("README.md")
-    scope: dict = {}
+    scope: dict[str, Any] = {}
     exec(block, scope)
     assert scope["fight"].state.revealed_seed is not None
     assert scope["contest"].winner in {"kael", "vesh"}
 
 
-def test_events_doc_chain_check_runs(workdir):
+def test_events_doc_chain_check_runs(workdir: Path) -> None:
     """The standalone chain check in docs/events.md passes on a real log and fails on a changed one."""
     (block,) = python_blocks("docs/events.md")
     exec(block, {})
@@ -53,10 +55,10 @@ def test_events_doc_chain_check_runs(workdir):
         exec(block, {})
 
 
-def test_dice_doc_function_is_the_engines(workdir):
+def test_dice_doc_function_is_the_engines(workdir: Path) -> None:
     """The seeded_face printed in docs/dice.md computes exactly what omen_core.dice.seeded_face does."""
     (block,) = python_blocks("docs/dice.md")
-    scope: dict = {}
+    scope: dict[str, Any] = {}
     exec(block, scope)
     seed = bytes(range(32))
     for counter in range(1, 40):
@@ -64,7 +66,7 @@ def test_dice_doc_function_is_the_engines(workdir):
             assert scope["seeded_face"](seed, "doc", counter, 1, sides) == seeded_face(seed, "doc", counter, 1, sides)
 
 
-def test_machine_diagrams_are_generated_from_the_machines():
+def test_machine_diagrams_are_generated_from_the_machines() -> None:
     """docs/machine.md holds exactly the Mermaid diagrams generated from the phase and lifecycle machines."""
     from omen_core.machine import PHASE_ORDER, mermaid
 
@@ -72,7 +74,7 @@ def test_machine_diagrams_are_generated_from_the_machines():
     assert re.findall(r"```mermaid\n(.*?)```", doc, re.S) == [mermaid(PHASE_ORDER), mermaid()]
 
 
-def test_content_doc_sheet_loads_and_ruleset_example_runs(tmp_path):
+def test_content_doc_sheet_loads_and_ruleset_example_runs(tmp_path: Path) -> None:
     """The sample sheet in docs/content.md is a valid sheet, and its Python example runs."""
     from omen_core.content import load_sheet
 
@@ -85,7 +87,7 @@ def test_content_doc_sheet_loads_and_ruleset_example_runs(tmp_path):
     exec(block, {})
 
 
-def test_content_doc_error_examples_are_real(tmp_path):
+def test_content_doc_error_examples_are_real(tmp_path: Path) -> None:
     """The error messages quoted in docs/content.md are the ones the loader gives (the line of the field too)."""
     from omen_core.content import load_sheet
     from omen_core.errors import ContentError
@@ -104,7 +106,7 @@ def test_content_doc_error_examples_are_real(tmp_path):
         assert str(info.value) == f"{path}:{message}"
 
 
-def test_readme_demo_excerpt_is_what_the_demo_says():
+def test_readme_demo_excerpt_is_what_the_demo_says() -> None:
     """Every narrative line quoted in the README's demo excerpt is a line the demo's fight really narrates."""
     from importlib.resources import files
 
@@ -115,12 +117,12 @@ def test_readme_demo_excerpt_is_what_the_demo_says():
     events = run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
     told = {" ".join(f"#{line.seq} {line.text}".split()) for line in narrate(events)}
     readme = (ROOT / "README.md").read_text()
-    excerpt = re.search(r"```text\n(#7 .*?)```", readme, re.S)[1]
+    excerpt = present(re.search(r"```text\n(#7 .*?)```", readme, re.S))[1]
     quoted = [" ".join(line.split()) for line in excerpt.splitlines() if line.startswith("#")]
     assert quoted and all(line in told for line in quoted), [q for q in quoted if q not in told]
 
 
-def test_coverage_table_is_current_and_complete():
+def test_coverage_table_is_current_and_complete() -> None:
     """docs/coverage.md is what tests/coverage_table.py generates, and every clause has at least one test."""
     from tests.coverage_table import coverage, render
 
@@ -129,7 +131,7 @@ def test_coverage_table_is_current_and_complete():
     assert missing == []
 
 
-def test_event_schema_in_the_docs_is_omen_schema():
+def test_event_schema_in_the_docs_is_omen_schema() -> None:
     """docs/schema/stored-event.schema.json is exactly what `omen schema` prints, every event type in it is
     described in docs/events.md, and every line of every golden fixture validates against it."""
     import json
@@ -152,7 +154,7 @@ def test_event_schema_in_the_docs_is_omen_schema():
 
 
 @pytest.mark.parametrize("kind", ["command", "options", "do", "simulation"])
-def test_published_schemas_are_what_omen_schema_prints(kind):
+def test_published_schemas_are_what_omen_schema_prints(kind: str) -> None:
     """docs/schema/{command,options,do,simulation}.schema.json are exactly `omen schema --of KIND` (regenerate with
     `omen schema --of KIND -o docs/schema/KIND.schema.json`), and each is referenced from the docs."""
     import json

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -17,7 +19,7 @@ from omen_core import (
     SeededDice,
 )
 from omen_core.content import ApplyCondition, DealDamage, SaveEffect
-from omen_core.decide import CallSave, Contest, StaticCheck
+from omen_core.decide import CallSave, Command, Contest, StaticCheck
 from omen_core.dice import commitment
 from omen_core.errors import (
     DiceExhausted,
@@ -38,6 +40,7 @@ from omen_core.events import (
     StaticCheckResolved,
 )
 from omen_core.walk import project
+from tests.fights import as_, scripted
 from tests.sheets import sheet
 
 KAEL = sheet("kael", STR=(8, 2), AGI=(6, 1), FCS=(6, 1),
@@ -54,7 +57,7 @@ def fight_with(faces: list[int], store: MemoryStore | None = None) -> Fight:
 
 
 class TestStart:
-    def test_seeded_fight_records_only_the_commitment(self):
+    def test_seeded_fight_records_only_the_commitment(self) -> None:
         """Seeded dice: the first event holds sha256(seed), and the seed itself appears nowhere."""
         dice = SeededDice(bytes(range(32)))
         store = MemoryStore()
@@ -63,13 +66,13 @@ class TestStart:
         assert isinstance(first.event, FightStarted) and first.event.seed_commitment == dice.commitment
         assert bytes(range(32)).hex() not in str(fight.events)
 
-    def test_envelope_fields_come_from_the_fight_and_clock(self):
+    def test_envelope_fields_come_from_the_fight_and_clock(self) -> None:
         """Each event carries the fight id, seq 1, 2, 3... and the injected clock's time."""
         fight = fight_with([])
         assert [(e.fight_id, e.seq, e.recorded_at) for e in fight.events] == [
             ("test-fight", 1, 1000), ("test-fight", 2, 1000), ("test-fight", 3, 1000)]
 
-    def test_starting_an_existing_fight_fails_without_writing(self):
+    def test_starting_an_existing_fight_fails_without_writing(self) -> None:
         """A second start of the same fight id is refused by the store; nothing is appended."""
         store = MemoryStore()
         fight_with([], store)
@@ -79,28 +82,28 @@ class TestStart:
 
 
 class TestStaticCheck:
-    def test_skill_check_total_and_success(self):
+    def test_skill_check_total_and_success(self) -> None:
         """C2, C16: Athletics = d8 6 + STR 2 + level 1 - 1 slick = 8 > difficulty 7: success."""
         fight = fight_with([6])
         result = fight.static_check(CheckSpec(who="kael", skill="Athletics",
                                               modifiers=(Modifier(source="slick", value=-1),)), 7)
         assert (result.check.face, result.check.total, result.outcome) == (6, 8, "success")
 
-    def test_tie_is_recorded_as_tie(self):
+    def test_tie_is_recorded_as_tie(self) -> None:
         """C16: Athletics 5 + 2 + 1 = 8 against difficulty 8 is a tie, not a success."""
         assert fight_with([5]).static_check(CheckSpec(who="kael", skill="Athletics"), 8).outcome == "tie"
 
-    def test_skill_missing_from_sheet_uses_ruleset_default(self):
+    def test_skill_missing_from_sheet_uses_ruleset_default(self) -> None:
         """C2 defaults: Vesh has no Perception on the sheet, so it rolls FCS (d6 +0) at level 0: 4 vs 4 ties."""
         result = fight_with([4]).static_check(CheckSpec(who="vesh", skill="Perception"), 4)
         assert (result.check.attribute, result.check.skill_level, result.outcome) == ("FCS", 0, "tie")
 
-    def test_attribute_check_has_no_level(self):
+    def test_attribute_check_has_no_level(self) -> None:
         """C1: a bare AGI check on Kael is d6 3 + AGI 1 = 4, failing difficulty 5."""
         result = fight_with([3]).static_check(CheckSpec(who="kael", attribute="AGI"), 5)
         assert (result.check.total, result.check.skill_level, result.outcome) == (4, 0, "failure")
 
-    def test_roll_event_precedes_the_result(self):
+    def test_roll_event_precedes_the_result(self) -> None:
         """The die is its own event (purpose, roller, pool tag, sides, face, source) before the result."""
         fight = fight_with([4])
         fight.static_check(CheckSpec(who="kael", skill="Perception"), 5)
@@ -111,7 +114,7 @@ class TestStaticCheck:
 
 
 class TestCommandRecord:
-    def test_a_commands_batch_opens_with_the_command_that_produced_it(self):
+    def test_a_commands_batch_opens_with_the_command_that_produced_it(self) -> None:
         """Every batch but a set-up one opens with its command_issued (the command as given, and by whom), and the
         envelope says where the batch starts and how many events it holds (issue #10, 5a); Fight.execute returns
         the whole batch."""
@@ -119,12 +122,13 @@ class TestCommandRecord:
         command = StaticCheck(check=CheckSpec(who="kael", skill="Athletics"), difficulty=7)
         stored = fight.execute(command, by="gm")
         assert [type(r.event) for r in stored] == [CommandIssued, DiceRolled, StaticCheckResolved]
-        assert (stored[0].event.command, stored[0].event.by) == (command, "gm")
+        issued = stored[0].as_(CommandIssued)
+        assert (issued.command, issued.by) == (command, "gm")
         assert [(r.seq, r.batch, r.batch_size) for r in stored] == [(4, 4, 3), (5, 4, 3), (6, 4, 3)]
         assert fight.events[-3:] == stored
         assert [(r.batch, r.batch_size) for r in fight.events[:3]] == [(1, 1), (2, 1), (3, 1)]  # set-up events
 
-    def test_the_method_api_returns_what_the_command_produced(self):
+    def test_the_method_api_returns_what_the_command_produced(self) -> None:
         """The Fight methods return the events a command produced, without its command_issued record."""
         fight = fight_with([1, 8])
         events = fight.call_save("vesh", "kael", FLASK)
@@ -134,19 +138,19 @@ class TestCommandRecord:
 
 
 class TestContest:
-    def test_initiator_rolls_first(self):
+    def test_initiator_rolls_first(self) -> None:
         """C29: the initiator's die is consumed first: Vesh Stealth 5+2+3 = 10 vs Kael Perception 4+1+2 = 7."""
         result = fight_with([5, 4]).contest(CheckSpec(who="vesh", skill="Stealth"),
                                             CheckSpec(who="kael", skill="Perception"))
         assert (result.initiator.total, result.defender.total, result.winner, result.tie) == (10, 7, "vesh", False)
 
-    def test_tie_goes_to_the_defender(self):
+    def test_tie_goes_to_the_defender(self) -> None:
         """C16: Vesh 2+2+3 = 7 vs Kael 4+1+2 = 7: the defender, Kael, wins the tie."""
         result = fight_with([2, 4]).contest(CheckSpec(who="vesh", skill="Stealth"),
                                             CheckSpec(who="kael", skill="Perception"))
         assert (result.winner, result.tie) == ("kael", True)
 
-    def test_contest_against_oneself_is_refused(self):
+    def test_contest_against_oneself_is_refused(self) -> None:
         """C16: a contest needs two sides."""
         with pytest.raises(RuleViolation, match=r"\[C16\]"):
             fight_with([1, 1]).contest(CheckSpec(who="kael", attribute="STR"), CheckSpec(who="kael", attribute="STR"))
@@ -161,21 +165,21 @@ def saved(fight: Fight) -> SaveResolved:
 
 
 class TestSave:
-    def test_saver_wins_ties(self):
+    def test_saver_wins_ties(self) -> None:
         """C15: Kael's AGI save 5+1 = 6 vs Vesh's INT 4+2 = 6 succeeds on the tie."""
         fight = fight_with([5, 4])
         fight.call_save("vesh", "kael", FLASK)
         result = saved(fight)
         assert (result.saver.total, result.opposing.total, result.success) == (6, 6, True)
 
-    def test_saver_die_then_opposing_die(self):
+    def test_saver_die_then_opposing_die(self) -> None:
         """C29: saver die first: Kael 1+1 = 2 vs Vesh 8+2 = 10 fails."""
         fight = fight_with([1, 8])
         fight.call_save("vesh", "kael", FLASK)
         result = saved(fight)
         assert (result.saver.face, result.opposing.face, result.success) == (1, 8, False)
 
-    def test_one_die_per_side(self):
+    def test_one_die_per_side(self) -> None:
         """C15: a save never uses the two-die attack pool: each side's roll has exactly one die."""
         fight = fight_with([3, 3])
         fight.call_save("vesh", "kael", FLASK)
@@ -199,23 +203,24 @@ class TestRefusals:
             name="x", save="AGI", against="INT", on_failure=(DealDamage(flat=2, damage_type="sonic"),))),
          RuleViolation, "C14"),
     ])
-    def test_rule_violation_names_rule_and_appends_nothing(self, command, error, rule):
+    def test_rule_violation_names_rule_and_appends_nothing(self, command: Command, error: type[RuleViolation],
+                                                           rule: str) -> None:
         """A command that breaks a rule raises with the rule id; the log and the dice are untouched."""
         fight = fight_with([6, 6, 6])
         before = fight.events
         with pytest.raises(error) as info:
             fight.execute(command)
         assert info.value.rule == rule
-        assert fight.events == before and fight.dice.remaining == 3
+        assert fight.events == before and scripted(fight).remaining == 3
 
-    def test_exhausted_script_rewinds_and_appends_nothing(self):
+    def test_exhausted_script_rewinds_and_appends_nothing(self) -> None:
         """C29: a contest with one scripted die left fails naming the defender's roll; the die is not lost."""
         fight = fight_with([4])
         with pytest.raises(DiceExhausted, match=r"roll #2 \(check by kael"):
             fight.contest(CheckSpec(who="vesh", skill="Stealth"), CheckSpec(who="kael", skill="Perception"))
-        assert fight.version == 3 and fight.dice.remaining == 1
+        assert fight.version == 3 and scripted(fight).remaining == 1
 
-    def test_invalid_manual_face_records_nothing(self):
+    def test_invalid_manual_face_records_nothing(self) -> None:
         """A typed-in 9 on a d8 is refused with a clear error and nothing is recorded."""
         fight = Fight.start(MemoryStore(), "f", dice=ManualDice(lambda req: [9]), clock=lambda: 0)
         fight.join(KAEL)
@@ -223,14 +228,14 @@ class TestRefusals:
             fight.static_check(CheckSpec(who="kael", attribute="STR"), 5)
         assert fight.version == 2
 
-    def test_duplicate_combatant_is_refused(self):
+    def test_duplicate_combatant_is_refused(self) -> None:
         """The same combatant id cannot join twice."""
         with pytest.raises(RuleViolation, match="already joined"):
             fight_with([]).join(KAEL)
 
 
 class TestSeed:
-    def test_reveal_seed_appends_the_matching_seed(self):
+    def test_reveal_seed_appends_the_matching_seed(self) -> None:
         """Revealing the seeded source's seed appends it; it matches the commitment. The fight goes on, so the same
         command commits to a fresh seed (C42), which the fight's dice now come from."""
         dice = SeededDice(bytes(range(32)), [bytes(range(1, 33))])
@@ -240,9 +245,9 @@ class TestSeed:
         assert isinstance(revealed, SeedRevealed) and revealed.seed == bytes(range(32)).hex()
         assert isinstance(committed, SeedCommitted) and committed.commitment == commitment(bytes(range(1, 33)))
         assert fight.state.seed_commitment == committed.commitment and fight.state.revealed_seed is None
-        assert fight.dice.seed == bytes(range(1, 33))
+        assert as_(fight.dice, SeededDice).seed == bytes(range(1, 33))
 
-    def test_reveal_after_the_end_commits_to_nothing(self):
+    def test_reveal_after_the_end_commits_to_nothing(self) -> None:
         """C42: in a fight that has ended the reveal is the last word on the dice: no fresh seed."""
         fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
         fight.end_fight("gm")
@@ -250,14 +255,14 @@ class TestSeed:
         assert isinstance(fight.events[-1].event, SeedRevealed)
         assert fight.state.revealed_seed == bytes(range(32)).hex()
 
-    def test_wrong_seed_is_refused(self):
+    def test_wrong_seed_is_refused(self) -> None:
         """A seed that does not hash to the commitment is refused and not recorded."""
         fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
         with pytest.raises(SeedMismatch):
             fight.reveal_seed(bytes(32))
         assert fight.version == 1
 
-    def test_second_reveal_is_refused(self):
+    def test_second_reveal_is_refused(self) -> None:
         """Once the fight is over, the seed is revealed once."""
         fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
         fight.end_fight("gm")
@@ -265,7 +270,7 @@ class TestSeed:
         with pytest.raises(RuleViolation, match="already been revealed"):
             fight.reveal_seed()
 
-    def test_a_second_reveal_mid_fight_reveals_the_fresh_seed(self):
+    def test_a_second_reveal_mid_fight_reveals_the_fresh_seed(self) -> None:
         """C42: after a reveal mid-fight, the next reveal discloses the fresh seed (it matches the new
         commitment) and commits to a third."""
         seeds = [bytes(range(1, 33)), bytes(range(2, 34))]
@@ -274,14 +279,14 @@ class TestSeed:
         assert fight.reveal_seed() == seeds[0].hex()
         assert fight.state.seed_commitment == commitment(seeds[1])
 
-    def test_unseeded_fight_has_nothing_to_reveal(self):
+    def test_unseeded_fight_has_nothing_to_reveal(self) -> None:
         """Scripted or manual fights have no commitment, so no seed can be revealed."""
         with pytest.raises(RuleViolation, match="not seeded"):
             fight_with([]).reveal_seed(bytes(32))
 
 
 class TestReplay:
-    def test_load_rebuilds_the_live_state(self):
+    def test_load_rebuilds_the_live_state(self) -> None:
         """Loading a fight from its store folds the events into exactly the live state."""
         store = MemoryStore()
         fight = fight_with([5, 4, 6], store)
@@ -289,7 +294,7 @@ class TestReplay:
         fight.static_check(CheckSpec(who="kael", skill="Athletics"), 7)
         assert Fight.load(store, "test-fight").state == fight.state
 
-    def test_loaded_fight_plays_on(self):
+    def test_loaded_fight_plays_on(self) -> None:
         """A loaded fight given dice continues the roll counter and the chain."""
         store = MemoryStore()
         fight_with([5], store).static_check(CheckSpec(who="kael", attribute="STR"), 3)
@@ -298,7 +303,7 @@ class TestReplay:
         rolls = [e.event.counter for e in again.events if isinstance(e.event, DiceRolled)]
         assert rolls == [1, 2]
 
-    def test_loaded_fight_without_dice_refuses_to_roll(self):
+    def test_loaded_fight_without_dice_refuses_to_roll(self) -> None:
         """Without a dice source a loaded fight can still be read, but a roll names the dice to give as faces."""
         store = MemoryStore()
         fight_with([], store)
@@ -308,12 +313,12 @@ class TestReplay:
     @settings(max_examples=30)
     @given(st.lists(st.tuples(st.sampled_from(["check", "contest", "save"]), st.integers(1, 6),
                               st.integers(1, 6), st.integers(-3, 12)), max_size=8))
-    def test_replay_equals_live_state(self, script):
+    def test_replay_equals_live_state(self, script: list[tuple[str, int, int, int]]) -> None:
         """For any sequence of checks, contests and saves, replaying the log gives the live state."""
         store = MemoryStore()
         fight = fight_with([], store)
         for kind, a, b, difficulty in script:
-            fight.dice.feed([a, b])
+            scripted(fight).feed([a, b])
             if kind == "check":
                 fight.static_check(CheckSpec(who="kael", attribute="AGI"), difficulty)
             elif kind == "contest":
@@ -326,7 +331,7 @@ class TestReplay:
         assert len(results) == len(script)
 
 
-def test_lowest_dice_can_still_hit():
+def test_lowest_dice_can_still_hit() -> None:
     """§Failure and Fumbles: no fumble on an attack: primary 1 + FCS 1 + STR 6 = 8 beats a helpless
     defender's Defense Rating 0 + 0 (C10), and the attack simply resolves."""
     from omen_core.events import HitDetermined
@@ -341,7 +346,7 @@ def test_lowest_dice_can_still_hit():
 
 
 class TestCatchUp:
-    def test_a_fight_takes_in_what_another_appended(self):
+    def test_a_fight_takes_in_what_another_appended(self) -> None:
         """Fight.catch_up: a second Fight on the same store folds the check and the contest the first one
         appended (from the state it held), to exactly the first one's state, and plays on from there."""
         store = MemoryStore()
@@ -355,7 +360,7 @@ class TestCatchUp:
         second.static_check(CheckSpec(who="kael", attribute="STR"), 3)
         assert Fight.load(store, "test-fight").state == second.state
 
-    def test_an_undo_appended_elsewhere_is_walked_from_the_store(self):
+    def test_an_undo_appended_elsewhere_is_walked_from_the_store(self) -> None:
         """Fight.catch_up: an undo appended by another Fight reaches back past the state held, so the fight is
         walked again from the store: the state the undo leaves, as loading gives it."""
         store = MemoryStore()
@@ -372,7 +377,7 @@ class TestCatchUp:
         second.catch_up()
         assert second.state == first.state
 
-    def test_a_line_that_breaks_the_chain_is_refused(self):
+    def test_a_line_that_breaks_the_chain_is_refused(self) -> None:
         """Fight.catch_up checks the hash chain: a line another writer appended whose body no longer matches its
         hash (the check's difficulty changed from 3 to 4 after sealing) is refused (ChainBroken, seq 4), and the
         state held is unchanged."""
@@ -392,7 +397,7 @@ class TestCatchUp:
 
 
 class TestValidated:
-    def test_the_same_json_is_decoded_once_and_gives_the_same_command(self):
+    def test_the_same_json_is_decoded_once_and_gives_the_same_command(self) -> None:
         """A command validated again (the same type and JSON: an ``end_turn`` by the same combatant) is the
         command decoded the first time; an equal command of another JSON is decoded afresh."""
         from omen_core.commands import EndTurn
@@ -405,7 +410,7 @@ class TestValidated:
         assert validated(EndTurn(who="kael")) is not first  # no memo given: decoded afresh
 
     @pytest.mark.parametrize("difficulty", [5.0, True])
-    def test_a_value_equal_in_python_but_not_in_json_is_still_refused(self, difficulty):
+    def test_a_value_equal_in_python_but_not_in_json_is_still_refused(self, difficulty: Any) -> None:
         """``5.0`` and ``True`` equal ``5`` and ``1`` in Python, and a command holding them compares equal to one
         validated before, but their JSON differs and the integer field refuses them, naming it."""
         from omen_core.engine import CommandMemo, validated
@@ -420,7 +425,7 @@ class TestValidated:
             validated(bad, memo)
         assert info.value.path == "$.difficulty"
 
-    def test_the_memo_stays_bounded(self):
+    def test_the_memo_stays_bounded(self) -> None:
         """Past its bound the memo of validated commands is emptied, not grown."""
         from omen_core import engine
         from omen_core.commands import EndTurn
@@ -431,7 +436,7 @@ class TestValidated:
         assert 0 < len(memo) <= 16
 
 
-def test_each_fight_owns_its_command_memo_unless_given_one():
+def test_each_fight_owns_its_command_memo_unless_given_one() -> None:
     """No memo is shared between fights through the module (DESIGN.md: no module-level caches): each Fight has its
     own, and a caller running many fights may give them one to share."""
     from omen_core.engine import CommandMemo

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import load_sheet
-from omen_core.errors import ChainBroken
+from omen_core.errors import ChainBroken, UnexpectedEvent
 from omen_core.events import (
     EVENT_TYPES,
     GENESIS_HASH,
@@ -25,6 +26,7 @@ from omen_core.events import (
     DiceRolled,
     Die,
     Event,
+    EventBase,
     HitDetermined,
     HitTotal,
     InitiativeRollOff,
@@ -54,7 +56,7 @@ from tests.strategies import chained, events, ids, logs
 
 
 class TestEventTypes:
-    def test_every_event_type_is_frozen_and_tagged(self):
+    def test_every_event_type_is_frozen_and_tagged(self) -> None:
         """Each event type is a frozen msgspec Struct whose tag is its snake_case name."""
         for kind in EVENT_TYPES:
             config = kind.__struct_config__
@@ -62,17 +64,17 @@ class TestEventTypes:
             assert config.tag_field == "type"
             assert config.tag == "".join("_" + c.lower() if c.isupper() else c for c in kind.__name__)[1:]
 
-    def test_union_lists_every_event_type(self):
+    def test_union_lists_every_event_type(self) -> None:
         """The Event union and EVENT_TYPES name the same classes."""
         assert set(Event.__args__) == set(EVENT_TYPES)
 
     @given(events)
-    def test_every_event_round_trips(self, event):
+    def test_every_event_round_trips(self, event: Event) -> None:
         """Any event survives encode then decode unchanged, inside an envelope."""
         rec = seal("f-1", 1, 5, GENESIS_HASH, event)
         assert decode_line(encode_line(rec)) == rec
 
-    def test_unknown_field_is_rejected(self):
+    def test_unknown_field_is_rejected(self) -> None:
         """A log line with a field the schema does not know does not decode (typos never pass)."""
         rec = seal("f", 1, 0, GENESIS_HASH, SeedRevealed(seed="ab"))
         doc = json.loads(encode_line(rec))
@@ -81,8 +83,30 @@ class TestEventTypes:
             decode_line(json.dumps(doc))
 
 
+class TestTypedAccess:
+    @given(events, st.sampled_from(EVENT_TYPES), st.integers(1, 10**6))
+    def test_as_gives_the_event_of_its_own_type_and_refuses_any_other(self, event: Event, kind: type[EventBase],
+                                                                       seq: int) -> None:
+        """``StoredEvent.as_(kind)`` is the event itself when it is a ``kind``; otherwise UnexpectedEvent names the
+        seq, the type asked for and the type held."""
+        rec = seal("f", seq, 0, GENESIS_HASH, event)
+        assert rec.as_(type(event)) is rec.event and rec.as_(EventBase) is rec.event
+        if not isinstance(event, kind):
+            with pytest.raises(UnexpectedEvent) as info:
+                rec.as_(kind)
+            assert (info.value.seq, info.value.expected, info.value.actual) == (seq, kind.__name__,
+                                                                                type(event).__name__)
+            assert str(info.value) == f"the event at seq {seq} is a {type(event).__name__}, not a {kind.__name__}"
+
+    def test_as_refuses_another_type_as_a_type_error(self) -> None:
+        """The refusal is an OmenError and a TypeError: reading an event as the wrong type is a caller's mistake."""
+        rec = seal("f", 4, 0, GENESIS_HASH, SeedRevealed(seed="ab"))
+        with pytest.raises(TypeError, match="the event at seq 4 is a SeedRevealed, not a DiceRolled"):
+            rec.as_(DiceRolled)
+
+
 class TestEnvelope:
-    def test_canonical_body_field_order(self):
+    def test_canonical_body_field_order(self) -> None:
         """The canonical body lists the envelope fields in declaration order, without the hash."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         body = canonical_body(rec)
@@ -90,7 +114,7 @@ class TestEnvelope:
                                           "schema_version", "prev_hash", "salt", "event"]
         assert b" " not in body
 
-    def test_every_event_gets_its_own_random_salt(self):
+    def test_every_event_gets_its_own_random_salt(self) -> None:
         """Each sealed event carries a fresh 16-byte salt in its body (schema version 4), so two events with the
         same content and position hash differently."""
         one, two = (seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab")) for _ in range(2))
@@ -98,7 +122,7 @@ class TestEnvelope:
         assert one.salt != two.salt and one.hash != two.hash
         assert json.loads(canonical_body(one))["salt"] == one.salt
 
-    def test_keyed_salts_are_the_same_every_time(self):
+    def test_keyed_salts_are_the_same_every_time(self) -> None:
         """Salts derived from a key depend on the fight and the seq alone: a fixture seals to the same bytes."""
         salts = keyed_salts(b"k")
         first = seal("f", 3, 0, GENESIS_HASH, SeedRevealed(seed="ab"), salt=salts("f", 3))
@@ -106,7 +130,7 @@ class TestEnvelope:
         assert encode_line(first) == encode_line(again)
         assert len({salts("f", 3), salts("f", 4), salts("g", 3), keyed_salts(b"j")("f", 3)}) == 4
 
-    def test_an_unsalted_older_line_is_written_back_unsalted(self):
+    def test_an_unsalted_older_line_is_written_back_unsalted(self) -> None:
         """A line of schema version 3 has no salt: it decodes with the salt empty, and encoding it again leaves
         the salt out, so its bytes and its hash stay its own."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
@@ -119,7 +143,7 @@ class TestEnvelope:
         old = decode_line(line)
         assert old.salt == "" and encode_line(old) == line and line_hash(GENESIS_HASH, line) == old.hash
 
-    def test_batch_and_batch_size(self):
+    def test_batch_and_batch_size(self) -> None:
         """The envelope records the batch's first seq and how many events the command wrote (default: its own
         batch of one)."""
         alone = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
@@ -127,19 +151,20 @@ class TestEnvelope:
         assert (alone.batch, alone.batch_size, third.batch, third.batch_size) == (1, 1, 4, 5)
         assert json.loads(encode_line(third))["batch_size"] == 5 and decode_line(encode_line(third)) == third
 
-    def test_hash_is_sha256_of_prev_hash_bytes_and_body(self):
+    def test_hash_is_sha256_of_prev_hash_bytes_and_body(self) -> None:
         """hash = sha256(prev_hash || canonical body), prev_hash as its 32 raw bytes."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         expected = hashlib.sha256(bytes(32) + canonical_body(rec)).hexdigest()
         assert rec.hash == expected and rec.schema_version == SCHEMA_VERSION
 
-    def test_line_is_body_with_hash_spliced_in(self):
+    def test_line_is_body_with_hash_spliced_in(self) -> None:
         """A stored line is its body with the hash added as the last field, so other tools can rehash it."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         assert encode_line(rec) == canonical_body(rec)[:-1] + f',"hash":"{rec.hash}"}}'.encode()
 
     @given(events, ids, st.integers(1, 10**6), st.integers(0, 2**40))
-    def test_a_sealed_events_kept_line_is_its_encoding(self, event, fight_id, seq, recorded_at):
+    def test_a_sealed_events_kept_line_is_its_encoding(self, event: Event, fight_id: str, seq: int,
+                                                       recorded_at: int) -> None:
         """The line made when an event is sealed (so it is encoded once) is byte for byte its canonical encoding,
         and a copy encoded afresh gives the same bytes."""
         rec, line = seal_line(fight_id, seq, recorded_at, GENESIS_HASH, event, seq, 1, "5a" * 16)
@@ -147,7 +172,7 @@ class TestEnvelope:
         copy = msgspec.structs.replace(rec)
         assert line == fresh == encode_line(rec) == encode_line(copy) and decode_line(line) == rec
 
-    def test_sealed_events_carry_their_lines_to_the_store(self):
+    def test_sealed_events_carry_their_lines_to_the_store(self) -> None:
         """A Sealed batch hands a store the lines made while sealing (no module-level table of them); a plain list
         of the same events is encoded afresh, to the same bytes; a store writes exactly those lines."""
         from omen_core.events import Sealed, lines_of
@@ -165,7 +190,7 @@ class TestEnvelope:
         store.append("f", batch, 0)
         assert [chunk for lines in store.read_lines("f") for chunk in lines] == batch.lines
 
-    def test_changing_any_field_breaks_the_hash(self):
+    def test_changing_any_field_breaks_the_hash(self) -> None:
         """A copy with one changed field no longer matches its hash."""
         rec = seal("f", 3, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         for change in ({"seq": 4}, {"recorded_at": 43}, {"fight_id": "g"}, {"batch": 2}, {"batch_size": 2},
@@ -173,7 +198,7 @@ class TestEnvelope:
             assert not hash_ok(msgspec.structs.replace(rec, **change)), change
         assert hash_ok(rec)
 
-    def test_schema_includes_every_event_type(self):
+    def test_schema_includes_every_event_type(self) -> None:
         """The JSON Schema has a definition for every event type, reachable from the envelope."""
         schema = event_schema()
         defs = schema["$defs"]
@@ -184,7 +209,7 @@ class TestEnvelope:
 
 
 class TestLineHash:
-    def test_line_hash_recomputes_the_stored_hash(self):
+    def test_line_hash_recomputes_the_stored_hash(self) -> None:
         """line_hash recomputes a stored line's hash from its bytes alone: sha256(prev_hash || the line without
         its hash field), with or without the newline."""
         first = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
@@ -194,14 +219,14 @@ class TestLineHash:
             assert line_body(line) == canonical_body(rec)
             assert line_hash(prev, line) == rec.hash == line_hash(prev, line + b"\n")
 
-    def test_line_hash_catches_edited_bytes(self):
+    def test_line_hash_catches_edited_bytes(self) -> None:
         """One edited byte in a stored line gives another hash; the wrong prev_hash too."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         line = encode_line(rec)
         assert line_hash(GENESIS_HASH, line.replace(b'"ab"', b'"ac"')) != rec.hash
         assert line_hash("1" * 64, line) != rec.hash
 
-    def test_line_hash_needs_a_hash_field_and_a_hex_prev_hash(self):
+    def test_line_hash_needs_a_hash_field_and_a_hex_prev_hash(self) -> None:
         """A line that does not end in its hash field, or a prev_hash that is not hex, has no hash to give."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
         line = encode_line(rec)
@@ -209,16 +234,16 @@ class TestLineHash:
         assert line_hash("z" * 64, line) is None
 
     @pytest.mark.parametrize("value", ["0" * 63, "0" * 65, "g" * 64, "A" * 64, " " + "0" * 63, "", "0x" + "0" * 62])
-    def test_is_hex64_rejects_non_hex(self, value):
+    def test_is_hex64_rejects_non_hex(self, value: str) -> None:
         """is_hex64 accepts only 64 lowercase hex digits."""
         assert not is_hex64(value)
 
-    def test_is_hex64_accepts_a_digest(self):
+    def test_is_hex64_accepts_a_digest(self) -> None:
         """A sha256 hex digest and the genesis hash are hex64."""
         assert is_hex64(hashlib.sha256(b"x").hexdigest()) and is_hex64(GENESIS_HASH)
 
 
-def _v1_line(rec: StoredEvent, totals: Callable[[dict], list[dict]]) -> bytes:
+def _v1_line(rec: StoredEvent, totals: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> bytes:
     """``rec`` as schema version 1 wrote it: no ``batch_size``, each roll total's ``counter`` called ``roll``
     (``totals`` picks them out of the decoded event), hashed over its own bytes."""
     doc = json.loads(encode_line(rec))
@@ -235,7 +260,7 @@ def _total(roller: str, counter: int, face: int) -> RollTotal:
 
 
 class TestUpcast:
-    def test_v1_line_decodes_with_the_roll_counter(self):
+    def test_v1_line_decodes_with_the_roll_counter(self) -> None:
         """A schema version 1 static_check_resolved line decodes through decode_line: its roll total's ``roll``
         becomes ``counter``, batch_size is 0 (unknown), the schema version stays 1 and its hash is its own."""
         rec = seal("f", 3, 42, GENESIS_HASH, StaticCheckResolved(check=_total("kael", 2, 5), difficulty=4,
@@ -244,18 +269,18 @@ class TestUpcast:
         assert b'"roll":2' in line and b"counter" not in line and b"batch_size" not in line
         old = decode_line(line)
         assert (old.schema_version, old.batch_size, old.seq, old.batch) == (1, 0, 3, 3)
-        assert old.event == rec.event and old.event.check.counter == 2
+        assert old.event == rec.event and old.as_(StaticCheckResolved).check.counter == 2
         assert line_hash(GENESIS_HASH, line) == old.hash != rec.hash
 
-    def test_v1_roll_off_renames_every_total(self):
+    def test_v1_roll_off_renames_every_total(self) -> None:
         """A v1 initiative_roll_off has a list of roll totals: each one's ``roll`` becomes ``counter``."""
         rolls = (_total("kael", 5, 3), _total("vesh", 6, 4))
         rec = seal("f", 7, 42, GENESIS_HASH, InitiativeRollOff(group=("kael", "vesh"), rolls=rolls))
         old = decode_line(_v1_line(rec, lambda event: event["rolls"]))
-        assert old.schema_version == 1 and [r.counter for r in old.event.rolls] == [5, 6]
+        assert old.schema_version == 1 and [r.counter for r in old.as_(InitiativeRollOff).rolls] == [5, 6]
         assert old.event == rec.event
 
-    def test_v2_line_with_roll_is_refused(self):
+    def test_v2_line_with_roll_is_refused(self) -> None:
         """Only older lines are upcast: a schema version 2 line still naming ``roll`` does not decode."""
         rec = seal("f", 3, 42, GENESIS_HASH, StaticCheckResolved(check=_total("kael", 2, 5), difficulty=4,
                                                                   outcome="success"))
@@ -272,13 +297,13 @@ def _die_event(face: int) -> DiceRolled:
 
 class TestChain:
     @given(logs)
-    def test_sound_log_has_no_breaks(self, log):
+    def test_sound_log_has_no_breaks(self, log: list[StoredEvent]) -> None:
         """A freshly chained log verifies, and every event checks."""
         assert list(chain_breaks(log)) == []
         assert verify_chain(log) == len(log)
 
     @given(logs, st.data())
-    def test_changed_event_is_detected(self, log, data):
+    def test_changed_event_is_detected(self, log: list[StoredEvent], data: st.DataObject) -> None:
         """Changing any event's payload is found at that event's seq."""
         i = data.draw(st.integers(0, len(log) - 1))
         other = data.draw(events.filter(lambda e: e != log[i].event))
@@ -286,7 +311,7 @@ class TestChain:
         assert (log[i].seq, "hash does not match the event's content") in list(chain_breaks(tampered))
 
     @given(logs.filter(lambda log: len(log) >= 2), st.data())
-    def test_dropped_event_is_detected(self, log, data):
+    def test_dropped_event_is_detected(self, log: list[StoredEvent], data: st.DataObject) -> None:
         """Dropping any event but the last breaks the chain."""
         i = data.draw(st.integers(0, len(log) - 2))
         dropped = log[:i] + log[i + 1:]
@@ -294,14 +319,14 @@ class TestChain:
             verify_chain(dropped, log[0].fight_id)
 
     @given(logs)
-    def test_dropped_tail_is_detected_against_the_known_head(self, log):
+    def test_dropped_tail_is_detected_against_the_known_head(self, log: list[StoredEvent]) -> None:
         """A cut-off tail leaves a sound prefix, so it is caught by comparing with the known head hash."""
         assert verify_chain(log, head=log[-1].hash) == len(log)
         with pytest.raises(ChainBroken, match="ends at seq"):
             verify_chain(log[:-1], log[0].fight_id, head=log[-1].hash)
 
     @given(logs.filter(lambda log: len(log) >= 2), st.data())
-    def test_swapped_events_are_detected(self, log, data):
+    def test_swapped_events_are_detected(self, log: list[StoredEvent], data: st.DataObject) -> None:
         """Swapping any two events breaks the chain."""
         i, j = data.draw(st.lists(st.integers(0, len(log) - 1), min_size=2, max_size=2, unique=True))
         swapped = list(log)
@@ -309,7 +334,7 @@ class TestChain:
         assert list(chain_breaks(swapped))
 
     @given(logs, st.data())
-    def test_inserted_event_is_detected(self, log, data):
+    def test_inserted_event_is_detected(self, log: list[StoredEvent], data: st.DataObject) -> None:
         """Inserting an event anywhere, even one sealed to follow its predecessor, breaks the chain."""
         i = data.draw(st.integers(0, len(log)))
         prev = log[i - 1].hash if i else GENESIS_HASH
@@ -319,7 +344,7 @@ class TestChain:
             inserted.append(seal(log[0].fight_id, i + 1, 0, prev, data.draw(events)))
         assert list(chain_breaks(inserted))
 
-    def test_break_names_the_seq(self):
+    def test_break_names_the_seq(self) -> None:
         """ChainBroken carries the seq where the chain stopped holding."""
         log = chained("f", [_die_event(n) for n in (1, 2, 3)])
         tampered = [log[0], msgspec.structs.replace(log[1], event=_die_event(20)), log[2]]
@@ -327,12 +352,12 @@ class TestChain:
             verify_chain(tampered)
         assert info.value.seq == 2
 
-    def test_event_of_another_fight_is_detected(self):
+    def test_event_of_another_fight_is_detected(self) -> None:
         """An event sealed for another fight does not belong in this one's chain."""
         log = chained("f", [_die_event(1)])
         assert any("belongs to fight" in what for _, what in chain_breaks(log, "g"))
 
-    def test_newer_schema_version_is_reported(self):
+    def test_newer_schema_version_is_reported(self) -> None:
         """A record claiming a newer schema than this engine knows is flagged, not trusted."""
         env = StoredEvent(fight_id="f", seq=1, batch=1, recorded_at=0, schema_version=SCHEMA_VERSION + 1,
                           prev_hash=GENESIS_HASH, event=SeedRevealed(seed="ab"), hash="0" * 64)

@@ -107,7 +107,7 @@ def graph() -> grimp.ImportGraph:
     return import_graph()
 
 
-def test_every_module_is_in_exactly_one_layer(graph):
+def test_every_module_is_in_exactly_one_layer(graph: grimp.ImportGraph) -> None:
     """Each module of omen's packages is named by one layer of LAYERS (a new module is placed there by hand)."""
     unplaced = []
     for module in sorted(graph.modules):
@@ -118,7 +118,7 @@ def test_every_module_is_in_exactly_one_layer(graph):
     assert unplaced == [], "place each in LAYERS (tests/test_layers.py):\n" + "\n".join(unplaced)
 
 
-def test_no_import_reaches_a_layer_above(graph):
+def test_no_import_reaches_a_layer_above(graph: grimp.ImportGraph) -> None:
     """No module imports one of a layer above its own (omen_core < omen_replay < omen_server < omen_cli, and the
     layers inside omen_core), at module level or inside a function."""
     found = [f"{where(graph, a, b)}: {LAYERS[layer_of(a)][0]!r} imports {b}, of {LAYERS[layer_of(b)][0]!r} above it"
@@ -126,7 +126,7 @@ def test_no_import_reaches_a_layer_above(graph):
     assert found == [], "imports against the layers:\n" + "\n".join(found)
 
 
-def test_no_import_cycle(graph):
+def test_no_import_cycle(graph: grimp.ImportGraph) -> None:
     """No chain of imports leads from a module back to itself (function-local imports count: they break a cycle only
     at import time, not in the design)."""
     cycle = a_cycle(imports_of(graph))
@@ -134,13 +134,13 @@ def test_no_import_cycle(graph):
         f"{where(graph, a, b)}" for a, b in itertools.pairwise(cycle))
 
 
-def test_every_allowance_is_still_needed(graph):
+def test_every_allowance_is_still_needed(graph: grimp.ImportGraph) -> None:
     """Each import of ALLOWED is still made: an allowance is deleted with the import it let through."""
     imports = imports_of(graph)
     assert [(a, b) for a, b in sorted(ALLOWED) if b not in imports.get(a, set())] == []
 
 
-def test_omen_replay_imports_nothing_of_the_server_or_the_cli(graph):
+def test_omen_replay_imports_nothing_of_the_server_or_the_cli(graph: grimp.ImportGraph) -> None:
     """omen_replay imports no module of omen_server or omen_cli (the CLI moved out of it: issue 27, item 7)."""
     imports = imports_of(graph)
     assert sorted((a, b) for a, targets in imports.items() if a.startswith("omen_replay") for b in targets
@@ -148,7 +148,7 @@ def test_omen_replay_imports_nothing_of_the_server_or_the_cli(graph):
 
 
 @given(data=st.data())
-def test_an_import_upward_is_always_reported_and_only_it(graph, data):
+def test_an_import_upward_is_always_reported_and_only_it(graph: grimp.ImportGraph, data: st.DataObject) -> None:
     """Add any one import between two modules to the real graph: it is reported as a back-arrow exactly when the
     imported module's layer is above the importer's, named by its importer and what it imports."""
     modules = sorted(graph.modules)
@@ -163,7 +163,7 @@ def test_an_import_upward_is_always_reported_and_only_it(graph, data):
 
 
 @given(data=st.data())
-def test_an_import_closing_a_chain_is_always_a_cycle(graph, data):
+def test_an_import_closing_a_chain_is_always_a_cycle(graph: grimp.ImportGraph, data: st.DataObject) -> None:
     """Add an import from b to a to the real graph: the check finds a cycle exactly when a already reaches b through
     imports (a plain search, apart from the check's), and every step of the cycle it names is an import."""
     modules = sorted(graph.modules)
@@ -219,14 +219,14 @@ def module_level_caches(path: Path) -> list[str]:
     return found
 
 
-def test_omen_core_keeps_no_module_level_cache():
+def test_omen_core_keeps_no_module_level_cache() -> None:
     """DESIGN.md: no module-level mutable caches in omen_core (they stand in the way of many fights in one
     process): no memoising decorator, no module-level container left empty to be filled at run time; a memo is an
     object a Fight, a store or the caller owns (engine.CommandMemo, the JSON Lines store's offset indexes)."""
     assert [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in module_level_caches(path)] == []
 
 
-def test_the_cache_check_sees_a_cache(tmp_path):
+def test_the_cache_check_sees_a_cache(tmp_path: Path) -> None:
     """The check finds each kind of cache it looks for, and passes a table built at import."""
     path = tmp_path / "m.py"
     path.write_text("import functools\n_SEEN: dict[str, int] = {}\nK = dict()\nT = {'a': 1}\n"

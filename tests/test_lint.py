@@ -1,28 +1,46 @@
-"""The engine's own code type-checks (mypy --strict) and lints (ruff) clean: the test command runs both."""
+"""The engine's code, its tests and its benchmarks type-check (mypy --strict) and lint (ruff) clean: the test command
+runs both."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Where the project's Python lives: the packages, the tests, the benchmarks, the test set-up and dev.py.
+CHECKED = ["omen_core", "omen_replay", "omen_server", "omen_cli", "tests", "benchmarks", "conftest.py", "dev.py"]
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-def test_mypy_strict_is_clean_on_the_packages():
-    """mypy --strict (the [tool.mypy] section of pyproject.toml) finds nothing in omen_core, omen_replay,
-    omen_server and omen_cli."""
+def python_files() -> list[Path]:
+    """Every Python file under CHECKED."""
+    return [f for top in CHECKED for f in ([ROOT / top] if top.endswith(".py") else (ROOT / top).rglob("*.py"))]
+
+
+def test_mypy_checks_everything_in_one_run() -> None:
+    """pyproject.toml's [tool.mypy] names every place the project's Python lives, so that a bare ``mypy`` (this test,
+    a developer, CI) checks the tests and the benchmarks with the packages, in one run."""
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"] == CHECKED
+
+
+def test_mypy_strict_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> None:
+    """mypy --strict finds nothing in omen_core, omen_replay, omen_server, omen_cli, the tests, the benchmarks,
+    conftest.py and dev.py, and it read every one of their files."""
     result = run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+    found = re.search(r"Success: no issues found in (\d+) source files", result.stdout)
+    assert found is not None, result.stdout
+    assert int(found[1]) == len(python_files()), result.stdout
 
 
-def test_ruff_is_clean_on_the_packages_the_tests_and_the_benchmarks():
+def test_ruff_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> None:
     """ruff (the [tool.ruff] section of pyproject.toml) finds nothing in omen_core, omen_replay, omen_server, omen_cli,
     the tests and the benchmarks."""
-    result = run("ruff", "check", "omen_core", "omen_replay", "omen_server", "omen_cli", "tests", "benchmarks",
-                 "dev.py", "conftest.py")
+    result = run("ruff", "check", *CHECKED)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,7 +30,7 @@ def paths(value: object, path: str = "$") -> list[str]:
 
 class TestJson:
     @given(st.dictionaries(KEYS, VALUES, max_size=5))
-    def test_each_path_is_on_the_line_its_value_starts(self, doc):
+    def test_each_path_is_on_the_line_its_value_starts(self, doc: dict[str, Any]) -> None:
         """JSON written one value a line: each key's line is the line that writes that key, each element's the
         line its value starts on."""
         text = msgspec.json.format(msgspec.json.encode(doc), indent=2).decode()
@@ -56,7 +58,8 @@ def _toml_value(value: object) -> str:
 class TestToml:
     @given(fight=st.dictionaries(KEYS, VALUES, min_size=1, max_size=4),
            commands=st.lists(st.dictionaries(KEYS, VALUES, min_size=1, max_size=4), max_size=4))
-    def test_tables_arrays_of_tables_and_inline_values(self, fight, commands):
+    def test_tables_arrays_of_tables_and_inline_values(self, fight: dict[str, Any],
+                                                       commands: list[dict[str, Any]]) -> None:
         """A scenario-shaped document (a table, an array of tables, one key a line, values inline): each
         table's path is its header's line, each key's the line that writes it, each inline value's within."""
         out = ["# a comment", "[fight]"]
@@ -76,7 +79,7 @@ class TestToml:
         lines = Lines(text, "toml")
         assert {p: lines(p) for p in where} == where
 
-    def test_a_path_not_written_gets_its_table_s_line(self):
+    def test_a_path_not_written_gets_its_table_s_line(self) -> None:
         """A field left out is placed at the table that lacks it; nothing known at all, line 1."""
         text = '[fight]\nid = "x"\n\n[[combatants]]\nsheet = "a.toml"\n\n[[combatants]]\nid = "bo"\n'
         lines = Lines(text, "toml")
@@ -84,7 +87,7 @@ class TestToml:
 
 
 class TestErrorLine:
-    def test_the_readers_words_give_the_line(self):
+    def test_the_readers_words_give_the_line(self) -> None:
         """``line N`` (the TOML reader), ``end of document`` (the last line), ``byte N`` (the JSON reader)."""
         text = 'a = 1\nb = 2\nc = [\n'
         assert error_line("Expected ']' (at line 2, column 3)", text) == 2

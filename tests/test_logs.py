@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import structlog
+from structlog.typing import EventDict
 
 from omen_core.logs import get_logger
 
@@ -28,20 +29,21 @@ class Recorder:
     """A structlog processor that keeps every event dict and drops the line."""
 
     def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
+        self.lines: list[EventDict] = []
 
-    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> Any:
+    def __call__(self, logger: Any, method: str, event: EventDict) -> Any:
         self.lines.append(event)
         raise structlog.DropEvent
 
 
 class TestQuietUntilConfigured:
-    def test_nothing_is_printed_before_structlog_is_configured(self, restored, capsys):
+    def test_nothing_is_printed_before_structlog_is_configured(self, restored: None,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
         """An unconfigured structlog prints every line; omen's loggers drop them instead."""
         get_logger("omen.test").info("unseen", n=1)
         assert capsys.readouterr() == ("", "")
 
-    def test_a_configured_host_gets_every_line_with_its_fields(self, restored):
+    def test_a_configured_host_gets_every_line_with_its_fields(self, restored: None) -> None:
         """Once configured, each call reaches the host's processors, with its event and fields."""
         rec = Recorder()
         structlog.configure(processors=[rec])
@@ -50,7 +52,7 @@ class TestQuietUntilConfigured:
         log.info("second", n=2)
         assert [(e["event"], e["n"]) for e in rec.lines] == [("first", 1), ("second", 2)]
 
-    def test_a_new_configuration_takes_effect_at_the_next_line(self, restored):
+    def test_a_new_configuration_takes_effect_at_the_next_line(self, restored: None) -> None:
         """The logger kept between lines is bound again when the host configures structlog anew: a debug line
         filtered out at WARNING comes through once the level is DEBUG, and goes to the new processors."""
         first, second = Recorder(), Recorder()
@@ -63,7 +65,7 @@ class TestQuietUntilConfigured:
         assert [e["event"] for e in first.lines] == ["kept"]
         assert [e["event"] for e in second.lines] == ["now seen"]
 
-    def test_capture_logs_sees_the_lines_of_a_logger_used_before(self, restored):
+    def test_capture_logs_sees_the_lines_of_a_logger_used_before(self, restored: None) -> None:
         """structlog's ``capture_logs`` swaps the processors in place: a logger that logged before still reaches it."""
         structlog.configure(processors=[Recorder()])
         log = get_logger("omen.test")
@@ -74,7 +76,7 @@ class TestQuietUntilConfigured:
 
 
 class TestOn:
-    def test_on_says_whether_a_line_would_go_anywhere(self, restored):
+    def test_on_says_whether_a_line_would_go_anywhere(self, restored: None) -> None:
         """``on()`` is False until the host configures structlog and True after, so a caller builds costly fields
         only for a host that logs; the engine's events_appended line then carries its command tags."""
         from omen_core.dice import SeededDice

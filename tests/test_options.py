@@ -15,6 +15,7 @@ import itertools
 import random
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 import pytest
@@ -52,30 +53,45 @@ from omen_core.commands import (
     StaticCheck,
     Undo,
 )
-from omen_core.content import Armor, Features, RageDice
+from omen_core.content import Armor, CombatantSheet, Features, RageDice
 from omen_core.decide import _GATES, _PHASE_GATES, decide, decided, face_blind, probe, shut_out
 from omen_core.decisions import arms
-from omen_core.dice import FacesNeeded, ScriptedDice, SurplusFaces
-from omen_core.events import ActiveDefenseWindowOpened, AttackDeclared, CommandIssued, DiceRolled, HitDetermined
+from omen_core.dice import FacesNeeded, RollRequest, ScriptedDice, SurplusFaces
+from omen_core.events import (
+    ActiveDefenseWindowOpened,
+    AttackDeclared,
+    CommandIssued,
+    DiceRolled,
+    Event,
+    HitDetermined,
+    StoredEvent,
+)
 from omen_core.machine import IllegalOrder, OutOfPhase
-from omen_core.options import Choice, DiceRoll, DieSpec, Odds, Offer, Options
-from omen_core.state import FightState
+from omen_core.options import Budget, Choice, DiceRoll, DieSpec, Odds, Offer, Options
+from omen_core.state import AttackFrame, FightState
 from tests.decide import test_attack as attack
 from tests.decide import test_reactions as reactions
-from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
+from tests.fights import assert_legal_order, assert_replays, new_fight, payloads, pending, present
 from tests.random_fights import EFFECTS, NAMES, SIDES, combatants
 
-DrawFn = Callable[[st.SearchStrategy], object]
+Ex = TypeVar("Ex")
+
+
+class DrawFn(Protocol):
+    """A draw: a composite strategy's or ``data.draw``."""
+
+    def __call__(self, strategy: st.SearchStrategy[Ex], label: Any = None, /) -> Ex: ...
 
 # -- building commands from offers, and giving them their faces -------------------------------------------
 
 
 def command_of(offer: Offer, choice: Choice, **free: object) -> Command:
     """The command an offer's choice stands for (its args, plus any free args given), as a caller builds it."""
-    return msgspec.convert({"command": offer.command, **choice.args, **free}, Command)
+    command: Command = msgspec.convert({"command": offer.command, **choice.args, **free}, Command)
+    return command
 
 
-def args_of(command: Command) -> dict:
+def args_of(command: Command) -> dict[str, object]:
     """A command's arguments as options() gives a choice's: its fields, defaults and faces left out."""
     return {k: v for k, v in msgspec.to_builtins(command).items() if k not in ("command", "dice")}
 
@@ -86,7 +102,7 @@ def planned(choice: Choice) -> list[int]:
 
 
 def execute(fight: Fight, command: Command, face: Callable[[int], int], faces: list[int] | None = None,
-            quirks: list[str] | None = None) -> list:
+            quirks: list[str] | None = None) -> list[StoredEvent]:
     """Execute ``command`` carrying faces (C29 order): ``faces`` to begin with, then, while the fight names more
     dice (FacesNeeded's ``needed``: the rolls the faces given led to, up to the first that found none, then those
     rolled whatever the faces), a face for each beyond those given (``face(sides)``). A FacesNeeded naming no die
@@ -144,11 +160,11 @@ def weight(offer: Offer, now: Options) -> int:
     return WEIGHTS.get(offer.command, TURN_WEIGHT)
 
 
-def free_args(draw: DrawFn, offer: Offer, fight: Fight) -> dict:
+def free_args(draw: DrawFn, offer: Offer, fight: Fight) -> dict[str, object]:
     """Random values for the offer's free arguments where they are easy to make (text, a difficulty, stacks, a
     claimed high ground, damage modifiers, initiative modifiers); the others are left at their defaults."""
     free = {a.name for a in offer.free}
-    out: dict = {}
+    out: dict[str, object] = {}
     if not draw(st.booleans()):
         return out
     for name in ("reason", "note"):
@@ -201,7 +217,7 @@ class TestOfferedIsAccepted:
     @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                     HealthCheck.data_too_large])
     @given(st.data())
-    def test_every_offered_command_is_accepted(self, data):
+    def test_every_offered_command_is_accepted(self, data: st.DataObject) -> None:
         """The issue's "done when": playing random fights by picking only from options() (a random offer, one of
         its choices, random free args where easy, and faces for every die it rolls, C29), no offered command is
         ever refused, and the faces of the dice its choice lists are never too many, for 40 commands or until
@@ -275,7 +291,7 @@ class TestNotOfferedIsRefused:
     @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                     HealthCheck.data_too_large])
     @given(st.data())
-    def test_every_command_not_offered_is_refused(self, data):
+    def test_every_command_not_offered_is_refused(self, data: st.DataObject) -> None:
         """The converse: at states reached as above, each command of the vocabulary whose args are not among the
         offers is refused with an OmenError (given faces for any dice it asks for), and the log, the version and
         the state are as they were."""
@@ -338,7 +354,7 @@ class TestFaceBlind:
     @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                     HealthCheck.data_too_large])
     @given(st.data())
-    def test_a_face_blind_command_rolls_its_listed_dice_whatever_the_faces(self, data):
+    def test_a_face_blind_command_rolls_its_listed_dice_whatever_the_faces(self, data: st.DataObject) -> None:
         """omen_core.decide.face_blind (C1, C2, C15, C16, C25, C29), what lets the probes decide a check, a contest
         or a save once: at states of random fights, each such command offered (and each offered save with another
         effect dealing no damage) rolls exactly the dice listed for it, in order, given faces drawn at random or
@@ -380,7 +396,7 @@ GATED = [
 
 
 @pytest.mark.parametrize("command", GATED, ids=lambda c: type(c).__name__)
-def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command):
+def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command: Command) -> None:
     """omen_core.decide.shut_out (C8): at Vesh's Active Defense window every command whose handler requires a
     lifecycle trigger (``_GATES``) is shut out, and deciding one is refused by the lifecycle naming that trigger:
     options() skipping them offers nothing the engine would accept."""
@@ -394,7 +410,7 @@ def test_a_command_shut_out_at_the_window_is_refused_by_the_lifecycle(command):
 
 @pytest.mark.parametrize("command", [BeginAmbush(ambushers=("kael",), defenders=("vesh",), difficulty=10),
                                      RollInitiative()], ids=lambda c: type(c).__name__)
-def test_a_command_shut_out_in_the_rounds_is_refused_by_the_phase(command):
+def test_a_command_shut_out_in_the_rounds_is_refused_by_the_phase(command: Command) -> None:
     """omen_core.decide.shut_out (C17, C19): in round 2 an ambush or an initiative roll is shut out by the phase
     (``_PHASE_GATES``), and deciding one is refused as out of phase; before the rounds neither is shut out."""
     fight = in_round_2()
@@ -433,7 +449,7 @@ def in_round_2(*faces: int) -> Fight:
 
 
 class TestWaiting:
-    def test_nothing_waits_at_rest(self):
+    def test_nothing_waits_at_rest(self) -> None:
         """At rest (just set up, and after an attack that settled on a miss, C8) nothing waits."""
         fight = new_fight(attack.kael(), attack.vesh())
         now = fight.options()
@@ -442,7 +458,7 @@ class TestWaiting:
         assert not last_hit(fight).hit
         assert fight.options().waiting is None
 
-    def test_the_active_defense_window(self):
+    def test_the_active_defense_window(self) -> None:
         """C8, C9, C22: at the window the fight waits on Vesh alone, answering with answer_active_defense for 1
         Bonus Action; with no weapon or shield Vesh may decline or Dodge (AGI d10: one active die). C7: Kael's FCS
         3 + 1 beats Vesh's RES 2 + 1, a crit; declining leaves the hit (12 against 3: the gap is 9), a Dodge (d10
@@ -450,7 +466,7 @@ class TestWaiting:
         fight = at_active_defense()
         now = fight.options()
         declared = [rec.seq for rec in fight.events if isinstance(rec.event, AttackDeclared)]
-        waiting = now.waiting
+        waiting = present(now.waiting)
         assert (waiting.kind, waiting.who, waiting.answers, waiting.rule) == (
             "active_defense", ("vesh",), ("answer_active_defense",), "C8")
         assert (waiting.cost, waiting.action) == ("1 Bonus Action", declared[-1])
@@ -462,25 +478,25 @@ class TestWaiting:
                    dice=(DiceRoll(roller="vesh", purpose="active_defense", dice=(DieSpec("active", 10),)),),
                    odds=Odds(needs=7, miss="2/5", crit=True, removes_crit="2/5")))
 
-    def test_nothing_but_the_answer_and_the_gm_is_offered_at_the_window(self):
+    def test_nothing_but_the_answer_and_the_gm_is_offered_at_the_window(self) -> None:
         """C8: while the window is open, Kael may not act (no attack, move or end_turn offered); the GM may still
         call the attack off, end the fight or undo."""
         commands = {o.command for o in at_active_defense().options().offers}
         assert "answer_active_defense" in commands and {"cancel_action", "end_fight", "undo"} <= commands
         assert not commands & {"declare_attack", "move", "end_turn", "disengage", "roll_initiative"}
 
-    def test_a_defender_who_passed_the_interrupt_is_still_offered_its_active_defense(self):
+    def test_a_defender_who_passed_the_interrupt_is_still_offered_its_active_defense(self) -> None:
         """C24, C8 (regression): Vesh lets Kael's attack pass its Interrupt window (free); the attack, 6 + 1 + 2 = 9
         against Vesh's base 2 + 1 = 3, opens Vesh's Active Defense window, which still waits on Vesh and offers
         its answers: decline, Dodge (AGI d20), Parry with the sword (STR d8)."""
         fight = in_round_2(6, 1, 2, 1)
         fight.attack("kael", "vesh")
-        interrupt = fight.options().waiting
+        interrupt = present(fight.options().waiting)
         assert (interrupt.kind, interrupt.who, interrupt.answers) \
             == ("interrupt", ("vesh",), ("react", "pass_reaction"))
         fight.pass_reaction("vesh")
         now = fight.options()
-        assert (now.waiting.kind, now.waiting.who) == ("active_defense", ("vesh",))
+        assert (present(now.waiting).kind, present(now.waiting).who) == ("active_defense", ("vesh",))
         answers = [o for o in now.offers if o.command == "answer_active_defense"]
         assert [o.actor for o in answers] == ["vesh"]
         assert [(c.args.get("defense"), [d.sides for r in c.dice for d in r.dice]) for c in answers[0].choices] \
@@ -490,12 +506,12 @@ class TestWaiting:
         assert_replays(fight)
 
     @pytest.mark.parametrize("build", ["active_defense", "interrupt", "will_conversion"])
-    def test_legal_now_names_the_same_answers_as_options(self, build):
+    def test_legal_now_names_the_same_answers_as_options(self, build: str) -> None:
         """C8, C24, C31: a command that does not fit the open window is refused with IllegalOrder; its legal_now
         names options().waiting's answer commands and who gives them, first."""
         fight = {"active_defense": at_active_defense, "interrupt": lambda: attacked(in_round_2()),
                  "will_conversion": at_will_choice}[build]()
-        waiting = fight.options().waiting
+        waiting = present(fight.options().waiting)
         before = fight.events
         with pytest.raises(IllegalOrder) as info:
             fight.end_turn("kael")
@@ -536,11 +552,11 @@ class TestBudget:
         return new_fight(reactions.kael(weapons=(reactions.SWORD, reactions.BOW)), reactions.vesh(),
                          reactions.wren(), faces=[15, 5, 3, 6, 1, 2, 1])
 
-    def budgets(self, fight: Fight) -> dict:
+    def budgets(self, fight: Fight) -> dict[str, Budget]:
         """Each combatant's budget, by id."""
         return {b.who: b for b in fight.options().combatants}
 
-    def test_a_turn_begins_with_an_action_a_movement_and_two_bonus_actions(self):
+    def test_a_turn_begins_with_an_action_a_movement_and_two_bonus_actions(self) -> None:
         """C20, C35: on Kael's turn: 1 Action, 1 Movement Action, 2 Bonus Actions, the sword in hand (the first
         weapon), 20 HP and 10 Will; Vesh and Wren, not on their turn, have no Action or Movement but 2 Bonus
         Actions for defence."""
@@ -555,7 +571,7 @@ class TestBudget:
                 == (False, 0, 0, 2)
         assert [b.side for b in fight.options().combatants] == ["heroes", "raiders", "raiders"]
 
-    def test_spending_shows_in_the_budget(self):
+    def test_spending_shows_in_the_budget(self) -> None:
         """C8, C20, C22, C28, C33, C35: Kael's attack (6 + 1 + 2 = 9 against 2 + 1 = 3; Vesh Dodges 1 + 1: 5, still
         a hit; no crit, 1 + 1 against 2 + 1) spends Kael's Action and a Bonus Action of Vesh, who takes 6 + 2 + 4 =
         12 (20 -> 8); Kael's move spends the Movement Action; drawing the bow puts it in hand; Prone shows on Vesh;
@@ -575,7 +591,7 @@ class TestBudget:
             == (1, 8, {"Prone": 1}, None)
         assert got["wren"].left == "fled"
 
-    def test_no_turn_commands_are_offered_once_spent(self):
+    def test_no_turn_commands_are_offered_once_spent(self) -> None:
         """C20: with the Action and the Movement Action spent, Kael is offered neither an attack nor a move, but
         still end_turn."""
         fight = self.fight()
@@ -596,7 +612,7 @@ class TestBudget:
 # led to (a tie's roll-off): each is tested below.
 
 
-def physical(*sheets) -> Fight:
+def physical(*sheets: CombatantSheet) -> Fight:
     """A fight of ``sheets`` with physical dice: every command carries its faces."""
     return Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=list(sheets))
 
@@ -635,7 +651,7 @@ def listed(rolls: tuple[DiceRoll, ...]) -> list[tuple[str, str, tuple[int, ...]]
 
 
 class TestDiceOfAChoice:
-    def test_a_dodge_on_the_top_face_misses_and_rolls_no_rage(self):
+    def test_a_dodge_on_the_top_face_misses_and_rolls_no_rage(self) -> None:
         """C8, C12, C29: a Dodge face 10 makes the defense 2 + 10 + 2 = 14, equal to the hit 14: the defender wins
         the tie, a miss, so the rage die is never rolled: the answer takes one face, the Dodge die's."""
         fight, offer = rager_at_the_window()
@@ -644,7 +660,7 @@ class TestDiceOfAChoice:
         assert last_hit(fight).hit is False
         assert [purpose for _who, purpose, _sides in rolled(fight)] == ["hit", "base_defense", "active_defense"]
 
-    def test_a_choices_dice_are_rolled_whatever_the_faces(self):
+    def test_a_choices_dice_are_rolled_whatever_the_faces(self) -> None:
         """C29, omen_core/options.py: the Dodge choice lists only the Dodge die in ``dice`` (a top face misses, above,
         and rolls no damage) and the damage in ``may_roll``; each face of the Dodge die, with a face for every die
         the fight then names, is accepted, and rolls the listed ``dice`` first, then only dice listed in
@@ -659,7 +675,7 @@ class TestDiceOfAChoice:
             assert rolled(fight, since)[:1] == listed(dodge.dice)
             assert all(roll in listed(dodge.may_roll) for roll in rolled(fight, since)[1:])
 
-    def test_a_hit_on_the_paralysed_rolls_the_rage_die(self):
+    def test_a_hit_on_the_paralysed_rolls_the_rage_die(self) -> None:
         """C5, C7, C10, C12, C13: faces 8 and 4: hit 8 + 4 + 2 + 1 = 15 against 12, a hit; crit 4 + 1 against the
         RES bonus 1; the rage d4 (face 2) is rolled: 8 + 2 + 2 (crit) + 4 + 2 = 18, armor 11: 7 (Vesh 20 -> 13)."""
         fight, choice = rager_and_the_paralysed()
@@ -667,7 +683,7 @@ class TestDiceOfAChoice:
         assert (last_hit(fight).hit, last_hit(fight).crit, fight.state.combatants["vesh"].hp) == (True, True, 13)
         assert [purpose for _who, purpose, _sides in rolled(fight)] == ["hit", "damage"]
 
-    def test_every_die_rolled_is_listed_in_dice_or_may_roll(self):
+    def test_every_die_rolled_is_listed_in_dice_or_may_roll(self) -> None:
         """omen_core/options.py: the dice a command rolls are those of its choice's ``dice``, then some of its
         ``may_roll``: the hit above rolls the rage die, which the offered choice must list."""
         fight, choice = rager_and_the_paralysed()
@@ -679,7 +695,7 @@ class TestDiceOfAChoice:
 
 
 class TestFacesNeededNamesTheDice:
-    def test_tied_foes_roll_off_with_the_faces_given(self):
+    def test_tied_foes_roll_off_with_the_faces_given(self) -> None:
         """C19, C32: initiative faces 7 and 7 tie foes Kael and Vesh (reactions: both AGI d20 + 1) at 8: they roll
         off, 3 + 1 = 4 against 9 + 1 = 10: Vesh first. The command takes four faces, the roll-off's two included."""
         fight = physical(reactions.kael(), reactions.vesh())
@@ -689,10 +705,11 @@ class TestFacesNeededNamesTheDice:
             ("kael", "initiative"), ("vesh", "initiative"), ("kael", "roll_off"), ("vesh", "roll_off")]
 
     @pytest.mark.parametrize("case", ["roll-off", "rage"])
-    def test_too_few_faces_name_the_dice_still_to_roll(self, case):
+    def test_too_few_faces_name_the_dice_still_to_roll(self, case: str) -> None:
         """C19, C12, C29, omen_core/dice.py FacesNeeded ("the rolls it makes, up to the first that found no face"):
         initiative faces 7 and 7 (a tie, above) or attack faces 8 and 4 on the Paralysed Vesh (a hit, above) are
         too few, and the error names a die beyond the two given: the roll-off's, the rage die."""
+        command: Command
         if case == "roll-off":
             fight, command, wanted = physical(reactions.kael(), reactions.vesh()), RollInitiative(), "roll_off"
         else:
@@ -705,11 +722,11 @@ class TestFacesNeededNamesTheDice:
 
 
 class TestEquivalentFormsNotListed:
-    def test_an_attack_with_the_weapon_left_out_is_the_offered_attack_with_the_weapon_in_hand(self):
+    def test_an_attack_with_the_weapon_left_out_is_the_offered_attack_with_the_weapon_in_hand(self) -> None:
         """§Resolving an Attack, C35: options() offers Kael's attack with the weapon named ({"weapon": "sword"}),
         never with it left out, which the engine also accepts (the first weapon in hand): the two decide the same
         events but for the command recorded."""
-        def events_of(command: DeclareAttack) -> list:
+        def events_of(command: DeclareAttack) -> list[Event]:
             fight = new_fight(attack.kael(), attack.vesh(), faces=[6, 3, 2])
             fight.execute(command)
             return [e for e in payloads(fight) if not isinstance(e, CommandIssued)]
@@ -721,7 +738,7 @@ class TestEquivalentFormsNotListed:
         assert events_of(DeclareAttack(attacker="kael", target="vesh")) \
             == events_of(DeclareAttack(attacker="kael", target="vesh", weapon="sword"))
 
-    def test_engage_is_offered_one_way_round_but_accepted_both(self):
+    def test_engage_is_offered_one_way_round_but_accepted_both(self) -> None:
         """Positions (the GM's): options() offers engage only with ``who`` the earlier id of a pair; the other way
         round is accepted too and engages the same two (reported as accepted but not offered)."""
         fight = new_fight(attack.kael(), attack.vesh())
@@ -732,7 +749,7 @@ class TestEquivalentFormsNotListed:
         assert fight.state.engaged("kael", "vesh")
 
 
-def test_a_live_fight_and_its_log_offer_the_same_options_in_order():
+def test_a_live_fight_and_its_log_offer_the_same_options_in_order() -> None:
     """Every surface agrees with the log: options() of a live fight equals, in order, options() of the same fight
     loaded from its store (the ruleset's conditions were once listed in the file's order live and in sorted order
     once stored)."""
@@ -754,7 +771,7 @@ def determined(state: FightState, command: Command, faces: list[int]) -> HitDete
 class TestOdds:
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(st.data())
-    def test_the_odds_of_each_answer_are_what_every_face_of_its_die_gives(self, data):
+    def test_the_odds_of_each_answer_are_what_every_face_of_its_die_gives(self, data: st.DataObject) -> None:
         """C7, C8, C9: at an open Active Defense window, each offered answer's ``miss`` is exactly the share of
         its die's faces (each decided, one by one) that turn the hit into a miss, ``crit`` is whether the hit is
         a crit, and ``removes_crit`` the share that leave no crit where there was one; declining never misses.
@@ -762,7 +779,7 @@ class TestOdds:
         defender), any weapon or spell in the attacker's hand, any faces that open the window."""
         ana, bram = data.draw(combatants("ana", "heroes")), data.draw(combatants("bram", "raiders"))
 
-        def ask(request):
+        def ask(request: RollRequest) -> list[int]:
             return [data.draw(st.integers(1, sides)) for _tag, sides in request.pool]
 
         fight = Fight.start(MemoryStore(), "odds", dice=ManualDice(ask), clock=lambda: 0, combatants=[ana, bram])
@@ -781,6 +798,7 @@ class TestOdds:
                 else [determined(state, command, [])]
             base = determined(state, AnswerActiveDefense(defender="bram"), [])
             odds = choice.odds
+            assert isinstance(odds, Odds)
             note(f"{choice.args}: {odds}")
             assert odds.crit == base.crit and base.hit
             assert Fraction(odds.miss) == Fraction(sum(not o.hit for o in outcomes), len(outcomes))
@@ -789,7 +807,7 @@ class TestOdds:
             if not sides:
                 assert (odds.miss, odds.removes_crit) == ("0", "0")
 
-    def test_odds_appear_only_at_the_active_defense_window(self):
+    def test_odds_appear_only_at_the_active_defense_window(self) -> None:
         """C8: only an Active Defense window's answers carry odds; no other choice does (the field is left out
         of their JSON)."""
         now = in_round_2(6, 1, 2, 1)
@@ -813,7 +831,7 @@ class TestBoundedOffers:
         fight.engage("c00", f"c{n - 1:02d}")
         return fight
 
-    def test_each_actor_lists_at_most_max_listed_others_engaged_and_foes_first(self):
+    def test_each_actor_lists_at_most_max_listed_others_engaged_and_foes_first(self) -> None:
         """40 combatants: every pair-shaped offer of an actor names at most MAX_LISTED others; c00's attack
         targets are c39 (engaged with it) and then foes only; each offer's note says how many more."""
         from omen_core.limits import MAX_LISTED
@@ -830,15 +848,15 @@ class TestBoundedOffers:
         assert targets[-1] == "c39" or "c39" in targets
         assert all(fight.state.combatants[t].side == "north" for t in targets)
 
-    def test_a_target_not_listed_is_still_accepted(self):
+    def test_a_target_not_listed_is_still_accepted(self) -> None:
         """c00 attacks c35, a foe its offer does not list: accepted (the rules, not the listing, decide)."""
         fight = self.crowd(40)
         attack = next(o for o in fight.options().offers if o.command == "declare_attack" and o.actor == "c00")
         assert "c35" not in {c.args["target"] for c in attack.choices}
         fight.execute(DeclareAttack(attacker="c00", target="c35", unarmed=True))
-        assert fight.state.pending is not None and fight.state.pending.declaration.target == "c35"
+        assert pending(fight.state, AttackFrame).declaration.target == "c35"
 
-    def test_without_the_offers_everything_else_is_the_same(self):
+    def test_without_the_offers_everything_else_is_the_same(self) -> None:
         """options(offers=False), what omen do prints, is options() with no offers."""
         fight = self.crowd(14)
         whole, brief = fight.options(), fight.options(offers=False)

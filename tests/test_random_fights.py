@@ -49,7 +49,7 @@ from omen_replay.narrate import _WORDS as STORY_WORDS
 from omen_replay.narrate import narrate
 from omen_replay.render import render_records
 from omen_replay.verify import Head, verify, verify_lines
-from tests.fights import assert_legal_order
+from tests.fights import assert_legal_order, present
 from tests.random_fights import RandomFight, fights, same_state
 
 #: Examples per property: a fight of up to 40 commands takes 0.05-0.2 s to generate; the file stays under a minute.
@@ -85,7 +85,7 @@ def _source(rf: RandomFight) -> StoreSource:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_replay_of_the_log_is_the_live_state(rf):
+def test_replay_of_the_log_is_the_live_state(rf: RandomFight) -> None:
     """The walk's state-only way (skimming) gives exactly the live state the engine kept at every version a command
     left; the live events are in a legal order, and each accepted command is one whole batch."""
     reached(rf)
@@ -97,7 +97,7 @@ def test_replay_of_the_log_is_the_live_state(rf):
     voided = landmarks_of(records).voided()
     assert_legal_order([r for r in records if r.seq not in voided and not is_undo_batch(r.event)])
     for played in rf.accepted():
-        first, last = played.seqs
+        first, last = present(played.seqs)
         batch = records[first - 1:last]
         assert {r.batch for r in batch} == {first} and {r.batch_size for r in batch} == {last - first + 1}, \
             played.label
@@ -105,13 +105,13 @@ def test_replay_of_the_log_is_the_live_state(rf):
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_every_surface_agrees_with_the_log_at_every_seq(rf):
+def test_every_surface_agrees_with_the_log_at_every_seq(rf: RandomFight) -> None:
     """One reader: the timeline (step-through) and the state-only replay give the same state at every seq; the
     narrative's numbers are the log's (hit totals, damage, HP and Will moves); and the audit, which recomputes
     every number, finds nothing to disagree with."""
     records = rf.records
     source = _source(rf)
-    told = {}
+    told: dict[int, list[str]] = {}
     for line in narrate(records):
         told.setdefault(line.seq, []).append(line.text)
     for step in step_through(source):
@@ -135,7 +135,7 @@ def _state_before_batch(rf: RandomFight, seq: int) -> Any:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_undo_then_replay_is_the_state_before_and_redo_restores_it(rf):
+def test_undo_then_replay_is_the_state_before_and_redo_restores_it(rf: RandomFight) -> None:
     """Every undo in the log (and one more at the end) replays to the state before the undone commands, and every
     redo to exactly the state just before the undo's batch (docs/events.md, Undo)."""
     records = rf.records
@@ -158,7 +158,7 @@ def test_undo_then_replay_is_the_state_before_and_redo_restores_it(rf):
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_verify_finds_nothing_in_a_played_log(rf):
+def test_verify_finds_nothing_in_a_played_log(rf: RandomFight) -> None:
     """omen verify decides every command of a played log again, recomputes every event and its raw lines, and finds
     no integrity problem; seeded dice also check out against the seed before it is revealed; every undo that voided
     dice is listed as an undo re-roll."""
@@ -247,7 +247,7 @@ def _altered(ev: Event, data: st.DataObject) -> Event | None:
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(fights(), st.data())
-def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data):
+def test_tampering_is_detected_even_with_the_chain_recomputed(rf: RandomFight, data: st.DataObject) -> None:
     """Drop, duplicate, swap, insert or alter any event of a random fight and recompute the whole chain: the hash
     chain holds, yet omen verify reports a finding every time (the re-decision of each command, issue #10 5a); and
     against a witnessed head, a log cut short, or one with a whole command dropped (which can leave a fight the
@@ -277,6 +277,7 @@ def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data):
     elif change == "alter":
         altered = _altered(pieces[i][0], data)
         assume(altered is not None)
+        assert altered is not None  # (assume has refused None: this tells mypy)
         pieces[i] = (altered, pieces[i][1])
     else:
         assume(len(pieces) > 1)
@@ -306,7 +307,7 @@ def test_tampering_is_detected_even_with_the_chain_recomputed(rf, data):
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(fights())
-def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf):
+def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf: RandomFight) -> None:
     """For every action not undone, omen explain names the right actors and weapon, lists exactly that action's live
     dice (by the seq of each roll), and each part's terms add up to its total, which is the total the log records."""
     records = rf.records
@@ -322,8 +323,8 @@ def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf):
         else:
             assert f"{decl.caller}'s {decl.effect.name}: {decl.saver} saves" in found.title
         rolls = [r for r in records if isinstance(r.event, DiceRolled) and r.event.action == decl.action]
-        assert [d.seq for d in found.dice] == [r.seq for r in rolls for _ in r.event.dice]
-        assert [d.face for d in found.dice] == [d.face for r in rolls for d in r.event.dice]
+        assert [d.seq for d in found.dice] == [r.seq for r in rolls for _ in r.as_(DiceRolled).dice]
+        assert [d.face for d in found.dice] == [d.face for r in rolls for d in r.as_(DiceRolled).dice]
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part
         hit = next((r.event for r in records if isinstance(r.event, HitDetermined) and r.event.action == decl.action),
@@ -338,7 +339,7 @@ def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf):
 
 @settings(max_examples=EXAMPLES - 5, deadline=None)
 @given(fights())
-def test_every_log_renders_as_text_markdown_and_html(rf):
+def test_every_log_renders_as_text_markdown_and_html(rf: RandomFight) -> None:
     """The session logs tell every event that has something to tell, by seq, in text, Markdown and HTML, end with
     the audit's verdict, and the HTML page is complete with an HP and a Will line per combatant (by id) in its
     charts."""
@@ -358,7 +359,7 @@ def test_every_log_renders_as_text_markdown_and_html(rf):
     assert set(re.findall(r'data-id="([^"]+)"', page)) == joined
 
 
-def test_the_title_is_free_text_that_only_a_witnessed_head_protects():
+def test_the_title_is_free_text_that_only_a_witnessed_head_protects() -> None:
     """Free text no rule derives (the fight's title) can be changed once the chain is recomputed, and only a
     witnessed head catches it: the limit docs/verify.md states."""
     from omen_core import Fight, MemoryStore, ScriptedDice

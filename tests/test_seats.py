@@ -9,7 +9,7 @@ from msgspec.structs import replace
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.events import keyed_salts
 from omen_core.options import options
-from omen_core.seats import HP_BANDS, combatant_views, hp_band, seat_options, sight_of
+from omen_core.seats import HP_BANDS, HpDisplay, combatant_views, hp_band, seat_options, sight_of
 from omen_core.state import FightState
 from tests.sheets import sheet
 
@@ -23,7 +23,7 @@ def state_with(hp: int) -> FightState:
 
 class TestAPlayersSeat:
     @given(st.integers(0, 20), st.integers(0, 20), st.sampled_from(("banded", "hidden")))
-    def test_the_views_of_a_foe_differ_only_by_its_band(self, a, b, display):
+    def test_the_views_of_a_foe_differ_only_by_its_band(self, a: int, b: int, display: HpDisplay) -> None:
         """Non-interference: two fights that differ only in the foe's HP give the heroes' seat the same views of
         the combatants and the same options whenever the two HP fall in one band (banded display), and always
         (hidden display): the exact HP never reaches the seat."""
@@ -40,7 +40,7 @@ class TestAPlayersSeat:
         assert vesh.hp_band == (hp_band(a, 20) if display == "banded" else None)
         assert vesh.hp_band in (*HP_BANDS, None)
 
-    def test_the_owner_sees_exact_hp_and_will(self):
+    def test_the_owner_sees_exact_hp_and_will(self) -> None:
         """A seat owns its combatants: their HP, Will and Bonus Actions are shown exactly."""
         state = state_with(7)
         sight = sight_of("player", ["vesh"], state, (), "hidden", {})

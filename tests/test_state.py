@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from omen_core.commands import EndTurn, Redo, Undo
+from omen_core.commands import Command, EndTurn, Redo, Undo
 from omen_core.content import (
     ApplyCondition,
     CombatantSheet,
@@ -32,6 +32,7 @@ from omen_core.events import (
     DiceSourceChanged,
     Die,
     Event,
+    EventBase,
     FightStarted,
     HitDetermined,
     Moved,
@@ -60,7 +61,7 @@ from omen_core.state import (
     is_undo_point,
 )
 from omen_core.walk import LinesSource, project, replay, step_through
-from tests.fights import assert_replays, new_fight
+from tests.fights import assert_replays, new_fight, pending, present
 from tests.sheets import CORE, joined, sheet
 
 
@@ -79,11 +80,11 @@ def fold(fight: Fight) -> list[tuple[StoredEvent, FightState]]:
     return out
 
 
-def after(steps: list[tuple[StoredEvent, FightState]], kind: type, purpose: str | None = None,
+def after(steps: list[tuple[StoredEvent, FightState]], kind: type[EventBase], purpose: str | None = None,
           nth: int = 0) -> tuple[StoredEvent, FightState]:
     """The ``nth`` event of type ``kind`` (a roll: of ``purpose``) and the state just after it."""
     found = [(rec, state) for rec, state in steps if isinstance(rec.event, kind)
-             and (purpose is None or rec.event.purpose == purpose)]
+             and (purpose is None or rec.as_(DiceRolled).purpose == purpose)]
     assert len(found) > nth, f"no {kind.__name__} #{nth} in the log"
     return found[nth]
 
@@ -123,7 +124,7 @@ def duel(faces: list[int], *sheets: CombatantSheet) -> Fight:
     fight.engage("kael", "vesh")
     fight.roll_initiative()
     while fight.state.round == 1:
-        fight.end_turn(fight.state.turn)
+        fight.end_turn(present(fight.state.turn))
     assert fight.state.turn == "kael"
     return fight
 
@@ -132,41 +133,41 @@ def duel(faces: list[int], *sheets: CombatantSheet) -> Fight:
 
 
 class TestEvolve:
-    def test_fight_started_sets_the_header(self):
+    def test_fight_started_sets_the_header(self) -> None:
         """FightStarted records ruleset, dice source (and dice mode) and commitment in the state."""
         state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
                                                   seed_commitment="a" * 64, title="T"), 1)
-        assert (state.started, state.ruleset.name, state.dice, state.dice_mode, state.seed_commitment,
+        assert (state.started, present(state.ruleset).name, state.dice, state.dice_mode, state.seed_commitment,
                 state.title) == (True, "core", "seeded", "seeded", "a" * 64, "T")
 
-    def test_joined_combatant_starts_at_full_resources(self):
+    def test_joined_combatant_starts_at_full_resources(self) -> None:
         """C3, C20: a combatant joins with HP and Will at the maximum and 2 Bonus Actions for defence."""
         state = evolve(started(), joined(sheet("kael", hp=24, will=7)), 2)
         fighter = state.combatants["kael"]
         assert (fighter.hp, fighter.will, fighter.bonus_actions) == (24, 7, 2)
 
-    def test_rolls_advance_the_counter(self):
+    def test_rolls_advance_the_counter(self) -> None:
         """A roll sets the fight's roll counter, which the next roll continues."""
         rolled = DiceRolled(counter=4, purpose="check", roller="kael",
                             dice=(Die(pool="check", sides=6, face=2),), source="manual")
         assert evolve(FightState(), rolled, 9).rolls == 4
 
-    def test_seed_revealed(self):
+    def test_seed_revealed(self) -> None:
         """SeedRevealed stores the seed."""
         assert evolve(FightState(), SeedRevealed(seed="abcd"), 1).revealed_seed == "abcd"
 
-    def test_dice_source_changed_sets_the_dice_mode(self):
+    def test_dice_source_changed_sets_the_dice_mode(self) -> None:
         """DiceSourceChanged moves the fight's current dice mode; the dice source it started with stays."""
         state = evolve(started(), DiceSourceChanged(before="manual", after="scripted"), 5, 4)
         assert (state.dice, state.dice_mode) == ("manual", "scripted")
 
-    def test_evolve_is_pure(self):
+    def test_evolve_is_pure(self) -> None:
         """Evolve returns a new state and leaves its input unchanged."""
         before = started()
         after_join = evolve(before, joined(sheet("kael")), 2)
         assert before.combatants == {} and "kael" in after_join.combatants
 
-    def test_results_do_not_change_state(self):
+    def test_results_do_not_change_state(self) -> None:
         """A check result has no lasting effect on the state (only its roll does): mid-batch, it moves only the
         last live seq."""
         side = RollTotal(roller="kael", attribute="STR", counter=1, face=3, attribute_bonus=0, total=3)
@@ -175,21 +176,21 @@ class TestEvolve:
             state, live_seq=6)
 
     @pytest.mark.parametrize("marker", [Undone(from_seq=2, to_seq=3), Redone(undo_seq=5)], ids=["undone", "redone"])
-    def test_undo_markers_are_not_folded(self, marker):
+    def test_undo_markers_are_not_folded(self, marker: Event) -> None:
         """Undo markers are the walk's to apply: evolve refuses them."""
         with pytest.raises(IllegalOrder):
             evolve(started(), marker, 6, 5)
 
 
 class TestReading:
-    def test_project_tracks_position(self):
+    def test_project_tracks_position(self) -> None:
         """Reading a stored log moves the state to its last seq and hash."""
         rec = seal("f", 1, 0, GENESIS_HASH, FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(),
                                                           dice="manual"))
         state = project([rec])
         assert (state.fight_id, state.version, state.last_hash) == ("f", 1, rec.hash)
 
-    def test_replay_continues_from_a_state(self):
+    def test_replay_continues_from_a_state(self) -> None:
         """Reading the rest of a log on from the state of its start equals reading it all."""
         first = seal("f", 1, 0, GENESIS_HASH, FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(),
                                                             dice="manual"))
@@ -197,7 +198,7 @@ class TestReading:
         lines = [encode_line(first), encode_line(second)]
         assert replay(LinesSource(lines), start=project([first])) == project([first, second])
 
-    def test_a_live_fight_replays(self):
+    def test_a_live_fight_replays(self) -> None:
         """The state a fight keeps live (each event folded once as decided) is the state its log reads as."""
         assert_replays(blocked_attack())
 
@@ -206,7 +207,7 @@ class TestReading:
 
 
 class TestAttackFrame:
-    def test_declaration_opens_a_frame_with_the_weapon_from_the_sheet(self):
+    def test_declaration_opens_a_frame_with_the_weapon_from_the_sheet(self) -> None:
         """§Resolving an Attack: the declaration opens an AttackFrame holding it, with the weapon resolved from
         the attacker's sheet, its id the declaration's seq, every later step still empty."""
         steps = fold(blocked_attack())
@@ -218,57 +219,65 @@ class TestAttackFrame:
                 frame.active_defense_roll, frame.determination, frame.damage) == (
             Step.DECLARED, None, None, None, None, None, None, ())
 
-    def test_each_step_fills_its_field(self):
+    def test_each_step_fills_its_field(self) -> None:
         """C29, C8, C13: the hit roll, the base defense roll, the window, the defense chosen, its roll, the
         determination and the damage each land in their own field of the frame as they come."""
         fight = blocked_attack()
         steps = fold(fight)
         rec, state = after(steps, DiceRolled, "hit")
-        assert (state.pending.hit_roll, state.pending.base_defense_roll) == (rec.event, None)
-        assert [d.face for d in rec.event.dice] == [6, 6]
+        frame = pending(state, AttackFrame)
+        assert (frame.hit_roll, frame.base_defense_roll) == (rec.event, None)
+        assert [d.face for d in rec.as_(DiceRolled).dice] == [6, 6]
         rec, state = after(steps, DiceRolled, "base_defense")
-        assert (state.pending.base_defense_roll, state.pending.window) == (rec.event, None)
+        frame = pending(state, AttackFrame)
+        assert (frame.base_defense_roll, frame.window) == (rec.event, None)
         rec, state = after(steps, ActiveDefenseWindowOpened)
-        assert (state.pending.window, state.pending.defense, state.step) == (rec.event, None, Step.WINDOW_OPEN)
+        frame = pending(state, AttackFrame)
+        assert (frame.window, frame.defense, state.step) == (rec.event, None, Step.WINDOW_OPEN)
         rec, state = after(steps, ActiveDefenseChosen)
-        assert (state.pending.defense, state.pending.defense.defense) == (rec.event, "block")
-        assert state.pending.active_defense_roll is None
+        frame = pending(state, AttackFrame)
+        assert (frame.defense, present(frame.defense).defense) == (rec.event, "block")
+        assert frame.active_defense_roll is None
         rec, state = after(steps, DiceRolled, "active_defense")
-        assert (state.pending.active_defense_roll, state.pending.determination) == (rec.event, None)
+        frame = pending(state, AttackFrame)
+        assert (frame.active_defense_roll, frame.determination) == (rec.event, None)
         rec, state = after(steps, HitDetermined)
-        assert (state.pending.determination, state.pending.determination.hit) == (rec.event, True)
-        assert state.pending.damage == ()
+        frame = pending(state, AttackFrame)
+        assert (frame.determination, present(frame.determination).hit) == (rec.event, True)
+        assert frame.damage == ()
         rec, state = after(steps, DamageResolved)
-        assert state.pending.damage == (rec.event,) and rec.event.final == 8
-        assert (state.pending.hit_roll, state.pending.window) == (after(steps, DiceRolled, "hit")[0].event,
+        frame = pending(state, AttackFrame)
+        assert frame.damage == (rec.event,) and rec.as_(DamageResolved).final == 8
+        assert (frame.hit_roll, frame.window) == (after(steps, DiceRolled, "hit")[0].event,
                                                                   after(steps, ActiveDefenseWindowOpened)[0].event)
         rec, state = after(steps, ActionSettled)
         assert state.stack == () and state.combatants["kael"].hp == 12
         check_replay_frames(fight, steps)
 
-    def test_every_event_of_the_action_carries_its_declaration_seq(self):
+    def test_every_event_of_the_action_carries_its_declaration_seq(self) -> None:
         """Action ids are declaration seqs: every event that names an action names the seq of its declaration."""
         steps = fold(blocked_attack())
         declared = after(steps, AttackDeclared)[0].seq
-        named = [rec.event.action for rec, _ in steps if getattr(rec.event, "action", None) is not None]
+        named = [getattr(rec.event, "action", None) for rec, _ in steps]
+        named = [action for action in named if action is not None]
         assert named and set(named) == {declared}
 
-    def test_declared_at_is_never_reused_after_an_undo(self):
+    def test_declared_at_is_never_reused_after_an_undo(self) -> None:
         """An attack declared again after its first declaration was undone gets the seq of its new declaration."""
         fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 6, 6, 1])
         fight.attack("vesh", "kael")
-        first = fight.state.pending.declared_at
+        first = pending(fight.state, AttackFrame).declared_at
         fight.undo()
         assert fight.state.at_rest
         fight.attack("vesh", "kael")
-        frame = fight.state.pending
+        frame = pending(fight.state, AttackFrame)
         seqs = [rec.seq for rec in fight.events if isinstance(rec.event, AttackDeclared)]
         assert seqs == [first, frame.declared_at] and first < frame.declared_at == frame.action
         assert project(fight.events).pending == frame
 
 
 class TestSaveFrame:
-    def test_saver_roll_then_opposing_roll_then_resolution(self):
+    def test_saver_roll_then_opposing_roll_then_resolution(self) -> None:
         """C15, C29, C25: the saver's die fills saver_roll, the caller's opposing_roll, then the resolution; the
         failure's 1d6 fire (4) is a damage roll and damage of the save's frame."""
         effect = SaveEffect(name="flask", save="AGI", against="INT", on_failure=(
@@ -282,24 +291,29 @@ class TestSaveFrame:
         assert (frame.actor, frame.action, frame.declared_at, frame.saver_roll, frame.opposing_roll,
                 frame.resolution) == ("vesh", rec.seq, rec.seq, None, None, None)
         saver, state = after(steps, DiceRolled, "save", 0)
-        assert (saver.event.roller, state.pending.saver_roll, state.pending.opposing_roll) == ("kael", saver.event,
+        frame = pending(state, SaveFrame)
+        assert (saver.as_(DiceRolled).roller, frame.saver_roll, frame.opposing_roll) == ("kael", saver.event,
                                                                                               None)
         opposing, state = after(steps, DiceRolled, "save", 1)
-        assert (opposing.event.roller, state.pending.saver_roll, state.pending.opposing_roll) == (
+        frame = pending(state, SaveFrame)
+        assert (opposing.as_(DiceRolled).roller, frame.saver_roll, frame.opposing_roll) == (
             "vesh", saver.event, opposing.event)
-        assert state.pending.resolution is None
+        assert frame.resolution is None
         rec, state = after(steps, SaveResolved)
-        assert (state.pending.resolution, rec.event.success) == (rec.event, False)
+        frame = pending(state, SaveFrame)
+        assert (frame.resolution, rec.as_(SaveResolved).success) == (rec.event, False)
         rolled, state = after(steps, DiceRolled, "damage")
-        assert state.pending.damage_rolls == (rolled.event,) and state.pending.damage == ()
+        frame = pending(state, SaveFrame)
+        assert frame.damage_rolls == (rolled.event,) and frame.damage == ()
         dealt, state = after(steps, DamageResolved)
-        assert state.pending.damage == (dealt.event,) and dealt.event.final == 4
+        frame = pending(state, SaveFrame)
+        assert frame.damage == (dealt.event,) and dealt.as_(DamageResolved).final == 4
         assert after(steps, ActionSettled)[1].stack == ()
         check_replay_frames(fight, steps)
 
 
 class TestMoveFrame:
-    def test_moved_fills_the_frame_after_the_window(self):
+    def test_moved_fills_the_frame_after_the_window(self) -> None:
         """C23: kael's movement out of vesh's reach opens a MoveFrame; vesh's pass is recorded, then the movement
         completes into ``moved``."""
         fight = duel([])
@@ -311,19 +325,22 @@ class TestMoveFrame:
         assert isinstance(frame, MoveFrame) and frame.declaration == rec.event
         assert (frame.actor, frame.action, frame.declared_at, frame.moved) == ("kael", rec.seq, rec.seq, None)
         opened, state = after(steps, ReactionWindowOpened)
-        assert (state.pending.reaction_window, state.pending.answered, state.pending.window_done) == (
+        frame = pending(state, MoveFrame)
+        assert (frame.reaction_window, frame.answered, frame.window_done) == (
             opened.event, frozenset(), False)
         _, state = after(steps, ReactionPassed)
-        assert (state.pending.passed, state.pending.answered, state.pending.window_done) == (
-            ("vesh",), {"vesh"}, True)
+        frame = pending(state, MoveFrame)
+        assert (frame.passed, frame.answered, frame.window_done) == (
+            ("vesh",), frozenset({"vesh"}), True)
         moved, state = after(steps, Moved)
-        assert state.pending.moved == moved.event and moved.event.left == ("vesh",)
+        frame = pending(state, MoveFrame)
+        assert frame.moved == moved.event and moved.as_(Moved).left == ("vesh",)
         assert after(steps, ActionSettled)[1].stack == ()
         check_replay_frames(fight, steps)
 
 
 class TestReactions:
-    def test_attack_of_opportunity_is_recorded_on_the_movement(self):
+    def test_attack_of_opportunity_is_recorded_on_the_movement(self) -> None:
         """C22, C23: vesh's Attack of Opportunity (6 + 1 + 1 = 8 vs 2, declined: a hit) nests on kael's movement;
         when it settles it is a Reaction with hit on the movement's frame, which then completes."""
         fight = duel([6, 1, 2])
@@ -333,19 +350,19 @@ class TestReactions:
         move = after(steps, MovementDeclared)[0].seq
         strike, state = after(steps, AttackDeclared)
         assert [f.action for f in state.stack] == [move, strike.seq]
-        assert strike.event.reacting_to == move
+        assert strike.as_(AttackDeclared).reacting_to == move
         fight.defend("kael", None)
         steps = fold(fight)
         _, state = after(steps, ActionSettled, nth=0)
         assert [f.action for f in state.stack] == [move]
-        assert state.pending.reactions == (Reaction(who="vesh", action=strike.seq, hit=True),)
-        assert (state.pending.answered, state.pending.window_done, state.pending.interrupted) == (
-            {"vesh"}, True, False)
-        assert after(steps, Moved)[1].pending.reactions == state.pending.reactions
+        frame = pending(state, MoveFrame)
+        assert frame.reactions == (Reaction(who="vesh", action=strike.seq, hit=True),)
+        assert (frame.answered, frame.window_done, frame.interrupted) == (frozenset({"vesh"}), True, False)
+        assert pending(after(steps, Moved)[1], MoveFrame).reactions == frame.reactions
         assert fight.state.at_rest and fight.state.combatants["kael"].hp == 9
         check_replay_frames(fight, steps)
 
-    def test_interrupt_that_hits_interrupts_the_action(self):
+    def test_interrupt_that_hits_interrupts_the_action(self) -> None:
         """C24: vesh's Interrupt (8 vs 2, declined: a hit) is recorded on kael's attack as a Reaction with hit,
         so the attack is interrupted and then cancelled."""
         fight = duel([6, 1, 2])
@@ -361,10 +378,10 @@ class TestReactions:
         assert frame.reactions == (Reaction(who="vesh", action=interrupt.seq, hit=True),)
         assert frame.interrupted and frame.window_done and frame.hit_roll is None
         cancelled, state = after(steps, ActionCancelled)
-        assert cancelled.event.action == attack.seq and state.stack == ()
+        assert cancelled.as_(ActionCancelled).action == attack.seq and state.stack == ()
         check_replay_frames(fight, steps)
 
-    def test_interrupt_that_misses_is_recorded_without_hit(self):
+    def test_interrupt_that_misses_is_recorded_without_hit(self) -> None:
         """C24: vesh's Interrupt misses (1 + 1 + 1 = 3 vs kael's base 6): a Reaction without hit, and kael's attack
         goes on (9 vs 2)."""
         fight = duel([1, 1, 6, 6, 1, 1])
@@ -374,48 +391,49 @@ class TestReactions:
         attack, _ = after(steps, AttackDeclared, nth=0)
         interrupt, _ = after(steps, AttackDeclared, nth=1)
         _, state = after(steps, ActionSettled, nth=0)
-        frame = state.pending
+        frame = pending(state, AttackFrame)
         assert frame.action == attack.seq
         assert frame.reactions == (Reaction(who="vesh", action=interrupt.seq, hit=False),)
         assert not frame.interrupted and frame.window_done
         hit, state = after(steps, HitDetermined, nth=1)
-        assert hit.event.action == attack.seq and state.pending.determination == hit.event
-        assert (hit.event.attack.total, hit.event.defense.total, hit.event.hit) == (9, 2, True)
+        determined = hit.as_(HitDetermined)
+        assert determined.action == attack.seq and pending(state, AttackFrame).determination == determined
+        assert (determined.attack.total, determined.defense.total, determined.hit) == (9, 2, True)
         check_replay_frames(fight, steps)
 
 
 # -- undo's fields ----------------------------------------------------------------------------------------------
 
 
-def command(seq: int, what: object) -> tuple[Event, int, int]:
+def command(seq: int, what: Command) -> tuple[Event, int, int]:
     """A batch start: the command_issued of ``what`` at ``seq``, as (event, seq, batch)."""
     return CommandIssued(command=what), seq, seq
 
 
 class TestIsUndoPoint:
-    def test_a_batch_start_at_rest(self):
+    def test_a_batch_start_at_rest(self) -> None:
         """A command's first event, with no action in progress before it, is an undo point."""
         event, seq, batch = command(4, EndTurn(who="kael"))
         assert is_undo_point(started(), event, seq, batch)
 
-    def test_not_the_first_event(self):
+    def test_not_the_first_event(self) -> None:
         """The fight's first event (seq 1) is no undo point: there is nothing before it to go back to."""
         event = FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual")
         assert not is_undo_point(FightState(), event, 1, 1)
         assert is_undo_point(started(), joined(sheet("kael")), 2, 2)
 
-    def test_not_inside_a_batch(self):
+    def test_not_inside_a_batch(self) -> None:
         """An event after the first of its batch is no undo point."""
         assert not is_undo_point(started(), joined(sheet("kael")), 5, 4)
 
     @pytest.mark.parametrize("event", [CommandIssued(command=Undo()), CommandIssued(command=Redo()),
                                        Undone(from_seq=2, to_seq=3), Redone(undo_seq=4)],
                              ids=["undo command", "redo command", "undone", "redone"])
-    def test_not_an_undo_batch(self, event):
+    def test_not_an_undo_batch(self, event: Event) -> None:
         """An undo or redo batch is no undo point: undo never goes back to an undo."""
         assert not is_undo_point(started(), event, 6, 6)
 
-    def test_not_mid_action(self):
+    def test_not_mid_action(self) -> None:
         """A batch that starts while an action waits at a window (kael's defend) is no undo point."""
         fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 1])
         fight.attack("vesh", "kael")
@@ -424,7 +442,7 @@ class TestIsUndoPoint:
         event, seq, batch = command(waiting.version + 1, EndTurn(who="kael"))
         assert not is_undo_point(waiting, event, seq, batch)
 
-    def test_exactly_where_it_holds_in_a_log(self):
+    def test_exactly_where_it_holds_in_a_log(self) -> None:
         """Over a whole log (joins, an attack answered in a second command, undos, redos, a new command) the undo
         points are exactly the batch starts at rest, not seq 1, not undo batches, not mid-action."""
         fight = blocked_attack()
@@ -447,19 +465,19 @@ class TestIsUndoPoint:
 
 
 class TestUndoFields:
-    def test_a_live_command_moves_live_seq_and_the_undo_point(self):
+    def test_a_live_command_moves_live_seq_and_the_undo_point(self) -> None:
         """A live command's batch start at rest is the new undo point; each live event moves live_seq; a command
         that starts mid-action leaves the undo point where the action began."""
         fight = new_fight(KAEL, VESH, faces=[6, 6, 1, 1])
         assert (fight.state.undo_point, fight.state.live_seq) == (3, 3)
         fight.attack("vesh", "kael")
-        declared = fight.state.pending.declared_at
+        declared = pending(fight.state, AttackFrame).declared_at
         assert (fight.state.undo_point, fight.state.live_seq) == (4, fight.version) and declared > 4
         fight.defend("kael", "block")
         assert (fight.state.undo_point, fight.state.live_seq, fight.state.redo_stack) == (4, fight.version, ())
         assert_replays(fight)
 
-    def test_undo_goes_back_and_stacks_the_undo(self):
+    def test_undo_goes_back_and_stacks_the_undo(self) -> None:
         """An undo voids from the undo point to live_seq; the state goes back to the one before (its undo point and
         live_seq too) with the undo on the redo stack; a second undo stacks on the first."""
         fight = blocked_attack()
@@ -473,7 +491,7 @@ class TestUndoFields:
         assert (fight.state.undo_point, fight.state.live_seq, fight.state.redo_stack) == (2, 2, (first, fight.version))
         assert_replays(fight)
 
-    def test_redo_takes_the_last_undo_back(self):
+    def test_redo_takes_the_last_undo_back(self) -> None:
         """A redo takes back the last undo on the stack, last first, restoring undo point and live_seq."""
         fight = blocked_attack()
         end = fight.version
@@ -488,7 +506,7 @@ class TestUndoFields:
         assert fight.state.combatants["kael"].hp == 12
         assert_replays(fight)
 
-    def test_a_live_command_ends_what_a_redo_could_take_back(self):
+    def test_a_live_command_ends_what_a_redo_could_take_back(self) -> None:
         """A live command after an undo empties the redo stack: the undo can no longer be redone."""
         fight = blocked_attack()
         fight.undo()
@@ -498,7 +516,7 @@ class TestUndoFields:
         assert (fight.state.undo_point, fight.state.live_seq, fight.state.redo_stack) == (batch, fight.version, ())
         assert_replays(fight)
 
-    def test_hand_built_batches(self):
+    def test_hand_built_batches(self) -> None:
         """Evolve alone: a batch start clears the redo stack and opens an undo point, a later event of its batch
         only moves live_seq, and an undo command's batch moves none of the three."""
         state = replace(started(), redo_stack=(9,), undo_point=2, live_seq=3)
@@ -513,7 +531,7 @@ class TestUndoFields:
 class TestFieldEffects:
     @pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[1].glob("fixtures/**/fight.jsonl")),
                              ids=lambda p: p.parent.name)
-    def test_field_effects_are_the_effects_as_fields(self, path):
+    def test_field_effects_are_the_effects_as_fields(self, path: Path) -> None:
         """Along every golden fixture, an effect given as fields (set in the fold's one copy of the state) changes
         the state exactly as its function in EFFECTS does, and sets none of the fields the fold itself sets."""
         from omen_core.events import Undone, decode_line

@@ -3,40 +3,43 @@ the log): events that void, never erase."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
-from omen_core.content import Weapon
+from omen_core.content import CombatantSheet, Weapon
 from omen_core.errors import RuleViolation
-from omen_core.events import DiceRolled, StaticCheckResolved, Undone
+from omen_core.events import DiceRolled, StaticCheckResolved, StoredEvent, Undone
+from omen_core.state import FightState
 from omen_core.walk import landmarks_of, project
 from omen_replay.narrate import narrate
 from omen_replay.verify import verify
-from tests.fights import assert_legal_order, new_fight
+from tests.fights import assert_legal_order, new_fight, present, scripted
 from tests.sheets import sheet
 
 SWORD = (Weapon(id="sword", weapon_damage=3),)
 
 
-def duelists():
+def duelists() -> tuple[CombatantSheet, CombatantSheet]:
     """Ash and Bo, d6 everywhere, swords."""
     return (msgspec.structs.replace(sheet("ash"), weapons=SWORD),
             msgspec.structs.replace(sheet("bo", side="b"), weapons=SWORD))
 
 
-def at_same_point(x, y) -> bool:
+def at_same_point(x: FightState, y: FightState) -> bool:
     """The same state but for the log position and the redo stack (an undo or redo moves the position on, and
     an undo may be redone)."""
-    def strip(state):
+    def strip(state: FightState) -> FightState:
         return msgspec.structs.replace(state, version=0, last_hash="", redo_stack=())
     return strip(x) == strip(y)
 
 
 class TestUndo:
-    def test_undo_restores_the_state_before_the_last_command(self):
+    def test_undo_restores_the_state_before_the_last_command(self) -> None:
         """Undoing a check gives exactly the state before it; the undone events (the command_issued, the die and
         the result) stay in the store, and the undo is a command of its own (command_issued, undone)."""
         fight = new_fight(*duelists(), faces=[4, 5])
@@ -47,7 +50,7 @@ class TestUndo:
         assert at_same_point(fight.state, before) and fight.state.redo_stack == (version + 5,)
         assert fight.version == version + 5 and len(fight.events) == version + 5
 
-    def test_undoing_an_answer_undoes_the_whole_attack(self):
+    def test_undoing_an_answer_undoes_the_whole_attack(self) -> None:
         """An answer to an Active Defense window is not a safe point: the whole action goes back (declaration on)."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
         before = fight.state
@@ -57,7 +60,7 @@ class TestUndo:
         assert fight.undo().from_seq == declared_at
         assert fight.state.at_rest and fight.state.combatants == before.combatants
 
-    def test_undo_while_a_window_is_open_undoes_the_action(self):
+    def test_undo_while_a_window_is_open_undoes_the_action(self) -> None:
         """With a window open, undo goes back to where the action was declared."""
         fight = new_fight(*duelists(), faces=[6, 1, 1])
         before = fight.state
@@ -66,7 +69,7 @@ class TestUndo:
         fight.undo()
         assert fight.waiting_for is None and fight.state.combatants == before.combatants
 
-    def test_undo_to_a_point_inside_an_action_is_refused(self):
+    def test_undo_to_a_point_inside_an_action_is_refused(self) -> None:
         """Undoing back to the middle of an action (an answer) is refused, saying where the action started."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
         fight.attack("ash", "bo")
@@ -79,13 +82,13 @@ class TestUndo:
             fight.undo(to_seq=answer_at + 1)
         assert fight.version == version
 
-    def test_nothing_to_undo(self):
+    def test_nothing_to_undo(self) -> None:
         """A fight that has only started has nothing to undo."""
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
         with pytest.raises(RuleViolation, match="nothing to undo"):
             fight.undo()
 
-    def test_undo_several_times_then_play_on(self):
+    def test_undo_several_times_then_play_on(self) -> None:
         """Two undos in a row go back two commands; new commands then continue from there, in a legal order."""
         fight = new_fight(*duelists(), faces=[1, 2, 3])
         start = fight.state
@@ -104,7 +107,7 @@ class TestUndo:
 
 
 class TestRedo:
-    def test_redo_restores_exactly(self):
+    def test_redo_restores_exactly(self) -> None:
         """Redo gives back exactly the state the undo took away."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
         fight.attack("ash", "bo")
@@ -114,7 +117,7 @@ class TestRedo:
         fight.redo()
         assert fight.state.combatants == after.combatants and fight.state.rolls == after.rolls
 
-    def test_redo_after_new_events_is_refused(self):
+    def test_redo_after_new_events_is_refused(self) -> None:
         """Once something new happened after an undo, it can no longer be redone."""
         fight = new_fight(*duelists(), faces=[1, 2])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
@@ -123,14 +126,14 @@ class TestRedo:
         with pytest.raises(RuleViolation, match="can no longer be redone"):
             fight.redo()
 
-    def test_redo_without_undo_is_refused(self):
+    def test_redo_without_undo_is_refused(self) -> None:
         """There is nothing to redo before any undo."""
         with pytest.raises(RuleViolation, match="no undo"):
             new_fight(*duelists()).redo()
 
 
 class TestAudit:
-    def test_seeded_dice_after_undo_come_out_the_same(self):
+    def test_seeded_dice_after_undo_come_out_the_same(self) -> None:
         """Seeded dice are a function of the roll counter, which an undo rewinds: undo cannot fish for a new roll,
         and the audit shows the attack's dice rolled again (an undo re-roll each: the voided faces beside the
         same faces rolled next), without making the log unsound."""
@@ -144,16 +147,17 @@ class TestAudit:
         undo_seq = fight.version
         fight.attack("ash", "bo")
         again = [e for e in fight.events if isinstance(e.event, DiceRolled)][len(first):]
-        assert [r.event.dice for r in again[:2]] == [r.event.dice for r in first[:2]]
-        assert [r.event.counter for r in again[:2]] == [r.event.counter for r in first[:2]]   # rewound
+        assert [r.as_(DiceRolled).dice for r in again[:2]] == [r.as_(DiceRolled).dice for r in first[:2]]
+        assert [r.as_(DiceRolled).counter for r in again[:2]] == [r.as_(DiceRolled).counter for r in first[:2]]
+        # rewound: the same counters again
         assert all(undo.from_seq <= r.seq <= undo.to_seq for r in first) and all(r.seq > undo_seq for r in again)
         report = verify(store.read("s"))
         assert report.clean and len(report.undone) == 1
-        faces = {r.seq: f"{[d.face for d in r.event.dice]} at seq {r.seq}" for r in first + again}
+        faces = {r.seq: f"{[d.face for d in r.as_(DiceRolled).dice]} at seq {r.seq}" for r in first + again}
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == sorted(
             (undo_seq, faces[old.seq], faces[new.seq]) for old, new in zip(first, again[:len(first)], strict=False))
 
-    def test_narrative_marks_undone_events(self):
+    def test_narrative_marks_undone_events(self) -> None:
         """Undone events are told, marked as undone, not hidden; the undo itself is told too."""
         fight = new_fight(*duelists(), faces=[4])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
@@ -162,7 +166,7 @@ class TestAudit:
         assert any(line.kind == "undone" and line.text.startswith("[undone]") for line in lines)
         assert any("UNDO of seq" in line.text for line in lines)
 
-    def test_forged_undo_is_found(self):
+    def test_forged_undo_is_found(self) -> None:
         """An undo that starts half-way through an action is an audit finding."""
         from omen_core.events import seal
 
@@ -176,13 +180,14 @@ class TestAudit:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["check", "attack", "end"]), st.integers(1, 6), st.integers(1, 6),
                           st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=6), st.integers(1, 3))
-def test_undo_then_replay_equals_the_state_before_and_redo_restores(script, undos):
+def test_undo_then_replay_equals_the_state_before_and_redo_restores(script: list[tuple[str, int, int, int, int]],
+                                                                    undos: int) -> None:
     """For random fights, undoing the last commands gives the state before them (live and replayed alike),
     and redoing the last undo restores exactly the state it undid."""
     fight = new_fight(*duelists())
     states = [fight.state]
     for kind, a, b, c, d in script:
-        fight.dice.feed([a, b, c, d])
+        scripted(fight).feed([a, b, c, d])
         if kind == "check":
             fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
         elif kind == "attack":
@@ -217,26 +222,32 @@ class ReadCountingStore(MemoryStore):
         self.reads.clear()
         self.pulled = 0
 
-    def read(self, fight_id, after_seq=0):
+    def read(self, fight_id: str, after_seq: int = 0) -> Iterator[StoredEvent]:
         self.reads.append(after_seq)
         events = super().read(fight_id, after_seq)
 
-        def counted():
+        def counted() -> Iterator[StoredEvent]:
             for rec in events:
                 self.pulled += 1
                 yield rec
         return counted()
 
-    def read_lines(self, fight_id, after_seq=0):
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Iterator[list[bytes]]:
         self.reads.append(after_seq)
         chunks = super().read_lines(fight_id, after_seq)
 
-        def counted():
+        def counted() -> Iterator[list[bytes]]:
             for chunk in chunks:
                 for i in range(0, len(chunk), 4):
                     self.pulled += len(chunk[i:i + 4])
                     yield chunk[i:i + 4]
         return counted()
+
+
+def counting(fight: Fight) -> ReadCountingStore:
+    """The fight's read-counting store."""
+    assert isinstance(fight.store, ReadCountingStore)
+    return fight.store
 
 
 def long_fight(checks: int, every: int = 10) -> Fight:
@@ -249,7 +260,7 @@ def long_fight(checks: int, every: int = 10) -> Fight:
     for s in duelists():
         fight.join(s)
     for i in range(checks):
-        fight.dice.feed([1 + i % 6])
+        scripted(fight).feed([1 + i % 6])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
     return fight
 
@@ -259,13 +270,13 @@ def reloaded(fight: Fight) -> Fight:
     snapshots and dice; the store's read counts cleared after the load."""
     again = Fight.load(fight.store, fight.fight_id, dice=fight.dice, clock=lambda: 0, snapshots=fight.snapshots,
                        snapshot_every=fight.snapshot_every)
-    fight.store.clear()
+    counting(fight).clear()
     return again
 
 
 class TestUndoOnALongLog:
     @pytest.mark.parametrize("checks", [60, 400])
-    def test_undo_reads_only_the_tail(self, checks):
+    def test_undo_reads_only_the_tail(self, checks: int) -> None:
         """Undoing the last command costs the same on a long log as on a short one (issue #5, issue #10 item 4):
         live, the state before it is one the fight kept, so the log is not read at all; loaded afresh, the
         state is walked from the latest snapshot before the command, never from seq 0, pulling no more lines
@@ -273,12 +284,12 @@ class TestUndoOnALongLog:
         every = 10
         fight = long_fight(checks, every)
         before = fight.state
-        fight.dice.feed([6])
+        scripted(fight).feed([6])
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
-        fight.store.clear()
+        counting(fight).clear()
         undone = fight.undo()
         assert (undone.from_seq, undone.to_seq) == (before.version + 1, before.version + 3)
-        assert fight.store.pulled <= 1 and all(seq >= before.version for seq in fight.store.reads)
+        assert counting(fight).pulled <= 1 and all(seq >= before.version for seq in counting(fight).reads)
         assert project(fight.store.read("long")) == fight.state and at_same_point(fight.state, before)
 
         fight.redo()
@@ -287,29 +298,29 @@ class TestUndoOnALongLog:
         assert fresh.state == after
         back = fresh.undo()
         assert (back.from_seq, back.to_seq) == (before.version + 1, before.version + 3)
-        assert fresh.store.reads and min(fresh.store.reads) >= before.version - 2 * every
-        assert fresh.store.pulled <= 3 * every
+        assert counting(fresh).reads and min(counting(fresh).reads) >= before.version - 2 * every
+        assert counting(fresh).pulled <= 3 * every
         assert project(fresh.store.read("long")) == fresh.state and at_same_point(fresh.state, before)
 
-    def test_undo_of_an_open_action_on_a_loaded_fight_goes_back_to_its_declaration(self):
+    def test_undo_of_an_open_action_on_a_loaded_fight_goes_back_to_its_declaration(self) -> None:
         """With an action's window open in a fight loaded afresh (its latest snapshot taken with the window open),
         undo still goes back to where the action was declared, as with the whole log in view: the state before
         the declaration is walked from an earlier snapshot, not from seq 0."""
         fight = long_fight(5)
         before = fight.state
-        fight.dice.feed([6, 1, 1])
+        scripted(fight).feed([6, 1, 1])
         fight.attack("ash", "bo")           # declared, dice rolled, the Active Defense window open
         assert fight.waiting_for is not None
-        assert fight.snapshots.seqs("long")[-1] == fight.version      # the snapshot holds the open window
+        assert present(fight.snapshots).seqs("long")[-1] == fight.version      # the snapshot holds the open window
         fresh = reloaded(fight)
         assert fresh.waiting_for is not None
         undone = fresh.undo()
         assert undone.from_seq == before.version + 1 and fresh.state.at_rest
         assert at_same_point(fresh.state, before)
-        assert fresh.store.reads and 0 < min(fresh.store.reads) <= before.version
+        assert counting(fresh).reads and 0 < min(counting(fresh).reads) <= before.version
         assert project(fresh.store.read("long")) == fresh.state
 
-    def test_a_snapshot_an_undo_reaches_across_is_passed_over_for_an_earlier_one(self):
+    def test_a_snapshot_an_undo_reaches_across_is_passed_over_for_an_earlier_one(self) -> None:
         """After undoing back across the latest snapshot, the state comes from an earlier snapshot, not from a
         fold of the whole log, and equals the full replay."""
         from omen_core.walk import StoreSource, state_at
@@ -317,24 +328,24 @@ class TestUndoOnALongLog:
         fight = long_fight(40, every=10)
         checks = [r for r in fight.events if isinstance(r.event, StaticCheckResolved)]
         target = checks[-3].batch                            # the first of the last three checks
-        snapshots = fight.snapshots.seqs("long")
+        snapshots = present(fight.snapshots).seqs("long")
         assert any(target <= s <= fight.version for s in snapshots)
         fight.undo(to_seq=target)
-        fight.store.clear()
+        counting(fight).clear()
         state = state_at(StoreSource(fight.store, "long"), fight.snapshots)
         assert state == project(fight.store.read("long")) == fight.state
         earlier = max(s for s in snapshots if s < target)
-        walked = fight.store.reads[:-1]                   # the last read is this test's own full replay
+        walked = counting(fight).reads[:-1]                   # the last read is this test's own full replay
         assert earlier in walked and min(walked) >= earlier - 1   # (the snapshot's own event is read to check it)
 
-    def test_redo_finds_an_undo_further_back_than_its_first_read(self):
+    def test_redo_finds_an_undo_further_back_than_its_first_read(self) -> None:
         """After two undos and one redo, the next redo takes back the older undo; on a fight loaded afresh too,
         where each redo's state is walked from a snapshot, never from seq 0."""
         for fresh in (False, True):
             fight = long_fight(4)
             states = [fight.state]
             for face in (2, 5):
-                fight.dice.feed([face])
+                scripted(fight).feed([face])
                 fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)
                 states.append(fight.state)
             fight.undo()
@@ -345,5 +356,5 @@ class TestUndoOnALongLog:
                 fight = reloaded(fight)
             assert fight.redo().undo_seq == second_at and at_same_point(fight.state, states[1])
             assert fight.redo().undo_seq == first_at and at_same_point(fight.state, states[2])
-            assert all(seq > 0 for seq in fight.store.reads)
+            assert all(seq > 0 for seq in counting(fight).reads)
             assert project(fight.store.read("long")) == fight.state

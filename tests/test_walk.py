@@ -4,7 +4,9 @@ way, skimming against the full fold (same state, same error), snapshots, tampere
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -18,6 +20,8 @@ from omen_core.events import (
     GENESIS_HASH,
     ActionSettled,
     DiceRolled,
+    Event,
+    StoredEvent,
     Undone,
     decode_line,
     encode_line,
@@ -25,7 +29,7 @@ from omen_core.events import (
 )
 from omen_core.machine import IllegalOrder, Phase, phase_trigger_for, phase_trigger_of, trigger_for, trigger_of
 from omen_core.state import EFFECTS, FightState
-from omen_core.store import JsonlStore, MemorySnapshots, SqliteStore
+from omen_core.store import EventStore, JsonlStore, MemorySnapshots, SqliteStore
 from omen_core.store.snapshots import take
 from omen_core.walk import (
     _SKIM_TYPES,
@@ -44,7 +48,7 @@ from omen_core.walk import (
     usable_snapshot,
     walk,
 )
-from tests.random_fights import fights
+from tests.random_fights import RandomFight, fights
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +66,7 @@ def source(lines: list[bytes]) -> LinesSource:
     return LinesSource(lines)
 
 
-def outcome(run) -> tuple:
+def outcome(run: Callable[[], object]) -> tuple[object, ...]:
     """What a replay gives: ("state", the state), or ("error", its type and message)."""
     try:
         return "state", run()
@@ -70,10 +74,10 @@ def outcome(run) -> tuple:
         return "error", type(exc), str(exc)
 
 
-def reseal(fight_id: str, pieces: list[tuple]) -> list[bytes]:
+def reseal(fight_id: str, pieces: Sequence[tuple[Event, object]]) -> list[bytes]:
     """``(event, batch key)`` pieces sealed into a fresh, sound hash chain, each run of one key a batch."""
-    runs: list[list] = []
-    keys: list = []
+    runs: list[list[Event]] = []
+    keys: list[object] = []
     for event, key in pieces:
         if keys and keys[-1] == key:
             runs[-1].append(event)
@@ -92,7 +96,7 @@ def reseal(fight_id: str, pieces: list[tuple]) -> list[bytes]:
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A benchmark-style log of GENERATED_EVENTS events (``benchmarks/genlog.py``: every kind of window and
     reaction, long rounds), written once for the module."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -120,13 +124,13 @@ class Recorder(Visitor):
     """Writes down every call it gets, in order."""
 
     def __init__(self, stop_at: int | None = None, wants: bool = True):
-        self.calls: list[tuple] = []
+        self.calls: list[tuple[Any, ...]] = []
         self.stop_at, self.wants_events = stop_at, wants
 
     def begin(self, walk: Walk) -> None:
         self.calls.append(("begin", walk.fight_id, walk.voided))
 
-    def event(self, rec, before, after, voided) -> None:
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         self.calls.append(("event", rec.seq, before.version, after.version, voided))
         if rec.seq == self.stop_at:
             raise StopWalk
@@ -142,7 +146,7 @@ class Recorder(Visitor):
 
 
 class TestVisitors:
-    def test_a_visitor_sees_begin_each_event_with_its_states_the_undo_and_end(self):
+    def test_a_visitor_sees_begin_each_event_with_its_states_the_undo_and_end(self) -> None:
         """One walk calls begin, then event (with the state just before and after, and whether it is undone now)
         for every event in order, undone() right after an undo marker's event, then end with the last state."""
         fight = duel([4])
@@ -152,16 +156,17 @@ class TestVisitors:
         state = walk(StoreSource(fight.store, "duel"), recorder)
         n = fight.version
         undo = next(r for r in fight.events if isinstance(r.event, Undone))
-        assert recorder.calls[0] == ("begin", "duel", frozenset(range(undo.event.from_seq, undo.event.to_seq + 1)))
+        undone = undo.as_(Undone)
+        assert recorder.calls[0] == ("begin", "duel", frozenset(range(undone.from_seq, undone.to_seq + 1)))
         events = [c for c in recorder.calls if c[0] == "event"]
         assert [c[1] for c in events] == list(range(1, n + 1))
         assert all(c[2] == c[1] - 1 and c[3] == c[1] for c in events)
-        assert [c[1] for c in events if c[4]] == list(range(undo.event.from_seq, undo.event.to_seq + 1))
+        assert [c[1] for c in events if c[4]] == list(range(undone.from_seq, undone.to_seq + 1))
         at = recorder.calls.index(("event", undo.seq, undo.seq - 1, undo.seq, False))
         assert recorder.calls[at + 1] == ("undone", undo.seq)
         assert recorder.calls[-1] == ("end", n) and state == fight.state
 
-    def test_stop_walk_ends_the_walk_and_end_is_still_called(self):
+    def test_stop_walk_ends_the_walk_and_end_is_still_called(self) -> None:
         """A visitor that has seen what it needs raises StopWalk: no event after, and end gets the state there."""
         fight = duel([])
         fight.engage("ana", "bram")
@@ -169,7 +174,7 @@ class TestVisitors:
         walk(StoreSource(fight.store, "duel"), recorder)
         assert [c[1] for c in recorder.calls if c[0] == "event"] == [1, 2] and recorder.calls[-1] == ("end", 2)
 
-    def test_visitors_that_want_no_events_get_begin_and_end_only(self):
+    def test_visitors_that_want_no_events_get_begin_and_end_only(self) -> None:
         """With no visitor wanting events, the walk takes its state-only way: begin and end, the same state."""
         fight = duel([])
         fight.engage("ana", "bram")
@@ -177,7 +182,7 @@ class TestVisitors:
         state = walk(StoreSource(fight.store, "duel"), recorder)
         assert [c[0] for c in recorder.calls] == ["begin", "end"] and state == fight.state
 
-    def test_a_lenient_walk_reports_problems_and_goes_on(self):
+    def test_a_lenient_walk_reports_problems_and_goes_on(self) -> None:
         """A strict walk raises at a broken chain; a lenient one reports a finding to the visitors and reads on."""
         fight = duel([])
         fight.engage("ana", "bram")
@@ -190,7 +195,7 @@ class TestVisitors:
         assert ("problem", 2, "chain") in recorder.calls
         assert [c[1] for c in recorder.calls if c[0] == "event"] == list(range(1, len(lines) + 1))
 
-    def test_step_through_yields_the_timeline(self):
+    def test_step_through_yields_the_timeline(self) -> None:
         """step_through is the timeline as a generator: each event, its states, and whether it is undone now."""
         fight = duel([])
         fight.engage("ana", "bram")
@@ -203,7 +208,7 @@ class TestVisitors:
 
 
 class TestLandmarks:
-    def test_landmarks_say_what_is_undone_as_of_any_seq(self):
+    def test_landmarks_say_what_is_undone_as_of_any_seq(self) -> None:
         """Landmarks list every undo with its batch and whether a redo took it back; upto(seq) is the log as it
         stood after seq, so an undo is void before it is written and a redo counts only once written."""
         fight = duel([])
@@ -236,12 +241,12 @@ class TestLandmarkIndexChecked:
         assert [r.seq for r in store.landmarks("ember-ford")] == [90, 327]  # the undo, the seed revealed
         return store, path
 
-    def truth(self) -> tuple[FightState, list[tuple]]:
+    def truth(self) -> tuple[FightState, list[tuple[int, bool]]]:
         lines = lines_of(self.EMBER)
         return replay(source(lines)), [(s.rec.seq, s.voided) for s in step_through(source(lines))]
 
     @pytest.mark.parametrize("edit", ["drop the undo's row", "empty the rows", "a row at another landmark seq"])
-    def test_an_index_that_lies_changes_no_state(self, tmp_path, edit):
+    def test_an_index_that_lies_changes_no_state(self, tmp_path: Path, edit: str) -> None:
         """An index row removed, every row removed, or a row naming another seq (the header still covering the
         log): replay, state at a seq, the timeline and loading give what the log says."""
         store, path = self.jsonl(tmp_path)
@@ -256,7 +261,7 @@ class TestLandmarkIndexChecked:
         assert Fight.load(store, "ember-ford").state == state
         assert replay(StoreSource(store, "ember-ford"), to_seq=120) == replay(source(lines_of(self.EMBER)), to_seq=120)
 
-    def test_an_index_missing_the_undo_behind_a_snapshot_changes_no_state(self, tmp_path):
+    def test_an_index_missing_the_undo_behind_a_snapshot_changes_no_state(self, tmp_path: Path) -> None:
         """The index that omits the undo makes a snapshot inside the undone range look usable: the walk from it
         meets the undo, and folds again from the log's own landmarks."""
         store, path = self.jsonl(tmp_path)
@@ -266,7 +271,7 @@ class TestLandmarkIndexChecked:
         marks.write_text(marks.read_text().splitlines(keepends=True)[0])
         assert state_at(StoreSource(store, "ember-ford"), snapshots) == self.truth()[0]
 
-    def test_a_sqlite_index_with_a_row_removed_or_added_changes_no_state(self, tmp_path):
+    def test_a_sqlite_index_with_a_row_removed_or_added_changes_no_state(self, tmp_path: Path) -> None:
         """SQLite's landmarks table: the undo's row deleted, or a row added for an event that is no landmark."""
         store = SqliteStore(tmp_path / "f.db")
         records = [decode_line(line) for line in self.EMBER.read_bytes().splitlines()]
@@ -280,7 +285,7 @@ class TestLandmarkIndexChecked:
         assert replay(StoreSource(store, "ember-ford")) == state
         store.close()
 
-    def test_the_timeline_reads_the_logs_own_landmarks(self, tmp_path):
+    def test_the_timeline_reads_the_logs_own_landmarks(self, tmp_path: Path) -> None:
         """A timeline walk never asks the index: an index emptied whole still gives every undone event."""
         store, path = self.jsonl(tmp_path)
         path.with_name(path.name + ".marks").write_text("C 00000000000000000327 99 " + "0" * 64 + "\n")
@@ -293,7 +298,7 @@ class TestLandmarkIndexChecked:
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.parent.name)
-def test_every_fixture_gives_one_state_every_way_at_every_seq(path):
+def test_every_fixture_gives_one_state_every_way_at_every_seq(path: Path) -> None:
     """For every fixture (the schema-version-1 one too), at every seq: the skimming fold, the full fold and the
     timeline give the same state."""
     lines = lines_of(path)
@@ -303,7 +308,7 @@ def test_every_fixture_gives_one_state_every_way_at_every_seq(path):
         assert skimmed == replay(source(lines), to_seq=seq, skim=False) == timeline[seq], seq
 
 
-def test_the_generated_log_gives_one_state_at_random_cut_points(generated):
+def test_the_generated_log_gives_one_state_at_random_cut_points(generated: Path) -> None:
     """A generated benchmark-style log (every kind of window and reaction) folds to the same state skimming and
     in full, at the end and at cut points through open actions."""
     lines = lines_of(generated)
@@ -313,7 +318,7 @@ def test_the_generated_log_gives_one_state_at_random_cut_points(generated):
 
 @settings(max_examples=15, deadline=None)
 @given(st.data())
-def test_skimming_fails_exactly_as_the_full_fold_on_reordered_logs(data):
+def test_skimming_fails_exactly_as_the_full_fold_on_reordered_logs(data: st.DataObject) -> None:
     """Events dropped, repeated, swapped or moved (the chain sealed again): skimming gives the same state, or the
     same error with the same message, as decoding every event in full."""
     path = ROOT / "fixtures" / "interrupt-cancels-declared-action" / "fight.jsonl"
@@ -351,13 +356,13 @@ class TestBrokenLines:
         pytest.param(lambda ls: [line.replace(b'"defender":"bram"', b'"defender":7') for line in ls],
                      id="a wrongly typed field"),
     ])
-    def test_a_broken_line_is_the_same_error_skimming_or_not(self, edit):
+    def test_a_broken_line_is_the_same_error_skimming_or_not(self, edit: Callable[[list[bytes]], list[bytes]]) -> None:
         """A line that is not the next sound event gives the same error (type and message) skimming or not."""
         lines = edit(self.fight_lines())
         skimmed = outcome(lambda: replay(source(lines)))
         assert skimmed[0] == "error" and skimmed == outcome(lambda: replay(source(lines), skim=False))
 
-    def test_a_torn_tail_is_the_stores_torn_tail_error(self, tmp_path):
+    def test_a_torn_tail_is_the_stores_torn_tail_error(self, tmp_path: Path) -> None:
         """A last line cut off mid-write is the store's TornTail, after the intact events, skimming or not."""
         path = tmp_path / "duel.jsonl"
         lines = self.fight_lines()
@@ -367,7 +372,7 @@ class TestBrokenLines:
             with pytest.raises(TornTail):
                 replay(StoreSource(store, "duel"), skim=skim)
 
-    def test_a_torn_batch_is_reported(self):
+    def test_a_torn_batch_is_reported(self) -> None:
         """A command whose batch was cut short by a crash (its last events missing) is a LogCorrupted naming the
         torn batch: its first seq, and how many of its events were written."""
         lines = self.fight_lines()[:-2]
@@ -375,7 +380,7 @@ class TestBrokenLines:
             replay(source(lines))
         assert replay(source(lines), to_seq=len(lines) - 1).version == len(lines) - 1
 
-    def test_an_event_out_of_order_is_illegal_order_either_way(self):
+    def test_an_event_out_of_order_is_illegal_order_either_way(self) -> None:
         """An event the lifecycle does not allow where it stands is IllegalOrder skimming and in full."""
         fight = duel([4, 2, 3])
         fight.engage("ana", "bram")
@@ -389,7 +394,7 @@ class TestBrokenLines:
 # -- what skimming relies on -------------------------------------------------------------------------------------
 
 
-def test_stand_ins_keep_only_what_the_order_checks_read():
+def test_stand_ins_keep_only_what_the_order_checks_read() -> None:
     """A stand-in keeps an event's type and its SKIM_FIELDS; events with an effect on the state and the undo
     markers are decoded whole; every stand-in's triggers are the full event's."""
     for kind, skim in _SKIM_TYPES.items():
@@ -399,7 +404,7 @@ def test_stand_ins_keep_only_what_the_order_checks_read():
         assert names <= {*SKIM_FIELDS, "command"}, kind
 
 
-def test_effects_read_no_stack_phase_or_position():
+def test_effects_read_no_stack_phase_or_position() -> None:
     """Every effect gives the same result whatever the stack, phase and position of the state: skimming keeps
     those apart and sets them at the end."""
     path = ROOT / "fixtures" / "ember-ford" / "fight.jsonl"
@@ -415,7 +420,7 @@ def test_effects_read_no_stack_phase_or_position():
         state = a
 
 
-def test_triggers_of_stand_ins_are_those_of_the_events():
+def test_triggers_of_stand_ins_are_those_of_the_events() -> None:
     """The triggers the skim computes from a stand-in's fields are trigger_of's and phase_trigger_of's."""
     from omen_core.machine import UNORDERED
     from omen_core.walk import _decode_skim
@@ -433,7 +438,7 @@ def test_triggers_of_stand_ins_are_those_of_the_events():
 # -- snapshots and stores ---------------------------------------------------------------------------------------
 
 
-def test_state_at_from_a_snapshot_is_the_state_without_it():
+def test_state_at_from_a_snapshot_is_the_state_without_it() -> None:
     """state_at starts from the latest usable snapshot and gives the state replay gives without any."""
     fight = duel([])
     for i in range(6):
@@ -446,10 +451,11 @@ def test_state_at_from_a_snapshot_is_the_state_without_it():
 
 
 @pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
-def test_every_store_walks_to_the_same_state(kind, tmp_path):
+def test_every_store_walks_to_the_same_state(kind: str, tmp_path: Path) -> None:
     """The walk reads every store's lines the same way: the live state, from memory, JSON Lines and SQLite."""
-    store = {"memory": MemoryStore, "jsonl": lambda: JsonlStore(tmp_path),
-             "sqlite": lambda: SqliteStore(tmp_path / "f.db")}[kind]()
+    makers: dict[str, Callable[[], EventStore]] = {"memory": MemoryStore, "jsonl": lambda: JsonlStore(tmp_path),
+                                                   "sqlite": lambda: SqliteStore(tmp_path / "f.db")}
+    store = makers[kind]()
     fight = Fight.start(store, "duel", dice=ScriptedDice([4, 2, 3]), clock=lambda: 0)
     fight.join(sheet("ana", "heroes"))
     fight.join(sheet("bram", "raiders"))
@@ -458,7 +464,7 @@ def test_every_store_walks_to_the_same_state(kind, tmp_path):
     assert replay(StoreSource(store, "duel")) == fight.state == Fight.load(store, "duel").state
 
 
-def test_a_version_one_log_reads_and_verifies():
+def test_a_version_one_log_reads_and_verifies() -> None:
     """The ember-ford log as schema version 1 wrote it reads through the upcaster (roll -> counter, batch_size
     unknown), folds to its recorded end state, and verifies clean: its chain checked on its own bytes."""
     import json
@@ -482,7 +488,7 @@ def test_a_version_one_log_reads_and_verifies():
 
 
 
-def test_a_version_three_log_reads_and_verifies_unsalted():
+def test_a_version_three_log_reads_and_verifies_unsalted() -> None:
     """The Ember Ford fight as schema version 3 wrote it (the release before the envelope's salt) reads, folds to
     its recorded end state, verifies clean, and each line written back from what it decodes to stays unsalted
     (the salt is left out at its default; since schema version 5 so is every other field at its default)."""
@@ -505,7 +511,7 @@ def test_a_version_three_log_reads_and_verifies_unsalted():
     assert all(b'"salt"' not in encode_line(decode_line(line)) for line in lines)
 
 
-def test_a_version_four_log_reads_and_verifies_with_its_defaults_written():
+def test_a_version_four_log_reads_and_verifies_with_its_defaults_written() -> None:
     """The Ember Ford fight as schema version 4 wrote it (the release before defaults were left out: every field
     written) reads, folds to its recorded end state and to the state today's recording of the same fight folds
     to, verifies clean (its content hashes checked on the content as it records it), and is not held to version
@@ -540,7 +546,7 @@ def test_a_version_four_log_reads_and_verifies_with_its_defaults_written():
     assert report.schema_versions == (4,) and report.redecided > 0 and report.events == len(lines)
 
 
-def test_a_version_two_log_reads_and_verifies():
+def test_a_version_two_log_reads_and_verifies() -> None:
     """A duel as schema version 2 wrote it (before C30-C35 added fields with defaults, among them the ruleset's
     economy.draw and a shield's id) reads, folds to its recorded end state, and verifies clean: every command
     decided again under today's rules, the set-up hashes checked on the content as recorded, and the lines held
@@ -566,7 +572,7 @@ def test_a_version_two_log_reads_and_verifies():
 # -- one driver: the light fold (bodies skipped) against the exact fold and the timeline, on random logs -----------
 
 
-def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple:
+def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple[tuple[object, ...], ...]:
     """What the light fold, the exact fold (every body decoded, folded by evolve) and the timeline give at ``seq``
     (the end if None): a state, or an error's type and message."""
     light = outcome(lambda: replay(source(lines), to_seq=seq))
@@ -577,7 +583,7 @@ def _walked_every_way(lines: list[bytes], seq: int | None) -> tuple:
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fights(max_commands=30), st.data())
-def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf, data):
+def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf: RandomFight, data: st.DataObject) -> None:
     """Random legal fights (undos back to chosen seqs, redos, reveals among their commands): at the end and at a
     random seq, the fold that skips bodies, the fold that decodes every one and the timeline give one state, undo
     fields (undo point, live seq, redo stack) included."""
@@ -592,7 +598,7 @@ def test_light_and_exact_folds_and_the_timeline_agree_on_random_fights(rf, data)
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fights(max_commands=25), st.data())
-def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf, data):
+def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf: RandomFight, data: st.DataObject) -> None:
     """A random fight's log cut mid-line (a torn tail), cut mid-batch (a torn batch), with a line's bytes changed (a
     broken chain) or a line dropped: the light fold and the exact fold give the same state or the same error, and a
     lenient timeline walk reports a finding where the strict ones raise."""
@@ -619,7 +625,7 @@ def test_light_and_exact_folds_fail_alike_on_damaged_random_logs(rf, data):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fights(max_commands=30), st.data())
-def test_a_walk_from_a_snapshot_agrees_with_one_from_the_start(rf, data):
+def test_a_walk_from_a_snapshot_agrees_with_one_from_the_start(rf: RandomFight, data: st.DataObject) -> None:
     """A snapshot taken at a random seq of a random fight: the state at a later seq walked from it (light and exact)
     is the state walked from seq 1, whenever the snapshot is usable (no undo or redo after it reaches back across
     it); state_at picks it or not by itself and gives the same state either way."""

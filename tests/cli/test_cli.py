@@ -9,16 +9,24 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
-from omen_core.events import EVENT_TYPES, decode_line
+from omen_core.commands import Undo
+from omen_core.events import (
+    EVENT_TYPES,
+    CommandIssued,
+    DiceRolled,
+    ReactionWindowOpened,
+    Undone,
+    decode_line,
+)
 
 runner = CliRunner()
 EMBER_FORD_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
@@ -32,7 +40,7 @@ def demo_log(tmp_path: Path) -> Path:
 
 
 class TestDemo:
-    def test_demo_prints_a_readable_verified_contest(self, tmp_path):
+    def test_demo_prints_a_readable_verified_contest(self, tmp_path: Path) -> None:
         """The demo narrates a contest, a check, a save and attacks, verifies its log and says where it is."""
         path = tmp_path / "d.jsonl"
         result = omen("demo", "--short", "--log", str(path))
@@ -44,7 +52,7 @@ class TestDemo:
         lines = len(path.read_text().splitlines())
         assert f"({lines} events)" in text
 
-    def test_demo_is_reproducible(self, tmp_path):
+    def test_demo_is_reproducible(self, tmp_path: Path) -> None:
         """With the published seed the demo rolls the same dice every time."""
         a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
         omen("demo", "--short", "--log", str(a))
@@ -52,13 +60,13 @@ class TestDemo:
         dice = [[decode_line(x).event for x in p.read_text().splitlines()] for p in (a, b)]
         assert dice[0] == dice[1]
 
-    def test_fresh_seed_still_verifies(self, tmp_path):
+    def test_fresh_seed_still_verifies(self, tmp_path: Path) -> None:
         """With a fresh random seed the demo's log still verifies against its revealed seed."""
         result = omen("demo", "--short", "--fresh-seed", "--log", str(tmp_path / "f.jsonl"))
         assert result.exit_code == 0 and "all match the revealed seed" in " ".join(result.output.split())
 
 
-    def test_default_demo_is_a_whole_verified_fight(self, tmp_path):
+    def test_default_demo_is_a_whole_verified_fight(self, tmp_path: Path) -> None:
         """The README's first command plays a whole fight: ambush, rounds, reactions, an undo, a verified end."""
         path = tmp_path / "full.jsonl"
         result = omen("demo", "--log", str(path))
@@ -70,7 +78,7 @@ class TestDemo:
         assert omen("verify", str(path)).exit_code == 0
         assert "<svg" in (tmp_path / "full.html").read_text() and str(tmp_path / "full.html") in text
 
-    def test_demo_refuses_to_overwrite_another_log(self, tmp_path):
+    def test_demo_refuses_to_overwrite_another_log(self, tmp_path: Path) -> None:
         """--log pointing at a log of another fight is refused (exit 2) and the file is left alone."""
         import re
 
@@ -81,13 +89,13 @@ class TestDemo:
         before = other.read_bytes()
         assert omen("demo", "--log", str(other)).exit_code == 2 and other.read_bytes() == before
 
-    def test_fresh_seed_needs_short(self):
+    def test_fresh_seed_needs_short(self) -> None:
         """A fresh seed would not fit the whole fight's script: refused as bad input."""
         assert omen("demo", "--fresh-seed").exit_code == 2
 
 
 class TestSchema:
-    def test_schema_is_valid_json_schema_covering_every_event(self, demo_log):
+    def test_schema_is_valid_json_schema_covering_every_event(self, demo_log: Path) -> None:
         """`omen schema` prints a valid JSON Schema with every event type, and demo lines validate against it."""
         result = omen("schema")
         schema = json.loads(result.stdout)
@@ -98,7 +106,7 @@ class TestSchema:
         for line in demo_log.read_text().splitlines():
             validator.validate(json.loads(line))
 
-    def test_schema_rejects_a_malformed_event(self):
+    def test_schema_rejects_a_malformed_event(self) -> None:
         """The schema is strict: an event with an unknown type tag does not validate."""
         schema = json.loads(omen("schema").stdout)
         bad = {"fight_id": "f", "seq": 1, "recorded_at": 0, "schema_version": 1, "prev_hash": "0" * 64,
@@ -106,7 +114,7 @@ class TestSchema:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
 
-    def test_schema_to_file(self, tmp_path):
+    def test_schema_to_file(self, tmp_path: Path) -> None:
         """`omen schema -o FILE` writes the same schema to a file."""
         out = tmp_path / "schema.json"
         assert omen("schema", "-o", str(out)).exit_code == 0
@@ -114,15 +122,16 @@ class TestSchema:
 
 
 class TestVerify:
-    def test_clean_log_exits_0(self, demo_log):
+    def test_clean_log_exits_0(self, demo_log: Path) -> None:
         """A sound log verifies with exit code 0."""
         result = omen("verify", str(demo_log))
         assert result.exit_code == 0 and "verified" in result.output
 
-    def test_tampered_face_exits_1_with_the_seq(self, demo_log):
+    def test_tampered_face_exits_1_with_the_seq(self, demo_log: Path) -> None:
         """Changing one die face in the file is a finding at that seq, exit code 1."""
         lines = demo_log.read_text().splitlines()
-        assert decode_line(lines[4]).event.dice[0].face == 8  # seq 5: the contest's first die (seq 4 is its command)
+        # seq 5: the contest's first die (seq 4 is its command)
+        assert decode_line(lines[4]).as_(DiceRolled).dice[0].face == 8
         assert lines[4].count('"face":8') == 1
         lines[4] = lines[4].replace('"face":8', '"face":7')
         demo_log.write_text("\n".join(lines) + "\n")
@@ -132,25 +141,25 @@ class TestVerify:
         assert report["findings"][0]["seq"] == 5 and report["findings"][0]["rule"] == "chain"
         assert report["clean"] is False
 
-    def test_unreadable_log_exits_2(self, tmp_path):
+    def test_unreadable_log_exits_2(self, tmp_path: Path) -> None:
         """A file that is not a log is bad input: exit code 2 and a message naming file and line."""
         bad = tmp_path / "bad.jsonl"
         bad.write_text("hello\n")
         result = omen("verify", str(bad))
         assert result.exit_code == 2 and "bad.jsonl:1" in " ".join(result.output.split())
 
-    def test_bad_seed_argument_exits_2(self, demo_log):
+    def test_bad_seed_argument_exits_2(self, demo_log: Path) -> None:
         """A --seed that is not hex is bad input."""
         assert omen("verify", str(demo_log), "--seed", "xyz").exit_code == 2
 
-    def test_wrong_seed_exits_1(self, demo_log):
+    def test_wrong_seed_exits_1(self, demo_log: Path) -> None:
         """A --seed that does not match the commitment is a finding."""
         result = omen("verify", str(demo_log), "--seed", "00" * 32)
         assert result.exit_code == 1 and "commitment" in result.output
 
 
 class TestLogging:
-    def test_json_log_format_goes_to_stderr(self, tmp_path):
+    def test_json_log_format_goes_to_stderr(self, tmp_path: Path) -> None:
         """`--log-format json --log-level debug` writes JSON log lines to stderr, keeping stdout clean."""
         result = subprocess.run(
             [sys.executable, "-m", "omen_cli", "--log-format", "json", "--log-level", "debug",
@@ -159,13 +168,13 @@ class TestLogging:
         assert {(entry["event"], entry["level"]) for entry in logs} == {("events_appended", "debug"), ("undo", "info")}
         assert "{" not in result.stdout.splitlines()[0]
 
-    def test_bad_log_level_exits_2(self):
+    def test_bad_log_level_exits_2(self) -> None:
         """An unknown --log-level is refused as bad input."""
         assert omen("--log-level", "loud", "schema").exit_code == 2
 
 
 class TestRepair:
-    def test_torn_log_is_reported_then_repaired(self, demo_log):
+    def test_torn_log_is_reported_then_repaired(self, demo_log: Path) -> None:
         """A log cut mid-line is a finding (exit 1) naming the torn line; repair moves its whole batch aside."""
         data = demo_log.read_bytes()
         demo_log.write_bytes(data[:-40])
@@ -182,7 +191,7 @@ class TestRepair:
         assert side.read_bytes() == b"".join(lines[batch - 1:-1]) + torn
         assert demo_log.read_bytes() == b"".join(lines[:batch - 1])
 
-    def test_a_command_cut_short_is_repaired_whole(self, demo_log):
+    def test_a_command_cut_short_is_repaired_whole(self, demo_log: Path) -> None:
         """A crash between two lines of one command: the log cut after the first two events of its first command
         of three events or more holds a torn batch; verify reports it, repair moves both lines aside and says
         so ("2 of the N events of the command at seq S"), and the log then verifies clean up to seq S - 1."""
@@ -197,14 +206,14 @@ class TestRepair:
         assert demo_log.read_bytes() == b"".join(lines[:start - 1])
         assert omen("verify", str(demo_log)).exit_code == 0
 
-    def test_sound_log_needs_no_repair(self, demo_log):
+    def test_sound_log_needs_no_repair(self, demo_log: Path) -> None:
         """Repairing a sound log changes nothing and says so."""
         before = demo_log.read_bytes()
         result = omen("repair", str(demo_log))
         assert result.exit_code == 0 and "nothing to repair" in result.output
         assert demo_log.read_bytes() == before
 
-    def test_repair_refuses_sqlite(self, tmp_path):
+    def test_repair_refuses_sqlite(self, tmp_path: Path) -> None:
         """Only JSON Lines logs can be torn; a SQLite store is refused as bad input."""
         assert omen("repair", f"sqlite:///{tmp_path}/x.db").exit_code == 2
 
@@ -213,7 +222,7 @@ EMBER_FORD = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "
 
 
 class TestRunAndReplay:
-    def test_ember_ford_runs_and_replays_to_the_same_end_state(self, tmp_path):
+    def test_ember_ford_runs_and_replays_to_the_same_end_state(self, tmp_path: Path) -> None:
         """The Ember Ford scenario (4 combatants, ambush, 4 rounds, AoO, Interrupts) runs from the CLI,
         ends by defeat, and replaying its log gives exactly the same end state."""
         log = tmp_path / "ef.jsonl"
@@ -225,11 +234,11 @@ class TestRunAndReplay:
         replayed = omen("replay", str(log), "--json")
         assert replayed.exit_code == 0 and json.loads(replayed.stdout) == end
         kinds = [decode_line(line).event for line in log.read_text().splitlines()]
-        reactions = {e.reaction for e in kinds if type(e).__name__ == "ReactionWindowOpened"}
+        reactions = {e.reaction for e in kinds if isinstance(e, ReactionWindowOpened)}
         assert reactions == {"interrupt", "attack_of_opportunity"}
         assert omen("verify", str(log)).exit_code == 0
 
-    def test_run_prints_the_narrative_and_the_end_state(self, tmp_path):
+    def test_run_prints_the_narrative_and_the_end_state(self, tmp_path: Path) -> None:
         """Without --json, run narrates the fight round by round and ends with the state table."""
         result = omen("run", str(EMBER_FORD), "--log", str(tmp_path / "x.jsonl"))
         text = " ".join(result.output.split())
@@ -237,7 +246,7 @@ class TestRunAndReplay:
                       "HP", "initiative order"):
             assert words in text
 
-    def test_replay_to_a_seq(self, tmp_path):
+    def test_replay_to_a_seq(self, tmp_path: Path) -> None:
         """replay --to SEQ shows the state right after that event (here: before anyone was hurt)."""
         log = tmp_path / "ef.jsonl"
         omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
@@ -245,13 +254,13 @@ class TestRunAndReplay:
         assert early["seq"] == 5 and early["phase"] == "setup"
         assert all(c["hp"] == c["hp_max"] for c in early["combatants"])
 
-    def test_replay_to_outside_the_log_is_bad_input(self, tmp_path):
+    def test_replay_to_outside_the_log_is_bad_input(self, tmp_path: Path) -> None:
         """--to beyond the last event is refused with exit code 2."""
         log = tmp_path / "ef.jsonl"
         omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
         assert omen("replay", str(log), "--to", "99999").exit_code == 2
 
-    def test_run_refuses_to_overwrite_a_fight(self, tmp_path):
+    def test_run_refuses_to_overwrite_a_fight(self, tmp_path: Path) -> None:
         """Running a scenario into a log that already holds its fight is refused; the log is untouched."""
         log = tmp_path / "ef.jsonl"
         omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
@@ -259,14 +268,14 @@ class TestRunAndReplay:
         again = omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
         assert again.exit_code == 2 and "already holds" in again.output and log.read_bytes() == before
 
-    def test_bad_scenario_exits_2_naming_file_and_line(self, tmp_path):
+    def test_bad_scenario_exits_2_naming_file_and_line(self, tmp_path: Path) -> None:
         """A malformed scenario is bad input: exit 2, with file and line."""
         bad = tmp_path / "bad.toml"
         bad.write_text('[fight]\nid = "x"\ndice = "loaded"\n')
         result = omen("run", str(bad))
         assert result.exit_code == 2 and f"{bad}:3" in " ".join(result.output.split())
 
-    def test_run_into_sqlite(self, tmp_path):
+    def test_run_into_sqlite(self, tmp_path: Path) -> None:
         """A scenario can write to SQLite and be replayed from it."""
         url = f"sqlite:///{tmp_path}/fights.db"
         assert omen("run", str(EMBER_FORD), "--log", url, "--quiet").exit_code == 0
@@ -286,53 +295,54 @@ def open_log(tmp_path: Path) -> Path:
 
 
 class TestUndoCommands:
-    def test_undo_past_the_reveal_is_refused_naming_c42(self, demo_log):
+    def test_undo_past_the_reveal_is_refused_naming_c42(self, demo_log: Path) -> None:
         """The demo ends with the seed revealed: undo is refused (exit 2, rule C42), the log untouched."""
         before = demo_log.read_bytes()
         result = omen("undo", str(demo_log))
         assert result.exit_code == 2 and "C42" in result.output and demo_log.read_bytes() == before
 
-    def test_undo_then_redo_from_the_cli(self, open_log):
+    def test_undo_then_redo_from_the_cli(self, open_log: Path) -> None:
         """omen undo appends an undo (nothing erased), verify lists it, omen redo takes it back."""
         before = open_log.read_text().splitlines()
         result = omen("undo", str(open_log), "--reason", "wrong target")
         assert result.exit_code == 0 and "undone: seq" in result.output
         after = open_log.read_text().splitlines()
         assert after[:len(before)] == before and len(after) == len(before) + 2  # the undo command and its marker
-        command, marker = (decode_line(line).event for line in after[len(before):])
-        assert type(command.command).__name__ == "Undo" and command.command.reason == "wrong target"
-        assert type(marker).__name__ == "Undone" and marker.reason == "wrong target"
+        command, marker = (decode_line(line) for line in after[len(before):])
+        issued = command.as_(CommandIssued).command
+        assert isinstance(issued, Undo) and issued.reason == "wrong target"
+        assert marker.as_(Undone).reason == "wrong target"
         checked = omen("verify", str(open_log))
         assert checked.exit_code == 0 and "wrong target" in checked.output and "still undone" in checked.output
         assert omen("redo", str(open_log)).exit_code == 0
         assert "redone at seq" in omen("verify", str(open_log)).output
 
-    def test_undo_to_a_bad_seq_exits_2_and_writes_nothing(self, open_log):
+    def test_undo_to_a_bad_seq_exits_2_and_writes_nothing(self, open_log: Path) -> None:
         """Undoing back to the middle of a command is refused (exit 2), the log untouched."""
         before = open_log.read_bytes()
         result = omen("undo", str(open_log), "--to", "30")
         assert result.exit_code == 2 and "does not start a command" in " ".join(result.output.split())
         assert open_log.read_bytes() == before
 
-    def test_redo_with_nothing_to_redo_exits_2(self, demo_log):
+    def test_redo_with_nothing_to_redo_exits_2(self, demo_log: Path) -> None:
         """Redo without an undo is refused as bad input."""
         assert omen("redo", str(demo_log)).exit_code == 2
 
-    def test_steps_view(self, open_log):
+    def test_steps_view(self, open_log: Path) -> None:
         """replay --steps shows each event and the resources after it; --json gives one object per event."""
         omen("undo", str(open_log))
         text = omen("replay", str(open_log), "--steps").output
         assert "Kael Arden 24/24" in text and "[undone]" in text
         lines = [json.loads(x) for x in omen("replay", str(open_log), "--steps", "--json").stdout.splitlines()]
         assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
-        undo = decode_line(open_log.read_text().splitlines()[-1]).event
+        undo = decode_line(open_log.read_text().splitlines()[-1]).as_(Undone)
         assert lines[-1]["type"] == "undone" and lines[-2]["type"] == "command_issued"
         assert [x["seq"] for x in lines if x["undone"]] == list(range(undo.from_seq, undo.to_seq + 1))
         assert undo.to_seq == lines[-3]["seq"]  # the last command, just before the undo's own batch
 
 
 class TestSnapshotCommand:
-    def test_snapshot_then_replay_and_clear(self, tmp_path):
+    def test_snapshot_then_replay_and_clear(self, tmp_path: Path) -> None:
         """omen snapshot saves a cache beside the log; replay gives the same state with it and without it."""
         log = tmp_path / "ef.jsonl"
         omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
@@ -346,7 +356,7 @@ class TestSnapshotCommand:
 
 
 class TestSessionLog:
-    def test_log_formats(self, tmp_path):
+    def test_log_formats(self, tmp_path: Path) -> None:
         """omen log writes text to stdout, and Markdown or HTML to a file."""
         log = tmp_path / "ef.jsonl"
         omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
@@ -358,6 +368,6 @@ class TestSessionLog:
         assert omen("log", str(log), "--format", "html", "-o", str(page)).exit_code == 0
         assert "<svg" in page.read_text()
 
-    def test_unknown_format_is_bad_input(self, tmp_path):
+    def test_unknown_format_is_bad_input(self, tmp_path: Path) -> None:
         """An unknown --format is refused with exit 2."""
         assert omen("log", "x.jsonl", "--format", "pdf").exit_code == 2

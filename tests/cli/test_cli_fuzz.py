@@ -15,8 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import typer
@@ -89,7 +90,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def workdirs(base: Path, tmp_path_factory: pytest.TempPathFactory):
+def workdirs(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
     """A fresh copy of ``base`` for each example, so one example's writes never change the next's files."""
     parent = tmp_path_factory.mktemp("fuzz-runs")
     count = iter(range(10**9))
@@ -154,7 +155,7 @@ def _assert_no_crash(output: str, code: int, exception: BaseException | None, ar
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(argv=argvs())
-def test_any_arguments_exit_0_1_or_2_without_a_traceback(workdirs, argv):
+def test_any_arguments_exit_0_1_or_2_without_a_traceback(workdirs: Callable[[], Path], argv: list[str]) -> None:
     """Whatever the arguments and whatever the files they name, the CLI ends with exit 0, 1 or 2 and no traceback."""
     here = workdirs()
     previous = os.getcwd()
@@ -172,7 +173,8 @@ def test_any_arguments_exit_0_1_or_2_without_a_traceback(workdirs, argv):
                                           b"[fight]\nid = \"x\"\n[[commands]]\ncommand = 1\n",
                                           b"commands = \"x\"\n[fight]\nid = \"x\"\n", b"\xff\xfe[\0f\0]\0"])),
        command=st.sampled_from(["run", "do"]))
-def test_any_file_contents_exit_0_1_or_2_without_a_traceback(workdirs, content, command):
+def test_any_file_contents_exit_0_1_or_2_without_a_traceback(workdirs: Callable[[], Path], content: bytes,
+                                                             command: str) -> None:
     """A scenario or a command file with any bytes in it is read, refused or run, never a traceback."""
     here = workdirs()
     (here / "fuzzed.toml").write_bytes(content)
@@ -187,7 +189,8 @@ def test_any_file_contents_exit_0_1_or_2_without_a_traceback(workdirs, content, 
         os.chdir(previous)
 
 
-def omen_process(argv: list[str], cwd: Path, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+def omen_process(argv: list[str], cwd: Path,
+                 stdout: int | IO[str] = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
     """Run ``python -m omen_cli`` in a real process (for what needs a real standard output)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "omen_cli", *argv], check=False, cwd=cwd, env=env, text=True,
@@ -198,7 +201,7 @@ def omen_process(argv: list[str], cwd: Path, stdout: object = subprocess.PIPE) -
                                   ["verify", "demo.jsonl"], ["verify", "demo.jsonl", "--json"],
                                   ["replay", "demo.jsonl", "--json"], ["schema"], ["--version"],
                                   ["status", "demo.jsonl"]])
-def test_standard_output_to_dev_full_is_a_short_error(workdirs, argv):
+def test_standard_output_to_dev_full_is_a_short_error(workdirs: Callable[[], Path], argv: list[str]) -> None:
     """Standard output on a full device is a one-line error naming standard output, exit 2, no traceback."""
     with open("/dev/full", "w") as full:
         done = omen_process(argv, workdirs(), stdout=full)
@@ -211,14 +214,14 @@ def test_standard_output_to_dev_full_is_a_short_error(workdirs, argv):
                                                                               "/dev/zero"],
                                   ["log", "demo.jsonl", "-o", "missing-dir/x.html"], ["run", "badutf8.toml"],
                                   ["verify", "sqlite:///notadb.db"], ["run", "deep-sheet.toml"]])
-def test_real_processes_refuse_bad_input_without_a_traceback(workdirs, argv):
+def test_real_processes_refuse_bad_input_without_a_traceback(workdirs: Callable[[], Path], argv: list[str]) -> None:
     """In a real process too, bad files and paths are a short error naming them (exit 2), never a traceback."""
     done = omen_process(argv, workdirs())
     assert done.returncode == 2, done.stderr
     assert TRACEBACK not in done.stderr and done.stderr.startswith("omen: error:")
 
 
-def test_a_closed_pipe_is_a_short_error(workdirs):
+def test_a_closed_pipe_is_a_short_error(workdirs: Callable[[], Path]) -> None:
     """``omen log LOG | head -1``: the closed pipe is a short error (exit 2), not a BrokenPipeError traceback."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with subprocess.Popen([sys.executable, "-m", "omen_cli", "log", "demo.jsonl"], cwd=workdirs(), env=env,

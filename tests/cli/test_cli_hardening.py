@@ -8,9 +8,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import MAX_COMMAND_BYTES, app
 from omen_replay.output import visible
@@ -22,12 +23,12 @@ HOSTILE = "V\x1b[31mRED\x1b]0;pwned\x07 <script>alert(1)</script> *b* \n\tx\x9b 
 CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
 
-def said(result) -> str:
+def said(result: Result) -> str:
     """Everything the CLI printed, stdout and stderr, on one line."""
     return " ".join((result.stdout + result.stderr).split())
 
@@ -84,7 +85,7 @@ def leftovers(directory: Path) -> list[str]:
 
 class TestOutputFiles:
     @pytest.mark.parametrize("fmt", ["text", "md", "html"])
-    def test_a_missing_directory_names_it(self, demo_log, tmp_path, fmt):
+    def test_a_missing_directory_names_it(self, demo_log: Path, tmp_path: Path, fmt: str) -> None:
         """``-o`` into a directory that does not exist names the path and the directory, exit 2, creating nothing."""
         target = tmp_path / "nodir" / "x.out"
         result = omen("log", str(demo_log), "--format", fmt, "-o", str(target))
@@ -92,7 +93,7 @@ class TestOutputFiles:
         assert f"{target}: cannot write the session log: the directory {target.parent} does not exist" in said(result)
         assert not target.parent.exists()
 
-    def test_a_directory_as_output_names_it(self, demo_log, tmp_path):
+    def test_a_directory_as_output_names_it(self, demo_log: Path, tmp_path: Path) -> None:
         """``-o`` naming a directory is bad input naming it, and the directory is untouched."""
         (tmp_path / "adir").mkdir()
         result = omen("log", str(demo_log), "-o", str(tmp_path / "adir"))
@@ -100,13 +101,13 @@ class TestOutputFiles:
         assert list((tmp_path / "adir").iterdir()) == []
 
     @pytest.mark.parametrize("argv", [["log", "{log}", "-o", "/dev/full"], ["schema", "-o", "/dev/full"]])
-    def test_a_full_device_is_named(self, demo_log, argv):
+    def test_a_full_device_is_named(self, demo_log: Path, argv: list[str]) -> None:
         """Writing to /dev/full is a short error naming it, exit 2."""
         result = omen(*[a.format(log=demo_log) for a in argv])
         assert result.exit_code == 2 and "/dev/full: cannot write" in said(result)
         assert "No space left on device" in said(result)
 
-    def test_a_failed_render_leaves_no_file_and_keeps_the_old_one(self, tmp_path):
+    def test_a_failed_render_leaves_no_file_and_keeps_the_old_one(self, tmp_path: Path) -> None:
         """A log that breaks mid-render leaves the earlier output file as it was and no temporary file."""
         torn = tmp_path / "torn.jsonl"
         torn.write_bytes(b"\0" * 64)
@@ -116,7 +117,7 @@ class TestOutputFiles:
         assert result.exit_code == 2
         assert target.read_text() == "old" and leftovers(tmp_path) == []
 
-    def test_a_written_file_replaces_the_old_one_whole(self, demo_log, tmp_path):
+    def test_a_written_file_replaces_the_old_one_whole(self, demo_log: Path, tmp_path: Path) -> None:
         """A good render replaces the output file and leaves no temporary file, with an ordinary file mode."""
         target = tmp_path / "x.md"
         target.write_text("old")
@@ -124,7 +125,7 @@ class TestOutputFiles:
         assert target.read_text().startswith("# ") and leftovers(tmp_path) == []
         assert target.stat().st_mode & 0o644 == 0o644
 
-    def test_run_refuses_a_log_in_a_missing_directory(self, tmp_path):
+    def test_run_refuses_a_log_in_a_missing_directory(self, tmp_path: Path) -> None:
         """``run --log`` into a missing directory names it (exit 2) and creates nothing."""
         scenario = ROOT / "fixtures" / "ember-ford" / "scenario.toml"
         for log in (tmp_path / "nodir" / "f.jsonl", f"sqlite:///{tmp_path}/nodir/f.db", f"{tmp_path}/nodir/sub/"):
@@ -133,20 +134,20 @@ class TestOutputFiles:
             assert f"the directory {tmp_path / 'nodir'} does not exist" in said(result)
             assert not (tmp_path / "nodir").exists()
 
-    def test_run_makes_a_directory_of_logs_whose_parent_exists(self, tmp_path):
+    def test_run_makes_a_directory_of_logs_whose_parent_exists(self, tmp_path: Path) -> None:
         """``run --log dir/`` makes the directory of logs, as docs/stores.md says, when its parent exists."""
         scenario = ROOT / "fixtures" / "ember-ford" / "scenario.toml"
         result = omen("run", str(scenario), "--log", f"{tmp_path}/logs/", "--quiet")
         assert result.exit_code == 0, said(result)
         assert (tmp_path / "logs" / "ember-ford.jsonl").is_file()
 
-    def test_the_demo_still_makes_its_directory(self, tmp_path):
+    def test_the_demo_still_makes_its_directory(self, tmp_path: Path) -> None:
         """The demo makes the directory of its log (its default is out/)."""
         result = omen("demo", "--short", "--log", str(tmp_path / "out" / "demo.jsonl"))
         assert result.exit_code == 0, said(result)
         assert (tmp_path / "out" / "demo.html").is_file()
 
-    def test_run_on_a_file_that_is_not_a_database_names_it(self, tmp_path):
+    def test_run_on_a_file_that_is_not_a_database_names_it(self, tmp_path: Path) -> None:
         """``run --log sqlite:///x.db`` on a file that is no database names the file and what is wrong, exit 2."""
         (tmp_path / "x.db").write_bytes(b"not a database\n" * 100)
         url = f"sqlite:///{tmp_path}/x.db"
@@ -155,7 +156,7 @@ class TestOutputFiles:
         assert "file is not a database" in said(result)
 
 
-def _omen_process(argv: list[str], cwd: Path, stdout: object) -> subprocess.CompletedProcess[str]:
+def _omen_process(argv: list[str], cwd: Path, stdout: int | IO[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "omen_cli", *argv], check=False, cwd=cwd, env=env, text=True,
                           stdout=stdout, stderr=subprocess.PIPE, timeout=120)
@@ -163,7 +164,7 @@ def _omen_process(argv: list[str], cwd: Path, stdout: object) -> subprocess.Comp
 
 class TestStandardOutput:
     @pytest.mark.parametrize("argv", [["log", "demo.jsonl"], ["verify", "demo.jsonl"]])
-    def test_a_full_standard_output_is_one_line_exit_2(self, demo_log, argv):
+    def test_a_full_standard_output_is_one_line_exit_2(self, demo_log: Path, argv: list[str]) -> None:
         """Standard output on /dev/full: one line saying so on stderr, exit 2, no traceback."""
         with open("/dev/full", "w") as full:
             done = _omen_process(argv, demo_log.parent, full)
@@ -173,7 +174,7 @@ class TestStandardOutput:
 
 class TestContentFiles:
     @pytest.mark.parametrize("command", ["run", "do"])
-    def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log, tmp_path, command):
+    def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log: Path, tmp_path: Path, command: str) -> None:
         """A file with byte 0xE9 names the file, its line and the byte offset, exit 2."""
         bad = tmp_path / "bad.toml"
         bad.write_bytes(b'# ok\ncommand = "caf\xe9"\n')
@@ -183,14 +184,14 @@ class TestContentFiles:
         assert f"{bad}:2: not valid UTF-8: byte 0xe9 at offset 19" in said(result)
 
     @pytest.mark.parametrize("body", ["a = " + "[" * 500 + "]" * 500, "a = " + "{b = " * 500 + "1" + "}" * 500])
-    def test_deep_nesting_names_the_file(self, tmp_path, body):
+    def test_deep_nesting_names_the_file(self, tmp_path: Path, body: str) -> None:
         """TOML arrays or inline tables nested 500 deep are "nested too deeply", naming the file, exit 2."""
         deep = tmp_path / "deep.toml"
         deep.write_text(body + "\n")
         result = omen("run", str(deep))
         assert result.exit_code == 2 and f"{deep}:1: not valid TOML: nested too deeply" in said(result)
 
-    def test_a_deeply_nested_sheet_names_the_sheet(self, tmp_path):
+    def test_a_deeply_nested_sheet_names_the_sheet(self, tmp_path: Path) -> None:
         """A scenario whose sheet file is nested 500 deep names the sheet file, exit 2."""
         (tmp_path / "sheet.toml").write_text("a = " + "[" * 500 + "]" * 500 + "\n")
         scenario = tmp_path / "s.toml"
@@ -199,7 +200,7 @@ class TestContentFiles:
         assert result.exit_code == 2 and "sheet.toml:1: not valid TOML: nested too deeply" in said(result)
 
     @pytest.mark.parametrize("where", ["/dev/zero", "adir"])
-    def test_not_a_regular_file_is_refused_unread(self, demo_log, tmp_path, where):
+    def test_not_a_regular_file_is_refused_unread(self, demo_log: Path, tmp_path: Path, where: str) -> None:
         """A device or a directory given as a scenario or a command file is "not a regular file", never read."""
         (tmp_path / "adir").mkdir()
         path = where if where.startswith("/") else str(tmp_path / where)
@@ -207,7 +208,7 @@ class TestContentFiles:
             result = omen(*argv)
             assert result.exit_code == 2 and f"{path}: cannot read the file: not a regular file" in said(result)
 
-    def test_a_scenario_over_16_mib_is_refused(self, tmp_path):
+    def test_a_scenario_over_16_mib_is_refused(self, tmp_path: Path) -> None:
         """A scenario file larger than 16 MiB is refused by size, naming it."""
         big = tmp_path / "big.toml"
         with big.open("wb") as f:
@@ -215,7 +216,7 @@ class TestContentFiles:
         result = omen("run", str(big))
         assert result.exit_code == 2 and f"{big}: cannot read the file: larger than 16 MiB" in said(result)
 
-    def test_a_command_over_1_mib_is_refused(self, demo_log, tmp_path):
+    def test_a_command_over_1_mib_is_refused(self, demo_log: Path, tmp_path: Path) -> None:
         """A command file or argument larger than 1 MiB is refused by size."""
         big = tmp_path / "big.json"
         big.write_text(" " * MAX_COMMAND_BYTES + "{}")
@@ -224,7 +225,7 @@ class TestContentFiles:
         result = omen("do", str(demo_log), " " * MAX_COMMAND_BYTES + "{}")
         assert result.exit_code == 2 and "larger than 1 MiB" in said(result)
 
-    def test_combatants_that_are_not_an_array_of_tables(self, tmp_path):
+    def test_combatants_that_are_not_an_array_of_tables(self, tmp_path: Path) -> None:
         """``combatants = 5`` names the file, the line and the field, exit 2."""
         scenario = tmp_path / "s.toml"
         scenario.write_text('combatants = 5\n[fight]\nid = "s"\n')
@@ -234,18 +235,18 @@ class TestContentFiles:
 
 
 class TestControlCharacters:
-    def test_visible_escapes_every_control_character(self):
+    def test_visible_escapes_every_control_character(self) -> None:
         """C0, DEL and C1 characters are shown as \\xNN escapes; printable text (and non-ASCII letters) is kept."""
         assert visible("a\x1b[31m\x07\n\t\x7f\x9bé€") == "a\\x1b[31m\\x07\\x0a\\x09\\x7f\\x9bé€"
 
-    def test_visible_escapes_every_bidirectional_control(self):
+    def test_visible_escapes_every_bidirectional_control(self) -> None:
         """Issue #26: the bidirectional marks, embeddings, overrides and isolates (a name with U+202E shows
         reversed) and the line separators are shown as \\uNNNN escapes; Arabic and Hebrew letters are kept."""
         bidi = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
         assert visible(bidi + "عبري") == "".join(f"\\u{ord(c):04x}" for c in bidi) + "عبري"
 
     @pytest.mark.parametrize("fmt", ["text", "md", "html"])
-    def test_session_logs_carry_no_control_characters(self, hostile_log, fmt):
+    def test_session_logs_carry_no_control_characters(self, hostile_log: Path, fmt: str) -> None:
         """Each session-log format, to stdout or a file, holds no control character but its own newlines."""
         result = omen("log", str(hostile_log), "--format", fmt)
         assert result.exit_code == 0 and "x1b" in result.stdout and "RED" in result.stdout
@@ -256,25 +257,25 @@ class TestControlCharacters:
 
     @pytest.mark.parametrize("argv", [["replay", "{log}"], ["replay", "{log}", "--steps"], ["verify", "{log}"],
                                       ["status", "{log}"], ["explain", "{log}", "4"]])
-    def test_console_output_carries_no_control_characters(self, hostile_log, argv):
+    def test_console_output_carries_no_control_characters(self, hostile_log: Path, argv: list[str]) -> None:
         """replay (table and steps), verify, status and explain print no control character but newlines."""
         result = omen(*[a.format(log=hostile_log) for a in argv])
         assert result.exit_code in (0, 2), said(result)
         assert not CONTROL.search(result.stdout + result.stderr)
 
-    def test_run_narration_carries_no_control_characters(self, hostile_scenario, tmp_path):
+    def test_run_narration_carries_no_control_characters(self, hostile_scenario: Path, tmp_path: Path) -> None:
         """``omen run`` narrates the hostile names visibly escaped, and its end-state table too."""
         result = omen("run", str(hostile_scenario), "--log", str(tmp_path / "r.jsonl"))
         assert result.exit_code == 0 and "\\x1b[31mRED\\x1b]0;pwned\\x07" in result.stdout
         assert not CONTROL.search(result.stdout)
 
-    def test_an_error_message_shows_control_characters_escaped(self, tmp_path):
+    def test_an_error_message_shows_control_characters_escaped(self, tmp_path: Path) -> None:
         """A file name with an escape sequence in it is shown escaped in the error."""
         result = omen("run", str(tmp_path / "x\x1b]0;t\x07.toml"))
         assert result.exit_code == 2 and "\\x1b]0;t\\x07.toml" in result.stderr
         assert not CONTROL.search(result.stderr)
 
-    def test_markdown_and_html_escape_markup(self, hostile_log):
+    def test_markdown_and_html_escape_markup(self, hostile_log: Path) -> None:
         """A ``<script>`` in a name is escaped in Markdown and HTML, never a tag."""
         md = omen("log", str(hostile_log), "--format", "md").stdout
         page = omen("log", str(hostile_log), "--format", "html").stdout
@@ -285,7 +286,7 @@ class TestControlCharacters:
 class TestSeeds:
     @pytest.mark.parametrize("seed", ["", " ", "zz", "abc"])
     @pytest.mark.parametrize("command", ["verify", "explain", "do"])
-    def test_an_empty_or_not_hex_seed_is_bad_input(self, demo_log, seed, command):
+    def test_an_empty_or_not_hex_seed_is_bad_input(self, demo_log: Path, seed: str, command: str) -> None:
         """``--seed ""``, blanks or not hex are bad input (exit 2) saying what a seed is, before any finding."""
         argv = {"verify": ["verify", str(demo_log)], "explain": ["explain", str(demo_log), "5"],
                 "do": ["do", str(demo_log), '{"command": "end_turn", "who": "vesh"}']}[command]
@@ -302,12 +303,12 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 class TestQuiet:
-    def test_importing_omen_core_prints_nothing(self, tmp_path):
+    def test_importing_omen_core_prints_nothing(self, tmp_path: Path) -> None:
         """``import omen_core`` (and omen_replay's library modules) prints nothing to stdout or stderr."""
         done = _python("import omen_core, omen_core.content, omen_replay.render, omen_replay.scenario", tmp_path)
         assert done.returncode == 0 and (done.stdout, done.stderr) == ("", "")
 
-    def test_the_readme_api_example_prints_nothing(self, tmp_path):
+    def test_the_readme_api_example_prints_nothing(self, tmp_path: Path) -> None:
         """The README's Python API tour, run where logging is not configured, prints nothing at all."""
         (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
         for sheet in (ROOT / "omen_replay" / "data").glob("*.toml"):
@@ -316,7 +317,7 @@ class TestQuiet:
         assert done.returncode == 0, done.stderr
         assert (done.stdout, done.stderr) == ("", "")
 
-    def test_version_prints_the_version_and_exits_0(self):
+    def test_version_prints_the_version_and_exits_0(self) -> None:
         """``omen --version`` prints omen's version and its log schema version, exit 0."""
         from omen_core import __version__
         from omen_core.events import SCHEMA_VERSION
@@ -338,7 +339,7 @@ class TestUsageErrors:
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
     ])
-    def test_a_usage_error_is_one_line_naming_the_help_to_read(self, argv, words, helped):
+    def test_a_usage_error_is_one_line_naming_the_help_to_read(self, argv: list[str], words: str, helped: str) -> None:
         """The error is the only line on stderr, starts with ``omen: error:``, says what is wrong and which
         ``--help`` to read; exit 2; nothing on stdout."""
         result = omen(*argv)
@@ -347,7 +348,7 @@ class TestUsageErrors:
         assert len(lines) == 1 and lines[0].startswith("omen: error: ") and words in lines[0], lines
         assert lines[0].endswith(f"(see '{helped}')")
 
-    def test_a_group_alone_prints_its_help(self):
+    def test_a_group_alone_prints_its_help(self) -> None:
         """``omen db`` with no subcommand prints the group's help (what it offers), exit 2."""
         result = omen("db")
         assert result.exit_code == 2 and "init" in result.stderr and "Usage: omen db" in result.stderr
@@ -393,7 +394,8 @@ class TestHonestExitCodes:
     2 ("nothing written") would have done it twice."""
 
     @pytest.mark.parametrize("name", list(_writers(Path("."))))
-    def test_a_writer_whose_report_cannot_be_written_exits_3_saying_what_it_wrote(self, writable, name):
+    def test_a_writer_whose_report_cannot_be_written_exits_3_saying_what_it_wrote(self, writable: Path,
+                                                                                 name: str) -> None:
         """With standard output on /dev/full: exit 3, one line on stderr saying standard output failed and what
         was written; and it was written (the log holds more events, or the file is there)."""
         before = (writable / "demo.jsonl").read_bytes()
@@ -406,10 +408,12 @@ class TestHonestExitCodes:
         if name.startswith(("do", "undo")):
             assert (writable / "demo.jsonl").read_bytes().startswith(before)
             head = (writable / "demo.jsonl").read_bytes().splitlines()[-1]
-            seq, digest = re.search(rb'"seq":(\d+),.*"hash":"([0-9a-f]{64})"', head).groups()
+            found = re.search(rb'"seq":(\d+),.*"hash":"([0-9a-f]{64})"', head)
+            assert found is not None, head
+            seq, digest = found.groups()
             assert f"with head {seq.decode()}:{digest.decode()}" in lines[0]
 
-    def test_a_refused_command_still_exits_2_nothing_written(self, writable):
+    def test_a_refused_command_still_exits_2_nothing_written(self, writable: Path) -> None:
         """A command the rules refuse, standard output full or not: exit 2, the log unchanged."""
         before = (writable / "demo.jsonl").read_bytes()
         with open("/dev/full", "w") as full:
@@ -417,7 +421,7 @@ class TestHonestExitCodes:
         assert done.returncode == 2 and "but the command was done" not in done.stderr
         assert (writable / "demo.jsonl").read_bytes() == before
 
-    def test_a_closed_pipe_after_an_append_is_exit_3(self, writable):
+    def test_a_closed_pipe_after_an_append_is_exit_3(self, writable: Path) -> None:
         """``omen do ... | head -c 1``: the append stands, exit 3 names it."""
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         argv = [sys.executable, "-m", "omen_cli", "do", "demo.jsonl", '{"command": "apply_condition", "who": '
@@ -436,7 +440,7 @@ class TestIdempotencyKeys:
 
     PRONE = '{"command": "apply_condition", "who": "kael", "condition": "Prone"}'
 
-    def test_a_retry_after_exit_3_finds_the_command_done(self, writable):
+    def test_a_retry_after_exit_3_finds_the_command_done(self, writable: Path) -> None:
         """The first run's report is lost (exit 3); the retry with the same key says it was done, appends nothing
         and exits 0; the log holds the command once, its key recorded in its command_issued."""
         with open("/dev/full", "w") as full:
@@ -448,7 +452,7 @@ class TestIdempotencyKeys:
         assert (writable / "demo.jsonl").read_bytes() == after_first
         assert after_first.count(b'"idempotency_key":"k-17"') == 1
 
-    def test_json_says_already_done(self, writable):
+    def test_json_says_already_done(self, writable: Path) -> None:
         """``--json`` of a retry gives the events of the first run and ``already_done`` true."""
         import json
 
@@ -458,7 +462,7 @@ class TestIdempotencyKeys:
                                 "--json").stdout)
         assert not first["already_done"] and again["already_done"] and again["events"] == first["events"]
 
-    def test_a_key_given_to_another_command_is_refused(self, writable):
+    def test_a_key_given_to_another_command_is_refused(self, writable: Path) -> None:
         """A key already recorded for another command: exit 2, naming the seq of that command; nothing written."""
         assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "once").exit_code == 0
         before = (writable / "demo.jsonl").read_bytes()
@@ -467,7 +471,7 @@ class TestIdempotencyKeys:
         assert other.exit_code == 2 and "was given to another command at seq" in other.stderr
         assert (writable / "demo.jsonl").read_bytes() == before
 
-    def test_the_audit_decides_a_keyed_command_again(self, writable):
+    def test_the_audit_decides_a_keyed_command_again(self, writable: Path) -> None:
         """A command carrying its key verifies clean: the key is recorded, not ruled on."""
         assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "v").exit_code == 0
         assert omen("verify", str(writable / "demo.jsonl"), "--strict").exit_code == 0
@@ -476,7 +480,7 @@ class TestIdempotencyKeys:
 class TestRevealSeedByDo:
     """Issue #26, item 7: ``omen do LOG '{"command": "reveal_seed"}' --seed HEX`` reveals the seed given."""
 
-    def test_the_seed_given_is_revealed(self, tmp_path):
+    def test_the_seed_given_is_revealed(self, tmp_path: Path) -> None:
         """A seeded fight's seed, given with --seed: revealed (it was the hash of nothing before), and the log
         verifies with every seeded die checked."""
         from omen_core import Fight, SeededDice
@@ -496,7 +500,7 @@ class TestRevealSeedByDo:
         report = json.loads(omen("verify", str(path), "--json").stdout)
         assert report["clean"] and report["seed_revealed"]
 
-    def test_no_seed_anywhere_is_bad_input(self, demo_log):
+    def test_no_seed_anywhere_is_bad_input(self, demo_log: Path) -> None:
         """reveal_seed with no seed in the command and no --seed: exit 2, saying where to give it."""
         result = omen("do", str(demo_log), '{"command": "reveal_seed"}')
         assert result.exit_code == 2 and "--seed HEX" in result.stderr
@@ -522,7 +526,8 @@ class TestLinksOutOfAStore:
 
     @pytest.mark.parametrize("linked", ["LOG.snapshots", "LOG.snapshots/<fight>"])
     @pytest.mark.parametrize("clear", [True, False])
-    def test_snapshot_through_a_linked_folder_is_refused(self, demo_log, elsewhere, linked, clear):
+    def test_snapshot_through_a_linked_folder_is_refused(self, demo_log: Path, elsewhere: Path, linked: str,
+                                                         clear: bool) -> None:
         """``omen snapshot LOG`` and ``omen snapshot LOG --clear`` with ``LOG.snapshots`` (or its fight's folder) a
         link to another folder: exit 2, one line naming the link; nothing there written or deleted."""
         import shutil
@@ -539,7 +544,8 @@ class TestLinksOutOfAStore:
         assert len(result.stderr.strip().splitlines()) == 1 and self.intact(elsewhere)
         assert omen("replay", str(demo_log)).exit_code == 0  # reading ignores a linked cache
 
-    def test_do_on_a_directory_store_whose_fight_file_links_outside_is_refused(self, demo_log, tmp_path):
+    def test_do_on_a_directory_store_whose_fight_file_links_outside_is_refused(self, demo_log: Path,
+                                                                               tmp_path: Path) -> None:
         """A directory store holding ``demo.jsonl`` as a link to a log outside it: ``omen do`` exits 2 naming the
         link, and the log outside keeps its bytes."""
         store = tmp_path / "fights"

@@ -10,10 +10,11 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
 
@@ -34,22 +35,22 @@ KAEL_ATTACKS = {"command": "declare_attack", "attacker": "kael", "target": "vesh
 VESH_DODGES = {"command": "answer_active_defense", "defender": "vesh", "defense": "dodge", "dice": [6]}
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
 
-def text(result) -> str:
+def text(result: Result) -> str:
     """Stdout and stderr with the console's line wrapping undone."""
     return " ".join(result.output.split())
 
 
-def do(log: Path, command: dict | str, *extra: str):
+def do(log: Path, command: dict[str, Any] | str, *extra: str) -> Result:
     """``omen do LOG COMMAND`` with the command as JSON (a dict) or as given (a string)."""
     return omen("do", str(log), command if isinstance(command, str) else json.dumps(command), *extra)
 
 
-def played(log: Path, *commands: dict) -> Path:
+def played(log: Path, *commands: dict[str, Any]) -> Path:
     """Give each command with ``omen do``, each one accepted."""
     for command in commands:
         result = do(log, command)
@@ -80,7 +81,7 @@ def files_in(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-def lines(log: Path) -> list[dict]:
+def lines(log: Path) -> list[dict[str, Any]]:
     """The log's stored events as JSON objects."""
     return [json.loads(line) for line in log.read_text().splitlines()]
 
@@ -101,11 +102,12 @@ def verified_head(log: Path) -> str:
     return f"{report['head']['seq']}:{report['head']['hash']}"
 
 
-def status_json(log: Path) -> dict:
+def status_json(log: Path) -> dict[str, Any]:
     """``omen status LOG --json``, parsed."""
     result = omen("status", str(log), "--json")
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    found: dict[str, Any] = json.loads(result.stdout)
+    return found
 
 
 @pytest.fixture
@@ -134,7 +136,7 @@ def interrupt_log(window_log: Path) -> Path:
                   {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"})
 
 
-def refused(log: Path, command: dict | str, *extra: str) -> str:
+def refused(log: Path, command: dict[str, Any] | str, *extra: str) -> str:
     """Give a command that must be refused: exit 2, nothing on stdout, every file byte for byte as it was; returns
     the message (stderr, unwrapped)."""
     before = files_in(log.parent)
@@ -146,7 +148,7 @@ def refused(log: Path, command: dict | str, *extra: str) -> str:
 
 
 class TestStatus:
-    def test_text_names_where_the_fight_is_every_actor_and_the_head(self, turn_log):
+    def test_text_names_where_the_fight_is_every_actor_and_the_head(self, turn_log: Path) -> None:
         """`omen status --all` says phase, round, turn and dice, lists each actor's commands, and ends with the
         head."""
         result = omen("status", str(turn_log), "--all")
@@ -160,7 +162,7 @@ class TestStatus:
         last = lines(turn_log)[-1]
         assert result.output.splitlines()[-1] == f"head {last['seq']}:{last['hash']}"
 
-    def test_text_says_what_the_fight_waits_for(self, window_log):
+    def test_text_says_what_the_fight_waits_for(self, window_log: Path) -> None:
         """With a decision open, `omen status --all` names it, who answers, with which command and at what cost."""
         said = text(omen("status", str(window_log), "--all"))
         assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; costs 1 Bonus Action"
@@ -168,7 +170,7 @@ class TestStatus:
         assert "cancel_action" in said and "declare_attack" not in said
 
     @pytest.mark.parametrize("stage", ["setup_log", "turn_log", "window_log", "interrupt_log"])
-    def test_json_is_valid_against_the_published_schema(self, stage, request):
+    def test_json_is_valid_against_the_published_schema(self, stage: str, request: pytest.FixtureRequest) -> None:
         """`omen status --json` validates against docs/schema/options.schema.json at every stage of a fight."""
         log = request.getfixturevalue(stage)
         found = status_json(log)
@@ -177,14 +179,14 @@ class TestStatus:
         assert found["seq"] == last["seq"] and found["head"] == f"{last['seq']}:{last['hash']}"
         assert found["dice"] == "manual" and {c["who"] for c in found["combatants"]} == {"kael", "vesh"}
 
-    def test_json_waiting_names_the_decision(self, window_log):
+    def test_json_waiting_names_the_decision(self, window_log: Path) -> None:
         """The JSON's `waiting` gives the open decision's kind, who answers and the answer commands."""
         ad = status_json(window_log)["waiting"]
         assert (ad["kind"], ad["who"], ad["answers"]) == ("active_defense", ["vesh"], ["answer_active_defense"])
         declared = [e["seq"] for e in lines(window_log) if e["event"]["type"] == "attack_declared"]
         assert ad["action"] == declared[-1]
 
-    def test_the_active_defense_odds_are_in_the_json_and_the_text(self, window_log):
+    def test_the_active_defense_odds_are_in_the_json_and_the_text(self, window_log: Path) -> None:
         """C7, C8: Kael's 10 against Vesh's base 5 (a gap of 5). Vesh's Dodge (AGI d8 + 2) needs 3 or more: 6
         faces of 8, 3/4; her Parry with the finesse knife (AGI d8 + 2, Parry Rating 1) needs 2: 7/8; declining
         never misses. Kael's FCS 2 + 1 against Vesh's RES 3 + 1 is no crit, so no crit to remove. `omen status
@@ -197,13 +199,13 @@ class TestStatus:
         shown = text(omen("status", str(window_log)))
         assert "odds of a miss: decline 0, dodge 3/4, parry 7/8, parry knife 7/8" in shown
 
-    def test_json_waiting_names_an_interrupt(self, interrupt_log):
+    def test_json_waiting_names_an_interrupt(self, interrupt_log: Path) -> None:
         """An Interrupt window is answered by react or pass_reaction, by the combatant offered it."""
         interrupt = status_json(interrupt_log)["waiting"]
         assert interrupt["kind"] == "interrupt" and interrupt["who"] == ["vesh"]
         assert set(interrupt["answers"]) == {"react", "pass_reaction"}
 
-    def test_an_offered_choice_is_a_command_omen_do_accepts(self, window_log):
+    def test_an_offered_choice_is_a_command_omen_do_accepts(self, window_log: Path) -> None:
         """A choice from `omen status --json`, built as docs/live.md says (command + args + a face per die listed),
         is accepted by `omen do`."""
         offer = next(o for o in status_json(window_log)["offers"] if o["command"] == "answer_active_defense")
@@ -214,14 +216,14 @@ class TestStatus:
         assert "Vesh the Cinder-Hand dodges" in text(result) and "MISS" in text(result)
 
     @pytest.mark.parametrize("name", ["missing.jsonl", "missing-dir/"])
-    def test_status_on_a_missing_log_exits_2_and_creates_nothing(self, tmp_path, name):
+    def test_status_on_a_missing_log_exits_2_and_creates_nothing(self, tmp_path: Path, name: str) -> None:
         """`omen status` on a log that does not exist exits 2 naming it, and creates no file or directory."""
         result = omen("status", f"{tmp_path}/{name}")
         assert result.exit_code == 2
         assert name in result.stderr and "no such" in text(result)
         assert list(tmp_path.iterdir()) == []
 
-    def test_status_on_an_empty_log_exits_2_and_leaves_it_empty(self, tmp_path):
+    def test_status_on_an_empty_log_exits_2_and_leaves_it_empty(self, tmp_path: Path) -> None:
         """`omen status` on an empty file exits 2 saying it holds no fight, and leaves it as it was."""
         empty = tmp_path / "empty.jsonl"
         empty.write_bytes(b"")
@@ -229,30 +231,30 @@ class TestStatus:
         assert result.exit_code == 2 and "empty.jsonl holds no fight yet" in text(result)
         assert files_in(tmp_path) == {"empty.jsonl": b""}
 
-    def test_status_on_a_missing_log_does_not_suggest_fight(self, tmp_path):
+    def test_status_on_a_missing_log_does_not_suggest_fight(self, tmp_path: Path) -> None:
         """The message for a log that does not exist says so, and does not send the GM to --fight."""
         said = text(omen("status", str(tmp_path / "missing.jsonl")))
         assert "--fight" not in said and ("does not exist" in said or "no such" in said or "not found" in said)
 
-    def test_status_on_a_missing_sqlite_db_creates_nothing(self, tmp_path):
+    def test_status_on_a_missing_sqlite_db_creates_nothing(self, tmp_path: Path) -> None:
         """`omen status` on a SQLite URL naming no database exits 2 and creates no file."""
         result = omen("status", f"sqlite:///{tmp_path}/missing.db")
         assert result.exit_code == 2
         assert list(tmp_path.iterdir()) == []
 
-    def test_status_on_a_sqlite_db_in_a_missing_directory_is_bad_input(self, tmp_path):
+    def test_status_on_a_sqlite_db_in_a_missing_directory_is_bad_input(self, tmp_path: Path) -> None:
         """`omen status sqlite:///no/such/dir/x.db` is bad input: exit 2 and an error message, no traceback."""
         result = omen("status", f"sqlite:///{tmp_path}/no/such/dir/x.db")
         assert result.exit_code == 2 and result.stderr.startswith("omen: error:")
 
-    def test_status_of_an_unknown_fight_exits_2(self, setup_log):
+    def test_status_of_an_unknown_fight_exits_2(self, setup_log: Path) -> None:
         """`--fight` naming a fight the log does not hold is refused with exit 2, naming the fights it holds."""
         result = omen("status", str(setup_log), "--fight", "other")
         assert result.exit_code == 2 and "no fight 'other'" in text(result) and "ford" in text(result)
 
 
 class TestDoHappyPaths:
-    def test_inline_json_appends_narrates_and_prints_options_and_head(self, setup_log):
+    def test_inline_json_appends_narrates_and_prints_options_and_head(self, setup_log: Path) -> None:
         """A JSON command is appended, told (the session log's lines), and followed by the options and new head."""
         result = do(setup_log, INITIATIVE)
         assert result.exit_code == 0, result.output
@@ -265,7 +267,7 @@ class TestDoHappyPaths:
         assert last["seq"] == 11 and last["event"]["type"] == "turn_started"
         assert HEAD.findall(result.output)[-1] == ("11", last["hash"])
 
-    def test_inline_toml(self, turn_log):
+    def test_inline_toml(self, turn_log: Path) -> None:
         """A command written as TOML (a table with `command = ...`) is accepted like its JSON."""
         seq = len(lines(turn_log)) + 1
         result = do(turn_log, 'command = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\ndice = [4, 2, 3]')
@@ -276,7 +278,7 @@ class TestDoHappyPaths:
         assert issued["command"]["dice"] == [4, 2, 3]
 
     @pytest.mark.parametrize("suffix", [".toml", ".json"])
-    def test_command_from_a_file(self, turn_log, tmp_path, suffix):
+    def test_command_from_a_file(self, turn_log: Path, tmp_path: Path, suffix: str) -> None:
         """`--file` reads the command from a .toml or .json file."""
         body = ('command = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\nweapon = "longsword"\n'
                 'dice = [4, 2, 3]\n') if suffix == ".toml" else json.dumps(KAEL_ATTACKS)
@@ -286,7 +288,7 @@ class TestDoHappyPaths:
         assert result.exit_code == 0, result.output
         assert status_json(turn_log)["waiting"]["kind"] == "active_defense"
 
-    def test_by_is_recorded_in_the_command_issued_event(self, window_log):
+    def test_by_is_recorded_in_the_command_issued_event(self, window_log: Path) -> None:
         """`--by WHO` is recorded as the command_issued event's `by`; without it, `by` is empty, and so left out of
         the line (schema version 5: a field at its default is not written)."""
         result = do(window_log, VESH_DODGES, "--by", "Vesh's player")
@@ -295,7 +297,7 @@ class TestDoHappyPaths:
         assert issued[-1]["by"] == "Vesh's player" and issued[-1]["command"]["command"] == "answer_active_defense"
         assert {e.get("by", "") for e in issued[:-1]} == {""} and all("by" not in e for e in issued[:-1])
 
-    def test_json_output_validates_and_is_what_was_stored(self, window_log):
+    def test_json_output_validates_and_is_what_was_stored(self, window_log: Path) -> None:
         """`omen do --json` validates against docs/schema/do.schema.json: its events are the lines appended, its
         options what `omen status --json` says now."""
         before = len(lines(window_log))
@@ -307,7 +309,7 @@ class TestDoHappyPaths:
         assert [e["event"]["type"] for e in printed["events"]][:2] == ["command_issued", "active_defense_chosen"]
         assert printed["options"] == status_json(window_log)
 
-    def test_printed_head_is_the_head_verify_reaches(self, window_log):
+    def test_printed_head_is_the_head_verify_reaches(self, window_log: Path) -> None:
         """The head `omen do` prints (text and JSON) and `omen status` reports is the head `omen verify` reaches."""
         result = do(window_log, VESH_DODGES)
         assert result.exit_code == 0, result.output
@@ -316,7 +318,7 @@ class TestDoHappyPaths:
         result = do(window_log, {"command": "end_turn", "who": "kael"}, "--json")
         assert json.loads(result.stdout)["options"]["head"] == verified_head(window_log)
 
-    def test_undo_mid_action_goes_back_to_the_declaration_and_play_goes_on(self, turn_log):
+    def test_undo_mid_action_goes_back_to_the_declaration_and_play_goes_on(self, turn_log: Path) -> None:
         """`omen undo` while an attack waits voids it back to its declaration; play goes on and verifies clean."""
         window_log, declared = turn_log, len(lines(turn_log)) + 1
         played(window_log, KAEL_ATTACKS)
@@ -330,7 +332,7 @@ class TestDoHappyPaths:
         assert report["clean"] and [(u["from_seq"], u["to_seq"], u["reason"]) for u in report["undone"]] == [
             (declared, last, "misread a die")]
 
-    def test_seeded_fight_rolls_with_the_right_seed(self, tmp_path):
+    def test_seeded_fight_rolls_with_the_right_seed(self, tmp_path: Path) -> None:
         """In a seeded fight `--seed HEX` rolls the fight's own dice (recorded as seeded; verify confirms them)."""
         log = set_up(tmp_path, "seeded")
         result = do(log, {"command": "roll_initiative"}, "--seed", SEED)
@@ -340,7 +342,7 @@ class TestDoHappyPaths:
         checked = omen("verify", str(log), "--seed", SEED, "--json")
         assert checked.exit_code == 0 and json.loads(checked.stdout)["seeded_dice"] == 2
 
-    def test_seeded_fight_takes_physical_faces_too(self, tmp_path):
+    def test_seeded_fight_takes_physical_faces_too(self, tmp_path: Path) -> None:
         """Without `--seed`, a seeded fight's command may carry physical faces, recorded as manual."""
         log = set_up(tmp_path, "seeded")
         played(log, INITIATIVE)
@@ -350,106 +352,106 @@ class TestDoHappyPaths:
 
 
 class TestDoRefusals:
-    def test_unknown_command_name(self, turn_log):
+    def test_unknown_command_name(self, turn_log: Path) -> None:
         """A command name that does not exist is refused naming the field and the name."""
         said = refused(turn_log, {"command": "fireball", "who": "kael"})
         assert "'fireball'" in said and "$.command" in said
 
-    def test_unknown_field_is_named(self, turn_log):
+    def test_unknown_field_is_named(self, turn_log: Path) -> None:
         """A field the command does not have is refused naming that field."""
         said = refused(turn_log, {"command": "end_turn", "who": "kael", "wait": True})
         assert "unknown field `wait`" in said
 
-    def test_unknown_field_in_toml_is_named(self, turn_log):
+    def test_unknown_field_in_toml_is_named(self, turn_log: Path) -> None:
         """The same in TOML."""
         assert "unknown field `wait`" in refused(turn_log, 'command = "end_turn"\nwho = "kael"\nwait = true')
 
-    def test_wrong_field_type_names_the_path(self, turn_log):
+    def test_wrong_field_type_names_the_path(self, turn_log: Path) -> None:
         """A field of the wrong type is refused naming its path."""
         assert "$.who" in refused(turn_log, {"command": "end_turn", "who": 5})
 
-    def test_combatant_not_in_the_fight(self, turn_log):
+    def test_combatant_not_in_the_fight(self, turn_log: Path) -> None:
         """A combatant the fight does not have is refused, listing those who joined."""
         said = refused(turn_log, {"command": "end_turn", "who": "brin"})
         assert "no combatant 'brin'" in said and "kael, vesh" in said
 
-    def test_not_this_combatants_turn(self, turn_log):
+    def test_not_this_combatants_turn(self, turn_log: Path) -> None:
         """Vesh cannot end Kael's turn, nor attack on it."""
         assert "it is kael's turn" in refused(turn_log, {"command": "end_turn", "who": "vesh"})
         assert "cannot attack" in refused(turn_log, {"command": "declare_attack", "attacker": "vesh",
                                                      "target": "kael", "dice": [1, 1, 1]})
 
-    def test_answer_by_the_wrong_defender(self, window_log):
+    def test_answer_by_the_wrong_defender(self, window_log: Path) -> None:
         """The Active Defense window is Vesh's: Kael's answer is refused naming the rule and whose it is."""
         said = refused(window_log, {"command": "answer_active_defense", "defender": "kael", "defense": "dodge",
                                     "dice": [3]})
         assert "[C8]" in said and "vesh's" in said
 
-    def test_a_defense_the_defender_cannot_make(self, window_log):
+    def test_a_defense_the_defender_cannot_make(self, window_log: Path) -> None:
         """Vesh has no shield: a Block is refused naming the rule."""
         said = refused(window_log, {"command": "answer_active_defense", "defender": "vesh", "defense": "block",
                                     "dice": [3]})
         assert "[C9]" in said and "shield" in said
 
-    def test_command_out_of_phase_in_setup(self, setup_log):
+    def test_command_out_of_phase_in_setup(self, setup_log: Path) -> None:
         """Ending a turn before initiative is refused naming the phase and what it allows."""
         said = refused(setup_log, {"command": "end_turn", "who": "kael"})
         assert "[phase]" in said and "setup phase" in said and "roll initiative" in said
 
-    def test_command_out_of_phase_in_the_rounds(self, turn_log):
+    def test_command_out_of_phase_in_the_rounds(self, turn_log: Path) -> None:
         """Rolling initiative again in the rounds is refused naming the phase."""
         said = refused(turn_log, {"command": "roll_initiative", "dice": [1, 1]})
         assert "[phase]" in said and "rounds phase" in said
 
-    def test_command_while_a_decision_waits_says_what_is_legal(self, window_log):
+    def test_command_while_a_decision_waits_says_what_is_legal(self, window_log: Path) -> None:
         """While Vesh's Active Defense waits, ending the turn is refused with what is legal now, in command words."""
         said = refused(window_log, {"command": "end_turn", "who": "kael"})
         assert "[lifecycle]" in said and "answer_active_defense by vesh" in said and "cancel_action" in said
 
-    def test_command_on_an_ended_fight(self, turn_log):
+    def test_command_on_an_ended_fight(self, turn_log: Path) -> None:
         """After end_fight, an attack is refused: the fight is over."""
         played(turn_log, {"command": "end_fight", "reason": "yielded", "side": "raiders"})
         assert "ended phase" in refused(turn_log, KAEL_ATTACKS)
 
-    def test_missing_faces_lists_the_dice_to_roll(self, setup_log):
+    def test_missing_faces_lists_the_dice_to_roll(self, setup_log: Path) -> None:
         """A roll with no faces is refused listing every die to roll, in C29 order."""
         said = refused(setup_log, {"command": "roll_initiative"})
         assert ("rolls 2 dice and 0 face(s) were given" in said
                 and "kael's initiative: check d6; vesh's initiative: check d8" in said)
 
-    def test_missing_faces_lists_the_dice_that_depend_on_the_faces(self, interrupt_log):
+    def test_missing_faces_lists_the_dice_that_depend_on_the_faces(self, interrupt_log: Path) -> None:
         """An Interrupt with no faces lists its own dice, then those of the attack it interrupts."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife"})
         assert ("vesh's hit: primary d8, fcs d6; kael's base defense: res d8; then, depending on the dice: "
                 "kael's hit: primary d8, fcs d6; vesh's base defense: res d6") in said
 
-    def test_partial_faces_list_every_die_still_to_roll(self, interrupt_log):
+    def test_partial_faces_list_every_die_still_to_roll(self, interrupt_log: Path) -> None:
         """With only the Interrupt's faces given, the refusal still names every die still to roll: the rolls the
         faces led to, up to Kael's hit that found none (5 dice), then Vesh's base defense, which depends on them."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
         assert "rolls 5 dice and 3 face(s) were given" in said and "kael's hit: primary d8, fcs d6" in said
         assert "then, depending on the dice: vesh's base defense" in said
 
-    def test_too_many_faces(self, setup_log):
+    def test_too_many_faces(self, setup_log: Path) -> None:
         """More faces than the command rolls is refused, saying how many too many."""
         said = refused(setup_log, {**INITIATIVE, "dice": [5, 2, 1]})
         assert "3 face(s) given, but this command rolls 2" in said and "1 face(s) too many" in said
 
-    def test_faces_for_a_command_that_rolls_nothing(self, turn_log):
+    def test_faces_for_a_command_that_rolls_nothing(self, turn_log: Path) -> None:
         """Faces given to a command that rolls no dice are refused."""
         assert "too many" in refused(turn_log, {"command": "end_turn", "who": "kael", "dice": [3]})
 
-    def test_face_outside_its_die(self, setup_log):
+    def test_face_outside_its_die(self, setup_log: Path) -> None:
         """A 9 on Vesh's d8 is refused naming the die; a 0 is refused by the command's schema."""
         assert "9 is not possible on a d8" in refused(setup_log, {**INITIATIVE, "dice": [5, 9]})
         assert "$.dice[1]" in refused(setup_log, {**INITIATIVE, "dice": [5, 0]})
 
     @pytest.mark.parametrize("command", ['{"command": ', 'command = ', '"end_turn"'])
-    def test_malformed_command(self, turn_log, command):
+    def test_malformed_command(self, turn_log: Path, command: str) -> None:
         """A command that is neither a JSON object nor a TOML table is refused as bad input."""
         assert "the command:" in refused(turn_log, command)
 
-    def test_command_and_file_both_or_neither(self, turn_log, tmp_path):
+    def test_command_and_file_both_or_neither(self, turn_log: Path, tmp_path: Path) -> None:
         """The command comes as an argument or with --file: both, or neither, is refused."""
         file = tmp_path / "end.json"
         file.write_text(json.dumps({"command": "end_turn", "who": "kael"}))
@@ -459,46 +461,46 @@ class TestDoRefusals:
         assert both.exit_code == neither.exit_code == 2 and "not both or neither" in text(both)
         assert files_in(tmp_path) == before
 
-    def test_missing_command_file(self, turn_log, tmp_path):
+    def test_missing_command_file(self, turn_log: Path, tmp_path: Path) -> None:
         """A --file that does not exist is refused naming it."""
         before = files_in(tmp_path)
         result = omen("do", str(turn_log), "--file", str(tmp_path / "nope.toml"))
         assert result.exit_code == 2 and "nope.toml" in text(result) and files_in(tmp_path) == before
 
-    def test_do_on_a_missing_log_creates_nothing(self, tmp_path):
+    def test_do_on_a_missing_log_creates_nothing(self, tmp_path: Path) -> None:
         """`omen do` on a log that does not exist exits 2 and creates nothing."""
         result = do(tmp_path / "missing.jsonl", {"command": "end_turn", "who": "kael"})
         assert result.exit_code == 2 and list(tmp_path.iterdir()) == []
 
-    def test_wrong_seed(self, tmp_path):
+    def test_wrong_seed(self, tmp_path: Path) -> None:
         """`--seed` that does not hash to the fight's commitment is refused; the log is untouched."""
         log = set_up(tmp_path, "seeded")
         said = refused(log, {"command": "roll_initiative"}, "--seed", "ff" * 32)
         assert "commitment" in said
 
-    def test_seed_not_hex_or_too_short(self, tmp_path):
+    def test_seed_not_hex_or_too_short(self, tmp_path: Path) -> None:
         """A `--seed` that is not hex, or too short to be a seed, is refused as bad input."""
         log = set_up(tmp_path, "seeded")
         assert "hex" in refused(log, {"command": "roll_initiative"}, "--seed", "xyz")
         assert "16 bytes" in refused(log, {"command": "roll_initiative"}, "--seed", "00ff")
 
-    def test_seeded_fight_without_seed_or_faces_lists_the_dice(self, tmp_path):
+    def test_seeded_fight_without_seed_or_faces_lists_the_dice(self, tmp_path: Path) -> None:
         """A seeded fight's roll with neither `--seed` nor faces is refused listing the dice to roll."""
         log = set_up(tmp_path, "seeded")
         assert "kael's initiative: check d6" in refused(log, {"command": "roll_initiative"})
 
-    def test_refusal_with_json_prints_no_json(self, window_log):
+    def test_refusal_with_json_prints_no_json(self, window_log: Path) -> None:
         """A refused command under `--json` prints nothing on stdout (a consumer reads the exit code and stderr)."""
         assert refused(window_log, {"command": "end_turn", "who": "kael"}, "--json").startswith("omen: error:")
 
-    def test_refusal_names_no_seq_beyond_the_log(self, setup_log):
+    def test_refusal_names_no_seq_beyond_the_log(self, setup_log: Path) -> None:
         """A refusal does not point at a seq the log does not have."""
         said = refused(setup_log, {"command": "end_turn", "who": "kael"})
         assert not any(int(seq) > 3 for seq in re.findall(r"seq (\d+)", said))
 
 
 class TestDoOutput:
-    def test_do_is_short_unless_asked_for_the_options(self, setup_log, tmp_path):
+    def test_do_is_short_unless_asked_for_the_options(self, setup_log: Path, tmp_path: Path) -> None:
         """`omen do` tells what happened, where the fight stands and the head, pointing at `omen status` for
         every option; `--options` lists them too."""
         short = do(setup_log, INITIATIVE)
@@ -508,14 +510,14 @@ class TestDoOutput:
         assert longer.exit_code == 0, longer.output
         assert "declare_attack" in text(longer) and "the GM:" in text(longer)
 
-    def test_missing_faces_in_a_seeded_fight_point_at_the_seed(self, tmp_path):
+    def test_missing_faces_in_a_seeded_fight_point_at_the_seed(self, tmp_path: Path) -> None:
         """In a seeded fight, a command given neither faces nor --seed is refused, and the message says that
         --seed would roll the fight's own dice."""
         log = set_up(tmp_path, "seeded")
         said = refused(log, INITIATIVE_WITHOUT_FACES)
         assert "--seed" in said and "kael's initiative" in said
 
-    def test_verify_of_a_manual_fight_mentions_no_seed(self, turn_log):
+    def test_verify_of_a_manual_fight_mentions_no_seed(self, turn_log: Path) -> None:
         """`omen verify` of a fight with no seeded dice says so, instead of a seed that was never revealed."""
         result = omen("verify", str(turn_log))
         assert result.exit_code == 0, result.output
@@ -525,7 +527,7 @@ class TestDoOutput:
 class TestRevealMidFight:
     NEXT = "ff" * 32
 
-    def test_a_reveal_in_a_fight_that_goes_on_commits_to_the_next_seed_given(self, tmp_path):
+    def test_a_reveal_in_a_fight_that_goes_on_commits_to_the_next_seed_given(self, tmp_path: Path) -> None:
         """C42: `omen do reveal_seed --seed S --next-seed N` in a fight that goes on reveals S and commits to N in
         the same command; the fight's dice then roll from N (`--seed N`), and --seed S no longer fits."""
         log = set_up(tmp_path, dice="seeded")
@@ -539,7 +541,7 @@ class TestRevealMidFight:
         assert do(log, check, "--seed", SEED).exit_code == 2
         assert do(log, check, "--seed", self.NEXT).exit_code == 0
 
-    def test_a_fresh_seed_made_for_you_is_said_once_on_standard_error(self, tmp_path):
+    def test_a_fresh_seed_made_for_you_is_said_once_on_standard_error(self, tmp_path: Path) -> None:
         """C42: without --next-seed, omen do makes the fresh seed and says it once, with what to do with it; with
         it, the fight rolls on and verifies."""
         log = set_up(tmp_path, dice="seeded")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(BASH is None, reason="bash is not available to r
 runner = CliRunner()
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
@@ -46,7 +46,7 @@ def fight(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Complete
     return run_script(work), work / "ford.jsonl"
 
 
-def test_script_plays_the_fight_and_exits_0(fight):
+def test_script_plays_the_fight_and_exits_0(fight: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """The script exits 0, echoing each step as the command a GM would type, the refused dice-less command too."""
     done, _log = fight
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
@@ -58,7 +58,7 @@ def test_script_plays_the_fight_and_exits_0(fight):
     assert "this command rolls 3 dice and 0 face(s) were given" in " ".join(done.stderr.split())
 
 
-def test_final_log_verifies_clean(fight):
+def test_final_log_verifies_clean(fight: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """`omen verify --json` finds the log clean, its head the last line's."""
     _done, log = fight
     result = omen("verify", str(log), "--json")
@@ -68,7 +68,7 @@ def test_final_log_verifies_clean(fight):
     assert report["head"] == {"seq": last["seq"], "hash": last["hash"]}
 
 
-def test_the_undo_is_in_the_log(fight):
+def test_the_undo_is_in_the_log(fight: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """The misread die's undo is recorded (the voided events stay in the log) and verify lists it."""
     _done, log = fight
     events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
@@ -79,7 +79,7 @@ def test_the_undo_is_in_the_log(fight):
     assert [u["reason"] for u in report["undone"]] == ["misread Vesh's d8: it showed a 3"]
 
 
-def test_the_fight_ended(fight):
+def test_the_fight_ended(fight: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """`omen replay --json` shows the fight ended: the raiders defeated, Vesh at 0 HP."""
     _done, log = fight
     result = omen("replay", str(log), "--json")
@@ -90,7 +90,7 @@ def test_the_fight_ended(fight):
     assert standing["vesh"] == (0, {"Dying": 1}) and standing["kael"][0] > 0
 
 
-def test_script_refuses_to_overwrite_a_log(tmp_path):
+def test_script_refuses_to_overwrite_a_log(tmp_path: Path) -> None:
     """Run where its log already exists, the script stops (exit 2) and leaves the log alone."""
     log = tmp_path / "ford.jsonl"
     log.write_text("mine\n")

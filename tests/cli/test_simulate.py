@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
 from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel
@@ -18,12 +18,12 @@ SEED = "c0ffee" * 6
 runner = CliRunner()
 
 
-def omen(*args: str):
+def omen(*args: object) -> Result:
     return runner.invoke(app, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")
-def ember_run(tmp_path_factory) -> Path:
+def ember_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """200 Ember Ford fights on 2 local processes, the raiders cautious, written to run.json."""
     where = tmp_path_factory.mktemp("run")
     result = omen("simulate", EMBER_FORD_2V2, "--fights", 200, "--workers", 2, "--seed", SEED, "--policy",
@@ -33,7 +33,7 @@ def ember_run(tmp_path_factory) -> Path:
 
 
 class TestARun:
-    def test_the_text_says_who_wins_with_intervals_and_where_the_run_is(self, ember_run):
+    def test_the_text_says_who_wins_with_intervals_and_where_the_run_is(self, ember_run: Path) -> None:
         """The text gives each side's win rate with its 95 % interval, the rounds, every combatant, and where the
         run was saved with the command that plays a fight again."""
         result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--workers", 1, "--seed", SEED, "--out",
@@ -43,7 +43,8 @@ class TestARun:
         assert "wardens (aggressive) win" in said and "(95 %:" in said and "rounds" in said
         assert "Kael Arden" in said and "Run saved to" in said and "--replay" in said
 
-    def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run, tmp_path):
+    def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
+                                                                            tmp_path: Path) -> None:
         """--json prints the run (manifest, summary, records, timing), as written to --out, valid against
         docs/schema/simulation.schema.json; the manifest records the seed, the policies and the fights."""
         import jsonschema
@@ -59,7 +60,8 @@ class TestARun:
         assert (m["seed"], m["fights"], m["policies"]) == (SEED, 30, {"wardens": "aggressive", "raiders": "aggressive"})
         assert len(printed["encounters"][0]["records"]) == 30
 
-    def test_five_random_fights_played_again_verify_with_the_recorded_winner_and_rounds(self, ember_run, tmp_path):
+    def test_five_random_fights_played_again_verify_with_the_recorded_winner_and_rounds(self, ember_run: Path,
+                                                                                        tmp_path: Path) -> None:
         """Five fights of the run, chosen at random, each played again by index into its own log: `omen verify`
         finds every event, number and seeded die right, and each has the winner and rounds the run recorded."""
         recorded = json.loads(ember_run.read_text())["encounters"][0]["records"]
@@ -77,7 +79,7 @@ class TestARun:
                      if '"fight_ended"' in line)
             assert ended["side"] == rec["defeated"] and {"wardens", "raiders"} - {ended["side"]} == {rec["winner"]}
 
-    def test_a_fight_played_again_twice_is_the_same_log(self, ember_run, tmp_path):
+    def test_a_fight_played_again_twice_is_the_same_log(self, ember_run: Path, tmp_path: Path) -> None:
         """Fight 3 played again into two logs gives the same events, line for line (the clock is the run's start,
         the dice and the policies' choices derived from the run's seed)."""
         logs = [tmp_path / f"{i}.jsonl" for i in (1, 2)]
@@ -87,7 +89,7 @@ class TestARun:
         assert events[0] == events[1] and len(events[0]) > 50
         assert logs[0].read_bytes() == logs[1].read_bytes()
 
-    def test_a_policy_from_a_file_plays_on_a_pool(self, tmp_path):
+    def test_a_policy_from_a_file_plays_on_a_pool(self, tmp_path: Path) -> None:
         """The documented example policy, given as its file, plays the wardens on 2 processes."""
         policy = f"wardens={ROOT}/examples/policies/hold_the_line.py:HoldTheLine"
         result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--workers", 2, "--policy", policy, "--json",
@@ -109,7 +111,8 @@ class TestBadInput:
         (("--dask", "local:0"), "local:N needs a number of workers"),
         (("--log", "x.jsonl"), "go with --replay"),
     ])
-    def test_is_refused_with_exit_2(self, tmp_path, args, said):
+    def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[()] | tuple[str, int, str, float] | tuple[str,
+                                    int] | tuple[str, str], said: str) -> None:
         """Each mistake is one line on standard error saying what is wrong, exit 2, and nothing written."""
         duel = mirror_duel(tmp_path)
         given = args if args == () else (duel, *args)
@@ -118,14 +121,14 @@ class TestBadInput:
         assert said in " ".join(result.output.split())
         assert not (tmp_path / "run.json").exists()
 
-    def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path):
+    def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path: Path) -> None:
         """A scenario that scripts the fight is refused naming the file, the line and the command."""
         path = tmp_path / "e.toml"
         path.write_text(mirror_duel(tmp_path).read_text() + '\n[[commands]]\ncommand = "end_turn"\nwho = "ash"\n')
         result = omen("simulate", path, "--fights", 3)
         assert result.exit_code == 2 and "e.toml:" in result.output and "only set the fight up" in result.output
 
-    def test_replay_needs_a_log_and_a_free_one(self, ember_run, tmp_path):
+    def test_replay_needs_a_log_and_a_free_one(self, ember_run: Path, tmp_path: Path) -> None:
         """--replay without --log, or into a log that already holds that fight, is refused (exit 2)."""
         assert "needs --log" in omen("simulate", "--replay", ember_run, 1).output
         log = tmp_path / "f.jsonl"
@@ -133,19 +136,19 @@ class TestBadInput:
         again = omen("simulate", "--replay", ember_run, 1, "--log", log)
         assert again.exit_code == 2 and "already holds fight 'sim-1'" in again.output
 
-    def test_replay_of_an_index_outside_the_run(self, ember_run, tmp_path):
+    def test_replay_of_an_index_outside_the_run(self, ember_run: Path, tmp_path: Path) -> None:
         """A fight the run does not have is refused naming its range."""
         result = omen("simulate", "--replay", ember_run, 200, "--log", tmp_path / "f.jsonl")
         assert result.exit_code == 2 and "fights 0 to 199, not 200" in result.output
 
-    def test_an_unreachable_dask_scheduler_is_said(self, tmp_path):
+    def test_an_unreachable_dask_scheduler_is_said(self, tmp_path: Path) -> None:
         """--dask at an address where no scheduler listens: exit 2 saying it cannot reach it."""
         result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--dask", "tcp://127.0.0.1:9")
         assert result.exit_code == 2 and "cannot reach the Dask scheduler" in result.output
 
 
 class TestACompare:
-    def test_a_comparison_plays_both_on_the_same_seeds_and_either_fight_again(self, tmp_path):
+    def test_a_comparison_plays_both_on_the_same_seeds_and_either_fight_again(self, tmp_path: Path) -> None:
         """--compare A B runs fight i of each from the same seed: where B is A (the same sheets) every record is
         the same and every difference 0, paired and tight; --replay needs --encounter A or B, and plays that one."""
         a = mirror_duel(tmp_path, name="a")
@@ -191,7 +194,7 @@ def _on_a_terminal(*args: str) -> tuple[str, str]:
 
 
 class TestTheProgressBar:
-    def test_a_terminal_shows_the_fights_done_the_rate_and_the_widest_interval(self, tmp_path):
+    def test_a_terminal_shows_the_fights_done_the_rate_and_the_widest_interval(self, tmp_path: Path) -> None:
         """On a terminal the run shows a progress bar on standard error (fights done of the total, fights per
         second, the widest interval); with --json, none: standard error stays empty and standard output is JSON."""
         duel = mirror_duel(tmp_path)
@@ -204,7 +207,8 @@ class TestTheProgressBar:
 
 
 class TestTheDocs:
-    def test_the_worked_examples_of_docs_simulate_are_what_omen_prints(self, tmp_path, monkeypatch):
+    def test_the_worked_examples_of_docs_simulate_are_what_omen_prints(self, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
         """docs/simulate.md's worked example and its comparison, run as written (from the repository's root, on
         2 processes): every line the page quotes from their output is printed (words and numbers), and the
         conclusions it draws from them stand."""

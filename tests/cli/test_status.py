@@ -57,7 +57,8 @@ def points(lines: list[bytes]) -> dict[str, int]:
     return found
 
 
-def test_the_short_status_fits_in_25_lines_and_its_next_commands_run_as_printed(demo, tmp_path):
+def test_the_short_status_fits_in_25_lines_and_its_next_commands_run_as_printed(demo: list[bytes],
+                                                                                tmp_path: Path) -> None:
     """At each of five points of the demo, ``omen status`` prints at most 25 lines: where the fight is (the round
     and whose turn, or that it is over), what is awaited, each combatant in one line (HP, Will, Bonus Actions), a
     ``next:`` line and the head; every ``omen do`` line under ``next:``, pasted into a shell as printed in the
@@ -91,7 +92,7 @@ def test_the_short_status_fits_in_25_lines_and_its_next_commands_run_as_printed(
             assert ran.returncode == 0, (name, command, ran.stdout + ran.stderr)
 
 
-def test_an_open_decision_lists_its_answers_and_a_manual_fight_names_the_faces(tmp_path):
+def test_an_open_decision_lists_its_answers_and_a_manual_fight_names_the_faces(tmp_path: Path) -> None:
     """In a manual-dice fight the next: commands that roll dice say which faces they need (they cannot run without
     the table's dice) and never a seed; --json is the options unchanged; --all lists every offer."""
     scenario = tmp_path / "duel.toml"
@@ -108,7 +109,7 @@ def test_an_open_decision_lists_its_answers_and_a_manual_fight_names_the_faces(t
     assert "the GM" in every and "roll_initiative" in every and "{'" not in every
 
 
-def test_a_seed_given_is_checked_and_used_and_the_published_one_is_known(demo, tmp_path):
+def test_a_seed_given_is_checked_and_used_and_the_published_one_is_known(demo: list[bytes], tmp_path: Path) -> None:
     """A wrong --seed is refused (exit 2, naming the commitment); OMEN_SEED is used and never printed; the demo's
     published seeds are recognised by their commitments, another is not."""
     (tmp_path / "fight.jsonl").write_bytes(b"".join(demo[:34]))  # seq 34 ends a batch

@@ -23,6 +23,7 @@ exceeds the RES face. Vesh's base defense without armor is RES face + 1.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
@@ -58,9 +59,11 @@ from omen_core.events import (
     HitDetermined,
     ResourceChanged,
     RoutingWindowOpened,
+    WeaponDrawn,
 )
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
-from tests.sheets import sheet
+from omen_core.rules.attack import ActiveDefense
+from tests.fights import as_, assert_legal_order, assert_replays, last, new_fight, payloads, present, scripted
+from tests.sheets import attributes, sheet
 
 # -- gear -------------------------------------------------------------------------------------
 
@@ -88,17 +91,17 @@ def fighter(cid: str, side: str, attrs: dict[str, tuple[int, int]], *, hp: int =
             training: Training = Training(), resistances: dict[str, int] | None = None,
             features: Features = Features(), incoming: IncomingDamage = IncomingDamage()) -> CombatantSheet:
     """A test sheet (tests/sheets.py) with gear, training, resistances, features and incoming damage."""
-    return replace(sheet(cid, side=side, hp=hp, will=will, **attrs), weapons=weapons, armor=armor,
+    return replace(sheet(cid, side=side, hp=hp, will=will), attributes=attributes(attrs), weapons=weapons, armor=armor,
                    shield=shield, training=training, resistances=resistances or {}, features=features,
                    incoming_damage=incoming)
 
 
-def kael(*, weapons: tuple[Weapon, ...] = (SWORD,), **kw) -> CombatantSheet:
+def kael(*, weapons: tuple[Weapon, ...] = (SWORD,), **kw: Any) -> CombatantSheet:
     """The attacker: STR d8+2, AGI d10+3, INT d12+4, RES d6+0, FCS d4+1, a sword in hand."""
     return fighter("kael", "heroes", KAEL_ATTRS, weapons=weapons, **kw)
 
 
-def vesh(**kw) -> CombatantSheet:
+def vesh(**kw: Any) -> CombatantSheet:
     """The defender: STR d8+1, AGI d10+2, INT d4+0, RES d6+1, FCS d4+0, 20 HP, 10 Will, no gear by default."""
     return fighter("vesh", "raiders", VESH_ATTRS, **kw)
 
@@ -126,7 +129,7 @@ def play() -> Iterator[Play]:
     for fight, spare in made:
         assert_replays(fight)
         assert_legal_order(fight.events)
-        assert fight.dice.remaining == spare, "scripted dice not consumed as C29 expects"
+        assert scripted(fight).remaining == spare, "scripted dice not consumed as C29 expects"
 
 
 def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
@@ -137,11 +140,11 @@ def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
 
 def refused(fight: Fight, command: Callable[[], object], rule: str) -> RuleViolation:
     """The command raises RuleViolation naming ``rule``; the log, its version and the dice are untouched."""
-    before, version, remaining = fight.events, fight.version, fight.dice.remaining
+    before, version, remaining = fight.events, fight.version, scripted(fight).remaining
     with pytest.raises(RuleViolation) as info:
         command()
     assert info.value.rule == rule
-    assert fight.events == before and fight.version == version and fight.dice.remaining == remaining
+    assert fight.events == before and fight.version == version and scripted(fight).remaining == remaining
     return info.value
 
 
@@ -168,7 +171,7 @@ def steps(fight: Fight) -> list[tuple[str, int, int]]:
 
 
 class TestWorkedExample:
-    def test_worked_melee_example_step_by_step(self, play):
+    def test_worked_melee_example_step_by_step(self, play: Play) -> None:
         """combat.txt §Resolving an Attack: hit 13 vs base 6, Dodge +5 makes 11, still a hit; 12 damage - 1 - 2 = 9."""
         # 1-2. STR d8 6 + FCS d4 3 + STR 2 + sword 1 + training 1 = 13 (FCS bonus not in the hit, C5).
         # 3. RES d6 3 + Defense Rating (RES 1 + mundane armor 2 vs slashing) = 6.
@@ -187,7 +190,7 @@ class TestWorkedExample:
                                 ("active_defense", "vesh", (("active", 10, 3),))]
         hit = last(fight, HitDetermined)
         assert (hit.attack.total, hit.attack.attribute) == (13, "STR")
-        assert (hit.defense.defense_rating, hit.defense.base, hit.defense.active.amount, hit.defense.total) \
+        assert (hit.defense.defense_rating, hit.defense.base, present(hit.defense.active).amount, hit.defense.total) \
             == (3, 6, 5, 11)
         assert (hit.hit, hit.crit) == (True, False)
         dealt = last(fight, DamageResolved)
@@ -204,7 +207,7 @@ class TestWorkedExample:
 
 
 class TestPrimaryAttribute:
-    def test_finesse_weapon_rolls_agi(self, play):
+    def test_finesse_weapon_rolls_agi(self, play: Play) -> None:
         """C4: a finesse rapier rolls AGI (d10): hit 5+2+AGI 3 = 10 vs 4+1 = 5; damage 5+3+WD 3 = 11, HP 9."""
         fight = duel(play, [5, 2, 4], attacker=kael(weapons=(RAPIER,)))
         fight.attack("kael", "vesh")
@@ -214,7 +217,7 @@ class TestPrimaryAttribute:
         assert (hit.attack.attribute, hit.attack.attribute_bonus, hit.attack.total) == ("AGI", 3, 10)
         assert (last(fight, DamageResolved).terms.raw, hp(fight)) == (11, 9)
 
-    def test_spell_attack_ignores_mundane_armor(self, play):
+    def test_spell_attack_ignores_mundane_armor(self, play: Play) -> None:
         """C4, C11, C13: a spell rolls INT (d12); mundane armor 3 adds nothing to Defense Rating nor reduction."""
         # Hit: INT d12 7 + FCS 1 + INT 4 = 12. Defense Rating = RES 1 (armor does not apply) -> base 2 + 1 = 3.
         # Damage 7 + INT 4 + WD 2 = 13 piercing (physical, but a spell): armor 0 -> 13. HP 20 -> 7.
@@ -230,7 +233,7 @@ class TestPrimaryAttribute:
         assert steps(fight)[2] == ("armor", 0, 13)
         assert (last(fight, DamageResolved).final, hp(fight)) == (13, 7)
 
-    def test_spell_attack_meets_magical_armor(self, play):
+    def test_spell_attack_meets_magical_armor(self, play: Play) -> None:
         """C11, C13: magical armor 3 applies to a spell: Defense Rating 1+3 = 4 (base 6), damage 13 - 3 = 10."""
         fight = duel(play, [7, 1, 2], attacker=kael(weapons=(SHARD,)),
                      defender=vesh(armor=Armor(rating=3, magical=True)))
@@ -242,7 +245,7 @@ class TestPrimaryAttribute:
         assert steps(fight)[2] == ("armor", 3, 10)
         assert (last(fight, DamageResolved).final, hp(fight)) == (10, 10)
 
-    def test_ranged_weapon_rolls_str(self, play):
+    def test_ranged_weapon_rolls_str(self, play: Play) -> None:
         """C4: a bow rolls STR (d8): hit 6+2+STR 2+bow 1 = 11 vs 2+1 = 3; damage 6+2+WD 3 = 11, HP 9."""
         fight = duel(play, [6, 2, 2], attacker=kael(weapons=(BOW,)))
         fight.attack("kael", "vesh")
@@ -253,7 +256,7 @@ class TestPrimaryAttribute:
         assert (hit.attack.attribute, hit.attack.total, hit.crit) == ("STR", 11, False)
         assert (last(fight, DamageResolved).terms.raw, hp(fight)) == (11, 9)
 
-    def test_unarmed_deals_the_raw_str_die_as_crushing(self, play):
+    def test_unarmed_deals_the_raw_str_die_as_crushing(self, play: Play) -> None:
         """C12, §Unarmed Attacks: unarmed hit 5+1+STR 2 = 8 vs 4+1+armor 1 = 6; damage is the raw die 5 (no bonus, no
         WD) - 1 = 4."""
         fight = duel(play, [5, 1, 4], defender=vesh(armor=Armor(rating=1)))
@@ -267,7 +270,7 @@ class TestPrimaryAttribute:
         assert (terms.dice, terms.primary_bonus, terms.crit_bonus, terms.weapon_damage, terms.raw) == (5, 0, 0, 0, 5)
         assert (dealt.damage_type, dealt.final, hp(fight)) == ("crushing", 4, 16)
 
-    def test_unarmed_crit_adds_one_str_bonus(self, play):
+    def test_unarmed_crit_adds_one_str_bonus(self, play: Play) -> None:
         """C12, §Unarmed Attacks: unarmed crit (FCS 4+1 = 5 > RES 1+1 = 2): damage 5 + one STR bonus 2 = 7, - armor 1
         = 6."""
         fight = duel(play, [5, 4, 1], defender=vesh(armor=Armor(rating=1)))
@@ -295,8 +298,10 @@ class TestActiveDefense:
             # Block: RES d6 6 + RES 1 + Block Rating 2 = 9; total 12; 12 > 12 fails (tie).
             ("block", vesh(shield=BUCKLER), 6, "RES", 6, 1, 2, False, 20),
         ], ids=["dodge", "parry-str", "parry-finesse", "block"])
-    def test_active_defense_adds_die_bonus_and_rating(self, play, defense, defender, face, attribute, sides,
-                                                      bonus, rating, hit, hp_after):
+    def test_active_defense_adds_die_bonus_and_rating(self, play: Play, defense: ActiveDefense,
+                                                      defender: CombatantSheet, face: int,
+                                                      attribute: str, sides: int,
+                                                      bonus: int, rating: int, hit: bool, hp_after: int) -> None:
         """§Active Defense: hit 8+1+3 = 12 vs base 2+1 = 3; the defense adds die + bonus + rating and costs 1 BA."""
         fight = duel(play, [8, 1, 2, face], defender=defender)
         fight.attack("kael", "vesh")
@@ -307,21 +312,21 @@ class TestActiveDefense:
         assert (paid.who, paid.resource, paid.amount) == ("vesh", "bonus_action", 1)
         assert bonus_actions(fight) == 1
         determined = last(fight, HitDetermined)
-        active = determined.defense.active
+        active = present(determined.defense.active)
         amount = face + bonus + rating
         assert (active.defense, active.attribute, active.die, active.attribute_bonus, active.rating, active.amount) \
             == (defense, attribute, face, bonus, rating, amount)
         assert (determined.attack.total, determined.defense.total, determined.hit) == (12, 3 + amount, hit)
         assert hp(fight) == hp_after
 
-    def test_parry_records_the_weapon(self, play):
+    def test_parry_records_the_weapon(self, play: Play) -> None:
         """C9: a Parry names the wielded weapon whose attribute and Parry Rating it uses."""
         fight = duel(play, [8, 1, 2, 7], defender=vesh(weapons=(AXE,)))
         fight.attack("kael", "vesh")
         fight.defend("vesh", "parry")
         assert last(fight, ActiveDefenseChosen).weapon == "axe"
 
-    def test_declining_spends_nothing(self, play):
+    def test_declining_spends_nothing(self, play: Play) -> None:
         """C8: declining records ActiveDefenseDeclined, rolls no die, keeps 2 BA; 12 > 3 hits for 14, HP 6."""
         fight = duel(play, [8, 1, 2])
         fight.attack("kael", "vesh")
@@ -359,7 +364,8 @@ class TestEligibility:
             "melee-spell-magical-shield", "melee-spell-magical-both", "ranged", "ranged-veteran",
             "ranged-spell-magical-shield-only", "ranged-spell-veteran-only", "ranged-spell-magical-and-veteran",
             "prone-melee", "prone-ranged-veteran"])
-    def test_window_lists_the_eligible_defenses(self, play, weapon, kit, prone, eligible):
+    def test_window_lists_the_eligible_defenses(self, play: Play, weapon: Weapon | None, kit: dict[str, Any],
+                                                prone: bool, eligible: tuple[str, ...]) -> None:
         """§Which Defenses Apply, C9: the opened window's ``eligible`` tuple follows the table row."""
         # STR d8 6 + FCS 1 + 2 + weapon (sword/bow +1) >= 9 (INT 6 + 1 + 4 = 11 for spells),
         # plus 4 or -2 against a prone target; all beat the base defense 1 + 1 = 2.
@@ -388,7 +394,8 @@ class TestEligibility:
     ], ids=["melee-spell-parry-mundane-weapon", "melee-spell-block-mundane-shield", "ranged-parry",
             "ranged-block-no-veteran", "ranged-spell-block-no-veteran", "ranged-spell-block-mundane-shield",
             "ranged-spell-parry", "prone-dodge", "block-without-shield", "parry-without-weapon"])
-    def test_forbidden_defense_is_refused_and_logs_nothing(self, play, weapon, kit, prone, defense):
+    def test_forbidden_defense_is_refused_and_logs_nothing(self, play: Play, weapon: Weapon, kit: dict[str, Any],
+                                                           prone: bool, defense: ActiveDefense) -> None:
         """C9: a defense the table forbids raises RuleViolation('C9'); log, version and dice are unchanged."""
         fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(weapon,)), defender=vesh(**kit), spare=1)
         if prone:
@@ -404,7 +411,7 @@ class TestEligibility:
 
 
 class TestWindowSkipped:
-    def test_skipped_when_the_attack_does_not_beat_base_defense(self, play):
+    def test_skipped_when_the_attack_does_not_beat_base_defense(self, play: Play) -> None:
         """C8: hit 1+1+3 = 5 vs base 6+1 = 7: no window (nothing to defend against), a miss, HP unchanged."""
         fight = duel(play, [1, 1, 6], defender=vesh(weapons=(AXE,), shield=BUCKLER))
         fight.attack("kael", "vesh")
@@ -416,7 +423,7 @@ class TestWindowSkipped:
         assert (hp(fight), bonus_actions(fight)) == (20, 2)
 
     @pytest.mark.parametrize("condition", ["Incapacitated", "Paralysed"])
-    def test_helpless_defender_rolls_no_res_die(self, play, condition):
+    def test_helpless_defender_rolls_no_res_die(self, play: Play, condition: str) -> None:
         """C10: no RES die (the spare stays unused); base = Defense Rating 1+2 = 3; crit FCS 1+1 = 2 > RES bonus 1."""
         # Hit: 2 + 1 + 3 = 6 > 3. Had a RES die been rolled (the spare 6), 2 vs 6+1 = 7 would be no crit.
         # Crit damage: 2 + STR 2 + crit 2 + WD 4 = 10, - mundane armor 2 = 8; HP 20 -> 12.
@@ -433,7 +440,7 @@ class TestWindowSkipped:
         assert (determined.hit, determined.crit) == (True, True)
         assert (last(fight, DamageResolved).terms.raw, hp(fight)) == (10, 12)
 
-    def test_skipped_when_no_bonus_action_is_left(self, play):
+    def test_skipped_when_no_bonus_action_is_left(self, play: Play) -> None:
         """C8, C20: two Dodges spend both Bonus Actions; the third attack's window is skipped and it hits for 14."""
         # Each attack: 8 + 1 + 3 = 12 vs base 2 + 1 = 3. Dodge: 10 + 2 = 12, total 15: a miss (twice).
         fight = duel(play, [8, 1, 2, 10, 8, 1, 2, 10, 8, 1, 2])
@@ -446,7 +453,7 @@ class TestWindowSkipped:
         assert "no Bonus Action left" in last(fight, ActiveDefenseWindowSkipped).reason
         assert (last(fight, HitDetermined).hit, hp(fight)) == (True, 6)
 
-    def test_skipped_when_no_defense_is_eligible(self, play):
+    def test_skipped_when_no_defense_is_eligible(self, play: Play) -> None:
         """C8, C9: a prone defender without weapon or shield has no eligible defense; 1+1+3+4 = 9 > 2 hits for 7."""
         fight = duel(play, [1, 1, 1])
         fight.apply_condition("vesh", "Prone")
@@ -459,7 +466,7 @@ class TestWindowSkipped:
 
 
 class TestHitAndCrit:
-    def test_tie_is_a_miss(self, play):
+    def test_tie_is_a_miss(self, play: Play) -> None:
         """§Hit Determination: 4+1+3 = 8 against base 6 + (RES 1 + armor 1) = 8: the defender wins the tie."""
         fight = duel(play, [4, 1, 6], defender=vesh(armor=Armor(rating=1)))
         fight.attack("kael", "vesh")
@@ -467,7 +474,7 @@ class TestHitAndCrit:
         assert (determined.attack.total, determined.defense.total, determined.hit) == (8, 8, False)
         assert not [e for e in payloads(fight) if isinstance(e, DamageResolved)] and hp(fight) == 20
 
-    def test_crit_tie_is_no_crit(self, play):
+    def test_crit_tie_is_no_crit(self, play: Play) -> None:
         """C7: a crit tie (FCS 3+1 = 4 vs RES 3+1 = 4) is no crit: damage 6+2+4 = 12, no extra bonus; HP 8."""
         fight = duel(play, [6, 3, 3])
         fight.attack("kael", "vesh")
@@ -477,7 +484,7 @@ class TestHitAndCrit:
         assert (crit.fcs_portion, crit.res_portion, crit.exceeds, determined.crit) == (4, 4, False, False)
         assert (determined.hit, last(fight, DamageResolved).terms.crit_bonus, hp(fight)) == (True, 0, 8)
 
-    def test_crit_turned_into_a_miss_by_active_defense_has_no_effect(self, play):
+    def test_crit_turned_into_a_miss_by_active_defense_has_no_effect(self, play: Play) -> None:
         """C7: FCS 4+1 = 5 > RES 1+1 = 2, but Dodge 10+2 lifts 2 to 14 >= 13: a miss, no crit, no on_crit."""
         fight = duel(play, [6, 4, 1, 10])
         fight.attack("kael", "vesh", branches=Branches(on_crit=(ApplyCondition(condition="Prone"),)))
@@ -488,7 +495,7 @@ class TestHitAndCrit:
         assert not [e for e in payloads(fight) if isinstance(e, (DamageResolved, ConditionApplied))]
         assert hp(fight) == 20 and not fight.state.combatants["vesh"].prone
 
-    def test_crit_doubles_only_the_primary_bonus(self, play):
+    def test_crit_doubles_only_the_primary_bonus(self, play: Play) -> None:
         """C12: crit damage = die 6 + STR 2 + extra STR 2 + WD 4 + modifier 1 = 15 (die, WD, modifier not doubled)."""
         fight = duel(play, [6, 4, 1])
         fight.attack("kael", "vesh", damage_modifiers=(Modifier(source="whetstone", value=1),))
@@ -502,7 +509,8 @@ class TestHitAndCrit:
         (1, [3, 5], 12, 14),     # hit 3+5 + FCS 1 + 3 = 12; damage (3+5) + 2 + 4 = 14
         (2, [3, 5, 2], 14, 16),  # hit 3+5+2 + 1 + 3 = 14; damage (3+5+2) + 2 + 4 = 16
     ], ids=["one-extra", "two-extra"])
-    def test_several_primary_dice_sum_into_hit_and_damage(self, play, extra, primary, hit_total, raw):
+    def test_several_primary_dice_sum_into_hit_and_damage(self, play: Play, extra: int, primary: list[int],
+                                                          hit_total: int, raw: int) -> None:
         """C6: extra primary dice are rolled first (C29) and damage uses their sum; base 2+1 = 3, no crit (1 < 2)."""
         fight = duel(play, [*primary, 1, 2], attacker=kael(features=Features(extra_primary_dice=extra)))
         fight.attack("kael", "vesh")
@@ -514,7 +522,7 @@ class TestHitAndCrit:
         assert (last(fight, DamageResolved).terms.dice, last(fight, DamageResolved).terms.raw) == (sum(primary), raw)
         assert hp(fight) == 20 - raw
 
-    def test_brute_rage_dice_are_rolled_last_and_added(self, play):
+    def test_brute_rage_dice_are_rolled_last_and_added(self, play: Play) -> None:
         """C12, C29, §Dice-Pool and Result-Routing Modifiers: rage 2d6 rolled after the Dodge die: damage 6+2+4 +
         rage 3+5 = 20; HP 30 -> 10."""
         # Hit 6+1+3 = 10 vs base 2+1 = 3; Dodge 1+2 = 3, total 6: hit. No crit (1 < 2).
@@ -533,7 +541,7 @@ class TestHitAndCrit:
         (2, 1, 7),        # the Unseen attack's second FCS die (1): 1 + 2 + 4 = 7
         (None, 2, 8),     # no routing: the primary die 2: 2 + 2 + 4 = 8
     ], ids=["route-fcs-die", "route-unseen-die", "keep-primary"])
-    def test_rogue_routes_a_die_to_damage(self, play, route, dice, raw):
+    def test_rogue_routes_a_die_to_damage(self, play: Play, route: int | None, dice: int, raw: int) -> None:
         """C12, C27, §Dice-Pool and Result-Routing Modifiers (docs/rulings.md: "Rogue (unseen expansion)"): after an
         Unseen hit (2 + 3 + 1 + 3 = 9 vs 4 + 1 = 5; crit (3 + 1) + 1 = 5 vs 5, no) the Rogue picks which rolled
         die feeds damage."""
@@ -550,7 +558,7 @@ class TestHitAndCrit:
         terms = last(fight, DamageResolved).terms
         assert (terms.routed_die, terms.dice, terms.raw, hp(fight)) == (route, dice, raw, 20 - raw)
 
-    def test_rogue_gets_no_routing_window_when_seen(self, play):
+    def test_rogue_gets_no_routing_window_when_seen(self, play: Play) -> None:
         """C12, §Dice-Pool and Result-Routing Modifiers, docs/rulings.md: routing is the Unseen attack's expansion: a
         seen Rogue's hit (2 + 4 + 3 = 9 vs 4 + 1 = 5, crit 5 vs 5 no) deals its primary die at once: 2 + 2 + 4 =
         8."""
@@ -561,7 +569,7 @@ class TestHitAndCrit:
         assert not [e for e in payloads(fight) if isinstance(e, RoutingWindowOpened)]
         assert (last(fight, DamageResolved).terms.raw, hp(fight)) == (8, 12)
 
-    def test_rogue_gets_no_routing_window_on_a_miss(self, play):
+    def test_rogue_gets_no_routing_window_on_a_miss(self, play: Play) -> None:
         """C12: routing feeds damage, so a miss (1+1+3 = 5 vs 6+1 = 7) opens no routing window."""
         fight = duel(play, [1, 1, 6], attacker=kael(features=Features(rogue_routing=True)))
         fight.attack("kael", "vesh")
@@ -575,28 +583,28 @@ class TestHitAndCrit:
 class TestMitigation:
     """Kael's sword hits 6+1+3 = 10 for 6 + 2 + 4 = 12 raw slashing (torch: 12 raw fire); Vesh declines."""
 
-    def hit_for_12(self, play, weapon: Weapon = SWORD, **defender) -> Fight:
+    def hit_for_12(self, play: Play, weapon: Weapon = SWORD, **defender: Any) -> Fight:
         fight = duel(play, [6, 1, 1], attacker=kael(weapons=(weapon,)), defender=vesh(**defender))
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         assert last(fight, DamageResolved).terms.raw == 12
         return fight
 
-    def test_type_resistance_comes_first(self, play):
+    def test_type_resistance_comes_first(self, play: Play) -> None:
         """C13 (1): slashing resistance 3: 12 - 3 = 9; nothing else applies; HP 11."""
         fight = self.hit_for_12(play, resistances={"slashing": 3})
         assert steps(fight) == [("resistance", 3, 9), ("physical rollover", 0, 9), ("armor", 0, 9),
                                 ("floor", 0, 9), ("incoming", 0, 9)]
         assert hp(fight) == 11
 
-    def test_physical_rollover_then_armor(self, play):
+    def test_physical_rollover_then_armor(self, play: Play) -> None:
         """C13 (1-3): 12 - slashing 2 = 10, - Physical 3 = 7, - armor 2 = 5; HP 15."""
         fight = self.hit_for_12(play, resistances={"slashing": 2, "physical": 3}, armor=Armor(rating=2))
         assert steps(fight) == [("resistance", 2, 10), ("physical rollover", 3, 7), ("armor", 2, 5),
                                 ("floor", 0, 5), ("incoming", 0, 5)]
         assert hp(fight) == 15
 
-    def test_physical_resistance_and_mundane_armor_skip_fire(self, play):
+    def test_physical_resistance_and_mundane_armor_skip_fire(self, play: Play) -> None:
         """C13: fire takes fire resistance 1 only: 12 - 1 = 11 (no Physical 3, no mundane armor 2); HP 9."""
         fight = self.hit_for_12(play, TORCH, resistances={"fire": 1, "physical": 3}, armor=Armor(rating=2))
         assert last(fight, HitDetermined).defense.armor_applies is False
@@ -604,7 +612,7 @@ class TestMitigation:
                                 ("floor", 0, 11), ("incoming", 0, 11)]
         assert (last(fight, DamageResolved).damage_type, hp(fight)) == ("fire", 9)
 
-    def test_damage_floors_at_zero_and_never_heals(self, play):
+    def test_damage_floors_at_zero_and_never_heals(self, play: Play) -> None:
         """C13 (4): 12 - 10 - 3 - armor 2 = -3, floored to 0; HP stays 20 and no HP change is logged."""
         fight = self.hit_for_12(play, resistances={"slashing": 10, "physical": 3}, armor=Armor(rating=2))
         assert steps(fight) == [("resistance", 10, 2), ("physical rollover", 3, -1), ("armor", 2, -3),
@@ -617,14 +625,14 @@ class TestMitigation:
         (1.5, -2, 14),   # 11 x 1.5 = 16.5, - 2 = 14.5, round down 14 (adding first would give 13)
         (0.5, -10, 0),   # 5.5 - 10 = -4.5, floor 0
     ], ids=["halve-plus-one", "multiply-then-add", "floor-zero"])
-    def test_incoming_modifier_multiplies_then_adds(self, play, multiply, add, final):
+    def test_incoming_modifier_multiplies_then_adds(self, play: Play, multiply: float, add: int, final: int) -> None:
         """C13 (5): after slashing resistance 1 (12 -> 11), incoming damage multiplies, adds, rounds down, floors 0."""
         fight = self.hit_for_12(play, resistances={"slashing": 1},
                                 incoming=IncomingDamage(multiply=multiply, add=add))
         assert steps(fight)[3:] == [("floor", 0, 11), ("incoming", final - 11, final)]
         assert (last(fight, DamageResolved).final, hp(fight)) == (final, 20 - final)
 
-    def test_will_conversion_moves_physical_damage_to_will(self, play):
+    def test_will_conversion_moves_physical_damage_to_will(self, play: Play) -> None:
         """§Damage, C13: with Will conversion, 12 slashing - mundane armor 2 = 10 lands on Will (20 -> 10), not HP."""
         fight = duel(play, [6, 1, 1], defender=vesh(will=20, armor=Armor(rating=2),
                                                     features=Features(will_conversion=True)))
@@ -636,13 +644,13 @@ class TestMitigation:
         assert (changed.resource, changed.before, changed.after) == ("will", 20, 10)
         assert (hp(fight), fight.state.combatants["vesh"].will) == (20, 10)
 
-    def test_will_conversion_leaves_fire_on_hp(self, play):
+    def test_will_conversion_leaves_fire_on_hp(self, play: Play) -> None:
         """§Damage, C13: Will conversion is for physical damage: 12 fire still hits HP (20 -> 8), Will stays 20."""
         fight = self.hit_for_12(play, TORCH, will=20, features=Features(will_conversion=True))
         assert last(fight, DamageResolved).resource == "hp"
         assert (hp(fight), fight.state.combatants["vesh"].will) == (8, 20)
 
-    def test_hp_reaching_zero_sets_dying_and_never_goes_below(self, play):
+    def test_hp_reaching_zero_sets_dying_and_never_goes_below(self, play: Play) -> None:
         """C28: 12 damage on 5 HP leaves 0 (not -7) and sets Dying; a second hit changes nothing more."""
         fight = duel(play, [6, 1, 1, 6, 1, 1], defender=vesh(hp=5))
         fight.attack("kael", "vesh")
@@ -663,7 +671,8 @@ class TestMitigation:
 class TestSituational:
     """A bare sword hit is 1 + 1 + 3 = 5 against Vesh's base defense 1 + 1 = 2."""
 
-    def hit_total(self, play, *, weapon: Weapon = SWORD, prone: bool = False, **claims) -> tuple[int, list[int]]:
+    def hit_total(self, play: Play, *, weapon: Weapon = SWORD, prone: bool = False, **claims: Any) -> tuple[int,
+                  list[int]]:
         fight = duel(play, [1, 1, 1], attacker=kael(weapons=(weapon,)))
         if prone:
             fight.apply_condition("vesh", "Prone")
@@ -673,7 +682,7 @@ class TestSituational:
         attack = last(fight, HitDetermined).attack
         return attack.total, [m.value for m in attack.situational]
 
-    def test_high_ground(self, play):
+    def test_high_ground(self, play: Play) -> None:
         """C27: high ground +2: 5 + 2 = 7."""
         assert self.hit_total(play, high_ground=True) == (7, [2])
 
@@ -683,23 +692,23 @@ class TestSituational:
         ((4, 2), 4),   # A = 4 = 2D: 2 x (4 - 2) = 4
         ((5, 1), 6),   # 2 x (5 - 1) = 8, capped at 6
     ], ids=["2v1", "3v2", "4v2", "5v1-capped"])
-    def test_encircled_boundaries(self, play, circle, bonus):
+    def test_encircled_boundaries(self, play: Play, circle: tuple[int, int], bonus: int) -> None:
         """C26: +min(6, 2(A - D)) iff A >= 2D."""
         assert self.hit_total(play, encircled=circle) == (5 + bonus, [bonus])
 
-    def test_prone_target_in_melee(self, play):
+    def test_prone_target_in_melee(self, play: Play) -> None:
         """C27: melee against a prone target +4: 5 + 4 = 9."""
         assert self.hit_total(play, prone=True) == (9, [4])
 
-    def test_prone_target_at_range(self, play):
+    def test_prone_target_at_range(self, play: Play) -> None:
         """C27: a bow (hit +1) against a prone target -2: 1 + 1 + 2 + 1 - 2 = 3."""
         assert self.hit_total(play, weapon=BOW, prone=True) == (3, [-2])
 
-    def test_all_claims_stack(self, play):
+    def test_all_claims_stack(self, play: Play) -> None:
         """C26, C27: high ground 2 + encircled (4, 2) 4 + prone melee 4: 5 + 10 = 15."""
         assert self.hit_total(play, prone=True, high_ground=True, encircled=(4, 2)) == (15, [2, 4, 4])
 
-    def test_unseen_attacker_rolls_a_second_fcs_die_then_is_seen(self, play):
+    def test_unseen_attacker_rolls_a_second_fcs_die_then_is_seen(self, play: Play) -> None:
         """C27: Unseen: hit 5+3+4+3 = 15; crit (3+4)+1 = 8 > 6+1 = 7 (one die: 5, no crit); 13 damage; seen after."""
         # Damage on the crit: 5 + STR 2 + extra 2 + WD 4 = 13; HP 20 -> 7.
         fight = duel(play, [5, 3, 4, 6])
@@ -715,7 +724,7 @@ class TestSituational:
         assert (cleared.who, cleared.condition) == ("kael", "Unseen")
         assert not fight.state.combatants["kael"].unseen
 
-    def test_unseen_ends_after_a_miss_too(self, play):
+    def test_unseen_ends_after_a_miss_too(self, play: Play) -> None:
         """C27: 1+1+1+3 = 6 vs 6+1 = 7 misses, and the attacker is still no longer Unseen."""
         fight = duel(play, [1, 1, 1, 6])
         fight.apply_condition("kael", "Unseen")
@@ -734,9 +743,9 @@ BRANCHES = Branches(
 )
 
 
-def outcome(fight: Fight) -> list[tuple]:
+def outcome(fight: Fight) -> list[tuple[object, ...]]:
     """What the attack did after hit determination, in log order."""
-    out: list[tuple] = []
+    out: list[tuple[object, ...]] = []
     for e in payloads(fight):
         if isinstance(e, DamageResolved):
             out.append(("damage", e.damage_type, e.final))
@@ -746,7 +755,7 @@ def outcome(fight: Fight) -> list[tuple]:
 
 
 class TestBranches:
-    def test_on_hit_consequences_apply_in_written_order(self, play):
+    def test_on_hit_consequences_apply_in_written_order(self, play: Play) -> None:
         """C25: a plain hit (6+1+3 = 10 > 2, no crit): weapon 12 (HP 8), Prone, then 3 fire (HP 5); no miss/crit."""
         fight = duel(play, [6, 1, 1])
         fight.attack("kael", "vesh", branches=BRANCHES)
@@ -755,14 +764,14 @@ class TestBranches:
         assert hp(fight) == 5 and fight.state.combatants["vesh"].prone
         assert not fight.state.combatants["kael"].conditions
 
-    def test_on_miss_consequences_only_on_a_miss(self, play):
+    def test_on_miss_consequences_only_on_a_miss(self, play: Play) -> None:
         """C25: a miss (1+1+3 = 5 vs 6+1 = 7) applies only on_miss: Kael is Fatigued, Vesh untouched."""
         fight = duel(play, [1, 1, 6])
         fight.attack("kael", "vesh", branches=BRANCHES)
         assert outcome(fight) == [("condition", "kael", "Fatigued")]
         assert hp(fight) == 20 and not fight.state.combatants["vesh"].conditions
 
-    def test_on_crit_follows_on_hit(self, play):
+    def test_on_crit_follows_on_hit(self, play: Play) -> None:
         """C25: a crit (FCS 4+1 > RES 1+1): weapon 6+2+2+4 = 14 (HP 6), Prone, 3 fire (3), then 2 cold (1)."""
         fight = duel(play, [6, 4, 1])
         fight.attack("kael", "vesh", branches=BRANCHES)
@@ -777,7 +786,7 @@ class TestBranches:
 
 
 class TestIllegalCommands:
-    def test_dodge_while_prone(self, play):
+    def test_dodge_while_prone(self, play: Play) -> None:
         """C9: a prone defender cannot Dodge."""
         fight = duel(play, [6, 1, 1, 5], defender=vesh(weapons=(AXE,)), spare=1)
         fight.apply_condition("vesh", "Prone")
@@ -785,21 +794,21 @@ class TestIllegalCommands:
         refused(fight, lambda: fight.defend("vesh", "dodge"), "C9")
         fight.defend("vesh", None)
 
-    def test_block_without_a_shield(self, play):
+    def test_block_without_a_shield(self, play: Play) -> None:
         """C9: Block needs a shield."""
         fight = duel(play, [6, 1, 1, 5], spare=1)
         fight.attack("kael", "vesh")
         refused(fight, lambda: fight.defend("vesh", "block"), "C9")
         fight.defend("vesh", None)
 
-    def test_parry_against_a_ranged_attack(self, play):
+    def test_parry_against_a_ranged_attack(self, play: Play) -> None:
         """C9, §Which Defenses Apply: ranged attacks cannot be Parried, even with a weapon in hand."""
         fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(BOW,)), defender=vesh(weapons=(AXE,)), spare=1)
         fight.attack("kael", "vesh")
         refused(fight, lambda: fight.defend("vesh", "parry"), "C9")
         fight.defend("vesh", None)
 
-    def test_second_active_defense_on_the_same_attack(self, play):
+    def test_second_active_defense_on_the_same_attack(self, play: Play) -> None:
         """C8: at most one Active Defense per attack: a second answer while the attack still waits is refused."""
         # Unseen: 8+1+1+3 = 13 vs 2+1 = 3; Dodge 1+2 = 3, total 6: a hit (crit 2+1 = 3 vs 3: no), and the
         # Unseen Rogue's routing window keeps the attack open.
@@ -813,13 +822,13 @@ class TestIllegalCommands:
         fight.route("kael", None)
         refused(fight, lambda: fight.defend("vesh", "dodge"), "C8")
 
-    def test_answering_with_no_window_open(self, play):
+    def test_answering_with_no_window_open(self, play: Play) -> None:
         """C8: an Active Defense answers an open window; at rest there is none."""
         fight = duel(play, [5], spare=1)
         refused(fight, lambda: fight.defend("vesh", "dodge"), "C8")
         refused(fight, lambda: fight.defend("vesh", None), "C8")
 
-    def test_answering_for_the_wrong_defender(self, play):
+    def test_answering_for_the_wrong_defender(self, play: Play) -> None:
         """C8: the window is Vesh's; Kael cannot answer it."""
         fight = duel(play, [6, 1, 1, 5], spare=1)
         fight.attack("kael", "vesh")
@@ -827,7 +836,7 @@ class TestIllegalCommands:
         refused(fight, lambda: fight.defend("kael", None), "C8")
         fight.defend("vesh", None)
 
-    def test_active_defense_with_no_bonus_action_left(self, play):
+    def test_active_defense_with_no_bonus_action_left(self, play: Play) -> None:
         """C8: with both Bonus Actions spent the window is skipped, so a Dodge is refused."""
         fight = duel(play, [8, 1, 2, 10, 8, 1, 2, 10, 8, 1, 2, 5], spare=1)
         for _ in range(2):
@@ -837,30 +846,30 @@ class TestIllegalCommands:
         assert bonus_actions(fight) == 0 and isinstance(payloads(fight)[-1], ActionSettled)
         refused(fight, lambda: fight.defend("vesh", "dodge"), "C8")
 
-    def test_attacking_oneself(self, play):
+    def test_attacking_oneself(self, play: Play) -> None:
         """§Resolving an Attack: an attack needs a target other than the attacker."""
         fight = duel(play, [6, 1, 1], spare=3)
         refused(fight, lambda: fight.attack("kael", "kael"), "§Resolving an Attack")
 
-    def test_unknown_weapon(self, play):
+    def test_unknown_weapon(self, play: Play) -> None:
         """C4: the weapon must be on the attacker's sheet."""
         fight = duel(play, [6, 1, 1], spare=3)
         refused(fight, lambda: fight.attack("kael", "vesh", weapon="halberd"), "C4")
 
-    def test_rage_without_rage_dice(self, play):
+    def test_rage_without_rage_dice(self, play: Play) -> None:
         """C12: only a combatant with Brute rage dice can add them."""
         fight = duel(play, [6, 1, 1], spare=3)
         refused(fight, lambda: fight.attack("kael", "vesh", rage=True), "C12")
 
     @pytest.mark.parametrize("condition", ["Incapacitated", "Paralysed"])
-    def test_helpless_attacker(self, play, condition):
+    def test_helpless_attacker(self, play: Play, condition: str) -> None:
         """C10: an incapacitated or paralysed combatant cannot attack."""
         fight = duel(play, [6, 1, 1], spare=3)
         fight.apply_condition("kael", condition)
         refused(fight, lambda: fight.attack("kael", "vesh"), "C10")
 
     @pytest.mark.parametrize("attacker, target", [("ghost", "vesh"), ("kael", "ghost")], ids=["attacker", "target"])
-    def test_unknown_combatant(self, play, attacker, target):
+    def test_unknown_combatant(self, play: Play, attacker: str, target: str) -> None:
         """A combatant who has not joined can neither attack nor be attacked."""
         fight = duel(play, [6, 1, 1], spare=3)
         error = refused(fight, lambda: fight.attack(attacker, target), "setup")
@@ -871,31 +880,31 @@ class TestIllegalCommands:
 
 
 class TestGearInHand:
-    def test_the_first_weapon_and_any_shield_start_in_hand(self, play):
+    def test_the_first_weapon_and_any_shield_start_in_hand(self, play: Play) -> None:
         """C35: with no ``wielding`` on the sheet, the first weapon and the shield are in hand; the rest is
         carried."""
         fight = duel(play, [], defender=vesh(weapons=(AXE, DAGGER), shield=BUCKLER))
         assert fight.state.combatants["vesh"].wielding == ("axe", "shield")
 
-    def test_wielding_names_weapons_and_the_shield(self, play):
+    def test_wielding_names_weapons_and_the_shield(self, play: Play) -> None:
         """C35: ``wielding`` may name the shield by its id; what it leaves out is carried, not in hand."""
         defender = replace(vesh(weapons=(AXE, DAGGER), shield=Shield(id="buckler", block_rating=2)),
                            wielding=("dagger", "buckler"))
         fight = duel(play, [], defender=defender)
         assert fight.state.combatants["vesh"].wielding == ("dagger", "buckler")
 
-    def test_a_weapon_not_in_hand_cannot_attack_until_drawn(self, play):
+    def test_a_weapon_not_in_hand_cannot_attack_until_drawn(self, play: Play) -> None:
         """C35: kael carries an axe but holds the sword: an axe attack is refused, naming what is in hand; once
         drawn (free, outside the rounds), the axe attack is declared."""
         fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SWORD, AXE)))
         error = refused(fight, lambda: fight.attack("kael", "vesh", weapon="axe"), "C35")
         assert "'axe'" in str(error) and "sword" in str(error)
-        assert fight.draw("kael", "axe")[0].cost == "free"
+        assert as_(fight.draw("kael", "axe")[0], WeaponDrawn).cost == "free"
         fight.attack("kael", "vesh", weapon="axe")
         assert last(fight, AttackDeclared).weapon == "axe"
         fight.defend("vesh", None)
 
-    def test_a_spell_needs_no_hand(self, play):
+    def test_a_spell_needs_no_hand(self, play: Play) -> None:
         """C35, docs/rulings.md: a spell written as a weapon (the ``spell`` property) is no gear: kael casts the
         shard while holding only the sword."""
         fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SWORD, SHARD)))
@@ -904,7 +913,7 @@ class TestGearInHand:
         assert last(fight, AttackDeclared).weapon == "shard"
         fight.defend("vesh", None)
 
-    def test_unarmed_needs_nothing_and_takes_no_weapon(self, play):
+    def test_unarmed_needs_nothing_and_takes_no_weapon(self, play: Play) -> None:
         """C35, C12: an unarmed attack needs nothing in hand; naming a weapon as well is refused."""
         fight = duel(play, [6, 1, 1], attacker=replace(kael(), wielding=()))
         refused(fight, lambda: fight.attack("kael", "vesh", weapon="sword", unarmed=True), "C12")
@@ -912,7 +921,7 @@ class TestGearInHand:
         assert last(fight, AttackDeclared).weapon is None
         fight.defend("vesh", None)
 
-    def test_block_needs_the_shield_in_hand(self, play):
+    def test_block_needs_the_shield_in_hand(self, play: Play) -> None:
         """C35, C9: vesh carries a buckler but holds only the axe: no Block in the window; with the buckler
         drawn, the next window offers it."""
         defender = replace(vesh(weapons=(AXE,), shield=BUCKLER), wielding=("axe",))
@@ -926,7 +935,7 @@ class TestGearInHand:
         assert last(fight, ActiveDefenseWindowOpened).eligible == ("dodge", "parry", "block")
         fight.defend("vesh", None)
 
-    def test_parry_needs_a_weapon_in_hand(self, play):
+    def test_parry_needs_a_weapon_in_hand(self, play: Play) -> None:
         """C35, C9: vesh carries an axe but holds nothing: no Parry in the window."""
         fight = duel(play, [6, 1, 1], defender=replace(vesh(weapons=(AXE,)), wielding=()))
         fight.attack("kael", "vesh")
@@ -936,12 +945,12 @@ class TestGearInHand:
     @pytest.mark.parametrize("wielding, error", [
         (("hammer",), "not among the weapons or the shield"),
     ])
-    def test_wielding_gear_the_sheet_lacks_is_refused(self, wielding, error):
+    def test_wielding_gear_the_sheet_lacks_is_refused(self, wielding: tuple[str], error: str) -> None:
         """C35: ``wielding`` may only name the sheet's weapons and its shield."""
         with pytest.raises(ValueError, match=error):
             replace(vesh(weapons=(AXE,), shield=BUCKLER), wielding=wielding).__post_init__()
 
-    def test_a_shield_may_not_share_a_weapons_id(self):
+    def test_a_shield_may_not_share_a_weapons_id(self) -> None:
         """C35: the shield's id names it for ``wielding`` and ``draw``, so no weapon may have it."""
         with pytest.raises(ValueError, match="also a weapon's id"):
             replace(vesh(weapons=(AXE,), shield=Shield(id="axe", block_rating=1))).__post_init__()

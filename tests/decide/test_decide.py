@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
+from omen_core.content import CombatantSheet
 from omen_core.decide import (
     CheckSpec,
     Command,
@@ -26,7 +29,7 @@ from omen_core.state import FightState, evolve
 from tests.sheets import CORE, joined, sheet
 
 
-def started(*sheets) -> FightState:
+def started(*sheets: CombatantSheet) -> FightState:
     """A state with the fight started and ``sheets`` joined."""
     state = evolve(FightState(fight_id="f"), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(),
                                                           dice="scripted"), 1)
@@ -36,12 +39,12 @@ def started(*sheets) -> FightState:
 
 
 class TestDecide:
-    def test_start(self):
+    def test_start(self) -> None:
         """StartFight becomes FightStarted with the same header."""
         events = decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", title="T"), ScriptedDice([]))
         assert events == [FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="manual", title="T")]
 
-    def test_commitment_only_for_seeded_dice(self):
+    def test_commitment_only_for_seeded_dice(self) -> None:
         """A commitment without seeded dice (or seeded dice without one) is refused."""
         with pytest.raises(RuleViolation, match="seed commitment"):
             decide(FightState(), StartFight(ruleset=CORE, dice_source="manual", seed_commitment="a" * 64),
@@ -49,12 +52,12 @@ class TestDecide:
         with pytest.raises(RuleViolation, match="seed commitment"):
             decide(FightState(), StartFight(ruleset=CORE, dice_source="seeded"), ScriptedDice([]))
 
-    def test_nothing_before_start(self):
+    def test_nothing_before_start(self) -> None:
         """Any command but StartFight before the fight starts is refused."""
         with pytest.raises(RuleViolation, match="not started"):
             decide(FightState(), Join(sheet=sheet("kael")), ScriptedDice([]))
 
-    def test_check_yields_roll_then_result(self):
+    def test_check_yields_roll_then_result(self) -> None:
         """A static check is its command_issued, a DiceRolled event and then the result, counters continuing the
         state's."""
         state = msgspec.structs.replace(started(sheet("kael", STR=(8, 2))), rolls=6)
@@ -65,21 +68,21 @@ class TestDecide:
         assert isinstance(events[2], StaticCheckResolved) and events[2].check.total == 9
         assert events[2].outcome == "tie" and events[2].check.counter == 7
 
-    def test_reveal_needs_hex(self):
+    def test_reveal_needs_hex(self) -> None:
         """A seed that is not hex is refused as a rule error, not a crash."""
         state = evolve(FightState(), FightStarted(ruleset=CORE, ruleset_hash=CORE.content_hash(), dice="seeded",
                                                   seed_commitment=commitment(bytes(32))), 1)
         with pytest.raises(RuleViolation, match="hex"):
             decide(state, RevealSeed(seed="zz"), ScriptedDice([]))
 
-    def test_commands_decode_from_json(self):
+    def test_commands_decode_from_json(self) -> None:
         """Commands are tagged Structs, so tools can send them as JSON."""
         cmd = msgspec.json.decode(b'{"command": "static_check", "check": {"who": "kael", "skill": "Climb"},'
                                   b' "difficulty": 12}', type=Command)
         assert cmd == StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=12)
 
 
-def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: object) -> tuple[bool, list[str], list[str], int]:
+def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: Command) -> tuple[bool, list[str], list[str], int]:
     """probe ``command`` in a fresh fight of Kael's: accepted, the purposes of its certain and possible rolls, and
     how many times it was decided."""
     import omen_core.decide as decide_module
@@ -89,12 +92,16 @@ def _probe_counting(monkeypatch: pytest.MonkeyPatch, command: object) -> tuple[b
     fight = Fight.start(MemoryStore(), "t", dice=ManualDice(), clock=lambda: 0, combatants=[sheet("kael")])
     decided: list[object] = []
     original = decide_module._decided
-    monkeypatch.setattr(decide_module, "_decided", lambda *a: decided.append(a) or original(*a))
-    ok, certain, maybe = probe(fight.state, command)  # type: ignore[arg-type]
+    def recording(*a: Any) -> Any:
+        decided.append(a)
+        return original(*a)
+
+    monkeypatch.setattr(decide_module, "_decided", recording)
+    ok, certain, maybe = probe(fight.state, command)
     return ok, [r.purpose for r in certain], [r.purpose for r in maybe], len(decided)
 
 
-def test_probe_does_not_decide_a_run_twice(monkeypatch):
+def test_probe_does_not_decide_a_run_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """omen_core.decide.probe: a probe that would give a run already made the same faces is skipped (decide is a
     function of the state and the faces): a command rolling one die (a static check, taken out of the face-blind
     registry here), so the bottom face repeats the low cycling run and the alternating runs repeat the top or
@@ -108,7 +115,7 @@ def test_probe_does_not_decide_a_run_twice(monkeypatch):
     assert _probe_counting(monkeypatch, check) == (True, ["check"], [], 3)
 
 
-def test_a_face_blind_command_is_decided_once(monkeypatch):
+def test_a_face_blind_command_is_decided_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """omen_core.decide.face_blind (C1, C16): a static check rolls the same die whatever it shows, so probing
     decides it once, and lists its die as rolled whatever the faces."""
     from omen_core.commands import StaticCheck
@@ -118,14 +125,14 @@ def test_a_face_blind_command_is_decided_once(monkeypatch):
     assert _probe_counting(monkeypatch, check) == (True, ["check"], [], 1)
 
 
-def test_a_save_dealing_damage_is_not_face_blind():
+def test_a_save_dealing_damage_is_not_face_blind() -> None:
     """omen_core.decide.face_blind (C15, C25): a save with no damage in its branches rolls the same two dice
     whatever they show; one whose failure deals damage rolls the damage dice on one branch only."""
     from omen_core.commands import CallSave, Contest
     from omen_core.content import DamageDice, DealDamage, SaveEffect
     from omen_core.decide import CheckSpec, face_blind
 
-    plain = SaveEffect(name="glare", save="WIL", against="WIL")
+    plain = SaveEffect(name="glare", save="RES", against="INT")
     hurts = SaveEffect(name="fire", save="AGI", against="INT",
                        on_failure=(DealDamage(damage_type="fire", dice=DamageDice(count=1, die="d6")),))
     assert face_blind(CallSave(caller="a", saver="b", effect=plain))

@@ -27,7 +27,7 @@ RES, Active Defense die.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from msgspec.structs import replace
@@ -37,6 +37,7 @@ from omen_core.commands import EndTurn
 from omen_core.content import CombatantSheet, ConditionDef, Ruleset, Weapon
 from omen_core.errors import RuleViolation
 from omen_core.events import (
+    ActiveDefenseWindowOpened,
     AmbushDifficultySet,
     AmbushStarted,
     AttackDeclared,
@@ -65,7 +66,8 @@ from omen_core.events import (
     WeaponDrawn,
 )
 from omen_core.machine import OutOfPhase, Phase
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
+from omen_core.rules.ambush import TimeWaited
+from tests.fights import as_, assert_legal_order, assert_replays, last, new_fight, of, payloads, scripted
 from tests.sheets import CORE, sheet
 
 # -- sheets -----------------------------------------------------------------------------------
@@ -128,16 +130,16 @@ def play() -> Iterator[Play]:
         assert_replays(fight)
         assert_legal_order(fight.events)
         if spare is not None:
-            assert fight.dice.remaining == spare, "scripted dice not consumed as C29 expects"
+            assert scripted(fight).remaining == spare, "scripted dice not consumed as C29 expects"
 
 
 def refused(fight: Fight, command: Callable[[], object], rule: str) -> RuleViolation:
     """The command raises RuleViolation naming ``rule``; the log, its version and the dice are untouched."""
-    before, version, remaining = fight.events, fight.version, fight.dice.remaining
+    before, version, remaining = fight.events, fight.version, scripted(fight).remaining
     with pytest.raises(RuleViolation) as info:
         command()
     assert info.value.rule == rule
-    assert fight.events == before and fight.version == version and fight.dice.remaining == remaining
+    assert fight.events == before and fight.version == version and scripted(fight).remaining == remaining
     return info.value
 
 
@@ -157,7 +159,7 @@ def since(fight: Fight, mark: int) -> list[Event]:
 def bare(events: list[Event]) -> list[Event]:
     """Events with their free-text ``reason`` (conditions, skipped turns) or ``note`` (the end) blanked:
     tests compare the facts, not the wording."""
-    out = []
+    out: list[Event] = []
     for event in events:
         if isinstance(event, FightEnded):
             out.append(replace(event, note=""))
@@ -170,10 +172,6 @@ def bare(events: list[Event]) -> list[Event]:
 
 def kinds(events: list[Event]) -> list[str]:
     return [type(e).__name__ for e in events]
-
-
-def of(events: list[Event], kind: type) -> list:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def ba(fight: Fight, who: str) -> int:
@@ -191,7 +189,8 @@ class TestAmbushDifficulty:
         ("one_to_two_minutes", 13, "partial", "alert"),      # (12 + 9) / 2 = 10.5 -> 10, + 3 = 13; 9 in 9..13
         ("three_minutes_or_more", 16, "complete", "partial"),  # highest 12 + 4 = 16; 9 <= 11; 15 in 12..16
     ], ids=["under-a-minute", "one-to-two-minutes", "three-minutes-or-more"])
-    def test_difficulty_for_each_time_waited_row(self, play, time_waited, difficulty, kael_tier, mira_tier):
+    def test_difficulty_for_each_time_waited_row(self, play: Play, time_waited: TimeWaited, difficulty: int,
+                                                 kael_tier: str, mira_tier: str) -> None:
         """C17: less than a minute lowest + 2, 1-2 minutes average (rounded down) + 3, 3+ minutes highest + 4."""
         fight = play(vesh(), wren(), kael(), mira(), faces=[9, 7, 7, 15])
         fight.ambush(["vesh", "wren"], ["kael", "mira"], time_waited=time_waited)
@@ -207,7 +206,7 @@ class TestAmbushDifficulty:
         assert fight.state.surprise == {"kael": kael_tier, "mira": mira_tier}
         assert fight.state.phase is Phase.AMBUSH
 
-    def test_dice_follow_c29_order(self, play):
+    def test_dice_follow_c29_order(self, play: Play) -> None:
         """C29: each ambusher's Stealth in declared order (wren before vesh here), then each defender's Perception."""
         fight = play(vesh(), wren(), kael(), mira(), faces=[7, 9, 15, 7])
         fight.ambush(["wren", "vesh"], ["mira", "kael"], time_waited="under_a_minute")
@@ -216,7 +215,7 @@ class TestAmbushDifficulty:
                 ("perception", "mira", 20, 15), ("perception", "kael", 12, 7)]
         assert last(fight, AmbushDifficultySet).difficulty == 11   # lowest of wren 9 and vesh 12, + 2
 
-    def test_missing_skill_uses_the_ruleset_default_attribute_at_level_0(self, play):
+    def test_missing_skill_uses_the_ruleset_default_attribute_at_level_0(self, play: Play) -> None:
         """C2: wren has no Stealth (rolls AGI d10, level 0) and mira no Perception (rolls FCS d20, level 0)."""
         fight = play(wren(), mira(), faces=[4, 12])
         fight.ambush(["wren"], ["mira"], time_waited="under_a_minute")
@@ -230,7 +229,7 @@ class TestAmbushDifficulty:
         # D = 6 + 2 = 8; 12 > 8: Alert.
         assert (last(fight, SurpriseDetermined).difficulty, last(fight, SurpriseDetermined).tier) == (8, "alert")
 
-    def test_skill_on_the_sheet_uses_its_attribute_and_level(self, play):
+    def test_skill_on_the_sheet_uses_its_attribute_and_level(self, play: Play) -> None:
         """C2: vesh's Stealth is AGI d20 + AGI 1 + level 2; kael's Perception is FCS d12 + FCS 1 + level 1."""
         fight = play(vesh(), kael(), faces=[5, 5])
         fight.ambush(["vesh"], ["kael"], time_waited="three_minutes_or_more")
@@ -241,7 +240,7 @@ class TestAmbushDifficulty:
         # D = 8 + 4 = 12; D - 5 = 7 >= 7: Complete Surprise.
         assert (last(fight, AmbushDifficultySet).difficulty, last(fight, SurpriseDetermined).tier) == (12, "complete")
 
-    def test_gm_preset_difficulty_rolls_no_stealth(self, play):
+    def test_gm_preset_difficulty_rolls_no_stealth(self, play: Play) -> None:
         """C17: the GM may preset the difficulty; no ambusher rolls, only the defender's Perception die is used."""
         fight = play(vesh(), mira(), faces=[13])
         fight.ambush(["vesh"], ["mira"], difficulty=14)
@@ -251,7 +250,7 @@ class TestAmbushDifficulty:
         assert [e.purpose for e in of(payloads(fight), DiceRolled)] == ["perception"]
         assert last(fight, SurpriseDetermined).tier == "partial"   # 13 in 10..14
 
-    def test_both_or_neither_of_time_and_preset_is_refused(self, play):
+    def test_both_or_neither_of_time_and_preset_is_refused(self, play: Play) -> None:
         """C17: the difficulty comes either from the time waited or from a GM preset, not both and not neither."""
         fight = play(vesh(), mira(), faces=[])
         refused(fight, lambda: fight.ambush(["vesh"], ["mira"], time_waited="under_a_minute", difficulty=10), "C17")
@@ -269,7 +268,7 @@ class TestTimeWaitedInMinutes:
         (3, "three_minutes_or_more", 16),         # highest 12 + 4
         (90, "three_minutes_or_more", 16),
     ])
-    def test_minutes_fall_in_a_band_without_gaps(self, play, minutes, band, difficulty):
+    def test_minutes_fall_in_a_band_without_gaps(self, play: Play, minutes: float, band: str, difficulty: int) -> None:
         """C30: under 1 minute is the first band; from 1 up to, not including, 3 the second; 3 or more the third.
         The event keeps both the band and the minutes given."""
         fight = play(vesh(), wren(), kael(), mira(), faces=[9, 7, 7, 15])
@@ -279,13 +278,13 @@ class TestTimeWaitedInMinutes:
         assert (last(fight, AmbushDifficultySet).time_waited, last(fight, AmbushDifficultySet).difficulty) \
             == (band, difficulty)
 
-    def test_a_band_name_records_no_minutes(self, play):
+    def test_a_band_name_records_no_minutes(self, play: Play) -> None:
         """C30: given as a band, the time waited is that band and no minutes are recorded."""
         fight = play(vesh(), mira(), faces=[9, 15])
         fight.ambush(["vesh"], ["mira"], time_waited="under_a_minute")
         assert (last(fight, AmbushStarted).time_waited, last(fight, AmbushStarted).minutes) == ("under_a_minute", None)
 
-    def test_negative_minutes_are_refused_before_anything_is_written(self, play):
+    def test_negative_minutes_are_refused_before_anything_is_written(self, play: Play) -> None:
         """C30: a time waited below 0 minutes is invalid input, named by its field; nothing is written."""
         from omen_core.errors import InvalidCommand
 
@@ -296,7 +295,7 @@ class TestTimeWaitedInMinutes:
         assert "time_waited" in str(info.value)
         assert fight.events == before
 
-    def test_ambushers_lie_in_wait_on_one_side_against_another(self, play):
+    def test_ambushers_lie_in_wait_on_one_side_against_another(self, play: Play) -> None:
         """C17: the ambushers are one side; a defender on their side, or ambushers from two sides, is refused."""
         fight = play(vesh(), wren(), kael(), mira(), faces=[])
         refused(fight, lambda: fight.ambush(["vesh", "kael"], ["mira"], time_waited=1), "C17")
@@ -311,7 +310,7 @@ class TestSurpriseTiers:
         (10, 5, "complete"),    # D - 5: fails by 6, "more than 5"
         (15, 10, "complete"),   # the text's own example: difficulty 15, roll 10
     ], ids=["D+1-alert", "D-partial", "D-4-partial", "D-5-complete", "text-example"])
-    def test_tier_at_each_boundary(self, play, difficulty, face, tier):
+    def test_tier_at_each_boundary(self, play: Play, difficulty: int, face: int, tier: str) -> None:
         """C18: roll > D Alert; D - 4 <= roll <= D Partial Surprise; roll <= D - 5 Complete Surprise."""
         fight = play(vesh(), mira(), faces=[face])   # mira's Perception = d20 face + 0
         fight.ambush(["vesh"], ["mira"], difficulty=difficulty)
@@ -322,7 +321,7 @@ class TestSurpriseTiers:
 
 
 class TestPartialSurprise:
-    def test_minus_5_on_the_initiative_roll(self, play):
+    def test_minus_5_on_the_initiative_roll(self, play: Play) -> None:
         """C18, C19: Partial Surprise takes -5 on Initiative, recorded as a Modifier in the InitiativeRolled check."""
         # Ambush: D 10, mira d20 8 -> partial. Initiative (joined order vesh, mira):
         # vesh d20 10 + 1 = 11; mira d20 14 + 1 - 5 = 10 -> vesh first (without the -5 mira's 15 would lead).
@@ -335,11 +334,11 @@ class TestPartialSurprise:
         assert (rolled["vesh"].modifiers, rolled["vesh"].total) == ((), 11)
         assert last(fight, InitiativeOrderSet).order == ("vesh", "mira")
 
-    def test_may_draw_before_combat(self, play):
+    def test_may_draw_before_combat(self, play: Play) -> None:
         """C18: a Partially Surprised character may draw weapons before combat begins."""
         fight = play(vesh(), mira(drawn=False), faces=[8])   # 8 vs D 10: partial
         fight.ambush(["vesh"], ["mira"], difficulty=10)
-        assert fight.state.combatants["mira"].wielding == ()
+        assert not fight.state.combatants["mira"].wielding
         fight.draw("mira", "sword")
         assert last(fight, WeaponDrawn) == WeaponDrawn(who="mira", weapon="sword")
         assert fight.state.combatants["mira"].wielding == ("sword",)
@@ -350,7 +349,7 @@ class TestCompleteSurprise:
     # Initiative (joined order vesh, kael, mira): vesh 17 + 1 = 18, kael 12 + 1 = 13, mira 4 + 1 = 5.
     AMBUSH_AND_INITIATIVE = [2, 17, 17, 12, 4]
 
-    def ready(self, play, faces: list[int], spare: int | None = 0, kael_drawn: bool = True) -> Fight:
+    def ready(self, play: Play, faces: list[int], spare: int | None = 0, kael_drawn: bool = True) -> Fight:
         fight = play(vesh(), kael(drawn=kael_drawn), mira(), faces=self.AMBUSH_AND_INITIATIVE + faces, spare=spare)
         fight.ambush(["vesh"], ["kael", "mira"], difficulty=15)
         assert fight.state.surprise == {"kael": "complete", "mira": "alert"}
@@ -358,20 +357,20 @@ class TestCompleteSurprise:
         assert fight.state.order == ("vesh", "kael", "mira") and fight.state.turn == "vesh"
         return fight
 
-    def test_no_initiative_penalty(self, play):
+    def test_no_initiative_penalty(self, play: Play) -> None:
         """C18, C19: Complete Surprise costs the first-round turn, not Initiative: kael's roll carries no modifier."""
         fight = self.ready(play, [])
         kael_roll = next(e.check for e in of(payloads(fight), InitiativeRolled) if e.who == "kael")
         assert (kael_roll.modifiers, kael_roll.total) == ((), 13)
 
-    def test_bonus_actions_defend_before_the_skipped_turn_then_refill(self, play):
+    def test_bonus_actions_defend_before_the_skipped_turn_then_refill(self, play: Play) -> None:
         """C20, C21: kael Dodges with 1 of its 2 Bonus Actions before its turn; when the turn would come it is
         skipped (TurnSkipped) and the Bonus Actions refill 1 -> 2."""
         # vesh's attack: STR d8 5 + FCS d6 2 + STR 1 = 8 vs kael's base RES d6 3 + 0 = 3: the window opens.
         # Dodge: AGI d20 12 + 1 = 13; defense 3 + 13 = 16; 8 > 16 fails: a miss.
         fight = self.ready(play, [5, 2, 3, 12])
         fight.attack("vesh", "kael")
-        assert fight.waiting_for is not None and fight.waiting_for.defender == "kael"
+        assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened) and fight.waiting_for.defender == "kael"
         fight.defend("kael", "dodge")
         assert last(fight, HitDetermined).hit is False and ba(fight, "kael") == 1
         mark = len(payloads(fight))
@@ -387,7 +386,7 @@ class TestCompleteSurprise:
         assert (fight.state.turn, ba(fight, "kael")) == ("mira", 2)
         refused(fight, lambda: fight.end_turn("kael"), "§Your Turn")
 
-    def test_gets_its_turn_in_round_2(self, play):
+    def test_gets_its_turn_in_round_2(self, play: Play) -> None:
         """C21: only the first-round turn is lost; in round 2 kael's turn starts (no refill: it is at 2)."""
         fight = self.ready(play, [])
         fight.end_turn("vesh")
@@ -399,7 +398,7 @@ class TestCompleteSurprise:
         assert [e.who for e in of(payloads(fight), TurnSkipped)] == ["kael"]
         assert (fight.state.round, fight.state.turn) == (2, "kael")
 
-    def test_no_interrupt_until_the_first_turn_in_round_2(self, play):
+    def test_no_interrupt_until_the_first_turn_in_round_2(self, play: Play) -> None:
         """C20, C21, C24, §The First Round: kael's skipped round-1 turn is not a first turn, so when vesh closes in
         at the start of round 2 (before kael's turn) kael, refilled to 2 Bonus Actions, still gets no Interrupt
         window. vesh: STR 1 + FCS 1 + 1 = 3 vs kael's base RES 6 + 0 = 6: a miss."""
@@ -411,7 +410,7 @@ class TestCompleteSurprise:
         assert not of(events, ReactionWindowOpened) and last(fight, HitDetermined).hit is False
         assert not fight.state.had_a_turn("kael")
 
-    def test_cannot_draw_in_the_first_round_but_may_in_the_second(self, play):
+    def test_cannot_draw_in_the_first_round_but_may_in_the_second(self, play: Play) -> None:
         """C18: a Completely Surprised character cannot draw equipment not already equipped (first round)."""
         fight = self.ready(play, [], kael_drawn=False)
         refused(fight, lambda: fight.draw("kael", "sword"), "C18")
@@ -423,7 +422,7 @@ class TestCompleteSurprise:
         assert last(fight, WeaponDrawn) == WeaponDrawn(who="kael", weapon="sword")
         assert fight.state.combatants["kael"].wielding == ("sword",)
 
-    def test_cannot_draw_before_combat_either(self, play):
+    def test_cannot_draw_before_combat_either(self, play: Play) -> None:
         """C18: before combat only the Partially Surprised may draw; a Completely Surprised one may not."""
         fight = play(vesh(), kael(drawn=False), faces=[2])   # kael 2 + 1 + 1 = 4 <= 15 - 5: complete
         fight.ambush(["vesh"], ["kael"], difficulty=15)
@@ -434,7 +433,7 @@ class TestCompleteSurprise:
 
 
 class TestInitiativeOrder:
-    def test_highest_first(self, play):
+    def test_highest_first(self, play: Play) -> None:
         """C19: order is highest total first: vesh 15 + 1 = 16, mira 10 + 1 = 11, kael 5 + 1 = 6."""
         fight = play(kael(), vesh(), mira(), faces=[5, 15, 10])
         events = fight.roll_initiative()
@@ -446,7 +445,7 @@ class TestInitiativeOrder:
         assert not of(events, InitiativeTied)
         assert (fight.state.phase, fight.state.round, fight.state.turn) == (Phase.ROUNDS, 1, "vesh")
 
-    def test_dice_in_joined_order(self, play):
+    def test_dice_in_joined_order(self, play: Play) -> None:
         """C29: initiative dice are taken in the order the combatants joined (wren's d10 second here)."""
         fight = play(mira(), wren(), kael(), faces=[3, 4, 5])
         fight.roll_initiative()
@@ -454,7 +453,7 @@ class TestInitiativeOrder:
             == [("mira", 20), ("wren", 10), ("kael", 20)]
         assert fight.state.order == ("wren", "kael", "mira")      # 6, 6 (AGI +2 beats +1), 4
 
-    def test_tie_broken_by_higher_agi_bonus(self, play):
+    def test_tie_broken_by_higher_agi_bonus(self, play: Play) -> None:
         """C19: kael d20 8 + 1 = 9 ties wren d10 7 + 2 = 9; wren's AGI bonus +2 beats +1: wren first, no roll-off."""
         fight = play(kael(), wren(), faces=[8, 7])
         events = fight.roll_initiative()
@@ -462,7 +461,7 @@ class TestInitiativeOrder:
         assert last(fight, InitiativeOrderSet).order == ("wren", "kael")
         assert fight.state.turn == "wren"
 
-    def test_tie_break_uses_the_agi_bonus_after_conditions(self, play):
+    def test_tie_break_uses_the_agi_bonus_after_conditions(self, play: Play) -> None:
         """C19, C28: kael AGI +3 with 2 Exhausted stacks has AGI bonus +1: 10 + 1 = 11 ties vesh 9 + 2 = 11; +2 > +1."""
         fight = play(sheet("kael", AGI=(20, 3)), sheet("vesh", "raiders", AGI=(20, 2)), faces=[10, 9])
         fight.apply_condition("kael", "Exhausted", 2)
@@ -471,7 +470,7 @@ class TestInitiativeOrder:
         assert (rolled["kael"].attribute_bonus, rolled["kael"].total, rolled["vesh"].total) == (1, 11, 11)
         assert last(fight, InitiativeOrderSet).order == ("vesh", "kael")
 
-    def test_foes_still_tied_roll_off_until_broken(self, play):
+    def test_foes_still_tied_roll_off_until_broken(self, play: Play) -> None:
         """C19: foes kael and vesh tie at 11 with AGI +1 each: they roll off (tied again at 7, then 4 vs 13)."""
         # Initiative: kael 10 + 1 = 11, vesh 10 + 1 = 11, mira 17 + 1 = 18.
         # Roll-off 1 (group in joined order): kael 6 + 1 = 7, vesh 6 + 1 = 7: tied again.
@@ -493,7 +492,7 @@ class TestInitiativeOrder:
         assert fight.state.turn == "mira" and fight.waiting_for is None
 
 
-    def test_dice_that_tie_foes_every_time_are_refused_after_the_limit(self):
+    def test_dice_that_tie_foes_every_time_are_refused_after_the_limit(self) -> None:
         """C32, omen_core/limits.py MAX_ROLL_OFFS: kael and vesh (AGI +1 each) given a 10 for every die tie at 11
         and again at 11 in every roll-off; after 100 roll-offs the command is refused naming C32 and the limit,
         and nothing is written (a program answering every roll with one face would otherwise roll forever)."""
@@ -509,7 +508,7 @@ class TestInitiativeOrder:
 
 
 class TestRollOffRepeatsTheInitiativeRoll:
-    def test_partial_surprise_minus_5_holds_in_the_roll_off(self, play):
+    def test_partial_surprise_minus_5_holds_in_the_roll_off(self, play: Play) -> None:
         """C32: a roll-off repeats the initiative roll with its modifiers: mira, Partially Surprised, keeps -5."""
         # Ambush: D 10, mira d20 8 -> partial. Initiative: vesh 10 + 1 = 11; mira 15 + 1 - 5 = 11: tied foes.
         # Roll-off: vesh 9 + 1 = 10; mira 13 + 1 - 5 = 9 -> vesh first (without the -5 mira's 14 would lead).
@@ -522,13 +521,13 @@ class TestRollOffRepeatsTheInitiativeRoll:
         assert (rolls["mira"].face, rolls["mira"].total, rolls["vesh"].face, rolls["vesh"].total) == (13, 9, 9, 10)
         assert last(fight, InitiativeOrderSet).order == ("vesh", "mira")
 
-    def test_a_modifier_given_with_the_initiative_roll_holds_in_the_roll_off(self, play):
+    def test_a_modifier_given_with_the_initiative_roll_holds_in_the_roll_off(self, play: Play) -> None:
         """C32: a modifier given with the initiative roll (+3 for kael) is applied again when kael rolls off."""
         # Initiative: kael 7 + 1 + 3 = 11, vesh 10 + 1 = 11: tied foes. Roll-off: kael 5 + 1 + 3 = 9, vesh 8 + 1 = 9:
         # tied again; kael 2 + 1 + 3 = 6, vesh 4 + 1 = 5: kael first (without the +3 vesh would lead both times).
         fight = play(kael(), vesh(), faces=[7, 10, 5, 8, 2, 4])
         bonus = Modifier(source="Alert spell", value=3)
-        fight.roll_initiative(modifiers={"kael": [bonus]})
+        fight.roll_initiative(modifiers={"kael": (bonus,)})
         offs = of(payloads(fight), InitiativeRollOff)
         assert [[(r.roller, r.face, r.total) for r in o.rolls] for o in offs] == [
             [("kael", 5, 9), ("vesh", 8, 9)], [("kael", 2, 6), ("vesh", 4, 5)]]
@@ -540,13 +539,13 @@ class TestInitiativeAlliesTied:
     # Initiative: kael 9 + 1 = 10, mira 9 + 1 = 10 (allies, both AGI +1), vesh 4 + 1 = 5.
     TIE = [9, 9, 4]
 
-    def tied(self, play, faces: list[int] = (), spare: int = 0) -> Fight:
+    def tied(self, play: Play, faces: Sequence[int] = (), spare: int = 0) -> Fight:
         fight = play(kael(), mira(), vesh(), faces=self.TIE + list(faces), spare=spare)
         events = fight.roll_initiative()
         assert events[-1] == InitiativeTied(group=("kael", "mira"), allies=True)
         return fight
 
-    def test_waits_for_the_allies(self, play):
+    def test_waits_for_the_allies(self, play: Play) -> None:
         """C19: a tie among allies is left open (waiting_for is the InitiativeTied); no order, no round yet."""
         fight = self.tied(play)
         assert fight.waiting_for == InitiativeTied(group=("kael", "mira"), allies=True)
@@ -555,7 +554,7 @@ class TestInitiativeAlliesTied:
             == (Phase.INITIATIVE, (), 0, None)
         assert not of(payloads(fight), InitiativeOrderSet) and not of(payloads(fight), InitiativeRollOff)
 
-    def test_nothing_proceeds_until_they_decide(self, play):
+    def test_nothing_proceeds_until_they_decide(self, play: Play) -> None:
         """C19: while the allies' tie is open, turns and actions are out of phase; the log is unchanged."""
         fight = self.tied(play)
         out_of_phase(fight, lambda: fight.attack("kael", "vesh"), Phase.INITIATIVE)
@@ -563,7 +562,7 @@ class TestInitiativeAlliesTied:
         out_of_phase(fight, lambda: fight.move("mira"), Phase.INITIATIVE)
         refused(fight, fight.roll_initiative, "C19")
 
-    def test_agreed_order_is_honoured(self, play):
+    def test_agreed_order_is_honoured(self, play: Play) -> None:
         """C19: allies may simply agree who goes first: mira before kael, then vesh; round 1 starts with mira."""
         fight = self.tied(play)
         events = fight.agree_initiative(["mira", "kael"])
@@ -572,14 +571,14 @@ class TestInitiativeAlliesTied:
                           RoundStarted(round=1), TurnStarted(round=1, who="mira")]
         assert fight.waiting_for is None and fight.state.tie_open == ()
 
-    def test_agreement_must_name_exactly_the_tied_allies(self, play):
+    def test_agreement_must_name_exactly_the_tied_allies(self, play: Play) -> None:
         """C19: an agreed order that is not exactly the tied group is refused; the log is unchanged."""
         fight = self.tied(play)
         refused(fight, lambda: fight.agree_initiative(["mira"]), "C19")
         refused(fight, lambda: fight.agree_initiative(["mira", "vesh"]), "C19")
         fight.agree_initiative(["kael", "mira"])
 
-    def test_allies_may_roll_off_instead(self, play):
+    def test_allies_may_roll_off_instead(self, play: Play) -> None:
         """C19: the tied allies roll off after all: kael 2 + 1 = 3, mira 16 + 1 = 17: mira first."""
         fight = self.tied(play, [2, 16])
         events = fight.roll_off()
@@ -589,7 +588,7 @@ class TestInitiativeAlliesTied:
         assert events[3:] == [InitiativeOrderSet(order=("mira", "kael", "vesh")), RoundStarted(round=1),
                               TurnStarted(round=1, who="mira")]
 
-    def test_allies_tied_again_after_a_roll_off_may_still_agree(self, play):
+    def test_allies_tied_again_after_a_roll_off_may_still_agree(self, play: Play) -> None:
         """C19: a roll-off that ties again (5 + 1 = 6 each) leaves the allies' tie open once more."""
         fight = self.tied(play, [5, 5])
         events = fight.roll_off()
@@ -598,22 +597,22 @@ class TestInitiativeAlliesTied:
         fight.agree_initiative(["kael", "mira"])
         assert fight.state.order == ("kael", "mira", "vesh")
 
-    def test_agreement_then_a_foes_tie_further_down_is_rolled_off(self, play):
+    def test_agreement_then_a_foes_tie_further_down_is_rolled_off(self, play: Play) -> None:
         """C19: kael and mira (16) agree; vesh and tam (10, foes) then roll off at once: vesh 2 + 1 = 3, tam 11 + 1 =
         12."""
         tam = _armed(sheet("tam", "heroes", AGI=(20, 1)), True)
         fight = play(kael(), mira(), vesh(), tam, faces=[15, 15, 9, 9, 2, 11])
         assert fight.roll_initiative()[-1] == InitiativeTied(group=("kael", "mira"), allies=True)
-        assert fight.dice.remaining == 2
+        assert scripted(fight).remaining == 2
         events = fight.agree_initiative(["mira", "kael"])
         assert kinds(events) == ["InitiativeAgreed", "InitiativeTied", "DiceRolled", "DiceRolled", "InitiativeRollOff",
                                  "InitiativeOrderSet", "RoundStarted", "TurnStarted"]
         assert events[1] == InitiativeTied(group=("vesh", "tam"), allies=False)
-        assert [(r.roller, r.total) for r in events[4].rolls] == [("vesh", 3), ("tam", 12)]
+        assert [(r.roller, r.total) for r in as_(events[4], InitiativeRollOff).rolls] == [("vesh", 3), ("tam", 12)]
         assert events[5:] == [InitiativeOrderSet(order=("mira", "kael", "tam", "vesh")), RoundStarted(round=1),
                               TurnStarted(round=1, who="mira")]
 
-    def test_no_open_tie_nothing_to_agree(self, play):
+    def test_no_open_tie_nothing_to_agree(self, play: Play) -> None:
         """C19: agreeing or rolling off with no allies' tie open is refused."""
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
@@ -628,7 +627,7 @@ class TestTurns:
     # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, mira 10 + 1 = 11 -> kael, mira, vesh.
     ORDER = [15, 5, 10]
 
-    def test_end_turn_advances_in_order_and_rounds_roll_over(self, play):
+    def test_end_turn_advances_in_order_and_rounds_roll_over(self, play: Play) -> None:
         """§Your Turn, C20: turns follow initiative order; after the last, RoundEnded and the next round begins."""
         fight = play(kael(), vesh(), mira(), faces=self.ORDER)
         fight.roll_initiative()
@@ -639,7 +638,7 @@ class TestTurns:
                                           RoundStarted(round=2), TurnStarted(round=2, who="kael")]
         assert (fight.state.round, fight.state.turn) == (2, "kael")
 
-    def test_everyone_has_two_bonus_actions_before_their_first_turn(self, play):
+    def test_everyone_has_two_bonus_actions_before_their_first_turn(self, play: Play) -> None:
         """C20: before their first turn everyone has 2 Bonus Actions; no refill is recorded."""
         fight = play(kael(), vesh(), mira(), faces=self.ORDER)
         fight.roll_initiative()
@@ -648,7 +647,7 @@ class TestTurns:
         fight.end_turn("mira")
         assert not of(payloads(fight), BonusActionsRefilled)
 
-    def test_turn_owner_has_one_action_and_one_movement(self, play):
+    def test_turn_owner_has_one_action_and_one_movement(self, play: Play) -> None:
         """C20: a turn starts with 1 Action and 1 Movement Action."""
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
@@ -656,13 +655,13 @@ class TestTurns:
 
 
 class TestActionEconomy:
-    def ready(self, play, faces: list[int], spare: int = 0) -> Fight:
+    def ready(self, play: Play, faces: list[int], spare: int = 0) -> Fight:
         """kael (16) before vesh (6); not engaged, so no Interrupt windows."""
         fight = play(kael(), vesh(), faces=[15, 5, *faces], spare=spare)
         fight.roll_initiative()
         return fight
 
-    def test_second_attack_on_the_same_turn_is_refused(self, play):
+    def test_second_attack_on_the_same_turn_is_refused(self, play: Play) -> None:
         """C20: one Action per turn; a second attack is refused (rule C20), no die rolled, log unchanged."""
         # STR d8 1 + FCS d12 1 + STR 2 = 4 vs vesh's base RES d6 6 + 1 = 7: a miss, window skipped.
         fight = self.ready(play, [1, 1, 6, 8, 8, 1], spare=3)
@@ -670,14 +669,14 @@ class TestActionEconomy:
         assert last(fight, HitDetermined).hit is False and fight.state.turn_actions == 0
         refused(fight, lambda: fight.attack("kael", "vesh"), "C20")
 
-    def test_second_movement_on_the_same_turn_is_refused(self, play):
+    def test_second_movement_on_the_same_turn_is_refused(self, play: Play) -> None:
         """C20: one Movement Action per turn."""
         fight = self.ready(play, [])
         fight.move("kael")
         assert fight.state.turn_movement == 0
         refused(fight, lambda: fight.move("kael"), "C20")
 
-    def test_movement_does_not_use_the_action(self, play):
+    def test_movement_does_not_use_the_action(self, play: Play) -> None:
         """C20: Action and Movement Action are separate: after moving kael can still attack (and vice versa)."""
         fight = self.ready(play, [1, 1, 6])
         fight.move("kael")
@@ -691,13 +690,13 @@ class TestActionEconomy:
         lambda f: f.disengage("vesh"),
         lambda f: f.draw("vesh", "sword"),
     ], ids=["attack", "move", "end_turn", "disengage", "draw"])
-    def test_acting_out_of_turn_is_refused(self, play, command):
+    def test_acting_out_of_turn_is_refused(self, play: Play, command: Callable[[Fight], object]) -> None:
         """§Your Turn: on kael's turn vesh cannot attack, move, end the turn, Disengage or draw."""
         fight = play(kael(), vesh(drawn=False), faces=[15, 5, 5, 5, 5], spare=3)
         fight.roll_initiative()
         refused(fight, lambda: command(fight), "§Your Turn")
 
-    def test_bonus_actions_refill_at_the_start_of_the_owners_turn(self, play):
+    def test_bonus_actions_refill_at_the_start_of_the_owners_turn(self, play: Play) -> None:
         """C20: vesh Dodges on kael's turn (2 -> 1); when vesh's turn starts they refill 1 -> 2."""
         # kael: STR d8 8 + FCS d12 1 + 2 = 11 vs vesh base RES 1 + 1 = 2: window; Dodge AGI d20 19 + 1 = 20,
         # defense 22: a miss.
@@ -709,7 +708,7 @@ class TestActionEconomy:
                                           BonusActionsRefilled(who="vesh", before=1, after=2)]
         assert ba(fight, "vesh") == 2
 
-    def test_bonus_actions_do_not_accumulate(self, play):
+    def test_bonus_actions_do_not_accumulate(self, play: Play) -> None:
         """C20: at 2 already, a new turn records no refill and the count stays 2 (never 4)."""
         fight = self.ready(play, [])
         fight.end_turn("kael")
@@ -718,7 +717,7 @@ class TestActionEconomy:
         assert not of(payloads(fight), BonusActionsRefilled)
         assert (ba(fight, "kael"), ba(fight, "vesh")) == (2, 2)
 
-    def test_disengage_costs_a_bonus_action_on_ones_turn(self, play):
+    def test_disengage_costs_a_bonus_action_on_ones_turn(self, play: Play) -> None:
         """C22: Disengage costs 1 Bonus Action; with none left it is refused."""
         fight = self.ready(play, [])
         fight.disengage("kael")
@@ -731,7 +730,7 @@ class TestActionEconomy:
 
 
 class TestConditionStacks:
-    def test_exhausted_stacks_and_caps_at_5(self, play):
+    def test_exhausted_stacks_and_caps_at_5(self, play: Play) -> None:
         """C28: Exhausted stacks up to 5: 2 stacks, then 4 more adds only 3."""
         fight = play(kael(), vesh(), faces=[])
         fight.apply_condition("kael", "Exhausted", 2)
@@ -742,14 +741,14 @@ class TestConditionStacks:
         assert (applied.added, applied.stacks) == (3, 5)
         assert fight.state.combatants["kael"].conditions == {"Exhausted": 5}
 
-    def test_non_stacking_condition_stays_at_1(self, play):
+    def test_non_stacking_condition_stays_at_1(self, play: Play) -> None:
         """C28: Prone has max 1 stack: applying it again adds nothing."""
         fight = play(kael(), vesh(), faces=[])
         fight.apply_condition("vesh", "Prone")
         fight.apply_condition("vesh", "Prone")
         assert (last(fight, ConditionApplied).added, last(fight, ConditionApplied).stacks) == (0, 1)
 
-    def test_each_exhausted_stack_lowers_the_hit_total(self, play):
+    def test_each_exhausted_stack_lowers_the_hit_total(self, play: Play) -> None:
         """C5, C28: 3 Exhausted stacks make kael's STR bonus 2 - 3 = -1: hit 6 + 2 - 1 = 7 (10 unexhausted)."""
         # vesh base RES d6 1 + 1 = 2: window; declined: hit. Crit: FCS 2 + (1 - 3) = 0 vs 1 + 1 = 2: no.
         # Damage: 6 + STR bonus -1 + WD 4 = 9 -> HP 11.
@@ -763,7 +762,7 @@ class TestConditionStacks:
         assert (hit.crit_check.fcs_bonus, hit.crit) == (-2, False)
         assert fight.state.combatants["vesh"].hp == 11
 
-    def test_exhausted_and_fatigued_stacks_lower_a_check_total(self, play):
+    def test_exhausted_and_fatigued_stacks_lower_a_check_total(self, play: Play) -> None:
         """C1, C28: 2 Exhausted + 1 Fatigued = -3 to every bonus: AGI check d20 10 + (1 - 3) = 8 fails difficulty 9."""
         fight = play(kael(), vesh(), faces=[10])
         fight.apply_condition("kael", "Exhausted", 2)
@@ -773,7 +772,7 @@ class TestConditionStacks:
 
 
 class TestConditionTicks:
-    def test_paralysed_clears_at_the_end_of_its_owners_turn(self, play):
+    def test_paralysed_clears_at_the_end_of_its_owners_turn(self, play: Play) -> None:
         """C25, C28: Paralysed (turn_end, duration 1) on mira does not tick at kael's turn end, clears at hers."""
         # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, mira 10 + 1 = 11 -> kael, mira, vesh.
         fight = play(kael(), vesh(), mira(), faces=[15, 5, 10])
@@ -788,7 +787,7 @@ class TestConditionTicks:
         assert not fight.state.combatants["mira"].has("Paralysed")
         assert fight.state.ending is None
 
-    def test_fatigued_ticks_at_each_round_end_and_clears_after_3(self, play):
+    def test_fatigued_ticks_at_each_round_end_and_clears_after_3(self, play: Play) -> None:
         """C25, C28: Fatigued (round_end, duration 3) ticks 3 -> 2 -> 1 -> 0 at three round ends, then clears."""
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
@@ -809,7 +808,7 @@ class TestConditionTicks:
             RoundEnded(round=3), RoundStarted(round=4), TurnStarted(round=4, who="kael")]
         assert not fight.state.combatants["vesh"].has("Fatigued")
 
-    def test_turn_start_condition_ticks_when_its_owners_turn_begins(self, play):
+    def test_turn_start_condition_ticks_when_its_owners_turn_begins(self, play: Play) -> None:
         """C25, C28: a house 'Burning' (turn_start, duration 2) ticks as vesh's turns begin, and clears on the
         second."""
         ruleset = replace(CORE, conditions={**CORE.conditions, "Burning": ConditionDef(tick="turn_start", duration=2)})
@@ -825,7 +824,7 @@ class TestConditionTicks:
             ConditionCleared(action=None, who="vesh", condition="Burning")]
         assert not fight.state.combatants["vesh"].has("Burning")
 
-    def test_condition_without_duration_never_ticks(self, play):
+    def test_condition_without_duration_never_ticks(self, play: Play) -> None:
         """C28: Exhausted (no duration) lasts through round ends untouched."""
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
@@ -836,7 +835,7 @@ class TestConditionTicks:
         assert not of(payloads(fight), ConditionTicked)
         assert fight.state.combatants["vesh"].conditions == {"Exhausted": 2}
 
-    def test_timed_condition_without_a_duration_never_ticks(self, play):
+    def test_timed_condition_without_a_duration_never_ticks(self, play: Play) -> None:
         """C28: a condition declared to tick at round end but with no duration is never ticked nor cleared."""
         ruleset = replace(CORE, conditions={**CORE.conditions, "Marked": ConditionDef(tick="round_end")})
         fight = play(kael(), vesh(), faces=[15, 5], ruleset=ruleset)
@@ -848,7 +847,7 @@ class TestConditionTicks:
         assert not of(payloads(fight), ConditionTicked) and not of(payloads(fight), ConditionCleared)
         assert fight.state.combatants["vesh"].has("Marked")
 
-    def test_dying_is_set_when_hp_reaches_0(self, play):
+    def test_dying_is_set_when_hp_reaches_0(self, play: Play) -> None:
         """C28: kael's hit for 6 + 2 + 4 = 12 takes vesh from 5 HP to 0: Dying is applied; wren still stands."""
         # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, wren d10 1 + 2 = 3.
         # Hit: STR 6 + FCS 1 + 2 = 9 vs base RES 1 + 1 = 2: window, declined. Crit: 1 + 1 = 2 vs 1 + 1 = 2: no.
@@ -867,25 +866,25 @@ class TestConditionTicks:
 
 
 class TestPhases:
-    def test_attacking_during_the_ambush_is_out_of_phase(self, play):
+    def test_attacking_during_the_ambush_is_out_of_phase(self, play: Play) -> None:
         """§Preparing for Combat: no blows are exchanged during the ambush; the attack is OutOfPhase('ambush')."""
         fight = play(vesh(), mira(), faces=[8, 5, 5, 5], spare=3)
         fight.ambush(["vesh"], ["mira"], difficulty=10)
         out_of_phase(fight, lambda: fight.attack("vesh", "mira"), Phase.AMBUSH)
 
-    def test_ambush_after_the_rounds_began_is_out_of_phase(self, play):
+    def test_ambush_after_the_rounds_began_is_out_of_phase(self, play: Play) -> None:
         """combat.txt §Preparing for Combat: the ambush comes before initiative, not after."""
         fight = play(vesh(), mira(), faces=[15, 5, 5], spare=1)
         fight.roll_initiative()
         out_of_phase(fight, lambda: fight.ambush(["vesh"], ["mira"], difficulty=10), Phase.ROUNDS)
 
-    def test_rolling_initiative_twice_is_out_of_phase(self, play):
+    def test_rolling_initiative_twice_is_out_of_phase(self, play: Play) -> None:
         """§Determine Initiative: once the rounds have begun, rolling initiative again is out of phase."""
         fight = play(kael(), vesh(), faces=[15, 5, 3, 3], spare=2)
         fight.roll_initiative()
         out_of_phase(fight, fight.roll_initiative, Phase.ROUNDS)
 
-    def test_gm_ends_the_fight_a_side_yields(self, play):
+    def test_gm_ends_the_fight_a_side_yields(self, play: Play) -> None:
         """§Your Turn: combat continues until one side yields; end_fight records who."""
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
@@ -893,7 +892,7 @@ class TestPhases:
             FightEnded(reason="yielded", side="raiders", note="vesh throws down the sword")]
         assert fight.state.phase is Phase.ENDED and fight.waiting_for is None
 
-    def test_yielding_needs_a_known_side(self, play):
+    def test_yielding_needs_a_known_side(self, play: Play) -> None:
         """§Your Turn: a side that yields must be named and must be in the fight."""
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
@@ -915,14 +914,14 @@ class TestPhases:
         lambda f: f.join(mira()),
     ], ids=["attack", "move", "disengage", "end_turn", "engage", "apply_condition", "draw", "roll_initiative",
             "ambush", "end_fight", "static_check", "join"])
-    def test_nothing_is_accepted_after_the_fight_ended(self, play, command):
+    def test_nothing_is_accepted_after_the_fight_ended(self, play: Play, command: Callable[[Fight], object]) -> None:
         """§Your Turn: after FightEnded every command is OutOfPhase('ended'); the log is unchanged."""
         fight = play(kael(drawn=False), vesh(), faces=[15, 5, 4, 4, 4], spare=3)
         fight.roll_initiative()
         fight.end_fight("gm")
         out_of_phase(fight, lambda: command(fight), Phase.ENDED)
 
-    def test_a_side_all_down_is_defeated_automatically(self, play):
+    def test_a_side_all_down_is_defeated_automatically(self, play: Play) -> None:
         """§Your Turn: when vesh, the raiders' only combatant, drops to 0 HP the fight ends, raiders defeated."""
         # Hit 6 + 1 + 2 = 9 vs 1 + 1 = 2, declined; no crit (2 vs 2); damage 6 + 2 + 4 = 12 >= 5.
         fight = play(kael(), vesh(hp=5), faces=[15, 5, 6, 1, 1])
@@ -935,7 +934,7 @@ class TestPhases:
         assert fight.state.phase is Phase.ENDED
         out_of_phase(fight, lambda: fight.end_turn("kael"), Phase.ENDED)
 
-    def test_a_side_with_one_standing_is_not_defeated(self, play):
+    def test_a_side_with_one_standing_is_not_defeated(self, play: Play) -> None:
         """§Your Turn: vesh at 0 HP does not end the fight while wren stands; wren's fall does."""
         # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, wren d10 1 + 2 = 3: kael, vesh, wren.
         # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end. Round 2: kael closes in on wren (5 HP),
@@ -963,7 +962,7 @@ class TestPhases:
 class TestWhenAFightEnds:
     # Initiative faces 15, 5, 1: kael 16, vesh 6, wren d10 1 + 2 = 3 (when wren is in the fight).
 
-    def test_incapacitated_and_paralysed_are_not_down(self, play):
+    def test_incapacitated_and_paralysed_are_not_down(self, play: Play) -> None:
         """C33: vesh, the raiders' only combatant, Incapacitated and then Paralysed too, does not end the fight,
         and can still be attacked (C10)."""
         # kael STR 6 + FCS 1 + 2 = 9 against helpless vesh: no base defense die, no window (C10): a hit.
@@ -976,7 +975,7 @@ class TestWhenAFightEnds:
         assert last(fight, HitDetermined).hit is True
         assert fight.state.ending is None
 
-    def test_a_combatant_who_flees_is_out_of_the_fight(self, play):
+    def test_a_combatant_who_flees_is_out_of_the_fight(self, play: Play) -> None:
         """C33: vesh flees: recorded as combatant_left; it cannot be attacked, cannot act, leaves every reach,
         and its turn is skipped; wren fights on, so the fight goes on."""
         from omen_core.events import CombatantLeft, EngagementChanged
@@ -995,7 +994,7 @@ class TestWhenAFightEnds:
         refused(fight, lambda: fight.engage("wren", "vesh"), "C33")
         assert not [e for e in payloads(fight) if isinstance(e, EngagementChanged) and "vesh" in e.others][1:]
 
-    def test_leaving_on_ones_own_turn_ends_it(self, play):
+    def test_leaving_on_ones_own_turn_ends_it(self, play: Play) -> None:
         """C33: kael yields on its own turn: the turn ends and vesh's begins."""
         fight = play(kael(), vesh(), mira(), faces=[15, 5, 1])
         fight.roll_initiative()
@@ -1006,7 +1005,7 @@ class TestWhenAFightEnds:
         refused(fight, lambda: fight.leave_fight("kael", "fled"), "C33")
 
     @pytest.mark.parametrize("reason, ended", [("fled", "fled"), ("yielded", "yielded"), ("dead", "defeated")])
-    def test_a_side_all_gone_ends_the_fight(self, play, reason, ended):
+    def test_a_side_all_gone_ends_the_fight(self, play: Play, reason: str, ended: str) -> None:
         """C33: when the raiders' last combatant leaves, the fight ends: as fled or yielded if they all did so,
         else defeated."""
         fight = play(kael(), vesh(), faces=[15, 5])
@@ -1015,7 +1014,7 @@ class TestWhenAFightEnds:
         end = last(fight, FightEnded)
         assert (end.reason, end.side) == (ended, "raiders") and fight.state.phase is Phase.ENDED
 
-    def test_one_at_0_hp_and_one_fled_is_a_defeat(self, play):
+    def test_one_at_0_hp_and_one_fled_is_a_defeat(self, play: Play) -> None:
         """C33: vesh at 0 HP (Dying) and wren fled: every raider is down, the raiders are defeated."""
         # kael hits vesh (5 HP): STR 6 + FCS 1 + 2 = 9 vs 1 + 1 = 2, declined, no crit: 12 -> 0.
         fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1])
@@ -1027,7 +1026,7 @@ class TestWhenAFightEnds:
         end = last(fight, FightEnded)
         assert (end.reason, end.side) == ("defeated", "raiders")
 
-    def test_leaving_waits_for_the_action_in_progress(self, play):
+    def test_leaving_waits_for_the_action_in_progress(self, play: Play) -> None:
         """C33: a combatant leaves between actions: while kael's attack waits on vesh's Active Defense window,
         leave_fight is refused (the GM may cancel the action first)."""
         fight = play(kael(), vesh(), faces=[15, 5, 6, 1, 1], spare=0)
@@ -1036,7 +1035,7 @@ class TestWhenAFightEnds:
         refused(fight, lambda: fight.leave_fight("vesh", "fled"), "lifecycle")
         fight.defend("vesh", None)
 
-    def test_the_gm_ends_the_fight_in_the_middle_of_an_action(self, play):
+    def test_the_gm_ends_the_fight_in_the_middle_of_an_action(self, play: Play) -> None:
         """C33: the GM may end the fight at any time: kael's attack waiting on vesh's window is called off
         (costs paid stay paid), then the fight ends."""
         from omen_core.events import ActionCancelled
@@ -1063,7 +1062,7 @@ def _ruleset_drawing_for(cost: str) -> Ruleset:
 
 
 class TestDrawing:
-    def test_drawing_is_free_by_default_and_on_ones_own_turn(self, play):
+    def test_drawing_is_free_by_default_and_on_ones_own_turn(self, play: Play) -> None:
         """C35: in the rounds kael draws on its own turn at the default cost (a Free Action): nothing is spent;
         vesh may not draw on kael's turn."""
         fight = play(kael(drawn=False), vesh(drawn=False), faces=[15, 5])
@@ -1076,17 +1075,17 @@ class TestDrawing:
 
     @pytest.mark.parametrize("cost, spent", [
         ("bonus_action", (1, 1, 1)), ("action", (0, 1, 2)), ("movement_action", (1, 0, 2))])
-    def test_drawing_costs_what_the_ruleset_says(self, play, cost, spent):
+    def test_drawing_costs_what_the_ruleset_says(self, play: Play, cost: str, spent: tuple[int, int, int]) -> None:
         """C35: a ruleset may make drawing cost a Bonus Action, the Action or the Movement Action; the event
         records the cost and the state spends it: (Actions, Movement Actions, Bonus Actions) left after."""
         fight = play(kael(drawn=False), vesh(), faces=[15, 5], ruleset=_ruleset_drawing_for(cost))
         fight.roll_initiative()
-        assert fight.draw("kael", "sword")[0].cost == cost
+        assert as_(fight.draw("kael", "sword")[0], WeaponDrawn).cost == cost
         kael_now = fight.state.combatants["kael"]
         assert (fight.state.turn_actions, fight.state.turn_movement, kael_now.bonus_actions) == spent
         assert kael_now.wielding == ("sword",)
 
-    def test_drawing_with_nothing_left_to_pay_is_refused(self, play):
+    def test_drawing_with_nothing_left_to_pay_is_refused(self, play: Play) -> None:
         """C35: with drawing at an Action, kael, its Action spent on an attack, cannot draw its second weapon."""
         axe = Weapon(id="axe", weapon_damage=5, damage_type="slashing")
         fight = play(replace(kael(), weapons=(SWORD, axe)), vesh(), faces=[15, 5, 1, 1, 6],
@@ -1096,12 +1095,12 @@ class TestDrawing:
         assert fight.waiting_for is None and fight.state.turn_actions == 0
         refused(fight, lambda: fight.draw("kael", "axe"), "C35")
 
-    def test_before_the_rounds_drawing_is_free_whatever_the_ruleset(self, play):
+    def test_before_the_rounds_drawing_is_free_whatever_the_ruleset(self, play: Play) -> None:
         """C35: before initiative there are no turns to spend: a draw costs nothing."""
         fight = play(kael(drawn=False), vesh(), faces=[], ruleset=_ruleset_drawing_for("action"))
-        assert fight.draw("kael", "sword")[0].cost == "free"
+        assert as_(fight.draw("kael", "sword")[0], WeaponDrawn).cost == "free"
 
-    def test_the_shield_is_drawn_by_its_id(self, play):
+    def test_the_shield_is_drawn_by_its_id(self, play: Play) -> None:
         """C35: a carried shield is drawn like a weapon, by its id; gear the sheet lacks is refused."""
         from omen_core.content import Shield
 

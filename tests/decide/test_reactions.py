@@ -27,7 +27,7 @@ Active Defense die.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -61,8 +61,9 @@ from omen_core.events import (
     SaveResolved,
 )
 from omen_core.machine import Phase
-from tests.fights import assert_legal_order, assert_replays, last, new_fight, payloads
-from tests.sheets import sheet
+from omen_core.rules.attack import ActiveDefense
+from tests.fights import as_, assert_legal_order, assert_replays, last, new_fight, of, payloads, present, scripted
+from tests.sheets import attributes, sheet
 
 # -- gear and sheets ----------------------------------------------------------------------------
 
@@ -79,7 +80,7 @@ HEX = SaveEffect(name="hex", save="RES", against="INT", action_cost=1,
 
 
 def fighter(cid: str, side: str, attrs: dict[str, tuple[int, int]], weapons: tuple[Weapon, ...]) -> CombatantSheet:
-    return replace(sheet(cid, side, **attrs), weapons=weapons)
+    return replace(sheet(cid, side), attributes=attributes(attrs), weapons=weapons)
 
 
 def kael(weapons: tuple[Weapon, ...] = (SWORD,)) -> CombatantSheet:
@@ -121,7 +122,7 @@ def play() -> Iterator[Play]:
         assert_replays(fight)
         assert_legal_order(fight.events)
         if spare is not None:
-            assert fight.dice.remaining == spare, "scripted dice not consumed as C29 expects"
+            assert scripted(fight).remaining == spare, "scripted dice not consumed as C29 expects"
 
 
 def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
@@ -142,22 +143,18 @@ def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
 def through_round_1(fight: Fight) -> Fight:
     """End every turn of round 1 (no dice: nothing ticks), so that everyone has had a first turn."""
     while fight.state.round == 1:
-        fight.end_turn(fight.state.turn)
+        fight.end_turn(present(fight.state.turn))
     return fight
 
 
 def refused(fight: Fight, command: Callable[[], object], rule: str) -> RuleViolation:
     """The command raises RuleViolation naming ``rule``; the log, its version and the dice are untouched."""
-    before, version, remaining = fight.events, fight.version, fight.dice.remaining
+    before, version, remaining = fight.events, fight.version, scripted(fight).remaining
     with pytest.raises(RuleViolation) as info:
         command()
     assert info.value.rule == rule
-    assert fight.events == before and fight.version == version and fight.dice.remaining == remaining
+    assert fight.events == before and fight.version == version and scripted(fight).remaining == remaining
     return info.value
-
-
-def of(events: list[Event], kind: type) -> list:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def declared(fight: Fight, kind: type) -> int:
@@ -189,7 +186,7 @@ def rolls(fight: Fight) -> list[tuple[str, str, tuple[int, ...]]]:
 
 
 class TestAttackOfOpportunity:
-    def test_leaving_reach_opens_a_window_before_the_movement_completes(self, play):
+    def test_leaving_reach_opens_a_window_before_the_movement_completes(self, play: Play) -> None:
         """C23: kael's Movement Action out of vesh's reach pays its cost, then waits at vesh's window."""
         fight = duel(play, [])
         events = fight.move("kael", leaves=["vesh"])
@@ -203,7 +200,7 @@ class TestAttackOfOpportunity:
         refused(fight, lambda: fight.end_turn("kael"), "lifecycle")
         fight.pass_reaction("vesh")
 
-    def test_react_is_a_basic_attack_for_1_bonus_action_then_the_move_completes(self, play):
+    def test_react_is_a_basic_attack_for_1_bonus_action_then_the_move_completes(self, play: Play) -> None:
         """C22, C23: vesh strikes (1 BA), kael gets its own Active Defense window, then kael's move completes."""
         # vesh: STR d8 6 + FCS d4 1 + STR 1 = 8 vs kael's base RES d6 2 + 0 = 2: kael's window opens.
         # kael declines: hit. Crit: FCS 1 + 0 = 1 vs RES 2 + 0 = 2: no. Damage 6 + 1 + 4 = 11: kael 20 -> 9.
@@ -230,7 +227,7 @@ class TestAttackOfOpportunity:
         assert (ba(fight, "vesh"), ba(fight, "kael"), fight.state.turn_movement) == (1, 2, 0)
         assert not fight.state.engaged("kael", "vesh") and fight.waiting_for is None
 
-    def test_passing_lets_the_movement_complete(self, play):
+    def test_passing_lets_the_movement_complete(self, play: Play) -> None:
         """C23: the responder may let the window pass: no attack, no Bonus Action spent."""
         fight = duel(play, [])
         fight.move("kael", leaves=["vesh"])
@@ -241,7 +238,7 @@ class TestAttackOfOpportunity:
         assert (ba(fight, "vesh"), hp(fight, "kael")) == (2, 20)
         assert not fight.state.engaged("kael", "vesh")
 
-    def test_disengage_first_suppresses_the_window(self, play):
+    def test_disengage_first_suppresses_the_window(self, play: Play) -> None:
         """C22, C23: Disengage (1 Bonus Action) earlier in the turn: the movement provokes no window."""
         fight = duel(play, [])
         assert fight.disengage("kael") == [Disengaged(who="kael", cost=1)]
@@ -251,7 +248,7 @@ class TestAttackOfOpportunity:
         assert not of(payloads(fight), ReactionWindowOpened)
         assert not fight.state.engaged("kael", "vesh")
 
-    def test_disengage_lasts_only_for_that_turn(self, play):
+    def test_disengage_lasts_only_for_that_turn(self, play: Play) -> None:
         """C23: a Disengage in round 2 does not protect a movement in round 3."""
         fight = duel(play, [])
         fight.disengage("kael")
@@ -263,7 +260,7 @@ class TestAttackOfOpportunity:
                                                   reaction="attack_of_opportunity", responders=("vesh",))
         fight.pass_reaction("vesh")
 
-    def test_enemy_without_a_bonus_action_gets_no_window(self, play):
+    def test_enemy_without_a_bonus_action_gets_no_window(self, play: Play) -> None:
         """C23: vesh spent both Bonus Actions on an Interrupt, so kael's movement away provokes nothing."""
         # Interrupt: vesh 1 + 1 + 1 = 3 vs kael base 6 + 0 = 6: a miss (window skipped). vesh has 0 BA.
         # kael's attack goes on: 6 + 1 + 2 = 9 vs vesh base 1 + 1 = 2: hit (vesh has no BA: no window);
@@ -276,7 +273,7 @@ class TestAttackOfOpportunity:
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
 
     @pytest.mark.parametrize("condition", ["Paralysed", "Incapacitated"])
-    def test_helpless_enemy_gets_no_window(self, play, condition):
+    def test_helpless_enemy_gets_no_window(self, play: Play, condition: str) -> None:
         """C23: an enemy who cannot act (paralysed, incapacitated) gets no window; wren keeps the raiders up."""
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
         fight.engage("kael", "vesh")
@@ -287,7 +284,7 @@ class TestAttackOfOpportunity:
         events = fight.move("kael", leaves=["vesh"])
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
 
-    def test_enemy_at_0_hp_gets_no_window(self, play):
+    def test_enemy_at_0_hp_gets_no_window(self, play: Play) -> None:
         """C23: vesh, dropped to 0 HP by mira, cannot act: kael leaves its reach unopposed (wren still stands)."""
         # Initiative (joined kael, vesh, wren, mira): 16, 6, 4, 19 -> mira, kael, vesh, wren. Round 2:
         # mira (closing in: a melee attack states reach; vesh, engaged with kael, is adjacent to mira now, and
@@ -305,7 +302,7 @@ class TestAttackOfOpportunity:
         events = fight.move("kael", leaves=["vesh"])
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
 
-    def test_ally_leaving_does_not_provoke(self, play):
+    def test_ally_leaving_does_not_provoke(self, play: Play) -> None:
         """C23: only enemies get a window: kael leaving mira's reach opens none."""
         fight = play(kael(), mira(), vesh(), faces=[15, 10, 5])
         fight.engage("kael", "mira")
@@ -316,7 +313,7 @@ class TestAttackOfOpportunity:
         assert events[2:] == [Moved(action=move, who="kael", left=("mira",)), ActionSettled(action=move)]
         assert not fight.state.engaged("kael", "mira")
 
-    def test_each_enemy_left_gets_the_window(self, play):
+    def test_each_enemy_left_gets_the_window(self, play: Play) -> None:
         """C23: leaving vesh and wren opens one window for both; it stays open until both have answered."""
         # wren: STR 1 + FCS 1 + 1 = 3 vs kael base RES 6 + 0 = 6: a miss.
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
@@ -336,12 +333,12 @@ class TestAttackOfOpportunity:
                                Moved(action=move, who="kael", left=("vesh", "wren")), ActionSettled(action=move)]
         assert (ba(fight, "vesh"), ba(fight, "wren")) == (2, 1)
 
-    def test_leaving_someone_not_engaged_is_refused(self, play):
+    def test_leaving_someone_not_engaged_is_refused(self, play: Play) -> None:
         """C23: kael is not within vesh's reach, so it cannot leave it."""
         fight = duel(play, [], engaged=False)
         refused(fight, lambda: fight.move("kael", leaves=["vesh"]), "C23")
 
-    def test_only_a_responder_may_answer(self, play):
+    def test_only_a_responder_may_answer(self, play: Play) -> None:
         """C23: wren (not engaged with kael) is not offered the window and may not react or pass."""
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
         fight.engage("kael", "vesh")
@@ -352,13 +349,13 @@ class TestAttackOfOpportunity:
         refused(fight, lambda: fight.pass_reaction("wren"), "C23")
         fight.pass_reaction("vesh")
 
-    def test_no_window_open_nothing_to_answer(self, play):
+    def test_no_window_open_nothing_to_answer(self, play: Play) -> None:
         """C23: reacting or passing with no window open is refused."""
         fight = duel(play, [])
         refused(fight, lambda: fight.react("vesh"), "C23")
         refused(fight, lambda: fight.pass_reaction("vesh"), "C23")
 
-    def test_mover_cannot_act_while_the_window_is_open(self, play):
+    def test_mover_cannot_act_while_the_window_is_open(self, play: Play) -> None:
         """C23: the window is the enemies' to answer before the movement completes; the mover waits."""
         fight = duel(play, [], spare=None)
         fight.move("kael", leaves=["vesh"])
@@ -372,7 +369,7 @@ class TestAttackOfOpportunity:
 
 
 class TestInterrupt:
-    def test_window_opens_on_declaration_before_costs(self, play):
+    def test_window_opens_on_declaration_before_costs(self, play: Play) -> None:
         """C24: kael declares an attack; vesh (adjacent, 2 Bonus Actions) gets a window before kael pays."""
         fight = duel(play, [1, 1, 6])          # after the pass: 1 + 1 + 2 = 4 vs 6 + 1 = 7, a miss
         events = fight.attack("kael", "vesh")
@@ -384,7 +381,7 @@ class TestInterrupt:
         fight.pass_reaction("vesh")
         assert last(fight, CostPaid).resource == "action"
 
-    def test_hit_cancels_the_action_which_is_still_spent(self, play):
+    def test_hit_cancels_the_action_which_is_still_spent(self, play: Play) -> None:
         """C22, C24: the Interrupt costs vesh 2 BA; it hits, so kael's attack is cancelled and its Action spent."""
         # vesh: STR 6 + FCS 1 + 1 = 8 vs kael base RES 2: kael's window; declined: hit, no crit (1 vs 2).
         # Damage 6 + 1 + 4 = 11: kael 20 -> 9. kael's own attack never rolls.
@@ -396,10 +393,10 @@ class TestInterrupt:
         assert (interrupt.attacker, interrupt.target, interrupt.reaction, interrupt.reacting_to) \
             == ("vesh", "kael", "interrupt", attack)
         assert (last(fight, CostPaid).who, last(fight, CostPaid).amount) == ("vesh", 2)
-        assert fight.waiting_for.defender == "kael"
+        assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened) and fight.waiting_for.defender == "kael"
         events = fight.defend("kael", None)
         assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
-        paid, cancelled = events[-2], events[-1]
+        paid, cancelled = as_(events[-2], CostPaid), as_(events[-1], ActionCancelled)
         assert (paid.action, paid.who, paid.resource, paid.amount) == (attack, "kael", "action", 1)
         assert cancelled.action == attack and "C24" in cancelled.reason
         assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "kael"), hp(fight, "vesh")) == (0, 0, 9, 20)
@@ -407,7 +404,7 @@ class TestInterrupt:
         assert fight.waiting_for is None and fight.state.at_rest
         refused(fight, lambda: fight.attack("kael", "vesh"), "C20")
 
-    def test_miss_lets_the_action_go_on(self, play):
+    def test_miss_lets_the_action_go_on(self, play: Play) -> None:
         """C24: vesh's Interrupt misses (3 vs 6); kael's attack is paid and resolves: 9 vs 2 hits for 12."""
         # kael: STR 6 + FCS 1 + 2 = 9 vs vesh base RES 1 + 1 = 2; vesh has 0 BA: window skipped.
         # Crit: 1 + 1 = 2 vs 1 + 1 = 2: no. Damage 6 + 2 + 4 = 12: vesh 20 -> 8.
@@ -428,7 +425,7 @@ class TestInterrupt:
         assert rolls(fight) == [("hit", "vesh", (1, 1)), ("base_defense", "kael", (6,)),
                                 ("hit", "kael", (6, 1)), ("base_defense", "vesh", (1,))]
 
-    def test_enemy_with_one_bonus_action_gets_no_window(self, play):
+    def test_enemy_with_one_bonus_action_gets_no_window(self, play: Play) -> None:
         """C24: vesh Dodged mira's arrow (2 -> 1 BA), so kael's attack opens no Interrupt window."""
         # Initiative (joined kael, vesh, mira): kael 10 + 1 = 11, vesh 5 + 1 = 6, mira 18 + 1 = 19.
         # mira (not engaged, so no Interrupt): bow STR 6 + FCS 1 + 2 = 9 vs vesh base 1 + 1 = 2; Dodge
@@ -446,7 +443,7 @@ class TestInterrupt:
         assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"]
         assert len(of(payloads(fight), ReactionWindowOpened)) == 0
 
-    def test_enemy_not_adjacent_gets_no_window(self, play):
+    def test_enemy_not_adjacent_gets_no_window(self, play: Play) -> None:
         """C24: only enemies adjacent to the actor may Interrupt: wren, not within kael's reach, gets no window
         while vesh, whom kael attacks in melee, does."""
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
@@ -458,7 +455,7 @@ class TestInterrupt:
                                                   responders=("vesh",))
         fight.pass_reaction("vesh")                      # 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss
 
-    def test_ranged_weapon_cannot_interrupt(self, play):
+    def test_ranged_weapon_cannot_interrupt(self, play: Play) -> None:
         """C24: an Interrupt is a melee attack: vesh's bow is refused; vesh passes and kael's attack goes on."""
         fight = duel(play, [1, 1, 6], defender=vesh(weapons=(BOW,)))
         fight.attack("kael", "vesh")
@@ -467,7 +464,7 @@ class TestInterrupt:
         fight.pass_reaction("vesh")
         assert last(fight, HitDetermined).hit is False   # 1 + 1 + 2 = 4 vs 6 + 1 = 7
 
-    def test_save_costing_an_action_is_interruptible(self, play):
+    def test_save_costing_an_action_is_interruptible(self, play: Play) -> None:
         """C24: kael calls a hex (an Action); vesh's Interrupt hits, so the save never happens; the Action is spent."""
         # vesh: 6 + 1 + 1 = 8 vs kael base 2; declined; no crit (1 vs 2); damage 11: kael 20 -> 9.
         fight = duel(play, [6, 1, 2])
@@ -478,12 +475,12 @@ class TestInterrupt:
         fight.react("vesh")
         events = fight.defend("kael", None)
         assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
-        paid = events[-2]
+        paid = as_(events[-2], CostPaid)
         assert (paid.action, paid.who, paid.resource, paid.amount) == (save, "kael", "action", 1)
         assert not of(payloads(fight), SaveResolved)
         assert (fight.state.turn_actions, hp(fight, "kael"), hp(fight, "vesh")) == (0, 9, 20)
 
-    def test_save_goes_on_when_the_interrupt_misses(self, play):
+    def test_save_goes_on_when_the_interrupt_misses(self, play: Play) -> None:
         """C15, C24: the Interrupt misses (3 vs 6); the hex resolves: vesh RES 2 + 1 = 3 < kael INT 5 + 0: 3 fire."""
         fight = duel(play, [1, 1, 6, 2, 5])
         fight.call_save("kael", "vesh", HEX)
@@ -495,14 +492,14 @@ class TestInterrupt:
                         purpose="hex") in events
         assert (hp(fight, "vesh"), fight.state.turn_actions, ba(fight, "vesh")) == (17, 0, 0)
 
-    def test_free_save_opens_no_window(self, play):
+    def test_free_save_opens_no_window(self, play: Play) -> None:
         """C24: a save that costs no Action is not an Action declared: no Interrupt window; vesh 4 + 1 >= 2 saves."""
         fight = duel(play, [4, 2])
         events = fight.call_save("kael", "vesh", replace(HEX, action_cost=0))
         assert not of(events, ReactionWindowOpened) and isinstance(events[0], SaveCalled)
         assert last(fight, SaveResolved).success is True and fight.state.turn_actions == 1
 
-    def test_reaction_attack_opens_no_interrupt(self, play):
+    def test_reaction_attack_opens_no_interrupt(self, play: Play) -> None:
         """C24: an Interrupt is itself a reaction, not a declared Action: kael cannot Interrupt vesh's Interrupt."""
         fight = duel(play, [1, 1, 6, 6, 1, 1])
         fight.attack("kael", "vesh")
@@ -510,7 +507,7 @@ class TestInterrupt:
         assert len(of(payloads(fight), ReactionWindowOpened)) == 1
         assert kinds(events)[:2] == ["AttackDeclared", "CostPaid"]
 
-    def test_actor_cannot_act_while_the_interrupt_window_is_open(self, play):
+    def test_actor_cannot_act_while_the_interrupt_window_is_open(self, play: Play) -> None:
         """C24: the window comes before the declared Action's costs are paid; the actor waits for it."""
         fight = duel(play, [], spare=None)
         fight.attack("kael", "vesh")
@@ -524,7 +521,7 @@ class TestInterrupt:
 
 
 class TestBeforeTheFirstTurn:
-    def test_no_attack_of_opportunity_before_the_enemys_first_turn(self, play):
+    def test_no_attack_of_opportunity_before_the_enemys_first_turn(self, play: Play) -> None:
         """§The First Round, C20, C23: in round 1 vesh has not had its first turn, so its Bonus Actions are for
         defence: kael leaves its reach with no window, and vesh keeps both Bonus Actions."""
         fight = duel(play, [], first_turns=False)
@@ -532,7 +529,7 @@ class TestBeforeTheFirstTurn:
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
         assert ba(fight, "vesh") == 2 and not fight.state.had_a_turn("vesh")
 
-    def test_no_interrupt_before_the_first_turn_but_active_defense_is_allowed(self, play):
+    def test_no_interrupt_before_the_first_turn_but_active_defense_is_allowed(self, play: Play) -> None:
         """§The First Round, C20, C24, C8: vesh (adjacent, 2 Bonus Actions, no turn yet) gets no Interrupt window
         when kael attacks, but may Dodge: 6 + 1 + 2 = 9 vs base 1 + 1 = 2; Dodge 19 + 1 = 20, total 22: a miss."""
         fight = duel(play, [6, 1, 1, 19], first_turns=False)
@@ -541,7 +538,7 @@ class TestBeforeTheFirstTurn:
         fight.defend("vesh", "dodge")
         assert last(fight, HitDetermined).hit is False and ba(fight, "vesh") == 1
 
-    def test_the_window_opens_once_the_first_turn_has_started(self, play):
+    def test_the_window_opens_once_the_first_turn_has_started(self, play: Play) -> None:
         """C20, C24: the same attack in round 2, after vesh's first turn, opens vesh's Interrupt window."""
         fight = duel(play, [1, 1, 6])
         assert fight.state.had_a_turn("vesh") and fight.state.round == 2
@@ -552,7 +549,7 @@ class TestBeforeTheFirstTurn:
 
 
 class TestMeleeReach:
-    def test_a_melee_attack_states_that_the_attacker_is_within_reach(self, play):
+    def test_a_melee_attack_states_that_the_attacker_is_within_reach(self, play: Play) -> None:
         """docs/rulings.md, C24: kael attacks vesh in melee from out of reach: the declaration records the
         engagement first, so vesh (adjacent now, first turn had) gets its Interrupt window."""
         fight = duel(play, [1, 1, 6], engaged=False)
@@ -563,13 +560,13 @@ class TestMeleeReach:
         assert fight.state.engaged("kael", "vesh")
         fight.pass_reaction("vesh")
 
-    def test_engaged_already_records_nothing_more(self, play):
+    def test_engaged_already_records_nothing_more(self, play: Play) -> None:
         """docs/rulings.md: within reach already, a melee attack adds no engagement event."""
         fight = duel(play, [1, 1, 6])
         assert kinds(fight.attack("kael", "vesh"))[0] == "AttackDeclared"
         fight.pass_reaction("vesh")
 
-    def test_a_ranged_attack_changes_no_position(self, play):
+    def test_a_ranged_attack_changes_no_position(self, play: Play) -> None:
         """docs/rulings.md: a bow shot from out of reach leaves positions as they were: no engagement, and vesh,
         not adjacent, gets no Interrupt window (C24). 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss."""
         fight = duel(play, [1, 1, 6], attacker=kael(weapons=(BOW,)), engaged=False)
@@ -577,7 +574,7 @@ class TestMeleeReach:
         assert not of(events, EngagementChanged) and not of(events, ReactionWindowOpened)
         assert not fight.state.engaged("kael", "vesh")
 
-    def test_undo_takes_the_engagement_back_with_the_attack(self, play):
+    def test_undo_takes_the_engagement_back_with_the_attack(self, play: Play) -> None:
         """The engagement is part of the attack's command: undoing the attack undoes it too."""
         fight = duel(play, [1, 1, 6], engaged=False, spare=3)
         fight.attack("kael", "vesh")
@@ -593,14 +590,14 @@ class TestCatch:
     # ranged); no crit (FCS 1 + 1 = 2 vs RES 1 + 1 = 2). Not engaged: no Interrupt window.
     THROW = [6, 1, 1]
 
-    def thrown(self, play, extra: list[int] = (), dodge: bool = False) -> Fight:
+    def thrown(self, play: Play, extra: Sequence[int] = (), dodge: bool = False) -> Fight:
         fight = duel(play, self.THROW + list(extra), attacker=kael(weapons=(JAVELIN,)), engaged=False,
                      first_turns=False)
         fight.attack("kael", "vesh")
         fight.defend("vesh", "dodge" if dodge else None)
         return fight
 
-    def test_thrown_weapon_that_hits_opens_the_window(self, play):
+    def test_thrown_weapon_that_hits_opens_the_window(self, play: Play) -> None:
         """C22: a thrown javelin about to hit opens a Catch window for its target, before any damage."""
         fight = self.thrown(play)
         assert last(fight, HitDetermined).hit is True
@@ -608,7 +605,7 @@ class TestCatch:
         assert not of(payloads(fight), DamageResolved)
         fight.catch("vesh")
 
-    def test_catch_costs_a_bonus_action_and_no_damage_is_dealt(self, play):
+    def test_catch_costs_a_bonus_action_and_no_damage_is_dealt(self, play: Play) -> None:
         """C22: Catch costs 1 Bonus Action; the javelin deals no damage."""
         fight = self.thrown(play)
         events = fight.catch("vesh")
@@ -619,7 +616,7 @@ class TestCatch:
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 1)
         assert not of(payloads(fight), DamageResolved) and fight.waiting_for is None
 
-    def test_letting_it_hit_deals_the_damage(self, play):
+    def test_letting_it_hit_deals_the_damage(self, play: Play) -> None:
         """C22: catch(..., False) lets the javelin land: 6 + STR 2 + WD 3 = 11 piercing, HP 9; no BA spent."""
         fight = self.thrown(play)
         events = fight.catch("vesh", False)
@@ -628,7 +625,7 @@ class TestCatch:
         assert (dealt.damage_type, dealt.terms.raw, dealt.final) == ("piercing", 11, 11)
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (9, 2)
 
-    def test_catch_after_a_failed_dodge(self, play):
+    def test_catch_after_a_failed_dodge(self, play: Play) -> None:
         """C8, C22: vesh Dodges (AGI 2 + 1 = 3: defense 5, still hit by 9), then Catches with its last BA."""
         fight = self.thrown(play, [2], dodge=True)
         assert last(fight, HitDetermined).defense.total == 5 and ba(fight, "vesh") == 1
@@ -636,24 +633,24 @@ class TestCatch:
         fight.catch("vesh")
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 0)
 
-    def test_only_the_target_catches(self, play):
+    def test_only_the_target_catches(self, play: Play) -> None:
         """C22: the Catch window is the target's."""
         fight = self.thrown(play)
         refused(fight, lambda: fight.catch("kael"), "C22")
         fight.catch("vesh")
 
-    def test_no_window_no_catch(self, play):
+    def test_no_window_no_catch(self, play: Play) -> None:
         """C22: catching with no Catch window open is refused."""
         fight = duel(play, [], engaged=False)
         refused(fight, lambda: fight.catch("vesh"), "C22")
 
-    def test_thrown_weapon_that_misses_opens_no_window(self, play):
+    def test_thrown_weapon_that_misses_opens_no_window(self, play: Play) -> None:
         """C22: 1 + 1 + 2 = 4 vs 6 + 1 = 7 misses: nothing to catch."""
         fight = duel(play, [1, 1, 6], attacker=kael(weapons=(JAVELIN,)), engaged=False, first_turns=False)
         fight.attack("kael", "vesh")
         assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
 
-    def test_non_thrown_weapon_never_opens_it(self, play):
+    def test_non_thrown_weapon_never_opens_it(self, play: Play) -> None:
         """C22: a sword hit (9 vs 2, declined) deals 6 + 2 + 4 = 12 at once: HP 8, no Catch window."""
         fight = duel(play, self.THROW, engaged=False, first_turns=False)   # round 1: vesh may not Interrupt yet
         fight.attack("kael", "vesh")
@@ -701,6 +698,9 @@ def parties(fight: Fight) -> list[str]:
     return found
 
 
+DEFENSES: tuple[ActiveDefense | None, ...] = (None, "dodge", "parry", "block")
+
+
 def command(data: st.DataObject, fight: Fight) -> Callable[[], object]:
     """One random command by a random combatant (biased towards whoever the fight waits on)."""
     who = data.draw(st.sampled_from(NAMES + tuple(parties(fight)) * 8), label="who")
@@ -720,7 +720,7 @@ def command(data: st.DataObject, fight: Fight) -> Callable[[], object]:
         case "pass":
             return lambda: fight.pass_reaction(who)
         case "defend":
-            defense = data.draw(st.sampled_from((None, "dodge", "parry", "block")), label="defense")
+            defense = data.draw(st.sampled_from(DEFENSES), label="defense")
             return lambda: fight.defend(who, defense)
         case "catch":
             caught = data.draw(st.booleans(), label="caught")
@@ -740,7 +740,7 @@ def command(data: st.DataObject, fight: Fight) -> Callable[[], object]:
 class TestRandomFights:
     @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(data=st.data())
-    def test_random_commands_keep_the_log_sound(self, data):
+    def test_random_commands_keep_the_log_sound(self, data: st.DataObject) -> None:
         """§How a Single Action Resolves: any command either succeeds or raises OmenError leaving log, version
         and dice untouched; the log always replays to the live state and is in a legal order."""
         fight = random_fight(data.draw(st.lists(st.integers(1, 6), min_size=4, max_size=4), label="initiative"))
@@ -752,14 +752,14 @@ class TestRandomFights:
         assert fight.state.phase is Phase.ROUNDS and len(fight.state.order) == 4
         accepted = 0
         for _ in range(data.draw(st.integers(5, 30), label="steps")):
-            fight.dice.feed(data.draw(faces, label="faces"))
+            scripted(fight).feed(data.draw(faces, label="faces"))
             run = command(data, fight)
-            before, version, remaining, state = fight.events, fight.version, fight.dice.remaining, fight.state
+            before, version, remaining, state = fight.events, fight.version, scripted(fight).remaining, fight.state
             try:
                 run()
             except OmenError:
                 assert fight.events == before and fight.version == version
-                assert fight.dice.remaining == remaining and fight.state is state
+                assert scripted(fight).remaining == remaining and fight.state is state
                 continue
             accepted += 1
             for c in fight.state.combatants.values():
@@ -773,7 +773,7 @@ class TestRandomFights:
 
 
 class TestCancel:
-    def test_gm_calls_off_an_attack_at_its_active_defense_window(self, play):
+    def test_gm_calls_off_an_attack_at_its_active_defense_window(self, play: Play) -> None:
         """The GM cancels kael's attack while vesh's Active Defense window is open (6 + 1 + 2 = 9 vs 1 + 1 = 2):
         no hit is determined, no damage, kael's Action stays spent, vesh keeps its Bonus Actions."""
         fight = duel(play, [6, 1, 1], first_turns=False)
@@ -784,14 +784,14 @@ class TestCancel:
         assert fight.state.at_rest and fight.waiting_for is None and not of(payloads(fight), HitDetermined)
         assert (fight.state.turn_actions, ba(fight, "vesh"), hp(fight, "vesh")) == (0, 2, 20)
 
-    def test_gm_calls_off_an_attack_at_its_interrupt_window_before_costs(self, play):
+    def test_gm_calls_off_an_attack_at_its_interrupt_window_before_costs(self, play: Play) -> None:
         """C24: the Interrupt window comes before costs; called off there, kael's Action is not spent."""
         fight = duel(play, [])
         fight.attack("kael", "vesh")
         fight.cancel("kael thinks better of it")
         assert fight.state.at_rest and fight.state.turn_actions == 1 and not of(payloads(fight), CostPaid)
 
-    def test_a_reaction_in_progress_is_not_cut_off(self, play):
+    def test_a_reaction_in_progress_is_not_cut_off(self, play: Play) -> None:
         """vesh's Interrupt waits on kael's Active Defense (6 + 1 + 1 = 8 vs 2): the action it answers cannot be
         called off under it; kael declines and the fight goes on."""
         fight = duel(play, [6, 1, 2], spare=None)
@@ -800,14 +800,14 @@ class TestCancel:
         refused(fight, lambda: fight.cancel("no"), "cancel")
         fight.defend("kael", None)
 
-    def test_nothing_to_call_off_at_rest(self, play):
+    def test_nothing_to_call_off_at_rest(self, play: Play) -> None:
         """At rest there is no action to cancel: refused, nothing written."""
         fight = duel(play, [])
         with pytest.raises(OmenError):
             fight.cancel("nothing")
 
 
-def test_ending_the_fight_calls_off_a_reaction_and_the_action_it_answers(play):
+def test_ending_the_fight_calls_off_a_reaction_and_the_action_it_answers(play: Play) -> None:
     """C33: while vesh's Interrupt waits on kael's Active Defense window, the GM ends the fight: the Interrupt
     is called off first, then kael's attack, then the fight ends; nothing waits any more."""
     # vesh's Interrupt: STR 6 + FCS 1 + 1 = 8 vs kael's base RES 2: kael's window opens.

@@ -27,7 +27,7 @@ def check(fight: Fight) -> DiceRolled:
 
 
 class TestRevealInAFightThatGoesOn:
-    def test_a_reveal_commits_to_a_fresh_seed_in_the_same_command(self):
+    def test_a_reveal_commits_to_a_fresh_seed_in_the_same_command(self) -> None:
         """C42: revealing the seed of a fight that goes on appends seed_revealed and, right after it in the same
         batch, seed_committed with the sha256 of the fresh seed, which the dice roll from from then on."""
         fight = duel(successors=(SECOND,))
@@ -39,7 +39,7 @@ class TestRevealInAFightThatGoesOn:
         assert committed.batch == revealed.batch and fight.state.seed_commitment == commitment(SECOND)
         assert fight.state.revealed_seed is None and isinstance(fight.dice, SeededDice) and fight.dice.seed == SECOND
 
-    def test_the_dice_after_the_reveal_are_the_fresh_seeds(self):
+    def test_the_dice_after_the_reveal_are_the_fresh_seeds(self) -> None:
         """C42: the next seeded die (roll #2) is the fresh seed's face for that counter, not the revealed one's."""
         fight = duel(successors=(SECOND,))
         check(fight)
@@ -48,7 +48,7 @@ class TestRevealInAFightThatGoesOn:
         assert rolled.counter == 2
         assert rolled.dice[0].face == seeded_face(SECOND, "epochs", 2, 0, rolled.dice[0].sides)
 
-    def test_a_reveal_without_a_fresh_commitment_is_refused_while_the_fight_goes_on(self):
+    def test_a_reveal_without_a_fresh_commitment_is_refused_while_the_fight_goes_on(self) -> None:
         """C42: a reveal given without next_commitment while the fight goes on (here by a Fight holding no seed to
         make one from) is refused, naming the rule; nothing is written."""
         fight = duel()
@@ -57,7 +57,7 @@ class TestRevealInAFightThatGoesOn:
             Fight.load(fight.store, "epochs").execute(RevealSeed(seed=FIRST.hex()))
         assert fight.store.version("epochs") == version
 
-    def test_the_fresh_seed_can_be_revealed_in_its_turn(self):
+    def test_the_fresh_seed_can_be_revealed_in_its_turn(self) -> None:
         """C42: the fresh seed is the one a later reveal discloses (it must hash to the fresh commitment)."""
         fight = duel(successors=(SECOND, bytes(range(200, 232))))
         fight.reveal_seed()
@@ -67,7 +67,7 @@ class TestRevealInAFightThatGoesOn:
 
 
 class TestRevealAtTheEnd:
-    def test_a_fight_that_is_over_takes_no_fresh_seed(self):
+    def test_a_fight_that_is_over_takes_no_fresh_seed(self) -> None:
         """C42: at the end of a fight the reveal is the seed alone; a fresh commitment given is refused."""
         fight = duel()
         fight.end_fight("gm")
@@ -79,7 +79,7 @@ class TestRevealAtTheEnd:
 
 
 class TestARevealIsNeverUndone:
-    def test_undoing_the_reveal_is_refused(self):
+    def test_undoing_the_reveal_is_refused(self) -> None:
         """C42: the revealed seed is public, voided or not: undoing the reveal is refused, nothing written."""
         fight = duel(successors=(SECOND,))
         fight.reveal_seed()
@@ -88,7 +88,7 @@ class TestARevealIsNeverUndone:
             fight.undo(reason="oops")
         assert fight.version == version
 
-    def test_undoing_past_the_reveal_is_refused_but_after_it_is_not(self):
+    def test_undoing_past_the_reveal_is_refused_but_after_it_is_not(self) -> None:
         """C42: an undo back to a command before the reveal is refused; one after the reveal is undone as usual."""
         fight = duel(successors=(SECOND,))
         check(fight)

@@ -8,8 +8,11 @@ RES 1) hits (10 against 2), is no crit (FCS 1 + 1 against RES 1 + 1), and deals 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from omen_core import Fight
 from omen_core.commands import CancelAction, ChooseWillConversion
 from omen_core.content import ApplyCondition, Branches, DamageDice, DealDamage, Features, SaveEffect
 from omen_core.errors import RuleViolation
@@ -23,19 +26,19 @@ from omen_core.events import (
 )
 from omen_core.machine import Step
 from omen_replay.verify import verify_lines
-from tests.decide.test_attack import duel, kael, play, refused, vesh  # noqa: F401 (play is a fixture)
-from tests.fights import last, payloads
+from tests.decide.test_attack import Play, duel, kael, play, refused, vesh  # noqa: F401 (play is a fixture)
+from tests.fights import last, payloads, present
 
 AUTO = Features(will_conversion=True)
 CHOICE = Features(will_conversion="choice")
 
 
-def changes(fight) -> list[tuple[str, int, int]]:
+def changes(fight: Fight) -> list[tuple[str, int, int]]:
     """Every HP and Will change, as (resource, before, after)."""
     return [(e.resource, e.before, e.after) for e in payloads(fight) if isinstance(e, ResourceChanged)]
 
 
-def hit_for_12(play, **defender):
+def hit_for_12(play: Play, **defender: Any) -> Fight:
     """Kael's sword hits Vesh for 12 slashing; Vesh declines the Active Defense window."""
     fight = duel(play, [6, 1, 1], defender=vesh(**defender))
     fight.attack("kael", "vesh")
@@ -43,7 +46,7 @@ def hit_for_12(play, **defender):
     return fight
 
 
-def lines(fight) -> list[bytes]:
+def lines(fight: Fight) -> list[bytes]:
     """The fight's log as stored lines."""
     from omen_core.events import encode_line
 
@@ -51,35 +54,35 @@ def lines(fight) -> list[bytes]:
 
 
 class TestAutomaticConversion:
-    def test_will_takes_what_it_can_and_the_rest_goes_to_hp(self, play):
+    def test_will_takes_what_it_can_and_the_rest_goes_to_hp(self, play: Play) -> None:
         """C31: 12 physical on 5 Will: Will 5 -> 0, and the 7 beyond it go to HP (20 -> 13); both are recorded."""
         fight = hit_for_12(play, will=5, features=AUTO)
         dealt = last(fight, DamageResolved)
         assert (dealt.final, dealt.resource, dealt.overflow) == (12, "will", 7)
         assert changes(fight) == [("will", 5, 0), ("hp", 20, 13)]
 
-    def test_enough_will_takes_it_all(self, play):
+    def test_enough_will_takes_it_all(self, play: Play) -> None:
         """C31: 12 physical on 20 Will: Will 20 -> 8, nothing overflows, HP stays 20."""
         fight = hit_for_12(play, will=20, features=AUTO)
         assert (last(fight, DamageResolved).overflow, changes(fight)) == (0, [("will", 20, 8)])
 
-    def test_exactly_the_will_left_overflows_nothing(self, play):
+    def test_exactly_the_will_left_overflows_nothing(self, play: Play) -> None:
         """C31: 12 physical on 12 Will: Will 12 -> 0, no HP change."""
         fight = hit_for_12(play, will=12, features=AUTO)
         assert (last(fight, DamageResolved).overflow, changes(fight)) == (0, [("will", 12, 0)])
 
-    def test_no_will_left_all_goes_to_hp(self, play):
+    def test_no_will_left_all_goes_to_hp(self, play: Play) -> None:
         """C31: with Will 0 the whole 12 overflows to HP (20 -> 8); Will does not go below 0."""
         fight = hit_for_12(play, will=0, features=AUTO)
         assert (last(fight, DamageResolved).overflow, changes(fight)) == (12, [("hp", 20, 8)])
 
-    def test_overflow_that_empties_hp_sets_dying(self, play):
+    def test_overflow_that_empties_hp_sets_dying(self, play: Play) -> None:
         """C31, C28: 12 physical on 2 Will and 6 HP: Will 2 -> 0, 10 to HP: 6 -> 0, and Dying is set."""
         fight = hit_for_12(play, will=2, hp=6, features=AUTO)
         assert changes(fight) == [("will", 2, 0), ("hp", 6, 0)]
         assert last(fight, ConditionApplied).condition == "Dying"
 
-    def test_automatic_conversion_asks_nothing(self, play):
+    def test_automatic_conversion_asks_nothing(self, play: Play) -> None:
         """C31: the feature's default is automatic: no choice is offered and the attack settles."""
         fight = hit_for_12(play, will=20, features=AUTO)
         assert not [e for e in payloads(fight) if isinstance(e, WillConversionOffered)]
@@ -87,19 +90,19 @@ class TestAutomaticConversion:
 
 
 class TestTheChoice:
-    def test_a_choice_sheet_is_asked_before_the_damage_lands(self, play):
+    def test_a_choice_sheet_is_asked_before_the_damage_lands(self, play: Play) -> None:
         """C31: with will_conversion = "choice", the hit's final 12 waits on Vesh's choice: no damage yet, the
         fight waits at the Will-conversion decision with Vesh to answer."""
         fight = hit_for_12(play, will=5, features=CHOICE)
         offer = last(fight, WillConversionOffered)
         assert (offer.who, offer.final, offer.will, offer.damage_type, offer.then) == ("vesh", 12, 5, "slashing", 0)
         assert not [e for e in payloads(fight) if isinstance(e, DamageResolved)]
-        assert fight.state.pending.step is Step.WILL_CHOICE_OPEN
-        waiting = fight.options().waiting
+        assert present(fight.state.pending).step is Step.WILL_CHOICE_OPEN
+        waiting = present(fight.options().waiting)
         assert (waiting.kind, waiting.who, waiting.rule, waiting.answers) == (
             "will_conversion", ("vesh",), "C31", ("choose_will_conversion",))
 
-    def test_choosing_will_converts_with_the_floor(self, play):
+    def test_choosing_will_converts_with_the_floor(self, play: Play) -> None:
         """C31: Vesh converts: Will 5 -> 0 and the 7 beyond it to HP (20 -> 13); the choice is an event."""
         fight = hit_for_12(play, will=5, features=CHOICE)
         fight.choose_will_conversion("vesh", True)
@@ -109,28 +112,28 @@ class TestTheChoice:
         assert changes(fight) == [("will", 5, 0), ("hp", 20, 13)]
         assert isinstance(payloads(fight)[-1], ActionSettled)
 
-    def test_declining_takes_it_on_hp(self, play):
+    def test_declining_takes_it_on_hp(self, play: Play) -> None:
         """C31: Vesh keeps the Will: the 12 go to HP (20 -> 8), Will stays 5."""
         fight = hit_for_12(play, will=5, features=CHOICE)
         fight.choose_will_conversion("vesh", False)
         assert (last(fight, DamageResolved).resource, last(fight, DamageResolved).overflow) == ("hp", 0)
         assert changes(fight) == [("hp", 20, 8)]
 
-    def test_the_choice_is_the_defenders_and_only_while_open(self, play):
+    def test_the_choice_is_the_defenders_and_only_while_open(self, play: Play) -> None:
         """C31: only Vesh may answer; with no choice open the command is refused; the log stays as it was."""
         fight = hit_for_12(play, will=5, features=CHOICE)
         refused(fight, lambda: fight.choose_will_conversion("kael", True), "C31")
         fight.choose_will_conversion("vesh", True)
         refused(fight, lambda: fight.choose_will_conversion("vesh", True), "C31")
 
-    def test_the_gm_cannot_call_the_action_off_at_the_choice(self, play):
+    def test_the_gm_cannot_call_the_action_off_at_the_choice(self, play: Play) -> None:
         """C31: the damage is already determined: the action may not be cancelled while the choice is open."""
         fight = hit_for_12(play, will=5, features=CHOICE)
         with pytest.raises(RuleViolation):
             fight.execute(CancelAction(reason="no"))
-        assert fight.state.pending.step is Step.WILL_CHOICE_OPEN
+        assert present(fight.state.pending).step is Step.WILL_CHOICE_OPEN
 
-    def test_options_offer_exactly_both_answers(self, play):
+    def test_options_offer_exactly_both_answers(self, play: Play) -> None:
         """C31: what options() offers at the choice is Vesh converting or not, free, and each is accepted."""
         fight = hit_for_12(play, will=5, features=CHOICE)
         offers = [o for o in fight.options().offers if o.command == "choose_will_conversion"]
@@ -138,13 +141,13 @@ class TestTheChoice:
             ("vesh", "free", [{"who": "vesh", "convert": True}, {"who": "vesh", "convert": False}])]
 
     @pytest.mark.parametrize("features, will", [(CHOICE, 0), (Features(), 5)])
-    def test_no_choice_without_will_or_without_the_feature(self, play, features, will):
+    def test_no_choice_without_will_or_without_the_feature(self, play: Play, features: Features, will: int) -> None:
         """C31: with no Will left (all of it would go to HP anyway), or no feature, nothing is asked: 12 to HP."""
         fight = hit_for_12(play, will=will, features=features)
         assert not [e for e in payloads(fight) if isinstance(e, WillConversionOffered)]
         assert ("hp", 20, 8) in changes(fight)
 
-    def test_fire_is_not_converted_and_not_asked(self, play):
+    def test_fire_is_not_converted_and_not_asked(self, play: Play) -> None:
         """C31, C13: conversion is for physical damage: a fire consequence lands on HP with no choice offered."""
         fire = SaveEffect(name="cinder flask", save="AGI", against="INT", action_cost=0,
                           on_failure=(DealDamage(flat=4, damage_type="fire"),))
@@ -155,7 +158,7 @@ class TestTheChoice:
 
 
 class TestResumingTheAction:
-    def test_each_damage_consequence_asks_in_written_order_and_the_rest_follows(self, play):
+    def test_each_damage_consequence_asks_in_written_order_and_the_rest_follows(self, play: Play) -> None:
         """C31, C25: a save's failure deals 3 crushing, then 1d4 (face 2) slashing, then Prone: the first damage
         asks (then=1), the answer lands it and rolls the next, which asks (then=2); the last answer lands it,
         Prone follows, and the save settles."""
@@ -175,7 +178,7 @@ class TestResumingTheAction:
         assert last(fight, ConditionApplied).condition == "Prone"
         assert isinstance(payloads(fight)[-1], ActionSettled)
 
-    def test_a_hit_with_on_hit_consequences_resumes_them_after_the_choice(self, play):
+    def test_a_hit_with_on_hit_consequences_resumes_them_after_the_choice(self, play: Play) -> None:
         """C31, C25: the hit's own damage asks first (then=0); after the answer its on-hit Prone follows."""
         fight = duel(play, [6, 1, 1], defender=vesh(will=5, features=CHOICE))
         fight.attack("kael", "vesh", branches=Branches(on_hit=(ApplyCondition(condition="Prone"),)))
@@ -187,7 +190,7 @@ class TestResumingTheAction:
 
 
 class TestAudit:
-    def test_a_fight_with_choices_verifies_clean(self, play):
+    def test_a_fight_with_choices_verifies_clean(self, play: Play) -> None:
         """C31: the offer, the answer, the damage split and both resource changes are re-decided and recomputed
         without a finding."""
         fight = hit_for_12(play, will=5, features=CHOICE)
@@ -195,7 +198,7 @@ class TestAudit:
         report = verify_lines(lines(fight))
         assert report.clean, report.findings
 
-    def test_a_forged_split_is_found(self, play):
+    def test_a_forged_split_is_found(self, play: Play) -> None:
         """C31: a log whose damage claims no overflow where 7 went beyond the Will (chain recomputed) is
         found by verify."""
         import msgspec
@@ -218,7 +221,7 @@ class TestAudit:
         assert any(f.rule == "C31" for f in report.findings)
 
 
-def test_the_command_validates_like_the_decoder():
+def test_the_command_validates_like_the_decoder() -> None:
     """C31: convert must be a boolean; a string is refused with its field path before anything is decided."""
     from omen_core.engine import validated
     from omen_core.errors import InvalidCommand

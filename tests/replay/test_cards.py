@@ -16,7 +16,7 @@ from omen_replay.cards import Card, Note, RoundSummary, entries
 from omen_replay.explain import explain_records
 from omen_replay.fixtures import fixture_dirs
 from omen_replay.render import render_records
-from tests.random_fights import fights
+from tests.random_fights import RandomFight, fights
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def assert_numbers_are_explains(records: list[StoredEvent]) -> None:
 
 
 class TestCards:
-    def test_the_issues_roll_string(self):
+    def test_the_issues_roll_string(self) -> None:
         """Vesh's knife attack on Brin at the Ember Ford reads as the issue writes a roll string."""
         card = cards_of(EMBER)[93]
         assert [r.text() for r in card.rolls] == ["7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14", "6 (d6) + 1 armor = 7"]
@@ -75,18 +75,18 @@ class TestCards:
         assert [(r.who, r.before, r.after) for r in card.resources] == [("brin", 14, 4)]
         assert card.reactions == (96,) and cards_of(EMBER)[96].reacting_to == 93
 
-    def test_a_tie_names_the_rule_that_decided_it(self):
+    def test_a_tie_names_the_rule_that_decided_it(self) -> None:
         """A crit check with equal portions says that a tie is no crit (C7)."""
         crit = cards_of(EMBER)[61].verdicts[1]
         assert crit.label == "no crit" and crit.rule == "C7: a tie is no crit"
 
     @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
-    def test_every_fixture_card_has_explains_numbers(self, directory):
+    def test_every_fixture_card_has_explains_numbers(self, directory: Path) -> None:
         """In every golden fixture, each card's explanation and numbers are what omen explain gives for its seq."""
         assert_numbers_are_explains(recorded(directory))
 
     @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
-    def test_every_event_is_told_once(self, directory):
+    def test_every_event_is_told_once(self, directory: Path) -> None:
         """Every event but a command's own record is told by exactly one entry, and entries come in order."""
         records = recorded(directory)
         found, _chart = entries(records)
@@ -94,14 +94,14 @@ class TestCards:
         assert sorted(seqs) == sorted({r.seq for r in records if not isinstance(r.event, CommandIssued)})
         assert len(seqs) == len(set(seqs))
 
-    def test_undone_actions_are_cards_marked_undone(self):
+    def test_undone_actions_are_cards_marked_undone(self) -> None:
         """The attack the GM undid at the Ember Ford is a card, marked undone and not settled, with its events."""
         card = cards_of(EMBER)[84]
         assert card.undone and not card.settled and card.explanation is not None and card.explanation.undone
         assert {line.seq for line in card.story} == {84, 85, 86, 87, 88}
         assert not cards_of(EMBER)[93].undone
 
-    def test_round_summaries_come_from_the_round_events(self):
+    def test_round_summaries_come_from_the_round_events(self) -> None:
         """A summary per round_started, with each combatant's HP, Will, conditions and initiative then."""
         rounds = [e for e in entries(EMBER)[0] if isinstance(e, RoundSummary)]
         assert [r.round for r in rounds] == [1, 2, 3, 4]
@@ -109,19 +109,19 @@ class TestCards:
         assert (second["brin"].hp, second["brin"].conditions, second["brin"].initiative) == (14, {"Fatigued": 1}, 3)
         assert rounds[0].order == ("vesh", "brin", "skarn", "kael")
 
-    def test_an_action_left_open_is_a_card_not_settled(self):
+    def test_an_action_left_open_is_a_card_not_settled(self) -> None:
         """A log cut while an attack waits at its Interrupt window gives the attack's card, not settled."""
         card = cards_of(EMBER[:94])[93]
         assert not card.settled and card.explanation is not None and card.story[-1].seq == 94
 
-    def test_anchors_stay_as_the_log_grows(self):
+    def test_anchors_stay_as_the_log_grows(self) -> None:
         """A card complete in a shorter log has the same anchor and the same numbers in the whole log (only its
         explanation's seed status differs: the seed is revealed later)."""
         short, whole = cards_of(EMBER[:150]), cards_of(EMBER)
         assert replace(short[140], explanation=None) == replace(whole[140], explanation=None)
         assert short[140].anchor == whole[140].anchor == "seq-140"
 
-    def test_same_named_combatants_get_a_line_each(self):
+    def test_same_named_combatants_get_a_line_each(self) -> None:
         """Two goblins with one name are two series (by id) in the chart and two lines in the page."""
         fight = Fight.start(MemoryStore(), "twins", dice=ScriptedDice([3, 4]), clock=lambda: 0)
         fight.join(replace(sheet("g1", "raiders"), name="Goblin"))
@@ -135,14 +135,14 @@ class TestCards:
 
 @settings(max_examples=15, deadline=None)
 @given(fights())
-def test_random_fights_cards_have_explains_numbers(rf):
+def test_random_fights_cards_have_explains_numbers(rf: RandomFight) -> None:
     """In a random fight, each card's explanation and numbers are what omen explain gives for its seq."""
     assert_numbers_are_explains(rf.records)
 
 
 @settings(max_examples=15, deadline=None)
 @given(fights(), st.data())
-def test_a_view_with_events_left_out_still_renders(rf, data):
+def test_a_view_with_events_left_out_still_renders(rf: RandomFight, data: st.DataObject) -> None:
     """Events dropped anywhere (as a seat's view may leave some out) still give entries and every format."""
     records = rf.records
     keep = data.draw(st.lists(st.booleans(), min_size=len(records), max_size=len(records)))
@@ -152,7 +152,7 @@ def test_a_view_with_events_left_out_still_renders(rf, data):
         assert render_records(view, fmt)
 
 
-def test_damage_dealt_is_a_damage_line():
+def test_damage_dealt_is_a_damage_line() -> None:
     """Every damage_resolved of the Ember Ford is one damage line of one card."""
     dealt = [r.seq for r in EMBER if isinstance(r.event, DamageResolved)]
     lines = [d for c in cards_of(EMBER).values() for d in c.damage]

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from omen_cli import app
 from omen_core.events import GENESIS_HASH, encode_line
 from omen_core.store import JsonlStore, SqliteStore, open_store
-from omen_core.store.postgres import SCHEMA_VERSION
+from omen_core.store.postgres import SCHEMA_VERSION, PostgresStore
 from omen_replay import copy as copying
 from tests.postgres import Postgres
 from tests.store.conftest import continue_from, make_events
@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EMBER = FIXTURES / "ember-ford" / "fight.jsonl"
 
 
-def omen(*args: str):
+def omen(*args: str) -> Result:
     """Run the CLI in-process and return the result."""
     return runner.invoke(app, list(args))
 
@@ -185,7 +185,9 @@ class TestDbInit:
         assert f"schema version {SCHEMA_VERSION} (created" in " ".join(first.output.split())
         again = omen("db", "init", url)
         assert again.exit_code == 0 and "nothing to do" in again.output
-        with open_store(url) as store:
+        opened = open_store(url)
+        assert isinstance(opened, PostgresStore)
+        with opened as store:
             assert store.fights() == []
 
     def test_init_upgrades_an_older_schema(self, postgres: Postgres) -> None:

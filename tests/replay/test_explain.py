@@ -9,15 +9,16 @@ import msgspec
 import pytest
 
 from omen_cli import app
+from omen_core import Fight
 from omen_core.content import Armor, Features, RageDice, SaveEffect, Weapon
 from omen_core.errors import BadInput
 from omen_core.events import encode_line
 from omen_replay.explain import explain_records as explain
-from tests.fights import new_fight
+from tests.fights import new_fight, present
 from tests.sheets import sheet
 
 
-def brute_fight():
+def brute_fight() -> Fight:
     """Ash (Exhausted x1, rage d6) crits Bo (armor 2, Dodge) with an axe: every kind of term appears."""
     ash = msgspec.structs.replace(sheet("ash", STR=(8, 3), FCS=(6, 2)), weapons=(Weapon(id="axe", weapon_damage=4),),
                                   features=Features(rage=RageDice(die="d6")))
@@ -31,13 +32,13 @@ def brute_fight():
     return fight
 
 
-def declared(fight) -> int:
+def declared(fight: Fight) -> int:
     """The seq of the fight's first attack declaration."""
     return next(e.seq for e in fight.events if e.event.__class__.__name__ == "AttackDeclared")
 
 
 class TestAttack:
-    def test_every_part_adds_up(self):
+    def test_every_part_adds_up(self) -> None:
         """Each part's terms sum to its total: hit, defense, crit portions, damage, mitigation."""
         fight = brute_fight()
         found = explain(fight.events, declared(fight))
@@ -45,7 +46,7 @@ class TestAttack:
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part.name
 
-    def test_numbers_match_the_hand_computation(self):
+    def test_numbers_match_the_hand_computation(self) -> None:
         """C5, C7, C12, C13: hit 17 vs defense 9, FCS 7 vs RES 3, damage 20 then 18 after armor."""
         fight = brute_fight()
         totals = {p.name: p.total for p in explain(fight.events, declared(fight)).parts}
@@ -53,7 +54,7 @@ class TestAttack:
             17, 9, 7, 3)
         assert totals["damage (axe)"] == 20 and totals["after mitigation"] == 18
 
-    def test_bonuses_name_their_sources(self):
+    def test_bonuses_name_their_sources(self) -> None:
         """The STR bonus is split into the sheet's +3 and Exhausted's -1 (C28); high ground is situational."""
         fight = brute_fight()
         hit = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "hit total")
@@ -61,7 +62,7 @@ class TestAttack:
         assert {("STR bonus", 3), ("conditions", -1), ("high ground (C27)", 2)} <= terms
         assert any("Exhausted" in t.source for t in hit.terms)
 
-    def test_any_event_of_the_attack_explains_the_whole_attack(self):
+    def test_any_event_of_the_attack_explains_the_whole_attack(self) -> None:
         """Asking about the hit roll, the window, the damage or any other event of the attack (every event carrying
         its action id, the declaration's seq) gives the same attack explanation."""
         fight = brute_fight()
@@ -72,7 +73,7 @@ class TestAttack:
                                                              "ActiveDefenseWindowOpened"}
         assert all(explain(fight.events, e.seq) == whole for e in ours)
 
-    def test_dice_are_listed_in_c29_order(self):
+    def test_dice_are_listed_in_c29_order(self) -> None:
         """The dice: primary, FCS, RES, the Dodge die, then the rage die (C29), each scripted."""
         fight = brute_fight()
         dice = explain(fight.events, declared(fight)).dice
@@ -82,7 +83,7 @@ class TestAttack:
 
 
 class TestOtherEvents:
-    def test_save(self):
+    def test_save(self) -> None:
         """A save's two sides add up and the verdict cites C15."""
         fight = new_fight(sheet("ash", INT=(8, 2)), sheet("bo", side="b", AGI=(6, 1)), faces=[4, 3])
         fight.call_save("ash", "bo", SaveEffect(name="hex", save="AGI", against="INT"))
@@ -91,7 +92,7 @@ class TestOtherEvents:
         assert found.kind == "save" and found.seq == called and [p.total for p in found.parts] == [5, 5]
         assert "saved" in found.verdicts[0] and "C15" in found.verdicts[0]
 
-    def test_check(self):
+    def test_check(self) -> None:
         """A static check shows the roll primitive and the C16 outcome."""
         from omen_core import CheckSpec
 
@@ -104,14 +105,14 @@ class TestOtherEvents:
         assert sum(t.value for t in found.parts[0].terms) == 8
         assert [(d.seq, d.face) for d in found.dice] == [(resolved.seq - 1, 5)]
 
-    def test_unknown_seq_is_bad_input(self):
+    def test_unknown_seq_is_bad_input(self) -> None:
         """A seq beyond the log is refused as bad input."""
         with pytest.raises(BadInput, match="no event with seq 99"):
             explain(brute_fight().events, 99)
 
 
 class TestSeed:
-    def test_seeded_dice_are_confirmed_or_not(self, tmp_path):
+    def test_seeded_dice_are_confirmed_or_not(self, tmp_path: Path) -> None:
         """With the revealed seed every seeded die is confirmed; with a wrong --seed the status says so."""
         from typer.testing import CliRunner
 
@@ -135,7 +136,7 @@ class TestSeed:
 
 
 class TestConsequencesAndAmbush:
-    def test_on_hit_damage_consequence_is_its_own_roll(self):
+    def test_on_hit_damage_consequence_is_its_own_roll(self) -> None:
         """An on-hit damage consequence (C25) is explained as the consequence's own roll, after the weapon's
         damage: 1d4 = 3 poison, not the hit roll's primary dice (C12)."""
         from omen_core.content import Branches, DamageDice, DealDamage
@@ -153,7 +154,7 @@ class TestConsequencesAndAmbush:
         consequence = parts[names.index(label)]
         assert [(t.label, t.value) for t in consequence.terms] == [("damage dice", 3)] and consequence.rule == "C25"
 
-    def test_no_armor_is_not_called_armor_that_does_not_apply(self):
+    def test_no_armor_is_not_called_armor_that_does_not_apply(self) -> None:
         """A defender without armor gets 'no armor worn' in the defense terms, not the C13 spell note (C11)."""
         fight = brute_fight()
         bo_unarmored = explain(fight.events, declared(fight))
@@ -166,7 +167,7 @@ class TestConsequencesAndAmbush:
                      for t in p.terms if t.label == "armor")
         assert (armor.value, armor.source) == (0, "no armor worn (C11)")
 
-    def test_ambush_difficulty_shows_each_stealth_and_the_table_row(self):
+    def test_ambush_difficulty_shows_each_stealth_and_the_table_row(self) -> None:
         """C17 (C2: no Stealth skill, AGI at level 0): Stealth totals 6 + 1 = 7 and 4 + 1 = 5, waited 1-2 minutes:
         the average rounded down, (7 + 5) // 2 = 6, + 3 = an Ambush Difficulty of 9; the parts add up."""
         vesh = sheet("vesh", side="raiders", AGI=(6, 1))
@@ -183,7 +184,7 @@ class TestConsequencesAndAmbush:
 
 
 class TestTheDemoAfterTheUndo:
-    def test_the_attack_after_the_gms_undo_explains_correctly(self):
+    def test_the_attack_after_the_gms_undo_explains_correctly(self) -> None:
         """Issue #10 (done when: the demo's attack after the undo explains correctly): Vesh's knife attack on Brin
         declared after the GM's undo names Vesh, Brin and the knife and its own declaration seq, lists exactly its
         own dice (not the undone attack's on Skarn, nor Brin's Interrupt's), takes Brin's RES bonus from Brin's
@@ -203,12 +204,13 @@ class TestTheDemoAfterTheUndo:
         fight = run_scenario(load_scenario(path), store, clock=lambda: 0)
         records = fight.events
         undo = next(r for r in records if isinstance(r.event, Undone))
-        undone_attack = next(r for r in records if isinstance(r.event, AttackDeclared)
-                             and undo.event.from_seq <= r.seq <= undo.event.to_seq)
-        assert (undone_attack.event.attacker, undone_attack.event.target) == ("vesh", "skarn")   # the GM's slip
+        undone = undo.as_(Undone)
+        undone_attack = next(r.as_(AttackDeclared) for r in records if isinstance(r.event, AttackDeclared)
+                             and undone.from_seq <= r.seq <= undone.to_seq)
+        assert (undone_attack.attacker, undone_attack.target) == ("vesh", "skarn")   # the GM's slip
         decl = next(r for r in records if r.seq > undo.seq and isinstance(r.event, AttackDeclared)
                     and (r.event.attacker, r.event.target) == ("vesh", "brin"))
-        assert decl.event.action == decl.seq and decl.event.weapon == "knife"
+        assert decl.as_(AttackDeclared).action == decl.seq and decl.as_(AttackDeclared).weapon == "knife"
 
         found = explain_source(StoreSource(store, fight.fight_id), decl.seq)
         assert found == explain(records, decl.seq)
@@ -219,17 +221,18 @@ class TestTheDemoAfterTheUndo:
         own = [r for r in records if isinstance(r.event, DiceRolled) and r.event.action == decl.seq]
         assert own and all(r.seq > undo.seq for r in own)
         assert [(d.seq, d.roller, d.pool, d.face) for d in found.dice] == [
-            (r.seq, r.event.roller, die.pool, die.face) for r in own for die in r.event.dice]
+            (r.seq, r.as_(DiceRolled).roller, die.pool, die.face) for r in own for die in r.as_(DiceRolled).dice]
 
         hit = next(r for r in records if isinstance(r.event, HitDetermined) and r.event.action == decl.seq)
+        determined = hit.as_(HitDetermined)
         there = project(records, to_seq=hit.seq - 1)                    # the state the hit was determined in
         brin_sheet = next(r.event.sheet for r in records if isinstance(r.event, CombatantJoined)
                           and r.event.sheet.id == "brin")
         held = there.combatants["brin"].conditions
-        penalty = sum(there.ruleset.conditions[name].attribute_bonus * stacks for name, stacks in held.items())
+        penalty = sum(present(there.ruleset).conditions[name].attribute_bonus * stacks for name, stacks in held.items())
         parts = {p.name: p for p in found.parts}
         defense = parts["total defense"]
-        assert defense.total == hit.event.defense.total
+        assert defense.total == determined.defense.total
         res = [t for t in defense.terms if t.label == "RES bonus"]
         assert [(t.value, t.source) for t in res] == [(brin_sheet.attributes.RES.bonus, "brin's sheet")]
         conditions = [t for t in defense.terms if t.label == "conditions"]
@@ -240,9 +243,9 @@ class TestTheDemoAfterTheUndo:
             assert conditions == []
         assert not any("skarn" in t.source or "kael" in t.source for p in found.parts for t in p.terms)
 
-        assert parts["hit total"].total == hit.event.attack.total
-        assert parts["FCS portion"].total == hit.event.crit_check.fcs_portion
-        assert parts["RES portion"].total == hit.event.crit_check.res_portion
+        assert parts["hit total"].total == determined.attack.total
+        assert parts["FCS portion"].total == present(determined.crit_check).fcs_portion
+        assert parts["RES portion"].total == present(determined.crit_check).res_portion
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part.name
 

@@ -14,14 +14,14 @@ ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 @pytest.mark.parametrize("directory", fixture_dirs(ROOT), ids=lambda d: d.name)
-def test_every_fixture_replays_exactly(directory):
+def test_every_fixture_replays_exactly(directory: Path) -> None:
     """Each recorded fight replays under the current rules to the same events and end state, audits clean,
     and survives a read -> write round trip byte for byte."""
     result = check(directory)
     assert result.ok, result
 
 
-def test_ties_going_to_the_attacker_are_caught(monkeypatch):
+def test_ties_going_to_the_attacker_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """If hits let ties through (attack >= defense, against §Hit Determination), the check fails and names
     the first event that differs, the field, and what was expected and got."""
     from omen_core.rules import attack
@@ -34,7 +34,7 @@ def test_ties_going_to_the_attacker_are_caught(monkeypatch):
         72, "$.event.type", '"active_defense_window_skipped"', '"active_defense_window_opened"')
 
 
-def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
+def test_record_refuses_a_script_that_no_longer_fits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Re-recording under a rule change that breaks the script is refused, and the fixture is left as it was."""
     from omen_core.errors import BadInput
     from omen_core.rules import attack
@@ -48,20 +48,20 @@ def test_record_refuses_a_script_that_no_longer_fits(tmp_path, monkeypatch):
     assert (copy / "fight.jsonl").read_bytes() == before
 
 
-def test_record_reports_what_changed(tmp_path, monkeypatch):
+def test_record_reports_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Re-recording after a change that keeps the script valid reports the first changed field."""
     from omen_core import derive
+    from omen_core.rules.checks import roll_total as real
 
     copy = tmp_path / "ember-ford"
     shutil.copytree(ROOT / "ember-ford", copy)
-    real = derive.roll_total
     monkeypatch.setattr(derive, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
                                                                                             modifiers) + 100)
     change, count = record(copy)
     assert change is not None and count > 0 and change.seq > 0
 
 
-def test_short_demo_is_its_fixture():
+def test_short_demo_is_its_fixture() -> None:
     """`omen demo --short` plays exactly the events of the contest-check-save-and-blows fixture."""
     from omen_core import MemoryStore
     from omen_core.events import decode_line
@@ -73,7 +73,7 @@ def test_short_demo_is_its_fixture():
     assert demo == recorded
 
 
-def test_a_fixture_not_yet_recorded_fails_with_what_to_do(tmp_path):
+def test_a_fixture_not_yet_recorded_fails_with_what_to_do(tmp_path: Path) -> None:
     """A fixture directory with a scenario but no recording is a failed check naming the missing file and the
     command that records it, not a crash; `omen fixtures check` exits 1."""
     from typer.testing import CliRunner

@@ -28,12 +28,15 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import TypeVar
 
 import msgspec
 import pytest
 
 from omen_core import CheckSpec, Fight, MemoryStore, SeededDice
 from omen_core.commands import Command, EndFight, RevealSeed, StaticCheck
+from omen_core.content import CombatantSheet
 from omen_core.dice import RollRequest
 from omen_core.errors import OmenError
 from omen_core.events import (
@@ -50,7 +53,10 @@ from omen_core.store import FileSnapshots, JsonlStore
 from omen_core.store.snapshots import take
 from omen_core.walk import LinesSource, project, step_through
 from omen_replay.verify import Head, Report, verify, verify_store
+from tests.fights import present
 from tests.replay.test_verify import rechain
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = bytes.fromhex("5eed" * 16)
@@ -59,7 +65,7 @@ COLUMNS = ("the log only", "with the seed", "with a witnessed head", "with the s
 CASES = 8  # forgeries of each kind (fewer where fewer can be made)
 
 
-def _genlog():
+def _genlog() -> ModuleType:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import genlog
@@ -72,7 +78,7 @@ class Played(msgspec.Struct, frozen=True):
     """A fight as a forger reads it from a log: its set-up and its commands in order, each with who gave it."""
 
     started: FightStarted
-    sheets: tuple
+    sheets: tuple[CombatantSheet, ...]
     commands: tuple[tuple[Command, str], ...]
 
 
@@ -140,7 +146,7 @@ def genuine_fight() -> list[StoredEvent]:
     fight.roll_initiative()
     genlog._answer_windows(fight, rng)
     while fight.version < 220:
-        who = fight.state.turn
+        who = present(fight.state.turn)
         if rng.random() < 0.4:  # the GM asks for a check now and then (a free roll: C16)
             fight.static_check(CheckSpec(who=who, skill="Perception"), difficulty=12)
         genlog._turn(fight, who, rng)
@@ -177,7 +183,7 @@ def rolling(played: Played, genuine_log: list[StoredEvent]) -> list[int]:
     return [i for i, r in enumerate(batches) if r.seq in rolled]
 
 
-def spread(items: list, n: int = CASES) -> list:
+def spread(items: list[T], n: int = CASES) -> list[T]:
     """``n`` items spread evenly over ``items`` (all of them if fewer)."""
     if len(items) <= n:
         return list(items)
@@ -264,16 +270,17 @@ def chosen_faces(played: Played, genuine_log: list[StoredEvent], typed: bool) ->
     the roll's command (its ``dice``, as a GM with physical dice gives them: recorded as manual)."""
     rolls = [r for r in genuine_log if isinstance(r.event, DiceRolled)]
     batches = [r.seq for r in genuine_log if isinstance(r.event, CommandIssued)]
-    for rolled in spread([r for r in rolls if any(d.face != d.sides for d in r.event.dice)]):
-        top = [d.sides for d in rolled.event.dice]
+    for rolled in spread([r for r in rolls if any(d.face != d.sides for d in r.as_(DiceRolled).dice)]):
+        roll = rolled.as_(DiceRolled)
+        top = [d.sides for d in roll.dice]
         if not typed:
-            forged = play(played, LyingDice(SEED, copied(genuine_log, {rolled.event.counter: top})), len(genuine_log))
-            if faces_at(forged).get((rolled.event.counter, 0)) == (top[0], top[0]):  # the roll was made
+            forged = play(played, LyingDice(SEED, copied(genuine_log, {roll.counter: top})), len(genuine_log))
+            if faces_at(forged).get((roll.counter, 0)) == (top[0], top[0]):  # the roll was made
                 yield forged
             continue
         k = batches.index(rolled.batch)
         in_batch = [r for r in rolls if r.batch == rolled.batch]
-        faces = tuple(f for r in in_batch for f in (top if r is rolled else [d.face for d in r.event.dice]))
+        faces = tuple(f for r in in_batch for f in (top if r is rolled else [d.face for d in r.as_(DiceRolled).dice]))
         command, by = played.commands[k]
         commands = list(played.commands)
         commands[k] = (msgspec.structs.replace(command, dice=faces), by)
@@ -334,12 +341,14 @@ def stated_table() -> dict[str, tuple[str, ...]]:
     rows = {}
     for line in table.strip().splitlines()[2:]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        rows[re.search(r"`([a-z-]+)`", cells[0]).group(1)] = tuple(cells[1:])
+        key = re.search(r"`([a-z-]+)`", cells[0])
+        assert key is not None, line
+        rows[key.group(1)] = tuple(cells[1:])
     return rows
 
 
 @pytest.fixture(scope="module")
-def measured(genuine) -> dict[str, tuple[str, ...]]:
+def measured(genuine: list[StoredEvent]) -> dict[str, tuple[str, ...]]:
     """Every forgery of every kind audited four ways: each kind's four cells."""
     played = read_back(genuine)
     head = Head(seq=genuine[-1].seq, hash=genuine[-1].hash)
@@ -351,7 +360,7 @@ def measured(genuine) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def test_the_genuine_log_passes_every_audit_and_is_the_one_the_page_describes(genuine):
+def test_the_genuine_log_passes_every_audit_and_is_the_one_the_page_describes(genuine: list[StoredEvent]) -> None:
     """The fight as played: no finding with or without the seed and the head; its size as docs/verify.md says."""
     head = Head(seq=genuine[-1].seq, hash=genuine[-1].hash)
     assert audits(genuine, head) == ("passes",) * 4
@@ -363,7 +372,7 @@ def test_the_genuine_log_passes_every_audit_and_is_the_one_the_page_describes(ge
     assert f"({len(genuine)} events: {commands} commands, {len(dice)} seeded dice of {sizes} sizes," in said
 
 
-def test_the_replayed_fight_is_the_genuine_one(genuine):
+def test_the_replayed_fight_is_the_genuine_one(genuine: list[StoredEvent]) -> None:
     """The forger's tool is faithful: the command list played again with dice copied from the log gives the very
     same log, byte for byte (so each forgery differs only by its edit)."""
     again = play(read_back(genuine), LyingDice(SEED, copied(genuine)))
@@ -371,18 +380,18 @@ def test_the_replayed_fight_is_the_genuine_one(genuine):
 
 
 @pytest.mark.parametrize("kind", list(FORGERIES))
-def test_the_page_states_each_verdict_and_its_figures(measured, kind):
+def test_the_page_states_each_verdict_and_its_figures(measured: dict[str, tuple[str, ...]], kind: str) -> None:
     """Each kind of forgery gets, in each of the four audits, the verdicts docs/verify.md states, in the
     numbers it states."""
     assert stated_table().get(kind) == measured[kind], (kind, measured[kind])
 
 
-def test_the_page_lists_no_other_forgery():
+def test_the_page_lists_no_other_forgery() -> None:
     """The page's table has a row for each kind of forgery this test makes, and no other."""
     assert sorted(stated_table()) == sorted(FORGERIES)
 
 
-def test_crafted_side_files_change_no_verdict(genuine, tmp_path):
+def test_crafted_side_files_change_no_verdict(genuine: list[StoredEvent], tmp_path: Path) -> None:
     """A face chosen and played again, the seed revealed in the log, stored beside crafted side files (a landmark
     index that covers the log but omits the seed's row, snapshots of the genuine fight, an offset index of another
     log): verify reads none of them and catches the die, as it does without them (issue #26, item 1)."""

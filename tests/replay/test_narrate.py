@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from omen_core import CheckSpec, Fight, MemoryStore, Modifier, ScriptedDice
-from omen_core.events import RollTotal
+from omen_core.events import Event, RollTotal
 from omen_replay.demo import run_demo
 from omen_replay.narrate import describe_total, narrate
 from tests.sheets import sheet
 
 
-def test_describe_total_shows_every_term():
+def test_describe_total_shows_every_term() -> None:
     """The roll primitive is spelled out: die, attribute bonus, skill level, each modifier, total."""
     side = RollTotal(roller="vesh", attribute="AGI", skill="Stealth", counter=1, face=6, attribute_bonus=2,
                      skill_level=3, modifiers=(Modifier(source="darkness", value=-2),), total=9)
     assert describe_total(side, "Vesh") == "Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level - 2 darkness = 9"
 
 
-def test_every_event_of_the_demo_is_narrated():
+def test_every_event_of_the_demo_is_narrated() -> None:
     """Each event of the demo gives at least one line, tagged with its seq; a command's command_issued record is
     told by the events it produced, not by a line of its own."""
     from omen_core.events import CommandIssued
@@ -27,7 +27,7 @@ def test_every_event_of_the_demo_is_narrated():
     assert commands and {line.seq for line in lines} == {e.seq for e in events} - commands
 
 
-def test_names_replace_ids():
+def test_names_replace_ids() -> None:
     """Combatants are called by their sheet names once they have joined."""
     fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([4]), clock=lambda: 0)
     fight.join(sheet("kael"))
@@ -37,7 +37,7 @@ def test_names_replace_ids():
     assert any("ties" in t and "C16" in t for t in texts)
 
 
-def test_every_event_type_has_a_writer():
+def test_every_event_type_has_a_writer() -> None:
     """The narrator has a writer for every event type of the union."""
     from omen_core.events import EVENT_TYPES
     from omen_replay.narrate import _WRITERS
@@ -45,7 +45,7 @@ def test_every_event_type_has_a_writer():
     assert set(_WRITERS) == set(EVENT_TYPES)
 
 
-def test_narration_never_fails_on_any_event():
+def test_narration_never_fails_on_any_event() -> None:
     """Any single event of any type, whatever its values, narrates without raising (told on its own, as a live
     fight hands the narrator its events, and marked undone), with at least one line unless it is a command's
     record."""
@@ -57,7 +57,7 @@ def test_narration_never_fails_on_any_event():
 
     @settings(max_examples=300)
     @given(events)
-    def check(event):
+    def check(event: Event) -> None:
         rec = seal("f", 1, 0, GENESIS_HASH, event)
         told = list(Narrator().lines([rec]))
         assert told or isinstance(event, CommandIssued)
@@ -67,7 +67,7 @@ def test_narration_never_fails_on_any_event():
     check()
 
 
-def test_refill_at_a_skipped_turn_cites_c21():
+def test_refill_at_a_skipped_turn_cites_c21() -> None:
     """A Completely Surprised combatant's refill, when its skipped first-round turn would have come, cites C21;
     a refill at the start of a turn cites C20 (the ambush fixture has both)."""
     from pathlib import Path

@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 from omen_core import MemoryStore
+from omen_core.events import StoredEvent
+from omen_replay.cards import Chart, Series
 from omen_replay.render import TextWriter, render, render_records
 from omen_replay.scenario import load_scenario, run_scenario
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
+from tests.fights import present
 
 
-def fight_events():
+def fight_events() -> list[StoredEvent]:
     """The bundled demo fight (with its undo), events only."""
     scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
     return run_scenario(scenario, MemoryStore(), clock=lambda: 0).events
@@ -33,7 +36,7 @@ class _Tags(HTMLParser):
         self.tags: list[str] = []
         self.external: list[str] = []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         for name, value in attrs:
             if name in ("src", "href") and value and not value.startswith("#"):
@@ -41,7 +44,7 @@ class _Tags(HTMLParser):
 
 
 class TestWriters:
-    def test_text_has_every_event_and_the_verdict(self):
+    def test_text_has_every_event_and_the_verdict(self) -> None:
         """The text log tells every event, by seq (a command's own command_issued record is told by the events it
         produced), and ends with the end state and the audit's verdict."""
         from omen_core.events import CommandIssued
@@ -55,7 +58,7 @@ class TestWriters:
         assert verdict.startswith("verified: hash chain intact")
         assert "; the seed is revealed and every seeded die checks out" in verdict
 
-    def test_markdown_has_a_heading_per_round_and_strikes_undone_lines(self):
+    def test_markdown_has_a_heading_per_round_and_strikes_undone_lines(self) -> None:
         """Markdown: '## Round N' and its summary table for each round, a heading per card, the undone attack
         struck through, the end as a table."""
         md = render_records(EVENTS, "md")
@@ -66,7 +69,7 @@ class TestWriters:
         assert "| Kael Arden | wardens | 10/24 |" in md
         assert "| Brin Hollowmere | wardens | 0/18 | 12/12 | Dying, Prone |" in md
 
-    def test_html_is_self_contained_with_cards_and_a_chart(self):
+    def test_html_is_self_contained_with_cards_and_a_chart(self) -> None:
         """HTML: parses, loads nothing from outside, no script; an HP and a Will line per combatant, a section per
         round, a card per action with its anchor, the undone attack struck through, every id once."""
         page = render_records(EVENTS, "html")
@@ -82,7 +85,7 @@ class TestWriters:
         assert len(ids) == len(set(ids))
         assert page.index('id="chart-hp"') < page.index('id="timeline"')
 
-    def test_every_template_is_autoescaped(self):
+    def test_every_template_is_autoescaped(self) -> None:
         """The templates' environment escapes every value, in every template the package ships, and shows control
         characters as escapes."""
         from omen_replay.render import environment
@@ -98,13 +101,13 @@ class TestWriters:
         written = str(note(Note(seq=3, lines=(Line(3, "note", "<b>x</b>\x1b[31m"),))))
         assert "&lt;b&gt;x&lt;/b&gt;\\x1b[31m" in written and "<b>" not in written
 
-    def test_rounds_come_from_events_not_from_narrated_text(self):
+    def test_rounds_come_from_events_not_from_narrated_text(self) -> None:
         """No writer finds a round by matching the narrated text: every 'Round' the writers write is a number."""
         source = (Path(__file__).resolve().parents[2] / "omen_replay" / "render.py").read_text()
         assert "\\u2500 Round" not in source.replace("Round {entry.round}", "") and '"round"' not in source
         assert all("entry.round" in line for line in source.splitlines() if "Round {" in line)
 
-    def test_manual_dice_are_named(self):
+    def test_manual_dice_are_named(self) -> None:
         """A fight rolled with manual dice says so in the header."""
         from omen_core import CheckSpec, Fight, ManualDice
         from tests.sheets import sheet
@@ -114,7 +117,7 @@ class TestWriters:
         fight.static_check(CheckSpec(who="ash", attribute="STR"), 2)
         assert "Dice: manual dice." in render_records(fight.events, "md")
 
-    def test_render_streams_a_store_to_the_writer_it_is_given(self):
+    def test_render_streams_a_store_to_the_writer_it_is_given(self) -> None:
         """render(source, writer) walks a stored fight once and writes to the writer's stream: the same session log
         as render_records gives for the same events."""
         import io
@@ -125,7 +128,7 @@ class TestWriters:
         scenario = load_scenario(Path(str(files("omen_replay") / "data" / "ember-ford" / "scenario.toml")))
         fight = run_scenario(scenario, store, clock=lambda: 0)
         out = io.StringIO()
-        assert render(StoreSource(store, fight.fight_id), TextWriter(out)) is None
+        render(StoreSource(store, fight.fight_id), TextWriter(out))  # returns None (mypy checks it): the text is out's
         assert out.getvalue() == render_records(EVENTS, "text")
 
 
@@ -134,7 +137,7 @@ class TestInABrowser:
     system's Chromium, so no browser download). Skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER
     is set (as `.ci/run` does once it has installed Chromium): then a missing browser fails."""
 
-    def test_html_report_opens_without_errors_and_shows_the_chart(self, tmp_path):
+    def test_html_report_opens_without_errors_and_shows_the_chart(self, tmp_path: Path) -> None:
         """The demo's HTML session log loads in headless Chromium with no console or page error and no request
         besides the file itself; the HP and Will charts are visible near the top with a line per combatant and
         resource; a card's anchor opens it; at phone width nothing overflows sideways."""
@@ -183,8 +186,7 @@ class TestBucketedChart:
     equal runs), so the page's memory does not grow with its rounds."""
 
     @staticmethod
-    def chart(rounds: int):
-        from omen_replay.cards import Chart, Series
+    def chart(rounds: int) -> Chart:
 
         columns = ("start", *(f"round {n}" for n in range(1, rounds + 1)), "end")
         hp = tuple(range(len(columns)))
@@ -192,7 +194,7 @@ class TestBucketedChart:
                                                      will=tuple(v % 7 for v in hp)),))
 
     @pytest.mark.parametrize("rounds", [1, 57, 58, 59, 200, 12_405])
-    def test_at_most_max_columns_each_round_in_one_run_holding_its_first_round(self, rounds):
+    def test_at_most_max_columns_each_round_in_one_run_holding_its_first_round(self, rounds: int) -> None:
         """Start and end kept; every round in exactly one column's run, the runs in order and of one size but the
         last; each column's values those at the start of its run's first round."""
         from omen_replay.render import MAX_COLUMNS, bucketed
@@ -210,7 +212,7 @@ class TestBucketedChart:
                         for n in shown.columns[1:-1]] + [rounds + 1]
         assert shown.series[0].hp == tuple(whole.series[0].hp[i] for i in firsts)
 
-    def test_a_long_fights_page_says_how_many_rounds_a_column_holds(self):
+    def test_a_long_fights_page_says_how_many_rounds_a_column_holds(self) -> None:
         """A fight of 70 rounds (two combatants who only end their turns): the page's chart has at most MAX_COLUMNS
         columns and says how many rounds each holds."""
         from omen_core import Fight, ScriptedDice
@@ -221,7 +223,7 @@ class TestBucketedChart:
                             clock=lambda: 0, combatants=[sheet("ash"), sheet("bo", side="b")])
         fight.roll_initiative()
         for _ in range(140):
-            fight.end_turn(fight.state.turn)
+            fight.end_turn(present(fight.state.turn))
         page = render_records(fight.events, "html")
         header = page.split('<table class="chart-data">', 1)[1].split("</thead>", 1)[0]
         assert header.count('<th scope="col">') - 1 <= MAX_COLUMNS

@@ -2,37 +2,43 @@
 
 from __future__ import annotations
 
-from omen_core import MemoryStore
+from pathlib import Path
+
+import pytest
+
+from omen_core import Fight, MemoryStore
+from omen_core.events import StoredEvent
+from omen_core.store import EventStore
 from omen_core.walk import project
 from omen_replay.demo import run_demo
 from omen_replay.replay import replay_records, step_through, summarise
 
 
-def demo_fight():
+def demo_fight() -> Fight:
     """The demo's fight, with a fixed clock."""
     return run_demo(MemoryStore(), clock=lambda: 0)
 
 
-def demo_events():
+def demo_events() -> list[StoredEvent]:
     """The demo's events, with a fixed clock."""
     return demo_fight().events
 
 
 class TestReplay:
-    def test_replay_to_the_end_is_the_projection(self):
+    def test_replay_to_the_end_is_the_projection(self) -> None:
         """Replaying every event gives the same state as folding them, which is the state the live fight kept."""
         fight = demo_fight()
         events = fight.events
         assert replay_records(events) == project(events) == fight.state
 
-    def test_replay_to_a_seq_stops_there(self):
+    def test_replay_to_a_seq_stops_there(self) -> None:
         """replay(to_seq=N) is the state after exactly the first N events."""
         events = demo_events()
         assert events[6].batch + events[6].batch_size - 1 == 7  # seq 7 ends a command: the first 7 are a whole log
         assert replay_records(events, to_seq=7) == project(events[:7])
         assert replay_records(events, to_seq=7) != replay_records(events)
 
-    def test_step_through_yields_each_state(self):
+    def test_step_through_yields_each_state(self) -> None:
         """Stepping through gives each event with the state right after it, none of them undone."""
         events = demo_events()
         steps = list(step_through(events))
@@ -44,7 +50,7 @@ class TestReplay:
 
 
 class TestSummary:
-    def test_summary_lists_resources_and_flow(self):
+    def test_summary_lists_resources_and_flow(self) -> None:
         """The summary holds each combatant's HP, Will, Bonus Actions and conditions, and the phase."""
         state = project(demo_events())
         summary = summarise(state)
@@ -54,7 +60,7 @@ class TestSummary:
 
 
 class TestReplayStore:
-    def test_streaming_replay_equals_the_projection_with_undos(self, tmp_path):
+    def test_streaming_replay_equals_the_projection_with_undos(self, tmp_path: Path) -> None:
         """replay_store streams a JSON Lines log (undos known from the store's landmarks) to the same state as
         project."""
         from omen_core.store import JsonlStore
@@ -73,7 +79,7 @@ class TestReplayStore:
             assert to in ends
             assert replay_store(store, "demo", to) == project(everything[:to])
 
-    def test_streaming_replay_on_memory_store(self):
+    def test_streaming_replay_on_memory_store(self) -> None:
         """Stores without raw lines find the undos by decoding; the result is the same."""
         from omen_replay.replay import replay_store
 
@@ -82,7 +88,8 @@ class TestReplayStore:
         fight.undo()
         assert replay_store(store, "demo") == fight.state
 
-    def test_undo_markers_are_found_without_decoding_everything(self, tmp_path, monkeypatch):
+    def test_undo_markers_are_found_without_decoding_everything(self, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
         """landmarks gives exactly the undo and redo events (and the revealed seed) of a fight, on every kind of
         store, decoding no other line."""
         import omen_core.store.jsonl
@@ -90,7 +97,8 @@ class TestReplayStore:
         from omen_core.events import LANDMARKS, UNDO_MARKERS, decode_line
         from omen_core.store import JsonlStore, SqliteStore
 
-        stores = [MemoryStore(), JsonlStore(tmp_path), SqliteStore(tmp_path / "f.db")]
+        sqlite = SqliteStore(tmp_path / "f.db")
+        stores: list[EventStore] = [MemoryStore(), JsonlStore(tmp_path), sqlite]
         for store in stores:
             fight = run_demo(store, clock=lambda: 0, finish=False)
             fight.undo()
@@ -101,9 +109,9 @@ class TestReplayStore:
             records = list(store.read("demo"))
             marks = [r for r in records if isinstance(r.event, LANDMARKS)]
             assert len([r for r in marks if isinstance(r.event, UNDO_MARKERS)]) == 3
-            decoded = []
+            decoded: list[bytes | str] = []
 
-            def counting(line, decoded=decoded):
+            def counting(line: bytes | str, decoded: list[bytes | str] = decoded) -> StoredEvent:
                 decoded.append(line)
                 return decode_line(line)
 
@@ -112,4 +120,4 @@ class TestReplayStore:
             assert store.landmarks("demo") == marks
             assert len(decoded) <= len(marks)
             monkeypatch.undo()
-        stores[2].close()
+        sqlite.close()

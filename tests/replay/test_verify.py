@@ -4,6 +4,7 @@ again, witnessed heads, the dice-source policy and undo re-rolls."""
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -15,10 +16,12 @@ from omen_core.content import SaveEffect, Weapon
 from omen_core.dice import commitment
 from omen_core.events import (
     SCHEMA_VERSION,
+    CombatantJoined,
     ConditionApplied,
     DamageResolved,
     DiceRolled,
     Die,
+    Event,
     ResourceChanged,
     RollTotal,
     SaveResolved,
@@ -28,7 +31,7 @@ from omen_core.events import (
     seal,
 )
 from omen_replay.demo import run_demo
-from omen_replay.verify import verify
+from omen_replay.verify import Finding, Report, verify
 from tests.sheets import sheet
 
 SEED = bytes(range(32))
@@ -47,7 +50,7 @@ def seeded_log(reveal: bool = True) -> list[StoredEvent]:
     return fight.events
 
 
-def reseal(log: list[StoredEvent], index: int, event) -> list[StoredEvent]:
+def reseal(log: list[StoredEvent], index: int, event: Event) -> list[StoredEvent]:
     """Replace one event and re-seal the whole chain after it (batch and batch size kept), as a careful forger
     would."""
     out = log[:index]
@@ -89,37 +92,37 @@ def rechain(records: list[StoredEvent]) -> list[StoredEvent]:
     return out
 
 
-def integrity(report) -> set[str]:
+def integrity(report: Report) -> set[str]:
     """The rules of a report's integrity findings."""
     return {f.rule for f in report.problems}
 
 
-def redecided_at(report, seq: int) -> list:
+def redecided_at(report: Report, seq: int) -> list[Finding]:
     """The re-decision's findings at ``seq``: where the rules, deciding the batch's command again with its own
     dice, give other events than the log records."""
     return [f for f in report.problems if f.seq == seq and f.what.startswith("the rules")]
 
 
 class TestCleanLogs:
-    def test_seeded_log_is_clean(self):
+    def test_seeded_log_is_clean(self) -> None:
         """A played seeded log verifies: chain sound, seed matches, all three dice recomputed, each of the seven
         batches (start, two joins, the check, the save, the end, the reveal) decided again."""
         report = verify(seeded_log())
         assert report.clean and report.seed_revealed and report.seeded_dice == 3 and report.events == 17
         assert report.redecided == 7 and report.schema_versions == (SCHEMA_VERSION,)
 
-    def test_demo_log_is_clean(self):
+    def test_demo_log_is_clean(self) -> None:
         """The demo's own log verifies."""
         assert verify(run_demo(MemoryStore(), clock=lambda: 0).events).clean
 
-    def test_unrevealed_seed_can_be_supplied(self):
+    def test_unrevealed_seed_can_be_supplied(self) -> None:
         """Before the reveal, the dice can be checked against a seed supplied by the auditor: the report says the
         dice were checked against the seed, and a re-sealed die is caught by it."""
         log = seeded_log(reveal=False)
         report = verify(log, seed=SEED)
         assert report.clean and report.seeded_dice == 3
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
-        die = log[i].event.dice[0]
+        die = log[i].as_(DiceRolled).dice[0]
         forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % die.sides
                                                                                       + 1),))
         assert any(f.seq == log[i].seq and f.rule == "dice" for f in verify(reseal(log, i, forged), seed=SEED).findings)
@@ -127,50 +130,50 @@ class TestCleanLogs:
 
 
 class TestTampering:
-    def test_changed_face_breaks_the_chain(self):
+    def test_changed_face_breaks_the_chain(self) -> None:
         """Editing a die face in place is a chain break at that seq."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
-        rolled = log[i].event
+        rolled = log[i].as_(DiceRolled)
         forged = msgspec.structs.replace(rolled, dice=(Die(pool="check", sides=6, face=rolled.dice[0].face % 6 + 1),))
         log[i] = msgspec.structs.replace(log[i], event=forged)
         assert [(f.seq, f.rule) for f in verify(log).findings][:1] == [(log[i].seq, "chain")]
 
-    def test_resealed_face_is_caught_by_the_seed(self):
+    def test_resealed_face_is_caught_by_the_seed(self) -> None:
         """A forger who re-seals the chain after changing a die is still caught by the revealed seed."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
-        rolled = log[i].event
+        rolled = log[i].as_(DiceRolled)
         face = rolled.dice[0].face % rolled.dice[0].sides + 1
         forged = msgspec.structs.replace(rolled, dice=(Die(pool="check", sides=rolled.dice[0].sides, face=face),))
         findings = verify(reseal(log, i, forged)).findings
         assert any(f.seq == log[i].seq and f.rule == "dice" and f.found == str(face) for f in findings)
 
-    def test_wrong_seed_is_reported(self):
+    def test_wrong_seed_is_reported(self) -> None:
         """A supplied seed that does not match the commitment is a finding; so are the dice it disagrees with."""
         findings = verify(seeded_log(reveal=False), seed=bytes(32)).findings
         assert findings[0].rule == "dice" and "commitment" in findings[0].what
 
-    def test_resealed_total_is_recomputed(self):
+    def test_resealed_total_is_recomputed(self) -> None:
         """A changed check total, even re-sealed, is caught by recomputing the roll primitive (C2, C16)."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved))
-        check: RollTotal = log[i].event.check
+        check: RollTotal = log[i].as_(StaticCheckResolved).check
         forged = msgspec.structs.replace(log[i].event, check=msgspec.structs.replace(check, total=check.total + 5))
         rules = {f.rule for f in verify(reseal(log, i, forged)).findings}
         assert "roll primitive" in rules
 
-    def test_wrong_bonus_is_checked_against_the_sheet(self):
+    def test_wrong_bonus_is_checked_against_the_sheet(self) -> None:
         """An attribute bonus that is not the sheet's is a C1 finding."""
         log = seeded_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, StaticCheckResolved))
-        check = log[i].event.check
+        check = log[i].as_(StaticCheckResolved).check
         forged_check = msgspec.structs.replace(check, attribute_bonus=check.attribute_bonus + 1,
                                                total=check.total + 1)
         forged = msgspec.structs.replace(log[i].event, check=forged_check)
         assert "C1" in {f.rule for f in verify(reseal(log, i, forged)).findings}
 
-    def test_every_finding_is_reported(self):
+    def test_every_finding_is_reported(self) -> None:
         """The audit does not stop at the first problem: two forged events give findings at both seqs."""
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([3, 4]), clock=lambda: 0)
         fight.join(sheet("kael"))
@@ -185,7 +188,7 @@ class TestTampering:
         assert {f.seq for f in verify(log).findings} == {log[i].seq for i in checks}
 
     @pytest.mark.parametrize("drop", [1, 2, 3])
-    def test_dropped_event_is_reported(self, drop):
+    def test_dropped_event_is_reported(self, drop: int) -> None:
         """Dropping an event from the middle is a chain finding."""
         log = seeded_log()
         assert any(f.rule == "chain" for f in verify(log[:drop] + log[drop + 1:]).findings)
@@ -206,33 +209,33 @@ def attack_log() -> list[StoredEvent]:
 
 
 class TestAttackAudit:
-    def test_attack_log_is_clean(self):
+    def test_attack_log_is_clean(self) -> None:
         """A played attack verifies: totals, defense, crit, damage and mitigation all recompute."""
         assert verify(attack_log()).clean
 
-    def test_resealed_damage_is_caught(self):
+    def test_resealed_damage_is_caught(self) -> None:
         """A changed final damage, even with the chain re-sealed, is a C13 finding at its seq."""
         from omen_core.events import DamageResolved
 
         log = attack_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, DamageResolved))
-        forged = msgspec.structs.replace(log[i].event, final=log[i].event.final + 3)
+        forged = msgspec.structs.replace(log[i].event, final=log[i].as_(DamageResolved).final + 3)
         findings = verify(reseal(log, i, forged)).findings
         assert (log[i].seq, "C13") in {(f.seq, f.rule) for f in findings}
 
-    def test_resealed_hit_total_is_caught(self):
+    def test_resealed_hit_total_is_caught(self) -> None:
         """A changed hit total is a C5 finding; a flipped hit flag is a §Hit Determination finding."""
         from omen_core.events import HitDetermined
 
         log = attack_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, HitDetermined))
-        ev = log[i].event
+        ev = log[i].as_(HitDetermined)
         forged = msgspec.structs.replace(ev, attack=msgspec.structs.replace(ev.attack, total=ev.attack.total + 1),
                                          hit=not ev.hit)
         rules = {f.rule for f in verify(reseal(log, i, forged)).findings}
         assert {"C5", "§Hit Determination"} <= rules
 
-    def test_events_in_an_illegal_order_are_caught(self):
+    def test_events_in_an_illegal_order_are_caught(self) -> None:
         """Two events of an attack swapped and re-sealed are reported as out of order (lifecycle)."""
         log = attack_log()
         i = next(i for i, r in enumerate(log) if r.event.__class__.__name__ == "CostPaid")
@@ -241,13 +244,13 @@ class TestAttackAudit:
         findings = verify(out).findings
         assert findings and findings[0].rule == "lifecycle" and findings[0].seq == i + 1
 
-    def test_changed_sheet_is_caught_by_its_hash(self):
+    def test_changed_sheet_is_caught_by_its_hash(self) -> None:
         """A sheet edited after the fact no longer matches its recorded hash."""
         from omen_core.events import CombatantJoined
 
         log = attack_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, CombatantJoined))
-        ev = log[i].event
+        ev = log[i].as_(CombatantJoined)
         forged = msgspec.structs.replace(ev, sheet=msgspec.structs.replace(ev.sheet, hp=ev.sheet.hp + 10))
         assert "content" in {f.rule for f in verify(reseal(log, i, forged)).findings}
 
@@ -263,38 +266,38 @@ def ember_ford_log() -> list[StoredEvent]:
 
 
 class TestFlowAudit:
-    def test_whole_fight_is_clean(self):
+    def test_whole_fight_is_clean(self) -> None:
         """A whole fight verifies, seeded dice included."""
         report = verify(ember_ford_log())
         assert report.clean and report.seed_revealed and report.seeded_dice > 50
 
-    def test_forged_surprise_tier_is_caught(self):
+    def test_forged_surprise_tier_is_caught(self) -> None:
         """A Completely Surprised defender rewritten as Alert is a C18 finding at that seq."""
         from omen_core.events import SurpriseDetermined
 
         log = ember_ford_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, SurpriseDetermined))
-        tier = "alert" if log[i].event.tier != "alert" else "complete"
+        tier = "alert" if log[i].as_(SurpriseDetermined).tier != "alert" else "complete"
         findings = verify(reseal(log, i, msgspec.structs.replace(log[i].event, tier=tier))).findings
         assert (log[i].seq, "C18") in {(f.seq, f.rule) for f in findings}
 
-    def test_forged_initiative_order_is_caught(self):
+    def test_forged_initiative_order_is_caught(self) -> None:
         """A reordered initiative is a C19 finding, and so is every turn then taken out of the rolled order."""
         from omen_core.events import InitiativeOrderSet
 
         log = ember_ford_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, InitiativeOrderSet))
-        forged = msgspec.structs.replace(log[i].event, order=tuple(reversed(log[i].event.order)))
+        forged = msgspec.structs.replace(log[i].event, order=tuple(reversed(log[i].as_(InitiativeOrderSet).order)))
         findings = verify(reseal(log, i, forged)).findings
         assert findings[0].seq == log[i].seq and findings[0].rule == "C19"
 
-    def test_forged_ambush_difficulty_is_caught(self):
+    def test_forged_ambush_difficulty_is_caught(self) -> None:
         """An Ambush Difficulty that is not the time-waited table's is a C17 finding."""
         from omen_core.events import AmbushDifficultySet
 
         log = ember_ford_log()
         i = next(i for i, r in enumerate(log) if isinstance(r.event, AmbushDifficultySet))
-        forged = msgspec.structs.replace(log[i].event, difficulty=log[i].event.difficulty - 3)
+        forged = msgspec.structs.replace(log[i].event, difficulty=log[i].as_(AmbushDifficultySet).difficulty - 3)
         assert "C17" in {f.rule for f in verify(reseal(log, i, forged)).findings}
 
 
@@ -312,13 +315,13 @@ class TestRawBytes:
             cls._lines = [encode_line(e) + b"\n" for e in run_demo(MemoryStore(), clock=lambda: 0).events]
         return list(cls._lines)
 
-    def test_clean_bytes_verify(self):
+    def test_clean_bytes_verify(self) -> None:
         """The untouched bytes of a log verify clean."""
         from omen_replay.verify import verify_lines
 
         assert verify_lines(self.lines()).clean
 
-    def test_whitespace_edit_is_found(self):
+    def test_whitespace_edit_is_found(self) -> None:
         """A space added inside a line decodes to the same values, but is not canonical, and the hash covers the
         line's raw bytes: found at that line (format and chain), and nowhere else."""
         from omen_replay.verify import verify_lines
@@ -329,7 +332,7 @@ class TestRawBytes:
         findings = verify_lines(lines).findings
         assert sorted((f.line, f.seq, f.rule) for f in findings) == [(6, 6, "chain"), (6, 6, "format")]
 
-    def test_undecodable_line_is_reported_and_the_rest_audited(self):
+    def test_undecodable_line_is_reported_and_the_rest_audited(self) -> None:
         """A garbled line is a format finding; the audit goes on and also reports the broken chain after it."""
         from omen_replay.verify import verify_lines
 
@@ -341,7 +344,7 @@ class TestRawBytes:
 
     @settings(max_examples=200)
     @given(st.data())
-    def test_any_mutated_byte_is_detected(self, data):
+    def test_any_mutated_byte_is_detected(self, data: st.DataObject) -> None:
         """Changing any single byte of a valid log to any other value is always detected."""
         from omen_core.errors import BadInput
         from omen_replay.verify import verify_lines
@@ -356,7 +359,7 @@ class TestRawBytes:
 
     @settings(max_examples=100)
     @given(st.data())
-    def test_any_dropped_swapped_or_repeated_line_is_detected(self, data):
+    def test_any_dropped_swapped_or_repeated_line_is_detected(self, data: st.DataObject) -> None:
         """Dropping, swapping or repeating whole lines (events) is always detected."""
         from omen_replay.verify import verify_lines
 
@@ -377,7 +380,7 @@ class TestUndoAndBranchesAudit:
 
     SWORD = (msgspec.structs.replace(sheet("ash"), weapons=(Weapon(id="sword", weapon_damage=3),)),)
 
-    def test_on_miss_branch_damage_is_not_the_attacks_own_damage(self):
+    def test_on_miss_branch_damage_is_not_the_attacks_own_damage(self) -> None:
         """C25, C12: a miss (1 + 1 + 0 vs 6 + 0) whose on-miss branch burns the attacker for 1 flat fire is clean:
         the branch's damage is a consequence, not the weapon damage formula."""
         from omen_core.content import Branches, DealDamage
@@ -388,7 +391,7 @@ class TestUndoAndBranchesAudit:
         assert fight.state.combatants["ash"].hp == fight.state.combatants["ash"].sheet.hp - 1
         assert verify(fight.events).findings == ()
 
-    def test_turn_order_rewinds_with_an_undo(self):
+    def test_turn_order_rewinds_with_an_undo(self) -> None:
         """C19: ending Ash's turn, undoing it and ending it again is clean: the audit's turn count rewinds."""
         from tests.fights import new_fight
 
@@ -399,7 +402,7 @@ class TestUndoAndBranchesAudit:
         fight.end_turn("ash")
         assert verify(fight.events).findings == ()
 
-    def test_redo_over_an_earlier_undo_keeps_that_one_undone(self):
+    def test_redo_over_an_earlier_undo_keeps_that_one_undone(self) -> None:
         """A redo of an undo whose range holds an earlier undo brings back only what the later undo voided; the
         audit agrees with the projection instead of raising."""
         from omen_core.walk import project
@@ -422,7 +425,7 @@ class TestUndoAndBranchesAudit:
             (attack_undone_at, "[1] at seq 12", ""), (attack_undone_at, "[6, 6] at seq 11", "")]
 
     @pytest.mark.parametrize("dropped", ["ash", "bo"])
-    def test_a_dropped_join_before_an_answered_attack_is_reported_not_raised(self, dropped):
+    def test_a_dropped_join_before_an_answered_attack_is_reported_not_raised(self, dropped: str) -> None:
         """Dropping either duelist's joining line from a log whose attack window was answered gives findings
         (with seqs), never an exception: deciding the answer again on a state without that combatant is a
         finding like any other."""
@@ -431,12 +434,12 @@ class TestUndoAndBranchesAudit:
         fight = new_fight(*self.SWORD, sheet("bo", side="b"), faces=[6, 1, 1])
         fight.attack("ash", "bo")
         fight.defend("bo", None)
-        join = next(r.seq for r in fight.events if getattr(r.event, "sheet", None) is not None
+        join = next(r.seq for r in fight.events if isinstance(r.event, CombatantJoined)
                     and r.event.sheet.id == dropped)
         report = verify([e for e in fight.events if e.seq != join])
         assert report.problems and "chain" in {f.rule for f in report.problems}
 
-    def test_a_tampered_log_with_an_undo_is_reported_not_raised(self):
+    def test_a_tampered_log_with_an_undo_is_reported_not_raised(self) -> None:
         """Dropping a combatant's joining line before an undo gives findings (with seqs), never an exception."""
         from tests.fights import new_fight
 
@@ -478,14 +481,14 @@ class TestReDecision:
 
     LINK_RULES = {"chain", "batch", "format"}
 
-    def forged(self, records: list[StoredEvent]):
+    def forged(self, records: list[StoredEvent]) -> Report:
         """The audit of a forged log, after checking the forger's chain holds (so no finding comes from it)."""
         out = rechain(records)
         report = verify(out)
         assert not integrity(report) & self.LINK_RULES, report.problems
         return report
 
-    def test_the_forgers_rechain_is_faithful_and_the_log_clean(self):
+    def test_the_forgers_rechain_is_faithful_and_the_log_clean(self) -> None:
         """Re-sealing an untouched log gives the very same log, which verifies clean, every batch decided again
         (issue #10, 5a)."""
         log = tamper_fight()
@@ -493,7 +496,7 @@ class TestReDecision:
         report = verify(log)
         assert report.findings == () and report.redecided == sum(1 for r in log if r.seq == r.batch)
 
-    def test_a_dropped_hp_change_is_found(self):
+    def test_a_dropped_hp_change_is_found(self) -> None:
         """Dropping the resource_changed of the attack's damage, chain re-sealed, is a finding at the seq where
         the rules put it (issue #10, 5a; C3, C13)."""
         log = tamper_fight()
@@ -501,7 +504,7 @@ class TestReDecision:
         report = self.forged(log[:i] + log[i + 1:])
         assert redecided_at(report, log[i].seq)
 
-    def test_a_duplicated_damage_resolved_is_found(self):
+    def test_a_duplicated_damage_resolved_is_found(self) -> None:
         """A damage_resolved repeated right after itself, chain re-sealed, is a finding at the copy's seq
         (issue #10, 5a; C12, C13)."""
         log = tamper_fight()
@@ -509,7 +512,7 @@ class TestReDecision:
         report = self.forged([*log[:i + 1], log[i], *log[i + 1:]])
         assert redecided_at(report, log[i].seq + 1)
 
-    def test_a_duplicated_condition_applied_is_found(self):
+    def test_a_duplicated_condition_applied_is_found(self) -> None:
         """A condition_applied repeated (Prone applied twice by one failed save), chain re-sealed, is a finding at
         the copy's seq (issue #10, 5a; C25, C28)."""
         log = tamper_fight()
@@ -517,17 +520,17 @@ class TestReDecision:
         report = self.forged([*log[:i + 1], log[i], *log[i + 1:]])
         assert redecided_at(report, log[i].seq + 1)
 
-    def test_a_save_flipped_to_success_with_its_failure_damage_left_is_found(self):
+    def test_a_save_flipped_to_success_with_its_failure_damage_left_is_found(self) -> None:
         """A failed save rewritten as a success, faces and totals made consistent (Ash 6 >= Cy 1 + 2), its failure
         damage left in place, chain re-sealed: every number recomputes, yet the rules give no damage after a
         success, so the damage is a finding at its seq (issue #10, 5a; C15, C25)."""
         log = tamper_fight()
         j = index_of(log, SaveResolved)
-        save, (mine, theirs) = log[j].event, (log[j - 2], log[j - 1])
-        assert (mine.event.roller, theirs.event.roller, save.success) == ("ash", "cy", False)
+        save, (mine, theirs) = log[j].as_(SaveResolved), (log[j - 2], log[j - 1])
+        assert (mine.as_(DiceRolled).roller, theirs.as_(DiceRolled).roller, save.success) == ("ash", "cy", False)
 
-        def face(rec, value):
-            rolled = rec.event
+        def face(rec: StoredEvent, value: int) -> StoredEvent:
+            rolled = rec.as_(DiceRolled)
             return msgspec.structs.replace(rec, event=msgspec.structs.replace(
                 rolled, dice=(msgspec.structs.replace(rolled.dice[0], face=value),)))
 
@@ -543,18 +546,19 @@ class TestReDecision:
         assert not [f for f in report.problems if f.seq <= log[j].seq]   # the save itself recomputes
         assert redecided_at(report, log[damage].seq)
 
-    def test_an_inserted_event_is_found(self):
+    def test_an_inserted_event_is_found(self) -> None:
         """A condition_applied the rules never produced, inserted into the attack's last batch before the action
         settles, chain re-sealed, is a finding at its seq (issue #10, 5a)."""
         from omen_core.events import ActionSettled
 
         log = tamper_fight()
         i = index_of(log, ActionSettled)
-        extra = ConditionApplied(action=log[i].event.action, who="bo", condition="Prone", added=1, stacks=1)
+        extra = ConditionApplied(action=log[i].as_(ActionSettled).action, who="bo", condition="Prone", added=1,
+                                 stacks=1)
         report = self.forged([*log[:i], msgspec.structs.replace(log[i], event=extra), *log[i:]])
         assert redecided_at(report, log[i].seq)
 
-    def test_a_swapped_pair_is_found(self):
+    def test_a_swapped_pair_is_found(self) -> None:
         """Two events of one batch swapped (the HP change after the condition the failed save applies), in an
         order the lifecycle allows, chain re-sealed, is a finding at the first of them (issue #10, 5a)."""
         log = tamper_fight()
@@ -568,7 +572,7 @@ class TestReDecision:
 class TestWitnessedHeads:
     """Issue #10, item 5 (b): a log checked against (seq, hash) heads seen earlier."""
 
-    def test_the_head_reached_is_reported_and_a_matching_head_is_clean(self):
+    def test_the_head_reached_is_reported_and_a_matching_head_is_clean(self) -> None:
         """The report names the head it reached; heads witnessed on the way, or at the end, that match are clean
         (issue #10, 5b)."""
         from omen_replay.verify import Head
@@ -579,7 +583,7 @@ class TestWitnessedHeads:
         assert report.clean and report.findings == ()
         assert report.head == Head(seq=log[-1].seq, hash=log[-1].hash)
 
-    def test_a_log_cut_after_a_witnessed_head_is_found(self):
+    def test_a_log_cut_after_a_witnessed_head_is_found(self) -> None:
         """A log cut (at a batch boundary, so it is sound by itself) before a witnessed seq: clean without the
         head, a chain finding with it (issue #10, 5b)."""
         from omen_replay.verify import Head
@@ -593,7 +597,7 @@ class TestWitnessedHeads:
         found = [f for f in report.problems if f.rule == "chain"]
         assert found and found[0].seq == cut[-1].seq and f"{witnessed.seq}:{witnessed.hash}" == found[0].expected
 
-    def test_a_different_hash_at_a_witnessed_seq_is_found(self):
+    def test_a_different_hash_at_a_witnessed_seq_is_found(self) -> None:
         """A log re-sealed after a harmless-looking edit (a timestamp) is sound by itself, but its hash at a
         witnessed seq is not the one seen: a finding at that seq (issue #10, 5b)."""
         from omen_replay.verify import Head
@@ -610,7 +614,7 @@ class TestWitnessedHeads:
                                       "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
                                       "7:" + "g" * 64, "7 :" + "a" * 64, "\u00b2:" + "a" * 64, "1\u0663:" + "a" * 64,
                                       "7\n:" + "a" * 64])
-    def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text):
+    def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text: str) -> None:
         """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
         5b)."""
         from omen_core.errors import BadInput
@@ -619,7 +623,7 @@ class TestWitnessedHeads:
         with pytest.raises(BadInput):
             parse_head(text)
 
-    def test_parse_head_reads_a_head(self):
+    def test_parse_head_reads_a_head(self) -> None:
         """``SEQ:HASH`` parses to that head (issue #10, 5b)."""
         from omen_replay.verify import Head, parse_head
 
@@ -630,7 +634,7 @@ class TestDiceSourcePolicy:
     """Issue #10, item 5 (c): in a seeded fight, a die of another source needs a recorded switch; a die labelled
     seeded needs a commitment."""
 
-    def test_a_seeded_fight_reloaded_with_manual_dice_records_the_switch(self):
+    def test_a_seeded_fight_reloaded_with_manual_dice_records_the_switch(self) -> None:
         """A seeded fight loaded again with ManualDice records dice_source_changed (seeded to manual) before the
         first manual roll, once; the log verifies clean, the seeded dice checked against the seed (issue #10,
         5c)."""
@@ -649,12 +653,13 @@ class TestDiceSourcePolicy:
         switches = [r for r in log if isinstance(r.event, DiceSourceChanged)]
         manual = [r for r in log if isinstance(r.event, DiceRolled) and r.event.source == "manual"]
         assert len(switches) == 1 and len(manual) == 2
-        assert (switches[0].event.before, switches[0].event.after) == ("seeded", "manual")
+        switch = switches[0].as_(DiceSourceChanged)
+        assert (switch.before, switch.after) == ("seeded", "manual")
         assert seeded_until < switches[0].seq < manual[0].seq and switches[0].batch == manual[0].batch
         report = verify(log, seed=SEED)
         assert report.clean and report.seeded_dice == 1
 
-    def test_a_seeded_die_relabelled_manual_is_found(self):
+    def test_a_seeded_die_relabelled_manual_is_found(self) -> None:
         """A seeded fight's die relabelled "manual" (and re-sealed) with no dice_source_changed is a dice finding
         at its seq (issue #10, 5c)."""
         log = seeded_log()
@@ -663,7 +668,7 @@ class TestDiceSourcePolicy:
         report = verify(reseal(log, i, forged))
         assert any(f.seq == log[i].seq and f.rule == "dice" and f.found == "manual" for f in report.problems)
 
-    def test_a_die_labelled_seeded_without_a_commitment_is_found(self):
+    def test_a_die_labelled_seeded_without_a_commitment_is_found(self) -> None:
         """In a scripted fight (no seed commitment), a die relabelled "seeded" (and re-sealed) is a dice finding
         at its seq (issue #10, 5c)."""
         log = tamper_fight()
@@ -677,7 +682,7 @@ class TestDiceSourcePolicy:
 class TestUndoRerolls:
     """Issue #10, item 5 (d): every undo that voided rolled dice is a finding of its own kind."""
 
-    def test_an_undo_that_voided_dice_shows_them_beside_the_next_roll(self):
+    def test_an_undo_that_voided_dice_shows_them_beside_the_next_roll(self) -> None:
         """An attack that hit (6 + 5 vs 1) undone and declared again misses (1 + 1 vs 6): the audit gives one
         "undo re-roll" per roller and purpose, the voided faces beside the faces the same roller rolled next for
         the same purpose; the log stays clean (issue #10, 5d)."""
@@ -692,7 +697,8 @@ class TestUndoRerolls:
         fight.attack("ash", "bo")           # 1 + 1 vs 6: a miss, no window
         log = fight.events
         assert [r.event.hit for r in log if isinstance(r.event, HitDetermined)] == [False]
-        rolls = {(r.event.roller, r.event.purpose): [] for r in log if isinstance(r.event, DiceRolled)}
+        rolls: dict[tuple[str, str], list[StoredEvent]] = {
+            (r.event.roller, r.event.purpose): [] for r in log if isinstance(r.event, DiceRolled)}
         for r in log:
             if isinstance(r.event, DiceRolled):
                 rolls[(r.event.roller, r.event.purpose)].append(r)
@@ -700,8 +706,8 @@ class TestUndoRerolls:
         assert report.clean and report.problems == ()
         assert all(f.kind == "undo re-roll" and f.seq == undo_seq for f in report.rerolls)
         shown = sorted((f.expected, f.found) for f in report.rerolls)
-        assert shown == sorted((f"{[d.face for d in voided.event.dice]} at seq {voided.seq}",
-                                f"{[d.face for d in again.event.dice]} at seq {again.seq}")
+        assert shown == sorted((f"{[d.face for d in voided.as_(DiceRolled).dice]} at seq {voided.seq}",
+                                f"{[d.face for d in again.as_(DiceRolled).dice]} at seq {again.seq}")
                                for voided, again in rolls.values())
         assert sorted(shown) == sorted([(f"[6, 5] at seq {rolls['ash', 'hit'][0].seq}",
                                          f"[1, 1] at seq {rolls['ash', 'hit'][1].seq}"),
@@ -710,7 +716,7 @@ class TestUndoRerolls:
         hit = next(f for f in report.rerolls if "hit roll" in f.what)
         assert "ash" in hit.what and f"undo at seq {undo_seq}" in hit.what
 
-    def test_an_undo_that_voided_no_dice_gives_none(self):
+    def test_an_undo_that_voided_no_dice_gives_none(self) -> None:
         """Undoing a condition the GM applied (no dice) gives no undo re-roll, and the log is clean (issue #10,
         5d)."""
         from tests.fights import new_fight
@@ -732,12 +738,12 @@ class TestSeedFromTheLog:
         and the seq of that die."""
         log = seeded_log()
         i = index_of(log, DiceRolled)
-        die = log[i].event.dice[0]
+        die = log[i].as_(DiceRolled).dice[0]
         forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % die.sides
                                                                                       + 1),))
         return reseal(log, i, forged), log[i].seq
 
-    def test_a_die_met_before_the_reveal_is_checked_when_it_comes(self):
+    def test_a_die_met_before_the_reveal_is_checked_when_it_comes(self) -> None:
         """Every seeded die comes before the reveal: each is held and checked once the seed is met; the forged
         one is a finding at its own seq, and the report says all three were checked."""
         log, seq = self.forged_face()
@@ -745,7 +751,7 @@ class TestSeedFromTheLog:
         assert [f.seq for f in report.problems if f.what.startswith("seeded die")] == [seq]
         assert report.seeded_dice == report.seeded_checked == 3 and report.seed_revealed
 
-    def test_the_crafted_index_forgery_is_caught(self, tmp_path):
+    def test_the_crafted_index_forgery_is_caught(self, tmp_path: Path) -> None:
         """The forgery of issue #26: a re-sealed log with one seeded die changed, beside a landmark index that
         covers the log but omits the seed's row. verify reads the seed from the log: the die is caught, and
         ``omen verify`` exits 1 without claiming the dice match."""
@@ -769,7 +775,7 @@ class TestSeedFromTheLog:
         assert result.exit_code == 1 and "all match the revealed seed" not in result.stdout
         assert f"seq {seq} [dice] seeded die 0" in result.stdout
 
-    def test_a_revealed_seed_that_does_not_match_checks_no_die(self):
+    def test_a_revealed_seed_that_does_not_match_checks_no_die(self) -> None:
         """A reveal re-sealed with another seed: one finding (it does not match the commitment), and no die is
         checked against it (the report says none was)."""
         from omen_core.events import SeedRevealed
@@ -781,7 +787,7 @@ class TestSeedFromTheLog:
         assert [f.seq for f in dice] == [log[i].seq] and "does not match the commitment" in dice[0].what
         assert report.seeded_checked == 0 and not report.seed_revealed
 
-    def test_a_given_seed_checks_the_dice_of_an_unrevealed_log(self):
+    def test_a_given_seed_checks_the_dice_of_an_unrevealed_log(self) -> None:
         """--seed before the reveal: each die is checked as it is met."""
         log = seeded_log(reveal=False)
         assert verify(log).seeded_checked == 0
@@ -789,7 +795,7 @@ class TestSeedFromTheLog:
         assert report.clean and report.seeded_checked == report.seeded_dice == 3
 
 
-def seeded_fight_with_typed_dice():
+def seeded_fight_with_typed_dice() -> list[StoredEvent]:
     """A seeded fight in which the GM types in physical dice for one check (its command carries the face 6)."""
     from omen_core.commands import StaticCheck
 
@@ -806,7 +812,7 @@ class TestDiceProvenance:
     """Issue #26, item 2: a fight states its dice at the start; each die of another source and each change of the
     dice source is a finding of its own kind, listed (never hidden), failing only ``--strict``."""
 
-    def test_a_die_typed_in_a_seeded_fight_is_listed(self):
+    def test_a_die_typed_in_a_seeded_fight_is_listed(self) -> None:
         """The typed check's die (manual, its face carried by the command) is one provenance finding at its seq;
         the log is clean (the engine allows it) but not strictly clean; the seeded dice still check out."""
         log = seeded_fight_with_typed_dice()
@@ -818,7 +824,7 @@ class TestDiceProvenance:
         assert "kael's check roll [6] is manual in a fight whose dice are seeded" in report.provenance[0].what
         assert report.seeded_checked == report.seeded_dice == 2
 
-    def test_a_change_of_source_and_each_die_after_it_are_listed(self):
+    def test_a_change_of_source_and_each_die_after_it_are_listed(self) -> None:
         """A seeded fight reloaded with physical dice records dice_source_changed: the change is listed, and so
         is every manual die after it."""
         from omen_core import ManualDice
@@ -836,11 +842,11 @@ class TestDiceProvenance:
         assert report.clean and [f.seq for f in report.provenance] == [change, *manual]
         assert "the dice source changed from seeded to manual" in report.provenance[0].what
 
-    def test_faces_a_scripted_or_manual_fight_carries_are_no_finding(self):
+    def test_faces_a_scripted_or_manual_fight_carries_are_no_finding(self) -> None:
         """In a scripted fight the faces every command carries are the fight's own dice: nothing is listed."""
         assert verify(tamper_fight()).findings == ()
 
-    def test_the_cli_lists_them_and_strict_fails(self, tmp_path):
+    def test_the_cli_lists_them_and_strict_fails(self, tmp_path: Path) -> None:
         """``omen verify`` lists the provenance finding and exits 0; ``--strict`` exits 1; ``--json`` gives it with
         its kind, and ``clean`` true beside ``strict_clean`` false; the session log's verdict names it."""
         import json
@@ -892,38 +898,38 @@ def last_roll(log: list[StoredEvent]) -> int:
 
 
 class TestSeedEpochs:
-    def test_each_die_is_checked_against_the_seed_it_was_drawn_under(self):
+    def test_each_die_is_checked_against_the_seed_it_was_drawn_under(self) -> None:
         """C42: the die rolled before the mid-fight reveal checks against the first seed, the one after it
         against the fresh seed revealed at the end: clean, both dice checked, every seed known."""
         report = verify(two_epochs())
         assert report.clean and report.seeded_checked == 2 and report.seeded_dice == 2 and report.seed_revealed
 
-    def test_a_forged_die_under_the_fresh_seed_is_caught_once_it_is_revealed(self):
+    def test_a_forged_die_under_the_fresh_seed_is_caught_once_it_is_revealed(self) -> None:
         """C42: a die of the second seed's epoch changed (the chain re-sealed) is a dice finding at its seq."""
         log = two_epochs()
         i = last_roll(log)
-        die = log[i].event.dice[0]  # Kael's STR d6: another face is face % 6 + 1
+        die = log[i].as_(DiceRolled).dice[0]  # Kael's STR d6: another face is face % 6 + 1
         forged = msgspec.structs.replace(log[i].event, dice=(msgspec.structs.replace(die, face=die.face % 6 + 1),))
         findings = verify(reseal(log, i, forged)).findings
         assert any(f.seq == log[i].seq and f.rule == "dice" and "seeded die" in f.what for f in findings)
 
-    def test_the_fresh_seeds_dice_wait_for_its_reveal(self):
+    def test_the_fresh_seeds_dice_wait_for_its_reveal(self) -> None:
         """C42: before the fresh seed is revealed its dice cannot be checked: the first epoch's die is, the second's
         is held, and the audit says not every seed is known."""
         report = verify(two_epochs(second_reveal=False))
         assert report.clean and report.seeded_checked == 1 and report.seeded_dice == 2 and not report.seed_revealed
 
-    def test_a_seed_given_checks_the_epoch_it_commits_to(self):
+    def test_a_seed_given_checks_the_epoch_it_commits_to(self) -> None:
         """C42: --seed with the fresh seed, before it is revealed, checks the dice drawn under it."""
         report = verify(two_epochs(second_reveal=False), seed=NEXT_SEED)
         assert report.clean and report.seeded_checked == 2 and report.seed_revealed
 
-    def test_a_seed_given_that_commits_to_nothing_is_a_finding(self):
+    def test_a_seed_given_that_commits_to_nothing_is_a_finding(self) -> None:
         """A seed given that hashes to none of the fight's commitments is a dice finding, and checks no die."""
         report = verify(two_epochs(second_reveal=False), seed=bytes(32))
         assert any(f.rule == "dice" and "matches no commitment" in f.what for f in report.findings)
 
-    def test_a_fresh_commitment_swapped_afterwards_is_a_finding(self):
+    def test_a_fresh_commitment_swapped_afterwards_is_a_finding(self) -> None:
         """C42: a seed_committed rewritten to another seed's hash (the chain re-sealed) no longer matches the
         reveal command decided again (its next_commitment): a finding at that seq."""
         log = two_epochs()

@@ -306,7 +306,8 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
     weapons: dict[int, str | None] = {}
     for who, condition in _OPENINGS:  # now and then, what the rare situations need, set up before the first blow
         if rng.random() < 0.5:
-            body = {"command": "apply_condition", "who": who, "condition": condition, "reason": world.free_text}
+            body: dict[str, Any] = {"command": "apply_condition", "who": who, "condition": condition,
+                                    "reason": world.free_text}
             fight.execute(msgspec.convert(body, type=Command))
             steps.append(Step(body=body))
     for _ in range(length):

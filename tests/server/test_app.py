@@ -42,7 +42,8 @@ SHEETS = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
 
 def sheet(name: str) -> dict[str, Any]:
     """An Ember Ford sheet (omen_replay/data/ember-ford/sheets) as JSON, the way a client sends it."""
-    return msgspec.to_builtins(load_sheet(SHEETS / f"{name}.toml"))
+    built: dict[str, Any] = msgspec.to_builtins(load_sheet(SHEETS / f"{name}.toml"))
+    return built
 
 
 def as_json(value: Any) -> Any:
@@ -97,7 +98,7 @@ def table() -> Any:
 
 
 class TestCreate:
-    def test_a_fight_is_created_with_its_combatants_and_a_gm_token(self, table):
+    def test_a_fight_is_created_with_its_combatants_and_a_gm_token(self, table: Any) -> None:
         """POST /fights starts the fight with both sheets joined in one append; the answer's head is the log's
         last event and its options are Fight.options() of the stored fight."""
         made = table.create()
@@ -107,7 +108,7 @@ class TestCreate:
         assert sorted(Fight.load(table.store, "duel").state.combatants) == ["kael", "vesh"]
         assert made["options"] == as_json(Fight.load(table.store, "duel").options())
 
-    def test_the_token_is_kept_hashed_and_the_seed_outside_the_log(self, tmp_path):
+    def test_the_token_is_kept_hashed_and_the_seed_outside_the_log(self, tmp_path: Path) -> None:
         """The keep holds the token's SHA-256, never the token; the seed is in the keep and its commitment in the
         log, and neither the log nor any answer holds the seed."""
         made = Table(tmp_path)
@@ -124,14 +125,14 @@ class TestCreate:
         assert seed.hex().encode() not in log and commitment(seed).encode() in log
         assert all(seed.hex() not in text for text in answers)
 
-    def test_a_fight_id_is_made_up_when_left_out(self, table):
+    def test_a_fight_id_is_made_up_when_left_out(self, table: Any) -> None:
         """Without an id the server makes one (``fight-`` and 8 hex digits), and it is listed."""
         answer = table.client.post("/fights", json={"combatants": [sheet("kael"), sheet("vesh")]})
         fight_id = answer.json()["fight_id"]
         assert answer.status_code == 201 and fight_id.startswith("fight-") and len(fight_id) == 14
         assert [f["fight_id"] for f in table.client.get("/fights").json()["fights"]] == [fight_id]
 
-    def test_a_taken_id_is_409_and_writes_nothing(self, table):
+    def test_a_taken_id_is_409_and_writes_nothing(self, table: Any) -> None:
         """Creating a fight whose id is taken is 409; the fight is as it was."""
         table.create()
         before = lines(table.store, "duel")
@@ -145,14 +146,15 @@ class TestCreate:
         ({"id": "x", "combatants": [{"id": "kael"}]}, "$.combatants[0]"),
         ({"id": "x", "colour": "red"}, "$"),
     ])
-    def test_a_bad_body_is_400_naming_the_field(self, table, body, field):
+    def test_a_bad_body_is_400_naming_the_field(self, table: Any, body: dict[str, list[dict[str,
+                                                str]] | str] | dict[str, str], field: str) -> None:
         """A body that does not validate is a 400 problem naming the field; no fight is created."""
         answer = table.client.post("/fights", json=body)
         assert answer.status_code == 400 and answer.headers["content-type"].startswith("application/problem+json")
         assert answer.json()["field"].startswith(field), answer.json()
         assert table.store.fights() == []
 
-    def test_a_sheet_the_rules_refuse_creates_nothing(self, table):
+    def test_a_sheet_the_rules_refuse_creates_nothing(self, table: Any) -> None:
         """Two combatants with one id: the set-up is refused whole (422, rule named) and nothing is stored."""
         answer = table.client.post("/fights", json={"id": "x", "combatants": [sheet("kael"), sheet("kael")]})
         assert answer.status_code == 422 and answer.json()["rule"]
@@ -160,7 +162,7 @@ class TestCreate:
 
 
 class TestCommands:
-    def test_a_command_appends_what_the_answer_says(self, table):
+    def test_a_command_appends_what_the_answer_says(self, table: Any) -> None:
         """§Initiative: roll_initiative at the version seen is 201; its events are the log's new events, the head
         is the last, and the options are the stored fight's."""
         version = table.create()["head"]["seq"]
@@ -172,7 +174,7 @@ class TestCommands:
         assert body["head"] == {"seq": stored[-1].seq, "hash": stored[-1].hash}
         assert body["options"] == as_json(Fight.load(table.store, "duel").options())
 
-    def test_a_stale_version_is_409_and_writes_nothing(self, table):
+    def test_a_stale_version_is_409_and_writes_nothing(self, table: Any) -> None:
         """A command sent with a version the fight has moved past is 409 with the current version; the log is
         byte-identical."""
         version = table.create()["head"]["seq"]
@@ -181,7 +183,7 @@ class TestCommands:
         assert answer.status_code == 409 and answer.json()["current_version"] == version
         assert lines(table.store, "duel") == before
 
-    def test_a_rule_violation_is_422_with_the_rule(self, table):
+    def test_a_rule_violation_is_422_with_the_rule(self, table: Any) -> None:
         """C19: ending a turn before initiative is refused with the rule id; the log is byte-identical."""
         table.create()
         before = lines(table.store, "duel")
@@ -190,7 +192,7 @@ class TestCommands:
         assert answer.json()["rule"] and answer.json()["rule"] in answer.json()["detail"]
         assert lines(table.store, "duel") == before
 
-    def test_a_bad_field_is_400_naming_its_path(self, table):
+    def test_a_bad_field_is_400_naming_its_path(self, table: Any) -> None:
         """A command whose who is a number is 400 at $.command.who; an unknown command at $.command."""
         table.create()
         answer = table.command({"command": "end_turn", "who": 5})
@@ -198,7 +200,7 @@ class TestCommands:
         answer = table.command({"command": "fly", "who": "kael"})
         assert answer.status_code == 400 and answer.json()["field"].startswith("$.command")
 
-    def test_manual_dice_say_which_faces_are_needed(self, table):
+    def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
         AGI d8 on the Ember Ford sheets); with the faces it is 201 and the faces are recorded as manual."""
         table.create(dice="manual")
@@ -210,7 +212,7 @@ class TestCommands:
         rolls = [e["event"] for e in answer.json()["events"] if e["event"]["type"] == "dice_rolled"]
         assert [(r["dice"][0]["face"], r["source"]) for r in rolls] == [(4, "manual"), (7, "manual")]
 
-    def test_a_retry_with_the_same_key_appends_nothing_twice(self, table):
+    def test_a_retry_with_the_same_key_appends_nothing_twice(self, table: Any) -> None:
         """An Idempotency-Key retried with the same body gets the first answer, byte for byte, and the log holds
         the command once; the same key with another body is 422 and writes nothing."""
         version = table.create()["head"]["seq"]
@@ -226,7 +228,7 @@ class TestCommands:
 
 
 class TestSeed:
-    def test_reveal_seed_without_a_seed_reveals_the_kept_one(self, table):
+    def test_reveal_seed_without_a_seed_reveals_the_kept_one(self, table: Any) -> None:
         """The GM reveals the seed the server kept with a bare reveal_seed; it matches the fight's first commitment.
         The fight goes on, so the seed is spent (C42): the same answer commits to a fresh seed, which the keep now
         holds (secret, as the first was) and the dice are drawn under."""
@@ -242,7 +244,7 @@ class TestSeed:
         assert first is not None and kept is not None and revealed == [first.hex()] and kept != first
         assert fresh == [commitment(kept)] and Fight.load(table.store, "duel").state.seed_commitment == fresh[0]
 
-    def test_the_dice_after_a_reveal_come_from_the_fresh_seed_and_verify(self, table, tmp_path):
+    def test_the_dice_after_a_reveal_come_from_the_fresh_seed_and_verify(self, table: Any, tmp_path: Path) -> None:
         """C42: after a mid-fight reveal the server rolls from the fresh seed, a server started again on the same
         store and keep too; once the fight ends and the fresh seed is revealed, every seeded die of both seeds
         verifies."""
@@ -271,14 +273,14 @@ class TestSeed:
 
 
 class TestTokens:
-    def test_no_token_or_an_unknown_one_is_401(self, table):
+    def test_no_token_or_an_unknown_one_is_401(self, table: Any) -> None:
         """Without a bearer token, or with one the server never made, every fight resource is 401."""
         table.create()
         assert table.client.get("/fights/duel/options").status_code == 401
         assert table.client.get("/fights/duel/options", headers=table.auth("omen_gm_nope")).status_code == 401
         assert table.command({"command": "roll_initiative"}, token="omen_gm_nope").status_code == 401
 
-    def test_another_fights_token_is_403(self, table):
+    def test_another_fights_token_is_403(self, table: Any) -> None:
         """The GM token of one fight opens no other: 403, and nothing is written."""
         table.create("one")
         one = table.gm
@@ -288,14 +290,18 @@ class TestTokens:
         assert answer.status_code == 403 and answer.json()["type"] == "/problems/forbidden"
         assert lines(table.store, "two") == before
 
-    def test_a_seat_is_read_from_the_keep_once(self, table, monkeypatch):
+    def test_a_seat_is_read_from_the_keep_once(self, table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         """omen_server.app.Fights.seat: a seat never changes once made, so the server reads each token's seat
         from its keep once and answers its later requests from memory; a token it does not know is asked for
         every time (another server may have just made it), and stays 401 until the keep has it."""
         table.create()
         asked: list[str] = []
         original = table.keep.seat
-        monkeypatch.setattr(table.keep, "seat", lambda token: asked.append(token) or original(token))
+        def seat(token: str) -> Any:
+            asked.append(token)
+            return original(token)
+
+        monkeypatch.setattr(table.keep, "seat", seat)
         for _ in range(3):
             assert table.client.get("/fights/duel/options", headers=table.auth()).status_code == 200
         assert asked == [table.gm]
@@ -303,7 +309,7 @@ class TestTokens:
             assert table.client.get("/fights/duel/options", headers=table.auth("omen_gm_nope")).status_code == 401
         assert asked == [table.gm, "omen_gm_nope", "omen_gm_nope"]
 
-    def test_an_unknown_fight_is_404(self, table):
+    def test_an_unknown_fight_is_404(self, table: Any) -> None:
         """A token cannot name a fight that does not exist (403 for another fight's token); a missing path 404."""
         table.create()
         assert table.client.get("/nowhere").status_code == 404
@@ -311,7 +317,7 @@ class TestTokens:
 
 
 class TestEvents:
-    def test_pages_of_events_are_the_log_in_order(self, table):
+    def test_pages_of_events_are_the_log_in_order(self, table: Any) -> None:
         """GET /events after=a&limit=n, page after page, gives every stored event once, in order; the last page
         says next_after None."""
         table.create()
@@ -324,20 +330,20 @@ class TestEvents:
         assert seqs == [r.seq for r in table.store.read("duel")]
 
     @pytest.mark.parametrize("query", ["after=-1", "limit=0", "limit=501", "after=x"])
-    def test_bad_paging_is_400(self, table, query):
+    def test_bad_paging_is_400(self, table: Any, query: str) -> None:
         """A negative after, a limit outside 1..500 or a non-number is 400 naming the query parameter."""
         table.create()
         answer = table.client.get(f"/fights/duel/events?{query}", headers=table.auth())
-        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=')[0]}"
+        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.partition('=')[0]}"
 
 
 class TestStreamRefusals:
-    def test_a_stream_needs_a_token(self, table):
+    def test_a_stream_needs_a_token(self, table: Any) -> None:
         """The live stream, like every fight resource, is 401 without a token."""
         table.create()
         assert table.client.get("/fights/duel/stream").status_code == 401
 
-    def test_a_last_event_id_that_is_no_seq_is_400(self, table):
+    def test_a_last_event_id_that_is_no_seq_is_400(self, table: Any) -> None:
         """Last-Event-ID must be a seq: 'x' is 400 naming the header."""
         table.create()
         answer = table.client.get("/fights/duel/stream", headers={**table.auth(), "Last-Event-ID": "x"})
@@ -375,7 +381,7 @@ JUNK = st.one_of(st.none(), st.none(), st.none(),
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(picks=st.lists(st.integers(0, 10_000), min_size=1, max_size=12), data=st.data())
-def test_every_answer_agrees_with_the_log(picks, data):
+def test_every_answer_agrees_with_the_log(picks: list[int], data: st.DataObject) -> None:
     """Random commands picked from the options, and random junk: every answer is 201 with the log grown to its
     head, or a 4xx problem with the log byte-identical; never a 500; the log verifies as a stored fight."""
     junk = data.draw(st.lists(JUNK, min_size=len(picks), max_size=len(picks)))
@@ -392,7 +398,7 @@ POSTS = ["/fights", "/fights/duel/commands", "/fights/duel/seats", "/fights/duel
 
 
 @pytest.fixture
-def on_disk(tmp_path) -> Any:
+def on_disk(tmp_path: Path) -> Any:
     """A table over a SQLite store and keep (real 64-bit integers behind every seq), its client open, a fight made."""
     made = Table(tmp_path)
     with made.client:
@@ -402,7 +408,7 @@ def on_disk(tmp_path) -> Any:
 
 class TestHostileInput:
     @pytest.mark.parametrize("path", POSTS)
-    def test_json_nested_a_thousand_deep_is_400_and_writes_nothing(self, on_disk, path):
+    def test_json_nested_a_thousand_deep_is_400_and_writes_nothing(self, on_disk: Any, path: str) -> None:
         """JSON nested 1,000 deep on any POST (POST /fights without a token included) is 400 at $, answered before
         anything decodes it; the log is untouched."""
         before = lines(on_disk.store, "duel")
@@ -413,7 +419,7 @@ class TestHostileInput:
             assert answer.json()["field"] == "$" and "nested more than 32" in answer.json()["detail"]
         assert lines(on_disk.store, "duel") == before and on_disk.store.fights() == ["duel"]
 
-    def test_a_body_past_the_bound_is_413(self, on_disk):
+    def test_a_body_past_the_bound_is_413(self, on_disk: Any) -> None:
         """A body larger than 1 MiB is 413 (a problem document), whatever it holds."""
         answer = on_disk.client.post("/fights", content=b" " * (MAX_BODY_BYTES + 1),
                                      headers={"Content-Type": "application/json"})
@@ -424,25 +430,25 @@ class TestHostileInput:
         (f"/fights/duel/stream?after={MAX_SEQ + 1}", "query.after"),
         (f"/fights/duel/explain/{MAX_SEQ + 1}", "path.seq"),
     ])
-    def test_a_seq_past_what_a_store_holds_is_400(self, on_disk, path, field):
+    def test_a_seq_past_what_a_store_holds_is_400(self, on_disk: Any, path: str, field: str) -> None:
         """A seq past 2^63 - 1 (SQLite's integers) is 400 naming the parameter, not a 500 from the store."""
         answer = on_disk.client.get(path, headers=on_disk.auth())
         assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
 
-    def test_the_largest_seq_is_an_empty_page(self, on_disk):
+    def test_the_largest_seq_is_an_empty_page(self, on_disk: Any) -> None:
         """after=2^63 - 1 is a seq like any other: no events after it."""
         answer = on_disk.client.get(f"/fights/duel/events?after={MAX_SEQ}", headers=on_disk.auth())
         assert answer.status_code == 200 and answer.json()["events"] == []
 
     @pytest.mark.parametrize("last", ["²", "x", "-1", str(MAX_SEQ + 1), "9" * 40])
-    def test_a_last_event_id_that_is_no_seq_is_400_before_the_stream(self, on_disk, last):
+    def test_a_last_event_id_that_is_no_seq_is_400_before_the_stream(self, on_disk: Any, last: str) -> None:
         """Last-Event-ID '²' (str.isdigit takes it, int does not), a number past 2^63 - 1 or anything else not a
         seq is 400 naming the header, before the 200 of a stream."""
         answer = on_disk.client.get("/fights/duel/stream", headers={**on_disk.auth(), "Last-Event-ID": last.encode()})
         assert answer.status_code == 400 and answer.json()["field"] == "header.Last-Event-ID"
 
     @pytest.mark.parametrize("fight_id", ["dup\n", "dup\n\n", "a b", "x" * 129])
-    def test_a_fight_id_is_matched_whole(self, on_disk, fight_id):
+    def test_a_fight_id_is_matched_whole(self, on_disk: Any, fight_id: str) -> None:
         """An id with a final newline (which ``$`` alone would take) is 400 at $.id, and nothing is stored."""
         answer = on_disk.client.post("/fights", json={"id": fight_id, "combatants": [sheet("kael")]})
         assert answer.status_code == 400 and answer.json()["field"] == "$.id", answer.text
@@ -452,26 +458,27 @@ class TestHostileInput:
         {"command": "start_fight", "ruleset": {}, "dice_source": "manual"},
         {"command": "join", "sheet": {}},
     ])
-    def test_the_set_up_commands_are_not_http_commands(self, on_disk, command):
+    def test_the_set_up_commands_are_not_http_commands(self, on_disk: Any, command: dict[str, Any]) -> None:
         """start_fight and join are not among the commands HTTP takes (POST /fights starts a fight, its roster
         whole): 400 at the command's tag."""
         answer = on_disk.command(command)
         assert answer.status_code == 400 and answer.json()["field"] == "$.command.command", answer.text
 
-    def test_a_whole_number_written_as_a_float_is_an_integer(self, on_disk):
+    def test_a_whole_number_written_as_a_float_is_an_integer(self, on_disk: Any) -> None:
         """JSON Schema's integers include 3.0: expected_version 3.0 is version 3."""
         version = on_disk.store.version("duel")
         answer = on_disk.command({"command": "roll_initiative"}, expected_version=float(version))
         assert answer.status_code == 201, answer.text
 
-    def test_a_sheets_own_inconsistency_is_422_at_its_path(self, on_disk):
+    def test_a_sheets_own_inconsistency_is_422_at_its_path(self, on_disk: Any) -> None:
         """A well-formed sheet wielding what it does not carry is 422 (no schema can say it) naming the sheet."""
         bad = {**sheet("kael"), "wielding": ["no-such-blade"]}
         answer = on_disk.client.post("/fights", json={"id": "bad", "combatants": [bad]})
         assert answer.status_code == 422 and answer.json()["field"] == "$.combatants[0]", answer.text
         assert on_disk.store.fights() == ["duel"]
 
-    def test_an_unforeseen_failure_is_500_and_logged_with_its_traceback(self, on_disk, monkeypatch):
+    def test_an_unforeseen_failure_is_500_and_logged_with_its_traceback(self, on_disk: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
         """A failure nothing foresaw (here the options breaking) is a 500 problem document carrying a reference,
         and one error line in the server's log with that reference and the traceback; the client gets nothing of
         the error itself."""
@@ -495,7 +502,7 @@ class TestLimits:
         ({"combatants": [{**sheet("kael"), "id": f"k{i}"} for i in range(MAX_COMBATANTS + 1)]}, "$.combatants"),
         ({"hidden": ["kael"] * (MAX_COMBATANTS + 1)}, "$.hidden"),
     ])
-    def test_a_fight_past_a_bound_is_400_naming_the_field(self, table, more, field):
+    def test_a_fight_past_a_bound_is_400_naming_the_field(self, table: Any, more: dict[str, Any], field: str) -> None:
         """A title, a note, a roster or a hidden list past its bound (docs/server.md "Limits") is 400 at its
         field, and nothing is stored."""
         body = {"id": "big", "combatants": [sheet("kael"), sheet("vesh")], **more}
@@ -503,13 +510,13 @@ class TestLimits:
         assert answer.status_code == 400 and answer.json()["field"].startswith(field), answer.text
         assert table.store.fights() == []
 
-    def test_the_largest_roster_is_a_fight(self, table):
+    def test_the_largest_roster_is_a_fight(self, table: Any) -> None:
         """A roster of exactly MAX_COMBATANTS starts."""
         roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
         answer = table.client.post("/fights", json={"id": "big", "combatants": roster})
         assert answer.status_code == 201 and len(Fight.load(table.store, "big").state.combatants) == MAX_COMBATANTS
 
-    def test_a_fight_has_at_most_max_seats_seats(self, table, monkeypatch):
+    def test_a_fight_has_at_most_max_seats_seats(self, table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         """The GM's and MAX_SEATS - 1 more; the next is 409 saying so (here with a bound of 3)."""
         import omen_server.seating as seating
 
@@ -520,7 +527,7 @@ class TestLimits:
         assert [m.status_code for m in made] == [201, 201, 409]
         assert "3 seats" in made[-1].json()["detail"] and len(table.keep.seats("duel")) == 3
 
-    def test_a_seat_plays_at_most_the_largest_roster(self, table):
+    def test_a_seat_plays_at_most_the_largest_roster(self, table: Any) -> None:
         """A seat's combatants past MAX_COMBATANTS is 400 at $.combatants."""
         table.create()
         answer = table.client.post("/fights/duel/seats", headers=table.auth(),
@@ -529,7 +536,7 @@ class TestLimits:
 
 
 class TestCreationToken:
-    def test_creating_a_fight_needs_the_token_the_operator_set(self):
+    def test_creating_a_fight_needs_the_token_the_operator_set(self) -> None:
         """With a creation token, POST /fights without it or with another is 401 and stores nothing; with it,
         201; listing needs none."""
         table = Table(create_token="omen_create_secret")
@@ -543,7 +550,7 @@ class TestCreationToken:
             table.create()
             assert table.client.get("/fights").json()["fights"][0]["fight_id"] == "duel"
 
-    def test_a_seats_token_does_not_create(self):
+    def test_a_seats_token_does_not_create(self) -> None:
         """A GM's token is not the creation token."""
         table = Table(create_token="omen_create_secret")
         with table.client:
@@ -551,7 +558,7 @@ class TestCreationToken:
             answer = table.client.post("/fights", headers=table.auth(), json={"id": "other"})
             assert answer.status_code == 401
 
-    def test_the_set_up_page_asks_for_the_token_when_the_server_needs_one(self):
+    def test_the_set_up_page_asks_for_the_token_when_the_server_needs_one(self) -> None:
         """The set-up page of a server with a creation token takes it from its link (the script) or asks for
         it; one without asks nothing."""
         with_token = Table(create_token="omen_create_secret")
@@ -564,7 +571,7 @@ class TestCreationToken:
 
 
 class TestFightsPaged:
-    def test_get_fights_pages_in_id_order(self, table):
+    def test_get_fights_pages_in_id_order(self, table: Any) -> None:
         """GET /fights?after=&limit= gives every fight once, in id order, page after page; next_after None on the
         last."""
         for n in range(5):
@@ -579,12 +586,13 @@ class TestFightsPaged:
         assert table.client.get("/fights").json()["fights"][0]["head"]["seq"] == table.store.version("f0")
 
     @pytest.mark.parametrize("query", ["limit=0", f"limit={FIGHTS_PAGE + 1}", "after=" + "x" * 129])
-    def test_bad_paging_is_400(self, table, query):
+    def test_bad_paging_is_400(self, table: Any, query: str) -> None:
         """A limit outside 1..100 or an after longer than an id is 400 naming the query parameter."""
         answer = table.client.get(f"/fights?{query}")
-        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=')[0]}"
+        assert answer.status_code == 400 and answer.json()["field"] == f"query.{query.split('=', maxsplit=1)[0]}"
 
-    def test_the_set_up_page_lists_a_page_of_fights_and_links_the_next(self, table, monkeypatch):
+    def test_the_set_up_page_lists_a_page_of_fights_and_links_the_next(self, table: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
         """The set-up page lists FIGHTS_PAGE fights (here 2) and a link to the next page, which lists the rest."""
         import omen_server.app as app_module
 
@@ -598,7 +606,7 @@ class TestFightsPaged:
 
 
 class TestCompression:
-    def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it(self, table):
+    def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it(self, table: Any) -> None:
         """The options of a 32-combatant set-up (about 1.7 MB of JSON) go gzipped to a client that accepts gzip
         (a browser, httpx): some 50 KB on the wire, the same JSON once inflated."""
         roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
@@ -610,7 +618,7 @@ class TestCompression:
 
 
 class TestSessionPage:
-    def test_the_session_log_is_served_with_the_table_pages_policy_and_nosniff(self, table):
+    def test_the_session_log_is_served_with_the_table_pages_policy_and_nosniff(self, table: Any) -> None:
         """GET /session carries the table page's Content-Security-Policy (its own inline style let in by its
         hash, nothing else), nosniff and no Referer."""
         table.create()

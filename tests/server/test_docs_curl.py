@@ -53,7 +53,7 @@ def request_of(words: list[str], names: dict[str, str]) -> dict[str, Any]:
     return asked
 
 
-def test_every_curl_example_of_the_server_doc_answers_as_documented(tmp_path):
+def test_every_curl_example_of_the_server_doc_answers_as_documented(tmp_path: Path) -> None:
     """The curl examples of docs/server.md, in order (the stream aside: an endless response), each answer 2xx,
     and the names they use ($FIGHT, $TOKEN, $ALICE, $BOB, $WATCHER) come from the answers before them ($CREATE
     is the server's creation token, as omen serve needs); the published log a player downloads is the stored log
@@ -76,7 +76,7 @@ def test_every_curl_example_of_the_server_doc_answers_as_documented(tmp_path):
                                     content=asked["body"])
             assert answer.status_code < 300, (" ".join(words), answer.status_code, answer.text)
             ran += 1
-            said = answer.json() if answer.headers["content-type"].startswith("application/json") else None
+            said: Any = answer.json() if answer.headers["content-type"].startswith("application/json") else None
             if asked["path"] == "/fights" and asked["method"] == "POST":
                 names.update(FIGHT=said["fight_id"], TOKEN=said["gm_token"])
             elif asked["path"].endswith("/seats") and asked["method"] == "POST":

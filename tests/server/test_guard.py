@@ -29,17 +29,17 @@ def depth(value: object) -> int:
 
 class TestTooDeep:
     @given(JSON, st.integers(0, 12))
-    def test_a_document_is_too_deep_exactly_when_it_nests_past_the_limit(self, value, limit):
+    def test_a_document_is_too_deep_exactly_when_it_nests_past_the_limit(self, value: object, limit: int) -> None:
         """For any JSON document (brackets and quotes inside its strings included), too_deep is depth > limit."""
         assert too_deep(json.dumps(value).encode(), limit) == (depth(value) > limit)
 
-    def test_a_thousand_deep_is_too_deep_and_the_limit_is_not(self):
+    def test_a_thousand_deep_is_too_deep_and_the_limit_is_not(self) -> None:
         """The hostile case: 1,000 nested arrays; the bound itself passes."""
         assert too_deep(b"[" * 1000 + b"]" * 1000)
         assert not too_deep(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH)
         assert too_deep(b'{"a":' * (MAX_JSON_DEPTH + 1) + b"1" + b"}" * (MAX_JSON_DEPTH + 1))
 
-    def test_brackets_that_do_not_pair_are_left_to_the_decoder(self):
+    def test_brackets_that_do_not_pair_are_left_to_the_decoder(self) -> None:
         """Unbalanced brackets (not JSON) are not called too deep: the decoder says what is wrong, and where."""
         assert not too_deep(b"[" * 40 + b"]" * 2)
         assert not too_deep(b'"[[["', limit=0)  # brackets in a string alone: nothing nests
@@ -47,28 +47,28 @@ class TestTooDeep:
 
 class TestParseSeq:
     @given(st.integers(0, MAX_SEQ))
-    def test_every_seq_a_store_holds_parses(self, seq):
+    def test_every_seq_a_store_holds_parses(self, seq: int) -> None:
         """ASCII digits up to 2^63 - 1 are a seq."""
         assert parse_seq(str(seq)) == seq
 
     @given(st.text(max_size=25))
-    def test_anything_else_is_none(self, text):
+    def test_anything_else_is_none(self, text: str) -> None:
         """Any text that is not ASCII digits of a seq up to 2^63 - 1 is None (never an exception)."""
         expected = int(text) if text.isascii() and text.isdigit() and 0 < len(text) <= 19 else None
         assert parse_seq(text) == (expected if expected is not None and expected <= MAX_SEQ else None)
 
-    def test_the_hostile_cases(self):
+    def test_the_hostile_cases(self) -> None:
         """'²' (str.isdigit says yes, int says no), 2^63, a signed number, spaces, a newline."""
         assert [parse_seq(t) for t in ("²", str(MAX_SEQ + 1), "-1", "+1", " 1", "1\n", "")] == [None] * 7
 
 
-def test_tokens_are_compared_whole():
+def test_tokens_are_compared_whole() -> None:
     """The creation token matches itself only: not a prefix, not a longer one."""
     assert same_token("omen_create_x", "omen_create_x")
     assert not same_token("omen_create_", "omen_create_x") and not same_token("omen_create_xy", "omen_create_x")
 
 
-def test_a_page_lets_in_its_own_style_only():
+def test_a_page_lets_in_its_own_style_only() -> None:
     """The session log's headers: the table page's policy with the hash of the page's own style block, nosniff,
     and no Referer."""
     headers = page_headers("<html><style>body{}</style><p>&lt;style&gt;x&lt;/style&gt;</p>", "style-src 'self'; "
@@ -77,7 +77,7 @@ def test_a_page_lets_in_its_own_style_only():
     assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
 
 
-def test_a_failure_is_logged_with_its_traceback_and_a_reference():
+def test_a_failure_is_logged_with_its_traceback_and_a_reference() -> None:
     """log_failure writes one error line naming the request, the error, the traceback, and the reference it
     returns."""
     try:

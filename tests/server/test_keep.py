@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ def keep(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
 
 
 class TestReservations:
-    def test_the_first_reserves_and_the_others_see_it_pending(self, keep):
+    def test_the_first_reserves_and_the_others_see_it_pending(self, keep: Any) -> None:
         """reserve: None for the first caller; the key's request hash and PENDING for every later one, until its
         answer is kept; then that answer."""
         assert keep.reserve("duel", "tok", "k1", "h1") is None
@@ -39,7 +40,7 @@ class TestReservations:
         assert keep.reserve("duel", "tok", "k1", "h1") == ("h1", 201, b'{"head":1}')
         assert keep.answer("duel", "tok", "k1") == ("h1", 201, b'{"head":1}')
 
-    def test_a_released_key_may_be_reserved_again(self, keep):
+    def test_a_released_key_may_be_reserved_again(self, keep: Any) -> None:
         """release gives up a pending key (its command was refused: nothing appended); an answered key it leaves."""
         assert keep.reserve("duel", "tok", "k1", "h1") is None
         keep.release("duel", "tok", "k1")
@@ -49,13 +50,13 @@ class TestReservations:
         keep.release("duel", "tok", "k1")
         assert keep.answer("duel", "tok", "k1") == ("h2", 201, b"x")
 
-    def test_keys_are_per_fight_and_per_token(self, keep):
+    def test_keys_are_per_fight_and_per_token(self, keep: Any) -> None:
         """One key under another token or fight is another key."""
         assert keep.reserve("duel", "tok", "k", "h") is None
         assert keep.reserve("duel", "other", "k", "h") is None
         assert keep.reserve("other", "tok", "k", "h") is None
 
-    def test_of_many_racing_callers_one_reserves(self, keep):
+    def test_of_many_racing_callers_one_reserves(self, keep: Any) -> None:
         """Eight threads reserve one key at once, twenty times over: each time exactly one gets it."""
         for round_ in range(20):
             winners: list[int] = []
@@ -76,7 +77,7 @@ class TestReservations:
 
 
 class TestSqliteKeep:
-    def test_the_keep_file_is_created_owner_only_whatever_the_umask(self, tmp_path):
+    def test_the_keep_file_is_created_owner_only_whatever_the_umask(self, tmp_path: Path) -> None:
         """The keep holds seeds, notes and hidden combatants: its file, and the WAL and shared-memory files SQLite
         makes beside it, are 0600 even under umask 000."""
         old = os.umask(0)
@@ -90,7 +91,7 @@ class TestSqliteKeep:
         assert {"omen.keep.db", "omen.keep.db-wal", "omen.keep.db-shm"} <= set(made)
         assert made == dict.fromkeys(made, 0o600)
 
-    def test_a_keep_locked_by_another_process_is_store_unavailable(self, tmp_path):
+    def test_a_keep_locked_by_another_process_is_store_unavailable(self, tmp_path: Path) -> None:
         """While another connection holds the keep's write lock past the keep's timeout, a write is
         StoreUnavailable (a 503), not a sqlite3 error (a 500)."""
         keep = Keep(str(tmp_path / "keep.db"), timeout=0.1)

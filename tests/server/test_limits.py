@@ -12,7 +12,7 @@ from tests.server.test_openapi import SCHEMA
 DOC = Path(__file__).resolve().parents[2] / "docs" / "server.md"
 
 
-def test_every_limit_is_in_the_docs_table_with_its_value():
+def test_every_limit_is_in_the_docs_table_with_its_value() -> None:
     """Each name of limits.__all__ has a row of the "Limits" table whose value cell starts with its value."""
     section = DOC.read_text(encoding="utf-8").split("## Limits", 1)[1].split("\n## ", 1)[0]
     rows = dict(re.findall(r"^\| `([A-Z_]+)` \| ([^|]+) \|", section, flags=re.M))
@@ -21,7 +21,7 @@ def test_every_limit_is_in_the_docs_table_with_its_value():
         assert rows[name].strip().startswith(str(getattr(limits, name))), (name, rows[name])
 
 
-def test_the_openapi_document_states_the_bounds():
+def test_the_openapi_document_states_the_bounds() -> None:
     """The served document bounds the title, notes, roster, seat lists and the seqs as limits.py does."""
     parts = SCHEMA.raw_schema["components"]["schemas"]
     fight = parts["CreateFight"]["properties"]

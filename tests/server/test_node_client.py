@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(NODE is None and not os.environ.get("OMEN_REQUIR
                                 reason="node is not installed (OMEN_REQUIRE_NODE makes this test mandatory)")
 
 
-def test_the_node_client_plays_a_fight_and_its_head_verifies(tmp_path):
+def test_the_node_client_plays_a_fight_and_its_head_verifies(tmp_path: Path) -> None:
     """The client creates a seeded fight, makes two player seats that each play their own combatant from their own
     options (an Active Defense answered by the defender's seat; every command retried once with its
     Idempotency-Key), reveals the seed, publishes the log and checks each player's stream sent every event once,

@@ -11,8 +11,12 @@ refuse, which the document must say, and stays a failure (docs/server.md, "What 
 
 from __future__ import annotations
 
+from typing import Any
+
 import schemathesis
 from hypothesis import HealthCheck, settings
+from requests.structures import CaseInsensitiveDict
+from schemathesis import AuthContext, Case
 from schemathesis.config import SchemathesisConfig
 
 from omen_core.store.base import FIGHT_ID
@@ -33,16 +37,17 @@ SCHEMA = schemathesis.openapi.from_asgi("/schema/openapi.json", APP, config=CONF
 class Bearer:
     """The bearer token of each request: the creation token for POST /fights, the GM's of 'duel' for the rest."""
 
-    def get(self, case, _context):
+    def get(self, case: Case[Any], _context: AuthContext) -> str:
         return CREATE if (case.method, case.path) == ("POST", "/fights") else TABLE.gm
 
-    def set(self, case, token, _context):
-        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+    def set(self, case: Case[Any], token: str, _context: AuthContext) -> None:
+        headers: dict[str, Any] = dict(case.headers or {})
+        case.headers = CaseInsensitiveDict({**headers, "Authorization": f"Bearer {token}"})
 
 
 @SCHEMA.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_every_operation_answers_as_documented(case):
+def test_every_operation_answers_as_documented(case: Case[Any]) -> None:
     """Generated requests to every operation, on the fight 'duel' with its GM token (POST /fights with the
     creation token): never a 500, and every status, header and body conforms to the OpenAPI document, valid
     requests accepted and invalid ones refused, and a request without its token is 401."""
@@ -51,14 +56,14 @@ def test_every_operation_answers_as_documented(case):
     case.call_and_validate()
 
 
-def test_the_document_names_every_resource():
+def test_the_document_names_every_resource() -> None:
     """The OpenAPI document lists each resource of docs/server.md."""
     paths = set(SCHEMA.raw_schema["paths"])
     assert {"/fights", "/fights/{fight_id}/options", "/fights/{fight_id}/commands", "/fights/{fight_id}/events",
             "/fights/{fight_id}/stream"} <= paths
 
 
-def test_the_document_says_what_the_decoders_take():
+def test_the_document_says_what_the_decoders_take() -> None:
     """Bearer tokens are a security scheme every fight resource needs (GET /fights none); the stream answers
     text/event-stream; every body is closed to unknown fields; the commands HTTP takes are the scenario
     vocabulary without start_fight and join."""

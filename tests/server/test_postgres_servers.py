@@ -46,7 +46,7 @@ def _next(server: Server, token: str) -> dict[str, Any]:
     return {"command": offer["command"], **offer["choices"][0]["args"]}
 
 
-def test_every_stream_sends_every_event_once_whichever_server_appended_it(two):
+def test_every_stream_sends_every_event_once_whichever_server_appended_it(two: Any) -> None:
     """A stream open on each server while commands alternate between them: each sends every event of the fight
     once, in order, and the options at the last head (the other server's commits reach it by NOTIFY)."""
     (one, other), url = two
@@ -67,7 +67,7 @@ def test_every_stream_sends_every_event_once_whichever_server_appended_it(two):
         assert store.version("duel") == head
 
 
-def test_a_stream_hears_the_other_servers_commit_at_once(two):
+def test_a_stream_hears_the_other_servers_commit_at_once(two: Any) -> None:
     """A command appended through one server reaches a stream on the other within half a second (NOTIFY, not
     the once-a-second look at the store)."""
     (one, other), _url = two
@@ -90,7 +90,7 @@ def test_a_stream_hears_the_other_servers_commit_at_once(two):
     assert heard[0] - sent < 5  # generous on a loaded machine; docs/performance.md has the measured figure
 
 
-def test_two_commands_racing_through_two_servers_give_one_201_and_one_409(two):
+def test_two_commands_racing_through_two_servers_give_one_201_and_one_409(two: Any) -> None:
     """The same command at the same version through each server at once: one appended, one 409 with the new
     version; the log holds the winner once."""
     (one, other), url = two
@@ -115,7 +115,7 @@ def test_two_commands_racing_through_two_servers_give_one_201_and_one_409(two):
         assert lost["current_version"] == won["head"]["seq"] == store.version("duel")
 
 
-def test_a_database_restart_is_503_and_service_resumes_with_nothing_lost(two, postgres):
+def test_a_database_restart_is_503_and_service_resumes_with_nothing_lost(two: Any, postgres: Postgres) -> None:
     """PostgreSQL stopped under a serving server: a command is 503 (store-unavailable, Retry-After), nothing
     written; once it is back the same command is 201, and the stream that was open sends every event once."""
     postgres.require_cluster()
@@ -162,7 +162,7 @@ def _fights(servers: tuple[Server, Server], count: int, prefix: str) -> list[tup
     return made
 
 
-def test_one_keyed_request_sent_to_two_servers_at_once_is_appended_once(two):
+def test_one_keyed_request_sent_to_two_servers_at_once_is_appended_once(two: Any) -> None:
     """Issue 22: 100 fights, and for each the same request with the same Idempotency-Key sent to both servers at
     the same instant, all 200 at once: each fight's command is appended exactly once, and both servers answer
     with the first answer, byte for byte (the key is reserved in the shared keep before the command is
@@ -178,7 +178,7 @@ def test_one_keyed_request_sent_to_two_servers_at_once_is_appended_once(two):
             assert len(issued) == 1 and store.version(fight_id) == json.loads(first[1])["head"]["seq"]
 
 
-def test_one_key_with_two_bodies_sent_to_two_servers_appends_one_and_refuses_the_other(two):
+def test_one_key_with_two_bodies_sent_to_two_servers_appends_one_and_refuses_the_other(two: Any) -> None:
     """The same key with another body, to the other server at the same instant: one is appended (201), the
     other is 422 idempotency-key-reused; nothing is appended twice."""
     (one, other), url = two

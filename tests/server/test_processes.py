@@ -43,7 +43,7 @@ def create(server: Server) -> tuple[str, int]:
     return made["gm_token"], made["head"]["seq"]
 
 
-def test_a_killed_server_loses_nothing_acknowledged(servers, tmp_path):
+def test_a_killed_server_loses_nothing_acknowledged(servers: Any, tmp_path: Path) -> None:
     """A command acknowledged (201) is in the store after a SIGKILL; the restarted server knows the GM token and
     the seed (it rolls on), and a retry of the acknowledged command with its Idempotency-Key gets the first
     answer and appends nothing."""
@@ -66,7 +66,7 @@ def test_a_killed_server_loses_nothing_acknowledged(servers, tmp_path):
     assert status == 201, ended
 
 
-def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers, tmp_path):
+def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers: Any, tmp_path: Path) -> None:
     """Two server processes on one SQLite store, one command each at the same version, sent at once: one is
     appended (201), the other refused as stale (409 with the new version); the log holds the winner once."""
     one, two = servers(), servers()
@@ -136,7 +136,7 @@ class Stream:
         self.answer.close()
 
 
-def test_the_stream_sends_every_event_once_in_order_and_resumes(servers):
+def test_the_stream_sends_every_event_once_in_order_and_resumes(servers: Any) -> None:
     """The stream sends the set-up's events, then each command's as it is appended (ids are seqs: 1, 2, 3...
     once each, in order) and an options message at each new head; reconnecting with Last-Event-ID gets exactly
     the events after it, none twice."""
@@ -163,7 +163,7 @@ def test_the_stream_sends_every_event_once_in_order_and_resumes(servers):
     assert resumed == list(range(head + 1, ended["head"]["seq"] + 1))
 
 
-def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(servers):
+def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(servers: Any) -> None:
     """The GM hides Vesh, then reveals it (the table settings: the head does not move): the stream of the player
     who plays Kael sends a new options message at the same head within a second or two, now naming Vesh (its turn,
     or it as a target), where the one before did not; a GM's stream, which saw Vesh all along, sends none."""
@@ -206,7 +206,7 @@ def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(serv
     (["--keep", "/proc/nope/keep.db"], "/proc/nope/keep.db"),
     (["--store", "memory:", "--workers", "2"], "--workers 2"),
 ])
-def test_serve_refuses_bad_input_at_once(tmp_path, argv, said):
+def test_serve_refuses_bad_input_at_once(tmp_path: Path, argv: list[str], said: str) -> None:
     """omen serve with a store, a port or a keep it cannot use exits 2 at once with a one-line error naming
     it, never a traceback, and serves nothing."""
     done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", *argv], cwd=tmp_path, capture_output=True,
@@ -215,7 +215,7 @@ def test_serve_refuses_bad_input_at_once(tmp_path, argv, said):
     assert said in done.stdout + done.stderr and "Traceback" not in done.stderr
 
 
-def test_a_stream_on_one_server_sees_what_another_appends(servers):
+def test_a_stream_on_one_server_sees_what_another_appends(servers: Any) -> None:
     """Two server processes on one store: a command given through one appears, every event once and in order,
     on a stream opened on the other (it reads the store once a second), followed by the options at the head."""
     one, two = servers(), servers()
@@ -230,7 +230,7 @@ def test_a_stream_on_one_server_sees_what_another_appends(servers):
     assert options[-1]["head"] == rolled["head"]
 
 
-def test_worker_processes_share_the_store_and_the_keep(tmp_path):
+def test_worker_processes_share_the_store_and_the_keep(tmp_path: Path) -> None:
     """omen serve --workers 2: fights made and played through whichever worker answers, by clients at once, all
     201 (no "database is locked"), each fight's log whole and each token known to every worker."""
     server = Server(tmp_path, workers=2)
@@ -289,7 +289,8 @@ def _appended_once(store_path: Path, fights: list[tuple[str, str, int]],
             assert len(issued) == 1 and store.version(fight_id) == json.loads(first[1])["head"]["seq"]
 
 
-def test_one_keyed_request_sent_to_two_servers_on_one_sqlite_store_is_appended_once(servers, tmp_path):
+def test_one_keyed_request_sent_to_two_servers_on_one_sqlite_store_is_appended_once(servers: Any,
+                                                                                    tmp_path: Path) -> None:
     """Issue 22, on SQLite: two server processes on one store and keep; for each of 100 fights the same request
     with the same Idempotency-Key sent to both at the same instant, all 200 at once: each command appended once,
     both answers the first answer, byte for byte."""
@@ -299,7 +300,7 @@ def test_one_keyed_request_sent_to_two_servers_on_one_sqlite_store_is_appended_o
     _appended_once(tmp_path / "events.db", fights, pairs)
 
 
-def test_one_keyed_request_sent_twice_to_worker_processes_is_appended_once(tmp_path):
+def test_one_keyed_request_sent_twice_to_worker_processes_is_appended_once(tmp_path: Path) -> None:
     """omen serve --workers 2: the same keyed request twice at the same instant, for 30 fights at once (the kernel
     hands each connection to either worker): each command appended once, both answers the same."""
     server = Server(tmp_path, workers=2)
@@ -311,7 +312,7 @@ def test_one_keyed_request_sent_twice_to_worker_processes_is_appended_once(tmp_p
     _appended_once(tmp_path / "events.db", fights, pairs)
 
 
-def test_the_creation_token_is_the_operators_and_the_set_up_link_carries_it(tmp_path):
+def test_the_creation_token_is_the_operators_and_the_set_up_link_carries_it(tmp_path: Path) -> None:
     """omen serve with OMEN_CREATE_TOKEN set prints the set-up link carrying that token; POST /fights without it
     is 401, with it 201."""
     server = Server(tmp_path, env={"OMEN_CREATE_TOKEN": "omen_create_operators-own"})
@@ -327,7 +328,7 @@ def test_the_creation_token_is_the_operators_and_the_set_up_link_carries_it(tmp_
     assert not (tmp_path / "events.keep.db").stat().st_mode & 0o077
 
 
-def test_a_worker_logs_a_failure_with_its_traceback(capsys):
+def test_a_worker_logs_a_failure_with_its_traceback(capsys: pytest.CaptureFixture[str]) -> None:
     """A server process the CLI did not configure (a worker) logs as omen --log-format json would: one JSON
     line on stderr per failure, its traceback in it."""
     import structlog
@@ -349,7 +350,7 @@ def test_a_worker_logs_a_failure_with_its_traceback(capsys):
     assert "Traceback" in line["exception"] and "KeyError: 'lost'" in line["exception"]
 
 
-def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers, tmp_path):
+def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers: Any, tmp_path: Path) -> None:
     """Another program holding the SQLite store's write lock: a command waits STORE_TIMEOUT (1 s) for it, not
     the store's default 30 s, and is 503 store-unavailable with Retry-After, nothing written; once the lock is
     let go the same command goes in."""
@@ -373,7 +374,7 @@ def test_a_store_locked_by_another_program_is_503_within_about_a_second(servers,
                                                          "expected_version": version}, token)[0] == 201
 
 
-def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp_path):
+def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp_path: Path) -> None:
     """A real SSE client (httpx-sse) follows a player's stream while the GM gives twelve commands back to back
     (several heads between two of the stream's looks): after the last event of each command's batch (the set-up's
     included) comes exactly one options message, for that head, before the next event, and every event comes once,

@@ -45,7 +45,8 @@ def who(table: Table, token: str) -> int:
 
 
 class TestLinks:
-    def test_every_seat_is_listed_with_its_link_again_and_only_hashes_are_kept(self, table, tmp_path):
+    def test_every_seat_is_listed_with_its_link_again_and_only_hashes_are_kept(self, table: Any,
+                                                                               tmp_path: Path) -> None:
         """After the seats are made, GET seats gives the GM each seat's id, token and link again (the token made
         from the GM's), equal to what POST answered, and the token opens that seat; the keep holds no token."""
         alice, watcher = seat(table, "Alice"), seat(table, "the table", ())
@@ -62,7 +63,7 @@ class TestLinks:
         rows = {r[0] for r in sqlite3.connect(tmp_path / "keep.db").execute("select token_hash from seats")}
         assert token_hash(alice["token"]) in rows
 
-    def test_only_the_gm_lists_seats_and_another_gm_cannot_make_the_links(self, table):
+    def test_only_the_gm_lists_seats_and_another_gm_cannot_make_the_links(self, table: Any) -> None:
         """A player's token gets 403 from GET seats; the GM of another fight gets 403 too, and tokens made from
         another GM token open nothing here."""
         alice = seat(table, "Alice")
@@ -76,7 +77,7 @@ class TestLinks:
 
 
 class TestReissueAndRevoke:
-    def test_a_reissued_seat_has_a_new_token_and_the_old_one_is_refused(self, table):
+    def test_a_reissued_seat_has_a_new_token_and_the_old_one_is_refused(self, table: Any) -> None:
         """Reissue answers a new token that opens the seat; the old one is 401 at once; GET seats shows the new
         link; the seat keeps its id, name and combatants."""
         alice = seat(table, "Alice")
@@ -89,7 +90,7 @@ class TestReissueAndRevoke:
         entry = next(s for s in listed(table) if s["id"] == alice["id"])
         assert entry["token"] == again["token"]
 
-    def test_a_revoked_seat_opens_nothing_until_reissued(self, table):
+    def test_a_revoked_seat_opens_nothing_until_reissued(self, table: Any) -> None:
         """Revoke: the token is 401, the seat listed as revoked with no link; a reissue brings it back."""
         alice = seat(table, "Alice")
         answer = table.client.post(f"/fights/duel/seats/{alice['id']}/revoke", headers=table.auth())
@@ -100,7 +101,7 @@ class TestReissueAndRevoke:
         back = table.client.post(f"/fights/duel/seats/{alice['id']}/reissue", headers=table.auth()).json()
         assert who(table, back["token"]) == 200 and who(table, alice["token"]) == 401
 
-    def test_the_gm_seat_and_unknown_seats_are_refused(self, table):
+    def test_the_gm_seat_and_unknown_seats_are_refused(self, table: Any) -> None:
         """The GM's own seat cannot be reissued or revoked (400: every token is made from it); an unknown seat
         is 404; a player may not reissue (403)."""
         alice = seat(table, "Alice")
@@ -114,7 +115,7 @@ class TestReissueAndRevoke:
 
 
 class TestQr:
-    def test_the_qr_code_holds_the_seats_link(self, table):
+    def test_the_qr_code_holds_the_seats_link(self, table: Any) -> None:
         """The QR code is an SVG of origin + the seat's link: its modules are those of that text (segno), not of
         the link before a reissue; a bad origin is 400, a revoked seat 404."""
         alice = seat(table, "Alice")
@@ -140,7 +141,7 @@ class TestQr:
         assert table.client.get(url, params={"origin": origin}, headers=table.auth()).status_code == 404
 
 
-def test_a_keep_made_before_seat_ids_gets_them_and_its_seats_a_link_on_reissue(tmp_path):
+def test_a_keep_made_before_seat_ids_gets_them_and_its_seats_a_link_on_reissue(tmp_path: Path) -> None:
     """A keep whose seats table predates seat ids is migrated: its seats get ids, and are listed without a link
     (their tokens were random: nothing can make them again) until the GM reissues them."""
     db = sqlite3.connect(tmp_path / "keep.db")
@@ -153,7 +154,7 @@ def test_a_keep_made_before_seat_ids_gets_them_and_its_seats_a_link_on_reissue(t
     assert len(rows) == 1 and len(rows[0].seat_id) == 10 and not rows[0].derived and not rows[0].revoked
 
 
-def test_a_revoked_seats_stream_ends(tmp_path):
+def test_a_revoked_seats_stream_ends(tmp_path: Path) -> None:
     """A real server: a player's live stream is open; the GM revokes the seat; the stream ends within a few
     seconds (its once-a-second look finds the token refused)."""
     import httpx

@@ -109,7 +109,7 @@ def seats() -> Any:
 
 
 class TestSeats:
-    def test_the_gm_makes_seats_whose_tokens_are_kept_hashed(self, seats):
+    def test_the_gm_makes_seats_whose_tokens_are_kept_hashed(self, seats: Any) -> None:
         """A seat's token is shown once; the keep holds its hash; GET seats lists the seats without tokens."""
         listed = seats.table.client.get("/fights/ford/seats", headers=seats.table.auth()).json()
         assert [(s["kind"], s["name"], s["combatants"]) for s in listed] == [
@@ -127,13 +127,14 @@ class TestSeats:
         ({"kind": "spectator", "combatants": ["kael"]}, 422, "$.combatants"),
         ({"kind": "gm"}, 400, "$.kind"),
     ])
-    def test_a_bad_seat_is_refused_naming_the_field(self, seats, body, status, field):
+    def test_a_bad_seat_is_refused_naming_the_field(self, seats: Any, body: dict[str, list[str] | str] | dict[str,
+                                                    str], status: int, field: str) -> None:
         """A second GM does not decode (400); a seat for nobody, a player with no combatant, a spectator with one
         are well formed but cannot be (422): each names the field."""
         answer = seats.table.client.post("/fights/ford/seats", headers=seats.table.auth(), json=body)
         assert answer.status_code == status and answer.json()["field"] == field, answer.text
 
-    def test_only_the_gm_makes_seats_and_changes_settings(self, seats):
+    def test_only_the_gm_makes_seats_and_changes_settings(self, seats: Any) -> None:
         """A player's token may not make seats, list them, or change the table settings: 403 saying why."""
         auth = seats.table.auth(seats.tokens["alice"])
         for answer in (seats.table.client.post("/fights/ford/seats", headers=auth, json={"kind": "spectator"}),
@@ -141,7 +142,7 @@ class TestSeats:
                        seats.table.client.post("/fights/ford/settings", headers=auth, json={"publish": True})):
             assert answer.status_code == 403 and "only the GM" in answer.json()["detail"]
 
-    def test_a_player_commands_its_own_combatants_only(self, seats):
+    def test_a_player_commands_its_own_combatants_only(self, seats: Any) -> None:
         """Alice may not command Brin, roll initiative (the GM's) or undo; a spectator nothing: 403, nothing
         appended. Her own command is recorded as hers."""
         before = lines(seats.table.store, "ford")
@@ -161,7 +162,7 @@ class TestSeats:
             issued = [e for e in answer.json()["events"] if e["type"] == "command_issued"]
             assert issued[0]["event"]["by"] == f"player:{player.title()}"
 
-    def test_each_seat_sees_the_table_as_its_settings_say(self, seats):
+    def test_each_seat_sees_the_table_as_its_settings_say(self, seats: Any) -> None:
         """Alice sees Kael whole, Vesh banded, Skarn not at all; the GM sees Skarn marked hidden, and the settings."""
         mine = {c["id"]: c for c in seats.get("alice", "/state").json()["combatants"]}
         assert set(mine) == {"kael", "brin", "vesh"}
@@ -171,7 +172,7 @@ class TestSeats:
         assert {c["id"]: c.get("hidden", False) for c in gm["combatants"]}["zqskarn"] is True
         assert gm["settings"]["notes"] == NOTES and "settings" not in seats.get("alice", "/state").json()
 
-    def test_revealing_a_combatant_shows_it_to_the_players(self, seats):
+    def test_revealing_a_combatant_shows_it_to_the_players(self, seats: Any) -> None:
         """POST settings reveal: Skarn appears in the players' state and its join in their events."""
         answer = seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(),
                                          json={"reveal": ["zqskarn"], "hp_display": "exact"})
@@ -181,7 +182,7 @@ class TestSeats:
         bad = seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"hide": ["x"]})
         assert bad.status_code == 422 and bad.json()["field"] == "$.hide[0]"  # no such combatant
 
-    def test_the_log_is_the_gms_until_published_then_verifies_against_witnessed_heads(self, seats):
+    def test_the_log_is_the_gms_until_published_then_verifies_against_witnessed_heads(self, seats: Any) -> None:
         """GET log: 403 to a player until the GM publishes; then every seat reads the stored lines byte for byte,
         and they verify against the heads the player witnessed."""
         assert seats.get("alice", "/log").status_code == 403
@@ -201,7 +202,7 @@ class TestSeats:
         assert seats.get("alice", "/session").status_code == 200
         assert seats.get("alice", "/verify").json()["findings"] is not None
 
-    def test_explaining_another_sheets_roll_is_the_gms(self, seats):
+    def test_explaining_another_sheets_roll_is_the_gms(self, seats: Any) -> None:
         """A player may not explain the raider's initiative roll (its sheet is the GM's); the GM may."""
         seats.post("gm", {"command": {"command": "roll_initiative"}})
         rolled = [e for e in seats.get("alice", "/events?limit=500").json()["events"]
@@ -237,7 +238,8 @@ STEP = st.one_of(st.integers(0, 10_000).map(lambda n: ("offer", n)),
                                                                 HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=4, max_size=25), hp=st.sampled_from(["exact", "banded", "hidden"]),
        dice=st.sampled_from(["seeded", "manual"]))
-def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps, hp, dice):
+def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps: list[tuple[str, Any]], hp: str,
+                                                               dice: str) -> None:
     """Random fights played through the API (commands picked from the GM's options and given by the seat that
     plays the actor, undo and redo among them, and random refused commands from the players): no byte served to a
     player or spectator (state, options, events, the stream, explanations, verify, answers and errors) holds a
@@ -270,9 +272,9 @@ def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps, hp, dice):
                 answer = seats.post(kind, {"command": value})
                 assert answer.status_code < 500, answer.text
             seats.look()
-        for who, what, body in seats.served:
+        for who, what, served in seats.served:
             typed = what.encode() if what.startswith("POST") else b""
-            assert not leaks(body, typed), (who, what, leaks(body, typed)[:3])
+            assert not leaks(served, typed), (who, what, leaks(served, typed)[:3])
     Fight.load(table.store, "ford")
 
 

@@ -41,7 +41,7 @@ def stripped(events: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def test_a_players_attack_waits_for_the_gms_dice_then_is_decided_as_one_command(table):
+def test_a_players_attack_waits_for_the_gms_dice_then_is_decided_as_one_command(table: Any) -> None:
     """Alice declares Kael's attack with Kael's hit faces only and stage: it is staged (202), nothing is written;
     Alice sees it wait for the GM's dice without their sizes (Vesh's sheet); the GM sees the roll to give (Vesh's
     base defense, one die); the GM gives it and the attack is decided: the events are those of the same attack
@@ -70,7 +70,7 @@ def test_a_players_attack_waits_for_the_gms_dice_then_is_decided_as_one_command(
     assert stripped(done.json()["events"]) == stripped(whole.json()["events"])
 
 
-def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table):
+def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table: Any) -> None:
     """The GM's Vesh attacks Kael (Kael's turn ended first): the Interrupt window opens for Kael first (C24), so the
     attack rolls nothing yet; Alice lets it pass with stage: the pass closes the window and the attack rolls on,
     so it waits for the GM's hit dice (Vesh's), then for Alice's base defense die (Kael's): each seat gives its own,
@@ -101,7 +101,7 @@ def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table):
     assert rolled[:2] == [("vesh", "hit"), ("kael", "base_defense")]
 
 
-def test_without_stage_the_refusal_stands_and_with_it_a_seats_own_dice_are_asked_for(table):
+def test_without_stage_the_refusal_stands_and_with_it_a_seats_own_dice_are_asked_for(table: Any) -> None:
     """Without stage the command is refused for want of faces (422), as before; with stage and none of its own faces
     (Alice gives none of Kael's), it waits for Alice's own dice first (her roll box asks for Kael's hit dice), then
     for the GM's."""
@@ -116,7 +116,7 @@ def test_without_stage_the_refusal_stands_and_with_it_a_seats_own_dice_are_asked
     assert more.status_code == 202 and more.json()["awaiting"] == "the GM", more.text
 
 
-def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(table):
+def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(table: Any) -> None:
     """Another command moves the head: the staged one is gone and giving its dice is 409; staged again, the GM
     withdraws it (204) and it is gone."""
     attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",

@@ -16,7 +16,7 @@ def cards_for(fight: Fight, sight: Sight) -> list[tuple[str, list[str]]]:
     return [(card.headline, card.lines) for card in story((seen_event(r, sight) for r in fight.events), names)]
 
 
-def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat():
+def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat() -> None:
     """C42: the card of a reveal in a fight that goes on says which dice the revealed seed checks (those rolled
     under it) and that the dice from here on come from a fresh seed; a player's card reads the same as the GM's."""
     fight = Fight.start(MemoryStore(), "c42", dice=SeededDice(SEED, [FRESH]), clock=lambda: 0,
@@ -32,7 +32,7 @@ def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat():
     assert player[-1] == gm[-1]
 
 
-def test_a_reveal_after_the_end_commits_to_nothing():
+def test_a_reveal_after_the_end_commits_to_nothing() -> None:
     """C42: revealed once the fight is over, the seed's card says only that it is revealed."""
     fight = Fight.start(MemoryStore(), "c42", dice=SeededDice(SEED), clock=lambda: 0,
                         combatants=[sheet("kael"), sheet("vesh", side="raiders")])

@@ -31,7 +31,7 @@ def fragment(table: Table, token: str, fight_id: str = "duel") -> str:
 
 
 class TestPages:
-    def test_the_setup_page_offers_the_bundled_sheets_under_a_strict_policy(self, table):
+    def test_the_setup_page_offers_the_bundled_sheets_under_a_strict_policy(self, table: Any) -> None:
         """GET / is HTML listing the four Ember Ford sheets, with a Content-Security-Policy that allows nothing
         from elsewhere and nothing inline, and no Referer sent."""
         answer = table.client.get("/")
@@ -42,14 +42,14 @@ class TestPages:
             assert name in answer.text
         assert not re.search(r"(src|href)=\"(https?:)?//", answer.text), "nothing is loaded from elsewhere"
 
-    def test_the_bundled_sheets_start_a_fight(self, table):
+    def test_the_bundled_sheets_start_a_fight(self, table: Any) -> None:
         """GET /sheets gives the bundled sheets as JSON that POST /fights takes as they are."""
         sheets = table.client.get("/sheets").json()
         assert sorted(sheets) == ["brin", "kael", "skarn", "vesh"] == sorted(bundled_sheets())
         answer = table.client.post("/fights", json={"combatants": list(sheets.values())})
         assert answer.status_code == 201, answer.text
 
-    def test_the_table_page_holds_no_fight_data_and_loads_its_own_script(self, table):
+    def test_the_table_page_holds_no_fight_data_and_loads_its_own_script(self, table: Any) -> None:
         """GET /table/{id} is the same shell for any id (it needs no token and shows nothing of the fight); its
         script and styles are served by the server, and an unknown static file is a 404 problem."""
         table.create()
@@ -61,7 +61,7 @@ class TestPages:
         missing = table.client.get("/static/nope.js")
         assert missing.status_code == 404 and missing.headers["content-type"] == "application/problem+json"
 
-    def test_every_template_autoescapes(self, table):
+    def test_every_template_autoescapes(self, table: Any) -> None:
         """The page's environment autoescapes every template, so a title with markup is shown as text."""
         assert ENV.autoescape is True
         made = table.client.post("/fights", json={"id": "x", "title": "<script>alert(1)</script>",
@@ -71,14 +71,14 @@ class TestPages:
 
 
 class TestFragment:
-    def test_the_fragment_needs_a_seat_token(self, table):
+    def test_the_fragment_needs_a_seat_token(self, table: Any) -> None:
         """GET /fights/{id}/table without a token is 401, with another fight's token 403."""
         table.create()
         other = table.client.post("/fights", json={"id": "other", "combatants": [sheet("kael")]}).json()
         assert table.client.get("/fights/duel/table").status_code == 401
         assert table.client.get("/fights/duel/table", headers=table.auth(other["gm_token"])).status_code == 403
 
-    def test_the_gm_sees_every_command_and_the_open_decision_first(self, table):
+    def test_the_gm_sees_every_command_and_the_open_decision_first(self, table: Any) -> None:
         """After initiative, the GM's fragment has the strip in initiative order (whose turn marked), HP meters and
         Bonus Action pips, a form for every offer of the options; once an attack opens the Active Defense window,
         the decision comes before the strip with the numbers: the attack's total against the defense, and for each
@@ -107,7 +107,7 @@ class TestFragment:
         assert said in text
         assert '<kbd>1</kbd>' in text and 'data-shortcut="1"' in text
 
-    def test_a_player_gets_only_its_own_commands_and_readable_cards(self, table):
+    def test_a_player_gets_only_its_own_commands_and_readable_cards(self, table: Any) -> None:
         """A player's fragment has forms only for its own combatants' player commands, and its log is cards of
         plain lines (no JSON) from its own view: the attack's totals and HIT or MISS, never the other's dice."""
         table.create()
@@ -133,7 +133,7 @@ STEPS = st.lists(st.integers(0, 10_000), min_size=3, max_size=14)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                HealthCheck.function_scoped_fixture])
 @given(steps=STEPS, hp=st.sampled_from(["exact", "banded", "hidden"]), dice=st.sampled_from(["seeded", "manual"]))
-def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps, hp, dice):
+def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps: list[int], hp: str, dice: str) -> None:
     """Random fights with GM-only values marked (tests/server/test_seats.py: the hidden combatant, the raider's
     gear, Will and skills, the GM's notes), played by commands picked from the GM's options, undo and redo among
     them: the table fragment served to each player and the spectator never holds a marked value, after every
@@ -161,7 +161,7 @@ def test_no_player_or_spectator_page_ever_shows_a_gm_only_value(steps, hp, dice)
         assert any(leaks(page.encode()) for page in gm_saw)
 
 
-def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table):
+def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table: Any) -> None:
     """A look at the fragment with the tag it last had (X-Table-Tag) is 204, no body, until the head, the table
     settings or the GM's seats change: then 200 with a new tag."""
     table.create()
@@ -178,7 +178,7 @@ def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table
     assert moved.status_code == 200 and moved.headers["x-table-tag"] != tag
 
 
-def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table):
+def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table: Any) -> None:
     """The GM's fragment shows its notes and a button to show a hidden combatant to the players; the player's
     shows neither the note nor the hidden one until the GM reveals it (POST settings, what the button sends)."""
     table.create(names=("kael", "vesh", "skarn"), hidden=["skarn"], notes={"vesh": "flees at half HP"})
@@ -192,7 +192,7 @@ def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table
     assert 'data-who="skarn" data-change="hide"' in fragment(table, table.gm)
 
 
-def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation(table):
+def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation(table: Any) -> None:
     """Mid-fight the GM's reveal form must be confirmed, and says that later dice will come from a new seed; once the
     fight is over it is offered at once; a manual fight offers no reveal at all."""
     table.create()

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from omen_replay.verify import Head, verify_lines
 from tests.browser import chromium as find_chromium
@@ -25,7 +28,7 @@ class Watch:
     """Every console error, page error, failed request and request outside the server, of every page."""
 
     def __init__(self, origin: str):
-        self.origin, self.errors, self.outside = origin, [], []
+        self.origin, self.errors, self.outside = origin, list[str](), list[str]()
 
     def page(self, context: Any) -> Any:
         page = context.new_page()
@@ -69,7 +72,7 @@ def fill_faces(form: Any, high: str) -> None:
         face.fill(face.get_attribute("data-sides") if face.get_attribute("data-roller") == high else "1")
 
 
-def test_gm_and_player_play_a_fight_by_clicking(tmp_path, monkeypatch):
+def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked) and makes a player
     seat; the server dies while another on the same store appends, and both pages catch up once it is back,
     without reloading; the GM types in physical dice for initiative and an attack, the player answers the Active

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 from tests.browser import chromium as find_chromium
@@ -99,7 +100,7 @@ def command_form(page: Any, command: str, actor: str) -> Any:
     return page.locator(f"form.command[data-command={command}][id$='-{command}-{actor}']")
 
 
-def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path):
+def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Path) -> None:
     """GM, Alice and Bob play the Ember Ford 2v2 from their pages, each typing its own dice: initiative (each seat
     its own combatant's die), Vesh's attack on Kael with Kael's base defense from Alice's phone and her Block from
     the keyboard (the decision box shows the attack's total, the defense and what each defense adds), Kael's

@@ -19,8 +19,9 @@ from omen_core.commands import (
     StaticCheck,
 )
 from omen_core.content import DealDamage, SaveEffect, load_sheet
-from omen_core.events import EVENT_TYPES
+from omen_core.events import EVENT_TYPES, SaveCalled
 from omen_core.parts import Modifier
+from omen_core.seats import HpDisplay
 from omen_server.views import (
     EVENT_VIEWS,
     PLAYER_COMMANDS,
@@ -35,6 +36,7 @@ from omen_server.views import (
     seen_event,
     sight_of,
 )
+from tests.fights import present
 from tests.server.test_app import SHEETS
 
 
@@ -51,7 +53,7 @@ def _sight(fight: Fight, kind: Any = "player", own: tuple[str, ...] = ("kael",),
     return sight_of(kind, own, fight.state, hidden, hp, index)
 
 
-def test_every_field_of_every_event_type_is_ruled_on():
+def test_every_field_of_every_event_type_is_ruled_on() -> None:
     """The view table names every event type and every one of its fields, so nothing new is shown (or withheld)
     without a decision."""
     for kind in EVENT_TYPES:
@@ -60,7 +62,7 @@ def test_every_field_of_every_event_type_is_ruled_on():
         assert set(EVENT_VIEWS[tag]) == set(kind.__struct_fields__), tag
 
 
-def test_a_field_nobody_listed_is_withheld():
+def test_a_field_nobody_listed_is_withheld() -> None:
     """Default deny: a field the table does not list is left out of a player's view."""
     fight = _fight()
     rec = next(r for r in fight.store.read("duel") if r.event.__struct_config__.tag == "round_started")
@@ -73,7 +75,7 @@ def test_a_field_nobody_listed_is_withheld():
     assert seen.event == {"type": "round_started"} and seen.withheld == ("round",)
 
 
-def test_a_player_sees_its_own_sheet_and_only_the_table_view_of_others():
+def test_a_player_sees_its_own_sheet_and_only_the_table_view_of_others() -> None:
     """combatant_joined: the player's own sheet whole; another's id, name and side, nothing of its sheet (the sheet
     listed as withheld, being shown only in part, so the event comes without its salt)."""
     fight = _fight()
@@ -85,7 +87,7 @@ def test_a_player_sees_its_own_sheet_and_only_the_table_view_of_others():
     assert other.withheld == ("sheet", "sheet_hash") and other.salt is None and own.salt is not None
 
 
-def test_a_hidden_combatant_is_withheld_whole_and_kept_out_of_lists():
+def test_a_hidden_combatant_is_withheld_whole_and_kept_out_of_lists() -> None:
     """A combatant the GM hides: its join is the envelope alone, and the initiative order leaves it out."""
     fight = _fight()
     sight = _sight(fight, hidden=("vesh",))
@@ -97,7 +99,7 @@ def test_a_hidden_combatant_is_withheld_whole_and_kept_out_of_lists():
     assert seen_event(order, sight).event == {"type": "initiative_order_set", "order": ["kael"]}
 
 
-def test_an_attack_shows_others_totals_but_not_their_terms():
+def test_an_attack_shows_others_totals_but_not_their_terms() -> None:
     """hit_determined: the attacker's seat sees every term; the defender's seat the hit total and its own defense
     whole; the crit check needs both sheets."""
     fight = _fight()
@@ -122,7 +124,7 @@ def test_an_attack_shows_others_totals_but_not_their_terms():
 @pytest.mark.parametrize("hp,shown", [("exact", {"before": 12, "after": 7}),
                                       ("banded", {"before": "unhurt", "after": "hurt"}),
                                       ("hidden", {})])
-def test_others_hp_shows_as_the_table_settings_say(hp, shown):
+def test_others_hp_shows_as_the_table_settings_say(hp: HpDisplay, shown: dict[str, object]) -> None:
     """resource_changed on another's HP: exact, a band (unhurt / hurt / bloodied / down) or withheld; Will is
     always its owner's."""
     fight = _fight()
@@ -137,13 +139,13 @@ def test_others_hp_shows_as_the_table_settings_say(hp, shown):
     assert set(seen_event(will, _sight(fight, hp="exact")).withheld) == {"before", "after"}
 
 
-def test_hp_bands():
+def test_hp_bands() -> None:
     """The bands: unhurt at full, hurt above half, bloodied at half or less, down at 0 (ruling)."""
     assert [hp_band(n, 12) for n in (12, 7, 6, 1, 0, -3)] == ["unhurt", "hurt", "bloodied", "bloodied", "down",
                                                                "down"]
 
 
-def test_a_player_is_offered_only_its_own_combatants_commands():
+def test_a_player_is_offered_only_its_own_combatants_commands() -> None:
     """seat_options: the offers of the player's combatants among the player commands, their standing only; the
     GM sees them all; a spectator none."""
     fight = _fight()
@@ -156,7 +158,7 @@ def test_a_player_is_offered_only_its_own_combatants_commands():
     assert watcher.offers == () and watcher.combatants == () and watcher.phase == options.phase
 
 
-def test_the_table_view_of_combatants():
+def test_the_table_view_of_combatants() -> None:
     """combatant_views: own exact with Will and what is in hand; others banded; hidden ones absent; the GM sees
     everyone, the hidden marked."""
     fight = _fight()
@@ -168,7 +170,7 @@ def test_the_table_view_of_combatants():
     assert gm["vesh"].hidden and gm["vesh"].hp == 12
 
 
-def test_an_unseen_combatant_is_hidden_from_the_other_seats():
+def test_an_unseen_combatant_is_hidden_from_the_other_seats() -> None:
     """Unseen (C27) hides a combatant from every seat but its own until it is seen again."""
     fight = _fight()
     fight.execute(ApplyConditionCommand(who="vesh", condition="Unseen"))
@@ -176,7 +178,7 @@ def test_an_unseen_combatant_is_hidden_from_the_other_seats():
     assert "vesh" not in _sight(fight, own=("vesh",)).hidden
 
 
-def test_errors_are_scrubbed_of_secrets():
+def test_errors_are_scrubbed_of_secrets() -> None:
     """scrub: another's gear and hidden names standing as words of their own become (hidden) in the engine's
     words; the same text inside a longer word, and what the seat typed itself, stay as they are."""
     fight = _fight()
@@ -188,14 +190,14 @@ def test_errors_are_scrubbed_of_secrets():
     assert scrub(text, Sight(kind="gm")) == text
 
 
-def test_the_actor_of_a_command():
+def test_the_actor_of_a_command() -> None:
     """actor_of: the combatant a player's command acts for; None for the GM's commands."""
     assert actor_of(DeclareAttack(attacker="kael", target="vesh")) == "kael"
     assert actor_of(RollInitiative()) is None
 
 
 @pytest.mark.parametrize("hidden", [(), ("vesh",)])
-def test_a_command_naming_a_hidden_combatant_in_a_list_shows_its_name_alone(hidden):
+def test_a_command_naming_a_hidden_combatant_in_a_list_shows_its_name_alone(hidden: tuple[()] | tuple[str]) -> None:
     """A move the GM gives for a player's combatant, leaving the reach of a combatant the GM hides (``leaves`` is
     a list of names, C23): the player's seat is shown the command's name and its actor, not the hidden name;
     with nobody hidden, the command whole. Found by the seats property: only single names were checked."""
@@ -225,7 +227,7 @@ def _saved(fight: Fight, caller: str = "kael") -> list[Any]:
             if r.event.__struct_config__.tag in ("save_called", "save_resolved")]
 
 
-def test_a_save_effect_is_its_callers_and_the_others_see_a_save():
+def test_a_save_effect_is_its_callers_and_the_others_see_a_save() -> None:
     """Ruling (docs/rulings.md, "A save's effect"): Vesh's effect on Kael shows Kael's player what it needs to check
     its own save (AGI against FCS, a spell, 1 Action: those two at their defaults, so left out as every line leaves
     them, docs/events.md), named "a save", without what a failure does; the GM, and a player of the caller, see it
@@ -233,29 +235,31 @@ def test_a_save_effect_is_its_callers_and_the_others_see_a_save():
     fight = _fight()
     called, resolved = _saved(fight, caller="vesh")
     kael = _sight(fight)
-    assert called.event.effect.spell and called.event.effect.action_cost == 1
-    assert seen_event(called, kael).event["effect"] == {"name": UNNAMED_EFFECT, "save": "AGI", "against": "FCS"}
-    assert seen_event(resolved, kael).event["effect"] == UNNAMED_EFFECT
+    effect = called.as_(SaveCalled).effect
+    assert effect.spell and effect.action_cost == 1
+    assert present(seen_event(called, kael).event)["effect"] == {"name": UNNAMED_EFFECT, "save": "AGI",
+                                                                  "against": "FCS"}
+    assert present(seen_event(resolved, kael).event)["effect"] == UNNAMED_EFFECT
     vesh = _sight(fight, own=("vesh",))
-    whole = seen_event(called, vesh).event["effect"]
+    whole = present(seen_event(called, vesh).event)["effect"]
     assert whole == msgspec.to_builtins(called.event.effect) and whole["on_failure"]
-    assert seen_event(resolved, vesh).event["effect"] == "Cinder breath"
-    assert seen_event(called, Sight(kind="gm")).event["effect"]["name"] == "Cinder breath"
+    assert present(seen_event(resolved, vesh).event)["effect"] == "Cinder breath"
+    assert present(seen_event(called, Sight(kind="gm")).event)["effect"]["name"] == "Cinder breath"
 
 
-def test_a_save_effect_the_gm_made_public_is_named_to_every_seat():
+def test_a_save_effect_the_gm_made_public_is_named_to_every_seat() -> None:
     """An effect whose name is in the table settings' public_effects is named to every seat; what a branch does
     is still the caller's."""
     fight = _fight()
     called, resolved = _saved(fight, caller="vesh")
     index = dict(found for rec in fight.store.read("duel") if (found := participants_of(rec)) is not None)
-    public = sight_of("spectator", (), fight.state, (), "banded", index, [], public_effects=["Cinder breath"])
-    assert seen_event(called, public).event["effect"]["name"] == "Cinder breath"
-    assert "on_failure" not in seen_event(called, public).event["effect"]
-    assert seen_event(resolved, public).event["effect"] == "Cinder breath"
+    public = sight_of("spectator", (), fight.state, (), "banded", index, {}, public_effects=["Cinder breath"])
+    assert present(seen_event(called, public).event)["effect"]["name"] == "Cinder breath"
+    assert "on_failure" not in present(seen_event(called, public).event)["effect"]
+    assert present(seen_event(resolved, public).event)["effect"] == "Cinder breath"
 
 
-def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_sources_too():
+def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_sources_too() -> None:
     """Ruling (docs/rulings.md, "A player's own roll"): the GM's situational modifier on Kael's check reaches
     Kael's player with its value and its source (it must be able to check its own total); Vesh's player sees the
     roller and the total alone."""
@@ -263,7 +267,7 @@ def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_so
     fog = Modifier(source="the GM's fog", value=-1)
     done = fight.execute(StaticCheck(check=CheckSpec(who="kael", attribute="AGI", modifiers=(fog,)), difficulty=10))
     resolved = next(r for r in done if r.event.__struct_config__.tag == "static_check_resolved")
-    own = seen_event(resolved, _sight(fight)).event["check"]
+    own = present(seen_event(resolved, _sight(fight)).event)["check"]
     assert list(own["modifiers"]) == [{"source": "the GM's fog", "value": -1}]
-    assert seen_event(resolved, _sight(fight, own=("vesh",))).event["check"] == {"roller": "kael",
+    assert present(seen_event(resolved, _sight(fight, own=("vesh",))).event)["check"] == {"roller": "kael",
                                                                                  "total": own["total"]}

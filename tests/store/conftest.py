@@ -101,7 +101,8 @@ def close_backend(store: EventStore) -> None:
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """The name of each backend in turn."""
-    return request.param
+    name: str = request.param
+    return name
 
 
 @pytest.fixture

@@ -46,19 +46,19 @@ def any_umask(request: pytest.FixtureRequest) -> Iterator[int]:
 
 
 class TestPrivateFiles:
-    def test_create_private_makes_an_owner_only_file_whatever_the_umask(self, tmp_path, any_umask):
+    def test_create_private_makes_an_owner_only_file_whatever_the_umask(self, tmp_path: Path, any_umask: int) -> None:
         """create_private makes the file 0600, even under a umask that would take the owner's write bit."""
         assert create_private(tmp_path / "f") is True
         assert mode(tmp_path / "f") == PRIVATE
 
-    def test_an_existing_file_keeps_its_mode(self, tmp_path):
+    def test_an_existing_file_keeps_its_mode(self, tmp_path: Path) -> None:
         """A file that exists is left as the operator made it: create_private does nothing and says so."""
         (tmp_path / "f").write_text("kept")
         os.chmod(tmp_path / "f", 0o640)
         assert create_private(tmp_path / "f") is False
         assert mode(tmp_path / "f") == 0o640 and (tmp_path / "f").read_text() == "kept"
 
-    def test_write_private_replaces_the_content_and_the_mode(self, tmp_path, any_umask):
+    def test_write_private_replaces_the_content_and_the_mode(self, tmp_path: Path, any_umask: int) -> None:
         """write_private writes the bytes whole and leaves the file 0600."""
         (tmp_path / "f").write_text("old and longer")
         os.chmod(tmp_path / "f", 0o644)
@@ -67,7 +67,7 @@ class TestPrivateFiles:
 
 
 class TestStoresCreatePrivateFiles:
-    def test_a_sqlite_store_its_wal_and_its_shared_memory(self, tmp_path, umask):
+    def test_a_sqlite_store_its_wal_and_its_shared_memory(self, tmp_path: Path, umask: int) -> None:
         """A SQLite store's database and the WAL and shared-memory files SQLite makes beside it are 0600."""
         with SqliteStore(tmp_path / "events.db") as store:
             store.append("duel", make_events("duel", 3), 0)
@@ -75,7 +75,7 @@ class TestStoresCreatePrivateFiles:
             assert {"events.db", "events.db-wal", "events.db-shm"} <= set(made)
             assert {name: mode(tmp_path / name) for name in made} == dict.fromkeys(made, PRIVATE)
 
-    def test_a_json_lines_store_its_logs_and_their_indexes(self, tmp_path, umask):
+    def test_a_json_lines_store_its_logs_and_their_indexes(self, tmp_path: Path, umask: int) -> None:
         """Every file a JSON Lines directory store writes (the logs, their offset and landmark indexes) is 0600."""
         store = JsonlStore(tmp_path / "fights")
         events = make_events("duel", 1100)  # past 1024 events: the offset index is written too
@@ -86,7 +86,7 @@ class TestStoresCreatePrivateFiles:
         assert "duel.jsonl" in made and "other.jsonl" in made and len(made) > 2
         assert {name: mode(tmp_path / "fights" / name) for name in made} == dict.fromkeys(made, PRIVATE)
 
-    def test_a_single_json_lines_log(self, tmp_path, umask):
+    def test_a_single_json_lines_log(self, tmp_path: Path, umask: int) -> None:
         """A one-fight log file and its sidecars are 0600."""
         store = JsonlStore.single(tmp_path / "fight.jsonl")
         store.append("duel", make_events("duel", 4), 0)
@@ -95,7 +95,7 @@ class TestStoresCreatePrivateFiles:
         assert {name: mode(tmp_path / name) for name in made} == dict.fromkeys(made, PRIVATE)
 
     @pytest.mark.parametrize("kind", ["files", "sqlite"])
-    def test_snapshots(self, tmp_path, umask, kind):
+    def test_snapshots(self, tmp_path: Path, umask: int, kind: str) -> None:
         """A snapshot holds the whole state, the GM's too: its file (or database) is 0600."""
         snapshot = msgspec.structs.replace(take(FightState()), fight_id="duel", seq=3)
         if kind == "files":

@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import msgspec
 import pytest
@@ -25,8 +26,8 @@ from omen_core import Fight, SeededDice
 from omen_core.commands import EndTurn
 from omen_core.events import encode_line, keyed_salts
 from omen_core.machine import Phase
-from omen_core.store import FileSnapshots, JsonlStore, SqliteSnapshots, SqliteStore
-from omen_core.store.snapshots import take
+from omen_core.store import EventStore, FileSnapshots, JsonlStore, SqliteSnapshots, SqliteStore
+from omen_core.store.snapshots import SnapshotStore, take
 from omen_core.walk import StoreSource, state_at
 from omen_replay.replay import replay_store
 from omen_replay.verify import verify_store
@@ -37,7 +38,7 @@ FIGHT = "long"
 AT = (250, 640, 1105)  # seqs asked about: before and inside the undone ranges, and after the redo
 
 
-def _genlog():
+def _genlog() -> ModuleType:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import genlog
@@ -46,7 +47,7 @@ def _genlog():
     return genlog
 
 
-def play(store, snapshots, until: int, fight: Fight | None = None) -> Fight:
+def play(store: EventStore, snapshots: SnapshotStore, until: int, fight: Fight | None = None) -> Fight:
     """Turns of the Ember Ford cast (seeded dice, every window answered) until ``until`` events."""
     genlog = _genlog()
     rng = random.Random(until)
@@ -62,7 +63,7 @@ def play(store, snapshots, until: int, fight: Fight | None = None) -> Fight:
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> Path:
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding a 1,400-event seeded fight in JSON Lines with every cache omen keeps beside it: the
     offset index (``.idx``, past 1,024 events), the landmark index (``.marks``: three undos, one redone) and a
     snapshot every 100 events."""
@@ -136,7 +137,7 @@ def _copy_file(source: str, target: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def expected_results(pristine) -> Expected:
+def expected_results(pristine: Path) -> Expected:
     """The results with the caches as omen wrote them; the same as with no cache at all."""
     found = results(pristine)
     with _copy(pristine) as bare:
@@ -148,7 +149,7 @@ def expected_results(pristine) -> Expected:
 
 
 @pytest.fixture(scope="module")
-def expected(expected_results) -> dict[str, object]:
+def expected(expected_results: Expected) -> dict[str, object]:
     """The results with the caches as omen wrote them."""
     return expected_results.found
 
@@ -208,7 +209,8 @@ def edit(files: list[Path], target: int, how: str, at: float, other: int) -> Non
                                 # the newest snapshots (those used) half the time, any cache file otherwise
                                 st.sampled_from(EDITS), st.floats(0, 1), st.integers(0, 40)),
                       min_size=1, max_size=4))
-def test_any_cache_edit_changes_no_result(pristine, expected_results, edits):
+def test_any_cache_edit_changes_no_result(pristine: Path, expected_results: Expected,
+                                          edits: list[tuple[int, str, float, int]]) -> None:
     """Whatever is done to the cache files (deleted, truncated, a byte flipped, random bytes, a number changed,
     a line dropped or repeated, a snapshot swapped for another, a link, a directory or a FIFO put in their place),
     every command gives what it gives with the caches omen wrote."""
@@ -227,7 +229,7 @@ def assert_same(found: dict[str, object], expected: dict[str, object]) -> None:
 
 
 class TestDeliberateEdits:
-    def test_a_snapshot_with_its_hp_changed_is_not_used(self, pristine, expected):
+    def test_a_snapshot_with_its_hp_changed_is_not_used(self, pristine: Path, expected: dict[str, object]) -> None:
         """Issue #26: Kael's HP set to 1 in a snapshot file. Its state digest no longer checks: replay, status and
         the next command give what the log says."""
         with _copy(pristine) as folder:
@@ -236,7 +238,7 @@ class TestDeliberateEdits:
                 snap.write_bytes(re.sub(rb'"hp":\d+', b'"hp":1', snap.read_bytes()))
             assert_same(results(folder), expected)
 
-    def test_a_resigned_snapshot_of_another_seq_is_not_used(self, pristine, expected):
+    def test_a_resigned_snapshot_of_another_seq_is_not_used(self, pristine: Path, expected: dict[str, object]) -> None:
         """A sound snapshot renamed to stand for another seq (its digest still checks its own bytes): the state
         does not stand where the file name says, so it is not used."""
         with _copy(pristine) as folder:
@@ -245,7 +247,8 @@ class TestDeliberateEdits:
                 newer.write_bytes(older.read_bytes())
             assert_same(results(folder), expected)
 
-    def test_an_index_without_the_undo_rows_changes_no_result(self, pristine, expected):
+    def test_an_index_without_the_undo_rows_changes_no_result(self, pristine: Path, expected: dict[str,
+                                                              object]) -> None:
         """Issue #26: the undo rows removed from the landmark index, its header left covering the log."""
         with _copy(pristine) as folder:
             marks = folder / "long.jsonl.marks"
@@ -254,7 +257,7 @@ class TestDeliberateEdits:
             assert rows
             assert_same(results(folder), expected)
 
-    def test_the_audit_reads_no_cache(self, pristine):
+    def test_the_audit_reads_no_cache(self, pristine: Path) -> None:
         """verify gives the same report whatever the caches hold (it reads the log alone)."""
         with _copy(pristine) as folder:
             store = JsonlStore.single(folder / "long.jsonl")
@@ -264,7 +267,7 @@ class TestDeliberateEdits:
 
 
 class TestSqliteCaches:
-    def test_landmark_rows_and_snapshot_bodies_edited_change_no_result(self, tmp_path):
+    def test_landmark_rows_and_snapshot_bodies_edited_change_no_result(self, tmp_path: Path) -> None:
         """SQLite: the undo's landmark row deleted, a row added for an event that is no landmark, and a snapshot
         body's HP changed: replay with the snapshots, loading and the state at a seq give what the log says."""
         store = SqliteStore(tmp_path / "f.db")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from omen_core.events import chain_breaks
+from omen_core.events import DiceRolled, chain_breaks
 from omen_core.store import EventStore
 
 from . import _writers
@@ -80,6 +80,6 @@ class TestTwoProcesses:
         events = list(opened.read(FIGHT))
         assert [ev.seq for ev in events] == list(range(1, 2 * LOOPS + 1))
         assert list(chain_breaks(events, FIGHT)) == []
-        written = Counter((ev.event.roller, ev.event.counter) for ev in events)
+        written = Counter((ev.as_(DiceRolled).roller, ev.as_(DiceRolled).counter) for ev in events)
         expected = {(writer, n): 1 for writer in ("alpha", "beta") for n in range(1, LOOPS + 1)}
         assert written == expected

@@ -12,6 +12,7 @@ from omen_core.errors import BadAppend, ConcurrencyError, UnknownFight
 from omen_core.events import (
     GENESIS_HASH,
     LANDMARKS,
+    Event,
     Redone,
     SeedRevealed,
     StoredEvent,
@@ -351,8 +352,9 @@ class TestProperty:
         appended: list[StoredEvent] = []
         for kinds in batches:
             start = len(appended) + 1
-            made = {"roll": roll, "undone": lambda s: Undone(from_seq=1, to_seq=s - 1 or 1),
-                    "redone": lambda s: Redone(undo_seq=s - 1 or 1), "seed": lambda s: SeedRevealed(seed=f"{s:04x}")}
+            made: dict[str, Callable[[int], Event]] = {
+                "roll": roll, "undone": lambda s: Undone(from_seq=1, to_seq=s - 1 or 1),
+                "redone": lambda s: Redone(undo_seq=s - 1 or 1), "seed": lambda s: SeedRevealed(seed=f"{s:04x}")}
             batch = chain(FIGHT, [made[kind](seq) for seq, kind in enumerate(kinds, start)], start,
                           appended[-1].hash if appended else GENESIS_HASH)
             store.append(FIGHT, batch, len(appended))

@@ -17,6 +17,7 @@ from omen_core.errors import TornTail
 from omen_core.events import chain_breaks
 from omen_core.store import EventStore, JsonlStore
 from omen_core.walk import Finding, StoreSource, Visitor, walk
+from tests.fights import present
 
 from . import _writers
 
@@ -76,7 +77,7 @@ def kill_writer(path: Path | str, rng: random.Random, kind: str = "jsonl-single"
     proc.start()
     assert ready.wait(timeout=20)
     time.sleep(rng.uniform(0.002, longest))
-    os.kill(proc.pid, signal.SIGKILL)
+    os.kill(present(proc.pid), signal.SIGKILL)
     proc.join(timeout=20)
     assert proc.exitcode == -signal.SIGKILL
 

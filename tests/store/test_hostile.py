@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omen_core.errors import OmenError, StoreUnavailable
-from omen_core.store import open_existing_store, open_snapshots, open_store
+from omen_core.store import SqliteStore, open_existing_store, open_snapshots, open_store
 from omen_core.store.snapshots import FileSnapshots
+from tests.fights import as_
 
 from .conftest import make_events
 
@@ -138,12 +139,12 @@ class TestReadingChangesNothing:
 
         db = tmp_path / "fights.db"
         url = f"sqlite:///{db}"
-        with open_store(url) as store:
+        with as_(open_store(url), SqliteStore) as store:
             records = ember_log()
             store.append(records[0].fight_id, records, 0)
         db.chmod(0o444)
         before = db.read_bytes()
-        store = open_existing_store(url)
+        store = as_(open_existing_store(url), SqliteStore)
         try:
             fight = store.fights()[0]
             assert verify_store(store, fight).clean
@@ -159,9 +160,9 @@ class TestReadingChangesNothing:
         """``sqlite:///rel.db`` is relative to the working directory, ``sqlite:////abs.db`` absolute."""
         monkeypatch.chdir(tmp_path)
         (tmp_path / "sub").mkdir()
-        with open_store("sqlite:///rel.db") as store:
+        with as_(open_store("sqlite:///rel.db"), SqliteStore) as store:
             store.append("f", make_events("f", 1), 0)
-        with open_store(f"sqlite:///{tmp_path}/sub/abs.db") as store:
+        with as_(open_store(f"sqlite:///{tmp_path}/sub/abs.db"), SqliteStore) as store:
             assert store.path == f"{tmp_path}/sub/abs.db" and store.path.startswith("/")
             store.append("f", make_events("f", 1), 0)
         assert (tmp_path / "rel.db").is_file() and (tmp_path / "sub" / "abs.db").is_file()

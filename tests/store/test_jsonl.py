@@ -81,10 +81,11 @@ class TestTornTail:
             f.truncate(cut)
         return events, data[len(data) - len(encode_line(events[4])) - 1:cut]
 
-    def test_read_yields_intact_events_then_raises(self, store: JsonlStore, log: Path, torn) -> None:
+    def test_read_yields_intact_events_then_raises(self, store: JsonlStore, log: Path, torn: tuple[list[StoredEvent],
+                                                   bytes]) -> None:
         """Reading yields events 1-4, then raises TornTail naming the file and line 5."""
         events, torn_bytes = torn
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(TornTail) as info:
             for ev in store.read(FIGHT):
                 got.append(ev)
@@ -93,7 +94,7 @@ class TestTornTail:
         assert str(log) in str(info.value)
 
     def test_version_and_append_refuse_and_leave_the_file(self, store: JsonlStore, log: Path,
-                                                          torn) -> None:
+                                                          torn: tuple[list[StoredEvent], bytes]) -> None:
         """version and append raise TornTail at line 5 and do not touch the file."""
         events, _ = torn
         before = log.read_bytes()
@@ -105,7 +106,7 @@ class TestTornTail:
         assert log.read_bytes() == before
 
     def test_repair_moves_torn_bytes_aside_then_appends_work(self, store: JsonlStore, log: Path,
-                                                             torn) -> None:
+                                                             torn: tuple[list[StoredEvent], bytes]) -> None:
         """repair saves exactly the torn bytes to <file>.torn-1, cuts the log, and appends resume."""
         events, torn_bytes = torn
         side = store.repair(FIGHT)
@@ -118,7 +119,8 @@ class TestTornTail:
         assert list(store.read(FIGHT)) == events[:4] + more
         assert store.repair(FIGHT) is None
 
-    def test_repair_picks_the_first_free_side_file(self, store: JsonlStore, log: Path, torn) -> None:
+    def test_repair_picks_the_first_free_side_file(self, store: JsonlStore, log: Path, torn: tuple[list[StoredEvent],
+                                                   bytes]) -> None:
         """An existing <file>.torn-1 is kept; the torn bytes go to <file>.torn-2."""
         log.with_name(log.name + ".torn-1").write_bytes(b"older")
         assert store.repair(FIGHT) == log.with_name(log.name + ".torn-2")
@@ -153,7 +155,7 @@ class TestCorruption:
         lines = [encode_line(ev) + b"\n" for ev in events]
         lines[2] = b'{"fight_id": "duel", "seq": oops}\n'
         log.write_bytes(b"".join(lines))
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(LogCorrupted) as info:
             for ev in store.read(FIGHT):
                 got.append(ev)
@@ -255,7 +257,7 @@ class TestOffsetIndex:
     """The ``<log>.idx`` offset index is a cache for reading from a late seq."""
 
     @staticmethod
-    def long_log(tmp_path):
+    def long_log(tmp_path: Path) -> tuple[JsonlStore, list[StoredEvent]]:
         """A store with one fight of 3000 events, appended in batches."""
         from omen_core.events import GENESIS_HASH, SeedRevealed, seal
 
@@ -267,7 +269,7 @@ class TestOffsetIndex:
             store.append("f", batch[k:k + 500], k)
         return store, batch
 
-    def test_reading_from_late_seqs_uses_the_index_and_gives_the_same_events(self, tmp_path):
+    def test_reading_from_late_seqs_uses_the_index_and_gives_the_same_events(self, tmp_path: Path) -> None:
         """Reading after any seq gives exactly the events after it, with or without the index file."""
         store, batch = self.long_log(tmp_path)
         assert (tmp_path / "f.jsonl.idx").read_text().split()[::2] == ["1025", "2049"]
@@ -276,7 +278,7 @@ class TestOffsetIndex:
         (tmp_path / "f.jsonl.idx").unlink()
         assert list(store.read("f", 2500)) == batch[2500:]
 
-    def test_a_wrong_index_is_ignored(self, tmp_path):
+    def test_a_wrong_index_is_ignored(self, tmp_path: Path) -> None:
         """An index entry that does not point at its seq's line is ignored, never trusted."""
         store, batch = self.long_log(tmp_path)
         (tmp_path / "f.jsonl.idx").write_text("1025 17\n2049 999999999\ngarbage\n")
@@ -308,7 +310,7 @@ class TestReadLines:
         store.append(FIGHT, events, 0)
         data = log.read_bytes()
         log.write_bytes(data[:len(data) - 20])
-        got = []
+        got: list[bytes] = []
         with pytest.raises(TornTail) as info:
             for chunk in store.read_lines(FIGHT):
                 got.extend(chunk)
@@ -623,7 +625,7 @@ class TestLongLines:
         write_log_dir(log, events)
         with open(log, "ab") as f:
             f.write(b"x" * 10_000 + b"\n")
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(LogCorrupted, match="longer than 4096 bytes") as info:
             got.extend(store.read(FIGHT))
         assert got == events and (info.value.path, info.value.line) == (str(log), 4)
@@ -694,7 +696,7 @@ class TestBigFiles:
             f.seek(0, os.SEEK_END)
             f.write(b"\n")
         store = JsonlStore.single(path)
-        got = []
+        got: list[StoredEvent] = []
         with pytest.raises(LogCorrupted, match="longer than") as info:
             got.extend(store.read(FIGHT))
         assert got == events and info.value.line == 6

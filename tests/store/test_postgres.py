@@ -14,9 +14,10 @@ import psycopg
 import pytest
 
 from omen_core.errors import BadAppend, BadInput, ConcurrencyError, LogCorrupted, StoreUnavailable
-from omen_core.events import SeedRevealed, Undone
+from omen_core.events import SeedRevealed, StoredEvent, Undone
 from omen_core.store import PostgresStore, open_existing_store, open_store
 from omen_core.store.postgres import MIGRATIONS, SCHEMA_VERSION, Heard, mask_url, schema_version, upgrade
+from tests.fights import as_
 from tests.postgres import Postgres
 
 from .conftest import continue_from, make_events, with_landmarks
@@ -35,8 +36,7 @@ class TestUrl:
         """``postgresql://`` and ``postgres://`` URLs open a PostgresStore through open_store."""
         url = postgres.fresh_url()
         for scheme_url in (url, "postgres://" + url.removeprefix("postgresql://")):
-            with open_store(scheme_url) as store:
-                assert isinstance(store, PostgresStore)
+            with as_(open_store(scheme_url), PostgresStore) as store:
                 assert store.fights() == []
 
     def test_location_masks_the_password(self, postgres: Postgres) -> None:
@@ -180,7 +180,7 @@ class TestMissingRows:
         LogCorrupted naming the first seq after it; rows deleted at the end leave a shorter, sound fight."""
         url = postgres.fresh_url()
         with PostgresStore(url) as store:
-            events: list = []
+            events: list[StoredEvent] = []
             for _ in range(3):
                 batch = continue_from(events, FIGHT, 1000)
                 store.append(FIGHT, batch, len(events))

@@ -7,12 +7,14 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from types import GeneratorType
 
 import pytest
 
 from omen_core.errors import LogCorrupted
 from omen_core.events import LANDMARKS, Undone, encode_line
 from omen_core.store import SqliteStore
+from tests.fights import as_
 
 from .conftest import make_events, with_landmarks
 
@@ -109,7 +111,7 @@ class TestLifetime:
         """Closing twice, or with a read still open, raises nothing."""
         store = SqliteStore(db)
         store.append(FIGHT, make_events(FIGHT, 3), 0)
-        reading = store.read(FIGHT)
+        reading = as_(store.read(FIGHT), GeneratorType)
         next(reading)
         store.close()
         store.close()
@@ -186,7 +188,7 @@ class TestLandmarks:
             assert again.landmarks(FIGHT) == [ev for ev in duel + more if isinstance(ev.event, LANDMARKS)]
 
 
-def test_a_reader_that_stops_early_does_not_lock_out_its_next_append(db):
+def test_a_reader_that_stops_early_does_not_lock_out_its_next_append(db: Path) -> None:
     """Two connections to one database (two server processes): one starts reading a fight and stops midway (a
     page of events, a stream waiting), the other appends; the first then appends too and is refused only as
     stale (ConcurrencyError), never "database is locked" (no read transaction is held between pages)."""

@@ -8,6 +8,7 @@ import pytest
 
 from omen_core.errors import BadInput
 from omen_core.store import EventStore, JsonlStore, MemoryStore, SqliteStore, open_store
+from tests.fights import as_
 
 from .conftest import make_events
 
@@ -23,9 +24,8 @@ class TestAcceptedForms:
     def test_sqlite_file(self, tmp_path: Path, prefix: str) -> None:
         """``sqlite:///path.db`` and ``sqlite:path.db`` open a SqliteStore on that file."""
         path = tmp_path / "fights.db"
-        store = open_store(f"{prefix}{path}")
+        store = as_(open_store(f"{prefix}{path}"), SqliteStore)
         try:
-            assert isinstance(store, SqliteStore)
             assert store.path == str(path)
             store.append("f", make_events("f", 1), 0)
         finally:
@@ -35,12 +35,12 @@ class TestAcceptedForms:
     def test_sqlite_relative_path(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """``sqlite:///rel.db`` is relative to the working directory (three slashes, then the path)."""
         monkeypatch.chdir(tmp_path)
-        with open_store("sqlite:///rel.db") as store:
+        with as_(open_store("sqlite:///rel.db"), SqliteStore) as store:
             assert store.path == "rel.db"
 
     def test_sqlite_in_memory(self) -> None:
         """``sqlite::memory:`` opens an in-memory SQLite database."""
-        with open_store("sqlite::memory:") as store:
+        with as_(open_store("sqlite::memory:"), SqliteStore) as store:
             assert store.path == ":memory:"
 
     def test_jsonl_file(self, tmp_path: Path) -> None:

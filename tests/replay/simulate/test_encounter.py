@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from omen_core.commands import BeginAmbush, Engage, RollInitiative
@@ -10,14 +12,14 @@ from omen_replay.simulate.encounter import load_encounter
 from tests.replay.simulate.encounters import EMBER_FORD_2V2, fighter, mirror_duel
 
 
-def test_roll_initiative_comes_last_by_itself():
+def test_roll_initiative_comes_last_by_itself() -> None:
     """An encounter without commands is set up by rolling initiative (C19); its sides are in joining order."""
     encounter = load_encounter(EMBER_FORD_2V2)
     assert encounter.setup == (RollInitiative(),) and encounter.sides == ("wardens", "raiders")
     assert len(encounter.digest) == 64
 
 
-def test_set_up_commands_are_kept_in_order(tmp_path):
+def test_set_up_commands_are_kept_in_order(tmp_path: Path) -> None:
     """C17, C23: positions and an ambush come before the initiative roll, as written."""
     path = tmp_path / "ambush.toml"
     path.write_text('[fight]\nid = "a"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9)
@@ -28,7 +30,7 @@ def test_set_up_commands_are_kept_in_order(tmp_path):
     assert [type(c) for c in setup] == [Engage, BeginAmbush, RollInitiative]
 
 
-def test_the_digest_is_of_what_is_played_not_where_it_was_read(tmp_path):
+def test_the_digest_is_of_what_is_played_not_where_it_was_read(tmp_path: Path) -> None:
     """The same encounter in two files has one digest; another Bo another."""
     a = load_encounter(mirror_duel(tmp_path, name="a"))
     b = load_encounter(mirror_duel(tmp_path, name="a2"))
@@ -42,7 +44,7 @@ def test_the_digest_is_of_what_is_played_not_where_it_was_read(tmp_path):
     ('dice = "scripted"\n', "$.fight.dice", "seeded from the run's --seed"),
     ('dice = "seeded"\nseed = "' + "ab" * 16 + '"\n', "$.fight.seed", "gives no seed"),
 ])
-def test_dice_of_its_own_are_refused(tmp_path, extra, field, said):
+def test_dice_of_its_own_are_refused(tmp_path: Path, extra: str, field: str, said: str) -> None:
     """An encounter's dice are seeded per fight: scripted dice or a seed of its own is refused, naming the field."""
     path = tmp_path / "e.toml"
     path.write_text('[fight]\nid = "e"\n' + extra + fighter("ash", "north", 9) + fighter("bo", "south", 9))
@@ -54,7 +56,7 @@ def test_dice_of_its_own_are_refused(tmp_path, extra, field, said):
     ('command = "end_turn"\nwho = "ash"\n', "end_turn: an encounter's commands only set the fight up"),
     ('command = "roll_initiative"\ndice = [3, 4]\n', "roll_initiative: an encounter's dice are seeded per fight"),
 ])
-def test_commands_beyond_the_set_up_are_refused_with_their_line(tmp_path, command, said):
+def test_commands_beyond_the_set_up_are_refused_with_their_line(tmp_path: Path, command: str, said: str) -> None:
     """A command that plays the fight, or carries faces, is refused naming the file, its line and the field."""
     path = tmp_path / "e.toml"
     text = '[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9) + "[[commands]]\n"
@@ -65,7 +67,7 @@ def test_commands_beyond_the_set_up_are_refused_with_their_line(tmp_path, comman
     assert "$.commands[0]" in str(info.value)
 
 
-def test_one_side_is_no_encounter(tmp_path):
+def test_one_side_is_no_encounter(tmp_path: Path) -> None:
     """C33: a fight needs two sides to end in a defeat."""
     path = tmp_path / "e.toml"
     path.write_text('[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "north", 9))

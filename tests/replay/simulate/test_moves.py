@@ -13,6 +13,7 @@ from omen_core.options import options
 from omen_core.seats import PLAYER_COMMANDS
 from omen_core.state import FightState
 from omen_replay.simulate.moves import legal_commands
+from omen_replay.simulate.play import Played
 from tests.random_fights import RandomFight, fights
 
 
@@ -39,14 +40,14 @@ def assert_same_everywhere(states: list[FightState]) -> None:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(fights(max_commands=30))
-def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: RandomFight):
+def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: RandomFight) -> None:
     """C8, C9, C18, C20-C24, C33, C35: at every state a random fight went through (set-up, ambush, initiative,
     turns, every kind of window, after undos, after the end), for every combatant, the legal moves are exactly
     the player's commands ``options()`` offers it, choice for choice and in the same order."""
     assert_same_everywhere(list(rf.states.values()))
 
 
-def heads(played) -> list[FightState]:
+def heads(played: Played) -> list[FightState]:
     """The state after each command of a played fight (where the simulator asks for the next one)."""
     from omen_core.walk import StoreSource, step_through
 
@@ -57,7 +58,7 @@ def heads(played) -> list[FightState]:
 
 @settings(max_examples=6, deadline=None)
 @given(st.integers(0, 100_000), st.sampled_from(("random", "cautious", "aggressive")))
-def test_the_legal_moves_are_the_offers_at_every_head_of_simulated_fights(index, name):
+def test_the_legal_moves_are_the_offers_at_every_head_of_simulated_fights(index: int, name: str) -> None:
     """At every head of a simulated Ember Ford fight (the states the policies are asked at: turns, Active Defense,
     Interrupts, Attacks of Opportunity, Catches, with the random policy's odd moves, draws and Disengages among
     them), for every combatant, the legal moves are exactly the player's commands ``options()`` offers it."""

@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omen_core.events import DamageResolved, FightEnded, RoundStarted
-from omen_replay.simulate.encounter import load_encounter
-from omen_replay.simulate.play import Rules, SimulationError, fight_seed, play, sources
+from omen_core.commands import Command
+from omen_core.events import CommandIssued, DamageResolved, FightEnded, RoundStarted
+from omen_replay.simulate.encounter import Encounter, load_encounter
+from omen_replay.simulate.play import Played, Rules, SimulationError, fight_seed, play, sources
+from omen_replay.simulate.policies import Decision
 from omen_replay.verify import verify_store
 from tests.replay.simulate.encounters import EMBER_FORD_2V2
 
@@ -21,24 +23,24 @@ SEED = bytes(range(16))
 
 
 @pytest.fixture(scope="module")
-def ember_ford():
+def ember_ford() -> Encounter:
     return load_encounter(EMBER_FORD_2V2)
 
 
-def content(played) -> list[bytes]:
+def content(played: Played) -> list[bytes]:
     """A fight's log by content: each event's seq, batch and body (not its envelope's clock or hashes)."""
     return [msgspec.json.encode((r.seq, r.batch, r.event)) for r in played.fight.events]
 
 
 class TestSources:
-    def test_a_fights_seed_is_the_hmac_of_the_runs_seed_over_its_index(self):
+    def test_a_fights_seed_is_the_hmac_of_the_runs_seed_over_its_index(self) -> None:
         """Fight 42's seed is HMAC-SHA256(run seed, "omen simulate fight 42"), its id sim-42, its clock the run's
         start for every event."""
         src = sources(SEED, 42, 1_700_000_000_000)
         assert src.seed == hmac.new(SEED, b"omen simulate fight 42", hashlib.sha256).digest() == fight_seed(SEED, 42)
         assert (src.fight_id, src.clock(), src.clock()) == ("sim-42", 1_700_000_000_000, 1_700_000_000_000)
 
-    def test_each_side_has_its_own_random_source_per_fight(self):
+    def test_each_side_has_its_own_random_source_per_fight(self) -> None:
         """The policies' random sources differ by side and by fight, and are the same every time."""
         a, b = sources(SEED, 1, 0), sources(SEED, 2, 0)
         draws = {(x, side): x.rng(side).random() for x in (a, b) for side in ("north", "south")}
@@ -49,7 +51,7 @@ class TestSources:
 class TestAFight:
     @settings(max_examples=8, deadline=None)
     @given(st.integers(0, 10_000), st.sampled_from(("aggressive", "cautious", "random")))
-    def test_the_record_is_what_the_log_says(self, index, name):
+    def test_the_record_is_what_the_log_says(self, index: int, name: str) -> None:
         """C33, C13: a fight's record agrees with its log: the winner is the side standing when the other was
         defeated (fight_ended), the rounds are the last round started, each combatant's damage taken is the sum
         of the final damage the log deals it, HP and Will are the end state's, and the log verifies."""
@@ -69,7 +71,7 @@ class TestAFight:
         assert rec.first_down in {s.id for s in encounter.combatants}
         assert verify_store(played.fight.store, played.fight.fight_id).clean
 
-    def test_the_same_index_is_the_same_fight_event_for_event(self, ember_ford):
+    def test_the_same_index_is_the_same_fight_event_for_event(self, ember_ford: Encounter) -> None:
         """Fight 5 played twice gives the same log, event for event (content: seq, batch and every field), and
         the same record; fight 6 is another fight."""
         rules = Rules(policies={})
@@ -77,20 +79,20 @@ class TestAFight:
         assert content(first) == content(again) and first.record == again.record
         assert content(other) != content(first)
 
-    def test_the_policies_give_their_name_to_the_commands_they_choose(self, ember_ford):
+    def test_the_policies_give_their_name_to_the_commands_they_choose(self, ember_ford: Encounter) -> None:
         """Every command a policy chose is recorded as given by ``simulate:NAME``; the set-up by ``simulate``."""
         played = play(ember_ford, Rules(policies={"raiders": "cautious"}), 3, SEED, 0)
-        by = {r.event.by for r in played.fight.events if type(r.event).__name__ == "CommandIssued"}
+        by = {r.event.by for r in played.fight.events if isinstance(r.event, CommandIssued)}
         assert by == {"simulate", "simulate:aggressive", "simulate:cautious"}
 
-    def test_a_fight_no_side_wins_in_time_is_a_draw(self, ember_ford):
+    def test_a_fight_no_side_wins_in_time_is_a_draw(self, ember_ford: Encounter) -> None:
         """With a limit of 1 round, a fight still going after it ends as the GM's call: no winner, no side
         defeated, 1 round."""
         records = [play(ember_ford, Rules(policies={}, max_rounds=1), i, SEED, 0).record for i in range(12)]
         draws = [r for r in records if r.winner is None]
         assert draws and all((r.defeated, r.ended, r.rounds) == (None, "round_limit", 1) for r in draws)
 
-    def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford):
+    def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford: Encounter) -> None:
         """A user's policy that gives a command the rules refuse stops the fight with a SimulationError naming
         the fight, the policy, the side, the command and the rule."""
         from omen_core.commands import EndTurn
@@ -98,7 +100,7 @@ class TestAFight:
         class Stubborn:
             name = "stubborn"
 
-            def decide(self, decision):
+            def decide(self, decision: Decision) -> Command:
                 return EndTurn(who="nobody")
 
         refused = (r"fight 0: the 'stubborn' policy of \w+ gave \w+'s .*end_turn.*refused: \[setup\] "
@@ -106,7 +108,7 @@ class TestAFight:
         with pytest.raises(SimulationError, match=refused):
             play(ember_ford, Rules(policies={}), 0, SEED, 0, policies={"wardens": Stubborn(), "raiders": Stubborn()})
 
-    def test_a_simulation_error_survives_pickling(self):
+    def test_a_simulation_error_survives_pickling(self) -> None:
         """A worker process sends a SimulationError back whole (index and message)."""
         import pickle
 

@@ -25,6 +25,7 @@ from omen_replay.simulate.policies import (
     RandomPolicy,
     load_policy,
 )
+from tests.fights import as_, present, scripted
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,7 +50,7 @@ def two_on_one(kael_loses: int = 0) -> Fight:
     if kael_loses:
         fight.call_save("vesh", "kael", SaveEffect(name="blow", save="AGI", against="STR", action_cost=0, on_failure=(
             DealDamage(flat=kael_loses, damage_type="crushing"),)))
-    fight.dice.feed([6, 1, 2, 1, 1, 6, 6, 6])
+    scripted(fight).feed([6, 1, 2, 1, 1, 6, 6, 6])
     fight.roll_initiative()
     assert fight.state.turn == "kael"
     return fight
@@ -60,14 +61,14 @@ def hurt(state: FightState, **hp: int) -> FightState:
 
 
 class TestAggressive:
-    def test_it_attacks_the_weakest_looking_enemy_with_its_strongest_weapon(self):
+    def test_it_attacks_the_weakest_looking_enemy_with_its_strongest_weapon(self) -> None:
         """Focus fire: with Skarn bloodied (8 of 20, banded) and Vesh unhurt, Kael attacks Skarn, with the sword
         (weapon damage 3) rather than the staff (1) or fists."""
         state = hurt(two_on_one().state, skarn=8)
         chosen = Aggressive().decide(decision(state, "kael"))
         assert chosen == DeclareAttack(attacker="kael", target="skarn", weapon="sword")
 
-    def test_with_nothing_left_to_do_it_ends_its_turn(self):
+    def test_with_nothing_left_to_do_it_ends_its_turn(self) -> None:
         """C20: once the Action is spent, it ends its turn."""
         fight = two_on_one()
         fight.execute(Aggressive().decide(decision(fight.state, "kael")))
@@ -77,20 +78,20 @@ class TestAggressive:
         assert fight.state.turn == "kael" and fight.state.turn_actions == 0
         assert Aggressive().decide(decision(fight.state, "kael")) == EndTurn(who="kael")
 
-    def test_it_defends_only_when_a_defense_can_turn_the_hit(self):
+    def test_it_defends_only_when_a_defense_can_turn_the_hit(self) -> None:
         """C8: a hit of 20 against a base defense of 2: Vesh's Dodge (d6 + 0) cannot reach it (odds 0), so the
         aggressive Vesh keeps her Bonus Action and declines; the cautious one Dodges anyway."""
         fight = Fight.start(MemoryStore(), "w", dice=ScriptedDice([6, 6, 1]), clock=lambda: 0, combatants=[
             replace(sheet("kael", "heroes", STR=(6, 8)), weapons=(SWORD,)), sheet("vesh", "raiders")])
         fight.attack("kael", "vesh")
         asked = decision(fight.state, "vesh", "active_defense")
-        assert [o.miss for o in asked.odds] == ["0", "0"]
+        assert [present(o).miss for o in asked.odds] == ["0", "0"]
         assert Aggressive().decide(asked) == AnswerActiveDefense(defender="vesh")
         assert Cautious().decide(asked) == AnswerActiveDefense(defender="vesh", defense="dodge")
 
 
 class TestCautious:
-    def test_at_low_hp_within_reach_it_disengages_then_moves_out_of_reach(self):
+    def test_at_low_hp_within_reach_it_disengages_then_moves_out_of_reach(self) -> None:
         """C22, C23: Kael at 5 of 20 HP (a third or less, after a failed save's 15 damage), engaged with both
         raiders, Disengages first, then moves leaving both; with no ranged weapon, it then ends its turn."""
         fight = two_on_one(kael_loses=15)
@@ -104,14 +105,14 @@ class TestCautious:
         fight.execute(second)
         assert Cautious().decide(decision(fight.state, "kael")) == EndTurn(who="kael")
 
-    def test_unhurt_it_fights_as_the_aggressive_one(self):
+    def test_unhurt_it_fights_as_the_aggressive_one(self) -> None:
         """Above a third of its HP, the cautious policy attacks as the aggressive one does."""
         state = two_on_one().state
         assert Cautious().decide(decision(state, "kael")) == Aggressive().decide(decision(state, "kael"))
 
 
 class TestRandom:
-    def test_it_picks_every_legal_command_about_as_often(self):
+    def test_it_picks_every_legal_command_about_as_often(self) -> None:
         """Uniform over the legal commands: over 3,000 draws each of Kael's choices (attacks on every combatant
         with each arm, moves, Disengage, end_turn) comes up within 30 % of its fair share."""
         asked = decision(two_on_one().state, "kael")
@@ -130,7 +131,7 @@ def replace_rng(asked: Decision, rng: random.Random) -> Decision:
 
 class TestWhatAPolicySees:
     @given(st.integers(1, 20), st.integers(1, 20), st.sampled_from(("banded", "hidden")))
-    def test_a_players_policy_never_sees_an_enemys_hp(self, a, b, display):
+    def test_a_players_policy_never_sees_an_enemys_hp(self, a: int, b: int, display: str) -> None:
         """Non-interference: two states that differ only in Vesh's HP give Kael's policy the same decision (the
         same choices, the same view) whenever the two fall in one HP band, and always with the HP hidden; the
         view never holds Vesh's HP, only its band (docs/server.md's HP display)."""
@@ -145,7 +146,7 @@ class TestWhatAPolicySees:
         assert vesh is not None and vesh.hp is None and vesh.max_hp is None
         assert seen[0].me.hp == 20 and seen[0].sheet.id == "kael"
 
-    def test_an_unseen_enemy_is_not_in_the_view(self):
+    def test_an_unseen_enemy_is_not_in_the_view(self) -> None:
         """C27: an Unseen raider is hidden from the heroes' seat, and so from their policy: not in the view, and
         no choice names it (as a player's seat is offered nothing naming whom it cannot see)."""
         fight = two_on_one()
@@ -153,17 +154,17 @@ class TestWhatAPolicySees:
         asked = decision(fight.state, "kael")
         assert asked.view.combatant("skarn") is None
         assert "skarn" not in repr(asked.choices) and any(isinstance(c, DeclareAttack) for c in asked.choices)
-        assert Aggressive().decide(asked).target == "vesh"  # the weakest-looking enemy it can see
+        assert as_(Aggressive().decide(asked), DeclareAttack).target == "vesh"  # the weakest-looking enemy it can see
 
 
 class TestLoading:
-    def test_the_built_in_ones_by_name(self):
+    def test_the_built_in_ones_by_name(self) -> None:
         """random, aggressive and cautious are built in, each made fresh."""
         assert [load_policy(n).name for n in ("random", "aggressive", "cautious")] == ["random", "aggressive",
                                                                                           "cautious"]
         assert load_policy("aggressive") is not load_policy("aggressive")
 
-    def test_one_of_ones_own_from_a_file(self):
+    def test_one_of_ones_own_from_a_file(self) -> None:
         """The example of docs/simulate.md loads from its file, as path:attribute."""
         made = load_policy(f"{ROOT}/examples/policies/hold_the_line.py:HoldTheLine")
         assert made.name == "hold-the-line"
@@ -176,7 +177,7 @@ class TestLoading:
         ("omen_replay.simulate.policies:SeatView", "policy 'omen_replay.simulate.policies:SeatView'"),
         ("/no/such/file.py:Bold", "no such file"),
     ])
-    def test_a_policy_that_cannot_be_loaded_is_said(self, name, said):
+    def test_a_policy_that_cannot_be_loaded_is_said(self, name: str, said: str) -> None:
         """An unknown name, a module or file that cannot be imported, a missing attribute or one that makes no
         policy: each is a PolicyError saying which."""
         with pytest.raises(PolicyError, match=said):

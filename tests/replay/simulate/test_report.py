@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import random
+from pathlib import Path
 
 import pytest
 
-from omen_replay.simulate.encounter import load_encounter
+from omen_replay.simulate.encounter import Encounter, load_encounter
 from omen_replay.simulate.play import CombatantRecord, FightRecord, Rules
 from omen_replay.simulate.report import write_html
 from omen_replay.simulate.run import EncounterRun, Manifest, Run, Timing
@@ -18,7 +19,7 @@ from tests.browser import launch
 from tests.replay.simulate.encounters import EMBER_FORD_2V2
 
 
-def synthetic(encounter, n: int, seed: int) -> list[FightRecord]:
+def synthetic(encounter: Encounter, n: int, seed: int) -> list[FightRecord]:
     """``n`` records of the Ember Ford's four with every spread a report can meet: 1 to 50 rounds, draws, each
     side winning, any combatant down or first down (made up: the page's size is what is measured)."""
     rng = random.Random(seed)
@@ -50,7 +51,7 @@ def a_run(fights: int) -> Run:
                timing=Timing(backend="serial", workers=1, seconds=1.0, fights_per_second=float(fights)))
 
 
-def test_the_page_for_10000_fights_compared_is_under_200_kb():
+def test_the_page_for_10000_fights_compared_is_under_200_kb() -> None:
     """10,000 fights of two encounters compared (every round count from 1 to 50, four combatants, the paired
     comparison): the page is under 200 KB, and the same size, give or take, as for 100 fights: it holds the
     summaries, never the records."""
@@ -67,7 +68,7 @@ class TestInABrowser:
     """The report in headless Chromium (Playwright with the system's Chromium): skipped where Chromium is missing,
     unless OMEN_REQUIRE_BROWSER is set (as `.ci/run` does), where a missing browser fails."""
 
-    def test_the_report_opens_without_errors_or_requests_and_shows_its_charts(self, tmp_path):
+    def test_the_report_opens_without_errors_or_requests_and_shows_its_charts(self, tmp_path: Path) -> None:
         """`omen simulate --compare A B --html` on the Ember Ford with and without Kael's shield: the page loads
         in headless Chromium with no console or page error and no request but the file itself; the win-rate,
         rounds, HP, damage and first-down charts and the comparison are drawn; each linked fight's session log

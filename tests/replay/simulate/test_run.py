@@ -4,25 +4,28 @@ decided in index order, a run's file read back, any fight played again."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 
 from omen_replay.simulate.encounter import load_encounter
 from omen_replay.simulate.play import Rules
-from omen_replay.simulate.run import RunError, dask, pool, read_run, regenerate, serial, simulate
+from omen_replay.simulate.run import Run, RunError, dask, pool, read_run, regenerate, serial, simulate
 from tests.replay.simulate.encounters import mirror_duel
 
 SEED = bytes.fromhex("5eed" * 8)
 
 
-def summaries(run) -> bytes:
+def summaries(run: Run) -> bytes:
     """Everything a run found, as bytes: each encounter's summary and records (not its timing)."""
     return msgspec.json.encode([(e.summary, e.records) for e in run.encounters])
 
 
 class TestTheSameRunAnywhere:
-    def test_2000_fights_give_byte_identical_summaries_serially_on_a_pool_and_on_dask(self, tmp_path, capsys):
+    def test_2000_fights_give_byte_identical_summaries_serially_on_a_pool_and_on_dask(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The same 2,000-fight encounter (a mirror duel), run serially, on a 2-process pool and on a
         distributed.LocalCluster with 2 worker processes, gives byte-identical summaries and records: every fight
         is a function of the run's seed and its index, and the summary of the records in index order. (The
@@ -44,7 +47,7 @@ class TestTheSameRunAnywhere:
 
 
 class TestUntilCi:
-    def test_a_50_percent_encounter_stops_near_9600_fights_reproducibly(self, tmp_path):
+    def test_a_50_percent_encounter_stops_near_9600_fights_reproducibly(self, tmp_path: Path) -> None:
         """--until-ci 0.01 on a mirror duel (each side wins half by symmetry): the run stops at the first batch,
         in index order, where every rate's Wilson interval is within ± 1 point: near the 9,604 fights
         1.96² · 0.25 / 0.01² gives, and at the same fight whether the batches ran serially or on 2 processes
@@ -64,7 +67,7 @@ class TestUntilCi:
         wins = summary.sides[0].wins
         assert abs(wins.rate - 0.5) < 0.02, wins
 
-    def test_the_target_is_checked_after_every_batch_not_only_at_the_end(self, tmp_path):
+    def test_the_target_is_checked_after_every_batch_not_only_at_the_end(self, tmp_path: Path) -> None:
         """--until-ci 0.2: the run stops at the first batch of 10 whose intervals are all within ± 20 points,
         long before its cap of 1,000 fights; one batch fewer would not have met it."""
         encounter = load_encounter(mirror_duel(tmp_path, hp=5, name="quick"))
@@ -86,14 +89,14 @@ class TestOptionsAreChecked:
         ({"until_ci": 0.7}, "between 0 and 0.5"),
         ({"fights": 10, "batch": 0}, "at least 1"),
     ])
-    def test_bad_options_are_refused_before_any_fight(self, tmp_path, options, said):
+    def test_bad_options_are_refused_before_any_fight(self, tmp_path: Path, options: dict[str, Any], said: str) -> None:
         """A run without a number of fights or a target, with both, or with impossible numbers is refused,
         saying which."""
         encounter = load_encounter(mirror_duel(tmp_path))
         with serial() as backend, pytest.raises(RunError, match=said):
             simulate([encounter], Rules(policies={}), SEED, backend, **options)
 
-    def test_an_unknown_policy_is_refused_before_any_fight(self, tmp_path):
+    def test_an_unknown_policy_is_refused_before_any_fight(self, tmp_path: Path) -> None:
         """A side's policy that cannot be loaded is said before any worker starts."""
         from omen_replay.simulate.policies import PolicyError
 
@@ -103,7 +106,7 @@ class TestOptionsAreChecked:
 
 
 class TestARunsFile:
-    def test_a_run_reads_back_and_plays_any_fight_again_with_its_record(self, tmp_path):
+    def test_a_run_reads_back_and_plays_any_fight_again_with_its_record(self, tmp_path: Path) -> None:
         """A run written as JSON reads back whole; fight 7 played again from it alone gives the record the run
         kept (the same winner, rounds, HP, damage)."""
         encounter = load_encounter(mirror_duel(tmp_path))
@@ -117,12 +120,12 @@ class TestARunsFile:
     @pytest.mark.parametrize(("text", "said"), [
         (b"{", "not JSON"), (b'{"format": "x"}', "not a run of omen simulate"),
     ])
-    def test_a_file_that_is_no_run_is_refused(self, text, said):
+    def test_a_file_that_is_no_run_is_refused(self, text: bytes, said: str) -> None:
         """A file that is not JSON, or not a run, is refused naming the file."""
         with pytest.raises(RunError, match=f"run.json: {said}"):
             read_run(text, "run.json")
 
-    def test_an_index_outside_the_run_is_refused(self, tmp_path):
+    def test_an_index_outside_the_run_is_refused(self, tmp_path: Path) -> None:
         """Fight 20 of a 20-fight run (0 to 19) does not exist."""
         encounter = load_encounter(mirror_duel(tmp_path))
         with serial() as backend:

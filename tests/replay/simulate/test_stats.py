@@ -21,7 +21,7 @@ from omen_replay.simulate.stats import (
 
 
 class TestWilson:
-    def test_the_textbook_values(self):
+    def test_the_textbook_values(self) -> None:
         """Wilson's score interval of 16 in 100 is 10.1 % to 24.4 %; of 0 in 10, 0 to 27.8 %; of 10 in 10, 72.2 %
         to 100 % (computed by hand from (p + z²/2n ± z√(p(1-p)/n + z²/4n²)) / (1 + z²/n))."""
         assert [round(x, 3) for x in (rate(16, 100).low, rate(16, 100).high)] == [0.101, 0.244]
@@ -29,25 +29,25 @@ class TestWilson:
         assert (round(rate(10, 10).low, 3), rate(10, 10).high) == (0.722, 1.0)
 
     @given(st.integers(1, 100_000), st.data())
-    def test_an_interval_holds_its_rate_and_stays_in_0_to_1(self, n, data):
+    def test_an_interval_holds_its_rate_and_stays_in_0_to_1(self, n: int, data: st.DataObject) -> None:
         """Every interval holds the rate it is about and lies within 0 and 1."""
         k = data.draw(st.integers(0, n))
         r = rate(k, n)
         assert 0.0 <= r.low <= r.rate <= r.high <= 1.0 and r.rate == k / n
 
-    def test_half_a_win_rate_needs_about_9600_fights_for_one_point(self):
+    def test_half_a_win_rate_needs_about_9600_fights_for_one_point(self) -> None:
         """At 50 %, the half-width falls under 0.01 near 1.96² · 0.25 / 0.01² = 9,604 fights (Wilson's interval is
         a little narrower than the textbook one: by 9,600)."""
         assert half_width(rate(4750, 9500)) > 0.01 > half_width(rate(4800, 9600))
 
-    def test_nothing_known_is_0_to_1(self):
+    def test_nothing_known_is_0_to_1(self) -> None:
         """No fights: the interval is the whole range."""
         assert (rate(0, 0).low, rate(0, 0).high) == (0.0, 1.0)
 
 
 class TestMeans:
     @given(st.lists(st.integers(-50, 50), min_size=2, max_size=200))
-    def test_a_mean_and_its_spread_are_the_samples(self, values):
+    def test_a_mean_and_its_spread_are_the_samples(self, values: list[int]) -> None:
         """The mean and standard deviation are the sample's (statistics module), the interval mean ± z·s/√n."""
         m = mean(sum(values), sum(v * v for v in values), len(values))
         assert m.mean == pytest.approx(statistics.fmean(values))
@@ -56,7 +56,7 @@ class TestMeans:
 
 
 class TestDifferences:
-    def test_paired_is_tighter_when_the_runs_move_together(self):
+    def test_paired_is_tighter_when_the_runs_move_together(self) -> None:
         """Two runs whose fights mostly agree (A wins where B wins, 10 of 400 differ): the paired interval of the
         difference in win rates is far narrower than the unpaired one, and both hold the difference."""
         a = [i % 2 == 0 for i in range(400)]
@@ -65,13 +65,13 @@ class TestDifferences:
         assert d.paired_low <= d.difference <= d.paired_high and d.unpaired_low <= d.difference <= d.unpaired_high
         assert (d.paired_high - d.paired_low) * 3 < d.unpaired_high - d.unpaired_low
 
-    def test_the_same_run_twice_differs_by_nothing(self):
+    def test_the_same_run_twice_differs_by_nothing(self) -> None:
         """A run compared with itself: the paired difference is exactly 0 with no width."""
         values = [1, 4, 2, 8, 5, 7]
         d = difference_of_means("rounds", values, values)
         assert (d.difference, d.paired_low, d.paired_high) == (0.0, 0.0, 0.0) and d.unpaired_low < 0 < d.unpaired_high
 
-    def test_newcombes_interval_is_built_from_the_two_wilson_intervals(self):
+    def test_newcombes_interval_is_built_from_the_two_wilson_intervals(self) -> None:
         """The unpaired difference of two rates is Newcombe's hybrid score interval: d - √((p1-l1)² + (u2-p2)²) to
         d + √((u1-p1)² + (p2-l2)²)."""
         a, b = rate(60, 100), rate(45, 100)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from omen_replay.simulate.encounter import load_encounter
 from omen_replay.simulate.play import CombatantRecord, FightRecord
 from omen_replay.simulate.stats import rate
@@ -24,7 +26,7 @@ RECORDS = [record(0, "north", 3, 5, 0, "bo"), record(1, "south", 5, 0, 2, "ash")
            record(3, None, 9, 4, 4)]
 
 
-def test_the_summary_counts_the_records(tmp_path):
+def test_the_summary_counts_the_records(tmp_path: Path) -> None:
     """C33: two wins of four for north, one for south, one draw; rounds 3, 5, 2, 9 (mean 4.75); Ash's HP left 5,
     0, 12, 4; Bo went down in 2 fights and was first down in both; the longest fight is #3, the shortest #2; the
     upset (south won once) is #1."""
@@ -40,7 +42,7 @@ def test_the_summary_counts_the_records(tmp_path):
     assert [p.index for p in s.extremes.upsets] == [1] and "south (who win 25% of fights)" in s.extremes.upsets[0].why
 
 
-def test_the_widest_interval_is_the_largest_of_every_rate(tmp_path):
+def test_the_widest_interval_is_the_largest_of_every_rate(tmp_path: Path) -> None:
     """--until-ci's measure: the largest half-width among the win, draw, down, first-down and no-one rates."""
     encounter = load_encounter(mirror_duel(tmp_path))
     tally = Tally(sides=encounter.sides, ids=("ash", "bo"))
@@ -50,7 +52,7 @@ def test_the_widest_interval_is_the_largest_of_every_rate(tmp_path):
     assert len(tally.rates()) == 2 + 1 + 2 + 2 + 1
 
 
-def test_a_comparison_pairs_fight_i_with_fight_i(tmp_path):
+def test_a_comparison_pairs_fight_i_with_fight_i(tmp_path: Path) -> None:
     """A against B: north's wins differ in fight 1 only (+1/4), each paired difference is the mean of the
     fight-by-fight differences."""
     encounter = load_encounter(mirror_duel(tmp_path))
