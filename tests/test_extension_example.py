@@ -60,7 +60,8 @@ def test_architecture_md_shows_the_patch_as_it_is() -> None:
 
 
 def test_the_patched_copy_passes_its_tests_and_every_fixture_still_replays(tmp_path: Path) -> None:
-    """Applied to a scratch copy, the extension's tests pass there and `omen fixtures check` is clean there."""
+    """Applied to a scratch copy, the extension's tests pass there, mypy --strict finds nothing in its files, and
+    `omen fixtures check` is clean there."""
     scratch = tmp_path / "omen"
     for name in _tracked():
         source = ROOT / name
@@ -76,5 +77,8 @@ def test_the_patched_copy_passes_its_tests_and_every_fixture_still_replays(tmp_p
     tested = _run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_shield_wall.py", cwd=scratch)
     assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-2000:]
     assert " passed" in tested.stdout and "failed" not in tested.stdout
+    typed = _run("-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"), *_files(PATCH.read_text()),
+                 cwd=scratch)
+    assert typed.returncode == 0, typed.stdout[-4000:] + typed.stderr[-2000:]
     fixtures = _run("-m", "omen_cli", "fixtures", "check", cwd=scratch)
     assert fixtures.returncode == 0, fixtures.stdout[-4000:] + fixtures.stderr[-2000:]
