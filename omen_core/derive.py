@@ -101,8 +101,9 @@ def hit_total(state: FightState, frame: AttackFrame) -> HitTotal:
     bonus = effective_bonus(state, decl.attacker, attribute)
     weapon_bonus = weapon.hit_bonus if weapon else 0
     mods = situational(state, decl)
-    if term_handlers("hit"):
-        mods = (*mods, *extension_terms("hit", state, frame))
+    added = extension_terms("hit", state, frame)
+    if added:
+        mods = (*mods, *added)
     total = rules.hit_total(primary, fcs, rules.static_bonus(bonus, weapon_bonus, sheet.training.hit_bonus),
                             sum(m.value for m in mods))
     return HitTotal(attribute=attribute, primary_dice=primary, fcs_dice=fcs, attribute_bonus=bonus,
@@ -130,7 +131,7 @@ def situational(state: FightState, decl: AttackDeclared) -> tuple[Modifier, ...]
 def extension_terms(total: Total, state: FightState, frame: AttackFrame) -> tuple[Modifier, ...]:
     """The terms the extensions add to ``total`` of this attack (:mod:`omen_core.hooks`), each naming its source:
     after the rules' own terms, in the order the extensions are registered."""
-    handlers = term_handlers(total)
+    handlers = term_handlers(state, total)
     return tuple(m for handler in handlers for m in handler.terms(state, frame)) if handlers else ()
 
 
@@ -142,8 +143,9 @@ def attack_damage_type(frame: AttackFrame) -> str:
 def defense_total(state: FightState, frame: AttackFrame, modifiers: tuple[Modifier, ...] = ()) -> DefenseTotal:
     """Base defense = RES die (none if helpless, C10) + Defense Rating (C11: RES bonus + armor if it applies +
     ``modifiers``, the terms contributed to the defense, then those the extensions add), plus any Active Defense."""
-    if term_handlers("defense"):
-        modifiers = (*modifiers, *extension_terms("defense", state, frame))
+    added = extension_terms("defense", state, frame)
+    if added:
+        modifiers = (*modifiers, *added)
     decl = frame.declaration
     sheet = state.combatants[decl.target].sheet
     physical = state.ruleset is not None and attack_damage_type(frame) in state.ruleset.damage_types.physical
@@ -268,8 +270,9 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
     rage = frame.rage_roll
     rage_faces = tuple(d.face for d in rage.dice) if rage else ()
     modifiers = decl.damage_modifiers
-    if term_handlers("damage"):
-        modifiers = (*modifiers, *extension_terms("damage", state, frame))
+    added = extension_terms("damage", state, frame)
+    if added:
+        modifiers = (*modifiers, *added)
     d = rules.damage(dice_result=dice_result, primary_bonus=determined.attack.attribute_bonus,
                      weapon_damage=weapon.weapon_damage if weapon else 0, crit=determined.crit,
                      unarmed=weapon is None, ability_dice=rage_faces,

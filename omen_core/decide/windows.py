@@ -37,7 +37,7 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
     """Offer the next decision point due at ``hook`` (its window's responders, one combatant at a time, each once
     per action); True if one opened (the action waits on it). ``known`` gives what is known at the hook point (asked
     only if some window opens there)."""
-    rows = windows_at(hook)
+    rows = windows_at(draft.state, hook)
     if not rows:
         return False
     frame = draft.state.pending

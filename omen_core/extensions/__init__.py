@@ -11,6 +11,7 @@ from __future__ import annotations
 import pkgutil
 from importlib import import_module
 from types import MappingProxyType
+from typing import Any
 
 from ..hooks import (
     TOTALS,
@@ -28,7 +29,7 @@ from ..hooks import (
 )
 
 __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTIONS", "OVERRIDES", "ROUTING", "LANDING", "windows_at",
-           "window", "term_handlers", "pool_dice"]
+           "window", "term_handlers", "pool_dice", "in_play"]
 
 
 def _load() -> tuple[Extension, ...]:
@@ -55,16 +56,25 @@ BY_ID: MappingProxyType[str, Extension] = MappingProxyType({e.id: e for e in EXT
 #: Every window, by kind.
 WINDOWS: MappingProxyType[str, Window] = MappingProxyType({w.kind: w for e in EXTENSIONS for w in e.windows})
 
-_AT: MappingProxyType[str, tuple[Window, ...]] = MappingProxyType(
-    {hook: tuple(w for w in WINDOWS.values() if w.hook == hook) for hook in {w.hook for w in WINDOWS.values()}})
-#: The term handlers by total.
-_TERMS: MappingProxyType[str, tuple[TermHandler, ...]] = MappingProxyType(
-    {total: tuple(h for e in EXTENSIONS for h in e.terms if h.total == total) for total in TOTALS})
+_AT: MappingProxyType[str, tuple[tuple[Extension, Window], ...]] = MappingProxyType(
+    {hook: tuple((e, w) for e in EXTENSIONS for w in e.windows if w.hook == hook)
+     for hook in {w.hook for e in EXTENSIONS for w in e.windows}})
+#: The term handlers by total, each with its extension.
+_TERMS: MappingProxyType[str, tuple[tuple[Extension, TermHandler], ...]] = MappingProxyType(
+    {total: tuple((e, h) for e in EXTENSIONS for h in e.terms if h.total == total) for total in TOTALS})
 
 
-def windows_at(hook: str) -> tuple[Window, ...]:
-    """The windows that open at hook point ``hook``, in the order the extensions are registered."""
-    return _AT.get(hook, ())
+def in_play(state: Any, extension: Extension) -> bool:
+    """Whether ``extension`` may do anything in this fight: one given by sheet keys always asks its own keys; one a
+    sheet lists in ``abilities``, only if a combatant's sheet lists it (so a fight where nobody has it pays
+    nothing for it)."""
+    return not extension.listed or any(extension.id in c.sheet.abilities for c in state.combatants.values())
+
+
+def windows_at(state: Any, hook: str) -> tuple[Window, ...]:
+    """The windows that may open at hook point ``hook`` in this fight, in the order the extensions are
+    registered."""
+    return tuple(w for e, w in _AT.get(hook, ()) if in_play(state, e))
 
 
 def pool_dice(roll: Roll) -> tuple[PoolDice, ...]:
@@ -86,6 +96,7 @@ def window(kind: str) -> Window | None:
     return WINDOWS.get(kind)
 
 
-def term_handlers(total: Total) -> tuple[TermHandler, ...]:
-    """The term handlers that add to ``total``."""
-    return _TERMS[total]
+def term_handlers(state: Any, total: Total) -> tuple[TermHandler, ...]:
+    """The term handlers that may add to ``total`` in this fight."""
+    found = _TERMS[total]
+    return tuple(h for e, h in found if in_play(state, e)) if found else ()
