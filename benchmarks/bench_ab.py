@@ -241,9 +241,15 @@ def main(argv: list[str] | None = None) -> int:
                 asked = heads[::3]
                 options = importlib.import_module(f"{name}.options").options
                 jobs[name] = partial(options_at, options, asked)
-                offered[name] = [msgspec.json.encode(options(s)) for s in asked]
+                # the head's hash aside: lines of schema 5 leave defaults out, so the hashes differ by design
+                offered[name] = [msgspec.json.encode(msgspec.structs.replace(options(s), head="")) for s in asked]
                 per = len(asked)
         if offered and offered["omen_base"] != offered["omen_new"]:
+            first = next(i for i, (a, b) in enumerate(zip(*offered.values(), strict=False)) if a != b)
+            a, b = (offered[name][first] for name in names)
+            at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+            print(f"first difference at item {first}, byte {at}:\n  base {a[max(at - 150, 0):at + 150]!r}\n"
+                  f"  new  {b[max(at - 150, 0):at + 150]!r}", file=sys.stderr)
             raise SystemExit(f"the two versions give different "
                              f"{ {'replay': 'states', 'attacks': 'duels'}.get(args.workload, 'options')}")
         times: dict[str, list[float]] = {name: [] for name in names}
