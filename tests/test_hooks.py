@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from omen_core.extensions import BY_ID, EXTENSIONS, LANDING, OVERRIDES, ROUTING, pool_dice
-from omen_core.hooks import HOOK_POINTS, Choice, Cost, Extension, TermHandler, Window, check_extension
+from omen_core.hooks import HOOK_POINTS, Choice, Cost, Extension, Moment, TermHandler, Window, check_extension
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,3 +68,51 @@ def test_nothing_outside_an_extension_branches_on_a_feature_flag() -> None:
             tree = ast.parse(path.read_text())
             found += [f"{relative}:{getattr(n, 'lineno', '?')}" for n in ast.walk(tree) if _reads_a_feature(n)]
     assert found == []
+
+
+def _riposte_responders(state: Any, frame: Any, moment: Moment) -> tuple[str, ...]:
+    """The target of a melee attack that missed (a riposte-like window: C38's "on a miss")."""
+    return (frame.declaration.target,) if moment.hit is False else ()
+
+
+RIPOSTE = Extension(id="riposte_test", name="Riposte (test)", keys="none: always in play, for the test", windows=(
+    Window(kind="riposte_test", title="Riposte", rule="C38", hook="attack.determined",
+           choices=(Choice("riposte", "answer the miss", cost=Cost(bonus_actions=1)), Choice("pass", "let it be")),
+           responders=_riposte_responders),))
+
+
+@pytest.fixture
+def riposte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry as if a module declared RIPOSTE (a window at the hook point attack.determined), for one test."""
+    import omen_core.extensions as registry
+
+    monkeypatch.setattr(registry, "_AT", {**registry._AT, "attack.determined": ((RIPOSTE, RIPOSTE.windows[0]),)})
+    monkeypatch.setattr(registry, "WINDOWS", {**registry.WINDOWS, "riposte_test": RIPOSTE.windows[0]})
+
+
+@pytest.mark.parametrize(("faces", "asked"), [([1, 1, 6], True), ([6, 6, 1], False)])
+def test_a_window_at_attack_determined_opens_on_a_miss_and_the_attack_goes_on_after_it(
+        riposte: None, faces: list[int], asked: bool) -> None:
+    """A window at the hook point attack.determined (after hit and crit, C5, C7) is offered when its row says (here:
+    a miss, 1 + 1 = 2 against 6 + 0), the attack waits on it, and once answered the attack settles from there
+    (C25: nothing to resolve on a miss); on a hit (12 against 1) it is not offered and the defender is asked to
+    defend as always (C8)."""
+    from omen_core.events import ActionSettled, ActiveDefenseWindowOpened, DecisionOpened, HitDetermined
+    from tests.fights import assert_replays, new_fight
+    from tests.sheets import sheet
+
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=faces)
+    fight.attack("orc", "ana", unarmed=True)
+    hit = next(r.event for r in fight.events if isinstance(r.event, HitDetermined)) \
+        if any(isinstance(r.event, HitDetermined) for r in fight.events) else None
+    if not asked:
+        assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+        assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened)
+        return
+    assert hit is not None and not hit.hit
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.hook == "attack.determined" and opened.responders == ("ana",)
+    events = fight.answer_decision("riposte_test", "ana", "riposte")
+    assert isinstance(events[-1], ActionSettled) and fight.state.at_rest
+    assert fight.state.combatants["ana"].bonus_actions == 1
+    assert_replays(fight)
