@@ -916,10 +916,12 @@ class DecisionAnswered(EventBase, frozen=True, kw_only=True):
 
 class DecisionClosed(EventBase, frozen=True, kw_only=True):
     """The open decision point closes (every responder answered, or a choice that closes it was made); the action
-    goes on from the hook point it opened at."""
+    goes on from the hook point it opened at. ``responders``: who it asked (a seat that does not see them sees
+    neither the decision nor its closing)."""
 
     action: Sequence_
     decision: str
+    responders: tuple[str, ...] = ()
 
 
 class CombatantLeft(EventBase, frozen=True, kw_only=True):

@@ -12,6 +12,8 @@ The field rules:
 - ``name``: it names a combatant; if the seat may not see that combatant (hidden by the GM, or Unseen, and not
   the seat's own) the whole event is withheld;
 - ``names``: it lists combatants; those the seat may not see are left out of the list;
+- ``all_names``: it lists who is asked to decide (an extension's decision point): the whole event is withheld
+  unless the seat sees every one of them (a hidden combatant's decision is as hidden as it is);
 - ``own:FIELD``: only the seat that owns the combatant named by FIELD (and the GM) sees it;
 - ``hp:FIELD``: an amount of the HP of the combatant named by FIELD: its owner sees it, the others as the
   fight's HP display says (``exact``: as is; ``banded``, ``hidden``: left out);
@@ -160,10 +162,11 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "reaction_window_closed": {**_ACTION},
     "catch_window_opened": {**_ACTION, "target": "name"},
     "catch_answered": {**_ACTION, "who": "name", "caught": "public"},
-    "decision_opened": {**_ACTION, "decision": "public", "hook": "public", "responders": "names", "choices": "public",
-                        "rule": "public", "title": "public", "labels": "public", "costs": "public"},
+    "decision_opened": {**_ACTION, "decision": "public", "hook": "public", "responders": "all_names",
+                        "choices": "public", "rule": "public", "title": "public", "labels": "public",
+                        "costs": "public"},
     "decision_answered": {**_ACTION, "decision": "public", "who": "name", "choice": "public", "label": "public"},
-    "decision_closed": {**_ACTION, "decision": "public"},
+    "decision_closed": {**_ACTION, "decision": "public", "responders": "all_names"},
     "combatant_left": {"who": "name", "reason": "public", "note": "gm"},
     "fight_ended": {"reason": "public", "side": "custom", "note": "gm"},
     "undone": {"from_seq": "public", "to_seq": "public", "reason": "public"},
@@ -336,6 +339,10 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
             shown[name] = value
         elif rule == "names":
             shown[name] = [who for who in value if sight.sees(str(who))]
+        elif rule == "all_names":  # who was asked to decide: the whole event is the asked one's, withheld with them
+            if not all(sight.sees(str(who)) for who in value):
+                raise _Withhold
+            shown[name] = value
         elif rule == "roll":
             shown[name] = _roll(value, sight)
         elif rule == "rolls":
@@ -396,7 +403,7 @@ def named_by(rec: StoredEvent) -> list[str]:
         value = payload.get(name)
         if rule == "name" and isinstance(value, str):
             found.append(value)
-        elif rule == "names":
+        elif rule in ("names", "all_names"):
             found += names_in(value or ())
         elif rule in ("roll", "rolls"):
             totals = value if isinstance(value, list) else [value]

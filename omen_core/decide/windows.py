@@ -85,6 +85,6 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
         draft.emit(CostPaid(action=opened.action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
                             amount=amount, purpose=f"{row.title} ({cmd.choice})"))
     if choice.closes or len(waiting) == 1:
-        draft.emit(DecisionClosed(action=opened.action, decision=opened.decision))
+        draft.emit(DecisionClosed(action=opened.action, decision=opened.decision, responders=opened.responders))
         return opened.hook
     return None

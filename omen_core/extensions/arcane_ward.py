@@ -37,8 +37,10 @@ def _responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, .
 
 
 def _terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
-    """Each ward raised adds to the defense, naming who raised it."""
-    return tuple(Modifier(source=f"Arcane Ward ({who})", value=WARD) for who in frame.chose(KIND, "ward"))
+    """Each ward raised adds to the defense. The term names the ability, not the warder: the defender's seat sees
+    its defense's terms, and a warder it does not see must stay unseen (who warded is in the decision's events,
+    shown to the seats that see the warder)."""
+    return tuple(Modifier(source="Arcane Ward", value=WARD) for _who in frame.chose(KIND, "ward"))
 
 
 EXTENSION = Extension(

@@ -271,3 +271,32 @@ def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_so
     assert list(own["modifiers"]) == [{"source": "the GM's fog", "value": -1}]
     assert present(seen_event(resolved, _sight(fight, own=("vesh",))).event)["check"] == {"roller": "kael",
                                                                                  "total": own["total"]}
+
+
+def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> None:
+    """A hidden ally's Arcane Ward (C38): when Vesh's hit (5 + 3 = 8) would beat Kael's base defense (1), the hidden
+    Shade is asked and wards (+2, C11: defense 3; Kael declines his Active Defense). Kael's player sees its defense
+    with an "Arcane Ward" term, but no decision event, and the hidden one's id nowhere in what it receives; the GM
+    sees it all."""
+    from omen_core import ScriptedDice
+    from omen_core.events import DecisionAnswered, DecisionClosed, DecisionOpened, HitDetermined
+    from tests.sheets import sheet
+
+    shade = msgspec.structs.replace(sheet("shade"), abilities=("arcane_ward",))
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([5, 3, 1]), clock=lambda: 0,
+                        combatants=[sheet("kael"), shade, sheet("vesh", side="raiders")])
+    fight.engage("shade", "kael")
+    fight.attack("vesh", "kael", unarmed=True)
+    fight.answer_decision("arcane_ward", "shade", "ward")
+    fight.defend("kael", None)  # 8 still beats 3: Kael's own Active Defense window (C8), declined
+    hit = next(r.as_(HitDetermined) for r in fight.events if isinstance(r.event, HitDetermined))
+    assert (hit.defense.modifiers, hit.defense.total) == ((Modifier(source="Arcane Ward", value=2),), 3)
+    alice = _sight(fight, own=("kael",), hidden=("shade",))
+    decisions = (DecisionOpened, DecisionAnswered, DecisionClosed)
+    for rec in fight.events:
+        seen = seen_event(rec, alice)
+        if isinstance(rec.event, decisions):
+            assert seen.event is None and seen.type is None, rec.event
+        assert "shade" not in msgspec.json.encode(seen).decode(), rec.event
+    gm = _sight(fight, kind="gm", own=())
+    assert all(seen_event(r, gm).event is not None for r in fight.events if isinstance(r.event, decisions))
