@@ -1,5 +1,5 @@
-"""``omen schema``: the JSON Schemas of a stored event, a command, the options, ``omen do``'s output and a simulation's
-run."""
+"""``omen schema``: the JSON Schemas of a stored event, a command, the options, ``omen do``'s output, a simulation's
+run and an ability library file."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ class SchemaOf(str, Enum):
     options = "options"
     do = "do"
     simulation = "simulation"
+    content = "content"
 
 
 def schema(
@@ -36,16 +37,17 @@ def schema(
     of: Annotated[SchemaOf, typer.Option(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
-                     "--json), what omen do --json prints, or a simulation's run (omen simulate --json and its "
-                     "run file).")] = SchemaOf.event,
+                     "--json), what omen do --json prints, a simulation's run (omen simulate --json and its "
+                     "run file), or an ability library file (content: docs/abilities.md).")] = SchemaOf.event,
 ) -> None:
-    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, or a
-    simulation's run."""
+    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, a
+    simulation's run, or an ability library file."""
     import json
 
     import msgspec
 
     from omen_core.commands import Command
+    from omen_core.content import AbilityLibrary
     from omen_core.events import event_schema
     from omen_core.options import Options
     from omen_replay.output import output_file
@@ -53,7 +55,8 @@ def schema(
 
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
-                               "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema}
+                               "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema,
+                               "content": lambda: msgspec.json.schema(AbilityLibrary)}
     text = json.dumps(schemas[of.value](), indent=2)
     if output is None:
         stdout.write(text + "\n")

@@ -51,6 +51,7 @@ __all__ = [
     "DealDamage",
     "ApplyCondition",
     "ClearCondition",
+    "Heal",
     "Consequence",
     "Branches",
     "SaveEffect",
@@ -59,6 +60,19 @@ __all__ = [
     "Economy",
     "ReactionCosts",
     "Ruleset",
+    "Modify",
+    "AddDice",
+    "AllowDefense",
+    "Effect",
+    "When",
+    "Trigger",
+    "Uses",
+    "AbilityCost",
+    "Ability",
+    "AbilityLibrary",
+    "SHIPPED_ABILITIES",
+    "load_library",
+    "with_abilities",
     "content_hash",
     "load_ruleset",
     "load_sheet",
@@ -245,7 +259,7 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
     resistances: dict[str, NonNegative] = {}
     features: Features = Features()
     incoming_damage: IncomingDamage = IncomingDamage()
-    abilities: tuple[Identifier, ...] = ()
+    abilities: tuple[Identifier | Ability, ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -258,6 +272,20 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
         for wid in self.wielding or ():
             if wid not in gear:
                 raise ValueError(f"wielding {wid!r}, which is not among the weapons or the shield {gear}")
+        for i, entry in enumerate(self.abilities):
+            if not isinstance(entry, str) and not entry.id:
+                raise ValueError(f"abilities[{i}] ({entry.name!r}) is written out without an id")
+        listed = self.ability_ids()
+        if len(set(listed)) != len(listed):
+            raise ValueError(f"an ability is listed twice: {', '.join(listed)}")
+
+    def ability_ids(self) -> tuple[str, ...]:
+        """The id of each ability the sheet lists, by id or written out (C37)."""
+        return tuple(a if isinstance(a, str) else a.id for a in self.abilities)
+
+    def written_abilities(self) -> tuple[Ability, ...]:
+        """The abilities the sheet writes out in full (data abilities, C37)."""
+        return tuple(a for a in self.abilities if not isinstance(a, str))
 
     def weapon(self, weapon_id: str) -> Weapon | None:
         """The weapon with this id, if the sheet has it."""
@@ -320,7 +348,16 @@ class ClearCondition(_Content, frozen=True, tag_field="kind", tag="clear", kw_on
     condition: str
 
 
-Consequence = DealDamage | ApplyCondition | ClearCondition
+class Heal(_Content, frozen=True, tag_field="kind", tag="heal", kw_only=True):
+    """A consequence: HP restored (dice and/or flat), never above the sheet's HP; one raised above 0 HP is no
+    longer Dying (C36)."""
+
+    to: Recipient = "target"
+    dice: DamageDice | None = None
+    flat: NonNegative = 0
+
+
+Consequence = DealDamage | ApplyCondition | ClearCondition | Heal
 
 
 class Branches(_Content, frozen=True, kw_only=True):
@@ -407,6 +444,190 @@ class Ruleset(_Content, frozen=True, kw_only=True):
     def content_hash(self) -> str:
         """sha256 of the ruleset's canonical JSON: what the log records to name exactly these numbers."""
         return content_hash(self)
+
+
+# -- abilities as data (C37-C41; docs/abilities.md) ---------------------------------------------------------------
+
+TotalName = Literal["hit", "defense", "damage"]
+#: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
+TriggerMoment = Literal["attack.rolled", "attack.determined"]
+AttackKindName = Literal["melee", "melee_spell", "ranged", "ranged_spell", "unarmed"]
+DefenseName = Literal["dodge", "parry", "block"]
+
+
+class Modify(_Content, frozen=True, tag_field="kind", tag="modifier", kw_only=True):
+    """An ability's effect: a term on a named total (the hit total C5, the defense C11, the damage C12), named after
+    the ability in explain and the log."""
+
+    total: TotalName
+    value: int
+
+
+class AddDice(_Content, frozen=True, tag_field="kind", tag="dice", kw_only=True):
+    """An ability's effect: dice added to the attack's primary or FCS pool (C6) or to its damage (rolled on a hit,
+    C12). Added dice come after the pool's own dice of the same tag (C29, C39). Without ``die``, a primary or FCS
+    die is the size of the pool's own (the primary attribute's die, the FCS die); damage dice name their die."""
+
+    pool: Literal["primary", "fcs", "damage"]
+    count: DiceCount = 1
+    die: Die | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.pool == "damage" and self.die is None:
+            raise ValueError("damage dice name their die (die = \"d6\")")
+
+
+class AllowDefense(_Content, frozen=True, tag_field="kind", tag="allow_defense", kw_only=True):
+    """An ability's effect: an eligibility override (C37, §Which Defenses Apply): the owner may use ``defense``
+    against attacks the table would refuse it against (those its ``when`` matches)."""
+
+    defense: DefenseName
+
+
+Effect = Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal
+
+
+class When(_Content, frozen=True, kw_only=True):
+    """Predicates an ability's use needs, all of them (an empty one always holds). Attack predicates read the
+    attack the ability is about; ``owner_*`` read the ability's owner."""
+
+    attack_kinds: tuple[AttackKindName, ...] = ()
+    weapon_properties: tuple[WeaponProperty, ...] = ()
+    target_has: tuple[str, ...] = ()
+    target_lacks: tuple[str, ...] = ()
+    attacker_unseen: bool | None = None
+    owner_has: tuple[str, ...] = ()
+    owner_lacks: tuple[str, ...] = ()
+    owner_hp_at_most: NonNegative | None = None
+
+
+class Trigger(_Content, frozen=True, kw_only=True):
+    """When a triggered ability is offered (C38): at which moment of an attack, to whom (the owner as the attacker,
+    as the attack's target, or as an ally within reach of the target), and on which outcome (at
+    ``attack.determined`` only)."""
+
+    moment: TriggerMoment
+    owner: Literal["attacker", "target", "ally_of_target"]
+    outcome: Literal["any", "hit", "miss", "crit"] = "any"
+
+
+class Uses(_Content, frozen=True, kw_only=True):
+    """How often an ability may be used (C41): ``count`` per turn (back at the start of the owner's turn), per
+    round (back at the start of each round) or per fight (never back)."""
+
+    count: Annotated[int, msgspec.Meta(ge=1)]
+    per: Literal["turn", "round", "fight"]
+
+
+class AbilityCost(_Content, frozen=True, kw_only=True):
+    """What using an ability costs, paid through the one ledger (C20, C22, C41): HP never below 1 (C36)."""
+
+    actions: NonNegative = 0
+    movement: NonNegative = 0
+    bonus_actions: NonNegative = 0
+    hp: NonNegative = 0
+    will: NonNegative = 0
+
+
+_PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense)
+
+
+class Ability(_Content, frozen=True, kw_only=True):
+    """An ability written as data (C37): a passive one applies its effects while its ``when`` holds; a triggered
+    one is offered as a decision point at its trigger's moment (C38) to an owner who can pay, and does its
+    effects in written order (C25) when used. ``placeholder``: its numbers wait for the class chapters."""
+
+    id: Annotated[str, msgspec.Meta(pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]{0,63})?$(?!\n)")] = ""
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+    summary: str = ""
+    placeholder: bool = False
+    rule: str = "C37"
+    use: Literal["passive", "trigger"]
+    applies_to: Literal["self", "allies_in_reach"] = "self"
+    trigger: Trigger | None = None
+    when: When = When()
+    cost: AbilityCost = AbilityCost()
+    uses: Uses | None = None
+    effects: Annotated[tuple[Effect, ...], msgspec.Meta(min_length=1)]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        problem = _ability_problem(self)
+        if problem:
+            raise ValueError(problem)
+
+
+def _ability_problem(a: Ability) -> str:
+    """What is wrong with an ability as a whole (msgspec reports it at the ability's path), or ""."""
+    if a.use == "passive":
+        if a.trigger is not None:
+            return "a passive ability has no trigger (use = \"trigger\" for one)"
+        if a.cost != AbilityCost() or a.uses is not None:
+            return "a passive ability costs nothing and has no uses: it applies while its `when` holds"
+        wrong = [type(e).__struct_config__.tag for e in a.effects if not isinstance(e, _PASSIVE_EFFECTS)]
+        if wrong:
+            return (f"a passive ability's effects are modifier, dice and allow_defense; {wrong[0]!r} needs a "
+                    "trigger")
+        return ""
+    if a.trigger is None:
+        return "a triggered ability needs a trigger (its moment and whom it is offered to)"
+    if a.applies_to != "self":
+        return "applies_to is for passive abilities"
+    if a.trigger.outcome != "any" and a.trigger.moment != "attack.determined":
+        return "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined"
+    for e in a.effects:
+        if isinstance(e, AllowDefense):
+            return "allow_defense is a passive effect"
+        if isinstance(e, AddDice) and e.pool != "damage":
+            return ("a triggered ability comes after the hit is rolled: its dice go to the damage pool "
+                    f"(pool = \"damage\"), not {e.pool!r}")
+        if not isinstance(e, (Modify, AddDice)) and a.trigger.moment != "attack.determined":
+            return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
+                    "(moment = \"attack.determined\")")
+        if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":
+            return f"a {e.total} modifier must come before the hit is determined (moment = \"attack.rolled\")"
+    return ""
+
+
+class AbilityLibrary(_Content, frozen=True, kw_only=True):
+    """A content library file: abilities by id (``[abilities.<id>]`` in TOML)."""
+
+    abilities: dict[Identifier, Ability] = {}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for key, ability in self.abilities.items():
+            if ability.id and ability.id != key:
+                raise ValueError(f"ability {key!r} says its id is {ability.id!r}: leave id out or make them equal")
+
+    def get(self, ability_id: str) -> Ability | None:
+        """The ability ``ability_id``, its id filled in from its key."""
+        found = self.abilities.get(ability_id)
+        return msgspec.structs.replace(found, id=ability_id) if found is not None and not found.id else found
+
+
+def load_library(path: str | Path) -> AbilityLibrary:
+    """Load an ability library file (TOML or JSON); errors name the file, the line and the field path."""
+    return _load(Path(path), AbilityLibrary)
+
+
+def _shipped_library() -> AbilityLibrary:
+    """The shipped example abilities, read from the package's ``data/abilities.toml``."""
+    resource = files("omen_core") / "data" / "abilities.toml"
+    return decode_content(resource.read_bytes(), AbilityLibrary, source="abilities.toml", fmt="toml")
+
+
+def with_abilities(sheet: CombatantSheet, *libraries: AbilityLibrary) -> CombatantSheet:
+    """``sheet`` with each ability it lists by id that one of ``libraries`` defines written out in full (the first
+    library that has it): what the log records, so a fight never depends on a library file again."""
+    if not any(isinstance(a, str) for a in sheet.abilities):
+        return sheet
+    def written(entry: str | Ability) -> str | Ability:
+        if not isinstance(entry, str):
+            return entry
+        return next((a for lib in libraries if (a := lib.get(entry)) is not None), entry)
+    return msgspec.structs.replace(sheet, abilities=tuple(written(e) for e in sheet.abilities))
 
 
 def content_hash(value: msgspec.Struct) -> str:
@@ -582,3 +803,5 @@ def _failing_key(raw: object, value_kind: object) -> str | None:
 
 #: The shipped core ruleset, parsed once at import (about 2 ms): a constant, immutable like every ruleset.
 CORE_RULESET: Final[Ruleset] = _core_ruleset()
+#: The shipped abilities (``omen_core/data/abilities.toml``, C37): a sheet lists them by id.
+SHIPPED_ABILITIES: Final[AbilityLibrary] = _shipped_library()

@@ -26,7 +26,7 @@ from .events import (
     Modifier,
     RollTotal,
 )
-from .extensions import LANDING, OVERRIDES, term_handlers
+from .extensions import LANDING, overrides, term_handlers
 from .hooks import Total
 from .rules import attack as rules
 from .rules.checks import roll_total
@@ -255,7 +255,7 @@ def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
         shield=sheet.shield is not None and sheet.shield.id in target.wielding,
         magical_shield=sheet.shield is not None and sheet.shield.magical,
         veteran_shield=False)
-    if why is not None and any(o.allows(state, decl, defense) for o in OVERRIDES):
+    if why is not None and any(o.allows(state, decl, defense) for o in overrides(state)):
         return None  # an eligibility override (Veteran Shield Training, C37)
     return why
 

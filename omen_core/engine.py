@@ -24,7 +24,16 @@ from typing import Any, TypeVar, get_args
 
 import msgspec
 
-from .content import Branches, CombatantSheet, Ruleset, SaveEffect, load_ruleset, reason_and_path
+from .content import (
+    SHIPPED_ABILITIES,
+    Branches,
+    CombatantSheet,
+    Ruleset,
+    SaveEffect,
+    load_ruleset,
+    reason_and_path,
+    with_abilities,
+)
 from .decide import (
     AgreeInitiative,
     AnswerActiveDefense,
@@ -168,6 +177,17 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     if memo is not None:
         memo.keep(key, checked)
     return checked
+
+
+def written_out(command: Command) -> Command:
+    """``command`` as the log records it: a sheet joining with shipped abilities listed by id has them written out
+    in full (C37), so the fight never depends on the library's later releases (docs/abilities.md)."""
+    if isinstance(command, Join) and isinstance(command.sheet, CombatantSheet) \
+            and any(isinstance(a, str) for a in command.sheet.abilities):
+        sheet = with_abilities(command.sheet, SHIPPED_ABILITIES)
+        if sheet is not command.sheet:
+            return msgspec.structs.replace(command, sheet=sheet)
+    return command
 
 
 def _unencodable(value: object, path: str) -> str:
@@ -366,7 +386,7 @@ class Fight:
         following: SeededDice | None = None
         try:
             for given in commands:
-                command, following = self._spent(given, state, following)
+                command, following = self._spent(written_out(given), state, following)
                 checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by)
                 batch = self._seal(draft.events, state)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from .content import Consequence
 from .parts import Modifier, PoolTag
 
 if TYPE_CHECKING:
@@ -95,12 +96,15 @@ FREE = Cost()
 @dataclass(frozen=True)
 class Choice:
     """One answer to a window: its name (the ``choice`` of ``answer_decision``), what it does in words, what it
-    costs (:class:`Cost`), and whether making it closes the window for everyone still to answer."""
+    costs (:class:`Cost`), whether making it closes the window for everyone still to answer, and what it does at
+    once (``consequences``, in written order, C25: the one answering is their actor, the other party of the
+    action, the attacker or the attack's target, their target)."""
 
     name: str
     label: str
     cost: Cost = FREE
     closes: bool = False
+    consequences: tuple[Consequence, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     # consequences, in written order (C25), then settling
     {"trigger": "roll_damage", "source": _CONSEQUENCES, "dest": "="},
     {"trigger": "resolve_damage", "source": [*_CONSEQUENCES, S.WILL_CHOSEN], "dest": S.DAMAGE_RESOLVED},
-    {"trigger": "change_resource", "source": [S.DAMAGE_RESOLVED, *AT_REST], "dest": "="},
+    {"trigger": "change_resource", "source": [*_CONSEQUENCES, *AT_REST], "dest": "="},
     {"trigger": "apply_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "clear_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
@@ -410,7 +410,8 @@ def next_step(step: Step, event: Event, seq: int | None = None, trigger: str | N
 
 
 _PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense",
-                    "active_defense": "roll_active_defense", "damage": "roll_damage", "save": "roll_save"}
+                    "active_defense": "roll_active_defense", "damage": "roll_damage", "save": "roll_save",
+                    "ability_damage": "roll_damage", "healing": "roll_damage"}
 
 _TRIGGERS: dict[type, str] = {
     FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup", SeedCommitted: "setup",

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec.structs import replace
 
+from .abilities import PASS, use_key
 from .content import CombatantSheet, Ruleset, Weapon
 from .events import (
     GENESIS_HASH,
@@ -235,6 +236,7 @@ class AttackFrame(_FrameBase, frozen=True, kw_only=True, tag="attack"):
     catch: CatchAnswered | None = None
     routing: RoutingWindowOpened | None = None
     routed: DamageRouted | None = None
+    ability_damage_roll: DiceRolled | None = None
 
     @property
     def actor(self) -> str:
@@ -243,7 +245,10 @@ class AttackFrame(_FrameBase, frozen=True, kw_only=True, tag="attack"):
 
     @property
     def rage_roll(self) -> DiceRolled | None:
-        """The Brute rage dice (C12): the first damage roll of a raging attack that hit."""
+        """The dice abilities added to the damage of a hit (C12, C37): the roll made for them, or (a raging attack,
+        as recorded before ``ability_damage`` rolls) the first damage roll of a raging attack that hit."""
+        if self.ability_damage_roll is not None:
+            return self.ability_damage_roll
         return self.damage_rolls[0] if self.declaration.rage and self.damage_rolls else None
 
 
@@ -288,7 +293,8 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     revealed seed is public, voided or not: its reveal is never undone, C42).
     ``seed_commitment`` is the commitment the seeded dice are drawn under now
     (the fight's first, or the fresh one after a reveal, C42) and
-    ``revealed_seed`` its seed once revealed.
+    ``revealed_seed`` its seed once revealed. ``uses`` counts each combatant's uses of each ability
+    (``who/ability``: this turn, this round, this fight; C41), from the decisions answered with it.
     """
 
     fight_id: str = ""
@@ -323,6 +329,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     live_seq: int = 0
     redo_stack: tuple[int, ...] = ()
     undo_floor: int = 0
+    uses: dict[str, tuple[int, int, int]] = {}
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
@@ -532,9 +539,29 @@ def _agreed(state: FightState, event: InitiativeAgreed) -> FightState:
 def _turn_started(state: FightState, event: TurnStarted) -> dict[str, Any]:
     economy = state.ruleset.economy if state.ruleset else None
     taken = state.turns_taken if event.who in state.turns_taken else (*state.turns_taken, event.who)
-    return {"turn": event.who, "disengaged": False, "turns_taken": taken,
-            "turn_actions": economy.actions if economy else 1,
-            "turn_movement": economy.movement_actions if economy else 1}
+    fields = {"turn": event.who, "disengaged": False, "turns_taken": taken,
+              "turn_actions": economy.actions if economy else 1,
+              "turn_movement": economy.movement_actions if economy else 1}
+    if state.uses:  # uses per turn come back at the start of the owner's turn (C41)
+        mine = f"{event.who}/"
+        fields["uses"] = {k: ((0, r, f) if k.startswith(mine) else (t, r, f)) for k, (t, r, f) in state.uses.items()}
+    return fields
+
+
+def _round_started(state: FightState, event: RoundStarted) -> FightState:
+    """A new round; uses per round come back (C41)."""
+    if not state.uses:
+        return replace(state, round=event.round)
+    return replace(state, round=event.round, uses={k: (t, 0, f) for k, (t, _r, f) in state.uses.items()})
+
+
+def _answered(state: FightState, event: DecisionAnswered) -> FightState:
+    """A decision answered with anything but passing uses the ability once (C41)."""
+    if event.choice == PASS:
+        return state
+    key = use_key(event.who, event.decision)
+    t, r, f = state.uses.get(key, (0, 0, 0))
+    return replace(state, uses={**state.uses, key: (t + 1, r + 1, f + 1)})
 
 
 def _rolled(state: FightState, event: DiceRolled) -> dict[str, Any]:
@@ -585,7 +612,8 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     InitiativeRollOff: _roll_off,
     InitiativeAgreed: _agreed,
     InitiativeOrderSet: lambda state, event: replace(state, order=event.order),
-    RoundStarted: lambda state, event: replace(state, round=event.round),
+    RoundStarted: _round_started,
+    DecisionAnswered: _answered,
     TurnStarted: lambda state, event: replace(state, **_turn_started(state, event)),
     TurnEnded: lambda state, event: replace(state, **_turn_ended(state, event)),
     BonusActionsRefilled: lambda state, event: replace(state, **_refilled(state, event)),
@@ -643,7 +671,8 @@ _DECISION_EVENTS: dict[type, Callable[[Any, Any], Frame]] = {
 
 _WHILE_DECIDING = (CostPaid, ActionCancelled)
 
-_ROLL_FIELDS = {"hit": "hit_roll", "base_defense": "base_defense_roll", "active_defense": "active_defense_roll"}
+_ROLL_FIELDS = {"hit": "hit_roll", "base_defense": "base_defense_roll", "active_defense": "active_defense_roll",
+                "ability_damage": "ability_damage_roll"}
 
 
 def _roll_field(frame: Frame, rolled: DiceRolled) -> tuple[str, bool] | None:

@@ -28,17 +28,22 @@ import msgspec
 
 from omen_core import Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.content import (
+    SHIPPED_ABILITIES,
+    AbilityLibrary,
     CombatantSheet,
     Ruleset,
     decode_content,
+    load_library,
     load_ruleset,
     load_sheet,
     read_content,
+    with_abilities,
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
 from omen_core.errors import BadInput, ContentError, OmenError, RuleViolation
 from omen_core.events import Salts, StoredEvent
+from omen_core.extensions import BY_ID
 from omen_core.locate import Lines, error_line
 from omen_core.store import EventStore
 
@@ -57,7 +62,8 @@ class ScenarioError(BadInput):
 class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The ``[fight]`` table: id, title, dice source (scripted; manual, for physical dice typed in; or seeded
     with a hex seed, and ``next_seeds``: the fresh seeds, in order, that a reveal in a fight that goes on commits
-    to, C42; random if left out), ruleset file."""
+    to, C42; random if left out), ruleset file, and ability library files (``abilities``: the table's own
+    abilities, which the sheets list by id; docs/abilities.md)."""
 
     id: str
     title: str = ""
@@ -65,6 +71,7 @@ class FightSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     seed: str | None = None
     next_seeds: tuple[str, ...] = ()
     ruleset: str | None = None
+    abilities: tuple[str, ...] = ()
 
 
 ScriptCommand = Command
@@ -113,7 +120,9 @@ def load_scenario(path: str | Path) -> Scenario:
     _check_settings(settings, str(p), locate)
     ruleset = _ruleset(settings, p, locate)
     entries = _array(raw, "combatants", p, locate)
-    combatants = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(entries))
+    libraries = _libraries(settings, p, locate)
+    combatants = tuple(with_abilities(_combatant(entry, i, p, locate), *libraries)
+                       for i, entry in enumerate(entries))
     origins = tuple(str(p.parent / str(e["sheet"])) if isinstance(e, dict) and set(e) == {"sheet"} else ""
                     for e in entries)
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
@@ -161,6 +170,33 @@ def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
         if exc.path == "$" and "cannot read" in exc.reason:
             raise ScenarioError(str(scenario), "$.fight.ruleset", exc.reason, locate("$.fight.ruleset")) from None
         raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
+
+
+def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[AbilityLibrary, ...]:
+    """The scenario's ability library files, read relative to it, then the shipped abilities (C37). An id is
+    defined once: a library may not take a shipped ability's id, nor one another library has."""
+    found: list[AbilityLibrary] = []
+    defined: dict[str, str] = {}
+    for n, name in enumerate(settings.abilities):
+        where = f"$.fight.abilities[{n}]"
+        path = scenario.parent / name
+        try:
+            library = load_library(path)
+        except ContentError as exc:
+            if exc.path == "$" and "cannot read" in exc.reason:
+                raise ScenarioError(str(scenario), where, exc.reason, locate(where) or locate("$.fight")) from None
+            raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
+        lines = Lines(read_content(path), "toml" if path.suffix == ".toml" else "json")
+        for ability_id in library.abilities:
+            clash = "the shipped abilities" if SHIPPED_ABILITIES.get(ability_id) is not None or ability_id in BY_ID \
+                else defined.get(ability_id)
+            if clash:
+                raise ScenarioError(str(path), f"$.abilities.{ability_id}",
+                                    f"ability {ability_id!r} is already defined by {clash}: give it another id",
+                                    lines(f"$.abilities.{ability_id}"))
+            defined[ability_id] = str(path)
+        found.append(library)
+    return (*found, SHIPPED_ABILITIES)
 
 
 def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> CombatantSheet:

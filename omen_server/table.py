@@ -34,7 +34,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
 from omen_core.content import ATTRIBUTES, load_sheet
-from omen_core.extensions import window
+from omen_core.events import DecisionOpened
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
 from omen_replay.render import environment
@@ -259,15 +259,15 @@ _ANSWER_LABELS: dict[str, Any] = {
     "answer_catch": lambda a: "Catch it" if a.get("catch") else "Let it hit",
     "choose_will_conversion": lambda a: "Take it on Will" if a.get("convert") else "Take it on HP",
     "route_damage": lambda a: f"Route die {a['die'] + 1}" if isinstance(a.get("die"), int) else "Keep the primary dice",
-    "answer_decision": lambda a: _decision_label(str(a.get("decision", "")), str(a.get("choice", ""))),
+    "answer_decision": lambda a: str(a.get("choice", "")).capitalize(),
 }
 
 
-def _decision_label(decision: str, choice: str) -> str:
-    """An answer to an extension's decision point as its button says it: the choice's label from the row."""
-    row = window(decision)
-    found = row.choice(choice) if row is not None else None
-    return f"{choice.capitalize()}: {found.label}" if found is not None else choice.capitalize()
+def _decision_label(opened: DecisionOpened | None, choice: str) -> str:
+    """An answer to a decision point (an extension's or an ability's, C38) as its button says it: the choice's
+    label as the open ``decision_opened`` records it."""
+    labels = dict(zip(opened.choices, opened.labels, strict=False)) if opened is not None else {}
+    return f"{choice.capitalize()}: {labels[choice]}" if labels.get(choice) else choice.capitalize()
 
 
 def _label(command: str, actor_field: str | None, args: dict[str, Any], names: dict[str, str]) -> str:
@@ -295,18 +295,21 @@ def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
                      + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
 
 
-def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str]) -> ChoiceView:
+def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
+            opened: DecisionOpened | None = None) -> ChoiceView:
     faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe) for rolls, maybe in ((choice.dice, False),
                                                                                          (choice.may_roll, True))
                   for r in rolls for d in r.dice)
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
-    return ChoiceView(label=_label(offer.command, actor_field, choice.args, names),
+    label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
+             else _label(offer.command, actor_field, choice.args, names))
+    return ChoiceView(label=label,
                       args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces)
 
 
-def _offer_view(offer: Offer, index: int, names: dict[str, str]) -> OfferView:
+def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
@@ -316,7 +319,7 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str]) -> OfferView:
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = tuple(_choice(offer, c, actor_field, names) for c in offer.choices) or (
+    choices = tuple(_choice(offer, c, actor_field, names, opened) for c in offer.choices) or (
         ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
@@ -431,7 +434,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         budgets = {b.who: b for b in options.combatants}
         answers_to = set(options.waiting.answers) if options.waiting is not None else set()
         offers = [_one_parry_per_weapon(_foes_first(o, state)) for o in options.offers]
-        offer_views = [_offer_view(o, i, names) for i, o in enumerate(offers)]
+        opened = state.pending.decision if state.pending is not None else None
+        offer_views = [_offer_view(o, i, names, opened) for i, o in enumerate(offers)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
         turn = options.turn

@@ -24,6 +24,7 @@ from omen_core import (
 )
 from omen_core.content import (
     ATTRIBUTES,
+    SHIPPED_ABILITIES,
     ApplyCondition,
     Armor,
     Branches,
@@ -221,14 +222,29 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
                           rogue_routing=draw(st.booleans()),
                           will_conversion=draw(st.sampled_from((False, False, False, True, "choice")))),
         resistances=draw(st.sampled_from(({}, {}, {"physical": 1}, {"fire": 2}))),
-        abilities=draw(st.sampled_from(((), (), ("arcane_ward",)))),
+        abilities=draw(st.sampled_from(((), ())) | st.lists(st.sampled_from(LISTED), max_size=3, unique=True)
+                       .map(tuple)),
         incoming_damage=draw(st.sampled_from((IncomingDamage(),) * 3 + (IncomingDamage(multiply=0.5, add=1),))))
+
+
+#: What a random sheet may list in ``abilities``: the Python example and every shipped data ability (C37).
+LISTED = ("arcane_ward", *SHIPPED_ABILITIES.abilities)
+
+
+def _ability_sides(ability_id: str) -> list[int]:
+    """The faces of each die a listed ability may roll (its added, damage and healing dice)."""
+    ability = SHIPPED_ABILITIES.get(ability_id)
+    if ability is None:
+        return []
+    dice = [getattr(e, "die", None) or getattr(getattr(e, "dice", None), "die", None) for e in ability.effects]
+    return [int(d[1:]) for d in dice if isinstance(d, str)]
 
 
 def _sides(sheets: list[CombatantSheet]) -> int:
     """The fewest faces of any die the fight can roll: scripted faces up to it always fit."""
     faces = [s.attributes[a].sides for s in sheets for a in ATTRIBUTES]
     faces += [s.features.rage.sides for s in sheets if s.features.rage is not None]
+    faces += [n for s in sheets for a in s.ability_ids() for n in _ability_sides(a)]
     return min([*faces, 6])
 
 

@@ -288,7 +288,8 @@ EXPECTED_TRIGGER = {
 OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}
 
 PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "active_defense": "roll_active_defense",
-                   "damage": "roll_damage", "save": "roll_save", "check": "roll_check", "stealth": "roll_check",
+                   "damage": "roll_damage", "ability_damage": "roll_damage", "healing": "roll_damage",
+                   "save": "roll_save", "check": "roll_check", "stealth": "roll_check",
                    "perception": "roll_check", "initiative": "roll_check", "roll_off": "roll_check"}
 
 

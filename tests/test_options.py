@@ -56,7 +56,7 @@ from omen_core.commands import (
 from omen_core.content import Armor, CombatantSheet, Features, RageDice
 from omen_core.decide import _GATES, _PHASE_GATES, decide, decided, face_blind, probe, shut_out
 from omen_core.decisions import arms
-from omen_core.dice import FacesNeeded, RollRequest, ScriptedDice, SurplusFaces
+from omen_core.dice import FacesNeeded, RollRequest, SurplusFaces
 from omen_core.events import (
     ActiveDefenseWindowOpened,
     AttackDeclared,
@@ -764,8 +764,14 @@ def test_a_live_fight_and_its_log_offer_the_same_options_in_order() -> None:
 
 
 def determined(state: FightState, command: Command, faces: list[int]) -> HitDetermined:
-    """The hit and crit ``command`` leads to in ``state`` with the scripted ``faces``."""
-    return next(e for e in decided(state, command, ScriptedDice(faces)).events if isinstance(e, HitDetermined))
+    """The hit and crit ``command`` leads to in ``state`` with ``faces`` for its first roll (the dice rolled after
+    the hit is determined, an ability's damage dice say, roll 1s: they cannot change it)."""
+    given = list(faces)
+
+    def ask(request: RollRequest) -> list[int]:
+        return [given.pop(0) if given else 1 for _ in request.pool]
+
+    return next(e for e in decided(state, command, ManualDice(ask)).events if isinstance(e, HitDetermined))
 
 
 class TestOdds:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from ..commands import CallSave, CheckSpec
-from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage
+from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage, Heal
 from ..derive import landing, mitigation_for, will_choice_due
 from ..errors import RuleViolation
 from ..events import (
@@ -32,7 +32,7 @@ from .reactions import open_interrupts
 from .setup import check_damage_type, condition_stacks
 
 __all__ = ["call_save", "resolve_save", "Context", "run_consequences", "land_damage", "deal_damage",
-           "check_consequences"]
+           "check_consequences", "heal"]
 
 
 class Context(NamedTuple):
@@ -97,22 +97,32 @@ def check_consequences(draft: Draft, consequences: Iterable[Consequence], where:
     for c in consequences:
         if isinstance(c, DealDamage):
             check_damage_type(draft, c.damage_type, where)
+        elif isinstance(c, Heal):
+            continue
         elif c.condition not in draft.ruleset.conditions:
             raise RuleViolation("C28", f"unknown condition {c.condition!r} in {where} "
                                        f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})")
 
 
-def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Consequence], start: int = 0) -> bool:
+def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Consequence], start: int = 0, *,
+                     offer_will: bool = True) -> bool:
     """Apply consequences in the order written (C25), from index ``start``, each to the target or to the actor.
-    False if one stopped to let its target choose where its damage lands (C31): the choice resumes the rest."""
+    False if one stopped to let its target choose where its damage lands (C31): the choice resumes the rest.
+    Without ``offer_will`` (an ability's answer, done at once inside another step) no such choice is offered:
+    the damage lands on HP for one who would choose (docs/abilities.md)."""
     for index in range(start, len(consequences)):
         c = consequences[index]
         who = ctx.target if c.to == "target" else ctx.actor
         match c:
+            case DealDamage() if not offer_will:
+                deal_damage(draft, ctx.action, who, _consequence_terms(draft, c, ctx.actor), c.damage_type,
+                            spell=ctx.spell, source=ctx.source, chosen=False)
             case DealDamage():
                 if not land_damage(draft, ctx.action, who, _consequence_terms(draft, c, ctx.actor), c.damage_type,
                                    spell=ctx.spell, source=ctx.source, then=index + 1):
                     return False
+            case Heal():
+                heal(draft, ctx.action, who, c, ctx.actor, ctx.source)
             case ApplyCondition():
                 added, after = condition_stacks(draft, who, c.condition, c.stacks)
                 draft.emit(ConditionApplied(action=ctx.action, who=who, condition=c.condition, added=added,
@@ -122,6 +132,22 @@ def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Conseque
                     draft.emit(ConditionCleared(action=ctx.action, who=who, condition=c.condition,
                                                 reason=ctx.source))
     return True
+
+
+def heal(draft: Draft, action: int, who: str, c: Heal, actor: str, source: str) -> None:
+    """Restore HP (dice rolled by the actor, plus the flat amount), never above the sheet's HP; one raised above 0
+    HP is no longer Dying (C36)."""
+    amount = c.flat
+    if c.dice is not None:
+        rolled = draft.roll("healing", actor, [("damage", c.dice.sides)] * c.dice.count)
+        amount += sum(d.face for d in rolled.dice)
+    target = draft.combatant(who)
+    after = min(target.hp + amount, target.sheet.hp)
+    if after != target.hp:
+        draft.emit(ResourceChanged(action=action, who=who, resource="hp", before=target.hp, after=after))
+    if target.hp == 0 < after and target.has("Dying"):
+        draft.emit(ConditionCleared(action=action, who=who, condition="Dying",
+                                    reason=f"raised above 0 HP by {source}: no longer Dying (C36)"))
 
 
 def _consequence_terms(draft: Draft, c: DealDamage, actor: str) -> DamageTerms:

@@ -9,7 +9,15 @@ from ..commands import (
     RevealSeed,
     StartFight,
 )
-from ..content import CombatantSheet, content_hash
+from ..content import (
+    SHIPPED_ABILITIES,
+    Ability,
+    ApplyCondition,
+    ClearCondition,
+    CombatantSheet,
+    DealDamage,
+    content_hash,
+)
 from ..dice import commitment
 from ..errors import RuleViolation, SeedMismatch
 from ..events import (
@@ -45,7 +53,7 @@ def join(draft: Draft, cmd: Join) -> None:
     if sheet.id in draft.state.combatants:
         raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
     _check_sheet_types(draft, sheet)
-    _check_abilities(sheet)
+    _check_abilities(draft, sheet)
     draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
 
 
@@ -58,18 +66,54 @@ def _check_sheet_types(draft: Draft, sheet: CombatantSheet) -> None:
             check_damage_type(draft, kind, f"{sheet.id}'s resistances", f"$.resistances.{kind}")
 
 
-def _check_abilities(sheet: CombatantSheet) -> None:
-    """Each ability a sheet lists is an extension a sheet opts into (C37); the sheet's features are given by its own
-    keys (``features``, ``training``), not listed here."""
+def _check_abilities(draft: Draft, sheet: CombatantSheet) -> None:
+    """Each ability a sheet lists is an extension a sheet opts into, or an ability written out as data (C37); the
+    sheet's features are given by its own keys (``features``, ``training``), not listed here."""
     for i, ability in enumerate(sheet.abilities):
+        if not isinstance(ability, str):
+            _check_written(draft, sheet, ability, f"$.abilities[{i}]")
+            continue
         extension = BY_ID.get(ability)
         if extension is None:
-            known = ", ".join(e.id for e in EXTENSIONS if e.listed) or "none"
-            raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which no extension declares "
-                                       f"(abilities a sheet may list: {known})", field=f"$.abilities[{i}]")
+            known = ", ".join([*(e.id for e in EXTENSIONS if e.listed), *SHIPPED_ABILITIES.abilities]) or "none"
+            raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which is neither shipped nor "
+                                       f"written out (abilities a sheet may list by id: {known}; a table's own are "
+                                       "written out in the sheet or come from a scenario's ability library, "
+                                       "docs/abilities.md)", field=f"$.abilities[{i}]")
         if not extension.listed:
             raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which its sheet gives by its own "
                                        f"keys ({extension.keys}), not in abilities", field=f"$.abilities[{i}]")
+
+
+def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field: str) -> None:
+    """An ability written out: its id is no extension's, no other combatant's sheet writes another ability under
+    it, and the damage types and conditions it names are the ruleset's (C14, C28)."""
+    if ability.id in BY_ID:
+        raise RuleViolation("C37", f"{sheet.id}'s ability {ability.id!r} has the id of a shipped extension "
+                                   f"({BY_ID[ability.id].name}): give it another id", field=f"{field}.id")
+    for other in draft.state.combatants.values():
+        theirs = next((a for a in other.sheet.written_abilities() if a.id == ability.id), None)
+        if theirs is not None and theirs != ability:
+            raise RuleViolation("C37", f"{sheet.id}'s ability {ability.id!r} differs from the one {other.id}'s "
+                                       "sheet writes under that id: one id, one ability in a fight",
+                                field=f"{field}.id")
+    for j, effect in enumerate(ability.effects):
+        where = f"{field}.effects[{j}]"
+        if isinstance(effect, DealDamage):
+            check_damage_type(draft, effect.damage_type, f"{sheet.id}'s ability {ability.id!r}",
+                              f"{where}.damage_type")
+        elif isinstance(effect, (ApplyCondition, ClearCondition)) and effect.condition not in draft.ruleset.conditions:
+            raise RuleViolation("C28", f"unknown condition {effect.condition!r} in {sheet.id}'s ability "
+                                       f"{ability.id!r} (the ruleset knows: {', '.join(draft.ruleset.conditions)})",
+                                field=f"{where}.condition")
+    for name, conditions in (("target_has", ability.when.target_has), ("target_lacks", ability.when.target_lacks),
+                             ("owner_has", ability.when.owner_has), ("owner_lacks", ability.when.owner_lacks)):
+        for k, condition in enumerate(conditions):
+            if condition not in draft.ruleset.conditions:
+                raise RuleViolation("C28", f"unknown condition {condition!r} in {sheet.id}'s ability "
+                                           f"{ability.id!r} (the ruleset knows: "
+                                           f"{', '.join(draft.ruleset.conditions)})",
+                                    field=f"{field}.when.{name}[{k}]")
 
 
 def check_damage_type(draft: Draft, damage_type: str, where: str, field: str = "") -> None:

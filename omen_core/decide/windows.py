@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..abilities import PASS
 from ..commands import AnswerDecision
 from ..errors import RuleViolation
-from ..events import CostPaid, DecisionAnswered, DecisionClosed, DecisionOpened
+from ..events import AttackDeclared, CostPaid, DecisionAnswered, DecisionClosed, DecisionOpened, SaveCalled
 from ..extensions import window, windows_at
-from ..hooks import Moment
+from ..hooks import Moment, Window
 from ..ledger import shortfall
 from ..state import FightState, Frame
 from .draft import Draft
+from .effects import Context, run_consequences
 
 __all__ = ["open_window", "answer_decision", "in_turn_order"]
 
@@ -46,7 +48,8 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
     for row in rows:
         offered = {who for d in frame.decisions if d.decision == row.kind for who in d.responders}
         due = [w for w in in_turn_order(draft.state, frame, row.responders(draft.state, frame, moment))
-               if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down]
+               if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down
+               and _can_pay(draft.state, w, row)]
         if due:
             draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(due[0],),
                                       choices=tuple(c.name for c in row.choices), rule=row.rule, title=row.title,
@@ -54,6 +57,11 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
                                       costs=tuple(c.cost.words() for c in row.choices)))
             return True
     return False
+
+
+def _can_pay(state: FightState, who: str, row: Window) -> bool:
+    """A decision is offered only to one who can pay for some choice besides passing (C38)."""
+    return any(shortfall(state, who, c.cost) is None for c in row.choices if c.name != PASS)
 
 
 def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
@@ -66,7 +74,7 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
         raise RuleViolation("C38", "no decision point is open")
     if cmd.decision != opened.decision:
         raise RuleViolation(opened.rule, f"the open decision point is {opened.decision!r}, not {cmd.decision!r}")
-    row = window(opened.decision)
+    row = window(opened.decision, draft.state)
     if row is None:
         raise RuleViolation(opened.rule, f"no extension declares the decision point {opened.decision!r}")
     waiting = [w for w in opened.responders if w not in frame.answered_decision(opened)]
@@ -86,5 +94,17 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
                             amount=amount, purpose=f"{row.title} ({cmd.choice})"))
     if choice.closes or len(waiting) == 1:
         draft.emit(DecisionClosed(action=opened.action, decision=opened.decision, responders=opened.responders))
+        if choice.consequences:  # what the choice does at once, now that the decision has closed (C25)
+            run_consequences(draft, _context(frame, cmd.who, row.title), choice.consequences, offer_will=False)
         return opened.hook
     return None
+
+
+def _context(frame: Frame, who: str, source: str) -> Context:
+    """The consequences of ``who``'s answer: its actor, and its target the other party of the action (the attack's
+    target if ``who`` is the attacker, else the attacker)."""
+    actor = frame.actor
+    decl = frame.declaration
+    target = decl.target if isinstance(decl, AttackDeclared) else decl.saver if isinstance(decl, SaveCalled) else actor
+    other = target if who == actor else actor
+    return Context(action=frame.action, actor=who, target=other, spell=False, source=source)

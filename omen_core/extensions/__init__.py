@@ -4,6 +4,9 @@ A module here is a whole extension: its decision points and its terms, as
 rows (:mod:`omen_core.hooks`). Dropping a module in this package is all it
 takes to register it; a sheet lists the ones its combatant has in
 ``abilities``. The tables below are built at import and never change.
+The abilities a fight's sheets write as data (:mod:`omen_core.abilities`)
+give the same rows, compiled from the fight's state when asked: each
+function here answers with both (the modules' rows first).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
+from ..abilities import compile_ability, fight_abilities
 from ..hooks import (
     TOTALS,
     AttackOption,
@@ -29,7 +33,7 @@ from ..hooks import (
 )
 
 __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTIONS", "OVERRIDES", "ROUTING", "LANDING", "windows_at",
-           "window", "term_handlers", "pool_dice", "in_play"]
+           "window", "term_handlers", "pool_dice", "overrides", "in_play", "data_extensions"]
 
 
 def _load() -> tuple[Extension, ...]:
@@ -64,6 +68,12 @@ _TERMS: MappingProxyType[str, tuple[tuple[Extension, TermHandler], ...]] = Mappi
     {total: tuple((e, h) for e in EXTENSIONS for h in e.terms if h.total == total) for total in TOTALS})
 
 
+def data_extensions(state: Any) -> tuple[Extension, ...]:
+    """The rows of the abilities this fight's sheets write as data (C37), compiled from them (none: nothing to do)."""
+    abilities = fight_abilities(state) if state is not None and state.combatants else ()
+    return tuple(compile_ability(a) for a in abilities) if abilities else ()
+
+
 def in_play(state: Any, extension: Extension) -> bool:
     """Whether ``extension`` may do anything in this fight: one given by sheet keys always asks its own keys; one a
     sheet lists in ``abilities``, only if a combatant's sheet lists it (so a fight where nobody has it pays
@@ -73,13 +83,23 @@ def in_play(state: Any, extension: Extension) -> bool:
 
 def windows_at(state: Any, hook: str) -> tuple[Window, ...]:
     """The windows that may open at hook point ``hook`` in this fight, in the order the extensions are
-    registered."""
-    return tuple(w for e, w in _AT.get(hook, ()) if in_play(state, e))
+    registered, then the fight's data abilities' in the order their owners joined."""
+    return (*(w for e, w in _AT.get(hook, ()) if in_play(state, e)),
+            *(w for e in data_extensions(state) for w in e.windows if w.hook == hook))
 
 
-def pool_dice(roll: Roll) -> tuple[PoolDice, ...]:
-    """The handlers adding dice to an attack's ``roll``, in registry order."""
-    return _POOLS[roll]
+def pool_dice(roll: Roll, state: Any = None) -> tuple[PoolDice, ...]:
+    """The handlers adding dice to an attack's ``roll``, in registry order, then the fight's data abilities'."""
+    data = data_extensions(state)
+    if not data:
+        return _POOLS[roll]
+    return (*_POOLS[roll], *(p for e in data for p in e.pools if p.roll == roll))
+
+
+def overrides(state: Any) -> tuple[DefenseOverride, ...]:
+    """The eligibility overrides of the extensions, then of the fight's data abilities (C37)."""
+    data = data_extensions(state)
+    return (*OVERRIDES, *(o for e in data for o in e.overrides)) if data else OVERRIDES
 
 
 #: Each kind of handler across every extension, in registry order.
@@ -91,12 +111,18 @@ ROUTING: tuple[Routing, ...] = tuple(r for e in EXTENSIONS for r in e.routing)
 LANDING: tuple[Landing, ...] = tuple(x for e in EXTENSIONS for x in e.landing)
 
 
-def window(kind: str) -> Window | None:
-    """The window of kind ``kind``, if an extension declares one."""
-    return WINDOWS.get(kind)
+def window(kind: str, state: Any = None) -> Window | None:
+    """The window of kind ``kind``, if an extension declares one (or, given the fight's state, one of its data
+    abilities)."""
+    found = WINDOWS.get(kind)
+    if found is None and state is not None:
+        found = next((w for e in data_extensions(state) for w in e.windows if w.kind == kind), None)
+    return found
 
 
 def term_handlers(state: Any, total: Total) -> tuple[TermHandler, ...]:
-    """The term handlers that may add to ``total`` in this fight."""
+    """The term handlers that may add to ``total`` in this fight (the modules', then the data abilities')."""
     found = _TERMS[total]
-    return tuple(h for e, h in found if in_play(state, e)) if found else ()
+    static = tuple(h for e, h in found if in_play(state, e)) if found else ()
+    data = data_extensions(state)
+    return (*static, *(h for e in data for h in e.terms if h.total == total)) if data else static

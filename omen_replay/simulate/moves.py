@@ -93,7 +93,7 @@ def _always(_state: FightState, _cmd: Any) -> bool:
 
 def _decision_allowed(state: FightState, cmd: AnswerDecision) -> bool:
     """An answer to an extension's decision point (C38): one of its row's choices the responder can pay (C22)."""
-    row = window(cmd.decision)
+    row = window(cmd.decision, state)
     choice = row.choice(cmd.choice) if row is not None else None
     return choice is not None and shortfall(state, cmd.who, choice.cost) is None
 

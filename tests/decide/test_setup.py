@@ -102,7 +102,7 @@ class TestARevealIsNeverUndone:
 
 
 @pytest.mark.parametrize(("listed", "said"), [
-    ("shield_wal", "which no extension declares"),
+    ("shield_wal", "which is neither shipped nor written out"),
     ("brute_rage", r"which its sheet gives by its own keys \(features.rage\)"),
 ])
 def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: str, said: str) -> None:

@@ -1,0 +1,264 @@
+"""Abilities written as data (C37-C41), compiled into the rows an extension declares: terms, dice, overrides, windows.
+
+A sheet lists an ability by id (from the shipped library
+``omen_core/data/abilities.toml`` or a table's own library file, written
+out in full when the fight records the sheet) or writes it out itself
+(:class:`~omen_core.content.Ability`; docs/abilities.md). This module
+turns each such ability into an :class:`~omen_core.hooks.Extension`, the
+same rows a Python extension declares, so the engine runs a data ability
+exactly as it runs Arcane Ward: a passive ability gives term handlers,
+pool dice and eligibility overrides that apply while its ``when`` holds; a
+triggered one a decision point at its trigger's moment (C38), offered to
+each owner the trigger names who can use it (its ``when``, the outcome,
+uses left, C41), whose ``use`` choice pays its cost and does its effects.
+
+Rows read the state they are handed (typed only for the checker: this
+module sits below the state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .content import Ability, AddDice, AllowDefense, Consequence, Effect, Modify, When
+from .events import AttackDeclared
+from .hooks import Choice, Cost, DefenseOverride, Extension, Moment, PoolDice, TermHandler, Total, Window
+from .parts import Modifier, PoolTag
+from .rules import attack as rules
+
+if TYPE_CHECKING:
+    from .state import CombatantState, FightState, Frame
+
+__all__ = ["USE", "PASS", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
+           "consequences_of", "when_words", "use_key"]
+
+#: The choice that uses a triggered ability, and the one that lets the moment go by.
+USE, PASS = "use", "pass"
+
+
+def fight_abilities(state: FightState) -> tuple[Ability, ...]:
+    """Every data ability some combatant of the fight has, once each, in the order they joined."""
+    seen: dict[str, Ability] = {}
+    for fighter in state.combatants.values():
+        for ability in fighter.sheet.written_abilities():
+            seen.setdefault(ability.id, ability)
+    return tuple(seen.values())
+
+
+def holders(state: FightState, ability: Ability) -> tuple[str, ...]:
+    """Who has ``ability`` (their sheet writes it out) and is still in the fight."""
+    return tuple(who for who, c in state.combatants.items()
+                 if c.left is None and ability in c.sheet.written_abilities())
+
+
+def use_key(who: str, ability_id: str) -> str:
+    """The key a combatant's uses of an ability are counted under (``FightState.uses``)."""
+    return f"{who}/{ability_id}"
+
+
+def uses_left(state: FightState, who: str, ability: Ability) -> int | None:
+    """How many more times ``who`` may use ``ability`` now (C41), or None if it has no limit."""
+    if ability.uses is None:
+        return None
+    turn, round_, fight = state.uses.get(use_key(who, ability.id), (0, 0, 0))
+    used = {"turn": turn, "round": round_, "fight": fight}[ability.uses.per]
+    return max(ability.uses.count - used, 0)
+
+
+def effects_of(ability: Ability, kind: type) -> tuple[Effect, ...]:
+    """The ability's effects of one kind, in written order."""
+    return tuple(e for e in ability.effects if isinstance(e, kind))
+
+
+def consequences_of(ability: Ability) -> tuple[Consequence, ...]:
+    """What a triggered ability does at once when used (damage, healing, conditions), in written order (C25)."""
+    return tuple(e for e in ability.effects if not isinstance(e, (Modify, AddDice, AllowDefense)))
+
+
+def _holds(when: When, state: FightState, owner: CombatantState, decl: AttackDeclared) -> bool:
+    """Whether every predicate of ``when`` holds for ``owner`` and the attack ``decl``."""
+    target = state.combatants[decl.target]
+    attacker = state.combatants[decl.attacker]
+    weapon = attacker.sheet.weapon(decl.weapon) if decl.weapon else None
+    props = weapon.properties if weapon is not None else frozenset()
+    return ((not when.attack_kinds or decl.kind in when.attack_kinds)
+            and all(p in props for p in when.weapon_properties)
+            and all(target.has(c) for c in when.target_has)
+            and not any(target.has(c) for c in when.target_lacks)
+            and (when.attacker_unseen is None or attacker.unseen == when.attacker_unseen)
+            and all(owner.has(c) for c in when.owner_has)
+            and not any(owner.has(c) for c in when.owner_lacks)
+            and (when.owner_hp_at_most is None or owner.hp <= when.owner_hp_at_most))
+
+
+def when_words(when: When) -> str:
+    """The predicates in words, for explain (``target Prone; finesse weapon``); "" if there are none."""
+    parts = [
+        *(["a " + " or ".join(k.replace("_", " ") for k in when.attack_kinds) + " attack"]
+          if when.attack_kinds else []),
+        *(f"{p} weapon" for p in when.weapon_properties),
+        *(f"target {c}" for c in when.target_has),
+        *(f"target not {c}" for c in when.target_lacks),
+        *(["attacker Unseen" if when.attacker_unseen else "attacker seen"] if when.attacker_unseen is not None
+          else []),
+        *(f"owner {c}" for c in when.owner_has),
+        *(f"owner not {c}" for c in when.owner_lacks),
+        *([f"owner at {when.owner_hp_at_most} HP or less"] if when.owner_hp_at_most is not None else []),
+    ]
+    return "; ".join(parts)
+
+
+def _source(ability: Ability) -> str:
+    """How a term of the ability names its source: the ability, and why it applied."""
+    why = when_words(ability.when)
+    return f"{ability.name} ({why})" if why else ability.name
+
+
+def _passive_owners(state: FightState, ability: Ability, decl: AttackDeclared, total: Total) -> tuple[str, ...]:
+    """The holders whose passive ``ability`` applies to ``total`` of the attack ``decl``: their own attacks (hit,
+    damage) or defense; or, as an aura (``allies_in_reach``), an ally's within their reach (not their own)."""
+    subject = decl.target if total == "defense" else decl.attacker
+    found = []
+    for who in holders(state, ability):
+        owner = state.combatants[who]
+        if owner.down or owner.helpless:
+            continue
+        if ability.applies_to == "self":
+            mine = who == subject
+        else:
+            mine = (who != subject and state.combatants[subject].side == owner.side
+                    and state.engaged(who, subject))
+        if mine and _holds(ability.when, state, owner, decl):
+            found.append(who)
+    return tuple(found)
+
+
+def _passive(ability: Ability) -> Extension:
+    """A passive ability's rows: terms, pool dice and overrides that apply while its ``when`` holds."""
+    source = _source(ability)
+
+    def terms_for(total: Total, value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
+        def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
+            decl = frame.declaration
+            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, total):
+                return ()  # an aura applies once, however many holders stand within reach
+            return (Modifier(source=source, value=value),)
+        return terms
+
+    def dice_for(effect: AddDice) -> Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]:
+        def dice(state: FightState, frame: Frame) -> tuple[tuple[PoolTag, int], ...]:
+            decl = frame.declaration
+            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, "hit"):
+                return ()
+            return ((_tag(effect), _sides(state, decl, effect)),) * effect.count
+        return dice
+
+    def allows_for(effect: AllowDefense) -> Callable[[FightState, AttackDeclared, str], bool]:
+        def allows(state: FightState, decl: AttackDeclared, defense: str) -> bool:
+            return defense == effect.defense and bool(_passive_owners(state, ability, decl, "defense"))
+        return allows
+
+    return Extension(
+        id=ability.id, name=ability.name,
+        terms=tuple(TermHandler(total=e.total, terms=terms_for(e.total, e.value))
+                    for e in effects_of(ability, Modify) if isinstance(e, Modify)),
+        pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e))
+                    for e in effects_of(ability, AddDice) if isinstance(e, AddDice)),
+        overrides=tuple(DefenseOverride(allows=allows_for(e))
+                        for e in effects_of(ability, AllowDefense) if isinstance(e, AllowDefense)))
+
+
+def _tag(effect: AddDice) -> PoolTag:
+    """The pool tag of dice an ability adds (C29)."""
+    return "damage" if effect.pool == "damage" else effect.pool
+
+
+def _sides(state: FightState, decl: AttackDeclared, effect: AddDice) -> int:
+    """The size of an added die: the one named, else the pool's own (the primary attribute's die, the FCS die)."""
+    if effect.die is not None:
+        return int(effect.die[1:])
+    attacker = state.combatants[decl.attacker].sheet
+    if effect.pool == "fcs":
+        return attacker.attributes.FCS.sides
+    weapon = attacker.weapon(decl.weapon) if decl.weapon else None
+    primary = rules.primary_attribute(decl.kind, weapon is not None and "finesse" in weapon.properties)
+    return attacker.attributes[primary].sides
+
+
+def _offered_to(state: FightState, ability: Ability, decl: AttackDeclared) -> tuple[str, ...]:
+    """Whom the trigger names for this attack: the attacker, the target, or the target's allies within reach."""
+    trigger = ability.trigger
+    assert trigger is not None
+    if trigger.owner == "attacker":
+        return (decl.attacker,)
+    if trigger.owner == "target":
+        return (decl.target,)
+    side = state.combatants[decl.target].side
+    return tuple(who for who, c in state.combatants.items()
+                 if who != decl.target and c.side == side and state.engaged(who, decl.target))
+
+
+def _outcome_matches(ability: Ability, moment: Moment) -> bool:
+    """Whether the attack's outcome is the one the trigger waits for (C38: on a hit, a miss or a crit)."""
+    assert ability.trigger is not None
+    outcome = ability.trigger.outcome
+    return (outcome == "any" or (outcome == "hit" and moment.hit is True) or (outcome == "miss" and moment.hit is False)
+            or (outcome == "crit" and moment.crit is True))
+
+
+def _can_change(ability: Ability, moment: Moment) -> bool:
+    """A modifier to the hit total or the defense is offered only where it can change the outcome (C38): a
+    defense bonus while the attack would hit, a hit bonus while it would miss."""
+    totals = {e.total for e in effects_of(ability, Modify) if isinstance(e, Modify)}
+    if "defense" in totals and moment.attack_total <= moment.defense_total:
+        return False
+    return not ("hit" in totals and moment.attack_total > moment.defense_total)
+
+
+def _triggered(ability: Ability) -> Extension:
+    """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
+    trigger = ability.trigger
+    assert trigger is not None
+    source = ability.name
+
+    def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
+        decl = frame.declaration
+        if not isinstance(decl, AttackDeclared) or not _outcome_matches(ability, moment) \
+                or not _can_change(ability, moment):
+            return ()
+        have = set(holders(state, ability))
+        return tuple(who for who in _offered_to(state, ability, decl)
+                     if who in have and _holds(ability.when, state, state.combatants[who], decl)
+                     and uses_left(state, who, ability) != 0)
+
+    def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
+        def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
+            return tuple(Modifier(source=source, value=value) for _who in frame.chose(ability.id, USE))
+        return terms
+
+    def dice_for(effect: AddDice) -> Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]:
+        def dice(state: FightState, frame: Frame) -> tuple[tuple[PoolTag, int], ...]:
+            assert effect.die is not None
+            uses = len(frame.chose(ability.id, USE))
+            return (("damage", int(effect.die[1:])),) * (effect.count * uses)
+        return dice
+
+    c = ability.cost
+    cost = Cost(actions=c.actions, movement=c.movement, bonus_actions=c.bonus_actions, hp=c.hp, will=c.will)
+    window = Window(kind=ability.id, title=ability.name, rule=ability.rule, hook=trigger.moment,
+                    choices=(Choice(USE, ability.summary or f"use {ability.name}", cost=cost,
+                                    consequences=consequences_of(ability)),
+                             Choice(PASS, "let it be")),
+                    responders=responders)
+    return Extension(
+        id=ability.id, name=ability.name, windows=(window,),
+        terms=tuple(TermHandler(total=e.total, terms=terms_for(e.value))
+                    for e in effects_of(ability, Modify) if isinstance(e, Modify)),
+        pools=tuple(PoolDice(roll="damage", dice=dice_for(e))
+                    for e in effects_of(ability, AddDice) if isinstance(e, AddDice)))
+
+
+def compile_ability(ability: Ability) -> Extension:
+    """The rows that run ``ability`` (C37, C38)."""
+    return _passive(ability) if ability.use == "passive" else _triggered(ability)

@@ -1,0 +1,319 @@
+"""Abilities as data (omen_core.abilities, C37-C41): each shipped example played with scripted dice, by hand.
+
+Sheets are tests.sheets' (every attribute d6 +0, 20 HP, 10 Will; 2 Bonus
+Actions a round, C20). An unarmed attack's hit total is its STR die + FCS
+die (C5); the base defense the RES die + 0 (C10, C11); a hit beats it
+strictly; an unarmed hit deals the raw STR die (C12). Dice come in C29
+order: primary, FCS, then the defender's RES die; damage dice on a hit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omen_core.abilities import uses_left
+from omen_core.content import (
+    SHIPPED_ABILITIES,
+    Ability,
+    AbilityLibrary,
+    CombatantSheet,
+    Weapon,
+    decode_content,
+)
+from omen_core.engine import Fight
+from omen_core.errors import ContentError, RuleViolation
+from omen_core.events import (
+    ActiveDefenseWindowOpened,
+    ActiveDefenseWindowSkipped,
+    DamageResolved,
+    DecisionOpened,
+    DiceRolled,
+    HitDetermined,
+)
+from omen_core.parts import Modifier
+from tests.fights import assert_replays, new_fight
+from tests.sheets import sheet
+
+
+def having(s: CombatantSheet, *abilities: str | Ability) -> CombatantSheet:
+    """``s`` with ``abilities`` listed."""
+    return msgspec.structs.replace(s, abilities=tuple(abilities))
+
+
+def determined(fight: Fight) -> HitDetermined:
+    """The last hit determination of the fight."""
+    return [r.event for r in fight.events if isinstance(r.event, HitDetermined)][-1]
+
+
+def test_a_shipped_id_is_written_out_in_the_log_when_the_sheet_joins() -> None:
+    """C37: a sheet listing a shipped ability by id joins with it written out in full (the command and the event),
+    so the fight never depends on a later release of the library."""
+    fight = new_fight(having(sheet("ana"), "riposte"))
+    recorded = fight.state.combatants["ana"].sheet.abilities
+    assert recorded == (SHIPPED_ABILITIES.get("riposte"),) and isinstance(recorded[0], Ability)
+    assert_replays(fight)
+
+
+def test_battle_focus_adds_two_to_hit_a_prone_target_and_names_why() -> None:
+    """Battle Focus (passive, C37): +2 to hit a Prone target. Unarmed 1 + 1, +4 for a Prone target in melee (C27),
+    +2: hit total 8 against 6 + 0, a hit; the orc cannot Dodge while Prone and has no weapon or shield, so no
+    Active Defense (C9); it takes the raw STR die, 1 (C12)."""
+    fight = new_fight(having(sheet("ana"), "battle_focus"), sheet("orc", side="raiders"), faces=[1, 1, 6])
+    fight.apply_condition("orc", "Prone")
+    fight.attack("ana", "orc", unarmed=True)
+    hit = determined(fight)
+    assert hit.attack.total == 8 and hit.hit
+    assert Modifier(source="Battle Focus (target Prone)", value=2) in hit.attack.situational
+    assert fight.state.combatants["orc"].hp == 19
+    assert_replays(fight)
+
+
+def test_battle_focus_does_nothing_against_a_standing_target() -> None:
+    """Battle Focus's predicate (target Prone) fails: 1 + 1 = 2 against 6, a miss, and no term names it."""
+    fight = new_fight(having(sheet("ana"), "battle_focus"), sheet("orc", side="raiders"), faces=[1, 1, 6])
+    fight.attack("ana", "orc", unarmed=True)
+    hit = determined(fight)
+    assert hit.attack.total == 2 and not hit.hit and not hit.attack.situational
+
+
+def test_keen_edge_adds_a_primary_die_of_the_primary_attributes_size() -> None:
+    """Keen Edge (passive dice, C6): a finesse attack rolls one more AGI die after its own (C29, C39): AGI d8 rolls
+    2 and 5, FCS 1, RES 6: hit total 2 + 5 + 1 = 8 > 6; damage is the primary dice's sum 7 + WD 2 (C6, C12)."""
+    rapier = Weapon(id="rapier", weapon_damage=2, properties=frozenset({"finesse"}))
+    ana = msgspec.structs.replace(having(sheet("ana", AGI=(8, 0)), "keen_edge"), weapons=(rapier,))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[2, 5, 1, 6])
+    fight.attack("ana", "orc")
+    hit_roll = next(r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "hit")
+    assert [(d.pool, d.sides, d.face) for d in hit_roll.dice] == [("primary", 8, 2), ("primary", 8, 5),
+                                                                   ("fcs", 6, 1)]
+    assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened)
+    fight.defend("orc", None)
+    assert determined(fight).attack.total == 8
+    assert fight.state.combatants["orc"].hp == 20 - 9
+    assert_replays(fight)
+
+
+def test_deflecting_stance_lets_its_owner_parry_a_ranged_attack() -> None:
+    """Deflecting Stance (an eligibility override, C37): the table refuses a Parry against a ranged attack
+    (§Which Defenses Apply); with the stance the Active Defense window offers it."""
+    bow = Weapon(id="bow", weapon_damage=1, properties=frozenset({"ranged"}))
+    sword = Weapon(id="sword", weapon_damage=2)
+    archer = msgspec.structs.replace(sheet("archer", side="raiders"), weapons=(bow,))
+    plain = msgspec.structs.replace(sheet("ana"), weapons=(sword,))
+    for defender, offered in ((plain, False), (having(plain, "deflecting_stance"), True)):
+        fight = new_fight(archer, defender, faces=[6, 6, 1])
+        fight.attack("archer", "ana")
+        window = fight.waiting_for
+        assert isinstance(window, ActiveDefenseWindowOpened)
+        assert ("parry" in window.eligible) is offered
+
+
+def test_commanding_presence_gives_allies_within_reach_one_defense() -> None:
+    """Commanding Presence (an aura, C37): an ally within the owner's reach gets +1 defense: 5 + 1 = 6 against 5
+    + 1 = 6 misses (a hit beats strictly, C5); without the captain in reach the same 6 against 5 hits."""
+    captain = having(sheet("cap"), "commanding_presence")
+    fight = new_fight(captain, sheet("ana"), sheet("orc", side="raiders"), faces=[5, 1, 5])
+    fight.engage("cap", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    hit = determined(fight)
+    assert hit.defense.total == 6 and not hit.hit
+    assert Modifier(source="Commanding Presence", value=1) in hit.defense.modifiers
+    alone = new_fight(captain, sheet("ana"), sheet("orc", side="raiders"), faces=[5, 1, 5])
+    alone.attack("orc", "ana", unarmed=True)
+    alone.defend("ana", None)
+    assert determined(alone).defense.total == 5 and determined(alone).hit
+
+
+def test_bloodied_fury_adds_a_d4_only_at_ten_hp_or_less() -> None:
+    """Bloodied Fury (a resource threshold, C37): at 10 HP or less, 1d4 more damage on a melee hit, rolled after
+    the hit (C12, C29): 4 + 1 = 5 > 2, no Active Defense (declined), damage 4 + d4 3 = 7."""
+    ana = msgspec.structs.replace(having(sheet("ana", hp=10), "bloodied_fury"))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[4, 1, 2, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    added = [r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "ability_damage"]
+    assert [d.face for d in added[0].dice] == [3]
+    dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
+    assert dealt.terms.raw == 7 and dealt.terms.ability_dice == (3,)
+    assert fight.state.combatants["orc"].hp == 13
+    assert_replays(fight)
+
+
+def test_ambusher_adds_two_damage_to_an_attack_from_hiding() -> None:
+    """Ambusher (C37 with C27): attacking while Unseen rolls a second FCS die (C27) and adds +2 damage: 3 + 1 + 1
+    = 5 > 4; damage raw STR 3 + 2 = 5; attacking ends Unseen (C27)."""
+    fight = new_fight(having(sheet("ana"), "ambusher"), sheet("orc", side="raiders"), faces=[3, 1, 1, 4])
+    fight.apply_condition("ana", "Unseen")
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
+    assert dealt.terms.raw == 5 and Modifier(source="Ambusher (attacker Unseen)", value=2) in dealt.terms.modifiers
+    assert not fight.state.combatants["ana"].unseen
+
+
+def test_warding_word_is_offered_to_an_ally_within_reach_and_adds_two() -> None:
+    """Warding Word (a reactive ward, C38): the orc's 4 + 1 = 5 would hit Ana's 3 + 0; Bram, within her reach, is
+    asked (after the hit and base defense rolls, before the Active Defense window, C8), pays a Bonus Action and
+    adds +2: 5 against 5 no longer beats the base defense, so no Active Defense window opens (C8): a miss."""
+    fight = new_fight(having(sheet("bram"), "warding_word"), sheet("ana"), sheet("orc", side="raiders"),
+                      faces=[4, 1, 3])
+    fight.engage("bram", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.responders == ("bram",) and opened.costs[0] == "1 Bonus Action"
+    fight.answer_decision("warding_word", "bram", "use")
+    assert any(isinstance(r.event, ActiveDefenseWindowSkipped) for r in fight.events)
+    hit = determined(fight)
+    assert hit.defense.total == 5 and not hit.hit
+    assert fight.state.combatants["bram"].bonus_actions == 1
+    assert_replays(fight)
+
+
+def test_warding_word_is_not_offered_when_the_attack_would_miss_anyway() -> None:
+    """C38: a prompt only where it can change the outcome: 1 + 1 = 2 against 6 misses; nobody is asked."""
+    fight = new_fight(having(sheet("bram"), "warding_word"), sheet("ana"), sheet("orc", side="raiders"),
+                      faces=[1, 1, 6])
+    fight.engage("bram", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events) and fight.state.at_rest
+
+
+def test_steady_aim_spends_will_once_per_round() -> None:
+    """Steady Aim (C41 uses per round): 3 + 1 = 4 against 5 would miss; Ana pays 1 Will for +1: 5 against 5 still
+    misses (a hit beats strictly, C5), and the use is spent for the round: no second offer this round."""
+    fight = new_fight(having(sheet("ana"), "steady_aim"), sheet("orc", side="raiders"), faces=[3, 1, 5, 3, 1, 5])
+    fight.attack("ana", "orc", unarmed=True)
+    assert isinstance(fight.waiting_for, DecisionOpened)
+    fight.answer_decision("steady_aim", "ana", "use")
+    assert determined(fight).attack.total == 5 and not determined(fight).hit
+    ana = fight.state.combatants["ana"]
+    assert ana.will == 9 and uses_left(fight.state, "ana", ana.sheet.written_abilities()[0]) == 0
+    fight.attack("ana", "orc", unarmed=True)
+    assert fight.state.at_rest and sum(isinstance(r.event, DecisionOpened) for r in fight.events) == 1
+    assert_replays(fight)
+
+
+def test_riposte_on_a_miss_deals_a_d6_to_the_attacker() -> None:
+    """Riposte (C38 on a miss): 1 + 1 = 2 misses Ana's 6; she pays a Bonus Action and the orc takes d6 = 4
+    slashing (C13: no armor, nothing mitigated): 20 to 16."""
+    fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "riposte"), faces=[1, 1, 6, 4])
+    fight.attack("orc", "ana", unarmed=True)
+    assert isinstance(fight.waiting_for, DecisionOpened)
+    fight.answer_decision("riposte", "ana", "use")
+    assert fight.state.combatants["orc"].hp == 16 and fight.state.combatants["ana"].bonus_actions == 1
+    assert fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_trip_knocks_the_target_prone_on_a_hit() -> None:
+    """Trip (C38 on a hit, C40 applying a condition): 5 + 1 = 6 > 2, Ana pays a Bonus Action: the orc is Prone;
+    the damage, raw STR 5, lands after (C25)."""
+    fight = new_fight(having(sheet("ana"), "trip"), sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    assert isinstance(fight.waiting_for, DecisionOpened)
+    fight.answer_decision("trip", "ana", "use")
+    orc = fight.state.combatants["orc"]
+    assert orc.prone and orc.hp == 15
+    assert_replays(fight)
+
+
+def test_second_wind_heals_once_per_fight() -> None:
+    """Second Wind (a once-per-fight power, a heal, C41): hit for raw 5 (5 + 1 = 6 > 2) Ana lets it be (20 to 15);
+    hit again she uses it: d8 = 3 heals her to 18 before the blow lands (13); hit a third time she is not asked,
+    no use left (8)."""
+    fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "second_wind"),
+                      faces=[5, 1, 2, 5, 1, 2, 3, 5, 1, 2])
+    for answer, hp in (("pass", 15), ("use", 13), (None, 8)):
+        fight.attack("orc", "ana", unarmed=True)
+        fight.defend("ana", None)
+        if answer is not None:
+            assert isinstance(fight.waiting_for, DecisionOpened)
+            fight.answer_decision("second_wind", "ana", answer)
+        assert fight.state.at_rest and fight.state.combatants["ana"].hp == hp
+    assert_replays(fight)
+
+
+def test_a_cost_that_cannot_be_paid_is_not_offered() -> None:
+    """C38: a prompt only when usable: with no Bonus Action left Riposte is not offered."""
+    fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "riposte"), faces=[1, 1, 6])
+    state = fight.state
+    fight._keep(msgspec.structs.replace(state, combatants={
+        **state.combatants, "ana": msgspec.structs.replace(state.combatants["ana"], bonus_actions=0)}))
+    fight.attack("orc", "ana", unarmed=True)
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+
+
+def test_undo_gives_a_use_back() -> None:
+    """C41: undoing the command that used an ability undoes the use (the state after undo equals the one before)."""
+    fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "riposte"), faces=[1, 1, 6, 4])
+    fight.attack("orc", "ana", unarmed=True)
+    before = fight.state
+    fight.answer_decision("riposte", "ana", "use")
+    assert fight.state.uses
+    fight.undo(reason="wrong button")
+    after = fight.state
+    assert after.uses == before.uses and after.combatants == before.combatants
+
+
+@pytest.mark.parametrize(("toml", "path", "said"), [
+    ('[abilities.x]\nname = "X"\nuse = "passive"\neffects = [{ kind = "damage", damage_type = "fire", flat = 1 }]\n',
+     "$.abilities.x", "needs a trigger"),
+    ('[abilities.x]\nname = "X"\nuse = "trigger"\neffects = [{ kind = "modifier", total = "hit", value = 1 }]\n',
+     "$.abilities.x", "needs a trigger"),
+    ('[abilities.x]\nname = "X"\nuse = "passive"\nwhen = { target_hs = ["Prone"] }\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', "$.abilities.x.when", "target_hs"),
+    ('[abilities.x]\nname = "X"\nuse = "trigger"\n'
+     'trigger = { moment = "attack.determined", owner = "target", outcome = "miss" }\n'
+     'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n', "$.abilities.x",
+     "before the hit is determined"),
+])
+def test_invalid_content_is_refused_with_file_line_and_path(toml: str, path: str, said: str) -> None:
+    """Invalid abilities are refused, never ignored: the error names the file, the field path and a line."""
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    message = str(info.value)
+    assert "party.toml" in message and path in message and said in message and info.value.line is not None
+
+
+def test_a_written_ability_naming_an_unknown_condition_is_refused_at_join() -> None:
+    """C28: a sheet's ability naming a condition the ruleset does not know is refused at join, naming the field."""
+    poison = decode_content('name = "Venom"\nid = "venom"\nuse = "trigger"\n'
+                            'trigger = { moment = "attack.determined", owner = "attacker", outcome = "hit" }\n'
+                            'effects = [{ kind = "condition", condition = "Poisoned" }]\n', Ability, fmt="toml")
+    fight = new_fight()
+    before = list(fight.events)
+    with pytest.raises(RuleViolation) as info:
+        fight.join(having(sheet("ana"), poison))
+    assert info.value.rule == "C28" and info.value.facts["field"] == "$.abilities[0].effects[0].condition"
+    assert fight.events == before
+
+
+SHIPPED_TEXT = (Path(__file__).resolve().parent.parent / "omen_core" / "data" / "abilities.toml").read_text()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, len(SHIPPED_TEXT)), st.integers(0, 8),
+                          st.sampled_from(["", "x", "1", '"', "=", "[", "]", "{", "}", ",", "\n", "-5", "true",
+                                           'kind = "heal"', 'use = "passive"', "trigger", "d0", "abilities.",
+                                           'moment = "turn.start"'])), min_size=1, max_size=4))
+def test_a_mutated_ability_library_is_loaded_or_refused_with_file_and_path(
+        edits: list[tuple[int, int, str]]) -> None:
+    """Fuzz (C37): the shipped library with random cuts and insertions either loads or is refused as a
+    ContentError naming the file, a field path and a line; never another exception, never a half-loaded library."""
+    text = SHIPPED_TEXT
+    for where, cut, insert in edits:
+        at = min(where, len(text))
+        text = text[:at] + insert + text[at + cut:]
+    try:
+        library = decode_content(text, AbilityLibrary, source="party.toml", fmt="toml")
+    except ContentError as exc:
+        assert exc.source == "party.toml" and exc.path.startswith("$") and exc.line is not None, str(exc)
+        return
+    for ability_id in library.abilities:
+        assert library.get(ability_id) is not None
