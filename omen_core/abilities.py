@@ -21,7 +21,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .content import Ability, AddDice, AllowDefense, Consequence, Effect, Modify, When
+from .content import (
+    Ability,
+    AddDice,
+    AllowDefense,
+    ApplyCondition,
+    ClearCondition,
+    Consequence,
+    DealDamage,
+    Effect,
+    Heal,
+    Modify,
+    When,
+)
 from .events import AttackDeclared
 from .hooks import Choice, Cost, DefenseOverride, Extension, Moment, PoolDice, TermHandler, Total, Window
 from .parts import Modifier, PoolTag
@@ -30,8 +42,11 @@ from .rules import attack as rules
 if TYPE_CHECKING:
     from .state import CombatantState, FightState, Frame
 
-__all__ = ["USE", "PASS", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
-           "consequences_of", "when_words", "use_key"]
+__all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
+           "consequences_of", "when_words", "use_key", "on_turn_cost", "target_refusal"]
+
+#: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
+ON_TURN = ("action", "bonus_action", "free")
 
 #: The choice that uses a triggered ability, and the one that lets the moment go by.
 USE, PASS = "use", "pass"
@@ -72,8 +87,8 @@ def effects_of(ability: Ability, kind: type) -> tuple[Effect, ...]:
 
 
 def consequences_of(ability: Ability) -> tuple[Consequence, ...]:
-    """What a triggered ability does at once when used (damage, healing, conditions), in written order (C25)."""
-    return tuple(e for e in ability.effects if not isinstance(e, (Modify, AddDice, AllowDefense)))
+    """What an ability does at once when used (damage, healing, conditions), in written order (C25)."""
+    return tuple(e for e in ability.effects if isinstance(e, (DealDamage, ApplyCondition, ClearCondition, Heal)))
 
 
 def _holds(when: When, state: FightState, owner: CombatantState, decl: AttackDeclared) -> bool:
@@ -259,6 +274,36 @@ def _triggered(ability: Ability) -> Extension:
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)))
 
 
+def on_turn_cost(ability: Ability, in_rounds: bool = True, with_actions: bool = True) -> Cost:
+    """What using ``ability`` on one's turn costs (C20, C22, C37): an Action or a Bonus Action as its ``use`` says,
+    plus its ``cost``. Outside the rounds no turn's Actions or Movement are counted (as for an attack);
+    ``with_actions`` False leaves the Actions out (a save pays them itself, C15)."""
+    c = ability.cost
+    actions = (1 if ability.use == "action" else 0) + c.actions
+    return Cost(actions=actions if in_rounds and with_actions else 0, movement=c.movement if in_rounds else 0,
+                bonus_actions=(1 if ability.use == "bonus_action" else 0) + c.bonus_actions, hp=c.hp, will=c.will)
+
+
+def target_refusal(state: FightState, who: str, target: str, ability: Ability) -> str | None:
+    """Why ``who`` may not use ``ability`` on ``target`` (its ``target``, ``within_reach`` and ``when``), or None."""
+    owner, other = state.combatants[who], state.combatants[target]
+    allowed = {"self": target == who, "ally": other.side == owner.side,
+               "enemy": other.side != owner.side, "any": True}[ability.target]
+    if not allowed:
+        return {"self": "it targets its owner only", "ally": "it targets an ally (or its owner)",
+                "enemy": "it targets an enemy"}[ability.target]
+    if ability.within_reach and target != who and not state.engaged(who, target):
+        return f"{target!r} is not within {who!r}'s reach"
+    when = ability.when
+    if not (all(other.has(c) for c in when.target_has) and not any(other.has(c) for c in when.target_lacks)
+            and all(owner.has(c) for c in when.owner_has) and not any(owner.has(c) for c in when.owner_lacks)
+            and (when.owner_hp_at_most is None or owner.hp <= when.owner_hp_at_most)):
+        return f"its conditions do not hold ({when_words(when)})"
+    return None
+
+
 def compile_ability(ability: Ability) -> Extension:
-    """The rows that run ``ability`` (C37, C38)."""
+    """The rows that run ``ability`` (C37, C38); one used on its owner's turn needs none (``use_ability``)."""
+    if ability.use in ON_TURN:
+        return Extension(id=ability.id, name=ability.name)
     return _passive(ability) if ability.use == "passive" else _triggered(ability)

@@ -54,6 +54,7 @@ __all__ = [
     "PassReaction",
     "AnswerCatch",
     "AnswerDecision",
+    "UseAbility",
     "Engage",
     "Draw",
     "LeaveFight",
@@ -300,6 +301,15 @@ class AnswerDecision(CommandBase, frozen=True, kw_only=True):
     choice: str
 
 
+class UseAbility(CommandBase, frozen=True, kw_only=True):
+    """``who`` uses one of its abilities on its turn (C37: an Action, a Bonus Action or a Free Action, as the ability
+    says) on ``target`` (left out: itself, for an ability that targets its owner). docs/abilities.md."""
+
+    who: str
+    ability: str
+    target: str | None = None
+
+
 class Engage(CommandBase, frozen=True, kw_only=True):
     """The GM states who is within reach of (adjacent to) whom, or no longer is."""
 
@@ -354,7 +364,8 @@ Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerAct
            | RouteDamage | ChooseWillConversion | CallSave | CancelAction | ApplyConditionCommand
            | ClearConditionCommand
            | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
-           | Disengage | React | PassReaction | AnswerCatch | AnswerDecision | Engage | Draw | LeaveFight | EndFight
+           | Disengage | React | PassReaction | AnswerCatch | AnswerDecision | UseAbility | Engage | Draw | LeaveFight
+           | EndFight
            | Undo | Redo)
 
 #: The commands whose batches are undo markers: they are not undone themselves, and are no safe point.

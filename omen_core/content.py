@@ -63,6 +63,7 @@ __all__ = [
     "Modify",
     "AddDice",
     "AllowDefense",
+    "Save",
     "Effect",
     "When",
     "Trigger",
@@ -325,12 +326,14 @@ Recipient = Literal["target", "actor"]
 
 
 class DealDamage(_Content, frozen=True, tag_field="kind", tag="damage", kw_only=True):
-    """A consequence: damage of a type (dice and/or flat), mitigated as in C13."""
+    """A consequence: damage of a type (dice and/or flat), mitigated as in C13; ``half``: half of it, rounded
+    down (a save's success branch: "half damage on a success")."""
 
     to: Recipient = "target"
     dice: DamageDice | None = None
     flat: int = 0
     damage_type: str
+    half: bool = False
 
 
 class ApplyCondition(_Content, frozen=True, tag_field="kind", tag="condition", kw_only=True):
@@ -485,7 +488,19 @@ class AllowDefense(_Content, frozen=True, tag_field="kind", tag="allow_defense",
     defense: DefenseName
 
 
-Effect = Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal
+class Save(_Content, frozen=True, tag_field="kind", tag="save", kw_only=True):
+    """An ability's effect, used on one's turn: its target saves (C15): the target rolls ``save``, the owner
+    ``against``; each branch's consequences in written order (C25). ``spell``: mundane armor does not reduce its
+    damage (C13)."""
+
+    save: AttributeName
+    against: AttributeName
+    spell: bool = True
+    on_success: tuple[Consequence, ...] = ()
+    on_failure: tuple[Consequence, ...] = ()
+
+
+Effect = Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal | Save
 
 
 class When(_Content, frozen=True, kw_only=True):
@@ -536,15 +551,19 @@ _PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense)
 class Ability(_Content, frozen=True, kw_only=True):
     """An ability written as data (C37): a passive one applies its effects while its ``when`` holds; a triggered
     one is offered as a decision point at its trigger's moment (C38) to an owner who can pay, and does its
-    effects in written order (C25) when used. ``placeholder``: its numbers wait for the class chapters."""
+    effects in written order (C25) when used; one used on its owner's turn (as an Action, a Bonus Action or a
+    Free Action: ``use_ability``) does them to its ``target`` (the owner, an ally, an enemy, anyone; within
+    reach if ``within_reach``). ``placeholder``: its numbers wait for the class chapters."""
 
     id: Annotated[str, msgspec.Meta(pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]{0,63})?$(?!\n)")] = ""
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
     summary: str = ""
     placeholder: bool = False
     rule: str = "C37"
-    use: Literal["passive", "trigger"]
+    use: Literal["passive", "trigger", "action", "bonus_action", "free"]
     applies_to: Literal["self", "allies_in_reach"] = "self"
+    target: Literal["self", "ally", "enemy", "any"] = "enemy"
+    within_reach: bool = False
     trigger: Trigger | None = None
     when: When = When()
     cost: AbilityCost = AbilityCost()
@@ -558,8 +577,18 @@ class Ability(_Content, frozen=True, kw_only=True):
             raise ValueError(problem)
 
 
+_ON_TURN = ("action", "bonus_action", "free")
+_ATTACK_PREDICATES = ("attack_kinds", "weapon_properties", "attacker_unseen")
+
+
 def _ability_problem(a: Ability) -> str:
     """What is wrong with an ability as a whole (msgspec reports it at the ability's path), or ""."""
+    if a.use not in _ON_TURN and (a.target != "enemy" or a.within_reach):
+        return "target and within_reach are for abilities used on one's turn (use = \"action\", ...)"
+    if any(isinstance(e, Save) for e in a.effects) and a.use not in _ON_TURN:
+        return "a save effect is for an ability used on one's turn (use = \"action\", \"bonus_action\" or \"free\")"
+    if a.use in _ON_TURN:
+        return _on_turn_problem(a)
     if a.use == "passive":
         if a.trigger is not None:
             return "a passive ability has no trigger (use = \"trigger\" for one)"
@@ -587,6 +616,25 @@ def _ability_problem(a: Ability) -> str:
                     "(moment = \"attack.determined\")")
         if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":
             return f"a {e.total} modifier must come before the hit is determined (moment = \"attack.rolled\")"
+    return ""
+
+
+def _on_turn_problem(a: Ability) -> str:
+    """What is wrong with an ability used on one's turn, or ""."""
+    if a.trigger is not None or a.applies_to != "self":
+        return "an ability used on one's turn has no trigger and no applies_to"
+    if any(getattr(a.when, name) != getattr(When(), name) for name in _ATTACK_PREDICATES):
+        return ("an ability used on one's turn makes no attack: its `when` reads the owner and the target "
+                "(owner_has, owner_lacks, owner_hp_at_most, target_has, target_lacks)")
+    wrong = [type(e).__struct_config__.tag for e in a.effects if isinstance(e, _PASSIVE_EFFECTS)]
+    if wrong:
+        return (f"an ability used on one's turn does its effects at once: {wrong[0]!r} belongs to a passive or "
+                "triggered ability")
+    saves = [e for e in a.effects if isinstance(e, Save)]
+    if saves and len(a.effects) > 1:
+        return "a save effect is an ability's only effect (its branches say what follows)"
+    if saves and a.target == "self":
+        return "a save is made by another (C15): target = \"ally\", \"enemy\" or \"any\""
     return ""
 
 

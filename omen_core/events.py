@@ -141,6 +141,7 @@ __all__ = [
     "WeaponDrawn",
     "Disengaged",
     "MovementDeclared",
+    "AbilityUsed",
     "Moved",
     "ReactionWindowOpened",
     "ReactionPassed",
@@ -359,12 +360,26 @@ class AttackDeclared(EventBase, frozen=True, kw_only=True):
 
 
 class SaveCalled(EventBase, frozen=True, kw_only=True):
-    """An effect calls for a save: the caller opposes, the saver rolls (C15, C25)."""
+    """An effect calls for a save: the caller opposes, the saver rolls (C15, C25); ``ability``: the caller's ability
+    (C37) whose effect it is, used on the caller's turn (absent: the effect given by the command)."""
 
     action: Sequence_
     caller: str
     saver: str
     effect: SaveEffect
+    ability: str | None = None
+
+
+class AbilityUsed(EventBase, frozen=True, kw_only=True):
+    """An ability used on its owner's turn (C37: as an Action, a Bonus Action or a Free Action) on ``target``:
+    an action of its own, whose costs and effects follow in written order (C25). ``ability`` is its id,
+    ``name`` what the table calls it."""
+
+    action: Sequence_
+    who: str
+    ability: str
+    name: str
+    target: str
 
 
 class CostPaid(EventBase, frozen=True, kw_only=True):
@@ -978,7 +993,7 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
          | ActionSettled | ActionCancelled | AmbushStarted | AmbushDifficultySet | SurpriseDetermined
          | InitiativeRolled | InitiativeTied | InitiativeRollOff | InitiativeAgreed | InitiativeOrderSet
          | RoundStarted | RoundEnded | TurnStarted | TurnSkipped | TurnEnded | BonusActionsRefilled
-         | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved
+         | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved | AbilityUsed
          | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
          | DecisionOpened | DecisionAnswered | DecisionClosed | CombatantLeft | FightEnded | Undone | Redone)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)

@@ -38,6 +38,7 @@ from .decisions import transitions as decision_transitions
 from .errors import RuleViolation
 from .events import (
     EVENT_TYPES,
+    AbilityUsed,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
@@ -135,6 +136,7 @@ class Step(Enum):
     CAUGHT = "caught"
     CATCH_PAID = "Catch paid"
     MOVE_RESOLVED = "movement completed"
+    ABILITY_USED = "ability used"
     SETTLED = "settled"
     CANCELLED = "cancelled"
 
@@ -146,7 +148,7 @@ UNORDERED = (CommandIssued, DiceSourceChanged, Undone, Redone)
 S = Step
 AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
 DONE = (S.SETTLED, S.CANCELLED)
-_CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED]
+_CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED, S.ABILITY_USED]
 #: The steps where paying a cost moves the lifecycle on (the declared action's cost, an Active Defense's, a Catch's)
 _PAYING = (S.DECLARED, S.REACTIONS_CLOSED, S.DEFENSE_CHOSEN, S.CAUGHT)
 
@@ -171,6 +173,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "declare", "source": list(AT_REST), "dest": S.DECLARED},
     {"trigger": "pay", "source": [S.DECLARED, S.REACTIONS_CLOSED], "dest": S.COSTS_PAID},
     {"trigger": "cancel", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.CANCELLED},
+    # an ability used on one's turn (C37): its costs, then its effects as consequences (below)
+    {"trigger": "use", "source": list(AT_REST), "dest": S.ABILITY_USED},
     # a movement
     {"trigger": "resolve_move", "source": [S.COSTS_PAID, S.REACTIONS_CLOSED], "dest": S.MOVE_RESOLVED},
     {"trigger": "settle", "source": S.MOVE_RESOLVED, "dest": S.SETTLED},
@@ -424,7 +428,7 @@ _TRIGGERS: dict[type, str] = {
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",
-    MovementDeclared: "declare", Moved: "resolve_move",
+    MovementDeclared: "declare", Moved: "resolve_move", AbilityUsed: "use",
     ReactionWindowOpened: "open_reactions", ReactionPassed: "pass_reaction",
     ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
     DecisionOpened: "decide", DecisionAnswered: "decide", DecisionClosed: "decide",

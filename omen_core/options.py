@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from .abilities import ON_TURN, on_turn_cost
 from .commands import (
     ApplyConditionCommand,
     BeginAmbush,
@@ -37,6 +38,7 @@ from .commands import (
     RollInitiative,
     StaticCheck,
     Undo,
+    UseAbility,
 )
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe, shut_out
@@ -305,6 +307,7 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
         cost = state.ruleset.economy.draw.replace("_", " ") if state.ruleset and state.phase.name == "ROUNDS" \
             else "free"
         yield from _named(state, history, "draw", who, "§Preparing for Combat, C18, C35", cost, draws)
+        yield from _abilities(state, history, who)
         yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])
         effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=1)
         free_effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=0)
@@ -317,6 +320,20 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
                                     "attributes, spell, action_cost, on_success / on_failure consequences (C25)"),),
                           note=_noted("the choices show the effect with action_cost 1 and 0; any effect may be "
                                       "given", more))
+
+
+def _abilities(state: FightState, history: History | None, who: str) -> Iterator[Offer]:
+    """Each ability ``who`` uses on its turn (C37), one offer each: on every target it may be used on now, with
+    what it costs (docs/abilities.md)."""
+    usable = [a for a in state.combatants[who].sheet.written_abilities() if a.use in ON_TURN]
+    if not usable:
+        return
+    listed, more = _listed(state, who)
+    for ability in usable:
+        cost = on_turn_cost(ability, state.phase.name == "ROUNDS").words()
+        candidates = [UseAbility(who=who, ability=ability.id, target=t) for t in (who, *listed)]
+        yield from _named(state, history, "use_ability", who, ability.rule, cost, candidates,
+                          note=_noted(f"{ability.name}: {ability.summary}" if ability.summary else ability.name, more))
 
 
 def _checks(state: FightState, history: History | None) -> Iterator[Offer]:

@@ -39,6 +39,7 @@ PLAYER_COMMANDS: dict[str, str] = {
     "pass_reaction": "who",
     "answer_catch": "who",
     "answer_decision": "who",
+    "use_ability": "who",
     "move": "who",
     "disengage": "who",
     "draw": "who",

@@ -30,6 +30,7 @@ from .abilities import PASS, use_key
 from .content import CombatantSheet, Ruleset, Weapon
 from .events import (
     GENESIS_HASH,
+    AbilityUsed,
     ActionCancelled,
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
@@ -101,7 +102,8 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "Frame", "FightState", "EFFECTS",
+__all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "AbilityFrame", "Frame",
+           "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
            "redo_stack_after", "redoable", "spend"]
 
@@ -278,7 +280,18 @@ class MoveFrame(_FrameBase, frozen=True, kw_only=True, tag="move"):
         return self.declaration.who
 
 
-Frame = AttackFrame | SaveFrame | MoveFrame
+class AbilityFrame(_FrameBase, frozen=True, kw_only=True, tag="ability"):
+    """An ability used on its owner's turn (C37): its declaration; its costs and effects follow as consequences."""
+
+    declaration: AbilityUsed
+
+    @property
+    def actor(self) -> str:
+        """The ability's owner."""
+        return self.declaration.who
+
+
+Frame = AttackFrame | SaveFrame | MoveFrame | AbilityFrame
 
 
 class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -557,9 +570,12 @@ def _round_started(state: FightState, event: RoundStarted) -> FightState:
 
 def _answered(state: FightState, event: DecisionAnswered) -> FightState:
     """A decision answered with anything but passing uses the ability once (C41)."""
-    if event.choice == PASS:
-        return state
-    key = use_key(event.who, event.decision)
+    return state if event.choice == PASS else _used(state, event.who, event.decision)
+
+
+def _used(state: FightState, who: str, ability: str) -> FightState:
+    """``who`` uses ``ability`` once more: this turn, this round, this fight (C41)."""
+    key = use_key(who, ability)
     t, r, f = state.uses.get(key, (0, 0, 0))
     return replace(state, uses={**state.uses, key: (t + 1, r + 1, f + 1)})
 
@@ -614,6 +630,8 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     InitiativeOrderSet: lambda state, event: replace(state, order=event.order),
     RoundStarted: _round_started,
     DecisionAnswered: _answered,
+    AbilityUsed: lambda state, event: _used(state, event.who, event.ability),
+    SaveCalled: lambda state, event: _used(state, event.caller, event.ability) if event.ability else state,
     TurnStarted: lambda state, event: replace(state, **_turn_started(state, event)),
     TurnEnded: lambda state, event: replace(state, **_turn_ended(state, event)),
     BonusActionsRefilled: lambda state, event: replace(state, **_refilled(state, event)),
@@ -714,6 +732,8 @@ def _new_frame(state: FightState, event: Event, seq: int, step: Step) -> Frame:
         return AttackFrame(action=number, declared_at=seq, step=step, declaration=event, weapon=weapon)
     if isinstance(event, SaveCalled):
         return SaveFrame(action=number, declared_at=seq, step=step, declaration=event)
+    if isinstance(event, AbilityUsed):
+        return AbilityFrame(action=number, declared_at=seq, step=step, declaration=event)
     assert isinstance(event, MovementDeclared)
     return MoveFrame(action=number, declared_at=seq, step=step, declaration=event)
 
@@ -721,7 +741,7 @@ def _new_frame(state: FightState, event: Event, seq: int, step: Step) -> Frame:
 def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tuple[Frame, ...]:
     """Advance the lifecycle of the action ``event`` belongs to; push new actions, pop finished ones."""
     stack = state.stack
-    if trigger == "declare":
+    if trigger in ("declare", "use"):
         if stack:
             next_step(stack[-1].step, event, seq, trigger="nest")
             if not (isinstance(event, AttackDeclared) and event.reacting_to == stack[-1].action):

@@ -35,6 +35,7 @@ from typing import Literal
 import msgspec
 
 from omen_core.events import (
+    AbilityUsed,
     ActionCancelled,
     ActionSettled,
     AmbushDifficultySet,
@@ -76,7 +77,8 @@ __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceL
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
            "roll_string"]
 
-CardKind = Literal["attack", "save", "movement", "check", "contest", "surprise", "initiative", "roll_off", "ambush"]
+CardKind = Literal["attack", "save", "movement", "ability", "check", "contest", "surprise", "initiative", "roll_off",
+                   "ambush"]
 
 
 class RollTerm(msgspec.Struct, frozen=True):
@@ -396,7 +398,8 @@ class CardBuilder(Visitor):
     def _owned(self, owner: int, rec: StoredEvent, before: FightState, lines: tuple[Line, ...]) -> None:
         if owner not in self.open:
             kind: CardKind = ("attack" if isinstance(rec.event, AttackDeclared) else
-                              "save" if isinstance(rec.event, SaveCalled) else "movement")
+                              "save" if isinstance(rec.event, SaveCalled) else
+                              "ability" if isinstance(rec.event, AbilityUsed) else "movement")
             draft = _Draft(kind, owner, before.round)
             slot = _Slot(draft=draft)
             self.open[owner] = (slot, draft)
@@ -498,7 +501,7 @@ class CardBuilder(Visitor):
             elif isinstance(event, ActionCancelled):
                 verdicts.append(Verdict(label="CANCELLED", numbers=event.reason, rule=""))
         actor = (decl.attacker if isinstance(decl, AttackDeclared) else decl.caller if isinstance(decl, SaveCalled)
-                 else decl.who if isinstance(decl, MovementDeclared) else "")
+                 else decl.who if isinstance(decl, (MovementDeclared, AbilityUsed)) else "")
         reaction = getattr(decl, "reaction", None) or ""
         return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
                     headline=_headline(first_lines, first.seq), actor=actor,

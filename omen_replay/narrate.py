@@ -16,6 +16,7 @@ from typing import Literal
 import msgspec
 
 from omen_core.events import (
+    AbilityUsed,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
@@ -416,6 +417,11 @@ def _moving(e: MovementDeclared, names: _Names) -> Iterator[tuple[LineKind, str]
     yield "header", f"{names(e.who)} moves{leaving}"
 
 
+def _ability_used(e: AbilityUsed, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    on = "" if e.target == e.who else f" on {names(e.target)}"
+    yield "header", f"{names(e.who)} uses {e.name}{on} (C37)"
+
+
 def _moved(e: Moved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "roll", f"  ({names(e.who)} completes the move)"
 
@@ -527,6 +533,7 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     WeaponDrawn: _drawn,
     Disengaged: _disengaged,
     MovementDeclared: _moving,
+    AbilityUsed: _ability_used,
     Moved: _moved,
     ReactionWindowOpened: _reactions,
     ReactionPassed: _passed,

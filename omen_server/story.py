@@ -128,6 +128,9 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "save_resolved":
             verdict = "SAVED" if e.get("success") else "FAILED"
             return f"save {_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {verdict}", verdict
+        case "ability_used":
+            on = "" if e.get("target") == e.get("who") else f" on {n(e['target'])}"
+            return f"{n(e['who'])} uses {e.get('name', 'an ability')}{on}", ""
         case "movement_declared":
             away = f" away from {', '.join(n(w) for w in e.get('leaves') or [])}" if e.get("leaves") else ""
             return f"{n(e['who'])} moves{away}", ""

@@ -56,7 +56,8 @@ _HEADERS = {"Content-Security-Policy": CSP, "Referrer-Policy": "no-referrer", "X
 COMMAND_TITLES: dict[str, str] = {
     "declare_attack": "Attack", "answer_active_defense": "Active Defense", "route_damage": "Route damage",
     "choose_will_conversion": "Will conversion", "react": "React", "pass_reaction": "Pass",
-    "answer_catch": "Catch", "answer_decision": "Answer", "move": "Move", "disengage": "Disengage", "draw": "Draw",
+    "answer_catch": "Catch", "answer_decision": "Answer", "use_ability": "Ability", "move": "Move",
+    "disengage": "Disengage", "draw": "Draw",
     "end_turn": "End turn",
     "static_check": "Check", "contest": "Contest", "call_save": "Save", "cancel_action": "Cancel the action",
     "apply_condition": "Apply a condition", "clear_condition": "Clear a condition", "reveal_seed": "Reveal the seed",
@@ -295,8 +296,15 @@ def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
                      + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
 
 
+def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mapping[str, str]) -> str:
+    """An ability used on one's turn as its button says it: ``Healing Word on Brin`` (on oneself: its name)."""
+    name = abilities.get(str(args.get("ability")), str(args.get("ability")))
+    target = args.get("target")
+    return name if target in (None, args.get("who")) else f"{name} on {_name(names, target)}"
+
+
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
-            opened: DecisionOpened | None = None) -> ChoiceView:
+            opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None) -> ChoiceView:
     faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe) for rolls, maybe in ((choice.dice, False),
                                                                                          (choice.may_roll, True))
                   for r in rolls for d in r.dice)
@@ -304,12 +312,14 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
+             else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
              else _label(offer.command, actor_field, choice.args, names))
     return ChoiceView(label=label,
                       args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces)
 
 
-def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None) -> OfferView:
+def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None,
+                abilities: Mapping[str, str] | None = None) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
@@ -319,7 +329,7 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = tuple(_choice(offer, c, actor_field, names, opened) for c in offer.choices) or (
+    choices = tuple(_choice(offer, c, actor_field, names, opened, abilities) for c in offer.choices) or (
         ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
@@ -435,7 +445,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         answers_to = set(options.waiting.answers) if options.waiting is not None else set()
         offers = [_one_parry_per_weapon(_foes_first(o, state)) for o in options.offers]
         opened = state.pending.decision if state.pending is not None else None
-        offer_views = [_offer_view(o, i, names, opened) for i, o in enumerate(offers)]
+        abilities = {a.id: a.name for o in offers if o.command == "use_ability" and o.actor in state.combatants
+                     for a in state.combatants[o.actor].sheet.written_abilities()}
+        offer_views = [_offer_view(o, i, names, opened, abilities) for i, o in enumerate(offers)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
         turn = options.turn

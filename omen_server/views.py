@@ -25,7 +25,9 @@ The field rules:
 - a save's effect (``save_called.effect``, ``save_resolved.effect``) is its caller's, as a weapon is its
   wielder's: the caller's seat sees it whole; every other seat (the saver's too) sees what it needs to check its
   own roll (the attributes opposed, whether it is a spell, its cost) and its name as ``a save``, unless the GM
-  made that name public (the table settings' ``public_effects``); what each branch does it sees as it happens.
+  made that name public (the table settings' ``public_effects``); what each branch does it sees as it happens;
+- an ability used on its owner's turn (``ability_used.name``) is its owner's in the same way: its name to the
+  owner's seat or where the GM made it public, ``an ability`` to the others; its id is the owner's sheet.
 
 Every event of an action is also withheld when the action involves a combatant the seat may not see
 (:class:`Sight.participants`): the attack of a hidden ambusher shows nothing of itself until it is seen.
@@ -38,7 +40,7 @@ from typing import Any
 
 import msgspec
 
-from omen_core.events import AttackDeclared, MovementDeclared, SaveCalled, StoredEvent
+from omen_core.events import AbilityUsed, AttackDeclared, MovementDeclared, SaveCalled, StoredEvent
 from omen_core.seats import (
     HP_BANDS,
     NAMING_FIELDS,
@@ -109,7 +111,8 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "attack_declared": {**_ACTION, "attacker": "name", "target": "name", "weapon": "own:attacker", "kind": "public",
                         "situational": "public", "rage": "public", "damage_modifiers": "own:attacker",
                         "branches": "own:attacker", "reaction": "public", "reacting_to": "public"},
-    "save_called": {**_ACTION, "caller": "name", "saver": "name", "effect": "custom"},
+    "save_called": {**_ACTION, "caller": "name", "saver": "name", "effect": "custom", "ability": "own:caller"},
+    "ability_used": {**_ACTION, "who": "name", "ability": "own:who", "name": "custom", "target": "name"},
     "cost_paid": {**_ACTION, "who": "name", "resource": "public", "amount": "public", "purpose": "own:who"},
     "active_defense_window_opened": {**_ACTION, "defender": "name", "attack_total": "public",
                                      "base_defense": "own:defender", "eligible": "own:defender",
@@ -275,6 +278,7 @@ def _side(payload: dict[str, Any], sight: Sight) -> Any:
 
 #: A save effect's name as a seat that does not own its caller sees it, unless the GM made the name public.
 UNNAMED_EFFECT = "a save"
+UNNAMED_ABILITY = "an ability"
 #: What of a save's effect a seat that does not own its caller sees: what it needs to check its own roll.
 _EFFECT_SEEN = ("save", "against", "spell", "action_cost")
 
@@ -294,6 +298,13 @@ def _effect_called(payload: dict[str, Any], sight: Sight) -> Any:
             **{key: effect[key] for key in _EFFECT_SEEN if key in effect}}
 
 
+def _ability_name(payload: dict[str, Any], sight: Sight) -> Any:
+    """An ability used on its owner's turn (C37) is its owner's, as a save's effect is its caller's: its name to
+    the owner's seat, or where the GM made it public; to the others ``an ability``."""
+    name = payload.get("name")
+    return name if sight.owns(str(payload.get("who", ""))) or name in sight.public_effects else UNNAMED_ABILITY
+
+
 def _effect_resolved(payload: dict[str, Any], sight: Sight) -> Any:
     """A resolved save's effect (its name): as :func:`_effect_name` says."""
     return _effect_name(payload.get("effect"), payload, sight)
@@ -303,6 +314,7 @@ _WITHHELD = object()
 _CUSTOM: dict[tuple[str, str], Custom] = {
     ("fight_ended", "side"): _side,
     ("save_called", "effect"): _effect_called,
+    ("ability_used", "name"): _ability_name,
     ("save_resolved", "effect"): _effect_resolved,
     ("combatant_joined", "sheet"): _joined,
     ("command_issued", "command"): _command,
@@ -421,6 +433,8 @@ def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:
         return event.action, (event.caller, event.saver)
     if isinstance(event, MovementDeclared):
         return event.action, (event.who,)
+    if isinstance(event, AbilityUsed):
+        return event.action, (event.who, event.target)
     return None
 
 

@@ -30,7 +30,8 @@ def library_text() -> str:
 def test_every_library_example_of_the_guide_loads() -> None:
     """Each ``[abilities.<id>]`` block of the guide is a valid library (and there are several)."""
     library = decode_content(library_text(), AbilityLibrary, source="guide", fmt="toml")
-    assert len(LIBRARY_BLOCKS) >= 3 and set(library.abilities) >= {"shield_bash", "hunters_mark", "last_stand"}
+    assert len(LIBRARY_BLOCKS) >= 4 and set(library.abilities) >= {"shield_bash", "hunters_mark", "last_stand",
+                                                                   "mending_touch", "frost_ray"}
 
 
 def test_the_inline_sheet_example_joins() -> None:
@@ -60,7 +61,8 @@ id = "ana"
 name = "Ana"
 side = "heroes"
 hp = 20
-abilities = ["shield_bash", "hunters_mark"]
+will = 3
+abilities = ["shield_bash", "hunters_mark", "frost_ray"]
 attributes = ATTRS
 weapons = [{ id = "mace", weapon_damage = 2, damage_type = "crushing" },
            { id = "bow", weapon_damage = 1, damage_type = "piercing", properties = ["ranged"] }]
@@ -96,6 +98,13 @@ attacker = "ana"
 target = "orc"
 weapon = "bow"
 dice = [3, 1, 6]
+
+[[commands]]
+command = "use_ability"      # Frost Ray: an Action and 1 Will; the orc's RES 2 against Ana's INT 5 fails: 1d8 = 7 cold
+who = "ana"
+ability = "frost_ray"
+target = "orc"
+dice = [2, 5, 7]
 """.replace("ATTRS", "{ " + ", ".join(f'{a} = {{ die = "d6" }}' for a in ("STR", "AGI", "INT", "RES", "FCS")) + " }")
 
 
@@ -111,14 +120,16 @@ def scenario(tmp_path: Path) -> Path:
 def test_a_scenario_with_a_library_file_runs_verifies_and_explains(scenario: Path, tmp_path: Path) -> None:
     """The guide's library abilities run from a scenario's ``abilities`` file: Shield Bash is offered and used (the
     orc Prone, Ana one Bonus Action down, 7 damage), Hunter's Mark adds its named term to the bow shot (3 + 1 - 2
-    + 1 = 3 against 6: a miss), the log verifies, and explain shows the term as the guide says."""
+    + 1 = 3 against 6: a miss), Frost Ray costs a Will and deals 7 cold on a failed save (13 to 6), the log
+    verifies, and explain shows the term as the guide says."""
     runner = CliRunner()
     log = tmp_path / "guide.jsonl"
     result = runner.invoke(app, ["run", str(scenario), "--log", str(log), "--json"])
     assert result.exit_code == 0, result.output
     end = json.loads(result.stdout)
     orc = next(c for c in end["combatants"] if c["id"] == "orc")
-    assert orc["hp"] == 13 and "Prone" in orc["conditions"]
+    ana = next(c for c in end["combatants"] if c["id"] == "ana")
+    assert orc["hp"] == 6 and "Prone" in orc["conditions"] and ana["will"] == 2
     verified = runner.invoke(app, ["verify", str(log)])
     assert verified.exit_code == 0, verified.output
     lines = [json.loads(line) for line in log.read_text().splitlines()]
@@ -144,7 +155,7 @@ def test_a_library_taking_a_shipped_id_is_refused_naming_the_library(scenario: P
 
 def test_an_unknown_id_in_a_sheet_is_refused_naming_the_field(scenario: Path) -> None:
     """An id neither shipped nor in the scenario's libraries is refused at join (C37), naming the sheet's field."""
-    scenario.write_text(SCENARIO.replace('["shield_bash", "hunters_mark"]', '["shield_bash", "hunters_mrk"]'))
+    scenario.write_text(SCENARIO.replace('"hunters_mark", "frost_ray"', '"hunters_mrk", "frost_ray"'))
     result = CliRunner().invoke(app, ["run", str(scenario)])
     assert result.exit_code == 2
     assert "hunters_mrk" in result.output and "$.combatants[0].abilities[1]" in result.output

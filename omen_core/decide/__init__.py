@@ -49,6 +49,7 @@ from ..commands import (
     StartFight,
     StaticCheck,
     Undo,
+    UseAbility,
 )
 from ..content import DealDamage
 from ..decisions import point_at, waiting_point
@@ -63,6 +64,7 @@ from ..events import (
 )
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase, Step
 from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
+from .abilities import use_ability
 from .attack import (
     RESUMES,
     answer_active_defense,
@@ -138,6 +140,7 @@ __all__ = [
     "PassReaction",
     "AnswerCatch",
     "AnswerDecision",
+    "UseAbility",
     "Engage",
     "Draw",
     "LeaveFight",
@@ -246,6 +249,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     PassReaction: pass_reaction,
     AnswerCatch: answer_catch,
     AnswerDecision: _answer_decision,
+    UseAbility: use_ability,
     Engage: engage,
     Draw: draw,
     LeaveFight: leave_fight,
@@ -260,6 +264,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
 _GATES: dict[type, str] = {
     DeclareAttack: "declare",
     CallSave: "declare",
+    UseAbility: "declare",
     Move: "declare",
     StaticCheck: "roll_check",
     Contest: "roll_check",

@@ -156,8 +156,11 @@ def _consequence_terms(draft: Draft, c: DealDamage, actor: str) -> DamageTerms:
     if c.dice is not None:
         rolled = draft.roll("damage", actor, [("damage", c.dice.sides)] * c.dice.count)
         faces = [d.face for d in rolled.dice]
-    flat = (Modifier(source="flat", value=c.flat),) if c.flat else ()
-    return DamageTerms(dice=sum(faces), modifiers=flat, raw=sum(faces) + c.flat)
+    terms = (Modifier(source="flat", value=c.flat),) if c.flat else ()
+    whole = sum(faces) + c.flat
+    if c.half and whole - whole // 2:  # half, rounded down: the rest is a term of its own, so the terms add up
+        terms = (*terms, Modifier(source="half (a save's success)", value=-(whole - whole // 2)))
+    return DamageTerms(dice=sum(faces), modifiers=terms, raw=whole // 2 if c.half else whole)
 
 
 def land_damage(draft: Draft, action: int, who: str, terms: DamageTerms, damage_type: str, *, spell: bool,

@@ -84,15 +84,16 @@ SPECTATOR = "watcher"
 
 
 def sheets(world: World) -> list[CombatantSheet]:
-    """The four combatants of a world: Kael (Alice's; Will conversion by choice), Brin (Bob's; Rogue routing and the
-    Arcane Ward, so Bob answers a decision point of an extension's),
+    """The four combatants of a world: Kael (Alice's; Will conversion by choice, and Healing Word, an ability used
+    on one's turn), Brin (Bob's; Rogue routing and the Arcane Ward, so Bob answers a decision point of an
+    extension's),
     Vesh the raider (visible, not played) and the hidden one, alone on its own side."""
     kael = msgspec.structs.replace(
         sheet("kael", "heroes", hp=24, will=6, STR=(8, 2), AGI=(6, 1), RES=(8, 1), FCS=(6, 1), INT=(4, 0)),
         name="Kael Arden", armor=Armor(rating=1),
         weapons=(Weapon(id="sword", weapon_damage=3, parry_rating=1),
                  Weapon(id="knife", weapon_damage=1, damage_type="piercing", properties=frozenset({"thrown"}))),
-        features=Features(will_conversion="choice"))
+        features=Features(will_conversion="choice"), abilities=("healing_word",))
     brin = msgspec.structs.replace(
         sheet("brin", "heroes", hp=18, will=4, AGI=(8, 1), RES=(6, 1), FCS=(8, 2), STR=(6, 0)),
         name="Brin Hollowmere", shield=Shield(block_rating=1),
@@ -127,7 +128,7 @@ def creation(world: World, fight_id: str, dice: str, hp_display: str) -> dict[st
 WEIGHTS = {"declare_attack": 14, "end_turn": 6, "move": 4, "apply_condition": 3, "call_save": 3, "engage": 4,
            "disengage": 1, "draw": 1, "undo": 2, "redo": 3, "clear_condition": 1, "static_check": 1, "contest": 1,
            "begin_ambush": 6, "roll_initiative": 8, "leave_fight": 1, "end_fight": 1, "reveal_seed": 1,
-           "cancel_action": 1}
+           "cancel_action": 1, "use_ability": 3}
 _ANSWERS = {"answer_active_defense", "react", "pass_reaction", "answer_catch", "route_damage",
             "choose_will_conversion", "agree_initiative", "roll_off", "answer_decision"}
 #: The GM's commands whose free text is the GM's (varied between the worlds).

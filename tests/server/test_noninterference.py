@@ -3,7 +3,7 @@ may not see, on any path, against a real ``omen serve`` process on SQLite and on
 
 The worlds, the plan and the comparison are in :mod:`tests.server.noninterference`. Hypothesis draws the plan (a
 seed for its choices, its length, the dice, the HP display), derandomized so that CI runs the same fights every
-time; two plans are pinned (``@example``) that together log every event type and see the hidden combatant both
+time; three plans are pinned (``@example``) that together log every event type and see the hidden combatant both
 leave the fight and fall, which the last assertion checks on each backend: undo and redo, Will conversion, Rogue
 routing, Catch, Attacks of Opportunity and Interrupts, ambushes, initiative ties and roll-offs among them. Should
 a change to the engine move those plans off a situation, the assertion names it; ``python -m
@@ -67,9 +67,9 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
 
         @settings(max_examples=EXAMPLES[backend], derandomize=True, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @example(seed=36, length=50, dice="seeded", hp="exact")
-        @example(seed=55, length=50, dice="seeded", hp="banded")
-        @example(seed=2, length=50, dice="manual", hp="hidden")
+        @example(seed=76, length=50, dice="seeded", hp="exact")
+        @example(seed=22, length=50, dice="manual", hp="banded")
+        @example(seed=6, length=50, dice="manual", hp="hidden")
         @given(seed=st.integers(0, 2**32), length=st.integers(20, 70), dice=st.sampled_from(["seeded", "manual"]),
                hp=st.sampled_from(["exact", "banded", "hidden"]))
         def worlds(seed: int, length: int, dice: str, hp: str) -> None:

@@ -1,0 +1,103 @@
+"""Deciding an ability used on its owner's turn (C37): who may, on whom, at what cost; a save or its effects at once.
+
+An ability written as data with ``use`` "action", "bonus_action" or
+"free" (docs/abilities.md) is used with the ``use_ability`` command. One
+whose effect is a save calls it (C15, C25): a ``save_called`` naming the
+ability, and the save resolves as any does (an Action cost lets adjacent
+enemies Interrupt first, C24). Any other does its effects at once, in
+written order (C25), as an action of its own: ``ability_used``, its costs,
+its consequences, settled.
+"""
+
+from __future__ import annotations
+
+from ..abilities import consequences_of, on_turn_cost, target_refusal, uses_left
+from ..commands import UseAbility
+from ..content import Ability, Save, SaveEffect
+from ..errors import RuleViolation
+from ..events import AbilityUsed, ActionSettled, CostPaid, SaveCalled
+from ..ledger import shortfall
+from ..machine import Phase
+from .draft import Draft
+from .effects import Context, check_consequences, resolve_save, run_consequences
+from .flow import require_turn
+from .reactions import open_interrupts
+
+__all__ = ["use_ability", "owned_ability"]
+
+
+def owned_ability(draft: Draft, who: str, ability_id: str) -> Ability:
+    """The ability ``ability_id`` that ``who``'s sheet writes out, used on one's turn; refused (C37) otherwise."""
+    sheet = draft.combatant(who).sheet
+    found = next((a for a in sheet.written_abilities() if a.id == ability_id), None)
+    if found is None:
+        have = ", ".join(a.id for a in sheet.written_abilities() if a.use in ("action", "bonus_action", "free"))
+        raise RuleViolation("C37", f"{who!r} has no ability {ability_id!r} to use on its turn (its abilities used "
+                                   f"on its turn: {have or 'none'})")
+    if found.use not in ("action", "bonus_action", "free"):
+        raise RuleViolation("C37", f"{found.name} is {'passive' if found.use == 'passive' else 'triggered'}: it is "
+                                   "not used with use_ability (docs/abilities.md)")
+    return found
+
+
+def use_ability(draft: Draft, cmd: UseAbility) -> None:
+    """Use an ability on one's turn (C37): on one's own turn in the rounds, at rest, by one who can act (C10, C33,
+    C36), on a target it allows, with a use left (C41) and the cost paid through the ledger (C20, C22)."""
+    draft.require("declare")
+    owner = draft.present(cmd.who, "use an ability")
+    ability = owned_ability(draft, cmd.who, cmd.ability)
+    if owner.helpless or owner.hp == 0:
+        raise RuleViolation("C10", f"{cmd.who!r} is incapacitated, paralysed or at 0 HP and cannot use {ability.name}")
+    require_turn(draft, cmd.who, f"use {ability.name}")
+    target = cmd.who if cmd.target is None and ability.target in ("self", "ally", "any") and \
+        not any(isinstance(e, Save) for e in ability.effects) else cmd.target
+    if target is None:
+        raise RuleViolation("C37", f"{ability.name} needs a target ({ability.target})")
+    draft.present(target, f"be the target of {ability.name}")
+    why = target_refusal(draft.state, cmd.who, target, ability)
+    if why is not None:
+        raise RuleViolation(ability.rule, f"{ability.name} on {target!r}: {why}")
+    left = uses_left(draft.state, cmd.who, ability)
+    if left == 0:
+        assert ability.uses is not None
+        raise RuleViolation("C41", f"{ability.name} has no use left this {ability.uses.per} "
+                                   f"({ability.uses.count} per {ability.uses.per})")
+    in_rounds = draft.state.phase is Phase.ROUNDS
+    cost = on_turn_cost(ability, in_rounds)
+    short = shortfall(draft.state, cmd.who, cost)
+    if short is not None:
+        raise RuleViolation(ability.rule, f"{ability.name}: {short}")
+    save = next((e for e in ability.effects if isinstance(e, Save)), None)
+    if save is not None:
+        _call(draft, cmd.who, target, ability, save)
+        return
+    check_consequences(draft, consequences_of(ability), ability.name)
+    action = draft.next_seq
+    draft.emit(AbilityUsed(action=action, who=cmd.who, ability=ability.id, name=ability.name, target=target))
+    for resource, amount in cost.entries():
+        draft.emit(CostPaid(action=action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
+                            amount=amount, purpose=ability.name))
+    ctx = Context(action=action, actor=cmd.who, target=target, spell=False, source=ability.name)
+    run_consequences(draft, ctx, consequences_of(ability), offer_will=False)
+    draft.emit(ActionSettled(action=action))
+
+
+def _call(draft: Draft, who: str, target: str, ability: Ability, save: Save) -> None:
+    """An ability whose effect is a save calls it (C15): its Action is paid as a save's is (after any Interrupt,
+    C24), every other cost at once."""
+    check_consequences(draft, [*save.on_success, *save.on_failure], ability.name)
+    if who == target:
+        raise RuleViolation("C15", f"{who!r} cannot call for a save against itself")
+    in_rounds = draft.state.phase is Phase.ROUNDS
+    actions = on_turn_cost(ability, in_rounds).actions
+    effect = SaveEffect(name=ability.name, save=save.save, against=save.against, spell=save.spell,
+                        action_cost=actions, on_success=save.on_success, on_failure=save.on_failure)
+    action = draft.next_seq
+    draft.emit(SaveCalled(action=action, caller=who, saver=target, effect=effect, ability=ability.id))
+    rest = on_turn_cost(ability, in_rounds, with_actions=False)
+    for resource, amount in rest.entries():
+        draft.emit(CostPaid(action=action, who=who, resource=resource,  # type: ignore[arg-type]
+                            amount=amount, purpose=ability.name))
+    if actions and open_interrupts(draft, who):
+        return
+    resolve_save(draft)
