@@ -651,8 +651,9 @@ class TestMitigation:
         assert (hp(fight), fight.state.combatants["vesh"].will) == (8, 20)
 
     def test_hp_reaching_zero_sets_dying_and_never_goes_below(self, play: Play) -> None:
-        """C28: 12 damage on 5 HP leaves 0 (not -7) and sets Dying; a second hit changes nothing more."""
-        fight = duel(play, [6, 1, 1, 6, 1, 1], defender=vesh(hp=5))
+        """C28: 12 damage on 5 HP leaves 0 (not -7) and sets Dying; a second hit changes nothing more (at 0 HP
+        Vesh rolls no RES die and has no Active Defense window, C36: the second attack rolls 2 dice, not 3)."""
+        fight = duel(play, [6, 1, 1, 6, 1], defender=vesh(hp=5))
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         changed = last(fight, ResourceChanged)
@@ -660,7 +661,7 @@ class TestMitigation:
         dying = last(fight, ConditionApplied)
         assert (dying.who, dying.condition, dying.stacks) == ("vesh", "Dying", 1)
         fight.attack("kael", "vesh")
-        fight.defend("vesh", None)
+        assert isinstance(last(fight, ActiveDefenseWindowSkipped), ActiveDefenseWindowSkipped)
         assert hp(fight) == 0 and fight.state.combatants["vesh"].conditions["Dying"] == 1
         assert len([e for e in payloads(fight) if isinstance(e, (ResourceChanged, ConditionApplied))]) == 2
 

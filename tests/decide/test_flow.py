@@ -935,10 +935,11 @@ class TestPhases:
         out_of_phase(fight, lambda: fight.end_turn("kael"), Phase.ENDED)
 
     def test_a_side_with_one_standing_is_not_defeated(self, play: Play) -> None:
-        """§Your Turn: vesh at 0 HP does not end the fight while wren stands; wren's fall does."""
+        """§Your Turn: vesh at 0 HP does not end the fight while wren stands (vesh's turn is skipped, C36); wren's
+        fall does."""
         # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, wren d10 1 + 2 = 3: kael, vesh, wren.
-        # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end. Round 2: kael closes in on wren (5 HP),
-        # who lets the Interrupt window pass (C24), and hits:
+        # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end; vesh takes no turn (C36). Round 2: kael closes
+        # in on wren (5 HP), who lets the Interrupt window pass (C24), and hits:
         # STR 6 + FCS 1 + 2 = 9 vs wren base RES 1 + 0 = 1; declined; crit 1 + 1 = 2 > 1 + 0: damage
         # 6 + 2 + 2 + 4 = 14 -> 0: the raiders are defeated.
         fight = play(kael(), vesh(hp=5), wren(hp=5), faces=[15, 5, 1, 6, 1, 1, 6, 1, 1])
@@ -946,8 +947,8 @@ class TestPhases:
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         assert fight.state.ending is None
-        fight.end_turn("kael")
-        fight.end_turn("vesh")
+        skipped = fight.end_turn("kael")
+        assert TurnSkipped(round=1, who="vesh", reason="at 0 HP, Dying: treated as Incapacitated (C36)") in skipped
         fight.end_turn("wren")
         fight.attack("kael", "wren")        # closing in on wren, who has had its first turn: it may Interrupt
         fight.pass_reaction("wren")
