@@ -35,7 +35,7 @@ per append), the files on the repository's disk (``benchmarks/.cache/``;
   fight after another from ``Fight.start`` (the sheets joined) and
   ``roll_initiative`` to ``fight_ended``: each turn the owner attacks the
   standing enemy with the fewest HP (Skarn with his rage dice), a combatant
-  at 0 HP ends its turn; every Interrupt window is passed, every Active
+  at 0 HP takes no turn (C36); every Interrupt window is passed, every Active
   Defense window answered with Block if allowed, else Parry, else Dodge.
   ``--fights`` fights per run in memory (default 20), each with its own seed
   and id, the same ones every run; the first ``--file-fights`` of them (default

@@ -309,11 +309,12 @@ def lands_on(state: FightState, who: str) -> Literal["will", "choice"] | None:
 
 def will_choice_due(state: FightState, who: str, damage_type: str, final: int) -> bool:
     """C31: whether ``who`` chooses where this damage lands: a Will-conversion feature marked ``"choice"``,
-    physical damage, something to convert, and Will left to take it (with none, all of it goes to HP anyway)."""
+    physical damage, something to convert, and Will left to take it (with none, all of it goes to HP anyway).
+    A combatant at 0 HP makes no choice (C36): the damage lands as if it chose HP."""
     assert state.ruleset is not None
     fighter = state.combatants[who]
     return (lands_on(state, who) == "choice" and damage_type in state.ruleset.damage_types.physical
-            and final > 0 and fighter.will > 0)
+            and final > 0 and fighter.will > 0 and not fighter.dying)
 
 
 def landing(state: FightState, who: str, damage_type: str, final: int, chosen: bool | None = None

@@ -145,9 +145,15 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         return self.has("Unseen")
 
     @property
+    def dying(self) -> bool:
+        """At 0 HP and still in the fight: Dying (C28), and treated as Incapacitated while it lasts (C36)."""
+        return self.hp == 0 and self.left is None
+
+    @property
     def helpless(self) -> bool:
-        """Incapacitated or paralysed: no base defense die, no Active Defense (C10), no reactions."""
-        return self.has("Incapacitated") or self.has("Paralysed")
+        """Incapacitated or paralysed (C10), or at 0 HP (Dying, treated as Incapacitated: C36): no base defense
+        die, no Active Defense (C10), no action, reaction or ability use."""
+        return self.dying or self.has("Incapacitated") or self.has("Paralysed")
 
     @property
     def down(self) -> bool:

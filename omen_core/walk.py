@@ -965,13 +965,13 @@ def _fold(source: Source, state: FightState, voided: frozenset[int], to_seq: int
             if phase_trigger is None:
                 phase_trigger = phase_trigger_for(kind, ev)
             next_phase = phase_next[phase_trigger]
-            if trigger == "declare":
+            if trigger in ("declare", "use"):  # an action begins ("use": an ability used on one's turn, C37)
                 if frames and ("nest" not in next_steps[frames[-1][1]] or kind is not AttackDeclared
                                or ev.reacting_to != frames[-1][0]):
                     raise _Unsure
                 if not frames:
                     open_from = seq
-                frames.append((ev.action or seq, next_steps[LifeStep.IDLE]["declare"][0], seq))
+                frames.append((ev.action or seq, next_steps[LifeStep.IDLE][trigger][0], seq))
             elif frames:
                 action, step, declared = frames[-1]
                 dest, finished = next_steps[step][trigger]

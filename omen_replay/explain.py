@@ -74,7 +74,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "training_bonus": ("training bonus", "{who}'s sheet (training)"),
     "situational": ("{label}", "situational"),
     "res_die": ("RES die", "base defense roll"),
-    "no_res_die": ("no RES die", "incapacitated or paralysed (C10)"),
+    "no_res_die": ("no RES die", "incapacitated, paralysed or at 0 HP (C10, C36)"),
     "armor": ("armor", "{armor_note} (C11)"),
     "defense_modifier": ("{label}", "an ability's, part of the Defense Rating (C11)"),
     "active_die": ("{defense} die ({attribute})", "Active Defense roll (C8)"),

@@ -52,6 +52,7 @@ from omen_core.commands import (
     RouteDamage,
     StaticCheck,
     Undo,
+    UseAbility,
 )
 from omen_core.content import Armor, CombatantSheet, Features, RageDice
 from omen_core.decide import _GATES, _PHASE_GATES, decide, decided, face_blind, probe, shut_out
@@ -392,6 +393,7 @@ GATED = [
     EndTurn(who="kael"),
     Disengage(who="kael"),
     LeaveFight(who="vesh", reason="fled"),
+    UseAbility(who="kael", ability="healing_word", target="kael"),
 ]
 
 
@@ -648,6 +650,44 @@ def rolled(fight: Fight, since: int = 0) -> list[tuple[str, str, tuple[int, ...]
 def listed(rolls: tuple[DiceRoll, ...]) -> list[tuple[str, str, tuple[int, ...]]]:
     """A choice's rolls in the form of :func:`rolled`."""
     return [(r.roller, r.purpose, tuple(d.sides for d in r.dice)) for r in rolls]
+
+
+class TestDying:
+    def test_a_combatant_at_0_hp_is_offered_nothing(self) -> None:
+        """C36: once Mira takes Vesh to 0 HP (reactions: 8 + 1 + 2 = 11 against 1 + 1 = 2, declined, 14 damage on
+        5 HP), nothing is offered to Vesh: not on Mira's turn, not on Kael's, not at Wren's (Vesh's own turn was
+        skipped) nor at Mira's Interrupt window against Wren's attack (1 + 1 + 1 = 3 against Mira's 6: a miss),
+        though Mira and Kael are each offered their own commands, and the others may still attack Vesh."""
+        fight = new_fight(reactions.kael(), replace(reactions.vesh(), hp=5), reactions.wren(), reactions.mira(),
+                          faces=[15, 5, 3, 18, 8, 1, 1, 1, 1, 6])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        reactions.through_round_1(fight)
+        fight.attack("mira", "vesh")
+        fight.pass_reaction("vesh")
+        fight.defend("vesh", None)
+        seen: list[tuple[str | None, str | None]] = []
+
+        def offered_to_vesh() -> list[str]:
+            now = fight.options()
+            seen.append((now.turn, now.waiting.kind if now.waiting else None))
+            assert any(o.actor not in (None, "vesh") for o in now.offers)
+            assert next(b for b in now.combatants if b.who == "vesh").hp == 0
+            return [o.command for o in now.offers if o.actor == "vesh"]
+
+        assert offered_to_vesh() == []
+        fight.end_turn("mira")
+        assert offered_to_vesh() == []
+        assert any(c.args.get("target") == "vesh" for o in fight.options().offers if o.command == "declare_attack"
+                   for c in o.choices)
+        fight.end_turn("kael")
+        assert offered_to_vesh() == []
+        fight.attack("wren", "mira")
+        assert offered_to_vesh() == []
+        fight.pass_reaction("mira")
+        assert offered_to_vesh() == []
+        assert seen == [("mira", None), ("kael", None), ("wren", None), ("wren", "interrupt"), ("wren", None)]
+        assert_replays(fight)
 
 
 class TestDiceOfAChoice:

@@ -83,6 +83,7 @@ from .flow import (
     check_defeat,
     disengage,
     draw,
+    end_dying_turn,
     end_fight,
     end_turn,
     engage,
@@ -532,4 +533,5 @@ def _decided(state: FightState, command: Command, dice: DiceSource, history: His
     if not kind.undo_batch:
         _carry_on(draft)
         check_defeat(draft)
+        end_dying_turn(draft)
     return draft

@@ -44,10 +44,8 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
     """Use an ability on one's turn (C37): on one's own turn in the rounds, at rest, by one who can act (C10, C33,
     C36), on a target it allows, with a use left (C41) and the cost paid through the ledger (C20, C22)."""
     draft.require("declare")
-    owner = draft.present(cmd.who, "use an ability")
     ability = owned_ability(draft, cmd.who, cmd.ability)
-    if owner.helpless or owner.hp == 0:
-        raise RuleViolation("C10", f"{cmd.who!r} is incapacitated, paralysed or at 0 HP and cannot use {ability.name}")
+    draft.able(cmd.who, f"use {ability.name}")
     require_turn(draft, cmd.who, f"use {ability.name}")
     target = cmd.who if cmd.target is None and ability.target in ("self", "ally", "any") and \
         not any(isinstance(e, Save) for e in ability.effects) else cmd.target

@@ -41,7 +41,7 @@ from ..machine import Phase
 from ..parts import PoolTag
 from ..rules import attack as rules
 from ..state import AttackFrame
-from .draft import Draft
+from .draft import Draft, helplessness
 from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
@@ -75,8 +75,7 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
     attacker, target = draft.present(cmd.attacker, "attack"), draft.present(cmd.target, "be attacked")
     if attacker.id == target.id:
         raise RuleViolation("§Resolving an Attack", f"{attacker.id!r} cannot attack itself")
-    if attacker.helpless:
-        raise RuleViolation("C10", f"{attacker.id!r} is incapacitated or paralysed and cannot attack")
+    draft.able(cmd.attacker, "attack")  # C10, C36; a target at 0 HP can still be attacked (C36)
     weapon = _weapon(attacker.sheet, cmd, attacker.wielding)
     kind = rules.attack_kind(weapon.properties if weapon else None)
     if reaction is not None and rules.is_ranged(kind):
@@ -138,7 +137,8 @@ def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...]
 
 
 def _roll_hit_and_defense(draft: Draft) -> None:
-    """C29: attacker primary dice, attacker FCS dice, then the defender's RES die (none if helpless, C10)."""
+    """C29: attacker primary dice, attacker FCS dice, then the defender's RES die (none if helpless: C10, or at
+    0 HP, C36)."""
     frame = attack_frame(draft)
     decl, weapon = frame.declaration, frame.weapon
     attacker = draft.sheet(decl.attacker)
@@ -161,7 +161,8 @@ def rolled_moment(draft: Draft) -> Moment:
 
 
 def _open_or_skip_window(draft: Draft) -> None:
-    """C8: open the window only if the attack would hit, the defender can act, has a Bonus Action and a defense."""
+    """C8: open the window only if the attack would hit, the defender can act (C10, C36), has a Bonus Action and a
+    defense."""
     state = draft.state
     frame = attack_frame(draft)
     decl = frame.declaration
@@ -171,8 +172,9 @@ def _open_or_skip_window(draft: Draft) -> None:
     refusals = {d: defense_ineligibility(state, decl, d) for d in rules.ACTIVE_DEFENSES}
     eligible = tuple(d for d, why in refusals.items() if why is None)
     reason = None
-    if target.helpless:
-        reason = "the defender is incapacitated or paralysed: no base defense die and no Active Defense (C10)"
+    helpless = helplessness(target)
+    if helpless is not None:
+        reason = f"the defender {helpless[1]}: no base defense die and no Active Defense ({helpless[0]})"
     elif not rules.hits(attack.total, defense.base):
         reason = (f"the attack ({attack.total}) does not beat the base defense ({defense.base}): "
                   "there is nothing to defend against (C8)")
@@ -250,7 +252,7 @@ def _after_determined(draft: Draft) -> None:
 
 
 def _catchable(draft: Draft, frame: AttackFrame) -> bool:
-    """A thrown item about to hit opens a Catch window for a target who can act and pay (C22)."""
+    """A thrown item about to hit opens a Catch window for a target who can act (C10, C36) and pay (C22)."""
     target = draft.combatant(frame.declaration.target)
     return (frame.weapon is not None and "thrown" in frame.weapon.properties and not target.helpless
             and target.bonus_actions >= draft.ruleset.reaction_costs.catch)

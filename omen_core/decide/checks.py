@@ -19,20 +19,22 @@ __all__ = ["static_check", "contest", "roll_side"]
 
 
 def static_check(draft: Draft, cmd: StaticCheck) -> None:
-    """One roll against a difficulty; a tie is recorded as a tie (C16)."""
+    """One roll against a difficulty; a tie is recorded as a tie (C16). One at 0 HP makes none (C36: it makes no
+    action); Incapacitated and Paralysed combatants are not refused it."""
     draft.require("roll_check")
-    draft.present(cmd.check.who, "make a check")
+    draft.able(cmd.check.who, "make a check", incapacitated=False)
     side = roll_side(draft, cmd.check, "check", "check")
     draft.emit(StaticCheckResolved(check=side, difficulty=cmd.difficulty,
                                    outcome=static_outcome(side.total, cmd.difficulty)))
 
 
 def contest(draft: Draft, cmd: Contest) -> None:
-    """The initiator rolls first, then the other side (C29); ties go to the defender (C16)."""
+    """The initiator rolls first, then the other side (C29); ties go to the defender (C16). One at 0 HP starts
+    none (C36: it makes no action) but may still be contested, as it may still be attacked."""
     draft.require("roll_check")
     if cmd.initiator.who == cmd.defender.who:
         raise RuleViolation("C16", f"{cmd.initiator.who!r} cannot contest against itself")
-    draft.present(cmd.initiator.who, "start a contest")
+    draft.able(cmd.initiator.who, "start a contest", incapacitated=False)
     draft.present(cmd.defender.who, "be contested")
     ini = roll_side(draft, cmd.initiator, "check", "check")
     dfd = roll_side(draft, cmd.defender, "check", "check")

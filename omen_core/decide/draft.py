@@ -23,7 +23,7 @@ from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
 from ..machine import ORDER, PHASE_ORDER, IllegalOrder, OutOfPhase, Step, legal_triggers
 from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
 
-__all__ = ["Draft", "condition_adjustment", "effective_bonus"]
+__all__ = ["Draft", "condition_adjustment", "effective_bonus", "helplessness"]
 
 E = TypeVar("E", bound=Event)
 
@@ -119,6 +119,18 @@ class Draft:
             raise RuleViolation("C33", f"{who!r} {gone} and is out of the fight: it cannot {what}")
         return fighter
 
+    def able(self, who: str, what: str, *, incapacitated: bool = True) -> CombatantState:
+        """A combatant in the fight (:meth:`present`) able to act: not at 0 HP (Dying, treated as Incapacitated:
+        C36), and, when ``incapacitated``, not Incapacitated or Paralysed (C10); else a refusal naming why it
+        cannot ``what``. Movement, drawing, Disengage, a check and starting a contest pass
+        ``incapacitated=False``: C10 says only how an Incapacitated or Paralysed combatant defends, and the engine
+        has never refused it those."""
+        fighter = self.present(who, what)
+        why = helplessness(fighter)
+        if why is not None and (incapacitated or fighter.dying):
+            raise RuleViolation(why[0], f"{who!r} {why[1]} and cannot {what}")
+        return fighter
+
     def sheet(self, who: str) -> CombatantSheet:
         """A joined combatant's sheet."""
         return self.combatant(who).sheet
@@ -127,6 +139,17 @@ class Draft:
     def at_step(self) -> Step:
         """The lifecycle step of the innermost action in progress."""
         return self.state.step
+
+
+def helplessness(fighter: CombatantState) -> tuple[str, str] | None:
+    """Why ``fighter`` can take no action, reaction or ability use and rolls no base defense die, as its rule and
+    words (``is at 0 HP, Dying: treated as Incapacitated``), or None if it can act. At 0 HP is named first (C36):
+    it holds whatever conditions the combatant has besides."""
+    if fighter.dying:
+        return "C36", "is at 0 HP, Dying: treated as Incapacitated"
+    if fighter.helpless:
+        return "C10", "is incapacitated or paralysed"
+    return None
 
 
 def no_reveal(state: FightState) -> tuple[str, ...]:

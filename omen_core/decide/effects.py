@@ -54,8 +54,7 @@ def call_save(draft: Draft, cmd: CallSave) -> None:
     if caller.id == saver.id:
         raise RuleViolation("C15", f"{caller.id!r} cannot call for a save against itself: the saver's die is "
                                    "opposed by the caller's")
-    if caller.helpless:
-        raise RuleViolation("C10", f"{caller.id!r} is incapacitated or paralysed and cannot act")
+    draft.able(cmd.caller, "act")  # C10, C36
     effect = cmd.effect
     check_consequences(draft, [*effect.on_success, *effect.on_failure], effect.name)
     if effect.action_cost:

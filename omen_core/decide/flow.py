@@ -56,7 +56,7 @@ from .checks import roll_side
 from .draft import Draft
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
-           "disengage", "end_fight", "require_turn", "check_defeat"]
+           "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN"]
 
 
 # -- ambush ---------------------------------------------------------------------------------
@@ -187,18 +187,27 @@ def _start_round(draft: Draft, number: int) -> None:
     _begin_turn(draft, 0)
 
 
+#: Why a combatant at 0 HP takes no turn (C36), as its ``turn_skipped`` event says.
+DYING_TURN = "at 0 HP, Dying: treated as Incapacitated (C36)"
+
+
 def _begin_turn(draft: Draft, index: int) -> None:
     """A turn begins: Bonus Actions refill (C20); a Completely Surprised combatant loses its first-round
-    turn but its Bonus Actions still refill when the turn would have come (C21); turn-start conditions tick."""
+    turn but its Bonus Actions still refill when the turn would have come (C21); turn-start conditions tick.
+    One out of the fight (C33) or at 0 HP (C36) takes no turn: skipped, nothing refills or ticks. When nobody
+    left could take a turn, none begins: the check after the command ends the fight (C33)."""
     state = draft.state
+    if not any(not c.out and not c.dying for c in state.combatants.values()):
+        return
     if index >= len(state.order):
         _end_round(draft)
         return
     who = state.order[index]
-    gone = draft.combatant(who).left
-    if gone is not None:
-        draft.emit(TurnSkipped(round=state.round, who=who, reason=f"{'dead' if gone == 'dead' else gone}: out of "
-                                                                   "the fight (C33)"))
+    fighter = draft.combatant(who)
+    gone = fighter.left
+    if gone is not None or fighter.dying:
+        reason = DYING_TURN if gone is None else f"{gone}: out of the fight (C33)"
+        draft.emit(TurnSkipped(round=state.round, who=who, reason=reason))
         _begin_turn(draft, index + 1)
         return
     skipped = state.round == 1 and state.surprise.get(who) == "complete"
@@ -246,9 +255,23 @@ def end_turn(draft: Draft, cmd: EndTurn) -> None:
     """The owner ends its turn: turn-end conditions tick, the next combatant begins (or the round ends)."""
     require_turn(draft, cmd.who, "end the turn")
     draft.require("flow", why="the turn cannot end while an action is in progress")
-    tick(draft, [cmd.who], "turn_end")
-    draft.emit(TurnEnded(round=draft.state.round, who=cmd.who))
-    _begin_turn(draft, draft.state.order.index(cmd.who) + 1)
+    _end_turn(draft, cmd.who)
+
+
+def _end_turn(draft: Draft, who: str) -> None:
+    tick(draft, [who], "turn_end")
+    draft.emit(TurnEnded(round=draft.state.round, who=who))
+    _begin_turn(draft, draft.state.order.index(who) + 1)
+
+
+def end_dying_turn(draft: Draft) -> None:
+    """After a command in the rounds: a combatant brought to 0 HP on its own turn takes no more of it (C36).
+    Once no action is in progress, its turn ends as at ``end_turn`` (turn-end conditions tick) and the next
+    begins; a fight that has ended is left as it is."""
+    state = draft.state
+    if state.phase is not Phase.ROUNDS or state.stack or state.turn is None or not draft.combatant(state.turn).dying:
+        return
+    _end_turn(draft, state.turn)
 
 
 def require_turn(draft: Draft, who: str, what: str) -> None:
@@ -276,7 +299,7 @@ def engage(draft: Draft, cmd: Engage) -> None:
 def draw(draft: Draft, cmd: Draw) -> None:
     """C35: draw a weapon or the shield the sheet carries into hand: before initiative, or on one's own turn
     at the ruleset's cost (default free); a Completely Surprised combatant not until its first turn (C18)."""
-    fighter = draft.present(cmd.who, "draw")
+    fighter = draft.able(cmd.who, "draw", incapacitated=False)
     sheet, state = fighter.sheet, draft.state
     if not sheet.carries(cmd.weapon):
         gear = [w.id for w in sheet.weapons] + ([sheet.shield.id] if sheet.shield is not None else [])
@@ -300,7 +323,7 @@ def draw(draft: Draft, cmd: Draw) -> None:
 
 def disengage(draft: Draft, cmd: Disengage) -> None:
     """C22: 1 Bonus Action; the movement that follows this turn provokes no Attack of Opportunity (C23)."""
-    draft.present(cmd.who, "Disengage")
+    draft.able(cmd.who, "Disengage", incapacitated=False)
     require_turn(draft, cmd.who, "Disengage")
     draft.require("flow", why="Disengage is taken between actions")
     cost = draft.ruleset.reaction_costs.disengage

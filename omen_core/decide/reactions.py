@@ -32,12 +32,12 @@ def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
 
 
 def _can_strike(state: FightState, who: str, cost: int) -> bool:
-    """Whether ``who`` may answer with an attack (an Interrupt or an Attack of Opportunity): able to act, with
-    the Bonus Actions, and past the start of its first turn, since before it they are for defence only (C20,
-    §The First Round: "available to use defensively before their first turn")."""
+    """Whether ``who`` may answer with an attack (an Interrupt or an Attack of Opportunity): able to act (not
+    Incapacitated or Paralysed, C10, nor at 0 HP, C36), with the Bonus Actions, and past the start of its first
+    turn, since before it they are for defence only (C20, §The First Round: "available to use defensively before
+    their first turn")."""
     fighter = state.combatants[who]
-    return (not fighter.helpless and not fighter.out and fighter.hp > 0 and fighter.bonus_actions >= cost
-            and state.had_a_turn(who))
+    return not fighter.helpless and not fighter.out and fighter.bonus_actions >= cost and state.had_a_turn(who)
 
 
 def open_interrupts(draft: Draft, actor: str) -> bool:
@@ -59,7 +59,7 @@ def move(draft: Draft, cmd: Move) -> None:
     """A Movement Action (C20); leaving an enemy's reach opens an Attack of Opportunity window for each such
     enemy able to react, unless the mover Disengaged earlier this turn (C23)."""
     draft.require("declare")
-    draft.present(cmd.who, "move")
+    draft.able(cmd.who, "move", incapacitated=False)
     require_turn(draft, cmd.who, "move")
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn_movement < 1:

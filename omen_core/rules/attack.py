@@ -85,7 +85,8 @@ def defense_rating(res_bonus: int, armor_rating: int, armor_applies: bool, modif
 
 
 def base_defense(res_face: int | None, rating: int) -> int:
-    """Base defense = RES die + Defense Rating; no die (``None``) if incapacitated or paralysed (C10)."""
+    """Base defense = RES die + Defense Rating; no die (``None``) if incapacitated or paralysed (C10) or at 0 HP
+    (C36)."""
     return (res_face or 0) + rating
 
 

@@ -123,8 +123,9 @@ def _turn_is(state: FightState, who: str) -> bool:
 
 
 def _attacks(state: FightState, who: str) -> list[Command]:
-    """C20, C33, C10: a new action at rest, on one's turn with its Action left, by one in the fight and able to
-    act, on another in the fight; each weapon in hand or spell, unarmed, with and without rage dice."""
+    """C20, C33, C10, C36: a new action at rest, on one's turn with its Action left, by one in the fight and able to
+    act (not at 0 HP, Incapacitated or Paralysed), on another in the fight; each weapon in hand or spell, unarmed,
+    with and without rage dice."""
     me = state.combatants[who]
     rounds = state.phase is Phase.ROUNDS
     if (not _at(state, "declare", "act") or not _turn_is(state, who) or (rounds and state.turn_actions < 1)
@@ -137,8 +138,11 @@ def _attacks(state: FightState, who: str) -> list[Command]:
 
 
 def _turn(state: FightState, who: str) -> list[Command]:
+    """C20-C23, C35: moving, Disengage, drawing and ending the turn, by one in the fight (C33) and not at 0 HP
+    (C36: Dying, treated as Incapacitated, it takes no turn and no action; Incapacitated and Paralysed combatants
+    are not refused these)."""
     me = state.combatants[who]
-    if me.left is not None or not _turn_is(state, who):
+    if me.left is not None or me.dying or not _turn_is(state, who):
         return []
     assert state.ruleset is not None
     rounds = state.phase is Phase.ROUNDS

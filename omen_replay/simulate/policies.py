@@ -243,8 +243,8 @@ class Aggressive:
     """Focus fire: on its turn, attack the weakest-looking enemy in sight (the one its allies hit too) with its
     strongest weapon, rage dice if it has them, then end the turn; strike at every Interrupt or Attack of
     Opportunity it is offered; at an Active Defense window, defend with the answer most likely to turn the hit
-    into a miss when one can (its odds above 0), else keep the Bonus Action. A combatant at 0 HP ends its turn
-    (C36: Dying, it takes no turn)."""
+    into a miss when one can (its odds above 0), else keep the Bonus Action. (A combatant at 0 HP is never asked
+    for a turn: the engine skips it, C36.)"""
 
     name: str = "aggressive"
 
@@ -255,8 +255,6 @@ class Aggressive:
             return best[0] if best is not None and best[1] > 0 else _decline(decision)
         if decision.kind != "turn":
             return _answer(decision, react=True)
-        if _down(decision.me):
-            return _end_turn(decision)
         return best_attack(decision) or _end_turn(decision)
 
 
@@ -278,8 +276,6 @@ class Cautious:
         if decision.kind != "turn":
             return _answer(decision, react=False)
         me = decision.me
-        if _down(me):
-            return _end_turn(decision)
         if me.hp is not None and me.max_hp and Fraction(me.hp, me.max_hp) <= self.low:
             return self._retreat(decision)
         return best_attack(decision) or _end_turn(decision)

@@ -123,3 +123,38 @@ def test_a_seed_given_is_checked_and_used_and_the_published_one_is_known(demo: l
 
     assert published_seed(commitment(DEMO_SEED)) == DEMO_SEED and published_seed(commitment(b"x" * 32)) is None
     assert shlex.split("omen do 'a b.jsonl' '{}'")[2] == "a b.jsonl"
+
+
+def test_a_combatant_at_0_hp_is_shown_down_and_offered_nothing(demo: list[bytes], tmp_path: Path) -> None:
+    """C36: from the blow that takes Brin to 0 HP (round 2 of the demo) to the end, at every head the options
+    offer Brin nothing (its turns are skipped: the order never stops on it) and an attack on Brin rolls the
+    attacker's dice alone (no RES die); ``omen status`` at the first such head shows Brin DOWN, Dying, and with
+    ``--all`` lists commands of the others but none of Brin's."""
+    heads: list[int] = []
+    rolled: list[list[tuple[str, str]]] = []
+    for n, line in enumerate(demo, 1):
+        rec = json.loads(line)
+        if rec["batch_size"] == 0 or rec["seq"] != rec["batch"] + rec["batch_size"] - 1:
+            continue
+        state = replay(LinesSource(demo[:n], where="demo"), chain=False)
+        brin = state.combatants.get("brin")
+        if brin is None or brin.hp > 0 or state.ending is not None:
+            continue
+        heads.append(n)
+        now = options(state)
+        assert now.turn != "brin" and [o.command for o in now.offers if o.actor == "brin"] == [], n
+        for offer in now.offers:
+            for choice in offer.choices:
+                if offer.command == "declare_attack" and choice.args.get("target") == "brin" and choice.dice:
+                    rolled.append([(d.roller, d.purpose) for d in choice.dice])
+                    assert rolled[-1][0] == (offer.actor, "hit") and all(d.roller != "brin" for d in choice.dice)
+    assert len(heads) > 5 and rolled
+    (tmp_path / "fight.jsonl").write_bytes(b"".join(demo[:heads[0]]))
+    short = omen("status", "fight.jsonl", cwd=tmp_path)
+    assert short.returncode == 0, short.stderr
+    brin_line = next(line for line in short.stdout.splitlines() if "(brin, wardens)" in line)
+    assert "HP 0/18" in brin_line and "Dying" in brin_line and brin_line.endswith("DOWN")
+    every = omen("status", "fight.jsonl", "--all", cwd=tmp_path).stdout
+    actors = [line.strip()[:-1] for line in every.splitlines() if line.startswith("  ") and not line.startswith("   ")
+              and line.strip().endswith(":")]
+    assert actors and "brin" not in actors, actors

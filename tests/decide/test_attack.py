@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import Fight, Modifier
@@ -651,8 +653,9 @@ class TestMitigation:
         assert (hp(fight), fight.state.combatants["vesh"].will) == (8, 20)
 
     def test_hp_reaching_zero_sets_dying_and_never_goes_below(self, play: Play) -> None:
-        """C28: 12 damage on 5 HP leaves 0 (not -7) and sets Dying; a second hit changes nothing more."""
-        fight = duel(play, [6, 1, 1, 6, 1, 1], defender=vesh(hp=5))
+        """C28: 12 damage on 5 HP leaves 0 (not -7) and sets Dying; a second hit changes nothing more (at 0 HP
+        Vesh rolls no RES die and has no Active Defense window, C36: the second attack rolls 2 dice, not 3)."""
+        fight = duel(play, [6, 1, 1, 6, 1], defender=vesh(hp=5))
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         changed = last(fight, ResourceChanged)
@@ -660,9 +663,73 @@ class TestMitigation:
         dying = last(fight, ConditionApplied)
         assert (dying.who, dying.condition, dying.stacks) == ("vesh", "Dying", 1)
         fight.attack("kael", "vesh")
-        fight.defend("vesh", None)
+        assert isinstance(last(fight, ActiveDefenseWindowSkipped), ActiveDefenseWindowSkipped)
         assert hp(fight) == 0 and fight.state.combatants["vesh"].conditions["Dying"] == 1
         assert len([e for e in payloads(fight) if isinstance(e, (ResourceChanged, ConditionApplied))]) == 2
+
+
+# -- C36: a defender at 0 HP -----------------------------------------------------------------------
+
+#: Vesh in armor rated 6: Defense Rating = RES bonus 1 + armor 6 = 7 (C11).
+PLATED = Armor(rating=6)
+SKIPPED_AT_0_HP = ("the defender is at 0 HP, Dying: treated as Incapacitated: no base defense die and no Active "
+                   "Defense (C36)")
+
+
+def dropped(fight: Fight) -> Fight:
+    """Kael takes the plated Vesh (5 HP) to 0 with the first faces [8, 1, 1]: hit 8 + 1 + 3 = 12 vs base
+    1 + 7 = 8, the window declined; crit FCS 1 + 1 = 2 vs RES 1 + 1 = 2: none; damage 8 + 2 + 4 = 14 - 6 armor
+    = 8 >= 5: HP 0, Dying."""
+    fight.attack("kael", "vesh")
+    fight.defend("vesh", None)
+    assert hp(fight) == 0 and fight.state.combatants["vesh"].has("Dying")
+    return fight
+
+
+class TestDefenderAtZeroHp:
+    """C36 (treated as Incapacitated, C10): no base defense die, base defense = Defense Rating, the crit against
+    the RES bonus alone, no Active Defense window; it can still be attacked."""
+
+    @pytest.mark.parametrize("primary, hit", [(3, False), (4, True)])
+    def test_defense_is_the_defense_rating_alone(self, play: Play, primary: int, hit: bool) -> None:
+        """C36, C10, C11: the second attack rolls Kael's two dice and no RES die; hit total primary + 1 + 3 against
+        the Defense Rating 7 alone (3: 7, a tie, misses; 4: 8 hits); crit FCS 1 + 1 = 2 > RES bonus 1, so a hit
+        is a crit; the window is skipped, naming C36."""
+        fight = dropped(duel(play, [8, 1, 1, primary, 1], defender=vesh(hp=5, armor=PLATED)))
+        mark = len(fight.events)
+        fight.attack("kael", "vesh")
+        later = payloads(fight)[mark:]
+        assert [(e.purpose, e.roller, [d.face for d in e.dice]) for e in later if isinstance(e, DiceRolled)] == [
+            ("hit", "kael", [primary, 1])]
+        skipped = last(fight, ActiveDefenseWindowSkipped)
+        assert (skipped.defender, skipped.reason) == ("vesh", SKIPPED_AT_0_HP)
+        determined = last(fight, HitDetermined)
+        defense, crit = determined.defense, determined.crit_check
+        assert (defense.res_die, defense.defense_rating, defense.base, defense.total) == (None, 7, 7, 7)
+        assert (determined.attack.total, determined.hit, determined.crit) == (primary + 4, hit, hit)
+        assert (crit.fcs_portion, crit.res_die, crit.res_portion, crit.exceeds) == (2, None, 1, True)
+        assert fight.waiting_for is None and hp(fight) == 0
+
+    @given(primary=st.integers(1, 8), fcs=st.integers(1, 4))
+    @settings(max_examples=40, deadline=None)
+    def test_every_attack_on_it_is_decided_without_a_defense_roll(self, primary: int, fcs: int) -> None:
+        """C36, C10: whatever Kael rolls, an attack on Vesh at 0 HP rolls only Kael's two dice, opens no window,
+        hits iff primary + fcs + 3 > 7 and crits iff it hits (FCS fcs + 1 > RES bonus 1 always)."""
+        fight = dropped(new_fight(kael(), vesh(hp=5, armor=PLATED), faces=[8, 1, 1, primary, fcs]))
+        fight.attack("kael", "vesh")
+        determined = last(fight, HitDetermined)
+        hits = primary + fcs + 3 > 7
+        assert (determined.hit, determined.crit, determined.defense.total) == (hits, hits, 7)
+        assert scripted(fight).remaining == 0 and fight.waiting_for is None
+        assert_replays(fight)
+
+    def test_an_attacker_at_0_hp_is_refused(self, play: Play) -> None:
+        """C36: Vesh at 0 HP cannot strike back: the attack is refused naming C36; nothing is written."""
+        fight = dropped(duel(play, [8, 1, 1], defender=vesh(hp=5, armor=PLATED, weapons=(SWORD,))))
+        before = fight.events
+        with pytest.raises(RuleViolation) as info:
+            fight.attack("vesh", "kael")
+        assert info.value.rule == "C36" and fight.events == before
 
 
 # -- situational modifiers -----------------------------------------------------------------------

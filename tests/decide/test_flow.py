@@ -34,9 +34,10 @@ from msgspec.structs import replace
 
 from omen_core import CheckSpec, Fight, MemoryStore, Modifier, ScriptedDice
 from omen_core.commands import EndTurn
-from omen_core.content import CombatantSheet, ConditionDef, Ruleset, Weapon
+from omen_core.content import CombatantSheet, ConditionDef, DealDamage, Ruleset, SaveEffect, Weapon
 from omen_core.errors import RuleViolation
 from omen_core.events import (
+    ActionSettled,
     ActiveDefenseWindowOpened,
     AmbushDifficultySet,
     AmbushStarted,
@@ -55,15 +56,19 @@ from omen_core.events import (
     InitiativeRolled,
     InitiativeRollOff,
     InitiativeTied,
+    Moved,
+    MovementDeclared,
     ReactionWindowOpened,
     ResourceChanged,
     RoundEnded,
     RoundStarted,
+    SaveResolved,
     SurpriseDetermined,
     TurnEnded,
     TurnSkipped,
     TurnStarted,
     WeaponDrawn,
+    encode_line,
 )
 from omen_core.machine import OutOfPhase, Phase
 from omen_core.rules.ambush import TimeWaited
@@ -935,10 +940,11 @@ class TestPhases:
         out_of_phase(fight, lambda: fight.end_turn("kael"), Phase.ENDED)
 
     def test_a_side_with_one_standing_is_not_defeated(self, play: Play) -> None:
-        """§Your Turn: vesh at 0 HP does not end the fight while wren stands; wren's fall does."""
+        """§Your Turn: vesh at 0 HP does not end the fight while wren stands (vesh's turn is skipped, C36); wren's
+        fall does."""
         # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, wren d10 1 + 2 = 3: kael, vesh, wren.
-        # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end. Round 2: kael closes in on wren (5 HP),
-        # who lets the Interrupt window pass (C24), and hits:
+        # Round 1: kael hits vesh (5 HP) for 12: 0, Dying, no end; vesh takes no turn (C36). Round 2: kael closes
+        # in on wren (5 HP), who lets the Interrupt window pass (C24), and hits:
         # STR 6 + FCS 1 + 2 = 9 vs wren base RES 1 + 0 = 1; declined; crit 1 + 1 = 2 > 1 + 0: damage
         # 6 + 2 + 2 + 4 = 14 -> 0: the raiders are defeated.
         fight = play(kael(), vesh(hp=5), wren(hp=5), faces=[15, 5, 1, 6, 1, 1, 6, 1, 1])
@@ -946,8 +952,8 @@ class TestPhases:
         fight.attack("kael", "vesh")
         fight.defend("vesh", None)
         assert fight.state.ending is None
-        fight.end_turn("kael")
-        fight.end_turn("vesh")
+        skipped = fight.end_turn("kael")
+        assert TurnSkipped(round=1, who="vesh", reason="at 0 HP, Dying: treated as Incapacitated (C36)") in skipped
         fight.end_turn("wren")
         fight.attack("kael", "wren")        # closing in on wren, who has had its first turn: it may Interrupt
         fight.pass_reaction("wren")
@@ -1048,6 +1054,113 @@ class TestWhenAFightEnds:
         assert events == [ActionCancelled(action=action, reason="the fight ended (C33)"),
                           FightEnded(reason="gm", note="the bridge collapses")]
         assert fight.state.phase is Phase.ENDED and fight.state.at_rest
+
+
+# -- C36: at 0 HP, Dying, treated as Incapacitated --------------------------------------------
+
+DYING = "at 0 HP, Dying: treated as Incapacitated (C36)"
+
+
+def unwritten(fight: Fight, command: Callable[[], object], rule: str) -> RuleViolation:
+    """``refused``, and the stored log is byte for byte what it was before the command."""
+    before = b"".join(encode_line(rec) for rec in fight.events)
+    err = refused(fight, command, rule)
+    assert b"".join(encode_line(rec) for rec in fight.events) == before
+    return err
+
+
+class TestDying:
+    # Initiative: kael 15 + 1 = 16, vesh 5 + 1 = 6, wren d10 1 + 2 = 3: kael, vesh, wren.
+    # kael's sword on vesh (5 HP): STR 6 + FCS 1 + 2 = 8 + 1 = 9 vs base RES 1 + 1 = 2: the window opens.
+    # Crit: FCS 1 + 1 = 2 vs RES 1 + 1 = 2: none. Damage 6 + 2 + 4 = 12 >= 5: HP 0, Dying.
+
+    def test_a_combatant_at_0_hp_takes_no_turn(self, play: Play) -> None:
+        """C36: vesh, at 0 HP after Dodging with 1 of its 2 Bonus Actions, takes no turn: each time the order
+        reaches it the turn is recorded as skipped (turn_skipped, naming C36), nothing refills (it stays at 1
+        Bonus Action) and it cannot end a turn it does not have; wren's turn follows."""
+        # Dodge: AGI d20 1 + 1 = 2; defense 2 + 2 = 4 < 9: still a hit.
+        fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1, 1])
+        fight.roll_initiative()
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", "dodge")
+        assert (fight.state.combatants["vesh"].hp, ba(fight, "vesh")) == (0, 1)
+        assert fight.end_turn("kael") == [TurnEnded(round=1, who="kael"), TurnSkipped(round=1, who="vesh",
+                                                                                      reason=DYING),
+                                          TurnStarted(round=1, who="wren")]
+        unwritten(fight, lambda: fight.end_turn("vesh"), "§Your Turn")
+        assert fight.end_turn("wren") == [TurnEnded(round=1, who="wren"), RoundEnded(round=1),
+                                          RoundStarted(round=2), TurnStarted(round=2, who="kael")]
+        assert fight.end_turn("kael") == [TurnEnded(round=2, who="kael"), TurnSkipped(round=2, who="vesh",
+                                                                                      reason=DYING),
+                                          TurnStarted(round=2, who="wren")]
+        assert ba(fight, "vesh") == 1 and not [e for e in of(payloads(fight), BonusActionsRefilled) if e.who == "vesh"]
+
+    def test_dropping_to_0_hp_on_its_own_turn_ends_the_turn(self, play: Play) -> None:
+        """C36: vesh leaves kael's reach on its turn and kael's Attack of Opportunity takes it to 0 HP; the
+        movement completes (it was paid for), then vesh's turn ends by itself and wren's begins."""
+        fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        fight.end_turn("kael")
+        fight.move("vesh", leaves=["kael"])
+        fight.react("kael")
+        events = fight.defend("vesh", None)
+        move = last(fight, MovementDeclared).action
+        assert events[-4:] == [Moved(action=move, who="vesh", left=("kael",)), ActionSettled(action=move),
+                               TurnEnded(round=1, who="vesh"), TurnStarted(round=1, who="wren")]
+        assert fight.state.combatants["vesh"].hp == 0 and fight.state.turn == "wren"
+        unwritten(fight, lambda: fight.end_turn("vesh"), "§Your Turn")
+
+    @pytest.mark.parametrize("what, command", [
+        ("attack", lambda f: f.attack("vesh", "kael")),
+        ("move", lambda f: f.move("vesh")),
+        ("draw", lambda f: f.draw("vesh", "sword")),
+        ("Disengage", lambda f: f.disengage("vesh")),
+        ("act", lambda f: f.call_save("vesh", "kael", SaveEffect(name="hex", save="RES", against="INT",
+                                                                 action_cost=0))),
+        ("make a check", lambda f: f.static_check(CheckSpec(who="vesh", attribute="AGI"), 10)),
+        ("start a contest", lambda f: f.contest(CheckSpec(who="vesh", attribute="STR"),
+                                                CheckSpec(who="kael", attribute="STR"))),
+    ])
+    def test_at_0_hp_it_can_do_nothing(self, play: Play, what: str,
+                                       command: Callable[[Fight], object]) -> None:
+        """C36: before initiative (where anyone may act), vesh at 0 HP may not attack, move, draw, Disengage, call
+        for a save, make a check or start a contest (it makes no action): each is refused naming C36, and the log
+        is byte for byte as it was."""
+        fight = play(kael(), vesh(drawn=False, hp=5), faces=[6, 1, 1])
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        assert fight.state.combatants["vesh"].hp == 0 and fight.state.ending is None  # not in the rounds yet
+        err = unwritten(fight, lambda: command(fight), "C36")
+        assert str(err).endswith(f"'vesh' is at 0 HP, Dying: treated as Incapacitated and cannot {what}")
+
+    def test_at_0_hp_it_can_still_be_made_to_save_and_be_contested(self, play: Play) -> None:
+        """C36, C15, C16: what is done to vesh at 0 HP still happens: kael's save against it rolls vesh's RES d6
+        then kael's INT d6 (2 + 1 = 3 against 4 + 0: a failure), and kael's STR contest against it rolls both dice
+        (kael 5 + 2 = 7 against vesh 3 + 1 = 4: kael wins)."""
+        fight = play(kael(), vesh(hp=5), faces=[6, 1, 1, 2, 4, 5, 3])
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        fight.call_save("kael", "vesh", SaveEffect(name="hex", save="RES", against="INT", action_cost=0))
+        assert last(fight, SaveResolved).success is False
+        assert fight.contest(CheckSpec(who="kael", attribute="STR"), CheckSpec(who="vesh", attribute="STR")).winner \
+            == "kael"
+
+    def test_no_turn_begins_when_nobody_left_can_take_one(self, play: Play) -> None:
+        """C36, C33: in a fight of one side (no defeat can end it), kael's hex takes mira to 0 HP, then kael flees
+        on its turn: nobody left can take a turn, so none begins (no endless round of skipped turns); the GM ends
+        the fight."""
+        # Initiative: kael 15 + 1 = 16, mira 5 + 1 = 6. Save: mira RES d6 1 + 0 vs kael INT d6 6 + 0: fails;
+        # 25 fire on 20 HP: 0, Dying.
+        hex_ = SaveEffect(name="hex", save="RES", against="INT", on_failure=(DealDamage(flat=25, damage_type="fire"),))
+        fight = play(kael(), mira(), faces=[15, 5, 1, 6])
+        fight.roll_initiative()
+        fight.call_save("kael", "mira", hex_)
+        assert fight.state.combatants["mira"].hp == 0 and fight.state.ending is None
+        events = fight.leave_fight("kael", "fled")
+        assert kinds(events) == ["CombatantLeft", "TurnEnded"]
+        assert (fight.state.turn, fight.state.ending, fight.state.phase) == (None, None, Phase.ROUNDS)
+        assert bare(fight.end_fight("gm")) == [FightEnded(reason="gm")]
 
 
 # -- C35: drawing gear ---------------------------------------------------------------------------

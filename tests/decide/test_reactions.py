@@ -285,7 +285,8 @@ class TestAttackOfOpportunity:
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
 
     def test_enemy_at_0_hp_gets_no_window(self, play: Play) -> None:
-        """C23: vesh, dropped to 0 HP by mira, cannot act: kael leaves its reach unopposed (wren still stands)."""
+        """C23, C36: vesh, dropped to 0 HP by mira, cannot act: kael leaves its reach unopposed (wren still
+        stands)."""
         # Initiative (joined kael, vesh, wren, mira): 16, 6, 4, 19 -> mira, kael, vesh, wren. Round 2:
         # mira (closing in: a melee attack states reach; vesh, engaged with kael, is adjacent to mira now, and
         # passes the Interrupt): STR 8 + FCS 1 + 2 = 11 vs vesh base RES 1 + 1 = 2, declined; no crit (2 vs 2);
@@ -301,6 +302,25 @@ class TestAttackOfOpportunity:
         fight.end_turn("mira")
         events = fight.move("kael", leaves=["vesh"])
         assert kinds(events) == ["MovementDeclared", "CostPaid", "Moved", "ActionSettled"]
+
+    def test_enemy_at_0_hp_gets_no_interrupt_and_rolls_no_defense(self, play: Play) -> None:
+        """C24, C36: vesh, dropped to 0 HP by mira, is still within kael's reach but gets no Interrupt window when
+        kael attacks it; kael's attack rolls only kael's dice and opens no Active Defense window."""
+        # As above, then kael (round 2, after mira): STR 6 + FCS 1 + 2 = 9 vs vesh's Defense Rating 1 (no RES
+        # die, C10): a hit, and a crit (FCS 1 + 1 = 2 > RES bonus 1); vesh stays at 0 HP.
+        fight = play(kael(), replace(vesh(), hp=5), wren(), mira(), faces=[15, 5, 3, 18, 8, 1, 1, 6, 1])
+        fight.engage("kael", "vesh")
+        fight.roll_initiative()
+        through_round_1(fight)
+        fight.attack("mira", "vesh")
+        fight.pass_reaction("vesh")
+        fight.defend("vesh", None)
+        fight.end_turn("mira")
+        assert fight.state.engaged("kael", "vesh") and ba(fight, "vesh") == 2
+        events = fight.attack("kael", "vesh")
+        assert kinds(events) == ["AttackDeclared", "CostPaid", "DiceRolled", "ActiveDefenseWindowSkipped",
+                                 "HitDetermined", "DamageResolved", "ActionSettled"]
+        assert (last(fight, HitDetermined).hit, last(fight, HitDetermined).crit, hp(fight, "vesh")) == (True, True, 0)
 
     def test_ally_leaving_does_not_provoke(self, play: Play) -> None:
         """C23: only enemies get a window: kael leaving mira's reach opens none."""
@@ -632,6 +652,20 @@ class TestCatch:
         assert fight.waiting_for == CatchWindowOpened(action=declared(fight, AttackDeclared), target="vesh")
         fight.catch("vesh")
         assert (hp(fight, "vesh"), ba(fight, "vesh")) == (20, 0)
+
+    def test_a_target_at_0_hp_gets_no_window(self, play: Play) -> None:
+        """C22, C36: before initiative, kael's first javelin (9 vs 2, declined, let through: 6 + 2 + 3 = 11)
+        takes vesh from 5 HP to 0; the second (STR 6 + FCS 1 + 2 = 9 vs Defense Rating 1, no RES die) hits and
+        opens no Catch window: vesh at 0 HP makes no reaction."""
+        fight = play(kael(weapons=(JAVELIN,)), replace(vesh(), hp=5), faces=[*self.THROW, 6, 1])
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        fight.catch("vesh", False)
+        assert hp(fight, "vesh") == 0
+        mark = len(payloads(fight))
+        fight.attack("kael", "vesh")
+        assert last(fight, HitDetermined).hit and not of(payloads(fight)[mark:], CatchWindowOpened)
+        assert fight.waiting_for is None
 
     def test_only_the_target_catches(self, play: Play) -> None:
         """C22: the Catch window is the target's."""

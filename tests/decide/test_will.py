@@ -147,6 +147,21 @@ class TestTheChoice:
         assert not [e for e in payloads(fight) if isinstance(e, WillConversionOffered)]
         assert ("hp", 20, 8) in changes(fight)
 
+    def test_a_defender_at_0_hp_is_not_asked(self, play: Play) -> None:
+        """C31, C36: Vesh (5 HP, 5 Will) takes the first 12 on HP (5 -> 0, Dying); Kael's second hit (6 + 1 + 3 =
+        10 against the Defense Rating 1 alone: a hit, and a crit, FCS 1 + 1 > RES bonus 1: 6 + 2 + 2 + 4 = 14)
+        asks nothing of Vesh at 0 HP, which makes no choice: it lands as if HP were chosen, and Will stays 5."""
+        fight = duel(play, [6, 1, 1, 6, 1], defender=vesh(hp=5, will=5, features=CHOICE))
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        fight.choose_will_conversion("vesh", False)
+        assert changes(fight) == [("hp", 5, 0)]
+        fight.attack("kael", "vesh")
+        assert len([e for e in payloads(fight) if isinstance(e, WillConversionOffered)]) == 1
+        dealt = last(fight, DamageResolved)
+        assert (dealt.final, dealt.resource) == (14, "hp") and changes(fight) == [("hp", 5, 0)]
+        assert isinstance(payloads(fight)[-1], ActionSettled) and fight.state.combatants["vesh"].will == 5
+
     def test_fire_is_not_converted_and_not_asked(self, play: Play) -> None:
         """C31, C13: conversion is for physical damage: a fire consequence lands on HP with no choice offered."""
         fire = SaveEffect(name="cinder flask", save="AGI", against="INT", action_cost=0,

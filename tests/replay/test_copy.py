@@ -15,6 +15,8 @@ from omen_core.events import GENESIS_HASH, encode_line
 from omen_core.store import JsonlStore, SqliteStore, open_store
 from omen_core.store.postgres import SCHEMA_VERSION, PostgresStore
 from omen_replay import copy as copying
+from omen_replay.verify import verify_lines
+from tests.fights import TURNS_BEFORE_C36, unsound_turns
 from tests.postgres import Postgres
 from tests.store.conftest import continue_from, make_events
 
@@ -29,7 +31,7 @@ def omen(*args: str) -> Result:
 
 
 def ember(tmp_path: Path) -> Path:
-    """A copy of the Ember Ford fight's recorded log (327 events, an undo among them)."""
+    """A copy of the Ember Ford fight's recorded log (319 events, an undo among them)."""
     path = tmp_path / "ember-ford.jsonl"
     shutil.copyfile(EMBER, path)
     return path
@@ -43,7 +45,7 @@ class TestCopy:
         source = ember(tmp_path)
         there = omen("copy", str(source), url)
         assert there.exit_code == 0, there.output
-        assert "ember-ford: 327 events copied" in there.output
+        assert "ember-ford: 319 events copied" in there.output
         with psycopg.connect(url, autocommit=True) as conn:
             rows = [bytes(line) for (line,) in conn.execute("SELECT line FROM events ORDER BY seq")]
         assert b"".join(line + b"\n" for line in rows) == source.read_bytes()
@@ -87,7 +89,9 @@ class TestCopy:
         result = omen("copy", db, str(back))
         assert result.exit_code == 0, result.output
         assert back.read_bytes() == log.read_bytes()
-        assert omen("verify", str(back)).exit_code == 0
+        report = verify_lines(back.read_bytes().splitlines(keepends=True))
+        assert unsound_turns(report.problems) == (TURNS_BEFORE_C36 if version in ("v3-ember-ford", "v4-ember-ford")
+                                                   else ())  # those two were recorded before C36
 
     def test_an_identical_fight_is_left_alone(self, tmp_path: Path) -> None:
         """Copying a fight the destination already holds whole writes nothing and says so (exit 0)."""
@@ -96,7 +100,7 @@ class TestCopy:
         assert omen("copy", str(source), str(dst)).exit_code == 0
         before = dst.stat().st_mtime_ns, dst.read_bytes()
         again = omen("copy", str(source), str(dst))
-        assert again.exit_code == 0 and "already in" in again.output and "identical (327 events)" in again.output
+        assert again.exit_code == 0 and "already in" in again.output and "identical (319 events)" in again.output
         assert (dst.stat().st_mtime_ns, dst.read_bytes()) == before
 
     def test_a_prefix_is_resumed(self, tmp_path: Path) -> None:
@@ -108,7 +112,7 @@ class TestCopy:
         dst.write_bytes(b"".join(lines[:120]))
         result = omen("copy", str(source), str(dst))
         assert result.exit_code == 0, result.output
-        assert "207 events copied after the 120 already there (seqs 121-327)" in result.output
+        assert "199 events copied after the 120 already there (seqs 121-319)" in result.output
         assert dst.read_bytes() == source.read_bytes()
 
     @pytest.mark.parametrize("change", ["a changed line", "a longer fight"])
@@ -126,13 +130,13 @@ class TestCopy:
         else:
             shutil.copyfile(source, dst)
             store = JsonlStore.single(dst)
-            store.append("ember-ford", continue_from(list(store.read("ember-ford")), "ember-ford", 2), 327)
+            store.append("ember-ford", continue_from(list(store.read("ember-ford")), "ember-ford", 2), 319)
         before = dst.read_bytes()
         result = omen("copy", str(source), str(dst))
         assert result.exit_code == 2
         words = " ".join(result.output.split())
         assert "differs from the source" in words and "nothing was copied" in words
-        assert ("the two part at seq 41" if change == "a changed line" else "it holds 329 events") in words
+        assert ("the two part at seq 41" if change == "a changed line" else "it holds 321 events") in words
         assert dst.read_bytes() == before and source.read_bytes() == EMBER.read_bytes()
 
     def test_a_broken_chain_is_not_copied(self, tmp_path: Path) -> None:
