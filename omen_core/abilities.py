@@ -32,10 +32,22 @@ from .content import (
     Effect,
     Heal,
     Modify,
+    Reroll,
     When,
 )
 from .events import AttackDeclared
-from .hooks import Choice, Cost, DefenseOverride, Extension, Moment, PoolDice, TermHandler, Total, Window
+from .hooks import (
+    AutoReroll,
+    Choice,
+    Cost,
+    DefenseOverride,
+    Extension,
+    Moment,
+    PoolDice,
+    TermHandler,
+    Total,
+    Window,
+)
 from .parts import Modifier, PoolTag
 from .rules import attack as rules
 
@@ -174,6 +186,16 @@ def _passive(ability: Ability) -> Extension:
             return defense == effect.defense and bool(_passive_owners(state, ability, decl, "defense"))
         return allows
 
+    def rerolls_for(effect: Reroll) -> Callable[[FightState, Frame], tuple[int, ...]]:
+        def dice(state: FightState, frame: Frame) -> tuple[int, ...]:
+            decl, roll = frame.declaration, getattr(frame, "hit_roll", None)
+            if not isinstance(decl, AttackDeclared) or roll is None or not _passive_owners(state, ability, decl,
+                                                                                            "hit"):
+                return ()
+            return tuple(i for i, d in enumerate(roll.dice)
+                         if d.pool == effect.pool and d.face in effect.faces and d.rerolled is None)
+        return dice
+
     return Extension(
         id=ability.id, name=ability.name,
         terms=tuple(TermHandler(total=e.total, terms=terms_for(e.total, e.value))
@@ -181,7 +203,9 @@ def _passive(ability: Ability) -> Extension:
         pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e))
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)),
         overrides=tuple(DefenseOverride(allows=allows_for(e))
-                        for e in effects_of(ability, AllowDefense) if isinstance(e, AllowDefense)))
+                        for e in effects_of(ability, AllowDefense) if isinstance(e, AllowDefense)),
+        rerolls=tuple(AutoReroll(origin=ability.name, dice=rerolls_for(e))
+                      for e in effects_of(ability, Reroll) if isinstance(e, Reroll)))
 
 
 def _tag(effect: AddDice) -> PoolTag:
@@ -226,6 +250,8 @@ def _can_change(ability: Ability, moment: Moment) -> bool:
     """A modifier to the hit total or the defense is offered only where it can change the outcome (C38): a
     defense bonus while the attack would hit, a hit bonus while it would miss."""
     totals = {e.total for e in effects_of(ability, Modify) if isinstance(e, Modify)}
+    if effects_of(ability, Reroll):  # a reroll of one's hit dice can only turn a miss into a hit
+        totals.add("hit")
     if "defense" in totals and moment.attack_total <= moment.defense_total:
         return False
     return not ("hit" in totals and moment.attack_total > moment.defense_total)
@@ -263,7 +289,8 @@ def _triggered(ability: Ability) -> Extension:
     cost = Cost(actions=c.actions, movement=c.movement, bonus_actions=c.bonus_actions, hp=c.hp, will=c.will)
     window = Window(kind=ability.id, title=ability.name, rule=ability.rule, hook=trigger.moment,
                     choices=(Choice(USE, ability.summary or f"use {ability.name}", cost=cost,
-                                    consequences=consequences_of(ability)),
+                                    consequences=consequences_of(ability),
+                                    rerolls=tuple(e for e in ability.effects if isinstance(e, Reroll))),
                              Choice(PASS, "let it be")),
                     responders=responders)
     return Extension(

@@ -64,6 +64,7 @@ __all__ = [
     "AddDice",
     "AllowDefense",
     "Save",
+    "Reroll",
     "Effect",
     "When",
     "Trigger",
@@ -488,6 +489,17 @@ class AllowDefense(_Content, frozen=True, tag_field="kind", tag="allow_defense",
     defense: DefenseName
 
 
+class Reroll(_Content, frozen=True, tag_field="kind", tag="reroll", kw_only=True):
+    """An ability's effect (C39): a die of the owner's hit pool (``primary`` or ``fcs``) is rolled again, once; both
+    faces are recorded and the new one counts. Passive: automatic, each die of the pool showing one of ``faces``
+    (``faces = [1]``: "reroll 1s"), right after the roll. Triggered (``attack.rolled``, the owner attacking): a
+    decision point once the dice are seen; used, the lowest die of the pool (of those showing one of ``faces``,
+    if given) is rerolled."""
+
+    pool: Literal["primary", "fcs"]
+    faces: tuple[Annotated[int, msgspec.Meta(ge=1)], ...] = ()
+
+
 class Save(_Content, frozen=True, tag_field="kind", tag="save", kw_only=True):
     """An ability's effect, used on one's turn: its target saves (C15): the target rolls ``save``, the owner
     ``against``; each branch's consequences in written order (C25). ``spell``: mundane armor does not reduce its
@@ -500,7 +512,7 @@ class Save(_Content, frozen=True, tag_field="kind", tag="save", kw_only=True):
     on_failure: tuple[Consequence, ...] = ()
 
 
-Effect = Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal | Save
+Effect = Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal | Save | Reroll
 
 
 class When(_Content, frozen=True, kw_only=True):
@@ -545,7 +557,7 @@ class AbilityCost(_Content, frozen=True, kw_only=True):
     will: NonNegative = 0
 
 
-_PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense)
+_PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll)
 
 
 class Ability(_Content, frozen=True, kw_only=True):
@@ -596,8 +608,10 @@ def _ability_problem(a: Ability) -> str:
             return "a passive ability costs nothing and has no uses: it applies while its `when` holds"
         wrong = [type(e).__struct_config__.tag for e in a.effects if not isinstance(e, _PASSIVE_EFFECTS)]
         if wrong:
-            return (f"a passive ability's effects are modifier, dice and allow_defense; {wrong[0]!r} needs a "
-                    "trigger")
+            return (f"a passive ability's effects are modifier, dice, allow_defense and reroll; {wrong[0]!r} "
+                    "needs a trigger")
+        if any(isinstance(e, Reroll) and not e.faces for e in a.effects):
+            return "a passive reroll is automatic: say which faces it rerolls (faces = [1] rerolls 1s, C39)"
         return ""
     if a.trigger is None:
         return "a triggered ability needs a trigger (its moment and whom it is offered to)"
@@ -608,10 +622,13 @@ def _ability_problem(a: Ability) -> str:
     for e in a.effects:
         if isinstance(e, AllowDefense):
             return "allow_defense is a passive effect"
+        if isinstance(e, Reroll) and (a.trigger.moment != "attack.rolled" or a.trigger.owner != "attacker"):
+            return ("a chosen reroll of one's hit dice comes once they are seen: moment = \"attack.rolled\", "
+                    "owner = \"attacker\" (C39)")
         if isinstance(e, AddDice) and e.pool != "damage":
             return ("a triggered ability comes after the hit is rolled: its dice go to the damage pool "
                     f"(pool = \"damage\"), not {e.pool!r}")
-        if not isinstance(e, (Modify, AddDice)) and a.trigger.moment != "attack.determined":
+        if not isinstance(e, (Modify, AddDice, Reroll)) and a.trigger.moment != "attack.determined":
             return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
                     "(moment = \"attack.determined\")")
         if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":

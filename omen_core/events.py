@@ -299,7 +299,10 @@ class DiceRolled(EventBase, frozen=True, kw_only=True):
     """One roll: why, who, every die with its pool tag, and where the faces came from.
 
     ``counter`` numbers the rolls of a fight from 1; seeded faces are derived
-    from (seed, fight id, counter, die index).
+    from (seed, fight id, counter, die index). A reroll (C39: purpose ``reroll``)
+    is a roll of one die of its own, right after the roll it changes:
+    ``rerolls`` is that roll's counter and ``die`` the index of the die whose
+    face it replaces (both faces stay in the log; the new one counts).
     """
 
     counter: Sequence_
@@ -308,6 +311,8 @@ class DiceRolled(EventBase, frozen=True, kw_only=True):
     dice: Dice
     source: DiceSourceKind
     action: Sequence_ | None = None
+    rerolls: Sequence_ | None = None
+    die: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
 class StaticCheckResolved(EventBase, frozen=True, kw_only=True):

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from .content import Consequence
+from .content import Consequence, Reroll
 from .parts import Modifier, PoolTag
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .state import FightState, Frame
 
 __all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window", "TermHandler",
-           "Roll", "PoolDice", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
+           "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
            "check_extension"]
 
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack).
@@ -98,13 +98,15 @@ class Choice:
     """One answer to a window: its name (the ``choice`` of ``answer_decision``), what it does in words, what it
     costs (:class:`Cost`), whether making it closes the window for everyone still to answer, and what it does at
     once (``consequences``, in written order, C25: the one answering is their actor, the other party of the
-    action, the attacker or the attack's target, their target)."""
+    action, the attacker or the attack's target, their target), and the hit-pool dice it rerolls (``rerolls``,
+    C39: the lowest die of each pool named)."""
 
     name: str
     label: str
     cost: Cost = FREE
     closes: bool = False
     consequences: tuple[Consequence, ...] = ()
+    rerolls: tuple[Reroll, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,15 @@ class PoolDice:
 
     roll: Roll
     dice: Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]
+
+
+@dataclass(frozen=True)
+class AutoReroll:
+    """Automatic rerolls (C39): ``dice(state, frame)`` gives the indices of the attack's hit-roll dice to roll again
+    right after the roll (each once), and ``origin`` the ability that rerolls them."""
+
+    origin: str
+    dice: Callable[[FightState, Frame], tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -202,6 +213,7 @@ class Extension:
     overrides: tuple[DefenseOverride, ...] = ()
     routing: tuple[Routing, ...] = ()
     landing: tuple[Landing, ...] = ()
+    rerolls: tuple[AutoReroll, ...] = ()
 
     @property
     def listed(self) -> bool:

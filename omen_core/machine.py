@@ -181,6 +181,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     # an attack: hit roll, base defense, the Active Defense window, hit and crit
     {"trigger": "roll_hit", "source": S.COSTS_PAID, "dest": S.HIT_ROLLED},
     {"trigger": "roll_base_defense", "source": S.HIT_ROLLED, "dest": S.BASE_DEFENSE_ROLLED},
+    # a reroll of a hit-pool die (C39): automatic right after the hit roll, or chosen once the dice are seen
+    {"trigger": "reroll", "source": [S.HIT_ROLLED, S.BASE_DEFENSE_ROLLED], "dest": "="},
     {"trigger": "skip_window", "source": [S.HIT_ROLLED, S.BASE_DEFENSE_ROLLED], "dest": S.WINDOW_CLOSED},
     {"trigger": "pay", "source": S.DEFENSE_CHOSEN, "dest": S.DEFENSE_PAID},
     {"trigger": "roll_active_defense", "source": S.DEFENSE_PAID, "dest": S.WINDOW_CLOSED},
@@ -415,7 +417,7 @@ def next_step(step: Step, event: Event, seq: int | None = None, trigger: str | N
 
 _PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense",
                     "active_defense": "roll_active_defense", "damage": "roll_damage", "save": "roll_save",
-                    "ability_damage": "roll_damage", "healing": "roll_damage"}
+                    "ability_damage": "roll_damage", "healing": "roll_damage", "reroll": "reroll"}
 
 _TRIGGERS: dict[type, str] = {
     FightStarted: "setup", CombatantJoined: "setup", SeedRevealed: "setup", SeedCommitted: "setup",

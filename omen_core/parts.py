@@ -19,7 +19,7 @@ __all__ = ["DiceSourceKind", "PoolTag", "RollPurpose", "Sequence_", "Part", "Die
 DiceSourceKind = Literal["seeded", "manual", "scripted"]
 PoolTag = Literal["primary", "fcs", "res", "active", "damage", "check", "save"]
 RollPurpose = Literal[
-    "hit", "base_defense", "active_defense", "damage", "ability_damage", "healing",
+    "hit", "base_defense", "active_defense", "damage", "ability_damage", "healing", "reroll",
     "check", "save", "stealth", "perception", "initiative", "roll_off",
 ]
 Sequence_ = Annotated[int, msgspec.Meta(ge=1)]

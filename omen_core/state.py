@@ -717,6 +717,8 @@ def _record(frame: Frame, event: Event, step: Step) -> Frame:
     if frame.decision is not None and kind not in _WHILE_DECIDING:
         raise IllegalOrder(step, trigger_of(event), ["answer_decision"], None,
                            why=f"action {frame.action} waits on the decision point {frame.decision.decision!r}")
+    if kind is DiceRolled and event.purpose == "reroll":  # type: ignore[union-attr]
+        return _rerolled(replace(frame, step=step), event)  # type: ignore[arg-type]
     spot = _roll_field(frame, event) if isinstance(event, DiceRolled) else FRAME_FIELDS.get(type(event))
     if spot is None:
         return replace(frame, step=step)
@@ -727,6 +729,20 @@ def _record(frame: Frame, event: Event, step: Step) -> Frame:
     if name == "passed":
         value = (*frame.passed, event.who)  # type: ignore[union-attr]
     return replace(frame, step=step, **{name: value})
+
+
+def _rerolled(frame: Frame, event: DiceRolled) -> Frame:
+    """A reroll (C39) replaces the face of one die of the attack's hit roll: the new face counts, the old one is
+    kept on the die (``rerolled``)."""
+    roll = frame.hit_roll if isinstance(frame, AttackFrame) else None
+    if roll is None or event.rerolls != roll.counter or event.die is None or event.die >= len(roll.dice) \
+            or len(event.dice) != 1:
+        raise IllegalOrder(frame.step, "reroll", [], None, why="a reroll changes one die of the attack's hit roll")
+    dice = list(roll.dice)
+    old = dice[event.die]
+    dice[event.die] = replace(old, face=event.dice[0].face, rerolled=old.face)
+    assert isinstance(frame, AttackFrame)
+    return replace(frame, hit_roll=replace(roll, dice=tuple(dice)))
 
 
 def _new_frame(state: FightState, event: Event, seq: int, step: Step) -> Frame:

@@ -293,7 +293,9 @@ def explain_records(records: Iterable[StoredEvent], seq: int, seed: bytes | None
 
 
 def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...]:
+    """Every die of the rolls among ``recs``; a reroll's die (C39) carries the face it replaced."""
     lines = []
+    faces: dict[tuple[int, int], int] = {}
     for rec in recs:
         if not isinstance(rec.event, DiceRolled):
             continue
@@ -301,10 +303,13 @@ def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...
         checked = seed is not None and rolled.source == "seeded"
         wrong = {i for i, _, _ in seeded_mismatches(seed, rec.fight_id, rolled)} if checked and seed else set()
         for i, die in enumerate(rolled.dice):
+            faces[(rolled.counter, i)] = die.face
+            replaced = (faces.get((rolled.rerolls, rolled.die)) if rolled.rerolls is not None and rolled.die is not None
+                        else die.rerolled)
             lines.append(DieLine(seq=rec.seq, counter=rolled.counter, purpose=rolled.purpose, roller=rolled.roller,
                                  pool=die.pool, sides=die.sides, face=die.face, source=rolled.source,
                                  seed_confirms=(i not in wrong) if checked else None, origin=die.origin,
-                                 rerolled=die.rerolled))
+                                 rerolled=replaced))
     return tuple(lines)
 
 

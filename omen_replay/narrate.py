@@ -138,7 +138,9 @@ def _joined(e: CombatantJoined, names: _Names) -> Iterator[tuple[LineKind, str]]
 
 def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
     dice = ", ".join(f"{d.pool} d{d.sides} \u2192 {d.face}" for d in e.dice)
-    yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}"
+    again = (f" (die {e.die + 1} of roll #{e.rerolls} again, C39: the new face counts)"
+             if e.rerolls is not None and e.die is not None else "")
+    yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}{again}"
 
 
 def _issued(e: CommandIssued, names: _Names) -> Iterator[tuple[LineKind, str]]:

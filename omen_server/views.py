@@ -104,7 +104,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "command_issued": {"command": "custom", "by": "public"},
     "dice_source_changed": {"before": "public", "after": "public", "reason": "gm"},
     "dice_rolled": {"counter": "public", "purpose": "public", "roller": "name", "dice": "own:roller",
-                    "source": "public", "action": "public"},
+                    "source": "public", "action": "public", "rerolls": "public", "die": "public"},
     "static_check_resolved": {"check": "roll", "difficulty": "public", "outcome": "public"},
     "contest_resolved": {"initiator": "roll", "defender": "roll", "winner": "name", "tie": "public"},
     "save_resolved": {**_ACTION, "effect": "custom", "saver": "roll", "opposing": "roll", "success": "public"},

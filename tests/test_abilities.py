@@ -317,3 +317,81 @@ def test_a_mutated_ability_library_is_loaded_or_refused_with_file_and_path(
         return
     for ability_id in library.abilities:
         assert library.get(ability_id) is not None
+
+
+def test_lucky_strikes_rerolls_a_primary_1_at_once() -> None:
+    """C39, automatic: Ana's primary die shows 1 and is rolled again at once (a one-die roll right after the hit
+    roll, naming it), 5: the hit total is 5 + 2 = 7 against the orc's 3, both faces kept on the die."""
+    fight = new_fight(having(sheet("ana"), "lucky_strikes"), sheet("orc", side="raiders"), faces=[1, 2, 5, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    rolls = [r.event for r in fight.events if isinstance(r.event, DiceRolled)]
+    assert [(r.purpose, r.rerolls, r.die, [d.face for d in r.dice]) for r in rolls] == [
+        ("hit", None, None, [1, 2]), ("reroll", rolls[0].counter, 0, [5]), ("base_defense", None, None, [3])]
+    window = fight.waiting_for
+    assert isinstance(window, ActiveDefenseWindowOpened) and window.attack_total == 7
+    frame = fight.state.pending
+    assert frame is not None and frame.hit_roll.dice[0].face == 5 and frame.hit_roll.dice[0].rerolled == 1  # type: ignore[union-attr]
+    fight.defend("orc", None)
+    assert_replays(fight)
+
+
+def test_lucky_strikes_leaves_other_faces_alone() -> None:
+    """C39: only the faces it names: a primary 2 is kept (no reroll roll at all)."""
+    fight = new_fight(having(sheet("ana"), "lucky_strikes"), sheet("orc", side="raiders"), faces=[2, 1, 6])
+    fight.attack("ana", "orc", unarmed=True)
+    assert not any(isinstance(r.event, DiceRolled) and r.event.purpose == "reroll" for r in fight.events)
+
+
+def test_second_chance_is_a_chosen_reroll_once_the_dice_are_seen() -> None:
+    """C39, chosen: 2 + 1 = 3 would miss the orc's 4; Ana is asked, pays 1 Will, and her lowest primary die (2) is
+    rolled again: 6, so 6 + 1 = 7 > 4, and the Active Defense window opens (C8). Once per round: the next miss this
+    round is not offered."""
+    fight = new_fight(having(sheet("ana"), "second_chance"), sheet("orc", side="raiders"),
+                      faces=[2, 1, 4, 6, 1, 1, 6])
+    fight.attack("ana", "orc", unarmed=True)
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "second_chance"
+    fight.answer_decision("second_chance", "ana", "use")
+    window = fight.waiting_for
+    assert isinstance(window, ActiveDefenseWindowOpened) and window.attack_total == 7
+    fight.defend("orc", None)
+    assert fight.state.combatants["ana"].will == 9
+    fight.attack("ana", "orc", unarmed=True)
+    assert fight.state.at_rest and sum(isinstance(r.event, DecisionOpened) for r in fight.events) == 1
+    assert_replays(fight)
+
+
+def test_a_seeded_fight_with_rerolls_verifies() -> None:
+    """C39 with seeded dice: a reroll is a seeded roll of its own (its own counter), so the audit checks it like any
+    other die; the log of a fight with rerolls verifies clean with the seed revealed."""
+    from omen_core import MemoryStore, SeededDice
+    from omen_core.events import encode_line
+    from omen_replay.verify import verify_lines
+
+    seed = bytes(range(32))
+    store = MemoryStore()
+    fight = Fight.start(store, "lucky", dice=SeededDice(seed), clock=lambda: 0,
+                        combatants=[having(sheet("ana", STR=(4, 0)), "lucky_strikes"), sheet("orc", side="raiders")])
+    for _ in range(12):
+        fight.attack("ana", "orc", unarmed=True)
+        if isinstance(fight.waiting_for, ActiveDefenseWindowOpened):
+            fight.defend("orc", None)
+        if not fight.state.at_rest or fight.state.combatants["orc"].hp == 0:
+            break
+    assert any(isinstance(r.event, DiceRolled) and r.event.purpose == "reroll" for r in fight.events)
+    fight.reveal_seed(seed)
+    report = verify_lines([encode_line(r) + b"\n" for r in fight.events])
+    assert report.clean and report.seeded_dice > 0
+
+
+def test_explain_shows_a_rerolled_dies_history() -> None:
+    """C39: explaining the attack shows the reroll's die with the face it replaced (``rerolled: 1, then 5``)."""
+    from omen_replay.explain import explain_records
+
+    fight = new_fight(having(sheet("ana"), "lucky_strikes"), sheet("orc", side="raiders"), faces=[1, 2, 5, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    seq = next(r.seq for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "reroll")
+    explained = explain_records(fight.events, seq)
+    again = [d for d in explained.dice if d.purpose == "reroll"]
+    assert [(d.face, d.rerolled) for d in again] == [(5, 1)] and "rerolled: 1, then 5" in again[0].history()

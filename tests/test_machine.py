@@ -32,6 +32,7 @@ from omen_core.content import (
 from omen_core.engine import Fight
 from omen_core.events import (
     EVENT_TYPES,
+    AbilityUsed,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
@@ -276,7 +277,7 @@ EXPECTED_TRIGGER = {
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",
-    MovementDeclared: "declare", Moved: "resolve_move", ReactionWindowOpened: "open_reactions",
+    MovementDeclared: "declare", Moved: "resolve_move", AbilityUsed: "use", ReactionWindowOpened: "open_reactions",
     ReactionPassed: "pass_reaction", ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
     DecisionOpened: "decide", DecisionAnswered: "decide", DecisionClosed: "decide",
     **dict.fromkeys((AmbushStarted, AmbushDifficultySet, SurpriseDetermined, InitiativeRolled, InitiativeTied,
@@ -289,7 +290,7 @@ OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}
 
 PURPOSE_TRIGGER = {"hit": "roll_hit", "base_defense": "roll_base_defense", "active_defense": "roll_active_defense",
                    "damage": "roll_damage", "ability_damage": "roll_damage", "healing": "roll_damage",
-                   "save": "roll_save", "check": "roll_check", "stealth": "roll_check",
+                   "reroll": "reroll", "save": "roll_save", "check": "roll_check", "stealth": "roll_check",
                    "perception": "roll_check", "initiative": "roll_check", "roll_off": "roll_check"}
 
 

@@ -45,6 +45,7 @@ from .draft import Draft, helplessness
 from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
+from .rerolls import auto_reroll
 from .windows import open_window
 
 __all__ = ["declare_attack", "declare", "pay_and_roll", "answer_active_defense", "answer_catch", "after_catch",
@@ -149,6 +150,7 @@ def _roll_hit_and_defense(draft: Draft) -> None:
         ("primary", attacker.attributes[primary].sides), *(d for d in added if d[0] == "primary"),
         *(("fcs", attacker.attributes.FCS.sides) for _ in range(n_fcs)), *(d for d in added if d[0] == "fcs")]
     draft.roll("hit", decl.attacker, pool)
+    auto_reroll(draft)
     target = draft.combatant(decl.target)
     if not target.helpless:
         draft.roll("base_defense", decl.target, [("res", target.sheet.attributes.RES.sides)])

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
+import msgspec
+
 from ..content import CombatantSheet, Ruleset
 from ..decisions import legal_now
 from ..dice import DiceSource, RollRequest, roll
@@ -86,7 +88,8 @@ class Draft:
         self.events.append(event)
         return event
 
-    def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]]) -> DiceRolled:
+    def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]],
+             rerolls: tuple[int, int] | None = None) -> DiceRolled:
         """Roll a pool (in C29 order) with the fight's dice source and emit the roll, tagged with its action.
 
         A source of another kind than the fight's current one (the GM typing
@@ -99,6 +102,8 @@ class Draft:
         request = RollRequest(state.fight_id, state.rolls + 1, purpose, roller, tuple(pool))
         stack = state.stack
         rolled = roll(self.dice, request, stack[-1].action if stack else None)
+        if rerolls is not None:  # a reroll (C39): which roll, and which of its dice
+            rolled = msgspec.structs.replace(rolled, rerolls=rerolls[0], die=rerolls[1])
         mode = state.dice_mode
         if mode is not None and rolled.source != mode and not getattr(self.dice, "carried", False):
             self.emit(DiceSourceChanged(before=mode, after=rolled.source, reason="the dice source given"))

@@ -24,6 +24,7 @@ from ..ledger import shortfall
 from ..state import FightState, Frame
 from .draft import Draft
 from .effects import Context, run_consequences
+from .rerolls import chosen_reroll
 
 __all__ = ["open_window", "answer_decision", "in_turn_order"]
 
@@ -94,6 +95,8 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
                             amount=amount, purpose=f"{row.title} ({cmd.choice})"))
     if choice.closes or len(waiting) == 1:
         draft.emit(DecisionClosed(action=opened.action, decision=opened.decision, responders=opened.responders))
+        for reroll in choice.rerolls:  # the dice it rolls again (C39), before anything else it does
+            chosen_reroll(draft, reroll)
         if choice.consequences:  # what the choice does at once, now that the decision has closed (C25)
             run_consequences(draft, _context(frame, cmd.who, row.title), choice.consequences, offer_will=False)
         return opened.hook

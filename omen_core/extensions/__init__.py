@@ -20,6 +20,7 @@ from ..abilities import compile_ability, fight_abilities
 from ..hooks import (
     TOTALS,
     AttackOption,
+    AutoReroll,
     DefenseOverride,
     Extension,
     Landing,
@@ -33,7 +34,7 @@ from ..hooks import (
 )
 
 __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTIONS", "OVERRIDES", "ROUTING", "LANDING", "windows_at",
-           "window", "term_handlers", "pool_dice", "overrides", "in_play", "data_extensions"]
+           "window", "term_handlers", "pool_dice", "overrides", "auto_rerolls", "in_play", "data_extensions"]
 
 
 def _load() -> tuple[Extension, ...]:
@@ -96,6 +97,12 @@ def pool_dice(roll: Roll, state: Any = None) -> tuple[PoolDice, ...]:
     return (*_POOLS[roll], *(p for e in data for p in e.pools if p.roll == roll))
 
 
+def auto_rerolls(state: Any) -> tuple[AutoReroll, ...]:
+    """The automatic rerolls of the extensions, then of the fight's data abilities (C39)."""
+    data = data_extensions(state)
+    return (*_REROLLS, *(r for e in data for r in e.rerolls)) if data else _REROLLS
+
+
 def overrides(state: Any) -> tuple[DefenseOverride, ...]:
     """The eligibility overrides of the extensions, then of the fight's data abilities (C37)."""
     data = data_extensions(state)
@@ -109,6 +116,7 @@ ATTACK_OPTIONS: tuple[AttackOption, ...] = tuple(o for e in EXTENSIONS for o in 
 OVERRIDES: tuple[DefenseOverride, ...] = tuple(o for e in EXTENSIONS for o in e.overrides)
 ROUTING: tuple[Routing, ...] = tuple(r for e in EXTENSIONS for r in e.routing)
 LANDING: tuple[Landing, ...] = tuple(x for e in EXTENSIONS for x in e.landing)
+_REROLLS: tuple[AutoReroll, ...] = tuple(r for e in EXTENSIONS for r in e.rerolls)
 
 
 def window(kind: str, state: Any = None) -> Window | None:
