@@ -65,12 +65,9 @@ USE, PASS = "use", "pass"
 
 
 def fight_abilities(state: FightState) -> tuple[Ability, ...]:
-    """Every data ability some combatant of the fight has, once each, in the order they joined."""
-    seen: dict[str, Ability] = {}
-    for fighter in state.combatants.values():
-        for ability in fighter.sheet.written_abilities():
-            seen.setdefault(ability.id, ability)
-    return tuple(seen.values())
+    """Every data ability some combatant of the fight has, once each, in the order they joined (the state keeps
+    them as the sheets join)."""
+    return state.abilities
 
 
 def holders(state: FightState, ability: Ability) -> tuple[str, ...]:

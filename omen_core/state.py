@@ -27,7 +27,7 @@ import msgspec
 from msgspec.structs import replace
 
 from .abilities import PASS, use_key
-from .content import CombatantSheet, Ruleset, Weapon
+from .content import Ability, CombatantSheet, Ruleset, Weapon
 from .events import (
     GENESIS_HASH,
     AbilityUsed,
@@ -313,7 +313,8 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ``seed_commitment`` is the commitment the seeded dice are drawn under now
     (the fight's first, or the fresh one after a reveal, C42) and
     ``revealed_seed`` its seed once revealed. ``uses`` counts each combatant's uses of each ability
-    (``who/ability``: this turn, this round, this fight; C41), from the decisions answered with it.
+    (``who/ability``: this turn, this round, this fight; C41), from the decisions answered with it;
+    ``abilities`` every ability the sheets write out (C37), once each by id, in the order they joined.
     """
 
     fight_id: str = ""
@@ -349,6 +350,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     redo_stack: tuple[int, ...] = ()
     undo_floor: int = 0
     uses: dict[str, tuple[int, int, int]] = {}
+    abilities: tuple[Ability, ...] = ()
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
@@ -531,6 +533,10 @@ def _joined(state: FightState, event: CombatantJoined) -> FightState:
     bonus = state.ruleset.economy.bonus_actions if state.ruleset else 0
     joined = CombatantState(sheet=sheet, hp=sheet.hp, will=sheet.will, bonus_actions=bonus,
                             wielding=sheet.in_hand())
+    written = sheet.written_abilities()
+    if written:
+        known = {a.id for a in state.abilities}
+        state = replace(state, abilities=(*state.abilities, *(a for a in written if a.id not in known)))
     return replace(state, combatants={**state.combatants, sheet.id: joined})
 
 

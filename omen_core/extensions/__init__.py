@@ -71,7 +71,7 @@ _TERMS: MappingProxyType[str, tuple[tuple[Extension, TermHandler], ...]] = Mappi
 
 def data_extensions(state: Any) -> tuple[Extension, ...]:
     """The rows of the abilities this fight's sheets write as data (C37), compiled from them (none: nothing to do)."""
-    abilities = fight_abilities(state) if state is not None and state.combatants else ()
+    abilities = fight_abilities(state) if state is not None else ()
     return tuple(compile_ability(a) for a in abilities) if abilities else ()
 
 
