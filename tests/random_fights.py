@@ -22,6 +22,7 @@ from omen_core import (
     ScriptedDice,
     SeededDice,
 )
+from omen_core.commands import UseAbility
 from omen_core.content import (
     ATTRIBUTES,
     SHIPPED_ABILITIES,
@@ -270,7 +271,7 @@ def _menu(rf: RandomFight) -> list[str]:
         weights |= answer[type(window)]
     elif state.phase is Phase.SETUP:
         weights |= {"initiative": 10, "ambush": 4, "engage": 8, "condition": 2, "clear": 1, "check": 2, "contest": 2,
-                    "draw": 2, "attack": 2, "save": 2, "move": 1, "end_fight": 1}
+                    "draw": 2, "attack": 2, "save": 2, "move": 1, "end_fight": 1, "ability": 2}
     elif state.phase is Phase.AMBUSH:
         weights |= {"initiative": 10, "engage": 3, "condition": 1, "draw": 1, "end_fight": 1}
     else:
@@ -279,6 +280,7 @@ def _menu(rf: RandomFight) -> list[str]:
         close = bool(state.turn and state.engaged_with(state.turn))
         acts, moves = able and state.turn_actions > 0, able and state.turn_movement > 0
         weights |= {"attack": 12 if acts else 1, "move": 6 if moves else 1, "save": 3 if acts else 1, "end_turn": 6,
+                    "ability": 4 if able else 1,
                     "engage": 4, "condition": 2, "disengage": 1 if close else 0, "draw": 1, "clear": 1, "check": 1,
                     "contest": 1, "end_fight": 1, "leave": 1, "undo": 1}
     weights["undo"] = weights.get("undo", 0) + 1 if rf.undoable() else 0
@@ -290,7 +292,7 @@ def _menu(rf: RandomFight) -> list[str]:
 
 EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass", "catch", "route", "will", "engage",
          "condition", "clear", "check", "contest", "end_fight", "draw", "attack", "save", "move", "ambush",
-         "initiative", "end_turn", "disengage", "cancel", "leave", "decide")
+         "initiative", "end_turn", "disengage", "cancel", "leave", "decide", "ability")
 
 
 def _pick(draw: Draw, options: Iterable[T]) -> T | None:
@@ -449,6 +451,13 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             caller = _actor(draw, rf)
             saver, effect = _enemy(draw, rf, caller), draw(st.sampled_from(EFFECTS))
             return f"save {effect.name} {caller}->{saver}", lambda: fight.call_save(caller, saver, effect)
+        case "ability":  # an ability used on one's turn (C37): mostly one the actor has, on anyone or itself
+            who = _actor(draw, rf)
+            mine = [a.id for a in state.combatants[who].sheet.written_abilities()] if who in state.combatants else []
+            ability = draw(st.sampled_from(mine * 6 + ["healing_word", "bogus"]))
+            target = draw(st.sampled_from([None, *names, "zed"])) if names else None
+            return (f"ability {who} {ability} {target}",
+                    lambda: fight.execute(UseAbility(who=who, ability=ability, target=target)))
         case "move":
             who = _actor(draw, rf)
             near = state.engaged_with(who) if who in state.combatants else []
