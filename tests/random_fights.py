@@ -455,9 +455,9 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
             who = _actor(draw, rf)
             mine = [a.id for a in state.combatants[who].sheet.written_abilities()] if who in state.combatants else []
             ability = draw(st.sampled_from(mine * 6 + ["healing_word", "bogus"]))
-            target = draw(st.sampled_from([None, *names, "zed"])) if names else None
-            return (f"ability {who} {ability} {target}",
-                    lambda: fight.execute(UseAbility(who=who, ability=ability, target=target)))
+            aim: str | None = draw(st.sampled_from([None, *names, "zed"])) if names else None
+            return (f"ability {who} {ability} {aim}",
+                    lambda: fight.execute(UseAbility(who=who, ability=ability, target=aim)))
         case "move":
             who = _actor(draw, rf)
             near = state.engaged_with(who) if who in state.combatants else []
