@@ -197,7 +197,9 @@ def seat_options(options: Options, sight: Sight) -> Options:
     """What this seat may do now: the GM every offer; a player the offers of its own combatants among the
     commands a player gives (:data:`PLAYER_COMMANDS`), with the choices naming only combatants it sees and the
     dice only of its own rollers, its own combatants' standing, and the open decision with only the answerers it
-    sees; a spectator the phase, round, turn and open decision."""
+    sees; a spectator the phase, round, turn and open decision. A decision point an extension or an ability
+    opens (``answer_decision``) is named (its kind, title, cost) only to the seat it asks, or where the GM made
+    its title public: to the others it is ``a decision`` of the combatant asked (its abilities are its sheet's)."""
     if sight.gm:
         return options
     offers: list[Offer] = []
@@ -213,8 +215,11 @@ def seat_options(options: Options, sight: Sight) -> Options:
     waiting = options.waiting
     if waiting is not None:
         who = tuple(w for w in waiting.who if sight.sees(w))
-        waiting = Waiting(kind=waiting.kind, title=waiting.title, rule=waiting.rule, who=who,
-                          answers=waiting.answers, cost=waiting.cost, resumes=waiting.resumes,
+        named = waiting.answers != ("answer_decision",) or any(sight.owns(w) for w in waiting.who) \
+            or waiting.title in sight.public_effects
+        waiting = Waiting(kind=waiting.kind if named else "decision", title=waiting.title if named else "a decision",
+                          rule=waiting.rule, who=who, answers=waiting.answers, cost=waiting.cost if named else "",
+                          resumes=waiting.resumes if named else "",
                           action=waiting.action) if who or not waiting.who else None
     budgets: tuple[Budget, ...] = tuple(b for b in options.combatants if sight.owns(b.who))
     turn = options.turn if options.turn is None or sight.sees(options.turn) else None

@@ -165,11 +165,11 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "reaction_window_closed": {**_ACTION},
     "catch_window_opened": {**_ACTION, "target": "name"},
     "catch_answered": {**_ACTION, "who": "name", "caught": "public"},
-    "decision_opened": {**_ACTION, "decision": "public", "hook": "public", "responders": "all_names",
-                        "choices": "public", "rule": "public", "title": "public", "labels": "public",
+    "decision_opened": {**_ACTION, "decision": "custom", "hook": "public", "responders": "all_names",
+                        "choices": "public", "rule": "public", "title": "custom", "labels": "custom",
                         "costs": "public"},
-    "decision_answered": {**_ACTION, "decision": "public", "who": "name", "choice": "public", "label": "public"},
-    "decision_closed": {**_ACTION, "decision": "public", "responders": "all_names"},
+    "decision_answered": {**_ACTION, "decision": "custom", "who": "name", "choice": "public", "label": "custom"},
+    "decision_closed": {**_ACTION, "decision": "custom", "responders": "all_names"},
     "combatant_left": {"who": "name", "reason": "public", "note": "gm"},
     "fight_ended": {"reason": "public", "side": "custom", "note": "gm"},
     "undone": {"from_seq": "public", "to_seq": "public", "reason": "public"},
@@ -279,6 +279,8 @@ def _side(payload: dict[str, Any], sight: Sight) -> Any:
 #: A save effect's name as a seat that does not own its caller sees it, unless the GM made the name public.
 UNNAMED_EFFECT = "a save"
 UNNAMED_ABILITY = "an ability"
+UNNAMED_DECISION = "a decision"
+UNNAMED_DECISION_KIND = "decision"
 #: What of a save's effect a seat that does not own its caller sees: what it needs to check its own roll.
 _EFFECT_SEEN = ("save", "against", "spell", "action_cost")
 
@@ -305,6 +307,35 @@ def _ability_name(payload: dict[str, Any], sight: Sight) -> Any:
     return name if sight.owns(str(payload.get("who", ""))) or name in sight.public_effects else UNNAMED_ABILITY
 
 
+def _asks_own(payload: dict[str, Any], sight: Sight) -> bool:
+    """Whether the seat answers this decision point: it owns one asked (``responders``) or the one answering
+    (``who``). An ability's decision is its owner's, as its sheet is (the GM's for an NPC)."""
+    asked = [*(payload.get("responders") or ()), *([payload["who"]] if "who" in payload else [])]
+    return any(sight.owns(str(w)) for w in asked)
+
+
+def _decision_named(payload: dict[str, Any], sight: Sight) -> bool:
+    """A decision point's names (its kind, title, labels) to the seat it asks, or where the GM made its title
+    public (``public_effects``); the others see that the fight waits on that combatant's decision."""
+    return _asks_own(payload, sight) or payload.get("title") in sight.public_effects
+
+
+def _decision_kind(payload: dict[str, Any], sight: Sight) -> Any:
+    return payload.get("decision") if _decision_named(payload, sight) else UNNAMED_DECISION_KIND
+
+
+def _decision_title(payload: dict[str, Any], sight: Sight) -> Any:
+    return payload.get("title") if _decision_named(payload, sight) else UNNAMED_DECISION
+
+
+def _decision_labels(payload: dict[str, Any], sight: Sight) -> Any:
+    return payload.get("labels") if _decision_named(payload, sight) else _WITHHELD
+
+
+def _decision_label(payload: dict[str, Any], sight: Sight) -> Any:
+    return payload.get("label") if _decision_named(payload, sight) else _WITHHELD
+
+
 def _effect_resolved(payload: dict[str, Any], sight: Sight) -> Any:
     """A resolved save's effect (its name): as :func:`_effect_name` says."""
     return _effect_name(payload.get("effect"), payload, sight)
@@ -315,6 +346,12 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
     ("fight_ended", "side"): _side,
     ("save_called", "effect"): _effect_called,
     ("ability_used", "name"): _ability_name,
+    ("decision_opened", "decision"): _decision_kind,
+    ("decision_opened", "title"): _decision_title,
+    ("decision_opened", "labels"): _decision_labels,
+    ("decision_answered", "decision"): _decision_kind,
+    ("decision_answered", "label"): _decision_label,
+    ("decision_closed", "decision"): _decision_kind,
     ("save_resolved", "effect"): _effect_resolved,
     ("combatant_joined", "sheet"): _joined,
     ("command_issued", "command"): _command,

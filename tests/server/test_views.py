@@ -300,3 +300,38 @@ def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> 
         assert "shade" not in msgspec.json.encode(seen).decode(), rec.event
     gm = _sight(fight, kind="gm", own=())
     assert all(seen_event(r, gm).event is not None for r in fight.events if isinstance(r.event, decisions))
+
+
+def test_an_npcs_triggered_ability_is_named_only_to_its_owner_and_where_the_gm_made_it_public() -> None:
+    """An ability is its owner's sheet (GM-only for an NPC, C37): when Kael's unarmed 1 + 1 = 2 misses Vesh's 6,
+    Vesh's Riposte is offered (C38). Kael's player sees that the fight waits on Vesh's decision (kind "decision",
+    title "a decision", the choices and their costs), but not its name or what it does, in the events and in its
+    options; Vesh's own seat and the GM see it whole; once the GM makes "Riposte" public, every seat sees it."""
+    from omen_core import ScriptedDice
+    from omen_core.events import DecisionAnswered, DecisionOpened
+    from omen_core.seats import seat_options
+    from tests.sheets import sheet
+
+    vesh = msgspec.structs.replace(sheet("vesh", side="raiders"), abilities=("riposte",))
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([1, 1, 6, 4]), clock=lambda: 0,
+                        combatants=[sheet("kael"), vesh])
+    fight.attack("kael", "vesh", unarmed=True)
+    opened = next(r for r in fight.events if isinstance(r.event, DecisionOpened))
+    alice = _sight(fight, own=("kael",))
+    seen = present(seen_event(opened, alice).event)
+    assert (seen["decision"], seen["title"], list(seen["choices"])) == ("decision", "a decision", ["use", "pass"])
+    assert "labels" not in seen and "Riposte" not in msgspec.json.encode(seen).decode()
+    waiting = seat_options(fight.options(), alice).waiting
+    assert waiting is not None and (waiting.kind, waiting.title, waiting.cost) == ("decision", "a decision", "")
+    owner = _sight(fight, own=("vesh",))
+    assert present(seen_event(opened, owner).event)["title"] == "Riposte"
+    owned = seat_options(fight.options(), owner).waiting
+    assert owned is not None and owned.title == "Riposte"
+    fight.answer_decision("riposte", "vesh", "use")
+    answered = next(r for r in fight.events if isinstance(r.event, DecisionAnswered))
+    told = present(seen_event(answered, alice).event)
+    assert (told["decision"], told["choice"]) == ("decision", "use") and "label" not in told
+    public = sight_of("player", ("kael",), fight.state, (), "banded",
+                      dict(found for rec in fight.events if (found := participants_of(rec)) is not None), {},
+                      public_effects=["Riposte"])
+    assert present(seen_event(opened, public).event)["title"] == "Riposte"
