@@ -50,7 +50,7 @@ from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
 
 __all__ = ["DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
-           "odds_of", "waiting_point"]
+           "odds_of", "waiting_point", "listed_others"]
 
 
 class DieSpec(msgspec.Struct, frozen=True):
@@ -209,7 +209,7 @@ _ATTACK_FREE = (
 )
 
 
-def _listed(state: FightState, who: str) -> tuple[list[str], str]:
+def listed_others(state: FightState, who: str) -> tuple[list[str], str]:
     """The other combatants an offer of ``who``'s lists (at most :data:`~omen_core.limits.MAX_LISTED`: those
     engaged with it first, then its foes, then its allies, each in the order they joined), and the note for the
     rest: any of them may be named, the rules check it (issue #26: listing every pair of 300 combatants took
@@ -233,7 +233,7 @@ def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
     for who in state.combatants:
         candidates = []
         variants = attack_variants(state, who)
-        targets, more = _listed(state, who)
+        targets, more = listed_others(state, who)
         for target in targets:
             for arm in arms(state, who):
                 for variant in variants:
@@ -311,7 +311,7 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
         yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])
         effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=1)
         free_effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=0)
-        savers, more = _listed(state, who)
+        savers, more = listed_others(state, who)
         kept = {who, *savers}
         saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants if other in kept
                  for e in (effect, free_effect)]
@@ -328,7 +328,7 @@ def _abilities(state: FightState, history: History | None, who: str) -> Iterator
     usable = [a for a in state.combatants[who].sheet.written_abilities() if a.use in ON_TURN]
     if not usable:
         return
-    listed, more = _listed(state, who)
+    listed, more = listed_others(state, who)
     for ability in usable:
         cost = on_turn_cost(ability, state.phase.name == "ROUNDS").words()
         candidates = [UseAbility(who=who, ability=ability.id, target=t) for t in (who, *listed)]
@@ -345,7 +345,7 @@ def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
                           [StaticCheck(check=spec, difficulty=10) for spec in specs],
                           (*_CHECK_FREE, Argument(name="difficulty", takes="the difficulty set by the GM: an integer")),
                           note="the choices show difficulty 10; any difficulty may be set")
-        others, more = _listed(state, who)
+        others, more = listed_others(state, who)
         contests = [Contest(initiator=CheckSpec(who=who, skill=s), defender=CheckSpec(who=o, skill=s))
                     for o in others for s in skills[:1]]
         yield from _named(state, history, "contest", who, "C16", "free", contests, _CHECK_FREE,
@@ -369,9 +369,9 @@ def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
                       note="ambushers and defenders: any of the combatants shown, on opposing sides")
     yield from _named(state, history, "roll_initiative", None, "C19", "free", [RollInitiative()],
                       (Argument(name="modifiers", takes="per combatant, a list of {source, value}"),))
-    pairs = dict.fromkeys((a, b) for a in names for b in _listed(state, a)[0] if a < b)
+    pairs = dict.fromkeys((a, b) for a in names for b in listed_others(state, a)[0] if a < b)
     if len(names) > MAX_LISTED + 1:  # a pair listed only from its later name's side
-        pairs.update(dict.fromkeys((b, a) for a in names for b in _listed(state, a)[0] if b < a))
+        pairs.update(dict.fromkeys((b, a) for a in names for b in listed_others(state, a)[0] if b < a))
     engages = [Engage(who=a, others=(b,), engaged=flag) for a, b in pairs for flag in (True, False)]
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from omen_core.abilities import ON_TURN, on_turn_cost, target_refusal, uses_left
 from omen_core.commands import (
     AnswerActiveDefense,
     AnswerCatch,
@@ -34,12 +35,15 @@ from omen_core.commands import (
     PassReaction,
     React,
     RouteDamage,
+    UseAbility,
 )
+from omen_core.content import Save
 from omen_core.decisions import arms, attack_variants, waiting_point
 from omen_core.derive import defense_ineligibility
 from omen_core.extensions import window
 from omen_core.ledger import shortfall
 from omen_core.machine import ORDER, PHASE_ORDER, Phase
+from omen_core.options import listed_others
 from omen_core.state import AttackFrame, FightState
 
 __all__ = ["legal_commands"]
@@ -152,8 +156,31 @@ def _turn(state: FightState, who: str) -> list[Command]:
     if _at(state, "flow", "act") and me.bonus_actions >= state.ruleset.reaction_costs.disengage:  # C22
         out.append(Disengage(who=who))
     out += _draws(state, who)
+    out += _abilities(state, who)
     if rounds and (state.step, "flow") in ORDER:
         out.append(EndTurn(who=who))
+    return out
+
+
+def _abilities(state: FightState, who: str) -> list[Command]:
+    """C37, C41: each ability written as data that ``who`` uses on its turn, at rest, on its turn, able to act
+    (C10, C36), with a use left and its cost payable (C20, C22), on each target it allows now (itself first, then
+    the others as options() lists them; a save never on itself, C15)."""
+    me = state.combatants[who]
+    usable = [a for a in me.sheet.written_abilities() if a.use in ON_TURN]
+    if not usable or not _at(state, "declare", "act") or not _turn_is(state, who) or me.left is not None \
+            or me.helpless:
+        return []
+    rounds = state.phase is Phase.ROUNDS
+    listed, _more = listed_others(state, who)
+    out: list[Command] = []
+    for ability in usable:
+        if uses_left(state, who, ability) == 0 or shortfall(state, who, on_turn_cost(ability, rounds)) is not None:
+            continue
+        saves = any(isinstance(e, Save) for e in ability.effects)
+        out += [UseAbility(who=who, ability=ability.id, target=target) for target in (who, *listed)
+                if state.combatants[target].left is None and not (saves and target == who)
+                and target_refusal(state, who, target, ability) is None]
     return out
 
 
