@@ -17,9 +17,13 @@ from omen_core.derive import bonus_source
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
+    AbilityUsed,
     AmbushDifficultySet,
     AttackDeclared,
+    ConditionApplied,
+    ConditionCleared,
     ContestResolved,
+    CostPaid,
     DamageResolved,
     DiceRolled,
     Event,
@@ -40,6 +44,7 @@ from omen_core.events import (
     encode_line,
     is_undo_batch,
 )
+from omen_core.hooks import amount_of
 from omen_core.machine import action_of
 from omen_core.parts import Term as PartTerm
 from omen_core.state import FightState, Frame
@@ -215,6 +220,8 @@ class Derivations:
             return _save(self, events)
         if isinstance(first, MovementDeclared):
             return _movement(self, events)
+        if isinstance(first, AbilityUsed):
+            return _ability(self, events)
         return None
 
     def single(self, rec: StoredEvent, state: FightState) -> Explanation:
@@ -267,7 +274,7 @@ class _Explainer(Visitor):
 
 def owner_of(event: Event, before: FightState, after: FightState) -> int | None:
     """The declaration seq of the action an event belongs to, if any (a declaration opens its own)."""
-    if isinstance(event, (AttackDeclared, SaveCalled, MovementDeclared)):
+    if isinstance(event, (AttackDeclared, SaveCalled, MovementDeclared, AbilityUsed)):
         return after.stack[-1].declared_at if len(after.stack) > len(before.stack) else None
     action = action_of(event)
     if action is None:
@@ -455,6 +462,31 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
     return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=(), seed=status,
                        undone=first.seq in known.voided)
+
+
+def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
+    """An ability used on its owner's turn (C37): what it cost, its dice, and what each effect did, in order."""
+    first = events[0][0]
+    decl = first.event
+    assert isinstance(decl, AbilityUsed)
+    status, _seed = known.seed.status()
+    on = "" if decl.target == decl.who else f" on {decl.target}"
+    title = _title(known, first.seq, f"{decl.who} uses {decl.name}{on} (C37), the action declared at seq {first.seq}")
+    verdicts: list[str] = []
+    for rec, _state in events:
+        match rec.event:
+            case CostPaid(who=who, resource=resource, amount=amount):
+                verdicts.append(f"{who} pays {amount_of(resource, amount)} (C20, C22, C41)")
+            case DamageResolved(target=target, final=final, damage_type=kind):
+                verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
+            case ResourceChanged(who=who, resource=resource, before=was, after=now):
+                verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
+            case ConditionApplied(who=who, condition=condition, stacks=stacks):
+                verdicts.append(f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)")
+            case ConditionCleared(who=who, condition=condition, reason=reason):
+                verdicts.append(f"{who} is no longer {condition} ({reason})")
+    return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
+                       parts=(), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
 def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanation:

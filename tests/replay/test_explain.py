@@ -284,3 +284,27 @@ class TestDieHistory:
         log.write_bytes(b"".join(encode_line(r) + b"\n" for r in resealed))
         text = CliRunner().invoke(app, ["explain", str(log), str(hit)]).output
         assert "primary d8 = 5 (rerolled: 1, then 5)" in text and "primary d8 = 2 (added by Lucky)" in text
+
+
+def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> None:
+    """C37: asked about any event of Healing Word's action, explain names the action, what it cost, its die and
+    what it did (Bram, hit for 6 first: 14 HP; d6 = 3 + 1 heals him to 18)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.events import AbilityUsed
+    from omen_replay.explain import explain_records
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("healing_word",))
+    fight = new_fight(sheet("orc", side="raiders"), ana, sheet("bram"), faces=[6, 6, 1, 3])
+    fight.attack("orc", "bram", unarmed=True)
+    fight.defend("bram", None)
+    fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
+    used = next(r for r in fight.events if isinstance(r.event, AbilityUsed))
+    for seq in range(used.seq, fight.version + 1):
+        told = explain_records(fight.events, seq)
+        assert told.kind == "ability" and told.seq == used.seq and "Healing Word on bram" in told.title
+        assert told.verdicts == ("ana pays 1 Bonus Action (C20, C22, C41)", "bram's HP 14 -> 18")
+        assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
