@@ -8,8 +8,9 @@
 //
 // It creates a seeded fight from fight.json (two Ember Ford sheets) as the GM, makes two player seats (Alice
 // plays Kael, Bob plays Vesh), and each seat follows its own live stream. Each player plays its own
-// combatant from its own options (each turn: the first attack offered, else end the turn; at its Active
-// Defense window: Dodge if offered, else decline); the GM gives the GM's commands (roll initiative). At the
+// combatant from its own options (each turn: an ability offered, once a turn, Kael's Healing Word say; then the
+// first attack offered, else end the turn; at its Active Defense window: Dodge if offered, else decline; at an
+// ability's decision point, its first choice: use it); the GM gives the GM's commands (roll initiative). At the
 // end the GM reveals the seed and publishes the log, and each player checks that the last head its stream
 // showed is the head of the published log (GET /fights/ID/log), and that a player's view never held the
 // other's sheet. It prints one JSON line: the fight id and that head, so that
@@ -82,6 +83,7 @@ function follow(fightId, token) {
 }
 
 // What to give next, chosen from the options alone.
+const usedOn = new Set();
 function choose(options) {
   const offers = options.offers;
   const waiting = options.waiting;
@@ -93,6 +95,12 @@ function choose(options) {
     return { command: offer.command, ...(dodge ?? offer.choices[0]).args };
   }
   const turn = options.turn;
+  const ability = offers.find((o) => o.command === "use_ability" && o.actor === turn);
+  const thisTurn = `${options.round}:${turn}`;
+  if (ability && !usedOn.has(thisTurn)) {  // an ability used on one's turn (docs/abilities.md), once a turn
+    usedOn.add(thisTurn);
+    return { command: "use_ability", ...ability.choices[0].args };
+  }
   const attack = offers.find((o) => o.command === "declare_attack" && o.actor === turn);
   if (attack) return { command: "declare_attack", ...attack.choices[0].args };
   const offer = offers.find((o) => o.command === "end_turn" && o.actor === turn)
