@@ -140,6 +140,18 @@ def duel(play: Play, faces: list[int], attacker: CombatantSheet | None = None,
     return fight
 
 
+def vesh_down(play: Play, more: list[int]) -> Fight:
+    """Round 2 as the C36 tests below play it: mira closes in and drops vesh (5 HP) to 0 (then ``more`` faces)."""
+    fight = play(kael(), replace(vesh(), hp=5), wren(), mira(), faces=[15, 5, 3, 18, 8, 1, 1, *more])
+    fight.engage("kael", "vesh")
+    fight.roll_initiative()
+    through_round_1(fight)
+    fight.attack("mira", "vesh")
+    fight.pass_reaction("vesh")
+    fight.defend("vesh", None)
+    return fight
+
+
 def through_round_1(fight: Fight) -> Fight:
     """End every turn of round 1 (no dice: nothing ticks), so that everyone has had a first turn."""
     while fight.state.round == 1:
@@ -291,13 +303,7 @@ class TestAttackOfOpportunity:
         # mira (closing in: a melee attack states reach; vesh, engaged with kael, is adjacent to mira now, and
         # passes the Interrupt): STR 8 + FCS 1 + 2 = 11 vs vesh base RES 1 + 1 = 2, declined; no crit (2 vs 2);
         # damage 8 + 2 + 4 = 14 >= vesh's 5 HP: 0, Dying. vesh keeps both Bonus Actions but cannot act.
-        fight = play(kael(), replace(vesh(), hp=5), wren(), mira(), faces=[15, 5, 3, 18, 8, 1, 1])
-        fight.engage("kael", "vesh")
-        fight.roll_initiative()
-        through_round_1(fight)
-        fight.attack("mira", "vesh")
-        fight.pass_reaction("vesh")
-        fight.defend("vesh", None)
+        fight = vesh_down(play, [])
         assert hp(fight, "vesh") == 0 and ba(fight, "vesh") == 2 and fight.state.ending is None
         fight.end_turn("mira")
         events = fight.move("kael", leaves=["vesh"])
@@ -308,13 +314,7 @@ class TestAttackOfOpportunity:
         kael attacks it; kael's attack rolls only kael's dice and opens no Active Defense window."""
         # As above, then kael (round 2, after mira): STR 6 + FCS 1 + 2 = 9 vs vesh's Defense Rating 1 (no RES
         # die, C10): a hit, and a crit (FCS 1 + 1 = 2 > RES bonus 1); vesh stays at 0 HP.
-        fight = play(kael(), replace(vesh(), hp=5), wren(), mira(), faces=[15, 5, 3, 18, 8, 1, 1, 6, 1])
-        fight.engage("kael", "vesh")
-        fight.roll_initiative()
-        through_round_1(fight)
-        fight.attack("mira", "vesh")
-        fight.pass_reaction("vesh")
-        fight.defend("vesh", None)
+        fight = vesh_down(play, [6, 1])
         fight.end_turn("mira")
         assert fight.state.engaged("kael", "vesh") and ba(fight, "vesh") == 2
         events = fight.attack("kael", "vesh")
