@@ -197,7 +197,7 @@ def _passive(ability: Ability) -> Extension:
         id=ability.id, name=ability.name,
         terms=tuple(TermHandler(total=e.total, terms=terms_for(e.total, e.value))
                     for e in effects_of(ability, Modify) if isinstance(e, Modify)),
-        pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e))
+        pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e), origin=ability.name)
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)),
         overrides=tuple(DefenseOverride(allows=allows_for(e))
                         for e in effects_of(ability, AllowDefense) if isinstance(e, AllowDefense)),
@@ -294,7 +294,7 @@ def _triggered(ability: Ability) -> Extension:
         id=ability.id, name=ability.name, windows=(window,),
         terms=tuple(TermHandler(total=e.total, terms=terms_for(e.value))
                     for e in effects_of(ability, Modify) if isinstance(e, Modify)),
-        pools=tuple(PoolDice(roll="damage", dice=dice_for(e))
+        pools=tuple(PoolDice(roll="damage", dice=dice_for(e), origin=ability.name)
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)))
 
 

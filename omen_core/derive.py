@@ -269,6 +269,8 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
                    else sum(determined.attack.primary_dice))
     rage = frame.rage_roll
     rage_faces = tuple(d.face for d in rage.dice) if rage else ()
+    named = rage is not None and any(d.origin for d in rage.dice)  # the abilities that added them (C39)
+    sources = tuple(d.origin or "rage" for d in rage.dice) if rage is not None and named else ()
     modifiers = decl.damage_modifiers
     added = extension_terms("damage", state, frame)
     if added:
@@ -279,7 +281,7 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
                      modifiers=sum(m.value for m in modifiers))
     return DamageTerms(dice=d.dice, routed_die=routed_die, primary_bonus=d.primary_bonus,
                        crit_bonus=d.crit_bonus, weapon_damage=d.weapon_damage, ability_dice=rage_faces,
-                       modifiers=modifiers, raw=d.raw)
+                       ability_sources=sources, modifiers=modifiers, raw=d.raw)
 
 
 def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, spell: bool

@@ -588,18 +588,22 @@ class DamageTerms(Part, frozen=True, kw_only=True):
     crit_bonus: int = 0
     weapon_damage: int = 0
     ability_dice: tuple[int, ...] = ()
+    ability_sources: tuple[str, ...] = ()
     modifiers: tuple[Modifier, ...] = ()
     raw: int
 
     def terms(self) -> tuple[Term, ...]:
         """C12 term by term, adding up to ``raw``: the dice result (or the routed die), the primary bonus, the
-        crit's extra bonus, WD, each ability damage die (Brute rage), the damage modifiers."""
+        crit's extra bonus, WD, each ability damage die (named by ``ability_sources``, the ability that added it;
+        Brute rage's, recorded without, as ``rage``), the damage modifiers."""
         dice = "routed die" if self.routed_die is not None else "dice"
+        sources = self.ability_sources or ("rage",) * len(self.ability_dice)
         return (Term(dice, self.dice, "dice", "damage_dice"),
                 Term("bonus", self.primary_bonus, "sheet", "primary_bonus"),
                 Term("crit bonus", self.crit_bonus, "rule", "crit_bonus"),
                 Term("WD", self.weapon_damage, "weapon", "weapon_damage"),
-                *(Term("rage", face, "ability:rage", "ability_die") for face in self.ability_dice),
+                *(Term(name, face, f"ability:{name}", "ability_die")
+                  for face, name in zip(self.ability_dice, sources, strict=False)),
                 *modifier_terms(self.modifiers, "situational", "damage_modifier"))
 
 

@@ -144,10 +144,12 @@ Roll = Literal["hit", "damage"]
 class PoolDice:
     """Dice an ability adds to an attack's roll (C6, C12, C37): ``roll`` "hit" (its primary or FCS pool) or
     "damage" (dice rolled on a hit before the damage is resolved, as Brute Rage's); ``dice(state, frame)`` gives
-    them as (pool tag, sides). Added dice come after the pool's own dice of the same tag (C29, C39)."""
+    them as (pool tag, sides). Added dice come after the pool's own dice of the same tag (C29, C39); ``origin``,
+    the ability's name, is recorded on each (``Die.origin``; none for the features recorded before it was)."""
 
     roll: Roll
     dice: Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]
+    origin: str = ""
 
 
 @dataclass(frozen=True)

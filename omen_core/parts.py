@@ -17,7 +17,7 @@ __all__ = ["DiceSourceKind", "PoolTag", "RollPurpose", "Sequence_", "Part", "Die
            "Encircled", "Situational", "TermSource", "TERM_SOURCES", "Term", "bonus_terms", "modifier_terms"]
 
 DiceSourceKind = Literal["seeded", "manual", "scripted"]
-PoolTag = Literal["primary", "fcs", "res", "active", "damage", "check", "save"]
+PoolTag = Literal["primary", "fcs", "res", "active", "damage", "check", "save", "heal"]
 RollPurpose = Literal[
     "hit", "base_defense", "active_defense", "damage", "ability_damage", "healing", "reroll",
     "check", "save", "stealth", "perception", "initiative", "roll_off",

@@ -658,7 +658,8 @@ def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
     sizes = {f"d{d.sides}" for d in dice if d.pool == "damage"}
     die = sizes.pop() if len(sizes) == 1 else "dice"
     rolled = die if dice else "routed die" if t.routed_die is not None else "primary dice"
-    return _kept(_card_terms(t.terms(), {"damage_dice": [rolled], "ability_die": ["rage"] * len(t.ability_dice)}))
+    names = list(t.ability_sources or ("rage",) * len(t.ability_dice))
+    return _kept(_card_terms(t.terms(), {"damage_dice": [rolled], "ability_die": names}))
 
 
 def _round(seq: int, number: int, state: FightState, voided: bool) -> RoundSummary:

@@ -88,7 +88,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "primary_bonus": ("primary bonus", "attribute bonus (none when unarmed, C12)"),
     "crit_bonus": ("crit bonus", "one extra primary bonus on a crit (C12)"),
     "weapon_damage": ("Weapon Damage", "{damage_source}"),
-    "ability_die": ("ability die", "rage / ability damage dice (C12)"),
+    "ability_die": ("ability die", "a die an ability added to the damage (rage, or the ability named; C12, C39)"),
     "damage_modifier": ("{label}", "{modifier_source}"),
     "raw_damage": ("raw damage", "C12"),
     "mitigation": ("{label}", "after: {after} (C13)"),

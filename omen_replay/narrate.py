@@ -113,7 +113,7 @@ class _Names:
 
 def describe_total(side: RollTotal, name: str, kind: str = "check") -> str:
     """``Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level = 11``: the roll primitive, term by term."""
-    label = side.skill or f"{side.attribute} {kind}"
+    label = side.skill or (f"{side.attribute} {kind}" if kind != "to oppose it" else f"{side.attribute}, to oppose it")
     die, *rest = side.terms()
     terms = [f"{die.value} (die)", *(f"{_signed(t.value)} {t.label}" for t in rest)]
     return f"{name} rolls {label}: {' '.join(terms)} = {side.total}"
@@ -168,7 +168,7 @@ def _contest(e: ContestResolved, names: _Names) -> Iterator[tuple[LineKind, str]
 
 def _save(e: SaveResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "result", describe_total(e.saver, names(e.saver.roller), "save")
-    yield "result", describe_total(e.opposing, names(e.opposing.roller), "roll")
+    yield "result", describe_total(e.opposing, names(e.opposing.roller), "to oppose it")
     verdict = "saves" if e.success else "fails the save"
     tie = " (the saver wins ties, C15)" if e.saver.total == e.opposing.total else ""
     yield "result", (f"  {e.saver.total} vs {e.opposing.total}: {names(e.saver.roller)} {verdict} "

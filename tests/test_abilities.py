@@ -437,3 +437,20 @@ def test_fights_of_the_shipped_abilities_driven_by_options_verify_and_undo_exact
             except RuleViolation:
                 return  # not a safe point (C42's floor, an action in progress at that seq): nothing to compare
             assert same_state(fight.state, states[back - 1])
+
+
+def test_triggers_of_different_abilities_are_offered_acting_combatant_first() -> None:
+    """C38 across abilities: Ana (Second Wind) joined before the orc (Trip); the orc hits Ana (5 + 1 = 6 > 2, Ana
+    declines): the orc, the acting combatant, is asked first (Trip), and Ana after it (Second Wind)."""
+    orc = having(sheet("orc", side="raiders"), "trip")
+    fight = new_fight(having(sheet("ana"), "second_wind"), orc, faces=[5, 1, 2, 4])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    first = fight.waiting_for
+    assert isinstance(first, DecisionOpened) and (first.decision, first.responders) == ("trip", ("orc",))
+    fight.answer_decision("trip", "orc", "pass")
+    second = fight.waiting_for
+    assert isinstance(second, DecisionOpened) and (second.decision, second.responders) == ("second_wind", ("ana",))
+    fight.answer_decision("second_wind", "ana", "use")
+    assert fight.state.at_rest
+    assert_replays(fight)

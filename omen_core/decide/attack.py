@@ -145,11 +145,12 @@ def _roll_hit_and_defense(draft: Draft) -> None:
     attacker = draft.sheet(decl.attacker)
     primary = rules.primary_attribute(decl.kind, weapon is not None and "finesse" in weapon.properties)
     n_fcs = 1 + (1 if draft.combatant(decl.attacker).unseen else 0)
-    added = [die for handler in pool_dice("hit", draft.state) for die in handler.dice(draft.state, frame)]
-    pool: list[tuple[PoolTag, int]] = [
-        ("primary", attacker.attributes[primary].sides), *(d for d in added if d[0] == "primary"),
-        *(("fcs", attacker.attributes.FCS.sides) for _ in range(n_fcs)), *(d for d in added if d[0] == "fcs")]
-    draft.roll("hit", decl.attacker, pool)
+    added = [(*die, handler.origin) for handler in pool_dice("hit", draft.state)
+             for die in handler.dice(draft.state, frame)]
+    pool: list[tuple[PoolTag, int, str]] = [
+        ("primary", attacker.attributes[primary].sides, ""), *(d for d in added if d[0] == "primary"),
+        *(("fcs", attacker.attributes.FCS.sides, "") for _ in range(n_fcs)), *(d for d in added if d[0] == "fcs")]
+    draft.roll("hit", decl.attacker, [(tag, sides) for tag, sides, _o in pool], origins=tuple(o for *_d, o in pool))
     auto_reroll(draft)
     target = draft.combatant(decl.target)
     if not target.helpless:
@@ -316,9 +317,11 @@ def _resolve_outcome(draft: Draft) -> None:
     decl, determined, weapon = frame.declaration, frame.determination, frame.weapon
     assert determined is not None
     if determined.hit:
-        added = [die for handler in pool_dice("damage", draft.state) for die in handler.dice(draft.state, frame)]
+        added = [(*die, handler.origin) for handler in pool_dice("damage", draft.state)
+                 for die in handler.dice(draft.state, frame)]
         if added:  # abilities' damage dice (Brute Rage's as recorded since its first fights), rolled on a hit (C12)
-            draft.roll("damage" if decl.rage else "ability_damage", decl.attacker, added)
+            draft.roll("damage" if decl.rage else "ability_damage", decl.attacker,
+                       [(tag, sides) for tag, sides, _o in added], origins=tuple(o for *_d, o in added))
         terms = damage_terms(draft.state, attack_frame(draft))
         if not land_damage(draft, decl.action, decl.target, terms, attack_damage_type(frame),
                            spell=rules.is_spell(decl.kind), source=weapon.label if weapon else "unarmed", then=0):

@@ -89,7 +89,7 @@ class Draft:
         return event
 
     def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]],
-             rerolls: tuple[int, int] | None = None) -> DiceRolled:
+             rerolls: tuple[int, int] | None = None, origins: tuple[str, ...] = ()) -> DiceRolled:
         """Roll a pool (in C29 order) with the fight's dice source and emit the roll, tagged with its action.
 
         A source of another kind than the fight's current one (the GM typing
@@ -104,6 +104,9 @@ class Draft:
         rolled = roll(self.dice, request, stack[-1].action if stack else None)
         if rerolls is not None:  # a reroll (C39): which roll, and which of its dice
             rolled = msgspec.structs.replace(rolled, rerolls=rerolls[0], die=rerolls[1])
+        if any(origins):  # the ability that added each die, where one did (C39)
+            rolled = msgspec.structs.replace(rolled, dice=tuple(
+                msgspec.structs.replace(d, origin=o or None) for d, o in zip(rolled.dice, origins, strict=True)))
         mode = state.dice_mode
         if mode is not None and rolled.source != mode and not getattr(self.dice, "carried", False):
             self.emit(DiceSourceChanged(before=mode, after=rolled.source, reason="the dice source given"))

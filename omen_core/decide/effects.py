@@ -138,7 +138,7 @@ def heal(draft: Draft, action: int, who: str, c: Heal, actor: str, source: str) 
     HP is no longer Dying (C36)."""
     amount = c.flat
     if c.dice is not None:
-        rolled = draft.roll("healing", actor, [("damage", c.dice.sides)] * c.dice.count)
+        rolled = draft.roll("healing", actor, [("heal", c.dice.sides)] * c.dice.count)
         amount += sum(d.face for d in rolled.dice)
     target = draft.combatant(who)
     after = min(target.hp + amount, target.sheet.hp)

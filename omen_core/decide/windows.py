@@ -37,27 +37,31 @@ def in_turn_order(state: FightState, frame: Frame, who: tuple[str, ...]) -> tupl
 
 
 def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bool:
-    """Offer the next decision point due at ``hook`` (its window's responders, one combatant at a time, each once
-    per action); True if one opened (the action waits on it). ``known`` gives what is known at the hook point (asked
-    only if some window opens there)."""
+    """Offer the next decision point due at ``hook``: of every window there, the combatants it may be offered to
+    and has not been in this action, the first in C38's order (the acting combatant first, then initiative order;
+    one combatant's several windows in the order the rows come), one at a time; True if one opened (the action
+    waits on it). ``known`` gives what is known at the hook point (asked only if some window opens there)."""
     rows = windows_at(draft.state, hook)
     if not rows:
         return False
     frame = draft.state.pending
     assert frame is not None
     moment = known(draft)
-    for row in rows:
+    due: list[tuple[str, int, Window]] = []  # every (combatant, row) still to be offered, across the rows
+    for index, row in enumerate(rows):
         offered = {who for d in frame.decisions if d.decision == row.kind for who in d.responders}
-        due = [w for w in in_turn_order(draft.state, frame, row.responders(draft.state, frame, moment))
-               if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down
-               and _can_pay(draft.state, w, row)]
-        if due:
-            draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(due[0],),
-                                      choices=tuple(c.name for c in row.choices), rule=row.rule, title=row.title,
-                                      labels=tuple(c.label for c in row.choices),
-                                      costs=tuple(c.cost.words() for c in row.choices)))
-            return True
-    return False
+        due += [(w, index, row) for w in row.responders(draft.state, frame, moment)
+                if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down
+                and _can_pay(draft.state, w, row)]
+    if not due:
+        return False
+    order = {w: i for i, w in enumerate(in_turn_order(draft.state, frame, tuple(w for w, _i, _r in due)))}
+    who, _index, row = min(due, key=lambda d: (order[d[0]], d[1]))  # C38: the acting combatant first, then
+    draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(who,),  # initiative
+                              choices=tuple(c.name for c in row.choices), rule=row.rule, title=row.title,
+                              labels=tuple(c.label for c in row.choices),
+                              costs=tuple(c.cost.words() for c in row.choices)))
+    return True
 
 
 def _can_pay(state: FightState, who: str, row: Window) -> bool:
