@@ -454,3 +454,34 @@ def test_triggers_of_different_abilities_are_offered_acting_combatant_first() ->
     fight.answer_decision("second_wind", "ana", "use")
     assert fight.state.at_rest
     assert_replays(fight)
+
+
+def test_flame_lash_on_a_crit_costs_2_hp_and_burns() -> None:
+    """Flame Lash (C38 on a crit, an HP cost, C36): 5 + 6 = 11 beats the orc's 2 (declined); FCS 6 > RES 2 is a crit
+    (C7): Ana pays 2 HP (20 to 18) and the orc takes d6 = 4 fire at once, then the blow's raw STR 5 (+ a crit's STR
+    bonus, 0, C12): 20 - 4 - 5 = 11."""
+    fight = new_fight(having(sheet("ana"), "flame_lash"), sheet("orc", side="raiders"), faces=[5, 6, 2, 4])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.costs == ("2 HP", "free")
+    fight.answer_decision("flame_lash", "ana", "use")
+    assert fight.state.combatants["ana"].hp == 18 and fight.state.combatants["orc"].hp == 11
+    fire = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][0]
+    assert (fire.damage_type, fire.source, fire.final) == ("fire", "Flame Lash", 4)
+    assert_replays(fight)
+
+
+def test_savage_blow_adds_a_named_d6_to_the_damage() -> None:
+    """Savage Blow (C38 on a hit, damage dice, C12, C39): 4 + 1 = 5 beats 2 (declined); Ana pays a Bonus Action and
+    her hit rolls a d6 more (3, named Savage Blow on the die and in the damage terms): raw 4 + 3 = 7, orc 20 to 13."""
+    fight = new_fight(having(sheet("ana"), "savage_blow"), sheet("orc", side="raiders"), faces=[4, 1, 2, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    fight.answer_decision("savage_blow", "ana", "use")
+    added = next(r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "ability_damage")
+    assert [(d.face, d.origin) for d in added.dice] == [(3, "Savage Blow")]
+    dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
+    assert dealt.terms.raw == 7 and dealt.terms.ability_sources == ("Savage Blow",)
+    assert [t.label for t in dealt.terms.terms() if t.kind == "ability_die"] == ["Savage Blow"]
+    assert fight.state.combatants["orc"].hp == 13 and fight.state.combatants["ana"].bonus_actions == 1
