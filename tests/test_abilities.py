@@ -467,7 +467,7 @@ def test_flame_lash_on_a_crit_costs_2_hp_and_burns() -> None:
     assert isinstance(opened, DecisionOpened) and opened.costs == ("2 HP", "free")
     fight.answer_decision("flame_lash", "ana", "use")
     assert fight.state.combatants["ana"].hp == 18 and fight.state.combatants["orc"].hp == 11
-    fire = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][0]
+    fire = next(r.event for r in fight.events if isinstance(r.event, DamageResolved))
     assert (fire.damage_type, fire.source, fire.final) == ("fire", "Flame Lash", 4)
     assert_replays(fight)
 
