@@ -479,7 +479,8 @@ def test_savage_blow_adds_a_named_d6_to_the_damage() -> None:
     fight.attack("ana", "orc", unarmed=True)
     fight.defend("orc", None)
     fight.answer_decision("savage_blow", "ana", "use")
-    added = next(r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "ability_damage")
+    added = next(r.event for r in fight.events
+                 if isinstance(r.event, DiceRolled) and r.event.purpose == "ability_damage")
     assert [(d.face, d.origin) for d in added.dice] == [(3, "Savage Blow")]
     dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
     assert dealt.terms.raw == 7 and dealt.terms.ability_sources == ("Savage Blow",)
