@@ -109,7 +109,8 @@ def _condition_damage(fields: dict[str, Any]) -> dict[str, Any]:
     return fields if fields["dice"] is not None or fields["flat"] else {**fields, "flat": 1}
 
 
-FIXES: dict[type, Any] = {ConditionDamage: _condition_damage, ConditionDef: _condition_def, ApplyCondition: _apply_condition, Ruleset: _ruleset}
+FIXES: dict[type, Any] = {ConditionDamage: _condition_damage, ConditionDef: _condition_def,
+                          ApplyCondition: _apply_condition, Ruleset: _ruleset}
 
 
 OVERRIDES: dict[type, st.SearchStrategy[Any]] = {CombatantSheet: sheets}

@@ -31,8 +31,8 @@ from omen_core.content import (
 )
 from omen_core.engine import Fight
 from omen_core.events import (
-    AbilityUsed,
     EVENT_TYPES,
+    AbilityUsed,
     ActionCancelled,
     ActionSettled,
     ActiveDefenseChosen,
@@ -54,8 +54,8 @@ from omen_core.events import (
     ContestResolved,
     CostPaid,
     DamageResolved,
-    DamageTerms,
     DamageRouted,
+    DamageTerms,
     DecisionAnswered,
     DecisionClosed,
     DecisionOpened,

@@ -53,7 +53,9 @@ def tick(draft: Draft, timing: str, who: str | None = None) -> None:
 
 def _due(rule: ConditionDef | None, timing: str) -> bool:
     """Whether a condition does anything at ``timing``: ticks then, or is saved against then."""
-    return rule is not None and (rule.tick == timing or (rule.save_ends is not None and rule.save_ends.timing == timing))
+    if rule is None:
+        return False
+    return rule.tick == timing or (rule.save_ends is not None and rule.save_ends.timing == timing)
 
 
 def _afflicted(draft: Draft, who: str, name: str) -> bool:

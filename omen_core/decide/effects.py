@@ -138,8 +138,9 @@ def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Conseque
                 heal(draft, ctx.action, who, c, ctx.actor, ctx.source)
             case ApplyCondition():
                 added, after = condition_stacks(draft, who, c.condition, c.stacks)
+                by, of = applied_by(draft, ctx, c)
                 draft.emit(ConditionApplied(action=ctx.action, who=who, condition=c.condition, added=added,
-                                            stacks=after, reason=ctx.source, **applied_by(draft, ctx, c)))
+                                            stacks=after, reason=ctx.source, by=by, until=c.until, of=of))
             case ClearCondition():
                 if draft.combatant(who).has(c.condition):
                     draft.emit(ConditionCleared(action=ctx.action, who=who, condition=c.condition,
@@ -147,16 +148,13 @@ def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Conseque
     return True
 
 
-def applied_by(draft: Draft, ctx: Context, c: ApplyCondition) -> dict[str, str | None]:
+def applied_by(draft: Draft, ctx: Context, c: ApplyCondition) -> tuple[str | None, str | None]:
     """What a condition's application records besides its stacks (C40): who applied it, for a condition a save
-    ends (its die opposes the save, C15), and whose next turn ends it (``of``: the actor or the target)."""
-    fields: dict[str, str | None] = {}
-    if draft.ruleset.conditions[c.condition].save_ends is not None:
-        fields["by"] = ctx.actor
-    if c.until is not None:
-        fields["until"] = c.until
-        fields["of"] = ctx.actor if c.of == "actor" else ctx.target
-    return fields
+    ends (its die opposes the save, C15), and whose next turn ends it (``of``: the actor or the target), each None
+    where it has none."""
+    by = ctx.actor if draft.ruleset.conditions[c.condition].save_ends is not None else None
+    of = None if c.until is None else ctx.actor if c.of == "actor" else ctx.target
+    return by, of
 
 
 def heal(draft: Draft, action: int, who: str, c: Heal, actor: str, source: str) -> None:

@@ -35,12 +35,11 @@ from omen_core.content import (
     ApplyCondition,
     CombatantSheet,
     ConditionDef,
-    ContentError,
     Ruleset,
     decode_content,
     load_ruleset,
 )
-from omen_core.errors import RuleViolation
+from omen_core.errors import ContentError, RuleViolation
 from omen_core.events import (
     ConditionApplied,
     ConditionCleared,
@@ -102,6 +101,11 @@ def play() -> Iterator[Play]:
         assert scripted(fight).remaining == 0, "scripted dice not consumed as C29 expects"
 
 
+def applied(events: list[Event]) -> ConditionApplied:
+    """The last condition applied among ``events``."""
+    return of(events, ConditionApplied)[-1]
+
+
 def damage(events: list[Event]) -> list[tuple[str, str, int]]:
     """Each damage dealt: its source, type and final amount."""
     return [(e.source, e.damage_type, e.final) for e in of(events, DamageResolved)]
@@ -131,7 +135,8 @@ class TestTickingDamage:
         events = fight.end_turn("kael")
         assert damage(events) == [("Burning", "fire", 1), ("Bleeding", "slashing", 1)]
         ticked = next(i for i, e in enumerate(events) if isinstance(e, ConditionTicked))
-        assert isinstance(events[ticked + 1], DamageResolved) and events[ticked + 1].source == "Bleeding"
+        after = events[ticked + 1]
+        assert isinstance(after, DamageResolved) and after.source == "Bleeding"
 
     def test_more_stacks_keep_a_conditions_place_in_the_order(self, play: Play) -> None:
         """C40 (docs/rulings.md): a condition's place is where it began; a second stack of Bleeding after Burning
@@ -177,8 +182,8 @@ class TestTurnDurations:
         """C40: Marked applied by kael on its own turn, until the end of its next turn: the end of the turn under
         way does not count; it clears as kael's round-2 turn ends, before the turn_ended."""
         fight = play(faces=[])
-        applied = fight.apply_condition("vesh", "Marked", by="kael", until="end_of_next_turn")
-        assert (applied[-1].by, applied[-1].until, applied[-1].of) == ("kael", "end_of_next_turn", "kael")
+        marked = applied(fight.apply_condition("vesh", "Marked", by="kael", until="end_of_next_turn"))
+        assert (marked.by, marked.until, marked.of) == ("kael", "end_of_next_turn", "kael")
         fight.end_turn("kael")
         fight.end_turn("vesh")
         assert fight.state.combatants["vesh"].has("Marked")
@@ -245,8 +250,7 @@ class TestSaveEnds:
         INT (d8 +2), saver first (C29). Round 1: 3 - 1 = 2 against 4 + 2 = 6, failed, it stays. Round 2: 6 - 1 = 5
         against 3 + 2 = 5: the saver wins ties (C15), and Poisoned clears before the turn ends."""
         fight = play(faces=[3, 4, 6, 3])
-        applied = fight.apply_condition("kael", "Poisoned", by="vesh")
-        assert applied[-1].by == "vesh"
+        assert applied(fight.apply_condition("kael", "Poisoned", by="vesh")).by == "vesh"
         events = fight.end_turn("kael")
         (failed,) = of(events, SaveResolved)
         assert failed.action is None and failed.effect == "Poisoned"
@@ -368,15 +372,27 @@ id = "kael"
 name = "Kael"
 side = "heroes"
 hp = 20
-attributes = { STR = { die = "d6" }, AGI = { die = "d20", bonus = 1 }, INT = { die = "d6" }, RES = { die = "d6" }, FCS = { die = "d6" } }
 abilities = ["searing_brand", "venom_dart"]
+
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d20", bonus = 1 }
+INT = { die = "d6" }
+RES = { die = "d6" }
+FCS = { die = "d6" }
 
 [[combatants]]
 id = "vesh"
 name = "Vesh"
 side = "raiders"
 hp = 20
-attributes = { STR = { die = "d6" }, AGI = { die = "d20", bonus = 1 }, INT = { die = "d8", bonus = 2 }, RES = { die = "d6", bonus = 1 }, FCS = { die = "d6" } }
+
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d20", bonus = 1 }
+INT = { die = "d8", bonus = 2 }
+RES = { die = "d6", bonus = 1 }
+FCS = { die = "d6" }
 
 [[commands]]
 command = "engage"
