@@ -191,12 +191,17 @@ class CancelAction(CommandBase, frozen=True, kw_only=True):
 
 
 class ApplyConditionCommand(CommandBase, frozen=True, kw_only=True):
-    """The GM applies stacks of a condition to a combatant (C28)."""
+    """The GM applies stacks of a condition to a combatant (C28). ``by``: the combatant who applied it (needed
+    for a condition a save ends: its die opposes the save, C15, C40). ``until``: it lasts until the start or the
+    end of the next turn of ``of`` (by default ``by``), and clears then (C40)."""
 
     who: str
     condition: str
     stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
     reason: str = ""
+    by: str | None = None
+    until: Literal["start_of_next_turn", "end_of_next_turn"] | None = None
+    of: str | None = None
 
 
 class ClearConditionCommand(CommandBase, frozen=True, kw_only=True):

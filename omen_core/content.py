@@ -56,6 +56,9 @@ __all__ = [
     "Branches",
     "SaveEffect",
     "ConditionDef",
+    "ConditionDamage",
+    "SaveEnds",
+    "TurnMoment",
     "DamageTypes",
     "Economy",
     "ReactionCosts",
@@ -337,12 +340,24 @@ class DealDamage(_Content, frozen=True, tag_field="kind", tag="damage", kw_only=
     half: bool = False
 
 
+#: Until which moment of a named combatant's next turn a condition lasts (C40).
+TurnMoment = Literal["start_of_next_turn", "end_of_next_turn"]
+
+
 class ApplyCondition(_Content, frozen=True, tag_field="kind", tag="condition", kw_only=True):
-    """A consequence: stacks of a condition (C28)."""
+    """A consequence: stacks of a condition (C28). ``until``: it lasts until the start or the end of the next
+    turn of ``of`` (the actor, who applied it, by default; or the target), and clears then (C40)."""
 
     to: Recipient = "target"
     condition: str
     stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
+    until: TurnMoment | None = None
+    of: Recipient = "actor"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.until is None and self.of != "actor":
+            raise ValueError("`of` names whose next turn ends the condition: give `until` with it")
 
 
 class ClearCondition(_Content, frozen=True, tag_field="kind", tag="clear", kw_only=True):
@@ -389,10 +404,39 @@ class SaveEffect(_Content, frozen=True, kw_only=True):
 
 
 TickTiming = Literal["never", "turn_start", "turn_end", "round_end"]
+#: The moments a condition's save is made at (C40): the afflicted's turn start or end, or the round's end.
+SaveTiming = Literal["turn_start", "turn_end", "round_end"]
+
+
+class ConditionDamage(_Content, frozen=True, kw_only=True):
+    """What a condition deals each time it ticks (C25, C40): dice and/or a flat amount of a damage type (C14),
+    mitigated as in C13 (``spell``: mundane armor does not reduce it). ``per_stack``: the dice and the flat
+    amount are taken once per stack, in one roll."""
+
+    dice: DamageDice | None = None
+    flat: NonNegative = 0
+    damage_type: str
+    per_stack: bool = False
+    spell: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.dice is None and not self.flat:
+            raise ValueError("a condition's damage needs dice or a flat amount")
+
+
+class SaveEnds(_Content, frozen=True, kw_only=True):
+    """Save ends (C40): at ``timing`` the afflicted saves (C15) with ``save`` against whoever applied the
+    condition, who rolls ``against``; the saver wins ties, and a success clears the condition."""
+
+    save: AttributeName
+    against: AttributeName
+    timing: SaveTiming = "turn_end"
 
 
 class ConditionDef(_Content, frozen=True, kw_only=True):
-    """A condition as data (C28): stacks, per-stack modifiers, tick timing, duration, what clears it."""
+    """A condition as data (C28, C40): stacks, per-stack modifiers, tick timing, duration, what clears it, the
+    damage it deals when it ticks, and the save that ends it."""
 
     placeholder: bool = False
     max_stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
@@ -400,6 +444,14 @@ class ConditionDef(_Content, frozen=True, kw_only=True):
     tick: TickTiming = "never"
     duration: Annotated[int, msgspec.Meta(ge=1)] | None = None
     cleared_by: tuple[str, ...] = ()
+    damage: ConditionDamage | None = None
+    save_ends: SaveEnds | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.damage is not None and self.tick == "never":
+            raise ValueError("a condition deals its damage when it ticks: give it a tick timing "
+                             "(tick = \"turn_start\", \"turn_end\" or \"round_end\")")
 
 
 class DamageTypes(_Content, frozen=True, kw_only=True):
@@ -444,6 +496,14 @@ class Ruleset(_Content, frozen=True, kw_only=True):
     economy: Economy = Economy()
     reaction_costs: ReactionCosts = ReactionCosts()
     conditions: dict[str, ConditionDef] = {}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, rule in self.conditions.items():
+            if rule.damage is not None and rule.damage.damage_type not in self.damage_types:
+                known = ", ".join([*self.damage_types.physical, *self.damage_types.other])
+                raise ValueError(f"condition {name!r} deals {rule.damage.damage_type!r}, a damage type the ruleset "
+                                 f"does not list (C14; it lists: {known})")
 
     def content_hash(self) -> str:
         """sha256 of the ruleset's canonical JSON: what the log records to name exactly these numbers."""

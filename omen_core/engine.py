@@ -30,6 +30,7 @@ from .content import (
     CombatantSheet,
     Ruleset,
     SaveEffect,
+    TurnMoment,
     load_ruleset,
     reason_and_path,
     with_abilities,
@@ -502,10 +503,12 @@ class Fight:
         """An effect calls for a save; its branch's consequences are applied in order (C15, C25)."""
         return self._events(self.execute(CallSave(caller=caller, saver=saver, effect=effect)))
 
-    def apply_condition(self, who: str, condition: str, stacks: int = 1, reason: str = "") -> list[Event]:
-        """The GM applies stacks of a condition (C28)."""
+    def apply_condition(self, who: str, condition: str, stacks: int = 1, reason: str = "", *, by: str | None = None,
+                        until: TurnMoment | None = None, of: str | None = None) -> list[Event]:
+        """The GM applies stacks of a condition (C28): ``by`` who applied it (a condition a save ends needs one:
+        its die opposes the save), ``until`` the start or end of ``of``'s next turn (default ``by``'s, C40)."""
         return self._events(self.execute(ApplyConditionCommand(who=who, condition=condition, stacks=stacks,
-                                                               reason=reason)))
+                                                               reason=reason, by=by, until=until, of=of)))
 
     def clear_condition(self, who: str, condition: str, reason: str = "") -> list[Event]:
         """The GM clears a condition."""

@@ -333,9 +333,10 @@ class ContestResolved(EventBase, frozen=True, kw_only=True):
 
 
 class SaveResolved(EventBase, frozen=True, kw_only=True):
-    """A save (C15): one die per side; the saver succeeds iff its total >= the opposing total."""
+    """A save (C15): one die per side; the saver succeeds iff its total >= the opposing total. Outside any action
+    (``action`` None) it is a condition's save at its timing (save ends, C40): ``effect`` names the condition."""
 
-    action: Sequence_
+    action: Sequence_ | None
     effect: str
     saver: RollTotal
     opposing: RollTotal
@@ -611,10 +612,11 @@ class DamageResolved(EventBase, frozen=True, kw_only=True):
     """Damage dealt to one combatant: the formula, each mitigation step (C13), the final amount and where it lands.
 
     With Will conversion (``resource`` "will") Will cannot go below 0: ``overflow`` is the part of the final
-    damage beyond the Will left, which goes to HP (C31); ``final - overflow`` goes to Will.
+    damage beyond the Will left, which goes to HP (C31); ``final - overflow`` goes to Will. Outside any action
+    (``action`` None) it is a condition's damage as it ticks (C25, C40): ``source`` names the condition.
     """
 
-    action: Sequence_
+    action: Sequence_ | None
     target: str
     damage_type: str
     source: str
@@ -669,7 +671,9 @@ class ResourceChanged(EventBase, frozen=True, kw_only=True):
 
 
 class ConditionApplied(EventBase, frozen=True, kw_only=True):
-    """Stacks of a condition are added (C28); ``stacks`` is the total after, capped at the maximum."""
+    """Stacks of a condition are added (C28); ``stacks`` is the total after, capped at the maximum. ``by``: who
+    applied it, written for a condition a save ends (its die opposes the save, C15, C40); ``until`` and ``of``:
+    it lasts until the start or end of ``of``'s next turn (C40)."""
 
     action: Sequence_ | None
     who: str
@@ -677,6 +681,9 @@ class ConditionApplied(EventBase, frozen=True, kw_only=True):
     added: int
     stacks: int
     reason: str = ""
+    by: str | None = None
+    until: Literal["start_of_next_turn", "end_of_next_turn"] | None = None
+    of: str | None = None
 
 
 class ConditionCleared(EventBase, frozen=True, kw_only=True):

@@ -169,6 +169,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "flow", "source": list(AT_REST), "dest": "="},
     {"trigger": "roll_check", "source": list(AT_REST), "dest": "="},
     {"trigger": "resolve_check", "source": list(AT_REST), "dest": "="},
+    # a condition taking effect at its timing, outside any action (C25, C40): its damage, its save
+    {"trigger": "tick", "source": list(AT_REST), "dest": "="},
     # declaration and costs
     {"trigger": "declare", "source": list(AT_REST), "dest": S.DECLARED},
     {"trigger": "pay", "source": [S.DECLARED, S.REACTIONS_CLOSED], "dest": S.COSTS_PAID},
@@ -376,6 +378,9 @@ def phase_trigger_of(event: Event) -> str:
 
 
 _GM_WITHOUT_ACTION = (ConditionApplied, ConditionCleared, ResourceChanged)
+#: A condition's damage and save at its timing (C40) are rolled and resolved outside any action (``action`` None).
+_TICK_PURPOSES = ("damage", "save")
+_TICK_RESULTS = (DamageResolved, SaveResolved)
 
 
 def phase_trigger_for(kind: type, fields: Any) -> str:
@@ -385,9 +390,13 @@ def phase_trigger_for(kind: type, fields: Any) -> str:
     if kind in UNORDERED:
         raise KeyError(kind)
     if kind is DiceRolled:
+        if fields.action is None and fields.purpose in _TICK_PURPOSES:
+            return "turn"
         return _PHASE_PURPOSES.get(fields.purpose, "act")
     if kind in _GM_WITHOUT_ACTION and fields.action is None:
         return "gm"
+    if kind in _TICK_RESULTS and fields.action is None:
+        return "turn"
     return _PHASE_TRIGGERS.get(kind, "act")
 
 
@@ -451,7 +460,11 @@ def trigger_for(kind: type, fields: Any) -> str:
     partial decode of it, as for :func:`phase_trigger_for`: only a roll's ``purpose`` and a Catch's ``caught``
     are read). ``KeyError`` for a type no trigger is defined for."""
     if kind is DiceRolled:
+        if fields.action is None and fields.purpose in _TICK_PURPOSES:
+            return "tick"
         return _PURPOSE_TRIGGER.get(fields.purpose, "roll_check")
+    if kind in _TICK_RESULTS and fields.action is None:
+        return "tick"
     if kind is CatchAnswered:
         return "catch" if fields.caught else "decline_catch"
     return _TRIGGERS[kind]

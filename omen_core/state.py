@@ -102,7 +102,7 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "AbilityFrame", "Frame",
+__all__ = ["CombatantState", "Until", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "AbilityFrame", "Frame",
            "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
            "redo_stack_after", "redoable", "spend"]
@@ -119,6 +119,8 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     remaining: dict[str, int] = {}
     wielding: tuple[str, ...] = ()
     left: Literal["fled", "yielded", "dead"] | None = None
+    applied: dict[str, int] = {}
+    appliers: dict[str, str] = {}
 
     @property
     def id(self) -> str:
@@ -165,6 +167,18 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def out(self) -> bool:
         """Out of the fight (C33): fled, yielded or dead; it takes no turns, cannot act or be targeted."""
         return self.left is not None
+
+
+class Until(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A condition lasting until the start or the end of a named combatant's next turn (C40): ``who`` has
+    ``condition`` until ``moment`` of ``of``'s next turn. ``armed``: that next turn has started (its end is the
+    one that counts, not the end of a turn under way when the condition was applied)."""
+
+    who: str
+    condition: str
+    of: str
+    moment: Literal["start_of_next_turn", "end_of_next_turn"]
+    armed: bool = False
 
 
 class Reaction(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -315,6 +329,9 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ``revealed_seed`` its seed once revealed. ``uses`` counts each combatant's uses of each ability
     (``who/ability``: this turn, this round, this fight; C41), from the decisions answered with it;
     ``abilities`` every ability the sheets write out (C37), once each by id, in the order they joined.
+    ``applications`` counts the conditions applied so far: each combatant's ``applied`` gives each of its
+    conditions the number it began with, so that conditions due at one moment tick in the order they were
+    applied (C40); ``until`` lists the conditions that last until a named combatant's next turn (C40).
     """
 
     fight_id: str = ""
@@ -351,6 +368,8 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     undo_floor: int = 0
     uses: dict[str, tuple[int, int, int]] = {}
     abilities: tuple[Ability, ...] = ()
+    applications: int = 0
+    until: tuple[Until, ...] = ()
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
@@ -444,6 +463,40 @@ def _combatant(state: FightState, who: str, **changes: object) -> dict[str, Any]
     """The state's fields that change with one combatant's fields."""
     fighter = replace(state.combatants[who], **changes)
     return {"combatants": {**state.combatants, who: fighter}}
+
+
+def _applied(state: FightState, event: ConditionApplied) -> FightState:
+    """Stacks of a condition land (C28). One that begins (the combatant lacked it) takes the next application
+    number (C40: the order conditions tick in); its applier and its turn duration are the latest application's."""
+    who, name = event.who, event.condition
+    fighter = state.combatants[who]
+    fresh = name not in fighter.applied
+    number = state.applications + 1 if fresh else fighter.applied[name]
+    state = _conditions(state, who, name, event.stacks)
+    fighter = state.combatants[who]
+    changes: dict[str, Any] = {"applied": {**fighter.applied, name: number}}
+    if event.by is not None:
+        changes["appliers"] = {**fighter.appliers, name: event.by}
+    state = _with(state, who, **changes)
+    until = tuple(u for u in state.until if (u.who, u.condition) != (who, name))
+    if event.until is not None and event.of is not None:
+        until = (*until, Until(who=who, condition=name, of=event.of, moment=event.until))
+    if fresh or until != state.until:
+        state = replace(state, applications=state.applications + (1 if fresh else 0), until=until)
+    return state
+
+
+def _cleared(state: FightState, event: ConditionCleared) -> FightState:
+    """A condition ends: its stacks, its duration, its place in the order and its applier go with it (C28, C40)."""
+    who, name = event.who, event.condition
+    state = _conditions(state, who, name, 0)
+    fighter = state.combatants[who]
+    if name in fighter.applied or name in fighter.appliers:
+        state = _with(state, who, applied={k: v for k, v in fighter.applied.items() if k != name},
+                      appliers={k: v for k, v in fighter.appliers.items() if k != name})
+    if any((u.who, u.condition) == (who, name) for u in state.until):
+        state = replace(state, until=tuple(u for u in state.until if (u.who, u.condition) != (who, name)))
+    return state
 
 
 def _conditions(state: FightState, who: str, name: str, stacks: int) -> FightState:
@@ -570,6 +623,8 @@ def _turn_started(state: FightState, event: TurnStarted) -> dict[str, Any]:
     if state.uses:  # uses per turn come back at the start of the owner's turn (C41)
         mine = f"{event.who}/"
         fields["uses"] = {k: ((0, r, f) if k.startswith(mine) else (t, r, f)) for k, (t, r, f) in state.uses.items()}
+    if any(u.of == event.who and not u.armed for u in state.until):  # C40: the named combatant's next turn is here
+        fields["until"] = tuple(replace(u, armed=True) if u.of == event.who else u for u in state.until)
     return fields
 
 
@@ -629,8 +684,8 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     DiceRolled: lambda state, event: replace(state, **_rolled(state, event)),
     CostPaid: _paid,
     ResourceChanged: lambda state, event: replace(state, **_resource_changed(state, event)),
-    ConditionApplied: lambda state, event: _conditions(state, event.who, event.condition, event.stacks),
-    ConditionCleared: lambda state, event: _conditions(state, event.who, event.condition, 0),
+    ConditionApplied: _applied,
+    ConditionCleared: _cleared,
     ConditionTicked: _ticked,
     SeedRevealed: lambda state, event: replace(state, revealed_seed=event.seed),
     SeedCommitted: lambda state, event: replace(state, seed_commitment=event.commitment, revealed_seed=None),

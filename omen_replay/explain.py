@@ -532,6 +532,18 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
         case InitiativeRollOff(rolls=sides):
             parts += [_side_part(f"{side.roller}'s roll-off", side, state, "C19, C32", rolls) for side in sides]
             recs = _rolls(known, list(sides))
+        case SaveResolved(saver=saver, opposing=opp):  # a condition's save at its timing (save ends, C40)
+            parts += [_side_part(f"{saver.roller}'s save against {event.effect}", saver, state, "C15, C40", rolls),
+                      _side_part(f"{opp.roller}'s opposing roll (who applied {event.effect})", opp, state, "C15",
+                                 rolls)]
+            verdicts.append(f"{'saved: ' + event.effect + ' ends' if event.success else 'failed'}: {saver.total} "
+                            f"{'>=' if event.success else '<'} {opp.total} (C15: the saver wins ties; C40)")
+            recs = _rolls(known, [saver, opp])
+        case DamageResolved():  # a condition's damage as it ticks (C25, C40)
+            parts += _damage_parts(event, consequence=True)
+            verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
+                            "ticks (C25, C40)")
+            recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
     title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,

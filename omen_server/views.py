@@ -133,7 +133,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "will_conversion_chosen": {**_ACTION, "who": "name", "convert": "public"},
     "resource_changed": {**_ACTION, "who": "name", "resource": "public", "before": "custom", "after": "custom"},
     "condition_applied": {**_ACTION, "who": "name", "condition": "public", "added": "public", "stacks": "public",
-                          "reason": "gm"},
+                          "reason": "gm", "by": "name", "until": "public", "of": "name"},
     "condition_cleared": {**_ACTION, "who": "name", "condition": "public", "reason": "gm"},
     "action_settled": {**_ACTION},
     "action_cancelled": {**_ACTION, "reason": "gm"},
@@ -248,6 +248,9 @@ def _hit_part(name: str) -> Custom:
 
 def _damage_part(name: str) -> Custom:
     def part(payload: dict[str, Any], sight: Sight) -> Any:
+        if payload.get("action") is None and "target" in payload:  # a condition's damage as it ticks (C40): its
+            # source is the condition (public), its terms the afflicted's own roll
+            return payload.get(name) if name == "source" or sight.owns(str(payload["target"])) else _WITHHELD
         attacker, _target = _attacker_and_target(payload, sight)
         return payload.get(name) if sight.owns(attacker) else _WITHHELD
     return part
@@ -337,7 +340,10 @@ def _decision_label(payload: dict[str, Any], sight: Sight) -> Any:
 
 
 def _effect_resolved(payload: dict[str, Any], sight: Sight) -> Any:
-    """A resolved save's effect (its name): as :func:`_effect_name` says."""
+    """A resolved save's effect (its name): as :func:`_effect_name` says; outside any action it is a condition's
+    save (save ends, C40), and a condition's name is public."""
+    if payload.get("action") is None:
+        return payload.get("effect")
     return _effect_name(payload.get("effect"), payload, sight)
 
 

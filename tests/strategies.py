@@ -8,8 +8,19 @@ from typing import Any
 
 import msgspec.inspect as mi
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
-from omen_core.content import ATTRIBUTES, Attribute, Attributes, CombatantSheet, Skill
+from omen_core.content import (
+    ATTRIBUTES,
+    ApplyCondition,
+    Attribute,
+    Attributes,
+    CombatantSheet,
+    ConditionDamage,
+    ConditionDef,
+    Ruleset,
+    Skill,
+)
 from omen_core.events import EVENT_TYPES, GENESIS_HASH, Event, StoredEvent, seal
 
 ids = st.from_regex(r"[a-z][a-z0-9_-]{0,11}", fullmatch=True)
@@ -66,8 +77,40 @@ def from_type_info(info: mi.Type) -> st.SearchStrategy[Any]:
 
 
 def _make(cls: type, fields: dict[str, Any]) -> Any:
-    """An instance of ``cls`` from its fields by name."""
-    return cls(**fields)
+    """An instance of ``cls`` from its fields by name (made consistent first where the type checks its fields
+    together: :data:`FIXES`)."""
+    fix = FIXES.get(cls)
+    return cls(**(fix(fields) if fix is not None else fields))
+
+
+def _condition_def(fields: dict[str, Any]) -> dict[str, Any]:
+    """A condition that deals damage ticks (C25)."""
+    return {**fields, "tick": "turn_start"} if fields["damage"] is not None and fields["tick"] == "never" else fields
+
+
+def _apply_condition(fields: dict[str, Any]) -> dict[str, Any]:
+    """`of` only with `until` (C40)."""
+    return fields if fields["until"] is not None else {**fields, "of": "actor"}
+
+
+def _ruleset(fields: dict[str, Any]) -> dict[str, Any]:
+    """A condition's damage is of a type the ruleset lists (C14), or it deals none."""
+    types = [*fields["damage_types"].physical, *fields["damage_types"].other]
+    def listed(rule: Any) -> Any:
+        if rule.damage is None or rule.damage.damage_type in types:
+            return rule
+        damage = replace(rule.damage, damage_type=types[0]) if types else None
+        return replace(rule, damage=damage)
+    return {**fields, "conditions": {name: listed(rule) for name, rule in fields["conditions"].items()}}
+
+
+def _condition_damage(fields: dict[str, Any]) -> dict[str, Any]:
+    """A condition's damage has dice or a flat amount."""
+    return fields if fields["dice"] is not None or fields["flat"] else {**fields, "flat": 1}
+
+
+FIXES: dict[type, Any] = {ConditionDamage: _condition_damage, ConditionDef: _condition_def,
+                          ApplyCondition: _apply_condition, Ruleset: _ruleset}
 
 
 OVERRIDES: dict[type, st.SearchStrategy[Any]] = {CombatantSheet: sheets}

@@ -55,6 +55,7 @@ from omen_core.events import (
     CostPaid,
     DamageResolved,
     DamageRouted,
+    DamageTerms,
     DecisionAnswered,
     DecisionClosed,
     DecisionOpened,
@@ -114,6 +115,7 @@ from omen_core.machine import (
     next_phase,
     next_step,
     phase_trigger_for,
+    phase_trigger_of,
     trigger_for,
     trigger_of,
 )
@@ -285,6 +287,8 @@ EXPECTED_TRIGGER = {
                      TurnSkipped, TurnEnded, BonusActionsRefilled, ConditionTicked, EngagementChanged, WeaponDrawn,
                      Disengaged, CombatantLeft, FightEnded), "flow"),
 }
+#: The event types that, outside any action (``action`` None), are a condition taking effect (C40): ``tick``.
+TICKS = (DiceRolled, DamageResolved, SaveResolved)
 #: Outside every lifecycle and phase: the command opening a batch, a change of dice source, the undo markers.
 OUTSIDE = {CommandIssued, DiceSourceChanged, Undone, Redone}
 
@@ -317,7 +321,9 @@ class TestTriggerOf:
             return
         trigger = trigger_of(event)
         assert trigger in TRIGGERS
-        if kind is DiceRolled:
+        if kind in TICKS and event.action is None and getattr(event, "purpose", "damage") in ("damage", "save"):
+            assert trigger == "tick"  # a condition's damage or save at its timing, outside any action (C40)
+        elif kind is DiceRolled:
             assert trigger == PURPOSE_TRIGGER[event.purpose]
         elif kind is CatchAnswered:
             assert trigger == ("catch" if event.caught else "decline_catch")
@@ -345,8 +351,31 @@ class TestTriggerOf:
     @pytest.mark.parametrize("purpose", sorted(PURPOSE_TRIGGER))
     def test_roll_purposes(self, purpose: RollPurpose) -> None:
         """C29: each roll fires the trigger of its place in the lifecycle; checks, ambush and initiative are checks."""
-        rolled = DiceRolled(counter=1, purpose=purpose, roller="kael", dice=(), source="scripted")
+        rolled = DiceRolled(counter=1, purpose=purpose, roller="kael", dice=(), source="scripted", action=3)
         assert trigger_of(rolled) == PURPOSE_TRIGGER[purpose]
+
+    @pytest.mark.parametrize("purpose", ["damage", "save"])
+    def test_a_conditions_dice_outside_any_action_tick(self, purpose: RollPurpose) -> None:
+        """C25, C40: a condition's damage or save dice at its timing carry no action: they fire ``tick``, legal at
+        rest and only in the rounds (phase trigger ``turn``); inside an action the same purpose fires its own."""
+        rolled = DiceRolled(counter=1, purpose=purpose, roller="kael", dice=(), source="scripted")
+        assert (trigger_of(rolled), phase_trigger_of(rolled)) == ("tick", "turn")
+        assert next_step(S.IDLE, rolled) is S.IDLE and next_step(S.SETTLED, rolled) is S.SETTLED
+        with pytest.raises(IllegalOrder):
+            next_step(S.SAVE_RESOLVED, rolled)
+        with pytest.raises(OutOfPhase):
+            next_phase(Phase.SETUP, rolled)
+        assert next_phase(Phase.ROUNDS, rolled) is Phase.ROUNDS
+
+    def test_a_conditions_damage_and_save_outside_any_action_tick(self) -> None:
+        """C40: a damage_resolved or save_resolved with no action is a condition's, and fires ``tick``; with an
+        action, its lifecycle trigger as before."""
+        burn = DamageResolved(action=None, target="kael", damage_type="fire", source="Burning",
+                              terms=DamageTerms(dice=3, raw=3), steps=(), final=3, resource="hp")
+        assert (trigger_of(burn), phase_trigger_of(burn)) == ("tick", "turn")
+        assert trigger_of(replace(burn, action=4)) == "resolve_damage"
+        with pytest.raises(IllegalOrder):
+            next_step(S.HIT_DETERMINED, burn)
 
 
 def walk(triggers: list[str], start: Step = S.IDLE) -> list[Step]:

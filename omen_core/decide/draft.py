@@ -22,10 +22,10 @@ from ..decisions import legal_now
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
-from ..machine import ORDER, PHASE_ORDER, IllegalOrder, OutOfPhase, Step, legal_triggers
+from ..machine import ORDER, PHASE_ORDER, IllegalOrder, OutOfPhase, Phase, Step, legal_triggers
 from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
 
-__all__ = ["Draft", "condition_adjustment", "effective_bonus", "helplessness"]
+__all__ = ["Draft", "condition_adjustment", "effective_bonus", "helplessness", "require_turn"]
 
 E = TypeVar("E", bound=Event)
 
@@ -147,6 +147,15 @@ class Draft:
     def at_step(self) -> Step:
         """The lifecycle step of the innermost action in progress."""
         return self.state.step
+
+
+def require_turn(draft: Draft, who: str, what: str) -> None:
+    """In the rounds phase, only the turn's owner may act on its turn (§Your Turn)."""
+    draft.combatant(who)
+    state = draft.state
+    if state.phase is Phase.ROUNDS and state.turn != who:
+        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: it is {state.turn}'s turn "
+                                          f"(round {state.round})")
 
 
 def helplessness(fighter: CombatantState) -> tuple[str, str] | None:

@@ -26,13 +26,12 @@ from ..machine import Phase
 from ..rules.checks import save_succeeds
 from ..state import SaveFrame
 from .checks import roll_side
-from .draft import Draft
-from .flow import require_turn
+from .draft import Draft, require_turn
 from .reactions import open_interrupts
 from .setup import check_damage_type, condition_stacks
 
 __all__ = ["call_save", "resolve_save", "Context", "run_consequences", "land_damage", "deal_damage",
-           "check_consequences", "heal"]
+           "check_consequences", "heal", "applied_by", "self_saved", "self_saved_why"]
 
 
 class Context(NamedTuple):
@@ -92,7 +91,8 @@ def save_context(called: SaveCalled) -> Context:
 
 
 def check_consequences(draft: Draft, consequences: Iterable[Consequence], where: str) -> None:
-    """Refuse consequences naming damage types (C14) or conditions (C28) the ruleset does not know."""
+    """Refuse consequences naming damage types (C14) or conditions (C28) the ruleset does not know, and a
+    condition a save ends applied by the actor to itself (C15: the saver's die is opposed by another's)."""
     for c in consequences:
         if isinstance(c, DealDamage):
             check_damage_type(draft, c.damage_type, where)
@@ -101,6 +101,20 @@ def check_consequences(draft: Draft, consequences: Iterable[Consequence], where:
         elif c.condition not in draft.ruleset.conditions:
             raise RuleViolation("C28", f"unknown condition {c.condition!r} in {where} "
                                        f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})")
+        elif self_saved(draft, c):
+            raise RuleViolation("C40", self_saved_why(c.condition, where))
+
+
+def self_saved(draft: Draft, c: Consequence) -> bool:
+    """Whether ``c`` applies to its actor a condition a save ends (refused: nobody would oppose the save, C15)."""
+    return isinstance(c, ApplyCondition) and c.to == "actor" and \
+        draft.ruleset.conditions[c.condition].save_ends is not None
+
+
+def self_saved_why(condition: str, where: str) -> str:
+    """Why a condition a save ends cannot be applied by the actor to itself (C15, C40)."""
+    return (f"{where} applies {condition} to its own actor, but a save ends {condition}: the save is opposed by "
+            "whoever applied it (C15), who must be another")
 
 
 def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Consequence], start: int = 0, *,
@@ -124,13 +138,23 @@ def run_consequences(draft: Draft, ctx: Context, consequences: Sequence[Conseque
                 heal(draft, ctx.action, who, c, ctx.actor, ctx.source)
             case ApplyCondition():
                 added, after = condition_stacks(draft, who, c.condition, c.stacks)
+                by, of = applied_by(draft, ctx, c)
                 draft.emit(ConditionApplied(action=ctx.action, who=who, condition=c.condition, added=added,
-                                            stacks=after, reason=ctx.source))
+                                            stacks=after, reason=ctx.source, by=by, until=c.until, of=of))
             case ClearCondition():
                 if draft.combatant(who).has(c.condition):
                     draft.emit(ConditionCleared(action=ctx.action, who=who, condition=c.condition,
                                                 reason=ctx.source))
     return True
+
+
+def applied_by(draft: Draft, ctx: Context, c: ApplyCondition) -> tuple[str | None, str | None]:
+    """What a condition's application records besides its stacks (C40): who applied it, for a condition a save
+    ends (its die opposes the save, C15), and whose next turn ends it (``of``: the actor or the target), each None
+    where it has none."""
+    by = ctx.actor if draft.ruleset.conditions[c.condition].save_ends is not None else None
+    of = None if c.until is None else ctx.actor if c.of == "actor" else ctx.target
+    return by, of
 
 
 def heal(draft: Draft, action: int, who: str, c: Heal, actor: str, source: str) -> None:
@@ -175,10 +199,11 @@ def land_damage(draft: Draft, action: int, who: str, terms: DamageTerms, damage_
     return True
 
 
-def deal_damage(draft: Draft, action: int, who: str, terms: DamageTerms, damage_type: str, *,
+def deal_damage(draft: Draft, action: int | None, who: str, terms: DamageTerms, damage_type: str, *,
                 spell: bool, source: str, chosen: bool | None = None) -> DamageResolved:
     """Mitigate raw damage in C13's order, record every step, and move HP, or Will with conversion: Will stops
     at 0 and the rest goes to HP (C31; ``chosen`` is the defender's answer where the feature leaves it to them).
+    ``action`` None: a condition's damage as it ticks, outside any action (C40).
 
     HP reaching 0 sets Dying (C28).
     """

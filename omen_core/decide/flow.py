@@ -30,8 +30,6 @@ from ..events import (
     AmbushStarted,
     BonusActionsRefilled,
     CombatantLeft,
-    ConditionCleared,
-    ConditionTicked,
     Disengaged,
     EngagementChanged,
     FightEnded,
@@ -53,10 +51,11 @@ from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
 from .checks import roll_side
-from .draft import Draft
+from .conditions import clear_until, tick
+from .draft import Draft, require_turn
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
-           "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN"]
+           "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN", "tick"]
 
 
 # -- ambush ---------------------------------------------------------------------------------
@@ -208,6 +207,7 @@ def _begin_turn(draft: Draft, index: int) -> None:
     if gone is not None or fighter.dying:
         reason = DYING_TURN if gone is None else f"{gone}: out of the fight (C33)"
         draft.emit(TurnSkipped(round=state.round, who=who, reason=reason))
+        clear_until(draft, who, None)
         _begin_turn(draft, index + 1)
         return
     skipped = state.round == 1 and state.surprise.get(who) == "complete"
@@ -217,9 +217,11 @@ def _begin_turn(draft: Draft, index: int) -> None:
     if skipped:
         draft.emit(TurnSkipped(round=state.round, who=who,
                                reason="Completely Surprised: loses its first-round turn (C18, C21)"))
+        clear_until(draft, who, None)
         _begin_turn(draft, index + 1)
         return
-    tick(draft, [who], "turn_start")
+    clear_until(draft, who, "start_of_next_turn")
+    tick(draft, "turn_start", who)
 
 
 def _refill(draft: Draft, who: str) -> None:
@@ -231,24 +233,9 @@ def _refill(draft: Draft, who: str) -> None:
 
 def _end_round(draft: Draft) -> None:
     number = draft.state.round
-    tick(draft, list(draft.state.combatants), "round_end")
+    tick(draft, "round_end")
     draft.emit(RoundEnded(round=number))
     _start_round(draft, number + 1)
-
-
-def tick(draft: Draft, who: Iterable[str], timing: str) -> None:
-    """Conditions with a duration tick at their timing (C25, C28); at 0 they clear."""
-    rules = draft.ruleset.conditions
-    for w in who:
-        fighter = draft.combatant(w)
-        for name in list(fighter.conditions):
-            rule = rules.get(name)
-            if rule is None or rule.tick != timing or name not in fighter.remaining:
-                continue
-            left = fighter.remaining[name] - 1
-            draft.emit(ConditionTicked(who=w, condition=name, remaining=left))
-            if left <= 0:
-                draft.emit(ConditionCleared(action=None, who=w, condition=name, reason="its duration ran out (C28)"))
 
 
 def end_turn(draft: Draft, cmd: EndTurn) -> None:
@@ -259,7 +246,8 @@ def end_turn(draft: Draft, cmd: EndTurn) -> None:
 
 
 def _end_turn(draft: Draft, who: str) -> None:
-    tick(draft, [who], "turn_end")
+    clear_until(draft, who, "end_of_next_turn")
+    tick(draft, "turn_end", who)
     draft.emit(TurnEnded(round=draft.state.round, who=who))
     _begin_turn(draft, draft.state.order.index(who) + 1)
 
@@ -272,15 +260,6 @@ def end_dying_turn(draft: Draft) -> None:
     if state.phase is not Phase.ROUNDS or state.stack or state.turn is None or not draft.combatant(state.turn).dying:
         return
     _end_turn(draft, state.turn)
-
-
-def require_turn(draft: Draft, who: str, what: str) -> None:
-    """In the rounds phase, only the turn's owner may act on its turn (§Your Turn)."""
-    draft.combatant(who)
-    state = draft.state
-    if state.phase is Phase.ROUNDS and state.turn != who:
-        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: it is {state.turn}'s turn "
-                                          f"(round {state.round})")
 
 
 # -- positions, gear, Disengage, the end ----------------------------------------------------
@@ -352,6 +331,7 @@ def leave_fight(draft: Draft, cmd: LeaveFight) -> None:
     draft.emit(CombatantLeft(who=cmd.who, reason=cmd.reason, note=cmd.note))
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn == cmd.who:
+        clear_until(draft, cmd.who, "end_of_next_turn")
         draft.emit(TurnEnded(round=state.round, who=cmd.who))
         _begin_turn(draft, state.order.index(cmd.who) + 1)
 

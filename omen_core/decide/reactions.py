@@ -20,8 +20,7 @@ from ..events import (
 )
 from ..machine import Phase, Step
 from ..state import FightState, MoveFrame
-from .draft import Draft
-from .flow import require_turn
+from .draft import Draft, require_turn
 
 __all__ = ["open_interrupts", "move", "finish_move", "pass_reaction", "reaction_window", "close_window"]
 

@@ -106,6 +106,11 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
             raise RuleViolation("C28", f"unknown condition {effect.condition!r} in {sheet.id}'s ability "
                                        f"{ability.id!r} (the ruleset knows: {', '.join(draft.ruleset.conditions)})",
                                 field=f"{where}.condition")
+        elif isinstance(effect, ApplyCondition) and effect.to == "actor" \
+                and draft.ruleset.conditions[effect.condition].save_ends is not None:
+            raise RuleViolation("C40", f"{sheet.id}'s ability {ability.id!r} applies {effect.condition} to its own "
+                                       f"owner, but a save ends {effect.condition}: the save is opposed by whoever "
+                                       "applied it (C15), who must be another", field=f"{where}.to")
     for name, conditions in (("target_has", ability.when.target_has), ("target_lacks", ability.when.target_lacks),
                              ("owner_has", ability.when.owner_has), ("owner_lacks", ability.when.owner_lacks)):
         for k, condition in enumerate(conditions):
@@ -136,11 +141,30 @@ def condition_stacks(draft: Draft, who: str, condition: str, add: int) -> tuple[
 
 
 def apply_condition(draft: Draft, cmd: ApplyConditionCommand) -> None:
-    """The GM applies stacks of a condition, outside any action."""
+    """The GM applies stacks of a condition, outside any action: ``by`` names who applied it (needed for a
+    condition a save ends, and another than the afflicted: C15, C40), ``until`` the start or end of the next turn
+    of ``of`` (by default ``by``) that ends it (C40)."""
     draft.require("apply_condition")
     added, after = condition_stacks(draft, cmd.who, cmd.condition, cmd.stacks)
+    for named in (cmd.by, cmd.of):
+        if named is not None:
+            draft.combatant(named)
+    if draft.ruleset.conditions[cmd.condition].save_ends is not None:
+        if cmd.by is None:
+            raise RuleViolation("C40", f"a save ends {cmd.condition}, opposed by whoever applied it (C15): say who "
+                                       "did (by)")
+        if cmd.by == cmd.who:
+            raise RuleViolation("C40", f"a save ends {cmd.condition}, opposed by whoever applied it (C15): {cmd.who!r} "
+                                       "cannot oppose its own save")
+    of = cmd.of if cmd.of is not None else cmd.by
+    if cmd.until is None and cmd.of is not None:
+        raise RuleViolation("C40", "`of` names whose next turn ends the condition: give `until` with it")
+    if cmd.until is not None and of is None:
+        raise RuleViolation("C40", f"{cmd.condition} lasts until the {cmd.until.replace('_', ' ')} of whom? "
+                                   "name them (of), or who applied it (by)")
     draft.emit(ConditionApplied(action=None, who=cmd.who, condition=cmd.condition, added=added, stacks=after,
-                                reason=cmd.reason or "applied by the GM"))
+                                reason=cmd.reason or "applied by the GM", by=cmd.by, until=cmd.until,
+                                of=of if cmd.until is not None else None))
 
 
 def clear_condition(draft: Draft, cmd: ClearConditionCommand) -> None:

@@ -156,7 +156,7 @@ class _Tally:
                 self.actors[event.action] = event.caller
             elif isinstance(event, DamageResolved):
                 self.taken[event.target] = self.taken.get(event.target, 0) + event.final
-                dealer = self.actors.get(event.action)
+                dealer = self.actors.get(event.action) if event.action is not None else None  # None: a condition's
                 if dealer is not None:
                     self.dealt[dealer] = self.dealt.get(dealer, 0) + event.final
         for who in self.order:

@@ -1,0 +1,113 @@
+"""Conditions taking effect at their timing (C25, C28, C40): damage as they tick, durations, save ends, and the
+durations that end at the start or the end of a named combatant's next turn.
+
+At one moment, conditions whose time is up end first (a condition lasting until the start of a turn does
+not also tick then); then the conditions due tick in the order they were applied (C40), each completely
+before the next: its damage (C13), its duration counting down (C28), its save (save ends, C15).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..commands import CheckSpec
+from ..content import ConditionDamage, ConditionDef, SaveEnds
+from ..events import ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved
+from ..rules.checks import save_succeeds
+from .checks import roll_side
+from .draft import Draft
+from .effects import deal_damage
+
+__all__ = ["tick", "clear_until", "TURN_MOMENTS"]
+
+Moment = Literal["start_of_next_turn", "end_of_next_turn"]
+#: The words a clearing's reason gives each moment of a turn.
+TURN_MOMENTS: dict[str, str] = {"start_of_next_turn": "start", "end_of_next_turn": "end"}
+
+
+def tick(draft: Draft, timing: str, who: str | None = None) -> None:
+    """The conditions due at ``timing`` (``who``'s at its turn start or end; everyone's at the round's end), in
+    the order they were applied (C40): each deals its damage and counts its duration down if it ticks now (C25,
+    C28; at 0 it clears), then, if its save is made now, the afflicted saves (C40). One out of the fight (C33)
+    takes no damage and makes no save."""
+    rules = draft.ruleset.conditions
+    state = draft.state
+    names = list(state.combatants) if who is None else [who]
+    due = sorted(((state.combatants[w].applied.get(name, 0), w, name) for w in names
+                  for name in state.combatants[w].conditions if _due(rules.get(name), timing)),
+                 key=lambda entry: entry[0])
+    for _order, w, name in due:
+        rule = rules[name]
+        if rule.damage is not None and rule.tick == timing and _afflicted(draft, w, name):
+            _damage(draft, w, name, rule.damage)
+        fighter = draft.combatant(w)
+        if rule.tick == timing and name in fighter.remaining and fighter.has(name):
+            left = fighter.remaining[name] - 1
+            draft.emit(ConditionTicked(who=w, condition=name, remaining=left))
+            if left <= 0:
+                draft.emit(ConditionCleared(action=None, who=w, condition=name, reason="its duration ran out (C28)"))
+                continue
+        if rule.save_ends is not None and rule.save_ends.timing == timing and _afflicted(draft, w, name):
+            _save(draft, w, name, rule.save_ends)
+
+
+def _due(rule: ConditionDef | None, timing: str) -> bool:
+    """Whether a condition does anything at ``timing``: ticks then, or is saved against then."""
+    if rule is None:
+        return False
+    return rule.tick == timing or (rule.save_ends is not None and rule.save_ends.timing == timing)
+
+
+def _afflicted(draft: Draft, who: str, name: str) -> bool:
+    """``who`` still has ``name`` and is in the fight (C33)."""
+    fighter = draft.combatant(who)
+    return fighter.has(name) and not fighter.out
+
+
+def _damage(draft: Draft, who: str, name: str, damage: ConditionDamage) -> None:
+    """A condition's damage as it ticks: its dice (rolled for the afflicted, one roll) and flat amount, once per
+    stack if ``per_stack``, mitigated as C13 says; the damage names the condition as its source. Outside any
+    action, so no Will-conversion choice is offered (C31: a defender who would choose takes it on HP)."""
+    times = draft.combatant(who).conditions[name] if damage.per_stack else 1
+    faces: list[int] = []
+    if damage.dice is not None:
+        rolled = draft.roll("damage", who, [("damage", damage.dice.sides)] * (damage.dice.count * times))
+        faces = [d.face for d in rolled.dice]
+    flat = damage.flat * times
+    terms = DamageTerms(dice=sum(faces), modifiers=(Modifier(source="flat", value=flat),) if flat else (),
+                        raw=sum(faces) + flat)
+    deal_damage(draft, None, who, terms, damage.damage_type, spell=damage.spell, source=name)
+
+
+def _save(draft: Draft, who: str, name: str, save: SaveEnds) -> None:
+    """Save ends (C40): the afflicted rolls its ``save`` attribute, then whoever applied the condition its
+    ``against`` (C29: saver first), one die per side; the saver wins ties (C15). A success clears the condition.
+    A condition with no applier on record (one the engine applies itself, such as Dying) makes no save."""
+    by = draft.combatant(who).appliers.get(name)
+    if by is None or by == who or by not in draft.state.combatants:
+        return
+    saving = roll_side(draft, CheckSpec(who=who, attribute=save.save), "save", "save")
+    opposing = roll_side(draft, CheckSpec(who=by, attribute=save.against), "save", "save")
+    success = save_succeeds(saving.total, opposing.total)
+    draft.emit(SaveResolved(action=None, effect=name, saver=saving, opposing=opposing, success=success))
+    if success:
+        draft.emit(ConditionCleared(action=None, who=who, condition=name,
+                                    reason=f"{who} saved: {saving.total} >= {by}'s {opposing.total} "
+                                           "(save ends, C40; C15)"))
+
+
+def clear_until(draft: Draft, whose: str, moment: Moment | None) -> None:
+    """The conditions lasting until the start or the end (``moment``) of ``whose`` next turn end now (C40), in the
+    order they were applied; ``moment`` None: that turn came and was skipped, so both kinds end. A condition
+    lasting until a turn's end counts only a turn that started after it was applied."""
+    state = draft.state
+    ending = [u for u in state.until if u.of == whose and (
+        moment is None or (u.moment == moment and (moment == "start_of_next_turn" or u.armed)))]
+    ending.sort(key=lambda u: state.combatants[u.who].applied.get(u.condition, 0))
+    for u in ending:
+        if not draft.combatant(u.who).has(u.condition):
+            continue
+        when = "was skipped" if moment is None else "started" if u.moment == "start_of_next_turn" else "ended"
+        draft.emit(ConditionCleared(action=None, who=u.who, condition=u.condition,
+                                    reason=f"it lasted until the {TURN_MOMENTS[u.moment]} of {whose}'s next turn, "
+                                           f"which {when} (C40)"))

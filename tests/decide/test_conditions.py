@@ -1,0 +1,473 @@
+"""Conditions taking effect at their timing (C25, C28, C40), through the ``Fight`` façade with scripted dice (C29).
+
+The ruleset is tests/data/c40-ruleset.toml: Burning (1d4 fire at the afflicted's turn start, 2 ticks),
+Poisoned (-1 to every bonus per stack; save ends: RES against the poisoner's INT at the afflicted's turn end),
+Bleeding (1 slashing per stack at turn start, no duration), Marked (no numbers; its duration comes with the
+effect that applies it), Prone and Dying. Every number below is worked out by hand from the rules text.
+
+=======  ======  =======  ======  ======  ======  =====
+         side    AGI      INT     RES     other   HP
+=======  ======  =======  ======  ======  ======  =====
+kael     heroes  d20 +1   d6 +0   d6 +0   d6 +0   20
+vesh     raiders d20 +1   d8 +2   d6 +1   d6 +0   20
+=======  ======  =======  ======  ======  ======  =====
+
+Initiative faces 15 and 5: kael 16 goes before vesh 6 (C19).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from msgspec.structs import replace
+from typer.testing import CliRunner
+
+from omen_cli import app
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.commands import UseAbility
+from omen_core.content import (
+    AbilityLibrary,
+    ApplyCondition,
+    CombatantSheet,
+    ConditionDef,
+    Ruleset,
+    decode_content,
+    load_ruleset,
+)
+from omen_core.errors import ContentError, RuleViolation
+from omen_core.events import (
+    ConditionApplied,
+    ConditionCleared,
+    ConditionTicked,
+    DamageResolved,
+    Event,
+    ResourceChanged,
+    SaveResolved,
+    TurnEnded,
+    TurnStarted,
+)
+from tests.fights import assert_legal_order, assert_replays, of, scripted
+from tests.sheets import sheet
+
+ROOT = Path(__file__).resolve().parents[2]
+RULESET_FILE = ROOT / "tests" / "data" / "c40-ruleset.toml"
+RULESET = load_ruleset(RULESET_FILE)
+GUIDE = (ROOT / "docs" / "abilities.md").read_text()
+#: The guide's examples of "Conditions with durations" (docs/abilities.md), as one library.
+GUIDE_LIBRARY = decode_content(
+    "\n".join(b for b in re.findall(r"```toml\n(.*?)```", GUIDE.split("## Conditions with durations", 1)[1]
+                                    .split("\n## ", 1)[0], re.S) if b.startswith("[abilities.")),
+    AbilityLibrary, source="docs/abilities.md", fmt="toml")
+
+
+def kael(*abilities: str) -> CombatantSheet:
+    """Hero: AGI d20 +1, the rest d6 +0; the guide's abilities named."""
+    written = tuple(a for name in abilities if (a := GUIDE_LIBRARY.get(name)) is not None)
+    return replace(sheet("kael", "heroes", AGI=(20, 1)), abilities=written)
+
+
+def vesh() -> CombatantSheet:
+    """Raider: AGI d20 +1, INT d8 +2, RES d6 +1."""
+    return sheet("vesh", "raiders", AGI=(20, 1), INT=(8, 2), RES=(6, 1))
+
+
+Play = Callable[..., Fight]
+
+
+@pytest.fixture
+def play() -> Iterator[Play]:
+    """A fight under the C40 ruleset with scripted faces, initiative rolled (kael, then vesh); at teardown its
+    replay equals its live state, its events are in legal order and every scripted face was used."""
+    made: list[Fight] = []
+
+    def start(*sheets: CombatantSheet, faces: list[int]) -> Fight:
+        fight = Fight.start(MemoryStore(), "c40", dice=ScriptedDice([15, 5, *faces]), clock=lambda: 0,
+                            ruleset=RULESET)
+        for s in sheets or (kael(), vesh()):
+            fight.join(s)
+        fight.roll_initiative()
+        made.append(fight)
+        return fight
+
+    yield start
+    for fight in made:
+        assert_replays(fight)
+        assert_legal_order(fight.events)
+        assert scripted(fight).remaining == 0, "scripted dice not consumed as C29 expects"
+
+
+def applied(events: list[Event]) -> ConditionApplied:
+    """The last condition applied among ``events``."""
+    return of(events, ConditionApplied)[-1]
+
+
+def damage(events: list[Event]) -> list[tuple[str, str, int]]:
+    """Each damage dealt: its source, type and final amount."""
+    return [(e.source, e.damage_type, e.final) for e in of(events, DamageResolved)]
+
+
+class TestTickingDamage:
+    def test_two_conditions_tick_at_turn_start_in_the_order_they_were_applied(self, play: Play) -> None:
+        """C25, C40: Bleeding (2 stacks: 1 slashing per stack = 2) applied before Burning (1d4 = 3 fire): as vesh's
+        turn starts Bleeding deals 2 (20 -> 18), then Burning 3 (18 -> 15) and counts down to 1; outside any
+        action, each damage names its condition."""
+        fight = play(faces=[3])
+        fight.apply_condition("vesh", "Bleeding", 2)
+        fight.apply_condition("vesh", "Burning")
+        events = fight.end_turn("kael")
+        assert damage(events) == [("Bleeding", "slashing", 2), ("Burning", "fire", 3)]
+        assert all(e.action is None for e in of(events, DamageResolved))
+        assert [(e.before, e.after) for e in of(events, ResourceChanged)] == [(20, 18), (18, 15)]
+        assert events[0] == TurnEnded(round=1, who="kael") and events[1] == TurnStarted(round=1, who="vesh")
+        assert events[-1] == ConditionTicked(who="vesh", condition="Burning", remaining=1)
+        assert fight.state.combatants["vesh"].hp == 15
+
+    def test_the_other_order_of_application_gives_the_other_order(self, play: Play) -> None:
+        """C40: Burning applied first ticks first: 1d4 = 1 fire, its count down, then Bleeding's 1 (one stack)."""
+        fight = play(faces=[1])
+        fight.apply_condition("vesh", "Burning")
+        fight.apply_condition("vesh", "Bleeding")
+        events = fight.end_turn("kael")
+        assert damage(events) == [("Burning", "fire", 1), ("Bleeding", "slashing", 1)]
+        ticked = next(i for i, e in enumerate(events) if isinstance(e, ConditionTicked))
+        after = events[ticked + 1]
+        assert isinstance(after, DamageResolved) and after.source == "Bleeding"
+
+    def test_more_stacks_keep_a_conditions_place_in_the_order(self, play: Play) -> None:
+        """C40 (docs/rulings.md): a condition's place is where it began; a second stack of Bleeding after Burning
+        does not move it behind Burning: Bleeding 2, then Burning 1d4 = 4."""
+        fight = play(faces=[4])
+        fight.apply_condition("vesh", "Bleeding")
+        fight.apply_condition("vesh", "Burning")
+        fight.apply_condition("vesh", "Bleeding")
+        assert damage(fight.end_turn("kael")) == [("Bleeding", "slashing", 2), ("Burning", "fire", 4)]
+
+    def test_burning_burns_twice_then_clears(self, play: Play) -> None:
+        """C28, C40: Burning lasts 2 ticks: 1d4 = 2 at vesh's first turn start, 1d4 = 4 at its second, then its
+        duration runs out and it clears (20 - 2 - 4 = 14)."""
+        fight = play(faces=[2, 4])
+        fight.apply_condition("vesh", "Burning")
+        fight.end_turn("kael")
+        fight.end_turn("vesh")
+        events = fight.end_turn("kael")
+        assert damage(events) == [("Burning", "fire", 4)]
+        assert events[-2:] == [ConditionTicked(who="vesh", condition="Burning", remaining=0),
+                               ConditionCleared(action=None, who="vesh", condition="Burning",
+                                                reason="its duration ran out (C28)")]
+        assert fight.state.combatants["vesh"].hp == 14 and not fight.state.combatants["vesh"].has("Burning")
+
+    def test_resistance_mitigates_a_ticking_damage(self, play: Play) -> None:
+        """C13: fire resistance 2 takes 2 off Burning's 1d4 = 3: 1 damage."""
+        fight = play(kael(), replace(vesh(), resistances={"fire": 2}), faces=[3])
+        fight.apply_condition("vesh", "Burning")
+        (burn,) = of(fight.end_turn("kael"), DamageResolved)
+        assert (burn.terms.raw, burn.final) == (3, 1)
+
+    def test_a_tick_that_drops_the_afflicted_to_0_ends_the_fight(self, play: Play) -> None:
+        """C28, C33, C36: vesh at 2 HP burns for 1d4 = 4 as its turn starts: 0 HP, Dying, and its side is down."""
+        fight = play(kael(), replace(vesh(), hp=2), faces=[4])
+        fight.apply_condition("vesh", "Burning")
+        events = fight.end_turn("kael")
+        assert any(isinstance(e, ConditionApplied) and e.condition == "Dying" for e in events)
+        assert fight.state.ending is not None and fight.state.ending.side == "raiders"
+
+
+class TestTurnDurations:
+    def test_until_the_end_of_the_appliers_next_turn(self, play: Play) -> None:
+        """C40: Marked applied by kael on its own turn, until the end of its next turn: the end of the turn under
+        way does not count; it clears as kael's round-2 turn ends, before the turn_ended."""
+        fight = play(faces=[])
+        marked = applied(fight.apply_condition("vesh", "Marked", by="kael", until="end_of_next_turn"))
+        assert (marked.by, marked.until, marked.of) == ("kael", "end_of_next_turn", "kael")
+        fight.end_turn("kael")
+        fight.end_turn("vesh")
+        assert fight.state.combatants["vesh"].has("Marked")
+        events = fight.end_turn("kael")
+        assert events[:2] == [ConditionCleared(action=None, who="vesh", condition="Marked",
+                                               reason="it lasted until the end of kael's next turn, which ended "
+                                                      "(C40)"),
+                              TurnEnded(round=2, who="kael")]
+
+    def test_until_the_start_of_the_appliers_next_turn(self, play: Play) -> None:
+        """C40: Marked until the start of kael's next turn outlasts vesh's turn and clears as kael's round-2 turn
+        starts."""
+        fight = play(faces=[])
+        fight.apply_condition("vesh", "Marked", by="kael", until="start_of_next_turn")
+        fight.end_turn("kael")
+        events = fight.end_turn("vesh")
+        assert events[-1] == ConditionCleared(action=None, who="vesh", condition="Marked",
+                                              reason="it lasted until the start of kael's next turn, which started "
+                                                     "(C40)")
+        assert events[-2] == TurnStarted(round=2, who="kael")
+
+    def test_an_abilitys_condition_until_the_end_of_its_users_next_turn(self, play: Play) -> None:
+        """C37, C40: the guide's Searing Brand (an Action) on vesh: Burning, and Marked until the end of kael's next
+        turn (the actor's, by default); Burning ticks 1d4 = 2 at vesh's turn start; Marked clears as kael's next
+        turn ends, not before (as vesh's second turn starts, Burning's 1d4 = 1 is its last)."""
+        fight = play(kael("searing_brand"), vesh(), faces=[2, 1])
+        fight.engage("kael", "vesh")
+        used = [rec.event for rec in fight.execute(UseAbility(who="kael", ability="searing_brand", target="vesh"))]
+        marked = next(e for e in of(used, ConditionApplied) if e.condition == "Marked")
+        assert (marked.until, marked.of, marked.by) == ("end_of_next_turn", "kael", None)
+        fight.end_turn("kael")
+        assert fight.state.combatants["vesh"].hp == 18
+        fight.end_turn("vesh")
+        assert fight.state.combatants["vesh"].has("Marked")
+        assert any(isinstance(e, ConditionCleared) and e.condition == "Marked" for e in fight.end_turn("kael"))
+
+    def test_a_skipped_turn_ends_a_condition_tied_to_it(self, play: Play) -> None:
+        """C33, C40: Marked lasts until the end of vesh's next turn; vesh leaves the fight, so its turn is skipped
+        when it comes, and the condition on kael ends then."""
+        fight = play(kael(), vesh(), sheet("mira", "raiders", AGI=(20, 0)), faces=[1])
+        fight.apply_condition("kael", "Marked", by="vesh", until="end_of_next_turn")
+        fight.leave_fight("vesh", "fled")
+        events = fight.end_turn("kael")
+        cleared = of(events, ConditionCleared)
+        assert [c.condition for c in cleared] == ["Marked"] and "was skipped" in cleared[0].reason
+
+    def test_of_without_until_is_refused(self) -> None:
+        """C40: `of` names whose next turn ends a condition; without `until` it means nothing and is refused."""
+        with pytest.raises(msgspec.ValidationError, match="give `until` with it"):
+            msgspec.convert({"kind": "condition", "condition": "Marked", "of": "target"}, ApplyCondition)
+
+    def test_until_with_nobody_named_is_refused(self, play: Play) -> None:
+        """C40: the GM's `until` needs a combatant whose turn it is: `of`, or who applied it (`by`)."""
+        fight = play(faces=[])
+        version = fight.version
+        with pytest.raises(RuleViolation, match="of whom"):
+            fight.apply_condition("vesh", "Marked", until="end_of_next_turn")
+        assert fight.version == version
+
+
+class TestSaveEnds:
+    def test_fail_then_succeed(self, play: Play) -> None:
+        """C15, C40: Poisoned (by vesh) on kael: at kael's turn end it saves RES (d6 +0, -1 Poisoned) against vesh's
+        INT (d8 +2), saver first (C29). Round 1: 3 - 1 = 2 against 4 + 2 = 6, failed, it stays. Round 2: 6 - 1 = 5
+        against 3 + 2 = 5: the saver wins ties (C15), and Poisoned clears before the turn ends."""
+        fight = play(faces=[3, 4, 6, 3])
+        assert applied(fight.apply_condition("kael", "Poisoned", by="vesh")).by == "vesh"
+        events = fight.end_turn("kael")
+        (failed,) = of(events, SaveResolved)
+        assert failed.action is None and failed.effect == "Poisoned"
+        assert (failed.saver.roller, failed.saver.total, failed.opposing.roller, failed.opposing.total,
+                failed.success) == ("kael", 2, "vesh", 6, False)
+        assert fight.state.combatants["kael"].has("Poisoned")
+        fight.end_turn("vesh")
+        events = fight.end_turn("kael")
+        (saved,) = of(events, SaveResolved)
+        assert (saved.saver.total, saved.opposing.total, saved.success) == (5, 5, True)
+        assert events[2:5] == [saved, ConditionCleared(action=None, who="kael", condition="Poisoned",
+                                                reason="kael saved: 5 >= vesh's 5 (save ends, C40; C15)"),
+                               TurnEnded(round=2, who="kael")]
+        assert not fight.state.combatants["kael"].has("Poisoned")
+
+    def test_a_save_branch_applies_poison_in_the_callers_name(self, play: Play) -> None:
+        """C15, C25, C40: the guide's Venom Dart: vesh saves AGI (d20 +1) against kael's AGI: 2 + 1 = 3 < 10 + 1 =
+        11, failed: Poisoned, applied by kael (the caller); at vesh's turn end it saves RES (d6 +1 - 1) against
+        kael's INT (d6 +0): 6 + 0 = 6 >= 2: it clears."""
+        fight = play(kael("venom_dart"), vesh(), faces=[2, 10, 6, 2])
+        used = [rec.event for rec in fight.execute(UseAbility(who="kael", ability="venom_dart", target="vesh"))]
+        assert next(e for e in of(used, ConditionApplied)).by == "kael"
+        events = fight.end_turn("kael")
+        assert events[-1] == TurnStarted(round=1, who="vesh")
+        events = fight.end_turn("vesh")
+        (saved,) = of(events, SaveResolved)
+        assert (saved.saver.total, saved.opposing.roller, saved.opposing.total, saved.success) == (6, "kael", 2, True)
+
+    def test_a_save_ends_condition_needs_another_applier(self, play: Play) -> None:
+        """C15, C40: the GM's Poisoned without `by`, or by the afflicted itself, is refused; nothing is written."""
+        fight = play(faces=[])
+        version = fight.version
+        with pytest.raises(RuleViolation, match="say who did"):
+            fight.apply_condition("kael", "Poisoned")
+        with pytest.raises(RuleViolation, match="cannot oppose its own save"):
+            fight.apply_condition("kael", "Poisoned", by="kael")
+        assert fight.version == version
+
+    def test_an_ability_poisoning_its_own_owner_is_refused_at_join(self) -> None:
+        """C15, C40: an ability that applies a save-ends condition to its owner is refused at join, naming it."""
+        library = decode_content('[abilities.bad]\nname = "Bad"\nuse = "action"\ntarget = "self"\n'
+                                 'effects = [{ kind = "condition", to = "actor", condition = "Poisoned" }]',
+                                 AbilityLibrary, source="bad.toml", fmt="toml")
+        fight = Fight.start(MemoryStore(), "c40", dice=ScriptedDice([]), clock=lambda: 0, ruleset=RULESET)
+        with pytest.raises(RuleViolation, match="own owner") as refused:
+            fight.join(replace(kael(), abilities=(replace(library.abilities["bad"], id="bad"),)))
+        assert refused.value.facts["field"] == "$.abilities[0].effects[0].to"
+
+
+class TestUndo:
+    def test_undo_of_a_turn_end_with_damage_and_a_save_restores_the_state(self, play: Play) -> None:
+        """C40, undo: vesh ends its turn; kael's turn starts with Burning (1d4 = 3) and Bleeding (1), and Marked
+        (until the start of kael's next turn) clears; undoing that end_turn gives exactly the state before it."""
+        fight = play(faces=[3])
+        fight.apply_condition("kael", "Marked", by="kael", until="start_of_next_turn")
+        fight.apply_condition("kael", "Burning")
+        fight.apply_condition("kael", "Bleeding")
+        fight.end_turn("kael")
+        before = fight.state
+        events = fight.end_turn("vesh")
+        assert damage(events) == [("Burning", "fire", 3), ("Bleeding", "slashing", 1)]
+        assert fight.state != before
+        fight.undo()
+        after = fight.state
+        strip = {"version": 0, "last_hash": "", "redo_stack": (), "live_seq": 0}
+        assert replace(after, **strip) == replace(before, **strip)
+        assert after.until == before.until and after.combatants == before.combatants
+
+
+class TestContent:
+    def test_the_example_conditions_load(self) -> None:
+        """C28, C40: the test ruleset's Burning, Poisoned and Bleeding read as the guide says."""
+        burning, poisoned, bleeding = (RULESET.conditions[n] for n in ("Burning", "Poisoned", "Bleeding"))
+        assert burning.damage is not None and burning.damage.dice is not None
+        assert (burning.tick, burning.duration, burning.damage.dice.die, burning.damage.damage_type) == \
+            ("turn_start", 2, "d4", "fire")
+        assert poisoned.save_ends is not None
+        assert (poisoned.attribute_bonus, poisoned.save_ends.save, poisoned.save_ends.against,
+                poisoned.save_ends.timing) == (-1, "RES", "INT", "turn_end")
+        assert bleeding.damage is not None and bleeding.damage.per_stack
+
+    def test_the_content_guides_conditions_are_the_test_rulesets(self) -> None:
+        """docs/content.md's example conditions are the ones this file plays (so the guide's are tested)."""
+        guide = (ROOT / "docs" / "content.md").read_text()
+        block = next(b for b in re.findall(r"```toml\n(.*?)```", guide, re.S) if b.startswith("[conditions.Burning]"))
+        shown = decode_content('name = "x"\n' + block, Ruleset, source="docs/content.md", fmt="toml")
+        assert shown.conditions == {k: v for k, v in RULESET.conditions.items() if k in shown.conditions}
+        assert set(shown.conditions) == {"Burning", "Poisoned"}
+
+    def test_damage_without_a_tick_is_refused(self) -> None:
+        """C25: a condition deals its damage when it ticks; one that never ticks cannot."""
+        with pytest.raises(ContentError, match="give it a tick timing"):
+            decode_content('name = "x"\n[conditions.Hot]\ndamage = { flat = 1, damage_type = "fire" }', Ruleset,
+                           source="x.toml", fmt="toml")
+
+    def test_a_tick_damage_of_an_unknown_type_is_refused(self) -> None:
+        """C14: a condition's damage type must be one the ruleset lists."""
+        with pytest.raises(ContentError, match="'ooze', a damage type the ruleset does not list"):
+            decode_content('name = "x"\n[conditions.Slimed]\ntick = "turn_end"\n'
+                           'damage = { flat = 1, damage_type = "ooze" }', Ruleset, source="x.toml", fmt="toml")
+
+    def test_core_conditions_keep_their_bytes(self) -> None:
+        """The new keys have defaults: the core ruleset's conditions encode as before (no damage, no save_ends)."""
+        core = load_ruleset()
+        assert all(c.damage is None and c.save_ends is None for c in core.conditions.values())
+        assert b"save_ends" not in msgspec.json.encode(core) and b'"damage"' not in msgspec.json.encode(core)
+        assert ConditionDef() == msgspec.json.decode(b"{}", type=ConditionDef)
+
+
+SCENARIO = """
+[fight]
+id = "c40"
+dice = "scripted"
+ruleset = "RULESET"
+abilities = ["guide.toml"]
+
+[[combatants]]
+id = "kael"
+name = "Kael"
+side = "heroes"
+hp = 20
+abilities = ["searing_brand", "venom_dart"]
+
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d20", bonus = 1 }
+INT = { die = "d6" }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[combatants]]
+id = "vesh"
+name = "Vesh"
+side = "raiders"
+hp = 20
+
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d20", bonus = 1 }
+INT = { die = "d8", bonus = 2 }
+RES = { die = "d6", bonus = 1 }
+FCS = { die = "d6" }
+
+[[commands]]
+command = "engage"
+who = "kael"
+others = ["vesh"]
+
+[[commands]]
+command = "roll_initiative"
+dice = [15, 5]
+
+[[commands]]
+command = "use_ability"      # Burning, and Marked until the end of kael's next turn
+who = "kael"
+ability = "searing_brand"
+target = "vesh"
+
+[[commands]]
+command = "end_turn"         # vesh's turn starts: Burning 1d4 = 3
+who = "kael"
+dice = [3]
+
+[[commands]]
+command = "end_turn"
+who = "vesh"
+
+[[commands]]
+command = "use_ability"      # Venom Dart: vesh's AGI 2 + 1 = 3 against kael's 10 + 1 = 11: Poisoned
+who = "kael"
+ability = "venom_dart"
+target = "vesh"
+dice = [2, 10]
+
+[[commands]]
+command = "end_turn"         # Marked clears; vesh's turn starts: Burning 1d4 = 1, then it runs out
+who = "kael"
+dice = [1]
+
+[[commands]]
+command = "end_turn"         # vesh saves RES 1 + 1 - 1 = 1 against kael's INT 5: still Poisoned
+who = "vesh"
+dice = [1, 5]
+
+[[commands]]
+command = "apply_condition"  # the GM: Marked on kael until the start of vesh's next turn
+who = "kael"
+condition = "Marked"
+by = "vesh"
+until = "start_of_next_turn"
+"""
+
+
+def test_a_scenario_using_them_runs_verifies_and_explains(tmp_path: Path) -> None:
+    """C40: a scenario with the guide's abilities under the C40 ruleset runs (vesh 20 - 3 - 1 = 16 HP, still
+    Poisoned, kael Marked), `omen verify` finds nothing, and `omen explain` explains a tick's damage and a
+    condition's save (vesh's RES 1 + 1 - 1 Poisoned = 1 against kael's INT 5)."""
+    guide = "\n".join(b for b in re.findall(r"```toml\n(.*?)```", GUIDE, re.S) if b.startswith("[abilities."))
+    (tmp_path / "guide.toml").write_text(guide)
+    scenario = tmp_path / "c40.toml"
+    scenario.write_text(SCENARIO.replace("RULESET", str(RULESET_FILE)))
+    log = tmp_path / "c40.jsonl"
+    runner = CliRunner()
+    ran = runner.invoke(app, ["run", str(scenario), "--log", str(log), "--json"])
+    assert ran.exit_code == 0, ran.output
+    end = json.loads(ran.stdout)
+    vesh_end = next(c for c in end["combatants"] if c["id"] == "vesh")
+    kael_end = next(c for c in end["combatants"] if c["id"] == "kael")
+    assert vesh_end["hp"] == 16 and "Poisoned" in vesh_end["conditions"] and "Burning" not in vesh_end["conditions"]
+    assert "Marked" in kael_end["conditions"]
+    verified = runner.invoke(app, ["verify", str(log)])
+    assert verified.exit_code == 0, verified.output
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    save = next(r["seq"] for r in lines if r["event"]["type"] == "save_resolved" and r["event"]["action"] is None)
+    explained = runner.invoke(app, ["explain", str(log), str(save)])
+    assert explained.exit_code == 0, explained.output
+    assert "save against Poisoned" in explained.stdout and "failed: 1 < 5" in explained.stdout
+    burn = next(r["seq"] for r in lines if r["event"]["type"] == "damage_resolved" and r["event"]["action"] is None)
+    explained = runner.invoke(app, ["explain", str(log), str(burn)])
+    assert "3 fire damage to vesh from Burning as it ticks" in explained.stdout
