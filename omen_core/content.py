@@ -68,6 +68,7 @@ __all__ = [
     "AllowDefense",
     "Save",
     "Reroll",
+    "Deferred",
     "Effect",
     "When",
     "Trigger",
@@ -617,6 +618,15 @@ class AbilityCost(_Content, frozen=True, kw_only=True):
     will: NonNegative = 0
 
 
+class Deferred(_Content, frozen=True, kw_only=True):
+    """A cost that settles later (C41): recorded when the ability is used, its ``effects`` (damage, healing,
+    conditions, each on the owner) come at the start or the end of the owner's next turn; undoing the use undoes
+    it with it."""
+
+    at: TurnMoment
+    effects: Annotated[tuple[Consequence, ...], msgspec.Meta(min_length=1)]
+
+
 _PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll)
 
 
@@ -640,6 +650,7 @@ class Ability(_Content, frozen=True, kw_only=True):
     when: When = When()
     cost: AbilityCost = AbilityCost()
     uses: Uses | None = None
+    deferred: Deferred | None = None
     effects: Annotated[tuple[Effect, ...], msgspec.Meta(min_length=1)]
 
     def __post_init__(self) -> None:
@@ -664,7 +675,7 @@ def _ability_problem(a: Ability) -> str:
     if a.use == "passive":
         if a.trigger is not None:
             return "a passive ability has no trigger (use = \"trigger\" for one)"
-        if a.cost != AbilityCost() or a.uses is not None:
+        if a.cost != AbilityCost() or a.uses is not None or a.deferred is not None:
             return "a passive ability costs nothing and has no uses: it applies while its `when` holds"
         wrong = [type(e).__struct_config__.tag for e in a.effects if not isinstance(e, _PASSIVE_EFFECTS)]
         if wrong:

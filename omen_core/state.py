@@ -102,8 +102,8 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Until", "Reaction", "AttackFrame", "SaveFrame", "MoveFrame", "AbilityFrame", "Frame",
-           "FightState", "EFFECTS",
+__all__ = ["CombatantState", "Until", "Pending", "deferred_due", "Reaction", "AttackFrame", "SaveFrame",
+           "MoveFrame", "AbilityFrame", "Frame", "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
            "redo_stack_after", "redoable", "spend"]
 
@@ -177,6 +177,17 @@ class Until(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     who: str
     condition: str
     of: str
+    moment: Literal["start_of_next_turn", "end_of_next_turn"]
+    armed: bool = False
+
+
+class Pending(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A deferred cost (C41): ``who`` used ``ability``, whose deferred effects come at ``moment`` of its next turn.
+    ``armed``: that next turn has started (its end is the one that counts, not the end of a turn under way when
+    the ability was used)."""
+
+    who: str
+    ability: str
     moment: Literal["start_of_next_turn", "end_of_next_turn"]
     armed: bool = False
 
@@ -331,7 +342,8 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ``abilities`` every ability the sheets write out (C37), once each by id, in the order they joined.
     ``applications`` counts the conditions applied so far: each combatant's ``applied`` gives each of its
     conditions the number it began with, so that conditions due at one moment tick in the order they were
-    applied (C40); ``until`` lists the conditions that last until a named combatant's next turn (C40).
+    applied (C40); ``until`` lists the conditions that last until a named combatant's next turn (C40);
+    ``deferred`` the costs abilities used have left to settle at their owner's next turn (C41).
     """
 
     fight_id: str = ""
@@ -370,6 +382,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     abilities: tuple[Ability, ...] = ()
     applications: int = 0
     until: tuple[Until, ...] = ()
+    deferred: tuple[Pending, ...] = ()
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""
@@ -625,6 +638,8 @@ def _turn_started(state: FightState, event: TurnStarted) -> dict[str, Any]:
         fields["uses"] = {k: ((0, r, f) if k.startswith(mine) else (t, r, f)) for k, (t, r, f) in state.uses.items()}
     if any(u.of == event.who and not u.armed for u in state.until):  # C40: the named combatant's next turn is here
         fields["until"] = tuple(replace(u, armed=True) if u.of == event.who else u for u in state.until)
+    if state.deferred:  # deferred costs due at this turn's start settle; those due at its end wait for it (C41)
+        fields["deferred"] = _deferred_at(state, event.who, started=True)
     return fields
 
 
@@ -641,10 +656,31 @@ def _answered(state: FightState, event: DecisionAnswered) -> FightState:
 
 
 def _used(state: FightState, who: str, ability: str) -> FightState:
-    """``who`` uses ``ability`` once more: this turn, this round, this fight (C41)."""
+    """``who`` uses ``ability`` once more: this turn, this round, this fight (C41); its deferred cost, if it has one,
+    is recorded to settle at its next turn."""
     key = use_key(who, ability)
     t, r, f = state.uses.get(key, (0, 0, 0))
-    return replace(state, uses={**state.uses, key: (t + 1, r + 1, f + 1)})
+    state = replace(state, uses={**state.uses, key: (t + 1, r + 1, f + 1)})
+    written = next((a for a in state.abilities if a.id == ability), None)
+    if written is None or written.deferred is None:
+        return state
+    return replace(state, deferred=(*state.deferred, Pending(who=who, ability=ability, moment=written.deferred.at)))
+
+
+def deferred_due(state: FightState, who: str, moment: str) -> tuple[Pending, ...]:
+    """The deferred costs of ``who`` that settle at ``moment`` of the turn starting or ending now (C41): at a turn's
+    start every one waiting for a start; at its end those whose next turn this is (armed)."""
+    return tuple(p for p in state.deferred if p.who == who and p.moment == moment
+                 and (moment == "start_of_next_turn" or p.armed))
+
+
+def _deferred_at(state: FightState, who: str, started: bool) -> tuple[Pending, ...]:
+    """The deferred costs left once ``who``'s turn starts (``started``) or ends: those due then are settled and go;
+    at a start, those waiting for a turn's end are armed (this is their turn)."""
+    moment = "start_of_next_turn" if started else "end_of_next_turn"
+    due = set(deferred_due(state, who, moment))
+    return tuple(replace(p, armed=True) if started and p.who == who and p.moment == "end_of_next_turn" else p
+                 for p in state.deferred if p not in due)
 
 
 def _rolled(state: FightState, event: DiceRolled) -> dict[str, Any]:
@@ -652,7 +688,10 @@ def _rolled(state: FightState, event: DiceRolled) -> dict[str, Any]:
 
 
 def _turn_ended(state: FightState, event: TurnEnded) -> dict[str, Any]:
-    return {"turn": None, "turn_actions": 0, "turn_movement": 0, "disengaged": False}
+    fields: dict[str, Any] = {"turn": None, "turn_actions": 0, "turn_movement": 0, "disengaged": False}
+    if state.deferred:  # deferred costs due at the end of this, the owner's next turn, have settled (C41)
+        fields["deferred"] = _deferred_at(state, event.who, started=False)
+    return fields
 
 
 def _disengaged(state: FightState, event: Disengaged) -> FightState:

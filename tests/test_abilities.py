@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from omen_core import ManualDice, MemoryStore
 from omen_core.abilities import uses_left
+from omen_core.commands import UseAbility
 from omen_core.content import (
     SHIPPED_ABILITIES,
     Ability,
@@ -31,6 +32,7 @@ from omen_core.errors import ContentError, RuleViolation
 from omen_core.events import (
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
+    ConditionApplied,
     DamageResolved,
     DecisionOpened,
     DiceRolled,
@@ -486,3 +488,54 @@ def test_savage_blow_adds_a_named_d6_to_the_damage() -> None:
     assert dealt.terms.raw == 7 and dealt.terms.ability_sources == ("Savage Blow",)
     assert [t.label for t in dealt.terms.terms() if t.kind == "ability_die"] == ["Savage Blow"]
     assert fight.state.combatants["orc"].hp == 13 and fight.state.combatants["ana"].bonus_actions == 1
+
+
+def test_reckless_surge_pays_its_fatigue_at_the_end_of_the_owners_next_turn() -> None:
+    """C41, a deferred cost: in round 1 on her turn Ana's 2 + 1 = 3 would miss the orc's 4; Reckless Surge adds +2
+    (5 > 4). The cost is recorded, not paid: her turn ends without it (this turn is not her *next* one); at the
+    end of her next turn (round 2) she takes one stack of Fatigued, citing C41. Undoing the use undoes the pending
+    cost with it (the undo goes back before the attack whose answer used it; the redo brings both back)."""
+    fight = new_fight(having(sheet("ana"), "reckless_surge"), sheet("orc", side="raiders"),
+                      faces=[6, 1, 2, 1, 4])
+    fight.roll_initiative()  # AGI checks in the order they joined (C29): Ana 6, the orc 1: Ana first
+    before = fight.state  # undo goes back to the last command begun at rest: before the attack
+    fight.attack("ana", "orc", unarmed=True)
+    fight.answer_decision("reckless_surge", "ana", "use")
+    assert [(p.who, p.ability, p.moment, p.armed) for p in fight.state.deferred] == [
+        ("ana", "reckless_surge", "end_of_next_turn", False)]
+    fight.undo(reason="no surge")
+    assert not fight.state.deferred and same_state(fight.state, before)
+    fight.redo(reason="surge after all")
+    fight.defend("orc", None)
+    fight.end_turn("ana")
+    assert not fight.state.combatants["ana"].has("Fatigued") and fight.state.deferred[0].armed is False
+    fight.end_turn("orc")  # round 2: Ana's next turn starts
+    assert fight.state.deferred[0].armed
+    fight.end_turn("ana")
+    assert fight.state.combatants["ana"].conditions.get("Fatigued") == 1 and not fight.state.deferred
+    applied = [r.event for r in fight.events if isinstance(r.event, ConditionApplied)]
+    assert applied[-1].reason == "Reckless Surge's deferred cost (C41)"
+    assert_replays(fight)
+
+
+def test_a_deferred_damage_lands_at_the_start_of_the_owners_next_turn() -> None:
+    """C41 with damage: Blood Price (docs/abilities.md) heals Ana 2d4 = 2 + 3 now (a Free Action on her turn, from
+    15 after the orc's raw 5) and takes 3 necrotic at the start of her next turn, outside any action: 20 to 17."""
+    price = decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
+                           'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
+                           'flat = 3, damage_type = "necrotic" }] }\n'
+                           'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
+                           Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana"), price), sheet("orc", side="raiders"), faces=[5, 1, 2, 6, 1, 2, 3])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].hp == 15
+    fight.roll_initiative()  # in the order they joined (C29): Ana 6, the orc 1: Ana first
+    fight.execute(UseAbility(who="ana", ability="blood_price"))
+    assert fight.state.combatants["ana"].hp == 20 and len(fight.state.deferred) == 1
+    fight.end_turn("ana")
+    fight.end_turn("orc")  # round 2: Ana's turn starts, and the price is paid
+    dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
+    assert (dealt.target, dealt.final, dealt.source) == ("ana", 3, "Blood Price's deferred cost (C41)")
+    assert fight.state.combatants["ana"].hp == 17 and not fight.state.deferred
+    assert_replays(fight)

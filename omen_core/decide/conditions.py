@@ -14,11 +14,12 @@ from ..commands import CheckSpec
 from ..content import ConditionDamage, ConditionDef, SaveEnds
 from ..events import ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved
 from ..rules.checks import save_succeeds
+from ..state import Pending
 from .checks import roll_side
 from .draft import Draft
-from .effects import deal_damage
+from .effects import Context, deal_damage, run_consequences
 
-__all__ = ["tick", "clear_until", "TURN_MOMENTS"]
+__all__ = ["tick", "clear_until", "settle_deferred", "TURN_MOMENTS"]
 
 Moment = Literal["start_of_next_turn", "end_of_next_turn"]
 #: The words a clearing's reason gives each moment of a turn.
@@ -111,3 +112,16 @@ def clear_until(draft: Draft, whose: str, moment: Moment | None) -> None:
         draft.emit(ConditionCleared(action=None, who=u.who, condition=u.condition,
                                     reason=f"it lasted until the {TURN_MOMENTS[u.moment]} of {whose}'s next turn, "
                                            f"which {when} (C40)"))
+
+
+def settle_deferred(draft: Draft, due: tuple[Pending, ...]) -> None:
+    """Deferred costs whose moment has come (C41; ``state.deferred_due``, taken before the turn's event that
+    settles them): each ability's deferred effects, in the order the abilities were used, on its owner, outside
+    any action (no Will-conversion choice: C31, a defender who would choose takes it on HP)."""
+    for pending in due:
+        ability = next((a for a in draft.state.abilities if a.id == pending.ability), None)
+        if ability is None or ability.deferred is None or draft.combatant(pending.who).out:
+            continue
+        ctx = Context(action=None, actor=pending.who, target=pending.who, spell=False,  # type: ignore[arg-type]
+                      source=f"{ability.name}'s deferred cost (C41)")
+        run_consequences(draft, ctx, ability.deferred.effects, offer_will=False)

@@ -50,8 +50,9 @@ from ..events import (
 from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
+from ..state import deferred_due
 from .checks import roll_side
-from .conditions import clear_until, tick
+from .conditions import clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
@@ -211,6 +212,7 @@ def _begin_turn(draft: Draft, index: int) -> None:
         _begin_turn(draft, index + 1)
         return
     skipped = state.round == 1 and state.surprise.get(who) == "complete"
+    due = deferred_due(state, who, "start_of_next_turn") if state.deferred and not skipped else ()
     if not skipped:
         draft.emit(TurnStarted(round=state.round, who=who))
     _refill(draft, who)
@@ -221,6 +223,7 @@ def _begin_turn(draft: Draft, index: int) -> None:
         _begin_turn(draft, index + 1)
         return
     clear_until(draft, who, "start_of_next_turn")
+    settle_deferred(draft, due)
     tick(draft, "turn_start", who)
 
 
@@ -247,6 +250,7 @@ def end_turn(draft: Draft, cmd: EndTurn) -> None:
 
 def _end_turn(draft: Draft, who: str) -> None:
     clear_until(draft, who, "end_of_next_turn")
+    settle_deferred(draft, deferred_due(draft.state, who, "end_of_next_turn"))
     tick(draft, "turn_end", who)
     draft.emit(TurnEnded(round=draft.state.round, who=who))
     _begin_turn(draft, draft.state.order.index(who) + 1)
