@@ -7,7 +7,8 @@ directory, once for each part:
 
 - **library** (``--no-library`` skips it): the copy is loaded once with
   ``Fight.load(JsonlStore.single(copy), id, snapshots=open_snapshots(copy))``,
-  then ``Fight.undo()`` (undo the last command: the seed's reveal) and
+  then ``Fight.undo()`` (undo the last command: the GM's ending the fight; the logs here leave the seed
+  unrevealed, as a revealed seed's reveal is never undone, C42) and
   ``Fight.redo()`` are timed, alternately, as at the table: each appends its
   marker (fsync) and leaves the fight's state current.
 - **CLI** (``--no-cli`` skips it): ``omen undo LOG`` and ``omen redo LOG``,
@@ -47,7 +48,7 @@ GOAL = 2.0
 def library_cases(sizes: list[int], work: Path) -> list[Case]:
     fights: dict[int, Fight] = {}
     for n in sizes:
-        path = copy_log(ensure_log(n), work / f"lib-{n}")
+        path = copy_log(ensure_log(n, reveal=False), work / f"lib-{n}")
         fights[n] = Fight.load(JsonlStore.single(path), FIGHT_ID, snapshots=open_snapshots(str(path)))
     undos = [Case(f"undo {n}", partial(_undo, fights[n]), log_events=n, op="undo") for n in sizes]
     redos = [Case(f"redo {n}", partial(_redo, fights[n]), log_events=n, op="redo") for n in sizes]
@@ -65,7 +66,7 @@ def _redo(fight: Fight) -> int:
 
 
 def cli_cases(sizes: list[int], work: Path) -> list[Case]:
-    logs = {n: copy_log(ensure_log(n), work / f"cli-{n}") for n in sizes}
+    logs = {n: copy_log(ensure_log(n, reveal=False), work / f"cli-{n}") for n in sizes}
     undos = [Case(f"cli undo {n}", partial(_cli, "undo", logs[n]), log_events=n, op="undo") for n in sizes]
     redos = [Case(f"cli redo {n}", partial(_cli, "redo", logs[n]), log_events=n, op="redo") for n in sizes]
     return undos + redos
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_logging()
     sizes = sorted(set(args.sizes))
     for n in sizes:
-        ensure_log(n, progress=not args.json)
+        ensure_log(n, progress=not args.json, reveal=False)
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="undo-", dir=CACHE))
     out: dict[str, list[dict[str, Any]]] = {}

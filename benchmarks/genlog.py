@@ -262,8 +262,9 @@ def link_log(path: Path, folder: Path) -> Path:
     return copy
 
 
-def generate(n: int, out: Path, *, progress: bool = False, fast: bool = True) -> int:
-    """Write a complete fight of exactly ``n`` events to ``out``, with its sidecars; return ``n``.
+def generate(n: int, out: Path, *, progress: bool = False, fast: bool = True, reveal: bool = True) -> int:
+    """Write a complete fight of exactly ``n`` events to ``out``, with its sidecars; return ``n``. ``reveal``
+    False: the fight ends without its seed revealed.
 
     ``fast`` writes all but the last two commands through the sink (see the
     module's docstring); without it every command goes through a real
@@ -277,7 +278,7 @@ def generate(n: int, out: Path, *, progress: bool = False, fast: bool = True) ->
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         tmp = work / out.name
-        version = _play(n, tmp, progress, fast)
+        version = _play(n, tmp, progress, fast, reveal)
         if version != n:  # pragma: no cover - the padding makes this exact
             raise RuntimeError(f"generated {version} events, wanted {n}")
         remove_log(out)
@@ -290,7 +291,7 @@ def generate(n: int, out: Path, *, progress: bool = False, fast: bool = True) ->
     return n
 
 
-def _play(n: int, path: Path, progress: bool, fast: bool) -> int:
+def _play(n: int, path: Path, progress: bool, fast: bool, reveal: bool = True) -> int:
     rng = random.Random(POLICY_SEED)
     clock = itertools.count(START_MS, STEP_MS).__next__
     started = time.perf_counter()
@@ -319,7 +320,8 @@ def _play(n: int, path: Path, progress: bool, fast: bool) -> int:
         flip = False
         if (n - fight.version) % 2:  # the padding below comes in twos: a three-event check evens it out
             fight.static_check(CheckSpec(who="kael", attribute="FCS"), difficulty=1)
-        while fight.version < n - 4:  # pad with two-event commands (command_issued, engagement_changed)
+        while fight.version < n - (4 if reveal else 2):  # pad with two-event commands (command_issued,
+            # engagement_changed): the end (and the reveal) take the last
             fight.engage(*pair, engaged=flip)
             flip = not flip
     finally:
@@ -331,7 +333,8 @@ def _play(n: int, path: Path, progress: bool, fast: bool) -> int:
     # missing .idx and .marks over the whole file, and appends to them (two-event batches: command_issued + event).
     fight.store = JsonlStore.single(path)
     fight.end_fight("gm", note="benchmark log: the GM calls it")
-    fight.reveal_seed()
+    if reveal:  # without it, the log's end can be undone (a revealed seed is spent and its reveal never undone, C42)
+        fight.reveal_seed()
     return fight.version
 
 
@@ -348,9 +351,9 @@ def format_key() -> str:
     return hashlib.sha256(schema + f"/generator {GENERATOR_VERSION}/state {STATE_FORMAT}".encode()).hexdigest()[:10]
 
 
-def log_path(n: int) -> Path:
-    """Where the cached log of ``n`` events lives."""
-    return CACHE / f"{FIGHT_ID}-{format_key()}-{n}.jsonl"
+def log_path(n: int, reveal: bool = True) -> Path:
+    """Where the cached log of ``n`` events lives (``reveal`` False: the one whose seed is not revealed)."""
+    return CACHE / f"{FIGHT_ID}-{format_key()}-{n}{'' if reveal else '-open'}.jsonl"
 
 
 def _usable(path: Path) -> bool:
@@ -369,15 +372,17 @@ def _usable(path: Path) -> bool:
         (snaps / FIGHT_ID).is_dir() == (tail.seq >= SNAPSHOT_EVERY)
 
 
-def ensure_log(n: int, *, progress: bool = True) -> Path:
-    """The cached log of ``n`` events (with its sidecars), generated first if missing."""
-    path = log_path(n)
+def ensure_log(n: int, *, progress: bool = True, reveal: bool = True) -> Path:
+    """The cached log of ``n`` events (with its sidecars), generated first if missing; ``reveal`` False: the same
+    fight ended but its seed not revealed (what an undo may still take back, C42)."""
+    path = log_path(n, reveal)
     if path.is_file() and _usable(path):
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
-    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}.jsonl"):  # older formats of the same size, and their sidecars
+    kind = "" if reveal else "-open"
+    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}{kind}.jsonl"):  # older formats of the same size, and their sidecars
         remove_log(stale)
-    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}.jsonl.*"):  # sidecars of older generators (.lock files, say)
+    for stale in CACHE.glob(f"{FIGHT_ID}-*-{n}{kind}.jsonl.*"):  # sidecars of older generators (.lock files, say)
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
         else:
@@ -388,7 +393,7 @@ def ensure_log(n: int, *, progress: bool = True) -> Path:
     started = time.perf_counter()
     if progress:
         print(f"generating {path.name} ({n:,} events, once; cached afterwards)...", file=sys.stderr)
-    generate(n, path, progress=progress)
+    generate(n, path, progress=progress, reveal=reveal)
     if progress:
         took = time.perf_counter() - started
         print(f"  done in {took:.1f} s ({n / took:,.0f} events/s)", file=sys.stderr)
