@@ -199,7 +199,7 @@ def _passive(ability: Ability) -> Extension:
                     for e in effects_of(ability, Modify) if isinstance(e, Modify)),
         pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e), origin=ability.name)
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)),
-        overrides=tuple(DefenseOverride(allows=allows_for(e))
+        overrides=tuple(DefenseOverride(allows=allows_for(e), name=ability.name)
                         for e in effects_of(ability, AllowDefense) if isinstance(e, AllowDefense)),
         rerolls=tuple(AutoReroll(origin=ability.name, dice=rerolls_for(e))
                       for e in effects_of(ability, Reroll) if isinstance(e, Reroll)))

@@ -35,7 +35,8 @@ from .rules.modifiers import HIGH_GROUND, encircled_bonus, prone_target_bonus
 from .rules.odds import at_least
 from .state import AttackFrame, FightState, condition_adjustment, effective_bonus
 
-__all__ = ["UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers", "hit_total",
+__all__ = ["override_allowing", "UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers",
+           "hit_total",
            "situational", "extension_terms", "defense_total", "active_attribute", "DefenseChance", "defense_chance",
            "parry_weapon",
            "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing",
@@ -246,6 +247,24 @@ def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[s
 def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
                           weapon_id: str | None = None) -> str | None:
     """Why the target may not use ``defense`` against this attack (C9), or None if it may."""
+    why = _table_refusal(state, decl, defense, weapon_id)
+    if why is not None and any(o.allows(state, decl, defense) for o in overrides(state)):
+        return None  # an eligibility override (Veteran Shield Training, C37)
+    return why
+
+
+def override_allowing(state: FightState, decl: AttackDeclared, defense: str, weapon_id: str | None = None
+                      ) -> str | None:
+    """The ability whose eligibility override let the target use ``defense`` against this attack although the
+    table of §Which Defenses Apply refuses it (C37), or None if the table allows it (or nothing does)."""
+    if _table_refusal(state, decl, defense, weapon_id) is None:
+        return None
+    return next((o.name or "an eligibility override" for o in overrides(state) if o.allows(state, decl, defense)),
+                None)
+
+
+def _table_refusal(state: FightState, decl: AttackDeclared, defense: str, weapon_id: str | None) -> str | None:
+    """Why the table of §Which Defenses Apply (C9) refuses ``defense`` against this attack, overrides aside."""
     target = state.combatants[decl.target]
     sheet = target.sheet
     weapon = parry_weapon(sheet, weapon_id, target.wielding)
@@ -255,8 +274,6 @@ def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
         shield=sheet.shield is not None and sheet.shield.id in target.wielding,
         magical_shield=sheet.shield is not None and sheet.shield.magical,
         veteran_shield=False)
-    if why is not None and any(o.allows(state, decl, defense) for o in overrides(state)):
-        return None  # an eligibility override (Veteran Shield Training, C37)
     return why
 
 

@@ -176,9 +176,11 @@ class AttackOption:
 @dataclass(frozen=True)
 class DefenseOverride:
     """An eligibility override (C37, §Which Defenses Apply): ``allows(state, declaration, defense)`` says the target
-    may use ``defense`` against this attack although the table refuses it."""
+    may use ``defense`` against this attack although the table refuses it; ``name``, the ability that allows it
+    (what explain says)."""
 
     allows: Callable[[FightState, AttackDeclared, str], bool]
+    name: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from collections.abc import Iterable
 
 import msgspec
 
-from omen_core.derive import bonus_source
+from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
     AbilityUsed,
+    ActiveDefenseChosen,
     AmbushDifficultySet,
     AttackDeclared,
     ConditionApplied,
@@ -355,6 +356,14 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                 else "the crit would have been, but the attack missed (C7)")
         verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} "
                         "(C7: strictly more; ties are no crit)")
+    for rec, state in events:
+        if isinstance(rec.event, ActiveDefenseChosen):
+            chosen = rec.event
+            allowed = override_allowing(state, decl, chosen.defense, chosen.weapon)
+            if allowed is not None:
+                verdicts.append(f"{chosen.defender}'s {chosen.defense} against a {decl.kind.replace('_', ' ')} "
+                                f"attack, which §Which Defenses Apply refuses, is allowed by {allowed} (an "
+                                "eligibility override, C37)")
     weapon_damage = isinstance(hd, HitDetermined) and hd.hit  # on a hit, the weapon's damage comes first (C25)
     for rec, _state in events:
         if isinstance(rec.event, DamageResolved):

@@ -28,4 +28,4 @@ def _allows(state: FightState, decl: AttackDeclared, defense: str) -> bool:
 
 
 EXTENSION = Extension(id="veteran_shield", name="Veteran Shield Training", keys="training.veteran_shield",
-                      overrides=(DefenseOverride(allows=_allows),))
+                      overrides=(DefenseOverride(allows=_allows, name="Veteran Shield Training"),))

@@ -308,3 +308,27 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
         assert told.kind == "ability" and told.seq == used.seq and "Healing Word on bram" in told.title
         assert told.verdicts == ("ana pays 1 Bonus Action (C20, C22, C41)", "bram's HP 14 -> 18")
         assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
+
+
+def test_explain_names_the_ability_that_allowed_a_defense_the_table_refuses() -> None:
+    """C37, §Which Defenses Apply: a Parry against a ranged attack is refused by the table; with Deflecting Stance
+    the archer's shot (6 + 6 = 12 against Ana's 1) is parried, and explain says which ability allowed it."""
+    import msgspec
+
+    from omen_core.content import Weapon
+    from omen_core.events import AttackDeclared
+    from omen_replay.explain import explain_records
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    bow = Weapon(id="bow", weapon_damage=1, properties=frozenset({"ranged"}))
+    sword = Weapon(id="sword", weapon_damage=2, parry_rating=1)
+    archer = msgspec.structs.replace(sheet("archer", side="raiders"), weapons=(bow,))
+    ana = msgspec.structs.replace(sheet("ana"), weapons=(sword,), abilities=("deflecting_stance",))
+    fight = new_fight(archer, ana, faces=[6, 6, 1, 6])
+    fight.attack("archer", "ana")
+    fight.defend("ana", "parry")
+    seq = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))
+    told = explain_records(fight.events, seq)
+    assert ("ana's parry against a ranged attack, which §Which Defenses Apply refuses, is allowed by Deflecting "
+            "Stance (an eligibility override, C37)") in told.verdicts
