@@ -19,7 +19,7 @@ module sits below the state).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .content import (
     Ability,
@@ -28,22 +28,27 @@ from .content import (
     ApplyCondition,
     ClearCondition,
     Consequence,
+    ConvertToWill,
     DealDamage,
     Effect,
     Heal,
     Modify,
     Reroll,
+    Route,
     When,
 )
-from .events import AttackDeclared
+from .events import AttackDeclared, SaveCalled
 from .hooks import (
+    AttackOption,
     AutoReroll,
     Choice,
     Cost,
     DefenseOverride,
     Extension,
+    Landing,
     Moment,
     PoolDice,
+    Routing,
     TermHandler,
     Total,
     Window,
@@ -71,9 +76,12 @@ def fight_abilities(state: FightState) -> tuple[Ability, ...]:
 
 
 def holders(state: FightState, ability: Ability) -> tuple[str, ...]:
-    """Who has ``ability`` (their sheet writes it out) and is still in the fight."""
+    """Who has ``ability`` (their sheet writes it out, or a shorthand key of theirs stands for it) and is still in
+    the fight."""
     return tuple(who for who, c in state.combatants.items()
-                 if c.left is None and ability in c.sheet.written_abilities())
+                 if c.left is None and (ability in c.sheet.written_abilities()
+                                        or (ability.id in c.sheet.shorthand_ids()
+                                            and ability in c.sheet.shorthand_abilities())))
 
 
 def use_key(who: str, ability_id: str) -> str:
@@ -100,19 +108,27 @@ def consequences_of(ability: Ability) -> tuple[Consequence, ...]:
     return tuple(e for e in ability.effects if isinstance(e, (DealDamage, ApplyCondition, ClearCondition, Heal)))
 
 
-def _holds(when: When, state: FightState, owner: CombatantState, decl: AttackDeclared) -> bool:
-    """Whether every predicate of ``when`` holds for ``owner`` and the attack ``decl``."""
-    target = state.combatants[decl.target]
+def _holds(when: When, state: FightState, owner: CombatantState, decl: AttackDeclared | SaveCalled) -> bool:
+    """Whether every predicate of ``when`` holds for ``owner`` and the action ``decl`` (an attack; or a save, whose
+    saver is the target its ``target_*`` read, and which no attack predicate names, as the format checks)."""
+    target = state.combatants[_parties(decl)[1]]
+    if not (all(target.has(c) for c in when.target_has) and not any(target.has(c) for c in when.target_lacks)
+            and _owner_holds(when, owner)):
+        return False
+    if not isinstance(decl, AttackDeclared):
+        return True
     attacker = state.combatants[decl.attacker]
     weapon = attacker.sheet.weapon(decl.weapon) if decl.weapon else None
     props = weapon.properties if weapon is not None else frozenset()
     return ((not when.attack_kinds or decl.kind in when.attack_kinds)
             and all(p in props for p in when.weapon_properties)
-            and all(target.has(c) for c in when.target_has)
-            and not any(target.has(c) for c in when.target_lacks)
             and (when.attacker_unseen is None or attacker.unseen == when.attacker_unseen)
-            and all(owner.has(c) for c in when.owner_has)
-            and not any(owner.has(c) for c in when.owner_lacks)
+            and (when.attack_option is None or bool(getattr(decl, when.attack_option))))
+
+
+def _owner_holds(when: When, owner: CombatantState) -> bool:
+    """Whether the predicates of ``when`` on the owner hold (its conditions, its HP)."""
+    return (all(owner.has(c) for c in when.owner_has) and not any(owner.has(c) for c in when.owner_lacks)
             and (when.owner_hp_at_most is None or owner.hp <= when.owner_hp_at_most))
 
 
@@ -126,6 +142,7 @@ def when_words(when: When) -> str:
         *(f"target not {c}" for c in when.target_lacks),
         *(["attacker Unseen" if when.attacker_unseen else "attacker seen"] if when.attacker_unseen is not None
           else []),
+        *([f"declared with {when.attack_option}"] if when.attack_option else []),
         *(f"owner {c}" for c in when.owner_has),
         *(f"owner not {c}" for c in when.owner_lacks),
         *([f"owner at {when.owner_hp_at_most} HP or less"] if when.owner_hp_at_most is not None else []),
@@ -158,8 +175,10 @@ def _passive_owners(state: FightState, ability: Ability, decl: AttackDeclared, t
     return tuple(found)
 
 
-def _passive(ability: Ability) -> Extension:
-    """A passive ability's rows: terms, pool dice and overrides that apply while its ``when`` holds."""
+def _passive(ability: Ability, named: bool) -> Extension:
+    """A passive ability's rows: terms, pool dice, overrides, rerolls, routing, where damage lands and the attack
+    option its ``when`` names, that apply while its ``when`` holds. ``named``: its dice record its name as their
+    origin (a shorthand's record none, as the features always did, C37)."""
     source = _source(ability)
 
     def terms_for(total: Total, value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
@@ -193,12 +212,33 @@ def _passive(ability: Ability) -> Extension:
                          if d.pool == effect.pool and d.face in effect.faces and d.rerolled is None)
         return dice
 
+    def routes(state: FightState, frame: Frame) -> bool:
+        decl = frame.declaration
+        return isinstance(decl, AttackDeclared) and bool(_passive_owners(state, ability, decl, "hit"))
+
+    def lands_for(effect: ConvertToWill) -> Callable[[FightState, str], Literal["will", "choice"] | None]:
+        def lands(state: FightState, who: str) -> Literal["will", "choice"] | None:
+            if who not in holders(state, ability) or not _owner_holds(ability.when, state.combatants[who]):
+                return None
+            return "choice" if effect.choice else "will"
+        return lands
+
+    def offered(state: FightState, who: str) -> bool:
+        return who in holders(state, ability)
+
+    option = ability.when.attack_option
     return Extension(
         id=ability.id, name=ability.name,
         terms=tuple(TermHandler(total=e.total, terms=terms_for(e.total, e.value))
                     for e in effects_of(ability, Modify) if isinstance(e, Modify)),
-        pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e), origin=ability.name)
+        pools=tuple(PoolDice(roll="damage" if e.pool == "damage" else "hit", dice=dice_for(e),
+                             origin=ability.name if named else "")
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)),
+        routing=(Routing(routes=routes),) if effects_of(ability, Route) else (),
+        landing=tuple(Landing(lands=lands_for(e)) for e in effects_of(ability, ConvertToWill)
+                      if isinstance(e, ConvertToWill)),
+        attack_options=(AttackOption(field=option, offered=offered, rule=ability.rule,
+                                     refusal=lambda who: f"{who!r} has no {ability.name}"),) if option else (),
         overrides=tuple(DefenseOverride(allows=allows_for(e), name=ability.name)
                         for e in effects_of(ability, AllowDefense) if isinstance(e, AllowDefense)),
         rerolls=tuple(AutoReroll(origin=ability.name, dice=rerolls_for(e))
@@ -222,25 +262,37 @@ def _sides(state: FightState, decl: AttackDeclared, effect: AddDice) -> int:
     return attacker.attributes[primary].sides
 
 
-def _offered_to(state: FightState, ability: Ability, decl: AttackDeclared) -> tuple[str, ...]:
-    """Whom the trigger names for this attack: the attacker, the target, or the target's allies within reach."""
+def _parties(decl: AttackDeclared | SaveCalled) -> tuple[str, str]:
+    """The two parties of an action a trigger names: the attacker and the target, or the caller and the saver."""
+    return (decl.attacker, decl.target) if isinstance(decl, AttackDeclared) else (decl.caller, decl.saver)
+
+
+def _offered_to(state: FightState, ability: Ability, decl: AttackDeclared | SaveCalled) -> tuple[str, ...]:
+    """Whom the trigger names for this action: the attacker or the caller; the target or the saver; or the allies
+    of the target (the saver) within its reach."""
     trigger = ability.trigger
     assert trigger is not None
-    if trigger.owner == "attacker":
-        return (decl.attacker,)
-    if trigger.owner == "target":
-        return (decl.target,)
-    side = state.combatants[decl.target].side
+    acting, target = _parties(decl)
+    if trigger.owner in ("attacker", "caller"):
+        return (acting,)
+    if trigger.owner in ("target", "saver"):
+        return (target,)
+    side = state.combatants[target].side
     return tuple(who for who, c in state.combatants.items()
-                 if who != decl.target and c.side == side and state.engaged(who, decl.target))
+                 if who != target and c.side == side and state.engaged(who, target))
 
 
 def _outcome_matches(ability: Ability, moment: Moment) -> bool:
-    """Whether the attack's outcome is the one the trigger waits for (C38: on a hit, a miss or a crit)."""
-    assert ability.trigger is not None
-    outcome = ability.trigger.outcome
+    """Whether the action's outcome is the one the trigger waits for (C38: on a hit, a miss or a crit; a save made
+    or failed); at ``attack.damaged``, whether the attack's damage reached its target (damage taken)."""
+    trigger = ability.trigger
+    assert trigger is not None
+    if trigger.moment == "attack.damaged" and moment.damage <= 0:
+        return False
+    outcome = trigger.outcome
     return (outcome == "any" or (outcome == "hit" and moment.hit is True) or (outcome == "miss" and moment.hit is False)
-            or (outcome == "crit" and moment.crit is True))
+            or (outcome == "crit" and moment.crit is True) or (outcome == "success" and moment.saved is True)
+            or (outcome == "failure" and moment.saved is False))
 
 
 def _can_change(ability: Ability, moment: Moment) -> bool:
@@ -262,7 +314,7 @@ def _triggered(ability: Ability) -> Extension:
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         decl = frame.declaration
-        if not isinstance(decl, AttackDeclared) or not _outcome_matches(ability, moment) \
+        if not isinstance(decl, (AttackDeclared, SaveCalled)) or not _outcome_matches(ability, moment) \
                 or not _can_change(ability, moment):
             return ()
         have = set(holders(state, ability))
@@ -326,8 +378,9 @@ def target_refusal(state: FightState, who: str, target: str, ability: Ability) -
     return None
 
 
-def compile_ability(ability: Ability) -> Extension:
-    """The rows that run ``ability`` (C37, C38); one used on its owner's turn needs none (``use_ability``)."""
+def compile_ability(ability: Ability, named: bool = True) -> Extension:
+    """The rows that run ``ability`` (C37, C38); one used on its owner's turn needs none (``use_ability``).
+    ``named`` False: the dice it adds record no origin (a shorthand's, recorded so before abilities were data)."""
     if ability.use in ON_TURN:
         return Extension(id=ability.id, name=ability.name)
-    return _passive(ability) if ability.use == "passive" else _triggered(ability)
+    return _passive(ability, named) if ability.use == "passive" else _triggered(ability)

@@ -68,6 +68,8 @@ __all__ = [
     "AllowDefense",
     "Save",
     "Reroll",
+    "Route",
+    "ConvertToWill",
     "Deferred",
     "Effect",
     "When",
@@ -77,6 +79,7 @@ __all__ = [
     "Ability",
     "AbilityLibrary",
     "SHIPPED_ABILITIES",
+    "SHORTHANDS",
     "load_library",
     "with_abilities",
     "content_hash",
@@ -284,6 +287,19 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
         listed = self.ability_ids()
         if len(set(listed)) != len(listed):
             raise ValueError(f"an ability is listed twice: {', '.join(listed)}")
+        for key, ability_id in _shorthand_ids(self.features, self.training):
+            if ability_id in listed:  # it would apply twice (C37)
+                raise ValueError(f"{key} is the shorthand of the ability {ability_id!r}, which abilities lists too: "
+                                 "keep one")
+
+    def shorthand_abilities(self) -> tuple[Ability, ...]:
+        """The shipped abilities the sheet's shorthand keys stand for (C37; ``SHORTHANDS``), in that table's order:
+        ``features.rage`` is Brute Rage with the sheet's own rage dice."""
+        return _expand(self.features, self.training)
+
+    def shorthand_ids(self) -> tuple[str, ...]:
+        """The ids of the shipped abilities the sheet's shorthand keys stand for (C37)."""
+        return tuple(ability_id for _key, ability_id in _shorthand_ids(self.features, self.training))
 
     def ability_ids(self) -> tuple[str, ...]:
         """The id of each ability the sheet lists, by id or written out (C37)."""
@@ -515,7 +531,12 @@ class Ruleset(_Content, frozen=True, kw_only=True):
 
 TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
-TriggerMoment = Literal["attack.rolled", "attack.determined"]
+TriggerMoment = Literal["attack.rolled", "attack.determined", "attack.damaged", "save.resolved"]
+#: The moments of an attack, and of a save (C38).
+ATTACK_MOMENTS = ("attack.rolled", "attack.determined", "attack.damaged")
+#: Whom a trigger may name at the moments of an attack, and at those of a save.
+ATTACK_OWNERS = ("attacker", "target", "ally_of_target")
+SAVE_OWNERS = ("caller", "saver", "ally_of_saver")
 AttackKindName = Literal["melee", "melee_spell", "ranged", "ranged_spell", "unarmed"]
 DefenseName = Literal["dodge", "parry", "block"]
 
@@ -545,7 +566,10 @@ class AddDice(_Content, frozen=True, tag_field="kind", tag="dice", kw_only=True)
 
 class AllowDefense(_Content, frozen=True, tag_field="kind", tag="allow_defense", kw_only=True):
     """An ability's effect: an eligibility override (C37, §Which Defenses Apply): the owner may use ``defense``
-    against attacks the table would refuse it against (those its ``when`` matches)."""
+    against attacks the table refuses it against for their kind (those its ``when`` matches): a Parry against a
+    ranged attack, a Block against one (Veteran Shield Training); for a Dodge, which no kind of attack refuses,
+    while Prone. What else the table asks stands: a weapon or a shield in hand (C35), a magical weapon to Parry a
+    melee spell, a magical shield to Block a spell."""
 
     defense: DefenseName
 
@@ -573,31 +597,48 @@ class Save(_Content, frozen=True, tag_field="kind", tag="save", kw_only=True):
     on_failure: tuple[Consequence, ...] = ()
 
 
-Effect = Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal | Save | Reroll
+class Route(_Content, frozen=True, tag_field="kind", tag="route", kw_only=True):
+    """An ability's passive effect: result routing (C12; Rogue routing): when the owner's attack hits, the owner
+    chooses which rolled die of the hit pool feeds damage, in place of the primary dice (the routing decision)."""
+
+
+class ConvertToWill(_Content, frozen=True, tag_field="kind", tag="will_conversion", kw_only=True):
+    """An ability's passive effect: Will conversion (C31): physical damage the owner takes lands on Will, after every
+    reduction, and what exceeds the Will left goes to HP; every hit (``choice = false``, C31's default) or, with
+    ``choice = true``, hit by hit as the owner chooses (the Will-conversion decision)."""
+
+    choice: bool = False
+
+
+Effect = (Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal | Save | Reroll | Route
+          | ConvertToWill)
 
 
 class When(_Content, frozen=True, kw_only=True):
     """Predicates an ability's use needs, all of them (an empty one always holds). Attack predicates read the
-    attack the ability is about; ``owner_*`` read the ability's owner."""
+    attack the ability is about (``attack_option``: the attack was declared with that option of ``declare_attack``,
+    which is then offered to the owner: ``rage``, Brute Rage's); ``owner_*`` read the ability's owner."""
 
     attack_kinds: tuple[AttackKindName, ...] = ()
     weapon_properties: tuple[WeaponProperty, ...] = ()
     target_has: tuple[str, ...] = ()
     target_lacks: tuple[str, ...] = ()
     attacker_unseen: bool | None = None
+    attack_option: Literal["rage"] | None = None
     owner_has: tuple[str, ...] = ()
     owner_lacks: tuple[str, ...] = ()
     owner_hp_at_most: NonNegative | None = None
 
 
 class Trigger(_Content, frozen=True, kw_only=True):
-    """When a triggered ability is offered (C38): at which moment of an attack, to whom (the owner as the attacker,
-    as the attack's target, or as an ally within reach of the target), and on which outcome (at
-    ``attack.determined`` only)."""
+    """When a triggered ability is offered (C38): at which moment of an attack or a save, to whom (in an attack the
+    owner as the attacker, as the attack's target, or as an ally within reach of the target; in a save as the one
+    who called it, as the saver, or as an ally within reach of the saver), and on which outcome (``hit``,
+    ``miss``, ``crit`` at ``attack.determined``; ``success``, ``failure``, the saver's, at ``save.resolved``)."""
 
     moment: TriggerMoment
-    owner: Literal["attacker", "target", "ally_of_target"]
-    outcome: Literal["any", "hit", "miss", "crit"] = "any"
+    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver"]
+    outcome: Literal["any", "hit", "miss", "crit", "success", "failure"] = "any"
 
 
 class Uses(_Content, frozen=True, kw_only=True):
@@ -627,7 +668,9 @@ class Deferred(_Content, frozen=True, kw_only=True):
     effects: Annotated[tuple[Consequence, ...], msgspec.Meta(min_length=1)]
 
 
-_PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll)
+_PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll, Route, ConvertToWill)
+#: Effects a passive ability only may have (they say how every attack of the owner's goes, not one moment of it).
+_PASSIVE_ONLY = (AllowDefense, Route, ConvertToWill)
 
 
 class Ability(_Content, frozen=True, kw_only=True):
@@ -661,7 +704,7 @@ class Ability(_Content, frozen=True, kw_only=True):
 
 
 _ON_TURN = ("action", "bonus_action", "free")
-_ATTACK_PREDICATES = ("attack_kinds", "weapon_properties", "attacker_unseen")
+_ATTACK_PREDICATES = ("attack_kinds", "weapon_properties", "attacker_unseen", "attack_option")
 
 
 def _ability_problem(a: Ability) -> str:
@@ -679,29 +722,49 @@ def _ability_problem(a: Ability) -> str:
             return "a passive ability costs nothing and has no uses: it applies while its `when` holds"
         wrong = [type(e).__struct_config__.tag for e in a.effects if not isinstance(e, _PASSIVE_EFFECTS)]
         if wrong:
-            return (f"a passive ability's effects are modifier, dice, allow_defense and reroll; {wrong[0]!r} "
-                    "needs a trigger")
+            return (f"a passive ability's effects are modifier, dice, allow_defense, reroll, route and "
+                    f"will_conversion; {wrong[0]!r} needs a trigger")
         if any(isinstance(e, Reroll) and not e.faces for e in a.effects):
             return "a passive reroll is automatic: say which faces it rerolls (faces = [1] rerolls 1s, C39)"
+        if any(isinstance(e, ConvertToWill) for e in a.effects) and (
+                a.applies_to != "self" or any(getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES)):
+            return ("Will conversion is the owner's, on every hit it takes (C31): its `when` reads the owner only "
+                    "(owner_has, owner_lacks, owner_hp_at_most) and it applies to the owner (applies_to = \"self\")")
+        if any(isinstance(e, Route) for e in a.effects) and a.applies_to != "self":
+            return "routing is the attacker's own choice (C12): applies_to = \"self\""
         return ""
     if a.trigger is None:
         return "a triggered ability needs a trigger (its moment and whom it is offered to)"
     if a.applies_to != "self":
         return "applies_to is for passive abilities"
-    if a.trigger.outcome != "any" and a.trigger.moment != "attack.determined":
+    moment, owner, outcome = a.trigger.moment, a.trigger.owner, a.trigger.outcome
+    if (owner in SAVE_OWNERS) != (moment == "save.resolved"):
+        return (f"at {moment} the trigger's owner is one of " + ", ".join(
+            SAVE_OWNERS if moment == "save.resolved" else ATTACK_OWNERS) + f", not {owner!r}")
+    if outcome in ("hit", "miss", "crit") and moment != "attack.determined":
         return "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined"
+    if outcome in ("success", "failure") and moment != "save.resolved":
+        return "a save's outcome (success, failure) is known at the moment save.resolved"
+    if moment == "save.resolved" and any(getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES):
+        return ("a save is no attack: at save.resolved `when` reads the owner and the saver (owner_has, owner_lacks, "
+                "owner_hp_at_most, target_has, target_lacks)")
+    done_at_once = moment in ("attack.determined", "attack.damaged", "save.resolved")
     for e in a.effects:
-        if isinstance(e, AllowDefense):
-            return "allow_defense is a passive effect"
+        if isinstance(e, _PASSIVE_ONLY):
+            return f"{type(e).__struct_config__.tag} is a passive effect (use = \"passive\")"
         if isinstance(e, Reroll) and (a.trigger.moment != "attack.rolled" or a.trigger.owner != "attacker"):
             return ("a chosen reroll of one's hit dice comes once they are seen: moment = \"attack.rolled\", "
                     "owner = \"attacker\" (C39)")
+        if isinstance(e, (Modify, AddDice, Reroll)) and moment in ("attack.damaged", "save.resolved"):
+            return (f"at {moment} the {'attack' if moment == 'attack.damaged' else 'save'} is resolved: a "
+                    f"{type(e).__struct_config__.tag} effect cannot change it (damage, heal, condition and clear "
+                    "are done at once)")
         if isinstance(e, AddDice) and e.pool != "damage":
             return ("a triggered ability comes after the hit is rolled: its dice go to the damage pool "
                     f"(pool = \"damage\"), not {e.pool!r}")
-        if not isinstance(e, (Modify, AddDice, Reroll)) and a.trigger.moment != "attack.determined":
+        if not isinstance(e, (Modify, AddDice, Reroll)) and not done_at_once:
             return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
-                    "(moment = \"attack.determined\")")
+                    "(moment = \"attack.determined\", \"attack.damaged\" or \"save.resolved\")")
         if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":
             return f"a {e.total} modifier must come before the hit is determined (moment = \"attack.rolled\")"
     return ""
@@ -764,6 +827,49 @@ def with_abilities(sheet: CombatantSheet, *libraries: AbilityLibrary) -> Combata
             return entry
         return next((a for lib in libraries if (a := lib.get(entry)) is not None), entry)
     return msgspec.structs.replace(sheet, abilities=tuple(written(e) for e in sheet.abilities))
+
+
+#: Each shorthand key a sheet may set and the shipped ability (or abilities, by value) it stands for (C37): the
+#: engine runs the ability; the key is kept so every sheet and log written before abilities were data still means
+#: what it meant.
+SHORTHANDS: Final[dict[str, str]] = {
+    "features.rage": "brute_rage (its dice effect: the sheet's count and die)",
+    "features.extra_primary_dice": "extra_primary_die (1) or two_extra_primary_dice (2)",
+    "features.rogue_routing": "rogue_routing",
+    "training.veteran_shield": "veteran_shield_training",
+    "features.will_conversion": "will_conversion (true) or will_conversion_choice (\"choice\")",
+}
+
+
+def _shorthand_ids(features: Features, training: Training) -> tuple[tuple[str, str], ...]:
+    """The shorthand keys set on a sheet and the shipped ability id each stands for, in ``SHORTHANDS`` order."""
+    return tuple((key, ability_id) for key, ability_id in (
+        ("features.rage", "brute_rage" if features.rage is not None else ""),
+        ("features.extra_primary_dice", {0: "", 1: "extra_primary_die"}.get(features.extra_primary_dice,
+                                                                           "two_extra_primary_dice")),
+        ("features.rogue_routing", "rogue_routing" if features.rogue_routing else ""),
+        ("training.veteran_shield", "veteran_shield_training" if training.veteran_shield else ""),
+        ("features.will_conversion", "will_conversion_choice" if features.will_conversion == "choice"
+         else "will_conversion" if features.will_conversion else ""),
+    ) if ability_id)
+
+
+def _shorthand_keys(features: Features, training: Training) -> tuple[str, ...]:
+    """The shorthand keys set on a sheet, in ``SHORTHANDS`` order."""
+    return tuple(key for key, _ in _shorthand_ids(features, training))
+
+
+def _expand(features: Features, training: Training) -> tuple[Ability, ...]:
+    """The shipped abilities a sheet's shorthand keys stand for (C37), in ``SHORTHANDS`` order."""
+    found = []
+    for _key, ability_id in _shorthand_ids(features, training):
+        ability = SHIPPED_ABILITIES.get(ability_id)
+        assert ability is not None, f"the shipped library lacks {ability_id!r}"
+        if ability_id == "brute_rage" and features.rage is not None:
+            ability = msgspec.structs.replace(ability, placeholder=False, effects=(
+                AddDice(pool="damage", count=features.rage.count, die=features.rage.die),))
+        found.append(ability)
+    return tuple(found)
 
 
 def content_hash(value: msgspec.Struct) -> str:

@@ -36,7 +36,7 @@ from .commands import (
 )
 from .content import Ruleset
 from .events import DecisionOpened
-from .extensions import ATTACK_OPTIONS
+from .extensions import ATTACK_OPTION_FIELDS, attack_option_offered
 from .hooks import HOOK_POINTS
 
 __all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "waiting_point", "legal_now", "transitions",
@@ -106,7 +106,7 @@ def arms(state: Any, who: str, melee_only: bool = False) -> list[dict[str, Any]]
 def attack_variants(state: Any, who: str) -> list[dict[str, Any]]:
     """The ways ``who`` may set the attack options the extensions give meaning to (Brute Rage's ``rage``): none set,
     then each one ``who`` is offered set on its own."""
-    return [{}, *({option.field: True} for option in ATTACK_OPTIONS if option.offered(state, who))]
+    return [{}, *({field: True} for field in ATTACK_OPTION_FIELDS if attack_option_offered(state, who, field))]
 
 
 def _defenses(state: Any, who: str | None) -> list[CommandBase]:

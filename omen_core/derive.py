@@ -26,7 +26,8 @@ from .events import (
     Modifier,
     RollTotal,
 )
-from .extensions import LANDING, overrides, term_handlers
+from .extensions import landing as landing_handlers
+from .extensions import overrides, term_handlers
 from .hooks import Total
 from .rules import attack as rules
 from .rules.checks import roll_total
@@ -246,9 +247,10 @@ def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[s
 
 def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
                           weapon_id: str | None = None) -> str | None:
-    """Why the target may not use ``defense`` against this attack (C9), or None if it may."""
+    """Why the target may not use ``defense`` against this attack (C9), or None if it may: an eligibility
+    override (C37) lifts the table's refusal for the kind of attack only, never the gear it needs."""
     why = _table_refusal(state, decl, defense, weapon_id)
-    if why is not None and any(o.allows(state, decl, defense) for o in overrides(state)):
+    if why is not None and _overridden(state, decl, defense, weapon_id) is not None:
         return None  # an eligibility override (Veteran Shield Training, C37)
     return why
 
@@ -259,21 +261,37 @@ def override_allowing(state: FightState, decl: AttackDeclared, defense: str, wea
     table of §Which Defenses Apply refuses it (C37), or None if the table allows it (or nothing does)."""
     if _table_refusal(state, decl, defense, weapon_id) is None:
         return None
+    return _overridden(state, decl, defense, weapon_id)
+
+
+def _overridden(state: FightState, decl: AttackDeclared, defense: str, weapon_id: str | None) -> str | None:
+    """The name of the first eligibility override allowing ``defense`` here, if the table refuses it for the kind of
+    attack only (C37: a weapon or a shield in hand, C35, and a magical one against a spell are still needed)."""
+    if _table_refusal(state, decl, defense, weapon_id, lifted=True) is not None:
+        return None
     return next((o.name or "an eligibility override" for o in overrides(state) if o.allows(state, decl, defense)),
                 None)
 
 
-def _table_refusal(state: FightState, decl: AttackDeclared, defense: str, weapon_id: str | None) -> str | None:
-    """Why the table of §Which Defenses Apply (C9) refuses ``defense`` against this attack, overrides aside."""
+#: The kind of attack a Parry treats a ranged one as, once an override lifts the table's refusal for its kind.
+_NEAR = {"ranged": "melee", "ranged_spell": "melee_spell"}
+
+
+def _table_refusal(state: FightState, decl: AttackDeclared, defense: str, weapon_id: str | None,
+                   lifted: bool = False) -> str | None:
+    """Why the table of §Which Defenses Apply (C9) refuses ``defense`` against this attack, overrides aside;
+    ``lifted``: with its refusal for the kind of attack lifted (a ranged Parry, a ranged Block; a Prone Dodge)."""
     target = state.combatants[decl.target]
     sheet = target.sheet
     weapon = parry_weapon(sheet, weapon_id, target.wielding)
+    kind = _NEAR.get(decl.kind, decl.kind) if lifted and defense == "parry" else decl.kind
     why = rules.ineligibility(
-        defense, decl.kind, prone=target.prone, weapon=weapon is not None,  # type: ignore[arg-type]
+        defense, kind, prone=target.prone and not (lifted and defense == "dodge"),  # type: ignore[arg-type]
+        weapon=weapon is not None,
         magical_weapon=weapon is not None and "magical" in weapon.properties,
         shield=sheet.shield is not None and sheet.shield.id in target.wielding,
         magical_shield=sheet.shield is not None and sheet.shield.magical,
-        veteran_shield=False)
+        veteran_shield=lifted)
     return why
 
 
@@ -319,7 +337,7 @@ def mitigation_for(state: FightState, who: str, raw: int, damage_type: str, *, s
 
 def lands_on(state: FightState, who: str) -> Literal["will", "choice"] | None:
     """Where ``who``'s physical damage lands, as the extensions say (C31): "will", "choice" or None (on HP)."""
-    for handler in LANDING:
+    for handler in landing_handlers(state):
         lands = handler.lands(state, who)
         if lands is not None:
             return lands

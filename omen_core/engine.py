@@ -185,7 +185,10 @@ def written_out(command: Command) -> Command:
     in full (C37), so the fight never depends on the library's later releases (docs/abilities.md)."""
     if isinstance(command, Join) and isinstance(command.sheet, CombatantSheet) \
             and any(isinstance(a, str) for a in command.sheet.abilities):
-        sheet = with_abilities(command.sheet, SHIPPED_ABILITIES)
+        try:
+            sheet = with_abilities(command.sheet, SHIPPED_ABILITIES)
+        except ValueError:  # a sheet built in Python past its own checks: the join refuses it as it stands
+            return command
         if sheet is not command.sheet:
             return msgspec.structs.replace(command, sheet=sheet)
     return command

@@ -35,12 +35,18 @@ __all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_o
            "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
            "check_extension"]
 
-#: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack).
+#: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack,
+#: §Resolving a Save).
 HOOK_POINTS: dict[str, str] = {
     "attack.rolled": "an attack's hit and base defense are rolled (C29), before the Active Defense window (C8): "
                      "what changes the defense is decided here",
     "attack.determined": "an attack's hit and crit are determined (C5, C7), before a Catch (C22), routing (C12) or "
                          "the damage: what answers a hit, a miss or a crit is decided here",
+    "attack.damaged": "an attack's damage has landed on its target (C13) and its consequences are done (C25), "
+                      "before it settles; only if the attack's own damage (its hit's and its branches') reached "
+                      "the target: what answers damage taken is decided here",
+    "save.resolved": "a save is resolved (C15) and its branch's consequences are done (C25), before it settles: "
+                     "what answers a save made or failed is decided here",
 }
 
 Total = Literal["hit", "defense", "damage"]
@@ -49,14 +55,17 @@ TOTALS: tuple[Total, ...] = ("hit", "defense", "damage")
 
 
 class Moment(NamedTuple):
-    """What the engine knows at a hook point of an attack, for a window to decide whether it can change anything:
-    the hit total and the defense as they stand (C5, C10, C11), and once determined whether it hit and crit (None
-    before)."""
+    """What the engine knows at a hook point, for a window to decide whether it can change anything: in an attack
+    the hit total and the defense as they stand (C5, C10, C11), once determined whether it hit and crit (None
+    before), and at ``attack.damaged`` the damage its target took (C13); in a save, the saver's total and the
+    opposing one and whether the saver succeeded (C15)."""
 
     attack_total: int
     defense_total: int
     hit: bool | None = None
     crit: bool | None = None
+    damage: int = 0
+    saved: bool | None = None
 
 
 @dataclass(frozen=True)

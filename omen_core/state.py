@@ -339,7 +339,9 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     (the fight's first, or the fresh one after a reveal, C42) and
     ``revealed_seed`` its seed once revealed. ``uses`` counts each combatant's uses of each ability
     (``who/ability``: this turn, this round, this fight; C41), from the decisions answered with it;
-    ``abilities`` every ability the sheets write out (C37), once each by id, in the order they joined.
+    ``abilities`` every ability the sheets write out (C37), once each by id, in the order they joined;
+    ``shorthands`` the shipped abilities their shorthand keys stand for (``features.rage``...), once each, in the
+    order they joined (run before the written ones, as the features always were).
     ``applications`` counts the conditions applied so far: each combatant's ``applied`` gives each of its
     conditions the number it began with, so that conditions due at one moment tick in the order they were
     applied (C40); ``until`` lists the conditions that last until a named combatant's next turn (C40);
@@ -380,6 +382,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     undo_floor: int = 0
     uses: dict[str, tuple[int, int, int]] = {}
     abilities: tuple[Ability, ...] = ()
+    shorthands: tuple[Ability, ...] = ()
     applications: int = 0
     until: tuple[Until, ...] = ()
     deferred: tuple[Pending, ...] = ()
@@ -603,6 +606,9 @@ def _joined(state: FightState, event: CombatantJoined) -> FightState:
     if written:
         known = {a.id for a in state.abilities}
         state = replace(state, abilities=(*state.abilities, *(a for a in written if a.id not in known)))
+    shorthands = sheet.shorthand_abilities()
+    if shorthands:
+        state = replace(state, shorthands=(*state.shorthands, *(a for a in shorthands if a not in state.shorthands)))
     return replace(state, combatants={**state.combatants, sheet.id: joined})
 
 

@@ -214,7 +214,7 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
     if len(weapons) > 0 and draw(st.booleans()):
         wielding = tuple(draw(st.lists(st.sampled_from([w.id for w in weapons]), min_size=armed, unique=True)))
     rage = draw(st.none() | st.builds(RageDice, count=st.integers(1, 2), die=st.sampled_from(("d4", "d6"))))
-    return replace(
+    drawn = replace(
         base, weapons=weapons, wielding=wielding,
         armor=draw(st.none() | st.builds(Armor, rating=st.integers(0, 2), magical=st.booleans())),
         shield=draw(st.none() | st.builds(Shield, block_rating=st.integers(0, 2), magical=st.booleans())),
@@ -223,9 +223,11 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
                           rogue_routing=draw(st.booleans()),
                           will_conversion=draw(st.sampled_from((False, False, False, True, "choice")))),
         resistances=draw(st.sampled_from(({}, {}, {"physical": 1}, {"fire": 2}))),
-        abilities=draw(st.sampled_from(((), ())) | st.lists(st.sampled_from(LISTED), max_size=3, unique=True)
-                       .map(tuple)),
         incoming_damage=draw(st.sampled_from((IncomingDamage(),) * 3 + (IncomingDamage(multiply=0.5, add=1),))))
+    given = {a.id for a in drawn.shorthand_abilities()}  # what its shorthand keys stand for already (C37)
+    listable = [i for i in LISTED if i not in given]
+    return replace(drawn, abilities=draw(st.sampled_from(((), ())) | st.lists(st.sampled_from(listable), max_size=3,
+                                                                              unique=True).map(tuple)))
 
 
 #: What a random sheet may list in ``abilities``: the Python example and every shipped data ability (C37).

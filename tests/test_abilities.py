@@ -9,6 +9,7 @@ order: primary, FCS, then the defender's RES die; damage dice on a hit.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import msgspec
@@ -23,7 +24,12 @@ from omen_core.content import (
     SHIPPED_ABILITIES,
     Ability,
     AbilityLibrary,
+    AddDice,
     CombatantSheet,
+    Features,
+    RageDice,
+    Shield,
+    Training,
     Weapon,
     decode_content,
 )
@@ -37,6 +43,8 @@ from omen_core.events import (
     DecisionOpened,
     DiceRolled,
     HitDetermined,
+    RoutingWindowOpened,
+    WillConversionOffered,
     encode_line,
 )
 from omen_core.parts import Modifier
@@ -412,10 +420,13 @@ def test_fights_of_the_shipped_abilities_driven_by_options_verify_and_undo_exact
     terms; the log verifies clean; and undoing any command gives back the state before it exactly, field for field
     (each ability's uses, the Bonus Actions, Will and HP its costs took)."""
     ids = sorted(SHIPPED_ABILITIES.abilities)
-    sheets = [msgspec.structs.replace(data.draw(combatants(cid, side)),
-                                      abilities=tuple(data.draw(st.lists(st.sampled_from(ids), min_size=2,
-                                                                         max_size=5, unique=True))))
-              for cid, side in zip(NAMES[:3], (SIDES[0], SIDES[1], SIDES[0]), strict=True)]
+    sheets = []
+    for cid, side in zip(NAMES[:3], (SIDES[0], SIDES[1], SIDES[0]), strict=True):
+        drawn = data.draw(combatants(cid, side))
+        given = {a.id for a in drawn.shorthand_abilities()}  # a shorthand key stands for these already (C37)
+        listed = data.draw(st.lists(st.sampled_from([i for i in ids if i not in given]), min_size=2, max_size=5,
+                                    unique=True))
+        sheets.append(msgspec.structs.replace(drawn, abilities=tuple(listed)))
     fight = Fight.start(MemoryStore(), "abilities", dice=ManualDice(), clock=lambda: 0, combatants=sheets)
     quirks: list[str] = []
     states = {fight.version: fight.state}
@@ -539,3 +550,256 @@ def test_a_deferred_damage_lands_at_the_start_of_the_owners_next_turn() -> None:
     assert (dealt.target, dealt.final, dealt.source) == ("ana", 3, "Blood Price's deferred cost (C41)")
     assert fight.state.combatants["ana"].hp == 17 and not fight.state.deferred
     assert_replays(fight)
+
+
+# -- the features the rules text names, as data (C37; rolls-and-resolution.txt §Dice-Pool and Result-Routing) ------
+
+
+@pytest.mark.parametrize(("features", "training", "ids"), [
+    (Features(extra_primary_dice=1), Training(), ("extra_primary_die",)),
+    (Features(extra_primary_dice=2), Training(), ("two_extra_primary_dice",)),
+    (Features(rogue_routing=True), Training(), ("rogue_routing",)),
+    (Features(will_conversion=True), Training(), ("will_conversion",)),
+    (Features(will_conversion="choice"), Training(), ("will_conversion_choice",)),
+    (Features(), Training(veteran_shield=True), ("veteran_shield_training",)),
+    (Features(rage=RageDice(count=2, die="d8"), rogue_routing=True), Training(veteran_shield=True),
+     ("brute_rage", "rogue_routing", "veteran_shield_training")),
+])
+def test_each_shorthand_key_stands_for_its_shipped_ability(features: Features, training: Training,
+                                                          ids: tuple[str, ...]) -> None:
+    """C37: a sheet's old keys are shorthands for the shipped abilities of the rules text, in SHORTHANDS order; the
+    shorthand of Brute Rage carries the sheet's own rage dice (2d8), the rest are the shipped abilities as
+    written."""
+    expanded = msgspec.structs.replace(sheet("ana"), features=features, training=training).shorthand_abilities()
+    assert tuple(a.id for a in expanded) == ids
+    for ability in expanded:
+        if ability.id == "brute_rage":
+            assert ability.effects == (AddDice(pool="damage", count=2, die="d8"),)
+        else:
+            assert ability == SHIPPED_ABILITIES.get(ability.id)
+
+
+def test_a_sheet_may_not_give_an_ability_by_its_shorthand_and_its_id() -> None:
+    """C37: an ability would apply twice: a sheet with ``features.rage`` that lists ``brute_rage`` is refused with
+    the key and the id, never loaded."""
+    fields = {**msgspec.to_builtins(sheet("ana")), "features": {"rage": {"count": 1, "die": "d6"}},
+              "abilities": ["brute_rage"]}
+    with pytest.raises(ContentError) as info:
+        decode_content(msgspec.json.encode(fields), CombatantSheet, source="ana.json")
+    assert "features.rage is the shorthand of the ability 'brute_rage', which abilities lists too" in str(info.value)
+
+
+def raging(ana: CombatantSheet) -> Fight:
+    """Ana hits the orc with a raging unarmed attack: STR 4 + FCS 1 = 5 > RES 2, declined; no crit (1 < 2); the
+    Brute Rage die shows 3: damage raw STR 4 + rage 3 = 7 (C12, C29: the rage die is rolled last)."""
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[4, 1, 2, 3])
+    fight.attack("ana", "orc", unarmed=True, rage=True)
+    fight.defend("orc", None)
+    return fight
+
+
+def test_brute_rage_listed_by_id_adds_its_named_d6_to_a_raging_attack() -> None:
+    """Brute Rage as data (C12, C37): listed by id, its d6 is named in the log (``origin``) and the damage is 7;
+    the shorthand ``features.rage = 1d6`` deals the same 7, its die recorded without a name as it always was."""
+    listed = raging(having(sheet("ana"), "brute_rage"))
+    key = raging(msgspec.structs.replace(sheet("ana"), features=Features(rage=RageDice(count=1, die="d6"))))
+    for fight, origin in ((listed, "Brute Rage"), (key, None)):
+        added = [r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "damage"][-1]
+        assert [(d.pool, d.face, d.origin) for d in added.dice] == [("damage", 3, origin)]
+        dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
+        assert (dealt.terms.raw, dealt.terms.ability_dice) == (7, (3,))
+        assert fight.state.combatants["orc"].hp == 13
+        assert_replays(fight)
+
+
+def test_rage_is_refused_to_one_without_an_ability_that_names_it() -> None:
+    """C12, C37: ``rage`` means something only to an owner of an ability whose ``when`` names the attack option:
+    declared by anyone else it is refused, and the log is unchanged."""
+    fight = new_fight(having(sheet("ana"), "battle_focus"), having(sheet("orc", side="raiders"), "brute_rage"))
+    before = list(fight.events)
+    with pytest.raises(RuleViolation, match="'ana' has no Brute rage dice to add") as info:
+        fight.attack("ana", "orc", unarmed=True, rage=True)
+    assert info.value.rule == "C12" and fight.events == before
+
+
+@pytest.mark.parametrize(("unseen", "routed"), [(True, True), (False, False)])
+def test_rogue_routing_listed_by_id_routes_a_die_only_from_unseen(unseen: bool, routed: bool) -> None:
+    """Rogue routing as data (C12, docs/rulings.md "Rogue (unseen expansion)"): Unseen, STR 2 + FCS 3 + the Unseen
+    FCS die 1 = 6 > RES 4 (C27), no crit (3 + 1 = 4 vs 4): the routing decision opens and routing the FCS 3 deals
+    3; seen, STR 2 + FCS 3 = 5 > 4 and the primary 2 is dealt at once."""
+    faces = [2, 3, 1, 4] if unseen else [2, 3, 4]
+    fight = new_fight(having(sheet("ana"), "rogue_routing"), sheet("orc", side="raiders"), faces=faces)
+    if unseen:
+        fight.apply_condition("ana", "Unseen")
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    assert isinstance(fight.waiting_for, RoutingWindowOpened) is routed
+    if routed:
+        fight.route("ana", 1)
+    assert fight.state.combatants["orc"].hp == 20 - (3 if routed else 2)
+    assert_replays(fight)
+
+
+@pytest.mark.parametrize("ability", ["will_conversion", "will_conversion_choice"])
+def test_will_conversion_listed_by_id_lands_physical_damage_on_will(ability: str) -> None:
+    """Will conversion as data (C31): the orc's unarmed STR 5 + FCS 1 = 6 > RES 2 hits Ana for 5 crushing (no
+    crit: 1 < 2), which lands on her Will 10 -> 5, HP untouched; with the choice she is asked first and chooses
+    Will."""
+    fight = new_fight(having(sheet("ana"), ability), sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    if ability == "will_conversion_choice":
+        assert isinstance(fight.waiting_for, WillConversionOffered)
+        fight.choose_will_conversion("ana", True)
+    ana = fight.state.combatants["ana"]
+    assert (ana.hp, ana.will) == (20, 5)
+    assert_replays(fight)
+
+
+def archer_shoots(defender: CombatantSheet) -> ActiveDefenseWindowOpened:
+    """The archer's bow hits 6 + 6 > RES 1: the Active Defense window it opens for ``defender``."""
+    bow = Weapon(id="bow", weapon_damage=1, properties=frozenset({"ranged"}))
+    fight = new_fight(msgspec.structs.replace(sheet("archer", side="raiders"), weapons=(bow,)), defender,
+                      faces=[6, 6, 1])
+    fight.attack("archer", "ana")
+    window = fight.waiting_for
+    assert isinstance(window, ActiveDefenseWindowOpened)
+    return window
+
+
+@pytest.mark.parametrize(("listed", "wielding", "offered"), [
+    (True, None, True),          # the shield in hand (by default), the training: Block offered
+    (True, (), False),           # the training, the shield not in hand (C35): the gear still counts
+    (False, None, False),        # the shield in hand, no training: the table refuses (§Which Defenses Apply)
+])
+def test_veteran_shield_training_lets_a_shield_in_hand_block_a_ranged_attack(
+        listed: bool, wielding: tuple[str, ...] | None, offered: bool) -> None:
+    """Veteran Shield Training as data (C9, C37): an eligibility override lifts the table's refusal of a Block
+    against a ranged attack, and only that: the shield must still be in hand (C35)."""
+    ana = msgspec.structs.replace(sheet("ana"), shield=Shield(block_rating=2), wielding=wielding)
+    window = archer_shoots(having(ana, "veteran_shield_training") if listed else ana)
+    assert ("block" in window.eligible) is offered
+
+
+def test_an_eligibility_override_still_needs_the_weapon_in_hand() -> None:
+    """C35, C37: Deflecting Stance lets its owner Parry a ranged attack with a weapon in hand; with its only sword
+    not in hand, the Parry is not offered, the stance notwithstanding."""
+    sword = Weapon(id="sword", weapon_damage=2)
+    armed = msgspec.structs.replace(having(sheet("ana"), "deflecting_stance"), weapons=(sword,))
+    assert "parry" in archer_shoots(armed).eligible
+    assert "parry" not in archer_shoots(msgspec.structs.replace(armed, wielding=())).eligible
+
+
+@pytest.mark.parametrize(("effects", "extra", "said"), [
+    ('[{ kind = "route" }]', 'applies_to = "allies_in_reach"', "routing is the attacker's own choice"),
+    ('[{ kind = "will_conversion" }]', 'when = { attack_kinds = ["melee"] }', "its `when` reads the owner only"),
+])
+def test_a_route_or_will_conversion_that_does_not_hold_together_is_refused(effects: str, extra: str,
+                                                                          said: str) -> None:
+    """C12, C31: routing is the attacker's own; Will conversion reads no attack: otherwise refused with the path."""
+    toml = f'[abilities.x]\nname = "X"\nuse = "passive"\n{extra}\neffects = {effects}\n'
+    with pytest.raises(ContentError, match=said) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert "$.abilities.x" in str(info.value)
+
+
+def test_a_triggered_route_is_refused() -> None:
+    """C37: routing and Will conversion say how every attack goes: they are passive effects only."""
+    toml = ('[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = { moment = "attack.determined", owner = '
+            '"attacker" }\neffects = [{ kind = "route" }]\n')
+    with pytest.raises(ContentError, match="route is a passive effect"):
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+
+
+# -- the moments after an attack's damage and after a save (C38) -------------------------------------------------
+
+
+def opened_decisions(fight: Fight) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Every decision point the fight opened: its id, its hook point and who was asked."""
+    return [(r.event.decision, r.event.hook, r.event.responders) for r in fight.events
+            if isinstance(r.event, DecisionOpened)]
+
+
+def test_hellish_rebuke_answers_damage_taken_with_a_d6_of_fire() -> None:
+    """Hellish Rebuke (C38 "damage taken", hook point attack.damaged): the orc's unarmed STR 5 + FCS 1 = 6 > RES 2
+    hits Ana for 5 (no crit, 1 < 2): 20 -> 15; once the damage has landed she is asked, spends a Bonus Action, and
+    the orc takes the d6's 4 fire: 20 -> 16; then the attack settles."""
+    fight = new_fight(having(sheet("ana"), "hellish_rebuke"), sheet("orc", side="raiders"), faces=[5, 1, 2, 4])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].hp == 15
+    assert opened_decisions(fight) == [("hellish_rebuke", "attack.damaged", ("ana",))]
+    fight.answer_decision("hellish_rebuke", "ana", "use")
+    assert fight.state.combatants["orc"].hp == 16 and fight.state.combatants["ana"].bonus_actions == 1
+    assert fight.state.at_rest
+    assert_replays(fight)
+
+
+@pytest.mark.parametrize(("faces", "resistances"), [
+    ([1, 1, 6], {}),                   # 1 + 1 = 2 against 6: a miss, no damage
+    ([5, 1, 2], {"crushing": 10}),     # a hit of 5 crushing, all of it resisted (C13): no damage taken
+], ids=["miss", "all-resisted"])
+def test_hellish_rebuke_is_not_offered_without_damage_taken(faces: list[int], resistances: dict[str, int]) -> None:
+    """C38: a trigger on damage taken comes only if the attack's damage reached its target."""
+    ana = msgspec.structs.replace(having(sheet("ana"), "hellish_rebuke"), resistances=resistances)
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=faces)
+    fight.attack("orc", "ana", unarmed=True)
+    if fight.waiting_for is not None:
+        fight.defend("ana", None)
+    assert opened_decisions(fight) == [] and fight.state.at_rest
+
+
+def shoved(*, faces: list[int], ana: tuple[str, ...], orc: tuple[str, ...]) -> Fight:
+    """The orc hits Ana first (STR 5 + FCS 1 = 6 > RES 2, 5 damage: 20 -> 15), then Shoves her: Ana saves STR
+    against the orc's STR (C15, C29: the saver's die first), with ``faces`` after the hit's."""
+    fight = new_fight(having(sheet("ana"), *ana), having(sheet("orc", side="raiders"), "shove", *orc),
+                      faces=[5, 1, 2, *faces])
+    fight.engage("orc", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
+    return fight
+
+
+def test_a_failed_save_offers_the_caller_first_then_the_saver() -> None:
+    """C38 at save.resolved: Ana's STR 2 against the orc's 5 fails (the saver wins ties only, C15): she falls
+    Prone; Binding Hex (the orc's, the caller's, the acting combatant) is offered first: 1 Will, Ana Fatigued
+    until the end of her next turn; then Stubborn (Ana's): once per fight she heals the d4's 3: 15 -> 18."""
+    fight = shoved(faces=[2, 5, 3], ana=("stubborn",), orc=("binding_hex",))
+    assert fight.state.combatants["ana"].has("Prone")
+    assert opened_decisions(fight) == [("binding_hex", "save.resolved", ("orc",))]
+    fight.answer_decision("binding_hex", "orc", "use")
+    assert fight.state.combatants["ana"].has("Fatigued") and fight.state.combatants["orc"].will == 9
+    assert opened_decisions(fight)[-1] == ("stubborn", "save.resolved", ("ana",))
+    fight.answer_decision("stubborn", "ana", "use")
+    ana = fight.state.combatants["ana"]
+    assert ana.hp == 18 and uses_left(fight.state, "ana", SHIPPED_ABILITIES.get("stubborn")) == 0  # type: ignore[arg-type]
+    assert fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_a_save_made_offers_nothing_waiting_for_a_failure() -> None:
+    """C15, C38: Ana's STR 5 against the orc's 5 is a success (the saver wins ties): no Prone, and neither Stubborn
+    nor Binding Hex (both on a failure) is offered; the save settles at once."""
+    fight = shoved(faces=[5, 5], ana=("stubborn",), orc=("binding_hex",))
+    assert not fight.state.combatants["ana"].has("Prone")
+    assert opened_decisions(fight) == [] and fight.state.at_rest
+
+
+@pytest.mark.parametrize(("trigger", "effects", "said"), [
+    ('{ moment = "save.resolved", owner = "target" }', '[{ kind = "heal", to = "actor", flat = 1 }]',
+     "at save.resolved the trigger's owner is one of caller, saver, ally_of_saver"),
+    ('{ moment = "attack.damaged", owner = "saver" }', '[{ kind = "heal", to = "actor", flat = 1 }]',
+     "at attack.damaged the trigger's owner is one of attacker, target, ally_of_target"),
+    ('{ moment = "attack.damaged", owner = "target", outcome = "failure" }',
+     '[{ kind = "heal", to = "actor", flat = 1 }]',
+     "a save's outcome (success, failure) is known at the moment save.resolved"),
+    ('{ moment = "attack.damaged", owner = "target" }', '[{ kind = "modifier", total = "damage", value = 1 }]',
+     "at attack.damaged the attack is resolved: a modifier effect cannot change it"),
+])
+def test_a_trigger_at_a_moment_it_does_not_fit_is_refused(trigger: str, effects: str, said: str) -> None:
+    """C38: owners, outcomes and effects are those of the moment: each misfit is refused with the file and path."""
+    toml = f'[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = {trigger}\neffects = {effects}\n'
+    with pytest.raises(ContentError, match=re.escape(said)) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert "$.abilities.x" in str(info.value)

@@ -76,7 +76,6 @@ from .attack import (
 )
 from .checks import contest, static_check
 from .draft import Draft, no_reveal
-from .effects import call_save, resolve_save
 from .flow import (
     agree_initiative,
     begin_ambush,
@@ -98,6 +97,8 @@ from .reactions import (
     pass_reaction,
     reaction_window,
 )
+from .saves import RESUMES as SAVE_RESUMES
+from .saves import call_save, resolve_save
 from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
 from .will import choose_will_conversion
@@ -194,7 +195,7 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
     hook = answer_decision(draft, cmd)
     if hook is None:
         return
-    moment, resume = RESUMES[hook]
+    moment, resume = {**RESUMES, **SAVE_RESUMES}[hook]
     if not open_window(draft, hook, moment):
         resume(draft)
 

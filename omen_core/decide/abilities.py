@@ -19,9 +19,10 @@ from ..events import AbilityUsed, ActionSettled, CostPaid, SaveCalled
 from ..ledger import shortfall
 from ..machine import Phase
 from .draft import Draft
-from .effects import Context, check_consequences, resolve_save, run_consequences
+from .effects import Context, check_consequences, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
+from .saves import resolve_save
 
 __all__ = ["use_ability", "owned_ability"]
 

@@ -35,7 +35,7 @@ from ..events import (
     HitDetermined,
     RoutingWindowOpened,
 )
-from ..extensions import ATTACK_OPTIONS, ROUTING, pool_dice
+from ..extensions import ATTACK_OPTION_FIELDS, attack_option_offered, pool_dice, routes
 from ..hooks import Moment
 from ..machine import Phase
 from ..parts import PoolTag
@@ -83,9 +83,9 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
         assert weapon is not None
         raise RuleViolation("C24" if reaction == "interrupt" else "C23",
                             f"an {reaction.replace('_', ' ')} is a melee attack; {weapon.label} is ranged")
-    for option in ATTACK_OPTIONS:  # an argument an ability gives meaning to (Brute Rage's rage), set by one without it
-        if getattr(cmd, option.field) and not option.offered(draft.state, attacker.id):
-            raise RuleViolation(option.rule, option.refusal(attacker.id))
+    for field, (rule, words) in ATTACK_OPTION_FIELDS.items():  # an argument an ability gives meaning to (rage)
+        if getattr(cmd, field) and not attack_option_offered(draft.state, attacker.id, field):
+            raise RuleViolation(rule, f"{attacker.id!r} has no {words}")
     b = cmd.branches
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
     if reaction is None and not rules.is_ranged(kind) and not draft.state.engaged(attacker.id, target.id):
@@ -267,7 +267,7 @@ def after_catch(draft: Draft) -> None:
     frame = attack_frame(draft)
     decl = frame.declaration
     assert frame.determination is not None and frame.hit_roll is not None
-    if frame.determination.hit and any(r.routes(draft.state, frame) for r in ROUTING):
+    if frame.determination.hit and routes(draft.state, frame):
         draft.emit(RoutingWindowOpened(action=decl.action, attacker=decl.attacker, dice=frame.hit_roll.dice))
         return
     _resolve_outcome(draft)
@@ -338,12 +338,42 @@ def attack_branch(frame: AttackFrame) -> tuple[Consequence, ...]:
 
 
 def resume_branch(draft: Draft, frame: AttackFrame, start: int) -> None:
-    """An attack's consequences from index ``start`` (C25), then it ends (C27), unless one waits on a choice."""
+    """An attack's consequences from index ``start`` (C25), then the decision points due at the hook point
+    ``attack.damaged`` (C38), then it ends (C27), unless one waits on a choice."""
     decl = frame.declaration
     ctx = Context(action=decl.action, actor=decl.attacker, target=decl.target, spell=rules.is_spell(decl.kind),
-                  source=f"attack {decl.action}")
+                  source=branch_source(decl))
     if run_consequences(draft, ctx, attack_branch(frame), start):
+        if open_window(draft, "attack.damaged", damaged_moment):
+            return
         finish(draft, decl)
+
+
+def branch_source(decl: AttackDeclared) -> str:
+    """What the damage and conditions of an attack's branches name as their source."""
+    return f"attack {decl.action}"
+
+
+def damage_taken(frame: AttackFrame) -> int:
+    """The damage the attack itself dealt its target (C13): its hit's and its branches', not what an ability
+    answering it did (C38: that opens no decision point)."""
+    decl, weapon = frame.declaration, frame.weapon
+    own = (weapon.label if weapon else "unarmed", branch_source(decl))
+    return sum(d.final for d in frame.damage if d.target == decl.target and d.source in own)
+
+
+def damaged_moment(draft: Draft) -> Moment:
+    """The hook point ``attack.damaged``: the totals, the hit and the crit, and the damage its target took."""
+    frame = attack_frame(draft)
+    determined = frame.determination
+    assert determined is not None
+    return Moment(attack_total=determined.attack.total, defense_total=determined.defense.total,
+                  hit=determined.hit, crit=determined.crit, damage=damage_taken(frame))
+
+
+def _settle(draft: Draft) -> None:
+    """The attack ends once the decision points at ``attack.damaged`` have closed (C27)."""
+    finish(draft, attack_frame(draft).declaration)
 
 
 #: Each hook point of an attack: what it knows (its :class:`~omen_core.hooks.Moment`) and how the attack goes on
@@ -351,4 +381,5 @@ def resume_branch(draft: Draft, frame: AttackFrame, start: int) -> None:
 RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
     "attack.rolled": (rolled_moment, _open_or_skip_window),
     "attack.determined": (determined_moment, _after_determined),
+    "attack.damaged": (damaged_moment, _settle),
 }

@@ -1,36 +1,26 @@
-"""Deciding saves, consequences in written order, and damage landing on a combatant (C13, C15, C25, C28, C31)."""
+"""Deciding consequences in written order, and damage landing on a combatant (C13, C25, C28, C31)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ..commands import CallSave, CheckSpec
 from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage, Heal
 from ..derive import landing, mitigation_for, will_choice_due
 from ..errors import RuleViolation
 from ..events import (
-    ActionSettled,
     ConditionApplied,
     ConditionCleared,
-    CostPaid,
     DamageResolved,
     DamageTerms,
     Modifier,
     ResourceChanged,
-    SaveCalled,
-    SaveResolved,
     WillConversionOffered,
 )
-from ..machine import Phase
-from ..rules.checks import save_succeeds
-from ..state import SaveFrame
-from .checks import roll_side
-from .draft import Draft, require_turn
-from .reactions import open_interrupts
+from .draft import Draft
 from .setup import check_damage_type, condition_stacks
 
-__all__ = ["call_save", "resolve_save", "Context", "run_consequences", "land_damage", "deal_damage",
+__all__ = ["Context", "run_consequences", "land_damage", "deal_damage",
            "check_consequences", "heal", "applied_by", "self_saved", "self_saved_why"]
 
 
@@ -43,51 +33,6 @@ class Context(NamedTuple):
     target: str
     spell: bool
     source: str
-
-
-def call_save(draft: Draft, cmd: CallSave) -> None:
-    """An effect calls for a save. If it costs an Action on the caller's turn, adjacent enemies may
-    Interrupt first (C24); then the saver's die, then the caller's (C29); the saver wins ties (C15)."""
-    draft.require("declare")
-    caller, saver = draft.present(cmd.caller, "call for a save"), draft.present(cmd.saver, "be made to save")
-    if caller.id == saver.id:
-        raise RuleViolation("C15", f"{caller.id!r} cannot call for a save against itself: the saver's die is "
-                                   "opposed by the caller's")
-    draft.able(cmd.caller, "act")  # C10, C36
-    effect = cmd.effect
-    check_consequences(draft, [*effect.on_success, *effect.on_failure], effect.name)
-    if effect.action_cost:
-        require_turn(draft, caller.id, f"use {effect.name}")
-        if draft.state.phase is Phase.ROUNDS and draft.state.turn_actions < effect.action_cost:
-            raise RuleViolation("C20", f"{caller.id!r} has no Action left this turn for {effect.name}")
-    draft.emit(SaveCalled(action=draft.next_seq, caller=caller.id, saver=saver.id, effect=effect))
-    if effect.action_cost and open_interrupts(draft, caller.id):
-        return
-    resolve_save(draft)
-
-
-def resolve_save(draft: Draft) -> None:
-    """Pay the effect's Action, roll both dice, resolve the save and apply its branch in written order (C25)."""
-    frame = draft.state.pending
-    assert isinstance(frame, SaveFrame)
-    called = frame.declaration
-    action, effect = called.action, called.effect
-    if effect.action_cost:
-        draft.emit(CostPaid(action=action, who=called.caller, resource="action", amount=effect.action_cost,
-                            purpose=effect.name))
-    saving = roll_side(draft, CheckSpec(who=called.saver, attribute=effect.save), "save", "save")
-    opposing = roll_side(draft, CheckSpec(who=called.caller, attribute=effect.against), "save", "save")
-    success = save_succeeds(saving.total, opposing.total)
-    draft.emit(SaveResolved(action=action, effect=effect.name, saver=saving, opposing=opposing, success=success))
-    if run_consequences(draft, save_context(called), effect.on_success if success else effect.on_failure):
-        draft.emit(ActionSettled(action=action))
-
-
-def save_context(called: SaveCalled) -> Context:
-    """A save's consequences: the caller acts on the saver, with the effect's name (C25)."""
-    effect = called.effect
-    return Context(action=called.action, actor=called.caller, target=called.saver, spell=effect.spell,
-                   source=effect.name)
 
 
 def check_consequences(draft: Draft, consequences: Iterable[Consequence], where: str) -> None:

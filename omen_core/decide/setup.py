@@ -68,7 +68,8 @@ def _check_sheet_types(draft: Draft, sheet: CombatantSheet) -> None:
 
 def _check_abilities(draft: Draft, sheet: CombatantSheet) -> None:
     """Each ability a sheet lists is an extension a sheet opts into, or an ability written out as data (C37); the
-    sheet's features are given by its own keys (``features``, ``training``), not listed here."""
+    sheet's shorthand keys (``features``, ``training``) stand for shipped abilities, which a sheet may not list
+    too (the sheet itself refuses that)."""
     for i, ability in enumerate(sheet.abilities):
         if not isinstance(ability, str):
             _check_written(draft, sheet, ability, f"$.abilities[{i}]")

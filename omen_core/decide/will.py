@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from ..commands import ChooseWillConversion
 from ..errors import RuleViolation
-from ..events import ActionSettled, WillConversionChosen
+from ..events import WillConversionChosen
 from ..state import AttackFrame, SaveFrame
 from .attack import resume_branch
 from .draft import Draft
-from .effects import deal_damage, run_consequences, save_context
+from .effects import deal_damage, run_consequences
+from .saves import save_branch_done, save_context
 
 __all__ = ["choose_will_conversion"]
 
@@ -33,4 +34,4 @@ def choose_will_conversion(draft: Draft, cmd: ChooseWillConversion) -> None:
         assert resolution is not None
         branch = called.effect.on_success if resolution.success else called.effect.on_failure
         if run_consequences(draft, save_context(called), branch, offer.then):
-            draft.emit(ActionSettled(action=offer.action))
+            save_branch_done(draft)

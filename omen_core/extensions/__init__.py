@@ -6,7 +6,8 @@ takes to register it; a sheet lists the ones its combatant has in
 ``abilities``. The tables below are built at import and never change.
 The abilities a fight's sheets write as data (:mod:`omen_core.abilities`)
 give the same rows, compiled from the fight's state when asked: each
-function here answers with both (the modules' rows first).
+function here answers with both (the modules' rows first, then the
+abilities the sheets' shorthand keys stand for, then those written out).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from ..hooks import (
     check_extension,
 )
 
-__all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTIONS", "OVERRIDES", "ROUTING", "LANDING", "windows_at",
-           "window", "term_handlers", "pool_dice", "overrides", "auto_rerolls", "in_play", "data_extensions"]
+__all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTION_FIELDS", "windows_at", "window", "term_handlers",
+           "pool_dice", "overrides", "auto_rerolls", "in_play", "data_extensions", "attack_options",
+           "attack_option_offered", "routes", "landing"]
 
 
 def _load() -> tuple[Extension, ...]:
@@ -70,9 +72,15 @@ _TERMS: MappingProxyType[str, tuple[tuple[Extension, TermHandler], ...]] = Mappi
 
 
 def data_extensions(state: Any) -> tuple[Extension, ...]:
-    """The rows of the abilities this fight's sheets write as data (C37), compiled from them (none: nothing to do)."""
-    abilities = fight_abilities(state) if state is not None else ()
-    return tuple(compile_ability(a) for a in abilities) if abilities else ()
+    """The rows of the abilities this fight's sheets have as data (C37), compiled from them (none: nothing to do):
+    first those their shorthand keys stand for (their dice recorded without an origin, as always), then those
+    written out."""
+    if state is None:
+        return ()
+    abilities, shorthands = fight_abilities(state), state.shorthands
+    if not abilities and not shorthands:
+        return ()
+    return (*(compile_ability(a, named=False) for a in shorthands), *(compile_ability(a) for a in abilities))
 
 
 def in_play(state: Any, extension: Extension) -> bool:
@@ -112,10 +120,36 @@ def overrides(state: Any) -> tuple[DefenseOverride, ...]:
 #: Each kind of handler across every extension, in registry order.
 _POOLS: MappingProxyType[str, tuple[PoolDice, ...]] = MappingProxyType(
     {roll: tuple(p for e in EXTENSIONS for p in e.pools if p.roll == roll) for roll in ("hit", "damage")})
-ATTACK_OPTIONS: tuple[AttackOption, ...] = tuple(o for e in EXTENSIONS for o in e.attack_options)
+_ATTACK_OPTIONS: tuple[AttackOption, ...] = tuple(o for e in EXTENSIONS for o in e.attack_options)
 OVERRIDES: tuple[DefenseOverride, ...] = tuple(o for e in EXTENSIONS for o in e.overrides)
-ROUTING: tuple[Routing, ...] = tuple(r for e in EXTENSIONS for r in e.routing)
-LANDING: tuple[Landing, ...] = tuple(x for e in EXTENSIONS for x in e.landing)
+_ROUTING: tuple[Routing, ...] = tuple(r for e in EXTENSIONS for r in e.routing)
+_LANDING: tuple[Landing, ...] = tuple(x for e in EXTENSIONS for x in e.landing)
+
+#: The arguments of ``declare_attack`` an ability may give meaning to (``When.attack_option``), each with the rule
+#: and the words of its refusal to one no ability of whose gives it meaning.
+ATTACK_OPTION_FIELDS: MappingProxyType[str, tuple[str, str]] = MappingProxyType(
+    {"rage": ("C12", "Brute rage dice to add")})
+
+
+def attack_options(state: Any) -> tuple[AttackOption, ...]:
+    """The attack options the extensions and the fight's data abilities give meaning to."""
+    return (*_ATTACK_OPTIONS, *(o for e in data_extensions(state) for o in e.attack_options))
+
+
+def attack_option_offered(state: Any, who: str, field: str) -> bool:
+    """Whether ``who`` may declare an attack with ``field`` set (an ability of theirs gives it meaning)."""
+    return any(o.field == field and o.offered(state, who) for o in attack_options(state))
+
+
+def routes(state: Any, frame: Any) -> bool:
+    """Whether the attacker of this hit may route a die to damage (C12): an extension or a data ability says so."""
+    return any(r.routes(state, frame) for r in (*_ROUTING, *(r for e in data_extensions(state) for r in e.routing)))
+
+
+def landing(state: Any) -> tuple[Landing, ...]:
+    """Where damage lands (C31): the extensions' handlers, then the fight's data abilities'."""
+    data = data_extensions(state)
+    return (*_LANDING, *(x for e in data for x in e.landing)) if data else _LANDING
 _REROLLS: tuple[AutoReroll, ...] = tuple(r for e in EXTENSIONS for r in e.rerolls)
 
 

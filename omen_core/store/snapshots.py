@@ -39,8 +39,9 @@ __all__ = ["STATE_FORMAT", "MAX_TRIES", "Snapshot", "SnapshotStore", "MemorySnap
            "SqliteSnapshots", "PostgresSnapshots", "take"]
 
 #: Bumped whenever FightState changes shape, or snapshots are stored differently: those of another format are
-#: ignored (4: the state digest; 5: the undo floor, C42).
-STATE_FORMAT = 5
+#: ignored (4: the state digest; 5: the undo floor, C42; 6: abilities as data, C37-C41: the fight's abilities and
+#: the shorthands' expansions, uses, condition applications and durations, deferred costs).
+STATE_FORMAT = 6
 
 #: How many snapshots a lookup tries, newest first (one that does not check is skipped), before the walk starts
 #: from the beginning.

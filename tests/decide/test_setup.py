@@ -103,11 +103,10 @@ class TestARevealIsNeverUndone:
 
 @pytest.mark.parametrize(("listed", "said"), [
     ("shield_wal", "which is neither shipped nor written out"),
-    ("brute_rage", r"which its sheet gives by its own keys \(features.rage\)"),
 ])
 def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: str, said: str) -> None:
-    """C37: a sheet's ``abilities`` names extensions a sheet opts into; an unknown id, or a shipped feature given by
-    the sheet's own keys, is refused naming the field, and the log is untouched."""
+    """C37: a sheet's ``abilities`` names shipped abilities, extensions or abilities written out; an unknown id is
+    refused naming the field, and the log is untouched."""
     import msgspec
 
     fight = Fight.start(MemoryStore(), "f", dice=SeededDice(b"\x01" * 32), clock=lambda: 0)
