@@ -80,8 +80,7 @@ def holders(state: FightState, ability: Ability) -> tuple[str, ...]:
     the fight."""
     return tuple(who for who, c in state.combatants.items()
                  if c.left is None and (ability in c.sheet.written_abilities()
-                                        or (ability.id in c.sheet.shorthand_ids()
-                                            and ability in c.sheet.shorthand_abilities())))
+                                        or ability in c.sheet.shorthand_abilities()))
 
 
 def use_key(who: str, ability_id: str) -> str:
@@ -380,7 +379,19 @@ def target_refusal(state: FightState, who: str, target: str, ability: Ability) -
 
 def compile_ability(ability: Ability, named: bool = True) -> Extension:
     """The rows that run ``ability`` (C37, C38); one used on its owner's turn needs none (``use_ability``).
-    ``named`` False: the dice it adds record no origin (a shorthand's, recorded so before abilities were data)."""
+    ``named`` False: the dice it adds record no origin (a shorthand's, recorded so before abilities were data).
+    Compiled once per ability value: the rows are kept in the ability's own ``__dict__`` (a msgspec ``dict=True``
+    struct: never encoded, compared or hashed), a memo the fight's state owns through it, not a module's."""
+    memo = ability.__dict__
+    key = "_rows" if named else "_rows_unnamed"
+    rows = memo.get(key)
+    if rows is None:
+        rows = memo[key] = _compile(ability, named)
+    return rows
+
+
+def _compile(ability: Ability, named: bool) -> Extension:
+    """The rows of ``ability``, compiled afresh."""
     if ability.use in ON_TURN:
         return Extension(id=ability.id, name=ability.name)
     return _passive(ability, named) if ability.use == "passive" else _triggered(ability)

@@ -240,7 +240,7 @@ class IncomingDamage(_Content, frozen=True, kw_only=True):
     add: int = 0
 
 
-class CombatantSheet(_Content, frozen=True, kw_only=True):
+class CombatantSheet(_Content, frozen=True, kw_only=True, dict=True):
     """A combatant as written on its sheet: who it is, attributes, skills, resources and gear.
 
     >>> sheet = decode_content(
@@ -294,12 +294,12 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
 
     def shorthand_abilities(self) -> tuple[Ability, ...]:
         """The shipped abilities the sheet's shorthand keys stand for (C37; ``SHORTHANDS``), in that table's order:
-        ``features.rage`` is Brute Rage with the sheet's own rage dice."""
-        return _expand(self.features, self.training)
-
-    def shorthand_ids(self) -> tuple[str, ...]:
-        """The ids of the shipped abilities the sheet's shorthand keys stand for (C37)."""
-        return tuple(ability_id for _key, ability_id in _shorthand_ids(self.features, self.training))
+        ``features.rage`` is Brute Rage with the sheet's own rage dice. Expanded once per sheet value (kept in the
+        sheet's own ``__dict__``, never encoded, compared or hashed)."""
+        found: tuple[Ability, ...] | None = self.__dict__.get("_shorthands")
+        if found is None:
+            found = self.__dict__["_shorthands"] = _expand(self.features, self.training)
+        return found
 
     def ability_ids(self) -> tuple[str, ...]:
         """The id of each ability the sheet lists, by id or written out (C37)."""
@@ -307,7 +307,10 @@ class CombatantSheet(_Content, frozen=True, kw_only=True):
 
     def written_abilities(self) -> tuple[Ability, ...]:
         """The abilities the sheet writes out in full (data abilities, C37)."""
-        return tuple(a for a in self.abilities if not isinstance(a, str))
+        found: tuple[Ability, ...] | None = self.__dict__.get("_written")
+        if found is None:
+            found = self.__dict__["_written"] = tuple(a for a in self.abilities if not isinstance(a, str))
+        return found
 
     def weapon(self, weapon_id: str) -> Weapon | None:
         """The weapon with this id, if the sheet has it."""
@@ -673,7 +676,7 @@ _PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll, Route, ConvertToWill)
 _PASSIVE_ONLY = (AllowDefense, Route, ConvertToWill)
 
 
-class Ability(_Content, frozen=True, kw_only=True):
+class Ability(_Content, frozen=True, kw_only=True, dict=True):
     """An ability written as data (C37): a passive one applies its effects while its ``when`` holds; a triggered
     one is offered as a decision point at its trigger's moment (C38) to an owner who can pay, and does its
     effects in written order (C25) when used; one used on its owner's turn (as an Action, a Bonus Action or a
