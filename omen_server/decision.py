@@ -110,9 +110,10 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
     opened = frame.decision
     costs = dict(zip(opened.choices, opened.costs, strict=False))
     asked = ", ".join(names.get(w, "someone") for w in waiting.who)
-    target = getattr(frame.declaration, "target", None)
-    during = (f"{names.get(frame.actor, 'someone')}'s attack on {names.get(target, 'someone')}" if target
-              else f"{names.get(frame.actor, 'someone')}'s action")
+    target, saver = getattr(frame.declaration, "target", None), getattr(frame.declaration, "saver", None)
+    actor = names.get(frame.actor, "someone")
+    during = (f"{actor}'s attack on {names.get(target, 'someone')}" if target
+              else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver else f"{actor}'s action")
     found.facts.append(f"{asked} may answer, during {during}")
     for offer in answers:
         if offer.command != "answer_decision":

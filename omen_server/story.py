@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .views import SeenEvent
+from .views import UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
 
@@ -123,8 +123,9 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
             return f"{n(e['who'])}'s {e.get('condition')}: {e.get('remaining')} left", ""
         case "save_called":
             effect = e.get("effect") or {}
-            return (f"{n(e['caller'])} calls for {n(e['saver'])}'s {effect.get('save', '')} save against "
-                    f"{effect.get('name', 'an effect')}"), ""
+            name = effect.get("name", "an effect")
+            against = "" if name == UNNAMED_EFFECT else f" against {name}"  # a name this seat may not see: none
+            return f"{n(e['caller'])} calls for {n(e['saver'])}'s {effect.get('save', '')} save{against}", ""
         case "save_resolved":
             verdict = "SAVED" if e.get("success") else "FAILED"
             return f"save {_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {verdict}", verdict

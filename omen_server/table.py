@@ -99,13 +99,15 @@ ENV = _env()
 
 @dataclass(frozen=True)
 class Face:
-    """One die the page asks for when the faces are typed in: whose, what for, its pool and size."""
+    """One die the page asks for when the faces are typed in: whose (the roller's id, and ``name`` as the table
+    calls it), what for, its pool and size."""
 
     roller: str
     purpose: str
     pool: str
     sides: int
     maybe: bool
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -305,9 +307,8 @@ def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mappi
 
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
             opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None) -> ChoiceView:
-    faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe) for rolls, maybe in ((choice.dice, False),
-                                                                                         (choice.may_roll, True))
-                  for r in rolls for d in r.dice)
+    faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller))
+                  for rolls, maybe in ((choice.dice, False), (choice.may_roll, True)) for r in rolls for d in r.dice)
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
@@ -417,10 +418,12 @@ def _one_parry_per_weapon(offer: Offer) -> Offer:
     return msgspec.structs.replace(offer, choices=kept)
 
 
-def _staged_faces(staged: StagedView | None) -> tuple[Face, ...]:
+def _staged_faces(staged: StagedView | None, names: dict[str, str]) -> tuple[Face, ...]:
+    """The dice a staged command waits on from this seat, each named by its roller's name."""
     if staged is None or not staged.yours:
         return ()
-    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False) for r in staged.rolls for d in r.dice)
+    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False, _name(names, r.roller))
+                 for r in staged.rolls for d in r.dice)
 
 
 def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
@@ -465,7 +468,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes),
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
             decision=facts, commands=ordered, gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
-            staged=view.staged, staged_faces=_staged_faces(view.staged),
+            staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],

@@ -40,3 +40,21 @@ def test_a_reveal_after_the_end_commits_to_nothing() -> None:
     fight.reveal_seed()
     assert cards_for(fight, Sight(kind="gm"))[-1] == (
         "The seed", ["The seed is revealed: every seeded die rolled under it can be checked"])
+
+
+def test_a_save_called_by_an_ability_another_seat_owns_is_told_without_its_name() -> None:
+    """C15, docs/abilities.md "At the table": the orc's Shove calls for Ana's STR save; the GM's card names it, a
+    player who plays Ana (not the orc) reads the call without the ability's name, never "against a save"."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+
+    orc = msgspec.structs.replace(sheet("orc", side="raiders"), abilities=("shove",))
+    fight = Fight.start(MemoryStore(), "shove", dice=SeededDice(SEED), clock=lambda: 0,
+                        combatants=[sheet("ana"), orc])
+    fight.engage("orc", "ana")
+    fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
+    gm = cards_for(fight, Sight(kind="gm"))
+    player = cards_for(fight, Sight(kind="player", own=frozenset({"ana"}), sides=frozenset({"heroes", "raiders"})))
+    assert gm[-1][0] == "Orc calls for Ana's STR save against Shove"
+    assert player[-1][0] == "Orc calls for Ana's STR save"

@@ -207,3 +207,12 @@ def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation
     assert 'data-confirm' not in form[:form.index("</details>")]
     table.create(fight_id="manual", dice="manual")
     assert 'data-command="reveal_seed"' not in fragment(table, table.gm, "manual")
+
+
+def test_the_dice_to_type_are_labelled_with_the_rollers_names(table: Any) -> None:
+    """C29: in a manual fight the GM's page asks for each die of an attack by its roller's name as the table calls
+    it ("Kael Arden's hit", "Vesh the Cinder-Hand's base defense"), not by the combatant's id."""
+    table.create(fight_id="manual", dice="manual")
+    text = fragment(table, table.gm, "manual")
+    assert "<label>Kael Arden's hit " in text and "<label>Vesh the Cinder-Hand's base defense " in text
+    assert "<label>kael's hit " not in text

@@ -1,0 +1,50 @@
+"""Tests for omen_server.decision: the facts of the open decision point, as one seat's decision box shows them."""
+
+from __future__ import annotations
+
+import msgspec
+
+from omen_core.commands import UseAbility
+from omen_core.engine import Fight
+from omen_core.options import options
+from omen_server.decision import decision_facts, needed_face
+from omen_server.views import Sight
+from tests.fights import new_fight
+from tests.sheets import sheet
+
+GM = Sight(kind="gm")
+
+
+def facts(fight: Fight) -> list[str]:
+    """The GM's decision-box lines for the decision open now."""
+    offered = options(fight.state)
+    return decision_facts(fight.state, offered.waiting, list(offered.offers), GM).facts
+
+
+def test_a_decision_during_an_attack_names_the_attack() -> None:
+    """C38: Hellish Rebuke, offered once the orc's hit (5 + 1 = 6 > 2, 5 damage) has landed on Ana, is answered
+    "during Orc's attack on Ana"."""
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("hellish_rebuke",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert "Ana may answer, during Orc's attack on Ana" in facts(fight)
+
+
+def test_a_decision_during_a_save_names_the_saver_and_the_caller() -> None:
+    """C15, C38: Stubborn, offered once Ana's STR 2 fails against the orc's Shove (5), is answered "during Ana's
+    save, called by Orc", not during an anonymous action."""
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("stubborn",))
+    orc = msgspec.structs.replace(sheet("orc", side="raiders"), abilities=("shove",))
+    fight = new_fight(ana, orc, faces=[2, 5])
+    fight.engage("orc", "ana")
+    fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
+    assert "Ana may answer, during Ana's save, called by Orc" in facts(fight)
+
+
+def test_the_face_an_active_defense_die_needs() -> None:
+    """§Hit Determination (the defender wins ties): against a hit total of 9, a defense of 4 with +2 added needs 3
+    or more on a d6 (4 + 2 + 3 = 9 ties); against 20 it would need 16; against 3 any face will do."""
+    assert needed_face(9, 4, 2, 6) == "turns the hit on a 3 or more on the d6"
+    assert needed_face(20, 4, 0, 6) == "cannot turn the hit (it would need 16 on a d6)"
+    assert needed_face(3, 4, 0, 6) == "turns the hit whatever the die shows"
