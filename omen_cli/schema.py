@@ -29,6 +29,8 @@ class SchemaOf(str, Enum):
     do = "do"
     simulation = "simulation"
     content = "content"
+    sheet = "sheet"
+    ruleset = "ruleset"
 
 
 def schema(
@@ -38,16 +40,17 @@ def schema(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
                      "--json), what omen do --json prints, a simulation's run (omen simulate --json and its "
-                     "run file), or an ability library file (content: docs/abilities.md).")] = SchemaOf.event,
+                     "run file), an ability library file (content: docs/abilities.md), a combatant's sheet or a "
+                     "ruleset file (docs/content.md).")] = SchemaOf.event,
 ) -> None:
     """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, a
-    simulation's run, or an ability library file."""
+    simulation's run, an ability library file, a combatant's sheet or a ruleset file."""
     import json
 
     import msgspec
 
     from omen_core.commands import Command
-    from omen_core.content import AbilityLibrary
+    from omen_core.content import AbilityLibrary, CombatantSheet, Ruleset
     from omen_core.events import event_schema
     from omen_core.options import Options
     from omen_replay.output import output_file
@@ -56,7 +59,9 @@ def schema(
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
                                "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema,
-                               "content": lambda: msgspec.json.schema(AbilityLibrary)}
+                               "content": lambda: msgspec.json.schema(AbilityLibrary),
+                               "sheet": lambda: msgspec.json.schema(CombatantSheet),
+                               "ruleset": lambda: msgspec.json.schema(Ruleset)}
     text = json.dumps(schemas[of.value](), indent=2)
     if output is None:
         stdout.write(text + "\n")

@@ -37,7 +37,7 @@ from .content import (
     Route,
     When,
 )
-from .events import AttackDeclared, SaveCalled
+from .events import AttackDeclared, MomentReached, SaveCalled
 from .hooks import (
     AttackOption,
     AutoReroll,
@@ -75,12 +75,13 @@ def fight_abilities(state: FightState) -> tuple[Ability, ...]:
     return state.abilities
 
 
-def holders(state: FightState, ability: Ability) -> tuple[str, ...]:
-    """Who has ``ability`` (their sheet writes it out, or a shorthand key of theirs stands for it) and is still in
-    the fight."""
+def holders(state: FightState, ability: Ability, written: bool = True) -> tuple[str, ...]:
+    """Who has ``ability`` and is still in the fight: those whose sheet writes it out, or (``written`` False) those
+    a shorthand key of whose stands for it. The two are compiled apart (a shorthand's dice record no origin), so
+    each answers for its own holders only: one sheet's shorthand and another's listed id never double it."""
     return tuple(who for who, c in state.combatants.items()
-                 if c.left is None and (ability in c.sheet.written_abilities()
-                                        or ability in c.sheet.shorthand_abilities()))
+                 if c.left is None and ability in (c.sheet.written_abilities() if written
+                                                   else c.sheet.shorthand_abilities()))
 
 
 def use_key(who: str, ability_id: str) -> str:
@@ -155,12 +156,14 @@ def _source(ability: Ability) -> str:
     return f"{ability.name} ({why})" if why else ability.name
 
 
-def _passive_owners(state: FightState, ability: Ability, decl: AttackDeclared, total: Total) -> tuple[str, ...]:
+def _passive_owners(state: FightState, ability: Ability, decl: AttackDeclared, total: Total,
+                    written: bool = True) -> tuple[str, ...]:
     """The holders whose passive ``ability`` applies to ``total`` of the attack ``decl``: their own attacks (hit,
-    damage) or defense; or, as an aura (``allies_in_reach``), an ally's within their reach (not their own)."""
+    damage) or defense; or, as an aura (``allies_in_reach``), an ally's within their reach (not their own).
+    ``written``: as :func:`holders`."""
     subject = decl.target if total == "defense" else decl.attacker
     found = []
-    for who in holders(state, ability):
+    for who in holders(state, ability, written):
         owner = state.combatants[who]
         if owner.down or owner.helpless:
             continue
@@ -183,7 +186,7 @@ def _passive(ability: Ability, named: bool) -> Extension:
     def terms_for(total: Total, value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
             decl = frame.declaration
-            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, total):
+            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, total, named):
                 return ()  # an aura applies once, however many holders stand within reach
             return (Modifier(source=source, value=value),)
         return terms
@@ -191,21 +194,21 @@ def _passive(ability: Ability, named: bool) -> Extension:
     def dice_for(effect: AddDice) -> Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]:
         def dice(state: FightState, frame: Frame) -> tuple[tuple[PoolTag, int], ...]:
             decl = frame.declaration
-            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, "hit"):
+            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, "hit", named):
                 return ()
             return ((_tag(effect), _sides(state, decl, effect)),) * effect.count
         return dice
 
     def allows_for(effect: AllowDefense) -> Callable[[FightState, AttackDeclared, str], bool]:
         def allows(state: FightState, decl: AttackDeclared, defense: str) -> bool:
-            return defense == effect.defense and bool(_passive_owners(state, ability, decl, "defense"))
+            return defense == effect.defense and bool(_passive_owners(state, ability, decl, "defense", named))
         return allows
 
     def rerolls_for(effect: Reroll) -> Callable[[FightState, Frame], tuple[int, ...]]:
         def dice(state: FightState, frame: Frame) -> tuple[int, ...]:
             decl, roll = frame.declaration, getattr(frame, "hit_roll", None)
-            if not isinstance(decl, AttackDeclared) or roll is None or not _passive_owners(state, ability, decl,
-                                                                                            "hit"):
+            if not isinstance(decl, AttackDeclared) or roll is None or not _passive_owners(
+                    state, ability, decl, "hit", named):
                 return ()
             return tuple(i for i, d in enumerate(roll.dice)
                          if d.pool == effect.pool and d.face in effect.faces and d.rerolled is None)
@@ -213,17 +216,17 @@ def _passive(ability: Ability, named: bool) -> Extension:
 
     def routes(state: FightState, frame: Frame) -> bool:
         decl = frame.declaration
-        return isinstance(decl, AttackDeclared) and bool(_passive_owners(state, ability, decl, "hit"))
+        return isinstance(decl, AttackDeclared) and bool(_passive_owners(state, ability, decl, "hit", named))
 
     def lands_for(effect: ConvertToWill) -> Callable[[FightState, str], Literal["will", "choice"] | None]:
         def lands(state: FightState, who: str) -> Literal["will", "choice"] | None:
-            if who not in holders(state, ability) or not _owner_holds(ability.when, state.combatants[who]):
+            if who not in holders(state, ability, named) or not _owner_holds(ability.when, state.combatants[who]):
                 return None
             return "choice" if effect.choice else "will"
         return lands
 
     def offered(state: FightState, who: str) -> bool:
-        return who in holders(state, ability)
+        return who in holders(state, ability, named)
 
     option = ability.when.attack_option
     return Extension(
@@ -305,6 +308,15 @@ def _can_change(ability: Ability, moment: Moment) -> bool:
     return not ("hit" in totals and moment.attack_total > moment.defense_total)
 
 
+def _may_spend(state: FightState, who: str, ability: Ability) -> bool:
+    """Whether ``who`` may spend the ability's Bonus Actions now: in the rounds, before its first turn they are
+    for defence only (C20, §The First Round), so only an ability that does nothing but raise a defense may spend
+    them then (as an Interrupt or an Attack of Opportunity may not)."""
+    if not ability.cost.bonus_actions or state.round == 0 or state.had_a_turn(who):
+        return True
+    return all(isinstance(e, Modify) and e.total == "defense" for e in ability.effects)
+
+
 def _triggered(ability: Ability) -> Extension:
     """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
     trigger = ability.trigger
@@ -313,13 +325,17 @@ def _triggered(ability: Ability) -> Extension:
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         decl = frame.declaration
+        have = set(holders(state, ability))
+        if isinstance(decl, MomentReached):  # a moment of the round: the turn's owner, or at its end everyone
+            named = (decl.who,) if decl.who is not None else tuple(state.order or state.combatants)
+            return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
+                         and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
         if not isinstance(decl, (AttackDeclared, SaveCalled)) or not _outcome_matches(ability, moment) \
                 or not _can_change(ability, moment):
             return ()
-        have = set(holders(state, ability))
         return tuple(who for who in _offered_to(state, ability, decl)
                      if who in have and _holds(ability.when, state, state.combatants[who], decl)
-                     and uses_left(state, who, ability) != 0)
+                     and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
 
     def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:

@@ -534,12 +534,16 @@ class Ruleset(_Content, frozen=True, kw_only=True):
 
 TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
-TriggerMoment = Literal["attack.rolled", "attack.determined", "attack.damaged", "save.resolved"]
-#: The moments of an attack, and of a save (C38).
+TriggerMoment = Literal["attack.rolled", "attack.determined", "attack.damaged", "save.resolved", "turn.start",
+                        "turn.end", "round.end"]
+#: The moments of an attack, of a save, and of the round (C38).
 ATTACK_MOMENTS = ("attack.rolled", "attack.determined", "attack.damaged")
-#: Whom a trigger may name at the moments of an attack, and at those of a save.
+ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
+#: Whom a trigger may name at the moments of an attack, at those of a save, and at those of the round (the owner
+#: itself: at its own turn's start or end, or at the round's end).
 ATTACK_OWNERS = ("attacker", "target", "ally_of_target")
 SAVE_OWNERS = ("caller", "saver", "ally_of_saver")
+ROUND_OWNERS = ("self",)
 AttackKindName = Literal["melee", "melee_spell", "ranged", "ranged_spell", "unarmed"]
 DefenseName = Literal["dodge", "parry", "block"]
 
@@ -640,7 +644,7 @@ class Trigger(_Content, frozen=True, kw_only=True):
     ``miss``, ``crit`` at ``attack.determined``; ``success``, ``failure``, the saver's, at ``save.resolved``)."""
 
     moment: TriggerMoment
-    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver"]
+    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver", "self"]
     outcome: Literal["any", "hit", "miss", "crit", "success", "failure"] = "any"
 
 
@@ -741,9 +745,12 @@ def _ability_problem(a: Ability) -> str:
     if a.applies_to != "self":
         return "applies_to is for passive abilities"
     moment, owner, outcome = a.trigger.moment, a.trigger.owner, a.trigger.outcome
-    if (owner in SAVE_OWNERS) != (moment == "save.resolved"):
-        return (f"at {moment} the trigger's owner is one of " + ", ".join(
-            SAVE_OWNERS if moment == "save.resolved" else ATTACK_OWNERS) + f", not {owner!r}")
+    owners = SAVE_OWNERS if moment == "save.resolved" else ROUND_OWNERS if moment in ROUND_MOMENTS else ATTACK_OWNERS
+    if owner not in owners:
+        return f"at {moment} the trigger's owner is " + (
+            "\"self\"" if owners == ROUND_OWNERS else "one of " + ", ".join(owners)) + f", not {owner!r}"
+    if moment in ROUND_MOMENTS:
+        return _round_problem(a)
     if outcome in ("hit", "miss", "crit") and moment != "attack.determined":
         return "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined"
     if outcome in ("success", "failure") and moment != "save.resolved":
@@ -770,6 +777,24 @@ def _ability_problem(a: Ability) -> str:
                     "(moment = \"attack.determined\", \"attack.damaged\" or \"save.resolved\")")
         if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":
             return f"a {e.total} modifier must come before the hit is determined (moment = \"attack.rolled\")"
+    return ""
+
+
+def _round_problem(a: Ability) -> str:
+    """What is wrong with an ability triggered at a moment of the round (a turn's start or end, the round's end),
+    or "": nobody else takes part, so its effects are the owner's and its `when` reads the owner."""
+    assert a.trigger is not None
+    if a.trigger.outcome != "any":
+        return f"{a.trigger.moment} has no outcome (outcome = \"any\")"
+    if any(getattr(a.when, n) != getattr(When(), n) for n in (*_ATTACK_PREDICATES, "target_has", "target_lacks")):
+        return (f"at {a.trigger.moment} there is no attack and no target: `when` reads the owner (owner_has, "
+                "owner_lacks, owner_hp_at_most)")
+    for e in a.effects:
+        if isinstance(e, (Modify, AddDice, Reroll, *_PASSIVE_ONLY)):
+            return (f"a {type(e).__struct_config__.tag} effect needs an attack: at {a.trigger.moment} an ability does "
+                    "damage, heal, condition or clear")
+        if getattr(e, "to", "actor") != "actor":
+            return f"at {a.trigger.moment} nobody else takes part: its effects go to the owner (to = \"actor\")"
     return ""
 
 

@@ -142,6 +142,7 @@ __all__ = [
     "Disengaged",
     "MovementDeclared",
     "AbilityUsed",
+    "MomentReached",
     "Moved",
     "ReactionWindowOpened",
     "ReactionPassed",
@@ -386,6 +387,18 @@ class AbilityUsed(EventBase, frozen=True, kw_only=True):
     ability: str
     name: str
     target: str
+
+
+class MomentReached(EventBase, frozen=True, kw_only=True):
+    """A moment of the round that abilities answer has come (C38): the start or the end of ``who``'s turn, or the
+    end of the round (``who`` None). Recorded only when a triggered ability of that moment may be used then: an
+    action of its own, whose decision points are offered one at a time (C38) and which settles once they close;
+    the turn or the round then goes on."""
+
+    action: Sequence_
+    moment: Literal["turn.start", "turn.end", "round.end"]
+    round: int
+    who: str | None = None
 
 
 class CostPaid(EventBase, frozen=True, kw_only=True):
@@ -1010,6 +1023,7 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
          | InitiativeRolled | InitiativeTied | InitiativeRollOff | InitiativeAgreed | InitiativeOrderSet
          | RoundStarted | RoundEnded | TurnStarted | TurnSkipped | TurnEnded | BonusActionsRefilled
          | ConditionTicked | EngagementChanged | WeaponDrawn | Disengaged | MovementDeclared | Moved | AbilityUsed
+         | MomentReached
          | ReactionWindowOpened | ReactionPassed | ReactionWindowClosed | CatchWindowOpened | CatchAnswered
          | DecisionOpened | DecisionAnswered | DecisionClosed | CombatantLeft | FightEnded | Undone | Redone)
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)

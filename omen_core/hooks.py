@@ -47,6 +47,13 @@ HOOK_POINTS: dict[str, str] = {
                       "the target: what answers damage taken is decided here",
     "save.resolved": "a save is resolved (C15) and its branch's consequences are done (C25), before it settles: "
                      "what answers a save made or failed is decided here",
+    "turn.start": "a combatant's turn has started: its Bonus Actions refilled, what expires at the start of its "
+                  "turn gone, its deferred costs settled and its conditions ticked (C40, C41); then the turn is "
+                  "its to play",
+    "turn.end": "a combatant ends its turn, before what expires at its end goes, its deferred costs settle and "
+                "its conditions tick (C40, C41)",
+    "round.end": "the last turn of the round is over, before the conditions that tick at the round's end do (C40) "
+                 "and the next round starts",
 }
 
 Total = Literal["hit", "defense", "damage"]

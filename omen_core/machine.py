@@ -77,6 +77,7 @@ from .events import (
     InitiativeRolled,
     InitiativeRollOff,
     InitiativeTied,
+    MomentReached,
     Moved,
     MovementDeclared,
     ReactionPassed,
@@ -137,6 +138,7 @@ class Step(Enum):
     CATCH_PAID = "Catch paid"
     MOVE_RESOLVED = "movement completed"
     ABILITY_USED = "ability used"
+    MOMENT = "moment reached"
     SETTLED = "settled"
     CANCELLED = "cancelled"
 
@@ -147,8 +149,11 @@ UNORDERED = (CommandIssued, DiceSourceChanged, Undone, Redone)
 
 S = Step
 AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
+#: The triggers that begin an action: a declaration (an attack, a save, a move), an ability used on one's turn
+#: (C37), a moment of the round that abilities answer (C38).
+OPENING = ("declare", "use", "reach")
 DONE = (S.SETTLED, S.CANCELLED)
-_CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED, S.ABILITY_USED]
+_CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED, S.ABILITY_USED, S.MOMENT]
 #: The steps where paying a cost moves the lifecycle on (the declared action's cost, an Active Defense's, a Catch's)
 _PAYING = (S.DECLARED, S.REACTIONS_CLOSED, S.DEFENSE_CHOSEN, S.CAUGHT)
 
@@ -177,6 +182,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "cancel", "source": [S.DECLARED, S.COSTS_PAID], "dest": S.CANCELLED},
     # an ability used on one's turn (C37): its costs, then its effects as consequences (below)
     {"trigger": "use", "source": list(AT_REST), "dest": S.ABILITY_USED},
+    # a moment of the round that abilities answer (C38): its decision points, then its consequences (below)
+    {"trigger": "reach", "source": list(AT_REST), "dest": S.MOMENT},
     # a movement
     {"trigger": "resolve_move", "source": [S.COSTS_PAID, S.REACTIONS_CLOSED], "dest": S.MOVE_RESOLVED},
     {"trigger": "settle", "source": S.MOVE_RESOLVED, "dest": S.SETTLED},
@@ -439,7 +446,7 @@ _TRIGGERS: dict[type, str] = {
     SaveResolved: "resolve_save", DamageResolved: "resolve_damage", ResourceChanged: "change_resource",
     ConditionApplied: "apply_condition", ConditionCleared: "clear_condition",
     ActionSettled: "settle", ActionCancelled: "cancel",
-    MovementDeclared: "declare", Moved: "resolve_move", AbilityUsed: "use",
+    MovementDeclared: "declare", Moved: "resolve_move", AbilityUsed: "use", MomentReached: "reach",
     ReactionWindowOpened: "open_reactions", ReactionPassed: "pass_reaction",
     ReactionWindowClosed: "close_reactions", CatchWindowOpened: "open_catch",
     DecisionOpened: "decide", DecisionAnswered: "decide", DecisionClosed: "decide",

@@ -67,6 +67,7 @@ from .events import (
     InitiativeRollOff,
     InitiativeTied,
     Modifier,
+    MomentReached,
     Moved,
     MovementDeclared,
     ReactionPassed,
@@ -90,6 +91,7 @@ from .events import (
 )
 from .machine import (
     DONE,
+    OPENING,
     UNORDERED,
     IllegalOrder,
     Phase,
@@ -103,7 +105,7 @@ from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
 __all__ = ["CombatantState", "Until", "Pending", "deferred_due", "Reaction", "AttackFrame", "SaveFrame",
-           "MoveFrame", "AbilityFrame", "Frame", "FightState", "EFFECTS",
+           "MoveFrame", "AbilityFrame", "MomentFrame", "Frame", "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
            "redo_stack_after", "redoable", "spend"]
 
@@ -322,7 +324,19 @@ class AbilityFrame(_FrameBase, frozen=True, kw_only=True, tag="ability"):
         return self.declaration.who
 
 
-Frame = AttackFrame | SaveFrame | MoveFrame | AbilityFrame
+class MomentFrame(_FrameBase, frozen=True, kw_only=True, tag="moment"):
+    """A moment of the round that abilities answer (C38: a turn's start or end, the round's end): its decision
+    points, one at a time; it settles once they close."""
+
+    declaration: MomentReached
+
+    @property
+    def actor(self) -> str:
+        """The combatant whose turn it is (none at the end of the round: "")."""
+        return self.declaration.who or ""
+
+
+Frame = AttackFrame | SaveFrame | MoveFrame | AbilityFrame | MomentFrame
 
 
 class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -862,6 +876,8 @@ def _new_frame(state: FightState, event: Event, seq: int, step: Step) -> Frame:
         return SaveFrame(action=number, declared_at=seq, step=step, declaration=event)
     if isinstance(event, AbilityUsed):
         return AbilityFrame(action=number, declared_at=seq, step=step, declaration=event)
+    if isinstance(event, MomentReached):
+        return MomentFrame(action=number, declared_at=seq, step=step, declaration=event)
     assert isinstance(event, MovementDeclared)
     return MoveFrame(action=number, declared_at=seq, step=step, declaration=event)
 
@@ -869,7 +885,7 @@ def _new_frame(state: FightState, event: Event, seq: int, step: Step) -> Frame:
 def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tuple[Frame, ...]:
     """Advance the lifecycle of the action ``event`` belongs to; push new actions, pop finished ones."""
     stack = state.stack
-    if trigger in ("declare", "use"):
+    if trigger in OPENING:
         if stack:
             next_step(stack[-1].step, event, seq, trigger="nest")
             if not (isinstance(event, AttackDeclared) and event.reacting_to == stack[-1].action):

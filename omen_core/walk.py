@@ -69,6 +69,7 @@ from .events import (
 from .logs import get_logger
 from .machine import (
     DONE,
+    OPENING,
     ORDER,
     PHASE_ORDER,
     UNORDERED,
@@ -965,7 +966,7 @@ def _fold(source: Source, state: FightState, voided: frozenset[int], to_seq: int
             if phase_trigger is None:
                 phase_trigger = phase_trigger_for(kind, ev)
             next_phase = phase_next[phase_trigger]
-            if trigger in ("declare", "use"):  # an action begins ("use": an ability used on one's turn, C37)
+            if trigger in OPENING:  # an action begins (a declaration, an ability used on one's turn, a moment)
                 if frames and ("nest" not in next_steps[frames[-1][1]] or kind is not AttackDeclared
                                or ev.reacting_to != frames[-1][0]):
                     raise _Unsure

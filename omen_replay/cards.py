@@ -53,6 +53,7 @@ from omen_core.events import (
     HitDetermined,
     InitiativeRolled,
     InitiativeRollOff,
+    MomentReached,
     Moved,
     MovementDeclared,
     ResourceChanged,
@@ -399,7 +400,7 @@ class CardBuilder(Visitor):
         if owner not in self.open:
             kind: CardKind = ("attack" if isinstance(rec.event, AttackDeclared) else
                               "save" if isinstance(rec.event, SaveCalled) else
-                              "ability" if isinstance(rec.event, AbilityUsed) else "movement")
+                              "ability" if isinstance(rec.event, (AbilityUsed, MomentReached)) else "movement")
             draft = _Draft(kind, owner, before.round)
             slot = _Slot(draft=draft)
             self.open[owner] = (slot, draft)
@@ -501,7 +502,8 @@ class CardBuilder(Visitor):
             elif isinstance(event, ActionCancelled):
                 verdicts.append(Verdict(label="CANCELLED", numbers=event.reason, rule=""))
         actor = (decl.attacker if isinstance(decl, AttackDeclared) else decl.caller if isinstance(decl, SaveCalled)
-                 else decl.who if isinstance(decl, (MovementDeclared, AbilityUsed)) else "")
+                 else decl.who if isinstance(decl, (MovementDeclared, AbilityUsed)) else
+                 decl.who or "" if isinstance(decl, MomentReached) else "")
         reaction = getattr(decl, "reaction", None) or ""
         return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
                     headline=_headline(first_lines, first.seq), actor=actor,

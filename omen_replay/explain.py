@@ -26,12 +26,14 @@ from omen_core.events import (
     ContestResolved,
     CostPaid,
     DamageResolved,
+    DecisionAnswered,
     DiceRolled,
     Event,
     FightStarted,
     HitDetermined,
     InitiativeRolled,
     InitiativeRollOff,
+    MomentReached,
     MovementDeclared,
     ResourceChanged,
     RollTotal,
@@ -221,7 +223,7 @@ class Derivations:
             return _save(self, events)
         if isinstance(first, MovementDeclared):
             return _movement(self, events)
-        if isinstance(first, AbilityUsed):
+        if isinstance(first, (AbilityUsed, MomentReached)):
             return _ability(self, events)
         return None
 
@@ -275,7 +277,7 @@ class _Explainer(Visitor):
 
 def owner_of(event: Event, before: FightState, after: FightState) -> int | None:
     """The declaration seq of the action an event belongs to, if any (a declaration opens its own)."""
-    if isinstance(event, (AttackDeclared, SaveCalled, MovementDeclared, AbilityUsed)):
+    if isinstance(event, (AttackDeclared, SaveCalled, MovementDeclared, AbilityUsed, MomentReached)):
         return after.stack[-1].declared_at if len(after.stack) > len(before.stack) else None
     action = action_of(event)
     if action is None:
@@ -473,17 +475,31 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
                        undone=first.seq in known.voided)
 
 
+def moment_words(decl: MomentReached) -> str:
+    """A moment of the round in words: the start or the end of whose turn, or the end of which round."""
+    if decl.moment == "round.end":
+        return f"the end of round {decl.round}"
+    return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
+
+
 def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
-    """An ability used on its owner's turn (C37): what it cost, its dice, and what each effect did, in order."""
+    """An ability used on its owner's turn (C37), or a moment of the round abilities answered (C38): what each
+    answer chose, what it cost, its dice, and what each effect did, in order."""
     first = events[0][0]
     decl = first.event
-    assert isinstance(decl, AbilityUsed)
+    assert isinstance(decl, (AbilityUsed, MomentReached))
     status, _seed = known.seed.status()
-    on = "" if decl.target == decl.who else f" on {decl.target}"
-    title = _title(known, first.seq, f"{decl.who} uses {decl.name}{on} (C37), the action declared at seq {first.seq}")
+    if isinstance(decl, MomentReached):
+        said = f"{moment_words(decl)}, a moment abilities answer (C38), recorded at seq {first.seq}"
+    else:
+        on = "" if decl.target == decl.who else f" on {decl.target}"
+        said = f"{decl.who} uses {decl.name}{on} (C37), the action declared at seq {first.seq}"
+    title = _title(known, first.seq, said)
     verdicts: list[str] = []
     for rec, _state in events:
         match rec.event:
+            case DecisionAnswered(who=who, decision=decision, choice=choice):
+                verdicts.append(f"{who} answers {decision}: {choice} (C38)")
             case CostPaid(who=who, resource=resource, amount=amount):
                 verdicts.append(f"{who} pays {amount_of(resource, amount)} (C20, C22, C41)")
             case DamageResolved(target=target, final=final, damage_type=kind):

@@ -55,6 +55,7 @@ from omen_core.events import (
     InitiativeRolled,
     InitiativeRollOff,
     InitiativeTied,
+    MomentReached,
     Moved,
     MovementDeclared,
     ReactionPassed,
@@ -424,6 +425,12 @@ def _ability_used(e: AbilityUsed, names: _Names) -> Iterator[tuple[LineKind, str
     yield "header", f"{names(e.who)} uses {e.name}{on} (C37)"
 
 
+def _moment_reached(e: MomentReached, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    when = (f"The end of round {e.round}" if e.moment == "round.end"
+            else f"The {'start' if e.moment == 'turn.start' else 'end'} of {names(e.who or '')}'s turn")
+    yield "header", f"{when}: abilities answer it (C38)"
+
+
 def _moved(e: Moved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "roll", f"  ({names(e.who)} completes the move)"
 
@@ -536,6 +543,7 @@ _WRITERS: dict[type[EventBase], Callable[..., Iterator[tuple[LineKind, str]]]] =
     Disengaged: _disengaged,
     MovementDeclared: _moving,
     AbilityUsed: _ability_used,
+    MomentReached: _moment_reached,
     Moved: _moved,
     ReactionWindowOpened: _reactions,
     ReactionPassed: _passed,

@@ -40,7 +40,7 @@ from typing import Any
 
 import msgspec
 
-from omen_core.events import AbilityUsed, AttackDeclared, MovementDeclared, SaveCalled, StoredEvent
+from omen_core.events import AbilityUsed, AttackDeclared, MomentReached, MovementDeclared, SaveCalled, StoredEvent
 from omen_core.seats import (
     HP_BANDS,
     NAMING_FIELDS,
@@ -113,6 +113,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
                         "branches": "own:attacker", "reaction": "public", "reacting_to": "public"},
     "save_called": {**_ACTION, "caller": "name", "saver": "name", "effect": "custom", "ability": "own:caller"},
     "ability_used": {**_ACTION, "who": "name", "ability": "own:who", "name": "custom", "target": "name"},
+    "moment_reached": {**_ACTION, "moment": "public", "round": "public", "who": "name"},
     "cost_paid": {**_ACTION, "who": "name", "resource": "public", "amount": "public", "purpose": "own:who"},
     "active_defense_window_opened": {**_ACTION, "defender": "name", "attack_total": "public",
                                      "base_defense": "own:defender", "eligible": "own:defender",
@@ -478,6 +479,8 @@ def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:
         return event.action, (event.who,)
     if isinstance(event, AbilityUsed):
         return event.action, (event.who, event.target)
+    if isinstance(event, MomentReached):
+        return event.action, (event.who,) if event.who is not None else ()
     return None
 
 

@@ -9,6 +9,7 @@ from omen_core.content import CombatantSheet
 from omen_core.events import Event, EventBase, StoredEvent
 from omen_core.machine import (
     DONE,
+    OPENING,
     ORDER,
     PHASE_ORDER,
     Phase,
@@ -115,7 +116,7 @@ def assert_legal_order(records: list[StoredEvent]) -> None:
         assert key in PHASE_ORDER, f"seq {rec.seq}: {key[1]} is not legal in phase {phase}"
         phase = PHASE_ORDER[key]
         trigger = trigger_of(rec.event)
-        if trigger in ("declare", "use"):  # an action begins (an ability used on one's turn: "use", C37)
+        if trigger in OPENING:  # an action begins (an ability used on one's turn: "use", C37; a moment, C38)
             assert not stack or (stack[-1], "nest") in ORDER, f"seq {rec.seq}: cannot nest at {stack[-1]}"
             stack.append(ORDER[(Step.IDLE, trigger)])
             continue

@@ -43,6 +43,7 @@ from omen_core.events import (
     DecisionOpened,
     DiceRolled,
     HitDetermined,
+    MomentReached,
     RoutingWindowOpened,
     WillConversionOffered,
     encode_line,
@@ -803,3 +804,114 @@ def test_a_trigger_at_a_moment_it_does_not_fit_is_refused(trigger: str, effects:
     with pytest.raises(ContentError, match=re.escape(said)) as info:
         decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
     assert "$.abilities.x" in str(info.value)
+
+
+# -- the moments of the round (C38: turn start or end, round end) --------------------------------------------------
+
+
+def test_regeneration_answers_the_start_of_its_owners_turn() -> None:
+    """C38 "turn start": initiative AGI 6 (Ana) against 1 (the orc): Ana's turn starts and, her ability usable (1
+    Will), the turn waits on its decision; used, she heals the d4's 3 (from 15 after the orc's earlier unarmed 5:
+    STR 5 + FCS 1 = 6 > RES 2) to 18 and Will 10 -> 9; then the turn is hers to play."""
+    fight = new_fight(having(sheet("ana"), "regeneration"), sheet("orc", side="raiders"),
+                      faces=[5, 1, 2, 6, 1, 3])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    fight.roll_initiative()
+    reached = [r.event for r in fight.events if isinstance(r.event, MomentReached)]
+    assert [(m.moment, m.who, m.round) for m in reached] == [("turn.start", "ana", 1)]
+    assert opened_decisions(fight)[-1] == ("regeneration", "turn.start", ("ana",))
+    fight.answer_decision("regeneration", "ana", "use")
+    ana = fight.state.combatants["ana"]
+    assert (ana.hp, ana.will, fight.state.turn, fight.state.at_rest) == (18, 9, "ana", True)
+    assert_replays(fight)
+
+
+def test_a_moment_nobody_can_answer_is_not_recorded() -> None:
+    """C38: with no Will to pay, Regeneration is not offered and the start of the turn records no moment at all
+    (a fight whose sheets answer no moment writes what it always wrote)."""
+    ana = msgspec.structs.replace(having(sheet("ana"), "regeneration"), will=0)
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1])
+    fight.roll_initiative()
+    assert not any(isinstance(r.event, MomentReached) for r in fight.events) and fight.state.turn == "ana"
+
+
+def test_shake_it_off_answers_the_end_of_the_turn_before_it_ends() -> None:
+    """C38 "turn end", C40: Ana, Fatigued, ends her turn: Shake It Off is offered before the turn ends; used, the
+    Fatigued ends, then the turn ends and the orc's begins; once per fight, it is not offered again."""
+    fight = new_fight(having(sheet("ana"), "shake_it_off"), sheet("orc", side="raiders"), faces=[6, 1])
+    fight.apply_condition("ana", "Fatigued")
+    fight.roll_initiative()
+    fight.end_turn("ana")
+    assert opened_decisions(fight)[-1] == ("shake_it_off", "turn.end", ("ana",)) and fight.state.turn == "ana"
+    fight.answer_decision("shake_it_off", "ana", "use")
+    assert not fight.state.combatants["ana"].has("Fatigued") and fight.state.turn == "orc"
+    fight.apply_condition("ana", "Fatigued")
+    fight.end_turn("orc")
+    fight.end_turn("ana")
+    assert len(opened_decisions(fight)) == 1 and fight.state.turn == "orc"
+    assert_replays(fight)
+
+
+def test_second_breath_answers_the_end_of_the_round() -> None:
+    """C38 "round end": before the rounds the orc's 5 + 1 = 6 > 2 hits Ana (8 HP) for 5: 8 -> 3; at the end of round
+    1 she is at 5 HP or less: Second Breath heals 3 (3 -> 6), then round 2 starts with her turn."""
+    fight = new_fight(having(sheet("ana", hp=8), "second_breath"), sheet("orc", side="raiders"),
+                      faces=[5, 1, 2, 6, 1])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].hp == 3
+    fight.roll_initiative()
+    fight.end_turn("ana")
+    fight.end_turn("orc")
+    assert opened_decisions(fight)[-1] == ("second_breath", "round.end", ("ana",)) and fight.state.round == 1
+    fight.answer_decision("second_breath", "ana", "use")
+    assert fight.state.combatants["ana"].hp == 6 and fight.state.round == 2 and fight.state.turn == "ana"
+    assert_replays(fight)
+
+
+def test_an_offensive_bonus_action_waits_for_its_owners_first_turn() -> None:
+    """C20, §The First Round: before its first turn a combatant's Bonus Actions are for defence only: in round 1,
+    before Ana's turn, the orc's hit (5 + 1 = 6 > 2) offers no Hellish Rebuke (1 Bonus Action, fire at the
+    attacker), though it is outside the rounds, where nobody has turns yet (as the test of Hellish Rebuke above
+    shows)."""
+    fight = new_fight(having(sheet("ana"), "hellish_rebuke"), sheet("orc", side="raiders"),
+                      faces=[1, 6, 5, 1, 2])
+    fight.roll_initiative()  # AGI 1 (Ana) against 6 (the orc): the orc first
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert opened_decisions(fight) == [] and fight.state.combatants["ana"].hp == 15
+
+
+@pytest.mark.parametrize(("trigger", "extra", "effects", "said"), [
+    ('{ moment = "turn.start", owner = "target" }', "", '[{ kind = "heal", to = "actor", flat = 1 }]',
+     "at turn.start the trigger's owner is \"self\", not 'target'"),
+    ('{ moment = "turn.end", owner = "self" }', "", '[{ kind = "heal", to = "target", flat = 1 }]',
+     "at turn.end nobody else takes part: its effects go to the owner (to = \"actor\")"),
+    ('{ moment = "round.end", owner = "self" }', 'when = { target_has = ["Prone"] }',
+     '[{ kind = "heal", to = "actor", flat = 1 }]', "at round.end there is no attack and no target"),
+    ('{ moment = "turn.start", owner = "self" }', "", '[{ kind = "modifier", total = "hit", value = 1 }]',
+     "a modifier effect needs an attack"),
+])
+def test_a_round_moment_ability_that_does_not_fit_is_refused(trigger: str, extra: str, effects: str,
+                                                             said: str) -> None:
+    """C38: at a moment of the round the owner alone takes part: owner "self", effects to the actor, a `when` on
+    the owner, no attack effects; each misfit is refused with the file and the path."""
+    toml = f'[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = {trigger}\n{extra}\neffects = {effects}\n'
+    with pytest.raises(ContentError, match=re.escape(said)) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert "$.abilities.x" in str(info.value)
+
+
+def test_a_shorthand_and_the_same_ability_listed_by_id_apply_once_each() -> None:
+    """C37: Rex has ``features.extra_primary_dice = 1``, Ria lists ``extra_primary_die``: each attack rolls its own
+    primary die and one more, never two more (the shorthand's rows answer for Rex, the listed one's for Ria): Rex's
+    unarmed attack rolls STR, STR, FCS, then the orc's RES; so does Ria's."""
+    rex = msgspec.structs.replace(sheet("rex"), features=Features(extra_primary_dice=1))
+    ria = having(sheet("ria"), "extra_primary_die")
+    fight = new_fight(rex, ria, sheet("orc", side="raiders"), faces=[1, 1, 1, 6, 1, 1, 1, 6])
+    fight.attack("rex", "orc", unarmed=True)
+    fight.attack("ria", "orc", unarmed=True)
+    hits = [r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "hit"]
+    assert [[d.pool for d in h.dice] for h in hits] == [["primary", "primary", "fcs"]] * 2
+    assert [[d.origin for d in h.dice] for h in hits] == [[None, None, None], [None, "+1 primary die", None]]

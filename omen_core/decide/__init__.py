@@ -76,6 +76,7 @@ from .attack import (
 )
 from .checks import contest, static_check
 from .draft import Draft, no_reveal
+from .flow import RESUMES as ROUND_RESUMES
 from .flow import (
     agree_initiative,
     begin_ambush,
@@ -195,7 +196,7 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
     hook = answer_decision(draft, cmd)
     if hook is None:
         return
-    moment, resume = {**RESUMES, **SAVE_RESUMES}[hook]
+    moment, resume = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES}[hook]
     if not open_window(draft, hook, moment):
         resume(draft)
 

@@ -7,7 +7,7 @@ side is defeated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from ..commands import (
@@ -26,6 +26,7 @@ from ..commands import (
 from ..errors import RuleViolation
 from ..events import (
     ActionCancelled,
+    ActionSettled,
     AmbushDifficultySet,
     AmbushStarted,
     BonusActionsRefilled,
@@ -39,6 +40,7 @@ from ..events import (
     InitiativeRollOff,
     InitiativeTied,
     Modifier,
+    MomentReached,
     RoundEnded,
     RoundStarted,
     SurpriseDetermined,
@@ -47,13 +49,15 @@ from ..events import (
     TurnStarted,
     WeaponDrawn,
 )
+from ..hooks import Moment
 from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
-from ..state import deferred_due
+from ..state import MomentFrame, deferred_due
 from .checks import roll_side
 from .conditions import clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
+from .windows import open_moment
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
            "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN", "tick"]
@@ -225,6 +229,7 @@ def _begin_turn(draft: Draft, index: int) -> None:
     clear_until(draft, who, "start_of_next_turn")
     settle_deferred(draft, due)
     tick(draft, "turn_start", who)
+    open_moment(draft, "turn.start", who)  # C38: its abilities answer the start of its turn (the turn waits)
 
 
 def _refill(draft: Draft, who: str) -> None:
@@ -235,6 +240,13 @@ def _refill(draft: Draft, who: str) -> None:
 
 
 def _end_round(draft: Draft) -> None:
+    """The round ends: first the abilities that answer its end (C38), then its conditions tick (C40)."""
+    if open_moment(draft, "round.end", None):
+        return
+    _close_round(draft)
+
+
+def _close_round(draft: Draft) -> None:
     number = draft.state.round
     tick(draft, "round_end")
     draft.emit(RoundEnded(round=number))
@@ -249,6 +261,13 @@ def end_turn(draft: Draft, cmd: EndTurn) -> None:
 
 
 def _end_turn(draft: Draft, who: str) -> None:
+    """The turn ends: first the owner's abilities that answer its end (C38), then what ends with it."""
+    if open_moment(draft, "turn.end", who):
+        return
+    _close_turn(draft, who)
+
+
+def _close_turn(draft: Draft, who: str) -> None:
     clear_until(draft, who, "end_of_next_turn")
     settle_deferred(draft, deferred_due(draft.state, who, "end_of_next_turn"))
     tick(draft, "turn_end", who)
@@ -360,3 +379,47 @@ def check_defeat(draft: Draft) -> None:
         reason: Literal["fled", "yielded", "defeated"] = gone.pop() if gone in ({"fled"}, {"yielded"}) \
             else "defeated"  # type: ignore[assignment]
         draft.emit(FightEnded(reason=reason, side=beaten[0], note=note))
+
+
+# -- the moments of the round abilities answer (C38) ------------------------------------------
+
+
+def _settled(draft: Draft) -> MomentReached:
+    """The moment waiting on its decision points settles once they have closed; the moment it was."""
+    frame = draft.state.pending
+    assert isinstance(frame, MomentFrame)
+    draft.emit(ActionSettled(action=frame.action))
+    return frame.declaration
+
+
+def _after_start_of_turn(draft: Draft) -> None:
+    """The turn is the owner's to play."""
+    _settled(draft)
+
+
+def _after_end_of_turn(draft: Draft) -> None:
+    """What ends with the turn goes, and the next turn begins."""
+    reached = _settled(draft)
+    assert reached.who is not None
+    _close_turn(draft, reached.who)
+
+
+def _after_end_of_round(draft: Draft) -> None:
+    """The round's conditions tick and the next round starts."""
+    _settled(draft)
+    _close_round(draft)
+
+
+def _nothing_rolled(_draft: Draft) -> Moment:
+    """What is known at a moment of the round: no attack, no save."""
+    return Moment(attack_total=0, defense_total=0)
+
+
+#: The moments of the round: what they know, and how the turn or the round goes on once their decision points
+#: have closed (``decide``'s ``_answer_decision``).
+RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
+    "turn.start": (_nothing_rolled, _after_start_of_turn),
+    "turn.end": (_nothing_rolled, _after_end_of_turn),
+    "round.end": (_nothing_rolled, _after_end_of_round),
+}
+

@@ -13,20 +13,30 @@ action from the hook point (``decide``'s ``RESUMES`` table).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 from ..abilities import PASS
 from ..commands import AnswerDecision
 from ..errors import RuleViolation
-from ..events import AttackDeclared, CostPaid, DecisionAnswered, DecisionClosed, DecisionOpened, SaveCalled
+from ..events import (
+    AttackDeclared,
+    CostPaid,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
+    MomentReached,
+    SaveCalled,
+)
 from ..extensions import window, windows_at
 from ..hooks import Moment, Window
 from ..ledger import shortfall
-from ..state import FightState, Frame
+from ..machine import Step
+from ..state import FightState, Frame, MomentFrame
 from .draft import Draft
 from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
-__all__ = ["open_window", "answer_decision", "in_turn_order"]
+__all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order"]
 
 
 def in_turn_order(state: FightState, frame: Frame, who: tuple[str, ...]) -> tuple[str, ...]:
@@ -51,8 +61,7 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
     for index, row in enumerate(rows):
         offered = {who for d in frame.decisions if d.decision == row.kind for who in d.responders}
         due += [(w, index, row) for w in row.responders(draft.state, frame, moment)
-                if w not in offered and not draft.combatant(w).helpless and not draft.combatant(w).down
-                and _can_pay(draft.state, w, row)]
+                if w not in offered and _offerable(draft.state, w, row)]
     if not due:
         return False
     order = {w: i for i, w in enumerate(in_turn_order(draft.state, frame, tuple(w for w, _i, _r in due)))}
@@ -62,6 +71,34 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
                               labels=tuple(c.label for c in row.choices),
                               costs=tuple(c.cost.words() for c in row.choices)))
     return True
+
+
+def open_moment(draft: Draft, moment: Literal["turn.start", "turn.end", "round.end"], who: str | None) -> bool:
+    """A moment of the round that abilities answer (C38): if some combatant's triggered ability may be used now,
+    the moment is recorded as an action of its own (``moment_reached``) and its first decision point offered;
+    True if so (the turn or the round waits on it). Otherwise nothing is recorded."""
+    rows = windows_at(draft.state, moment)
+    if not rows:
+        return False
+    event = MomentReached(action=draft.next_seq, moment=moment, round=draft.state.round, who=who)
+    would = MomentFrame(action=event.action, declared_at=event.action, step=Step.MOMENT, declaration=event)
+    if not any(_offerable(draft.state, w, row) for row in rows
+               for w in row.responders(draft.state, would, _NOTHING_ROLLED)):
+        return False
+    draft.emit(event)
+    opened = open_window(draft, moment, lambda _draft: _NOTHING_ROLLED)
+    assert opened, f"the moment {moment} was recorded for a decision point that did not open"
+    return True
+
+
+#: What is known at a moment of the round: no attack, no save.
+_NOTHING_ROLLED = Moment(attack_total=0, defense_total=0)
+
+
+def _offerable(state: FightState, who: str, row: Window) -> bool:
+    """Whether ``row`` may be offered to ``who``: able to act (C10, C36) and able to pay for some choice (C38)."""
+    fighter = state.combatants[who]
+    return not fighter.helpless and not fighter.down and _can_pay(state, who, row)
 
 
 def _can_pay(state: FightState, who: str, row: Window) -> bool:

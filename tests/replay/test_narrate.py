@@ -79,3 +79,17 @@ def test_refill_at_a_skipped_turn_cites_c21() -> None:
     refills = [line.text for line in narrate(store.read(store.fights()[0])) if "Bonus Actions refill" in line.text]
     assert any("Kael" in t and "(C21" in t for t in refills)
     assert any("(C20)" in t and "Kael" not in t for t in refills)
+
+
+def test_a_moment_of_the_round_is_told() -> None:
+    """C38: the start of a turn that an ability answers is told as a moment of its own, by the combatant's name."""
+    import msgspec
+
+    from tests.fights import new_fight
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("regeneration",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1, 3])
+    fight.roll_initiative()
+    fight.answer_decision("regeneration", "ana", "use")
+    texts = [line.text for line in narrate(fight.events)]
+    assert "The start of Ana's turn: abilities answer it (C38)" in texts

@@ -86,7 +86,7 @@ SPECTATOR = "watcher"
 def sheets(world: World) -> list[CombatantSheet]:
     """The four combatants of a world: Kael (Alice's; Will conversion by choice, and Healing Word, an ability used
     on one's turn), Brin (Bob's; Rogue routing and the Arcane Ward, so Bob answers a decision point of an
-    extension's),
+    extension's, and Regeneration, which answers the start of his turn: a moment of the round),
     Vesh the raider (visible, not played) and the hidden one, alone on its own side."""
     kael = msgspec.structs.replace(
         sheet("kael", "heroes", hp=24, will=6, STR=(8, 2), AGI=(6, 1), RES=(8, 1), FCS=(6, 1), INT=(4, 0)),
@@ -99,7 +99,7 @@ def sheets(world: World) -> list[CombatantSheet]:
         name="Brin Hollowmere", shield=Shield(block_rating=1),
         weapons=(Weapon(id="dagger", weapon_damage=2, damage_type="piercing", properties=frozenset({"finesse"})),
                  Weapon(id="bow", weapon_damage=2, damage_type="piercing", properties=frozenset({"ranged"}))),
-        wielding=("dagger", "bow"), features=Features(rogue_routing=True), abilities=("arcane_ward",))
+        wielding=("dagger", "bow"), features=Features(rogue_routing=True), abilities=("arcane_ward", "regeneration"))
     vesh = msgspec.structs.replace(
         sheet("vesh", "raiders", hp=26 + world.raider_hp_extra, will=3, AGI=(6, 1), STR=(8, 1), RES=(6, 1),
               skills={"Stealth": ("AGI", world.raider_stealth)}),
