@@ -37,7 +37,7 @@ from .content import (
     Route,
     When,
 )
-from .events import AttackDeclared, MomentReached, SaveCalled
+from .events import AttackDeclared, MomentReached, MovementDeclared, SaveCalled
 from .hooks import (
     AttackOption,
     AutoReroll,
@@ -108,7 +108,7 @@ def consequences_of(ability: Ability) -> tuple[Consequence, ...]:
     return tuple(e for e in ability.effects if isinstance(e, (DealDamage, ApplyCondition, ClearCondition, Heal)))
 
 
-def _holds(when: When, state: FightState, owner: CombatantState, decl: AttackDeclared | SaveCalled) -> bool:
+def _holds(when: When, state: FightState, owner: CombatantState, decl: Answered) -> bool:
     """Whether every predicate of ``when`` holds for ``owner`` and the action ``decl`` (an attack; or a save, whose
     saver is the target its ``target_*`` read, and which no attack predicate names, as the format checks)."""
     target = state.combatants[_parties(decl)[1]]
@@ -264,17 +264,29 @@ def _sides(state: FightState, decl: AttackDeclared, effect: AddDice) -> int:
     return attacker.attributes[primary].sides
 
 
-def _parties(decl: AttackDeclared | SaveCalled) -> tuple[str, str]:
-    """The two parties of an action a trigger names: the attacker and the target, or the caller and the saver."""
-    return (decl.attacker, decl.target) if isinstance(decl, AttackDeclared) else (decl.caller, decl.saver)
+Answered = AttackDeclared | SaveCalled | MovementDeclared
+"""The declarations of the actions whose moments an ability answers (an attack's, a save's, a move's)."""
 
 
-def _offered_to(state: FightState, ability: Ability, decl: AttackDeclared | SaveCalled) -> tuple[str, ...]:
-    """Whom the trigger names for this action: the attacker or the caller; the target or the saver; or the allies
-    of the target (the saver) within its reach."""
+def _parties(decl: Answered) -> tuple[str, str]:
+    """The two parties of an action a trigger names: the attacker and the target, the caller and the saver, or
+    the mover (both: a move has no target; the ones it leaves are the owners)."""
+    if isinstance(decl, AttackDeclared):
+        return decl.attacker, decl.target
+    if isinstance(decl, SaveCalled):
+        return decl.caller, decl.saver
+    return decl.who, decl.who
+
+
+def _offered_to(state: FightState, ability: Ability, decl: Answered) -> tuple[str, ...]:
+    """Whom the trigger names for this action: the attacker or the caller; the target or the saver; the allies of
+    the target (the saver) within its reach; or the mover's enemies whose reach it left (C23)."""
     trigger = ability.trigger
     assert trigger is not None
     acting, target = _parties(decl)
+    if isinstance(decl, MovementDeclared):
+        side = state.combatants[decl.who].side
+        return tuple(w for w in decl.leaves if state.combatants[w].side != side)
     if trigger.owner in ("attacker", "caller"):
         return (acting,)
     if trigger.owner in ("target", "saver"):
@@ -330,7 +342,8 @@ def _triggered(ability: Ability) -> Extension:
             named = (decl.who,) if decl.who is not None else tuple(state.order or state.combatants)
             return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
                          and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
-        if not isinstance(decl, (AttackDeclared, SaveCalled)) or not _outcome_matches(ability, moment) \
+        if not isinstance(decl, (AttackDeclared, SaveCalled, MovementDeclared)) \
+                or not _outcome_matches(ability, moment) \
                 or not _can_change(ability, moment):
             return ()
         return tuple(who for who in _offered_to(state, ability, decl)

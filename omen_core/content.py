@@ -534,8 +534,8 @@ class Ruleset(_Content, frozen=True, kw_only=True):
 
 TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
-TriggerMoment = Literal["attack.rolled", "attack.determined", "attack.damaged", "save.resolved", "turn.start",
-                        "turn.end", "round.end"]
+TriggerMoment = Literal["attack.rolled", "attack.determined", "attack.damaged", "save.resolved", "move.left",
+                        "turn.start", "turn.end", "round.end"]
 #: The moments of an attack, of a save, and of the round (C38).
 ATTACK_MOMENTS = ("attack.rolled", "attack.determined", "attack.damaged")
 ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
@@ -544,6 +544,8 @@ ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
 ATTACK_OWNERS = ("attacker", "target", "ally_of_target")
 SAVE_OWNERS = ("caller", "saver", "ally_of_saver")
 ROUND_OWNERS = ("self",)
+#: Whom a trigger may name when a combatant moves out of reach (C23, C38): each one whose reach it left.
+MOVE_OWNERS = ("left_behind",)
 AttackKindName = Literal["melee", "melee_spell", "ranged", "ranged_spell", "unarmed"]
 DefenseName = Literal["dodge", "parry", "block"]
 
@@ -644,7 +646,7 @@ class Trigger(_Content, frozen=True, kw_only=True):
     ``miss``, ``crit`` at ``attack.determined``; ``success``, ``failure``, the saver's, at ``save.resolved``)."""
 
     moment: TriggerMoment
-    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver", "self"]
+    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver", "self", "left_behind"]
     outcome: Literal["any", "hit", "miss", "crit", "success", "failure"] = "any"
 
 
@@ -745,28 +747,33 @@ def _ability_problem(a: Ability) -> str:
     if a.applies_to != "self":
         return "applies_to is for passive abilities"
     moment, owner, outcome = a.trigger.moment, a.trigger.owner, a.trigger.outcome
-    owners = SAVE_OWNERS if moment == "save.resolved" else ROUND_OWNERS if moment in ROUND_MOMENTS else ATTACK_OWNERS
+    owners = (SAVE_OWNERS if moment == "save.resolved" else ROUND_OWNERS if moment in ROUND_MOMENTS
+              else MOVE_OWNERS if moment == "move.left" else ATTACK_OWNERS)
     if owner not in owners:
         return f"at {moment} the trigger's owner is " + (
-            "\"self\"" if owners == ROUND_OWNERS else "one of " + ", ".join(owners)) + f", not {owner!r}"
+            f"\"{owners[0]}\"" if len(owners) == 1 else "one of " + ", ".join(owners)) + f", not {owner!r}"
     if moment in ROUND_MOMENTS:
         return _round_problem(a)
     if outcome in ("hit", "miss", "crit") and moment != "attack.determined":
         return "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined"
     if outcome in ("success", "failure") and moment != "save.resolved":
         return "a save's outcome (success, failure) is known at the moment save.resolved"
-    if moment == "save.resolved" and any(getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES):
-        return ("a save is no attack: at save.resolved `when` reads the owner and the saver (owner_has, owner_lacks, "
+    if moment in ("save.resolved", "move.left") and any(
+            getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES):
+        return (f"{'a save' if moment == 'save.resolved' else 'a move'} is no attack: at {moment} `when` reads the "
+                f"owner and the {'saver' if moment == 'save.resolved' else 'mover'} (owner_has, owner_lacks, "
                 "owner_hp_at_most, target_has, target_lacks)")
-    done_at_once = moment in ("attack.determined", "attack.damaged", "save.resolved")
+    if outcome != "any" and moment == "move.left":
+        return "move.left has no outcome (outcome = \"any\")"
+    done_at_once = moment in ("attack.determined", "attack.damaged", "save.resolved", "move.left")
     for e in a.effects:
         if isinstance(e, _PASSIVE_ONLY):
             return f"{type(e).__struct_config__.tag} is a passive effect (use = \"passive\")"
         if isinstance(e, Reroll) and (a.trigger.moment != "attack.rolled" or a.trigger.owner != "attacker"):
             return ("a chosen reroll of one's hit dice comes once they are seen: moment = \"attack.rolled\", "
                     "owner = \"attacker\" (C39)")
-        if isinstance(e, (Modify, AddDice, Reroll)) and moment in ("attack.damaged", "save.resolved"):
-            return (f"at {moment} the {'attack' if moment == 'attack.damaged' else 'save'} is resolved: a "
+        if isinstance(e, (Modify, AddDice, Reroll)) and moment in ("attack.damaged", "save.resolved", "move.left"):
+            return (f"at {moment} the {_RESOLVED[moment]} is resolved: a "
                     f"{type(e).__struct_config__.tag} effect cannot change it (damage, heal, condition and clear "
                     "are done at once)")
         if isinstance(e, AddDice) and e.pool != "damage":
@@ -778,6 +785,10 @@ def _ability_problem(a: Ability) -> str:
         if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":
             return f"a {e.total} modifier must come before the hit is determined (moment = \"attack.rolled\")"
     return ""
+
+
+#: What is over at a moment after which nothing can be changed, in words.
+_RESOLVED = {"attack.damaged": "attack", "save.resolved": "save", "move.left": "move"}
 
 
 def _round_problem(a: Ability) -> str:

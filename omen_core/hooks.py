@@ -47,6 +47,9 @@ HOOK_POINTS: dict[str, str] = {
                       "the target: what answers damage taken is decided here",
     "save.resolved": "a save is resolved (C15) and its branch's consequences are done (C25), before it settles: "
                      "what answers a save made or failed is decided here",
+    "move.left": "a combatant's movement has completed and it has left the reach it said it would leave (C23), "
+                 "after any Attack of Opportunity, before the move settles: what answers an enemy leaving reach "
+                 "is decided here",
     "turn.start": "a combatant's turn has started: its Bonus Actions refilled, what expires at the start of its "
                   "turn gone, its deferred costs settled and its conditions ticked (C40, C41); then the turn is "
                   "its to play",

@@ -153,7 +153,7 @@ AT_REST = (S.IDLE, S.SETTLED, S.CANCELLED)
 #: (C37), a moment of the round that abilities answer (C38).
 OPENING = ("declare", "use", "reach")
 DONE = (S.SETTLED, S.CANCELLED)
-_CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED, S.ABILITY_USED, S.MOMENT]
+_CONSEQUENCES = [S.HIT_DETERMINED, S.DAMAGE_RESOLVED, S.SAVE_RESOLVED, S.ABILITY_USED, S.MOMENT, S.MOVE_RESOLVED]
 #: The steps where paying a cost moves the lifecycle on (the declared action's cost, an Active Defense's, a Catch's)
 _PAYING = (S.DECLARED, S.REACTIONS_CLOSED, S.DEFENSE_CHOSEN, S.CAUGHT)
 
@@ -186,7 +186,6 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "reach", "source": list(AT_REST), "dest": S.MOMENT},
     # a movement
     {"trigger": "resolve_move", "source": [S.COSTS_PAID, S.REACTIONS_CLOSED], "dest": S.MOVE_RESOLVED},
-    {"trigger": "settle", "source": S.MOVE_RESOLVED, "dest": S.SETTLED},
     # an attack: hit roll, base defense, the Active Defense window, hit and crit
     {"trigger": "roll_hit", "source": S.COSTS_PAID, "dest": S.HIT_ROLLED},
     {"trigger": "roll_base_defense", "source": S.HIT_ROLLED, "dest": S.BASE_DEFENSE_ROLLED},

@@ -915,3 +915,34 @@ def test_a_shorthand_and_the_same_ability_listed_by_id_apply_once_each() -> None
     hits = [r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "hit"]
     assert [[d.pool for d in h.dice] for h in hits] == [["primary", "primary", "fcs"]] * 2
     assert [[d.origin for d in h.dice] for h in hits] == [[None, None, None], [None, "+1 primary die", None]]
+
+
+# -- the moment an enemy leaves reach (C23, C38) -------------------------------------------------------------------
+
+
+def test_hamstring_answers_an_enemy_leaving_reach() -> None:
+    """C38 "an enemy leaving reach": in the rounds (initiative 1 against 6: the orc first), once Ana has had her
+    first turn (C20: before it her Bonus Actions are for defence only), the orc moves out of her reach in round 2:
+    she passes the Attack of Opportunity (C23), the move completes, and Hamstring is offered: a Bonus Action, the
+    orc falls Prone; then the move settles."""
+    fight = new_fight(having(sheet("ana"), "hamstring"), sheet("orc", side="raiders"), faces=[1, 6])
+    fight.engage("orc", "ana")
+    fight.roll_initiative()  # AGI 1 (Ana) against 6 (the orc): the orc first
+    fight.end_turn("orc")
+    fight.end_turn("ana")  # round 2: Ana has had her turn, so her Bonus Actions are hers to spend (C20)
+    fight.move("orc", ["ana"])
+    fight.pass_reaction("ana")
+    assert opened_decisions(fight) == [("hamstring", "move.left", ("ana",))]
+    fight.answer_decision("hamstring", "ana", "use")
+    orc, ana = fight.state.combatants["orc"], fight.state.combatants["ana"]
+    assert orc.has("Prone") and ana.bonus_actions == 1 and not fight.state.engaged("orc", "ana")
+    assert fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_a_move_that_leaves_no_reach_offers_nothing() -> None:
+    """C38: a move out of nobody's reach, or out of an ally's, is no enemy leaving reach: nothing is offered."""
+    fight = new_fight(having(sheet("ana"), "hamstring"), sheet("bram"), faces=[])
+    fight.engage("bram", "ana")
+    fight.move("bram", ["ana"])
+    assert opened_decisions(fight) == [] and fight.state.at_rest

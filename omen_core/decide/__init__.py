@@ -91,6 +91,7 @@ from .flow import (
     roll_initiative,
     roll_off,
 )
+from .reactions import RESUMES as MOVE_RESUMES
 from .reactions import (
     close_window,
     finish_move,
@@ -196,7 +197,7 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
     hook = answer_decision(draft, cmd)
     if hook is None:
         return
-    moment, resume = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES}[hook]
+    moment, resume = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES}[hook]
     if not open_window(draft, hook, moment):
         resume(draft)
 

@@ -6,8 +6,6 @@ frame and the state: the same functions the audit uses to recompute them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
 from ..content import CombatantSheet, Consequence, Weapon
 from ..derive import (
@@ -46,7 +44,7 @@ from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
 from .rerolls import auto_reroll
-from .windows import open_window
+from .windows import Resume, open_window
 
 __all__ = ["declare_attack", "declare", "pay_and_roll", "answer_active_defense", "answer_catch", "after_catch",
            "route_damage", "attack_frame", "rolled_moment", "RESUMES"]
@@ -378,7 +376,7 @@ def _settle(draft: Draft) -> None:
 
 #: Each hook point of an attack: what it knows (its :class:`~omen_core.hooks.Moment`) and how the attack goes on
 #: from it once its decision points have closed (:mod:`omen_core.decide.windows`).
-RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
+RESUMES: dict[str, Resume] = {
     "attack.rolled": (rolled_moment, _open_or_skip_window),
     "attack.determined": (determined_moment, _after_determined),
     "attack.damaged": (damaged_moment, _settle),

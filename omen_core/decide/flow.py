@@ -7,7 +7,7 @@ side is defeated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Literal
 
 from ..commands import (
@@ -49,7 +49,6 @@ from ..events import (
     TurnStarted,
     WeaponDrawn,
 )
-from ..hooks import Moment
 from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
@@ -57,7 +56,7 @@ from ..state import MomentFrame, deferred_due
 from .checks import roll_side
 from .conditions import clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
-from .windows import open_moment
+from .windows import Resume, nothing_rolled, open_moment
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
            "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN", "tick"]
@@ -410,16 +409,11 @@ def _after_end_of_round(draft: Draft) -> None:
     _close_round(draft)
 
 
-def _nothing_rolled(_draft: Draft) -> Moment:
-    """What is known at a moment of the round: no attack, no save."""
-    return Moment(attack_total=0, defense_total=0)
-
-
 #: The moments of the round: what they know, and how the turn or the round goes on once their decision points
 #: have closed (``decide``'s ``_answer_decision``).
-RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
-    "turn.start": (_nothing_rolled, _after_start_of_turn),
-    "turn.end": (_nothing_rolled, _after_end_of_turn),
-    "round.end": (_nothing_rolled, _after_end_of_round),
+RESUMES: dict[str, Resume] = {
+    "turn.start": (nothing_rolled, _after_start_of_turn),
+    "turn.end": (nothing_rolled, _after_end_of_turn),
+    "round.end": (nothing_rolled, _after_end_of_round),
 }
 

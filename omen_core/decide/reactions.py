@@ -10,7 +10,6 @@ from __future__ import annotations
 from ..commands import Move, PassReaction
 from ..errors import RuleViolation
 from ..events import (
-    ActionSettled,
     CostPaid,
     Moved,
     MovementDeclared,
@@ -21,6 +20,7 @@ from ..events import (
 from ..machine import Phase, Step
 from ..state import FightState, MoveFrame
 from .draft import Draft, require_turn
+from .windows import Resume, nothing_rolled, open_window, settle_pending
 
 __all__ = ["open_interrupts", "move", "finish_move", "pass_reaction", "reaction_window", "close_window"]
 
@@ -80,12 +80,19 @@ def move(draft: Draft, cmd: Move) -> None:
 
 
 def finish_move(draft: Draft) -> None:
-    """The movement completes: the mover leaves the reach it said it would leave."""
+    """The movement completes: the mover leaves the reach it said it would leave; the decision points due at the
+    hook point ``move.left`` are offered (C38: an enemy leaving reach), then the move settles."""
     frame = draft.state.pending
     assert isinstance(frame, MoveFrame)
     decl = frame.declaration
     draft.emit(Moved(action=decl.action, who=decl.who, left=decl.leaves))
-    draft.emit(ActionSettled(action=decl.action))
+    if decl.leaves and open_window(draft, "move.left", nothing_rolled):
+        return
+    settle_pending(draft)
+
+
+#: The hook point of a move: what it knows, and how the move goes on once its decision points have closed.
+RESUMES: dict[str, Resume] = {"move.left": (nothing_rolled, settle_pending)}
 
 
 def _window(draft: Draft, who: str, rule: str) -> ReactionWindowOpened:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..commands import CallSave, CheckSpec
 from ..errors import RuleViolation
-from ..events import ActionSettled, CostPaid, SaveCalled, SaveResolved
+from ..events import CostPaid, SaveCalled, SaveResolved
 from ..hooks import Moment
 from ..machine import Phase
 from ..rules.checks import save_succeeds
@@ -15,7 +13,7 @@ from .checks import roll_side
 from .draft import Draft, require_turn
 from .effects import Context, check_consequences, run_consequences
 from .reactions import open_interrupts
-from .windows import open_window
+from .windows import Resume, open_window, settle_pending
 
 __all__ = ["call_save", "resolve_save", "save_context", "save_branch_done", "saved_moment", "RESUMES"]
 
@@ -63,7 +61,7 @@ def save_branch_done(draft: Draft) -> None:
     else the save settles."""
     if open_window(draft, "save.resolved", saved_moment):
         return
-    _settle(draft)
+    settle_pending(draft)
 
 
 def saved_moment(draft: Draft) -> Moment:
@@ -74,17 +72,8 @@ def saved_moment(draft: Draft) -> Moment:
     return Moment(attack_total=resolved.saver.total, defense_total=resolved.opposing.total, saved=resolved.success)
 
 
-def _settle(draft: Draft) -> None:
-    """The save settles."""
-    frame = draft.state.pending
-    assert isinstance(frame, SaveFrame)
-    draft.emit(ActionSettled(action=frame.action))
-
-
 #: The hook point of a save: what it knows, and how the save goes on once its decision points have closed.
-RESUMES: dict[str, tuple[Callable[[Draft], Moment], Callable[[Draft], None]]] = {
-    "save.resolved": (saved_moment, _settle),
-}
+RESUMES: dict[str, Resume] = {"save.resolved": (saved_moment, settle_pending)}
 
 
 def save_context(called: SaveCalled) -> Context:

@@ -19,6 +19,7 @@ from ..abilities import PASS
 from ..commands import AnswerDecision
 from ..errors import RuleViolation
 from ..events import (
+    ActionSettled,
     AttackDeclared,
     CostPaid,
     DecisionAnswered,
@@ -36,7 +37,12 @@ from .draft import Draft
 from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
-__all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order"]
+__all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order", "nothing_rolled", "settle_pending",
+           "Resume"]
+
+#: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
+#: the action goes on from it once its decision points have closed.
+Resume = tuple[Callable[[Draft], Moment], Callable[[Draft], None]]
 
 
 def in_turn_order(state: FightState, frame: Frame, who: tuple[str, ...]) -> tuple[str, ...]:
@@ -86,13 +92,25 @@ def open_moment(draft: Draft, moment: Literal["turn.start", "turn.end", "round.e
                for w in row.responders(draft.state, would, _NOTHING_ROLLED)):
         return False
     draft.emit(event)
-    opened = open_window(draft, moment, lambda _draft: _NOTHING_ROLLED)
+    opened = open_window(draft, moment, nothing_rolled)
     assert opened, f"the moment {moment} was recorded for a decision point that did not open"
     return True
 
 
-#: What is known at a moment of the round: no attack, no save.
+#: What is known at a hook point where nothing is rolled (a move, a moment of the round): no attack, no save.
 _NOTHING_ROLLED = Moment(attack_total=0, defense_total=0)
+
+
+def nothing_rolled(_draft: Draft) -> Moment:
+    """What is known at a hook point where nothing is rolled: no attack, no save."""
+    return _NOTHING_ROLLED
+
+
+def settle_pending(draft: Draft) -> None:
+    """The action in progress settles (its decision points closed, nothing of it left to do)."""
+    frame = draft.state.pending
+    assert frame is not None
+    draft.emit(ActionSettled(action=frame.action))
 
 
 def _offerable(state: FightState, who: str, row: Window) -> bool:
