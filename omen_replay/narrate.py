@@ -139,8 +139,8 @@ def _joined(e: CombatantJoined, names: _Names) -> Iterator[tuple[LineKind, str]]
 
 def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
     dice = ", ".join(f"{d.pool} d{d.sides} \u2192 {d.face}" for d in e.dice)
-    again = (f" (die {e.die + 1} of roll #{e.rerolls} again, C39: the new face counts)"
-             if e.rerolls is not None and e.die is not None else "")
+    again = (f" (rerolls die {e.die} of roll {e.rerolls}: dice counted from 0 as route_damage counts them, rolls by "
+             f"their counter; C39: the new face counts)" if e.rerolls is not None and e.die is not None else "")
     yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}{again}"
 
 

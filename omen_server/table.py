@@ -149,12 +149,14 @@ class OfferView:
 
 @dataclass(frozen=True)
 class Condition:
-    """A condition on a combatant: its stacks, and for one with a duration the ticks left and when it ticks."""
+    """A condition on a combatant: its stacks, for one with a duration the ticks left and when it ticks, and for
+    one lasting until a named combatant's next turn (C40) until when (``until``: "the end of Ana's next turn")."""
 
     name: str
     stacks: int
     remaining: int | None
     tick: str
+    until: str = ""
 
 
 @dataclass(frozen=True)
@@ -342,9 +344,21 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                      cost=offer.cost, note=offer.note, choices=choices, free=free)
 
 
-def _conditions(v: CombatantView, ticks: Mapping[str, str]) -> tuple[Condition, ...]:
-    return tuple(Condition(name, stacks, v.remaining.get(name), ticks.get(name, "never").replace("_", " "))
-                 for name, stacks in sorted(v.conditions.items()))
+def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, str]) -> tuple[Condition, ...]:
+    return tuple(Condition(name, stacks, v.remaining.get(name), ticks.get(name, "never").replace("_", " "),
+                           until.get(name, "")) for name, stacks in sorted(v.conditions.items()))
+
+
+def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
+    """Until when each of ``who``'s conditions lasts that lasts until a named combatant's next turn (C40), as the
+    seat may see it: the named one by its name, or "another combatant" for one the seat does not see."""
+    found = {}
+    for u in state.until:
+        if u.who == who:
+            named = state.combatants[u.of].sheet.name if sight.sees(u.of) and u.of in state.combatants \
+                else "another combatant"
+            found[u.condition] = f"the {'start' if u.moment == 'start_of_next_turn' else 'end'} of {named}'s next turn"
+    return found
 
 
 def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], budgets: dict[str, Any],
@@ -369,7 +383,8 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
             actions=budget.actions if budget is not None and budget.turn else None,
             movement=budget.movement if budget is not None and budget.turn else None, in_hand=v.in_hand,
-            conditions=_conditions(v, ticks), own=v.own, foe=bool(sides) and v.side not in sides, hidden=v.hidden,
+            conditions=_conditions(v, ticks, _until(state, sight, who)), own=v.own,
+            foe=bool(sides) and v.side not in sides, hidden=v.hidden,
             note=notes.get(who, "") if sight.gm else ""))
     return items
 

@@ -93,3 +93,20 @@ def test_a_moment_of_the_round_is_told() -> None:
     fight.answer_decision("regeneration", "ana", "use")
     texts = [line.text for line in narrate(fight.events)]
     assert "The start of Ana's turn: abilities answer it (C38)" in texts
+
+
+def test_a_reroll_names_the_die_as_route_damage_counts_dice() -> None:
+    """C39: Lucky Strikes rolls Ana's primary 1 again; the narrative names the die from 0 (as route_damage and the
+    event's ``die`` count) and the roll by its counter, not by a seq."""
+    import msgspec
+
+    from omen_core.events import DiceRolled
+    from tests.fights import new_fight
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("lucky_strikes",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[1, 5, 4, 2])
+    fight.attack("ana", "orc", unarmed=True)
+    reroll = next(r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "reroll")
+    texts = [line.text for line in narrate(fight.events)]
+    assert reroll.die == 0 and any(f"(rerolls die 0 of roll {reroll.rerolls}: dice counted from 0" in t
+                                   for t in texts)

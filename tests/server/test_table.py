@@ -216,3 +216,13 @@ def test_the_dice_to_type_are_labelled_with_the_rollers_names(table: Any) -> Non
     text = fragment(table, table.gm, "manual")
     assert "<label>Kael Arden's hit " in text and "<label>Vesh the Cinder-Hand's base defense " in text
     assert "<label>kael's hit " not in text
+
+
+def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> None:
+    """C40: Vesh, Prone until the end of Kael's next turn (the GM's apply_condition with until and of), shows it
+    on every seat's strip: "until the end of Kael Arden's next turn"."""
+    table.create()
+    answer = table.command({"command": "apply_condition", "who": "vesh", "condition": "Prone",
+                            "until": "end_of_next_turn", "of": "kael"})
+    assert answer.status_code == 201, answer.text
+    assert '<span class="left">until the end of Kael Arden&#39;s next turn</span>' in fragment(table, table.gm)
