@@ -32,6 +32,7 @@ from .content import (
     DealDamage,
     Effect,
     Heal,
+    MakeAttack,
     Modify,
     Reroll,
     Route,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from .state import CombatantState, FightState, Frame
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
-           "consequences_of", "when_words", "use_key", "on_turn_cost", "target_refusal"]
+           "consequences_of", "when_words", "use_key", "on_turn_cost", "target_refusal", "attack_weapon"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
 ON_TURN = ("action", "bonus_action", "free")
@@ -329,6 +330,25 @@ def _may_spend(state: FightState, who: str, ability: Ability) -> bool:
     return all(isinstance(e, Modify) and e.total == "defense" for e in ability.effects)
 
 
+def _armed(state: FightState, who: str, ability: Ability) -> bool:
+    """Whether ``who`` can make the attack the ability makes, if it makes one: the weapon it names in hand (C35)."""
+    attack = next((e for e in ability.effects if isinstance(e, MakeAttack)), None)
+    if attack is None or attack.weapon is None:
+        return True
+    owner = state.combatants[who]
+    return attack.weapon in owner.wielding and owner.sheet.weapon(attack.weapon) is not None
+
+
+def attack_weapon(state: FightState, who: str, attack: MakeAttack) -> tuple[str | None, bool]:
+    """The weapon an ability's attack is made with and whether it is unarmed: the one named, unarmed, or by
+    default the first weapon in hand, else unarmed."""
+    if attack.weapon is not None or attack.unarmed:
+        return attack.weapon, attack.unarmed
+    owner = state.combatants[who]
+    held = next((w.id for w in owner.sheet.weapons if w.id in owner.wielding), None)
+    return held, held is None
+
+
 def _triggered(ability: Ability) -> Extension:
     """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
     trigger = ability.trigger
@@ -348,7 +368,8 @@ def _triggered(ability: Ability) -> Extension:
             return ()
         return tuple(who for who in _offered_to(state, ability, decl)
                      if who in have and _holds(ability.when, state, state.combatants[who], decl)
-                     and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
+                     and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability)
+                     and _armed(state, who, ability))
 
     def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
@@ -367,7 +388,8 @@ def _triggered(ability: Ability) -> Extension:
     window = Window(kind=ability.id, title=ability.name, rule=ability.rule, hook=trigger.moment,
                     choices=(Choice(USE, ability.summary or f"use {ability.name}", cost=cost,
                                     consequences=consequences_of(ability),
-                                    rerolls=tuple(e for e in ability.effects if isinstance(e, Reroll))),
+                                    rerolls=tuple(e for e in ability.effects if isinstance(e, Reroll)),
+                                    attack=next((e for e in ability.effects if isinstance(e, MakeAttack)), None)),
                              Choice(PASS, "let it be")),
                     responders=responders)
     return Extension(

@@ -70,6 +70,7 @@ __all__ = [
     "Reroll",
     "Route",
     "ConvertToWill",
+    "MakeAttack",
     "Deferred",
     "Effect",
     "When",
@@ -619,8 +620,24 @@ class ConvertToWill(_Content, frozen=True, tag_field="kind", tag="will_conversio
     choice: bool = False
 
 
+class MakeAttack(_Content, frozen=True, tag_field="kind", tag="attack", kw_only=True):
+    """An ability's triggered effect (C37, C38): the owner makes an attack on the other party of the attack it
+    answers (a riposte), with ``weapon`` (one in hand), unarmed (``unarmed = true``), or by default the first
+    weapon in hand, else unarmed. It is defended as any attack is (base defense, Active Defense), opens no
+    decision point of any ability, costs nothing but the ability's cost; the attack it answers goes on once it
+    settles."""
+
+    weapon: Identifier | None = None
+    unarmed: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.weapon is not None and self.unarmed:
+            raise ValueError("an attack is made with a weapon or unarmed, not both")
+
+
 Effect = (Modify | AddDice | AllowDefense | DealDamage | ApplyCondition | ClearCondition | Heal | Save | Reroll | Route
-          | ConvertToWill)
+          | ConvertToWill | MakeAttack)
 
 
 class When(_Content, frozen=True, kw_only=True):
@@ -766,6 +783,12 @@ def _ability_problem(a: Ability) -> str:
     if outcome != "any" and moment == "move.left":
         return "move.left has no outcome (outcome = \"any\")"
     done_at_once = moment in ("attack.determined", "attack.damaged", "save.resolved", "move.left")
+    attacks = [i for i, e in enumerate(a.effects) if isinstance(e, MakeAttack)]
+    if attacks and moment not in ("attack.determined", "attack.damaged"):
+        return ("an attack effect answers an attack: moment = \"attack.determined\" or \"attack.damaged\" "
+                f"(C38), not {moment!r}")
+    if attacks and attacks != [len(a.effects) - 1]:
+        return "an ability makes one attack, its last effect (what it does before comes first, C25)"
     for e in a.effects:
         if isinstance(e, _PASSIVE_ONLY):
             return f"{type(e).__struct_config__.tag} is a passive effect (use = \"passive\")"
@@ -779,6 +802,8 @@ def _ability_problem(a: Ability) -> str:
         if isinstance(e, AddDice) and e.pool != "damage":
             return ("a triggered ability comes after the hit is rolled: its dice go to the damage pool "
                     f"(pool = \"damage\"), not {e.pool!r}")
+        if isinstance(e, MakeAttack):
+            continue
         if not isinstance(e, (Modify, AddDice, Reroll)) and not done_at_once:
             return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
                     "(moment = \"attack.determined\", \"attack.damaged\" or \"save.resolved\")")
@@ -801,7 +826,7 @@ def _round_problem(a: Ability) -> str:
         return (f"at {a.trigger.moment} there is no attack and no target: `when` reads the owner (owner_has, "
                 "owner_lacks, owner_hp_at_most)")
     for e in a.effects:
-        if isinstance(e, (Modify, AddDice, Reroll, *_PASSIVE_ONLY)):
+        if isinstance(e, (Modify, AddDice, Reroll, MakeAttack, *_PASSIVE_ONLY)):
             return (f"a {type(e).__struct_config__.tag} effect needs an attack: at {a.trigger.moment} an ability does "
                     "damage, heal, condition or clear")
         if getattr(e, "to", "actor") != "actor":
@@ -816,6 +841,9 @@ def _on_turn_problem(a: Ability) -> str:
     if any(getattr(a.when, name) != getattr(When(), name) for name in _ATTACK_PREDICATES):
         return ("an ability used on one's turn makes no attack: its `when` reads the owner and the target "
                 "(owner_has, owner_lacks, owner_hp_at_most, target_has, target_lacks)")
+    if any(isinstance(e, MakeAttack) for e in a.effects):
+        return ("an attack effect answers an attack (a triggered ability); on one's turn an attack is "
+                "declare_attack")
     wrong = [type(e).__struct_config__.tag for e in a.effects if isinstance(e, _PASSIVE_EFFECTS)]
     if wrong:
         return (f"an ability used on one's turn does its effects at once: {wrong[0]!r} belongs to a passive or "

@@ -359,7 +359,7 @@ class AttackDeclared(EventBase, frozen=True, kw_only=True):
     rage: bool = False
     damage_modifiers: tuple[Modifier, ...] = ()
     branches: Branches = Branches()
-    reaction: Literal["attack_of_opportunity", "interrupt"] | None = None
+    reaction: Literal["attack_of_opportunity", "interrupt", "ability"] | None = None
     reacting_to: Sequence_ | None = None
 
     def __post_init__(self) -> None:

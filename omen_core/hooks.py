@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from .content import Consequence, Reroll
+from .content import Consequence, MakeAttack, Reroll
 from .parts import Modifier, PoolTag
 
 if TYPE_CHECKING:
@@ -117,8 +117,8 @@ class Choice:
     """One answer to a window: its name (the ``choice`` of ``answer_decision``), what it does in words, what it
     costs (:class:`Cost`), whether making it closes the window for everyone still to answer, and what it does at
     once (``consequences``, in written order, C25: the one answering is their actor, the other party of the
-    action, the attacker or the attack's target, their target), and the hit-pool dice it rerolls (``rerolls``,
-    C39: the lowest die of each pool named)."""
+    action, the attacker or the attack's target, their target), the hit-pool dice it rerolls (``rerolls``,
+    C39: the lowest die of each pool named), and the attack it then makes on that other party (``attack``, C38)."""
 
     name: str
     label: str
@@ -126,6 +126,7 @@ class Choice:
     closes: bool = False
     consequences: tuple[Consequence, ...] = ()
     rerolls: tuple[Reroll, ...] = ()
+    attack: MakeAttack | None = None
 
 
 @dataclass(frozen=True)

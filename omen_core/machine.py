@@ -207,6 +207,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "apply_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "clear_condition", "source": [*_CONSEQUENCES, S.CATCH_PAID, *AT_REST], "dest": "="},
     {"trigger": "settle", "source": [*_CONSEQUENCES, S.CATCH_PAID], "dest": S.SETTLED},
+    # an attack an ability's answer makes on the other party (C38), nested in the action it answers
+    {"trigger": "nest", "source": _CONSEQUENCES, "dest": "="},
     # the decision points extensions declare (omen_core.hooks): opened at a hook point inside an action, answered
     # and closed there; the step stays (the action goes on from the hook point when the decision closes)
     {"trigger": "decide", "source": [s for s in Step if s not in AT_REST], "dest": "="},

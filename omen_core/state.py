@@ -211,7 +211,8 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc
     ``will_offer`` and ``will_choice`` are the last Will-conversion choice
     offered and its answer (C31). ``decision`` is the extension's decision point
     open now (:mod:`omen_core.hooks`), ``decisions`` every one opened in this
-    action and ``answers`` every answer given to them, in order.
+    action and ``answers`` every answer given to them, in order. ``resume_at``: the hook point the action goes on
+    from once the attack an ability's answer made on it (C38) settles (cleared by the action's next event).
     """
 
     action: int
@@ -227,6 +228,7 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc
     decision: DecisionOpened | None = None
     decisions: tuple[DecisionOpened, ...] = ()
     answers: tuple[DecisionAnswered, ...] = ()
+    resume_at: str | None = None
 
     def answered_decision(self, opened: DecisionOpened) -> tuple[str, ...]:
         """Who has answered the decision point ``opened`` (an extension's window, :mod:`omen_core.hooks`)."""
@@ -892,6 +894,8 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
                 raise IllegalOrder(stack[-1].step, "declare", ["a reaction"], seq,
                                    why=f"only a reaction may be declared while action {stack[-1].action} waits")
         step = next_step(Step.IDLE, event, seq)
+        if stack and isinstance(event, AttackDeclared) and event.reaction == "ability" and stack[-1].decisions:
+            stack = (*stack[:-1], replace(stack[-1], resume_at=stack[-1].decisions[-1].hook))
         return (*stack, _new_frame(state, event, seq or 0, step))
     if not stack:
         next_step(Step.IDLE, event, seq, trigger)
@@ -903,6 +907,8 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
         raise IllegalOrder(top.step, trigger, [], seq, why=f"an event of action {action} while action "
                                                           f"{top.action} is in progress")
     top = _record(top, event, step)
+    if top.resume_at is not None:
+        top = replace(top, resume_at=None)
     if step not in DONE:
         return (*stack[:-1], top)
     return _pop(stack[:-1], top)

@@ -38,6 +38,7 @@ from omen_core.errors import ContentError, RuleViolation
 from omen_core.events import (
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
+    AttackDeclared,
     ConditionApplied,
     DamageResolved,
     DecisionOpened,
@@ -946,3 +947,40 @@ def test_a_move_that_leaves_no_reach_offers_nothing() -> None:
     fight.engage("bram", "ana")
     fight.move("bram", ["ana"])
     assert opened_decisions(fight) == [] and fight.state.at_rest
+
+
+# -- an attack an ability makes (C37, C38) -------------------------------------------------------------------------
+
+
+def test_counter_strike_answers_a_miss_with_an_attack_of_its_own() -> None:
+    """C38 ("an attack it makes is still defended as any attack is"): the orc's unarmed 1 + 1 = 2 misses Ana's 6;
+    Counter Strike is offered; used (a Bonus Action), Ana strikes back unarmed (she carries nothing): STR 5 + FCS 1
+    = 6 against the orc's RES 2, the orc declines its Active Defense, no crit (1 < 2): 5 crushing, 20 -> 15. The
+    nested attack opens no decision point of any ability; once it settles the orc's attack goes on and settles."""
+    fight = new_fight(having(sheet("ana"), "counter_strike"), sheet("orc", side="raiders"),
+                      faces=[1, 1, 6, 5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    assert opened_decisions(fight) == [("counter_strike", "attack.determined", ("ana",))]
+    fight.answer_decision("counter_strike", "ana", "use")
+    window = fight.waiting_for
+    assert isinstance(window, ActiveDefenseWindowOpened) and window.defender == "orc"
+    fight.defend("orc", None)
+    declared = [r.event for r in fight.events if isinstance(r.event, AttackDeclared)]
+    assert [(d.attacker, d.target, d.reaction, d.reacting_to) for d in declared] == [
+        ("orc", "ana", None, None), ("ana", "orc", "ability", declared[0].action)]
+    assert fight.state.combatants["orc"].hp == 15 and fight.state.combatants["ana"].bonus_actions == 1
+    assert fight.state.at_rest and len(opened_decisions(fight)) == 1
+    assert_replays(fight)
+
+
+@pytest.mark.parametrize(("trigger", "effects", "said"), [
+    ('{ moment = "save.resolved", owner = "saver" }', '[{ kind = "attack" }]',
+     "an attack effect answers an attack"),
+    ('{ moment = "attack.determined", owner = "target" }', '[{ kind = "attack" }, { kind = "heal", to = "actor", '
+     'flat = 1 }]', "an ability makes one attack, its last effect"),
+])
+def test_an_attack_effect_that_does_not_fit_is_refused(trigger: str, effects: str, said: str) -> None:
+    """C38: an ability's attack answers an attack (attack.determined or attack.damaged), and comes last."""
+    toml = f'[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = {trigger}\neffects = {effects}\n'
+    with pytest.raises(ContentError, match=re.escape(said)):
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, get_args
 
 import msgspec
 
+from ..abilities import attack_weapon
 from ..commands import (
     UNDO_COMMANDS,
     AgreeInitiative,
@@ -62,6 +63,7 @@ from ..events import (
     DiceSourceKind,
     Event,
 )
+from ..extensions import window
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase, Step
 from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
 from .abilities import use_ability
@@ -104,7 +106,7 @@ from .saves import call_save, resolve_save
 from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
 from .will import choose_will_conversion
-from .windows import answer_decision, open_window
+from .windows import answer_context, answer_decision, open_window
 
 __all__ = [
     "decide",
@@ -197,15 +199,46 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
     hook = answer_decision(draft, cmd)
     if hook is None:
         return
-    moment, resume = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES}[hook]
+    if _ability_attack(draft, cmd):
+        return  # the action goes on from ``hook`` once that attack settles (_carry_on)
+    _go_on_from(draft, hook)
+
+
+#: Every hook point's row: what is known there and how its action goes on (attack, save, move, the round's moments).
+_RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES}
+
+
+def _go_on_from(draft: Draft, hook: str) -> None:
+    """The next decision point due at ``hook``, or the action goes on from there."""
+    moment, resume = _RESUMES[hook]
     if not open_window(draft, hook, moment):
         resume(draft)
 
 
+def _ability_attack(draft: Draft, cmd: AnswerDecision) -> bool:
+    """If the choice just made uses an ability that makes an attack (C38), the attack is declared on the other party
+    of the action it answers, nested in it, and rolled; True if so."""
+    frame = draft.state.pending
+    row = window(cmd.decision, draft.state)
+    choice = row.choice(cmd.choice) if row is not None else None
+    if frame is None or choice is None or choice.attack is None:
+        return False
+    target = answer_context(frame, cmd.who, choice.label).target
+    weapon, unarmed = attack_weapon(draft.state, cmd.who, choice.attack)
+    declare(draft, DeclareAttack(attacker=cmd.who, target=target, weapon=weapon, unarmed=unarmed),
+            reaction="ability", reacting_to=frame.action)
+    pay_and_roll(draft)
+    return True
+
+
 def _carry_on(draft: Draft) -> None:
-    """Resume actions whose reaction window can close: everyone answered, or an Interrupt hit (C24)."""
+    """Resume actions whose reaction window can close (everyone answered, or an Interrupt hit, C24), and those
+    whose ability's attack has settled (C38: they go on from the hook point they waited at)."""
     while True:
         top = draft.state.pending
+        if top is not None and top.resume_at is not None and top.decision is None:
+            _go_on_from(draft, top.resume_at)
+            continue
         if top is None or top.step is not Step.REACTIONS_OPEN or not top.window_done:
             return
         cut = top.interrupted

@@ -77,7 +77,7 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
     draft.able(cmd.attacker, "attack")  # C10, C36; a target at 0 HP can still be attacked (C36)
     weapon = _weapon(attacker.sheet, cmd, attacker.wielding)
     kind = rules.attack_kind(weapon.properties if weapon else None)
-    if reaction is not None and rules.is_ranged(kind):
+    if reaction in ("interrupt", "attack_of_opportunity") and rules.is_ranged(kind):
         assert weapon is not None
         raise RuleViolation("C24" if reaction == "interrupt" else "C23",
                             f"an {reaction.replace('_', ' ')} is a melee attack; {weapon.label} is ranged")
@@ -103,6 +103,9 @@ def pay_and_roll(draft: Draft) -> None:
     costs = draft.ruleset.reaction_costs
     if decl.reaction is None:
         draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="action", amount=1, purpose="attack"))
+    elif decl.reaction == "ability":  # paid with the ability that makes it (C38): nothing more
+        draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="action", amount=0,
+                            purpose="an ability's attack (paid with the ability, C38)"))
     else:
         amount = costs.interrupt if decl.reaction == "interrupt" else costs.attack_of_opportunity
         draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="bonus_action", amount=amount,

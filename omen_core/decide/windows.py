@@ -38,7 +38,7 @@ from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
 __all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order", "nothing_rolled", "settle_pending",
-           "Resume"]
+           "Resume", "answer_context"]
 
 #: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
 #: the action goes on from it once its decision points have closed.
@@ -62,6 +62,8 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
         return False
     frame = draft.state.pending
     assert frame is not None
+    if isinstance(frame.declaration, AttackDeclared) and frame.declaration.reaction == "ability":
+        return False  # C38: nothing a triggered ability does opens a decision point for another
     moment = known(draft)
     due: list[tuple[str, int, Window]] = []  # every (combatant, row) still to be offered, across the rows
     for index, row in enumerate(rows):
@@ -157,12 +159,13 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
         for reroll in choice.rerolls:  # the dice it rolls again (C39), before anything else it does
             chosen_reroll(draft, reroll)
         if choice.consequences:  # what the choice does at once, now that the decision has closed (C25)
-            run_consequences(draft, _context(frame, cmd.who, row.title), choice.consequences, offer_will=False)
+            run_consequences(draft, answer_context(frame, cmd.who, row.title), choice.consequences,
+                             offer_will=False)
         return opened.hook
     return None
 
 
-def _context(frame: Frame, who: str, source: str) -> Context:
+def answer_context(frame: Frame, who: str, source: str) -> Context:
     """The consequences of ``who``'s answer: its actor, and its target the other party of the action (the attack's
     target if ``who`` is the attacker, else the attacker)."""
     actor = frame.actor
