@@ -225,4 +225,4 @@ def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> N
     answer = table.command({"command": "apply_condition", "who": "vesh", "condition": "Prone",
                             "until": "end_of_next_turn", "of": "kael"})
     assert answer.status_code == 201, answer.text
-    assert '<span class="left">until the end of Kael Arden&#39;s next turn</span>' in fragment(table, table.gm)
+    assert '<span class="left"> until the end of Kael Arden&#39;s next turn</span>' in fragment(table, table.gm)
