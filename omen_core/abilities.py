@@ -312,7 +312,10 @@ def _outcome_matches(ability: Ability, moment: Moment) -> bool:
 
 def _can_change(ability: Ability, moment: Moment) -> bool:
     """A modifier to the hit total or the defense is offered only where it can change the outcome (C38): a
-    defense bonus while the attack would hit, a hit bonus while it would miss."""
+    defense bonus while the attack would hit, a hit bonus while it would miss; when the attack is only declared
+    (its dice unrolled), nothing is known yet and it may matter either way."""
+    if ability.trigger is not None and ability.trigger.moment == "attack.declared":
+        return True
     totals = {e.total for e in effects_of(ability, Modify) if isinstance(e, Modify)}
     if effects_of(ability, Reroll):  # a reroll of one's hit dice can only turn a miss into a hit
         totals.add("hit")

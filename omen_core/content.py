@@ -535,10 +535,10 @@ class Ruleset(_Content, frozen=True, kw_only=True):
 
 TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
-TriggerMoment = Literal["attack.rolled", "attack.determined", "attack.damaged", "save.resolved", "move.left",
-                        "turn.start", "turn.end", "round.end"]
+TriggerMoment = Literal["attack.declared", "attack.rolled", "attack.determined", "attack.damaged", "save.resolved",
+                        "move.left", "turn.start", "turn.end", "round.end"]
 #: The moments of an attack, of a save, and of the round (C38).
-ATTACK_MOMENTS = ("attack.rolled", "attack.determined", "attack.damaged")
+ATTACK_MOMENTS = ("attack.declared", "attack.rolled", "attack.determined", "attack.damaged")
 ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
 #: Whom a trigger may name at the moments of an attack, at those of a save, and at those of the round (the owner
 #: itself: at its own turn's start or end, or at the round's end).
@@ -807,8 +807,9 @@ def _ability_problem(a: Ability) -> str:
         if not isinstance(e, (Modify, AddDice, Reroll)) and not done_at_once:
             return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
                     "(moment = \"attack.determined\", \"attack.damaged\" or \"save.resolved\")")
-        if isinstance(e, Modify) and e.total != "damage" and a.trigger.moment != "attack.rolled":
-            return f"a {e.total} modifier must come before the hit is determined (moment = \"attack.rolled\")"
+        if isinstance(e, Modify) and e.total != "damage" and moment not in ("attack.declared", "attack.rolled"):
+            return (f"a {e.total} modifier must come before the hit is determined (moment = \"attack.declared\" or "
+                    "\"attack.rolled\")")
     return ""
 
 

@@ -38,6 +38,8 @@ __all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_o
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack,
 #: §Resolving a Save).
 HOOK_POINTS: dict[str, str] = {
+    "attack.declared": "an attack has been declared and its cost paid (after any Interrupt, C24), before its dice "
+                       "are rolled (C29): what answers an attack declared is decided here, the totals unknown",
     "attack.rolled": "an attack's hit and base defense are rolled (C29), before the Active Defense window (C8): "
                      "what changes the defense is decided here",
     "attack.determined": "an attack's hit and crit are determined (C5, C7), before a Catch (C22), routing (C12) or "

@@ -984,3 +984,20 @@ def test_an_attack_effect_that_does_not_fit_is_refused(trigger: str, effects: st
     toml = f'[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = {trigger}\neffects = {effects}\n'
     with pytest.raises(ContentError, match=re.escape(said)):
         decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+
+
+def test_evasive_footwork_answers_an_attack_declared_before_its_dice() -> None:
+    """C38 "an attack declared against the owner": once the orc's attack is declared and paid, before any die is
+    rolled, Ana may spend 1 Will for +1 defense; the orc's STR 4 + FCS 1 = 5 then meets RES 4 + 1 = 5, a tie, and
+    misses (a hit beats the defense strictly, C5); passed, the same 5 against 4 hits."""
+    for answer, hit in (("use", False), ("pass", True)):
+        fight = new_fight(having(sheet("ana"), "evasive_footwork"), sheet("orc", side="raiders"), faces=[4, 1, 4])
+        fight.attack("orc", "ana", unarmed=True)
+        assert opened_decisions(fight) == [("evasive_footwork", "attack.declared", ("ana",))]
+        assert not any(isinstance(r.event, DiceRolled) for r in fight.events)
+        fight.answer_decision("evasive_footwork", "ana", answer)
+        if fight.waiting_for is not None:
+            fight.defend("ana", None)
+        assert determined(fight).hit is hit
+        assert fight.state.combatants["ana"].will == (9 if answer == "use" else 10)
+        assert_replays(fight)

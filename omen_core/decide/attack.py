@@ -44,7 +44,7 @@ from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
 from .rerolls import auto_reroll
-from .windows import Resume, open_window
+from .windows import Resume, nothing_rolled, open_window
 
 __all__ = ["declare_attack", "declare", "pay_and_roll", "answer_active_defense", "answer_catch", "after_catch",
            "route_damage", "attack_frame", "rolled_moment", "RESUMES"]
@@ -110,6 +110,14 @@ def pay_and_roll(draft: Draft) -> None:
         amount = costs.interrupt if decl.reaction == "interrupt" else costs.attack_of_opportunity
         draft.emit(CostPaid(action=decl.action, who=decl.attacker, resource="bonus_action", amount=amount,
                             purpose=decl.reaction.replace("_", " ")))
+    if open_window(draft, "attack.declared", nothing_rolled):  # C38: an attack declared, before its dice
+        return
+    _roll(draft)
+
+
+def _roll(draft: Draft) -> None:
+    """The hit and base defense dice (C29), the decision points due once they are seen, the Active Defense
+    window (C8)."""
     _roll_hit_and_defense(draft)
     if open_window(draft, "attack.rolled", rolled_moment):
         return
@@ -380,6 +388,7 @@ def _settle(draft: Draft) -> None:
 #: Each hook point of an attack: what it knows (its :class:`~omen_core.hooks.Moment`) and how the attack goes on
 #: from it once its decision points have closed (:mod:`omen_core.decide.windows`).
 RESUMES: dict[str, Resume] = {
+    "attack.declared": (nothing_rolled, _roll),
     "attack.rolled": (rolled_moment, _open_or_skip_window),
     "attack.determined": (determined_moment, _after_determined),
     "attack.damaged": (damaged_moment, _settle),
