@@ -537,8 +537,7 @@ TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
 TriggerMoment = Literal["attack.declared", "attack.rolled", "attack.determined", "attack.damaged", "save.resolved",
                         "move.left", "turn.start", "turn.end", "round.end"]
-#: The moments of an attack, of a save, and of the round (C38).
-ATTACK_MOMENTS = ("attack.declared", "attack.rolled", "attack.determined", "attack.damaged")
+#: The moments of the round (C38).
 ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
 #: Whom a trigger may name at the moments of an attack, at those of a save, and at those of the round (the owner
 #: itself: at its own turn's start or end, or at the round's end).
@@ -921,10 +920,6 @@ def _shorthand_ids(features: Features, training: Training) -> tuple[tuple[str, s
          else "will_conversion" if features.will_conversion else ""),
     ) if ability_id)
 
-
-def _shorthand_keys(features: Features, training: Training) -> tuple[str, ...]:
-    """The shorthand keys set on a sheet, in ``SHORTHANDS`` order."""
-    return tuple(key for key, _ in _shorthand_ids(features, training))
 
 
 def _expand(features: Features, training: Training) -> tuple[Ability, ...]:

@@ -26,7 +26,6 @@ from ..commands import (
 from ..errors import RuleViolation
 from ..events import (
     ActionCancelled,
-    ActionSettled,
     AmbushDifficultySet,
     AmbushStarted,
     BonusActionsRefilled,
@@ -56,7 +55,7 @@ from ..state import MomentFrame, deferred_due
 from .checks import roll_side
 from .conditions import clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
-from .windows import Resume, nothing_rolled, open_moment
+from .windows import Resume, nothing_rolled, open_moment, settle_pending
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
            "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN", "tick"]
@@ -387,7 +386,7 @@ def _settled(draft: Draft) -> MomentReached:
     """The moment waiting on its decision points settles once they have closed; the moment it was."""
     frame = draft.state.pending
     assert isinstance(frame, MomentFrame)
-    draft.emit(ActionSettled(action=frame.action))
+    settle_pending(draft)
     return frame.declaration
 
 
