@@ -38,7 +38,7 @@ from .content import (
     Route,
     When,
 )
-from .events import AttackDeclared, MomentReached, MovementDeclared, SaveCalled
+from .events import AttackDeclared, ConditionApplied, MomentReached, MovementDeclared, SaveCalled
 from .hooks import (
     AttackOption,
     AutoReroll,
@@ -352,6 +352,41 @@ def attack_weapon(state: FightState, who: str, attack: MakeAttack) -> tuple[str 
     return held, held is None
 
 
+def _applications(ability: Ability, frame: Frame) -> tuple[ConditionApplied, ...]:
+    """The conditions the action applied that the trigger waits for (its ``condition``, or any), in order."""
+    trigger = ability.trigger
+    assert trigger is not None
+    return tuple(a for a in frame.applied if trigger.condition is None or a.condition == trigger.condition)
+
+
+def _afflicted_for(state: FightState, ability: Ability, frame: Frame, who: str) -> str | None:
+    """Whom a condition the trigger waits for was applied to, as ``who`` may answer it (C38): ``who`` itself (owner
+    ``afflicted``), an ally within ``who``'s reach (``ally_of_afflicted``), anyone (``applier``, the action's
+    actor); the first in the order applied, or None."""
+    trigger = ability.trigger
+    assert trigger is not None
+    for applied in _applications(ability, frame):
+        afflicted = applied.who
+        if trigger.owner == "afflicted" and afflicted == who:
+            return afflicted
+        if trigger.owner == "applier" and who == frame.actor:
+            return afflicted
+        if trigger.owner == "ally_of_afflicted" and afflicted != who and afflicted in state.combatants \
+                and state.combatants[afflicted].side == state.combatants[who].side and state.engaged(who, afflicted):
+            return afflicted
+    return None
+
+
+def _condition_target(ability: Ability) -> Callable[[FightState, Frame, str], str]:
+    """The target of an answer at ``condition.applied``: for the afflicted, the one whose action applied it; for its
+    ally and for the applier, the afflicted."""
+    def target(state: FightState, frame: Frame, who: str) -> str:
+        afflicted = _afflicted_for(state, ability, frame, who)
+        assert afflicted is not None
+        return frame.actor if ability.trigger is not None and ability.trigger.owner == "afflicted" else afflicted
+    return target
+
+
 def _triggered(ability: Ability) -> Extension:
     """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
     trigger = ability.trigger
@@ -361,6 +396,11 @@ def _triggered(ability: Ability) -> Extension:
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         decl = frame.declaration
         have = set(holders(state, ability))
+        if trigger.moment == "condition.applied":  # whom the conditions the action applied name (C38)
+            named = tuple(state.combatants) if frame.applied else ()
+            return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
+                         and _afflicted_for(state, ability, frame, who) is not None
+                         and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
         if isinstance(decl, MomentReached):  # a moment of the round: the turn's owner, or at its end everyone
             named = (decl.who,) if decl.who is not None else tuple(state.order or state.combatants)
             return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
@@ -394,7 +434,8 @@ def _triggered(ability: Ability) -> Extension:
                                     rerolls=tuple(e for e in ability.effects if isinstance(e, Reroll)),
                                     attack=next((e for e in ability.effects if isinstance(e, MakeAttack)), None)),
                              Choice(PASS, "let it be")),
-                    responders=responders)
+                    responders=responders,
+                    target=_condition_target(ability) if trigger.moment == "condition.applied" else None)
     return Extension(
         id=ability.id, name=ability.name, windows=(window,),
         terms=tuple(TermHandler(total=e.total, terms=terms_for(e.value))

@@ -536,7 +536,7 @@ class Ruleset(_Content, frozen=True, kw_only=True):
 TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
 TriggerMoment = Literal["attack.declared", "attack.rolled", "attack.determined", "attack.damaged", "save.resolved",
-                        "move.left", "turn.start", "turn.end", "round.end"]
+                        "move.left", "condition.applied", "turn.start", "turn.end", "round.end"]
 #: The moments of the round (C38).
 ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
 #: Whom a trigger may name at the moments of an attack, at those of a save, and at those of the round (the owner
@@ -546,6 +546,9 @@ SAVE_OWNERS = ("caller", "saver", "ally_of_saver")
 ROUND_OWNERS = ("self",)
 #: Whom a trigger may name when a combatant moves out of reach (C23, C38): each one whose reach it left.
 MOVE_OWNERS = ("left_behind",)
+#: Whom a trigger may name when an action applies a condition (C38): the combatant it was applied to, an ally within
+#: its reach, or the one whose action applied it.
+CONDITION_OWNERS = ("afflicted", "ally_of_afflicted", "applier")
 AttackKindName = Literal["melee", "melee_spell", "ranged", "ranged_spell", "unarmed"]
 DefenseName = Literal["dodge", "parry", "block"]
 
@@ -659,11 +662,14 @@ class Trigger(_Content, frozen=True, kw_only=True):
     """When a triggered ability is offered (C38): at which moment of an attack or a save, to whom (in an attack the
     owner as the attacker, as the attack's target, or as an ally within reach of the target; in a save as the one
     who called it, as the saver, or as an ally within reach of the saver), and on which outcome (``hit``,
-    ``miss``, ``crit`` at ``attack.determined``; ``success``, ``failure``, the saver's, at ``save.resolved``)."""
+    ``miss``, ``crit`` at ``attack.determined``; ``success``, ``failure``, the saver's, at ``save.resolved``).
+    At ``condition.applied``, ``condition`` names the condition it waits for (none: any)."""
 
     moment: TriggerMoment
-    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver", "self", "left_behind"]
+    owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver", "self", "left_behind",
+                   "afflicted", "ally_of_afflicted", "applier"]
     outcome: Literal["any", "hit", "miss", "crit", "success", "failure"] = "any"
+    condition: str | None = None
 
 
 class Uses(_Content, frozen=True, kw_only=True):
@@ -764,11 +770,14 @@ def _ability_problem(a: Ability) -> str:
         return "applies_to is for passive abilities"
     moment, owner, outcome = a.trigger.moment, a.trigger.owner, a.trigger.outcome
     owners = (SAVE_OWNERS if moment == "save.resolved" else ROUND_OWNERS if moment in ROUND_MOMENTS
-              else MOVE_OWNERS if moment == "move.left" else ATTACK_OWNERS)
+              else MOVE_OWNERS if moment == "move.left" else CONDITION_OWNERS if moment == "condition.applied"
+              else ATTACK_OWNERS)
     if owner not in owners:
         return f"at {moment} the trigger's owner is " + (
             f"\"{owners[0]}\"" if len(owners) == 1 else "one of " + ", ".join(owners)) + f", not {owner!r}"
-    if moment in ROUND_MOMENTS:
+    if a.trigger.condition is not None and moment != "condition.applied":
+        return f"a trigger's condition is the one applied at the moment condition.applied, not at {moment}"
+    if moment in ROUND_MOMENTS or moment == "condition.applied":
         return _round_problem(a)
     if outcome in ("hit", "miss", "crit") and moment != "attack.determined":
         return "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined"
@@ -817,20 +826,24 @@ _RESOLVED = {"attack.damaged": "attack", "save.resolved": "save", "move.left": "
 
 
 def _round_problem(a: Ability) -> str:
-    """What is wrong with an ability triggered at a moment of the round (a turn's start or end, the round's end),
-    or "": nobody else takes part, so its effects are the owner's and its `when` reads the owner."""
+    """What is wrong with an ability triggered at a moment of the round (a turn's start or end, the round's end)
+    or when a condition is applied, or "": no attack is in play, so its effects are done at once and its `when`
+    reads the owner; at a moment of the round nobody else takes part, so its effects are the owner's."""
     assert a.trigger is not None
+    moment = a.trigger.moment
     if a.trigger.outcome != "any":
-        return f"{a.trigger.moment} has no outcome (outcome = \"any\")"
+        return f"{moment} has no outcome (outcome = \"any\")"
     if any(getattr(a.when, n) != getattr(When(), n) for n in (*_ATTACK_PREDICATES, "target_has", "target_lacks")):
-        return (f"at {a.trigger.moment} there is no attack and no target: `when` reads the owner (owner_has, "
-                "owner_lacks, owner_hp_at_most)")
+        return (f"at {moment} there is no attack" + (" and no target" if moment in ROUND_MOMENTS else "")
+                + ": `when` reads the owner (owner_has, owner_lacks, owner_hp_at_most)"
+                + (" and the trigger names the condition (trigger.condition)" if moment == "condition.applied"
+                   else ""))
     for e in a.effects:
         if isinstance(e, (Modify, AddDice, Reroll, MakeAttack, *_PASSIVE_ONLY)):
-            return (f"a {type(e).__struct_config__.tag} effect needs an attack: at {a.trigger.moment} an ability does "
+            return (f"a {type(e).__struct_config__.tag} effect needs an attack: at {moment} an ability does "
                     "damage, heal, condition or clear")
-        if getattr(e, "to", "actor") != "actor":
-            return f"at {a.trigger.moment} nobody else takes part: its effects go to the owner (to = \"actor\")"
+        if getattr(e, "to", "actor") != "actor" and moment in ROUND_MOMENTS:
+            return f"at {moment} nobody else takes part: its effects go to the owner (to = \"actor\")"
     return ""
 
 

@@ -71,6 +71,7 @@ from .rules.attack import ActiveDefense, AttackKind
 Dice = Annotated[tuple[Die, ...], msgspec.Meta(max_length=MAX_FACES)]
 
 __all__ = [
+    "DYING_REASON",
     "SCHEMA_VERSION",
     "GENESIS_HASH",
     "SALT_BYTES",
@@ -681,6 +682,11 @@ class ResourceChanged(EventBase, frozen=True, kw_only=True):
     resource: Literal["hp", "will"]
     before: int
     after: int
+
+
+#: Why Dying is applied when damage brings a combatant to 0 HP (C28, C36): the ``reason`` its ``condition_applied``
+#: records.
+DYING_REASON = "HP reached 0 (C28)"
 
 
 class ConditionApplied(EventBase, frozen=True, kw_only=True):

@@ -52,6 +52,10 @@ HOOK_POINTS: dict[str, str] = {
     "move.left": "a combatant's movement has completed and it has left the reach it said it would leave (C23), "
                  "after any Attack of Opportunity, before the move settles: what answers an enemy leaving reach "
                  "is decided here",
+    "condition.applied": "an action has applied a condition (C28, C40) and done everything else it does (after its "
+                         "other hook points), before it settles; only conditions the action itself applied (an "
+                         "attack's or a save's branches, an ability's effects, Dying from its own damage), not "
+                         "an answer's (C38): what answers a condition applied is decided here",
     "turn.start": "a combatant's turn has started: its Bonus Actions refilled, what expires at the start of its "
                   "turn gone, its deferred costs settled and its conditions ticked (C40, C41); then the turn is "
                   "its to play",
@@ -136,7 +140,8 @@ class Window:
     """A decision point an extension opens at ``hook``: ``responders(state, frame, moment)`` says who may answer it
     now, in the order they are asked (C38: the acting combatant first, then initiative order) — none, and it does
     not open; each answers once with one of ``choices``; when all have answered (or a closing choice is made)
-    it closes and the action goes on from ``hook``."""
+    it closes and the action goes on from ``hook``. ``target(state, frame, who)``, if given, names the target of
+    ``who``'s answer (by default the other party of the action)."""
 
     kind: str
     title: str
@@ -144,6 +149,7 @@ class Window:
     hook: str
     choices: tuple[Choice, ...]
     responders: Callable[[FightState, Frame, Moment], tuple[str, ...]]
+    target: Callable[[FightState, Frame, str], str] | None = None
 
     def choice(self, name: str) -> Choice | None:
         """The choice called ``name``, if this window has one."""

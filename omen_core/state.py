@@ -29,6 +29,7 @@ from msgspec.structs import replace
 from .abilities import PASS, use_key
 from .content import Ability, CombatantSheet, Ruleset, Weapon
 from .events import (
+    DYING_REASON,
     GENESIS_HASH,
     AbilityUsed,
     ActionCancelled,
@@ -213,6 +214,8 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc
     open now (:mod:`omen_core.hooks`), ``decisions`` every one opened in this
     action and ``answers`` every answer given to them, in order. ``resume_at``: the hook point the action goes on
     from once the attack an ability's answer made on it (C38) settles (cleared by the action's next event).
+    ``applied``: the conditions the action itself has applied (its branches and effects, Dying from its own
+    damage; not an answer's, C38), which abilities may answer at ``condition.applied``.
     """
 
     action: int
@@ -229,6 +232,7 @@ class _FrameBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc
     decisions: tuple[DecisionOpened, ...] = ()
     answers: tuple[DecisionAnswered, ...] = ()
     resume_at: str | None = None
+    applied: tuple[ConditionApplied, ...] = ()
 
     def answered_decision(self, opened: DecisionOpened) -> tuple[str, ...]:
         """Who has answered the decision point ``opened`` (an extension's window, :mod:`omen_core.hooks`)."""
@@ -841,6 +845,8 @@ def _record(frame: Frame, event: Event, step: Step) -> Frame:
                            why=f"action {frame.action} waits on the decision point {frame.decision.decision!r}")
     if kind is DiceRolled and event.purpose == "reroll":  # type: ignore[union-attr]
         return _rerolled(replace(frame, step=step), event)  # type: ignore[arg-type]
+    if kind is ConditionApplied and _applied_by_action(frame, event):  # type: ignore[arg-type]
+        return replace(frame, step=step, applied=(*frame.applied, event))
     spot = _roll_field(frame, event) if isinstance(event, DiceRolled) else FRAME_FIELDS.get(type(event))
     if spot is None:
         return replace(frame, step=step)
@@ -851,6 +857,17 @@ def _record(frame: Frame, event: Event, step: Step) -> Frame:
     if name == "passed":
         value = (*frame.passed, event.who)  # type: ignore[union-attr]
     return replace(frame, step=step, **{name: value})
+
+
+def _applied_by_action(frame: Frame, event: ConditionApplied) -> bool:
+    """Whether the action itself applied the condition (C38): stacks were added, and not by an answer to one of
+    its decision points (whose consequences name the ability, its title), nor Dying from an answer's damage."""
+    if event.added <= 0:
+        return False
+    answers = {d.title for d in frame.decisions}
+    if event.condition == "Dying" and event.reason == DYING_REASON:
+        return not frame.damage or frame.damage[-1].source not in answers
+    return event.reason not in answers
 
 
 def _rerolled(frame: Frame, event: DiceRolled) -> Frame:

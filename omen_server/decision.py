@@ -115,6 +115,9 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
     during = (f"{actor}'s attack on {names.get(target, 'someone')}" if target
               else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver else f"{actor}'s action")
     found.facts.append(f"{asked} may answer, during {during}")
+    if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
+        found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
+                                                      for a in frame.applied))
     for offer in answers:
         if offer.command != "answer_decision":
             continue

@@ -23,13 +23,18 @@ from omen_core.commands import UseAbility
 from omen_core.content import (
     SHIPPED_ABILITIES,
     Ability,
+    AbilityCost,
     AbilityLibrary,
     AddDice,
+    ApplyCondition,
+    Branches,
     CombatantSheet,
+    DealDamage,
     Features,
     RageDice,
     Shield,
     Training,
+    Trigger,
     Weapon,
     decode_content,
 )
@@ -947,6 +952,141 @@ def test_a_move_that_leaves_no_reach_offers_nothing() -> None:
     fight.engage("bram", "ana")
     fight.move("bram", ["ana"])
     assert opened_decisions(fight) == [] and fight.state.at_rest
+
+
+# -- a condition applied (C38) -------------------------------------------------------------------------------------
+
+PRONE_ON_HIT = Branches(on_hit=(ApplyCondition(to="target", condition="Prone"),))
+
+
+def test_quick_recovery_answers_prone_applied_by_an_attacks_branch() -> None:
+    """C38 "a condition applied": the orc's unarmed STR 5 + FCS 1 = 6 > Ana's RES 2 hits (no crit, 1 < 2): raw 5,
+    20 -> 15, and its on-hit branch knocks her Prone (C25); once the attack has done everything else, Quick
+    Recovery is offered to her (the afflicted): a Bonus Action (2 -> 1), Prone ends; then the attack settles."""
+    fight = new_fight(having(sheet("ana"), "quick_recovery"), sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True, branches=PRONE_ON_HIT)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].has("Prone") and not fight.state.at_rest
+    assert opened_decisions(fight) == [("quick_recovery", "condition.applied", ("ana",))]
+    fight.answer_decision("quick_recovery", "ana", "use")
+    ana = fight.state.combatants["ana"]
+    assert (ana.hp, ana.bonus_actions, ana.has("Prone"), fight.state.at_rest) == (15, 1, False, True)
+    assert_replays(fight)
+
+
+def test_a_condition_an_answer_applies_opens_no_decision_point() -> None:
+    """C38 ("nothing a triggered ability does opens a window for another triggered ability"): Ana's Trip knocks
+    the orc Prone on her hit (5 + 1 = 6 > 2); the orc's Quick Recovery is not offered: Trip applied it, not the
+    attack."""
+    fight = new_fight(having(sheet("ana"), "trip"), having(sheet("orc", side="raiders"), "quick_recovery"),
+                      faces=[5, 1, 2])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    fight.answer_decision("trip", "ana", "use")
+    assert fight.state.combatants["orc"].has("Prone") and fight.state.at_rest
+    assert [d for d, _hook, _who in opened_decisions(fight)] == ["trip"]
+
+
+def test_a_saves_branch_opens_condition_applied_after_save_resolved() -> None:
+    """C38 at a save: Ana's STR 2 against the orc's Shove 5 fails (C15): she falls Prone (its failure branch);
+    Binding Hex (at save.resolved) comes first: 1 Will, Ana Fatigued; that Fatigued is the answer's, so it opens
+    nothing; then Quick Recovery for the Prone the save applied: Ana stands (a Bonus Action); the save settles."""
+    fight = shoved(faces=[2, 5], ana=("quick_recovery",), orc=("binding_hex",))
+    fight.answer_decision("binding_hex", "orc", "use")
+    assert opened_decisions(fight)[-1] == ("quick_recovery", "condition.applied", ("ana",))
+    fight.answer_decision("quick_recovery", "ana", "use")
+    ana = fight.state.combatants["ana"]
+    assert ana.has("Fatigued") and not ana.has("Prone") and ana.bonus_actions == 1 and fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_guardians_vow_heals_an_ally_within_reach_who_falls_dying() -> None:
+    """C36, C38: Ana (4 HP) takes the orc's unarmed 5 (6 > 2): 4 -> 0, Dying (C28). Bram, engaged with her, is
+    offered Guardian's Vow (ally_of_afflicted): 1 Will (10 -> 9), heal 2: Ana at 2 HP is no longer Dying (C36);
+    once per fight (C41): it has no use left."""
+    weak = msgspec.structs.replace(sheet("ana"), hp=4)
+    fight = new_fight(weak, having(sheet("bram"), "guardians_vow"), sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.engage("bram", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].has("Dying")
+    assert opened_decisions(fight) == [("guardians_vow", "condition.applied", ("bram",))]
+    fight.answer_decision("guardians_vow", "bram", "use")
+    ana, bram = fight.state.combatants["ana"], fight.state.combatants["bram"]
+    assert (ana.hp, ana.has("Dying"), bram.will, fight.state.at_rest) == (2, False, 9, True)
+    assert uses_left(fight.state, "bram", SHIPPED_ABILITIES.get("guardians_vow")) == 0  # type: ignore[arg-type]
+    assert_replays(fight)
+
+
+def test_guardians_vow_is_not_offered_to_an_ally_out_of_reach() -> None:
+    """C38 "an ally within its reach": Bram, not engaged with Ana, is not asked when she falls Dying."""
+    ana = msgspec.structs.replace(sheet("ana"), hp=4)
+    fight = new_fight(ana, having(sheet("bram"), "guardians_vow"), sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].has("Dying") and opened_decisions(fight) == [] and fight.state.at_rest
+
+
+PRESS = Ability(id="press_the_advantage", name="Press the Advantage", use="trigger",
+                trigger=Trigger(moment="condition.applied", owner="applier", condition="Prone"),
+                cost=AbilityCost(will=1),
+                effects=(DealDamage(to="target", flat=2, damage_type="crushing"),))
+
+
+def test_an_applier_trigger_answers_its_own_attacks_condition_on_the_afflicted() -> None:
+    """C38, owner applier: an ability written in this test (no Python added): when the owner's action knocks
+    someone Prone, 1 Will: 2 crushing to the one it knocked down. The orc's hit (6 > 2) deals 5 and Prone; then
+    2 more: Ana 20 -> 15 -> 13, the orc's Will 10 -> 9."""
+    fight = new_fight(sheet("ana"), having(sheet("orc", side="raiders"), PRESS), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True, branches=PRONE_ON_HIT)
+    fight.defend("ana", None)
+    assert opened_decisions(fight) == [("press_the_advantage", "condition.applied", ("orc",))]
+    fight.answer_decision("press_the_advantage", "orc", "use")
+    assert (fight.state.combatants["ana"].hp, fight.state.combatants["orc"].will) == (13, 9)
+    assert fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_a_trigger_waiting_for_another_condition_is_not_offered() -> None:
+    """C38: Quick Recovery waits for Prone; a hit that makes Ana Fatigued offers it nothing."""
+    fatigue = Branches(on_hit=(ApplyCondition(to="target", condition="Fatigued"),))
+    fight = new_fight(having(sheet("ana"), "quick_recovery"), sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True, branches=fatigue)
+    fight.defend("ana", None)
+    assert fight.state.combatants["ana"].has("Fatigued") and opened_decisions(fight) == []
+    assert fight.state.at_rest
+
+
+@pytest.mark.parametrize(("trigger", "when", "said"), [
+    ('{ moment = "attack.damaged", owner = "target", condition = "Prone" }', "{}",
+     "a trigger's condition is the one applied at the moment condition.applied"),
+    ('{ moment = "condition.applied", owner = "target" }', "{}",
+     "at condition.applied the trigger's owner is one of afflicted, ally_of_afflicted, applier"),
+    ('{ moment = "condition.applied", owner = "afflicted" }', '{ target_has = ["Prone"] }',
+     "at condition.applied there is no attack: `when` reads the owner"),
+    ('{ moment = "condition.applied", owner = "afflicted", outcome = "hit" }', "{}",
+     "condition.applied has no outcome"),
+])
+def test_a_condition_trigger_that_does_not_fit_is_refused(trigger: str, when: str, said: str) -> None:
+    """C38: at condition.applied the owners are afflicted, ally_of_afflicted, applier; `when` reads the owner;
+    a trigger's condition only there; each misfit refused with the file and path."""
+    toml = (f'[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = {trigger}\nwhen = {when}\n'
+            'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n')
+    with pytest.raises(ContentError, match=re.escape(said)) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert "$.abilities.x" in str(info.value)
+
+
+def test_a_trigger_naming_an_unknown_condition_is_refused_at_join() -> None:
+    """C28: the condition a trigger waits for must be the ruleset's, refused with its field when the sheet joins."""
+    odd = msgspec.structs.replace(PRESS, trigger=Trigger(moment="condition.applied", owner="applier",
+                                                         condition="Stunned"))
+    fight = new_fight(faces=[])
+    before = list(fight.events)
+    with pytest.raises(RuleViolation, match="unknown condition 'Stunned'") as info:
+        fight.join(having(sheet("ana"), odd))
+    assert info.value.rule == "C28" and info.value.facts["field"] == "$.abilities[0].trigger.condition"
+    assert fight.events == before
 
 
 # -- an attack an ability makes (C37, C38) -------------------------------------------------------------------------

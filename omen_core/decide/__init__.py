@@ -106,6 +106,7 @@ from .saves import call_save, resolve_save
 from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
 from .will import choose_will_conversion
+from .windows import RESUMES as SETTLE_RESUMES
 from .windows import answer_context, answer_decision, open_window
 
 __all__ = [
@@ -205,7 +206,7 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
 
 
 #: Every hook point's row: what is known there and how its action goes on (attack, save, move, the round's moments).
-_RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES}
+_RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES, **SETTLE_RESUMES}
 
 
 def _go_on_from(draft: Draft, hook: str) -> None:

@@ -15,7 +15,7 @@ from ..abilities import consequences_of, on_turn_cost, target_refusal, uses_left
 from ..commands import UseAbility
 from ..content import Ability, Save, SaveEffect
 from ..errors import RuleViolation
-from ..events import AbilityUsed, ActionSettled, CostPaid, SaveCalled
+from ..events import AbilityUsed, CostPaid, SaveCalled
 from ..ledger import shortfall
 from ..machine import Phase
 from .draft import Draft
@@ -23,6 +23,7 @@ from .effects import Context, check_consequences, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
 from .saves import resolve_save
+from .windows import settle
 
 __all__ = ["use_ability", "owned_ability"]
 
@@ -78,7 +79,7 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
                             amount=amount, purpose=ability.name))
     ctx = Context(action=action, actor=cmd.who, target=target, spell=False, source=ability.name)
     run_consequences(draft, ctx, consequences_of(ability), offer_will=False)
-    draft.emit(ActionSettled(action=action))
+    settle(draft)
 
 
 def _call(draft: Draft, who: str, target: str, ability: Ability, save: Save) -> None:

@@ -18,7 +18,6 @@ from ..derive import (
 )
 from ..errors import RuleViolation
 from ..events import (
-    ActionSettled,
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
     ActiveDefenseWindowOpened,
@@ -44,7 +43,7 @@ from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
 from .reactions import open_interrupts
 from .rerolls import auto_reroll
-from .windows import Resume, nothing_rolled, open_window
+from .windows import Resume, nothing_rolled, open_window, settle
 
 __all__ = ["declare_attack", "declare", "pay_and_roll", "answer_active_defense", "answer_catch", "after_catch",
            "route_damage", "attack_frame", "rolled_moment", "RESUMES"]
@@ -312,11 +311,12 @@ def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
 
 
 def finish(draft: Draft, decl: AttackDeclared) -> None:
-    """Attacking from hiding ends Unseen (C27); the action settles."""
+    """Attacking from hiding ends Unseen (C27); the action settles, once the decision points due if it applied a
+    condition have closed (C38)."""
     if draft.combatant(decl.attacker).unseen:
         draft.emit(ConditionCleared(action=decl.action, who=decl.attacker, condition="Unseen",
                                     reason="attacked from hiding: no longer Unseen (C27)"))
-    draft.emit(ActionSettled(action=decl.action))
+    settle(draft)
 
 
 def _resolve_outcome(draft: Draft) -> None:

@@ -9,6 +9,7 @@ from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage, H
 from ..derive import landing, mitigation_for, will_choice_due
 from ..errors import RuleViolation
 from ..events import (
+    DYING_REASON,
     ConditionApplied,
     ConditionCleared,
     DamageResolved,
@@ -168,5 +169,5 @@ def deal_damage(draft: Draft, action: int | None, who: str, terms: DamageTerms, 
             draft.emit(ResourceChanged(action=action, who=who, resource="hp", before=target.hp, after=after))
         if after == 0 < target.hp and not target.has("Dying") and "Dying" in draft.ruleset.conditions:
             draft.emit(ConditionApplied(action=action, who=who, condition="Dying", added=1, stacks=1,
-                                        reason="HP reached 0 (C28)"))
+                                        reason=DYING_REASON))
     return resolved

@@ -13,7 +13,7 @@ from .checks import roll_side
 from .draft import Draft, require_turn
 from .effects import Context, check_consequences, run_consequences
 from .reactions import open_interrupts
-from .windows import Resume, open_window, settle_pending
+from .windows import Resume, open_window, settle
 
 __all__ = ["call_save", "resolve_save", "save_context", "save_branch_done", "saved_moment", "RESUMES"]
 
@@ -61,7 +61,7 @@ def save_branch_done(draft: Draft) -> None:
     else the save settles."""
     if open_window(draft, "save.resolved", saved_moment):
         return
-    settle_pending(draft)
+    settle(draft)
 
 
 def saved_moment(draft: Draft) -> Moment:
@@ -73,7 +73,7 @@ def saved_moment(draft: Draft) -> Moment:
 
 
 #: The hook point of a save: what it knows, and how the save goes on once its decision points have closed.
-RESUMES: dict[str, Resume] = {"save.resolved": (saved_moment, settle_pending)}
+RESUMES: dict[str, Resume] = {"save.resolved": (saved_moment, settle)}
 
 
 def save_context(called: SaveCalled) -> Context:

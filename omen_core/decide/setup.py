@@ -112,6 +112,11 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
             raise RuleViolation("C40", f"{sheet.id}'s ability {ability.id!r} applies {effect.condition} to its own "
                                        f"owner, but a save ends {effect.condition}: the save is opposed by whoever "
                                        "applied it (C15), who must be another", field=f"{where}.to")
+    trigger = ability.trigger
+    if trigger is not None and trigger.condition is not None and trigger.condition not in draft.ruleset.conditions:
+        raise RuleViolation("C28", f"unknown condition {trigger.condition!r} in {sheet.id}'s ability {ability.id!r} "
+                                   f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})",
+                            field=f"{field}.trigger.condition")
     for name, conditions in (("target_has", ability.when.target_has), ("target_lacks", ability.when.target_lacks),
                              ("owner_has", ability.when.owner_has), ("owner_lacks", ability.when.owner_lacks)):
         for k, condition in enumerate(conditions):

@@ -38,7 +38,7 @@ from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
 __all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order", "nothing_rolled", "settle_pending",
-           "Resume", "answer_context"]
+           "settle", "Resume", "answer_context", "RESUMES"]
 
 #: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
 #: the action goes on from it once its decision points have closed.
@@ -115,6 +115,21 @@ def settle_pending(draft: Draft) -> None:
     draft.emit(ActionSettled(action=frame.action))
 
 
+def settle(draft: Draft) -> None:
+    """The action in progress has done everything else: if it applied a condition, the decision points due at the
+    hook point ``condition.applied`` are offered first (C38); then it settles."""
+    frame = draft.state.pending
+    assert frame is not None
+    if frame.applied and open_window(draft, "condition.applied", nothing_rolled):
+        return
+    settle_pending(draft)
+
+
+#: The hook point every action with a condition applied passes before it settles: what it knows (nothing rolled
+#: matters to it), and how the action goes on once its decision points have closed.
+RESUMES: dict[str, Resume] = {"condition.applied": (nothing_rolled, settle)}
+
+
 def _offerable(state: FightState, who: str, row: Window) -> bool:
     """Whether ``row`` may be offered to ``who``: able to act (C10, C36) and able to pay for some choice (C38)."""
     fighter = state.combatants[who]
@@ -159,15 +174,20 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
         for reroll in choice.rerolls:  # the dice it rolls again (C39), before anything else it does
             chosen_reroll(draft, reroll)
         if choice.consequences:  # what the choice does at once, now that the decision has closed (C25)
-            run_consequences(draft, answer_context(frame, cmd.who, row.title), choice.consequences,
+            run_consequences(draft, answer_context(frame, cmd.who, row.title, row, draft.state), choice.consequences,
                              offer_will=False)
         return opened.hook
     return None
 
 
-def answer_context(frame: Frame, who: str, source: str) -> Context:
-    """The consequences of ``who``'s answer: its actor, and its target the other party of the action (the attack's
-    target if ``who`` is the attacker, else the attacker)."""
+def answer_context(frame: Frame, who: str, source: str, row: Window | None = None, state: FightState | None = None
+                   ) -> Context:
+    """The consequences of ``who``'s answer: its actor, and its target the one the decision row names (``row``'s
+    ``target``, read in ``state``), else the other party of the action (the attack's target if ``who`` is the
+    attacker, else the attacker)."""
+    if row is not None and row.target is not None and state is not None:
+        return Context(action=frame.action, actor=who, target=row.target(state, frame, who), spell=False,
+                       source=source)
     actor = frame.actor
     decl = frame.declaration
     target = decl.target if isinstance(decl, AttackDeclared) else decl.saver if isinstance(decl, SaveCalled) else actor

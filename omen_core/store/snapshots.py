@@ -41,8 +41,8 @@ __all__ = ["STATE_FORMAT", "MAX_TRIES", "Snapshot", "SnapshotStore", "MemorySnap
 #: Bumped whenever FightState changes shape, or snapshots are stored differently: those of another format are
 #: ignored (4: the state digest; 5: the undo floor, C42; 6: abilities as data, C37-C41: the fight's abilities and
 #: the shorthands' expansions, uses, condition applications and durations, deferred costs; 7: a frame's resume_at,
-#: an ability's attack, C38).
-STATE_FORMAT = 7
+#: an ability's attack, C38; 8: the conditions an action applied, a frame's applied, C38).
+STATE_FORMAT = 8
 
 #: How many snapshots a lookup tries, newest first (one that does not check is skipped), before the walk starts
 #: from the beginning.

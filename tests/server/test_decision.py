@@ -42,6 +42,18 @@ def test_a_decision_during_a_save_names_the_saver_and_the_caller() -> None:
     assert "Ana may answer, during Ana's save, called by Orc" in facts(fight)
 
 
+def test_a_decision_on_a_condition_applied_says_what_the_action_applied() -> None:
+    """C38 "a condition applied": Quick Recovery, offered once Ana's failed save against the orc's Shove (2
+    against 5) has knocked her Prone, says the save applied Prone to Ana."""
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("quick_recovery",))
+    orc = msgspec.structs.replace(sheet("orc", side="raiders"), abilities=("shove",))
+    fight = new_fight(ana, orc, faces=[2, 5])
+    fight.engage("orc", "ana")
+    fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
+    said = facts(fight)
+    assert "Ana may answer, during Ana's save, called by Orc" in said and "it applied Prone to Ana" in said
+
+
 def test_the_face_an_active_defense_die_needs() -> None:
     """§Hit Determination (the defender wins ties): against a hit total of 9, a defense of 4 with +2 added needs 3
     or more on a d6 (4 + 2 + 3 = 9 ties); against 20 it would need 16; against 3 any face will do."""
