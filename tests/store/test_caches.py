@@ -190,7 +190,7 @@ def edit(files: list[Path], target: int, how: str, at: float, other: int) -> Non
             path.write_bytes(b"".join(lines))
     else:
         source = files[other]
-        if how == "swap with another" and source != path and source.exists():
+        if how == "swap with another" and source != path and source.is_file():  # not a FIFO an edit made: it blocks
             path.write_bytes(source.read_bytes())
         elif how == "link to another" and source != path:
             path.unlink()
