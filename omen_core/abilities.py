@@ -61,7 +61,8 @@ if TYPE_CHECKING:
     from .state import CombatantState, FightState, Frame
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
-           "consequences_of", "when_words", "use_key", "on_turn_cost", "target_refusal", "attack_weapon"]
+           "consequences_of", "when_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal", "aim_refusal",
+           "attack_weapon"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
 ON_TURN = ("action", "bonus_action", "free")
@@ -401,6 +402,12 @@ def _triggered(ability: Ability) -> Extension:
             return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
                          and _afflicted_for(state, ability, frame, who) is not None
                          and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
+        if isinstance(decl, MomentReached) and decl.moment == "check.resolved":  # each side of the check (C16)
+            named = tuple(w for w, outcome in ((decl.who, decl.outcome),
+                                               (decl.other, "failure" if decl.outcome == "success" else "success"))
+                          if w is not None and trigger.outcome in ("any", outcome))
+            return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
+                         and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
         if isinstance(decl, MomentReached):  # a moment of the round: the turn's owner, or at its end everyone
             named = (decl.who,) if decl.who is not None else tuple(state.order or state.combatants)
             return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
@@ -444,6 +451,11 @@ def _triggered(ability: Ability) -> Extension:
                     for e in effects_of(ability, AddDice) if isinstance(e, AddDice)))
 
 
+def turn_cost(cost: Cost, in_rounds: bool) -> Cost:
+    """What an action taken on one's turn costs (C20): outside the rounds no turn's Actions or Movement count."""
+    return cost if in_rounds else Cost(bonus_actions=cost.bonus_actions, hp=cost.hp, will=cost.will)
+
+
 def on_turn_cost(ability: Ability, in_rounds: bool = True, with_actions: bool = True) -> Cost:
     """What using ``ability`` on one's turn costs (C20, C22, C37): an Action or a Bonus Action as its ``use`` says,
     plus its ``cost``. Outside the rounds no turn's Actions or Movement are counted (as for an attack);
@@ -454,16 +466,26 @@ def on_turn_cost(ability: Ability, in_rounds: bool = True, with_actions: bool = 
                 bonus_actions=(1 if ability.use == "bonus_action" else 0) + c.bonus_actions, hp=c.hp, will=c.will)
 
 
-def target_refusal(state: FightState, who: str, target: str, ability: Ability) -> str | None:
-    """Why ``who`` may not use ``ability`` on ``target`` (its ``target``, ``within_reach`` and ``when``), or None."""
+def aim_refusal(state: FightState, who: str, target: str, aims: Literal["self", "ally", "enemy", "any"],
+                within_reach: bool) -> str | None:
+    """Why ``who`` may not use on ``target`` something that targets ``aims`` (and only within its reach), or None."""
     owner, other = state.combatants[who], state.combatants[target]
     allowed = {"self": target == who, "ally": other.side == owner.side,
-               "enemy": other.side != owner.side, "any": True}[ability.target]
+               "enemy": other.side != owner.side, "any": True}[aims]
     if not allowed:
         return {"self": "it targets its owner only", "ally": "it targets an ally (or its owner)",
-                "enemy": "it targets an enemy"}[ability.target]
-    if ability.within_reach and target != who and not state.engaged(who, target):
+                "enemy": "it targets an enemy"}[aims]
+    if within_reach and target != who and not state.engaged(who, target):
         return f"{target!r} is not within {who!r}'s reach"
+    return None
+
+
+def target_refusal(state: FightState, who: str, target: str, ability: Ability) -> str | None:
+    """Why ``who`` may not use ``ability`` on ``target`` (its ``target``, ``within_reach`` and ``when``), or None."""
+    why = aim_refusal(state, who, target, ability.target, ability.within_reach)
+    if why is not None:
+        return why
+    owner, other = state.combatants[who], state.combatants[target]
     when = ability.when
     if not (all(other.has(c) for c in when.target_has) and not any(other.has(c) for c in when.target_lacks)
             and all(owner.has(c) for c in when.owner_has) and not any(owner.has(c) for c in when.owner_lacks)

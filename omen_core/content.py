@@ -536,9 +536,11 @@ class Ruleset(_Content, frozen=True, kw_only=True):
 TotalName = Literal["hit", "defense", "damage"]
 #: The moments a triggered ability may answer (C38), as the engine's hook points name them (omen_core.hooks).
 TriggerMoment = Literal["attack.declared", "attack.rolled", "attack.determined", "attack.damaged", "save.resolved",
-                        "move.left", "condition.applied", "turn.start", "turn.end", "round.end"]
+                        "move.left", "condition.applied", "check.resolved", "turn.start", "turn.end", "round.end"]
 #: The moments of the round (C38).
 ROUND_MOMENTS = ("turn.start", "turn.end", "round.end")
+#: The moments outside any other action, each the owner's own (``owner = "self"``): the round's, and a check's.
+OWN_MOMENTS = (*ROUND_MOMENTS, "check.resolved")
 #: Whom a trigger may name at the moments of an attack, at those of a save, and at those of the round (the owner
 #: itself: at its own turn's start or end, or at the round's end).
 ATTACK_OWNERS = ("attacker", "target", "ally_of_target")
@@ -738,6 +740,16 @@ _ON_TURN = ("action", "bonus_action", "free")
 _ATTACK_PREDICATES = ("attack_kinds", "weapon_properties", "attacker_unseen", "attack_option")
 
 
+def _at(field: str, why: str) -> str:
+    """A problem found in one field of an ability: ``why``, with the field's path below the ability, which
+    :func:`reason_and_path` adds to the path msgspec reports (the ability's)."""
+    return f"{why}{_INNER}{field}`"
+
+
+#: How a problem names the field below the struct msgspec reports it at (``... - at `.trigger.owner```).
+_INNER = " - at `."
+
+
 def _ability_problem(a: Ability) -> str:
     """What is wrong with an ability as a whole (msgspec reports it at the ability's path), or ""."""
     if a.use not in _ON_TURN and (a.target != "enemy" or a.within_reach):
@@ -767,57 +779,70 @@ def _ability_problem(a: Ability) -> str:
     if a.trigger is None:
         return "a triggered ability needs a trigger (its moment and whom it is offered to)"
     if a.applies_to != "self":
-        return "applies_to is for passive abilities"
+        return _at("applies_to", "applies_to is for passive abilities")
     moment, owner, outcome = a.trigger.moment, a.trigger.owner, a.trigger.outcome
-    owners = (SAVE_OWNERS if moment == "save.resolved" else ROUND_OWNERS if moment in ROUND_MOMENTS
+    owners = (SAVE_OWNERS if moment == "save.resolved" else ROUND_OWNERS if moment in OWN_MOMENTS
               else MOVE_OWNERS if moment == "move.left" else CONDITION_OWNERS if moment == "condition.applied"
               else ATTACK_OWNERS)
     if owner not in owners:
-        return f"at {moment} the trigger's owner is " + (
-            f"\"{owners[0]}\"" if len(owners) == 1 else "one of " + ", ".join(owners)) + f", not {owner!r}"
+        return _at("trigger.owner", f"at {moment} the trigger's owner is " + (
+            f"\"{owners[0]}\"" if len(owners) == 1 else "one of " + ", ".join(owners)) + f", not {owner!r}")
     if a.trigger.condition is not None and moment != "condition.applied":
-        return f"a trigger's condition is the one applied at the moment condition.applied, not at {moment}"
-    if moment in ROUND_MOMENTS or moment == "condition.applied":
+        return _at("trigger.condition",
+                   f"a trigger's condition is the one applied at the moment condition.applied, not at {moment}")
+    if moment in (*OWN_MOMENTS, "condition.applied"):
         return _round_problem(a)
     if outcome in ("hit", "miss", "crit") and moment != "attack.determined":
-        return "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined"
+        return _at("trigger.outcome",
+                   "a trigger's outcome (hit, miss, crit) is known from the moment attack.determined")
     if outcome in ("success", "failure") and moment != "save.resolved":
-        return "a save's outcome (success, failure) is known at the moment save.resolved"
+        return _at("trigger.outcome", "a save's outcome (success, failure) is known at the moment save.resolved (a "
+                                      "check's at check.resolved)")
     if moment in ("save.resolved", "move.left") and any(
             getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES):
-        return (f"{'a save' if moment == 'save.resolved' else 'a move'} is no attack: at {moment} `when` reads the "
-                f"owner and the {'saver' if moment == 'save.resolved' else 'mover'} (owner_has, owner_lacks, "
-                "owner_hp_at_most, target_has, target_lacks)")
+        return _at("when", f"{'a save' if moment == 'save.resolved' else 'a move'} is no attack: at {moment} `when` "
+                           f"reads the owner and the {'saver' if moment == 'save.resolved' else 'mover'} (owner_has, "
+                           "owner_lacks, owner_hp_at_most, target_has, target_lacks)")
     if outcome != "any" and moment == "move.left":
-        return "move.left has no outcome (outcome = \"any\")"
+        return _at("trigger.outcome", "move.left has no outcome (outcome = \"any\")")
     done_at_once = moment in ("attack.determined", "attack.damaged", "save.resolved", "move.left")
     attacks = [i for i, e in enumerate(a.effects) if isinstance(e, MakeAttack)]
     if attacks and moment not in ("attack.determined", "attack.damaged"):
-        return ("an attack effect answers an attack: moment = \"attack.determined\" or \"attack.damaged\" "
-                f"(C38), not {moment!r}")
+        return _at(f"effects[{attacks[0]}]", "an attack effect answers an attack: moment = \"attack.determined\" or "
+                   f"\"attack.damaged\" (C38), not {moment!r}")
     if attacks and attacks != [len(a.effects) - 1]:
-        return "an ability makes one attack, its last effect (what it does before comes first, C25)"
-    for e in a.effects:
-        if isinstance(e, _PASSIVE_ONLY):
-            return f"{type(e).__struct_config__.tag} is a passive effect (use = \"passive\")"
-        if isinstance(e, Reroll) and (a.trigger.moment != "attack.rolled" or a.trigger.owner != "attacker"):
-            return ("a chosen reroll of one's hit dice comes once they are seen: moment = \"attack.rolled\", "
-                    "owner = \"attacker\" (C39)")
-        if isinstance(e, (Modify, AddDice, Reroll)) and moment in ("attack.damaged", "save.resolved", "move.left"):
-            return (f"at {moment} the {_RESOLVED[moment]} is resolved: a "
-                    f"{type(e).__struct_config__.tag} effect cannot change it (damage, heal, condition and clear "
-                    "are done at once)")
-        if isinstance(e, AddDice) and e.pool != "damage":
-            return ("a triggered ability comes after the hit is rolled: its dice go to the damage pool "
-                    f"(pool = \"damage\"), not {e.pool!r}")
-        if isinstance(e, MakeAttack):
-            continue
-        if not isinstance(e, (Modify, AddDice, Reroll)) and not done_at_once:
-            return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
-                    "(moment = \"attack.determined\", \"attack.damaged\" or \"save.resolved\")")
-        if isinstance(e, Modify) and e.total != "damage" and moment not in ("attack.declared", "attack.rolled"):
-            return (f"a {e.total} modifier must come before the hit is determined (moment = \"attack.declared\" or "
-                    "\"attack.rolled\")")
+        return _at(f"effects[{attacks[0]}]",
+                   "an ability makes one attack, its last effect (what it does before comes first, C25)")
+    for i, e in enumerate(a.effects):
+        problem = _triggered_effect_problem(a, e, moment, done_at_once)
+        if problem:
+            return _at(f"effects[{i}]", problem)
+    return ""
+
+
+def _triggered_effect_problem(a: Ability, e: Effect, moment: str, done_at_once: bool) -> str:
+    """What is wrong with one effect of a triggered ability at its moment, or ""."""
+    assert a.trigger is not None
+    if isinstance(e, _PASSIVE_ONLY):
+        return f"{type(e).__struct_config__.tag} is a passive effect (use = \"passive\")"
+    if isinstance(e, Reroll) and (a.trigger.moment != "attack.rolled" or a.trigger.owner != "attacker"):
+        return ("a chosen reroll of one's hit dice comes once they are seen: moment = \"attack.rolled\", "
+                "owner = \"attacker\" (C39)")
+    if isinstance(e, (Modify, AddDice, Reroll)) and moment in ("attack.damaged", "save.resolved", "move.left"):
+        return (f"at {moment} the {_RESOLVED[moment]} is resolved: a "
+                f"{type(e).__struct_config__.tag} effect cannot change it (damage, heal, condition and clear "
+                "are done at once)")
+    if isinstance(e, AddDice) and e.pool != "damage":
+        return ("a triggered ability comes after the hit is rolled: its dice go to the damage pool "
+                f"(pool = \"damage\"), not {e.pool!r}")
+    if isinstance(e, MakeAttack):
+        return ""
+    if not isinstance(e, (Modify, AddDice, Reroll)) and not done_at_once:
+        return (f"a {type(e).__struct_config__.tag} effect is done when the hit is known "
+                "(moment = \"attack.determined\", \"attack.damaged\" or \"save.resolved\")")
+    if isinstance(e, Modify) and e.total != "damage" and moment not in ("attack.declared", "attack.rolled"):
+        return (f"a {e.total} modifier must come before the hit is determined (moment = \"attack.declared\" or "
+                "\"attack.rolled\")")
     return ""
 
 
@@ -826,24 +851,28 @@ _RESOLVED = {"attack.damaged": "attack", "save.resolved": "save", "move.left": "
 
 
 def _round_problem(a: Ability) -> str:
-    """What is wrong with an ability triggered at a moment of the round (a turn's start or end, the round's end)
-    or when a condition is applied, or "": no attack is in play, so its effects are done at once and its `when`
-    reads the owner; at a moment of the round nobody else takes part, so its effects are the owner's."""
+    """What is wrong with an ability triggered at a moment of the round (a turn's start or end, the round's end),
+    at a check resolved, or when a condition is applied, or "": no attack is in play, so its effects are done at
+    once and its `when` reads the owner; at a moment of the round or a check the owner alone takes part, so its
+    effects are the owner's (a check's outcome, success or failure, is the owner's own)."""
     assert a.trigger is not None
     moment = a.trigger.moment
-    if a.trigger.outcome != "any":
-        return f"{moment} has no outcome (outcome = \"any\")"
+    if a.trigger.outcome not in (("any", "success", "failure") if moment == "check.resolved" else ("any",)):
+        return _at("trigger.outcome", f"{moment} has no outcome (outcome = \"any\")" if moment != "check.resolved"
+                   else "a check's outcome is success or failure (a tie is no success, C16), or any")
     if any(getattr(a.when, n) != getattr(When(), n) for n in (*_ATTACK_PREDICATES, "target_has", "target_lacks")):
-        return (f"at {moment} there is no attack" + (" and no target" if moment in ROUND_MOMENTS else "")
-                + ": `when` reads the owner (owner_has, owner_lacks, owner_hp_at_most)"
-                + (" and the trigger names the condition (trigger.condition)" if moment == "condition.applied"
-                   else ""))
-    for e in a.effects:
+        return _at("when", f"at {moment} there is no attack"
+                   + (" and no target" if moment != "condition.applied" else "")
+                   + ": `when` reads the owner (owner_has, owner_lacks, owner_hp_at_most)"
+                   + (" and the trigger names the condition (trigger.condition)" if moment == "condition.applied"
+                      else ""))
+    for i, e in enumerate(a.effects):
         if isinstance(e, (Modify, AddDice, Reroll, MakeAttack, *_PASSIVE_ONLY)):
-            return (f"a {type(e).__struct_config__.tag} effect needs an attack: at {moment} an ability does "
-                    "damage, heal, condition or clear")
-        if getattr(e, "to", "actor") != "actor" and moment in ROUND_MOMENTS:
-            return f"at {moment} nobody else takes part: its effects go to the owner (to = \"actor\")"
+            return _at(f"effects[{i}]", f"a {type(e).__struct_config__.tag} effect needs an attack: at {moment} an "
+                                        "ability does damage, heal, condition or clear")
+        if getattr(e, "to", "actor") != "actor" and moment in OWN_MOMENTS:
+            return _at(f"effects[{i}].to",
+                       f"at {moment} nobody else takes part: its effects go to the owner (to = \"actor\")")
     return ""
 
 
@@ -1030,8 +1059,13 @@ T = TypeVar("T")
 def reason_and_path(exc: Exception) -> tuple[str, str]:
     """What a msgspec ``ValidationError`` says is wrong, and the JSON path it says where (``$`` if none):
     ``"Expected `int`, got `str` - at `$.hp`"`` gives ``("Expected `int`, got `str`", "$.hp")``."""
-    reason, _, path = str(exc).partition(" - at `")
-    return reason, path.removesuffix("`") or "$"
+    text = str(exc)
+    head, found, tail = text.rpartition(" - at `$")
+    if not found:
+        reason, _, path = text.partition(" - at `")
+        return reason, path.removesuffix("`") or "$"
+    reason, inner, field = head.partition(_INNER)  # a problem naming the field below that path (_at)
+    return reason, "$" + tail.removesuffix("`") + (f".{field.removesuffix('`')}" if inner else "")
 
 
 def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",

@@ -657,6 +657,5 @@ class Fight:
 
     @staticmethod
     def _last(stored: list[StoredEvent], kind: type[E]) -> E:
-        event = stored[-1].event
-        assert isinstance(event, kind)
-        return event
+        """The command's last event of ``kind`` (a check's resolution, before any moment abilities answer, C38)."""
+        return next(rec.event for rec in reversed(stored) if isinstance(rec.event, kind))

@@ -391,15 +391,18 @@ class AbilityUsed(EventBase, frozen=True, kw_only=True):
 
 
 class MomentReached(EventBase, frozen=True, kw_only=True):
-    """A moment of the round that abilities answer has come (C38): the start or the end of ``who``'s turn, or the
-    end of the round (``who`` None). Recorded only when a triggered ability of that moment may be used then: an
-    action of its own, whose decision points are offered one at a time (C38) and which settles once they close;
-    the turn or the round then goes on."""
+    """A moment that abilities answer outside any other action has come (C38): the start or the end of ``who``'s
+    turn, the end of the round (``who`` None), or a check resolved (C16): ``who``'s static check, or a contest
+    ``who`` started against ``other``, with ``outcome`` ``who``'s (a tie is no success). Recorded only when a
+    triggered ability of that moment may be used then: an action of its own, whose decision points are offered
+    one at a time (C38) and which settles once they close; the turn, the round or the fight then goes on."""
 
     action: Sequence_
-    moment: Literal["turn.start", "turn.end", "round.end"]
+    moment: Literal["turn.start", "turn.end", "round.end", "check.resolved"]
     round: int
     who: str | None = None
+    other: str | None = None
+    outcome: Literal["success", "failure"] | None = None
 
 
 class CostPaid(EventBase, frozen=True, kw_only=True):

@@ -22,18 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from .content import Consequence, MakeAttack, Reroll
 from .parts import Modifier, PoolTag
 
 if TYPE_CHECKING:
-    from .events import AttackDeclared
-    from .state import FightState, Frame
+    from collections.abc import Iterable
+
+    from .events import AttackDeclared, DiceRolled, RollPurpose
+    from .state import CombatantState, FightState, Frame
 
 __all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window", "TermHandler",
            "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
-           "check_extension"]
+           "check_extension", "TurnAction", "Used", "Acting"]
 
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack,
 #: §Resolving a Save).
@@ -56,6 +58,9 @@ HOOK_POINTS: dict[str, str] = {
                          "other hook points), before it settles; only conditions the action itself applied (an "
                          "attack's or a save's branches, an ability's effects, Dying from its own damage), not "
                          "an answer's (C38): what answers a condition applied is decided here",
+    "check.resolved": "a static check or a contest is resolved (C16), outside any action: what answers a check "
+                      "made or failed (each side of a contest its own outcome; a tie is no success) is decided "
+                      "here",
     "turn.start": "a combatant's turn has started: its Bonus Actions refilled, what expires at the start of its "
                   "turn gone, its deferred costs settled and its conditions ticked (C40, C41); then the turn is "
                   "its to play",
@@ -228,12 +233,59 @@ class Landing:
     lands: Callable[[FightState, str], Literal["will", "choice"] | None]
 
 
+class Acting(Protocol):
+    """What a :class:`TurnAction`'s handler is handed (the decider's draft of the command, ``omen_core.decide``):
+    the fight's state as it stands, its combatants, the fight's dice, and the one way to record what happens.
+    Every event it emits is checked by the fold as it comes (a combatant that does not exist, an event the action's
+    step does not take, a refusal it raises: the whole command is refused, the log left as it was)."""
+
+    @property
+    def state(self) -> FightState: ...
+
+    def emit(self, event: Any) -> Any:
+        """Record ``event`` (an :mod:`omen_core.events` struct) as the command's next event, folded at once."""
+
+    def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]]) -> DiceRolled:
+        """Roll ``pool`` (pool tag, sides) in C29 order with the fight's dice, recorded as ``dice_rolled``."""
+
+    def combatant(self, who: str) -> CombatantState:
+        """The combatant ``who`` as it stands (refused with a clear error if there is none)."""
+
+
+class Used(NamedTuple):
+    """The use of a :class:`TurnAction`: the action's number (its events carry it), its owner, its target."""
+
+    action: int
+    who: str
+    target: str
+
+
+@dataclass(frozen=True)
+class TurnAction:
+    """An action an extension adds, taken on its owner's turn with the ``use_ability`` command (C37), as an
+    ability written as data is: offered by ``options()``, the server and the table page, refused with the rule
+    and why, recorded as ``ability_used`` naming the extension, its ``cost`` paid through the one ledger (C20,
+    C22; outside the rounds no turn's Actions or Movement are counted), then ``does(acting, used)`` records what it
+    does, and the action settles. ``target``: whom it may be used on (its owner, an ally or the owner, an enemy,
+    anyone), ``within_reach`` (C23); ``refusal(state, who, target)``: why it may not be used now beyond those (None:
+    it may), checked before anything is recorded."""
+
+    summary: str
+    cost: Cost
+    does: Callable[[Acting, Used], None]
+    rule: str = "C37"
+    target: Literal["self", "ally", "enemy", "any"] = "self"
+    within_reach: bool = False
+    refusal: Callable[[FightState, str, str], str | None] | None = None
+
+
 @dataclass(frozen=True)
 class Extension:
     """What one extension module declares (its ``EXTENSION``): an id (what a sheet's ``abilities`` lists), a name,
     its windows and its handlers at the hook points: terms on totals, dice in pools, attack options, eligibility
-    overrides, routing, where damage lands. ``keys``: the sheet keys that give it (the shipped features, whose
-    keys are their shorthands); an extension without keys is given by listing its id in a sheet's ``abilities``."""
+    overrides, routing, where damage lands; and an ``action`` its owner takes on its turn. ``keys``: the sheet
+    keys that give it (the shipped features, whose keys are their shorthands); an extension without keys is given
+    by listing its id in a sheet's ``abilities``."""
 
     id: str
     name: str
@@ -246,6 +298,7 @@ class Extension:
     routing: tuple[Routing, ...] = ()
     landing: tuple[Landing, ...] = ()
     rerolls: tuple[AutoReroll, ...] = ()
+    action: TurnAction | None = None
 
     @property
     def listed(self) -> bool:

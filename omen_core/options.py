@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .abilities import ON_TURN, on_turn_cost
+from .abilities import ON_TURN, on_turn_cost, turn_cost
 from .commands import (
     ApplyConditionCommand,
     BeginAmbush,
@@ -45,6 +45,7 @@ from .decide import History, probe, shut_out
 from .decisions import arms, attack_variants, waiting_point
 from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
+from .extensions import turn_actions
 from .limits import MAX_LISTED
 from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
@@ -326,14 +327,22 @@ def _abilities(state: FightState, history: History | None, who: str) -> Iterator
     """Each ability ``who`` uses on its turn (C37), one offer each: on every target it may be used on now, with
     what it costs (docs/abilities.md)."""
     usable = [a for a in state.combatants[who].sheet.written_abilities() if a.use in ON_TURN]
-    if not usable:
+    actions = turn_actions(state, who)  # an extension's actions, used the same way (omen_core.hooks.TurnAction)
+    if not usable and not actions:
         return
     listed, more = listed_others(state, who)
+    in_rounds = state.phase.name == "ROUNDS"
     for ability in usable:
-        cost = on_turn_cost(ability, state.phase.name == "ROUNDS").words()
+        cost = on_turn_cost(ability, in_rounds).words()
         candidates = [UseAbility(who=who, ability=ability.id, target=t) for t in (who, *listed)]
         yield from _named(state, history, "use_ability", who, ability.rule, cost, candidates,
                           note=_noted(f"{ability.name}: {ability.summary}" if ability.summary else ability.name, more))
+    for extension in actions:
+        act = extension.action
+        assert act is not None
+        candidates = [UseAbility(who=who, ability=extension.id, target=t) for t in (who, *listed)]
+        yield from _named(state, history, "use_ability", who, act.rule, turn_cost(act.cost, in_rounds).words(),
+                          candidates, note=_noted(f"{extension.name}: {act.summary}", more))
 
 
 def _checks(state: FightState, history: History | None) -> Iterator[Offer]:

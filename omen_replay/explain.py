@@ -476,9 +476,13 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
 
 
 def moment_words(decl: MomentReached) -> str:
-    """A moment of the round in words: the start or the end of whose turn, or the end of which round."""
+    """A moment abilities answer in words: the start or the end of whose turn, the end of which round, or whose
+    check (a contest: against whom) and how it went for them."""
     if decl.moment == "round.end":
         return f"the end of round {decl.round}"
+    if decl.moment == "check.resolved":
+        against = f" contest against {decl.other}" if decl.other else " check"
+        return f"{decl.who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
 
 

@@ -426,8 +426,12 @@ def _ability_used(e: AbilityUsed, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _moment_reached(e: MomentReached, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    when = (f"The end of round {e.round}" if e.moment == "round.end"
-            else f"The {'start' if e.moment == 'turn.start' else 'end'} of {names(e.who or '')}'s turn")
+    if e.moment == "check.resolved":
+        against = f" contest against {names(e.other)}" if e.other else " check"
+        when = f"{names(e.who or '')}'s{against} ({'made' if e.outcome == 'success' else 'failed'})"
+    else:
+        when = (f"The end of round {e.round}" if e.moment == "round.end"
+                else f"The {'start' if e.moment == 'turn.start' else 'end'} of {names(e.who or '')}'s turn")
     yield "header", f"{when}: abilities answer it (C38)"
 
 

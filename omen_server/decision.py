@@ -112,8 +112,10 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
     asked = ", ".join(names.get(w, "someone") for w in waiting.who)
     target, saver = getattr(frame.declaration, "target", None), getattr(frame.declaration, "saver", None)
     actor = names.get(frame.actor, "someone")
+    decl = frame.declaration
     during = (f"{actor}'s attack on {names.get(target, 'someone')}" if target
-              else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver else f"{actor}'s action")
+              else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver
+              else _moment(decl, names) if getattr(decl, "moment", None) else f"{actor}'s action")
     found.facts.append(f"{asked} may answer, during {during}")
     if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
         found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
@@ -123,6 +125,18 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
             continue
         for i, answer in enumerate(offer.choices):
             found.choices[(offer.command, i)] = ChoiceFacts(adds=costs.get(str(answer.args.get("choice")), ""))
+
+
+def _moment(decl: Any, names: dict[str, str]) -> str:
+    """A moment abilities answer (C38), as the decision box says it: a turn's start or end, the round's end, a
+    check made or failed (whose, against whom)."""
+    who = names.get(decl.who or "", "someone")
+    if decl.moment == "check.resolved":
+        against = f" contest against {names.get(decl.other, 'someone')}" if decl.other else " check"
+        return f"{who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
+    if decl.moment == "round.end":
+        return f"the end of round {decl.round}"
+    return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {who}'s turn"
 
 
 def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],

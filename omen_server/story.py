@@ -133,8 +133,12 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
             on = "" if e.get("target") == e.get("who") else f" on {n(e['target'])}"
             return f"{n(e['who'])} uses {e.get('name', 'an ability')}{on}", ""
         case "moment_reached":
-            when = (f"The end of round {e.get('round')}" if e.get("moment") == "round.end" else
-                    f"The {'start' if e.get('moment') == 'turn.start' else 'end'} of {n(e.get('who'))}'s turn")
+            if e.get("moment") == "check.resolved":
+                against = f" contest against {n(e.get('other'))}" if e.get("other") else " check"
+                when = f"{n(e.get('who'))}'s{against} ({'made' if e.get('outcome') == 'success' else 'failed'})"
+            else:
+                when = (f"The end of round {e.get('round')}" if e.get("moment") == "round.end" else
+                        f"The {'start' if e.get('moment') == 'turn.start' else 'end'} of {n(e.get('who'))}'s turn")
             return f"{when}: abilities answer it", ""
         case "movement_declared":
             away = f" away from {', '.join(n(w) for w in e.get('leaves') or [])}" if e.get("leaves") else ""

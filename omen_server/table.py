@@ -35,6 +35,7 @@ from litestar.params import FromPath, QueryParameter
 
 from omen_core.content import ATTRIBUTES, load_sheet
 from omen_core.events import DecisionOpened
+from omen_core.extensions import turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
 from omen_replay.render import environment
@@ -463,8 +464,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         answers_to = set(options.waiting.answers) if options.waiting is not None else set()
         offers = [_one_parry_per_weapon(_foes_first(o, state)) for o in options.offers]
         opened = state.pending.decision if state.pending is not None else None
-        abilities = {a.id: a.name for o in offers if o.command == "use_ability" and o.actor in state.combatants
-                     for a in state.combatants[o.actor].sheet.written_abilities()}
+        used = {o.actor for o in offers if o.command == "use_ability" and o.actor in state.combatants}
+        abilities = {**{a.id: a.name for who in used for a in state.combatants[who].sheet.written_abilities()},
+                     **{e.id: e.name for who in used for e in turn_actions(state, who)}}
         offer_views = [_offer_view(o, i, names, opened, abilities) for i, o in enumerate(offers)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)

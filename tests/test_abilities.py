@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from omen_core import ManualDice, MemoryStore
 from omen_core.abilities import uses_left
-from omen_core.commands import UseAbility
+from omen_core.commands import CheckSpec, UseAbility
 from omen_core.content import (
     SHIPPED_ABILITIES,
     Ability,
@@ -31,10 +31,12 @@ from omen_core.content import (
     CombatantSheet,
     DealDamage,
     Features,
+    Heal,
     RageDice,
     Shield,
     Training,
     Trigger,
+    Uses,
     Weapon,
     decode_content,
 )
@@ -1077,6 +1079,25 @@ def test_a_condition_trigger_that_does_not_fit_is_refused(trigger: str, when: st
     assert "$.abilities.x" in str(info.value)
 
 
+@pytest.mark.parametrize(("body", "path", "line"), [
+    ('trigger = { moment = "attack.damaged", owner = "saver" }\neffects = [{ kind = "heal", to = "actor", flat = 1 }]',
+     "$.abilities.x.trigger.owner", 4),
+    ('trigger = { moment = "turn.start", owner = "self" }\neffects = [\n  { kind = "heal", to = "actor", flat = 1 },\n'
+     '  { kind = "damage", to = "target", flat = 2, damage_type = "fire" },\n]',
+     "$.abilities.x.effects[1].to", 7),
+    ('trigger = { moment = "save.resolved", owner = "saver", outcome = "hit" }\n'
+     'effects = [{ kind = "heal", flat = 1 }]',
+     "$.abilities.x.trigger.outcome", 4),
+])
+def test_a_misfit_in_one_field_names_that_fields_path_and_line(body: str, path: str, line: int) -> None:
+    """C37: a problem found in one field of an ability (the trigger's owner or outcome, one effect's target) names
+    that field's path below the ability, and its line."""
+    toml = f'[abilities.x]\nname = "X"\nuse = "trigger"\n{body}\n'
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert (info.value.path, info.value.line) == (path, line), str(info.value)
+
+
 def test_a_trigger_naming_an_unknown_condition_is_refused_at_join() -> None:
     """C28: the condition a trigger waits for must be the ruleset's, refused with its field when the sheet joins."""
     odd = msgspec.structs.replace(PRESS, trigger=Trigger(moment="condition.applied", owner="applier",
@@ -1087,6 +1108,57 @@ def test_a_trigger_naming_an_unknown_condition_is_refused_at_join() -> None:
         fight.join(having(sheet("ana"), odd))
     assert info.value.rule == "C28" and info.value.facts["field"] == "$.abilities[0].trigger.condition"
     assert fight.events == before
+
+
+# -- a check resolved (C16, C38) ------------------------------------------------------------------------------------
+
+HARD_LESSON = Ability(id="hard_lesson", name="Hard Lesson", use="trigger",
+                      trigger=Trigger(moment="check.resolved", owner="self", outcome="failure"),
+                      uses=Uses(count=1, per="fight"),
+                      effects=(Heal(to="actor", flat=2),))
+
+
+def test_a_failed_static_check_offers_the_owners_ability_once() -> None:
+    """C16, C38 "a check resolved": an ability written in this test: Ana (hurt to 15 by the orc's unarmed 5, 6 > 2)
+    rolls Perception, FCS d6 = 3 + 0 against difficulty 3: a tie, no success (C16), so a failure to the trigger;
+    Hard Lesson is offered: she heals 2 (17); once per fight, it is not offered on her next failure (2 < 3)."""
+    fight = new_fight(having(sheet("ana"), HARD_LESSON), sheet("orc", side="raiders"), faces=[5, 1, 2, 3, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    resolved = fight.static_check(CheckSpec(who="ana", skill="Perception"), difficulty=3)
+    assert resolved.outcome == "tie"
+    reached = [r.event for r in fight.events if isinstance(r.event, MomentReached)]
+    assert [(m.moment, m.who, m.outcome) for m in reached] == [("check.resolved", "ana", "failure")]
+    assert opened_decisions(fight) == [("hard_lesson", "check.resolved", ("ana",))]
+    fight.answer_decision("hard_lesson", "ana", "use")
+    assert fight.state.combatants["ana"].hp == 17 and fight.state.at_rest
+    fight.static_check(CheckSpec(who="ana", skill="Perception"), difficulty=3)
+    assert len(opened_decisions(fight)) == 1 and fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_a_check_made_records_no_moment_for_a_trigger_on_a_failure() -> None:
+    """C38: FCS 4 > 3 is a success; Hard Lesson waits for a failure, so nothing is recorded beyond the check."""
+    fight = new_fight(having(sheet("ana"), HARD_LESSON), faces=[4])
+    fight.static_check(CheckSpec(who="ana", skill="Perception"), difficulty=3)
+    assert not any(isinstance(r.event, MomentReached) for r in fight.events) and fight.state.at_rest
+
+
+def test_each_side_of_a_contest_answers_its_own_outcome_initiator_first() -> None:
+    """C16: a tie goes to the defender: the orc's Stealth 3 against Ana's Perception 3: Ana wins, the orc fails.
+    Both have Hard Lesson; only the orc (a failure) is asked. Then Ana starts one and loses (2 < 5): she is asked."""
+    fight = new_fight(having(sheet("ana"), HARD_LESSON), having(sheet("orc", side="raiders"), HARD_LESSON),
+                      faces=[3, 3, 2, 5])
+    fight.contest(CheckSpec(who="orc", skill="Stealth"), CheckSpec(who="ana", skill="Perception"))
+    reached = [r.event for r in fight.events if isinstance(r.event, MomentReached)]
+    assert [(m.who, m.other, m.outcome) for m in reached] == [("orc", "ana", "failure")]
+    assert opened_decisions(fight) == [("hard_lesson", "check.resolved", ("orc",))]
+    fight.answer_decision("hard_lesson", "orc", "pass")
+    fight.contest(CheckSpec(who="ana", skill="Perception"), CheckSpec(who="orc", skill="Stealth"))
+    assert opened_decisions(fight)[-1] == ("hard_lesson", "check.resolved", ("ana",))
+    fight.answer_decision("hard_lesson", "ana", "use")
+    assert fight.state.at_rest
+    assert_replays(fight)
 
 
 # -- an attack an ability makes (C37, C38) -------------------------------------------------------------------------

@@ -39,8 +39,8 @@ def test_a_row_naming_an_unknown_hook_point_or_total_is_refused_with_where() -> 
     assert any("unknown total 'luck'" in p for p in problems)
     assert check_extension(EXTENSIONS[0], "ok") == []
     assert set(HOOK_POINTS) == {"attack.declared", "attack.rolled", "attack.determined", "attack.damaged",
-                                "save.resolved", "move.left", "condition.applied", "turn.start", "turn.end",
-                                "round.end"}
+                                "save.resolved", "move.left", "condition.applied", "check.resolved", "turn.start",
+                                "turn.end", "round.end"}
 
 
 @pytest.mark.parametrize(("cost", "words"), [

@@ -76,6 +76,7 @@ from .attack import (
     pay_and_roll,
     route_damage,
 )
+from .checks import RESUMES as CHECK_RESUMES
 from .checks import contest, static_check
 from .draft import Draft, no_reveal
 from .flow import RESUMES as ROUND_RESUMES
@@ -206,7 +207,7 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
 
 
 #: Every hook point's row: what is known there and how its action goes on (attack, save, move, the round's moments).
-_RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES, **SETTLE_RESUMES}
+_RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES, **SETTLE_RESUMES, **CHECK_RESUMES}
 
 
 def _go_on_from(draft: Draft, hook: str) -> None:

@@ -11,11 +11,13 @@ its consequences, settled.
 
 from __future__ import annotations
 
-from ..abilities import consequences_of, on_turn_cost, target_refusal, uses_left
+from ..abilities import aim_refusal, consequences_of, on_turn_cost, target_refusal, turn_cost, uses_left
 from ..commands import UseAbility
 from ..content import Ability, Save, SaveEffect
 from ..errors import RuleViolation
 from ..events import AbilityUsed, CostPaid, SaveCalled
+from ..extensions import turn_actions
+from ..hooks import Extension, Used
 from ..ledger import shortfall
 from ..machine import Phase
 from .draft import Draft
@@ -33,7 +35,8 @@ def owned_ability(draft: Draft, who: str, ability_id: str) -> Ability:
     sheet = draft.combatant(who).sheet
     found = next((a for a in sheet.written_abilities() if a.id == ability_id), None)
     if found is None:
-        have = ", ".join(a.id for a in sheet.written_abilities() if a.use in ("action", "bonus_action", "free"))
+        have = ", ".join([*(a.id for a in sheet.written_abilities() if a.use in ("action", "bonus_action", "free")),
+                          *(e.id for e in turn_actions(draft.state, who))])
         raise RuleViolation("C37", f"{who!r} has no ability {ability_id!r} to use on its turn (its abilities used "
                                    f"on its turn: {have or 'none'})")
     if found.use not in ("action", "bonus_action", "free"):
@@ -44,8 +47,14 @@ def owned_ability(draft: Draft, who: str, ability_id: str) -> Ability:
 
 def use_ability(draft: Draft, cmd: UseAbility) -> None:
     """Use an ability on one's turn (C37): on one's own turn in the rounds, at rest, by one who can act (C10, C33,
-    C36), on a target it allows, with a use left (C41) and the cost paid through the ledger (C20, C22)."""
+    C36), on a target it allows, with a use left (C41) and the cost paid through the ledger (C20, C22). An
+    extension's action (:class:`~omen_core.hooks.TurnAction`) listed on the sheet is used the same way."""
     draft.require("declare")
+    extension = next((e for e in turn_actions(draft.state, cmd.who) if e.id == cmd.ability), None) \
+        if cmd.who in draft.state.combatants else None
+    if extension is not None:
+        _take_action(draft, cmd, extension)
+        return
     ability = owned_ability(draft, cmd.who, cmd.ability)
     draft.able(cmd.who, f"use {ability.name}")
     require_turn(draft, cmd.who, f"use {ability.name}")
@@ -79,6 +88,35 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
                             amount=amount, purpose=ability.name))
     ctx = Context(action=action, actor=cmd.who, target=target, spell=False, source=ability.name)
     run_consequences(draft, ctx, consequences_of(ability), offer_will=False)
+    settle(draft)
+
+
+def _take_action(draft: Draft, cmd: UseAbility, extension: Extension) -> None:
+    """Take an extension's action on one's turn (C37): the same gates as an ability's, its own refusal, its cost
+    through the ledger; ``ability_used`` and the costs, then what its handler records, then it settles."""
+    act = extension.action
+    assert act is not None
+    draft.able(cmd.who, f"use {extension.name}")
+    require_turn(draft, cmd.who, f"use {extension.name}")
+    target = cmd.target if cmd.target is not None else cmd.who if act.target in ("self", "ally", "any") else None
+    if target is None:
+        raise RuleViolation(act.rule, f"{extension.name} needs a target ({act.target})")
+    draft.present(target, f"be the target of {extension.name}")
+    why = aim_refusal(draft.state, cmd.who, target, act.target, act.within_reach)
+    if why is None and act.refusal is not None:
+        why = act.refusal(draft.state, cmd.who, target)
+    if why is not None:
+        raise RuleViolation(act.rule, f"{extension.name} on {target!r}: {why}")
+    cost = turn_cost(act.cost, draft.state.phase is Phase.ROUNDS)
+    short = shortfall(draft.state, cmd.who, cost)
+    if short is not None:
+        raise RuleViolation(act.rule, f"{extension.name}: {short}")
+    action = draft.next_seq
+    draft.emit(AbilityUsed(action=action, who=cmd.who, ability=extension.id, name=extension.name, target=target))
+    for resource, amount in cost.entries():
+        draft.emit(CostPaid(action=action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
+                            amount=amount, purpose=extension.name))
+    act.does(draft, Used(action=action, who=cmd.who, target=target))
     settle(draft)
 
 

@@ -14,8 +14,9 @@ from ..events import (
 )
 from ..rules.checks import contest_winner, static_outcome
 from .draft import Draft
+from .windows import Resume, nothing_rolled, open_moment, settle_pending
 
-__all__ = ["static_check", "contest", "roll_side"]
+__all__ = ["static_check", "contest", "roll_side", "RESUMES"]
 
 
 def static_check(draft: Draft, cmd: StaticCheck) -> None:
@@ -24,8 +25,9 @@ def static_check(draft: Draft, cmd: StaticCheck) -> None:
     draft.require("roll_check")
     draft.able(cmd.check.who, "make a check", incapacitated=False)
     side = roll_side(draft, cmd.check, "check", "check")
-    draft.emit(StaticCheckResolved(check=side, difficulty=cmd.difficulty,
-                                   outcome=static_outcome(side.total, cmd.difficulty)))
+    outcome = static_outcome(side.total, cmd.difficulty)
+    draft.emit(StaticCheckResolved(check=side, difficulty=cmd.difficulty, outcome=outcome))
+    open_moment(draft, "check.resolved", side.roller, outcome="success" if outcome == "success" else "failure")
 
 
 def contest(draft: Draft, cmd: Contest) -> None:
@@ -40,6 +42,13 @@ def contest(draft: Draft, cmd: Contest) -> None:
     dfd = roll_side(draft, cmd.defender, "check", "check")
     winner = ini.roller if contest_winner(ini.total, dfd.total) == "initiator" else dfd.roller
     draft.emit(ContestResolved(initiator=ini, defender=dfd, winner=winner, tie=ini.total == dfd.total))
+    open_moment(draft, "check.resolved", ini.roller, other=dfd.roller,
+                outcome="success" if winner == ini.roller else "failure")
+
+
+#: The hook point of a check: nothing rolled matters to what answers it, and the moment settles once its decision
+#: points have closed (C38).
+RESUMES: dict[str, Resume] = {"check.resolved": (nothing_rolled, settle_pending)}
 
 
 def roll_side(draft: Draft, spec: CheckSpec, purpose: RollPurpose, tag: PoolTag) -> RollTotal:

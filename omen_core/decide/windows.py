@@ -81,14 +81,19 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
     return True
 
 
-def open_moment(draft: Draft, moment: Literal["turn.start", "turn.end", "round.end"], who: str | None) -> bool:
-    """A moment of the round that abilities answer (C38): if some combatant's triggered ability may be used now,
-    the moment is recorded as an action of its own (``moment_reached``) and its first decision point offered;
-    True if so (the turn or the round waits on it). Otherwise nothing is recorded."""
+def open_moment(draft: Draft, moment: Literal["turn.start", "turn.end", "round.end", "check.resolved"],
+                who: str | None, *, other: str | None = None,
+                outcome: Literal["success", "failure"] | None = None) -> bool:
+    """A moment outside any other action that abilities answer (C38: a turn's start or end, the round's end, a
+    check resolved, ``other`` the contest's other side and ``outcome`` ``who``'s): if some combatant's triggered
+    ability may be used now, the moment is recorded as an action of its own (``moment_reached``) and its first
+    decision point offered; True if so (the turn, the round or the fight waits on it). Otherwise nothing is
+    recorded."""
     rows = windows_at(draft.state, moment)
     if not rows:
         return False
-    event = MomentReached(action=draft.next_seq, moment=moment, round=draft.state.round, who=who)
+    event = MomentReached(action=draft.next_seq, moment=moment, round=draft.state.round, who=who, other=other,
+                          outcome=outcome)
     would = MomentFrame(action=event.action, declared_at=event.action, step=Step.MOMENT, declaration=event)
     if not any(_offerable(draft.state, w, row) for row in rows
                for w in row.responders(draft.state, would, _NOTHING_ROLLED)):

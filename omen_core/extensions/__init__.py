@@ -36,7 +36,7 @@ from ..hooks import (
 
 __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTION_FIELDS", "windows_at", "window", "term_handlers",
            "pool_dice", "overrides", "auto_rerolls", "in_play", "data_extensions", "attack_options",
-           "attack_option_offered", "routes", "landing"]
+           "attack_option_offered", "routes", "landing", "turn_actions"]
 
 
 def _load() -> tuple[Extension, ...]:
@@ -88,6 +88,13 @@ def in_play(state: Any, extension: Extension) -> bool:
     sheet lists in ``abilities``, only if a combatant's sheet lists it (so a fight where nobody has it pays
     nothing for it)."""
     return not extension.listed or any(extension.id in c.sheet.abilities for c in state.combatants.values())
+
+
+def turn_actions(state: Any, who: str) -> tuple[Extension, ...]:
+    """The extensions whose action (:class:`~omen_core.hooks.TurnAction`) ``who`` may take on its turn: those its
+    sheet lists in ``abilities``, in the order it lists them."""
+    listed = state.combatants[who].sheet.abilities
+    return tuple(e for e in (BY_ID.get(i) for i in listed if isinstance(i, str)) if e is not None and e.action)
 
 
 def windows_at(state: Any, hook: str) -> tuple[Window, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from omen_core.commands import UseAbility
+from omen_core.commands import CheckSpec, UseAbility
 from omen_core.engine import Fight
 from omen_core.options import options
 from omen_server.decision import decision_facts, needed_face
@@ -52,6 +52,19 @@ def test_a_decision_on_a_condition_applied_says_what_the_action_applied() -> Non
     fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
     said = facts(fight)
     assert "Ana may answer, during Ana's save, called by Orc" in said and "it applied Prone to Ana" in said
+
+
+def test_a_decision_at_a_contest_names_whose_contest_and_how_it_went() -> None:
+    """C16, C38: an ability answering a check: the orc's Stealth 3 against Ana's Perception 3 (a tie goes to the
+    defender): the orc is asked "during Orc's contest against Ana (failed)"."""
+    lesson = {"id": "lesson", "name": "Lesson", "use": "trigger",
+              "trigger": {"moment": "check.resolved", "owner": "self", "outcome": "failure"},
+              "effects": [{"kind": "heal", "to": "actor", "flat": 1}]}
+    orc = msgspec.convert({**msgspec.to_builtins(sheet("orc", side="raiders")), "abilities": [lesson]},
+                          type(sheet("orc")))
+    fight = new_fight(sheet("ana"), orc, faces=[3, 3])
+    fight.contest(CheckSpec(who="orc", skill="Stealth"), CheckSpec(who="ana", skill="Perception"))
+    assert "Orc may answer, during Orc's contest against Ana (failed)" in facts(fight)
 
 
 def test_the_face_an_active_defense_die_needs() -> None:
