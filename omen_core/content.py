@@ -56,6 +56,7 @@ __all__ = [
     "Branches",
     "SaveEffect",
     "ConditionDef",
+    "TotalModifiers",
     "ConditionDamage",
     "SaveEnds",
     "TurnMoment",
@@ -455,13 +456,23 @@ class SaveEnds(_Content, frozen=True, kw_only=True):
     timing: SaveTiming = "turn_end"
 
 
+class TotalModifiers(_Content, frozen=True, kw_only=True):
+    """A condition's modifier per stack to a named total of an attack (C28): the hit total and the damage of the
+    attacks its bearer makes (C5, C12), the defense against those made on it (C11)."""
+
+    hit: int = 0
+    defense: int = 0
+    damage: int = 0
+
+
 class ConditionDef(_Content, frozen=True, kw_only=True):
-    """A condition as data (C28, C40): stacks, per-stack modifiers, tick timing, duration, what clears it, the
-    damage it deals when it ticks, and the save that ends it."""
+    """A condition as data (C28, C40): stacks, per-stack modifiers (to every attribute bonus, or to named totals),
+    tick timing, duration, what clears it, the damage it deals when it ticks, and the save that ends it."""
 
     placeholder: bool = False
     max_stacks: Annotated[int, msgspec.Meta(ge=1)] = 1
     attribute_bonus: int = 0
+    modifiers: TotalModifiers = TotalModifiers()
     tick: TickTiming = "never"
     duration: Annotated[int, msgspec.Meta(ge=1)] | None = None
     cleared_by: tuple[str, ...] = ()

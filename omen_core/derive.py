@@ -38,7 +38,8 @@ from .state import AttackFrame, FightState, condition_adjustment, effective_bonu
 
 __all__ = ["override_allowing", "UNARMED_DAMAGE", "BonusSource", "bonus_source", "check_total", "hit_numbers",
            "hit_total",
-           "situational", "extension_terms", "defense_total", "active_attribute", "DefenseChance", "defense_chance",
+           "situational", "added_terms", "condition_terms", "defense_total", "active_attribute", "DefenseChance",
+           "defense_chance",
            "parry_weapon",
            "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing",
            "will_choice_due", "lands_on", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
@@ -103,7 +104,7 @@ def hit_total(state: FightState, frame: AttackFrame) -> HitTotal:
     bonus = effective_bonus(state, decl.attacker, attribute)
     weapon_bonus = weapon.hit_bonus if weapon else 0
     mods = situational(state, decl)
-    added = extension_terms("hit", state, frame)
+    added = added_terms("hit", state, frame)
     if added:
         mods = (*mods, *added)
     total = rules.hit_total(primary, fcs, rules.static_bonus(bonus, weapon_bonus, sheet.training.hit_bonus),
@@ -130,11 +131,27 @@ def situational(state: FightState, decl: AttackDeclared) -> tuple[Modifier, ...]
     return tuple(mods)
 
 
-def extension_terms(total: Total, state: FightState, frame: AttackFrame) -> tuple[Modifier, ...]:
-    """The terms the extensions add to ``total`` of this attack (:mod:`omen_core.hooks`), each naming its source:
-    after the rules' own terms, in the order the extensions are registered."""
+def added_terms(total: Total, state: FightState, frame: AttackFrame) -> tuple[Modifier, ...]:
+    """The terms added to ``total`` of this attack after the rules' own, each naming its source: the conditions' per
+    stack (C28: the attacker's on the hit total and the damage, the target's on the defense), then the extensions'
+    (:mod:`omen_core.hooks`), in the order they are registered."""
     handlers = term_handlers(state, total)
-    return tuple(m for handler in handlers for m in handler.terms(state, frame)) if handlers else ()
+    conditions = condition_terms(total, state, frame)
+    return (*conditions, *(m for handler in handlers for m in handler.terms(state, frame))) if handlers \
+        else conditions
+
+
+def condition_terms(total: Total, state: FightState, frame: AttackFrame) -> tuple[Modifier, ...]:
+    """Each condition's modifier per stack to ``total`` (C28), times its stacks, named after it (``Marked x2``)."""
+    decl = frame.declaration
+    fighter = state.combatants[decl.target if total == "defense" else decl.attacker]
+    if not fighter.conditions or state.ruleset is None:
+        return ()
+    defs = state.ruleset.conditions
+    return tuple(Modifier(source=name if stacks == 1 else f"{name} x{stacks}",
+                          value=getattr(defs[name].modifiers, total) * stacks)
+                 for name, stacks in fighter.conditions.items()
+                 if stacks and name in defs and getattr(defs[name].modifiers, total))
 
 
 def attack_damage_type(frame: AttackFrame) -> str:
@@ -145,7 +162,7 @@ def attack_damage_type(frame: AttackFrame) -> str:
 def defense_total(state: FightState, frame: AttackFrame, modifiers: tuple[Modifier, ...] = ()) -> DefenseTotal:
     """Base defense = RES die (none if helpless, C10) + Defense Rating (C11: RES bonus + armor if it applies +
     ``modifiers``, the terms contributed to the defense, then those the extensions add), plus any Active Defense."""
-    added = extension_terms("defense", state, frame)
+    added = added_terms("defense", state, frame)
     if added:
         modifiers = (*modifiers, *added)
     decl = frame.declaration
@@ -307,7 +324,7 @@ def damage_terms(state: FightState, frame: AttackFrame) -> DamageTerms:
     named = rage is not None and any(d.origin for d in rage.dice)  # the abilities that added them (C39)
     sources = tuple(d.origin or "rage" for d in rage.dice) if rage is not None and named else ()
     modifiers = decl.damage_modifiers
-    added = extension_terms("damage", state, frame)
+    added = added_terms("damage", state, frame)
     if added:
         modifiers = (*modifiers, *added)
     d = rules.damage(dice_result=dice_result, primary_bonus=determined.attack.attribute_bonus,

@@ -288,7 +288,7 @@ def _will_chosen(e: WillConversionChosen, names: _Names) -> Iterator[tuple[LineK
 
 def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     t = e.terms
-    raw = _terms(t.terms())
+    raw = _terms([x for x in t.terms() if x.kind != "damage_dice" or x.value] or t.terms())  # flat: no "0 (dice)"
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
     where = f"{names(e.target)}'s {e.resource.upper()}"
     if e.overflow:

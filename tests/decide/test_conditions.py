@@ -36,6 +36,7 @@ from omen_core.content import (
     CombatantSheet,
     ConditionDef,
     Ruleset,
+    TotalModifiers,
     decode_content,
     load_ruleset,
 )
@@ -46,6 +47,7 @@ from omen_core.events import (
     ConditionTicked,
     DamageResolved,
     Event,
+    HitDetermined,
     ResourceChanged,
     SaveResolved,
     TurnEnded,
@@ -471,3 +473,62 @@ def test_a_scenario_using_them_runs_verifies_and_explains(tmp_path: Path) -> Non
     burn = next(r["seq"] for r in lines if r["event"]["type"] == "damage_resolved" and r["event"]["action"] is None)
     explained = runner.invoke(app, ["explain", str(log), str(burn)])
     assert "3 fire damage to vesh from Burning as it ticks" in explained.stdout
+
+
+# -- per-stack modifiers on named totals (C28) ---------------------------------------------------------------------
+
+#: Exposed: -1 to the defense of an attack on its bearer per stack (up to 3); Shaken: -1 to the hit total and -1 to
+#: the damage of its bearer's attacks per stack (up to 2). One data change each, no code (issue 27).
+NAMED = replace(RULESET, conditions={**RULESET.conditions,
+                                     "Exposed": ConditionDef(max_stacks=3, modifiers=TotalModifiers(defense=-1)),
+                                     "Shaken": ConditionDef(max_stacks=2,
+                                                            modifiers=TotalModifiers(hit=-1, damage=-1))})
+
+
+def named_fight(faces: list[int]) -> Fight:
+    """Ana and the orc (tests.sheets: every attribute d6 +0, 20 HP) under NAMED, faces in C29 order."""
+    fight = Fight.start(MemoryStore(), "named", dice=ScriptedDice(faces), clock=lambda: 0, ruleset=NAMED)
+    fight.join(sheet("ana"))
+    fight.join(sheet("orc", side="raiders"))
+    return fight
+
+
+def test_a_conditions_defense_modifier_per_stack_names_itself_in_the_defense() -> None:
+    """C28: two stacks of Exposed on Ana: her defense against the orc's unarmed attack is RES die 4 + Defense Rating
+    (RES +0, no armor) - 2 = 2, the term named "Exposed x2"; the hit 2 + 1 = 3 beats it (C5, C11): without the
+    stacks it would have missed (3 < 4)."""
+    fight = named_fight([2, 1, 4])
+    fight.apply_condition("ana", "Exposed", 2)
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    determined = next(r.event for r in reversed(fight.events) if isinstance(r.event, HitDetermined))
+    assert determined.defense.total == 2 and determined.hit
+    assert ("Exposed x2", -2) in [(m.source, m.value) for m in determined.defense.modifiers]
+    assert_replays(fight)
+
+
+def test_a_conditions_hit_and_damage_modifiers_apply_to_its_bearers_attacks() -> None:
+    """C28: one stack of Shaken on the orc: its hit total is STR 5 + FCS 1 - 1 = 5 > Ana's RES 2 (C5), and its
+    damage, raw STR 5 - 1 = 4 (C12): Ana 20 -> 16; each term named "Shaken"."""
+    fight = named_fight([5, 1, 2])
+    fight.apply_condition("orc", "Shaken")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    determined = next(r.event for r in reversed(fight.events) if isinstance(r.event, HitDetermined))
+    assert determined.attack.total == 5
+    assert ("Shaken", -1) in [(m.source, m.value) for m in determined.attack.situational]
+    dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)]
+    assert [(d.terms.raw, d.final) for d in dealt] == [(4, 4)] and fight.state.combatants["ana"].hp == 16
+    assert ("Shaken", -1) in [(m.source, m.value) for m in dealt[0].terms.modifiers]
+    assert_replays(fight)
+
+
+def test_a_named_total_modifier_is_written_in_the_ruleset_file() -> None:
+    """C28: `modifiers = { defense = -1 }` under a condition of a ruleset file loads; an unknown total is refused
+    with the file, the line and the field path."""
+    text = RULESET_FILE.read_text() + "\n[conditions.Exposed]\nmax_stacks = 3\nmodifiers = { defense = -1 }\n"
+    loaded = decode_content(text, Ruleset, source="house.toml", fmt="toml")
+    assert loaded.conditions["Exposed"].modifiers == TotalModifiers(defense=-1)
+    with pytest.raises(ContentError, match=r"house.toml:\d+: .*unknown field `luck`") as info:
+        decode_content(text.replace("defense = -1", "luck = -1"), Ruleset, source="house.toml", fmt="toml")
+    assert info.value.path == "$.conditions.Exposed.modifiers"

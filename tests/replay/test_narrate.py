@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from omen_core import CheckSpec, Fight, MemoryStore, Modifier, ScriptedDice
+from omen_core.content import Ability, AbilityLibrary, decode_content
 from omen_core.events import Event, RollTotal
 from omen_replay.demo import run_demo
 from omen_replay.narrate import describe_total, narrate
@@ -110,3 +113,22 @@ def test_a_reroll_names_the_die_as_route_damage_counts_dice() -> None:
     texts = [line.text for line in narrate(fight.events)]
     assert reroll.die == 0 and any(f"(rerolls die 0 of roll {reroll.rerolls}: dice counted from 0" in t
                                    for t in texts)
+
+
+def test_flat_damage_is_told_without_a_die_of_zero() -> None:
+    """A flat amount an ability deals (Hellish Rebuke's kin, C25) is told as its terms: ``3 flat``, not ``0 (dice) +
+    3 flat``; damage with dice still shows them."""
+    thorns = decode_content('[abilities.thorns]\nname = "Thorns"\nuse = "trigger"\n'
+                            'trigger = { moment = "attack.damaged", owner = "target" }\n'
+                            'effects = [{ kind = "damage", to = "target", flat = 3, damage_type = "piercing" }]\n',
+                            AbilityLibrary, fmt="toml").get("thorns")
+    assert isinstance(thorns, Ability)
+    fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([5, 1, 2]), clock=lambda: 0)
+    fight.join(msgspec.structs.replace(sheet("ana"), abilities=(thorns,)))
+    fight.join(sheet("orc", side="raiders"))
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    fight.answer_decision("thorns", "ana", "use")
+    told = "\n".join(line.text for line in narrate(fight.events))
+    assert "Thorns: 3 piercing (3 flat)" in told and "0 (dice)" not in told
+    assert "unarmed: 5 crushing (5 die)" in told
