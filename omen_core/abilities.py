@@ -81,9 +81,12 @@ def holders(state: FightState, ability: Ability, written: bool = True) -> tuple[
     """Who has ``ability`` and is still in the fight: those whose sheet writes it out, or (``written`` False) those
     a shorthand key of whose stands for it. The two are compiled apart (a shorthand's dice record no origin), so
     each answers for its own holders only: one sheet's shorthand and another's listed id never double it."""
-    return tuple(who for who, c in state.combatants.items()
-                 if c.left is None and ability in (c.sheet.written_abilities() if written
-                                                   else c.sheet.shorthand_abilities()))
+    ability_id = ability.id  # a written one: one id, one ability in a fight (checked at join); a shorthand's id may
+    if written:              # stand for abilities of other values (each sheet's own rage dice): the value decides
+        return tuple(who for who, c in state.combatants.items()
+                     if c.left is None and ability_id in c.sheet.written_ids())
+    return tuple(who for who, c in state.combatants.items() if c.left is None
+                 and ability_id in c.sheet.shorthand_ids() and ability in c.sheet.shorthand_abilities())
 
 
 def use_key(who: str, ability_id: str) -> str:

@@ -303,6 +303,28 @@ class CombatantSheet(_Content, frozen=True, kw_only=True, dict=True):
             found = self.__dict__["_shorthands"] = _expand(self.features, self.training)
         return found
 
+    def listed_by_id(self) -> frozenset[str]:
+        """The ids the sheet lists as such, not written out (a Python extension's, :mod:`omen_core.extensions`);
+        kept in the sheet's own ``__dict__``."""
+        found: frozenset[str] | None = self.__dict__.get("_by_id")
+        if found is None:
+            found = self.__dict__["_by_id"] = frozenset(a for a in self.abilities if isinstance(a, str))
+        return found
+
+    def written_ids(self) -> frozenset[str]:
+        """The ids of the abilities the sheet writes out (kept in its ``__dict__``)."""
+        found: frozenset[str] | None = self.__dict__.get("_written_ids")
+        if found is None:
+            found = self.__dict__["_written_ids"] = frozenset(a.id for a in self.written_abilities())
+        return found
+
+    def shorthand_ids(self) -> frozenset[str]:
+        """The ids of the shipped abilities its shorthand keys stand for (kept in its ``__dict__``)."""
+        found: frozenset[str] | None = self.__dict__.get("_shorthand_ids")
+        if found is None:
+            found = self.__dict__["_shorthand_ids"] = frozenset(a.id for a in self.shorthand_abilities())
+        return found
+
     def ability_ids(self) -> tuple[str, ...]:
         """The id of each ability the sheet lists, by id or written out (C37)."""
         return tuple(a if isinstance(a, str) else a.id for a in self.abilities)
@@ -518,8 +540,10 @@ class ReactionCosts(_Content, frozen=True, kw_only=True):
     interrupt: NonNegative = 2
 
 
-class Ruleset(_Content, frozen=True, kw_only=True):
-    """Every configurable number of the rules (C2, C14, C20, C22, C28), loaded from a ruleset file."""
+class Ruleset(_Content, frozen=True, kw_only=True, dict=True):
+    """Every configurable number of the rules (C2, C14, C20, C22, C28), loaded from a ruleset file. (``dict=True``:
+    the fight's compiled rows may be kept in its ``__dict__``, never encoded, compared or hashed:
+    :func:`omen_core.extensions.data_extensions`.)"""
 
     name: Identifier
     version: str = ""

@@ -284,10 +284,10 @@ def override_allowing(state: FightState, decl: AttackDeclared, defense: str, wea
 def _overridden(state: FightState, decl: AttackDeclared, defense: str, weapon_id: str | None) -> str | None:
     """The name of the first eligibility override allowing ``defense`` here, if the table refuses it for the kind of
     attack only (C37: a weapon or a shield in hand, C35, and a magical one against a spell are still needed)."""
-    if _table_refusal(state, decl, defense, weapon_id, lifted=True) is not None:
+    allowing = overrides(state)
+    if not allowing or _table_refusal(state, decl, defense, weapon_id, lifted=True) is not None:
         return None
-    return next((o.name or "an eligibility override" for o in overrides(state) if o.allows(state, decl, defense)),
-                None)
+    return next((o.name or "an eligibility override" for o in allowing if o.allows(state, decl, defense)), None)
 
 
 #: The kind of attack a Parry treats a ranged one as, once an override lifts the table's refusal for its kind.

@@ -621,6 +621,20 @@ def test_brute_rage_listed_by_id_adds_its_named_d6_to_a_raging_attack() -> None:
         assert_replays(fight)
 
 
+def test_two_sheets_rage_dice_of_their_own_each_roll_only_their_own() -> None:
+    """C12, C37: Ana's ``features.rage`` is 1d6, the orc's 2d8: both shorthands are Brute Rage under one id, each
+    with its own dice; Ana's raging hit (4 + 1 = 5 > 2) rolls her one d6 (3), not the orc's d8s: 4 + 3 = 7."""
+    ana = msgspec.structs.replace(sheet("ana"), features=Features(rage=RageDice(count=1, die="d6")))
+    orc = msgspec.structs.replace(sheet("orc", side="raiders"), features=Features(rage=RageDice(count=2, die="d8")))
+    fight = new_fight(ana, orc, faces=[4, 1, 2, 3])
+    fight.attack("ana", "orc", unarmed=True, rage=True)
+    fight.defend("orc", None)
+    added = [r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "damage"][-1]
+    assert [(d.pool, d.sides, d.face) for d in added.dice] == [("damage", 6, 3)]
+    assert fight.state.combatants["orc"].hp == 13
+    assert_replays(fight)
+
+
 def test_rage_is_refused_to_one_without_an_ability_that_names_it() -> None:
     """C12, C37: ``rage`` means something only to an owner of an ability whose ``when`` names the attack option:
     declared by anyone else it is refused, and the log is unchanged."""

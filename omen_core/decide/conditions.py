@@ -34,6 +34,8 @@ def tick(draft: Draft, timing: str, who: str | None = None) -> None:
     rules = draft.ruleset.conditions
     state = draft.state
     names = list(state.combatants) if who is None else [who]
+    if not any(state.combatants[w].conditions for w in names):
+        return  # nobody has a condition to tick: nothing to do (the common case)
     due = sorted(((state.combatants[w].applied.get(name, 0), w, name) for w in names
                   for name in state.combatants[w].conditions if _due(rules.get(name), timing)),
                  key=lambda entry: entry[0])
@@ -102,6 +104,8 @@ def clear_until(draft: Draft, whose: str, moment: Moment | None) -> None:
     order they were applied; ``moment`` None: that turn came and was skipped, so both kinds end. A condition
     lasting until a turn's end counts only a turn that started after it was applied."""
     state = draft.state
+    if not state.until:
+        return
     ending = [u for u in state.until if u.of == whose and (
         moment is None or (u.moment == moment and (moment == "start_of_next_turn" or u.armed)))]
     ending.sort(key=lambda u: state.combatants[u.who].applied.get(u.condition, 0))

@@ -71,23 +71,75 @@ _TERMS: MappingProxyType[str, tuple[tuple[Extension, TermHandler], ...]] = Mappi
     {total: tuple((e, h) for e in EXTENSIONS for h in e.terms if h.total == total) for total in TOTALS})
 
 
+class DataRows:
+    """The rows of a fight's data abilities, compiled and sorted by what asks for them: every extension, the windows
+    by hook point, the term handlers by total, the dice by roll, and the rest in order. Built from the abilities the
+    state keeps (``shorthands``, ``abilities``: they change only when a combatant joins)."""
+
+    __slots__ = (
+        "abilities",
+        "attack_options",
+        "extensions",
+        "landing",
+        "overrides",
+        "pools",
+        "rerolls",
+        "routing",
+        "shorthands",
+        "terms",
+        "windows",
+    )
+
+    def __init__(self, shorthands: tuple[Any, ...], abilities: tuple[Any, ...]) -> None:
+        self.shorthands, self.abilities = shorthands, abilities
+        data = (*(compile_ability(a, named=False) for a in shorthands), *(compile_ability(a) for a in abilities))
+        self.extensions: tuple[Extension, ...] = data
+        windows: dict[str, list[Window]] = {}
+        for w in (w for e in data for w in e.windows):
+            windows.setdefault(w.hook, []).append(w)
+        self.windows = {hook: tuple(rows) for hook, rows in windows.items()}
+        self.terms = {total: tuple(h for e in data for h in e.terms if h.total == total) for total in TOTALS}
+        self.pools = {roll: tuple(p for e in data for p in e.pools if p.roll == roll) for roll in ("hit", "damage")}
+        self.rerolls = tuple(r for e in data for r in e.rerolls)
+        self.overrides = tuple(o for e in data for o in e.overrides)
+        self.attack_options = tuple(o for e in data for o in e.attack_options)
+        self.routing = tuple(r for e in data for r in e.routing)
+        self.landing = tuple(x for e in data for x in e.landing)
+
+
+_NO_ROWS = DataRows((), ())
+
+
+def data_rows(state: Any) -> DataRows:
+    """The fight's data rows (:class:`DataRows`). Kept, once built, in the fight's ruleset's own ``__dict__`` (a
+    msgspec ``dict=True`` struct: never encoded, compared or hashed) beside the two tuples they were built from,
+    and built again whenever the state's tuples are others (a combatant joined, another fight): a memo the fight's
+    state owns through its ruleset, not a module's."""
+    if state is None:
+        return _NO_ROWS
+    abilities, shorthands = fight_abilities(state), state.shorthands
+    if not abilities and not shorthands:
+        return _NO_ROWS
+    ruleset = state.ruleset
+    memo = ruleset.__dict__ if ruleset is not None else {}
+    rows = memo.get("_data_rows")
+    if rows is None or rows.abilities is not abilities or rows.shorthands is not shorthands:
+        rows = memo["_data_rows"] = DataRows(shorthands, abilities)
+    return rows
+
+
 def data_extensions(state: Any) -> tuple[Extension, ...]:
     """The rows of the abilities this fight's sheets have as data (C37), compiled from them (none: nothing to do):
     first those their shorthand keys stand for (their dice recorded without an origin, as always), then those
     written out."""
-    if state is None:
-        return ()
-    abilities, shorthands = fight_abilities(state), state.shorthands
-    if not abilities and not shorthands:
-        return ()
-    return (*(compile_ability(a, named=False) for a in shorthands), *(compile_ability(a) for a in abilities))
+    return data_rows(state).extensions
 
 
 def in_play(state: Any, extension: Extension) -> bool:
     """Whether ``extension`` may do anything in this fight: one given by sheet keys always asks its own keys; one a
     sheet lists in ``abilities``, only if a combatant's sheet lists it (so a fight where nobody has it pays
     nothing for it)."""
-    return not extension.listed or any(extension.id in c.sheet.abilities for c in state.combatants.values())
+    return not extension.listed or any(extension.id in c.sheet.listed_by_id() for c in state.combatants.values())
 
 
 def turn_actions(state: Any, who: str) -> tuple[Extension, ...]:
@@ -100,28 +152,29 @@ def turn_actions(state: Any, who: str) -> tuple[Extension, ...]:
 def windows_at(state: Any, hook: str) -> tuple[Window, ...]:
     """The windows that may open at hook point ``hook`` in this fight, in the order the extensions are
     registered, then the fight's data abilities' in the order their owners joined."""
-    return (*(w for e, w in _AT.get(hook, ()) if in_play(state, e)),
-            *(w for e in data_extensions(state) for w in e.windows if w.hook == hook))
+    static = _AT.get(hook)
+    data = data_rows(state).windows.get(hook, ())
+    if not static:
+        return data
+    return (*(w for e, w in static if in_play(state, e)), *data)
 
 
 def pool_dice(roll: Roll, state: Any = None) -> tuple[PoolDice, ...]:
     """The handlers adding dice to an attack's ``roll``, in registry order, then the fight's data abilities'."""
-    data = data_extensions(state)
-    if not data:
-        return _POOLS[roll]
-    return (*_POOLS[roll], *(p for e in data for p in e.pools if p.roll == roll))
+    data = data_rows(state).pools[roll]
+    return (*_POOLS[roll], *data) if data else _POOLS[roll]
 
 
 def auto_rerolls(state: Any) -> tuple[AutoReroll, ...]:
     """The automatic rerolls of the extensions, then of the fight's data abilities (C39)."""
-    data = data_extensions(state)
-    return (*_REROLLS, *(r for e in data for r in e.rerolls)) if data else _REROLLS
+    data = data_rows(state).rerolls
+    return (*_REROLLS, *data) if data else _REROLLS
 
 
 def overrides(state: Any) -> tuple[DefenseOverride, ...]:
     """The eligibility overrides of the extensions, then of the fight's data abilities (C37)."""
-    data = data_extensions(state)
-    return (*OVERRIDES, *(o for e in data for o in e.overrides)) if data else OVERRIDES
+    data = data_rows(state).overrides
+    return (*OVERRIDES, *data) if data else OVERRIDES
 
 
 #: Each kind of handler across every extension, in registry order.
@@ -140,7 +193,7 @@ ATTACK_OPTION_FIELDS: MappingProxyType[str, tuple[str, str]] = MappingProxyType(
 
 def attack_options(state: Any) -> tuple[AttackOption, ...]:
     """The attack options the extensions and the fight's data abilities give meaning to."""
-    return (*_ATTACK_OPTIONS, *(o for e in data_extensions(state) for o in e.attack_options))
+    return (*_ATTACK_OPTIONS, *data_rows(state).attack_options)
 
 
 def attack_option_offered(state: Any, who: str, field: str) -> bool:
@@ -150,13 +203,13 @@ def attack_option_offered(state: Any, who: str, field: str) -> bool:
 
 def routes(state: Any, frame: Any) -> bool:
     """Whether the attacker of this hit may route a die to damage (C12): an extension or a data ability says so."""
-    return any(r.routes(state, frame) for r in (*_ROUTING, *(r for e in data_extensions(state) for r in e.routing)))
+    return any(r.routes(state, frame) for r in (*_ROUTING, *data_rows(state).routing))
 
 
 def landing(state: Any) -> tuple[Landing, ...]:
     """Where damage lands (C31): the extensions' handlers, then the fight's data abilities'."""
-    data = data_extensions(state)
-    return (*_LANDING, *(x for e in data for x in e.landing)) if data else _LANDING
+    data = data_rows(state).landing
+    return (*_LANDING, *data) if data else _LANDING
 _REROLLS: tuple[AutoReroll, ...] = tuple(r for e in EXTENSIONS for r in e.rerolls)
 
 
@@ -172,6 +225,8 @@ def window(kind: str, state: Any = None) -> Window | None:
 def term_handlers(state: Any, total: Total) -> tuple[TermHandler, ...]:
     """The term handlers that may add to ``total`` in this fight (the modules', then the data abilities')."""
     found = _TERMS[total]
-    static = tuple(h for e, h in found if in_play(state, e)) if found else ()
-    data = data_extensions(state)
-    return (*static, *(h for e in data for h in e.terms if h.total == total)) if data else static
+    data = data_rows(state).terms[total]
+    if not found:
+        return data
+    static = tuple(h for e, h in found if in_play(state, e))
+    return (*static, *data) if data else static
