@@ -94,6 +94,7 @@ from .events import (
     StoredEvent,
     Undone,
     WillConversionOffered,
+    fresh_salts,
     random_salts,
     seal_line,
 )
@@ -643,9 +644,11 @@ class Fight:
         state = self._state if state is None else state
         now, prev, seq, out = self.clock(), state.last_hash, state.version, Sealed()
         batch, size, fight_id, salts = seq + 1, len(events), self.fight_id, self.salts
-        for event in events:
+        drawn = fresh_salts(size) if salts is random_salts else None  # random: the batch's drawn at once
+        for i, event in enumerate(events):
             seq += 1
-            rec, line = seal_line(fight_id, seq, now, prev, event, batch, size, salts(fight_id, seq))
+            salt = drawn[i] if drawn is not None else salts(fight_id, seq)
+            rec, line = seal_line(fight_id, seq, now, prev, event, batch, size, salt)
             out.add(rec, line)
             prev = rec.hash
         return out
