@@ -540,10 +540,10 @@ class ReactionCosts(_Content, frozen=True, kw_only=True):
     interrupt: NonNegative = 2
 
 
+# dict=True: a fight's compiled rows may be kept in its ruleset's __dict__ (never encoded, compared or hashed):
+# omen_core.extensions.data_rows.
 class Ruleset(_Content, frozen=True, kw_only=True, dict=True):
-    """Every configurable number of the rules (C2, C14, C20, C22, C28), loaded from a ruleset file. (``dict=True``:
-    the fight's compiled rows may be kept in its ``__dict__``, never encoded, compared or hashed:
-    :func:`omen_core.extensions.data_extensions`.)"""
+    """Every configurable number of the rules (C2, C14, C20, C22, C28), loaded from a ruleset file."""
 
     name: Identifier
     version: str = ""
