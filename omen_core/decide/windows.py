@@ -48,8 +48,13 @@ Resume = tuple[Callable[[Draft], Moment], Callable[[Draft], None]]
 def in_turn_order(state: FightState, frame: Frame, who: tuple[str, ...]) -> tuple[str, ...]:
     """C38's order: the acting combatant first, then the others in initiative order (those without a place in
     it last, by id)."""
+    return tuple(sorted(dict.fromkeys(who), key=_turn_key(state, frame)))
+
+
+def _turn_key(state: FightState, frame: Frame) -> Callable[[str], tuple[bool, int, str]]:
+    """Where a combatant comes in C38's order (the acting one first, then initiative order, then by id)."""
     order = {c: i for i, c in enumerate(state.order)}
-    return tuple(sorted(dict.fromkeys(who), key=lambda c: (c != frame.actor, order.get(c, len(order)), c)))
+    return lambda c: (c != frame.actor, order.get(c, len(order)), c)
 
 
 def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bool:
@@ -70,10 +75,14 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
         offered = {who for d in frame.decisions if d.decision == row.kind for who in d.responders}
         due += [(w, index, row) for w in row.responders(draft.state, frame, moment)
                 if w not in offered and _offerable(draft.state, w, row)]
+    key = _turn_key(draft.state, frame)
+    asked = [d for d in frame.decisions if d.hook == hook]
+    if asked:  # C38's order is one pass: none before the one last asked here (one who could not answer then waits
+        floor = key(asked[-1].responders[0])  # no second turn), its own further windows and those after it
+        due = [d for d in due if key(d[0]) >= floor]
     if not due:
         return False
-    order = {w: i for i, w in enumerate(in_turn_order(draft.state, frame, tuple(w for w, _i, _r in due)))}
-    who, _index, row = min(due, key=lambda d: (order[d[0]], d[1]))  # C38: the acting combatant first, then
+    who, _index, row = min(due, key=lambda d: (key(d[0]), d[1]))  # C38: the acting combatant first, then
     draft.emit(DecisionOpened(action=frame.action, decision=row.kind, hook=hook, responders=(who,),  # initiative
                               choices=tuple(c.name for c in row.choices), rule=row.rule, title=row.title,
                               labels=tuple(c.label for c in row.choices),
