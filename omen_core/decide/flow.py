@@ -185,7 +185,13 @@ def _open_tie(draft: Draft) -> tuple[str, ...]:
 
 
 def _start_round(draft: Draft, number: int) -> None:
+    """A round starts; the first one with every combatant's Bonus Actions full (C20: before their first turn
+    everyone has 2, for defence, whatever was spent before the rounds), then the first turn begins."""
     draft.emit(RoundStarted(round=number))
+    if number == 1:
+        for who in draft.state.order:
+            if not draft.combatant(who).out:
+                _refill(draft, who)
     _begin_turn(draft, 0)
 
 

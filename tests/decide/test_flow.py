@@ -1223,3 +1223,19 @@ class TestDrawing:
         fight.draw("kael", "buckler")
         assert fight.state.combatants["kael"].wielding == ("sword", "buckler")
         refused(fight, lambda: fight.draw("kael", "buckler"), "C35")
+
+
+def test_the_rounds_start_with_every_combatants_bonus_actions_full() -> None:
+    """C20 ("before their first turn everyone has 2 Bonus Actions for defence"): Ana Dodges the orc's attack before
+    the rounds (1 Bonus Action: 2 -> 1; STR 5 + FCS 1 = 6 against RES 2 + the Dodge's AGI 1 = 3: still a hit);
+    initiative AGI 1 (Ana) against 6 (the orc): the orc's turn is first, and Ana has 2 again from the round's
+    start, before her turn (a bonus_actions_refilled after round_started)."""
+    fight = new_fight(sheet("ana"), sheet("orc", side="raiders"), faces=[5, 1, 2, 1, 1, 6])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", "dodge")
+    assert fight.state.combatants["ana"].bonus_actions == 1
+    fight.roll_initiative()
+    assert fight.state.turn == "orc" and fight.state.combatants["ana"].bonus_actions == 2
+    started = next(i for i, r in enumerate(fight.events) if isinstance(r.event, RoundStarted))
+    assert any(isinstance(r.event, BonusActionsRefilled) and r.event.who == "ana" for r in fight.events[started:])
+    assert_replays(fight)
