@@ -696,11 +696,13 @@ class When(_Content, frozen=True, kw_only=True):
 
 
 class Trigger(_Content, frozen=True, kw_only=True):
-    """When a triggered ability is offered (C38): at which moment of an attack or a save, to whom (in an attack the
-    owner as the attacker, as the attack's target, or as an ally within reach of the target; in a save as the one
-    who called it, as the saver, or as an ally within reach of the saver), and on which outcome (``hit``,
-    ``miss``, ``crit`` at ``attack.determined``; ``success``, ``failure``, the saver's, at ``save.resolved``).
-    At ``condition.applied``, ``condition`` names the condition it waits for (none: any)."""
+    """When a triggered ability is offered (C38): at which moment (docs/abilities.md), to whom, on which outcome.
+    Owners: in an attack the attacker, the target or an ally within the target's reach; at save.resolved the
+    caller, the saver or an ally within the saver's reach; at move.left each enemy whose reach the mover left
+    (left_behind); at condition.applied the afflicted, an ally within its reach or the applier; at check.resolved
+    and the round's moments the owner itself (self). Outcomes: hit, miss, crit at attack.determined; success,
+    failure at save.resolved (the saver's) and check.resolved (the owner's own). ``condition``: at
+    condition.applied, the condition it waits for (none: any)."""
 
     moment: TriggerMoment
     owner: Literal["attacker", "target", "ally_of_target", "caller", "saver", "ally_of_saver", "self", "left_behind",
@@ -773,6 +775,13 @@ class Ability(_Content, frozen=True, kw_only=True, dict=True):
 
 _ON_TURN = ("action", "bonus_action", "free")
 _ATTACK_PREDICATES = ("attack_kinds", "weapon_properties", "attacker_unseen", "attack_option")
+#: A `when` with nothing set: what each predicate is when it is not given.
+_NO_WHEN = When()
+
+
+def _set_predicate(when: When, names: tuple[str, ...]) -> str:
+    """The first of the predicates ``names`` that ``when`` sets (other than its default), or ""."""
+    return next((n for n in names if getattr(when, n) != getattr(_NO_WHEN, n)), "")
 
 
 def _at(field: str, why: str) -> str:
@@ -833,11 +842,12 @@ def _ability_problem(a: Ability) -> str:
     if outcome in ("success", "failure") and moment != "save.resolved":
         return _at("trigger.outcome", "a save's outcome (success, failure) is known at the moment save.resolved (a "
                                       "check's at check.resolved)")
-    if moment in ("save.resolved", "move.left") and any(
-            getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES):
-        return _at("when", f"{'a save' if moment == 'save.resolved' else 'a move'} is no attack: at {moment} `when` "
-                           f"reads the owner and the {'saver' if moment == 'save.resolved' else 'mover'} (owner_has, "
-                           "owner_lacks, owner_hp_at_most, target_has, target_lacks)")
+    predicate = _set_predicate(a.when, _ATTACK_PREDICATES)
+    if moment in ("save.resolved", "move.left") and predicate:
+        return _at(f"when.{predicate}", f"{'a save' if moment == 'save.resolved' else 'a move'} is no attack: at "
+                                    f"{moment} `when` reads the owner and the "
+                                    f"{'saver' if moment == 'save.resolved' else 'mover'} (owner_has, owner_lacks, "
+                                    "owner_hp_at_most, target_has, target_lacks)")
     if outcome != "any" and moment == "move.left":
         return _at("trigger.outcome", "move.left has no outcome (outcome = \"any\")")
     done_at_once = moment in ("attack.determined", "attack.damaged", "save.resolved", "move.left")
@@ -895,15 +905,16 @@ def _round_problem(a: Ability) -> str:
     if a.trigger.outcome not in (("any", "success", "failure") if moment == "check.resolved" else ("any",)):
         return _at("trigger.outcome", f"{moment} has no outcome (outcome = \"any\")" if moment != "check.resolved"
                    else "a check's outcome is success or failure (a tie is no success, C16), or any")
-    if any(getattr(a.when, n) != getattr(When(), n) for n in (*_ATTACK_PREDICATES, "target_has", "target_lacks")):
-        return _at("when", f"at {moment} there is no attack"
+    wrong = _set_predicate(a.when, (*_ATTACK_PREDICATES, "target_has", "target_lacks"))
+    if wrong:
+        return _at(f"when.{wrong}", f"at {moment} there is no attack"
                    + (" and no target" if moment != "condition.applied" else "")
                    + ": `when` reads the owner (owner_has, owner_lacks, owner_hp_at_most)"
                    + (" and the trigger names the condition (trigger.condition)" if moment == "condition.applied"
                       else ""))
     for i, e in enumerate(a.effects):
         if isinstance(e, (Modify, AddDice, Reroll, MakeAttack, *_PASSIVE_ONLY)):
-            return _at(f"effects[{i}]", f"a {type(e).__struct_config__.tag} effect needs an attack: at {moment} an "
+            return _at(f"effects[{i}]", f"{type(e).__struct_config__.tag!r} needs an attack: at {moment} an "
                                         "ability does damage, heal, condition or clear")
         if getattr(e, "to", "actor") != "actor" and moment in OWN_MOMENTS:
             return _at(f"effects[{i}].to",

@@ -913,7 +913,7 @@ def test_an_offensive_bonus_action_waits_for_its_owners_first_turn() -> None:
     ('{ moment = "round.end", owner = "self" }', 'when = { target_has = ["Prone"] }',
      '[{ kind = "heal", to = "actor", flat = 1 }]', "at round.end there is no attack and no target"),
     ('{ moment = "turn.start", owner = "self" }', "", '[{ kind = "modifier", total = "hit", value = 1 }]',
-     "a modifier effect needs an attack"),
+     "'modifier' needs an attack"),
 ])
 def test_a_round_moment_ability_that_does_not_fit_is_refused(trigger: str, extra: str, effects: str,
                                                              said: str) -> None:

@@ -250,10 +250,6 @@ def test_s16_dying_from_a_save_and_an_ability(tmp_path: Path) -> None:
                               ("coup_de_grace", CA, ["ana"]), ("steady_hand", CA, ["cara"])]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="engine vs docs: after guardians_vow raises the Dying bram, omen offers bram's "
-                   "spiteful_fall before cara's steady_hand (cara, bram, cara), not in initiative order "
-                   "(docs/abilities.md: 'then the others in initiative order'; an owner at 0 HP is not offered)")
 def test_s17_order_of_decision_points_after_a_heal(tmp_path: Path) -> None:
     """When cara's guardians_vow raises bram, whose turn in the order came while he was at 0 HP, cara's
     steady_hand is next (initiative order, C38); bram is not asked (C36)."""
@@ -327,15 +323,11 @@ ERRORS = [
     ("m03", "m03_lib.toml:5:", "condition.applied", "$.abilities.x.trigger.condition"),
     ("m04", "m04.toml:13:", "[C28] unknown condition 'Burning'", "$.combatants[0].abilities[1].trigger.condition"),
     ("m05", "m05_lib.toml:6:", "modifier", "$.abilities.x.effects[1]"),
-    pytest.param("m06", "m06_lib.toml:6:", "attack", "$.abilities.x.when.attack_kinds",
-                 marks=pytest.mark.xfail(strict=True, reason="engine vs docs: the problem is in when.attack_kinds "
-                                         "but omen names $.abilities.x.when")),
+    ("m06", "m06_lib.toml:6:", "attack", "$.abilities.x.when.attack_kinds"),
     ("m07", "m07_lib.toml:5:", 'at check.resolved the trigger\'s owner is "self"', "$.abilities.x.trigger.owner"),
     ("m08", "m08_lib.toml:6:", 'its effects go to the owner (to = "actor")', "$.abilities.x.effects[1].to"),
     ("m09", "m09_lib.toml:5:", "success or failure", "$.abilities.x.trigger.outcome"),
-    pytest.param("m10", "m10_lib.toml:6:", "target", "$.abilities.x.when.target_has",
-                 marks=pytest.mark.xfail(strict=True, reason="engine vs docs: the problem is in when.target_has but "
-                                         "omen names $.abilities.x.when")),
+    ("m10", "m10_lib.toml:6:", "target", "$.abilities.x.when.target_has"),
     ("m11", "m11_lib.toml:6:", "condition.applied", "$.abilities.x.effects[0]"),
     ("m12", "m12_lib.toml:5:", "condition.applied", "$.abilities.x.trigger.condition"),
     ("m13", "m13_lib.toml:5:", "not 'self'", "$.abilities.x.trigger.owner"),
