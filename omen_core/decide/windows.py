@@ -37,7 +37,7 @@ from .draft import Draft
 from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
-__all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order", "nothing_rolled", "settle_pending",
+__all__ = ["open_window", "open_moment", "answer_decision", "nothing_rolled", "settle_pending",
            "settle", "Resume", "answer_context", "RESUMES"]
 
 #: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
@@ -45,14 +45,9 @@ __all__ = ["open_window", "open_moment", "answer_decision", "in_turn_order", "no
 Resume = tuple[Callable[[Draft], Moment], Callable[[Draft], None]]
 
 
-def in_turn_order(state: FightState, frame: Frame, who: tuple[str, ...]) -> tuple[str, ...]:
-    """C38's order: the acting combatant first, then the others in initiative order (those without a place in
-    it last, by id)."""
-    return tuple(sorted(dict.fromkeys(who), key=_turn_key(state, frame)))
-
-
 def _turn_key(state: FightState, frame: Frame) -> Callable[[str], tuple[bool, int, str]]:
-    """Where a combatant comes in C38's order (the acting one first, then initiative order, then by id)."""
+    """Where a combatant comes in C38's order: the acting combatant first, then the others in initiative order
+    (those without a place in it last, by id)."""
     order = {c: i for i, c in enumerate(state.order)}
     return lambda c: (c != frame.actor, order.get(c, len(order)), c)
 
