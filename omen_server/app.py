@@ -896,12 +896,12 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
         again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
         if more or fights.appended.get(fight_id, 0) > shown or again:
             poked = fights.pokes.get(fight_id, 0)
-            if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
-                return  # revoked or reissued: this token opens nothing any more
             try:
+                if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
+                    return  # revoked or reissued: this token opens nothing any more
                 items, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown, again)
-            except StoreUnavailable:  # the database is restarting: the stream waits, then goes on from `after`
-                await anyio.sleep(1.0)
+            except StoreUnavailable:  # the database (the keep's, the store's) is restarting: the stream waits,
+                await anyio.sleep(1.0)  # then goes on from `after` (the seat asked again)
                 continue
             for item in items:
                 if isinstance(item, SeenEvent):
