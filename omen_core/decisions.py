@@ -227,7 +227,7 @@ def extension_point(opened: DecisionOpened, step: str) -> DecisionPoint:
         kind=opened.decision, title=opened.title or opened.decision, rule=opened.rule, step=step, opened_by=None,
         window="decision", answers=(Answer(AnswerDecision, "decide", None, labels or ", ".join(opened.choices)),),
         cost=lambda r: costs or "free", responders=lambda event: tuple(event.responders),
-        resumes=f"the action goes on from the hook point {opened.hook}: {HOOK_POINTS.get(opened.hook, '')}",
+        resumes=HOOK_POINTS[opened.hook].then if opened.hook in HOOK_POINTS else "the action goes on",
         candidates=lambda state, who: [AnswerDecision(decision=opened.decision, who=str(who), choice=c)
                                        for c in opened.choices],
         cancellable=True)

@@ -33,41 +33,69 @@ if TYPE_CHECKING:
     from .events import AttackDeclared, DiceRolled, RollPurpose
     from .state import CombatantState, FightState, Frame
 
-__all__ = ["HOOK_POINTS", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window", "TermHandler",
-           "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing", "Extension",
-           "check_extension", "TurnAction", "Used", "Acting"]
+__all__ = ["HOOK_POINTS", "HookPoint", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window",
+           "TermHandler", "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing",
+           "Extension", "check_extension", "TurnAction", "Used", "Acting"]
+
+class HookPoint(NamedTuple):
+    """A hook point in words: when it comes, and what happens once the decision points open there close (an
+    open decision's ``resumes``, docs/live.md)."""
+
+    when: str
+    then: str
+
 
 #: The hook points an extension's window may open at, each with when it comes (combat.txt §Resolving an Attack,
-#: §Resolving a Save).
-HOOK_POINTS: dict[str, str] = {
-    "attack.declared": "an attack has been declared and its cost paid (after any Interrupt, C24), before its dice "
-                       "are rolled (C29): what answers an attack declared is decided here, the totals unknown",
-    "attack.rolled": "an attack's hit and base defense are rolled (C29), before the Active Defense window (C8): "
-                     "what changes the defense is decided here",
-    "attack.determined": "an attack's hit and crit are determined (C5, C7), before a Catch (C22), routing (C12) or "
-                         "the damage: what answers a hit, a miss or a crit is decided here",
-    "attack.damaged": "an attack's damage has landed on its target (C13) and its consequences are done (C25), "
-                      "before it settles; only if the attack's own damage (its hit's and its branches') reached "
-                      "the target: what answers damage taken is decided here",
-    "save.resolved": "a save is resolved (C15) and its branch's consequences are done (C25), before it settles: "
-                     "what answers a save made or failed is decided here",
-    "move.left": "a combatant's movement has completed and it has left the reach it said it would leave (C23), "
-                 "after any Attack of Opportunity, before the move settles: what answers an enemy leaving reach "
-                 "is decided here",
-    "condition.applied": "an action has applied a condition (C28, C40) and done everything else it does (after its "
-                         "other hook points), before it settles; only conditions the action itself applied (an "
-                         "attack's or a save's branches, an ability's effects, Dying from its own damage), not "
-                         "an answer's (C38): what answers a condition applied is decided here",
-    "check.resolved": "a static check or a contest is resolved (C16), outside any action: what answers a check "
-                      "made or failed (each side of a contest its own outcome; a tie is no success) is decided "
-                      "here",
-    "turn.start": "a combatant's turn has started: its Bonus Actions refilled, what expires at the start of its "
-                  "turn gone, its deferred costs settled and its conditions ticked (C40, C41); then the turn is "
-                  "its to play",
-    "turn.end": "a combatant ends its turn, before what expires at its end goes, its deferred costs settle and "
-                "its conditions tick (C40, C41)",
-    "round.end": "the last turn of the round is over, before the conditions that tick at the round's end do (C40) "
-                 "and the next round starts",
+#: §Resolving a Save) and how the fight goes on from it.
+HOOK_POINTS: dict[str, HookPoint] = {
+    "attack.declared": HookPoint(
+        "an attack has been declared and its cost paid (after any Interrupt, C24), before its dice are rolled (C29): "
+        "what answers an attack declared is decided here, the totals unknown",
+        "the attack's dice are rolled (C29)"),
+    "attack.rolled": HookPoint(
+        "an attack's hit and base defense are rolled (C29), before the Active Defense window (C8): what changes the "
+        "defense is decided here",
+        "the Active Defense window opens if it is due (C8), then hit and crit are determined"),
+    "attack.determined": HookPoint(
+        "an attack's hit and crit are determined (C5, C7), before a Catch (C22), routing (C12) or the damage: what "
+        "answers a hit, a miss or a crit is decided here",
+        "a Catch, routing or the damage, as the hit calls for (C12, C22)"),
+    "attack.damaged": HookPoint(
+        "an attack's damage has landed on its target (C13) and its consequences are done (C25), before it settles; "
+        "only if the attack's own damage (its hit's and its branches') reached the target: what answers damage "
+        "taken is decided here",
+        "the attack settles"),
+    "save.resolved": HookPoint(
+        "a save is resolved (C15) and its branch's consequences are done (C25), before it settles: what answers a "
+        "save made or failed is decided here",
+        "the save settles"),
+    "move.left": HookPoint(
+        "a combatant's movement has completed and it has left the reach it said it would leave (C23), after any "
+        "Attack of Opportunity, before the move settles: what answers an enemy leaving reach is decided here",
+        "the move settles"),
+    "condition.applied": HookPoint(
+        "an action has applied a condition (C28, C40) and done everything else it does (after its other hook "
+        "points), before it settles; only conditions the action itself applied (an attack's or a save's branches, "
+        "an ability's effects, Dying from its own damage), not an answer's (C38): what answers a condition applied "
+        "is decided here",
+        "the action settles"),
+    "check.resolved": HookPoint(
+        "a static check or a contest is resolved (C16), outside any action: what answers a check made or failed "
+        "(each side of a contest its own outcome; a tie is no success) is decided here",
+        "the fight goes on where the check left it"),
+    "turn.start": HookPoint(
+        "a combatant's turn has started: its Bonus Actions refilled, what expires at the start of its turn gone, its "
+        "deferred costs settled and its conditions ticked (C40, C41); then the turn is its to play",
+        "the turn is its combatant's to play"),
+    "turn.end": HookPoint(
+        "a combatant ends its turn, before what expires at its end goes, its deferred costs settle and its "
+        "conditions tick (C40, C41)",
+        "the turn ends: what expires at its end goes, deferred costs settle, conditions tick (C40, C41), and the "
+        "next turn starts"),
+    "round.end": HookPoint(
+        "the last turn of the round is over, before the conditions that tick at the round's end do (C40) and the "
+        "next round starts",
+        "the conditions that tick at the round's end do (C40), and the next round starts"),
 }
 
 Total = Literal["hit", "defense", "damage"]

@@ -978,12 +978,16 @@ PRONE_ON_HIT = Branches(on_hit=(ApplyCondition(to="target", condition="Prone"),)
 def test_quick_recovery_answers_prone_applied_by_an_attacks_branch() -> None:
     """C38 "a condition applied": the orc's unarmed STR 5 + FCS 1 = 6 > Ana's RES 2 hits (no crit, 1 < 2): raw 5,
     20 -> 15, and its on-hit branch knocks her Prone (C25); once the attack has done everything else, Quick
-    Recovery is offered to her (the afflicted): a Bonus Action (2 -> 1), Prone ends; then the attack settles."""
+    Recovery is offered to her (the afflicted): a Bonus Action (2 -> 1), Prone ends; then the attack settles (what
+    the open decision's ``resumes`` says)."""
     fight = new_fight(having(sheet("ana"), "quick_recovery"), sheet("orc", side="raiders"), faces=[5, 1, 2])
     fight.attack("orc", "ana", unarmed=True, branches=PRONE_ON_HIT)
     fight.defend("ana", None)
     assert fight.state.combatants["ana"].has("Prone") and not fight.state.at_rest
     assert opened_decisions(fight) == [("quick_recovery", "condition.applied", ("ana",))]
+    waiting = fight.options().waiting
+    assert waiting is not None and (waiting.kind, waiting.who, waiting.resumes) == (
+        "quick_recovery", ("ana",), "the action settles")
     fight.answer_decision("quick_recovery", "ana", "use")
     ana = fight.state.combatants["ana"]
     assert (ana.hp, ana.bonus_actions, ana.has("Prone"), fight.state.at_rest) == (15, 1, False, True)
