@@ -17,7 +17,13 @@ seeded dice run without the CPU's SHA extensions there (about 31M instructions o
 in every version), so they weigh more than in real time. Needs ``valgrind`` (Debian: ``apt-get install
 valgrind``); about 30 s a workload and version.
 
+Several revisions may be given: each is compared with the first. The fights of two versions are the same
+fights (the same seeds, cast and choices) but need not play out alike where the rules changed between them (a
+version that skips a combatant's turn at 0 HP writes fewer events): so ``fights`` also reports the events the
+five fights wrote and the instructions an event, the ratio of those beside the ratio of the totals.
+
     .venv/bin/python benchmarks/bench_instructions.py 42b4312 WORKTREE [--workloads fights,options]
+    .venv/bin/python benchmarks/bench_instructions.py a3fc09a e976518 9e195cc WORKTREE --workloads fights
 """
 
 from __future__ import annotations
@@ -62,12 +68,15 @@ if what == "options":
     asked[0].options()
 print("READY", flush=True)
 sys.stdin.readline()
+written = 0
 if what == "fights":
-    B.fights_run(MemoryStore(), fights, cast)
+    store = MemoryStore()
+    B.fights_run(store, fights, cast)
+    written = sum(len(list(store.read(fight_id))) for fight_id, _seed in fights)
 else:
     for fight in asked:
         fight.options()
-print("DONE", flush=True)
+print("DONE", written, flush=True)
 sys.stdin.readline()
 """
 
@@ -86,6 +95,12 @@ def tree(rev: str, scratch: Path) -> Path:
 
 def count(what: str, where: Path, scratch: Path) -> int:
     """The instructions of ``what`` run once with ``omen_core`` from ``where``."""
+    return measure(what, where, scratch)[0]
+
+
+def measure(what: str, where: Path, scratch: Path) -> tuple[int, int]:
+    """The instructions of ``what`` run once with ``omen_core`` from ``where``, and the events it wrote (the
+    fights'; 0 for ``options``)."""
     out = scratch / f"callgrind.{os.getpid()}.{what}.{where.name}"
     env = {**os.environ, "PYTHONPATH": str(where)}
     child = subprocess.Popen(
@@ -99,7 +114,8 @@ def count(what: str, where: Path, scratch: Path) -> int:
     subprocess.run(["callgrind_control", "-i", "on", str(child.pid)], check=True, capture_output=True)
     child.stdin.write("go\n")
     child.stdin.flush()
-    if child.stdout.readline().strip() != "DONE":
+    done = child.stdout.readline().split()
+    if not done or done[0] != "DONE":
         raise SystemExit(f"{what}: the workload did not finish")
     subprocess.run(["callgrind_control", "-i", "off", str(child.pid)], check=True, capture_output=True)
     child.stdin.write("end\n")
@@ -108,24 +124,31 @@ def count(what: str, where: Path, scratch: Path) -> int:
     found = re.search(r"^totals: (\d+)", out.read_text(), re.MULTILINE)
     if found is None:
         raise SystemExit(f"{what}: no totals in {out}")
-    return int(found.group(1))
+    return int(found.group(1)), int(done[1])
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="callgrind instruction counts of two omen_core versions")
+    parser = argparse.ArgumentParser(description="callgrind instruction counts of omen_core versions")
     parser.add_argument("base", help="a git revision (the baseline)")
-    parser.add_argument("new", help="a git revision, or WORKTREE")
+    parser.add_argument("new", nargs="+", help="git revisions, or WORKTREE, each compared with the base")
     parser.add_argument("--workloads", default="fights,options", help="fights,options (default both)")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("needs valgrind (and callgrind_control) on PATH")
+    revs = [args.base, *args.new]
     with tempfile.TemporaryDirectory(prefix="omen-instr-") as tmp:
         scratch = Path(tmp)
-        trees = {rev: tree(rev, scratch) for rev in (args.base, args.new)}
-        print(f"| workload | {args.base} | {args.new} | ratio |\n| --- | ---: | ---: | ---: |")
+        trees = {rev: tree(rev, scratch) for rev in revs}
+        print("| workload | version | instructions | ratio | events | an event | ratio an event |\n"
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: |")
         for what in args.workloads.split(","):
-            base, new = (count(what, trees[rev], scratch) for rev in (args.base, args.new))
-            print(f"| {what} | {base / 1e6:,.1f}M | {new / 1e6:,.1f}M | {base / new:.2f}x |")
+            base, base_events = measure(what, trees[args.base], scratch)
+            for rev in revs:
+                found, events = (base, base_events) if rev == args.base else measure(what, trees[rev], scratch)
+                each = f"{found / events / 1e3:,.1f}k" if events else "-"
+                each_ratio = f"{base / base_events / (found / events):.3f}x" if events and base_events else "-"
+                print(f"| {what} | {rev} | {found / 1e6:,.1f}M | {base / found:.3f}x | {events or '-'} | {each} "
+                      f"| {each_ratio} |", flush=True)
     return 0
 
 

@@ -10,8 +10,9 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Where the project's Python lives: the packages, the tests, the benchmarks, the test set-up and dev.py.
-CHECKED = ["omen_core", "omen_replay", "omen_server", "omen_cli", "tests", "benchmarks", "conftest.py", "dev.py"]
+#: Where the project's Python lives: the packages, the tests, the benchmarks, the examples, the test set-up and dev.py.
+CHECKED = ["omen_core", "omen_replay", "omen_server", "omen_cli", "tests", "benchmarks", "examples", "conftest.py",
+           "dev.py"]
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
@@ -30,8 +31,8 @@ def test_mypy_checks_everything_in_one_run() -> None:
 
 
 def test_mypy_strict_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> None:
-    """mypy --strict finds nothing in omen_core, omen_replay, omen_server, omen_cli, the tests, the benchmarks,
-    conftest.py and dev.py, and it read every one of their files."""
+    """mypy --strict finds nothing in omen_core, omen_replay, omen_server, omen_cli, the tests, the benchmarks, the
+    examples, conftest.py and dev.py, and it read every one of their files."""
     result = run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr
     found = re.search(r"Success: no issues found in (\d+) source files", result.stdout)
@@ -41,6 +42,6 @@ def test_mypy_strict_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> 
 
 def test_ruff_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> None:
     """ruff (the [tool.ruff] section of pyproject.toml) finds nothing in omen_core, omen_replay, omen_server, omen_cli,
-    the tests and the benchmarks."""
+    the tests, the benchmarks and the examples."""
     result = run("ruff", "check", *CHECKED)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -7,7 +7,7 @@ the odds of turning the hit into a miss are at least one in two.
 Run it for one side of an encounter:
 
     omen simulate examples/encounters/ember-ford-2v2.toml --policy wardens=examples/policies/hold_the_line.py:HoldTheLine
-"""
+"""  # noqa: E501 (the command line above is copied whole)
 
 from __future__ import annotations
 
