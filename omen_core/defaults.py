@@ -40,11 +40,22 @@ def needs_settling(kind: type[msgspec.Struct]) -> tuple[str, ...]:
                  if f.default is not msgspec.NODEFAULT and not _identity_safe(f.default))
 
 
+def _settled_fields(kind: type[msgspec.Struct]) -> tuple[tuple[str, object], ...]:
+    """The fields of ``kind`` :func:`settle_defaults` must look at, with their defaults: those whose default an
+    equal value may not be (every other field holds its default object whenever it equals it). Worked out once a
+    class and kept on the class itself (a fact of its definition, like ``__struct_fields__``)."""
+    pairs = kind.__dict__.get("_omen_settled")
+    if pairs is None:
+        names = kind.__struct_fields__[len(kind.__struct_fields__) - len(kind.__struct_defaults__):]
+        pairs = tuple((name, default) for name, default in zip(names, kind.__struct_defaults__, strict=True)
+                      if default is not msgspec.NODEFAULT and not _identity_safe(default))
+        setattr(kind, "_omen_settled", pairs)  # noqa: B010 (set on the class, not an instance)
+    return pairs
+
+
 def settle_defaults(value: msgspec.Struct) -> None:
     """Put the default object in place of each field of ``value`` that equals its default (see the module)."""
-    kind = type(value)
-    names = kind.__struct_fields__[len(kind.__struct_fields__) - len(kind.__struct_defaults__):]
-    for name, default in zip(names, kind.__struct_defaults__, strict=True):
+    for name, default in _settled_fields(type(value)):
         found = getattr(value, name)
         if found is not default and type(found) is type(default) and found == default:
             msgspec.structs.force_setattr(value, name, default)

@@ -1107,6 +1107,7 @@ class StoredEvent(Unsealed, frozen=True, forbid_unknown_fields=True, kw_only=Tru
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 _DECODER = msgspec.json.Decoder(StoredEvent)
 _HASH_TAIL = len(',"hash":""}') + 64
+_STAND_IN = "0" * 64  #: the hash a line is encoded with before it is known (:func:`seal_line`)
 
 
 def canonical_body(envelope: Unsealed) -> bytes:
@@ -1152,14 +1153,15 @@ def seal_line(fight_id: str, seq: int, recorded_at: int, prev_hash: str, event: 
     put in, so the line is encoded once, while sealing)."""
     batch = seq if batch is None else batch
     salt = fresh_salt() if salt is None else salt
-    body = _ENCODER.encode(Unsealed(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size,
-                                    recorded_at=recorded_at, schema_version=SCHEMA_VERSION, prev_hash=prev_hash,
-                                    salt=salt, event=event))
-    digest = chain_hash(prev_hash, body)
+    # One envelope, encoded once: with a stand-in hash, cut out for the body the hash covers, then the real one put
+    # in its place (the hash is the last field: the canonical form, the module doc), byte for byte.
     stored = StoredEvent(fight_id=fight_id, seq=seq, batch=batch, batch_size=batch_size, recorded_at=recorded_at,
-                         schema_version=SCHEMA_VERSION, prev_hash=prev_hash, salt=salt, event=event, hash=digest)
-    # the line is the body with its hash last (the canonical form: the module doc), byte for byte
-    return stored, b"%b,\"hash\":\"%b\"}" % (body[:-1], digest.encode())
+                         schema_version=SCHEMA_VERSION, prev_hash=prev_hash, salt=salt, event=event,
+                         hash=_STAND_IN)
+    line = _ENCODER.encode(stored)
+    digest = chain_hash(prev_hash, line[:-_HASH_TAIL] + b"}")
+    msgspec.structs.force_setattr(stored, "hash", digest)
+    return stored, line[:-66] + digest.encode() + b'"}'
 
 
 class Sealed(list[StoredEvent]):

@@ -17,7 +17,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
-from ..abilities import compile_ability, fight_abilities
+from ..abilities import compile_ability
 from ..hooks import (
     TOTALS,
     AttackOption,
@@ -117,14 +117,15 @@ def data_rows(state: Any) -> DataRows:
     state owns through its ruleset, not a module's."""
     if state is None:
         return _NO_ROWS
-    abilities, shorthands = fight_abilities(state), state.shorthands
+    abilities, shorthands = state.abilities, state.shorthands  # fight_abilities(state), read directly: a hot path
     if not abilities and not shorthands:
         return _NO_ROWS
     ruleset = state.ruleset
-    memo = ruleset.__dict__ if ruleset is not None else {}
-    rows = memo.get("_data_rows")
+    rows = ruleset.__dict__.get("_data_rows") if ruleset is not None else None
     if rows is None or rows.abilities is not abilities or rows.shorthands is not shorthands:
-        rows = memo["_data_rows"] = DataRows(shorthands, abilities)
+        rows = DataRows(shorthands, abilities)
+        if ruleset is not None:
+            ruleset.__dict__["_data_rows"] = rows
     return rows
 
 
@@ -139,7 +140,27 @@ def in_play(state: Any, extension: Extension) -> bool:
     """Whether ``extension`` may do anything in this fight: one given by sheet keys always asks its own keys; one a
     sheet lists in ``abilities``, only if a combatant's sheet lists it (so a fight where nobody has it pays
     nothing for it)."""
-    return not extension.listed or any(extension.id in c.sheet.listed_by_id() for c in state.combatants.values())
+    return bool(extension.keys) or extension.id in listed_in_fight(state)
+
+
+def listed_in_fight(state: Any) -> frozenset[str]:
+    """The ids the fight's sheets list as such (:meth:`~omen_core.content.CombatantSheet.listed_by_id`), all of
+    them. Kept, once worked out, in the fight's ruleset's own ``__dict__`` with the combatants and the sheets it
+    was worked out from: the same combatants (the same dict), or the same sheets in the same order, give it back
+    (a combatant's sheet never changes once joined, so the many states of one fight share it)."""
+    combatants = state.combatants
+    ruleset = state.ruleset
+    memo = ruleset.__dict__.get("_listed") if ruleset is not None else None
+    if memo is not None and memo[0] is combatants:
+        return memo[2]  # type: ignore[no-any-return]
+    sheets = tuple(c.sheet for c in combatants.values())
+    if memo is not None and memo[1] == sheets:
+        ids = memo[2]
+    else:
+        ids = frozenset().union(*(sheet.listed_by_id() for sheet in sheets))
+    if ruleset is not None:
+        ruleset.__dict__["_listed"] = (combatants, sheets, ids)
+    return ids  # type: ignore[no-any-return]
 
 
 def turn_actions(state: Any, who: str) -> tuple[Extension, ...]:
