@@ -242,3 +242,59 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
     assert report.seed_revealed and report.seeded_dice > 0
     for name in ("table-gm-1280.png", "table-gm-390.png", "table-player-390.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000
+
+
+def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path) -> None:
+    """C20, C24, C29: in a fight with typed dice, once Ana has had her first turn, the Interrupt window for her against
+    Grask's declared attack offers a strike whose six dice (her hit's two, Grask's defense, then his hit's two and
+    her defense if his attack goes on) are each shown whole inside the choice they belong to and captioned with whose
+    die it is and what for, in C29's order: at 1280 px for the GM, and at 390 px for Ana's player, who types only
+    Ana's."""
+    import msgspec
+    from playwright.sync_api import sync_playwright
+
+    from tests.sheets import sheet
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    try:
+        ana = msgspec.to_builtins(msgspec.structs.replace(sheet("ana"), name="Ana Vell"))
+        orc = msgspec.to_builtins(msgspec.structs.replace(sheet("orc", side="raiders"), name="Grask the Orc"))
+        status, made = server.call("POST", "/fights", {"id": "dice", "dice": "manual", "combatants": [ana, orc]},
+                                   token=server.create_token)
+        assert status == 201, made
+        gm_token = made["gm_token"]
+        status, seat = server.call("POST", "/fights/dice/seats", {"kind": "player", "name": "Alice",
+                                                                 "combatants": ["ana"]}, token=gm_token)
+        assert status == 201, seat
+        for command in ({"command": "engage", "who": "ana", "others": ["orc"]},
+                        {"command": "roll_initiative", "dice": [6, 1]},
+                        {"command": "end_turn", "who": "ana"},  # her first turn: an Interrupt is hers from now (C20)
+                        {"command": "declare_attack", "attacker": "orc", "target": "ana", "unarmed": True}):
+            status, answer = server.call("POST", "/fights/dice/commands", {"command": command}, token=gm_token)
+            assert status == 201, answer
+        assert answer["options"]["waiting"]["kind"] == "interrupt"
+        strike = ["Ana hit", "Ana hit", "Grask defense", "Grask hit", "Grask hit", "Ana defense"]
+        expected = {gm_token: (1280, [*strike, "Grask hit", "Grask hit", "Ana defense"]),
+                    seat["token"]: (390, ["Ana hit", "Ana hit", "Ana defense", "Ana defense"])}
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                for token, (width, captions) in expected.items():
+                    page = browser.new_page(viewport={"width": width, "height": 900})
+                    page.goto(f"http://127.0.0.1:{server.port}/table/dice#token={token}")
+                    page.wait_for_selector(".decision label.die")
+                    dice = page.locator(".decision label.die")
+                    assert dice.locator("small").all_inner_texts() == captions
+                    for i in range(dice.count()):
+                        box = dice.nth(i).locator("xpath=ancestor::form[1]").bounding_box()  # its choice
+                        die = dice.nth(i).bounding_box()
+                        assert box is not None and die is not None
+                        assert box["x"] <= die["x"] and die["x"] + die["width"] <= box["x"] + box["width"], (width, i)
+                        assert dice.nth(i).locator("input").is_visible()
+                        assert "the face of the d6" in str(dice.nth(i).get_attribute("title"))
+                    page.close()
+            finally:
+                browser.close()
+    finally:
+        server.stop()
