@@ -180,11 +180,13 @@ class TornTail(LogCorrupted):
 
 
 class ChainBroken(OmenError):
-    """The hash chain of a log does not hold at ``seq``."""
+    """The hash chain of a log does not hold at ``seq``; ``where`` and ``line`` say where, when the log is a
+    store's (its file and the line, or its database)."""
 
-    def __init__(self, seq: int, reason: str):
-        self.seq, self.reason = seq, reason
-        super().__init__(f"hash chain broken at seq {seq}: {reason}")
+    def __init__(self, seq: int, reason: str, where: str = "", line: int | None = None):
+        self.seq, self.reason, self.where, self.line = seq, reason, where, line
+        at = f"{where}:{line}: " if where and line else f"{where}: " if where else ""
+        super().__init__(f"{at}hash chain broken at seq {seq}: {reason}")
 
 
 class UnexpectedEvent(OmenError, TypeError):

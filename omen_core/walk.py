@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, Union
@@ -485,7 +486,7 @@ class _Reader:
         """
         skim, chain, canonical = self.skim, self.chain, self.canonical
         met = self.met if self.met is not None else []
-        stop = to_seq if to_seq is not None else 1 << 62
+        stop: float = to_seq if to_seq is not None else math.inf  # to the end, however large a seq a line claims
         fight_id, sha, opens, commands, marks, version = (self.source.fight_id, hashlib.sha256, _OPENS, _COMMANDS,
                                                           _MARKS, SCHEMA_VERSION)
         expected, prev, prev_raw, line_no = self.expected, self.prev, self.prev_raw, self.line_no
@@ -609,7 +610,8 @@ class _Reader:
         linked = rec.prev_hash == self.prev
         if not linked:
             what = f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {self.prev[:12]}..."
-            self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
+            self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what),
+                          ChainBroken(rec.seq, what, self.source.where, self.line_no))
         end = _body_end(raw)
         if linked and self.prev_raw is not None and end > 0:
             digest = hashlib.sha256(self.prev_raw)
@@ -621,7 +623,8 @@ class _Reader:
             computed, raw_hash = line_hash(rec.prev_hash, raw), None
         if computed != rec.hash:  # (a hash that is not hex never equals a digest)
             what = "hash does not match the event's content"
-            self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what), ChainBroken(rec.seq, what))
+            self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what),
+                          ChainBroken(rec.seq, what, self.source.where, self.line_no))
             raw_hash = bytes.fromhex(rec.hash) if is_hex64(rec.hash) else None
         self.prev_raw = raw_hash if raw_hash is not None else (bytes.fromhex(rec.hash) if is_hex64(rec.hash)
                                                                else None)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice, SeededDice
@@ -243,6 +243,28 @@ class TestAttackAudit:
         out = rechain([*log[:i], log[i + 1], log[i], *log[i + 2:]])
         findings = verify(out).findings
         assert findings and findings[0].rule == "lifecycle" and findings[0].seq == i + 1
+
+    @settings(max_examples=30, deadline=None)
+    @given(where=st.integers(min_value=0, max_value=12), seq=st.integers(min_value=60, max_value=2**80))
+    @example(where=5, seq=2**63 - 1)  # past every int64 index, as a forger would try
+    @example(where=0, seq=10**23)
+    def test_a_line_claiming_a_huge_seq_is_a_finding_not_the_end_of_the_log(self, where: int, seq: int) -> None:
+        """A line whose seq is far past the log's (2**63 - 1, say), the chain re-sealed after it as a careful forger
+        would, is reported where it stands (its seq where the next was expected), and the lines after it are read
+        too: the audit never stops early at a large number and calls what it read clean."""
+        log = attack_log()
+        prev = log[where - 1].hash if where else "0" * 64
+        forged = log[:where]
+        for n, rec in enumerate(log[where:]):
+            at = seq if n == 0 else rec.seq
+            forged.append(seal(rec.fight_id, at, rec.recorded_at, prev, rec.event, rec.batch, rec.batch_size,
+                               rec.salt))
+            prev = forged[-1].hash
+        report = verify(forged)
+        assert not report.clean
+        assert any(f.line == where + 1 and f"seq {seq} where {where + 1} was expected" in f.what
+                   for f in report.findings), report.findings[:3]
+        assert report.events == len(log)
 
     def test_changed_sheet_is_caught_by_its_hash(self) -> None:
         """A sheet edited after the fact no longer matches its recorded hash."""
