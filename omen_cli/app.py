@@ -14,6 +14,8 @@ seq N with head N:HASH``), so a script does not append it again.
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -380,9 +382,26 @@ def _log_location(url: str) -> Path | None:
     return None
 
 
+class _Closed(io.TextIOBase):
+    """A standard stream the process was started without (``>&-``: Python's ``sys.stdout`` is then None): writing
+    to it fails as writing to a closed descriptor does (EBADF), so a command that cannot report says so and exits
+    as for any unwritable output (2, or 3 once it has written: docs/cli.md, README); nothing is buffered to flush."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def writable(self) -> bool:
+        return True
+
+
 def main() -> None:
     """Console-script entry point: an error that escapes even the command group (``--version`` to a full disk,
-    while the options are parsed) is a short message too, exit 2."""
+    while the options are parsed) is a short message too, exit 2. A standard stream the process was started
+    without is one that cannot be written: standard output fails like a full disk, standard error says nothing."""
+    if sys.stdout is None:
+        sys.stdout = _Closed()
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (kept open until the process ends, as stderr is)
     try:
         app()
     except _last_resort_types() as exc:

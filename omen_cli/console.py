@@ -24,7 +24,7 @@ def _console(**kwargs: Any) -> Console:
         def print(self, *objects: Any, **options: Any) -> None:
             super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **options)
 
-    return _Console(highlight=False, **kwargs)
+    return _Console(highlight=False, emoji=False, **kwargs)  # ":100:" in a path or a name stays as written
 
 
 class _Lazy:

@@ -43,9 +43,9 @@ def fixtures_check(
         stdout.write(msgspec.json.encode(results).decode() + "\n")
     for r in [] if as_json else results:
         if r.ok:
-            out.print(f"[green]ok[/]   {r.name} ({r.events} events)")
+            out.print(f"[green]ok[/]   {escape(r.name)} ({r.events} events)")
             continue
-        out.print(f"[red]FAIL[/] {r.name}")
+        out.print(f"[red]FAIL[/] {escape(r.name)}")
         if r.divergence is not None:
             d = r.divergence
             out.print(f"       first divergence at seq {d.seq}, {escape(d.field)}: expected {escape(d.expected)}, "
@@ -70,7 +70,7 @@ def fixtures_record(
         change, count = record(directory)
     wrote(f"fixture {name} recorded ({count} events)")
     if change is None:
-        out.print(f"recorded {name}: {count} events (unchanged, or new)")
+        out.print(f"recorded {escape(name)}: {count} events (unchanged, or new)")
     else:
         out.print(f"recorded {name}: {count} events; changed from seq {change.seq}, {escape(change.field)}: "
                   f"was {escape(change.expected)}, now {escape(change.got)}")

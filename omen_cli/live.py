@@ -85,6 +85,7 @@ def _parse_command(text: str, origin: str) -> Command:
     from omen_core.content import decode_content
     from omen_core.errors import BadInput, ContentError, OmenError
 
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first is no part of the command
     fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
     try:
         return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]

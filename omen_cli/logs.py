@@ -92,14 +92,15 @@ def repair(
     if done.side is not None:
         wrote(f"{log_url} repaired: what a crash left moved to {done.side}")
     if done.side is None:
-        out.print(f"nothing to repair: {log_url} ends with a complete command")
+        out.print(f"nothing to repair: {escape(log_url)} ends with a complete command")
         return
     cut = []
     if done.events:
         cut.append(f"{done.events} of the {done.batch_size} events of the command at seq {done.batch}")
     if done.torn_bytes:
         cut.append(f"a torn last line ({done.torn_bytes} bytes)")
-    out.print(f"moved {' and '.join(cut)} to {done.side}; {log_url} now ends at its last complete command")
+    out.print(f"moved {' and '.join(cut)} to {escape(str(done.side))}; {escape(log_url)} now ends at its last complete "
+              "command")
 
 
 def replay_cmd(
@@ -221,7 +222,7 @@ def log_cmd(
         with output_file(output, "the session log") as page:
             render(StoreSource(store, fight_id), WRITERS[fmt.value](page))
     wrote(f"the session log written to {output}")
-    out.print(f"session log written to {output}")
+    out.print(f"session log written to {escape(str(output))}")
 
 
 def snapshot(

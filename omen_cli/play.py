@@ -17,7 +17,7 @@ from .app import (
     store_at,
     wrote,
 )
-from .console import out, print_lines
+from .console import escape, out, print_lines
 from .show import print_state, report_text
 
 if TYPE_CHECKING:
@@ -73,9 +73,9 @@ def demo(
     with refusals(), output_file(report, "the session log") as page:
         render(StoreSource(fight.store, fight.fight_id), HtmlWriter(page))
     wrote(f"its session log written to {report}")
-    out.print(f"[dim]log written to {log_path} ({len(records)} events), session log to {report}; check it "
-              f"yourself with: omen verify {log_path}  |  omen explain {log_path} SEQ  |  "
-              f"omen replay {log_path} --steps[/]")
+    shown = escape(str(log_path))
+    out.print(f"[dim]log written to {shown} ({len(records)} events), session log to {escape(str(report))}; check "
+              f"it yourself with: omen verify {shown}  |  omen explain {shown} SEQ  |  omen replay {shown} --steps[/]")
 
 
 def _clear_demo_log(log_path: Path, fight_id: str) -> None:
@@ -131,4 +131,4 @@ def run(
     records = fight.events
     print_state(summarise(fight.state), as_json)
     if not as_json:
-        out.print(f"[dim]{len(records)} events written to {log_url}[/]")
+        out.print(f"[dim]{len(records)} events written to {escape(str(log_url))}[/]")

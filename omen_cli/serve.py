@@ -56,7 +56,8 @@ def serve(
         keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
     token = create_token or new_create_token()
-    out.print(f"omen serve: fights of {store} (the keep: {keep_path}{many}); open {setup_link(host, port, token)} "
+    out.print(f"omen serve: fights of {escape(str(store))} (the keep: {escape(str(keep_path))}{many}); open "
+              f"{setup_link(host, port, token)} "
               "to set up a fight; Ctrl-C stops", soft_wrap=True)
     if workers > 1:
         kept.close()

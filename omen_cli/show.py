@@ -20,7 +20,7 @@ def _report_undos(report: Report) -> None:
 
     for u in report.undone:
         state = f"redone at seq {u.redone_at}" if u.redone_at else "still undone"
-        why = f" ({u.reason})" if u.reason else ""
+        why = f" ({escape(u.reason)})" if u.reason else ""
         out.print(f"  undo at seq {u.seq}: seq {u.from_seq} to {u.to_seq}{why}, {state}")
     for note in report.notes:
         out.print(f"  [yellow]note:[/] {escape(note)}")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .app import bad_input, guarded, open_store, seed_option
-from .console import console, out, stdout
+from .console import console, escape, out, stdout
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -303,7 +303,8 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
                                           "recorded": recorded}).decode() + "\n")
     else:
         r = played.record
-        out.print(f"fight {index} of {run_file} written to {log_url} as {fight.fight_id!r}: {fight.version} events; "
+        out.print(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
+                  f"{fight.version} events; "
                   f"{r.winner or 'no side'} won in {r.rounds} rounds"
                   + (" (as the run recorded)" if same else ""))
         out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean

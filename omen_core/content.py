@@ -8,6 +8,7 @@ the file and the JSON path of the field.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import stat
@@ -88,6 +89,7 @@ __all__ = [
     "load_ruleset",
     "load_sheet",
     "decode_content",
+    "non_finite",
     "reason_and_path",
     "in_words",
     "read_content",
@@ -1105,7 +1107,7 @@ T = TypeVar("T")
 def reason_and_path(exc: Exception) -> tuple[str, str]:
     """What a msgspec ``ValidationError`` says is wrong, and the JSON path it says where (``$`` if none):
     ``"Expected `int`, got `str` - at `$.hp`"`` gives ``("Expected `int`, got `str`", "$.hp")``."""
-    text = str(exc)
+    text = str(exc).replace("got `NoneType`", "got `null`")  # a converted value's type in JSON's words
     head, found, tail = text.rpartition(" - at `$")
     if not found:
         reason, _, path = text.partition(" - at `")
@@ -1128,6 +1130,13 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     except RecursionError:
         raise ContentError(source, "$", f"not valid {fmt.upper()}: nested too deeply", 1) from None
     try:
+        odd = non_finite(raw, "$")
+    except RecursionError:
+        raise ContentError(source, "$", "nested too deeply", 1) from None
+    if odd is not None:  # TOML's inf and nan: no number a log can hold (its lines are JSON)
+        raise ContentError(source, odd[0], f"{odd[1]} is not a number a fight can use (write a finite number)",
+                           Lines(_text(data), fmt)(odd[0]))
+    try:
         return msgspec.convert(raw, kind)
     except RecursionError:
         raise ContentError(source, "$", "nested too deeply", 1) from None
@@ -1135,6 +1144,18 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
         reason, path = reason_and_path(exc)
         named = _name_keys(raw, kind, path)
         raise ContentError(source, named, in_words(reason), Lines(_text(data), fmt)(named)) from None
+
+
+def non_finite(value: object, path: str = "$") -> tuple[str, str] | None:
+    """The path of the first infinite or not-a-number float in decoded content, and how it was written, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = non_finite(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
 
 
 def _text(data: bytes | str) -> str:

@@ -36,12 +36,13 @@ from omen_core.content import (
     load_library,
     load_ruleset,
     load_sheet,
+    non_finite,
     read_content,
     with_abilities,
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
-from omen_core.errors import BadInput, ContentError, OmenError, RuleViolation
+from omen_core.errors import BadInput, ContentError, InvalidFightId, OmenError, RuleViolation, StoreError
 from omen_core.events import Salts, StoredEvent
 from omen_core.extensions import BY_ID
 from omen_core.locate import Lines, error_line
@@ -111,6 +112,13 @@ def load_scenario(path: str | Path) -> Scenario:
     except RecursionError:
         raise ScenarioError(str(p), "$", "not valid TOML: nested too deeply", 1) from None
     locate = Lines(text, "toml")
+    try:
+        odd = non_finite(raw)
+    except RecursionError:
+        raise ScenarioError(str(p), "$", "nested too deeply", 1) from None
+    if odd is not None:  # TOML's inf and nan: no number a log can hold (its lines are JSON)
+        raise ScenarioError(str(p), odd[0], f"{odd[1]} is not a number a fight can use (write a finite number)",
+                            locate(odd[0]))
     unknown = set(raw) - {"fight", "combatants", "commands"}
     if unknown:
         key = sorted(unknown)[0]
@@ -271,6 +279,10 @@ def run_scenario(scenario: Scenario, store: EventStore,
                             combatants=scenario.combatants, **kwargs)
     except RuleViolation as exc:
         raise _refused_sheet(scenario, exc) from exc
+    except StoreError as exc:
+        if not isinstance(exc, InvalidFightId):
+            raise  # the log's place (omen run --log) cannot be written: that names itself, not the scenario
+        raise ScenarioError(scenario.source, "$.fight.id", str(exc), _line(scenario.source, "$.fight.id")) from exc
     except OmenError as exc:
         raise ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
                             _line(scenario.source, "$.combatants")) from exc

@@ -142,6 +142,9 @@ class JsonlStore:
         with _guard(path):
             if not _regular(path):  # a batch that cannot start a fight leaves no empty file behind
                 check_batch(fight_id, events, expected_version, 0, None)
+            if path.parent.exists() and not path.parent.is_dir():  # a directory store named over a file
+                raise StoreUnavailable(path.parent, "a file, not a directory: a log named with a trailing '/' is a "
+                                                    "directory of fight logs")
             path.parent.mkdir(parents=True, exist_ok=True)
             create_private(path)  # 0600 (a log holds what only the GM may see); one that exists keeps its mode
             return self._append_locked(path, fight_id, events, lines, expected_version)

@@ -162,6 +162,13 @@ def _omen_process(argv: list[str], cwd: Path, stdout: int | IO[str]) -> subproce
                           stdout=stdout, stderr=subprocess.PIPE, timeout=120)
 
 
+def _closed_stdout(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``omen ARGV >&-``: the command run in a process started with no standard output at all."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "omen_cli", *argv], check=False,
+                          cwd=cwd, env=env, text=True, stderr=subprocess.PIPE, timeout=120)
+
+
 class TestStandardOutput:
     @pytest.mark.parametrize("argv", [["log", "demo.jsonl"], ["verify", "demo.jsonl"]])
     def test_a_full_standard_output_is_one_line_exit_2(self, demo_log: Path, argv: list[str]) -> None:
@@ -274,6 +281,84 @@ class TestControlCharacters:
         result = omen("run", str(tmp_path / "x\x1b]0;t\x07.toml"))
         assert result.exit_code == 2 and "\\x1b]0;t\\x07.toml" in result.stderr
         assert not CONTROL.search(result.stderr)
+
+    def test_an_undo_reason_in_rich_markup_is_printed_as_written(self, demo_log: Path) -> None:
+        """An undo reason that reads as console markup or an emoji code (``[/x] :100: [bold]b[/bold]``) is shown by
+        verify as it was written: no markup error, nothing swallowed, no emoji; verify finds the log clean."""
+        reason = "[/x] :100: [bold]b[/bold]"
+        assert omen("undo", str(demo_log), "--reason", reason).exit_code == 0
+        result = omen("verify", str(demo_log))
+        assert result.exit_code == 0, said(result)
+        assert f"({reason})" in result.stdout and "\U0001f4af" not in result.stdout
+
+    def test_a_line_number_is_not_read_as_an_emoji_code(self, tmp_path: Path) -> None:
+        """A TOML error on line 100 names ``x.toml:100:`` (``:100:`` is also an emoji code the console must not
+        replace), and a combatant named ``:smile: [b]Ash[/b]`` is printed as written."""
+        bad = tmp_path / "x.toml"
+        bad.write_text("\n" * 99 + "x = \n")
+        result = omen("run", str(bad))
+        assert result.exit_code == 2 and "x.toml:100: not valid TOML" in said(result), said(result)
+        named = tmp_path / "named.toml"
+        named.write_text('[fight]\nid = "named"\n\n[[combatants]]\nid = "ash"\nname = ":smile: [b]Ash[/b]"\n'
+                         'side = "north"\nhp = 12\n' + SHEET.format() + '\n[[combatants]]\nid = "bo"\nname = "Bo"\n'
+                         'side = "south"\nhp = 10\n' + SHEET.format())
+        result = omen("run", str(named), "--log", str(tmp_path / "named.jsonl"))
+        assert result.exit_code == 0, said(result)
+        assert ":smile: [b]Ash[/b]" in result.stdout and "\U0001f604" not in result.stdout
+
+    def test_a_log_directory_named_over_a_file_is_blamed_on_the_log_not_the_scenario(self, tmp_path: Path) -> None:
+        """``omen run S --log FILE/`` where FILE is a file: one line naming FILE (a directory of logs cannot be
+        made there), exit 2; not an error at a line of the scenario; nothing written beside it."""
+        (tmp_path / "d.jsonl").write_text("")
+        scenario = ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "scenario.toml"
+        result = omen("run", str(scenario), "--log", str(tmp_path / "d.jsonl") + "/")
+        assert result.exit_code == 2
+        assert said(result) == (f"omen: error: {tmp_path / 'd.jsonl'}: a file, not a directory: a log named with a "
+                                "trailing '/' is a directory of fight logs")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl"]
+
+    @pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+    def test_a_number_no_log_can_hold_is_named_where_it_is_written(self, tmp_path: Path, value: str) -> None:
+        """TOML's inf and nan (a combatant's damage multiplier, say) are refused at their line and field, as what
+        they are (not "got null": a log's JSON cannot hold them), in a scenario and in a sheet file."""
+        sheet = 'id = "ash"\nname = "Ash"\nside = "north"\nhp = 12\n' + SHEET.format() + \
+            f"incoming_damage = {{ multiply = {value} }}\n"
+        scenario = tmp_path / "s.toml"
+        scenario.write_text('[fight]\nid = "s"\n\n[[combatants]]\n' + sheet)
+        result = omen("run", str(scenario))
+        assert result.exit_code == 2
+        assert said(result) == (f"omen: error: {scenario}:11: {value} is not a number a fight can use (write a "
+                                "finite number) (at $.combatants[0].incoming_damage.multiply)")
+        (tmp_path / "ash.toml").write_text(sheet)
+        scenario.write_text('[fight]\nid = "s"\n\n[[combatants]]\nsheet = "ash.toml"\n')
+        result = omen("run", str(scenario))
+        assert result.exit_code == 2 and said(result).startswith(f"omen: error: {tmp_path / 'ash.toml'}:7: {value} is "
+                                                                 "not a number"), said(result)
+
+    def test_a_command_file_with_a_byte_order_mark_is_json_and_a_null_is_called_null(self, demo_log: Path,
+                                                                                       tmp_path: Path) -> None:
+        """A JSON command an editor saved with a byte-order mark first is read as JSON (and done); a command whose
+        name is null is refused naming JSON's null, not a Python type."""
+        command = tmp_path / "c.json"
+        command.write_bytes(b'\xef\xbb\xbf{"command": "apply_condition", "who": "vesh", "condition": "Prone"}')
+        assert omen("do", str(demo_log), "--file", str(command)).exit_code == 0
+        before = demo_log.read_bytes()
+        result = omen("do", str(demo_log), '{"command": null}')
+        assert result.exit_code == 2 and "Expected `str`, got `null`" in said(result), said(result)
+        assert demo_log.read_bytes() == before
+
+    @pytest.mark.parametrize("argv", [["status"], ["replay"], ["undo"], ["explain", "--", "3"]])
+    def test_a_broken_chain_is_named_by_file_and_line(self, demo_log: Path, argv: list[str]) -> None:
+        """A log whose line ends were rewritten (CRLF: every hash now covers other bytes) is refused by the commands
+        that fold it, naming the file and the first line whose hash fails, exit 2; the log is not changed."""
+        crlf = demo_log.with_name("crlf.jsonl")
+        crlf.write_bytes(demo_log.read_bytes().replace(b"\n", b"\r\n"))
+        before = crlf.read_bytes()
+        result = omen(argv[0], str(crlf), *argv[1:])
+        assert result.exit_code == 2
+        assert said(result) == (f"omen: error: {crlf}:1: hash chain broken at seq 1: hash does not match the "
+                                "event's content"), said(result)
+        assert crlf.read_bytes() == before
 
     def test_markdown_and_html_escape_markup(self, hostile_log: Path) -> None:
         """A ``<script>`` in a name is escaped in Markdown and HTML, never a tag."""
@@ -412,6 +497,28 @@ class TestHonestExitCodes:
             assert found is not None, head
             seq, digest = found.groups()
             assert f"with head {seq.decode()}:{digest.decode()}" in lines[0]
+
+    @pytest.mark.parametrize("name", ["do", "undo", "run", "demo"])
+    def test_a_writer_started_without_standard_output_exits_3_saying_what_it_wrote(self, writable: Path,
+                                                                                  name: str) -> None:
+        """Started with standard output closed (``>&-``: no descriptor 1 at all): the command is done, then exit 3
+        and one line on stderr saying standard output is closed and what was written; never a traceback."""
+        before = (writable / "demo.jsonl").read_bytes()
+        done = _closed_stdout(_writers(writable)[name], writable)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 3, done.stderr
+        assert len(lines) == 1 and lines[0].startswith("omen: error: cannot write to standard output: it is "
+                                                       "closed; but the command was done: "), lines
+        if name in ("do", "undo"):
+            assert (writable / "demo.jsonl").read_bytes() != before
+
+    @pytest.mark.parametrize("argv", [["verify", "demo.jsonl"], ["status", "demo.jsonl"], ["log", "demo.jsonl"],
+                                      ["schema"]])
+    def test_a_reader_started_without_standard_output_exits_2(self, writable: Path, argv: list[str]) -> None:
+        """A command that only reads, started with standard output closed: one line, exit 2 (nothing written)."""
+        done = _closed_stdout(argv, writable)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == "omen: error: cannot write to standard output: it is closed\n"
 
     def test_a_refused_command_still_exits_2_nothing_written(self, writable: Path) -> None:
         """A command the rules refuse, standard output full or not: exit 2, the log unchanged."""
