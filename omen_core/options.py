@@ -316,7 +316,8 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
         kept = {who, *savers}
         saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants if other in kept
                  for e in (effect, free_effect)]
-        yield from _named(state, history, "call_save", who, "C15, C25", "the effect's action_cost Actions", saves,
+        yield from _named(state, history, "call_save", who, "C15, C25", "the effect's cost in Actions (action_cost)",
+                          saves,
                           (Argument(name="effect", takes="the effect that calls for the save: save and against "
                                     "attributes, spell, action_cost, on_success / on_failure consequences (C25)"),),
                           note=_noted("the choices show the effect with action_cost 1 and 0; any effect may be "
