@@ -79,6 +79,12 @@ class _Guarded(TyperGroup):
         except _click_error("Abort"):
             say("omen: aborted")
             code = 1
+        except OSError as exc:  # typer's own output (a --help) to a full or closed standard output: a command's
+            if exc.filename:    # errors are its own lines (invoke), so nothing else writes here
+                raise
+            _discard_stdout()
+            say(f"omen: error: cannot write to standard output: {exc.strerror or exc}")
+            code = 2
         code = code if isinstance(code, int) else 0
         if standalone_mode:
             sys.exit(code)

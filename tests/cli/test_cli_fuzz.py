@@ -200,7 +200,7 @@ def omen_process(argv: list[str], cwd: Path,
 @pytest.mark.parametrize("argv", [["log", "demo.jsonl"], ["log", "demo.jsonl", "--format", "html"],
                                   ["verify", "demo.jsonl"], ["verify", "demo.jsonl", "--json"],
                                   ["replay", "demo.jsonl", "--json"], ["schema"], ["--version"],
-                                  ["status", "demo.jsonl"]])
+                                  ["status", "demo.jsonl"], ["--help"], ["verify", "--help"]])
 def test_standard_output_to_dev_full_is_a_short_error(workdirs: Callable[[], Path], argv: list[str]) -> None:
     """Standard output on a full device is a one-line error naming standard output, exit 2, no traceback."""
     with open("/dev/full", "w") as full:
