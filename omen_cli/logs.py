@@ -121,7 +121,7 @@ def replay_cmd(
         store, fight_id = open_fight(log_url, fight)
         last = store.version(fight_id)
         if to is not None and not 0 <= to <= last:
-            bad_input(f"{log_url}: --to {to} is outside the log (seq 1 to {last})")
+            bad_input(f"{log_url}: --to {to} is outside the log (seq 0, before its first event, to {last})")
         if steps:
             _print_steps(walk_steps(StoreSource(store, fight_id), to_seq=to), as_json)
             return

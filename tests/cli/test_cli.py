@@ -255,10 +255,16 @@ class TestRunAndReplay:
         assert all(c["hp"] == c["hp_max"] for c in early["combatants"])
 
     def test_replay_to_outside_the_log_is_bad_input(self, tmp_path: Path) -> None:
-        """--to beyond the last event is refused with exit code 2."""
+        """--to beyond the last event, or below 0, is refused with exit code 2, saying the range it may be (0, the
+        state before the first event, is in it)."""
         log = tmp_path / "ef.jsonl"
         omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
-        assert omen("replay", str(log), "--to", "99999").exit_code == 2
+        last = len(log.read_bytes().splitlines())
+        for to in ("99999", "-1"):
+            result = omen("replay", str(log), "--to", to)
+            assert result.exit_code == 2
+            assert f"--to {to} is outside the log (seq 0, before its first event, to {last})" in result.stderr
+        assert omen("replay", str(log), "--to", "0").exit_code == 0
 
     def test_run_refuses_to_overwrite_a_fight(self, tmp_path: Path) -> None:
         """Running a scenario into a log that already holds its fight is refused; the log is untouched."""
