@@ -124,6 +124,9 @@ def load_scenario(path: str | Path) -> Scenario:
         key = sorted(unknown)[0]
         raise ScenarioError(str(p), f"$.{key}", f"unknown table {key!r} (expected fight, combatants, commands)",
                             locate(f"$.{key}"))
+    if "fight" not in raw:
+        raise ScenarioError(str(p), "$.fight", "no [fight] table: a scenario starts with one (its id at least; "
+                                               "docs/scenarios.md)", 1)
     settings = _convert(raw.get("fight"), FightSettings, str(p), "$.fight", locate)
     _check_settings(settings, str(p), locate)
     ruleset = _ruleset(settings, p, locate)

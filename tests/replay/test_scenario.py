@@ -97,6 +97,8 @@ class TestErrors:
         ('[fight]\nid = "x"\n\n[[combatants]]\nsheet = "nope.toml"\n', 5, "$.combatants[0].sheet", "cannot read"),
         ('[fight]\nid = "x"\n\n[[commands]]\nwho = "a"\n', 4, "$.commands[0]", "needs a `command"),
         ('[fight\nid = "x"\n', 1, "$", "not valid TOML"),
+        ("", 1, "$.fight", "no [fight] table"),
+        ('[[combatants]]\nid = "a"\n', 1, "$.fight", "no [fight] table"),
     ])
     def test_error_names_file_line_and_field(self, tmp_path: Path, text: str, line: int, path: str, words: str) -> None:
         """A malformed scenario is a ScenarioError with the file, the line and the JSON path of the field."""
