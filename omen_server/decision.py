@@ -98,8 +98,9 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
     elif frame is not None and frame.decision is not None:
         _extension(frame, waiting, answers, names, found)
     elif waiting.kind == "initiative_tie":
-        found.facts.append("tied: " + ", ".join(names.get(w, w) for w in state.tie_open)
-                           + " (allies may agree an order, or roll off, C19)")
+        seen = [names[w] for w in state.tie_open if w in names]  # as the events show the group: whom the seat sees
+        if seen:
+            found.facts.append("tied: " + ", ".join(seen) + " (allies may agree an order, or roll off, C19)")
     return found
 
 
@@ -153,7 +154,7 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         found.facts.append(f"{names.get(defender, defender)} has {budget} Bonus Action{'s' if budget != 1 else ''}")
     else:
         found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} hits "
-                           f"{names.get(defender, defender)}'s base defense")
+                           f"{names.get(defender, 'someone')}'s base defense")
     if not mine:
         return
     for offer in answers:

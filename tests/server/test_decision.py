@@ -73,3 +73,23 @@ def test_the_face_an_active_defense_die_needs() -> None:
     assert needed_face(9, 4, 2, 6) == "turns the hit on a 3 or more on the d6"
     assert needed_face(20, 4, 0, 6) == "cannot turn the hit (it would need 16 on a d6)"
     assert needed_face(3, 4, 0, 6) == "turns the hit whatever the die shows"
+
+
+def test_an_initiative_tie_names_only_the_tied_combatants_the_seat_sees() -> None:
+    """C19: Skarn and a raider the GM hides tie on initiative (4 and 4; Kael 1): the GM's decision box names both;
+    a player's names Skarn only, never the hidden one's name or id; and a seat that sees none of the tied gets no
+    line about the tie at all (as the initiative_tied event shows it: whom the seat sees)."""
+    lurker = msgspec.structs.replace(sheet("skarn"), id="zqtie", name="ZQTIENAME")
+    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"),
+                      msgspec.structs.replace(lurker, side="raiders"), faces=[1, 4, 4])
+    fight.roll_initiative()
+    offered = options(fight.state)
+    assert offered.waiting is not None and offered.waiting.kind == "initiative_tie"
+    said = decision_facts(fight.state, offered.waiting, list(offered.offers), GM).facts
+    assert any("tied: Skarn, ZQTIENAME" in line for line in said), said
+    player = Sight(kind="player", own=frozenset({"kael"}), hidden=frozenset({"zqtie"}))
+    said = decision_facts(fight.state, offered.waiting, [], player).facts
+    assert any("tied: Skarn (" in line for line in said), said
+    assert not any("zqtie" in line or "ZQTIE" in line for line in said)
+    blind = Sight(kind="spectator", hidden=frozenset({"skarn", "zqtie"}))
+    assert not any("tied" in line for line in decision_facts(fight.state, offered.waiting, [], blind).facts)
