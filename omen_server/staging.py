@@ -23,7 +23,7 @@ from typing import Any
 import anyio.to_thread
 import msgspec
 from litestar import Request, Response, delete, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath
 
 from omen_core import Fight
 from omen_core.commands import Command
@@ -249,8 +249,8 @@ def staging_routes(fights: Fights) -> list[Any]:
           responses=_errors(400, 401, 403, 404, 409, 422),
           description="The faces of this seat's dice for the command staged for them (`id`), in the order asked: "
                       "201 with the events appended, or 202 with the command now waiting for another seat's dice.")
-    async def give_staged(request: Request[Any, Any, Any], fight_id: FromPath[str], data: JSONBody[GiveDice]
-                          ) -> Response[bytes]:
+    async def give_staged(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+        # the body is read after the token is checked (401 before 400), as for commands; its schema is openapi.py's
         _token, seat = _seat(request, fights, fight_id)
         if seat.kind == "spectator":
             raise Forbidden(detail="a spectator's seat gives no dice")

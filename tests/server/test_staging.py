@@ -129,3 +129,13 @@ def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(tabl
     table.command(attack, token=table.alice, stage=True)
     assert table.client.delete("/fights/duel/staged", headers=table.auth()).status_code == 204
     assert "staged" not in options(table, table.gm)
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer garbage"}])
+@pytest.mark.parametrize("body", [{"zz": 1}, {"id": "x", "dice": [1]}])
+def test_giving_dice_without_a_valid_token_is_401_whatever_the_body(table: Any, headers: dict[str, str],
+                                                                  body: dict[str, Any]) -> None:
+    """docs/server.md: a request without a (valid) token is 401, before its body is read: a malformed body is not
+    a 400 to whoever holds no token, as for commands."""
+    answer = table.client.post("/fights/duel/staged", headers=headers, json=body)
+    assert answer.status_code == 401, answer.text
