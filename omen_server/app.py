@@ -56,6 +56,7 @@ from .limits import (
 )
 from .views import (
     NAMING_FIELDS,
+    PLAYER_COMMANDS,
     CombatantView,
     HpDisplay,
     SeenEvent,
@@ -709,10 +710,8 @@ def _may_give(seat: Seat, command: Command) -> None:
         raise Forbidden(detail="a spectator's seat gives no commands")
     actor = actor_of(command)
     if actor is None:
-        raise Forbidden(detail=f"{kind} is the GM's command; a player commands its own combatants "
-                               f"({', '.join(seat.combatants)}): attack, answer an Active Defense, route damage, "
-                               "choose a Will conversion, react or pass, answer a Catch, move, disengage, draw, "
-                               "end its turn")
+        raise Forbidden(detail=f"{kind} is the GM's command; a player gives these for its own combatants "
+                               f"({', '.join(seat.combatants)}): {', '.join(PLAYER_COMMANDS)}")
     if actor not in seat.combatants:
         raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
 

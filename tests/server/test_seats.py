@@ -144,7 +144,8 @@ class TestSeats:
 
     def test_a_player_commands_its_own_combatants_only(self, seats: Any) -> None:
         """Alice may not command Brin, roll initiative (the GM's) or undo; a spectator nothing: 403, nothing
-        appended. Her own command is recorded as hers."""
+        appended (the GM-command refusal lists every command a player gives). Her own command is recorded as
+        hers."""
         before = lines(seats.table.store, "ford")
         for who, command, said in [("alice", {"command": "end_turn", "who": "brin"}, "not 'brin'"),
                                    ("alice", {"command": "roll_initiative"}, "the GM's command"),
@@ -152,6 +153,8 @@ class TestSeats:
                                    ("watcher", {"command": "end_turn", "who": "kael"}, "gives no commands")]:
             answer = seats.post(who, {"command": command})
             assert answer.status_code == 403 and said in answer.json()["detail"], answer.text
+        answer = seats.post("alice", {"command": {"command": "undo"}})  # the refusal lists what a player gives
+        assert all(name in answer.json()["detail"] for name in ("declare_attack", "answer_decision", "use_ability"))
         assert lines(seats.table.store, "ford") == before
         assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
         turn = seats.get("alice", "/state").json()["turn"]
