@@ -39,6 +39,7 @@ from litestar.params import FromPath, HeaderParameter, Parameter, QueryParameter
 from litestar.response import ServerSentEvent
 
 from omen_core import OmenError
+from omen_core.commands import Command
 from omen_core.dice import FacesNeeded
 from omen_core.errors import (
     ConcurrencyError,
@@ -53,6 +54,7 @@ from .app import (
     PAGE,
     CommandRequest,
     CommandResult,
+    Conflict,
     Created,
     CreateFight,
     EventsPage,
@@ -264,6 +266,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         token, seat = _seat(request, fights, fight_id)
         asked = _strict(await request.body(), CommandRequest)
         _may_give(seat, asked.command)
+        idempotency_key = _one_key(asked.command, idempotency_key)
         if idempotency_key is None:
             answer = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked)
         else:
@@ -298,9 +301,12 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
     def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest
              ) -> Response[bytes]:
         """Decide and append ``data``'s command for ``seat``: 201 with a CommandResult as the seat sees it; or, asked
-        to stage a command that needs another seat's dice, 202 with the staged command."""
+        to stage a command that needs another seat's dice, 202 with the staged command. A command whose
+        ``idempotency_key`` the log already records (given by ``omen do --idempotency-key``, or by a server that
+        kept no answer for it) is not done again."""
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
+            _not_recorded(fights.store, fight_id, data.command)
             sight = fights.sight(fight_id, seat, fight)
             _remember(request, sight, data.command)
             _names_seen(data.command, fight, sight)
@@ -454,6 +460,39 @@ class Keyed(NamedTuple):
     token: str
     key: str
     request_hash: str
+
+
+def _one_key(command: Command, header: str | None) -> str | None:
+    """The request's idempotency key: the ``Idempotency-Key`` header, or the command's own ``idempotency_key``
+    (recorded in the log either way); both given, they must be the same."""
+    own = command.idempotency_key
+    if own is not None and header is not None and own != header:
+        raise Unprocessable(f"the command's idempotency_key {own!r} differs from the Idempotency-Key header "
+                            f"{header!r}: give one key, or the same in both", "$.command.idempotency_key",
+                            "idempotency-key-reused", "Two keys for one request")
+    return header if header is not None else own
+
+
+def _not_recorded(store: EventStore, fight_id: str, command: Command) -> None:
+    """Refuse a command whose ``idempotency_key`` the fight's log already records: 409 if the same command was
+    done under it (nothing appended again), 422 if another command was."""
+    key = command.idempotency_key
+    if key is None:
+        return
+    from omen_core.events import CommandIssued
+    from omen_core.walk import keyed_batch
+
+    batch = keyed_batch(StoreSource(store, fight_id), key)
+    if not batch:
+        return
+    first = batch[0]
+    assert isinstance(first.event, CommandIssued)
+    if first.event.command != command:
+        raise Unprocessable(f"idempotency key {key!r} was given to another command at seq {first.seq}: a key names "
+                            "one command", "$.command.idempotency_key", "idempotency-key-reused",
+                            "This key was used for another request")
+    raise Conflict(detail=f"the command with idempotency key {key!r} was done at seq {first.seq} (to "
+                          f"{batch[-1].seq}): nothing was appended again; read the events to see it")
 
 
 async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:

@@ -227,6 +227,35 @@ class TestCommands:
         assert lines(table.store, "duel") == after
 
 
+    def test_the_commands_own_idempotency_key_is_honoured_as_the_header_is(self, table: Any) -> None:
+        """A command carrying its own ``idempotency_key`` (the command schema's field, recorded in the log) retried
+        with the same body gets the first answer byte for byte, one append; given with a different header key it
+        is 422 at ``$.command.idempotency_key``; and a key the log already records under the same command (sent
+        by another seat, which kept no answer for it) is 409, for another command 422: nothing appended twice."""
+        version = table.create()["head"]["seq"]
+        roll = {"command": "roll_initiative", "idempotency_key": "roll-in-body"}
+        first = table.command(roll, expected_version=version)
+        after = lines(table.store, "duel")
+        again = table.command(roll, expected_version=version)
+        assert (first.status_code, again.status_code, again.content) == (201, 201, first.content)
+        assert lines(table.store, "duel") == after
+        assert sum(b'"idempotency_key":"roll-in-body"' in line for line in after) == 1
+        both = table.command(roll, headers={"Idempotency-Key": "another"})
+        assert both.status_code == 422 and both.json()["field"] == "$.command.idempotency_key", both.text
+        first_up = first.json()["options"]["turn"]  # the seeded initiative's
+        made = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": [first_up]}).json()["token"]
+        turn = {"command": "end_turn", "who": first_up, "idempotency_key": "turn-ends"}
+        assert table.command(turn).status_code == 201
+        done = lines(table.store, "duel")
+        retried = table.command(turn, token=made)
+        assert retried.status_code == 409 and "done at seq" in retried.json()["detail"], retried.text
+        other = table.command({"command": "end_turn", "who": first_up, "idempotency_key": "turn-ends",
+                               "dice": [1]}, token=made)  # her refused retry freed her key: the log says no
+        assert other.status_code == 422 and other.json()["type"] == "/problems/idempotency-key-reused", other.text
+        assert lines(table.store, "duel") == done
+
+
 class TestSeed:
     def test_reveal_seed_without_a_seed_reveals_the_kept_one(self, table: Any) -> None:
         """The GM reveals the seed the server kept with a bare reveal_seed; it matches the fight's first commitment.
