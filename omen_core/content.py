@@ -90,6 +90,7 @@ __all__ = [
     "load_sheet",
     "decode_content",
     "non_finite",
+    "name_keys",
     "reason_and_path",
     "in_words",
     "read_content",
@@ -1142,7 +1143,7 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
         raise ContentError(source, "$", "nested too deeply", 1) from None
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
-        named = _name_keys(raw, kind, path)
+        named = name_keys(raw, kind, path)
         raise ContentError(source, named, in_words(reason), Lines(_text(data), fmt)(named)) from None
 
 
@@ -1178,8 +1179,9 @@ def in_words(reason: str, more: dict[str, str] | None = None) -> str:
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 
 
-def _name_keys(raw: object, kind: object, path: str) -> str:
-    """Replace each ``[...]`` in a msgspec error path by the mapping key whose value fails."""
+def name_keys(raw: object, kind: object, path: str) -> str:
+    """Replace each ``[...]`` in a msgspec error path by the mapping key whose value fails (``raw``: the decoded
+    value that failed to validate as ``kind``): ``$.skills[...]`` becomes ``$.skills.Perception``."""
     out = "$"
     for name, index in _SEGMENT.findall(path[1:]):
         kind = _unwrap(kind)

@@ -23,12 +23,13 @@ from litestar.response import ServerSentEventMessage
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight
-from omen_core.content import CombatantSheet, Ruleset, in_words, reason_and_path
+from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
 from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
     InvalidCommand,
+    InvalidDieFace,
     RuleViolation,
     StoreUnavailable,
     UnknownCombatant,
@@ -361,6 +362,9 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(503, "store-unavailable", "The event store cannot be used now",
                         "the fight's store cannot be used now (nothing was written); retry shortly",
                         headers={"Retry-After": "1"})
+    if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
+        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field="$.command.dice",
+                        rule="C29")
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
@@ -831,6 +835,9 @@ def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:
         except msgspec.ValidationError as again:  # what is wrong besides (it says where, as the first would)
             exc = again
     reason, path = reason_and_path(exc)
+    if "[...]" in path:  # a mapping's value: named by its key (``$.notes.vesh``), as content errors are
+        with contextlib.suppress(msgspec.DecodeError, RecursionError):
+            path = name_keys(msgspec.json.decode(body), kind, path)
     reason = in_words(reason, {FIGHT_ID.pattern: f"a fight id: {FIGHT_ID_WORDS}"})
     if exc.__cause__ is not None:  # a check of the decoded value's own (a sheet's weapon ids unique), not a type
         raise Unprocessable(f"{reason} (at {path})", path, "inconsistent",

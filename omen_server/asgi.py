@@ -146,7 +146,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         spec = _strict(await request.body(), CreateFight)
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
-        _check_ids([k for k in spec.notes if k != "fight"], known, "notes")
+        _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who
         return await anyio.to_thread.run_sync(create, spec)
 
     def create(data: CreateFight) -> Created:
@@ -208,7 +208,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             known = set(fights.fight(fight_id).state.combatants)
             _check_ids(change.reveal, known, "reveal")
             _check_ids(change.hide, known, "hide")
-            _check_ids([k for k in change.notes if k != "fight"], known, "notes")
+            _check_ids({k: v for k, v in change.notes.items() if k != "fight"}, known, "notes")
             now = fights.settings(fight_id)
             hidden = tuple(w for w in (*now.hidden, *change.hide) if w not in change.reveal)
             notes = {**now.notes, **change.notes}
