@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -98,6 +99,7 @@ from .events import (
     random_salts,
     seal_line,
 )
+from .limits import MAX_WHOLE, beyond_whole
 from .logs import get_logger
 from .options import Options, options, waiting_point
 from .rules.ambush import TimeWaited
@@ -176,9 +178,17 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
         raise InvalidCommand(tag, path, reason) from None
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
+    if _LONG_DIGITS.search(text):  # 16 digits or more somewhere: perhaps a whole number past every JSON reader's
+        where = beyond_whole(msgspec.json.decode(text))
+        if where is not None:
+            raise InvalidCommand(tag, where, f"a whole number beyond ±{MAX_WHOLE} (2**53 - 1: the largest every "
+                                             "JSON reader holds exactly); no number of the rules comes near it")
     if memo is not None:
         memo.keep(key, checked)
     return checked
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")  # MAX_WHOLE has 16 digits: a shorter run is within it
 
 
 def written_out(command: Command) -> Command:

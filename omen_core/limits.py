@@ -10,7 +10,8 @@ largest pool a handful of dice.
 
 from __future__ import annotations
 
-__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN"]
+__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN", "MAX_WHOLE",
+           "beyond_whole"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -37,3 +38,20 @@ tie among allies offers is 2 (the tie as rolled, and reversed): any order of the
 DIE_PATTERN = r"^d([2-9]|[1-9][0-9]{1,2}|1000)$(?!\n)"
 """A die's name, d2 to d1000, matched whole (every pattern of omen's ends ``$(?!\n)``: msgspec searches with
 Python's ``re``, where ``$`` alone also matches before a final newline; ECMAScript reads it the same way)."""
+
+MAX_WHOLE = 2**53 - 1
+"""The largest whole number a command may hold, either sign: 9,007,199,254,740,991, the largest that every JSON
+reader holds exactly (I-JSON, RFC 7493; a JavaScript number): a log is read by tools in any language. Far above
+any number of the rules (an HP total, a difficulty, a stack count, a seq)."""
+
+
+def beyond_whole(value: object, path: str = "$") -> str | None:
+    """The path of the first whole number in ``value`` (decoded JSON) beyond ±:data:`MAX_WHOLE`, or None."""
+    if type(value) is int:
+        return path if abs(value) > MAX_WHOLE else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = beyond_whole(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+        if found is not None:
+            return found
+    return None

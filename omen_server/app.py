@@ -344,9 +344,10 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, RuleViolation):
         return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight, typed),
                         rule=exc.rule)
-    if isinstance(exc, InvalidCommand):
-        return _problem(400, "invalid-command", "The command does not validate", scrub(str(exc), sight, typed),
-                        field=exc.path)
+    if isinstance(exc, InvalidCommand):  # its path is the command's own: in the request, under $.command
+        field = exc.path if exc.command == "command_issued" else "$.command" + exc.path.removeprefix("$")
+        return _problem(400, "invalid-command", "The command does not validate",
+                        scrub(f"{exc.command}: {exc.reason} (at {field})", sight, typed), field=field)
     if isinstance(exc, FacesNeeded):
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
         needed = tuple(f"{r.roller}'s {r.purpose}: " + ", ".join(f"{t} d{s}" for t, s in r.pool) for r in rolls)

@@ -1,18 +1,21 @@
 """omen_core/limits.py: the largest die, the most dice of one kind and the most faces a command carries are
-checked wherever dice are read: sheets, commands and stored lines (rulings, docs/rulings.md "Limits")."""
+checked wherever dice are read: sheets, commands and stored lines; and no command holds a whole number past what
+every JSON reader holds (rulings, docs/rulings.md "Limits")."""
 
 from __future__ import annotations
 
 import msgspec
 import pytest
 
-from omen_core.commands import Command
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.commands import CheckSpec, Command
 from omen_core.content import CombatantSheet, decode_content
-from omen_core.errors import ContentError
+from omen_core.errors import ContentError, InvalidCommand
 from omen_core.events import GENESIS_HASH, DiceRolled, decode_line, encode_line, seal
-from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES
+from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES, MAX_WHOLE, beyond_whole
 from omen_core.parts import Die
 from tests.fights import present
+from tests.sheets import sheet
 from tests.test_content import geared
 
 
@@ -82,3 +85,23 @@ class TestStoredLines:
     def test_the_largest_recorded_die_decodes(self) -> None:
         """A d1000 showing 1000 decodes (the hash no longer matches the edit: that is verify's finding)."""
         assert decode_line(self.line_with_die(MAX_SIDES, MAX_SIDES)).as_(DiceRolled).dice[0].sides == MAX_SIDES
+
+
+class TestWholeNumbers:
+    """The largest whole number a command may hold (``MAX_WHOLE``, 2**53 - 1: every JSON reader holds it exactly)."""
+
+    @pytest.mark.parametrize(("value", "path"), [(MAX_WHOLE, None), (-MAX_WHOLE, None), (MAX_WHOLE + 1, "$.a[1].b"),
+                                                 (-(10**400), "$.a[1].b"), (True, None)])
+    def test_beyond_whole_names_the_first_number_past_the_bound(self, value: int, path: str | None) -> None:
+        """``beyond_whole`` finds a number past ±MAX_WHOLE at its path in decoded JSON (a boolean is no number)."""
+        assert beyond_whole({"a": [0, {"b": value}], "c": "12345678901234567890"}) == path
+
+    def test_a_command_past_the_bound_is_refused_at_its_field(self) -> None:
+        """A static check's difficulty of 2**53 is refused at ``$.difficulty``, nothing written; 2**53 - 1 goes."""
+        fight = Fight.start(MemoryStore(), "w", dice=ScriptedDice([3, 3]), clock=lambda: 0)
+        fight.join(sheet("kael"))
+        before = fight.version
+        with pytest.raises(InvalidCommand) as refused:
+            fight.static_check(CheckSpec(who="kael", attribute="STR"), MAX_WHOLE + 1)
+        assert refused.value.path == "$.difficulty" and fight.version == before
+        assert fight.static_check(CheckSpec(who="kael", attribute="STR"), MAX_WHOLE).outcome == "failure"

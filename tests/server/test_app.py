@@ -193,12 +193,18 @@ class TestCommands:
         assert lines(table.store, "duel") == before
 
     def test_a_bad_field_is_400_naming_its_path(self, table: Any) -> None:
-        """A command whose who is a number is 400 at $.command.who; an unknown command at $.command."""
+        """A command whose who is a number is 400 at $.command.who; an unknown command at $.command; a number
+        past 2**53 - 1 at its own path under $.command, nothing written."""
         table.create()
         answer = table.command({"command": "end_turn", "who": 5})
         assert answer.status_code == 400 and answer.json()["field"] == "$.command.who"
         answer = table.command({"command": "fly", "who": "kael"})
         assert answer.status_code == 400 and answer.json()["field"].startswith("$.command")
+        before = lines(table.store, "duel")
+        answer = table.command({"command": "static_check", "check": {"who": "kael", "attribute": "STR"},
+                                "difficulty": 10**400})  # past every JSON reader's whole numbers (2**53 - 1)
+        assert answer.status_code == 400 and answer.json()["field"] == "$.command.difficulty", answer.text
+        assert "(at $.command.difficulty)" in answer.json()["detail"] and lines(table.store, "duel") == before
 
     def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
