@@ -30,7 +30,7 @@ import msgspec
 
 from .defaults import settle_defaults
 from .errors import ContentError
-from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES
+from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, first_leaf
 from .locate import Lines, error_line
 
 __all__ = [
@@ -1149,14 +1149,12 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
 
 def non_finite(value: object, path: str = "$") -> tuple[str, str] | None:
     """The path of the first infinite or not-a-number float in decoded content, and how it was written, if any."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return path, "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        found = non_finite(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
-        if found is not None:
-            return found
-    return None
+    found = first_leaf(value, lambda v: isinstance(v, float) and not math.isfinite(v), path)
+    if found is None:
+        return None
+    odd = found[1]
+    assert isinstance(odd, float)
+    return found[0], "nan" if math.isnan(odd) else ("inf" if odd > 0 else "-inf")
 
 
 def _text(data: bytes | str) -> str:

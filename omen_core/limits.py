@@ -10,8 +10,10 @@ largest pool a handful of dice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN", "MAX_WHOLE",
-           "beyond_whole"]
+           "beyond_whole", "first_leaf"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -45,13 +47,20 @@ reader holds exactly (I-JSON, RFC 7493; a JavaScript number): a log is read by t
 any number of the rules (an HP total, a difficulty, a stack count, a seq)."""
 
 
-def beyond_whole(value: object, path: str = "$") -> str | None:
-    """The path of the first whole number in ``value`` (decoded JSON) beyond ±:data:`MAX_WHOLE`, or None."""
-    if type(value) is int:
-        return path if abs(value) > MAX_WHOLE else None
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+def first_leaf(value: object, test: Callable[[object], bool], path: str = "$") -> tuple[str, object] | None:
+    """The path and value of the first leaf of ``value`` (decoded JSON or TOML: dicts, lists, scalars), in
+    document order, that ``test`` picks; None if none does. Keys are named (``$.a.b``), indexes bracketed."""
+    if not isinstance(value, dict | list):
+        return (path, value) if test(value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
-        found = beyond_whole(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+        found = first_leaf(item, test, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
         if found is not None:
             return found
     return None
+
+
+def beyond_whole(value: object, path: str = "$") -> str | None:
+    """The path of the first whole number in ``value`` (decoded JSON) beyond ±:data:`MAX_WHOLE`, or None."""
+    found = first_leaf(value, lambda v: type(v) is int and abs(v) > MAX_WHOLE, path)
+    return None if found is None else found[0]
