@@ -8,6 +8,7 @@ this module, the seats', the staging's and the table page's).
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -371,6 +372,9 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
 
 
+_MISSING_PARAMETER = re.compile(r"Missing required (?P<source>query|header|cookie|path) parameter '(?P<name>[^']+)'")
+
+
 def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """A request whose body or parameters do not decode: 400, naming the field (``$.command.who``)."""
     assert isinstance(exc, ValidationException)
@@ -382,6 +386,9 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
                         field="$")
     field = None if key is None else ("$" if first.get("source", "body") == "body" else first["source"]) + (
         f".{key}" if key else "")
+    missing = _MISSING_PARAMETER.match(str(exc.detail)) if not extra else None
+    if missing is not None:  # a required parameter left out: Litestar names it only in words
+        field = f"{missing['source']}.{missing['name']}"
     said = [f"{item.get('message', '')} (at {field})" if item is first and field else str(item.get("message", ""))
             for item in extra]
     return _problem(400, "invalid-body", "The request does not validate", "; ".join(said) or str(exc.detail),

@@ -117,7 +117,7 @@ class TestReissueAndRevoke:
 class TestQr:
     def test_the_qr_code_holds_the_seats_link(self, table: Any) -> None:
         """The QR code is an SVG of origin + the seat's link: its modules are those of that text (segno), not of
-        the link before a reissue; a bad origin is 400, a revoked seat 404."""
+        the link before a reissue; a bad origin is 400, one left out 400 at ``query.origin``, a revoked seat 404."""
         alice = seat(table, "Alice")
         url = f"/fights/duel/seats/{alice['id']}/qr"
         origin = "http://127.0.0.1:8000"
@@ -137,6 +137,8 @@ class TestQr:
         assert modules(table.client.get(url, params={"origin": origin}, headers=table.auth()).text) != served
         assert table.client.get(url, params={"origin": "javascript:alert(1)"}, headers=table.auth()
                                 ).status_code == 400
+        left_out = table.client.get(url, headers=table.auth())
+        assert left_out.status_code == 400 and left_out.json()["field"] == "query.origin", left_out.text
         table.client.post(f"/fights/duel/seats/{alice['id']}/revoke", headers=table.auth())
         assert table.client.get(url, params={"origin": origin}, headers=table.auth()).status_code == 404
 
