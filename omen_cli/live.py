@@ -23,8 +23,6 @@ from .show import print_options, print_state, print_where
 
 if TYPE_CHECKING:
     from omen_core.commands import Command
-    from omen_core.events import StoredEvent
-    from omen_core.store import EventStore
 
 __all__ = ["status", "do_cmd", "undo", "redo", "MAX_COMMAND_BYTES"]
 
@@ -136,6 +134,7 @@ def do_cmd(
     from omen_core import Fight, ManualDice, SeededDice
     from omen_core.commands import RevealSeed
     from omen_core.dice import FacesNeeded
+    from omen_core.walk import StoreSource, done_under_key
     from omen_replay.narrate import Narrator
     from omen_replay.replay import DoResult
 
@@ -153,7 +152,7 @@ def do_cmd(
                            "--seed HEX")
             parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
         store, fight_id = open_fight(log_url, fight)
-        done = _done_before(store, fight_id, parsed, by)
+        done = done_under_key(StoreSource(store, fight_id), parsed, by)  # a retry: done already
         dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \
             else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
@@ -223,26 +222,6 @@ def _validated_key(parsed: Command, key: str) -> Command:
                    f"{parsed.idempotency_key!r} differ")
     return _parse_command(msgspec.json.encode(msgspec.structs.replace(parsed, idempotency_key=key)).decode(),
                           "--idempotency-key")
-
-
-def _done_before(store: EventStore, fight_id: str, parsed: Command, by: str) -> list[StoredEvent]:
-    """The batch an earlier run appended for this command, if it carries an idempotency key already recorded:
-    the same command (and the same ``by``) is done already; another command under that key is bad input."""
-    from omen_core.events import CommandIssued
-    from omen_core.walk import StoreSource, keyed_batch
-
-    key = parsed.idempotency_key
-    if key is None:
-        return []
-    batch = keyed_batch(StoreSource(store, fight_id), key)
-    if not batch:
-        return []
-    first = batch[0]
-    assert isinstance(first.event, CommandIssued)
-    if first.event.command != parsed or first.event.by != by:
-        bad_input(f"idempotency key {key!r} was given to another command at seq {first.seq} "
-                   f"({type(first.event.command).__struct_config__.tag}): a key names one command")
-    return batch
 
 
 def undo(

@@ -63,6 +63,16 @@ class InvalidCommand(BadInput):
         super().__init__(f"{command}: {reason} (at {path})")
 
 
+class KeyReused(BadInput):
+    """An idempotency key the log already records for another command (a key names one command): ``key``, and
+    the ``seq`` and ``command`` tag of the command that holds it."""
+
+    def __init__(self, key: str, seq: int, command: str):
+        self.key, self.seq, self.command = key, seq, command
+        super().__init__(f"idempotency key {key!r} was given to another command at seq {seq} ({command}): a key "
+                         "names one command")
+
+
 class RuleViolation(OmenError):
     """A command breaks a rule; ``rule`` is the section or clarification id (e.g. ``C9``)."""
 

@@ -47,8 +47,8 @@ from typing import Any, Protocol, Union
 import msgspec
 from msgspec.structs import replace
 
-from .commands import UNDO_COMMANDS
-from .errors import ChainBroken, LogCorrupted, OmenError
+from .commands import UNDO_COMMANDS, Command
+from .errors import ChainBroken, KeyReused, LogCorrupted, OmenError
 from .events import (
     EVENT_TYPES,
     HEADER_EVENTS,
@@ -89,7 +89,7 @@ log = get_logger(__name__)
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
-           "scan_landmarks", "keyed_batch", "usable_snapshot", "Step"]
+           "scan_landmarks", "keyed_batch", "done_under_key", "usable_snapshot", "Step"]
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -318,6 +318,23 @@ def keyed_batch(source: Source, key: str) -> list[StoredEvent]:
                 if isinstance(rec.event, CommandIssued) and rec.event.command.idempotency_key == key:
                     found.append(rec)
     return found
+
+
+def done_under_key(source: Source, command: Command, by: str | None = None) -> list[StoredEvent]:
+    """The batch ``command`` appended before, if the log records it under its ``idempotency_key`` (the same
+    command, and given by ``by`` if that is given): a retry finds it done. Empty if it carries no key or the key
+    is unused; :class:`~omen_core.errors.KeyReused` if another command holds the key."""
+    key = command.idempotency_key
+    if key is None:
+        return []
+    batch = keyed_batch(source, key)
+    if not batch:
+        return []
+    first = batch[0].event
+    assert isinstance(first, CommandIssued)
+    if first.command != command or (by is not None and first.by != by):
+        raise KeyReused(key, batch[0].seq, str(type(first.command).__struct_config__.tag))
+    return batch
 
 
 # -- visitors -----------------------------------------------------------------------------------------------------

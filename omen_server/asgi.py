@@ -46,7 +46,7 @@ from omen_core.errors import (
     StoreUnavailable,
 )
 from omen_core.store import EventStore
-from omen_core.walk import StoreSource
+from omen_core.walk import StoreSource, done_under_key
 from omen_replay.explain import Explanation
 
 from . import guard
@@ -474,25 +474,13 @@ def _one_key(command: Command, header: str | None) -> str | None:
 
 
 def _not_recorded(store: EventStore, fight_id: str, command: Command) -> None:
-    """Refuse a command whose ``idempotency_key`` the fight's log already records: 409 if the same command was
-    done under it (nothing appended again), 422 if another command was."""
-    key = command.idempotency_key
-    if key is None:
-        return
-    from omen_core.events import CommandIssued
-    from omen_core.walk import keyed_batch
-
-    batch = keyed_batch(StoreSource(store, fight_id), key)
-    if not batch:
-        return
-    first = batch[0]
-    assert isinstance(first.event, CommandIssued)
-    if first.event.command != command:
-        raise Unprocessable(f"idempotency key {key!r} was given to another command at seq {first.seq}: a key names "
-                            "one command", "$.command.idempotency_key", "idempotency-key-reused",
-                            "This key was used for another request")
-    raise Conflict(detail=f"the command with idempotency key {key!r} was done at seq {first.seq} (to "
-                          f"{batch[-1].seq}): nothing was appended again; read the events to see it")
+    """Refuse a command the fight's log already records under its ``idempotency_key``: 409 if the same command was
+    done under it (nothing appended again); another command holding the key is 422 (``KeyReused``)."""
+    batch = done_under_key(StoreSource(store, fight_id), command)
+    if batch:
+        raise Conflict(detail=f"the command with idempotency key {command.idempotency_key!r} was done at seq "
+                              f"{batch[0].seq} (to {batch[-1].seq}): nothing was appended again; read the events "
+                              "to see it")
 
 
 async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:
