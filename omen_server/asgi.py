@@ -464,7 +464,8 @@ class Keyed(NamedTuple):
 
 def _one_key(command: Command, header: str | None) -> str | None:
     """The request's idempotency key: the ``Idempotency-Key`` header, or the command's own ``idempotency_key``
-    (recorded in the log either way); both given, they must be the same."""
+    (which the log records with the command; the header's answers are kept in the keep); both given, they must be
+    the same."""
     own = command.idempotency_key
     if own is not None and header is not None and own != header:
         raise Unprocessable(f"the command's idempotency_key {own!r} differs from the Idempotency-Key header "
