@@ -88,7 +88,8 @@ def _parse_command(text: str, origin: str) -> Command:
     try:
         return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]
     except ContentError as exc:
-        if exc.path == "$.command" or "`command`" in exc.reason:  # a name mistyped or left out: say the names
+        if (exc.path == "$.command" or "`command`" in exc.reason) and "given twice" not in exc.reason:
+            # a name mistyped or left out: say the names
             from typing import get_args
 
             names = sorted(str(kind.__struct_config__.tag) for kind in get_args(Command))

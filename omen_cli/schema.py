@@ -52,6 +52,7 @@ def schema(
     from omen_core.commands import Command
     from omen_core.content import AbilityLibrary, CombatantSheet, Ruleset
     from omen_core.events import event_schema
+    from omen_core.limits import bound_wholes
     from omen_core.options import Options
     from omen_replay.output import output_file
     from omen_replay.replay import DoResult
@@ -62,13 +63,21 @@ def schema(
                                "content": lambda: msgspec.json.schema(AbilityLibrary),
                                "sheet": lambda: msgspec.json.schema(CombatantSheet),
                                "ruleset": lambda: msgspec.json.schema(Ruleset)}
-    text = json.dumps(schemas[of.value](), indent=2)
+    document = schemas[of.value]()
+    if of.value in _TAKEN:
+        bound_wholes(document)  # what the decoders take: no whole number past 2**53 - 1
+    text = json.dumps(document, indent=2)
     if output is None:
         stdout.write(text + "\n")
     else:
         with refusals(), output_file(output, "the schema") as page:
             page.write(text + "\n")
         wrote(f"the schema written to {output}")
+
+
+#: The schemas of what omen reads from a user (commands and content), whose whole numbers are bounded (rulings,
+#: docs/rulings.md "Limits"); the others describe what omen writes.
+_TAKEN = frozenset({"command", "content", "sheet", "ruleset"})
 
 
 def _simulation_schema() -> Any:

@@ -30,7 +30,7 @@ import msgspec
 
 from .defaults import settle_defaults
 from .errors import ContentError
-from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, first_leaf
+from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, first_leaf, named_twice
 from .locate import Lines, error_line
 
 __all__ = [
@@ -1107,14 +1107,22 @@ T = TypeVar("T")
 
 def reason_and_path(exc: Exception) -> tuple[str, str]:
     """What a msgspec ``ValidationError`` says is wrong, and the JSON path it says where (``$`` if none):
-    ``"Expected `int`, got `str` - at `$.hp`"`` gives ``("Expected `int`, got `str`", "$.hp")``."""
+    ``"Expected `int`, got `str` - at `$.hp`"`` gives ``("Expected `int`, got `str`", "$.hp")``; a required field
+    left out is named where it belongs (``$.command.who``, not msgspec's ``$.command``)."""
     text = str(exc).replace("got `NoneType`", "got `null`")  # a converted value's type in JSON's words
     head, found, tail = text.rpartition(" - at `$")
     if not found:
         reason, _, path = text.partition(" - at `")
-        return reason, path.removesuffix("`") or "$"
-    reason, inner, field = head.partition(_INNER)  # a problem naming the field below that path (_at)
-    return reason, "$" + tail.removesuffix("`") + (f".{field.removesuffix('`')}" if inner else "")
+        path = path.removesuffix("`") or "$"
+    else:
+        reason, inner, field = head.partition(_INNER)  # a problem naming the field below that path (_at)
+        path = "$" + tail.removesuffix("`") + (f".{field.removesuffix('`')}" if inner else "")
+    missing = _MISSING.fullmatch(reason)
+    return reason, path + f".{missing['field']}" if missing else path  # where the field left out belongs
+
+
+#: msgspec's words for a required field left out (it says the object's path, not the field's).
+_MISSING = re.compile(r"Object missing required field `(?P<field>[A-Za-z_][A-Za-z0-9_]*)`")
 
 
 def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
@@ -1137,6 +1145,10 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     if odd is not None:  # TOML's inf and nan: no number a log can hold (its lines are JSON)
         raise ContentError(source, odd[0], f"{odd[1]} is not a number a fight can use (write a finite number)",
                            Lines(_text(data), fmt)(odd[0]))
+    twice = named_twice(data) if fmt == "json" else None  # (TOML's reader refuses a key given twice itself)
+    if twice is not None:
+        raise ContentError(source, twice, f"{twice.rpartition('.')[2]!r} is given twice in one object (readers "
+                           "differ on which counts: give it once)", Lines(_text(data), fmt)(twice))
     try:
         return msgspec.convert(raw, kind)
     except RecursionError:

@@ -1,5 +1,6 @@
 """The bounds on dice that every reader checks: the largest die, the most dice of one kind, the most faces a
-command may carry (rulings, docs/rulings.md "Limits"; the rules set none).
+command may carry (rulings, docs/rulings.md "Limits"; the rules set none); and what a command's JSON must be to
+read the same in every language (I-JSON: whole numbers within 2**53 - 1, each name once in an object).
 
 The rules allow any dN (C1) and any number of dice; an engine must not. A
 d(2^64 + 1) cannot be rolled without bias by the seeded dice (a face is drawn
@@ -10,10 +11,11 @@ largest pool a handful of dice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 
 __all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN", "MAX_WHOLE",
-           "beyond_whole", "first_leaf"]
+           "beyond_whole", "first_leaf", "named_twice", "bound_wholes"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -47,6 +49,28 @@ reader holds exactly (I-JSON, RFC 7493; a JavaScript number): a log is read by t
 any number of the rules (an HP total, a difficulty, a stack count, a seq)."""
 
 
+def bound_wholes(schema: object) -> None:
+    """Bound every integer of a JSON Schema (in place) to ±:data:`MAX_WHOLE` where it states no bound of its own on
+    that side, so the documents say what the decoders take: a command or sheet holding a number past it is refused.
+
+    >>> doc = {"properties": {"hp": {"type": "integer", "minimum": 0}, "to": {"type": ["integer", "null"]}}}
+    >>> bound_wholes(doc); doc["properties"]["hp"], doc["properties"]["to"]["minimum"]
+    ({'type': 'integer', 'minimum': 0, 'maximum': 9007199254740991}, -9007199254740991)
+    """
+    if isinstance(schema, dict):
+        kind = schema.get("type")
+        if kind == "integer" or (isinstance(kind, list) and "integer" in kind):
+            if "minimum" not in schema and "exclusiveMinimum" not in schema:
+                schema["minimum"] = -MAX_WHOLE
+            if "maximum" not in schema and "exclusiveMaximum" not in schema:
+                schema["maximum"] = MAX_WHOLE
+        for value in schema.values():
+            bound_wholes(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            bound_wholes(value)
+
+
 def first_leaf(value: object, test: Callable[[object], bool], path: str = "$") -> tuple[str, object] | None:
     """The path and value of the first leaf of ``value`` (decoded JSON or TOML: dicts, lists, scalars), in
     document order, that ``test`` picks; None if none does. Keys are named (``$.a.b``), indexes bracketed."""
@@ -64,3 +88,57 @@ def beyond_whole(value: object, path: str = "$") -> str | None:
     """The path of the first whole number in ``value`` (decoded JSON) beyond ±:data:`MAX_WHOLE`, or None."""
     found = first_leaf(value, lambda v: type(v) is int and abs(v) > MAX_WHOLE, path)
     return None if found is None else found[0]
+
+
+class _Members(dict[str, object]):
+    """An object's members as JSON gave them, and the first name it gave twice (``None``: each name once)."""
+
+    twice: str | None = None
+
+
+def _members(pairs: list[tuple[str, object]]) -> _Members:
+    members = _Members(pairs)
+    if len(members) < len(pairs):
+        seen: set[str] = set()
+        for name, _value in pairs:
+            if name in seen:
+                members.twice = name
+                break
+            seen.add(name)
+    return members
+
+
+def named_twice(text: str | bytes) -> str | None:
+    """The path of the first member of a JSON object whose name the object gives twice (``$.command.who``), or
+    None. Such a document is no I-JSON (RFC 7493: names are unique): readers disagree on which value counts (the
+    first, the last, an error), so a command or a request holding one is refused rather than read one way. Outer
+    objects are looked at before inner ones. A text that is not JSON is None here (its decoder says why).
+
+    >>> named_twice('{"command": "end_turn", "who": "kael", "who": "vesh"}')
+    '$.who'
+    >>> named_twice('{"combatants": [{"id": "a"}, {"id": "b", "hp": 1, "hp": 2}]}')
+    '$.combatants[1].hp'
+    >>> named_twice('{"a": {"b": 1}, "c": [{"b": 2}]}') is None
+    True
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=_members)
+    except (ValueError, RecursionError):
+        return None
+    return _first_twice(value, "$")
+
+
+def _first_twice(value: object, path: str) -> str | None:
+    if isinstance(value, _Members):
+        if value.twice is not None:
+            return f"{path}.{value.twice}"
+        items: Iterable[tuple[str, object]] = ((f"{path}.{key}", item) for key, item in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{n}]", item) for n, item in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = _first_twice(item, where)
+        if found is not None:
+            return found
+    return None

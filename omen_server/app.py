@@ -38,6 +38,7 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined
+from omen_core.limits import named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.store import EventStore
@@ -826,10 +827,15 @@ def _whole(value: Any) -> Any:
 def _strict(body: bytes, kind: type[T]) -> T:
     """The body decoded as strictly as omen's own decoders (Litestar converts leniently: 0 would pass as
     false; a whole number written ``98.0`` is taken as the integer JSON Schema says it is); a value that does not
-    validate is the same 400 as any other, naming its field."""
+    validate is the same 400 as any other, naming its field, as is an object giving a name twice (I-JSON)."""
     if not body.strip():
         raise ValidationException(detail="no body", extra=[{"message": "a JSON body is required", "key": "",
                                                              "source": "body"}])
+    twice = named_twice(body)
+    if twice is not None:  # I-JSON: readers differ on which of the two counts, so neither does
+        raise ValidationException(detail="a name given twice", extra=[{
+            "message": f"{twice.rpartition('.')[2]!r} is given twice in one object (readers differ on which "
+                       "counts: give it once)", "key": twice.removeprefix("$."), "source": "body"}])
     try:
         return msgspec.json.decode(body, type=kind)
     except msgspec.DecodeError as exc:
@@ -842,10 +848,15 @@ def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:
     """The value of a body that did not validate as it came, if it validates with its whole numbers as integers;
     else the error saying why (400 at the field, or 422 for a check of the value's own)."""
     if b"." in body or b"e" in body or b"E" in body:  # perhaps a whole number written as a float
-        try:
-            return msgspec.convert(_whole(msgspec.json.decode(body)), type=kind)
-        except msgspec.ValidationError as again:  # what is wrong besides (it says where, as the first would)
-            exc = again
+        try:  # (a number past a float's range does not decode untyped either: the typed error says where)
+            loose = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            loose = None
+        if loose is not None:
+            try:
+                return msgspec.convert(_whole(loose), type=kind)
+            except msgspec.ValidationError as again:  # what is wrong besides (it says where, as the first would)
+                exc = again
     reason, path = reason_and_path(exc)
     if "[...]" in path:  # a mapping's value: named by its key (``$.notes.vesh``), as content errors are
         with contextlib.suppress(msgspec.DecodeError, RecursionError):

@@ -22,6 +22,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin
 
 from omen_core import __version__
+from omen_core.limits import bound_wholes
 from omen_core.store.base import FIGHT_ID
 from omen_replay.explain import Explanation
 
@@ -70,6 +71,7 @@ _HEADERS: dict[str, dict[str, Any]] = {
 def _components() -> dict[str, Any]:
     _schemas, components = msgspec.json.schema_components(WIRE_TYPES, ref_template="#/components/schemas/{name}")
     _as_decoded(components)
+    bound_wholes(components)  # no whole number past 2**53 - 1 in a command or a sheet (docs/rulings.md "Limits")
     return components
 
 

@@ -262,6 +262,8 @@ def staging_routes(fights: Fights) -> list[Any]:
             description="The GM, or the seat that gave it, drops the command waiting for dice.")
     async def withdraw_staged(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> None:
         _token, seat = _seat(request, fights, fight_id)
+        if seat.kind == "spectator":  # whether or not a command is staged: a spectator stages and withdraws none
+            raise Forbidden(detail="a spectator's seat withdraws no command")
         await anyio.to_thread.run_sync(withdraw, fights, fight_id, seat)
 
     return [give_staged, withdraw_staged]

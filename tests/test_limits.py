@@ -4,15 +4,20 @@ every JSON reader holds (rulings, docs/rulings.md "Limits")."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import msgspec
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.commands import CheckSpec, Command
 from omen_core.content import CombatantSheet, decode_content
 from omen_core.errors import ContentError, InvalidCommand
 from omen_core.events import GENESIS_HASH, DiceRolled, decode_line, encode_line, seal
-from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES, MAX_WHOLE, beyond_whole
+from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES, MAX_WHOLE, beyond_whole, named_twice
 from omen_core.parts import Die
 from tests.fights import present
 from tests.sheets import sheet
@@ -105,3 +110,63 @@ class TestWholeNumbers:
             fight.static_check(CheckSpec(who="kael", attribute="STR"), MAX_WHOLE + 1)
         assert refused.value.path == "$.difficulty" and fight.version == before
         assert fight.static_check(CheckSpec(who="kael", attribute="STR"), MAX_WHOLE).outcome == "failure"
+
+
+_KEYS = st.text(alphabet="abcdwho_", min_size=1, max_size=4)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-99, 99) | st.text(max_size=3),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+                     max_leaves=12)
+
+
+def _paths(value: object, path: str = "$") -> list[str]:
+    """The path of every object in ``value`` (decoded JSON), outer ones first."""
+    found = [path] if isinstance(value, dict) else []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, item in items:
+        found += _paths(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+    return found
+
+
+def _twice(value: object, at: str, path: str = "$") -> str:
+    """``value`` written as JSON, the object at ``at`` giving its first member's name again (with another value)."""
+    if isinstance(value, list):
+        return "[" + ",".join(_twice(item, at, f"{path}[{n}]") for n, item in enumerate(value)) + "]"
+    if not isinstance(value, dict):
+        return json.dumps(value)
+    members = [f"{json.dumps(k)}:{_twice(v, at, f'{path}.{k}')}" for k, v in value.items()]
+    if path == at:
+        members.append(f"{json.dumps(next(iter(value)))}:0")
+    return "{" + ",".join(members) + "}"
+
+
+class TestNamesGivenTwice:
+    """I-JSON (RFC 7493): an object gives each name once; readers differ on which of two values counts."""
+
+    @given(_JSON)
+    def test_json_naming_each_member_once_has_none(self, value: object) -> None:
+        """Any JSON whose objects name each member once (as every encoder writes it) is not flagged."""
+        assert named_twice(json.dumps(value)) is None
+
+    @given(st.dictionaries(_KEYS, _JSON, min_size=1), st.data())
+    def test_a_name_given_twice_is_found_at_its_path(self, value: object, data: st.DataObject) -> None:
+        """A name given again in any one non-empty object is found at that member's path, however deep."""
+        objects = [p for p in _paths(value) if _at(value, p)]
+        assume(objects)
+        at = data.draw(st.sampled_from(objects))
+        first = next(iter(_at(value, at)))
+        assert named_twice(_twice(value, at)) == f"{at}.{first}"
+
+    def test_a_command_naming_a_field_twice_is_refused_at_its_line(self) -> None:
+        """A command file giving ``who`` twice is refused naming the file, the line and ``$.who``."""
+        text = '{"command": "end_turn",\n "who": "kael",\n "who": "vesh"}'
+        with pytest.raises(ContentError) as refused:
+            decode_content(text, Command, source="turn.json")  # type: ignore[arg-type]
+        assert refused.value.path == "$.who" and refused.value.line in (2, 3)
+        assert "given twice" in str(refused.value) and "turn.json" in str(refused.value)
+
+
+def _at(value: object, path: str) -> dict[str, object]:
+    """The non-empty object at ``path`` in ``value`` ({} if it is empty or not an object)."""
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        value = value[name] if name else value[int(index)]  # type: ignore[index]
+    return value if isinstance(value, dict) and value else {}

@@ -347,6 +347,21 @@ class TestControlCharacters:
         assert result.exit_code == 2 and "Expected `str`, got `null`" in said(result), said(result)
         assert demo_log.read_bytes() == before
 
+    def test_a_command_giving_a_name_twice_is_refused_at_its_line_and_field(self, demo_log: Path,
+                                                                             tmp_path: Path) -> None:
+        """A JSON command naming ``who`` twice (readers differ on which counts: I-JSON) is refused naming the
+        file, the line and ``$.who``, exit 2, nothing written; given on the command line, the same at ``$.who``."""
+        command = tmp_path / "c.json"
+        command.write_text('{"command": "apply_condition",\n "who": "vesh",\n "condition": "Prone", "who": "kael"}')
+        before = demo_log.read_bytes()
+        result = omen("do", str(demo_log), "--file", str(command))
+        assert result.exit_code == 2
+        assert said(result) == (f"omen: error: {command}:2: 'who' is given twice in one object (readers differ on "
+                                "which counts: give it once) (at $.who)"), said(result)
+        result = omen("do", str(demo_log), '{"command": "apply_condition", "command": "clear_condition"}')
+        assert result.exit_code == 2 and said(result).endswith("give it once) (at $.command)"), said(result)
+        assert demo_log.read_bytes() == before
+
     @pytest.mark.parametrize("argv", [["status"], ["replay"], ["undo"], ["explain", "--", "3"]])
     def test_a_broken_chain_is_named_by_file_and_line(self, demo_log: Path, argv: list[str]) -> None:
         """A log whose line ends were rewritten (CRLF: every hash now covers other bytes) is refused by the commands

@@ -520,6 +520,47 @@ class TestHostileInput:
         answer = on_disk.command({"command": "roll_initiative"}, expected_version=float(version))
         assert answer.status_code == 201, answer.text
 
+    @pytest.mark.parametrize(("body", "field"), [
+        (b'{"command": {"command": "end_turn", "who": "kael", "who": "vesh"}}', "$.command.who"),
+        (b'{"command": {"command": "roll_initiative"}, "command": {"command": "end_turn", "who": "vesh"}}',
+         "$.command"),
+        (b'{"command": {"command": "roll_initiative", "command": "roll_initiative"}}', "$.command.command"),
+    ])
+    def test_a_name_given_twice_is_400_at_its_path(self, on_disk: Any, body: bytes, field: str) -> None:
+        """I-JSON: a body whose object gives a name twice is 400 naming that member (readers in other languages
+        differ on which value counts), even where both values are the same; the log is untouched."""
+        before = lines(on_disk.store, "duel")
+        headers = {**on_disk.auth(), "Content-Type": "application/json"}
+        answer = on_disk.client.post("/fights/duel/commands", headers=headers, content=body)
+        assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
+        assert "given twice" in answer.json()["detail"] and lines(on_disk.store, "duel") == before
+
+    def test_a_sheet_naming_a_field_twice_is_400_and_nothing_is_stored(self, on_disk: Any) -> None:
+        """POST /fights with the second sheet giving ``hp`` twice is 400 at ``$.combatants[1].hp``."""
+        text = json.dumps({"id": "twice", "combatants": [sheet("kael"), sheet("vesh")]})
+        body = text.replace('"hp": ', '"hp": 1, "hp": ', 2).replace('"hp": 1, "hp": ', '"hp": ', 1)
+        answer = on_disk.client.post("/fights", content=body.encode(), headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400 and answer.json()["field"] == "$.combatants[1].hp", answer.text
+        assert on_disk.store.fights() == ["duel"]
+
+    def test_a_body_naming_a_field_twice_without_a_token_is_401(self, on_disk: Any) -> None:
+        """The token is checked before the body: a body giving a name twice, sent without a token, is 401."""
+        answer = on_disk.client.post("/fights/duel/commands", headers={"Content-Type": "application/json"},
+                                     content=b'{"command": {"command": "roll_initiative"}, "stage": true, '
+                                             b'"stage": false}')
+        assert answer.status_code == 401, answer.text
+
+    def test_a_number_past_a_floats_range_is_400_at_its_field(self, on_disk: Any) -> None:
+        """expected_version 1e400 (no float holds it) is 400 at ``$.expected_version``, not at ``$.[...]``."""
+        answer = on_disk.client.post("/fights/duel/commands", headers=on_disk.auth(),
+                                     content=b'{"command": {"command": "roll_initiative"}, "expected_version": 1e400}')
+        assert answer.status_code == 400 and answer.json()["field"] == "$.expected_version", answer.text
+
+    def test_a_required_field_left_out_is_400_where_it_belongs(self, on_disk: Any) -> None:
+        """end_turn without ``who`` is 400 at ``$.command.who`` (msgspec says the object: ``$.command``)."""
+        answer = on_disk.command({"command": "end_turn"})
+        assert answer.status_code == 400 and answer.json()["field"] == "$.command.who", answer.text
+
     def test_a_sheets_own_inconsistency_is_422_at_its_path(self, on_disk: Any) -> None:
         """A well-formed sheet wielding what it does not carry is 422 (no schema can say it) naming the sheet."""
         bad = {**sheet("kael"), "wielding": ["no-such-blade"]}

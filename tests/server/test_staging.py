@@ -131,6 +131,17 @@ def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(tabl
     assert "staged" not in options(table, table.gm)
 
 
+def test_a_spectator_withdraws_nothing_whether_or_not_a_command_is_staged(table: Any) -> None:
+    """A spectator's DELETE /staged is 403 with nothing staged and with a command staged (the answer does not
+    depend on what is staged), and the staged command stays."""
+    assert table.client.delete("/fights/duel/staged", headers=table.auth(table.bob)).status_code == 403
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6]}
+    assert table.command(attack, token=table.alice, stage=True).status_code == 202
+    refused = table.client.delete("/fights/duel/staged", headers=table.auth(table.bob))
+    assert refused.status_code == 403 and "staged" in options(table, table.gm)
+
+
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer garbage"}])
 @pytest.mark.parametrize("body", [{"zz": 1}, {"id": "x", "dice": [1]}])
 def test_giving_dice_without_a_valid_token_is_401_whatever_the_body(table: Any, headers: dict[str, str],
