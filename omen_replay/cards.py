@@ -656,12 +656,19 @@ def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
 
 
 def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
-    """C12's damage formula (or a consequence's own roll, C25) term by term."""
-    sizes = {f"d{d.sides}" for d in dice if d.pool == "damage"}
-    die = sizes.pop() if len(sizes) == 1 else "dice"
-    rolled = die if dice else "routed die" if t.routed_die is not None else "primary dice"
+    """C12's damage formula (or a consequence's own roll, C25) term by term. ``dice`` is the damage roll the
+    damage followed: an attack's holds only its ability dice (Brute rage's, C12), whose faces are the formula's
+    ability dice, and its dice result is the primary dice of the hit roll (or the routed die); a consequence's
+    holds the dice of its own damage roll, and no ability dice."""
+    rolled = [d for d in dice if d.pool == "damage"]
+    own, added = rolled[:len(rolled) - len(t.ability_dice)], rolled[len(rolled) - len(t.ability_dice):]
+    sizes = {f"d{d.sides}" for d in own}
+    die = (sizes.pop() if len(sizes) == 1 else "dice") if own else (
+        "routed die" if t.routed_die is not None else "primary dice")
     names = list(t.ability_sources or ("rage",) * len(t.ability_dice))
-    return _kept(_card_terms(t.terms(), {"damage_dice": [rolled], "ability_die": names}))
+    if len(added) == len(names):
+        names = [f"d{d.sides} {name}" for d, name in zip(added, names, strict=True)]
+    return _kept(_card_terms(t.terms(), {"damage_dice": [die], "ability_die": names}))
 
 
 def _round(seq: int, number: int, state: FightState, voided: bool) -> RoundSummary:

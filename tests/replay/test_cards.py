@@ -75,6 +75,16 @@ class TestCards:
         assert [(r.who, r.before, r.after) for r in card.resources] == [("brin", 14, 4)]
         assert card.reactions == (96,) and cards_of(EMBER)[96].reacting_to == 93
 
+    def test_a_raging_attacks_damage_names_each_die_by_its_own_size(self) -> None:
+        """Skarn's raging maul at the Ember Ford (C12): the dice result is the hit roll's primary d10 (6), not the
+        rage die's size; the rage die is its own d6 (4): 6 + 3 bonus + 5 WD + 4 = 18."""
+        damage = cards_of(EMBER)[154].damage[0]
+        assert damage.raw.text() == "6 (primary dice) + 3 bonus + 5 WD + 4 (d6 rage) = 18"
+
+    def test_a_consequences_own_damage_roll_is_named_by_its_die(self) -> None:
+        """A consequence's own damage roll (C25) keeps its die's size: the Ember Ford's cinder flask, 1d6 (3) + 1."""
+        assert cards_of(EMBER)[36].damage[0].raw.text() == "3 (d6) + 1 flat = 4"
+
     def test_a_tie_names_the_rule_that_decided_it(self) -> None:
         """A crit check with equal portions says that a tie is no crit (C7)."""
         crit = cards_of(EMBER)[61].verdicts[1]
