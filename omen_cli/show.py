@@ -41,7 +41,7 @@ def report_text(report: Report) -> None:
         notices = [f"{len(found)} {kind} finding(s) listed above (--strict fails on them)"
                    for kind, found in ((PROVENANCE, report.provenance), (REROLL, report.rerolls)) if found]
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
-                  f"intact, {decided}, every total recomputed; {_seeded_words(report)}"
+                  f"intact, {decided}, every total recomputed; {report.seeded_words()}"
                   + "".join(f"; {n}" for n in notices) + head)
         return
     out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
@@ -49,18 +49,6 @@ def report_text(report: Report) -> None:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
         where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
         out.print(f"  {where} {escape(f'[{f.rule}]')} {escape(f.what)}{escape(detail)}")
-
-
-def _seeded_words(report: Report) -> str:
-    """What the audit says of the seeded dice."""
-    if not report.seeded_dice:
-        return "no seeded dice" + (f" ({report.dice} dice)" if report.dice else "")
-    if report.seed_revealed and report.seeded_checked == report.seeded_dice:
-        return f"{report.seeded_dice} seeded dice all match the revealed seed"
-    if report.seed_revealed:
-        return (f"{report.seeded_checked} of {report.seeded_dice} seeded dice match the revealed seed (the others "
-                "were not drawn under it)")
-    return f"{report.seeded_dice} seeded dice not checked: the seed has not been revealed"
 
 
 def _describe_roll(roll: DiceRoll) -> str:

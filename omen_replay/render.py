@@ -57,11 +57,11 @@ class _Tally(Visitor):
 
     def __init__(self) -> None:
         self.title = ""
-        self.seed = False
+        self.seeds = 0
         self.fight_dice = ""
 
     def begin(self, walk: Walk) -> None:
-        self.seed = walk.landmarks.seed is not None
+        self.seeds = len(walk.landmarks.seeds) or int(walk.landmarks.seed is not None)
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         if isinstance(rec.event, FightStarted):
@@ -86,8 +86,9 @@ def _dice_note(tally: _Tally) -> str:
     """The fight's dice as its header declares them, and whether the seed is revealed by the end of the log."""
     if not tally.fight_dice:
         return "no dice"
-    note = ("; the seed is revealed: the verdict at the end says whether every seeded die checks out"
-            if tally.seed else "; the seed is not revealed yet") if tally.fight_dice == "seeded" else ""
+    revealed = "the seed is revealed" if tally.seeds == 1 else f"{tally.seeds} seeds are revealed (C42)"
+    note = (f"; {revealed}: the verdict at the end says whether every seeded die checks out"
+            if tally.seeds else "; the seed is not revealed yet") if tally.fight_dice == "seeded" else ""
     return f"{tally.fight_dice} dice{note}"
 
 
@@ -122,9 +123,7 @@ def _verdict(report: Report) -> str:
         return f"{len(report.problems)} finding(s): see omen verify"
     checked = report.seed_revealed and report.seeded_checked == report.seeded_dice
     seed = ("; the seed is revealed and every seeded die checks out" if checked and report.seeded_dice
-            else "; seeded dice not checked: the seed is not revealed yet" if report.seeded_dice and
-            not report.seed_revealed else "; some seeded dice were not drawn under the revealed seed"
-            if report.seeded_dice else "")
+            else f"; {report.seeded_words()}" if report.seeded_dice else "")
     provenance = (f"; {len(report.provenance)} dice provenance finding(s) to review: dice of another source than "
                   f"the fight's {report.dice} dice, or a change of source (see omen verify)"
                   if report.provenance else "")

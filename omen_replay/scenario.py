@@ -98,8 +98,9 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     origins: tuple[str, ...] = ()
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario file; sheets given by path are read relative to it."""
+def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenario:
+    """Read and validate a scenario file; sheets given by path are read relative to it. ``seeded_elsewhere``: its
+    seeded dice take their seed from elsewhere (an encounter's, from the run's ``--seed``), so it gives none."""
     p = Path(path)
     try:
         text = read_content(p)
@@ -128,7 +129,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(str(p), "$.fight", "no [fight] table: a scenario starts with one (its id at least; "
                                                "docs/scenarios.md)", 1)
     settings = _convert(raw.get("fight"), FightSettings, str(p), "$.fight", locate)
-    _check_settings(settings, str(p), locate)
+    _check_settings(settings, str(p), locate, seeded_elsewhere)
     ruleset = _ruleset(settings, p, locate)
     entries = _array(raw, "combatants", p, locate)
     libraries = _libraries(settings, p, locate)
@@ -150,8 +151,8 @@ def _array(raw: dict[str, Any], key: str, scenario: Path, locate: Lines) -> list
     return found
 
 
-def _check_settings(settings: FightSettings, source: str, locate: Lines) -> None:
-    if settings.dice == "seeded":
+def _check_settings(settings: FightSettings, source: str, locate: Lines, seeded_elsewhere: bool = False) -> None:
+    if settings.dice == "seeded" and not (seeded_elsewhere and settings.seed is None):
         try:
             seed = bytes.fromhex(settings.seed or "")
         except ValueError:

@@ -144,7 +144,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     the fight's stated dice (kind ``"dice provenance"``) are listed in ``findings`` too but do not make a log
     unsound; ``strict_clean`` means no finding at all (what ``omen verify --strict`` requires).
     ``seeded_dice`` counts the dice labelled seeded, ``seeded_checked`` those checked against a seed that
-    matched the commitment (``seed_revealed``: the audit knew such a seed, from the log or given).
+    matched the commitment (``seed_revealed``: the audit knew the seed of every epoch, C42, from the log or
+    given).
     """
 
     fight_id: str
@@ -184,6 +185,22 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     def provenance(self) -> tuple[Finding, ...]:
         """The dice provenance findings: each die of another source than the fight's dice, each change of source."""
         return tuple(f for f in self.findings if f.kind == PROVENANCE)
+
+    def seeded_words(self) -> str:
+        """What the audit says of the seeded dice, in words (the CLI's summary, the session log's verdict): all
+        checked, some checked and the rest drawn under a seed not revealed yet (a fight that went on after a
+        reveal, C42), none checked, or some not drawn under any seed revealed."""
+        seeded, checked = self.seeded_dice, self.seeded_checked
+        if not seeded:
+            return "no seeded dice" + (f" ({self.dice} dice)" if self.dice else "")
+        if self.seed_revealed and checked == seeded:
+            return f"{seeded} seeded dice all match the revealed seed"
+        if self.seed_revealed:
+            return f"{checked} of {seeded} seeded dice match the revealed seed (the others were not drawn under it)"
+        if checked:
+            return (f"{checked} of {seeded} seeded dice match the seed revealed; {seeded - checked} not checked: "
+                    "drawn under a seed not revealed yet (C42)")
+        return f"{seeded} seeded dice not checked: the seed has not been revealed"
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:

@@ -24,6 +24,7 @@ from omen_core.commands import (
     RollInitiative,
 )
 from omen_core.content import CombatantSheet, Ruleset, read_content
+from omen_core.locate import Lines
 
 from ..scenario import ScenarioError, load_scenario
 
@@ -55,18 +56,22 @@ class Encounter(msgspec.Struct, frozen=True, kw_only=True):
 
 def load_encounter(path: str | Path) -> Encounter:
     """Read an encounter file (a scenario's set-up); :class:`ScenarioError` names what is wrong and where."""
-    scenario = load_scenario(path)
+    scenario = load_scenario(path, seeded_elsewhere=True)
     source = scenario.source
-    raw = msgspec.toml.decode(read_content(Path(path)))
+    text = read_content(Path(path))
+    raw, locate = msgspec.toml.decode(text), Lines(text, "toml")
     fight = raw.get("fight", {}) if isinstance(raw, dict) else {}
     if fight.get("dice", "seeded") != "seeded":
         raise ScenarioError(source, "$.fight.dice", "an encounter's dice are seeded from the run's --seed: leave "
-                                                    "dice out or say \"seeded\"")
-    if scenario.settings.seed is not None:
-        raise ScenarioError(source, "$.fight.seed", "an encounter gives no seed: each fight's seed comes from the "
-                                                    "run's --seed and the fight's index")
+                                                    "dice out or say \"seeded\"", locate("$.fight.dice"))
+    if scenario.settings.seed is not None or scenario.settings.next_seeds:
+        key = "seed" if scenario.settings.seed is not None else "next_seeds"
+        raise ScenarioError(source, f"$.fight.{key}", f"an encounter gives no {key}: each fight's seed comes from "
+                                                      "the run's --seed and the fight's index",
+                            locate(f"$.fight.{key}"))
     if len({s.side for s in scenario.combatants}) < 2:
-        raise ScenarioError(source, "$.combatants", "an encounter needs combatants on at least two sides")
+        raise ScenarioError(source, "$.combatants", "an encounter needs combatants on at least two sides",
+                            locate("$.combatants") or locate("$.fight"))
     setup: list[Command] = []
     for step in scenario.steps:
         where = f"$.commands[{step.index}]"

@@ -31,6 +31,7 @@ from omen_core.events import (
     seal,
 )
 from omen_replay.demo import run_demo
+from omen_replay.render import render_records
 from omen_replay.verify import Finding, Report, verify
 from tests.sheets import sheet
 
@@ -940,6 +941,18 @@ class TestSeedEpochs:
         is held, and the audit says not every seed is known."""
         report = verify(two_epochs(second_reveal=False))
         assert report.clean and report.seeded_checked == 1 and report.seeded_dice == 2 and not report.seed_revealed
+
+    def test_the_words_say_which_dice_were_checked_and_which_wait(self) -> None:
+        """C42: the summary of a fight whose fresh seed is not revealed yet says 1 of 2 dice checked and 1 waiting
+        for its seed (it said "2 seeded dice not checked: the seed has not been revealed"); both revealed, all
+        match; the session log's verdict says the same."""
+        waiting = verify(two_epochs(second_reveal=False))
+        assert waiting.seeded_words() == ("1 of 2 seeded dice match the seed revealed; 1 not checked: drawn under a "
+                                          "seed not revealed yet (C42)")
+        assert verify(two_epochs()).seeded_words() == "2 seeded dice all match the revealed seed"
+        assert verify(two_epochs()[:1]).seeded_words() == "no seeded dice (seeded dice)"
+        page = render_records(two_epochs(second_reveal=False), "text")
+        assert "; 1 of 2 seeded dice match the seed revealed; 1 not checked" in " ".join(page.split())
 
     def test_a_seed_given_checks_the_epoch_it_commits_to(self) -> None:
         """C42: --seed with the fresh seed, before it is revealed, checks the dice drawn under it."""

@@ -43,13 +43,24 @@ def test_the_digest_is_of_what_is_played_not_where_it_was_read(tmp_path: Path) -
 @pytest.mark.parametrize(("extra", "field", "said"), [
     ('dice = "scripted"\n', "$.fight.dice", "seeded from the run's --seed"),
     ('dice = "seeded"\nseed = "' + "ab" * 16 + '"\n', "$.fight.seed", "gives no seed"),
+    ('dice = "seeded"\nnext_seeds = ["' + "ab" * 16 + '"]\n', "$.fight.next_seeds", "gives no next_seeds"),
 ])
 def test_dice_of_its_own_are_refused(tmp_path: Path, extra: str, field: str, said: str) -> None:
-    """An encounter's dice are seeded per fight: scripted dice or a seed of its own is refused, naming the field."""
+    """An encounter's dice are seeded per fight: scripted dice or a seed of its own is refused, naming the file,
+    the line the field is written on (the third) and the field."""
     path = tmp_path / "e.toml"
     path.write_text('[fight]\nid = "e"\n' + extra + fighter("ash", "north", 9) + fighter("bo", "south", 9))
-    with pytest.raises(ScenarioError, match=f"{said}.*at \\{field}"):
+    line = 4 if "seed" in field else 3
+    with pytest.raises(ScenarioError, match=f"e.toml:{line}: .*{said}.*at \\{field}"):
         load_encounter(path)
+
+
+def test_an_encounter_may_say_its_dice_are_seeded(tmp_path: Path) -> None:
+    """docs/simulate.md: the file leaves dice out or says "seeded" (and gives no seed: the run's --seed gives each
+    fight's); it said "a seeded fight needs seed = ..." and refused every such file."""
+    path = tmp_path / "e.toml"
+    path.write_text('[fight]\nid = "e"\ndice = "seeded"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9))
+    assert load_encounter(path).setup == (RollInitiative(),)
 
 
 @pytest.mark.parametrize(("command", "said"), [
@@ -68,8 +79,8 @@ def test_commands_beyond_the_set_up_are_refused_with_their_line(tmp_path: Path, 
 
 
 def test_one_side_is_no_encounter(tmp_path: Path) -> None:
-    """C33: a fight needs two sides to end in a defeat."""
+    """C33: a fight needs two sides to end in a defeat: refused at the first [[combatants]] line."""
     path = tmp_path / "e.toml"
     path.write_text('[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "north", 9))
-    with pytest.raises(ScenarioError, match="at least two sides"):
+    with pytest.raises(ScenarioError, match=r"e\.toml:4: an encounter needs combatants on at least two sides"):
         load_encounter(path)
