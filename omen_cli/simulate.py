@@ -91,7 +91,7 @@ def simulate_command(
     except (RunError, PolicyError) as exc:
         bad_input(str(exc))
     except SimulationError as exc:
-        bad_input(str(exc), 1)
+        bad_input(str(exc))
     except Exception as exc:
         from omen_core.errors import OmenError
 

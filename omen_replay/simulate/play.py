@@ -213,7 +213,7 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             decision = _decision(state, who, side, kind, rules.hp_display, rngs[side], sights)
             if not decision.choices:
                 raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
-            command = chosen[side].decide(decision)
+            command = _asked(chosen[side], decision, index, side)
             try:
                 _give(fight, command, tally, f"simulate:{chosen[side].name}")
             except OmenError as exc:
@@ -225,6 +225,22 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
     except OmenError as exc:
         raise SimulationError(index, str(exc)) from exc
     return Played(_record(index, fight, tally, rules.max_rounds), fight)
+
+
+def _asked(policy: Policy, decision: Decision, index: int, side: str) -> Command:
+    """The policy's answer to ``decision``, which must be a command: what a policy raises, or gives that is not a
+    command, stops the run naming the fight, the policy and the decision (a policy is code of the user's)."""
+    whose = f"the {policy.name!r} policy of {side}, deciding for {decision.who} ({decision.kind})"
+    try:
+        command = policy.decide(decision)
+    except Exception as exc:  # the user's code: whatever it raises is said, not a traceback
+        raise SimulationError(index, f"{whose}, raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(command, Command):
+        shown = repr(command)
+        raise SimulationError(index, f"{whose}, gave {shown[:80] + '...' if len(shown) > 80 else shown}, not a "
+                                     "command: decide(decision) returns one of decision.choices or a command of "
+                                     "omen_core.commands")
+    return command
 
 
 def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:

@@ -121,6 +121,29 @@ class TestBadInput:
         assert said in " ".join(result.output.split())
         assert not (tmp_path / "run.json").exists()
 
+    @pytest.mark.parametrize(("body", "said"), [
+        ('        return "end_turn"\n',
+         "the 'odd' policy of north, deciding for ash (turn), gave 'end_turn', not a command"),
+        ('        raise KeyError("no plan")\n',
+         "the 'odd' policy of north, deciding for ash (turn), raised KeyError: 'no plan'"),
+        ('        return EndTurn(who="nobody")\n',
+         "the 'odd' policy of north gave ash's {\"command\":\"end_turn\",\"who\":\"nobody\"}, refused:"),
+    ])
+    def test_a_policy_that_answers_amiss_stops_the_run_with_exit_2(self, tmp_path: Path, body: str,
+                                                                   said: str) -> None:
+        """docs/simulate.md: a policy of the user's that returns what is not a command, raises, or gives a command
+        the rules refuse stops the run with one line naming the fight and the policy, exit 2, nothing written (a
+        string gave a traceback; a refused command exit 1, the code of findings)."""
+        policy = tmp_path / "odd.py"
+        policy.write_text("from omen_core.commands import EndTurn\n\n\nclass Odd:\n    name = 'odd'\n\n"
+                          "    def decide(self, decision):\n" + body)
+        duel = mirror_duel(tmp_path)
+        result = omen("simulate", duel, "--fights", 2, "--workers", 1, "--policy", f"north={policy}:Odd",
+                      "--out", tmp_path / "run.json")
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("omen: error: fight 0: ") and said in " ".join(result.output.split())
+        assert "Traceback" not in result.output and not (tmp_path / "run.json").exists()
+
     def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path: Path) -> None:
         """A scenario that scripts the fight is refused naming the file, the line and the command."""
         path = tmp_path / "e.toml"
