@@ -77,6 +77,8 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
 }
 _REQUIRED = {("undo", "reason"), ("redo", "reason")}
+#: A cost the options say in terms of a field, said in words on the page.
+COSTS: dict[str, str] = {"the effect's cost in Actions (action_cost)": "1 Action, or none, as the effect says"}
 LOG_ENTRIES = 80  # the log shows the last LOG_ENTRIES entries (cards, notes, rounds) or seen events
 
 _SHEETS = files("omen_replay") / "data" / "ember-ford" / "sheets"
@@ -242,14 +244,19 @@ class Panel:
     attributes: tuple[str, ...] = ATTRIBUTES
     damage_types: tuple[str, ...] = ()
     condition_names: tuple[str, ...] = ()
+    turn_commands: list[OfferView] = field(default_factory=list)
+    your_turn: bool = False
+    status: str = ""
+    announce: str = ""
+    undo_preview: StoryCard | None = None
 
 
-def _name(names: dict[str, str], value: Any) -> str:
+def _name(names: Mapping[str, str], value: Any) -> str:
     if isinstance(value, str):
         return names.get(value, value)
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return ", ".join(_name(names, v) for v in value)
     if isinstance(value, dict):
         return "; ".join(f"{k} {_name(names, v)}" for k, v in value.items() if v not in ([], {}, None, ""))
@@ -269,6 +276,36 @@ _ANSWER_LABELS: dict[str, Any] = {
 }
 
 
+def _check_said(check: Any, names: Mapping[str, str]) -> str:
+    """A check as a choice says it: ``Kael Arden's Athletics`` (a skill) or ``Kael Arden's STR`` (an attribute)."""
+    if not isinstance(check, dict):
+        return str(check)
+    what = check.get("skill") or check.get("attribute") or "check"
+    return f"{_name(names, check.get('who'))}'s {what}"
+
+
+_END_REASONS = {"yielded": "yield", "fled": "flee", "defeated": "are defeated", "dead": "are dead"}
+_LEFT = {"fled": "flees", "yielded": "yields", "dead": "is dead", "captured": "is captured"}
+
+#: Choices in words, by command (what the choice does, never an id): ``args`` and the names the seat sees.
+_CHOICE_WORDS: dict[str, Any] = {
+    "declare_attack": lambda a, n: (f"{_name(n, a.get('target'))} with {a['weapon']}" if a.get("weapon")
+                                    else f"{_name(n, a.get('target'))}, unarmed"),
+    "static_check": lambda a, n: _check_said(a.get("check"), n),
+    "contest": lambda a, n: (f"{_check_said(a.get('initiator'), n)} against "
+                             f"{_check_said(a.get('defender'), n)}"),
+    "engage": lambda a, n: (f"{_name(n, a.get('who'))} is no longer engaged with {_name(n, a.get('others'))}"
+                            if a.get("engaged") is False
+                            else f"{_name(n, a.get('who'))} engages {_name(n, a.get('others'))}"),
+    "apply_condition": lambda a, n: f"{a.get('condition')} on {_name(n, a.get('who'))}",
+    "clear_condition": lambda a, n: f"{a.get('condition')} off {_name(n, a.get('who'))}",
+    "leave_fight": lambda a, n: f"{_name(n, a.get('who'))} {_LEFT.get(str(a.get('reason')), a.get('reason'))}",
+    "end_fight": lambda a, n: (f"the {a['side']} {_END_REASONS.get(str(a.get('reason')), a.get('reason'))}"
+                               if a.get("side") else "as it stands (no side yields)"),
+    "draw": lambda a, n: f"draw {a.get('weapon') or a.get('item') or 'a weapon'}",
+}
+
+
 def _decision_label(opened: DecisionOpened | None, choice: str) -> str:
     """An answer to a decision point (an extension's or an ability's, C38) as its button says it: the choice's
     label as the open ``decision_opened`` records it."""
@@ -281,6 +318,11 @@ def _label(command: str, actor_field: str | None, args: dict[str, Any], names: d
     as its button says it (``Dodge``, ``Parry with longsword``, ``Decline``, ``Strike with knife``)."""
     if command in _ANSWER_LABELS:
         return str(_ANSWER_LABELS[command](args))
+    if command in _CHOICE_WORDS:
+        try:
+            return str(_CHOICE_WORDS[command](args, names))
+        except (KeyError, TypeError):  # a shape the words do not know: say its fields instead
+            pass
     parts = []
     for key, value in args.items():
         if key == actor_field or value in (None, "", [], {}):
@@ -342,7 +384,7 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                  for a in offer.free if a.name in FREE_INPUTS)
     return OfferView(key=f"o{index}-{offer.command}-{offer.actor or 'gm'}", command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
-                     cost=offer.cost, note=offer.note, choices=choices, free=free)
+                     cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
 
 
 def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, str]) -> tuple[Condition, ...]:
@@ -363,8 +405,9 @@ def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
 
 
 def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], budgets: dict[str, Any],
-           notes: dict[str, str]) -> list[StripItem]:
-    """The combatants in initiative order (those not in it after, in join order), as the seat may see them."""
+           notes: dict[str, str], ended: bool = False) -> list[StripItem]:
+    """The combatants in initiative order (those not in it after, in join order), as the seat may see them (no
+    one's turn once the fight has ended)."""
     seen = {v.id: v for v in views}
     order = [w for w in state.order if w in seen] + [w for w in seen if w not in state.order]
     assert state.ruleset is not None
@@ -377,7 +420,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
         budget = budgets.get(who)
         mine = sight.owns(who)
         items.append(StripItem(
-            id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn,
+            id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn and not ended,
             surprise=str(getattr(tier, "value", tier)).replace("_", " ") if tier else None,
             down=(v.hp is not None and v.hp <= 0) or v.hp_band == "down", left=v.left, hp=v.hp, max_hp=v.max_hp,
             band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
@@ -474,6 +517,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         end_turn = next((v for v in offer_views if v.command == "end_turn" and v.actor == turn), None)
         rest = [v for v in offer_views if v.command not in answers_to and v is not end_turn]
         ordered = sorted((v for v in rest if v.actor is not None), key=lambda v: (v.actor != turn, v.actor or ""))
+        ended = state.ending is not None
+        now_turn = [v for v in ordered if v.actor == turn and not ended]
+        ordered = [v for v in ordered if v not in now_turn]
         waiting = options.waiting
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
@@ -481,10 +527,12 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
             dice=state.dice or options.dice or "", seed_revealed=state.revealed_seed is not None,
-            seeded=state.seed_commitment is not None, ended=state.ending is not None, published=settings.published,
-            waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes),
+            seeded=state.seed_commitment is not None, ended=ended, published=settings.published,
+            waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes, ended),
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
-            decision=facts, commands=ordered, gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
+            decision=facts, commands=ordered, turn_commands=now_turn,
+            your_turn=turn is not None and not ended and not sight.gm and sight.owns(turn),
+            gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
@@ -502,7 +550,40 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
+    result.undo_preview = next((c for c in reversed(cards) if not c.struck and c.kind not in _NOT_UNDONE), None)
+    result.status = status_of(result)
+    result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
+
+
+_NOT_UNDONE = {"undo", "redo", "join", "start_fight", "fight_started", "combatant_joined"}
+
+
+def _said(card: StoryCard | None) -> str:
+    """A card in one line, as the page announces it: its verdict, headline, and whether it was undone."""
+    if card is None:
+        return ""
+    said = f"{card.verdict}: {card.headline}" if card.verdict else card.headline
+    return f"Undone: {said}" if card.struck else said
+
+
+def status_of(p: Panel) -> str:
+    """What the table waits for, in a few words (the document's title and the page's announcements): ``Your turn:
+    Kael Arden``, ``Your decision: Active Defense``, ``Waiting for Vesh the Cinder-Hand: Active Defense``, ``Roll
+    your dice``, ``Kael Arden's turn``, ``The fight is over``."""
+    if p.ended:
+        return "The fight is over"
+    if p.staged is not None:
+        return "Roll your dice" if p.staged.yours else f"Waiting for {p.staged.awaiting}'s dice"
+    if p.waiting is not None:
+        if p.yours:
+            return f"Your decision: {p.waiting.title}"
+        return f"Waiting for {', '.join(p.waiting_who) or 'someone'}: {p.waiting.title}"
+    if p.your_turn:
+        return f"Your turn: {p.turn_name}"
+    if p.phase == "rounds" and p.turn:
+        return f"Round {p.round}: {p.turn_name or 'someone'}'s turn"
+    return str(p.phase).capitalize()
 
 
 def panel_html(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> str:

@@ -154,7 +154,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 # Vesh attacks Kael with typed dice that hit: the Active Defense window opens for Kael's player.
                 form = gm.locator("form[data-command=declare_attack]", has=gm.locator("option", has_text="knife")
                                   ).first
-                form.locator("select.choice").select_option(label="Kael Arden, weapon zqknife")
+                form.locator("select.choice").select_option(label="Kael Arden with zqknife")
                 fill_faces(form, "vesh")
                 form.locator("button[type=submit]").click()
                 same_state(gm, player)
@@ -182,6 +182,11 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 assert gm.locator(".table-panel").get_attribute("data-turn") == "kael"
                 undo = gm.locator("form[data-command=undo]")
                 undo.locator("input[data-path=reason]").fill("Vesh meant to draw first")
+                before = head_of(gm)
+                undo.locator("button").click()  # the first press shows what it undoes; the second gives it
+                expect(undo.locator(".undo-preview")).to_contain_text("This undoes #")
+                expect(undo.locator(".undo-preview")).to_contain_text("End of turn: Vesh the Cinder-Hand")
+                assert head_of(gm) == before
                 undo.locator("button").click()
                 same_state(gm, player)
                 assert player.locator(".table-panel").get_attribute("data-turn") == "vesh"
