@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -248,7 +249,9 @@ class Panel:
     your_turn: bool = False
     status: str = ""
     announce: str = ""
-    undo_preview: StoryCard | None = None
+    undo_preview: list[StoryCard] = field(default_factory=list)
+    top_folded: list[str] = field(default_factory=list)
+    top_lines: list[str] = field(default_factory=list)
 
 
 def _name(names: Mapping[str, str], value: Any) -> str:
@@ -550,13 +553,37 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
-    result.undo_preview = next((c for c in reversed(cards) if not c.struck and c.kind not in _NOT_UNDONE), None)
+    result.undo_preview = undo_preview(cards)
+    result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
     result.status = status_of(result)
     result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
 
 
 _NOT_UNDONE = {"undo", "redo", "join", "start_fight", "fight_started", "combatant_joined"}
+
+
+_DIE_LINE = re.compile(r"\(d\d+\)")
+
+
+def fold(lines: list[str]) -> tuple[list[str], list[str]]:
+    """A card's lines as the top card shows them: the dice lines ("Kael Arden's hit: 8 (d8), 6 (d6)") folded away
+    when the card has more than four lines and two of dice; what came of them (totals, verdicts, damage, HP, the
+    order) shown."""
+    dice = [x for x in lines if _DIE_LINE.search(x)]
+    if len(lines) <= 4 or len(dice) < 2:
+        return [], lines
+    return dice, [x for x in lines if not _DIE_LINE.search(x)]
+
+
+def undo_preview(cards: list[StoryCard]) -> list[StoryCard]:
+    """The cards an undo of the last command strikes through, oldest first: every card not yet undone that the
+    last command's batch touched (an attack and the Interrupt inside it; undo goes back to the action's start)."""
+    live = [c for c in cards if not c.struck and c.kind not in _NOT_UNDONE and c.batches]
+    if not live:
+        return []
+    last = max(b for c in live for b in c.batches)
+    return [c for c in live if last in c.batches]
 
 
 def _said(card: StoryCard | None) -> str:

@@ -249,7 +249,8 @@ class TestTheFirstScreen:
         assert "Kael Arden's turn</h2>" in turn
         assert ">Vesh the Cinder-Hand with longsword</option>" in turn
         assert ">Vesh the Cinder-Hand, unarmed</option>" in turn
-        assert "costs 1 Action &middot; §Resolving an Attack" in turn and "costs 1 Movement Action" in turn
+        assert 'costs 1 Action<span class="rule-ref"> &middot; §Resolving an Attack' in turn
+        assert "costs 1 Movement Action" in turn
         assert "1 Action, or none, as the effect says" in turn  # a save's cost, not its field's name
         also = text[text.index('id="also"'):]
         also = also[:also.index("</p>")]

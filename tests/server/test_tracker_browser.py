@@ -286,6 +286,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 # Skarn's turn: the GM calls for Kael's save against an effect written in the editor (AGI against
                 # Skarn's STR; on a failure 1d6 crushing and Paralysed). Kael's die is Alice's, Skarn's the GM's,
                 # and the damage die the GM's too (the form could not ask for it: the roll box does).
+                gm.locator("#turn-more summary").click()  # the turn's rarer commands: folded under "More"
                 form = command_form(gm, "call_save", "skarn")
                 form.locator("select.choice").select_option(label="Kael Arden")
                 form.locator("[data-effect-field=name]").fill("stunning blow")
