@@ -34,7 +34,7 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
-from omen_core.content import ATTRIBUTES, load_sheet
+from omen_core.content import ATTRIBUTES, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened
 from omen_core.extensions import turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
@@ -154,13 +154,15 @@ class OfferView:
 @dataclass(frozen=True)
 class Condition:
     """A condition on a combatant: its stacks, for one with a duration the ticks left and when it ticks, and for
-    one lasting until a named combatant's next turn (C40) until when (``until``: "the end of Ana's next turn")."""
+    one lasting until a named combatant's next turn (C40) until when (``until``: "the end of Ana's next turn"), and
+    what it does (``said``: the ruleset's definition in words, the chip's tooltip)."""
 
     name: str
     stacks: int
     remaining: int | None
     tick: str
     until: str = ""
+    said: str = ""
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,7 @@ class StripItem:
     foe: bool
     hidden: bool
     note: str
+    engaged: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -390,9 +393,44 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                      cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
 
 
-def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, str]) -> tuple[Condition, ...]:
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else f"\u2212{-n}"
+
+
+def condition_said(d: ConditionDef) -> str:
+    """What a condition of the ruleset does, in words (C28, C40): its modifiers, stacks, ticks, damage, the save
+    that ends it and what clears it; a placeholder's other effects are the GM's to apply."""
+    parts = []
+    if d.attribute_bonus:
+        parts.append(f"{_signed(d.attribute_bonus)} to every attribute bonus" + (" per stack" if d.max_stacks > 1
+                                                                                  else ""))
+    for name in ("hit", "defense", "damage"):
+        value = getattr(d.modifiers, name)
+        if value:
+            parts.append(f"{_signed(value)} to {name}")
+    if d.max_stacks > 1:
+        parts.append(f"stacks up to {d.max_stacks}")
+    if d.damage is not None:
+        dice = f"{d.damage.dice.count}{d.damage.dice.die}" if d.damage.dice is not None else ""
+        amount = " + ".join(x for x in (dice, str(d.damage.flat) if d.damage.flat else "") if x) or "0"
+        parts.append(f"deals {amount} {d.damage.damage_type} at each {d.tick.replace('_', ' ')}"
+                     + (" per stack" if d.damage.per_stack else ""))
+    if d.duration is not None:
+        parts.append(f"lasts {d.duration} {'tick' if d.duration == 1 else 'ticks'} ({d.tick.replace('_', ' ')})")
+    if d.save_ends is not None:
+        parts.append(f"ends on a {d.save_ends.save} save against {d.save_ends.against} "
+                     f"({d.save_ends.timing.replace('_', ' ')})")
+    if d.cleared_by:
+        parts.append("cleared by " + " or ".join(d.cleared_by))
+    if d.placeholder:
+        parts.append("its other effects: as the rules say, applied by the GM")
+    return "; ".join(parts)
+
+
+def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, str],
+                said: Mapping[str, str]) -> tuple[Condition, ...]:
     return tuple(Condition(name, stacks, v.remaining.get(name), ticks.get(name, "never").replace("_", " "),
-                           until.get(name, "")) for name, stacks in sorted(v.conditions.items()))
+                           until.get(name, ""), said.get(name, "")) for name, stacks in sorted(v.conditions.items()))
 
 
 def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
@@ -415,6 +453,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
     order = [w for w in state.order if w in seen] + [w for w in seen if w not in state.order]
     assert state.ruleset is not None
     ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
+    said = {name: condition_said(rule) for name, rule in state.ruleset.conditions.items()}
     sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
     items = []
     for who in order:
@@ -430,9 +469,10 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
             actions=budget.actions if budget is not None and budget.turn else None,
             movement=budget.movement if budget is not None and budget.turn else None, in_hand=v.in_hand,
-            conditions=_conditions(v, ticks, _until(state, sight, who)), own=v.own,
+            conditions=_conditions(v, ticks, _until(state, sight, who), said), own=v.own,
             foe=bool(sides) and v.side not in sides, hidden=v.hidden,
-            note=notes.get(who, "") if sight.gm else ""))
+            note=notes.get(who, "") if sight.gm else "",
+            engaged=tuple(seen[w].name for w in state.engaged_with(who) if w in seen)))
     return items
 
 

@@ -309,3 +309,21 @@ class TestTheFirstScreen:
         table.command({"command": "undo", "reason": "too soon"})
         assert re.search(r'id="undo-preview" data-default="#\d+ Initiative">Undoes #\d+ Initiative</p>',
                          fragment(table, table.gm))
+
+
+def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any) -> None:
+    """C22, C28: once the GM engages Kael with Vesh, each one's chip says whom it is engaged with; a condition's
+    chip carries what the ruleset says it does as its tooltip (Exhausted: -1 to every attribute bonus per stack,
+    up to 5, cleared by a long rest)."""
+    table.create()
+    assert "chip-eng" not in fragment(table, table.gm)
+    assert table.command({"command": "engage", "who": "kael", "others": ["vesh"]}).status_code == 201
+    assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Exhausted"}).status_code == 201
+    text = fragment(table, table.gm)
+    kael = text[text.index('data-id="kael"'):]
+    vesh = text[text.index('data-id="vesh"'):]
+    assert kael[:kael.index("</li>")].count('<p class="chip-eng">engaged with Vesh the Cinder-Hand</p>') == 1
+    assert vesh[:vesh.index("</li>")].count('<p class="chip-eng">engaged with Kael Arden</p>') == 1
+    assert ('<span class="cond" data-condition="Exhausted" title="Exhausted: \u22121 to every attribute bonus per '
+            'stack; stacks up to 5; cleared by a long rest; its other effects: as the rules say, applied by the GM">'
+            in text)
