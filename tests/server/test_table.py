@@ -327,3 +327,21 @@ def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any
     assert ('<span class="cond" data-condition="Exhausted" title="Exhausted: \u22121 to every attribute bonus per '
             'stack; stacks up to 5; cleared by a long rest; its other effects: as the rules say, applied by the GM">'
             in text)
+
+
+def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
+    """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 dice + 2 bonus + 2 crit bonus
+    + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor final amount
+    (Vesh's armor is not hers to see)."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    table.command({"command": "roll_initiative", "dice": [6, 1]})
+    table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                   "dice": [8, 6, 1]})
+    assert table.command({"command": "answer_active_defense", "defender": "vesh"}).status_code == 201
+    why = "(8 dice + 2 bonus + 2 crit bonus + 4 WD = 16"
+    assert (f"<li>15 slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, armor \u2212 1 = 15)</li>"
+            in fragment(table, table.gm))
+    mine = fragment(table, alice)
+    assert f"<li>slashing damage to Vesh the Cinder-Hand&#39;s HP {why})</li>" in mine and "armor \u2212" not in mine
