@@ -34,7 +34,8 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
-from omen_core.content import ATTRIBUTES, ConditionDef, load_sheet
+from omen_core.abilities import uses_left, when_words
+from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened
 from omen_core.extensions import turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
@@ -211,6 +212,20 @@ class AnswerView:
     shortcut: str
 
 
+@dataclass(frozen=True)
+class AbilityView:
+    """One of the seat's own combatants' abilities (C37, C41): whose, its name, how it is used and what it costs,
+    when it applies, its summary, and the uses it has left (``None``: no limit)."""
+
+    who: str
+    name: str
+    use: str
+    when: str
+    summary: str
+    left: int | None
+    per: str
+
+
 @dataclass
 class Panel:
     """Everything the table fragment shows one seat."""
@@ -254,6 +269,7 @@ class Panel:
     announce: str = ""
     undo_preview: list[StoryCard] = field(default_factory=list)
     top_folded: list[str] = field(default_factory=list)
+    abilities: list[AbilityView] = field(default_factory=list)
     top_lines: list[str] = field(default_factory=list)
 
 
@@ -509,6 +525,35 @@ def _foes_first(offer: Offer, state: FightState) -> Offer:
     return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
 
 
+_USES = {"passive": "always on", "trigger": "when it triggers", "action": "an Action, on your turn",
+         "bonus_action": "a Bonus Action, on your turn", "free": "free, on your turn"}
+
+
+def _ability_cost(ability: Ability) -> str:
+    c = ability.cost
+    paid = [f"{n} {what}" for n, what in ((c.actions, "Action"), (c.movement, "Movement Action"),
+                                           (c.bonus_actions, "Bonus Action"), (c.hp, "HP"), (c.will, "Will")) if n]
+    return _USES[ability.use] + (f"; costs {', '.join(paid)}" if paid else "")
+
+
+def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
+    """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); none
+    for the GM (its page has every combatant's commands) nor for a combatant the seat does not own."""
+    found = []
+    for who, combatant in state.combatants.items():
+        if sight.gm or not sight.owns(who):
+            continue
+        sheet = combatant.sheet
+        keys = {a if isinstance(a, str) else a.id for a in sheet.abilities}
+        mine = [a for a in state.abilities if a.id in keys]
+        mine += [a for a in sheet.shorthand_abilities() if a not in mine]
+        for a in mine:
+            found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
+                                     summary=a.summary, left=uses_left(state, who, a),
+                                     per=a.uses.per if a.uses is not None else ""))
+    return found
+
+
 def _one_parry_per_weapon(offer: Offer) -> Offer:
     """An Active Defense's choices without the Parry that names no weapon when one naming each weapon in hand is
     offered (the same Parry: C9's "the first weapon in hand"), so each button says which weapon it parries with."""
@@ -588,12 +633,14 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             if state.ruleset else (),
             condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else ())
         head = view.head.seq
+        abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
     cards = story(seen, names)
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
     result.undo_preview = undo_preview(cards)
+    result.abilities = abilities_now
     result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
     result.status = status_of(result)
     result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)

@@ -345,3 +345,20 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
             in fragment(table, table.gm))
     mine = fragment(table, alice)
     assert f"<li>slashing damage to Vesh the Cinder-Hand&#39;s HP {why})</li>" in mine and "armor \u2212" not in mine
+
+
+def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> None:
+    """C37, C41: Alice, who plays Kael (Healing Word and Second Wind), reads both on her page: how each is used,
+    its summary and Second Wind's 1 use left this fight; the GM's page and Bob's (Vesh's player) list none of
+    Kael's."""
+    kael = {**sheet("kael"), "abilities": ["healing_word", "second_wind"]}
+    table.create(combatants=[kael, sheet("vesh")])
+    seats = {name: table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": name, "combatants": [who]}).json()["token"] for name, who in (("Alice", "kael"),
+                                                                                            ("Bob", "vesh"))}
+    mine = fragment(table, seats["Alice"])
+    listed = mine[mine.index('id="abilities-h"'):mine.index("</section>", mine.index('id="abilities-h"'))]
+    assert "<strong>Healing Word</strong>" in listed and "a Bonus Action, on your turn" in listed
+    assert "an ally (or oneself) regains 1d6 + 1 HP." in listed
+    assert re.search(r'<strong>Second Wind</strong> <span class="badge">1 left this fight</span>', listed)
+    assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])
