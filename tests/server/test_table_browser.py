@@ -183,11 +183,11 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 assert gm.locator(".table-panel").get_attribute("data-turn") == "kael"
                 undo = gm.locator("form[data-command=undo]")
                 undo.locator("input[data-path=reason]").fill("Vesh meant to draw first")
-                before = head_of(gm)
+                head_then = head_of(gm)
                 undo.locator("button").click()  # the first press shows what it undoes; the second gives it
                 expect(undo.locator(".undo-preview")).to_contain_text("This undoes #")
                 expect(undo.locator(".undo-preview")).to_contain_text("End of turn: Vesh the Cinder-Hand")
-                assert head_of(gm) == before
+                assert head_of(gm) == head_then
                 undo.locator("button").click()
                 same_state(gm, player)
                 assert player.locator(".table-panel").get_attribute("data-turn") == "vesh"
