@@ -325,6 +325,8 @@ _CHOICE_WORDS: dict[str, Any] = {
     "end_fight": lambda a, n: (f"the {a['side']} {_END_REASONS.get(str(a.get('reason')), a.get('reason'))}"
                                if a.get("side") else "as it stands (no side yields)"),
     "draw": lambda a, n: f"draw {a.get('weapon') or a.get('item') or 'a weapon'}",
+    "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow, C23)"
+                          if a.get("leaves") else "leaving no one's reach"),
 }
 
 

@@ -240,7 +240,8 @@ class TestTheFirstScreen:
     def test_the_turns_commands_come_before_the_strip_in_words_with_their_costs(self, table: Any) -> None:
         """On Kael's turn the GM's page has Kael's commands in the main column, before the initiative strip; each
         choice says what it does in words (the target and weapon, the condition and on whom, who engages whom;
-        never an id nor a tuple), each command what it costs, and the top card what else Kael may do now."""
+        never an id nor a tuple; a Move out of an enemy's reach warns of C23), each command what it costs, and the top
+        card what else Kael may do now."""
         table.create()
         table.command({"command": "roll_initiative", "dice": [6, 1]})
         text = fragment(table, table.gm)
@@ -259,6 +260,10 @@ class TestTheFirstScreen:
         assert ">Kael Arden engages Vesh the Cinder-Hand</option>" in text
         assert ">Paralysed on Kael Arden</option>" in text and ">the raiders yield</option>" in text
         assert ">Kael Arden&#39;s Athletics</option>" in text
+        table.command({"command": "engage", "who": "kael", "others": ["vesh"]})
+        move = fragment(table, table.gm)
+        assert ">leaving no one&#39;s reach</option>" in move
+        assert ">out of Vesh the Cinder-Hand&#39;s reach (an Attack of Opportunity may follow, C23)</option>" in move
         assert "(&#39;vesh&#39;,)" not in text and "unarmed yes" not in text and "check who" not in text
 
     def test_the_player_whose_turn_it_is_is_told_so_and_the_title_says_what_is_awaited(self, table: Any) -> None:
