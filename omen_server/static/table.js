@@ -383,7 +383,7 @@
       const from = back && back.value !== "" ? Number(back.value) : null;
       if (from === null) return line ? line.dataset.default : "";
       const cards = $$(".log .entry:not(.struck)").filter((entry) => Number(entry.dataset.seq) >= from
-        && !["undo", "redo"].includes(entry.dataset.kind));
+        && !["undo", "redo"].includes(entry.dataset.kind)).reverse(); // the log is newest first: oldest first here
       return cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ") : `everything from #${from} on`;
     }
 

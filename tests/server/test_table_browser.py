@@ -317,8 +317,9 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
     """On Kael's turn the attack and the end of the turn are on the first screen of the GM's page (1280x800) and of
     Alice's phone (390x844, a dice bar one line high), where "Your turn" heads the page and its title; clicking a dice
     radio keeps the focus on it and E still ends the turn; a typed die left blank is refused in the page, naming the
-    die, with nothing sent; the other page announces what changed (#announce) and retitles itself; once the fight
-    ends no chip has the turn."""
+    die, with nothing sent; the other page announces what changed (#announce) and retitles itself; an undo back to
+    a seq typed lists the cards it would strike before it is confirmed; once the fight ends no chip has the
+    turn."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -376,6 +377,20 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                                                                  "Cinder-Hand's turn")
                 assert player.title() == "Round 1: Vesh the Cinder-Hand's turn · The ford · omen"
                 assert player.locator("#turn-commands").count() == 0
+
+                # Undo back to a seq typed: the first press lists every card it would strike; editing disarms it.
+                undo = gm.locator("form[data-command=undo]")
+                seq = gm.locator(".log .entry[data-kind=roll_initiative]").get_attribute("data-seq")
+                undo.locator("input[data-path=to_seq]").fill(str(seq))
+                undo.locator("input[data-path=reason]").fill("again")
+                undo.locator("button[type=submit]").click()
+                preview = undo.locator(".undo-preview")
+                expect(preview).to_contain_text(f"This undoes #{seq} Initiative; #")
+                expect(preview).to_contain_text(" End of turn: Kael Arden. Press again to confirm.")
+                undo.locator("input[data-path=to_seq]").fill("")
+                expect(undo.locator("button[type=submit]")).to_have_text("Undo")
+                expect(preview).to_have_text("Undoes " + str(preview.get_attribute("data-default")))
+                assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
 
                 gm.locator("#gm-end_fight summary").click()
                 gm.locator("form[data-command=end_fight] button").click()
