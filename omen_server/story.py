@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from omen_core.events import MITIGATION_TERMS
+
 from .views import UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
@@ -76,7 +78,39 @@ def _hit(e: dict[str, Any]) -> tuple[str, str]:
 def _damage(e: dict[str, Any], n: Callable[[Any], str]) -> str:
     amount = f"{e['final']} " if "final" in e else ""
     where = "Will" if e.get("resource") == "will" else "HP"
-    return f"{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
+    why = _damage_why(e)
+    return (f"{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
+            + (f" ({why})" if why else ""))
+
+
+_DAMAGE_TERMS = (("dice", "dice"), ("primary_bonus", "bonus"), ("crit_bonus", "crit bonus"), ("weapon_damage", "WD"))
+
+
+def _signed(value: int) -> str:
+    return f"+ {value}" if value >= 0 else f"\u2212 {-value}"
+
+
+def _damage_why(e: dict[str, Any]) -> str:
+    """Why the damage is what it is, as far as the seat sees the event (C12, C13): C12's terms that are not 0
+    (``5 dice + 2 bonus + 3 WD = 10``), then each mitigation step (``armor \u2212 2 = 8``); "" if the terms are
+    withheld."""
+    terms = e.get("terms")
+    if not isinstance(terms, dict) or not isinstance(terms.get("raw"), int):
+        return ""
+    parts = [(label if key != "dice" or terms.get("routed_die") is None else "routed die", terms.get(key))
+             for key, label in _DAMAGE_TERMS]
+    parts += [("ability die", d) for d in terms.get("ability_dice") or [] if isinstance(d, int)]
+    parts += [(str(m.get("source", "modifier")), m.get("value")) for m in terms.get("modifiers") or []
+              if isinstance(m, dict)]
+    said = [(label, v) for label, v in parts if isinstance(v, int) and v]
+    text = " ".join(f"{_signed(v) if i else v} {label}" for i, (label, v) in enumerate(said))
+    if len(said) > 1:
+        text += f" = {terms['raw']}"
+    for step in e.get("steps") or []:
+        if isinstance(step, dict) and step.get("amount"):
+            sign, _source = MITIGATION_TERMS.get(str(step.get("step")), (-1, "rule"))
+            text += f", {step.get('step')} {_signed(sign * int(step['amount']))} = {step.get('after')}"
+    return text
 
 
 def _resource(e: dict[str, Any], n: Callable[[Any], str]) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -33,7 +34,8 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
-from omen_core.content import ATTRIBUTES, load_sheet
+from omen_core.abilities import uses_left, when_words
+from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened
 from omen_core.extensions import turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
@@ -77,6 +79,8 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
 }
 _REQUIRED = {("undo", "reason"), ("redo", "reason")}
+#: A cost the options say in terms of a field, said in words on the page.
+COSTS: dict[str, str] = {"the effect's cost in Actions (action_cost)": "1 Action, or none, as the effect says"}
 LOG_ENTRIES = 80  # the log shows the last LOG_ENTRIES entries (cards, notes, rounds) or seen events
 
 _SHEETS = files("omen_replay") / "data" / "ember-ford" / "sheets"
@@ -151,13 +155,15 @@ class OfferView:
 @dataclass(frozen=True)
 class Condition:
     """A condition on a combatant: its stacks, for one with a duration the ticks left and when it ticks, and for
-    one lasting until a named combatant's next turn (C40) until when (``until``: "the end of Ana's next turn")."""
+    one lasting until a named combatant's next turn (C40) until when (``until``: "the end of Ana's next turn"), and
+    what it does (``said``: the ruleset's definition in words, the chip's tooltip)."""
 
     name: str
     stacks: int
     remaining: int | None
     tick: str
     until: str = ""
+    said: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,7 @@ class StripItem:
     foe: bool
     hidden: bool
     note: str
+    engaged: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,6 +210,20 @@ class AnswerView:
     faces: tuple[Face, ...]
     facts: ChoiceFacts
     shortcut: str
+
+
+@dataclass(frozen=True)
+class AbilityView:
+    """One of the seat's own combatants' abilities (C37, C41): whose, its name, how it is used and what it costs,
+    when it applies, its summary, and the uses it has left (``None``: no limit)."""
+
+    who: str
+    name: str
+    use: str
+    when: str
+    summary: str
+    left: int | None
+    per: str
 
 
 @dataclass
@@ -242,14 +263,22 @@ class Panel:
     attributes: tuple[str, ...] = ATTRIBUTES
     damage_types: tuple[str, ...] = ()
     condition_names: tuple[str, ...] = ()
+    turn_commands: list[OfferView] = field(default_factory=list)
+    your_turn: bool = False
+    status: str = ""
+    announce: str = ""
+    undo_preview: list[StoryCard] = field(default_factory=list)
+    top_folded: list[str] = field(default_factory=list)
+    abilities: list[AbilityView] = field(default_factory=list)
+    top_lines: list[str] = field(default_factory=list)
 
 
-def _name(names: dict[str, str], value: Any) -> str:
+def _name(names: Mapping[str, str], value: Any) -> str:
     if isinstance(value, str):
         return names.get(value, value)
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return ", ".join(_name(names, v) for v in value)
     if isinstance(value, dict):
         return "; ".join(f"{k} {_name(names, v)}" for k, v in value.items() if v not in ([], {}, None, ""))
@@ -269,6 +298,38 @@ _ANSWER_LABELS: dict[str, Any] = {
 }
 
 
+def _check_said(check: Any, names: Mapping[str, str]) -> str:
+    """A check as a choice says it: ``Kael Arden's Athletics`` (a skill) or ``Kael Arden's STR`` (an attribute)."""
+    if not isinstance(check, dict):
+        return str(check)
+    what = check.get("skill") or check.get("attribute") or "check"
+    return f"{_name(names, check.get('who'))}'s {what}"
+
+
+_END_REASONS = {"yielded": "yield", "fled": "flee", "defeated": "are defeated", "dead": "are dead"}
+_LEFT = {"fled": "flees", "yielded": "yields", "dead": "is dead", "captured": "is captured"}
+
+#: Choices in words, by command (what the choice does, never an id): ``args`` and the names the seat sees.
+_CHOICE_WORDS: dict[str, Any] = {
+    "declare_attack": lambda a, n: (f"{_name(n, a.get('target'))} with {a['weapon']}" if a.get("weapon")
+                                    else f"{_name(n, a.get('target'))}, unarmed"),
+    "static_check": lambda a, n: _check_said(a.get("check"), n),
+    "contest": lambda a, n: (f"{_check_said(a.get('initiator'), n)} against "
+                             f"{_check_said(a.get('defender'), n)}"),
+    "engage": lambda a, n: (f"{_name(n, a.get('who'))} is no longer engaged with {_name(n, a.get('others'))}"
+                            if a.get("engaged") is False
+                            else f"{_name(n, a.get('who'))} engages {_name(n, a.get('others'))}"),
+    "apply_condition": lambda a, n: f"{a.get('condition')} on {_name(n, a.get('who'))}",
+    "clear_condition": lambda a, n: f"{a.get('condition')} off {_name(n, a.get('who'))}",
+    "leave_fight": lambda a, n: f"{_name(n, a.get('who'))} {_LEFT.get(str(a.get('reason')), a.get('reason'))}",
+    "end_fight": lambda a, n: (f"the {a['side']} {_END_REASONS.get(str(a.get('reason')), a.get('reason'))}"
+                               if a.get("side") else "as it stands (no side yields)"),
+    "draw": lambda a, n: f"draw {a.get('weapon') or a.get('item') or 'a weapon'}",
+    "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow, C23)"
+                          if a.get("leaves") else "leaving no one's reach"),
+}
+
+
 def _decision_label(opened: DecisionOpened | None, choice: str) -> str:
     """An answer to a decision point (an extension's or an ability's, C38) as its button says it: the choice's
     label as the open ``decision_opened`` records it."""
@@ -281,6 +342,11 @@ def _label(command: str, actor_field: str | None, args: dict[str, Any], names: d
     as its button says it (``Dodge``, ``Parry with longsword``, ``Decline``, ``Strike with knife``)."""
     if command in _ANSWER_LABELS:
         return str(_ANSWER_LABELS[command](args))
+    if command in _CHOICE_WORDS:
+        try:
+            return str(_CHOICE_WORDS[command](args, names))
+        except (KeyError, TypeError):  # a shape the words do not know: say its fields instead
+            pass
     parts = []
     for key, value in args.items():
         if key == actor_field or value in (None, "", [], {}):
@@ -342,12 +408,47 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                  for a in offer.free if a.name in FREE_INPUTS)
     return OfferView(key=f"o{index}-{offer.command}-{offer.actor or 'gm'}", command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
-                     cost=offer.cost, note=offer.note, choices=choices, free=free)
+                     cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
 
 
-def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, str]) -> tuple[Condition, ...]:
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else f"\u2212{-n}"
+
+
+def condition_said(d: ConditionDef) -> str:
+    """What a condition of the ruleset does, in words (C28, C40): its modifiers, stacks, ticks, damage, the save
+    that ends it and what clears it; a placeholder's other effects are the GM's to apply."""
+    parts = []
+    if d.attribute_bonus:
+        parts.append(f"{_signed(d.attribute_bonus)} to every attribute bonus" + (" per stack" if d.max_stacks > 1
+                                                                                  else ""))
+    for name in ("hit", "defense", "damage"):
+        value = getattr(d.modifiers, name)
+        if value:
+            parts.append(f"{_signed(value)} to {name}")
+    if d.max_stacks > 1:
+        parts.append(f"stacks up to {d.max_stacks}")
+    if d.damage is not None:
+        dice = f"{d.damage.dice.count}{d.damage.dice.die}" if d.damage.dice is not None else ""
+        amount = " + ".join(x for x in (dice, str(d.damage.flat) if d.damage.flat else "") if x) or "0"
+        parts.append(f"deals {amount} {d.damage.damage_type} at each {d.tick.replace('_', ' ')}"
+                     + (" per stack" if d.damage.per_stack else ""))
+    if d.duration is not None:
+        parts.append(f"lasts {d.duration} {'tick' if d.duration == 1 else 'ticks'} ({d.tick.replace('_', ' ')})")
+    if d.save_ends is not None:
+        parts.append(f"ends on a {d.save_ends.save} save against {d.save_ends.against} "
+                     f"({d.save_ends.timing.replace('_', ' ')})")
+    if d.cleared_by:
+        parts.append("cleared by " + " or ".join(d.cleared_by))
+    if d.placeholder:
+        parts.append("its other effects: as the rules say, applied by the GM")
+    return "; ".join(parts)
+
+
+def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, str],
+                said: Mapping[str, str]) -> tuple[Condition, ...]:
     return tuple(Condition(name, stacks, v.remaining.get(name), ticks.get(name, "never").replace("_", " "),
-                           until.get(name, "")) for name, stacks in sorted(v.conditions.items()))
+                           until.get(name, ""), said.get(name, "")) for name, stacks in sorted(v.conditions.items()))
 
 
 def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
@@ -363,12 +464,14 @@ def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
 
 
 def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], budgets: dict[str, Any],
-           notes: dict[str, str]) -> list[StripItem]:
-    """The combatants in initiative order (those not in it after, in join order), as the seat may see them."""
+           notes: dict[str, str], ended: bool = False) -> list[StripItem]:
+    """The combatants in initiative order (those not in it after, in join order), as the seat may see them (no
+    one's turn once the fight has ended)."""
     seen = {v.id: v for v in views}
     order = [w for w in state.order if w in seen] + [w for w in seen if w not in state.order]
     assert state.ruleset is not None
     ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
+    said = {name: condition_said(rule) for name, rule in state.ruleset.conditions.items()}
     sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
     items = []
     for who in order:
@@ -377,16 +480,17 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
         budget = budgets.get(who)
         mine = sight.owns(who)
         items.append(StripItem(
-            id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn,
+            id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn and not ended,
             surprise=str(getattr(tier, "value", tier)).replace("_", " ") if tier else None,
             down=(v.hp is not None and v.hp <= 0) or v.hp_band == "down", left=v.left, hp=v.hp, max_hp=v.max_hp,
             band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
             actions=budget.actions if budget is not None and budget.turn else None,
             movement=budget.movement if budget is not None and budget.turn else None, in_hand=v.in_hand,
-            conditions=_conditions(v, ticks, _until(state, sight, who)), own=v.own,
+            conditions=_conditions(v, ticks, _until(state, sight, who), said), own=v.own,
             foe=bool(sides) and v.side not in sides, hidden=v.hidden,
-            note=notes.get(who, "") if sight.gm else ""))
+            note=notes.get(who, "") if sight.gm else "",
+            engaged=tuple(seen[w].name for w in state.engaged_with(who) if w in seen)))
     return items
 
 
@@ -421,6 +525,35 @@ def _foes_first(offer: Offer, state: FightState) -> Offer:
         ally = isinstance(other, str) and other in state.combatants and state.combatants[other].side == side
         return ally, other not in near
     return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
+
+
+_USES = {"passive": "always on", "trigger": "when it triggers", "action": "an Action, on your turn",
+         "bonus_action": "a Bonus Action, on your turn", "free": "free, on your turn"}
+
+
+def _ability_cost(ability: Ability) -> str:
+    c = ability.cost
+    paid = [f"{n} {what}" for n, what in ((c.actions, "Action"), (c.movement, "Movement Action"),
+                                           (c.bonus_actions, "Bonus Action"), (c.hp, "HP"), (c.will, "Will")) if n]
+    return _USES[ability.use] + (f"; costs {', '.join(paid)}" if paid else "")
+
+
+def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
+    """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); none
+    for the GM (its page has every combatant's commands) nor for a combatant the seat does not own."""
+    found = []
+    for who, combatant in state.combatants.items():
+        if sight.gm or not sight.owns(who):
+            continue
+        sheet = combatant.sheet
+        keys = {a if isinstance(a, str) else a.id for a in sheet.abilities}
+        mine = [a for a in state.abilities if a.id in keys]
+        mine += [a for a in sheet.shorthand_abilities() if a not in mine]
+        for a in mine:
+            found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
+                                     summary=a.summary, left=uses_left(state, who, a),
+                                     per=a.uses.per if a.uses is not None else ""))
+    return found
 
 
 def _one_parry_per_weapon(offer: Offer) -> Offer:
@@ -474,6 +607,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         end_turn = next((v for v in offer_views if v.command == "end_turn" and v.actor == turn), None)
         rest = [v for v in offer_views if v.command not in answers_to and v is not end_turn]
         ordered = sorted((v for v in rest if v.actor is not None), key=lambda v: (v.actor != turn, v.actor or ""))
+        ended = state.ending is not None
+        now_turn = [v for v in ordered if v.actor == turn and not ended]
+        ordered = [v for v in ordered if v not in now_turn]
         waiting = options.waiting
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
@@ -481,10 +617,12 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
             dice=state.dice or options.dice or "", seed_revealed=state.revealed_seed is not None,
-            seeded=state.seed_commitment is not None, ended=state.ending is not None, published=settings.published,
-            waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes),
+            seeded=state.seed_commitment is not None, ended=ended, published=settings.published,
+            waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes, ended),
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
-            decision=facts, commands=ordered, gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
+            decision=facts, commands=ordered, turn_commands=now_turn,
+            your_turn=turn is not None and not ended and not sight.gm and sight.owns(turn),
+            gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
@@ -497,12 +635,71 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             if state.ruleset else (),
             condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else ())
         head = view.head.seq
+        abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
     cards = story(seen, names)
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
+    result.undo_preview = undo_preview(cards)
+    result.abilities = abilities_now
+    result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
+    result.status = status_of(result)
+    result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
+
+
+_NOT_UNDONE = {"undo", "redo", "join", "start_fight", "fight_started", "combatant_joined"}
+
+
+_DIE_LINE = re.compile(r"\(d\d+\)")
+
+
+def fold(lines: list[str]) -> tuple[list[str], list[str]]:
+    """A card's lines as the top card shows them: the dice lines ("Kael Arden's hit: 8 (d8), 6 (d6)") folded away
+    when the card has more than four lines and two of dice; what came of them (totals, verdicts, damage, HP, the
+    order) shown."""
+    dice = [x for x in lines if _DIE_LINE.search(x)]
+    if len(lines) <= 4 or len(dice) < 2:
+        return [], lines
+    return dice, [x for x in lines if not _DIE_LINE.search(x)]
+
+
+def undo_preview(cards: list[StoryCard]) -> list[StoryCard]:
+    """The cards an undo of the last command strikes through, oldest first: every card not yet undone that the
+    last command's batch touched (an attack and the Interrupt inside it; undo goes back to the action's start)."""
+    live = [c for c in cards if not c.struck and c.kind not in _NOT_UNDONE and c.batches]
+    if not live:
+        return []
+    last = max(b for c in live for b in c.batches)
+    return [c for c in live if last in c.batches]
+
+
+def _said(card: StoryCard | None) -> str:
+    """A card in one line, as the page announces it: its verdict, headline, and whether it was undone."""
+    if card is None:
+        return ""
+    said = f"{card.verdict}: {card.headline}" if card.verdict else card.headline
+    return f"Undone: {said}" if card.struck else said
+
+
+def status_of(p: Panel) -> str:
+    """What the table waits for, in a few words (the document's title and the page's announcements): ``Your turn:
+    Kael Arden``, ``Your decision: Active Defense``, ``Waiting for Vesh the Cinder-Hand: Active Defense``, ``Roll
+    your dice``, ``Kael Arden's turn``, ``The fight is over``."""
+    if p.ended:
+        return "The fight is over"
+    if p.staged is not None:
+        return "Roll your dice" if p.staged.yours else f"Waiting for {p.staged.awaiting}'s dice"
+    if p.waiting is not None:
+        if p.yours:
+            return f"Your decision: {p.waiting.title}"
+        return f"Waiting for {', '.join(p.waiting_who) or 'someone'}: {p.waiting.title}"
+    if p.your_turn:
+        return f"Your turn: {p.turn_name}"
+    if p.phase == "rounds" and p.turn:
+        return f"Round {p.round}: {p.turn_name or 'someone'}'s turn"
+    return str(p.phase).capitalize()
 
 
 def panel_html(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> str:

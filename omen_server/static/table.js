@@ -177,6 +177,18 @@
       }
     }
 
+    // What changed, said once to a screen reader (#announce, polite): the last outcome and what the table waits
+    // for now; not on the first load (the page's own content says it then), and not again while it is the same.
+    let announced = null;
+    function announce(panel) {
+      const text = panel.dataset.announce || "";
+      if (announced !== null && text !== announced) {
+        const box = $("#announce");
+        if (box) box.textContent = text;
+      }
+      announced = text;
+    }
+
     function pick(select) {
       const form = select.form;
       for (const box of $$(".choice-dice", form)) box.hidden = box.dataset.choice !== select.value;
@@ -207,7 +219,8 @@
           head = Number(panel.dataset.head);
           const box = $("#message");
           if (box && !panel.dataset.staged && box.textContent.startsWith("Waiting for ")) say("", false);
-          document.title = `omen: ${$("h1", panel).textContent}`;
+          document.title = `${panel.dataset.status ? `${panel.dataset.status} · ` : ""}${$("h1", panel).textContent} · omen`;
+          announce(panel);
           $("#gm-extra").hidden = panel.dataset.seat !== "gm";
           showDiceMode();
           if (panel.dataset.seat === "gm" && panel.dataset.seedRevealed === "yes" && verifiedAt !== head) {
@@ -335,17 +348,80 @@
       }
     }
 
+    // A die left blank in a form whose faces are typed: said at once, naming the die (C29: faces are positional).
+    // With the server's dice every die must be typed (or the mode switched back); in a fight with physical dice a
+    // blank ends the faces this seat gives (the rest are another seat's), so only a face typed after a blank is wrong.
+    function blankDie(form) {
+      if (!typed()) return "";
+      const choice = $(".choice", form);
+      const box = $(`.choice-dice[data-choice="${choice.value}"]`, form);
+      if (!box) return "";
+      const faces = $$("input.face", box).filter((input) => !input.dataset.maybe);
+      const said = (input) => input.getAttribute("aria-label") || (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
+      for (const [i, input] of faces.entries()) {
+        const sides = Number(input.dataset.sides);
+        const value = input.value.trim();
+        if (value !== "" && !(Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides)) {
+          input.focus();
+          return `Die ${i + 1} (${said(input)}) must be a whole number from 1 to ${sides}.`;
+        }
+        if (value === "" && (!manual() || faces.slice(i + 1).some((later) => later.value.trim() !== ""))) {
+          input.focus();
+          return manual()
+            ? `Die ${i + 1} (${said(input)}) is blank, but a later die is typed: faces go in order (C29).`
+            : `Die ${i + 1} (${said(input)}) is blank: type the face you rolled, or choose "the server rolls".`;
+        }
+      }
+      return "";
+    }
+
+    // Undo asks twice: the first press shows what it will undo (the last command, or every card from the seq
+    // typed on), the second gives it.
+    function undoPreview(form) {
+      const line = $(".undo-preview", form);
+      const back = $("input[data-path=to_seq]", form);
+      const from = back && back.value !== "" ? Number(back.value) : null;
+      if (from === null) return line ? line.dataset.default : "";
+      const cards = $$(".log .entry:not(.struck)").filter((entry) => Number(entry.dataset.seq) >= from
+        && !["undo", "redo"].includes(entry.dataset.kind)).reverse(); // the log is newest first: oldest first here
+      return cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ") : `everything from #${from} on`;
+    }
+
+    function armUndo(form) {
+      const button = $("button[data-confirm-undo]", form);
+      if (!button || form.dataset.armed === "yes") return false;
+      const said = undoPreview(form);
+      const line = $(".undo-preview", form);
+      if (line) line.textContent = said ? `This undoes ${said}. Press again to confirm.` : "Nothing to undo.";
+      form.dataset.armed = "yes";
+      button.textContent = "Confirm the undo";
+      return true;
+    }
+
     async function give(form) {
       if (form.dataset.confirm && !$("input.confirm", form).checked) {
         sayAt(form, "Tick the box first: it says what revealing the seed mid-fight does.");
         return;
       }
+      const blank = blankDie(form);
+      if (blank) {
+        sayAt(form, blank);
+        return;
+      }
+      if (armUndo(form)) return;
       const body = { command: commandOf(form), expected_version: head };
       if (manual()) body.stage = true;
       return post(form, "commands", body);
     }
 
     async function giveDice(form) {
+      const empty = $$("input.face", form).findIndex((input) => input.value.trim() === "");
+      if (empty >= 0) {
+        const input = $$("input.face", form)[empty];
+        input.focus();
+        sayAt(form, `Die ${empty + 1} (${(input.closest("label") || input).textContent.trim().replace(/\s+/g, " ")}) is blank: type the face you rolled.`);
+        return;
+      }
       return post(form, "staged", { id: form.dataset.staged, dice: facesOf(form) });
     }
 
@@ -434,7 +510,20 @@
     });
     shell.addEventListener("change", (event) => {
       if (event.target.matches("select.choice")) pick(event.target);
-      if (event.target.name === "dice-mode") showDiceMode();
+      if (event.target.name === "dice-mode") {
+        showDiceMode();
+        event.target.focus(); // the radio clicked keeps the focus (and its ring), not the label or the page
+      }
+    });
+    shell.addEventListener("input", (event) => {
+      const form = event.target.form;
+      if (form && form.dataset.armed) {
+        delete form.dataset.armed;
+        const button = $("button[data-confirm-undo]", form);
+        if (button) button.textContent = "Undo";
+        const line = $(".undo-preview", form);
+        if (line) line.textContent = `Undoes ${undoPreview(form)}`;
+      }
     });
     shell.addEventListener("click", (event) => {
       const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link");
@@ -454,7 +543,8 @@
     document.addEventListener("keydown", (event) => {
       if (event.altKey || event.ctrlKey || event.metaKey || document.body.dataset.busy) return;
       const target = event.target;
-      if (target && target.closest && target.closest("input, select, textarea, [contenteditable]")) return;
+      const typing = target && target.closest && target.closest("input, select, textarea, [contenteditable]");
+      if (typing && !(typing.type === "radio" || typing.type === "checkbox")) return; // a radio keeps the keys
       const key = event.key.toLowerCase();
       if (key === "r") {
         const face = $("#rollbox input.face");

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -226,3 +227,143 @@ def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> N
                             "until": "end_of_next_turn", "of": "kael"})
     assert answer.status_code == 201, answer.text
     assert '<span class="left"> until the end of Kael Arden&#39;s next turn</span>' in fragment(table, table.gm)
+
+
+def _attr(text: str, name: str) -> str:
+    """The value of the table panel's ``data-{name}`` attribute, unescaped the way the page reads it."""
+    found = re.search(rf'class="table-panel"[^>]* data-{name}="([^"]*)"', text)
+    assert found is not None, name
+    return html.unescape(found[1])
+
+
+class TestTheFirstScreen:
+    def test_the_turns_commands_come_before_the_strip_in_words_with_their_costs(self, table: Any) -> None:
+        """On Kael's turn the GM's page has Kael's commands in the main column, before the initiative strip; each
+        choice says what it does in words (the target and weapon, the condition and on whom, who engages whom;
+        never an id nor a tuple; a Move out of an enemy's reach warns of C23), each command what it costs, and the top
+        card what else Kael may do now."""
+        table.create()
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        text = fragment(table, table.gm)
+        assert text.index('id="turn-commands"') < text.index('class="strip"') < text.index('id="commands-h"')
+        turn = text[text.index('id="turn-commands"'):text.index('class="turn-bar"')]
+        assert "Kael Arden's turn</h2>" in turn
+        assert ">Vesh the Cinder-Hand with longsword</option>" in turn
+        assert ">Vesh the Cinder-Hand, unarmed</option>" in turn
+        assert 'costs 1 Action<span class="rule-ref"> &middot; §Resolving an Attack' in turn
+        assert "costs 1 Movement Action" in turn
+        assert "1 Action, or none, as the effect says" in turn  # a save's cost, not its field's name
+        also = text[text.index('id="also"'):]
+        also = also[:also.index("</p>")]
+        assert "Also now for Kael Arden:" in also
+        assert re.search(r'href="#o\d+-declare_attack-kael"[^>]*>Attack <span class="muted">\(1 Action\)', also)
+        assert ">Kael Arden engages Vesh the Cinder-Hand</option>" in text
+        assert ">Paralysed on Kael Arden</option>" in text and ">the raiders yield</option>" in text
+        assert ">Kael Arden&#39;s Athletics</option>" in text
+        table.command({"command": "engage", "who": "kael", "others": ["vesh"]})
+        move = fragment(table, table.gm)
+        assert ">leaving no one&#39;s reach</option>" in move
+        assert ">out of Vesh the Cinder-Hand&#39;s reach (an Attack of Opportunity may follow, C23)</option>" in move
+        assert "(&#39;vesh&#39;,)" not in text and "unarmed yes" not in text and "check who" not in text
+
+    def test_the_player_whose_turn_it_is_is_told_so_and_the_title_says_what_is_awaited(self, table: Any) -> None:
+        """Alice, who plays Kael, reads "Your turn" on Kael's turn, and the page's status (its document title and
+        what it announces) says it; the GM's says whose turn it is; once Kael attacks, Vesh's Active Defense is
+        what the status says is awaited, and the announcement leads with the attack's card."""
+        table.create()
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                  json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        mine = fragment(table, alice)
+        assert '<strong class="your-turn">Your turn</strong>: Kael Arden' in mine
+        assert _attr(mine, "status") == "Your turn: Kael Arden"
+        assert "Your turn: Kael Arden</h2>" in mine
+        assert _attr(fragment(table, table.gm), "status") == "Round 1: Kael Arden's turn"
+        table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                       "dice": [8, 6, 1]})
+        mine = fragment(table, alice)
+        assert _attr(mine, "status") == "Waiting for Vesh the Cinder-Hand: Active Defense"
+        assert _attr(mine, "announce").startswith("Kael Arden attacks Vesh the Cinder-Hand with longsword")
+        assert _attr(mine, "announce").endswith(". Waiting for Vesh the Cinder-Hand: Active Defense")
+        assert 'id="turn-commands"' not in mine and 'id="also"' not in mine
+        assert _attr(fragment(table, table.gm), "status") == "Your decision: Active Defense"
+
+    def test_once_the_fight_is_over_no_one_has_the_turn(self, table: Any) -> None:
+        """After end_fight no chip is marked as having the turn (no ring, no aria-current, no turn badge), no
+        turn's commands are offered, and the status says the fight is over."""
+        table.create()
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        table.command({"command": "end_fight"})
+        text = fragment(table, table.gm)
+        assert 'class="chip turn' not in text and "aria-current" not in text and "badge now\">turn" not in text
+        assert 'id="turn-commands"' not in text and _attr(text, "status") == "The fight is over"
+        assert _attr(text, "ended") == "yes"
+
+    def test_the_undo_form_says_what_it_will_undo(self, table: Any) -> None:
+        """The GM's undo form names the card the undo takes back (its seq and headline: Kael's end of turn), and
+        after the undo, the card before it (initiative); its button asks for a confirmation in the page."""
+        table.create()
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        table.command({"command": "end_turn", "who": "kael"})
+        text = fragment(table, table.gm)
+        seq = re.search(r'id="seq-(\d+)" data-seq="\d+" data-kind="end_turn"', text)
+        assert seq is not None
+        assert f'id="undo-preview" data-default="#{seq[1]} End of turn: Kael Arden">Undoes #{seq[1]} End of turn: ' \
+               "Kael Arden</p>" in text
+        assert 'data-confirm-undo="1"' in text
+        table.command({"command": "undo", "reason": "too soon"})
+        assert re.search(r'id="undo-preview" data-default="#\d+ Initiative">Undoes #\d+ Initiative</p>',
+                         fragment(table, table.gm))
+
+
+def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any) -> None:
+    """C22, C28: once the GM engages Kael with Vesh, each one's chip says whom it is engaged with; a condition's
+    chip carries what the ruleset says it does as its tooltip (Exhausted: -1 to every attribute bonus per stack,
+    up to 5, cleared by a long rest)."""
+    table.create()
+    assert "chip-eng" not in fragment(table, table.gm)
+    assert table.command({"command": "engage", "who": "kael", "others": ["vesh"]}).status_code == 201
+    assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Exhausted"}).status_code == 201
+    text = fragment(table, table.gm)
+    kael = text[text.index('data-id="kael"'):]
+    vesh = text[text.index('data-id="vesh"'):]
+    assert kael[:kael.index("</li>")].count('<p class="chip-eng">engaged with Vesh the Cinder-Hand</p>') == 1
+    assert vesh[:vesh.index("</li>")].count('<p class="chip-eng">engaged with Kael Arden</p>') == 1
+    assert ('<span class="cond" data-condition="Exhausted" title="Exhausted: \u22121 to every attribute bonus per '
+            'stack; stacks up to 5; cleared by a long rest; its other effects: as the rules say, applied by the GM">'
+            in text)
+
+
+def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
+    """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 dice + 2 bonus + 2 crit bonus
+    + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor final amount
+    (Vesh's armor is not hers to see)."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    table.command({"command": "roll_initiative", "dice": [6, 1]})
+    table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                   "dice": [8, 6, 1]})
+    assert table.command({"command": "answer_active_defense", "defender": "vesh"}).status_code == 201
+    why = "(8 dice + 2 bonus + 2 crit bonus + 4 WD = 16"
+    assert (f"<li>15 slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, armor \u2212 1 = 15)</li>"
+            in fragment(table, table.gm))
+    mine = fragment(table, alice)
+    assert f"<li>slashing damage to Vesh the Cinder-Hand&#39;s HP {why})</li>" in mine and "armor \u2212" not in mine
+
+
+def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> None:
+    """C37, C41: Alice, who plays Kael (Healing Word and Second Wind), reads both on her page: how each is used,
+    its summary and Second Wind's 1 use left this fight; the GM's page and Bob's (Vesh's player) list none of
+    Kael's."""
+    kael = {**sheet("kael"), "abilities": ["healing_word", "second_wind"]}
+    table.create(combatants=[kael, sheet("vesh")])
+    seats = {name: table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": name, "combatants": [who]}).json()["token"] for name, who in (("Alice", "kael"),
+                                                                                            ("Bob", "vesh"))}
+    mine = fragment(table, seats["Alice"])
+    listed = mine[mine.index('id="abilities-h"'):mine.index("</section>", mine.index('id="abilities-h"'))]
+    assert "<strong>Healing Word</strong>" in listed and "a Bonus Action, on your turn" in listed
+    assert "an ally (or oneself) regains 1d6 + 1 HP." in listed
+    assert re.search(r'<strong>Second Wind</strong> <span class="badge">1 left this fight</span>', listed)
+    assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from omen_replay.verify import Head, verify_lines
+from omen_server.table import bundled_sheets
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
 from tests.server import processes
@@ -154,7 +155,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 # Vesh attacks Kael with typed dice that hit: the Active Defense window opens for Kael's player.
                 form = gm.locator("form[data-command=declare_attack]", has=gm.locator("option", has_text="knife")
                                   ).first
-                form.locator("select.choice").select_option(label="Kael Arden, weapon zqknife")
+                form.locator("select.choice").select_option(label="Kael Arden with zqknife")
                 fill_faces(form, "vesh")
                 form.locator("button[type=submit]").click()
                 same_state(gm, player)
@@ -182,6 +183,11 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 assert gm.locator(".table-panel").get_attribute("data-turn") == "kael"
                 undo = gm.locator("form[data-command=undo]")
                 undo.locator("input[data-path=reason]").fill("Vesh meant to draw first")
+                head_then = head_of(gm)
+                undo.locator("button").click()  # the first press shows what it undoes; the second gives it
+                expect(undo.locator(".undo-preview")).to_contain_text("This undoes #")
+                expect(undo.locator(".undo-preview")).to_contain_text("End of turn: Vesh the Cinder-Hand")
+                assert head_of(gm) == head_then
                 undo.locator("button").click()
                 same_state(gm, player)
                 assert player.locator(".table-panel").get_attribute("data-turn") == "vesh"
@@ -298,3 +304,103 @@ def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path)
                 browser.close()
     finally:
         server.stop()
+
+
+def _in_view(page: Any, selector: str) -> bool:
+    """Whether the element is wholly on the first screen (the viewport, unscrolled)."""
+    box = page.locator(selector).first.bounding_box()
+    size = page.viewport_size
+    return box is not None and size is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"]
+
+
+def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> None:
+    """On Kael's turn the attack and the end of the turn are on the first screen of the GM's page (1280x800) and of
+    Alice's phone (390x844, a dice bar one line high), where "Your turn" heads the page and its title; clicking a dice
+    radio keeps the focus on it and E still ends the turn; a typed die left blank is refused in the page, naming the
+    die, with nothing sent; the other page announces what changed (#announce) and retitles itself; an undo back to
+    a seq typed lists the cards it would strike before it is confirmed; once the fight ends no chip has the
+    turn."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    sheets = bundled_sheets()
+    try:
+        status, made = server.call("POST", "/fights", {"id": "ford", "title": "The ford", "dice": "seeded",
+                                                       "combatants": [sheets["kael"], sheets["vesh"]]})
+        assert status == 201, made
+        gm_token = made["gm_token"]
+        status, seat = server.call("POST", "/fights/ford/seats", {"kind": "player", "name": "Alice",
+                                                                 "combatants": ["kael"]}, token=gm_token)
+        assert status == 201, seat
+        status, answer = server.call("POST", "/fights/ford/commands",
+                                     {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm_token)
+        assert status == 201 and answer["options"]["turn"] == "kael", answer
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
+                player = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+                for page, token in ((gm, gm_token), (player, seat["token"])):
+                    page.set_default_timeout(10_000)
+                    page.goto(f"{origin}/table/ford#token={token}")
+                    expect(page.locator("#live")).to_have_text("live")
+                for page in (gm, player):
+                    assert _in_view(page, "#turn-commands form[data-command=declare_attack] button[type=submit]")
+                    assert _in_view(page, "form.end-turn button")
+                expect(player.locator(".fight-bar .your-turn")).to_have_text("Your turn")
+                assert player.title() == "Your turn: Kael Arden · The ford · omen"
+                assert gm.title() == "Round 1: Kael Arden's turn · The ford · omen"
+                bar = player.locator("#dice-mode").bounding_box()
+                assert bar is not None and bar["height"] <= 40 and bar["width"] <= 390, bar
+
+                # Typed dice: the radio keeps the focus; a blank die is refused here, naming it; nothing is sent.
+                gm.locator("input[name=dice-mode][value=typed]").click()
+                assert gm.evaluate("document.activeElement.name + ':' + document.activeElement.value") == \
+                    "dice-mode:typed"
+                before = head_of(gm)
+                attack = gm.locator("#turn-commands form[data-command=declare_attack]")
+                attack.locator(".choice-dice:not([hidden]) input.face").first.fill("5")
+                attack.locator("button[type=submit]").click()
+                error = attack.locator(".form-error")
+                expect(error).to_contain_text("Die 2 (Kael Arden's hit d6 fcs)")
+                expect(error).to_contain_text('is blank: type the face you rolled, or choose "the server rolls".')
+                assert gm.evaluate("document.activeElement.classList.contains('face')")
+                assert head_of(gm) == before
+                gm.locator("input[name=dice-mode][value=server]").click()
+                gm.keyboard.press("e")  # the focus on a radio: the keys still work
+                same_state(gm, player)
+                assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
+                expect(player.locator("#announce")).to_have_text("End of turn: Kael Arden. Round 1: Vesh the "
+                                                                 "Cinder-Hand's turn")
+                assert player.title() == "Round 1: Vesh the Cinder-Hand's turn · The ford · omen"
+                assert player.locator("#turn-commands").count() == 0
+
+                # Undo back to a seq typed: the first press lists every card it would strike; editing disarms it.
+                undo = gm.locator("form[data-command=undo]")
+                seq = gm.locator(".log .entry[data-kind=roll_initiative]").get_attribute("data-seq")
+                undo.locator("input[data-path=to_seq]").fill(str(seq))
+                undo.locator("input[data-path=reason]").fill("again")
+                undo.locator("button[type=submit]").click()
+                preview = undo.locator(".undo-preview")
+                expect(preview).to_contain_text(f"This undoes #{seq} Initiative; #")
+                expect(preview).to_contain_text(" End of turn: Kael Arden. Press again to confirm.")
+                undo.locator("input[data-path=to_seq]").fill("")
+                expect(undo.locator("button[type=submit]")).to_have_text("Undo")
+                expect(preview).to_have_text("Undoes " + str(preview.get_attribute("data-default")))
+                assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
+
+                gm.locator("#gm-end_fight summary").click()
+                gm.locator("form[data-command=end_fight] button").click()
+                same_state(gm, player)
+                for page in (gm, player):
+                    assert page.locator(".chip.turn, .chip[aria-current]").count() == 0
+                    assert page.title() == "The fight is over · The ford · omen"
+                expect(player.locator("#announce")).to_contain_text("The fight is over")
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+    assert watch.errors == [] and watch.outside == []

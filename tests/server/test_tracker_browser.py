@@ -172,7 +172,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
 
                 # Vesh attacks Kael: the GM types Vesh's hit dice; Kael's base defense die is Alice's.
                 form = command_form(gm, "declare_attack", "vesh")
-                form.locator("select.choice").select_option(label="Kael Arden, weapon knife")
+                form.locator("select.choice").select_option(label="Kael Arden with knife")
                 faces = form.locator(".choice-dice:not([hidden]) input.face")
                 faces.nth(0).fill("8")
                 faces.nth(1).fill("6")  # hit 8 + 6 + 2 AGI + 1 knife = 17
@@ -249,6 +249,11 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 # The GM undoes it: the top card is struck through, Vesh's HP and Bonus Actions come back.
                 undo = command_form(gm, "undo", "gm")
                 undo.locator("input[data-path=reason]").fill("Kael's player misread a die")
+                undo.locator("button[type=submit]").click()  # the preview first: what it will undo
+                expect(undo.locator(".undo-preview")).to_contain_text(
+                    "This undoes #", timeout=SETTLE)
+                expect(undo.locator(".undo-preview")).to_contain_text("HIT: Kael Arden attacks Vesh the Cinder-Hand")
+                expect(undo.locator("button[type=submit]")).to_have_text("Confirm the undo")
                 undo.locator("button[type=submit]").click()
                 settled(pages)
                 for page in pages.values():
@@ -264,7 +269,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 same_turn(pages, "brin", "1")
                 gm.locator("#gm-apply_condition summary").click()
                 form = command_form(gm, "apply_condition", "gm")
-                form.locator("select.choice").select_option(label="Brin Hollowmere, Paralysed")
+                form.locator("select.choice").select_option(label="Paralysed on Brin Hollowmere")
                 form.locator("button[type=submit]").click()
                 settled(pages)
                 for page in pages.values():
@@ -281,6 +286,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 # Skarn's turn: the GM calls for Kael's save against an effect written in the editor (AGI against
                 # Skarn's STR; on a failure 1d6 crushing and Paralysed). Kael's die is Alice's, Skarn's the GM's,
                 # and the damage die the GM's too (the form could not ask for it: the roll box does).
+                gm.locator("#turn-more summary").click()  # the turn's rarer commands: folded under "More"
                 form = command_form(gm, "call_save", "skarn")
                 form.locator("select.choice").select_option(label="Kael Arden")
                 form.locator("[data-effect-field=name]").fill("stunning blow")
