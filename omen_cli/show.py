@@ -168,4 +168,7 @@ def print_state(summary: StateSummary, as_json: bool) -> None:
     if summary.initiative_order:
         out.print(f"initiative order: {escape(', '.join(summary.initiative_order))}")
     head = f"{summary.seq}:{summary.hash}"
-    out.print(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")
+    if summary.seq:
+        out.print(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")
+    else:
+        out.print("head 0: before the first event (nothing to witness)")

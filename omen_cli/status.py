@@ -73,13 +73,22 @@ def _awaited(found: Options, state: FightState) -> str:
         who = ", ".join(_name(state, x) for x in w.who) or "the GM"
         return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; costs {w.cost}"
     if state.ending is not None:
-        return "awaited: nothing (reveal the seed, or undo)" if _offered(found, "reveal_seed") else \
-            "awaited: nothing (undo and redo remain)"
+        left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
+        return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
     if found.phase == "rounds" and found.turn:
         return f"awaited: {_name(state, found.turn)} acts (an Action, a Movement Action) or ends the turn"
     if _offered(found, "roll_initiative"):
         return "awaited: the GM: an ambush, positions or initiative (roll_initiative)"
     return "awaited: the GM"
+
+
+def _undoing(state: FightState) -> list[str]:
+    """What of undo and redo the GM may still give: an undo back to a point past the last seed revealed (C42), a
+    redo of the last undo if nothing followed it."""
+    from omen_core.state import redoable
+
+    undo = state.undo_point and state.undo_point >= state.undo_floor
+    return [*(["undo"] if undo else []), *(["redo"] if redoable(state) is not None else [])]
 
 
 def _offered(found: Options, command: str) -> bool:

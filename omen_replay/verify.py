@@ -133,7 +133,8 @@ def parse_head(text: str) -> Head:
     seq, _, digest = text.partition(":")
     hexed = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
     if not (seq.isascii() and seq.isdigit()) or int(seq) < 1 or not hexed:
-        raise BadInput(f"a head is SEQ:HASH (a seq and the 64 hex digits of its hash), not {text!r}")
+        raise BadInput(f"a head is SEQ:HASH (a seq from 1, the first event, and the 64 hex digits of its hash), "
+                       f"not {text!r}")
     return Head(seq=int(seq), hash=digest)
 
 

@@ -51,15 +51,17 @@ def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
     if not start:
         raise RuleViolation("undo", "there is nothing to undo")
     if start < state.undo_floor:
-        raise RuleViolation("C42", f"an undo goes back no further than seq {state.undo_floor}: the seed revealed at "
-                                   f"seq {state.undo_floor - 1} is public, and a reveal is never undone (a revealed "
-                                   "seed is spent)")
+        reach = (f"an undo goes back no further than seq {state.undo_floor}" if state.undo_floor <= state.live_seq
+                 else "nothing can be undone")
+        raise RuleViolation("C42", f"{reach}: the seed revealed at seq {state.undo_floor - 1} is public, and a reveal "
+                                   "is never undone (a revealed seed is spent)")
     draft.record(Undone(from_seq=start, to_seq=state.live_seq, reason=cmd.reason))
 
 
 def _checked_target(state: FightState, seq: int, history: History | None) -> int:
     """``seq`` if an undo may go back to it now; otherwise a RuleViolation saying why."""
-    hint = f"; the last command that can be undone starts at seq {state.undo_point}" if state.undo_point else ""
+    hint = (f"; the last command that can be undone starts at seq {state.undo_point}"
+            if state.undo_point and state.undo_point >= state.undo_floor else "")
     if seq > state.live_seq:
         raise RuleViolation("undo", f"seq {seq} is past the last live event (seq {state.live_seq}){hint}")
     found = history.target(seq) if history is not None else None

@@ -264,7 +264,9 @@ class TestRunAndReplay:
             result = omen("replay", str(log), "--to", to)
             assert result.exit_code == 2
             assert f"--to {to} is outside the log (seq 0, before its first event, to {last})" in result.stderr
-        assert omen("replay", str(log), "--to", "0").exit_code == 0
+        at_zero = omen("replay", str(log), "--to", "0")
+        assert at_zero.exit_code == 0 and "head 0: before the first event (nothing to witness)" in at_zero.stdout
+        assert "--head 0:" not in at_zero.stdout  # no head for verify to refuse (a head's seq is from 1)
 
     def test_run_refuses_to_overwrite_a_fight(self, tmp_path: Path) -> None:
         """Running a scenario into a log that already holds its fight is refused; the log is untouched."""

@@ -158,3 +158,18 @@ def test_a_combatant_at_0_hp_is_shown_down_and_offered_nothing(demo: list[bytes]
     actors = [line.strip()[:-1] for line in every.splitlines() if line.startswith("  ") and not line.startswith("   ")
               and line.strip().endswith(":")]
     assert actors and "brin" not in actors, actors
+
+
+def test_the_end_of_a_fight_says_what_the_gm_may_still_give(demo: list[bytes], tmp_path: Path) -> None:
+    """At the demo's end the seed is revealed and a reveal is never undone (C42): status says nothing is awaited and
+    offers neither undo nor redo (it said "undo and redo remain"); just before the reveal it offers the reveal and
+    the undo of the end_fight."""
+    log = tmp_path / "end.jsonl"
+    log.write_bytes(b"".join(demo))
+    done = omen("status", str(log), cwd=tmp_path)
+    assert done.returncode == 0 and "awaited: nothing: the fight is over" in done.stdout, done.stdout
+    batch = next(json.loads(line)["batch"] for line in demo if json.loads(line)["event"]["type"] == "seed_revealed")
+    log.write_bytes(b"".join(demo[:batch - 1]))  # the log as it stood before the reveal's command
+    before = omen("status", str(log), cwd=tmp_path)
+    assert before.returncode == 0, before.stderr
+    assert "awaited: nothing (reveal the seed, or undo)" in before.stdout, before.stdout

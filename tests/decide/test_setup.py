@@ -88,6 +88,21 @@ class TestARevealIsNeverUndone:
             fight.undo(reason="oops")
         assert fight.version == version
 
+    def test_after_a_reveal_at_the_end_nothing_can_be_undone(self) -> None:
+        """C42: a reveal that ends the log leaves nothing an undo may reach: the refusal says so (it named a seq past
+        the log's end as the furthest an undo goes back to), and an undo to an earlier seq gives no hint of a
+        command "that can be undone" at the reveal."""
+        fight = duel()
+        check(fight)
+        earlier = fight.events[-1].batch
+        fight.end_fight("gm")
+        fight.reveal_seed()
+        with pytest.raises(RuleViolation, match=r"\[C42\] nothing can be undone: the seed revealed at seq \d+ is"):
+            fight.undo(reason="oops")
+        with pytest.raises(RuleViolation) as refused:
+            fight.execute(Undo(to_seq=earlier, reason="back"))
+        assert "can be undone starts at" not in str(refused.value)
+
     def test_undoing_past_the_reveal_is_refused_but_after_it_is_not(self) -> None:
         """C42: an undo back to a command before the reveal is refused; one after the reveal is undone as usual."""
         fight = duel(successors=(SECOND,))
