@@ -275,14 +275,15 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
     out.print(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
               f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
               + (f", report to {escape(str(html))}" if html else "")
-              + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl[/]")
+              + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
+              + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
 
 
 def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, as_json: bool) -> None:
     import msgspec
 
     from omen_core.content import read_content
-    from omen_replay.simulate.run import read_run, regenerate
+    from omen_replay.simulate.run import edited, read_run, regenerate
     from omen_replay.verify import verify_store
 
 
@@ -310,9 +311,12 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
                   else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
     if not same:
-        bad_input(f"fight {index} came out differently from the run's record (the run: omen {run.manifest.omen}; "
-                   f"this omen may rule differently): recorded {msgspec.json.encode(recorded).decode()}, now "
-                   f"{msgspec.json.encode(played.record).decode()}", 1)
+        changed = edited(run)
+        why = (f"the run file's encounter {', '.join(changed)} no longer hashes to the digest the run recorded: "
+               "edited since the run" if changed else
+               f"the run: omen {run.manifest.omen}; this omen may rule differently")
+        bad_input(f"fight {index} came out differently from the run's record ({why}): recorded "
+                  f"{msgspec.json.encode(recorded).decode()}, now {msgspec.json.encode(played.record).decode()}", 1)
     if not report.clean:
         raise typer.Exit(1)
 

@@ -93,8 +93,13 @@ def load_encounter(path: str | Path) -> Encounter:
     return msgspec.structs.replace(made, digest=digest_of(made))
 
 
+#: Sets (a weapon's properties) and dicts in sorted order: the same digest in every process, whatever its hash seed.
+_DIGESTED = msgspec.json.Encoder(order="deterministic")
+
+
 def digest_of(encounter: Encounter) -> str:
-    """The SHA-256 of what an encounter plays (its ruleset, combatants and set-up, not where it was read from)."""
-    body = msgspec.json.encode([encounter.id, encounter.title, encounter.ruleset, encounter.combatants,
-                                encounter.setup])
+    """The SHA-256 of what an encounter plays (its ruleset, combatants and set-up, not where it was read from), the
+    same in every process."""
+    body = _DIGESTED.encode([encounter.id, encounter.title, encounter.ruleset, encounter.combatants,
+                             encounter.setup])
     return hashlib.sha256(body).hexdigest()

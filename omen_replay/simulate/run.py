@@ -28,7 +28,7 @@ import msgspec
 
 from omen_core.engine import CommandMemo
 
-from .encounter import Encounter
+from .encounter import Encounter, digest_of
 from .play import FightRecord, Played, Rules, play
 from .policies import load_policy
 from .summary import Comparison, Summary, Tally, compare, summarise
@@ -327,6 +327,14 @@ def read_run(text: bytes, source: str) -> Run:
     if run.format != FORMAT:
         raise RunError(f"{source}: format {run.format!r}, not {FORMAT!r}")
     return run
+
+
+def edited(run: Run) -> list[str]:
+    """The encounters of ``run`` (by label, or index) whose content no longer hashes to the digest recorded when the
+    run played them: the run file was edited since. (A run written before the digest was taken in a deterministic
+    order, its sets in the order of the process, may be listed too.)"""
+    return [played.label or str(n) for n, played in enumerate(run.encounters)
+            if digest_of(played.encounter) != played.encounter.digest]
 
 
 def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, FightRecord]:

@@ -123,11 +123,11 @@ class TestBadInput:
 
     @pytest.mark.parametrize(("body", "said"), [
         ('        return "end_turn"\n',
-         "the 'odd' policy of north, deciding for ash (turn), gave 'end_turn', not a command"),
+         "), gave 'end_turn', not a command"),
         ('        raise KeyError("no plan")\n',
-         "the 'odd' policy of north, deciding for ash (turn), raised KeyError: 'no plan'"),
+         "), raised KeyError: 'no plan'"),
         ('        return EndTurn(who="nobody")\n',
-         "the 'odd' policy of north gave ash's {\"command\":\"end_turn\",\"who\":\"nobody\"}, refused:"),
+         " gave ash's {\"command\":\"end_turn\",\"who\":\"nobody\"}, refused:"),
     ])
     def test_a_policy_that_answers_amiss_stops_the_run_with_exit_2(self, tmp_path: Path, body: str,
                                                                    said: str) -> None:
@@ -138,10 +138,11 @@ class TestBadInput:
         policy.write_text("from omen_core.commands import EndTurn\n\n\nclass Odd:\n    name = 'odd'\n\n"
                           "    def decide(self, decision):\n" + body)
         duel = mirror_duel(tmp_path)
-        result = omen("simulate", duel, "--fights", 2, "--workers", 1, "--policy", f"north={policy}:Odd",
-                      "--out", tmp_path / "run.json")
+        result = omen("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED, "--policy",
+                      f"north={policy}:Odd", "--out", tmp_path / "run.json")
         assert result.exit_code == 2, result.output
-        assert result.output.startswith("omen: error: fight 0: ") and said in " ".join(result.output.split())
+        shown = " ".join(result.output.split())
+        assert shown.startswith("omen: error: fight 0: the 'odd' policy of north") and said in shown
         assert "Traceback" not in result.output and not (tmp_path / "run.json").exists()
 
     def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path: Path) -> None:
@@ -158,6 +159,20 @@ class TestBadInput:
         assert omen("simulate", "--replay", ember_run, 1, "--log", log).exit_code == 0
         again = omen("simulate", "--replay", ember_run, 1, "--log", log)
         assert again.exit_code == 2 and "already holds fight 'sim-1'" in again.output
+
+    def test_a_run_file_edited_since_is_said_when_its_fight_comes_out_otherwise(self, ember_run: Path,
+                                                                                 tmp_path: Path) -> None:
+        """Kael's HP edited to 1 in the run file: the fight comes out differently, exit 1, and the message says the
+        encounter no longer hashes to its recorded digest (it blamed another omen version, the same one)."""
+        run = json.loads(ember_run.read_text())
+        run["encounters"][0]["encounter"]["combatants"][0]["hp"] = 1
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 0, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        said = " ".join(result.output.split())
+        assert "no longer hashes to the digest the run recorded: edited since the run" in said
+        assert "may rule differently" not in said
 
     def test_replay_of_an_index_outside_the_run(self, ember_run: Path, tmp_path: Path) -> None:
         """A fight the run does not have is refused naming its range."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +41,17 @@ def test_the_digest_is_of_what_is_played_not_where_it_was_read(tmp_path: Path) -
     same = tmp_path / "copy"
     same.mkdir()
     assert load_encounter(mirror_duel(same, name="a")).digest == a.digest
+
+
+def test_the_digest_is_the_same_in_every_process() -> None:
+    """The Ember Ford's hatchet has two properties (a set): the digest no longer follows the process's hash seed (a
+    comparison's run recorded another digest than the encounter loaded again)."""
+    code = ("import sys; from omen_replay.simulate.encounter import load_encounter; "
+            "print(load_encounter(sys.argv[1]).digest)")
+    digests = {subprocess.run([sys.executable, "-c", code, str(EMBER_FORD_2V2)], capture_output=True, text=True,
+                              check=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+               for seed in (1, 2, 3, 4)}
+    assert digests == {load_encounter(EMBER_FORD_2V2).digest + "\n"}
 
 
 @pytest.mark.parametrize(("extra", "field", "said"), [
