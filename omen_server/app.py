@@ -257,8 +257,8 @@ class FightsPage(msgspec.Struct, frozen=True, kw_only=True):
 class StagedView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A command staged until a seat supplies the faces of its own dice (a fight with physical dice): its id, the
     command as this seat may see it, who gave it, whose dice it waits for now (a seat's name, or ``the GM``),
-    whether they are this seat's (``yours``), and to that seat and the GM the rolls to give next (in C29 order)
-    and how many faces are in already."""
+    whether they are this seat's (``yours``), to that seat and the GM the rolls to give next (in C29 order), and
+    to the GM alone how many faces are in already (the count tells how many dice others' sheets rolled)."""
 
     id: str
     command: dict[str, Any]
