@@ -100,6 +100,37 @@ class Seats:
         return next((who for who, mine in self.own.items() if actor in mine), "gm")
 
 
+
+def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
+    """Kael's unarmed 1 + 1 misses Vesh's 6 and Vesh's Riposte opens (C38): Alice's commands refused meanwhile
+    (ending Kael's turn, answering the decision for Kael) do not name Riposte, which is Vesh's sheet (GM-only:
+    docs/server.md), neither by name nor by id, save what she typed herself; the GM's refusal names it; once the GM
+    makes "Riposte" public, so does Alice's."""
+    from tests.sheets import sheet as plain
+
+    table = Table()
+    with table.client:
+        vesh = msgspec.structs.replace(plain("vesh", side="raiders"), abilities=("riposte",))
+        table.create(dice="manual", names=(), combatants=[msgspec.to_builtins(plain("kael")),
+                                                         msgspec.to_builtins(vesh)])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [1, 1, 6]}
+        assert table.command(attack, token=alice).json()["options"]["waiting"]["who"] == ["vesh"]
+        end = {"command": "end_turn", "who": "kael"}
+        answer = {"command": "answer_decision", "who": "kael", "decision": "riposte", "choice": "use"}
+        said = [table.command(body, token=alice).json()["detail"] for body in (end, answer)]
+        assert said == [
+            "[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: the action "
+            "is at 'hit and crit determined'; legal now: answer_decision by vesh ((hidden), C37); the GM's "
+            "cancel_action; the GM's end_fight or undo",
+            "[C37] (hidden) is vesh's to answer, not kael's"]
+        assert "Riposte, C37" in table.command(end).json()["detail"]
+        assert table.client.post("/fights/duel/settings", headers=table.auth(),
+                                 json={"reveal_effects": ["Riposte"]}).status_code == 200
+        assert table.command(answer, token=alice).json()["detail"] == "[C37] Riposte is vesh's to answer, not kael's"
+
+
 @pytest.fixture
 def seats() -> Any:
     """The marked fight, its client open."""
