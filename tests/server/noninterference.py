@@ -407,14 +407,18 @@ _OPAQUE_FIELDS = ("salt", "seed", "seed_commitment", "x-table-tag", "hash", "pre
 
 class Transcript:
     """Every answer the player and spectator seats of one world are given, in order: (what was asked, the status,
-    the headers that matter, the body)."""
+    its headers but the date, the body)."""
 
     def __init__(self, fight_id: str) -> None:
         self.fight_id = fight_id
         self.entries: list[tuple[str, int, dict[str, str], Any]] = []
 
-    def add(self, label: str, answer: httpx.Response, headers: tuple[str, ...] = ()) -> None:
-        """Keep one answer."""
+    def add(self, label: str, answer: httpx.Response, headers: tuple[str, ...] | None = None) -> None:
+        """Keep one answer, with ``headers`` (by default every header but ``date``, and the length of a compressed
+        body, which varies with the random salts and hashes it compresses)."""
+        if headers is None:
+            skip = {"date", "content-length"} if "content-encoding" in answer.headers else {"date"}
+            headers = tuple(h for h in answer.headers if h not in skip)
         kind = answer.headers.get("content-type", "")
         body: Any = answer.json() if "json" in kind and answer.content else answer.text
         self.entries.append((label, answer.status_code, {h: answer.headers.get(h, "") for h in headers}, body))
@@ -486,10 +490,10 @@ class Table:
                                    headers={"Authorization": f"Bearer {token}", **(headers or {})})
 
     def seen(self, who: str, label: str, method: str, path: str, body: Any = None,
-             headers: tuple[str, ...] = (), send: dict[str, str] | None = None) -> httpx.Response:
-        """A seat's request, kept in the transcript."""
+             send: dict[str, str] | None = None) -> httpx.Response:
+        """A seat's request, kept in the transcript with every header of its answer (``date`` aside)."""
         answer = self.call(method, path, self.tokens[who], body, send)
-        self.transcript.add(f"{who} {label}", answer, headers)
+        self.transcript.add(f"{who} {label}", answer)
         return answer
 
     def offered(self, who: str, body: dict[str, Any]) -> bool:
@@ -504,8 +508,7 @@ class Table:
         for who in self.tokens:
             self.seen(who, "state", "GET", "/state")
             self.seen(who, "options", "GET", "/options")
-            fragment = self.seen(who, "table", "GET", "/table", headers=("x-table-tag",),
-                                 send={"X-Table-Tag": tag.get(who, "")})
+            fragment = self.seen(who, "table", "GET", "/table", send={"X-Table-Tag": tag.get(who, "")})
             tag[who] = fragment.headers.get("x-table-tag", "")
 
     def finish(self) -> set[str]:
@@ -711,8 +714,7 @@ class Scripted:
              send: dict[str, str] | None = None) -> httpx.Response:
         """A seat's request, kept in the transcript with every header of its answer (``date`` aside)."""
         answer = self.call(method, path, self.tokens[who], body, send)
-        skip = {"date", "content-length"} if "content-encoding" in answer.headers else {"date"}  # gzip's length
-        self.transcript.add(f"{who} {label}", answer, tuple(h for h in answer.headers if h not in skip))  # varies
+        self.transcript.add(f"{who} {label}", answer)
         return answer
 
     def give(self, giver: str, body: dict[str, Any]) -> httpx.Response:
