@@ -245,11 +245,13 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
 
 
 def withdraw(fights: Fights, fight_id: str, seat: Seat) -> None:
-    """Drop the staged command: the GM, or the seat that staged it."""
+    """Drop the staged command: the GM, or the seat that staged it. One the seat is not shown (it names a
+    combatant the seat does not see) is, to that seat, none: 204 as when none is staged, and it stays (a 403 would
+    tell of it)."""
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
         staged = _kept(fights, fight_id, fight)
-        if staged is None:
+        if staged is None or seen_staged(fights, fight_id, staged, fights.sight(fight_id, seat, fight), seat) is None:
             return
         if seat.kind != "gm" and staged.staged_by != (seat.name or "a player"):
             raise Forbidden(detail="only the GM or the seat that gave the command may withdraw it")

@@ -158,7 +158,8 @@ def test_a_seat_is_answered_and_shown_a_staged_command_only_as_it_may_see_it() -
     gives Kael's save die: the 202 she is answered is the staged command as her options show it (the command as she
     sees any of the GM's, its name alone; no count of the faces in, which counts the dice of sheets she does not
     play); Bob's spectator seat sees whose dice it waits for, no faces count; with Skarn hidden, a command of his
-    staged for the GM's dice is not shown to a player at all (its being there would tell of him), only to the GM."""
+    staged for the GM's dice is not shown to a player at all (its being there would tell of him), only to the GM,
+    and Alice withdrawing "it" is 204 as when none is staged (a 403 would tell of it), the command kept."""
     table = Table()
     with table.client:
         table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
@@ -187,3 +188,5 @@ def test_a_seat_is_answered_and_shown_a_staged_command_only_as_it_may_see_it() -
         assert "staged" in options(table, table.gm)
         for token in tokens.values():
             assert "staged" not in options(table, token)
+        alice = table.client.delete("/fights/duel/staged", headers=table.auth(tokens["Alice"]))
+        assert alice.status_code == 204 and "staged" in options(table, table.gm)  # none, to her: no 403 tells
