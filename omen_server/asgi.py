@@ -409,7 +409,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
         _whole_or_403(fights, fight_id, seat, "the session log")
         page = render_records(fights.store.read(fight_id), "html")
-        return Response(page.encode(), media_type="text/html; charset=utf-8", headers=guard.page_headers(page, CSP))
+        # text/html: Litestar adds "; charset=utf-8" to a text type itself (given too, it said it twice)
+        return Response(page.encode(), media_type="text/html", headers=guard.page_headers(page, CSP))
 
     @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
          responses=_errors(400, 401, 403, 404),
