@@ -775,7 +775,8 @@ def play_scripted(client: httpx.Client, side: str, steps: int = 40) -> tuple[Scr
     everyone (C19: roll-offs), then each turn's combatant uses an ability if offered, else attacks, else ends its
     turn, every open decision answered; each command is given by the player who plays its actor, else the GM, with
     the faces of the giver's own dice only (``stage``), each other seat giving its own when the command waits for
-    them. Every seat looks after each step. Returns the two worlds and the event types world A logged."""
+    them; while a decision or window is open, Alice tries to end Kael's turn (its refusal names what is open).
+    Every seat looks after each step. Returns the two worlds and the event types world A logged."""
     worlds = [Scripted(client, MIXED[0], side, f"sc-{side}-a"), Scripted(client, MIXED[1], side, f"sc-{side}-b")]
     names = {MIXED[0].hidden: MIXED[1].hidden, MIXED[0].hidden_weapon: MIXED[1].hidden_weapon,
              MIXED[0].counter: MIXED[1].counter}
@@ -789,6 +790,10 @@ def play_scripted(client: httpx.Client, side: str, steps: int = 40) -> tuple[Scr
         if picked is None:
             break
         offer, choice = picked
+        if options["waiting"] is not None:  # a refusal's words while something is open (an NPC's ability, C38)
+            for world in worlds:
+                world.seen("alice", "ends Kael's turn", "POST", "/commands",
+                           {"command": {"command": "end_turn", "who": "kael"}})
         giver = owner.get(offer["actor"] or "", "gm")
         if giver != "gm" and not worlds[0].offered(giver, offer["command"], choice["args"]):
             giver = "gm"  # the GM's attack for Kael on the hidden one: Alice's options do not offer it
