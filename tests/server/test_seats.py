@@ -214,13 +214,13 @@ class TestSeats:
         assert lines(seats.table.store, "ford") == before
 
     def test_verify_counts_seeded_dice_for_the_gm_only_until_the_seed_is_revealed(self, seats: Any) -> None:
-        """The seeded dice of a fight with a hidden combatant (its initiative die among them) are counted to the
-        GM; to a player or spectator the count is left out until every seed the fight rolled with is revealed (a
-        reveal in a fight that goes on commits to a fresh seed, C42: its dice are not counted to them either), then
-        it is every seat's, the GM's number."""
+        """The seeded dice of a fight with a hidden combatant (its initiative die among them: four at least) are
+        counted to the GM; to a player or spectator the count is left out until every seed the fight rolled with is
+        revealed (a reveal in a fight that goes on commits to a fresh seed, C42: its dice are not counted to them
+        either), then it is every seat's, the GM's number."""
         assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
         gm = seats.table.client.get("/fights/ford/verify", headers=seats.table.auth()).json()
-        assert gm["seeded_dice"] == 4 and gm["seed_revealed"] is False
+        assert gm["seeded_dice"] >= 4 and gm["seed_revealed"] is False  # one each, and a roll-off's on a tie (C19)
         for who in seats.tokens:
             seen = seats.get(who, "/verify").json()
             assert "seeded_dice" not in seen and seen["events"] == gm["events"], seen
@@ -231,7 +231,7 @@ class TestSeats:
         gm = seats.table.client.get("/fights/ford/verify", headers=seats.table.auth()).json()
         for who in seats.tokens:
             seen = seats.get(who, "/verify").json()
-            assert seen["seeded_dice"] == gm["seeded_dice"] == 4 and seen["seed_revealed"] is True, seen
+            assert seen["seeded_dice"] == gm["seeded_dice"] >= 4 and seen["seed_revealed"] is True, seen
 
     def test_each_seat_sees_the_table_as_its_settings_say(self, seats: Any) -> None:
         """Alice sees Kael whole, Vesh banded, Skarn not at all; the GM sees Skarn marked hidden, and the settings."""
