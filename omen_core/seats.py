@@ -17,7 +17,7 @@ from typing import Any, Literal
 import msgspec
 
 from .commands import Command
-from .content import CombatantSheet
+from .content import SHIPPED_ABILITIES, CombatantSheet
 from .options import Budget, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
@@ -113,18 +113,20 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
              participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = ()) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
-    their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear id and
-    name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can hold them).
-    ``sheets`` are every sheet that ever joined (an undone join included: its events stay in the log); by default
-    the state's. ``public_effects``: the save effects whose names the GM made public."""
+    their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear and
+    ability id and name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can
+    hold them). ``sheets`` are every sheet that ever joined (an undone join included: its events stay in the log);
+    by default the state's. ``public_effects``: the save effects and abilities whose names the GM made public. The
+    ids and names of the abilities a sheet lists are secrets as its gear is (an ability is its owner's, C37)."""
     mine = frozenset(own)
     unseen = {who for who, c in state.combatants.items() if c.unseen}
     hidden = frozenset((set(hidden_by_gm) | unseen) - mine)
     secrets: list[str] = []
     public: set[str] = {"armor", "shield"}  # the default names of armor and shields say nothing
     every = dict(sheets or {}) | {who: c.sheet for who, c in state.combatants.items()}
+    named = frozenset(public_effects)
     for who, sheet in every.items():
-        gear = _gear(sheet)
+        gear = _gear(sheet) + _abilities(sheet, named)
         if who in mine:
             public.update(gear)
         if who in hidden:
@@ -139,6 +141,20 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
                  secrets=ordered, sides=sides, public_effects=frozenset(public_effects))
+
+
+def _abilities(sheet: CombatantSheet, public: frozenset[str]) -> list[str]:
+    """The ids and names of the abilities a sheet lists (C37; a shipped one listed by its id is named by the shipped
+    library), but those whose names the GM made public (``public``). The abilities a sheet's shorthand keys stand
+    for (Will conversion, Rogue routing) are the rulebook's terms, which the engine's words use of anyone: they are
+    not scrubbed (else the words would differ by whether another sheet has one)."""
+    found: list[str] = []
+    for entry in sheet.abilities:
+        ability = SHIPPED_ABILITIES.get(entry) if isinstance(entry, str) else entry
+        names = [ability.id, ability.name] if ability is not None else [entry] if isinstance(entry, str) else []
+        if not any(name in public for name in names):
+            found += names
+    return found
 
 
 def _gear(sheet: CombatantSheet) -> list[str]:

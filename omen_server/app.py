@@ -215,16 +215,18 @@ class StateView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class VerifyView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """``omen verify`` on the stored fight: whether it is clean, how many events and seeded dice it checked,
-    whether the seed is revealed (then every seeded die is checked against it), and the head; the findings to the
-    GM (and to every seat once the log is published), their count to the others."""
+    """``omen verify`` on the stored fight: whether it is clean, how many events it checked, whether the seed is
+    revealed (then every seeded die is checked against it), and the head; how many seeded dice it checked to the GM,
+    and to every seat once the seed is revealed (before, the count would tell a player how many dice the combatants
+    it does not see rolled); the findings to the GM (and to every seat once the log is published), their count to
+    the others."""
 
     clean: bool
     events: int
-    seeded_dice: int
     seed_revealed: bool
     problems: int
     head: Head | None
+    seeded_dice: int | None = None
     findings: tuple[str, ...] | None = None
 
 
@@ -255,8 +257,8 @@ class FightsPage(msgspec.Struct, frozen=True, kw_only=True):
 class StagedView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A command staged until a seat supplies the faces of its own dice (a fight with physical dice): its id, the
     command as this seat may see it, who gave it, whose dice it waits for now (a seat's name, or ``the GM``),
-    whether they are this seat's (``yours``), and to that seat and the GM the rolls to give next (in C29 order)
-    and how many faces are in already."""
+    whether they are this seat's (``yours``), to that seat and the GM the rolls to give next (in C29 order), and
+    to the GM alone how many faces are in already (the count tells how many dice others' sheets rolled)."""
 
     id: str
     command: dict[str, Any]

@@ -303,13 +303,15 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         """Decide and append ``data``'s command for ``seat``: 201 with a CommandResult as the seat sees it; or, asked
         to stage a command that needs another seat's dice, 202 with the staged command. A command whose
         ``idempotency_key`` the log already records (given by ``omen do --idempotency-key``, or by a server that
-        kept no answer for it) is not done again."""
+        kept no answer for it) is not done again; that is looked for only once the seat may give the command and it
+        names only combatants the seat sees, so that no answer about the key tells of a command the seat may not
+        see."""
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
-            _not_recorded(fights.store, fight_id, data.command)
             sight = fights.sight(fight_id, seat, fight)
             _remember(request, sight, data.command)
-            _names_seen(data.command, fight, sight)
+            _names_seen(data.command, fight, sight)  # the seat's own checks first: the key's answer (409 done, 422
+            _not_recorded(fights.store, fight_id, data.command)  # reused) must not confirm a guess of a name
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = by_of(seat)
@@ -378,7 +380,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             seed = bytes.fromhex(fight.state.revealed_seed) if fight.state.revealed_seed else None
         report = verify_store(fights.store, fight_id, seed)
         head = Head(seq=report.head.seq, hash=report.head.hash) if report.head is not None else None
-        return VerifyView(clean=report.clean, events=report.events, seeded_dice=report.seeded_dice,
+        counted = seat.kind == "gm" or report.seed_revealed  # how many dice were drawn tells of hidden combatants'
+        return VerifyView(clean=report.clean, events=report.events,
+                          seeded_dice=report.seeded_dice if counted else None,
                           seed_revealed=report.seed_revealed, problems=len(report.problems), head=head,
                           findings=tuple(f"seq {f.seq} [{f.rule}] {f.what}" for f in report.findings)
                           if whole else None)
@@ -405,7 +409,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
         _whole_or_403(fights, fight_id, seat, "the session log")
         page = render_records(fights.store.read(fight_id), "html")
-        return Response(page.encode(), media_type="text/html; charset=utf-8", headers=guard.page_headers(page, CSP))
+        # text/html: Litestar adds "; charset=utf-8" to a text type itself (given too, it said it twice)
+        return Response(page.encode(), media_type="text/html", headers=guard.page_headers(page, CSP))
 
     @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
          responses=_errors(400, 401, 403, 404),

@@ -12,7 +12,8 @@ typed them all.
 One command is staged per fight at a time, at the version it was staged at: any other command given meanwhile
 moves the head and voids it. The GM or the seat that staged it may withdraw it. Each seat sees the staged command
 as it may see any command (:func:`omen_server.views.seen_event`'s rule for ``command_issued``), who must roll
-now, and, if that is this seat (or the GM), the dice to give.
+now, and, if that is this seat (or the GM), the dice to give; the 202 a seat is answered is the same view. One
+naming a combatant a seat does not see is not shown to that seat at all, unless it staged it or must roll for it.
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ from .app import (
     _remember,
     _seat,
     _strict,
+    by_of,
     run_command,
 )
 from .keep import Seat
-from .views import Sight, _command
+from .views import Sight, _command, typed_in
 
-__all__ = ["Staged", "GiveDice", "stage", "staged_view", "staging_routes", "supplier_of"]
+__all__ = ["Staged", "GiveDice", "stage", "staged_view", "seen_staged", "staging_routes", "supplier_of"]
 
 
 class Staged(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,14 +126,12 @@ def _next(fights: Fights, fight_id: str, command: Command, exc: FacesNeeded, fac
                   awaiting_seat=seat_id, awaiting_name=name, rolls=tuple(rolls))
 
 
-def _accepted(body: Staged) -> Response[bytes]:
-    return Response(_ENCODER.encode(body_view(body)), status_code=202, media_type="application/json")
-
-
-def body_view(staged: Staged) -> StagedView:
-    """The staged command as its stager sees it when it is staged (the answer to its request)."""
-    return StagedView(id=staged.id, command=msgspec.to_builtins(staged.command), by=staged.staged_by,
-                      awaiting=staged.awaiting_name, given=len(staged.faces))
+def _accepted(fights: Fights, fight_id: str, staged: Staged, sight: Sight, seat: Seat) -> Response[bytes]:
+    """202 with the staged command as the seat answered sees it (:func:`seen_staged`): the same bytes as its
+    options' ``staged``, never the command as kept."""
+    view = seen_staged(fights, fight_id, staged, sight, seat, answered=True)
+    assert view is not None
+    return Response(_ENCODER.encode(view), status_code=202, media_type="application/json")
 
 
 def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Command, missing: FacesNeeded,
@@ -152,7 +152,7 @@ def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Comm
                         "withdraws it: DELETE /fights/{id}/staged)")
     fights.keep.put_staged(fight_id, _ENCODER.encode(staged))
     fights.poke(fight_id)
-    return _accepted(staged)
+    return _accepted(fights, fight_id, staged, fights.sight(fight_id, seat, fight), seat)
 
 
 def _kept(fights: Fights, fight_id: str, fight: Fight) -> Staged | None:
@@ -168,19 +168,34 @@ def _kept(fights: Fights, fight_id: str, fight: Fight) -> Staged | None:
 
 
 def staged_view(fights: Fights, fight_id: str, fight: Fight, sight: Sight, seat: Seat) -> StagedView | None:
-    """The staged command as ``seat`` may see it: the command as any command is seen, who gave it, whose dice it
-    waits for, and the dice to give to that seat and the GM."""
+    """The command staged for this fight at its version now as ``seat`` may see it (:func:`seen_staged`), or
+    None."""
     body = fights.keep.staged(fight_id)
     if body is None:
         return None
     staged = _DECODE.decode(body)
     if staged.at != fight.version:
         return None
+    return seen_staged(fights, fight_id, staged, sight, seat)
+
+
+def seen_staged(fights: Fights, fight_id: str, staged: Staged, sight: Sight, seat: Seat, answered: bool = False
+                ) -> StagedView | None:
+    """A staged command as ``seat`` may see it: the command as any command is seen, who gave it and whose dice it
+    waits for; the rolls to give to that seat and the GM; how many faces are in to the GM alone (the count tells
+    how many dice sheets the seat does not play rolled). A command naming a combatant the seat does not see is
+    shown only to the GM, the seat that staged it, the seat it waits for and the seat ``answered`` (that just gave
+    its dice): to any other its being there would tell of that combatant (None)."""
+    mine = _seat_id(fights, fight_id, seat)
     yours = (staged.awaiting_seat == "gm" and seat.kind == "gm") or (
-        seat.kind == "player" and staged.awaiting_seat == _seat_id(fights, fight_id, seat))
-    shown = _command({"command": msgspec.to_builtins(staged.command)}, sight)
+        seat.kind == "player" and staged.awaiting_seat == mine)
+    plain = msgspec.to_builtins(staged.command)
+    party = answered or yours or staged.by == by_of(seat)
+    if not (sight.gm or party or all(sight.sees(name) for name in typed_in(plain))):
+        return None
+    shown = _command({"command": plain}, sight)
     return StagedView(id=staged.id, command=shown, by=staged.staged_by, awaiting=staged.awaiting_name, yours=yours,
-                      rolls=staged.rolls if yours or sight.gm else (), given=len(staged.faces))
+                      rolls=staged.rolls if yours or sight.gm else (), given=len(staged.faces) if sight.gm else 0)
 
 
 def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, seat: Seat, data: GiveDice
@@ -218,7 +233,7 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
             # let go on) are whoever's they are, this seat's again included.
             fights.keep.put_staged(fight_id, _ENCODER.encode(after))
             fights.poke(fight_id)
-            return _accepted(after)
+            return _accepted(fights, fight_id, after, sight, seat)
         except (SurplusFaces, BadInput, ConcurrencyError):
             raise
         except RuleViolation:
@@ -230,11 +245,13 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
 
 
 def withdraw(fights: Fights, fight_id: str, seat: Seat) -> None:
-    """Drop the staged command: the GM, or the seat that staged it."""
+    """Drop the staged command: the GM, or the seat that staged it. One the seat is not shown (it names a
+    combatant the seat does not see) is, to that seat, none: 204 as when none is staged, and it stays (a 403 would
+    tell of it)."""
     with fights.lock(fight_id):
         fight = fights.fight(fight_id)
         staged = _kept(fights, fight_id, fight)
-        if staged is None:
+        if staged is None or seen_staged(fights, fight_id, staged, fights.sight(fight_id, seat, fight), seat) is None:
             return
         if seat.kind != "gm" and staged.staged_by != (seat.name or "a player"):
             raise Forbidden(detail="only the GM or the seat that gave the command may withdraw it")

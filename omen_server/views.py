@@ -253,8 +253,11 @@ def _damage_part(name: str) -> Custom:
         if payload.get("action") is None and "target" in payload:  # a condition's damage as it ticks (C40): its
             # source is the condition (public), its terms the afflicted's own roll
             return payload.get(name) if name == "source" or sight.owns(str(payload["target"])) else _WITHHELD
-        attacker, _target = _attacker_and_target(payload, sight)
-        return payload.get(name) if sight.owns(attacker) else _WITHHELD
+        attacker, target = _attacker_and_target(payload, sight)
+        # the damage's dealer: the action's attacker (or caller), unless it lands on them: then the other party's
+        # (Riposte's damage back, C38: its name and die are the defender's sheet)
+        dealer = target if payload.get("target", payload.get("who")) == attacker else attacker
+        return payload.get(name) if sight.owns(dealer) else _WITHHELD
     return part
 
 

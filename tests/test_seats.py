@@ -7,9 +7,10 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.content import Features
 from omen_core.events import keyed_salts
 from omen_core.options import options
-from omen_core.seats import HP_BANDS, HpDisplay, combatant_views, hp_band, seat_options, sight_of
+from omen_core.seats import HP_BANDS, HpDisplay, combatant_views, hp_band, scrub, seat_options, sight_of
 from omen_core.state import FightState
 from tests.sheets import sheet
 
@@ -46,3 +47,21 @@ class TestAPlayersSeat:
         sight = sight_of("player", ["vesh"], state, (), "hidden", {})
         vesh = next(v for v in combatant_views(state, sight) if v.id == "vesh")
         assert (vesh.hp, vesh.max_hp, vesh.will, vesh.bonus_actions) == (7, 20, 10, 2)
+
+
+class TestScrubbing:
+    def test_another_sheets_abilities_are_scrubbed_by_id_and_name_unless_owned_or_public(self) -> None:
+        """Vesh lists Riposte (C37): to Kael's seat its id and name are secrets, scrubbed from the engine's words
+        (the id Kael's player typed echoed as given); to Vesh's seat they are its own; once the GM makes the name
+        public, nobody's; Kael's Will conversion by choice (a shorthand: the rulebook's term) is never one."""
+        state = Fight.start(MemoryStore(), "seats", dice=ScriptedDice([]), clock=lambda: 0,
+                            salts=keyed_salts(b"seats"), combatants=[
+                                replace(sheet("kael", "heroes"), features=Features(will_conversion="choice")),
+                                replace(sheet("vesh", "raiders"), abilities=("riposte",))]).state
+        said = "answer_decision by vesh (Riposte, C37): riposte is open; no Will conversion is"
+        kael = sight_of("player", ["kael"], state, (), "banded", {})
+        assert scrub(said, kael) == "answer_decision by vesh ((hidden), C37): (hidden) is open; no Will conversion is"
+        assert scrub(said, kael, typed=["riposte"]) == (
+            "answer_decision by vesh ((hidden), C37): riposte is open; no Will conversion is")
+        assert scrub(said, sight_of("player", ["vesh"], state, (), "banded", {})) == said
+        assert scrub(said, sight_of("player", ["kael"], state, (), "banded", {}, public_effects=["Riposte"])) == said

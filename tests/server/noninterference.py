@@ -14,6 +14,7 @@ when the two worlds are indistinguishable to that seat.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -398,21 +399,26 @@ def _rename(value: Any, names: dict[str, str]) -> Any:
 # -- the transcript of what the seats are given ------------------------------------------------------------
 
 
-_HEX = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{32}\b|\b[0-9a-f]{12}\b")  # hashes, salts, tags; a hash cut short
+#: Hashes, salts, tags; a hash cut short; a staged command's id.
+_HEX = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{32}\b|\b[0-9a-f]{12}\b|\b[0-9a-f]{10}\b")
 _TOKEN = re.compile(r"omen_(?:gm|player|spectator)_[A-Za-z0-9_-]{43}")
 _OPAQUE_FIELDS = ("salt", "seed", "seed_commitment", "x-table-tag", "hash", "prev_hash")
 
 
 class Transcript:
     """Every answer the player and spectator seats of one world are given, in order: (what was asked, the status,
-    the headers that matter, the body)."""
+    its headers but the date, the body)."""
 
     def __init__(self, fight_id: str) -> None:
         self.fight_id = fight_id
         self.entries: list[tuple[str, int, dict[str, str], Any]] = []
 
-    def add(self, label: str, answer: httpx.Response, headers: tuple[str, ...] = ()) -> None:
-        """Keep one answer."""
+    def add(self, label: str, answer: httpx.Response, headers: tuple[str, ...] | None = None) -> None:
+        """Keep one answer, with ``headers`` (by default every header but ``date``, and the length of a compressed
+        body, which varies with the random salts and hashes it compresses)."""
+        if headers is None:
+            skip = {"date", "content-length"} if "content-encoding" in answer.headers else {"date"}
+            headers = tuple(h for h in answer.headers if h not in skip)
         kind = answer.headers.get("content-type", "")
         body: Any = answer.json() if "json" in kind and answer.content else answer.text
         self.entries.append((label, answer.status_code, {h: answer.headers.get(h, "") for h in headers}, body))
@@ -484,10 +490,10 @@ class Table:
                                    headers={"Authorization": f"Bearer {token}", **(headers or {})})
 
     def seen(self, who: str, label: str, method: str, path: str, body: Any = None,
-             headers: tuple[str, ...] = (), send: dict[str, str] | None = None) -> httpx.Response:
-        """A seat's request, kept in the transcript."""
+             send: dict[str, str] | None = None) -> httpx.Response:
+        """A seat's request, kept in the transcript with every header of its answer (``date`` aside)."""
         answer = self.call(method, path, self.tokens[who], body, send)
-        self.transcript.add(f"{who} {label}", answer, headers)
+        self.transcript.add(f"{who} {label}", answer)
         return answer
 
     def offered(self, who: str, body: dict[str, Any]) -> bool:
@@ -502,8 +508,7 @@ class Table:
         for who in self.tokens:
             self.seen(who, "state", "GET", "/state")
             self.seen(who, "options", "GET", "/options")
-            fragment = self.seen(who, "table", "GET", "/table", headers=("x-table-tag",),
-                                 send={"X-Table-Tag": tag.get(who, "")})
+            fragment = self.seen(who, "table", "GET", "/table", send={"X-Table-Tag": tag.get(who, "")})
             tag[who] = fragment.headers.get("x-table-tag", "")
 
     def finish(self) -> set[str]:
@@ -621,3 +626,201 @@ def covering(tries: int = 120, length: int = 50) -> list[tuple[int, str]]:
 
 if __name__ == "__main__":
     print(covering())
+
+
+# -- scripted fights, in process: a hidden combatant among the others, ties, reactions, abilities, typed dice ------
+
+
+@dataclass(frozen=True)
+class Mixed:
+    """The secrets of one world of the scripted fights: the hidden combatant (on a side the table sees: the
+    raiders' or the heroes'), its sheet's words and HP, the ability it lists, the raider's reaction ability (the
+    same rule written under another id, name and summary) and the GM's notes."""
+
+    hidden: str
+    hidden_name: str
+    hidden_weapon: str
+    hidden_weapon_name: str
+    hidden_hp: int
+    hidden_ability: str
+    counter: str
+    counter_name: str
+    note: str
+
+
+MIXED = (Mixed(hidden="zqskarn", hidden_name="Skarn Gutterjaw", hidden_weapon="zqaxe", hidden_weapon_name="Bone Axe",
+               hidden_hp=40, hidden_ability="battle_focus", counter="zqriposte", counter_name="Zq Riposte",
+               note="flees at half"),
+         Mixed(hidden="zqmorg", hidden_name="Morg the Quiet", hidden_weapon="zqclub", hidden_weapon_name="Oak Club",
+               hidden_hp=47, hidden_ability="keen_edge", counter="zqbackhand", counter_name="Zq Backhand Cut",
+               note="fights to the death"))
+
+
+def mixed_sheets(world: Mixed, side: str) -> list[CombatantSheet]:
+    """Kael (Alice's: Healing Word), Brin (Bob's), Vesh the visible raider whose reaction ability is written out
+    under the world's id and name (Riposte's rule: a missed melee attack on it opens its decision), and the hidden
+    one on ``side``, listing an ability of the world's."""
+    from omen_core.content import SHIPPED_ABILITIES
+
+    riposte = SHIPPED_ABILITIES.get("riposte")
+    assert riposte is not None
+    counter = msgspec.structs.replace(riposte, id=world.counter, name=world.counter_name,
+                                      summary=f"{world.counter_name}: {world.note}")
+    kael = msgspec.structs.replace(sheet("kael", "heroes", hp=30), name="Kael Arden",
+                                   weapons=(Weapon(id="sword", weapon_damage=2),), abilities=("healing_word",))
+    brin = msgspec.structs.replace(sheet("brin", "heroes", hp=30), name="Brin Hollowmere",
+                                   weapons=(Weapon(id="dagger", weapon_damage=1),))
+    vesh = msgspec.structs.replace(sheet("vesh", "raiders", hp=30), name="Vesh", abilities=(counter,),
+                                   weapons=(Weapon(id="cleaver", weapon_damage=2),))
+    hidden = msgspec.structs.replace(sheet(world.hidden, side, hp=world.hidden_hp), name=world.hidden_name,
+                                     weapons=(Weapon(id=world.hidden_weapon, name=world.hidden_weapon_name,
+                                                     weapon_damage=1),), abilities=(world.hidden_ability,))
+    return [kael, brin, vesh, hidden]
+
+
+#: The faces typed in, in turn (a physical die of any size shows the face modulo its sides, from 1).
+FACES = (3, 3, 3, 3, 1, 1, 6, 5, 2, 6, 1, 4, 3, 6, 2, 5, 1, 6, 4, 2)
+#: What the GM picks when nothing is open, in order of preference, by whose turn it is.
+_SCRIPT = ("use_ability", "declare_attack", "end_turn")
+
+
+class Scripted:
+    """One world of a scripted fight on an in-process app: the GM's token, the seats' tokens and their transcript
+    (every header of every answer kept, ``date`` aside)."""
+
+    def __init__(self, client: httpx.Client, world: Mixed, side: str, fight_id: str):
+        self.client, self.world, self.fight_id = client, world, fight_id
+        made = client.post("/fights", json={
+            "id": fight_id, "title": "Two worlds", "dice": "manual", "hp_display": "banded",
+            "combatants": [msgspec.to_builtins(s) for s in mixed_sheets(world, side)], "hidden": [world.hidden],
+            "notes": {"fight": world.note, world.hidden: world.note}})
+        assert made.status_code == 201, made.text
+        self.gm = made.json()["gm_token"]
+        self.tokens: dict[str, str] = {}
+        for who, plays in [*PLAYERS.items(), (SPECTATOR, ())]:
+            kind = "spectator" if who == SPECTATOR else "player"
+            seat = self.call("POST", "/seats", self.gm, {"kind": kind, "name": who.title(), "combatants": plays})
+            self.tokens[who] = seat.json()["token"]
+        self.transcript = Transcript(fight_id)
+        self.tags: dict[str, str] = {}
+
+    def call(self, method: str, path: str, token: str, body: Any = None,
+             headers: dict[str, str] | None = None) -> httpx.Response:
+        """One request to this fight's resources (``path`` after ``/fights/{id}``)."""
+        return self.client.request(method, f"/fights/{self.fight_id}{path}", json=body,
+                                   headers={"Authorization": f"Bearer {token}", **(headers or {})})
+
+    def seen(self, who: str, label: str, method: str, path: str, body: Any = None,
+             send: dict[str, str] | None = None) -> httpx.Response:
+        """A seat's request, kept in the transcript with every header of its answer (``date`` aside)."""
+        answer = self.call(method, path, self.tokens[who], body, send)
+        self.transcript.add(f"{who} {label}", answer)
+        return answer
+
+    def give(self, giver: str, body: dict[str, Any]) -> httpx.Response:
+        """A command given by ``giver`` (``gm`` or a seat) with ``stage`` and the faces it has; a seat's answer is
+        kept."""
+        if giver == "gm":
+            return self.call("POST", "/commands", self.gm, {"command": body, "stage": True})
+        return self.seen(giver, f"gives {body}", "POST", "/commands", {"command": body, "stage": True})
+
+    def staged(self) -> dict[str, Any] | None:
+        """The command staged now, as the GM sees it."""
+        found: dict[str, Any] | None = self.call("GET", "/options", self.gm).json().get("staged")
+        return found
+
+    def offered(self, who: str, command: str, args: dict[str, Any]) -> bool:
+        """Whether ``who``'s own options offer ``command`` with ``args``."""
+        offers = self.call("GET", "/options", self.tokens[who]).json()["options"]["offers"]
+        return any(o["command"] == command and args in [c["args"] for c in o["choices"]] for o in offers)
+
+    def look(self) -> None:
+        """Every seat reads its state, options and table fragment (sending the tag it had)."""
+        for who in self.tokens:
+            self.seen(who, "state", "GET", "/state")
+            self.seen(who, "options", "GET", "/options")
+            fragment = self.seen(who, "table", "GET", "/table", send={"X-Table-Tag": self.tags.get(who, "")})
+            self.tags[who] = fragment.headers.get("x-table-tag", "")
+
+    def finish(self) -> None:
+        """Every seat reads every event, verify and its seat at the end."""
+        for who in self.tokens:
+            for path in ("/events?limit=500", "/verify", "/seat"):
+                self.seen(who, path, "GET", path)
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    return json.loads(json.dumps(value), object_hook=lambda d: {k: _rename(v, names) for k, v in d.items()})
+
+
+def _gm_pick(options: dict[str, Any], step: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The GM's pick in world A: an answer to what is open (the first choice, or by ``step`` among several), else
+    the first of :data:`_SCRIPT` offered, its choice by ``step``; an attack on a foe, not an ally."""
+    offers = [o for o in options["offers"] if o["choices"]]
+    if options["waiting"] is not None:
+        answers = [o for o in offers if o["command"] in _ANSWERS]
+        if answers:
+            offer = answers[step % len(answers)]
+            return offer, offer["choices"][step % len(offer["choices"])]
+    turn = options["turn"]
+    for kind in ("roll_initiative", *_SCRIPT):
+        for offer in offers:
+            if offer["command"] == kind and offer["actor"] == turn:
+                return offer, offer["choices"][step % len(offer["choices"])]
+    return (offers[0], offers[0]["choices"][0]) if offers else None
+
+
+def play_scripted(client: httpx.Client, side: str, steps: int = 40) -> tuple[Scripted, Scripted, set[str]]:
+    """Play one scripted fight in both worlds side by side on one app: the GM rolls initiative with faces that tie
+    everyone (C19: roll-offs), then each turn's combatant uses an ability if offered, else attacks, else ends its
+    turn, every open decision answered; each command is given by the player who plays its actor, else the GM, with
+    the faces of the giver's own dice only (``stage``), each other seat giving its own when the command waits for
+    them; while a decision or window is open, Alice tries to end Kael's turn (its refusal names what is open).
+    Every seat looks after each step. Returns the two worlds and the event types world A logged."""
+    worlds = [Scripted(client, MIXED[0], side, f"sc-{side}-a"), Scripted(client, MIXED[1], side, f"sc-{side}-b")]
+    names = {MIXED[0].hidden: MIXED[1].hidden, MIXED[0].hidden_weapon: MIXED[1].hidden_weapon,
+             MIXED[0].counter: MIXED[1].counter}
+    owner = {combatant: who for who, plays in PLAYERS.items() for combatant in plays}
+    faces = itertools.cycle(FACES)
+    for world in worlds:
+        world.look()
+    for step in range(steps):
+        options = worlds[0].call("GET", "/options", worlds[0].gm).json()["options"]
+        picked = _gm_pick(options, step)
+        if picked is None:
+            break
+        offer, choice = picked
+        if options["waiting"] is not None:  # a refusal's words while something is open (an NPC's ability, C38)
+            for world in worlds:
+                world.seen("alice", "ends Kael's turn", "POST", "/commands",
+                           {"command": {"command": "end_turn", "who": "kael"}})
+        giver = owner.get(offer["actor"] or "", "gm")
+        if giver != "gm" and not worlds[0].offered(giver, offer["command"], choice["args"]):
+            giver = "gm"  # the GM's attack for Kael on the hidden one: Alice's options do not offer it
+        rolls = [r for r in choice["dice"] if giver == "gm" or r["roller"] in PLAYERS.get(giver, ())]
+        mine = [1 + (next(faces) - 1) % die["sides"] for r in rolls for die in r["dice"]]
+        if offer["command"] == "roll_initiative":
+            mine = [3] * len(mine)  # everyone ties (C19)
+        body = {"command": offer["command"], **choice["args"], **({"dice": mine} if mine else {})}
+        later = [next(faces) for _ in range(30)]  # the faces typed for the staged command: the same in both
+        for world, given in zip(worlds, (body, _renamed(body, names)), strict=True):
+            typed = iter(later)
+            answer = world.give(giver, given)
+            assert answer.status_code in (201, 202, 409, 422), answer.text
+            for _ in range(8):  # each seat types its own dice when asked
+                staged = world.staged()
+                if staged is None:
+                    break
+                seat = next((w for w in PLAYERS if staged["awaiting"] == w.title()), "gm")
+                dice = [1 + (next(typed) - 1) % d["sides"] for r in staged["rolls"] for d in r["dice"]]
+                if seat == "gm":
+                    gave = world.call("POST", "/staged", world.gm, {"id": staged["id"], "dice": dice})
+                else:
+                    gave = world.seen(seat, "gives dice", "POST", "/staged", {"id": staged["id"], "dice": dice})
+                if gave.status_code not in (201, 202):
+                    world.call("DELETE", "/staged", world.gm)
+            world.look()
+    for world in worlds:
+        world.finish()
+    events = worlds[0].call("GET", "/events?limit=500", worlds[0].gm).json()["events"]
+    return worlds[0], worlds[1], {str(e["type"]) for e in events}

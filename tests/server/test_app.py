@@ -711,7 +711,7 @@ class TestCompression:
 class TestSessionPage:
     def test_the_session_log_is_served_with_the_table_pages_policy_and_nosniff(self, table: Any) -> None:
         """GET /session carries the table page's Content-Security-Policy (its own inline style let in by its
-        hash, nothing else), nosniff and no Referer."""
+        hash, nothing else), nosniff and no Referer; its Content-Type names its charset once."""
         table.create()
         answer = table.client.get("/fights/duel/session", headers=table.auth())
         policy = answer.headers["content-security-policy"]
@@ -720,3 +720,4 @@ class TestSessionPage:
         assert f"style-src 'self' 'sha256-{digest}'" in policy and "script-src 'self'" in policy
         assert "default-src 'none'" in policy and answer.headers["x-content-type-options"] == "nosniff"
         assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["content-type"] == "text/html; charset=utf-8"

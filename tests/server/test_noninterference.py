@@ -8,6 +8,10 @@ leave the fight and fall, which the last assertion checks on each backend: undo 
 routing, Catch, Attacks of Opportunity and Interrupts, ambushes, initiative ties and roll-offs among them. Should
 a change to the engine move those plans off a situation, the assertion names it; ``python -m
 tests.server.noninterference`` finds plans that cover everything again.
+
+Beside it, two scripted fights in process (fast: a few seconds) put the hidden combatant on a side the table sees
+(beside the raiders, beside the heroes), tie everyone's initiative, open reactions and an NPC's ability decision,
+and have every seat type its own dice (commands staged), comparing every header of every answer too.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from omen_core.events import EVENT_TYPES
-from tests.server.noninterference import first_difference, plan, play
+from tests.server.noninterference import first_difference, plan, play, play_scripted
 from tests.server.processes import Server
 
 #: How many fights each backend plays besides the two pinned ones (each fight twice: world A and world B); fewer
@@ -84,3 +88,31 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
         worlds()
     every: set[Any] = {str(kind.__struct_config__.tag) for kind in EVENT_TYPES} - NEVER | SITUATIONS
     assert every - logged == set(), "what no example went through"
+
+
+#: What each scripted fight must go through: ties and roll-offs (C19), reaction windows and a pass (C23, C24), an
+#: ability's decision point and one used on a turn (C37, C38).
+SCRIPTED = {"initiative_tied", "initiative_roll_off", "reaction_window_opened", "reaction_passed", "decision_opened",
+            "decision_answered", "ability_used", "damage_resolved"}
+
+
+@pytest.mark.parametrize("side", ["raiders", "heroes"])
+def test_no_seat_can_tell_two_worlds_apart_with_a_hidden_combatant_among_the_others(side: str) -> None:
+    """A scripted fight on a manual-dice table, played in both worlds (the hidden combatant's id, name, weapon, HP
+    and ability, the NPC's reaction ability's id, name and words, the GM's notes), the hidden one on the side of
+    the raiders or the heroes: every answer each player and spectator seat gets, status, headers (the table tag
+    and the length of an uncompressed body among them) and body, is the same in both, the 202s of commands staged
+    for each seat's own dice and its answers giving them included; the fight goes through ties, reactions and
+    abilities, and the players are answered 202 at least once."""
+    from litestar.testing import TestClient
+
+    from omen_core import MemoryStore
+    from omen_server import create_app
+    from omen_server.keep import Keep
+
+    with TestClient(create_app(MemoryStore(), Keep(":memory:"))) as client:
+        a, b, kinds = play_scripted(client, side)
+    difference = first_difference(a.transcript, b.transcript)
+    assert difference is None, f"{side}: {difference}"
+    assert SCRIPTED - kinds == set()
+    assert any(status == 202 for label, status, _headers, _body in a.transcript.entries if "gives" in label)

@@ -100,6 +100,37 @@ class Seats:
         return next((who for who, mine in self.own.items() if actor in mine), "gm")
 
 
+
+def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
+    """Kael's unarmed 1 + 1 misses Vesh's 6 and Vesh's Riposte opens (C38): Alice's commands refused meanwhile
+    (ending Kael's turn, answering the decision for Kael) do not name Riposte, which is Vesh's sheet (GM-only:
+    docs/server.md), neither by name nor by id, save what she typed herself; the GM's refusal names it; once the GM
+    makes "Riposte" public, so does Alice's."""
+    from tests.sheets import sheet as plain
+
+    table = Table()
+    with table.client:
+        vesh = msgspec.structs.replace(plain("vesh", side="raiders"), abilities=("riposte",))
+        table.create(dice="manual", names=(), combatants=[msgspec.to_builtins(plain("kael")),
+                                                         msgspec.to_builtins(vesh)])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [1, 1, 6]}
+        assert table.command(attack, token=alice).json()["options"]["waiting"]["who"] == ["vesh"]
+        end = {"command": "end_turn", "who": "kael"}
+        answer = {"command": "answer_decision", "who": "kael", "decision": "riposte", "choice": "use"}
+        said = [table.command(body, token=alice).json()["detail"] for body in (end, answer)]
+        assert said == [
+            "[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: the action "
+            "is at 'hit and crit determined'; legal now: answer_decision by vesh ((hidden), C37); the GM's "
+            "cancel_action; the GM's end_fight or undo",
+            "[C37] (hidden) is vesh's to answer, not kael's"]
+        assert "Riposte, C37" in table.command(end).json()["detail"]
+        assert table.client.post("/fights/duel/settings", headers=table.auth(),
+                                 json={"reveal_effects": ["Riposte"]}).status_code == 200
+        assert table.command(answer, token=alice).json()["detail"] == "[C37] Riposte is vesh's to answer, not kael's"
+
+
 @pytest.fixture
 def seats() -> Any:
     """The marked fight, its client open."""
@@ -164,6 +195,43 @@ class TestSeats:
             assert answer.status_code == 201, answer.text
             issued = [e for e in answer.json()["events"] if e["type"] == "command_issued"]
             assert issued[0]["event"]["by"] == f"player:{player.title()}"
+
+    def test_a_recorded_idempotency_key_tells_a_player_nothing_of_a_command_it_may_not_see(self, seats: Any
+                                                                                          ) -> None:
+        """The GM gives Kael's attack on the hidden Skarn under idempotency key ``k-1``; Alice (who plays Kael)
+        sending that very command under that key is refused exactly as the same command naming nobody: her seat's
+        checks (a name it does not see) come before the log is searched for the key, so the answer does not confirm
+        her guess (409 ``done at seq N``) nor tell the key's seq and command (422 ``idempotency-key-reused``)."""
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "zqskarn", "weapon": "longsword",
+                  "idempotency_key": "k-1"}
+        assert seats.post("gm", {"command": attack}).status_code == 201
+        before = lines(seats.table.store, "ford")
+        guessed = seats.post("alice", {"command": attack})
+        nobody = seats.post("alice", {"command": {**attack, "target": "zqnobody"}})
+        assert guessed.status_code == nobody.status_code == 422, guessed.text
+        assert guessed.json()["type"] == nobody.json()["type"] == "/problems/rule-violation"
+        assert guessed.json()["detail"].replace("zqskarn", "zqnobody") == nobody.json()["detail"]
+        assert lines(seats.table.store, "ford") == before
+
+    def test_verify_counts_seeded_dice_for_the_gm_only_until_the_seed_is_revealed(self, seats: Any) -> None:
+        """The seeded dice of a fight with a hidden combatant (its initiative die among them: four at least) are
+        counted to the GM; to a player or spectator the count is left out until every seed the fight rolled with is
+        revealed (a reveal in a fight that goes on commits to a fresh seed, C42: its dice are not counted to them
+        either), then it is every seat's, the GM's number."""
+        assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
+        gm = seats.table.client.get("/fights/ford/verify", headers=seats.table.auth()).json()
+        assert gm["seeded_dice"] >= 4 and gm["seed_revealed"] is False  # one each, and a roll-off's on a tie (C19)
+        for who in seats.tokens:
+            seen = seats.get(who, "/verify").json()
+            assert "seeded_dice" not in seen and seen["events"] == gm["events"], seen
+        assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201  # a fresh seed, C42
+        assert "seeded_dice" not in seats.get("alice", "/verify").json()
+        assert seats.post("gm", {"command": {"command": "end_fight", "note": "over"}}).status_code == 201
+        assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201
+        gm = seats.table.client.get("/fights/ford/verify", headers=seats.table.auth()).json()
+        for who in seats.tokens:
+            seen = seats.get(who, "/verify").json()
+            assert seen["seeded_dice"] == gm["seeded_dice"] >= 4 and seen["seed_revealed"] is True, seen
 
     def test_each_seat_sees_the_table_as_its_settings_say(self, seats: Any) -> None:
         """Alice sees Kael whole, Vesh banded, Skarn not at all; the GM sees Skarn marked hidden, and the settings."""

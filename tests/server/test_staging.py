@@ -89,7 +89,8 @@ def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table: A
     more = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": gm["id"], "dice": [6, 6]})
     assert more.status_code == 202, more.text
     mine = options(table, table.alice)["staged"]
-    assert mine["yours"] is True and mine["awaiting"] == "Alice" and mine["given"] == 2
+    assert mine["yours"] is True and mine["awaiting"] == "Alice" and "given" not in mine  # Vesh's hit dice: GM's
+    assert more.json() == options(table, table.gm)["staged"]
     assert [(r["roller"], r["purpose"]) for r in mine["rolls"]] == [("kael", "base_defense")]
     assert table.client.post("/fights/duel/staged", headers=table.auth(table.bob),
                              json={"id": mine["id"], "dice": [1]}).status_code == 403
@@ -150,3 +151,42 @@ def test_giving_dice_without_a_valid_token_is_401_whatever_the_body(table: Any, 
     a 400 to whoever holds no token, as for commands."""
     answer = table.client.post("/fights/duel/staged", headers=headers, json=body)
     assert answer.status_code == 401, answer.text
+
+
+def test_a_seat_is_answered_and_shown_a_staged_command_only_as_it_may_see_it() -> None:
+    """The GM stages Vesh's save effect on Kael (a name and damage dice that are the caller's: GM-only) and Alice
+    gives Kael's save die: the 202 she is answered is the staged command as her options show it (the command as she
+    sees any of the GM's, its name alone; no count of the faces in, which counts the dice of sheets she does not
+    play); Bob's spectator seat sees whose dice it waits for, no faces count; with Skarn hidden, a command of his
+    staged for the GM's dice is not shown to a player at all (its being there would tell of him), only to the GM,
+    and Alice withdrawing "it" is 204 as when none is staged (a 403 would tell of it), the command kept."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        tokens = {}
+        for name, plays in (("Alice", ["kael"]), ("Bob", [])):
+            answer = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+                "kind": "player" if plays else "spectator", "name": name, "combatants": plays})
+            tokens[name] = answer.json()["token"]
+        effect = {"name": "zq cinder flask", "save": "AGI", "against": "STR", "action_cost": 0,
+                  "on_failure": [{"kind": "damage", "dice": {"count": 1, "die": "d6"}, "damage_type": "fire"}]}
+        staged = table.command({"command": "call_save", "caller": "vesh", "saver": "kael", "effect": effect},
+                               stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+        gm = options(table, table.gm)["staged"]
+        given = table.client.post("/fights/duel/staged", headers=table.auth(tokens["Alice"]),
+                                  json={"id": gm["id"], "dice": [1]})
+        assert given.status_code == 202, given.text
+        assert given.json() == options(table, tokens["Alice"])["staged"] == {
+            "id": gm["id"], "command": {"command": "call_save"}, "by": "the GM", "awaiting": "the GM"}
+        assert options(table, tokens["Bob"])["staged"] == given.json()
+        assert options(table, table.gm)["staged"]["given"] == 1
+        assert table.client.delete("/fights/duel/staged", headers=table.auth()).status_code == 204
+        hidden = table.command({"command": "call_save", "caller": "skarn", "saver": "vesh", "effect": effect},
+                               stage=True)
+        assert hidden.status_code == 202 and hidden.json()["awaiting"] == "the GM", hidden.text
+        assert "staged" in options(table, table.gm)
+        for token in tokens.values():
+            assert "staged" not in options(table, token)
+        alice = table.client.delete("/fights/duel/staged", headers=table.auth(tokens["Alice"]))
+        assert alice.status_code == 204 and "staged" in options(table, table.gm)  # none, to her: no 403 tells

@@ -62,15 +62,15 @@ def staged_for(pages: dict[str, Any], who: str) -> None:
 
 def roll(page: Any, *faces: int) -> None:
     """Type faces into the roll box, in order, send them with Enter, and wait until the page shows what followed
-    (no roll box, or one with more faces in)."""
-    given = page.locator("#rollbox").get_attribute("data-given")
+    (no roll box, or another: the faces in so far are the GM's to see, so a player's box changes otherwise)."""
+    before = page.locator("#rollbox").evaluate("box => box.outerHTML")
     inputs = page.locator("#rollbox input.face")
     assert inputs.count() == len(faces), (inputs.count(), faces)
     for i, face in enumerate(faces):
         inputs.nth(i).fill(str(face))
     inputs.nth(len(faces) - 1).press("Enter")
-    page.wait_for_function(f"() => !document.body.dataset.busy && document.querySelector('#rollbox')?.dataset.given "
-                           f"!== '{given}'", timeout=SETTLE)
+    page.wait_for_function("(before) => !document.body.dataset.busy && "
+                           "document.querySelector('#rollbox')?.outerHTML !== before", arg=before, timeout=SETTLE)
 
 
 def tracker(page: Any, who: str) -> dict[str, str]:

@@ -335,3 +335,26 @@ def test_an_npcs_triggered_ability_is_named_only_to_its_owner_and_where_the_gm_m
                       dict(found for rec in fight.events if (found := participants_of(rec)) is not None), {},
                       public_effects=["Riposte"])
     assert present(seen_event(opened, public).event)["title"] == "Riposte"
+
+
+def test_the_damage_an_npcs_ability_deals_back_is_named_only_to_its_owner() -> None:
+    """Vesh's Riposte (C37, C38) deals 1d6 to Kael, the attacker, within Kael's own attack: Kael's player sees the
+    damage land (its type, the HP it costs) but not its source (the ability's name) nor its terms (Vesh's die),
+    which are Vesh's sheet; Vesh's seat sees both; Kael's own hit on another, its damage source and terms."""
+    from omen_core import ScriptedDice
+    from omen_core.events import DamageResolved
+    from tests.sheets import sheet
+
+    vesh = msgspec.structs.replace(sheet("vesh", side="raiders"), abilities=("riposte",))
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([1, 1, 6, 4]), clock=lambda: 0,
+                        combatants=[sheet("kael"), vesh])
+    fight.attack("kael", "vesh", unarmed=True)
+    fight.answer_decision("riposte", "vesh", "use")
+    back = next(r for r in fight.events if isinstance(r.event, DamageResolved))
+    dealt = back.as_(DamageResolved)
+    assert (dealt.target, dealt.source) == ("kael", "Riposte")
+    seen = seen_event(back, _sight(fight))
+    assert seen.event is not None and "source" not in present(seen.event) and "terms" not in present(seen.event)
+    assert {"source", "terms"} <= set(seen.withheld) and present(seen.event)["final"] == dealt.final
+    owner = present(seen_event(back, _sight(fight, own=("vesh",))).event)
+    assert owner["source"] == "Riposte" and owner["terms"] == msgspec.to_builtins(dealt.terms)
