@@ -385,6 +385,36 @@ def test_second_chance_is_a_chosen_reroll_once_the_dice_are_seen() -> None:
     assert_replays(fight)
 
 
+def test_a_chosen_reroll_with_no_die_left_is_not_offered() -> None:
+    """C39, a die is rerolled once: Lucky Strikes rolls Ana's primary 1 again at once (2), so 2 + 1 = 3 misses the
+    orc's 6, yet Second Chance has no primary die left to roll again: it is not offered (options() offers no
+    answer) and the attack settles as a miss, her Will untouched."""
+    fight = new_fight(having(sheet("ana"), "lucky_strikes", "second_chance"), sheet("orc", side="raiders"),
+                      faces=[1, 1, 2, 6])
+    fight.attack("ana", "orc", unarmed=True)
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+    assert fight.state.at_rest and not determined(fight).hit and determined(fight).attack.total == 3
+    assert not any(o.command == "answer_decision" for o in fight.options().offers)
+    assert fight.state.combatants["ana"].will == 10
+    assert_replays(fight)
+
+
+def test_a_chosen_reroll_of_named_faces_is_offered_only_when_one_shows() -> None:
+    """C39: a chosen reroll of primary 1s is offered when the primary die shows 1 (1 + 1 = 2 misses 6) and not when
+    it shows 2 (2 + 1 = 3 misses too, but no die shows a face it names)."""
+    again = decode_content('name = "Grit"\nid = "grit"\nuse = "trigger"\n'
+                           'trigger = { moment = "attack.rolled", owner = "attacker" }\n'
+                           'effects = [{ kind = "reroll", pool = "primary", faces = [1] }]\n', Ability, fmt="toml")
+    shown = new_fight(having(sheet("ana"), again), sheet("orc", side="raiders"), faces=[1, 1, 6])
+    shown.attack("ana", "orc", unarmed=True)
+    opened = shown.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "grit"
+    assert [o.command for o in shown.options().offers if o.actor == "ana"] == ["answer_decision"]
+    hidden = new_fight(having(sheet("ana"), again), sheet("orc", side="raiders"), faces=[2, 1, 6])
+    hidden.attack("ana", "orc", unarmed=True)
+    assert hidden.state.at_rest and not any(isinstance(r.event, DecisionOpened) for r in hidden.events)
+
+
 def test_a_seeded_fight_with_rerolls_verifies() -> None:
     """C39 with seeded dice: a reroll is a seeded roll of its own (its own counter), so the audit checks it like any
     other die; the log of a fight with rerolls verifies clean with the seed revealed."""
