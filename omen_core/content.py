@@ -734,11 +734,18 @@ class AbilityCost(_Content, frozen=True, kw_only=True):
 
 class Deferred(_Content, frozen=True, kw_only=True):
     """A cost that settles later (C41): recorded when the ability is used, its ``effects`` (damage, healing,
-    conditions, each on the owner) come at the start or the end of the owner's next turn; undoing the use undoes
-    it with it."""
+    conditions, each on the owner: ``to = "actor"``, written) come at the start or the end of the owner's next turn;
+    undoing the use undoes it with it."""
 
     at: TurnMoment
     effects: Annotated[tuple[Consequence, ...], msgspec.Meta(min_length=1)]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        wrong = next((k for k, e in enumerate(self.effects) if e.to != "actor"), None)
+        if wrong is not None:  # it settles on the owner alone: "target" (the default) would say otherwise
+            raise ValueError(_at(f"effects[{wrong}].to", "a deferred cost is its owner's own (C41): each of its "
+                                                         "effects goes to the owner (to = \"actor\")"))
 
 
 _PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll, Route, ConvertToWill)

@@ -305,6 +305,23 @@ def test_invalid_content_is_refused_with_file_line_and_path(toml: str, path: str
     assert "party.toml" in message and path in message and said in message and info.value.line is not None
 
 
+@pytest.mark.parametrize("to", ['to = "target", ', ""])
+def test_a_deferred_cost_on_another_than_its_owner_is_refused_at_its_line(to: str) -> None:
+    """C41: a deferred cost is its owner's own, so each of its effects says ``to = "actor"``; one going to the target
+    (written, or by leaving ``to`` out) is refused when the file is read, at the file, the effect's line and field."""
+    toml = ('[abilities.surge]\nname = "Surge"\nuse = "free"\ntarget = "self"\n'
+            'effects = [{ kind = "heal", flat = 1 }]\n'
+            'deferred = { at = "end_of_next_turn", effects = [\n'
+            '  { kind = "damage", to = "actor", flat = 1, damage_type = "fire" },\n'
+            f'  {{ kind = "condition", {to}condition = "Fatigued" }},\n'
+            ']}\n')
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert (info.value.source, info.value.line, info.value.path) == (
+        "party.toml", 8, "$.abilities.surge.deferred.effects[1].to")
+    assert 'goes to the owner (to = "actor")' in str(info.value)
+
+
 def test_a_written_ability_naming_an_unknown_condition_is_refused_at_join() -> None:
     """C28: a sheet's ability naming a condition the ruleset does not know is refused at join, naming the field."""
     poison = decode_content('name = "Venom"\nid = "venom"\nuse = "trigger"\n'
