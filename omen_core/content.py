@@ -30,7 +30,7 @@ import msgspec
 
 from .defaults import settle_defaults
 from .errors import ContentError
-from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, first_leaf, named_twice
+from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, MAX_WHOLE, beyond_whole, first_leaf, named_twice
 from .locate import Lines, error_line
 
 __all__ = [
@@ -1072,11 +1072,13 @@ MAX_CONTENT_BYTES = 16 << 20
 def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
     """The text of a content file (a sheet, a ruleset, a scenario, a command), read with bounds: a
     :class:`ContentError` naming the file if it cannot be read, is not a regular file (a directory, a device, a
-    pipe), holds more than ``limit`` bytes, or is not UTF-8 (naming the byte offset and its line)."""
+    pipe), holds more than ``limit`` bytes, or is not UTF-8 (naming the byte offset and its line). A UTF-8 byte
+    order mark at its start (an editor's) is no part of the text: it is left out (RFC 8259 §8.1 lets a JSON reader
+    ignore it; TOML is UTF-8 and a mark is no statement)."""
     source = str(path)
     data = _read_bounded(source, limit)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ContentError(source, "$", f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
@@ -1152,6 +1154,10 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     if odd is not None:  # TOML's inf and nan: no number a log can hold (its lines are JSON)
         raise ContentError(source, odd[0], f"{odd[1]} is not a number a fight can use (write a finite number)",
                            Lines(_text(data), fmt)(odd[0]))
+    big = beyond_whole(raw)
+    if big is not None:  # a log's lines are JSON, read in any language (I-JSON, RFC 7493)
+        raise ContentError(source, big, f"a whole number past {MAX_WHOLE:,} (2**53 - 1, either sign) is more than "
+                           "every JSON reader holds exactly: write a smaller one", Lines(_text(data), fmt)(big))
     twice = named_twice(data) if fmt == "json" else None  # (TOML's reader refuses a key given twice itself)
     if twice is not None:
         raise ContentError(source, twice, f"{twice.rpartition('.')[2]!r} is given twice in one object (readers "
