@@ -18,6 +18,7 @@ from ..events import (
     ResourceChanged,
     WillConversionOffered,
 )
+from ..parts import HALF_ON_SUCCESS
 from .draft import Draft
 from .setup import check_damage_type, condition_stacks
 
@@ -131,7 +132,7 @@ def _consequence_terms(draft: Draft, c: DealDamage, actor: str) -> DamageTerms:
     terms = (Modifier(source="flat", value=c.flat),) if c.flat else ()
     whole = sum(faces) + c.flat
     if c.half and whole - whole // 2:  # half, rounded down: the rest is a term of its own, so the terms add up
-        terms = (*terms, Modifier(source="half (a save's success)", value=-(whole - whole // 2)))
+        terms = (*terms, Modifier(source=HALF_ON_SUCCESS, value=-(whole - whole // 2)))
     return DamageTerms(dice=sum(faces), modifiers=terms, raw=whole // 2 if c.half else whole)
 
 
