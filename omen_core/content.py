@@ -286,16 +286,20 @@ class CombatantSheet(_Content, frozen=True, kw_only=True, dict=True):
         for wid in self.wielding or ():
             if wid not in gear:
                 raise ValueError(f"wielding {wid!r}, which is not among the weapons or the shield {gear}")
-        for i, entry in enumerate(self.abilities):
+        for i, entry in enumerate(self.abilities):  # each problem named at the ability's own field (and line)
             if not isinstance(entry, str) and not entry.id:
-                raise ValueError(f"abilities[{i}] ({entry.name!r}) is written out without an id")
+                raise ValueError(_at(f"abilities[{i}]", f"abilities[{i}] ({entry.name!r}) is written out without "
+                                                        "an id"))
         listed = self.ability_ids()
-        if len(set(listed)) != len(listed):
-            raise ValueError(f"an ability is listed twice: {', '.join(listed)}")
+        again = next((i for i, a in enumerate(listed) if a in listed[:i]), None)
+        if again is not None:
+            raise ValueError(_at(f"abilities[{again}]", f"the ability {listed[again]!r} is listed twice: "
+                                                        f"{', '.join(listed)}"))
         for key, ability_id in _shorthand_ids(self.features, self.training):
             if ability_id in listed:  # it would apply twice (C37)
-                raise ValueError(f"{key} is the shorthand of the ability {ability_id!r}, which abilities lists too: "
-                                 "keep one")
+                raise ValueError(_at(f"abilities[{listed.index(ability_id)}]",
+                                     f"{key} is the shorthand of the ability {ability_id!r}, which abilities lists "
+                                     "too: keep one"))
 
     def shorthand_abilities(self) -> tuple[Ability, ...]:
         """The shipped abilities the sheet's shorthand keys stand for (C37; ``SHORTHANDS``), in that table's order:
@@ -963,7 +967,8 @@ class AbilityLibrary(_Content, frozen=True, kw_only=True):
         super().__post_init__()
         for key, ability in self.abilities.items():
             if ability.id and ability.id != key:
-                raise ValueError(f"ability {key!r} says its id is {ability.id!r}: leave id out or make them equal")
+                raise ValueError(_at(f"abilities.{key}.id", f"ability {key!r} says its id is {ability.id!r}: leave "
+                                                            "id out or make them equal"))
 
     def get(self, ability_id: str) -> Ability | None:
         """The ability ``ability_id``, its id filled in from its key."""
@@ -1120,9 +1125,13 @@ def reason_and_path(exc: Exception) -> tuple[str, str]:
     left out is named where it belongs (``$.command.who``, not msgspec's ``$.command``)."""
     text = str(exc).replace("got `NoneType`", "got `null`")  # a converted value's type in JSON's words
     head, found, tail = text.rpartition(" - at `$")
-    if not found:
-        reason, _, path = text.partition(" - at `")
-        path = path.removesuffix("`") or "$"
+    if not found:  # at the top: no path, or a problem naming a field of the top value (_at)
+        reason, inner, field = text.partition(_INNER)
+        if inner:
+            path = "$." + field.removesuffix("`")
+        else:
+            reason, _, path = text.partition(" - at `")
+            path = path.removesuffix("`") or "$"
     else:
         reason, inner, field = head.partition(_INNER)  # a problem naming the field below that path (_at)
         path = "$" + tail.removesuffix("`") + (f".{field.removesuffix('`')}" if inner else "")

@@ -322,6 +322,30 @@ def test_a_deferred_cost_on_another_than_its_owner_is_refused_at_its_line(to: st
     assert 'goes to the owner (to = "actor")' in str(info.value)
 
 
+SHEET_HEAD = ('id = "k"\nname = "K"\nside = "s"\nhp = 3\nattributes = { STR = { die = "d6" }, AGI = { die = "d6" }, '
+              'INT = { die = "d6" }, RES = { die = "d6" }, FCS = { die = "d6" } }\n')
+
+
+@pytest.mark.parametrize(("kind", "toml", "line", "path", "said"), [
+    (CombatantSheet, SHEET_HEAD + '\n[[abilities]]\nid = "a"\nname = "A"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n\n[[abilities]]\nname = "X"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', 13, "$.abilities[1]", "without an id"),
+    (CombatantSheet, SHEET_HEAD + 'abilities = [\n  "riposte",\n  "battle_focus",\n  "riposte",\n]\n', 9,
+     "$.abilities[2]", "'riposte' is listed twice"),
+    (CombatantSheet, SHEET_HEAD + 'features = { rogue_routing = true }\nabilities = [\n  "riposte",\n'
+     '  "rogue_routing",\n]\n', 9, "$.abilities[1]", "features.rogue_routing is the shorthand"),
+    (AbilityLibrary, '\n[abilities.x]\nname = "X"\nid = "y"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', 4, "$.abilities.x.id", "says its id is 'y'"),
+])
+def test_a_problem_with_one_listed_ability_names_its_own_line(kind: type, toml: str, line: int, path: str,
+                                                               said: str) -> None:
+    """C37: an ability written out without an id, one listed twice, one a shorthand key stands for too, a library
+    ability whose id is not its key: each is refused at that ability's own field and line, not the file's top."""
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, kind, source="k.toml", fmt="toml")
+    assert (info.value.line, info.value.path) == (line, path) and said in str(info.value)
+
+
 def test_a_written_ability_naming_an_unknown_condition_is_refused_at_join() -> None:
     """C28: a sheet's ability naming a condition the ruleset does not know is refused at join, naming the field."""
     poison = decode_content('name = "Venom"\nid = "venom"\nuse = "trigger"\n'
