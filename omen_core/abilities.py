@@ -355,6 +355,35 @@ def _rerolls_found(ability: Ability, frame: Frame) -> bool:
     return not rerolls or (roll is not None and reroll_picks(roll.dice, rerolls) is not None)
 
 
+def _heal_only(ability: Ability) -> bool:
+    """Whether all a triggered ability does is restore HP (its deferred cost aside)."""
+    return all(isinstance(e, Heal) for e in ability.effects)
+
+
+def _would_heal(state: FightState, ability: Ability, frame: Frame, who: str) -> bool:
+    """Whether a heal-only ability answered by ``who`` would restore HP to someone: one of its heals goes to a
+    combatant below its sheet's HP (C38: a prompt only where it can change something; healing never goes above
+    the sheet's HP). The target is the one :func:`~omen_core.decide.windows.answer_context` gives it."""
+    for effect in ability.effects:
+        whom = who if getattr(effect, "to", "actor") == "actor" else _answer_target(state, ability, frame, who)
+        fighter = state.combatants.get(whom) if whom is not None else None
+        if fighter is None or fighter.hp < fighter.sheet.hp:
+            return True
+    return False
+
+
+def _answer_target(state: FightState, ability: Ability, frame: Frame, who: str) -> str | None:
+    """The target of ``who``'s answer: the afflicted or the applier at condition.applied, else the other party of
+    the action (None if it has none here)."""
+    if ability.trigger is not None and ability.trigger.moment == "condition.applied":
+        return _condition_target(ability)(state, frame, who)
+    decl = frame.declaration
+    if not isinstance(decl, (AttackDeclared, SaveCalled, MovementDeclared)):
+        return None
+    acting, target = _parties(decl)
+    return target if who == acting else acting
+
+
 def _may_spend(state: FightState, who: str, ability: Ability) -> bool:
     """Whether ``who`` may spend the ability's Bonus Actions now: in the rounds, before its first turn they are
     for defence only (C20, §The First Round), so only an ability that does nothing but raise a defense may spend
@@ -425,6 +454,10 @@ def _triggered(ability: Ability) -> Extension:
     source = ability.name
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
+        named = _named(state, frame, moment)
+        return named if not _heal_only(ability) else tuple(w for w in named if _would_heal(state, ability, frame, w))
+
+    def _named(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         decl = frame.declaration
         have = set(holders(state, ability))
         if trigger.moment == "condition.applied":  # whom the conditions the action applied name (C38)

@@ -248,12 +248,12 @@ def test_trip_knocks_the_target_prone_on_a_hit() -> None:
 
 
 def test_second_wind_heals_once_per_fight() -> None:
-    """Second Wind (a once-per-fight power, a heal, C41): hit for raw 5 (5 + 1 = 6 > 2) Ana lets it be (20 to 15);
-    hit again she uses it: d8 = 3 heals her to 18 before the blow lands (13); hit a third time she is not asked,
-    no use left (8)."""
+    """Second Wind (a once-per-fight power, a heal, C41): hit for raw 5 (5 + 1 = 6 > 2) at her full 20 HP Ana is not
+    asked (a heal would do nothing, C38), 20 to 15; hit again she uses it: d8 = 3 heals her to 18 before the blow
+    lands (13); hit a third time she is not asked, no use left (8)."""
     fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "second_wind"),
                       faces=[5, 1, 2, 5, 1, 2, 3, 5, 1, 2])
-    for answer, hp in (("pass", 15), ("use", 13), (None, 8)):
+    for answer, hp in ((None, 15), ("use", 13), (None, 8)):
         fight.attack("orc", "ana", unarmed=True)
         fight.defend("ana", None)
         if answer is not None:
@@ -456,6 +456,29 @@ def test_a_chosen_reroll_of_named_faces_is_offered_only_when_one_shows() -> None
     assert hidden.state.at_rest and not any(isinstance(r.event, DecisionOpened) for r in hidden.events)
 
 
+SECOND_WIND = ('name = "Second Wind"\nid = "wind"\nuse = "trigger"\n'
+               'trigger = { moment = "turn.start", owner = "self" }\n'
+               'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n')
+
+
+def test_a_heal_only_trigger_is_not_offered_at_full_hp() -> None:
+    """C38, a prompt only where it can change something: Second Wind (turn start, heal 2) is not offered to Ana at
+    her full 20 HP (her turn starts and waits on nothing); at 14 HP, after the orc's 6 damage, it is."""
+    wind = decode_content(SECOND_WIND, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana"), wind), sheet("orc", side="raiders"), faces=[6, 1])
+    fight.roll_initiative()
+    assert fight.waiting_for is None and fight.state.turn == "ana"
+    assert not any(isinstance(r.event, (DecisionOpened, MomentReached)) for r in fight.events)
+    hurt = new_fight(having(sheet("ana"), wind), sheet("orc", side="raiders"), faces=[1, 6, 6, 1, 1])
+    hurt.roll_initiative()
+    hurt.attack("orc", "ana", unarmed=True)  # 6 + 1 = 7 > 1: a hit; Ana does not Dodge; 6 damage (STR die)
+    hurt.defend("ana", None)
+    assert hurt.state.combatants["ana"].hp == 14
+    hurt.end_turn("orc")
+    opened = hurt.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "wind" and opened.responders == ("ana",)
+
+
 def test_a_seeded_fight_with_rerolls_verifies() -> None:
     """C39 with seeded dice: a reroll is a seeded roll of its own (its own counter), so the audit checks it like any
     other die; the log of a fight with rerolls verifies clean with the seed revealed."""
@@ -534,9 +557,15 @@ def test_fights_of_the_shipped_abilities_driven_by_options_verify_and_undo_exact
 
 def test_triggers_of_different_abilities_are_offered_acting_combatant_first() -> None:
     """C38 across abilities: Ana (Second Wind) joined before the orc (Trip); the orc hits Ana (5 + 1 = 6 > 2, Ana
-    declines): the orc, the acting combatant, is asked first (Trip), and Ana after it (Second Wind)."""
+    declines): the orc, the acting combatant, is asked first (Trip, let be), and Ana after it (Second Wind) once she
+    is hurt (a heal is offered only to one it would heal): not at her full 20 HP, then at 15 on the second hit."""
     orc = having(sheet("orc", side="raiders"), "trip")
-    fight = new_fight(having(sheet("ana"), "second_wind"), orc, faces=[5, 1, 2, 4])
+    fight = new_fight(having(sheet("ana"), "second_wind"), orc, faces=[5, 1, 2, 5, 1, 2, 4])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert opened_decisions(fight) == [("trip", "attack.determined", ("orc",))]
+    fight.answer_decision("trip", "orc", "pass")
+    assert fight.state.at_rest and fight.state.combatants["ana"].hp == 15
     fight.attack("orc", "ana", unarmed=True)
     fight.defend("ana", None)
     first = fight.waiting_for
@@ -1235,9 +1264,14 @@ def test_a_check_made_records_no_moment_for_a_trigger_on_a_failure() -> None:
 
 def test_each_side_of_a_contest_answers_its_own_outcome_initiator_first() -> None:
     """C16: a tie goes to the defender: the orc's Stealth 3 against Ana's Perception 3: Ana wins, the orc fails.
-    Both have Hard Lesson; only the orc (a failure) is asked. Then Ana starts one and loses (2 < 5): she is asked."""
+    Both have Hard Lesson (hurt first, 20 to 15, each by the other's unarmed 5: a heal is offered only to one it
+    would heal, C38); only the orc (a failure) is asked. Then Ana starts one and loses (2 < 5): she is asked."""
     fight = new_fight(having(sheet("ana"), HARD_LESSON), having(sheet("orc", side="raiders"), HARD_LESSON),
-                      faces=[3, 3, 2, 5])
+                      faces=[5, 1, 2, 5, 1, 2, 3, 3, 2, 5])
+    for attacker, target in (("orc", "ana"), ("ana", "orc")):
+        fight.attack(attacker, target, unarmed=True)
+        fight.defend(target, None)
+    assert fight.state.combatants["ana"].hp == fight.state.combatants["orc"].hp == 15
     fight.contest(CheckSpec(who="orc", skill="Stealth"), CheckSpec(who="ana", skill="Perception"))
     reached = [r.event for r in fight.events if isinstance(r.event, MomentReached)]
     assert [(m.who, m.other, m.outcome) for m in reached] == [("orc", "ana", "failure")]
