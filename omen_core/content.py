@@ -108,6 +108,16 @@ Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,
                                                      "starting with a letter or digit")]
 
 
+Name = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=80,
+    pattern=r"^[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]+$(?!\n)",
+    description="a name: 1 to 80 characters, none of them a control character (C0, C1, DEL) nor a bidirectional "
+                "control (a mark, an embedding, an override such as U+202E, an isolate) nor a line or paragraph "
+                "separator")]
+"""An ability's name, as players read it in prompts, terms and narratives: no character that could hide or reorder
+what is shown beside it (every writer escapes them too: omen_replay.output.visible)."""
+
+
 class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
     """Base of every content schema: immutable, and unknown keys are rejected. Written without the fields at
     their defaults (a value equal to its default counts as it: :mod:`omen_core.defaults`), so a field added with
@@ -232,7 +242,7 @@ Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]
                                          description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
 
 
-_PATTERN_WORDS = {meta.pattern: meta.description for alias in (Die, Identifier, Multiplier)
+_PATTERN_WORDS = {meta.pattern: meta.description for alias in (Die, Identifier, Multiplier, Name)
                   for meta in get_args(alias)[1:] if isinstance(meta, msgspec.Meta)}
 """Each pattern of ours in words, for errors: its alias's description."""
 
@@ -765,7 +775,7 @@ class Ability(_Content, frozen=True, kw_only=True, dict=True):
     reach if ``within_reach``). ``placeholder``: its numbers wait for the class chapters."""
 
     id: Annotated[str, msgspec.Meta(pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]{0,63})?$(?!\n)")] = ""
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+    name: Name
     summary: str = ""
     placeholder: bool = False
     rule: str = "C37"

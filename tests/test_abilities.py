@@ -346,6 +346,21 @@ def test_a_problem_with_one_listed_ability_names_its_own_line(kind: type, toml: 
     assert (info.value.line, info.value.path) == (line, path) and said in str(info.value)
 
 
+@pytest.mark.parametrize("char", ["\\u0000", "\\u202e", "\\u2067", "\\u001b", "\\u0085", "\\n"])
+def test_an_ability_name_with_a_control_character_is_refused(char: str) -> None:
+    """An ability's name is shown to players (prompts, terms, narratives): a NUL, a bidirectional override or
+    isolate (which reorders what is shown beside it), an escape, a C1 control or a newline in it is refused when
+    the file is read, at the name's line and field; letters of any script are names."""
+    toml = f'\n[abilities.x]\nname = "Ana{char}Kael"\nuse = "passive"\n' \
+           'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n'
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert (info.value.line, info.value.path) == (3, "$.abilities.x.name")
+    assert "none of them a control character" in str(info.value)
+    named = decode_content(toml.replace(f"Ana{char}Kael", "Ægir's Wrath ↯"), AbilityLibrary, fmt="toml")
+    assert named.abilities["x"].name == "Ægir's Wrath ↯"
+
+
 def test_a_written_ability_naming_an_unknown_condition_is_refused_at_join() -> None:
     """C28: a sheet's ability naming a condition the ruleset does not know is refused at join, naming the field."""
     poison = decode_content('name = "Venom"\nid = "venom"\nuse = "trigger"\n'
