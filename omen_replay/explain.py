@@ -420,7 +420,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool) -> list[Part]:
                       rule="C13: resistance, physical rollover, armor, floor 0, incoming")
     if consequence:  # a consequence's own roll and flat damage (its other terms are none: C25)
         own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
-        terms = tuple(Term("half, rounded down", x.value, "the save succeeded: half damage on a success (C15, C25)",
+        terms = tuple(Term(x.label, x.value, "the save succeeded: half the damage, rounded down (C15, C25)",
                            origin=x.origin) if x.label == HALF_ON_SUCCESS else x for x in _worded(
             own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll",
             modifier_source="the consequence's flat damage", damage_source=event.source))
