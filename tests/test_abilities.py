@@ -57,6 +57,7 @@ from omen_core.events import (
     encode_line,
 )
 from omen_core.parts import Modifier
+from omen_core.store import JsonlStore
 from omen_replay.verify import verify_lines
 from tests.fights import assert_replays, new_fight
 from tests.random_fights import NAMES, SIDES, combatants, same_state
@@ -453,6 +454,22 @@ def test_a_chosen_reroll_with_no_die_left_is_not_offered() -> None:
     assert not any(o.command == "answer_decision" for o in fight.options().offers)
     assert fight.state.combatants["ana"].will == 10
     assert_replays(fight)
+
+
+def test_a_chosen_reroll_with_no_die_left_is_refused_when_answered(tmp_path: Path) -> None:
+    """C39: tests/data/spent-reroll.jsonl, recorded before this was fixed, offers Second Chance after Lucky Strikes
+    rerolled Ana's only primary die (1, then 2: 2 + 1 = 3 against the orc's 6); using it now is refused (rule C39,
+    no die left), nothing written; letting it be is accepted and the attack settles as a miss, her Will untouched."""
+    (tmp_path / "spent-reroll.jsonl").write_bytes((Path(__file__).parent / "data" / "spent-reroll.jsonl").read_bytes())
+    fight = Fight.load(JsonlStore(tmp_path), "spent-reroll", dice=ManualDice())
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "second_chance"
+    version = fight.version
+    with pytest.raises(RuleViolation, match=r"\[C39\] Second Chance, use: no die of the hit roll is left"):
+        fight.answer_decision("second_chance", "ana", "use")
+    assert fight.version == version and fight.state.combatants["ana"].will == 10
+    fight.answer_decision("second_chance", "ana", "pass")
+    assert fight.state.at_rest and not determined(fight).hit and fight.state.combatants["ana"].will == 10
 
 
 def test_a_chosen_reroll_of_named_faces_is_offered_only_when_one_shows() -> None:
