@@ -18,7 +18,7 @@ module sits below the state).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .content import (
@@ -54,7 +54,7 @@ from .hooks import (
     Total,
     Window,
 )
-from .parts import Modifier, PoolTag
+from .parts import Die, Modifier, PoolTag
 from .rules import attack as rules
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
            "consequences_of", "when_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal", "aim_refusal",
-           "attack_weapon"]
+           "attack_weapon", "reroll_picks"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
 ON_TURN = ("action", "bonus_action", "free")
@@ -328,6 +328,62 @@ def _can_change(ability: Ability, moment: Moment) -> bool:
     return not ("hit" in totals and moment.attack_total > moment.defense_total)
 
 
+def reroll_picks(dice: Sequence[Die], rerolls: Sequence[Reroll]) -> tuple[int, ...] | None:
+    """The index of the hit-roll die each chosen reroll rolls again, in order (C39): the lowest die of its pool not
+    rerolled yet (of those showing one of its faces, if it names any) and not picked by an earlier one; None if
+    one of them finds no such die (the ability then cannot do what it says, and is neither offered nor taken).
+
+    >>> dice = (Die(pool="primary", sides=6, face=4), Die(pool="primary", sides=6, face=2, rerolled=1))
+    >>> reroll_picks(dice, (Reroll(pool="primary"),)), reroll_picks(dice, (Reroll(pool="primary", faces=(1,)),))
+    ((0,), None)
+    """
+    picked: list[int] = []
+    for reroll in rerolls:
+        found = [(d.face, i) for i, d in enumerate(dice) if i not in picked and d.pool == reroll.pool
+                 and d.rerolled is None and (not reroll.faces or d.face in reroll.faces)]
+        if not found:
+            return None
+        picked.append(min(found)[1])
+    return tuple(picked)
+
+
+def _rerolls_found(ability: Ability, frame: Frame) -> bool:
+    """Whether each reroll the ability makes finds a die of the attack's hit roll to roll again (C39); true for an
+    ability that makes none."""
+    rerolls = [e for e in ability.effects if isinstance(e, Reroll)]
+    roll = getattr(frame, "hit_roll", None)
+    return not rerolls or (roll is not None and reroll_picks(roll.dice, rerolls) is not None)
+
+
+def _heal_only(ability: Ability) -> bool:
+    """Whether all a triggered ability does is restore HP (its deferred cost aside)."""
+    return all(isinstance(e, Heal) for e in ability.effects)
+
+
+def _would_heal(state: FightState, ability: Ability, frame: Frame, who: str) -> bool:
+    """Whether a heal-only ability answered by ``who`` would restore HP to someone: one of its heals goes to a
+    combatant below its sheet's HP (C38: a prompt only where it can change something; healing never goes above
+    the sheet's HP). The target is the one :func:`~omen_core.decide.windows.answer_context` gives it."""
+    for effect in ability.effects:
+        whom = who if getattr(effect, "to", "actor") == "actor" else _answer_target(state, ability, frame, who)
+        fighter = state.combatants.get(whom) if whom is not None else None
+        if fighter is None or fighter.hp < fighter.sheet.hp:
+            return True
+    return False
+
+
+def _answer_target(state: FightState, ability: Ability, frame: Frame, who: str) -> str | None:
+    """The target of ``who``'s answer: the afflicted or the applier at condition.applied, else the other party of
+    the action (None if it has none here)."""
+    if ability.trigger is not None and ability.trigger.moment == "condition.applied":
+        return _condition_target(ability)(state, frame, who)
+    decl = frame.declaration
+    if not isinstance(decl, (AttackDeclared, SaveCalled, MovementDeclared)):
+        return None
+    acting, target = _parties(decl)
+    return target if who == acting else acting
+
+
 def _may_spend(state: FightState, who: str, ability: Ability) -> bool:
     """Whether ``who`` may spend the ability's Bonus Actions now: in the rounds, before its first turn they are
     for defence only (C20, §The First Round), so only an ability that does nothing but raise a defense may spend
@@ -398,6 +454,10 @@ def _triggered(ability: Ability) -> Extension:
     source = ability.name
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
+        named = _named(state, frame, moment)
+        return named if not _heal_only(ability) else tuple(w for w in named if _would_heal(state, ability, frame, w))
+
+    def _named(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         decl = frame.declaration
         have = set(holders(state, ability))
         if trigger.moment == "condition.applied":  # whom the conditions the action applied name (C38)
@@ -422,7 +482,7 @@ def _triggered(ability: Ability) -> Extension:
         return tuple(who for who in _offered_to(state, ability, decl)
                      if who in have and _holds(ability.when, state, state.combatants[who], decl)
                      and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability)
-                     and _armed(state, who, ability))
+                     and _armed(state, who, ability) and _rerolls_found(ability, frame))
 
     def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:

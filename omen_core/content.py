@@ -30,7 +30,7 @@ import msgspec
 
 from .defaults import settle_defaults
 from .errors import ContentError
-from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, first_leaf, named_twice
+from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, MAX_WHOLE, beyond_whole, first_leaf, named_twice
 from .locate import Lines, error_line
 
 __all__ = [
@@ -106,6 +106,16 @@ DiceCount = Annotated[int, msgspec.Meta(ge=1, le=MAX_DICE, description=f"how man
 Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$(?!\n)",
                                          description="an id: 1 to 64 letters, digits, '.', '_' or '-', "
                                                      "starting with a letter or digit")]
+
+
+Name = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=80,
+    pattern=r"^[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]+$(?!\n)",
+    description="a name: 1 to 80 characters, none of them a control character (C0, C1, DEL) nor a bidirectional "
+                "control (a mark, an embedding, an override such as U+202E, an isolate) nor a line or paragraph "
+                "separator")]
+"""An ability's name, as players read it in prompts, terms and narratives: no character that could hide or reorder
+what is shown beside it (every writer escapes them too: omen_replay.output.visible)."""
 
 
 class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
@@ -232,7 +242,7 @@ Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]
                                          description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
 
 
-_PATTERN_WORDS = {meta.pattern: meta.description for alias in (Die, Identifier, Multiplier)
+_PATTERN_WORDS = {meta.pattern: meta.description for alias in (Die, Identifier, Multiplier, Name)
                   for meta in get_args(alias)[1:] if isinstance(meta, msgspec.Meta)}
 """Each pattern of ours in words, for errors: its alias's description."""
 
@@ -286,16 +296,20 @@ class CombatantSheet(_Content, frozen=True, kw_only=True, dict=True):
         for wid in self.wielding or ():
             if wid not in gear:
                 raise ValueError(f"wielding {wid!r}, which is not among the weapons or the shield {gear}")
-        for i, entry in enumerate(self.abilities):
+        for i, entry in enumerate(self.abilities):  # each problem named at the ability's own field (and line)
             if not isinstance(entry, str) and not entry.id:
-                raise ValueError(f"abilities[{i}] ({entry.name!r}) is written out without an id")
+                raise ValueError(_at(f"abilities[{i}]", f"abilities[{i}] ({entry.name!r}) is written out without "
+                                                        "an id"))
         listed = self.ability_ids()
-        if len(set(listed)) != len(listed):
-            raise ValueError(f"an ability is listed twice: {', '.join(listed)}")
+        again = next((i for i, a in enumerate(listed) if a in listed[:i]), None)
+        if again is not None:
+            raise ValueError(_at(f"abilities[{again}]", f"the ability {listed[again]!r} is listed twice: "
+                                                        f"{', '.join(listed)}"))
         for key, ability_id in _shorthand_ids(self.features, self.training):
             if ability_id in listed:  # it would apply twice (C37)
-                raise ValueError(f"{key} is the shorthand of the ability {ability_id!r}, which abilities lists too: "
-                                 "keep one")
+                raise ValueError(_at(f"abilities[{listed.index(ability_id)}]",
+                                     f"{key} is the shorthand of the ability {ability_id!r}, which abilities lists "
+                                     "too: keep one"))
 
     def shorthand_abilities(self) -> tuple[Ability, ...]:
         """The shipped abilities the sheet's shorthand keys stand for (C37; ``SHORTHANDS``), in that table's order:
@@ -734,11 +748,18 @@ class AbilityCost(_Content, frozen=True, kw_only=True):
 
 class Deferred(_Content, frozen=True, kw_only=True):
     """A cost that settles later (C41): recorded when the ability is used, its ``effects`` (damage, healing,
-    conditions, each on the owner) come at the start or the end of the owner's next turn; undoing the use undoes
-    it with it."""
+    conditions, each on the owner: ``to = "actor"``, written) come at the start or the end of the owner's next turn;
+    undoing the use undoes it with it."""
 
     at: TurnMoment
     effects: Annotated[tuple[Consequence, ...], msgspec.Meta(min_length=1)]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        wrong = next((k for k, e in enumerate(self.effects) if e.to != "actor"), None)
+        if wrong is not None:  # it settles on the owner alone: "target" (the default) would say otherwise
+            raise ValueError(_at(f"effects[{wrong}].to", "a deferred cost is its owner's own (C41): each of its "
+                                                         "effects goes to the owner (to = \"actor\")"))
 
 
 _PASSIVE_EFFECTS = (Modify, AddDice, AllowDefense, Reroll, Route, ConvertToWill)
@@ -754,7 +775,7 @@ class Ability(_Content, frozen=True, kw_only=True, dict=True):
     reach if ``within_reach``). ``placeholder``: its numbers wait for the class chapters."""
 
     id: Annotated[str, msgspec.Meta(pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]{0,63})?$(?!\n)")] = ""
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+    name: Name
     summary: str = ""
     placeholder: bool = False
     rule: str = "C37"
@@ -956,7 +977,8 @@ class AbilityLibrary(_Content, frozen=True, kw_only=True):
         super().__post_init__()
         for key, ability in self.abilities.items():
             if ability.id and ability.id != key:
-                raise ValueError(f"ability {key!r} says its id is {ability.id!r}: leave id out or make them equal")
+                raise ValueError(_at(f"abilities.{key}.id", f"ability {key!r} says its id is {ability.id!r}: leave "
+                                                            "id out or make them equal"))
 
     def get(self, ability_id: str) -> Ability | None:
         """The ability ``ability_id``, its id filled in from its key."""
@@ -1065,11 +1087,13 @@ MAX_CONTENT_BYTES = 16 << 20
 def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
     """The text of a content file (a sheet, a ruleset, a scenario, a command), read with bounds: a
     :class:`ContentError` naming the file if it cannot be read, is not a regular file (a directory, a device, a
-    pipe), holds more than ``limit`` bytes, or is not UTF-8 (naming the byte offset and its line)."""
+    pipe), holds more than ``limit`` bytes, or is not UTF-8 (naming the byte offset and its line). A UTF-8 byte
+    order mark at its start (an editor's) is no part of the text: it is left out (RFC 8259 §8.1 lets a JSON reader
+    ignore it; TOML is UTF-8 and a mark is no statement)."""
     source = str(path)
     data = _read_bounded(source, limit)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ContentError(source, "$", f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
@@ -1111,9 +1135,13 @@ def reason_and_path(exc: Exception) -> tuple[str, str]:
     left out is named where it belongs (``$.command.who``, not msgspec's ``$.command``)."""
     text = str(exc).replace("got `NoneType`", "got `null`")  # a converted value's type in JSON's words
     head, found, tail = text.rpartition(" - at `$")
-    if not found:
-        reason, _, path = text.partition(" - at `")
-        path = path.removesuffix("`") or "$"
+    if not found:  # at the top: no path, or a problem naming a field of the top value (_at)
+        reason, inner, field = text.partition(_INNER)
+        if inner:
+            path = "$." + field.removesuffix("`")
+        else:
+            reason, _, path = text.partition(" - at `")
+            path = path.removesuffix("`") or "$"
     else:
         reason, inner, field = head.partition(_INNER)  # a problem naming the field below that path (_at)
         path = "$" + tail.removesuffix("`") + (f".{field.removesuffix('`')}" if inner else "")
@@ -1145,6 +1173,10 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     if odd is not None:  # TOML's inf and nan: no number a log can hold (its lines are JSON)
         raise ContentError(source, odd[0], f"{odd[1]} is not a number a fight can use (write a finite number)",
                            Lines(_text(data), fmt)(odd[0]))
+    big = beyond_whole(raw)
+    if big is not None:  # a log's lines are JSON, read in any language (I-JSON, RFC 7493)
+        raise ContentError(source, big, f"a whole number past {MAX_WHOLE:,} (2**53 - 1, either sign) is more than "
+                           "every JSON reader holds exactly: write a smaller one", Lines(_text(data), fmt)(big))
     twice = named_twice(data) if fmt == "json" else None  # (TOML's reader refuses a key given twice itself)
     if twice is not None:
         raise ContentError(source, twice, f"{twice.rpartition('.')[2]!r} is given twice in one object (readers "

@@ -14,7 +14,8 @@ import msgspec
 from .limits import MAX_SIDES
 
 __all__ = ["DiceSourceKind", "PoolTag", "RollPurpose", "Sequence_", "Part", "Die", "Modifier", "RollTotal",
-           "Encircled", "Situational", "TermSource", "TERM_SOURCES", "Term", "bonus_terms", "modifier_terms"]
+           "Encircled", "Situational", "TermSource", "TERM_SOURCES", "Term", "bonus_terms", "modifier_terms",
+           "HALF_ON_SUCCESS"]
 
 DiceSourceKind = Literal["seeded", "manual", "scripted"]
 PoolTag = Literal["primary", "fcs", "res", "active", "damage", "check", "save", "heal"]
@@ -43,6 +44,11 @@ class Die(Part, frozen=True, kw_only=True):
         "the ability that added this die to its pool, by name (absent: the rules' own die; C39)"))] | None = None
     rerolled: Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES, description=(
         "the face a reroll replaced (absent: not rerolled; `face` is the face that counts; C39)"))] | None = None
+
+
+#: The source a damage consequence's term records for what "half damage on a success" takes off (C15, C25): the
+#: damage less half of it, rounded down. Recorded in logs as written: its words are explain's (``omen explain``).
+HALF_ON_SUCCESS = "half (a save's success)"
 
 
 class Modifier(Part, frozen=True, kw_only=True):

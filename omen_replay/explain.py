@@ -49,6 +49,7 @@ from omen_core.events import (
 )
 from omen_core.hooks import amount_of
 from omen_core.machine import action_of
+from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
 from omen_core.state import FightState, Frame
 from omen_core.walk import LinesSource, Source, StopWalk, Visitor, Walk, walk
@@ -419,8 +420,10 @@ def _damage_parts(event: DamageResolved, *, consequence: bool) -> list[Part]:
                       rule="C13: resistance, physical rollover, armor, floor 0, incoming")
     if consequence:  # a consequence's own roll and flat damage (its other terms are none: C25)
         own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
-        terms = _worded(own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage "
-                        "roll", modifier_source="the consequence's flat damage", damage_source=event.source)
+        terms = tuple(Term(x.label, x.value, "the save succeeded: half the damage, rounded down (C15, C25)",
+                           origin=x.origin) if x.label == HALF_ON_SUCCESS else x for x in _worded(
+            own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll",
+            modifier_source="the consequence's flat damage", damage_source=event.source))
         return [Part(name=f"damage ({event.source}: a consequence)", terms=terms, total=t.raw, rule="C25"),
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"

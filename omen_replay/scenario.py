@@ -20,6 +20,7 @@ Every error names the file, the line and the field (``$.commands[3].defense``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -88,7 +89,9 @@ class ScriptStep(msgspec.Struct, frozen=True, kw_only=True):
 
 class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     """A loaded scenario, ready to run. ``origins``: where each combatant's sheet is written, a sheet file
-    (its path) or the scenario itself (empty), so that a sheet the rules refuse is named where it is."""
+    (its path) or the scenario itself (empty), so that a sheet the rules refuse is named where it is;
+    ``libraries``: for each combatant, for each ability its sheet lists, the library file that writes it out
+    (empty: the sheet writes it, or it is shipped), so that an ability the rules refuse is named there."""
 
     source: str
     settings: FightSettings
@@ -96,6 +99,7 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     combatants: tuple[CombatantSheet, ...]
     steps: tuple[ScriptStep, ...]
     origins: tuple[str, ...] = ()
+    libraries: tuple[tuple[str, ...], ...] = ()
 
 
 def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenario:
@@ -133,13 +137,15 @@ def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenar
     ruleset = _ruleset(settings, p, locate)
     entries = _array(raw, "combatants", p, locate)
     libraries = _libraries(settings, p, locate)
-    combatants = tuple(with_abilities(_combatant(entry, i, p, locate), *libraries)
-                       for i, entry in enumerate(entries))
+    listed = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(entries))
+    combatants = tuple(with_abilities(sheet, *(lib for _, lib in libraries)) for sheet in listed)
+    written_in = tuple(tuple(next((path for path, lib in libraries if path and lib.get(a) is not None), "")
+                             if isinstance(a, str) else "" for a in sheet.abilities) for sheet in listed)
     origins = tuple(str(p.parent / str(e["sheet"])) if isinstance(e, dict) and set(e) == {"sheet"} else ""
                     for e in entries)
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
     return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps,
-                    origins=origins)
+                    origins=origins, libraries=written_in)
 
 
 def _array(raw: dict[str, Any], key: str, scenario: Path, locate: Lines) -> list[Any]:
@@ -184,10 +190,11 @@ def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
         raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
 
 
-def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[AbilityLibrary, ...]:
-    """The scenario's ability library files, read relative to it, then the shipped abilities (C37). An id is
-    defined once: a library may not take a shipped ability's id, nor one another library has."""
-    found: list[AbilityLibrary] = []
+def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[tuple[str, AbilityLibrary], ...]:
+    """The scenario's ability library files (each with its path), read relative to it, then the shipped abilities
+    (no path; C37). An id is defined once: a library may not take a shipped ability's id, nor one another library
+    has."""
+    found: list[tuple[str, AbilityLibrary]] = []
     defined: dict[str, str] = {}
     for n, name in enumerate(settings.abilities):
         where = f"$.fight.abilities[{n}]"
@@ -207,8 +214,8 @@ def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[
                                     f"ability {ability_id!r} is already defined by {clash}: give it another id",
                                     lines(f"$.abilities.{ability_id}"))
             defined[ability_id] = str(path)
-        found.append(library)
-    return (*found, SHIPPED_ABILITIES)
+        found.append((str(path), library))
+    return (*found, ("", SHIPPED_ABILITIES))
 
 
 def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> CombatantSheet:
@@ -318,11 +325,28 @@ def _refused_sheet(scenario: Scenario, exc: RuleViolation) -> ScenarioError:
             field = str(refused.facts.get("field") or "$")
             origin = scenario.origins[index] if index < len(scenario.origins) else ""
             source, path = (origin, field) if origin else (scenario.source, f"$.combatants[{index}]{field[1:]}")
-            fmt: Literal["toml", "json"] = "json" if origin and not origin.endswith(".toml") else "toml"
+            library = _in_library(scenario, index, sheet, field)
+            if library is not None:
+                source, path = library
+            fmt: Literal["toml", "json"] = "json" if source != scenario.source and not source.endswith(".toml") \
+                else "toml"
             return ScenarioError(source, path, f"the rules refuse this combatant: {refused}",
                                  _line(source, path, fmt))
     return ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
                          _line(scenario.source, "$.combatants"))
+
+
+_ABILITY_FIELD = re.compile(r"\$\.abilities\[(\d+)\](.*)", re.S)
+
+
+def _in_library(scenario: Scenario, index: int, sheet: CombatantSheet, field: str) -> tuple[str, str] | None:
+    """Where a refused field of an ability a library file writes out is (the library, ``$.abilities.<id>...``), if
+    ``field`` is one: the sheet only lists the ability by id."""
+    found = _ABILITY_FIELD.fullmatch(field)
+    written_in = scenario.libraries[index] if index < len(scenario.libraries) else ()
+    if found is None or int(found[1]) >= len(written_in) or not written_in[int(found[1])]:
+        return None
+    return written_in[int(found[1])], f"$.abilities.{sheet.ability_ids()[int(found[1])]}{found[2]}"
 
 
 def _line(source: str, path: str, fmt: Literal["toml", "json"] = "toml") -> int:

@@ -57,6 +57,7 @@ from omen_core.events import (
     encode_line,
 )
 from omen_core.parts import Modifier
+from omen_core.store import JsonlStore
 from omen_replay.verify import verify_lines
 from tests.fights import assert_replays, new_fight
 from tests.random_fights import NAMES, SIDES, combatants, same_state
@@ -248,12 +249,12 @@ def test_trip_knocks_the_target_prone_on_a_hit() -> None:
 
 
 def test_second_wind_heals_once_per_fight() -> None:
-    """Second Wind (a once-per-fight power, a heal, C41): hit for raw 5 (5 + 1 = 6 > 2) Ana lets it be (20 to 15);
-    hit again she uses it: d8 = 3 heals her to 18 before the blow lands (13); hit a third time she is not asked,
-    no use left (8)."""
+    """Second Wind (a once-per-fight power, a heal, C41): hit for raw 5 (5 + 1 = 6 > 2) at her full 20 HP Ana is not
+    asked (a heal would do nothing, C38), 20 to 15; hit again she uses it: d8 = 3 heals her to 18 before the blow
+    lands (13); hit a third time she is not asked, no use left (8)."""
     fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "second_wind"),
                       faces=[5, 1, 2, 5, 1, 2, 3, 5, 1, 2])
-    for answer, hp in (("pass", 15), ("use", 13), (None, 8)):
+    for answer, hp in ((None, 15), ("use", 13), (None, 8)):
         fight.attack("orc", "ana", unarmed=True)
         fight.defend("ana", None)
         if answer is not None:
@@ -303,6 +304,62 @@ def test_invalid_content_is_refused_with_file_line_and_path(toml: str, path: str
         decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
     message = str(info.value)
     assert "party.toml" in message and path in message and said in message and info.value.line is not None
+
+
+@pytest.mark.parametrize("to", ['to = "target", ', ""])
+def test_a_deferred_cost_on_another_than_its_owner_is_refused_at_its_line(to: str) -> None:
+    """C41: a deferred cost is its owner's own, so each of its effects says ``to = "actor"``; one going to the target
+    (written, or by leaving ``to`` out) is refused when the file is read, at the file, the effect's line and field."""
+    toml = ('[abilities.surge]\nname = "Surge"\nuse = "free"\ntarget = "self"\n'
+            'effects = [{ kind = "heal", flat = 1 }]\n'
+            'deferred = { at = "end_of_next_turn", effects = [\n'
+            '  { kind = "damage", to = "actor", flat = 1, damage_type = "fire" },\n'
+            f'  {{ kind = "condition", {to}condition = "Fatigued" }},\n'
+            ']}\n')
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert (info.value.source, info.value.line, info.value.path) == (
+        "party.toml", 8, "$.abilities.surge.deferred.effects[1].to")
+    assert 'goes to the owner (to = "actor")' in str(info.value)
+
+
+SHEET_HEAD = ('id = "k"\nname = "K"\nside = "s"\nhp = 3\nattributes = { STR = { die = "d6" }, AGI = { die = "d6" }, '
+              'INT = { die = "d6" }, RES = { die = "d6" }, FCS = { die = "d6" } }\n')
+
+
+@pytest.mark.parametrize(("kind", "toml", "line", "path", "said"), [
+    (CombatantSheet, SHEET_HEAD + '\n[[abilities]]\nid = "a"\nname = "A"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n\n[[abilities]]\nname = "X"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', 13, "$.abilities[1]", "without an id"),
+    (CombatantSheet, SHEET_HEAD + 'abilities = [\n  "riposte",\n  "battle_focus",\n  "riposte",\n]\n', 9,
+     "$.abilities[2]", "'riposte' is listed twice"),
+    (CombatantSheet, SHEET_HEAD + 'features = { rogue_routing = true }\nabilities = [\n  "riposte",\n'
+     '  "rogue_routing",\n]\n', 9, "$.abilities[1]", "features.rogue_routing is the shorthand"),
+    (AbilityLibrary, '\n[abilities.x]\nname = "X"\nid = "y"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', 4, "$.abilities.x.id", "says its id is 'y'"),
+])
+def test_a_problem_with_one_listed_ability_names_its_own_line(kind: type, toml: str, line: int, path: str,
+                                                               said: str) -> None:
+    """C37: an ability written out without an id, one listed twice, one a shorthand key stands for too, a library
+    ability whose id is not its key: each is refused at that ability's own field and line, not the file's top."""
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, kind, source="k.toml", fmt="toml")
+    assert (info.value.line, info.value.path) == (line, path) and said in str(info.value)
+
+
+@pytest.mark.parametrize("char", ["\\u0000", "\\u202e", "\\u2067", "\\u001b", "\\u0085", "\\n"])
+def test_an_ability_name_with_a_control_character_is_refused(char: str) -> None:
+    """An ability's name is shown to players (prompts, terms, narratives): a NUL, a bidirectional override or
+    isolate (which reorders what is shown beside it), an escape, a C1 control or a newline in it is refused when
+    the file is read, at the name's line and field; letters of any script are names."""
+    toml = f'\n[abilities.x]\nname = "Ana{char}Kael"\nuse = "passive"\n' \
+           'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n'
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert (info.value.line, info.value.path) == (3, "$.abilities.x.name")
+    assert "none of them a control character" in str(info.value)
+    named = decode_content(toml.replace(f"Ana{char}Kael", "Ægir's Wrath ↯"), AbilityLibrary, fmt="toml")
+    assert named.abilities["x"].name == "Ægir's Wrath ↯"
 
 
 def test_a_written_ability_naming_an_unknown_condition_is_refused_at_join() -> None:
@@ -385,6 +442,75 @@ def test_second_chance_is_a_chosen_reroll_once_the_dice_are_seen() -> None:
     assert_replays(fight)
 
 
+def test_a_chosen_reroll_with_no_die_left_is_not_offered() -> None:
+    """C39, a die is rerolled once: Lucky Strikes rolls Ana's primary 1 again at once (2), so 2 + 1 = 3 misses the
+    orc's 6, yet Second Chance has no primary die left to roll again: it is not offered (options() offers no
+    answer) and the attack settles as a miss, her Will untouched."""
+    fight = new_fight(having(sheet("ana"), "lucky_strikes", "second_chance"), sheet("orc", side="raiders"),
+                      faces=[1, 1, 2, 6])
+    fight.attack("ana", "orc", unarmed=True)
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+    assert fight.state.at_rest and not determined(fight).hit and determined(fight).attack.total == 3
+    assert not any(o.command == "answer_decision" for o in fight.options().offers)
+    assert fight.state.combatants["ana"].will == 10
+    assert_replays(fight)
+
+
+def test_a_chosen_reroll_with_no_die_left_is_refused_when_answered(tmp_path: Path) -> None:
+    """C39: tests/data/spent-reroll.jsonl, recorded before this was fixed, offers Second Chance after Lucky Strikes
+    rerolled Ana's only primary die (1, then 2: 2 + 1 = 3 against the orc's 6); using it now is refused (rule C39,
+    no die left), nothing written; letting it be is accepted and the attack settles as a miss, her Will untouched."""
+    (tmp_path / "spent-reroll.jsonl").write_bytes((Path(__file__).parent / "data" / "spent-reroll.jsonl").read_bytes())
+    fight = Fight.load(JsonlStore(tmp_path), "spent-reroll", dice=ManualDice())
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "second_chance"
+    version = fight.version
+    with pytest.raises(RuleViolation, match=r"\[C39\] Second Chance, use: no die of the hit roll is left"):
+        fight.answer_decision("second_chance", "ana", "use")
+    assert fight.version == version and fight.state.combatants["ana"].will == 10
+    fight.answer_decision("second_chance", "ana", "pass")
+    assert fight.state.at_rest and not determined(fight).hit and fight.state.combatants["ana"].will == 10
+
+
+def test_a_chosen_reroll_of_named_faces_is_offered_only_when_one_shows() -> None:
+    """C39: a chosen reroll of primary 1s is offered when the primary die shows 1 (1 + 1 = 2 misses 6) and not when
+    it shows 2 (2 + 1 = 3 misses too, but no die shows a face it names)."""
+    again = decode_content('name = "Grit"\nid = "grit"\nuse = "trigger"\n'
+                           'trigger = { moment = "attack.rolled", owner = "attacker" }\n'
+                           'effects = [{ kind = "reroll", pool = "primary", faces = [1] }]\n', Ability, fmt="toml")
+    shown = new_fight(having(sheet("ana"), again), sheet("orc", side="raiders"), faces=[1, 1, 6])
+    shown.attack("ana", "orc", unarmed=True)
+    opened = shown.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "grit"
+    assert [o.command for o in shown.options().offers if o.actor == "ana"] == ["answer_decision"]
+    hidden = new_fight(having(sheet("ana"), again), sheet("orc", side="raiders"), faces=[2, 1, 6])
+    hidden.attack("ana", "orc", unarmed=True)
+    assert hidden.state.at_rest and not any(isinstance(r.event, DecisionOpened) for r in hidden.events)
+
+
+SECOND_WIND = ('name = "Second Wind"\nid = "wind"\nuse = "trigger"\n'
+               'trigger = { moment = "turn.start", owner = "self" }\n'
+               'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n')
+
+
+def test_a_heal_only_trigger_is_not_offered_at_full_hp() -> None:
+    """C38, a prompt only where it can change something: Second Wind (turn start, heal 2) is not offered to Ana at
+    her full 20 HP (her turn starts and waits on nothing); at 14 HP, after the orc's 6 damage, it is."""
+    wind = decode_content(SECOND_WIND, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana"), wind), sheet("orc", side="raiders"), faces=[6, 1])
+    fight.roll_initiative()
+    assert fight.waiting_for is None and fight.state.turn == "ana"
+    assert not any(isinstance(r.event, (DecisionOpened, MomentReached)) for r in fight.events)
+    hurt = new_fight(having(sheet("ana"), wind), sheet("orc", side="raiders"), faces=[1, 6, 6, 1, 1])
+    hurt.roll_initiative()
+    hurt.attack("orc", "ana", unarmed=True)  # 6 + 1 = 7 > 1: a hit; Ana does not Dodge; 6 damage (STR die)
+    hurt.defend("ana", None)
+    assert hurt.state.combatants["ana"].hp == 14
+    hurt.end_turn("orc")
+    opened = hurt.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "wind" and opened.responders == ("ana",)
+
+
 def test_a_seeded_fight_with_rerolls_verifies() -> None:
     """C39 with seeded dice: a reroll is a seeded roll of its own (its own counter), so the audit checks it like any
     other die; the log of a fight with rerolls verifies clean with the seed revealed."""
@@ -463,9 +589,15 @@ def test_fights_of_the_shipped_abilities_driven_by_options_verify_and_undo_exact
 
 def test_triggers_of_different_abilities_are_offered_acting_combatant_first() -> None:
     """C38 across abilities: Ana (Second Wind) joined before the orc (Trip); the orc hits Ana (5 + 1 = 6 > 2, Ana
-    declines): the orc, the acting combatant, is asked first (Trip), and Ana after it (Second Wind)."""
+    declines): the orc, the acting combatant, is asked first (Trip, let be), and Ana after it (Second Wind) once she
+    is hurt (a heal is offered only to one it would heal): not at her full 20 HP, then at 15 on the second hit."""
     orc = having(sheet("orc", side="raiders"), "trip")
-    fight = new_fight(having(sheet("ana"), "second_wind"), orc, faces=[5, 1, 2, 4])
+    fight = new_fight(having(sheet("ana"), "second_wind"), orc, faces=[5, 1, 2, 5, 1, 2, 4])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    assert opened_decisions(fight) == [("trip", "attack.determined", ("orc",))]
+    fight.answer_decision("trip", "orc", "pass")
+    assert fight.state.at_rest and fight.state.combatants["ana"].hp == 15
     fight.attack("orc", "ana", unarmed=True)
     fight.defend("ana", None)
     first = fight.waiting_for
@@ -1164,9 +1296,14 @@ def test_a_check_made_records_no_moment_for_a_trigger_on_a_failure() -> None:
 
 def test_each_side_of_a_contest_answers_its_own_outcome_initiator_first() -> None:
     """C16: a tie goes to the defender: the orc's Stealth 3 against Ana's Perception 3: Ana wins, the orc fails.
-    Both have Hard Lesson; only the orc (a failure) is asked. Then Ana starts one and loses (2 < 5): she is asked."""
+    Both have Hard Lesson (hurt first, 20 to 15, each by the other's unarmed 5: a heal is offered only to one it
+    would heal, C38); only the orc (a failure) is asked. Then Ana starts one and loses (2 < 5): she is asked."""
     fight = new_fight(having(sheet("ana"), HARD_LESSON), having(sheet("orc", side="raiders"), HARD_LESSON),
-                      faces=[3, 3, 2, 5])
+                      faces=[5, 1, 2, 5, 1, 2, 3, 3, 2, 5])
+    for attacker, target in (("orc", "ana"), ("ana", "orc")):
+        fight.attack(attacker, target, unarmed=True)
+        fight.defend(target, None)
+    assert fight.state.combatants["ana"].hp == fight.state.combatants["orc"].hp == 15
     fight.contest(CheckSpec(who="orc", skill="Stealth"), CheckSpec(who="ana", skill="Perception"))
     reached = [r.event for r in fight.events if isinstance(r.event, MomentReached)]
     assert [(m.who, m.other, m.outcome) for m in reached] == [("orc", "ana", "failure")]

@@ -437,3 +437,51 @@ class TestReadContent:
         (tmp_path / "deep.toml").write_text("a = " + "[" * 500 + "]" * 500 + "\n")
         with pytest.raises(ContentError, match=r"deep.toml:1: not valid TOML: nested too deeply"):
             load_sheet(tmp_path / "deep.toml")
+
+
+class TestByteOrderMark:
+    @pytest.mark.parametrize("fmt", ["toml", "json"])
+    def test_a_file_starting_with_a_bom_reads_as_without_it(self, tmp_path: Path, fmt: str) -> None:
+        """A UTF-8 byte order mark (EF BB BF, an editor's) before a sheet, in TOML or JSON, is left out: the sheet
+        loads equal to the same file without it."""
+        text = GOOD if fmt == "toml" else msgspec.json.encode(msgspec.toml.decode(GOOD)).decode()
+        (tmp_path / f"plain.{fmt}").write_text(text)
+        (tmp_path / f"marked.{fmt}").write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert read_content(tmp_path / f"marked.{fmt}") == text
+        assert load_sheet(tmp_path / f"marked.{fmt}") == load_sheet(tmp_path / f"plain.{fmt}")
+
+    def test_lines_are_counted_as_in_the_file(self, tmp_path: Path) -> None:
+        """After a BOM an error still names its own line: hp = "many" is on line 5 (GOOD opens empty)."""
+        (tmp_path / "kael.toml").write_bytes(b"\xef\xbb\xbf" + GOOD.replace("hp = 24", 'hp = "many"').encode())
+        with pytest.raises(ContentError) as caught:
+            load_sheet(tmp_path / "kael.toml")
+        assert (caught.value.line, caught.value.path) == (5, "$.hp")
+
+    def test_a_bom_inside_a_file_is_still_refused(self, tmp_path: Path) -> None:
+        """Only a mark at the very start is left out: one after the first key is no TOML."""
+        (tmp_path / "kael.toml").write_text(GOOD.replace('name = "Kael"', '\ufeffname = "Kael"'))
+        with pytest.raises(ContentError, match="not valid TOML"):
+            load_sheet(tmp_path / "kael.toml")
+
+
+class TestWholeNumbers:
+    @pytest.mark.parametrize(("fmt", "text", "line"), [
+        ("toml", 'name = "r"\n\n[economy]\nactions = 9007199254740992\n', 4),
+        ("toml", 'name = "r"\nreaction_costs = { catch = -9223372036854775808 }\n', 2),
+        ("json", '{"name": "r",\n "economy": {\n  "actions": 9007199254740992}}', 3),
+        ("json", '{"name": "r",\n "economy": {"actions": 1},\n "reaction_costs": {"catch": -9007199254740992}}', 3),
+    ])
+    def test_past_two_to_the_53_is_refused_at_its_line_and_field(self, fmt: Literal["toml", "json"], text: str,
+                                                                 line: int) -> None:
+        """I-JSON (RFC 7493): a whole number past 2**53 - 1 either way, which not every reader of a log holds
+        exactly, is refused when content is read, at the file, its line and its field."""
+        with pytest.raises(ContentError) as caught:
+            decode_content(text, Ruleset, source=f"r.{fmt}", fmt=fmt)
+        assert caught.value.source == f"r.{fmt}" and caught.value.line == line
+        assert caught.value.path in ("$.economy.actions", "$.reaction_costs.catch")
+        assert "past 9,007,199,254,740,991" in caught.value.reason
+
+    def test_two_to_the_53_less_one_is_read(self) -> None:
+        """The bound itself is a number every reader holds: 2**53 - 1 Actions a turn are read as written."""
+        ruleset = decode_content('{"name": "r", "economy": {"actions": 9007199254740991}}', Ruleset)
+        assert ruleset.economy.actions == 2**53 - 1

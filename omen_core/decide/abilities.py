@@ -80,7 +80,7 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
     if save is not None:
         _call(draft, cmd.who, target, ability, save)
         return
-    check_consequences(draft, consequences_of(ability), ability.name)
+    check_consequences(draft, consequences_of(ability), ability.name, self_target=target == cmd.who)
     action = draft.next_seq
     draft.emit(AbilityUsed(action=action, who=cmd.who, ability=ability.id, name=ability.name, target=target))
     for resource, amount in cost.entries():

@@ -18,6 +18,7 @@ from ..events import (
     ResourceChanged,
     WillConversionOffered,
 )
+from ..parts import HALF_ON_SUCCESS
 from .draft import Draft
 from .setup import check_damage_type, condition_stacks
 
@@ -36,9 +37,11 @@ class Context(NamedTuple):
     source: str
 
 
-def check_consequences(draft: Draft, consequences: Iterable[Consequence], where: str) -> None:
+def check_consequences(draft: Draft, consequences: Iterable[Consequence], where: str, *,
+                       self_target: bool = False) -> None:
     """Refuse consequences naming damage types (C14) or conditions (C28) the ruleset does not know, and a
-    condition a save ends applied by the actor to itself (C15: the saver's die is opposed by another's)."""
+    condition a save ends applied by the actor to itself (C15: the saver's die is opposed by another's): one
+    ``to = "actor"``, or ``to = "target"`` when the target is the actor (``self_target``)."""
     for c in consequences:
         if isinstance(c, DealDamage):
             check_damage_type(draft, c.damage_type, where)
@@ -47,7 +50,8 @@ def check_consequences(draft: Draft, consequences: Iterable[Consequence], where:
         elif c.condition not in draft.ruleset.conditions:
             raise RuleViolation("C28", f"unknown condition {c.condition!r} in {where} "
                                        f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})")
-        elif self_saved(draft, c):
+        elif self_saved(draft, c) or (self_target and isinstance(c, ApplyCondition)
+                                      and draft.ruleset.conditions[c.condition].save_ends is not None):
             raise RuleViolation("C40", self_saved_why(c.condition, where))
 
 
@@ -128,7 +132,7 @@ def _consequence_terms(draft: Draft, c: DealDamage, actor: str) -> DamageTerms:
     terms = (Modifier(source="flat", value=c.flat),) if c.flat else ()
     whole = sum(faces) + c.flat
     if c.half and whole - whole // 2:  # half, rounded down: the rest is a term of its own, so the terms add up
-        terms = (*terms, Modifier(source="half (a save's success)", value=-(whole - whole // 2)))
+        terms = (*terms, Modifier(source=HALF_ON_SUCCESS, value=-(whole - whole // 2)))
     return DamageTerms(dice=sum(faces), modifiers=terms, raw=whole // 2 if c.half else whole)
 
 

@@ -8,6 +8,7 @@ it is computed with the new face, and the log keeps both.
 
 from __future__ import annotations
 
+from ..abilities import reroll_picks
 from ..content import Reroll
 from ..extensions import auto_rerolls
 from ..state import AttackFrame
@@ -45,10 +46,9 @@ def auto_reroll(draft: Draft) -> None:
 
 def chosen_reroll(draft: Draft, reroll: Reroll) -> None:
     """A reroll its owner chose (C39): the lowest die of the pool not rerolled yet (of those showing one of its
-    faces, if it names any); none left, nothing happens."""
+    faces, if it names any). The answer that chose it was refused if no die was left (:func:`reroll_picks`)."""
     roll = _frame(draft).hit_roll
     assert roll is not None
-    found = [(d.face, i) for i, d in enumerate(roll.dice)
-             if d.pool == reroll.pool and d.rerolled is None and (not reroll.faces or d.face in reroll.faces)]
-    if found:
-        reroll_die(draft, min(found)[1])
+    picks = reroll_picks(roll.dice, (reroll,))
+    assert picks is not None, "a reroll with no die left is refused before it is answered"
+    reroll_die(draft, picks[0])

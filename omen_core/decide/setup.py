@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from ..abilities import ON_TURN
 from ..commands import (
     ApplyConditionCommand,
     ClearConditionCommand,
@@ -15,7 +18,10 @@ from ..content import (
     ApplyCondition,
     ClearCondition,
     CombatantSheet,
+    Consequence,
     DealDamage,
+    Heal,
+    Save,
     content_hash,
 )
 from ..dice import commitment
@@ -98,20 +104,8 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
             raise RuleViolation("C37", f"{sheet.id}'s ability {ability.id!r} differs from the one {other.id}'s "
                                        "sheet writes under that id: one id, one ability in a fight",
                                 field=f"{field}.id")
-    for j, effect in enumerate(ability.effects):
-        where = f"{field}.effects[{j}]"
-        if isinstance(effect, DealDamage):
-            check_damage_type(draft, effect.damage_type, f"{sheet.id}'s ability {ability.id!r}",
-                              f"{where}.damage_type")
-        elif isinstance(effect, (ApplyCondition, ClearCondition)) and effect.condition not in draft.ruleset.conditions:
-            raise RuleViolation("C28", f"unknown condition {effect.condition!r} in {sheet.id}'s ability "
-                                       f"{ability.id!r} (the ruleset knows: {', '.join(draft.ruleset.conditions)})",
-                                field=f"{where}.condition")
-        elif isinstance(effect, ApplyCondition) and effect.to == "actor" \
-                and draft.ruleset.conditions[effect.condition].save_ends is not None:
-            raise RuleViolation("C40", f"{sheet.id}'s ability {ability.id!r} applies {effect.condition} to its own "
-                                       f"owner, but a save ends {effect.condition}: the save is opposed by whoever "
-                                       "applied it (C15), who must be another", field=f"{where}.to")
+    for place, consequence, on_owner in _written_consequences(ability):
+        _check_consequence(draft, f"{sheet.id}'s ability {ability.id!r}", f"{field}.{place}", consequence, on_owner)
     trigger = ability.trigger
     if trigger is not None and trigger.condition is not None and trigger.condition not in draft.ruleset.conditions:
         raise RuleViolation("C28", f"unknown condition {trigger.condition!r} in {sheet.id}'s ability {ability.id!r} "
@@ -125,6 +119,36 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
                                            f"{ability.id!r} (the ruleset knows: "
                                            f"{', '.join(draft.ruleset.conditions)})",
                                     field=f"{field}.when.{name}[{k}]")
+
+
+def _written_consequences(ability: Ability) -> Iterator[tuple[str, Consequence, bool]]:
+    """Every consequence an ability writes, where (its path below the ability), and whether it lands on the owner
+    itself: its effects (``to = "target"`` lands on the owner when the ability targets only itself), each branch of
+    its save (whose saver is never the owner, C15), and its deferred cost (the owner's own, C41)."""
+    for j, effect in enumerate(ability.effects):
+        if isinstance(effect, (DealDamage, ApplyCondition, ClearCondition, Heal)):
+            yield f"effects[{j}]", effect, effect.to == "actor" or (ability.target == "self" and ability.use in ON_TURN)
+        elif isinstance(effect, Save):
+            for branch in ("on_success", "on_failure"):
+                for k, consequence in enumerate(getattr(effect, branch)):
+                    yield f"effects[{j}].{branch}[{k}]", consequence, consequence.to == "actor"
+    for k, consequence in enumerate(ability.deferred.effects if ability.deferred is not None else ()):
+        yield f"deferred.effects[{k}]", consequence, True
+
+
+def _check_consequence(draft: Draft, whose: str, where: str, c: Consequence, on_owner: bool) -> None:
+    """A consequence an ability writes names a damage type (C14) and a condition (C28) the ruleset knows, and does not
+    put on its own owner a condition a save ends (C15, C40); a refusal names the ability and the field."""
+    at = where.partition(".")[2].partition(".")[2]  # the path below the ability: effects[0].on_failure[1]
+    if isinstance(c, DealDamage):
+        check_damage_type(draft, c.damage_type, f"{whose} ({at})", f"{where}.damage_type")
+    elif isinstance(c, (ApplyCondition, ClearCondition)) and c.condition not in draft.ruleset.conditions:
+        raise RuleViolation("C28", f"unknown condition {c.condition!r} in {whose} ({at}; the ruleset knows: "
+                                   f"{', '.join(draft.ruleset.conditions)})", field=f"{where}.condition")
+    elif isinstance(c, ApplyCondition) and on_owner and draft.ruleset.conditions[c.condition].save_ends is not None:
+        raise RuleViolation("C40", f"{whose} applies {c.condition} to its own owner ({at}), but a save ends "
+                                   f"{c.condition}: the save is opposed by whoever applied it (C15), who must be "
+                                   "another", field=f"{where}.to")
 
 
 def check_damage_type(draft: Draft, damage_type: str, where: str, field: str = "") -> None:

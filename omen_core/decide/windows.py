@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from ..abilities import PASS
+from ..abilities import PASS, reroll_picks
 from ..commands import AnswerDecision
 from ..errors import RuleViolation
 from ..events import (
@@ -173,6 +173,10 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
     why = shortfall(draft.state, cmd.who, choice.cost)
     if why is not None:
         raise RuleViolation(opened.rule, f"{row.title}, {cmd.choice}: {why}")
+    hit_roll = getattr(frame, "hit_roll", None)
+    if choice.rerolls and (hit_roll is None or reroll_picks(hit_roll.dice, choice.rerolls) is None):
+        raise RuleViolation("C39", f"{row.title}, {cmd.choice}: no die of the hit roll is left that it could roll "
+                                   "again (a die is rerolled once; of its pool, showing one of the faces it names)")
     draft.emit(DecisionAnswered(action=opened.action, decision=opened.decision, who=cmd.who, choice=cmd.choice,
                                 label=choice.label))
     for resource, amount in choice.cost.entries():

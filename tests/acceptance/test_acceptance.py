@@ -174,7 +174,7 @@ ERRORS = [
     ("e01_passive_damage.toml", "e01_passive_damage_lib.toml:2:",
      "a passive ability's effects are modifier, dice, allow_defense, reroll, route and will_conversion; "
      "'damage' needs a trigger (at $.abilities.x)"),
-    ("e02_shorthand_and_id.toml", "e02_shorthand_and_id.toml:",
+    ("e02_shorthand_and_id.toml", "e02_shorthand_and_id.toml:13:",
      "features.rage is the shorthand of the ability 'brute_rage', which abilities lists too: keep one"),
     ("e03_unknown_id.toml", "e03_unknown_id.toml:", "[C37]"),
     ("e04_shipped_id.toml", "e04_shipped_id_lib.toml:1:", "(at $.abilities.riposte)"),
@@ -186,7 +186,7 @@ ERRORS = [
     ("e08_typo.toml", "e08_typo_lib.toml:1:", "unknown field `efects` (at $.abilities.typo)"),
     ("e09_outcome_at_rolled.toml", "e09_outcome_at_rolled.toml:13:", "attack.determined"),
     ("e12_two_sheets_one_id.toml", "e12_two_sheets_one_id.toml:20:", "[C37]"),
-    ("e13_no_id_inline.toml", "e13_no_id_inline.toml:7:", "without an id"),
+    ("e13_no_id_inline.toml", "e13_no_id_inline.toml:13:", "without an id (at $.combatants[0].abilities[0])"),
     ("e14_save_on_self.toml", "e14_save_on_self.toml:13:", "a save is made by another"),
 ]
 

@@ -332,7 +332,7 @@ ERRORS = [
     ("m12", "m12_lib.toml:5:", "condition.applied", "$.abilities.x.trigger.condition"),
     ("m13", "m13_lib.toml:5:", "not 'self'", "$.abilities.x.trigger.owner"),
     ("m14", "m14_lib.toml:7:", "check.resolved", "$.abilities.x.effects[0]"),
-    ("m15", "m15.toml:13:", "[C28] unknown condition 'Burning'", "$.combatants[0].abilities[1].trigger.condition"),
+    ("m15", "m15_lib.toml:5:", "[C28] unknown condition 'Burning'", "$.abilities.doused.trigger.condition"),
     ("m16", "m16.toml:13:", 'to = "actor"', "$.combatants[0].abilities[0].effects[0].to"),
 ]
 

@@ -302,6 +302,25 @@ class TestSaveEnds:
         assert refused.value.facts["field"] == "$.abilities[0].effects[0].to"
 
 
+    def test_an_ability_poisoning_whoever_it_aims_at_is_refused_on_its_owner(self, play: Play) -> None:
+        """C15, C40: an ability aimed at anyone that poisons its target (Poisoned: a save ends it) is refused when
+        its owner aims it at itself (nobody would oppose the save), nothing written, and not offered on it; on vesh
+        it is used."""
+        aimed = decode_content('[abilities.taint]\nname = "Taint"\nuse = "bonus_action"\ntarget = "any"\n'
+                               'effects = [{ kind = "condition", condition = "Poisoned" }]',
+                               AbilityLibrary, source="taint.toml", fmt="toml").get("taint")
+        assert aimed is not None
+        fight = play(replace(kael(), abilities=(aimed,)), vesh(), faces=[])
+        version = fight.version
+        with pytest.raises(RuleViolation, match=r"\[C40\] Taint applies Poisoned to its own actor"):
+            fight.execute(UseAbility(who="kael", ability="taint", target="kael"))
+        assert fight.version == version
+        offered = [c.args.get("target") for o in fight.options().offers if o.command == "use_ability"
+                   for c in o.choices]
+        assert offered == ["vesh"]
+        fight.execute(UseAbility(who="kael", ability="taint", target="vesh"))
+        assert applied([r.event for r in fight.events]).who == "vesh"
+
 class TestUndo:
     def test_undo_of_a_turn_end_with_damage_and_a_save_restores_the_state(self, play: Play) -> None:
         """C40, undo: vesh ends its turn; kael's turn starts with Burning (1d4 = 3) and Bleeding (1), and Marked

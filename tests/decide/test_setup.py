@@ -1,11 +1,16 @@
-"""omen_core/decide/setup.py: revealing the seed, and the fresh seed a fight that goes on commits to (C42)."""
+"""omen_core/decide/setup.py: revealing the seed, and the fresh seed a fight that goes on commits to (C42); what a
+sheet's written abilities must name at join (C14, C28, C40)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import msgspec
 import pytest
 
 from omen_core import CheckSpec, Fight, MemoryStore, SeededDice
 from omen_core.commands import RevealSeed, Undo
+from omen_core.content import Ability, Ruleset, decode_content, load_ruleset
 from omen_core.dice import commitment, seeded_face
 from omen_core.errors import RuleViolation
 from omen_core.events import DiceRolled, SeedCommitted, SeedRevealed
@@ -130,3 +135,82 @@ def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: st
         fight.join(msgspec.structs.replace(sheet("kael"), abilities=(listed,)))
     assert info.value.rule == "C37" and info.value.facts["field"] == "$.abilities[0]"
     assert fight.events == before
+
+
+C40_RULESET = load_ruleset(Path(__file__).resolve().parent.parent / "data" / "c40-ruleset.toml")
+
+
+def written(toml: str) -> Ability:
+    """An ability written out in TOML (``id = "x"``, its name X), as a sheet writes it."""
+    return decode_content(f'id = "x"\nname = "X"\n{toml}', Ability, source="x.toml", fmt="toml")
+
+
+def join_refused(toml: str, ruleset: Ruleset | None = None) -> RuleViolation:
+    """The refusal of kael's join with the ability ``toml`` written out on its sheet (nothing written)."""
+    fight = Fight.start(MemoryStore(), "abilities", dice=SeededDice(FIRST), clock=lambda: 0, ruleset=ruleset)
+    version = fight.version
+    with pytest.raises(RuleViolation) as refused:
+        fight.join(msgspec.structs.replace(sheet("kael", "heroes"), abilities=(written(toml),)))
+    assert fight.version == version
+    return refused.value
+
+
+class TestJoinChecksEveryConsequenceAnAbilityWrites:
+    @pytest.mark.parametrize(("toml", "field"), [
+        ('use = "action"\neffects = [{ kind = "save", save = "RES", against = "INT", '
+         'on_failure = [{ kind = "condition", condition = "Sleeping" }] }]', "effects[0].on_failure[0].condition"),
+        ('use = "action"\neffects = [{ kind = "save", save = "RES", against = "INT", '
+         'on_success = [{ kind = "clear", condition = "Prone" }, { kind = "clear", condition = "Dazed" }] }]',
+         "effects[0].on_success[1].condition"),
+        ('use = "free"\ntarget = "self"\neffects = [{ kind = "heal", flat = 1 }]\n'
+         'deferred = { at = "end_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+         'condition = "Tired" }] }',
+         "deferred.effects[0].condition"),
+    ])
+    def test_an_unknown_condition_in_a_save_branch_or_a_deferred_cost_is_refused(self, toml: str, field: str) -> None:
+        """C28, C15, C41: a condition the ruleset does not know, in a save's branch or a deferred cost, is refused at
+        join (as in the ability's own effects), naming the ability and the field; nothing is written."""
+        refused = join_refused(toml)
+        assert refused.rule == "C28" and refused.facts["field"] == f"$.abilities[0].{field}"
+        assert "kael's ability 'x'" in str(refused) and field.rpartition(".")[0] in str(refused)
+
+    @pytest.mark.parametrize(("toml", "field"), [
+        ('use = "action"\neffects = [{ kind = "save", save = "RES", against = "INT", '
+         'on_failure = [{ kind = "damage", flat = 2, damage_type = "sonic" }] }]', "effects[0].on_failure[0]"),
+        ('use = "free"\ntarget = "self"\neffects = [{ kind = "heal", flat = 1 }]\n'
+         'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", flat = 3, '
+         'damage_type = "void" }] }', "deferred.effects[0]"),
+    ])
+    def test_an_unknown_damage_type_in_a_save_branch_or_a_deferred_cost_is_refused(self, toml: str,
+                                                                                  field: str) -> None:
+        """C14: a damage type the ruleset does not list, in a save's branch or a deferred cost, is refused at join,
+        naming the ability and the field."""
+        refused = join_refused(toml)
+        assert refused.rule == "C14" and refused.facts["field"] == f"$.abilities[0].{field}.damage_type"
+        assert f"kael's ability 'x' ({field})" in str(refused)
+
+    @pytest.mark.parametrize(("toml", "field"), [
+        ('use = "action"\ntarget = "self"\neffects = [{ kind = "condition", condition = "Poisoned" }]',
+         "effects[0]"),
+        ('use = "action"\neffects = [{ kind = "save", save = "AGI", against = "AGI", '
+         'on_success = [{ kind = "condition", to = "actor", condition = "Poisoned" }] }]', "effects[0].on_success[0]"),
+        ('use = "free"\ntarget = "self"\neffects = [{ kind = "heal", flat = 1 }]\n'
+         'deferred = { at = "end_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+         'condition = "Poisoned" }] }', "deferred.effects[0]"),
+    ])
+    def test_a_save_ended_condition_on_its_own_owner_is_refused(self, toml: str, field: str) -> None:
+        """C15, C40: a condition a save ends (Poisoned) put on the ability's own owner, by an ability that targets
+        only itself, by a save's branch to the caller or by a deferred cost, is refused at join: nobody would oppose
+        the save."""
+        refused = join_refused(toml, C40_RULESET)
+        assert refused.rule == "C40" and refused.facts["field"] == f"$.abilities[0].{field}.to"
+        assert "applies Poisoned to its own owner" in str(refused) and f"({field})" in str(refused)
+
+    def test_a_save_ended_condition_on_another_joins(self) -> None:
+        """C40: Poisoned on the target of an ability aimed at an enemy, or in a save's failure branch, joins."""
+        fight = Fight.start(MemoryStore(), "abilities", dice=SeededDice(FIRST), clock=lambda: 0,
+                            ruleset=C40_RULESET)
+        fight.join(msgspec.structs.replace(sheet("kael", "heroes"), abilities=(written(
+            'use = "action"\neffects = [{ kind = "save", save = "AGI", against = "AGI", '
+            'on_failure = [{ kind = "condition", condition = "Poisoned" }] }]'),)))
+        assert [a.id for a in fight.state.combatants["kael"].sheet.written_abilities()] == ["x"]

@@ -12,7 +12,7 @@ from omen_cli import app
 from omen_core import Fight
 from omen_core.content import Armor, Features, RageDice, SaveEffect, Weapon
 from omen_core.errors import BadInput
-from omen_core.events import encode_line
+from omen_core.events import StoredEvent, encode_line
 from omen_replay.explain import explain_records as explain
 from tests.fights import new_fight, present
 from tests.sheets import sheet
@@ -153,6 +153,18 @@ class TestConsequencesAndAmbush:
         assert names.index("damage (axe)") < names.index(label)
         consequence = parts[names.index(label)]
         assert [(t.label, t.value) for t in consequence.terms] == [("damage dice", 3)] and consequence.rule == "C25"
+
+    def test_half_damage_on_a_saves_success_says_so(self) -> None:
+        """C15, C25: the shipped party fight's Flame Burst (2d6 fire, half on a success): vex saves 6 >= 5, the dice
+        9, less 5 (half of 9, rounded down, is 4): that term, labelled as the log records it, is said to come from
+        the save's success, not from the consequence's flat damage."""
+        lines = (Path(__file__).resolve().parents[2] / "fixtures" / "party-abilities" / "fight.jsonl").read_bytes()
+        records = [msgspec.json.decode(line, type=StoredEvent) for line in lines.splitlines()]
+        damage = next(p for p in explain(records, 125).parts if p.name == "damage (Flame Burst: a consequence)")
+        assert [(t.label, t.value, t.source) for t in damage.terms] == [
+            ("damage dice", 9, "the consequence's own fire damage roll"),
+            ("half (a save's success)", -5, "the save succeeded: half the damage, rounded down (C15, C25)")]
+        assert damage.total == 4
 
     def test_no_armor_is_not_called_armor_that_does_not_apply(self) -> None:
         """A defender without armor gets 'no armor worn' in the defense terms, not the C13 spell note (C11)."""

@@ -85,13 +85,16 @@ def test_refill_at_a_skipped_turn_cites_c21() -> None:
 
 
 def test_a_moment_of_the_round_is_told() -> None:
-    """C38: the start of a turn that an ability answers is told as a moment of its own, by the combatant's name."""
+    """C38: the start of a turn that an ability answers is told as a moment of its own, by the combatant's name (Ana
+    hurt first by the orc's unarmed 5, so that Regeneration, a heal, is offered)."""
     import msgspec
 
     from tests.fights import new_fight
 
     ana = msgspec.structs.replace(sheet("ana"), abilities=("regeneration",))
-    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1, 3])
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[5, 1, 2, 6, 1, 3])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
     fight.roll_initiative()
     fight.answer_decision("regeneration", "ana", "use")
     texts = [line.text for line in narrate(fight.events)]

@@ -238,6 +238,30 @@ class TestSheetRefusals:
                                                                          .splitlines()) if line.startswith("id "))
 
 
+    @pytest.mark.parametrize("fmt", ["toml", "json"])
+    def test_an_ability_from_a_library_is_named_in_the_library(self, tmp_path: Path, fmt: str) -> None:
+        """C28, C37: an inline sheet lists "venom" by id, and the library file party.toml (or .json) writes it out
+        applying "Sleeping", which the ruleset does not know: the refusal at join names the library, the line of
+        that condition and ``$.abilities.venom.effects[0].condition``, not the scenario."""
+        library = ('[abilities.venom]\nname = "Venom"\nuse = "trigger"\n'
+                   'trigger = { moment = "attack.determined", owner = "attacker", outcome = "hit" }\n'
+                   'effects = [\n  { kind = "condition", condition = "Sleeping" },\n]\n') if fmt == "toml" else (
+                  '{"abilities": {"venom": {"name": "Venom", "use": "trigger",\n'
+                  ' "trigger": {"moment": "attack.determined", "owner": "attacker", "outcome": "hit"},\n'
+                  ' "effects": [\n  {"kind": "condition", "condition": "Sleeping"}\n]}}}\n')
+        (tmp_path / f"party.{fmt}").write_text(library)
+        (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+        text = MINIMAL.replace('id = "m"\n', f'id = "m"\nabilities = ["party.{fmt}"]\n') + (
+            '\n[[combatants]]\nid = "bo"\nname = "Bo"\nside = "b"\nhp = 10\nabilities = ["venom"]\n'
+            'attributes = { STR = { die = "d6" }, AGI = { die = "d6" }, INT = { die = "d6" }, '
+            'RES = { die = "d6" }, FCS = { die = "d6" } }\n')
+        with pytest.raises(ScenarioError) as info:
+            run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
+        err = info.value
+        assert (err.source, err.path, err.line) == (str(tmp_path / f"party.{fmt}"),
+                                                    "$.abilities.venom.effects[0].condition", 6 if fmt == "toml" else 4)
+        assert "[C28] unknown condition 'Sleeping' in bo's ability 'venom'" in str(err)
+
 class TestEveryErrorIsPlaced:
     """Issue #26, item 7: every error of a scenario or a sheet names its file, a line of it and a field path
     (``FILE:LINE: what (at $.path)``), whatever was done to the files (a fuzz test: 57 of 1,300 fuzzed files
