@@ -77,6 +77,22 @@ def status(
         out.print(escape(line), soft_wrap=True)
 
 
+def _not_json_of_another_kind(text: str, origin: str) -> None:
+    """Refuse JSON that is no object (an array, a string, a number) as such: read as TOML it gave a TOML syntax
+    error that said nothing of what was wrong."""
+    import msgspec
+
+    from omen_core.errors import ContentError
+
+    try:
+        value = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        return
+    kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
+    raise ContentError(origin, "$", f"a command is a JSON object ({{\"command\": ...}}) or a TOML table "
+                                    f"(command = \"...\"), not {kind}", 1)
+
+
 def _parse_command(text: str, origin: str) -> Command:
     """A command given as JSON (an object) or TOML (a table with ``command = "..."``); errors name the field."""
     from omen_core.commands import Command
@@ -85,6 +101,8 @@ def _parse_command(text: str, origin: str) -> Command:
 
     text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first is no part of the command
     fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
+    if fmt == "toml":
+        _not_json_of_another_kind(text, origin)
     try:
         return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]
     except ContentError as exc:

@@ -513,8 +513,9 @@ def _stops_at(state: FightState) -> str:
         return ""
     point, who, _action = found
     answers = " or ".join(dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers))
-    return (f"the {point.title} window ({point.rule}), where {', '.join(who) or 'the GM'} answers with "
-            f"{answers}")
+    title = point.title.removeprefix("an ").removeprefix("a ").removeprefix("the ")  # "an initiative tie among..."
+    return (f"the {title} window ({point.rule}), where {', '.join(who) or 'the GM'} "
+            f"{'answer' if len(who) > 1 else 'answers'} with {answers}")
 
 
 def _still_to_roll(path: list[RollRequest], given: int, certain: list[RollRequest], maybe: list[RollRequest]

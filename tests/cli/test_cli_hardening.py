@@ -362,6 +362,19 @@ class TestControlCharacters:
         assert result.exit_code == 2 and said(result).endswith("give it once) (at $.command)"), said(result)
         assert demo_log.read_bytes() == before
 
+    @pytest.mark.parametrize(("given", "kind"), [("[1, 2]", "an array"), ('"end_turn"', "a string"),
+                                                 ("42", "a number"), ("null", "null")])
+    def test_json_that_is_no_object_is_refused_as_such(self, demo_log: Path, given: str, kind: str) -> None:
+        """A JSON array (or string, number, null) given as a command is refused saying a command is a JSON object or
+        a TOML table, exit 2, nothing written (read as TOML it was "Expected ']' at the end of a table
+        declaration")."""
+        before = demo_log.read_bytes()
+        result = omen("do", str(demo_log), given)
+        assert result.exit_code == 2
+        assert said(result) == ('omen: error: the command:1: a command is a JSON object ({"command": ...}) or a TOML '
+                                f'table (command = "..."), not {kind} (at $)'), said(result)
+        assert demo_log.read_bytes() == before
+
     @pytest.mark.parametrize("argv", [["status"], ["replay"], ["undo"], ["explain", "--", "3"]])
     def test_a_broken_chain_is_named_by_file_and_line(self, demo_log: Path, argv: list[str]) -> None:
         """A log whose line ends were rewritten (CRLF: every hash now covers other bytes) is refused by the commands

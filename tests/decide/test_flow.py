@@ -512,6 +512,27 @@ class TestInitiativeOrder:
         assert (list(store.read_lines("ties", 0)), fight.state) == before
 
 
+class TestSurplusFacesAtATie:
+    def test_faces_past_a_roll_off_that_ties_again_name_the_window_it_waits_at(self) -> None:
+        """C19, C29: allies kael and mira tie at 11 (d20 10 + 1 each); a roll_off given 4 faces rolls 6 and 6 (7 and
+        7: tied again) and waits at the tie among allies again: refused, naming that window in words ("the
+        initiative tie among allies window", not "the an initiative ...", and "kael, mira answer"), nothing
+        written."""
+        from omen_core.commands import RollInitiative, RollOff
+        from omen_core.dice import ManualDice, SurplusFaces
+
+        store = MemoryStore()
+        fight = Fight.start(store, "ties", dice=ManualDice(), clock=lambda: 0, combatants=[kael(), mira(), vesh()])
+        fight.execute(RollInitiative(dice=(10, 10, 15)))
+        before = list(store.read_lines("ties", 0))
+        with pytest.raises(SurplusFaces) as refused:
+            fight.execute(RollOff(dice=(6, 6, 3, 3)))
+        said = str(refused.value)
+        assert "it stops first at the initiative tie among allies window (C19), where kael, mira answer with " \
+               "agree_initiative or roll_off" in said and "2 face(s) too many" in said
+        assert list(store.read_lines("ties", 0)) == before
+
+
 class TestRollOffRepeatsTheInitiativeRoll:
     def test_partial_surprise_minus_5_holds_in_the_roll_off(self, play: Play) -> None:
         """C32: a roll-off repeats the initiative roll with its modifiers: mira, Partially Surprised, keeps -5."""
