@@ -3,6 +3,7 @@ standard output and error as they stand now, user text made safe for the termina
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -62,10 +63,23 @@ class StdoutFailed(OSError):
     """Standard output could not be written (a full disk, a closed pipe)."""
 
 
+#: What a JSON encoder writes raw inside a string that a terminal acts on: DEL and the C1 controls (U+009B is a
+#: CSI), the bidirectional controls, the line and paragraph separators (the C0 controls JSON escapes itself).
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
 class _Stdout:
-    """Standard output as it stands now (a test swaps ``sys.stdout``), whose write errors say they are its own."""
+    """Standard output as it stands now (a test swaps ``sys.stdout``), whose write errors say they are its own.
+    What it writes shows the characters a terminal acts on as ``\\u202e`` escapes (the other formats have done so
+    already, :func:`visible`): in JSON, where only a string may hold one, the same string to a JSON reader."""
 
     def write(self, text: str) -> int:
+        if _RAW_IN_JSON.search(text):
+            text = _RAW_IN_JSON.sub(_escaped, text)
         try:
             return sys.stdout.write(text)
         except OSError as exc:

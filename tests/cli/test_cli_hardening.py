@@ -3,6 +3,7 @@ names, bad seeds; each a short message naming what and where, exit 2, and nothin
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -269,6 +270,19 @@ class TestControlCharacters:
         result = omen(*[a.format(log=hostile_log) for a in argv])
         assert result.exit_code in (0, 2), said(result)
         assert not CONTROL.search(result.stdout + result.stderr)
+
+    @pytest.mark.parametrize("argv", [["replay", "{log}", "--json"], ["status", "{log}", "--json"],
+                                      ["verify", "{log}", "--json"], ["explain", "{log}", "4", "--json"]])
+    def test_json_output_carries_no_control_characters_and_reads_back_the_same(self, hostile_log: Path,
+                                                                                argv: list[str]) -> None:
+        """README: control characters are escapes in every format: JSON escapes the C0 controls itself, and now DEL,
+        the C1 controls, the bidirectional controls (U+202E reached the terminal raw) and the line separators too
+        (``\\u202e``, the same string to a JSON reader: the hostile name reads back as written)."""
+        result = omen(*[a.format(log=hostile_log) for a in argv])
+        assert result.exit_code == 0, said(result)
+        assert not CONTROL.search(result.stdout)
+        if argv[0] == "replay":
+            assert HOSTILE in [c["name"] for c in json.loads(result.stdout)["combatants"]]
 
     def test_run_narration_carries_no_control_characters(self, hostile_scenario: Path, tmp_path: Path) -> None:
         """``omen run`` narrates the hostile names visibly escaped, and its end-state table too."""
