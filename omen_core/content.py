@@ -1145,12 +1145,14 @@ def reason_and_path(exc: Exception) -> tuple[str, str]:
     else:
         reason, inner, field = head.partition(_INNER)  # a problem naming the field below that path (_at)
         path = "$" + tail.removesuffix("`") + (f".{field.removesuffix('`')}" if inner else "")
-    missing = _MISSING.fullmatch(reason)
-    return reason, path + f".{missing['field']}" if missing else path  # where the field left out belongs
+    named = _MISSING.fullmatch(reason) or _UNKNOWN.fullmatch(reason)
+    return reason, path + f".{named['field']}" if named else path  # where the field left out belongs, or is written
 
 
-#: msgspec's words for a required field left out (it says the object's path, not the field's).
+#: msgspec's words for a required field left out, and for a field the object does not have (it says the object's
+#: path, not the field's: the field's is where it belongs, or the line it is written on).
 _MISSING = re.compile(r"Object missing required field `(?P<field>[A-Za-z_][A-Za-z0-9_]*)`")
+_UNKNOWN = re.compile(r"Object contains unknown field `(?P<field>[A-Za-z_][A-Za-z0-9_-]*)`")
 
 
 def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",

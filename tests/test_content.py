@@ -65,12 +65,13 @@ class TestLoadSheet:
         assert load_sheet(path) == toml_sheet
 
     def test_unknown_key_is_rejected_with_its_path(self, tmp_path: Path) -> None:
-        """A typo (``bonsu``) is an error naming the file and the JSON path, not silently ignored."""
+        """A typo (``bonsu``) is an error naming the file and the JSON path of the unknown key itself (the line it is
+        written on), not silently ignored."""
         path = tmp_path / "typo.toml"
         path.write_text(GOOD.replace('bonus = 2 }\nAGI', 'bonsu = 2 }\nAGI'))
         with pytest.raises(ContentError) as info:
             load_sheet(path)
-        assert info.value.source == str(path) and info.value.path == "$.attributes.STR"
+        assert info.value.source == str(path) and info.value.path == "$.attributes.STR.bonsu"
         assert "bonsu" in str(info.value)
 
     @pytest.mark.parametrize("old, new, path", [
@@ -192,12 +193,13 @@ class TestContentHash:
 
 class TestRulesetErrors:
     @pytest.mark.parametrize("old, new, path, typo", [
-        ("bonus_actions = 2", "bonus_action = 2", "$.economy", "bonus_action"),
-        ("max_stacks = 5", "max_stack = 5", "$.conditions.Exhausted", "max_stack"),
-        ("[reaction_costs]", "[reaction_cost]", "$", "reaction_cost"),
+        ("bonus_actions = 2", "bonus_action = 2", "$.economy.bonus_action", "bonus_action"),
+        ("max_stacks = 5", "max_stack = 5", "$.conditions.Exhausted.max_stack", "max_stack"),
+        ("[reaction_costs]", "[reaction_cost]", "$.reaction_cost", "reaction_cost"),
     ])
     def test_typo_key_names_file_and_path(self, tmp_path: Path, old: str, new: str, path: str, typo: str) -> None:
-        """A typo in a ruleset file is a ContentError naming the file, the JSON path and the unknown key."""
+        """A typo in a ruleset file is a ContentError naming the file and the unknown key, at its own path (the line
+        it is written on)."""
         assert old in CORE_TOML
         file = tmp_path / "house.toml"
         file.write_text(CORE_TOML.replace(old, new, 1))
@@ -351,10 +353,10 @@ class TestSheetGearErrors:
         assert '"rnaged"' in text.splitlines()[present(info.value.line) - 1]
 
     def test_unknown_gear_key(self) -> None:
-        """A typo inside a gear table (``ratin``) is refused naming $.armor."""
+        """A typo inside a gear table (``ratin``) is refused naming $.armor.ratin, where it is written."""
         with pytest.raises(ContentError) as info:
             decode_content(geared().replace("rating = 3", "ratin = 3"), CombatantSheet, source="k.toml", fmt="toml")
-        assert info.value.path == "$.armor" and "ratin" in str(info.value)
+        assert info.value.path == "$.armor.ratin" and "ratin" in str(info.value)
 
     def test_negative_resistance(self) -> None:
         """Resistances are non-negative: fire = -1 is refused at $.resistances.fire."""

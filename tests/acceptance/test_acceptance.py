@@ -183,7 +183,7 @@ ERRORS = [
      "[C28] unknown condition 'Burning'"),
     ("e07_save_ends_on_owner.toml", "e07_save_ends_on_owner.toml:13:",
      "[C40]"),
-    ("e08_typo.toml", "e08_typo_lib.toml:1:", "unknown field `efects` (at $.abilities.typo)"),
+    ("e08_typo.toml", "e08_typo_lib.toml:4:", "unknown field `efects` (at $.abilities.typo.efects)"),
     ("e09_outcome_at_rolled.toml", "e09_outcome_at_rolled.toml:13:", "attack.determined"),
     ("e12_two_sheets_one_id.toml", "e12_two_sheets_one_id.toml:20:", "[C37]"),
     ("e13_no_id_inline.toml", "e13_no_id_inline.toml:13:", "without an id (at $.combatants[0].abilities[0])"),

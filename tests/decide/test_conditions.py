@@ -550,4 +550,4 @@ def test_a_named_total_modifier_is_written_in_the_ruleset_file() -> None:
     assert loaded.conditions["Exposed"].modifiers == TotalModifiers(defense=-1)
     with pytest.raises(ContentError, match=r"house.toml:\d+: .*unknown field `luck`") as info:
         decode_content(text.replace("defense = -1", "luck = -1"), Ruleset, source="house.toml", fmt="toml")
-    assert info.value.path == "$.conditions.Exposed.modifiers"
+    assert info.value.path == "$.conditions.Exposed.modifiers.luck"
