@@ -32,11 +32,14 @@ def test_a_decision_during_an_attack_names_the_attack() -> None:
 
 
 def test_a_decision_during_a_save_names_the_saver_and_the_caller() -> None:
-    """C15, C38: Stubborn, offered once Ana's STR 2 fails against the orc's Shove (5), is answered "during Ana's
-    save, called by Orc", not during an anonymous action."""
+    """C15, C38: Stubborn (a heal: offered only to one it would heal), offered once Ana, hurt by the orc's blow (5 +
+    1 = 6 > 2, 5 damage), fails her STR 2 against the orc's Shove (5), is answered "during Ana's save, called by
+    Orc", not during an anonymous action."""
     ana = msgspec.structs.replace(sheet("ana"), abilities=("stubborn",))
     orc = msgspec.structs.replace(sheet("orc", side="raiders"), abilities=("shove",))
-    fight = new_fight(ana, orc, faces=[2, 5])
+    fight = new_fight(ana, orc, faces=[5, 1, 2, 2, 5])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
     fight.engage("orc", "ana")
     fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
     assert "Ana may answer, during Ana's save, called by Orc" in facts(fight)
@@ -59,7 +62,7 @@ def test_a_decision_at_a_contest_names_whose_contest_and_how_it_went() -> None:
     defender): the orc is asked "during Orc's contest against Ana (failed)"."""
     lesson = {"id": "lesson", "name": "Lesson", "use": "trigger",
               "trigger": {"moment": "check.resolved", "owner": "self", "outcome": "failure"},
-              "effects": [{"kind": "heal", "to": "actor", "flat": 1}]}
+              "effects": [{"kind": "condition", "to": "actor", "condition": "Fatigued"}]}
     orc = msgspec.convert({**msgspec.to_builtins(sheet("orc", side="raiders")), "abilities": [lesson]},
                           type(sheet("orc")))
     fight = new_fight(sheet("ana"), orc, faces=[3, 3])
