@@ -710,7 +710,8 @@ def panel_html(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> st
 def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
     """What the fragment of ``seat`` depends on, as a tag (``X-Table-Tag``): an HMAC, under a secret of the
     server's keep, of what this seat's view is made from: the head's seq, the seat, the HP display, whether the log
-    is published, which combatants the seat sees and the command staged for dice as the seat sees it; the GM's also
+    is published, which combatants the seat sees, the command staged for dice as the seat sees it and the effect names
+    the GM made public (public to every seat by then); the GM's also
     of every table setting and the seats. A player's tag is a function of its own view alone (no hidden id, no note,
     no hash enters it), and without the key it confirms no guess at all. The page's look every few seconds costs
     an HMAC, not a render, when none of it changed."""
@@ -724,7 +725,7 @@ def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
         seen = sorted(who for who in fight.state.combatants if sight.sees(who))
         staged = staged_view(fights, fight_id, fight, sight, seat)
         facts: list[Any] = [fight_id, head.seq, seat.kind, seat.name, list(seat.combatants), settings.hp_display,
-                            settings.published, seen, msgspec.to_builtins(staged)]
+                            settings.published, seen, msgspec.to_builtins(staged), sorted(settings.public_effects)]
         if sight.gm:
             facts += [msgspec.to_builtins(settings), _seats_said(fights, fight_id)]
     key = fights.keep.secret("table-tag")
@@ -737,7 +738,7 @@ def _seats_said(fights: Fights, fight_id: str) -> str:
 
 def _page(name: str, **context: Any) -> Response[bytes]:
     body = ENV.get_template(name).render(**context)
-    return Response(body.encode(), media_type="text/html; charset=utf-8", headers=_HEADERS)
+    return Response(body.encode(), media_type="text/html", headers=_HEADERS)
 
 
 def bundled_sheets() -> dict[str, Any]:
@@ -787,7 +788,7 @@ def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:
         headers = {"Cache-Control": "no-store", "X-Table-Tag": tag}
         if request.headers.get("x-table-tag") == tag:  # the page has it already (no 304: nothing is cached)
             return Response(b"", status_code=204, headers=headers)
-        return Response(panel_html(fights, fight_id, seat, _token).encode(), media_type="text/html; charset=utf-8",
+        return Response(panel_html(fights, fight_id, seat, _token).encode(), media_type="text/html",
                         headers=headers)
 
     return [index, table, sheets, static, fragment]

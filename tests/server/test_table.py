@@ -179,6 +179,22 @@ def test_the_fragment_is_not_rendered_again_while_nothing_it_shows_changed(table
     assert moved.status_code == 200 and moved.headers["x-table-tag"] != tag
 
 
+def test_a_players_tag_changes_when_the_gm_makes_an_effect_name_public(table: Any) -> None:
+    """A name the GM makes public (reveal_effects) changes what a player's page may show, so the player's
+    X-Table-Tag changes with it (it did not: the page kept the words it had); the HTML is text/html with one
+    charset."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    first = table.client.get("/fights/duel/table", headers={"Authorization": f"Bearer {alice}"})
+    assert first.headers["content-type"] == "text/html; charset=utf-8"
+    tag = first.headers["x-table-tag"]
+    assert table.client.post("/fights/duel/settings", headers=table.auth(),
+                             json={"reveal_effects": ["Riposte"]}).status_code == 200
+    after = table.client.get("/fights/duel/table", headers={"Authorization": f"Bearer {alice}", "X-Table-Tag": tag})
+    assert after.status_code == 200 and after.headers["x-table-tag"] != tag
+
+
 def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table: Any) -> None:
     """The GM's fragment shows its notes and a button to show a hidden combatant to the players; the player's
     shows neither the note nor the hidden one until the GM reveals it (POST settings, what the button sends)."""
