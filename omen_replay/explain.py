@@ -503,8 +503,11 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
         said = f"{decl.who} uses {decl.name}{on} (C37), the action declared at seq {first.seq}"
     title = _title(known, first.seq, said)
     verdicts: list[str] = []
+    healing: list[int] = []  # the healing rolls not yet seen to restore HP
     for rec, _state in events:
         match rec.event:
+            case DiceRolled(purpose="healing", dice=dice):
+                healing.append(sum(d.face for d in dice))
             case DecisionAnswered(who=who, decision=decision, choice=choice):
                 verdicts.append(f"{who} answers {decision}: {choice} (C38)")
             case CostPaid(who=who, resource=resource, amount=amount):
@@ -512,11 +515,15 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
             case DamageResolved(target=target, final=final, damage_type=kind):
                 verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
+                if resource == "hp" and now > was and healing:
+                    healing.pop(0)
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
             case ConditionApplied(who=who, condition=condition, stacks=stacks):
                 verdicts.append(f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)")
             case ConditionCleared(who=who, condition=condition, reason=reason):
                 verdicts.append(f"{who} is no longer {condition} ({reason})")
+    verdicts += [f"the healing rolled ({amount}) restores no HP: the one it heals is at its sheet's HP already "
+                 "(healing never goes above it)" for amount in healing]
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
                        parts=(), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 

@@ -322,6 +322,25 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
         assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
 
 
+def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
+    """C37: Healing Word on Bram at his full 20 HP (d6 = 3): no HP changes, and explain says the healing rolled
+    restores none, Bram being at his sheet's HP (it said nothing of the heal)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_replay.explain import explain_records
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("healing_word",))
+    fight = new_fight(sheet("orc", side="raiders"), ana, sheet("bram"), faces=[3])
+    fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
+    told = explain_records(fight.events, fight.version)
+    assert told.verdicts == ("ana pays 1 Bonus Action (C20, C22, C41)",
+                             "the healing rolled (3) restores no HP: the one it heals is at its sheet's HP already "
+                             "(healing never goes above it)")
+
+
 def test_explain_names_the_ability_that_allowed_a_defense_the_table_refuses() -> None:
     """C37, §Which Defenses Apply: a Parry against a ranged attack is refused by the table; with Deflecting Stance
     the archer's shot (6 + 6 = 12 against Ana's 1) is parried, and explain says which ability allowed it."""
