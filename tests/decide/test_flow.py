@@ -1095,6 +1095,19 @@ class TestDying:
     # kael's sword on vesh (5 HP): STR 6 + FCS 1 + 2 = 8 + 1 = 9 vs base RES 1 + 1 = 2: the window opens.
     # Crit: FCS 1 + 1 = 2 vs RES 1 + 1 = 2: none. Damage 6 + 2 + 4 = 12 >= 5: HP 0, Dying.
 
+    def test_a_side_down_before_initiative_ends_the_fight_after_the_initiative_roll(self, play: Play) -> None:
+        """C33 as ruled (docs/rulings.md): kael's sword takes vesh (5 HP), the raiders' only combatant, to 0 before
+        initiative (8 + 1 = 9 vs 2; 6 + 2 + 4 = 12): the fight is still being set up and does not end; the
+        initiative roll (kael 15 + 1, vesh 5 + 1) is the first command of the rounds, and the fight ends after it,
+        the raiders defeated."""
+        fight = play(kael(), vesh(hp=5), faces=[6, 1, 1, 15, 5])
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        assert fight.state.combatants["vesh"].hp == 0 and fight.state.ending is None
+        fight.roll_initiative()
+        assert fight.state.ending is not None and (fight.state.ending.reason, fight.state.ending.side) == (
+            "defeated", "raiders")
+
     def test_a_combatant_at_0_hp_takes_no_turn(self, play: Play) -> None:
         """C36: vesh, at 0 HP after Dodging with 1 of its 2 Bonus Actions, takes no turn: each time the order
         reaches it the turn is recorded as skipped (turn_skipped, naming C36), nothing refills (it stays at 1
