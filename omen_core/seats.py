@@ -179,6 +179,11 @@ def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
     "(hidden) waits for kael's dash"
     >>> scrub("'kael' has no weapon 'axe' (weapons: knife)", sight, typed=["kael", "axe"])
     "'kael' has no weapon 'axe' (weapons: knife)"
+
+    How many secrets a list holds is scrubbed too, and a list holding nothing else goes:
+
+    >>> scrub("'kael' may not answer this window (responders: ash, axe)", sight)
+    "'kael' may not answer this window"
     """
     if sight.gm:
         return text
@@ -187,7 +192,15 @@ def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
     if not secrets:
         return text
     pattern = "|".join(re.escape(s) for s in secrets)
-    return re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", text)
+    said = re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", text)
+    said = _HIDDEN_RUN.sub("(hidden)", said)  # how many are hidden is itself hidden
+    return _HIDDEN_LIST.sub("", said)  # and a list of nothing but hidden ones, that there are any
+
+
+#: A run of hidden items in a list (``(hidden), (hidden)``), and a parenthesised list of nothing but hidden ones
+#: (`` (responders: (hidden))``).
+_HIDDEN_RUN = re.compile(r"\(hidden\)(?:, \(hidden\))+")
+_HIDDEN_LIST = re.compile(r" \([a-z ]+: \(hidden\)\)")
 
 
 def typed_in(value: Any) -> list[str]:

@@ -10,7 +10,7 @@ from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.content import Features
 from omen_core.events import keyed_salts
 from omen_core.options import options
-from omen_core.seats import HP_BANDS, HpDisplay, combatant_views, hp_band, scrub, seat_options, sight_of
+from omen_core.seats import HP_BANDS, HpDisplay, Sight, combatant_views, hp_band, scrub, seat_options, sight_of
 from omen_core.state import FightState
 from tests.sheets import sheet
 
@@ -50,6 +50,17 @@ class TestAPlayersSeat:
 
 
 class TestScrubbing:
+    def test_how_many_hidden_ones_a_list_holds_is_scrubbed_too(self) -> None:
+        """A refusal listing a window's responders told a player how many hidden combatants may answer it
+        ("(responders: (hidden), (hidden))"): a run of hidden ones reads as one, and a list of nothing but hidden
+        ones goes, so the words are the same with one hidden responder, two, or another world's."""
+        sight = Sight(kind="player", own=frozenset({"kael"}), hidden=frozenset({"ash", "bo"}), secrets=("ash", "bo"))
+        refusal = "'kael' may not answer this window (responders: {})"
+        assert {scrub(refusal.format(who), sight) for who in ("ash", "ash, bo", "bo, ash")} == {
+            "'kael' may not answer this window"}
+        assert scrub(refusal.format("vesh, ash, bo"), sight) == scrub(refusal.format("vesh, bo"), sight) == (
+            "'kael' may not answer this window (responders: vesh, (hidden))")
+
     def test_another_sheets_abilities_are_scrubbed_by_id_and_name_unless_owned_or_public(self) -> None:
         """Vesh lists Riposte (C37): to Kael's seat its id and name are secrets, scrubbed from the engine's words
         (the id Kael's player typed echoed as given); to Vesh's seat they are its own; once the GM makes the name
