@@ -466,14 +466,15 @@ def first_difference(a: Transcript, b: Transcript) -> str | None:
 # -- playing both worlds in step ---------------------------------------------------------------------------
 
 
-class Table:
-    """One world's fight on a server: its client, the GM's token and each seat's, and the transcript."""
+class Seated:
+    """A fight made on a server, seen from each seat: its client, the GM's token and each seat's, and the
+    transcript of what the seats were answered."""
 
-    def __init__(self, client: httpx.Client, world: World, fight_id: str, the_plan: Plan, headers: dict[str, str]):
-        self.client, self.world, self.fight_id = client, world, fight_id
-        made = client.post("/fights", json=creation(world, fight_id, the_plan.dice, the_plan.hp_display),
-                           headers=headers)
-        assert made.status_code == 201, made.text
+    client: httpx.Client
+    fight_id: str
+
+    def seat_everyone(self, made: httpx.Response) -> None:
+        """The GM's token from the fight ``made``, then a seat for each player and the spectator."""
         self.gm = made.json()["gm_token"]
         self.tokens: dict[str, str] = {}
         for who, plays in [*PLAYERS.items(), (SPECTATOR, ())]:
@@ -481,7 +482,7 @@ class Table:
             seat = self.call("POST", "/seats", self.gm, {"kind": kind, "name": who.title(), "combatants": plays})
             assert seat.status_code == 201, seat.text
             self.tokens[who] = seat.json()["token"]
-        self.transcript = Transcript(fight_id)
+        self.transcript = Transcript(self.fight_id)
 
     def call(self, method: str, path: str, token: str, body: Any = None,
              headers: dict[str, str] | None = None) -> httpx.Response:
@@ -495,6 +496,17 @@ class Table:
         answer = self.call(method, path, self.tokens[who], body, send)
         self.transcript.add(f"{who} {label}", answer)
         return answer
+
+
+class Table(Seated):
+    """One world's fight on a server: its client, the GM's token and each seat's, and the transcript."""
+
+    def __init__(self, client: httpx.Client, world: World, fight_id: str, the_plan: Plan, headers: dict[str, str]):
+        self.client, self.world, self.fight_id = client, world, fight_id
+        made = client.post("/fights", json=creation(world, fight_id, the_plan.dice, the_plan.hp_display),
+                           headers=headers)
+        assert made.status_code == 201, made.text
+        self.seat_everyone(made)
 
     def offered(self, who: str, body: dict[str, Any]) -> bool:
         """Whether ``who``'s own options offer ``body`` (its command and arguments, faces aside)."""
@@ -684,7 +696,7 @@ FACES = (3, 3, 3, 3, 1, 1, 6, 5, 2, 6, 1, 4, 3, 6, 2, 5, 1, 6, 4, 2)
 _SCRIPT = ("use_ability", "declare_attack", "end_turn")
 
 
-class Scripted:
+class Scripted(Seated):
     """One world of a scripted fight on an in-process app: the GM's token, the seats' tokens and their transcript
     (every header of every answer kept, ``date`` aside)."""
 
@@ -695,27 +707,8 @@ class Scripted:
             "combatants": [msgspec.to_builtins(s) for s in mixed_sheets(world, side)], "hidden": [world.hidden],
             "notes": {"fight": world.note, world.hidden: world.note}})
         assert made.status_code == 201, made.text
-        self.gm = made.json()["gm_token"]
-        self.tokens: dict[str, str] = {}
-        for who, plays in [*PLAYERS.items(), (SPECTATOR, ())]:
-            kind = "spectator" if who == SPECTATOR else "player"
-            seat = self.call("POST", "/seats", self.gm, {"kind": kind, "name": who.title(), "combatants": plays})
-            self.tokens[who] = seat.json()["token"]
-        self.transcript = Transcript(fight_id)
+        self.seat_everyone(made)
         self.tags: dict[str, str] = {}
-
-    def call(self, method: str, path: str, token: str, body: Any = None,
-             headers: dict[str, str] | None = None) -> httpx.Response:
-        """One request to this fight's resources (``path`` after ``/fights/{id}``)."""
-        return self.client.request(method, f"/fights/{self.fight_id}{path}", json=body,
-                                   headers={"Authorization": f"Bearer {token}", **(headers or {})})
-
-    def seen(self, who: str, label: str, method: str, path: str, body: Any = None,
-             send: dict[str, str] | None = None) -> httpx.Response:
-        """A seat's request, kept in the transcript with every header of its answer (``date`` aside)."""
-        answer = self.call(method, path, self.tokens[who], body, send)
-        self.transcript.add(f"{who} {label}", answer)
-        return answer
 
     def give(self, giver: str, body: dict[str, Any]) -> httpx.Response:
         """A command given by ``giver`` (``gm`` or a seat) with ``stage`` and the faces it has; a seat's answer is
