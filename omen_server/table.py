@@ -375,7 +375,8 @@ def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mappi
 
 
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
-            opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None) -> ChoiceView:
+            opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None,
+            gear: Mapping[tuple[str, str], str] | None = None) -> ChoiceView:
     faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller))
                   for rolls, maybe in ((choice.dice, False), (choice.may_roll, True)) for r in rolls for d in r.dice)
     said = _rolls(choice.dice, names)
@@ -383,13 +384,22 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
              else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
-             else _label(offer.command, actor_field, choice.args, names))
+             else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
     return ChoiceView(label=label,
                       args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces)
 
 
+def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str, str], str]) -> dict[str, Any]:
+    """A choice's arguments as its label says them: the actor's weapon (or item) by the name its sheet gives it,
+    not its id (the actor's own gear: a seat is offered only its own combatants' choices)."""
+    named = {key: gear.get((actor or "", value), value) for key, value in args.items()
+             if key in ("weapon", "item") and isinstance(value, str)}
+    return {**args, **named} if named else args
+
+
 def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None,
-                abilities: Mapping[str, str] | None = None) -> OfferView:
+                abilities: Mapping[str, str] | None = None,
+                gear: Mapping[tuple[str, str], str] | None = None) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
@@ -399,7 +409,7 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = tuple(_choice(offer, c, actor_field, names, opened, abilities) for c in offer.choices) or (
+    choices = tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices) or (
         ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
@@ -600,7 +610,11 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         used = {o.actor for o in offers if o.command == "use_ability" and o.actor in state.combatants}
         abilities = {**{a.id: a.name for who in used for a in state.combatants[who].sheet.written_abilities()},
                      **{e.id: e.name for who in used for e in turn_actions(state, who)}}
-        offer_views = [_offer_view(o, i, names, opened, abilities) for i, o in enumerate(offers)]
+        actors = {o.actor for o in offers if o.actor in state.combatants}
+        gear = {(who, w.id): w.name for who in actors for w in state.combatants[who].sheet.weapons if w.name}
+        gear |= {(who, shield.id): shield.name for who in actors
+                 if (shield := state.combatants[who].sheet.shield) is not None}
+        offer_views = [_offer_view(o, i, names, opened, abilities, gear) for i, o in enumerate(offers)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
         turn = options.turn

@@ -101,7 +101,7 @@ class TestFragment:
         assert f"attack {attack} against Vesh the Cinder-Hand&#39;s defense {defense}" in text
         assert text.index('id="decision"') < text.index('class="strip"')
         assert "+ d8 AGI + 2 AGI bonus" in text  # Vesh's Dodge: AGI d8, bonus 2
-        assert "+ d8 AGI + 2 AGI bonus + 1 Parry Rating" in text and text.count("Parry with knife") == 1
+        assert "+ d8 AGI + 2 AGI bonus + 1 Parry Rating" in text and text.count("Parry with Curved knife") == 1
         need = attack - defense - 2 - 1  # Parry: the face that brings the defense up to the attack
         said = (f"turns the hit on a {need} or more on the d8" if 1 < need <= 8 else "whatever the die shows"
                 if need <= 1 else f"it would need {need} on a d8")
@@ -264,7 +264,7 @@ class TestTheFirstScreen:
         assert text.index('id="turn-commands"') < text.index('class="strip"') < text.index('id="commands-h"')
         turn = text[text.index('id="turn-commands"'):text.index('class="turn-bar"')]
         assert "Kael Arden's turn</h2>" in turn
-        assert ">Vesh the Cinder-Hand with longsword</option>" in turn
+        assert ">Vesh the Cinder-Hand with Longsword</option>" in turn
         assert ">Vesh the Cinder-Hand, unarmed</option>" in turn
         assert 'costs 1 Action<span class="rule-ref"> &middot; §Resolving an Attack' in turn
         assert "costs 1 Movement Action" in turn

@@ -155,7 +155,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 # Vesh attacks Kael with typed dice that hit: the Active Defense window opens for Kael's player.
                 form = gm.locator("form[data-command=declare_attack]", has=gm.locator("option", has_text="knife")
                                   ).first
-                form.locator("select.choice").select_option(label="Kael Arden with zqknife")
+                form.locator("select.choice").select_option(label="Kael Arden with Zq marked knife")
                 fill_faces(form, "vesh")
                 form.locator("button[type=submit]").click()
                 same_state(gm, player)

@@ -172,7 +172,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
 
                 # Vesh attacks Kael: the GM types Vesh's hit dice; Kael's base defense die is Alice's.
                 form = command_form(gm, "declare_attack", "vesh")
-                form.locator("select.choice").select_option(label="Kael Arden with knife")
+                form.locator("select.choice").select_option(label="Kael Arden with Curved knife")
                 faces = form.locator(".choice-dice:not([hidden]) input.face")
                 faces.nth(0).fill("8")
                 faces.nth(1).fill("6")  # hit 8 + 6 + 2 AGI + 1 knife = 17
@@ -189,10 +189,10 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 assert "attack 17 against Kael Arden's defense 5" in said
                 assert "+ d6 AGI + 1 AGI bonus" in said                         # Dodge
                 assert "+ d8 RES + 2 RES bonus + 2 Block Rating" in said        # Block
-                assert "+ d8 STR + 2 STR bonus + 1 Parry Rating" in said        # Parry with longsword
+                assert "+ d8 STR + 2 STR bonus + 1 Parry Rating" in said        # Parry with Longsword
                 assert "turns the hit on a 8 or more on the d8" in said         # Block: 5 + 2 + 2 + 8 = 17
                 assert box.locator("form.answer").count() == 4                  # Dodge, Block, Parry, Decline
-                assert "Parry with longsword" in said and said.count("Parry") == 2
+                assert "Parry with Longsword" in said and said.count("Parry") == 2
                 for page in pages.values():
                     page.evaluate("window.scrollTo(0, 0)")  # the first screen, as a person opening the page sees it
                 gm.screenshot(path=str(DOCS / "table.png"))
@@ -228,7 +228,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                     assert page.locator(".table-panel").get_attribute("data-waiting") == "interrupt"
                 said = " ".join(gm.locator("#decision").inner_text().split())
                 assert "Interrupt (C24)" in said and "hit d8 AGI + d6 FCS + 3 bonus" in said
-                strike = gm.locator("#decision form.answer", has_text="Strike with knife")
+                strike = gm.locator("#decision form.answer", has_text="Strike with Curved knife")
                 strike.locator("input.face").nth(0).fill("1")
                 strike.locator("input.face").nth(1).fill("1")   # the Interrupt's hit: 1 + 1 + 3 = 5
                 strike.locator("button[type=submit]").click()
