@@ -11,7 +11,7 @@ import contextlib
 import re
 import secrets
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args
 
 import anyio
@@ -25,7 +25,7 @@ from litestar.response import ServerSentEventMessage
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
-from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment
+from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
@@ -362,8 +362,12 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
                         needed=needed)
     if isinstance(exc, SurplusFaces):
-        return _problem(422, "surplus-faces", "More faces than the command rolls", scrub(str(exc), sight, typed),
-                        rule="C29")
+        detail = str(exc) if sight.gm else (
+            f"{exc.given} face(s) given, but this command rolls fewer dice; yours: "
+            + (describe_dice([r for r in exc.rolled if sight.owns(r.roller)]) or "none")
+            + (f"; it stops first at {scrub(exc.stops, sight, typed)}" if exc.stops else "")
+            + "; nothing was written")  # the others' dice (their sizes are their sheets') are not listed
+        return _problem(422, "surplus-faces", "More faces than the command rolls", detail, rule="C29")
     if isinstance(exc, StoreUnavailable):  # before BadInput, which it also is
         return _problem(503, "store-unavailable", "The event store cannot be used now",
                         "the fight's store cannot be used now (nothing was written); retry shortly",
@@ -769,6 +773,52 @@ def _fresh_seed(fights: Fights, fight_id: str, fight: Fight, command: Command) -
 def by_of(seat: Seat) -> str:
     """Who gives a command, for its ``command_issued``: ``gm``, ``player:NAME`` or ``player``."""
     return "gm" if seat.kind == "gm" else f"player:{seat.name}" if seat.name else "player"
+
+
+#: A roll as a seat's faces meet it: whose, what for, and its dice as (pool, sides), in C29 order.
+Rolled = tuple[str, str, tuple[tuple[str, int], ...]]
+
+
+class NotYourFaces(Unprocessable):
+    """422 ``surplus-faces``: a player's faces reach dice that are not its seat's to give (C29: each seat types its
+    own dice; the others' are the GM's, or another player's)."""
+
+    def __init__(self, given: int, own: Sequence[Rolled], field: str) -> None:
+        mine = sum(len(pool) for _roller, _purpose, pool in own)
+        said = "; ".join(f"{roller}'s {purpose.replace('_', ' ')}: " + ", ".join(f"{t} d{n}" for t, n in pool)
+                         for roller, purpose, pool in own)
+        super().__init__(f"{given} face(s) given, but this seat's dice here are {mine}"
+                         + (f" ({said})" if said else "") + ": the dice after them are another seat's to give "
+                         "(give yours alone; with \"stage\": true the command then waits for theirs) (C29); nothing "
+                         "was written", field, "surplus-faces", "More faces than this seat's dice")
+
+
+def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, field: str = "$.command.dice") -> None:
+    """A player's or spectator's faces roll only its own combatants' dice (C29): the first ``given`` faces of
+    ``command`` go to its dice in C29 order (found by deciding it without writing anything), and one reaching a
+    die of a combatant the seat does not play is :class:`NotYourFaces` (the engine alone would take any face for
+    any die: a player typed the GM's dice)."""
+    if sight.gm or not given:
+        return
+    from omen_core.decide import decide
+    from omen_core.events import DiceRolled
+
+    rolls: list[Rolled]
+    try:
+        rolls = [(e.roller, e.purpose, tuple((d.pool, d.sides) for d in e.dice))
+                 for e in decide(fight.state, command, ManualDice()) if isinstance(e, DiceRolled)]
+    except FacesNeeded as exc:
+        rolls = [(r.roller, r.purpose, tuple(r.pool)) for r in exc.needed]
+    except OmenError:
+        return  # the command is refused anyway, as it says when it is run
+    at, own = 0, list[Rolled]()
+    for roll in rolls:
+        if at >= given:
+            break
+        if not sight.owns(roll[0]):
+            raise NotYourFaces(given, own, field)
+        own.append(roll)
+        at += len(roll[2])
 
 
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:

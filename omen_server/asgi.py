@@ -94,6 +94,7 @@ from .app import (
     fights_page,
     head_of,
     listen_for_commits,
+    own_faces_only,
     run_command,
 )
 from .keep import PENDING, AnyKeep, Keep, Seat
@@ -315,6 +316,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = by_of(seat)
+            own_faces_only(fight, data.command, sight, len(data.command.dice or ()))
             try:
                 body = run_command(fights, fight_id, seat, fight, data.command, by)
             except FacesNeeded as missing:

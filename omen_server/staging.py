@@ -36,6 +36,7 @@ from .app import (
     _ENCODER,
     Fights,
     Forbidden,
+    NotYourFaces,
     StagedView,
     _errors,
     _problem,
@@ -219,6 +220,10 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         mine = _seat_id(fights, fight_id, seat)
         if seat.kind != "gm" and staged.awaiting_seat != mine:
             raise Forbidden(detail=f"the staged command waits for {staged.awaiting_name}'s dice, not this seat's")
+        asked = sum(len(r.dice) for r in staged.rolls)
+        if seat.kind != "gm" and len(data.dice) > asked:  # the dice after this seat's are another's (C29)
+            raise NotYourFaces(len(data.dice), [(r.roller, r.purpose, tuple((d.pool, d.sides) for d in r.dice))
+                                                for r in staged.rolls], "$.dice")
         faces = (*staged.faces, *data.dice)
         command = msgspec.structs.replace(staged.command, dice=faces)
         try:
@@ -226,7 +231,6 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         except FacesNeeded as exc:
             after = _next(fights, fight_id, staged.command, exc, faces, staged.at, staged.by, staged.staged_by,
                           staged.id)
-            asked = sum(len(r.dice) for r in staged.rolls)
             if len(data.dice) < asked or len(after.faces) < len(faces):
                 raise  # short of the faces it was asked for: this seat gives them (the staged command stays)
             # The faces asked for are in: the dice the command rolls next (a hit's damage, the action an Interrupt

@@ -115,8 +115,10 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
                                                          msgspec.to_builtins(vesh)])
         alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
             "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
-        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [1, 1, 6]}
-        assert table.command(attack, token=alice).json()["options"]["waiting"]["who"] == ["vesh"]
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [1, 1]}
+        staged = table.command(attack, token=alice, stage=True).json()  # Vesh's RES die is the GM's to type (C29)
+        given = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": staged["id"], "dice": [6]})
+        assert given.json()["options"]["waiting"]["who"] == ["vesh"]
         end = {"command": "end_turn", "who": "kael"}
         answer = {"command": "answer_decision", "who": "kael", "decision": "riposte", "choice": "use"}
         said = [table.command(body, token=alice).json()["detail"] for body in (end, answer)]

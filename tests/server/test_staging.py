@@ -190,3 +190,47 @@ def test_a_seat_is_answered_and_shown_a_staged_command_only_as_it_may_see_it() -
             assert "staged" not in options(table, token)
         alice = table.client.delete("/fights/duel/staged", headers=table.auth(tokens["Alice"]))
         assert alice.status_code == 204 and "staged" in options(table, table.gm)  # none, to her: no 403 tells
+
+
+def test_a_players_faces_never_roll_another_seats_dice(table: Any) -> None:
+    """C29, each seat types its own dice: Alice's attack typed with a third face, which would be Vesh's RES die
+    (the GM's), is refused (422 surplus-faces at $.command.dice) naming only Kael's two dice, not Vesh's size;
+    nothing is written. The GM may type them all (201)."""
+    head = options(table, table.gm)["head"]["seq"]
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6, 1]}
+    refused = table.command(attack, token=table.alice)
+    assert refused.status_code == 422, refused.text
+    problem = refused.json()
+    assert problem["type"].endswith("surplus-faces") and problem["field"] == "$.command.dice"
+    assert problem["detail"].startswith("3 face(s) given, but this seat's dice here are 2 (kael's hit: primary d8, "
+                                        "fcs d6): the dice after them are another seat's to give")
+    assert "vesh" not in problem["detail"]
+    assert options(table, table.gm)["head"]["seq"] == head
+    assert table.command(attack).status_code == 201
+
+
+def test_a_seat_giving_staged_dice_gives_its_own_alone(table: Any) -> None:
+    """C29: the GM stages Kael's attack, which waits for Alice's hit dice; Alice giving a third face (it would be
+    Vesh's RES die, the GM's) is refused at $.dice, the command kept; her two faces then stage it for the GM's die
+    (the faces past a seat's own were handed on to the next seat's dice)."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
+    staged = table.command(attack, stage=True)
+    assert staged.status_code == 202, staged.text
+    sid = staged.json()["id"]
+    surplus = table.client.post("/fights/duel/staged", headers=table.auth(table.alice),
+                                json={"id": sid, "dice": [8, 6, 1]})
+    assert surplus.status_code == 422 and surplus.json()["field"] == "$.dice", surplus.text
+    assert "this seat's dice here are 2 (kael's hit: primary d8, fcs d6)" in surplus.json()["detail"]
+    assert options(table, table.alice)["staged"]["id"] == sid
+    mine = table.client.post("/fights/duel/staged", headers=table.auth(table.alice), json={"id": sid, "dice": [8, 6]})
+    assert mine.status_code == 202 and mine.json()["awaiting"] == "the GM", mine.text
+
+
+def test_a_players_surplus_faces_list_only_its_own_dice(table: Any) -> None:
+    """A player's surplus-faces refusal (more faces than the command rolls) lists only its own dice: Kael's
+    end_turn rolls none, so Alice's one face is refused saying hers are none (the others' sizes are their sheets')."""
+    refused = table.command({"command": "end_turn", "who": "kael", "dice": [3]}, token=table.alice)
+    assert refused.status_code == 422 and refused.json()["type"].endswith("surplus-faces"), refused.text
+    assert refused.json()["detail"] == ("1 face(s) given, but this command rolls fewer dice; yours: none; nothing was "
+                                        "written")
