@@ -244,6 +244,8 @@ def seat_options(options: Options, sight: Sight) -> Options:
     waiting = options.waiting
     if waiting is not None:
         who = tuple(w for w in waiting.who if sight.sees(w))
+        if waiting.kind == "initiative_tie" and len(who) < len(waiting.who):
+            who = ()  # a tie with one the seat does not see is not the seat's to see at all (its events are withheld)
         named = waiting.answers != ("answer_decision",) or any(sight.owns(w) for w in waiting.who) \
             or waiting.title in sight.public_effects
         waiting = Waiting(kind=waiting.kind if named else "decision", title=waiting.title if named else "a decision",

@@ -98,8 +98,8 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
     elif frame is not None and frame.decision is not None:
         _extension(frame, waiting, answers, names, found)
     elif waiting.kind == "initiative_tie":
-        seen = [names[w] for w in state.tie_open if w in names]  # as the events show the group: whom the seat sees
-        if seen:
+        seen = [names[w] for w in state.tie_open if w in names]  # a tie with one the seat does not see is not shown
+        if seen and len(seen) == len(state.tie_open):
             found.facts.append("tied: " + ", ".join(seen) + " (allies may agree an order, or roll off, C19)")
     return found
 

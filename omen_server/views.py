@@ -146,8 +146,10 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "ambush_difficulty_set": {"stealth": "rolls", "time_waited": "public", "difficulty": "public"},
     "surprise_determined": {"who": "name", "perception": "roll", "difficulty": "public", "tier": "public"},
     "initiative_rolled": {"who": "name", "check": "roll"},
-    "initiative_tied": {"group": "names", "allies": "public"},
-    "initiative_roll_off": {"group": "names", "rolls": "rolls"},
+    # a tie (and its roll-off) with a combatant the seat does not see is withheld whole: a group of one seen
+    # member, or the allies flag, would tell of the hidden one, its total and its side
+    "initiative_tied": {"group": "all_names", "allies": "public"},
+    "initiative_roll_off": {"group": "all_names", "rolls": "rolls"},
     "initiative_agreed": {"order": "names"},
     "initiative_order_set": {"order": "names"},
     "round_started": {"round": "public"},

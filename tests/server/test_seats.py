@@ -353,3 +353,30 @@ def test_no_player_or_spectator_is_ever_served_a_gm_only_value(steps: list[tuple
 
 _PLAYER = {"declare_attack", "answer_active_defense", "route_damage", "choose_will_conversion", "react",
            "pass_reaction", "answer_catch", "move", "disengage", "draw", "end_turn"}
+
+
+def test_a_tie_with_a_hidden_combatant_tells_a_player_nothing_of_it() -> None:
+    """C19: Vesh and the hidden Skarn, both raiders, tie on initiative (d8 1 + 2 and d6 1 + 2 = 3 each, AGI +2
+    each: no tie-break; Kael's 20 first). The GM sees the tie and is asked for an order; Alice's events hold no
+    initiative_tied (its group read ["vesh"], allies true: a hidden combatant, its total and its side) and her
+    options wait on nothing she may see, as her table shows no tie."""
+    from tests.sheets import sheet as plain
+
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=(), hidden=["skarn"], combatants=[
+            msgspec.to_builtins(plain("kael", AGI=(20, 0))), msgspec.to_builtins(plain("vesh", side="raiders",
+                                                                                      AGI=(8, 2))),
+            msgspec.to_builtins(plain("skarn", side="raiders", AGI=(6, 2)))])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [20, 1, 1]}).status_code == 201
+        told = table.client.get("/fights/duel/events", headers=table.auth()).json()["events"]
+        assert [e["event"]["group"] for e in told if e["type"] == "initiative_tied"] == [["vesh", "skarn"]]
+        assert table.client.get("/fights/duel/options", headers=table.auth()).json()["options"]["waiting"][
+            "kind"] == "initiative_tie"
+        events = table.client.get("/fights/duel/events", headers=table.auth(alice)).json()["events"]
+        assert "initiative_tied" not in [e["type"] for e in events] and "skarn" not in str(events)
+        assert table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"].get(
+            "waiting") is None
+        assert "tied" not in table.client.get("/fights/duel/table", headers=table.auth(alice)).text
