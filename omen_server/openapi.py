@@ -48,7 +48,7 @@ from .app import (
 from .limits import MAX_IDEMPOTENCY_KEY, MAX_SEQ
 from .staging import GiveDice
 
-__all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES"]
+__all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES", "ANSWERS"]
 
 #: Every type that goes over the wire as JSON, requests and answers: their schemas are msgspec's.
 WIRE_TYPES: tuple[type, ...] = (CreateFight, CommandRequest, NewSeat, SettingsChange, GiveDice, Created, FightsPage,
@@ -62,6 +62,15 @@ BODIES: dict[tuple[str, str], type] = {("/fights", "post"): CreateFight,
                                        ("/fights/{fight_id}/settings", "post"): SettingsChange,
                                        ("/fights/{fight_id}/commands", "post"): CommandRequest,
                                        ("/fights/{fight_id}/staged", "post"): GiveDice}
+#: The answers an operation gives besides what its handler's signature says (a handler answering raw bytes): by
+#: status, the type of the body.
+ANSWERS: dict[tuple[str, str], dict[int, tuple[type, str]]] = {
+    ("/fights/{fight_id}/commands", "post"): {
+        202: (StagedView, "Staged: the command waits for another seat's dice (asked with stage: true)")},
+    ("/fights/{fight_id}/staged", "post"): {
+        201: (CommandResult, "The command was decided: the events appended, as this seat sees them"),
+        202: (StagedView, "The faces are in; the command now waits for another seat's dice")},
+}
 _HEADERS: dict[str, dict[str, Any]] = {
     "Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
     "Last-Event-ID": {"type": "string", "pattern": r"^[0-9]{1,19}$(?!\n)"},
@@ -132,6 +141,9 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
             if body is not None:
                 operation["requestBody"] = {"required": True, "content": {"application/json": {
                     "schema": {"$ref": f"#/components/schemas/{body.__name__}"}}}}
+            for status, (kind, words) in ANSWERS.get((path, method), {}).items():
+                operation["responses"][str(status)] = {"description": words, "content": {"application/json": {
+                    "schema": {"$ref": f"#/components/schemas/{kind.__name__}"}}}}
             public = path == "/fights" and (method == "get" or not create_token)
             operation["security"] = [] if public else [{"bearer": []}]
             _problems(operation, 400, 503, *(() if public else (401,)), *((413,) if method == "post" else ()))

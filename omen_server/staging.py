@@ -19,7 +19,7 @@ naming a combatant a seat does not see is not shown to that seat at all, unless 
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
 import msgspec
@@ -27,7 +27,7 @@ from litestar import Request, Response, delete, post
 from litestar.params import FromPath
 
 from omen_core import Fight
-from omen_core.commands import Command
+from omen_core.commands import Command, Faces
 from omen_core.dice import FacesNeeded, RollRequest
 from omen_core.errors import ConcurrencyError, RuleViolation
 from omen_core.options import DiceRoll, DieSpec
@@ -71,8 +71,8 @@ class Staged(msgspec.Struct, frozen=True, kw_only=True):
 class GiveDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The faces a seat gives a staged command (its ``id``): the rolls it was asked for, in order."""
 
-    id: str
-    dice: tuple[int, ...]
+    id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    dice: Faces
 
 
 _DECODE = msgspec.json.Decoder(Staged)

@@ -81,3 +81,15 @@ def test_the_document_says_what_the_decoders_take() -> None:
     commands = {ref["$ref"].rsplit("/", 1)[1] for ref in parts["CommandRequest"]["properties"]["command"]["anyOf"]}
     assert "StartFight" not in commands and "Join" not in commands and {"DeclareAttack", "Undo"} <= commands
     assert not any("uniqueItems" in str(schema) for schema in parts.values())
+
+
+def test_the_document_says_what_staging_answers() -> None:
+    """docs/server.md, "Players roll their own dice": POST /commands answers 202 with the staged command (asked with
+    stage: true), and POST /staged 201 with a CommandResult or 202 with the staged command (the document said
+    neither 202, and POST /staged's 201 was a string)."""
+    paths = SCHEMA.raw_schema["paths"]
+    answers = {path: {status: body["content"]["application/json"]["schema"]["$ref"].rpartition("/")[2]
+                      for status, body in paths[path]["post"]["responses"].items() if status in ("201", "202")}
+               for path in ("/fights/{fight_id}/commands", "/fights/{fight_id}/staged")}
+    assert answers == {"/fights/{fight_id}/commands": {"201": "CommandResult", "202": "StagedView"},
+                       "/fights/{fight_id}/staged": {"201": "CommandResult", "202": "StagedView"}}

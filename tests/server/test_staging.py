@@ -234,3 +234,13 @@ def test_a_players_surplus_faces_list_only_its_own_dice(table: Any) -> None:
     assert refused.status_code == 422 and refused.json()["type"].endswith("surplus-faces"), refused.text
     assert refused.json()["detail"] == ("1 face(s) given, but this command rolls fewer dice; yours: none; nothing was "
                                         "written")
+
+
+def test_a_face_no_die_shows_is_refused_at_its_place_in_the_request(table: Any) -> None:
+    """POST /staged's faces are faces (1 to 1000, C29) as the OpenAPI document says: a 0 is 400 at $.dice[1] of
+    this request (it was $.command.dice[3], a field the request does not have, counting the faces staged before)."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6]}
+    sid = table.command(attack, token=table.alice, stage=True).json()["id"]
+    refused = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": sid, "dice": [1, 0]})
+    assert refused.status_code == 400 and refused.json()["field"] == "$.dice[1]", refused.text
