@@ -1368,3 +1368,48 @@ def test_evasive_footwork_answers_an_attack_declared_before_its_dice() -> None:
         assert determined(fight).hit is hit
         assert fight.state.combatants["ana"].will == (9 if answer == "use" else 10)
         assert_replays(fight)
+
+
+ZAP = ('id = "zap"\nname = "Zap"\nuse = "action"\ncost = { will = 1 }\nuses = { count = 1, per = "fight" }\n'
+       'effects = [{ kind = "save", save = "RES", against = "INT", on_failure = [{ kind = "damage", to = "target", '
+       'flat = 4, damage_type = "lightning" }] }]\n')
+
+
+def test_an_ability_cancelled_by_an_interrupt_spends_its_action_alone() -> None:
+    """C24: the Interrupt window comes before costs are paid, and an Interrupt's hit cancels the declared Action,
+    whose Action is still spent. Ana's Zap (an Action and 1 Will, a save) declared beside the orc (its first turn
+    done, 2 Bonus Actions): the orc's unarmed Interrupt (STR 5 + FCS 1 + 3 = 9 against Ana's RES 1 + 0 = 1: a hit)
+    cancels Zap; Ana spends her Action and keeps her 3 Will (1 was taken before the window)."""
+    from omen_core.events import ActionCancelled, CostPaid
+
+    zap = decode_content(ZAP, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana", will=3), zap), sheet("orc", side="raiders", STR=(8, 3)),
+                      faces=[1, 6, 5, 1, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()  # Ana's d20 1, the orc's 6: the orc first
+    fight.end_turn("orc")
+    fight.execute(UseAbility(who="ana", ability="zap", target="orc"))
+    assert fight.state.combatants["ana"].will == 3  # nothing paid while the window is open
+    fight.react("orc", unarmed=True)
+    fight.defend("ana", None)
+    paid = [(e.resource, e.amount) for e in (r.event for r in fight.events) if isinstance(e, CostPaid)
+            and e.who == "ana"]
+    assert paid == [("action", 1)] and fight.state.combatants["ana"].will == 3
+    assert any(isinstance(r.event, ActionCancelled) for r in fight.events)
+
+
+def test_an_ability_let_go_by_the_window_pays_its_will_then() -> None:
+    """C24: the orc lets Ana's Zap go (pass_reaction): Zap pays its Will and its Action once the window closes,
+    and the save is rolled (RES 4 + 0 = 4 against INT 2 + 0 = 2: saved, C15)."""
+    from omen_core.events import CostPaid
+
+    zap = decode_content(ZAP, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana", will=3), zap), sheet("orc", side="raiders"), faces=[1, 6, 4, 2])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    fight.execute(UseAbility(who="ana", ability="zap", target="orc"))
+    fight.pass_reaction("orc")
+    paid = [(e.resource, e.amount) for e in (r.event for r in fight.events) if isinstance(e, CostPaid)
+            and e.who == "ana"]
+    assert sorted(paid) == [("action", 1), ("will", 1)] and fight.state.combatants["ana"].will == 2

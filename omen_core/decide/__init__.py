@@ -66,7 +66,7 @@ from ..events import (
 from ..extensions import window
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase, Step
 from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
-from .abilities import use_ability
+from .abilities import pay_after_window, use_ability
 from .attack import (
     RESUMES,
     answer_active_defense,
@@ -252,6 +252,8 @@ def _carry_on(draft: Draft) -> None:
         elif isinstance(top, AttackFrame):
             pay_and_roll(draft)
         else:
+            if isinstance(top, SaveFrame):
+                pay_after_window(draft, top.declaration)  # an ability's other costs, after the window (C24)
             resolve_save(draft)
 
 

@@ -121,8 +121,9 @@ def _take_action(draft: Draft, cmd: UseAbility, extension: Extension) -> None:
 
 
 def _call(draft: Draft, who: str, target: str, ability: Ability, save: Save) -> None:
-    """An ability whose effect is a save calls it (C15): its Action is paid as a save's is (after any Interrupt,
-    C24), every other cost at once."""
+    """An ability whose effect is a save calls it (C15): its Action is paid as a save's is, and every other cost
+    with it, after any Interrupt window (C24: the window comes before costs are paid; an Interrupt's hit cancels
+    the call, and only its Action is spent), at once when no window opens."""
     check_consequences(draft, [*save.on_success, *save.on_failure], ability.name)
     if who == target:
         raise RuleViolation("C15", f"{who!r} cannot call for a save against itself")
@@ -132,10 +133,22 @@ def _call(draft: Draft, who: str, target: str, ability: Ability, save: Save) -> 
                         action_cost=actions, on_success=save.on_success, on_failure=save.on_failure)
     action = draft.next_seq
     draft.emit(SaveCalled(action=action, caller=who, saver=target, effect=effect, ability=ability.id))
-    rest = on_turn_cost(ability, in_rounds, with_actions=False)
+    if actions and open_interrupts(draft, who):
+        return  # its other costs are paid once the window lets it go on (pay_after_window)
+    _pay_the_rest(draft, action, who, ability)
+    resolve_save(draft)
+
+
+def _pay_the_rest(draft: Draft, action: int, who: str, ability: Ability) -> None:
+    """An ability's costs but its Actions (Will, HP, Bonus Actions, C41), paid for the action ``action``."""
+    rest = on_turn_cost(ability, draft.state.phase is Phase.ROUNDS, with_actions=False)
     for resource, amount in rest.entries():
         draft.emit(CostPaid(action=action, who=who, resource=resource,  # type: ignore[arg-type]
                             amount=amount, purpose=ability.name))
-    if actions and open_interrupts(draft, who):
-        return
-    resolve_save(draft)
+
+
+def pay_after_window(draft: Draft, called: SaveCalled) -> None:
+    """A save an ability called goes on after an Interrupt window that did not cancel it (C24): the ability's
+    costs but its Action are paid now (its Action is paid with the save's, :func:`resolve_save`)."""
+    if called.ability:
+        _pay_the_rest(draft, called.action, called.caller, owned_ability(draft, called.caller, called.ability))
