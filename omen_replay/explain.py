@@ -367,11 +367,16 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                 verdicts.append(f"{chosen.defender}'s {chosen.defense} against a {decl.kind.replace('_', ' ')} "
                                 f"attack, which §Which Defenses Apply refuses, is allowed by {allowed} (an "
                                 "eligibility override, C37)")
-    weapon_damage = isinstance(hd, HitDetermined) and hd.hit  # on a hit, the weapon's damage comes first (C25)
+    # on a hit, one damage is the weapon's (C12): the one its source names, whenever it comes (an ability may deal
+    # its own before it, at the moment the hit is determined, C38); every other is a consequence's (C25)
+    weapon_damage = isinstance(hd, HitDetermined) and hd.hit
+    arm = events[0][1].combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
+    label = arm.label if arm is not None else "unarmed"
     for rec, _state in events:
         if isinstance(rec.event, DamageResolved):
-            parts += _damage_parts(rec.event, consequence=not weapon_damage)
-            weapon_damage = False
+            dealt_by_weapon = weapon_damage and rec.event.source == label
+            parts += _damage_parts(rec.event, consequence=not dealt_by_weapon)
+            weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
             if e.overflow:

@@ -383,3 +383,34 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     assert told.verdicts == ("ana answers regeneration: use (C38)", "ana pays 1 Will (C20, C22, C41)",
                              "ana's HP 15 -> 18")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
+
+
+def test_an_abilitys_damage_before_the_weapons_is_told_as_its_own() -> None:
+    """C12, C25, C38: Crit Burst (a trigger at attack.determined on a crit, 1d6 fire) deals its damage before the
+    weapon's: Pia's unarmed 5 + FCS 6 + 2 = 13 against Zed's 1 hits, FCS portion 8 against RES 1 is a crit; the
+    burst's d6 4 is told as the burst's own roll, and the blow's damage as the hit roll's primary dice (5), not
+    the other way round (explain took the first damage of a hit for the weapon's)."""
+    import msgspec
+
+    from omen_core.content import Ability, decode_content
+    from omen_replay.explain import explain_records
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    burst = decode_content('id = "burst"\nname = "Crit Burst"\nuse = "trigger"\ntrigger = { moment = '
+                           '"attack.determined", owner = "attacker", outcome = "crit" }\neffects = [{ kind = '
+                           '"damage", to = "target", dice = { count = 1, die = "d6" }, damage_type = "fire" }]\n',
+                           Ability, fmt="toml")
+    pia = msgspec.structs.replace(sheet("pia", STR=(8, 2), FCS=(6, 2)), abilities=(burst,))
+    fight = new_fight(pia, sheet("zed", side="raiders"), faces=[5, 6, 1, 4])
+    fight.attack("pia", "zed", unarmed=True)
+    fight.defend("zed", None)
+    fight.answer_decision("burst", "pia", "use")
+    told = explain_records(fight.events, declared(fight))
+    names = [p.name for p in told.parts]
+    assert names[4:] == ["damage (Crit Burst: a consequence)", "after mitigation", "damage (unarmed)",
+                         "after mitigation"], names
+    burst_part, blow = told.parts[4], told.parts[6]
+    assert (burst_part.terms[0].label, burst_part.terms[0].value) == ("damage dice", 4)
+    assert (blow.terms[0].label, blow.terms[0].value) == ("primary dice result", 5)
+
