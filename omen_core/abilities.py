@@ -355,19 +355,25 @@ def _rerolls_found(ability: Ability, frame: Frame) -> bool:
     return not rerolls or (roll is not None and reroll_picks(roll.dice, rerolls) is not None)
 
 
-def _heal_only(ability: Ability) -> bool:
-    """Whether all a triggered ability does is restore HP (its deferred cost aside)."""
-    return all(isinstance(e, Heal) for e in ability.effects)
+def _restores_only(ability: Ability) -> bool:
+    """Whether all a triggered ability does is restore: HP (``heal``) or the end of a condition (``clear``), each of
+    which may find nothing to do (its deferred cost aside)."""
+    return all(isinstance(e, (Heal, ClearCondition)) for e in ability.effects)
 
 
-def _would_heal(state: FightState, ability: Ability, frame: Frame, who: str) -> bool:
-    """Whether a heal-only ability answered by ``who`` would restore HP to someone: one of its heals goes to a
-    combatant below its sheet's HP (C38: a prompt only where it can change something; healing never goes above
-    the sheet's HP). The target is the one :func:`~omen_core.decide.windows.answer_context` gives it."""
+def _would_change(state: FightState, ability: Ability, frame: Frame, who: str) -> bool:
+    """Whether a restoring ability answered by ``who`` would change something: one of its heals goes to a combatant
+    below its sheet's HP, or one of its clears to one holding the condition (C38: a prompt only where it can change
+    something; healing never goes above the sheet's HP). The target is the one
+    :func:`~omen_core.decide.windows.answer_context` gives it."""
     for effect in ability.effects:
         whom = who if getattr(effect, "to", "actor") == "actor" else _answer_target(state, ability, frame, who)
         fighter = state.combatants.get(whom) if whom is not None else None
-        if fighter is None or fighter.hp < fighter.sheet.hp:
+        if fighter is None:
+            return True
+        if isinstance(effect, Heal) and fighter.hp < fighter.sheet.hp:
+            return True
+        if isinstance(effect, ClearCondition) and fighter.has(effect.condition):
             return True
     return False
 
@@ -455,7 +461,8 @@ def _triggered(ability: Ability) -> Extension:
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         named = _named(state, frame, moment)
-        return named if not _heal_only(ability) else tuple(w for w in named if _would_heal(state, ability, frame, w))
+        return named if not _restores_only(ability) else tuple(w for w in named
+                                                               if _would_change(state, ability, frame, w))
 
     def _named(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         decl = frame.declaration

@@ -1413,3 +1413,24 @@ def test_an_ability_let_go_by_the_window_pays_its_will_then() -> None:
     paid = [(e.resource, e.amount) for e in (r.event for r in fight.events) if isinstance(e, CostPaid)
             and e.who == "ana"]
     assert sorted(paid) == [("action", 1), ("will", 1)] and fight.state.combatants["ana"].will == 2
+
+
+KEEN_MIND = ('id = "keen_mind"\nname = "Keen Mind"\nuse = "trigger"\n'
+             'trigger = { moment = "check.resolved", owner = "self", outcome = "success" }\n'
+             'effects = [{ kind = "clear", to = "actor", condition = "Prone" }]\n')
+
+
+def test_a_clear_only_trigger_is_offered_only_when_there_is_something_to_clear() -> None:
+    """C38, a prompt only where it can change something: Keen Mind (a check made: Ana stands up, clearing Prone) is
+    not offered after Ana's STR check (6 against 2: made) while she is not Prone; Prone, the same check offers it,
+    and using it clears Prone."""
+    mind = decode_content(KEEN_MIND, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana"), mind), sheet("orc", side="raiders"), faces=[6, 6])
+    fight.static_check(CheckSpec(who="ana", attribute="STR"), 2)
+    assert fight.waiting_for is None and fight.state.at_rest
+    fight.apply_condition("ana", "Prone")
+    fight.static_check(CheckSpec(who="ana", attribute="STR"), 2)
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.decision == "keen_mind" and opened.responders == ("ana",)
+    fight.answer_decision("keen_mind", "ana", "use")
+    assert not fight.state.combatants["ana"].has("Prone")
