@@ -386,6 +386,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             verdicts.append(f"{rec.event.who} chose to take it on {'Will' if rec.event.convert else 'HP'} (C31)")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
+        elif (said := _also_told(rec.event, (decl.attacker, ("action",)))) is not None:
+            verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
@@ -466,6 +468,10 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
         elif isinstance(rec.event, DamageResolved):
             parts += _damage_parts(rec.event, consequence=True)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
+        elif isinstance(rec.event, ResourceChanged):
+            verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
+        elif (said := _also_told(rec.event, (called.caller, ("action",)))) is not None:
+            verdicts.append(said)
     title = _title(known, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
                    f"{called.effect.save}, the action declared at seq {first.seq}")
     return Explanation(seq=first.seq, kind="save", title=title, dice=_dice((r for r, _ in events), seed),
@@ -479,8 +485,10 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     status, _seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
     title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
-    return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=(), seed=status,
-                       undone=first.seq in known.voided)
+    verdicts = tuple(said for rec, _state in events
+                     if (said := _also_told(rec.event, (decl.who, ("movement", "action")))) is not None)
+    return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=verdicts,
+                       seed=status, undone=first.seq in known.voided)
 
 
 def moment_words(decl: MomentReached) -> str:
@@ -492,6 +500,24 @@ def moment_words(decl: MomentReached) -> str:
         against = f" contest against {decl.other}" if decl.other else " check"
         return f"{decl.who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
+
+
+def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None) -> str | None:
+    """What an answer or an effect within an action did, in words: a decision answered (C38), a cost paid (C20,
+    C22, C41; but ``own``'s, an action's own Action or Movement, which its title says), a condition applied or
+    cleared (C28). None for any other event."""
+    match event:
+        case DecisionAnswered(who=who, decision=decision, choice=choice):
+            return f"{who} answers {decision}: {choice} (C38)"
+        case CostPaid(who=who, resource=resource, amount=amount):
+            if own is not None and who == own[0] and resource in own[1]:
+                return None
+            return f"{who} pays {amount_of(resource, amount)} (C20, C22, C41)"
+        case ConditionApplied(who=who, condition=condition, stacks=stacks):
+            return f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)"
+        case ConditionCleared(who=who, condition=condition, reason=reason):
+            return f"{who} is no longer {condition} ({reason})"
+    return None
 
 
 def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
@@ -513,20 +539,15 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
         match rec.event:
             case DiceRolled(purpose="healing", dice=dice):
                 healing.append(sum(d.face for d in dice))
-            case DecisionAnswered(who=who, decision=decision, choice=choice):
-                verdicts.append(f"{who} answers {decision}: {choice} (C38)")
-            case CostPaid(who=who, resource=resource, amount=amount):
-                verdicts.append(f"{who} pays {amount_of(resource, amount)} (C20, C22, C41)")
             case DamageResolved(target=target, final=final, damage_type=kind):
                 verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
                 if resource == "hp" and now > was and healing:
                     healing.pop(0)
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
-            case ConditionApplied(who=who, condition=condition, stacks=stacks):
-                verdicts.append(f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)")
-            case ConditionCleared(who=who, condition=condition, reason=reason):
-                verdicts.append(f"{who} is no longer {condition} ({reason})")
+            case _:
+                if (also := _also_told(rec.event)) is not None:
+                    verdicts.append(also)
     verdicts += [f"the healing rolled ({amount}) restores no HP: the one it heals is at its sheet's HP already "
                  "(healing never goes above it)" for amount in healing]
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
