@@ -170,7 +170,8 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         candidates=_reactions),
     DecisionPoint(
         kind="catch", title="Catch", rule="C22", step="CATCH_OPEN",
-        opened_by=("open_catch", ("HIT_DETERMINED",)), window="catch_window",
+        opened_by=("open_catch", ("HIT_DETERMINED", "DAMAGE_RESOLVED")), window="catch_window",  # after an
+        # ability's damage at attack.determined (C38) too, as the Will conversion and routing rows
         answers=(Answer(AnswerCatch, "catch", "CAUGHT", "catch it (no damage, no on-hit effects)"),
                  Answer(AnswerCatch, "decline_catch", "HIT_DETERMINED", "let it hit")),
         cost=_bonus(lambda r: r.reaction_costs.catch),
@@ -179,7 +180,7 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         candidates=lambda state, who: [AnswerCatch(who=str(who), catch=c) for c in (True, False)]),
     DecisionPoint(
         kind="routing", title="Rogue routing", rule="C12", step="ROUTING_OPEN",
-        opened_by=("open_routing", ("HIT_DETERMINED",)), window="routing",
+        opened_by=("open_routing", ("HIT_DETERMINED", "DAMAGE_RESOLVED")), window="routing",
         answers=(Answer(RouteDamage, "route", "HIT_DETERMINED", "choose the die that feeds damage"),),
         cost=lambda r: "free",
         responders=lambda opened: (opened.attacker,),

@@ -46,6 +46,7 @@ from omen_core.events import (
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
     AttackDeclared,
+    CatchWindowOpened,
     ConditionApplied,
     DamageResolved,
     DecisionOpened,
@@ -1434,3 +1435,21 @@ def test_a_clear_only_trigger_is_offered_only_when_there_is_something_to_clear()
     assert isinstance(opened, DecisionOpened) and opened.decision == "keen_mind" and opened.responders == ("ana",)
     fight.answer_decision("keen_mind", "ana", "use")
     assert not fight.state.combatants["ana"].has("Prone")
+
+
+def test_a_thrown_weapon_may_be_caught_after_an_abilitys_damage_at_the_hit() -> None:
+    """C22, C38: Kael's thrown javelin crits Vesh (STR 6 + FCS 6 + 2 = 14 against RES 1 + 0; FCS portion 7
+    against RES 1) and Kael uses Flame Lash (2 HP: Vesh takes d6 3 fire at once); the javelin, about to hit, then
+    opens Vesh's Catch window as it would have without the lash (answering use was refused: the lash's damage had
+    moved the attack past the step a Catch window opens from), and a catch spares Vesh the javelin's damage."""
+    javelin = Weapon(id="javelin", weapon_damage=3, damage_type="piercing", properties=frozenset({"thrown", "ranged"}))
+    kael = msgspec.structs.replace(having(sheet("kael", STR=(8, 2), FCS=(6, 1)), "flame_lash"), weapons=(javelin,),
+                                   wielding=("javelin",))
+    fight = new_fight(kael, sheet("vesh", side="raiders"), faces=[6, 6, 1, 3])
+    fight.attack("kael", "vesh", weapon="javelin")
+    fight.defend("vesh", None)
+    fight.answer_decision("flame_lash", "kael", "use")
+    assert (fight.state.combatants["kael"].hp, fight.state.combatants["vesh"].hp) == (18, 17)
+    assert isinstance(fight.waiting_for, CatchWindowOpened) and fight.waiting_for.target == "vesh"
+    fight.catch("vesh")
+    assert fight.state.combatants["vesh"].hp == 17 and fight.state.at_rest
