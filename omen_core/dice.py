@@ -43,6 +43,7 @@ __all__ = [
     "FacesNeeded",
     "SurplusFaces",
     "describe_dice",
+    "describe_rolls",
     "seeded_face",
     "face_from_uint64",
     "commitment",
@@ -115,8 +116,13 @@ def commitment(seed: bytes) -> str:
 
 def describe_dice(requests: Sequence[RollRequest]) -> str:
     """The dice of some rolls in C29 order, as a person reads them: ``vesh's hit: primary d8, fcs d6; ...``."""
-    return "; ".join(f"{r.roller}'s {r.purpose.replace('_', ' ')}: " + ", ".join(f"{tag} d{sides}" for tag, sides in
-                                                                             r.pool) for r in requests)
+    return describe_rolls((r.roller, r.purpose, r.pool) for r in requests)
+
+
+def describe_rolls(rolls: Iterable[tuple[str, str, Iterable[tuple[str, int]]]]) -> str:
+    """:func:`describe_dice` of rolls given as (roller, purpose, pool) (what a log's ``dice_rolled`` records)."""
+    return "; ".join(f"{roller}'s {purpose.replace('_', ' ')}: " + ", ".join(f"{tag} d{sides}" for tag, sides in pool)
+                     for roller, purpose, pool in rolls)
 
 
 class FacesNeeded(DiceError, BadInput):

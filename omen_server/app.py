@@ -25,7 +25,7 @@ from litestar.response import ServerSentEventMessage
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
-from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice
+from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice, describe_rolls
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
@@ -785,8 +785,7 @@ class NotYourFaces(Unprocessable):
 
     def __init__(self, given: int, own: Sequence[Rolled], field: str) -> None:
         mine = sum(len(pool) for _roller, _purpose, pool in own)
-        said = "; ".join(f"{roller}'s {purpose.replace('_', ' ')}: " + ", ".join(f"{t} d{n}" for t, n in pool)
-                         for roller, purpose, pool in own)
+        said = describe_rolls(own)
         super().__init__(f"{given} face(s) given, but this seat's dice here are {mine}"
                          + (f" ({said})" if said else "") + ": the dice after them are another seat's to give "
                          "(give yours alone; with \"stage\": true the command then waits for theirs) (C29); nothing "
