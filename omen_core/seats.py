@@ -91,6 +91,7 @@ class Sight:
     hp: HpDisplay = "banded"
     max_hp: Mapping[str, int] = field(default_factory=dict)
     participants: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    roll_groups: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
     sides: frozenset[str] = frozenset()
     public_effects: frozenset[str] = frozenset()
@@ -111,7 +112,8 @@ class Sight:
 
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
              participants: Mapping[int, tuple[str, ...]],
-             sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = ()) -> Sight:
+             sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = (),
+             roll_groups: Mapping[int, tuple[str, ...]] | None = None) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
     their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear and
     ability id and name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can
@@ -140,7 +142,8 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     ordered = tuple(sorted(set(secrets), key=len, reverse=True))
     sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
-                 secrets=ordered, sides=sides, public_effects=frozenset(public_effects))
+                 roll_groups=dict(roll_groups or {}), secrets=ordered, sides=sides,
+                 public_effects=frozenset(public_effects))
 
 
 def _abilities(sheet: CombatantSheet, public: frozenset[str]) -> list[str]:

@@ -68,6 +68,7 @@ from .views import (
     actor_of,
     names_in,
     participants_of,
+    roll_groups_of,
     scrub,
     seat_options,
     seen_event,
@@ -496,6 +497,7 @@ class Fights:
         self._participants: dict[str, dict[int, tuple[str, ...]]] = {}
         self._indexed: dict[str, int] = {}
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
+        self._roll_groups: dict[str, dict[int, tuple[str, ...]]] = {}  # a roll-off die's tie group, by counter
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
@@ -643,6 +645,7 @@ class Fights:
                 found = participants_of(rec)
                 if found is not None:
                     index[found[0]] = found[1]
+                self._roll_groups.setdefault(fight_id, {}).update(roll_groups_of(rec))
                 if isinstance(rec.event, CombatantJoined):
                     self._sheets.setdefault(fight_id, {})[rec.event.sheet.id] = rec.event.sheet
             self._indexed[fight_id] = version
@@ -657,7 +660,8 @@ class Fights:
             settings = self.settings(fight_id)
             participants = self.participants(fight_id)
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
-                            participants, self._sheets.get(fight_id, {}), settings.public_effects)
+                            participants, self._sheets.get(fight_id, {}), settings.public_effects,
+                            self._roll_groups.get(fight_id, {}))
 
 
 def fights_page(store: EventStore, after: str = "", limit: int = FIGHTS_PAGE) -> FightsPage:

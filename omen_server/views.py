@@ -30,7 +30,8 @@ The field rules:
   owner's seat or where the GM made it public, ``an ability`` to the others; its id is the owner's sheet.
 
 Every event of an action is also withheld when the action involves a combatant the seat may not see
-(:class:`Sight.participants`): the attack of a hidden ambusher shows nothing of itself until it is seen.
+(:class:`Sight.participants`): the attack of a hidden ambusher shows nothing of itself until it is seen; so is
+every die of an initiative roll-off whose tie a hidden combatant is in (:class:`Sight.roll_groups`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,15 @@ from typing import Any
 
 import msgspec
 
-from omen_core.events import AbilityUsed, AttackDeclared, MomentReached, MovementDeclared, SaveCalled, StoredEvent
+from omen_core.events import (
+    AbilityUsed,
+    AttackDeclared,
+    InitiativeRollOff,
+    MomentReached,
+    MovementDeclared,
+    SaveCalled,
+    StoredEvent,
+)
 from omen_core.seats import (
     HP_BANDS,
     NAMING_FIELDS,
@@ -60,7 +69,7 @@ from omen_core.seats import (
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "typed_in",
-           "HP_BANDS", "names_in", "sight_of", "participants_of", "UNNAMED_EFFECT"]
+           "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -229,8 +238,14 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
 
 
 def _participants(payload: dict[str, Any], sight: Sight) -> tuple[str, ...]:
+    """The combatants the event's action involves; for a roll-off die, its tie's group (C19: the die of a
+    visible combatant tells of its tie with a hidden one)."""
     action = payload.get("action")
-    return sight.participants.get(action, ()) if isinstance(action, int) else ()
+    if isinstance(action, int):
+        return sight.participants.get(action, ())
+    if payload.get("type") == "dice_rolled" and payload.get("purpose") == "roll_off":
+        return sight.roll_groups.get(payload.get("counter", -1), ())
+    return ()
 
 
 def _attacker_and_target(payload: dict[str, Any], sight: Sight) -> tuple[str, str]:
@@ -472,6 +487,14 @@ def named_by(rec: StoredEvent) -> list[str]:
             found += [str(t["roller"]) for t in totals if isinstance(t, dict) and "roller" in t]
     involved = participants_of(rec)
     return found + list(involved[1] if involved else ())
+
+
+def roll_groups_of(rec: StoredEvent) -> dict[int, tuple[str, ...]]:
+    """The tie group each die of an initiative roll-off was rolled for, by the die's roll counter (C19)."""
+    event = rec.event
+    if isinstance(event, InitiativeRollOff):
+        return {roll.counter: event.group for roll in event.rolls}
+    return {}
 
 
 def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:

@@ -380,3 +380,35 @@ def test_a_tie_with_a_hidden_combatant_tells_a_player_nothing_of_it() -> None:
         assert table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"].get(
             "waiting") is None
         assert "tied" not in table.client.get("/fights/duel/table", headers=table.auth(alice)).text
+
+
+def test_a_roll_off_with_a_hidden_combatant_shows_a_player_none_of_its_dice() -> None:
+    """C19: Vesh and the hidden Skarn tie at 3 (as above) and the GM has them roll off (d8 7 for Vesh, d6 5 for
+    Skarn): Alice sees neither roll-off die, not even the visible Vesh's (a die of purpose roll_off tells of a tie,
+    and Vesh's alone of a tie with someone she does not see), while the GM sees both; in a second fight where Vesh
+    ties with the visible Bo, Alice sees both roll-off dice and the roll-off.
+    """
+    from tests.sheets import sheet as plain
+
+    def roll_offs(fight: str, token: str | None) -> list[dict[str, Any]]:
+        events = table.client.get(f"/fights/{fight}/events", headers=table.auth(token)).json()["events"]
+        return [e for e in events if e["type"] in ("dice_rolled", "initiative_roll_off")
+                and e["event"].get("purpose", "roll_off") == "roll_off"]
+
+    table = Table()
+    with table.client:
+        for fight, other, hidden in (("duel", "skarn", ["skarn"]), ("open", "bo", [])):
+            table.create(fight_id=fight, dice="manual", names=(), hidden=hidden, combatants=[
+                msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                msgspec.to_builtins(plain("vesh", side="raiders", AGI=(8, 2))),
+                msgspec.to_builtins(plain(other, side="raiders", AGI=(6, 2)))])
+            alice = table.client.post(f"/fights/{fight}/seats", headers=table.auth(), json={
+                "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+            assert table.command({"command": "roll_initiative", "dice": [20, 1, 1]}, fight).status_code == 201
+            assert table.command({"command": "roll_off", "dice": [7, 5]}, fight).status_code == 201
+            gm = roll_offs(fight, None)
+            assert [(e["type"], e["event"].get("roller")) for e in gm] == [
+                ("dice_rolled", "vesh"), ("dice_rolled", other), ("initiative_roll_off", None)]
+            seen = [(e["type"], e["event"].get("roller")) for e in roll_offs(fight, alice)]
+            assert seen == ([] if hidden else [("dice_rolled", "vesh"), ("dice_rolled", "bo"),
+                                               ("initiative_roll_off", None)])
