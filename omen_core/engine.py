@@ -611,11 +611,12 @@ class Fight:
         opened: Window | None = getattr(state.pending, point.window, None)
         return opened
 
-    def options(self, offers: bool = True) -> Options:
+    def options(self, offers: bool = True, unseen: frozenset[str] = frozenset()) -> Options:
         """What the fight waits for now (its phase, round, turn, the open decision and who may answer it) and,
         for each actor, every command the rules accept now with its legal arguments and the dice it rolls
-        (:mod:`omen_core.options`; ``offers`` False: all but the offers, at a fraction of the cost)."""
-        return options(self._state, _History(self), offers)
+        (:mod:`omen_core.options`; ``offers`` False: all but the offers, at a fraction of the cost; ``unseen``:
+        combatants a seat may not see, left out of the offers' lists of others)."""
+        return options(self._state, _History(self), offers, unseen)
 
     def reveal_seed(self, seed: bytes | None = None) -> str:
         """Append the seed (by default the seeded source's own); return it as hex. In a fight that goes on, the

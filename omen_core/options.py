@@ -210,12 +210,13 @@ _ATTACK_FREE = (
 )
 
 
-def listed_others(state: FightState, who: str) -> tuple[list[str], str]:
+def listed_others(state: FightState, who: str, unseen: frozenset[str] = frozenset()) -> tuple[list[str], str]:
     """The other combatants an offer of ``who``'s lists (at most :data:`~omen_core.limits.MAX_LISTED`: those
     engaged with it first, then its foes, then its allies, each in the order they joined), and the note for the
     rest: any of them may be named, the rules check it (issue #26: listing every pair of 300 combatants took
-    minutes)."""
-    others = [o for o in state.combatants if o != who]
+    minutes). ``unseen``: combatants the asking seat may not see, neither listed nor counted in the note (which
+    of the others a list holds must not depend on them)."""
+    others = [o for o in state.combatants if o != who and o not in unseen]
     left = len(others) - MAX_LISTED
     if left <= 0:
         return others, ""
@@ -230,11 +231,11 @@ def _noted(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
+def _attacks(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     for who in state.combatants:
         candidates = []
         variants = attack_variants(state, who)
-        targets, more = listed_others(state, who)
+        targets, more = listed_others(state, who, unseen)
         for target in targets:
             for arm in arms(state, who):
                 for variant in variants:
@@ -245,7 +246,7 @@ def _attacks(state: FightState, history: History | None) -> Iterator[Offer]:
             yield offer
 
 
-def _answers(state: FightState, history: History | None) -> Iterator[Offer]:
+def _answers(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     """The answers to the open decision, each as its point's candidates give them (:mod:`omen_core.decisions`),
     grouped by command, offered where the rules accept them."""
     found = waiting_point(state)
@@ -293,9 +294,9 @@ def _named(state: FightState, history: History | None, tag: str, actor: str | No
         yield offer
 
 
-def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer]:
+def _turn_commands(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     for who, fighter in state.combatants.items():
-        near = state.engaged_with(who)
+        near = [other for other in state.engaged_with(who) if other not in unseen]
         moves = [Move(who=who), *(Move(who=who, leaves=(other,)) for other in near[:MAX_LISTED])]
         more = (f"{len(near) - MAX_LISTED} more combatant(s) it is engaged with not listed: name any (the rules "
                 "check it when given)") if len(near) > MAX_LISTED else ""
@@ -308,11 +309,11 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
         cost = state.ruleset.economy.draw.replace("_", " ") if state.ruleset and state.phase.name == "ROUNDS" \
             else "free"
         yield from _named(state, history, "draw", who, "§Preparing for Combat, C18, C35", cost, draws)
-        yield from _abilities(state, history, who)
+        yield from _abilities(state, history, who, unseen)
         yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])
         effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=1)
         free_effect = SaveEffect(name="effect", save="AGI", against="AGI", action_cost=0)
-        savers, more = listed_others(state, who)
+        savers, more = listed_others(state, who, unseen)
         kept = {who, *savers}
         saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants if other in kept
                  for e in (effect, free_effect)]
@@ -324,14 +325,14 @@ def _turn_commands(state: FightState, history: History | None) -> Iterator[Offer
                                       "given", more))
 
 
-def _abilities(state: FightState, history: History | None, who: str) -> Iterator[Offer]:
+def _abilities(state: FightState, history: History | None, who: str, unseen: frozenset[str]) -> Iterator[Offer]:
     """Each ability ``who`` uses on its turn (C37), one offer each: on every target it may be used on now, with
     what it costs (docs/abilities.md)."""
     usable = [a for a in state.combatants[who].sheet.written_abilities() if a.use in ON_TURN]
     actions = turn_actions(state, who)  # an extension's actions, used the same way (omen_core.hooks.TurnAction)
     if not usable and not actions:
         return
-    listed, more = listed_others(state, who)
+    listed, more = listed_others(state, who, unseen)
     in_rounds = state.phase.name == "ROUNDS"
     for ability in usable:
         cost = on_turn_cost(ability, in_rounds).words()
@@ -346,7 +347,7 @@ def _abilities(state: FightState, history: History | None, who: str) -> Iterator
                           candidates, note=_noted(f"{extension.name}: {act.summary}", more))
 
 
-def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
+def _checks(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     assert state.ruleset is not None
     for who, fighter in state.combatants.items():
         skills = sorted({*fighter.sheet.skills, *state.ruleset.skill_attributes})
@@ -355,7 +356,7 @@ def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
                           [StaticCheck(check=spec, difficulty=10) for spec in specs],
                           (*_CHECK_FREE, Argument(name="difficulty", takes="the difficulty set by the GM: an integer")),
                           note="the choices show difficulty 10; any difficulty may be set")
-        others, more = listed_others(state, who)
+        others, more = listed_others(state, who, unseen)
         contests = [Contest(initiator=CheckSpec(who=who, skill=s), defender=CheckSpec(who=o, skill=s))
                     for o in others for s in skills[:1]]
         yield from _named(state, history, "contest", who, "C16", "free", contests, _CHECK_FREE,
@@ -363,7 +364,7 @@ def _checks(state: FightState, history: History | None) -> Iterator[Offer]:
                                       "for static_check)", more))
 
 
-def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
+def _flow(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     names = list(state.combatants)
     sides: dict[str, list[str]] = {}
     for who, fighter in state.combatants.items():
@@ -379,9 +380,9 @@ def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
                       note="ambushers and defenders: any of the combatants shown, on opposing sides")
     yield from _named(state, history, "roll_initiative", None, "C19", "free", [RollInitiative()],
                       (Argument(name="modifiers", takes="per combatant, a list of {source, value}"),))
-    pairs = dict.fromkeys((a, b) for a in names for b in listed_others(state, a)[0] if a < b)
+    pairs = dict.fromkeys((a, b) for a in names for b in listed_others(state, a, unseen)[0] if a < b)
     if len(names) > MAX_LISTED + 1:  # a pair listed only from its later name's side
-        pairs.update(dict.fromkeys((b, a) for a in names for b in listed_others(state, a)[0] if b < a))
+        pairs.update(dict.fromkeys((b, a) for a in names for b in listed_others(state, a, unseen)[0] if b < a))
     engages = [Engage(who=a, others=(b,), engaged=flag) for a, b in pairs for flag in (True, False)]
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""
@@ -389,7 +390,7 @@ def _flow(state: FightState, history: History | None) -> Iterator[Offer]:
                       note=_noted("others: any of the combatants, together", more))
 
 
-def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
+def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     assert state.ruleset is not None
     conditions = sorted(state.ruleset.conditions)  # a live ruleset keeps its file order, a stored one is sorted
     applied = [ApplyConditionCommand(who=w, condition=c) for w in state.combatants for c in conditions]
@@ -422,17 +423,20 @@ def _gm(state: FightState, history: History | None) -> Iterator[Offer]:
                       (Argument(name="reason", takes="free text"),))
 
 
-def options(state: FightState, history: History | None = None, offers_too: bool = True) -> Options:
+def options(state: FightState, history: History | None = None, offers_too: bool = True,
+            unseen: frozenset[str] = frozenset()) -> Options:
     """What the fight in ``state`` waits for, and every command the rules accept now, by actor (``offers_too``
     False: where the fight stands and who may do what with what left, without the offers, which probe the
-    rules for each actor: what ``omen do`` prints)."""
+    rules for each actor: what ``omen do`` prints). ``unseen``: the combatants a seat may not see, left out of
+    the lists of others an offer holds (a list holds at most :data:`~omen_core.limits.MAX_LISTED`, so a seat's
+    list filtered from the GM's would shift with them); the seat's filter (``seat_options``) does the rest."""
     offers: list[Offer] = []
     if state.started and offers_too:
         if state.ending is None:
             for produce in (_answers, _attacks, _turn_commands, _checks, _flow, _gm):
-                offers.extend(produce(state, history))
+                offers.extend(produce(state, history, unseen))
         else:
-            offers.extend(o for o in _gm(state, history) if o.command in ("reveal_seed", "undo", "redo"))
+            offers.extend(o for o in _gm(state, history, unseen) if o.command in ("reveal_seed", "undo", "redo"))
     budgets = tuple(
         Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
                actions=state.turn_actions if state.turn == who else 0,

@@ -38,9 +38,10 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined
-from omen_core.limits import named_twice
+from omen_core.limits import MAX_LISTED, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
+from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 
@@ -591,7 +592,10 @@ class Fights:
     def seat_view(self, fight_id: str, fight: Fight, sight: Sight, seat: Seat | None = None) -> OptionsView:
         """The view at the head now as the seat of ``sight`` sees it, with the command staged for dice, if any
         (hold the fight's lock)."""
-        view = _seat_view(self.view(fight_id, fight), sight)
+        view = self.view(fight_id, fight)
+        if _lists_shift(fight.state, sight):
+            view = OptionsView(head=view.head, options=fight.options(unseen=sight.hidden))
+        view = _seat_view(view, sight)
         if seat is None:
             return view
         found = self.staged_view(self, fight_id, fight, sight, seat)
@@ -867,6 +871,13 @@ def _seat_view(view: OptionsView, sight: Sight) -> OptionsView:
     return view if sight.gm else OptionsView(head=view.head, options=seat_options(view.options, sight))
 
 
+def _lists_shift(state: FightState, sight: Sight) -> bool:
+    """Whether the GM's options, filtered for this seat, would list others that depend on whom it may not see: an
+    offer lists at most MAX_LISTED others, so with more combatants than that and a hidden one among them, the
+    seat's options are computed without the hidden (``options(unseen=...)``), not filtered from the GM's."""
+    return not sight.gm and len(state.combatants) > MAX_LISTED + 1 and not sight.hidden.isdisjoint(state.combatants)
+
+
 def _whole(value: Any) -> Any:
     """``value`` (decoded JSON) with every number that is whole written as an integer: JSON Schema's integers
     (what the OpenAPI document says) include ``98.0``, which omen's decoders would refuse as a float."""
@@ -1032,7 +1043,11 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, set
         seen = seen_event(rec, sight)
         items.append(seen)
         if _is_head(seen) and rec.seq < view.head.seq:
-            items.append(_seat_view(fights.view_at(fight_id, rec.seq), sight))
+            past = fights.view_at(fight_id, rec.seq)
+            state = fight.state_after(rec.seq) if len(fight.state.combatants) > MAX_LISTED + 1 else None
+            if state is not None and _lists_shift(state, sight):
+                past = OptionsView(head=past.head, options=options_of(state, unseen=sight.hidden))
+            items.append(_seat_view(past, sight))
     return items, view
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from omen_core import Fight
 from omen_replay.verify import Head, verify_lines
-from omen_server.app import _news
+from omen_server.app import OptionsView, _news
 from omen_server.keep import Seat, token_hash
 from tests.server.test_app import Table, lines, sheet
 
@@ -412,3 +412,35 @@ def test_a_roll_off_with_a_hidden_combatant_shows_a_player_none_of_its_dice() ->
             seen = [(e["type"], e["event"].get("roller")) for e in roll_offs(fight, alice)]
             assert seen == ([] if hidden else [("dice_rolled", "vesh"), ("dice_rolled", "bo"),
                                                ("initiative_roll_off", None)])
+
+
+def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see() -> None:
+    """An offer lists at most MAX_LISTED others (engaged first, then foes, in the order they joined). Kael against
+    14 raiders, and the same fight with three hidden raiders joined before the 14: Alice's options are the same in
+    both (the raider engaged with Kael and the first eleven others she sees), not the GM's list filtered (which
+    would hold three fewer of her foes)."""
+    from omen_core.limits import MAX_LISTED
+    from tests.sheets import sheet as plain
+
+    raiders = [msgspec.to_builtins(plain(f"r{i:02d}", side="raiders")) for i in range(14)]
+    hidden = [msgspec.to_builtins(plain(f"h{i}", side="raiders")) for i in range(3)]
+    kael = msgspec.to_builtins(plain("kael"))
+    table = Table()
+    seen: dict[str, Any] = {}
+    with table.client:
+        for fight, combatants, veiled in (("open", [kael, *raiders], []), ("veiled", [kael, *hidden, *raiders],
+                                                                            ["h0", "h1", "h2"])):
+            table.create(fight_id=fight, dice="seeded", names=(), hidden=veiled, combatants=combatants)
+            alice = table.client.post(f"/fights/{fight}/seats", headers=table.auth(), json={
+                "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+            assert table.command({"command": "engage", "who": "kael", "others": ["r13"]}, fight).status_code == 201
+            seen[fight] = table.client.get(f"/fights/{fight}/options", headers=table.auth(alice)).json()["options"]
+            fights = table.client.app.state.fights
+            streamed, _now = _news(fights, fight, fights.keep.seat(alice), 0, -1)
+            seen[f"{fight} streamed"] = [msgspec.to_builtins(item.options.offers) for item in streamed
+                                         if isinstance(item, OptionsView)]
+    assert seen["veiled streamed"][-1] == seen["open streamed"][-1]  # the last head before the engagement
+    attack = next(o for o in seen["veiled"]["offers"] if o["command"] == "declare_attack")
+    assert sorted({c["args"]["target"] for c in attack["choices"]}) == [
+        *(f"r{i:02d}" for i in range(MAX_LISTED - 1)), "r13"]  # r13, engaged with Kael, first
+    assert seen["veiled"]["offers"] == seen["open"]["offers"]
