@@ -30,7 +30,16 @@ import msgspec
 
 from .defaults import settle_defaults
 from .errors import ContentError
-from .limits import DIE_PATTERN, MAX_DICE, MAX_SIDES, MAX_WHOLE, beyond_whole, first_leaf, named_twice
+from .limits import (
+    DIE_PATTERN,
+    MAX_DICE,
+    MAX_SIDES,
+    MAX_WHOLE,
+    beyond_whole,
+    first_leaf,
+    json_error_words,
+    named_twice,
+)
 from .locate import Lines, error_line
 
 __all__ = [
@@ -1165,7 +1174,8 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     try:
         raw = msgspec.toml.decode(data) if fmt == "toml" else msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        raise ContentError(source, "$", f"not valid {fmt.upper()}: {exc}", error_line(str(exc), _text(data))) from None
+        raise ContentError(source, "$", f"not valid {fmt.upper()}: {json_error_words(str(exc), data)}",
+                           error_line(str(exc), _text(data))) from None
     except RecursionError:
         raise ContentError(source, "$", f"not valid {fmt.upper()}: nested too deeply", 1) from None
     try:

@@ -12,10 +12,11 @@ largest pool a handful of dice.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 
 __all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN", "MAX_WHOLE",
-           "beyond_whole", "first_leaf", "named_twice", "bound_wholes"]
+           "beyond_whole", "first_leaf", "named_twice", "bound_wholes", "json_error_words"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -142,3 +143,19 @@ def _first_twice(value: object, path: str) -> str | None:
         if found is not None:
             return found
     return None
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                        rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def json_error_words(message: str, data: bytes | str) -> str:
+    """msgspec's words for JSON it could not read, made plain where they mislead: a lone surrogate escape
+    (``\\ud800`` with no other half: half of a character, which no JSON text may name alone, I-JSON) reads
+    "Input data was truncated" there."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    found = _SURROGATE.search(raw) if "truncated" in message or "surrogate" in message else None
+    if found is None:
+        return message
+    return (f"{found.group().decode()} at byte {found.start()} is half of a surrogate pair, with no other half: a "
+            "\\u escape must name a whole character")

@@ -38,7 +38,7 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined
-from omen_core.limits import MAX_LISTED, named_twice
+from omen_core.limits import MAX_LISTED, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.state import FightState
@@ -348,6 +348,11 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(409, "stale-version", "The fight has moved on", str(exc), current_version=exc.actual)
     if isinstance(exc, UnknownFight):
         return _problem(404, "unknown-fight", "No such fight", f"no fight {exc.fight_id!r}")
+    if isinstance(exc, UnknownCombatant):  # a rule refusal all the same, pointing at the name it did not know
+        found = _path_naming(getattr(request.state, "command", None), exc.combatant)
+        return _problem(422, "rule-violation", "A rule refuses this command",
+                        scrub(str(exc) + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
+                        field=found)
     if isinstance(exc, RuleViolation):
         return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight, typed),
                         rule=exc.rule)
@@ -408,11 +413,14 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
                     field=field)
 
 
-def _http_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     assert isinstance(exc, HTTPException)
     kinds = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
              409: "conflict", 413: "too-large"}
     detail = (f"the body is larger than {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else str(exc.detail))
+    if exc.status_code == 404 and detail == "Not Found":  # the router's: no route takes this path
+        detail = (f"no route takes {request.url.path[:200]!r} (a seq in a path is a whole number; the routes are in "
+                  "docs/server.md and GET /schema/openapi.json)")
     if isinstance(exc, Unprocessable):
         return _problem(422, exc.kind, exc.title, detail, field=exc.field)
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
@@ -865,6 +873,22 @@ def _remember(request: Request[Any, Any, Any], sight: Sight, command: Command | 
     typed (echoed as given)."""
     request.state.sight = sight
     request.state.typed = typed_in(msgspec.to_builtins(command)) if command is not None else []
+    request.state.command = msgspec.to_builtins(command) if command is not None else None
+
+
+def _path_naming(value: Any, who: str, path: str = "$.command") -> str | None:
+    """The path of the first string in a command (as JSON values) that is ``who``: where a refusal of an unknown
+    combatant points (``$.command.target``, ``$.command.others[1]``)."""
+    if isinstance(value, str):
+        return path if value == who else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        if key in ("command", "type") and isinstance(key, str) and path == "$.command":
+            continue
+        found = _path_naming(item, who, f"{path}.{key}" if isinstance(key, str) else f"{path}[{key}]")
+        if found is not None:
+            return found
+    return None
 
 
 def _seat_view(view: OptionsView, sight: Sight) -> OptionsView:
@@ -907,7 +931,8 @@ def _strict(body: bytes, kind: type[T]) -> T:
     except msgspec.DecodeError as exc:
         if isinstance(exc, msgspec.ValidationError):
             return _invalid(body, kind, exc)
-        raise HTTPException(status_code=400, detail=f"the body is not JSON: {exc}") from None
+        words = json_error_words(str(exc), body)
+        raise HTTPException(status_code=400, detail=f"the body is not JSON: {words}") from None
 
 
 def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:

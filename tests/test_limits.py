@@ -17,7 +17,7 @@ from omen_core.commands import CheckSpec, Command
 from omen_core.content import CombatantSheet, decode_content
 from omen_core.errors import ContentError, InvalidCommand
 from omen_core.events import GENESIS_HASH, DiceRolled, decode_line, encode_line, seal
-from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES, MAX_WHOLE, beyond_whole, named_twice
+from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES, MAX_WHOLE, beyond_whole, json_error_words, named_twice
 from omen_core.parts import Die
 from tests.fights import present
 from tests.sheets import sheet
@@ -170,3 +170,26 @@ def _at(value: object, path: str) -> dict[str, object]:
     for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
         value = value[name] if name else value[int(index)]  # type: ignore[index]
     return value if isinstance(value, dict) and value else {}
+
+
+class TestJsonErrorWords:
+    """msgspec's words for JSON it cannot read, made plain where they mislead."""
+
+    @pytest.mark.parametrize(("text", "said"), [
+        (b'{"who": "\\ud800"}', "\\ud800 at byte 9"),
+        (b'{"who": "\\udc00x"}', "\\udc00 at byte 9"),
+        (b'{"who": "\\ud83d\\ude00\\ud800"}', "\\ud800 at byte 21"),
+    ])
+    def test_a_lone_surrogate_escape_is_named_with_its_byte(self, text: bytes, said: str) -> None:
+        """Half a surrogate pair (high without low, low without high) is named with the byte it starts at; a whole
+        pair before it is not."""
+        with pytest.raises(msgspec.DecodeError) as raised:
+            msgspec.json.decode(text)
+        assert json_error_words(str(raised.value), text).startswith(f"{said} is half of a surrogate pair")
+
+    def test_other_errors_keep_their_words(self) -> None:
+        """JSON cut short (a whole pair in it) keeps msgspec's words: nothing is half a character."""
+        text = b'{"who": "\\ud83d\\ude00"'
+        with pytest.raises(msgspec.DecodeError) as raised:
+            msgspec.json.decode(text)
+        assert json_error_words(str(raised.value), text) == "Input data was truncated"

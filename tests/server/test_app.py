@@ -206,6 +206,37 @@ class TestCommands:
         assert answer.status_code == 400 and answer.json()["field"] == "$.command.difficulty", answer.text
         assert "(at $.command.difficulty)" in answer.json()["detail"] and lines(table.store, "duel") == before
 
+    def test_an_unknown_combatant_is_refused_at_the_field_naming_it(self, table: Any) -> None:
+        """A command naming a combatant who never joined is 422 (rule setup) pointing at the field that names it:
+        an attack's target at $.command.target, an engagement's second other at $.command.others[1]; nothing
+        written."""
+        table.create()
+        before = lines(table.store, "duel")
+        attack = table.command({"command": "declare_attack", "attacker": "kael", "target": "nobody", "unarmed": True})
+        engage = table.command({"command": "engage", "who": "kael", "others": ["vesh", "zz"]})
+        assert [(a.status_code, a.json()["rule"], a.json()["field"]) for a in (attack, engage)] == [
+            (422, "setup", "$.command.target"), (422, "setup", "$.command.others[1]")]
+        assert "(at $.command.target)" in attack.json()["detail"] and lines(table.store, "duel") == before
+
+    def test_a_lone_surrogate_escape_is_named_as_such(self, table: Any) -> None:
+        """A body whose string holds half a surrogate pair (\\ud800 alone) is 400 saying so and where, not
+        msgspec's "Input data was truncated"."""
+        table.create()
+        answer = table.client.post("/fights/duel/commands", headers={**table.auth(), "content-type":
+                                   "application/json"}, content=b'{"command": {"command": "end_turn", "who": '
+                                                                b'"\\ud800"}}')
+        assert answer.status_code == 400 and answer.json()["detail"] == (
+            "the body is not JSON: \\ud800 at byte 44 is half of a surrogate pair, with no other half: a \\u "
+            "escape must name a whole character")
+
+    def test_a_path_no_route_takes_says_so(self, table: Any) -> None:
+        """GET /fights/duel/explain/abc (a seq is a whole number) is 404 saying no route takes the path and where
+        the routes are, not a bare "Not Found"."""
+        table.create()
+        answer = table.client.get("/fights/duel/explain/abc", headers=table.auth())
+        assert answer.status_code == 404 and answer.json()["detail"].startswith(
+            "no route takes '/fights/duel/explain/abc' (a seq in a path is a whole number")
+
     def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
         AGI d8 on the Ember Ford sheets); a face its die cannot show is 400 at the command's dice; with the faces
