@@ -36,6 +36,7 @@ __all__ = [
     "DiceSource",
     "SeededDice",
     "ManualDice",
+    "FacesThenSource",
     "ScriptedDice",
     "NoDice",
     "CommandFaces",
@@ -333,6 +334,47 @@ class CommandFaces:
         assert isinstance(mark, tuple)
         self._pos, count = mark
         del self.requests[count:]
+
+
+class FacesThenSource:
+    """A command's faces, then a fight's own source (C29): a player types the faces of its own dice in a seeded
+    fight, and the dice after them (the GM's, another player's) are the fight's to roll. Each roll is whole from
+    one or the other: while faces are left it takes its faces (recorded as ``manual``; too few for it is
+    :class:`FacesNeeded`), once none are left it rolls from ``then`` (recorded as that source's kind)."""
+
+    def __init__(self, faces: CommandFaces, then: DiceSource):
+        self.given, self.then = faces, then
+        #: the kind of the roll last rolled, and whether it came with the command (no change of the fight's dice
+        #: source to record)
+        self.kind: DiceSourceKind = faces.kind
+        self.carried = True
+
+    @property
+    def requests(self) -> list[RollRequest]:
+        """The rolls the command's faces rolled."""
+        return self.given.requests
+
+    @property
+    def surplus(self) -> int:
+        """How many faces no roll took."""
+        return self.given.surplus
+
+    def faces(self, request: RollRequest) -> Sequence[int]:
+        """The command's next faces for this roll while any are left, else the source's."""
+        self.carried = self.given.surplus > 0
+        self.kind = self.given.kind if self.carried else self.then.kind
+        return self.given.faces(request) if self.carried else self.then.faces(request)
+
+    def checkpoint(self) -> object:
+        """Both positions."""
+        return self.given.checkpoint(), self.then.checkpoint(), self.kind, self.carried
+
+    def restore(self, mark: object) -> None:
+        """Go back to a checkpoint of both."""
+        assert isinstance(mark, tuple)
+        given, then, self.kind, self.carried = mark
+        self.given.restore(given)
+        self.then.restore(then)
 
 
 class NoDice:

@@ -380,18 +380,19 @@ class Fight:
         """Every stored event of this fight, read from the store."""
         return list(self.store.read(self.fight_id))
 
-    def execute(self, command: Command, by: str = "") -> list[StoredEvent]:
+    def execute(self, command: Command, by: str = "", then_roll: bool = False) -> list[StoredEvent]:
         """Decide ``command`` (given by ``by``, for the record), append its events, and keep the state the
-        decision computed; return the stored events.
+        decision computed; return the stored events. ``then_roll``: the dice after the faces the command carries
+        roll from the fight's own source (a player types its own dice in a seeded fight; C29).
 
         Everything is checked before anything is written: the command's
         arguments exactly as the JSON decoders check them
         (:class:`~omen_core.errors.InvalidCommand`), the rules, and the faces it
         carries (too few or too many). A refused command appends nothing.
         """
-        return self.execute_all([command], by)
+        return self.execute_all([command], by, then_roll)
 
-    def execute_all(self, commands: Sequence[Command], by: str = "") -> list[StoredEvent]:
+    def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False) -> list[StoredEvent]:
         """Decide several commands one after the other and append all their events at once, atomically: all of
         them or none (each still its own batch). How a fight's set-up is written in one go."""
         by = _checked_by(by)
@@ -403,7 +404,7 @@ class Fight:
             for given in commands:
                 command, following = self._spent(written_out(given), state, following)
                 checked = validated(command, self.commands)
-                draft = decided(state, checked, dice, _History(self), by)
+                draft = decided(state, checked, dice, _History(self), by, then_roll)
                 batch = self._seal(draft.events, state)
                 stored.extend_sealed(batch)
                 state = self._after(draft.state, batch)

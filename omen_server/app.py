@@ -364,8 +364,9 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
         needed = tuple(f"{r.roller}'s {r.purpose}: " + ", ".join(f"{t} d{s}" for t, s in r.pool) for r in rolls)
         detail = str(exc) if sight.gm else (
-            "this fight's dice are typed in: the command needs the faces of every die it rolls (C29); yours: "
-            + ("; ".join(needed) or "none") + "; the others' are the GM's to roll and enter")
+            "the faces given run short (C29: a command carries the faces of its dice in order, a roll's all "
+            "together); yours: " + ("; ".join(needed) or "none")
+            + "; the others' are the GM's to roll and enter (in a seeded fight, the server's)")
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
                         needed=needed)
     if isinstance(exc, SurplusFaces):
@@ -841,7 +842,9 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
     Another process first: a 409, the fight left as it was and caught up at its next use."""
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)
-    stored = fight.execute(command, by=by)
+    # a player's faces in a seeded fight are its own dice's (own_faces_only): the dice after them are the fight's
+    then_roll = seat.kind != "gm" and command.dice is not None and isinstance(fight.dice, SeededDice)
+    stored = fight.execute(command, by=by, then_roll=then_roll)
     if fresh is not None and fight.state.seed_commitment == commitment(fresh):
         fights.keep.put_seed(fight_id, fresh)  # the seed spent is public now; the fight rolls from the fresh one
     fights.appended[fight_id] = fight.version

@@ -12,6 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omen_core.dice import (
+    CommandFaces,
+    FacesNeeded,
+    FacesThenSource,
     ManualDice,
     NoDice,
     RollRequest,
@@ -199,3 +202,28 @@ def test_no_dice_refuses_to_roll() -> None:
     with pytest.raises(DiceError,
                        match=r"give the faces in the command's dice, in this order \(C29\): kael's hit: primary d6"):
         roll(NoDice(), request(6))
+
+
+class TestFacesThenSource:
+    """A command's faces, then the fight's own source (C29: a player types its own dice in a seeded fight)."""
+
+    def test_faces_roll_first_then_the_source_each_roll_whole(self) -> None:
+        """Faces [6, 6] roll a two-die hit (recorded manual, carried); the next roll, a d8 with no face left, is
+        the seeded source's own face for that counter (recorded seeded, not carried); a checkpoint taken before
+        both puts everything back."""
+        seeded = SeededDice(bytes(range(16)))
+        source = FacesThenSource(CommandFaces([6, 6]), seeded)
+        mark = source.checkpoint()
+        hit = roll(source, RollRequest("f", 1, "hit", "kael", (("primary", 6), ("fcs", 6))))
+        assert (hit.source, [d.face for d in hit.dice], source.carried) == ("manual", [6, 6], True)
+        defense = roll(source, RollRequest("f", 2, "base_defense", "vesh", (("res", 8),)))
+        assert (defense.source, source.carried) == ("seeded", False)
+        assert [d.face for d in defense.dice] == [seeded_face(bytes(range(16)), "f", 2, 0, 8)]
+        source.restore(mark)
+        assert (source.kind, source.carried, source.surplus, source.requests) == ("manual", True, 2, [])
+
+    def test_a_roll_the_faces_left_cannot_cover_is_faces_needed(self) -> None:
+        """One face left for a two-die roll: FacesNeeded (a roll is typed whole or left to the source)."""
+        source = FacesThenSource(CommandFaces([6]), SeededDice(bytes(16)))
+        with pytest.raises(FacesNeeded):
+            roll(source, RollRequest("f", 1, "hit", "kael", (("primary", 6), ("fcs", 6))))

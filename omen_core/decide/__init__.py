@@ -54,7 +54,7 @@ from ..commands import (
 )
 from ..content import DealDamage
 from ..decisions import point_at, waiting_point
-from ..dice import CommandFaces, DiceSource, FacesNeeded, RollRequest, SurplusFaces
+from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation
 from ..events import (
     ActionCancelled,
@@ -481,7 +481,7 @@ def decide(state: FightState, command: Command, dice: DiceSource, history: Histo
 
 
 def decided(state: FightState, command: Command, dice: DiceSource, history: History | None = None,
-            by: str = "") -> Draft:
+            by: str = "", then_roll: bool = False) -> Draft:
     """:func:`decide`, returning the whole :class:`Draft`: its events and the state they lead to (each event
     folded once, as it was emitted; an undo or redo marker is not folded: the walk applies it).
 
@@ -490,9 +490,13 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
     rolls is :class:`~omen_core.dice.SurplusFaces`, fewer is
     :class:`~omen_core.dice.FacesNeeded`, naming every die to roll. A source
     that cannot roll (physical dice and no faces given) is FacesNeeded too.
+    ``then_roll``: the dice after the command's faces roll from ``dice``
+    (:class:`~omen_core.dice.FacesThenSource`: a player's own faces in a
+    seeded fight, the others' dice the fight's).
     """
     if command.dice is not None:
-        faces = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
+        carried = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
+        faces: CommandFaces | FacesThenSource = FacesThenSource(carried, dice) if then_roll else carried
         try:
             draft = _decided(state, command, faces, history, by)
         except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing

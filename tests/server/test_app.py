@@ -237,6 +237,29 @@ class TestCommands:
         assert answer.status_code == 404 and answer.json()["detail"].startswith(
             "no route takes '/fights/duel/explain/abc' (a seq in a path is a whole number")
 
+    def test_a_player_types_its_own_dice_in_a_seeded_fight_and_the_server_rolls_the_rest(self, table: Any) -> None:
+        """C29: in a seeded fight Alice types Kael's unarmed hit dice (6, 6); Vesh's base defense die after them
+        is the fight's to roll: 201, Kael's roll recorded manual with her faces, Vesh's seeded (its face withheld
+        from her), and the fight waits on Vesh's Active Defense (it was 422 faces-needed, asking her for the GM's
+        die)."""
+        from omen_core.events import DiceRolled
+        from tests.sheets import sheet as plain
+
+        table.create(dice="seeded", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                          msgspec.to_builtins(plain("vesh", side="raiders"))])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        answer = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
+                                "dice": [6, 6]}, token=alice)
+        assert answer.status_code == 201, answer.text
+        rolled = [e["event"] for e in answer.json()["events"] if e["type"] == "dice_rolled"]
+        assert [(r["roller"], r["purpose"], r["source"], [d["face"] for d in r.get("dice", [])]) for r in rolled] == [
+            ("kael", "hit", "manual", [6, 6]), ("vesh", "base_defense", "seeded", [])]
+        stored = [e for e in table.store.read("duel") if isinstance(e.event, DiceRolled)][-1].event
+        assert stored.source == "seeded" and len(stored.dice) == 1
+        assert answer.json()["options"]["waiting"]["kind"] == "active_defense"
+
     def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
         AGI d8 on the Ember Ford sheets); a face its die cannot show is 400 at the command's dice; with the faces
