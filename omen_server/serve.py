@@ -87,8 +87,15 @@ def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8
     """Serve the fights of ``store`` with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(store, keep, create_token=create_token), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(store, keep, create_token=create_token), host=host, port=port, log_level=log_level,
+                timeout_graceful_shutdown=GRACE_SECONDS)
 
+
+#: How long an interrupted server (Ctrl-C, SIGTERM) waits for the requests in flight before it closes them: a
+#: live stream never ends by itself, so without a bound one open table page kept the process alive, its pages
+#: still saying "live". A command in flight is appended whole or not at all either way (the stores' appends are
+#: atomic); a page whose stream is closed reconnects to the next server on that port.
+GRACE_SECONDS = 3
 
 STORE_VARIABLE, KEEP_VARIABLE, LOG_VARIABLE = "OMEN_SERVE_STORE", "OMEN_SERVE_KEEP", "OMEN_SERVE_LOG"
 
@@ -104,7 +111,7 @@ def run_workers(store_url: str, keep_path: str, workers: int, host: str = "127.0
     if create_token:
         os.environ[CREATE_VARIABLE] = create_token
     uvicorn.run("omen_server.serve:app_from_environment", factory=True, workers=workers, host=host, port=port,
-                log_level=log_level)
+                log_level=log_level, timeout_graceful_shutdown=GRACE_SECONDS)
 
 
 def app_from_environment() -> object:

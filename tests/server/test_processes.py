@@ -4,8 +4,11 @@ servers racing on one fight give one 201 and one 409."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -448,3 +451,21 @@ def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp
         assert [r for r in raw if r.startswith("event:")] == ["event: options"], "idle: the head's options only"
     finally:
         server.stop()
+
+
+def test_an_interrupted_server_with_a_stream_open_stops_and_ends_the_stream(servers: Any) -> None:
+    """Ctrl-C (SIGINT) while a player's page holds the live stream open: the server ends the stream and exits
+    after its grace period (GRACE_SECONDS), not when the last page goes (it stayed up, its pages saying "live")."""
+    from omen_server.serve import GRACE_SECONDS
+
+    server = servers()
+    status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
+    assert status == 201, made
+    stream = Stream(server, made["gm_token"])
+    assert next(stream.messages())[0] == "event"
+    server.process.send_signal(signal.SIGINT)
+    server.process.wait(GRACE_SECONDS + 20)  # raises TimeoutExpired if it waits on the stream
+    assert server.process.returncode is not None
+    with contextlib.suppress(http.client.IncompleteRead, ConnectionError):  # cut mid-chunk, or closed between
+        for _message in stream.messages():
+            pass  # what was sent before the end; then the stream ends (no 30 s read timeout)
