@@ -219,16 +219,32 @@ def _joined(payload: dict[str, Any], sight: Sight) -> Any:
     return sheet if sight.owns(who) else {"id": who, "name": sheet["name"], "side": sheet["side"]}
 
 
+def _mentions(value: Any, names: frozenset[str]) -> bool:
+    """Whether any text in a command (a value, or a key: a roll's modifiers by combatant) is one of ``names``,
+    however deep (a save's saver, a check's ``check.who``, an ambush's defenders)."""
+    if isinstance(value, str):
+        return value in names
+    if isinstance(value, dict):
+        return any(_mentions(k, names) or _mentions(v, names) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_mentions(v, names) for v in value)
+    return False
+
+
 def _command(payload: dict[str, Any], sight: Sight) -> Any:
     """A command as given, to the seat of the combatant it acts for (unless it names one that seat does not see:
     the GM's attack for it on a hidden foe), but for the faces it carried (``dice``: one command may roll others'
     dice too, as passing a reaction rolls the attack that goes on; the seat's own faces are in its own rolls); its
-    name alone (and the combatant it acts for, if seen) otherwise."""
+    name alone (and the combatant it acts for, if seen) otherwise. A command naming a combatant the seat does not
+    see is withheld whole, unless it acts for the seat's own (its name alone told that a hidden one attacked,
+    checked or defended, or that a seen one did something to someone unseen)."""
     command = payload["command"]
     kind = command.get("command", "")
     actor_field = PLAYER_COMMANDS.get(kind)
     actor = command.get(actor_field) if actor_field else None
     flat = names_in(command.get(name) for name in NAMING_FIELDS)
+    if _mentions(command, sight.hidden) and not (actor is not None and sight.owns(str(actor))):
+        raise _Withhold
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
         return {name: value for name, value in command.items() if name != "dice"}
     shown: dict[str, Any] = {"command": kind}

@@ -15,6 +15,7 @@ from omen_core.commands import (
     Command,
     DeclareAttack,
     EndTurn,
+    Engage,
     RollInitiative,
     StaticCheck,
 )
@@ -214,6 +215,23 @@ def test_a_command_naming_a_hidden_combatant_in_a_list_shows_its_name_alone(hidd
         assert "vesh" not in msgspec.json.encode(seen).decode()
     else:
         assert seen.event["command"]["leaves"] == ("vesh",)
+
+
+@pytest.mark.parametrize("command", [
+    DeclareAttack(attacker="vesh", target="kael", weapon="knife"),  # a hidden one acts
+    StaticCheck(check=CheckSpec(who="vesh", skill="Stealth"), difficulty=10),  # the GM's check of a hidden one
+    Engage(who="kael", others=("vesh",)),  # the GM's: a seen one with an unseen one
+])
+def test_a_command_naming_a_hidden_combatant_not_for_the_seats_own_is_an_envelope(command: Command) -> None:
+    """A command that names a combatant the seat does not see, and does not act for the seat's own, is withheld
+    whole (its name alone told that a hidden one attacked or was checked, or that a seen one was put beside one
+    unseen); Kael's player, who plays none of them, gets its envelope. Found by a tester reading batches."""
+    from omen_core.events import GENESIS_HASH, CommandIssued, seal
+
+    fight = _fight()
+    rec = seal("duel", fight.version + 1, 0, GENESIS_HASH, CommandIssued(command=command, by="gm"))
+    assert seen_event(rec, _sight(fight, own=("ash",), hidden=("vesh",))).event is None
+    assert seen_event(rec, _sight(fight, own=("ash",))).event is not None
 
 
 def _saved(fight: Fight, caller: str = "kael") -> list[Any]:
