@@ -154,8 +154,8 @@ def require_turn(draft: Draft, who: str, what: str) -> None:
     draft.combatant(who)
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn != who:
-        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: it is {state.turn}'s turn "
-                                          f"(round {state.round})")
+        now = f"it is {state.turn}'s turn" if state.turn is not None else "no one's turn has begun"
+        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: {now} (round {state.round})")
 
 
 def helplessness(fighter: CombatantState) -> tuple[str, str] | None:

@@ -1273,3 +1273,16 @@ def test_the_rounds_start_with_every_combatants_bonus_actions_full() -> None:
     started = next(i for i, r in enumerate(fight.events) if isinstance(r.event, RoundStarted))
     assert any(isinstance(r.event, BonusActionsRefilled) and r.event.who == "ana" for r in fight.events[started:])
     assert_replays(fight)
+
+
+def test_acting_when_no_turn_has_begun_says_so_in_words() -> None:
+    """§Your Turn: in the rounds phase with no turn begun (a state only a forged log reaches: verify re-decides
+    it), acting out of turn is refused saying "no one's turn has begun", not "it is None's turn"."""
+    from omen_core.commands import Move
+    from omen_core.decide import decide
+
+    fight = new_fight(sheet("kael"), sheet("vesh", "raiders"), faces=[6, 1])
+    fight.roll_initiative()
+    state = replace(fight.state, turn=None)
+    with pytest.raises(RuleViolation, match=r"'vesh' cannot move: no one's turn has begun \(round 1\)"):
+        decide(state, Move(who="vesh"), ScriptedDice([]))
