@@ -370,6 +370,7 @@ class Audit(Visitor):
         self.started_dice: str | None = None
         self.redecided = 0
         self.versions: set[int] = set()
+        self.newest = 0  # the newest schema version met so far
         self.batch: _Batch | None = None
         self.batch_rolls: dict[int, tuple[int, DiceRolled]] = {}
         self.batch_faces = False
@@ -407,6 +408,12 @@ class Audit(Visitor):
         """Check one event in the state it was written in; batch by batch, decide each command again."""
         self.count += 1
         self.last = rec
+        if rec.schema_version != self.newest:
+            if rec.schema_version < self.newest:  # no writer appends under an older version than the log's
+                self.findings.append(Finding(seq=rec.seq, rule="format", what=f"schema version "
+                                             f"{rec.schema_version} after {self.newest}: a log's versions never go "
+                                             "back"))
+            self.newest = max(self.newest, rec.schema_version)
         self.versions.add(rec.schema_version)
         if rec.seq in self.heads and self.heads[rec.seq] != rec.hash:
             self.findings.append(Finding(seq=rec.seq, rule="chain", what="not the head witnessed at this seq",

@@ -4,6 +4,7 @@ again, witnessed heads, the dice-source policy and undo re-rolls."""
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 import msgspec
@@ -32,7 +33,7 @@ from omen_core.events import (
 )
 from omen_replay.demo import run_demo
 from omen_replay.render import render_records
-from omen_replay.verify import Finding, Report, verify
+from omen_replay.verify import Finding, Report, verify, verify_lines
 from tests.sheets import sheet
 
 SEED = bytes(range(32))
@@ -972,3 +973,26 @@ class TestSeedEpochs:
         forged = msgspec.structs.replace(log[i].event, commitment=commitment(bytes(32)))
         report = verify(reseal(log, i, forged))
         assert not report.clean and any(f.seq == log[i].seq for f in report.findings)
+
+
+def test_a_schema_version_that_goes_back_mid_log_is_a_finding() -> None:
+    """A re-sealed log whose fifth line says an older schema version than the lines before it (no writer appends
+    under an older version than the log's: found by a tester) is a format finding at that seq; the log as written
+    is clean."""
+    from omen_core.events import SCHEMA_VERSION, chain_hash, encode_line
+
+    lines = [encode_line(rec) + b"\n" for rec in seeded_log()]
+    assert verify_lines(lines).clean
+    tail = len(',"hash":""}\n') + 64
+    prev = lines[3][-tail + len(',"hash":"'):-3].decode()
+    forged = lines[:4]
+    for n, line in enumerate(lines[4:], 5):
+        body = re.sub(rb'"prev_hash":"[0-9a-f]{64}"', f'"prev_hash":"{prev}"'.encode(), line[:-tail] + b"}")
+        if n == 5:
+            body = body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(),
+                                f'"schema_version":{SCHEMA_VERSION - 1}'.encode())
+        prev = chain_hash(prev, body)
+        forged.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
+    found = [(f.seq, f.rule, f.what) for f in verify_lines(forged).problems]
+    assert (5, "format", f"schema version {SCHEMA_VERSION - 1} after {SCHEMA_VERSION}: a log's versions never go "
+            "back") in found
