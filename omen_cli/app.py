@@ -265,7 +265,7 @@ def bad_input(message: str, code: int = 2) -> NoReturn:
     """One line on standard error, ``omen: error: ...``, and the exit code: 2 (bad input, nothing written), 1 (a
     lost race), or 3 if the command had written something (the line then says what)."""
     if _WRITTEN:
-        message = f"{message}; but the command was done: {'; '.join(_WRITTEN.values())}"
+        message = f"{message}; but omen had written: {'; '.join(_WRITTEN.values())}"
         code = REPORT_LOST
     err.print(f"[bold red]omen: error:[/] {escape(message)}")
     raise typer.Exit(code)

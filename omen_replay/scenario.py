@@ -48,6 +48,7 @@ from omen_core.events import Salts, StoredEvent
 from omen_core.extensions import BY_ID
 from omen_core.locate import Lines, error_line
 from omen_core.store import EventStore
+from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 
 __all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
 
@@ -158,6 +159,9 @@ def _array(raw: dict[str, Any], key: str, scenario: Path, locate: Lines) -> list
 
 
 def _check_settings(settings: FightSettings, source: str, locate: Lines, seeded_elsewhere: bool = False) -> None:
+    if not FIGHT_ID.match(settings.id):  # the store would refuse it, naming no place
+        raise ScenarioError(source, "$.fight.id", f"fight id {settings.id!r}: a fight id is {FIGHT_ID_WORDS}",
+                            locate("$.fight.id") or locate("$.fight"))
     if settings.dice == "seeded" and not (seeded_elsewhere and settings.seed is None):
         try:
             seed = bytes.fromhex(settings.seed or "")

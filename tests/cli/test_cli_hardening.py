@@ -531,7 +531,7 @@ class TestHonestExitCodes:
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 3, done.stderr
         assert len(lines) == 1 and lines[0].startswith("omen: error: cannot write to standard output: No space "
-                                                       "left on device; but the command was done: "), lines
+                                                       "left on device; but omen had written: "), lines
         if name.startswith(("do", "undo")):
             assert (writable / "demo.jsonl").read_bytes().startswith(before)
             head = (writable / "demo.jsonl").read_bytes().splitlines()[-1]
@@ -550,7 +550,7 @@ class TestHonestExitCodes:
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 3, done.stderr
         assert len(lines) == 1 and lines[0].startswith("omen: error: cannot write to standard output: it is "
-                                                       "closed; but the command was done: "), lines
+                                                       "closed; but omen had written: "), lines
         if name in ("do", "undo"):
             assert (writable / "demo.jsonl").read_bytes() != before
 
@@ -567,7 +567,7 @@ class TestHonestExitCodes:
         before = (writable / "demo.jsonl").read_bytes()
         with open("/dev/full", "w") as full:
             done = _omen_process(["do", "demo.jsonl", '{"command": "end_turn", "who": "kael"}'], writable, full)
-        assert done.returncode == 2 and "but the command was done" not in done.stderr
+        assert done.returncode == 2 and "but omen had written" not in done.stderr
         assert (writable / "demo.jsonl").read_bytes() == before
 
     def test_a_closed_pipe_after_an_append_is_exit_3(self, writable: Path) -> None:
@@ -580,7 +580,7 @@ class TestHonestExitCodes:
             proc.stdout.close()
             stderr = proc.stderr.read().decode()
             code = proc.wait(timeout=60)
-        assert code == 3 and "Broken pipe; but the command was done: appended at seq" in stderr
+        assert code == 3 and "Broken pipe; but omen had written: appended at seq" in stderr
 
 
 class TestIdempotencyKeys:

@@ -322,3 +322,12 @@ class TestEveryErrorIsPlaced:
             where = Path(m["file"])
             assert where.is_file() and where.resolve().is_relative_to((folder / "ember").resolve()), str(exc)
             assert 1 <= int(m["line"]) <= max(len(where.read_text().splitlines()), 1), str(exc)
+
+
+def test_a_fight_id_the_stores_refuse_is_refused_at_its_line(tmp_path: Path) -> None:
+    """[fight] id = "duel hand!" (a space and a '!': no store takes it) is refused when the scenario is loaded, at
+    its line and $.fight.id, before anything is written (it was refused at the first append, naming no place)."""
+    text = DUEL.replace('id = "duel-at-dawn"', 'id = "duel hand!"', 1)
+    with pytest.raises(ScenarioError, match="fight id 'duel hand!': a fight id is 1-128 letters") as info:
+        load_scenario(write(tmp_path, text))
+    assert (info.value.path, info.value.line) == ("$.fight.id", 2)
