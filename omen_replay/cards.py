@@ -408,6 +408,7 @@ class CardBuilder(Visitor):
             parent = getattr(rec.event, "reacting_to", None)
             if parent in self.open:
                 self.open[parent][1].reactions.append(owner)
+                self.open[parent][1].owned.append((rec, before))  # told in the action it answers (as explain does)
         draft = self.open[owner][1]
         draft.events.append((rec, before, lines))
         draft.owned.append((rec, before))

@@ -18,6 +18,7 @@ from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
 from omen_core.events import (
     AbilityUsed,
+    ActionCancelled,
     ActiveDefenseChosen,
     AmbushDifficultySet,
     AttackDeclared,
@@ -35,6 +36,8 @@ from omen_core.events import (
     InitiativeRollOff,
     MomentReached,
     MovementDeclared,
+    ReactionPassed,
+    ReactionWindowOpened,
     ResourceChanged,
     RollTotal,
     SaveCalled,
@@ -254,6 +257,9 @@ class _Explainer(Visitor):
         owner = owner_of(rec.event, before, after)
         if owner is not None:
             self.open.setdefault(owner, []).append((rec, before))
+        if isinstance(rec.event, AttackDeclared) and rec.event.reacting_to in self.open and owner != \
+                rec.event.reacting_to:  # a reaction is told in the action it answers too (only its declaration)
+            self.open[rec.event.reacting_to].append((rec, before))
         if rec.seq == self.seq:
             if owner is None:
                 self.found = self.known.single(rec, before)
@@ -386,7 +392,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             verdicts.append(f"{rec.event.who} chose to take it on {'Will' if rec.event.convert else 'HP'} (C31)")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
-        elif (said := _also_told(rec.event, (decl.attacker, ("action",)))) is not None:
+        elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq)) is not None:
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
@@ -470,7 +476,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
-        elif (said := _also_told(rec.event, (called.caller, ("action",)))) is not None:
+        elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq)) is not None:
             verdicts.append(said)
     title = _title(known, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
                    f"{called.effect.save}, the action declared at seq {first.seq}")
@@ -486,7 +492,7 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
     title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
     verdicts = tuple(said for rec, _state in events
-                     if (said := _also_told(rec.event, (decl.who, ("movement", "action")))) is not None)
+                     if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq)) is not None)
     return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=verdicts,
                        seed=status, undone=first.seq in known.voided)
 
@@ -502,11 +508,25 @@ def moment_words(decl: MomentReached) -> str:
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
 
 
-def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None) -> str | None:
+#: A reaction in words, and its rule.
+_REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("an Attack of Opportunity", "C23")}
+
+
+def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0) -> str | None:
     """What an answer or an effect within an action did, in words: a decision answered (C38), a cost paid (C20,
     C22, C41; but ``own``'s, an action's own Action or Movement, which its title says), a condition applied or
-    cleared (C28). None for any other event."""
+    cleared (C28), a reaction window and who answered it (C23, C24: the reaction, at ``seq``, is an action of its
+    own), the action cancelled (C24). None for any other event."""
     match event:
+        case ReactionWindowOpened(reaction=reaction, responders=responders):
+            return f"{_REACTIONS[reaction][0]} window for {', '.join(responders)} ({_REACTIONS[reaction][1]})"
+        case AttackDeclared(attacker=attacker, target=target, reaction=reaction) if reaction is not None:
+            return (f"{attacker} answers with {_REACTIONS[reaction][0]} on {target}, the action declared at seq "
+                    f"{seq} (explain it there)")
+        case ReactionPassed(who=who):
+            return f"{who} lets the window pass"
+        case ActionCancelled(reason=reason):
+            return f"CANCELLED: {reason}; what it paid stays paid (C24)"
         case DecisionAnswered(who=who, decision=decision, choice=choice):
             return f"{who} answers {decision}: {choice} (C38)"
         case CostPaid(who=who, resource=resource, amount=amount):
@@ -546,7 +566,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
                     healing.pop(0)
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
             case _:
-                if (also := _also_told(rec.event)) is not None:
+                if (also := _also_told(rec.event, seq=rec.seq)) is not None:
                     verdicts.append(also)
     verdicts += [f"the healing rolled ({amount}) restores no HP: the one it heals is at its sheet's HP already "
                  "(healing never goes above it)" for amount in healing]

@@ -414,3 +414,25 @@ def test_an_abilitys_damage_before_the_weapons_is_told_as_its_own() -> None:
     assert (burst_part.terms[0].label, burst_part.terms[0].value) == ("damage dice", 4)
     assert (blow.terms[0].label, blow.terms[0].value) == ("primary dice result", 5)
 
+
+
+def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_cancellation() -> None:
+    """C24: Oren's attack at seq 31 of the interrupt fixture is answered by Tamsin's Interrupt (its own action,
+    at seq 34), which hits: the explanation of seq 31 says the window, who answered and where, and that the attack
+    is cancelled with what it paid still paid (it said only its dice, found by a tester); C23: Dain's move tells
+    Hask's Attack of Opportunity the same way, and not the Movement Action its title says it spent."""
+    from omen_core.events import decode_line
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    records = [decode_line(line) for line in (root / "interrupt-cancels-declared-action" / "fight.jsonl"
+                                               ).read_bytes().splitlines()]
+    told = explain(records, 31)
+    assert told.verdicts == (
+        "an Interrupt window for tamsin (C24)",
+        "tamsin answers with an Interrupt on oren, the action declared at seq 34 (explain it there)",
+        "CANCELLED: an Interrupt hit (C24); what it paid stays paid (C24)")
+    moved = [decode_line(line) for line in (root / "attack-of-opportunity-and-disengage" / "fight.jsonl"
+                                             ).read_bytes().splitlines()]
+    assert explain(moved, 34).verdicts == ("an Attack of Opportunity window for hask (C23)",
+                                           "hask answers with an Attack of Opportunity on dain, the action "
+                                           "declared at seq 38 (explain it there)")
