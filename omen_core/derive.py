@@ -62,10 +62,13 @@ class BonusSource(NamedTuple):
 
 
 def bonus_source(state: FightState, who: str, attribute: str) -> BonusSource:
-    """Where a combatant's ``attribute`` bonus comes from right now."""
+    """Where a combatant's ``attribute`` bonus comes from right now; ``held``: the conditions that change it
+    (C28: a condition whose attribute bonus is 0, Burning's say, changes none)."""
     fighter = state.combatants[who]
+    defs = state.ruleset.conditions if state.ruleset is not None else {}
     return BonusSource(fighter.sheet.attributes[attribute].bonus, condition_adjustment(state, who),
-                       tuple(fighter.conditions.items()))
+                       tuple((name, stacks) for name, stacks in fighter.conditions.items()
+                             if name in defs and defs[name].attribute_bonus))
 
 
 def check_total(state: FightState, who: str, attribute: str, skill: str | None, level: int, rolled: DiceRolled,

@@ -436,3 +436,17 @@ def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_ca
     assert explain(moved, 34).verdicts == ("an Attack of Opportunity window for hask (C23)",
                                            "hask answers with an Attack of Opportunity on dain, the action "
                                            "declared at seq 38 (explain it there)")
+
+
+def test_a_conditions_term_names_only_the_conditions_that_change_the_bonus() -> None:
+    """C28: Ash, Fatigued (-1 to every attribute bonus) and Prone (no attribute bonus), climbs: 5 (die) + 1 STR
+    - 1 conditions + 2 Climb level = 7; the conditions term names Fatigued x1 alone (it named Prone too)."""
+    from omen_core import CheckSpec
+
+    fight = new_fight(sheet("ash", skills={"Climb": ("STR", 2)}, STR=(8, 1)), faces=[5])
+    fight.apply_condition("ash", "Fatigued")
+    fight.apply_condition("ash", "Prone")
+    fight.static_check(CheckSpec(who="ash", skill="Climb"), 8)
+    found = explain(fight.events, fight.events[-1].seq)
+    assert found.parts[0].total == 7
+    assert [(t.value, t.source) for t in found.parts[0].terms if t.value == -1] == [(-1, "Fatigued x1 (C28)")]
