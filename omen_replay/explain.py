@@ -246,6 +246,8 @@ class _Explainer(Visitor):
         self.open: dict[int, list[tuple[StoredEvent, FightState]]] = {}
         self.target: int | None = None  # the declaration seq of the action explained
         self.found: Explanation | None = None
+        self.die: tuple[StoredEvent, FightState] | None = None  # a roll no action owns, asked about by its seq
+        self.die_counter = 0
         self.last = 0
 
     def begin(self, walk: Walk) -> None:
@@ -260,8 +262,18 @@ class _Explainer(Visitor):
         if isinstance(rec.event, AttackDeclared) and rec.event.reacting_to in self.open and owner != \
                 rec.event.reacting_to:  # a reaction is told in the action it answers too (only its declaration)
             self.open[rec.event.reacting_to].append((rec, before))
+        if self.die is not None:  # the die asked about: explain the result it feeds, if its batch has one
+            if self.die_counter in _counters(rec.event):
+                self.found = self.known.single(rec, before)
+                raise StopWalk
+            if rec.batch != self.die[0].batch:
+                self.found = self.known.single(*self.die)
+                raise StopWalk
         if rec.seq == self.seq:
             if owner is None:
+                if isinstance(rec.event, DiceRolled):
+                    self.die, self.die_counter = (rec, before), rec.event.counter
+                    return
                 self.found = self.known.single(rec, before)
                 raise StopWalk
             self.target = owner
@@ -274,12 +286,26 @@ class _Explainer(Visitor):
             del self.open[declared]
 
     def end(self, state: FightState) -> None:
+        if self.found is None and self.die is not None:
+            self.found = self.known.single(*self.die)
         if self.found is None and self.target is not None:
             self._explain_target()
 
     def _explain_target(self) -> None:
         assert self.target is not None
         self.found = self.known.action(self.open.get(self.target, []))
+
+
+def _counters(event: Event) -> set[int]:
+    """The roll counters of the dice a result event's roll totals were rolled with (a check, a save, a contest,
+    initiative, a roll-off, an ambush's Stealth)."""
+    found: set[int] = set()
+    for name in event.__struct_fields__:
+        value = getattr(event, name)
+        for total in value if isinstance(value, tuple) else (value,):
+            if isinstance(total, RollTotal):
+                found.add(total.counter)
+    return found
 
 
 def owner_of(event: Event, before: FightState, after: FightState) -> int | None:

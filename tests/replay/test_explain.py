@@ -450,3 +450,16 @@ def test_a_conditions_term_names_only_the_conditions_that_change_the_bonus() -> 
     found = explain(fight.events, fight.events[-1].seq)
     assert found.parts[0].total == 7
     assert [(t.value, t.source) for t in found.parts[0].terms if t.value == -1] == [(-1, "Fatigued x1 (C28)")]
+
+
+def test_the_die_of_a_check_or_save_no_action_owns_explains_the_result_it_feeds() -> None:
+    """Any seq of a roll explains it (README): the die of Ash's Climb check (seq of its dice_rolled) explains the
+    check itself, 5 (die) + 1 STR + 2 Climb level = 8 against 8, as the check's own seq does."""
+    from omen_core import CheckSpec
+
+    fight = new_fight(sheet("ash", skills={"Climb": ("STR", 2)}, STR=(8, 1)), faces=[5])
+    fight.static_check(CheckSpec(who="ash", skill="Climb"), 8)
+    die, resolved = fight.events[-2], fight.events[-1]
+    assert die.event.__class__.__name__ == "DiceRolled"
+    assert explain(fight.events, die.seq) == explain(fight.events, resolved.seq)
+    assert explain(fight.events, die.seq).parts[0].total == 8
