@@ -10,9 +10,11 @@ conditions changed (C28), so a disputed number can be traced to its source.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 
 import msgspec
 
+from omen_core.content import IncomingDamage
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
@@ -54,6 +56,7 @@ from omen_core.hooks import amount_of
 from omen_core.machine import action_of
 from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
+from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame
 from omen_core.walk import LinesSource, Source, StopWalk, Visitor, Walk, walk
 
@@ -404,10 +407,11 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     weapon_damage = isinstance(hd, HitDetermined) and hd.hit
     arm = events[0][1].combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
     label = arm.label if arm is not None else "unarmed"
-    for rec, _state in events:
+    for rec, state in events:
         if isinstance(rec.event, DamageResolved):
             dealt_by_weapon = weapon_damage and rec.event.source == label
-            parts += _damage_parts(rec.event, consequence=not dealt_by_weapon)
+            parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
+                                   incoming=state.combatants[rec.event.target].sheet.incoming_damage)
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -451,11 +455,35 @@ def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> li
             Part(name="RES portion", terms=res_terms, total=c.res_portion, rule="C7, C10")]
 
 
-def _damage_parts(event: DamageResolved, *, consequence: bool) -> list[Part]:
-    """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step."""
+def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
+    """The incoming-damage step in words: its exact fraction, what it adds and the one rounding down (C13 step 5,
+    C34), so that the step's number can be checked by hand."""
+    times = exact(incoming.multiply)
+    exactly = before * times + incoming.add
+    shown = str(exactly)
+    if exactly.denominator != 1:
+        rest = exactly.denominator
+        for prime in (2, 5):
+            while rest % prime == 0:
+                rest //= prime
+        shown += f" ({Decimal(exactly.numerator) / Decimal(exactly.denominator):f})" if rest == 1 else ""  # exact
+    said = (f"{before} x {times}" if times != 1 else str(before)) + (
+        f" {'+' if incoming.add > 0 else '-'} {abs(incoming.add)}" if incoming.add else "")
+    return msgspec.structs.replace(term, source=f"{said} = {shown}, rounded down once, floor 0: after: "
+                                                f"{before + term.value} (C13, C34)")
+
+
+def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None
+                  ) -> list[Part]:
+    """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
+    (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34)."""
     t = event.terms
-    mitigation = Part(name="after mitigation", total=event.final,
-                      terms=_worded(event.mitigation_terms(), afters=["", *(s.after for s in event.steps)]),
+    afters = [t.raw, *(s.after for s in event.steps)]
+    worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
+    if incoming is not None:
+        worded = tuple(_incoming(term, afters[i - 1], incoming) if i and event.steps[i - 1].step == "incoming"
+                       else term for i, term in enumerate(worded))
+    mitigation = Part(name="after mitigation", total=event.final, terms=worded,
                       rule="C13: resistance, physical rollover, armor, floor 0, incoming")
     if consequence:  # a consequence's own roll and flat damage (its other terms are none: C25)
         own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
@@ -498,7 +526,8 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             verdicts.append(f"{'saved' if e.success else 'failed'}: {e.saver.total} "
                             f"{'>=' if e.success else '<'} {e.opposing.total} (C15: the saver wins ties)")
         elif isinstance(rec.event, DamageResolved):
-            parts += _damage_parts(rec.event, consequence=True)
+            parts += _damage_parts(rec.event, consequence=True,
+                                   incoming=state.combatants[rec.event.target].sheet.incoming_damage)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
@@ -651,7 +680,8 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
                             f"{'>=' if event.success else '<'} {opp.total} (C15: the saver wins ties; C40)")
             recs = _rolls(known, [saver, opp])
         case DamageResolved():  # a condition's damage as it ticks (C25, C40)
-            parts += _damage_parts(event, consequence=True)
+            parts += _damage_parts(event, consequence=True,
+                                   incoming=state.combatants[event.target].sheet.incoming_damage)
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
                             "ticks (C25, C40)")
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]

@@ -463,3 +463,22 @@ def test_the_die_of_a_check_or_save_no_action_owns_explains_the_result_it_feeds(
     assert die.event.__class__.__name__ == "DiceRolled"
     assert explain(fight.events, die.seq) == explain(fight.events, resolved.seq)
     assert explain(fight.events, die.seq).parts[0].total == 8
+
+
+def test_the_incoming_damage_step_shows_its_exact_arithmetic() -> None:
+    """C13 step 5, C34: Bo takes damage x 5/4, then -1, rounded down once. The brute fight's 18 after armor
+    becomes 18 x 5/4 - 1 = 43/2 (21.5), rounded down: 21; the step says so, not only "+3 incoming"."""
+    from omen_core.content import IncomingDamage
+
+    ash = msgspec.structs.replace(sheet("ash", STR=(8, 3), FCS=(6, 2)), weapons=(Weapon(id="axe", weapon_damage=4),),
+                                  features=Features(rage=RageDice(die="d6")))
+    bo = msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1), AGI=(6, 1)), armor=Armor(rating=2), hp=30,
+                                 incoming_damage=IncomingDamage(multiply="5/4", add=-1))
+    fight = new_fight(ash, bo, faces=[7, 6, 2, 3, 5])
+    fight.apply_condition("ash", "Exhausted")
+    fight.attack("ash", "bo", rage=True, high_ground=True)
+    fight.defend("bo", "dodge")
+    after = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "after mitigation")
+    assert after.total == 21
+    assert [(t.value, t.source) for t in after.terms if t.label == "incoming"] == [
+        (3, "18 x 5/4 - 1 = 43/2 (21.5), rounded down once, floor 0: after: 21 (C13, C34)")]
