@@ -40,6 +40,13 @@ class StoryCard:
 
 
 Names = Mapping[str, str]
+#: Weapons and shields by the names their sheets give them, keyed by (combatant, id): a seat's own combatants'.
+Gear = Mapping[tuple[str, str], str]
+
+
+def _gear(gear: Gear, who: Any, item: Any) -> str:
+    """A weapon or shield as a line names it: by its sheet's name where the seat has it, else its id."""
+    return gear.get((str(who), str(item)), str(item))
 
 
 
@@ -61,8 +68,8 @@ def _faces(dice: Any) -> str:
     return ", ".join(f"{d.get('face')} (d{d.get('sides')})" for d in dice if isinstance(d, dict))
 
 
-def _attack(e: dict[str, Any], n: Callable[[Any], str]) -> str:
-    weapon = f" with {e['weapon']}" if e.get("weapon") else ""
+def _attack(e: dict[str, Any], n: Callable[[Any], str], gear: Gear) -> str:
+    weapon = f" with {_gear(gear, e.get('attacker'), e['weapon'])}" if e.get("weapon") else ""
     what = {"interrupt": "Interrupt: ", "attack_of_opportunity": "Attack of Opportunity: "}.get(
         str(e.get("reaction") or ""), "")
     return f"{what}{n(e['attacker'])} attacks {n(e['target'])}{weapon}"
@@ -120,14 +127,14 @@ def _resource(e: dict[str, Any], n: Callable[[Any], str]) -> str | None:
     return f"{n(e['who'])}'s {name} changes"
 
 
-def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
+def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str | None, str]:
     """One event as a line of its card, and the verdict it gives (``""``: none)."""
     def n(who: Any) -> str:
         return _n(names, who)
 
     match kind:
         case "attack_declared":
-            return _attack(e, n), ""
+            return _attack(e, n, gear), ""
         case "dice_rolled":
             faces = _faces(e.get("dice"))
             purpose = str(e.get("purpose", "")).replace("_", " ")
@@ -138,7 +145,7 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "active_defense_window_skipped":
             return f"no Active Defense for {n(e['defender'])}", ""
         case "active_defense_chosen":
-            weapon = f" with {e['weapon']}" if e.get("weapon") else ""
+            weapon = f" with {_gear(gear, e.get('defender'), e['weapon'])}" if e.get("weapon") else ""
             return f"{n(e['defender'])} chooses {e.get('defense')}{weapon}", ""
         case "active_defense_declined":
             return f"{n(e['defender'])} declines an Active Defense", ""
@@ -238,7 +245,8 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "ambush_difficulty_set":
             return f"Ambush Difficulty {e.get('difficulty')}", ""
         case "weapon_drawn":
-            return f"{n(e['who'])} draws {e.get('weapon', 'a weapon')}", ""
+            drawn = _gear(gear, e.get("who"), e["weapon"]) if e.get("weapon") else "a weapon"
+            return f"{n(e['who'])} draws {drawn}", ""
         case "disengaged":
             return f"{n(e['who'])} disengages", ""
         case "engagement_changed":
@@ -276,8 +284,11 @@ def _kind_of(command: dict[str, Any] | None) -> str:
     return str((command or {}).get("command", ""))
 
 
-def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
-    """The cards of the events as one seat saw them, in the order of their first event."""
+def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> list[StoryCard]:
+    """The cards of the events as one seat saw them, in the order of their first event; ``names``: the combatants'
+    names the seat sees, ``gear``: its own combatants' weapons and shields by their sheets' names (a line names a
+    weapon only where the seat sees it, which is its wielder's seat)."""
+    gear = gear or {}
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
     by_batch: dict[int, StoryCard] = {}
@@ -301,7 +312,7 @@ def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
             undos[rec.seq] = (int(e.get("from_seq", 0)), int(e.get("to_seq", 0)), str(e.get("reason") or ""))
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
-        text, verdict = _line(kind, e, names)
+        text, verdict = _line(kind, e, names, gear)
         if action is not None:
             found = by_action.get(action)
             if found is None:

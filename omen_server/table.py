@@ -37,7 +37,7 @@ from litestar.params import FromPath, QueryParameter
 from omen_core.abilities import uses_left, when_words
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened
-from omen_core.extensions import turn_actions
+from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
 from omen_replay.render import environment
@@ -385,6 +385,8 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
              else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
              else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
+    if offer.command == "declare_attack":
+        label += _options_said(choice.args, offer.actor, gear or {})
     return ChoiceView(label=label,
                       args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces)
 
@@ -395,6 +397,41 @@ def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str
     named = {key: gear.get((actor or "", value), value) for key, value in args.items()
              if key in ("weapon", "item") and isinstance(value, str)}
     return {**args, **named} if named else args
+
+
+#: An attack option (an argument of ``declare_attack`` an ability gives meaning to) as a choice says it, before the
+#: name of the ability that gives it: ``Kael Arden with Spiked maul, raging (Brute Rage)``.
+_OPTION_WORDS = {"rage": "raging"}
+
+
+def _options_said(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str, str], str]) -> str:
+    """The attack options a choice sets, in words (C12: Brute Rage's ``rage``), each with the name of the actor's
+    ability that gives it (``gear`` holds it under ``(actor, "option:rage")``)."""
+    said = ""
+    for option in ATTACK_OPTION_FIELDS:
+        if args.get(option):
+            ability = gear.get((actor or "", f"option:{option}"))
+            said += f", {_OPTION_WORDS.get(option, option.replace('_', ' '))}" + (f" ({ability})" if ability else "")
+    return said
+
+
+def _distinct(choices: tuple[ChoiceView, ...], offer: Offer, names: dict[str, str]) -> tuple[ChoiceView, ...]:
+    """The choices with every label told apart: two that read the same add the arguments they differ by (a choice's
+    words must say what makes it another choice)."""
+    by_label: dict[str, list[int]] = {}
+    for i, view in enumerate(choices):
+        by_label.setdefault(view.label, []).append(i)
+    out = list(choices)
+    for same in (ix for ix in by_label.values() if len(ix) > 1):
+        args = [offer.choices[i].args for i in same]
+        keys = sorted({k for a in args for k in a if any(a.get(k) != b.get(k) for b in args)})
+        for i, a in zip(same, args, strict=True):
+            extra = [f"{k.replace('_', ' ')} {_name(names, a[k]) if not isinstance(a[k], dict) else json.dumps(a[k])}"
+                     for k in keys if k in a]
+            if extra:
+                out[i] = ChoiceView(label=f"{choices[i].label} ({', '.join(extra)})", args=choices[i].args,
+                                    rolls=choices[i].rolls, faces=choices[i].faces)
+    return tuple(out)
 
 
 def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None,
@@ -409,8 +446,8 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices) or (
-        ChoiceView(label="go", args="{}", rolls="", faces=()),)
+    choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices),
+                        offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
@@ -548,6 +585,23 @@ def _ability_cost(ability: Ability) -> str:
     return _USES[ability.use] + (f"; costs {', '.join(paid)}" if paid else "")
 
 
+def _abilities_of(state: FightState, who: str) -> list[Ability]:
+    """A combatant's abilities: those its sheet lists, written out or shipped, and those its shorthand stands for."""
+    sheet = state.combatants[who].sheet
+    keys = {a if isinstance(a, str) else a.id for a in sheet.abilities}
+    mine = [a for a in state.abilities if a.id in keys]
+    return mine + [a for a in sheet.shorthand_abilities() if a not in mine]
+
+
+def _gear_of(state: FightState) -> dict[tuple[str, str], str]:
+    """Every combatant's weapons and shield by the names their sheets give them, keyed by (combatant, id): what a
+    story line calls them (a seat is given only its own combatants')."""
+    found = {(who, w.id): w.name for who, c in state.combatants.items() for w in c.sheet.weapons if w.name}
+    found |= {(who, shield.id): shield.name for who, c in state.combatants.items()
+              if (shield := c.sheet.shield) is not None and shield.name}
+    return found
+
+
 def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
     """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); none
     for the GM (its page has every combatant's commands) nor for a combatant the seat does not own."""
@@ -556,10 +610,7 @@ def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
         if sight.gm or not sight.owns(who):
             continue
         sheet = combatant.sheet
-        keys = {a if isinstance(a, str) else a.id for a in sheet.abilities}
-        mine = [a for a in state.abilities if a.id in keys]
-        mine += [a for a in sheet.shorthand_abilities() if a not in mine]
-        for a in mine:
+        for a in _abilities_of(state, who):
             found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
                                      summary=a.summary, left=uses_left(state, who, a),
                                      per=a.uses.per if a.uses is not None else ""))
@@ -614,6 +665,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         gear = {(who, w.id): w.name for who in actors for w in state.combatants[who].sheet.weapons if w.name}
         gear |= {(who, shield.id): shield.name for who in actors
                  if (shield := state.combatants[who].sheet.shield) is not None}
+        gear |= {(who, f"option:{a.when.attack_option}"): a.name for who in actors
+                 for a in _abilities_of(state, who) if a.when.attack_option}
+        kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
         offer_views = [_offer_view(o, i, names, opened, abilities, gear) for i, o in enumerate(offers)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
@@ -651,7 +705,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
-    cards = story(seen, names)
+    cards = story(seen, names, kit)
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))

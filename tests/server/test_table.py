@@ -123,7 +123,7 @@ class TestFragment:
         text = fragment(table, alice)
         assert 'class="command answer"' not in text, "Vesh's Active Defense is not Alice's to answer"
         log = text[text.index('class="log"'):]
-        assert "Kael Arden attacks Vesh the Cinder-Hand with longsword" in log
+        assert "Kael Arden attacks Vesh the Cinder-Hand with Longsword" in log
         assert "{&#34;" not in log and '{"' not in log and "Kael Arden&#39;s hit: 8 (d8), 6 (d6)" in log
         assert "Vesh the Cinder-Hand&#39;s base defense" not in log, "Vesh's die is the GM's"
 
@@ -299,7 +299,7 @@ class TestTheFirstScreen:
                        "dice": [8, 6, 1]})
         mine = fragment(table, alice)
         assert _attr(mine, "status") == "Waiting for Vesh the Cinder-Hand: Active Defense"
-        assert _attr(mine, "announce").startswith("Kael Arden attacks Vesh the Cinder-Hand with longsword")
+        assert _attr(mine, "announce").startswith("Kael Arden attacks Vesh the Cinder-Hand with Longsword")
         assert _attr(mine, "announce").endswith(". Waiting for Vesh the Cinder-Hand: Active Defense")
         assert 'id="turn-commands"' not in mine and 'id="also"' not in mine
         assert _attr(fragment(table, table.gm), "status") == "Your decision: Active Defense"
@@ -383,3 +383,37 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
     assert "an ally (or oneself) regains 1d6 + 1 HP." in listed
     assert re.search(r'<strong>Second Wind</strong> <span class="badge">1 left this fight</span>', listed)
     assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])
+
+
+def _selects(text: str) -> list[list[str]]:
+    """The options' words of every select of a fragment, unescaped."""
+    return [[html.unescape(o) for o in re.findall(r"<option[^>]*>([^<]*)</option>", body)]
+            for body in re.findall(r"<select[^>]*>(.*?)</select>", text, re.S)]
+
+
+class TestWords:
+    def test_no_two_choices_read_the_same_and_rage_is_said(self, table: Any) -> None:
+        """C12: Skarn's attack is offered with and without Brute Rage; the rage one says so ("Kael Arden with Spiked
+        maul, raging (Brute Rage)": it read as the other, its "rage": true unsaid), and no select of the GM's page
+        holds two choices in the same words."""
+        table.create(names=("kael", "brin", "vesh", "skarn"))
+        text = fragment(table, table.gm)
+        assert ">Kael Arden with Spiked maul</option>" in text
+        assert ">Kael Arden with Spiked maul, raging (Brute Rage)</option>" in text
+        assert ">Kael Arden, unarmed, raging (Brute Rage)</option>" in text
+        for words in _selects(text):
+            assert len(words) == len(set(words)), [w for w in words if words.count(w) > 1]
+
+    def test_a_story_line_names_the_weapon_by_its_sheets_name_to_its_wielders_seat(self, table: Any) -> None:
+        """The card of Skarn's attack with his maul says "with Spiked maul" (the sheet's name, as the choice said
+        it; it said "with maul", the id) to the GM; to Alice, who plays Kael, the weapon is Skarn's sheet: her card
+        names none."""
+        table.create(names=("kael", "vesh", "skarn"), dice="manual")
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                  json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        answer = table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                                "rage": True, "dice": [2, 1, 8]})
+        assert answer.status_code == 201, answer.text
+        gm, mine = fragment(table, table.gm), fragment(table, alice)
+        assert "Skarn Gutterjaw attacks Kael Arden with Spiked maul</span>" in gm
+        assert "Skarn Gutterjaw attacks Kael Arden</span>" in mine and "maul" not in mine
