@@ -37,6 +37,7 @@ class StoryCard:
     seqs: list[int] = field(default_factory=list)
     batches: set[int] = field(default_factory=set)
     round: int = 0
+    outcome: list[str] = field(default_factory=list)
 
 
 Names = Mapping[str, str]
@@ -99,9 +100,19 @@ def _signed(value: int) -> str:
 
 def _damage_why(e: dict[str, Any]) -> str:
     """Why the damage is what it is, as far as the seat sees the event (C12, C13): C12's terms that are not 0
-    (``5 dice + 2 bonus + 3 WD = 10``), then each mitigation step (``armor \u2212 2 = 8``); "" if the terms are
-    withheld."""
-    terms = e.get("terms")
+    (``5 dice + 2 bonus + 3 WD = 10``: the dealer's), then each mitigation step (``armor \u2212 2 = 8``: the
+    target's); "" if both are withheld."""
+    text = _damage_terms(e.get("terms"))
+    for step in e.get("steps") or []:  # the target's to see (its armor, its resistances): its owner's and the GM's
+        if isinstance(step, dict) and step.get("amount"):
+            sign, _source = MITIGATION_TERMS.get(str(step.get("step")), (-1, "rule"))
+            said = f"{step.get('step')} {_signed(sign * int(step['amount']))} = {step.get('after')}"
+            text = f"{text}, {said}" if text else said
+    return text
+
+
+def _damage_terms(terms: Any) -> str:
+    """C12's terms of a damage that are not 0, as the dealer's seat sees them: ``5 dice + 2 bonus + 3 WD = 10``."""
     if not isinstance(terms, dict) or not isinstance(terms.get("raw"), int):
         return ""
     parts = [(label if key != "dice" or terms.get("routed_die") is None else "routed die", terms.get(key))
@@ -113,10 +124,6 @@ def _damage_why(e: dict[str, Any]) -> str:
     text = " ".join(f"{_signed(v) if i else v} {label}" for i, (label, v) in enumerate(said))
     if len(said) > 1:
         text += f" = {terms['raw']}"
-    for step in e.get("steps") or []:
-        if isinstance(step, dict) and step.get("amount"):
-            sign, _source = MITIGATION_TERMS.get(str(step.get("step")), (-1, "rule"))
-            text += f", {step.get('step')} {_signed(sign * int(step['amount']))} = {step.get('after')}"
     return text
 
 
@@ -212,7 +219,8 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
         case "will_conversion_chosen":
             return f"{n(e['who'])} takes it on {'Will' if e.get('convert') else 'HP'}", ""
         case "action_cancelled":
-            return "the action is cancelled", "CANCELLED"
+            reason = str(e.get("reason") or "").strip()  # the GM's (free text); another seat's card says why below
+            return f"the action is cancelled: {reason}" if reason else "the action is cancelled", "CANCELLED"
         case "initiative_rolled":
             return f"{n(e['who'])}: initiative {_roll(e.get('check'))}", ""
         case "initiative_tied":
@@ -293,6 +301,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
     by_action: dict[int, StoryCard] = {}
     by_batch: dict[int, StoryCard] = {}
     undos: dict[int, tuple[int, int, str]] = {}
+    reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -313,6 +322,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
+        if kind == "attack_declared" and isinstance(e.get("reacting_to"), int) and action is not None:
+            reactions[action] = (e["reacting_to"], _n(names, e.get("attacker")), str(e.get("reaction") or ""))
+        told = _cancelled(action, reactions, by_action) if kind == "action_cancelled" and action is not None else []
         if action is not None:
             found = by_action.get(action)
             if found is None:
@@ -337,8 +349,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
             card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
-        if text and text != card.headline:
+        if told:
+            card.lines += told
+        elif text and text != card.headline:
             card.lines.append(text)
+            if kind in _OUTCOME:
+                card.outcome.append(text)
         if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
         if kind == "undone":
@@ -348,6 +364,28 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
         if not card.headline and card.lines:
             card.headline = card.lines.pop(0)
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
+
+
+#: The lines that tell what came of an action (a reaction's, told again on the card of the action it cancelled).
+_OUTCOME = frozenset({"hit_determined", "damage_resolved", "resource_changed", "condition_applied", "combatant_left"})
+_REACTIONS = {"interrupt": "Interrupt", "attack_of_opportunity": "Attack of Opportunity"}
+
+
+def _cancelled(action: int, reactions: Mapping[int, tuple[int, str, str]],
+               by_action: Mapping[int, StoryCard]) -> list[str]:
+    """Why an action is cancelled, from the events the seat saw (C24: an Interrupt that hits cancels the Action it
+    answered, which is still spent): each reaction to it that hit, told with its hit and what it did, then the
+    line that says so; none when the seat saw no reaction to it hit (the GM's reason says why then, to the GM)."""
+    told: list[str] = []
+    for reaction, (answered, who, kind) in reactions.items():
+        card = by_action.get(reaction)
+        if answered != action or card is None or not card.verdict.startswith("HIT"):
+            continue
+        what = _REACTIONS.get(kind, kind.replace("_", " "))
+        spent = "; its Action is still spent" if kind == "interrupt" else ""
+        told += [card.headline, *card.outcome,
+                 f"the action is cancelled: {who}'s {what} hit{' (C24)' if kind == 'interrupt' else ''}{spent}"]
+    return told
 
 
 def text_of_reason(e: dict[str, Any]) -> str:

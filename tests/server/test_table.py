@@ -417,3 +417,35 @@ class TestWords:
         gm, mine = fragment(table, table.gm), fragment(table, alice)
         assert "Skarn Gutterjaw attacks Kael Arden with Spiked maul</span>" in gm
         assert "Skarn Gutterjaw attacks Kael Arden</span>" in mine and "maul" not in mine
+
+
+def _top_lines(text: str) -> list[str]:
+    """The top card's lines, unescaped."""
+    card = text[text.index('id="top-card"'):]
+    card = card[:card.index("</article>")]
+    return [html.unescape(x) for x in re.findall(r"<li>([^<]*)</li>", card)]
+
+
+def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) -> None:
+    """C24: Skarn's Interrupt hits Brin (9 against 3; 11 crushing, 18 -> 7 HP) and cancels Brin's attack: the top
+    card, the cancelled attack's, tells the Interrupt's hit, damage and HP and says why the attack is cancelled, to
+    the GM and to Bob, who plays Brin, from his own view (the action_cancelled reason is the GM's to see)."""
+    table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
+    bob = table.client.post("/fights/duel/seats", headers=table.auth(),
+                            json={"kind": "player", "name": "Bob", "combatants": ["brin"]}).json()["token"]
+    for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},  # Skarn 6, Brin 5, Vesh 3, Kael 2
+                    {"command": "engage", "who": "brin", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"},
+                    {"command": "declare_attack", "attacker": "brin", "target": "skarn", "weapon": "shortblade"},
+                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": [4, 2, 1]},
+                    {"command": "answer_active_defense", "defender": "brin"}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    told = ["Interrupt: Skarn Gutterjaw attacks Brin Hollowmere{}", "attack 9 against defense 3: HIT",
+            "11 crushing damage to Brin Hollowmere's HP{}", "Brin Hollowmere's HP: 18 → 7",
+            "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
+    gm = _top_lines(fragment(table, table.gm))
+    assert gm[-5:] == [told[0].format(" with Spiked maul"), told[1],
+                       told[2].format(" (4 dice + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)"), *told[3:]]
+    assert _top_lines(fragment(table, bob))[-5:] == [told[0].format(""), told[1],
+                                                     told[2].format(" (armor \u2212 1 = 11)"), *told[3:]]
