@@ -15,7 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.events import MITIGATION_TERMS
+import msgspec
+
+from omen_core.events import MITIGATION_TERMS, DefenseTotal, HitTotal
+from omen_core.parts import RollTotal
 
 from .views import UNNAMED_EFFECT, SeenEvent
 
@@ -56,7 +59,40 @@ def _n(names: Names, who: Any) -> str:
 
 
 def _roll(total: Any) -> str:
-    return str(total.get("total")) if isinstance(total, dict) else "?"
+    """A total as the line says it: with its terms where the seat sees them (a roll's terms are its roller's seat's:
+    ``11 (7 RES die + 2 RES bonus + 2 armor)``), else the number alone."""
+    if not isinstance(total, dict):
+        return "?"
+    terms = _terms_of(total)
+    return f"{total.get('total')} ({terms})" if terms else str(total.get("total"))
+
+
+#: The kind of total a roll's fields make, by a field only it has.
+_TOTALS: tuple[tuple[str, type[Any]], ...] = (("primary_dice", HitTotal), ("res_die", DefenseTotal),
+                                              ("face", RollTotal))
+_DIE_KINDS = {"die": "{attribute} die", "primary_die": "primary die", "fcs_die": "FCS die", "res_die": "RES die",
+              "active_die": "{label} die"}
+_BONUS_KINDS = frozenset({"attribute_bonus", "res_bonus", "active_bonus", "fcs_bonus"})
+
+
+def _terms_of(total: dict[str, Any]) -> str:
+    """A total's terms that are not 0, in words (``7 RES die + 2 RES bonus + 2 armor``); "" when the seat sees the
+    total alone, or it has one term only."""
+    kind = next((t for key, t in _TOTALS if key in total), None)
+    if kind is None:
+        return ""
+    try:
+        part = msgspec.convert({k: v for k, v in total.items() if k != "type"}, kind)
+    except msgspec.ValidationError:
+        return ""
+    terms = [t for t in part.terms() if t.value or t.kind == "no_res_die"]
+    if len(terms) < 2:
+        return ""
+    words = [(_DIE_KINDS[t.kind].format(attribute=total.get("attribute", ""), label=t.label)
+              if t.kind in _DIE_KINDS else f"{t.label} bonus" if t.kind in _BONUS_KINDS else t.label, t.value)
+             for t in terms]
+    return " ".join((f"{_signed(v)} " if i else "" if t.kind == "no_res_die" else f"{v} ") + label
+                    for i, ((label, v), t) in enumerate(zip(words, terms, strict=True)))
 
 
 def _hp(value: Any) -> str:
@@ -149,8 +185,9 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
         case "active_defense_window_opened":
             base = f" against base defense {e['base_defense']}" if "base_defense" in e else ""
             return f"Active Defense window for {n(e['defender'])}: attack {e.get('attack_total')}{base}", ""
-        case "active_defense_window_skipped":
-            return f"no Active Defense for {n(e['defender'])}", ""
+        case "active_defense_window_skipped":  # why: the engine's reason, the GM's to see (story() words another's)
+            why = f": {e['reason']}" if e.get("reason") else ""
+            return f"no Active Defense for {n(e['defender'])}{why}", ""
         case "active_defense_chosen":
             weapon = f" with {_gear(gear, e.get('defender'), e['weapon'])}" if e.get("weapon") else ""
             return f"{n(e['defender'])} chooses {e.get('defense')}{weapon}", ""
@@ -239,7 +276,7 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"{n(e['who'])} ends the turn", ""
         case "static_check_resolved":
             check = e.get("check") or {}
-            return (f"{n(check.get('roller'))}'s check: {check.get('total')} against {e.get('difficulty')}: "
+            return (f"{n(check.get('roller'))}'s check: {_roll(check)} against {e.get('difficulty')}: "
                     f"{str(e.get('outcome', '')).upper()}"), str(e.get("outcome", "")).upper()
         case "contest_resolved":
             return (f"contest: {n((e.get('initiator') or {}).get('roller'))} {_roll(e.get('initiator'))} against "
@@ -302,6 +339,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
     by_batch: dict[int, StoryCard] = {}
     undos: dict[int, tuple[int, int, str]] = {}
     reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
+    changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -322,6 +360,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
+        if kind in ("condition_applied", "condition_cleared"):
+            changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
+        elif kind == "active_defense_window_skipped" and "reason" not in e:
+            text = _helpless_said(text or "", str(e.get("defender")), changes, undos, names) or text
         if kind == "attack_declared" and isinstance(e.get("reacting_to"), int) and action is not None:
             reactions[action] = (e["reacting_to"], _n(names, e.get("attacker")), str(e.get("reaction") or ""))
         told = _cancelled(action, reactions, by_action) if kind == "action_cancelled" and action is not None else []
@@ -386,6 +428,26 @@ def _cancelled(action: int, reactions: Mapping[int, tuple[int, str, str]],
         told += [card.headline, *card.outcome,
                  f"the action is cancelled: {who}'s {what} hit{' (C24)' if kind == 'interrupt' else ''}{spent}"]
     return told
+
+
+#: The conditions that leave a defender no base defense die and no Active Defense, and their rule (C10, C36).
+_HELPLESS = {"Dying": "C36", "Incapacitated": "C10", "Paralysed": "C10"}
+
+
+def _helpless_said(line: str, who: str, changes: list[tuple[int, str, str, bool]],
+                   undos: Mapping[int, tuple[int, int, str]], names: Names) -> str:
+    """A skipped Active Defense window's line with why, where the seat saw the defender made helpless (C10, C36:
+    Paralysed, Incapacitated, Dying, each applied and not cleared nor undone since); "" when it saw no such
+    condition (the engine's reason is the GM's to see)."""
+    held: dict[str, bool] = {}
+    for seq, whom, condition, applied in changes:
+        if whom == who and condition in _HELPLESS and not any(a <= seq <= b for a, b, _r in undos.values()):
+            held[condition] = applied
+    found = [c for c in _HELPLESS if held.get(c)]
+    if not found:
+        return ""
+    return (f"{line}: {_n(names, who)} is {' and '.join(found)}: no base defense die and no Active Defense "
+            f"({_HELPLESS[found[0]]})")
 
 
 def text_of_reason(e: dict[str, Any]) -> str:

@@ -264,6 +264,7 @@ class Panel:
     damage_types: tuple[str, ...] = ()
     condition_names: tuple[str, ...] = ()
     turn_commands: list[OfferView] = field(default_factory=list)
+    next_commands: list[OfferView] = field(default_factory=list)
     your_turn: bool = False
     status: str = ""
     announce: str = ""
@@ -325,6 +326,9 @@ _CHOICE_WORDS: dict[str, Any] = {
     "end_fight": lambda a, n: (f"the {a['side']} {_END_REASONS.get(str(a.get('reason')), a.get('reason'))}"
                                if a.get("side") else "as it stands (no side yields)"),
     "draw": lambda a, n: f"draw {a.get('weapon') or a.get('item') or 'a weapon'}",
+    "begin_ambush": lambda a, n: (f"{_name(n, a['ambushers'])} ambush {_name(n, a['defenders'])}" + (
+        f" (Ambush Difficulty {a['difficulty']})" if a.get("difficulty") is not None
+        else f" (they waited {str(a['time_waited']).replace('_', ' ')})" if a.get("time_waited") else "")),
     "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow, C23)"
                           if a.get("leaves") else "leaving no one's reach"),
 }
@@ -520,6 +524,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
     ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
     said = {name: condition_said(rule) for name, rule in state.ruleset.conditions.items()}
     sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
+    gear = _gear_of(state)  # what is in hand, by its sheet's name (in_hand is the owner's and the GM's alone)
     items = []
     for who in order:
         v = seen[who]
@@ -533,7 +538,8 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
             band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
             actions=budget.actions if budget is not None and budget.turn else None,
-            movement=budget.movement if budget is not None and budget.turn else None, in_hand=v.in_hand,
+            movement=budget.movement if budget is not None and budget.turn else None,
+            in_hand=None if v.in_hand is None else tuple(gear.get((who, item), item) for item in v.in_hand),
             conditions=_conditions(v, ticks, _until(state, sight, who), said), own=v.own,
             foe=bool(sides) and v.side not in sides, hidden=v.hidden,
             note=notes.get(who, "") if sight.gm else "",
@@ -690,7 +696,10 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
             decision=facts, commands=ordered, turn_commands=now_turn,
             your_turn=turn is not None and not ended and not sight.gm and sight.owns(turn),
-            gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
+            gm_tools=[v for v in rest if v.actor is None and (ended or v.command not in _NEXT)],
+            next_commands=[] if ended else sorted((v for v in rest if v.actor is None and v.command in _NEXT),
+                                                  key=lambda v: _NEXT.index(v.command)),
+            end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
@@ -716,6 +725,10 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
 
+
+#: The GM's commands that take the fight from its set-up into the rounds (combat.txt: an ambush, initiative and its
+#: ties, C19): the GM's page offers them first, beside the last outcome, while they are offered.
+_NEXT = ("roll_initiative", "begin_ambush", "agree_initiative", "roll_off")
 
 _NOT_UNDONE = {"undo", "redo", "join", "start_fight", "fight_started", "combatant_joined"}
 

@@ -441,11 +441,65 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
                     {"command": "answer_active_defense", "defender": "brin"}):
         answer = table.command(command)
         assert answer.status_code == 201, answer.text
-    told = ["Interrupt: Skarn Gutterjaw attacks Brin Hollowmere{}", "attack 9 against defense 3: HIT",
-            "11 crushing damage to Brin Hollowmere's HP{}", "Brin Hollowmere's HP: 18 → 7",
+    attack, damage = "Interrupt: Skarn Gutterjaw attacks Brin Hollowmere", "11 crushing damage to Brin Hollowmere's HP"
+    hit, defense = "attack 9{} against defense 3 (1 RES die + 1 RES bonus + 1 armor): HIT", " (armor \u2212 1 = 11)"
+    then = ["Brin Hollowmere's HP: 18 \u2192 7",
             "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
-    gm = _top_lines(fragment(table, table.gm))
-    assert gm[-5:] == [told[0].format(" with Spiked maul"), told[1],
-                       told[2].format(" (4 dice + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)"), *told[3:]]
-    assert _top_lines(fragment(table, bob))[-5:] == [told[0].format(""), told[1],
-                                                     told[2].format(" (armor \u2212 1 = 11)"), *told[3:]]
+    assert _top_lines(fragment(table, table.gm))[-5:] == [
+        f"{attack} with Spiked maul", hit.format(" (4 primary die + 2 FCS die + 3 STR bonus)"),
+        f"{damage} (4 dice + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
+    assert _top_lines(fragment(table, bob))[-5:] == [attack, hit.format(""), f"{damage}{defense}", *then]
+
+
+def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
+    """Alice, who plays Kael, reads her own roll's terms (initiative 2 = 1 AGI die + 1 AGI bonus; Vesh's 8 alone),
+    why Kael has no Active Defense (C10: she saw him made Paralysed; the engine's reason is the GM's), the terms of
+    his defense, and the armor step of the damage he takes (the target's own: "armor − 2 = 7"), never Vesh's
+    hit terms nor his damage terms; the GM reads the engine's own reason and every term."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
+    assert _top_lines(fragment(table, alice))[1:3] == ["Kael Arden: initiative 2 (1 AGI die + 1 AGI bonus)",
+                                                       "Vesh the Cinder-Hand: initiative 8"]
+    assert table.command({"command": "apply_condition", "who": "kael", "condition": "Paralysed"}).status_code == 201
+    answer = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                            "dice": [3, 3]})
+    assert answer.status_code == 201, answer.text
+    defense = "defense 4 (no RES die (C10) + 2 RES bonus + 2 armor): HIT, CRITICAL"
+    assert _top_lines(fragment(table, alice))[-4:] == [
+        "no Active Defense for Kael Arden: Kael Arden is Paralysed: no base defense die and no Active Defense (C10)",
+        f"attack 9 against {defense}", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
+        "Kael Arden's HP: 24 → 17"]
+    assert _top_lines(fragment(table, table.gm))[-4:-1] == [
+        "no Active Defense for Kael Arden: the defender is incapacitated or paralysed: no base defense die and no "
+        "Active Defense (C10)", f"attack 9 (3 primary die + 3 FCS die + 2 AGI bonus + 1 weapon) against {defense}",
+        "7 piercing damage to Kael Arden's HP (3 dice + 2 bonus + 2 crit bonus + 2 WD = 9, armor − 2 = 7)"]
+
+
+def test_what_is_in_hand_and_whom_a_seat_plays_are_said_by_name(table: Any) -> None:
+    """Alice's chip of Kael says what he holds by its sheet's names (it said the ids: "longsword, shield"), and the
+    GM's seat list says whom Alice plays by name (it said "player: kael")."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert '<p class="chip-hand muted">in hand: Longsword, Warden&#39;s kite shield</p>' in fragment(table, alice)
+    assert '<strong>Alice</strong> <span class="muted">player: Kael Arden</span>' in fragment(table, table.gm)
+
+
+def test_at_setup_the_gms_first_screen_offers_what_comes_next(table: Any) -> None:
+    """combat.txt, C19: before the rounds the GM's page offers rolling initiative, or an ambush, in the main column
+    beside the last outcome (it sat under "The GM's table", ~1,180 px down at 1280x800), each form once, an ambush's
+    choices in words; once the rounds begin it is gone."""
+    table.create(names=("kael", "brin", "vesh", "skarn"))
+    text = fragment(table, table.gm)
+    assert text.index('id="top-card"') < text.index('id="next-commands"') < text.index('class="strip"')
+    assert "Next: Roll initiative or begin an ambush</h2>" in text
+    assert len(re.findall(r'id="o\d+-roll_initiative-gm"', text)) == 1
+    assert len(re.findall(r'id="o\d+-begin_ambush-gm"', text)) == 1
+    assert (">Kael Arden, Brin Hollowmere ambush Vesh the Cinder-Hand, Skarn Gutterjaw (they waited under a minute)"
+            "</option>") in text
+    assert ">Vesh the Cinder-Hand, Skarn Gutterjaw ambush Kael Arden, Brin Hollowmere (Ambush Difficulty 10)</option>" \
+        in text
+    assert table.command({"command": "roll_initiative"}).status_code == 201
+    assert 'id="next-commands"' not in fragment(table, table.gm)
