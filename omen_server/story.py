@@ -11,7 +11,7 @@ The card of the last command is the table's top card: the outcome of the action 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,11 +329,15 @@ def _kind_of(command: dict[str, Any] | None) -> str:
     return str((command or {}).get("command", ""))
 
 
-def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> list[StoryCard]:
+def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
+          felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None) -> list[StoryCard]:
     """The cards of the events as one seat saw them, in the order of their first event; ``names``: the combatants'
     names the seat sees, ``gear``: its own combatants' weapons and shields by their sheets' names (a line names a
-    weapon only where the seat sees it, which is its wielder's seat)."""
+    weapon only where the seat sees it, which is its wielder's seat); ``felt``: its own combatants' HP before and
+    after each batch it saw only in part (``{batch: [(who, before, after)]}``, its own state at those heads), said
+    where the events it saw do not say it (an attack by a hidden combatant: "Kael Arden takes damage: 24 → 9 HP")."""
     gear = gear or {}
+    hp_seen: dict[tuple[int, str], Any] = {}  # the last HP the seat saw a combatant's change to, in a batch
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
     by_batch: dict[int, StoryCard] = {}
@@ -401,11 +405,25 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None) -> 
             card.verdict = verdict
         if kind == "undone":
             card.headline = f"Undo: {text_of_reason(e)}"
+        if kind == "resource_changed" and e.get("resource") == "hp":
+            hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
+    for batch, hurt in (felt or {}).items():
+        told_in = by_batch.get(batch)
+        for who, before, after in hurt if told_in is not None else ():
+            seen_to = hp_seen.get((batch, who), before)
+            if seen_to != after and told_in is not None:
+                told_in.lines.append(_felt(_n(names, who), seen_to, after))
     _strike(cards, undos)
     for card in cards:
         if not card.headline and card.lines:
             card.headline = card.lines.pop(0)
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
+
+
+def _felt(name: str, before: Any, after: int) -> str:
+    """A change of one's own HP that the events one saw do not tell, said with no more than the HP itself."""
+    return f"{name} {'takes damage' if not isinstance(before, int) or after < before else 'regains HP'}: " \
+           f"{before} \u2192 {after} HP"
 
 
 #: The lines that tell what came of an action (a reaction's, told again on the card of the action it cancelled).

@@ -36,10 +36,11 @@ from litestar.params import FromPath, QueryParameter
 
 from omen_core.abilities import uses_left, when_words
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
-from omen_core.events import DecisionOpened
+from omen_core.events import DecisionOpened, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
+from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
 from .app import Fights, SeatEntry, StagedView, _seat, fights_page
@@ -714,7 +715,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
-    cards = story(seen, names, kit)
+    cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head))
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
@@ -729,6 +730,40 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
 #: The GM's commands that take the fight from its set-up into the rounds (combat.txt: an ambush, initiative and its
 #: ties, C19): the GM's page offers them first, beside the last outcome, while they are offered.
 _NEXT = ("roll_initiative", "begin_ambush", "agree_initiative", "roll_off")
+
+class _OwnHp(Visitor):
+    """The HP of some combatants before and after each of some batches, as it stood then."""
+
+    def __init__(self, own: Iterable[str], batches: set[int]) -> None:
+        self.own, self.batches = tuple(own), batches
+        self.found: dict[tuple[int, str], list[int]] = {}
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        if rec.batch not in self.batches:
+            return
+        for who in self.own:
+            if who in before.combatants and who in after.combatants:
+                hp = self.found.setdefault((rec.batch, who), [before.combatants[who].hp, 0])
+                hp[1] = after.combatants[who].hp
+
+
+def own_hp_felt(fights: Fights, fight_id: str, sight: Sight, seen: list[Any], head: int
+                ) -> dict[int, list[tuple[str, int, int]]]:
+    """A player's own combatants' HP before and after each batch the seat saw only in part (an attack by a hidden
+    combatant is withheld whole), where it changed: ``{batch: [(who, before, after)]}``. The seat sees its own
+    combatants' HP at every head (its state), so this tells it nothing its state did not; the story says it where the
+    seat sees nothing else of what happened. None to the GM (who sees every event) nor to a seat playing no one."""
+    partial = {rec.batch for rec in seen if rec.event is None}
+    if sight.gm or not sight.own or not partial:
+        return {}
+    visitor = _OwnHp(sorted(sight.own), partial)
+    walk(StoreSource(fights.store, fight_id), visitor, to_seq=head)
+    felt: dict[int, list[tuple[str, int, int]]] = {}
+    for (batch, who), (before, after) in sorted(visitor.found.items()):
+        if before != after:
+            felt.setdefault(batch, []).append((who, before, after))
+    return felt
+
 
 _NOT_UNDONE = {"undo", "redo", "join", "start_fight", "fight_started", "combatant_joined"}
 

@@ -503,3 +503,25 @@ def test_at_setup_the_gms_first_screen_offers_what_comes_next(table: Any) -> Non
         in text
     assert table.command({"command": "roll_initiative"}).status_code == 201
     assert 'id="next-commands"' not in fragment(table, table.gm)
+
+
+def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(table: Any) -> None:
+    """Hidden Skarn hits Kael: every event of the attack is withheld from Alice, who plays Kael, and her log said
+    nothing while her HP fell 24 -> 6; her card of the batch now says "Kael Arden takes damage: 24 → 6 HP" (her own
+    HP before and after, which her state shows at each head) and nothing of who, with what or how much; the GM's card
+    tells the attack itself."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual", hidden=["skarn"])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    for command in ({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                     "dice": [9, 5, 1]},
+                    {"command": "answer_active_defense", "defender": "kael"}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    mine = fragment(table, alice)
+    assert _top_lines(mine) == ["Kael Arden takes damage: 24 \u2192 6 HP"]
+    card = mine[mine.index('id="top-card"'):]
+    assert not re.search(r"Skarn|maul|crushing|18", card[:card.index("</article>")]) and "Skarn" not in mine
+    gm = _top_lines(fragment(table, table.gm))
+    assert "Kael Arden&#39;s HP: 24 \u2192 6" not in gm and "Kael Arden's HP: 24 \u2192 6" in gm
+    assert not any("takes damage" in line for line in gm)
