@@ -12,9 +12,9 @@ Pages (no token needed; they hold nothing of any fight):
 And one read-only resource behind a seat's token: ``GET /fights/{id}/table``, the table as that seat sees it,
 as an HTML fragment built only from the seat's own views (:mod:`omen_server.views`: its state, its options, the
 events as it sees them). The page fetches it whenever the live stream says the head moved, and swaps it in.
-The log shows one action card per action (:mod:`omen_replay.cards`) to the GM, and to every seat once the log
-is published; before that, a player's log is its seen events, each as a line: cards are never built from
-events a seat may not see.
+The log is cards (:mod:`omen_server.story`) built from the seat's own view of the events alone, the GM's as a
+player's: cards are never built from events a seat may not see (a player's own combatant's HP, which its state
+shows at every head, is the one thing said of a command whose events it may not see).
 """
 
 from __future__ import annotations

@@ -326,6 +326,16 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 for page in pages.values():
                     log = page.locator(".log").inner_text()
                     assert "Kael Arden attacks Vesh the Cinder-Hand" in log and not re.search(r"\{\s*\"", log)
+
+                # The GM publishes the log; Alice saves the session log from her phone (its fetch carries her
+                # bearer header, which a plain link could not).
+                gm.locator("#gm-publish summary").click()
+                gm.locator("#publish-form button").click()
+                alice.wait_for_selector("#save-session", timeout=SETTLE)
+                with alice.expect_download() as saved:
+                    alice.click("#save-session")
+                assert saved.value.suggested_filename.endswith("-session.html")
+                assert "Kael Arden" in Path(saved.value.path()).read_text(encoding="utf-8")
                 overflow = alice.evaluate("document.documentElement.scrollWidth")
                 alice.emulate_media(color_scheme="dark")
                 dark = alice.evaluate("getComputedStyle(document.body).backgroundColor")
