@@ -404,6 +404,20 @@ class TestWords:
         for words in _selects(text):
             assert len(words) == len(set(words)), [w for w in words if words.count(w) > 1]
 
+    def test_two_choices_that_would_read_alike_say_what_tells_them_apart(self) -> None:
+        """A command whose words do not cover an argument (a future option, say) still never offers two choices in
+        the same words: the ones that collide add the arguments they differ by, and the others stay as they are."""
+        from omen_core.options import Choice, Offer
+        from omen_server.table import _offer_view
+
+        offer = Offer(command="declare_attack", actor="kael", rule="C5", cost="1 Action", choices=(
+            Choice(args={"attacker": "kael", "target": "vesh", "weapon": "longsword"}),
+            Choice(args={"attacker": "kael", "target": "vesh", "weapon": "longsword", "feint": True}),
+            Choice(args={"attacker": "kael", "target": "vesh", "unarmed": True})))
+        view = _offer_view(offer, 0, {"kael": "Kael Arden", "vesh": "Vesh"}, gear={("kael", "longsword"): "Longsword"})
+        assert [c.label for c in view.choices] == ["Vesh with Longsword", "Vesh with Longsword (feint yes)",
+                                                   "Vesh, unarmed"]
+
     def test_a_story_line_names_the_weapon_by_its_sheets_name_to_its_wielders_seat(self, table: Any) -> None:
         """The card of Skarn's attack with his maul says "with Spiked maul" (the sheet's name, as the choice said
         it; it said "with maul", the id) to the GM; to Alice, who plays Kael, the weapon is Skarn's sheet: her card
