@@ -408,11 +408,15 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
     for batch, hurt in (felt or {}).items():
+        said = [_felt(_n(names, who), hp_seen.get((batch, who), before), after) for who, before, after in hurt
+                if hp_seen.get((batch, who), before) != after]
         told_in = by_batch.get(batch)
-        for who, before, after in hurt if told_in is not None else ():
-            seen_to = hp_seen.get((batch, who), before)
-            if seen_to != after and told_in is not None:
-                told_in.lines.append(_felt(_n(names, who), seen_to, after))
+        if told_in is not None:
+            told_in.lines += said
+        elif said:  # the command too was withheld whole: a card of its own, at the batch's first seq
+            card = StoryCard(seq=batch, kind="unseen", headline=said[0], lines=said[1:], seqs=[batch],
+                             batches={batch})
+            cards.insert(next((i for i, c in enumerate(cards) if c.seq > batch), len(cards)), card)
     _strike(cards, undos)
     for card in cards:
         if not card.headline and card.lines:

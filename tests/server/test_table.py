@@ -539,3 +539,21 @@ def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(t
     gm = _top_lines(fragment(table, table.gm))
     assert "Kael Arden&#39;s HP: 24 \u2192 6" not in gm and "Kael Arden's HP: 24 \u2192 6" in gm
     assert not any("takes damage" in line for line in gm)
+
+
+def test_a_hit_by_a_hidden_combatant_in_a_command_withheld_whole_gets_a_card_of_its_own(table: Any) -> None:
+    """Kael is Paralysed (C10: no Active Defense window), so hidden Skarn's attack resolves in the GM's command alone,
+    which Alice may not see at all (it names Skarn): her log gets a card of that batch saying only "Kael Arden takes
+    damage: 24 → 15 HP", the top card; nothing of Skarn."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual", hidden=["skarn"])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    for command in ({"command": "apply_condition", "who": "kael", "condition": "Paralysed"},
+                    {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                     "dice": [3, 2]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    mine = fragment(table, alice)
+    top = mine[mine.index('id="top-card"'):]
+    assert '<span class="headline">Kael Arden takes damage: 24 \u2192 15 HP</span>' in top[:top.index("</article>")]
+    assert _top_lines(mine) == [] and "Skarn" not in mine and 'data-hp="15"' in mine
