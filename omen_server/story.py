@@ -11,11 +11,14 @@ The card of the last command is the table's top card: the outcome of the action 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.events import MITIGATION_TERMS
+import msgspec
+
+from omen_core.events import MITIGATION_TERMS, DefenseTotal, HitTotal
+from omen_core.parts import RollTotal
 
 from .views import UNNAMED_EFFECT, SeenEvent
 
@@ -37,9 +40,17 @@ class StoryCard:
     seqs: list[int] = field(default_factory=list)
     batches: set[int] = field(default_factory=set)
     round: int = 0
+    outcome: list[str] = field(default_factory=list)
 
 
 Names = Mapping[str, str]
+#: Weapons and shields by the names their sheets give them, keyed by (combatant, id): a seat's own combatants'.
+Gear = Mapping[tuple[str, str], str]
+
+
+def _gear(gear: Gear, who: Any, item: Any) -> str:
+    """A weapon or shield as a line names it: by its sheet's name where the seat has it, else its id."""
+    return gear.get((str(who), str(item)), str(item))
 
 
 
@@ -48,7 +59,40 @@ def _n(names: Names, who: Any) -> str:
 
 
 def _roll(total: Any) -> str:
-    return str(total.get("total")) if isinstance(total, dict) else "?"
+    """A total as the line says it: with its terms where the seat sees them (a roll's terms are its roller's seat's:
+    ``11 (7 RES die + 2 RES bonus + 2 armor)``), else the number alone."""
+    if not isinstance(total, dict):
+        return "?"
+    terms = _terms_of(total)
+    return f"{total.get('total')} ({terms})" if terms else str(total.get("total"))
+
+
+#: The kind of total a roll's fields make, by a field only it has.
+_TOTALS: tuple[tuple[str, type[Any]], ...] = (("primary_dice", HitTotal), ("res_die", DefenseTotal),
+                                              ("face", RollTotal))
+_DIE_KINDS = {"die": "{attribute} die", "primary_die": "primary die", "fcs_die": "FCS die", "res_die": "RES die",
+              "active_die": "{label} die"}
+_BONUS_KINDS = frozenset({"attribute_bonus", "res_bonus", "active_bonus", "fcs_bonus"})
+
+
+def _terms_of(total: dict[str, Any]) -> str:
+    """A total's terms that are not 0, in words (``7 RES die + 2 RES bonus + 2 armor``); "" when the seat sees the
+    total alone, or it has one term only."""
+    kind = next((t for key, t in _TOTALS if key in total), None)
+    if kind is None:
+        return ""
+    try:
+        part = msgspec.convert({k: v for k, v in total.items() if k != "type"}, kind)
+    except msgspec.ValidationError:
+        return ""
+    terms = [t for t in part.terms() if t.value or t.kind == "no_res_die"]
+    if len(terms) < 2:
+        return ""
+    words = [(_DIE_KINDS[t.kind].format(attribute=total.get("attribute", ""), label=t.label)
+              if t.kind in _DIE_KINDS else f"{t.label} bonus" if t.kind in _BONUS_KINDS else t.label, t.value)
+             for t in terms]
+    return " ".join((f"{_signed(v)} " if i else "" if t.kind == "no_res_die" else f"{v} ") + label
+                    for i, ((label, v), t) in enumerate(zip(words, terms, strict=True)))
 
 
 def _hp(value: Any) -> str:
@@ -61,8 +105,8 @@ def _faces(dice: Any) -> str:
     return ", ".join(f"{d.get('face')} (d{d.get('sides')})" for d in dice if isinstance(d, dict))
 
 
-def _attack(e: dict[str, Any], n: Callable[[Any], str]) -> str:
-    weapon = f" with {e['weapon']}" if e.get("weapon") else ""
+def _attack(e: dict[str, Any], n: Callable[[Any], str], gear: Gear) -> str:
+    weapon = f" with {_gear(gear, e.get('attacker'), e['weapon'])}" if e.get("weapon") else ""
     what = {"interrupt": "Interrupt: ", "attack_of_opportunity": "Attack of Opportunity: "}.get(
         str(e.get("reaction") or ""), "")
     return f"{what}{n(e['attacker'])} attacks {n(e['target'])}{weapon}"
@@ -92,9 +136,19 @@ def _signed(value: int) -> str:
 
 def _damage_why(e: dict[str, Any]) -> str:
     """Why the damage is what it is, as far as the seat sees the event (C12, C13): C12's terms that are not 0
-    (``5 dice + 2 bonus + 3 WD = 10``), then each mitigation step (``armor \u2212 2 = 8``); "" if the terms are
-    withheld."""
-    terms = e.get("terms")
+    (``5 dice + 2 bonus + 3 WD = 10``: the dealer's), then each mitigation step (``armor \u2212 2 = 8``: the
+    target's); "" if both are withheld."""
+    text = _damage_terms(e.get("terms"))
+    for step in e.get("steps") or []:  # the target's to see (its armor, its resistances): its owner's and the GM's
+        if isinstance(step, dict) and step.get("amount"):
+            sign, _source = MITIGATION_TERMS.get(str(step.get("step")), (-1, "rule"))
+            said = f"{step.get('step')} {_signed(sign * int(step['amount']))} = {step.get('after')}"
+            text = f"{text}, {said}" if text else said
+    return text
+
+
+def _damage_terms(terms: Any) -> str:
+    """C12's terms of a damage that are not 0, as the dealer's seat sees them: ``5 dice + 2 bonus + 3 WD = 10``."""
     if not isinstance(terms, dict) or not isinstance(terms.get("raw"), int):
         return ""
     parts = [(label if key != "dice" or terms.get("routed_die") is None else "routed die", terms.get(key))
@@ -106,10 +160,6 @@ def _damage_why(e: dict[str, Any]) -> str:
     text = " ".join(f"{_signed(v) if i else v} {label}" for i, (label, v) in enumerate(said))
     if len(said) > 1:
         text += f" = {terms['raw']}"
-    for step in e.get("steps") or []:
-        if isinstance(step, dict) and step.get("amount"):
-            sign, _source = MITIGATION_TERMS.get(str(step.get("step")), (-1, "rule"))
-            text += f", {step.get('step')} {_signed(sign * int(step['amount']))} = {step.get('after')}"
     return text
 
 
@@ -120,14 +170,14 @@ def _resource(e: dict[str, Any], n: Callable[[Any], str]) -> str | None:
     return f"{n(e['who'])}'s {name} changes"
 
 
-def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
+def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str | None, str]:
     """One event as a line of its card, and the verdict it gives (``""``: none)."""
     def n(who: Any) -> str:
         return _n(names, who)
 
     match kind:
         case "attack_declared":
-            return _attack(e, n), ""
+            return _attack(e, n, gear), ""
         case "dice_rolled":
             faces = _faces(e.get("dice"))
             purpose = str(e.get("purpose", "")).replace("_", " ")
@@ -135,10 +185,11 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "active_defense_window_opened":
             base = f" against base defense {e['base_defense']}" if "base_defense" in e else ""
             return f"Active Defense window for {n(e['defender'])}: attack {e.get('attack_total')}{base}", ""
-        case "active_defense_window_skipped":
-            return f"no Active Defense for {n(e['defender'])}", ""
+        case "active_defense_window_skipped":  # why: the engine's reason, the GM's to see (story() words another's)
+            why = f": {e['reason']}" if e.get("reason") else ""
+            return f"no Active Defense for {n(e['defender'])}{why}", ""
         case "active_defense_chosen":
-            weapon = f" with {e['weapon']}" if e.get("weapon") else ""
+            weapon = f" with {_gear(gear, e.get('defender'), e['weapon'])}" if e.get("weapon") else ""
             return f"{n(e['defender'])} chooses {e.get('defense')}{weapon}", ""
         case "active_defense_declined":
             return f"{n(e['defender'])} declines an Active Defense", ""
@@ -205,7 +256,8 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "will_conversion_chosen":
             return f"{n(e['who'])} takes it on {'Will' if e.get('convert') else 'HP'}", ""
         case "action_cancelled":
-            return "the action is cancelled", "CANCELLED"
+            reason = str(e.get("reason") or "").strip()  # the GM's (free text); another seat's card says why below
+            return f"the action is cancelled: {reason}" if reason else "the action is cancelled", "CANCELLED"
         case "initiative_rolled":
             return f"{n(e['who'])}: initiative {_roll(e.get('check'))}", ""
         case "initiative_tied":
@@ -224,7 +276,7 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
             return f"{n(e['who'])} ends the turn", ""
         case "static_check_resolved":
             check = e.get("check") or {}
-            return (f"{n(check.get('roller'))}'s check: {check.get('total')} against {e.get('difficulty')}: "
+            return (f"{n(check.get('roller'))}'s check: {_roll(check)} against {e.get('difficulty')}: "
                     f"{str(e.get('outcome', '')).upper()}"), str(e.get("outcome", "")).upper()
         case "contest_resolved":
             return (f"contest: {n((e.get('initiator') or {}).get('roller'))} {_roll(e.get('initiator'))} against "
@@ -238,7 +290,8 @@ def _line(kind: str, e: dict[str, Any], names: Names) -> tuple[str | None, str]:
         case "ambush_difficulty_set":
             return f"Ambush Difficulty {e.get('difficulty')}", ""
         case "weapon_drawn":
-            return f"{n(e['who'])} draws {e.get('weapon', 'a weapon')}", ""
+            drawn = _gear(gear, e.get("who"), e["weapon"]) if e.get("weapon") else "a weapon"
+            return f"{n(e['who'])} draws {drawn}", ""
         case "disengaged":
             return f"{n(e['who'])} disengages", ""
         case "engagement_changed":
@@ -276,12 +329,21 @@ def _kind_of(command: dict[str, Any] | None) -> str:
     return str((command or {}).get("command", ""))
 
 
-def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
-    """The cards of the events as one seat saw them, in the order of their first event."""
+def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
+          felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None) -> list[StoryCard]:
+    """The cards of the events as one seat saw them, in the order of their first event; ``names``: the combatants'
+    names the seat sees, ``gear``: its own combatants' weapons and shields by their sheets' names (a line names a
+    weapon only where the seat sees it, which is its wielder's seat); ``felt``: its own combatants' HP before and
+    after each batch it saw only in part (``{batch: [(who, before, after)]}``, its own state at those heads), said
+    where the events it saw do not say it (an attack by a hidden combatant: "Kael Arden takes damage: 24 → 9 HP")."""
+    gear = gear or {}
+    hp_seen: dict[tuple[int, str], Any] = {}  # the last HP the seat saw a combatant's change to, in a batch
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
     by_batch: dict[int, StoryCard] = {}
     undos: dict[int, tuple[int, int, str]] = {}
+    reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
+    changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -301,7 +363,14 @@ def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
             undos[rec.seq] = (int(e.get("from_seq", 0)), int(e.get("to_seq", 0)), str(e.get("reason") or ""))
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
-        text, verdict = _line(kind, e, names)
+        text, verdict = _line(kind, e, names, gear)
+        if kind in ("condition_applied", "condition_cleared"):
+            changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
+        elif kind == "active_defense_window_skipped" and "reason" not in e:
+            text = _helpless_said(text or "", str(e.get("defender")), changes, undos, names) or text
+        if kind == "attack_declared" and isinstance(e.get("reacting_to"), int) and action is not None:
+            reactions[action] = (e["reacting_to"], _n(names, e.get("attacker")), str(e.get("reaction") or ""))
+        told = _cancelled(action, reactions, by_action) if kind == "action_cancelled" and action is not None else []
         if action is not None:
             found = by_action.get(action)
             if found is None:
@@ -326,17 +395,81 @@ def story(seen: Iterable[SeenEvent], names: Names) -> list[StoryCard]:
             card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
-        if text and text != card.headline:
+        if told:
+            card.lines += told
+        elif text and text != card.headline:
             card.lines.append(text)
+            if kind in _OUTCOME:
+                card.outcome.append(text)
         if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
         if kind == "undone":
             card.headline = f"Undo: {text_of_reason(e)}"
+        if kind == "resource_changed" and e.get("resource") == "hp":
+            hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
+    for batch, hurt in (felt or {}).items():
+        said = [_felt(_n(names, who), hp_seen.get((batch, who), before), after) for who, before, after in hurt
+                if hp_seen.get((batch, who), before) != after]
+        told_in = by_batch.get(batch)
+        if told_in is not None:
+            told_in.lines += said
+        elif said:  # the command too was withheld whole: a card of its own, at the batch's first seq
+            card = StoryCard(seq=batch, kind="unseen", headline=said[0], lines=said[1:], seqs=[batch],
+                             batches={batch})
+            cards.insert(next((i for i, c in enumerate(cards) if c.seq > batch), len(cards)), card)
     _strike(cards, undos)
     for card in cards:
         if not card.headline and card.lines:
             card.headline = card.lines.pop(0)
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
+
+
+def _felt(name: str, before: Any, after: int) -> str:
+    """A change of one's own HP that the events one saw do not tell, said with no more than the HP itself."""
+    return f"{name} {'takes damage' if not isinstance(before, int) or after < before else 'regains HP'}: " \
+           f"{before} \u2192 {after} HP"
+
+
+#: The lines that tell what came of an action (a reaction's, told again on the card of the action it cancelled).
+_OUTCOME = frozenset({"hit_determined", "damage_resolved", "resource_changed", "condition_applied", "combatant_left"})
+_REACTIONS = {"interrupt": "Interrupt", "attack_of_opportunity": "Attack of Opportunity"}
+
+
+def _cancelled(action: int, reactions: Mapping[int, tuple[int, str, str]],
+               by_action: Mapping[int, StoryCard]) -> list[str]:
+    """Why an action is cancelled, from the events the seat saw (C24: an Interrupt that hits cancels the Action it
+    answered, which is still spent): each reaction to it that hit, told with its hit and what it did, then the
+    line that says so; none when the seat saw no reaction to it hit (the GM's reason says why then, to the GM)."""
+    told: list[str] = []
+    for reaction, (answered, who, kind) in reactions.items():
+        card = by_action.get(reaction)
+        if answered != action or card is None or not card.verdict.startswith("HIT"):
+            continue
+        what = _REACTIONS.get(kind, kind.replace("_", " "))
+        spent = "; its Action is still spent" if kind == "interrupt" else ""
+        told += [card.headline, *card.outcome,
+                 f"the action is cancelled: {who}'s {what} hit{' (C24)' if kind == 'interrupt' else ''}{spent}"]
+    return told
+
+
+#: The conditions that leave a defender no base defense die and no Active Defense, and their rule (C10, C36).
+_HELPLESS = {"Dying": "C36", "Incapacitated": "C10", "Paralysed": "C10"}
+
+
+def _helpless_said(line: str, who: str, changes: list[tuple[int, str, str, bool]],
+                   undos: Mapping[int, tuple[int, int, str]], names: Names) -> str:
+    """A skipped Active Defense window's line with why, where the seat saw the defender made helpless (C10, C36:
+    Paralysed, Incapacitated, Dying, each applied and not cleared nor undone since); "" when it saw no such
+    condition (the engine's reason is the GM's to see)."""
+    held: dict[str, bool] = {}
+    for seq, whom, condition, applied in changes:
+        if whom == who and condition in _HELPLESS and not any(a <= seq <= b for a, b, _r in undos.values()):
+            held[condition] = applied
+    found = [c for c in _HELPLESS if held.get(c)]
+    if not found:
+        return ""
+    return (f"{line}: {_n(names, who)} is {' and '.join(found)}: no base defense die and no Active Defense "
+            f"({_HELPLESS[found[0]]})")
 
 
 def text_of_reason(e: dict[str, Any]) -> str:

@@ -12,9 +12,9 @@ Pages (no token needed; they hold nothing of any fight):
 And one read-only resource behind a seat's token: ``GET /fights/{id}/table``, the table as that seat sees it,
 as an HTML fragment built only from the seat's own views (:mod:`omen_server.views`: its state, its options, the
 events as it sees them). The page fetches it whenever the live stream says the head moved, and swaps it in.
-The log shows one action card per action (:mod:`omen_replay.cards`) to the GM, and to every seat once the log
-is published; before that, a player's log is its seen events, each as a line: cards are never built from
-events a seat may not see.
+The log is cards (:mod:`omen_server.story`) built from the seat's own view of the events alone, the GM's as a
+player's: cards are never built from events a seat may not see (a player's own combatant's HP, which its state
+shows at every head, is the one thing said of a command whose events it may not see).
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ from litestar.params import FromPath, QueryParameter
 
 from omen_core.abilities import uses_left, when_words
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
-from omen_core.events import DecisionOpened
-from omen_core.extensions import turn_actions
+from omen_core.events import DecisionOpened, StoredEvent
+from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
+from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
 from .app import Fights, SeatEntry, StagedView, _seat, fights_page
@@ -264,6 +265,7 @@ class Panel:
     damage_types: tuple[str, ...] = ()
     condition_names: tuple[str, ...] = ()
     turn_commands: list[OfferView] = field(default_factory=list)
+    next_commands: list[OfferView] = field(default_factory=list)
     your_turn: bool = False
     status: str = ""
     announce: str = ""
@@ -325,6 +327,9 @@ _CHOICE_WORDS: dict[str, Any] = {
     "end_fight": lambda a, n: (f"the {a['side']} {_END_REASONS.get(str(a.get('reason')), a.get('reason'))}"
                                if a.get("side") else "as it stands (no side yields)"),
     "draw": lambda a, n: f"draw {a.get('weapon') or a.get('item') or 'a weapon'}",
+    "begin_ambush": lambda a, n: (f"{_name(n, a['ambushers'])} ambush {_name(n, a['defenders'])}" + (
+        f" (Ambush Difficulty {a['difficulty']})" if a.get("difficulty") is not None
+        else f" (they waited {str(a['time_waited']).replace('_', ' ')})" if a.get("time_waited") else "")),
     "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow, C23)"
                           if a.get("leaves") else "leaving no one's reach"),
 }
@@ -385,6 +390,8 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
              else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
              else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
+    if offer.command == "declare_attack":
+        label += _options_said(choice.args, offer.actor, gear or {})
     return ChoiceView(label=label,
                       args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces)
 
@@ -395,6 +402,41 @@ def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str
     named = {key: gear.get((actor or "", value), value) for key, value in args.items()
              if key in ("weapon", "item") and isinstance(value, str)}
     return {**args, **named} if named else args
+
+
+#: An attack option (an argument of ``declare_attack`` an ability gives meaning to) as a choice says it, before the
+#: name of the ability that gives it: ``Kael Arden with Spiked maul, raging (Brute Rage)``.
+_OPTION_WORDS = {"rage": "raging"}
+
+
+def _options_said(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str, str], str]) -> str:
+    """The attack options a choice sets, in words (C12: Brute Rage's ``rage``), each with the name of the actor's
+    ability that gives it (``gear`` holds it under ``(actor, "option:rage")``)."""
+    said = ""
+    for option in ATTACK_OPTION_FIELDS:
+        if args.get(option):
+            ability = gear.get((actor or "", f"option:{option}"))
+            said += f", {_OPTION_WORDS.get(option, option.replace('_', ' '))}" + (f" ({ability})" if ability else "")
+    return said
+
+
+def _distinct(choices: tuple[ChoiceView, ...], offer: Offer, names: dict[str, str]) -> tuple[ChoiceView, ...]:
+    """The choices with every label told apart: two that read the same add the arguments they differ by (a choice's
+    words must say what makes it another choice)."""
+    by_label: dict[str, list[int]] = {}
+    for i, view in enumerate(choices):
+        by_label.setdefault(view.label, []).append(i)
+    out = list(choices)
+    for same in (ix for ix in by_label.values() if len(ix) > 1):
+        args = [offer.choices[i].args for i in same]
+        keys = sorted({k for a in args for k in a if any(a.get(k) != b.get(k) for b in args)})
+        for i, a in zip(same, args, strict=True):
+            extra = [f"{k.replace('_', ' ')} {_name(names, a[k]) if not isinstance(a[k], dict) else json.dumps(a[k])}"
+                     for k in keys if k in a]
+            if extra:
+                out[i] = ChoiceView(label=f"{choices[i].label} ({', '.join(extra)})", args=choices[i].args,
+                                    rolls=choices[i].rolls, faces=choices[i].faces)
+    return tuple(out)
 
 
 def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None,
@@ -409,8 +451,8 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices) or (
-        ChoiceView(label="go", args="{}", rolls="", faces=()),)
+    choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices),
+                        offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
@@ -483,6 +525,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
     ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
     said = {name: condition_said(rule) for name, rule in state.ruleset.conditions.items()}
     sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
+    gear = _gear_of(state)  # what is in hand, by its sheet's name (in_hand is the owner's and the GM's alone)
     items = []
     for who in order:
         v = seen[who]
@@ -496,7 +539,8 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
             band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
             actions=budget.actions if budget is not None and budget.turn else None,
-            movement=budget.movement if budget is not None and budget.turn else None, in_hand=v.in_hand,
+            movement=budget.movement if budget is not None and budget.turn else None,
+            in_hand=None if v.in_hand is None else tuple(gear.get((who, item), item) for item in v.in_hand),
             conditions=_conditions(v, ticks, _until(state, sight, who), said), own=v.own,
             foe=bool(sides) and v.side not in sides, hidden=v.hidden,
             note=notes.get(who, "") if sight.gm else "",
@@ -548,6 +592,23 @@ def _ability_cost(ability: Ability) -> str:
     return _USES[ability.use] + (f"; costs {', '.join(paid)}" if paid else "")
 
 
+def _abilities_of(state: FightState, who: str) -> list[Ability]:
+    """A combatant's abilities: those its sheet lists, written out or shipped, and those its shorthand stands for."""
+    sheet = state.combatants[who].sheet
+    keys = {a if isinstance(a, str) else a.id for a in sheet.abilities}
+    mine = [a for a in state.abilities if a.id in keys]
+    return mine + [a for a in sheet.shorthand_abilities() if a not in mine]
+
+
+def _gear_of(state: FightState) -> dict[tuple[str, str], str]:
+    """Every combatant's weapons and shield by the names their sheets give them, keyed by (combatant, id): what a
+    story line calls them (a seat is given only its own combatants')."""
+    found = {(who, w.id): w.name for who, c in state.combatants.items() for w in c.sheet.weapons if w.name}
+    found |= {(who, shield.id): shield.name for who, c in state.combatants.items()
+              if (shield := c.sheet.shield) is not None and shield.name}
+    return found
+
+
 def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
     """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); none
     for the GM (its page has every combatant's commands) nor for a combatant the seat does not own."""
@@ -556,10 +617,7 @@ def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
         if sight.gm or not sight.owns(who):
             continue
         sheet = combatant.sheet
-        keys = {a if isinstance(a, str) else a.id for a in sheet.abilities}
-        mine = [a for a in state.abilities if a.id in keys]
-        mine += [a for a in sheet.shorthand_abilities() if a not in mine]
-        for a in mine:
+        for a in _abilities_of(state, who):
             found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
                                      summary=a.summary, left=uses_left(state, who, a),
                                      per=a.uses.per if a.uses is not None else ""))
@@ -614,6 +672,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         gear = {(who, w.id): w.name for who in actors for w in state.combatants[who].sheet.weapons if w.name}
         gear |= {(who, shield.id): shield.name for who in actors
                  if (shield := state.combatants[who].sheet.shield) is not None}
+        gear |= {(who, f"option:{a.when.attack_option}"): a.name for who in actors
+                 for a in _abilities_of(state, who) if a.when.attack_option}
+        kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
         offer_views = [_offer_view(o, i, names, opened, abilities, gear) for i, o in enumerate(offers)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
@@ -636,7 +697,10 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
             decision=facts, commands=ordered, turn_commands=now_turn,
             your_turn=turn is not None and not ended and not sight.gm and sight.owns(turn),
-            gm_tools=[v for v in rest if v.actor is None], end_turn=end_turn,
+            gm_tools=[v for v in rest if v.actor is None and (ended or v.command not in _NEXT)],
+            next_commands=[] if ended else sorted((v for v in rest if v.actor is None and v.command in _NEXT),
+                                                  key=lambda v: _NEXT.index(v.command)),
+            end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
@@ -651,7 +715,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
-    cards = story(seen, names)
+    cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head))
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
@@ -661,6 +725,44 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.status = status_of(result)
     result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
+
+
+#: The GM's commands that take the fight from its set-up into the rounds (combat.txt: an ambush, initiative and its
+#: ties, C19): the GM's page offers them first, beside the last outcome, while they are offered.
+_NEXT = ("roll_initiative", "begin_ambush", "agree_initiative", "roll_off")
+
+class _OwnHp(Visitor):
+    """The HP of some combatants before and after each of some batches, as it stood then."""
+
+    def __init__(self, own: Iterable[str], batches: set[int]) -> None:
+        self.own, self.batches = tuple(own), batches
+        self.found: dict[tuple[int, str], list[int]] = {}
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        if rec.batch not in self.batches:
+            return
+        for who in self.own:
+            if who in before.combatants and who in after.combatants:
+                hp = self.found.setdefault((rec.batch, who), [before.combatants[who].hp, 0])
+                hp[1] = after.combatants[who].hp
+
+
+def own_hp_felt(fights: Fights, fight_id: str, sight: Sight, seen: list[Any], head: int
+                ) -> dict[int, list[tuple[str, int, int]]]:
+    """A player's own combatants' HP before and after each batch the seat saw only in part (an attack by a hidden
+    combatant is withheld whole), where it changed: ``{batch: [(who, before, after)]}``. The seat sees its own
+    combatants' HP at every head (its state), so this tells it nothing its state did not; the story says it where the
+    seat sees nothing else of what happened. None to the GM (who sees every event) nor to a seat playing no one."""
+    partial = {rec.batch for rec in seen if rec.event is None}
+    if sight.gm or not sight.own or not partial:
+        return {}
+    visitor = _OwnHp(sorted(sight.own), partial)
+    walk(StoreSource(fights.store, fight_id), visitor, to_seq=head)
+    felt: dict[int, list[tuple[str, int, int]]] = {}
+    for (batch, who), (before, after) in sorted(visitor.found.items()):
+        if before != after:
+            felt.setdefault(batch, []).append((who, before, after))
+    return felt
 
 
 _NOT_UNDONE = {"undo", "redo", "join", "start_fight", "fight_started", "combatant_joined"}

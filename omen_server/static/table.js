@@ -498,6 +498,27 @@
 
     const publish = () => settle({ publish: true }, "The log is published.");
 
+    // Once the log is published, any seat may save it: the session log (one self-contained HTML page) or the log
+    // itself (JSON Lines, for omen verify). Fetched with the seat's bearer header (a plain link could not carry
+    // it) and saved as a file, which opens outside this page's policy.
+    async function saveLog(button) {
+      const what = button.dataset.what;
+      const answer = await fetch(`/fights/${encodeURIComponent(fight)}/${what}`, { headers: auth, cache: "no-store" });
+      if (!answer.ok) {
+        say(await problemText(answer));
+        return;
+      }
+      const url = URL.createObjectURL(await answer.blob());
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = `${fight}${what === "session" ? "-session.html" : ".jsonl"}`;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      say(`Saved ${link.download}.`, false);
+    }
+
     shell.addEventListener("submit", (event) => {
       const form = event.target;
       event.preventDefault();
@@ -526,9 +547,10 @@
       }
     });
     shell.addEventListener("click", (event) => {
-      const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link");
+      const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link, button.save-log");
       if (action) {
-        if (action.classList.contains("seat-action")) seatAction(action);
+        if (action.classList.contains("save-log")) saveLog(action);
+        else if (action.classList.contains("seat-action")) seatAction(action);
         else if (action.classList.contains("show-qr")) showQr(action);
         else copyLink(action);
         return;

@@ -123,7 +123,7 @@ class TestFragment:
         text = fragment(table, alice)
         assert 'class="command answer"' not in text, "Vesh's Active Defense is not Alice's to answer"
         log = text[text.index('class="log"'):]
-        assert "Kael Arden attacks Vesh the Cinder-Hand with longsword" in log
+        assert "Kael Arden attacks Vesh the Cinder-Hand with Longsword" in log
         assert "{&#34;" not in log and '{"' not in log and "Kael Arden&#39;s hit: 8 (d8), 6 (d6)" in log
         assert "Vesh the Cinder-Hand&#39;s base defense" not in log, "Vesh's die is the GM's"
 
@@ -299,7 +299,7 @@ class TestTheFirstScreen:
                        "dice": [8, 6, 1]})
         mine = fragment(table, alice)
         assert _attr(mine, "status") == "Waiting for Vesh the Cinder-Hand: Active Defense"
-        assert _attr(mine, "announce").startswith("Kael Arden attacks Vesh the Cinder-Hand with longsword")
+        assert _attr(mine, "announce").startswith("Kael Arden attacks Vesh the Cinder-Hand with Longsword")
         assert _attr(mine, "announce").endswith(". Waiting for Vesh the Cinder-Hand: Active Defense")
         assert 'id="turn-commands"' not in mine and 'id="also"' not in mine
         assert _attr(fragment(table, table.gm), "status") == "Your decision: Active Defense"
@@ -383,3 +383,177 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
     assert "an ally (or oneself) regains 1d6 + 1 HP." in listed
     assert re.search(r'<strong>Second Wind</strong> <span class="badge">1 left this fight</span>', listed)
     assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])
+
+
+def _selects(text: str) -> list[list[str]]:
+    """The options' words of every select of a fragment, unescaped."""
+    return [[html.unescape(o) for o in re.findall(r"<option[^>]*>([^<]*)</option>", body)]
+            for body in re.findall(r"<select[^>]*>(.*?)</select>", text, re.S)]
+
+
+class TestWords:
+    def test_no_two_choices_read_the_same_and_rage_is_said(self, table: Any) -> None:
+        """C12: Skarn's attack is offered with and without Brute Rage; the rage one says so ("Kael Arden with Spiked
+        maul, raging (Brute Rage)": it read as the other, its "rage": true unsaid), and no select of the GM's page
+        holds two choices in the same words."""
+        table.create(names=("kael", "brin", "vesh", "skarn"))
+        text = fragment(table, table.gm)
+        assert ">Kael Arden with Spiked maul</option>" in text
+        assert ">Kael Arden with Spiked maul, raging (Brute Rage)</option>" in text
+        assert ">Kael Arden, unarmed, raging (Brute Rage)</option>" in text
+        for words in _selects(text):
+            assert len(words) == len(set(words)), [w for w in words if words.count(w) > 1]
+
+    def test_two_choices_that_would_read_alike_say_what_tells_them_apart(self) -> None:
+        """A command whose words do not cover an argument (a future option, say) still never offers two choices in
+        the same words: the ones that collide add the arguments they differ by, and the others stay as they are."""
+        from omen_core.options import Choice, Offer
+        from omen_server.table import _offer_view
+
+        offer = Offer(command="declare_attack", actor="kael", rule="C5", cost="1 Action", choices=(
+            Choice(args={"attacker": "kael", "target": "vesh", "weapon": "longsword"}),
+            Choice(args={"attacker": "kael", "target": "vesh", "weapon": "longsword", "feint": True}),
+            Choice(args={"attacker": "kael", "target": "vesh", "unarmed": True})))
+        view = _offer_view(offer, 0, {"kael": "Kael Arden", "vesh": "Vesh"}, gear={("kael", "longsword"): "Longsword"})
+        assert [c.label for c in view.choices] == ["Vesh with Longsword", "Vesh with Longsword (feint yes)",
+                                                   "Vesh, unarmed"]
+
+    def test_a_story_line_names_the_weapon_by_its_sheets_name_to_its_wielders_seat(self, table: Any) -> None:
+        """The card of Skarn's attack with his maul says "with Spiked maul" (the sheet's name, as the choice said
+        it; it said "with maul", the id) to the GM; to Alice, who plays Kael, the weapon is Skarn's sheet: her card
+        names none."""
+        table.create(names=("kael", "vesh", "skarn"), dice="manual")
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                  json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        answer = table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                                "rage": True, "dice": [2, 1, 8]})
+        assert answer.status_code == 201, answer.text
+        gm, mine = fragment(table, table.gm), fragment(table, alice)
+        assert "Skarn Gutterjaw attacks Kael Arden with Spiked maul</span>" in gm
+        assert "Skarn Gutterjaw attacks Kael Arden</span>" in mine and "maul" not in mine
+
+
+def _top_lines(text: str) -> list[str]:
+    """The top card's lines, unescaped."""
+    card = text[text.index('id="top-card"'):]
+    card = card[:card.index("</article>")]
+    return [html.unescape(x) for x in re.findall(r"<li>([^<]*)</li>", card)]
+
+
+def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) -> None:
+    """C24: Skarn's Interrupt hits Brin (9 against 3; 11 crushing, 18 -> 7 HP) and cancels Brin's attack: the top
+    card, the cancelled attack's, tells the Interrupt's hit, damage and HP and says why the attack is cancelled, to
+    the GM and to Bob, who plays Brin, from his own view (the action_cancelled reason is the GM's to see)."""
+    table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
+    bob = table.client.post("/fights/duel/seats", headers=table.auth(),
+                            json={"kind": "player", "name": "Bob", "combatants": ["brin"]}).json()["token"]
+    for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},  # Skarn 6, Brin 5, Vesh 3, Kael 2
+                    {"command": "engage", "who": "brin", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"},
+                    {"command": "declare_attack", "attacker": "brin", "target": "skarn", "weapon": "shortblade"},
+                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": [4, 2, 1]},
+                    {"command": "answer_active_defense", "defender": "brin"}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    attack, damage = "Interrupt: Skarn Gutterjaw attacks Brin Hollowmere", "11 crushing damage to Brin Hollowmere's HP"
+    hit, defense = "attack 9{} against defense 3 (1 RES die + 1 RES bonus + 1 armor): HIT", " (armor \u2212 1 = 11)"
+    then = ["Brin Hollowmere's HP: 18 \u2192 7",
+            "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
+    assert _top_lines(fragment(table, table.gm))[-5:] == [
+        f"{attack} with Spiked maul", hit.format(" (4 primary die + 2 FCS die + 3 STR bonus)"),
+        f"{damage} (4 dice + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
+    assert _top_lines(fragment(table, bob))[-5:] == [attack, hit.format(""), f"{damage}{defense}", *then]
+
+
+def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
+    """Alice, who plays Kael, reads her own roll's terms (initiative 2 = 1 AGI die + 1 AGI bonus; Vesh's 8 alone),
+    why Kael has no Active Defense (C10: she saw him made Paralysed; the engine's reason is the GM's), the terms of
+    his defense, and the armor step of the damage he takes (the target's own: "armor − 2 = 7"), never Vesh's
+    hit terms nor his damage terms; the GM reads the engine's own reason and every term."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
+    assert _top_lines(fragment(table, alice))[1:3] == ["Kael Arden: initiative 2 (1 AGI die + 1 AGI bonus)",
+                                                       "Vesh the Cinder-Hand: initiative 8"]
+    assert table.command({"command": "apply_condition", "who": "kael", "condition": "Paralysed"}).status_code == 201
+    answer = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                            "dice": [3, 3]})
+    assert answer.status_code == 201, answer.text
+    defense = "defense 4 (no RES die (C10) + 2 RES bonus + 2 armor): HIT, CRITICAL"
+    assert _top_lines(fragment(table, alice))[-4:] == [
+        "no Active Defense for Kael Arden: Kael Arden is Paralysed: no base defense die and no Active Defense (C10)",
+        f"attack 9 against {defense}", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
+        "Kael Arden's HP: 24 → 17"]
+    assert _top_lines(fragment(table, table.gm))[-4:-1] == [
+        "no Active Defense for Kael Arden: the defender is incapacitated or paralysed: no base defense die and no "
+        "Active Defense (C10)", f"attack 9 (3 primary die + 3 FCS die + 2 AGI bonus + 1 weapon) against {defense}",
+        "7 piercing damage to Kael Arden's HP (3 dice + 2 bonus + 2 crit bonus + 2 WD = 9, armor − 2 = 7)"]
+
+
+def test_what_is_in_hand_and_whom_a_seat_plays_are_said_by_name(table: Any) -> None:
+    """Alice's chip of Kael says what he holds by its sheet's names (it said the ids: "longsword, shield"), and the
+    GM's seat list says whom Alice plays by name (it said "player: kael")."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert '<p class="chip-hand muted">in hand: Longsword, Warden&#39;s kite shield</p>' in fragment(table, alice)
+    assert '<strong>Alice</strong> <span class="muted">player: Kael Arden</span>' in fragment(table, table.gm)
+
+
+def test_at_setup_the_gms_first_screen_offers_what_comes_next(table: Any) -> None:
+    """combat.txt, C19: before the rounds the GM's page offers rolling initiative, or an ambush, in the main column
+    beside the last outcome (it sat under "The GM's table", ~1,180 px down at 1280x800), each form once, an ambush's
+    choices in words; once the rounds begin it is gone."""
+    table.create(names=("kael", "brin", "vesh", "skarn"))
+    text = fragment(table, table.gm)
+    assert text.index('id="top-card"') < text.index('id="next-commands"') < text.index('class="strip"')
+    assert "Next: Roll initiative or begin an ambush</h2>" in text
+    assert len(re.findall(r'id="o\d+-roll_initiative-gm"', text)) == 1
+    assert len(re.findall(r'id="o\d+-begin_ambush-gm"', text)) == 1
+    assert (">Kael Arden, Brin Hollowmere ambush Vesh the Cinder-Hand, Skarn Gutterjaw (they waited under a minute)"
+            "</option>") in text
+    assert ">Vesh the Cinder-Hand, Skarn Gutterjaw ambush Kael Arden, Brin Hollowmere (Ambush Difficulty 10)</option>" \
+        in text
+    assert table.command({"command": "roll_initiative"}).status_code == 201
+    assert 'id="next-commands"' not in fragment(table, table.gm)
+
+
+def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(table: Any) -> None:
+    """Hidden Skarn hits Kael: every event of the attack is withheld from Alice, who plays Kael, and her log said
+    nothing while her HP fell 24 -> 6; her card of the batch now says "Kael Arden takes damage: 24 → 6 HP" (her own
+    HP before and after, which her state shows at each head) and nothing of who, with what or how much; the GM's card
+    tells the attack itself."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual", hidden=["skarn"])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    for command in ({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                     "dice": [9, 5, 1]},
+                    {"command": "answer_active_defense", "defender": "kael"}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    mine = fragment(table, alice)
+    assert _top_lines(mine) == ["Kael Arden takes damage: 24 \u2192 6 HP"]
+    card = mine[mine.index('id="top-card"'):]
+    assert not re.search(r"Skarn|maul|crushing|18", card[:card.index("</article>")]) and "Skarn" not in mine
+    gm = _top_lines(fragment(table, table.gm))
+    assert "Kael Arden&#39;s HP: 24 \u2192 6" not in gm and "Kael Arden's HP: 24 \u2192 6" in gm
+    assert not any("takes damage" in line for line in gm)
+
+
+def test_a_hit_by_a_hidden_combatant_in_a_command_withheld_whole_gets_a_card_of_its_own(table: Any) -> None:
+    """Kael is Paralysed (C10: no Active Defense window), so hidden Skarn's attack resolves in the GM's command alone,
+    which Alice may not see at all (it names Skarn): her log gets a card of that batch saying only "Kael Arden takes
+    damage: 24 → 15 HP", the top card; nothing of Skarn."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual", hidden=["skarn"])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    for command in ({"command": "apply_condition", "who": "kael", "condition": "Paralysed"},
+                    {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                     "dice": [3, 2]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    mine = fragment(table, alice)
+    top = mine[mine.index('id="top-card"'):]
+    assert '<span class="headline">Kael Arden takes damage: 24 \u2192 15 HP</span>' in top[:top.index("</article>")]
+    assert _top_lines(mine) == [] and "Skarn" not in mine and 'data-hp="15"' in mine

@@ -169,6 +169,11 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 for page in pages.values():
                     assert top(page).startswith("Initiative"), top(page)
                     assert "order: Vesh the Cinder-Hand, Kael Arden, Brin Hollowmere, Skarn Gutterjaw" in top(page)
+                assert "Kael Arden: initiative 7 (6 AGI die + 1 AGI bonus)" in top(alice)  # her own roll's terms
+                # What Kael holds is Alice's to see, on her phone too (a chip's in-hand line is hidden at 390 px
+                # but on one's own combatants).
+                held = alice.locator(".chip[data-id=kael] .chip-hand")
+                assert held.is_visible() and held.inner_text() == "in hand: Longsword, Warden's kite shield"
 
                 # Vesh attacks Kael: the GM types Vesh's hit dice; Kael's base defense die is Alice's.
                 form = command_form(gm, "declare_attack", "vesh")
@@ -207,8 +212,10 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 settled(pages)
                 for page in pages.values():
                     assert top(page).startswith("MISS"), top(page)
-                    assert "attack 17 against defense 17: MISS" in top(page)
+                    assert re.search(r"attack 17 (\([^)]*\) )?against defense 17( \([^)]*\))?: MISS", top(page))
                     assert tracker(page, "kael")["hp"] == "HP 24/24"
+                assert "against defense 17 (1 RES die + 2 RES bonus + 2 armor + 8 block die + 2 RES bonus + 2 block " \
+                       "rating): MISS" in top(alice)  # her own defense's terms
                 assert tracker(alice, "kael")["ba"] == tracker(gm, "kael")["ba"] == "1"
                 assert tracker(bob, "kael")["ba"] == ""  # another's Bonus Actions are not Bob's to see
 
@@ -309,14 +316,26 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 settled(pages)
                 for page in pages.values():
                     said = top(page)
-                    assert said.startswith("FAILED") and "save 2 against 11: FAILED" in said, said
+                    saved = re.search(r"save 2( \([^)]*\))? against 11( \([^)]*\))?: FAILED", said)
+                    assert said.startswith("FAILED") and saved, said
                     assert "Kael Arden is Paralysed" in said and tracker(page, "kael")["hp"] == "HP 23/24"
                     assert "Paralysed 1 tick left, at turn end" in tracker(page, "kael")["conditions"]
+                assert "save 2 (1 AGI die + 1 AGI bonus) against 11: FAILED" in top(alice)  # Kael's roll is hers
 
                 # The log is readable cards on every page; nothing overflows the phone; dark is dark.
                 for page in pages.values():
                     log = page.locator(".log").inner_text()
                     assert "Kael Arden attacks Vesh the Cinder-Hand" in log and not re.search(r"\{\s*\"", log)
+
+                # The GM publishes the log; Alice saves the session log from her phone (its fetch carries her
+                # bearer header, which a plain link could not).
+                gm.locator("#gm-publish summary").click()
+                gm.locator("#publish-form button").click()
+                alice.wait_for_selector("#save-session", timeout=SETTLE)
+                with alice.expect_download() as saved:
+                    alice.click("#save-session")
+                assert saved.value.suggested_filename.endswith("-session.html")
+                assert "Kael Arden" in Path(saved.value.path()).read_text(encoding="utf-8")
                 overflow = alice.evaluate("document.documentElement.scrollWidth")
                 alice.emulate_media(color_scheme="dark")
                 dark = alice.evaluate("getComputedStyle(document.body).backgroundColor")
