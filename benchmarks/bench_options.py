@@ -45,8 +45,8 @@ class OptionsAtEveryHead(Fight):
     spent = 0.0
     heads = 0
 
-    def execute_all(self, commands: Sequence[Command], by: str = "") -> list[StoredEvent]:
-        stored = super().execute_all(commands, by)
+    def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False) -> list[StoredEvent]:
+        stored = super().execute_all(commands, by, then_roll)
         start = time.perf_counter()
         self.options()
         OptionsAtEveryHead.spent += time.perf_counter() - start
@@ -105,9 +105,10 @@ def _offers(fights: list[tuple[str, bytes]], cast: list[Any]) -> int:
     count = 0
 
     class Counting(Fight):
-        def execute_all(self, commands: Sequence[Command], by: str = "") -> list[StoredEvent]:
+        def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False
+                        ) -> list[StoredEvent]:
             nonlocal count
-            stored = super().execute_all(commands, by)
+            stored = super().execute_all(commands, by, then_roll)
             count += len(self.options().offers)
             return stored
 
