@@ -37,7 +37,7 @@ from omen_core.state import AttackFrame, FightState
 
 from .encounter import Encounter
 from .moves import legal_commands
-from .policies import Decision, Policy, SeatView, load_policy
+from .policies import Decision, Policy, SeatView, load_policy, raised
 
 __all__ = ["FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord", "SimulationError", "Rules",
            "play", "Played"]
@@ -233,8 +233,10 @@ def _asked(policy: Policy, decision: Decision, index: int, side: str) -> Command
     whose = f"the {policy.name!r} policy of {side}, deciding for {decision.who} ({decision.kind})"
     try:
         command = policy.decide(decision)
-    except Exception as exc:  # the user's code: whatever it raises is said, not a traceback
-        raise SimulationError(index, f"{whose}, raised {type(exc).__name__}: {exc}") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code: whatever it raises (SystemExit too) is said, not a traceback
+        raise SimulationError(index, f"{whose}, raised {raised(exc)}") from exc
     if not isinstance(command, Command):
         shown = repr(command)
         raise SimulationError(index, f"{whose}, gave {shown[:80] + '...' if len(shown) > 80 else shown}, not a "

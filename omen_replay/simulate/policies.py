@@ -307,6 +307,10 @@ def load_policy(name: str) -> Policy:
         made = factory()
     except TypeError as exc:
         raise PolicyError(f"policy {name!r}: cannot be made with no arguments: {exc}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code: whatever it raises (SystemExit too) is said, not a traceback
+        raise PolicyError(f"policy {name!r}: cannot be made: it raised {raised(exc)}") from None
     if not isinstance(made, Policy):
         raise PolicyError(f"policy {name!r}: {made!r} has no name and decide(decision) method")
     return made
@@ -320,14 +324,24 @@ def _imported(name: str) -> Callable[[], Policy]:
                           "or file.py:attribute")
     try:
         loaded = _from_file(module) if module.endswith(".py") else importlib.import_module(module)
-        found = getattr(loaded, attribute)
     except (ImportError, OSError, SyntaxError) as exc:
         raise PolicyError(f"policy {name!r}: cannot import {module!r}: {exc}") from None
-    except AttributeError:
-        raise PolicyError(f"policy {name!r}: module {module!r} has no {attribute!r}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the module's own code raised (SystemExit too): said in one line, no traceback
+        raise PolicyError(f"policy {name!r}: cannot import {module!r}: it raised {raised(exc)}") from None
+    found = getattr(loaded, attribute, None)
+    if found is None:
+        raise PolicyError(f"policy {name!r}: module {module!r} has no {attribute!r}")
     if not callable(found):
         raise PolicyError(f"policy {name!r}: {attribute!r} is not a class or function making a policy")
     return found  # type: ignore[no-any-return]
+
+
+def raised(exc: BaseException) -> str:
+    """What a policy's code raised, in a few words: the exception's type and message (``SystemExit: 0``)."""
+    said = str(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
 def _from_file(path: str) -> Any:

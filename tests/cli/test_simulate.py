@@ -128,6 +128,8 @@ class TestBadInput:
          "), raised KeyError: 'no plan'"),
         ('        return EndTurn(who="nobody")\n',
          " gave ash's {\"command\":\"end_turn\",\"who\":\"nobody\"}, refused:"),
+        ('        raise SystemExit(0)\n',
+         "), raised SystemExit: 0"),
     ])
     def test_a_policy_that_answers_amiss_stops_the_run_with_exit_2(self, tmp_path: Path, body: str,
                                                                    said: str) -> None:
@@ -144,6 +146,26 @@ class TestBadInput:
         shown = " ".join(result.output.split())
         assert shown.startswith("omen: error: fight 0: the 'odd' policy of north") and said in shown
         assert "Traceback" not in result.output and not (tmp_path / "run.json").exists()
+
+    @pytest.mark.parametrize(("source", "said"), [
+        ('raise RuntimeError("at import")\n', "cannot import '{file}': it raised RuntimeError: at import"),
+        ("import sys\nsys.exit(0)\n", "cannot import '{file}': it raised SystemExit: 0"),
+        ("class Odd:\n    def __init__(self):\n        raise SystemExit(3)\n",
+         "cannot be made: it raised SystemExit: 3"),
+    ])
+    def test_a_policy_that_raises_on_import_or_when_made_is_one_line_exit_2(self, tmp_path: Path, source: str,
+                                                                           said: str) -> None:
+        """A policy file whose import raises (sys.exit included), or whose class raises when made, is one line
+        naming the policy and what it raised, exit 2, nothing written (it was a traceback and exit 1, or exit 0
+        with no report)."""
+        policy = tmp_path / "odd.py"
+        policy.write_text(source)
+        result = omen("simulate", mirror_duel(tmp_path), "--fights", 2, "--workers", 1, "--seed", SEED, "--policy",
+                      f"north={policy}:Odd", "--out", tmp_path / "run.json")
+        assert result.exit_code == 2, result.output
+        shown = " ".join(result.output.split())
+        assert shown == f"omen: error: policy '{policy}:Odd': " + said.format(file=policy)
+        assert not (tmp_path / "run.json").exists()
 
     def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path: Path) -> None:
         """A scenario that scripts the fight is refused naming the file, the line and the command."""
