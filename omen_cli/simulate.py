@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .app import bad_input, guarded, open_store, seed_option
-from .console import console, escape, out, stdout
+from .console import console, escape, out, plain, stdout
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -236,7 +236,6 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
 
@@ -260,7 +259,7 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down", "first down"):
             table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
         for c in s.combatants:
-            table.add_row(escape(c.name), escape(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
+            table.add_row(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
                           f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
                           f"{c.down.rate:.1%}", f"{c.falls_first.rate:.1%}")
         out.print(table)

@@ -43,6 +43,17 @@ class TestARun:
         assert "wardens (aggressive) win" in said and "(95 %:" in said and "rounds" in said
         assert "Kael Arden" in said and "Run saved to" in said and "--replay" in said
 
+    def test_control_characters_in_names_are_shown_as_escapes(self, tmp_path: Path) -> None:
+        """README: a name's control characters are shown as escapes in every format; the table of combatants
+        printed them raw (a real ESC turned the terminal red, a NUL went out as is)."""
+        duel = tmp_path / "duel.toml"
+        duel.write_text(mirror_duel(tmp_path).read_text().replace('name = "Ash"', 'name = "Ada\\u001b[31mRED"')
+                        .replace('name = "Bo"', 'name = "Bo\\u0000NUL"'))
+        result = omen("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED, "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x00" not in result.output
+        assert "Ada\\x1b[31mRED" in result.output and "Bo\\x00NUL" in result.output
+
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
                                                                             tmp_path: Path) -> None:
         """--json prints the run (manifest, summary, records, timing), as written to --out, valid against
