@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -12,12 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core.commands import Command
-from omen_core.events import CommandIssued, DamageResolved, FightEnded, RoundStarted
+from omen_core.events import (
+    AttackDeclared,
+    CommandIssued,
+    DamageResolved,
+    FightEnded,
+    RoundStarted,
+    SurpriseDetermined,
+    WeaponDrawn,
+)
 from omen_replay.simulate.encounter import Encounter, load_encounter
 from omen_replay.simulate.play import Played, Rules, SimulationError, fight_seed, play, sources
 from omen_replay.simulate.policies import Decision
 from omen_replay.verify import verify_store
-from tests.replay.simulate.encounters import EMBER_FORD_2V2
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, surprised_unarmed
 
 SEED = bytes(range(16))
 
@@ -107,6 +116,20 @@ class TestAFight:
                    r"no combatant 'nobody'")
         with pytest.raises(SimulationError, match=refused):
             play(ember_ford, Rules(policies={}), 0, SEED, 0, policies={"wardens": Stubborn(), "raiders": Stubborn()})
+
+    @pytest.mark.parametrize("name", ["aggressive", "cautious"])
+    def test_one_whose_set_up_draw_was_dropped_draws_on_its_first_turn(self, tmp_path: Path, name: str) -> None:
+        """C18, C35: Ash, Completely Surprised, cannot draw at set-up (the draw is left out) nor before his first
+        turn (round 2, C21); on it he draws his sword (free on his own turn) and every attack he makes is with
+        it (he fought with his fists all fight)."""
+        played = play(load_encounter(surprised_unarmed(tmp_path)), Rules(policies={"north": name}), 0, SEED, 0)
+        events = [r.event for r in played.fight.events]
+        assert [e.tier for e in events if isinstance(e, SurpriseDetermined)] == ["complete"]
+        drawn = [i for i, e in enumerate(events) if isinstance(e, WeaponDrawn)]
+        assert [events[i] for i in drawn] == [WeaponDrawn(who="ash", weapon="sword", cost="free")]
+        assert events.index(RoundStarted(round=2)) < drawn[0]
+        swings = [(e.weapon, e.kind) for e in events if isinstance(e, AttackDeclared) and e.attacker == "ash"]
+        assert swings and set(swings) == {("sword", "melee")}
 
     def test_a_simulation_error_survives_pickling(self) -> None:
         """A worker process sends a SimulationError back whole (index and message)."""
