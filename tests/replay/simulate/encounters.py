@@ -54,3 +54,14 @@ def surprised_unarmed(directory: Path) -> Path:
                     + '\n[[commands]]\ncommand = "begin_ambush"\nambushers = ["bo"]\ndefenders = ["ash"]\n'
                       'difficulty = 30\n\n[[commands]]\ncommand = "draw"\nwho = "ash"\nweapon = "sword"\n')
     return path
+
+
+def wolves_and_troll(directory: Path) -> Path:
+    """Three wolves (north) engaged with one troll (south) from the start, as a GM states positions (``engage``):
+    each wolf's attack has the troll encircled three to one (C26)."""
+    path = directory / "wolves.toml"
+    wolves = "".join(fighter(w, "north", 8) for w in ("wolf1", "wolf2", "wolf3"))
+    path.write_text('[fight]\nid = "wolves"\ntitle = "Three wolves and a troll"\n' + wolves
+                    + fighter("troll", "south", 40, weapon_damage=6)
+                    + '\n[[commands]]\ncommand = "engage"\nwho = "troll"\nothers = ["wolf1", "wolf2", "wolf3"]\n')
+    return path
