@@ -115,10 +115,9 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
          max_fights: int, policy: list[str], seed_hex: str | None, workers: int | None, address: str | None,
          batch: int, max_rounds: int, hp_display: str, out_path: Path | None, as_json: bool,
          html: Path | None) -> None:
-    import msgspec
-
     from omen_replay.simulate.encounter import load_encounter
     from omen_replay.simulate.play import Rules
+    from omen_replay.simulate.run import run_json
 
 
     if (encounter is None) == (compare is None):
@@ -155,11 +154,11 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     from omen_replay.output import output_file
 
     with output_file(target, "the run") as f:
-        f.write(msgspec.json.encode(run).decode() + "\n")
+        f.write(run_json(run).decode() + "\n")
     if html is not None:
         _write_html(run, html, str(target))
     if as_json:
-        stdout.write(msgspec.json.encode(run).decode() + "\n")
+        stdout.write(run_json(run).decode() + "\n")
         return
     _print_run(run, str(target), html)
 

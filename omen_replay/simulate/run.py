@@ -34,10 +34,19 @@ from .policies import load_policy
 from .summary import Comparison, Summary, Tally, compare, summarise
 
 __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
-           "simulate", "run_batch", "regenerate", "RunError"]
+           "simulate", "run_batch", "regenerate", "RunError", "run_json"]
 
 #: What a run's file says it is.
 FORMAT = "omen-simulation/1"
+
+#: A run as JSON, canonical: sets (a weapon's properties) and dicts in sorted order, so the same run is the same bytes
+#: in every process, whatever its hash seed.
+_RUN_JSON = msgspec.json.Encoder(order="deterministic")
+
+
+def run_json(run: Run) -> bytes:
+    """``run`` as the JSON of its file and of ``omen simulate --json`` (canonical: :data:`_RUN_JSON`)."""
+    return _RUN_JSON.encode(run)
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
