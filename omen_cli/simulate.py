@@ -35,12 +35,14 @@ class HpShown(str, Enum):
 def simulate_command(
     encounter: Annotated[Path | None, typer.Argument(
         metavar="ENCOUNTER", help="The encounter: a scenario file's set-up (docs/simulate.md).")] = None,
-    fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci).")] = None,
+    fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci; at most "
+                                                    "--max-fights).")] = None,
     until_ci: Annotated[float | None, typer.Option(
         "--until-ci", help="Run until every rate's 95 % interval is within ± this (0.01: one point), deciding on "
                            "whole batches in index order.")] = None,
-    max_fights: Annotated[int, typer.Option(help="With --until-ci: stop at this many fights whatever the "
-                                                 "intervals.")] = 1_000_000,
+    max_fights: Annotated[int, typer.Option(help="The most fights the run plays: --fights may not ask for more, "
+                                                 "and --until-ci stops here whatever the intervals (at most "
+                                                 "10,000,000).")] = 1_000_000,
     policy: Annotated[list[str] | None, typer.Option(
         help="SIDE=NAME: a side's policy (random, aggressive, cautious, or module:attribute); repeat per side. "
              "Default: aggressive.")] = None,
@@ -117,7 +119,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
          html: Path | None) -> None:
     from omen_replay.simulate.encounter import load_encounter
     from omen_replay.simulate.play import Rules
-    from omen_replay.simulate.run import run_json
+    from omen_replay.simulate.run import check_counts, run_json
 
 
     if (encounter is None) == (compare is None):
@@ -130,6 +132,8 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
     if max_rounds < 1:
         bad_input(f"--max-rounds must be at least 1, not {max_rounds}")
+    count = fights if fights is not None or until_ci is not None else 1000
+    check_counts(count, until_ci, max_fights, batch)  # before an encounter is read or a worker started
     names = _policies(policy)
     paths = [encounter] if encounter is not None else list(compare or ())
     encounters = [load_encounter(p) for p in paths if p is not None]
@@ -149,8 +153,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     check_parent(target, "the run")  # said before the fights are run, not after
     if html is not None:
         check_parent(html, "the report")
-    run = _execute(encounters, rules, seed, fights if fights is not None or until_ci is not None else 1000,
-                   until_ci, max_fights, workers, address, batch, as_json)
+    run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
     from omen_replay.output import output_file
 
     with output_file(target, "the run") as f:

@@ -34,10 +34,15 @@ from .policies import load_policy
 from .summary import Comparison, Summary, Tally, compare, summarise
 
 __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
-           "simulate", "run_batch", "regenerate", "RunError", "run_json"]
+           "simulate", "run_batch", "regenerate", "RunError", "run_json", "MOST_FIGHTS",
+           "check_counts"]
 
 #: What a run's file says it is.
 FORMAT = "omen-simulation/1"
+
+#: The most fights one run may play (``--max-fights``, and so ``--fights`` and ``--until-ci``): its file keeps a
+#: small record of each (a few hundred bytes), so ten million make a file of a few GB.
+MOST_FIGHTS = 10_000_000
 
 #: A run as JSON, canonical: sets (a weapon's properties) and dicts in sorted order, so the same run is the same bytes
 #: in every process, whatever its hash seed.
@@ -244,6 +249,26 @@ def dask(address: str) -> Iterator[Backend]:
 # -- the run -----------------------------------------------------------------------------------------------------
 
 
+def check_counts(fights: int | None, until_ci: float | None, max_fights: int, batch: int) -> None:
+    """:class:`RunError` unless a run's counts can be played: a number of fights or a target, the fights at least 1
+    and at most ``max_fights`` (which caps ``--until-ci`` too), ``max_fights`` at most :data:`MOST_FIGHTS`."""
+    if (fights is None) == (until_ci is None):
+        raise RunError("give a number of fights or an --until-ci target, not both or neither")
+    if fights is not None and fights < 1:
+        raise RunError(f"--fights must be at least 1, not {fights}")
+    if until_ci is not None and not 0 < until_ci < 0.5:
+        raise RunError(f"--until-ci is the interval's half-width, between 0 and 0.5 (0.01 for ± 1 point), not "
+                       f"{until_ci}")
+    if batch < 1 or max_fights < 1:
+        raise RunError("--batch and --max-fights must be at least 1")
+    if max_fights > MOST_FIGHTS:
+        raise RunError(f"--max-fights {max_fights:,} is more than {MOST_FIGHTS:,}, the most fights a run may play "
+                       "(the run's file keeps a record of each)")
+    if fights is not None and fights > max_fights:
+        raise RunError(f"--fights {fights:,} is more than --max-fights {max_fights:,}, the most a run plays: raise "
+                       f"--max-fights (up to {MOST_FIGHTS:,}) to play more")
+
+
 def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend: Backend, *,
              fights: int | None = None, until_ci: float | None = None, max_fights: int = 1_000_000,
              batch: int = 100, started_ms: int | None = None,
@@ -251,14 +276,7 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
     """Run ``fights`` fights of each encounter (two: a comparison on the same seeds), or, with ``until_ci``, as
     many as it takes, in whole batches, for every rate's interval to be narrower than ± ``until_ci`` (at most
     ``max_fights``); gather their records in index order and summarise them."""
-    if (fights is None) == (until_ci is None):
-        raise RunError("give a number of fights or an --until-ci target, not both or neither")
-    if fights is not None and fights < 1:
-        raise RunError(f"--fights must be at least 1, not {fights}")
-    if until_ci is not None and not 0 < until_ci < 0.5:
-        raise RunError(f"--until-ci is a half-width between 0 and 0.5 (0.01 for ± 1 point), not {until_ci}")
-    if batch < 1 or max_fights < 1:
-        raise RunError("--batch and --max-fights must be at least 1")
+    check_counts(fights, until_ci, max_fights, batch)
     sides = list(dict.fromkeys(s for enc in encounters for s in enc.sides))
     names = {side: rules.policy(side) for side in sides}
     for name in dict.fromkeys(names.values()):

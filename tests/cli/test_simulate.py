@@ -141,9 +141,13 @@ class TestBadInput:
         (("--until-ci", 2), "between 0 and 0.5"),
         (("--dask", "local:0"), "local:N needs a number of workers"),
         (("--log", "x.jsonl"), "go with --replay"),
+        (("--fights", 10**15), "--fights 1,000,000,000,000,000 is more than --max-fights 1,000,000, the most a run "
+                               "plays: raise --max-fights (up to 10,000,000) to play more"),
+        (("--fights", 3001, "--max-fights", 3000), "--fights 3,001 is more than --max-fights 3,000"),
+        (("--until-ci", 0.1, "--max-fights", 10**9), "--max-fights 1,000,000,000 is more than 10,000,000, the most "
+                                                     "fights a run may play"),
     ])
-    def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[()] | tuple[str, int, str, float] | tuple[str,
-                                    int] | tuple[str, str], said: str) -> None:
+    def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[object, ...], said: str) -> None:
         """Each mistake is one line on standard error saying what is wrong, exit 2, and nothing written."""
         duel = mirror_duel(tmp_path)
         given = args if args == () else (duel, *args)
