@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import bad_input, guarded, open_store, seed_option
+from .app import bad_input, check_log_parent, guarded, seed_option, store_at
 from .console import console, escape, out, plain, stdout
 
 if TYPE_CHECKING:
@@ -290,10 +290,11 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
 
     if log_url is None:
         bad_input("--replay RUN.json INDEX needs --log: where to write the fight's log")
+    check_log_parent(log_url)  # as omen run: no directory tree is made
     run = read_run(read_content(run_file, 1 << 30).encode(), str(run_file))
     played, recorded = regenerate(run, index, which)
     fight = played.fight
-    store = open_store(log_url)
+    store = store_at(log_url)
     if fight.fight_id in store.fights():
         bad_input(f"{log_url} already holds fight {fight.fight_id!r}: choose another --log")
     store.append(fight.fight_id, fight.events, 0)

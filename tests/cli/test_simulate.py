@@ -217,6 +217,19 @@ class TestBadInput:
         again = omen("simulate", "--replay", ember_run, 1, "--log", log)
         assert again.exit_code == 2 and "already holds fight 'sim-1'" in again.output
 
+    def test_replay_into_a_missing_directory_is_refused_as_omen_run_refuses_it(self, ember_run: Path,
+                                                                              tmp_path: Path) -> None:
+        """README's exit table: a log in a directory that does not exist is exit 2, in omen run's words, and no
+        directory is made (it made nodir/deeper/ and exited 0)."""
+        log = tmp_path / "nodir" / "deeper" / "x.jsonl"
+        result = omen("simulate", "--replay", ember_run, 1, "--log", log)
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert said == f"omen: error: {log}: cannot write the fight's log: the directory {log.parent} does not exist"
+        assert not (tmp_path / "nodir").exists()
+        run = omen("run", ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "scenario.toml", "--log", log)
+        assert run.exit_code == 2 and " ".join(run.output.split()) == said
+
     def test_a_run_file_edited_since_is_said_when_its_fight_comes_out_otherwise(self, ember_run: Path,
                                                                                  tmp_path: Path) -> None:
         """Kael's HP edited to 1 in the run file: the fight comes out differently, exit 1, and the message says the
