@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from omen_core import Fight, MemoryStore, SeededDice
-from omen_core.commands import AnswerActiveDefense, Command, DeclareAttack, Draw, EndFight, RevealSeed, RollOff
+from omen_core.commands import AnswerActiveDefense, Command, DeclareAttack, EndFight, RevealSeed, RollOff
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
 from omen_core.engine import CommandMemo
@@ -40,7 +40,7 @@ from omen_core.rules.modifiers import encircled_bonus
 from omen_core.seats import NAMING_FIELDS, HpDisplay, Sight, combatant_views, names_in, sight_of
 from omen_core.state import AttackFrame, FightState
 
-from .encounter import Encounter
+from .encounter import Encounter, is_surprised_draw
 from .moves import legal_commands
 from .policies import Decision, Policy, SeatView, load_policy, raised
 
@@ -197,8 +197,8 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
         for command in encounter.setup:
             try:
                 _give(fight, command, tally, "simulate")
-            except RuleViolation:
-                if not isinstance(command, Draw):
+            except RuleViolation as exc:
+                if not is_surprised_draw(command, exc):
                     raise
                 # a set-up draw the rules refuse in this fight (its drawer Completely Surprised, C18) is left out
         limit = 200 * (rules.max_rounds + 1) * len(encounter.combatants)
