@@ -38,8 +38,8 @@ def simulate_command(
     fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci; at most "
                                                     "--max-fights).")] = None,
     until_ci: Annotated[float | None, typer.Option(
-        "--until-ci", help="Run until every rate's 95 % interval is within ± this (0.01: one point), deciding on "
-                           "whole batches in index order.")] = None,
+        "--until-ci", help="Run until the half-width of every rate's 95 % interval is under this (0.01: within "
+                           "± one point), deciding on whole batches in index order.")] = None,
     max_fights: Annotated[int, typer.Option(help="The most fights the run plays: --fights may not ask for more, "
                                                  "and --until-ci stops here whatever the intervals (at most "
                                                  "10,000,000).")] = 1_000_000,
@@ -84,6 +84,9 @@ def simulate_command(
 
     try:
         if replay is not None:
+            if encounter is not None or compare is not None:
+                bad_input(f"--replay RUN.json INDEX plays a fight of the run's own encounter: leave out "
+                          f"{'ENCOUNTER ' + str(encounter) if encounter is not None else '--compare'}")
             _replay(replay[0], replay[1], log_url, which, as_json)
             return
         if log_url is not None or which is not None:
@@ -103,12 +106,14 @@ def simulate_command(
 
 
 def _policies(given: list[str]) -> dict[str, str]:
-
+    """Each side's policy from the --policy options, each side given once."""
     found: dict[str, str] = {}
     for item in given:
         side, eq, name = item.partition("=")
         if not eq or not side or not name:
             bad_input(f"--policy {item!r}: give SIDE=NAME (e.g. raiders=cautious)")
+        if side in found:
+            bad_input(f"--policy {side}=...: given twice ({found[side]} and {name}); give each side's policy once")
         found[side] = name
     return found
 
@@ -122,8 +127,13 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     from omen_replay.simulate.run import check_counts, run_json
 
 
-    if (encounter is None) == (compare is None):
-        bad_input("give an ENCOUNTER, or --compare A.toml B.toml (not both)")
+    if compare is not None and str(compare[1]).startswith("-"):
+        bad_input(f"--compare A.toml B.toml takes two encounter files: B is missing ({compare[0]} was followed by "
+                  f"the option {compare[1]})")
+    if encounter is None and compare is None:
+        bad_input("give an ENCOUNTER, or --compare A.toml B.toml")
+    if encounter is not None and compare is not None:
+        bad_input(f"give an ENCOUNTER or --compare A.toml B.toml, not both (ENCOUNTER {encounter})")
     if fights is not None and until_ci is not None:
         bad_input("give --fights or --until-ci, not both")
     if workers is not None and workers < 1:
@@ -247,7 +257,8 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         s = er.summary
         title = er.encounter.title or er.encounter.id
         out.print(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
-                  f"seed {m.seed}" + (f", stopped at ± {m.until_ci * 100:g} points" if m.until_ci else ""))
+                  f"seed {m.seed}" + (f", stopped once every rate's 95 % interval had a half-width under "
+                                      f"{m.until_ci * 100:g} points" if m.until_ci else ""))
         for side in s.sides:
             w = side.wins
             out.print(f"  {escape(side.side)} ({escape(side.policy)}) win {w.rate:.1%}  "

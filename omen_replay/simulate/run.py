@@ -373,9 +373,12 @@ def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, 
     chosen = [e for e in run.encounters if label is None or e.label == label.upper()]
     if label is None and len(chosen) > 1:
         raise RunError("the run compares two encounters: say which with --encounter A or B")
+    if not chosen and len(run.encounters) == 1:
+        raise RunError(f"--encounter {label}: the run is not a comparison (it played one encounter): leave "
+                       "--encounter out")
     if not chosen:
-        labels = ", ".join(e.label or "-" for e in run.encounters)
-        raise RunError(f"the run has no encounter {label!r} (it has {labels})")
+        labels = " or ".join(e.label for e in run.encounters)
+        raise RunError(f"the run has no encounter {label!r}: say {labels}")
     er = chosen[0]
     rules = Rules(policies=m.policies, max_rounds=m.max_rounds, hp_display=m.hp_display)  # type: ignore[arg-type]
     played = play(er.encounter, rules, index, bytes.fromhex(m.seed), m.started_ms)

@@ -54,6 +54,16 @@ class TestARun:
         assert "\x1b" not in result.output and "\x00" not in result.output
         assert "Ada\\x1b[31mRED" in result.output and "Bo\\x00NUL" in result.output
 
+    def test_until_ci_says_it_stopped_at_a_half_width(self, tmp_path: Path) -> None:
+        """--until-ci 0.15 stops once every rate's 95 % interval has a half-width under 15 points, and says so in
+        those words (it said "stopped at ± 15 points")."""
+        result = omen("simulate", mirror_duel(tmp_path), "--until-ci", 0.15, "--workers", 1, "--batch", 50, "--seed",
+                      SEED, "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        assert "fights, seed " + SEED + ", stopped once every rate's 95 % interval had a half-width under 15 points" \
+            in said
+
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
                                                                             tmp_path: Path) -> None:
         """--json prints the run (manifest, summary, records, timing), as written to --out, valid against
@@ -146,6 +156,9 @@ class TestBadInput:
         (("--fights", 3001, "--max-fights", 3000), "--fights 3,001 is more than --max-fights 3,000"),
         (("--until-ci", 0.1, "--max-fights", 10**9), "--max-fights 1,000,000,000 is more than 10,000,000, the most "
                                                      "fights a run may play"),
+        (("--policy", "north=random", "--policy", "north=cautious"),
+         "--policy north=...: given twice (random and cautious); give each side's policy once"),
+        (("--until-ci", 0), "--until-ci is the interval's half-width, between 0 and 0.5"),
     ])
     def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[object, ...], said: str) -> None:
         """Each mistake is one line on standard error saying what is wrong, exit 2, and nothing written."""
@@ -216,6 +229,29 @@ class TestBadInput:
         assert omen("simulate", "--replay", ember_run, 1, "--log", log).exit_code == 0
         again = omen("simulate", "--replay", ember_run, 1, "--log", log)
         assert again.exit_code == 2 and "already holds fight 'sim-1'" in again.output
+
+    def test_compare_with_one_encounter_says_b_is_missing(self, tmp_path: Path) -> None:
+        """--compare A.toml followed by another option: B is missing, said so (it said "(not both)", the option
+        taken for B and the option's value for an ENCOUNTER)."""
+        duel = mirror_duel(tmp_path)
+        result = omen("simulate", "--compare", duel, "--fights", 3)
+        assert result.exit_code == 2, result.output
+        assert " ".join(result.output.split()) == (f"omen: error: --compare A.toml B.toml takes two encounter "
+                                                   f"files: B is missing ({duel} was followed by the option --fights)")
+        both = omen("simulate", duel, "--compare", duel, duel)
+        assert both.exit_code == 2 and "not both (ENCOUNTER " in both.output
+
+    def test_replay_refuses_an_encounter_of_its_own_and_a_label_of_a_run_that_compares_nothing(
+            self, ember_run: Path, tmp_path: Path) -> None:
+        """--replay plays the run's own encounter: an ENCOUNTER given too is refused (it was silently ignored);
+        --encounter A on a run of one encounter says it is not a comparison (it said "(it has -)")."""
+        log = tmp_path / "f.jsonl"
+        given = omen("simulate", EMBER_FORD_2V2, "--replay", ember_run, 1, "--log", log)
+        assert given.exit_code == 2 and "leave out ENCOUNTER" in given.output and not log.exists()
+        labelled = omen("simulate", "--replay", ember_run, 1, "--log", log, "--encounter", "A")
+        assert labelled.exit_code == 2
+        assert " ".join(labelled.output.split()) == ("omen: error: --encounter A: the run is not a comparison (it "
+                                                     "played one encounter): leave --encounter out")
 
     def test_replay_into_a_missing_directory_is_refused_as_omen_run_refuses_it(self, ember_run: Path,
                                                                               tmp_path: Path) -> None:
