@@ -85,8 +85,7 @@ def sources(run_seed: bytes, index: int, clock_ms: int) -> FightSources:
 
 class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One combatant at the end of a fight: HP and Will left, the damage it dealt and took (final damage, after
-    mitigation, C13, wherever it landed: on a Dying combatant at 0 HP too, C36), and the round it went down in (0 HP
-    or out of the fight, C33), if it did."""
+    mitigation, C13, wherever it landed), and the round it went down in (0 HP or out of the fight, C33), if it did."""
 
     hp: int
     will: int
