@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import bad_input, guarded, open_store, seed_option
-from .console import console, escape, out, stdout
+from .app import bad_input, check_log_parent, guarded, seed_option, store_at
+from .console import console, escape, out, plain, stdout
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -35,12 +35,14 @@ class HpShown(str, Enum):
 def simulate_command(
     encounter: Annotated[Path | None, typer.Argument(
         metavar="ENCOUNTER", help="The encounter: a scenario file's set-up (docs/simulate.md).")] = None,
-    fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci).")] = None,
+    fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci; at most "
+                                                    "--max-fights).")] = None,
     until_ci: Annotated[float | None, typer.Option(
-        "--until-ci", help="Run until every rate's 95 % interval is within ± this (0.01: one point), deciding on "
-                           "whole batches in index order.")] = None,
-    max_fights: Annotated[int, typer.Option(help="With --until-ci: stop at this many fights whatever the "
-                                                 "intervals.")] = 1_000_000,
+        "--until-ci", help="Run until the half-width of every rate's 95 % interval is under this (0.01: within "
+                           "± one point), deciding on whole batches in index order.")] = None,
+    max_fights: Annotated[int, typer.Option(help="The most fights the run plays: --fights may not ask for more, "
+                                                 "and --until-ci stops here whatever the intervals (at most "
+                                                 "10,000,000).")] = 1_000_000,
     policy: Annotated[list[str] | None, typer.Option(
         help="SIDE=NAME: a side's policy (random, aggressive, cautious, or module:attribute); repeat per side. "
              "Default: aggressive.")] = None,
@@ -82,6 +84,9 @@ def simulate_command(
 
     try:
         if replay is not None:
+            if encounter is not None or compare is not None:
+                bad_input(f"--replay RUN.json INDEX plays a fight of the run's own encounter: leave out "
+                          f"{'ENCOUNTER ' + str(encounter) if encounter is not None else '--compare'}")
             _replay(replay[0], replay[1], log_url, which, as_json)
             return
         if log_url is not None or which is not None:
@@ -101,12 +106,14 @@ def simulate_command(
 
 
 def _policies(given: list[str]) -> dict[str, str]:
-
+    """Each side's policy from the --policy options, each side given once."""
     found: dict[str, str] = {}
     for item in given:
         side, eq, name = item.partition("=")
         if not eq or not side or not name:
             bad_input(f"--policy {item!r}: give SIDE=NAME (e.g. raiders=cautious)")
+        if side in found:
+            bad_input(f"--policy {side}=...: given twice ({found[side]} and {name}); give each side's policy once")
         found[side] = name
     return found
 
@@ -115,14 +122,18 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
          max_fights: int, policy: list[str], seed_hex: str | None, workers: int | None, address: str | None,
          batch: int, max_rounds: int, hp_display: str, out_path: Path | None, as_json: bool,
          html: Path | None) -> None:
-    import msgspec
-
     from omen_replay.simulate.encounter import load_encounter
     from omen_replay.simulate.play import Rules
+    from omen_replay.simulate.run import check_counts, run_json
 
 
-    if (encounter is None) == (compare is None):
-        bad_input("give an ENCOUNTER, or --compare A.toml B.toml (not both)")
+    if compare is not None and str(compare[1]).startswith("-"):
+        bad_input(f"--compare A.toml B.toml takes two encounter files: B is missing ({compare[0]} was followed by "
+                  f"the option {compare[1]})")
+    if encounter is None and compare is None:
+        bad_input("give an ENCOUNTER, or --compare A.toml B.toml")
+    if encounter is not None and compare is not None:
+        bad_input(f"give an ENCOUNTER or --compare A.toml B.toml, not both (ENCOUNTER {encounter})")
     if fights is not None and until_ci is not None:
         bad_input("give --fights or --until-ci, not both")
     if workers is not None and workers < 1:
@@ -131,6 +142,8 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
     if max_rounds < 1:
         bad_input(f"--max-rounds must be at least 1, not {max_rounds}")
+    count = fights if fights is not None or until_ci is not None else 1000
+    check_counts(count, until_ci, max_fights, batch)  # before an encounter is read or a worker started
     names = _policies(policy)
     paths = [encounter] if encounter is not None else list(compare or ())
     encounters = [load_encounter(p) for p in paths if p is not None]
@@ -150,16 +163,15 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     check_parent(target, "the run")  # said before the fights are run, not after
     if html is not None:
         check_parent(html, "the report")
-    run = _execute(encounters, rules, seed, fights if fights is not None or until_ci is not None else 1000,
-                   until_ci, max_fights, workers, address, batch, as_json)
+    run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
     from omen_replay.output import output_file
 
     with output_file(target, "the run") as f:
-        f.write(msgspec.json.encode(run).decode() + "\n")
+        f.write(run_json(run).decode() + "\n")
     if html is not None:
         _write_html(run, html, str(target))
     if as_json:
-        stdout.write(msgspec.json.encode(run).decode() + "\n")
+        stdout.write(run_json(run).decode() + "\n")
         return
     _print_run(run, str(target), html)
 
@@ -236,7 +248,6 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
 
@@ -246,7 +257,8 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         s = er.summary
         title = er.encounter.title or er.encounter.id
         out.print(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
-                  f"seed {m.seed}" + (f", stopped at ± {m.until_ci * 100:g} points" if m.until_ci else ""))
+                  f"seed {m.seed}" + (f", stopped once every rate's 95 % interval had a half-width under "
+                                      f"{m.until_ci * 100:g} points" if m.until_ci else ""))
         for side in s.sides:
             w = side.wins
             out.print(f"  {escape(side.side)} ({escape(side.policy)}) win {w.rate:.1%}  "
@@ -260,7 +272,7 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down", "first down"):
             table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
         for c in s.combatants:
-            table.add_row(escape(c.name), escape(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
+            table.add_row(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
                           f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
                           f"{c.down.rate:.1%}", f"{c.falls_first.rate:.1%}")
         out.print(table)
@@ -289,10 +301,11 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
 
     if log_url is None:
         bad_input("--replay RUN.json INDEX needs --log: where to write the fight's log")
+    check_log_parent(log_url)  # as omen run: no directory tree is made
     run = read_run(read_content(run_file, 1 << 30).encode(), str(run_file))
     played, recorded = regenerate(run, index, which)
     fight = played.fight
-    store = open_store(log_url)
+    store = store_at(log_url)
     if fight.fight_id in store.fights():
         bad_input(f"{log_url} already holds fight {fight.fight_id!r}: choose another --log")
     store.append(fight.fight_id, fight.events, 0)

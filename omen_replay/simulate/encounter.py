@@ -4,7 +4,9 @@ The file is a scenario (docs/scenarios.md) whose ``[[commands]]``, if any, only 
 (``engage``), conditions, drawing gear, an ambush with the time waited (its dice rolled per fight) and the
 initiative roll (with its modifiers). Left out, ``roll_initiative`` comes last by itself. Every fight's dice are
 seeded from the run's seed (``omen simulate --seed``), so the file leaves ``dice`` out (or says ``"seeded"``), gives
-no ``seed`` and no faces. Anything else is an error naming the file, the line and the field.
+no ``seed`` and no faces. Anything else is an error naming the file, the line and the field, and so is what the
+rules refuse of its set-up whatever the dice: the set-up is played once when the file is read (:func:`_tried`),
+before any fight.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from omen_core.commands import (
     RollInitiative,
 )
 from omen_core.content import CombatantSheet, Ruleset, read_content
+from omen_core.errors import OmenError, RuleViolation
 from omen_core.locate import Lines
+from omen_core.store import MemoryStore
 
-from ..scenario import ScenarioError, load_scenario
+from ..scenario import Scenario, ScenarioError, ScriptStep, load_scenario, run_scenario
 
-__all__ = ["Encounter", "SETUP_COMMANDS", "load_encounter"]
+__all__ = ["Encounter", "SETUP_COMMANDS", "load_encounter", "is_surprised_draw"]
 
 #: The commands an encounter may set a fight up with.
 SETUP_COMMANDS: tuple[type, ...] = (Engage, ApplyConditionCommand, ClearConditionCommand, Draw, BeginAmbush,
@@ -73,6 +77,7 @@ def load_encounter(path: str | Path) -> Encounter:
         raise ScenarioError(source, "$.combatants", "an encounter needs combatants on at least two sides",
                             locate("$.combatants") or locate("$.fight"))
     setup: list[Command] = []
+    steps: list[ScriptStep] = []
     for step in scenario.steps:
         where = f"$.commands[{step.index}]"
         tag = type(step.command).__struct_config__.tag
@@ -86,11 +91,45 @@ def load_encounter(path: str | Path) -> Encounter:
         if setup and isinstance(setup[-1], RollInitiative):
             raise ScenarioError(source, where, f"{tag}: roll_initiative comes last in an encounter", step.line)
         setup.append(step.command)
+        steps.append(step)
     if not setup or not isinstance(setup[-1], RollInitiative):
         setup.append(RollInitiative())
+    _tried(scenario, steps, setup)
     made = Encounter(source=source, digest="", id=scenario.settings.id, title=scenario.settings.title,
                      ruleset=scenario.ruleset, combatants=scenario.combatants, setup=tuple(setup))
     return msgspec.structs.replace(made, digest=digest_of(made))
+
+
+#: The seed of the dice the set-up is tried with when an encounter is read (any seed would do: what is refused
+#: whatever the dice is refused with this one).
+_TRIAL_SEED = "00" * 16
+
+
+def is_surprised_draw(command: Command, exc: OmenError) -> bool:
+    """A set-up ``draw`` refused only because its drawer is Completely Surprised (C18): the ambush's dice decide
+    it, fight by fight, so the draw is left out of that fight, not refused as a mistake."""
+    return isinstance(command, Draw) and isinstance(exc, RuleViolation) and exc.rule == "C18"
+
+
+def _tried(scenario: Scenario, steps: list[ScriptStep], setup: list[Command]) -> None:
+    """Set the fight up once, with seeded dice, so that what the rules refuse (a combatant's sheet, a duplicate id,
+    a set-up command naming one who never joined) is said before any fight is played, where it is written: a
+    sheet as the scenario loader names it (``omen run``'s words: its file, line and field), a command at its line
+    and ``$.commands[i]``. A draw refused by C18 is not a mistake (:func:`is_surprised_draw`)."""
+    trial = msgspec.structs.replace(scenario, steps=(), settings=msgspec.structs.replace(
+        scenario.settings, dice="seeded", seed=_TRIAL_SEED, next_seeds=()))
+    fight = run_scenario(trial, MemoryStore(), clock=lambda: 0)
+    for i, command in enumerate(setup):
+        try:
+            fight.execute(command)
+        except OmenError as exc:
+            if is_surprised_draw(command, exc):
+                continue
+            tag = type(command).__struct_config__.tag
+            step = steps[i] if i < len(steps) else None  # past the steps: the roll_initiative added
+            raise ScenarioError(scenario.source, f"$.commands[{step.index}]" if step else "$.commands",
+                                f"{tag}: {exc}" if step else f"{tag} (added last): {exc}",
+                                step.line if step else None) from exc
 
 
 #: Sets (a weapon's properties) and dicts in sorted order: the same digest in every process, whatever its hash seed.

@@ -11,7 +11,9 @@ The loop (:func:`play`): the set-up commands, initiative (an initiative tie amon
 until a side is defeated (C33) or ``max_rounds`` have passed (the fight is then ended as the GM's call, a draw):
 whoever must choose (the responder to the open decision, else the turn's owner) is asked by its side's policy,
 given exactly the legal commands (:func:`.moves.legal_commands`) and its seat's view; its command goes through
-``Fight.execute`` like any other. At the end the seed is revealed, so ``omen verify`` checks every die.
+``Fight.execute`` like any other, an attack with the C26 Encircled claim the engagement gives added
+(:func:`encircled_claim`: positions are the GM's, and the simulator is its fights' GM). At the end the seed is
+revealed, so ``omen verify`` checks every die.
 """
 
 from __future__ import annotations
@@ -25,22 +27,25 @@ from dataclasses import dataclass, field
 import msgspec
 
 from omen_core import Fight, MemoryStore, SeededDice
-from omen_core.commands import AnswerActiveDefense, Command, Draw, EndFight, RevealSeed, RollOff
+from omen_core.commands import AnswerActiveDefense, Command, DeclareAttack, EndFight, RevealSeed, RollOff
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
 from omen_core.engine import CommandMemo
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
 from omen_core.options import Odds, odds_of
+from omen_core.parts import Encircled
+from omen_core.rules.attack import attack_kind, is_ranged
+from omen_core.rules.modifiers import encircled_bonus
 from omen_core.seats import NAMING_FIELDS, HpDisplay, Sight, combatant_views, names_in, sight_of
 from omen_core.state import AttackFrame, FightState
 
-from .encounter import Encounter
+from .encounter import Encounter, is_surprised_draw
 from .moves import legal_commands
-from .policies import Decision, Policy, SeatView, load_policy
+from .policies import Decision, Policy, SeatView, load_policy, raised
 
 __all__ = ["FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord", "SimulationError", "Rules",
-           "play", "Played"]
+           "play", "Played", "encircled_claim"]
 
 
 def fight_seed(run_seed: bytes, index: int) -> bytes:
@@ -192,8 +197,8 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
         for command in encounter.setup:
             try:
                 _give(fight, command, tally, "simulate")
-            except RuleViolation:
-                if not isinstance(command, Draw):
+            except RuleViolation as exc:
+                if not is_surprised_draw(command, exc):
                     raise
                 # a set-up draw the rules refuse in this fight (its drawer Completely Surprised, C18) is left out
         limit = 200 * (rules.max_rounds + 1) * len(encounter.combatants)
@@ -213,7 +218,7 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             decision = _decision(state, who, side, kind, rules.hp_display, rngs[side], sights)
             if not decision.choices:
                 raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
-            command = _asked(chosen[side], decision, index, side)
+            command = _claiming(state, _asked(chosen[side], decision, index, side))
             try:
                 _give(fight, command, tally, f"simulate:{chosen[side].name}")
             except OmenError as exc:
@@ -233,14 +238,58 @@ def _asked(policy: Policy, decision: Decision, index: int, side: str) -> Command
     whose = f"the {policy.name!r} policy of {side}, deciding for {decision.who} ({decision.kind})"
     try:
         command = policy.decide(decision)
-    except Exception as exc:  # the user's code: whatever it raises is said, not a traceback
-        raise SimulationError(index, f"{whose}, raised {type(exc).__name__}: {exc}") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code: whatever it raises (SystemExit too) is said, not a traceback
+        raise SimulationError(index, f"{whose}, raised {raised(exc)}") from exc
     if not isinstance(command, Command):
         shown = repr(command)
         raise SimulationError(index, f"{whose}, gave {shown[:80] + '...' if len(shown) > 80 else shown}, not a "
                                      "command: decide(decision) returns one of decision.choices or a command of "
                                      "omen_core.commands")
     return command
+
+
+def encircled_claim(state: FightState, attack: DeclareAttack) -> Encircled | None:
+    """C26 Encircled, as the simulator (the GM of its fights, who states positions) claims it for an attack: with
+    A = the attacker's side adjacent to the target (the attacker included) and D = the target's side adjacent to
+    the attacker (the target included), the claim (A, D) iff A >= 2·D (the bonus, min(6, 2·(A − D)) to hit, is the
+    engine's to add). Adjacent is engaged in the fight state, a melee attack engaging the pair as its declaration
+    will (docs/rulings.md); combatants down (0 HP or out, C33) are not counted, the attacker and the target always
+    are. None when it does not apply, or the attacker is not within the target's reach (a ranged attack from
+    afar), or they are on one side."""
+    me, foe = state.combatants.get(attack.attacker), state.combatants.get(attack.target)
+    if me is None or foe is None or me.side == foe.side:
+        return None
+    pair = (min(attack.attacker, attack.target), max(attack.attacker, attack.target))
+    pairs = set(state.engagements)
+    weapon = me.sheet.weapon(attack.weapon) if attack.weapon else None if attack.unarmed else next(
+        (w for w in me.sheet.weapons if w.id in me.wielding), None)
+    if attack.weapon and weapon is None:
+        return None  # a weapon not on the sheet: the engine refuses the attack
+    if not is_ranged(attack_kind(weapon.properties if weapon else None)):
+        pairs.add(pair)  # declaring a melee attack engages the two (docs/rulings.md)
+    if pair not in pairs:
+        return None
+
+    def adjacent(who: str, side: str) -> set[str]:
+        return {x for p in pairs if who in p for x in p
+                if x != who and state.combatants[x].side == side and not state.combatants[x].down}
+
+    a = len(adjacent(attack.target, me.side) | {attack.attacker})
+    d = len(adjacent(attack.attacker, foe.side) | {attack.target})
+    return Encircled(attackers=a, defenders=d) if encircled_bonus(a, d) else None
+
+
+def _claiming(state: FightState, command: Command) -> Command:
+    """A policy's attack with the C26 claim :func:`encircled_claim` finds added (a claim of its own kept)."""
+    if not isinstance(command, DeclareAttack) or command.situational.encircled is not None:
+        return command
+    claim = encircled_claim(state, command)
+    if claim is None:
+        return command
+    return msgspec.structs.replace(command, situational=msgspec.structs.replace(command.situational,
+                                                                                encircled=claim))
 
 
 def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:

@@ -46,6 +46,7 @@ from omen_core.commands import (
     Command,
     DeclareAttack,
     Disengage,
+    Draw,
     EndTurn,
     Move,
     PassReaction,
@@ -164,6 +165,26 @@ def best_attack(decision: Decision, only_ranged: bool = False) -> DeclareAttack 
     return None
 
 
+def armed_attack(decision: Decision, only_ranged: bool = False) -> Command | None:
+    """:func:`best_attack`, armed first: one that would attack with its fists only (no weapon in hand, or no ranged
+    one for ``only_ranged``) draws the strongest weapon it carries (by the sheet, as :func:`best_attack` ranks
+    them) if the rules let it draw now (C35: on its own turn, at the ruleset's cost; C18: a Completely Surprised
+    combatant once its first turn has come), and attacks on its next command; None with no enemy in sight to
+    attack."""
+    attack = best_attack(decision, only_ranged)
+    if attack is not None and not attack.unarmed:
+        return attack
+    foes = {c.id for c in enemies_in_sight(decision)}
+    if not any(isinstance(c, DeclareAttack) and c.target in foes for c in decision.choices):
+        return attack
+    draws = [c for c in decision.choices if isinstance(c, Draw) and (w := decision.sheet.weapon(c.weapon)) is not None
+             and "spell" not in w.properties and (not only_ranged or "ranged" in w.properties)]
+    if not draws:
+        return attack
+    return max(draws, key=lambda c: _attack_strength(decision, DeclareAttack(attacker=c.who, target="",
+                                                                              weapon=c.weapon)))
+
+
 def _ranged(sheet: CombatantSheet, weapon_id: str) -> bool:
     weapon = sheet.weapon(weapon_id)
     return weapon is not None and "ranged" in weapon.properties
@@ -241,7 +262,8 @@ class RandomPolicy:
 @dataclass
 class Aggressive:
     """Focus fire: on its turn, attack the weakest-looking enemy in sight (the one its allies hit too) with its
-    strongest weapon, rage dice if it has them, then end the turn; strike at every Interrupt or Attack of
+    strongest weapon (holding none, it first draws the strongest it carries, when the rules let it: C35, C18),
+    rage dice if it has them, then end the turn; strike at every Interrupt or Attack of
     Opportunity it is offered; at an Active Defense window, defend with the answer most likely to turn the hit
     into a miss when one can (its odds above 0), else keep the Bonus Action. (A combatant at 0 HP is never asked
     for a turn: the engine skips it, C36.)"""
@@ -255,7 +277,7 @@ class Aggressive:
             return best[0] if best is not None and best[1] > 0 else _decline(decision)
         if decision.kind != "turn":
             return _answer(decision, react=True)
-        return best_attack(decision) or _end_turn(decision)
+        return armed_attack(decision) or _end_turn(decision)
 
 
 @dataclass
@@ -263,7 +285,8 @@ class Cautious:
     """Defend whenever it may (the answer most likely to turn the hit, whatever its odds), let Interrupts and
     Attacks of Opportunity pass (keeping Bonus Actions for defense). On its turn, at a third of its HP or less
     and within an enemy's reach, it Disengages (if it has the Bonus Action) and moves out of every enemy's reach,
-    then shoots if it holds a ranged weapon; otherwise it fights as :class:`Aggressive` does."""
+    then shoots with a ranged weapon (drawing one it carries first, if it holds none); otherwise it fights as
+    :class:`Aggressive` does."""
 
     name: str = "cautious"
     low: Fraction = field(default=Fraction(1, 3))
@@ -278,7 +301,7 @@ class Cautious:
         me = decision.me
         if me.hp is not None and me.max_hp and Fraction(me.hp, me.max_hp) <= self.low:
             return self._retreat(decision)
-        return best_attack(decision) or _end_turn(decision)
+        return armed_attack(decision) or _end_turn(decision)
 
     def _retreat(self, decision: Decision) -> Command:
         near = sorted({c.id for c in decision.view.combatants if c.side != decision.side
@@ -289,7 +312,7 @@ class Cautious:
             if disengage is not None and not decision.view.disengaged:
                 return disengage
             return Move(who=decision.who, leaves=tuple(near))
-        return best_attack(decision, only_ranged=True) or _end_turn(decision)
+        return armed_attack(decision, only_ranged=True) or _end_turn(decision)
 
 
 #: The built-in policies by name.
@@ -307,6 +330,10 @@ def load_policy(name: str) -> Policy:
         made = factory()
     except TypeError as exc:
         raise PolicyError(f"policy {name!r}: cannot be made with no arguments: {exc}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code: whatever it raises (SystemExit too) is said, not a traceback
+        raise PolicyError(f"policy {name!r}: cannot be made: it raised {raised(exc)}") from None
     if not isinstance(made, Policy):
         raise PolicyError(f"policy {name!r}: {made!r} has no name and decide(decision) method")
     return made
@@ -320,14 +347,24 @@ def _imported(name: str) -> Callable[[], Policy]:
                           "or file.py:attribute")
     try:
         loaded = _from_file(module) if module.endswith(".py") else importlib.import_module(module)
-        found = getattr(loaded, attribute)
     except (ImportError, OSError, SyntaxError) as exc:
         raise PolicyError(f"policy {name!r}: cannot import {module!r}: {exc}") from None
-    except AttributeError:
-        raise PolicyError(f"policy {name!r}: module {module!r} has no {attribute!r}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the module's own code raised (SystemExit too): said in one line, no traceback
+        raise PolicyError(f"policy {name!r}: cannot import {module!r}: it raised {raised(exc)}") from None
+    found = getattr(loaded, attribute, None)
+    if found is None:
+        raise PolicyError(f"policy {name!r}: module {module!r} has no {attribute!r}")
     if not callable(found):
         raise PolicyError(f"policy {name!r}: {attribute!r} is not a class or function making a policy")
     return found  # type: ignore[no-any-return]
+
+
+def raised(exc: BaseException) -> str:
+    """What a policy's code raised, in a few words: the exception's type and message (``SystemExit: 0``)."""
+    said = str(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
 def _from_file(path: str) -> Any:

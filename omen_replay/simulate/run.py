@@ -34,10 +34,24 @@ from .policies import load_policy
 from .summary import Comparison, Summary, Tally, compare, summarise
 
 __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
-           "simulate", "run_batch", "regenerate", "RunError"]
+           "simulate", "run_batch", "regenerate", "RunError", "run_json", "MOST_FIGHTS",
+           "check_counts"]
 
 #: What a run's file says it is.
 FORMAT = "omen-simulation/1"
+
+#: The most fights one run may play (``--max-fights``, and so ``--fights`` and ``--until-ci``): its file keeps a
+#: small record of each (a few hundred bytes), so ten million make a file of a few GB.
+MOST_FIGHTS = 10_000_000
+
+#: A run as JSON, canonical: sets (a weapon's properties) and dicts in sorted order, so the same run is the same bytes
+#: in every process, whatever its hash seed.
+_RUN_JSON = msgspec.json.Encoder(order="deterministic")
+
+
+def run_json(run: Run) -> bytes:
+    """``run`` as the JSON of its file and of ``omen simulate --json`` (canonical: :data:`_RUN_JSON`)."""
+    return _RUN_JSON.encode(run)
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
@@ -235,6 +249,26 @@ def dask(address: str) -> Iterator[Backend]:
 # -- the run -----------------------------------------------------------------------------------------------------
 
 
+def check_counts(fights: int | None, until_ci: float | None, max_fights: int, batch: int) -> None:
+    """:class:`RunError` unless a run's counts can be played: a number of fights or a target, the fights at least 1
+    and at most ``max_fights`` (which caps ``--until-ci`` too), ``max_fights`` at most :data:`MOST_FIGHTS`."""
+    if (fights is None) == (until_ci is None):
+        raise RunError("give a number of fights or an --until-ci target, not both or neither")
+    if fights is not None and fights < 1:
+        raise RunError(f"--fights must be at least 1, not {fights}")
+    if until_ci is not None and not 0 < until_ci < 0.5:
+        raise RunError(f"--until-ci is the interval's half-width, between 0 and 0.5 (0.01 for ± 1 point), not "
+                       f"{until_ci}")
+    if batch < 1 or max_fights < 1:
+        raise RunError("--batch and --max-fights must be at least 1")
+    if max_fights > MOST_FIGHTS:
+        raise RunError(f"--max-fights {max_fights:,} is more than {MOST_FIGHTS:,}, the most fights a run may play "
+                       "(the run's file keeps a record of each)")
+    if fights is not None and fights > max_fights:
+        raise RunError(f"--fights {fights:,} is more than --max-fights {max_fights:,}, the most a run plays: raise "
+                       f"--max-fights (up to {MOST_FIGHTS:,}) to play more")
+
+
 def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend: Backend, *,
              fights: int | None = None, until_ci: float | None = None, max_fights: int = 1_000_000,
              batch: int = 100, started_ms: int | None = None,
@@ -242,14 +276,7 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
     """Run ``fights`` fights of each encounter (two: a comparison on the same seeds), or, with ``until_ci``, as
     many as it takes, in whole batches, for every rate's interval to be narrower than ± ``until_ci`` (at most
     ``max_fights``); gather their records in index order and summarise them."""
-    if (fights is None) == (until_ci is None):
-        raise RunError("give a number of fights or an --until-ci target, not both or neither")
-    if fights is not None and fights < 1:
-        raise RunError(f"--fights must be at least 1, not {fights}")
-    if until_ci is not None and not 0 < until_ci < 0.5:
-        raise RunError(f"--until-ci is a half-width between 0 and 0.5 (0.01 for ± 1 point), not {until_ci}")
-    if batch < 1 or max_fights < 1:
-        raise RunError("--batch and --max-fights must be at least 1")
+    check_counts(fights, until_ci, max_fights, batch)
     sides = list(dict.fromkeys(s for enc in encounters for s in enc.sides))
     names = {side: rules.policy(side) for side in sides}
     for name in dict.fromkeys(names.values()):
@@ -346,9 +373,12 @@ def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, 
     chosen = [e for e in run.encounters if label is None or e.label == label.upper()]
     if label is None and len(chosen) > 1:
         raise RunError("the run compares two encounters: say which with --encounter A or B")
+    if not chosen and len(run.encounters) == 1:
+        raise RunError(f"--encounter {label}: the run is not a comparison (it played one encounter): leave "
+                       "--encounter out")
     if not chosen:
-        labels = ", ".join(e.label or "-" for e in run.encounters)
-        raise RunError(f"the run has no encounter {label!r} (it has {labels})")
+        labels = " or ".join(e.label for e in run.encounters)
+        raise RunError(f"the run has no encounter {label!r}: say {labels}")
     er = chosen[0]
     rules = Rules(policies=m.policies, max_rounds=m.max_rounds, hp_display=m.hp_display)  # type: ignore[arg-type]
     played = play(er.encounter, rules, index, bytes.fromhex(m.seed), m.started_ms)

@@ -43,6 +43,27 @@ class TestARun:
         assert "wardens (aggressive) win" in said and "(95 %:" in said and "rounds" in said
         assert "Kael Arden" in said and "Run saved to" in said and "--replay" in said
 
+    def test_control_characters_in_names_are_shown_as_escapes(self, tmp_path: Path) -> None:
+        """README: a name's control characters are shown as escapes in every format; the table of combatants
+        printed them raw (a real ESC turned the terminal red, a NUL went out as is)."""
+        duel = tmp_path / "duel.toml"
+        duel.write_text(mirror_duel(tmp_path).read_text().replace('name = "Ash"', 'name = "Ada\\u001b[31mRED"')
+                        .replace('name = "Bo"', 'name = "Bo\\u0000NUL"'))
+        result = omen("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED, "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x00" not in result.output
+        assert "Ada\\x1b[31mRED" in result.output and "Bo\\x00NUL" in result.output
+
+    def test_until_ci_says_it_stopped_at_a_half_width(self, tmp_path: Path) -> None:
+        """--until-ci 0.15 stops once every rate's 95 % interval has a half-width under 15 points, and says so in
+        those words (it said "stopped at ± 15 points")."""
+        result = omen("simulate", mirror_duel(tmp_path), "--until-ci", 0.15, "--workers", 1, "--batch", 50, "--seed",
+                      SEED, "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        assert "fights, seed " + SEED + ", stopped once every rate's 95 % interval had a half-width under 15 points" \
+            in said
+
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
                                                                             tmp_path: Path) -> None:
         """--json prints the run (manifest, summary, records, timing), as written to --out, valid against
@@ -59,6 +80,26 @@ class TestARun:
         m = printed["manifest"]
         assert (m["seed"], m["fights"], m["policies"]) == (SEED, 30, {"wardens": "aggressive", "raiders": "aggressive"})
         assert len(printed["encounters"][0]["records"]) == 30
+
+    def test_the_run_is_the_same_bytes_whatever_the_hash_seed(self, tmp_path: Path) -> None:
+        """A weapon's properties (a set) are written sorted in the run file and in --json (canonical): the same
+        run in processes with PYTHONHASHSEED 1 to 4 gives the same bytes, its clock and timing aside (Skarn's
+        hatchet, thrown and ranged, came out in either order)."""
+        import os
+        import subprocess
+        import sys
+
+        files, printed = set(), set()
+        for hash_seed in range(1, 5):
+            out = tmp_path / f"r{hash_seed}.json"
+            done = subprocess.run([sys.executable, "-m", "omen_cli", "simulate", str(EMBER_FORD_2V2), "--fights", "2",
+                                   "--workers", "1", "--seed", SEED, "--json", "--out", str(out)], cwd=ROOT,
+                                  env={**os.environ, "PYTHONHASHSEED": str(hash_seed)}, capture_output=True,
+                                  text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            files.add(out.read_text().split('"encounters":', 1)[1].split(',"timing":', 1)[0])
+            printed.add(done.stdout.split('"encounters":', 1)[1].split(',"timing":', 1)[0])
+        assert len(files) == len(printed) == 1 and '"properties":["ranged","thrown"]' in files.pop()
 
     def test_five_random_fights_played_again_verify_with_the_recorded_winner_and_rounds(self, ember_run: Path,
                                                                                         tmp_path: Path) -> None:
@@ -110,9 +151,16 @@ class TestBadInput:
         (("--until-ci", 2), "between 0 and 0.5"),
         (("--dask", "local:0"), "local:N needs a number of workers"),
         (("--log", "x.jsonl"), "go with --replay"),
+        (("--fights", 10**15), "--fights 1,000,000,000,000,000 is more than --max-fights 1,000,000, the most a run "
+                               "plays: raise --max-fights (up to 10,000,000) to play more"),
+        (("--fights", 3001, "--max-fights", 3000), "--fights 3,001 is more than --max-fights 3,000"),
+        (("--until-ci", 0.1, "--max-fights", 10**9), "--max-fights 1,000,000,000 is more than 10,000,000, the most "
+                                                     "fights a run may play"),
+        (("--policy", "north=random", "--policy", "north=cautious"),
+         "--policy north=...: given twice (random and cautious); give each side's policy once"),
+        (("--until-ci", 0), "--until-ci is the interval's half-width, between 0 and 0.5"),
     ])
-    def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[()] | tuple[str, int, str, float] | tuple[str,
-                                    int] | tuple[str, str], said: str) -> None:
+    def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[object, ...], said: str) -> None:
         """Each mistake is one line on standard error saying what is wrong, exit 2, and nothing written."""
         duel = mirror_duel(tmp_path)
         given = args if args == () else (duel, *args)
@@ -128,6 +176,8 @@ class TestBadInput:
          "), raised KeyError: 'no plan'"),
         ('        return EndTurn(who="nobody")\n',
          " gave ash's {\"command\":\"end_turn\",\"who\":\"nobody\"}, refused:"),
+        ('        raise SystemExit(0)\n',
+         "), raised SystemExit: 0"),
     ])
     def test_a_policy_that_answers_amiss_stops_the_run_with_exit_2(self, tmp_path: Path, body: str,
                                                                    said: str) -> None:
@@ -145,6 +195,26 @@ class TestBadInput:
         assert shown.startswith("omen: error: fight 0: the 'odd' policy of north") and said in shown
         assert "Traceback" not in result.output and not (tmp_path / "run.json").exists()
 
+    @pytest.mark.parametrize(("source", "said"), [
+        ('raise RuntimeError("at import")\n', "cannot import '{file}': it raised RuntimeError: at import"),
+        ("import sys\nsys.exit(0)\n", "cannot import '{file}': it raised SystemExit: 0"),
+        ("class Odd:\n    def __init__(self):\n        raise SystemExit(3)\n",
+         "cannot be made: it raised SystemExit: 3"),
+    ])
+    def test_a_policy_that_raises_on_import_or_when_made_is_one_line_exit_2(self, tmp_path: Path, source: str,
+                                                                           said: str) -> None:
+        """A policy file whose import raises (sys.exit included), or whose class raises when made, is one line
+        naming the policy and what it raised, exit 2, nothing written (it was a traceback and exit 1, or exit 0
+        with no report)."""
+        policy = tmp_path / "odd.py"
+        policy.write_text(source)
+        result = omen("simulate", mirror_duel(tmp_path), "--fights", 2, "--workers", 1, "--seed", SEED, "--policy",
+                      f"north={policy}:Odd", "--out", tmp_path / "run.json")
+        assert result.exit_code == 2, result.output
+        shown = " ".join(result.output.split())
+        assert shown == f"omen: error: policy '{policy}:Odd': " + said.format(file=policy)
+        assert not (tmp_path / "run.json").exists()
+
     def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path: Path) -> None:
         """A scenario that scripts the fight is refused naming the file, the line and the command."""
         path = tmp_path / "e.toml"
@@ -159,6 +229,42 @@ class TestBadInput:
         assert omen("simulate", "--replay", ember_run, 1, "--log", log).exit_code == 0
         again = omen("simulate", "--replay", ember_run, 1, "--log", log)
         assert again.exit_code == 2 and "already holds fight 'sim-1'" in again.output
+
+    def test_compare_with_one_encounter_says_b_is_missing(self, tmp_path: Path) -> None:
+        """--compare A.toml followed by another option: B is missing, said so (it said "(not both)", the option
+        taken for B and the option's value for an ENCOUNTER)."""
+        duel = mirror_duel(tmp_path)
+        result = omen("simulate", "--compare", duel, "--fights", 3)
+        assert result.exit_code == 2, result.output
+        assert " ".join(result.output.split()) == (f"omen: error: --compare A.toml B.toml takes two encounter "
+                                                   f"files: B is missing ({duel} was followed by the option --fights)")
+        both = omen("simulate", duel, "--compare", duel, duel)
+        assert both.exit_code == 2 and "not both (ENCOUNTER " in both.output
+
+    def test_replay_refuses_an_encounter_of_its_own_and_a_label_of_a_run_that_compares_nothing(
+            self, ember_run: Path, tmp_path: Path) -> None:
+        """--replay plays the run's own encounter: an ENCOUNTER given too is refused (it was silently ignored);
+        --encounter A on a run of one encounter says it is not a comparison (it said "(it has -)")."""
+        log = tmp_path / "f.jsonl"
+        given = omen("simulate", EMBER_FORD_2V2, "--replay", ember_run, 1, "--log", log)
+        assert given.exit_code == 2 and "leave out ENCOUNTER" in given.output and not log.exists()
+        labelled = omen("simulate", "--replay", ember_run, 1, "--log", log, "--encounter", "A")
+        assert labelled.exit_code == 2
+        assert " ".join(labelled.output.split()) == ("omen: error: --encounter A: the run is not a comparison (it "
+                                                     "played one encounter): leave --encounter out")
+
+    def test_replay_into_a_missing_directory_is_refused_as_omen_run_refuses_it(self, ember_run: Path,
+                                                                              tmp_path: Path) -> None:
+        """README's exit table: a log in a directory that does not exist is exit 2, in omen run's words, and no
+        directory is made (it made nodir/deeper/ and exited 0)."""
+        log = tmp_path / "nodir" / "deeper" / "x.jsonl"
+        result = omen("simulate", "--replay", ember_run, 1, "--log", log)
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert said == f"omen: error: {log}: cannot write the fight's log: the directory {log.parent} does not exist"
+        assert not (tmp_path / "nodir").exists()
+        run = omen("run", ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "scenario.toml", "--log", log)
+        assert run.exit_code == 2 and " ".join(run.output.split()) == said
 
     def test_a_run_file_edited_since_is_said_when_its_fight_comes_out_otherwise(self, ember_run: Path,
                                                                                  tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Encounter files for the simulator's tests, written where a test asks: a mirror duel (50 % by symmetry), a
-quick mirror duel, and the Ember Ford's four."""
+quick mirror duel, the Ember Ford's four, and an ambush that leaves Ash unarmed."""
 
 from __future__ import annotations
 
@@ -42,4 +42,26 @@ def lopsided_duel(directory: Path, weapon_damage: int, name: str) -> Path:
     path = directory / f"{name}.toml"
     path.write_text(f'[fight]\nid = "{name}"\ntitle = "A duel, Ash\'s sword {weapon_damage}"\n'
                     + fighter("ash", "north", 12, weapon_damage) + fighter("bo", "south", 12))
+    return path
+
+
+def surprised_unarmed(directory: Path) -> Path:
+    """Bo ambushes Ash at a preset difficulty of 30 that Ash's Perception (d6) cannot beat by 5: Ash is Completely
+    Surprised (C18) in every fight, so his set-up draw of his sword is dropped and he starts holding nothing."""
+    path = directory / "surprised.toml"
+    path.write_text('[fight]\nid = "surprised"\ntitle = "Ash caught unarmed"\n'
+                    + fighter("ash", "north", 12, extra="wielding = []\n") + fighter("bo", "south", 12)
+                    + '\n[[commands]]\ncommand = "begin_ambush"\nambushers = ["bo"]\ndefenders = ["ash"]\n'
+                      'difficulty = 30\n\n[[commands]]\ncommand = "draw"\nwho = "ash"\nweapon = "sword"\n')
+    return path
+
+
+def wolves_and_troll(directory: Path) -> Path:
+    """Three wolves (north) engaged with one troll (south) from the start, as a GM states positions (``engage``):
+    each wolf's attack has the troll encircled three to one (C26)."""
+    path = directory / "wolves.toml"
+    wolves = "".join(fighter(w, "north", 8) for w in ("wolf1", "wolf2", "wolf3"))
+    path.write_text('[fight]\nid = "wolves"\ntitle = "Three wolves and a troll"\n' + wolves
+                    + fighter("troll", "south", 40, weapon_damage=6)
+                    + '\n[[commands]]\ncommand = "engage"\nwho = "troll"\nothers = ["wolf1", "wolf2", "wolf3"]\n')
     return path

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from omen_core.commands import BeginAmbush, Engage, RollInitiative
+from omen_core.commands import BeginAmbush, Draw, Engage, RollInitiative
 from omen_replay.scenario import ScenarioError
 from omen_replay.simulate.encounter import load_encounter
-from tests.replay.simulate.encounters import EMBER_FORD_2V2, fighter, mirror_duel
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, fighter, mirror_duel, surprised_unarmed
 
 
 def test_roll_initiative_comes_last_by_itself() -> None:
@@ -98,3 +98,53 @@ def test_one_side_is_no_encounter(tmp_path: Path) -> None:
     path.write_text('[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "north", 9))
     with pytest.raises(ScenarioError, match=r"e\.toml:4: an encounter needs combatants on at least two sides"):
         load_encounter(path)
+
+
+class TestTheSetUpIsTriedOnce:
+    """The set-up is played once when the file is read: what the rules refuse is named where it is written, before
+    any fight (it said `fight 0: [setup] no combatant 'nobody'`, or a bare rule, with no file, line or field)."""
+
+    def test_a_set_up_command_naming_one_who_never_joined(self, tmp_path: Path) -> None:
+        """An engage naming nobody: the file, the command's line and $.commands[1], in omen run's words."""
+        path = tmp_path / "e.toml"
+        text = ('[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9)
+                + '[[commands]]\ncommand = "engage"\nwho = "ash"\nothers = ["bo"]\n[[commands]]\n')
+        path.write_text(text + 'command = "engage"\nwho = "ash"\nothers = ["nobody"]\n')
+        with pytest.raises(ScenarioError) as info:
+            load_encounter(path)
+        assert str(info.value) == (f"{path}:{text.count(chr(10))}: engage: [setup] no combatant 'nobody' in this "
+                                   "fight (joined: ash, bo) (at $.commands[1])")
+
+    def test_a_combatant_twice(self, tmp_path: Path) -> None:
+        """A second combatant with Ash's id: its [[combatants]] entry's id, with its line."""
+        path = tmp_path / "e.toml"
+        text = '[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9) + "\n[[combatants]]\n"
+        path.write_text(text + fighter("ash", "south", 9).split("[[combatants]]\n", 1)[1])
+        with pytest.raises(ScenarioError) as info:
+            load_encounter(path)
+        assert str(info.value) == (f"{path}:{text.count(chr(10)) + 1}: the rules refuse this combatant: [setup] a "
+                                   "combatant with id 'ash' has already joined (at $.combatants[2].id)")
+
+    def test_a_damage_type_the_ruleset_does_not_know(self, tmp_path: Path) -> None:
+        """C14: an "ooze" sword: the weapon's damage_type, on the line the weapons are written."""
+        path = tmp_path / "e.toml"
+        text = '[fight]\nid = "e"\n' + fighter("ash", "north", 9).replace('"slashing"', '"ooze"') \
+            + fighter("bo", "south", 9)
+        path.write_text(text)
+        line = text.splitlines().index(next(x for x in text.splitlines() if "ooze" in x)) + 1
+        with pytest.raises(ScenarioError, match=rf"^{path}:{line}: the rules refuse this combatant: \[C14\] unknown "
+                                                r"damage type 'ooze' in ash's weapon 'sword' .*\(at "
+                                                r"\$\.combatants\[0\]\.weapons\[0\]\.damage_type\)$"):
+            load_encounter(path)
+
+    def test_a_draw_of_what_the_drawer_does_not_carry_but_not_a_surprised_one(self, tmp_path: Path) -> None:
+        """C35: drawing an axe Ash does not carry is refused at its line; a draw refused because its drawer is
+        Completely Surprised (C18, the ambush's dice) is not: the encounter loads, and the draw is kept."""
+        path = tmp_path / "e.toml"
+        text = '[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9) + "[[commands]]\n"
+        path.write_text(text + 'command = "draw"\nwho = "ash"\nweapon = "axe"\n')
+        with pytest.raises(ScenarioError, match=rf"e\.toml:{text.count(chr(10))}: draw: \[C35\] 'ash' carries no "
+                                                r"weapon or shield 'axe' .*\(at \$\.commands\[0\]\)"):
+            load_encounter(path)
+        surprised = load_encounter(surprised_unarmed(tmp_path))
+        assert Draw(who="ash", weapon="sword") in surprised.setup

@@ -5,19 +5,41 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omen_core.commands import Command
-from omen_core.events import CommandIssued, DamageResolved, FightEnded, RoundStarted
+from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core.commands import Command, DeclareAttack
+from omen_core.content import DealDamage, SaveEffect, Weapon
+from omen_core.events import (
+    AttackDeclared,
+    CommandIssued,
+    DamageResolved,
+    FightEnded,
+    HitDetermined,
+    RoundStarted,
+    SurpriseDetermined,
+    WeaponDrawn,
+)
+from omen_core.parts import Encircled, Modifier, Situational
 from omen_replay.simulate.encounter import Encounter, load_encounter
-from omen_replay.simulate.play import Played, Rules, SimulationError, fight_seed, play, sources
+from omen_replay.simulate.play import (
+    Played,
+    Rules,
+    SimulationError,
+    encircled_claim,
+    fight_seed,
+    play,
+    sources,
+)
 from omen_replay.simulate.policies import Decision
 from omen_replay.verify import verify_store
-from tests.replay.simulate.encounters import EMBER_FORD_2V2
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, surprised_unarmed, wolves_and_troll
+from tests.sheets import sheet as make_sheet
 
 SEED = bytes(range(16))
 
@@ -108,9 +130,85 @@ class TestAFight:
         with pytest.raises(SimulationError, match=refused):
             play(ember_ford, Rules(policies={}), 0, SEED, 0, policies={"wardens": Stubborn(), "raiders": Stubborn()})
 
+    @pytest.mark.parametrize("name", ["aggressive", "cautious"])
+    def test_one_whose_set_up_draw_was_dropped_draws_on_its_first_turn(self, tmp_path: Path, name: str) -> None:
+        """C18, C35: Ash, Completely Surprised, cannot draw at set-up (the draw is left out) nor before his first
+        turn (round 2, C21); on it he draws his sword (free on his own turn) and every attack he makes is with
+        it (he fought with his fists all fight)."""
+        played = play(load_encounter(surprised_unarmed(tmp_path)), Rules(policies={"north": name}), 0, SEED, 0)
+        events = [r.event for r in played.fight.events]
+        assert [e.tier for e in events if isinstance(e, SurpriseDetermined)] == ["complete"]
+        drawn = [i for i, e in enumerate(events) if isinstance(e, WeaponDrawn)]
+        assert [events[i] for i in drawn] == [WeaponDrawn(who="ash", weapon="sword", cost="free")]
+        assert events.index(RoundStarted(round=2)) < drawn[0]
+        swings = [(e.weapon, e.kind) for e in events if isinstance(e, AttackDeclared) and e.attacker == "ash"]
+        assert swings and set(swings) == {("sword", "melee")}
+
     def test_a_simulation_error_survives_pickling(self) -> None:
         """A worker process sends a SimulationError back whole (index and message)."""
         import pickle
 
         error = pickle.loads(pickle.dumps(SimulationError(7, "no choice")))
         assert (error.index, str(error)) == (7, "fight 7: no choice")
+
+
+BOW = Weapon(id="bow", weapon_damage=2, properties=frozenset({"ranged"}))
+
+
+def pack(*engaged: tuple[str, ...], down: tuple[str, ...] = ()) -> Fight:
+    """Wolves w1 to w4 (north, w4 with a bow in hand) and a troll and an ogre (south), engaged as given (each
+    tuple: who, then the others), those in ``down`` at 0 HP (Dying, C36); before initiative."""
+    archer = msgspec.structs.replace(make_sheet("w4", "north"), weapons=(BOW,))
+    cast = [*(make_sheet(w, "north") for w in ("w1", "w2", "w3")), archer, make_sheet("troll", "south"),
+            make_sheet("ogre", "south")]
+    fight = Fight.start(MemoryStore(), "e", dice=ScriptedDice([1, 6] * len(down)), clock=lambda: 0,
+                        combatants=cast)
+    for who, *others in engaged:
+        fight.engage(who, *others)
+    for who in down:  # a blow the wolf fails to save against (1 against 6, C15) takes all 20 of its HP
+        fight.call_save("troll", who, SaveEffect(name="blow", save="AGI", against="STR", action_cost=0,
+                                                 on_failure=(DealDamage(flat=20, damage_type="crushing"),)))
+    assert all(fight.state.combatants[w].hp == 0 for w in down)
+    return fight
+
+
+class TestEncircled:
+    @pytest.mark.parametrize(("engaged", "attack", "claim"), [
+        ((("troll", "w1", "w2", "w3"),), ("w1", "troll"), (3, 1)),   # A 3 >= 2 x 1: +min(6, 2 x 2) = +4
+        ((("troll", "w1", "w2"),), ("w2", "troll"), (2, 1)),          # A 2 >= 2 x 1: +2
+        ((("troll", "w1", "w2", "w3"),), ("troll", "w1"), None),      # A 1 < 2 x 3: the troll is the one outnumbered
+        ((("troll", "w1", "w2"), ("ogre", "w1")), ("w1", "troll"), None),  # A 2 < 2 x D 2 (troll, ogre by w1)
+        ((("troll", "w1", "w2"), ("ogre", "w1")), ("w2", "troll"), (2, 1)),  # the ogre is not by w2
+        ((("troll", "w1", "w2"),), ("w3", "troll"), (3, 1)),          # a melee attack engages w3 as it is declared
+        ((("troll", "w1", "w2"),), ("w4", "troll"), None),            # w4 shoots from afar: not adjacent
+        ((("troll", "w1", "w2", "w4"),), ("w4", "troll"), (3, 1)),    # w4 shoots from within reach: adjacent
+        ((("troll", "w1", "w2", "w3"),), ("w1", "w2"), None),         # on one's own side: no claim
+    ])
+    def test_the_claim_follows_the_engagement(self, engaged: tuple[tuple[str, ...], ...], attack: tuple[str, str],
+                                              claim: tuple[int, int] | None) -> None:
+        """C26: A = the attacker's side adjacent (engaged) to the target, the attacker included; D = the target's
+        side adjacent to the attacker, the target included; claimed iff A >= 2·D."""
+        state = pack(*engaged).state
+        found = encircled_claim(state, DeclareAttack(attacker=attack[0], target=attack[1]))
+        assert found == (Encircled(attackers=claim[0], defenders=claim[1]) if claim else None)
+
+    def test_one_down_is_not_counted(self) -> None:
+        """C26, C33: w2 at 0 HP (Dying) beside the troll does not outnumber it: w1 and w2 on the troll is 1 to 1,
+        no claim; w1, w2 and w3 is 2 to 1."""
+        assert encircled_claim(pack(("troll", "w1", "w2"), down=("w2",)).state,
+                               DeclareAttack(attacker="w1", target="troll")) is None
+        assert encircled_claim(pack(("troll", "w1", "w2", "w3"), down=("w2",)).state,
+                               DeclareAttack(attacker="w1", target="troll")) == Encircled(attackers=2, defenders=1)
+
+    def test_three_wolves_on_a_troll_hit_at_plus_4(self, tmp_path: Path) -> None:
+        """C26: three wolves engaged with one troll: every wolf's attack the simulator gives claims encircled 3 to
+        1, and the engine adds min(6, 2 x (3 - 1)) = +4 to its hit total (it was never claimed)."""
+        played = play(load_encounter(wolves_and_troll(tmp_path)), Rules(policies={}), 0, SEED, 0)
+        events = [r.event for r in played.fight.events]
+        wolves = {e.action: e for e in events if isinstance(e, AttackDeclared) and e.attacker.startswith("wolf")}
+        first = next(iter(wolves.values()))
+        assert first.situational == Situational(encircled=Encircled(attackers=3, defenders=1))
+        hit = next(e for e in events if isinstance(e, HitDetermined) and e.action == first.action)
+        assert hit.attack.situational == (Modifier(source="encircled, 3 vs 1 (C26)", value=4),)
+        troll = [e for e in events if isinstance(e, AttackDeclared) and e.attacker == "troll"]
+        assert troll and all(e.situational.encircled is None for e in troll)

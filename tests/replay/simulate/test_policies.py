@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import AnswerActiveDefense, DeclareAttack, Disengage, EndTurn, Move
-from omen_core.content import DealDamage, SaveEffect, Weapon
+from omen_core.commands import AnswerActiveDefense, DeclareAttack, Disengage, Draw, EndTurn, Move
+from omen_core.content import CORE_RULESET, DealDamage, Ruleset, SaveEffect, Weapon
 from omen_core.state import FightState
 from omen_replay.simulate.play import _decider, _decision
 from omen_replay.simulate.policies import (
@@ -31,6 +31,7 @@ from tests.sheets import sheet
 ROOT = Path(__file__).resolve().parents[3]
 SWORD = Weapon(id="sword", weapon_damage=3, parry_rating=1)
 STAFF = Weapon(id="staff", weapon_damage=1)
+BOW = Weapon(id="bow", weapon_damage=2, properties=frozenset({"ranged"}))
 
 
 def decision(state: FightState, who: str, kind: str = "turn", display: str = "banded") -> Decision:
@@ -39,14 +40,16 @@ def decision(state: FightState, who: str, kind: str = "turn", display: str = "ba
     return _decision(state, who, side, kind, display, random.Random(1), {})  # type: ignore[arg-type]
 
 
-def two_on_one(kael_loses: int = 0) -> Fight:
+def two_on_one(kael_loses: int = 0, weapons: tuple[Weapon, ...] = (SWORD, STAFF),
+               wielding: tuple[str, ...] | None = None, ruleset: Ruleset = CORE_RULESET) -> Fight:
     """Kael (heroes) against Vesh and Skarn (raiders), round 1, Kael's turn (initiative 6 + 3, 1, 2; then an
     attack's faces, 1 and 1 against a RES die 6, and a spare 6 and 6: scripted). With ``kael_loses``, before
-    initiative Vesh's blow (a save Kael fails, 1 against 6, C15) takes that much of his HP."""
-    cast = [replace(sheet("kael", "heroes", AGI=(6, 3)), weapons=(SWORD, STAFF)), sheet("vesh", "raiders"),
-            sheet("skarn", "raiders")]
+    initiative Vesh's blow (a save Kael fails, 1 against 6, C15) takes that much of his HP. Kael carries
+    ``weapons`` and holds ``wielding`` (by default the first weapon)."""
+    cast = [replace(sheet("kael", "heroes", AGI=(6, 3)), weapons=weapons, wielding=wielding),
+            sheet("vesh", "raiders"), sheet("skarn", "raiders")]
     fight = Fight.start(MemoryStore(), "p", dice=ScriptedDice([1, 6] if kael_loses else []), clock=lambda: 0,
-                        combatants=cast)
+                        combatants=cast, ruleset=ruleset)
     if kael_loses:
         fight.call_save("vesh", "kael", SaveEffect(name="blow", save="AGI", against="STR", action_cost=0, on_failure=(
             DealDamage(flat=kael_loses, damage_type="crushing"),)))
@@ -67,6 +70,30 @@ class TestAggressive:
         state = hurt(two_on_one().state, skarn=8)
         chosen = Aggressive().decide(decision(state, "kael"))
         assert chosen == DeclareAttack(attacker="kael", target="skarn", weapon="sword")
+
+    def test_holding_no_weapon_it_draws_its_strongest_then_attacks_with_it(self) -> None:
+        """C35: Kael holds nothing (a set-up draw dropped, C18, say): a draw being free on his own turn, he draws
+        the sword (weapon damage 3) rather than the staff (1), then attacks with it; he attacked with his fists."""
+        fight = two_on_one(wielding=())
+        assert {c for c in decision(fight.state, "kael").choices if isinstance(c, DeclareAttack)} == {
+            DeclareAttack(attacker="kael", target=t, unarmed=True) for t in ("vesh", "skarn")}
+        first = Aggressive().decide(decision(fight.state, "kael"))
+        assert first == Draw(who="kael", weapon="sword")
+        fight.execute(first)
+        assert fight.state.turn_actions == 1
+        assert Aggressive().decide(decision(fight.state, "kael")) == DeclareAttack(attacker="kael", target="vesh",
+                                                                                   weapon="sword")
+
+    def test_a_draw_that_costs_the_action_is_paid_and_the_attack_waits(self) -> None:
+        """C35: with the ruleset's draw at an Action, Kael holding nothing still draws the sword (the Action
+        spent), then, with no Action left, ends his turn."""
+        fight = two_on_one(wielding=(), ruleset=replace(CORE_RULESET, economy=replace(CORE_RULESET.economy,
+                                                                                         draw="action")))
+        drawn = Aggressive().decide(decision(fight.state, "kael"))
+        assert drawn == Draw(who="kael", weapon="sword")
+        fight.execute(drawn)
+        assert fight.state.turn_actions == 0
+        assert Aggressive().decide(decision(fight.state, "kael")) == EndTurn(who="kael")
 
     def test_with_nothing_left_to_do_it_ends_its_turn(self) -> None:
         """C20: once the Action is spent, it ends its turn."""
@@ -105,6 +132,25 @@ class TestCautious:
         fight.execute(second)
         assert Cautious().decide(decision(fight.state, "kael")) == EndTurn(who="kael")
 
+    def test_at_low_hp_out_of_reach_it_draws_a_ranged_weapon_and_shoots(self) -> None:
+        """C35: Kael at 5 of 20 HP holding only his sword, carrying a bow, once out of reach draws the bow and
+        shoots the weakest-looking raider with it."""
+        fight = two_on_one(kael_loses=15, weapons=(SWORD, BOW))
+        fight.engage("kael", "vesh", "skarn")
+        for _ in range(2):  # Disengage, then move out of reach
+            fight.execute(Cautious().decide(decision(fight.state, "kael")))
+        assert fight.state.engaged_with("kael") == []
+        drawn = Cautious().decide(decision(fight.state, "kael"))
+        assert drawn == Draw(who="kael", weapon="bow")
+        fight.execute(drawn)
+        assert Cautious().decide(decision(fight.state, "kael")) == DeclareAttack(attacker="kael", target="vesh",
+                                                                                 weapon="bow")
+
+    def test_holding_no_weapon_it_draws_as_the_aggressive_one(self) -> None:
+        """C35: unhurt and holding nothing, the cautious policy draws its strongest weapon first too."""
+        state = two_on_one(wielding=()).state
+        assert Cautious().decide(decision(state, "kael")) == Draw(who="kael", weapon="sword")
+
     def test_unhurt_it_fights_as_the_aggressive_one(self) -> None:
         """Above a third of its HP, the cautious policy attacks as the aggressive one does."""
         state = two_on_one().state
@@ -121,6 +167,13 @@ class TestRandom:
         fair = 3000 / len(asked.choices)
         assert set(counts) == set(asked.choices)
         assert all(abs(n - fair) < 0.3 * fair for n in counts.values())
+
+
+    def test_holding_no_weapon_its_draws_are_among_its_choices(self) -> None:
+        """C35: the random policy, choosing among every legal command, may draw either weapon Kael carries."""
+        asked = decision(two_on_one(wielding=()).state, "kael")
+        picked = {RandomPolicy().decide(replace_rng(asked, random.Random(i))) for i in range(200)}
+        assert {Draw(who="kael", weapon="sword"), Draw(who="kael", weapon="staff")} <= picked
 
 
 def replace_rng(asked: Decision, rng: random.Random) -> Decision:
