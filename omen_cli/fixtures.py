@@ -29,30 +29,32 @@ def fixtures_check(
     root: Annotated[Path, typer.Option("--dir", help="Where the fixtures are.")] = Path("fixtures"),
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable results.")] = False,
 ) -> None:
-    """Replay and verify every fixture; on a mismatch, print the first divergence. Exit 1 if any fails."""
+    """Replay and verify every fixture; on a mismatch, print the first divergence. Exit 1 if any fails (the rules
+    no longer reproduce it), 2 if any is broken (a file missing or not what it must be: it could not be checked)."""
 
     import msgspec
 
-    from omen_replay.fixtures import check, fixture_dirs
+    from omen_replay.fixtures import check, fixture_dirs, orphans
 
     dirs = fixture_dirs(root)
-    if not dirs:
+    broken = orphans(root)
+    if not dirs and not broken:
         bad_input(f"no fixtures (directories with a scenario.toml) under {root}")
-    results = [check(d) for d in dirs]
+    results = sorted([check(d) for d in dirs] + broken, key=lambda r: r.name)
     if as_json:
         stdout.write(msgspec.json.encode(results).decode() + "\n")
     for r in [] if as_json else results:
         if r.ok:
             out.print(f"[green]ok[/]   {escape(r.name)} ({r.events} events)")
             continue
-        out.print(f"[red]FAIL[/] {escape(r.name)}")
+        out.print(f"[red]{'BROKEN' if r.broken else 'FAIL'}[/] {escape(r.name)}")
         if r.divergence is not None:
             d = r.divergence
             out.print(f"       first divergence at seq {d.seq}, {escape(d.field)}: expected {escape(d.expected)}, "
                       f"got {escape(d.got)}")
         for problem in r.problems:
             out.print(f"       {escape(problem)}")
-    raise typer.Exit(0 if all(r.ok for r in results) else 1)
+    raise typer.Exit(2 if any(r.broken for r in results) else 0 if all(r.ok for r in results) else 1)
 
 
 @fixtures_app.command("record")
@@ -67,10 +69,11 @@ def fixtures_record(
     if not (directory / "scenario.toml").exists():
         bad_input(f"no fixture {name!r}: {directory / 'scenario.toml'} does not exist")
     with refusals():
-        change, count = record(directory)
+        change, count, was = record(directory)
     wrote(f"fixture {name} recorded ({count} events)")
     if change is None:
-        out.print(f"recorded {escape(name)}: {count} events (unchanged, or new)")
+        said = {"new": "a new fixture", "unchanged": "unchanged", "unreadable": "the old recording could not be read"}
+        out.print(f"recorded {escape(name)}: {count} events ({said[was]})")
     else:
         out.print(f"recorded {name}: {count} events; changed from seq {change.seq}, {escape(change.field)}: "
                   f"was {escape(change.expected)}, now {escape(change.got)}")

@@ -27,6 +27,7 @@ __all__ = [
     "StoreUnavailable",
     "InvalidFightId",
     "LogCorrupted",
+    "NewerLog",
     "TornTail",
     "ChainBroken",
     "UnexpectedEvent",
@@ -174,6 +175,11 @@ class LogCorrupted(StoreError, BadInput):
     def __init__(self, path: str | Path, line: int, reason: str):
         self.path, self.line, self.reason = str(path), line, reason
         super().__init__(f"{path}:{line}: {reason}")
+
+
+class NewerLog(LogCorrupted):
+    """A log a newer omen wrote (its first line's schema version is past this omen's): nothing in it can be read,
+    or audited, here (an audit refuses it rather than reporting every line)."""
 
 
 class TornTail(LogCorrupted):

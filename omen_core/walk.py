@@ -48,7 +48,7 @@ import msgspec
 from msgspec.structs import replace
 
 from .commands import UNDO_COMMANDS, Command
-from .errors import ChainBroken, KeyReused, LogCorrupted, OmenError
+from .errors import ChainBroken, KeyReused, LogCorrupted, NewerLog, OmenError
 from .events import (
     EVENT_TYPES,
     HEADER_EVENTS,
@@ -572,7 +572,7 @@ class _Reader:
                     if seq >= stop:
                         return
         except LogCorrupted as exc:
-            if self.report is None:
+            if self.report is None or isinstance(exc, NewerLog):
                 raise
             what = exc.reason if exc.reason.startswith("torn tail") else f"the store cannot read on: {exc.reason}"
             self.report(Finding(seq=expected, line=exc.line, rule="format", what=what))
@@ -619,6 +619,8 @@ class _Reader:
             self._problem(Finding(seq=rec.seq, line=n, rule="chain", what=what), LogCorrupted(where, n, what))
         if rec.schema_version > SCHEMA_VERSION:
             what = f"schema version {rec.schema_version} is newer than {SCHEMA_VERSION}: upgrade omen to read it"
+            if n == 1:  # a log a newer omen wrote: nothing here can be checked, in an audit either (not a finding)
+                raise NewerLog(where, n, what)
             self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(where, n, what))
 
     def _check_chain(self, rec: StoredEvent, raw: bytes) -> None:

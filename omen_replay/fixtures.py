@@ -26,7 +26,7 @@ from .replay import summarise
 from .scenario import load_scenario, run_scenario
 from .verify import verify
 
-__all__ = ["Divergence", "FixtureResult", "fixture_dirs", "play", "check", "record", "first_divergence"]
+__all__ = ["Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record", "first_divergence"]
 
 
 class Divergence(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,13 +39,16 @@ class Divergence(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FixtureResult(msgspec.Struct, frozen=True, kw_only=True):
-    """The check of one fixture."""
+    """The check of one fixture; ``broken``: one of its files is missing or not what it must be, so it could not
+    be checked (not a regression: ``omen fixtures check`` exits 2 for it, 1 for a fixture the rules no longer
+    reproduce)."""
 
     name: str
     ok: bool
     events: int
     divergence: Divergence | None = None
     problems: tuple[str, ...] = ()
+    broken: bool = False
 
 
 #: The salts of every golden fixture: derived from a public key, so a recording is the same every time (and its
@@ -56,6 +59,15 @@ FIXTURE_SALTS = keyed_salts(b"omen golden fixture")
 def fixture_dirs(root: Path) -> list[Path]:
     """The fixture directories under ``root`` (those with a scenario), sorted by name."""
     return sorted(p.parent for p in root.glob("*/scenario.toml"))
+
+
+def orphans(root: Path) -> list[FixtureResult]:
+    """The directories under ``root`` that hold a fixture's recording but not its scenario: broken fixtures (a
+    fixture that lost its scenario would otherwise stop being checked, unseen)."""
+    return [FixtureResult(name=d.name, ok=False, events=0, broken=True, problems=(
+                f"{d / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl and fingerprint.json",))
+            for d in sorted({p.parent for pattern in ("*/fight.jsonl", "*/fingerprint.json")
+                             for p in root.glob(pattern)}) if not (d / "scenario.toml").exists()]
 
 
 def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
@@ -75,8 +87,7 @@ def fingerprint(events: list[StoredEvent]) -> dict[str, Any]:
     canonical JSON."""
     summary = _plain(summarise(project(events)))
     summary.pop("hash", None)
-    digest = hashlib.sha256(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    return {"sha256": digest, "summary": summary}
+    return {"sha256": _summary_digest(summary), "summary": summary}
 
 
 def _paths(value: object, prefix: str = "$") -> Iterator[tuple[str, object]]:
@@ -117,28 +128,61 @@ def first_divergence(expected: list[StoredEvent], got: list[StoredEvent]) -> Div
     return None
 
 
+def _summary_digest(summary: object) -> str:
+    return hashlib.sha256(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _broken(directory: Path, what: str) -> FixtureResult:
+    again = f"omen fixtures record {directory.name} --dir {directory.parent}"
+    return FixtureResult(name=directory.name, ok=False, events=0, broken=True,
+                         problems=(f"{what}: record it again with `{again}` if its scenario is right",))
+
+
+def _fingerprint_of(directory: Path) -> dict[str, Any] | FixtureResult:
+    """fingerprint.json read and checked to be one: an object with a summary and the sha256 of that summary's
+    canonical JSON (an edited summary, or an edited digest, is a broken fixture, not a changed rule)."""
+    where = directory / "fingerprint.json"
+    try:
+        stored = json.loads(where.read_bytes())
+    except OSError as exc:
+        return _broken(directory, f"{where} cannot be read ({exc.strerror})")
+    except ValueError as exc:
+        return _broken(directory, f"{where} is not JSON ({exc})")
+    if not (isinstance(stored, dict) and isinstance(stored.get("sha256"), str)
+            and isinstance(stored.get("summary"), dict)):
+        return _broken(directory, f"{where} is not a fingerprint (an object with a summary and its sha256)")
+    if _summary_digest(stored["summary"]) != stored["sha256"]:
+        return _broken(directory, f"{where}: its summary does not match its sha256 (one of them was edited)")
+    return stored
+
+
 def check(directory: Path) -> FixtureResult:
-    """Replay and verify one fixture: same events, same end state, a clean audit, a byte-identical round trip."""
+    """Replay and verify one fixture: same events, same end state, a clean audit, a byte-identical round trip.
+    A fixture whose files are missing or are not what they must be is ``broken`` (it could not be checked)."""
     name = directory.name
+    stored = _fingerprint_of(directory)
+    if isinstance(stored, FixtureResult):
+        return stored
     try:
         raw = (directory / "fight.jsonl").read_bytes()
-        stored = json.loads((directory / "fingerprint.json").read_text())
         recorded = [decode_line(line) for line in raw.splitlines()]
     except OSError as exc:
-        missing = f"{Path(exc.filename).name} cannot be read ({exc.strerror})" if exc.filename else str(exc)
-        return FixtureResult(name=name, ok=False, events=0, divergence=None,
-                             problems=(f"{missing}: record it with `omen fixtures record {name}`",))
+        return _broken(directory, f"{directory / 'fight.jsonl'} cannot be read ({exc.strerror})")
     except (ValueError, msgspec.DecodeError, OmenError) as exc:
-        return FixtureResult(name=name, ok=False, events=0, divergence=None,
-                             problems=(f"the recording cannot be read: {exc}",))
+        return _broken(directory, f"{directory / 'fight.jsonl'} cannot be read: {exc}")
     problems = []
     if b"".join(encode_line(e) + b"\n" for e in recorded) != raw:
         problems.append("the recorded log does not survive a read -> write round trip byte for byte")
     report = verify(recorded)
     if not report.clean:
         problems.append(f"the recorded log has {len(report.findings)} audit finding(s)")
-    if fingerprint(recorded)["sha256"] != stored.get("sha256"):
-        problems.append("replaying the recorded log no longer gives the recorded end state")
+    ended = fingerprint(recorded)
+    if ended["sha256"] != stored["sha256"]:
+        was, now = dict(_paths(stored["summary"])), dict(_paths(ended["summary"]))
+        field = next((k for k in [*was, *now] if was.get(k, "<missing>") != now.get(k, "<missing>")), "$")
+        problems.append(f"replaying the recorded log no longer gives the end state fingerprint.json records: at "
+                        f"{field}, fingerprint.json says {json.dumps(was.get(field, '<missing>'))}, the log gives "
+                        f"{json.dumps(now.get(field, '<missing>'))}")
     try:
         events, error = play(directory)
     except OmenError as exc:
@@ -150,14 +194,28 @@ def check(directory: Path) -> FixtureResult:
                          divergence=divergence, problems=tuple(problems))
 
 
-def record(directory: Path) -> tuple[Divergence | None, int]:
-    """Re-record a fixture under the current rules; returns what changed from the old recording (if any)."""
+def record(directory: Path) -> tuple[Divergence | None, int, str]:
+    """Re-record a fixture under the current rules; returns what changed from the old recording (if any), how
+    many events, and what the old recording was: ``new`` (none), ``unchanged``, ``changed`` or ``unreadable``.
+    A scenario that does not give the same events twice (a seeded fight past its ``next_seeds`` draws a random
+    seed) is refused: its fixture could never pass."""
     events, error = play(directory)
     if error is not None:
         raise BadInput(f"{directory.name}: the scenario does not run under the current rules: {error}")
+    again, _error = play(directory)
+    differs = first_divergence(events, again)
+    if differs is not None:
+        raise BadInput(f"{directory.name}: the scenario does not give the same events twice (at seq {differs.seq}, "
+                       f"{differs.field}: {differs.expected}, then {differs.got}), so no recording of it can be "
+                       "checked: a seeded fight that reveals its seed more often than it lists next_seeds draws "
+                       "random seeds (docs/scenarios.md)")
     old_path = directory / "fight.jsonl"
-    old = [decode_line(line) for line in old_path.read_bytes().splitlines()] if old_path.exists() else []
+    try:
+        old = [decode_line(line) for line in old_path.read_bytes().splitlines()] if old_path.exists() else None
+    except (OSError, ValueError, msgspec.DecodeError, OmenError):
+        old = []  # a recording that cannot be read is replaced: re-recording is its remedy
     change = first_divergence(old, events) if old else None
+    was = "new" if old is None else "unreadable" if not old else "unchanged" if change is None else "changed"
     old_path.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
     (directory / "fingerprint.json").write_text(json.dumps(fingerprint(events), indent=2, sort_keys=True) + "\n")
-    return change, len(events)
+    return change, len(events), was

@@ -996,3 +996,21 @@ def test_a_schema_version_that_goes_back_mid_log_is_a_finding() -> None:
     found = [(f.seq, f.rule, f.what) for f in verify_lines(forged).problems]
     assert (5, "format", f"schema version {SCHEMA_VERSION - 1} after {SCHEMA_VERSION}: a log's versions never go "
             "back") in found
+
+
+def test_a_log_a_newer_omen_wrote_is_refused_not_reported_line_by_line() -> None:
+    """Every line re-sealed as schema version SCHEMA_VERSION + 1 (a newer omen's log): the audit refuses it with
+    one error naming the version (NewerLog, exit 2 from the CLI), not a finding per line (exit 1)."""
+    from omen_core.errors import NewerLog
+    from omen_core.events import SCHEMA_VERSION, chain_hash, encode_line
+
+    prev, lines = "0" * 64, []
+    for rec in seeded_log():
+        line = encode_line(rec)
+        body = re.sub(rb'"prev_hash":"[0-9a-f]{64}"', f'"prev_hash":"{prev}"'.encode(),
+                      line[:line.rindex(b',"hash":')] + b"}").replace(
+            f'"schema_version":{SCHEMA_VERSION}'.encode(), f'"schema_version":{SCHEMA_VERSION + 1}'.encode())
+        prev = chain_hash(prev, body)
+        lines.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
+    with pytest.raises(NewerLog, match=f"schema version {SCHEMA_VERSION + 1} is newer than {SCHEMA_VERSION}"):
+        verify_lines(lines)
