@@ -162,7 +162,8 @@ def test_record_refuses_a_scenario_that_does_not_repeat(tmp_path: Path) -> None:
     (duel / "fingerprint.json").unlink()
     assert record(duel)[2] == "new" and record(duel)[2] == "unchanged"
     text = (duel / "scenario.toml").read_text()
-    seeded = text.replace('dice = "scripted"', f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = ["{"cd" * 16}"]', 1)
+    seeds = f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = ["{"cd" * 16}"]'
+    seeded = text.replace('dice = "scripted"', seeds, 1)
     seeded = re.sub(r"\ndice = \[[^\]]*\]", "", seeded) + (
         '\n[[commands]]\ncommand = "reveal_seed"\n\n[[commands]]\ncommand = "reveal_seed"\n')
     (duel / "scenario.toml").write_text(seeded)
