@@ -640,6 +640,9 @@ class DamageResolved(EventBase, frozen=True, kw_only=True):
     With Will conversion (``resource`` "will") Will cannot go below 0: ``overflow`` is the part of the final
     damage beyond the Will left, which goes to HP (C31); ``final - overflow`` goes to Will. Outside any action
     (``action`` None) it is a condition's damage as it ticks (C25, C40): ``source`` names the condition.
+    ``spell``: the damage is a spell's (C13 step 3: magical armor applies against it, mundane armor not); ``steps``:
+    C13's steps in order (resistance, physical rollover, armor, floor, incoming), each with what it took away
+    (or added) and the damage after it.
     """
 
     action: Sequence_ | None
@@ -758,7 +761,8 @@ class SeedCommitted(EventBase, frozen=True, kw_only=True):
 
 class AmbushStarted(EventBase, frozen=True, kw_only=True):
     """An ambush: who lies in wait, who is ambushed, and how long the ambushers waited (C17: its band, and the
-    ``minutes`` if they were given, C30) or a preset."""
+    ``minutes`` if they were given, C30), or the Ambush Difficulty the GM set instead (``preset_difficulty``: no
+    Stealth is rolled)."""
 
     ambushers: tuple[str, ...]
     defenders: tuple[str, ...]
@@ -792,7 +796,8 @@ class InitiativeRolled(EventBase, frozen=True, kw_only=True):
 
 
 class InitiativeTied(EventBase, frozen=True, kw_only=True):
-    """Combatants still tied after the AGI bonus (C19): allies may agree an order, or all roll off."""
+    """Combatants still tied after the AGI bonus (C19): allies may agree an order, or all roll off. ``allies``:
+    whether they are all on one side (only then may they agree instead of rolling off)."""
 
     group: tuple[str, ...]
     allies: bool
@@ -837,7 +842,10 @@ class TurnStarted(EventBase, frozen=True, kw_only=True):
 
 
 class TurnSkipped(EventBase, frozen=True, kw_only=True):
-    """A combatant loses its turn (Complete Surprise in the first round, C21), and why."""
+    """A combatant loses its turn, and why, in words (``reason``, free text, one of three causes): Completely
+    Surprised in the first round (C18, C21: ``Completely Surprised: loses its first-round turn (C18, C21)``), out of
+    the fight (C33: ``fled: out of the fight (C33)``, and likewise ``yielded``, ``dead``), or at 0 HP (C36: ``at 0
+    HP, Dying: treated as Incapacitated (C36)``)."""
 
     round: Sequence_
     who: str
@@ -860,7 +868,8 @@ class BonusActionsRefilled(EventBase, frozen=True, kw_only=True):
 
 
 class ConditionTicked(EventBase, frozen=True, kw_only=True):
-    """A condition with a duration ticks at its timing (C25, C28): ``remaining`` ticks are left."""
+    """A condition with a duration ticks at its timing (C25, C28): ``remaining`` ticks are left after this one
+    (at 0 the condition ends: a ``condition_cleared`` follows)."""
 
     who: str
     condition: str
@@ -868,7 +877,8 @@ class ConditionTicked(EventBase, frozen=True, kw_only=True):
 
 
 class EngagementChanged(EventBase, frozen=True, kw_only=True):
-    """Who is within reach of (adjacent to) whom, as stated by the GM: positions are abstract."""
+    """Who is within reach of (adjacent to) whom, as stated by the GM: positions are abstract. ``engaged`` true:
+    ``who`` is now engaged with each of ``others`` (both ways); false: no longer."""
 
     who: str
     others: tuple[str, ...]
@@ -996,7 +1006,8 @@ class CombatantLeft(EventBase, frozen=True, kw_only=True):
 
 
 class FightEnded(EventBase, frozen=True, kw_only=True):
-    """The fight is over (§Your Turn): the GM ended it, or a side yielded, fled or was defeated."""
+    """The fight is over (§Your Turn): the GM ended it, or a side yielded, fled or was defeated (``side``; none
+    for the GM's end); ``note``: the GM's words, free text."""
 
     reason: Literal["gm", "yielded", "fled", "defeated"]
     side: str | None = None
