@@ -333,7 +333,8 @@ class OutOfPhase(RuleViolation):
         self.phase, self.trigger, self.seq = phase, trigger, seq
         legal = [t for t in _LEGAL_PHASE_TRIGGERS[phase] if t not in without]
         where = f"seq {seq}: " if seq is not None else ""
-        super().__init__("phase", f"{where}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
+        over = "the fight has ended: " if phase.value == "ended" else ""
+        super().__init__("phase", f"{where}{over}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
                                   f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"
                                   f"{'' if seq is not None else '; undo and redo at any time'}")
 

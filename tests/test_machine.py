@@ -664,3 +664,12 @@ class TestRandomCommands:
                 assert fight.version > version, label
         assert_legal_order(fight.events)
         assert_replays(fight)
+
+
+def test_a_command_after_the_end_says_the_fight_has_ended() -> None:
+    """§Your Turn, C33: any command but undo, redo and reveal_seed after fight_ended is refused saying the fight has
+    ended, then what is legal (it read only "cannot act ... in the ended phase")."""
+    from omen_core.machine import OutOfPhase, Phase
+
+    said = str(OutOfPhase(Phase.ENDED, "act"))
+    assert said.startswith("[phase] the fight has ended: cannot act (attack, save, check, move) in the ended phase")
