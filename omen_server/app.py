@@ -723,6 +723,11 @@ def _seat(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> tup
     token = _bearer(request)
     seat = fights.seat(token)
     if seat is None:
+        why = fights.keep.retired(token)
+        if why is not None:
+            raise Unauthorized(detail="this seat's token was revoked by the GM: it opens nothing any more" if
+                               why == "revoked" else "the GM reissued this seat: this token opens nothing any more "
+                               "(ask the GM for the seat's new link)")
         raise Unauthorized(detail="this token is not one this server made (or the server's keep was lost)")
     if seat.fight_id != fight_id:
         raise Forbidden(detail=f"this token is for another fight, not {fight_id!r}")

@@ -51,6 +51,11 @@ create table if not exists seats (
     derived integer not null default 0,
     revoked integer not null default 0
 );
+create table if not exists retired (
+    token_hash text primary key,
+    fight_id text not null,
+    why text not null
+);
 create table if not exists settings (
     fight_id text primary key,
     body blob not null
@@ -292,10 +297,28 @@ class Keep:
         ``token`` None, revoke it (no token opens it; a reissue brings it back). False if there is no such seat."""
         stored = token_hash(token) if token is not None else f"revoked:{fight_id}:{seat_id}:{generation}"
         with self._lock:
-            done = self._db.execute("update seats set token_hash = ?, generation = ?, derived = 1, revoked = ? "
-                                    "where fight_id = ? and seat_id = ?",
-                                    (stored, generation, int(token is None), fight_id, seat_id))
+            self._db.execute("begin immediate")  # the old token retired with the new one put in, or neither
+            try:
+                old = self._db.execute("select token_hash from seats where fight_id = ? and seat_id = ?",
+                                       (fight_id, seat_id)).fetchone()
+                done = self._db.execute("update seats set token_hash = ?, generation = ?, derived = 1, revoked = ? "
+                                        "where fight_id = ? and seat_id = ?",
+                                        (stored, generation, int(token is None), fight_id, seat_id))
+                if old is not None and not str(old[0]).startswith("revoked:"):
+                    self._db.execute("insert or replace into retired values (?, ?, ?)",
+                                     (old[0], fight_id, "reissued" if token is not None else "revoked"))
+            except BaseException:
+                self._db.execute("rollback")
+                raise
+            self._db.execute("commit")
         return done.rowcount > 0
+
+    def retired(self, token: str) -> str | None:
+        """Why a token that opens nothing any more was retired (``revoked``, ``reissued``), or None if it never
+        opened a seat here."""
+        with self._lock:
+            row = self._db.execute("select why from retired where token_hash = ?", (token_hash(token),)).fetchone()
+        return None if row is None else str(row[0])
 
     def put_staged(self, fight_id: str, body: bytes | None) -> None:
         """Keep the command staged for a fight (encoded by the caller), or none."""
@@ -436,11 +459,22 @@ class PostgresKeep:
         """Give a seat a new token and generation, or, with ``token`` None, revoke it. False if there is no such
         seat."""
         stored = token_hash(token) if token is not None else f"revoked:{fight_id}:{seat_id}:{generation}"
-        with self.db.connection() as conn:
+        with self.db.connection() as conn, conn.transaction():
+            old = conn.execute("SELECT token_hash FROM keep_seats WHERE fight_id = %s AND seat_id = %s",
+                               (fight_id, seat_id)).fetchone()
             done = conn.execute("UPDATE keep_seats SET token_hash = %s, generation = %s, derived = true, revoked = %s "
                                 "WHERE fight_id = %s AND seat_id = %s",
                                 (stored, generation, token is None, fight_id, seat_id))
+            if old is not None and not str(old[0]).startswith("revoked:"):
+                conn.execute("INSERT INTO keep_retired VALUES (%s, %s, %s) ON CONFLICT (token_hash) DO UPDATE SET "
+                             "why = excluded.why", (old[0], fight_id, "reissued" if token is not None else "revoked"))
         return bool(done.rowcount > 0)
+
+    def retired(self, token: str) -> str | None:
+        """Why a token that opens nothing any more was retired (``revoked``, ``reissued``), or None."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT why FROM keep_retired WHERE token_hash = %s", (token_hash(token),)).fetchone()
+        return None if row is None else str(row[0])
 
     def put_staged(self, fight_id: str, body: bytes | None) -> None:
         """Keep the command staged for a fight (encoded by the caller), or none."""

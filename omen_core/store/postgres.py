@@ -39,7 +39,7 @@ __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", 
            "Listener", "KeyedBatch", "is_postgres_url", "mask_url", "schema_version", "upgrade"]
 
 #: The version of omen's tables this code writes and reads; ``omen_schema`` records the one a database is at.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"' for kind in LANDMARKS)
 
@@ -49,7 +49,8 @@ _LANDMARK_TAGS = tuple(f'"type":"{kind.__struct_config__.tag}"' for kind in LAND
 #: version 3 gives the keep's seats their combatants and a table of each fight's table settings (omen serve's
 #: seats and views); version 4 gives the keep's seats ids, generations and revocation (the GM manages them), a
 #: table of the commands staged until a seat supplies its dice, and the servers' secrets (the key of the table
-#: tags, shared by every server on the database).
+#: tags, shared by every server on the database); version 5 keeps the hashes of the tokens the GM revoked or a
+#: reissue replaced (``keep_retired``), so that such a token is told why it opens nothing.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE events (
@@ -125,6 +126,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         """CREATE TABLE keep_secrets (
             name  text  PRIMARY KEY,
             value bytea NOT NULL
+        )""",
+    ),
+    5: (
+        """CREATE TABLE keep_retired (
+            token_hash text PRIMARY KEY,
+            fight_id   text NOT NULL,
+            why        text NOT NULL
         )""",
     ),
 }

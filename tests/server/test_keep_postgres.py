@@ -103,6 +103,8 @@ class TestManagedSeats:
                 ("gm", "", 0), ("player", "s1", 1), ("spectator", "s2", 0)]
             assert a.replace_token("duel", "s2", None, 1)
             assert [r.revoked for r in b.seat_rows("duel")] == [False, False, True]
+            assert (b.retired(first), b.retired(seat_token("omen_gm_x", "duel", "s2", 0, "spectator")),
+                    b.retired(again)) == ("reissued", "revoked", None)
 
     def test_a_staged_command_is_kept_until_dropped(self, postgres: Postgres) -> None:
         """put_staged keeps one staged command per fight (replaced when put again) until it is put as None."""

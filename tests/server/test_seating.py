@@ -101,6 +101,20 @@ class TestReissueAndRevoke:
         back = table.client.post(f"/fights/duel/seats/{alice['id']}/reissue", headers=table.auth()).json()
         assert who(table, back["token"]) == 200 and who(table, alice["token"]) == 401
 
+    def test_a_revoked_or_replaced_token_is_told_so(self, table: Any) -> None:
+        """A token the GM revoked is 401 saying it was revoked; one a reissue replaced, saying the GM reissued the
+        seat (it said the token was not one this server made); a token never made still says that."""
+        alice = seat(table, "Alice")
+        table.client.post(f"/fights/duel/seats/{alice['id']}/revoke", headers=table.auth())
+        said = table.client.get("/fights/duel/state", headers=table.auth(alice["token"]))
+        assert said.status_code == 401 and "revoked by the GM" in said.json()["detail"]
+        back = table.client.post(f"/fights/duel/seats/{alice['id']}/reissue", headers=table.auth()).json()
+        table.client.post(f"/fights/duel/seats/{alice['id']}/reissue", headers=table.auth())
+        said = table.client.get("/fights/duel/state", headers=table.auth(back["token"]))
+        assert said.status_code == 401 and "the GM reissued this seat" in said.json()["detail"]
+        said = table.client.get("/fights/duel/state", headers=table.auth("omen_player_" + "x" * 43))
+        assert said.status_code == 401 and "not one this server made" in said.json()["detail"]
+
     def test_the_gm_seat_and_unknown_seats_are_refused(self, table: Any) -> None:
         """The GM's own seat cannot be reissued or revoked (400: every token is made from it); an unknown seat
         is 404; a player may not reissue (403)."""
