@@ -289,7 +289,8 @@ def _name(names: Mapping[str, str], value: Any) -> str:
 
 _ANSWER_LABELS: dict[str, Any] = {
     "answer_active_defense": lambda a: (f"Parry with {a['weapon']}" if a.get("defense") == "parry" and a.get("weapon")
-                                        else "Block with the shield" if a.get("defense") == "block"
+                                        else f"Block with {a.get('shield') or 'the shield'}"
+                                        if a.get("defense") == "block"
                                         else str(a.get("defense") or "decline").capitalize()),
     "react": lambda a: f"Strike with {a['weapon']}" if a.get("weapon") else "Strike unarmed",
     "pass_reaction": lambda a: "Let it pass",
@@ -401,6 +402,8 @@ def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str
     not its id (the actor's own gear: a seat is offered only its own combatants' choices)."""
     named = {key: gear.get((actor or "", value), value) for key, value in args.items()
              if key in ("weapon", "item") and isinstance(value, str)}
+    if args.get("defense") == "block" and (actor or "", "option:shield") in gear:  # a Block names the shield (C9)
+        named["shield"] = gear[(actor or "", "option:shield")]
     return {**args, **named} if named else args
 
 
@@ -670,8 +673,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
                      **{e.id: e.name for who in used for e in turn_actions(state, who)}}
         actors = {o.actor for o in offers if o.actor in state.combatants}
         gear = {(who, w.id): w.name for who in actors for w in state.combatants[who].sheet.weapons if w.name}
-        gear |= {(who, shield.id): shield.name for who in actors
-                 if (shield := state.combatants[who].sheet.shield) is not None}
+        gear |= {(who, key): shield.name for who in actors
+                 if (shield := state.combatants[who].sheet.shield) is not None for key in (shield.id, "option:shield")}
         gear |= {(who, f"option:{a.when.attack_option}"): a.name for who in actors
                  for a in _abilities_of(state, who) if a.when.attack_option}
         kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}

@@ -557,3 +557,14 @@ def test_a_hit_by_a_hidden_combatant_in_a_command_withheld_whole_gets_a_card_of_
     top = mine[mine.index('id="top-card"'):]
     assert '<span class="headline">Kael Arden takes damage: 24 \u2192 15 HP</span>' in top[:top.index("</article>")]
     assert _top_lines(mine) == [] and "Skarn" not in mine and 'data-hp="15"' in mine
+
+
+def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
+    """C9: Vesh's knife attack on Kael (8 + 6 + 2 against a base defense of 1 + 1 + 2): Kael's Block choice names
+    his shield by its sheet's name, "Block with Warden's kite shield", not "the shield"."""
+    table.create()
+    table.command({"command": "roll_initiative", "dice": [1, 8]})
+    table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                   "dice": [8, 6, 1]})
+    text = fragment(table, table.gm)
+    assert "Block with Warden&#39;s kite shield" in text and "Block with the shield" not in text

@@ -205,7 +205,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 bob.screenshot(path=str(ARTIFACTS / "tracker-bob-900.png"))
 
                 # Alice blocks from the keyboard: her die in the Block's field, then its number.
-                block = box.locator("form.answer", has_text="Block with the shield")
+                block = box.locator("form.answer", has_text="Block with Warden's kite shield")
                 block.locator("input.face").fill("8")
                 alice.evaluate("document.activeElement.blur()")
                 alice.keyboard.press(str(block.get_attribute("data-shortcut")))
