@@ -374,6 +374,7 @@ class Audit(Visitor):
         self.batch: _Batch | None = None
         self.batch_rolls: dict[int, tuple[int, DiceRolled]] = {}
         self.batch_faces = False
+        self.faces_left = 0  # of the faces the batch's command carried, those no roll has taken yet
         self.targets: dict[int, Target] = {}
         self.wanted: frozenset[int] = frozenset()
         self.voided_now: set[int] = set()
@@ -423,6 +424,7 @@ class Audit(Visitor):
             self.batch = _Batch(rec, before)
             self.batch_rolls = {}
             self.batch_faces = isinstance(rec.event, CommandIssued) and rec.event.command.dice is not None
+            self.faces_left = len(rec.event.command.dice or ()) if isinstance(rec.event, CommandIssued) else 0
         else:
             self.batch.records.append(rec)
         if rec.seq in self.wanted:
@@ -490,8 +492,21 @@ class Audit(Visitor):
         by = first.event.by if isinstance(first.event, CommandIssued) else ""
         rolls = [r.event for r in batch.records if isinstance(r.event, DiceRolled)]
         history = _Targets(self.targets, self.voided_now)
+        carried = "scripted" if batch.before.dice_mode == "scripted" else "manual"
+        # faces the command carried, then the fight's own dice (a player's own faces in a seeded fight, C29): the
+        # command is decided again the same way, its carried faces first, then the rolls the fight's dice made
+        then_roll = command.dice is not None and any(r.source != carried for r in rolls)
+        if then_roll:
+            given = len(command.dice or ())
+            taken, rest = 0, []
+            for r in rolls:
+                if taken < given and r.source == carried:
+                    taken += len(r.dice)
+                else:
+                    rest.append(r)
+            rolls = rest
         try:
-            draft = decided(batch.before, command, RecordedDice(rolls), history, by)
+            draft = decided(batch.before, command, RecordedDice(rolls), history, by, then_roll)
         except RuleViolation as exc:
             self.findings.append(Finding(seq=first.seq, rule=exc.rule, what=f"the rules refuse this command here: "
                                          f"{exc}", found=_tag(first.event)))
@@ -661,14 +676,20 @@ class Audit(Visitor):
         if rolled.source == "seeded" and self.seeds.commitment is None:
             yield Finding(seq=seq, rule="dice", what="a die labelled seeded in a fight without a seed commitment",
                           expected=str(mode), found="seeded")
-        elif self.batch_faces and rolled.source != carried:
+        elif self.batch_faces and self.faces_left and rolled.source != carried:
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die rolled from faces the command carried",
                           expected=carried, found=rolled.source)
+        elif self.batch_faces and not self.faces_left and rolled.source != mode:  # after the faces: the fight's (C29)
+            yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die after the faces the command carried ran "
+                          f"out, in a fight whose dice are {mode}", expected=str(mode), found=rolled.source)
         elif not self.batch_faces and mode is not None and rolled.source != mode:
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die in a fight whose dice are {mode}: no "
                           "dice_source_changed recorded a switch", expected=mode, found=rolled.source)
+        typed = self.batch_faces and self.faces_left > 0
+        self.faces_left = max(0, self.faces_left - len(rolled.dice)) if typed and rolled.source == carried \
+            else self.faces_left
         if self.started_dice is not None and rolled.source != self.started_dice:
-            how = "its faces came with the command" if self.batch_faces else f"the fight's dice were {mode} then"
+            how = "its faces came with the command" if typed else f"the fight's dice were {mode} then"
             faces = [d.face for d in rolled.dice]
             yield Finding(seq=seq, rule="dice", kind=PROVENANCE,
                           what=f"{rolled.roller}'s {rolled.purpose.replace('_', ' ')} roll {faces} is "

@@ -825,9 +825,10 @@ def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, fie
     from omen_core.events import DiceRolled
 
     rolls: list[Rolled]
-    try:
+    bare = msgspec.structs.replace(command, dice=None)  # the dice in C29 order, before any face is looked at: a face
+    try:  # checked against a die not the seat's would name that die (a hidden combatant's sheet) or its outcome
         rolls = [(e.roller, e.purpose, tuple((d.pool, d.sides) for d in e.dice))
-                 for e in decide(fight.state, command, ManualDice()) if isinstance(e, DiceRolled)]
+                 for e in decide(fight.state, bare, ManualDice()) if isinstance(e, DiceRolled)]
     except FacesNeeded as exc:
         rolls = [(r.roller, r.purpose, tuple(r.pool)) for r in exc.needed]
     except OmenError:

@@ -241,7 +241,7 @@ class TestCommands:
         """C29: in a seeded fight Alice types Kael's unarmed hit dice (6, 6); Vesh's base defense die after them
         is the fight's to roll: 201, Kael's roll recorded manual with her faces, Vesh's seeded (its face withheld
         from her), and the fight waits on Vesh's Active Defense (it was 422 faces-needed, asking her for the GM's
-        die)."""
+        die); the log verifies (her roll listed as dice provenance only)."""
         from omen_core.events import DiceRolled
         from tests.sheets import sheet as plain
 
@@ -259,6 +259,33 @@ class TestCommands:
         stored = [e for e in table.store.read("duel") if isinstance(e.event, DiceRolled)][-1].event
         assert stored.source == "seeded" and len(stored.dice) == 1
         assert answer.json()["options"]["waiting"]["kind"] == "active_defense"
+        audit = table.client.get("/fights/duel/verify", headers=table.auth()).json()
+        assert audit["clean"] and audit["problems"] == 0, audit  # decided again the same way: faces, then the seed
+        assert [f for f in audit["findings"] if "provenance" not in f and "is manual" not in f] == [], audit
+
+    def test_a_players_faces_for_a_hidden_combatants_dice_tell_nothing_of_them(self, table: Any) -> None:
+        """C29, seat secrecy: in a seeded fight the hidden Vesh attacks Kael (the GM's command) and Kael's Interrupt
+        window opens; Alice passes with faces, which would go first to Vesh's hit dice. Every such answer is the
+        same 422 naming none of Vesh's dice (it was a die-size error naming Vesh's d8, or a surplus that told
+        whether Vesh's roll hit), and nothing is written."""
+        from tests.sheets import sheet as plain
+
+        table.create(dice="seeded", names=(), hidden=["vesh"], combatants=[
+            msgspec.to_builtins(plain("kael", AGI=(20, 0))), msgspec.to_builtins(plain("vesh", side="raiders",
+                                                                                      STR=(8, 3)))])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "engage", "who": "kael", "others": ["vesh"]}).status_code == 201
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        assert table.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+        assert table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael",
+                              "unarmed": True}).status_code == 201
+        before = lines(table.store, "duel")
+        answers = [table.command({"command": "pass_reaction", "who": "kael", "dice": faces}, token=alice)
+                   for faces in ([1, 99], [1, 1, 1, 1], [6, 6, 1, 1], [9])]
+        assert {a.status_code for a in answers} == {422} and len({a.text for a in answers[1:3]}) == 1
+        assert all(a.json()["type"] == "/problems/surplus-faces" and "d8" not in a.text for a in answers)
+        assert lines(table.store, "duel") == before
 
     def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
