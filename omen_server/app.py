@@ -380,9 +380,11 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(503, "store-unavailable", "The event store cannot be used now",
                         "the fight's store cannot be used now (nothing was written); retry shortly",
                         headers={"Retry-After": "1"})
-    if isinstance(exc, KeyReused):
+    if isinstance(exc, KeyReused):  # to a player, not which command holds the key, nor where (it may be hidden)
+        detail = str(exc) if sight.gm else (f"idempotency key {exc.key!r} is taken by another command of this "
+                                            "fight: a key names one command (choose another)")
         return _problem(422, "idempotency-key-reused", "This key was used for another request",
-                        scrub(str(exc), sight, typed), field="$.command.idempotency_key")
+                        scrub(detail, sight, typed), field="$.command.idempotency_key")
     if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field="$.command.dice",
                         rule="C29")

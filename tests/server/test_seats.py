@@ -215,6 +215,18 @@ class TestSeats:
         assert guessed.json()["detail"].replace("zqskarn", "zqnobody") == nobody.json()["detail"]
         assert lines(seats.table.store, "ford") == before
 
+    def test_a_key_the_gm_gave_a_hidden_command_is_taken_and_no_more_to_a_player(self, seats: Any) -> None:
+        """The GM checks the hidden Skarn's Stealth under key ``gm-key-1``; Alice sending her own end_turn under
+        that key is 422 ``idempotency-key-reused`` saying only that the key is taken (it named the hidden check
+        and its seq: found by a tester)."""
+        check = {"command": "static_check", "check": {"who": "zqskarn", "attribute": "AGI"}, "difficulty": 10,
+                 "idempotency_key": "gm-key-1"}
+        assert seats.post("gm", {"command": check}).status_code == 201
+        mine = seats.post("alice", {"command": {"command": "end_turn", "who": "kael", "idempotency_key": "gm-key-1"}})
+        assert mine.status_code == 422 and mine.json()["type"] == "/problems/idempotency-key-reused"
+        assert mine.json()["detail"] == ("idempotency key 'gm-key-1' is taken by another command of this fight: a "
+                                         "key names one command (choose another)")
+
     def test_verify_counts_seeded_dice_for_the_gm_only_until_the_seed_is_revealed(self, seats: Any) -> None:
         """The seeded dice of a fight with a hidden combatant (its initiative die among them: four at least) are
         counted to the GM; to a player or spectator the count is left out until every seed the fight rolled with is
