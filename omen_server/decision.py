@@ -146,12 +146,20 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
     defender = window.defender
     attacker = frame.declaration.attacker
     mine = sight.owns(defender)
-    if mine:
+    unseen = not sight.sees(attacker)  # its events are withheld from the seat, the totals too (the odds are not)
+    if mine and unseen:
+        found.facts.append(f"someone's attack hits {names.get(defender, defender)}'s base defense: it hits unless "
+                           "an Active Defense raises the defense enough (each choice says the face it needs)")
+    elif mine:
         found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} against "
                            f"{names.get(defender, defender)}'s defense {window.base_defense}: it hits unless an "
                            f"Active Defense raises the defense to {window.attack_total} or more")
+    if mine:
         budget = state.combatants[defender].bonus_actions
         found.facts.append(f"{names.get(defender, defender)} has {budget} Bonus Action{'s' if budget != 1 else ''}")
+    elif unseen or not sight.sees(defender):  # the action's events are withheld from this seat: its numbers too
+        found.facts.append(f"{names.get(attacker, 'someone')}'s attack hits {names.get(defender, 'someone')}'s "
+                           "base defense")
     else:
         found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} hits "
                            f"{names.get(defender, 'someone')}'s base defense")
@@ -161,13 +169,15 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         if offer.command != "answer_active_defense":
             continue
         for i, choice in enumerate(offer.choices):
-            found.choices[(offer.command, i)] = _defense_choice(state, defender, window, choice)
+            found.choices[(offer.command, i)] = _defense_choice(state, defender, window, choice, unseen)
 
 
-def _defense_choice(state: FightState, defender: str, window: Any, choice: Choice) -> ChoiceFacts:
+def _defense_choice(state: FightState, defender: str, window: Any, choice: Choice, unseen: bool = False
+                    ) -> ChoiceFacts:
     defense = choice.args.get("defense")
     if defense is None:
-        return ChoiceFacts(adds="keeps the Bonus Action", turns=f"defense stays {window.base_defense}: it hits")
+        return ChoiceFacts(adds="keeps the Bonus Action",
+                           turns="it hits" if unseen else f"defense stays {window.base_defense}: it hits")
     adds = active_defense_adds(state, defender, str(defense), choice.args.get("weapon"))
     parts = [f"+ d{adds.sides} {adds.attribute}", _signed(adds.bonus, f"{adds.attribute} bonus")]
     if adds.rating:

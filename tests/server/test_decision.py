@@ -95,3 +95,22 @@ def test_an_initiative_tie_is_told_only_to_a_seat_that_sees_every_tied_combatant
     assert not any("tied" in line or "zqtie" in line or "ZQTIE" in line for line in said), said
     blind = Sight(kind="spectator", hidden=frozenset({"skarn", "zqtie"}))
     assert not any("tied" in line for line in decision_facts(fight.state, offered.waiting, [], blind).facts)
+
+
+def test_an_active_defense_against_a_hidden_attacker_shows_no_totals() -> None:
+    """C8, seat secrecy: the hidden Skarn's unarmed 5 + 4 = 9 beats Kael's base defense 2: Kael's player's decision
+    box says an attack hits without its total or Kael's base defense (both withheld in her events), and the decline
+    says only "it hits"; each die's needed face stays (the odds the options give); another player's box has no total
+    either; the GM's box shows the numbers."""
+    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
+    fight.attack("skarn", "kael", unarmed=True)
+    offered = options(fight.state)
+    player = Sight(kind="player", own=frozenset({"kael"}), hidden=frozenset({"skarn"}))
+    told = decision_facts(fight.state, offered.waiting, list(offered.offers), player)
+    said = " ".join(told.facts) + " ".join(f"{c.adds} {c.turns}" for c in told.choices.values())
+    assert "someone's attack hits Kael's base defense" in said and "9" not in said and "stays" not in said
+    assert any("7 on a d6" in c.turns for c in told.choices.values()) and "Kael has 2 Bonus Actions" in told.facts
+    bob = Sight(kind="player", own=frozenset({"brin"}), hidden=frozenset({"skarn"}))
+    assert decision_facts(fight.state, offered.waiting, [], bob).facts == ["someone's attack hits Kael's base defense"]
+    gm = decision_facts(fight.state, offered.waiting, list(offered.offers), GM).facts
+    assert any("Skarn's attack 9 against Kael's defense 2" in line for line in gm), gm
