@@ -114,13 +114,24 @@ def _missing(exc: FacesNeeded) -> tuple[int, list[RollRequest]]:
     return kept, out
 
 
+def _rolled_by(fights: Fights, fight_id: str, roll: RollRequest, hidden_tie: bool) -> tuple[str, str]:
+    """Who gives a roll's faces: its roller's player (:func:`supplier_of`), but the GM for every die of a roll-off
+    whose tie a hidden combatant is in (C19: asking a player for its roll-off die would tell it of a tie with one
+    it does not see, which its events withhold whole)."""
+    return ("gm", "the GM") if hidden_tie and roll.purpose == "roll_off" else supplier_of(fights, fight_id,
+                                                                                          roll.roller)
+
+
 def _next(fights: Fights, fight_id: str, command: Command, exc: FacesNeeded, faces: tuple[int, ...], at: int,
           by: str, staged_by: str, staged_id: str) -> Staged:
     kept, missing = _missing(exc)
-    seat_id, name = supplier_of(fights, fight_id, missing[0].roller)
+    fight = fights.fight(fight_id)
+    hidden = set(fights.settings(fight_id).hidden) | {w for w, c in fight.state.combatants.items() if c.unseen}
+    hidden_tie = any(r.purpose == "roll_off" and r.roller in hidden for r in [*exc.needed, *exc.then])
+    seat_id, name = _rolled_by(fights, fight_id, missing[0], hidden_tie)
     rolls = []
     for roll in missing:
-        if supplier_of(fights, fight_id, roll.roller)[0] != seat_id:
+        if _rolled_by(fights, fight_id, roll, hidden_tie)[0] != seat_id:
             break
         rolls.append(_roll(roll))
     return Staged(id=staged_id, command=command, faces=faces[:kept], at=at, by=by, staged_by=staged_by,

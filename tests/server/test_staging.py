@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.server.test_app import Table
@@ -244,3 +245,27 @@ def test_a_face_no_die_shows_is_refused_at_its_place_in_the_request(table: Any) 
     sid = table.command(attack, token=table.alice, stage=True).json()["id"]
     refused = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": sid, "dice": [1, 0]})
     assert refused.status_code == 400 and refused.json()["field"] == "$.dice[1]", refused.text
+
+
+def test_a_roll_off_with_a_hidden_combatant_waits_for_the_gms_dice_not_the_players() -> None:
+    """C19, seat secrecy: Kael (Alice's, AGI d6 +0) and the hidden Skarn (AGI d6 +0), of opposing sides, tie at
+    3 (the GM typed 3, 3 and Vesh's 6); their roll-off is staged for the GM's dice, Kael's die too (asking Alice
+    for her roll-off die told her of a tie with a combatant she does not see: found by a tester); Alice is not
+    asked for anything; the GM's faces (5, 2) then settle it."""
+    from tests.sheets import sheet as plain
+
+    made = Table()
+    with made.client:
+        made.create(dice="manual", names=(), hidden=["skarn"], combatants=[
+            msgspec.to_builtins(plain("kael")), msgspec.to_builtins(plain("vesh", side="raiders", AGI=(6, 1))),
+            msgspec.to_builtins(plain("skarn", side="raiders"))])
+        alice = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        staged = made.command({"command": "roll_initiative", "dice": [3, 6, 3]}, stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "the GM", staged.text
+        seen = options(made, alice).get("staged")
+        assert seen is None or (not seen.get("yours") and seen.get("awaiting") == "the GM"), seen
+        done = made.client.post("/fights/duel/staged", headers=made.auth(), json={
+            "id": staged.json()["id"], "dice": [5, 2]})
+        assert done.status_code == 201, done.text
+        assert options(made, made.gm)["options"]["phase"] == "rounds"
