@@ -532,6 +532,10 @@ class ConditionDef(_Content, frozen=True, kw_only=True):
         if self.damage is not None and self.tick == "never":
             raise ValueError("a condition deals its damage when it ticks: give it a tick timing "
                              "(tick = \"turn_start\", \"turn_end\" or \"round_end\")")
+        if self.duration is not None and self.tick == "never":
+            raise ValueError(_at("duration", "a duration counts down as the condition ticks: give it a tick timing "
+                                             "(tick = \"turn_start\", \"turn_end\" or \"round_end\"), or no "
+                                             "duration (it lasts until cleared)"))
 
 
 class DamageTypes(_Content, frozen=True, kw_only=True):
@@ -584,8 +588,9 @@ class Ruleset(_Content, frozen=True, kw_only=True, dict=True):
         for name, rule in self.conditions.items():
             if rule.damage is not None and rule.damage.damage_type not in self.damage_types:
                 known = ", ".join([*self.damage_types.physical, *self.damage_types.other])
-                raise ValueError(f"condition {name!r} deals {rule.damage.damage_type!r}, a damage type the ruleset "
-                                 f"does not list (C14; it lists: {known})")
+                raise ValueError(_at(f"conditions.{name}.damage.damage_type",
+                                     f"condition {name!r} deals {rule.damage.damage_type!r}, a damage type the "
+                                     f"ruleset does not list (C14; it lists: {known})"))
 
     def content_hash(self) -> str:
         """sha256 of the ruleset's canonical JSON: what the log records to name exactly these numbers."""
@@ -827,8 +832,45 @@ def _at(field: str, why: str) -> str:
 _INNER = " - at `."
 
 
+def _damage_problem(a: Ability) -> str:
+    """A damage an ability deals that could never be meant (C25): no dice and no flat amount, a negative flat
+    amount, or half of it where no save succeeded (``half`` is a save's success branch's, C15)."""
+    places: list[tuple[str, object, bool]] = []
+    for i, effect in enumerate(a.effects):
+        places.append((f"effects[{i}]", effect, False))
+        if isinstance(effect, Save):
+            places += [(f"effects[{i}].{branch}[{k}]", c, branch == "on_success")
+                       for branch in ("on_success", "on_failure") for k, c in enumerate(getattr(effect, branch))]
+    places += [(f"deferred.effects[{k}]", c, False)
+               for k, c in enumerate(a.deferred.effects if a.deferred is not None else ())]
+    for where, c, on_success in places:
+        if not isinstance(c, DealDamage):
+            continue
+        if c.flat < 0:
+            return _at(f"{where}.flat", "flat damage is 0 or more (healing is its own effect: kind = \"heal\")")
+        if c.dice is None and not c.flat:
+            return _at(where, "a damage effect needs dice or a flat amount")
+        if c.half and not on_success:
+            return _at(f"{where}.half", "half is for a save's success branch (on_success): half of the damage, "
+                                        "rounded down, where the saver succeeded (C15)")
+    return ""
+
+
+def _when_problem(a: Ability) -> str:
+    """A ``when`` that could never hold: a condition both required and refused of the same combatant."""
+    for has, lacks in (("owner_has", "owner_lacks"), ("target_has", "target_lacks")):
+        for k, condition in enumerate(getattr(a.when, lacks)):
+            if condition in getattr(a.when, has):
+                return _at(f"when.{lacks}[{k}]", f"{condition} is in both {has} and {lacks}: the ability could "
+                                                 "never apply")
+    return ""
+
+
 def _ability_problem(a: Ability) -> str:
     """What is wrong with an ability as a whole (msgspec reports it at the ability's path), or ""."""
+    problem = _damage_problem(a) or _when_problem(a)
+    if problem:
+        return problem
     if a.use not in _ON_TURN and (a.target != "enemy" or a.within_reach):
         return "target and within_reach are for abilities used on one's turn (use = \"action\", ...)"
     if any(isinstance(e, Save) for e in a.effects) and a.use not in _ON_TURN:

@@ -33,6 +33,7 @@ from omen_core.content import (
     Features,
     Heal,
     RageDice,
+    Ruleset,
     Shield,
     Training,
     Trigger,
@@ -298,6 +299,19 @@ def test_undo_gives_a_use_back() -> None:
      'trigger = { moment = "attack.determined", owner = "target", outcome = "miss" }\n'
      'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n', "$.abilities.x",
      "before the hit is determined"),
+    # abilities no one could ever use (a ruling, docs/rulings.md: "Abilities no one could ever use")
+    ('[abilities.x]\nname = "X"\nuse = "action"\n'
+     'effects = [{ kind = "damage", damage_type = "fire" }]\n', "$.abilities.x.effects[0]",
+     "a damage effect needs dice or a flat amount"),
+    ('[abilities.x]\nname = "X"\nuse = "action"\n'
+     'effects = [{ kind = "damage", damage_type = "fire", flat = -5 }]\n', "$.abilities.x.effects[0].flat",
+     "flat damage is 0 or more"),
+    ('[abilities.x]\nname = "X"\nuse = "action"\n'
+     'effects = [{ kind = "damage", damage_type = "fire", flat = 3, half = true }]\n',
+     "$.abilities.x.effects[0].half", "half is for a save's success branch"),
+    ('[abilities.x]\nname = "X"\nuse = "passive"\nwhen = { owner_has = ["Prone"], owner_lacks = ["Prone"] }\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', "$.abilities.x.when.owner_lacks[0]",
+     "Prone is in both owner_has and owner_lacks"),
 ])
 def test_invalid_content_is_refused_with_file_line_and_path(toml: str, path: str, said: str) -> None:
     """Invalid abilities are refused, never ignored: the error names the file, the field path and a line."""
@@ -1453,3 +1467,28 @@ def test_a_thrown_weapon_may_be_caught_after_an_abilitys_damage_at_the_hit() -> 
     assert isinstance(fight.waiting_for, CatchWindowOpened) and fight.waiting_for.target == "vesh"
     fight.catch("vesh")
     assert fight.state.combatants["vesh"].hp == 17 and fight.state.at_rest
+
+
+def test_an_ability_costing_more_bonus_actions_than_a_round_gives_is_refused_at_the_join() -> None:
+    """C22: an ability costing 3 Bonus Actions, where a round gives 2 (the core economy), could never be used: the
+    join refuses it naming the cost's field, and nothing is written."""
+    ability = decode_content('name = "Flurry"\nuse = "bonus_action"\ncost = { bonus_actions = 3 }\n'
+                             'effects = [{ kind = "damage", damage_type = "fire", flat = 1 }]\n', Ability,
+                             fmt="toml")
+    ana = msgspec.structs.replace(sheet("ana"), abilities=(msgspec.structs.replace(ability, id="flurry"),))
+    with pytest.raises(RuleViolation, match=r"\[C22\] ana's ability 'flurry' costs 3 Bonus Actions, but ana can "
+                                             r"never spend more than 2 \(a round's\)") as info:
+        new_fight(ana, sheet("orc", side="raiders"))
+    assert info.value.facts["field"] == "$.abilities[0].cost.bonus_actions"
+
+
+def test_a_duration_that_never_ticks_and_a_conditions_unknown_damage_type_are_named_at_their_field() -> None:
+    """C28, C14: a condition with a duration but no tick would never count down, and a condition dealing a damage
+    type the ruleset does not list: each refused at its own field and line (the second said $ and line 1)."""
+    for toml, path, line in (
+            ('name = "house"\n\n[conditions.Q]\nduration = 3\n', "$.conditions.Q.duration", 4),
+            ('name = "house"\n\n[conditions.Q]\ntick = "turn_start"\ndamage = { flat = 1, damage_type = "fier" }\n',
+             "$.conditions.Q.damage.damage_type", 5)):
+        with pytest.raises(ContentError) as info:
+            decode_content(toml, Ruleset, source="house.toml", fmt="toml")
+        assert (info.value.path, info.value.line) == (path, line), str(info.value)

@@ -106,6 +106,7 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
                                 field=f"{field}.id")
     for place, consequence, on_owner in _written_consequences(ability):
         _check_consequence(draft, f"{sheet.id}'s ability {ability.id!r}", f"{field}.{place}", consequence, on_owner)
+    _check_payable(draft, sheet, ability, field)
     trigger = ability.trigger
     if trigger is not None and trigger.condition is not None and trigger.condition not in draft.ruleset.conditions:
         raise RuleViolation("C28", f"unknown condition {trigger.condition!r} in {sheet.id}'s ability {ability.id!r} "
@@ -119,6 +120,22 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
                                            f"{ability.id!r} (the ruleset knows: "
                                            f"{', '.join(draft.ruleset.conditions)})",
                                     field=f"{field}.when.{name}[{k}]")
+
+
+def _check_payable(draft: Draft, sheet: CombatantSheet, ability: Ability, field: str) -> None:
+    """An ability's cost no combatant could ever pay under the ruleset (C20, C22, C41): more Bonus Actions than a
+    round gives, more Actions or Movement Actions than a turn does; it would never be offered, so it is refused at
+    the join, naming the field. (A Will or HP cost past the owner's own sheet is not: it is not offered, as when its
+    Will is spent; a ruling, docs/rulings.md.)"""
+    cost, economy = ability.cost, draft.ruleset.economy
+    limits = (("bonus_actions", cost.bonus_actions, economy.bonus_actions, "Bonus Actions", "a round's", "C22"),
+              ("actions", cost.actions, economy.actions, "Actions", "a turn's", "C20"),
+              ("movement", cost.movement, economy.movement_actions, "Movement Actions", "a turn's", "C20"))
+    for key, amount, most, words, why, rule in limits:
+        if amount > most:
+            raise RuleViolation(rule, f"{sheet.id}'s ability {ability.id!r} costs {amount} {words}, but {sheet.id} "
+                                      f"can never spend more than {most} ({why}): it could never be used",
+                                field=f"{field}.cost.{key}")
 
 
 def _written_consequences(ability: Ability) -> Iterator[tuple[str, Consequence, bool]]:
