@@ -21,6 +21,7 @@ from ..content import (
     Consequence,
     DealDamage,
     Heal,
+    Ruleset,
     Save,
     content_hash,
 )
@@ -104,22 +105,36 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
             raise RuleViolation("C37", f"{sheet.id}'s ability {ability.id!r} differs from the one {other.id}'s "
                                        "sheet writes under that id: one id, one ability in a fight",
                                 field=f"{field}.id")
+    whose = f"{sheet.id}'s ability {ability.id!r}"
+    unknown = unknown_names(draft.ruleset, ability, whose)
+    if unknown is not None:
+        raise RuleViolation(unknown[0], unknown[1], field=f"{field}.{unknown[2]}")
     for place, consequence, on_owner in _written_consequences(ability):
-        _check_consequence(draft, f"{sheet.id}'s ability {ability.id!r}", f"{field}.{place}", consequence, on_owner)
+        _check_consequence(draft, whose, f"{field}.{place}", consequence, on_owner)
     _check_payable(draft, sheet, ability, field)
-    trigger = ability.trigger
-    if trigger is not None and trigger.condition is not None and trigger.condition not in draft.ruleset.conditions:
-        raise RuleViolation("C28", f"unknown condition {trigger.condition!r} in {sheet.id}'s ability {ability.id!r} "
-                                   f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})",
-                            field=f"{field}.trigger.condition")
-    for name, conditions in (("target_has", ability.when.target_has), ("target_lacks", ability.when.target_lacks),
-                             ("owner_has", ability.when.owner_has), ("owner_lacks", ability.when.owner_lacks)):
-        for k, condition in enumerate(conditions):
-            if condition not in draft.ruleset.conditions:
-                raise RuleViolation("C28", f"unknown condition {condition!r} in {sheet.id}'s ability "
-                                           f"{ability.id!r} (the ruleset knows: "
-                                           f"{', '.join(draft.ruleset.conditions)})",
-                                    field=f"{field}.when.{name}[{k}]")
+
+
+def unknown_names(ruleset: Ruleset, ability: Ability, whose: str) -> tuple[str, str, str] | None:
+    """The first damage type (C14) or condition (C28) an ability names that ``ruleset`` does not know: its rule,
+    the words (naming ``whose``) and its path below the ability; None if every name is known. The join checks every
+    ability a sheet lists with it, and a scenario every ability of its libraries, listed or not."""
+    types, conditions = ruleset.damage_types, ruleset.conditions
+    for place, c, _on_owner in _written_consequences(ability):
+        if isinstance(c, DealDamage) and c.damage_type not in types:
+            known = ", ".join([*types.physical, *types.other])
+            return ("C14", f"unknown damage type {c.damage_type!r} in {whose} ({place}) (the ruleset knows: {known})",
+                    f"{place}.damage_type")
+        if isinstance(c, (ApplyCondition, ClearCondition)) and c.condition not in conditions:
+            return ("C28", f"unknown condition {c.condition!r} in {whose} ({place}; the ruleset knows: "
+                           f"{', '.join(conditions)})", f"{place}.condition")
+    named = [("trigger.condition", ability.trigger.condition)] if ability.trigger is not None else []
+    named += [(f"when.{name}[{k}]", condition) for name in ("target_has", "target_lacks", "owner_has", "owner_lacks")
+              for k, condition in enumerate(getattr(ability.when, name))]
+    for place, condition in named:
+        if condition is not None and condition not in conditions:
+            return ("C28", f"unknown condition {condition!r} in {whose} (the ruleset knows: {', '.join(conditions)})",
+                    place)
+    return None
 
 
 def _check_payable(draft: Draft, sheet: CombatantSheet, ability: Ability, field: str) -> None:
@@ -154,15 +169,10 @@ def _written_consequences(ability: Ability) -> Iterator[tuple[str, Consequence, 
 
 
 def _check_consequence(draft: Draft, whose: str, where: str, c: Consequence, on_owner: bool) -> None:
-    """A consequence an ability writes names a damage type (C14) and a condition (C28) the ruleset knows, and does not
-    put on its own owner a condition a save ends (C15, C40); a refusal names the ability and the field."""
+    """A consequence an ability writes does not put on its own owner a condition a save ends (C15, C40; the names
+    it uses are checked first, :func:`unknown_names`); a refusal names the ability and the field."""
     at = where.partition(".")[2].partition(".")[2]  # the path below the ability: effects[0].on_failure[1]
-    if isinstance(c, DealDamage):
-        check_damage_type(draft, c.damage_type, f"{whose} ({at})", f"{where}.damage_type")
-    elif isinstance(c, (ApplyCondition, ClearCondition)) and c.condition not in draft.ruleset.conditions:
-        raise RuleViolation("C28", f"unknown condition {c.condition!r} in {whose} ({at}; the ruleset knows: "
-                                   f"{', '.join(draft.ruleset.conditions)})", field=f"{where}.condition")
-    elif isinstance(c, ApplyCondition) and on_owner and draft.ruleset.conditions[c.condition].save_ends is not None:
+    if isinstance(c, ApplyCondition) and on_owner and draft.ruleset.conditions[c.condition].save_ends is not None:
         raise RuleViolation("C40", f"{whose} applies {c.condition} to its own owner ({at}), but a save ends "
                                    f"{c.condition}: the save is opposed by whoever applied it (C15), who must be "
                                    "another", field=f"{where}.to")
