@@ -42,7 +42,6 @@ from omen_core.content import (
     with_abilities,
 )
 from omen_core.decide import Command, RevealSeed
-from omen_core.decide.setup import unknown_names
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
 from omen_core.errors import BadInput, ContentError, InvalidFightId, OmenError, RuleViolation, StoreError
 from omen_core.events import Salts, StoredEvent
@@ -138,7 +137,7 @@ def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenar
     _check_settings(settings, str(p), locate, seeded_elsewhere)
     ruleset = _ruleset(settings, p, locate)
     entries = _array(raw, "combatants", p, locate)
-    libraries = _libraries(settings, p, locate, ruleset)
+    libraries = _libraries(settings, p, locate)
     listed = tuple(_combatant(entry, i, p, locate) for i, entry in enumerate(entries))
     combatants = tuple(with_abilities(sheet, *(lib for _, lib in libraries)) for sheet in listed)
     written_in = tuple(tuple(next((path for path, lib in libraries if path and lib.get(a) is not None), "")
@@ -195,12 +194,12 @@ def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
         raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
 
 
-def _libraries(settings: FightSettings, scenario: Path, locate: Lines, ruleset: Ruleset
-               ) -> tuple[tuple[str, AbilityLibrary], ...]:
+def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[tuple[str, AbilityLibrary], ...]:
     """The scenario's ability library files (each with its path), read relative to it, then the shipped abilities
     (no path; C37). An id is defined once: a library may not take a shipped ability's id, nor one another library
-    has, and a library is listed once. Every ability of a library names damage types and conditions the ruleset
-    knows, listed by a sheet or not (a typo is found when written, not when a sheet first lists it)."""
+    has, and a library is listed once. The names an ability uses are checked against the ruleset when a sheet
+    lists it (at the join): a library may serve tables whose rulesets differ, so what no sheet lists is not
+    (a ruling, docs/rulings.md)."""
     found: list[tuple[str, AbilityLibrary]] = []
     defined: dict[str, str] = {}
     for n, name in enumerate(settings.abilities):
@@ -224,10 +223,6 @@ def _libraries(settings: FightSettings, scenario: Path, locate: Lines, ruleset: 
                                     f"ability {ability_id!r} is already defined by {clash}: give it another id",
                                     lines(f"$.abilities.{ability_id}"))
             defined[ability_id] = str(path)
-            unknown = unknown_names(ruleset, library.abilities[ability_id], f"ability {ability_id!r}")
-            if unknown is not None:
-                at = f"$.abilities.{ability_id}.{unknown[2]}"
-                raise ScenarioError(str(path), at, f"[{unknown[0]}] {unknown[1]}", lines(at))
         found.append((str(path), library))
     return (*found, ("", SHIPPED_ABILITIES))
 

@@ -116,8 +116,8 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
 
 def unknown_names(ruleset: Ruleset, ability: Ability, whose: str) -> tuple[str, str, str] | None:
     """The first damage type (C14) or condition (C28) an ability names that ``ruleset`` does not know: its rule,
-    the words (naming ``whose``) and its path below the ability; None if every name is known. The join checks every
-    ability a sheet lists with it, and a scenario every ability of its libraries, listed or not."""
+    the words (naming ``whose``) and its path below the ability; None if every name is known (the join checks every
+    ability a sheet lists with it)."""
     types, conditions = ruleset.damage_types, ruleset.conditions
     for place, c, _on_owner in _written_consequences(ability):
         if isinstance(c, DealDamage) and c.damage_type not in types:
