@@ -125,6 +125,8 @@ Name = Annotated[str, msgspec.Meta(
                 "separator")]
 """An ability's name, as players read it in prompts, terms and narratives: no character that could hide or reorder
 what is shown beside it (every writer escapes them too: omen_replay.output.visible)."""
+_NAME = re.compile(get_args(Name)[1].pattern)
+""":data:`Name`'s pattern, for names a schema cannot constrain (a ruleset's condition names are its keys)."""
 
 
 class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
@@ -586,6 +588,9 @@ class Ruleset(_Content, frozen=True, kw_only=True, dict=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name, rule in self.conditions.items():
+            if not _NAME.fullmatch(name):  # a condition's name is read in every prompt and narrative, as an ability's
+                words = str(_PATTERN_WORDS[_NAME.pattern]).removeprefix("a name: ")
+                raise ValueError(_at(f"conditions.{name}", f"{name!a} is not a condition name: {words}"))
             if rule.damage is not None and rule.damage.damage_type not in self.damage_types:
                 known = ", ".join([*self.damage_types.physical, *self.damage_types.other])
                 raise ValueError(_at(f"conditions.{name}.damage.damage_type",
@@ -834,7 +839,8 @@ _INNER = " - at `."
 
 def _damage_problem(a: Ability) -> str:
     """A damage an ability deals that could never be meant (C25): no dice and no flat amount, a negative flat
-    amount, or half of it where no save succeeded (``half`` is a save's success branch's, C15)."""
+    amount, or half of it where no save succeeded (``half`` is a save's success branch's, C15); or Dying cleared
+    while the HP stay at 0 (C36: a heal ends it)."""
     places: list[tuple[str, object, bool]] = []
     for i, effect in enumerate(a.effects):
         places.append((f"effects[{i}]", effect, False))
@@ -844,6 +850,8 @@ def _damage_problem(a: Ability) -> str:
     places += [(f"deferred.effects[{k}]", c, False)
                for k, c in enumerate(a.deferred.effects if a.deferred is not None else ())]
     for where, c, on_success in places:
+        if isinstance(c, ClearCondition) and c.condition == "Dying":
+            return _at(f"{where}.condition", "Dying ends when HP rises above 0 (C36): heal instead (kind = \"heal\")")
         if not isinstance(c, DealDamage):
             continue
         if c.flat < 0:

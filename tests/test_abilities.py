@@ -309,6 +309,9 @@ def test_undo_gives_a_use_back() -> None:
     ('[abilities.x]\nname = "X"\nuse = "action"\n'
      'effects = [{ kind = "damage", damage_type = "fire", flat = 3, half = true }]\n',
      "$.abilities.x.effects[0].half", "half is for a save's success branch"),
+    ('[abilities.x]\nname = "X"\nuse = "action"\ntarget = "any"\n'
+     'effects = [{ kind = "clear", condition = "Dying" }]\n', "$.abilities.x.effects[0].condition",
+     "Dying ends when HP rises above 0 (C36)"),
     ('[abilities.x]\nname = "X"\nuse = "passive"\nwhen = { owner_has = ["Prone"], owner_lacks = ["Prone"] }\n'
      'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', "$.abilities.x.when.owner_lacks[0]",
      "Prone is in both owner_has and owner_lacks"),
@@ -1492,3 +1495,16 @@ def test_a_duration_that_never_ticks_and_a_conditions_unknown_damage_type_are_na
         with pytest.raises(ContentError) as info:
             decode_content(toml, Ruleset, source="house.toml", fmt="toml")
         assert (info.value.path, info.value.line) == (path, line), str(info.value)
+
+
+@pytest.mark.parametrize(("char", "written"), [("\u202e", "\u202e"), ("\x1b", "\\u001b"), ("\u2066", "\u2066")])
+def test_a_condition_name_with_a_control_or_bidi_character_is_refused(char: str, written: str) -> None:
+    """A ruleset's condition is named in every prompt and narrative, as an ability is: a name holding a control or
+    bidirectional character (which could reverse what is shown beside it) is refused at its key, as an ability's
+    name is; an ordinary one with a space loads."""
+    toml = f'name = "house"\n\n[conditions."Bad{written}Name"]\n'  # TOML takes no raw ESC: it is escaped
+    with pytest.raises(ContentError, match="is not a condition name: 1 to 80 characters") as info:
+        decode_content(toml, Ruleset, source="house.toml", fmt="toml")
+    assert info.value.path == f"$.conditions.Bad{char}Name"
+    assert info.value.line == (3 if written == char else 1)  # a key written with an escape is not found as written
+    assert "Good Name" in decode_content('name = "house"\n\n[conditions."Good Name"]\n', Ruleset, fmt="toml").conditions
