@@ -1080,7 +1080,8 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, set
         items.append(seen)
         if _is_head(seen) and rec.seq < view.head.seq:
             past = fights.view_at(fight_id, rec.seq)
-            state = fight.state_after(rec.seq) if len(fight.state.combatants) > MAX_LISTED + 1 else None
+            state = (fight.state_after(rec.seq) if not sight.gm and sight.hidden
+                     and len(fight.state.combatants) > MAX_LISTED + 1 else None)  # only where a list could shift
             if state is not None and _lists_shift(state, sight):
                 past = OptionsView(head=past.head, options=options_of(state, unseen=sight.hidden))
             items.append(_seat_view(past, sight))
