@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core.content import (
+    _NAME,
     ATTRIBUTES,
     ApplyCondition,
     Attribute,
@@ -84,8 +85,9 @@ def _make(cls: type, fields: dict[str, Any]) -> Any:
 
 
 def _condition_def(fields: dict[str, Any]) -> dict[str, Any]:
-    """A condition that deals damage ticks (C25)."""
-    return {**fields, "tick": "turn_start"} if fields["damage"] is not None and fields["tick"] == "never" else fields
+    """A condition that deals damage, or has a duration, ticks (C25, C28)."""
+    ticks = fields["damage"] is not None or fields["duration"] is not None
+    return {**fields, "tick": "turn_start"} if ticks and fields["tick"] == "never" else fields
 
 
 def _apply_condition(fields: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +103,14 @@ def _ruleset(fields: dict[str, Any]) -> dict[str, Any]:
             return rule
         damage = replace(rule.damage, damage_type=types[0]) if types else None
         return replace(rule, damage=damage)
-    return {**fields, "conditions": {name: listed(rule) for name, rule in fields["conditions"].items()}}
+    return {**fields, "conditions": {_named(name, n): listed(rule)
+                                     for n, (name, rule) in enumerate(fields["conditions"].items())}}
+
+
+def _named(name: str, n: int) -> str:
+    """A condition's name as a ruleset takes one (1 to 80 characters, no control or bidi character), else one
+    made up (distinct)."""
+    return name if _NAME.fullmatch(name) else f"Condition {n}"
 
 
 def _condition_damage(fields: dict[str, Any]) -> dict[str, Any]:
