@@ -108,17 +108,38 @@ _WORDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The kinds of term a condition or an ability may add, named after it (C28: ``Marked x2``; C37: ``Battle Focus``).
+_NAMED_KINDS = frozenset({"situational", "modifier", "defense_modifier", "damage_modifier"})
+
+
 def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
     """A total's terms in explain's words (:data:`_WORDS`), each with its origin; ``after`` may be a list, one per
-    term (the damage after each mitigation step)."""
+    term (the damage after each mitigation step); ``named``: what a modifier named after a condition or an ability
+    is (:func:`_origins`), said as its source instead of "situational" or "an ability's"."""
     afters = context.pop("afters", None)
+    named = context.pop("named", None)
     worded = []
     for i, t in enumerate(terms):
         label, source = _WORDS[t.kind]
         fill = {"conditions": "conditions", **context, "label": t.label,
                 "after": afters[i] if isinstance(afters, list) and i < len(afters) else ""}
-        worded.append(Term(label.format(**fill), t.value, source.format(**fill), origin=t.source))
+        said = source.format(**fill)
+        if isinstance(named, dict) and t.kind in _NAMED_KINDS:
+            whose = named.get(t.label.rsplit(" x", 1)[0]) or named.get(t.label)
+            if whose:
+                said = whose + (", part of the Defense Rating (C11)" if t.kind == "defense_modifier" else "")
+        worded.append(Term(label.format(**fill), t.value, said, origin=t.source))
     return tuple(worded)
+
+
+def _origins(state: FightState, *whos: str) -> dict[str, str]:
+    """What each condition of the ruleset and each ability of ``whos``' sheets is, by the name a term carries."""
+    found = dict.fromkeys(state.ruleset.conditions if state.ruleset else (), "a condition (C28)")
+    for who in whos:
+        if who in state.combatants:
+            found |= {a.name: f"{who}'s ability {a.name} (C37)"
+                      for a in state.combatants[who].sheet.written_abilities()}
+    return found
 
 
 class Part(msgspec.Struct, frozen=True, kw_only=True):
@@ -434,13 +455,15 @@ def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> li
     a, d, c = hd.attack, hd.defense, hd.crit_check
     weapon = state.combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
     attacker, held = _split(state, decl.attacker, a.attribute, a.attribute_bonus)
+    named = _origins(state, decl.attacker, decl.target)
     hit_terms = _worded(a.terms(attacker), attribute=a.attribute, who=decl.attacker, held=held,
-                        weapon=weapon.label if weapon else "unarmed")
+                        weapon=weapon.label if weapon else "unarmed", named=named)
     target, target_held = _split(state, decl.target, "RES", d.res_bonus)
     armor_note = ("no armor worn" if state.combatants[decl.target].sheet.armor is None
                   else "armor applies" if d.armor_applies
                   else "armor does not apply (mundane armor against a spell or non-physical attack, C13)")
-    defense_terms = _worded(d.base_terms(target), who=decl.target, held=target_held, armor_note=armor_note)
+    defense_terms = _worded(d.base_terms(target), who=decl.target, held=target_held, armor_note=armor_note,
+                            named=named)
     if d.active is not None:
         x = d.active
         defense_terms += _worded(x.terms(target), who=decl.target, held=target_held, defense=x.defense,

@@ -482,3 +482,20 @@ def test_the_incoming_damage_step_shows_its_exact_arithmetic() -> None:
     assert after.total == 21
     assert [(t.value, t.source) for t in after.terms if t.label == "incoming"] == [
         (3, "18 x 5/4 - 1 = 43/2 (21.5), rounded down once, floor 0: after: 21 (C13, C34)")]
+
+
+def test_a_modifier_named_after_a_condition_says_it_is_one() -> None:
+    """C28: Ana Exposed x2 (-1 defense per stack) and the orc Shaken (-1 hit): explain's terms say each is a
+    condition's (the defense's read "an ability's", the hit's "situational")."""
+    from tests.decide.test_conditions import named_fight
+
+    fight = named_fight([5, 1, 4])  # the hit 5 + 1 - 1 = 5 against 4 - 2 = 2
+    fight.apply_condition("ana", "Exposed", 2)
+    fight.apply_condition("orc", "Shaken")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    parts = {p.name: p for p in explain(fight.events, declared(fight)).parts}
+    assert [(t.label, t.source) for t in parts["total defense"].terms if t.label == "Exposed x2"] == [
+        ("Exposed x2", "a condition (C28), part of the Defense Rating (C11)")]
+    assert [(t.label, t.source) for t in parts["hit total"].terms if t.label == "Shaken"] == [
+        ("Shaken", "a condition (C28)")]
