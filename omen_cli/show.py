@@ -69,6 +69,13 @@ def print_where(found: Options) -> None:
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         out.print(f"out of the fight (C33): {escape(', '.join(gone))}")
+    uses = [f"{b.who}'s {ability} {left}" for b in found.combatants for ability, left in b.uses.items()]
+    if uses:
+        out.print(f"uses left (C41): {escape(', '.join(uses))}")
+    owed = [f"{b.who}'s {ability} (at the {moment.replace('_', ' ')})" for b in found.combatants
+            for ability, _, moment in (pending.partition(": ") for pending in b.deferred)]
+    if owed:
+        out.print(f"deferred costs to pay (C41): {escape(', '.join(owed))}")
 
 
 def print_options(found: Options, as_json: bool) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .abilities import ON_TURN, on_turn_cost, turn_cost
+from .abilities import ON_TURN, on_turn_cost, turn_cost, uses_left
 from .commands import (
     ApplyConditionCommand,
     BeginAmbush,
@@ -125,8 +125,10 @@ class Waiting(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Budget(msgspec.Struct, frozen=True, kw_only=True):
-    """A combatant's standing: its turn's Action and Movement Action left, Bonus Actions, what is in hand, and
-    ``left``: why it is out of the fight, if it is (fled, yielded, dead: C33)."""
+    """A combatant's standing: its turn's Action and Movement Action left, Bonus Actions, what is in hand,
+    ``left``: why it is out of the fight, if it is (fled, yielded, dead: C33); ``uses``: how many more times it may
+    use each of its abilities that has a limit (C41), by id; ``deferred``: the deferred costs it has still to pay
+    (C41), each as ``ability id: start_of_next_turn`` or ``end_of_next_turn``."""
 
     who: str
     name: str
@@ -140,6 +142,8 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     will: int
     conditions: dict[str, int]
     left: str | None = None
+    uses: dict[str, int] = {}
+    deferred: tuple[str, ...] = ()
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -441,7 +445,10 @@ def options(state: FightState, history: History | None = None, offers_too: bool 
         Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
                actions=state.turn_actions if state.turn == who else 0,
                movement=state.turn_movement if state.turn == who else 0, bonus_actions=f.bonus_actions,
-               in_hand=f.wielding, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left)
+               in_hand=f.wielding, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left,
+               uses={a.id: left for a in f.sheet.written_abilities()
+                     if (left := uses_left(state, who, a)) is not None},
+               deferred=tuple(f"{p.ability}: {p.moment}" for p in state.deferred if p.who == who))
         for who, f in state.combatants.items())
     return Options(fight_id=state.fight_id, seq=state.version, head=f"{state.version}:{state.last_hash}",
                    phase=state.phase.value, round=state.round, turn=state.turn, dice=state.dice_mode,

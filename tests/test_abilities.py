@@ -1508,3 +1508,29 @@ def test_a_condition_name_with_a_control_or_bidi_character_is_refused(char: str,
     assert info.value.path == f"$.conditions.Bad{char}Name"
     assert info.value.line == (3 if written == char else 1)  # a key written with an escape is not found as written
     assert "Good Name" in decode_content('name = "house"\n\n[conditions."Good Name"]\n', Ruleset, fmt="toml").conditions
+
+
+def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """C41: the options each combatant's standing carries how many more times it may use each limited ability and
+    the deferred costs it owes: Ana with Second Wind (once per fight) has 1 use, 0 once used; Reckless Surge used,
+    her standing owes its cost at the end of her next turn, and `omen status` prints both lines."""
+    import io
+
+    from rich.console import Console
+
+    from omen_cli import show
+
+    ana = having(sheet("ana"), "second_wind", "reckless_surge")
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1, 2, 1, 4])
+    assert next(b for b in fight.options().combatants if b.who == "ana").uses == {"second_wind": 1}
+    fight.roll_initiative()
+    fight.attack("ana", "orc", unarmed=True)
+    fight.answer_decision("reckless_surge", "ana", "use")
+    fight.defend("orc", None)
+    standing = next(b for b in fight.options().combatants if b.who == "ana")
+    assert standing.deferred == ("reckless_surge: end_of_next_turn",)
+    printed = io.StringIO()
+    monkeypatch.setattr(show, "out", Console(file=printed, width=200))
+    show.print_where(fight.options(offers=False))
+    assert "uses left (C41): ana's second_wind 1" in printed.getvalue()
+    assert "deferred costs to pay (C41): ana's reckless_surge (at the end of next turn)" in printed.getvalue()
