@@ -22,7 +22,8 @@ from .options import Budget, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "NAMING_FIELDS", "names_in", "hp_band", "actor_of",
-           "Sight", "sight_of", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views"]
+           "Sight", "sight_of", "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView",
+           "combatant_views"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
 SeatKind = Literal["gm", "player", "spectator"]
@@ -110,6 +111,12 @@ class Sight:
         return self.gm or who in self.own
 
 
+def hidden_from_players(state: FightState, hidden_by_gm: Iterable[str]) -> frozenset[str]:
+    """The combatants the table hides from the players: those the GM hides and the Unseen (C27); a seat that plays
+    one of them still sees it (:func:`sight_of`)."""
+    return frozenset(hidden_by_gm) | {who for who, c in state.combatants.items() if c.unseen}
+
+
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
              participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = (),
@@ -121,8 +128,7 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     by default the state's. ``public_effects``: the save effects and abilities whose names the GM made public. The
     ids and names of the abilities a sheet lists are secrets as its gear is (an ability is its owner's, C37)."""
     mine = frozenset(own)
-    unseen = {who for who, c in state.combatants.items() if c.unseen}
-    hidden = frozenset((set(hidden_by_gm) | unseen) - mine)
+    hidden = hidden_from_players(state, hidden_by_gm) - mine
     secrets: list[str] = []
     public: set[str] = {"armor", "shield"}  # the default names of armor and shields say nothing
     every = dict(sheets or {}) | {who: c.sheet for who, c in state.combatants.items()}
@@ -291,7 +297,7 @@ class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
 def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str] = ()) -> tuple[CombatantView, ...]:
     """Every combatant this seat may see, as it may see it (the GM: everyone, with ``hidden`` marking those the
     players do not see)."""
-    secret = set(hidden_by_gm) | {who for who, c in state.combatants.items() if c.unseen}
+    secret = hidden_from_players(state, hidden_by_gm)
     views: list[CombatantView] = []
     for who, c in state.combatants.items():
         if not sight.sees(who):

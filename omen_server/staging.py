@@ -31,6 +31,7 @@ from omen_core.commands import Command, Faces
 from omen_core.dice import FacesNeeded, RollRequest
 from omen_core.errors import ConcurrencyError, RuleViolation
 from omen_core.options import DiceRoll, DieSpec
+from omen_core.seats import hidden_from_players
 
 from .app import (
     _ENCODER,
@@ -122,11 +123,10 @@ def _rolled_by(fights: Fights, fight_id: str, roll: RollRequest, hidden_tie: boo
                                                                                           roll.roller)
 
 
-def _next(fights: Fights, fight_id: str, command: Command, exc: FacesNeeded, faces: tuple[int, ...], at: int,
-          by: str, staged_by: str, staged_id: str) -> Staged:
+def _next(fights: Fights, fight_id: str, fight: Fight, command: Command, exc: FacesNeeded, faces: tuple[int, ...],
+          at: int, by: str, staged_by: str, staged_id: str) -> Staged:
     kept, missing = _missing(exc)
-    fight = fights.fight(fight_id)
-    hidden = set(fights.settings(fight_id).hidden) | {w for w, c in fight.state.combatants.items() if c.unseen}
+    hidden = hidden_from_players(fight.state, fights.settings(fight_id).hidden)
     hidden_tie = any(r.purpose == "roll_off" and r.roller in hidden for r in [*exc.needed, *exc.then])
     seat_id, name = _rolled_by(fights, fight_id, missing[0], hidden_tie)
     rolls = []
@@ -153,7 +153,7 @@ def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Comm
     effect the form wrote). Hold the fight's lock."""
     given = tuple(command.dice or ())
     plain = msgspec.structs.replace(command, dice=None)
-    staged = _next(fights, fight_id, plain, missing, given, fight.version, by,
+    staged = _next(fights, fight_id, fight, plain, missing, given, fight.version, by,
                    "the GM" if seat.kind == "gm" else seat.name or "a player", secrets.token_hex(5))
     if not staged.rolls:
         raise missing
@@ -240,8 +240,8 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         try:
             body = run_command(fights, fight_id, seat, fight, command, staged.by)
         except FacesNeeded as exc:
-            after = _next(fights, fight_id, staged.command, exc, faces, staged.at, staged.by, staged.staged_by,
-                          staged.id)
+            after = _next(fights, fight_id, fight, staged.command, exc, faces, staged.at, staged.by,
+                          staged.staged_by, staged.id)
             if len(data.dice) < asked or len(after.faces) < len(faces):
                 raise  # short of the faces it was asked for: this seat gives them (the staged command stays)
             # The faces asked for are in: the dice the command rolls next (a hit's damage, the action an Interrupt
