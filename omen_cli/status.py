@@ -108,12 +108,24 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     parts.append("in hand: " + (", ".join(fighter.wielding) or "nothing"))
     for name, stacks in sorted(fighter.conditions.items()):
         left = fighter.remaining.get(name)
-        parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else ""))
+        parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else "")
+                     + _until(state, who, name))
     if fighter.left:
         parts.append(f"OUT: {fighter.left}")
     elif fighter.hp <= 0:
         parts.append("DOWN")
     return "  ".join(parts)
+
+
+def _until(state: FightState, who: str, condition: str) -> str:
+    """When a condition applied to last until a named combatant's next turn clears (C40): " (until the end of
+    Kael Arden's next turn)"; "this turn" once that turn has started; empty for any other condition."""
+    for u in state.until:
+        if (u.who, u.condition) == (who, condition):
+            of = state.combatants[u.of].sheet.name if u.of in state.combatants else u.of
+            moment = "start" if u.moment == "start_of_next_turn" else "end"
+            return f" (until the {moment} of {of}'s {'this' if u.armed else 'next'} turn)"
+    return ""
 
 
 def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:

@@ -313,7 +313,10 @@ def _resource(e: ResourceChanged, names: _Names) -> Iterator[tuple[LineKind, str
 def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str]]:
     stacks = f" ({e.stacks} stacks)" if e.stacks > 1 else ""
     why = f": {e.reason}" if e.reason else ""
-    yield "result", f"  {names(e.who)} is {e.condition}{stacks}{why}"
+    until = ""
+    if e.until is not None and e.of is not None:  # C40: it clears at that moment of that combatant's next turn
+        until = f", until the {'start' if e.until == 'start_of_next_turn' else 'end'} of {names(e.of)}'s next turn"
+    yield "result", f"  {names(e.who)} is {e.condition}{stacks}{why}{until}"
 
 
 def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str]]:

@@ -173,3 +173,20 @@ def test_the_end_of_a_fight_says_what_the_gm_may_still_give(demo: list[bytes], t
     before = omen("status", str(log), cwd=tmp_path)
     assert before.returncode == 0, before.stderr
     assert "awaited: nothing (reveal the seed, or undo)" in before.stdout, before.stdout
+
+
+def test_a_condition_lasting_until_a_named_turn_says_so_in_status_and_in_do(demo: list[bytes], tmp_path: Path) -> None:
+    """C40: the GM applies Prone to Vesh on Vesh's first turn, until the end of Kael's next turn: ``omen do`` says
+    so in its line, and ``omen status`` shows it on Vesh's line (it showed a bare "Prone", so a GM could not tell
+    when it would clear)."""
+    first_turn = next(n for n, line in enumerate(demo, 1) if json.loads(line)["event"]["type"] == "turn_started")
+    (tmp_path / "fight.jsonl").write_bytes(b"".join(demo[:first_turn]))
+    applied = omen("do", "fight.jsonl", json.dumps({"command": "apply_condition", "who": "vesh", "condition": "Prone",
+                                                    "until": "end_of_next_turn", "of": "kael"}), cwd=tmp_path)
+    assert applied.returncode == 0, applied.stderr
+    said = " ".join(applied.stdout.split())  # (the line wraps at the terminal's width)
+    assert "Vesh the Cinder-Hand is Prone: applied by the GM, until the end of Kael Arden's next turn" in said
+    status = omen("status", "fight.jsonl", cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    vesh = next(line for line in status.stdout.splitlines() if "(vesh, raiders)" in line)
+    assert vesh.endswith("Prone (until the end of Kael Arden's next turn)"), vesh
