@@ -97,7 +97,8 @@ def _offered(found: Options, command: str) -> bool:
 
 def combatant_line(found: Options, state: FightState, who: str) -> str:
     """One combatant in a line: turn mark, name, side, HP, Will, Bonus Actions, the turn's Action and Movement,
-    what is in hand, conditions (with the ticks left), out of the fight."""
+    what is in hand, conditions (with the ticks left), the uses left of its limited abilities and the deferred
+    costs it owes (C41), out of the fight."""
     fighter = state.combatants[who]
     budget = next((b for b in found.combatants if b.who == who), None)
     mark = "▶" if found.turn == who else " "
@@ -110,6 +111,11 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
         left = fighter.remaining.get(name)
         parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else "")
                      + _until(state, who, name))
+    if budget is not None and budget.uses:  # C41: the limited abilities' uses left, and the deferred costs owed
+        parts.append("uses left: " + ", ".join(f"{ability} {left}" for ability, left in budget.uses.items()))
+    if budget is not None and budget.deferred:
+        parts.append("owes: " + ", ".join(f"{ability} (at the {moment.replace('_', ' ')})" for ability, _, moment
+                                          in (pending.partition(": ") for pending in budget.deferred)))
     if fighter.left:
         parts.append(f"OUT: {fighter.left}")
     elif fighter.hp <= 0:

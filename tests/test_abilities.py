@@ -1513,12 +1513,14 @@ def test_a_condition_name_with_a_control_or_bidi_character_is_refused(char: str,
 def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: pytest.MonkeyPatch) -> None:
     """C41: the options each combatant's standing carries how many more times it may use each limited ability and
     the deferred costs it owes: Ana with Second Wind (once per fight) has 1 use, 0 once used; Reckless Surge used,
-    her standing owes its cost at the end of her next turn, and `omen status` prints both lines."""
+    her standing owes its cost at the end of her next turn; `omen status --all` prints both lines, the short
+    `omen status` both on her line (it printed neither)."""
     import io
 
     from rich.console import Console
 
     from omen_cli import show
+    from omen_cli.status import combatant_line
 
     ana = having(sheet("ana"), "second_wind", "reckless_surge")
     fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1, 2, 1, 4])
@@ -1534,3 +1536,5 @@ def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: p
     show.print_where(fight.options(offers=False))
     assert "uses left (C41): ana's second_wind 1" in printed.getvalue()
     assert "deferred costs to pay (C41): ana's reckless_surge (at the end of next turn)" in printed.getvalue()
+    line = combatant_line(fight.options(offers=False), fight.state, "ana")  # the short `omen status`'s line
+    assert line.endswith("uses left: second_wind 1  owes: reckless_surge (at the end of next turn)"), line
