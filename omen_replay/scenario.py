@@ -20,6 +20,7 @@ Every error names the file, the line and the field (``$.commands[3].defense``).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -45,7 +46,7 @@ from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
 from omen_core.errors import BadInput, ContentError, InvalidFightId, OmenError, RuleViolation, StoreError
 from omen_core.events import Salts, StoredEvent
-from omen_core.extensions import BY_ID
+from omen_core.extensions import BY_ID, EXTENSIONS
 from omen_core.locate import Lines, error_line
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
@@ -144,9 +145,40 @@ def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenar
                              if isinstance(a, str) else "" for a in sheet.abilities) for sheet in listed)
     origins = tuple(str(p.parent / str(e["sheet"])) if isinstance(e, dict) and set(e) == {"sheet"} else ""
                     for e in entries)
+    for index, sheet in enumerate(combatants):
+        _check_listed(sheet, origins[index] or str(p), "$" if origins[index] else f"$.combatants[{index}]",
+                      libraries, locate if not origins[index] else None)
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
     return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps,
                     origins=origins, libraries=written_in)
+
+
+def _check_listed(sheet: CombatantSheet, source: str, where: str, libraries: tuple[tuple[str, AbilityLibrary], ...],
+                  locate: Lines | None) -> None:
+    """Each ability a sheet lists by id is in one of the scenario's libraries or shipped (C37): one that is in
+    none is named where the sheet lists it, with the ids it might have meant and where each set of ids comes from
+    (the engine, which knows no library, could only list the shipped ones)."""
+    for i, entry in enumerate(sheet.abilities):
+        if not isinstance(entry, str) or entry in BY_ID:
+            continue
+        path = f"{where}.abilities[{i}]" if where != "$" else f"$.abilities[{i}]"
+        own = [ability_id for file, library in libraries if file for ability_id in library.abilities]
+        shipped = [*(e.id for e in EXTENSIONS if e.listed), *SHIPPED_ABILITIES.abilities]
+        near = difflib.get_close_matches(entry, [*own, *shipped], n=3, cutoff=0.75)
+        files = [Path(file).name for file, _library in libraries if file]
+        mean = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        theirs = (f"the ids of {', '.join(files)}: {', '.join(own) or 'none'}; " if files
+                  else "the scenario lists no ability library (its [fight] abilities); ")
+        reason = (f"[C37] {sheet.id}'s abilities list {entry!r}, which no library of the scenario defines and omen "
+                  f"does not ship: {mean}({theirs}shipped: {', '.join(shipped)}; docs/abilities.md)")
+        fmt: Literal["toml", "json"] = "toml" if locate is not None or source.endswith(".toml") else "json"
+        raise ScenarioError(source, path, reason, locate(path) if locate is not None else _line(source, path, fmt))
+
+
+def _unread(exc: ContentError) -> str:
+    """A file the scenario names that cannot be read, said with the path it was looked for at (the scenario's
+    field names it as written, relative to the scenario)."""
+    return exc.reason.replace("cannot read the file", f"cannot read {exc.source!r}", 1)
 
 
 def _array(raw: dict[str, Any], key: str, scenario: Path, locate: Lines) -> list[Any]:
@@ -190,7 +222,7 @@ def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
         return load_ruleset(scenario.parent / settings.ruleset)
     except ContentError as exc:
         if exc.path == "$" and "cannot read" in exc.reason:
-            raise ScenarioError(str(scenario), "$.fight.ruleset", exc.reason, locate("$.fight.ruleset")) from None
+            raise ScenarioError(str(scenario), "$.fight.ruleset", _unread(exc), locate("$.fight.ruleset")) from None
         raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
 
 
@@ -212,7 +244,7 @@ def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[
             library = load_library(path)
         except ContentError as exc:
             if exc.path == "$" and "cannot read" in exc.reason:
-                raise ScenarioError(str(scenario), where, exc.reason, locate(where) or locate("$.fight")) from None
+                raise ScenarioError(str(scenario), where, _unread(exc), locate(where) or locate("$.fight")) from None
             raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
         lines = Lines(read_content(path), "toml" if path.suffix == ".toml" else "json")
         for ability_id in library.abilities:
@@ -234,7 +266,7 @@ def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> Combata
             return load_sheet(scenario.parent / str(entry["sheet"]))
         except ContentError as exc:
             if exc.path == "$" and "cannot read" in exc.reason:
-                raise ScenarioError(str(scenario), f"{where}.sheet", exc.reason, locate(f"{where}.sheet")) from None
+                raise ScenarioError(str(scenario), f"{where}.sheet", _unread(exc), locate(f"{where}.sheet")) from None
             raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
     sheet: CombatantSheet = _convert(entry, CombatantSheet, str(scenario), where, locate)
     return sheet

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from ..abilities import ON_TURN
@@ -83,9 +84,12 @@ def _check_abilities(draft: Draft, sheet: CombatantSheet) -> None:
             continue
         extension = BY_ID.get(ability)
         if extension is None:
-            known = ", ".join([*(e.id for e in EXTENSIONS if e.listed), *SHIPPED_ABILITIES.abilities]) or "none"
+            ids = [*(e.id for e in EXTENSIONS if e.listed), *SHIPPED_ABILITIES.abilities]
+            near = difflib.get_close_matches(ability, ids, n=3, cutoff=0.75)
+            mean = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
             raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which is neither shipped nor "
-                                       f"written out (abilities a sheet may list by id: {known}; a table's own are "
+                                       f"written out: {mean}(abilities a sheet may list by id: {', '.join(ids)}; "
+                                       "a table's own are "
                                        "written out in the sheet or come from a scenario's ability library, "
                                        "docs/abilities.md)", field=f"$.abilities[{i}]")
         if not extension.listed:

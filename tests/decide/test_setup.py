@@ -123,6 +123,7 @@ class TestARevealIsNeverUndone:
 
 @pytest.mark.parametrize(("listed", "said"), [
     ("shield_wal", "which is neither shipped nor written out"),
+    ("second_wnd", "which is neither shipped nor written out: did you mean 'second_wind'\\?"),
 ])
 def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: str, said: str) -> None:
     """C37: a sheet's ``abilities`` names shipped abilities, extensions or abilities written out; an unknown id is

@@ -94,7 +94,8 @@ class TestErrors:
         ('[fight]\nid = "x"\n\n[[commands]]\ncommand = "teleport"\n', 5, "$.commands[0].command", "teleport"),
         ('[fight]\nid = "x"\n\n[[commands]]\ncommand = "end_turn"\nwho = "a"\ndice = ["six"]\n', 7,
          "$.commands[0].dice[0]", "Expected `int`, got `str`"),
-        ('[fight]\nid = "x"\n\n[[combatants]]\nsheet = "nope.toml"\n', 5, "$.combatants[0].sheet", "cannot read"),
+        ('[fight]\nid = "x"\n\n[[combatants]]\nsheet = "nope.toml"\n', 5, "$.combatants[0].sheet",
+         "nope.toml': No such file"),  # the path it was looked for at
         ('[fight]\nid = "x"\n\n[[commands]]\nwho = "a"\n', 4, "$.commands[0]", "needs a `command"),
         ('[fight\nid = "x"\n', 1, "$", "not valid TOML"),
         ("", 1, "$.fight", "no [fight] table"),
