@@ -9,12 +9,12 @@ conditions changed (C28), so a disputed number can be traced to its source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 import msgspec
 
-from omen_core.content import IncomingDamage
+from omen_core.content import Heal, IncomingDamage
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
@@ -31,6 +31,7 @@ from omen_core.events import (
     DamageResolved,
     DecisionAnswered,
     DiceRolled,
+    Die,
     Event,
     FightStarted,
     HitDetermined,
@@ -428,7 +429,10 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     weapon_damage = isinstance(hd, HitDetermined) and hd.hit
     arm = events[0][1].combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
     label = arm.label if arm is not None else "unarmed"
+    healing = _Healing()
     for rec, state in events:
+        if (healed := healing.see(rec, state)) is not None:
+            parts.append(healed)
         if isinstance(rec.event, DamageResolved):
             dealt_by_weapon = weapon_damage and rec.event.source == label
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
@@ -541,7 +545,10 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
     status, seed = known.seed.status()
     rolls = _roll_seqs(r for r, _ in events)
     parts, verdicts = [], []
+    healing = _Healing()
     for rec, state in events:
+        if (healed := healing.see(rec, state)) is not None:
+            parts.append(healed)
         if isinstance(rec.event, SaveResolved):
             e = rec.event
             parts += [_side_part(f"{e.saver.roller}'s save", e.saver, state, "C15", rolls),
@@ -632,24 +639,87 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
         said = f"{decl.who} uses {decl.name}{on} (C37), the action declared at seq {first.seq}"
     title = _title(known, first.seq, said)
     verdicts: list[str] = []
-    healing: list[int] = []  # the healing rolls not yet seen to restore HP
-    for rec, _state in events:
+    parts: list[Part] = []
+    healing = _Healing()
+    for rec, state in events:
+        if (healed := healing.see(rec, state)) is not None:
+            parts.append(healed)
         match rec.event:
-            case DiceRolled(purpose="healing", dice=dice):
-                healing.append(sum(d.face for d in dice))
             case DamageResolved(target=target, final=final, damage_type=kind):
                 verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
-                if resource == "hp" and now > was and healing:
-                    healing.pop(0)
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
             case _:
                 if (also := _also_told(rec.event, seq=rec.seq)) is not None:
                     verdicts.append(also)
     verdicts += [f"the healing rolled ({amount}) restores no HP: the one it heals is at its sheet's HP already "
-                 "(healing never goes above it)" for amount in healing]
+                 "(healing never goes above it)" for amount in healing.rolled]
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
-                       parts=(), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+                       parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+
+
+class _Healing:
+    """The heals of the abilities an action uses or answers with (C37, C38), each matched, as the events come, to
+    its healing roll or, for a flat amount alone, to the HP it restores: its amount as a part."""
+
+    def __init__(self) -> None:
+        self.heals: list[tuple[str, Heal]] = []  # the heals of the ability used or answered with, not yet met
+        self.rolled: list[int] = []  # the healing rolls not yet seen to restore HP
+
+    def see(self, rec: StoredEvent, state: FightState) -> Part | None:
+        """The part of a heal this event shows the amount of, if it does."""
+        match rec.event:
+            case AbilityUsed(who=who, ability=ability) | DecisionAnswered(who=who, decision=ability):
+                self.heals = _heals(state, who, ability)
+            case DiceRolled(purpose="healing", dice=dice) if dice:
+                self.rolled.append(sum(d.face for d in dice))
+                found = next((i for i, (_, h) in enumerate(self.heals) if h.dice is not None
+                              and (h.dice.count, h.dice.sides) == (len(dice), dice[0].sides)), None)
+                if found is not None:
+                    return _heal_part(self.heals.pop(found), dice)
+            case ResourceChanged(resource="hp", before=was, after=now) if now > was:
+                if self.rolled:
+                    self.rolled.pop(0)
+                    return None
+                found = next((i for i, (_, h) in enumerate(self.heals) if h.dice is None), None)
+                if found is not None:  # a heal of a flat amount alone rolls nothing
+                    return _heal_part(self.heals.pop(found), ())
+        return None
+
+
+def _heals(state: FightState, who: str, ability_id: str) -> list[tuple[str, Heal]]:
+    """The heals ``who``'s ability ``ability_id`` writes (its effects and their branches), in written order, each
+    with the ability's name; none if its sheet writes no such ability."""
+    fighter = state.combatants.get(who)
+    ability = next((a for a in fighter.sheet.written_abilities() if a.id == ability_id), None) \
+        if fighter is not None else None
+    if ability is None:
+        return []
+    found: list[tuple[str, Heal]] = []
+
+    def visit(value: object) -> None:
+        if isinstance(value, Heal):
+            found.append((ability.name, value))
+        elif isinstance(value, tuple):
+            for item in value:
+                visit(item)
+        elif isinstance(value, msgspec.Struct):
+            for field in value.__struct_fields__:
+                visit(getattr(value, field))
+
+    visit(ability.effects)
+    return found
+
+
+def _heal_part(heal: tuple[str, Heal], dice: Sequence[Die]) -> Part:
+    """A heal's amount as the terms that add up to it: its dice and its flat amount (C37); the HP it restores is
+    that amount, never above the sheet's HP."""
+    name, effect = heal
+    terms = [Term(f"heal {len(dice)}d{dice[0].sides}", sum(d.face for d in dice),
+                  " + ".join(str(d.face) for d in dice), "dice")] if dice else []
+    if effect.flat or not dice:
+        terms.append(Term("flat", effect.flat, f"{name}'s flat amount", f"ability:{name}"))
+    return Part(name=f"{name}'s healing", rule="C37", total=sum(t.value for t in terms), terms=tuple(terms))
 
 
 def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanation:

@@ -299,8 +299,9 @@ class TestDieHistory:
 
 
 def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> None:
-    """C37: asked about any event of Healing Word's action, explain names the action, what it cost, its die and
-    what it did (Bram, hit for 6 first: 14 HP; d6 = 3 + 1 heals him to 18)."""
+    """C37: asked about any event of Healing Word's action, explain names the action, what it cost, its die,
+    the healing as its terms (the d6's 3 and the flat 1 = 4: it showed the die alone, and no total) and what it
+    did (Bram, hit for 6 first: 14 HP; d6 = 3 + 1 heals him to 18)."""
     import msgspec
 
     from omen_core.commands import UseAbility
@@ -320,6 +321,8 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
         assert told.kind == "ability" and told.seq == used.seq and "Healing Word on bram" in told.title
         assert told.verdicts == ("ana pays 1 Bonus Action (C20, C22, C41)", "bram's HP 14 -> 18")
         assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
+        assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
+            ("Healing Word's healing", 4, [("heal 1d6", 3), ("flat", 1)])]
 
 
 def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
@@ -383,6 +386,8 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     assert told.verdicts == ("ana answers regeneration: use (C38)", "ana pays 1 Will (C20, C22, C41)",
                              "ana's HP 15 -> 18")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
+    assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
+        ("Regeneration's healing", 3, [("heal 1d4", 3)])]
 
 
 def test_an_abilitys_damage_before_the_weapons_is_told_as_its_own() -> None:
@@ -499,3 +504,23 @@ def test_a_modifier_named_after_a_condition_says_it_is_one() -> None:
         ("Exposed x2", "a condition (C28), part of the Defense Rating (C11)")]
     assert [(t.label, t.source) for t in parts["hit total"].terms if t.label == "Shaken"] == [
         ("Shaken", "a condition (C28)")]
+
+
+def test_a_heal_of_a_flat_amount_is_explained_as_its_term() -> None:
+    """C37, C38: Hard Lesson (written in tests/test_abilities.py: heal 2, no dice) answers Ana's failed Perception
+    check after the orc's unarmed 5 (20 -> 15): explain of the moment shows the healing as its one term, the flat 2,
+    and her HP 15 -> 17 (a heal rolling no dice was matched to nothing)."""
+    from omen_core.commands import CheckSpec
+    from omen_core.events import MomentReached
+    from tests.test_abilities import HARD_LESSON, having
+
+    fight = new_fight(having(sheet("ana"), HARD_LESSON), sheet("orc", side="raiders"), faces=[5, 1, 2, 3])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    fight.static_check(CheckSpec(who="ana", skill="Perception"), difficulty=3)
+    fight.answer_decision("hard_lesson", "ana", "use")
+    reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
+    told = explain(fight.events, reached.seq)
+    assert [(p.name, p.total, [(t.label, t.value, t.origin) for t in p.terms]) for p in told.parts] == [
+        ("Hard Lesson's healing", 2, [("flat", 2, "ability:Hard Lesson")])]
+    assert "ana's HP 15 -> 17" in told.verdicts
