@@ -288,7 +288,8 @@ class _Explainer(Visitor):
                 rec.event.reacting_to:  # a reaction is told in the action it answers too (only its declaration)
             self.open[rec.event.reacting_to].append((rec, before))
         if self.die is not None:  # the die asked about: explain the result it feeds, if its batch has one
-            if self.die_counter in _counters(rec.event):
+            if self.die_counter in _counters(rec.event) or (isinstance(rec.event, DamageResolved) and rec.seq ==
+                                                             self.die[0].seq + 1):  # a condition's tick (C40)
                 self.found = self.known.single(rec, before)
                 raise StopWalk
             if rec.batch != self.die[0].batch:
@@ -778,6 +779,10 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
                             "ticks (C25, C40)")
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
+        case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)
+            told = _also_told(event, seq=rec.seq)
+            if told is not None:
+                verdicts.append(told + (f": {reason}" if reason and isinstance(event, ConditionApplied) else ""))
     title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,

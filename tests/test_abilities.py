@@ -685,6 +685,9 @@ def test_reckless_surge_pays_its_fatigue_at_the_end_of_the_owners_next_turn() ->
     assert fight.state.combatants["ana"].conditions.get("Fatigued") == 1 and not fight.state.deferred
     applied = [r.event for r in fight.events if isinstance(r.event, ConditionApplied)]
     assert applied[-1].reason == "Reckless Surge's deferred cost (C41)"
+    from omen_replay.explain import explain_records  # explained as what it is (it told the event's type alone)
+    told = explain_records(fight.events, [r for r in fight.events if isinstance(r.event, ConditionApplied)][-1].seq)
+    assert told.verdicts == ("ana is Fatigued (1 stack, C28): Reckless Surge's deferred cost (C41)",)
     assert_replays(fight)
 
 

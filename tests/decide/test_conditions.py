@@ -468,7 +468,7 @@ until = "start_of_next_turn"
 def test_a_scenario_using_them_runs_verifies_and_explains(tmp_path: Path) -> None:
     """C40: a scenario with the guide's abilities under the C40 ruleset runs (vesh 20 - 3 - 1 = 16 HP, still
     Poisoned, kael Marked), `omen verify` finds nothing, and `omen explain` explains a tick's damage and a
-    condition's save (vesh's RES 1 + 1 - 1 Poisoned = 1 against kael's INT 5)."""
+    condition's save (vesh's RES 1 + 1 - 1 Poisoned = 1 against kael's INT 5), from the damage's seq or its die's."""
     guide = "\n".join(b for b in re.findall(r"```toml\n(.*?)```", GUIDE, re.S) if b.startswith("[abilities."))
     (tmp_path / "guide.toml").write_text(guide)
     scenario = tmp_path / "c40.toml"
@@ -492,6 +492,8 @@ def test_a_scenario_using_them_runs_verifies_and_explains(tmp_path: Path) -> Non
     burn = next(r["seq"] for r in lines if r["event"]["type"] == "damage_resolved" and r["event"]["action"] is None)
     explained = runner.invoke(app, ["explain", str(log), str(burn)])
     assert "3 fire damage to vesh from Burning as it ticks" in explained.stdout
+    die = runner.invoke(app, ["explain", str(log), str(burn - 1)])  # its die: the tick it feeds (it showed the die)
+    assert lines[burn - 2]["event"]["type"] == "dice_rolled" and die.stdout == explained.stdout
 
 
 # -- per-stack modifiers on named totals (C28) ---------------------------------------------------------------------
