@@ -10,7 +10,7 @@ machine's window transitions (:mod:`omen_core.machine`), the engine's
 ``waiting_for`` and ``options()`` (:mod:`omen_core.options`) all read these
 rows: adding a window means a row here, its rule in ``decide``, and its tests.
 
->>> [point.kind for point in DECISION_POINTS]
+>>> list(dict.fromkeys(point.kind for point in DECISION_POINTS))
 ['active_defense', 'interrupt', 'attack_of_opportunity', 'catch', 'routing', 'will_conversion', 'initiative_tie']
 >>> point_at("WINDOW_OPEN", None).rule
 'C8'
@@ -39,8 +39,8 @@ from .events import DecisionOpened
 from .extensions import ATTACK_OPTION_FIELDS, attack_option_offered
 from .hooks import HOOK_POINTS
 
-__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "point_at", "waiting_point", "legal_now", "transitions",
-           "arms", "attack_variants", "extension_point"]
+__all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "REACTION_STEPS", "point_at", "waiting_point", "legal_now",
+           "transitions", "arms", "attack_variants", "extension_point"]
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class DecisionPoint:
     responder None where one answer settles it for all, as an initiative tie),
     of which ``options()`` offers those the rules accept. ``cancellable``: the
     GM's ``cancel_action`` may call the action off while it waits here (ending
-    the fight calls off any action, C33).
+    the fight calls off any action, C33). ``closes_to``: the step a reaction
+    window's closing goes to (where the action goes on).
     """
 
     kind: str
@@ -92,6 +93,7 @@ class DecisionPoint:
     candidates: Callable[[Any, str | None], Sequence[CommandBase]]
     reaction: str | None = None
     cancellable: bool = True
+    closes_to: str | None = None
 
 
 def arms(state: Any, who: str, melee_only: bool = False) -> list[dict[str, Any]]:
@@ -157,7 +159,17 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         responders=lambda opened: tuple(opened.responders),
         resumes="once every responder has answered, the declared Action pays its cost and goes on; an Interrupt "
                 "that hits cancels it, its Action still spent",
-        candidates=_reactions),
+        candidates=_reactions, closes_to="REACTIONS_CLOSED"),
+    DecisionPoint(  # an ability used on one's turn for an Action (C37) is an Action declared, as an attack is (C24)
+        kind="interrupt", title="Interrupt", rule="C24", step="ABILITY_REACTIONS_OPEN",
+        opened_by=("open_reactions", ("ABILITY_USED",)), window="reaction_window", reaction="interrupt",
+        answers=(Answer(React, "nest", None, "strike (a melee attack)"),
+                 Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
+        cost=_bonus(lambda r: r.reaction_costs.interrupt),
+        responders=lambda opened: tuple(opened.responders),
+        resumes="once every responder has answered, the ability pays its costs and does what it does; an "
+                "Interrupt that hits cancels it, its Action still spent",
+        candidates=_reactions, closes_to="ABILITY_USED"),
     DecisionPoint(
         kind="attack_of_opportunity", title="Attack of Opportunity", rule="C23", step="REACTIONS_OPEN",
         opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window",
@@ -167,7 +179,7 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         cost=_bonus(lambda r: r.reaction_costs.attack_of_opportunity),
         responders=lambda opened: tuple(opened.responders),
         resumes="once every responder has answered, the movement completes",
-        candidates=_reactions),
+        candidates=_reactions, closes_to="REACTIONS_CLOSED"),
     DecisionPoint(
         kind="catch", title="Catch", rule="C22", step="CATCH_OPEN",
         opened_by=("open_catch", ("HIT_DETERMINED", "DAMAGE_RESOLVED")), window="catch_window",  # after an
@@ -210,6 +222,10 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
 )
 
 
+#: The lifecycle steps where an action waits on a reaction window (an Interrupt, an Attack of Opportunity).
+REACTION_STEPS: frozenset[str] = frozenset(p.step for p in DECISION_POINTS if p.reaction is not None and p.step)
+
+
 def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
     """The decision point waiting at lifecycle step ``step`` (a reaction window also by its ``reaction``)."""
     for point in DECISION_POINTS:
@@ -246,7 +262,7 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
     if opened_here is not None:
         who = tuple(w for w in opened_here.responders if w not in frame.answered_decision(opened_here))
         return extension_point(opened_here, frame.step.name), who, frame.action
-    opened = frame.reaction_window if frame.step.name == "REACTIONS_OPEN" else None
+    opened = frame.reaction_window if frame.step.name in REACTION_STEPS else None
     point = point_at(frame.step.name, opened.reaction if opened is not None else None)
     if point is None or point.window is None:
         return None
@@ -286,8 +302,8 @@ def transitions() -> list[dict[str, Any]]:
         rows.append({"trigger": trigger, "source": list(sources), "dest": point.step})
         rows += [{"trigger": a.trigger, "source": point.step, "dest": a.to or "="} for a in point.answers]
         rows.append({"trigger": "cancel", "source": point.step, "dest": "CANCELLED"})
-    if any(p.kind == "interrupt" for p in DECISION_POINTS):
-        rows.append({"trigger": "close_reactions", "source": "REACTIONS_OPEN", "dest": "REACTIONS_CLOSED"})
+        if point.closes_to is not None:
+            rows.append({"trigger": "close_reactions", "source": point.step, "dest": point.closes_to})
     unique: list[dict[str, Any]] = []
     for row in rows:
         if row not in unique:

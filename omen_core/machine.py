@@ -138,6 +138,7 @@ class Step(Enum):
     CATCH_PAID = "Catch paid"
     MOVE_RESOLVED = "movement completed"
     ABILITY_USED = "ability used"
+    ABILITY_REACTIONS_OPEN = "reaction window open before an ability's costs"
     MOMENT = "moment reached"
     SETTLED = "settled"
     CANCELLED = "cancelled"

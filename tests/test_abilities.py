@@ -1436,6 +1436,73 @@ def test_an_ability_let_go_by_the_window_pays_its_will_then() -> None:
     assert sorted(paid) == [("action", 1), ("will", 1)] and fight.state.combatants["ana"].will == 2
 
 
+SEAR = ('id = "sear"\nname = "Sear"\nuse = "action"\ncost = { will = 1 }\nuses = { count = 1, per = "fight" }\n'
+        'effects = [{ kind = "damage", to = "target", flat = 2, damage_type = "fire" }]\n')
+
+
+def test_an_ability_used_for_an_action_opens_an_interrupt_window_before_its_costs() -> None:
+    """C24 ("when a combatant declares an Action, each adjacent enemy with 2 Bonus Actions gets a window before
+    costs are paid"): Ana's Sear (an Action and 1 Will, 2 fire, no save) beside the orc (its first turn done):
+    the window opens right after ability_used, nothing paid (it opened none: found by a tester). The orc's
+    unarmed Interrupt (STR 5 + FCS 1 + 3 = 9 against Ana's RES 1 + 0 = 1: a hit) cancels Sear: Ana spends her
+    Action alone and keeps her 3 Will, the orc takes no fire, Sear's one use is spent (C41); options offered the
+    window as an Interrupt, and the log replays."""
+    from omen_core.events import AbilityUsed, ActionCancelled, CostPaid, ReactionWindowOpened
+
+    sear = decode_content(SEAR, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana", will=3), sear), sheet("orc", side="raiders", STR=(8, 3)),
+                      faces=[1, 6, 5, 1, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()  # Ana's d20 1, the orc's 6: the orc first
+    fight.end_turn("orc")
+    fight.execute(UseAbility(who="ana", ability="sear", target="orc"))
+    kinds = [type(r.event) for r in fight.events[-2:]]
+    assert kinds == [AbilityUsed, ReactionWindowOpened]
+    waiting = fight.options().waiting
+    assert waiting is not None and (waiting.kind, waiting.who, waiting.rule) == ("interrupt", ("orc",), "C24")
+    assert fight.state.combatants["ana"].will == 3 and fight.state.turn_actions == 1  # nothing paid yet
+    fight.react("orc", unarmed=True)
+    fight.defend("ana", None)
+    paid = [(e.resource, e.amount) for e in (r.event for r in fight.events) if isinstance(e, CostPaid)
+            and e.who == "ana"]
+    assert paid == [("action", 1)] and fight.state.combatants["ana"].will == 3
+    assert isinstance(fight.events[-1].event, ActionCancelled) and fight.state.combatants["orc"].hp == 20
+    assert next(b for b in fight.options().combatants if b.who == "ana").uses == {"sear": 0}
+    assert_replays(fight)
+
+
+def test_an_ability_used_for_an_action_let_go_by_the_window_pays_then_does_what_it_does() -> None:
+    """C24, C37: the orc lets Ana's Sear go (pass_reaction): Sear pays its Action and its Will once the window
+    closes, then deals its 2 fire (orc 20 -> 18), and settles."""
+    from omen_core.events import ActionSettled, CostPaid
+
+    sear = decode_content(SEAR, Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana", will=3), sear), sheet("orc", side="raiders"), faces=[1, 6])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    fight.execute(UseAbility(who="ana", ability="sear", target="orc"))
+    fight.pass_reaction("orc")
+    paid = [(e.resource, e.amount) for e in (r.event for r in fight.events) if isinstance(e, CostPaid)
+            and e.who == "ana"]
+    assert paid == [("action", 1), ("will", 1)] and fight.state.combatants["ana"].will == 2
+    assert fight.state.combatants["orc"].hp == 18 and isinstance(fight.events[-1].event, ActionSettled)
+    assert fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_an_ability_used_for_a_bonus_action_opens_no_interrupt_window() -> None:
+    """C24 names an Action: Healing Word (a Bonus Action) used beside the orc heals at once, no window."""
+    from omen_core.events import ReactionWindowOpened
+
+    fight = new_fight(having(sheet("ana"), "healing_word"), sheet("orc", side="raiders"), faces=[1, 6, 3])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    fight.execute(UseAbility(who="ana", ability="healing_word", target="ana"))
+    assert not any(isinstance(r.event, ReactionWindowOpened) for r in fight.events) and fight.state.at_rest
+
+
 KEEN_MIND = ('id = "keen_mind"\nname = "Keen Mind"\nuse = "trigger"\n'
              'trigger = { moment = "check.resolved", owner = "self", outcome = "success" }\n'
              'effects = [{ kind = "clear", to = "actor", condition = "Prone" }]\n')

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight
-from omen_core.commands import CancelAction, Command, CommandBase, EndFight
+from omen_core.commands import CancelAction, Command, CommandBase, EndFight, UseAbility
 from omen_core.content import Features, Weapon
-from omen_core.decisions import DECISION_POINTS, arms, legal_now, point_at, transitions, waiting_point
+from omen_core.decisions import DECISION_POINTS, DecisionPoint, arms, legal_now, point_at, transitions, waiting_point
 from omen_core.errors import RuleViolation
 from omen_core.events import ActionCancelled, FightEnded
 from omen_core.machine import TRANSITIONS, IllegalOrder, Phase, Step
@@ -33,8 +33,16 @@ from tests.fights import assert_legal_order, assert_replays, new_fight, payloads
 from tests.random_fights import RandomFight, fights
 from tests.sheets import CORE, sheet
 
-KINDS = [point.kind for point in DECISION_POINTS]
-POINTS = {point.kind: point for point in DECISION_POINTS}
+
+def key(point: DecisionPoint) -> str:
+    """A point's name here: its kind, and the step it waits at where another point of its kind comes first (the
+    Interrupt waits at an ability used for an Action as at a declared one, C24)."""
+    first = next(p for p in DECISION_POINTS if p.kind == point.kind)
+    return point.kind if first is point else f"{point.kind} at {point.step}"
+
+
+KINDS = [key(point) for point in DECISION_POINTS]
+POINTS = {key(point): point for point in DECISION_POINTS}
 
 
 def tag(command: type[CommandBase]) -> str:
@@ -59,6 +67,20 @@ def at_interrupt() -> Fight:
     fight.roll_initiative()
     reactions.through_round_1(fight)
     fight.attack("kael", "vesh")
+    return fight
+
+
+def at_ability_interrupt() -> Fight:
+    """reactions: in round 2 engaged Vesh may Interrupt Kael's Sear, an ability used for an Action (C24, C37)."""
+    from omen_core.content import Ability, DealDamage
+
+    sear = Ability(id="sear", name="Sear", use="action", target="enemy",
+                   effects=(DealDamage(to="target", flat=2, damage_type="fire"),))
+    fight = new_fight(msgspec.structs.replace(reactions.kael(), abilities=(sear,)), reactions.vesh(), faces=[15, 5])
+    fight.engage("kael", "vesh")
+    fight.roll_initiative()
+    reactions.through_round_1(fight)
+    fight.execute(UseAbility(who="kael", ability="sear", target="vesh"))
     return fight
 
 
@@ -110,6 +132,7 @@ def at_initiative_tie() -> Fight:
 OPEN: dict[str, tuple[Callable[[], Fight], tuple[str, ...]]] = {
     "active_defense": (at_active_defense, ("vesh",)),
     "interrupt": (at_interrupt, ("vesh",)),
+    "interrupt at ABILITY_REACTIONS_OPEN": (at_ability_interrupt, ("vesh",)),
     "attack_of_opportunity": (at_attack_of_opportunity, ("vesh",)),
     "catch": (at_catch, ("vesh",)),
     "routing": (at_routing, ("kael",)),
@@ -123,7 +146,8 @@ OPEN: dict[str, tuple[Callable[[], Fight], tuple[str, ...]]] = {
 
 class TestRegistry:
     def test_kinds_are_unique_and_each_has_a_fight_here(self) -> None:
-        """Every decision point has its own kind, and this file opens each one in a fight."""
+        """Every decision point has its own kind, or its own step where two share a kind (the Interrupt, C24), and
+        this file opens each one in a fight."""
         assert len(set(KINDS)) == len(KINDS)
         assert set(OPEN) == set(KINDS)
 
@@ -246,7 +270,7 @@ class TestOpenPoints:
         build, who = OPEN[kind]
         fight = build()
         point, responders, action = present(waiting_point(fight.state))
-        assert (point.kind, responders) == (kind, who)
+        assert (key(point), responders) == (kind, who)
         assert action == (present(fight.state.pending).action if point.step is not None else None)
         assert_replays(fight)
         assert_legal_order(fight.events)
@@ -278,7 +302,7 @@ class TestOpenPoints:
         fight = build()
         point = POINTS[kind]
         waiting = present(fight.options().waiting)
-        assert (waiting.kind, waiting.rule, waiting.who, waiting.title) == (kind, point.rule, who, point.title)
+        assert (waiting.kind, waiting.rule, waiting.who, waiting.title) == (point.kind, point.rule, who, point.title)
         assert waiting.answers == tuple(dict.fromkeys(tag(a.command) for a in point.answers))
 
     def test_a_refusal_says_what_is_legal_in_the_points_words(self, kind: str) -> None:

@@ -442,7 +442,12 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
     events = [by_seq[s] for s in sorted({line.seq for line in card.story}) if s in by_seq]
     expected = _expected_parts(events)
     if card.explanation is not None:
-        parts = [p for p in card.explanation.parts if p.name != "Ambush Difficulty"]
+        healing = [p for p in card.explanation.parts if p.name.endswith("'s healing")]
+        rolled = [sum(d.face for d in e.dice) for e in events if isinstance(e, DiceRolled) and e.purpose == "healing"]
+        for part in healing:  # a heal's amount: its dice (a healing roll of the card's) and its flat amount (C37)
+            assert sum(t.value for t in part.terms) == part.total
+            assert [t.value for t in part.terms if t.origin == "dice"] in ([], *([r] for r in rolled)), part
+        parts = [p for p in card.explanation.parts if p.name != "Ambush Difficulty" and p not in healing]
         assert len(parts) == len(expected), (card.seq, [p.name for p in parts])
         for part, terms_of in zip(parts, expected, strict=True):
             split = next((t.value for t in part.terms if t.origin == "condition"), 0)

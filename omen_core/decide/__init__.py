@@ -53,7 +53,7 @@ from ..commands import (
     UseAbility,
 )
 from ..content import DealDamage
-from ..decisions import point_at, waiting_point
+from ..decisions import REACTION_STEPS, point_at, waiting_point
 from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation
 from ..events import (
@@ -64,9 +64,9 @@ from ..events import (
     Event,
 )
 from ..extensions import window
-from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase, Step
-from ..state import AttackFrame, FightState, Frame, MoveFrame, SaveFrame
-from .abilities import pay_after_window, use_ability
+from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase
+from ..state import AbilityFrame, AttackFrame, FightState, Frame, MoveFrame, SaveFrame
+from .abilities import ability_actions, pay_after_window, use_ability, use_after_window
 from .attack import (
     RESUMES,
     answer_active_defense,
@@ -241,7 +241,7 @@ def _carry_on(draft: Draft) -> None:
         if top is not None and top.resume_at is not None and top.decision is None:
             _go_on_from(draft, top.resume_at)
             continue
-        if top is None or top.step is not Step.REACTIONS_OPEN or not top.window_done:
+        if top is None or top.step.name not in REACTION_STEPS or not top.window_done:
             return
         cut = top.interrupted
         close_window(draft)
@@ -251,6 +251,8 @@ def _carry_on(draft: Draft) -> None:
             _spend_and_cancel(draft, top)
         elif isinstance(top, AttackFrame):
             pay_and_roll(draft)
+        elif isinstance(top, AbilityFrame):
+            use_after_window(draft, top.declaration)  # its costs, then what it does (C24, C37)
         else:
             if isinstance(top, SaveFrame):
                 pay_after_window(draft, top.declaration)  # an ability's other costs, after the window (C24)
@@ -259,7 +261,8 @@ def _carry_on(draft: Draft) -> None:
 
 def _spend_and_cancel(draft: Draft, frame: Frame) -> None:
     """C24: an Interrupt hit cancels the declared Action, and its Action is still spent."""
-    amount = frame.declaration.effect.action_cost if isinstance(frame, SaveFrame) else 1
+    amount = frame.declaration.effect.action_cost if isinstance(frame, SaveFrame) else \
+        ability_actions(draft, frame.declaration) if isinstance(frame, AbilityFrame) else 1
     draft.emit(CostPaid(action=frame.action, who=frame.actor, resource="action", amount=amount,
                         purpose="the interrupted Action (still spent, C24)"))
     draft.emit(ActionCancelled(action=frame.action, reason="an Interrupt hit (C24)"))

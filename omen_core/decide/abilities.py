@@ -27,7 +27,7 @@ from .reactions import open_interrupts
 from .saves import resolve_save
 from .windows import settle
 
-__all__ = ["use_ability", "owned_ability"]
+__all__ = ["use_ability", "owned_ability", "use_after_window", "ability_actions"]
 
 
 def owned_ability(draft: Draft, who: str, ability_id: str) -> Ability:
@@ -81,14 +81,34 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
         _call(draft, cmd.who, target, ability, save)
         return
     check_consequences(draft, consequences_of(ability), ability.name, self_target=target == cmd.who)
-    action = draft.next_seq
-    draft.emit(AbilityUsed(action=action, who=cmd.who, ability=ability.id, name=ability.name, target=target))
+    used = AbilityUsed(action=draft.next_seq, who=cmd.who, ability=ability.id, name=ability.name, target=target)
+    draft.emit(used)
+    if cost.actions and open_interrupts(draft, cmd.who):
+        return  # an Action declared: adjacent enemies may Interrupt before its costs are paid (C24)
+    _do(draft, used, ability)
+
+
+def _do(draft: Draft, used: AbilityUsed, ability: Ability) -> None:
+    """An ability used on one's turn, its Interrupt window (if any) passed: its costs paid (C20, C22, C41), its
+    consequences in written order (C25), settled."""
+    cost = on_turn_cost(ability, draft.state.phase is Phase.ROUNDS)
     for resource, amount in cost.entries():
-        draft.emit(CostPaid(action=action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
+        draft.emit(CostPaid(action=used.action, who=used.who, resource=resource,  # type: ignore[arg-type]
                             amount=amount, purpose=ability.name))
-    ctx = Context(action=action, actor=cmd.who, target=target, spell=False, source=ability.name)
+    ctx = Context(action=used.action, actor=used.who, target=used.target, spell=False, source=ability.name)
     run_consequences(draft, ctx, consequences_of(ability), offer_will=False)
     settle(draft)
+
+
+def use_after_window(draft: Draft, used: AbilityUsed) -> None:
+    """An ability used for an Action goes on after an Interrupt window that did not cancel it (C24): its costs,
+    then what it does (C37)."""
+    _do(draft, used, owned_ability(draft, used.who, used.ability))
+
+
+def ability_actions(draft: Draft, used: AbilityUsed) -> int:
+    """The Actions an ability used on one's turn costs: what an Interrupt that hits leaves spent (C24)."""
+    return on_turn_cost(owned_ability(draft, used.who, used.ability), draft.state.phase is Phase.ROUNDS).actions
 
 
 def _take_action(draft: Draft, cmd: UseAbility, extension: Extension) -> None:

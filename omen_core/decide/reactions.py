@@ -8,6 +8,7 @@ Interrupt has hit), and the fight cannot move on while it is open.
 from __future__ import annotations
 
 from ..commands import Move, PassReaction
+from ..decisions import REACTION_STEPS
 from ..errors import RuleViolation
 from ..events import (
     CostPaid,
@@ -17,7 +18,7 @@ from ..events import (
     ReactionWindowClosed,
     ReactionWindowOpened,
 )
-from ..machine import Phase, Step
+from ..machine import Phase
 from ..state import FightState, MoveFrame
 from .draft import Draft, require_turn
 from .windows import Resume, nothing_rolled, open_window, settle_pending
@@ -99,7 +100,7 @@ def _window(draft: Draft, who: str, rule: str) -> ReactionWindowOpened:
     """The open reaction window ``who`` may answer, or a RuleViolation saying why not."""
     frame = draft.state.pending
     opened = frame.reaction_window if frame is not None else None
-    if frame is None or opened is None or draft.state.step is not Step.REACTIONS_OPEN:
+    if frame is None or opened is None or draft.state.step.name not in REACTION_STEPS:
         raise RuleViolation(rule, "no reaction window is open")
     if who not in opened.responders:
         raise RuleViolation(rule, f"{who!r} may not answer this window (responders: {', '.join(opened.responders)})")
