@@ -104,9 +104,15 @@ def run(
                                                        "sqlite:///path.db, postgresql://... or memory:.")] = "memory:",
     quiet: Annotated[bool, typer.Option(help="Print only the end state, not the narrative.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the end state as JSON.")] = False,
+    keep_seed: Annotated[bool, typer.Option("--keep-seed", help="A seeded fight that ends without revealing its "
+                                                                "seed keeps it secret (by default omen run "
+                                                                "reveals it then, C42).")] = False,
 ) -> None:
-    """Run a scenario: start the fight, join its combatants, play its commands, and write the log."""
+    """Run a scenario: start the fight, join its combatants, play its commands, and write the log; a seeded fight
+    that ends with its seed unrevealed has it revealed at the end (C42), unless --keep-seed."""
 
+    from omen_core.commands import RevealSeed
+    from omen_core.dice import SeededDice
     from omen_replay.narrate import Narrator
     from omen_replay.replay import summarise
     from omen_replay.scenario import load_scenario, run_scenario
@@ -128,6 +134,10 @@ def run(
 
         fight = run_scenario(loaded, store, on_step=lambda step, stored: tell(stored), on_start=tell,
                              snapshots=open_snapshots(log_url))
+        state = fight.state
+        if not keep_seed and state.ending is not None and isinstance(fight.dice, SeededDice) \
+                and state.seed_commitment is not None and state.revealed_seed is None:
+            tell(fight.execute(RevealSeed(seed=fight.dice.seed.hex())))  # at the end of a fight (C42)
     records = fight.events
     print_state(summarise(fight.state), as_json)
     if not as_json:

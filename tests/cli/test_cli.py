@@ -379,3 +379,59 @@ class TestSessionLog:
     def test_unknown_format_is_bad_input(self, tmp_path: Path) -> None:
         """An unknown --format is refused with exit 2."""
         assert omen("log", "x.jsonl", "--format", "pdf").exit_code == 2
+
+
+SEEDED_END = """[fight]
+id = "s2"
+dice = "seeded"
+seed = "00112233445566778899aabbccddeeff"
+
+[[combatants]]
+id = "ash"
+name = "Ash"
+side = "north"
+hp = 20
+[combatants.attributes]
+STR = { die = "d8" }
+AGI = { die = "d6", bonus = 1 }
+INT = { die = "d4" }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[combatants]]
+id = "bo"
+name = "Bo"
+side = "south"
+hp = 20
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d8", bonus = 2 }
+INT = { die = "d4" }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[commands]]
+command = "roll_initiative"
+
+[[commands]]
+command = "end_fight"
+reason = "gm"
+"""
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_omen_run_reveals_the_seed_at_the_end_of_a_fight_unless_kept(tmp_path: Path, keep: bool) -> None:
+    """C42 "a seed is revealed at the end of a fight unless the GM chooses otherwise": a seeded scenario that ends
+    (end_fight) without a reveal_seed has omen run reveal the seed after its last command, and omen verify checks
+    both initiative dice against it (it kept the seed: "2 seeded dice not checked"; found by a tester); with
+    --keep-seed it stays secret."""
+    scenario = tmp_path / "s2.toml"
+    scenario.write_text(SEEDED_END)
+    log = tmp_path / "s2.jsonl"
+    ran = omen("run", str(scenario), "--log", str(log), *(["--keep-seed"] if keep else []))
+    assert ran.exit_code == 0, ran.output
+    types = [json.loads(line)["event"]["type"] for line in log.read_text().splitlines()]
+    assert types[-1] == ("fight_ended" if keep else "seed_revealed")
+    assert ("00112233445566778899aabbccddeeff" in log.read_text()) is not keep
+    verified = " ".join(omen("verify", str(log)).output.split())
+    assert ("2 seeded dice not checked" if keep else "2 seeded dice all match the revealed seed") in verified
