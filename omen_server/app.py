@@ -386,8 +386,8 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(422, "idempotency-key-reused", "This key was used for another request",
                         scrub(detail, sight, typed), field="$.command.idempotency_key")
     if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
-        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field="$.command.dice",
-                        rule="C29")
+        field = getattr(request.state, "dice_field", None) or "$.command.dice"  # POST /staged's are at $.dice
+        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field=field, rule="C29")
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
