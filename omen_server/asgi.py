@@ -156,7 +156,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             raise HTTPException(status_code=409, detail=f"a fight {fight_id!r} already exists")
         fight = fights.start(fight_id, data)
         token = fights.keep.add_seat(fight_id, "gm")
-        return Created(fight_id=fight_id, gm_token=token, head=head_of(fight), options=fight.options())
+        return Created(fight_id=fight_id, gm_token=token, head=head_of(fight),
+                       options=fights.view(fight_id, fight).options)
 
     @get("/fights", sync_to_thread=True, summary="List fights", responses=_errors(400, 503),
          description=f"The fights of the store after the id `after`, in id order, with their heads, at most `limit` "
