@@ -434,6 +434,15 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                           extra=[{"message": f"Expected a seq (ASCII digits, at most {MAX_SEQ})",
                                                   "key": "Last-Event-ID", "source": "header"}])
             start = seq
+        head = await anyio.to_thread.run_sync(fights.store.version, fight_id)  # the store's, shared by every server
+        if start > head:  # an id of another fight or store: waiting for it would be silence, maybe for ever
+            named, source = ("Last-Event-ID", "header") if last_event_id else ("after", "query")
+            raise ValidationException(detail=f"{named} {start} is past the fight's head, seq {head}: resume from an "
+                                             "event of this fight (or leave it out to start from the first)",
+                                      extra=[{"message": f"{named} {start} is past the fight's head, seq {head} "
+                                                         "(an id of another fight or store?): expected a seq from 0 "
+                                                         f"to {head}",
+                                              "key": named, "source": source}])
         return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
 
     return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,

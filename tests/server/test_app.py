@@ -511,6 +511,20 @@ class TestStreamRefusals:
         assert answer.status_code == 400 and answer.json()["field"] == "header.Last-Event-ID"
 
 
+    @pytest.mark.parametrize(("query", "last", "field"), [
+        ("?after=4", None, "query.after"), ("", "4", "header.Last-Event-ID"), ("?after=1", "9", "header.Last-Event-ID"),
+        ("?after=2", "5", "header.Last-Event-ID")])
+    def test_a_resume_point_past_the_head_is_400_naming_the_head(self, table: Any, query: str, last: str | None,
+                                                                   field: str) -> None:
+        """A stream resumed past the fight's head (seq 3: an id of another fight or store) is 400 at the parameter,
+        saying the head, not a 200 and silence for ever; with both sent, Last-Event-ID wins (it is the one
+        refused, after=1 or 2 notwithstanding)."""
+        table.create()
+        headers = {**table.auth(), **({"Last-Event-ID": last} if last else {})}
+        answer = table.client.get(f"/fights/duel/stream{query}", headers=headers)
+        assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
+        assert "past the fight's head, seq 3" in answer.json()["detail"], answer.text
+
 def play_through_the_api(table: Table, picks: list[int], junk: list[Any]) -> None:
     """Give commands chosen from the options (``picks``) or junk bodies, checking each answer against the log."""
     for pick, rubbish in zip(picks, junk, strict=True):
