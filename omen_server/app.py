@@ -25,6 +25,7 @@ from litestar.response import ServerSentEventMessage
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight, Undo
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
+from omen_core.decisions import OPTIONS_HINT
 from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice, describe_rolls
 from omen_core.errors import (
     BadInput,
@@ -354,8 +355,8 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         scrub(str(exc) + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
                         field=found)
     if isinstance(exc, RuleViolation):
-        return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight, typed),
-                        rule=exc.rule)
+        return _problem(422, "rule-violation", "A rule refuses this command",
+                        _http_words(request, scrub(str(exc), sight, typed)), rule=exc.rule)
     if isinstance(exc, InvalidCommand):  # its path is the command's own: in the request, under $.command
         field = exc.path if exc.command == "command_issued" else "$.command" + exc.path.removeprefix("$")
         return _problem(400, "invalid-command", "The command does not validate",
@@ -391,6 +392,13 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
+
+
+def _http_words(request: Request[Any, Any, Any], detail: str) -> str:
+    """The engine's words as an HTTP client reads them: what is accepted now is ``GET /fights/{id}/options``, not
+    ``omen status`` (the command line keeps its wording)."""
+    fight_id = request.path_params.get("fight_id", "{id}")
+    return detail.replace(OPTIONS_HINT, f"GET /fights/{fight_id}/options lists every command this seat may give now")
 
 
 _MISSING_PARAMETER = re.compile(r"Missing required (?P<source>query|header|cookie|path) parameter '(?P<name>[^']+)'")

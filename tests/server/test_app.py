@@ -222,6 +222,17 @@ class TestCommands:
         assert table.command({"command": "undo"}).status_code == 422
         assert table.command({"command": "redo"}).status_code == 201
 
+    def test_a_refusal_says_where_an_http_client_finds_what_is_legal(self, table: Any) -> None:
+        """C8: an Active Defense answered with no window open is refused saying no decision is open and that GET
+        /fights/duel/options lists what is accepted (the engine's words name omen status and Fight.options(), the
+        command line's ways)."""
+        table.create()
+        assert table.command({"command": "roll_initiative"}).status_code == 201
+        answer = table.command({"command": "answer_active_defense", "defender": "kael", "defense": "dodge"})
+        assert answer.status_code == 422 and answer.json()["rule"] == "C8", answer.text
+        assert answer.json()["detail"].endswith("legal now: no decision is open (GET /fights/duel/options lists every "
+                                                "command this seat may give now)"), answer.text
+
     def test_a_bad_field_is_400_naming_its_path(self, table: Any) -> None:
         """A command whose who is a number is 400 at $.command.who; an unknown command at $.command; a number
         past 2**53 - 1 at its own path under $.command, nothing written."""
