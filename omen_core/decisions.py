@@ -40,7 +40,7 @@ from .extensions import ATTACK_OPTION_FIELDS, attack_option_offered
 from .hooks import HOOK_POINTS
 
 __all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "REACTION_STEPS", "point_at", "waiting_point", "legal_now",
-           "transitions", "arms", "attack_variants", "extension_point"]
+           "OPTIONS_HINT", "transitions", "arms", "attack_variants", "extension_point"]
 
 
 @dataclass(frozen=True)
@@ -274,12 +274,16 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
     return point, who, frame.action
 
 
+#: Where a refusal sends its reader for what is accepted now (the server says its own way: GET /options).
+OPTIONS_HINT = "omen status, or Fight.options(), lists every command accepted now"
+
+
 def legal_now(state: Any) -> list[str]:
     """What may be answered now, in command words: the open decision's answer commands and who gives them,
     then what the GM may do instead (how a refusal says "legal now", the same words as ``options()``)."""
     found = waiting_point(state)
     if found is None:
-        return ["no decision is open (omen status, or Fight.options(), lists every command accepted now)"]
+        return [f"no decision is open ({OPTIONS_HINT})"]
     point, who, _action = found
     tags = dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers)
     by = f" by {', '.join(who)}" if who and point.step is not None else ""

@@ -23,8 +23,9 @@ from litestar.openapi import ResponseSpec
 from litestar.response import ServerSentEventMessage
 
 from omen_core import Fight, OmenError, SeededDice
-from omen_core.commands import Command, Join, RevealSeed, StartFight
+from omen_core.commands import Command, Join, RevealSeed, StartFight, Undo
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
+from omen_core.decisions import OPTIONS_HINT
 from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice, describe_rolls
 from omen_core.errors import (
     BadInput,
@@ -37,7 +38,7 @@ from omen_core.errors import (
     UnknownCombatant,
     UnknownFight,
 )
-from omen_core.events import CombatantJoined
+from omen_core.events import CombatantJoined, FightStarted
 from omen_core.limits import MAX_LISTED, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
@@ -354,8 +355,8 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         scrub(str(exc) + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
                         field=found)
     if isinstance(exc, RuleViolation):
-        return _problem(422, "rule-violation", "A rule refuses this command", scrub(str(exc), sight, typed),
-                        rule=exc.rule)
+        return _problem(422, "rule-violation", "A rule refuses this command",
+                        _http_words(request, scrub(str(exc), sight, typed)), rule=exc.rule)
     if isinstance(exc, InvalidCommand):  # its path is the command's own: in the request, under $.command
         field = exc.path if exc.command == "command_issued" else "$.command" + exc.path.removeprefix("$")
         return _problem(400, "invalid-command", "The command does not validate",
@@ -386,11 +387,18 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(422, "idempotency-key-reused", "This key was used for another request",
                         scrub(detail, sight, typed), field="$.command.idempotency_key")
     if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
-        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field="$.command.dice",
-                        rule="C29")
+        field = getattr(request.state, "dice_field", None) or "$.command.dice"  # POST /staged's are at $.dice
+        return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field=field, rule="C29")
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
+
+
+def _http_words(request: Request[Any, Any, Any], detail: str) -> str:
+    """The engine's words as an HTTP client reads them: what is accepted now is ``GET /fights/{id}/options``, not
+    ``omen status`` (the command line keeps its wording)."""
+    fight_id = request.path_params.get("fight_id", "{id}")
+    return detail.replace(OPTIONS_HINT, f"GET /fights/{fight_id}/options lists every command this seat may give now")
 
 
 _MISSING_PARAMETER = re.compile(r"Missing required (?P<source>query|header|cookie|path) parameter '(?P<name>[^']+)'")
@@ -513,6 +521,7 @@ class Fights:
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
+        self._setups: dict[str, int] = {}  # the last seq of each fight's set-up, once a command follows it
 
     def seat(self, token: str) -> Seat | None:
         """The seat a token speaks for, or None: read from the keep at most every SEAT_TTL seconds per token (a
@@ -580,7 +589,8 @@ class Fights:
             fight = fight or self.fight(fight_id)
             cached = self._views.get(fight_id)
             if cached is None or cached.head.hash != fight.state.last_hash:
-                cached = self._views[fight_id] = OptionsView(head=head_of(fight), options=fight.options())
+                options = self.http_options(fight_id, fight.state, fight.options())
+                cached = self._views[fight_id] = OptionsView(head=head_of(fight), options=options)
                 _remember_head(self._heads.setdefault(fight_id, {}), cached)
             return cached
 
@@ -596,7 +606,8 @@ class Fights:
             if seq >= fight.version:
                 return self.view(fight_id, fight)
             state = fight.state_after(seq)
-            view = OptionsView(head=Head(seq=state.version, hash=state.last_hash), options=options_of(state))
+            view = OptionsView(head=Head(seq=state.version, hash=state.last_hash),
+                               options=self.http_options(fight_id, state, options_of(state)))
             _remember_head(self._heads.setdefault(fight_id, {}), view)
             return view
 
@@ -605,12 +616,35 @@ class Fights:
         (hold the fight's lock)."""
         view = self.view(fight_id, fight)
         if _lists_shift(fight.state, sight):
-            view = OptionsView(head=view.head, options=fight.options(unseen=sight.hidden))
+            view = OptionsView(head=view.head,
+                               options=self.http_options(fight_id, fight.state, fight.options(unseen=sight.hidden)))
         view = _seat_view(view, sight)
         if seat is None:
             return view
         found = self.staged_view(self, fight_id, fight, sight, seat)
         return view if found is None else msgspec.structs.replace(view, staged=found)
+
+    def setup_end(self, fight_id: str) -> int:
+        """The last seq of the fight's set-up: the ``fight_started`` and ``combatant_joined`` batches its log opens
+        with (``POST /fights`` appends them all at once; a scenario run by ``omen run`` the same, its joins before
+        its first other command). Kept once another command follows them: a log's start never changes."""
+        kept = self._setups.get(fight_id)
+        if kept is not None:
+            return kept
+        end = 0
+        for rec in self.store.read(fight_id, 0):
+            if not isinstance(rec.event, FightStarted | CombatantJoined):
+                self._setups[fight_id] = end
+                break
+            end = rec.seq
+        return end
+
+    def http_options(self, fight_id: str, state: FightState, options: Options) -> Options:
+        """``options`` as the server offers them: an undo is not offered when it would go back into the fight's
+        set-up (:func:`refuse_setup_undo`), so that what is offered is what is accepted."""
+        if not 0 < state.undo_point <= self.setup_end(fight_id):
+            return options
+        return msgspec.structs.replace(options, offers=tuple(o for o in options.offers if o.command != "undo"))
 
     def poke(self, fight_id: str) -> None:
         """Tell this process's streams of a fight to look at their views now: something a seat sees changed
@@ -845,9 +879,24 @@ def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, fie
         at += len(roll[2])
 
 
+def refuse_setup_undo(fights: Fights, fight_id: str, fight: Fight, command: Command) -> None:
+    """An undo over HTTP goes back no further than the first command after the set-up: the roster is joined whole
+    by ``POST /fights`` and ``join`` is no command over HTTP, so a combatant undone out of it could be brought back
+    by a redo alone. (``omen undo`` on the command line may: a scenario's joins are its commands.)"""
+    if not isinstance(command, Undo):
+        return
+    start = command.to_seq if command.to_seq is not None else fight.state.undo_point
+    end = fights.setup_end(fight_id)
+    if 0 < start <= end:
+        raise RuleViolation("undo", f"seq {start} is in the fight's set-up (seqs 1 to {end}: the fight started and its "
+                                    "combatants joined, all at once by POST /fights), which an undo over HTTP does not "
+                                    "reach: the roster is made whole by POST /fights; start a new fight to change it")
+
+
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
     Another process first: a 409, the fight left as it was and caught up at its next use."""
+    refuse_setup_undo(fights, fight_id, fight, command)
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)
     # a player's faces in a seeded fight are its own dice's (own_faces_only): the dice after them are the fight's

@@ -156,7 +156,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             raise HTTPException(status_code=409, detail=f"a fight {fight_id!r} already exists")
         fight = fights.start(fight_id, data)
         token = fights.keep.add_seat(fight_id, "gm")
-        return Created(fight_id=fight_id, gm_token=token, head=head_of(fight), options=fight.options())
+        return Created(fight_id=fight_id, gm_token=token, head=head_of(fight),
+                       options=fights.view(fight_id, fight).options)
 
     @get("/fights", sync_to_thread=True, summary="List fights", responses=_errors(400, 503),
          description=f"The fights of the store after the id `after`, in id order, with their heads, at most `limit` "
@@ -433,6 +434,15 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                           extra=[{"message": f"Expected a seq (ASCII digits, at most {MAX_SEQ})",
                                                   "key": "Last-Event-ID", "source": "header"}])
             start = seq
+        head = await anyio.to_thread.run_sync(fights.store.version, fight_id)  # the store's, shared by every server
+        if start > head:  # an id of another fight or store: waiting for it would be silence, maybe for ever
+            named, source = ("Last-Event-ID", "header") if last_event_id else ("after", "query")
+            raise ValidationException(detail=f"{named} {start} is past the fight's head, seq {head}: resume from an "
+                                             "event of this fight (or leave it out to start from the first)",
+                                      extra=[{"message": f"{named} {start} is past the fight's head, seq {head} "
+                                                         "(an id of another fight or store?): expected a seq from 0 "
+                                                         f"to {head}",
+                                              "key": named, "source": source}])
         return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
 
     return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "MAX_TITLE", "MAX_NOTE", "MAX_NAME", "MAX_COMBATANTS",
            "MAX_PUBLIC_EFFECTS", "MAX_SEATS", "MAX_TOKEN", "MAX_IDEMPOTENCY_KEY", "MAX_SEQ", "EVENTS_PAGE",
-           "FIGHTS_PAGE", "IDEMPOTENCY_WAIT", "STORE_TIMEOUT"]
+           "FIGHTS_PAGE", "IDEMPOTENCY_WAIT", "STORE_TIMEOUT", "MAX_HEADER_BYTES"]
 
 MAX_BODY_BYTES = 1 << 20
 """The largest request body: 1 MiB (a fight of 32 sheets in JSON is about 40 KB). Past it, 413."""
@@ -44,6 +44,12 @@ MAX_SEATS = 64
 
 MAX_TOKEN = 200
 """The longest bearer token looked up (omen's are 50 characters); a longer one is 401 without a look."""
+
+MAX_HEADER_BYTES = 16384
+"""The request line and headers together that the HTTP server (uvicorn, over h11: ``h11_max_incomplete_event_size``,
+h11's default) always reads: a header block past it may be refused by uvicorn itself, with a plain-text ``400
+Invalid HTTP request received.``, before omen sees it (when a read leaves more than this of it incomplete, which
+depends on how it arrives). Far above every header omen takes: a token past :data:`MAX_TOKEN` is omen's 401."""
 
 MAX_IDEMPOTENCY_KEY = 200
 """The longest ``Idempotency-Key``, in characters."""

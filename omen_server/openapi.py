@@ -48,7 +48,7 @@ from .app import (
 from .limits import MAX_IDEMPOTENCY_KEY, MAX_SEQ
 from .staging import GiveDice
 
-__all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES", "ANSWERS"]
+__all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES", "ANSWERS", "RAW_ANSWERS"]
 
 #: Every type that goes over the wire as JSON, requests and answers: their schemas are msgspec's.
 WIRE_TYPES: tuple[type, ...] = (CreateFight, CommandRequest, NewSeat, SettingsChange, GiveDice, Created, FightsPage,
@@ -71,9 +71,25 @@ ANSWERS: dict[tuple[str, str], dict[int, tuple[type, str]]] = {
         201: (CommandResult, "The command was decided: the events appended, as this seat sees them"),
         202: (StagedView, "The faces are in; the command now waits for another seat's dice")},
 }
+_TAG = {"description": "What the fragment shows, tagged (an HMAC under the keep's secret): send it back in "
+                       "X-Table-Tag to be answered 204 while nothing it shows changed",
+        "schema": {"type": "string"}}
+#: The answers of the routes that answer raw bytes of their own kind (HTML, nothing), by path and method: by status,
+#: the OpenAPI response object.
+RAW_ANSWERS: dict[tuple[str, str], dict[int, dict[str, Any]]] = {
+    ("/fights/{fight_id}/table", "get"): {
+        200: {"description": "The table as this seat sees it, an HTML fragment",
+              "headers": {"X-Table-Tag": _TAG}, "content": {"text/html": {"schema": {"type": "string"}}}},
+        204: {"description": "Nothing the fragment shows changed since the X-Table-Tag sent: no body",
+              "headers": {"X-Table-Tag": _TAG}}},
+    ("/sheets", "get"): {
+        200: {"description": "The bundled sheets by id", "content": {"application/json": {"schema": {
+            "type": "object", "additionalProperties": {"$ref": "#/components/schemas/CombatantSheet"}}}}}},
+}
 _HEADERS: dict[str, dict[str, Any]] = {
     "Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
     "Last-Event-ID": {"type": "string", "pattern": r"^[0-9]{1,19}$(?!\n)"},
+    "X-Table-Tag": {"type": "string"},
 }
 
 
@@ -144,7 +160,9 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
             for status, (kind, words) in ANSWERS.get((path, method), {}).items():
                 operation["responses"][str(status)] = {"description": words, "content": {"application/json": {
                     "schema": {"$ref": f"#/components/schemas/{kind.__name__}"}}}}
-            public = path == "/fights" and (method == "get" or not create_token)
+            for status, answer in RAW_ANSWERS.get((path, method), {}).items():
+                operation["responses"][str(status)] = answer
+            public = path == "/sheets" or (path == "/fights" and (method == "get" or not create_token))
             operation["security"] = [] if public else [{"bearer": []}]
             _problems(operation, 400, 503, *(() if public else (401,)), *((413,) if method == "post" else ()))
             if path.endswith("/stream"):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from omen_core.store import EventStore, open_store
 
 from .asgi import create_app
 from .guard import new_create_token
 from .keep import AnyKeep, open_keep
-from .limits import STORE_TIMEOUT
+from .limits import MAX_HEADER_BYTES, STORE_TIMEOUT
 
 __all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "server_store", "server_keep",
            "setup_link", "configure_logging", "main", "CREATE_VARIABLE"]
@@ -88,7 +89,7 @@ def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8
     import uvicorn
 
     uvicorn.run(create_app(store, keep, create_token=create_token), host=host, port=port, log_level=log_level,
-                timeout_graceful_shutdown=GRACE_SECONDS)
+                timeout_graceful_shutdown=GRACE_SECONDS, **HTTP_OPTIONS)
 
 
 #: How long an interrupted server (Ctrl-C, SIGTERM) waits for the requests in flight before it closes them: a
@@ -96,6 +97,10 @@ def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8
 #: still saying "live". A command in flight is appended whole or not at all either way (the stores' appends are
 #: atomic); a page whose stream is closed reconnects to the next server on that port.
 GRACE_SECONDS = 3
+
+#: uvicorn's HTTP implementation, named (not "auto", which would take httptools where it is installed, with a
+#: header bound of its own) and bounded as docs/server.md's "Limits" says (MAX_HEADER_BYTES).
+HTTP_OPTIONS: dict[str, Any] = {"http": "h11", "h11_max_incomplete_event_size": MAX_HEADER_BYTES}
 
 STORE_VARIABLE, KEEP_VARIABLE, LOG_VARIABLE = "OMEN_SERVE_STORE", "OMEN_SERVE_KEEP", "OMEN_SERVE_LOG"
 
@@ -111,7 +116,7 @@ def run_workers(store_url: str, keep_path: str, workers: int, host: str = "127.0
     if create_token:
         os.environ[CREATE_VARIABLE] = create_token
     uvicorn.run("omen_server.serve:app_from_environment", factory=True, workers=workers, host=host, port=port,
-                log_level=log_level, timeout_graceful_shutdown=GRACE_SECONDS)
+                log_level=log_level, timeout_graceful_shutdown=GRACE_SECONDS, **HTTP_OPTIONS)
 
 
 def app_from_environment() -> object:

@@ -223,6 +223,7 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         fight = fights.fight(fight_id)
         sight = fights.sight(fight_id, seat, fight)
         _remember(request, sight)
+        request.state.dice_field = "$.dice"  # a face no die shows is this request's, not the staged command's
         staged = _kept(fights, fight_id, fight)
         if staged is None or staged.id != data.id:
             return _problem(409, "stale-version", "No such staged command now",

@@ -32,7 +32,7 @@ import jinja2
 import msgspec
 from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, HeaderParameter, QueryParameter
 
 from omen_core.abilities import uses_left, when_words
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
@@ -43,7 +43,7 @@ from omen_core.state import FightState
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
-from .app import Fights, SeatEntry, StagedView, _seat, fights_page
+from .app import Fights, SeatEntry, StagedView, _errors, _seat, fights_page
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
 from .story import StoryCard, story, top_card
@@ -884,7 +884,9 @@ def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:
     def table(fight_id: FromPath[str]) -> Response[bytes]:
         return _page("table.html.j2", fight_id=fight_id)
 
-    @get("/sheets", sync_to_thread=True, include_in_schema=False)
+    @get("/sheets", sync_to_thread=True, summary="The bundled sheets",
+         description="The bundled Ember Ford sheets (what the set-up page offers), by id, each a sheet as POST /fights "
+                     "takes it (docs/content.md); no token needed.")
     def sheets() -> dict[str, Any]:
         return bundled_sheets()
 
@@ -898,14 +900,20 @@ def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:
         return Response((_STATIC / name).read_bytes(), media_type=_STATIC_TYPES[name],
                         headers={"Cache-Control": "no-cache"})
 
-    @get("/fights/{fight_id:str}/table", sync_to_thread=True, include_in_schema=False)
-    def fragment(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+    @get("/fights/{fight_id:str}/table", sync_to_thread=True, summary="The table page's fragment (HTML)",
+         responses=_errors(400, 401, 403, 404),
+         description="The table as this seat sees it, an HTML fragment rendered from the seat's own views (what the "
+                     "table page shows). Its X-Table-Tag header tags what it shows; sent back in X-Table-Tag, while "
+                     "nothing it shows changed the answer is 204 with no body (docs/server.md, \"The table page\").")
+    def fragment(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                 table_tag: Annotated[str | None, HeaderParameter(name="X-Table-Tag", required=False)] = None
+                 ) -> Response[bytes]:
         _token, seat = _seat(request, fights, fight_id)
         if seat.kind != "gm":
             _token = ""
         tag = version_tag(fights, fight_id, seat)
         headers = {"Cache-Control": "no-store", "X-Table-Tag": tag}
-        if request.headers.get("x-table-tag") == tag:  # the page has it already (no 304: nothing is cached)
+        if table_tag == tag:  # the page has it already (no 304: nothing is cached)
             return Response(b"", status_code=204, headers=headers)
         return Response(panel_html(fights, fight_id, seat, _token).encode(), media_type="text/html",
                         headers=headers)

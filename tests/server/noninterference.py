@@ -263,7 +263,22 @@ def _pick(rng: random.Random, offers: list[dict[str, Any]], waiting: bool, fight
     weighted = [(o, w) for o, w in weighted if w > 0]
     if not weighted:
         return None
-    return rng.choices([o for o, _w in weighted], weights=[w for _o, w in weighted])[0]
+    chosen = rng.choices([o for o, _w in weighted], weights=[w for _o, w in weighted])[0]
+    if chosen["command"] == "undo" and 0 < state.undo_point <= _setup_end(fight):  # the server offers no such undo
+        weighted = [(o, w) for o, w in weighted if o["command"] != "undo"]
+        return rng.choices([o for o, _w in weighted], weights=[w for _o, w in weighted])[0] if weighted else None
+    return chosen
+
+
+def _setup_end(fight: Fight) -> int:
+    """The last seq of the fight's set-up (its opening fight_started and combatant_joined events), which an undo over
+    HTTP does not reach (omen_server.app.refuse_setup_undo)."""
+    end = 0
+    for rec in fight.store.read(fight.fight_id):
+        if type(rec.event).__struct_config__.tag not in ("fight_started", "combatant_joined"):
+            break
+        end = rec.seq
+    return end
 
 
 def _refused(fight: Fight, body: dict[str, Any]) -> bool:

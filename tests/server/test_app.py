@@ -100,13 +100,16 @@ def table() -> Any:
 class TestCreate:
     def test_a_fight_is_created_with_its_combatants_and_a_gm_token(self, table: Any) -> None:
         """POST /fights starts the fight with both sheets joined in one append; the answer's head is the log's
-        last event and its options are Fight.options() of the stored fight."""
+        last event and its options are Fight.options() of the stored fight but its undo (it would void a join: the
+        set-up is POST /fights's whole)."""
         made = table.create()
         stored = list(table.store.read("duel"))
         assert made["fight_id"] == "duel" and made["gm_token"].startswith("omen_gm_")
         assert made["head"] == {"seq": stored[-1].seq, "hash": stored[-1].hash}
         assert sorted(Fight.load(table.store, "duel").state.combatants) == ["kael", "vesh"]
-        assert made["options"] == as_json(Fight.load(table.store, "duel").options())
+        options = as_json(Fight.load(table.store, "duel").options())
+        assert options["offers"][-1]["command"] == "undo"
+        assert made["options"] == {**options, "offers": options["offers"][:-1]}
 
     def test_the_token_is_kept_hashed_and_the_seed_outside_the_log(self, tmp_path: Path) -> None:
         """The keep holds the token's SHA-256, never the token; the seed is in the keep and its commitment in the
@@ -191,6 +194,44 @@ class TestCommands:
         assert answer.status_code == 422 and answer.json()["type"] == "/problems/rule-violation"
         assert answer.json()["rule"] and answer.json()["rule"] in answer.json()["detail"]
         assert lines(table.store, "duel") == before
+
+    def test_an_undo_never_reaches_into_the_set_up(self, table: Any) -> None:
+        """POST /fights joins the roster whole and join is no command over HTTP, so an undo whose target is a
+        set-up event (seqs 1-3: fight_started, two combatant_joined) is refused (422 rule undo, the log
+        byte-identical) and not offered; once initiative is rolled, its undo is offered and accepted (201), and the
+        next undo, back into the set-up, is neither."""
+        table.create()
+        before = lines(table.store, "duel")
+
+        def offered() -> list[str]:
+            answer = table.client.get("/fights/duel/options", headers=table.auth())
+            return [offer["command"] for offer in answer.json()["options"]["offers"]]
+
+        assert "undo" not in offered()
+        for undo in ({"command": "undo", "reason": "u"}, {"command": "undo", "to_seq": 2}):
+            answer = table.command(undo)
+            assert answer.status_code == 422, answer.text
+            problem = answer.json()
+            assert (problem["type"], problem["rule"]) == ("/problems/rule-violation", "undo")
+            assert "set-up (seqs 1 to 3" in problem["detail"] and "start a new fight" in problem["detail"]
+            assert lines(table.store, "duel") == before
+        assert table.command({"command": "roll_initiative"}).status_code == 201
+        assert "undo" in offered()
+        assert table.command({"command": "undo", "reason": "misrolled"}).status_code == 201
+        assert "undo" not in offered()
+        assert table.command({"command": "undo"}).status_code == 422
+        assert table.command({"command": "redo"}).status_code == 201
+
+    def test_a_refusal_says_where_an_http_client_finds_what_is_legal(self, table: Any) -> None:
+        """C8: an Active Defense answered with no window open is refused saying no decision is open and that GET
+        /fights/duel/options lists what is accepted (the engine's words name omen status and Fight.options(), the
+        command line's ways)."""
+        table.create()
+        assert table.command({"command": "roll_initiative"}).status_code == 201
+        answer = table.command({"command": "answer_active_defense", "defender": "kael", "defense": "dodge"})
+        assert answer.status_code == 422 and answer.json()["rule"] == "C8", answer.text
+        assert answer.json()["detail"].endswith("legal now: no decision is open (GET /fights/duel/options lists every "
+                                                "command this seat may give now)"), answer.text
 
     def test_a_bad_field_is_400_naming_its_path(self, table: Any) -> None:
         """A command whose who is a number is 400 at $.command.who; an unknown command at $.command; a number
@@ -480,6 +521,20 @@ class TestStreamRefusals:
         answer = table.client.get("/fights/duel/stream", headers={**table.auth(), "Last-Event-ID": "x"})
         assert answer.status_code == 400 and answer.json()["field"] == "header.Last-Event-ID"
 
+
+    @pytest.mark.parametrize(("query", "last", "field"), [
+        ("?after=4", None, "query.after"), ("", "4", "header.Last-Event-ID"), ("?after=1", "9", "header.Last-Event-ID"),
+        ("?after=2", "5", "header.Last-Event-ID")])
+    def test_a_resume_point_past_the_head_is_400_naming_the_head(self, table: Any, query: str, last: str | None,
+                                                                   field: str) -> None:
+        """A stream resumed past the fight's head (seq 3: an id of another fight or store) is 400 at the parameter,
+        saying the head, not a 200 and silence for ever; with both sent, Last-Event-ID wins (it is the one
+        refused, after=1 or 2 notwithstanding)."""
+        table.create()
+        headers = {**table.auth(), **({"Last-Event-ID": last} if last else {})}
+        answer = table.client.get(f"/fights/duel/stream{query}", headers=headers)
+        assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
+        assert "past the fight's head, seq 3" in answer.json()["detail"], answer.text
 
 def play_through_the_api(table: Table, picks: list[int], junk: list[Any]) -> None:
     """Give commands chosen from the options (``picks``) or junk bodies, checking each answer against the log."""
@@ -786,7 +841,9 @@ class TestCompression:
                                    headers={"Accept-Encoding": "gzip"})
         assert answer.headers["content-encoding"] == "gzip"
         assert int(answer.headers["content-length"]) * 10 < len(answer.content)
-        assert answer.json()["options"] == as_json(Fight.load(table.store, "big").options())
+        options = as_json(Fight.load(table.store, "big").options())  # but the undo into the set-up (not offered)
+        offers = [o for o in options["offers"] if o["command"] != "undo"]
+        assert answer.json()["options"] == {**options, "offers": offers}
 
 
 class TestSessionPage:

@@ -93,3 +93,20 @@ def test_the_document_says_what_staging_answers() -> None:
                for path in ("/fights/{fight_id}/commands", "/fights/{fight_id}/staged")}
     assert answers == {"/fights/{fight_id}/commands": {"201": "CommandResult", "202": "StagedView"},
                        "/fights/{fight_id}/staged": {"201": "CommandResult", "202": "StagedView"}}
+
+
+def test_the_document_says_what_the_table_fragment_and_the_sheets_answer() -> None:
+    """docs/server.md's GET /fights/{id}/table (HTML with its X-Table-Tag; 204 with no body when the tag sent back
+    is the one it has) and GET /sheets (no token: the bundled sheets by id) are in the document (they were left
+    out: include_in_schema=False)."""
+    paths = SCHEMA.raw_schema["paths"]
+    table = paths["/fights/{fight_id}/table"]["get"]
+    assert table["security"] == [{"bearer": []}]
+    assert [p["name"] for p in table["parameters"] if p["in"] == "header"] == ["X-Table-Tag"]
+    assert list(table["responses"]["200"]["content"]) == ["text/html"]
+    assert "content" not in table["responses"]["204"]
+    assert {"X-Table-Tag"} == set(table["responses"]["200"]["headers"]) == set(table["responses"]["204"]["headers"])
+    sheets = paths["/sheets"]["get"]
+    assert sheets["security"] == [] and "401" not in sheets["responses"]
+    assert sheets["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "type": "object", "additionalProperties": {"$ref": "#/components/schemas/CombatantSheet"}}

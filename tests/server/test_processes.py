@@ -469,3 +469,35 @@ def test_an_interrupted_server_with_a_stream_open_stops_and_ends_the_stream(serv
     with contextlib.suppress(http.client.IncompleteRead, ConnectionError):  # cut mid-chunk, or closed between
         for _message in stream.messages():
             pass  # what was sent before the end; then the stream ends (no 30 s read timeout)
+
+
+def _first_read_then_rest(port: int, token_length: int, first: int) -> bytes:
+    """A GET whose bearer token is ``token_length`` characters, sent as its first ``first`` bytes, then (once the
+    server has read them) the rest: the answer's bytes."""
+    import socket
+
+    request = (f"GET /fights/duel/state HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {'a' * token_length}"
+               "\r\nConnection: close\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as peer:
+        peer.sendall(request[:first])
+        time.sleep(0.3)
+        with contextlib.suppress(ConnectionError):  # refused: the server may close before the rest is sent
+            peer.sendall(request[first:])
+        answer = b""
+        with contextlib.suppress(ConnectionError):
+            while chunk := peer.recv(65536):
+                answer += chunk
+    return answer
+
+
+def test_headers_past_the_http_servers_bound_are_its_own_plain_400(servers: Any) -> None:
+    """docs/server.md "Limits", MAX_HEADER_BYTES (16384: uvicorn's h11 bound, set by omen serve): a 16,000-character
+    token sent in two reads is omen's 401 problem (past MAX_TOKEN); a 20,000-character one whose first read leaves
+    more than 16384 bytes of headers incomplete is uvicorn's own plain-text 400, which omen never sees."""
+    from omen_server.limits import MAX_HEADER_BYTES
+
+    server = servers()
+    under = _first_read_then_rest(server.port, 16_000, 10_000)
+    assert under.startswith(b"HTTP/1.1 401 ") and b"application/problem+json" in under, under[:300]
+    over = _first_read_then_rest(server.port, 20_000, MAX_HEADER_BYTES + 1)
+    assert over.startswith(b"HTTP/1.1 400 ") and over.endswith(b"\r\n\r\nInvalid HTTP request received."), over

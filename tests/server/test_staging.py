@@ -247,6 +247,20 @@ def test_a_face_no_die_shows_is_refused_at_its_place_in_the_request(table: Any) 
     assert refused.status_code == 400 and refused.json()["field"] == "$.dice[1]", refused.text
 
 
+def test_a_staged_face_its_die_cannot_show_is_refused_at_the_requests_dice(table: Any) -> None:
+    """C29: the GM stages Kael's attack; Alice's 9 for Kael's d8 hit die is 400 bad-input at $.dice (POST /staged's
+    body is {id, dice}: it said $.command.dice, a field the request does not have), the command kept for her."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
+    sid = table.command(attack, stage=True).json()["id"]
+    refused = table.client.post("/fights/duel/staged", headers=table.auth(table.alice),
+                                json={"id": sid, "dice": [9, 6]})
+    assert refused.status_code == 400, refused.text
+    problem = refused.json()
+    assert (problem["type"], problem["field"], problem["rule"]) == ("/problems/bad-input", "$.dice", "C29")
+    assert problem["detail"].startswith("die face 9 is not possible on a d8"), problem
+    assert options(table, table.alice)["staged"]["id"] == sid
+
+
 def test_a_roll_off_with_a_hidden_combatant_waits_for_the_gms_dice_not_the_players() -> None:
     """C19, seat secrecy: Kael (Alice's, AGI d6 +0) and the hidden Skarn (AGI d6 +0), of opposing sides, tie at
     3 (the GM typed 3, 3 and Vesh's 6); their roll-off is staged for the GM's dice, Kael's die too (asking Alice
