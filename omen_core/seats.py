@@ -21,9 +21,9 @@ from .content import SHIPPED_ABILITIES, CombatantSheet
 from .options import Budget, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
-__all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "NAMING_FIELDS", "names_in", "hp_band", "actor_of",
-           "Sight", "sight_of", "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView",
-           "combatant_views"]
+__all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "player_may_act",
+           "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of", "hidden_from_players", "scrub",
+           "typed_in", "seat_options", "CombatantView", "combatant_views"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
 SeatKind = Literal["gm", "player", "spectator"]
@@ -46,6 +46,18 @@ PLAYER_COMMANDS: dict[str, str] = {
     "draw": "who",
     "end_turn": "who",
 }
+
+#: The player's commands that begin an action of its own (not an answer to a window, not a draw): before the rounds
+#: (the set-up, an ambush, initiative) single actions are the GM's to resolve (docs/machine.md), so a player's seat
+#: gives them from round 1 on.
+PLAYER_ACTIONS: frozenset[str] = frozenset({"declare_attack", "use_ability", "move", "disengage", "end_turn"})
+
+
+def player_may_act(command: str, phase: str) -> bool:
+    """Whether a player's seat may give ``command`` in ``phase``: an answer or a draw at any time; an action of
+    its own (:data:`PLAYER_ACTIONS`) in the rounds only."""
+    return command not in PLAYER_ACTIONS or phase == "rounds"
+
 
 #: The fields of a player's commands that name combatants (a seat's command may name only those it sees).
 NAMING_FIELDS = ("attacker", "target", "defender", "who", "leaves", "others")
@@ -232,17 +244,19 @@ def _seen_roll(roll: DiceRoll, sight: Sight) -> bool:
 
 
 def seat_options(options: Options, sight: Sight) -> Options:
-    """What this seat may do now: the GM every offer; a player the offers of its own combatants among the
-    commands a player gives (:data:`PLAYER_COMMANDS`), with the choices naming only combatants it sees and the
-    dice only of its own rollers, its own combatants' standing, and the open decision with only the answerers it
-    sees; a spectator the phase, round, turn and open decision. A decision point an extension or an ability
-    opens (``answer_decision``) is named (its kind, title, cost) only to the seat it asks, or where the GM made
-    its title public: to the others it is ``a decision`` of the combatant asked (its abilities are its sheet's)."""
+    """What this seat may do now: the GM every offer; a player the offers of its own combatants among the commands a
+    player gives (:data:`PLAYER_COMMANDS`; before the rounds, no action of its own: :func:`player_may_act`), with
+    the choices naming only combatants it sees and the dice only of its own rollers, its own combatants' standing,
+    and the open decision with only the answerers it sees; a spectator the phase, round, turn and open decision. A
+    decision point an extension or an ability opens (``answer_decision``) is named (its kind, title, cost) only to
+    the seat it asks, or where the GM made its title public: to the others it is ``a decision`` of the combatant
+    asked (its abilities are its sheet's)."""
     if sight.gm:
         return options
     offers: list[Offer] = []
     for offer in options.offers:
-        if offer.actor is None or not sight.owns(offer.actor) or offer.command not in PLAYER_COMMANDS:
+        if offer.actor is None or not sight.owns(offer.actor) or offer.command not in PLAYER_COMMANDS \
+                or not player_may_act(offer.command, options.phase):
             continue
         choices = tuple(
             msgspec.structs.replace(choice, dice=tuple(r for r in choice.dice if _seen_roll(r, sight)),

@@ -70,6 +70,7 @@ from .views import (
     actor_of,
     names_in,
     participants_of,
+    player_may_act,
     roll_groups_of,
     scrub,
     seat_options,
@@ -893,9 +894,21 @@ def refuse_setup_undo(fights: Fights, fight_id: str, fight: Fight, command: Comm
                                     "reach: the roster is made whole by POST /fights; start a new fight to change it")
 
 
+def refuse_player_action_before_rounds(seat: Seat, fight: Fight, command: Command) -> None:
+    """403 for a player's action of its own before the rounds: single actions in the set-up (an ambush,
+    initiative) are the GM's to resolve (docs/machine.md); a player answers windows and draws (C35) then."""
+    kind = str(type(command).__struct_config__.tag)
+    phase = fight.state.phase.value
+    if seat.kind == "player" and not player_may_act(kind, phase):
+        raise Forbidden(detail=f"{kind} is the GM's before the rounds (the fight is at {phase}): a player's seat "
+                               "gives its combatants' actions from round 1, after the GM rolls initiative; before "
+                               "then it answers windows and draws")
+
+
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
     Another process first: a 409, the fight left as it was and caught up at its next use."""
+    refuse_player_action_before_rounds(seat, fight, command)
     refuse_setup_undo(fights, fight_id, fight, command)
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)

@@ -61,6 +61,7 @@ from omen_core.seats import (
     combatant_views,
     hp_band,
     names_in,
+    player_may_act,
     scrub,
     seat_options,
     sight_of,
@@ -69,7 +70,7 @@ from omen_core.seats import (
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "typed_in",
-           "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT"]
+           "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT", "player_may_act"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.

@@ -49,6 +49,23 @@ class TestAPlayersSeat:
         assert (vesh.hp, vesh.max_hp, vesh.will, vesh.bonus_actions) == (7, 20, 10, 2)
 
 
+    def test_before_the_rounds_a_player_is_offered_no_action_of_its_own(self) -> None:
+        """docs/machine.md: in the set-up single actions are the GM's: the options offer the GM Kael's attack, move
+        and the rest, and Kael's player none of them (player_may_act); an answer or a draw stays a player's at any
+        time, and from the rounds on its actions are too."""
+        from omen_core.seats import PLAYER_ACTIONS, player_may_act
+
+        state = state_with(20)
+        found = options(state)
+        assert found.phase == "setup" and {o.command for o in found.offers if o.actor == "kael"} >= {"declare_attack",
+                                                                                                   "move"}
+        assert seat_options(found, sight_of("player", ["kael"], state, (), "banded", {})).offers == ()
+        assert all(player_may_act(c, "setup") is (c not in PLAYER_ACTIONS) for c in
+                   ("declare_attack", "use_ability", "move", "disengage", "end_turn", "answer_active_defense", "draw",
+                    "react", "pass_reaction"))
+        assert all(player_may_act(c, "rounds") for c in PLAYER_ACTIONS)
+
+
 class TestScrubbing:
     def test_how_many_hidden_ones_a_list_holds_is_scrubbed_too(self) -> None:
         """A refusal listing a window's responders told a player how many hidden combatants may answer it

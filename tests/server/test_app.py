@@ -304,6 +304,29 @@ class TestCommands:
         assert audit["clean"] and audit["problems"] == 0, audit  # decided again the same way: faces, then the seed
         assert [f for f in audit["findings"] if "provenance" not in f and "is manual" not in f] == [], audit
 
+    def test_a_player_starts_no_action_before_the_rounds(self, table: Any) -> None:
+        """docs/machine.md: in the set-up single actions are the GM's to resolve. Alice's seat (Kael) is offered no
+        attack, move or ability before initiative, and her attack is 403 with nothing written (a player attacked,
+        again and again, before the GM rolled initiative; found by a tester); the GM's attack is accepted; once the
+        rounds begin, her offers hold Kael's attack and it is 201."""
+        from tests.sheets import sheet as plain
+
+        table.create(dice="seeded", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                          msgspec.to_builtins(plain("vesh", side="raiders"))])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        offered = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]["offers"]
+        assert offered == []
+        before = lines(table.store, "duel")
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True}
+        refused = table.command(attack, token=alice)
+        assert refused.status_code == 403 and "before the rounds" in refused.json()["detail"], refused.text
+        assert lines(table.store, "duel") == before
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        offered = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]["offers"]
+        assert "declare_attack" in [o["command"] for o in offered]
+        assert table.command({**attack, "dice": [6, 6]}, token=alice).status_code == 201
+
     def test_a_players_faces_for_a_hidden_combatants_dice_tell_nothing_of_them(self, table: Any) -> None:
         """C29, seat secrecy: in a seeded fight the hidden Vesh attacks Kael (the GM's command) and Kael's Interrupt
         window opens; Alice passes with faces, which would go first to Vesh's hit dice. Every such answer is the

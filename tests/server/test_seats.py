@@ -115,6 +115,9 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
                                                          msgspec.to_builtins(vesh)])
         alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
             "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201  # Vesh first
+        assert table.command({"command": "disengage", "who": "vesh"}).status_code == 201  # 1 Bonus Action left:
+        assert table.command({"command": "end_turn", "who": "vesh"}).status_code == 201  # no Interrupt (C24)
         attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [1, 1]}
         staged = table.command(attack, token=alice, stage=True).json()  # Vesh's RES die is the GM's to type (C29)
         given = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": staged["id"], "dice": [6]})
@@ -434,9 +437,11 @@ def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see(
     from omen_core.limits import MAX_LISTED
     from tests.sheets import sheet as plain
 
-    raiders = [msgspec.to_builtins(plain(f"r{i:02d}", side="raiders")) for i in range(14)]
-    hidden = [msgspec.to_builtins(plain(f"h{i}", side="raiders")) for i in range(3)]
-    kael = msgspec.to_builtins(plain("kael"))
+    # AGI bonuses 10 apart: the seeded initiative has no tie whatever the dice, and Kael (+500) goes first, so the
+    # rounds begin on his turn (a player offers no attack before them)
+    raiders = [msgspec.to_builtins(plain(f"r{i:02d}", side="raiders", AGI=(6, 10 * i))) for i in range(14)]
+    hidden = [msgspec.to_builtins(plain(f"h{i}", side="raiders", AGI=(6, 200 + 10 * i))) for i in range(3)]
+    kael = msgspec.to_builtins(plain("kael", AGI=(6, 500)))
     table = Table()
     seen: dict[str, Any] = {}
     with table.client:
@@ -446,6 +451,7 @@ def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see(
             alice = table.client.post(f"/fights/{fight}/seats", headers=table.auth(), json={
                 "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
             assert table.command({"command": "engage", "who": "kael", "others": ["r13"]}, fight).status_code == 201
+            assert table.command({"command": "roll_initiative"}, fight).status_code == 201
             seen[fight] = table.client.get(f"/fights/{fight}/options", headers=table.auth(alice)).json()["options"]
             fights = table.client.app.state.fights
             streamed, _now = _news(fights, fight, fights.keep.seat(alice), 0, -1)
