@@ -10,13 +10,17 @@
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const SETTINGS_POLL = 3000; // ms
+  // A key pressed this soon after the table changed answers the table as it was before (no one reads a new table
+  // in less): it is sent with the head before the change, so a double press of E ends one turn, not two.
+  const KEY_SETTLE = 500; // ms
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
+  // bad: true (a problem), false (done), or "note" (nothing done, and nothing wrong: said quietly)
   function say(text, bad = true) {
     const box = $("#message");
     if (!box) return;
     box.textContent = text;
-    box.className = bad ? "problem" : "ok";
+    box.className = bad === "note" ? "note" : bad ? "problem" : "ok";
   }
 
   // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
@@ -122,6 +126,8 @@
     const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
     const auth = { Authorization: `Bearer ${token}` };
     let head = -1;
+    let headBefore = -1; // the head the page showed before the last change, and when it changed
+    let changedAt = 0;
     let last = 0;
     let fetching = null;
     let shown = "";
@@ -216,6 +222,10 @@
           shown = html;
           swap(html);
           const panel = $(".table-panel");
+          if (Number(panel.dataset.head) !== head) {
+            headBefore = head;
+            changedAt = Date.now();
+          }
           head = Number(panel.dataset.head);
           const box = $("#message");
           if (box && !panel.dataset.staged && box.textContent.startsWith("Waiting for ")) say("", false);
@@ -338,6 +348,10 @@
           say(`Waiting for ${staged.awaiting}'s dice.`, false);
         } else if (answer.ok) {
           say("", false);
+        } else if (answer.status === 409 && body.expected_version !== undefined) {
+          // the fight moved on since the form was shown (another seat, or a second press of the same key): nothing
+          // was done, and nothing is wrong; the table below is the new one
+          say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
         } else sayAt(form, await problemText(answer));
       } catch (error) {
         sayAt(form, `The server could not be reached: ${error.message}`);
@@ -409,7 +423,10 @@
         return;
       }
       if (armUndo(form)) return;
-      const body = { command: commandOf(form), expected_version: head };
+      // the head the form was shown at (a key pressed just after a change: the head before it, see KEY_SETTLE)
+      const seen = form.dataset.seen !== undefined ? Number(form.dataset.seen) : Number(form.dataset.head ?? head);
+      delete form.dataset.seen;
+      const body = { command: commandOf(form), expected_version: seen };
       if (manual()) body.stage = true;
       return post(form, "commands", body);
     }
@@ -579,6 +596,8 @@
       const form = $(`form[data-shortcut="${CSS.escape(key)}"]`);
       if (!form) return;
       event.preventDefault();
+      if (event.repeat) return; // a key held down is one press
+      if (Date.now() - changedAt < KEY_SETTLE && headBefore >= 0) form.dataset.seen = String(headBefore);
       const button = $("button[type=submit]", form);
       if (button) button.click();
     });

@@ -568,3 +568,17 @@ def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
                    "dice": [8, 6, 1]})
     text = fragment(table, table.gm)
     assert "Block with Warden&#39;s kite shield" in text and "Block with the shield" not in text
+
+
+def test_every_command_form_carries_the_head_it_was_rendered_at(table: Any) -> None:
+    """Each command form (the turn's, the decision's answers, the end of the turn, the GM's tools) carries the
+    head's seq it was rendered at (data-head), which the page sends as expected_version (a stale one: 409)."""
+    table.create()
+    table.command({"command": "roll_initiative", "dice": [6, 1]})
+    table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                   "dice": [8, 6, 1]})
+    text = fragment(table, table.gm)
+    head = _attr(text, "head")
+    forms = re.findall(r'<form class="command[^"]*"[^>]*>', text)
+    assert len(forms) > 5 and 'class="command answer"' in text
+    assert all(f'data-head="{head}"' in form for form in forms), [f for f in forms if "data-head" not in f][:2]

@@ -1,0 +1,103 @@
+"""The table page's own behaviour in a real browser, one fight per test on one ``omen serve``: a key pressed twice,
+the refusals it says, the confirmations it asks, and the phone's tap targets.
+
+Headless Debian Chromium driven by Playwright; skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER is
+set (then a missing browser fails).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from omen_server.table import bundled_sheets
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
+from tests.server.processes import Server
+from tests.server.test_table_browser import Watch
+
+GM_SCREEN = {"width": 1280, "height": 800}
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One ``omen serve`` for the module's tests (each makes a fight of its own)."""
+    made = Server(tmp_path_factory.mktemp("serve"))
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the module's tests."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    with sync_playwright() as pw:
+        launched = launch(pw, chromium)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def fight(server: Server, fight_id: str, *who: str, dice: str = "seeded") -> str:
+    """A fight of the bundled sheets ``who``, its initiative rolled (Kael first where he is in it); its GM token."""
+    sheets = bundled_sheets()
+    status, made = server.call("POST", "/fights", {"id": fight_id, "title": fight_id, "dice": dice,
+                                                   "combatants": [sheets[w] for w in who]})
+    assert status == 201, made
+    return str(made["gm_token"])
+
+
+def seat(server: Server, fight_id: str, gm: str, name: str, *plays: str) -> str:
+    status, made = server.call("POST", f"/fights/{fight_id}/seats", {"kind": "player", "name": name,
+                                                                    "combatants": list(plays)}, token=gm)
+    assert status == 201, made
+    return str(made["token"])
+
+
+def page_of(browser: Any, watch: Watch, origin: str, fight_id: str, token: str, **context: Any) -> Any:
+    """A page of the table as the seat of ``token``, live."""
+    from playwright.sync_api import expect
+
+    page = watch.page(browser.new_context(**(context or {"viewport": GM_SCREEN})))
+    page.set_default_timeout(10_000)
+    page.goto(f"{origin}/table/{fight_id}#token={token}")
+    expect(page.locator("#live")).to_have_text("live")
+    return page
+
+
+def origin_of(server: Server) -> str:
+    return f"http://127.0.0.1:{server.port}"
+
+
+def test_a_double_press_of_e_ends_one_turn_and_says_so_quietly(server: Server, browser: Any) -> None:
+    """E pressed again the moment the table has changed (a double press) is sent with the head the page showed
+    before the change, so the server refuses it as stale (409): Kael's turn ends, Vesh's does not, and the page
+    says in a quiet note (not a problem) that nothing was done."""
+    gm = fight(server, "double", "kael", "vesh")
+    status, answer = server.call("POST", "/fights/double/commands",
+                                 {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
+    assert status == 201 and answer["options"]["turn"] == "kael", answer
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "double", gm)
+    before = page.locator(".table-panel").get_attribute("data-head")
+    page.keyboard.press("e")
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{before}'")
+    page.keyboard.press("e")
+    page.wait_for_function("() => !document.body.dataset.busy && document.querySelector('#message').textContent")
+    page.wait_for_timeout(300)
+    assert page.locator(".table-panel").get_attribute("data-turn") == "vesh"
+    assert page.locator(".log .entry[data-kind=end_turn]").count() == 1
+    message = page.locator("#message")
+    assert message.get_attribute("class") == "note"
+    assert message.inner_text().startswith("Not sent: the table moved on (to #")
+    assert page.locator(".form-error:not(:empty)").count() == 0
+    page.context.close()
+    assert watch.outside == []
