@@ -20,7 +20,7 @@ import msgspec
 from omen_core.events import MITIGATION_TERMS, DefenseTotal, HitTotal
 from omen_core.parts import RollTotal
 
-from .views import UNNAMED_EFFECT, SeenEvent
+from .views import TOLD_REASONS, UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
 
@@ -201,7 +201,10 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return _resource(e, n), ""
         case "condition_applied":
             stacks = f" ×{e['stacks']}" if int(e.get("stacks", 1) or 1) > 1 else ""
-            return f"{n(e['who'])} is {e.get('condition')}{stacks}", ""
+            until = (f" until the {'start' if e['until'] == 'start_of_next_turn' else 'end'} of {n(e.get('of'))}'s "
+                     "next turn" if e.get("until") in ("start_of_next_turn", "end_of_next_turn") and e.get("of")
+                     else "")  # C40
+            return f"{n(e['who'])} is {e.get('condition')}{stacks}{until}", ""
         case "condition_cleared":
             return f"{n(e['who'])} is no longer {e.get('condition')}", ""
         case "condition_ticked":
@@ -344,6 +347,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     undos: dict[int, tuple[int, int, str]] = {}
     reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
+    reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -354,6 +358,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             command = e.get("command") if isinstance(e.get("command"), dict) else None
             card = StoryCard(seq=rec.seq, kind=_kind_of(command), headline=_headline(command, names),
                              round=0)
+            if command and command.get("command") in TOLD_REASONS and str(command.get("reason") or "").strip():
+                reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
             by_batch[rec.batch] = card
             cards.append(card)
             card.seqs.append(rec.seq)
@@ -366,6 +372,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         text, verdict = _line(kind, e, names, gear)
         if kind in ("condition_applied", "condition_cleared"):
             changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
+            why = reasons.get(rec.batch)
+            if text and why is not None and why[0] == str(e.get("who")):
+                text = f"{text}: {why[1]}"  # the reason the GM gave for the table to see
         elif kind == "active_defense_window_skipped" and "reason" not in e:
             text = _helpless_said(text or "", str(e.get("defender")), changes, undos, names) or text
         if kind == "attack_declared" and isinstance(e.get("reacting_to"), int) and action is not None:

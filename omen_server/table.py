@@ -80,6 +80,8 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
 }
 _REQUIRED = {("undo", "reason"), ("redo", "reason")}
+#: A free input's label where a command's differs from FREE_INPUTS': a cancelled action's reason is the GM's alone.
+_LABELS = {("cancel_action", "reason"): "reason (the GM's)"}
 #: A cost the options say in terms of a field, said in words on the page.
 COSTS: dict[str, str] = {"the effect's cost in Actions (action_cost)": "1 Action, or none, as the effect says"}
 LOG_ENTRIES = 80  # the log shows the last LOG_ENTRIES entries (cards, notes, rounds) or seen events
@@ -457,7 +459,8 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
     choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices),
                         offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
-    free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
+    free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0],
+                           label=_LABELS.get((offer.command, a.name), FREE_INPUTS[a.name][1]),
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
                            else "", required=(offer.command, a.name) in _REQUIRED)
                  for a in offer.free if a.name in FREE_INPUTS)

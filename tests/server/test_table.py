@@ -582,3 +582,21 @@ def test_every_command_form_carries_the_head_it_was_rendered_at(table: Any) -> N
     forms = re.findall(r'<form class="command[^"]*"[^>]*>', text)
     assert len(forms) > 5 and 'class="command answer"' in text
     assert all(f'data-head="{head}"' in form for form in forms), [f for f in forms if "data-head" not in f][:2]
+
+
+def test_a_conditions_reason_and_until_when_are_on_every_seeing_seats_card(table: Any) -> None:
+    """The reason the GM gives a condition (the form: "the table sees it") is on the card of every seat that sees
+    the combatant, and so is until when it lasts (C40): "Kael Arden is Prone until the end of Vesh the
+    Cinder-Hand's next turn: slipped in the river mud"; a cancelled action's reason is labelled the GM's."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    answer = table.command({"command": "apply_condition", "who": "kael", "condition": "Prone",
+                            "until": "end_of_next_turn", "of": "vesh", "reason": "slipped in the river mud"})
+    assert answer.status_code == 201, answer.text
+    said = ("Kael Arden is Prone until the end of Vesh the Cinder-Hand&#39;s next turn: slipped in the river mud")
+    for token in (table.gm, alice):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>")]
+        assert f"<li>{said}</li>" in top, top
+    assert "reason (the table sees it)" in fragment(table, table.gm)
