@@ -47,7 +47,7 @@ from .app import Fights, SeatEntry, StagedView, _seat, fights_page
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
 from .story import StoryCard, story, top_card
-from .views import CombatantView, Sight, combatant_views, seen_event
+from .views import PLAYER_COMMANDS, CombatantView, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
 
@@ -255,6 +255,7 @@ class Panel:
     end_turn: OfferView | None = None
     staged: StagedView | None = None
     staged_faces: tuple[Face, ...] = ()
+    staged_actor: str = ""  # the name of the combatant the staged command acts for, as this seat sees it
     top: StoryCard | None = None
     note: str = ""
     hidden_by_gm: list[str] = field(default_factory=list)
@@ -654,6 +655,15 @@ def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
     return f"{names.get(who, who)} ({players[who]})" if who in players else names.get(who, who)
 
 
+def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
+    """The name of the combatant a staged command acts for (its attacker, defender, who), as the seat sees it."""
+    if staged is None:
+        return ""
+    field_ = PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who")
+    who = staged.command.get(field_)
+    return names.get(who, "") if isinstance(who, str) else ""
+
+
 def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     """The table as ``seat`` sees it now, from its own views alone (``token``: the GM's, to show the seats' links)."""
     from .seating import entries
@@ -708,6 +718,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
                                                   key=lambda v: _NEXT.index(v.command)),
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
+            staged_actor=_staged_actor(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],

@@ -600,3 +600,21 @@ def test_a_conditions_reason_and_until_when_are_on_every_seeing_seats_card(table
         top = text[text.index('id="top-card"'):text.index("</article>")]
         assert f"<li>{said}</li>" in top, top
     assert "reason (the table sees it)" in fragment(table, table.gm)
+
+
+def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) -> None:
+    """C29, physical dice: Alice stages Kael's attack without its faces; her roll box says "Roll your dice: Attack
+    by Kael Arden" (a name, not the id) and "You gave the command"; the GM's says "Alice gave Attack by Kael
+    Arden"."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    staged = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                            "weapon": "longsword"}, token=alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    mine = fragment(table, alice)
+    assert '<h2 id="roll-h">Roll your dice: Attack by Kael Arden</h2>' in mine
+    assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in mine
+    assert "<p>Alice gave Attack by Kael Arden; Alice rolls next" in fragment(table, table.gm)
+    assert " by kael" not in mine
