@@ -30,11 +30,13 @@ from typing import Annotated, Any
 
 import jinja2
 import msgspec
+import msgspec.inspect
 from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, QueryParameter
 
 from omen_core.abilities import uses_left, when_words
+from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
@@ -82,6 +84,27 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
 _REQUIRED = {("undo", "reason"), ("redo", "reason")}
 #: A free input's label where a command's differs from FREE_INPUTS': a cancelled action's reason is the GM's alone.
 _LABELS = {("cancel_action", "reason"): "reason (the GM's)"}
+
+
+def _schema_bounds() -> dict[tuple[str, str], tuple[str, str]]:
+    """The bounds the command schema sets on each integer field (``ge``, ``le``), by command and field name."""
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    union = msgspec.inspect.type_info(Command)
+    assert isinstance(union, msgspec.inspect.UnionType)
+    for struct in union.types:
+        if not isinstance(struct, msgspec.inspect.StructType):
+            continue
+        for f in struct.fields:
+            kinds = f.type.types if isinstance(f.type, msgspec.inspect.UnionType) else (f.type,)
+            for kind in kinds:
+                if isinstance(kind, msgspec.inspect.IntType) and (kind.ge is not None or kind.le is not None):
+                    found[str(struct.tag), f.name] = ("" if kind.ge is None else str(kind.ge),
+                                                      "" if kind.le is None else str(kind.le))
+    return found
+
+
+#: The command schema's bounds of the forms' number inputs, by command and field (``("apply_condition", "stacks")``).
+BOUNDS = _schema_bounds()
 #: A cost the options say in terms of a field, said in words on the page.
 COSTS: dict[str, str] = {"the effect's cost in Actions (action_cost)": "1 Action, or none, as the effect says"}
 LOG_ENTRIES = 80  # the log shows the last LOG_ENTRIES entries (cards, notes, rounds) or seen events
@@ -138,6 +161,8 @@ class FreeInput:
     path: str
     value: str
     required: bool
+    min: str = ""  # the command schema's bounds of a number (``stacks`` >= 1), as the input's min and max
+    max: str = ""
 
 
 @dataclass(frozen=True)
@@ -463,7 +488,9 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0],
                            label=_LABELS.get((offer.command, a.name), FREE_INPUTS[a.name][1]),
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
-                           else "", required=(offer.command, a.name) in _REQUIRED)
+                           else "", required=(offer.command, a.name) in _REQUIRED,
+                           min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
+                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1])
                  for a in offer.free if a.name in FREE_INPUTS)
     return OfferView(key=f"o{index}-{offer.command}-{offer.actor or 'gm'}", command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,

@@ -42,9 +42,30 @@
     if (line) line.textContent = "";
   }
 
-  async function problemText(answer) {
+  // A validation message in words: "Expected `int` >= 1" is "a whole number, at least 1".
+  function plain(detail) {
+    return String(detail).replace(/\s*\(at \$[^)]*\)\s*$/, "")
+      .replace(/^Expected `int` >= (-?\d+)$/, "must be a whole number, at least $1")
+      .replace(/^Expected `int` <= (-?\d+)$/, "must be a whole number, at most $1")
+      .replace(/^Expected `int`, got `\w+`$/, "must be a whole number")
+      .replace(/^Expected `str` of length <= (\d+)$/, "must be at most $1 characters long");
+  }
+
+  // The server's refusal of a form's field (its problem's `field`: $.command.stacks), said by the form's own label
+  // for that field; "" where the form has no such field.
+  function fieldProblem(body, form) {
+    const path = typeof body.field === "string" && body.field.startsWith("$.command.") ? body.field.slice(10) : "";
+    const input = path && form ? $(`[data-path="${CSS.escape(path)}"]`, form) : null;
+    if (!input) return "";
+    const label = (input.labels && input.labels[0] ? input.labels[0].textContent : path).trim();
+    return `Not sent: ${label} ${plain(body.detail || "")}.`;
+  }
+
+  async function problemText(answer, form = null) {
     try {
       const body = await answer.json();
+      const mine = fieldProblem(body, form);
+      if (mine) return mine;
       const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
       return `${body.title || answer.status}: ${body.detail || ""}${body.rule ? ` (${body.rule})` : ""}${needed}`;
     } catch (_) {
@@ -352,7 +373,7 @@
           // the fight moved on since the form was shown (another seat, or a second press of the same key): nothing
           // was done, and nothing is wrong; the table below is the new one
           say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
-        } else sayAt(form, await problemText(answer));
+        } else sayAt(form, await problemText(answer, form));
       } catch (error) {
         sayAt(form, `The server could not be reached: ${error.message}`);
       } finally {

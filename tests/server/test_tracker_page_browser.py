@@ -101,3 +101,22 @@ def test_a_double_press_of_e_ends_one_turn_and_says_so_quietly(server: Server, b
     assert page.locator(".form-error:not(:empty)").count() == 0
     page.context.close()
     assert watch.outside == []
+
+
+def test_a_refused_field_is_said_by_its_label_in_words(server: Server, browser: Any) -> None:
+    """The stacks field carries the command schema's minimum (min="1"); past it (the minimum taken off, -4 typed),
+    the server's refusal (400 at $.command.stacks) is said by the form's label, in words, with no JSON path."""
+    gm = fight(server, "stacks", "kael", "vesh")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "stacks", gm)
+    form = page.locator("form[data-command=apply_condition]")
+    form.evaluate("form => { form.closest('details').open = true; }")
+    stacks = form.locator("input[data-path=stacks]")
+    assert stacks.get_attribute("min") == "1"
+    stacks.evaluate("input => input.removeAttribute('min')")
+    stacks.fill("-4")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".form-error")
+    error.wait_for(state="visible")
+    assert error.inner_text() == "Not sent: stacks must be a whole number, at least 1."
+    page.context.close()
