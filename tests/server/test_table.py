@@ -351,9 +351,9 @@ def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any
 
 
 def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
-    """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 dice + 2 bonus + 2 crit bonus
-    + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor final amount
-    (Vesh's armor is not hers to see)."""
+    """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 on the primary die + 2 bonus
+    + 2 crit bonus + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor
+    final amount (Vesh's armor is not hers to see)."""
     table.create()
     alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                               json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -361,7 +361,7 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
     table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
                    "dice": [8, 6, 1]})
     assert table.command({"command": "answer_active_defense", "defender": "vesh"}).status_code == 201
-    why = "(8 dice + 2 bonus + 2 crit bonus + 4 WD = 16"
+    why = "(8 on the primary die + 2 bonus + 2 crit bonus + 4 WD = 16"
     assert (f"<li>15 slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, armor \u2212 1 = 15)</li>"
             in fragment(table, table.gm))
     mine = fragment(table, alice)
@@ -461,7 +461,7 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
             "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
     assert _top_lines(fragment(table, table.gm))[-5:] == [
         f"{attack} with Spiked maul", hit.format(" (4 primary die + 2 FCS die + 3 STR bonus)"),
-        f"{damage} (4 dice + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
+        f"{damage} (4 on the primary die + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
     assert _top_lines(fragment(table, bob))[-5:] == [attack, hit.format(""), f"{damage}{defense}", *then]
 
 
@@ -481,14 +481,17 @@ def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
                             "dice": [3, 3]})
     assert answer.status_code == 201, answer.text
     defense = "defense 4 (no RES die (C10) + 2 RES bonus + 2 armor): HIT, CRITICAL"
-    assert _top_lines(fragment(table, alice))[-4:] == [
+    assert _top_lines(fragment(table, alice))[-5:] == [
         "no Active Defense for Kael Arden: Kael Arden is Paralysed: no base defense die and no Active Defense (C10)",
-        f"attack 9 against {defense}", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
+        f"attack 9 against {defense}", "critical (C7): the FCS portion (FCS dice + FCS bonus) is more than the RES "
+        "portion (RES die + RES bonus)", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
         "Kael Arden's HP: 24 → 17"]
-    assert _top_lines(fragment(table, table.gm))[-4:-1] == [
+    assert _top_lines(fragment(table, table.gm))[-5:-1] == [
         "no Active Defense for Kael Arden: the defender is incapacitated or paralysed: no base defense die and no "
         "Active Defense (C10)", f"attack 9 (3 primary die + 3 FCS die + 2 AGI bonus + 1 weapon) against {defense}",
-        "7 piercing damage to Kael Arden's HP (3 dice + 2 bonus + 2 crit bonus + 2 WD = 9, armor − 2 = 7)"]
+        "critical (C7): FCS portion 4 (3 FCS die + 1 FCS bonus) is more than RES portion 2 (2 RES bonus)",
+        "7 piercing damage to Kael Arden's HP (3 on the primary die + 2 bonus + 2 crit bonus + 2 WD = 9, "
+        "armor − 2 = 7)"]
 
 
 def test_what_is_in_hand_and_whom_a_seat_plays_are_said_by_name(table: Any) -> None:
@@ -618,3 +621,21 @@ def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) ->
     assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in mine
     assert "<p>Alice gave Attack by Kael Arden; Alice rolls next" in fragment(table, table.gm)
     assert " by kael" not in mine
+
+
+def test_a_miss_against_an_active_defense_names_it_to_the_attackers_seat(table: Any) -> None:
+    """The attacker's seat reads a miss against a Dodge as "against defense 13 (with Vesh the Cinder-Hand's Dodge)"
+    (the die is Vesh's to see); the GM's card has the dodge die among the defense's terms."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                          "dice": [2, 1, 1]}).status_code == 201
+    answer = table.command({"command": "answer_active_defense", "defender": "vesh", "defense": "dodge", "dice": [8]})
+    assert answer.status_code == 201, answer.text
+    assert ("against defense 13 (with Vesh the Cinder-Hand&#39;s Dodge): MISS</li>"
+            in fragment(table, alice).split('id="top-card"')[1])
+    gm_top = fragment(table, table.gm).split('id="top-card"')[1]
+    assert "against defense 13 (1 RES die + 1 RES bonus + 1 armor + 8 dodge die + 2 AGI bonus): MISS" in gm_top
+    assert "(with " not in gm_top
