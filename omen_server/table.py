@@ -501,10 +501,24 @@ def _signed(n: int) -> str:
     return f"+{n}" if n > 0 else f"\u2212{-n}"
 
 
-def condition_said(d: ConditionDef) -> str:
-    """What a condition of the ruleset does, in words (C28, C40): its modifiers, stacks, ticks, damage, the save
-    that ends it and what clears it; a placeholder's other effects are the GM's to apply."""
-    parts = []
+#: What the engine itself does for a condition (the clarifications), said before the ruleset's numbers.
+ENGINE_SAYS = {
+    "Dying": "at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is skipped), no action, reaction or "
+             "ability use; rolls no base defense die; can still be attacked",
+    "Incapacitated": "C10: rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit "
+                     "against it compares with its RES bonus alone",
+    "Paralysed": "C10: rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit against "
+                 "it compares with its RES bonus alone",
+}
+#: The conditions whose every effect the engine applies (ENGINE_SAYS says them all): no "as the rules say".
+_ENGINE_WHOLE = frozenset({"Dying"})
+
+
+def condition_said(d: ConditionDef, condition: str = "") -> str:
+    """What a condition of the ruleset does, in words (C28, C40): what the engine does for it (C10, C36), its
+    modifiers, stacks, ticks, damage, the save that ends it and what clears it; a placeholder's other effects are
+    the GM's to apply."""
+    parts = [ENGINE_SAYS[condition]] if condition in ENGINE_SAYS else []
     if d.attribute_bonus:
         parts.append(f"{_signed(d.attribute_bonus)} to every attribute bonus" + (" per stack" if d.max_stacks > 1
                                                                                   else ""))
@@ -526,7 +540,7 @@ def condition_said(d: ConditionDef) -> str:
                      f"({d.save_ends.timing.replace('_', ' ')})")
     if d.cleared_by:
         parts.append("cleared by " + " or ".join(d.cleared_by))
-    if d.placeholder:
+    if d.placeholder and condition not in _ENGINE_WHOLE:
         parts.append("its other effects: as the rules say, applied by the GM")
     return "; ".join(parts)
 
@@ -557,7 +571,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
     order = [w for w in state.order if w in seen] + [w for w in seen if w not in state.order]
     assert state.ruleset is not None
     ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
-    said = {name: condition_said(rule) for name, rule in state.ruleset.conditions.items()}
+    said = {name: condition_said(rule, name) for name, rule in state.ruleset.conditions.items()}
     sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
     gear = _gear_of(state)  # what is in hand, by its sheet's name (in_hand is the owner's and the GM's alone)
     items = []

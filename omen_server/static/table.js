@@ -564,7 +564,10 @@
       else if (form.id === "give-dice") giveDice(form);
       else if (form.id === "withdraw-form") withdraw();
       else if (form.id === "seat-form") makeSeat(form);
-      else if (form.id === "publish-form") publish();
+      else if (form.id === "publish-form") {
+        if (!$("input.confirm", form).checked) sayAt(form, "Tick the box first: publishing the log cannot be taken back.");
+        else publish();
+      }
       else if (form.classList.contains("visibility")) settle({ [form.dataset.change]: [form.dataset.who] });
     });
     shell.addEventListener("change", (event) => {

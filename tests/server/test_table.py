@@ -639,3 +639,16 @@ def test_a_miss_against_an_active_defense_names_it_to_the_attackers_seat(table: 
     gm_top = fragment(table, table.gm).split('id="top-card"')[1]
     assert "against defense 13 (1 RES die + 1 RES bonus + 1 armor + 8 dodge die + 2 AGI bonus): MISS" in gm_top
     assert "(with " not in gm_top
+
+
+def test_a_conditions_effect_opens_on_a_tap_and_dying_says_what_c36_does(table: Any) -> None:
+    """A condition's effect is in a details box its name opens (a tap, Enter: a tooltip alone is out of touch's
+    reach), and Dying's says what the engine does (C36), not "as the rules say"."""
+    table.create()
+    assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Dying"}).status_code == 201
+    text = fragment(table, table.gm)
+    assert ('<details class="cond-box" id="cond-vesh-Dying"><summary><span class="cond" data-condition="Dying"'
+            in text)
+    assert ('<p class="cond-said">Dying: at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is '
+            "skipped), no action, reaction or ability use; rolls no base defense die; can still be attacked; cleared "
+            "by healing above 0 HP</p>") in text

@@ -330,6 +330,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 # The GM publishes the log; Alice saves the session log from her phone (its fetch carries her
                 # bearer header, which a plain link could not).
                 gm.locator("#gm-publish summary").click()
+                gm.locator("#publish-confirm").check()
                 gm.locator("#publish-form button").click()
                 alice.wait_for_selector("#save-session", timeout=SETTLE)
                 with alice.expect_download() as saved:

@@ -120,3 +120,88 @@ def test_a_refused_field_is_said_by_its_label_in_words(server: Server, browser: 
     error.wait_for(state="visible")
     assert error.inner_text() == "Not sent: stacks must be a whole number, at least 1."
     page.context.close()
+
+
+#: Every control a seat taps, as the page shows it: a radio or a checkbox by its label (the label is the target).
+TARGETS = """() => Array.from(document.querySelectorAll(
+    'button, select, input:not([type=hidden]):not([type=radio]):not([type=checkbox]), a[href], summary, '
+    + 'label:has(> input[type=radio]), label:has(> input[type=checkbox])'))
+  .filter((el) => el.getClientRects().length && getComputedStyle(el).visibility !== 'hidden'
+          && !el.closest('.visually-hidden, header.top, .skip'))
+  .map((el) => { const r = el.getBoundingClientRect();
+                 return [el.outerHTML.slice(0, 80), Math.round(r.width), Math.round(r.height)]; })"""
+
+#: The contrast of an element's text with what it is drawn on (WCAG 2: the relative luminances), opacity included.
+CONTRAST = """(el) => {
+  const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92
+                                                     : ((v + 0.055) / 1.055) ** 2.4; })
+                                     .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let back = null, alpha = 1;
+  for (let at = el; at; at = at.parentElement) {
+    const style = getComputedStyle(at);
+    alpha *= Number(style.opacity);
+    const b = rgb(style.backgroundColor);
+    if (!back && (b.length < 4 || b[3] > 0)) back = b.slice(0, 3);
+  }
+  back = back || [255, 255, 255];
+  const fg = rgb(getComputedStyle(el).color).slice(0, 3).map((v, i) => v * alpha + back[i] * (1 - alpha));
+  const [a, b] = [lum(fg), lum(back)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_a_phones_controls_are_big_enough_to_tap_and_a_downed_card_is_legible(server: Server,
+                                                                                browser: Any) -> None:
+    """On Alice's phone (390x844, touch) every control on Kael's turn is at least 44x44 CSS px (the radios by
+    their labels), with no key hint on a button; once Vesh is down (Kael's critical hit), his chip's "Dying",
+    "engaged with..." and "down" read at 4.5:1 or more in the light scheme on both pages, and a tap on Dying opens
+    what it does (C36) on the phone, where a tooltip cannot reach."""
+    gm = fight(server, "phone", "kael", "vesh")
+    alice = seat(server, "phone", gm, "Alice", "kael")
+    status, _ = server.call("POST", "/fights/phone/commands",
+                            {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
+    assert status == 201
+    watch = Watch(origin_of(server))
+    phone = page_of(browser, watch, origin_of(server), "phone", alice, **PHONE)
+    small = [t for t in phone.evaluate(TARGETS) if t[1] < 44 or t[2] < 44]
+    assert small == [], small
+    assert phone.locator("button kbd").first.is_visible() is False
+    for body in ({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                  "dice": [8, 6, 1]}, {"command": "answer_active_defense", "defender": "vesh"}):
+        status, answer = server.call("POST", "/fights/phone/commands", {"command": body}, token=gm)
+        assert status == 201, answer
+    desk = page_of(browser, watch, origin_of(server), "phone", gm)
+    for page in (phone, desk):
+        page.wait_for_selector(".chip[data-id=vesh] .badge.bad")
+        chip = page.locator(".chip[data-id=vesh]")
+        for what in (".cond[data-condition=Dying]", ".chip-eng", ".badge.bad"):
+            ratio = chip.locator(what).evaluate(CONTRAST)
+            assert ratio >= 4.5, (what, ratio)
+    dying = phone.locator(".chip[data-id=vesh] details.cond-box")
+    dying.locator("summary").tap()
+    said = dying.locator(".cond-said")
+    assert said.is_visible()
+    assert said.inner_text().startswith("Dying: at 0 HP (C36): treated as Incapacitated (C10): takes no turn")
+    assert "as the rules say" not in said.inner_text()
+    phone.context.close()
+    desk.context.close()
+
+
+def test_publishing_the_log_asks_for_a_confirmation_first(server: Server, browser: Any) -> None:
+    """Publishing the log cannot be taken back: the GM's button does nothing until the box saying so is ticked;
+    then the log is published."""
+    gm = fight(server, "publish", "kael", "vesh")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "publish", gm)
+    page.locator("#gm-publish summary").click()
+    page.locator("#publish-form button[type=submit]").click()
+    page.wait_for_timeout(400)
+    status, settings = server.call("GET", "/fights/publish/settings", token=gm)
+    assert status == 200 and settings["published"] is False
+    page.locator("#publish-confirm").check()
+    page.locator("#publish-form button[type=submit]").click()
+    page.locator("#message.ok").wait_for()
+    status, settings = server.call("GET", "/fights/publish/settings", token=gm)
+    assert settings["published"] is True
+    page.context.close()
