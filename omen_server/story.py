@@ -41,6 +41,8 @@ class StoryCard:
     batches: set[int] = field(default_factory=set)
     round: int = 0
     outcome: list[str] = field(default_factory=list)
+    by: str = ""  # whose roll the verdict is (the attacker, the saver), and against whom: its colour is the viewer's
+    against: str = ""
 
 
 Names = Mapping[str, str]
@@ -369,6 +371,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     undos: dict[int, tuple[int, int, str]] = {}
     reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
+    sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
     primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
     defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
@@ -401,6 +404,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 text = f"{text}: {why[1]}"  # the reason the GM gave for the table to see
         elif kind == "active_defense_window_skipped" and "reason" not in e:
             text = _helpless_said(text or "", str(e.get("defender")), changes, undos, names) or text
+        if kind == "attack_declared" and action is not None:
+            sides[action] = (str(e.get("attacker", "")), str(e.get("target", "")))
+        elif kind == "save_called" and action is not None:
+            sides[action] = (str(e.get("saver", "")), str(e.get("caller", "")))
         if kind == "active_defense_chosen" and action is not None:
             defended[action] = f"{_n(names, e.get('defender'))}'s {str(e.get('defense', '')).capitalize()}"
         if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
@@ -447,6 +454,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 card.lines.append(_crit_said(e))
         if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
+            card.by, card.against = sides.get(action, ("", "")) if kind in ("hit_determined", "save_resolved") \
+                else ("", "")
         if kind == "undone":
             card.headline = f"Undo: {text_of_reason(e)}"
         if kind == "resource_changed" and e.get("resource") == "hp":

@@ -652,3 +652,18 @@ def test_a_conditions_effect_opens_on_a_tap_and_dying_says_what_c36_does(table: 
     assert ('<p class="cond-said">Dying: at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is '
             "skipped), no action, reaction or ability use; rolls no base defense die; can still be attacked; cleared "
             "by healing above 0 HP</p>") in text
+
+
+def test_a_verdicts_colour_is_the_viewers(table: Any) -> None:
+    """Kael's attack missing Vesh (a Dodge) is bad news on Alice's page (Kael is hers: tone-bad, red), and neutral
+    on the GM's (no tone); before, every MISS was green."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                          "dice": [2, 1, 1]}).status_code == 201
+    assert table.command({"command": "answer_active_defense", "defender": "vesh", "defense": "dodge",
+                          "dice": [8]}).status_code == 201
+    assert '<span class="verdict v-miss tone-bad">MISS</span>' in fragment(table, alice)
+    assert '<span class="verdict v-miss">MISS</span>' in fragment(table, table.gm)
