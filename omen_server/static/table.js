@@ -10,8 +10,9 @@
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const SETTINGS_POLL = 3000; // ms
-  // A key pressed this soon after the table changed answers the table as it was before (no one reads a new table
-  // in less): it is sent with the head before the change, so a double press of E ends one turn, not two.
+  // A shortcut key pressed again this soon after the table changed (a double press) answers the table as it was
+  // before (no one reads a new table in less): it is sent with the head before the change, so a double press of E
+  // ends one turn, not two. Another key, or the same one later, answers the table shown.
   const KEY_SETTLE = 500; // ms
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
@@ -149,6 +150,8 @@
     let head = -1;
     let headBefore = -1; // the head the page showed before the last change, and when it changed
     let changedAt = 0;
+    let lastKey = ""; // the last shortcut pressed, and when
+    let lastKeyAt = 0;
     let last = 0;
     let fetching = null;
     let shown = "";
@@ -621,7 +624,12 @@
       if (!form) return;
       event.preventDefault();
       if (event.repeat) return; // a key held down is one press
-      if (Date.now() - changedAt < KEY_SETTLE && headBefore >= 0) form.dataset.seen = String(headBefore);
+      const now = Date.now();
+      if (key === lastKey && lastKeyAt <= changedAt && now - changedAt < KEY_SETTLE && headBefore >= 0) {
+        form.dataset.seen = String(headBefore);
+      }
+      lastKey = key;
+      lastKeyAt = now;
       const button = $("button[type=submit]", form);
       if (button) button.click();
     });
