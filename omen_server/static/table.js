@@ -159,6 +159,7 @@
     let again = false;
     let verifiedAt = -1;
     const opened = {}; // the details the user opened or closed (the others open as the server says)
+    let sentFrom = ""; // the form last sent, by its id less the offer's index (its button is disabled meanwhile)
 
     function typed() {
       const panel = $(".table-panel");
@@ -179,7 +180,13 @@
         kept[el.id] = el.type === "checkbox" || el.type === "radio" ? el.checked : el.value;
       }
       const focused = document.activeElement && holder.contains(document.activeElement) ? document.activeElement : null;
-      const focusId = focused && (focused.id || (focused.form && focused.form.id ? `form:${focused.form.id}` : ""));
+      // a form just sent lost the focus with its disabled button: it goes back to that form's button (found by its
+      // command and actor, its id less the offer's index), not to the page's top nor elsewhere
+      const lost = !focused && sentFrom && (!document.activeElement || document.activeElement === document.body)
+        ? sentFrom : "";
+      sentFrom = "";
+      const focusId = focused ? (focused.id || (focused.form && focused.form.id
+        ? `sent:${focused.form.id.replace(/^o\d+-/, "")}` : "")) : lost ? `sent:${lost}` : "";
       holder.innerHTML = html;
       for (const [id, value] of Object.entries(kept)) {
         const el = document.getElementById(id);
@@ -201,7 +208,9 @@
         else delete formErrors[id];
       }
       if (focusId) {
-        const target = focusId.startsWith("form:") ? $("button[type=submit]", document.getElementById(focusId.slice(5)) || holder)
+        const sent = focusId.startsWith("sent:")
+          ? $$("form[id]", holder).find((f) => f.id.replace(/^o\d+-/, "") === focusId.slice(5)) : null;
+        const target = focusId.startsWith("sent:") ? (sent ? $("button[type=submit]", sent) : null)
           : document.getElementById(focusId);
         if (target) target.focus({ preventScroll: true });
       }
@@ -358,6 +367,7 @@
 
     async function post(form, path, body) {
       const button = $("button[type=submit]", form);
+      if (button && document.activeElement === button) sentFrom = form.id.replace(/^o\d+-/, "");
       if (button) button.disabled = true;
       document.body.dataset.busy = "yes";
       clearAt(form);

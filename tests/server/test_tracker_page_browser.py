@@ -205,3 +205,22 @@ def test_publishing_the_log_asks_for_a_confirmation_first(server: Server, browse
     status, settings = server.call("GET", "/fights/publish/settings", token=gm)
     assert settings["published"] is True
     page.context.close()
+
+
+def test_a_gm_form_sent_keeps_the_focus_and_the_place(server: Server, browser: Any) -> None:
+    """The GM applies a condition from its tools: once the table is back, the focus is on that form's button again
+    (not lost to the page with the button disabled while it was sent) and the page has not scrolled."""
+    gm = fight(server, "focus", "kael", "vesh")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "focus", gm)
+    page.locator("#gm-apply_condition summary").click()
+    form = page.locator("form[data-command=apply_condition]")
+    form.scroll_into_view_if_needed()
+    before, head = page.evaluate("scrollY"), page.locator(".table-panel").get_attribute("data-head")
+    form.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{head}' "
+                           "&& !document.body.dataset.busy")
+    assert page.evaluate("document.activeElement.closest('form')?.dataset.command") == "apply_condition"
+    assert page.evaluate("scrollY") == before
+    page.context.close()
