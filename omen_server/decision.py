@@ -22,7 +22,7 @@ from omen_core.state import AttackFrame, FightState
 
 from .views import Sight
 
-__all__ = ["ChoiceFacts", "DecisionFacts", "decision_facts", "needed_face"]
+__all__ = ["ChoiceFacts", "DecisionFacts", "decision_facts", "needed_face", "a_or_an"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,17 @@ def needed_face(attack_total: int, defense: int, adds: int, sides: int) -> str:
         return "turns the hit whatever the die shows"
     if need > sides:
         return f"cannot turn the hit (it would need {need} on a d{sides})"
-    return f"turns the hit on a {need} or more on the d{sides}"
+    return f"turns the hit on {a_or_an(need)} {need} or more on the d{sides}"
+
+
+def a_or_an(number: int) -> str:
+    """The article a number takes by its sound: "an" for 8, 11, 18, 80-89 and 800-899 (eight, eleven, eighteen,
+    eighty..., eight hundred...), "a" for the rest.
+
+    >>> [a_or_an(n) for n in (1, 3, 8, 11, 12, 18, 80, 100)]
+    ['a', 'a', 'an', 'an', 'a', 'an', 'an', 'a']
+    """
+    return "an" if number in (8, 11, 18) or 80 <= number <= 89 or 800 <= number <= 899 else "a"
 
 
 def _signed(value: int, label: str) -> str:

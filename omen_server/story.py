@@ -17,10 +17,10 @@ from typing import Any
 
 import msgspec
 
-from omen_core.events import MITIGATION_TERMS, DefenseTotal, HitTotal
+from omen_core.events import MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.parts import RollTotal
 
-from .views import UNNAMED_EFFECT, SeenEvent
+from .views import TOLD_REASONS, UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
 
@@ -41,6 +41,8 @@ class StoryCard:
     batches: set[int] = field(default_factory=set)
     round: int = 0
     outcome: list[str] = field(default_factory=list)
+    by: str = ""  # whose roll the verdict is (the attacker, the saver), and against whom: its colour is the viewer's
+    against: str = ""
 
 
 Names = Mapping[str, str]
@@ -76,8 +78,8 @@ _BONUS_KINDS = frozenset({"attribute_bonus", "res_bonus", "active_bonus", "fcs_b
 
 
 def _terms_of(total: dict[str, Any]) -> str:
-    """A total's terms that are not 0, in words (``7 RES die + 2 RES bonus + 2 armor``); "" when the seat sees the
-    total alone, or it has one term only."""
+    """A total's terms that are not 0, in words (``7 RES die + 2 RES bonus + 2 armor``; a die alone, ``3 AGI die``,
+    so that every total the seat sees the terms of says them); "" when the seat sees the total alone."""
     kind = next((t for key, t in _TOTALS if key in total), None)
     if kind is None:
         return ""
@@ -86,7 +88,7 @@ def _terms_of(total: dict[str, Any]) -> str:
     except msgspec.ValidationError:
         return ""
     terms = [t for t in part.terms() if t.value or t.kind == "no_res_die"]
-    if len(terms) < 2:
+    if not terms:
         return ""
     words = [(_DIE_KINDS[t.kind].format(attribute=total.get("attribute", ""), label=t.label)
               if t.kind in _DIE_KINDS else f"{t.label} bonus" if t.kind in _BONUS_KINDS else t.label, t.value)
@@ -119,6 +121,26 @@ def _hit(e: dict[str, Any]) -> tuple[str, str]:
     return f"attack {_roll(e.get('attack'))} against defense {_roll(e.get('defense'))}: {verdict}", verdict
 
 
+def _crit_said(e: dict[str, Any]) -> str:
+    """Why a hit is critical (C7): the FCS portion (FCS dice + FCS bonus) strictly more than the RES portion (the
+    defender's RES die + RES bonus), with both portions where the seat sees them (both sheets': the GM's)."""
+    check = e.get("crit_check")
+    if not isinstance(check, dict) or "fcs_portion" not in check:
+        return ("critical (C7): the FCS portion (FCS dice + FCS bonus) is more than the RES portion (RES die + RES "
+                "bonus)")
+    try:
+        part = msgspec.convert({k: v for k, v in check.items() if k != "type"}, CritCheck)
+    except msgspec.ValidationError:
+        return "critical (C7)"
+    def said(terms: Sequence[Any]) -> str:
+        shown = [t for t in terms if t.value]
+        return " + ".join(f"{t.value} {_DIE_KINDS.get(t.kind, '{attribute} die').format(attribute='', label='')}"
+                          if t.kind in _DIE_KINDS else f"{t.value} {t.label} bonus" for t in shown)
+    fcs, res = said(part.fcs_terms()), said(part.res_terms())
+    return (f"critical (C7): FCS portion {part.fcs_portion}{f' ({fcs})' if fcs else ''} is more than RES portion "
+            f"{part.res_portion}{f' ({res})' if res else ''}")
+
+
 def _damage(e: dict[str, Any], n: Callable[[Any], str]) -> str:
     amount = f"{e['final']} " if "final" in e else ""
     where = "Will" if e.get("resource") == "will" else "HP"
@@ -127,7 +149,8 @@ def _damage(e: dict[str, Any], n: Callable[[Any], str]) -> str:
             + (f" ({why})" if why else ""))
 
 
-_DAMAGE_TERMS = (("dice", "dice"), ("primary_bonus", "bonus"), ("crit_bonus", "crit bonus"), ("weapon_damage", "WD"))
+_DAMAGE_TERMS = (("dice", "on the primary dice"), ("primary_bonus", "bonus"), ("crit_bonus", "crit bonus"),
+                 ("weapon_damage", "WD"))
 
 
 def _signed(value: int) -> str:
@@ -148,10 +171,11 @@ def _damage_why(e: dict[str, Any]) -> str:
 
 
 def _damage_terms(terms: Any) -> str:
-    """C12's terms of a damage that are not 0, as the dealer's seat sees them: ``5 dice + 2 bonus + 3 WD = 10``."""
+    """C12's terms of a damage that are not 0, as the dealer's seat sees them: ``5 on the primary dice + 2 bonus + 3
+    WD = 10`` (the sum of the faces of the hit's primary dice, C12; the story says "die" where it saw one)."""
     if not isinstance(terms, dict) or not isinstance(terms.get("raw"), int):
         return ""
-    parts = [(label if key != "dice" or terms.get("routed_die") is None else "routed die", terms.get(key))
+    parts = [(label if key != "dice" or terms.get("routed_die") is None else "on the routed die", terms.get(key))
              for key, label in _DAMAGE_TERMS]
     parts += [("ability die", d) for d in terms.get("ability_dice") or [] if isinstance(d, int)]
     parts += [(str(m.get("source", "modifier")), m.get("value")) for m in terms.get("modifiers") or []
@@ -201,7 +225,10 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return _resource(e, n), ""
         case "condition_applied":
             stacks = f" ×{e['stacks']}" if int(e.get("stacks", 1) or 1) > 1 else ""
-            return f"{n(e['who'])} is {e.get('condition')}{stacks}", ""
+            until = (f" until the {'start' if e['until'] == 'start_of_next_turn' else 'end'} of {n(e.get('of'))}'s "
+                     "next turn" if e.get("until") in ("start_of_next_turn", "end_of_next_turn") and e.get("of")
+                     else "")  # C40
+            return f"{n(e['who'])} is {e.get('condition')}{stacks}{until}", ""
         case "condition_cleared":
             return f"{n(e['who'])} is no longer {e.get('condition')}", ""
         case "condition_ticked":
@@ -344,6 +371,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     undos: dict[int, tuple[int, int, str]] = {}
     reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
+    sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
+    primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
+    defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
+    reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -354,6 +385,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             command = e.get("command") if isinstance(e.get("command"), dict) else None
             card = StoryCard(seq=rec.seq, kind=_kind_of(command), headline=_headline(command, names),
                              round=0)
+            if command and command.get("command") in TOLD_REASONS and str(command.get("reason") or "").strip():
+                reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
             by_batch[rec.batch] = card
             cards.append(card)
             card.seqs.append(rec.seq)
@@ -366,8 +399,24 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         text, verdict = _line(kind, e, names, gear)
         if kind in ("condition_applied", "condition_cleared"):
             changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
+            why = reasons.get(rec.batch)
+            if text and why is not None and why[0] == str(e.get("who")):
+                text = f"{text}: {why[1]}"  # the reason the GM gave for the table to see
         elif kind == "active_defense_window_skipped" and "reason" not in e:
             text = _helpless_said(text or "", str(e.get("defender")), changes, undos, names) or text
+        if kind == "attack_declared" and action is not None:
+            sides[action] = (str(e.get("attacker", "")), str(e.get("target", "")))
+        elif kind == "save_called" and action is not None:
+            sides[action] = (str(e.get("saver", "")), str(e.get("caller", "")))
+        if kind == "active_defense_chosen" and action is not None:
+            defended[action] = f"{_n(names, e.get('defender'))}'s {str(e.get('defense', '')).capitalize()}"
+        if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
+            primaries[action] = len(e["attack"]["primary_dice"])
+        if kind == "damage_resolved" and text and primaries.get(action) == 1:
+            text = text.replace("on the primary dice", "on the primary die", 1)
+        if kind == "hit_determined" and text and action in defended and not _terms_of(e.get("defense") or {}):
+            total = (e.get("defense") or {}).get("total")  # the die is its roller's: the defense it came from is said
+            text = text.replace(f"against defense {total}:", f"against defense {total} (with {defended[action]}):", 1)
         if kind == "attack_declared" and isinstance(e.get("reacting_to"), int) and action is not None:
             reactions[action] = (e["reacting_to"], _n(names, e.get("attacker")), str(e.get("reaction") or ""))
         told = _cancelled(action, reactions, by_action) if kind == "action_cancelled" and action is not None else []
@@ -401,8 +450,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.lines.append(text)
             if kind in _OUTCOME:
                 card.outcome.append(text)
+            if kind == "hit_determined" and e.get("hit") and e.get("crit"):
+                card.lines.append(_crit_said(e))
         if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
+            card.by, card.against = sides.get(action, ("", "")) if kind in ("hit_determined", "save_resolved") \
+                else ("", "")
         if kind == "undone":
             card.headline = f"Undo: {text_of_reason(e)}"
         if kind == "resource_changed" and e.get("resource") == "hp":

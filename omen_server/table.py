@@ -30,11 +30,13 @@ from typing import Annotated, Any
 
 import jinja2
 import msgspec
+import msgspec.inspect
 from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 
 from omen_core.abilities import uses_left, when_words
+from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
@@ -47,7 +49,7 @@ from .app import Fights, SeatEntry, StagedView, _errors, _seat, fights_page
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
 from .story import StoryCard, story, top_card
-from .views import CombatantView, Sight, combatant_views, seen_event
+from .views import PLAYER_COMMANDS, CombatantView, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
 
@@ -80,6 +82,29 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
 }
 _REQUIRED = {("undo", "reason"), ("redo", "reason")}
+#: A free input's label where a command's differs from FREE_INPUTS': a cancelled action's reason is the GM's alone.
+_LABELS = {("cancel_action", "reason"): "reason (the GM's)"}
+
+
+def _schema_bounds() -> dict[tuple[str, str], tuple[str, str]]:
+    """The bounds the command schema sets on each integer field (``ge``, ``le``), by command and field name."""
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    union = msgspec.inspect.type_info(Command)
+    assert isinstance(union, msgspec.inspect.UnionType)
+    for struct in union.types:
+        if not isinstance(struct, msgspec.inspect.StructType):
+            continue
+        for f in struct.fields:
+            kinds = f.type.types if isinstance(f.type, msgspec.inspect.UnionType) else (f.type,)
+            for kind in kinds:
+                if isinstance(kind, msgspec.inspect.IntType) and (kind.ge is not None or kind.le is not None):
+                    found[str(struct.tag), f.name] = ("" if kind.ge is None else str(kind.ge),
+                                                      "" if kind.le is None else str(kind.le))
+    return found
+
+
+#: The command schema's bounds of the forms' number inputs, by command and field (``("apply_condition", "stacks")``).
+BOUNDS = _schema_bounds()
 #: A cost the options say in terms of a field, said in words on the page.
 COSTS: dict[str, str] = {"the effect's cost in Actions (action_cost)": "1 Action, or none, as the effect says"}
 LOG_ENTRIES = 80  # the log shows the last LOG_ENTRIES entries (cards, notes, rounds) or seen events
@@ -136,6 +161,8 @@ class FreeInput:
     path: str
     value: str
     required: bool
+    min: str = ""  # the command schema's bounds of a number (``stacks`` >= 1), as the input's min and max
+    max: str = ""
 
 
 @dataclass(frozen=True)
@@ -253,6 +280,7 @@ class Panel:
     end_turn: OfferView | None = None
     staged: StagedView | None = None
     staged_faces: tuple[Face, ...] = ()
+    staged_actor: str = ""  # the name of the combatant the staged command acts for, as this seat sees it
     top: StoryCard | None = None
     note: str = ""
     hidden_by_gm: list[str] = field(default_factory=list)
@@ -457,9 +485,12 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
     choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices),
                         offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
-    free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0], label=FREE_INPUTS[a.name][1],
+    free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0],
+                           label=_LABELS.get((offer.command, a.name), FREE_INPUTS[a.name][1]),
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
-                           else "", required=(offer.command, a.name) in _REQUIRED)
+                           else "", required=(offer.command, a.name) in _REQUIRED,
+                           min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
+                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1])
                  for a in offer.free if a.name in FREE_INPUTS)
     return OfferView(key=f"o{index}-{offer.command}-{offer.actor or 'gm'}", command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
@@ -470,10 +501,24 @@ def _signed(n: int) -> str:
     return f"+{n}" if n > 0 else f"\u2212{-n}"
 
 
-def condition_said(d: ConditionDef) -> str:
-    """What a condition of the ruleset does, in words (C28, C40): its modifiers, stacks, ticks, damage, the save
-    that ends it and what clears it; a placeholder's other effects are the GM's to apply."""
-    parts = []
+#: What the engine itself does for a condition (the clarifications), said before the ruleset's numbers.
+ENGINE_SAYS = {
+    "Dying": "at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is skipped), no action, reaction or "
+             "ability use; rolls no base defense die; can still be attacked",
+    "Incapacitated": "C10: rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit "
+                     "against it compares with its RES bonus alone",
+    "Paralysed": "C10: rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit against "
+                 "it compares with its RES bonus alone",
+}
+#: The conditions whose every effect the engine applies (ENGINE_SAYS says them all): no "as the rules say".
+_ENGINE_WHOLE = frozenset({"Dying"})
+
+
+def condition_said(d: ConditionDef, condition: str = "") -> str:
+    """What a condition of the ruleset does, in words (C28, C40): what the engine does for it (C10, C36), its
+    modifiers, stacks, ticks, damage, the save that ends it and what clears it; a placeholder's other effects are
+    the GM's to apply."""
+    parts = [ENGINE_SAYS[condition]] if condition in ENGINE_SAYS else []
     if d.attribute_bonus:
         parts.append(f"{_signed(d.attribute_bonus)} to every attribute bonus" + (" per stack" if d.max_stacks > 1
                                                                                   else ""))
@@ -495,7 +540,7 @@ def condition_said(d: ConditionDef) -> str:
                      f"({d.save_ends.timing.replace('_', ' ')})")
     if d.cleared_by:
         parts.append("cleared by " + " or ".join(d.cleared_by))
-    if d.placeholder:
+    if d.placeholder and condition not in _ENGINE_WHOLE:
         parts.append("its other effects: as the rules say, applied by the GM")
     return "; ".join(parts)
 
@@ -526,7 +571,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
     order = [w for w in state.order if w in seen] + [w for w in seen if w not in state.order]
     assert state.ruleset is not None
     ticks = {name: rule.tick for name, rule in state.ruleset.conditions.items()}
-    said = {name: condition_said(rule) for name, rule in state.ruleset.conditions.items()}
+    said = {name: condition_said(rule, name) for name, rule in state.ruleset.conditions.items()}
     sides = {state.combatants[w].side for w in sight.own if w in state.combatants}
     gear = _gear_of(state)  # what is in hand, by its sheet's name (in_hand is the owner's and the GM's alone)
     items = []
@@ -651,6 +696,15 @@ def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
     return f"{names.get(who, who)} ({players[who]})" if who in players else names.get(who, who)
 
 
+def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
+    """The name of the combatant a staged command acts for (its attacker, defender, who), as the seat sees it."""
+    if staged is None:
+        return ""
+    field_ = PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who")
+    who = staged.command.get(field_)
+    return names.get(who, "") if isinstance(who, str) else ""
+
+
 def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     """The table as ``seat`` sees it now, from its own views alone (``token``: the GM's, to show the seats' links)."""
     from .seating import entries
@@ -705,6 +759,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
                                                   key=lambda v: _NEXT.index(v.command)),
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
+            staged_actor=_staged_actor(view.staged, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],

@@ -21,7 +21,8 @@ The field rules:
   every term, values and sources, the GM's situational modifiers included (it must be able to check its own
   total: a ruling, docs/rulings.md), the others the roller and the total only (the attribute bonus and skill
   level are sheet values);
-- ``gm``: free text the engine or the GM wrote (reasons, notes): it may name anything, so only the GM sees it;
+- ``gm``: free text the engine or the GM wrote (reasons, notes): it may name anything, so only the GM sees it
+  (but the reason the GM gives a condition it applies or clears, told in its command: :data:`TOLD_REASONS`);
 - a save's effect (``save_called.effect``, ``save_resolved.effect``) is its caller's, as a weapon is its
   wielder's: the caller's seat sees it whole; every other seat (the saver's too) sees what it needs to check its
   own roll (the attributes opposed, whether it is a spell, its cost) and its name as ``a save``, unless the GM
@@ -69,8 +70,9 @@ from omen_core.seats import (
 )
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
-           "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub", "typed_in",
-           "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT", "player_may_act"]
+           "TOLD_REASONS", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub",
+           "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT",
+           "player_may_act"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -232,13 +234,19 @@ def _mentions(value: Any, names: frozenset[str]) -> bool:
     return False
 
 
+#: The GM's commands whose ``reason`` is told to the table (the page's form says "the table sees it"): to every
+#: seat that sees the combatant it names (a command naming a hidden one is withheld whole anyway).
+TOLD_REASONS = frozenset({"apply_condition", "clear_condition"})
+
+
 def _command(payload: dict[str, Any], sight: Sight) -> Any:
     """A command as given, to the seat of the combatant it acts for (unless it names one that seat does not see:
     the GM's attack for it on a hidden foe), but for the faces it carried (``dice``: one command may roll others'
     dice too, as passing a reaction rolls the attack that goes on; the seat's own faces are in its own rolls); its
     name alone (and the combatant it acts for, if seen) otherwise. A command naming a combatant the seat does not
     see is withheld whole, unless it acts for the seat's own (its name alone told that a hidden one attacked,
-    checked or defended, or that a seen one did something to someone unseen)."""
+    checked or defended, or that a seen one did something to someone unseen). The reason of a condition the GM
+    applies or clears goes with its name to every seat that sees whom it names (:data:`TOLD_REASONS`)."""
     command = payload["command"]
     kind = command.get("command", "")
     actor_field = PLAYER_COMMANDS.get(kind)
@@ -251,6 +259,8 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     shown: dict[str, Any] = {"command": kind}
     if actor_field and actor is not None and sight.sees(str(actor)):
         shown[actor_field] = actor
+    if kind in TOLD_REASONS and command.get("reason") and sight.sees(str(command.get("who"))):
+        shown["who"], shown["reason"] = command.get("who"), command["reason"]
     return shown
 
 

@@ -10,13 +10,18 @@
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const SETTINGS_POLL = 3000; // ms
+  // A shortcut key pressed again this soon after the table changed (a double press) answers the table as it was
+  // before (no one reads a new table in less): it is sent with the head before the change, so a double press of E
+  // ends one turn, not two. Another key, or the same one later, answers the table shown.
+  const KEY_SETTLE = 500; // ms
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
+  // bad: true (a problem), false (done), or "note" (nothing done, and nothing wrong: said quietly)
   function say(text, bad = true) {
     const box = $("#message");
     if (!box) return;
     box.textContent = text;
-    box.className = bad ? "problem" : "ok";
+    box.className = bad === "note" ? "note" : bad ? "problem" : "ok";
   }
 
   // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
@@ -38,9 +43,30 @@
     if (line) line.textContent = "";
   }
 
-  async function problemText(answer) {
+  // A validation message in words: "Expected `int` >= 1" is "a whole number, at least 1".
+  function plain(detail) {
+    return String(detail).replace(/\s*\(at \$[^)]*\)\s*$/, "")
+      .replace(/^Expected `int` >= (-?\d+)$/, "must be a whole number, at least $1")
+      .replace(/^Expected `int` <= (-?\d+)$/, "must be a whole number, at most $1")
+      .replace(/^Expected `int`, got `\w+`$/, "must be a whole number")
+      .replace(/^Expected `str` of length <= (\d+)$/, "must be at most $1 characters long");
+  }
+
+  // The server's refusal of a form's field (its problem's `field`: $.command.stacks), said by the form's own label
+  // for that field; "" where the form has no such field.
+  function fieldProblem(body, form) {
+    const path = typeof body.field === "string" && body.field.startsWith("$.command.") ? body.field.slice(10) : "";
+    const input = path && form ? $(`[data-path="${CSS.escape(path)}"]`, form) : null;
+    if (!input) return "";
+    const label = (input.labels && input.labels[0] ? input.labels[0].textContent : path).trim();
+    return `Not sent: ${label} ${plain(body.detail || "")}.`;
+  }
+
+  async function problemText(answer, form = null) {
     try {
       const body = await answer.json();
+      const mine = fieldProblem(body, form);
+      if (mine) return mine;
       const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
       return `${body.title || answer.status}: ${body.detail || ""}${body.rule ? ` (${body.rule})` : ""}${needed}`;
     } catch (_) {
@@ -122,6 +148,10 @@
     const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
     const auth = { Authorization: `Bearer ${token}` };
     let head = -1;
+    let headBefore = -1; // the head the page showed before the last change, and when it changed
+    let changedAt = 0;
+    let lastKey = ""; // the last shortcut pressed, and when
+    let lastKeyAt = 0;
     let last = 0;
     let fetching = null;
     let shown = "";
@@ -129,6 +159,7 @@
     let again = false;
     let verifiedAt = -1;
     const opened = {}; // the details the user opened or closed (the others open as the server says)
+    let sentFrom = ""; // the form last sent, by its id less the offer's index (its button is disabled meanwhile)
 
     function typed() {
       const panel = $(".table-panel");
@@ -149,7 +180,13 @@
         kept[el.id] = el.type === "checkbox" || el.type === "radio" ? el.checked : el.value;
       }
       const focused = document.activeElement && holder.contains(document.activeElement) ? document.activeElement : null;
-      const focusId = focused && (focused.id || (focused.form && focused.form.id ? `form:${focused.form.id}` : ""));
+      // a form just sent lost the focus with its disabled button: it goes back to that form's button (found by its
+      // command and actor, its id less the offer's index), not to the page's top nor elsewhere
+      const lost = !focused && sentFrom && (!document.activeElement || document.activeElement === document.body)
+        ? sentFrom : "";
+      sentFrom = "";
+      const focusId = focused ? (focused.id || (focused.form && focused.form.id
+        ? `sent:${focused.form.id.replace(/^o\d+-/, "")}` : "")) : lost ? `sent:${lost}` : "";
       holder.innerHTML = html;
       for (const [id, value] of Object.entries(kept)) {
         const el = document.getElementById(id);
@@ -171,7 +208,9 @@
         else delete formErrors[id];
       }
       if (focusId) {
-        const target = focusId.startsWith("form:") ? $("button[type=submit]", document.getElementById(focusId.slice(5)) || holder)
+        const sent = focusId.startsWith("sent:")
+          ? $$("form[id]", holder).find((f) => f.id.replace(/^o\d+-/, "") === focusId.slice(5)) : null;
+        const target = focusId.startsWith("sent:") ? (sent ? $("button[type=submit]", sent) : null)
           : document.getElementById(focusId);
         if (target) target.focus({ preventScroll: true });
       }
@@ -216,6 +255,10 @@
           shown = html;
           swap(html);
           const panel = $(".table-panel");
+          if (Number(panel.dataset.head) !== head) {
+            headBefore = head;
+            changedAt = Date.now();
+          }
           head = Number(panel.dataset.head);
           const box = $("#message");
           if (box && !panel.dataset.staged && box.textContent.startsWith("Waiting for ")) say("", false);
@@ -324,6 +367,7 @@
 
     async function post(form, path, body) {
       const button = $("button[type=submit]", form);
+      if (button && document.activeElement === button) sentFrom = form.id.replace(/^o\d+-/, "");
       if (button) button.disabled = true;
       document.body.dataset.busy = "yes";
       clearAt(form);
@@ -338,7 +382,11 @@
           say(`Waiting for ${staged.awaiting}'s dice.`, false);
         } else if (answer.ok) {
           say("", false);
-        } else sayAt(form, await problemText(answer));
+        } else if (answer.status === 409 && body.expected_version !== undefined) {
+          // the fight moved on since the form was shown (another seat, or a second press of the same key): nothing
+          // was done, and nothing is wrong; the table below is the new one
+          say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
+        } else sayAt(form, await problemText(answer, form));
       } catch (error) {
         sayAt(form, `The server could not be reached: ${error.message}`);
       } finally {
@@ -409,7 +457,10 @@
         return;
       }
       if (armUndo(form)) return;
-      const body = { command: commandOf(form), expected_version: head };
+      // the head the form was shown at (a key pressed just after a change: the head before it, see KEY_SETTLE)
+      const seen = form.dataset.seen !== undefined ? Number(form.dataset.seen) : Number(form.dataset.head ?? head);
+      delete form.dataset.seen;
+      const body = { command: commandOf(form), expected_version: seen };
       if (manual()) body.stage = true;
       return post(form, "commands", body);
     }
@@ -526,7 +577,10 @@
       else if (form.id === "give-dice") giveDice(form);
       else if (form.id === "withdraw-form") withdraw();
       else if (form.id === "seat-form") makeSeat(form);
-      else if (form.id === "publish-form") publish();
+      else if (form.id === "publish-form") {
+        if (!$("input.confirm", form).checked) sayAt(form, "Tick the box first: publishing the log cannot be taken back.");
+        else publish();
+      }
       else if (form.classList.contains("visibility")) settle({ [form.dataset.change]: [form.dataset.who] });
     });
     shell.addEventListener("change", (event) => {
@@ -579,6 +633,13 @@
       const form = $(`form[data-shortcut="${CSS.escape(key)}"]`);
       if (!form) return;
       event.preventDefault();
+      if (event.repeat) return; // a key held down is one press
+      const now = Date.now();
+      if (key === lastKey && lastKeyAt <= changedAt && now - changedAt < KEY_SETTLE && headBefore >= 0) {
+        form.dataset.seen = String(headBefore);
+      }
+      lastKey = key;
+      lastKeyAt = now;
       const button = $("button[type=submit]", form);
       if (button) button.click();
     });

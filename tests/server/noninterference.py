@@ -133,8 +133,10 @@ WEIGHTS = {"declare_attack": 14, "end_turn": 6, "move": 4, "apply_condition": 3,
 _ANSWERS = {"answer_active_defense", "react", "pass_reaction", "answer_catch", "route_damage",
             "choose_will_conversion", "agree_initiative", "roll_off", "answer_decision"}
 #: The GM's commands whose free text is the GM's (varied between the worlds).
-FREE_TEXT = {"apply_condition": "reason", "clear_condition": "reason", "leave_fight": "note", "end_fight": "note",
-             "cancel_action": "reason"}
+FREE_TEXT = {"leave_fight": "note", "end_fight": "note", "cancel_action": "reason"}
+#: The reason of a condition the GM applies or clears is told to the table (omen_server.views.TOLD_REASONS): the
+#: same in both worlds.
+TOLD_TEXT = "told to the table"
 SAVE = SaveEffect(name="cinder flask", save="AGI", against="STR", action_cost=1,
                   on_failure=(DealDamage(flat=2, damage_type="fire"), ApplyCondition(condition="Prone")))
 _JUNK_TARGETS = ("vesh", "kael", "brin", "zqskarn", "zqmorg", "nobody", "Skarn Gutterjaw")
@@ -324,7 +326,7 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
     for who, condition in _OPENINGS:  # now and then, what the rare situations need, set up before the first blow
         if rng.random() < 0.5:
             body: dict[str, Any] = {"command": "apply_condition", "who": who, "condition": condition,
-                                    "reason": world.free_text}
+                                    "reason": TOLD_TEXT}
             fight.execute(msgspec.convert(body, type=Command))
             steps.append(Step(body=body))
     for _ in range(length):
@@ -346,6 +348,8 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             body["effect"] = msgspec.to_builtins(effect)
         if offer["command"] in FREE_TEXT:
             body[FREE_TEXT[offer["command"]]] = world.free_text
+        elif offer["command"] in ("apply_condition", "clear_condition"):
+            body["reason"] = TOLD_TEXT
         faces, stealth = _faces(rng, choice, body)
         if body["command"] in ("roll_initiative", "roll_off") and len(faces) > 1 and rng.random() < 0.8:
             faces = _tied(fight, body, faces, rng)

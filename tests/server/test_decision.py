@@ -114,3 +114,10 @@ def test_an_active_defense_against_a_hidden_attacker_shows_no_totals() -> None:
     assert decision_facts(fight.state, offered.waiting, [], bob).facts == ["someone's attack hits Kael's base defense"]
     gm = decision_facts(fight.state, offered.waiting, list(offered.offers), GM).facts
     assert any("Skarn's attack 9 against Kael's defense 2" in line for line in gm), gm
+
+
+def test_the_face_to_turn_a_hit_takes_the_article_of_its_sound() -> None:
+    """"turns the hit on an 8" (eight, eleven, eighteen take "an"), "on a 3", as the tester read it wrong."""
+    assert needed_face(15, 2, 5, 8) == "turns the hit on an 8 or more on the d8"
+    assert needed_face(20, 2, 7, 12) == "turns the hit on an 11 or more on the d12"
+    assert needed_face(15, 9, 3, 8) == "turns the hit on a 3 or more on the d8"

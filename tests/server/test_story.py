@@ -58,3 +58,16 @@ def test_a_save_called_by_an_ability_another_seat_owns_is_told_without_its_name(
     player = cards_for(fight, Sight(kind="player", own=frozenset({"ana"}), sides=frozenset({"heroes", "raiders"})))
     assert gm[-1][0] == "Orc calls for Ana's STR save against Shove"
     assert player[-1][0] == "Orc calls for Ana's STR save"
+
+
+def test_an_initiative_of_a_lone_die_says_its_term_as_the_others_do() -> None:
+    """The GM's initiative card gives every total its terms, a lone die's too (AGI bonus 0): "Skarn: initiative 3
+    (3 AGI die)", not the number alone."""
+    from omen_core import ManualDice
+    from omen_core.commands import RollInitiative
+
+    fight = Fight.start(MemoryStore(), "init", dice=ManualDice(), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("skarn", side="raiders")])
+    fight.execute(RollInitiative(dice=(6, 3)))
+    lines = cards_for(fight, Sight(kind="gm"))[-1][1]
+    assert "Skarn: initiative 3 (3 AGI die)" in lines and "Kael: initiative 6 (6 AGI die)" in lines

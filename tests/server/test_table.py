@@ -351,9 +351,9 @@ def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any
 
 
 def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
-    """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 dice + 2 bonus + 2 crit bonus
-    + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor final amount
-    (Vesh's armor is not hers to see)."""
+    """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 on the primary die + 2 bonus
+    + 2 crit bonus + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor
+    final amount (Vesh's armor is not hers to see)."""
     table.create()
     alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                               json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -361,7 +361,7 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
     table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
                    "dice": [8, 6, 1]})
     assert table.command({"command": "answer_active_defense", "defender": "vesh"}).status_code == 201
-    why = "(8 dice + 2 bonus + 2 crit bonus + 4 WD = 16"
+    why = "(8 on the primary die + 2 bonus + 2 crit bonus + 4 WD = 16"
     assert (f"<li>15 slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, armor \u2212 1 = 15)</li>"
             in fragment(table, table.gm))
     mine = fragment(table, alice)
@@ -461,7 +461,7 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
             "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
     assert _top_lines(fragment(table, table.gm))[-5:] == [
         f"{attack} with Spiked maul", hit.format(" (4 primary die + 2 FCS die + 3 STR bonus)"),
-        f"{damage} (4 dice + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
+        f"{damage} (4 on the primary die + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
     assert _top_lines(fragment(table, bob))[-5:] == [attack, hit.format(""), f"{damage}{defense}", *then]
 
 
@@ -481,14 +481,17 @@ def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
                             "dice": [3, 3]})
     assert answer.status_code == 201, answer.text
     defense = "defense 4 (no RES die (C10) + 2 RES bonus + 2 armor): HIT, CRITICAL"
-    assert _top_lines(fragment(table, alice))[-4:] == [
+    assert _top_lines(fragment(table, alice))[-5:] == [
         "no Active Defense for Kael Arden: Kael Arden is Paralysed: no base defense die and no Active Defense (C10)",
-        f"attack 9 against {defense}", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
+        f"attack 9 against {defense}", "critical (C7): the FCS portion (FCS dice + FCS bonus) is more than the RES "
+        "portion (RES die + RES bonus)", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
         "Kael Arden's HP: 24 → 17"]
-    assert _top_lines(fragment(table, table.gm))[-4:-1] == [
+    assert _top_lines(fragment(table, table.gm))[-5:-1] == [
         "no Active Defense for Kael Arden: the defender is incapacitated or paralysed: no base defense die and no "
         "Active Defense (C10)", f"attack 9 (3 primary die + 3 FCS die + 2 AGI bonus + 1 weapon) against {defense}",
-        "7 piercing damage to Kael Arden's HP (3 dice + 2 bonus + 2 crit bonus + 2 WD = 9, armor − 2 = 7)"]
+        "critical (C7): FCS portion 4 (3 FCS die + 1 FCS bonus) is more than RES portion 2 (2 RES bonus)",
+        "7 piercing damage to Kael Arden's HP (3 on the primary die + 2 bonus + 2 crit bonus + 2 WD = 9, "
+        "armor − 2 = 7)"]
 
 
 def test_what_is_in_hand_and_whom_a_seat_plays_are_said_by_name(table: Any) -> None:
@@ -568,3 +571,99 @@ def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
                    "dice": [8, 6, 1]})
     text = fragment(table, table.gm)
     assert "Block with Warden&#39;s kite shield" in text and "Block with the shield" not in text
+
+
+def test_every_command_form_carries_the_head_it_was_rendered_at(table: Any) -> None:
+    """Each command form (the turn's, the decision's answers, the end of the turn, the GM's tools) carries the
+    head's seq it was rendered at (data-head), which the page sends as expected_version (a stale one: 409)."""
+    table.create()
+    table.command({"command": "roll_initiative", "dice": [6, 1]})
+    table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                   "dice": [8, 6, 1]})
+    text = fragment(table, table.gm)
+    head = _attr(text, "head")
+    forms = re.findall(r'<form class="command[^"]*"[^>]*>', text)
+    assert len(forms) > 5 and 'class="command answer"' in text
+    assert all(f'data-head="{head}"' in form for form in forms), [f for f in forms if "data-head" not in f][:2]
+
+
+def test_a_conditions_reason_and_until_when_are_on_every_seeing_seats_card(table: Any) -> None:
+    """The reason the GM gives a condition (the form: "the table sees it") is on the card of every seat that sees
+    the combatant, and so is until when it lasts (C40): "Kael Arden is Prone until the end of Vesh the
+    Cinder-Hand's next turn: slipped in the river mud"; a cancelled action's reason is labelled the GM's."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    answer = table.command({"command": "apply_condition", "who": "kael", "condition": "Prone",
+                            "until": "end_of_next_turn", "of": "vesh", "reason": "slipped in the river mud"})
+    assert answer.status_code == 201, answer.text
+    said = ("Kael Arden is Prone until the end of Vesh the Cinder-Hand&#39;s next turn: slipped in the river mud")
+    for token in (table.gm, alice):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>")]
+        assert f"<li>{said}</li>" in top, top
+    assert "reason (the table sees it)" in fragment(table, table.gm)
+
+
+def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) -> None:
+    """C29, physical dice: Alice stages Kael's attack without its faces; her roll box says "Roll your dice: Attack
+    by Kael Arden" (a name, not the id) and "You gave the command"; the GM's says "Alice gave Attack by Kael
+    Arden"."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    staged = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                            "weapon": "longsword"}, token=alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    mine = fragment(table, alice)
+    assert '<h2 id="roll-h">Roll your dice: Attack by Kael Arden</h2>' in mine
+    assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in mine
+    assert "<p>Alice gave Attack by Kael Arden; Alice rolls next" in fragment(table, table.gm)
+    assert " by kael" not in mine
+
+
+def test_a_miss_against_an_active_defense_names_it_to_the_attackers_seat(table: Any) -> None:
+    """The attacker's seat reads a miss against a Dodge as "against defense 13 (with Vesh the Cinder-Hand's Dodge)"
+    (the die is Vesh's to see); the GM's card has the dodge die among the defense's terms."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                          "dice": [2, 1, 1]}).status_code == 201
+    answer = table.command({"command": "answer_active_defense", "defender": "vesh", "defense": "dodge", "dice": [8]})
+    assert answer.status_code == 201, answer.text
+    assert ("against defense 13 (with Vesh the Cinder-Hand&#39;s Dodge): MISS</li>"
+            in fragment(table, alice).split('id="top-card"')[1])
+    gm_top = fragment(table, table.gm).split('id="top-card"')[1]
+    assert "against defense 13 (1 RES die + 1 RES bonus + 1 armor + 8 dodge die + 2 AGI bonus): MISS" in gm_top
+    assert "(with " not in gm_top
+
+
+def test_a_conditions_effect_opens_on_a_tap_and_dying_says_what_c36_does(table: Any) -> None:
+    """A condition's effect is in a details box its name opens (a tap, Enter: a tooltip alone is out of touch's
+    reach), and Dying's says what the engine does (C36), not "as the rules say"."""
+    table.create()
+    assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Dying"}).status_code == 201
+    text = fragment(table, table.gm)
+    assert ('<details class="cond-box" id="cond-vesh-Dying"><summary><span class="cond" data-condition="Dying"'
+            in text)
+    assert ('<p class="cond-said">Dying: at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is '
+            "skipped), no action, reaction or ability use; rolls no base defense die; can still be attacked; cleared "
+            "by healing above 0 HP</p>") in text
+
+
+def test_a_verdicts_colour_is_the_viewers(table: Any) -> None:
+    """Kael's attack missing Vesh (a Dodge) is bad news on Alice's page (Kael is hers: tone-bad, red), and neutral
+    on the GM's (no tone); before, every MISS was green."""
+    table.create(dice="manual")
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                          "dice": [2, 1, 1]}).status_code == 201
+    assert table.command({"command": "answer_active_defense", "defender": "vesh", "defense": "dodge",
+                          "dice": [8]}).status_code == 201
+    assert '<span class="verdict v-miss tone-bad">MISS</span>' in fragment(table, alice)
+    assert '<span class="verdict v-miss">MISS</span>' in fragment(table, table.gm)

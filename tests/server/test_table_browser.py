@@ -215,6 +215,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 assert gm.locator("#verify-badge").get_attribute("data-clean") == "yes"
                 witnessed = (head_of(player), player.locator(".table-panel").get_attribute("data-hash"))
                 no_leak(player)
+                gm.locator("#publish-confirm").check()  # it cannot be taken back: the box says so
                 gm.locator("#publish-form button").click()
                 same_state(gm, player)
                 expect(player.locator(".badge", has_text="log published")).to_be_visible(timeout=4000)  # polled: 3 s
@@ -315,11 +316,11 @@ def _in_view(page: Any, selector: str) -> bool:
 
 def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> None:
     """On Kael's turn the attack and the end of the turn are on the first screen of the GM's page (1280x800) and of
-    Alice's phone (390x844, a dice bar one line high), where "Your turn" heads the page and its title; clicking a dice
-    radio keeps the focus on it and E still ends the turn; a typed die left blank is refused in the page, naming the
-    die, with nothing sent; the other page announces what changed (#announce) and retitles itself; an undo back to
-    a seq typed lists the cards it would strike before it is confirmed; once the fight ends no chip has the
-    turn."""
+    Alice's phone (390x844, a dice bar one line of 44 px tap targets high), where "Your turn" heads the page and
+    its title; clicking a dice radio keeps the focus on it and E still ends the turn; a typed die left blank is
+    refused in the page, naming the die, with nothing sent; the other page announces what changed (#announce) and
+    retitles itself; an undo back to a seq typed lists the cards it would strike before it is confirmed; once the
+    fight ends no chip has the turn."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -354,7 +355,7 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 assert player.title() == "Your turn: Kael Arden · The ford · omen"
                 assert gm.title() == "Round 1: Kael Arden's turn · The ford · omen"
                 bar = player.locator("#dice-mode").bounding_box()
-                assert bar is not None and bar["height"] <= 40 and bar["width"] <= 390, bar
+                assert bar is not None and bar["height"] <= 48 and bar["width"] <= 390, bar
 
                 # Typed dice: the radio keeps the focus; a blank die is refused here, naming it; nothing is sent.
                 gm.locator("input[name=dice-mode][value=typed]").click()

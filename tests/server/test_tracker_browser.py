@@ -195,7 +195,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 assert "+ d6 AGI + 1 AGI bonus" in said                         # Dodge
                 assert "+ d8 RES + 2 RES bonus + 2 Block Rating" in said        # Block
                 assert "+ d8 STR + 2 STR bonus + 1 Parry Rating" in said        # Parry with Longsword
-                assert "turns the hit on a 8 or more on the d8" in said         # Block: 5 + 2 + 2 + 8 = 17
+                assert "turns the hit on an 8 or more on the d8" in said         # Block: 5 + 2 + 2 + 8 = 17
                 assert box.locator("form.answer").count() == 4                  # Dodge, Block, Parry, Decline
                 assert "Parry with Longsword" in said and said.count("Parry") == 2
                 for page in pages.values():
@@ -330,6 +330,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 # The GM publishes the log; Alice saves the session log from her phone (its fetch carries her
                 # bearer header, which a plain link could not).
                 gm.locator("#gm-publish summary").click()
+                gm.locator("#publish-confirm").check()
                 gm.locator("#publish-form button").click()
                 alice.wait_for_selector("#save-session", timeout=SETTLE)
                 with alice.expect_download() as saved:

@@ -1,0 +1,226 @@
+"""The table page's own behaviour in a real browser, one fight per test on one ``omen serve``: a key pressed twice,
+the refusals it says, the confirmations it asks, and the phone's tap targets.
+
+Headless Debian Chromium driven by Playwright; skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER is
+set (then a missing browser fails).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from omen_server.table import bundled_sheets
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
+from tests.server.processes import Server
+from tests.server.test_table_browser import Watch
+
+GM_SCREEN = {"width": 1280, "height": 800}
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One ``omen serve`` for the module's tests (each makes a fight of its own)."""
+    made = Server(tmp_path_factory.mktemp("serve"))
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the module's tests."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    with sync_playwright() as pw:
+        launched = launch(pw, chromium)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def fight(server: Server, fight_id: str, *who: str, dice: str = "seeded") -> str:
+    """A fight of the bundled sheets ``who``, its initiative rolled (Kael first where he is in it); its GM token."""
+    sheets = bundled_sheets()
+    status, made = server.call("POST", "/fights", {"id": fight_id, "title": fight_id, "dice": dice,
+                                                   "combatants": [sheets[w] for w in who]})
+    assert status == 201, made
+    return str(made["gm_token"])
+
+
+def seat(server: Server, fight_id: str, gm: str, name: str, *plays: str) -> str:
+    status, made = server.call("POST", f"/fights/{fight_id}/seats", {"kind": "player", "name": name,
+                                                                    "combatants": list(plays)}, token=gm)
+    assert status == 201, made
+    return str(made["token"])
+
+
+def page_of(browser: Any, watch: Watch, origin: str, fight_id: str, token: str, **context: Any) -> Any:
+    """A page of the table as the seat of ``token``, live."""
+    from playwright.sync_api import expect
+
+    page = watch.page(browser.new_context(**(context or {"viewport": GM_SCREEN})))
+    page.set_default_timeout(10_000)
+    page.goto(f"{origin}/table/{fight_id}#token={token}")
+    expect(page.locator("#live")).to_have_text("live")
+    return page
+
+
+def origin_of(server: Server) -> str:
+    return f"http://127.0.0.1:{server.port}"
+
+
+def test_a_double_press_of_e_ends_one_turn_and_says_so_quietly(server: Server, browser: Any) -> None:
+    """E pressed again the moment the table has changed (a double press) is sent with the head the page showed
+    before the change, so the server refuses it as stale (409): Kael's turn ends, Vesh's does not, and the page
+    says in a quiet note (not a problem) that nothing was done."""
+    gm = fight(server, "double", "kael", "vesh")
+    status, answer = server.call("POST", "/fights/double/commands",
+                                 {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
+    assert status == 201 and answer["options"]["turn"] == "kael", answer
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "double", gm)
+    before = page.locator(".table-panel").get_attribute("data-head")
+    page.keyboard.press("e")
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{before}'")
+    page.keyboard.press("e")
+    page.wait_for_function("() => !document.body.dataset.busy && document.querySelector('#message').textContent")
+    page.wait_for_timeout(300)
+    assert page.locator(".table-panel").get_attribute("data-turn") == "vesh"
+    assert page.locator(".log .entry[data-kind=end_turn]").count() == 1
+    message = page.locator("#message")
+    assert message.get_attribute("class") == "note"
+    assert message.inner_text().startswith("Not sent: the table moved on (to #")
+    assert page.locator(".form-error:not(:empty)").count() == 0
+    page.context.close()
+    assert watch.outside == []
+
+
+def test_a_refused_field_is_said_by_its_label_in_words(server: Server, browser: Any) -> None:
+    """The stacks field carries the command schema's minimum (min="1"); past it (the minimum taken off, -4 typed),
+    the server's refusal (400 at $.command.stacks) is said by the form's label, in words, with no JSON path."""
+    gm = fight(server, "stacks", "kael", "vesh")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "stacks", gm)
+    form = page.locator("form[data-command=apply_condition]")
+    form.evaluate("form => { form.closest('details').open = true; }")
+    stacks = form.locator("input[data-path=stacks]")
+    assert stacks.get_attribute("min") == "1"
+    stacks.evaluate("input => input.removeAttribute('min')")
+    stacks.fill("-4")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".form-error")
+    error.wait_for(state="visible")
+    assert error.inner_text() == "Not sent: stacks must be a whole number, at least 1."
+    page.context.close()
+
+
+#: Every control a seat taps, as the page shows it: a radio or a checkbox by its label (the label is the target).
+TARGETS = """() => Array.from(document.querySelectorAll(
+    'button, select, input:not([type=hidden]):not([type=radio]):not([type=checkbox]), a[href], summary, '
+    + 'label:has(> input[type=radio]), label:has(> input[type=checkbox])'))
+  .filter((el) => el.getClientRects().length && getComputedStyle(el).visibility !== 'hidden'
+          && !el.closest('.visually-hidden, header.top, .skip'))
+  .map((el) => { const r = el.getBoundingClientRect();
+                 return [el.outerHTML.slice(0, 80), Math.round(r.width), Math.round(r.height)]; })"""
+
+#: The contrast of an element's text with what it is drawn on (WCAG 2: the relative luminances), opacity included.
+CONTRAST = """(el) => {
+  const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92
+                                                     : ((v + 0.055) / 1.055) ** 2.4; })
+                                     .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let back = null, alpha = 1;
+  for (let at = el; at; at = at.parentElement) {
+    const style = getComputedStyle(at);
+    alpha *= Number(style.opacity);
+    const b = rgb(style.backgroundColor);
+    if (!back && (b.length < 4 || b[3] > 0)) back = b.slice(0, 3);
+  }
+  back = back || [255, 255, 255];
+  const fg = rgb(getComputedStyle(el).color).slice(0, 3).map((v, i) => v * alpha + back[i] * (1 - alpha));
+  const [a, b] = [lum(fg), lum(back)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_a_phones_controls_are_big_enough_to_tap_and_a_downed_card_is_legible(server: Server,
+                                                                                browser: Any) -> None:
+    """On Alice's phone (390x844, touch) every control on Kael's turn is at least 44x44 CSS px (the radios by
+    their labels), with no key hint on a button; once Vesh is down (Kael's critical hit), his chip's "Dying",
+    "engaged with..." and "down" read at 4.5:1 or more in the light scheme on both pages, and a tap on Dying opens
+    what it does (C36) on the phone, where a tooltip cannot reach."""
+    gm = fight(server, "phone", "kael", "vesh")
+    alice = seat(server, "phone", gm, "Alice", "kael")
+    status, _ = server.call("POST", "/fights/phone/commands",
+                            {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
+    assert status == 201
+    watch = Watch(origin_of(server))
+    phone = page_of(browser, watch, origin_of(server), "phone", alice, **PHONE)
+    small = [t for t in phone.evaluate(TARGETS) if t[1] < 44 or t[2] < 44]
+    assert small == [], small
+    assert phone.locator("button kbd").first.is_visible() is False
+    for body in ({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                  "dice": [8, 6, 1]}, {"command": "answer_active_defense", "defender": "vesh"}):
+        status, answer = server.call("POST", "/fights/phone/commands", {"command": body}, token=gm)
+        assert status == 201, answer
+    desk = page_of(browser, watch, origin_of(server), "phone", gm)
+    for page in (phone, desk):
+        page.wait_for_selector(".chip[data-id=vesh] .badge.bad")
+        chip = page.locator(".chip[data-id=vesh]")
+        for what in (".cond[data-condition=Dying]", ".chip-eng", ".badge.bad"):
+            ratio = chip.locator(what).evaluate(CONTRAST)
+            assert ratio >= 4.5, (what, ratio)
+    dying = phone.locator(".chip[data-id=vesh] details.cond-box")
+    dying.locator("summary").tap()
+    said = dying.locator(".cond-said")
+    assert said.is_visible()
+    assert said.inner_text().startswith("Dying: at 0 HP (C36): treated as Incapacitated (C10): takes no turn")
+    assert "as the rules say" not in said.inner_text()
+    phone.context.close()
+    desk.context.close()
+
+
+def test_publishing_the_log_asks_for_a_confirmation_first(server: Server, browser: Any) -> None:
+    """Publishing the log cannot be taken back: the GM's button does nothing until the box saying so is ticked;
+    then the log is published."""
+    gm = fight(server, "publish", "kael", "vesh")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "publish", gm)
+    page.locator("#gm-publish summary").click()
+    page.locator("#publish-form button[type=submit]").click()
+    page.wait_for_timeout(400)
+    status, settings = server.call("GET", "/fights/publish/settings", token=gm)
+    assert status == 200 and settings["published"] is False
+    page.locator("#publish-confirm").check()
+    page.locator("#publish-form button[type=submit]").click()
+    page.locator("#message.ok").wait_for()
+    status, settings = server.call("GET", "/fights/publish/settings", token=gm)
+    assert settings["published"] is True
+    page.context.close()
+
+
+def test_a_gm_form_sent_keeps_the_focus_and_the_place(server: Server, browser: Any) -> None:
+    """The GM applies a condition from its tools: once the table is back, the focus is on that form's button again
+    (not lost to the page with the button disabled while it was sent) and the page has not scrolled."""
+    gm = fight(server, "focus", "kael", "vesh")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "focus", gm)
+    page.locator("#gm-apply_condition summary").click()
+    form = page.locator("form[data-command=apply_condition]")
+    form.scroll_into_view_if_needed()
+    before, head = page.evaluate("scrollY"), page.locator(".table-panel").get_attribute("data-head")
+    form.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{head}' "
+                           "&& !document.body.dataset.busy")
+    assert page.evaluate("document.activeElement.closest('form')?.dataset.command") == "apply_condition"
+    assert page.evaluate("scrollY") == before
+    page.context.close()
