@@ -889,13 +889,16 @@ def _ability_problem(a: Ability) -> str:
         if a.trigger is not None:
             return "a passive ability has no trigger (use = \"trigger\" for one)"
         if a.cost != AbilityCost() or a.uses is not None or a.deferred is not None:
-            return "a passive ability costs nothing and has no uses: it applies while its `when` holds"
+            field = "cost" if a.cost != AbilityCost() else "uses" if a.uses is not None else "deferred"
+            return _at(field, "a passive ability costs nothing and has no uses: it applies while its `when` holds")
         wrong = [type(e).__struct_config__.tag for e in a.effects if not isinstance(e, _PASSIVE_EFFECTS)]
         if wrong:
             return (f"a passive ability's effects are modifier, dice, allow_defense, reroll, route and "
                     f"will_conversion; {wrong[0]!r} needs a trigger")
-        if any(isinstance(e, Reroll) and not e.faces for e in a.effects):
-            return "a passive reroll is automatic: say which faces it rerolls (faces = [1] rerolls 1s, C39)"
+        empty = next((i for i, e in enumerate(a.effects) if isinstance(e, Reroll) and not e.faces), None)
+        if empty is not None:
+            return _at(f"effects[{empty}].faces", "a passive reroll is automatic: say which faces it rerolls "
+                                                  "(faces = [1] rerolls 1s, C39)")
         if any(isinstance(e, ConvertToWill) for e in a.effects) and (
                 a.applies_to != "self" or any(getattr(a.when, n) != getattr(When(), n) for n in _ATTACK_PREDICATES)):
             return ("Will conversion is the owner's, on every hit it takes (C31): its `when` reads the owner only "

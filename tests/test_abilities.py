@@ -315,6 +315,13 @@ def test_undo_gives_a_use_back() -> None:
     ('[abilities.x]\nname = "X"\nuse = "passive"\nwhen = { owner_has = ["Prone"], owner_lacks = ["Prone"] }\n'
      'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', "$.abilities.x.when.owner_lacks[0]",
      "Prone is in both owner_has and owner_lacks"),
+    # named at the field that is wrong, not at the ability's table (found by a tester)
+    ('[abilities.x]\nname = "X"\nuse = "passive"\ncost = { will = 1 }\n'
+     'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n', "$.abilities.x.cost",
+     "a passive ability costs nothing"),
+    ('[abilities.x]\nname = "X"\nuse = "passive"\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }, { kind = "reroll", pool = "primary" }]\n',
+     "$.abilities.x.effects[1].faces", "a passive reroll is automatic"),
 ])
 def test_invalid_content_is_refused_with_file_line_and_path(toml: str, path: str, said: str) -> None:
     """Invalid abilities are refused, never ignored: the error names the file, the field path and a line."""

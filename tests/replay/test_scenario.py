@@ -338,3 +338,15 @@ def test_a_fight_id_the_stores_refuse_is_refused_at_its_line(tmp_path: Path) -> 
     with pytest.raises(ScenarioError, match="fight id 'duel hand!': a fight id is 1-128 letters") as info:
         load_scenario(write(tmp_path, text))
     assert (info.value.path, info.value.line) == ("$.fight.id", 2)
+
+
+@pytest.mark.parametrize(("key", "kind"), [("abilities = [\"s.toml\"]", "an ability library"),
+                                          ("ruleset = \"s.toml\"", "a ruleset")])
+def test_a_file_read_as_a_library_or_ruleset_says_so(tmp_path: Path, key: str, kind: str) -> None:
+    """A scenario that lists itself as its ability library (or its ruleset) is refused at the field its [fight]
+    is in the other file's eyes, saying what the file was read as and where the scenario names it (it said only
+    "unknown field `fight`", which left the GM guessing; found by a tester)."""
+    (tmp_path / "s.toml").write_text(f'[fight]\nid = "x"\n{key}\n')
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(tmp_path / "s.toml")
+    assert f"unknown field `fight` (read as {kind}, as s.toml:3 names it)" in str(info.value)
