@@ -50,6 +50,27 @@ class TestUndo:
         assert at_same_point(fight.state, before) and fight.state.redo_stack == (version + 5,)
         assert fight.version == version + 5 and len(fight.events) == version + 5
 
+    def test_an_undo_to_a_seq_it_cannot_go_back_to_says_why_in_words_that_agree(self) -> None:
+        """``undo --to`` refusals say what the seq is: inside a command (its first seq named), or an undo's own
+        batch (taken back with redo). They said "seq N does not start a command that can be undone (its command
+        starts at seq N)" of an undo's seq, and named only the last command where an earlier one was accepted
+        (found by a tester)."""
+        fight = new_fight(*duelists(), faces=[4, 5, 6])
+        start = fight.version + 1
+        fight.static_check(CheckSpec(who="ash", attribute="STR"), 3)  # seqs start .. start + 2
+        fight.static_check(CheckSpec(who="bo", attribute="STR"), 3)
+        with pytest.raises(RuleViolation, match=rf"seq {start + 1} is inside a command, which starts at seq {start}:"
+                                                r" an undo goes back to the first seq of a command; the last command"
+                                                r" that can be undone starts at seq \d+ \(the first seq of an earlier"):
+            fight.undo(to_seq=start + 1)
+        undone = fight.undo()
+        fight.static_check(CheckSpec(who="bo", attribute="STR"), 3)
+        the_undo = undone.to_seq + 1
+        with pytest.raises(RuleViolation, match=rf"seq {the_undo} starts an undo or a redo, which an undo does not go"
+                                                r" back to \(redo takes back the last undo\)"):
+            fight.undo(to_seq=the_undo)
+        assert fight.undo(to_seq=start).from_seq == start
+
     def test_undoing_an_answer_undoes_the_whole_attack(self) -> None:
         """An answer to an Active Defense window is not a safe point: the whole action goes back (declaration on)."""
         fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
@@ -78,7 +99,7 @@ class TestUndo:
         version = fight.version
         with pytest.raises(RuleViolation, match="in progress there"):
             fight.undo(to_seq=answer_at)
-        with pytest.raises(RuleViolation, match="does not start a command"):
+        with pytest.raises(RuleViolation, match=r"is inside a command, which starts at seq \d+: an undo goes back"):
             fight.undo(to_seq=answer_at + 1)
         assert fight.version == version
 

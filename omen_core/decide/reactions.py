@@ -8,7 +8,7 @@ Interrupt has hit), and the fight cannot move on while it is open.
 from __future__ import annotations
 
 from ..commands import Move, PassReaction
-from ..decisions import REACTION_STEPS
+from ..decisions import REACTION_STEPS, legal_now
 from ..errors import RuleViolation
 from ..events import (
     CostPaid,
@@ -101,7 +101,15 @@ def _window(draft: Draft, who: str, rule: str) -> ReactionWindowOpened:
     frame = draft.state.pending
     opened = frame.reaction_window if frame is not None else None
     if frame is None or opened is None or draft.state.step.name not in REACTION_STEPS:
-        raise RuleViolation(rule, "no reaction window is open")
+        outer = next((f for f in reversed(draft.state.stack) if f.reaction_window is not None
+                      and who in f.reaction_window.responders and who not in f.answered), None)
+        why = "no reaction window is open"
+        if outer is not None and outer.reaction_window is not None:  # asked, but an action inside it goes first
+            interrupt = outer.reaction_window.reaction == "interrupt"
+            rule = "C24" if interrupt else "C23"
+            why = (f"{who!r} answers the {'Interrupt' if interrupt else 'Attack of Opportunity'} window after the "
+                   "action in progress inside it")
+        raise RuleViolation(rule, f"{why}; legal now: {'; '.join(legal_now(draft.state))}")
     if who not in opened.responders:
         raise RuleViolation(rule, f"{who!r} may not answer this window (responders: {', '.join(opened.responders)})")
     if who in frame.answered:

@@ -51,8 +51,8 @@ def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
     if not start:
         raise RuleViolation("undo", "there is nothing to undo")
     if start < state.undo_floor:
-        reach = (f"an undo goes back no further than seq {state.undo_floor}" if state.undo_floor <= state.live_seq
-                 else "nothing can be undone")
+        reach = ("an undo goes back no further than the first command after the reveal"
+                 if state.undo_point >= state.undo_floor else "nothing can be undone")
         raise RuleViolation("C42", f"{reach}: the seed revealed at seq {state.undo_floor - 1} is public, and a reveal "
                                    "is never undone (a revealed seed is spent)")
     draft.record(Undone(from_seq=start, to_seq=state.live_seq, reason=cmd.reason))
@@ -60,8 +60,8 @@ def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
 
 def _checked_target(state: FightState, seq: int, history: History | None) -> int:
     """``seq`` if an undo may go back to it now; otherwise a RuleViolation saying why."""
-    hint = (f"; the last command that can be undone starts at seq {state.undo_point}"
-            if state.undo_point and state.undo_point >= state.undo_floor else "")
+    hint = (f"; the last command that can be undone starts at seq {state.undo_point} (the first seq of an earlier "
+            "command at rest takes back more)" if state.undo_point and state.undo_point >= state.undo_floor else "")
     if seq > state.live_seq:
         raise RuleViolation("undo", f"seq {seq} is past the last live event (seq {state.live_seq}){hint}")
     found = history.target(seq) if history is not None else None
@@ -74,8 +74,11 @@ def _checked_target(state: FightState, seq: int, history: History | None) -> int
             raise RuleViolation("undo", f"cannot undo back to seq {seq}: action {found.before.pending.action} is "
                                         f"in progress there (at '{found.before.step.value}'); undo back to where "
                                         "it was declared")
-        raise RuleViolation("undo", f"seq {seq} does not start a command that can be undone"
-                                    f" (its command starts at seq {found.batch}){hint}")
+        if found.seq == found.batch:  # an undo's or a redo's own batch: taken back with redo, never undone to
+            raise RuleViolation("undo", f"seq {seq} starts an undo or a redo, which an undo does not go back to "
+                                        f"(redo takes back the last undo){hint}")
+        raise RuleViolation("undo", f"seq {seq} is inside a command, which starts at seq {found.batch}: an undo goes "
+                                    f"back to the first seq of a command{hint}")
     return seq
 
 

@@ -17,6 +17,7 @@ from typing import Literal
 
 from ..abilities import PASS, reroll_picks
 from ..commands import AnswerDecision
+from ..decisions import legal_now
 from ..errors import RuleViolation
 from ..events import (
     ActionSettled,
@@ -157,7 +158,7 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
     frame = draft.state.pending
     opened = frame.decision if frame is not None else None
     if frame is None or opened is None:
-        raise RuleViolation("C38", "no decision point is open")
+        raise RuleViolation("C38", f"no decision point is open; legal now: {'; '.join(legal_now(draft.state))}")
     if cmd.decision != opened.decision:
         raise RuleViolation(opened.rule, f"the open decision point is {opened.decision!r}, not {cmd.decision!r}")
     row = window(opened.decision, draft.state)

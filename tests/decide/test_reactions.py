@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import Fight
+from omen_core.commands import AnswerDecision
 from omen_core.content import CombatantSheet, DealDamage, SaveEffect, Weapon
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import (
@@ -374,6 +375,25 @@ class TestAttackOfOpportunity:
         fight = duel(play, [])
         refused(fight, lambda: fight.react("vesh"), "C23")
         refused(fight, lambda: fight.pass_reaction("vesh"), "C23")
+
+    def test_a_responder_asked_while_an_action_inside_the_window_goes_on_is_told_what_is_legal(self,
+                                                                                         play: Play) -> None:
+        """C24: kael attacks vesh beside vesh and wren (round 2): an Interrupt window for both; wren strikes first
+        (8 + 4 + 1 = 13 against kael's 1 + 0: a hit) and kael's Active Defense window opens inside it. vesh's
+        answer now is refused naming the Interrupt (C24, not C23's "no reaction window is open": a tester read that
+        as false) and what is legal now, kael's answer; an answer_decision meanwhile says what is legal too."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 8, 4, 1])
+        fight.engage("kael", "vesh", "wren")
+        fight.roll_initiative()
+        through_round_1(fight)
+        fight.attack("kael", "vesh")
+        fight.react("wren")
+        said = str(refused(fight, lambda: fight.react("vesh"), "C24"))
+        assert "'vesh' answers the Interrupt window after the action in progress inside it" in said
+        assert "legal now: answer_active_defense by kael (Active Defense, C8)" in said
+        said = str(refused(fight, lambda: fight.execute(AnswerDecision(decision="riposte", who="vesh", choice="use")),
+                           "C38"))
+        assert "no decision point is open; legal now: answer_active_defense by kael" in said
 
     def test_mover_cannot_act_while_the_window_is_open(self, play: Play) -> None:
         """C23: the window is the enemies' to answer before the movement completes; the mover waits."""

@@ -89,9 +89,13 @@ class TestARevealIsNeverUndone:
         fight = duel(successors=(SECOND,))
         fight.reveal_seed()
         version = fight.version
-        with pytest.raises(RuleViolation, match=r"\[C42\] an undo goes back no further than seq"):
-            fight.undo(reason="oops")
+        with pytest.raises(RuleViolation, match=r"\[C42\] nothing can be undone: the seed revealed at seq"):
+            fight.undo(reason="oops")  # (it said "no further than seq N", N its reveal's own seed_committed)
         assert fight.version == version
+        fight.roll_initiative()  # a command after the reveal: undone, and no further
+        fight.undo(reason="again")
+        with pytest.raises(RuleViolation, match=r"\[C42\] nothing can be undone"):
+            fight.undo(reason="the reveal too")
 
     def test_after_a_reveal_at_the_end_nothing_can_be_undone(self) -> None:
         """C42: a reveal that ends the log leaves nothing an undo may reach: the refusal says so (it named a seq past
