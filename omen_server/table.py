@@ -416,6 +416,9 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
+    if offer.command == "declare_attack" and not said:  # an Interrupt window comes first (C24): no die rolls now
+        said = ("nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
+                "attack's dice are rolled by the command that closes it (in a seeded fight, from the seed)")
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
              else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
              else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))

@@ -667,3 +667,19 @@ def test_a_verdicts_colour_is_the_viewers(table: Any) -> None:
                           "dice": [8]}).status_code == 201
     assert '<span class="verdict v-miss tone-bad">MISS</span>' in fragment(table, alice)
     assert '<span class="verdict v-miss">MISS</span>' in fragment(table, table.gm)
+
+
+def test_an_attack_an_interrupt_window_comes_before_says_its_dice_come_later(table: Any) -> None:
+    """C24, C29: Brin beside Skarn, who has had his turn, attacks him: the window comes first, so the attack rolls
+    no die when declared; Bob's form says so and when the dice come (a player typing physical dice in a seeded fight
+    found no dice fields and no word of why; found by a tester)."""
+    table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
+    bob = table.client.post("/fights/duel/seats", headers=table.auth(),
+                            json={"kind": "player", "name": "Bob", "combatants": ["brin"]}).json()["token"]
+    for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},  # Skarn 6, Brin 5, Vesh 3, Kael 2
+                    {"command": "engage", "who": "brin", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"}):
+        assert table.command(command).status_code == 201
+    said = html.unescape(fragment(table, bob))
+    assert ("Rolls: nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
+            "attack's dice are rolled by the command that closes it") in said
