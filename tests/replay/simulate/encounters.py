@@ -65,3 +65,23 @@ def wolves_and_troll(directory: Path) -> Path:
                     + fighter("troll", "south", 40, weapon_damage=6)
                     + '\n[[commands]]\ncommand = "engage"\nwho = "troll"\nothers = ["wolf1", "wolf2", "wolf3"]\n')
     return path
+
+
+#: Strike Back: when its owner is hit, the attacker takes 3 crushing, free (a triggered ability, docs/abilities.md).
+STRIKE_BACK = '''[abilities.strike_back]
+name = "Strike Back"
+summary = "When hit, the attacker takes 3 crushing."
+use = "trigger"
+trigger = { moment = "attack.determined", owner = "target", outcome = "hit" }
+effects = [{ kind = "damage", to = "target", flat = 3, damage_type = "crushing" }]
+'''
+
+
+def mutual_knockout(directory: Path) -> Path:
+    """Ash (north) and Bo (south) at 2 HP each, Ash with Strike Back: when Bo hits Ash, Strike Back fells Bo as
+    Bo's blow fells Ash, both sides down in the same attack; when Ash hits first, Bo falls alone."""
+    (directory / "strike-back.toml").write_text(STRIKE_BACK)
+    path = directory / "mutual.toml"
+    path.write_text('[fight]\nid = "mutual"\ntitle = "Both fall"\nabilities = ["strike-back.toml"]\n'
+                    + fighter("ash", "north", 2, extra='abilities = ["strike_back"]\n') + fighter("bo", "south", 2))
+    return path
