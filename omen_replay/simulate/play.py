@@ -28,12 +28,23 @@ from dataclasses import dataclass, field
 import msgspec
 
 from omen_core import Fight, MemoryStore, SeededDice
-from omen_core.commands import AnswerActiveDefense, Command, DeclareAttack, EndFight, EndTurn, RevealSeed, RollOff
+from omen_core.commands import (
+    AnswerActiveDefense,
+    AnswerDecision,
+    Command,
+    DeclareAttack,
+    EndFight,
+    EndTurn,
+    RevealSeed,
+    RollOff,
+)
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
 from omen_core.engine import CommandMemo
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
+from omen_core.extensions import window
+from omen_core.hooks import Cost
 from omen_core.options import Odds, odds_of
 from omen_core.parts import Encircled
 from omen_core.rules.attack import attack_kind, is_ranged
@@ -354,10 +365,21 @@ def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, 
                      for c in choices)
     elif kind == "routing" and isinstance(frame, AttackFrame) and frame.routing is not None:
         rolled = tuple(d.face for d in frame.routing.dice)
+    costs = tuple(_cost(state, c) for c in choices) if kind not in ("turn", "active_defense") else ()
     view = SeatView(round=state.round, turn=state.turn if state.turn is None or sight.sees(state.turn) else None,
                     combatants=views, engaged=engaged, disengaged=state.disengaged and state.turn == who)
     return Decision(who=who, side=side, kind=kind, choices=choices, view=view,
-                    sheet=state.combatants[who].sheet, rng=rng, odds=odds, rolled=rolled)
+                    sheet=state.combatants[who].sheet, rng=rng, odds=odds, rolled=rolled, costs=costs)
+
+
+def _cost(state: FightState, command: Command) -> Cost | None:
+    """What answering a decision point with ``command`` costs, as its window declares (an ability's, from the
+    fight's data; an extension's): None for any other command."""
+    if not isinstance(command, AnswerDecision):
+        return None
+    row = window(command.decision, state)
+    choice = row.choice(command.choice) if row is not None else None
+    return choice.cost if choice is not None else None
 
 
 def _record(index: int, fight: Fight, tally: _Tally, max_rounds: int) -> FightRecord:

@@ -8,7 +8,8 @@ command until it ends the turn) and at each decision point it answers (``"active
 every legal command (``choices``: exactly what ``options()`` offers that combatant, :mod:`.moves`), the seat's
 view (:class:`SeatView`: the combatants as a player's seat sees them, :mod:`omen_core.seats`: a foe's HP as a
 band, or not at all), the deciding combatant's own sheet, the exact odds of each Active Defense answer, and a
-random source seeded from the fight's seed and the side.
+random source seeded from the fight's seed and the side; at a triggered ability's decision point, what each choice
+costs (``costs``).
 
 A policy must be a function of what it is given: the simulator makes a fresh one for every fight and side, and
 regenerating a fight (``omen simulate --replay``) asks it the same questions, so it must give the same answers.
@@ -54,7 +55,7 @@ from omen_core.commands import (
     RouteDamage,
 )
 from omen_core.content import CombatantSheet
-from omen_core.extensions import window
+from omen_core.hooks import Cost
 from omen_core.options import Odds
 from omen_core.seats import HP_BANDS, CombatantView
 
@@ -96,6 +97,7 @@ class Decision:
     rng: random.Random
     odds: tuple[Odds | None, ...] = ()
     rolled: tuple[int, ...] = ()
+    costs: tuple[Cost | None, ...] = ()
 
     @property
     def me(self) -> CombatantView:
@@ -229,12 +231,18 @@ def _answer(decision: Decision, react: bool) -> Command:
     if kind == "will_conversion":
         return next(c for c in decision.choices if isinstance(c, ChooseWillConversion) and c.convert)
     answers = [c for c in decision.choices if isinstance(c, AnswerDecision)]
-    if answers:  # an extension's decision point: use the ability (its first choice), or keep what it costs
-        row = window(answers[0].decision)
-        free = [c for c in answers if row is not None and (choice := row.choice(c.choice)) is not None
-                and not choice.cost.entries()]
-        return answers[0] if react or not free else free[0]
+    if answers:  # an ability's or extension's decision point: use it (its first choice), or keep what it costs
+        return answers[0] if react or _free(decision, answers[0]) else \
+            next((c for c in answers if c.choice == "pass"), answers[-1])
     raise PolicyError(f"no built-in answer to a {kind} decision")
+
+
+def _free(decision: Decision, choice: Command) -> bool:
+    """Whether ``choice`` costs nothing, as the decision's ``costs`` say (a choice whose cost is not known is not
+    free)."""
+    i = decision.choices.index(choice)
+    cost = decision.costs[i] if i < len(decision.costs) else None
+    return cost is not None and not cost.entries()
 
 
 def _end_turn(decision: Decision) -> Command:
@@ -283,7 +291,8 @@ class Aggressive:
 @dataclass
 class Cautious:
     """Defend whenever it may (the answer most likely to turn the hit, whatever its odds), let Interrupts and
-    Attacks of Opportunity pass (keeping Bonus Actions for defense). On its turn, at a third of its HP or less
+    Attacks of Opportunity pass (keeping Bonus Actions for defense), use a triggered ability only if that costs
+    nothing (``decision.costs``), else pass. On its turn, at a third of its HP or less
     and within an enemy's reach, it Disengages (if it has the Bonus Action) and moves out of every enemy's reach,
     then shoots with a ranged weapon (drawing one it carries first, if it holds none); otherwise it fights as
     :class:`Aggressive` does."""

@@ -67,21 +67,21 @@ def wolves_and_troll(directory: Path) -> Path:
     return path
 
 
-#: Strike Back: when its owner is hit, the attacker takes 3 crushing, free (a triggered ability, docs/abilities.md).
-STRIKE_BACK = '''[abilities.strike_back]
-name = "Strike Back"
-summary = "When hit, the attacker takes 3 crushing."
-use = "trigger"
-trigger = { moment = "attack.determined", owner = "target", outcome = "hit" }
-effects = [{ kind = "damage", to = "target", flat = 3, damage_type = "crushing" }]
-'''
+def strike_back(cost: str = "") -> str:
+    """Strike Back: when its owner is hit, the attacker takes 3 crushing (a triggered ability, docs/abilities.md),
+    at ``cost`` (a TOML inline table; free if empty)."""
+    return ('[abilities.strike_back]\nname = "Strike Back"\nsummary = "When hit, the attacker takes 3 crushing."\n'
+            'use = "trigger"\ntrigger = { moment = "attack.determined", owner = "target", outcome = "hit" }\n'
+            + (f"cost = {cost}\n" if cost else "")
+            + 'effects = [{ kind = "damage", to = "target", flat = 3, damage_type = "crushing" }]\n')
 
 
-def mutual_knockout(directory: Path) -> Path:
-    """Ash (north) and Bo (south) at 2 HP each, Ash with Strike Back: when Bo hits Ash, Strike Back fells Bo as
-    Bo's blow fells Ash, both sides down in the same attack; when Ash hits first, Bo falls alone."""
-    (directory / "strike-back.toml").write_text(STRIKE_BACK)
-    path = directory / "mutual.toml"
-    path.write_text('[fight]\nid = "mutual"\ntitle = "Both fall"\nabilities = ["strike-back.toml"]\n'
-                    + fighter("ash", "north", 2, extra='abilities = ["strike_back"]\n') + fighter("bo", "south", 2))
+def mutual_knockout(directory: Path, hp: int = 2, cost: str = "", name: str = "mutual") -> Path:
+    """Ash (north) and Bo (south) at 2 HP each, Ash with Strike Back (free, or at ``cost``): when Bo hits Ash,
+    Strike Back fells Bo as Bo's blow fells Ash, both sides down in the same attack; when Ash hits first, Bo falls
+    alone."""
+    (directory / f"{name}-lib.toml").write_text(strike_back(cost))
+    path = directory / f"{name}.toml"
+    path.write_text(f'[fight]\nid = "{name}"\ntitle = "Both fall"\nabilities = ["{name}-lib.toml"]\n'
+                    + fighter("ash", "north", hp, extra='abilities = ["strike_back"]\n') + fighter("bo", "south", hp))
     return path

@@ -15,8 +15,10 @@ from msgspec.structs import replace
 from omen_core import Fight, MemoryStore, ScriptedDice
 from omen_core.commands import AnswerActiveDefense, DeclareAttack, Disengage, Draw, EndTurn, Move
 from omen_core.content import CORE_RULESET, DealDamage, Ruleset, SaveEffect, Weapon
+from omen_core.events import DecisionAnswered
 from omen_core.state import FightState
-from omen_replay.simulate.play import _decider, _decision
+from omen_replay.simulate.encounter import load_encounter
+from omen_replay.simulate.play import Rules, _decider, _decision, play
 from omen_replay.simulate.policies import (
     Aggressive,
     Cautious,
@@ -26,6 +28,7 @@ from omen_replay.simulate.policies import (
     load_policy,
 )
 from tests.fights import as_, present, scripted
+from tests.replay.simulate.encounters import mutual_knockout
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -235,3 +238,21 @@ class TestLoading:
         policy: each is a PolicyError saying which."""
         with pytest.raises(PolicyError, match=said):
             load_policy(name)
+
+
+class TestTriggeredAbilities:
+    @pytest.mark.parametrize(("name", "cost", "used"), [
+        ("cautious", "", True), ("cautious", "{ will = 1 }", False), ("cautious", "{ bonus_actions = 1 }", False),
+        ("aggressive", "{ will = 1 }", True), ("aggressive", "", True),
+    ])
+    def test_cautious_uses_an_ability_only_when_it_costs_nothing(self, tmp_path: Path, name: str, cost: str,
+                                                                 used: bool) -> None:
+        """docs/simulate.md: at a triggered ability's decision point, ``cautious`` uses it only if that costs
+        nothing (it paid Will and Bonus Actions for them), ``aggressive`` always; over 12 fights of a duel at
+        20 HP in which Bo hits Ash, Strike Back is offered, and used (or passed) every time."""
+        encounter = load_encounter(mutual_knockout(tmp_path, hp=20, cost=cost))
+        answers = Counter(e.choice for i in range(12)
+                          for e in (r.event for r in play(encounter, Rules(policies={"north": name}), i,
+                                                          bytes(range(16)), 0).fight.events)
+                          if isinstance(e, DecisionAnswered))
+        assert answers and set(answers) == ({"use"} if used else {"pass"})
