@@ -53,14 +53,15 @@ from omen_core.commands import (
     PassReaction,
     React,
     RouteDamage,
+    UseAbility,
 )
-from omen_core.content import CombatantSheet
+from omen_core.content import Ability, CombatantSheet, DealDamage, Save
 from omen_core.hooks import Cost
 from omen_core.options import Odds
 from omen_core.seats import HP_BANDS, CombatantView
 
 __all__ = ["SeatView", "Decision", "Policy", "PolicyError", "RandomPolicy", "Aggressive", "Cautious", "BUILT_IN",
-           "load_policy"]
+           "load_policy", "harms", "harmful_ability"]
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,24 @@ def armed_attack(decision: Decision, only_ranged: bool = False) -> Command | Non
                                                                               weapon=c.weapon)))
 
 
+def harms(ability: Ability) -> bool:
+    """Whether an ability, used on a foe, harms it: it calls a save (C15) or deals damage to its target."""
+    return any(isinstance(e, Save) or (isinstance(e, DealDamage) and e.to == "target") for e in ability.effects)
+
+
+def harmful_ability(decision: Decision) -> UseAbility | None:
+    """An ability used on one's turn that harms a foe (:func:`harms`), on the weakest enemy in sight it is offered
+    on (the first offered of equals), if one is offered: only those taking an Action or a Bonus Action (C37), so
+    that each use spends what the turn has; its cost, uses and targets as the choices offer them (C20, C22)."""
+    mine = {a.id: a for a in decision.sheet.written_abilities() if a.use in ("action", "bonus_action") and harms(a)}
+    offered = [c for c in decision.choices if isinstance(c, UseAbility) and c.ability in mine]
+    for foe in enemies_in_sight(decision):
+        on_it = [c for c in offered if c.target == foe.id]
+        if on_it:
+            return on_it[0]
+    return None
+
+
 def _ranged(sheet: CombatantSheet, weapon_id: str) -> bool:
     weapon = sheet.weapon(weapon_id)
     return weapon is not None and "ranged" in weapon.properties
@@ -269,12 +288,13 @@ class RandomPolicy:
 
 @dataclass
 class Aggressive:
-    """Focus fire: on its turn, attack the weakest-looking enemy in sight (the one its allies hit too) with its
-    strongest weapon (holding none, it first draws the strongest it carries, when the rules let it: C35, C18),
-    rage dice if it has them, then end the turn; strike at every Interrupt or Attack of
-    Opportunity it is offered; at an Active Defense window, defend with the answer most likely to turn the hit
-    into a miss when one can (its odds above 0), else keep the Bonus Action. (A combatant at 0 HP is never asked
-    for a turn: the engine skips it, C36.)"""
+    """Focus fire: on its turn, use on the weakest-looking enemy in sight an ability that harms it (a save or
+    damage, taking an Action or a Bonus Action: :func:`harmful_ability`) while it can pay for one, and attack that
+    enemy (the one its allies hit too) with its strongest weapon (holding none, it first draws the strongest it
+    carries, when the rules let it: C35, C18), rage dice if it has them, then end the turn; strike at every
+    Interrupt or Attack of Opportunity it is offered; at an Active Defense window, defend with the answer most
+    likely to turn the hit into a miss when one can (its odds above 0), else keep the Bonus Action. (A combatant
+    at 0 HP is never asked for a turn: the engine skips it, C36.)"""
 
     name: str = "aggressive"
 
@@ -285,7 +305,7 @@ class Aggressive:
             return best[0] if best is not None and best[1] > 0 else _decline(decision)
         if decision.kind != "turn":
             return _answer(decision, react=True)
-        return armed_attack(decision) or _end_turn(decision)
+        return harmful_ability(decision) or armed_attack(decision) or _end_turn(decision)
 
 
 @dataclass

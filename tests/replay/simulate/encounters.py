@@ -85,3 +85,30 @@ def mutual_knockout(directory: Path, hp: int = 2, cost: str = "", name: str = "m
     path.write_text(f'[fight]\nid = "{name}"\ntitle = "Both fall"\nabilities = ["{name}-lib.toml"]\n'
                     + fighter("ash", "north", hp, extra='abilities = ["strike_back"]\n') + fighter("bo", "south", hp))
     return path
+
+
+#: Two abilities used on one's turn: Bolt (an Action and 1 Will: the target saves RES against INT or takes 1d8
+#: cold) and Mend (an Action: the target heals 2d4).
+BOLT_AND_MEND = '''[abilities.bolt]
+name = "Bolt"
+summary = "An Action and 1 Will: the target saves RES against INT or takes 1d8 cold."
+use = "action"
+cost = { will = 1 }
+effects = [{ kind = "save", save = "RES", against = "INT", on_failure = [
+    { kind = "damage", to = "target", dice = { count = 1, die = "d8" }, damage_type = "cold" }] }]
+
+[abilities.mend]
+name = "Mend"
+summary = "An Action: the target heals 2d4."
+use = "action"
+effects = [{ kind = "heal", to = "target", dice = { count = 2, die = "d4" } }]
+'''
+
+
+def caster_duel(directory: Path) -> Path:
+    """Ash (north, 12 HP, 4 Will) with Bolt and Mend against Bo (south, 12 HP), the mirror duel's sheets."""
+    (directory / "caster-lib.toml").write_text(BOLT_AND_MEND)
+    path = directory / "caster.toml"
+    path.write_text('[fight]\nid = "caster"\ntitle = "A caster\'s duel"\nabilities = ["caster-lib.toml"]\n'
+                    + fighter("ash", "north", 12, extra='abilities = ["bolt", "mend"]\n') + fighter("bo", "south", 12))
+    return path
