@@ -370,11 +370,14 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
     if not same:
         changed = edited(run)
         from omen_core import __version__
+        from omen_replay.simulate.policies import BUILT_IN
 
+        own = sorted({p for p in run.manifest.policies.values() if p not in BUILT_IN})
         why = (f"the run file's encounter {', '.join(changed)} no longer hashes to the digest the run recorded: "
                "edited since the run" if changed else
                f"the run and this omen are both omen {__version__}: the run file's record of fight {index} was "
-               "edited since the run" if run.manifest.omen == __version__ else
+               "edited since the run" + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
+               if run.manifest.omen == __version__ else
                f"the run: omen {run.manifest.omen}; this omen may rule differently")
         bad_input(f"fight {index} came out differently from the run's record ({why}): recorded "
                   f"{msgspec.json.encode(recorded).decode()}, now {msgspec.json.encode(played.record).decode()}", 1)

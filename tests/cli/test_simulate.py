@@ -341,6 +341,21 @@ class TestBadInput:
                "was edited since the run" in said
         assert "may rule differently" not in said
 
+    def test_a_fight_that_comes_out_otherwise_with_a_policy_of_ones_own_names_it_too(self, tmp_path: Path) -> None:
+        """With a policy of one's own (a file that may have changed since the run), a record that no longer matches
+        is said as edited, or that policy playing otherwise now."""
+        policy = f"{ROOT}/examples/policies/hold_the_line.py:HoldTheLine"
+        made = omen("simulate", EMBER_FORD_2V2, "--fights", 2, "--workers", 1, "--seed", SEED, "--policy",
+                    f"wardens={policy}", "--out", tmp_path / "r.json")
+        assert made.exit_code == 0, made.output
+        run = json.loads((tmp_path / "r.json").read_text())
+        run["encounters"][0]["records"][1]["rounds"] += 5
+        (tmp_path / "r.json").write_text(json.dumps(run))
+        result = omen("simulate", "--replay", tmp_path / "r.json", 1, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        assert (f"the run file's record of fight 1 was edited since the run, or the policy {policy} plays otherwise "
+                "now") in " ".join(result.output.split())
+
     def test_replay_of_an_index_outside_the_run(self, ember_run: Path, tmp_path: Path) -> None:
         """A fight the run does not have is refused naming its range."""
         result = omen("simulate", "--replay", ember_run, 200, "--log", tmp_path / "f.jsonl")
