@@ -18,7 +18,7 @@ from .console import stdout
 if TYPE_CHECKING:
     pass
 
-__all__ = ["schema", "SchemaOf"]
+__all__ = ["schema", "SchemaOf", "DIALECT"]
 
 class SchemaOf(str, Enum):
     """What ``omen schema`` describes."""
@@ -66,6 +66,7 @@ def schema(
     document = schemas[of.value]()
     if of.value in _TAKEN:
         bound_wholes(document)  # what the decoders take: no whole number past 2**53 - 1
+    document = {"$schema": DIALECT, **document}  # the dialect msgspec writes ($defs): said, for every validator
     text = json.dumps(document, indent=2)
     if output is None:
         stdout.write(text + "\n")
@@ -74,6 +75,9 @@ def schema(
             page.write(text + "\n")
         wrote(f"the schema written to {output}")
 
+
+#: The JSON Schema dialect of every schema omen prints (msgspec's: ``$defs``, draft 2020-12).
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 #: The schemas of what omen reads from a user (commands and content), whose whole numbers are bounded (rulings,
 #: docs/rulings.md "Limits"); the others describe what omen writes.

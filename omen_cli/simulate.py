@@ -18,7 +18,7 @@ from .console import console, escape, out, plain, stdout
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
-    from omen_replay.simulate.play import Rules
+    from omen_replay.simulate.play import FightRecord, Rules
     from omen_replay.simulate.run import Run
 
 __all__ = ["simulate_command"]
@@ -44,8 +44,8 @@ def simulate_command(
                                                  "and --until-ci stops here whatever the intervals (at most "
                                                  "10,000,000).")] = 1_000_000,
     policy: Annotated[list[str] | None, typer.Option(
-        help="SIDE=NAME: a side's policy (random, aggressive, cautious, or module:attribute); repeat per side. "
-             "Default: aggressive.")] = None,
+        help="SIDE=NAME: a side's policy (random, aggressive, cautious, module:attribute or "
+             "path/to/file.py:attribute); repeat per side. Default: aggressive.")] = None,
     seed: Annotated[str | None, typer.Option(help="The run's seed, in hex (default: a fresh random one, "
                                                   "recorded in the run).")] = None,
     workers: Annotated[int | None, typer.Option(help="Local worker processes (default: one per core; 1 runs "
@@ -54,8 +54,8 @@ def simulate_command(
         help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for a local cluster of "
              "N worker processes. Needs omen\\[dask].")] = None,
     batch: Annotated[int, typer.Option(help="Fights per task (and per --until-ci decision).")] = 100,
-    max_rounds: Annotated[int, typer.Option(help="A fight with no side down after this many rounds ends as a "
-                                                 "draw.")] = 50,
+    max_rounds: Annotated[int, typer.Option(help="A fight with no side down at the end of this many rounds "
+                                                 "ends as a draw (1 to 1,000).")] = 50,
     hp_display: Annotated[HpShown, typer.Option(help="How the players' seats (and so the policies) see HP they "
                                                      "do not own.")] = HpShown.banded,
     out_path: Annotated[Path | None, typer.Option(
@@ -140,8 +140,11 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         bad_input(f"--workers must be at least 1, not {workers}")
     if workers is not None and address is not None:
         bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
-    if max_rounds < 1:
-        bad_input(f"--max-rounds must be at least 1, not {max_rounds}")
+    from omen_replay.simulate.play import MOST_ROUNDS
+
+    if not 1 <= max_rounds <= MOST_ROUNDS:
+        bad_input(f"--max-rounds must be from 1 to {MOST_ROUNDS:,} (a stalemate plays every round allowed), not "
+                  f"{max_rounds}")
     count = fights if fights is not None or until_ci is not None else 1000
     check_counts(count, until_ci, max_fights, batch)  # before an encounter is read or a worker started
     names = _policies(policy)
@@ -153,6 +156,9 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
             bad_input(f"--policy {side}=...: no side {side!r} in the encounter (sides: {', '.join(sorted(known))})")
     seed = seed_option(seed_hex) if seed_hex is not None else secrets.token_bytes(16)
     assert seed is not None
+    if len(seed) < 16:
+        bad_input(f"--seed must be at least 16 bytes (32 hex digits), as seeded dice are (docs/scenarios.md): "
+                  f"{seed_hex!r} is {len(seed)}")
     rules = Rules(policies=names, max_rounds=max_rounds, hp_display=hp_display)  # type: ignore[arg-type]
     stem = "-vs-".join(e.id for e in encounters)
     target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}.json"
@@ -257,14 +263,19 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         s = er.summary
         title = er.encounter.title or er.encounter.id
         out.print(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
-                  f"seed {m.seed}" + (f", stopped once every rate's 95 % interval had a half-width under "
-                                      f"{m.until_ci * 100:g} points" if m.until_ci else ""))
+                  f"seed {m.seed}" + _stopped(run))
         for side in s.sides:
             w = side.wins
-            out.print(f"  {escape(side.side)} ({escape(side.policy)}) win {w.rate:.1%}  "
-                      f"[dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
+            out.print(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
+                      f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
         if s.draws.count:
-            out.print(f"  draws {s.draws.rate:.1%} [dim](no side down in {m.max_rounds} rounds)[/]")
+            dr = s.draws
+            out.print(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
+                      f"{m.max_rounds} rounds)[/]")
+        if s.all_down.count:
+            ad = s.all_down
+            out.print(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
+                      "felled both: no winner)[/]")
         r = s.rounds
         out.print(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:.2f} to {r.high:.2f}; "
                   f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
@@ -282,13 +293,46 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
     if run.comparison is not None:
         out.print("[bold]A - B on the same seeds[/] (paired 95 % | unpaired 95 %):")
         for d in run.comparison.differences:
-            out.print(f"  {escape(d.what)}: {d.difference:+.3f}  [dim]({d.paired_low:+.3f} to {d.paired_high:+.3f} | "
+            paired = (f"{d.paired_low:+.3f} to {d.paired_high:+.3f}" if d.paired_low != d.paired_high else
+                      "the same in every pair")
+            out.print(f"  {escape(d.what)}: {d.difference:+.3f}  [dim]({paired} | "
                       f"{d.unpaired_low:+.3f} to {d.unpaired_high:+.3f})[/]")
     out.print(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
               f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
               + (f", report to {escape(str(html))}" if html else "")
               + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
               + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
+
+
+def _stopped(run: Run) -> str:
+    """Why an --until-ci run stopped where it did: its target met, or --max-fights reached first (with the widest
+    half-width it had then)."""
+    m = run.manifest
+    if m.until_ci is None:
+        return ""
+    widest = max(er.summary.widest for er in run.encounters)
+    target = f"{m.until_ci * 100:g} point{'s' if m.until_ci != 0.01 else ''}"
+    if widest < m.until_ci:
+        return f", stopped once every rate's 95 % interval had a half-width under {target}"
+    return (f", stopped at --max-fights {m.max_fights:,} before every rate's 95 % interval was under ± {target}: "
+            f"the widest half-width reached was ± {widest * 100:.1f} points")
+
+
+def _policy_shown(policy: str, name: str) -> str:
+    """A side's policy as the report shows it: its name, and where it came from if it is not a built-in's."""
+    return policy if not name or name == policy else f"{name}, {policy}"
+
+
+def _outcome(r: FightRecord) -> str:
+    """How a fight ended, in words."""
+    rounds = f"{r.rounds} round{'s' if r.rounds != 1 else ''}"
+    if r.winner is not None:
+        return f"{r.winner} won in {rounds}"
+    if r.ended == "all_down":
+        return f"every side down in {rounds} ({r.defeated} defeated as the last blow felled the rest: no winner)"
+    if r.ended == "round_limit":
+        return f"a draw: no side down in {rounds}"
+    return f"no single side won in {rounds} ({r.defeated} defeated)"
 
 
 def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, as_json: bool) -> None:
@@ -319,14 +363,21 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         r = played.record
         out.print(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
                   f"{fight.version} events; "
-                  f"{r.winner or 'no side'} won in {r.rounds} rounds"
+                  f"{_outcome(r)}"
                   + (" (as the run recorded)" if same else ""))
         out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
                   else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
     if not same:
         changed = edited(run)
+        from omen_core import __version__
+        from omen_replay.simulate.policies import BUILT_IN
+
+        own = sorted({p for p in run.manifest.policies.values() if p not in BUILT_IN})
         why = (f"the run file's encounter {', '.join(changed)} no longer hashes to the digest the run recorded: "
                "edited since the run" if changed else
+               f"the run and this omen are both omen {__version__}: the run file's record of fight {index} was "
+               "edited since the run" + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
+               if run.manifest.omen == __version__ else
                f"the run: omen {run.manifest.omen}; this omen may rule differently")
         bad_input(f"fight {index} came out differently from the run's record ({why}): recorded "
                   f"{msgspec.json.encode(recorded).decode()}, now {msgspec.json.encode(played.record).decode()}", 1)

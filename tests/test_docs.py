@@ -143,7 +143,9 @@ def test_event_schema_in_the_docs_is_omen_schema() -> None:
     from omen_core.events import Event, event_schema
 
     published = json.loads((ROOT / "docs" / "schema" / "stored-event.schema.json").read_text())
-    assert published == json.loads(json.dumps(event_schema())), \
+    from omen_cli.schema import DIALECT
+
+    assert published == json.loads(json.dumps({"$schema": DIALECT, **event_schema()})), \
         "regenerate: omen schema -o docs/schema/stored-event.schema.json"
     table = (ROOT / "docs" / "events.md").read_text()
     tags = [member.__struct_config__.tag for member in typing.get_args(Event)]

@@ -8,7 +8,8 @@ salts keyed by ``HMAC(fight seed, "salts")``, the random source each side's poli
 ``omen simulate --replay`` rebuilds its log byte for byte (:func:`sources` is where a fight's sources are made).
 
 The loop (:func:`play`): the set-up commands, initiative (an initiative tie among allies is rolled off, C19), then
-until a side is defeated (C33) or ``max_rounds`` have passed (the fight is then ended as the GM's call, a draw):
+until a side is defeated (C33) or the last turn of round ``max_rounds`` ends (the fight is then ended as the GM's
+call, a draw, in that round, before the next one starts):
 whoever must choose (the responder to the open decision, else the turn's owner) is asked by its side's policy,
 given exactly the legal commands (:func:`.moves.legal_commands`) and its seat's view; its command goes through
 ``Fight.execute`` like any other, an attack with the C26 Encircled claim the engagement gives added
@@ -27,12 +28,23 @@ from dataclasses import dataclass, field
 import msgspec
 
 from omen_core import Fight, MemoryStore, SeededDice
-from omen_core.commands import AnswerActiveDefense, Command, DeclareAttack, EndFight, RevealSeed, RollOff
+from omen_core.commands import (
+    AnswerActiveDefense,
+    AnswerDecision,
+    Command,
+    DeclareAttack,
+    EndFight,
+    EndTurn,
+    RevealSeed,
+    RollOff,
+)
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
 from omen_core.engine import CommandMemo
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
+from omen_core.extensions import window
+from omen_core.hooks import Cost
 from omen_core.options import Odds, odds_of
 from omen_core.parts import Encircled
 from omen_core.rules.attack import attack_kind, is_ranged
@@ -44,8 +56,13 @@ from .encounter import Encounter, is_surprised_draw
 from .moves import legal_commands
 from .policies import Decision, Policy, SeatView, load_policy, raised
 
-__all__ = ["FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord", "SimulationError", "Rules",
-           "play", "Played", "encircled_claim"]
+__all__ = ["MOST_ROUNDS", "FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord",
+           "SimulationError", "Rules", "play", "Played", "encircled_claim"]
+
+
+#: The highest round limit a run may set (``--max-rounds``): a stalemate plays every round it is allowed, and a
+#: thousand rounds of a fight no side can win already take a second or so a fight.
+MOST_ROUNDS = 1000
 
 
 def fight_seed(run_seed: bytes, index: int) -> bytes:
@@ -95,10 +112,12 @@ class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FightRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """A simulated fight in brief: its index, the side that won (None: a draw, no single side standing), the side
-    defeated, how it ended (``defeated``: a side down, C33; ``round_limit``: ended as the GM's call after the
-    run's last round), the rounds, the first combatant down, each combatant (in the order of the run's
-    combatants) and the commands and events it took."""
+    """A simulated fight in brief: its index, the side that won (the only side standing when a side was defeated;
+    None otherwise), the side defeated (the side the log's ``fight_ended`` names), how it ended (``defeated``: a
+    side down, C33, and one side standing, the winner; ``all_down``: a side down and no side left standing, every
+    side down in the same blow, no winner; ``round_limit``: ended as the GM's call at the end of the run's last
+    round, a draw), the rounds (the round the log ends in), the first combatant down, each combatant (in the order
+    of the run's combatants) and the commands and events it took."""
 
     index: int
     winner: str | None
@@ -219,6 +238,10 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             if not decision.choices:
                 raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
             command = _claiming(state, _asked(chosen[side], decision, index, side))
+            if state.round >= rules.max_rounds and _last_turn_ends(state, command):
+                _give(fight, EndFight(reason="gm", note=f"no side defeated in {rules.max_rounds} rounds"), tally,
+                      "simulate")  # at the end of the last round, before the next one starts
+                break
             try:
                 _give(fight, command, tally, f"simulate:{chosen[side].name}")
             except OmenError as exc:
@@ -292,6 +315,17 @@ def _claiming(state: FightState, command: Command) -> Command:
                                                                                 encircled=claim))
 
 
+def _last_turn_ends(state: FightState, command: Command) -> bool:
+    """Whether ``command`` ends the round's last turn (so the next round would start): the turn's owner ends its
+    turn and everyone after it in the order takes none this round (out of the fight or at 0 HP, C33, C36; or
+    Completely Surprised in round 1, C21)."""
+    if not isinstance(command, EndTurn) or state.turn is None or command.who != state.turn:
+        return False
+    after = state.order[state.order.index(state.turn) + 1:]
+    return all((c := state.combatants[w]).left is not None or c.dying
+               or (state.round == 1 and state.surprise.get(w) == "complete") for w in after)
+
+
 def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:
     tally.saw(fight.execute(command, by=by), fight.state)
 
@@ -331,25 +365,39 @@ def _decision(state: FightState, who: str, side: str, kind: str, hp: HpDisplay, 
                      for c in choices)
     elif kind == "routing" and isinstance(frame, AttackFrame) and frame.routing is not None:
         rolled = tuple(d.face for d in frame.routing.dice)
+    costs = tuple(_cost(state, c) for c in choices) if kind not in ("turn", "active_defense") else ()
     view = SeatView(round=state.round, turn=state.turn if state.turn is None or sight.sees(state.turn) else None,
                     combatants=views, engaged=engaged, disengaged=state.disengaged and state.turn == who)
     return Decision(who=who, side=side, kind=kind, choices=choices, view=view,
-                    sheet=state.combatants[who].sheet, rng=rng, odds=odds, rolled=rolled)
+                    sheet=state.combatants[who].sheet, rng=rng, odds=odds, rolled=rolled, costs=costs)
+
+
+def _cost(state: FightState, command: Command) -> Cost | None:
+    """What answering a decision point with ``command`` costs, as its window declares (an ability's, from the
+    fight's data; an extension's): None for any other command."""
+    if not isinstance(command, AnswerDecision):
+        return None
+    row = window(command.decision, state)
+    choice = row.choice(command.choice) if row is not None else None
+    return choice.cost if choice is not None else None
 
 
 def _record(index: int, fight: Fight, tally: _Tally, max_rounds: int) -> FightRecord:
+    """The record of a fight, read off its end as the log records it (``fight_ended``): ended by the GM (the
+    simulator, at the round limit) is a draw, ``round_limit``; a side defeated (C33) with one side still standing is
+    that side's win, ``defeated``; a side defeated with no side left standing (the last blow felled both, a
+    triggered ability's damage striking back as the attack lands, say) is ``all_down``: no winner, the side the
+    log names defeated. The rounds are the round the log ends in."""
     state = fight.state
     ending = state.ending
     assert ending is not None
     standing = list(dict.fromkeys(c.side for c in state.combatants.values() if not c.down))
     defeated = ending.side if ending.reason != "gm" else None
     winner = standing[0] if len(standing) == 1 and defeated is not None else None
+    ended = "round_limit" if defeated is None else "all_down" if not standing else "defeated"
     combatants = tuple(CombatantRecord(hp=state.combatants[w].hp, will=state.combatants[w].will,
                                        dealt=tally.dealt.get(w, 0), taken=tally.taken.get(w, 0),
                                        down=tally.down.get(w)) for w in tally.order)
-    return FightRecord(index=index, winner=winner, defeated=defeated,
-                       ended="defeated" if defeated is not None else "round_limit",
-                       rounds=min(state.round, max_rounds),
+    return FightRecord(index=index, winner=winner, defeated=defeated, ended=ended, rounds=state.round,
                        first_down=tally.first_down, combatants=combatants, commands=tally.commands,
                        events=state.version)
-

@@ -8,7 +8,8 @@ command until it ends the turn) and at each decision point it answers (``"active
 every legal command (``choices``: exactly what ``options()`` offers that combatant, :mod:`.moves`), the seat's
 view (:class:`SeatView`: the combatants as a player's seat sees them, :mod:`omen_core.seats`: a foe's HP as a
 band, or not at all), the deciding combatant's own sheet, the exact odds of each Active Defense answer, and a
-random source seeded from the fight's seed and the side.
+random source seeded from the fight's seed and the side; at a triggered ability's decision point, what each choice
+costs (``costs``).
 
 A policy must be a function of what it is given: the simulator makes a fresh one for every fight and side, and
 regenerating a fight (``omen simulate --replay``) asks it the same questions, so it must give the same answers.
@@ -52,14 +53,15 @@ from omen_core.commands import (
     PassReaction,
     React,
     RouteDamage,
+    UseAbility,
 )
-from omen_core.content import CombatantSheet
-from omen_core.extensions import window
+from omen_core.content import Ability, CombatantSheet, DealDamage, Save
+from omen_core.hooks import Cost
 from omen_core.options import Odds
 from omen_core.seats import HP_BANDS, CombatantView
 
 __all__ = ["SeatView", "Decision", "Policy", "PolicyError", "RandomPolicy", "Aggressive", "Cautious", "BUILT_IN",
-           "load_policy"]
+           "load_policy", "harms", "harmful_ability"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Decision:
     rng: random.Random
     odds: tuple[Odds | None, ...] = ()
     rolled: tuple[int, ...] = ()
+    costs: tuple[Cost | None, ...] = ()
 
     @property
     def me(self) -> CombatantView:
@@ -185,6 +188,24 @@ def armed_attack(decision: Decision, only_ranged: bool = False) -> Command | Non
                                                                               weapon=c.weapon)))
 
 
+def harms(ability: Ability) -> bool:
+    """Whether an ability, used on a foe, harms it: it calls a save (C15) or deals damage to its target."""
+    return any(isinstance(e, Save) or (isinstance(e, DealDamage) and e.to == "target") for e in ability.effects)
+
+
+def harmful_ability(decision: Decision) -> UseAbility | None:
+    """An ability used on one's turn that harms a foe (:func:`harms`), on the weakest enemy in sight it is offered
+    on (the first offered of equals), if one is offered: only those taking an Action or a Bonus Action (C37), so
+    that each use spends what the turn has; its cost, uses and targets as the choices offer them (C20, C22)."""
+    mine = {a.id: a for a in decision.sheet.written_abilities() if a.use in ("action", "bonus_action") and harms(a)}
+    offered = [c for c in decision.choices if isinstance(c, UseAbility) and c.ability in mine]
+    for foe in enemies_in_sight(decision):
+        on_it = [c for c in offered if c.target == foe.id]
+        if on_it:
+            return on_it[0]
+    return None
+
+
 def _ranged(sheet: CombatantSheet, weapon_id: str) -> bool:
     weapon = sheet.weapon(weapon_id)
     return weapon is not None and "ranged" in weapon.properties
@@ -229,12 +250,18 @@ def _answer(decision: Decision, react: bool) -> Command:
     if kind == "will_conversion":
         return next(c for c in decision.choices if isinstance(c, ChooseWillConversion) and c.convert)
     answers = [c for c in decision.choices if isinstance(c, AnswerDecision)]
-    if answers:  # an extension's decision point: use the ability (its first choice), or keep what it costs
-        row = window(answers[0].decision)
-        free = [c for c in answers if row is not None and (choice := row.choice(c.choice)) is not None
-                and not choice.cost.entries()]
-        return answers[0] if react or not free else free[0]
+    if answers:  # an ability's or extension's decision point: use it (its first choice), or keep what it costs
+        return answers[0] if react or _free(decision, answers[0]) else \
+            next((c for c in answers if c.choice == "pass"), answers[-1])
     raise PolicyError(f"no built-in answer to a {kind} decision")
+
+
+def _free(decision: Decision, choice: Command) -> bool:
+    """Whether ``choice`` costs nothing, as the decision's ``costs`` say (a choice whose cost is not known is not
+    free)."""
+    i = decision.choices.index(choice)
+    cost = decision.costs[i] if i < len(decision.costs) else None
+    return cost is not None and not cost.entries()
 
 
 def _end_turn(decision: Decision) -> Command:
@@ -261,12 +288,13 @@ class RandomPolicy:
 
 @dataclass
 class Aggressive:
-    """Focus fire: on its turn, attack the weakest-looking enemy in sight (the one its allies hit too) with its
-    strongest weapon (holding none, it first draws the strongest it carries, when the rules let it: C35, C18),
-    rage dice if it has them, then end the turn; strike at every Interrupt or Attack of
-    Opportunity it is offered; at an Active Defense window, defend with the answer most likely to turn the hit
-    into a miss when one can (its odds above 0), else keep the Bonus Action. (A combatant at 0 HP is never asked
-    for a turn: the engine skips it, C36.)"""
+    """Focus fire: on its turn, use on the weakest-looking enemy in sight an ability that harms it (a save or
+    damage, taking an Action or a Bonus Action: :func:`harmful_ability`) while it can pay for one, and attack that
+    enemy (the one its allies hit too) with its strongest weapon (holding none, it first draws the strongest it
+    carries, when the rules let it: C35, C18), rage dice if it has them, then end the turn; strike at every
+    Interrupt or Attack of Opportunity it is offered; at an Active Defense window, defend with the answer most
+    likely to turn the hit into a miss when one can (its odds above 0), else keep the Bonus Action. (A combatant
+    at 0 HP is never asked for a turn: the engine skips it, C36.)"""
 
     name: str = "aggressive"
 
@@ -277,13 +305,14 @@ class Aggressive:
             return best[0] if best is not None and best[1] > 0 else _decline(decision)
         if decision.kind != "turn":
             return _answer(decision, react=True)
-        return armed_attack(decision) or _end_turn(decision)
+        return harmful_ability(decision) or armed_attack(decision) or _end_turn(decision)
 
 
 @dataclass
 class Cautious:
     """Defend whenever it may (the answer most likely to turn the hit, whatever its odds), let Interrupts and
-    Attacks of Opportunity pass (keeping Bonus Actions for defense). On its turn, at a third of its HP or less
+    Attacks of Opportunity pass (keeping Bonus Actions for defense), use a triggered ability only if that costs
+    nothing (``decision.costs``), else pass. On its turn, at a third of its HP or less
     and within an enemy's reach, it Disengages (if it has the Bonus Action) and moves out of every enemy's reach,
     then shoots with a ranged weapon (drawing one it carries first, if it holds none); otherwise it fights as
     :class:`Aggressive` does."""

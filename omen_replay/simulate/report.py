@@ -144,9 +144,11 @@ def _charts(er: EncounterRun) -> list[Bars | Histogram]:
     names = {c.id: c.name for c in s.combatants}
     group = {side.side: i for i, side in enumerate(s.sides)}
     other = len(s.sides)
-    sides = [(f"{x.side} ({x.policy})", x.wins, group[x.side]) for x in s.sides]
+    sides = [(f"{x.side} ({x.policy_name or x.policy})", x.wins, group[x.side]) for x in s.sides]
     charts: list[Bars | Histogram] = [
-        rate_bars("chart-wins", "Who wins", [*sides, ("draws", s.draws, other)],
+        rate_bars("chart-wins", "Who wins",
+                  [*sides, ("draws", s.draws, other),
+                   *([("every side down", s.all_down, other)] if s.all_down.count else [])],
                   "the share of fights each side won, with its Wilson 95 % interval"),
         rounds_histogram(er),
         mean_bars("chart-hp", "HP left at the end",
@@ -204,7 +206,8 @@ def write_html(run: Run, out: TextIO, run_path: str, fight_pages: dict[tuple[str
         encounters.append({
             "run": er, "charts": _charts(er), "picks": unique,
             "pages": {p.index: fight_pages.get((er.label, p.index)) for _k, p in unique},
-            "label_option": f" --encounter {er.label}" if er.label else ""})
+            "label_option": f" --encounter {er.label}" if er.label else "",
+            "log_prefix": f"{er.label.lower()}-" if er.label else ""})
     comparison = run.comparison
     page = template.render(
         run=run, encounters=encounters, run_path=run_path, comparison=comparison,

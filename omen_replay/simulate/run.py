@@ -232,6 +232,9 @@ def dask(address: str) -> Iterator[Backend]:
             client = distributed.Client(address, timeout="10s")
         except OSError as exc:
             raise RunError(f"--dask {address}: cannot reach the Dask scheduler: {exc}") from None
+        except (ValueError, TypeError) as exc:  # not an address Dask can read: bogus, tcp:// with no host
+            raise RunError(f"--dask {address}: not a Dask scheduler's address (tcp://HOST:8786, or local:N): "
+                           f"{exc}") from None
     workers = max(1, sum(client.nthreads().values()))
 
     def closing() -> None:
@@ -279,8 +282,8 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
     check_counts(fights, until_ci, max_fights, batch)
     sides = list(dict.fromkeys(s for enc in encounters for s in enc.sides))
     names = {side: rules.policy(side) for side in sides}
-    for name in dict.fromkeys(names.values()):
-        load_policy(name)  # a policy that cannot be loaded is said here, before any worker starts
+    # a policy that cannot be loaded is said here, before any worker starts
+    own = {name: load_policy(name).name for name in dict.fromkeys(names.values())}
     started = started_ms if started_ms is not None else time.time_ns() // 1_000_000
     spec = _Batch(encounters=tuple(encounters), policies=names, max_rounds=rules.max_rounds,
                   hp_display=rules.hp_display, seed=seed, started_ms=started)
@@ -295,7 +298,7 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
                         until_ci=until_ci, max_fights=fights or max_fights, policies=names,
                         max_rounds=rules.max_rounds, hp_display=rules.hp_display)
     labels = ("A", "B") if len(encounters) == 2 else ("",)
-    runs = tuple(EncounterRun(label=label, encounter=enc, summary=summarise(enc, recs, names), records=tuple(recs))
+    runs = tuple(EncounterRun(label=label, encounter=enc, summary=summarise(enc, recs, names, own), records=tuple(recs))
                  for label, enc, recs in zip(labels, encounters, records, strict=True))
     comparison = compare(encounters[0], encounters[1], records[0], records[1]) if len(encounters) == 2 else None
     timing = Timing(backend=backend.name, workers=backend.workers, address=backend.address, seconds=seconds,

@@ -22,11 +22,14 @@ __all__ = ["SideSummary", "CombatantSummary", "Pick", "Extremes", "Summary", "Co
 
 
 class SideSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """A side: its policy, and the fights it won (the only side standing when another was defeated, C33)."""
+    """A side: its policy (as ``--policy`` named it), and the fights it won (the only side standing when another
+    was defeated, C33); ``policy_name``: the policy's own ``name`` (a policy of one's own named by its file or
+    module)."""
 
     side: str
     policy: str
     wins: Rate
+    policy_name: str = ""
 
 
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,13 +52,14 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Pick(msgspec.Struct, frozen=True, kw_only=True):
-    """A fight worth a look: its index (``omen simulate --replay RUN INDEX`` rebuilds it), rounds, winner, and why
-    it was picked."""
+    """A fight worth a look: its index (``omen simulate --replay RUN INDEX`` rebuilds it), rounds, winner, why it
+    was picked, and how it ended (as its record's ``ended``)."""
 
     index: int
     rounds: int
     winner: str | None
     why: str
+    ended: str = ""
 
 
 class Extremes(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,14 +72,18 @@ class Extremes(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
-    """What a run of ``fights`` fights found (see the module's docstring). ``draws``: no single side standing at
-    the end (the round limit reached); ``no_one_down``: fights in which nobody went down; ``widest``: the largest
-    half-width of any rate's interval (what ``--until-ci`` compares with its target); ``rounds_histogram``: how
-    many fights lasted each number of rounds."""
+    """What a run of ``fights`` fights found: each side's wins (the only side standing when a side was defeated,
+    C33); ``draws``: the fights still going at the end of the round limit, ended as the GM's call (record
+    ``ended`` ``round_limit``); ``all_down``: the fights a side lost with no side left standing (every side down
+    in the same blow: ``ended`` ``all_down``, no winner); the rounds; each combatant; ``no_one_down``: fights in
+    which nobody went down; ``widest``: the largest half-width of any rate's interval (what ``--until-ci`` compares
+    with its target); ``rounds_histogram``: how many fights lasted each number of rounds; ``extremes``: the
+    fights worth a look. Every rate has its Wilson 95 % interval, every mean its normal one."""
 
     fights: int
     sides: tuple[SideSummary, ...]
     draws: Rate
+    all_down: Rate = msgspec.field(default_factory=lambda: rate(0, 0))
     rounds: Mean
     rounds_histogram: tuple[tuple[int, int], ...]
     combatants: tuple[CombatantSummary, ...]
@@ -102,6 +110,7 @@ class Tally:
     n: int = 0
     wins: Counter[str] = field(default_factory=Counter)
     draws: int = 0
+    all_down: int = 0
     down: Counter[str] = field(default_factory=Counter)
     first: Counter[str] = field(default_factory=Counter)
     nobody: int = 0
@@ -109,10 +118,12 @@ class Tally:
     def add(self, rec: FightRecord) -> None:
         """Count one more fight."""
         self.n += 1
-        if rec.winner is None:
-            self.draws += 1
-        else:
+        if rec.winner is not None:
             self.wins[rec.winner] += 1
+        elif rec.ended == "round_limit":
+            self.draws += 1
+        elif rec.ended == "all_down":
+            self.all_down += 1
         for who, c in zip(self.ids, rec.combatants, strict=True):
             if c.down is not None:
                 self.down[who] += 1
@@ -124,7 +135,7 @@ class Tally:
     def rates(self) -> list[Rate]:
         """Every rate the summary reports."""
         n = self.n
-        return [*(rate(self.wins[s], n) for s in self.sides), rate(self.draws, n),
+        return [*(rate(self.wins[s], n) for s in self.sides), rate(self.draws, n), rate(self.all_down, n),
                 *(rate(self.down[w], n) for w in self.ids), *(rate(self.first[w], n) for w in self.ids),
                 rate(self.nobody, n)]
 
@@ -137,8 +148,10 @@ def _mean_of(values: Sequence[int]) -> Mean:
     return mean(sum(values), sum(v * v for v in values), len(values))
 
 
-def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: dict[str, str]) -> Summary:
-    """The summary of a run's ``records`` (in index order) of ``encounter``, its sides played by ``policies``."""
+def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: dict[str, str],
+              names: dict[str, str] | None = None) -> Summary:
+    """The summary of a run's ``records`` (in index order) of ``encounter``, its sides played by ``policies``
+    (``names``: each policy's own name, by what ``policies`` call it)."""
     sheets = encounter.combatants
     ids = tuple(s.id for s in sheets)
     tally = Tally(sides=encounter.sides, ids=ids)
@@ -157,9 +170,10 @@ def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: di
     histogram = Counter(rec.rounds for rec in records)
     return Summary(
         fights=n,
-        sides=tuple(SideSummary(side=side, policy=policies[side], wins=rate(tally.wins[side], n))
+        sides=tuple(SideSummary(side=side, policy=policies[side], wins=rate(tally.wins[side], n),
+                                policy_name=(names or {}).get(policies[side], policies[side]))
                     for side in encounter.sides),
-        draws=rate(tally.draws, n), rounds=_mean_of([rec.rounds for rec in records]),
+        draws=rate(tally.draws, n), all_down=rate(tally.all_down, n), rounds=_mean_of([rec.rounds for rec in records]),
         rounds_histogram=tuple(sorted(histogram.items())), combatants=tuple(combatants),
         no_one_down=rate(tally.nobody, n), widest=tally.widest(),
         extremes=_extremes(encounter, records, tally))
@@ -170,7 +184,7 @@ def _rounds(n: int) -> str:
 
 
 def _pick(rec: FightRecord, why: str) -> Pick:
-    return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why)
+    return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why, ended=rec.ended)
 
 
 def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally, keep: int = 3) -> Extremes:
@@ -196,14 +210,17 @@ def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally
 
 
 def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[FightRecord]) -> Comparison:
-    """A against B, fight by fight on the same seeds: each side's wins, draws and rounds; for each combatant in
-    both (by id), HP left, going down and damage dealt."""
+    """A against B, fight by fight on the same seeds: each side's wins, draws, every side down and rounds; for
+    each combatant in both (by id), HP left, going down and damage dealt."""
     diffs: list[Difference] = []
     for side in a.sides:
         if side in b.sides:
             diffs.append(difference_of_rates(f"{side} wins", [r.winner == side for r in ra],
                                              [r.winner == side for r in rb]))
-    diffs.append(difference_of_rates("draws", [r.winner is None for r in ra], [r.winner is None for r in rb]))
+    diffs.append(difference_of_rates("draws", [r.ended == "round_limit" for r in ra],
+                                     [r.ended == "round_limit" for r in rb]))
+    diffs.append(difference_of_rates("every side down", [r.ended == "all_down" for r in ra],
+                                     [r.ended == "all_down" for r in rb]))
     diffs.append(difference_of_means("rounds", [r.rounds for r in ra], [r.rounds for r in rb]))
     where_b = {s.id: i for i, s in enumerate(b.combatants)}
     for i, s in enumerate(a.combatants):

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from omen_cli import app
-from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel, mutual_knockout
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = "c0ffee" * 6
@@ -63,6 +63,41 @@ class TestARun:
         said = " ".join(result.output.split())
         assert "fights, seed " + SEED + ", stopped once every rate's 95 % interval had a half-width under 15 points" \
             in said
+
+    def test_until_ci_stopped_by_max_fights_says_so_with_the_widest_half_width(self, tmp_path: Path) -> None:
+        """--until-ci 0.01 capped by --max-fights 100: the run stops at the cap and says so, with the widest
+        half-width it reached (it said it had met the target, ± 1 point)."""
+        result = omen("simulate", mirror_duel(tmp_path), "--until-ci", 0.01, "--max-fights", 100, "--workers", 1,
+                      "--batch", 50, "--seed", SEED, "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        assert (f"100 fights, seed {SEED}, stopped at --max-fights 100 before every rate's 95 % interval was under "
+                "± 1 point: the widest half-width reached was ± 9.5 points") in said
+        assert "stopped once" not in said
+
+    def test_every_side_down_is_its_own_outcome_with_an_interval_and_said_on_replay(self, tmp_path: Path) -> None:
+        """C33: a fight in which Strike Back fells Bo as Bo's blow fells Ash is reported as every side down, with
+        its 95 % interval, not as a draw at the round limit; played again, it says so."""
+        result = omen("simulate", mutual_knockout(tmp_path), "--fights", 12, "--workers", 1, "--seed", SEED,
+                      "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        assert "every side down 58.3% (95 %: 32.0% to 80.7%; the last blow felled both: no winner)" in said
+        assert "draws" not in said
+        records = json.loads((tmp_path / "r.json").read_text())["encounters"][0]["records"]
+        both = next(r for r in records if r["ended"] == "all_down")
+        assert (both["winner"], both["defeated"]) == (None, "north")
+        played = omen("simulate", "--replay", tmp_path / "r.json", both["index"], "--log", tmp_path / "f.jsonl")
+        assert played.exit_code == 0, played.output
+        assert (f"every side down in {both['rounds']} round{'s' if both['rounds'] != 1 else ''} (north defeated as "
+                "the last blow felled the rest: no winner) (as the run recorded)") in " ".join(played.output.split())
+
+    def test_draws_are_given_with_their_interval(self, tmp_path: Path) -> None:
+        """A duel of 40 HP a side stopped at --max-rounds 1: every fight a draw, said with its 95 % interval."""
+        result = omen("simulate", mirror_duel(tmp_path, hp=40), "--fights", 10, "--max-rounds", 1, "--workers", 1,
+                      "--seed", SEED, "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        assert "draws 100.0% (95 %: 72.2% to 100.0%; no side down in 1 rounds)" in " ".join(result.output.split())
 
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
                                                                             tmp_path: Path) -> None:
@@ -136,7 +171,11 @@ class TestARun:
         result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--workers", 2, "--policy", policy, "--json",
                       "--out", tmp_path / "r.json")
         assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout)["encounters"][0]["summary"]["sides"][0]["policy"].endswith("HoldTheLine")
+        side = json.loads(result.stdout)["encounters"][0]["summary"]["sides"][0]
+        assert side["policy"].endswith("HoldTheLine") and side["policy_name"] == "hold-the-line"
+        shown = omen("simulate", EMBER_FORD_2V2, "--fights", 4, "--workers", 1, "--policy", policy, "--out",
+                     tmp_path / "s.json")
+        assert f"wardens (hold-the-line, {policy.partition('=')[2]}) win" in " ".join(shown.output.split())
 
 
 class TestBadInput:
@@ -159,6 +198,13 @@ class TestBadInput:
         (("--policy", "north=random", "--policy", "north=cautious"),
          "--policy north=...: given twice (random and cautious); give each side's policy once"),
         (("--until-ci", 0), "--until-ci is the interval's half-width, between 0 and 0.5"),
+        (("--dask", "bogus"), "--dask bogus: not a Dask scheduler's address (tcp://HOST:8786, or local:N)"),
+        (("--dask", "tcp://"), "--dask tcp://: not a Dask scheduler's address (tcp://HOST:8786, or local:N)"),
+        (("--max-rounds", 10**21), "--max-rounds must be from 1 to 1,000 (a stalemate plays every round allowed), "
+                                   "not 1000000000000000000000"),
+        (("--max-rounds", 1001), "--max-rounds must be from 1 to 1,000"),
+        (("--seed", "00"), "--seed must be at least 16 bytes (32 hex digits), as seeded dice are "
+                           "(docs/scenarios.md): '00' is 1"),
     ])
     def test_is_refused_with_exit_2(self, tmp_path: Path, args: tuple[object, ...], said: str) -> None:
         """Each mistake is one line on standard error saying what is wrong, exit 2, and nothing written."""
@@ -280,6 +326,36 @@ class TestBadInput:
         assert "no longer hashes to the digest the run recorded: edited since the run" in said
         assert "may rule differently" not in said
 
+    def test_a_record_edited_since_is_said_as_edited_not_as_another_omen(self, ember_run: Path,
+                                                                         tmp_path: Path) -> None:
+        """Fight 0's rounds edited in the run file, by the same omen: the fight comes out as it did, not as the
+        edited record, exit 1, and the message says the record was edited (it blamed another omen version)."""
+        run = json.loads(ember_run.read_text())
+        run["encounters"][0]["records"][0]["rounds"] += 5
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 0, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        said = " ".join(result.output.split())
+        assert f"the run and this omen are both omen {run['manifest']['omen']}: the run file's record of fight 0 " \
+               "was edited since the run" in said
+        assert "may rule differently" not in said
+
+    def test_a_fight_that_comes_out_otherwise_with_a_policy_of_ones_own_names_it_too(self, tmp_path: Path) -> None:
+        """With a policy of one's own (a file that may have changed since the run), a record that no longer matches
+        is said as edited, or that policy playing otherwise now."""
+        policy = f"{ROOT}/examples/policies/hold_the_line.py:HoldTheLine"
+        made = omen("simulate", EMBER_FORD_2V2, "--fights", 2, "--workers", 1, "--seed", SEED, "--policy",
+                    f"wardens={policy}", "--out", tmp_path / "r.json")
+        assert made.exit_code == 0, made.output
+        run = json.loads((tmp_path / "r.json").read_text())
+        run["encounters"][0]["records"][1]["rounds"] += 5
+        (tmp_path / "r.json").write_text(json.dumps(run))
+        result = omen("simulate", "--replay", tmp_path / "r.json", 1, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        assert (f"the run file's record of fight 1 was edited since the run, or the policy {policy} plays otherwise "
+                "now") in " ".join(result.output.split())
+
     def test_replay_of_an_index_outside_the_run(self, ember_run: Path, tmp_path: Path) -> None:
         """A fight the run does not have is refused naming its range."""
         result = omen("simulate", "--replay", ember_run, 200, "--log", tmp_path / "f.jsonl")
@@ -308,6 +384,27 @@ class TestACompare:
                                             tmp_path / "x.jsonl").output
         played = omen("simulate", "--replay", tmp_path / "c.json", 3, "--encounter", "b", "--log", tmp_path / "b.jsonl")
         assert played.exit_code == 0, played.output
+
+    def test_the_text_says_a_difference_the_same_in_every_pair_and_the_page_names_distinct_logs(
+            self, tmp_path: Path) -> None:
+        """A against itself: each paired difference is the same in every pair (not "+0.000 to +0.000"); the HTML
+        page's commands that play A's and B's fights again write distinct logs (fight-a-N and fight-b-N: the same
+        name for both was refused as already holding the fight)."""
+        a = mirror_duel(tmp_path, name="a")
+        result = omen("simulate", "--compare", a, a, "--fights", 20, "--workers", 1, "--seed", SEED, "--out",
+                      tmp_path / "c.json", "--html", tmp_path / "c.html")
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        assert "north wins: +0.000 (the same in every pair | -0.284 to +0.284)" in said
+        assert "+0.000 to +0.000" not in said
+        page = (tmp_path / "c.html").read_text()
+        shortest = json.loads((tmp_path / "c.json").read_text())["encounters"][0]["summary"]["extremes"]["shortest"][0]
+        i = shortest["index"]
+        assert f"--encounter A --log fight-a-{i}.jsonl" in page and f"--encounter B --log fight-b-{i}.jsonl" in page
+        for label in ("A", "B"):
+            replayed = omen("simulate", "--replay", tmp_path / "c.json", i, "--encounter", label, "--log",
+                            tmp_path / f"fight-{label.lower()}-{i}.jsonl")
+            assert replayed.exit_code == 0, replayed.output
 
 
 def _on_a_terminal(*args: str) -> tuple[str, str]:

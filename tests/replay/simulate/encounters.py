@@ -65,3 +65,50 @@ def wolves_and_troll(directory: Path) -> Path:
                     + fighter("troll", "south", 40, weapon_damage=6)
                     + '\n[[commands]]\ncommand = "engage"\nwho = "troll"\nothers = ["wolf1", "wolf2", "wolf3"]\n')
     return path
+
+
+def strike_back(cost: str = "") -> str:
+    """Strike Back: when its owner is hit, the attacker takes 3 crushing (a triggered ability, docs/abilities.md),
+    at ``cost`` (a TOML inline table; free if empty)."""
+    return ('[abilities.strike_back]\nname = "Strike Back"\nsummary = "When hit, the attacker takes 3 crushing."\n'
+            'use = "trigger"\ntrigger = { moment = "attack.determined", owner = "target", outcome = "hit" }\n'
+            + (f"cost = {cost}\n" if cost else "")
+            + 'effects = [{ kind = "damage", to = "target", flat = 3, damage_type = "crushing" }]\n')
+
+
+def mutual_knockout(directory: Path, hp: int = 2, cost: str = "", name: str = "mutual") -> Path:
+    """Ash (north) and Bo (south) at 2 HP each, Ash with Strike Back (free, or at ``cost``): when Bo hits Ash,
+    Strike Back fells Bo as Bo's blow fells Ash, both sides down in the same attack; when Ash hits first, Bo falls
+    alone."""
+    (directory / f"{name}-lib.toml").write_text(strike_back(cost))
+    path = directory / f"{name}.toml"
+    path.write_text(f'[fight]\nid = "{name}"\ntitle = "Both fall"\nabilities = ["{name}-lib.toml"]\n'
+                    + fighter("ash", "north", hp, extra='abilities = ["strike_back"]\n') + fighter("bo", "south", hp))
+    return path
+
+
+#: Two abilities used on one's turn: Bolt (an Action and 1 Will: the target saves RES against INT or takes 1d8
+#: cold) and Mend (an Action: the target heals 2d4).
+BOLT_AND_MEND = '''[abilities.bolt]
+name = "Bolt"
+summary = "An Action and 1 Will: the target saves RES against INT or takes 1d8 cold."
+use = "action"
+cost = { will = 1 }
+effects = [{ kind = "save", save = "RES", against = "INT", on_failure = [
+    { kind = "damage", to = "target", dice = { count = 1, die = "d8" }, damage_type = "cold" }] }]
+
+[abilities.mend]
+name = "Mend"
+summary = "An Action: the target heals 2d4."
+use = "action"
+effects = [{ kind = "heal", to = "target", dice = { count = 2, die = "d4" } }]
+'''
+
+
+def caster_duel(directory: Path) -> Path:
+    """Ash (north, 12 HP, 4 Will) with Bolt and Mend against Bo (south, 12 HP), the mirror duel's sheets."""
+    (directory / "caster-lib.toml").write_text(BOLT_AND_MEND)
+    path = directory / "caster.toml"
+    path.write_text('[fight]\nid = "caster"\ntitle = "A caster\'s duel"\nabilities = ["caster-lib.toml"]\n'
+                    + fighter("ash", "north", 12, extra='abilities = ["bolt", "mend"]\n') + fighter("bo", "south", 12))
+    return path

@@ -38,7 +38,7 @@ from omen_replay.simulate.play import (
 )
 from omen_replay.simulate.policies import Decision
 from omen_replay.verify import verify_store
-from tests.replay.simulate.encounters import EMBER_FORD_2V2, surprised_unarmed, wolves_and_troll
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, mutual_knockout, surprised_unarmed, wolves_and_troll
 from tests.sheets import sheet as make_sheet
 
 SEED = bytes(range(16))
@@ -113,6 +113,27 @@ class TestAFight:
         records = [play(ember_ford, Rules(policies={}, max_rounds=1), i, SEED, 0).record for i in range(12)]
         draws = [r for r in records if r.winner is None]
         assert draws and all((r.defeated, r.ended, r.rounds) == (None, "round_limit", 1) for r in draws)
+
+    def test_a_draw_ends_in_the_last_round_the_log_plays(self, ember_ford: Encounter) -> None:
+        """With a limit of 2 rounds, a draw is ended by the GM at the end of round 2, before round 3 starts: the
+        log's last round is the record's, and no turn starts after the limit."""
+        played = [play(ember_ford, Rules(policies={}, max_rounds=2), i, SEED, 0) for i in range(4)]
+        draws = [p for p in played if p.record.ended == "round_limit"]
+        assert [p.record.index for p in draws] == [2, 3]
+        for p in draws:
+            events = [r.event for r in p.fight.events]
+            assert max(e.round for e in events if isinstance(e, RoundStarted)) == p.record.rounds == 2
+            assert events[-3] == FightEnded(reason="gm", note="no side defeated in 2 rounds")
+
+    def test_a_fight_in_which_every_side_falls_at_once_is_no_draw(self, tmp_path: Path) -> None:
+        """C33: when Strike Back fells Bo as Bo's blow fells Ash, the log ends the fight with north defeated
+        (fight_ended) and nobody standing: the record says every side down (``all_down``), north defeated, no
+        winner, in the round it happened; a fight Ash wins outright stays a win."""
+        encounter = load_encounter(mutual_knockout(tmp_path))
+        records = [play(encounter, Rules(policies={}), i, SEED, 0).record for i in range(3)]
+        assert [(r.winner, r.defeated, r.ended, r.rounds) for r in records] == [
+            (None, "north", "all_down", 3), ("north", "south", "defeated", 1), (None, "north", "all_down", 1)]
+        assert [(c.hp, c.down) for c in records[2].combatants] == [(0, 1), (0, 1)]
 
     def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford: Encounter) -> None:
         """A user's policy that gives a command the rules refuse stops the fight with a SimulationError naming

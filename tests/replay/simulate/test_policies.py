@@ -13,19 +13,23 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import AnswerActiveDefense, DeclareAttack, Disengage, Draw, EndTurn, Move
+from omen_core.commands import AnswerActiveDefense, DeclareAttack, Disengage, Draw, EndTurn, Move, UseAbility
 from omen_core.content import CORE_RULESET, DealDamage, Ruleset, SaveEffect, Weapon
+from omen_core.events import CommandIssued, DecisionAnswered
 from omen_core.state import FightState
-from omen_replay.simulate.play import _decider, _decision
+from omen_replay.simulate.encounter import load_encounter
+from omen_replay.simulate.play import Rules, _decider, _decision, play
 from omen_replay.simulate.policies import (
     Aggressive,
     Cautious,
     Decision,
     PolicyError,
     RandomPolicy,
+    harms,
     load_policy,
 )
 from tests.fights import as_, present, scripted
+from tests.replay.simulate.encounters import caster_duel, mutual_knockout
 from tests.sheets import sheet
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -235,3 +239,47 @@ class TestLoading:
         policy: each is a PolicyError saying which."""
         with pytest.raises(PolicyError, match=said):
             load_policy(name)
+
+
+class TestTriggeredAbilities:
+    @pytest.mark.parametrize(("name", "cost", "used"), [
+        ("cautious", "", True), ("cautious", "{ will = 1 }", False), ("cautious", "{ bonus_actions = 1 }", False),
+        ("aggressive", "{ will = 1 }", True), ("aggressive", "", True),
+    ])
+    def test_cautious_uses_an_ability_only_when_it_costs_nothing(self, tmp_path: Path, name: str, cost: str,
+                                                                 used: bool) -> None:
+        """docs/simulate.md: at a triggered ability's decision point, ``cautious`` uses it only if that costs
+        nothing (it paid Will and Bonus Actions for them), ``aggressive`` always; over 12 fights of a duel at
+        20 HP in which Bo hits Ash, Strike Back is offered, and used (or passed) every time."""
+        encounter = load_encounter(mutual_knockout(tmp_path, hp=20, cost=cost))
+        answers = Counter(e.choice for i in range(12)
+                          for e in (r.event for r in play(encounter, Rules(policies={"north": name}), i,
+                                                          bytes(range(16)), 0).fight.events)
+                          if isinstance(e, DecisionAnswered))
+        assert answers and set(answers) == ({"use"} if used else {"pass"})
+
+
+class TestAbilitiesOnOnesTurn:
+    def test_aggressive_uses_a_harmful_ability_on_a_foe_while_it_can_pay(self, tmp_path: Path) -> None:
+        """C37, C15: Ash, aggressive, with Bolt (a save, 1 Will) and Mend (a heal), bolts Bo on his turns while
+        his 4 Will last, never mends; he attacks with his sword once it is spent. Over 20 fights: 54 uses, every
+        one Bolt on Bo, at most 4 a fight."""
+        encounter = load_encounter(caster_duel(tmp_path))
+        uses: Counter[tuple[str, str | None]] = Counter()
+        most = 0
+        for i in range(20):
+            played = play(encounter, Rules(policies={}), i, bytes(range(16)), 0)
+            mine = [e.command for e in (r.event for r in played.fight.events)
+                    if isinstance(e, CommandIssued) and isinstance(e.command, UseAbility)]
+            uses.update((c.ability, c.target) for c in mine)
+            most = max(most, len(mine))
+        assert uses == Counter({("bolt", "bo"): 54}) and most == 4
+
+    def test_cautious_and_the_harmful_ability_finder(self, tmp_path: Path) -> None:
+        """Bolt harms (a save), Mend does not (a heal); cautious uses neither on its turn (each costs an Action)."""
+        encounter = load_encounter(caster_duel(tmp_path))
+        bolt, mend = encounter.combatants[0].written_abilities()
+        assert (harms(bolt), harms(mend)) == (True, False)
+        played = play(encounter, Rules(policies={"north": "cautious"}), 0, bytes(range(16)), 0)
+        assert not any(isinstance(r.event, CommandIssued) and isinstance(r.event.command, UseAbility)
+                       for r in played.fight.events)

@@ -7,6 +7,7 @@ import io
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from omen_replay.simulate.encounter import Encounter, load_encounter
@@ -121,3 +122,24 @@ class TestInABrowser:
         assert bars == 2 * 3  # each encounter: the wardens, the raiders, the draws
         assert linked >= 6 and "Ember Ford" in fight_title
         assert overflow <= 390, wide
+
+
+def test_every_side_down_has_its_own_words_and_bar_and_distinct_logs_for_a_and_b() -> None:
+    """C33: 100 fights of which 8 end with every side down (``all_down``): the page counts them apart, with their
+    interval, in the lede and as a bar (not as draws at the round limit), a picked one reads "every side down",
+    and the commands that play A's and B's fights again name distinct logs."""
+    run = a_run(100)
+    recs = [r if r.index % 14 else msgspec.structs.replace(r, winner=None, defeated="raiders", ended="all_down")
+            for r in run.encounters[0].records]
+    encounter = run.encounters[0].encounter
+    summary = summarise(encounter, recs, dict(run.manifest.policies))
+    first = EncounterRun(label="A", encounter=encounter, summary=summary, records=tuple(recs))
+    out = io.StringIO()
+    write_html(msgspec.structs.replace(run, encounters=(first, run.encounters[1])), out, "run.json", {})
+    page = out.getvalue()
+    assert summary.all_down.count == 8
+    assert "8 with every side down, 8.0 % (95 %: 4.1–15.0 %; the last blow felled both, no winner)" in page
+    assert "every side down: 8.0% (4.1%–15.0%)" in page
+    i = summary.extremes.longest[0].index
+    assert f"--encounter A --log fight-a-{i}.jsonl" in page and "--encounter B --log fight-b-" in page
+    assert "--log fight-" + str(i) + ".jsonl" not in page

@@ -49,7 +49,21 @@ def test_the_widest_interval_is_the_largest_of_every_rate(tmp_path: Path) -> Non
     for rec in RECORDS:
         tally.add(rec)
     assert tally.widest() == max((r.high - r.low) / 2 for r in tally.rates())
-    assert len(tally.rates()) == 2 + 1 + 2 + 2 + 1
+    assert len(tally.rates()) == 2 + 1 + 1 + 2 + 2 + 1
+
+
+def test_every_side_down_is_counted_apart_from_draws_and_wins(tmp_path: Path) -> None:
+    """C33: a fight ended with north defeated and nobody standing (``all_down``) is neither a win nor a draw: of
+    four fights, north won 2, south 1, and 1 ended with every side down; no draws; A - B says so."""
+    both = FightRecord(index=3, winner=None, defeated="north", ended="all_down", rounds=2, first_down="ash",
+                       combatants=(CombatantRecord(hp=0, will=4, dealt=12, taken=12, down=2),
+                                   CombatantRecord(hp=0, will=4, dealt=12, taken=12, down=2)), commands=9, events=40)
+    records = [*RECORDS[:3], both]
+    encounter = load_encounter(mirror_duel(tmp_path))
+    s = summarise(encounter, records, {"north": "aggressive", "south": "aggressive"})
+    assert ([x.wins for x in s.sides], s.draws, s.all_down) == ([rate(2, 4), rate(1, 4)], rate(0, 4), rate(1, 4))
+    found = {d.what: d for d in compare(encounter, encounter, records, RECORDS).differences}
+    assert (found["every side down"].difference, found["draws"].difference) == (0.25, -0.25)
 
 
 def test_a_comparison_pairs_fight_i_with_fight_i(tmp_path: Path) -> None:
