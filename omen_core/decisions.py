@@ -139,6 +139,21 @@ def _orders(state: Any, who: str | None) -> list[CommandBase]:
     return [*(AgreeInitiative(order=order) for order in dict.fromkeys((tied, tied[::-1]))), RollOff()]
 
 
+def _interrupt(step: str, opened_from: tuple[str, ...], closes_to: str, then: str) -> DecisionPoint:
+    """The Interrupt window (C24) at one lifecycle step: opened from ``opened_from``, going on at ``closes_to``
+    once every responder answered, where ``then`` happens; an Interrupt that hits cancels the Action instead."""
+    return DecisionPoint(
+        kind="interrupt", title="Interrupt", rule="C24", step=step,
+        opened_by=("open_reactions", opened_from), window="reaction_window", reaction="interrupt",
+        answers=(Answer(React, "nest", None, "strike (a melee attack)"),
+                 Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
+        cost=_bonus(lambda r: r.reaction_costs.interrupt),
+        responders=lambda opened: tuple(opened.responders),
+        resumes=f"once every responder has answered, {then}; an Interrupt that hits cancels it, its Action still "
+                "spent",
+        candidates=_reactions, closes_to=closes_to)
+
+
 DECISION_POINTS: tuple[DecisionPoint, ...] = (
     DecisionPoint(
         kind="active_defense", title="Active Defense", rule="C8", step="WINDOW_OPEN",
@@ -150,26 +165,11 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         resumes="the Active Defense die is rolled (if one was chosen), then hit and crit are determined and the "
                 "damage resolved",
         candidates=_defenses),
-    DecisionPoint(
-        kind="interrupt", title="Interrupt", rule="C24", step="REACTIONS_OPEN",
-        opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window", reaction="interrupt",
-        answers=(Answer(React, "nest", None, "strike (a melee attack)"),
-                 Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
-        cost=_bonus(lambda r: r.reaction_costs.interrupt),
-        responders=lambda opened: tuple(opened.responders),
-        resumes="once every responder has answered, the declared Action pays its cost and goes on; an Interrupt "
-                "that hits cancels it, its Action still spent",
-        candidates=_reactions, closes_to="REACTIONS_CLOSED"),
-    DecisionPoint(  # an ability used on one's turn for an Action (C37) is an Action declared, as an attack is (C24)
-        kind="interrupt", title="Interrupt", rule="C24", step="ABILITY_REACTIONS_OPEN",
-        opened_by=("open_reactions", ("ABILITY_USED",)), window="reaction_window", reaction="interrupt",
-        answers=(Answer(React, "nest", None, "strike (a melee attack)"),
-                 Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
-        cost=_bonus(lambda r: r.reaction_costs.interrupt),
-        responders=lambda opened: tuple(opened.responders),
-        resumes="once every responder has answered, the ability pays its costs and does what it does; an "
-                "Interrupt that hits cancels it, its Action still spent",
-        candidates=_reactions, closes_to="ABILITY_USED"),
+    _interrupt("REACTIONS_OPEN", ("DECLARED", "COSTS_PAID"), "REACTIONS_CLOSED",
+               "the declared Action pays its cost and goes on"),
+    # an ability used on one's turn for an Action (C37) is an Action declared, as an attack is (C24)
+    _interrupt("ABILITY_REACTIONS_OPEN", ("ABILITY_USED",), "ABILITY_USED",
+               "the ability pays its costs and does what it does"),
     DecisionPoint(
         kind="attack_of_opportunity", title="Attack of Opportunity", rule="C23", step="REACTIONS_OPEN",
         opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window",
