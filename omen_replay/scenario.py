@@ -175,10 +175,16 @@ def _check_listed(sheet: CombatantSheet, source: str, where: str, libraries: tup
         raise ScenarioError(source, path, reason, locate(path) if locate is not None else _line(source, path, fmt))
 
 
-def _read_as(reason: str, kind: str, scenario: Path, line: int | None) -> str:
-    """A problem in a file the scenario names, saying what it was read as and where the scenario names it (a
-    scenario listed as its own library read as a library: its [fight] is an unknown field there)."""
-    return f"{reason} (read as {kind}, as {scenario.name}:{line or 1} names it)"
+def _read_as(exc: ContentError, kind: str, scenario: Path, line: int | None) -> str:
+    """A problem in a file the scenario names; where the file's own top-level table is what is wrong (a scenario
+    listed as its own library: its [fight] is an unknown field there), saying what it was read as and where the
+    scenario names it."""
+    if not _TOP_LEVEL.fullmatch(exc.path):
+        return exc.reason
+    return f"{exc.reason} (read as {kind}, as {scenario.name}:{line or 1} names it)"
+
+
+_TOP_LEVEL = re.compile(r"\$\.[^.\[]+")
 
 
 def _unread(exc: ContentError) -> str:
@@ -229,7 +235,7 @@ def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
     except ContentError as exc:
         if exc.path == "$" and "cannot read" in exc.reason:
             raise ScenarioError(str(scenario), "$.fight.ruleset", _unread(exc), locate("$.fight.ruleset")) from None
-        raise ScenarioError(exc.source, exc.path, _read_as(exc.reason, "a ruleset", scenario,
+        raise ScenarioError(exc.source, exc.path, _read_as(exc, "a ruleset", scenario,
                                                            locate("$.fight.ruleset")), exc.line) from None
 
 
@@ -252,7 +258,7 @@ def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[
         except ContentError as exc:
             if exc.path == "$" and "cannot read" in exc.reason:
                 raise ScenarioError(str(scenario), where, _unread(exc), locate(where) or locate("$.fight")) from None
-            raise ScenarioError(exc.source, exc.path, _read_as(exc.reason, "an ability library", scenario,
+            raise ScenarioError(exc.source, exc.path, _read_as(exc, "an ability library", scenario,
                                                                locate(where) or locate("$.fight")), exc.line) from None
         lines = Lines(read_content(path), "toml" if path.suffix == ".toml" else "json")
         for ability_id in library.abilities:

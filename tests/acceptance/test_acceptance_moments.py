@@ -163,10 +163,12 @@ def test_s13_saves_and_abilities_open_condition_applied(tmp_path: Path) -> None:
                                               "on_failure": [{"kind": "condition", "condition": "Prone"}]})
     assert types(log, tied, tied + 4) == ["save_called", "dice_rolled", "dice_rolled", "save_resolved",
                                           "action_settled"]
-    # hobble: its own effects in written order, then condition.applied (docs/abilities.md).
+    # hobble: an Action declared beside Bram, whose Interrupt window comes first (C24; he lets it pass), then its
+    # own effects in written order, then condition.applied (docs/abilities.md).
     used = seq_of(log, "ability_used", ability="hobble")
-    assert types(log, used, used + 5) == ["ability_used", "cost_paid", "damage_resolved", "resource_changed",
-                                          "condition_applied", "decision_opened"]
+    assert types(log, used, used + 9) == ["ability_used", "reaction_window_opened", "command_issued",
+                                          "reaction_passed", "reaction_window_closed", "cost_paid", "damage_resolved",
+                                          "resource_changed", "condition_applied", "decision_opened"]
 
 
 def test_s14_check_resolved(tmp_path: Path) -> None:

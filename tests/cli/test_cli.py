@@ -329,7 +329,7 @@ class TestUndoCommands:
         """Undoing back to the middle of a command is refused (exit 2), the log untouched."""
         before = open_log.read_bytes()
         result = omen("undo", str(open_log), "--to", "30")
-        assert result.exit_code == 2 and "does not start a command" in " ".join(result.output.split())
+        assert result.exit_code == 2 and "is inside a command, which starts at seq" in " ".join(result.output.split())
         assert open_log.read_bytes() == before
 
     def test_redo_with_nothing_to_redo_exits_2(self, demo_log: Path) -> None:
