@@ -146,7 +146,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     unsound; ``strict_clean`` means no finding at all (what ``omen verify --strict`` requires).
     ``seeded_dice`` counts the dice labelled seeded, ``seeded_checked`` those checked against a seed that
     matched the commitment (``seed_revealed``: the audit knew the seed of every epoch, C42, from the log or
-    given).
+    given; ``seed_given``: the auditor's seed, ``--seed``, matched one of them).
     """
 
     fight_id: str
@@ -161,6 +161,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     schema_versions: tuple[int, ...] = ()
     dice: str | None = None
     seeded_checked: int = 0
+    seed_given: bool = False
 
     @property
     def clean(self) -> bool:
@@ -194,10 +195,11 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
         seeded, checked = self.seeded_dice, self.seeded_checked
         if not seeded:
             return "no seeded dice" + (f" ({self.dice} dice)" if self.dice else "")
+        which = "the seed given (--seed)" if self.seed_given else "the revealed seed"
         if self.seed_revealed and checked == seeded:
-            return f"{seeded} seeded dice all match the revealed seed"
+            return f"{seeded} seeded dice all match {which}"
         if self.seed_revealed:
-            return f"{checked} of {seeded} seeded dice match the revealed seed (the others were not drawn under it)"
+            return f"{checked} of {seeded} seeded dice match {which} (the others were not drawn under it)"
         if checked:
             return (f"{checked} of {seeded} seeded dice match the seed revealed; {seeded - checked} not checked: "
                     "drawn under a seed not revealed yet (C42)")
@@ -772,7 +774,7 @@ class Audit(Visitor):
                       undone=tuple(undone), notes=tuple(self.notes),
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
                       redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),
-                      dice=self.started_dice, seeded_checked=self.seeds.checked)
+                      dice=self.started_dice, seeded_checked=self.seeds.checked, seed_given=self.seeds.given_used)
 
 
 _AS_IT_COMES.update({FightStarted: Audit._started, DiceRolled: Audit._dice_rolled,

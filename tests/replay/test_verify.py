@@ -956,9 +956,13 @@ class TestSeedEpochs:
         assert "; 1 of 2 seeded dice match the seed revealed; 1 not checked" in " ".join(page.split())
 
     def test_a_seed_given_checks_the_epoch_it_commits_to(self) -> None:
-        """C42: --seed with the fresh seed, before it is revealed, checks the dice drawn under it."""
+        """C42: --seed with the fresh seed, before it is revealed, checks the dice drawn under it, and the verdict says
+        the seed given matched (``seed_given``)."""
         report = verify(two_epochs(second_reveal=False), seed=NEXT_SEED)
         assert report.clean and report.seeded_checked == 2 and report.seed_revealed
+        # said as the seed given, not "the revealed seed" (the log never revealed it; found by a tester)
+        assert report.seed_given and report.seeded_words() == "2 seeded dice all match the seed given (--seed)"
+        assert not verify(two_epochs()).seed_given
 
     def test_a_seed_given_that_commits_to_nothing_is_a_finding(self) -> None:
         """A seed given that hashes to none of the fight's commitments is a dice finding, and checks no die."""
