@@ -722,6 +722,15 @@ class TestActionEconomy:
         fight.roll_initiative()
         refused(fight, lambda: command(fight), "§Your Turn")
 
+    def test_acting_out_of_turn_says_who_acts_now(self, play: Play) -> None:
+        """§Your Turn: the refusal says whose turn it is and where every command accepted now is listed, as a
+        window's refusal says what is legal now."""
+        fight = play(kael(), vesh(), faces=[15, 5])
+        fight.roll_initiative()
+        with pytest.raises(RuleViolation, match=r"'vesh' cannot attack: it is kael's turn \(round 1\); kael acts "
+                                                r"now \(omen status, or Fight.options\(\), lists every command"):
+            fight.attack("vesh", "kael")
+
     def test_bonus_actions_refill_at_the_start_of_the_owners_turn(self, play: Play) -> None:
         """C20: vesh Dodges on kael's turn (2 -> 1); when vesh's turn starts they refill 1 -> 2."""
         # kael: STR d8 8 + FCS d12 1 + 2 = 11 vs vesh base RES 1 + 1 = 2: window; Dodge AGI d20 19 + 1 = 20,
