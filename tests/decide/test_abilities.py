@@ -227,3 +227,47 @@ def test_an_interrupt_that_hits_cancels_an_extensions_action_its_action_spent(
     assert [(p.who, p.resource) for p in (r.event for r in fight.events if isinstance(r.event, CostPaid))
             if p.purpose == "Topple"] == []
     assert_replays(fight)
+
+
+def test_an_interrupt_that_hits_cancels_a_deferred_cost_with_the_ability() -> None:
+    """C24, C41: War Cry (an Action, 1 Will; Fatigued at the end of Ana's next turn) is Interrupted by the orc:
+    STR 6 + FCS 6 = 12 beats her base RES 1; she declines; 6 crushing lands raw (C12). The cancel spends only her
+    Action: no Will paid, nothing owed; its use stays counted; her next turn ends without Fatigued."""
+    war_cry = decode_content(
+        'id = "war_cry"\nname = "War Cry"\nuse = "action"\ntarget = "self"\ncost = { will = 1 }\n'
+        'deferred = { at = "end_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+        'condition = "Fatigued" }] }\neffects = [{ kind = "condition", to = "actor", condition = "Exhausted" }]\n',
+        Ability, fmt="toml")
+    fight = new_fight(sheet("orc", side="raiders"), caster(war_cry), faces=[6, 1, 6, 6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()  # AGI: the orc 6, Ana 1: the orc first
+    fight.end_turn("orc")
+    use(fight, "ana", "war_cry")
+    assert fight.state.deferred != ()  # owed while the window is open: the use is counted at ability_used
+    fight.react("orc", unarmed=True)
+    fight.defend("ana", None)
+    ana = fight.state.combatants["ana"]
+    assert ana.hp == 14 and ana.will == 10 and not ana.has("Exhausted")
+    assert fight.state.deferred == () and fight.state.uses
+    fight.end_turn("ana")
+    fight.end_turn("orc")
+    fight.end_turn("ana")  # the end of her next turn: nothing settles
+    assert not fight.state.combatants["ana"].has("Fatigued")
+    assert_replays(fight)
+
+
+def test_the_gms_cancel_takes_back_a_deferred_cost_too() -> None:
+    """C41, C33: the GM calls off War Cry while the orc's Interrupt window is open: nothing owed afterwards."""
+    war_cry = decode_content(
+        'id = "war_cry"\nname = "War Cry"\nuse = "action"\ntarget = "self"\n'
+        'deferred = { at = "end_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+        'condition = "Fatigued" }] }\neffects = [{ kind = "condition", to = "actor", condition = "Exhausted" }]\n',
+        Ability, fmt="toml")
+    fight = new_fight(sheet("orc", side="raiders"), caster(war_cry), faces=[6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    use(fight, "ana", "war_cry")
+    fight.cancel("horn lost")
+    assert fight.state.deferred == ()
+    assert_replays(fight)
