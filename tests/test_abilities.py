@@ -303,6 +303,9 @@ def test_undo_gives_a_use_back() -> None:
     ('[abilities.x]\nname = "X"\nuse = "action"\n'
      'effects = [{ kind = "damage", damage_type = "fire" }]\n', "$.abilities.x.effects[0]",
      "a damage effect needs dice or a flat amount"),
+    ('[abilities.x]\nname = "X"\nuse = "action"\ntarget = "ally"\n'
+     'effects = [{ kind = "heal" }]\n', "$.abilities.x.effects[0]",
+     "a heal effect needs dice or a flat amount"),
     ('[abilities.x]\nname = "X"\nuse = "action"\n'
      'effects = [{ kind = "damage", damage_type = "fire", flat = -5 }]\n', "$.abilities.x.effects[0].flat",
      "flat damage is 0 or more"),
