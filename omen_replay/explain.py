@@ -969,9 +969,15 @@ def _initiative_order(known: Derivations, rec: StoredEvent, state: FightState
             case InitiativeAgreed(order=order):
                 verdicts.append(f"the allies agree the order {', '.join(order)} (C19: allies may agree instead of "
                                 "rolling off)")
-    order = rec.event.order if isinstance(rec.event, InitiativeOrderSet) else tuple(
-        " = ".join(g) for g in state.ranking)
-    verdicts.append(f"initiative order: {', '.join(order)} (C19: the highest total first)")
+    if isinstance(rec.event, InitiativeOrderSet):
+        verdicts.append(f"initiative order: {', '.join(rec.event.order)} (C19: the highest total first)")
+    else:  # on the way to it: the order so far, those still tied joined by "="
+        agreed = rec.event.order if isinstance(rec.event, InitiativeAgreed) else ()
+        groups: list[tuple[str, ...]] = []
+        for g in state.ranking:  # the state before an agreement: the agreed order breaks its group
+            groups += [(w,) for w in agreed] if agreed and set(g) == set(agreed) else [g]
+        said = ", ".join(" = ".join(g) for g in groups)
+        verdicts.append(f"initiative order so far: {said} (C19: the highest total first; '=': still tied)")
     return [r for r, _ in live if isinstance(r.event, DiceRolled)], parts, verdicts
 
 
@@ -992,8 +998,8 @@ def _agi_compared(state: FightState, tied: list[str], total: int) -> str:
 
     ranked = sorted(tied, key=lambda w: -bonus[w])
     groups = [[w for w in ranked if bonus[w] == b] for b in sorted(set(bonus.values()), reverse=True)]
-    outcome = " before ".join(" = ".join(g) for g in groups)
-    still = [g for g in groups if len(g) > 1]
-    rest = ("" if not still else "; " + "; ".join(f"{_listed(g)} still tie on the same AGI bonus" for g in still))
+    outcome = " before ".join(" = ".join(g) for g in groups) if len(groups) > 1 else "the same, so the tie stands"
+    still = [g for g in groups if len(g) > 1] if len(groups) > 1 else []
+    rest = "".join(f"; {_listed(g)} still tie on the same AGI bonus" for g in still)
     return (f"{_listed(tied)} tie at {total}: the higher AGI bonus goes first (C19; the bonus after conditions, "
             f"C28): {', '.join(said(w) for w in tied)}: {outcome}{rest}")

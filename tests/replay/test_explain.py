@@ -693,7 +693,44 @@ class TestInitiativeOrder:
             ("ash's initiative", 5), ("bo's initiative", 5), ("ash's roll-off", 4), ("bo's roll-off", 3)]
         assert told.verdicts == (
             "ash and bo tie at 5: the higher AGI bonus goes first (C19; the bonus after conditions, C28): ash +1, "
-            "bo +1: ash = bo; ash and bo still tie on the same AGI bonus",
+            "bo +1: the same, so the tie stands",
             "ash and bo still tie: they roll off, an AGI check each, until the tie breaks (C19, C32)",
             "roll-off between ash and bo: ash 4, bo 3: ash first (C19, C32)",
             "initiative order: ash, bo (C19: the highest total first)")
+
+    def test_tied_allies_agree_an_order(self) -> None:
+        """C19: allies Ash and Cy (AGI +0) both roll 3 and Bo 1: the AGI bonus leaves them tied, they agree Cy first;
+        the tie, the agreement and the order are each explained (the tie and the agreement with the order so far)."""
+        fight = new_fight(sheet("ash", "north"), sheet("cy", "north"), sheet("bo", "south"), faces=[3, 3, 1])
+        fight.roll_initiative()
+        fight.agree_initiative(["cy", "ash"])
+        seqs = {type(r.event).__name__: r.seq for r in fight.events}
+        tie = ("ash and cy tie at 3: the higher AGI bonus goes first (C19; the bonus after conditions, C28): ash +0, "
+               "cy +0: the same, so the tie stands")
+        allies = "ash and cy still tie: allies, they may agree an order or roll off (C19)"
+        agreed = "the allies agree the order cy, ash (C19: allies may agree instead of rolling off)"
+        assert explain(fight.events, seqs["InitiativeTied"]).verdicts == (
+            tie, allies, "initiative order so far: ash = cy, bo (C19: the highest total first; '=': still tied)")
+        assert explain(fight.events, seqs["InitiativeAgreed"]).verdicts == (
+            tie, allies, agreed, "initiative order so far: cy, ash, bo (C19: the highest total first; '=': still tied)")
+        assert explain(fight.events, seqs["InitiativeOrderSet"]).verdicts == (
+            tie, allies, agreed, "initiative order: cy, ash, bo (C19: the highest total first)")
+
+    def test_the_demos_three_way_tie(self) -> None:
+        """C18, C19, C32: in the demo's fight (fixtures/ember-ford) Brin (6 + 2 - 5 Partial Surprise), Vesh (1 + 2)
+        and Skarn (3 + 0) all have 3: Skarn's AGI bonus +0 puts him last, Brin and Vesh (+2 each) still tie and roll
+        off; Vesh wins, 6 + 2 = 8 against Brin's 2 + 2 - 5 = -1 (the roll-off keeps the initiative's modifiers,
+        C32). Kael's 1 + 1 = 2 is last of all."""
+        from omen_core.events import decode_line
+
+        log = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+        events = [decode_line(line) for line in log.read_bytes().splitlines()]
+        order = next(r.seq for r in events if isinstance(r.event, InitiativeOrderSet))
+        told = explain(events, order)
+        assert told.verdicts == (
+            "brin, vesh and skarn tie at 3: the higher AGI bonus goes first (C19; the bonus after conditions, C28): "
+            "brin +2, vesh +2, skarn +0: brin = vesh before skarn; brin and vesh still tie on the same AGI bonus",
+            "brin and vesh still tie: they roll off, an AGI check each, until the tie breaks (C19, C32)",
+            "roll-off between brin and vesh: brin -1, vesh 8: vesh first (C19, C32)",
+            "initiative order: vesh, brin, skarn, kael (C19: the highest total first)")
+        assert [p.total for p in told.parts] == [2, 3, 3, 3, -1, 8]
