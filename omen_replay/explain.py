@@ -481,8 +481,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
-#: Said of a window the engine opens without recording why it did not (C22, C23): the reason is derived here from
-#: the state the engine decided on, as the rule reads it.
+#: Said of a Catch or an Attack of Opportunity window that did not open (C22, C23): the engine records none, so the
+#: reason is derived here from the state the engine decided on, by the checks the rules state.
 _DERIVED = "derived from the state before seq {seq}; the log records no skipped window"
 
 
