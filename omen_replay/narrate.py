@@ -85,6 +85,7 @@ from omen_core.events import (
 )
 from omen_core.hooks import amount_of
 from omen_core.parts import Term
+from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
@@ -189,8 +190,11 @@ def _declared(e: AttackDeclared, names: _Names) -> Iterator[tuple[LineKind, str]
     claims = []
     if e.situational.high_ground:
         claims.append("from high ground")
-    if e.situational.encircled:
-        claims.append(f"encircling ({e.situational.encircled.attackers} vs {e.situational.encircled.defenders})")
+    circle = e.situational.encircled
+    if circle:  # a claim that is not 2 to 1 gives no bonus, and is not said as encircling (C26)
+        claims.append(f"encircling ({circle.attackers} vs {circle.defenders})"
+                      if encircled_bonus(circle.attackers, circle.defenders) else
+                      f"not encircling: {circle.attackers} vs {circle.defenders} is not 2 to 1, no bonus (C26)")
     if e.rage:
         claims.append("raging")
     extra = f", {', '.join(claims)}" if claims else ""
@@ -257,7 +261,8 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     active = ""
     if d.active:
         x = d.active
-        active = f" + {x.defense} {x.amount} ({_terms(x.terms(), every=True, fold=False)})"
+        own = [t for t in x.terms() if not (t.kind == "active_rating" and x.defense == "dodge")]  # no Dodge rating
+        active = f" + {x.defense} {x.amount} ({_terms(own, every=True, fold=False)})"
     yield "result", (f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} "
                      f"({_terms(rating, every=True, fold=False)}){active}")
     verdict = "HIT" if e.hit else "MISS"

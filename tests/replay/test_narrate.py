@@ -135,3 +135,29 @@ def test_flat_damage_is_told_without_a_die_of_zero() -> None:
     told = "\n".join(line.text for line in narrate(fight.events))
     assert "Thorns: 3 piercing (3 flat)" in told and "0 (dice)" not in told
     assert "unarmed: 5 crushing (5 die)" in told
+
+
+def test_an_encircled_claim_that_gives_no_bonus_is_not_told_as_encircling() -> None:
+    """C26 (t29): 3 attackers against 2 defenders is not 2 to 1: the attack is told as not encircling, with no
+    bonus (it said "encircling (3 vs 2)", found by a tester); 4 against 2 is encircling, +min(6, 2 x 2) = +4."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ash", "north"), sheet("bo", "south"), faces=[1, 1, 1, 1, 1, 1])
+    fight.attack("ash", "bo", unarmed=True, encircled=(3, 2))
+    fight.defend("bo", None)
+    fight.attack("ash", "bo", unarmed=True, encircled=(4, 2))
+    told = [line.text for line in narrate(fight.events) if line.kind == "header" and "attacks" in line.text]
+    assert told == ["Ash attacks Bo unarmed (unarmed, not encircling: 3 vs 2 is not 2 to 1, no bonus (C26))",
+                    "Ash attacks Bo unarmed (unarmed, encircling (4 vs 2))"]
+
+
+def test_a_dodge_is_told_without_a_rating() -> None:
+    """§Active Defense: a Dodge is AGI die + AGI bonus; the defense line tells its die and bonus, no "0 rating"
+    (found by a tester): 1 RES die + Defense Rating 0 + dodge 3 (1 die + 2 AGI) = 4."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ash", "north", STR=(8, 4)), sheet("bo", "south", AGI=(8, 2)), faces=[4, 2, 1, 1])
+    fight.attack("ash", "bo", unarmed=True)
+    fight.defend("bo", "dodge")
+    told = [line.text for line in narrate(fight.events) if line.text.startswith("  defense ")]
+    assert told == ["  defense 4 = 1 RES die + Defense Rating 0 (0 RES + 0 armor) + dodge 3 (1 die + 2 AGI)"]
