@@ -420,7 +420,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     verdicts: list[str] = []
     reaction = f", {decl.reaction.replace('_', ' ')} to the action at seq {decl.reacting_to}" if decl.reaction else ""
     title = _title(known, first.seq, f"{decl.attacker} attacks {decl.target} with "
-                   f"{decl.weapon or 'no weapon (unarmed)'} ({decl.kind.replace('_', ' ')}), the action declared "
+                   f"{decl.weapon or 'no weapon'} ({decl.kind.replace('_', ' ')}), the action declared "
                    f"at seq {first.seq}{reaction}")
     hit = next(((rec, state) for rec, state in events if isinstance(rec.event, HitDetermined)), None)
     hd = hit[0].event if hit is not None else None

@@ -734,3 +734,12 @@ class TestInitiativeOrder:
             "roll-off between brin and vesh: brin -1, vesh 8: vesh first (C19, C32)",
             "initiative order: vesh, brin, skarn, kael (C19: the highest total first)")
         assert [p.total for p in told.parts] == [2, 3, 3, 3, -1, 8]
+
+
+def test_an_unarmed_attack_is_titled_unarmed_once() -> None:
+    """C12: an unarmed attack's explanation says "with no weapon (unarmed)" once (it said "(unarmed) (unarmed)")."""
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=[6, 6, 1])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    title = explain(fight.events, declared(fight)).title
+    assert "orc attacks ana with no weapon (unarmed), the action declared" in title, title
