@@ -132,21 +132,25 @@ def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
         label, source = _WORDS[t.kind]
         fill = {"conditions": "conditions", **context, "label": t.label,
                 "after": afters[i] if isinstance(afters, list) and i < len(afters) else ""}
-        said = source.format(**fill)
+        said, origin = source.format(**fill), t.source
         if isinstance(named, dict) and t.kind in _NAMED_KINDS:
-            whose = named.get(t.label.rsplit(" x", 1)[0]) or named.get(t.label)
-            if whose:
+            found = named.get(t.label) or named.get(t.label.rsplit(" x", 1)[0]) \
+                or named.get(t.label.split(" (", 1)[0])  # "Marked x2", "Battle Focus (target Prone)"
+            if found:
+                whose, origin = found
                 said = whose + (", part of the Defense Rating (C11)" if t.kind == "defense_modifier" else "")
-        worded.append(Term(label.format(**fill), t.value, said, origin=t.source))
+        worded.append(Term(label.format(**fill), t.value, said, origin=origin))
     return tuple(worded)
 
 
-def _origins(state: FightState, *whos: str) -> dict[str, str]:
-    """What each condition of the ruleset and each ability of ``whos``' sheets is, by the name a term carries."""
-    found = dict.fromkeys(state.ruleset.conditions if state.ruleset else (), "a condition (C28)")
+def _origins(state: FightState, *whos: str) -> dict[str, tuple[str, str]]:
+    """What each condition of the ruleset and each ability of ``whos``' sheets is, by the name a term carries: its
+    source in words and its origin (``condition``, ``ability:<name>``; an event records such a term as
+    ``situational`` or an ability's, whichever list it stands in)."""
+    found = dict.fromkeys(state.ruleset.conditions if state.ruleset else (), ("a condition (C28)", "condition"))
     for who in whos:
         if who in state.combatants:
-            found |= {a.name: f"{who}'s ability {a.name} (C37)"
+            found |= {a.name: (f"{who}'s ability {a.name} (C37)", f"ability:{a.name}")
                       for a in state.combatants[who].sheet.written_abilities()}
     return found
 
@@ -458,7 +462,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
         if isinstance(rec.event, DamageResolved):
             dealt_by_weapon = weapon_damage and rec.event.source == label
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
-                                   incoming=state.combatants[rec.event.target].sheet.incoming_damage)
+                                   incoming=state.combatants[rec.event.target].sheet.incoming_damage,
+                                   named=_origins(state, decl.attacker, decl.target))
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -591,10 +596,11 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
                                                 f"{before + term.value} (C13, C34)")
 
 
-def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None
-                  ) -> list[Part]:
+def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
+                  named: dict[str, tuple[str, str]] | None = None) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
-    (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34)."""
+    (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
+    modifier named after a condition or an ability is, :func:`_origins`)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -613,7 +619,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     terms = _worded(t.terms(), dice_label=dice_label, dice_source="the hit roll, not re-rolled",
-                    damage_source=event.source, modifier_source="damage modifier")
+                    damage_source=event.source, modifier_source="damage modifier", named=named)
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 

@@ -743,3 +743,26 @@ def test_an_unarmed_attack_is_titled_unarmed_once() -> None:
     fight.defend("ana", None)
     title = explain(fight.events, declared(fight)).title
     assert "orc attacks ana with no weapon (unarmed), the action declared" in title, title
+
+
+def test_a_conditions_and_an_abilitys_terms_have_their_own_origin() -> None:
+    """C28, C37 (docs/explain.md: `origin` is `condition` or `ability:<name>`): the orc Blessed (a house condition,
+    `modifiers = { hit = 1 }`) hits Ana Exposed (`modifiers = { defense = -2 }`): the Blessed term's origin is
+    `condition` (it was `situational`), the Exposed term's `condition` (it was `ability:Exposed`)."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import Ruleset, decode_content, load_ruleset
+
+    core = load_ruleset()
+    house = decode_content('name = "house"\n[conditions.Exposed]\nmodifiers = { defense = -2 }\n'
+                           '[conditions.Blessed]\nmodifiers = { hit = 1 }\n', Ruleset, fmt="toml").conditions
+    ruleset = msgspec.structs.replace(core, conditions={**core.conditions, **house})
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([6, 6, 1]), clock=lambda: 0, ruleset=ruleset)
+    fight.join(sheet("orc", side="raiders"))
+    fight.join(sheet("ana"))
+    fight.apply_condition("orc", "Blessed")
+    fight.apply_condition("ana", "Exposed")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    told = explain(fight.events, declared(fight))
+    origins = {t.label: t.origin for p in told.parts for t in p.terms if t.label in ("Blessed", "Exposed")}
+    assert origins == {"Blessed": "condition", "Exposed": "condition"}, origins
