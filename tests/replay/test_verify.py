@@ -635,11 +635,11 @@ class TestWitnessedHeads:
             (witnessed.seq, "chain", witnessed.hash, edited[-1].hash)]
 
     @pytest.mark.parametrize("text", ["", "12", "12:", ":" + "a" * 64, "0:" + "a" * 64, "-3:" + "a" * 64,
-                                      "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
+                                      "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65,
                                       "7:" + "g" * 64, "7 :" + "a" * 64, "\u00b2:" + "a" * 64, "1\u0663:" + "a" * 64,
                                       "7\n:" + "a" * 64])
     def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text: str) -> None:
-        """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
+        """A head is SEQ:HASH, a positive seq and 64 hex digits; anything else is bad input (issue #10,
         5b)."""
         from omen_core.errors import BadInput
         from omen_replay.verify import parse_head
@@ -652,6 +652,14 @@ class TestWitnessedHeads:
         from omen_replay.verify import Head, parse_head
 
         assert parse_head("42:" + "0123456789abcdef" * 4) == Head(seq=42, hash="0123456789abcdef" * 4)
+
+    def test_an_uppercase_head_is_read_in_lower_case(self) -> None:
+        """A head's hex digits in upper or mixed case are the same head, kept in lower case as the log writes it
+        (``--seed`` takes either case too; an uppercase head was refused)."""
+        from omen_replay.verify import Head, parse_head
+
+        assert parse_head("7:" + "0123456789ABCDEF" * 4) == Head(seq=7, hash="0123456789abcdef" * 4)
+        assert parse_head("7:" + "aBcD" * 16) == Head(seq=7, hash="abcd" * 16)
 
 
 class TestDiceSourcePolicy:
