@@ -968,9 +968,42 @@ class TestSeedEpochs:
         the seed given matched (``seed_given``)."""
         report = verify(two_epochs(second_reveal=False), seed=NEXT_SEED)
         assert report.clean and report.seeded_checked == 2 and report.seed_revealed
-        # said as the seed given, not "the revealed seed" (the log never revealed it; found by a tester)
-        assert report.seed_given and report.seeded_words() == "2 seeded dice all match the seed given (--seed)"
+        # the first die matches the seed the log reveals, the second the seed given, which the log never reveals
+        assert report.seed_given and report.seeded_checked_given == 1
+        assert report.seeded_words() == ("2 seeded dice all match their seeds: 1 a seed revealed in the log, 1 the "
+                                         "seed given (--seed)")
         assert not verify(two_epochs()).seed_given
+
+    def test_the_words_count_the_dice_each_seed_checked(self) -> None:
+        """--seed with the fresh seed checks 1 die, the seed the log reveals the other: the summary counts each (it
+        said all 2 "match the seed given"); the seed given only for the dice it checks, none if the log reveals it
+        too (then the summary says so, where it said "the revealed seed" with seed_given true and no word of it);
+        only the seed given (a log that reveals none) and none given keep their words."""
+        given_first = verify(two_epochs(), seed=SEED)
+        assert (given_first.seed_given, given_first.seeded_checked, given_first.seeded_checked_given) == (True, 2, 0)
+        assert given_first.seeded_words() == ("2 seeded dice all match the revealed seed (the seed given, --seed, is "
+                                              "one the log reveals)")
+        waiting = verify(two_epochs(second_reveal=False), seed=SEED)
+        assert waiting.seeded_words() == ("1 of 2 seeded dice match the seed revealed (the seed given, --seed, is one "
+                                          "the log reveals); 1 not checked: drawn under a seed not revealed yet (C42)")
+
+    def test_the_cli_says_what_the_json_counts(self, tmp_path: Path) -> None:
+        """``omen verify --seed`` with the fresh seed says 1 die matched the seed revealed, 1 the seed given, and its
+        --json carries the same counts (seeded_checked 2, seeded_checked_given 1, seed_given true)."""
+        import json
+
+        from typer.testing import CliRunner
+
+        from omen_cli import app
+        from omen_core.events import encode_line
+
+        path = tmp_path / "epochs.jsonl"
+        path.write_bytes(b"".join(encode_line(r) + b"\n" for r in two_epochs(second_reveal=False)))
+        said = CliRunner().invoke(app, ["verify", str(path), "--seed", NEXT_SEED.hex()])
+        assert said.exit_code == 0 and ("2 seeded dice all match their seeds: 1 a seed revealed in the log, 1 the seed "
+                                        "given (--seed)") in " ".join(said.stdout.split())
+        found = json.loads(CliRunner().invoke(app, ["verify", str(path), "--seed", NEXT_SEED.hex(), "--json"]).stdout)
+        assert (found["seeded_checked"], found["seeded_checked_given"], found["seed_given"]) == (2, 1, True)
 
     def test_a_seed_given_that_commits_to_nothing_is_a_finding(self) -> None:
         """A seed given that hashes to none of the fight's commitments is a dice finding, and checks no die."""
