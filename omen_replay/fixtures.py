@@ -26,7 +26,7 @@ from omen_core.store.base import not_regular
 from omen_core.walk import project
 
 from .replay import summarise
-from .scenario import load_scenario, run_scenario
+from .scenario import load_scenario, reveal_at_end, run_scenario
 from .verify import verify
 
 __all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record",
@@ -79,12 +79,13 @@ def orphans(root: Path) -> list[FixtureResult]:
 
 
 def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
-    """Run a fixture's scenario under the current rules with a fixed clock: its events, and the error that
-    stopped it, if its script no longer fits (the events up to there are kept, to compare)."""
+    """Run a fixture's scenario under the current rules with a fixed clock, revealing a seeded fight's seed at its
+    end as ``omen run`` does (C42; a fixture keeps no secret): its events, and the error that stopped it, if its
+    script no longer fits (the events up to there are kept, to compare)."""
     scenario = load_scenario(directory / "scenario.toml")
     store = MemoryStore()
     try:
-        run_scenario(scenario, store, clock=lambda: 0, salts=FIXTURE_SALTS)
+        reveal_at_end(run_scenario(scenario, store, clock=lambda: 0, salts=FIXTURE_SALTS))  # as omen run does (C42)
     except OmenError as exc:
         return (list(store.read(scenario.settings.id)) if store.fights() else []), str(exc)
     return list(store.read(scenario.settings.id)), None

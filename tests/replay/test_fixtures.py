@@ -297,3 +297,26 @@ def test_record_refuses_a_name_that_is_a_path(tmp_path: Path, name: str) -> None
     assert run.exit_code == 2 and len(run.stderr.splitlines()) == 1
     assert f"fixture name {name!r} is not a folder name: NAME is one folder under --dir" in run.stderr
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["fx"]
+
+
+def test_record_reveals_a_seeded_fights_seed_at_its_end_as_run_does(tmp_path: Path) -> None:
+    """A seeded scenario that ends the fight without a reveal_seed is recorded with the reveal appended, as ``omen
+    run`` appends it (C42: a seed is revealed at the end of a fight unless the GM chooses otherwise; it recorded
+    40 events and left its 6 seeded dice unchecked); the recording checks clean and its audit checks every die."""
+    from omen_replay.verify import verify
+
+    duel = tmp_path / "fx" / "duel"
+    duel.mkdir(parents=True)
+    text = (ROOT / "duel-interrupt-pass-dodge-miss" / "scenario.toml").read_text()
+    seeded = re.sub(r"\ndice = \[[^\]]*\]", "", text.replace('dice = "scripted"',
+                                                              f'dice = "seeded"\nseed = "{"ab" * 32}"', 1))
+    (duel / "scenario.toml").write_text(seeded + '\n[[commands]]\ncommand = "end_fight"\nnote = "enough"\n')
+    from omen_core.events import CommandIssued, SeedRevealed, decode_line
+
+    change, count, was = record(duel)
+    events = [decode_line(line) for line in (duel / "fight.jsonl").read_bytes().splitlines()]
+    assert (change, count, was) == (None, 42, "new") and len(events) == 42
+    assert isinstance(events[-2].event, CommandIssued) and isinstance(events[-1].event, SeedRevealed)
+    report = verify(events)
+    assert report.clean and report.seed_revealed and report.seeded_checked == report.seeded_dice == 6
+    assert check(duel).ok
