@@ -274,7 +274,7 @@ def undo(
         done = live.undo(to, reason)
         wrote(f"the undo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
     out.print(f"undone: seq {done.from_seq} to {done.to_seq}, back to the command at seq {done.from_seq} "
-              f"(recorded at seq {live.version}; `{escape(_redo_hint(log_url, fight))}` takes it back)")
+              f"(recorded at seq {live.version}; `{escape(_redo_hint(log_url, fight))}` takes it back)", soft_wrap=True)
     print_state(summarise(live.state), False)
 
 

@@ -326,10 +326,13 @@ class TestUndoCommands:
         assert omen("redo", str(open_log)).exit_code == 0
         assert "redone at seq" in omen("verify", str(open_log)).output
 
-    def test_undo_in_a_store_of_several_fights_hints_a_redo_naming_the_fight(self, open_log: Path,
-                                                                             tmp_path: Path) -> None:
-        """In a directory holding two fights, ``omen undo DIR --fight F`` says ``omen redo DIR --fight F`` takes it
-        back (it said ``omen redo DIR``, which refuses a store of several fights), and that line works."""
+    @pytest.mark.parametrize("kind", ["directory", "postgresql"])
+    def test_undo_in_a_store_of_several_fights_hints_a_redo_naming_the_fight(self, open_log: Path, tmp_path: Path,
+                                                                             kind: str,
+                                                                             request: pytest.FixtureRequest) -> None:
+        """In a directory or a PostgreSQL database holding two fights, ``omen undo STORE --fight F`` says ``omen
+        redo STORE --fight F`` takes it back (it said ``omen redo STORE``, which refuses a store of several fights),
+        the store quoted for a shell, and that line works."""
         import shlex
 
         from omen_core.events import decode_line
@@ -340,9 +343,13 @@ class TestUndoCommands:
         (store / f"{fight}.jsonl").write_bytes(open_log.read_bytes())
         other = ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "fight.jsonl"
         (store / f"{decode_line(other.read_bytes().splitlines()[0]).fight_id}.jsonl").write_bytes(other.read_bytes())
-        result = omen("undo", str(store), "--fight", fight)
+        url = str(store)
+        if kind == "postgresql":
+            url = request.getfixturevalue("postgres").fresh_url()
+            assert omen("copy", str(store), url).exit_code == 0
+        result = omen("undo", url, "--fight", fight)
         said = " ".join(result.output.split())
-        hint = f"omen redo {shlex.quote(str(store))} --fight {fight}"
+        hint = f"omen redo {shlex.quote(url)} --fight {fight}"
         assert result.exit_code == 0 and f"`{hint}` takes it back" in said, said
         assert omen(*shlex.split(hint)[1:]).exit_code == 0
 
