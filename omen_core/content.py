@@ -102,6 +102,7 @@ __all__ = [
     "name_keys",
     "reason_and_path",
     "in_words",
+    "read_bounded",
     "read_content",
     "MAX_CONTENT_BYTES",
 ]
@@ -1162,6 +1163,12 @@ def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ContentError(source, "$", f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
                            line) from None
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them, read as :func:`read_content` reads (a
+    device, a pipe or a directory is a :class:`ContentError` at once, never read; so is a larger file)."""
+    return _read_bounded(str(path), limit)
 
 
 def _read_bounded(source: str, limit: int) -> bytes:
