@@ -329,7 +329,8 @@ def _outcome(r: FightRecord) -> str:
     if r.winner is not None:
         return f"{r.winner} won in {rounds}"
     if r.ended == "all_down":
-        return f"every side down in {rounds} ({r.defeated} defeated as the last blow felled the rest: no winner)"
+        return (f"every side down in {rounds} ({r.defeated} all down first, defeated; the same command felled the "
+                "rest: no winner)")
     if r.ended == "round_limit":
         return f"a draw: no side down in {rounds}"
     return f"no single side won in {rounds} ({r.defeated} defeated)"

@@ -42,7 +42,21 @@ from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
 from omen_core.engine import CommandMemo
 from omen_core.errors import OmenError, RuleViolation
-from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
+from omen_core.events import (
+    AbilityUsed,
+    AttackDeclared,
+    CombatantLeft,
+    DamageResolved,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
+    ResourceChanged,
+    RoundStarted,
+    Salts,
+    SaveCalled,
+    StoredEvent,
+    keyed_salts,
+)
 from omen_core.extensions import window
 from omen_core.hooks import Cost
 from omen_core.options import Odds, odds_of
@@ -116,8 +130,9 @@ class FightRecord(msgspec.Struct, frozen=True, kw_only=True):
     None otherwise), the side defeated (the side the log's ``fight_ended`` names), how it ended (``defeated``: a
     side down, C33, and one side standing, the winner; ``all_down``: a side down and no side left standing, every
     side down in the same blow, no winner; ``round_limit``: ended as the GM's call at the end of the run's last
-    round, a draw), the rounds (the round the log ends in), the first combatant down, each combatant (in the order
-    of the run's combatants) and the commands and events it took."""
+    round, a draw), the rounds (the round the log ends in), the first combatant down (the first the log takes to 0
+    HP or out of the fight), each combatant (in the order of the run's combatants) and the commands and events it
+    took."""
 
     index: int
     winner: str | None
@@ -160,17 +175,32 @@ class Rules:
 
 @dataclass
 class _Tally:
-    """What the record needs, gathered from the events as the fight goes (one pass over each command's events)."""
+    """What the record needs, gathered from the events as the fight goes (one pass over each command's events, in
+    the log's order).
+
+    Who dealt a blow: the damage of an action is its actor's (the attacker of ``attack_declared``, the caller of
+    ``save_called``, the user of ``ability_used``), but for the damage a triggered ability (or an extension's
+    decision point) deals as it is answered: that is the answerer's, the owner of the ability (C37, C38). Its
+    consequences run as its decision closes, inside the action it answered, with the decision's title for their
+    ``source``: a ``damage_resolved`` of that action whose source is the title of the decision last closed in it
+    is the answerer's (Last Stand's 3 crushing to the attacker is its owner's, not the attacker's own).
+
+    Who went down, and when: at the event that took it to 0 HP (``resource_changed``) or out of the fight
+    (``combatant_left``), in the round then under way; the first down is the first in the log."""
 
     order: tuple[str, ...]
     actors: dict[int, str] = field(default_factory=dict)
+    titles: dict[tuple[int, str], str] = field(default_factory=dict)
+    answerer: dict[tuple[int, str], str] = field(default_factory=dict)
+    answered: dict[int, tuple[str, str]] = field(default_factory=dict)
     dealt: dict[str, int] = field(default_factory=dict)
     taken: dict[str, int] = field(default_factory=dict)
     down: dict[str, int] = field(default_factory=dict)
     first_down: str | None = None
+    round: int = 0
     commands: int = 0
 
-    def saw(self, stored: list[StoredEvent], state: FightState) -> None:
+    def saw(self, stored: list[StoredEvent]) -> None:
         self.commands += 1
         for rec in stored:
             event = rec.event
@@ -178,16 +208,42 @@ class _Tally:
                 self.actors[event.action] = event.attacker
             elif isinstance(event, SaveCalled):
                 self.actors[event.action] = event.caller
+            elif isinstance(event, AbilityUsed):
+                self.actors[event.action] = event.who
+            elif isinstance(event, DecisionOpened):
+                self.titles[event.action, event.decision] = event.title
+            elif isinstance(event, DecisionAnswered):
+                self.answerer[event.action, event.decision] = event.who
+            elif isinstance(event, DecisionClosed):
+                who = self.answerer.get((event.action, event.decision))
+                if who is not None:
+                    self.answered[event.action] = (self.titles.get((event.action, event.decision), ""), who)
             elif isinstance(event, DamageResolved):
                 self.taken[event.target] = self.taken.get(event.target, 0) + event.final
-                dealer = self.actors.get(event.action) if event.action is not None else None  # None: a condition's
+                dealer = self._dealer(event)
                 if dealer is not None:
                     self.dealt[dealer] = self.dealt.get(dealer, 0) + event.final
-        for who in self.order:
-            if who not in self.down and state.combatants[who].down:
-                self.down[who] = state.round
-                if self.first_down is None:
-                    self.first_down = who
+            elif isinstance(event, RoundStarted):
+                self.round = event.round
+            elif (isinstance(event, ResourceChanged) and event.resource == "hp" and event.after == 0) \
+                    or isinstance(event, CombatantLeft):
+                self._fell(event.who)
+
+    def _dealer(self, event: DamageResolved) -> str | None:
+        """Who dealt ``event``'s damage: the answerer of the decision whose consequence it is, else the action's
+        actor; None for a condition's damage as it ticks (no action)."""
+        if event.action is None:
+            return None
+        answered = self.answered.get(event.action)
+        if answered is not None and answered[0] == event.source:
+            return answered[1]
+        return self.actors.get(event.action)
+
+    def _fell(self, who: str) -> None:
+        if who not in self.down:
+            self.down[who] = self.round
+            if self.first_down is None:
+                self.first_down = who
 
 
 @dataclass
@@ -327,7 +383,7 @@ def _last_turn_ends(state: FightState, command: Command) -> bool:
 
 
 def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:
-    tally.saw(fight.execute(command, by=by), fight.state)
+    tally.saw(fight.execute(command, by=by))
 
 
 def _decider(state: FightState) -> tuple[str, str]:

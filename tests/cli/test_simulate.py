@@ -76,8 +76,9 @@ class TestARun:
         assert "stopped once" not in said
 
     def test_every_side_down_is_its_own_outcome_with_an_interval_and_said_on_replay(self, tmp_path: Path) -> None:
-        """C33: a fight in which Strike Back fells Bo as Bo's blow fells Ash is reported as every side down, with
-        its 95 % interval, not as a draw at the round limit; played again, it says so."""
+        """C33: a fight in which Strike Back fells Bo before Bo's blow fells Ash is reported as every side down,
+        with its 95 % interval, not as a draw at the round limit, south (all down first) defeated and Bo first
+        down; played again, it says so."""
         result = omen("simulate", mutual_knockout(tmp_path), "--fights", 12, "--workers", 1, "--seed", SEED,
                       "--out", tmp_path / "r.json")
         assert result.exit_code == 0, result.output
@@ -86,11 +87,12 @@ class TestARun:
         assert "draws" not in said
         records = json.loads((tmp_path / "r.json").read_text())["encounters"][0]["records"]
         both = next(r for r in records if r["ended"] == "all_down")
-        assert (both["winner"], both["defeated"]) == (None, "north")
+        assert (both["winner"], both["defeated"], both["first_down"]) == (None, "south", "bo")
         played = omen("simulate", "--replay", tmp_path / "r.json", both["index"], "--log", tmp_path / "f.jsonl")
         assert played.exit_code == 0, played.output
-        assert (f"every side down in {both['rounds']} round{'s' if both['rounds'] != 1 else ''} (north defeated as "
-                "the last blow felled the rest: no winner) (as the run recorded)") in " ".join(played.output.split())
+        assert (f"every side down in {both['rounds']} round{'s' if both['rounds'] != 1 else ''} (south all down "
+                "first, defeated; the same command felled the rest: no winner) (as the run recorded)") \
+            in " ".join(played.output.split())
 
     def test_draws_are_given_with_their_interval(self, tmp_path: Path) -> None:
         """A duel of 40 HP a side stopped at --max-rounds 1: every fight a draw, said with its 95 % interval."""

@@ -21,6 +21,7 @@ from omen_core.events import (
     DamageResolved,
     FightEnded,
     HitDetermined,
+    ResourceChanged,
     RoundStarted,
     SurpriseDetermined,
     WeaponDrawn,
@@ -38,7 +39,13 @@ from omen_replay.simulate.play import (
 )
 from omen_replay.simulate.policies import Decision
 from omen_replay.verify import verify_store
-from tests.replay.simulate.encounters import EMBER_FORD_2V2, mutual_knockout, surprised_unarmed, wolves_and_troll
+from tests.replay.simulate.encounters import (
+    EMBER_FORD_2V2,
+    mutual_knockout,
+    smiter_duel,
+    surprised_unarmed,
+    wolves_and_troll,
+)
 from tests.sheets import sheet as make_sheet
 
 SEED = bytes(range(16))
@@ -126,14 +133,48 @@ class TestAFight:
             assert events[-3] == FightEnded(reason="gm", note="no side defeated in 2 rounds")
 
     def test_a_fight_in_which_every_side_falls_at_once_is_no_draw(self, tmp_path: Path) -> None:
-        """C33: when Strike Back fells Bo as Bo's blow fells Ash, the log ends the fight with north defeated
-        (fight_ended) and nobody standing: the record says every side down (``all_down``), north defeated, no
-        winner, in the round it happened; a fight Ash wins outright stays a win."""
+        """C33: when Strike Back fells Bo before Bo's blow fells Ash, the log ends the fight with south, all down
+        first, defeated (fight_ended) and nobody standing: the record says every side down (``all_down``), south
+        defeated, no winner, in the round it happened; a fight Ash wins outright stays a win."""
         encounter = load_encounter(mutual_knockout(tmp_path))
         records = [play(encounter, Rules(policies={}), i, SEED, 0).record for i in range(3)]
         assert [(r.winner, r.defeated, r.ended, r.rounds) for r in records] == [
-            (None, "north", "all_down", 3), ("north", "south", "defeated", 1), (None, "north", "all_down", 1)]
+            (None, "south", "all_down", 3), ("north", "south", "defeated", 1), (None, "south", "all_down", 1)]
         assert [(c.hp, c.down) for c in records[2].combatants] == [(0, 1), (0, 1)]
+
+    def test_the_first_down_is_the_first_in_the_log(self, tmp_path: Path) -> None:
+        """C33: in fight 2, Strike Back takes Bo to 0 HP before Bo's blow takes Ash there, in the same command:
+        the first down is Bo, as the log has it (Ash comes first among the combatants, and went down second)."""
+        encounter = load_encounter(mutual_knockout(tmp_path))
+        played = play(encounter, Rules(policies={}), 2, SEED, 0)
+        fallen = [r.event.who for r in played.fight.events
+                  if isinstance(r.event, ResourceChanged) and r.event.resource == "hp" and r.event.after == 0]
+        assert (fallen, played.record.first_down) == (["bo", "ash"], "bo")
+
+    def test_a_triggered_abilitys_damage_is_its_owners(self, tmp_path: Path) -> None:
+        """C37, C13: Strike Back's damage to Bo is dealt by Ash, its owner, not by Bo, whose attack it answered:
+        in fight 2 (Bo hits Ash once; Strike Back's 3 crushing, 2 after Bo's Leathers, then Bo's sword, 6) Ash
+        dealt 2 and took 6, Bo dealt 6 and took 2 (Bo was credited 8 and Ash 0)."""
+        encounter = load_encounter(mutual_knockout(tmp_path))
+        played = play(encounter, Rules(policies={}), 2, SEED, 0)
+        dealt = [(r.event.source, r.event.target, r.event.final) for r in played.fight.events
+                 if isinstance(r.event, DamageResolved)]
+        assert dealt == [("Strike Back", "bo", 2), ("sword", "ash", 6)]
+        ash, bo = played.record.combatants
+        assert (ash.dealt, ash.taken, bo.dealt, bo.taken) == (2, 6, 6, 2)
+
+    def test_an_abilitys_damage_on_its_users_turn_is_its_users(self, tmp_path: Path) -> None:
+        """C37, C13: Smite (used on Ash's turn, its damage dealt with no save) is dealt by Ash, who used it
+        (``ability_used``): Ash's damage dealt is the sum of the final damage of his Smites and sword blows, and
+        what each dealt is what the other took."""
+        played = play(load_encounter(smiter_duel(tmp_path)), Rules(policies={}), 0, SEED, 0)
+        events = [r.event for r in played.fight.events]
+        smites = [e.final for e in events if isinstance(e, DamageResolved) and e.source == "Smite"]
+        by_ash = {e.action for e in events if isinstance(e, AttackDeclared) and e.attacker == "ash"}
+        blows = [e.final for e in events if isinstance(e, DamageResolved) and e.action in by_ash]
+        ash, bo = played.record.combatants
+        assert smites and (ash.dealt, bo.taken) == (sum(smites) + sum(blows), sum(smites) + sum(blows))
+        assert bo.dealt == ash.taken
 
     def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford: Encounter) -> None:
         """A user's policy that gives a command the rules refuse stops the fight with a SimulationError naming
