@@ -9,7 +9,7 @@ salts keyed by ``HMAC(fight seed, "salts")``, the random source each side's poli
 
 The loop (:func:`play`): the set-up commands, initiative (an initiative tie among allies is rolled off, C19), then
 until a side is defeated (C33) or the last turn of round ``max_rounds`` ends (the fight is then ended as the GM's
-call, a draw, in that round, before the next one starts):
+call, a draw, in that round, in place of the command that would begin the next: :func:`_passes_limit`):
 whoever must choose (the responder to the open decision, else the turn's owner) is asked by its side's policy,
 given exactly the legal commands (:func:`.moves.legal_commands`) and its seat's view; its command goes through
 ``Fight.execute`` like any other, an attack with the C26 Encircled claim the engagement gives added
@@ -38,9 +38,10 @@ from omen_core.commands import (
     RevealSeed,
     RollOff,
 )
+from omen_core.decide import decided
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
-from omen_core.engine import CommandMemo
+from omen_core.engine import CommandMemo, validated
 from omen_core.errors import OmenError, RuleViolation
 from omen_core.events import (
     AbilityUsed,
@@ -279,9 +280,8 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
         limit = 200 * (rules.max_rounds + 1) * len(encounter.combatants)
         while fight.state.ending is None:
             state = fight.state
-            if state.round > rules.max_rounds:
-                _give(fight, EndFight(reason="gm", note=f"no side defeated in {rules.max_rounds} rounds"), tally,
-                      "simulate")
+            if state.round > rules.max_rounds:  # not reached: a command that would pass the limit is not given
+                _give(fight, _gm_end(rules.max_rounds), tally, "simulate")
                 break
             if state.tie_open:  # tied allies roll off (C19): the simulator does not agree orders for them
                 _give(fight, RollOff(), tally, "simulate")
@@ -294,9 +294,9 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             if not decision.choices:
                 raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
             command = _claiming(state, _asked(chosen[side], decision, index, side))
-            if state.round >= rules.max_rounds and _last_turn_ends(state, command):
-                _give(fight, EndFight(reason="gm", note=f"no side defeated in {rules.max_rounds} rounds"), tally,
-                      "simulate")  # at the end of the last round, before the next one starts
+            if state.round >= rules.max_rounds and (_last_turn_ends(state, command)
+                                                    or _passes_limit(fight, command, rules.max_rounds)):
+                _give(fight, _gm_end(rules.max_rounds), tally, "simulate")  # in the last round, before the next
                 break
             try:
                 _give(fight, command, tally, f"simulate:{chosen[side].name}")
@@ -380,6 +380,26 @@ def _last_turn_ends(state: FightState, command: Command) -> bool:
     after = state.order[state.order.index(state.turn) + 1:]
     return all((c := state.combatants[w]).left is not None or c.dying
                or (state.round == 1 and state.surprise.get(w) == "complete") for w in after)
+
+
+def _passes_limit(fight: Fight, command: Command, max_rounds: int) -> bool:
+    """Whether ``command`` would start a round past ``max_rounds``: decided on the fight as it stands, with its own
+    dice (seeded dice are a function of the roll counter: deciding spends nothing) and nothing written, its events
+    begin round ``max_rounds + 1``. So it does when the round's last turn ends inside it by itself: its owner
+    dropped to 0 HP on its own turn (by an Interrupt, say), the engine ends the turn and begins the next (C36). A
+    command the rules refuse is left to ``Fight.execute`` to refuse, naming the rule."""
+    if fight.dice is None:
+        return False
+    try:
+        draft = decided(fight.state, validated(command, fight.commands), fight.dice)
+    except OmenError:
+        return False
+    return draft.state.round > max_rounds
+
+
+def _gm_end(max_rounds: int) -> EndFight:
+    """The GM's end of a fight no side won in ``max_rounds`` rounds: a draw (C33)."""
+    return EndFight(reason="gm", note=f"no side defeated in {max_rounds} round{'s' if max_rounds != 1 else ''}")
 
 
 def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:

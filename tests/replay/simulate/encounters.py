@@ -132,3 +132,12 @@ def smiter_duel(directory: Path) -> Path:
     path.write_text('[fight]\nid = "smite"\ntitle = "A smiter\'s duel"\nabilities = ["smite-lib.toml"]\n'
                     + fighter("ash", "north", 12, extra='abilities = ["smite"]\n') + fighter("bo", "south", 12))
     return path
+
+
+def interrupted_last(directory: Path) -> Path:
+    """Ash (north, 1 HP) and Cy (north, 12 HP) against Bo (south, 12 HP): whatever Bo's Interrupt hits on Ash's
+    own turn (C24) drops him to 0 HP there, and his turn ends by itself (C36) while Cy still stands."""
+    path = directory / "interrupted.toml"
+    path.write_text('[fight]\nid = "interrupted"\ntitle = "Ash interrupted"\n' + fighter("ash", "north", 1)
+                    + fighter("cy", "north", 12) + fighter("bo", "south", 12))
+    return path

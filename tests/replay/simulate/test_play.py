@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import Command, DeclareAttack
+from omen_core.commands import Command, DeclareAttack, EndTurn
 from omen_core.content import DealDamage, SaveEffect, Weapon
 from omen_core.events import (
+    ActionCancelled,
     AttackDeclared,
     CommandIssued,
     DamageResolved,
@@ -24,6 +25,7 @@ from omen_core.events import (
     ResourceChanged,
     RoundStarted,
     SurpriseDetermined,
+    TurnStarted,
     WeaponDrawn,
 )
 from omen_core.parts import Encircled, Modifier, Situational
@@ -37,10 +39,11 @@ from omen_replay.simulate.play import (
     play,
     sources,
 )
-from omen_replay.simulate.policies import Decision
+from omen_replay.simulate.policies import Aggressive, Decision
 from omen_replay.verify import verify_store
 from tests.replay.simulate.encounters import (
     EMBER_FORD_2V2,
+    interrupted_last,
     mutual_knockout,
     smiter_duel,
     surprised_unarmed,
@@ -132,6 +135,29 @@ class TestAFight:
             assert max(e.round for e in events if isinstance(e, RoundStarted)) == p.record.rounds == 2
             assert events[-3] == FightEnded(reason="gm", note="no side defeated in 2 rounds")
 
+    def test_a_last_turn_ending_by_itself_ends_the_fight_within_the_limit(self, tmp_path: Path) -> None:
+        """C36, C24: with a limit of 1 round, in fights 4 and 10 Ash, last in the order, attacks Bo, whose
+        Interrupt would drop him to 0 HP and so end his turn, and the round, by itself (round 2 began, its first
+        turn and Bonus Actions with it, before the GM's end): the GM ends the fight in place of the command that
+        would, the Interrupt and Ash's attack called off; no fight of twelve starts round 2, each record says 1
+        round."""
+        encounter = load_encounter(interrupted_last(tmp_path))
+        played = [play(encounter, Rules(policies={}, max_rounds=1), i, SEED, 0,
+                       policies={"north": Lurker(), "south": Lurker()}) for i in range(12)]
+        for p in played:
+            events = [r.event for r in p.fight.events]
+            assert [e for e in events if isinstance(e, RoundStarted)] == [RoundStarted(round=1)]
+            assert not [e for e in events if isinstance(e, TurnStarted) and e.round != 1]
+            assert (p.record.ended, p.record.rounds) == ("round_limit", 1)
+        cut = [p.record.index for p in played if isinstance(p.fight.events[-4].event, ActionCancelled)]
+        assert cut == [4, 10]
+        events = [r.event for r in played[4].fight.events]
+        ash, bo = [e for e in events if isinstance(e, AttackDeclared)][-2:]
+        assert (ash.attacker, bo.attacker, bo.reaction, bo.reacting_to) == ("ash", "bo", "interrupt", ash.action)
+        assert events[-5:-2] == [ActionCancelled(action=bo.action, reason="the fight ended (C33)"),
+                                 ActionCancelled(action=ash.action, reason="the fight ended (C33)"),
+                                 FightEnded(reason="gm", note="no side defeated in 1 round")]
+
     def test_a_fight_in_which_every_side_falls_at_once_is_no_draw(self, tmp_path: Path) -> None:
         """C33: when Strike Back fells Bo before Bo's blow fells Ash, the log ends the fight with south, all down
         first, defeated (fight_ended) and nobody standing: the record says every side down (``all_down``), south
@@ -179,7 +205,6 @@ class TestAFight:
     def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford: Encounter) -> None:
         """A user's policy that gives a command the rules refuse stops the fight with a SimulationError naming
         the fight, the policy, the side, the command and the rule."""
-        from omen_core.commands import EndTurn
 
         class Stubborn:
             name = "stubborn"
@@ -212,6 +237,18 @@ class TestAFight:
 
         error = pickle.loads(pickle.dumps(SimulationError(7, "no choice")))
         assert (error.index, str(error)) == (7, "fight 7: no choice")
+
+
+class Lurker:
+    """Ends its turns at once (but Ash's: he attacks), and answers every decision point as ``aggressive`` does:
+    its Interrupts strike."""
+
+    name = "lurker"
+
+    def decide(self, decision: Decision) -> Command:
+        if decision.kind == "turn" and decision.who != "ash":
+            return next(c for c in decision.choices if isinstance(c, EndTurn))
+        return Aggressive().decide(decision)
 
 
 BOW = Weapon(id="bow", weapon_damage=2, properties=frozenset({"ranged"}))
