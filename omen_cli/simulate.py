@@ -60,7 +60,8 @@ def simulate_command(
                                                      "do not own.")] = HpShown.banded,
     out_path: Annotated[Path | None, typer.Option(
         "--out", help="Where to write the run (manifest, summaries, a record per fight); default "
-                      "out/simulations/ID-SEED.json (A-vs-B-SEED.json for --compare).")] = None,
+                      "out/simulations/ID-SEED-SETTINGS.json (A-vs-B-... for --compare; SETTINGS: 8 hex digits of "
+                      "the run's settings). A file holding another run is never overwritten.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON (the simulation schema of omen "
                                                          "schema --of simulation); no progress bar.")] = False,
     html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML page, and beside it "
@@ -160,13 +161,18 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         bad_input(f"--seed must be at least 16 bytes (32 hex digits), as seeded dice are (docs/scenarios.md): "
                   f"{seed_hex!r} is {len(seed)}")
     rules = Rules(policies=names, max_rounds=max_rounds, hp_display=hp_display)  # type: ignore[arg-type]
+    from omen_replay.simulate.run import policies_of, settings_key
+
+    key = settings_key(encounters, policies_of(encounters, rules), seed, max_rounds, hp_display, until_ci,
+                       count or max_fights, batch)
     stem = "-vs-".join(e.id for e in encounters)
-    target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}.json"
+    target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}-{key[:8]}.json"
     if out_path is None:
         target.parent.mkdir(parents=True, exist_ok=True)
     from omen_replay.output import check_parent
 
     check_parent(target, "the run")  # said before the fights are run, not after
+    _not_another_run(target, key)
     if html is not None:
         check_parent(html, "the report")
     run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
@@ -180,6 +186,29 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         stdout.write(run_json(run).decode() + "\n")
         return
     _print_run(run, str(target), html)
+
+
+def _not_another_run(target: Path, key: str) -> None:
+    """Refuse (exit 2, before any fight is played) to write a run over a file that holds anything but the same run
+    (the same settings: :func:`~omen_replay.simulate.run.settings_key`): another run, whose report pages' replay
+    commands name this file, or a file that is no run at all."""
+    if not target.is_file():
+        return
+    from omen_core.errors import OmenError
+    from omen_replay.simulate.run import RunError, key_of, read_run
+
+    try:
+        from omen_core.content import read_content
+
+        held = read_run(read_content(target, 1 << 30).encode(), str(target))
+    except (RunError, OmenError):
+        bad_input(f"{target} already exists and is not a run of omen simulate: choose another --out (nothing was "
+                  "overwritten)")
+    if key_of(held) != key:
+        m = held.manifest
+        bad_input(f"{target} already holds another run (seed {m.seed[:8]}..., {m.fights:,} fights, other settings): "
+                  "its report's replay commands name it; choose another --out, or move it away (nothing was "
+                  "overwritten)")
 
 
 def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int | None, until_ci: float | None,

@@ -12,13 +12,14 @@ already running past it are cancelled or discarded, so where a run stops does no
 from __future__ import annotations
 
 import concurrent.futures as cf
+import hashlib
 import importlib
 import math
 import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,7 +36,7 @@ from .summary import Comparison, Summary, Tally, compare, summarise
 
 __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
            "simulate", "run_batch", "regenerate", "RunError", "run_json", "MOST_FIGHTS",
-           "check_counts"]
+           "check_counts", "settings_key", "key_of", "policies_of"]
 
 #: What a run's file says it is.
 FORMAT = "omen-simulation/1"
@@ -280,8 +281,7 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
     many as it takes, in whole batches, for every rate's interval to be narrower than ± ``until_ci`` (at most
     ``max_fights``); gather their records in index order and summarise them."""
     check_counts(fights, until_ci, max_fights, batch)
-    sides = list(dict.fromkeys(s for enc in encounters for s in enc.sides))
-    names = {side: rules.policy(side) for side in sides}
+    names = policies_of(encounters, rules)
     # a policy that cannot be loaded is said here, before any worker starts
     own = {name: load_policy(name).name for name in dict.fromkeys(names.values())}
     started = started_ms if started_ms is not None else time.time_ns() // 1_000_000
@@ -341,6 +341,34 @@ def _gather(payload: bytes, encounters: Sequence[Encounter], backend: Backend, m
         for future in waiting:
             future.cancel()
     return out
+
+
+# -- what makes a run the run it is ----------------------------------------------------------------------------
+
+
+def policies_of(encounters: Sequence[Encounter], rules: Rules) -> dict[str, str]:
+    """Each side's policy (by what ``--policy`` calls it), for every side of ``encounters``: what a run records."""
+    return {side: rules.policy(side) for side in dict.fromkeys(s for enc in encounters for s in enc.sides)}
+
+
+def settings_key(encounters: Sequence[Encounter], policies: Mapping[str, str], seed: bytes, max_rounds: int,
+                 hp_display: str, until_ci: float | None, max_fights: int, batch: int) -> str:
+    """The SHA-256 (hex) of everything a run's fights and summary are made from: the encounters (their digests),
+    the seed, each side's policy, the round limit, the HP display, and how many fights it plays (``max_fights``:
+    the fights asked for, or with ``until_ci`` the most it may play; the batch, where ``--until-ci`` decides). Two
+    runs with the same key play the same fights to the same records and summary (their start and timing aside);
+    a run's default file name carries its first 8 digits."""
+    settings = {"encounters": [e.digest for e in encounters], "seed": seed.hex(), "policies": dict(policies),
+                "max_rounds": max_rounds, "hp_display": hp_display, "until_ci": until_ci, "max_fights": max_fights,
+                "batch": batch}
+    return hashlib.sha256(_RUN_JSON.encode(settings)).hexdigest()
+
+
+def key_of(run: Run) -> str:
+    """:func:`settings_key` of a run made (read from its manifest and encounters)."""
+    m = run.manifest
+    return settings_key([e.encounter for e in run.encounters], m.policies, bytes.fromhex(m.seed), m.max_rounds,
+                        m.hp_display, m.until_ci, m.max_fights, m.batch)
 
 
 # -- reading a run and playing one of its fights again -------------------------------------------------------------

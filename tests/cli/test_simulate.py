@@ -180,6 +180,46 @@ class TestARun:
         assert f"wardens (hold-the-line, {policy.partition('=')[2]}) win" in " ".join(shown.output.split())
 
 
+class TestTheRunsFile:
+    def test_the_default_name_tells_runs_apart_by_their_settings(self, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+        """The default --out is out/simulations/ID-SEED-SETTINGS.json, SETTINGS the first 8 hex digits of the
+        SHA-256 of the run's settings: the same duel and seed with another policy, HP display or round limit is
+        another file (it was one name, overwritten, so a report's replay commands played another run's fights);
+        the same run again is the same name, written again."""
+        import re
+
+        monkeypatch.chdir(tmp_path)
+        duel = mirror_duel(tmp_path)
+        base = ("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED)
+        variants = [(), ("--policy", "north=cautious"), ("--hp-display", "exact"), ("--max-rounds", 3), ()]
+        for extra in variants:
+            result = omen(*base, *extra)
+            assert result.exit_code == 0, result.output
+        names = sorted(p.name for p in (tmp_path / "out" / "simulations").iterdir())
+        assert len(names) == 4 and all(re.fullmatch(f"duel-{SEED[:8]}-[0-9a-f]{{8}}\\.json", n) for n in names)
+
+    def test_another_run_or_another_file_is_never_overwritten(self, tmp_path: Path) -> None:
+        """A run whose --out holds another run (other settings) is refused before any fight, exit 2, in one line,
+        and the file is left as it was; so is one whose --out is a file that is no run; the same run again
+        writes it again."""
+        duel, out = mirror_duel(tmp_path), tmp_path / "run.json"
+        base = ("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED, "--out", out)
+        assert omen(*base).exit_code == 0
+        before = out.read_bytes()
+        refused = omen(*base, "--max-rounds", 3)
+        assert refused.exit_code == 2 and out.read_bytes() == before
+        assert " ".join(refused.output.split()) == (
+            f"omen: error: {out} already holds another run (seed {SEED[:8]}..., 2 fights, other settings): its "
+            "report's replay commands name it; choose another --out, or move it away (nothing was overwritten)")
+        assert omen(*base).exit_code == 0
+        other = tmp_path / "notes.json"
+        other.write_text("{}")
+        refused = omen(*base[:-1], other)
+        assert refused.exit_code == 2 and other.read_text() == "{}"
+        assert "is not a run of omen simulate: choose another --out" in refused.output
+
+
 class TestBadInput:
     @pytest.mark.parametrize(("args", "said"), [
         ((), "give an ENCOUNTER, or --compare"),
