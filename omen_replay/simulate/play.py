@@ -24,6 +24,7 @@ import hmac
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 
@@ -71,7 +72,7 @@ from .encounter import Encounter, is_surprised_draw
 from .moves import legal_commands
 from .policies import Decision, Policy, SeatView, load_policy, raised
 
-__all__ = ["MOST_ROUNDS", "FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord",
+__all__ = ["MOST_ROUNDS", "Ended", "FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord",
            "SimulationError", "Rules", "play", "Played", "encircled_claim"]
 
 
@@ -115,7 +116,12 @@ def sources(run_seed: bytes, index: int, clock_ms: int) -> FightSources:
     return FightSources(fight_id=f"sim-{index}", seed=fight_seed(run_seed, index), clock_ms=clock_ms)
 
 
-class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
+#: How a simulated fight ended (a record's ``ended``): a side down and one standing, every side down, or the GM's
+#: call at the round limit (docs/simulate.md).
+Ended = Literal["defeated", "all_down", "round_limit"]
+
+
+class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One combatant at the end of a fight: HP and Will left, the damage it dealt and took (final damage, after
     mitigation, C13, wherever it landed), and the round it went down in (0 HP or out of the fight, C33), if it did."""
 
@@ -126,7 +132,7 @@ class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
     down: int | None = None
 
 
-class FightRecord(msgspec.Struct, frozen=True, kw_only=True):
+class FightRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A simulated fight in brief: its index, the side that won (the only side standing when a side was defeated;
     None otherwise), the side defeated (the side the log's ``fight_ended`` names), how it ended (``defeated``: a
     side down, C33, and one side standing, the winner; ``all_down``: a side down and no side left standing, every
@@ -138,7 +144,7 @@ class FightRecord(msgspec.Struct, frozen=True, kw_only=True):
     index: int
     winner: str | None
     defeated: str | None
-    ended: str
+    ended: Ended
     rounds: int
     first_down: str | None
     combatants: tuple[CombatantRecord, ...]
@@ -470,7 +476,7 @@ def _record(index: int, fight: Fight, tally: _Tally, max_rounds: int) -> FightRe
     standing = list(dict.fromkeys(c.side for c in state.combatants.values() if not c.down))
     defeated = ending.side if ending.reason != "gm" else None
     winner = standing[0] if len(standing) == 1 and defeated is not None else None
-    ended = "round_limit" if defeated is None else "all_down" if not standing else "defeated"
+    ended: Ended = "round_limit" if defeated is None else "all_down" if not standing else "defeated"
     combatants = tuple(CombatantRecord(hp=state.combatants[w].hp, will=state.combatants[w].will,
                                        dealt=tally.dealt.get(w, 0), taken=tally.taken.get(w, 0),
                                        down=tally.down.get(w)) for w in tally.order)

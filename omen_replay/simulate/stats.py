@@ -28,7 +28,7 @@ __all__ = ["Z95", "Rate", "Mean", "Difference", "rate", "mean", "half_width", "p
 Z95 = 1.959963984540054
 
 
-class Rate(msgspec.Struct, frozen=True, kw_only=True):
+class Rate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``count`` fights of the run's, their share (``rate``) and its Wilson 95 % interval (``low``, ``high``)."""
 
     count: int
@@ -37,7 +37,7 @@ class Rate(msgspec.Struct, frozen=True, kw_only=True):
     high: float
 
 
-class Mean(msgspec.Struct, frozen=True, kw_only=True):
+class Mean(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A mean over the run's fights, its standard deviation and its 95 % interval (``low``, ``high``)."""
 
     mean: float
@@ -46,7 +46,7 @@ class Mean(msgspec.Struct, frozen=True, kw_only=True):
     high: float
 
 
-class Difference(msgspec.Struct, frozen=True, kw_only=True):
+class Difference(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A difference between two runs on the same seeds (A - B): each side's value, the difference, and its 95 %
     interval taking the pairs into account (``paired_*``: fight i of A against fight i of B) and ignoring them
     (``unpaired_*``: as two independent runs would be compared). Fights on the same seeds share their dice, so the

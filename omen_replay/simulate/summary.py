@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 
 from .encounter import Encounter
-from .play import FightRecord
+from .play import Ended, FightRecord
 from .stats import Difference, Mean, Rate, difference_of_means, difference_of_rates, half_width, mean, rate
 
 __all__ = ["SideSummary", "CombatantSummary", "Pick", "Extremes", "Summary", "Comparison", "Tally", "summarise",
            "compare"]
 
 
-class SideSummary(msgspec.Struct, frozen=True, kw_only=True):
+class SideSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A side: its policy (as ``--policy`` named it), and the fights it won (the only side standing when another
     was defeated, C33); ``policy_name``: the policy's own ``name`` (a policy of one's own named by its file or
     module)."""
@@ -32,7 +33,7 @@ class SideSummary(msgspec.Struct, frozen=True, kw_only=True):
     policy_name: str = ""
 
 
-class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
+class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A combatant over the run: HP and Will left at the end, final damage dealt and taken (after mitigation,
     C13), how often it went down (0 HP or out of the fight, C33) and was the first to, and the mean round it went
     down in when it did."""
@@ -51,7 +52,7 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
     down_round: Mean
 
 
-class Pick(msgspec.Struct, frozen=True, kw_only=True):
+class Pick(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A fight worth a look: its index (``omen simulate --replay RUN INDEX`` rebuilds it), rounds, winner, why it
     was picked, and how it ended (as its record's ``ended``)."""
 
@@ -59,10 +60,10 @@ class Pick(msgspec.Struct, frozen=True, kw_only=True):
     rounds: int
     winner: str | None
     why: str
-    ended: str = ""
+    ended: Ended | Literal[""] = ""
 
 
-class Extremes(msgspec.Struct, frozen=True, kw_only=True):
+class Extremes(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The fights worth a look: the longest, the shortest, and the upsets (the underdog's wins, its side's HP left
     highest first)."""
 
@@ -71,7 +72,7 @@ class Extremes(msgspec.Struct, frozen=True, kw_only=True):
     upsets: tuple[Pick, ...]
 
 
-class Summary(msgspec.Struct, frozen=True, kw_only=True):
+class Summary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a run of ``fights`` fights found: each side's wins (the only side standing when a side was defeated,
     C33); ``draws``: the fights still going at the end of the round limit, ended as the GM's call (record
     ``ended`` ``round_limit``); ``all_down``: the fights a side lost with no side left standing (every side down
@@ -92,7 +93,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     extremes: Extremes
 
 
-class Comparison(msgspec.Struct, frozen=True, kw_only=True):
+class Comparison(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Two runs on the same seeds (fight i of A and of B rolled the same dice in the same order while they went the
     same way): each difference A - B, paired and unpaired."""
 
