@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .app import bad_input, check_log_parent, guarded, seed_option, store_at
-from .console import console, escape, out, plain, stdout
+from .console import console, escape, out, plain, stdout, unwrapped, visible
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -285,29 +285,30 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
     from rich.table import Table
 
+    from omen_replay.simulate.stats import signed
 
     t = run.timing
     m = run.manifest
     for er in run.encounters:
         s = er.summary
         title = er.encounter.title or er.encounter.id
-        out.print(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
-                  f"seed {m.seed}" + _stopped(run))
+        _say(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
+             f"seed {m.seed}" + _stopped(run))
         for side in s.sides:
             w = side.wins
-            out.print(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
-                      f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
+            _say(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
+                 f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
         if s.draws.count:
             dr = s.draws
-            out.print(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
-                      f"{m.max_rounds} rounds)[/]")
+            _say(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
+                 f"{_rounds(m.max_rounds)})[/]")
         if s.all_down.count:
             ad = s.all_down
-            out.print(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
-                      "felled both: no winner)[/]")
+            _say(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
+                 "felled both: no winner)[/]")
         r = s.rounds
-        out.print(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:.2f} to {r.high:.2f}; "
-                  f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
+        _say(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:z.2f} to {r.high:z.2f}; "
+             f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
         table = Table(box=None, padding=(0, 1), pad_edge=False)
         for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down", "first down"):
             table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
@@ -315,22 +316,31 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
             table.add_row(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
                           f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
                           f"{c.down.rate:.1%}", f"{c.falls_first.rate:.1%}")
-        out.print(table)
+        _say(table)
         ex = s.extremes
         for pick in (*ex.longest[:1], *ex.upsets[:1]):
-            out.print(f"  [dim]#{pick.index}: {escape(pick.why)}[/]")
+            _say(f"  [dim]#{pick.index}: {escape(pick.why)}[/]")
     if run.comparison is not None:
-        out.print("[bold]A - B on the same seeds[/] (paired 95 % | unpaired 95 %):")
+        _say("[bold]A - B on the same seeds[/] (paired 95 % | unpaired 95 %):")
         for d in run.comparison.differences:
-            paired = (f"{d.paired_low:+.3f} to {d.paired_high:+.3f}" if d.paired_low != d.paired_high else
+            paired = (f"{signed(d.paired_low)} to {signed(d.paired_high)}" if d.paired_low != d.paired_high else
                       "the same in every pair")
-            out.print(f"  {escape(d.what)}: {d.difference:+.3f}  [dim]({paired} | "
-                      f"{d.unpaired_low:+.3f} to {d.unpaired_high:+.3f})[/]")
-    out.print(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
-              f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
-              + (f", report to {escape(str(html))}" if html else "")
-              + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
-              + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
+            _say(f"  {escape(d.what)}: {signed(d.difference)}  [dim]({paired} | "
+                 f"{signed(d.unpaired_low)} to {signed(d.unpaired_high)})[/]")
+        left_out = run.comparison.not_compared()
+        if left_out:
+            _say(f"  not compared, in one encounter only: {escape(visible(left_out))}")
+    _say(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
+         f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
+         + (f", report to {escape(str(html))}" if html else "")
+         + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
+         + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
+
+
+def _say(*objects: object) -> None:
+    """Print to standard output: on a terminal, fitted to its width; elsewhere (a file, a pipe, a capture) never
+    wrapped, a table never narrowed, so a name stays on its row and a command, a path stays whole, to copy."""
+    (out if out.is_terminal else unwrapped).print(*objects)
 
 
 def _stopped(run: Run) -> str:
@@ -352,9 +362,14 @@ def _policy_shown(policy: str, name: str) -> str:
     return policy if not name or name == policy else f"{name}, {policy}"
 
 
+def _rounds(n: int) -> str:
+    """``n`` rounds, in words: 1 round, 2 rounds."""
+    return f"{n} round{'s' if n != 1 else ''}"
+
+
 def _outcome(r: FightRecord) -> str:
     """How a fight ended, in words."""
-    rounds = f"{r.rounds} round{'s' if r.rounds != 1 else ''}"
+    rounds = _rounds(r.rounds)
     if r.winner is not None:
         return f"{r.winner} won in {rounds}"
     if r.ended == "all_down":
@@ -391,12 +406,12 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
                                           "recorded": recorded}).decode() + "\n")
     else:
         r = played.record
-        out.print(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
-                  f"{fight.version} events; "
-                  f"{_outcome(r)}"
-                  + (" (as the run recorded)" if same else ""))
-        out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
-                  else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
+        _say(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
+             f"{fight.version} events; "
+             f"{_outcome(r)}"
+             + (" (as the run recorded)" if same else ""))
+        _say(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
+             else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
     if not same:
         changed = edited(run)
         from omen_core import __version__

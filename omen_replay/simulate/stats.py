@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import msgspec
 
 __all__ = ["Z95", "Rate", "Mean", "Difference", "rate", "mean", "half_width", "paired", "unpaired_rates",
-           "unpaired_means", "difference_of_rates", "difference_of_means"]
+           "unpaired_means", "difference_of_rates", "difference_of_means", "signed"]
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
@@ -139,3 +139,13 @@ def difference_of_means(what: str, a: Sequence[int], b: Sequence[int]) -> Differ
     ulo, uhi = unpaired_means(ma, mb, n)
     return Difference(what=what, a=ma.mean, b=mb.mean, difference=d, paired_low=plo, paired_high=phi,
                       unpaired_low=ulo, unpaired_high=uhi)
+
+
+def signed(value: float) -> str:
+    """A difference as the reports write it, to a thousandth with its sign; one that rounds to zero is +0.000, never
+    -0.000.
+
+    >>> signed(-0.0004), signed(0.0123), signed(-0.25)
+    ('+0.000', '+0.012', '-0.250')
+    """
+    return f"{value:+z.3f}"

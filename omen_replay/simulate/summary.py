@@ -95,10 +95,25 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 class Comparison(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Two runs on the same seeds (fight i of A and of B rolled the same dice in the same order while they went the
-    same way): each difference A - B, paired and unpaired."""
+    same way): each difference A - B, paired and unpaired; and what is in one encounter only, so not compared: its
+    sides (``sides_only_in_a``, ``sides_only_in_b``) and its combatants, by id (``combatants_only_in_a``,
+    ``combatants_only_in_b``)."""
 
     fights: int
     differences: tuple[Difference, ...]
+    sides_only_in_a: tuple[str, ...] = ()
+    sides_only_in_b: tuple[str, ...] = ()
+    combatants_only_in_a: tuple[str, ...] = ()
+    combatants_only_in_b: tuple[str, ...] = ()
+
+    def not_compared(self) -> str:
+        """What the comparison leaves out, in words ("" if nothing): each side and combatant in one encounter
+        only."""
+        parts = [f"{what}{'s' if len(names) > 1 else ''} {', '.join(names)} (in {label} only)"
+                 for what, names, label in (("side", self.sides_only_in_a, "A"), ("side", self.sides_only_in_b, "B"),
+                                            ("combatant", self.combatants_only_in_a, "A"),
+                                            ("combatant", self.combatants_only_in_b, "B")) if names]
+        return "; ".join(parts)
 
 
 @dataclass
@@ -212,7 +227,8 @@ def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally
 
 def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[FightRecord]) -> Comparison:
     """A against B, fight by fight on the same seeds: each side's wins, draws, every side down and rounds; for
-    each combatant in both (by id), HP left, going down and damage dealt."""
+    each combatant in both (by id), HP left, going down and damage dealt; the sides and combatants in one of them
+    only, named as not compared."""
     diffs: list[Difference] = []
     for side in a.sides:
         if side in b.sides:
@@ -234,4 +250,9 @@ def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[
                                          [r.combatants[j].down is not None for r in rb]))
         diffs.append(difference_of_means(f"{s.id} damage dealt", [r.combatants[i].dealt for r in ra],
                                          [r.combatants[j].dealt for r in rb]))
-    return Comparison(fights=len(ra), differences=tuple(diffs))
+    ids_a, ids_b = [s.id for s in a.combatants], [s.id for s in b.combatants]
+    return Comparison(fights=len(ra), differences=tuple(diffs),
+                      sides_only_in_a=tuple(x for x in a.sides if x not in b.sides),
+                      sides_only_in_b=tuple(x for x in b.sides if x not in a.sides),
+                      combatants_only_in_a=tuple(x for x in ids_a if x not in ids_b),
+                      combatants_only_in_b=tuple(x for x in ids_b if x not in ids_a))

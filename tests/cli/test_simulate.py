@@ -95,11 +95,26 @@ class TestARun:
             in " ".join(played.output.split())
 
     def test_draws_are_given_with_their_interval(self, tmp_path: Path) -> None:
-        """A duel of 40 HP a side stopped at --max-rounds 1: every fight a draw, said with its 95 % interval."""
+        """A duel of 40 HP a side stopped at --max-rounds 1: every fight a draw, said with its 95 % interval, in
+        1 round (it said "1 rounds")."""
         result = omen("simulate", mirror_duel(tmp_path, hp=40), "--fights", 10, "--max-rounds", 1, "--workers", 1,
                       "--seed", SEED, "--out", tmp_path / "r.json")
         assert result.exit_code == 0, result.output
-        assert "draws 100.0% (95 %: 72.2% to 100.0%; no side down in 1 rounds)" in " ".join(result.output.split())
+        assert "draws 100.0% (95 %: 72.2% to 100.0%; no side down in 1 round)" in " ".join(result.output.split())
+
+    def test_a_report_sent_to_a_file_or_a_pipe_is_never_wrapped(self, tmp_path: Path) -> None:
+        """Standard output no terminal: a long name keeps its row of the table whole, and the command that plays a
+        fight again is one line, to copy (both were wrapped at 80 columns)."""
+        name = "Ashworth the Unbelievably Long-Named Knight of the Ember Ford"
+        duel = tmp_path / "long.toml"
+        duel.write_text(mirror_duel(tmp_path).read_text().replace('name = "Ash"', f'name = "{name}"'))
+        out = tmp_path / "a-folder-with-a-rather-long-name" / "and-a-run-file-named-at-length.json"
+        out.parent.mkdir()
+        result = omen("simulate", duel, "--fights", 4, "--workers", 1, "--seed", SEED, "--out", out)
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        assert [line.split()[-7:-5] for line in lines if line.startswith(name)] == [["north", "4.0/12"]]
+        assert lines[-1].endswith(f". Play a fight again: omen simulate --replay {out} INDEX --log fight.jsonl")
 
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
                                                                             tmp_path: Path) -> None:
@@ -447,6 +462,23 @@ class TestACompare:
             replayed = omen("simulate", "--replay", tmp_path / "c.json", i, "--encounter", label, "--log",
                             tmp_path / f"fight-{label.lower()}-{i}.jsonl")
             assert replayed.exit_code == 0, replayed.output
+
+
+class TestWhatAComparisonLeavesOut:
+    def test_sides_and_combatants_in_one_encounter_only_are_named(self, tmp_path: Path) -> None:
+        """A against B where B's second fighter is Cy of the east, not Bo of the south: what is in one of them only
+        is not compared, and the text and the page say so, naming each (they were left out without a word)."""
+        a = mirror_duel(tmp_path, name="a")
+        b = tmp_path / "b.toml"
+        b.write_text(a.read_text().replace('id = "a"', 'id = "b"').replace('side = "south"', 'side = "east"')
+                     .replace('id = "bo"', 'id = "cy"'))
+        result = omen("simulate", "--compare", a, b, "--fights", 4, "--workers", 1, "--seed", SEED, "--out",
+                      tmp_path / "c.json", "--html", tmp_path / "c.html")
+        assert result.exit_code == 0, result.output
+        said = ("not compared, in one encounter only: side south (in A only); side east (in B only); combatant bo "
+                "(in A only); combatant cy (in B only)")
+        assert f"  {said}" in result.output.splitlines()
+        assert f"Not compared, in one encounter only: {said.split(': ', 1)[1]}." in (tmp_path / "c.html").read_text()
 
 
 def _on_a_terminal(*args: str) -> tuple[str, str]:
