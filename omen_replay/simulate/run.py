@@ -40,7 +40,10 @@ __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "B
            "check_counts", "settings_key", "key_of", "policies_of"]
 
 #: What a run's file says it is.
-FORMAT: Final = "omen-simulation/1"
+FORMAT: Final = "omen-simulation/2"
+#: Formats of earlier omens, whose records were counted otherwise (/1: an ability's damage for the attacker, the
+#: round limit and who fell first as docs/simulate.md's history says): their fights replay, but not to those records.
+OLDER_FORMATS: Final = ("omen-simulation/1",)
 
 #: Where a run's batches ran (``Timing.backend``).
 BackendName = Literal["serial", "pool", "dask"]
@@ -102,7 +105,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """A whole run, as ``omen simulate`` writes it (``--out``) and prints it (``--json``): its manifest, each
     encounter's summary and records, the comparison of the two (``--compare``), and how it ran."""
 
-    format: Literal["omen-simulation/1"] = FORMAT
+    format: Literal["omen-simulation/2"] = FORMAT
     manifest: Manifest
     encounters: tuple[EncounterRun, ...]
     comparison: Comparison | None = None
@@ -382,6 +385,9 @@ def read_run(text: bytes, source: str) -> Run:
     """A run's file, decoded; :class:`RunError` naming the file and the field otherwise."""
     try:
         said = msgspec.json.decode(text, type=_Format).format
+        if said in OLDER_FORMATS:
+            raise RunError(f"{source}: format {said!r}, made by an earlier omen whose records count damage, the round "
+                           f"limit and who fell first otherwise: run the simulation again (this omen reads {FORMAT!r})")
         if said is not None and said != FORMAT:  # none: a run's default format
             raise RunError(f"{source}: format {said!r}, not {FORMAT!r}")
         return msgspec.json.decode(text, type=Run)

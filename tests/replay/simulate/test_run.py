@@ -118,8 +118,9 @@ class TestARunsFile:
         assert played.record == recorded == run.encounters[0].records[7]
 
     @pytest.mark.parametrize(("text", "said"), [
-        (b"{", "not JSON"), (b'{"format": "x"}', "format 'x', not 'omen-simulation/1'"),
-        (b'{"format": "omen-simulation/1"}', "not a run of omen simulate"),
+        (b"{", "not JSON"), (b'{"format": "x"}', "format 'x', not 'omen-simulation/2'"),
+        (b'{"format": "omen-simulation/1"}', "format 'omen-simulation/1', made by an earlier omen"),
+        (b'{"format": "omen-simulation/2"}', "not a run of omen simulate"),
     ])
     def test_a_file_that_is_no_run_is_refused(self, text: bytes, said: str) -> None:
         """A file that is not JSON, or not a run, is refused naming the file."""
@@ -132,7 +133,7 @@ class TestARunsFile:
         (("encounters", 0, "records", 0, "combatants", 0), "healed", 3),
         (("manifest",), "hp_display", "fuzzy"),
         (("timing",), "backend", "gpu"),
-        ((), "format", "omen-simulation/2"),
+        ((), "format", "omen-simulation/3"),
         ((), "notes", "mine"),
     ])
     def test_the_schema_and_the_reader_hold_a_run_to_its_documented_values(
