@@ -330,7 +330,7 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"{n(e['who'])} leaves the fight ({e.get('reason')})", ""
         case "fight_ended":
             side = f": {e['side']}" if e.get("side") else ""
-            note = str(e.get("note") or "").strip()  # the GM's words (the GM's to see, and all once published)
+            note = str(e.get("note") or "").strip()  # the GM's words (the GM's to see: views.py)
             return f"The fight is over ({e.get('reason')}{side})" + (f". The GM's note: {note}" if note else ""), \
                 "THE END"
         case "seed_revealed":

@@ -1,9 +1,9 @@
 """The table page of ``omen serve``: plain server-rendered HTML (Jinja2, autoescaped) and a little JavaScript.
 
-Pages (no token needed; they hold nothing of any fight):
+Pages (no token needed; they hold nothing of any fight but, on ``/``, its id and title, which are public):
 
 - ``GET /``: set up a fight (title, dice, sheets: the bundled Ember Ford ones or pasted JSON), and the fights of
-  the store;
+  the store, by title;
 - ``GET /table/{id}``: a fight's table; the seat's token comes in the URL's fragment (``#token=…``: never sent
   to the server in a URL, a log or a Referer), and the page's script sends it as a bearer header;
 - ``GET /static/{name}``: the page's script and styles (no build step, nothing fetched from elsewhere);
@@ -699,19 +699,25 @@ def _one_parry_per_weapon(offer: Offer) -> Offer:
     return msgspec.structs.replace(offer, choices=kept)
 
 
-#: How a fight ended, by its reason (C33), as the fight bar says it after "The fight is over: ".
-_ENDED = {"gm": "the GM ended it", "yielded": "the {side} yielded", "fled": "the {side} fled",
-          "defeated": "the {side} are defeated"}
+#: How a fight ended, by its reason (C33), as the fight bar says it after "The fight is over: " ("the raiders
+#: yielded"; "a side yielded" where the seat may not see which).
+_ENDED = {"gm": "the GM ended it", "yielded": "{a} {side} yielded", "fled": "{a} {side} fled",
+          "defeated": "defeat for {a} {side}"}
 
 
-def _end_said(state: FightState, sight: Sight) -> str:
-    """How the fight ended, as the fight bar says it once it is over (``the raiders yielded``), with the GM's note
-    to the GM (the note is the GM's: docs/server.md)."""
-    end = state.ending
+def _end_said(seen: list[Any]) -> str:
+    """How the fight ended, as the fight bar says it once it is over (``the raiders yielded``), from its
+    ``fight_ended`` event as the seat sees it: the side where the seat may see it, the GM's note where it may (the
+    GM's: :mod:`omen_server.views`)."""
+    end = next((rec.event for rec in reversed(seen) if rec.event is not None and rec.type == "fight_ended"), None)
     if end is None:
         return ""
-    said = _ENDED.get(end.reason, end.reason).format(side=end.side or "side")
-    return said + (f"; your note: {end.note}" if sight.gm and end.note.strip() else "")
+    reason = str(end.get("reason", ""))
+    side = end.get("side")
+    said = _ENDED.get(reason, reason).format(side=side if isinstance(side, str) and side else "", a=(
+        "the" if isinstance(side, str) and side else "a side")).replace("  ", " ").strip()
+    note = str(end.get("note") or "").strip()
+    return said + (f"; the GM's note: {note}" if note else "")
 
 
 def _own_faces(view: OfferView, mine: Callable[[str], bool]) -> OfferView:
@@ -844,13 +850,14 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
             if state.ruleset else (),
             condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else (),
-            end_said=_end_said(state, sight))
+            )
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
     cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head))
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
+    result.end_said = _end_said(seen) if result.ended else ""
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
     result.undo_preview = undo_preview(cards)
     result.abilities = abilities_now

@@ -920,7 +920,7 @@ class TestTheEnd:
         assert table.command({"command": "reveal_seed"}).status_code == 201
         gm, player = fragment(table, table.gm), fragment(table, alice)
         assert _said(gm, '<strong class="ended"', "</strong>") == (
-            "The fight is over: the raiders yielded; your note: Vesh throws down the knife")
+            "The fight is over: the raiders yielded; the GM's note: Vesh throws down the knife")
         assert _said(player, '<strong class="ended"', "</strong>") == "The fight is over: the raiders yielded"
         assert "throws down" not in player
 
