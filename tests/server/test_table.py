@@ -929,3 +929,26 @@ class TestTheEnd:
         table.create()
         page = table.client.get("/").text
         assert '<li data-fight="duel"><strong>Ember Ford</strong> <code class="muted">duel</code></li>' in page
+
+
+def test_an_action_cancelled_by_a_critical_interrupt_tells_the_crit(table: Any) -> None:
+    """C24, C7: Skarn's Interrupt crits Brin (6 on the FCS die against 1 on the RES die): the card of the attack it
+    cancelled says the crit and why, as the Interrupt's own card does, with Brin's declined Active Defense (found
+    by a tester: both were left out)."""
+    table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
+    for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},
+                    {"command": "engage", "who": "brin", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"},
+                    {"command": "declare_attack", "attacker": "brin", "target": "skarn", "weapon": "shortblade"},
+                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": [4, 6, 1]},
+                    {"command": "answer_active_defense", "defender": "brin"}):
+        assert table.command(command).status_code == 201, command
+    assert _top_lines(fragment(table, table.gm))[-6:] == [
+        "Brin Hollowmere declines an Active Defense",
+        "attack 13 (4 primary die + 6 FCS die + 3 STR bonus) against defense 3 (1 RES die + 1 RES bonus + 1 armor): "
+        "HIT, CRITICAL",
+        "critical (C7): FCS portion 6 (6 FCS die) is more than RES portion 2 (1 RES die + 1 RES bonus)",
+        "14 crushing damage to Brin Hollowmere's HP (4 on the primary die + 3 bonus + 3 crit bonus + 5 WD = 15, "
+        "armor \u2212 1 = 14)",
+        "Brin Hollowmere's HP: 18 \u2192 4",
+        "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]

@@ -74,14 +74,15 @@ def fill_faces(form: Any, high: str) -> None:
 
 
 def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked) and makes a player
-    seat; the server dies while another on the same store appends, and both pages catch up once it is back,
-    without reloading; the GM types in physical dice for initiative and an attack, the player answers the Active
-    Defense from its own page (by the keyboard), the GM plays on with the server's dice, undoes a command with a
-    reason and redoes it, ends the fight, reveals the seed (the badge says it verifies) and publishes; both pages
-    show the same head, round, turn and decision throughout, the player's DOM never holds a GM-only value, no
-    console error and no request outside the server; the published log verifies against the head the player's
-    page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
+    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked), sees it listed at
+    once by its title, and makes a player seat; the server dies while another on the same store appends, and both
+    pages catch up once it is back, without reloading; the GM types in physical dice for initiative and an attack,
+    the player answers the Active Defense from its own page (by the keyboard), the GM plays on with the server's
+    dice, undoes a command with a reason and redoes it, ends the fight, reveals the seed (the badge says it
+    verifies) and publishes; both pages show the same head, round, turn and decision throughout, the player's DOM
+    never holds a GM-only value, no console error and no request outside the server; the published log verifies
+    against the head the player's page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns
+    the page dark."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -103,6 +104,9 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 gm.click("text=Create the fight")
                 link = gm.locator("#gm-link")
                 expect(link).to_be_visible()
+                made = gm.locator("#fights li").first  # the new fight is listed at once, by its title
+                expect(made.locator("strong")).to_have_text("Kael and Vesh at the ford")
+                assert made.locator("code").inner_text() == made.get_attribute("data-fight")
                 gm.goto(str(link.get_attribute("href")))
                 expect(gm.locator("#live")).to_have_text("live")
 
