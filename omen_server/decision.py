@@ -7,8 +7,8 @@ Attack of Opportunity: what is being declared and what each strike rolls. For a 
 routing choice, an initiative tie: the facts each choice turns on. Every number comes from the engine's own
 functions (:mod:`omen_core.derive`) on the fight's state, and only what the seat may see: a defender's base
 defense and dice are its owner's and the GM's; a player deciding for its own combatant sees that combatant's
-numbers. ``odds`` is left for the exact odds of each choice, which ``options()`` will give once the simulation
-lands: until then it is empty and the page shows nothing there.
+numbers. ``odds``: an Active Defense choice's exact odds as ``options()`` gives them (docs/live.md), in words
+("turns the hit into a miss on 3/4 of its rolls; removes the crit on 3/4"); empty for any other choice.
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omen_core.derive import active_defense_adds, strike_bonus
-from omen_core.options import Choice, Offer, Waiting
+from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
 
 from .views import Sight
 
-__all__ = ["ChoiceFacts", "DecisionFacts", "decision_facts", "needed_face", "a_or_an"]
+__all__ = ["ChoiceFacts", "DecisionFacts", "decision_facts", "needed_face", "a_or_an", "odds_said"]
 
 
 @dataclass(frozen=True)
 class ChoiceFacts:
-    """One answer's numbers: what it adds or rolls (``adds``), what it does to the outcome (``turns``), and a place
-    for its exact odds (``odds``: empty until ``options()`` gives them)."""
+    """One answer's numbers: what it adds or rolls (``adds``), what it does to the outcome (``turns``), and its
+    exact odds in words (``odds``: an Active Defense's, as ``options()`` gives them; empty elsewhere)."""
 
     adds: str = ""
     turns: str = ""
@@ -61,6 +61,27 @@ def needed_face(attack_total: int, defense: int, adds: int, sides: int) -> str:
     if need > sides:
         return f"cannot turn the hit (it would need {need} on a d{sides})"
     return f"turns the hit on {a_or_an(need)} {need} or more on the d{sides}"
+
+
+def odds_said(odds: Odds) -> str:
+    """An Active Defense answer's exact odds (``options()``: docs/live.md) in words: how often it turns the hit into
+    a miss, and, when the hit is a crit as it stands (C7), how often it removes the crit.
+
+    >>> odds_said(Odds(needs=7, miss="1/4", crit=True, removes_crit="1/4"))
+    'turns the hit into a miss on 1/4 of its rolls; removes the crit on 1/4'
+    >>> odds_said(Odds(needs=9, miss="0", crit=False, removes_crit="0"))
+    'never turns the hit'
+    >>> odds_said(Odds(needs=1, miss="1", crit=True, removes_crit="1"))
+    'always turns the hit; always removes the crit'
+    >>> odds_said(Odds(needs=9, miss="0", crit=True, removes_crit="0"))
+    'never turns the hit; the crit stays'
+    """
+    said = {"0": "never turns the hit", "1": "always turns the hit"}.get(
+        odds.miss, f"turns the hit into a miss on {odds.miss} of its rolls")
+    if odds.crit:
+        said += "; " + {"0": "the crit stays", "1": "always removes the crit"}.get(
+            odds.removes_crit, f"removes the crit on {odds.removes_crit}")
+    return said
 
 
 def a_or_an(number: int) -> str:
@@ -164,6 +185,11 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} against "
                            f"{names.get(defender, defender)}'s defense {window.base_defense}: it hits unless an "
                            f"Active Defense raises the defense to {window.attack_total} or more")
+    crit = any(isinstance(c.odds, Odds) and c.odds.crit for o in answers if o.command == "answer_active_defense"
+               for c in o.choices)
+    if mine and crit:  # C7: decided before the window, from the FCS and RES portions
+        found.facts.append("the hit is a crit as it stands (C7, decided before this window): an Active Defense that "
+                           "turns the hit cancels the crit too")
     if mine:
         budget = state.combatants[defender].bonus_actions
         found.facts.append(f"{names.get(defender, defender)} has {budget} Bonus Action{'s' if budget != 1 else ''}")
@@ -185,16 +211,17 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
 def _defense_choice(state: FightState, defender: str, window: Any, choice: Choice, unseen: bool = False
                     ) -> ChoiceFacts:
     defense = choice.args.get("defense")
+    odds = odds_said(choice.odds) if isinstance(choice.odds, Odds) else ""
     if defense is None:
         return ChoiceFacts(adds="keeps the Bonus Action",
-                           turns="it hits" if unseen else f"defense stays {window.base_defense}: it hits")
+                           turns="it hits" if unseen else f"defense stays {window.base_defense}: it hits", odds=odds)
     adds = active_defense_adds(state, defender, str(defense), choice.args.get("weapon"))
     parts = [f"+ d{adds.sides} {adds.attribute}", _signed(adds.bonus, f"{adds.attribute} bonus")]
     if adds.rating:
         parts.append(_signed(adds.rating, "Parry Rating" if defense == "parry" else "Block Rating"))
     return ChoiceFacts(adds=" ".join(parts),
                        turns=needed_face(window.attack_total, window.base_defense, adds.bonus + adds.rating,
-                                         adds.sides))
+                                         adds.sides), odds=odds)
 
 
 def _strike(state: FightState, who: str, weapon: str | None) -> str:
@@ -225,9 +252,32 @@ def _reaction(state: FightState, frame: Any, waiting: Waiting, answers: list[Off
                 weapon = choice.args.get("weapon")
                 found.choices[(offer.command, i)] = ChoiceFacts(
                     adds=_strike(state, who, str(weapon) if weapon else None),
-                    turns=f"costs {waiting.cost} ({have} left)")
+                    turns=f"costs {waiting.cost} ({budget_said(have, _count(waiting.cost), state)})")
             else:
                 found.choices[(offer.command, i)] = ChoiceFacts(adds="free", turns="the Action goes on")
+
+
+def _count(cost: str) -> int:
+    """The number of Bonus Actions a cost says (``"2 Bonus Actions"``: 2); 1 where it says none."""
+    head = cost.split(maxsplit=1)[0] if cost else ""
+    return int(head) if head.isdigit() else 1
+
+
+def budget_said(have: int, cost: int, state: FightState) -> str:
+    """A reaction's cost against the Bonus Actions left, in words: how many there are now, of how many, and what is
+    left after it for an Active Defense (1 Bonus Action) until the owner's next turn refills them (C20).
+
+    >>> from omen_core.state import FightState
+    >>> budget_said(2, 2, FightState())
+    '2 of 2 Bonus Actions left now; none left after it for an Active Defense until its next turn (C20)'
+    >>> budget_said(2, 1, FightState())
+    '2 of 2 Bonus Actions left now; 1 left after it, enough for an Active Defense'
+    """
+    most = state.ruleset.economy.bonus_actions if state.ruleset is not None else 2
+    after = have - cost
+    tail = (f"{after} left after it, enough for an Active Defense" if after >= 1
+            else "none left after it for an Active Defense until its next turn (C20)")
+    return f"{have} of {most} Bonus Actions left now; {tail}"
 
 
 def _will(state: FightState, frame: Any, answers: list[Offer], sight: Sight, found: DecisionFacts) -> None:

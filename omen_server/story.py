@@ -330,7 +330,9 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"{n(e['who'])} leaves the fight ({e.get('reason')})", ""
         case "fight_ended":
             side = f": {e['side']}" if e.get("side") else ""
-            return f"The fight is over ({e.get('reason')}{side})", "THE END"
+            note = str(e.get("note") or "").strip()  # the GM's words (the GM's to see: views.py)
+            return f"The fight is over ({e.get('reason')}{side})" + (f". The GM's note: {note}" if note else ""), \
+                "THE END"
         case "seed_revealed":
             return "The seed is revealed: every seeded die rolled under it can be checked", ""
         case "seed_committed":
@@ -375,6 +377,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
     defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
+    inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
+    tied: dict[int, set[str]] = {}  # a batch's combatants still tied after the AGI bonus (C19)
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -392,6 +396,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.seqs.append(rec.seq)
             card.batches.add(rec.batch)
             continue
+        if kind == "initiative_rolled" and isinstance(e.get("check"), dict):
+            inits.setdefault(rec.batch, []).append((str(e.get("who")), e["check"]))
+        elif kind == "initiative_tied":
+            tied.setdefault(rec.batch, set()).update(str(w) for w in e.get("group") or ())
         if kind == "undone":
             undos[rec.seq] = (int(e.get("from_seq", 0)), int(e.get("to_seq", 0)), str(e.get("reason") or ""))
         elif kind == "redone":
@@ -452,6 +460,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 card.outcome.append(text)
             if kind == "hit_determined" and e.get("hit") and e.get("crit"):
                 card.lines.append(_crit_said(e))
+                card.outcome.append(card.lines[-1])
+            if kind == "initiative_order_set":
+                card.lines += _ties_by_agi(inits.get(rec.batch, []), tied.get(rec.batch, set()), e, names)
         if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
             card.by, card.against = sides.get(action, ("", "")) if kind in ("hit_determined", "save_resolved") \
@@ -483,8 +494,40 @@ def _felt(name: str, before: Any, after: int) -> str:
            f"{before} \u2192 {after} HP"
 
 
-#: The lines that tell what came of an action (a reaction's, told again on the card of the action it cancelled).
-_OUTCOME = frozenset({"hit_determined", "damage_resolved", "resource_changed", "condition_applied", "combatant_left"})
+#: The lines that tell what came of an action (a reaction's, told again on the card of the action it cancelled): the
+#: defender's answer, the hit (and its crit line), the damage and what it did.
+_OUTCOME = frozenset({"active_defense_chosen", "active_defense_declined", "active_defense_window_skipped",
+                      "hit_determined", "damage_resolved", "resource_changed", "condition_applied", "combatant_left"})
+
+
+def _plus(value: int) -> str:
+    return f"+{value}" if value >= 0 else f"\u2212{-value}"
+
+
+def _ties_by_agi(rolled: Sequence[tuple[str, dict[str, Any]]], still: set[str], e: dict[str, Any],
+                 names: Names) -> list[str]:
+    """The initiative ties the AGI bonus settled (C19: equal totals, the higher AGI bonus first), one line each, as
+    the order says them: "Kael Arden and Vesh the Cinder-Hand tied at 3: Vesh the Cinder-Hand goes first, on the
+    higher AGI bonus (+2 against +1, C19)" (the bonuses where the seat sees every one's terms). Ties still open
+    after the bonus (a roll-off or an agreement settles them) are not said here."""
+    order = [str(w) for w in e.get("order") or ()]
+    by_total: dict[Any, list[tuple[str, dict[str, Any]]]] = {}
+    for who, check in rolled:
+        if who not in still and who in order:
+            by_total.setdefault(check.get("total"), []).append((who, check))
+    lines = []
+    for total, group in by_total.items():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda g: order.index(g[0]))
+        bonuses = [b for g in group if isinstance(b := g[1].get("attribute_bonus"), int)]
+        said = (" (" + " against ".join(_plus(b) for b in bonuses) + ", C19)" if len(bonuses) == len(group)
+                else " (C19)")
+        lines.append(f"{' and '.join(_n(names, g[0]) for g in group)} tied at {total}: {_n(names, group[0][0])} goes "
+                     f"first, on the higher AGI bonus{said}")
+    return lines
+
+
 _REACTIONS = {"interrupt": "Interrupt", "attack_of_opportunity": "Attack of Opportunity"}
 
 

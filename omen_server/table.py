@@ -1,9 +1,9 @@
 """The table page of ``omen serve``: plain server-rendered HTML (Jinja2, autoescaped) and a little JavaScript.
 
-Pages (no token needed; they hold nothing of any fight):
+Pages (no token needed; they hold nothing of any fight but, on ``/``, its id and title, which are public):
 
 - ``GET /``: set up a fight (title, dice, sheets: the bundled Ember Ford ones or pasted JSON), and the fights of
-  the store;
+  the store, by title;
 - ``GET /table/{id}``: a fight's table; the seat's token comes in the URL's fragment (``#token=…``: never sent
   to the server in a URL, a log or a Referer), and the page's script sends it as a bearer header;
 - ``GET /static/{name}``: the page's script and styles (no build step, nothing fetched from elsewhere);
@@ -19,11 +19,12 @@ shows at every head, is the one thing said of a command whose events it may not 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Annotated, Any
@@ -149,6 +150,7 @@ class ChoiceView:
     args: str
     rolls: str
     faces: tuple[Face, ...]
+    pair: tuple[str, str, str] = ("", "", "")  # a condition to apply: on whom (id, name), which (two selects)
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,8 @@ class Panel:
     top_folded: list[str] = field(default_factory=list)
     abilities: list[AbilityView] = field(default_factory=list)
     top_lines: list[str] = field(default_factory=list)
+    end_said: str = ""  # how the fight ended, in words, once it has (the fight bar keeps it on the first screen)
+    staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
 
 
 def _name(names: Mapping[str, str], value: Any) -> str:
@@ -424,8 +428,10 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
              else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
     if offer.command == "declare_attack":
         label += _options_said(choice.args, offer.actor, gear or {})
+    pair = (str(choice.args.get("who", "")), _name(names, choice.args.get("who")),
+            str(choice.args.get("condition", ""))) if offer.command == "apply_condition" else ("", "", "")
     return ChoiceView(label=label,
-                      args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces)
+                      args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces, pair=pair)
 
 
 def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str, str], str]) -> dict[str, Any]:
@@ -468,8 +474,7 @@ def _distinct(choices: tuple[ChoiceView, ...], offer: Offer, names: dict[str, st
             extra = [f"{k.replace('_', ' ')} {_name(names, a[k]) if not isinstance(a[k], dict) else json.dumps(a[k])}"
                      for k in keys if k in a]
             if extra:
-                out[i] = ChoiceView(label=f"{choices[i].label} ({', '.join(extra)})", args=choices[i].args,
-                                    rolls=choices[i].rolls, faces=choices[i].faces)
+                out[i] = dataclasses.replace(choices[i], label=f"{choices[i].label} ({', '.join(extra)})")
     return tuple(out)
 
 
@@ -505,16 +510,22 @@ def _signed(n: int) -> str:
 
 
 #: What the engine itself does for a condition (the clarifications), said before the ruleset's numbers.
+_HELPLESS = ("rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit against it "
+             "compares with its RES bonus alone; no action, reaction or ability use (it may still move, draw, "
+             "Disengage or make a check)")
 ENGINE_SAYS = {
     "Dying": "at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is skipped), no action, reaction or "
              "ability use; rolls no base defense die; can still be attacked",
-    "Incapacitated": "C10: rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit "
-                     "against it compares with its RES bonus alone",
-    "Paralysed": "C10: rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit against "
-                 "it compares with its RES bonus alone",
+    "Incapacitated": f"C10: {_HELPLESS}",
+    "Paralysed": f"C10: {_HELPLESS}",
+    "Prone": "C27: attacked at +4 to hit in melee, at \u22122 at range; cannot Dodge (C9)",
+    "Unseen": "C27: its attack rolls an extra FCS die, and then it is no longer Unseen; hidden from the players' "
+              "pages while Unseen",
 }
-#: The conditions whose every effect the engine applies (ENGINE_SAYS says them all): no "as the rules say".
-_ENGINE_WHOLE = frozenset({"Dying"})
+#: The conditions whose every effect the engine applies (ENGINE_SAYS and the ruleset's numbers say them all): no
+#: "applied by the GM". Exhausted and Fatigued's numbers (C28) are applied too; what more the Conditions chapter
+#: gives them (not available to the engine) is the GM's.
+_ENGINE_WHOLE = frozenset({"Dying", "Incapacitated", "Paralysed", "Prone", "Unseen"})
 
 
 def condition_said(d: ConditionDef, condition: str = "") -> str:
@@ -544,7 +555,7 @@ def condition_said(d: ConditionDef, condition: str = "") -> str:
     if d.cleared_by:
         parts.append("cleared by " + " or ".join(d.cleared_by))
     if d.placeholder and condition not in _ENGINE_WHOLE:
-        parts.append("its other effects: as the rules say, applied by the GM")
+        parts.append("anything more the rules give it: applied by the GM")
     return "; ".join(parts)
 
 
@@ -615,8 +626,8 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
 
 
 def _foes_first(offer: Offer, state: FightState) -> Offer:
-    """An attack's choices with the actor's foes first (the default target is an enemy: one engaged with the actor
-    before the others), allies last."""
+    """An attack's choices with the actor's foes first (the default target is an enemy able to fight: one engaged
+    with the actor before the others, those down at 0 HP, Dying, after them), allies last."""
     if offer.actor is None or offer.actor not in state.combatants or offer.command not in (
             "declare_attack", "call_save", "react"):
         return offer
@@ -625,10 +636,12 @@ def _foes_first(offer: Offer, state: FightState) -> Offer:
 
     near = set(state.engaged_with(offer.actor))
 
-    def rank(choice: Choice) -> tuple[bool, bool]:
+    def rank(choice: Choice) -> tuple[bool, bool, bool]:
         other = choice.args.get(field_name)
-        ally = isinstance(other, str) and other in state.combatants and state.combatants[other].side == side
-        return ally, other not in near
+        them = state.combatants.get(other) if isinstance(other, str) else None
+        ally = them is not None and them.side == side
+        down = them is not None and them.down  # a Dying foe at 0 HP last of the foes (C36)
+        return ally, down, other not in near
     return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
 
 
@@ -686,6 +699,37 @@ def _one_parry_per_weapon(offer: Offer) -> Offer:
     return msgspec.structs.replace(offer, choices=kept)
 
 
+#: How a fight ended, by its reason (C33), as the fight bar says it after "The fight is over: " ("the raiders
+#: yielded"; "a side yielded" where the seat may not see which).
+_ENDED = {"gm": "the GM ended it", "yielded": "{a} {side} yielded", "fled": "{a} {side} fled",
+          "defeated": "defeat for {a} {side}"}
+
+
+def _end_said(seen: list[Any]) -> str:
+    """How the fight ended, as the fight bar says it once it is over (``the raiders yielded``), from its
+    ``fight_ended`` event as the seat sees it: the side where the seat may see it, the GM's note where it may (the
+    GM's: :mod:`omen_server.views`)."""
+    end = next((rec.event for rec in reversed(seen) if rec.event is not None and rec.type == "fight_ended"), None)
+    if end is None:
+        return ""
+    reason = str(end.get("reason", ""))
+    side = end.get("side")
+    said = _ENDED.get(reason, reason).format(side=side if isinstance(side, str) and side else "", a=(
+        "the" if isinstance(side, str) and side else "a side")).replace("  ", " ").strip()
+    note = str(end.get("note") or "").strip()
+    return said + (f"; the GM's note: {note}" if note else "")
+
+
+def _own_faces(view: OfferView, mine: Callable[[str], bool]) -> OfferView:
+    """An offer's form in a fight with physical dice: each choice asks for the dice of the seat's own combatants
+    only, those before the first die another seat rolls (faces are positional, C29; the server stages the command
+    for the rest: docs/server.md, "Players roll their own dice")."""
+    def own(faces: tuple[Face, ...]) -> tuple[Face, ...]:
+        cut = next((i for i, f in enumerate(faces) if not mine(f.roller)), len(faces))
+        return faces[:cut]
+    return dataclasses.replace(view, choices=tuple(dataclasses.replace(c, faces=own(c.faces)) for c in view.choices))
+
+
 def _staged_faces(staged: StagedView | None, names: dict[str, str]) -> tuple[Face, ...]:
     """The dice a staged command waits on from this seat, each named by its roller's name."""
     if staged is None or not staged.yours:
@@ -697,6 +741,35 @@ def _staged_faces(staged: StagedView | None, names: dict[str, str]) -> tuple[Fac
 def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
     """A combatant's name, and to the GM the player's seat that plays it: ``Kael Arden (Alice)``."""
     return f"{names.get(who, who)} ({players[who]})" if who in players else names.get(who, who)
+
+
+def _staged_tie(fights: Fights, fight_id: str, fight: Any, staged: StagedView | None, sight: Sight,
+                names: Mapping[str, str]) -> list[str]:
+    """The combatants a staged command's initiative roll-off is for (C19: tied after the AGI bonus), by name: to
+    the GM, and to the seat whose roll-off dice it waits for; none where the seat does not see every one of them
+    (the roll-off of a tie with a hidden combatant is the GM's to roll, docs/server.md). Found by deciding the
+    command with the faces given so far: the rolls it then needs, and may need, name every roller of the
+    roll-off."""
+    from omen_core.decide import decided
+    from omen_core.dice import FacesNeeded, ManualDice
+    from omen_core.errors import OmenError
+
+    from .staging import _kept
+
+    if staged is None or not (sight.gm or any(r.purpose == "roll_off" for r in staged.rolls)):
+        return []
+    kept = _kept(fights, fight_id, fight)
+    if kept is None:
+        return []
+    try:
+        decided(fight.state, msgspec.structs.replace(kept.command, dice=kept.faces), ManualDice())
+    except FacesNeeded as exc:
+        group = list(dict.fromkeys(r.roller for r in (*exc.needed, *exc.then) if r.purpose == "roll_off"))
+        if len(group) > 1 and all(who in names for who in group):
+            return [names[who] for who in group]
+    except OmenError:
+        pass
+    return []
 
 
 def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
@@ -736,6 +809,11 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
                  for a in _abilities_of(state, who) if a.when.attack_option}
         kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
         offer_views = [_offer_view(o, i, names, opened, abilities, gear) for i, o in enumerate(offers)]
+        players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
+                   if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
+        if (state.dice or options.dice) == "manual":  # every seat types its own dice (docs/server.md)
+            offer_views = [_own_faces(v, (lambda who: who not in players) if sight.gm
+                                      else (lambda who: who in sight.own)) for v in offer_views]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
         turn = options.turn
@@ -746,8 +824,6 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         now_turn = [v for v in ordered if v.actor == turn and not ended]
         ordered = [v for v in ordered if v not in now_turn]
         waiting = options.waiting
-        players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
-                   if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         result = Panel(
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
@@ -763,6 +839,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             staged_actor=_staged_actor(view.staged, names),
+            staged_tie=_staged_tie(fights, fight_id, fight, view.staged, sight, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],
@@ -772,13 +849,15 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             combatant_choices=[(v.id, v.name) for v in views],
             damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
             if state.ruleset else (),
-            condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else ())
+            condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else (),
+            )
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
     cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head))
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
+    result.end_said = _end_said(seen) if result.ended else ""
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
     result.undo_preview = undo_preview(cards)
     result.abilities = abilities_now
@@ -913,6 +992,18 @@ def _seats_said(fights: Fights, fight_id: str) -> str:
     return ";".join(f"{r.seat_id}:{r.generation}:{r.revoked}" for r in fights.keep.seat_rows(fight_id))
 
 
+def title_of_fight(fights: Fights, fight_id: str) -> str:
+    """A stored fight's title, from its first event alone (its header: ``fight_started``); "" if it has none."""
+    events = fights.store.read(fight_id, 0)
+    try:
+        first = next(events, None)
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    return str(getattr(first.event, "title", "") or "") if first is not None else ""
+
+
 def _page(name: str, **context: Any) -> Response[bytes]:
     body = ENV.get_template(name).render(**context)
     return Response(body.encode(), media_type="text/html", headers=_HEADERS)
@@ -935,8 +1026,9 @@ def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:
     @get("/", sync_to_thread=True, include_in_schema=False)
     def index(after: Annotated[str, QueryParameter(max_length=128)] = "") -> Response[bytes]:
         sheets = bundled_sheets()
-        return _page("index.html.j2", sheets=sheets, page=fights_page(fights.store, after), after=after,
-                     needs_token=create_token)
+        page = fights_page(fights.store, after)
+        return _page("index.html.j2", sheets=sheets, page=page, after=after, needs_token=create_token,
+                     titles={f.fight_id: title_of_fight(fights, f.fight_id) for f in page.fights})
 
     @get("/table/{fight_id:str}", sync_to_thread=False, include_in_schema=False)
     def table(fight_id: FromPath[str]) -> Response[bytes]:

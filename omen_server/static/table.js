@@ -137,6 +137,21 @@
       code.textContent = url;
       p.append(a, " ", code);
       out.append(p);
+      // the new fight joins the list of the store's fights at once, by its title (its id beside it)
+      const list = $("#fights");
+      if (list && !$$("li", list).some((li) => li.dataset.fight === made.fight_id)) {
+        const item = document.createElement("li");
+        item.dataset.fight = made.fight_id;
+        const title = document.createElement("strong");
+        title.textContent = body.title || made.fight_id;
+        const id = document.createElement("code");
+        id.className = "muted";
+        id.textContent = made.fight_id;
+        item.append(title, " ", id);
+        list.prepend(item);
+        const none = $("#no-fights");
+        if (none) none.remove();
+      }
       a.focus();
     });
   }
@@ -260,8 +275,14 @@
             changedAt = Date.now();
           }
           head = Number(panel.dataset.head);
+          // the banner a staged command left ("Waiting for Bob's dice.") says what the table waits for now: the
+          // seat awaited now, or nothing once the dice are this seat's (its roll box says so) or nothing is staged
           const box = $("#message");
-          if (box && !panel.dataset.staged && box.textContent.startsWith("Waiting for ")) say("", false);
+          if (box && box.textContent.startsWith("Waiting for ")) {
+            const awaiting = panel.dataset.awaiting || "";
+            if (awaiting) say(`Waiting for ${awaiting}'s dice.`, false);
+            else say("", false);
+          }
           document.title = `${panel.dataset.status ? `${panel.dataset.status} · ` : ""}${$("h1", panel).textContent} · omen`;
           announce(panel);
           $("#gm-extra").hidden = panel.dataset.seat !== "gm";
@@ -382,6 +403,7 @@
           say(`Waiting for ${staged.awaiting}'s dice.`, false);
         } else if (answer.ok) {
           say("", false);
+          for (const select of $$("select.pair", form)) select.value = ""; // applied: the next one is chosen anew
         } else if (answer.status === 409 && body.expected_version !== undefined) {
           // the fight moved on since the form was shown (another seat, or a second press of the same key): nothing
           // was done, and nothing is wrong; the table below is the new one
@@ -446,7 +468,24 @@
       return true;
     }
 
+    // A condition to apply is chosen in two selects (whom, which): the choice they name, or none until both are.
+    function pair(form) {
+      const [who, condition] = [0, 1].map((i) => $(`select.pair[data-pair="${i}"]`, form).value);
+      const choice = $("select.choice", form);
+      const match = who && condition ? $$("option", choice).find((o) => o.dataset.pair === `${who}|${condition}`) : null;
+      choice.value = match ? match.value : "";
+    }
+
     async function give(form) {
+      if ($("select.pair", form)) {
+        pair(form);
+        if ($("select.choice", form).value === "") {
+          const empty = $$("select.pair", form).find((select) => select.value === "");
+          (empty || $("select.pair", form)).focus();
+          sayAt(form, empty ? "Not sent: choose whom and which condition first." : "Not sent: that condition is not offered for that combatant now.");
+          return;
+        }
+      }
       if (form.dataset.confirm && !$("input.confirm", form).checked) {
         sayAt(form, "Tick the box first: it says what revealing the seed mid-fight does.");
         return;
@@ -585,6 +624,7 @@
     });
     shell.addEventListener("change", (event) => {
       if (event.target.matches("select.choice")) pick(event.target);
+      if (event.target.matches("select.pair")) pair(event.target.form);
       if (event.target.name === "dice-mode") {
         showDiceMode();
         event.target.focus(); // the radio clicked keeps the focus (and its ring), not the label or the page

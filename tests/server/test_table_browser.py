@@ -74,14 +74,15 @@ def fill_faces(form: Any, high: str) -> None:
 
 
 def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked) and makes a player
-    seat; the server dies while another on the same store appends, and both pages catch up once it is back,
-    without reloading; the GM types in physical dice for initiative and an attack, the player answers the Active
-    Defense from its own page (by the keyboard), the GM plays on with the server's dice, undoes a command with a
-    reason and redoes it, ends the fight, reveals the seed (the badge says it verifies) and publishes; both pages
-    show the same head, round, turn and decision throughout, the player's DOM never holds a GM-only value, no
-    console error and no request outside the server; the published log verifies against the head the player's
-    page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns the page dark."""
+    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked), sees it listed at
+    once by its title, and makes a player seat; the server dies while another on the same store appends, and both
+    pages catch up once it is back, without reloading; the GM types in physical dice for initiative and an attack,
+    the player answers the Active Defense from its own page (by the keyboard), the GM plays on with the server's
+    dice, undoes a command with a reason and redoes it, ends the fight, reveals the seed (the badge says it
+    verifies) and publishes; both pages show the same head, round, turn and decision throughout, the player's DOM
+    never holds a GM-only value, no console error and no request outside the server; the published log verifies
+    against the head the player's page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns
+    the page dark."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -103,6 +104,9 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 gm.click("text=Create the fight")
                 link = gm.locator("#gm-link")
                 expect(link).to_be_visible()
+                made = gm.locator("#fights li").first  # the new fight is listed at once, by its title
+                expect(made.locator("strong")).to_have_text("Kael and Vesh at the ford")
+                assert made.locator("code").inner_text() == made.get_attribute("data-fight")
                 gm.goto(str(link.get_attribute("href")))
                 expect(gm.locator("#live")).to_have_text("live")
 
@@ -253,10 +257,11 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
 
 def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path) -> None:
     """C20, C24, C29: in a fight with typed dice, once Ana has had her first turn, the Interrupt window for her against
-    Grask's declared attack offers a strike whose six dice (her hit's two, Grask's defense, then his hit's two and
-    her defense if his attack goes on) are each shown whole inside the choice they belong to and captioned with whose
-    die it is and what for, in C29's order: at 1280 px for the GM, and at 390 px for Ana's player, who types only
-    Ana's."""
+    Grask's declared attack offers a strike whose dice are each shown whole inside the choice they belong to and
+    captioned with whose die it is and what for, in C29's order, the one it may roll marked "if rolled": at 390 px
+    for Ana's player, who types only Ana's (her hit's two, her defense if his attack goes on; and letting it pass,
+    her defense), and at 1280 px for the GM, who types only its own, before the first of Alice's (Grask's hit, in
+    letting it pass; each form asks for the seat's own dice, docs/server.md)."""
     import msgspec
     from playwright.sync_api import sync_playwright
 
@@ -281,9 +286,9 @@ def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path)
             status, answer = server.call("POST", "/fights/dice/commands", {"command": command}, token=gm_token)
             assert status == 201, answer
         assert answer["options"]["waiting"]["kind"] == "interrupt"
-        strike = ["Ana hit", "Ana hit", "Grask defense", "Grask hit", "Grask hit", "Ana defense"]
-        expected = {gm_token: (1280, [*strike, "Grask hit", "Grask hit", "Ana defense"]),
-                    seat["token"]: (390, ["Ana hit", "Ana hit", "Ana defense", "Ana defense"])}
+        maybe = "if rolled"  # the dice a choice may roll besides, marked so (C29)
+        expected = {gm_token: (1280, ["Grask hit", "Grask hit"]),  # its own, before Alice's (docs/server.md)
+                    seat["token"]: (390, ["Ana hit", "Ana hit", "Ana defense", maybe, "Ana defense"])}
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
@@ -405,3 +410,82 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
     finally:
         server.stop()
     assert watch.errors == [] and watch.outside == []
+
+
+def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chosen_on_purpose(tmp_path: Path
+                                                                                                ) -> None:
+    """A manual fight, Bob playing Brin (rolled first, C29): the GM's Roll initiative asks for no die of Brin's and,
+    once sent, says so instead of offering the form again; the message line follows whose dice are awaited as they
+    pass from Bob to the GM and back to Bob for the roll-off their tie at 8 calls for (C19), whose roll box says who
+    is tied with whom (the line went stale: found by a tester); Enter in the GM's "Apply a condition" applies
+    nothing until both its selects are chosen, then applies Prone to Vesh and empties them."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    sheets = bundled_sheets()
+    try:
+        status, made = server.call("POST", "/fights", {"id": "stale", "dice": "manual",
+                                                       "combatants": [sheets["brin"], sheets["vesh"]]},
+                                   token=server.create_token)
+        assert status == 201, made
+        status, seat = server.call("POST", "/fights/stale/seats", {"kind": "player", "name": "Bob",
+                                                                  "combatants": ["brin"]}, token=made["gm_token"])
+        assert status == 201, seat
+        origin = f"http://127.0.0.1:{server.port}"
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = browser.new_page(viewport={"width": 1440, "height": 900})
+                bob = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                          has_touch=True).new_page()
+                for page, token in ((gm, made["gm_token"]), (bob, seat["token"])):
+                    page.set_default_timeout(10_000)
+                    page.goto(f"{origin}/table/stale#token={token}")
+                    expect(page.locator("#live")).to_have_text("live")
+                form = gm.locator("form[data-command=roll_initiative]")
+                assert form.locator("input.face").count() == 0  # Brin's die is Bob's
+                form.locator("button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Waiting for Bob's dice.")
+                expect(gm.locator("p.sent[data-command=roll_initiative]")).to_contain_text(
+                    "Roll initiative: sent. It waits for Bob's dice")
+                assert gm.locator("form[data-command=roll_initiative]").count() == 0
+                bob.fill("#staged-f1", "6")
+                bob.press("#staged-f1", "Enter")
+                expect(bob.locator("#message")).to_have_text("Waiting for the GM's dice.")
+                expect(gm.locator("#rollbox h2")).to_contain_text("Roll your dice")
+                expect(gm.locator("#message")).to_have_text("")  # the GM's own roll box is open
+                gm.fill("#staged-f1", "6")
+                gm.press("#staged-f1", "Enter")  # Brin 8, Vesh 8: a roll-off, Brin's die first (Bob's)
+                expect(gm.locator("#message")).to_have_text("Waiting for Bob's dice.")
+                expect(bob.locator("#rollbox h2")).to_contain_text("Roll your dice")
+                expect(bob.locator("#message")).to_have_text("")  # was "Waiting for the GM's dice."
+                expect(bob.locator("#rollbox-tie")).to_have_text(
+                    "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI "
+                    "bonus; each rolls AGI again, the higher goes first (C19).")
+                bob.fill("#staged-f1", "8")
+                bob.press("#staged-f1", "Enter")
+                expect(bob.locator("#message")).to_have_text("Waiting for the GM's dice.")
+                gm.fill("#staged-f1", "1")
+                gm.press("#staged-f1", "Enter")
+                expect(bob.locator("#rollbox")).to_have_count(0)
+                expect(bob.locator("#message")).to_have_text("")
+                expect(gm.locator("#message")).to_have_text("")
+
+                gm.locator("#gm-apply_condition > summary").click()
+                who = gm.locator("form[data-command=apply_condition] select.pair[data-pair='0']")
+                head = head_of(gm)
+                who.focus()
+                gm.keyboard.press("Enter")
+                gm.wait_for_timeout(500)
+                assert head_of(gm) == head and gm.locator(".chip .cond").count() == 0  # nothing applied
+                who.select_option("vesh")
+                gm.locator("form[data-command=apply_condition] select.pair[data-pair='1']").select_option("Prone")
+                gm.locator("form[data-command=apply_condition] button[type=submit]").click()
+                expect(gm.locator(".chip[data-id=vesh] .cond[data-condition=Prone]")).to_have_count(1)
+                assert who.input_value() == ""
+                assert gm.locator("form[data-command=apply_condition] select.pair[data-pair='1']").input_value() == ""
+            finally:
+                browser.close()
+    finally:
+        server.stop()

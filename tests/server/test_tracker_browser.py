@@ -276,7 +276,8 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 same_turn(pages, "brin", "1")
                 gm.locator("#gm-apply_condition summary").click()
                 form = command_form(gm, "apply_condition", "gm")
-                form.locator("select.choice").select_option(label="Paralysed on Brin Hollowmere")
+                form.locator("select.pair[data-pair='0']").select_option(label="Brin Hollowmere")
+                form.locator("select.pair[data-pair='1']").select_option("Paralysed")
                 form.locator("button[type=submit]").click()
                 settled(pages)
                 for page in pages.values():
