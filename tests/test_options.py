@@ -604,6 +604,25 @@ class TestBudget:
         mine = {o.command for o in fight.options().offers if o.actor == "kael"}
         assert "end_turn" in mine and not mine & {"declare_attack", "move"}
 
+    def test_with_the_movement_action_spent_melee_attacks_are_offered_only_within_reach(self) -> None:
+        """docs/rulings.md (closing in is movement), C20: after Kael's move, out of everyone's reach, no attack is
+        offered him (his bow is sheathed: a melee one would close in); once he draws the bow, only bow shots are;
+        Kael beside Vesh (round 2) who moves without leaving her is still offered his sword on her."""
+        fight = self.fight()
+        fight.roll_initiative()
+        fight.move("kael")
+        assert not [o for o in fight.options().offers if o.actor == "kael" and o.command == "declare_attack"]
+        fight.draw("kael", "bow")
+        shots = [c.args for o in fight.options().offers if o.actor == "kael" and o.command == "declare_attack"
+                 for c in o.choices]
+        assert shots and all(c["weapon"] == "bow" for c in shots)
+        near = in_round_2()
+        near.move("kael")
+        blows = [c.args for o in near.options().offers if o.actor == "kael" and o.command == "declare_attack"
+                 for c in o.choices]
+        assert {"target": "vesh", "attacker": "kael", "weapon": "sword"} in blows
+        assert all(c["target"] == "vesh" for c in blows)
+
 
 # -- mismatches found --------------------------------------------------------------------------------------
 #

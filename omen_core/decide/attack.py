@@ -87,13 +87,26 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
     if reaction is None and not rules.is_ranged(kind) and not draft.state.engaged(attacker.id, target.id):
         # A melee attack is made within reach: declaring one states it, so the target's side sees an adjacent
-        # enemy act (C24) and leaving reach later provokes (C23). Recorded, never assumed silently.
+        # enemy act (C24) and leaving reach later provokes (C23). Recorded, never assumed silently. Closing in is
+        # movement: in the rounds it needs the turn's Movement Action unspent (C20; docs/rulings.md).
+        _closing_in(draft, attacker.id, target.id)
         draft.emit(EngagementChanged(who=attacker.id, others=(target.id,), engaged=True))
     draft.emit(AttackDeclared(
         action=draft.next_seq, attacker=attacker.id, target=target.id,
         weapon=weapon.id if weapon else None, kind=kind, situational=cmd.situational, rage=cmd.rage,
         damage_modifiers=cmd.damage_modifiers, branches=cmd.branches,
         reaction=reaction, reacting_to=reacting_to))  # type: ignore[arg-type]
+
+
+def _closing_in(draft: Draft, attacker: str, target: str) -> None:
+    """A melee attack on a target not within reach closes in, which is movement: in the rounds it is refused once
+    the attacker's Movement Action this turn is spent (C20: 1 Movement Action per turn; docs/rulings.md, "A melee
+    attack is made within reach"). Closing in costs nothing more: the Movement Action unspent, it stays so."""
+    state = draft.state
+    if state.phase is Phase.ROUNDS and state.turn_movement < 1:
+        raise RuleViolation("C20", f"{attacker!r} cannot make a melee attack on {target!r}: {target!r} is not within "
+                                   f"{attacker}'s reach and {attacker}'s Movement Action this turn is spent (C20: 1 "
+                                   "Movement Action per turn; closing in is movement)")
 
 
 def pay_and_roll(draft: Draft) -> None:

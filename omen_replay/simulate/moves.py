@@ -44,6 +44,7 @@ from omen_core.extensions import window
 from omen_core.ledger import shortfall
 from omen_core.machine import ORDER, PHASE_ORDER, Phase
 from omen_core.options import listed_others
+from omen_core.rules.attack import attack_kind, is_ranged
 from omen_core.state import AttackFrame, FightState
 
 __all__ = ["legal_commands"]
@@ -136,9 +137,18 @@ def _attacks(state: FightState, who: str) -> list[Command]:
             or me.left is not None or me.helpless):
         return []
     variants = attack_variants(state, who)
+    closes_in = not (rounds and state.turn_movement < 1)  # docs/rulings.md: closing in is movement (C20)
     return [DeclareAttack(attacker=who, target=target, **arm, **variant)
             for target, foe in state.combatants.items() if target != who and foe.left is None
-            for arm in arms(state, who) for variant in variants]
+            for arm in arms(state, who) if closes_in or state.engaged(who, target) or _ranged(state, who, arm)
+            for variant in variants]
+
+
+def _ranged(state: FightState, who: str, arm: dict[str, Any]) -> bool:
+    """Whether the attack ``arm`` names (a weapon or a spell; unarmed is melee) is ranged (C4): made from afar, it
+    needs no closing in."""
+    weapon = state.combatants[who].sheet.weapon(arm["weapon"]) if "weapon" in arm else None
+    return weapon is not None and is_ranged(attack_kind(weapon.properties))
 
 
 def _turn(state: FightState, who: str) -> list[Command]:

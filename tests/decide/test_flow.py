@@ -712,9 +712,12 @@ class TestActionEconomy:
         refused(fight, lambda: fight.move("kael"), "C20")
 
     def test_movement_does_not_use_the_action(self, play: Play) -> None:
-        """C20: Action and Movement Action are separate: after moving kael can still attack (and vice versa)."""
+        """C20: Action and Movement Action are separate: after moving kael can still attack (and vice versa). The
+        move closes in (the GM says so: a melee attack out of reach would need the Movement Action, docs/rulings.md);
+        vesh, before its first turn, gets no Interrupt window (C24)."""
         fight = self.ready(play, [1, 1, 6])
         fight.move("kael")
+        fight.engage("kael", "vesh")
         fight.attack("kael", "vesh")
         assert (fight.state.turn_actions, fight.state.turn_movement) == (0, 0)
 

@@ -614,6 +614,53 @@ class TestMeleeReach:
         assert not of(events, EngagementChanged) and not of(events, ReactionWindowOpened)
         assert not fight.state.engaged("kael", "vesh")
 
+    def test_with_the_movement_action_spent_a_melee_attack_out_of_reach_is_refused(self, play: Play) -> None:
+        """docs/rulings.md (closing in is movement), C20: kael leaves vesh's reach (vesh passes its Attack of
+        Opportunity), so its one Movement Action this turn is spent; a melee attack on vesh, out of reach, is
+        refused naming C20, with the sword or unarmed: nothing is written, no die rolled."""
+        fight = duel(play, [])
+        fight.move("kael", leaves=["vesh"])
+        fight.pass_reaction("vesh")
+        assert not fight.state.engaged("kael", "vesh") and fight.state.turn_movement == 0
+        said = str(refused(fight, lambda: fight.attack("kael", "vesh", weapon="sword"), "C20"))
+        assert said == ("[C20] 'kael' cannot make a melee attack on 'vesh': 'vesh' is not within kael's reach and "
+                        "kael's Movement Action this turn is spent (C20: 1 Movement Action per turn; closing in is "
+                        "movement)")
+        refused(fight, lambda: fight.attack("kael", "vesh", unarmed=True), "C20")
+
+    def test_with_the_movement_action_spent_one_within_reach_may_still_be_attacked(self, play: Play) -> None:
+        """C20, C23, C24: kael, beside vesh and wren, leaves wren's reach only (wren passes); vesh is still within
+        reach, so kael's attack on it is no closing in: vesh's Interrupt window opens (it passes), then 1 + 1 + 2 =
+        4 against 6 + 1 = 7: a miss."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
+        fight.engage("kael", "vesh", "wren")
+        fight.roll_initiative()
+        through_round_1(fight)
+        fight.move("kael", leaves=["wren"])
+        fight.pass_reaction("wren")
+        events = fight.attack("kael", "vesh")
+        assert kinds(events) == ["AttackDeclared", "ReactionWindowOpened"]
+        fight.pass_reaction("vesh")
+        assert last(fight, HitDetermined).hit is False and fight.state.turn_actions == 0
+
+    def test_with_the_movement_action_spent_a_ranged_attack_needs_no_closing_in(self, play: Play) -> None:
+        """docs/rulings.md: a bow shot changes no position, so after kael's move it is made from afar: no
+        engagement, no Interrupt (vesh is not adjacent, C24); 1 + 1 + 2 = 4 against 6 + 1 = 7: a miss."""
+        fight = duel(play, [1, 1, 6], attacker=kael(weapons=(BOW,)), engaged=False)
+        fight.move("kael")
+        events = fight.attack("kael", "vesh")
+        assert not of(events, EngagementChanged) and not of(events, ReactionWindowOpened)
+        assert last(fight, HitDetermined).hit is False
+
+    def test_outside_the_rounds_closing_in_asks_for_no_movement(self, play: Play) -> None:
+        """docs/rulings.md: before the rounds no turn counts Movement Actions (C20), so after a move kael's melee
+        attack still closes in, recorded as before; 1 + 1 + 2 = 4 against 6 + 1 = 7: a miss."""
+        fight = play(kael(), vesh(), faces=[1, 1, 6])
+        fight.move("kael")
+        events = fight.attack("kael", "vesh")
+        assert events[0] == EngagementChanged(who="kael", others=("vesh",), engaged=True)
+        assert last(fight, HitDetermined).hit is False
+
     def test_undo_takes_the_engagement_back_with_the_attack(self, play: Play) -> None:
         """The engagement is part of the attack's command: undoing the attack undoes it too."""
         fight = duel(play, [1, 1, 6], engaged=False, spare=3)
