@@ -47,6 +47,7 @@ from ..commands import (
     RollInitiative,
     RollOff,
     RouteDamage,
+    StandUp,
     StartFight,
     StaticCheck,
     Undo,
@@ -101,6 +102,7 @@ from .reactions import (
     move,
     pass_reaction,
     reaction_window,
+    stand_up,
 )
 from .saves import RESUMES as SAVE_RESUMES
 from .saves import call_save, resolve_save
@@ -143,6 +145,7 @@ __all__ = [
     "RollOff",
     "EndTurn",
     "Move",
+    "StandUp",
     "Disengage",
     "React",
     "PassReaction",
@@ -288,6 +291,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     RollOff: roll_off,
     EndTurn: end_turn,
     Move: move,
+    StandUp: stand_up,
     Disengage: disengage,
     React: _react,
     PassReaction: pass_reaction,
@@ -310,6 +314,7 @@ _GATES: dict[type, str] = {
     CallSave: "declare",
     UseAbility: "declare",
     Move: "declare",
+    StandUp: "declare",
     StaticCheck: "roll_check",
     Contest: "roll_check",
     ApplyConditionCommand: "apply_condition",

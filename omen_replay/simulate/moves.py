@@ -35,6 +35,7 @@ from omen_core.commands import (
     PassReaction,
     React,
     RouteDamage,
+    StandUp,
     UseAbility,
 )
 from omen_core.content import Save
@@ -52,7 +53,8 @@ __all__ = ["legal_commands"]
 
 def legal_commands(state: FightState, who: str) -> list[Command]:
     """Every command ``who`` may give in ``state`` (a player's commands only), in the order ``options()`` lists
-    them: the answers to the open decision, then attacks, moves, Disengage, draws and ending the turn."""
+    them: the answers to the open decision, then attacks, moves, standing up, Disengage, draws and ending the
+    turn."""
     if not state.started or state.ending is not None or who not in state.combatants:
         return []
     return [*_answers(state, who), *_attacks(state, who), *_turn(state, who)]
@@ -152,9 +154,9 @@ def _ranged(state: FightState, who: str, arm: dict[str, Any]) -> bool:
 
 
 def _turn(state: FightState, who: str) -> list[Command]:
-    """C20-C23, C35: moving, Disengage, drawing and ending the turn, by one in the fight (C33) and not at 0 HP
-    (C36: Dying, treated as Incapacitated, it takes no turn and no action; Incapacitated and Paralysed combatants
-    are not refused these)."""
+    """C20-C23, C35: moving, standing up, Disengage, drawing and ending the turn, by one in the fight (C33) and not
+    at 0 HP (C36: Dying, treated as Incapacitated, it takes no turn and no action; Incapacitated and Paralysed
+    combatants are not refused these, but standing up, which needs one able to act, C10)."""
     me = state.combatants[who]
     if me.left is not None or me.dying or not _turn_is(state, who):
         return []
@@ -163,6 +165,9 @@ def _turn(state: FightState, who: str) -> list[Command]:
     out: list[Command] = []
     if _at(state, "declare", "act") and not (rounds and state.turn_movement < 1):  # C20, C23
         out += [Move(who=who), *(Move(who=who, leaves=(other,)) for other in state.engaged_with(who))]
+    if me.prone and not me.helpless and (state.step, "declare") in ORDER \
+            and not (rounds and state.turn_movement < 1):  # C10, C20, C28: standing up, a Movement Action
+        out.append(StandUp(who=who))
     if _at(state, "flow", "act") and me.bonus_actions >= state.ruleset.reaction_costs.disengage:  # C22
         out.append(Disengage(who=who))
     out += _draws(state, who)

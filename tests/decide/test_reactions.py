@@ -46,6 +46,7 @@ from omen_core.events import (
     AttackDeclared,
     CatchAnswered,
     CatchWindowOpened,
+    ConditionCleared,
     CostPaid,
     DamageResolved,
     DiceRolled,
@@ -667,6 +668,98 @@ class TestMeleeReach:
         fight.attack("kael", "vesh")
         fight.undo()
         assert not fight.state.engaged("kael", "vesh") and fight.state.at_rest
+
+
+# -- Standing up --------------------------------------------------------------------------------
+
+
+class TestStandUp:
+    """The core ruleset's Prone is cleared by "standing up (a Movement Action)" (C28; docs/rulings.md)."""
+
+    def test_standing_up_is_the_turns_movement_action(self, play: Play) -> None:
+        """C20, C23: Prone kael stands up on its turn: a Movement Action paid through the ledger, leaving no one's
+        reach (no Attack of Opportunity window from vesh, still engaged), Prone cleared; the Action and the Bonus
+        Actions are untouched, and no other Movement Action is left."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        events = fight.stand_up("kael")
+        action = declared(fight, MovementDeclared)
+        assert events == [
+            MovementDeclared(action=action, who="kael"),
+            CostPaid(action=action, who="kael", resource="movement_action", amount=1, purpose="standing up"),
+            Moved(action=action, who="kael"),
+            ConditionCleared(action=action, who="kael", condition="Prone", reason="stood up (a Movement Action)"),
+            ActionSettled(action=action)]
+        fighter = fight.state.combatants["kael"]
+        assert not fighter.prone and fight.state.engaged("kael", "vesh") and fight.waiting_for is None
+        assert (fight.state.turn_movement, fight.state.turn_actions, ba(fight, "kael")) == (0, 1, 2)
+        said = str(refused(fight, lambda: fight.move("kael"), "C20"))
+        assert "no Movement Action left" in said
+
+    def test_after_moving_one_cannot_stand_up(self, play: Play) -> None:
+        """C20: Prone kael crawls (its Movement Action); standing up needs another and is refused."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.move("kael")
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "C20"))
+        assert said == ("[C20] standing up is a Movement Action: 'kael' cannot pay 1 Movement Action: 0 movement "
+                        "action(s) to spend (C20)")
+        assert fight.state.combatants["kael"].prone
+
+    def test_one_not_prone_cannot_stand_up(self, play: Play) -> None:
+        """C28: only Prone is cleared by standing up; kael, standing, is refused."""
+        fight = duel(play, [])
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "C28"))
+        assert said == "[C28] 'kael' is not Prone: there is nothing to stand up from (standing up clears Prone)"
+
+    def test_only_on_its_own_turn(self, play: Play) -> None:
+        """§Your Turn: Prone vesh cannot stand up on kael's turn."""
+        fight = duel(play, [])
+        fight.apply_condition("vesh", "Prone")
+        refused(fight, lambda: fight.stand_up("vesh"), "§Your Turn")
+
+    @pytest.mark.parametrize("condition", ["Paralysed", "Incapacitated"])
+    def test_one_who_cannot_act_cannot_stand_up(self, play: Play, condition: str) -> None:
+        """C10: Prone and Incapacitated or Paralysed, kael cannot stand up."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.apply_condition("kael", condition)
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "C10"))
+        assert said == "[C10] 'kael' is incapacitated or paralysed and cannot stand up"
+
+    def test_one_at_0_hp_cannot_stand_up(self, play: Play) -> None:
+        """C36: vesh, Prone and dropped to 0 HP by mira, is refused naming C36 (before whose turn it is)."""
+        fight = vesh_down(play, [])
+        fight.apply_condition("vesh", "Prone")
+        refused(fight, lambda: fight.stand_up("vesh"), "C36")
+
+    def test_outside_the_rounds_it_is_free(self, play: Play) -> None:
+        """C20: before the rounds no turn counts Movement Actions: standing up is free, Prone cleared outside any
+        action, as the GM's clear would be; vesh, engaged, gets no window (it leaves no reach, C23)."""
+        fight = play(kael(), vesh(), faces=[])
+        fight.engage("kael", "vesh")
+        fight.apply_condition("kael", "Prone")
+        assert fight.stand_up("kael") == [ConditionCleared(action=None, who="kael", condition="Prone",
+                                                           reason="stood up (free outside the rounds)")]
+        assert not fight.state.combatants["kael"].prone
+
+    def test_undo_gives_back_the_movement_action_and_prone(self, play: Play) -> None:
+        """Standing up is one command: undoing it gives kael its Movement Action back, and Prone."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.stand_up("kael")
+        fight.undo()
+        assert fight.state.combatants["kael"].prone and fight.state.turn_movement == 1
+
+    def test_not_while_an_action_is_in_progress(self, play: Play) -> None:
+        """Standing up is taken between actions: while vesh's Attack of Opportunity window waits on Prone kael's
+        crawl away, it is refused by the lifecycle, saying what is legal now."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.move("kael", leaves=["vesh"])
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "lifecycle"))
+        assert "legal now: react or pass_reaction by vesh" in said
+        fight.pass_reaction("vesh")
 
 
 # -- Catch --------------------------------------------------------------------------------------
