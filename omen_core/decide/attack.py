@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
 from ..content import CombatantSheet, Consequence, Weapon
+from ..decisions import legal_now
 from ..derive import (
     active_attribute,
     attack_damage_type,
@@ -231,7 +232,10 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
         return
     why = defense_ineligibility(draft.state, frame.declaration, cmd.defense, cmd.weapon)
     if why is not None:
-        raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {why}")
+        allowed = ", ".join(opened.eligible)
+        raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {why}{_in_hand(draft, cmd)}; this window "
+                                  f"allows {allowed + ' or ' if allowed else ''}declining; legal now: "
+                                  f"{'; '.join(legal_now(draft.state))}")
     sheet = draft.sheet(cmd.defender)
     weapon = (parry_weapon(sheet, cmd.weapon, draft.combatant(cmd.defender).wielding)
               if cmd.defense == "parry" else None)
@@ -242,6 +246,16 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     attribute = active_attribute(cmd.defense, weapon)
     draft.roll("active_defense", cmd.defender, [("active", sheet.attributes[attribute].sides)])
     _determine_hit(draft)
+
+
+def _in_hand(draft: Draft, cmd: AnswerActiveDefense) -> str:
+    """For a Parry refused, the weapons the defender holds (C9, C35: a Parry needs one in hand), in words."""
+    if cmd.defense != "parry":
+        return ""
+    fighter = draft.combatant(cmd.defender)
+    held = [w.id for w in fighter.sheet.weapons if w.id in fighter.wielding]
+    named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held else ""
+    return f" ({named}in hand: {', '.join(held) or 'no weapon'})"
 
 
 def _determine_hit(draft: Draft) -> None:
