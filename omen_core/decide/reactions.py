@@ -70,6 +70,9 @@ def move(draft: Draft, cmd: Move) -> None:
         raise RuleViolation("C20", f"{cmd.who!r} has no Movement Action left this turn (1 per turn)")
     for other in cmd.leaves:
         draft.combatant(other)
+        if other == cmd.who:
+            raise RuleViolation("C23", f"{cmd.who!r} cannot leave its own reach: leaves names the others whose reach "
+                                       "it leaves")
         if not state.engaged(cmd.who, other):
             raise RuleViolation("C23", f"{cmd.who!r} is not within {other}'s reach, so cannot leave it")
     action = draft.next_seq

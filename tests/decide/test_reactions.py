@@ -360,6 +360,13 @@ class TestAttackOfOpportunity:
         fight = duel(play, [], engaged=False)
         refused(fight, lambda: fight.move("kael", leaves=["vesh"]), "C23")
 
+    def test_leaving_ones_own_reach_is_refused(self, play: Play) -> None:
+        """C23: ``leaves`` names the others whose reach the mover leaves: kael naming itself is refused as that, not
+        as "not within kael's reach"."""
+        fight = duel(play, [])
+        said = str(refused(fight, lambda: fight.move("kael", leaves=["kael"]), "C23"))
+        assert said == "[C23] 'kael' cannot leave its own reach: leaves names the others whose reach it leaves"
+
     def test_only_a_responder_may_answer(self, play: Play) -> None:
         """C23: wren (not engaged with kael) is not offered the window and may not react or pass."""
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
