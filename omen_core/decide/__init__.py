@@ -183,7 +183,9 @@ def _cancel(draft: Draft, cmd: CancelAction) -> None:
 
 
 def _react(draft: Draft, cmd: React) -> None:
-    """Take the reaction the open window offers: a basic melee attack on the acting combatant (C23, C24)."""
+    """Take the reaction the open window offers: a basic melee attack on the acting combatant (C23, C24). One who
+    cannot act (C10, C33, C36) is refused that first: no window is ever open to it."""
+    draft.able(cmd.who, "react")
     opened = reaction_window(draft, cmd.who)
     rule = "C24" if opened.reaction == "interrupt" else "C23"
     costs = draft.ruleset.reaction_costs

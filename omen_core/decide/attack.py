@@ -60,6 +60,7 @@ def attack_frame(draft: Draft) -> AttackFrame:
 def declare_attack(draft: Draft, cmd: DeclareAttack) -> None:
     """Declare an attack on one's turn (an Action, C20); adjacent enemies may Interrupt before costs are
     paid (C24); then pay, roll hit and base defense, and open the Active Defense window or resolve on."""
+    draft.able(cmd.attacker, "attack")  # C10, C33, C36 before the step and the turn: the refusal names them
     draft.require("declare")
     require_turn(draft, cmd.attacker, "attack")
     if draft.state.phase is Phase.ROUNDS and draft.state.turn_actions < 1:
@@ -219,6 +220,7 @@ def _open_or_skip_window(draft: Draft) -> None:
 def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     """The defender's answer (C8, C9): decline, or pay a Bonus Action and roll Dodge, Parry or Block."""
     trigger = "decline" if cmd.defense is None else "choose_defense"
+    draft.able(cmd.defender, "make an Active Defense")  # C10, C36 first: a window is never open to one who cannot act
     draft.require(trigger, rule="C8", why="no Active Defense window is open (at most one Active Defense "
                                           "per attack, answered while its window is open)")
     frame = attack_frame(draft)
@@ -323,6 +325,7 @@ def route_damage(draft: Draft, cmd: RouteDamage) -> None:
 
 def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
     """The target catches the thrown item (1 Bonus Action, C22: no damage, no on-hit effects) or lets it hit."""
+    draft.able(cmd.who, "catch")  # C10, C36 first: a Catch window is never open to one who cannot act
     draft.require("catch" if cmd.catch else "decline_catch", rule="C22", why="no Catch window is open")
     opened = attack_frame(draft).catch_window
     assert opened is not None

@@ -62,8 +62,8 @@ def open_interrupts(draft: Draft, actor: str) -> bool:
 def move(draft: Draft, cmd: Move) -> None:
     """A Movement Action (C20); leaving an enemy's reach opens an Attack of Opportunity window for each such
     enemy able to react, unless the mover Disengaged earlier this turn (C23)."""
+    draft.able(cmd.who, "move", incapacitated=False)  # C33, C36 before the step and the turn: the refusal names them
     draft.require("declare")
-    draft.able(cmd.who, "move", incapacitated=False)
     require_turn(draft, cmd.who, "move")
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn_movement < 1:

@@ -367,6 +367,19 @@ class TestAttackOfOpportunity:
         said = str(refused(fight, lambda: fight.move("kael", leaves=["kael"]), "C23"))
         assert said == "[C23] 'kael' cannot leave its own reach: leaves names the others whose reach it leaves"
 
+    def test_one_at_0_hp_reacting_is_refused_naming_c36(self, play: Play) -> None:
+        """C36 (docs/scenarios.md: a command given to a Dying combatant is refused naming C36): vesh, dropped to 0
+        HP by mira, gets no window when kael leaves its reach, and its react, its pass and an Active Defense or a
+        Catch it answers are refused naming C36 (for react, not C23's "no reaction window is open")."""
+        fight = vesh_down(play, [])
+        fight.end_turn("mira")
+        fight.move("kael", leaves=["vesh"])
+        said = str(refused(fight, lambda: fight.react("vesh"), "C36"))
+        assert said == "[C36] 'vesh' is at 0 HP, Dying: treated as Incapacitated and cannot react"
+        refused(fight, lambda: fight.defend("vesh", "dodge"), "C36")
+        refused(fight, lambda: fight.defend("vesh", None), "C36")
+        refused(fight, lambda: fight.catch("vesh", True), "C36")
+
     def test_only_a_responder_may_answer(self, play: Play) -> None:
         """C23: wren (not engaged with kael) is not offered the window and may not react or pass."""
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
