@@ -49,6 +49,7 @@ __all__ = [
     "RollOff",
     "EndTurn",
     "Move",
+    "StandUp",
     "Disengage",
     "React",
     "PassReaction",
@@ -270,6 +271,14 @@ class Move(CommandBase, frozen=True, kw_only=True):
     leaves: tuple[str, ...] = ()
 
 
+class StandUp(CommandBase, frozen=True, kw_only=True):
+    """A Prone combatant stands up: in the rounds, on its own turn, for its Movement Action (C20; the core ruleset's
+    Prone is cleared by "standing up (a Movement Action)"); free outside the rounds. It leaves no one's reach, so it
+    provokes no Attack of Opportunity (C23)."""
+
+    who: str
+
+
 class Disengage(CommandBase, frozen=True, kw_only=True):
     """Disengage (1 Bonus Action, C22): this turn's movement provokes no Attack of Opportunity (C23)."""
 
@@ -368,7 +377,7 @@ class Redo(CommandBase, frozen=True, kw_only=True):
 Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerActiveDefense
            | RouteDamage | ChooseWillConversion | CallSave | CancelAction | ApplyConditionCommand
            | ClearConditionCommand
-           | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move
+           | RevealSeed | BeginAmbush | RollInitiative | AgreeInitiative | RollOff | EndTurn | Move | StandUp
            | Disengage | React | PassReaction | AnswerCatch | AnswerDecision | UseAbility | Engage | Draw | LeaveFight
            | EndFight
            | Undo | Redo)

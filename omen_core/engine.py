@@ -66,6 +66,7 @@ from .decide import (
     RollInitiative,
     RollOff,
     RouteDamage,
+    StandUp,
     StartFight,
     StaticCheck,
     Target,
@@ -558,6 +559,10 @@ class Fight:
     def move(self, who: str, leaves: Sequence[str] = ()) -> list[Event]:
         """A Movement Action; leaving enemies' reach opens Attack of Opportunity windows (C23)."""
         return self._events(self.execute(Move(who=who, leaves=tuple(leaves))))
+
+    def stand_up(self, who: str) -> list[Event]:
+        """A Prone combatant stands up: its Movement Action in the rounds (C20), free outside them."""
+        return self._events(self.execute(StandUp(who=who)))
 
     def disengage(self, who: str) -> list[Event]:
         """Disengage (1 Bonus Action): this turn's movement provokes no Attack of Opportunity (C22, C23)."""

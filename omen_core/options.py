@@ -36,6 +36,7 @@ from .commands import (
     Move,
     Redo,
     RollInitiative,
+    StandUp,
     StaticCheck,
     Undo,
     UseAbility,
@@ -299,6 +300,7 @@ def _named(state: FightState, history: History | None, tag: str, actor: str | No
 
 
 def _turn_commands(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
+    in_rounds = state.phase.name == "ROUNDS"
     for who, fighter in state.combatants.items():
         near = [other for other in state.engaged_with(who) if other not in unseen]
         moves = [Move(who=who), *(Move(who=who, leaves=(other,)) for other in near[:MAX_LISTED])]
@@ -307,11 +309,13 @@ def _turn_commands(state: FightState, history: History | None, unseen: frozenset
         yield from _named(state, history, "move", who, "C20, C23", "1 Movement Action", moves,
                           note=_noted("leaves: any of the combatants listed in the choices, together" if near else "",
                                       more))
+        if fighter.prone:
+            yield from _named(state, history, "stand_up", who, "C20, C28", "1 Movement Action" if in_rounds else "free",
+                              [StandUp(who=who)])
         yield from _named(state, history, "disengage", who, "C22, C23", "1 Bonus Action", [Disengage(who=who)])
         gear = [w.id for w in fighter.sheet.weapons] + ([fighter.sheet.shield.id] if fighter.sheet.shield else [])
         draws = [Draw(who=who, weapon=item) for item in gear if item not in fighter.wielding]
-        cost = state.ruleset.economy.draw.replace("_", " ") if state.ruleset and state.phase.name == "ROUNDS" \
-            else "free"
+        cost = state.ruleset.economy.draw.replace("_", " ") if state.ruleset and in_rounds else "free"
         yield from _named(state, history, "draw", who, "§Preparing for Combat, C18, C35", cost, draws)
         yield from _abilities(state, history, who, unseen)
         yield from _named(state, history, "end_turn", who, "§Your Turn", "free", [EndTurn(who=who)])

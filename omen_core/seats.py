@@ -42,6 +42,7 @@ PLAYER_COMMANDS: dict[str, str] = {
     "answer_decision": "who",
     "use_ability": "who",
     "move": "who",
+    "stand_up": "who",
     "disengage": "who",
     "draw": "who",
     "end_turn": "who",
@@ -50,7 +51,8 @@ PLAYER_COMMANDS: dict[str, str] = {
 #: The player's commands that begin an action of its own (not an answer to a window, not a draw): before the rounds
 #: (the set-up, an ambush, initiative) single actions are the GM's to resolve (docs/machine.md), so a player's seat
 #: gives them from round 1 on.
-PLAYER_ACTIONS: frozenset[str] = frozenset({"declare_attack", "use_ability", "move", "disengage", "end_turn"})
+PLAYER_ACTIONS: frozenset[str] = frozenset({"declare_attack", "use_ability", "move", "stand_up", "disengage",
+                                           "end_turn"})
 
 
 def player_may_act(command: str, phase: str) -> bool:

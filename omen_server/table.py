@@ -64,7 +64,7 @@ COMMAND_TITLES: dict[str, str] = {
     "declare_attack": "Attack", "answer_active_defense": "Active Defense", "route_damage": "Route damage",
     "choose_will_conversion": "Will conversion", "react": "React", "pass_reaction": "Pass",
     "answer_catch": "Catch", "answer_decision": "Answer", "use_ability": "Ability", "move": "Move",
-    "disengage": "Disengage", "draw": "Draw",
+    "stand_up": "Stand up", "disengage": "Disengage", "draw": "Draw",
     "end_turn": "End turn",
     "static_check": "Check", "contest": "Contest", "call_save": "Save", "cancel_action": "Cancel the action",
     "apply_condition": "Apply a condition", "clear_condition": "Clear a condition", "reveal_seed": "Reveal the seed",

@@ -273,7 +273,7 @@ def _menu(rf: RandomFight) -> list[str]:
         weights |= answer[type(window)]
     elif state.phase is Phase.SETUP:
         weights |= {"initiative": 10, "ambush": 4, "engage": 8, "condition": 2, "clear": 1, "check": 2, "contest": 2,
-                    "draw": 2, "attack": 2, "save": 2, "move": 1, "end_fight": 1, "ability": 2}
+                    "draw": 2, "attack": 2, "save": 2, "move": 1, "end_fight": 1, "ability": 2, "stand_up": 1}
     elif state.phase is Phase.AMBUSH:
         weights |= {"initiative": 10, "engage": 3, "condition": 1, "draw": 1, "end_fight": 1}
     else:
@@ -284,7 +284,8 @@ def _menu(rf: RandomFight) -> list[str]:
         weights |= {"attack": 12 if acts else 1, "move": 6 if moves else 1, "save": 3 if acts else 1, "end_turn": 6,
                     "ability": 4 if able else 1,
                     "engage": 4, "condition": 2, "disengage": 1 if close else 0, "draw": 1, "clear": 1, "check": 1,
-                    "contest": 1, "end_fight": 1, "leave": 1, "undo": 1}
+                    "contest": 1, "end_fight": 1, "leave": 1, "undo": 1,
+                    "stand_up": 3 if owner is not None and owner.prone else 0}
     weights["undo"] = weights.get("undo", 0) + 1 if rf.undoable() else 0
     weights["redo"] = 6 if rf.undone_open else 0
     weights["reveal"] = weights.get("reveal", reveal)
@@ -294,7 +295,7 @@ def _menu(rf: RandomFight) -> list[str]:
 
 EVERY = ("undo", "redo", "reveal", "agree", "roll_off", "defend", "react", "pass", "catch", "route", "will", "engage",
          "condition", "clear", "check", "contest", "end_fight", "draw", "attack", "save", "move", "ambush",
-         "initiative", "end_turn", "disengage", "cancel", "leave", "decide", "ability")
+         "initiative", "end_turn", "disengage", "cancel", "leave", "decide", "ability", "stand_up")
 
 
 def _pick(draw: Draw, options: Iterable[T]) -> T | None:
@@ -492,6 +493,9 @@ def _command(draw: Draw, rf: RandomFight, kind: str) -> tuple[str, Callable[[], 
         case "disengage":
             who = _actor(draw, rf)
             return f"disengage {who}", lambda: fight.disengage(who)
+        case "stand_up":
+            who = _actor(draw, rf)
+            return f"stand up {who}", lambda: fight.stand_up(who)
     raise AssertionError(kind)
 
 

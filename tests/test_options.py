@@ -50,6 +50,7 @@ from omen_core.commands import (
     RollInitiative,
     RollOff,
     RouteDamage,
+    StandUp,
     StaticCheck,
     Undo,
     UseAbility,
@@ -256,7 +257,7 @@ def vocabulary(fight: Fight) -> list[Command]:
         out += [AnswerCatch(who=a, catch=c) for c in (True, False)]
         out += [RouteDamage(attacker=a, die=d) for d in (None, 0, 1, 2, 3)]
         out += [ChooseWillConversion(who=a, convert=c) for c in (True, False)]
-        out += [EndTurn(who=a), Disengage(who=a), Move(who=a)]
+        out += [EndTurn(who=a), Disengage(who=a), Move(who=a), StandUp(who=a)]
         out += [Move(who=a, leaves=tuple(p)) for k in (1, 2) for p in itertools.combinations(others, k)]
         out += [Draw(who=a, weapon=g) for g in gear]
         out += [LeaveFight(who=a, reason=r) for r in ("fled", "yielded", "dead")]
@@ -386,6 +387,7 @@ GATED = [
     DeclareAttack(attacker="vesh", target="kael"),
     CallSave(caller="vesh", saver="kael", effect=EFFECTS[3]),
     Move(who="vesh"),
+    StandUp(who="kael"),
     StaticCheck(check=CheckSpec(who="kael", attribute="STR"), difficulty=10),
     Contest(initiator=CheckSpec(who="kael", skill="Stealth"), defender=CheckSpec(who="vesh", skill="Stealth")),
     ApplyConditionCommand(who="kael", condition="Prone"),
@@ -603,6 +605,46 @@ class TestBudget:
         fight.move("kael")
         mine = {o.command for o in fight.options().offers if o.actor == "kael"}
         assert "end_turn" in mine and not mine & {"declare_attack", "move"}
+
+    def test_with_the_movement_action_spent_melee_attacks_are_offered_only_within_reach(self) -> None:
+        """docs/rulings.md (closing in is movement), C20: after Kael's move, out of everyone's reach, no attack is
+        offered him (his bow is sheathed: a melee one would close in); once he draws the bow, only bow shots are;
+        Kael beside Vesh (round 2) who moves without leaving her is still offered his sword on her."""
+        fight = self.fight()
+        fight.roll_initiative()
+        fight.move("kael")
+        assert not [o for o in fight.options().offers if o.actor == "kael" and o.command == "declare_attack"]
+        fight.draw("kael", "bow")
+        shots = [c.args for o in fight.options().offers if o.actor == "kael" and o.command == "declare_attack"
+                 for c in o.choices]
+        assert shots and all(c["weapon"] == "bow" for c in shots)
+        near = in_round_2()
+        near.move("kael")
+        blows = [c.args for o in near.options().offers if o.actor == "kael" and o.command == "declare_attack"
+                 for c in o.choices]
+        assert {"target": "vesh", "attacker": "kael", "weapon": "sword"} in blows
+        assert all(c["target"] == "vesh" for c in blows)
+
+
+class TestStandingUp:
+    def test_a_prone_combatant_is_offered_standing_up_on_its_turn(self) -> None:
+        """C20, C28: Prone Kael, on his turn, is offered stand_up for his Movement Action; Prone Vesh, not on her
+        turn, is not; once Kael has moved, standing up is offered no more."""
+        fight = in_round_2()
+        fight.apply_condition("kael", "Prone")
+        fight.apply_condition("vesh", "Prone")
+        ups = [o for o in fight.options().offers if o.command == "stand_up"]
+        assert [(o.actor, o.rule, o.cost, [c.args for c in o.choices]) for o in ups] == [
+            ("kael", "C20, C28", "1 Movement Action", [{"who": "kael"}])]
+        fight.move("kael")
+        assert not [o for o in fight.options().offers if o.command == "stand_up"]
+
+    def test_before_the_rounds_standing_up_is_free(self) -> None:
+        """C20: in the set-up a Prone combatant is offered stand_up at no cost (the GM's to give, docs/machine.md)."""
+        fight = new_fight(reactions.kael(), reactions.vesh())
+        fight.apply_condition("vesh", "Prone")
+        ups = [(o.actor, o.cost) for o in fight.options().offers if o.command == "stand_up"]
+        assert ups == [("vesh", "free")]
 
 
 # -- mismatches found --------------------------------------------------------------------------------------

@@ -61,8 +61,8 @@ class TestAPlayersSeat:
                                                                                                    "move"}
         assert seat_options(found, sight_of("player", ["kael"], state, (), "banded", {})).offers == ()
         assert all(player_may_act(c, "setup") is (c not in PLAYER_ACTIONS) for c in
-                   ("declare_attack", "use_ability", "move", "disengage", "end_turn", "answer_active_defense", "draw",
-                    "react", "pass_reaction"))
+                   ("declare_attack", "use_ability", "move", "stand_up", "disengage", "end_turn",
+                    "answer_active_defense", "draw", "react", "pass_reaction"))
         assert all(player_may_act(c, "rounds") for c in PLAYER_ACTIONS)
 
 

@@ -47,6 +47,7 @@ from ..commands import (
     RollInitiative,
     RollOff,
     RouteDamage,
+    StandUp,
     StartFight,
     StaticCheck,
     Undo,
@@ -101,6 +102,7 @@ from .reactions import (
     move,
     pass_reaction,
     reaction_window,
+    stand_up,
 )
 from .saves import RESUMES as SAVE_RESUMES
 from .saves import call_save, resolve_save
@@ -143,6 +145,7 @@ __all__ = [
     "RollOff",
     "EndTurn",
     "Move",
+    "StandUp",
     "Disengage",
     "React",
     "PassReaction",
@@ -180,7 +183,9 @@ def _cancel(draft: Draft, cmd: CancelAction) -> None:
 
 
 def _react(draft: Draft, cmd: React) -> None:
-    """Take the reaction the open window offers: a basic melee attack on the acting combatant (C23, C24)."""
+    """Take the reaction the open window offers: a basic melee attack on the acting combatant (C23, C24). One who
+    cannot act (C10, C33, C36) is refused that first: no window is ever open to it."""
+    draft.able(cmd.who, "react")
     opened = reaction_window(draft, cmd.who)
     rule = "C24" if opened.reaction == "interrupt" else "C23"
     costs = draft.ruleset.reaction_costs
@@ -288,6 +293,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     RollOff: roll_off,
     EndTurn: end_turn,
     Move: move,
+    StandUp: stand_up,
     Disengage: disengage,
     React: _react,
     PassReaction: pass_reaction,
@@ -310,6 +316,7 @@ _GATES: dict[type, str] = {
     CallSave: "declare",
     UseAbility: "declare",
     Move: "declare",
+    StandUp: "declare",
     StaticCheck: "roll_check",
     Contest: "roll_check",
     ApplyConditionCommand: "apply_condition",

@@ -49,9 +49,14 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
     """Use an ability on one's turn (C37): on one's own turn in the rounds, at rest, by one who can act (C10, C33,
     C36), on a target it allows, with a use left (C41) and the cost paid through the ledger (C20, C22). An
     extension's action (:class:`~omen_core.hooks.TurnAction`) listed on the sheet is used the same way."""
+    known = cmd.who in draft.state.combatants
+    extension = next((e for e in turn_actions(draft.state, cmd.who) if e.id == cmd.ability), None) if known else None
+    if known:  # C10, C33, C36 before the step and the turn: the refusal names them
+        sheet = draft.combatant(cmd.who).sheet
+        named = extension.name if extension is not None else \
+            next((a.name for a in sheet.written_abilities() if a.id == cmd.ability), cmd.ability)
+        draft.able(cmd.who, f"use {named}")
     draft.require("declare")
-    extension = next((e for e in turn_actions(draft.state, cmd.who) if e.id == cmd.ability), None) \
-        if cmd.who in draft.state.combatants else None
     if extension is not None:
         _take_action(draft, cmd, extension)
         return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..commands import AnswerActiveDefense, AnswerCatch, DeclareAttack, RouteDamage
 from ..content import CombatantSheet, Consequence, Weapon
+from ..decisions import legal_now
 from ..derive import (
     active_attribute,
     attack_damage_type,
@@ -59,6 +60,7 @@ def attack_frame(draft: Draft) -> AttackFrame:
 def declare_attack(draft: Draft, cmd: DeclareAttack) -> None:
     """Declare an attack on one's turn (an Action, C20); adjacent enemies may Interrupt before costs are
     paid (C24); then pay, roll hit and base defense, and open the Active Defense window or resolve on."""
+    draft.able(cmd.attacker, "attack")  # C10, C33, C36 before the step and the turn: the refusal names them
     draft.require("declare")
     require_turn(draft, cmd.attacker, "attack")
     if draft.state.phase is Phase.ROUNDS and draft.state.turn_actions < 1:
@@ -87,13 +89,26 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
     if reaction is None and not rules.is_ranged(kind) and not draft.state.engaged(attacker.id, target.id):
         # A melee attack is made within reach: declaring one states it, so the target's side sees an adjacent
-        # enemy act (C24) and leaving reach later provokes (C23). Recorded, never assumed silently.
+        # enemy act (C24) and leaving reach later provokes (C23). Recorded, never assumed silently. Closing in is
+        # movement: in the rounds it needs the turn's Movement Action unspent (C20; docs/rulings.md).
+        _closing_in(draft, attacker.id, target.id)
         draft.emit(EngagementChanged(who=attacker.id, others=(target.id,), engaged=True))
     draft.emit(AttackDeclared(
         action=draft.next_seq, attacker=attacker.id, target=target.id,
         weapon=weapon.id if weapon else None, kind=kind, situational=cmd.situational, rage=cmd.rage,
         damage_modifiers=cmd.damage_modifiers, branches=cmd.branches,
         reaction=reaction, reacting_to=reacting_to))  # type: ignore[arg-type]
+
+
+def _closing_in(draft: Draft, attacker: str, target: str) -> None:
+    """A melee attack on a target not within reach closes in, which is movement: in the rounds it is refused once
+    the attacker's Movement Action this turn is spent (C20: 1 Movement Action per turn; docs/rulings.md, "A melee
+    attack is made within reach"). Closing in costs nothing more: the Movement Action unspent, it stays so."""
+    state = draft.state
+    if state.phase is Phase.ROUNDS and state.turn_movement < 1:
+        raise RuleViolation("C20", f"{attacker!r} cannot make a melee attack on {target!r}: {target!r} is not within "
+                                   f"{attacker}'s reach and {attacker}'s Movement Action this turn is spent (C20: 1 "
+                                   "Movement Action per turn; closing in is movement)")
 
 
 def pay_and_roll(draft: Draft) -> None:
@@ -205,6 +220,7 @@ def _open_or_skip_window(draft: Draft) -> None:
 def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     """The defender's answer (C8, C9): decline, or pay a Bonus Action and roll Dodge, Parry or Block."""
     trigger = "decline" if cmd.defense is None else "choose_defense"
+    draft.able(cmd.defender, "make an Active Defense")  # C10, C36 first: a window is never open to one who cannot act
     draft.require(trigger, rule="C8", why="no Active Defense window is open (at most one Active Defense "
                                           "per attack, answered while its window is open)")
     frame = attack_frame(draft)
@@ -218,7 +234,10 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
         return
     why = defense_ineligibility(draft.state, frame.declaration, cmd.defense, cmd.weapon)
     if why is not None:
-        raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {why}")
+        allowed = ", ".join(opened.eligible)
+        raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {why}{_in_hand(draft, cmd)}; this window "
+                                  f"allows {allowed + ' or ' if allowed else ''}declining; legal now: "
+                                  f"{'; '.join(legal_now(draft.state))}")
     sheet = draft.sheet(cmd.defender)
     weapon = (parry_weapon(sheet, cmd.weapon, draft.combatant(cmd.defender).wielding)
               if cmd.defense == "parry" else None)
@@ -229,6 +248,16 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     attribute = active_attribute(cmd.defense, weapon)
     draft.roll("active_defense", cmd.defender, [("active", sheet.attributes[attribute].sides)])
     _determine_hit(draft)
+
+
+def _in_hand(draft: Draft, cmd: AnswerActiveDefense) -> str:
+    """For a Parry refused, the weapons the defender holds (C9, C35: a Parry needs one in hand), in words."""
+    if cmd.defense != "parry":
+        return ""
+    fighter = draft.combatant(cmd.defender)
+    held = [w.id for w in fighter.sheet.weapons if w.id in fighter.wielding]
+    named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held else ""
+    return f" ({named}in hand: {', '.join(held) or 'no weapon'})"
 
 
 def _determine_hit(draft: Draft) -> None:
@@ -296,6 +325,7 @@ def route_damage(draft: Draft, cmd: RouteDamage) -> None:
 
 def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
     """The target catches the thrown item (1 Bonus Action, C22: no damage, no on-hit effects) or lets it hit."""
+    draft.able(cmd.who, "catch")  # C10, C36 first: a Catch window is never open to one who cannot act
     draft.require("catch" if cmd.catch else "decline_catch", rule="C22", why="no Catch window is open")
     opened = attack_frame(draft).catch_window
     assert opened is not None

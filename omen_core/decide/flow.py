@@ -259,7 +259,11 @@ def _close_round(draft: Draft) -> None:
 
 
 def end_turn(draft: Draft, cmd: EndTurn) -> None:
-    """The owner ends its turn: turn-end conditions tick, the next combatant begins (or the round ends)."""
+    """The owner ends its turn: turn-end conditions tick, the next combatant begins (or the round ends). One out of
+    the fight (C33) or at 0 HP (C36) has no turn to end: refused naming that rule before whose turn it is. (A log
+    recorded before C36 holds Dying combatants' turns, which they ended themselves: on its own turn it still may.)"""
+    if draft.state.turn != cmd.who:
+        draft.able(cmd.who, "end the turn", incapacitated=False)
     require_turn(draft, cmd.who, "end the turn")
     draft.require("flow", why="the turn cannot end while an action is in progress")
     _end_turn(draft, cmd.who)

@@ -7,10 +7,11 @@ Interrupt has hit), and the fight cannot move on while it is open.
 
 from __future__ import annotations
 
-from ..commands import Move, PassReaction
+from ..commands import Move, PassReaction, StandUp
 from ..decisions import REACTION_STEPS, legal_now
 from ..errors import RuleViolation
 from ..events import (
+    ConditionCleared,
     CostPaid,
     Moved,
     MovementDeclared,
@@ -18,12 +19,15 @@ from ..events import (
     ReactionWindowClosed,
     ReactionWindowOpened,
 )
+from ..hooks import Cost
+from ..ledger import shortfall
 from ..machine import Phase
 from ..state import FightState, MoveFrame
 from .draft import Draft, require_turn
 from .windows import Resume, nothing_rolled, open_window, settle_pending
 
-__all__ = ["open_interrupts", "move", "finish_move", "pass_reaction", "reaction_window", "close_window"]
+__all__ = ["open_interrupts", "move", "stand_up", "STOOD_UP", "finish_move", "pass_reaction", "reaction_window",
+           "close_window"]
 
 
 def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
@@ -58,14 +62,17 @@ def open_interrupts(draft: Draft, actor: str) -> bool:
 def move(draft: Draft, cmd: Move) -> None:
     """A Movement Action (C20); leaving an enemy's reach opens an Attack of Opportunity window for each such
     enemy able to react, unless the mover Disengaged earlier this turn (C23)."""
+    draft.able(cmd.who, "move", incapacitated=False)  # C33, C36 before the step and the turn: the refusal names them
     draft.require("declare")
-    draft.able(cmd.who, "move", incapacitated=False)
     require_turn(draft, cmd.who, "move")
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn_movement < 1:
         raise RuleViolation("C20", f"{cmd.who!r} has no Movement Action left this turn (1 per turn)")
     for other in cmd.leaves:
         draft.combatant(other)
+        if other == cmd.who:
+            raise RuleViolation("C23", f"{cmd.who!r} cannot leave its own reach: leaves names the others whose reach "
+                                       "it leaves")
         if not state.engaged(cmd.who, other):
             raise RuleViolation("C23", f"{cmd.who!r} is not within {other}'s reach, so cannot leave it")
     action = draft.next_seq
@@ -78,6 +85,36 @@ def move(draft: Draft, cmd: Move) -> None:
         draft.emit(ReactionWindowOpened(action=action, reaction="attack_of_opportunity", responders=responders))
         return
     finish_move(draft)
+
+
+#: Why standing up clears Prone: the core ruleset's ``cleared_by`` for Prone (docs/rulings.md).
+STOOD_UP = "stood up (a Movement Action)"
+
+
+def stand_up(draft: Draft, cmd: StandUp) -> None:
+    """A Prone combatant able to act (C10, C33, C36) stands up, between actions: the core ruleset's Prone is cleared
+    by "standing up (a Movement Action)". In the rounds, on its own turn, it is its Movement Action (C20), paid
+    through the ledger as a movement that leaves no one's reach (so no Attack of Opportunity, C23); outside the
+    rounds it is free, as drawing is, and belongs to no action."""
+    fighter = draft.able(cmd.who, "stand up")
+    draft.require("declare", why="standing up is taken between actions")
+    require_turn(draft, cmd.who, "stand up")
+    if not fighter.prone:
+        raise RuleViolation("C28", f"{cmd.who!r} is not Prone: there is nothing to stand up from (standing up clears "
+                                   "Prone)")
+    if draft.state.phase is not Phase.ROUNDS:
+        draft.emit(ConditionCleared(action=None, who=cmd.who, condition="Prone",
+                                    reason="stood up (free outside the rounds)"))
+        return
+    short = shortfall(draft.state, cmd.who, Cost(movement=1))
+    if short is not None:
+        raise RuleViolation("C20", f"standing up is a Movement Action: {short}")
+    action = draft.next_seq
+    draft.emit(MovementDeclared(action=action, who=cmd.who))
+    draft.emit(CostPaid(action=action, who=cmd.who, resource="movement_action", amount=1, purpose="standing up"))
+    draft.emit(Moved(action=action, who=cmd.who))
+    draft.emit(ConditionCleared(action=action, who=cmd.who, condition="Prone", reason=STOOD_UP))
+    settle_pending(draft)
 
 
 def finish_move(draft: Draft) -> None:

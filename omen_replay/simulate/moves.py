@@ -35,6 +35,7 @@ from omen_core.commands import (
     PassReaction,
     React,
     RouteDamage,
+    StandUp,
     UseAbility,
 )
 from omen_core.content import Save
@@ -44,6 +45,7 @@ from omen_core.extensions import window
 from omen_core.ledger import shortfall
 from omen_core.machine import ORDER, PHASE_ORDER, Phase
 from omen_core.options import listed_others
+from omen_core.rules.attack import attack_kind, is_ranged
 from omen_core.state import AttackFrame, FightState
 
 __all__ = ["legal_commands"]
@@ -51,7 +53,8 @@ __all__ = ["legal_commands"]
 
 def legal_commands(state: FightState, who: str) -> list[Command]:
     """Every command ``who`` may give in ``state`` (a player's commands only), in the order ``options()`` lists
-    them: the answers to the open decision, then attacks, moves, Disengage, draws and ending the turn."""
+    them: the answers to the open decision, then attacks, moves, standing up, Disengage, draws and ending the
+    turn."""
     if not state.started or state.ending is not None or who not in state.combatants:
         return []
     return [*_answers(state, who), *_attacks(state, who), *_turn(state, who)]
@@ -136,15 +139,24 @@ def _attacks(state: FightState, who: str) -> list[Command]:
             or me.left is not None or me.helpless):
         return []
     variants = attack_variants(state, who)
+    closes_in = not (rounds and state.turn_movement < 1)  # docs/rulings.md: closing in is movement (C20)
     return [DeclareAttack(attacker=who, target=target, **arm, **variant)
             for target, foe in state.combatants.items() if target != who and foe.left is None
-            for arm in arms(state, who) for variant in variants]
+            for arm in arms(state, who) if closes_in or state.engaged(who, target) or _ranged(state, who, arm)
+            for variant in variants]
+
+
+def _ranged(state: FightState, who: str, arm: dict[str, Any]) -> bool:
+    """Whether the attack ``arm`` names (a weapon or a spell; unarmed is melee) is ranged (C4): made from afar, it
+    needs no closing in."""
+    weapon = state.combatants[who].sheet.weapon(arm["weapon"]) if "weapon" in arm else None
+    return weapon is not None and is_ranged(attack_kind(weapon.properties))
 
 
 def _turn(state: FightState, who: str) -> list[Command]:
-    """C20-C23, C35: moving, Disengage, drawing and ending the turn, by one in the fight (C33) and not at 0 HP
-    (C36: Dying, treated as Incapacitated, it takes no turn and no action; Incapacitated and Paralysed combatants
-    are not refused these)."""
+    """C20-C23, C35: moving, standing up, Disengage, drawing and ending the turn, by one in the fight (C33) and not
+    at 0 HP (C36: Dying, treated as Incapacitated, it takes no turn and no action; Incapacitated and Paralysed
+    combatants are not refused these, but standing up, which needs one able to act, C10)."""
     me = state.combatants[who]
     if me.left is not None or me.dying or not _turn_is(state, who):
         return []
@@ -153,6 +165,9 @@ def _turn(state: FightState, who: str) -> list[Command]:
     out: list[Command] = []
     if _at(state, "declare", "act") and not (rounds and state.turn_movement < 1):  # C20, C23
         out += [Move(who=who), *(Move(who=who, leaves=(other,)) for other in state.engaged_with(who))]
+    if me.prone and not me.helpless and (state.step, "declare") in ORDER \
+            and not (rounds and state.turn_movement < 1):  # C10, C20, C28: standing up, a Movement Action
+        out.append(StandUp(who=who))
     if _at(state, "flow", "act") and me.bonus_actions >= state.ruleset.reaction_costs.disengage:  # C22
         out.append(Disengage(who=who))
     out += _draws(state, who)

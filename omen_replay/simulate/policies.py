@@ -173,12 +173,14 @@ def armed_attack(decision: Decision, only_ranged: bool = False) -> Command | Non
     one for ``only_ranged``) draws the strongest weapon it carries (by the sheet, as :func:`best_attack` ranks
     them) if the rules let it draw now (C35: on its own turn, at the ruleset's cost; C18: a Completely Surprised
     combatant once its first turn has come), and attacks on its next command; None with no enemy in sight to
-    attack."""
+    attack. For ``only_ranged`` an enemy in sight is enough: out of its reach with the Movement Action spent, a
+    melee attack is not offered (closing in is movement, docs/rulings.md), but a shot needs no closing in."""
     attack = best_attack(decision, only_ranged)
     if attack is not None and not attack.unarmed:
         return attack
     foes = {c.id for c in enemies_in_sight(decision)}
-    if not any(isinstance(c, DeclareAttack) and c.target in foes for c in decision.choices):
+    if not any(isinstance(c, DeclareAttack) and c.target in foes for c in decision.choices) \
+            and not (only_ranged and foes):
         return attack
     draws = [c for c in decision.choices if isinstance(c, Draw) and (w := decision.sheet.weapon(c.weapon)) is not None
              and "spell" not in w.properties and (not only_ranged or "ranged" in w.properties)]

@@ -854,11 +854,37 @@ class TestBranches:
 
 class TestIllegalCommands:
     def test_dodge_while_prone(self, play: Play) -> None:
-        """C9: a prone defender cannot Dodge."""
+        """C9: a prone defender cannot Dodge; the refusal says what the window allows (a Parry with the axe in hand,
+        or declining) and what is legal now, as other refusals inside a window do. Kael: STR 6 + FCS 1 + 2 + 1
+        sword = 10 against vesh's base RES 1 + 1 = 2: the window opens."""
         fight = duel(play, [6, 1, 1, 5], defender=vesh(weapons=(AXE,)), spare=1)
         fight.apply_condition("vesh", "Prone")
         fight.attack("kael", "vesh")
-        refused(fight, lambda: fight.defend("vesh", "dodge"), "C9")
+        said = str(refused(fight, lambda: fight.defend("vesh", "dodge"), "C9"))
+        assert said == ("[C9] 'vesh' cannot dodge: a prone defender cannot Dodge (C9, C27); this window allows parry "
+                        "or declining; legal now: answer_active_defense by vesh (Active Defense, C8); the GM's "
+                        "cancel_action; the GM's end_fight or undo")
+        fight.defend("vesh", None)
+
+    def test_parry_with_a_weapon_not_in_hand(self, play: Play) -> None:
+        """C9, C35: vesh holds the axe (the first weapon, wielded by default) and carries the dagger: a Parry with
+        the dagger is refused, naming what is in hand, what the window allows and what is legal now. 10 against
+        2, as above: the window opens."""
+        fight = duel(play, [6, 1, 1, 5], defender=vesh(weapons=(AXE, DAGGER)), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "parry", weapon="dagger"), "C9"))
+        assert said.startswith("[C9] 'vesh' cannot parry: Parry needs a wielded weapon (C9) ('dagger' is not in "
+                               "hand; in hand: axe); this window allows dodge, parry or declining; legal now: "
+                               "answer_active_defense by vesh (Active Defense, C8)")
+        fight.defend("vesh", None)
+
+    def test_parry_with_nothing_in_hand(self, play: Play) -> None:
+        """C9, C35: vesh carries the axe but holds nothing: a Parry is refused, saying no weapon is in hand; the
+        window allows a Dodge or declining. 10 against 2: the window opens."""
+        fight = duel(play, [6, 1, 1, 5], defender=replace(vesh(weapons=(AXE,)), wielding=()), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "parry"), "C9"))
+        assert "Parry needs a wielded weapon (C9) (in hand: no weapon); this window allows dodge or declining" in said
         fight.defend("vesh", None)
 
     def test_block_without_a_shield(self, play: Play) -> None:

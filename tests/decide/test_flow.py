@@ -712,9 +712,12 @@ class TestActionEconomy:
         refused(fight, lambda: fight.move("kael"), "C20")
 
     def test_movement_does_not_use_the_action(self, play: Play) -> None:
-        """C20: Action and Movement Action are separate: after moving kael can still attack (and vice versa)."""
+        """C20: Action and Movement Action are separate: after moving kael can still attack (and vice versa). The
+        move closes in (the GM says so: a melee attack out of reach would need the Movement Action, docs/rulings.md);
+        vesh, before its first turn, gets no Interrupt window (C24)."""
         fight = self.ready(play, [1, 1, 6])
         fight.move("kael")
+        fight.engage("kael", "vesh")
         fight.attack("kael", "vesh")
         assert (fight.state.turn_actions, fight.state.turn_movement) == (0, 0)
 
@@ -1151,7 +1154,8 @@ class TestDying:
     def test_a_combatant_at_0_hp_takes_no_turn(self, play: Play) -> None:
         """C36: vesh, at 0 HP after Dodging with 1 of its 2 Bonus Actions, takes no turn: each time the order
         reaches it the turn is recorded as skipped (turn_skipped, naming C36), nothing refills (it stays at 1
-        Bonus Action) and it cannot end a turn it does not have; wren's turn follows."""
+        Bonus Action) and it cannot end a turn it does not have (refused naming C36, its helplessness, before whose
+        turn it is); wren's turn follows."""
         # Dodge: AGI d20 1 + 1 = 2; defense 2 + 2 = 4 < 9: still a hit.
         fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1, 1])
         fight.roll_initiative()
@@ -1161,7 +1165,7 @@ class TestDying:
         assert fight.end_turn("kael") == [TurnEnded(round=1, who="kael"), TurnSkipped(round=1, who="vesh",
                                                                                       reason=DYING),
                                           TurnStarted(round=1, who="wren")]
-        unwritten(fight, lambda: fight.end_turn("vesh"), "§Your Turn")
+        unwritten(fight, lambda: fight.end_turn("vesh"), "C36")
         assert fight.end_turn("wren") == [TurnEnded(round=1, who="wren"), RoundEnded(round=1),
                                           RoundStarted(round=2), TurnStarted(round=2, who="kael")]
         assert fight.end_turn("kael") == [TurnEnded(round=2, who="kael"), TurnSkipped(round=2, who="vesh",
@@ -1171,7 +1175,8 @@ class TestDying:
 
     def test_dropping_to_0_hp_on_its_own_turn_ends_the_turn(self, play: Play) -> None:
         """C36: vesh leaves kael's reach on its turn and kael's Attack of Opportunity takes it to 0 HP; the
-        movement completes (it was paid for), then vesh's turn ends by itself and wren's begins."""
+        movement completes (it was paid for), then vesh's turn ends by itself and wren's begins; an end_turn it
+        gives now is refused naming C36."""
         fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1])
         fight.engage("kael", "vesh")
         fight.roll_initiative()
@@ -1183,7 +1188,7 @@ class TestDying:
         assert events[-4:] == [Moved(action=move, who="vesh", left=("kael",)), ActionSettled(action=move),
                                TurnEnded(round=1, who="vesh"), TurnStarted(round=1, who="wren")]
         assert fight.state.combatants["vesh"].hp == 0 and fight.state.turn == "wren"
-        unwritten(fight, lambda: fight.end_turn("vesh"), "§Your Turn")
+        unwritten(fight, lambda: fight.end_turn("vesh"), "C36")
 
     @pytest.mark.parametrize("what, command", [
         ("attack", lambda f: f.attack("vesh", "kael")),

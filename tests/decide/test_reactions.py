@@ -46,6 +46,7 @@ from omen_core.events import (
     AttackDeclared,
     CatchAnswered,
     CatchWindowOpened,
+    ConditionCleared,
     CostPaid,
     DamageResolved,
     DiceRolled,
@@ -359,6 +360,26 @@ class TestAttackOfOpportunity:
         fight = duel(play, [], engaged=False)
         refused(fight, lambda: fight.move("kael", leaves=["vesh"]), "C23")
 
+    def test_leaving_ones_own_reach_is_refused(self, play: Play) -> None:
+        """C23: ``leaves`` names the others whose reach the mover leaves: kael naming itself is refused as that, not
+        as "not within kael's reach"."""
+        fight = duel(play, [])
+        said = str(refused(fight, lambda: fight.move("kael", leaves=["kael"]), "C23"))
+        assert said == "[C23] 'kael' cannot leave its own reach: leaves names the others whose reach it leaves"
+
+    def test_one_at_0_hp_reacting_is_refused_naming_c36(self, play: Play) -> None:
+        """C36 (docs/scenarios.md: a command given to a Dying combatant is refused naming C36): vesh, dropped to 0
+        HP by mira, gets no window when kael leaves its reach, and its react, its pass and an Active Defense or a
+        Catch it answers are refused naming C36 (for react, not C23's "no reaction window is open")."""
+        fight = vesh_down(play, [])
+        fight.end_turn("mira")
+        fight.move("kael", leaves=["vesh"])
+        said = str(refused(fight, lambda: fight.react("vesh"), "C36"))
+        assert said == "[C36] 'vesh' is at 0 HP, Dying: treated as Incapacitated and cannot react"
+        refused(fight, lambda: fight.defend("vesh", "dodge"), "C36")
+        refused(fight, lambda: fight.defend("vesh", None), "C36")
+        refused(fight, lambda: fight.catch("vesh", True), "C36")
+
     def test_only_a_responder_may_answer(self, play: Play) -> None:
         """C23: wren (not engaged with kael) is not offered the window and may not react or pass."""
         fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
@@ -614,12 +635,151 @@ class TestMeleeReach:
         assert not of(events, EngagementChanged) and not of(events, ReactionWindowOpened)
         assert not fight.state.engaged("kael", "vesh")
 
+    def test_with_the_movement_action_spent_a_melee_attack_out_of_reach_is_refused(self, play: Play) -> None:
+        """docs/rulings.md (closing in is movement), C20: kael leaves vesh's reach (vesh passes its Attack of
+        Opportunity), so its one Movement Action this turn is spent; a melee attack on vesh, out of reach, is
+        refused naming C20, with the sword or unarmed: nothing is written, no die rolled."""
+        fight = duel(play, [])
+        fight.move("kael", leaves=["vesh"])
+        fight.pass_reaction("vesh")
+        assert not fight.state.engaged("kael", "vesh") and fight.state.turn_movement == 0
+        said = str(refused(fight, lambda: fight.attack("kael", "vesh", weapon="sword"), "C20"))
+        assert said == ("[C20] 'kael' cannot make a melee attack on 'vesh': 'vesh' is not within kael's reach and "
+                        "kael's Movement Action this turn is spent (C20: 1 Movement Action per turn; closing in is "
+                        "movement)")
+        refused(fight, lambda: fight.attack("kael", "vesh", unarmed=True), "C20")
+
+    def test_with_the_movement_action_spent_one_within_reach_may_still_be_attacked(self, play: Play) -> None:
+        """C20, C23, C24: kael, beside vesh and wren, leaves wren's reach only (wren passes); vesh is still within
+        reach, so kael's attack on it is no closing in: vesh's Interrupt window opens (it passes), then 1 + 1 + 2 =
+        4 against 6 + 1 = 7: a miss."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3, 1, 1, 6])
+        fight.engage("kael", "vesh", "wren")
+        fight.roll_initiative()
+        through_round_1(fight)
+        fight.move("kael", leaves=["wren"])
+        fight.pass_reaction("wren")
+        events = fight.attack("kael", "vesh")
+        assert kinds(events) == ["AttackDeclared", "ReactionWindowOpened"]
+        fight.pass_reaction("vesh")
+        assert last(fight, HitDetermined).hit is False and fight.state.turn_actions == 0
+
+    def test_with_the_movement_action_spent_a_ranged_attack_needs_no_closing_in(self, play: Play) -> None:
+        """docs/rulings.md: a bow shot changes no position, so after kael's move it is made from afar: no
+        engagement, no Interrupt (vesh is not adjacent, C24); 1 + 1 + 2 = 4 against 6 + 1 = 7: a miss."""
+        fight = duel(play, [1, 1, 6], attacker=kael(weapons=(BOW,)), engaged=False)
+        fight.move("kael")
+        events = fight.attack("kael", "vesh")
+        assert not of(events, EngagementChanged) and not of(events, ReactionWindowOpened)
+        assert last(fight, HitDetermined).hit is False
+
+    def test_outside_the_rounds_closing_in_asks_for_no_movement(self, play: Play) -> None:
+        """docs/rulings.md: before the rounds no turn counts Movement Actions (C20), so after a move kael's melee
+        attack still closes in, recorded as before; 1 + 1 + 2 = 4 against 6 + 1 = 7: a miss."""
+        fight = play(kael(), vesh(), faces=[1, 1, 6])
+        fight.move("kael")
+        events = fight.attack("kael", "vesh")
+        assert events[0] == EngagementChanged(who="kael", others=("vesh",), engaged=True)
+        assert last(fight, HitDetermined).hit is False
+
     def test_undo_takes_the_engagement_back_with_the_attack(self, play: Play) -> None:
         """The engagement is part of the attack's command: undoing the attack undoes it too."""
         fight = duel(play, [1, 1, 6], engaged=False, spare=3)
         fight.attack("kael", "vesh")
         fight.undo()
         assert not fight.state.engaged("kael", "vesh") and fight.state.at_rest
+
+
+# -- Standing up --------------------------------------------------------------------------------
+
+
+class TestStandUp:
+    """The core ruleset's Prone is cleared by "standing up (a Movement Action)" (C28; docs/rulings.md)."""
+
+    def test_standing_up_is_the_turns_movement_action(self, play: Play) -> None:
+        """C20, C23: Prone kael stands up on its turn: a Movement Action paid through the ledger, leaving no one's
+        reach (no Attack of Opportunity window from vesh, still engaged), Prone cleared; the Action and the Bonus
+        Actions are untouched, and no other Movement Action is left."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        events = fight.stand_up("kael")
+        action = declared(fight, MovementDeclared)
+        assert events == [
+            MovementDeclared(action=action, who="kael"),
+            CostPaid(action=action, who="kael", resource="movement_action", amount=1, purpose="standing up"),
+            Moved(action=action, who="kael"),
+            ConditionCleared(action=action, who="kael", condition="Prone", reason="stood up (a Movement Action)"),
+            ActionSettled(action=action)]
+        fighter = fight.state.combatants["kael"]
+        assert not fighter.prone and fight.state.engaged("kael", "vesh") and fight.waiting_for is None
+        assert (fight.state.turn_movement, fight.state.turn_actions, ba(fight, "kael")) == (0, 1, 2)
+        said = str(refused(fight, lambda: fight.move("kael"), "C20"))
+        assert "no Movement Action left" in said
+
+    def test_after_moving_one_cannot_stand_up(self, play: Play) -> None:
+        """C20: Prone kael crawls (its Movement Action); standing up needs another and is refused."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.move("kael")
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "C20"))
+        assert said == ("[C20] standing up is a Movement Action: 'kael' cannot pay 1 Movement Action: 0 movement "
+                        "action(s) to spend (C20)")
+        assert fight.state.combatants["kael"].prone
+
+    def test_one_not_prone_cannot_stand_up(self, play: Play) -> None:
+        """C28: only Prone is cleared by standing up; kael, standing, is refused."""
+        fight = duel(play, [])
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "C28"))
+        assert said == "[C28] 'kael' is not Prone: there is nothing to stand up from (standing up clears Prone)"
+
+    def test_only_on_its_own_turn(self, play: Play) -> None:
+        """§Your Turn: Prone vesh cannot stand up on kael's turn."""
+        fight = duel(play, [])
+        fight.apply_condition("vesh", "Prone")
+        refused(fight, lambda: fight.stand_up("vesh"), "§Your Turn")
+
+    @pytest.mark.parametrize("condition", ["Paralysed", "Incapacitated"])
+    def test_one_who_cannot_act_cannot_stand_up(self, play: Play, condition: str) -> None:
+        """C10: Prone and Incapacitated or Paralysed, kael cannot stand up."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.apply_condition("kael", condition)
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "C10"))
+        assert said == "[C10] 'kael' is incapacitated or paralysed and cannot stand up"
+
+    def test_one_at_0_hp_cannot_stand_up(self, play: Play) -> None:
+        """C36: vesh, Prone and dropped to 0 HP by mira, is refused naming C36 (before whose turn it is)."""
+        fight = vesh_down(play, [])
+        fight.apply_condition("vesh", "Prone")
+        refused(fight, lambda: fight.stand_up("vesh"), "C36")
+
+    def test_outside_the_rounds_it_is_free(self, play: Play) -> None:
+        """C20: before the rounds no turn counts Movement Actions: standing up is free, Prone cleared outside any
+        action, as the GM's clear would be; vesh, engaged, gets no window (it leaves no reach, C23)."""
+        fight = play(kael(), vesh(), faces=[])
+        fight.engage("kael", "vesh")
+        fight.apply_condition("kael", "Prone")
+        assert fight.stand_up("kael") == [ConditionCleared(action=None, who="kael", condition="Prone",
+                                                           reason="stood up (free outside the rounds)")]
+        assert not fight.state.combatants["kael"].prone
+
+    def test_undo_gives_back_the_movement_action_and_prone(self, play: Play) -> None:
+        """Standing up is one command: undoing it gives kael its Movement Action back, and Prone."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.stand_up("kael")
+        fight.undo()
+        assert fight.state.combatants["kael"].prone and fight.state.turn_movement == 1
+
+    def test_not_while_an_action_is_in_progress(self, play: Play) -> None:
+        """Standing up is taken between actions: while vesh's Attack of Opportunity window waits on Prone kael's
+        crawl away, it is refused by the lifecycle, saying what is legal now."""
+        fight = duel(play, [])
+        fight.apply_condition("kael", "Prone")
+        fight.move("kael", leaves=["vesh"])
+        said = str(refused(fight, lambda: fight.stand_up("kael"), "lifecycle"))
+        assert "legal now: react or pass_reaction by vesh" in said
+        fight.pass_reaction("vesh")
 
 
 # -- Catch --------------------------------------------------------------------------------------

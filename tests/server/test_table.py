@@ -128,6 +128,24 @@ class TestFragment:
         assert "Vesh the Cinder-Hand&#39;s base defense" not in log, "Vesh's die is the GM's"
 
 
+    def test_a_prone_combatant_of_a_player_is_offered_standing_up(self, table: Any) -> None:
+        """C20, C28: Kael, Prone, on his turn: Alice's fragment has a Stand up form costing 1 Movement Action (the
+        offers shown generically), and her seat may give it: Prone is cleared."""
+        table.create()
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                  json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        table.command({"command": "apply_condition", "who": "kael", "condition": "Prone"})
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        text = fragment(table, alice)
+        found = re.search(r'<form class="command[^"]*" id="o\d+-stand_up-kael"', text)
+        assert found is not None
+        form = text[found.start():text.index("</form>", found.start())]
+        assert "Stand up" in form and "1 Movement Action" in form
+        answer = table.command({"command": "stand_up", "who": "kael"}, token=alice)
+        assert answer.status_code == 201, answer.text
+        assert "stand_up" not in fragment(table, alice)
+
+
 STEPS = st.lists(st.integers(0, 10_000), min_size=3, max_size=14)
 
 
