@@ -1085,9 +1085,17 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
     quiet = keep_alive_seconds()
     last_said = anyio.current_time()
     poked = fights.pokes.get(fight_id, 0)
+    broken: tuple[int, int] | None = None  # what had been appended and poked when a look last failed
     while True:
         again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
-        if more or fights.appended.get(fight_id, 0) > shown or again:
+        now = (fights.appended.get(fight_id, 0), fights.pokes.get(fight_id, 0))
+        look = more or now[0] > shown or again
+        if broken is not None and now == broken and looks % BROKEN_LOOKS:
+            look = False  # a look that failed is tried again when the fight changes, or every 30 s
+            with contextlib.suppress(StoreUnavailable):
+                if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
+                    return  # revoked or reissued, as below
+        if look:
             poked = fights.pokes.get(fight_id, 0)
             try:
                 if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
@@ -1096,6 +1104,16 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
             except StoreUnavailable:  # the database (the keep's, the store's) is restarting: the stream waits,
                 await anyio.sleep(1.0)  # then goes on from `after` (the seat asked again)
                 continue
+            except Exception as exc:  # a bug: said once (logged, and an `error` message with its reference), the
+                if broken is None:  # stream stays open (a client reconnecting at once would fail in a loop)
+                    ref = guard.log_failure(exc, "GET", f"/fights/{fight_id}/stream")
+                    last_said = anyio.current_time()
+                    yield ServerSentEventMessage(data=_ENCODER.encode(_stream_problem(ref)).decode(), event="error")
+                broken, more = now, False
+                looks += 1
+                await anyio.sleep(POLL)
+                continue
+            broken = None
             for item in items:
                 if isinstance(item, SeenEvent):
                     yield ServerSentEventMessage(data=_ENCODER.encode(item).decode(), event="event", id=item.seq)
@@ -1120,6 +1138,17 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
             yield ServerSentEventMessage(data=None, comment="keep-alive")
         looks += 1
         await anyio.sleep(POLL)
+
+
+#: While a stream's look fails, it is tried again every BROKEN_LOOKS looks (30 s), or at once when the fight changes.
+BROKEN_LOOKS = 300
+
+
+def _stream_problem(ref: str) -> dict[str, Any]:
+    """The ``error`` message of a stream whose look failed: the problem a 500 carries, its reference included."""
+    return {"type": "/problems/internal-error", "title": _title(500), "status": 500,
+            "detail": "the server failed while following this fight; its log says why, under reference "
+                      f"{ref}; the stream stays open and tries again when the fight changes", "ref": ref}
 
 
 def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, settings: bool = False
