@@ -151,7 +151,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "condition_cleared": {**_ACTION, "who": "name", "condition": "public", "reason": "gm"},
     "action_settled": {**_ACTION},
     "action_cancelled": {**_ACTION, "reason": "gm"},
-    "seed_revealed": {"seed": "public"},
+    "seed_revealed": {"seed": "gm"},  # a ruling: a seat sees that it was revealed, the seed once published
     "seed_committed": {"commitment": "public"},
     "ambush_started": {"ambushers": "names", "defenders": "names", "time_waited": "public",
                        "preset_difficulty": "public", "minutes": "public"},

@@ -290,6 +290,36 @@ class TestSeats:
         assert seats.get("alice", "/session").status_code == 200
         assert seats.get("alice", "/verify").json()["findings"] is not None
 
+    def test_a_revealed_seed_is_the_gms_until_the_log_is_published(self, seats: Any) -> None:
+        """A ruling (found by a tester): with the seed and docs/dice.md's derivation a player recomputed dice withheld
+        from her (the hidden one's initiative die; a foe's die whose total she saw, so its sheet bonus). After the
+        GM's reveal mid-fight (C42) and at the end, every player and spectator sees the seed_revealed event with the
+        seed withheld (``withheld: ["seed"]``) and ``seed_revealed: true`` in its state, its table page whole; the
+        GM sees the seed; /verify checks the dice for every seat; once the GM publishes, the log every seat reads
+        carries the seed."""
+        assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
+        assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201  # mid-fight (C42)
+        assert seats.post("gm", {"command": {"command": "end_fight", "note": "over"}}).status_code == 201
+        assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201
+        gm = seats.table.client.get("/fights/ford/events?limit=500", headers=seats.table.auth()).json()["events"]
+        seeds = [e["event"]["seed"] for e in gm if e["type"] == "seed_revealed"]
+        assert len(seeds) == 2 and all(len(seed) == 64 for seed in seeds)
+        for who in seats.tokens:
+            events = seats.get(who, "/events?limit=500").json()["events"]
+            revealed = [e for e in events if e["type"] == "seed_revealed"]
+            assert [(e["event"], e["withheld"], e["salt"]) for e in revealed] == [
+                ({"type": "seed_revealed"}, ["seed"], None)] * 2, revealed
+            assert seats.get(who, "/state").json()["seed_revealed"] is True
+            assert seats.get(who, "/table").status_code == 200
+            verified = seats.get(who, "/verify").json()
+            assert verified["clean"] is True and verified["seed_revealed"] is True, verified
+            assert all(seed.encode() not in body for _who, _what, body in seats.served for seed in seeds)
+        assert seats.get("alice", "/log").status_code == 403
+        seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"publish": True})
+        for who in seats.tokens:
+            published = seats.get(who, "/log")
+            assert published.status_code == 200 and all(seed.encode() in published.content for seed in seeds)
+
     def test_explaining_another_sheets_roll_is_the_gms(self, seats: Any) -> None:
         """A player may not explain the raider's initiative roll (its sheet is the GM's); the GM may."""
         seats.post("gm", {"command": {"command": "roll_initiative"}})
