@@ -80,8 +80,8 @@ from .views import (
 )
 
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
-           "CommandResult", "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatEntry",
-           "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
+           "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
+           "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -311,11 +311,22 @@ class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
     next_after: int | None
 
 
+class NeededDie(msgspec.Struct, frozen=True, kw_only=True):
+    """One die a command still needs the face of: whose roll (``roller``), what for (``purpose``, as the options
+    name it: ``base_defense``), its pool and its sides."""
+
+    roller: str
+    purpose: str
+    pool: str
+    sides: int
+
+
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """An error (RFC 9457): ``type`` names its kind, ``detail`` says what and where; ``rule`` is the rule id a
     command broke, ``field`` the path of a bad field, ``current_version`` the fight's version after a 409,
-    ``needed`` the dice still to roll (C29 order) when faces are missing, ``ref`` the reference of a 500 in the
-    server's log."""
+    ``needed`` the rolls still to make when faces are missing (C29 order; one entry per roll, its dice listed:
+    ``vesh's hit: primary d8, fcs d6``), ``needed_dice`` the same one die at a time (:class:`NeededDie`), ``ref``
+    the reference of a 500 in the server's log."""
 
     type: str
     title: str
@@ -325,6 +336,7 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     field: str | None = None
     current_version: int | None = None
     needed: tuple[str, ...] | None = None
+    needed_dice: tuple[NeededDie, ...] | None = None
     ref: str | None = None
 
 
@@ -364,13 +376,15 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         scrub(f"{exc.command}: {exc.reason} (at {field})", sight, typed), field=field)
     if isinstance(exc, FacesNeeded):
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
-        needed = tuple(f"{r.roller}'s {r.purpose}: " + ", ".join(f"{t} d{s}" for t, s in r.pool) for r in rolls)
+        needed = tuple(describe_dice([r]) for r in rolls)  # the detail's words: "kael's base defense: res d8"
+        dice = tuple(NeededDie(roller=r.roller, purpose=r.purpose, pool=pool, sides=sides)
+                     for r in rolls for pool, sides in r.pool)
         detail = str(exc) if sight.gm else (
             "the faces given run short (C29: a command carries the faces of its dice in order, a roll's all "
             "together); yours: " + ("; ".join(needed) or "none")
             + "; the others' are the GM's to roll and enter (in a seeded fight, the server's)")
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
-                        needed=needed)
+                        needed=needed, needed_dice=dice)
     if isinstance(exc, SurplusFaces):
         detail = str(exc) if sight.gm else (
             f"{exc.given} face(s) given, but this command rolls fewer dice; yours: "
