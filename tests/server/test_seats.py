@@ -101,6 +101,38 @@ class Seats:
 
 
 
+def test_a_players_refusal_names_no_hidden_responder() -> None:
+    """Found by a tester: the hidden Skarn (engaged with Kael: its attack missed) and Vesh may Interrupt Kael's
+    attack (C24); Alice's end_turn meanwhile said "legal now: react or pass_reaction by (hidden), vesh", telling her
+    a hidden enemy may answer. It reads "by vesh", and her pass "(responders: vesh)"; once Vesh passed and only
+    Skarn is left (her options' waiting is null), what is legal now is the GM's alone; the GM's names Skarn."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [2, 1, 6]}).status_code == 201  # Skarn first
+        assert table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                              "dice": [1, 1, 1]}).status_code == 201
+        for who in ("skarn", "vesh"):
+            assert table.command({"command": "end_turn", "who": who}).status_code == 201
+        assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                              "weapon": "longsword"}, token=alice).status_code == 201
+        end = {"command": "end_turn", "who": "kael"}
+        lifecycle = ("[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: "
+                     "the action is at 'reaction window open'; legal now: ")
+        assert table.command(end, token=alice).json()["detail"] == lifecycle + (
+            "react or pass_reaction by vesh (Interrupt, C24); the GM's cancel_action; the GM's end_fight or undo")
+        passed = table.command({"command": "pass_reaction", "who": "kael"}, token=alice).json()["detail"]
+        assert passed == "[C24] 'kael' may not answer this window (responders: vesh)"
+        assert table.command({"command": "pass_reaction", "who": "vesh"}).status_code == 201
+        options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+        assert options["waiting"] is None
+        assert table.command(end, token=alice).json()["detail"] == lifecycle + (
+            "the GM's cancel_action; the GM's end_fight or undo")
+        assert "by skarn (Interrupt, C24)" in table.command(end).json()["detail"]
+
+
 def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
     """Kael's unarmed 1 + 1 misses Vesh's 6 and Vesh's Riposte opens (C38): Alice's commands refused meanwhile
     (ending Kael's turn, answering the decision for Kael) do not name Riposte, which is Vesh's sheet (GM-only:
