@@ -524,3 +524,33 @@ def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see(
     assert sorted({c["args"]["target"] for c in attack["choices"]}) == [
         *(f"r{i:02d}" for i in range(MAX_LISTED - 1)), "r13"]  # r13, engaged with Kael, first
     assert seen["veiled"]["offers"] == seen["open"]["offers"]
+
+
+def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -> None:
+    """Found by a tester: the GM's static_check of Kael (Alice's own) is at seq 5; the GM's explanation of that
+    command_issued was empty (no dice, no parts); it now says the command whole and the seqs it wrote (6 to 8: the
+    roll, the check's result and its batch's last event); Alice's was 403 "shows the sheets of combatants this seat
+    does not play", the wrong reason: it shows the GM's command whole, which she sees as its name; the seqs it
+    wrote she explains (the check: Kael's roll, every term hers)."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual")
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        check = {"command": "static_check", "check": {"who": "kael", "skill": "Athletics"}, "difficulty": 10}
+        done = table.command({**check, "dice": [4]})
+        assert done.status_code == 201, done.text
+        seqs = [e["seq"] for e in done.json()["events"]]
+        first, last = seqs[0], seqs[-1]
+        gm = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth()).json()
+        assert (gm["kind"], gm["dice"], gm["parts"]) == ("command_issued", [], [])
+        assert gm["verdicts"] == [
+            f'the command static_check {{"check":{{"who":"kael","skill":"Athletics"}},"difficulty":10}} with 1 '
+            f"face(s), given by gm: it wrote seqs {first + 1} to {last} (explain each for its rolls and results)"]
+        mine = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth(alice))
+        assert mine.status_code == 403 and mine.json()["detail"] == (
+            f"the explanation of seq {first} shows the whole of a command this seat sees only in part (another seat "
+            f"gave it); explain the seqs it wrote ({first + 1} to {last}) for its rolls and results; the GM may "
+            "explain it, and every seat once the GM publishes the log")
+        rolled = table.client.get(f"/fights/duel/explain/{first + 1}", headers=table.auth(alice))
+        assert rolled.status_code == 200 and rolled.json()["kind"] == "static_check_resolved", rolled.text
