@@ -531,10 +531,11 @@ def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -
     command_issued was empty (no dice, no parts); it now says the command whole and the seqs it wrote (6 to 8: the
     roll, the check's result and its batch's last event); Alice's was 403 "shows the sheets of combatants this seat
     does not play", the wrong reason: it shows the GM's command whole, which she sees as its name; the seqs it
-    wrote she explains (the check: Kael's roll, every term hers)."""
+    wrote she explains (the check: Kael's roll, every term hers). The GM's check of the hidden Skarn is envelopes to
+    her: each of its seqs is 403 for that one reason (the explanation's dice or words would say which is which)."""
     table = Table()
     with table.client:
-        table.create(dice="manual")
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
         alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
             "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
         check = {"command": "static_check", "check": {"who": "kael", "skill": "Athletics"}, "difficulty": 10}
@@ -554,3 +555,11 @@ def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -
             "explain it, and every seat once the GM publishes the log")
         rolled = table.client.get(f"/fights/duel/explain/{first + 1}", headers=table.auth(alice))
         assert rolled.status_code == 200 and rolled.json()["kind"] == "static_check_resolved", rolled.text
+        hidden = table.command({"command": "static_check", "check": {"who": "skarn", "skill": "Stealth"},
+                                "difficulty": 10, "dice": [4]})
+        assert hidden.status_code == 201, hidden.text
+        for seq in [e["seq"] for e in hidden.json()["events"]]:  # envelopes to her: one reason for each, whatever
+            answer = table.client.get(f"/fights/duel/explain/{seq}", headers=table.auth(alice))  # it explains
+            assert answer.status_code == 403 and answer.json()["detail"] == (
+                f"the explanation of seq {seq} is of an event this seat is not shown; the GM may explain it, and "
+                "every seat once the GM publishes the log")
