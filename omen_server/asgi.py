@@ -112,6 +112,7 @@ from .seating import make_seat as seat_for
 from .staging import stage, staged_view, staging_routes
 from .table import CSP, table_routes
 from .views import (
+    EVENT_VIEWS,
     SeenEvent,
     Sight,
     combatant_views,
@@ -475,6 +476,10 @@ def _unexplainable(found: Explanation, asked: int, sight: Sight, store: EventSto
         return ("shows the whole of a command this seat sees only in part (another seat gave it); "
                 + (f"explain the seqs it wrote ({rec.seq + 1} to {last}) for its rolls and results" if last > rec.seq
                    else "it wrote nothing else"))
+    told = [name for name in seen.withheld if EVENT_VIEWS.get(str(seen.type), {}).get(name, "gm") == "gm"] \
+        if seen is not None else []
+    if told:  # a reason, a note, a revealed seed: the GM's (the seed every seat's once the log is published)
+        return f"shows what only the GM sees of that event (its {', '.join(told)})"
     return "shows the sheets of combatants this seat does not play"
 
 

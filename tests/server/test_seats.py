@@ -327,8 +327,8 @@ class TestSeats:
         from her (the hidden one's initiative die; a foe's die whose total she saw, so its sheet bonus). After the
         GM's reveal mid-fight (C42) and at the end, every player and spectator sees the seed_revealed event with the
         seed withheld (``withheld: ["seed"]``) and ``seed_revealed: true`` in its state, its table page whole; the
-        GM sees the seed; /verify checks the dice for every seat; once the GM publishes, the log every seat reads
-        carries the seed."""
+        GM sees the seed; /verify checks the dice for every seat; explaining that seq is 403 saying why (the seed is
+        the GM's); once the GM publishes, the log every seat reads carries the seed."""
         assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
         assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201  # mid-fight (C42)
         assert seats.post("gm", {"command": {"command": "end_fight", "note": "over"}}).status_code == 201
@@ -346,6 +346,10 @@ class TestSeats:
             verified = seats.get(who, "/verify").json()
             assert verified["clean"] is True and verified["seed_revealed"] is True, verified
             assert all(seed.encode() not in body for _who, _what, body in seats.served for seed in seeds)
+            told = seats.get(who, f"/explain/{revealed[0]['seq']}")
+            assert told.status_code == 403 and told.json()["detail"] == (
+                f"the explanation of seq {revealed[0]['seq']} shows what only the GM sees of that event (its seed); "
+                "the GM may explain it, and every seat once the GM publishes the log")
         assert seats.get("alice", "/log").status_code == 403
         seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"publish": True})
         for who in seats.tokens:
