@@ -122,7 +122,8 @@ def _usage_error(exc: Any, named: str) -> int:
         say(context.get_help())
         code: int = exc.exit_code
         return code
-    message = " ".join(str(exc.format_message()).split()).rstrip(".")
+    # typer checks a choice with pydantic, whose message starts "Value error, ": noise to whoever reads it
+    message = " ".join(str(exc.format_message()).split()).rstrip(".").replace("Value error, ", "")
     path = context.command_path if context is not None else named
     say(f"omen: error: {message} (see '{path} --help')")
     exit_code: int = exc.exit_code

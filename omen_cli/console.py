@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
     from omen_replay.narrate import Line
 
-__all__ = ["out", "err", "console", "stdout", "escape", "visible", "plain", "print_lines", "STYLE", "Stderr",
-           "StdoutFailed"]
+__all__ = ["out", "unwrapped", "err", "console", "stdout", "escape", "visible", "plain", "print_lines", "STYLE",
+           "Stderr", "StdoutFailed"]
 
 def _console(**kwargs: Any) -> Console:
     """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
@@ -114,6 +114,9 @@ class Stderr:
 
 out = cast("Console", _Lazy(lambda: _console(file=stdout)))
 err = cast("Console", _Lazy(lambda: _console(stderr=True, soft_wrap=True)))  # an error is one line: a path copies
+#: Standard output laid out as no terminal limits it: a line never wrapped, a table never narrowed (for a report
+#: sent to a file or a pipe, whose commands and paths must copy whole and whose names stay on their rows).
+unwrapped = cast("Console", _Lazy(lambda: _console(file=stdout, soft_wrap=True, width=10_000)))
 
 
 def console(stderr: bool = False) -> Console:

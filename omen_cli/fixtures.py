@@ -65,6 +65,9 @@ def fixtures_record(
     """Re-record one fixture under the current rules and show what changed."""
     from omen_replay.fixtures import record
 
+    if not name or name in (".", "..") or "/" in name or "\\" in name or Path(name).is_absolute():
+        bad_input(f"fixture name {name!r} is not a folder name: NAME is one folder under --dir ({root}), never a "
+                  "path, so a recording stays inside --dir")
     directory = root / name
     if not (directory / "scenario.toml").exists():
         bad_input(f"no fixture {name!r}: {directory / 'scenario.toml'} does not exist")

@@ -62,12 +62,12 @@ def status(
     state = live.state
     known: SeedKnown | None = None
     env = os.environ.get("OMEN_SEED", "").strip()
-    if given is not None or env:
+    if given is not None or (env and state.seed_commitment is not None):  # OMEN_SEED: for the seeded fights
         raw = given if given is not None else seed_option(env)
         assert raw is not None
         if state.seed_commitment != commitment(raw):
-            bad_input(f"{log_url}: the seed given ({'--seed' if given is not None else 'OMEN_SEED'}) does not hash "
-                       f"to the seed commitment of fight {fight_id!r}")
+            bad_input(_seed_mismatch(log_url, fight_id, state.dice, state.seed_commitment is not None,
+                                     f"the seed given ({'--seed' if given is not None else 'OMEN_SEED'})"))
         known = SeedKnown(raw.hex(), printed=given is not None)
     elif state.revealed_seed:
         known = SeedKnown(state.revealed_seed, printed=True)
@@ -75,6 +75,16 @@ def status(
         known = SeedKnown(public.hex(), printed=True)
     for line in status_lines(found, state, log_url, known):
         out.print(escape(line), soft_wrap=True)
+
+
+def _seed_mismatch(log_url: str, fight_id: str, dice: str | None, committed: bool, given: str) -> str:
+    """Why a seed given is refused: it does not hash to the fight's seed commitment, or the fight has none (its
+    dice are manual or scripted: no seed to match, so none to give)."""
+    if committed:
+        return f"{log_url}: {given} does not hash to the seed commitment of fight {fight_id!r}"
+    kind = f"{dice} dice, not seeded" if dice else "no seeded dice"
+    return (f"{log_url}: fight {fight_id!r} has {kind}: it has no seed (no seed commitment) for {given} to match; "
+            "leave it out")
 
 
 def _not_json_of_another_kind(text: str, origin: str) -> None:
@@ -179,7 +189,8 @@ def do_cmd(
             stored, before = done, live.state_after(done[0].seq - 1)
         else:
             if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
-                bad_input(f"{log_url}: --seed does not hash to the seed commitment of fight {fight_id!r}")
+                bad_input(_seed_mismatch(log_url, fight_id, live.state.dice, live.state.seed_commitment is not None,
+                                         "--seed"))
             if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
                 live.dice = ManualDice()
             before = live.state
@@ -263,8 +274,17 @@ def undo(
         done = live.undo(to, reason)
         wrote(f"the undo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
     out.print(f"undone: seq {done.from_seq} to {done.to_seq}, back to the command at seq {done.from_seq} "
-              f"(recorded at seq {live.version}; `omen redo {log_url}` takes it back)")
+              f"(recorded at seq {live.version}; `{escape(_redo_hint(log_url, fight))}` takes it back)", soft_wrap=True)
     print_state(summarise(live.state), False)
+
+
+def _redo_hint(log_url: str, fight: str | None) -> str:
+    """The ``omen redo`` that takes back an undo of ``fight`` in ``log_url``, as a shell line: with ``--fight`` if
+    the undo named one (a store holding several fights needs it), each word quoted where a shell would split it (a
+    PostgreSQL URL's ``?`` and ``&``)."""
+    import shlex
+
+    return f"omen redo {shlex.quote(log_url)}" + (f" --fight {shlex.quote(fight)}" if fight is not None else "")
 
 
 def redo(

@@ -255,7 +255,8 @@ def copy_cmd(
     fight: Annotated[str | None, typer.Option(help="Copy this fight only (default: every fight of SRC).")] = None,
 ) -> None:
     """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
-    completed if it is a prefix of SRC's (nothing to do if it is all there), refused (exit 2) if it differs."""
+    completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it
+    differs or if SRC ends with a torn batch (run omen repair on it first)."""
     from omen_replay.copy import copy_fights
 
     with refusals():
@@ -271,7 +272,10 @@ def copy_cmd(
         wrote(f"copied to {dst_url}: " + ", ".join(f"{c.fight_id} seqs {c.had + 1}-{c.had + c.added}" for c in done
                                                     if c.added))
     for c in done:
-        if not c.added:
+        if c.beyond:
+            out.print(f"{c.fight_id}: already in {escape(dst_url)}, and more: it holds the source's {c.had} events "
+                      f"then {c.beyond} more ({c.had + c.beyond} in all); nothing copied")
+        elif not c.added:
             out.print(f"{c.fight_id}: already in {escape(dst_url)}, identical ({c.had} events)")
         elif c.had:
             out.print(f"{c.fight_id}: {c.added} events copied after the {c.had} already there (seqs {c.had + 1}-"

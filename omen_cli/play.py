@@ -111,11 +111,9 @@ def run(
     """Run a scenario: start the fight, join its combatants, play its commands, and write the log; a seeded fight
     that ends with its seed unrevealed has it revealed at the end (C42), unless --keep-seed."""
 
-    from omen_core.commands import RevealSeed
-    from omen_core.dice import SeededDice
     from omen_replay.narrate import Narrator
     from omen_replay.replay import summarise
-    from omen_replay.scenario import load_scenario, run_scenario
+    from omen_replay.scenario import load_scenario, reveal_at_end, run_scenario
 
     with refusals():
         loaded = load_scenario(scenario)
@@ -134,10 +132,9 @@ def run(
 
         fight = run_scenario(loaded, store, on_step=lambda step, stored: tell(stored), on_start=tell,
                              snapshots=open_snapshots(log_url))
-        state = fight.state
-        if not keep_seed and state.ending is not None and isinstance(fight.dice, SeededDice) \
-                and state.seed_commitment is not None and state.revealed_seed is None:
-            tell(fight.execute(RevealSeed(seed=fight.dice.seed.hex())))  # at the end of a fight (C42)
+        revealed = [] if keep_seed else reveal_at_end(fight)  # at the end of a fight (C42)
+        if revealed:
+            tell(revealed)
     records = fight.events
     print_state(summarise(fight.state), as_json)
     if not as_json:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .app import bad_input, check_log_parent, guarded, seed_option, store_at
-from .console import console, escape, out, plain, stdout
+from .console import console, escape, out, plain, stdout, unwrapped, visible
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -60,7 +60,8 @@ def simulate_command(
                                                      "do not own.")] = HpShown.banded,
     out_path: Annotated[Path | None, typer.Option(
         "--out", help="Where to write the run (manifest, summaries, a record per fight); default "
-                      "out/simulations/ID-SEED.json (A-vs-B-SEED.json for --compare).")] = None,
+                      "out/simulations/ID-SEED-SETTINGS.json (A-vs-B-... for --compare; SETTINGS: 8 hex digits of "
+                      "the run's settings). A file holding another run is never overwritten.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON (the simulation schema of omen "
                                                          "schema --of simulation); no progress bar.")] = False,
     html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML page, and beside it "
@@ -160,13 +161,18 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         bad_input(f"--seed must be at least 16 bytes (32 hex digits), as seeded dice are (docs/scenarios.md): "
                   f"{seed_hex!r} is {len(seed)}")
     rules = Rules(policies=names, max_rounds=max_rounds, hp_display=hp_display)  # type: ignore[arg-type]
+    from omen_replay.simulate.run import policies_of, settings_key
+
+    key = settings_key(encounters, policies_of(encounters, rules), seed, max_rounds, hp_display, until_ci,
+                       count or max_fights, batch)
     stem = "-vs-".join(e.id for e in encounters)
-    target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}.json"
+    target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}-{key[:8]}.json"
     if out_path is None:
         target.parent.mkdir(parents=True, exist_ok=True)
     from omen_replay.output import check_parent
 
     check_parent(target, "the run")  # said before the fights are run, not after
+    _not_another_run(target, key)
     if html is not None:
         check_parent(html, "the report")
     run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
@@ -180,6 +186,29 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         stdout.write(run_json(run).decode() + "\n")
         return
     _print_run(run, str(target), html)
+
+
+def _not_another_run(target: Path, key: str) -> None:
+    """Refuse (exit 2, before any fight is played) to write a run over a file that holds anything but the same run
+    (the same settings: :func:`~omen_replay.simulate.run.settings_key`): another run, whose report pages' replay
+    commands name this file, or a file that is no run at all."""
+    if not target.is_file():
+        return
+    from omen_core.errors import OmenError
+    from omen_replay.simulate.run import RunError, key_of, read_run
+
+    try:
+        from omen_core.content import read_content
+
+        held = read_run(read_content(target, 1 << 30).encode(), str(target))
+    except (RunError, OmenError):
+        bad_input(f"{target} already exists and is not a run of omen simulate: choose another --out (nothing was "
+                  "overwritten)")
+    if key_of(held) != key:
+        m = held.manifest
+        bad_input(f"{target} already holds another run (seed {m.seed[:8]}..., {m.fights:,} fights, other settings): "
+                  "its report's replay commands name it; choose another --out, or move it away (nothing was "
+                  "overwritten)")
 
 
 def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int | None, until_ci: float | None,
@@ -256,29 +285,30 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
     from rich.table import Table
 
+    from omen_replay.simulate.stats import signed
 
     t = run.timing
     m = run.manifest
     for er in run.encounters:
         s = er.summary
         title = er.encounter.title or er.encounter.id
-        out.print(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
-                  f"seed {m.seed}" + _stopped(run))
+        _say(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
+             f"seed {m.seed}" + _stopped(run))
         for side in s.sides:
             w = side.wins
-            out.print(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
-                      f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
+            _say(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
+                 f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
         if s.draws.count:
             dr = s.draws
-            out.print(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
-                      f"{m.max_rounds} rounds)[/]")
+            _say(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
+                 f"{_rounds(m.max_rounds)})[/]")
         if s.all_down.count:
             ad = s.all_down
-            out.print(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
-                      "felled both: no winner)[/]")
+            _say(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
+                 "felled both: no winner)[/]")
         r = s.rounds
-        out.print(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:.2f} to {r.high:.2f}; "
-                  f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
+        _say(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:z.2f} to {r.high:z.2f}; "
+             f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
         table = Table(box=None, padding=(0, 1), pad_edge=False)
         for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down", "first down"):
             table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
@@ -286,22 +316,31 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
             table.add_row(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
                           f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
                           f"{c.down.rate:.1%}", f"{c.falls_first.rate:.1%}")
-        out.print(table)
+        _say(table)
         ex = s.extremes
         for pick in (*ex.longest[:1], *ex.upsets[:1]):
-            out.print(f"  [dim]#{pick.index}: {escape(pick.why)}[/]")
+            _say(f"  [dim]#{pick.index}: {escape(pick.why)}[/]")
     if run.comparison is not None:
-        out.print("[bold]A - B on the same seeds[/] (paired 95 % | unpaired 95 %):")
+        _say("[bold]A - B on the same seeds[/] (paired 95 % | unpaired 95 %):")
         for d in run.comparison.differences:
-            paired = (f"{d.paired_low:+.3f} to {d.paired_high:+.3f}" if d.paired_low != d.paired_high else
+            paired = (f"{signed(d.paired_low)} to {signed(d.paired_high)}" if d.paired_low != d.paired_high else
                       "the same in every pair")
-            out.print(f"  {escape(d.what)}: {d.difference:+.3f}  [dim]({paired} | "
-                      f"{d.unpaired_low:+.3f} to {d.unpaired_high:+.3f})[/]")
-    out.print(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
-              f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
-              + (f", report to {escape(str(html))}" if html else "")
-              + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
-              + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
+            _say(f"  {escape(d.what)}: {signed(d.difference)}  [dim]({paired} | "
+                 f"{signed(d.unpaired_low)} to {signed(d.unpaired_high)})[/]")
+        left_out = run.comparison.not_compared()
+        if left_out:
+            _say(f"  not compared, in one encounter only: {escape(visible(left_out))}")
+    _say(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
+         f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
+         + (f", report to {escape(str(html))}" if html else "")
+         + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
+         + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
+
+
+def _say(*objects: object) -> None:
+    """Print to standard output: on a terminal, fitted to its width; elsewhere (a file, a pipe, a capture) never
+    wrapped, a table never narrowed, so a name stays on its row and a command, a path stays whole, to copy."""
+    (out if out.is_terminal else unwrapped).print(*objects)
 
 
 def _stopped(run: Run) -> str:
@@ -323,13 +362,19 @@ def _policy_shown(policy: str, name: str) -> str:
     return policy if not name or name == policy else f"{name}, {policy}"
 
 
+def _rounds(n: int) -> str:
+    """``n`` rounds, in words: 1 round, 2 rounds."""
+    return f"{n} round{'s' if n != 1 else ''}"
+
+
 def _outcome(r: FightRecord) -> str:
     """How a fight ended, in words."""
-    rounds = f"{r.rounds} round{'s' if r.rounds != 1 else ''}"
+    rounds = _rounds(r.rounds)
     if r.winner is not None:
         return f"{r.winner} won in {rounds}"
     if r.ended == "all_down":
-        return f"every side down in {rounds} ({r.defeated} defeated as the last blow felled the rest: no winner)"
+        return (f"every side down in {rounds} ({r.defeated} all down first, defeated; the same command felled the "
+                "rest: no winner)")
     if r.ended == "round_limit":
         return f"a draw: no side down in {rounds}"
     return f"no single side won in {rounds} ({r.defeated} defeated)"
@@ -361,12 +406,12 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
                                           "recorded": recorded}).decode() + "\n")
     else:
         r = played.record
-        out.print(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
-                  f"{fight.version} events; "
-                  f"{_outcome(r)}"
-                  + (" (as the run recorded)" if same else ""))
-        out.print(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
-                  else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
+        _say(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
+             f"{fight.version} events; "
+             f"{_outcome(r)}"
+             + (" (as the run recorded)" if same else ""))
+        _say(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
+             else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
     if not same:
         changed = edited(run)
         from omen_core import __version__

@@ -125,12 +125,12 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
 
 def _until(state: FightState, who: str, condition: str) -> str:
     """When a condition applied to last until a named combatant's next turn clears (C40): " (until the end of
-    Kael Arden's next turn)"; "this turn" once that turn has started; empty for any other condition."""
+    Kael Arden's next turn)"; "current turn" once that turn has started; empty for any other condition."""
     for u in state.until:
         if (u.who, u.condition) == (who, condition):
             of = state.combatants[u.of].sheet.name if u.of in state.combatants else u.of
             moment = "start" if u.moment == "start_of_next_turn" else "end"
-            return f" (until the {moment} of {of}'s {'this' if u.armed else 'next'} turn)"
+            return f" (until the {moment} of {of}'s {'current' if u.armed else 'next'} turn)"
     return ""
 
 

@@ -102,6 +102,7 @@ __all__ = [
     "name_keys",
     "reason_and_path",
     "in_words",
+    "read_bounded",
     "read_content",
     "MAX_CONTENT_BYTES",
 ]
@@ -838,9 +839,9 @@ _INNER = " - at `."
 
 
 def _damage_problem(a: Ability) -> str:
-    """A damage an ability deals that could never be meant (C25): no dice and no flat amount, a negative flat
-    amount, or half of it where no save succeeded (``half`` is a save's success branch's, C15); or Dying cleared
-    while the HP stay at 0 (C36: a heal ends it)."""
+    """A damage an ability deals that could never be meant (C25): no dice and no flat amount (a heal's too), a
+    negative flat amount, or half of it where no save succeeded (``half`` is a save's success branch's, C15); or
+    Dying cleared while the HP stay at 0 (C36: a heal ends it)."""
     places: list[tuple[str, object, bool]] = []
     for i, effect in enumerate(a.effects):
         places.append((f"effects[{i}]", effect, False))
@@ -852,6 +853,8 @@ def _damage_problem(a: Ability) -> str:
     for where, c, on_success in places:
         if isinstance(c, ClearCondition) and c.condition == "Dying":
             return _at(f"{where}.condition", "Dying ends when HP rises above 0 (C36): heal instead (kind = \"heal\")")
+        if isinstance(c, Heal) and c.dice is None and not c.flat:
+            return _at(where, "a heal effect needs dice or a flat amount (it would restore nothing)")
         if not isinstance(c, DealDamage):
             continue
         if c.flat < 0:
@@ -1160,6 +1163,12 @@ def read_content(path: str | Path, limit: int = MAX_CONTENT_BYTES) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ContentError(source, "$", f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
                            line) from None
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them, read as :func:`read_content` reads (a
+    device, a pipe or a directory is a :class:`ContentError` at once, never read; so is a larger file)."""
+    return _read_bounded(str(path), limit)
 
 
 def _read_bounded(source: str, limit: int) -> bytes:

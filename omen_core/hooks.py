@@ -293,7 +293,8 @@ class TurnAction:
     """An action an extension adds, taken on its owner's turn with the ``use_ability`` command (C37), as an
     ability written as data is: offered by ``options()``, the server and the table page, refused with the rule
     and why, recorded as ``ability_used`` naming the extension, its ``cost`` paid through the one ledger (C20,
-    C22; outside the rounds no turn's Actions or Movement are counted), then ``does(acting, used)`` records what it
+    C22; outside the rounds no turn's Actions or Movement are counted; one costing an Action is an Action
+    declared: adjacent enemies may Interrupt it first, C24), then ``does(acting, used)`` records what it
     does, and the action settles. ``target``: whom it may be used on (its owner, an ally or the owner, an enemy,
     anyone), ``within_reach`` (C23); ``refusal(state, who, target)``: why it may not be used now beyond those (None:
     it may), checked before anything is recorded."""

@@ -15,7 +15,9 @@ line of the nearest thing above it that is: the table that lacks the field, or l
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from typing import Literal
 
 __all__ = ["Lines", "error_line"]
@@ -74,13 +76,25 @@ class _Scanner:
         self.advance(len(quote))
         return body
 
+    def unescape(self, body: str) -> str:
+        """A basic string's (or JSON string's) text with its escapes read, as the reader reads them
+        (``"X\\u202e"`` is the key ``X`` + U+202E); as written if they are not valid escapes."""
+        try:
+            if self.toml:
+                return str(tomllib.loads(f'k = "{body}"')["k"])
+            return str(json.loads(f'"{body}"'))
+        except ValueError:
+            return body
+
     def key(self) -> list[str]:
         """A (dotted) key: its parts."""
         parts = []
         while True:
             self.blank(newlines=False)
             if self.peek() in ('"', "'"):
-                parts.append(self.string())
+                basic = self.peek() == '"'
+                body = self.string()
+                parts.append(self.unescape(body) if basic and "\\" in body else body)
             else:
                 m = _BARE.match(self.text, self.i)
                 if m is None:

@@ -187,12 +187,14 @@ class Until(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class Pending(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A deferred cost (C41): ``who`` used ``ability``, whose deferred effects come at ``moment`` of its next turn.
     ``armed``: that next turn has started (its end is the one that counts, not the end of a turn under way when
-    the ability was used)."""
+    the ability was used). ``action``: the action that used it (its ``ability_used`` or ``save_called``), whose
+    cancelling takes the cost back (C24, C41: a cancelled ability's costs but its Action are not paid)."""
 
     who: str
     ability: str
     moment: Literal["start_of_next_turn", "end_of_next_turn"]
     armed: bool = False
+    action: int | None = None
 
 
 class Reaction(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -681,16 +683,25 @@ def _answered(state: FightState, event: DecisionAnswered) -> FightState:
     return state if event.choice == PASS else _used(state, event.who, event.decision)
 
 
-def _used(state: FightState, who: str, ability: str) -> FightState:
+def _used(state: FightState, who: str, ability: str, action: int | None = None) -> FightState:
     """``who`` uses ``ability`` once more: this turn, this round, this fight (C41); its deferred cost, if it has one,
-    is recorded to settle at its next turn."""
+    is recorded to settle at its next turn (owed by ``action``, the action that used it, if any)."""
     key = use_key(who, ability)
     t, r, f = state.uses.get(key, (0, 0, 0))
     state = replace(state, uses={**state.uses, key: (t + 1, r + 1, f + 1)})
     written = next((a for a in state.abilities if a.id == ability), None)
     if written is None or written.deferred is None:
         return state
-    return replace(state, deferred=(*state.deferred, Pending(who=who, ability=ability, moment=written.deferred.at)))
+    owed = Pending(who=who, ability=ability, moment=written.deferred.at, action=action)
+    return replace(state, deferred=(*state.deferred, owed))
+
+
+def _action_cancelled(state: FightState, event: ActionCancelled) -> FightState:
+    """An action called off before it resolved (an Interrupt that hits, C24; the GM's cancel): the deferred cost of
+    an ability it used is not owed (C41: only its Action is spent; its use stays counted)."""
+    if not any(p.action == event.action for p in state.deferred):
+        return state
+    return replace(state, deferred=tuple(p for p in state.deferred if p.action != event.action))
 
 
 def deferred_due(state: FightState, who: str, moment: str) -> tuple[Pending, ...]:
@@ -762,8 +773,10 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     InitiativeOrderSet: lambda state, event: replace(state, order=event.order),
     RoundStarted: _round_started,
     DecisionAnswered: _answered,
-    AbilityUsed: lambda state, event: _used(state, event.who, event.ability),
-    SaveCalled: lambda state, event: _used(state, event.caller, event.ability) if event.ability else state,
+    AbilityUsed: lambda state, event: _used(state, event.who, event.ability, event.action),
+    SaveCalled: lambda state, event: _used(state, event.caller, event.ability, event.action) if event.ability
+    else state,
+    ActionCancelled: _action_cancelled,
     TurnStarted: lambda state, event: replace(state, **_turn_started(state, event)),
     TurnEnded: lambda state, event: replace(state, **_turn_ended(state, event)),
     BonusActionsRefilled: lambda state, event: replace(state, **_refilled(state, event)),

@@ -341,7 +341,7 @@ class CardBuilder(Visitor):
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         """Place one event: in the card of its action, in a roll's card, as a round's summary, or as a note."""
-        self.known.see(rec)
+        self.known.see(rec, before)
         if rec.seq == rec.batch:
             self._rolls_done()
         lines = tuple(self.narrator.tell(rec))

@@ -4,9 +4,11 @@ Each fight of the source is read as its stored lines, its chain checked,
 and appended to the destination in whole commands (a batch never split, so
 a copy cut short leaves whole commands, and runs on from there next time).
 A fight the destination already holds must be a prefix of the source's, line
-for line: then only the rest is appended (nothing, if it is all there). A
-fight that differs is refused before anything is written, with the first
-seq where the two part. The destination's lines are read back and compared
+for line: then only the rest is appended (nothing, if it is all there, or if
+the destination holds the source's fight and more after it). A fight that
+differs is refused before anything is written, with the first seq where the
+two part. A source that ends with a torn batch (a crash mid-write) is refused
+too: a copy appends whole commands only. The destination's lines are read back and compared
 with the source's at the end.
 """
 
@@ -38,11 +40,14 @@ class FightDiffers(BadInput):
 
 @dataclass(frozen=True)
 class Copied:
-    """What copying one fight did: ``had`` events were there already, ``added`` were appended."""
+    """What copying one fight did: ``had`` events of the source's were there already, ``added`` were appended;
+    ``beyond``: how many events the destination holds after all of the source's (it went on from there: nothing
+    to copy)."""
 
     fight_id: str
     had: int
     added: int
+    beyond: int = 0
 
 
 def _lines(store: EventStore, fight_id: str, after_seq: int = 0) -> Iterator[bytes]:
@@ -65,6 +70,14 @@ def _source(store: EventStore, fight_id: str) -> tuple[list[bytes], list[StoredE
             raise LogCorrupted(store.location, seq, f"line does not decode as a stored event: {exc}") from None
     for seq, what in chain_breaks(events, fight_id, lines=lines):
         raise LogCorrupted(store.location, seq, f"the chain does not hold: {what}; nothing was copied")
+    last = events[-1] if events else None
+    if last is not None and last.batch_size and last.seq < last.batch + last.batch_size - 1:
+        raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a torn batch: the command "
+                                                       f"starting at seq {last.batch} wrote "
+                                                       f"{last.seq - last.batch + 1} of its {last.batch_size} "
+                                                       "events (a crash mid-write); a copy appends whole commands "
+                                                       "only, so nothing was copied: run omen repair on the "
+                                                       "source first")
     return lines, events
 
 
@@ -75,12 +88,12 @@ def plan_fight(src: EventStore, dst: EventStore, fight_id: str) -> tuple[list[by
     have = dst.version(fight_id)
     if have == 0:
         return lines, events, 0
-    if have > len(lines):
-        raise FightDiffers(fight_id, dst.location, f"it holds {have} events, the source {len(lines)}")
+    common = min(have, len(lines))
     for seq, (mine, theirs) in enumerate(zip(_lines(dst, fight_id), lines, strict=False), 1):
         if mine != theirs:
-            raise FightDiffers(fight_id, dst.location, f"the two part at seq {seq}")
-        if seq == have:
+            raise FightDiffers(fight_id, dst.location, f"the two part at seq {seq} (it holds {have} events, the "
+                                                       f"source {len(lines)}; the first {seq - 1} are the same)")
+        if seq == common:
             break
     return lines, events, have
 
@@ -104,6 +117,9 @@ def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str]) -> list[
     plans = [(fight_id, *plan_fight(src, dst, fight_id)) for fight_id in fight_ids]
     done = []
     for fight_id, lines, events, have in plans:
+        if have >= len(lines):  # all there already (and perhaps more after it): nothing to write or read back
+            done.append(Copied(fight_id, len(lines), 0, have - len(lines)))
+            continue
         version = have
         for batch in _batches(events[have:], lines[have:]):
             version = dst.append(fight_id, batch, version)

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import msgspec
 
-from omen_core.content import Heal, IncomingDamage
+from omen_core.content import Heal, IncomingDamage, Weapon
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput
@@ -22,8 +22,11 @@ from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
     ActiveDefenseChosen,
+    ActiveDefenseWindowSkipped,
     AmbushDifficultySet,
     AttackDeclared,
+    CatchAnswered,
+    CatchWindowOpened,
     CommandIssued,
     ConditionApplied,
     ConditionCleared,
@@ -31,13 +34,18 @@ from omen_core.events import (
     CostPaid,
     DamageResolved,
     DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
     DiceRolled,
     Die,
     Event,
     FightStarted,
     HitDetermined,
+    InitiativeAgreed,
+    InitiativeOrderSet,
     InitiativeRolled,
     InitiativeRollOff,
+    InitiativeTied,
     MomentReached,
     MovementDeclared,
     ReactionPassed,
@@ -59,8 +67,8 @@ from omen_core.machine import action_of
 from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
 from omen_core.rules.mitigation import exact
-from omen_core.state import FightState, Frame
-from omen_core.walk import LinesSource, Source, StopWalk, Visitor, Walk, walk
+from omen_core.state import FightState, Frame, effective_bonus
+from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
@@ -125,21 +133,25 @@ def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
         label, source = _WORDS[t.kind]
         fill = {"conditions": "conditions", **context, "label": t.label,
                 "after": afters[i] if isinstance(afters, list) and i < len(afters) else ""}
-        said = source.format(**fill)
+        said, origin = source.format(**fill), t.source
         if isinstance(named, dict) and t.kind in _NAMED_KINDS:
-            whose = named.get(t.label.rsplit(" x", 1)[0]) or named.get(t.label)
-            if whose:
+            found = named.get(t.label) or named.get(t.label.rsplit(" x", 1)[0]) \
+                or named.get(t.label.split(" (", 1)[0])  # "Marked x2", "Battle Focus (target Prone)"
+            if found:
+                whose, origin = found
                 said = whose + (", part of the Defense Rating (C11)" if t.kind == "defense_modifier" else "")
-        worded.append(Term(label.format(**fill), t.value, said, origin=t.source))
+        worded.append(Term(label.format(**fill), t.value, said, origin=origin))
     return tuple(worded)
 
 
-def _origins(state: FightState, *whos: str) -> dict[str, str]:
-    """What each condition of the ruleset and each ability of ``whos``' sheets is, by the name a term carries."""
-    found = dict.fromkeys(state.ruleset.conditions if state.ruleset else (), "a condition (C28)")
+def _origins(state: FightState, *whos: str) -> dict[str, tuple[str, str]]:
+    """What each condition of the ruleset and each ability of ``whos``' sheets is, by the name a term carries: its
+    source in words and its origin (``condition``, ``ability:<name>``; an event records such a term as
+    ``situational`` or an ability's, whichever list it stands in)."""
+    found = dict.fromkeys(state.ruleset.conditions if state.ruleset else (), ("a condition (C28)", "condition"))
     for who in whos:
         if who in state.combatants:
-            found |= {a.name: f"{who}'s ability {a.name} (C37)"
+            found |= {a.name: (f"{who}'s ability {a.name} (C37)", f"ability:{a.name}")
                       for a in state.combatants[who].sheet.written_abilities()}
     return found
 
@@ -216,6 +228,10 @@ class _Seed:
         return "seeded dice, seed not revealed yet: the faces cannot be checked", None
 
 
+#: The events that set the initiative order beside its rolls (C19): explaining the order reads them all.
+_INITIATIVE = (InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed)
+
+
 class Derivations:
     """What explaining needs to know of a walk so far: the seed, the seqs undone as the log stands, and the rolls of
     the batch in progress (by counter). A visitor that explains (:class:`_Explainer`, the session log's cards)
@@ -224,17 +240,23 @@ class Derivations:
     def __init__(self, seed: bytes | None = None):
         self.seed = _Seed(seed)
         self.voided: frozenset[int] = frozenset()
+        self.landmarks = Landmarks()
         self.batch_rolls: dict[int, StoredEvent] = {}
+        self.initiative: list[tuple[StoredEvent, FightState]] = []  # its rolls, ties, roll-offs, agreements (C19)
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
-        self.voided = walk.voided
+        self.voided, self.landmarks = walk.voided, walk.landmarks
         for _seq, revealed in walk.landmarks.seeds:
             seed = bytes.fromhex(revealed)
             self.seed.revealed[commitment(seed)] = seed
 
-    def see(self, rec: StoredEvent) -> None:
-        """Each event, in order: the seed commitment, and the rolls of the batch in progress."""
+    def see(self, rec: StoredEvent, before: FightState | None = None) -> None:
+        """Each event, in order (with the state before it, if known): the seed commitment, the rolls of the batch in
+        progress, and the events that set the initiative order (C19)."""
+        if before is not None and (isinstance(rec.event, _INITIATIVE) or (
+                isinstance(rec.event, DiceRolled) and rec.event.purpose in ("initiative", "roll_off"))):
+            self.initiative.append((rec, before))
         if isinstance(rec.event, FightStarted):
             self.seed.started, self.seed.commitment = True, rec.event.seed_commitment
         elif isinstance(rec.event, SeedCommitted):
@@ -281,7 +303,7 @@ class _Explainer(Visitor):
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         self.last = rec.seq
-        self.known.see(rec)
+        self.known.see(rec, before)
         owner = owner_of(rec.event, before, after)
         if owner is not None:
             self.open.setdefault(owner, []).append((rec, before))
@@ -403,7 +425,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     verdicts: list[str] = []
     reaction = f", {decl.reaction.replace('_', ' ')} to the action at seq {decl.reacting_to}" if decl.reaction else ""
     title = _title(known, first.seq, f"{decl.attacker} attacks {decl.target} with "
-                   f"{decl.weapon or 'no weapon (unarmed)'} ({decl.kind.replace('_', ' ')}), the action declared "
+                   f"{decl.weapon or 'no weapon'} ({decl.kind.replace('_', ' ')}), the action declared "
                    f"at seq {first.seq}{reaction}")
     hit = next(((rec, state) for rec, state in events if isinstance(rec.event, HitDetermined)), None)
     hd = hit[0].event if hit is not None else None
@@ -432,19 +454,29 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     arm = events[0][1].combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
     label = arm.label if arm is not None else "unarmed"
     healing = _Healing()
+    no_catch = _no_catch(events, arm)
     for rec, state in events:
+        if no_catch is not None and rec.seq == no_catch[0]:
+            verdicts.append(no_catch[1])
         if (healed := healing.see(rec, state)) is not None:
             parts.append(healed)
         if isinstance(rec.event, DamageResolved):
             dealt_by_weapon = weapon_damage and rec.event.source == label
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
-                                   incoming=state.combatants[rec.event.target].sheet.incoming_damage)
+                                   incoming=state.combatants[rec.event.target].sheet.incoming_damage,
+                                   named=_origins(state, decl.attacker, decl.target))
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
             if e.overflow:
                 where += f" ({e.final - e.overflow}; the {e.overflow} beyond the Will left to HP, C31)"
             verdicts.append(f"{e.final} {e.damage_type} damage to {where}")
+        elif isinstance(rec.event, CatchWindowOpened):
+            verdicts.append(f"a Catch window for {rec.event.target}: the thrown {label} about to hit may be caught "
+                            "(C22)")
+        elif isinstance(rec.event, CatchAnswered):
+            verdicts.append(f"{rec.event.who} catches the {label}: no damage and no on-hit effects (C22)"
+                            if rec.event.caught else f"{rec.event.who} does not catch the {label}: it hits (C22)")
         elif isinstance(rec.event, WillConversionChosen):
             verdicts.append(f"{rec.event.who} chose to take it on {'Will' if rec.event.convert else 'HP'} (C31)")
         elif isinstance(rec.event, ResourceChanged):
@@ -453,6 +485,67 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+
+
+#: Said of a Catch or an Attack of Opportunity window that did not open (C22, C23): the engine records none, so the
+#: reason is derived here from the state the engine decided on, by the checks the rules state.
+_DERIVED = "derived from the state before seq {seq}; the log records no skipped window"
+
+
+def _cannot_react(state: FightState, who: str, cost: int, what: str, *, defensive: bool) -> str | None:
+    """Why ``who`` could not answer with ``what`` (costing ``cost`` Bonus Actions) in ``state``, or None if it
+    could: out of the fight (C33), unable to act (C10, C36), before its first turn unless the reaction is
+    ``defensive`` (C20), or without the Bonus Actions (C22). The conditions the engine checks, in its order."""
+    fighter = state.combatants[who]
+    if fighter.out:
+        return f"{who} is out of the fight ({fighter.left}, C33)"
+    if fighter.dying:
+        return f"{who} is at 0 HP, Dying: treated as Incapacitated, no reaction (C36)"
+    helpless = next((c for c in ("Incapacitated", "Paralysed") if fighter.has(c)), None)
+    if helpless is not None:
+        return f"{who} is {helpless}: no reaction (C10)"
+    if not defensive and not state.had_a_turn(who):
+        return (f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20), "
+                f"and {what} is an attack")
+    if fighter.bonus_actions < cost:
+        left = "no Bonus Action left" if fighter.bonus_actions == 0 else f"{fighter.bonus_actions} Bonus Action left"
+        return f"{who} has {left}, and {what} costs {amount_of('bonus_action', cost)} (C22)"
+    return None
+
+
+def _decided_after_hit(events: list[tuple[StoredEvent, FightState]]) -> tuple[StoredEvent, FightState] | None:
+    """The event that came right after the hit was determined and the decision points due at that moment had
+    closed (C38), with the state before it: the state the engine asked whether a Catch window opens in (C22)."""
+    at = next((i for i, (rec, _) in enumerate(events) if isinstance(rec.event, HitDetermined)), None)
+    if at is None:
+        return None
+    depth = 0
+    for rec, state in events[at + 1:]:
+        if isinstance(rec.event, DecisionOpened):
+            depth += 1
+        elif isinstance(rec.event, DecisionClosed):
+            depth -= 1
+        elif depth <= 0:
+            return rec, state
+    return None
+
+
+def _no_catch(events: list[tuple[StoredEvent, FightState]], arm: Weapon | None) -> tuple[int, str] | None:
+    """Why a thrown item that hit opened no Catch window for its target (C22), and the seq to say it at; None if
+    the attack threw nothing, missed, or opened one. Derived from the state, which the engine does not record."""
+    if arm is None or "thrown" not in arm.properties or any(isinstance(r.event, CatchWindowOpened) for r, _ in events):
+        return None
+    hit = next((r.event for r, _ in events if isinstance(r.event, HitDetermined)), None)
+    after = _decided_after_hit(events)
+    if hit is None or not hit.hit or after is None:
+        return None
+    rec, state = after
+    target = events[0][0].event.target if isinstance(events[0][0].event, AttackDeclared) else ""
+    costs = state.ruleset.reaction_costs if state.ruleset is not None else None
+    why = _cannot_react(state, target, costs.catch if costs else 1, "a Catch", defensive=True)
+    if why is None:
+        return None
+    return rec.seq, f"no Catch window for {target} ({_DERIVED.format(seq=rec.seq)}): {why}"
 
 
 def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> list[Part]:
@@ -472,7 +565,9 @@ def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> li
                             named=named)
     if d.active is not None:
         x = d.active
-        defense_terms += _worded(x.terms(target), who=decl.target, held=target_held, defense=x.defense,
+        # a Dodge is AGI die + AGI bonus (rolls-and-resolution.txt §Active Defense): it has no rating to show
+        own = tuple(t for t in x.terms(target) if not (t.kind == "active_rating" and x.defense == "dodge"))
+        defense_terms += _worded(own, who=decl.target, held=target_held, defense=x.defense,
                                  attribute=x.attribute, conditions=f"{x.defense}: conditions")
     fcs, fcs_held = _split(state, decl.attacker, "FCS", c.fcs_bonus)
     fcs_terms = _worded(c.fcs_terms(fcs), who=decl.attacker, held=fcs_held)
@@ -502,10 +597,11 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
                                                 f"{before + term.value} (C13, C34)")
 
 
-def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None
-                  ) -> list[Part]:
+def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
+                  named: dict[str, tuple[str, str]] | None = None) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
-    (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34)."""
+    (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
+    modifier named after a condition or an ability is, :func:`_origins`)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -524,7 +620,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     terms = _worded(t.terms(), dice_label=dice_label, dice_source="the hit roll, not re-rolled",
-                    damage_source=event.source, modifier_source="damage modifier")
+                    damage_source=event.source, modifier_source="damage modifier", named=named)
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 
@@ -578,10 +674,40 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     status, _seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
     title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
-    verdicts = tuple(said for rec, _state in events
-                     if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq)) is not None)
-    return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=verdicts,
+    verdicts = [said for rec, _state in events
+                if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq)) is not None]
+    verdicts += _no_opportunity(events)
+    return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=tuple(verdicts),
                        seed=status, undone=first.seq in known.voided)
+
+
+def _no_opportunity(events: list[tuple[StoredEvent, FightState]]) -> list[str]:
+    """Why each combatant whose reach a move leaves got no Attack of Opportunity window (C23): an ally, the mover
+    Disengaged earlier this turn, or it could not react (:func:`_cannot_react`); a move that leaves no reach says
+    so. Derived from the state before the declaration (the engine records only the windows it opens)."""
+    first, state = events[0]
+    decl = first.event
+    assert isinstance(decl, MovementDeclared)
+    if not decl.leaves:
+        return [f"no Attack of Opportunity window: {decl.who} leaves no one's reach (C23)"]
+    asked = {w for rec, _ in events if isinstance(rec.event, ReactionWindowOpened)
+             and rec.event.reaction == "attack_of_opportunity" for w in rec.event.responders}
+    cost = state.ruleset.reaction_costs.attack_of_opportunity if state.ruleset is not None else 1
+    side = state.combatants[decl.who].side
+    derived = _DERIVED.format(seq=first.seq)
+    said = []
+    for who in decl.leaves:
+        if who in asked:
+            continue
+        if state.combatants[who].side == side:
+            why: str | None = f"{who} is {decl.who}'s ally: an Attack of Opportunity is an enemy's (C23)"
+        elif state.disengaged:
+            why = f"{decl.who} Disengaged earlier this turn, which suppresses these windows (C23)"
+        else:
+            why = _cannot_react(state, who, cost, "an Attack of Opportunity", defensive=False)
+        if why is not None:
+            said.append(f"no Attack of Opportunity window for {who} ({derived}): {why}")
+    return said
 
 
 def moment_words(decl: MomentReached) -> str:
@@ -616,15 +742,36 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
             return f"CANCELLED: {reason}; what it paid stays paid (C24)"
         case DecisionAnswered(who=who, decision=decision, choice=choice):
             return f"{who} answers {decision}: {choice} (C38)"
-        case CostPaid(who=who, resource=resource, amount=amount):
+        case CostPaid(who=who, resource=resource, amount=amount, purpose=purpose):
             if own is not None and who == own[0] and resource in own[1]:
                 return None
-            return f"{who} pays {amount_of(resource, amount)} (C20, C22, C41)"
+            return f"{who} pays {amount_of(resource, amount)} for {_paid_for(purpose)}"
+        case ActiveDefenseWindowSkipped(defender=defender, reason=reason):
+            return f"no Active Defense window for {defender} (C8): {reason}"
         case ConditionApplied(who=who, condition=condition, stacks=stacks):
             return f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)"
         case ConditionCleared(who=who, condition=condition, reason=reason):
             return f"{who} is no longer {condition} ({reason})"
     return None
+
+
+#: What a cost the engine records was paid for (:class:`omen_core.events.CostPaid`'s ``purpose``) in words, and the
+#: rule that sets it; any other purpose (an ability's name, a decision's title) is said as recorded, under C20, C22
+#: and C41 (an Action, Bonus Actions, an extension's cost).
+_PURPOSES = {"Catch": ("the Catch", "C22"), "interrupt": ("the Interrupt", "C22, C24"),
+             "attack of opportunity": ("the Attack of Opportunity", "C22, C23"), "attack": ("the attack", "C20"),
+             "movement": ("the movement", "C20")}
+
+
+def _paid_for(purpose: str) -> str:
+    """What a cost paid for, in words, with its rule: ``the Active Defense (dodge) (C8, C22)``, ``the Catch
+    (C22)``."""
+    if purpose in _PURPOSES:
+        said, rule = _PURPOSES[purpose]
+        return f"{said} ({rule})"
+    if purpose.startswith("Active Defense"):
+        return f"the {purpose} (C8, C22)"
+    return f"{purpose} (C20, C22, C41)"
 
 
 def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:
@@ -767,6 +914,8 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
         case InitiativeRollOff(rolls=sides):
             parts += [_side_part(f"{side.roller}'s roll-off", side, state, "C19, C32", rolls) for side in sides]
             recs = _rolls(known, list(sides))
+        case InitiativeTied() | InitiativeAgreed() | InitiativeOrderSet():
+            recs, parts, verdicts = _initiative_order(known, rec, state)
         case SaveResolved(saver=saver, opposing=opp):  # a condition's save at its timing (save ends, C40)
             parts += [_side_part(f"{saver.roller}'s save against {event.effect}", saver, state, "C15, C40", rolls),
                       _side_part(f"{opp.roller}'s opposing roll (who applied {event.effect})", opp, state, "C15",
@@ -816,3 +965,71 @@ def _command_told(event: CommandIssued, rec: StoredEvent) -> str:
 def _rolls(known: Derivations, sides: list[RollTotal]) -> list[StoredEvent]:
     wanted = {s.counter for s in sides}
     return [r for counter, r in known.batch_rolls.items() if counter in wanted]
+
+
+def _initiative_order(known: Derivations, rec: StoredEvent, state: FightState
+                      ) -> tuple[list[StoredEvent], list[Part], list[str]]:
+    """How the initiative order came to be, up to ``rec`` (C19): each combatant's roll, each tie and how it was
+    settled (the AGI bonus as the engine compared it, after conditions, C28; then a roll-off, C32, or the allies'
+    agreed order), and the order. From the initiative's events the walk has seen, as they stood at ``rec`` (those
+    an undo had taken back by then left out)."""
+    gone = known.landmarks.upto(rec.seq).voided()
+    live = [(r, s) for r, s in known.initiative if r.seq <= rec.seq and r.seq not in gone]
+    rolls = _roll_seqs(r for r, _ in live)
+    rolled = [(r.event, s) for r, s in live if isinstance(r.event, InitiativeRolled)]
+    parts = [_side_part(f"{e.who}'s initiative", e.check, s, "C19", rolls) for e, s in rolled]
+    compared = rolled[-1][1] if rolled else state  # the order is ranked as the last roll comes in (conditions then)
+    totals = {e.who: e.check.total for e, _ in rolled}
+    verdicts = [_agi_compared(compared, [w for w in totals if totals[w] == total], total)
+                for total in sorted(set(totals.values()), reverse=True)
+                if sum(1 for w in totals if totals[w] == total) > 1]
+    for r, s in live:
+        match r.event:
+            case InitiativeTied(group=group, allies=allies):
+                verdicts.append(f"{_listed(group)} still tie: " + (
+                    "allies, they may agree an order or roll off (C19)" if allies
+                    else "they roll off, an AGI check each, until the tie breaks (C19, C32)"))
+            case InitiativeRollOff(group=group, rolls=sides):
+                parts += [_side_part(f"{side.roller}'s roll-off", side, s, "C19, C32", rolls) for side in sides]
+                said = ", ".join(f"{side.roller} {side.total}" for side in sides)
+                top = max(side.total for side in sides)
+                first = [side.roller for side in sides if side.total == top]
+                verdicts.append(f"roll-off between {_listed(group)}: {said}: " + (
+                    f"{first[0]} first (C19, C32)" if len(first) == 1 else f"{_listed(first)} tie again (C32)"))
+            case InitiativeAgreed(order=order):
+                verdicts.append(f"the allies agree the order {', '.join(order)} (C19: allies may agree instead of "
+                                "rolling off)")
+    if isinstance(rec.event, InitiativeOrderSet):
+        verdicts.append(f"initiative order: {', '.join(rec.event.order)} (C19: the highest total first)")
+    else:  # on the way to it: the order so far, those still tied joined by "="
+        agreed = rec.event.order if isinstance(rec.event, InitiativeAgreed) else ()
+        groups: list[tuple[str, ...]] = []
+        for g in state.ranking:  # the state before an agreement: the agreed order breaks its group
+            groups += [(w,) for w in agreed] if agreed and set(g) == set(agreed) else [g]
+        said = ", ".join(" = ".join(g) for g in groups)
+        verdicts.append(f"initiative order so far: {said} (C19: the highest total first; '=': still tied)")
+    return [r for r, _ in live if isinstance(r.event, DiceRolled)], parts, verdicts
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _agi_compared(state: FightState, tied: list[str], total: int) -> str:
+    """A tie on ``total`` settled, as far as it goes, by the AGI bonus (C19): each one's effective bonus (the
+    sheet's, and what conditions changed of it, C28), and who goes first; those it leaves tied, said so."""
+    bonus = {w: effective_bonus(state, w, "AGI") for w in tied}
+
+    def said(who: str) -> str:
+        source = bonus_source(state, who, "AGI")
+        held = ", ".join(f"{k} x{v}" for k, v in source.held)
+        changed = f" (sheet {source.sheet:+d}, {held} {source.conditions:+d}, C28)" if source.conditions else ""
+        return f"{who} {bonus[who]:+d}{changed}"
+
+    ranked = sorted(tied, key=lambda w: -bonus[w])
+    groups = [[w for w in ranked if bonus[w] == b] for b in sorted(set(bonus.values()), reverse=True)]
+    outcome = " before ".join(" = ".join(g) for g in groups) if len(groups) > 1 else "the same, so the tie stands"
+    still = [g for g in groups if len(g) > 1] if len(groups) > 1 else []
+    rest = "".join(f"; {_listed(g)} still tie on the same AGI bonus" for g in still)
+    return (f"{_listed(tied)} tie at {total}: the higher AGI bonus goes first (C19; the bonus after conditions, "
+            f"C28): {', '.join(said(w) for w in tied)}: {outcome}{rest}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,18 @@ from typing import Any
 import msgspec
 
 from omen_core import MemoryStore
-from omen_core.errors import BadInput, OmenError
+from omen_core.content import read_bounded
+from omen_core.errors import BadInput, ContentError, OmenError
 from omen_core.events import StoredEvent, decode_line, encode_line, keyed_salts
+from omen_core.store.base import not_regular
 from omen_core.walk import project
 
 from .replay import summarise
-from .scenario import load_scenario, run_scenario
+from .scenario import load_scenario, reveal_at_end, run_scenario
 from .verify import verify
 
-__all__ = ["Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record", "first_divergence"]
+__all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record",
+           "first_divergence"]
 
 
 class Divergence(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +59,10 @@ class FixtureResult(msgspec.Struct, frozen=True, kw_only=True):
 #: hashes hide nothing: a fixture has no secrets).
 FIXTURE_SALTS = keyed_salts(b"omen golden fixture")
 
+MAX_FIXTURE_BYTES = 64 << 20
+"""The most a fixture's ``fight.jsonl`` or ``fingerprint.json`` may hold: 64 MiB (a fixture's log is a few dozen
+KiB; docs/fixtures.md)."""
+
 
 def fixture_dirs(root: Path) -> list[Path]:
     """The fixture directories under ``root`` (those with a scenario), sorted by name."""
@@ -71,12 +79,13 @@ def orphans(root: Path) -> list[FixtureResult]:
 
 
 def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
-    """Run a fixture's scenario under the current rules with a fixed clock: its events, and the error that
-    stopped it, if its script no longer fits (the events up to there are kept, to compare)."""
+    """Run a fixture's scenario under the current rules with a fixed clock, revealing a seeded fight's seed at its
+    end as ``omen run`` does (C42; a fixture keeps no secret): its events, and the error that stopped it, if its
+    script no longer fits (the events up to there are kept, to compare)."""
     scenario = load_scenario(directory / "scenario.toml")
     store = MemoryStore()
     try:
-        run_scenario(scenario, store, clock=lambda: 0, salts=FIXTURE_SALTS)
+        reveal_at_end(run_scenario(scenario, store, clock=lambda: 0, salts=FIXTURE_SALTS))  # as omen run does (C42)
     except OmenError as exc:
         return (list(store.read(scenario.settings.id)) if store.fights() else []), str(exc)
     return list(store.read(scenario.settings.id)), None
@@ -132,20 +141,31 @@ def _summary_digest(summary: object) -> str:
     return hashlib.sha256(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _broken(directory: Path, what: str) -> FixtureResult:
+def _broken(directory: Path, what: str, details: tuple[str, ...] = ()) -> FixtureResult:
     again = f"omen fixtures record {directory.name} --dir {directory.parent}"
     return FixtureResult(name=directory.name, ok=False, events=0, broken=True,
-                         problems=(f"{what}: record it again with `{again}` if its scenario is right",))
+                         problems=(f"{what}: record it again with `{again}` if its scenario is right", *details))
+
+
+def _read(directory: Path, name: str) -> bytes | FixtureResult:
+    """A fixture file's bytes, read with bounds (a device or a pipe is refused at once, never read: a broken
+    fixture), or the broken fixture it makes."""
+    where = directory / name
+    try:
+        return read_bounded(where, MAX_FIXTURE_BYTES)
+    except ContentError as exc:
+        return _broken(directory, f"{where} cannot be read ({exc.reason.removeprefix('cannot read the file: ')})")
 
 
 def _fingerprint_of(directory: Path) -> dict[str, Any] | FixtureResult:
     """fingerprint.json read and checked to be one: an object with a summary and the sha256 of that summary's
     canonical JSON (an edited summary, or an edited digest, is a broken fixture, not a changed rule)."""
     where = directory / "fingerprint.json"
+    raw = _read(directory, "fingerprint.json")
+    if isinstance(raw, FixtureResult):
+        return raw
     try:
-        stored = json.loads(where.read_bytes())
-    except OSError as exc:
-        return _broken(directory, f"{where} cannot be read ({exc.strerror})")
+        stored = json.loads(raw)
     except ValueError as exc:
         return _broken(directory, f"{where} is not JSON ({exc})")
     if not (isinstance(stored, dict) and isinstance(stored.get("sha256"), str)
@@ -163,13 +183,31 @@ def check(directory: Path) -> FixtureResult:
     stored = _fingerprint_of(directory)
     if isinstance(stored, FixtureResult):
         return stored
+    raw = _read(directory, "fight.jsonl")
+    if isinstance(raw, FixtureResult):
+        return raw
     try:
-        raw = (directory / "fight.jsonl").read_bytes()
         recorded = [decode_line(line) for line in raw.splitlines()]
-    except OSError as exc:
-        return _broken(directory, f"{directory / 'fight.jsonl'} cannot be read ({exc.strerror})")
     except (ValueError, msgspec.DecodeError, OmenError) as exc:
         return _broken(directory, f"{directory / 'fight.jsonl'} cannot be read: {exc}")
+    try:
+        problems = _problems(recorded, raw, stored)
+    except OmenError as exc:  # a log the walk cannot replay (a line missing or repeated, a torn batch, a newer
+        return _unsound(directory, recorded, exc)  # schema): broken, and the audit says where
+    try:
+        events, error = play(directory)
+    except OmenError as exc:
+        events, error = [], str(exc)
+    divergence = first_divergence(recorded, events)
+    if error is not None:
+        problems.append(f"the scenario no longer runs to its end: {error}")
+    return FixtureResult(name=name, ok=divergence is None and not problems, events=len(recorded),
+                         divergence=divergence, problems=tuple(problems))
+
+
+def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any]) -> list[str]:
+    """What is wrong with a recorded log read whole: its round trip, its audit, its end state against the
+    fingerprint (an :class:`OmenError` if the walk cannot replay it)."""
     problems = []
     if b"".join(encode_line(e) + b"\n" for e in recorded) != raw:
         problems.append("the recorded log does not survive a read -> write round trip byte for byte")
@@ -183,22 +221,44 @@ def check(directory: Path) -> FixtureResult:
         problems.append(f"replaying the recorded log no longer gives the end state fingerprint.json records: at "
                         f"{field}, fingerprint.json says {json.dumps(was.get(field, '<missing>'))}, the log gives "
                         f"{json.dumps(now.get(field, '<missing>'))}")
+    return problems
+
+
+def _unsound(directory: Path, recorded: list[StoredEvent], error: OmenError) -> FixtureResult:
+    """The broken fixture whose recorded log cannot be replayed: what stopped the replay and the audit's findings
+    (the first ten)."""
     try:
-        events, error = play(directory)
-    except OmenError as exc:
-        events, error = [], str(exc)
-    divergence = first_divergence(recorded, events)
-    if error is not None:
-        problems.append(f"the scenario no longer runs to its end: {error}")
-    return FixtureResult(name=name, ok=divergence is None and not problems, events=len(recorded),
-                         divergence=divergence, problems=tuple(problems))
+        findings = verify(recorded).findings
+    except OmenError:
+        findings = ()
+    shown = tuple(f"seq {f.seq} [{f.rule}] {f.what}" for f in findings[:10])
+    more = (f"... and {len(findings) - 10} more finding(s): omen verify {directory / 'fight.jsonl'}",) \
+        if len(findings) > 10 else ()
+    why = f"{len(findings)} audit finding(s), below" if findings else str(error)
+    return _broken(directory, f"{directory / 'fight.jsonl'} cannot be replayed ({why})", (*shown, *more))
+
+
+def _own_file(directory: Path, name: str) -> Path:
+    """Where a fixture's file ``name`` is written: the file in ``directory`` itself, or what a symbolic link there
+    names inside the same folder; a link leading out of the folder, or something there that is not a regular
+    file (a directory, a device, a pipe), is :class:`BadInput`: recording writes nothing outside its fixture
+    (docs/stores.md: no command follows a symbolic link out)."""
+    path = directory / name
+    real = Path(os.path.realpath(path))
+    if path.is_symlink() and real.parent != Path(os.path.realpath(directory)):
+        raise BadInput(f"{path} is a symbolic link to {real}, outside the fixture's folder {directory}: omen does "
+                       "not write through it (remove the link, then record again)")
+    if os.path.lexists(real) and not real.is_file():
+        raise BadInput(f"{path}: {not_regular(os.stat(real).st_mode, 'a fixture')}")
+    return real
 
 
 def record(directory: Path) -> tuple[Divergence | None, int, str]:
     """Re-record a fixture under the current rules; returns what changed from the old recording (if any), how
     many events, and what the old recording was: ``new`` (none), ``unchanged``, ``changed`` or ``unreadable``.
     A scenario that does not give the same events twice (a seeded fight past its ``next_seeds`` draws a random
-    seed) is refused: its fixture could never pass."""
+    seed) is refused: its fixture could never pass; so is a fixture whose files are links out of its folder."""
+    old_path, print_path = _own_file(directory, "fight.jsonl"), _own_file(directory, "fingerprint.json")
     events, error = play(directory)
     if error is not None:
         raise BadInput(f"{directory.name}: the scenario does not run under the current rules: {error}")
@@ -209,13 +269,13 @@ def record(directory: Path) -> tuple[Divergence | None, int, str]:
                        f"{differs.field}: {differs.expected}, then {differs.got}), so no recording of it can be "
                        "checked: a seeded fight that reveals its seed more often than it lists next_seeds draws "
                        "random seeds (docs/scenarios.md)")
-    old_path = directory / "fight.jsonl"
     try:
-        old = [decode_line(line) for line in old_path.read_bytes().splitlines()] if old_path.exists() else None
-    except (OSError, ValueError, msgspec.DecodeError, OmenError):
+        old = [decode_line(line) for line in read_bounded(old_path, MAX_FIXTURE_BYTES).splitlines()] \
+            if old_path.exists() else None
+    except (ValueError, msgspec.DecodeError, OmenError):
         old = []  # a recording that cannot be read is replaced: re-recording is its remedy
     change = first_divergence(old, events) if old else None
     was = "new" if old is None else "unreadable" if not old else "unchanged" if change is None else "changed"
     old_path.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
-    (directory / "fingerprint.json").write_text(json.dumps(fingerprint(events), indent=2, sort_keys=True) + "\n")
+    print_path.write_text(json.dumps(fingerprint(events), indent=2, sort_keys=True) + "\n")
     return change, len(events), was

@@ -85,6 +85,7 @@ from omen_core.events import (
 )
 from omen_core.hooks import amount_of
 from omen_core.parts import Term
+from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
@@ -107,6 +108,7 @@ class _Names:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
         self.turn: str | None = None
+        self.opening = False  # the first round has started and no turn in it has begun or been skipped yet
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -189,8 +191,11 @@ def _declared(e: AttackDeclared, names: _Names) -> Iterator[tuple[LineKind, str]
     claims = []
     if e.situational.high_ground:
         claims.append("from high ground")
-    if e.situational.encircled:
-        claims.append(f"encircling ({e.situational.encircled.attackers} vs {e.situational.encircled.defenders})")
+    circle = e.situational.encircled
+    if circle:  # a claim that is not 2 to 1 gives no bonus, and is not said as encircling (C26)
+        claims.append(f"encircling ({circle.attackers} vs {circle.defenders})"
+                      if encircled_bonus(circle.attackers, circle.defenders) else
+                      f"not encircling: {circle.attackers} vs {circle.defenders} is not 2 to 1, no bonus (C26)")
     if e.rage:
         claims.append("raging")
     extra = f", {', '.join(claims)}" if claims else ""
@@ -234,9 +239,9 @@ _WORDS = {"damage_dice": "die", "active_die": "die", "active_rating": "rating", 
 _EVEN_ZERO = frozenset({"damage_dice", "res_die"})
 
 
-def _terms(terms: Iterable[Term], every: bool = False, fold: bool = True) -> str:
+def _terms(terms: Iterable[Term], every: bool = False) -> str:
     """A total's terms as a sum: ``7 (primary) + 2 STR + 1 weapon``; a zero left out unless ``every`` (or its kind
-    is always written); ``+ -`` folded to ``-`` when ``fold``."""
+    is always written); ``+ -`` folded to ``-``."""
     parts: list[str] = []
     for t in terms:
         word = _WORDS.get(t.kind, t.label)
@@ -247,7 +252,7 @@ def _terms(terms: Iterable[Term], every: bool = False, fold: bool = True) -> str
         elif every or t.value or t.kind in _EVEN_ZERO:
             parts.append(f"{t.value} {word}")
     joined = " + ".join(parts)
-    return joined.replace("+ -", "- ") if fold else joined
+    return joined.replace("+ -", "- ")
 
 
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -257,9 +262,10 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     active = ""
     if d.active:
         x = d.active
-        active = f" + {x.defense} {x.amount} ({_terms(x.terms(), every=True, fold=False)})"
+        own = [t for t in x.terms() if not (t.kind == "active_rating" and x.defense == "dodge")]  # no Dodge rating
+        active = f" + {x.defense} {x.amount} ({_terms(own, every=True)})"
     yield "result", (f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} "
-                     f"({_terms(rating, every=True, fold=False)}){active}")
+                     f"({_terms(rating, every=True)}){active}")
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""
     crit = (f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion}"
@@ -316,6 +322,10 @@ def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str
     until = ""
     if e.until is not None and e.of is not None:  # C40: it clears at that moment of that combatant's next turn
         until = f", until the {'start' if e.until == 'start_of_next_turn' else 'end'} of {names(e.of)}'s next turn"
+    if e.added <= 0:  # at its max_stacks: no stack added, the condition renewed (docs/rulings.md, C28, C40)
+        yield "result", f"  {names(e.who)}'s {e.condition}{stacks} is renewed (at its most stacks: none added, its " \
+                        f"duration starts again){why}{until}"
+        return
     yield "result", f"  {names(e.who)} is {e.condition}{stacks}{why}{until}"
 
 
@@ -375,6 +385,7 @@ def _order(e: InitiativeOrderSet, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _round(e: RoundStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.opening = e.round == 1
     yield "round", f"\u2500\u2500 Round {e.round} \u2500\u2500"
 
 
@@ -383,11 +394,12 @@ def _round_end(e: RoundEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _turn(e: TurnStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    names.turn = e.who
+    names.turn, names.opening = e.who, False
     yield "header", f"{names(e.who)}'s turn"
 
 
 def _skipped_turn(e: TurnSkipped, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.opening = False
     yield "note", f"{names(e.who)} loses the turn: {e.reason}"
 
 
@@ -397,7 +409,8 @@ def _turn_end(e: TurnEnded, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _refilled(e: BonusActionsRefilled, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    rule = "C20" if names.turn == e.who else "C21: when the skipped turn would have come"
+    rule = ("C20" if names.turn == e.who else "C20: everyone begins the rounds with full Bonus Actions"
+            if names.opening else "C21: when the skipped turn would have come")
     yield "note", f"  {names(e.who)}'s Bonus Actions refill: {e.before} \u2192 {e.after} ({rule})"
 
 

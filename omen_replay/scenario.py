@@ -51,7 +51,8 @@ from omen_core.locate import Lines, error_line
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 
-__all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario"]
+__all__ = ["FightSettings", "ScriptStep", "Scenario", "ScenarioError", "load_scenario", "run_scenario",
+           "reveal_at_end"]
 
 
 class ScenarioError(BadInput):
@@ -315,6 +316,18 @@ class _ScriptFaces(ScriptedDice):
 
     def faces(self, request: RollRequest) -> list[int]:
         raise FacesNeeded([request], 0)
+
+
+def reveal_at_end(fight: Fight) -> list[StoredEvent]:
+    """Reveal a seeded fight's seed if the fight has ended with it unrevealed: "a seed is revealed at the end of a
+    fight unless the GM chooses otherwise" (C42), for whoever plays a scenario with no GM at hand (``omen run``
+    unless ``--keep-seed``, ``omen fixtures record`` and ``check``); the events appended (none if there is
+    nothing to reveal)."""
+    state = fight.state
+    if state.ending is None or not isinstance(fight.dice, SeededDice) or state.seed_commitment is None \
+            or state.revealed_seed is not None:
+        return []
+    return fight.execute(RevealSeed(seed=fight.dice.seed.hex()))
 
 
 def run_scenario(scenario: Scenario, store: EventStore,

@@ -129,8 +129,10 @@ class Head(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def parse_head(text: str) -> Head:
-    """``SEQ:HASH`` as a :class:`Head`; :class:`BadInput` otherwise."""
+    """``SEQ:HASH`` as a :class:`Head` (its hex digits in either case, kept in lower case as a log writes them, as
+    ``--seed`` takes either case); :class:`BadInput` otherwise."""
     seq, _, digest = text.partition(":")
+    digest = digest.lower()
     hexed = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
     if not (seq.isascii() and seq.isdigit()) or int(seq) < 1 or not hexed:
         raise BadInput(f"a head is SEQ:HASH (a seq from 1, the first event, and the 64 hex digits of its hash), "
@@ -146,7 +148,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     unsound; ``strict_clean`` means no finding at all (what ``omen verify --strict`` requires).
     ``seeded_dice`` counts the dice labelled seeded, ``seeded_checked`` those checked against a seed that
     matched the commitment (``seed_revealed``: the audit knew the seed of every epoch, C42, from the log or
-    given; ``seed_given``: the auditor's seed, ``--seed``, matched one of them).
+    given; ``seed_given``: the auditor's seed, ``--seed``, matched one of them; ``seeded_checked_given``: of the
+    dice checked, those drawn under a seed only ``--seed`` gave, the log not revealing it; the rest were checked
+    against seeds the log reveals).
     """
 
     fight_id: str
@@ -162,6 +166,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     dice: str | None = None
     seeded_checked: int = 0
     seed_given: bool = False
+    seeded_checked_given: int = 0
 
     @property
     def clean(self) -> bool:
@@ -195,15 +200,26 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
         seeded, checked = self.seeded_dice, self.seeded_checked
         if not seeded:
             return "no seeded dice" + (f" ({self.dice} dice)" if self.dice else "")
-        which = "the seed given (--seed)" if self.seed_given else "the revealed seed"
         if self.seed_revealed and checked == seeded:
-            return f"{seeded} seeded dice all match {which}"
+            return f"{seeded} seeded dice all match {self._against('the revealed seed')}"
         if self.seed_revealed:
-            return f"{checked} of {seeded} seeded dice match {which} (the others were not drawn under it)"
+            return (f"{checked} of {seeded} seeded dice match {self._against('the revealed seed')} (the others were "
+                    "not drawn under it)")
         if checked:
-            return (f"{checked} of {seeded} seeded dice match the seed revealed; {seeded - checked} not checked: "
-                    "drawn under a seed not revealed yet (C42)")
+            return (f"{checked} of {seeded} seeded dice match {self._against('the seed revealed')}; {seeded - checked} "
+                    "not checked: drawn under a seed not revealed yet (C42)")
         return f"{seeded} seeded dice not checked: the seed has not been revealed"
+
+    def _against(self, revealed: str) -> str:
+        """Which seeds the checked dice match, with how many each where they are of both sources: the seed given
+        (``--seed``) that the log does not reveal, and the seeds the log reveals (``revealed``, the words for them
+        alone; the seed given may be one of them, and then it is said so)."""
+        given, shown = self.seeded_checked_given, self.seeded_checked - self.seeded_checked_given
+        if given and shown:
+            return f"their seeds: {shown} a seed revealed in the log, {given} the seed given (--seed)"
+        if given:
+            return "the seed given (--seed)"
+        return revealed + (" (the seed given, --seed, is one the log reveals)" if self.seed_given else "")
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
@@ -251,12 +267,14 @@ class _Epoch:
     """The seeded dice drawn under one commitment (C42): the commitment, the faces once its seed is known, and the
     dice met before that (compactly: seq, counter, index, sides, face each)."""
 
-    __slots__ = ("commitment", "faces", "held")
+    __slots__ = ("checked", "commitment", "faces", "given", "held", "revealed")
 
     def __init__(self, pledge: str | None):
         self.commitment = pledge
         self.faces: Callable[[str, int, int, int], int] | None = None
         self.held = array("q")
+        self.checked = 0
+        self.given = self.revealed = False  # whose seed matched: the auditor's (--seed), the log's reveal
 
 
 class SeedCheck:
@@ -305,7 +323,7 @@ class SeedCheck:
     def _begin(self, seq: int, pledge: str | None) -> Iterator[Finding]:
         self.epochs.append(_Epoch(pledge))
         if self.given is not None and pledge is not None and commitment(self.given) == pledge:
-            self.given_used = True
+            self.given_used = self.epochs[-1].given = True
             yield from self._learn(seq, self.given, "the seed given (--seed)")
 
     def revealed(self, seq: int, seed_hex: str) -> Iterator[Finding]:
@@ -316,6 +334,13 @@ class SeedCheck:
             yield Finding(seq=seq, rule="dice", what="the revealed seed is not hex", found=seed_hex[:80])
             return
         yield from self._learn(seq, seed, "the revealed seed")
+        if self.epochs and self.epochs[-1].commitment == commitment(seed):
+            self.epochs[-1].revealed = True
+
+    @property
+    def checked_given(self) -> int:
+        """The dice checked against a seed only the auditor gave (``--seed``): the log does not reveal it."""
+        return sum(e.checked for e in self.epochs if e.given and not e.revealed)
 
     def _learn(self, seq: int, seed: bytes, what: str) -> Iterator[Finding]:
         epoch = self.epochs[-1] if self.epochs else _Epoch(None)
@@ -356,6 +381,7 @@ class SeedCheck:
                 yield Finding(seq=seq, rule="dice", what=f"seeded die {index} of roll #{counter}",
                               expected=str(expected), found=str(face))
         self.checked += len(held) // 5
+        epoch.checked += len(held) // 5
         epoch.held = array("q")
 
 
@@ -774,7 +800,8 @@ class Audit(Visitor):
                       undone=tuple(undone), notes=tuple(self.notes),
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
                       redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),
-                      dice=self.started_dice, seeded_checked=self.seeds.checked, seed_given=self.seeds.given_used)
+                      dice=self.started_dice, seeded_checked=self.seeds.checked, seed_given=self.seeds.given_used,
+                      seeded_checked_given=self.seeds.checked_given)
 
 
 _AS_IT_COMES.update({FightStarted: Audit._started, DiceRolled: Audit._dice_rolled,

@@ -303,6 +303,9 @@ def test_undo_gives_a_use_back() -> None:
     ('[abilities.x]\nname = "X"\nuse = "action"\n'
      'effects = [{ kind = "damage", damage_type = "fire" }]\n', "$.abilities.x.effects[0]",
      "a damage effect needs dice or a flat amount"),
+    ('[abilities.x]\nname = "X"\nuse = "action"\ntarget = "ally"\n'
+     'effects = [{ kind = "heal" }]\n', "$.abilities.x.effects[0]",
+     "a heal effect needs dice or a flat amount"),
     ('[abilities.x]\nname = "X"\nuse = "action"\n'
      'effects = [{ kind = "damage", damage_type = "fire", flat = -5 }]\n', "$.abilities.x.effects[0].flat",
      "flat damage is 0 or more"),
@@ -1577,13 +1580,13 @@ def test_a_duration_that_never_ticks_and_a_conditions_unknown_damage_type_are_na
 @pytest.mark.parametrize(("char", "written"), [("\u202e", "\u202e"), ("\x1b", "\\u001b"), ("\u2066", "\u2066")])
 def test_a_condition_name_with_a_control_or_bidi_character_is_refused(char: str, written: str) -> None:
     """A ruleset's condition is named in every prompt and narrative, as an ability is: a name holding a control or
-    bidirectional character (which could reverse what is shown beside it) is refused at its key, as an ability's
-    name is; an ordinary one with a space loads."""
+    bidirectional character (which could reverse what is shown beside it) is refused at its key's line (written
+    raw or as an escape), as an ability's name is; an ordinary one with a space loads."""
     toml = f'name = "house"\n\n[conditions."Bad{written}Name"]\n'  # TOML takes no raw ESC: it is escaped
     with pytest.raises(ContentError, match="is not a condition name: 1 to 80 characters") as info:
         decode_content(toml, Ruleset, source="house.toml", fmt="toml")
     assert info.value.path == f"$.conditions.Bad{char}Name"
-    assert info.value.line == (3 if written == char else 1)  # a key written with an escape is not found as written
+    assert info.value.line == 3  # a key written with an escape is found as the reader reads it
     assert "Good Name" in decode_content('name = "house"\n\n[conditions."Good Name"]\n', Ruleset, fmt="toml").conditions
 
 

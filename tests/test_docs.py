@@ -175,3 +175,15 @@ def test_published_schemas_are_what_omen_schema_prints(kind: str) -> None:
         f"regenerate: omen schema --of {kind} -o docs/schema/{kind}.schema.json"
     docs = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     assert f"schema/{kind}.schema.json" in docs
+
+
+def test_verify_doc_names_every_rule_a_finding_may_carry() -> None:
+    """Each rule the audit names that is no clarification id or section of the rules (``chain``, ``content``,
+    ``re-decision``...) is in docs/verify.md's table under "Reading a report" (``content`` was missing)."""
+    section = (ROOT / "docs" / "verify.md").read_text().split("## Reading a report", 1)[1].split("\n## ", 1)[0]
+    source = "".join((ROOT / path).read_text() for path in ("omen_replay/verify.py", "omen_core/walk.py"))
+    named = set(re.findall(r'rule="([^"]+)"', source)) | set(re.findall(r'_compare\([\w.]+, "([^"]+)"', source))
+    named |= set(re.findall(r'_RULES\.get\([^)]*, "([^"]+)"\)', source))
+    own = {rule for rule in named if not re.match(r"(C\d+|§)", rule)}
+    assert own >= {"chain", "content", "re-decision", "roll primitive"}
+    assert sorted(rule for rule in own if f"`{rule}`" not in section) == []

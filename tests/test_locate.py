@@ -94,3 +94,13 @@ class TestErrorLine:
         assert error_line("Unclosed array (at end of document)", text) == 3
         assert error_line("JSON is malformed: trailing comma (byte 8)", '{"a":\n 1,}') == 2
         assert error_line("something else", text) == 1
+
+
+def test_a_quoted_key_with_escapes_is_found_as_the_reader_reads_it() -> None:
+    """A key written as a basic string with escapes (TOML ``"X\\u00e9"``, JSON ``"X\\u00e9"``) is the key the
+    reader makes of it (``Xé``), found on its own line, not line 1; a literal string's backslash stays as written."""
+    toml = 'name = "h"\n\n[conditions."Dazed\\u00e9"]\ntick = 1\n[conditions.\'Raw\\u00e9\']\nx = 2\n'
+    lines = Lines(toml, "toml")
+    assert lines("$.conditions.Dazed\u00e9.tick") == 4
+    assert lines("$.conditions.Raw\\u00e9.x") == 6
+    assert Lines('{"a": 1,\n "b\\u00e9": {"c": 2}}', "json")("$.b\u00e9.c") == 2

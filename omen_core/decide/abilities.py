@@ -100,20 +100,36 @@ def _do(draft: Draft, used: AbilityUsed, ability: Ability) -> None:
     settle(draft)
 
 
+def _extension_of(draft: Draft, used: AbilityUsed) -> Extension | None:
+    """The extension's action ``used`` took, if it was one (not an ability written as data)."""
+    return next((e for e in turn_actions(draft.state, used.who) if e.id == used.ability), None)
+
+
 def use_after_window(draft: Draft, used: AbilityUsed) -> None:
-    """An ability used for an Action goes on after an Interrupt window that did not cancel it (C24): its costs,
-    then what it does (C37)."""
+    """An ability (or an extension's action) used for an Action goes on after an Interrupt window that did not
+    cancel it (C24): its costs, then what it does (C37)."""
+    extension = _extension_of(draft, used)
+    if extension is not None:
+        _extension_does(draft, used, extension)
+        return
     _do(draft, used, owned_ability(draft, used.who, used.ability))
 
 
 def ability_actions(draft: Draft, used: AbilityUsed) -> int:
-    """The Actions an ability used on one's turn costs: what an Interrupt that hits leaves spent (C24)."""
-    return on_turn_cost(owned_ability(draft, used.who, used.ability), draft.state.phase is Phase.ROUNDS).actions
+    """The Actions an ability (or an extension's action) used on one's turn costs: what an Interrupt that hits
+    leaves spent (C24)."""
+    in_rounds = draft.state.phase is Phase.ROUNDS
+    extension = _extension_of(draft, used)
+    if extension is not None:
+        assert extension.action is not None
+        return turn_cost(extension.action.cost, in_rounds).actions
+    return on_turn_cost(owned_ability(draft, used.who, used.ability), in_rounds).actions
 
 
 def _take_action(draft: Draft, cmd: UseAbility, extension: Extension) -> None:
     """Take an extension's action on one's turn (C37): the same gates as an ability's, its own refusal, its cost
-    through the ledger; ``ability_used`` and the costs, then what its handler records, then it settles."""
+    through the ledger; ``ability_used``, then (an Action, C24) any Interrupt window of adjacent enemies, then the
+    costs and what its handler records, then it settles."""
     act = extension.action
     assert act is not None
     draft.able(cmd.who, f"use {extension.name}")
@@ -131,12 +147,22 @@ def _take_action(draft: Draft, cmd: UseAbility, extension: Extension) -> None:
     short = shortfall(draft.state, cmd.who, cost)
     if short is not None:
         raise RuleViolation(act.rule, f"{extension.name}: {short}")
-    action = draft.next_seq
-    draft.emit(AbilityUsed(action=action, who=cmd.who, ability=extension.id, name=extension.name, target=target))
+    used = AbilityUsed(action=draft.next_seq, who=cmd.who, ability=extension.id, name=extension.name, target=target)
+    draft.emit(used)
+    if cost.actions and open_interrupts(draft, cmd.who):
+        return  # an Action declared: adjacent enemies may Interrupt before its costs are paid (C24)
+    _extension_does(draft, used, extension)
+
+
+def _extension_does(draft: Draft, used: AbilityUsed, extension: Extension) -> None:
+    """An extension's action, its Interrupt window (if any) passed: its costs, what its handler records, settled."""
+    act = extension.action
+    assert act is not None
+    cost = turn_cost(act.cost, draft.state.phase is Phase.ROUNDS)
     for resource, amount in cost.entries():
-        draft.emit(CostPaid(action=action, who=cmd.who, resource=resource,  # type: ignore[arg-type]
+        draft.emit(CostPaid(action=used.action, who=used.who, resource=resource,  # type: ignore[arg-type]
                             amount=amount, purpose=extension.name))
-    act.does(draft, Used(action=action, who=cmd.who, target=target))
+    act.does(draft, Used(action=used.action, who=used.who, target=used.target))
     settle(draft)
 
 

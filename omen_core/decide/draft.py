@@ -18,7 +18,7 @@ from typing import TypeVar
 import msgspec
 
 from ..content import CombatantSheet, Ruleset
-from ..decisions import legal_now
+from ..decisions import OPTIONS_HINT, legal_now, waiting_point
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
@@ -155,7 +155,9 @@ def require_turn(draft: Draft, who: str, what: str) -> None:
     state = draft.state
     if state.phase is Phase.ROUNDS and state.turn != who:
         now = f"it is {state.turn}'s turn" if state.turn is not None else "no one's turn has begun"
-        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: {now} (round {state.round})")
+        hint = (f"legal now: {'; '.join(legal_now(state))}" if waiting_point(state) is not None
+                else f"{state.turn} acts now ({OPTIONS_HINT})" if state.turn is not None else OPTIONS_HINT)
+        raise RuleViolation("§Your Turn", f"{who!r} cannot {what}: {now} (round {state.round}); {hint}")
 
 
 def helplessness(fighter: CombatantState) -> tuple[str, str] | None:

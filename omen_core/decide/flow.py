@@ -40,6 +40,7 @@ from ..events import (
     InitiativeTied,
     Modifier,
     MomentReached,
+    ResourceChanged,
     RoundEnded,
     RoundStarted,
     SurpriseDetermined,
@@ -366,7 +367,9 @@ def leave_fight(draft: Draft, cmd: LeaveFight) -> None:
 def check_defeat(draft: Draft) -> None:
     """After a command in the rounds: a side whose every combatant is down is defeated and the fight ends
     (C33: at 0 HP, dead, fled or yielded; Incapacitated and Paralysed are not down). A side that all fled, or
-    all yielded, ended that way."""
+    all yielded, ended that way. When the command left several sides down (a triggered ability striking back as
+    the blow lands), the side defeated is the one all of whose combatants were down first, in the log's order
+    (:func:`_all_down_at`; docs/rulings.md)."""
     state = draft.state
     if state.phase is not Phase.ROUNDS or state.stack:
         return
@@ -376,13 +379,29 @@ def check_defeat(draft: Draft) -> None:
         up[side] = up.get(side, False) or not fighter.down
     beaten = [side for side, still in up.items() if not still]
     if beaten and len(up) > 1:
+        if len(beaten) > 1:
+            beaten.sort(key=lambda side: _all_down_at(draft, side))  # stable: ties stay in the order met
         standing = [side for side, still in up.items() if still]
         note = f"every combatant of {beaten[0]} is down" + (f"; {standing[0]} still standing"
-                                                             if len(standing) == 1 else "")
+                                                             if len(standing) == 1 else "") + \
+            (f"; then every combatant of {', '.join(beaten[1:])} too" if len(beaten) > 1 else "")
         gone = {f.left for f in state.combatants.values() if f.side == beaten[0]}
         reason: Literal["fled", "yielded", "defeated"] = gone.pop() if gone in ({"fled"}, {"yielded"}) \
             else "defeated"  # type: ignore[assignment]
         draft.emit(FightEnded(reason=reason, side=beaten[0], note=note))
+
+
+def _all_down_at(draft: Draft, side: str) -> int:
+    """When the last of ``side`` went down in the command being decided: the position, among its events, of the
+    last event that took one of its combatants down (HP to 0, or out of the fight); -1 if every one of them was
+    down before the command (C33)."""
+    members = {who for who, c in draft.state.combatants.items() if c.side == side}
+    at = -1
+    for i, event in enumerate(draft.events):
+        if (isinstance(event, ResourceChanged) and event.resource == "hp" and event.after == 0
+                and event.who in members) or (isinstance(event, CombatantLeft) and event.who in members):
+            at = i
+    return at
 
 
 # -- the moments of the round abilities answer (C38) ------------------------------------------

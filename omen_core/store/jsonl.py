@@ -66,6 +66,8 @@ class _Batch(msgspec.Struct):
     seq: int
     batch: int
     batch_size: int = 0
+    prev_hash: str = ""
+    hash: str = ""
 
 
 _DECODE_BATCH = msgspec.json.Decoder(_Batch).decode
@@ -905,20 +907,49 @@ def _torn_batch(path: Path, fight_id: str, tail: _Tail) -> tuple[int, _Batch | N
         return end, None  # a last line that does not decode is the reader's to report
     if not last.batch_size or not 0 < last.batch <= last.seq < last.batch + last.batch_size - 1:
         return end, None
-    offset, line = end, tail.last_line
+    offset, line, after = end, tail.last_line, None
     for seq in range(last.seq, last.batch - 1, -1):
         try:
             at = _DECODE_BATCH(line) if line else None
         except msgspec.DecodeError:
             at = None
+        if after is not None and at is not None and after.prev_hash != at.hash:
+            _not_torn(path, end, last, last.seq - seq - 1, "does not follow line {before}, the line before it (its "
+                                                           "prev_hash is not that line's hash)")
         if at is None or (at.fight_id, at.seq, at.batch, at.batch_size) != (fight_id, seq, last.batch,
                                                                            last.batch_size):
-            raise LogCorrupted(path, seq, f"the last batch (seq {last.batch}, {last.batch_size} events) is torn, "
-                                          f"but line {seq} is not its event seq {seq}: repair removes only a torn "
-                                          "final batch; see omen verify")
+            found = "not an event" if at is None else (f"seq {at.seq} of batch {at.batch} ({at.batch_size} events)"
+                                                       + ("" if at.fight_id == fight_id else
+                                                          f" of fight {at.fight_id!r}"))
+            _not_torn(path, end, last, last.seq - seq, f"is {found}, not that batch's seq {seq}")
         offset -= len(line)
-        line = _line_ending_at(path, offset) if seq > last.batch else b""
+        line, after = (_line_ending_at(path, offset) if seq > last.batch else b""), at
     return offset, last
+
+
+def _not_torn(path: Path, end: int, last: _Batch, back: int, what: str) -> NoReturn:
+    """Refuse to repair a log whose last line says its batch is torn but whose line ``back`` lines before the last
+    one (0: the last itself) does not belong there: LogCorrupted naming that line by its number in the file (the
+    line where the chain breaks, as omen verify finds it: a line that does not link to the one before it is the
+    one out of place)."""
+    lines = _count_lines(path, end)
+    who = "it" if back == 0 else f"line {lines - back}"
+    what = what.replace("{before}", str(lines - back - 1))
+    raise LogCorrupted(path, lines - back, f"the last line, line {lines}, is seq {last.seq} of a batch (seq "
+                                           f"{last.batch}, {last.batch_size} events) cut short, but {who} "
+                                           f"{what}: repair removes only a torn final batch; see omen verify")
+
+
+def _count_lines(path: Path, end: int) -> int:
+    """How many lines end within the first ``end`` bytes of ``path`` (read in blocks: a refusal's rare cost)."""
+    count, pos = 0, 0
+    with open(path, "rb") as f:
+        while pos < end:
+            block = f.read(min(_BLOCK, end - pos))
+            if not block:
+                break
+            count, pos = count + block.count(b"\n"), pos + len(block)
+    return count
 
 
 def _check_lengths(fight_id: str, events: Sequence[StoredEvent], lines: list[bytes]) -> None:

@@ -39,7 +39,7 @@ SETUP_COMMANDS: tuple[type, ...] = (Engage, ApplyConditionCommand, ClearConditio
                                     RollInitiative)
 
 
-class Encounter(msgspec.Struct, frozen=True, kw_only=True):
+class Encounter(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """An encounter as a run records it (so any fight of the run can be played again from the run's file alone):
     where it was read from, the digest of its content, its id and title, the ruleset, the combatants in the order
     they join and the set-up commands (``roll_initiative`` last)."""

@@ -9,7 +9,7 @@ salts keyed by ``HMAC(fight seed, "salts")``, the random source each side's poli
 
 The loop (:func:`play`): the set-up commands, initiative (an initiative tie among allies is rolled off, C19), then
 until a side is defeated (C33) or the last turn of round ``max_rounds`` ends (the fight is then ended as the GM's
-call, a draw, in that round, before the next one starts):
+call, a draw, in that round, in place of the command that would begin the next: :func:`_passes_limit`):
 whoever must choose (the responder to the open decision, else the turn's owner) is asked by its side's policy,
 given exactly the legal commands (:func:`.moves.legal_commands`) and its seat's view; its command goes through
 ``Fight.execute`` like any other, an attack with the C26 Encircled claim the engagement gives added
@@ -24,6 +24,7 @@ import hmac
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 
@@ -38,11 +39,26 @@ from omen_core.commands import (
     RevealSeed,
     RollOff,
 )
+from omen_core.decide import decided
 from omen_core.decisions import waiting_point
 from omen_core.derive import hit_numbers
-from omen_core.engine import CommandMemo
+from omen_core.engine import CommandMemo, validated
 from omen_core.errors import OmenError, RuleViolation
-from omen_core.events import AttackDeclared, DamageResolved, Salts, SaveCalled, StoredEvent, keyed_salts
+from omen_core.events import (
+    AbilityUsed,
+    AttackDeclared,
+    CombatantLeft,
+    DamageResolved,
+    DecisionAnswered,
+    DecisionClosed,
+    DecisionOpened,
+    ResourceChanged,
+    RoundStarted,
+    Salts,
+    SaveCalled,
+    StoredEvent,
+    keyed_salts,
+)
 from omen_core.extensions import window
 from omen_core.hooks import Cost
 from omen_core.options import Odds, odds_of
@@ -56,7 +72,7 @@ from .encounter import Encounter, is_surprised_draw
 from .moves import legal_commands
 from .policies import Decision, Policy, SeatView, load_policy, raised
 
-__all__ = ["MOST_ROUNDS", "FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord",
+__all__ = ["MOST_ROUNDS", "Ended", "FightSources", "sources", "fight_seed", "CombatantRecord", "FightRecord",
            "SimulationError", "Rules", "play", "Played", "encircled_claim"]
 
 
@@ -100,7 +116,12 @@ def sources(run_seed: bytes, index: int, clock_ms: int) -> FightSources:
     return FightSources(fight_id=f"sim-{index}", seed=fight_seed(run_seed, index), clock_ms=clock_ms)
 
 
-class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
+#: How a simulated fight ended (a record's ``ended``): a side down and one standing, every side down, or the GM's
+#: call at the round limit (docs/simulate.md).
+Ended = Literal["defeated", "all_down", "round_limit"]
+
+
+class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One combatant at the end of a fight: HP and Will left, the damage it dealt and took (final damage, after
     mitigation, C13, wherever it landed), and the round it went down in (0 HP or out of the fight, C33), if it did."""
 
@@ -111,18 +132,19 @@ class CombatantRecord(msgspec.Struct, frozen=True, kw_only=True):
     down: int | None = None
 
 
-class FightRecord(msgspec.Struct, frozen=True, kw_only=True):
+class FightRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A simulated fight in brief: its index, the side that won (the only side standing when a side was defeated;
     None otherwise), the side defeated (the side the log's ``fight_ended`` names), how it ended (``defeated``: a
     side down, C33, and one side standing, the winner; ``all_down``: a side down and no side left standing, every
     side down in the same blow, no winner; ``round_limit``: ended as the GM's call at the end of the run's last
-    round, a draw), the rounds (the round the log ends in), the first combatant down, each combatant (in the order
-    of the run's combatants) and the commands and events it took."""
+    round, a draw), the rounds (the round the log ends in), the first combatant down (the first the log takes to 0
+    HP or out of the fight), each combatant (in the order of the run's combatants) and the commands and events it
+    took."""
 
     index: int
     winner: str | None
     defeated: str | None
-    ended: str
+    ended: Ended
     rounds: int
     first_down: str | None
     combatants: tuple[CombatantRecord, ...]
@@ -160,17 +182,32 @@ class Rules:
 
 @dataclass
 class _Tally:
-    """What the record needs, gathered from the events as the fight goes (one pass over each command's events)."""
+    """What the record needs, gathered from the events as the fight goes (one pass over each command's events, in
+    the log's order).
+
+    Who dealt a blow: the damage of an action is its actor's (the attacker of ``attack_declared``, the caller of
+    ``save_called``, the user of ``ability_used``), but for the damage a triggered ability (or an extension's
+    decision point) deals as it is answered: that is the answerer's, the owner of the ability (C37, C38). Its
+    consequences run as its decision closes, inside the action it answered, with the decision's title for their
+    ``source``: a ``damage_resolved`` of that action whose source is the title of the decision last closed in it
+    is the answerer's (Last Stand's 3 crushing to the attacker is its owner's, not the attacker's own).
+
+    Who went down, and when: at the event that took it to 0 HP (``resource_changed``) or out of the fight
+    (``combatant_left``), in the round then under way; the first down is the first in the log."""
 
     order: tuple[str, ...]
     actors: dict[int, str] = field(default_factory=dict)
+    titles: dict[tuple[int, str], str] = field(default_factory=dict)
+    answerer: dict[tuple[int, str], str] = field(default_factory=dict)
+    answered: dict[int, tuple[str, str]] = field(default_factory=dict)
     dealt: dict[str, int] = field(default_factory=dict)
     taken: dict[str, int] = field(default_factory=dict)
     down: dict[str, int] = field(default_factory=dict)
     first_down: str | None = None
+    round: int = 0
     commands: int = 0
 
-    def saw(self, stored: list[StoredEvent], state: FightState) -> None:
+    def saw(self, stored: list[StoredEvent]) -> None:
         self.commands += 1
         for rec in stored:
             event = rec.event
@@ -178,16 +215,42 @@ class _Tally:
                 self.actors[event.action] = event.attacker
             elif isinstance(event, SaveCalled):
                 self.actors[event.action] = event.caller
+            elif isinstance(event, AbilityUsed):
+                self.actors[event.action] = event.who
+            elif isinstance(event, DecisionOpened):
+                self.titles[event.action, event.decision] = event.title
+            elif isinstance(event, DecisionAnswered):
+                self.answerer[event.action, event.decision] = event.who
+            elif isinstance(event, DecisionClosed):
+                who = self.answerer.get((event.action, event.decision))
+                if who is not None:
+                    self.answered[event.action] = (self.titles.get((event.action, event.decision), ""), who)
             elif isinstance(event, DamageResolved):
                 self.taken[event.target] = self.taken.get(event.target, 0) + event.final
-                dealer = self.actors.get(event.action) if event.action is not None else None  # None: a condition's
+                dealer = self._dealer(event)
                 if dealer is not None:
                     self.dealt[dealer] = self.dealt.get(dealer, 0) + event.final
-        for who in self.order:
-            if who not in self.down and state.combatants[who].down:
-                self.down[who] = state.round
-                if self.first_down is None:
-                    self.first_down = who
+            elif isinstance(event, RoundStarted):
+                self.round = event.round
+            elif (isinstance(event, ResourceChanged) and event.resource == "hp" and event.after == 0) \
+                    or isinstance(event, CombatantLeft):
+                self._fell(event.who)
+
+    def _dealer(self, event: DamageResolved) -> str | None:
+        """Who dealt ``event``'s damage: the answerer of the decision whose consequence it is, else the action's
+        actor; None for a condition's damage as it ticks (no action)."""
+        if event.action is None:
+            return None
+        answered = self.answered.get(event.action)
+        if answered is not None and answered[0] == event.source:
+            return answered[1]
+        return self.actors.get(event.action)
+
+    def _fell(self, who: str) -> None:
+        if who not in self.down:
+            self.down[who] = self.round
+            if self.first_down is None:
+                self.first_down = who
 
 
 @dataclass
@@ -223,9 +286,8 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
         limit = 200 * (rules.max_rounds + 1) * len(encounter.combatants)
         while fight.state.ending is None:
             state = fight.state
-            if state.round > rules.max_rounds:
-                _give(fight, EndFight(reason="gm", note=f"no side defeated in {rules.max_rounds} rounds"), tally,
-                      "simulate")
+            if state.round > rules.max_rounds:  # not reached: a command that would pass the limit is not given
+                _give(fight, _gm_end(rules.max_rounds), tally, "simulate")
                 break
             if state.tie_open:  # tied allies roll off (C19): the simulator does not agree orders for them
                 _give(fight, RollOff(), tally, "simulate")
@@ -238,9 +300,9 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             if not decision.choices:
                 raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
             command = _claiming(state, _asked(chosen[side], decision, index, side))
-            if state.round >= rules.max_rounds and _last_turn_ends(state, command):
-                _give(fight, EndFight(reason="gm", note=f"no side defeated in {rules.max_rounds} rounds"), tally,
-                      "simulate")  # at the end of the last round, before the next one starts
+            if state.round >= rules.max_rounds and (_last_turn_ends(state, command)
+                                                    or _passes_limit(fight, command, rules.max_rounds)):
+                _give(fight, _gm_end(rules.max_rounds), tally, "simulate")  # in the last round, before the next
                 break
             try:
                 _give(fight, command, tally, f"simulate:{chosen[side].name}")
@@ -326,8 +388,28 @@ def _last_turn_ends(state: FightState, command: Command) -> bool:
                or (state.round == 1 and state.surprise.get(w) == "complete") for w in after)
 
 
+def _passes_limit(fight: Fight, command: Command, max_rounds: int) -> bool:
+    """Whether ``command`` would start a round past ``max_rounds``: decided on the fight as it stands, with its own
+    dice (seeded dice are a function of the roll counter: deciding spends nothing) and nothing written, its events
+    begin round ``max_rounds + 1``. So it does when the round's last turn ends inside it by itself: its owner
+    dropped to 0 HP on its own turn (by an Interrupt, say), the engine ends the turn and begins the next (C36). A
+    command the rules refuse is left to ``Fight.execute`` to refuse, naming the rule."""
+    if fight.dice is None:
+        return False
+    try:
+        draft = decided(fight.state, validated(command, fight.commands), fight.dice)
+    except OmenError:
+        return False
+    return draft.state.round > max_rounds
+
+
+def _gm_end(max_rounds: int) -> EndFight:
+    """The GM's end of a fight no side won in ``max_rounds`` rounds: a draw (C33)."""
+    return EndFight(reason="gm", note=f"no side defeated in {max_rounds} round{'s' if max_rounds != 1 else ''}")
+
+
 def _give(fight: Fight, command: Command, tally: _Tally, by: str) -> None:
-    tally.saw(fight.execute(command, by=by), fight.state)
+    tally.saw(fight.execute(command, by=by))
 
 
 def _decider(state: FightState) -> tuple[str, str]:
@@ -394,7 +476,7 @@ def _record(index: int, fight: Fight, tally: _Tally, max_rounds: int) -> FightRe
     standing = list(dict.fromkeys(c.side for c in state.combatants.values() if not c.down))
     defeated = ending.side if ending.reason != "gm" else None
     winner = standing[0] if len(standing) == 1 and defeated is not None else None
-    ended = "round_limit" if defeated is None else "all_down" if not standing else "defeated"
+    ended: Ended = "round_limit" if defeated is None else "all_down" if not standing else "defeated"
     combatants = tuple(CombatantRecord(hp=state.combatants[w].hp, will=state.combatants[w].will,
                                        dealt=tally.dealt.get(w, 0), taken=tally.taken.get(w, 0),
                                        down=tally.down.get(w)) for w in tally.order)

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from ..render import environment
 from .run import EncounterRun, Run
-from .stats import Difference, Mean, Rate
+from .stats import Difference, Mean, Rate, signed
 from .summary import Pick
 
 __all__ = ["Bar", "Bars", "Column", "Histogram", "write_html"]
@@ -96,7 +96,14 @@ def _pct(r: Rate) -> str:
 
 
 def _num(m: Mean) -> str:
-    return f"{m.mean:.1f} ({m.low:.1f}–{m.high:.1f})"
+    """A mean and its interval to a tenth (:func:`tenth`)."""
+    return f"{tenth(m.mean)} ({tenth(m.low)}–{tenth(m.high)})"
+
+
+def tenth(value: float) -> str:
+    """A number to a tenth; one that rounds to zero is 0.0, never -0.0 (an interval's bound just below 0)."""
+    return f"{value:z.1f}"
+
 
 
 def rate_bars(chart_id: str, title: str, rows: Sequence[tuple[str, Rate, int]], caption: str) -> Bars:
@@ -135,7 +142,7 @@ def rounds_histogram(er: EncounterRun) -> Histogram:
     mean_x = 60 + (s.rounds.mean - first + 0.5) * width
     return Histogram(id="chart-rounds", title="How many rounds the fights lasted", columns=columns, height=240,
                      base=base, mean_x=mean_x,
-                     caption=f"mean {s.rounds.mean:.2f} rounds (95 %: {s.rounds.low:.2f}–{s.rounds.high:.2f}), "
+                     caption=f"mean {s.rounds.mean:.2f} rounds (95 %: {s.rounds.low:z.2f}–{s.rounds.high:z.2f}), "
                              f"{first} to {last}")
 
 
@@ -186,7 +193,7 @@ def _difference_bars(diffs: Sequence[Difference]) -> list[dict[str, object]]:
 
         rows.append({"what": d.what, "y": 30 + i * 2 * _ROW, "dot": at(d.difference), "pl": at(d.paired_low),
                      "ph": at(d.paired_high), "ul": at(d.unpaired_low), "uh": at(d.unpaired_high), "centre": centre,
-                     "text": f"{d.difference:+.3f} ({d.paired_low:+.3f} to {d.paired_high:+.3f})",
+                     "text": f"{signed(d.difference)} ({signed(d.paired_low)} to {signed(d.paired_high)})",
                      "text_x": centre + half + 8})
     return rows
 
@@ -212,7 +219,7 @@ def write_html(run: Run, out: TextIO, run_path: str, fight_pages: dict[tuple[str
     page = template.render(
         run=run, encounters=encounters, run_path=run_path, comparison=comparison,
         difference_bars=_difference_bars(comparison.differences) if comparison is not None else [],
-        width=_WIDTH, label_width=_LABEL, title=_title(run), nbsp=Markup("&nbsp;"))
+        width=_WIDTH, label_width=_LABEL, title=_title(run), nbsp=Markup("&nbsp;"), signed=signed, tenth=tenth)
     out.write(page)
 
 

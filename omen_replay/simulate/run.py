@@ -12,21 +12,23 @@ already running past it are cancelled or discarded, so where a run stops does no
 from __future__ import annotations
 
 import concurrent.futures as cf
+import hashlib
 import importlib
 import math
 import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final, Literal
 
 import msgspec
 
 from omen_core.engine import CommandMemo
+from omen_core.seats import HpDisplay
 
 from .encounter import Encounter, digest_of
 from .play import FightRecord, Played, Rules, play
@@ -35,10 +37,13 @@ from .summary import Comparison, Summary, Tally, compare, summarise
 
 __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
            "simulate", "run_batch", "regenerate", "RunError", "run_json", "MOST_FIGHTS",
-           "check_counts"]
+           "check_counts", "settings_key", "key_of", "policies_of"]
 
 #: What a run's file says it is.
-FORMAT = "omen-simulation/1"
+FORMAT: Final = "omen-simulation/1"
+
+#: Where a run's batches ran (``Timing.backend``).
+BackendName = Literal["serial", "pool", "dask"]
 
 #: The most fights one run may play (``--max-fights``, and so ``--fights`` and ``--until-ci``): its file keeps a
 #: small record of each (a few hundred bytes), so ten million make a file of a few GB.
@@ -54,7 +59,7 @@ def run_json(run: Run) -> bytes:
     return _RUN_JSON.encode(run)
 
 
-class Manifest(msgspec.Struct, frozen=True, kw_only=True):
+class Manifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """How a run was made, all that playing any of its fights again needs besides the encounters: the omen
     version, the run's seed (hex) and start (the clock of every event, ms since the epoch), the fights run, the
     batch size, the ``--until-ci`` target (None: a fixed number of fights) and the most fights it could run, each
@@ -69,10 +74,10 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     max_fights: int
     policies: dict[str, str]
     max_rounds: int
-    hp_display: str
+    hp_display: HpDisplay
 
 
-class EncounterRun(msgspec.Struct, frozen=True, kw_only=True):
+class EncounterRun(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One encounter of a run (``label`` "A" or "B" in a comparison): the encounter, its summary, and a small
     record per fight, in index order."""
 
@@ -82,22 +87,22 @@ class EncounterRun(msgspec.Struct, frozen=True, kw_only=True):
     records: tuple[FightRecord, ...]
 
 
-class Timing(msgspec.Struct, frozen=True, kw_only=True):
+class Timing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """How a run ran (not part of its summary): ``serial``, ``pool`` or ``dask``, the workers, the Dask scheduler's
     address, the wall time and the fights per second."""
 
-    backend: str
+    backend: BackendName
     workers: int
     address: str | None = None
     seconds: float
     fights_per_second: float
 
 
-class Run(msgspec.Struct, frozen=True, kw_only=True):
+class Run(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A whole run, as ``omen simulate`` writes it (``--out``) and prints it (``--json``): its manifest, each
     encounter's summary and records, the comparison of the two (``--compare``), and how it ran."""
 
-    format: str = FORMAT
+    format: Literal["omen-simulation/1"] = FORMAT
     manifest: Manifest
     encounters: tuple[EncounterRun, ...]
     comparison: Comparison | None = None
@@ -128,7 +133,7 @@ class _Batch(msgspec.Struct, frozen=True, kw_only=True):
     encounters: tuple[Encounter, ...]
     policies: dict[str, str]
     max_rounds: int
-    hp_display: str
+    hp_display: HpDisplay
     seed: bytes
     started_ms: int
 
@@ -137,7 +142,7 @@ class _Batch(msgspec.Struct, frozen=True, kw_only=True):
 def _decoded(payload: bytes) -> tuple[_Batch, Rules]:
     """A batch's set-up, decoded once per worker process (the same payload comes with every batch of a run)."""
     spec = msgspec.msgpack.decode(payload, type=_Batch)
-    return spec, Rules(policies=spec.policies, max_rounds=spec.max_rounds, hp_display=spec.hp_display)  # type: ignore[arg-type]
+    return spec, Rules(policies=spec.policies, max_rounds=spec.max_rounds, hp_display=spec.hp_display)
 
 
 def run_batch(payload: bytes, start: int, count: int) -> bytes:
@@ -161,7 +166,7 @@ class Backend:
     """Where batches run: a ``concurrent.futures`` executor (a process pool, or Dask's client executor) or this
     process (``executor`` None), with how many workers, and what to close at the end."""
 
-    name: str
+    name: BackendName
     workers: int
     executor: cf.Executor | None = None
     address: str | None = None
@@ -280,8 +285,7 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
     many as it takes, in whole batches, for every rate's interval to be narrower than ± ``until_ci`` (at most
     ``max_fights``); gather their records in index order and summarise them."""
     check_counts(fights, until_ci, max_fights, batch)
-    sides = list(dict.fromkeys(s for enc in encounters for s in enc.sides))
-    names = {side: rules.policy(side) for side in sides}
+    names = policies_of(encounters, rules)
     # a policy that cannot be loaded is said here, before any worker starts
     own = {name: load_policy(name).name for name in dict.fromkeys(names.values())}
     started = started_ms if started_ms is not None else time.time_ns() // 1_000_000
@@ -343,20 +347,54 @@ def _gather(payload: bytes, encounters: Sequence[Encounter], backend: Backend, m
     return out
 
 
+# -- what makes a run the run it is ----------------------------------------------------------------------------
+
+
+def policies_of(encounters: Sequence[Encounter], rules: Rules) -> dict[str, str]:
+    """Each side's policy (by what ``--policy`` calls it), for every side of ``encounters``: what a run records."""
+    return {side: rules.policy(side) for side in dict.fromkeys(s for enc in encounters for s in enc.sides)}
+
+
+def settings_key(encounters: Sequence[Encounter], policies: Mapping[str, str], seed: bytes, max_rounds: int,
+                 hp_display: str, until_ci: float | None, max_fights: int, batch: int) -> str:
+    """The SHA-256 (hex) of everything a run's fights and summary are made from: the encounters (their digests),
+    the seed, each side's policy, the round limit, the HP display, and how many fights it plays (``max_fights``:
+    the fights asked for, or with ``until_ci`` the most it may play; the batch, where ``--until-ci`` decides). Two
+    runs with the same key play the same fights to the same records and summary (their start and timing aside);
+    a run's default file name carries its first 8 digits."""
+    settings = {"encounters": [e.digest for e in encounters], "seed": seed.hex(), "policies": dict(policies),
+                "max_rounds": max_rounds, "hp_display": hp_display, "until_ci": until_ci, "max_fights": max_fights,
+                "batch": batch}
+    return hashlib.sha256(_RUN_JSON.encode(settings)).hexdigest()
+
+
+def key_of(run: Run) -> str:
+    """:func:`settings_key` of a run made (read from its manifest and encounters)."""
+    m = run.manifest
+    return settings_key([e.encounter for e in run.encounters], m.policies, bytes.fromhex(m.seed), m.max_rounds,
+                        m.hp_display, m.until_ci, m.max_fights, m.batch)
+
+
 # -- reading a run and playing one of its fights again -------------------------------------------------------------
 
 
 def read_run(text: bytes, source: str) -> Run:
     """A run's file, decoded; :class:`RunError` naming the file and the field otherwise."""
     try:
-        run = msgspec.json.decode(text, type=Run)
+        said = msgspec.json.decode(text, type=_Format).format
+        if said is not None and said != FORMAT:  # none: a run's default format
+            raise RunError(f"{source}: format {said!r}, not {FORMAT!r}")
+        return msgspec.json.decode(text, type=Run)
     except msgspec.ValidationError as exc:
         raise RunError(f"{source}: not a run of omen simulate: {exc}") from None
     except msgspec.DecodeError as exc:
         raise RunError(f"{source}: not JSON: {exc}") from None
-    if run.format != FORMAT:
-        raise RunError(f"{source}: format {run.format!r}, not {FORMAT!r}")
-    return run
+
+
+class _Format(msgspec.Struct, frozen=True):
+    """What a file says it is, read first: a run of another format is said as such, not as a field it lacks."""
+
+    format: str | None = None
 
 
 def edited(run: Run) -> list[str]:
@@ -383,7 +421,7 @@ def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, 
         labels = " or ".join(e.label for e in run.encounters)
         raise RunError(f"the run has no encounter {label!r}: say {labels}")
     er = chosen[0]
-    rules = Rules(policies=m.policies, max_rounds=m.max_rounds, hp_display=m.hp_display)  # type: ignore[arg-type]
+    rules = Rules(policies=m.policies, max_rounds=m.max_rounds, hp_display=m.hp_display)
     played = play(er.encounter, rules, index, bytes.fromhex(m.seed), m.started_ms)
     return played, er.records[index]
 

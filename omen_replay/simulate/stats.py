@@ -22,13 +22,13 @@ from collections.abc import Sequence
 import msgspec
 
 __all__ = ["Z95", "Rate", "Mean", "Difference", "rate", "mean", "half_width", "paired", "unpaired_rates",
-           "unpaired_means", "difference_of_rates", "difference_of_means"]
+           "unpaired_means", "difference_of_rates", "difference_of_means", "signed"]
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
 
 
-class Rate(msgspec.Struct, frozen=True, kw_only=True):
+class Rate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``count`` fights of the run's, their share (``rate``) and its Wilson 95 % interval (``low``, ``high``)."""
 
     count: int
@@ -37,7 +37,7 @@ class Rate(msgspec.Struct, frozen=True, kw_only=True):
     high: float
 
 
-class Mean(msgspec.Struct, frozen=True, kw_only=True):
+class Mean(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A mean over the run's fights, its standard deviation and its 95 % interval (``low``, ``high``)."""
 
     mean: float
@@ -46,7 +46,7 @@ class Mean(msgspec.Struct, frozen=True, kw_only=True):
     high: float
 
 
-class Difference(msgspec.Struct, frozen=True, kw_only=True):
+class Difference(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A difference between two runs on the same seeds (A - B): each side's value, the difference, and its 95 %
     interval taking the pairs into account (``paired_*``: fight i of A against fight i of B) and ignoring them
     (``unpaired_*``: as two independent runs would be compared). Fights on the same seeds share their dice, so the
@@ -139,3 +139,13 @@ def difference_of_means(what: str, a: Sequence[int], b: Sequence[int]) -> Differ
     ulo, uhi = unpaired_means(ma, mb, n)
     return Difference(what=what, a=ma.mean, b=mb.mean, difference=d, paired_low=plo, paired_high=phi,
                       unpaired_low=ulo, unpaired_high=uhi)
+
+
+def signed(value: float) -> str:
+    """A difference as the reports write it, to a thousandth with its sign; one that rounds to zero is +0.000, never
+    -0.000.
+
+    >>> signed(-0.0004), signed(0.0123), signed(-0.25)
+    ('+0.000', '+0.012', '-0.250')
+    """
+    return f"{value:+z.3f}"

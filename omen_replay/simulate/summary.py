@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 
 from .encounter import Encounter
-from .play import FightRecord
+from .play import Ended, FightRecord
 from .stats import Difference, Mean, Rate, difference_of_means, difference_of_rates, half_width, mean, rate
 
 __all__ = ["SideSummary", "CombatantSummary", "Pick", "Extremes", "Summary", "Comparison", "Tally", "summarise",
            "compare"]
 
 
-class SideSummary(msgspec.Struct, frozen=True, kw_only=True):
+class SideSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A side: its policy (as ``--policy`` named it), and the fights it won (the only side standing when another
     was defeated, C33); ``policy_name``: the policy's own ``name`` (a policy of one's own named by its file or
     module)."""
@@ -32,7 +33,7 @@ class SideSummary(msgspec.Struct, frozen=True, kw_only=True):
     policy_name: str = ""
 
 
-class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
+class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A combatant over the run: HP and Will left at the end, final damage dealt and taken (after mitigation,
     C13), how often it went down (0 HP or out of the fight, C33) and was the first to, and the mean round it went
     down in when it did."""
@@ -51,7 +52,7 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
     down_round: Mean
 
 
-class Pick(msgspec.Struct, frozen=True, kw_only=True):
+class Pick(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A fight worth a look: its index (``omen simulate --replay RUN INDEX`` rebuilds it), rounds, winner, why it
     was picked, and how it ended (as its record's ``ended``)."""
 
@@ -59,10 +60,10 @@ class Pick(msgspec.Struct, frozen=True, kw_only=True):
     rounds: int
     winner: str | None
     why: str
-    ended: str = ""
+    ended: Ended | Literal[""] = ""
 
 
-class Extremes(msgspec.Struct, frozen=True, kw_only=True):
+class Extremes(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The fights worth a look: the longest, the shortest, and the upsets (the underdog's wins, its side's HP left
     highest first)."""
 
@@ -71,7 +72,7 @@ class Extremes(msgspec.Struct, frozen=True, kw_only=True):
     upsets: tuple[Pick, ...]
 
 
-class Summary(msgspec.Struct, frozen=True, kw_only=True):
+class Summary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a run of ``fights`` fights found: each side's wins (the only side standing when a side was defeated,
     C33); ``draws``: the fights still going at the end of the round limit, ended as the GM's call (record
     ``ended`` ``round_limit``); ``all_down``: the fights a side lost with no side left standing (every side down
@@ -92,12 +93,27 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     extremes: Extremes
 
 
-class Comparison(msgspec.Struct, frozen=True, kw_only=True):
+class Comparison(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Two runs on the same seeds (fight i of A and of B rolled the same dice in the same order while they went the
-    same way): each difference A - B, paired and unpaired."""
+    same way): each difference A - B, paired and unpaired; and what is in one encounter only, so not compared: its
+    sides (``sides_only_in_a``, ``sides_only_in_b``) and its combatants, by id (``combatants_only_in_a``,
+    ``combatants_only_in_b``)."""
 
     fights: int
     differences: tuple[Difference, ...]
+    sides_only_in_a: tuple[str, ...] = ()
+    sides_only_in_b: tuple[str, ...] = ()
+    combatants_only_in_a: tuple[str, ...] = ()
+    combatants_only_in_b: tuple[str, ...] = ()
+
+    def not_compared(self) -> str:
+        """What the comparison leaves out, in words ("" if nothing): each side and combatant in one encounter
+        only."""
+        parts = [f"{what}{'s' if len(names) > 1 else ''} {', '.join(names)} (in {label} only)"
+                 for what, names, label in (("side", self.sides_only_in_a, "A"), ("side", self.sides_only_in_b, "B"),
+                                            ("combatant", self.combatants_only_in_a, "A"),
+                                            ("combatant", self.combatants_only_in_b, "B")) if names]
+        return "; ".join(parts)
 
 
 @dataclass
@@ -211,7 +227,8 @@ def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally
 
 def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[FightRecord]) -> Comparison:
     """A against B, fight by fight on the same seeds: each side's wins, draws, every side down and rounds; for
-    each combatant in both (by id), HP left, going down and damage dealt."""
+    each combatant in both (by id), HP left, going down and damage dealt; the sides and combatants in one of them
+    only, named as not compared."""
     diffs: list[Difference] = []
     for side in a.sides:
         if side in b.sides:
@@ -233,4 +250,9 @@ def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[
                                          [r.combatants[j].down is not None for r in rb]))
         diffs.append(difference_of_means(f"{s.id} damage dealt", [r.combatants[i].dealt for r in ra],
                                          [r.combatants[j].dealt for r in rb]))
-    return Comparison(fights=len(ra), differences=tuple(diffs))
+    ids_a, ids_b = [s.id for s in a.combatants], [s.id for s in b.combatants]
+    return Comparison(fights=len(ra), differences=tuple(diffs),
+                      sides_only_in_a=tuple(x for x in a.sides if x not in b.sides),
+                      sides_only_in_b=tuple(x for x in b.sides if x not in a.sides),
+                      combatants_only_in_a=tuple(x for x in ids_a if x not in ids_b),
+                      combatants_only_in_b=tuple(x for x in ids_b if x not in ids_a))

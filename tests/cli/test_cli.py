@@ -218,7 +218,8 @@ class TestRepair:
         assert omen("repair", f"sqlite:///{tmp_path}/x.db").exit_code == 2
 
 
-EMBER_FORD = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "scenario.toml"
+ROOT = Path(__file__).resolve().parents[2]
+EMBER_FORD = ROOT / "fixtures" / "ember-ford" / "scenario.toml"
 
 
 class TestRunAndReplay:
@@ -324,6 +325,33 @@ class TestUndoCommands:
         assert checked.exit_code == 0 and "wrong target" in checked.output and "still undone" in checked.output
         assert omen("redo", str(open_log)).exit_code == 0
         assert "redone at seq" in omen("verify", str(open_log)).output
+
+    @pytest.mark.parametrize("kind", ["directory", "postgresql"])
+    def test_undo_in_a_store_of_several_fights_hints_a_redo_naming_the_fight(self, open_log: Path, tmp_path: Path,
+                                                                             kind: str,
+                                                                             request: pytest.FixtureRequest) -> None:
+        """In a directory or a PostgreSQL database holding two fights, ``omen undo STORE --fight F`` says ``omen
+        redo STORE --fight F`` takes it back (it said ``omen redo STORE``, which refuses a store of several fights),
+        the store quoted for a shell, and that line works."""
+        import shlex
+
+        from omen_core.events import decode_line
+
+        store = tmp_path / "multi"
+        store.mkdir()
+        fight = decode_line(open_log.read_bytes().splitlines()[0]).fight_id
+        (store / f"{fight}.jsonl").write_bytes(open_log.read_bytes())
+        other = ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "fight.jsonl"
+        (store / f"{decode_line(other.read_bytes().splitlines()[0]).fight_id}.jsonl").write_bytes(other.read_bytes())
+        url = str(store)
+        if kind == "postgresql":
+            url = request.getfixturevalue("postgres").fresh_url()
+            assert omen("copy", str(store), url).exit_code == 0
+        result = omen("undo", url, "--fight", fight)
+        said = " ".join(result.output.split())
+        hint = f"omen redo {shlex.quote(url)} --fight {fight}"
+        assert result.exit_code == 0 and f"`{hint}` takes it back" in said, said
+        assert omen(*shlex.split(hint)[1:]).exit_code == 0
 
     def test_undo_to_a_bad_seq_exits_2_and_writes_nothing(self, open_log: Path) -> None:
         """Undoing back to the middle of a command is refused (exit 2), the log untouched."""

@@ -465,6 +465,8 @@ class TestUsageErrors:
         (["replay", "x.jsonl", "--to", "\u00b2"], "Invalid value for '--to'", "omen replay --help"),
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
+        (["log", "x.jsonl", "--format", "json"], "Invalid value for '--format': 'json' is not one of 'text', 'md', "
+                                                 "'html'", "omen log --help"),
     ])
     def test_a_usage_error_is_one_line_naming_the_help_to_read(self, argv: list[str], words: str, helped: str) -> None:
         """The error is the only line on stderr, starts with ``omen: error:``, says what is wrong and which

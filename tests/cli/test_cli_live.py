@@ -352,6 +352,19 @@ class TestDoHappyPaths:
 
 
 class TestDoRefusals:
+    def test_a_seed_for_a_manual_fight_says_it_has_none(self, turn_log: Path) -> None:
+        """``--seed`` given for a manual fight is refused saying the fight has manual dice and no seed commitment
+        to match (it said the seed "does not hash to the seed commitment", as if it had one); status says the
+        same, and OMEN_SEED set in the shell does not stop status of a manual fight."""
+        said = refused(turn_log, {"command": "end_turn", "who": "kael"}, "--seed", "00" * 16)
+        assert said == (f"omen: error: {turn_log}: fight 'ford' has manual dice, not seeded: it has no seed (no seed "
+                        "commitment) for --seed to match; leave it out")
+        result = omen("status", str(turn_log), "--seed", "00" * 16)
+        assert result.exit_code == 2 and " ".join(result.stderr.split()) == (
+            f"omen: error: {turn_log}: fight 'ford' has manual dice, not seeded: it has no seed (no seed commitment) "
+            "for the seed given (--seed) to match; leave it out")
+        assert runner.invoke(app, ["status", str(turn_log)], env={"OMEN_SEED": "00" * 16}).exit_code == 0
+
     def test_unknown_command_name(self, turn_log: Path) -> None:
         """A command name that does not exist is refused naming the field and the name."""
         said = refused(turn_log, {"command": "fireball", "who": "kael"})

@@ -76,8 +76,9 @@ class TestARun:
         assert "stopped once" not in said
 
     def test_every_side_down_is_its_own_outcome_with_an_interval_and_said_on_replay(self, tmp_path: Path) -> None:
-        """C33: a fight in which Strike Back fells Bo as Bo's blow fells Ash is reported as every side down, with
-        its 95 % interval, not as a draw at the round limit; played again, it says so."""
+        """C33: a fight in which Strike Back fells Bo before Bo's blow fells Ash is reported as every side down,
+        with its 95 % interval, not as a draw at the round limit, south (all down first) defeated and Bo first
+        down; played again, it says so."""
         result = omen("simulate", mutual_knockout(tmp_path), "--fights", 12, "--workers", 1, "--seed", SEED,
                       "--out", tmp_path / "r.json")
         assert result.exit_code == 0, result.output
@@ -86,18 +87,34 @@ class TestARun:
         assert "draws" not in said
         records = json.loads((tmp_path / "r.json").read_text())["encounters"][0]["records"]
         both = next(r for r in records if r["ended"] == "all_down")
-        assert (both["winner"], both["defeated"]) == (None, "north")
+        assert (both["winner"], both["defeated"], both["first_down"]) == (None, "south", "bo")
         played = omen("simulate", "--replay", tmp_path / "r.json", both["index"], "--log", tmp_path / "f.jsonl")
         assert played.exit_code == 0, played.output
-        assert (f"every side down in {both['rounds']} round{'s' if both['rounds'] != 1 else ''} (north defeated as "
-                "the last blow felled the rest: no winner) (as the run recorded)") in " ".join(played.output.split())
+        assert (f"every side down in {both['rounds']} round{'s' if both['rounds'] != 1 else ''} (south all down "
+                "first, defeated; the same command felled the rest: no winner) (as the run recorded)") \
+            in " ".join(played.output.split())
 
     def test_draws_are_given_with_their_interval(self, tmp_path: Path) -> None:
-        """A duel of 40 HP a side stopped at --max-rounds 1: every fight a draw, said with its 95 % interval."""
+        """A duel of 40 HP a side stopped at --max-rounds 1: every fight a draw, said with its 95 % interval, in
+        1 round (it said "1 rounds")."""
         result = omen("simulate", mirror_duel(tmp_path, hp=40), "--fights", 10, "--max-rounds", 1, "--workers", 1,
                       "--seed", SEED, "--out", tmp_path / "r.json")
         assert result.exit_code == 0, result.output
-        assert "draws 100.0% (95 %: 72.2% to 100.0%; no side down in 1 rounds)" in " ".join(result.output.split())
+        assert "draws 100.0% (95 %: 72.2% to 100.0%; no side down in 1 round)" in " ".join(result.output.split())
+
+    def test_a_report_sent_to_a_file_or_a_pipe_is_never_wrapped(self, tmp_path: Path) -> None:
+        """Standard output no terminal: a long name keeps its row of the table whole, and the command that plays a
+        fight again is one line, to copy (both were wrapped at 80 columns)."""
+        name = "Ashworth the Unbelievably Long-Named Knight of the Ember Ford"
+        duel = tmp_path / "long.toml"
+        duel.write_text(mirror_duel(tmp_path).read_text().replace('name = "Ash"', f'name = "{name}"'))
+        out = tmp_path / "a-folder-with-a-rather-long-name" / "and-a-run-file-named-at-length.json"
+        out.parent.mkdir()
+        result = omen("simulate", duel, "--fights", 4, "--workers", 1, "--seed", SEED, "--out", out)
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        assert [line.split()[-7:-5] for line in lines if line.startswith(name)] == [["north", "4.0/12"]]
+        assert lines[-1].endswith(f". Play a fight again: omen simulate --replay {out} INDEX --log fight.jsonl")
 
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
                                                                             tmp_path: Path) -> None:
@@ -176,6 +193,46 @@ class TestARun:
         shown = omen("simulate", EMBER_FORD_2V2, "--fights", 4, "--workers", 1, "--policy", policy, "--out",
                      tmp_path / "s.json")
         assert f"wardens (hold-the-line, {policy.partition('=')[2]}) win" in " ".join(shown.output.split())
+
+
+class TestTheRunsFile:
+    def test_the_default_name_tells_runs_apart_by_their_settings(self, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+        """The default --out is out/simulations/ID-SEED-SETTINGS.json, SETTINGS the first 8 hex digits of the
+        SHA-256 of the run's settings: the same duel and seed with another policy, HP display or round limit is
+        another file (it was one name, overwritten, so a report's replay commands played another run's fights);
+        the same run again is the same name, written again."""
+        import re
+
+        monkeypatch.chdir(tmp_path)
+        duel = mirror_duel(tmp_path)
+        base = ("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED)
+        variants = [(), ("--policy", "north=cautious"), ("--hp-display", "exact"), ("--max-rounds", 3), ()]
+        for extra in variants:
+            result = omen(*base, *extra)
+            assert result.exit_code == 0, result.output
+        names = sorted(p.name for p in (tmp_path / "out" / "simulations").iterdir())
+        assert len(names) == 4 and all(re.fullmatch(f"duel-{SEED[:8]}-[0-9a-f]{{8}}\\.json", n) for n in names)
+
+    def test_another_run_or_another_file_is_never_overwritten(self, tmp_path: Path) -> None:
+        """A run whose --out holds another run (other settings) is refused before any fight, exit 2, in one line,
+        and the file is left as it was; so is one whose --out is a file that is no run; the same run again
+        writes it again."""
+        duel, out = mirror_duel(tmp_path), tmp_path / "run.json"
+        base = ("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED, "--out", out)
+        assert omen(*base).exit_code == 0
+        before = out.read_bytes()
+        refused = omen(*base, "--max-rounds", 3)
+        assert refused.exit_code == 2 and out.read_bytes() == before
+        assert " ".join(refused.output.split()) == (
+            f"omen: error: {out} already holds another run (seed {SEED[:8]}..., 2 fights, other settings): its "
+            "report's replay commands name it; choose another --out, or move it away (nothing was overwritten)")
+        assert omen(*base).exit_code == 0
+        other = tmp_path / "notes.json"
+        other.write_text("{}")
+        refused = omen(*base[:-1], other)
+        assert refused.exit_code == 2 and other.read_text() == "{}"
+        assert "is not a run of omen simulate: choose another --out" in refused.output
 
 
 class TestBadInput:
@@ -405,6 +462,23 @@ class TestACompare:
             replayed = omen("simulate", "--replay", tmp_path / "c.json", i, "--encounter", label, "--log",
                             tmp_path / f"fight-{label.lower()}-{i}.jsonl")
             assert replayed.exit_code == 0, replayed.output
+
+
+class TestWhatAComparisonLeavesOut:
+    def test_sides_and_combatants_in_one_encounter_only_are_named(self, tmp_path: Path) -> None:
+        """A against B where B's second fighter is Cy of the east, not Bo of the south: what is in one of them only
+        is not compared, and the text and the page say so, naming each (they were left out without a word)."""
+        a = mirror_duel(tmp_path, name="a")
+        b = tmp_path / "b.toml"
+        b.write_text(a.read_text().replace('id = "a"', 'id = "b"').replace('side = "south"', 'side = "east"')
+                     .replace('id = "bo"', 'id = "cy"'))
+        result = omen("simulate", "--compare", a, b, "--fights", 4, "--workers", 1, "--seed", SEED, "--out",
+                      tmp_path / "c.json", "--html", tmp_path / "c.html")
+        assert result.exit_code == 0, result.output
+        said = ("not compared, in one encounter only: side south (in A only); side east (in B only); combatant bo "
+                "(in A only); combatant cy (in B only)")
+        assert f"  {said}" in result.output.splitlines()
+        assert f"Not compared, in one encounter only: {said.split(': ', 1)[1]}." in (tmp_path / "c.html").read_text()
 
 
 def _on_a_terminal(*args: str) -> tuple[str, str]:

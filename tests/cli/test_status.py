@@ -190,3 +190,19 @@ def test_a_condition_lasting_until_a_named_turn_says_so_in_status_and_in_do(demo
     assert status.returncode == 0, status.stderr
     vesh = next(line for line in status.stdout.splitlines() if "(vesh, raiders)" in line)
     assert vesh.endswith("Prone (until the end of Kael Arden's next turn)"), vesh
+
+
+def test_a_condition_lasting_to_the_end_of_a_turn_under_way_says_current_turn() -> None:
+    """C40: Prone on the orc until the end of Ana's next turn reads "Ana's next turn" before it, and "Ana's current
+    turn" once that turn has started (it read "Ana's this turn")."""
+    from omen_cli.status import _until
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=[6, 1])
+    fight.roll_initiative()  # AGI: the orc 6, Ana 1: the orc first
+    fight.apply_condition("orc", "Prone", until="end_of_next_turn", of="ana")
+    name = fight.state.combatants["ana"].sheet.name
+    assert _until(fight.state, "orc", "Prone") == f" (until the end of {name}'s next turn)"
+    fight.end_turn("orc")
+    assert _until(fight.state, "orc", "Prone") == f" (until the end of {name}'s current turn)"

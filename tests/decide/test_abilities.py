@@ -155,3 +155,119 @@ def test_a_passive_or_triggered_ability_is_not_used_with_use_ability() -> None:
     fight = new_fight(sheet("orc", side="raiders"), caster("riposte"))
     with pytest.raises(RuleViolation, match="triggered"):
         use(fight, "ana", "riposte", "orc")
+
+
+def test_an_extensions_action_costing_an_action_opens_the_interrupt_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """C24, C37: an extension's action (a TurnAction) costing an Action is an Action declared, as an ability
+    written as data is: the orc within reach is offered an Interrupt right after ability_used, before the cost is
+    paid; it passes, then the Action is paid and the handler does what it does (the orc falls Prone)."""
+    from types import MappingProxyType
+
+    from omen_core import extensions
+    from omen_core.decide import setup
+    from omen_core.events import ConditionApplied, CostPaid
+    from omen_core.hooks import Acting, Cost, Extension, TurnAction, Used
+
+    def topple(acting: Acting, used: Used) -> None:
+        acting.emit(ConditionApplied(action=used.action, who=used.target, condition="Prone", added=1, stacks=1,
+                                     reason="Topple"))
+
+    topple_ext = Extension(id="topple", name="Topple", action=TurnAction(
+        summary="an Action: an enemy within reach falls Prone", cost=Cost(actions=1), does=topple,
+        target="enemy", within_reach=True))
+    registry = MappingProxyType({**extensions.BY_ID, "topple": topple_ext})  # registered as a module's EXTENSION is
+    monkeypatch.setattr(extensions, "BY_ID", registry)
+    monkeypatch.setattr(setup, "BY_ID", registry)
+    fight = new_fight(sheet("orc", side="raiders"), caster("topple"), faces=[6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()  # AGI: the orc 6, Ana 1: the orc first
+    fight.end_turn("orc")
+    use(fight, "ana", "topple", "orc")
+    assert isinstance(fight.waiting_for, ReactionWindowOpened) and fight.waiting_for.reaction == "interrupt"
+    assert not any(isinstance(r.event, CostPaid) for r in fight.events) and fight.state.turn_actions == 1
+    fight.pass_reaction("orc")
+    paid = [r.event for r in fight.events if isinstance(r.event, CostPaid)]
+    assert [(p.resource, p.amount, p.purpose) for p in paid] == [("action", 1, "Topple")]
+    assert fight.state.combatants["orc"].prone and fight.state.turn_actions == 0 and fight.state.at_rest
+    assert_replays(fight)
+
+
+def test_an_interrupt_that_hits_cancels_an_extensions_action_its_action_spent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """C24: the orc Interrupts Ana's Topple (an extension's Action): STR 6 + FCS 6 = 12 beats her base RES 1; she
+    declines to defend; 6 crushing lands raw (C12): 20 to 14. The hit cancels Topple: only its Action is spent,
+    the orc stays standing."""
+    from types import MappingProxyType
+
+    from omen_core import extensions
+    from omen_core.decide import setup
+    from omen_core.events import ActionCancelled, CostPaid
+    from omen_core.hooks import Acting, Cost, Extension, TurnAction, Used
+
+    def topple(acting: Acting, used: Used) -> None:  # pragma: no cover - cancelled before it runs
+        raise AssertionError("a cancelled action does nothing")
+
+    topple_ext = Extension(id="topple", name="Topple", action=TurnAction(
+        summary="an Action: an enemy within reach falls Prone", cost=Cost(actions=1), does=topple,
+        target="enemy", within_reach=True))
+    registry = MappingProxyType({**extensions.BY_ID, "topple": topple_ext})
+    monkeypatch.setattr(extensions, "BY_ID", registry)
+    monkeypatch.setattr(setup, "BY_ID", registry)
+    fight = new_fight(sheet("orc", side="raiders"), caster("topple"), faces=[6, 1, 6, 6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    use(fight, "ana", "topple", "orc")
+    fight.react("orc", unarmed=True)
+    fight.defend("ana", None)
+    cancelled = [r.event for r in fight.events if isinstance(r.event, ActionCancelled)]
+    assert len(cancelled) == 1 and "C24" in cancelled[0].reason
+    assert fight.state.combatants["ana"].hp == 14 and not fight.state.combatants["orc"].prone
+    assert fight.state.turn_actions == 0
+    assert [(p.who, p.resource) for p in (r.event for r in fight.events if isinstance(r.event, CostPaid))
+            if p.purpose == "Topple"] == []
+    assert_replays(fight)
+
+
+def test_an_interrupt_that_hits_cancels_a_deferred_cost_with_the_ability() -> None:
+    """C24, C41: War Cry (an Action, 1 Will; Fatigued at the end of Ana's next turn) is Interrupted by the orc:
+    STR 6 + FCS 6 = 12 beats her base RES 1; she declines; 6 crushing lands raw (C12). The cancel spends only her
+    Action: no Will paid, nothing owed; its use stays counted; her next turn ends without Fatigued."""
+    war_cry = decode_content(
+        'id = "war_cry"\nname = "War Cry"\nuse = "action"\ntarget = "self"\ncost = { will = 1 }\n'
+        'deferred = { at = "end_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+        'condition = "Fatigued" }] }\neffects = [{ kind = "condition", to = "actor", condition = "Exhausted" }]\n',
+        Ability, fmt="toml")
+    fight = new_fight(sheet("orc", side="raiders"), caster(war_cry), faces=[6, 1, 6, 6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()  # AGI: the orc 6, Ana 1: the orc first
+    fight.end_turn("orc")
+    use(fight, "ana", "war_cry")
+    assert fight.state.deferred != ()  # owed while the window is open: the use is counted at ability_used
+    fight.react("orc", unarmed=True)
+    fight.defend("ana", None)
+    ana = fight.state.combatants["ana"]
+    assert ana.hp == 14 and ana.will == 10 and not ana.has("Exhausted")
+    assert fight.state.deferred == () and fight.state.uses
+    fight.end_turn("ana")
+    fight.end_turn("orc")
+    fight.end_turn("ana")  # the end of her next turn: nothing settles
+    assert not fight.state.combatants["ana"].has("Fatigued")
+    assert_replays(fight)
+
+
+def test_the_gms_cancel_takes_back_a_deferred_cost_too() -> None:
+    """C41, C33: the GM calls off War Cry while the orc's Interrupt window is open: nothing owed afterwards."""
+    war_cry = decode_content(
+        'id = "war_cry"\nname = "War Cry"\nuse = "action"\ntarget = "self"\n'
+        'deferred = { at = "end_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+        'condition = "Fatigued" }] }\neffects = [{ kind = "condition", to = "actor", condition = "Exhausted" }]\n',
+        Ability, fmt="toml")
+    fight = new_fight(sheet("orc", side="raiders"), caster(war_cry), faces=[6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    use(fight, "ana", "war_cry")
+    fight.cancel("horn lost")
+    assert fight.state.deferred == ()
+    assert_replays(fight)

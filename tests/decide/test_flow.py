@@ -34,7 +34,16 @@ from msgspec.structs import replace
 
 from omen_core import CheckSpec, Fight, MemoryStore, Modifier, ScriptedDice
 from omen_core.commands import EndTurn
-from omen_core.content import CombatantSheet, ConditionDef, DealDamage, Ruleset, SaveEffect, Weapon
+from omen_core.content import (
+    Ability,
+    CombatantSheet,
+    ConditionDef,
+    DealDamage,
+    Ruleset,
+    SaveEffect,
+    Weapon,
+    decode_content,
+)
 from omen_core.errors import RuleViolation
 from omen_core.events import (
     ActionSettled,
@@ -722,6 +731,15 @@ class TestActionEconomy:
         fight.roll_initiative()
         refused(fight, lambda: command(fight), "§Your Turn")
 
+    def test_acting_out_of_turn_says_who_acts_now(self, play: Play) -> None:
+        """§Your Turn: the refusal says whose turn it is and where every command accepted now is listed, as a
+        window's refusal says what is legal now."""
+        fight = play(kael(), vesh(), faces=[15, 5])
+        fight.roll_initiative()
+        with pytest.raises(RuleViolation, match=r"'vesh' cannot attack: it is kael's turn \(round 1\); kael acts "
+                                                r"now \(omen status, or Fight.options\(\), lists every command"):
+            fight.attack("vesh", "kael")
+
     def test_bonus_actions_refill_at_the_start_of_the_owners_turn(self, play: Play) -> None:
         """C20: vesh Dodges on kael's turn (2 -> 1); when vesh's turn starts they refill 1 -> 2."""
         # kael: STR d8 8 + FCS d12 1 + 2 = 11 vs vesh base RES 1 + 1 = 2: window; Dodge AGI d20 19 + 1 = 20,
@@ -981,6 +999,28 @@ class TestPhases:
         events = fight.defend("wren", None)
         assert last(fight, HitDetermined).crit is True
         assert bare(events[-1:]) == [FightEnded(reason="defeated", side="raiders")]
+
+    def test_of_two_sides_down_in_one_blow_the_first_all_down_is_defeated(self, play: Play) -> None:
+        """C33 (docs/rulings.md): vesh (raiders, 3 HP) hits kael (heroes, 5 HP), whose Strike Back fells vesh as
+        the blow lands, before vesh's blow fells kael: both sides are down after the command, and the side named
+        defeated is the raiders, all down first in the log's order (not the heroes, met first)."""
+        # Initiative: kael 5 + 1 = 6, vesh 15 + 1 = 16: vesh first. vesh: STR 6 + FCS 1 + 1 = 8 vs kael's RES 1;
+        # declined; crit 1 vs 1: none. Strike Back: 3 crushing, vesh 3 -> 0; then the sword: 6 + 1 + 4 = 11,
+        # kael 5 -> 0.
+        strike_back = decode_content(
+            'id = "strike_back"\nname = "Strike Back"\nsummary = "When hit, the attacker takes 3 crushing."\n'
+            'use = "trigger"\ntrigger = { moment = "attack.determined", owner = "target", outcome = "hit" }\n'
+            'effects = [{ kind = "damage", to = "target", flat = 3, damage_type = "crushing" }]\n',
+            Ability, source="strike_back.toml", fmt="toml")
+        fight = play(replace(kael(hp=5), abilities=(strike_back,)), vesh(hp=3), faces=[5, 15, 6, 1, 1])
+        fight.roll_initiative()
+        fight.attack("vesh", "kael")
+        fight.defend("kael", None)
+        events = fight.answer_decision("strike_back", "kael", "use")
+        fallen = [e.who for e in events if isinstance(e, ResourceChanged) and e.after == 0]
+        assert fallen == ["vesh", "kael"]
+        assert events[-1] == FightEnded(reason="defeated", side="raiders",
+                                        note="every combatant of raiders is down; then every combatant of heroes too")
 
 
 # -- C33: who is down, leaving the fight, ending it at any time --------------------------------

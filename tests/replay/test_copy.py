@@ -117,27 +117,65 @@ class TestCopy:
 
     @pytest.mark.parametrize("change", ["a changed line", "a longer fight"])
     def test_a_differing_fight_is_refused_untouched(self, tmp_path: Path, change: str) -> None:
-        """A destination whose fight differs from the source's (another event at some seq, or more events than the
-        source has) is refused, exit 2, saying where; neither store changes."""
+        """A destination whose fight differs from the source's (another event at seq 41, then fewer events than the
+        source has, or more) is refused, exit 2, naming the seq where the two part and both counts; neither store
+        changes."""
         source = ember(tmp_path)
         dst = tmp_path / "dst.jsonl"
         lines = source.read_bytes().splitlines(keepends=True)
-        if change == "a changed line":
-            dst.write_bytes(b"".join(lines[:40]))
-            store = JsonlStore.single(dst)
-            other = continue_from(list(store.read("ember-ford")), "ember-ford", 3)
-            store.append("ember-ford", other, 40)
-        else:
-            shutil.copyfile(source, dst)
-            store = JsonlStore.single(dst)
-            store.append("ember-ford", continue_from(list(store.read("ember-ford")), "ember-ford", 2), 319)
+        dst.write_bytes(b"".join(lines[:40]))
+        store = JsonlStore.single(dst)
+        more = 3 if change == "a changed line" else 300
+        store.append("ember-ford", continue_from(list(store.read("ember-ford")), "ember-ford", more), 40)
         before = dst.read_bytes()
         result = omen("copy", str(source), str(dst))
         assert result.exit_code == 2
         words = " ".join(result.output.split())
         assert "differs from the source" in words and "nothing was copied" in words
-        assert ("the two part at seq 41" if change == "a changed line" else "it holds 321 events") in words
+        assert (f"the two part at seq 41 (it holds {40 + more} events, the source 319; the first 40 are the same)"
+                in words), words
         assert dst.read_bytes() == before and source.read_bytes() == EMBER.read_bytes()
+
+    @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+    def test_a_destination_holding_the_source_and_more_already_holds_it(self, tmp_path: Path, kind: str) -> None:
+        """Copying the first 119 events of a fight (whole commands) into a store holding all 319 of it says it is
+        already there, and more (exit 0, nothing written), as for a fight held identically; it said the two
+        "differ", like a forgery."""
+        source = tmp_path / "prefix.jsonl"
+        source.write_bytes(b"".join(EMBER.read_bytes().splitlines(keepends=True)[:119]))
+        dst = str(tmp_path / "dst.jsonl") if kind == "jsonl" else f"sqlite:///{tmp_path / 'dst.db'}"
+        assert omen("copy", str(EMBER), dst).exit_code == 0
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("dst")}
+        result = omen("copy", str(source), dst)
+        assert result.exit_code == 0, result.output
+        assert (f"ember-ford: already in {dst}, and more: it holds the source's 119 events then 200 more (319 in "
+                "all); nothing copied") in " ".join(result.output.split())
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("dst")} == before
+
+    @pytest.mark.parametrize("kind", ["directory", "sqlite", "postgresql"])
+    def test_a_torn_batch_is_not_copied(self, tmp_path: Path, kind: str, request: pytest.FixtureRequest) -> None:
+        """A log cut mid-command (the batch from seq 19 holds 16 events; the log stops 2 into it) is refused,
+        exit 2, naming the fight and the seq the torn batch starts at and saying to repair the source; nothing is
+        written (a database would have held part of a command, which omen repair cannot remove there)."""
+        source = tmp_path / "torn.jsonl"
+        source.write_bytes(b"".join(EMBER.read_bytes().splitlines(keepends=True)[:20]))
+        if kind == "postgresql":
+            dst = request.getfixturevalue("postgres").fresh_url()
+        else:
+            dst = str(tmp_path / "dst") + "/" if kind == "directory" else f"sqlite:///{tmp_path / 'dst.db'}"
+        result = omen("copy", str(source), dst)
+        assert result.exit_code == 2 and result.stdout == ""
+        assert " ".join(result.stderr.split()) == (
+            f"omen: error: {source}:19: fight 'ember-ford' ends with a torn batch: the command starting at seq 19 "
+            "wrote 2 of its 16 events (a crash mid-write); a copy appends whole commands only, so nothing was "
+            "copied: run omen repair on the source first")
+        if kind != "postgresql":
+            assert not (tmp_path / "dst").exists() or not any((tmp_path / "dst").iterdir())
+            if kind == "sqlite" and (tmp_path / "dst.db").exists():
+                with SqliteStore(tmp_path / "dst.db") as store:
+                    assert store.fights() == []
+        assert omen("repair", str(source)).exit_code == 0
+        assert "18 events copied" in omen("copy", str(source), dst).output
 
     def test_a_broken_chain_is_not_copied(self, tmp_path: Path) -> None:
         """A source whose chain does not hold (an event's face changed by hand) is refused, exit 2, naming the seq,

@@ -10,9 +10,16 @@ import pytest
 
 from omen_cli import app
 from omen_core import Fight
-from omen_core.content import Armor, Features, RageDice, SaveEffect, Weapon
+from omen_core.content import Armor, Features, RageDice, SaveEffect, Shield, Weapon
 from omen_core.errors import BadInput
-from omen_core.events import StoredEvent, encode_line
+from omen_core.events import (
+    AttackDeclared,
+    DamageResolved,
+    InitiativeOrderSet,
+    MovementDeclared,
+    StoredEvent,
+    encode_line,
+)
 from omen_replay.explain import explain_records as explain
 from tests.fights import new_fight, present
 from tests.sheets import sheet
@@ -319,7 +326,7 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
     for seq in range(used.seq, fight.version + 1):
         told = explain_records(fight.events, seq)
         assert told.kind == "ability" and told.seq == used.seq and "Healing Word on bram" in told.title
-        assert told.verdicts == ("ana pays 1 Bonus Action (C20, C22, C41)", "bram's HP 14 -> 18")
+        assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)", "bram's HP 14 -> 18")
         assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
         assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
             ("Healing Word's healing", 4, [("heal 1d6", 3), ("flat", 1)])]
@@ -339,7 +346,7 @@ def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
     fight = new_fight(sheet("orc", side="raiders"), ana, sheet("bram"), faces=[3])
     fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
     told = explain_records(fight.events, fight.version)
-    assert told.verdicts == ("ana pays 1 Bonus Action (C20, C22, C41)",
+    assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)",
                              "the healing rolled (3) restores no HP: the one it heals is at its sheet's HP already "
                              "(healing never goes above it)")
 
@@ -383,8 +390,8 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
     told = explain(fight.events, reached.seq)
     assert told.kind == "ability" and "the start of ana's turn, a moment abilities answer (C38)" in told.title
-    assert told.verdicts == ("ana answers regeneration: use (C38)", "ana pays 1 Will (C20, C22, C41)",
-                             "ana's HP 15 -> 18")
+    assert told.verdicts == ("ana answers regeneration: use (C38)",
+                             "ana pays 1 Will for Regeneration (use) (C20, C22, C41)", "ana's HP 15 -> 18")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
     assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
         ("Regeneration's healing", 3, [("heal 1d4", 3)])]
@@ -425,7 +432,8 @@ def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_ca
     """C24: Oren's attack at seq 31 of the interrupt fixture is answered by Tamsin's Interrupt (its own action,
     at seq 34), which hits: the explanation of seq 31 says the window, who answered and where, and that the attack
     is cancelled with what it paid still paid (it said only its dice, found by a tester); C23: Dain's move tells
-    Hask's Attack of Opportunity the same way, and not the Movement Action its title says it spent."""
+    Hask's Attack of Opportunity the same way, and not the Movement Action its title says it spent, and why Grub,
+    whose reach it also leaves, got no window: his first turn has not come (C20)."""
     from omen_core.events import decode_line
 
     root = Path(__file__).resolve().parents[2] / "fixtures"
@@ -438,9 +446,12 @@ def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_ca
         "CANCELLED: an Interrupt hit (C24); what it paid stays paid (C24)")
     moved = [decode_line(line) for line in (root / "attack-of-opportunity-and-disengage" / "fight.jsonl"
                                              ).read_bytes().splitlines()]
-    assert explain(moved, 34).verdicts == ("an Attack of Opportunity window for hask (C23)",
-                                           "hask answers with an Attack of Opportunity on dain, the action "
-                                           "declared at seq 38 (explain it there)")
+    assert explain(moved, 34).verdicts == (
+        "an Attack of Opportunity window for hask (C23)",
+        "hask answers with an Attack of Opportunity on dain, the action declared at seq 38 (explain it there)",
+        "no Attack of Opportunity window for grub (derived from the state before seq 34; the log records no skipped "
+        "window): grub's first turn has not come yet: its Bonus Actions are for defence only until then (C20), and "
+        "an Attack of Opportunity is an attack")
 
 
 def test_a_conditions_term_names_only_the_conditions_that_change_the_bonus() -> None:
@@ -524,3 +535,234 @@ def test_a_heal_of_a_flat_amount_is_explained_as_its_term() -> None:
     assert [(p.name, p.total, [(t.label, t.value, t.origin) for t in p.terms]) for p in told.parts] == [
         ("Hard Lesson's healing", 2, [("flat", 2, "ability:Hard Lesson")])]
     assert "ana's HP 15 -> 17" in told.verdicts
+
+
+def _ash_and_bo(faces: list[int], *, bo_agi: tuple[int, int] = (8, 2)) -> Fight:
+    """Ash (STR d8 +2, AGI d6 +1, FCS d6 +1) with an Axe (WD 4, +1 to hit), a thrown Hatchet (WD 2) and a Bow (WD
+    3); Bo (AGI d8 +2 unless ``bo_agi`` says, RES d6 +1, armor 1, a shield): the tester's scenarios (t38, t45, t33,
+    t20, t25), rolling ``faces`` in C29 order."""
+    axe = Weapon(id="axe", name="Axe", weapon_damage=4, hit_bonus=1)
+    hatchet = Weapon(id="hatchet", name="Hatchet", weapon_damage=2, properties=frozenset({"thrown", "ranged"}))
+    bow = Weapon(id="bow", name="Bow", weapon_damage=3, damage_type="piercing", properties=frozenset({"ranged"}))
+    ash = msgspec.structs.replace(sheet("ash", "north", STR=(8, 2), AGI=(6, 1), RES=(6, 1), FCS=(6, 1)),
+                                  weapons=(axe, hatchet, bow), wielding=("axe", "hatchet", "bow"))
+    bo = msgspec.structs.replace(sheet("bo", "south", AGI=bo_agi, RES=(6, 1)),
+                                 armor=Armor(rating=1), shield=Shield(id="shield", block_rating=2))
+    return new_fight(ash, bo, faces=faces)
+
+
+class TestWhatTheAttackAnswered:
+    def test_a_caught_attack_says_the_catch_and_labels_each_cost(self) -> None:
+        """C22 (t38): the Hatchet [4, 2] = 8 beats Bo's 1 + 1 + 1 + Dodge (1 + 2) = 6, a crit (FCS 3 vs RES 2); Bo
+        catches it: the explanation says the Catch window, the catch and why no damage follows, and what each of Bo's
+        two Bonus Actions paid for (it ended at the crit with two unlabelled costs, found by a tester)."""
+        fight = _ash_and_bo([6, 1, 4, 2, 1, 1])
+        fight.roll_initiative()
+        fight.attack("ash", "bo", weapon="hatchet")
+        fight.defend("bo", "dodge")
+        fight.catch("bo")
+        told = explain(fight.events, declared(fight))
+        assert told.verdicts == (
+            "HIT: 8 > 6 (§Hit Determination)",
+            "crit: FCS portion 3 vs RES portion 2: CRITICAL (C7: strictly more; ties are no crit)",
+            "bo pays 1 Bonus Action for the Active Defense (dodge) (C8, C22)",
+            "a Catch window for bo: the thrown Hatchet about to hit may be caught (C22)",
+            "bo catches the Hatchet: no damage and no on-hit effects (C22)",
+            "bo pays 1 Bonus Action for the Catch (C22)")
+        assert explain(fight.events, fight.version) == told  # the action's last event explains it whole too
+
+    def test_a_dodge_shows_no_rating_term(self) -> None:
+        """§Active Defense: a Dodge is AGI die + AGI bonus; its 0 "dodge rating" (said to be a Parry or Block Rating)
+        is no term of it (found by a tester). The defense is still 1 + 1 + 1 + 1 + 2 = 6."""
+        fight = _ash_and_bo([6, 1, 4, 2, 1, 1])
+        fight.roll_initiative()
+        fight.attack("ash", "bo", weapon="hatchet")
+        fight.defend("bo", "dodge")
+        defense = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "total defense")
+        assert [(t.label, t.value) for t in defense.terms] == [
+            ("RES die", 1), ("RES bonus", 1), ("armor", 1), ("dodge die (AGI)", 1), ("dodge: AGI bonus", 2)]
+        assert defense.total == 6
+
+    def test_no_catch_window_says_why_derived_from_the_state(self) -> None:
+        """C22 (t45): Bo spends one Bonus Action on a Disengage and his last on a Dodge; the Hatchet hits (8 > 6), and
+        the log records no Catch window: the explanation derives why (no Bonus Action left) and says it derived it."""
+        fight = _ash_and_bo([6, 1, 4, 2, 1, 1])
+        fight.engage("ash", "bo")
+        fight.roll_initiative()
+        fight.end_turn("ash")
+        fight.disengage("bo")
+        fight.move("bo", leaves=["ash"])
+        fight.end_turn("bo")
+        fight.attack("ash", "bo", weapon="hatchet")
+        fight.defend("bo", "dodge")
+        attack = [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq
+        told = explain(fight.events, attack)
+        damage = next(r.seq for r in fight.events if isinstance(r.event, DamageResolved))
+        assert told.verdicts[3] == (f"no Catch window for bo (derived from the state before seq {damage}; the log "
+                                    "records no skipped window): bo has no Bonus Action left, and a Catch costs 1 "
+                                    "Bonus Action (C22)")
+        assert told.verdicts[4] == "9 slashing damage to bo's HP"  # 4 + 2 + 2 crit + 2 WD = 10, - 1 armor
+
+    def test_a_skipped_active_defense_says_its_recorded_reason(self) -> None:
+        """C8, C27 (t33): a Bow shot at the prone Bo allows no Active Defense; the explanation says the reason the
+        engine recorded with the skipped window (only the narration said it, found by a tester)."""
+        fight = _ash_and_bo([6, 1, 4, 2, 1])
+        fight.apply_condition("bo", "Prone")
+        fight.roll_initiative()
+        fight.attack("ash", "bo", weapon="bow")
+        told = explain(fight.events, declared(fight))
+        assert ("no Active Defense window for bo (C8): no Active Defense is allowed: a prone defender cannot Dodge "
+                "(C9, C27); ranged attacks cannot be Parried (§Which Defenses Apply); a ranged attack can be Blocked "
+                "only with Veteran Shield Training (§Which Defenses Apply)") in told.verdicts
+
+
+class TestNoAttackOfOpportunity:
+    def test_no_bonus_action_left(self) -> None:
+        """C22, C23 (t20 #38): Ash spent both Bonus Actions on an Interrupt that hit Bo's attack; Bo then moves out of
+        his reach and no window opens: the move's explanation derives why, and says it derived it."""
+        fight = _ash_and_bo([6, 1, 5, 3, 2, 1])
+        fight.engage("ash", "bo")
+        fight.roll_initiative()
+        fight.end_turn("ash")
+        fight.attack("bo", "ash", unarmed=True)
+        fight.react("ash", weapon="axe")
+        fight.defend("bo", "dodge")
+        fight.move("bo", leaves=["ash"])
+        moved = next(r.seq for r in fight.events if isinstance(r.event, MovementDeclared))
+        assert explain(fight.events, moved).verdicts == (
+            f"no Attack of Opportunity window for ash (derived from the state before seq {moved}; the log records "
+            "no skipped window): ash has no Bonus Action left, and an Attack of Opportunity costs 1 Bonus Action "
+            "(C22)",)
+
+    def test_disengaged_and_no_reach_left(self) -> None:
+        """C23: a Disengage earlier in the turn suppresses the window; a move that leaves no one's reach opens none."""
+        fight = _ash_and_bo([6, 1])
+        fight.engage("ash", "bo")
+        fight.roll_initiative()
+        fight.end_turn("ash")
+        fight.disengage("bo")
+        fight.move("bo", leaves=["ash"])
+        fight.end_turn("bo")
+        fight.move("ash")
+        first, second = [r.seq for r in fight.events if isinstance(r.event, MovementDeclared)]
+        assert explain(fight.events, first).verdicts == (
+            f"no Attack of Opportunity window for ash (derived from the state before seq {first}; the log records "
+            "no skipped window): bo Disengaged earlier this turn, which suppresses these windows (C23)",)
+        assert explain(fight.events, second).verdicts == (
+            "no Attack of Opportunity window: ash leaves no one's reach (C23)",)
+
+
+class TestInitiativeOrder:
+    def test_a_tie_settled_by_the_agi_bonus(self) -> None:
+        """C19 (t25): Ash 6 + 1 = 7, Bo 5 + 2 = 7: Bo goes first on his higher AGI bonus; explaining the order says
+        each total, the tie and how it was settled (it listed nothing, found by a tester)."""
+        fight = _ash_and_bo([6, 5])
+        fight.roll_initiative()
+        order = next(r.seq for r in fight.events if isinstance(r.event, InitiativeOrderSet))
+        told = explain(fight.events, order)
+        assert [(p.name, p.total) for p in told.parts] == [("ash's initiative", 7), ("bo's initiative", 7)]
+        assert [(d.roller, d.face) for d in told.dice] == [("ash", 6), ("bo", 5)]
+        assert told.verdicts == (
+            "ash and bo tie at 7: the higher AGI bonus goes first (C19; the bonus after conditions, C28): ash +1, "
+            "bo +2: bo before ash",
+            "initiative order: bo, ash (C19: the highest total first)")
+
+    def test_the_agi_bonus_compared_is_the_one_after_conditions(self) -> None:
+        """C19, C28 (t77): Bo is Exhausted x2, so his AGI bonus is 2 - 2 = 0: Ash 6 + 1 = 7, Bo 7 + 0 = 7, and Ash
+        (+1) goes first."""
+        fight = _ash_and_bo([6, 7])
+        fight.apply_condition("bo", "Exhausted", stacks=2)
+        fight.roll_initiative()
+        order = next(r.seq for r in fight.events if isinstance(r.event, InitiativeOrderSet))
+        assert explain(fight.events, order).verdicts == (
+            "ash and bo tie at 7: the higher AGI bonus goes first (C19; the bonus after conditions, C28): ash +1, "
+            "bo +0 (sheet +2, Exhausted x2 -2, C28): ash before bo",
+            "initiative order: ash, bo (C19: the highest total first)")
+
+    def test_a_tie_the_agi_bonus_leaves_is_rolled_off(self) -> None:
+        """C19, C32: Ash and Bo both AGI +1 roll 4 + 1 = 5 each; the AGI bonus leaves them tied, they roll off (3 + 1
+        = 4 against 2 + 1 = 3) and Ash goes first; the undone first roll (6 and 1) is left out of the order's
+        explanation."""
+        fight = _ash_and_bo([6, 1, 4, 4, 3, 2], bo_agi=(6, 1))
+        fight.roll_initiative()
+        fight.undo(reason="rolled the wrong dice")
+        fight.roll_initiative()
+        order = next(r.seq for r in reversed(fight.events) if isinstance(r.event, InitiativeOrderSet))
+        told = explain(fight.events, order)
+        assert [(p.name, p.total) for p in told.parts] == [
+            ("ash's initiative", 5), ("bo's initiative", 5), ("ash's roll-off", 4), ("bo's roll-off", 3)]
+        assert told.verdicts == (
+            "ash and bo tie at 5: the higher AGI bonus goes first (C19; the bonus after conditions, C28): ash +1, "
+            "bo +1: the same, so the tie stands",
+            "ash and bo still tie: they roll off, an AGI check each, until the tie breaks (C19, C32)",
+            "roll-off between ash and bo: ash 4, bo 3: ash first (C19, C32)",
+            "initiative order: ash, bo (C19: the highest total first)")
+
+    def test_tied_allies_agree_an_order(self) -> None:
+        """C19: allies Ash and Cy (AGI +0) both roll 3 and Bo 1: the AGI bonus leaves them tied, they agree Cy first;
+        the tie, the agreement and the order are each explained (the tie and the agreement with the order so far)."""
+        fight = new_fight(sheet("ash", "north"), sheet("cy", "north"), sheet("bo", "south"), faces=[3, 3, 1])
+        fight.roll_initiative()
+        fight.agree_initiative(["cy", "ash"])
+        seqs = {type(r.event).__name__: r.seq for r in fight.events}
+        tie = ("ash and cy tie at 3: the higher AGI bonus goes first (C19; the bonus after conditions, C28): ash +0, "
+               "cy +0: the same, so the tie stands")
+        allies = "ash and cy still tie: allies, they may agree an order or roll off (C19)"
+        agreed = "the allies agree the order cy, ash (C19: allies may agree instead of rolling off)"
+        assert explain(fight.events, seqs["InitiativeTied"]).verdicts == (
+            tie, allies, "initiative order so far: ash = cy, bo (C19: the highest total first; '=': still tied)")
+        assert explain(fight.events, seqs["InitiativeAgreed"]).verdicts == (
+            tie, allies, agreed, "initiative order so far: cy, ash, bo (C19: the highest total first; '=': still tied)")
+        assert explain(fight.events, seqs["InitiativeOrderSet"]).verdicts == (
+            tie, allies, agreed, "initiative order: cy, ash, bo (C19: the highest total first)")
+
+    def test_the_demos_three_way_tie(self) -> None:
+        """C18, C19, C32: in the demo's fight (fixtures/ember-ford) Brin (6 + 2 - 5 Partial Surprise), Vesh (1 + 2)
+        and Skarn (3 + 0) all have 3: Skarn's AGI bonus +0 puts him last, Brin and Vesh (+2 each) still tie and roll
+        off; Vesh wins, 6 + 2 = 8 against Brin's 2 + 2 - 5 = -1 (the roll-off keeps the initiative's modifiers,
+        C32). Kael's 1 + 1 = 2 is last of all."""
+        from omen_core.events import decode_line
+
+        log = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+        events = [decode_line(line) for line in log.read_bytes().splitlines()]
+        order = next(r.seq for r in events if isinstance(r.event, InitiativeOrderSet))
+        told = explain(events, order)
+        assert told.verdicts == (
+            "brin, vesh and skarn tie at 3: the higher AGI bonus goes first (C19; the bonus after conditions, C28): "
+            "brin +2, vesh +2, skarn +0: brin = vesh before skarn; brin and vesh still tie on the same AGI bonus",
+            "brin and vesh still tie: they roll off, an AGI check each, until the tie breaks (C19, C32)",
+            "roll-off between brin and vesh: brin -1, vesh 8: vesh first (C19, C32)",
+            "initiative order: vesh, brin, skarn, kael (C19: the highest total first)")
+        assert [p.total for p in told.parts] == [2, 3, 3, 3, -1, 8]
+
+
+def test_an_unarmed_attack_is_titled_unarmed_once() -> None:
+    """C12: an unarmed attack's explanation says "with no weapon (unarmed)" once (it said "(unarmed) (unarmed)")."""
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=[6, 6, 1])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    title = explain(fight.events, declared(fight)).title
+    assert "orc attacks ana with no weapon (unarmed), the action declared" in title, title
+
+
+def test_a_conditions_and_an_abilitys_terms_have_their_own_origin() -> None:
+    """C28, C37 (docs/explain.md: `origin` is `condition` or `ability:<name>`): the orc Blessed (a house condition,
+    `modifiers = { hit = 1 }`) hits Ana Exposed (`modifiers = { defense = -2 }`): the Blessed term's origin is
+    `condition` (it was `situational`), the Exposed term's `condition` (it was `ability:Exposed`)."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import Ruleset, decode_content, load_ruleset
+
+    core = load_ruleset()
+    house = decode_content('name = "house"\n[conditions.Exposed]\nmodifiers = { defense = -2 }\n'
+                           '[conditions.Blessed]\nmodifiers = { hit = 1 }\n', Ruleset, fmt="toml").conditions
+    ruleset = msgspec.structs.replace(core, conditions={**core.conditions, **house})
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([6, 6, 1]), clock=lambda: 0, ruleset=ruleset)
+    fight.join(sheet("orc", side="raiders"))
+    fight.join(sheet("ana"))
+    fight.apply_condition("orc", "Blessed")
+    fight.apply_condition("ana", "Exposed")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    told = explain(fight.events, declared(fight))
+    origins = {t.label: t.origin for p in told.parts for t in p.terms if t.label in ("Blessed", "Exposed")}
+    assert origins == {"Blessed": "condition", "Exposed": "condition"}, origins

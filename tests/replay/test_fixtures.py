@@ -171,3 +171,152 @@ def test_record_refuses_a_scenario_that_does_not_repeat(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="does not give the same events twice"):
         record(duel)
     assert (duel / "fight.jsonl").read_bytes() == before
+
+
+def _damage(kind: str, log: Path) -> None:
+    """Damage a recorded log the way ``kind`` says: a line missing, repeated or out of order, a torn last batch, a
+    newer schema, the lines from 20 on given to another fight."""
+    lines = log.read_bytes().splitlines(keepends=True)
+    if kind == "missing":
+        del lines[9]
+    elif kind == "repeated":
+        lines.append(lines[-1])
+    elif kind == "swapped":
+        lines[10], lines[11] = lines[11], lines[10]
+    elif kind == "torn":
+        del lines[-1]
+    elif kind == "newer":
+        lines = [line.replace(b'"schema_version":5', b'"schema_version":99') for line in lines]
+    else:
+        lines[19:] = [re.sub(rb'"fight_id":"[^"]*"', b'"fight_id":"another"', line) for line in lines[19:]]
+    log.write_bytes(b"".join(lines))
+
+
+@pytest.mark.parametrize(("kind", "first"), [
+    ("missing", "seq 11 [chain] seq 11 where 10 was expected (events missing, repeated or out of order)"),
+    ("repeated", "seq 38 [chain] seq 38 where 39 was expected (events missing, repeated or out of order)"),
+    ("swapped", "seq 12 [chain] seq 12 where 11 was expected (events missing, repeated or out of order)"),
+    ("torn", "seq 37 [batch] torn batch: the command starting at seq 33 wrote 5 of its 6 events (a crash mid-write; "
+             "omen repair removes it)"),
+    ("newer", None),
+    ("another", "seq 20 [chain] event of fight 'another' in the log of fight 'duel-at-dawn'"),
+])
+def test_a_recording_the_walk_cannot_replay_is_broken_and_the_others_go_on(tmp_path: Path, kind: str,
+                                                                            first: str | None) -> None:
+    """A fixture whose fight.jsonl has a line missing, repeated or out of order, a torn last batch, a newer schema
+    or another fight's events is BROKEN with the audit's findings (it was a traceback that ended the run); the
+    fixture beside it is still checked; exit 2, and --json says the same."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", tmp_path / "fx" / "bad")
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", tmp_path / "fx" / "good")
+    _damage(kind, tmp_path / "fx" / "bad" / "fight.jsonl")
+    result = check(tmp_path / "fx" / "bad")
+    assert result.broken and not result.ok
+    assert result.problems[0].startswith(f"{tmp_path / 'fx' / 'bad' / 'fight.jsonl'} cannot ")
+    if first is None:
+        assert "schema version 99 is newer than 5: upgrade omen to read it" in result.problems[0]
+    else:
+        assert result.problems[1] == first
+    run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])
+    assert run.exit_code == 2 and "Traceback" not in run.output, run.output
+    assert "BROKEN bad" in run.output and "ok   good (38 events)" in run.output
+    run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx"), "--json"])
+    results = {r["name"]: r for r in json.loads(run.stdout)}
+    assert run.exit_code == 2 and results["bad"]["broken"] and results["good"]["ok"]
+    assert results["bad"]["problems"] == list(result.problems)
+
+
+@pytest.mark.parametrize("which", ["fight.jsonl", "fingerprint.json"])
+@pytest.mark.parametrize("special", ["device", "fifo"])
+def test_a_device_or_a_pipe_is_broken_at_once(tmp_path: Path, which: str, special: str) -> None:
+    """fight.jsonl or fingerprint.json that is /dev/zero (through a link) or a FIFO nobody writes is BROKEN,
+    unread (it hung, or filled memory): "cannot be read (not a regular file)", exit 2."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    fixture = tmp_path / "fx" / "x"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", fixture)
+    (fixture / which).unlink()
+    if special == "device":
+        (fixture / which).symlink_to("/dev/zero")
+    else:
+        os.mkfifo(fixture / which)
+    assert check(fixture).problems == (
+        f"{fixture / which} cannot be read (not a regular file): record it again with `omen fixtures record x "
+        f"--dir {fixture.parent}` if its scenario is right",)
+    run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])
+    assert run.exit_code == 2 and "BROKEN x" in run.output
+
+
+@pytest.mark.parametrize("which", ["fight.jsonl", "fingerprint.json"])
+def test_record_refuses_a_link_out_of_the_fixture(tmp_path: Path, which: str) -> None:
+    """A fixture's fight.jsonl or fingerprint.json that links to a file outside its folder is refused (exit 2, one
+    line), the file outside untouched (record wrote through it); a link to a file inside the folder is
+    followed."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    fixture = tmp_path / "fx" / "x"
+    fixture.mkdir(parents=True)
+    shutil.copy(ROOT / "duel-interrupt-pass-dodge-miss" / "scenario.toml", fixture / "scenario.toml")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (fixture / which).symlink_to(Path("..") / ".." / "victim.txt")
+    run = CliRunner().invoke(app, ["fixtures", "record", "x", "--dir", str(tmp_path / "fx")])
+    assert run.exit_code == 2 and run.stdout == "" and len(run.stderr.splitlines()) == 1
+    assert run.stderr.startswith(f"omen: error: {fixture / which} is a symbolic link to {victim}, outside the "
+                                 "fixture's folder")
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in fixture.iterdir()) == sorted(["scenario.toml", which])
+    (fixture / which).unlink()
+    (fixture / "kept").write_text("")
+    (fixture / which).symlink_to("kept")
+    assert CliRunner().invoke(app, ["fixtures", "record", "x", "--dir", str(tmp_path / "fx")]).exit_code == 0
+    assert (fixture / "kept").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", ["../../victim3", "/abs/victim", "a/b", "..", "."])
+def test_record_refuses_a_name_that_is_a_path(tmp_path: Path, name: str) -> None:
+    """NAME is one folder under --dir: a path (``../../victim3``, an absolute one) would record outside --dir, so
+    it is refused in one line, exit 2, nothing written."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    (tmp_path / "fx").mkdir()
+    run = CliRunner().invoke(app, ["fixtures", "record", name, "--dir", str(tmp_path / "fx")])
+    assert run.exit_code == 2 and len(run.stderr.splitlines()) == 1
+    assert f"fixture name {name!r} is not a folder name: NAME is one folder under --dir" in run.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["fx"]
+
+
+def test_record_reveals_a_seeded_fights_seed_at_its_end_as_run_does(tmp_path: Path) -> None:
+    """A seeded scenario that ends the fight without a reveal_seed is recorded with the reveal appended, as ``omen
+    run`` appends it (C42: a seed is revealed at the end of a fight unless the GM chooses otherwise; it recorded
+    40 events and left its 6 seeded dice unchecked); the recording checks clean and its audit checks every die."""
+    from omen_replay.verify import verify
+
+    duel = tmp_path / "fx" / "duel"
+    duel.mkdir(parents=True)
+    text = (ROOT / "duel-interrupt-pass-dodge-miss" / "scenario.toml").read_text()
+    seeded = re.sub(r"\ndice = \[[^\]]*\]", "", text.replace('dice = "scripted"',
+                                                              f'dice = "seeded"\nseed = "{"ab" * 32}"', 1))
+    (duel / "scenario.toml").write_text(seeded + '\n[[commands]]\ncommand = "end_fight"\nnote = "enough"\n')
+    from omen_core.events import CommandIssued, SeedRevealed, decode_line
+
+    change, count, was = record(duel)
+    events = [decode_line(line) for line in (duel / "fight.jsonl").read_bytes().splitlines()]
+    assert (change, count, was) == (None, 42, "new") and len(events) == 42
+    assert isinstance(events[-2].event, CommandIssued) and isinstance(events[-1].event, SeedRevealed)
+    report = verify(events)
+    assert report.clean and report.seed_revealed and report.seeded_checked == report.seeded_dice == 6
+    assert check(duel).ok

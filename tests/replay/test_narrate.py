@@ -135,3 +135,77 @@ def test_flat_damage_is_told_without_a_die_of_zero() -> None:
     told = "\n".join(line.text for line in narrate(fight.events))
     assert "Thorns: 3 piercing (3 flat)" in told and "0 (dice)" not in told
     assert "unarmed: 5 crushing (5 die)" in told
+
+
+def test_an_encircled_claim_that_gives_no_bonus_is_not_told_as_encircling() -> None:
+    """C26 (t29): 3 attackers against 2 defenders is not 2 to 1: the attack is told as not encircling, with no
+    bonus (it said "encircling (3 vs 2)", found by a tester); 4 against 2 is encircling, +min(6, 2 x 2) = +4."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ash", "north"), sheet("bo", "south"), faces=[1, 1, 1, 1, 1, 1])
+    fight.attack("ash", "bo", unarmed=True, encircled=(3, 2))
+    fight.defend("bo", None)
+    fight.attack("ash", "bo", unarmed=True, encircled=(4, 2))
+    told = [line.text for line in narrate(fight.events) if line.kind == "header" and "attacks" in line.text]
+    assert told == ["Ash attacks Bo unarmed (unarmed, not encircling: 3 vs 2 is not 2 to 1, no bonus (C26))",
+                    "Ash attacks Bo unarmed (unarmed, encircling (4 vs 2))"]
+
+
+def test_a_dodge_is_told_without_a_rating() -> None:
+    """§Active Defense: a Dodge is AGI die + AGI bonus; the defense line tells its die and bonus, no "0 rating"
+    (found by a tester): 1 RES die + Defense Rating 0 + dodge 3 (1 die + 2 AGI) = 4."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ash", "north", STR=(8, 4)), sheet("bo", "south", AGI=(8, 2)), faces=[4, 2, 1, 1])
+    fight.attack("ash", "bo", unarmed=True)
+    fight.defend("bo", "dodge")
+    told = [line.text for line in narrate(fight.events) if line.text.startswith("  defense ")]
+    assert told == ["  defense 4 = 1 RES die + Defense Rating 0 (0 RES + 0 armor) + dodge 3 (1 die + 2 AGI)"]
+
+
+def test_bonus_actions_refilled_as_the_rounds_begin_cite_c20_not_c21() -> None:
+    """C20: Ana Dodges the orc's attack before initiative (2 -> 1 Bonus Actions); when round 1 begins her Bonus
+    Actions refill "as everyone begins the rounds", not "when the skipped turn would have come" (C21: nobody is
+    surprised here). The orc's 6 + 6 = 12 beats her base RES 1; her Dodge d6 2 + 0 is not enough."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=[6, 6, 1, 2, 6, 1])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", "dodge")
+    fight.roll_initiative()
+    texts = [line.text for line in narrate(fight.events)]
+    said = [t for t in texts if "Bonus Actions refill" in t]
+    assert said and all("C20: everyone begins the rounds with full Bonus Actions" in t for t in said), said
+
+
+def test_a_condition_applied_again_at_its_cap_is_told_as_renewed() -> None:
+    """C28, C40 (docs/rulings.md): Prone (max_stacks 1) applied to Ana again adds no stack and renews it: the line
+    says so, not "Ana is Prone" as if it began."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ana"))
+    fight.apply_condition("ana", "Prone", reason="tripped")
+    fight.apply_condition("ana", "Prone", reason="tripped again")
+    texts = [line.text.strip() for line in narrate(fight.events)]
+    assert "Ana is Prone: tripped" in texts
+    assert "Ana's Prone is renewed (at its most stacks: none added, its duration starts again): tripped again" \
+        in texts, texts
+
+
+def test_a_negative_defense_term_reads_as_a_subtraction() -> None:
+    """C11, C28: Ana Exposed (a house condition: `modifiers = { defense = -2 }`) defends: her Defense Rating's
+    terms read "0 RES + 0 armor - 2 Exposed", never "+ -2" (found by a tester)."""
+    from omen_core.content import Ruleset, decode_content, load_ruleset
+
+    core = load_ruleset()
+    exposed = decode_content('name = "house"\n[conditions.Exposed]\nmodifiers = { defense = -2 }\n', Ruleset,
+                             fmt="toml").conditions["Exposed"]
+    house = msgspec.structs.replace(core, conditions={**core.conditions, "Exposed": exposed})
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([6, 6, 1]), clock=lambda: 0, ruleset=house)
+    fight.join(sheet("orc", side="raiders"))
+    fight.join(sheet("ana"))
+    fight.apply_condition("ana", "Exposed")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    line = next(t.text for t in narrate(fight.events) if "Defense Rating" in t.text)
+    assert "+ -" not in line and "- 2 Exposed" in line, line

@@ -635,11 +635,11 @@ class TestWitnessedHeads:
             (witnessed.seq, "chain", witnessed.hash, edited[-1].hash)]
 
     @pytest.mark.parametrize("text", ["", "12", "12:", ":" + "a" * 64, "0:" + "a" * 64, "-3:" + "a" * 64,
-                                      "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65, "7:" + "A" * 64,
+                                      "x:" + "a" * 64, "7:" + "a" * 63, "7:" + "a" * 65,
                                       "7:" + "g" * 64, "7 :" + "a" * 64, "\u00b2:" + "a" * 64, "1\u0663:" + "a" * 64,
                                       "7\n:" + "a" * 64])
     def test_parse_head_refuses_what_is_not_seq_colon_hash(self, text: str) -> None:
-        """A head is SEQ:HASH, a positive seq and 64 lowercase hex digits; anything else is bad input (issue #10,
+        """A head is SEQ:HASH, a positive seq and 64 hex digits; anything else is bad input (issue #10,
         5b)."""
         from omen_core.errors import BadInput
         from omen_replay.verify import parse_head
@@ -652,6 +652,14 @@ class TestWitnessedHeads:
         from omen_replay.verify import Head, parse_head
 
         assert parse_head("42:" + "0123456789abcdef" * 4) == Head(seq=42, hash="0123456789abcdef" * 4)
+
+    def test_an_uppercase_head_is_read_in_lower_case(self) -> None:
+        """A head's hex digits in upper or mixed case are the same head, kept in lower case as the log writes it
+        (``--seed`` takes either case too; an uppercase head was refused)."""
+        from omen_replay.verify import Head, parse_head
+
+        assert parse_head("7:" + "0123456789ABCDEF" * 4) == Head(seq=7, hash="0123456789abcdef" * 4)
+        assert parse_head("7:" + "aBcD" * 16) == Head(seq=7, hash="abcd" * 16)
 
 
 class TestDiceSourcePolicy:
@@ -960,9 +968,42 @@ class TestSeedEpochs:
         the seed given matched (``seed_given``)."""
         report = verify(two_epochs(second_reveal=False), seed=NEXT_SEED)
         assert report.clean and report.seeded_checked == 2 and report.seed_revealed
-        # said as the seed given, not "the revealed seed" (the log never revealed it; found by a tester)
-        assert report.seed_given and report.seeded_words() == "2 seeded dice all match the seed given (--seed)"
+        # the first die matches the seed the log reveals, the second the seed given, which the log never reveals
+        assert report.seed_given and report.seeded_checked_given == 1
+        assert report.seeded_words() == ("2 seeded dice all match their seeds: 1 a seed revealed in the log, 1 the "
+                                         "seed given (--seed)")
         assert not verify(two_epochs()).seed_given
+
+    def test_the_words_count_the_dice_each_seed_checked(self) -> None:
+        """--seed with the fresh seed checks 1 die, the seed the log reveals the other: the summary counts each (it
+        said all 2 "match the seed given"); the seed given only for the dice it checks, none if the log reveals it
+        too (then the summary says so, where it said "the revealed seed" with seed_given true and no word of it);
+        only the seed given (a log that reveals none) and none given keep their words."""
+        given_first = verify(two_epochs(), seed=SEED)
+        assert (given_first.seed_given, given_first.seeded_checked, given_first.seeded_checked_given) == (True, 2, 0)
+        assert given_first.seeded_words() == ("2 seeded dice all match the revealed seed (the seed given, --seed, is "
+                                              "one the log reveals)")
+        waiting = verify(two_epochs(second_reveal=False), seed=SEED)
+        assert waiting.seeded_words() == ("1 of 2 seeded dice match the seed revealed (the seed given, --seed, is one "
+                                          "the log reveals); 1 not checked: drawn under a seed not revealed yet (C42)")
+
+    def test_the_cli_says_what_the_json_counts(self, tmp_path: Path) -> None:
+        """``omen verify --seed`` with the fresh seed says 1 die matched the seed revealed, 1 the seed given, and its
+        --json carries the same counts (seeded_checked 2, seeded_checked_given 1, seed_given true)."""
+        import json
+
+        from typer.testing import CliRunner
+
+        from omen_cli import app
+        from omen_core.events import encode_line
+
+        path = tmp_path / "epochs.jsonl"
+        path.write_bytes(b"".join(encode_line(r) + b"\n" for r in two_epochs(second_reveal=False)))
+        said = CliRunner().invoke(app, ["verify", str(path), "--seed", NEXT_SEED.hex()])
+        assert said.exit_code == 0 and ("2 seeded dice all match their seeds: 1 a seed revealed in the log, 1 the seed "
+                                        "given (--seed)") in " ".join(said.stdout.split())
+        found = json.loads(CliRunner().invoke(app, ["verify", str(path), "--seed", NEXT_SEED.hex(), "--json"]).stdout)
+        assert (found["seeded_checked"], found["seeded_checked_given"], found["seed_given"]) == (2, 1, True)
 
     def test_a_seed_given_that_commits_to_nothing_is_a_finding(self) -> None:
         """A seed given that hashes to none of the fight's commitments is a dice finding, and checks no die."""

@@ -606,8 +606,33 @@ class TestTornBatch:
         before = log.read_bytes()
         with pytest.raises(LogCorrupted, match="repair removes only a torn final batch") as info:
             store.repair(FIGHT)
-        assert info.value.line == 3
+        assert info.value.line == 4  # line 4 links to a seq 3 that is not line 3: the chain breaks there
         assert log.read_bytes() == before and not log.with_name(log.name + ".torn-1").exists()
+
+    def test_a_last_line_repeated_is_named_by_its_line(self, store: JsonlStore, log: Path) -> None:
+        """The last line of a torn batch written twice is refused at the repeat, line 6, not at a seq."""
+        first = batch_of(FIGHT, 1, 2, GENESIS_HASH)
+        tail = batch_of(FIGHT, 3, 5, first[-1].hash, present=3)
+        log.parent.mkdir()
+        log.write_bytes(b"".join(encode_line(ev) + b"\n" for ev in [*first, *tail, tail[-1]]))
+        with pytest.raises(LogCorrupted) as info:
+            store.repair(FIGHT)
+        assert info.value.line == 6
+        assert str(info.value).endswith("duel.jsonl:6: the last line, line 6, is seq 5 of a batch (seq 3, 5 events) "
+                                        "cut short, but it does not follow line 5, the line before it (its "
+                                        "prev_hash is not that line's hash): repair removes only a torn final "
+                                        "batch; see omen verify")
+
+    def test_an_early_line_appended_is_named_by_its_line(self, store: JsonlStore, log: Path) -> None:
+        """A copy of seq 4 (of a batch of 5 from seq 3) after seq 9 is refused at its line, 10, not at line 3."""
+        first = batch_of(FIGHT, 1, 2, GENESIS_HASH)
+        middle = batch_of(FIGHT, 3, 5, first[-1].hash)
+        last = batch_of(FIGHT, 8, 2, middle[-1].hash)
+        log.parent.mkdir()
+        log.write_bytes(b"".join(encode_line(ev) + b"\n" for ev in [*first, *middle, *last, middle[1]]))
+        with pytest.raises(LogCorrupted, match="line 10, is seq 4 of a batch \\(seq 3, 5 events\\)") as info:
+            store.repair(FIGHT)
+        assert info.value.line == 10
 
 
 class TestLongLines:

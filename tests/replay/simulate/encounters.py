@@ -112,3 +112,32 @@ def caster_duel(directory: Path) -> Path:
     path.write_text('[fight]\nid = "caster"\ntitle = "A caster\'s duel"\nabilities = ["caster-lib.toml"]\n'
                     + fighter("ash", "north", 12, extra='abilities = ["bolt", "mend"]\n') + fighter("bo", "south", 12))
     return path
+
+
+#: An ability used on one's turn that deals its damage directly, with no save: Smite (an Action and 1 Will: the
+#: target takes 1d4 + 2 radiant).
+SMITE = '''[abilities.smite]
+name = "Smite"
+summary = "An Action and 1 Will: the target takes 1d4 + 2 radiant."
+use = "action"
+cost = { will = 1 }
+effects = [{ kind = "damage", to = "target", dice = { count = 1, die = "d4" }, flat = 2, damage_type = "radiant" }]
+'''
+
+
+def smiter_duel(directory: Path) -> Path:
+    """Ash (north, 12 HP, 4 Will) with Smite against Bo (south, 12 HP), the mirror duel's sheets."""
+    (directory / "smite-lib.toml").write_text(SMITE)
+    path = directory / "smite.toml"
+    path.write_text('[fight]\nid = "smite"\ntitle = "A smiter\'s duel"\nabilities = ["smite-lib.toml"]\n'
+                    + fighter("ash", "north", 12, extra='abilities = ["smite"]\n') + fighter("bo", "south", 12))
+    return path
+
+
+def interrupted_last(directory: Path) -> Path:
+    """Ash (north, 1 HP) and Cy (north, 12 HP) against Bo (south, 12 HP): whatever Bo's Interrupt hits on Ash's
+    own turn (C24) drops him to 0 HP there, and his turn ends by itself (C36) while Cy still stands."""
+    path = directory / "interrupted.toml"
+    path.write_text('[fight]\nid = "interrupted"\ntitle = "Ash interrupted"\n' + fighter("ash", "north", 1)
+                    + fighter("cy", "north", 12) + fighter("bo", "south", 12))
+    return path

@@ -13,16 +13,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import Command, DeclareAttack
+from omen_core.commands import Command, DeclareAttack, EndTurn
 from omen_core.content import DealDamage, SaveEffect, Weapon
 from omen_core.events import (
+    ActionCancelled,
     AttackDeclared,
     CommandIssued,
     DamageResolved,
     FightEnded,
     HitDetermined,
+    ResourceChanged,
     RoundStarted,
     SurpriseDetermined,
+    TurnStarted,
     WeaponDrawn,
 )
 from omen_core.parts import Encircled, Modifier, Situational
@@ -36,9 +39,16 @@ from omen_replay.simulate.play import (
     play,
     sources,
 )
-from omen_replay.simulate.policies import Decision
+from omen_replay.simulate.policies import Aggressive, Decision
 from omen_replay.verify import verify_store
-from tests.replay.simulate.encounters import EMBER_FORD_2V2, mutual_knockout, surprised_unarmed, wolves_and_troll
+from tests.replay.simulate.encounters import (
+    EMBER_FORD_2V2,
+    interrupted_last,
+    mutual_knockout,
+    smiter_duel,
+    surprised_unarmed,
+    wolves_and_troll,
+)
 from tests.sheets import sheet as make_sheet
 
 SEED = bytes(range(16))
@@ -125,20 +135,76 @@ class TestAFight:
             assert max(e.round for e in events if isinstance(e, RoundStarted)) == p.record.rounds == 2
             assert events[-3] == FightEnded(reason="gm", note="no side defeated in 2 rounds")
 
+    def test_a_last_turn_ending_by_itself_ends_the_fight_within_the_limit(self, tmp_path: Path) -> None:
+        """C36, C24: with a limit of 1 round, in fights 4 and 10 Ash, last in the order, attacks Bo, whose
+        Interrupt would drop him to 0 HP and so end his turn, and the round, by itself (round 2 began, its first
+        turn and Bonus Actions with it, before the GM's end): the GM ends the fight in place of the command that
+        would, the Interrupt and Ash's attack called off; no fight of twelve starts round 2, each record says 1
+        round."""
+        encounter = load_encounter(interrupted_last(tmp_path))
+        played = [play(encounter, Rules(policies={}, max_rounds=1), i, SEED, 0,
+                       policies={"north": Lurker(), "south": Lurker()}) for i in range(12)]
+        for p in played:
+            events = [r.event for r in p.fight.events]
+            assert [e for e in events if isinstance(e, RoundStarted)] == [RoundStarted(round=1)]
+            assert not [e for e in events if isinstance(e, TurnStarted) and e.round != 1]
+            assert (p.record.ended, p.record.rounds) == ("round_limit", 1)
+        cut = [p.record.index for p in played if isinstance(p.fight.events[-4].event, ActionCancelled)]
+        assert cut == [4, 10]
+        events = [r.event for r in played[4].fight.events]
+        ash, bo = [e for e in events if isinstance(e, AttackDeclared)][-2:]
+        assert (ash.attacker, bo.attacker, bo.reaction, bo.reacting_to) == ("ash", "bo", "interrupt", ash.action)
+        assert events[-5:-2] == [ActionCancelled(action=bo.action, reason="the fight ended (C33)"),
+                                 ActionCancelled(action=ash.action, reason="the fight ended (C33)"),
+                                 FightEnded(reason="gm", note="no side defeated in 1 round")]
+
     def test_a_fight_in_which_every_side_falls_at_once_is_no_draw(self, tmp_path: Path) -> None:
-        """C33: when Strike Back fells Bo as Bo's blow fells Ash, the log ends the fight with north defeated
-        (fight_ended) and nobody standing: the record says every side down (``all_down``), north defeated, no
-        winner, in the round it happened; a fight Ash wins outright stays a win."""
+        """C33: when Strike Back fells Bo before Bo's blow fells Ash, the log ends the fight with south, all down
+        first, defeated (fight_ended) and nobody standing: the record says every side down (``all_down``), south
+        defeated, no winner, in the round it happened; a fight Ash wins outright stays a win."""
         encounter = load_encounter(mutual_knockout(tmp_path))
         records = [play(encounter, Rules(policies={}), i, SEED, 0).record for i in range(3)]
         assert [(r.winner, r.defeated, r.ended, r.rounds) for r in records] == [
-            (None, "north", "all_down", 3), ("north", "south", "defeated", 1), (None, "north", "all_down", 1)]
+            (None, "south", "all_down", 3), ("north", "south", "defeated", 1), (None, "south", "all_down", 1)]
         assert [(c.hp, c.down) for c in records[2].combatants] == [(0, 1), (0, 1)]
+
+    def test_the_first_down_is_the_first_in_the_log(self, tmp_path: Path) -> None:
+        """C33: in fight 2, Strike Back takes Bo to 0 HP before Bo's blow takes Ash there, in the same command:
+        the first down is Bo, as the log has it (Ash comes first among the combatants, and went down second)."""
+        encounter = load_encounter(mutual_knockout(tmp_path))
+        played = play(encounter, Rules(policies={}), 2, SEED, 0)
+        fallen = [r.event.who for r in played.fight.events
+                  if isinstance(r.event, ResourceChanged) and r.event.resource == "hp" and r.event.after == 0]
+        assert (fallen, played.record.first_down) == (["bo", "ash"], "bo")
+
+    def test_a_triggered_abilitys_damage_is_its_owners(self, tmp_path: Path) -> None:
+        """C37, C13: Strike Back's damage to Bo is dealt by Ash, its owner, not by Bo, whose attack it answered:
+        in fight 2 (Bo hits Ash once; Strike Back's 3 crushing, 2 after Bo's Leathers, then Bo's sword, 6) Ash
+        dealt 2 and took 6, Bo dealt 6 and took 2 (Bo was credited 8 and Ash 0)."""
+        encounter = load_encounter(mutual_knockout(tmp_path))
+        played = play(encounter, Rules(policies={}), 2, SEED, 0)
+        dealt = [(r.event.source, r.event.target, r.event.final) for r in played.fight.events
+                 if isinstance(r.event, DamageResolved)]
+        assert dealt == [("Strike Back", "bo", 2), ("sword", "ash", 6)]
+        ash, bo = played.record.combatants
+        assert (ash.dealt, ash.taken, bo.dealt, bo.taken) == (2, 6, 6, 2)
+
+    def test_an_abilitys_damage_on_its_users_turn_is_its_users(self, tmp_path: Path) -> None:
+        """C37, C13: Smite (used on Ash's turn, its damage dealt with no save) is dealt by Ash, who used it
+        (``ability_used``): Ash's damage dealt is the sum of the final damage of his Smites and sword blows, and
+        what each dealt is what the other took."""
+        played = play(load_encounter(smiter_duel(tmp_path)), Rules(policies={}), 0, SEED, 0)
+        events = [r.event for r in played.fight.events]
+        smites = [e.final for e in events if isinstance(e, DamageResolved) and e.source == "Smite"]
+        by_ash = {e.action for e in events if isinstance(e, AttackDeclared) and e.attacker == "ash"}
+        blows = [e.final for e in events if isinstance(e, DamageResolved) and e.action in by_ash]
+        ash, bo = played.record.combatants
+        assert smites and (ash.dealt, bo.taken) == (sum(smites) + sum(blows), sum(smites) + sum(blows))
+        assert bo.dealt == ash.taken
 
     def test_a_policy_giving_a_refused_command_stops_the_fight_saying_so(self, ember_ford: Encounter) -> None:
         """A user's policy that gives a command the rules refuse stops the fight with a SimulationError naming
         the fight, the policy, the side, the command and the rule."""
-        from omen_core.commands import EndTurn
 
         class Stubborn:
             name = "stubborn"
@@ -171,6 +237,18 @@ class TestAFight:
 
         error = pickle.loads(pickle.dumps(SimulationError(7, "no choice")))
         assert (error.index, str(error)) == (7, "fight 7: no choice")
+
+
+class Lurker:
+    """Ends its turns at once (but Ash's: he attacks), and answers every decision point as ``aggressive`` does:
+    its Interrupts strike."""
+
+    name = "lurker"
+
+    def decide(self, decision: Decision) -> Command:
+        if decision.kind == "turn" and decision.who != "ash":
+            return next(c for c in decision.choices if isinstance(c, EndTurn))
+        return Aggressive().decide(decision)
 
 
 BOW = Weapon(id="bow", weapon_damage=2, properties=frozenset({"ranged"}))

@@ -14,6 +14,7 @@ from omen_replay.simulate.encounter import Encounter, load_encounter
 from omen_replay.simulate.play import CombatantRecord, FightRecord, Rules
 from omen_replay.simulate.report import write_html
 from omen_replay.simulate.run import EncounterRun, Manifest, Run, Timing
+from omen_replay.simulate.stats import signed
 from omen_replay.simulate.summary import compare, summarise
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
@@ -143,3 +144,31 @@ def test_every_side_down_has_its_own_words_and_bar_and_distinct_logs_for_a_and_b
     i = summary.extremes.longest[0].index
     assert f"--encounter A --log fight-a-{i}.jsonl" in page and "--encounter B --log fight-b-" in page
     assert "--log fight-" + str(i) + ".jsonl" not in page
+
+
+def test_a_bound_that_rounds_to_zero_is_never_minus_zero_and_one_round_is_singular() -> None:
+    """Kael deals 1 in the first of 40 fights and nothing in the others: his mean damage dealt, 0.025, has an
+    interval from -0.024 to 0.074, written 0.0 to 0.1 (it was "-0.0"); a difference that rounds to zero is +0.000;
+    with a limit of 1 round, the page says "1 round" (it said "1 rounds")."""
+    run = a_run(40)
+    encounter = run.encounters[0].encounter
+    kael = [s.id for s in encounter.combatants].index("kael")
+    recs = [msgspec.structs.replace(r, combatants=tuple(
+        msgspec.structs.replace(c, dealt=1 if (r.index, i) == (0, kael) else 0) for i, c in enumerate(r.combatants)))
+            for r in run.encounters[0].records]
+    summary = summarise(encounter, recs, dict(run.manifest.policies))
+    assert (round(summary.combatants[kael].dealt.low, 3), round(summary.combatants[kael].dealt.high, 3)) == (
+        -0.024, 0.074)
+    first = EncounterRun(label="A", encounter=encounter, summary=summary, records=tuple(recs))
+    assert run.comparison is not None
+    tiny = msgspec.structs.replace(run.comparison.differences[0], difference=-0.0004, paired_low=-0.0004)
+    comparison = msgspec.structs.replace(run.comparison, differences=(tiny,))
+    out = io.StringIO()
+    write_html(msgspec.structs.replace(run, encounters=(first, run.encounters[1]), comparison=comparison,
+                                       manifest=msgspec.structs.replace(run.manifest, max_rounds=1)), out,
+               "run.json", {})
+    page = out.getvalue()
+    assert "Kael Arden dealt: 0.0 (0.0–0.1)" in page and "(-0.0" not in page and "–-0.0" not in page
+    assert f"<td class=\"num\">+0.000</td><td class=\"num\">+0.000 to {signed(tiny.paired_high)}</td>" in page
+    assert "-0.000" not in page
+    assert "at most 1 round ·" in page

@@ -12,7 +12,7 @@ import pytest
 
 from omen_replay.simulate.encounter import load_encounter
 from omen_replay.simulate.play import Rules
-from omen_replay.simulate.run import Run, RunError, dask, pool, read_run, regenerate, serial, simulate
+from omen_replay.simulate.run import Run, RunError, dask, pool, read_run, regenerate, run_json, serial, simulate
 from tests.replay.simulate.encounters import mirror_duel
 
 SEED = bytes.fromhex("5eed" * 8)
@@ -118,12 +118,48 @@ class TestARunsFile:
         assert played.record == recorded == run.encounters[0].records[7]
 
     @pytest.mark.parametrize(("text", "said"), [
-        (b"{", "not JSON"), (b'{"format": "x"}', "not a run of omen simulate"),
+        (b"{", "not JSON"), (b'{"format": "x"}', "format 'x', not 'omen-simulation/1'"),
+        (b'{"format": "omen-simulation/1"}', "not a run of omen simulate"),
     ])
     def test_a_file_that_is_no_run_is_refused(self, text: bytes, said: str) -> None:
         """A file that is not JSON, or not a run, is refused naming the file."""
         with pytest.raises(RunError, match=f"run.json: {said}"):
             read_run(text, "run.json")
+
+    @pytest.mark.parametrize(("where", "key", "value"), [
+        (("encounters", 0, "records", 0), "ended", "won"),
+        (("encounters", 0, "records", 0), "colour", "red"),
+        (("encounters", 0, "records", 0, "combatants", 0), "healed", 3),
+        (("manifest",), "hp_display", "fuzzy"),
+        (("timing",), "backend", "gpu"),
+        ((), "format", "omen-simulation/2"),
+        ((), "notes", "mine"),
+    ])
+    def test_the_schema_and_the_reader_hold_a_run_to_its_documented_values(
+            self, tmp_path: Path, where: tuple[str | int, ...], key: str, value: object) -> None:
+        """A record's ``ended`` (defeated, all_down, round_limit), the HP display, the backend and the format are
+        the documented values, and a key the format does not name is no part of it: the published schema
+        (docs/schema/simulation.schema.json) and the reader (``--replay``) refuse each such run, and accept the
+        run as written."""
+        import json
+
+        import jsonschema
+
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend:
+            run = simulate([encounter], Rules(policies={}), SEED, backend, fights=2, batch=2)
+        schema = json.loads((Path(__file__).resolve().parents[3] / "docs" / "schema" / "simulation.schema.json")
+                            .read_text())
+        validator = jsonschema.Draft202012Validator(schema)
+        data = json.loads(run_json(run))
+        validator.validate(data)
+        part = data
+        for step in where:
+            part = part[step]
+        part[key] = value
+        assert not validator.is_valid(data)
+        with pytest.raises(RunError, match=r"^run\.json: "):
+            read_run(json.dumps(data).encode(), "run.json")
 
     def test_an_index_outside_the_run_is_refused(self, tmp_path: Path) -> None:
         """Fight 20 of a 20-fight run (0 to 19) does not exist."""
