@@ -207,6 +207,15 @@ def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
 
     >>> scrub("'kael' may not answer this window (responders: ash, axe)", sight)
     "'kael' may not answer this window"
+
+    A hidden combatant in a list of combatants beside others is left out, as the seat's views leave it out of
+    every list (a window's responders); an answer only hidden ones may give goes from what is "legal now", as the
+    seat's options say nothing of it (``waiting`` is null):
+
+    >>> scrub("legal now: react or pass_reaction by ash, vesh (Interrupt, C24); the GM's end_fight or undo", sight)
+    "legal now: react or pass_reaction by vesh (Interrupt, C24); the GM's end_fight or undo"
+    >>> scrub("legal now: react or pass_reaction by ash (Interrupt, C24); the GM's end_fight or undo", sight)
+    "legal now: the GM's end_fight or undo"
     """
     if sight.gm:
         return text
@@ -214,15 +223,23 @@ def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
     secrets = [s for s in sight.secrets if s not in mine]
     if not secrets:
         return text
+    unseen = sight.hidden - mine
+    said = _COMBATANTS.sub(lambda m: ", ".join(w for w in m.group().split(", ") if w not in unseen) or "(hidden)"
+                           if any(w in unseen for w in m.group().split(", ")) else m.group(), text)
     pattern = "|".join(re.escape(s) for s in secrets)
-    said = re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", text)
+    said = re.sub(rf"(?<![\w.-])(?:{pattern})(?![\w-]|\.\w)", "(hidden)", said)
     said = _HIDDEN_RUN.sub("(hidden)", said)  # how many are hidden is itself hidden
+    said = _HIDDEN_ANSWER.sub("", said)  # an answer only hidden ones give: the seat's options do not show it
     return _HIDDEN_LIST.sub("", said)  # and a list of nothing but hidden ones, that there are any
 
 
 #: A run of hidden items in a list (``(hidden), (hidden)``), and a parenthesised list of nothing but hidden ones
 #: (`` (responders: (hidden))``).
 _HIDDEN_RUN = re.compile(r"\(hidden\)(?:, \(hidden\))+")
+#: A list of two or more ids (``skarn, vesh``); and what is legal now for those who answer a decision, when the
+#: only ones left are hidden (``react or pass_reaction by (hidden) (Interrupt, C24); ``).
+_COMBATANTS = re.compile(r"(?<![\w.'-])[\w.-]+(?:, [\w.-]+)+(?![\w'-])")
+_HIDDEN_ANSWER = re.compile(r"[a-z_]+(?: or [a-z_]+)* by \(hidden\) \((?:[^()]|\(hidden\))*\)(?:; )?")
 _HIDDEN_LIST = re.compile(r" \([a-z ]+: \(hidden\)\)")
 
 

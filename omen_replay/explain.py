@@ -27,6 +27,7 @@ from omen_core.events import (
     AttackDeclared,
     CatchAnswered,
     CatchWindowOpened,
+    CommandIssued,
     ConditionApplied,
     ConditionCleared,
     ContestResolved,
@@ -928,6 +929,8 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
                             "ticks (C25, C40)")
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
+        case CommandIssued():
+            verdicts.append(_command_told(event, rec))
         case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)
             told = _also_told(event, seq=rec.seq)
             if told is not None:
@@ -936,6 +939,27 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
                        undone=rec.seq in known.voided)
+
+
+def _command_told(event: CommandIssued, rec: StoredEvent) -> str:
+    """What a command at the head of its batch is: the command as given, by whom, how many faces it carried, and
+    the seqs it wrote (their explanations are its rolls and results).
+
+    >>> from omen_core.commands import EndTurn
+    >>> rec = StoredEvent(fight_id="f", seq=5, batch=5, batch_size=3, recorded_at=0, schema_version=5,
+    ...                   prev_hash="", hash="", event=CommandIssued(command=EndTurn(who="kael"), by="gm"))
+    >>> _command_told(rec.event, rec)
+    'the command end_turn {"who":"kael"}, given by gm: it wrote seqs 6 to 7 (explain each for its rolls and results)'
+    """
+    given = {k: v for k, v in msgspec.to_builtins(event.command).items() if k not in ("command", "dice")}
+    faces = len(event.command.dice or ())
+    said = (f"the command {type(event.command).__struct_config__.tag}"
+            + (f" {msgspec.json.encode(given).decode()}" if given else "")
+            + (f" with {faces} face(s)" if faces else "") + (f", given by {event.by}" if event.by else ""))
+    last = rec.batch + rec.batch_size - 1
+    wrote = (f"seq {last}" if last == rec.seq + 1 else f"seqs {rec.seq + 1} to {last}") if last > rec.seq else \
+        "nothing else"
+    return f"{said}: it wrote {wrote} (explain each for its rolls and results)"
 
 
 def _rolls(known: Derivations, sides: list[RollTotal]) -> list[StoredEvent]:

@@ -80,8 +80,8 @@ from .views import (
 )
 
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
-           "CommandResult", "EventsPage", "Problem", "CreateFight", "TableSettings", "NewSeat", "SeatInfo", "SeatEntry",
-           "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
+           "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
+           "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -311,11 +311,22 @@ class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
     next_after: int | None
 
 
+class NeededDie(msgspec.Struct, frozen=True, kw_only=True):
+    """One die a command still needs the face of: whose roll (``roller``), what for (``purpose``, as the options
+    name it: ``base_defense``), its pool and its sides."""
+
+    roller: str
+    purpose: str
+    pool: str
+    sides: int
+
+
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """An error (RFC 9457): ``type`` names its kind, ``detail`` says what and where; ``rule`` is the rule id a
     command broke, ``field`` the path of a bad field, ``current_version`` the fight's version after a 409,
-    ``needed`` the dice still to roll (C29 order) when faces are missing, ``ref`` the reference of a 500 in the
-    server's log."""
+    ``needed`` the rolls still to make when faces are missing (C29 order; one entry per roll, its dice listed:
+    ``vesh's hit: primary d8, fcs d6``), ``needed_dice`` the same one die at a time (:class:`NeededDie`), ``ref``
+    the reference of a 500 in the server's log."""
 
     type: str
     title: str
@@ -325,6 +336,7 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     field: str | None = None
     current_version: int | None = None
     needed: tuple[str, ...] | None = None
+    needed_dice: tuple[NeededDie, ...] | None = None
     ref: str | None = None
 
 
@@ -364,13 +376,15 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         scrub(f"{exc.command}: {exc.reason} (at {field})", sight, typed), field=field)
     if isinstance(exc, FacesNeeded):
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
-        needed = tuple(f"{r.roller}'s {r.purpose}: " + ", ".join(f"{t} d{s}" for t, s in r.pool) for r in rolls)
+        needed = tuple(describe_dice([r]) for r in rolls)  # the detail's words: "kael's base defense: res d8"
+        dice = tuple(NeededDie(roller=r.roller, purpose=r.purpose, pool=pool, sides=sides)
+                     for r in rolls for pool, sides in r.pool)
         detail = str(exc) if sight.gm else (
             "the faces given run short (C29: a command carries the faces of its dice in order, a roll's all "
             "together); yours: " + ("; ".join(needed) or "none")
             + "; the others' are the GM's to roll and enter (in a seeded fight, the server's)")
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
-                        needed=needed)
+                        needed=needed, needed_dice=dice)
     if isinstance(exc, SurplusFaces):
         detail = str(exc) if sight.gm else (
             f"{exc.given} face(s) given, but this command rolls fewer dice; yours: "
@@ -1085,9 +1099,17 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
     quiet = keep_alive_seconds()
     last_said = anyio.current_time()
     poked = fights.pokes.get(fight_id, 0)
+    broken: tuple[int, int] | None = None  # what had been appended and poked when a look last failed
     while True:
         again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
-        if more or fights.appended.get(fight_id, 0) > shown or again:
+        now = (fights.appended.get(fight_id, 0), fights.pokes.get(fight_id, 0))
+        look = more or now[0] > shown or again
+        if broken is not None and now == broken and looks % BROKEN_LOOKS:
+            look = False  # a look that failed is tried again when the fight changes, or every 30 s
+            with contextlib.suppress(StoreUnavailable):
+                if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
+                    return  # revoked or reissued, as below
+        if look:
             poked = fights.pokes.get(fight_id, 0)
             try:
                 if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
@@ -1096,6 +1118,16 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
             except StoreUnavailable:  # the database (the keep's, the store's) is restarting: the stream waits,
                 await anyio.sleep(1.0)  # then goes on from `after` (the seat asked again)
                 continue
+            except Exception as exc:  # a bug: said once (logged, and an `error` message with its reference), the
+                if broken is None:  # stream stays open (a client reconnecting at once would fail in a loop)
+                    ref = guard.log_failure(exc, "GET", f"/fights/{fight_id}/stream")
+                    last_said = anyio.current_time()
+                    yield ServerSentEventMessage(data=_ENCODER.encode(_stream_problem(ref)).decode(), event="error")
+                broken, more = now, False
+                looks += 1
+                await anyio.sleep(POLL)
+                continue
+            broken = None
             for item in items:
                 if isinstance(item, SeenEvent):
                     yield ServerSentEventMessage(data=_ENCODER.encode(item).decode(), event="event", id=item.seq)
@@ -1120,6 +1152,17 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
             yield ServerSentEventMessage(data=None, comment="keep-alive")
         looks += 1
         await anyio.sleep(POLL)
+
+
+#: While a stream's look fails, it is tried again every BROKEN_LOOKS looks (30 s), or at once when the fight changes.
+BROKEN_LOOKS = 300
+
+
+def _stream_problem(ref: str) -> dict[str, Any]:
+    """The ``error`` message of a stream whose look failed: the problem a 500 carries, its reference included."""
+    return {"type": "/problems/internal-error", "title": _title(500), "status": 500,
+            "detail": "the server failed while following this fight; its log says why, under reference "
+                      f"{ref}; the stream stays open and tries again when the fight changes", "ref": ref}
 
 
 def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, settings: bool = False

@@ -112,6 +112,7 @@ from .seating import make_seat as seat_for
 from .staging import stage, staged_view, staging_routes
 from .table import CSP, table_routes
 from .views import (
+    EVENT_VIEWS,
     SeenEvent,
     Sight,
     combatant_views,
@@ -364,9 +365,10 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         if not 1 <= seq <= fight.version:
             raise NotFoundException(detail=f"no seq {seq} in fight {fight_id!r} (its head is {fight.version})")
         found = explain(StoreSource(fights.store, fight_id), seq, seed)
-        if not (whole or _explainable(found, sight, fights.store, fight_id)):
-            raise Forbidden(detail=f"the explanation of seq {seq} shows the sheets of combatants this seat does "
-                                   "not play; the GM may explain it, and every seat once the GM publishes the log")
+        why = None if whole else _unexplainable(found, seq, sight, fights.store, fight_id)
+        if why is not None:
+            raise Forbidden(detail=f"the explanation of seq {seq} {why}; the GM may explain it, and every seat once "
+                                   "the GM publishes the log")
         return found
 
     @get("/fights/{fight_id:str}/verify", sync_to_thread=True, summary="Verify the fight",
@@ -456,11 +458,33 @@ def _whole_or_403(fights: Fights, fight_id: str, seat: Seat, what: str) -> None:
                                "when the fight is over")
 
 
+def _unexplainable(found: Explanation, asked: int, sight: Sight, store: EventStore, fight_id: str) -> str | None:
+    """Why a player or spectator may not see an explanation, or None if it may: it may when its seat plays every
+    combatant the explanation names (whose sheets its terms show: the attacker's bonuses, the target's RES bonus,
+    armor and HP, even where the target rolled no die, C10) and every roller of its dice, and sees the event
+    explained whole. Nothing else is looked at: whether it may is a function of what the seat plays, never of the
+    text of a secret. The reason said is read off the seat's own view of the seq ``asked`` alone (an envelope, a
+    command it sees in part: the GM's check of its own combatant), never off the explanation it may not see."""
+    if _explainable(found, sight, store, fight_id):
+        return None
+    rec = next(iter(store.read(fight_id, asked - 1)), None)
+    seen = seen_event(rec, sight) if rec is not None else None
+    if seen is not None and seen.event is None:
+        return "is of an event this seat is not shown"
+    if rec is not None and seen is not None and seen.type == "command_issued":
+        last = rec.batch + rec.batch_size - 1
+        return ("shows the whole of a command this seat sees only in part (another seat gave it); "
+                + (f"explain the seqs it wrote ({rec.seq + 1} to {last}) for its rolls and results" if last > rec.seq
+                   else "it wrote nothing else"))
+    told = [name for name in seen.withheld if EVENT_VIEWS.get(str(seen.type), {}).get(name, "gm") == "gm"] \
+        if seen is not None else []
+    if told:  # a reason, a note, a revealed seed: the GM's (the seed every seat's once the log is published)
+        return f"shows what only the GM sees of that event (its {', '.join(told)})"
+    return "shows the sheets of combatants this seat does not play"
+
+
 def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: str) -> bool:
-    """Whether a player or spectator may see an explanation: its seat plays every combatant the explanation names
-    (whose sheets its terms show: the attacker's bonuses, the target's RES bonus, armor and HP, even where the
-    target rolled no die, C10) and every roller of its dice, and sees the event explained whole. Nothing else is
-    looked at: whether it may is a function of what the seat plays, never of the text of a secret."""
+    """Whether a player or spectator may see an explanation (:func:`_unexplainable`)."""
     if not all(sight.owns(line.roller) for line in found.dice):
         return False
     rec = next(iter(store.read(fight_id, found.seq - 1)), None)

@@ -11,9 +11,10 @@ typed them all.
 
 One command is staged per fight at a time, at the version it was staged at: any other command given meanwhile
 moves the head and voids it. The GM or the seat that staged it may withdraw it. Each seat sees the staged command
-as it may see any command (:func:`omen_server.views.seen_event`'s rule for ``command_issued``), who must roll
-now, and, if that is this seat (or the GM), the dice to give; the 202 a seat is answered is the same view. One
-naming a combatant a seat does not see is not shown to that seat at all, unless it staged it or must roll for it.
+as it may see any command (:func:`omen_server.views.staged_command`: the GM whole, the others as
+:func:`omen_server.views.seen_event`'s rule for ``command_issued``), who must roll now, and, if that is this seat
+(or the GM), the dice to give; the 202 a seat is answered is the same view. One naming a combatant a seat does not
+see is not shown to that seat at all, unless it staged it or must roll for it: then as its name alone.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from .app import (
     run_command,
 )
 from .keep import Seat
-from .views import Sight, _command, typed_in
+from .views import Sight, staged_command, typed_in
 
 __all__ = ["Staged", "GiveDice", "stage", "staged_view", "seen_staged", "staging_routes", "supplier_of"]
 
@@ -197,7 +198,8 @@ def seen_staged(fights: Fights, fight_id: str, staged: Staged, sight: Sight, sea
     waits for; the rolls to give to that seat and the GM; how many faces are in to the GM alone (the count tells
     how many dice sheets the seat does not play rolled). A command naming a combatant the seat does not see is
     shown only to the GM, the seat that staged it, the seat it waits for and the seat ``answered`` (that just gave
-    its dice): to any other its being there would tell of that combatant (None)."""
+    its dice), as its name alone (:func:`omen_server.views.staged_command`): to any other its being there would
+    tell of that combatant (None)."""
     mine = _seat_id(fights, fight_id, seat)
     yours = (staged.awaiting_seat == "gm" and seat.kind == "gm") or (
         seat.kind == "player" and staged.awaiting_seat == mine)
@@ -205,7 +207,9 @@ def seen_staged(fights: Fights, fight_id: str, staged: Staged, sight: Sight, sea
     party = answered or yours or staged.by == by_of(seat)
     if not (sight.gm or party or all(sight.sees(name) for name in typed_in(plain))):
         return None
-    shown = _command({"command": plain}, sight)
+    shown = staged_command(plain, sight, party)
+    if shown is None:
+        return None
     return StagedView(id=staged.id, command=shown, by=staged.staged_by, awaiting=staged.awaiting_name, yours=yours,
                       rolls=staged.rolls if yours or sight.gm else (), given=len(staged.faces) if sight.gm else 0)
 

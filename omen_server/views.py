@@ -72,7 +72,7 @@ from omen_core.seats import (
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "TOLD_REASONS", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub",
            "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT",
-           "player_may_act"]
+           "player_may_act", "staged_command"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -151,7 +151,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "condition_cleared": {**_ACTION, "who": "name", "condition": "public", "reason": "gm"},
     "action_settled": {**_ACTION},
     "action_cancelled": {**_ACTION, "reason": "gm"},
-    "seed_revealed": {"seed": "public"},
+    "seed_revealed": {"seed": "gm"},  # a ruling: a seat sees that it was revealed, the seed once published
     "seed_committed": {"commitment": "public"},
     "ambush_started": {"ambushers": "names", "defenders": "names", "time_waited": "public",
                        "preset_difficulty": "public", "minutes": "public"},
@@ -262,6 +262,27 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     if kind in TOLD_REASONS and command.get("reason") and sight.sees(str(command.get("who"))):
         shown["who"], shown["reason"] = command.get("who"), command["reason"]
     return shown
+
+
+def staged_command(command: dict[str, Any], sight: Sight, party: bool) -> dict[str, Any] | None:
+    """A staged command as a seat is shown it: whole to the GM (its faces aside: the GM sees how many are in);
+    to any other seat as :func:`_command` shows a command. One naming a combatant the seat does not see is None,
+    unless the seat is a ``party`` to it (it staged it, or rolls for it): then its name alone, and the combatant it
+    acts for if the seat sees it, as a command of another seat's is shown (a hidden combatant's save on its own
+    combatant reads ``{"command": "call_save"}``, whoever calls it)."""
+    if sight.gm:
+        return {name: value for name, value in command.items() if name != "dice"}
+    try:
+        shown: dict[str, Any] = _command({"command": command}, sight)
+        return shown
+    except _Withhold:
+        if not party:
+            return None
+    kind = command.get("command", "")
+    actor_field = PLAYER_COMMANDS.get(kind)
+    actor = command.get(actor_field) if actor_field else None
+    named = {actor_field: actor} if actor_field and actor is not None and sight.sees(str(actor)) else {}
+    return {"command": kind, **named}
 
 
 def _participants(payload: dict[str, Any], sight: Sight) -> tuple[str, ...]:

@@ -693,11 +693,18 @@
     // One SSE message: "event:", "id:", "data:" lines.
     function message(text) {
       let kind = "message";
+      let data = "";
       for (const line of text.split("\n")) {
         if (line.startsWith("event:")) kind = line.slice(6).trim();
         else if (line.startsWith("id:")) last = Math.max(last, Number(line.slice(3).trim()) || 0);
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
       }
       if (kind === "options") refresh();
+      else if (kind === "error") {
+        // the server failed to follow the fight (a bug, logged under the reference it gives): it stays connected
+        // and tries again when the fight changes
+        try { say(JSON.parse(data).detail); } catch (_) { say("the server failed while following this fight"); }
+      }
     }
 
     async function follow() {

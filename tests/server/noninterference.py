@@ -18,6 +18,7 @@ import itertools
 import json
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -782,13 +783,38 @@ def _gm_pick(options: dict[str, Any], step: int) -> tuple[dict[str, Any], dict[s
     return (offers[0], offers[0]["choices"][0]) if offers else None
 
 
+#: The name of the save the hidden combatant calls on Kael in each world (its caller's: a secret).
+HIDDEN_SAVE = ("zq spore cloud", "zq ash veil")
+
+
+def _picked(worlds: list[Scripted], options: dict[str, Any], picked: tuple[dict[str, Any], dict[str, Any]],
+            owner: dict[str, str], faces: Iterator[int]) -> tuple[str, dict[str, Any]]:
+    """Who gives the GM's pick and its command, with the faces of the giver's own dice; while a decision or window
+    is open, Alice first tries to end Kael's turn in each world (its refusal names what is open, C38)."""
+    offer, choice = picked
+    if options["waiting"] is not None:
+        for world in worlds:
+            world.seen("alice", "ends Kael's turn", "POST", "/commands",
+                       {"command": {"command": "end_turn", "who": "kael"}})
+    giver = owner.get(offer["actor"] or "", "gm")
+    if giver != "gm" and not worlds[0].offered(giver, offer["command"], choice["args"]):
+        giver = "gm"  # the GM's attack for Kael on the hidden one: Alice's options do not offer it
+    rolls = [r for r in choice["dice"] if giver == "gm" or r["roller"] in PLAYERS.get(giver, ())]
+    mine = [1 + (next(faces) - 1) % die["sides"] for r in rolls for die in r["dice"]]
+    if offer["command"] == "roll_initiative":
+        mine = [3] * len(mine)  # everyone ties (C19)
+    return giver, {"command": offer["command"], **choice["args"], **({"dice": mine} if mine else {})}
+
+
 def play_scripted(client: httpx.Client, side: str, steps: int = 40) -> tuple[Scripted, Scripted, set[str]]:
     """Play one scripted fight in both worlds side by side on one app: the GM rolls initiative with faces that tie
     everyone (C19: roll-offs), then each turn's combatant uses an ability if offered, else attacks, else ends its
     turn, every open decision answered; each command is given by the player who plays its actor, else the GM, with
     the faces of the giver's own dice only (``stage``), each other seat giving its own when the command waits for
     them; while a decision or window is open, Alice tries to end Kael's turn (its refusal names what is open).
-    Every seat looks after each step. Returns the two worlds and the event types world A logged."""
+    Once the rounds begin, the GM stages a save the hidden one calls on Kael, which waits for Alice's die (she is
+    asked for it without being told of the hidden caller). Every seat looks after each step, and after each 202.
+    Returns the two worlds and the event types world A logged."""
     worlds = [Scripted(client, MIXED[0], side, f"sc-{side}-a"), Scripted(client, MIXED[1], side, f"sc-{side}-b")]
     names = {MIXED[0].hidden: MIXED[1].hidden, MIXED[0].hidden_weapon: MIXED[1].hidden_weapon,
              MIXED[0].counter: MIXED[1].counter}
@@ -796,29 +822,27 @@ def play_scripted(client: httpx.Client, side: str, steps: int = 40) -> tuple[Scr
     faces = itertools.cycle(FACES)
     for world in worlds:
         world.look()
+    names[HIDDEN_SAVE[0]] = HIDDEN_SAVE[1]
+    saved = False
     for step in range(steps):
         options = worlds[0].call("GET", "/options", worlds[0].gm).json()["options"]
-        picked = _gm_pick(options, step)
-        if picked is None:
-            break
-        offer, choice = picked
-        if options["waiting"] is not None:  # a refusal's words while something is open (an NPC's ability, C38)
-            for world in worlds:
-                world.seen("alice", "ends Kael's turn", "POST", "/commands",
-                           {"command": {"command": "end_turn", "who": "kael"}})
-        giver = owner.get(offer["actor"] or "", "gm")
-        if giver != "gm" and not worlds[0].offered(giver, offer["command"], choice["args"]):
-            giver = "gm"  # the GM's attack for Kael on the hidden one: Alice's options do not offer it
-        rolls = [r for r in choice["dice"] if giver == "gm" or r["roller"] in PLAYERS.get(giver, ())]
-        mine = [1 + (next(faces) - 1) % die["sides"] for r in rolls for die in r["dice"]]
-        if offer["command"] == "roll_initiative":
-            mine = [3] * len(mine)  # everyone ties (C19)
-        body = {"command": offer["command"], **choice["args"], **({"dice": mine} if mine else {})}
+        if not saved and options["waiting"] is None and options["phase"] == "rounds":
+            # the hidden one's save on Kael, staged by the GM with none of its faces: Alice's save die first (C29)
+            saved, giver = True, "gm"
+            body = {"command": "call_save", "caller": MIXED[0].hidden, "saver": "kael", "effect": {
+                "name": HIDDEN_SAVE[0], "save": "AGI", "against": "AGI", "action_cost": 0}}
+        else:
+            picked = _gm_pick(options, step)
+            if picked is None:
+                break
+            giver, body = _picked(worlds, options, picked, owner, faces)
         later = [next(faces) for _ in range(30)]  # the faces typed for the staged command: the same in both
         for world, given in zip(worlds, (body, _renamed(body, names)), strict=True):
             typed = iter(later)
             answer = world.give(giver, given)
             assert answer.status_code in (201, 202, 409, 422), answer.text
+            if answer.status_code == 202:
+                world.look()  # every seat sees the command staged before its dice are given
             for _ in range(8):  # each seat types its own dice when asked
                 staged = world.staged()
                 if staged is None:

@@ -351,6 +351,26 @@ class TestCommands:
         assert all(a.json()["type"] == "/problems/surplus-faces" and "d8" not in a.text for a in answers)
         assert lines(table.store, "duel") == before
 
+    def test_the_faces_needed_list_one_roll_an_entry_in_the_details_words_and_each_die(self, table: Any) -> None:
+        """Found by a tester: Vesh's attack on Kael in a manual fight (Kael first, so Vesh's turn after Kael's)
+        needs three dice in two rolls (C29: Vesh's hit dice, then Kael's base defense die); ``needed`` has one
+        entry per roll, listing its dice, in the detail's words ("base defense", it said "base_defense"), and
+        ``needed_dice`` one entry per die, the purpose as the options name it."""
+        table.create(dice="manual")
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        assert table.command({"command": "end_turn", "who": "kael"}).status_code == 201
+        assert table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael",
+                              "weapon": "knife"}).status_code == 201  # the Interrupt window opens (C24)
+        missing = table.command({"command": "pass_reaction", "who": "kael"})
+        problem = missing.json()
+        assert missing.status_code == 422 and problem["type"] == "/problems/faces-needed", missing.text
+        assert problem["needed"] == ["vesh's hit: primary d8, fcs d6", "kael's base defense: res d8"]
+        assert all(entry in problem["detail"] for entry in problem["needed"])
+        assert problem["needed_dice"] == [
+            {"roller": "vesh", "purpose": "hit", "pool": "primary", "sides": 8},
+            {"roller": "vesh", "purpose": "hit", "pool": "fcs", "sides": 6},
+            {"roller": "kael", "purpose": "base_defense", "pool": "res", "sides": 8}]
+
     def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
         AGI d8 on the Ember Ford sheets); a face its die cannot show is 400 at the command's dice; with the faces

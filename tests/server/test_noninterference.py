@@ -103,7 +103,8 @@ def test_no_seat_can_tell_two_worlds_apart_with_a_hidden_combatant_among_the_oth
     the raiders or the heroes: every answer each player and spectator seat gets, status, headers (the table tag
     and the length of an uncompressed body among them) and body, is the same in both, the 202s of commands staged
     for each seat's own dice and its answers giving them included; the fight goes through ties, reactions and
-    abilities, and the players are answered 202 at least once."""
+    abilities, and the players are answered 202 at least once; the hidden one's save on Kael waits for Alice's die
+    (found by a tester: her options were 500 then)."""
     from litestar.testing import TestClient
 
     from omen_core import MemoryStore
@@ -116,3 +117,6 @@ def test_no_seat_can_tell_two_worlds_apart_with_a_hidden_combatant_among_the_oth
     assert difference is None, f"{side}: {difference}"
     assert SCRIPTED - kinds == set()
     assert any(status == 202 for label, status, _headers, _body in a.transcript.entries if "gives" in label)
+    asked = [body for label, status, _headers, body in a.transcript.entries
+             if label == "alice options" and (body.get("staged") or {}).get("command") == {"command": "call_save"}]
+    assert asked and asked[0]["staged"]["yours"] is True, "the hidden one's save waited for Alice's die"

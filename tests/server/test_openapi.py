@@ -110,3 +110,12 @@ def test_the_document_says_what_the_table_fragment_and_the_sheets_answer() -> No
     assert sheets["security"] == [] and "401" not in sheets["responses"]
     assert sheets["responses"]["200"]["content"]["application/json"]["schema"] == {
         "type": "object", "additionalProperties": {"$ref": "#/components/schemas/CombatantSheet"}}
+
+
+def test_the_document_says_what_a_faces_needed_problem_lists() -> None:
+    """docs/server.md, "Errors": a problem's ``needed`` is a list of texts (one a roll) and ``needed_dice`` a list
+    of NeededDie (roller, purpose, pool, sides: one a die)."""
+    schemas = SCHEMA.raw_schema["components"]["schemas"]
+    problem = schemas["Problem"]["properties"]
+    assert "needed" in problem and "needed_dice" in problem
+    assert sorted(schemas["NeededDie"]["required"]) == ["pool", "purpose", "roller", "sides"]

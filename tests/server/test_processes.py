@@ -501,3 +501,57 @@ def test_headers_past_the_http_servers_bound_are_its_own_plain_400(servers: Any)
     assert under.startswith(b"HTTP/1.1 401 ") and b"application/problem+json" in under, under[:300]
     over = _first_read_then_rest(server.port, 20_000, MAX_HEADER_BYTES + 1)
     assert over.startswith(b"HTTP/1.1 400 ") and over.endswith(b"\r\n\r\nInvalid HTTP request received."), over
+
+
+def test_a_stream_that_fails_says_so_once_and_stays_open_until_the_fight_changes(tmp_path: Path) -> None:
+    """A tester's page reconnected in a loop while its stream failed (found with a staged command that crashed the
+    views). Here a staged command in the keep no server can read (written by hand) makes every look fail: the
+    player's stream sends one ``error`` message (the problem of a 500, its ``ref`` in the server's log) and stays
+    open, keep-alives only (1 s here), not a second error; once the row is gone and the GM gives a command, the
+    stream goes on: every event from the start (an options message after each head), up to the new head."""
+    import sqlite3
+
+    import httpx
+
+    server = Server(tmp_path, env={"OMEN_KEEP_ALIVE": "1"})
+    try:
+        token, _version = create(server)
+        status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana",
+                                                                  "combatants": ["kael"]}, token)
+        assert status == 201, seat
+        keep = sqlite3.connect(tmp_path / "events.keep.db")
+        with keep:
+            keep.execute("insert or replace into staged values (?, ?)", ("duel", b"not a staged command"))
+        messages: list[tuple[str, str]] = []
+        rolled: dict[str, Any] = {"head": {"seq": -1}}
+        with httpx.Client(timeout=30) as client, client.stream(
+                "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream",
+                headers={"Authorization": f"Bearer {seat['token']}"}) as answer:
+            current: dict[str, str] = {}
+            started = time.monotonic()
+            for line in answer.iter_lines():
+                if line:
+                    name, _, value = line.partition(": ")
+                    current[name] = value
+                    continue
+                messages.append((current.get("event", ""), current.get("data", current.get("", ""))))
+                current = {}
+                if len(messages) == 4 and messages[-1][0] == "":  # three keep-alives after the error: now mend it
+                    with keep:
+                        keep.execute("delete from staged where fight_id = ?", ("duel",))
+                    status, rolled = server.call("POST", "/fights/duel/commands",
+                                                 {"command": {"command": "roll_initiative"}}, token)
+                    assert status == 201, rolled
+                if messages[-1][0] == "options" and json.loads(messages[-1][1])["head"]["seq"] == rolled["head"]["seq"]:
+                    break
+                assert time.monotonic() - started < 20, messages
+        keep.close()
+        error = json.loads(messages[0][1])
+        assert messages[0][0] == "error" and (error["type"], error["status"]) == ("/problems/internal-error", 500)
+        assert error["ref"] in server.log.read_text()
+        assert [kind for kind, _data in messages[1:4]] == ["", "", ""]  # keep-alive comments, no second error
+        events = [json.loads(data)["seq"] for kind, data in messages if kind == "event"]
+        assert events == list(range(1, rolled["head"]["seq"] + 1))
+        assert json.loads(messages[-1][1])["head"]["seq"] == rolled["head"]["seq"]
+    finally:
+        server.stop()

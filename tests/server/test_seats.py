@@ -101,6 +101,38 @@ class Seats:
 
 
 
+def test_a_players_refusal_names_no_hidden_responder() -> None:
+    """Found by a tester: the hidden Skarn (engaged with Kael: its attack missed) and Vesh may Interrupt Kael's
+    attack (C24); Alice's end_turn meanwhile said "legal now: react or pass_reaction by (hidden), vesh", telling her
+    a hidden enemy may answer. It reads "by vesh", and her pass "(responders: vesh)"; once Vesh passed and only
+    Skarn is left (her options' waiting is null), what is legal now is the GM's alone; the GM's names Skarn."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [2, 1, 6]}).status_code == 201  # Skarn first
+        assert table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                              "dice": [1, 1, 1]}).status_code == 201
+        for who in ("skarn", "vesh"):
+            assert table.command({"command": "end_turn", "who": who}).status_code == 201
+        assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                              "weapon": "longsword"}, token=alice).status_code == 201
+        end = {"command": "end_turn", "who": "kael"}
+        lifecycle = ("[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: "
+                     "the action is at 'reaction window open'; legal now: ")
+        assert table.command(end, token=alice).json()["detail"] == lifecycle + (
+            "react or pass_reaction by vesh (Interrupt, C24); the GM's cancel_action; the GM's end_fight or undo")
+        passed = table.command({"command": "pass_reaction", "who": "kael"}, token=alice).json()["detail"]
+        assert passed == "[C24] 'kael' may not answer this window (responders: vesh)"
+        assert table.command({"command": "pass_reaction", "who": "vesh"}).status_code == 201
+        options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+        assert options["waiting"] is None
+        assert table.command(end, token=alice).json()["detail"] == lifecycle + (
+            "the GM's cancel_action; the GM's end_fight or undo")
+        assert "by skarn (Interrupt, C24)" in table.command(end).json()["detail"]
+
+
 def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
     """Kael's unarmed 1 + 1 misses Vesh's 6 and Vesh's Riposte opens (C38): Alice's commands refused meanwhile
     (ending Kael's turn, answering the decision for Kael) do not name Riposte, which is Vesh's sheet (GM-only:
@@ -290,6 +322,40 @@ class TestSeats:
         assert seats.get("alice", "/session").status_code == 200
         assert seats.get("alice", "/verify").json()["findings"] is not None
 
+    def test_a_revealed_seed_is_the_gms_until_the_log_is_published(self, seats: Any) -> None:
+        """A ruling (found by a tester): with the seed and docs/dice.md's derivation a player recomputed dice withheld
+        from her (the hidden one's initiative die; a foe's die whose total she saw, so its sheet bonus). After the
+        GM's reveal mid-fight (C42) and at the end, every player and spectator sees the seed_revealed event with the
+        seed withheld (``withheld: ["seed"]``) and ``seed_revealed: true`` in its state, its table page whole; the
+        GM sees the seed; /verify checks the dice for every seat; explaining that seq is 403 saying why (the seed is
+        the GM's); once the GM publishes, the log every seat reads carries the seed."""
+        assert seats.post("gm", {"command": {"command": "roll_initiative"}}).status_code == 201
+        assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201  # mid-fight (C42)
+        assert seats.post("gm", {"command": {"command": "end_fight", "note": "over"}}).status_code == 201
+        assert seats.post("gm", {"command": {"command": "reveal_seed"}}).status_code == 201
+        gm = seats.table.client.get("/fights/ford/events?limit=500", headers=seats.table.auth()).json()["events"]
+        seeds = [e["event"]["seed"] for e in gm if e["type"] == "seed_revealed"]
+        assert len(seeds) == 2 and all(len(seed) == 64 for seed in seeds)
+        for who in seats.tokens:
+            events = seats.get(who, "/events?limit=500").json()["events"]
+            revealed = [e for e in events if e["type"] == "seed_revealed"]
+            assert [(e["event"], e["withheld"], e["salt"]) for e in revealed] == [
+                ({"type": "seed_revealed"}, ["seed"], None)] * 2, revealed
+            assert seats.get(who, "/state").json()["seed_revealed"] is True
+            assert seats.get(who, "/table").status_code == 200
+            verified = seats.get(who, "/verify").json()
+            assert verified["clean"] is True and verified["seed_revealed"] is True, verified
+            assert all(seed.encode() not in body for _who, _what, body in seats.served for seed in seeds)
+            told = seats.get(who, f"/explain/{revealed[0]['seq']}")
+            assert told.status_code == 403 and told.json()["detail"] == (
+                f"the explanation of seq {revealed[0]['seq']} shows what only the GM sees of that event (its seed); "
+                "the GM may explain it, and every seat once the GM publishes the log")
+        assert seats.get("alice", "/log").status_code == 403
+        seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"publish": True})
+        for who in seats.tokens:
+            published = seats.get(who, "/log")
+            assert published.status_code == 200 and all(seed.encode() in published.content for seed in seeds)
+
     def test_explaining_another_sheets_roll_is_the_gms(self, seats: Any) -> None:
         """A player may not explain the raider's initiative roll (its sheet is the GM's); the GM may."""
         seats.post("gm", {"command": {"command": "roll_initiative"}})
@@ -462,3 +528,42 @@ def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see(
     assert sorted({c["args"]["target"] for c in attack["choices"]}) == [
         *(f"r{i:02d}" for i in range(MAX_LISTED - 1)), "r13"]  # r13, engaged with Kael, first
     assert seen["veiled"]["offers"] == seen["open"]["offers"]
+
+
+def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -> None:
+    """Found by a tester: the GM's static_check of Kael (Alice's own) is at seq 5; the GM's explanation of that
+    command_issued was empty (no dice, no parts); it now says the command whole and the seqs it wrote (6 to 8: the
+    roll, the check's result and its batch's last event); Alice's was 403 "shows the sheets of combatants this seat
+    does not play", the wrong reason: it shows the GM's command whole, which she sees as its name; the seqs it
+    wrote she explains (the check: Kael's roll, every term hers). The GM's check of the hidden Skarn is envelopes to
+    her: each of its seqs is 403 for that one reason (the explanation's dice or words would say which is which)."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        check = {"command": "static_check", "check": {"who": "kael", "skill": "Athletics"}, "difficulty": 10}
+        done = table.command({**check, "dice": [4]})
+        assert done.status_code == 201, done.text
+        seqs = [e["seq"] for e in done.json()["events"]]
+        first, last = seqs[0], seqs[-1]
+        gm = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth()).json()
+        assert (gm["kind"], gm["dice"], gm["parts"]) == ("command_issued", [], [])
+        assert gm["verdicts"] == [
+            f'the command static_check {{"check":{{"who":"kael","skill":"Athletics"}},"difficulty":10}} with 1 '
+            f"face(s), given by gm: it wrote seqs {first + 1} to {last} (explain each for its rolls and results)"]
+        mine = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth(alice))
+        assert mine.status_code == 403 and mine.json()["detail"] == (
+            f"the explanation of seq {first} shows the whole of a command this seat sees only in part (another seat "
+            f"gave it); explain the seqs it wrote ({first + 1} to {last}) for its rolls and results; the GM may "
+            "explain it, and every seat once the GM publishes the log")
+        rolled = table.client.get(f"/fights/duel/explain/{first + 1}", headers=table.auth(alice))
+        assert rolled.status_code == 200 and rolled.json()["kind"] == "static_check_resolved", rolled.text
+        hidden = table.command({"command": "static_check", "check": {"who": "skarn", "skill": "Stealth"},
+                                "difficulty": 10, "dice": [4]})
+        assert hidden.status_code == 201, hidden.text
+        for seq in [e["seq"] for e in hidden.json()["events"]]:  # envelopes to her: one reason for each, whatever
+            answer = table.client.get(f"/fights/duel/explain/{seq}", headers=table.auth(alice))  # it explains
+            assert answer.status_code == 403 and answer.json()["detail"] == (
+                f"the explanation of seq {seq} is of an event this seat is not shown; the GM may explain it, and "
+                "every seat once the GM publishes the log")

@@ -3,6 +3,8 @@ the keep until that seat gives them, then decided as one command with all its fa
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -283,3 +285,142 @@ def test_a_roll_off_with_a_hidden_combatant_waits_for_the_gms_dice_not_the_playe
             "id": staged.json()["id"], "dice": [5, 2]})
         assert done.status_code == 201, done.text
         assert options(made, made.gm)["options"]["phase"] == "rounds"
+
+
+def _hidden_caller_table(unseen: bool) -> tuple[Table, str]:
+    """A manual-dice fight of Kael (Alice's), Vesh and Skarn; Skarn hidden by the GM, or Unseen (C27)."""
+    made = Table()
+    made.client.__enter__()
+    made.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=[] if unseen else ["skarn"])
+    alice = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+        "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    if unseen:
+        assert made.command({"command": "apply_condition", "who": "skarn", "condition": "Unseen",
+                             "reason": "in the reeds"}).status_code == 201
+    return made, alice
+
+
+@pytest.mark.parametrize("unseen", [False, True])
+def test_a_hidden_combatants_save_on_a_players_combatant_asks_her_dice_without_naming_it(unseen: bool) -> None:
+    """Found by a tester: the GM stages the save Skarn (hidden by the GM, or Unseen: C27) calls on Kael; it waits
+    for Alice's save die; her options, table and stream were 500 (the staged command named one she does not see).
+    She is shown it as any command of the GM's is (its name alone, no caller), hers to roll (yours, Kael's save
+    die), and her options, table fragment and state answer 200; the GM sees the whole command. Once she gave her
+    die it waits for the GM's (the caller's): she is answered so, then shown nothing of it."""
+    made, alice = _hidden_caller_table(unseen)
+    try:
+        effect = {"name": "Spores", "save": "AGI", "against": "AGI"}
+        staged = made.command({"command": "call_save", "caller": "skarn", "saver": "kael", "effect": effect},
+                              stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+        for path in ("options", "table", "state"):
+            answer = made.client.get(f"/fights/duel/{path}", headers=made.auth(alice))
+            assert answer.status_code == 200, (path, answer.text)
+        mine = options(made, alice)["staged"]
+        assert mine == {"id": staged.json()["id"], "command": {"command": "call_save"}, "by": "the GM",
+                        "awaiting": "Alice", "yours": True,
+                        "rolls": [{"roller": "kael", "purpose": "save", "dice": [{"pool": "save", "sides": 6}]}]}
+        assert options(made, made.gm)["staged"]["command"] == {"command": "call_save", "caller": "skarn",
+                                                               "saver": "kael", "effect": effect}
+        given = made.client.post("/fights/duel/staged", headers=made.auth(alice),
+                                 json={"id": mine["id"], "dice": [4]})
+        assert given.status_code == 202 and given.json() == {  # then the caller's die: the GM's
+            "id": mine["id"], "command": {"command": "call_save"}, "by": "the GM", "awaiting": "the GM"}, given.text
+        assert "staged" not in options(made, alice)  # no longer hers: it names one she does not see
+    finally:
+        made.client.__exit__(None, None, None)
+
+
+def test_a_hidden_combatants_staged_pass_that_lets_her_attack_go_on_asks_her_hit_dice() -> None:
+    """Found by a tester: the hidden Skarn attacks Kael (a miss), then Alice's Kael attacks Vesh; the Interrupt window
+    (C24) opens for Vesh and Skarn;
+    the GM passes Vesh, then stages Skarn's pass (the last answer): the attack goes on and waits for Kael's hit dice.
+    Alice's options and table are 200 (they were 500) and show it as the GM's pass, its name alone, hers to roll."""
+    made, alice = _hidden_caller_table(False)
+    try:
+        assert made.command({"command": "roll_initiative", "dice": [2, 1, 6]}).status_code == 201
+        assert made.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                             "dice": [1, 1, 1]}).status_code == 201  # a miss; Skarn is now engaged with Kael
+        for who in ("skarn", "vesh"):
+            assert made.command({"command": "end_turn", "who": who}).status_code == 201
+        assert options(made, made.gm)["options"]["turn"] == "kael"
+        opened = made.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                               "weapon": "longsword"}, token=alice)
+        assert opened.status_code == 201, opened.text
+        waiting = options(made, made.gm)["options"]["waiting"]
+        assert waiting["kind"] == "interrupt" and sorted(waiting["who"]) == ["skarn", "vesh"], waiting
+        assert made.command({"command": "pass_reaction", "who": "vesh"}).status_code == 201
+        staged = made.command({"command": "pass_reaction", "who": "skarn"}, stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+        for path in ("options", "table"):
+            answer = made.client.get(f"/fights/duel/{path}", headers=made.auth(alice))
+            assert answer.status_code == 200, (path, answer.text)
+        mine = options(made, alice)["staged"]
+        assert (mine["command"], mine["yours"]) == ({"command": "pass_reaction"}, True)
+        assert [(r["roller"], r["purpose"]) for r in mine["rolls"]] == [("kael", "hit")]
+    finally:
+        made.client.__exit__(None, None, None)
+
+
+def test_the_gm_is_shown_its_staged_save_and_check_whole(table: Any) -> None:
+    """Found by a tester: the GM's own staged call_save and static_check were shown to the GM (its 202, its
+    options' staged) as their names alone, though a staged declare_attack kept its fields: the GM sees every
+    command whole; Alice, asked for Kael's save die, sees the GM's save as she sees any command of the GM's."""
+    effect = {"name": "Cinder breath", "save": "AGI", "against": "INT", "action_cost": 0}
+    save = {"command": "call_save", "caller": "vesh", "saver": "kael", "effect": effect}
+    staged = table.command(save, stage=True)
+    assert staged.status_code == 202 and staged.json()["command"] == save, staged.text
+    assert options(table, table.gm)["staged"]["command"] == save
+    assert options(table, table.alice)["staged"]["command"] == {"command": "call_save"}
+    assert table.client.delete("/fights/duel/staged", headers=table.auth()).status_code == 204
+    check = {"command": "static_check", "check": {"who": "vesh", "skill": "Stealth"}, "difficulty": 12}
+    staged = table.command(check, stage=True)
+    assert staged.status_code == 202 and staged.json()["command"] == check, staged.text
+    assert options(table, table.gm)["staged"]["command"] == check
+
+
+def test_a_players_stream_shows_a_hidden_combatants_save_staged_for_her_dice(tmp_path: Path) -> None:
+    """A real server: Alice's live stream is open when the GM stages the hidden Skarn's save on Kael (found by a
+    tester: her stream failed and her page reconnected in a loop); it sends an options message with the staged
+    command hers to roll, as her GET /options shows it, and no error."""
+    import httpx
+
+    from tests.server.processes import Server
+    from tests.server.test_app import sheet
+
+    server = Server(tmp_path)
+    try:
+        status, made = server.call("POST", "/fights", {"id": "duel", "dice": "manual", "hidden": ["skarn"],
+                                                       "combatants": [sheet(n) for n in ("kael", "vesh", "skarn")]})
+        assert status == 201, made
+        gm = made["gm_token"]
+        status, alice = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Alice",
+                                                                   "combatants": ["kael"]}, gm)
+        assert status == 201, alice
+        with httpx.Client(timeout=20) as client, client.stream(
+                "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream",
+                headers={"Authorization": f"Bearer {alice['token']}"}) as answer:
+            lines = answer.iter_lines()
+            kinds: list[str] = []
+            sent: dict[str, Any] = {}
+            head, asked = server.call("GET", "/fights/duel/options", None, gm)[1]["head"]["seq"], False
+            save = {"command": "call_save", "caller": "skarn", "saver": "kael",
+                    "effect": {"name": "Spores", "save": "AGI", "against": "AGI"}}
+            for line in lines:
+                if line.startswith("event: "):
+                    kinds.append(line[7:])
+                elif line.startswith("data: ") and kinds[-1] == "options":
+                    sent = json.loads(line[6:])
+                    if "staged" in sent:
+                        break
+                    if sent["head"]["seq"] == head and not asked:  # caught up: the GM stages the save now
+                        status, staged = server.call("POST", "/fights/duel/commands",
+                                                     {"command": save, "stage": True}, gm)
+                        assert status == 202, staged
+                        asked = True
+        assert "error" not in kinds and kinds[-2:] == ["options", "options"], kinds
+        status, mine = server.call("GET", "/fights/duel/options", None, alice["token"])
+        assert status == 200 and sent == mine and mine["staged"]["yours"] is True, mine
+        assert mine["staged"]["command"] == {"command": "call_save"}
+    finally:
+        server.stop()
