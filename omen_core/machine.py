@@ -330,14 +330,17 @@ class OutOfPhase(RuleViolation):
     """An event or command that does not belong in the current phase; names the phase and what is legal (but the
     triggers ``without`` names: revealing a seed in a fight that has none to reveal)."""
 
-    def __init__(self, phase: Phase, trigger: str, seq: int | None = None, without: tuple[str, ...] = ()):
+    def __init__(self, phase: Phase, trigger: str, seq: int | None = None, without: tuple[str, ...] = (),
+                 waiting: list[str] | None = None):
         self.phase, self.trigger, self.seq = phase, trigger, seq
         legal = [t for t in _LEGAL_PHASE_TRIGGERS[phase] if t not in without]
         where = f"seq {seq}: " if seq is not None else ""
         over = "the fight has ended: " if phase.value == "ended" else ""
+        now = ("; ".join(waiting) if waiting  # a decision waits (an initiative tie among allies): its answers
+               else f"{', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"
+               f"{'' if seq is not None else '; undo and redo at any time'}")
         super().__init__("phase", f"{where}{over}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
-                                  f"phase; legal now: {', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"
-                                  f"{'' if seq is not None else '; undo and redo at any time'}")
+                                  f"phase; legal now: {now}")
 
 
 _PHASE_VERBS = {"setup": "set up (start, join)", "ambush": "start an ambush", "ambush_roll": "roll for the ambush",

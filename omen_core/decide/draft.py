@@ -68,7 +68,12 @@ class Draft:
     def require_phase(self, trigger: str) -> None:
         """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
         if (self.state.phase, trigger) not in PHASE_ORDER:
-            raise OutOfPhase(self.state.phase, trigger, without=no_reveal(self.state))
+            raise OutOfPhase(self.state.phase, trigger, without=no_reveal(self.state), waiting=self._waiting())
+
+    def _waiting(self) -> list[str] | None:
+        """What answers the decision waiting outside any action (an initiative tie among allies, C19), in the words
+        of :func:`~omen_core.decisions.legal_now`; None when none waits."""
+        return legal_now(self.state) if waiting_point(self.state) is not None else None
 
     def emit(self, event: E) -> E:
         """Add an event: fold it into the state at its seq (which checks its order), then keep it. An event out
@@ -76,7 +81,7 @@ class Draft:
         try:
             self.state = evolve(self.state, event, self.batch + len(self.events), self.batch)
         except OutOfPhase as exc:
-            raise OutOfPhase(exc.phase, exc.trigger, without=no_reveal(self.state)) from None
+            raise OutOfPhase(exc.phase, exc.trigger, without=no_reveal(self.state), waiting=self._waiting()) from None
         except IllegalOrder as exc:
             raise IllegalOrder(exc.step, exc.trigger, exc.legal, rule=exc.rule, why=exc.why, command=self.command,
                                legal_now=legal_now(self.state)) from None

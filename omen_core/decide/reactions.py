@@ -147,10 +147,11 @@ def _window(draft: Draft, who: str, rule: str) -> ReactionWindowOpened:
             why = (f"{who!r} answers the {'Interrupt' if interrupt else 'Attack of Opportunity'} window after the "
                    "action in progress inside it")
         raise RuleViolation(rule, f"{why}; legal now: {'; '.join(legal_now(draft.state))}")
+    now = f"legal now: {'; '.join(legal_now(draft.state))}"
     if who not in opened.responders:
         raise RuleViolation(rule, f"{who!r} may not answer this window (responders: {', '.join(opened.responders)})")
     if who in frame.answered:
-        raise RuleViolation(rule, f"{who!r} has already answered this window")
+        raise RuleViolation(rule, f"{who!r} has already answered this window; {now}")
     return opened
 
 

@@ -597,6 +597,16 @@ class TestInitiativeAlliesTied:
         out_of_phase(fight, lambda: fight.move("mira"), Phase.INITIATIVE)
         refused(fight, fight.roll_initiative, "C19")
 
+    def test_a_refusal_while_the_allies_decide_names_their_answers(self, play: Play) -> None:
+        """C19: ending a turn while the allies' tie is open is refused naming what is legal now: agree_initiative or
+        roll_off (not "roll initiative, start a round", which are refused or no command)."""
+        fight = self.tied(play)
+        with pytest.raises(OutOfPhase) as info:
+            fight.end_turn("kael")
+        said = str(info.value)
+        assert "legal now: agree_initiative or roll_off (an initiative tie among allies, C19)" in said, said
+        assert "roll initiative" not in said and "start a round" not in said
+
     def test_agreed_order_is_honoured(self, play: Play) -> None:
         """C19: allies may simply agree who goes first: mira before kael, then vesh; round 1 starts with mira."""
         fight = self.tied(play)

@@ -252,6 +252,18 @@ class TestAttackOfOpportunity:
         assert (ba(fight, "vesh"), hp(fight, "kael")) == (2, 20)
         assert not fight.state.engaged("kael", "vesh")
 
+    def test_a_second_answer_is_refused_naming_who_is_still_asked(self, play: Play) -> None:
+        """C23: kael leaves vesh's and wren's reach: one window for both; vesh passes, and passing again is refused
+        saying what is legal now: wren's answer (a tester found no "legal now" there)."""
+        fight = play(kael(), vesh(), wren(), faces=[15, 5, 3])
+        fight.engage("kael", "vesh", "wren")
+        fight.roll_initiative()
+        through_round_1(fight)
+        fight.move("kael", leaves=["vesh", "wren"])
+        fight.pass_reaction("vesh")
+        said = str(refused(fight, lambda: fight.pass_reaction("vesh"), "C23"))
+        assert "'vesh' has already answered this window; legal now: react or pass_reaction by wren" in said, said
+
     def test_disengage_first_suppresses_the_window(self, play: Play) -> None:
         """C22, C23: Disengage (1 Bonus Action) earlier in the turn: the movement provokes no window."""
         fight = duel(play, [])
