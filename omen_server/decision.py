@@ -188,8 +188,8 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
     crit = any(isinstance(c.odds, Odds) and c.odds.crit for o in answers if o.command == "answer_active_defense"
                for c in o.choices)
     if mine and crit:  # C7: decided before the window, from the FCS and RES portions
-        found.facts.append("the hit is a crit as it stands (C7, decided before this window): an Active Defense that "
-                           "turns the hit cancels the crit too")
+        found.facts.append("its crit check already succeeds (C7: the FCS portion beats the RES portion, both rolled): "
+                           "if it still hits it is a crit; an Active Defense that turns the hit cancels the crit too")
     if mine:
         budget = state.combatants[defender].bonus_actions
         found.facts.append(f"{names.get(defender, defender)} has {budget} Bonus Action{'s' if budget != 1 else ''}")
@@ -212,6 +212,8 @@ def _defense_choice(state: FightState, defender: str, window: Any, choice: Choic
                     ) -> ChoiceFacts:
     defense = choice.args.get("defense")
     odds = odds_said(choice.odds) if isinstance(choice.odds, Odds) else ""
+    if isinstance(choice.odds, Odds) and choice.odds.miss == "0":  # "cannot turn the hit" says the rest already
+        odds = "the crit stays" if choice.odds.crit else ""
     if defense is None:
         return ChoiceFacts(adds="keeps the Bonus Action",
                            turns="it hits" if unseen else f"defense stays {window.base_defense}: it hits", odds=odds)

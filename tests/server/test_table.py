@@ -736,11 +736,11 @@ class TestTheDecisionsNumbers:
         assert odds["knife"] == {"needs": 5, "miss": "1/2", "crit": True, "removes_crit": "1/2"}
         assert odds["decline"] == {"needs": 8, "miss": "0", "crit": True, "removes_crit": "0"}
         said = _said(fragment(table, table.gm), 'id="decision"')
-        assert ("the hit is a crit as it stands (C7, decided before this window): an Active Defense that turns the "
-                "hit cancels the crit too") in said
+        assert ("its crit check already succeeds (C7: the FCS portion beats the RES portion, both rolled): if it "
+                "still hits it is a crit; an Active Defense that turns the hit cancels the crit too") in said
         assert ("turns the hit on a 5 or more on the d8 turns the hit into a miss on 1/2 of its rolls; removes the "
                 "crit on 1/2") in said
-        assert "defense stays 3: it hits never turns the hit; the crit stays" in said
+        assert "defense stays 3: it hits the crit stays" in said
 
     def test_a_prone_chip_says_what_the_engine_does_not_that_the_gm_applies_it(self, table: Any) -> None:
         """C27, C9: Prone's chip says the engine's +4 in melee, −2 at range and no Dodge; Unseen's its extra FCS die;
