@@ -471,6 +471,29 @@ def test_an_interrupted_server_with_a_stream_open_stops_and_ends_the_stream(serv
             pass  # what was sent before the end; then the stream ends (no 30 s read timeout)
 
 
+def test_sigterm_ends_every_open_stream_cleanly_and_logs_no_traceback(servers: Any) -> None:
+    """SIGTERM while five streams are open: each stream's response ends whole (its chunked body closed, no read
+    cut short), the server exits well within its grace period (GRACE_SECONDS), and its log has no traceback and
+    no task cancelled at the grace period's end (uvicorn's "timeout graceful shutdown exceeded")."""
+    from omen_server.serve import GRACE_SECONDS
+
+    server = servers()
+    status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
+    assert status == 201, made
+    streams = [Stream(server, made["gm_token"]) for _ in range(5)]
+    for stream in streams:
+        assert next(stream.messages())[0] == "event"
+    asked = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    server.process.wait(GRACE_SECONDS + 20)
+    assert time.monotonic() - asked < GRACE_SECONDS, time.monotonic() - asked
+    for stream in streams:
+        rest = list(stream.messages())  # http.client.IncompleteRead here if a response was cut short
+        assert all(event in {"event", "options"} for event, _ident, _data in rest), rest
+    log = server.log.read_text()
+    assert "Traceback" not in log and "CancelledError" not in log and "graceful shutdown exceeded" not in log, log
+
+
 def _first_read_then_rest(port: int, token_length: int, first: int) -> bytes:
     """A GET whose bearer token is ``token_length`` characters, sent as its first ``first`` bytes, then (once the
     server has read them) the rest: the answer's bytes."""
