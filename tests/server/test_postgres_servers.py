@@ -236,7 +236,7 @@ def test_a_creation_whose_seat_cannot_be_kept_leaves_no_fight_in_the_log(two: An
     status, refused = one.call("POST", "/fights", _duel("duel"))
     assert status == 503 and refused["type"] == "/problems/store-unavailable", refused
     with psycopg.connect(url, autocommit=True) as conn:
-        left = [conn.execute(f"SELECT count(*) FROM {table} WHERE fight_id = 'duel'").fetchone()[0]
+        left = [conn.execute(f"SELECT count(*) FROM {table} WHERE fight_id = 'duel'").fetchall()[0][0]
                 for table in ("events", "keep_seeds", "keep_settings", "keep_seats")]
         conn.execute("DROP TRIGGER refuse_seat ON keep_seats")
     assert left == [0, 0, 0, 0]
@@ -338,7 +338,7 @@ def test_a_database_that_lost_its_tables_is_503_saying_so_and_logged_once(two: A
     (one, _other), url = two
     token, _head = _create(one)
     with psycopg.connect(url, autocommit=True) as conn:
-        schema = conn.execute("SELECT current_schema()").fetchone()[0]
+        schema = conn.execute("SELECT current_schema()").fetchall()[0][0]
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
         conn.execute(f'CREATE SCHEMA "{schema}"')
     answers = [one.call("GET", "/fights") for _ in range(3)]
