@@ -705,7 +705,7 @@ class Fights:
         dice: SeededDice | ManualDice = SeededDice.fresh() if spec.dice == "seeded" else ManualDice()
         settings = _ENCODER.encode(TableSettings(hp_display=spec.hp_display, hidden=spec.hidden, notes=spec.notes))
         rows = Founding(fight_id, gm_token, dice.seed if isinstance(dice, SeededDice) else None, settings, answer)
-        with self.lock(fight_id):
+        with self.lock(fight_id), self.keep.creating(self.store):
             if self.store.version(fight_id):
                 raise Conflict(detail=f"a fight {fight_id!r} already exists")
             store = self.keep.found(rows, self.store)

@@ -17,14 +17,19 @@ given one key, one gets it), its answer kept when it is given
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
+
+import portalocker
 
 from omen_core.errors import BadInput, StoreUnavailable
 from omen_core.store import EventStore
@@ -238,6 +243,7 @@ class Keep:
         except (sqlite3.Error, OSError, StoreUnavailable) as exc:
             raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
         self._lock = threading.Lock()
+        self._creating = threading.Lock()
 
     def add_seat(self, fight_id: str, kind: SeatKind, name: str = "", combatants: tuple[str, ...] = ()) -> str:
         """Make a token for a seat of ``fight_id`` (a player's: the combatants it plays); return the token (only
@@ -384,11 +390,28 @@ class Keep:
             row = self._db.execute("select body from staged where fight_id = ?", (fight_id,)).fetchone()
         return None if row is None else bytes(row[0])
 
+    @contextlib.contextmanager
+    def creating(self, _store: EventStore) -> Iterator[None]:
+        """Hold while a fight is created (its log looked for, its rows kept, its log appended): one creation at a
+        time among every process on this keep (an exclusive lock on the file ``KEEP-create.lock`` beside it,
+        created 0600; SQLite's own locks are on the keep's file, and a process that opened and closed that file
+        would drop them), so that two servers creating one id cannot replace each other's rows."""
+        with self._creating:
+            if self.path == ":memory:":
+                yield
+                return
+            fd = os.open(f"{self.path}-create.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                portalocker.lock(fd, portalocker.LockFlags.EXCLUSIVE)
+                yield
+            finally:
+                os.close(fd)  # closing the descriptor releases the lock
+
     def found(self, rows: Founding, store: EventStore) -> EventStore:
         """Keep a new fight's rows (:class:`Founding`) in one transaction, before its log is appended (this keep is
         not the store's database): return the store to append to. Rows left by an earlier creation of the id that
         never reached the log (its server killed between the two) are replaced: the caller has seen no log for the
-        id while holding the fight's lock."""
+        id while holding :meth:`creating`."""
         seat = (token_hash(rows.gm_token), rows.fight_id, "gm", "", "[]", new_seat_id())
         with self._lock:
             self._db.execute("begin immediate")
@@ -583,12 +606,32 @@ class PostgresKeep:
             row = conn.execute("SELECT body FROM keep_staged WHERE fight_id = %s", (fight_id,)).fetchone()
         return None if row is None else bytes(row[0])
 
+    @contextlib.contextmanager
+    def creating(self, store: EventStore) -> Iterator[None]:
+        """Hold while a fight is created. On the store's own database nothing is held (the log's transaction keeps
+        racing creations apart: the loser's rows are rolled back with its log); on another, a PostgreSQL advisory
+        lock (released if the process dies), so that two servers creating one id cannot replace each other's
+        rows, kept before their logs."""
+        if self._shares(store):
+            yield
+            return
+        with self.db.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext('omen: create a fight'))")
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext('omen: create a fight'))")
+
+    def _shares(self, store: EventStore) -> TypeGuard[PostgresStore]:
+        """Whether ``store`` is in this keep's database (and schema)."""
+        return isinstance(store, PostgresStore) and (store.db is self.db or (store.db.url, store.db.schema)
+                                                     == (self.db.url, self.db.schema))
+
     def found(self, rows: Founding, store: EventStore) -> EventStore:
         """Keep a new fight's rows (:class:`Founding`) with its log: on the store's own database, a store whose
         append writes them in the log's transaction (a crash leaves both or neither; a creation that loses a race
         for the id keeps nothing); on another, in one transaction before the log is appended."""
-        if isinstance(store, PostgresStore) and (store.db is self.db or (store.db.url, store.db.schema)
-                                                 == (self.db.url, self.db.schema)):
+        if self._shares(store):
             return _Founded(store, lambda conn: self._write(conn, rows))
         with self.db.connection() as conn, conn.transaction():
             self._write(conn, rows)

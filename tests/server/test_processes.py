@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from omen_core.events import FightStarted
 from omen_core.store import SqliteStore
 from tests.server.processes import ROOT, Server, keyed_pairs
 from tests.server.test_app import sheet
@@ -91,6 +92,44 @@ def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers: Any, 
     won = next(body for status, body in answers if status == 201)
     lost = next(body for status, body in answers if status == 409)
     assert lost["current_version"] == won["head"]["seq"] == SqliteStore(tmp_path / "events.db").version("duel")
+
+
+def test_two_servers_creating_one_id_at_once_on_sqlite_leave_the_winners_seat_and_seed(servers: Any,
+                                                                                      tmp_path: Path) -> None:
+    """Two servers on one SQLite store and keep, each creating the same id at the same instant, five times: one
+    201 and one 409 conflict each time, and the winner's GM token opens its fight and the kept seed is the one
+    its log pledges (the loser's rows, kept before its log, never replace the winner's)."""
+    from omen_core.dice import commitment
+    from omen_server.keep import Keep
+
+    one, two = servers(), servers()
+    for n in range(5):
+        fight_id, go = f"race{n}", threading.Barrier(2)
+        answers: list[tuple[int, Any]] = []
+
+        def send(server: Server, fight_id: str = fight_id, go: threading.Barrier = go,
+                 answers: list[tuple[int, Any]] = answers) -> None:
+            go.wait()
+            answers.append(server.call("POST", "/fights", {"id": fight_id,
+                                                           "combatants": [sheet("kael"), sheet("vesh")]}))
+
+        threads = [threading.Thread(target=send, args=(s,)) for s in (one, two)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert sorted(status for status, _ in answers) == [201, 409], answers
+        won = next(body for status, body in answers if status == 201)
+        lost = next(body for status, body in answers if status == 409)
+        assert lost["type"] == "/problems/conflict" and lost["detail"] == f"a fight {fight_id!r} already exists"
+        assert one.call("GET", f"/fights/{fight_id}/seat", token=won["gm_token"])[0] == 200
+        started = next(iter(SqliteStore(tmp_path / "events.db").read(fight_id))).event
+        assert isinstance(started, FightStarted)
+        pledge = started.seed_commitment
+        keep = Keep(str(tmp_path / "events.keep.db"))
+        assert commitment(keep.seed(fight_id) or b"") == pledge
+        assert [row.kind for row in keep.seat_rows(fight_id)] == ["gm"]
+        keep.close()
 
 
 class Stream:
