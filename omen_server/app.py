@@ -414,19 +414,26 @@ UNAVAILABLE_SAID_EVERY = 60.0
 _unavailable_said: dict[str, float] = {}
 
 
-def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Response[bytes]:
-    """503: the store cannot be used now (nothing was written). A database that has lost omen's tables says so
-    (``omen db init`` makes them; waiting will not), and the server's log says so too, as an error, once every
-    :data:`UNAVAILABLE_SAID_EVERY` seconds while it lasts (any other cause, as a warning)."""
+def _say_unavailable(exc: StoreUnavailable, method: str, path: str) -> None:
+    """Log that the store cannot be used, and why: an error for a database without omen's tables, a warning for
+    any other cause; at most once every :data:`UNAVAILABLE_SAID_EVERY` seconds for each (not once per request
+    or stream look)."""
     import time
 
-    gone = isinstance(exc, NoOmenTables)
     kind = type(exc).__name__
     now = time.monotonic()
     if now - _unavailable_said.get(kind, -UNAVAILABLE_SAID_EVERY) >= UNAVAILABLE_SAID_EVERY:
         _unavailable_said[kind] = now
-        (guard.log.error if gone else guard.log.warning)("store unavailable", store=exc.path, reason=exc.reason,
-                                                          method=request.method, path=request.url.path)
+        say = guard.log.error if isinstance(exc, NoOmenTables) else guard.log.warning
+        say("store unavailable", store=exc.path, reason=exc.reason, method=method, path=path)
+
+
+def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Response[bytes]:
+    """503: the store cannot be used now (nothing was written). A database that has lost omen's tables says so
+    (``omen db init`` makes them; waiting will not), and the server's log says so too, as an error, once every
+    :data:`UNAVAILABLE_SAID_EVERY` seconds while it lasts (any other cause, as a warning)."""
+    gone = isinstance(exc, NoOmenTables)
+    _say_unavailable(exc, request.method, request.url.path)
     store = "the fight's store" if "fight_id" in request.path_params else "the store"
     if gone:
         detail = (f"{store} has no omen tables (the database was emptied or made again): nothing was written; "
@@ -1161,8 +1168,9 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
                 if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
                     return  # revoked or reissued: this token opens nothing any more
                 items, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown, again)
-            except StoreUnavailable:  # the database (the keep's, the store's) is restarting: the stream waits,
-                await anyio.sleep(1.0)  # then goes on from `after` (the seat asked again)
+            except StoreUnavailable as exc:  # the database (the keep's, the store's) is restarting: the stream
+                _say_unavailable(exc, "GET", f"/fights/{fight_id}/stream")  # waits, then goes on from `after`
+                await anyio.sleep(1.0)  # (the seat asked again)
                 continue
             except Exception as exc:  # a bug: said once (logged, and an `error` message with its reference), the
                 if broken is None:  # stream stays open (a client reconnecting at once would fail in a loop)
