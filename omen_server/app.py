@@ -45,9 +45,10 @@ from omen_core.options import options as options_of
 from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
+from omen_core.store.postgres import NoOmenTables
 
 from . import guard
-from .keep import AnyKeep, Seat, token_hash
+from .keep import AnyKeep, Founding, Seat, token_hash
 from .limits import (
     EVENTS_PAGE,
     FIGHTS_PAGE,
@@ -393,9 +394,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
             + "; nothing was written")  # the others' dice (their sizes are their sheets') are not listed
         return _problem(422, "surplus-faces", "More faces than the command rolls", detail, rule="C29")
     if isinstance(exc, StoreUnavailable):  # before BadInput, which it also is
-        return _problem(503, "store-unavailable", "The event store cannot be used now",
-                        "the fight's store cannot be used now (nothing was written); retry shortly",
-                        headers={"Retry-After": "1"})
+        return _unavailable(request, exc)
     if isinstance(exc, KeyReused):  # to a player, not which command holds the key, nor where (it may be hidden)
         detail = str(exc) if sight.gm else (f"idempotency key {exc.key!r} is taken by another command of this "
                                             "fight: a key names one command (choose another)")
@@ -407,6 +406,42 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
+
+
+#: How often (seconds) the server's log says again that the store cannot be used, while it cannot (one line, not
+#: one per request).
+UNAVAILABLE_SAID_EVERY = 60.0
+_unavailable_said: dict[str, float] = {}
+
+
+def _say_unavailable(exc: StoreUnavailable, method: str, path: str) -> None:
+    """Log that the store cannot be used, and why: an error for a database without omen's tables, a warning for
+    any other cause; at most once every :data:`UNAVAILABLE_SAID_EVERY` seconds for each (not once per request
+    or stream look)."""
+    import time
+
+    kind = type(exc).__name__
+    now = time.monotonic()
+    if now - _unavailable_said.get(kind, -UNAVAILABLE_SAID_EVERY) >= UNAVAILABLE_SAID_EVERY:
+        _unavailable_said[kind] = now
+        say = guard.log.error if isinstance(exc, NoOmenTables) else guard.log.warning
+        say("store unavailable", store=exc.path, reason=exc.reason, method=method, path=path)
+
+
+def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Response[bytes]:
+    """503: the store cannot be used now (nothing was written). A database that has lost omen's tables says so
+    (``omen db init`` makes them; waiting will not), and the server's log says so too, as an error, once every
+    :data:`UNAVAILABLE_SAID_EVERY` seconds while it lasts (any other cause, as a warning)."""
+    gone = isinstance(exc, NoOmenTables)
+    _say_unavailable(exc, request.method, request.url.path)
+    store = "the fight's store" if "fight_id" in request.path_params else "the store"
+    if gone:
+        detail = (f"{store} has no omen tables (the database was emptied or made again): nothing was written; "
+                  "the operator creates them with omen db init URL, then requests are answered again")
+    else:
+        detail = f"{store} cannot be used now (nothing was written); retry shortly"
+    return _problem(503, "store-unavailable", "The event store cannot be used now", detail,
+                    headers={"Retry-After": "1"})
 
 
 def _http_words(request: Request[Any, Any, Any], detail: str) -> str:
@@ -537,6 +572,7 @@ class Fights:
         self._guard = threading.Lock()
         self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
         self._setups: dict[str, int] = {}  # the last seq of each fight's set-up, once a command follows it
+        self.stopping = threading.Event()  # set when the server is told to stop: every stream ends at its next look
 
     def seat(self, token: str) -> Seat | None:
         """The seat a token speaks for, or None: read from the keep at most every SEAT_TTL seconds per token (a
@@ -666,17 +702,33 @@ class Fights:
         without the head moving (the table settings, dice staged)."""
         self.pokes[fight_id] = self.pokes.get(fight_id, 0) + 1
 
-    def start(self, fight_id: str, spec: CreateFight) -> Fight:
-        """Start a fight (the whole set-up in one atomic append) and keep its seed and table settings."""
+    def start(self, fight_id: str, spec: CreateFight, gm_token: str,
+              answer: tuple[str, str, str, bytes] | None = None) -> Fight:
+        """Start a fight: the whole set-up in one atomic append, its GM seat (``gm_token``'s hash), seed and table
+        settings kept with it (:meth:`Keep.found`: in the log's transaction where the keep is the store's
+        database, else before the log, so that no log is ever left without its seat and seed); ``answer``: the
+        kept answer of an idempotent ``POST /fights``. A fight of that id stored already, or stored by another
+        server meanwhile, is 409."""
         dice: SeededDice | ManualDice = SeededDice.fresh() if spec.dice == "seeded" else ManualDice()
-        with self.lock(fight_id):
-            fight = Fight.start(self.store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,
-                                combatants=spec.combatants)
-            if isinstance(dice, SeededDice):
-                self.keep.put_seed(fight_id, dice.seed)
-            self.put_settings(fight_id, TableSettings(hp_display=spec.hp_display, hidden=spec.hidden,
-                                                      notes=spec.notes))
+        settings = _ENCODER.encode(TableSettings(hp_display=spec.hp_display, hidden=spec.hidden, notes=spec.notes))
+        rows = Founding(fight_id, gm_token, dice.seed if isinstance(dice, SeededDice) else None, settings, answer)
+        with self.lock(fight_id), self.keep.creating(self.store):
+            if self.store.version(fight_id):
+                raise Conflict(detail=f"a fight {fight_id!r} already exists")
+            store = self.keep.found(rows, self.store)
+            try:
+                fight = Fight.start(store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,
+                                    combatants=spec.combatants)
+            except ConcurrencyError:  # another server made the id first (its version check, not ours, saw it)
+                self.keep.unfound(rows)
+                raise Conflict(detail=f"a fight {fight_id!r} already exists") from None
+            except BaseException:
+                with contextlib.suppress(StoreUnavailable):
+                    self.keep.unfound(rows)
+                raise
+            fight.store = self.store
             self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay
+        self.poke(fight_id)
         return fight
 
     def whole_for(self, fight_id: str, seat: Seat) -> bool:
@@ -1085,7 +1137,8 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
     """The messages of one stream: the events after ``after`` in order, each once, and after the last event of
     each command's batch an ``options`` message with the view at that head (every head, even when several came
     between two looks: the views of earlier heads are kept, or computed from the state after them); forever,
-    until the client goes. What this process appends is seen within POLL seconds (Fights.appended), and so is
+    until the client goes or the server is told to stop (Fights.stopping: SIGTERM, Ctrl-C). What this process
+    appends is seen within POLL seconds (Fights.appended), and so is
     what other processes on a PostgreSQL store commit (they NOTIFY: :func:`listen_for_commits`); otherwise other
     processes' appends within POLL * OTHERS, which also covers a notification lost while the listener
     reconnects. Each look reads from the last event sent, so nothing is skipped or sent twice whatever was heard.
@@ -1100,7 +1153,7 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
     last_said = anyio.current_time()
     poked = fights.pokes.get(fight_id, 0)
     broken: tuple[int, int] | None = None  # what had been appended and poked when a look last failed
-    while True:
+    while not fights.stopping.is_set():  # the server stopping: the stream ends (its response ends cleanly)
         again = looks % OTHERS == 0 or fights.pokes.get(fight_id, 0) != poked
         now = (fights.appended.get(fight_id, 0), fights.pokes.get(fight_id, 0))
         look = more or now[0] > shown or again
@@ -1115,8 +1168,9 @@ async def _messages(fights: Fights, fight_id: str, seat: Seat, after: int, token
                 if token and again and await anyio.to_thread.run_sync(fights.seat, token) is None:
                     return  # revoked or reissued: this token opens nothing any more
                 items, view = await anyio.to_thread.run_sync(_news, fights, fight_id, seat, after, shown, again)
-            except StoreUnavailable:  # the database (the keep's, the store's) is restarting: the stream waits,
-                await anyio.sleep(1.0)  # then goes on from `after` (the seat asked again)
+            except StoreUnavailable as exc:  # the database (the keep's, the store's) is restarting: the stream
+                _say_unavailable(exc, "GET", f"/fights/{fight_id}/stream")  # waits, then goes on from `after`
+                await anyio.sleep(1.0)  # (the seat asked again)
                 continue
             except Exception as exc:  # a bug: said once (logged, and an `error` message with its reference), the
                 if broken is None:  # stream stays open (a client reconnecting at once would fail in a loop)

@@ -21,8 +21,10 @@ document (:mod:`omen_server.openapi`): this module is above all of them (only th
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
+import hmac
 import re
 import threading
 from collections.abc import Callable
@@ -97,7 +99,7 @@ from .app import (
     own_faces_only,
     run_command,
 )
-from .keep import PENDING, AnyKeep, Keep, Seat
+from .keep import CREATES, PENDING, AnswerTaken, AnyKeep, Keep, Seat, new_token
 from .limits import (
     FIGHTS_PAGE,
     IDEMPOTENCY_WAIT,
@@ -141,24 +143,82 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
     @post("/fights", status_code=201, summary="Create a fight", responses=_errors(400, 401, 409, 413, 422, 503),
           description="Start a fight with its combatants joined (all or nothing), and its table settings. Returns "
-                      "the GM's token, once. Needs the server's creation token as the bearer token when the "
-                      "operator set one (omen serve always does).")
-    async def create_fight(request: Request[Any, Any, Any]) -> Created:
+                      "the GM's token, once (with an Idempotency-Key header, again to a retry with the same key, "
+                      "body and creation token: a lost answer is asked for again safely). Needs the server's "
+                      "creation token as the bearer token when the operator set one (omen serve always does).")
+    async def create_fight(request: Request[Any, Any, Any],
+                           idempotency_key: Annotated[str | None, HeaderParameter(
+                               name="Idempotency-Key", required=False, min_length=1,
+                               max_length=MAX_IDEMPOTENCY_KEY)] = None) -> Created:
         _may_create(request, create_token)
-        spec = _strict(await request.body(), CreateFight)
+        body = await request.body()
+        spec = _strict(body, CreateFight)
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
         _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who
-        return await anyio.to_thread.run_sync(create, spec)
+        if idempotency_key is None:
+            return await anyio.to_thread.run_sync(create, spec)
+        creator = request.headers.get("authorization", "") if create_token is not None else ""
+        keyed = (creator, idempotency_key, hashlib.sha256(msgspec.json.encode(spec)).hexdigest())
+        return await anyio.to_thread.run_sync(create_keyed, spec, keyed)
 
-    def create(data: CreateFight) -> Created:
-        fight_id = data.id or _fresh_id(fights)
-        if fights.store.version(fight_id):
-            raise HTTPException(status_code=409, detail=f"a fight {fight_id!r} already exists")
-        fight = fights.start(fight_id, data)
-        token = fights.keep.add_seat(fight_id, "gm")
-        return Created(fight_id=fight_id, gm_token=token, head=head_of(fight),
+    def create(data: CreateFight, fight_id: str | None = None, gm_token: str | None = None,
+               answer: tuple[str, str, str, bytes] | None = None) -> Created:
+        fight_id = fight_id or data.id or _fresh_id(fights)
+        gm_token = gm_token or new_token("gm")
+        fight = fights.start(fight_id, data, gm_token, answer)
+        return Created(fight_id=fight_id, gm_token=gm_token, head=head_of(fight),
                        options=fights.view(fight_id, fight).options)
+
+    def create_keyed(data: CreateFight, keyed: tuple[str, str, str]) -> Created:
+        """:func:`create` under an ``Idempotency-Key``: the fight it made already, if any (its GM token made again:
+        :func:`created_gm_token`), else a new one whose answer (its id) is kept with it, atomically."""
+        with creating:  # one keyed creation at a time in this process; other processes: the keep's primary key
+            done = created_before(keyed)
+            if done is not None:
+                return done
+            fight_id = data.id or _fresh_id(fights)
+            gm_token = created_gm_token(keyed, fight_id)
+            answer = (*keyed, msgspec.json.encode({"fight_id": fight_id}))
+            try:
+                return create(data, fight_id, gm_token, answer)
+            except (AnswerTaken, Conflict):
+                done = created_before(keyed)  # the same key's request won, on another server: its fight
+                if done is None:
+                    raise
+                return done
+
+    def created_before(keyed: tuple[str, str, str]) -> Created | None:
+        """The fight a ``POST /fights`` with this key (and creation token) made, as it stands now, with its GM
+        token; None if there is none (a kept answer whose fight never reached the log is dropped); 422 if the key
+        was sent with another body."""
+        creator, key, request_hash = keyed
+        found = fights.keep.answer(CREATES, creator, key)
+        if found is None:
+            return None
+        if found[0] != request_hash:
+            raise Unprocessable(f"Idempotency-Key {key!r} was first sent with another body", "$",
+                                "idempotency-key-reused", "This key was used for another request")
+        fight_id = msgspec.json.decode(found[2])["fight_id"]
+        if not fights.store.version(fight_id):
+            fights.keep.forget_answer(creator, key)
+            return None
+        with fights.lock(fight_id):
+            fight = fights.fight(fight_id)
+            return Created(fight_id=fight_id, gm_token=created_gm_token(keyed, fight_id), head=head_of(fight),
+                           options=fights.view(fight_id, fight).options)
+
+    def created_gm_token(keyed: tuple[str, str, str], fight_id: str) -> str:
+        """The GM token of a fight made under an ``Idempotency-Key``: the HMAC-SHA256, under the servers' secret
+        and the creation token, of the fight, the key and the request's hash (256 bits, like a random one): a retry
+        with the same key, body and creation token gets it again, and only the hash is kept, as for any token;
+        reading the database does not give it (the creation token is not in it)."""
+        creator, key, request_hash = keyed
+        secret = fights.keep.secret("create") + creator.encode()
+        digest = hmac.new(secret, f"omen create|{fight_id}|{key}|{request_hash}".encode(), hashlib.sha256).digest()
+        return "omen_gm_" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    creating = threading.Lock()
 
     @get("/fights", sync_to_thread=True, summary="List fights", responses=_errors(400, 503),
          description=f"The fights of the store after the id `after`, in id order, with their heads, at most `limit` "
@@ -572,6 +632,7 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
     stop = threading.Event()
 
     def start_listening() -> None:
+        _stop_streams_on_signals(fights)
         if hasattr(store, "listen"):
             threading.Thread(target=listen_for_commits, args=(fights, stop), daemon=True,
                              name="omen-listen").start()
@@ -588,9 +649,32 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False,
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
                    request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
-                   on_startup=[start_listening], on_shutdown=[stop.set])
+                   on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set])
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
+
+
+def _stop_streams_on_signals(fights: Fights) -> None:
+    """Have SIGTERM and SIGINT end this process's live streams (:attr:`Fights.stopping`), then do what they did
+    (uvicorn's handler: stop taking requests, wait for those in flight at most GRACE_SECONDS). A stream never ends
+    by itself: without this each was cancelled at the grace period's end (a traceback in the log for each, and a
+    response cut short for each client). Only from the main thread, where signal handlers are set (a server run
+    by uvicorn; not a test client's)."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in (signal.SIGINT, signal.SIGTERM):
+        before = signal.getsignal(number)
+
+        def handler(sig: int, frame: Any, before: Any = before) -> None:
+            fights.stopping.set()
+            if callable(before):
+                before(sig, frame)
+            elif before == signal.SIG_DFL and sig == signal.SIGINT:
+                raise KeyboardInterrupt
+
+        signal.signal(number, handler)
 
 
 def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:

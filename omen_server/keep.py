@@ -17,14 +17,19 @@ given one key, one gets it), its answer kept when it is given
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
+
+import portalocker
 
 from omen_core.errors import BadInput, StoreUnavailable
 from omen_core.store import EventStore
@@ -32,12 +37,62 @@ from omen_core.store.base import create_private
 from omen_core.store.postgres import PostgresDatabase, PostgresStore
 
 __all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "SeatRow", "token_hash", "new_token",
-           "seat_token", "new_seat_id", "PENDING"]
+           "seat_token", "new_seat_id", "PENDING", "Founding", "AnswerTaken", "CREATES"]
 
 SeatKind = Literal["gm", "player", "spectator"]
 
 #: The status of a reserved idempotency key's answer while its request is being answered.
 PENDING = 0
+
+#: The ``fight_id`` under which the answers to ``POST /fights`` are kept (no fight id holds a ``/``).
+CREATES = "/fights"
+
+
+@dataclass(frozen=True, slots=True)
+class Founding:
+    """What a new fight keeps beside its log: its GM seat (the token's hash), its seed (a seeded fight), its
+    table settings (encoded), and, for a ``POST /fights`` with an ``Idempotency-Key``, the answer to replay:
+    ``answer`` is (the creation token, the key, the request's hash, the answer's body)."""
+
+    fight_id: str
+    gm_token: str
+    seed: bytes | None
+    settings: bytes
+    answer: tuple[str, str, str, bytes] | None = None
+
+
+class AnswerTaken(Exception):
+    """Another request with the same ``Idempotency-Key`` created its fight first: nothing of this one is kept."""
+
+
+class _Founded:
+    """A PostgreSQL store whose next appends also write a new fight's keep rows, in the same transaction
+    (:meth:`PostgresStore.append_with`); every other call is the store's."""
+
+    def __init__(self, store: PostgresStore, also: Any) -> None:
+        self.store, self.also = store, also
+
+    @property
+    def location(self) -> str:
+        return self.store.location
+
+    def append(self, fight_id: str, events: Any, expected_version: int) -> int:
+        return self.store.append_with(fight_id, events, expected_version, self.also)
+
+    def read(self, fight_id: str, after_seq: int = 0) -> Any:
+        return self.store.read(fight_id, after_seq)
+
+    def read_lines(self, fight_id: str, after_seq: int = 0) -> Any:
+        return self.store.read_lines(fight_id, after_seq)
+
+    def landmarks(self, fight_id: str) -> Any:
+        return self.store.landmarks(fight_id)
+
+    def version(self, fight_id: str) -> int:
+        return self.store.version(fight_id)
+
+    def fights(self) -> list[str]:
+        return self.store.fights()
 
 _SCHEMA = """
 create table if not exists seats (
@@ -188,6 +243,7 @@ class Keep:
         except (sqlite3.Error, OSError, StoreUnavailable) as exc:
             raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
         self._lock = threading.Lock()
+        self._creating = threading.Lock()
 
     def add_seat(self, fight_id: str, kind: SeatKind, name: str = "", combatants: tuple[str, ...] = ()) -> str:
         """Make a token for a seat of ``fight_id`` (a player's: the combatants it plays); return the token (only
@@ -333,6 +389,65 @@ class Keep:
         with self._lock:
             row = self._db.execute("select body from staged where fight_id = ?", (fight_id,)).fetchone()
         return None if row is None else bytes(row[0])
+
+    @contextlib.contextmanager
+    def creating(self, _store: EventStore) -> Iterator[None]:
+        """Hold while a fight is created (its log looked for, its rows kept, its log appended): one creation at a
+        time among every process on this keep (an exclusive lock on the file ``KEEP-create.lock`` beside it,
+        created 0600; SQLite's own locks are on the keep's file, and a process that opened and closed that file
+        would drop them), so that two servers creating one id cannot replace each other's rows."""
+        with self._creating:
+            if self.path == ":memory:":
+                yield
+                return
+            fd = os.open(f"{self.path}-create.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                portalocker.lock(fd, portalocker.LockFlags.EXCLUSIVE)
+                yield
+            finally:
+                os.close(fd)  # closing the descriptor releases the lock
+
+    def found(self, rows: Founding, store: EventStore) -> EventStore:
+        """Keep a new fight's rows (:class:`Founding`) in one transaction, before its log is appended (this keep is
+        not the store's database): return the store to append to. Rows left by an earlier creation of the id that
+        never reached the log (its server killed between the two) are replaced: the caller has seen no log for the
+        id while holding :meth:`creating`."""
+        seat = (token_hash(rows.gm_token), rows.fight_id, "gm", "", "[]", new_seat_id())
+        with self._lock:
+            self._db.execute("begin immediate")
+            try:
+                for table in ("seats", "settings", "staged"):
+                    self._db.execute(f"delete from {table} where fight_id = ?", (rows.fight_id,))
+                self._db.execute("delete from seeds where fight_id in (?, ?)", (rows.fight_id, f"{rows.fight_id}/next"))
+                self._db.execute("insert into seats (token_hash, fight_id, kind, name, combatants, seat_id) values "
+                                 "(?, ?, ?, ?, ?, ?)", seat)
+                self._db.execute("insert into settings values (?, ?)", (rows.fight_id, rows.settings))
+                if rows.seed is not None:
+                    self._db.execute("insert into seeds values (?, ?)", (rows.fight_id, rows.seed))
+                if rows.answer is not None:
+                    creator, key, request_hash, body = rows.answer
+                    self._db.execute("insert or replace into answers values (?, ?, ?, ?, ?, ?)",
+                                     (CREATES, token_hash(creator), key, request_hash, 201, body))
+            except BaseException:
+                self._db.execute("rollback")
+                raise
+            self._db.execute("commit")
+        return store
+
+    def unfound(self, rows: Founding) -> None:
+        """Take back the seat and answer :meth:`found` kept for a fight whose log was not appended (another
+        server made the id first); its seed and settings are replaced by the next creation of the id."""
+        with self._lock:
+            self._db.execute("delete from seats where token_hash = ?", (token_hash(rows.gm_token),))
+            if rows.answer is not None:
+                self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ?",
+                                 (CREATES, token_hash(rows.answer[0]), rows.answer[1]))
+
+    def forget_answer(self, creator: str, key: str) -> None:
+        """Drop the kept answer to a ``POST /fights`` whose fight never reached the log."""
+        with self._lock:
+            self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ?",
+                             (CREATES, token_hash(creator), key))
 
     def close(self) -> None:
         """Close the database."""
@@ -490,6 +605,70 @@ class PostgresKeep:
         with self.db.connection() as conn:
             row = conn.execute("SELECT body FROM keep_staged WHERE fight_id = %s", (fight_id,)).fetchone()
         return None if row is None else bytes(row[0])
+
+    @contextlib.contextmanager
+    def creating(self, store: EventStore) -> Iterator[None]:
+        """Hold while a fight is created. On the store's own database nothing is held (the log's transaction keeps
+        racing creations apart: the loser's rows are rolled back with its log); on another, a PostgreSQL advisory
+        lock (released if the process dies), so that two servers creating one id cannot replace each other's
+        rows, kept before their logs."""
+        if self._shares(store):
+            yield
+            return
+        with self.db.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext('omen: create a fight'))")
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext('omen: create a fight'))")
+
+    def _shares(self, store: EventStore) -> TypeGuard[PostgresStore]:
+        """Whether ``store`` is in this keep's database (and schema)."""
+        return isinstance(store, PostgresStore) and (store.db is self.db or (store.db.url, store.db.schema)
+                                                     == (self.db.url, self.db.schema))
+
+    def found(self, rows: Founding, store: EventStore) -> EventStore:
+        """Keep a new fight's rows (:class:`Founding`) with its log: on the store's own database, a store whose
+        append writes them in the log's transaction (a crash leaves both or neither; a creation that loses a race
+        for the id keeps nothing); on another, in one transaction before the log is appended."""
+        if self._shares(store):
+            return _Founded(store, lambda conn: self._write(conn, rows))
+        with self.db.connection() as conn, conn.transaction():
+            self._write(conn, rows)
+        return store
+
+    def _write(self, conn: Any, rows: Founding) -> None:
+        """Write a new fight's keep rows with ``conn``, in its transaction (what an earlier creation of the id left
+        without a log is replaced); :class:`AnswerTaken` if its answer's key was taken meanwhile."""
+        for table in ("keep_seats", "keep_settings", "keep_staged"):
+            conn.execute(f"DELETE FROM {table} WHERE fight_id = %s", (rows.fight_id,))
+        conn.execute("DELETE FROM keep_seeds WHERE fight_id IN (%s, %s)", (rows.fight_id, f"{rows.fight_id}/next"))
+        conn.execute("INSERT INTO keep_seats (token_hash, fight_id, kind, name, combatants, seat_id) VALUES "
+                     "(%s, %s, 'gm', '', '[]', %s)", (token_hash(rows.gm_token), rows.fight_id, new_seat_id()))
+        conn.execute("INSERT INTO keep_settings VALUES (%s, %s)", (rows.fight_id, rows.settings))
+        if rows.seed is not None:
+            conn.execute("INSERT INTO keep_seeds VALUES (%s, %s)", (rows.fight_id, rows.seed))
+        if rows.answer is not None:
+            creator, key, request_hash, body = rows.answer
+            made = conn.execute("INSERT INTO keep_answers VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                                (CREATES, token_hash(creator), key, request_hash, 201, body)).rowcount
+            if made != 1:
+                raise AnswerTaken(key)
+
+    def unfound(self, rows: Founding) -> None:
+        """Take back the seat and answer :meth:`found` kept before a log that was not appended (a keep on another
+        database than the store's; on the same, the transaction took them back)."""
+        with self.db.connection() as conn:
+            conn.execute("DELETE FROM keep_seats WHERE token_hash = %s", (token_hash(rows.gm_token),))
+            if rows.answer is not None:
+                conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s",
+                             (CREATES, token_hash(rows.answer[0]), rows.answer[1]))
+
+    def forget_answer(self, creator: str, key: str) -> None:
+        """Drop the kept answer to a ``POST /fights`` whose fight never reached the log."""
+        with self.db.connection() as conn:
+            conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s",
+                         (CREATES, token_hash(creator), key))
 
     def close(self) -> None:
         """Close the pool, if this keep opened it."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, NamedTuple
 
@@ -35,7 +35,7 @@ from ..errors import BadAppend, BadInput, ConcurrencyError, LogCorrupted, StoreU
 from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
 from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id
 
-__all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", "Heard",
+__all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", "NoOmenTables", "Heard",
            "Listener", "KeyedBatch", "is_postgres_url", "mask_url", "schema_version", "upgrade"]
 
 #: The version of omen's tables this code writes and reads; ``omen_schema`` records the one a database is at.
@@ -166,6 +166,14 @@ def _reason(exc: BaseException) -> str:
     return text[:500]
 
 
+class NoOmenTables(StoreUnavailable):
+    """The database has lost omen's tables since it was opened (dropped, or the database made again empty under a
+    running server): nothing can be read or written until ``omen db init`` creates them again."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location, f"no omen tables in this database (omen db init {location} creates them)")
+
+
 class PostgresDatabase:
     """A pool of connections to one PostgreSQL database (or one schema of it, through ``search_path``) whose
     omen tables are at :data:`SCHEMA_VERSION`: what the store, the snapshots and the keep share.
@@ -207,8 +215,10 @@ class PostgresDatabase:
 
     @contextlib.contextmanager
     def guard(self) -> Iterator[None]:
-        """Raise psycopg's errors (and the pool's) as :class:`StoreUnavailable` naming the database."""
+        """Raise psycopg's errors (and the pool's) as :class:`StoreUnavailable` naming the database (its tables
+        gone: :class:`NoOmenTables`)."""
         import psycopg
+        import psycopg.errors
         from psycopg_pool import PoolClosed, PoolTimeout
 
         try:
@@ -220,6 +230,8 @@ class PostgresDatabase:
             raise StoreUnavailable(self.location, "the store is closed") from exc
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(self.location, f"cannot reach PostgreSQL: {_reason(exc)}") from exc
+        except psycopg.errors.UndefinedTable as exc:
+            raise NoOmenTables(self.location) from exc
         except psycopg.Error as exc:
             raise StoreUnavailable(self.location, f"cannot use the database: {_reason(exc)}") from exc
 
@@ -361,6 +373,13 @@ class PostgresStore:
         """Append ``events`` in one transaction if the fight is at ``expected_version``; return the new version."""
         return self._append(fight_id, events, expected_version, None)
 
+    def append_with(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int,
+                    also: Callable[[Any], None]) -> int:
+        """:meth:`append`, with ``also(conn)`` run in the same transaction after the events are inserted (the
+        server keeps a new fight's seat and seed so: the log and its rows are committed together or not at all;
+        ``also`` raising rolls the whole append back)."""
+        return self._append(fight_id, events, expected_version, None, also)
+
     def append_keyed(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int, key: str,
                      request_hash: str) -> int:
         """:meth:`append`, recording in the same transaction that idempotency key ``key`` (of a request whose hash
@@ -376,7 +395,7 @@ class PostgresStore:
         return None if row is None else KeyedBatch(row[0], row[1], row[2])
 
     def _append(self, fight_id: str, events: Sequence[StoredEvent], expected_version: int,
-                keyed: tuple[str, str] | None) -> int:
+                keyed: tuple[str, str] | None, also: Callable[[Any], None] | None = None) -> int:
         import psycopg.errors
 
         check_fight_id(fight_id)
@@ -397,6 +416,8 @@ class PostgresStore:
                     if keyed is not None:
                         conn.execute("INSERT INTO batch_keys VALUES (%s, %s, %s, %s, %s)",
                                      (fight_id, keyed[0], keyed[1], version + 1, head))
+                    if also is not None:
+                        also(conn)
                     conn.execute("SELECT pg_notify(%s, %s)", (self.db.channel, f"{fight_id} {head}"))
             except psycopg.errors.UniqueViolation as exc:
                 if keyed is not None and exc.diag.constraint_name == "batch_keys_pkey":

@@ -26,7 +26,7 @@ from omen_core.content import load_sheet
 from omen_core.dice import commitment, seeded_face
 from omen_core.store import SqliteStore
 from omen_server import create_app
-from omen_server.keep import Keep, token_hash
+from omen_server.keep import Founding, Keep, token_hash
 from omen_server.limits import (
     FIGHTS_PAGE,
     MAX_BODY_BYTES,
@@ -142,6 +142,39 @@ class TestCreate:
         answer = table.client.post("/fights", json={"id": "duel", "combatants": [sheet("kael")]})
         assert answer.status_code == 409 and answer.json()["type"] == "/problems/conflict"
         assert lines(table.store, "duel") == before
+
+    def test_what_a_creation_killed_before_its_log_kept_is_replaced_by_the_next(self, tmp_path: Path) -> None:
+        """The keep rows of a creation whose log was never appended (its server killed between the keep's
+        transaction and the log's, on a SQLite keep) are replaced when the id is created: one GM seat, the new
+        one (the orphan's token opens nothing), the seed the new commitment pledges, the new settings."""
+        made = Table(tmp_path)
+        with made.client:
+            orphan = Founding("duel", "omen_gm_orphan", b"\x01" * 32, b'{"hp_display":"hidden"}')
+            made.keep.found(orphan, made.store)  # ... and no append: the process died here
+            created = made.create()
+            rows = made.keep.seat_rows("duel")
+            assert [row.kind for row in rows] == ["gm"] and made.keep.seat("omen_gm_orphan") is None
+            assert made.keep.seat(created["gm_token"]) is not None
+            pledge = next(iter(made.store.read("duel"))).event.seed_commitment
+            assert commitment(made.keep.seed("duel") or b"") == pledge
+            settings = made.client.get("/fights/duel/settings", headers=made.auth()).json()
+            assert settings["hp_display"] == "banded"
+
+    def test_a_keyed_creation_sent_again_gets_the_same_fight_and_gm_token(self, tmp_path: Path) -> None:
+        """POST /fights with an Idempotency-Key sent again: the same fight and GM token (made again, only its hash
+        kept: not in the keep's file), one fight stored; another body under the key is 422."""
+        made = Table(tmp_path, create_token="tok")
+        with made.client:
+            body = {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]}
+            sent = [made.client.post("/fights", json=body, headers={"Authorization": "Bearer tok",
+                                                                     "Idempotency-Key": "k1"}) for _ in range(2)]
+            assert [a.status_code for a in sent] == [201, 201] and sent[0].json() == sent[1].json()
+            token = sent[0].json()["gm_token"]
+            assert token.startswith("omen_gm_") and token.encode() not in (tmp_path / "keep.db").read_bytes()
+            other = made.client.post("/fights", json={**body, "title": "x"},
+                                     headers={"Authorization": "Bearer tok", "Idempotency-Key": "k1"})
+            assert other.status_code == 422 and other.json()["type"] == "/problems/idempotency-key-reused"
+            assert made.store.fights() == ["duel"]
 
     @pytest.mark.parametrize("body, field", [
         ({"id": "../etc"}, "$.id"),

@@ -4,6 +4,7 @@ across servers, and a database restart while serving. Skipped without PostgreSQL
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -21,13 +22,16 @@ from tests.server.test_processes import Stream
 
 @pytest.fixture
 def two(postgres: Postgres, tmp_path: Path) -> Any:
-    """Two servers on one fresh PostgreSQL schema (their keep in it too), and its URL; both stopped at the end."""
+    """Two servers on one fresh PostgreSQL schema (their keep in it too), and its URL, given one creation token
+    (as an operator gives every server of one database); both stopped at the end."""
     url = postgres.fresh_url()
     with PostgresStore(url):
         pass  # the tables, made once before two processes race to make them
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    servers = [Server(tmp_path / "a", store=url), Server(tmp_path / "b", store=url)]
+    token = "omen_create_" + secrets.token_urlsafe(16)
+    servers = [Server(tmp_path / "a", store=url, create_token=token), Server(tmp_path / "b", store=url,
+                                                                            create_token=token)]
     yield servers, url
     for server in servers:
         server.stop()
@@ -197,3 +201,153 @@ def test_one_key_with_two_bodies_sent_to_two_servers_appends_one_and_refuses_the
         for fight_id, _token, head in fights:
             issued = [r for r in store.read(fight_id) if r.event.__struct_config__.tag == "command_issued"]
             assert len(issued) == 1 and store.version(fight_id) > head
+
+
+def _duel(fight_id: str) -> dict[str, Any]:
+    return {"id": fight_id, "dice": "seeded", "combatants": [sheet("kael"), sheet("vesh")]}
+
+
+def _orphans(url: str) -> dict[str, list[str]]:
+    """What a half-written creation would leave: fights in the log without a GM seat, seeded fights (a seed
+    commitment in their first event) without a kept seed."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        seatless = conn.execute("SELECT DISTINCT fight_id FROM events e WHERE NOT EXISTS (SELECT 1 FROM keep_seats s "
+                                "WHERE s.fight_id = e.fight_id AND s.kind = 'gm')").fetchall()
+        seedless = conn.execute("SELECT fight_id FROM events e WHERE seq = 1 AND position('\"seed_commitment\":\"' IN "
+                                "convert_from(line, 'UTF8')) > 0 AND NOT EXISTS (SELECT 1 FROM keep_seeds k WHERE "
+                                "k.fight_id = e.fight_id)").fetchall()
+    return {"seatless": [r[0] for r in seatless], "seedless": [r[0] for r in seedless]}
+
+
+def test_a_creation_whose_seat_cannot_be_kept_leaves_no_fight_in_the_log(two: Any) -> None:
+    """The database refusing the GM seat's row (a trigger raising, between the log and the seat): POST /fights is
+    503 and nothing of the fight is stored (no log, no seed, no settings: the set-up and its keep rows are one
+    transaction); once the seat can be kept, the same id is created (201) and its GM token opens it."""
+    import psycopg
+
+    (one, _other), url = two
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION refuse_seat() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'no seats today'; "
+                     "END $$ LANGUAGE plpgsql")
+        conn.execute("CREATE TRIGGER refuse_seat BEFORE INSERT ON keep_seats FOR EACH ROW EXECUTE FUNCTION "
+                     "refuse_seat()")
+    status, refused = one.call("POST", "/fights", _duel("duel"))
+    assert status == 503 and refused["type"] == "/problems/store-unavailable", refused
+    with psycopg.connect(url, autocommit=True) as conn:
+        left = [conn.execute(f"SELECT count(*) FROM {table} WHERE fight_id = 'duel'").fetchall()[0][0]
+                for table in ("events", "keep_seeds", "keep_settings", "keep_seats")]
+        conn.execute("DROP TRIGGER refuse_seat ON keep_seats")
+    assert left == [0, 0, 0, 0]
+    status, made = one.call("POST", "/fights", _duel("duel"))
+    assert status == 201, made
+    assert one.call("GET", "/fights/duel/seat", token=made["gm_token"]) == (200, {"kind": "gm", "name": "",
+                                                                                   "combatants": []})
+
+
+def test_a_server_killed_while_creating_leaves_no_fight_without_its_seat_and_seed(two: Any) -> None:
+    """Eight clients creating seeded fights with Idempotency-Keys on one server, SIGKILLed mid-way: every fight in
+    the log has its GM seat and its seed; each creation cut off, sent again with its key to the other server, is
+    201, and the GM token it returns opens that fight (the one made before the kill, or a new one)."""
+    (one, other), url = two
+    cut: list[str] = []
+    stop = threading.Event()
+
+    def create(n: int) -> None:
+        count = 0
+        while not stop.is_set():
+            fight_id = f"kill{n}-{count}"
+            count += 1
+            try:
+                one.send("POST", "/fights", _duel(fight_id), key=f"create-{fight_id}")
+            except OSError:
+                cut.append(fight_id)
+                return
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.5)
+    one.kill()
+    stop.set()
+    for thread in threads:
+        thread.join(60)
+    assert cut, "no creation was cut off"
+    assert _orphans(url) == {"seatless": [], "seedless": []}
+    for fight_id in cut:
+        status, made = other.call("POST", "/fights", _duel(fight_id), key=f"create-{fight_id}")
+        assert status == 201 and made["fight_id"] == fight_id, made
+        status, seen = other.call("GET", f"/fights/{fight_id}/options", token=made["gm_token"])
+        assert status == 200 and seen["head"] == made["head"], seen
+    assert _orphans(url) == {"seatless": [], "seedless": []}
+
+
+def test_a_keyed_creation_sent_again_to_either_server_gets_the_same_fight_and_gm_token(two: Any) -> None:
+    """POST /fights with an Idempotency-Key, sent again to the same and to the other server: 201 with the same
+    fight and GM token each time, one fight in the log; a fresh id (none chosen) too; the key with another body
+    is 422 idempotency-key-reused; without the key, the id taken is 409."""
+    (one, other), url = two
+    status, made = one.call("POST", "/fights", _duel("duel"), key="k-duel")
+    assert status == 201, made
+    for server in (one, other):
+        assert server.call("POST", "/fights", _duel("duel"), key="k-duel") == (201, made)
+    status, fresh = one.call("POST", "/fights", {"combatants": [sheet("kael")]}, key="k-fresh")
+    assert status == 201, fresh
+    again = other.call("POST", "/fights", {"combatants": [sheet("kael")]}, key="k-fresh")
+    assert again == (201, fresh)
+    status, reused = other.call("POST", "/fights", _duel("duel2"), key="k-duel")
+    assert status == 422 and reused["type"] == "/problems/idempotency-key-reused", reused
+    status, taken = other.call("POST", "/fights", _duel("duel"))
+    assert status == 409 and taken["type"] == "/problems/conflict", taken
+    with PostgresStore(url) as store:
+        assert store.fights() == sorted(["duel", fresh["fight_id"]])
+
+
+def test_two_servers_creating_one_id_at_once_give_one_201_and_one_409_conflict(two: Any) -> None:
+    """Five ids, each created through both servers at the same instant: one 201 and one 409 /problems/conflict
+    ("a fight ... already exists", as for an id taken before) each time, never a stale-version 409."""
+    (one, other), _url = two
+    for n in range(5):
+        fight_id = f"race{n}"
+        go = threading.Barrier(2)
+        answers: list[tuple[int, Any]] = []
+
+        def send(server: Server, fight_id: str = fight_id, go: threading.Barrier = go,
+                 answers: list[tuple[int, Any]] = answers) -> None:
+            go.wait()
+            answers.append(server.call("POST", "/fights", _duel(fight_id)))
+
+        threads = [threading.Thread(target=send, args=(server,)) for server in (one, other)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert sorted(status for status, _ in answers) == [201, 409], answers
+        lost = next(body for status, body in answers if status == 409)
+        assert lost["type"] == "/problems/conflict", lost
+        assert lost["detail"] == f"a fight {fight_id!r} already exists", lost
+
+
+def test_a_database_that_lost_its_tables_is_503_saying_so_and_logged_once(two: Any) -> None:
+    """The schema dropped and made again empty under the running servers: GET /fights and a fight's request are
+    503 naming the missing tables and omen db init (the list not calling itself "the fight's store"), and the
+    server's log says so once, as an error, not once per request."""
+    import psycopg
+
+    (one, _other), url = two
+    token, _head = _create(one)
+    with psycopg.connect(url, autocommit=True) as conn:
+        schema = conn.execute("SELECT current_schema()").fetchall()[0][0]
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    answers = [one.call("GET", "/fights") for _ in range(3)]
+    status, fight = one.call("GET", "/fights/duel/options", token=token)
+    for status_of_list, listed in answers:
+        assert status_of_list == 503 and listed["type"] == "/problems/store-unavailable", listed
+        assert listed["detail"] == ("the store has no omen tables (the database was emptied or made again): nothing "
+                                    "was written; the operator creates them with omen db init URL, then requests "
+                                    "are answered again"), listed
+    assert status == 503 and fight["detail"].startswith("the fight's store has no omen tables"), fight
+    said = [line for line in one.log.read_text().splitlines() if "store unavailable" in line]
+    assert len(said) == 1 and "error" in said[0] and "omen db init" in said[0], said

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from omen_core.events import FightStarted
 from omen_core.store import SqliteStore
 from tests.server.processes import ROOT, Server, keyed_pairs
 from tests.server.test_app import sheet
@@ -91,6 +92,44 @@ def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers: Any, 
     won = next(body for status, body in answers if status == 201)
     lost = next(body for status, body in answers if status == 409)
     assert lost["current_version"] == won["head"]["seq"] == SqliteStore(tmp_path / "events.db").version("duel")
+
+
+def test_two_servers_creating_one_id_at_once_on_sqlite_leave_the_winners_seat_and_seed(servers: Any,
+                                                                                      tmp_path: Path) -> None:
+    """Two servers on one SQLite store and keep, each creating the same id at the same instant, five times: one
+    201 and one 409 conflict each time, and the winner's GM token opens its fight and the kept seed is the one
+    its log pledges (the loser's rows, kept before its log, never replace the winner's)."""
+    from omen_core.dice import commitment
+    from omen_server.keep import Keep
+
+    one, two = servers(), servers()
+    for n in range(5):
+        fight_id, go = f"race{n}", threading.Barrier(2)
+        answers: list[tuple[int, Any]] = []
+
+        def send(server: Server, fight_id: str = fight_id, go: threading.Barrier = go,
+                 answers: list[tuple[int, Any]] = answers) -> None:
+            go.wait()
+            answers.append(server.call("POST", "/fights", {"id": fight_id,
+                                                           "combatants": [sheet("kael"), sheet("vesh")]}))
+
+        threads = [threading.Thread(target=send, args=(s,)) for s in (one, two)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert sorted(status for status, _ in answers) == [201, 409], answers
+        won = next(body for status, body in answers if status == 201)
+        lost = next(body for status, body in answers if status == 409)
+        assert lost["type"] == "/problems/conflict" and lost["detail"] == f"a fight {fight_id!r} already exists"
+        assert one.call("GET", f"/fights/{fight_id}/seat", token=won["gm_token"])[0] == 200
+        started = next(iter(SqliteStore(tmp_path / "events.db").read(fight_id))).event
+        assert isinstance(started, FightStarted)
+        pledge = started.seed_commitment
+        keep = Keep(str(tmp_path / "events.keep.db"))
+        assert commitment(keep.seed(fight_id) or b"") == pledge
+        assert [row.kind for row in keep.seat_rows(fight_id)] == ["gm"]
+        keep.close()
 
 
 class Stream:
@@ -469,6 +508,29 @@ def test_an_interrupted_server_with_a_stream_open_stops_and_ends_the_stream(serv
     with contextlib.suppress(http.client.IncompleteRead, ConnectionError):  # cut mid-chunk, or closed between
         for _message in stream.messages():
             pass  # what was sent before the end; then the stream ends (no 30 s read timeout)
+
+
+def test_sigterm_ends_every_open_stream_cleanly_and_logs_no_traceback(servers: Any) -> None:
+    """SIGTERM while five streams are open: each stream's response ends whole (its chunked body closed, no read
+    cut short), the server exits well within its grace period (GRACE_SECONDS), and its log has no traceback and
+    no task cancelled at the grace period's end (uvicorn's "timeout graceful shutdown exceeded")."""
+    from omen_server.serve import GRACE_SECONDS
+
+    server = servers()
+    status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
+    assert status == 201, made
+    streams = [Stream(server, made["gm_token"]) for _ in range(5)]
+    for stream in streams:
+        assert next(stream.messages())[0] == "event"
+    asked = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    server.process.wait(GRACE_SECONDS + 20)
+    assert time.monotonic() - asked < GRACE_SECONDS, time.monotonic() - asked
+    for stream in streams:
+        rest = list(stream.messages())  # http.client.IncompleteRead here if a response was cut short
+        assert all(event in {"event", "options"} for event, _ident, _data in rest), rest
+    log = server.log.read_text()
+    assert "Traceback" not in log and "CancelledError" not in log and "graceful shutdown exceeded" not in log, log
 
 
 def _first_read_then_rest(port: int, token_length: int, first: int) -> bytes:
