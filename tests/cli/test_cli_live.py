@@ -365,6 +365,18 @@ class TestDoRefusals:
             "for the seed given (--seed) to match; leave it out")
         assert runner.invoke(app, ["status", str(turn_log)], env={"OMEN_SEED": "00" * 16}).exit_code == 0
 
+    def test_a_value_outside_a_fixed_few_names_them_and_the_closest(self, turn_log: Path) -> None:
+        """A field that takes one of a fixed few (a reason to leave, a defense, a save's attribute) refused names
+        every value it takes, and the one meant when the value given is close to it."""
+        said = refused(turn_log, {"command": "leave_fight", "who": "vesh", "reason": "ran"})
+        assert said == "omen: error: the command:1: Invalid enum value 'ran'; one of: dead, fled, yielded (at $.reason)"
+        said = refused(turn_log, {"command": "answer_active_defense", "defender": "vesh", "defense": "doge"})
+        assert said.endswith("Invalid enum value 'doge'; one of: block, dodge, parry (did you mean 'dodge'?) "
+                             "(at $.defense)")
+        said = refused(turn_log, {"command": "call_save", "caller": "kael", "saver": "vesh",
+                                  "effect": {"save": "AGIX", "against": "INT"}})
+        assert said.endswith("'AGIX'; one of: AGI, FCS, INT, RES, STR (did you mean 'AGI'?) (at $.effect.save)")
+
     def test_unknown_command_name(self, turn_log: Path) -> None:
         """A command name that does not exist is refused naming the field and the name."""
         said = refused(turn_log, {"command": "fireball", "who": "kael"})
@@ -522,6 +534,16 @@ class TestDoOutput:
         longer = do(setup_log, {"command": "end_turn", "who": "kael"}, "--options")
         assert longer.exit_code == 0, longer.output
         assert "declare_attack" in text(longer) and "the GM:" in text(longer)
+
+    def test_do_sent_to_a_pipe_never_wraps_and_points_at_status_all(self, setup_log: Path) -> None:
+        """Standard output that is not a terminal is never wrapped: the footer, a head and the log's path copy
+        whole from one line, and it names `omen status LOG --all` (the command that lists every command)."""
+        result = do(setup_log, INITIATIVE)
+        assert result.exit_code == 0, result.output
+        footer = result.stdout.splitlines()[-1]
+        assert re.fullmatch(r"head \d+:[0-9a-f]{64}  \(omen status \S+ --all lists every command accepted now\)",
+                            footer), footer
+        assert str(setup_log) in footer
 
     def test_missing_faces_in_a_seeded_fight_point_at_the_seed(self, tmp_path: Path) -> None:
         """In a seeded fight, a command given neither faces nor --seed is refused, and the message says that
