@@ -142,9 +142,7 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
     if waiting is not None:
         for offer in found.offers:
             if offer.command in waiting.answers:
-                named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in offer.choices)
-                picks += [(offer, c) for c in offer.choices  # one Parry per weapon: the unnamed one is the first's
-                          if not (named and c.args.get("defense") == "parry" and not c.args.get("weapon"))]
+                picks += [(offer, c) for c in _each_once(offer.choices)]
         return picks
     if state.ending is not None:
         return [(o, o.choices[0]) for o in found.offers if o.command == "reveal_seed" and o.choices]
@@ -160,6 +158,12 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
         picks += [(o, o.choices[0]) for o in found.offers if o.actor == turn and o.command == "end_turn"]
         return picks
     return [(o, o.choices[0]) for o in found.offers if o.command == "roll_initiative" and o.choices]
+
+
+def _each_once(choices: tuple[Choice, ...]) -> list[Choice]:
+    """The choices, each once: a Parry not naming its weapon is the first weapon's, listed by name beside it."""
+    named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in choices)
+    return [c for c in choices if not (named and c.args.get("defense") == "parry" and not c.args.get("weapon"))]
 
 
 def _dice(rolls: tuple[DiceRoll, ...]) -> str:
@@ -189,7 +193,7 @@ def odds_summary(offer: Offer) -> list[str]:
     """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss (and
     whether a miss would remove a crit); nothing for an offer without odds."""
     shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
-             f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
+             f"{c.odds.miss}" for c in _each_once(offer.choices) if not isinstance(c.odds, msgspec.UnsetType)]
     crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
     return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
         if shown else []

@@ -190,14 +190,15 @@ class TestStatus:
         """C7, C8: Kael's 10 against Vesh's base 5 (a gap of 5). Vesh's Dodge (AGI d8 + 2) needs 3 or more: 6
         faces of 8, 3/4; her Parry with the finesse knife (AGI d8 + 2, Parry Rating 1) needs 2: 7/8; declining
         never misses. Kael's FCS 2 + 1 against Vesh's RES 3 + 1 is no crit, so no crit to remove. `omen status
-        --json` gives each answer's odds, the text one line of them."""
+        --json` gives each answer's odds, the text one line of them, each choice once (the Parry not naming its
+        weapon is the knife's)."""
         offer = next(o for o in status_json(window_log)["offers"] if o["command"] == "answer_active_defense")
         odds = {(c["args"].get("defense"), c["args"].get("weapon")): c["odds"] for c in offer["choices"]}
         assert odds[None, None] == {"needs": 5, "miss": "0", "crit": False, "removes_crit": "0"}
         assert odds["dodge", None] == {"needs": 3, "miss": "3/4", "crit": False, "removes_crit": "0"}
         assert odds["parry", "knife"] == {"needs": 2, "miss": "7/8", "crit": False, "removes_crit": "0"}
         shown = text(omen("status", str(window_log)))
-        assert "odds of a miss: decline 0, dodge 3/4, parry 7/8, parry knife 7/8" in shown
+        assert "odds of a miss: decline 0, dodge 3/4, parry knife 7/8 ▶" in shown  # each choice once
 
     def test_json_waiting_names_an_interrupt(self, interrupt_log: Path) -> None:
         """An Interrupt window is answered by react or pass_reaction, by the combatant offered it."""
