@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -74,7 +75,7 @@ def status(
         known = SeedKnown(state.revealed_seed, printed=True)
     elif (public := published_seed(state.seed_commitment)) is not None:
         known = SeedKnown(public.hex(), printed=True)
-    for line in status_lines(found, state, log_url, known):
+    for line in status_lines(found, state, log_url, known, fight):  # --fight given: a store of several needs it
         out.print(escape(line), soft_wrap=True)
 
 
@@ -282,7 +283,9 @@ def do_cmd(
         print_options(found, False)
         return
     print_where(found)
-    out.print(f"head {found.head}  [dim](omen status {escape(log_url)} --all lists every command accepted now)[/]")
+    chosen = f" --fight {escape(shlex.quote(fight))}" if fight is not None else ""  # a store of several needs it
+    out.print(f"head {found.head}  [dim](omen status {escape(shlex.quote(log_url))}{chosen} --all lists every "
+              "command accepted now)[/]")
 
 
 def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:

@@ -171,20 +171,34 @@ def _dice(rolls: tuple[DiceRoll, ...]) -> str:
                                                                                   for d in r.dice) for r in rolls)
 
 
-def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
-    """The ``omen do`` lines of the likely choices (at most :data:`NEXT`); one that rolls dice carries ``--seed``
-    when the seed is known and printable, else a comment naming the faces it needs."""
+#: What a ``next:`` line says of the seed of a seeded fight that is not known here.
+GM_SEED = "the seed is the GM's: give it with --seed (or set OMEN_SEED)"
+
+
+def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown | None,
+                  fight: str | None = None) -> list[str]:
+    """The ``omen do`` lines of the likely choices (at most :data:`NEXT`), with ``--fight`` when ``fight`` is given
+    (a store holding several). One that needs a seeded fight's seed (dice it rolls, or the seed revealed) carries
+    ``--seed`` with the seed when it is known and printable; nothing when it comes from OMEN_SEED; when it is not
+    known here, ``--seed HEX`` and a comment saying whose the seed is (and for dice, that the faces do too).
+    One that rolls the table's dice has a comment naming the faces it needs."""
     lines = []
+    seeded = found.dice == "seeded" or state.seed_commitment is not None
     for offer, choice in _likely(found, state)[:NEXT]:
         command: dict[str, Any] = {"command": offer.command, **choice.args}
         text = json.dumps(command, separators=(",", ":"))
-        line = f"omen do {shlex.quote(log)} {shlex.quote(text)}"
+        line = f"omen do {shlex.quote(log)} {shlex.quote(text)}" + (f" --fight {shlex.quote(fight)}" if fight else "")
         rolls = bool(choice.dice or choice.may_roll)
-        if rolls and found.dice == "seeded" and seed is not None:
+        faces = f"\"dice\": the faces of {_dice(choice.dice)}" + (
+            f"; then perhaps {_dice(choice.may_roll)}" if choice.may_roll else "")
+        if seeded and (rolls or offer.command == "reveal_seed") and seed is not None:
             line += f" --seed {seed.hex}" if seed.printed else ""
+        elif seeded and offer.command == "reveal_seed":
+            line += f" --seed HEX   # {GM_SEED}"
+        elif seeded and rolls:
+            line += f" --seed HEX   # {GM_SEED}; or, for the table's dice, leave it out and add {faces}"
         elif rolls:
-            line += f"   # add \"dice\": the faces of {_dice(choice.dice)}" + (
-                f"; then perhaps {_dice(choice.may_roll)}" if choice.may_roll else "")
+            line += f"   # add {faces}"
         lines.append(line)
     return lines
 
@@ -199,19 +213,21 @@ def odds_summary(offer: Offer) -> list[str]:
         if shown else []
 
 
-def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
+def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | None,
+                 fight: str | None = None) -> list[str]:
     """``omen status``'s short default: where, awaited (with the exact odds of each answer to an Active Defense),
-    a line per combatant, ``next:`` and the head."""
+    a line per combatant, ``next:`` and the head; the commands it prints name ``fight`` if it is given (a store
+    holding several)."""
     lines = [_where(found, state), _awaited(found, state)]
     if found.waiting is not None:
         lines += [f"  {line}" for o in found.offers if o.command in found.waiting.answers for line in odds_summary(o)]
     order = [*state.order, *(w for w in state.combatants if w not in state.order)]
     lines += [combatant_line(found, state, who) for who in order]
-    commands = next_commands(found, state, log, seed)
+    commands = next_commands(found, state, log, seed, fight)
     if commands:
-        needs = found.dice == "seeded" and seed is None and any("# add" in c for c in commands)
-        lines.append("next:" + (" (this seeded fight's seed is not known here: give --seed HEX or set OMEN_SEED "
-                                "to roll with it, or the faces)" if needs else ""))
+        needs = seed is None and any(GM_SEED in c for c in commands)
+        lines.append("next:" + (" (this seeded fight's seed is not known here: replace HEX with it)" if needs else ""))
         lines += [f"  {c}" for c in commands]
-    lines.append(f"head {found.head}  (omen status {shlex.quote(log)} --all lists every command accepted now)")
+    chosen = f" --fight {shlex.quote(fight)}" if fight else ""
+    lines.append(f"head {found.head}  (omen status {shlex.quote(log)}{chosen} --all lists every command accepted now)")
     return lines

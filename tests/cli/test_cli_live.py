@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +200,23 @@ class TestStatus:
         assert odds["parry", "knife"] == {"needs": 2, "miss": "7/8", "crit": False, "removes_crit": "0"}
         shown = text(omen("status", str(window_log)))
         assert "odds of a miss: decline 0, dodge 3/4, parry knife 7/8 ▶" in shown  # each choice once
+
+    def test_all_names_the_arguments_left_to_the_caller_and_what_tells_dice_apart(self, turn_log: Path) -> None:
+        """`omen status --all` prints an offer's free arguments (`call_save`'s required `effect`, refused without
+        it) and note, as --json has them, and names the two sets of dice of `call_save` by the `action_cost` that
+        tells them apart (both read "saver=vesh"), in round 2 on Kael's turn, the two engaged."""
+        played(turn_log, {"command": "engage", "who": "kael", "others": ["vesh"]},
+               {"command": "end_turn", "who": "kael"}, {"command": "end_turn", "who": "vesh"})
+        shown = [line.strip() for line in omen("status", str(turn_log), "--all").stdout.splitlines()]
+        at = shown.index("call_save (the effect's cost in Actions (action_cost); C15, C25) saver: vesh")
+        assert shown[at + 1:at + 5] == [
+            "give effect: the effect that calls for the save: save and against attributes, spell, action_cost, "
+            "on_success / on_failure consequences (C25)",
+            "note: the choices show the effect with action_cost 1 and 0; any effect may be given",
+            "dice (effect.action_cost=(default)): none",
+            "dice (effect.action_cost=0): vesh's save (save d8); kael's save (save d6)"]
+        assert "may give situational: claimed situational modifiers: {high_ground: bool, encircled: {attackers, " \
+               "defenders}} (C26, C27)" in shown
 
     def test_json_waiting_names_an_interrupt(self, interrupt_log: Path) -> None:
         """An Interrupt window is answered by react or pass_reaction, by the combatant offered it."""
@@ -523,6 +541,48 @@ class TestDoRefusals:
         """A refusal does not point at a seq the log does not have."""
         said = refused(setup_log, {"command": "end_turn", "who": "kael"})
         assert not any(int(seq) > 3 for seq in re.findall(r"seq (\d+)", said))
+
+
+class TestNextCommandsRunAsPasted:
+    def test_a_seeded_fight_whose_seed_is_not_known_shows_where_the_seed_goes(self, tmp_path: Path) -> None:
+        """A seeded fight's seed not given here: `next:` prints a command that rolls with `--seed HEX` and says
+        the seed is the GM's (or the faces for the table's dice); after the end, `reveal_seed` likewise (pasted
+        without the seed it failed: "reveal_seed needs the seed")."""
+        log = set_up(tmp_path, "seeded")
+        shown = omen("status", str(log)).stdout
+        assert "next: (this seeded fight's seed is not known here: replace HEX with it)" in shown
+        assert (f"""omen do {log} '{{"command":"roll_initiative"}}' --seed HEX   # the seed is the GM's: give it """
+                """with --seed (or set OMEN_SEED); or, for the table's dice, leave it out and add "dice": the faces """
+                """of kael's initiative: check d6; vesh's initiative: check d8""") in shown
+        played(log, {"command": "end_fight"})
+        shown = omen("status", str(log)).stdout
+        assert (f"""  omen do {log} '{{"command":"reveal_seed"}}' --seed HEX   # the seed is the GM's: give it with """
+                "--seed (or set OMEN_SEED)") in shown.splitlines()
+        pasted = omen("do", str(log), '{"command":"reveal_seed"}', "--seed", SEED)
+        assert pasted.exit_code == 0, pasted.output
+
+    def test_a_store_of_several_fights_names_the_fight_in_every_command(self, tmp_path: Path) -> None:
+        """A directory holding 12 fights: without --fight it is refused naming the first 10 and how many more;
+        `omen status --fight F` prints every `next:` command and its footer with `--fight F`, and the first runs
+        as pasted (it failed: "holds 12 fights; choose one with --fight"); `omen do --fight F`'s footer names it."""
+        store = tmp_path / "fights"
+        store.mkdir()
+        for n in range(12):
+            ran = omen("run", str(write_scenario(tmp_path, fight_id=f"f{n:02}")), "--log", f"{store}/", "--quiet")
+            assert ran.exit_code == 0, ran.output
+        said = " ".join(omen("status", str(store)).stderr.split())
+        assert said == (f"omen: error: {store} holds 12 fights (f00, f01, f02, f03, f04, f05, f06, f07, f08, f09, "
+                        "and 2 more); choose one with --fight")
+        done = omen("do", str(store), json.dumps(INITIATIVE), "--fight", "f03")
+        assert done.exit_code == 0 and done.stdout.splitlines()[-1].endswith(
+            f"(omen status {store} --fight f03 --all lists every command accepted now)")
+        shown = omen("status", str(store), "--fight", "f03").stdout.splitlines()
+        commands = [c.strip() for c in shown[shown.index("next:") + 1:-1]]
+        assert len(commands) == 2 and all(c.split("   #")[0].endswith(" --fight f03") for c in commands)
+        assert commands[1] == f"""omen do {store} '{{"command":"end_turn","who":"kael"}}' --fight f03"""
+        assert shown[-1].endswith(f"(omen status {store} --fight f03 --all lists every command accepted now)")
+        pasted = omen(*shlex.split(commands[1])[1:])
+        assert pasted.exit_code == 0, pasted.output
 
 
 class TestDoOutput:
