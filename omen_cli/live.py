@@ -68,9 +68,14 @@ def status(
         raw = given if given is not None else seed_option(env)
         assert raw is not None
         if state.seed_commitment != commitment(raw):
-            bad_input(_seed_mismatch(log_url, fight_id, state.dice, state.seed_commitment is not None,
-                                     f"the seed given ({'--seed' if given is not None else 'OMEN_SEED'})"))
-        known = SeedKnown(raw.hex(), printed=given is not None)
+            why = _seed_mismatch(log_url, fight_id, state.dice, state.seed_commitment is not None,
+                                 f"the seed given ({'--seed' if given is not None else 'OMEN_SEED'})") \
+                + _spent(store, fight_id, raw)
+            if given is not None:
+                bad_input(why)
+            say(f"omen: warning: {why}; shown without it")  # the seed is needed only to roll: the fight shows
+        else:
+            known = SeedKnown(raw.hex(), printed=given is not None)
     elif state.revealed_seed:
         known = SeedKnown(state.revealed_seed, printed=True)
     elif (public := published_seed(state.seed_commitment)) is not None:
@@ -87,6 +92,20 @@ def _seed_mismatch(log_url: str, fight_id: str, dice: str | None, committed: boo
     kind = f"{dice} dice, not seeded" if dice else "no seeded dice"
     return (f"{log_url}: fight {fight_id!r} has {kind}: it has no seed (no seed commitment) for {given} to match; "
             "leave it out")
+
+
+def _spent(store: Any, fight_id: str, raw: bytes) -> str:
+    """If ``raw`` is a seed the fight revealed (C42: spent), where it was revealed and where the fight committed to
+    the fresh seed its dice come from now; else nothing."""
+    from omen_core.events import SeedCommitted, SeedRevealed
+
+    revealed = next((e.seq for e in store.landmarks(fight_id)
+                     if isinstance(e.event, SeedRevealed) and e.event.seed == raw.hex()), None)
+    if revealed is None:
+        return ""
+    fresh = next((e.seq for e in store.read(fight_id, revealed) if isinstance(e.event, SeedCommitted)), None)
+    return f": it is the seed revealed at seq {revealed}, spent (C42)" + (
+        f"; the fight's dice come from the fresh seed committed to at seq {fresh}: give that one" if fresh else "")
 
 
 def _not_json_of_another_kind(text: str, origin: str) -> None:
@@ -199,6 +218,7 @@ def _one_of(reason: str, allowed: list[str]) -> str:
 
 
 def do_cmd(
+    ctx: typer.Context,
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     command: Annotated[str | None, typer.Argument(help="The command, as JSON ('{\"command\": \"end_turn\", "
                                                        "\"who\": \"vesh\"}') or TOML ('command = \"end_turn\"' "
@@ -235,6 +255,8 @@ def do_cmd(
     from omen_replay.narrate import Narrator
     from omen_replay.replay import DoResult
 
+    source = ctx.get_parameter_source("seed")  # typer's click may be its own: the source told by name
+    from_env = getattr(source, "name", "") == "ENVIRONMENT"  # OMEN_SEED, not --seed
     seed_bytes = seed_option(seed)
     following = seed_option(next_seed)
     if following is not None and len(following) < 16:
@@ -257,8 +279,13 @@ def do_cmd(
             stored, before = done, live.state_after(done[0].seq - 1)
         else:
             if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
-                bad_input(_seed_mismatch(log_url, fight_id, live.state.dice, live.state.seed_commitment is not None,
-                                         "--seed"))
+                why = _seed_mismatch(log_url, fight_id, live.state.dice, live.state.seed_commitment is not None,
+                                     "OMEN_SEED" if from_env else "--seed") + _spent(store, fight_id, seed_bytes)
+                if not from_env or isinstance(parsed, RevealSeed):
+                    bad_input(why)
+                say(f"omen: warning: {why}; going on without it (a command that rolls dice needs the seed in force "
+                    "or its faces)")
+                seed_bytes, live.dice = None, ManualDice()
             if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
                 live.dice = ManualDice()
             before = live.state

@@ -637,6 +637,29 @@ class TestRevealMidFight:
         assert do(log, check, "--seed", SEED).exit_code == 2
         assert do(log, check, "--seed", self.NEXT).exit_code == 0
 
+    def test_a_stale_omen_seed_is_named_with_where_it_was_revealed_and_the_fight_still_shows(
+            self, tmp_path: Path) -> None:
+        """C42: OMEN_SEED still holding the seed revealed mid-fight: `omen do` of a command that rolls nothing
+        goes on with a warning naming OMEN_SEED (it said "--seed"), the seq of the reveal and of the fresh
+        commitment; `omen status` shows the fight with that warning (it exited 2 showing nothing); `--seed` with
+        the spent seed is refused with the same reasons."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        assert do(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", self.NEXT).exit_code == 0
+        why = (f"{log}: OMEN_SEED does not hash to the seed commitment of fight 'ford': it is the seed revealed at "
+               "seq 13, spent (C42); the fight's dice come from the fresh seed committed to at seq 14: give that one")
+        ended = runner.invoke(app, ["do", str(log), json.dumps({"command": "end_turn", "who": "kael"})],
+                              env={"OMEN_SEED": SEED})
+        assert ended.exit_code == 0, ended.output
+        assert " ".join(ended.stderr.split()) == (f"omen: warning: {why}; going on without it (a command that rolls "
+                                                  "dice needs the seed in force or its faces)")
+        shown = runner.invoke(app, ["status", str(log)], env={"OMEN_SEED": SEED})
+        assert shown.exit_code == 0 and "Vesh the Cinder-Hand's turn" in shown.stdout
+        assert " ".join(shown.stderr.split()) == \
+            f"omen: warning: {why.replace('OMEN_SEED', 'the seed given (OMEN_SEED)')}; shown without it"
+        said = refused(log, {"command": "end_turn", "who": "vesh"}, "--seed", SEED)
+        assert said == f"omen: error: {why.replace('OMEN_SEED', '--seed')}"
+
     def test_a_fresh_seed_made_for_you_is_said_once_on_standard_error(self, tmp_path: Path) -> None:
         """C42: without --next-seed, omen do makes the fresh seed and says it once, with what to do with it; with
         it, the fight rolls on and verifies."""
