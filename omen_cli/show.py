@@ -64,8 +64,9 @@ def print_where(found: Options) -> None:
     if found.waiting is not None:
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
+        cost = "at no cost" if w.cost == "free" else f"costs {escape(w.cost)}"
         out.print(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
-                  f"{escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
+                  f"{escape(' or '.join(w.answers))}; {cost}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         out.print(f"out of the fight (C33): {escape(', '.join(gone))}")

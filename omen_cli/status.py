@@ -71,7 +71,8 @@ def _awaited(found: Options, state: FightState) -> str:
     w = found.waiting
     if w is not None:
         who = ", ".join(_name(state, x) for x in w.who) or "the GM"
-        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; costs {w.cost}"
+        cost = "at no cost" if w.cost == "free" else f"costs {w.cost}"
+        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {cost}"
     if state.ending is not None:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
@@ -101,10 +102,10 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     costs it owes (C41), out of the fight."""
     fighter = state.combatants[who]
     budget = next((b for b in found.combatants if b.who == who), None)
-    mark = "▶" if found.turn == who else " "
+    mark = "▶" if found.turn == who and state.ending is None else " "  # after the end, nobody's turn
     parts = [f"{mark} {fighter.sheet.name} ({who}, {fighter.side})", f"HP {fighter.hp}/{fighter.sheet.hp}",
              f"Will {fighter.will}/{fighter.sheet.will}", f"BA {fighter.bonus_actions}"]
-    if budget is not None and budget.turn:
+    if budget is not None and budget.turn and state.ending is None:
         parts.append(f"Action {budget.actions} Move {budget.movement}")
     parts.append("in hand: " + (", ".join(fighter.wielding) or "nothing"))
     for name, stacks in sorted(fighter.conditions.items()):

@@ -297,11 +297,13 @@ def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     raw = _terms([x for x in t.terms() if x.kind != "damage_dice" or x.value] or t.terms())  # flat: no "0 (dice)"
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
     where = f"{names(e.target)}'s {e.resource.upper()}"
+    rules = "C12, C13"
     if e.overflow:
         where = (f"{names(e.target)}'s WILL, {e.final - e.overflow} of it, and {e.overflow} beyond the Will left "
-                 f"to HP (C31)")
+                 "to HP")
+        rules += ", C31"
     yield "result", (f"  {e.source}: {t.raw} {e.damage_type} ({raw}) {steps} = {e.final} "
-                     f"to {where} (C12, C13)").replace("  =", " =")
+                     f"to {where} ({rules})").replace("  =", " =")
 
 
 def _step(step: str, amount: int) -> str:

@@ -585,6 +585,48 @@ class TestNextCommandsRunAsPasted:
         assert pasted.exit_code == 0, pasted.output
 
 
+TIE = """[fight]
+id = "tie"
+dice = "manual"
+""" + "".join(f"""
+[[combatants]]
+id = "{who}"
+name = "{who.title()}"
+side = "{side}"
+hp = 10
+attributes = {{ STR = {{ die = "d6" }}, AGI = {{ die = "{die}", bonus = {bonus} }}, INT = {{ die = "d4" }}, \
+RES = {{ die = "d6" }}, FCS = {{ die = "d6" }} }}
+""" for who, side, die, bonus in (("kael", "wardens", "d6", 1), ("brin", "wardens", "d8", 1),
+                                  ("vesh", "raiders", "d6", 0)))
+
+
+class TestWording:
+    def test_an_initiative_tie_costs_nothing_in_words(self, tmp_path: Path) -> None:
+        """C19: Kael and Brin (allies, AGI +1) both at 5: `omen do` and `omen status` say the tie is settled at no
+        cost (they said "costs free")."""
+        (tmp_path / "tie.toml").write_text(TIE)
+        log = tmp_path / "tie.jsonl"
+        assert omen("run", str(tmp_path / "tie.toml"), "--log", str(log), "--quiet").exit_code == 0
+        tied = do(log, {"command": "roll_initiative", "dice": [4, 4, 2]})
+        assert "answer with agree_initiative or roll_off; at no cost" in text(tied) and "costs free" not in text(tied)
+        assert omen("status", str(log)).stdout.splitlines()[1] == (
+            "awaited: Kael, Brin: an initiative tie among allies (C19), with agree_initiative or roll_off; at no cost")
+
+    def test_after_the_end_nobody_has_the_turn(self, turn_log: Path) -> None:
+        """After end_fight `omen status` marks no combatant with the turn and gives none its Action and Movement
+        (Kael kept "▶" and "Action 1 Move 1")."""
+        played(turn_log, {"command": "end_fight"})
+        shown = omen("status", str(turn_log)).stdout
+        assert "▶" not in shown and "Action 1" not in shown
+        assert "  Kael Arden (kael, wardens)  HP 24/24  Will 10/10  BA 2  in hand: longsword, shield" in shown
+
+    def test_replay_steps_names_an_event_the_narrative_leaves_silent(self, turn_log: Path) -> None:
+        """`omen replay --steps` gives each command_issued its seq and command (it printed a bare state line)."""
+        shown = omen("replay", str(turn_log), "--steps").stdout.splitlines()
+        at = shown.index("#4   (command issued: roll_initiative)")
+        assert shown[at + 1].strip().startswith("└ setup |") and not shown[at - 1].strip().startswith("#4")
+
+
 class TestDoOutput:
     def test_do_is_short_unless_asked_for_the_options(self, setup_log: Path, tmp_path: Path) -> None:
         """`omen do` tells what happened, where the fight stands and the head, pointing at `omen status` for
