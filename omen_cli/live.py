@@ -271,7 +271,8 @@ def do_cmd(
                            "--seed HEX")
             parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
         store, fight_id = open_fight(log_url, fight)
-        done = done_under_key(StoreSource(store, fight_id), parsed, by)  # a retry: done already
+        done = done_under_key(StoreSource(store, fight_id), parsed)  # a retry: done already (the key names the
+        # command; --by is only for the record, so a retry by another name is the same command)
         dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \
             else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
@@ -304,7 +305,8 @@ def do_cmd(
         return
     if done:
         out.print(f"[yellow]already done:[/] the command with idempotency key {escape(repr(parsed.idempotency_key))} "
-                  f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now")
+                  f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now"
+                  + _recorded_by(stored[0].event, by))
     print_lines(Narrator(state=before).lines(stored))
     if show_options:
         print_options(found, False)
@@ -313,6 +315,16 @@ def do_cmd(
     chosen = f" --fight {escape(shlex.quote(fight))}" if fight is not None else ""  # a store of several needs it
     out.print(f"head {found.head}  [dim](omen status {escape(shlex.quote(log_url))}{chosen} --all lists every "
               "command accepted now)[/]")
+
+
+def _recorded_by(issued: Any, by: str) -> str:
+    """What a retry given with another ``--by`` is told: who the command is recorded as given by (--by is only for
+    the record; the idempotency key names the command)."""
+    recorded = getattr(issued, "by", by)
+    if recorded == by:
+        return ""
+    return (f" (recorded as given by {escape(repr(recorded))}; --by {escape(repr(by))} now changes nothing: --by "
+            "is only for the record)")
 
 
 def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:
