@@ -104,6 +104,18 @@ class TestCards:
         assert sorted(seqs) == sorted({r.seq for r in records if not isinstance(r.event, CommandIssued)})
         assert len(seqs) == len(set(seqs))
 
+    def test_entries_come_by_first_event_and_a_reaction_card_follows_the_action_it_answered(self) -> None:
+        """The order README.md states: entries by their first event, each card's story in seq order; the card of a
+        reaction comes right after the card of the action it answered, which holds events later than the
+        reaction's (the log is not every event by seq)."""
+        found = [e for e in entries(EMBER)[0] if isinstance(e, Card | Note)]
+        firsts = [e.first if isinstance(e, Card) else min(told(e)) for e in found]
+        assert firsts == sorted(firsts)
+        cards = [e for e in found if isinstance(e, Card)]
+        assert all([line.seq for line in c.story] == sorted(line.seq for line in c.story) for c in cards)
+        answered = [(c, cards[i + 1]) for i, c in enumerate(cards[:-1]) if cards[i + 1].reacting_to == c.seq]
+        assert answered and all(action.last > reaction.last for action, reaction in answered)
+
     def test_undone_actions_are_cards_marked_undone(self) -> None:
         """The attack the GM undid at the Ember Ford is a card, marked undone and not settled, with its events."""
         card = cards_of(EMBER)[84]
