@@ -223,3 +223,15 @@ def test_damage_spilling_past_will_cites_its_rules_once() -> None:
                            terms=DamageTerms(dice=7, raw=7), steps=(), final=7, resource="will", overflow=3)
     assert [text for _, text in _damage(event, names)] == [
         "  Flame Burst: 7 fire (7 die) = 7 to Kael's WILL, 4 of it, and 3 beyond the Will left to HP (C12, C13, C31)"]
+
+
+def test_a_consequences_damage_of_two_dice_names_each_die() -> None:
+    """C25: Flame Burst's own 2d6 (3 and 4) is told "7 fire (3 + 4 (2d6))" (it said "(7 die)")."""
+    from omen_core.commands import UseAbility
+    from tests.fights import new_fight
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("flame_burst",))
+    fight = new_fight(sheet("orc", side="raiders"), ana, faces=[1, 2, 3, 4])
+    fight.execute(UseAbility(who="ana", ability="flame_burst", target="orc"))
+    assert [line.text for line in narrate(fight.events) if "fire" in line.text] == [
+        "  Flame Burst: 7 fire (3 + 4 (2d6)) = 7 to Orc's HP (C12, C13)"]
