@@ -384,6 +384,18 @@ class TestDoRefusals:
             "for the seed given (--seed) to match; leave it out")
         assert runner.invoke(app, ["status", str(turn_log)], env={"OMEN_SEED": "00" * 16}).exit_code == 0
 
+    def test_too_few_faces_count_the_dice_they_lead_to_as_a_floor(self, interrupt_log: Path) -> None:
+        """C24, C29: Vesh's Interrupt given 3 faces (1, 1 to hit, Kael's 8 to defend: a miss) leads on to Kael's
+        attack; the count is a floor, the same words given 3 faces or 5 (it said "rolls 5 dice" and then, given
+        5, "rolls 6")."""
+        react = {"command": "react", "who": "vesh", "weapon": "knife"}
+        three = refused(interrupt_log, {**react, "dice": [1, 1, 8]})
+        assert three.startswith("omen: error: this command rolls at least 5 dice as the 3 face(s) given fall; ")
+        assert three.endswith("kael's hit: primary d8, fcs d6; then, depending on the dice: vesh's base defense: "
+                              "res d6")
+        five = refused(interrupt_log, {**react, "dice": [1, 1, 8, 2, 2]})
+        assert five.startswith("omen: error: this command rolls at least 6 dice as the 5 face(s) given fall; ")
+
     def test_a_value_outside_a_fixed_few_names_them_and_the_closest(self, turn_log: Path) -> None:
         """A field that takes one of a fixed few (a reason to leave, a defense, a save's attribute) refused names
         every value it takes, and the one meant when the value given is close to it."""
@@ -473,7 +485,7 @@ class TestDoRefusals:
         """With only the Interrupt's faces given, the refusal still names every die still to roll: the rolls the
         faces led to, up to Kael's hit that found none (5 dice), then Vesh's base defense, which depends on them."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
-        assert "rolls 5 dice and 3 face(s) were given" in said and "kael's hit: primary d8, fcs d6" in said
+        assert "rolls at least 5 dice as the 3 face(s) given fall" in said and "kael's hit: primary d8, fcs d6" in said
         assert "then, depending on the dice: vesh's base defense" in said
 
     def test_too_many_faces(self, setup_log: Path) -> None:
