@@ -346,6 +346,10 @@ def store_at(url: str) -> EventStore:
     return store
 
 
+#: At most this many fight ids in a message asking which fight (the rest counted).
+LISTED = 10
+
+
 def open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
     """The existing store ``url`` names and the fight in it (``fight``, or its only one); bad input otherwise,
     creating nothing."""
@@ -358,7 +362,8 @@ def open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
     if not fights:
         bad_input(f"{url} holds no fight yet (omen run SCENARIO --log {url} starts one)")
     if len(fights) != 1:
-        bad_input(f"{url} holds {len(fights)} fights ({', '.join(fights)}); choose one with --fight")
+        listed = ", ".join(fights[:LISTED]) + (f", and {len(fights) - LISTED} more" if len(fights) > LISTED else "")
+        bad_input(f"{url} holds {len(fights)} fights ({listed}); choose one with --fight")
     return store, fights[0]
 
 

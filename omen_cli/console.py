@@ -112,7 +112,13 @@ class Stderr:
         return getattr(sys.stderr, name)
 
 
-out = cast("Console", _Lazy(lambda: _console(file=stdout)))
+def _stdout_console() -> Console:
+    """Standard output's console: wrapped at a terminal's width, but never wrapped when standard output is not a
+    terminal (a file, a pipe): an ``omen do`` command, a head or a URL copies whole from it (:data:`unwrapped`)."""
+    return _console(file=stdout) if sys.stdout.isatty() else _console(file=stdout, soft_wrap=True, width=10_000)
+
+
+out = cast("Console", _Lazy(_stdout_console))
 err = cast("Console", _Lazy(lambda: _console(stderr=True, soft_wrap=True)))  # an error is one line: a path copies
 #: Standard output laid out as no terminal limits it: a line never wrapped, a table never narrowed (for a report
 #: sent to a file or a pipe, whose commands and paths must copy whole and whose names stay on their rows).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -66,14 +68,19 @@ def status(
         raw = given if given is not None else seed_option(env)
         assert raw is not None
         if state.seed_commitment != commitment(raw):
-            bad_input(_seed_mismatch(log_url, fight_id, state.dice, state.seed_commitment is not None,
-                                     f"the seed given ({'--seed' if given is not None else 'OMEN_SEED'})"))
-        known = SeedKnown(raw.hex(), printed=given is not None)
+            why = _seed_mismatch(log_url, fight_id, state.dice, state.seed_commitment is not None,
+                                 f"the seed given ({'--seed' if given is not None else 'OMEN_SEED'})") \
+                + _spent(store, fight_id, raw)
+            if given is not None:
+                bad_input(why)
+            say(f"omen: warning: {why}; shown without it")  # the seed is needed only to roll: the fight shows
+        else:
+            known = SeedKnown(raw.hex(), printed=given is not None)
     elif state.revealed_seed:
         known = SeedKnown(state.revealed_seed, printed=True)
     elif (public := published_seed(state.seed_commitment)) is not None:
         known = SeedKnown(public.hex(), printed=True)
-    for line in status_lines(found, state, log_url, known):
+    for line in status_lines(found, state, log_url, known, fight):  # --fight given: a store of several needs it
         out.print(escape(line), soft_wrap=True)
 
 
@@ -85,6 +92,20 @@ def _seed_mismatch(log_url: str, fight_id: str, dice: str | None, committed: boo
     kind = f"{dice} dice, not seeded" if dice else "no seeded dice"
     return (f"{log_url}: fight {fight_id!r} has {kind}: it has no seed (no seed commitment) for {given} to match; "
             "leave it out")
+
+
+def _spent(store: Any, fight_id: str, raw: bytes) -> str:
+    """If ``raw`` is a seed the fight revealed (C42: spent), where it was revealed and where the fight committed to
+    the fresh seed its dice come from now; else nothing."""
+    from omen_core.events import SeedCommitted, SeedRevealed
+
+    revealed = next((e.seq for e in store.landmarks(fight_id)
+                     if isinstance(e.event, SeedRevealed) and e.event.seed == raw.hex()), None)
+    if revealed is None:
+        return ""
+    fresh = next((e.seq for e in store.read(fight_id, revealed) if isinstance(e.event, SeedCommitted)), None)
+    return f": it is the seed revealed at seq {revealed}, spent (C42)" + (
+        f"; the fight's dice come from the fresh seed committed to at seq {fresh}: give that one" if fresh else "")
 
 
 def _not_json_of_another_kind(text: str, origin: str) -> None:
@@ -123,6 +144,10 @@ def _parse_command(text: str, origin: str) -> Command:
             names = sorted(str(kind.__struct_config__.tag) for kind in get_args(Command))
             raise ContentError(exc.source, exc.path, f"{exc.reason}; a command is one of: {', '.join(names)}",
                                exc.line) from None
+        if exc.reason.startswith("Invalid enum value"):
+            allowed = _allowed_values(text, fmt, exc.path)
+            if allowed:
+                raise ContentError(exc.source, exc.path, exc.reason + _one_of(exc.reason, allowed), exc.line) from None
         raise
     except OmenError:
         raise
@@ -130,7 +155,70 @@ def _parse_command(text: str, origin: str) -> Command:
         raise BadInput(f"{origin}: not a command: {exc}") from None
 
 
+def _allowed_values(text: str, fmt: str, path: str) -> list[str]:
+    """The values a command's field at ``path`` (``$.reason``, ``$.effect.save``) may take, where it takes one of a
+    fixed few; empty if the command or the field is not known."""
+    import tomllib
+    from typing import get_args
+
+    import msgspec
+
+    from omen_core.commands import Command
+
+    try:
+        given = msgspec.json.decode(text) if fmt == "json" else tomllib.loads(text)
+    except (msgspec.DecodeError, tomllib.TOMLDecodeError):
+        return []
+    tag = given.get("command") if isinstance(given, dict) else None
+    kind = next((k for k in get_args(Command) if k.__struct_config__.tag == tag), None)
+    info: Any = msgspec.inspect.type_info(kind) if kind is not None else None
+    for name, _ in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        info = _field_type(info, name)
+    return sorted(str(v) for v in _literal_values(info))
+
+
+def _field_type(info: Any, name: str) -> Any:
+    """The type of field ``name`` (an item's, for an index: ``name`` empty) inside ``info``, through unions and
+    metadata; None if there is none."""
+    import msgspec.inspect as mi
+
+    if isinstance(info, mi.Metadata):
+        info = info.type
+    if isinstance(info, mi.UnionType):
+        return next((t for t in (_field_type(u, name) for u in info.types) if t is not None), None)
+    if not name and isinstance(info, mi.VarTupleType | mi.ListType | mi.TupleType):
+        return info.item_type if not isinstance(info, mi.TupleType) else info.item_types[0]
+    if isinstance(info, mi.StructType):
+        return next((f.type for f in info.fields if f.encode_name == name), None)
+    return None
+
+
+def _literal_values(info: Any) -> tuple[object, ...]:
+    """The values of a literal or an enum (through unions and metadata); none for any other type."""
+    import msgspec.inspect as mi
+
+    if isinstance(info, mi.Metadata):
+        return _literal_values(info.type)
+    if isinstance(info, mi.LiteralType):
+        return info.values
+    if isinstance(info, mi.EnumType):
+        return tuple(m.value for m in info.cls)
+    if isinstance(info, mi.UnionType):
+        return tuple(v for t in info.types for v in _literal_values(t))
+    return ()
+
+
+def _one_of(reason: str, allowed: list[str]) -> str:
+    """"; one of: a, b, c" with a "did you mean" for the value given, if one is close."""
+    from difflib import get_close_matches
+
+    given = re.search(r"'(.*)'", reason)
+    close = get_close_matches(given.group(1), allowed, n=1) if given else []
+    return f"; one of: {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
 def do_cmd(
+    ctx: typer.Context,
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
     command: Annotated[str | None, typer.Argument(help="The command, as JSON ('{\"command\": \"end_turn\", "
                                                        "\"who\": \"vesh\"}') or TOML ('command = \"end_turn\"' "
@@ -167,6 +255,8 @@ def do_cmd(
     from omen_replay.narrate import Narrator
     from omen_replay.replay import DoResult
 
+    source = ctx.get_parameter_source("seed")  # typer's click may be its own: the source told by name
+    from_env = getattr(source, "name", "") == "ENVIRONMENT"  # OMEN_SEED, not --seed
     seed_bytes = seed_option(seed)
     following = seed_option(next_seed)
     if following is not None and len(following) < 16:
@@ -181,7 +271,8 @@ def do_cmd(
                            "--seed HEX")
             parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
         store, fight_id = open_fight(log_url, fight)
-        done = done_under_key(StoreSource(store, fight_id), parsed, by)  # a retry: done already
+        done = done_under_key(StoreSource(store, fight_id), parsed)  # a retry: done already (the key names the
+        # command; --by is only for the record, so a retry by another name is the same command)
         dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \
             else ManualDice()
         live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
@@ -189,8 +280,13 @@ def do_cmd(
             stored, before = done, live.state_after(done[0].seq - 1)
         else:
             if seed_bytes is not None and live.state.seed_commitment != dice.commitment:  # type: ignore[union-attr]
-                bad_input(_seed_mismatch(log_url, fight_id, live.state.dice, live.state.seed_commitment is not None,
-                                         "--seed"))
+                why = _seed_mismatch(log_url, fight_id, live.state.dice, live.state.seed_commitment is not None,
+                                     "OMEN_SEED" if from_env else "--seed") + _spent(store, fight_id, seed_bytes)
+                if not from_env or isinstance(parsed, RevealSeed):
+                    bad_input(why)
+                say(f"omen: warning: {why}; going on without it (a command that rolls dice needs the seed in force "
+                    "or its faces)")
+                seed_bytes, live.dice = None, ManualDice()
             if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
                 live.dice = ManualDice()
             before = live.state
@@ -209,13 +305,26 @@ def do_cmd(
         return
     if done:
         out.print(f"[yellow]already done:[/] the command with idempotency key {escape(repr(parsed.idempotency_key))} "
-                  f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now")
+                  f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now"
+                  + _recorded_by(stored[0].event, by))
     print_lines(Narrator(state=before).lines(stored))
     if show_options:
         print_options(found, False)
         return
     print_where(found)
-    out.print(f"head {found.head}  [dim](omen status {escape(log_url)} lists every command accepted now)[/]")
+    chosen = f" --fight {escape(shlex.quote(fight))}" if fight is not None else ""  # a store of several needs it
+    out.print(f"head {found.head}  [dim](omen status {escape(shlex.quote(log_url))}{chosen} --all lists every "
+              "command accepted now)[/]")
+
+
+def _recorded_by(issued: Any, by: str) -> str:
+    """What a retry given with another ``--by`` is told: who the command is recorded as given by (--by is only for
+    the record; the idempotency key names the command)."""
+    recorded = getattr(issued, "by", by)
+    if recorded == by:
+        return ""
+    return (f" (recorded as given by {escape(repr(recorded))}; --by {escape(repr(by))} now changes nothing: --by "
+            "is only for the record)")
 
 
 def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:

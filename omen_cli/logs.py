@@ -147,7 +147,13 @@ def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
                     "state": msgspec.to_builtins(summarise(state))}
             stdout.write(json.dumps(line) + "\n")
             continue
-        print_lines(narrator.tell(rec, undone))
+        told = list(narrator.tell(rec, undone))
+        if not told:  # an event the narrative leaves silent (a command_issued): its seq and type, not a bare state
+            tag = type(rec.event).__struct_config__.tag
+            given = getattr(getattr(rec.event, "command", None), "__struct_config__", None)
+            out.print(f"[dim]#{rec.seq:<3} ({escape(str(tag).replace('_', ' '))}"
+                      + (f": {escape(str(given.tag))}" if given is not None else "") + ")[/]")
+        print_lines(iter(told))
         hp = "  ".join(f"{c.sheet.name} {c.hp}/{c.sheet.hp}" for c in state.combatants.values())
         where = f"{state.phase.value}" + (f", round {state.round}" if state.round else "") + \
             (f", {state.step.value}" if not state.at_rest else "")

@@ -64,8 +64,9 @@ def print_where(found: Options) -> None:
     if found.waiting is not None:
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
+        cost = "at no cost" if w.cost == "free" else f"costs {escape(w.cost)}"
         out.print(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
-                  f"{escape(' or '.join(w.answers))}; costs {escape(w.cost)}[/]")
+                  f"{escape(' or '.join(w.answers))}; {cost}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         out.print(f"out of the fight (C33): {escape(', '.join(gone))}")
@@ -97,14 +98,36 @@ def print_options(found: Options, as_json: bool) -> None:
             shown = _choice_summary(offer)
             out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
                       + (f" {escape(shown)}" if shown else ""))
-            for line in [*_dice_summary(offer), *odds_summary(offer)]:
+            for line in [*_free_summary(offer), *_dice_summary(offer), *odds_summary(offer)]:
                 out.print(f"      [dim]{escape(line)}[/]")
     out.print(f"head {found.head}")
 
 
+def _free_summary(offer: Offer) -> list[str]:
+    """The arguments an offer leaves to the caller (each required: the command is refused without it), and the
+    offer's note (what its choices show)."""
+    required = _required(offer.command)
+    return [*(f"{'give' if a.name in required else 'may give'} {a.name}: {a.takes}" for a in offer.free),
+            *([f"note: {offer.note}"] if offer.note else [])]
+
+
+def _required(command: str) -> set[str]:
+    """The fields a command is refused without (those with no default)."""
+    from typing import get_args
+
+    import msgspec
+
+    from omen_core.commands import Command
+
+    kind = next((k for k in get_args(Command) if k.__struct_config__.tag == command), None)
+    info = msgspec.inspect.type_info(kind) if kind is not None else None
+    return {f.encode_name for f in info.fields if f.required} if isinstance(info, msgspec.inspect.StructType) \
+        else set()
+
+
 def _dice_summary(offer: Offer) -> list[str]:
     """The dice an offer's choices roll: one line if they all roll the same, else one per distinct set (up to
-    four), each with the first choice that rolls it."""
+    four), each with the first choice that rolls it, named by the arguments that tell the choices apart."""
     seen: dict[str, dict[str, Any]] = {}
     for choice in offer.choices:
         text = "; ".join(_describe_roll(r) for r in choice.dice)
@@ -114,17 +137,36 @@ def _dice_summary(offer: Offer) -> list[str]:
     if len(seen) == 1:
         text = next(iter(seen))
         return [f"dice: {text}"] if text else []
-    lines = [f"dice ({_short_args(args)}): {text or 'none'}" for text, args in list(seen.items())[:4]]
+    varying = _varying(offer)
+    lines = [f"dice ({_short_args(args, varying)}): {text or 'none'}" for text, args in list(seen.items())[:4]]
     return lines + (["dice: more, by choice (omen status --json lists each)"] if len(seen) > 4 else [])
 
 
-def _short_args(args: dict[str, Any]) -> str:
-    """A choice's arguments in a few words (``defense=dodge``, JSON for anything but text), the actor's own fields
-    left out."""
+def _flat(args: dict[str, Any]) -> dict[str, Any]:
+    """A choice's arguments with those of an object argument one level down (``effect.action_cost``)."""
+    return {f"{k}.{inner}" if isinstance(v, dict) and k == "effect" else k: w
+            for k, v in args.items() for inner, w in (v.items() if isinstance(v, dict) and k == "effect"
+                                                      else [("", v)])}
+
+
+def _varying(offer: Offer) -> set[str]:
+    """The arguments (``effect``'s one level down) whose values differ between the offer's choices."""
     import json
 
-    shown = [f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}" for k, v in args.items()
-             if k not in ("who", "attacker", "defender", "caller", "effect")]
+    flat = [_flat(c.args) for c in offer.choices]
+    keys = {k for f in flat for k in f}
+    return {k for k in keys if len({json.dumps(f.get(k), sort_keys=True) for f in flat}) > 1}
+
+
+def _short_args(args: dict[str, Any], varying: set[str]) -> str:
+    """A choice's arguments that tell it apart from the offer's other choices, in a few words (``defense=dodge``,
+    ``effect.action_cost=0``, JSON for anything but text)."""
+    import json
+
+    flat = _flat(args)
+    keys = [k for k in flat if k in varying] + sorted(varying - set(flat))  # one left out: its default
+    shown = [f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+             for k, v in ((k, flat.get(k, "(default)")) for k in keys)]
     return ", ".join(shown) or "as shown"
 
 

@@ -71,7 +71,8 @@ def _awaited(found: Options, state: FightState) -> str:
     w = found.waiting
     if w is not None:
         who = ", ".join(_name(state, x) for x in w.who) or "the GM"
-        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; costs {w.cost}"
+        cost = "at no cost" if w.cost == "free" else f"costs {w.cost}"
+        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {cost}"
     if state.ending is not None:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
@@ -101,10 +102,10 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     costs it owes (C41), out of the fight."""
     fighter = state.combatants[who]
     budget = next((b for b in found.combatants if b.who == who), None)
-    mark = "▶" if found.turn == who else " "
+    mark = "▶" if found.turn == who and state.ending is None else " "  # after the end, nobody's turn
     parts = [f"{mark} {fighter.sheet.name} ({who}, {fighter.side})", f"HP {fighter.hp}/{fighter.sheet.hp}",
              f"Will {fighter.will}/{fighter.sheet.will}", f"BA {fighter.bonus_actions}"]
-    if budget is not None and budget.turn:
+    if budget is not None and budget.turn and state.ending is None:
         parts.append(f"Action {budget.actions} Move {budget.movement}")
     parts.append("in hand: " + (", ".join(fighter.wielding) or "nothing"))
     for name, stacks in sorted(fighter.conditions.items()):
@@ -142,9 +143,7 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
     if waiting is not None:
         for offer in found.offers:
             if offer.command in waiting.answers:
-                named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in offer.choices)
-                picks += [(offer, c) for c in offer.choices  # one Parry per weapon: the unnamed one is the first's
-                          if not (named and c.args.get("defense") == "parry" and not c.args.get("weapon"))]
+                picks += [(offer, c) for c in _each_once(offer.choices)]
         return picks
     if state.ending is not None:
         return [(o, o.choices[0]) for o in found.offers if o.command == "reveal_seed" and o.choices]
@@ -162,25 +161,45 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
     return [(o, o.choices[0]) for o in found.offers if o.command == "roll_initiative" and o.choices]
 
 
+def _each_once(choices: tuple[Choice, ...]) -> list[Choice]:
+    """The choices, each once: a Parry not naming its weapon is the first weapon's, listed by name beside it."""
+    named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in choices)
+    return [c for c in choices if not (named and c.args.get("defense") == "parry" and not c.args.get("weapon"))]
+
+
 def _dice(rolls: tuple[DiceRoll, ...]) -> str:
     return "; ".join(f"{r.roller}'s {r.purpose.replace('_', ' ')}: " + ", ".join(f"{d.pool} d{d.sides}"
                                                                                   for d in r.dice) for r in rolls)
 
 
-def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
-    """The ``omen do`` lines of the likely choices (at most :data:`NEXT`); one that rolls dice carries ``--seed``
-    when the seed is known and printable, else a comment naming the faces it needs."""
+#: What a ``next:`` line says of the seed of a seeded fight that is not known here.
+GM_SEED = "the seed is the GM's: give it with --seed (or set OMEN_SEED)"
+
+
+def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown | None,
+                  fight: str | None = None) -> list[str]:
+    """The ``omen do`` lines of the likely choices (at most :data:`NEXT`), with ``--fight`` when ``fight`` is given
+    (a store holding several). One that needs a seeded fight's seed (dice it rolls, or the seed revealed) carries
+    ``--seed`` with the seed when it is known and printable; nothing when it comes from OMEN_SEED; when it is not
+    known here, ``--seed HEX`` and a comment saying whose the seed is (and for dice, that the faces do too).
+    One that rolls the table's dice has a comment naming the faces it needs."""
     lines = []
+    seeded = found.dice == "seeded" or state.seed_commitment is not None
     for offer, choice in _likely(found, state)[:NEXT]:
         command: dict[str, Any] = {"command": offer.command, **choice.args}
         text = json.dumps(command, separators=(",", ":"))
-        line = f"omen do {shlex.quote(log)} {shlex.quote(text)}"
+        line = f"omen do {shlex.quote(log)} {shlex.quote(text)}" + (f" --fight {shlex.quote(fight)}" if fight else "")
         rolls = bool(choice.dice or choice.may_roll)
-        if rolls and found.dice == "seeded" and seed is not None:
+        faces = f"\"dice\": the faces of {_dice(choice.dice)}" + (
+            f"; then perhaps {_dice(choice.may_roll)}" if choice.may_roll else "")
+        if seeded and (rolls or offer.command == "reveal_seed") and seed is not None:
             line += f" --seed {seed.hex}" if seed.printed else ""
+        elif seeded and offer.command == "reveal_seed":
+            line += f" --seed HEX   # {GM_SEED}"
+        elif seeded and rolls:
+            line += f" --seed HEX   # {GM_SEED}; or, for the table's dice, leave it out and add {faces}"
         elif rolls:
-            line += f"   # add \"dice\": the faces of {_dice(choice.dice)}" + (
-                f"; then perhaps {_dice(choice.may_roll)}" if choice.may_roll else "")
+            line += f"   # add {faces}"
         lines.append(line)
     return lines
 
@@ -189,25 +208,27 @@ def odds_summary(offer: Offer) -> list[str]:
     """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss (and
     whether a miss would remove a crit); nothing for an offer without odds."""
     shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
-             f"{c.odds.miss}" for c in offer.choices if not isinstance(c.odds, msgspec.UnsetType)]
+             f"{c.odds.miss}" for c in _each_once(offer.choices) if not isinstance(c.odds, msgspec.UnsetType)]
     crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
     return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
         if shown else []
 
 
-def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | None) -> list[str]:
+def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | None,
+                 fight: str | None = None) -> list[str]:
     """``omen status``'s short default: where, awaited (with the exact odds of each answer to an Active Defense),
-    a line per combatant, ``next:`` and the head."""
+    a line per combatant, ``next:`` and the head; the commands it prints name ``fight`` if it is given (a store
+    holding several)."""
     lines = [_where(found, state), _awaited(found, state)]
     if found.waiting is not None:
         lines += [f"  {line}" for o in found.offers if o.command in found.waiting.answers for line in odds_summary(o)]
     order = [*state.order, *(w for w in state.combatants if w not in state.order)]
     lines += [combatant_line(found, state, who) for who in order]
-    commands = next_commands(found, state, log, seed)
+    commands = next_commands(found, state, log, seed, fight)
     if commands:
-        needs = found.dice == "seeded" and seed is None and any("# add" in c for c in commands)
-        lines.append("next:" + (" (this seeded fight's seed is not known here: give --seed HEX or set OMEN_SEED "
-                                "to roll with it, or the faces)" if needs else ""))
+        needs = seed is None and any(GM_SEED in c for c in commands)
+        lines.append("next:" + (" (this seeded fight's seed is not known here: replace HEX with it)" if needs else ""))
         lines += [f"  {c}" for c in commands]
-    lines.append(f"head {found.head}  (omen status {shlex.quote(log)} --all lists every command accepted now)")
+    chosen = f" --fight {shlex.quote(fight)}" if fight else ""
+    lines.append(f"head {found.head}  (omen status {shlex.quote(log)}{chosen} --all lists every command accepted now)")
     return lines

@@ -134,8 +134,12 @@ class FacesNeeded(DiceError, BadInput):
         self.needed, self.given, self.then = list(needed), given, list(then)
         count = sum(len(r.pool) for r in self.needed)
         more = f"; then, depending on the dice: {describe_dice(self.then)}" if self.then else ""
-        super().__init__(f"this command rolls {count} dice and {given} face(s) were given; give the faces in "
-                         f"the command's dice, in this order (C29): {describe_dice(self.needed)}{more}")
+        # too few faces: the faces given decide which rolls follow, so the count is of the rolls they lead to (up
+        # to the first they do not reach, and those rolled whatever the faces); faces for those may lead to more
+        rolls = (f"this command rolls {count} dice and {given} face(s) were given" if not given else
+                 f"this command rolls at least {count} dice as the {given} face(s) given fall")
+        super().__init__(f"{rolls}; give the faces in the command's dice, in this order (C29): "
+                         f"{describe_dice(self.needed)}{more}")
 
 
 class SurplusFaces(DiceError, BadInput):

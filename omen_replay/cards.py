@@ -506,6 +506,10 @@ class CardBuilder(Visitor):
                  else decl.who if isinstance(decl, (MovementDeclared, AbilityUsed)) else
                  decl.who or "" if isinstance(decl, MomentReached) else "")
         reaction = getattr(decl, "reaction", None) or ""
+        explained = self._explained(lambda: self.known.action(draft.owned))
+        healed = _healing(explained)  # an ability's heal (C37): its amount term by term, and what it restored
+        rolls += [roll for roll, _ in healed]
+        verdicts += [verdict for _, verdict in healed]
         return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
                     headline=_headline(first_lines, first.seq), actor=actor,
                     reaction=reaction.replace("_", " "), reacting_to=getattr(decl, "reacting_to", None),
@@ -517,8 +521,7 @@ class CardBuilder(Visitor):
                     verdicts=tuple(verdicts), damage=tuple(damage), resources=tuple(resources),
                     conditions=tuple(conditions), story=story, undone=draft.seq in self.known.voided,
                     settled=any(isinstance(rec.event, (ActionSettled, ActionCancelled)) for rec, _ in draft.owned),
-                    explanation=self._explained(
-                        lambda: self.known.action(draft.owned)))
+                    explanation=explained)
 
     def _single_card(self, rec: StoredEvent, before: FightState, story: tuple[Line, ...],
                      dice: dict[int, tuple[Die, ...]], voided: bool, first: int) -> Card:
@@ -583,6 +586,24 @@ class CardBuilder(Visitor):
                                    total=event.terms.raw),
                           steps=steps, final=event.final, target=event.target, target_name=self._name(event.target),
                           resource=event.resource, overflow=event.overflow)
+
+
+def _healing(explained: Explanation | None) -> list[tuple[Roll, Verdict]]:
+    """Each heal an ability's explanation shows (C37): its amount as a roll (``4 (d6) + 1 flat = 5``) and what it
+    restored (``HEALED``: the HP it restored, or 0 at the sheet's HP)."""
+    if explained is None:
+        return []
+    found = []
+    heals = [p for p in explained.parts if p.name.endswith("'s healing")]
+    for part in heals:
+        terms = tuple(RollTerm(int(face), "heal", f"d{t.label.rsplit('d', 1)[-1]}") for t in part.terms
+                      if t.origin == "dice" for face in t.source.split(" + ")) + \
+            tuple(RollTerm(t.value, "flat") for t in part.terms if t.origin != "dice" and t.value)
+        said = next((v for v in explained.verdicts if v.startswith(f"{part.name} ({part.total}) restores")), "")
+        restored = said.split(" restores ", 1)[1] if said else ""
+        found.append((Roll(name=part.name, terms=terms, total=part.total),
+                      Verdict(label="HEALED", numbers=restored, rule="C37")))
+    return found
 
 
 def _headline(lines: tuple[Line, ...], seq: int) -> str:
@@ -669,7 +690,12 @@ def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
     names = list(t.ability_sources or ("rage",) * len(t.ability_dice))
     if len(added) == len(names):
         names = [f"d{d.sides} {name}" for d, name in zip(added, names, strict=True)]
-    return _kept(_card_terms(t.terms(), {"damage_dice": [die], "ability_die": names}))
+    formula = t.terms()
+    terms = _card_terms(formula, {"damage_dice": [die], "ability_die": names})
+    at = next((i for i, x in enumerate(formula) if x.kind == "damage_dice"), None)
+    if at is not None and len(own) > 1 and sum(d.face for d in own) == terms[at].value:  # 2d6: each die its own
+        terms[at:at + 1] = [RollTerm(d.face, terms[at].label, f"d{d.sides}") for d in own]
+    return _kept(terms)
 
 
 def _round(seq: int, number: int, state: FightState, voided: bool) -> RoundSummary:

@@ -801,8 +801,9 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
             case _:
                 if (also := _also_told(rec.event, seq=rec.seq)) is not None:
                     verdicts.append(also)
-    verdicts += [f"the healing rolled ({amount}) restores no HP: the one it heals is at its sheet's HP already "
-                 "(healing never goes above it)" for amount in healing.rolled]
+        verdicts += healing.said()
+    verdicts += [f"{name} ({amount}) restores 0 HP: the one it heals is at its sheet's HP already (healing never "
+                 "goes above it)" for name, amount in healing.rolled]
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
@@ -813,7 +814,13 @@ class _Healing:
 
     def __init__(self) -> None:
         self.heals: list[tuple[str, Heal]] = []  # the heals of the ability used or answered with, not yet met
-        self.rolled: list[int] = []  # the healing rolls not yet seen to restore HP
+        self.rolled: list[tuple[str, int]] = []  # the heals rolled (part name, amount) not yet seen to restore HP
+        self.told: list[str] = []  # what the last event showed of a heal, to say as a verdict
+
+    def said(self) -> list[str]:
+        """What the heals have restored since last asked, as verdicts."""
+        told, self.told = self.told, []
+        return told
 
     def see(self, rec: StoredEvent, state: FightState) -> Part | None:
         """The part of a heal this event shows the amount of, if it does."""
@@ -821,14 +828,18 @@ class _Healing:
             case AbilityUsed(who=who, ability=ability) | DecisionAnswered(who=who, decision=ability):
                 self.heals = _heals(state, who, ability)
             case DiceRolled(purpose="healing", dice=dice) if dice:
-                self.rolled.append(sum(d.face for d in dice))
                 found = next((i for i, (_, h) in enumerate(self.heals) if h.dice is not None
                               and (h.dice.count, h.dice.sides) == (len(dice), dice[0].sides)), None)
-                if found is not None:
-                    return _heal_part(self.heals.pop(found), dice)
+                part = _heal_part(self.heals.pop(found), dice) if found is not None else None
+                self.rolled.append((part.name, part.total) if part is not None
+                                   else ("the healing rolled", sum(d.face for d in dice)))
+                return part
             case ResourceChanged(resource="hp", before=was, after=now) if now > was:
                 if self.rolled:
-                    self.rolled.pop(0)
+                    name, amount = self.rolled.pop(0)
+                    if now - was < amount:  # a heal past the sheet's HP: what it restored, and why no more
+                        self.told.append(f"{name} ({amount}) restores {now - was} HP of it: healing never goes "
+                                         f"above the sheet's HP ({now})")
                     return None
                 found = next((i for i, (_, h) in enumerate(self.heals) if h.dice is None), None)
                 if found is not None:  # a heal of a flat amount alone rolls nothing

@@ -44,6 +44,7 @@ from omen_core.events import (
     DecisionOpened,
     DiceRolled,
     DiceSourceChanged,
+    Die,
     Disengaged,
     EngagementChanged,
     EventBase,
@@ -109,6 +110,7 @@ class _Names:
         self.names: dict[str, str] = {}
         self.turn: str | None = None
         self.opening = False  # the first round has started and no turn in it has begun or been skipped yet
+        self.damage_roll: tuple[Die, ...] = ()  # the dice of the last damage roll, for the damage it deals (C25)
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -143,6 +145,8 @@ def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
     dice = ", ".join(f"{d.pool} d{d.sides} \u2192 {d.face}" for d in e.dice)
     again = (f" (rerolls die {e.die} of roll {e.rerolls}: dice counted from 0 as route_damage counts them, rolls by "
              f"their counter; C39: the new face counts)" if e.rerolls is not None and e.die is not None else "")
+    if e.purpose == "damage":
+        names.damage_roll = tuple(d for d in e.dice if d.pool == "damage")
     yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}{again}"
 
 
@@ -295,13 +299,20 @@ def _will_chosen(e: WillConversionChosen, names: _Names) -> Iterator[tuple[LineK
 def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     t = e.terms
     raw = _terms([x for x in t.terms() if x.kind != "damage_dice" or x.value] or t.terms())  # flat: no "0 (dice)"
+    rolled, names.damage_roll = names.damage_roll, ()
+    if len(rolled) > 1 and sum(d.face for d in rolled) == t.dice and not t.ability_dice and t.routed_die is None:
+        sizes = {d.sides for d in rolled}  # a consequence's own damage roll (C25): each die, as 3 + 4 (2d6)
+        pool = f"{len(rolled)}d{sizes.pop()}" if len(sizes) == 1 else "dice"
+        raw = raw.replace(f"{t.dice} die", f"{' + '.join(str(d.face) for d in rolled)} ({pool})", 1)
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
     where = f"{names(e.target)}'s {e.resource.upper()}"
+    rules = "C12, C13"
     if e.overflow:
         where = (f"{names(e.target)}'s WILL, {e.final - e.overflow} of it, and {e.overflow} beyond the Will left "
-                 f"to HP (C31)")
+                 "to HP")
+        rules += ", C31"
     yield "result", (f"  {e.source}: {t.raw} {e.damage_type} ({raw}) {steps} = {e.final} "
-                     f"to {where} (C12, C13)").replace("  =", " =")
+                     f"to {where} ({rules})").replace("  =", " =")
 
 
 def _step(step: str, amount: int) -> str:

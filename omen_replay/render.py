@@ -143,6 +143,11 @@ def _row(name: str, side: str, hp: str, will: str, conditions: dict[str, int], e
     return f"{name} ({side}): HP {hp}, Will {will}{extra}" + (f", {held}" if held else "")
 
 
+def _out(left: str) -> str:
+    """A combatant out of the fight, as ``omen replay`` says it: ``out of the fight: fled (C33)``."""
+    return f"out of the fight: {left} (C33)"
+
+
 def _held(conditions: dict[str, int]) -> list[str]:
     """Conditions with their stacks: ``Fatigued``, ``Exhausted x2``."""
     return [f"{name} x{stacks}" if stacks > 1 else name for name, stacks in conditions.items()]
@@ -195,8 +200,8 @@ class TextWriter:
 
     def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The end state, each combatant, and the audit's verdict."""
-        rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", c.conditions)
-                for c in summary.combatants]
+        rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", c.conditions,
+                            f", {_out(c.left)}" if c.left else "") for c in summary.combatants]
         rerolls = "".join(f"{visible(line)}\n" for line in _notices(report))
         self.out.write("\n" + visible(_ending(summary)) + "\n" + "".join(visible(r) + "\n" for r in rows) + rerolls
                        + visible(_verdict(report)) + "\n")
@@ -252,7 +257,8 @@ class MarkdownWriter:
     def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The end state as a table, and the audit's verdict."""
         rows = [f"| {_md(c.name)} | {_md(c.side)} | {c.hp}/{c.hp_max} | {c.will}/{c.will_max} | "
-                f"{_md(', '.join(_held(c.conditions))) or '-'} |" for c in summary.combatants]
+                f"{_md(', '.join([*_held(c.conditions), *([_out(c.left)] if c.left else [])])) or '-'} |"
+                for c in summary.combatants]
         self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
                        "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"
                        + "".join(r + "\n" for r in rows)

@@ -187,3 +187,19 @@ def test_verify_doc_names_every_rule_a_finding_may_carry() -> None:
     own = {rule for rule in named if not re.match(r"(C\d+|§)", rule)}
     assert own >= {"chain", "content", "re-decision", "roll primitive"}
     assert sorted(rule for rule in own if f"`{rule}`" not in section) == []
+
+
+def test_stores_doc_tells_the_tables_schema_version_from_the_events() -> None:
+    """docs/stores.md gives the tables' schema version `omen db init` reports and the event schema version, each
+    with its value, and describes every version of the tables (it said this omen writes version 3)."""
+    from omen_core.events import SCHEMA_VERSION as EVENTS
+    from omen_core.store.postgres import MIGRATIONS
+    from omen_core.store.postgres import SCHEMA_VERSION as TABLES
+
+    text = " ".join((ROOT / "docs" / "stores.md").read_text().split())
+    assert f"this omen's is `omen_core.store.postgres.SCHEMA_VERSION` ({TABLES})" in text
+    assert f"(\"omen's tables are at schema version {TABLES}\")" in text
+    assert f"`omen_core.events.SCHEMA_VERSION`, also {EVENTS} today" in text
+    described = text.split("The tables' versions:")[1].split("Opening a database")[0]
+    assert sorted(MIGRATIONS) == list(range(1, TABLES + 1))
+    assert all(f"{n} " in described for n in MIGRATIONS) and f"; {TABLES} adds" in described

@@ -622,6 +622,18 @@ class TestIdempotencyKeys:
         assert other.exit_code == 2 and "was given to another command at seq" in other.stderr
         assert (writable / "demo.jsonl").read_bytes() == before
 
+    def test_a_retry_by_another_name_is_the_same_command(self, writable: Path) -> None:
+        """The key names the command; --by is only for the record: a retry with another --by is found done (it
+        was refused "given to another command"), appends nothing and says who the command is recorded as given by."""
+        assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "b",
+                    "--by", "gm").exit_code == 0
+        before = (writable / "demo.jsonl").read_bytes()
+        again = omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "b", "--by", "alice")
+        assert again.exit_code == 0, said(again)
+        assert "nothing appended now (recorded as given by 'gm'; --by 'alice' now changes nothing: --by is only " \
+               "for the record)" in said(again)
+        assert (writable / "demo.jsonl").read_bytes() == before
+
     def test_the_audit_decides_a_keyed_command_again(self, writable: Path) -> None:
         """A command carrying its key verifies clean: the key is recorded, not ruled on."""
         assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "v").exit_code == 0

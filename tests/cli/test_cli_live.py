@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -190,14 +191,32 @@ class TestStatus:
         """C7, C8: Kael's 10 against Vesh's base 5 (a gap of 5). Vesh's Dodge (AGI d8 + 2) needs 3 or more: 6
         faces of 8, 3/4; her Parry with the finesse knife (AGI d8 + 2, Parry Rating 1) needs 2: 7/8; declining
         never misses. Kael's FCS 2 + 1 against Vesh's RES 3 + 1 is no crit, so no crit to remove. `omen status
-        --json` gives each answer's odds, the text one line of them."""
+        --json` gives each answer's odds, the text one line of them, each choice once (the Parry not naming its
+        weapon is the knife's)."""
         offer = next(o for o in status_json(window_log)["offers"] if o["command"] == "answer_active_defense")
         odds = {(c["args"].get("defense"), c["args"].get("weapon")): c["odds"] for c in offer["choices"]}
         assert odds[None, None] == {"needs": 5, "miss": "0", "crit": False, "removes_crit": "0"}
         assert odds["dodge", None] == {"needs": 3, "miss": "3/4", "crit": False, "removes_crit": "0"}
         assert odds["parry", "knife"] == {"needs": 2, "miss": "7/8", "crit": False, "removes_crit": "0"}
         shown = text(omen("status", str(window_log)))
-        assert "odds of a miss: decline 0, dodge 3/4, parry 7/8, parry knife 7/8" in shown
+        assert "odds of a miss: decline 0, dodge 3/4, parry knife 7/8 ▶" in shown  # each choice once
+
+    def test_all_names_the_arguments_left_to_the_caller_and_what_tells_dice_apart(self, turn_log: Path) -> None:
+        """`omen status --all` prints an offer's free arguments (`call_save`'s required `effect`, refused without
+        it) and note, as --json has them, and names the two sets of dice of `call_save` by the `action_cost` that
+        tells them apart (both read "saver=vesh"), in round 2 on Kael's turn, the two engaged."""
+        played(turn_log, {"command": "engage", "who": "kael", "others": ["vesh"]},
+               {"command": "end_turn", "who": "kael"}, {"command": "end_turn", "who": "vesh"})
+        shown = [line.strip() for line in omen("status", str(turn_log), "--all").stdout.splitlines()]
+        at = shown.index("call_save (the effect's cost in Actions (action_cost); C15, C25) saver: vesh")
+        assert shown[at + 1:at + 5] == [
+            "give effect: the effect that calls for the save: save and against attributes, spell, action_cost, "
+            "on_success / on_failure consequences (C25)",
+            "note: the choices show the effect with action_cost 1 and 0; any effect may be given",
+            "dice (effect.action_cost=(default)): none",
+            "dice (effect.action_cost=0): vesh's save (save d8); kael's save (save d6)"]
+        assert "may give situational: claimed situational modifiers: {high_ground: bool, encircled: {attackers, " \
+               "defenders}} (C26, C27)" in shown
 
     def test_json_waiting_names_an_interrupt(self, interrupt_log: Path) -> None:
         """An Interrupt window is answered by react or pass_reaction, by the combatant offered it."""
@@ -365,6 +384,30 @@ class TestDoRefusals:
             "for the seed given (--seed) to match; leave it out")
         assert runner.invoke(app, ["status", str(turn_log)], env={"OMEN_SEED": "00" * 16}).exit_code == 0
 
+    def test_too_few_faces_count_the_dice_they_lead_to_as_a_floor(self, interrupt_log: Path) -> None:
+        """C24, C29: Vesh's Interrupt given 3 faces (1, 1 to hit, Kael's 8 to defend: a miss) leads on to Kael's
+        attack; the count is a floor, the same words given 3 faces or 5 (it said "rolls 5 dice" and then, given
+        5, "rolls 6")."""
+        react = {"command": "react", "who": "vesh", "weapon": "knife"}
+        three = refused(interrupt_log, {**react, "dice": [1, 1, 8]})
+        assert three.startswith("omen: error: this command rolls at least 5 dice as the 3 face(s) given fall; ")
+        assert three.endswith("kael's hit: primary d8, fcs d6; then, depending on the dice: vesh's base defense: "
+                              "res d6")
+        five = refused(interrupt_log, {**react, "dice": [1, 1, 8, 2, 2]})
+        assert five.startswith("omen: error: this command rolls at least 6 dice as the 5 face(s) given fall; ")
+
+    def test_a_value_outside_a_fixed_few_names_them_and_the_closest(self, turn_log: Path) -> None:
+        """A field that takes one of a fixed few (a reason to leave, a defense, a save's attribute) refused names
+        every value it takes, and the one meant when the value given is close to it."""
+        said = refused(turn_log, {"command": "leave_fight", "who": "vesh", "reason": "ran"})
+        assert said == "omen: error: the command:1: Invalid enum value 'ran'; one of: dead, fled, yielded (at $.reason)"
+        said = refused(turn_log, {"command": "answer_active_defense", "defender": "vesh", "defense": "doge"})
+        assert said.endswith("Invalid enum value 'doge'; one of: block, dodge, parry (did you mean 'dodge'?) "
+                             "(at $.defense)")
+        said = refused(turn_log, {"command": "call_save", "caller": "kael", "saver": "vesh",
+                                  "effect": {"save": "AGIX", "against": "INT"}})
+        assert said.endswith("'AGIX'; one of: AGI, FCS, INT, RES, STR (did you mean 'AGI'?) (at $.effect.save)")
+
     def test_unknown_command_name(self, turn_log: Path) -> None:
         """A command name that does not exist is refused naming the field and the name."""
         said = refused(turn_log, {"command": "fireball", "who": "kael"})
@@ -442,7 +485,7 @@ class TestDoRefusals:
         """With only the Interrupt's faces given, the refusal still names every die still to roll: the rolls the
         faces led to, up to Kael's hit that found none (5 dice), then Vesh's base defense, which depends on them."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
-        assert "rolls 5 dice and 3 face(s) were given" in said and "kael's hit: primary d8, fcs d6" in said
+        assert "rolls at least 5 dice as the 3 face(s) given fall" in said and "kael's hit: primary d8, fcs d6" in said
         assert "then, depending on the dice: vesh's base defense" in said
 
     def test_too_many_faces(self, setup_log: Path) -> None:
@@ -512,6 +555,90 @@ class TestDoRefusals:
         assert not any(int(seq) > 3 for seq in re.findall(r"seq (\d+)", said))
 
 
+class TestNextCommandsRunAsPasted:
+    def test_a_seeded_fight_whose_seed_is_not_known_shows_where_the_seed_goes(self, tmp_path: Path) -> None:
+        """A seeded fight's seed not given here: `next:` prints a command that rolls with `--seed HEX` and says
+        the seed is the GM's (or the faces for the table's dice); after the end, `reveal_seed` likewise (pasted
+        without the seed it failed: "reveal_seed needs the seed")."""
+        log = set_up(tmp_path, "seeded")
+        shown = omen("status", str(log)).stdout
+        assert "next: (this seeded fight's seed is not known here: replace HEX with it)" in shown
+        assert (f"""omen do {log} '{{"command":"roll_initiative"}}' --seed HEX   # the seed is the GM's: give it """
+                """with --seed (or set OMEN_SEED); or, for the table's dice, leave it out and add "dice": the faces """
+                """of kael's initiative: check d6; vesh's initiative: check d8""") in shown
+        played(log, {"command": "end_fight"})
+        shown = omen("status", str(log)).stdout
+        assert (f"""  omen do {log} '{{"command":"reveal_seed"}}' --seed HEX   # the seed is the GM's: give it with """
+                "--seed (or set OMEN_SEED)") in shown.splitlines()
+        pasted = omen("do", str(log), '{"command":"reveal_seed"}', "--seed", SEED)
+        assert pasted.exit_code == 0, pasted.output
+
+    def test_a_store_of_several_fights_names_the_fight_in_every_command(self, tmp_path: Path) -> None:
+        """A directory holding 12 fights: without --fight it is refused naming the first 10 and how many more;
+        `omen status --fight F` prints every `next:` command and its footer with `--fight F`, and the first runs
+        as pasted (it failed: "holds 12 fights; choose one with --fight"); `omen do --fight F`'s footer names it."""
+        store = tmp_path / "fights"
+        store.mkdir()
+        for n in range(12):
+            ran = omen("run", str(write_scenario(tmp_path, fight_id=f"f{n:02}")), "--log", f"{store}/", "--quiet")
+            assert ran.exit_code == 0, ran.output
+        said = " ".join(omen("status", str(store)).stderr.split())
+        assert said == (f"omen: error: {store} holds 12 fights (f00, f01, f02, f03, f04, f05, f06, f07, f08, f09, "
+                        "and 2 more); choose one with --fight")
+        done = omen("do", str(store), json.dumps(INITIATIVE), "--fight", "f03")
+        assert done.exit_code == 0 and done.stdout.splitlines()[-1].endswith(
+            f"(omen status {store} --fight f03 --all lists every command accepted now)")
+        shown = omen("status", str(store), "--fight", "f03").stdout.splitlines()
+        commands = [c.strip() for c in shown[shown.index("next:") + 1:-1]]
+        assert len(commands) == 2 and all(c.split("   #")[0].endswith(" --fight f03") for c in commands)
+        assert commands[1] == f"""omen do {store} '{{"command":"end_turn","who":"kael"}}' --fight f03"""
+        assert shown[-1].endswith(f"(omen status {store} --fight f03 --all lists every command accepted now)")
+        pasted = omen(*shlex.split(commands[1])[1:])
+        assert pasted.exit_code == 0, pasted.output
+
+
+TIE = """[fight]
+id = "tie"
+dice = "manual"
+""" + "".join(f"""
+[[combatants]]
+id = "{who}"
+name = "{who.title()}"
+side = "{side}"
+hp = 10
+attributes = {{ STR = {{ die = "d6" }}, AGI = {{ die = "{die}", bonus = {bonus} }}, INT = {{ die = "d4" }}, \
+RES = {{ die = "d6" }}, FCS = {{ die = "d6" }} }}
+""" for who, side, die, bonus in (("kael", "wardens", "d6", 1), ("brin", "wardens", "d8", 1),
+                                  ("vesh", "raiders", "d6", 0)))
+
+
+class TestWording:
+    def test_an_initiative_tie_costs_nothing_in_words(self, tmp_path: Path) -> None:
+        """C19: Kael and Brin (allies, AGI +1) both at 5: `omen do` and `omen status` say the tie is settled at no
+        cost (they said "costs free")."""
+        (tmp_path / "tie.toml").write_text(TIE)
+        log = tmp_path / "tie.jsonl"
+        assert omen("run", str(tmp_path / "tie.toml"), "--log", str(log), "--quiet").exit_code == 0
+        tied = do(log, {"command": "roll_initiative", "dice": [4, 4, 2]})
+        assert "answer with agree_initiative or roll_off; at no cost" in text(tied) and "costs free" not in text(tied)
+        assert omen("status", str(log)).stdout.splitlines()[1] == (
+            "awaited: Kael, Brin: an initiative tie among allies (C19), with agree_initiative or roll_off; at no cost")
+
+    def test_after_the_end_nobody_has_the_turn(self, turn_log: Path) -> None:
+        """After end_fight `omen status` marks no combatant with the turn and gives none its Action and Movement
+        (Kael kept "▶" and "Action 1 Move 1")."""
+        played(turn_log, {"command": "end_fight"})
+        shown = omen("status", str(turn_log)).stdout
+        assert "▶" not in shown and "Action 1" not in shown
+        assert "  Kael Arden (kael, wardens)  HP 24/24  Will 10/10  BA 2  in hand: longsword, shield" in shown
+
+    def test_replay_steps_names_an_event_the_narrative_leaves_silent(self, turn_log: Path) -> None:
+        """`omen replay --steps` gives each command_issued its seq and command (it printed a bare state line)."""
+        shown = omen("replay", str(turn_log), "--steps").stdout.splitlines()
+        at = shown.index("#4   (command issued: roll_initiative)")
+        assert shown[at + 1].strip().startswith("└ setup |") and not shown[at - 1].strip().startswith("#4")
+
+
 class TestDoOutput:
     def test_do_is_short_unless_asked_for_the_options(self, setup_log: Path, tmp_path: Path) -> None:
         """`omen do` tells what happened, where the fight stands and the head, pointing at `omen status` for
@@ -522,6 +649,16 @@ class TestDoOutput:
         longer = do(setup_log, {"command": "end_turn", "who": "kael"}, "--options")
         assert longer.exit_code == 0, longer.output
         assert "declare_attack" in text(longer) and "the GM:" in text(longer)
+
+    def test_do_sent_to_a_pipe_never_wraps_and_points_at_status_all(self, setup_log: Path) -> None:
+        """Standard output that is not a terminal is never wrapped: the footer, a head and the log's path copy
+        whole from one line, and it names `omen status LOG --all` (the command that lists every command)."""
+        result = do(setup_log, INITIATIVE)
+        assert result.exit_code == 0, result.output
+        footer = result.stdout.splitlines()[-1]
+        assert re.fullmatch(r"head \d+:[0-9a-f]{64}  \(omen status \S+ --all lists every command accepted now\)",
+                            footer), footer
+        assert str(setup_log) in footer
 
     def test_missing_faces_in_a_seeded_fight_point_at_the_seed(self, tmp_path: Path) -> None:
         """In a seeded fight, a command given neither faces nor --seed is refused, and the message says that
@@ -553,6 +690,29 @@ class TestRevealMidFight:
         check = {"command": "static_check", "check": {"who": "kael", "attribute": "FCS"}, "difficulty": 3}
         assert do(log, check, "--seed", SEED).exit_code == 2
         assert do(log, check, "--seed", self.NEXT).exit_code == 0
+
+    def test_a_stale_omen_seed_is_named_with_where_it_was_revealed_and_the_fight_still_shows(
+            self, tmp_path: Path) -> None:
+        """C42: OMEN_SEED still holding the seed revealed mid-fight: `omen do` of a command that rolls nothing
+        goes on with a warning naming OMEN_SEED (it said "--seed"), the seq of the reveal and of the fresh
+        commitment; `omen status` shows the fight with that warning (it exited 2 showing nothing); `--seed` with
+        the spent seed is refused with the same reasons."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        assert do(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", self.NEXT).exit_code == 0
+        why = (f"{log}: OMEN_SEED does not hash to the seed commitment of fight 'ford': it is the seed revealed at "
+               "seq 13, spent (C42); the fight's dice come from the fresh seed committed to at seq 14: give that one")
+        ended = runner.invoke(app, ["do", str(log), json.dumps({"command": "end_turn", "who": "kael"})],
+                              env={"OMEN_SEED": SEED})
+        assert ended.exit_code == 0, ended.output
+        assert " ".join(ended.stderr.split()) == (f"omen: warning: {why}; going on without it (a command that rolls "
+                                                  "dice needs the seed in force or its faces)")
+        shown = runner.invoke(app, ["status", str(log)], env={"OMEN_SEED": SEED})
+        assert shown.exit_code == 0 and "Vesh the Cinder-Hand's turn" in shown.stdout
+        assert " ".join(shown.stderr.split()) == \
+            f"omen: warning: {why.replace('OMEN_SEED', 'the seed given (OMEN_SEED)')}; shown without it"
+        said = refused(log, {"command": "end_turn", "who": "vesh"}, "--seed", SEED)
+        assert said == f"omen: error: {why.replace('OMEN_SEED', '--seed')}"
 
     def test_a_fresh_seed_made_for_you_is_said_once_on_standard_error(self, tmp_path: Path) -> None:
         """C42: without --next-seed, omen do makes the fresh seed and says it once, with what to do with it; with

@@ -104,6 +104,18 @@ class TestCards:
         assert sorted(seqs) == sorted({r.seq for r in records if not isinstance(r.event, CommandIssued)})
         assert len(seqs) == len(set(seqs))
 
+    def test_entries_come_by_first_event_and_a_reaction_card_follows_the_action_it_answered(self) -> None:
+        """The order README.md states: entries by their first event, each card's story in seq order; the card of a
+        reaction comes right after the card of the action it answered, which holds events later than the
+        reaction's (the log is not every event by seq)."""
+        found = [e for e in entries(EMBER)[0] if isinstance(e, Card | Note)]
+        firsts = [e.first if isinstance(e, Card) else min(told(e)) for e in found]
+        assert firsts == sorted(firsts)
+        cards = [e for e in found if isinstance(e, Card)]
+        assert all([line.seq for line in c.story] == sorted(line.seq for line in c.story) for c in cards)
+        answered = [(c, cards[i + 1]) for i, c in enumerate(cards[:-1]) if cards[i + 1].reacting_to == c.seq]
+        assert answered and all(action.last > reaction.last for action, reaction in answered)
+
     def test_undone_actions_are_cards_marked_undone(self) -> None:
         """The attack the GM undid at the Ember Ford is a card, marked undone and not settled, with its events."""
         card = cards_of(EMBER)[84]
@@ -168,3 +180,23 @@ def test_damage_dealt_is_a_damage_line() -> None:
     lines = [d for c in cards_of(EMBER).values() for d in c.damage]
     assert len(lines) == len(dealt) and len({r.seq for r in EMBER if isinstance(r.event, HitDetermined)}) == len(
         [c for c in cards_of(EMBER).values() if any(r.name == "hit" for r in c.rolls)])
+
+
+def test_a_heal_and_a_two_dice_burn_show_every_die() -> None:
+    """C37, C25: Flame Burst's 2d6 (3 and 4) is "3 (d6) + 4 (d6) = 7" on its card (it was "7 (d6)"); Healing
+    Word on Bram at full HP has a card with its amount term by term (3 on the d6 + 1 flat = 4) and what it
+    restored: 0 HP (the card had neither)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from tests.fights import new_fight
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("flame_burst", "healing_word"))
+    fight = new_fight(sheet("orc", side="raiders"), ana, sheet("bram"), faces=[1, 2, 3, 4, 3])
+    fight.execute(UseAbility(who="ana", ability="flame_burst", target="orc"))
+    fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
+    burn, heal = [e for e in entries(fight.events)[0] if isinstance(e, Card)]
+    assert [d.raw.text() for d in burn.damage] == ["3 (d6) + 4 (d6) = 7"]
+    assert [(r.name, r.text()) for r in heal.rolls] == [("Healing Word's healing", "3 (d6) + 1 flat = 4")]
+    assert [(v.label, v.numbers, v.rule) for v in heal.verdicts] == [
+        ("HEALED", "0 HP: the one it heals is at its sheet's HP already (healing never goes above it)", "C37")]

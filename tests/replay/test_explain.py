@@ -333,8 +333,9 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
 
 
 def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
-    """C37: Healing Word on Bram at his full 20 HP (d6 = 3): no HP changes, and explain says the healing rolled
-    restores none, Bram being at his sheet's HP (it said nothing of the heal)."""
+    """C37: Healing Word on Bram at his full 20 HP (d6 = 3): no HP changes, and explain says the healing (3 + 1
+    flat = 4, as its part says) restores 0 HP, Bram being at his sheet's HP (it said "the healing rolled (3)
+    restores no HP" beside a part of 4)."""
     import msgspec
 
     from omen_core.commands import UseAbility
@@ -347,8 +348,9 @@ def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
     fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
     told = explain_records(fight.events, fight.version)
     assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)",
-                             "the healing rolled (3) restores no HP: the one it heals is at its sheet's HP already "
-                             "(healing never goes above it)")
+                             "Healing Word's healing (4) restores 0 HP: the one it heals is at its sheet's HP "
+                             "already (healing never goes above it)")
+    assert [(p.name, p.total) for p in told.parts] == [("Healing Word's healing", 4)]
 
 
 def test_explain_names_the_ability_that_allowed_a_defense_the_table_refuses() -> None:

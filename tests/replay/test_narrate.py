@@ -209,3 +209,29 @@ def test_a_negative_defense_term_reads_as_a_subtraction() -> None:
     fight.defend("ana", None)
     line = next(t.text for t in narrate(fight.events) if "Defense Rating" in t.text)
     assert "+ -" not in line and "- 2 Exposed" in line, line
+
+
+def test_damage_spilling_past_will_cites_its_rules_once() -> None:
+    """C31: damage taken on Will with more than the Will left says where it goes and cites C12, C13 and C31 in one
+    parenthesis (it read "... to HP (C31) (C12, C13)")."""
+    from omen_core.events import DamageResolved, DamageTerms
+    from omen_replay.narrate import _damage, _Names
+
+    names = _Names()
+    names.names["kael"] = "Kael"
+    event = DamageResolved(action=None, target="kael", damage_type="fire", source="Flame Burst",
+                           terms=DamageTerms(dice=7, raw=7), steps=(), final=7, resource="will", overflow=3)
+    assert [text for _, text in _damage(event, names)] == [
+        "  Flame Burst: 7 fire (7 die) = 7 to Kael's WILL, 4 of it, and 3 beyond the Will left to HP (C12, C13, C31)"]
+
+
+def test_a_consequences_damage_of_two_dice_names_each_die() -> None:
+    """C25: Flame Burst's own 2d6 (3 and 4) is told "7 fire (3 + 4 (2d6))" (it said "(7 die)")."""
+    from omen_core.commands import UseAbility
+    from tests.fights import new_fight
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("flame_burst",))
+    fight = new_fight(sheet("orc", side="raiders"), ana, faces=[1, 2, 3, 4])
+    fight.execute(UseAbility(who="ana", ability="flame_burst", target="orc"))
+    assert [line.text for line in narrate(fight.events) if "fire" in line.text] == [
+        "  Flame Burst: 7 fire (3 + 4 (2d6)) = 7 to Orc's HP (C12, C13)"]

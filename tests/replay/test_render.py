@@ -228,3 +228,20 @@ class TestBucketedChart:
         header = page.split('<table class="chart-data">', 1)[1].split("</thead>", 1)[0]
         assert header.count('<th scope="col">') - 1 <= MAX_COLUMNS
         assert "2 rounds a column" in page
+
+
+def test_the_end_says_who_fled_in_every_format() -> None:
+    """C33: a combatant who fled is, in the end state of the text, Markdown and HTML logs, "out of the fight: fled
+    (C33)" as `omen replay` says (the text said only "HP 20/20, Will 10/10", the HTML only "fled")."""
+    from omen_core import Fight, ScriptedDice
+    from tests.sheets import sheet
+
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
+    fight.join(sheet("kael", side="wardens"))
+    fight.join(sheet("vesh", side="raiders"))
+    fight.leave_fight("vesh", "fled")
+    text = render_records(fight.events, "text")
+    assert "\n  Vesh (raiders): HP 20/20, Will 10/10, out of the fight: fled (C33)\n" in text
+    assert "| Vesh | raiders | 20/20 | 10/10 | out of the fight: fled (C33) |" in render_records(fight.events, "md")
+    page = render_records(fight.events, "html")
+    assert re.search(r"<td class=\"num\">10/10</td><td>out of the fight: fled \(C33\)</td></tr>", page)
