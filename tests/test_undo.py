@@ -103,6 +103,23 @@ class TestUndo:
             fight.undo(to_seq=answer_at + 1)
         assert fight.version == version
 
+    def test_undo_to_the_fights_start_and_inside_an_action_name_the_real_rule(self) -> None:
+        """``undo --to 1`` says the fight's start is never undone (it said "seq 1 starts an undo or a redo"); an
+        undo to the answer of an open action names the seq that works: the first of the command that declared it
+        (it said "undo back to where it was declared", whose seq is inside that command)."""
+        fight = new_fight(*duelists(), faces=[6, 1, 1, 2])
+        with pytest.raises(RuleViolation, match=r"seq 1 starts the fight \(fight_started\), which no undo goes back "
+                                                r"to: the fight's start is never undone"):
+            fight.undo(to_seq=1)
+        command_at = fight.version + 1
+        fight.attack("ash", "bo")
+        answer_at = fight.version + 1
+        fight.defend("bo", "dodge")
+        with pytest.raises(RuleViolation, match=rf"undo back to seq {command_at}, where the command that declared it "
+                                                r"starts"):
+            fight.undo(to_seq=answer_at)
+        assert fight.undo(to_seq=command_at).from_seq == command_at
+
     def test_nothing_to_undo(self) -> None:
         """A fight that has only started has nothing to undo."""
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)

@@ -70,10 +70,16 @@ def _checked_target(state: FightState, seq: int, history: History | None) -> int
     if not found.live:
         raise RuleViolation("undo", f"seq {seq} is undone already{hint}")
     if not is_undo_point(found.before, found.event, found.seq, found.batch):
-        if found.seq == found.batch and found.seq > 1 and found.before.pending is not None:
-            raise RuleViolation("undo", f"cannot undo back to seq {seq}: action {found.before.pending.action} is "
-                                        f"in progress there (at '{found.before.step.value}'); undo back to where "
-                                        "it was declared")
+        if found.seq == 1:  # the fight's first event: its start is set-up, never undone
+            raise RuleViolation("undo", f"seq 1 starts the fight (fight_started), which no undo goes back to: the "
+                                        f"fight's start is never undone (omen run starts another fight){hint}")
+        if found.seq == found.batch and found.before.pending is not None:
+            action = found.before.pending.action
+            declared = history.target(action) if history is not None else None
+            start = declared.batch if declared is not None else action  # the command that declared it starts here
+            raise RuleViolation("undo", f"cannot undo back to seq {seq}: action {action} is in progress there (at "
+                                        f"'{found.before.step.value}'); undo back to seq {start}, where the command "
+                                        f"that declared it starts")
         if found.seq == found.batch:  # an undo's or a redo's own batch: taken back with redo, never undone to
             raise RuleViolation("undo", f"seq {seq} starts an undo or a redo, which an undo does not go back to "
                                         f"(redo takes back the last undo){hint}")
