@@ -72,7 +72,7 @@ def _checked_target(state: FightState, seq: int, history: History | None) -> int
     if not is_undo_point(found.before, found.event, found.seq, found.batch):
         if found.seq == 1:  # the fight's first event: its start is set-up, never undone
             raise RuleViolation("undo", f"seq 1 starts the fight (fight_started), which no undo goes back to: the "
-                                        f"fight's start is never undone (omen run starts another fight){hint}")
+                                        f"fight's start is never undone (start another fight instead){hint}")
         if found.seq == found.batch and found.before.pending is not None:
             action = found.before.pending.action
             declared = history.target(action) if history is not None else None
