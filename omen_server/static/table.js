@@ -119,7 +119,23 @@
       const headers = { "Content-Type": "application/json" };
       const token = kept || ($("#setup-token", form) || { value: "" }).value.trim();
       if (token) headers.Authorization = `Bearer ${token}`;
-      const answer = await fetch("/fights", { method: "POST", headers, body: JSON.stringify(body) });
+      // one key for this fight's creation: a request whose answer is lost on the way is sent again with it, and
+      // the server answers with the fight it made rather than making another (docs/server.md, Idempotency-Key)
+      headers["Idempotency-Key"] = Array.from(crypto.getRandomValues(new Uint8Array(16)),
+        (b) => b.toString(16).padStart(2, "0")).join("");
+      let answer = null;
+      for (let attempt = 1; answer === null; attempt += 1) {
+        try {
+          answer = await fetch("/fights", { method: "POST", headers, body: JSON.stringify(body) });
+        } catch (error) {
+          if (attempt >= 3) {
+            out.textContent = `The server did not answer (${error.message}); try again.`;
+            return;
+          }
+          out.textContent = "The server did not answer; trying again…";
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
       if (!answer.ok) {
         out.textContent = await problemText(answer);
         return;

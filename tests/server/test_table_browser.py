@@ -7,6 +7,7 @@ Chromium): then a missing browser fails. Screenshots (1280 px and 390 px wide) g
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -74,15 +75,16 @@ def fill_faces(form: Any, high: str) -> None:
 
 
 def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked), sees it listed at
-    once by its title, and makes a player seat; the server dies while another on the same store appends, and both
-    pages catch up once it is back, without reloading; the GM types in physical dice for initiative and an attack,
-    the player answers the Active Defense from its own page (by the keyboard), the GM plays on with the server's
-    dice, undoes a command with a reason and redoes it, ends the fight, reveals the seed (the badge says it
-    verifies) and publishes; both pages show the same head, round, turn and decision throughout, the player's DOM
-    never holds a GM-only value, no console error and no request outside the server; the published log verifies
-    against the head the player's page showed; at 390 px nothing overflows sideways, and a dark colour scheme turns
-    the page dark."""
+    """A GM page sets up a fight (a bundled sheet and a pasted one with GM-only values marked; the first answer to its
+    creation lost on the way back, the page sends it again with the same Idempotency-Key and gets the one fight
+    made), sees it listed at once by its title, and makes a player seat; the server dies while another on the same
+    store appends, and both pages catch up once it is back, without reloading; the GM types in physical dice for
+    initiative and an attack, the player answers the Active Defense from its own page (by the keyboard), the GM
+    plays on with the server's dice, undoes a command with a reason and redoes it, ends the fight, reveals the seed
+    (the badge says it verifies) and publishes; both pages show the same head, round, turn and decision throughout,
+    the player's DOM never holds a GM-only value, no console error and no request outside the server; the published
+    log verifies against the head the player's page showed; at 390 px nothing overflows sideways, and a dark colour
+    scheme turns the page dark."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -101,9 +103,31 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 gm.fill("#setup-title", "Kael and Vesh at the ford")
                 gm.uncheck("input[name=sheet][value=vesh]")
                 gm.fill("#setup-json", json.dumps(vesh))
-                gm.click("text=Create the fight")
+                lost: list[str] = []
+
+                def lose_the_first_answer(route: Any) -> None:
+                    """The first creation reaches the server, but its answer is lost on the way back."""
+                    if lost:
+                        route.continue_()
+                        return
+                    lost.append(str(route.request.headers.get("idempotency-key")))
+                    route.fetch()
+                    route.abort()
+
+                gm.route(f"{origin}/fights", lose_the_first_answer)
+                before = len(watch.errors)
+                with gm.expect_request(lambda r: r.url == f"{origin}/fights" and r.method == "POST"
+                                       and bool(lost)) as sent_again:
+                    gm.click("text=Create the fight")
+                assert re.fullmatch(r"[0-9a-f]{32}", lost[0]) and sent_again.value.headers["idempotency-key"] == lost[0]
                 link = gm.locator("#gm-link")
                 expect(link).to_be_visible()
+                gm.unroute(f"{origin}/fights")
+                errors = watch.errors[before:]  # the lost answer's own failure, and only it, is expected
+                assert errors and all("ERR_FAILED" in e for e in errors), errors
+                del watch.errors[before:]
+                expect(link).to_be_visible()
+                expect(gm.locator("#fights li")).to_have_count(1)  # one fight made, though its creation was sent twice
                 made = gm.locator("#fights li").first  # the new fight is listed at once, by its title
                 expect(made.locator("strong")).to_have_text("Kael and Vesh at the ford")
                 assert made.locator("code").inner_text() == made.get_attribute("data-fight")
