@@ -148,10 +148,13 @@ def _broken(directory: Path, what: str, details: tuple[str, ...] = ()) -> Fixtur
 
 
 def _read(directory: Path, name: str) -> bytes | FixtureResult:
-    """A fixture file's bytes, read with bounds (a device or a pipe is refused at once, never read: a broken
-    fixture), or the broken fixture it makes."""
+    """A fixture file's bytes, read with bounds (a device or a pipe is refused at once, never read; a symbolic link
+    out of the fixture's folder is not followed: a broken fixture), or the broken fixture it makes."""
     where = directory / name
     try:
+        out = _link_out(directory, name, "read through it (remove the link)")
+        if out is not None:  # a link out of the fixture's folder is never followed
+            return _broken(directory, out)
         return read_bounded(where, MAX_FIXTURE_BYTES)
     except ContentError as exc:
         return _broken(directory, f"{where} cannot be read ({exc.reason.removeprefix('cannot read the file: ')})")
@@ -238,6 +241,17 @@ def _unsound(directory: Path, recorded: list[StoredEvent], error: OmenError) -> 
     return _broken(directory, f"{directory / 'fight.jsonl'} cannot be replayed ({why})", (*shown, *more))
 
 
+def _link_out(directory: Path, name: str, refused: str) -> str | None:
+    """Why the fixture's file ``name`` is not followed, if it is a symbolic link out of the fixture's folder
+    (``refused``: what omen does not do through it); None otherwise (docs/stores.md: no command follows a
+    symbolic link out)."""
+    path = directory / name
+    real = Path(os.path.realpath(path))
+    if path.is_symlink() and real.parent != Path(os.path.realpath(directory)):
+        return f"{path} is a symbolic link to {real}, outside the fixture's folder {directory}: omen does not {refused}"
+    return None
+
+
 def _own_file(directory: Path, name: str) -> Path:
     """Where a fixture's file ``name`` is written: the file in ``directory`` itself, or what a symbolic link there
     names inside the same folder; a link leading out of the folder, or something there that is not a regular
@@ -245,9 +259,9 @@ def _own_file(directory: Path, name: str) -> Path:
     (docs/stores.md: no command follows a symbolic link out)."""
     path = directory / name
     real = Path(os.path.realpath(path))
-    if path.is_symlink() and real.parent != Path(os.path.realpath(directory)):
-        raise BadInput(f"{path} is a symbolic link to {real}, outside the fixture's folder {directory}: omen does "
-                       "not write through it (remove the link, then record again)")
+    out = _link_out(directory, name, "write through it (remove the link, then record again)")
+    if out is not None:
+        raise BadInput(out)
     if os.path.lexists(real) and not real.is_file():
         raise BadInput(f"{path}: {not_regular(os.stat(real).st_mode, 'a fixture')}")
     return real

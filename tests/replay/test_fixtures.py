@@ -234,8 +234,9 @@ def test_a_recording_the_walk_cannot_replay_is_broken_and_the_others_go_on(tmp_p
 @pytest.mark.parametrize("which", ["fight.jsonl", "fingerprint.json"])
 @pytest.mark.parametrize("special", ["device", "fifo"])
 def test_a_device_or_a_pipe_is_broken_at_once(tmp_path: Path, which: str, special: str) -> None:
-    """fight.jsonl or fingerprint.json that is /dev/zero (through a link) or a FIFO nobody writes is BROKEN,
-    unread (it hung, or filled memory): "cannot be read (not a regular file)", exit 2."""
+    """fight.jsonl or fingerprint.json that is /dev/zero (through a link out of the folder) or a FIFO nobody writes
+    is BROKEN, unread (it hung, or filled memory): the link not followed, the FIFO "cannot be read (not a regular
+    file)", exit 2."""
     import os
 
     from typer.testing import CliRunner
@@ -247,11 +248,13 @@ def test_a_device_or_a_pipe_is_broken_at_once(tmp_path: Path, which: str, specia
     (fixture / which).unlink()
     if special == "device":
         (fixture / which).symlink_to("/dev/zero")
+        said = f"{fixture / which} is a symbolic link to /dev/zero, outside the fixture's folder {fixture}: omen " \
+               "does not read through it (remove the link)"
     else:
         os.mkfifo(fixture / which)
+        said = f"{fixture / which} cannot be read (not a regular file)"
     assert check(fixture).problems == (
-        f"{fixture / which} cannot be read (not a regular file): record it again with `omen fixtures record x "
-        f"--dir {fixture.parent}` if its scenario is right",)
+        f"{said}: record it again with `omen fixtures record x --dir {fixture.parent}` if its scenario is right",)
     run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])
     assert run.exit_code == 2 and "BROKEN x" in run.output
 
@@ -282,6 +285,25 @@ def test_record_refuses_a_link_out_of_the_fixture(tmp_path: Path, which: str) ->
     (fixture / which).symlink_to("kept")
     assert CliRunner().invoke(app, ["fixtures", "record", "x", "--dir", str(tmp_path / "fx")]).exit_code == 0
     assert (fixture / "kept").stat().st_size > 0
+
+
+@pytest.mark.parametrize("which", ["fight.jsonl", "fingerprint.json"])
+def test_check_does_not_read_through_a_link_out_of_the_fixture(tmp_path: Path, which: str) -> None:
+    """docs/stores.md (no command follows a symbolic link out): a fixture's fight.jsonl or fingerprint.json that
+    links to a good copy outside its folder is BROKEN, not read (check read through it); a link to a file inside
+    the folder is followed and the fixture passes."""
+    fixture = tmp_path / "fx" / "x"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", fixture)
+    outside = tmp_path / "outside"
+    shutil.move(fixture / which, outside)
+    (fixture / which).symlink_to(outside)
+    result = check(fixture)
+    assert not result.ok and result.problems[0].startswith(
+        f"{fixture / which} is a symbolic link to {outside}, outside the fixture's folder")
+    (fixture / which).unlink()
+    shutil.move(outside, fixture / "kept")
+    (fixture / which).symlink_to("kept")
+    assert check(fixture).ok
 
 
 @pytest.mark.parametrize("name", ["../../victim3", "/abs/victim", "a/b", "..", "."])
