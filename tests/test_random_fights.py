@@ -438,6 +438,23 @@ def _shown(terms: Iterable[Any], value: str = "value", origin: str = "source") -
     return [(getattr(t, value), getattr(t, origin)) for t in terms if getattr(t, value)]
 
 
+#: A damage roll of several dice as the story tells it, a die a term: ``5 + 4 (2d6)``.
+_EACH_DIE = re.compile(r"(\d+(?: \+ \d+)+) \(\d+d\d+\)")
+
+
+def _merged(terms: list[tuple[int, str]], only: str | None = None) -> list[tuple[int, str]]:
+    """Terms with runs of one source (or label; ``only``: that one alone) summed: a damage roll of several dice is
+    shown a die a term (``3 (d6) + 4 (d6)``) where the event records their sum; the totals and the order are what
+    must agree."""
+    out: list[tuple[int, str]] = []
+    for value, source in terms:
+        if out and out[-1][1] == source and (only is None or source == only):
+            out[-1] = (out[-1][0] + value, source)
+        else:
+            out.append((value, source))
+    return out
+
+
 def _named(shown: tuple[int, str], recorded: tuple[int, str]) -> tuple[int, str]:
     """An explained term as the event records it: a modifier named after a condition or an ability is explained
     with that origin (``condition``, ``ability:<name>``) where the event's list says ``situational`` or an
@@ -463,11 +480,17 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
             split = next((t.value for t in part.terms if t.origin == "condition"), 0)
             own = terms_of(split)
             assert sum(t.value for t in part.terms) == part.total == sum(t.value for t in own), part.name
-            assert [_named(o, r) for o, r in zip(_shown(part.terms, origin="origin"), _shown(own), strict=True)] \
-                == _shown(own), (card.seq, part.name)
+            shown, recorded = _merged(_shown(part.terms, origin="origin"), "dice"), _merged(_shown(own), "dice")
+            assert [_named(o, r) for o, r in zip(shown, recorded, strict=True)] == recorded, (card.seq, part.name)
             labels = [t.label for t in own if t.kind in FREE_LABELS and t.value]
             assert labels == [t.label for t in part.terms if t.value and t.label in labels], part.name
-    rolls = list(card.rolls)
+    healed = [r for r in card.rolls if r.name.endswith("'s healing")]  # a heal's roll (C37): its dice and flat
+    faces = [sum(d.face for d in e.dice) for e in events if isinstance(e, DiceRolled) and e.purpose == "healing"]
+    for roll in healed:
+        assert sum(t.value for t in roll.terms) == roll.total, (card.seq, roll.name)
+        assert not any(t.die for t in roll.terms) or sum(t.value for t in roll.terms if t.die) in faces, \
+            (card.seq, roll.name)
+    rolls = [r for r in card.rolls if r not in healed]
     totals = [(e.attack.terms(), e.defense.terms()) for e in events if isinstance(e, HitDetermined)]
     sides = [side.terms() for e in events for side in _roll_totals(e)]
     wanted = [t for pair in totals for t in pair] + sides
@@ -478,8 +501,8 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
     damages = [e for e in events if isinstance(e, DamageResolved)]
     assert len(card.damage) == len(damages)
     for dealt, damage in zip(card.damage, damages, strict=True):
-        assert [(t.value, t.label) for t in dealt.raw.terms if t.value] == [
-            (t.value, CARD_LABELS.get(t.kind, t.label)) for t in damage.terms.terms() if t.value]
+        assert _merged([(t.value, t.label) for t in dealt.raw.terms if t.value]) == _merged([
+            (t.value, CARD_LABELS.get(t.kind, t.label)) for t in damage.terms.terms() if t.value])
         assert [(s.change, s.step) for s in dealt.steps] == [
             (t.value, t.label) for t in damage.mitigation_terms()[1:]]
     story = [line.text for line in card.story]
@@ -494,8 +517,10 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
             text = next(text for text in story if text.startswith(head))
             for t in own:
                 if t.value:
-                    assert f"{abs(t.value)} " in text or f"{abs(t.value)} (" in text, (text, t)
-                    assert STORY_WORDS.get(t.kind, t.label) in text, (text, t)
+                    dice = [sum(map(int, m.group(1).split(" + "))) for m in _EACH_DIE.finditer(text)]
+                    assert f"{abs(t.value)} " in text or f"{abs(t.value)} (" in text \
+                        or (t.kind == "damage_dice" and t.value in dice), (text, t)
+                    assert STORY_WORDS.get(t.kind, t.label) in text or (t.kind == "damage_dice" and dice), (text, t)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
