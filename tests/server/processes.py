@@ -96,6 +96,30 @@ class Server:
                 self.kill()
 
 
+def race(servers: tuple[Server, Server], path: str, body: Any, token: str = ""
+         ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One POST of ``body`` to ``path`` sent to each server at the same instant (a barrier frees both): one must be
+    201 and the other 409; (the winner's answer, the loser's)."""
+    import threading
+
+    start = threading.Barrier(2)
+    answers: list[tuple[int, Any]] = []
+
+    def send(server: Server) -> None:
+        start.wait()
+        answers.append(server.call("POST", path, body, token))
+
+    threads = [threading.Thread(target=send, args=(server,)) for server in servers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(status for status, _ in answers) == [201, 409], answers
+    won = next(answer for status, answer in answers if status == 201)
+    lost = next(answer for status, answer in answers if status == 409)
+    return won, lost
+
+
 def keyed_pairs(servers: tuple[Server, Server], fights: list[tuple[str, str, int]], body: Any,
                 other: Any = None) -> list[tuple[tuple[int, bytes], tuple[int, bytes]]]:
     """For each fight (id, GM token, head), one request with ``body`` (its ``expected_version`` the head) sent at

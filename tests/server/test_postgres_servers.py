@@ -15,7 +15,7 @@ import pytest
 from omen_core.store import PostgresStore
 from omen_server.app import SEAT_TTL
 from tests.postgres import Postgres
-from tests.server.processes import Server, keyed_pairs
+from tests.server.processes import Server, keyed_pairs, race
 from tests.server.test_app import sheet
 from tests.server.test_processes import Stream
 
@@ -100,22 +100,8 @@ def test_two_commands_racing_through_two_servers_give_one_201_and_one_409(two: A
     version; the log holds the winner once."""
     (one, other), url = two
     token, version = _create(one)
-    answers: list[tuple[int, Any]] = []
-    go = threading.Barrier(2)
-
-    def send(server: Server) -> None:
-        go.wait()
-        answers.append(server.call("POST", "/fights/duel/commands",
-                                   {"command": {"command": "roll_initiative"}, "expected_version": version}, token))
-
-    threads = [threading.Thread(target=send, args=(s,)) for s in (one, other)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert sorted(status for status, _ in answers) == [201, 409], answers
-    won = next(body for status, body in answers if status == 201)
-    lost = next(body for status, body in answers if status == 409)
+    won, lost = race((one, other), "/fights/duel/commands",
+                     {"command": {"command": "roll_initiative"}, "expected_version": version}, token)
     with PostgresStore(url) as store:
         assert lost["current_version"] == won["head"]["seq"] == store.version("duel")
 
@@ -310,21 +296,7 @@ def test_two_servers_creating_one_id_at_once_give_one_201_and_one_409_conflict(t
     (one, other), _url = two
     for n in range(5):
         fight_id = f"race{n}"
-        go = threading.Barrier(2)
-        answers: list[tuple[int, Any]] = []
-
-        def send(server: Server, fight_id: str = fight_id, go: threading.Barrier = go,
-                 answers: list[tuple[int, Any]] = answers) -> None:
-            go.wait()
-            answers.append(server.call("POST", "/fights", _duel(fight_id)))
-
-        threads = [threading.Thread(target=send, args=(server,)) for server in (one, other)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-        assert sorted(status for status, _ in answers) == [201, 409], answers
-        lost = next(body for status, body in answers if status == 409)
+        _won, lost = race((one, other), "/fights", _duel(fight_id))
         assert lost["type"] == "/problems/conflict", lost
         assert lost["detail"] == f"a fight {fight_id!r} already exists", lost
 

@@ -22,7 +22,7 @@ import pytest
 
 from omen_core.events import FightStarted
 from omen_core.store import SqliteStore
-from tests.server.processes import ROOT, Server, keyed_pairs
+from tests.server.processes import ROOT, Server, keyed_pairs, race
 from tests.server.test_app import sheet
 
 
@@ -75,22 +75,8 @@ def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers: Any, 
     appended (201), the other refused as stale (409 with the new version); the log holds the winner once."""
     one, two = servers(), servers()
     token, version = create(one)
-    answers: list[tuple[int, Any]] = []
-    go = threading.Barrier(2)
-
-    def send(server: Server) -> None:
-        go.wait()
-        answers.append(server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"},
-                                                                     "expected_version": version}, token))
-
-    threads = [threading.Thread(target=send, args=(s,)) for s in (one, two)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert sorted(status for status, _ in answers) == [201, 409]
-    won = next(body for status, body in answers if status == 201)
-    lost = next(body for status, body in answers if status == 409)
+    won, lost = race((one, two), "/fights/duel/commands",
+                     {"command": {"command": "roll_initiative"}, "expected_version": version}, token)
     assert lost["current_version"] == won["head"]["seq"] == SqliteStore(tmp_path / "events.db").version("duel")
 
 
@@ -104,23 +90,8 @@ def test_two_servers_creating_one_id_at_once_on_sqlite_leave_the_winners_seat_an
 
     one, two = servers(), servers()
     for n in range(5):
-        fight_id, go = f"race{n}", threading.Barrier(2)
-        answers: list[tuple[int, Any]] = []
-
-        def send(server: Server, fight_id: str = fight_id, go: threading.Barrier = go,
-                 answers: list[tuple[int, Any]] = answers) -> None:
-            go.wait()
-            answers.append(server.call("POST", "/fights", {"id": fight_id,
-                                                           "combatants": [sheet("kael"), sheet("vesh")]}))
-
-        threads = [threading.Thread(target=send, args=(s,)) for s in (one, two)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
-        assert sorted(status for status, _ in answers) == [201, 409], answers
-        won = next(body for status, body in answers if status == 201)
-        lost = next(body for status, body in answers if status == 409)
+        fight_id = f"race{n}"
+        won, lost = race((one, two), "/fights", {"id": fight_id, "combatants": [sheet("kael"), sheet("vesh")]})
         assert lost["type"] == "/problems/conflict" and lost["detail"] == f"a fight {fight_id!r} already exists"
         assert one.call("GET", f"/fights/{fight_id}/seat", token=won["gm_token"])[0] == 200
         started = next(iter(SqliteStore(tmp_path / "events.db").read(fight_id))).event
