@@ -52,6 +52,7 @@ from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_faces
 from omen_core.errors import BadInput, OmenError, RuleViolation
 from omen_core.events import (
+    SCHEMA_VERSION,
     AmbushDifficultySet,
     AmbushStarted,
     CombatantJoined,
@@ -442,7 +443,8 @@ class Audit(Visitor):
                 self.findings.append(Finding(seq=rec.seq, rule="format", what=f"schema version "
                                              f"{rec.schema_version} after {self.newest}: a log's versions never go "
                                              "back"))
-            self.newest = max(self.newest, rec.schema_version)
+            if rec.schema_version <= SCHEMA_VERSION:  # a line newer than this omen is one finding (the walk's);
+                self.newest = max(self.newest, rec.schema_version)  # the lines after it compare with the last good
         self.versions.add(rec.schema_version)
         if rec.seq in self.heads and self.heads[rec.seq] != rec.hash:
             self.findings.append(Finding(seq=rec.seq, rule="chain", what="not the head witnessed at this seq",
@@ -479,7 +481,7 @@ class Audit(Visitor):
 
     def end(self, state: FightState) -> None:
         """The last batch, witnessed heads past the end, and the undo re-rolls."""
-        self._flush()
+        self._flush(at_end=True)
         last = self.last
         for seq, digest in sorted(self.heads.items()):
             if last is None or seq > last.seq:
@@ -493,17 +495,22 @@ class Audit(Visitor):
 
     # -- re-decision --------------------------------------------------------------------------------------------
 
-    def _flush(self) -> None:
+    def _flush(self, at_end: bool = False) -> None:
         """Decide the batch's command again; where that does not give the very same events (or the batch records
         no command: a log of schema version 1), recompute each number of the batch event by event, for findings
         that say which number and rule (where it does, those numbers are the rules' own: the same functions on the
-        same state and dice gave them)."""
+        same state and dice gave them). A batch cut short at the log's end (``at_end``: a torn batch, or a store
+        that cannot read on) is not decided again: the rules would go on where the log stops, and the walk's finding
+        says so; its events are recomputed one by one."""
         batch, self.batch = self.batch, None
         if batch is None:
             return
         count = len(self.findings)
-        self._redecide(batch)
-        if len(self.findings) > count or _command_of(batch.records[0].event) is None:
+        first = batch.records[0]
+        torn = at_end and len(batch.records) < first.batch_size  # cut short at the log's end: its torn batch says it
+        if not torn:
+            self._redecide(batch)
+        if torn or len(self.findings) > count or _command_of(first.event) is None:
             for rec, before, turn in batch.held:
                 try:
                     self.findings.extend(self._recompute(rec, before, turn))
@@ -910,7 +917,7 @@ def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[
         yield Finding(seq=records[-1].seq, rule=_RULES.get(_tag(missing), "re-decision"),
                       what=f"the command's events stop short: the rules go on with {_tag(missing)} "
                            f"({len(produced) - len(records)} event(s) missing after this one)",
-                      expected=_tag(missing))
+                      expected=_tag(missing), found="nothing (the batch ends here)")
 
 
 def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
@@ -922,7 +929,7 @@ def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
                  else f"{roller} made no {what} roll after it")
         yield Finding(seq=r.undo.seq, rule="undo", kind=REROLL,
                       what=f"the undo at seq {r.undo.seq} voided {roller}'s {what} roll {voided}; {after}",
-                      expected=voided, found=f"{list(rolled[1])} at seq {rolled[0]}" if rolled else "")
+                      expected=voided, found=f"{list(rolled[1])} at seq {rolled[0]}" if rolled else "no roll after it")
 
 
 def _range_of(info: Walk | None, undo_seq: int) -> range:

@@ -84,8 +84,8 @@ class SqliteStore:
         try:
             self._conn.execute(_LANDMARKS)
             rows = self._conn.execute("SELECT fight_id, seq, line FROM events ORDER BY fight_id, seq")
-            found = [(fight_id, seq) for fight_id, seq, line in rows
-                     if any(tag in bytes(line) for tag in _LANDMARK_TAGS)]
+            found = [(fight_id, seq) for fight_id, seq, line in rows  # (a row that is no BLOB: the reader's)
+                     if isinstance(line, bytes) and any(tag in line for tag in _LANDMARK_TAGS)]
             self._conn.executemany("INSERT OR IGNORE INTO landmarks VALUES (?, ?)", found)
             self._conn.execute("COMMIT")
         except BaseException:
@@ -161,16 +161,17 @@ class SqliteStore:
             if not rows and self._conn.execute("SELECT 1 FROM events WHERE fight_id = ? LIMIT 1",
                                                (fight_id,)).fetchone() is None:
                 raise UnknownFight(fight_id, self._path)
-        return [self._decode(fight_id, seq, bytes(line)) for seq, line in rows]
+        return [self._decode(fight_id, seq, self._blob(seq, line)) for seq, line in rows]
 
     def raw_lines(self, fight_id: str) -> Iterator[bytes]:
         """Each event's stored bytes as a JSON Lines line (newline included), in seq order, undecoded:
         for an audit that reports every problem."""
         with self._lock, db_guard(self._path):
-            rows = self._conn.execute("SELECT line FROM events WHERE fight_id = ? ORDER BY seq", (fight_id,)).fetchall()
+            rows = self._conn.execute("SELECT seq, line FROM events WHERE fight_id = ? ORDER BY seq",
+                                      (fight_id,)).fetchall()
         if not rows:
             raise UnknownFight(fight_id, self._path)
-        return (bytes(line) + b"\n" for (line,) in rows)
+        return (self._blob(seq, line) + b"\n" for seq, line in rows)
 
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none."""
@@ -214,7 +215,7 @@ class SqliteStore:
                                  "ORDER BY seq DESC LIMIT 1", (fight_id,)).fetchone()
         if row is None:
             return 0, None
-        return row[0], self._decode(fight_id, row[0], row[1]).hash
+        return row[0], self._decode(fight_id, row[0], self._blob(row[0], row[1])).hash
 
     def _pages(self, fight_id: str, after_seq: int) -> Iterator[list[tuple[int, bytes]]]:
         """The fight's rows after ``after_seq`` in seq order, ``_CHUNK`` at a time, each page read whole under the
@@ -228,6 +229,11 @@ class SqliteStore:
                                           "LIMIT ?", (fight_id, last, _CHUNK)).fetchall()
             if not rows:
                 return
+            bad = next((i for i, (_, line) in enumerate(rows) if not isinstance(line, bytes)), None)
+            if bad is not None:  # the rows before it, then the row that is no BLOB as the corruption it is
+                if bad:
+                    yield rows[:bad]
+                self._blob(*rows[bad])
             yield rows
             last = rows[-1][0]
             if len(rows) < _CHUNK:
@@ -257,6 +263,15 @@ class SqliteStore:
                                                     "(rows missing)")
             expected += len(rows)
             yield [line for _, line in rows]
+
+    def _blob(self, seq: int, line: object) -> bytes:
+        """A row's ``line`` as the BLOB omen writes; a row whose line is stored as another type (TEXT, INTEGER, REAL,
+        NULL: an edited row, ``UPDATE events SET line = CAST(line AS TEXT)``) is :class:`LogCorrupted` naming it."""
+        if isinstance(line, bytes):
+            return line
+        kind = {str: "TEXT", int: "INTEGER", float: "REAL", type(None): "NULL"}.get(type(line), type(line).__name__)
+        raise LogCorrupted(self._path, seq, f"row seq {seq} holds its line as {kind}, not as the BLOB omen writes "
+                                            "(an edited row)")
 
     def _decode(self, fight_id: str, seq: int, line: bytes) -> StoredEvent:
         """Decode one row's line, checking it is the event its row says it is."""

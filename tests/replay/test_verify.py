@@ -29,6 +29,7 @@ from omen_core.events import (
     SeedCommitted,
     StaticCheckResolved,
     StoredEvent,
+    encode_line,
     seal,
 )
 from omen_replay.demo import run_demo
@@ -446,7 +447,8 @@ class TestUndoAndBranchesAudit:
         assert report.problems == () and report.clean
         # the attack's voided dice (the redone undo voided none for good) are told, nothing else
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == [
-            (attack_undone_at, "[1] at seq 12", ""), (attack_undone_at, "[6, 6] at seq 11", "")]
+            (attack_undone_at, "[1] at seq 12", "no roll after it"),
+            (attack_undone_at, "[6, 6] at seq 11", "no roll after it")]
 
     @pytest.mark.parametrize("dropped", ["ash", "bo"])
     def test_a_dropped_join_before_an_answered_attack_is_reported_not_raised(self, dropped: str) -> None:
@@ -1059,3 +1061,73 @@ def test_a_log_a_newer_omen_wrote_is_refused_not_reported_line_by_line() -> None
         lines.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
     with pytest.raises(NewerLog, match=f"schema version {SCHEMA_VERSION + 1} is newer than {SCHEMA_VERSION}"):
         verify_lines(lines)
+
+
+class TestDamagedEnds:
+    """A log that stops short (a torn batch, a torn tail, a store row it cannot read) or holds a line a newer omen
+    wrote: one finding saying so, not a string of findings that follow from it."""
+
+    def test_a_sqlite_row_stored_as_text_is_a_format_finding_not_a_traceback(self, tmp_path: Path) -> None:
+        """A real SQLite file whose fifth row an edit stored as TEXT (``CAST(line AS TEXT)``) is audited up to it:
+        a format finding naming the row and its type, and the batch it cut short; no TypeError."""
+        import sqlite3
+
+        from omen_core.store import SqliteStore
+        from omen_replay.verify import verify_store
+
+        path = tmp_path / "fights.db"
+        with SqliteStore(path) as store:
+            store.append("audit", seeded_log(), 0)
+            with contextlib.closing(sqlite3.connect(path)) as conn:
+                conn.execute("UPDATE events SET line = CAST(line AS TEXT) WHERE seq = 5")
+                conn.commit()
+            report = verify_store(store, "audit")
+        assert [(f.seq, f.rule, f.what) for f in report.findings] == [
+            (5, "format", "the store cannot read on: row seq 5 holds its line as TEXT, not as the BLOB omen writes "
+                          "(an edited row)"),
+            (4, "batch", "torn batch: the command starting at seq 4 wrote 1 of its 3 events (a crash mid-write; omen "
+                         "repair removes it)")]
+        assert report.events == 4 and report.redecided == 3
+
+    def test_a_torn_batch_is_not_decided_again(self) -> None:
+        """A seeded log cut after the first event of the save's seven-event batch has the one torn-batch finding:
+        the batch is not decided again (its dice ran out where the log stops), its events recomputed one by one."""
+        lines = [encode_line(r) + b"\n" for r in seeded_log()]
+        report = verify_lines(lines[:10])
+        assert [(f.seq, f.rule, f.what) for f in report.findings] == [
+            (10, "batch", "torn batch: the command starting at seq 7 wrote 4 of its 7 events (a crash mid-write; omen "
+                          "repair removes it)")]
+        assert report.redecided == 4
+
+    def test_a_torn_tail_adds_no_re_decision_finding(self) -> None:
+        """The last line cut mid-write: the torn tail and the torn batch it leaves, nothing else."""
+        lines = [encode_line(r) + b"\n" for r in seeded_log()]
+        report = verify_lines([*lines[:12], lines[12][:-40]])
+        assert [(f.seq, f.rule) for f in report.findings] == [(12, "batch"), (13, "format")]
+
+    def test_an_event_missing_at_a_batch_end_says_nothing_was_found(self) -> None:
+        """A re-sealed log without the check's result (the last event of its batch, the batch size made to fit):
+        the re-decision says the rules go on, and that the log has nothing there (not an empty "found")."""
+        report = verify(rechain([r for r in seeded_log() if r.seq != 6]))
+        assert [(f.seq, f.rule, f.expected, f.found) for f in report.findings] == [
+            (5, "C16", "static_check_resolved", "nothing (the batch ends here)")]
+
+    def test_one_line_of_a_newer_schema_mid_log_is_one_finding(self) -> None:
+        """A re-sealed log whose fifth line says schema version SCHEMA_VERSION + 1: one finding at that line; the
+        lines after it are compared with the last version this omen reads, not reported as going back."""
+        from omen_core.events import chain_hash
+
+        lines = [encode_line(rec) + b"\n" for rec in seeded_log()]
+        tail = len(',"hash":""}\n') + 64
+        prev = lines[3][-tail + len(',"hash":"'):-3].decode()
+        forged = lines[:4]
+        for n, line in enumerate(lines[4:], 5):
+            body = re.sub(rb'"prev_hash":"[0-9a-f]{64}"', f'"prev_hash":"{prev}"'.encode(), line[:-tail] + b"}")
+            if n == 5:
+                body = body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(),
+                                    f'"schema_version":{SCHEMA_VERSION + 1}'.encode())
+            prev = chain_hash(prev, body)
+            forged.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
+        assert [(f.seq, f.rule, f.what) for f in verify_lines(forged).problems] == [
+            (5, "format", f"schema version {SCHEMA_VERSION + 1} is newer than {SCHEMA_VERSION}: upgrade omen to read "
+                          "it")]

@@ -3,6 +3,7 @@ table."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -79,6 +80,38 @@ class TestCorruption:
         assert got == events[:1]
         assert (info.value.path, info.value.line) == (str(db), 2)
         assert "does not decode" in info.value.reason
+
+    @pytest.mark.parametrize(("value", "kind"), [("CAST(line AS TEXT)", "TEXT"), ("5", "INTEGER"), ("5.5", "REAL")])
+    def test_a_row_that_is_no_blob_is_log_corrupted_on_every_path(self, store: SqliteStore, db: Path, value: str,
+                                                                   kind: str) -> None:
+        """A row whose line an edit stored as TEXT, INTEGER or REAL (omen writes a BLOB) is LogCorrupted naming the
+        database, the seq and the type, for every reader: read (after the rows before it), read_lines, raw_lines,
+        landmarks (the row is a landmark's) and the next append (the row is the last); never a TypeError."""
+        events = with_landmarks(FIGHT)
+        store.append(FIGHT, events, 0)
+        seq = next(ev.seq for ev in events if isinstance(ev.event, Undone))
+        with closing(raw(db)) as conn:
+            conn.execute(f"UPDATE events SET line = {value} WHERE seq = ?", (seq,))
+            assert conn.execute("SELECT typeof(line) FROM events WHERE seq = ?", (seq,)).fetchone()[0] == kind.lower()
+        reason = f"row seq {seq} holds its line as {kind}, not as the BLOB omen writes (an edited row)"
+        got = []
+        with pytest.raises(LogCorrupted) as info:
+            for ev in store.read(FIGHT):
+                got.append(ev)
+        assert got == events[:seq - 1]
+        assert (info.value.path, info.value.line, info.value.reason) == (str(db), seq, reason)
+        lines: list[bytes] = []
+        with pytest.raises(LogCorrupted, match=re.escape(reason)):
+            for chunk in store.read_lines(FIGHT):
+                lines.extend(chunk)
+        assert lines == [encode_line(ev) for ev in events[:seq - 1]]
+        for call in (lambda: list(store.raw_lines(FIGHT)), lambda: store.landmarks(FIGHT)):
+            with pytest.raises(LogCorrupted, match=re.escape(reason)):
+                call()
+        with closing(raw(db)) as conn:
+            conn.execute("DELETE FROM events WHERE seq > ?", (seq,))
+        with pytest.raises(LogCorrupted, match=re.escape(reason)):
+            store.append(FIGHT, make_events(FIGHT, seq + 1)[seq:], seq)
 
     def test_missing_row_raises_log_corrupted(self, store: SqliteStore, db: Path) -> None:
         """A deleted row (a seq gap) raises LogCorrupted at the seq after the gap."""
