@@ -48,6 +48,7 @@ import msgspec
 
 from omen_core.commands import Command, Join, StartFight
 from omen_core.decide import Target, decided
+from omen_core.decide.flow import DYING_TURN
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_faces
 from omen_core.errors import BadInput, OmenError, RuleViolation
@@ -55,9 +56,11 @@ from omen_core.events import (
     SCHEMA_VERSION,
     AmbushDifficultySet,
     AmbushStarted,
+    BonusActionsRefilled,
     CombatantJoined,
     CommandIssued,
     ContestResolved,
+    CostPaid,
     DamageResolved,
     DiceRolled,
     DiceSourceChanged,
@@ -152,6 +155,11 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     given; ``seed_given``: the auditor's seed, ``--seed``, matched one of them; ``seeded_checked_given``: of the
     dice checked, those drawn under a seed only ``--seed`` gave, the log not revealing it; the rest were checked
     against seeds the log reveals).
+    ``redecided`` counts the batches decided again (set-up events are their own commands), ``event_by_event``
+    those that record no command (schema version 1), audited event by event only; ``audit`` says which the log
+    got, in words: ``"decided again"``, ``"event by event (schema version 1: no commands recorded)"``, or both
+    with how many of each
+    (docs/verify.md says what a re-sealed log of schema version 1 can fake).
     """
 
     fight_id: str
@@ -168,6 +176,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     seeded_checked: int = 0
     seed_given: bool = False
     seeded_checked_given: int = 0
+    event_by_event: int = 0
+    audit: str = ""
 
     @property
     def clean(self) -> bool:
@@ -243,6 +253,7 @@ class _Batch:
         self.records: list[StoredEvent] = [first]
         self.before = before
         self.held: list[tuple[StoredEvent, FightState, str | None]] = []
+        self.by_event = _command_of(first.event) is None  # no command recorded (schema version 1): event by event
 
 
 class _Reroll:
@@ -414,6 +425,11 @@ class Audit(Visitor):
         self.next_turn = 0
         self.switched_at: list[int] = []
         self.walk_info: Walk | None = None
+        self.commands = 0  # batches opened by a recorded command (command_issued), decided again
+        self.by_event = 0  # batches audited event by event only (no command recorded: schema version 1)
+        self.previous: Event | None = None  # the event before this one (for a refill's place, C20)
+        self.refill_due: tuple[int, str] | None = None  # a turn started (seq, whose): its refill comes next (C20)
+        self.costs: dict[tuple[int, str, str, str], int] = {}  # each cost an action paid, and the seq it was paid at
 
     # -- the walk -----------------------------------------------------------------------------------------------
 
@@ -457,6 +473,9 @@ class Audit(Visitor):
             self.faces_left = len(rec.event.command.dice or ()) if isinstance(rec.event, CommandIssued) else 0
         else:
             self.batch.records.append(rec)
+        if self.batch.by_event:
+            self.findings.extend(self._by_event(rec, before, after))
+        self.previous = rec.event
         if rec.seq in self.wanted:
             self.targets[rec.seq] = Target(before=before, event=rec.event, seq=rec.seq, batch=rec.batch, live=True)
         if self.rerolls and type(rec.event) is DiceRolled:
@@ -482,6 +501,7 @@ class Audit(Visitor):
     def end(self, state: FightState) -> None:
         """The last batch, witnessed heads past the end, and the undo re-rolls."""
         self._flush(at_end=True)
+        self.findings.extend(self._refilled(None, state))
         last = self.last
         for seq, digest in sorted(self.heads.items()):
             if last is None or seq > last.seq:
@@ -505,6 +525,7 @@ class Audit(Visitor):
         batch, self.batch = self.batch, None
         if batch is None:
             return
+        self.by_event += batch.by_event
         count = len(self.findings)
         first = batch.records[0]
         torn = at_end and len(batch.records) < first.batch_size  # cut short at the log's end: its torn batch says it
@@ -524,6 +545,7 @@ class Audit(Visitor):
             return
         self.redecided += 1
         first = batch.records[0]
+        self.commands += isinstance(first.event, CommandIssued)
         by = first.event.by if isinstance(first.event, CommandIssued) else ""
         rolls = [r.event for r in batch.records if isinstance(r.event, DiceRolled)]
         history = _Targets(self.targets, self.voided_now)
@@ -616,6 +638,74 @@ class Audit(Visitor):
         elif isinstance(event, Redone):
             self.voided_now.difference_update(_range_of(self.walk_info, event.undo_seq))
         return iter(())
+
+    # -- event by event: what deciding a command again proves, for a batch that records none (schema version 1) --
+
+    def _by_event(self, rec: StoredEvent, before: FightState, after: FightState) -> Iterator[Finding]:
+        """The checks of a batch that records no command (a log of schema version 1), where nothing can be decided
+        again: each event a legal next step of its action (an event of an action that is not in progress, C24),
+        no cost paid twice for one action (C20, C22), a turn's refill where the turn starts and nothing else
+        (C20), and no turn for a Dying combatant (C36). (Each number is recomputed too: :meth:`_recompute`.)"""
+        seq, event = rec.seq, rec.event
+        yield from self._refilled(rec, before)
+        action = getattr(event, "action", None)
+        if isinstance(action, int) and action not in _actions(before) and action not in _actions(after):
+            yield Finding(seq=seq, rule="lifecycle", what=f"a {_tag(event)} of action {action}, which is not in "
+                                                          "progress here (it settled, or was never declared)",
+                          expected=f"an action in progress: {sorted(_actions(before)) or 'none'}", found=str(action))
+        if isinstance(event, CostPaid):
+            key = (event.action, event.who, event.resource, event.purpose)
+            if key in self.costs:
+                yield Finding(seq=seq, rule="C20, C22", what=f"{event.who} pays the {event.purpose} cost of action "
+                                                             f"{event.action} ({event.amount} {event.resource}) a "
+                                                             f"second time (first paid at seq {self.costs[key]})")
+            self.costs.setdefault(key, seq)
+        if self.costs:  # an action settled, cancelled or undone pays afresh if declared again (an undo rewinds ids)
+            going = _actions(after)
+            self.costs = {k: at for k, at in self.costs.items() if k[0] in going}
+        elif isinstance(event, TurnStarted):
+            fighter = before.combatants.get(event.who)
+            if fighter is not None and fighter.dying:  # (worded as the re-decision words it, for a later log)
+                skipped = TurnSkipped(round=event.round, who=event.who, reason=DYING_TURN)
+                yield Finding(seq=seq, rule="C36", what="the rules give turn_skipped here where the log has "
+                                                        "turn_started", expected=_EVENT_JSON.encode(skipped).decode(),
+                              found=_EVENT_JSON.encode(event).decode())
+            self.refill_due = (seq, event.who)
+        elif isinstance(event, BonusActionsRefilled):
+            yield from self._refill_numbers(seq, event, before)
+
+    def _refill_numbers(self, seq: int, event: BonusActionsRefilled, state: FightState) -> Iterator[Finding]:
+        """A refill (C20): at its owner's turn start (or, before the first turn of the fight's first round, when
+        the round starts or a Completely Surprised turn is lost, C21), from the Bonus Actions they had to full."""
+        fighter = state.combatants.get(event.who)
+        full = state.ruleset.economy.bonus_actions if state.ruleset is not None else 0
+        previous = self.previous
+        at_start = isinstance(previous, TurnStarted) and previous.who == event.who
+        if not at_start and not (state.round <= 1 and not state.had_a_turn(event.who)):
+            yield Finding(seq=seq, rule="C20", what=f"{event.who}'s Bonus Actions refilled where {event.who}'s turn "
+                                                    "does not start", expected=f"after {event.who}'s turn_started",
+                          found=f"after {_tag(previous)}" if previous else "first")
+        if fighter is not None:
+            yield from _compare(seq, "C20", f"{event.who}'s Bonus Actions before the refill", fighter.bonus_actions,
+                                event.before)
+        yield from _compare(seq, "C20", f"{event.who}'s Bonus Actions after the refill", full, event.after)
+
+    def _refilled(self, rec: StoredEvent | None, state: FightState) -> Iterator[Finding]:
+        """After a turn started, the next event refills its owner's Bonus Actions when they are not full (C20);
+        ``rec`` None: the log ended."""
+        due, self.refill_due = self.refill_due, None
+        if due is None:
+            return
+        started, who = due
+        event = rec.event if rec is not None else None
+        if isinstance(event, BonusActionsRefilled) and event.who == who:
+            return
+        fighter = state.combatants.get(who)
+        full = state.ruleset.economy.bonus_actions if state.ruleset is not None else 0
+        if fighter is not None and fighter.bonus_actions != full:
+            yield Finding(seq=started, rule="C20", what=f"{who}'s turn starts with {fighter.bonus_actions} Bonus "
+                                                        f"Action(s) of {full}, and no bonus_actions_refilled follows",
+                          expected="bonus_actions_refilled", found=_tag(event) if event is not None else "nothing")
 
     def _turn_expected(self, event: Event, state: FightState) -> str | None:
         """Whose turn the initiative order gives next, for a turn started or skipped (the order moves on)."""
@@ -802,9 +892,12 @@ class Audit(Visitor):
         info = self.walk_info
         undone = info.landmarks.undos if info is not None else ()
         last = self.last
+        audit = _audit_words(self.commands, self.by_event)
+        notes = [*self.notes, f"audited {audit}; docs/verify.md says what a re-sealed log of schema version 1 can "
+                              "fake"] if self.by_event else self.notes
         return Report(fight_id=info.fight_id if info is not None else "", events=self.count,
                       seeded_dice=self.seeds.seeded, seed_revealed=self.seeds.known, findings=tuple(self.findings),
-                      undone=tuple(undone), notes=tuple(self.notes),
+                      undone=tuple(undone), notes=tuple(notes), event_by_event=self.by_event, audit=audit,
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
                       redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),
                       dice=self.started_dice, seeded_checked=self.seeds.checked, seed_given=self.seeds.given_used,
@@ -937,6 +1030,23 @@ def _range_of(info: Walk | None, undo_seq: int) -> range:
         return range(0)
     undo = next((u for u in info.landmarks.undos if u.seq == undo_seq), None)
     return range(undo.from_seq, undo.to_seq + 1) if undo is not None else range(0)
+
+
+def _audit_words(commands: int, by_event: int) -> str:
+    """Which audit a log got: its commands decided again, or (a log of schema version 1, which records no commands)
+    its events checked one by one (its set-up, which is its own command, decided again); a log continued under a
+    later version got both."""
+    if not by_event:
+        return "decided again"
+    if not commands:
+        return "event by event (schema version 1: no commands recorded)"
+    return (f"decided again ({commands} commands) and event by event ({by_event} batches of schema version 1: no "
+            "commands recorded)")
+
+
+def _actions(state: FightState) -> set[int]:
+    """The actions in progress in ``state`` (their ids, as their events carry them)."""
+    return {frame.action for frame in state.stack}
 
 
 def _next_turn(state: FightState) -> int:

@@ -25,13 +25,18 @@ T = TypeVar("T")
 F = TypeVar("F", AttackFrame, SaveFrame, MoveFrame)
 
 __all__ = ["new_fight", "scripted", "present", "pending", "as_", "payloads", "last", "of", "assert_replays",
-           "assert_legal_order", "TURNS_BEFORE_C36", "unsound_turns"]
+           "assert_legal_order", "TURNS_BEFORE_C36", "TURNS_BEFORE_C36_V1", "unsound_turns"]
 
 #: The turns the Dying Brin and Skarn took in the Ember Ford fight as omen recorded it before C36 (the logs kept
 #: under fixtures/formats, versions 3 and 4): the seq of each ``turn_started`` and whose. Deciding those commands
 #: again under today's rules skips each turn instead (C36), so the audit lists each as a finding of the
 #: re-decision; the fight as omen records it today (fixtures/ember-ford) skips them.
 TURNS_BEFORE_C36 = ((220, "brin"), (295, "brin"), (298, "skarn"))
+
+#: The same three turns in the fight as schema version 1 recorded it (fixtures/formats/v1-ember-ford), which records
+#: no commands: the audit checks it event by event, and finds each turn a Dying combatant takes (C36), in the words
+#: the re-decision gives for a later log.
+TURNS_BEFORE_C36_V1 = ((185, "brin"), (249, "brin"), (251, "skarn"))
 
 
 def unsound_turns(problems: tuple[Finding, ...]) -> tuple[tuple[int, str], ...]:

@@ -16,7 +16,7 @@ from omen_core.store import JsonlStore, SqliteStore, open_store
 from omen_core.store.postgres import SCHEMA_VERSION, PostgresStore
 from omen_replay import copy as copying
 from omen_replay.verify import verify_lines
-from tests.fights import TURNS_BEFORE_C36, unsound_turns
+from tests.fights import TURNS_BEFORE_C36, TURNS_BEFORE_C36_V1, unsound_turns
 from tests.postgres import Postgres
 from tests.store.conftest import continue_from, make_events
 
@@ -90,8 +90,9 @@ class TestCopy:
         assert result.exit_code == 0, result.output
         assert back.read_bytes() == log.read_bytes()
         report = verify_lines(back.read_bytes().splitlines(keepends=True))
-        assert unsound_turns(report.problems) == (TURNS_BEFORE_C36 if version in ("v3-ember-ford", "v4-ember-ford")
-                                                   else ())  # those two were recorded before C36
+        before_c36 = {"v1-ember-ford": TURNS_BEFORE_C36_V1, "v3-ember-ford": TURNS_BEFORE_C36,
+                      "v4-ember-ford": TURNS_BEFORE_C36}  # those three were recorded before C36
+        assert unsound_turns(report.problems) == before_c36.get(version, ())
 
     def test_an_identical_fight_is_left_alone(self, tmp_path: Path) -> None:
         """Copying a fight the destination already holds whole writes nothing and says so (exit 0)."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -1131,3 +1133,81 @@ class TestDamagedEnds:
         assert [(f.seq, f.rule, f.what) for f in verify_lines(forged).problems] == [
             (5, "format", f"schema version {SCHEMA_VERSION + 1} is newer than {SCHEMA_VERSION}: upgrade omen to read "
                           "it")]
+
+
+V1_LOG = Path(__file__).resolve().parents[2] / "fixtures" / "formats" / "v1-ember-ford" / "fight.jsonl"
+
+
+def v1_resealed(edit: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> list[bytes]:
+    """The schema-version-1 Ember Ford fixture edited by ``edit`` (its lines as JSON objects) and re-sealed as a
+    careful forger would: seqs renumbered, each run of one original batch made a batch again, every hash
+    recomputed (the unedited log re-sealed this way is its own bytes)."""
+    import hashlib
+    import json
+
+    out = [dict(e, seq=n) for n, e in enumerate(edit([json.loads(line) for line in V1_LOG.read_bytes()
+                                                      .splitlines()]), 1)]
+    for n, e in enumerate(out):
+        runs = n and out[n - 1]["_batch"] == e["batch"]
+        e["_batch"], e["batch"] = e["batch"], out[n - 1]["batch"] if runs else e["seq"]
+    prev, lines = "0" * 64, []
+    for e in out:
+        del e["_batch"], e["hash"]
+        e["prev_hash"] = prev
+        body = json.dumps(e, separators=(",", ":"), ensure_ascii=False).encode()
+        prev = hashlib.sha256(bytes.fromhex(prev) + body).hexdigest()
+        lines.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
+    return lines
+
+
+def _v1_insert_refill(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    copy = dict(log[171], batch=log[98]["batch"])  # vesh's refill (seq 172) in brin's turn, after brin's refill
+    return [*log[:99], copy, *log[99:]]
+
+
+class TestSchemaVersionOne:
+    """A log of schema version 1 records no commands, so nothing can be decided again: it is audited event by event,
+    and the report says so. Each edit below, re-sealed, verified clean before these checks (found by a tester)."""
+
+    def test_the_re_sealer_gives_the_fixture_byte_for_byte(self) -> None:
+        """Re-sealing the unedited fixture gives its own bytes: a forgery below differs only by its edit."""
+        assert b"".join(v1_resealed(list)) == V1_LOG.read_bytes()
+
+    def test_the_fixture_is_audited_event_by_event_and_its_dying_turns_found(self) -> None:
+        """The fixture, recorded before C36, is sound but for the three turns the Dying Brin and Skarn take (the
+        same three the versions 3 and 4 of the fight are found to take, decided again); the report says which audit
+        it got: its 5 set-up batches decided again, its 47 others event by event."""
+        from tests.fights import TURNS_BEFORE_C36_V1, unsound_turns
+
+        report = verify_lines(V1_LOG.read_bytes().splitlines(keepends=True))
+        assert unsound_turns(report.problems) == TURNS_BEFORE_C36_V1
+        assert {f.rule for f in report.problems} == {"C36"}
+        assert (report.redecided, report.event_by_event) == (5, 47)
+        assert report.audit == "event by event (schema version 1: no commands recorded)"
+        assert report.notes[-1] == ("audited event by event (schema version 1: no commands recorded); docs/verify.md "
+                                    "says what a re-sealed log of schema version 1 can fake")
+
+    @pytest.mark.parametrize(("edit", "found"), [
+        (_v1_insert_refill,
+         [(100, "C20", "vesh's Bonus Actions refilled where vesh's turn does not start"),
+          (100, "C20", "vesh's Bonus Actions before the refill"),
+          (173, "C20", "vesh's Bonus Actions before the refill")]),
+        (lambda log: [*log[:266], log[265], *log[266:]],
+         [(267, "C20, C22", "kael pays the attack cost of action 18 (1 action) a second time (first paid at seq "
+                            "266)")]),
+        (lambda log: [*log[:171], *log[172:]],
+         [(171, "C20", "vesh's turn starts with 0 Bonus Action(s) of 2, and no bonus_actions_refilled follows"),
+          (239, "C20", "vesh's Bonus Actions before the refill")]),
+        (lambda log: [*log[:36], log[37], log[36], *log[38:]],
+         [(38, "lifecycle", "a condition_applied of action 1, which is not in progress here (it settled, or was "
+                            "never declared)")]),
+    ], ids=["insert-refill", "dup-cost", "drop-refill", "swap"])
+    def test_a_re_sealed_edit_is_caught_event_by_event(self, edit: Callable[[list[dict[str, Any]]],
+                                                                           list[dict[str, Any]]],
+                                                       found: list[tuple[int, str, str]]) -> None:
+        """A refill copied into another's turn (its ``before`` false), a cost paid twice for one action, a refill
+        dropped from a turn start, a condition moved after its action settled: each an integrity finding naming
+        the seq and rule (C20, C22, the lifecycle), besides the Dying turns the fixture has."""
+        report = verify_lines(v1_resealed(edit))
+        dying = "the rules give turn_skipped here where the log has turn_started"
+        assert [(f.seq, f.rule, f.what) for f in report.problems if f.what != dying] == found
