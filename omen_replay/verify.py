@@ -660,6 +660,7 @@ class Audit(Visitor):
                                                              f"{event.action} ({event.amount} {event.resource}) a "
                                                              f"second time (first paid at seq {self.costs[key]})")
             self.costs.setdefault(key, seq)
+            yield from _affordable(seq, event, before)
         if self.costs:  # an action settled, cancelled or undone pays afresh if declared again (an undo rewinds ids)
             going = _actions(after)
             self.costs = {k: at for k, at in self.costs.items() if k[0] in going}
@@ -1042,6 +1043,24 @@ def _audit_words(commands: int, by_event: int) -> str:
         return "event by event (schema version 1: no commands recorded)"
     return (f"decided again ({commands} commands) and event by event ({by_event} batches of schema version 1: no "
             "commands recorded)")
+
+
+def _affordable(seq: int, event: CostPaid, state: FightState) -> Iterator[Finding]:
+    """A cost its payer has left to pay (C20, C22): Bonus Actions, HP and Will of its own; an Action or a Movement
+    Action of its own turn (one paid off-turn, by a reaction, takes nothing from a turn)."""
+    fighter = state.combatants.get(event.who)
+    if event.resource in ("bonus_action", "hp", "will") and fighter is not None:
+        left = {"bonus_action": fighter.bonus_actions, "hp": fighter.hp, "will": fighter.will}[event.resource]
+    elif event.resource == "action" and state.turn == event.who:
+        left = state.turn_actions
+    elif event.resource == "movement_action" and state.turn == event.who:
+        left = state.turn_movement
+    else:
+        return
+    if event.amount > left:
+        yield Finding(seq=seq, rule="C20, C22", what=f"{event.who} pays {event.amount} {event.resource} for "
+                                                     f"{event.purpose} with {left} left", expected=f"at most {left}",
+                      found=str(event.amount))
 
 
 def _actions(state: FightState) -> set[int]:

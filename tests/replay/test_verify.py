@@ -1194,9 +1194,11 @@ class TestSchemaVersionOne:
           (173, "C20", "vesh's Bonus Actions before the refill")]),
         (lambda log: [*log[:266], log[265], *log[266:]],
          [(267, "C20, C22", "kael pays the attack cost of action 18 (1 action) a second time (first paid at seq "
-                            "266)")]),
+                            "266)"),
+          (267, "C20, C22", "kael pays 1 action for attack with 0 left")]),
         (lambda log: [*log[:171], *log[172:]],
          [(171, "C20", "vesh's turn starts with 0 Bonus Action(s) of 2, and no bonus_actions_refilled follows"),
+          (214, "C20, C22", "vesh pays 2 bonus_action for interrupt with 0 left"),
           (239, "C20", "vesh's Bonus Actions before the refill")]),
         (lambda log: [*log[:36], log[37], log[36], *log[38:]],
          [(38, "lifecycle", "a condition_applied of action 1, which is not in progress here (it settled, or was "
@@ -1205,8 +1207,8 @@ class TestSchemaVersionOne:
     def test_a_re_sealed_edit_is_caught_event_by_event(self, edit: Callable[[list[dict[str, Any]]],
                                                                            list[dict[str, Any]]],
                                                        found: list[tuple[int, str, str]]) -> None:
-        """A refill copied into another's turn (its ``before`` false), a cost paid twice for one action, a refill
-        dropped from a turn start, a condition moved after its action settled: each an integrity finding naming
+        """A refill copied into another's turn (its ``before`` false), a cost paid twice for one action (and more
+        than the turn had left), a refill dropped from a turn start (a Bonus Action cost later paid with none left), a condition moved after its action settled: each an integrity finding naming
         the seq and rule (C20, C22, the lifecycle), besides the Dying turns the fixture has."""
         report = verify_lines(v1_resealed(edit))
         dying = "the rules give turn_skipped here where the log has turn_started"
