@@ -1208,8 +1208,9 @@ class TestSchemaVersionOne:
                                                                            list[dict[str, Any]]],
                                                        found: list[tuple[int, str, str]]) -> None:
         """A refill copied into another's turn (its ``before`` false), a cost paid twice for one action (and more
-        than the turn had left), a refill dropped from a turn start (a Bonus Action cost later paid with none left), a condition moved after its action settled: each an integrity finding naming
-        the seq and rule (C20, C22, the lifecycle), besides the Dying turns the fixture has."""
+        than the turn had left), a refill dropped from a turn start (a Bonus Action cost later paid with none
+        left), a condition moved after its action settled: each an integrity finding naming the seq and rule (C20,
+        C22, the lifecycle), besides the Dying turns the fixture has."""
         report = verify_lines(v1_resealed(edit))
         dying = "the rules give turn_skipped here where the log has turn_started"
         assert [(f.seq, f.rule, f.what) for f in report.problems if f.what != dying] == found
