@@ -285,7 +285,7 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
     from rich.table import Table
 
-    from omen_replay.simulate.stats import signed
+    from omen_replay.simulate.stats import share, signed
 
     t = run.timing
     m = run.manifest
@@ -310,12 +310,13 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         _say(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:z.2f} to {r.high:z.2f}; "
              f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
         table = Table(box=None, padding=(0, 1), pad_edge=False)
-        for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down", "first down"):
+        for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down % (95 %)",
+                    "first down % (95 %)"):
             table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
         for c in s.combatants:
             table.add_row(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
                           f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
-                          f"{c.down.rate:.1%}", f"{c.falls_first.rate:.1%}")
+                          share(c.down), share(c.falls_first))
         _say(table)
         ex = s.extremes
         for pick in (*ex.longest[:1], *ex.upsets[:1]):

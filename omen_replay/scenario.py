@@ -276,6 +276,8 @@ def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[
 
 def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> CombatantSheet:
     where = f"$.combatants[{index}]"
+    if isinstance(entry, dict) and "sheet" in entry:
+        _check_sheet_path(entry, where, scenario, locate)
     if isinstance(entry, dict) and set(entry) == {"sheet"}:
         try:
             return load_sheet(scenario.parent / str(entry["sheet"]))
@@ -285,6 +287,29 @@ def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> Combata
             raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
     sheet: CombatantSheet = _convert(entry, CombatantSheet, str(scenario), where, locate)
     return sheet
+
+
+_TOML_KINDS = {dict: "a table", list: "an array", bool: "a boolean", int: "an integer", float: "a number"}
+
+
+def _check_sheet_path(entry: dict[str, Any], where: str, scenario: Path, locate: Lines) -> None:
+    """A combatant's ``sheet`` is a sheet file's path, alone in its ``[[combatants]]`` table; an inline sheet has
+    no ``sheet`` key, its fields sitting directly in the table (docs/scenarios.md). A table under ``sheet``
+    (``[combatants.sheet]``) or a ``sheet`` beside a sheet's fields is refused here, at its line, rather than read
+    as a path or as a sheet with an unknown field."""
+    value = entry["sheet"]
+    if not isinstance(value, str):
+        kind = next((name for t, name in _TOML_KINDS.items() if isinstance(value, t)), type(value).__name__)
+        raise ScenarioError(str(scenario), f"{where}.sheet",
+                            f"`sheet` must be a path string (a sheet file, relative to the scenario), not {kind}: "
+                            "an inline sheet's fields go directly in the [[combatants]] table, with no `sheet` key "
+                            "(docs/scenarios.md)", locate(f"{where}.sheet") or locate(where))
+    others = sorted(set(entry) - {"sheet"})
+    if others:
+        raise ScenarioError(str(scenario), f"{where}.{others[0]}",
+                            f"a combatant is a sheet by path (`sheet = \"...\"` alone in its [[combatants]] table) "
+                            f"or a sheet's fields inline (no `sheet` key), not both: {', '.join(others)} beside "
+                            f"sheet = {value!r} (docs/scenarios.md)", locate(f"{where}.{others[0]}") or locate(where))
 
 
 def _step(entry: Any, index: int, source: str, locate: Lines) -> ScriptStep:

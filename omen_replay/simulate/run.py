@@ -40,10 +40,13 @@ __all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "B
            "check_counts", "settings_key", "key_of", "policies_of"]
 
 #: What a run's file says it is.
-FORMAT: Final = "omen-simulation/2"
+FORMAT: Final = "omen-simulation/3"
 #: Formats of earlier omens, whose records were counted otherwise (/1: an ability's damage for the attacker, the
 #: round limit and who fell first as docs/simulate.md's history says): their fights replay, but not to those records.
 OLDER_FORMATS: Final = ("omen-simulation/1",)
+#: The format before this one, whose records are this one's: read through :func:`_from_v2` (its summary wrote a
+#: combatant that never went down as going down in round 0 on average, where /3 writes null).
+V2: Final = "omen-simulation/2"
 
 #: Where a run's batches ran (``Timing.backend``).
 BackendName = Literal["serial", "pool", "dask"]
@@ -105,7 +108,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """A whole run, as ``omen simulate`` writes it (``--out``) and prints it (``--json``): its manifest, each
     encounter's summary and records, the comparison of the two (``--compare``), and how it ran."""
 
-    format: Literal["omen-simulation/2"] = FORMAT
+    format: Literal["omen-simulation/3"] = FORMAT
     manifest: Manifest
     encounters: tuple[EncounterRun, ...]
     comparison: Comparison | None = None
@@ -388,6 +391,8 @@ def read_run(text: bytes, source: str) -> Run:
         if said in OLDER_FORMATS:
             raise RunError(f"{source}: format {said!r}, made by an earlier omen whose records count damage, the round "
                            f"limit and who fell first otherwise: run the simulation again (this omen reads {FORMAT!r})")
+        if said == V2:
+            return msgspec.convert(_from_v2(msgspec.json.decode(text)), type=Run)
         if said is not None and said != FORMAT:  # none: a run's default format
             raise RunError(f"{source}: format {said!r}, not {FORMAT!r}")
         return msgspec.json.decode(text, type=Run)
@@ -395,6 +400,21 @@ def read_run(text: bytes, source: str) -> Run:
         raise RunError(f"{source}: not a run of omen simulate: {exc}") from None
     except msgspec.DecodeError as exc:
         raise RunError(f"{source}: not JSON: {exc}") from None
+
+
+def _from_v2(raw: Any) -> Any:
+    """A run of ``omen-simulation/2`` as this format has it (its upcaster): the same records and the same summary,
+    but for a combatant that never went down, whose ``down_round`` /2 wrote as a mean of 0 (0, 0, 0, 0) and /3 as
+    null. What is not a /2 run's shape is left as it is, for the decoder to name."""
+    raw["format"] = FORMAT
+    encounters = raw.get("encounters")
+    for er in encounters if isinstance(encounters, list) else ():
+        summary = er.get("summary") if isinstance(er, dict) else None
+        combatants = summary.get("combatants") if isinstance(summary, dict) else None
+        for c in combatants if isinstance(combatants, list) else ():
+            if isinstance(c, dict) and isinstance(c.get("down"), dict) and c["down"].get("count") == 0:
+                c["down_round"] = None
+    return raw
 
 
 class _Format(msgspec.Struct, frozen=True):

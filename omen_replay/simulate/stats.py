@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import msgspec
 
 __all__ = ["Z95", "Rate", "Mean", "Difference", "rate", "mean", "half_width", "paired", "unpaired_rates",
-           "unpaired_means", "difference_of_rates", "difference_of_means", "signed"]
+           "unpaired_means", "difference_of_rates", "difference_of_means", "share", "signed"]
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
@@ -139,6 +139,16 @@ def difference_of_means(what: str, a: Sequence[int], b: Sequence[int]) -> Differ
     ulo, uhi = unpaired_means(ma, mb, n)
     return Difference(what=what, a=ma.mean, b=mb.mean, difference=d, paired_low=plo, paired_high=phi,
                       unpaired_low=ulo, unpaired_high=uhi)
+
+
+def share(r: Rate) -> str:
+    """A rate as the text report's table writes it, in percent (the column says so), with its Wilson 95 % interval
+    in brackets: compact enough for two such columns in a terminal's width.
+
+    >>> share(rate(16, 100)), share(rate(0, 200))
+    ('16.0 (10.1–24.4)', '0.0 (0.0–1.9)')
+    """
+    return f"{r.rate * 100:.1f} ({r.low * 100:.1f}–{r.high * 100:.1f})"
 
 
 def signed(value: float) -> str:

@@ -36,7 +36,7 @@ class SideSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A combatant over the run: HP and Will left at the end, final damage dealt and taken (after mitigation,
     C13), how often it went down (0 HP or out of the fight, C33) and was the first to, and the mean round it went
-    down in when it did."""
+    down in when it did (``down_round``; null if it never went down: there is no round to average)."""
 
     id: str
     name: str
@@ -49,7 +49,7 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     taken: Mean
     down: Rate
     falls_first: Rate
-    down_round: Mean
+    down_round: Mean | None
 
 
 class Pick(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -64,8 +64,9 @@ class Pick(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 
 
 class Extremes(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """The fights worth a look: the longest, the shortest, and the upsets (the underdog's wins, its side's HP left
-    highest first)."""
+    """The fights worth a look: the longest (up to three of the fights that lasted the most rounds, none of
+    another length), the shortest (likewise, of the fewest), and the upsets (the underdog's wins, its side's HP
+    left highest first)."""
 
     longest: tuple[Pick, ...]
     shortest: tuple[Pick, ...]
@@ -182,7 +183,7 @@ def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: di
             hp_left=_mean_of([c.hp for c in mine]), will_left=_mean_of([c.will for c in mine]),
             dealt=_mean_of([c.dealt for c in mine]), taken=_mean_of([c.taken for c in mine]),
             down=rate(tally.down[s.id], n), falls_first=rate(tally.first[s.id], n),
-            down_round=_mean_of([c.down for c in mine if c.down is not None])))
+            down_round=_mean_of(fell) if (fell := [c.down for c in mine if c.down is not None]) else None))
     histogram = Counter(rec.rounds for rec in records)
     return Summary(
         fights=n,
@@ -203,13 +204,22 @@ def _pick(rec: FightRecord, why: str) -> Pick:
     return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why, ended=rec.ended)
 
 
+def _at_the_end(records: Sequence[FightRecord], rounds: int, word: str, keep: int) -> tuple[Pick, ...]:
+    """Up to ``keep`` of the fights that lasted ``rounds`` rounds (the most or the fewest), the lowest indices
+    first, each said to be "the longest" (or shortest) when it alone lasted that long, else "one of the N longest":
+    never a fight of another length, which would not be what it is called."""
+    at = sorted((r for r in records if r.rounds == rounds), key=lambda r: r.index)
+    why = f"the {word}: {_rounds(rounds)}" if len(at) == 1 else f"one of the {len(at):,} {word}: {_rounds(rounds)}"
+    return tuple(_pick(r, why) for r in at[:keep])
+
+
 def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally, keep: int = 3) -> Extremes:
-    """The longest and shortest fights (ties: the lower index), and the underdog's wins: the side that won least
-    often (of those that won at all, with another side winning more), its wins ranked by its HP left, most first."""
-    by_length = sorted(records, key=lambda r: (-r.rounds, r.index))
-    longest = tuple(_pick(r, f"the longest: {_rounds(r.rounds)}") for r in by_length[:keep])
-    shortest = tuple(_pick(r, f"the shortest: {_rounds(r.rounds)}") for r in sorted(
-        records, key=lambda r: (r.rounds, r.index))[:keep])
+    """The longest fights (up to ``keep`` of those that lasted the most rounds: fewer when fewer did; ties, the
+    lower index) and the shortest (likewise), and the underdog's wins: the side that won least often (of those that
+    won at all, with another side winning more), its wins ranked by its HP left, most first."""
+    lengths = [r.rounds for r in records]
+    longest = _at_the_end(records, max(lengths), "longest", keep) if records else ()
+    shortest = _at_the_end(records, min(lengths), "shortest", keep) if records else ()
     won = [s for s in encounter.sides if tally.wins[s]]
     upsets: tuple[Pick, ...] = ()
     if len(won) > 1:

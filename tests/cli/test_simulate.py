@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from omen_cli import app
+from omen_replay.simulate.stats import Rate, share
 from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel, mutual_knockout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +44,23 @@ class TestARun:
         assert result.exit_code == 0, result.output
         assert "wardens (aggressive) win" in said and "(95 %:" in said and "rounds" in said
         assert "Kael Arden" in said and "Run saved to" in said and "--replay" in said
+
+    def test_going_down_and_going_down_first_are_given_with_their_intervals(self, tmp_path: Path) -> None:
+        """docs/simulate.md: every rate with its Wilson 95 % interval, each combatant's going down and going down
+        first included (the table gave them bare): the columns say "% (95 %)" and each row ends with the two rates
+        of the run's summary, in percent, each with its interval in brackets."""
+        result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--workers", 1, "--seed", SEED, "--out",
+                      tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        assert " ".join(next(x for x in lines if x.startswith("combatant")).split()[-9:]) == \
+            "down % (95 %) first down % (95 %)"
+        summary = json.loads((tmp_path / "r.json").read_text())["encounters"][0]["summary"]
+        for c in summary["combatants"]:
+            row = next(x for x in lines if x.startswith(c["name"]))
+            down, first = Rate(**c["down"]), Rate(**c["falls_first"])
+            assert " ".join(row.split()[-4:]) == f"{share(down)} {share(first)}"
+            assert re.fullmatch(r"(\d+\.\d \(\d+\.\d–\d+\.\d\) ?){2}", " ".join(row.split()[-4:]))
 
     def test_control_characters_in_names_are_shown_as_escapes(self, tmp_path: Path) -> None:
         """README: a name's control characters are shown as escapes in every format; the table of combatants
@@ -113,7 +132,7 @@ class TestARun:
         result = omen("simulate", duel, "--fights", 4, "--workers", 1, "--seed", SEED, "--out", out)
         assert result.exit_code == 0, result.output
         lines = result.output.splitlines()
-        assert [line.split()[-7:-5] for line in lines if line.startswith(name)] == [["north", "4.0/12"]]
+        assert [line.split()[-9:-7] for line in lines if line.startswith(name)] == [["north", "4.0/12"]]
         assert lines[-1].endswith(f". Play a fight again: omen simulate --replay {out} INDEX --log fight.jsonl")
 
     def test_the_json_is_the_run_and_validates_against_the_published_schema(self, ember_run: Path,
@@ -317,6 +336,21 @@ class TestBadInput:
         shown = " ".join(result.output.split())
         assert shown == f"omen: error: policy '{policy}:Odd': " + said.format(file=policy)
         assert not (tmp_path / "run.json").exists()
+
+    def test_a_table_under_sheet_is_refused_at_its_line_with_exit_2(self, tmp_path: Path) -> None:
+        """A ``[combatants.sheet]`` table (an inline sheet written one level too deep) is refused in one line, exit
+        2, at its line and ``$.combatants[1].sheet``: it was read as the path "{'id': 'bo', ...}"."""
+        path = tmp_path / "e.toml"
+        text = mirror_duel(tmp_path).read_text()
+        at = text.rindex("[[combatants]]\n") + len("[[combatants]]\n")
+        path.write_text(text[:at] + "[combatants.sheet]\n" + text[at:])
+        line = path.read_text().splitlines().index("[combatants.sheet]") + 1
+        result = omen("simulate", path, "--fights", 3, "--out", tmp_path / "r.json")
+        assert result.exit_code == 2 and not (tmp_path / "r.json").exists()
+        assert " ".join(result.output.split()) == (
+            f"omen: error: {path}:{line}: `sheet` must be a path string (a sheet file, relative to the scenario), "
+            "not a table: an inline sheet's fields go directly in the [[combatants]] table, with no `sheet` key "
+            "(docs/scenarios.md) (at $.combatants[1].sheet)")
 
     def test_an_encounter_that_is_no_encounter_names_its_line(self, tmp_path: Path) -> None:
         """A scenario that scripts the fight is refused naming the file, the line and the command."""

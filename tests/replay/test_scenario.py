@@ -228,6 +228,35 @@ class TestSheetRefusals:
         assert (err.source, err.path, err.line) == (str(tmp_path / "s.toml"), "$.combatants[1].resistances.ooze",
                                                     text.splitlines().index("resistances = { ooze = 2 }") + 1)
 
+    @pytest.mark.parametrize(("written", "kind"), [
+        ('[combatants.sheet]\nid = "bo"\nname = "Bo"\nside = "b"\nhp = 10\n', "a table"),
+        ('sheet = { id = "bo", name = "Bo" }\n', "a table"),
+        ("sheet = 5\n", "an integer"),
+    ])
+    def test_a_sheet_that_is_no_path_is_refused_at_its_line(self, tmp_path: Path, written: str, kind: str) -> None:
+        """A table (or a number) under ``sheet`` is no path: refused at its line and ``$.combatants[1].sheet``,
+        saying an inline sheet's fields go directly in [[combatants]]; it was read as the path "{'id': 'bo', ...}"
+        and refused as a file that does not exist."""
+        (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+        text = MINIMAL + "\n[[combatants]]\n" + written
+        with pytest.raises(ScenarioError) as info:
+            load_scenario(write(tmp_path, text))
+        err = info.value
+        assert (err.source, err.path, err.line) == (str(tmp_path / "s.toml"), "$.combatants[1].sheet", 8)
+        assert err.reason == (f"`sheet` must be a path string (a sheet file, relative to the scenario), not {kind}: "
+                              "an inline sheet's fields go directly in the [[combatants]] table, with no `sheet` "
+                              "key (docs/scenarios.md)")
+
+    def test_a_sheet_path_beside_a_sheets_fields_is_refused_at_the_first_field(self, tmp_path: Path) -> None:
+        """``sheet = "kael.toml"`` with ``side`` beside it is neither a sheet by path nor one inline: refused at
+        ``side``'s line, not as a sheet with an unknown field ``sheet``."""
+        (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+        with pytest.raises(ScenarioError) as info:
+            load_scenario(write(tmp_path, MINIMAL + 'side = "b"\n'))
+        err = info.value
+        assert (err.path, err.line) == ("$.combatants[0].side", 6)
+        assert "not both: side beside sheet = 'kael.toml'" in err.reason
+
     def test_two_combatants_with_one_id_name_the_second(self, tmp_path: Path) -> None:
         """The second sheet with Kael's id: named at its own ``$.id``."""
         (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())

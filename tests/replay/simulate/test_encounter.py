@@ -69,6 +69,19 @@ def test_dice_of_its_own_are_refused(tmp_path: Path, extra: str, field: str, sai
         load_encounter(path)
 
 
+def test_a_sheet_table_under_sheet_is_refused_at_its_line(tmp_path: Path) -> None:
+    """An encounter's ``[combatants.sheet]`` table is no path (a scenario's rule, docs/scenarios.md): refused at
+    its line and field, where it was read as the path "{'id': 'bo', ...}"."""
+    path = tmp_path / "e.toml"
+    path.write_text('[fight]\nid = "e"\n' + fighter("ash", "north", 9)
+                    + fighter("bo", "south", 9).replace("[[combatants]]\n", "[[combatants]]\n[combatants.sheet]\n"))
+    line = path.read_text().splitlines().index("[combatants.sheet]") + 1
+    with pytest.raises(ScenarioError, match=f"e.toml:{line}: `sheet` must be a path string .*, not a table: an "
+                                            "inline sheet's fields go directly in the \\[\\[combatants\\]\\] "
+                                            "table.* \\(at \\$.combatants\\[1\\].sheet\\)"):
+        load_encounter(path)
+
+
 def test_an_encounter_may_say_its_dice_are_seeded(tmp_path: Path) -> None:
     """docs/simulate.md: the file leaves dice out or says "seeded" (and gives no seed: the run's --seed gives each
     fight's); it said "a seeded fight needs seed = ..." and refused every such file."""

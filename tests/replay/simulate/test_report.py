@@ -172,3 +172,27 @@ def test_a_bound_that_rounds_to_zero_is_never_minus_zero_and_one_round_is_singul
     assert f"<td class=\"num\">+0.000</td><td class=\"num\">+0.000 to {signed(tiny.paired_high)}</td>" in page
     assert "-0.000" not in page
     assert "at most 1 round ·" in page
+
+
+def test_going_down_first_has_its_interval_and_never_going_down_has_no_round() -> None:
+    """docs/simulate.md: every rate with its Wilson 95 % interval, going down first too (the page showed it bare).
+    In 100 fights Kael never goes down, nor first: his row reads 0.0 % (0.0–3.7) for both (3.7 % = z²/(100 + z²))
+    and "–" for the round he went down in; Vesh, first down in 25 of them, 25.0 % (17.5–34.3)."""
+    run = a_run(100)
+    encounter = run.encounters[0].encounter
+    ids = [s.id for s in encounter.combatants]
+    kael, vesh = ids.index("kael"), ids.index("vesh")
+    recs = [msgspec.structs.replace(r, first_down="vesh" if r.index % 4 == 0 else None, combatants=tuple(
+        msgspec.structs.replace(c, down=None) if i == kael else c for i, c in enumerate(r.combatants)))
+            for r in run.encounters[0].records]
+    summary = summarise(encounter, recs, dict(run.manifest.policies))
+    assert summary.combatants[kael].down_round is None and summary.combatants[vesh].falls_first.count == 25
+    first = EncounterRun(label="A", encounter=encounter, summary=summary, records=tuple(recs))
+    out = io.StringIO()
+    write_html(msgspec.structs.replace(run, encounters=(first, run.encounters[1])), out, "run.json", {})
+    page = out.getvalue()
+    row = page[page.index('<th scope="row">Kael Arden</th>'):]
+    row = row[:row.index("</tr>")]
+    assert row.count('<td class="num">0.0 % (0.0–3.7)</td>') == 2 and row.endswith('<td class="num">–</td>')
+    row = page[page.index('<th scope="row">Vesh the Cinder-Hand</th>'):]
+    assert '<td class="num">25.0 % (17.5–34.3)</td>\n<td class="num">' in row[:row.index("</tr>")]

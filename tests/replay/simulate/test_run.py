@@ -117,10 +117,31 @@ class TestARunsFile:
         played, recorded = regenerate(back, 7)
         assert played.record == recorded == run.encounters[0].records[7]
 
+    def test_a_run_of_the_format_before_reads_with_null_for_a_round_never_gone_down_in(self, tmp_path: Path) -> None:
+        """One fight of the mirror duel: its winner never went down, so /3 writes its ``down_round`` null, where
+        ``omen-simulation/2`` wrote a mean of 0 (0, 0, 0, 0); a /2 file reads as the /3 run it is (the same records
+        and summary, its fights playing again), and one that is not a run of /2 is still refused as no run."""
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend:
+            run = simulate([encounter], Rules(policies={}), SEED, backend, fights=1, batch=1)
+        data = msgspec.json.decode(run_json(run))
+        combatants = data["encounters"][0]["summary"]["combatants"]
+        standing = [c for c in combatants if c["down"]["count"] == 0]
+        assert len(standing) == 1 and standing[0]["down_round"] is None
+        fallen = next(c for c in combatants if c["down"]["count"] == 1)
+        assert fallen["down_round"]["mean"] == run.encounters[0].records[0].rounds
+        data["format"] = "omen-simulation/2"
+        standing[0]["down_round"] = {"mean": 0.0, "sd": 0.0, "low": 0.0, "high": 0.0}
+        assert read_run(msgspec.json.encode(data), "run.json") == run
+        data["encounters"][0]["records"][0]["colour"] = "red"
+        with pytest.raises(RunError, match=r"run\.json: not a run of omen simulate: .*colour"):
+            read_run(msgspec.json.encode(data), "run.json")
+
     @pytest.mark.parametrize(("text", "said"), [
-        (b"{", "not JSON"), (b'{"format": "x"}', "format 'x', not 'omen-simulation/2'"),
+        (b"{", "not JSON"), (b'{"format": "x"}', "format 'x', not 'omen-simulation/3'"),
         (b'{"format": "omen-simulation/1"}', "format 'omen-simulation/1', made by an earlier omen"),
         (b'{"format": "omen-simulation/2"}', "not a run of omen simulate"),
+        (b'{"format": "omen-simulation/3"}', "not a run of omen simulate"),
     ])
     def test_a_file_that_is_no_run_is_refused(self, text: bytes, said: str) -> None:
         """A file that is not JSON, or not a run, is refused naming the file."""
@@ -133,7 +154,7 @@ class TestARunsFile:
         (("encounters", 0, "records", 0, "combatants", 0), "healed", 3),
         (("manifest",), "hp_display", "fuzzy"),
         (("timing",), "backend", "gpu"),
-        ((), "format", "omen-simulation/3"),
+        ((), "format", "omen-simulation/4"),
         ((), "notes", "mine"),
     ])
     def test_the_schema_and_the_reader_hold_a_run_to_its_documented_values(

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from omen_replay.simulate.encounter import load_encounter
 from omen_replay.simulate.play import CombatantRecord, FightRecord
 from omen_replay.simulate.stats import rate
 from omen_replay.simulate.summary import Tally, compare, summarise
+from tests.fights import present
 from tests.replay.simulate.encounters import mirror_duel
 
 
@@ -28,18 +33,49 @@ RECORDS = [record(0, "north", 3, 5, 0, "bo"), record(1, "south", 5, 0, 2, "ash")
 
 def test_the_summary_counts_the_records(tmp_path: Path) -> None:
     """C33: two wins of four for north, one for south, one draw; rounds 3, 5, 2, 9 (mean 4.75); Ash's HP left 5,
-    0, 12, 4; Bo went down in 2 fights and was first down in both; the longest fight is #3, the shortest #2; the
-    upset (south won once) is #1."""
+    0, 12, 4; Bo went down in 2 fights and was first down in both; the longest fight is #3 (alone at 9 rounds: the
+    only one listed), the shortest #2; the upset (south won once) is #1."""
     s = summarise(load_encounter(mirror_duel(tmp_path)), RECORDS, {"north": "aggressive", "south": "cautious"})
     assert [(x.side, x.policy, x.wins) for x in s.sides] == [("north", "aggressive", rate(2, 4)),
                                                             ("south", "cautious", rate(1, 4))]
     assert (s.fights, s.draws, s.rounds.mean, s.rounds_histogram) == (4, rate(1, 4), 4.75,
                                                                        ((2, 1), (3, 1), (5, 1), (9, 1)))
     ash, bo = s.combatants
-    assert (ash.hp_left.mean, ash.down, ash.falls_first, ash.down_round.mean) == (5.25, rate(1, 4), rate(1, 4), 5.0)
+    assert (ash.hp_left.mean, ash.down, ash.falls_first, present(ash.down_round).mean) == (5.25, rate(1, 4),
+                                                                                            rate(1, 4), 5.0)
     assert (bo.down, bo.falls_first, s.no_one_down) == (rate(2, 4), rate(2, 4), rate(1, 4))
-    assert [p.index for p in s.extremes.longest] == [3, 1, 0] and s.extremes.shortest[0].index == 2
+    assert [(p.index, p.why) for p in s.extremes.longest] == [(3, "the longest: 9 rounds")]
+    assert [(p.index, p.why) for p in s.extremes.shortest] == [(2, "the shortest: 2 rounds")]
     assert [p.index for p in s.extremes.upsets] == [1] and "south (who win 25% of fights)" in s.extremes.upsets[0].why
+
+
+def test_a_combatant_that_never_went_down_has_no_round_it_went_down_in(tmp_path: Path) -> None:
+    """Ash won both fights at full HP: he went down in none, so his ``down_round`` is None (null in the run's
+    JSON), not a mean of 0 (a round no fight has); Bo's is the mean of 3 and 2."""
+    s = summarise(load_encounter(mirror_duel(tmp_path)), [RECORDS[0], RECORDS[2]], {"north": "aggressive",
+                                                                                      "south": "cautious"})
+    ash, bo = s.combatants
+    assert (ash.down, ash.down_round) == (rate(0, 2), None)
+    assert (bo.down, present(bo.down_round).mean) == (rate(2, 2), 2.5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rounds=st.lists(st.integers(1, 6), min_size=1, max_size=40))
+def test_the_longest_and_the_shortest_are_what_they_are_called(tmp_path_factory: pytest.TempPathFactory,
+                                                               rounds: list[int]) -> None:
+    """Whatever the fights' lengths: every fight listed as the longest lasted the most rounds of the run (and
+    every shortest the fewest), the lowest indices of those first, up to three; it is "the longest" only when no
+    other fight lasted as long, else "one of the N longest", N the fights that did. (The tester's run of rounds
+    [[1, 91], [2, 107], [3, 2]] listed a 2-round fight as "the longest" beside the two of 3.)"""
+    encounter = load_encounter(mirror_duel(tmp_path_factory.mktemp("duel")))
+    records = [record(i, "north", n, 5, 0, "bo") for i, n in enumerate(rounds)]
+    s = summarise(encounter, records, {"north": "aggressive", "south": "aggressive"})
+    for picks, end, word in ((s.extremes.longest, max(rounds), "longest"),
+                             (s.extremes.shortest, min(rounds), "shortest")):
+        at = [i for i, n in enumerate(rounds) if n == end]
+        unit = "round" if end == 1 else "rounds"
+        why = f"the {word}: {end} {unit}" if len(at) == 1 else f"one of the {len(at)} {word}: {end} {unit}"
+        assert [(p.index, p.rounds, p.why) for p in picks] == [(i, end, why) for i in at[:3]]
 
 
 def test_the_widest_interval_is_the_largest_of_every_rate(tmp_path: Path) -> None:
