@@ -129,8 +129,9 @@ class TestFragment:
 
 
     def test_a_prone_combatant_of_a_player_is_offered_standing_up(self, table: Any) -> None:
-        """C20, C28: Kael, Prone, on his turn: Alice's fragment has a Stand up form costing 1 Movement Action (the
-        offers shown generically), and her seat may give it: Prone is cleared."""
+        """C20, C28: Kael, Prone, on his turn: Alice's fragment has a Stand up form costing 1 Movement Action among
+        the turn's simple commands (not folded under "More", docs/server.md: found by a tester), and her seat may
+        give it: Prone is cleared."""
         table.create()
         alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                                   json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -141,6 +142,9 @@ class TestFragment:
         assert found is not None
         form = text[found.start():text.index("</form>", found.start())]
         assert "Stand up" in form and "1 Movement Action" in form
+        turn = text.index('id="turn-commands"')
+        more = text.find('id="turn-more"', turn)
+        assert turn < found.start() and (more < 0 or found.start() < more), "Stand up is beside Move, not in More"
         answer = table.command({"command": "stand_up", "who": "kael"}, token=alice)
         assert answer.status_code == 201, answer.text
         assert "stand_up" not in fragment(table, alice)
