@@ -974,3 +974,30 @@ def test_an_action_cancelled_by_a_critical_interrupt_tells_the_crit(table: Any) 
         "armor \u2212 1 = 14)",
         "Brin Hollowmere's HP: 18 \u2192 4",
         "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
+
+
+def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: Any) -> None:
+    """C24: Brin's Interrupt misses Vesh (5 against 8) and Vesh's attack on Kael goes on to Kael's Active Defense
+    window, in the same command: the top card says the Interrupt's outcome (MISS, its headline and its hit line),
+    then the attack it answered, whole (found by a tester: the top card said only the attack, the MISS was in the
+    log alone)."""
+    table.create(names=("kael", "brin", "vesh"), dice="manual")
+    for command in ({"command": "roll_initiative", "dice": [1, 6, 3]},  # Brin 7, Vesh 4, Kael 2
+                    {"command": "engage", "who": "vesh", "others": ["kael", "brin"]},
+                    {"command": "end_turn", "who": "brin"},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"},
+                    {"command": "react", "who": "brin", "weapon": "shortblade", "dice": [1, 1, 6, 8, 6, 1]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    text = fragment(table, table.gm)
+    card = text[text.index('id="top-card"'):]
+    card = card[:card.index("</article>")]
+    assert re.search(r'class="verdict v-miss[^"]*">MISS</span> <span class="headline">Interrupt: Brin Hollowmere '
+                     r'attacks Vesh the Cinder-Hand with Short blade</span>', card), card
+    lines = _top_lines(text)
+    miss = ("attack 5 (1 primary die + 1 FCS die + 2 AGI bonus + 1 weapon) against defense 8 (6 RES die + 1 RES "
+            "bonus + 1 armor): MISS")
+    goes_on = "the action it answered goes on: Vesh the Cinder-Hand attacks Kael Arden with Curved knife"
+    assert lines.index(miss) < lines.index(goes_on) < lines.index(
+        "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
+    assert 'data-waiting="active_defense"' in text
