@@ -1001,3 +1001,47 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     assert lines.index(miss) < lines.index(goes_on) < lines.index(
         "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
     assert 'data-waiting="active_defense"' in text
+
+
+def test_a_prone_defenders_decision_says_why_dodge_is_not_offered_and_each_thing_once(table: Any) -> None:
+    """C9, C27: Vesh attacks Prone Kael (10 against 5): the decision box offers Block, Parry and Decline and says
+    why not Dodge, as the window's event records it ("a prone defender cannot Dodge (C9, C27)"), to Alice, who
+    plays Kael, and to the GM, not to Bob, who plays Vesh (the reasons are the defender's own); Block, which turns
+    the hit whatever its die shows, says so once ("always turns the hit"), not twice (found by a tester)."""
+    table.create(dice="manual")
+    alice, bob = (table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": name, "combatants": [who]}).json()["token"] for name, who in (
+            ("Alice", "kael"), ("Bob", "vesh")))
+    for command in ({"command": "roll_initiative", "dice": [1, 6]},
+                    {"command": "apply_condition", "who": "kael", "condition": "Prone"},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                     "dice": [2, 1, 1]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    said = "Not offered: a prone defender cannot Dodge (C9, C27)."
+    for token in (alice, table.gm):
+        text = fragment(table, token)
+        assert f'<p class="not-offered" id="not-offered">{said}</p>' in text
+        answers = re.findall(r'<form class="command answer".*?</form>', text, re.S)
+        assert [re.search(r"(Block|Parry|Decline|Dodge)", a).group(1) for a in answers] == [  # type: ignore[union-attr]
+            "Block", "Parry", "Decline"]
+        assert "whatever the die shows" not in answers[0] and answers[0].count("always turns the hit") == 1
+    theirs = fragment(table, bob)
+    assert 'id="not-offered"' not in theirs and "a prone defender cannot Dodge" not in theirs
+
+
+def test_the_gms_strip_says_each_combatants_side(table: Any) -> None:
+    """Foundry-like, the GM's strip tells the sides apart: each chip names its side and is coloured by it, the
+    players' side first (Kael, whom Alice plays: wardens, side-0; Vesh: raiders, side-1); a player's strip marks
+    its foes instead and names no side (found by a tester: the GM's chips had no side at all)."""
+    table.create(names=("vesh", "kael"))
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    text = fragment(table, table.gm)
+    for who, index, side in (("kael", 0, "wardens"), ("vesh", 1, "raiders")):
+        chip = re.search(rf'<li class="chip[^"]*"[^>]*data-id="{who}">.*?</p>', text, re.S)
+        assert chip is not None
+        assert f" side side-{index}\"" in chip.group()
+        assert f'<span class="badge side-name">{side}</span>' in chip.group()
+    mine = fragment(table, alice)
+    assert "side-name" not in mine and re.search(r'<li class="chip foe"[^>]*data-id="vesh"', mine)
