@@ -43,6 +43,7 @@ class StoryCard:
     outcome: list[str] = field(default_factory=list)
     by: str = ""  # whose roll the verdict is (the attacker, the saver), and against whom: its colour is the viewer's
     against: str = ""
+    answered: StoryCard | None = field(default=None, repr=False, compare=False)  # a reaction's: the action's card
 
 
 Names = Mapping[str, str]
@@ -214,7 +215,8 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"no Active Defense for {n(e['defender'])}{why}", ""
         case "active_defense_chosen":
             weapon = f" with {_gear(gear, e.get('defender'), e['weapon'])}" if e.get("weapon") else ""
-            return f"{n(e['defender'])} chooses {e.get('defense')}{weapon}", ""
+            # the defense by the name its button gives it: "chooses Parry with Curved knife"
+            return f"{n(e['defender'])} chooses {str(e.get('defense', '')).capitalize()}{weapon}", ""
         case "active_defense_declined":
             return f"{n(e['defender'])} declines an Active Defense", ""
         case "hit_determined":
@@ -452,6 +454,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
+        if kind == "attack_declared" and action in reactions:
+            card.answered = by_action.get(reactions[action][0])
         if told:
             card.lines += told
         elif text and text != card.headline:
@@ -616,4 +620,23 @@ def top_card(cards: list[StoryCard], last_batch: int | None) -> StoryCard | None
             return StoryCard(seq=target.seq, kind=target.kind, headline=target.headline, lines=target.lines,
                              verdict=target.verdict, struck=True, undone=target.undone, seqs=target.seqs,
                              batches=target.batches)
-    return last
+    reaction = next((c for c in touched if c is not last and c.answered is last and c.verdict
+                     and c.headline not in last.lines), None)  # a cancelled action's card tells its reaction already
+    return last if reaction is None else _with_reaction(reaction, last)
+
+
+def _with_reaction(reaction: StoryCard, action: StoryCard) -> StoryCard:
+    """The top card when the last command resolved a reaction (an Interrupt, an Attack of Opportunity) and the action
+    it answered went on: the reaction's outcome with the action, whole. The reaction leads while the action has no
+    verdict yet (it waits for an Active Defense: "MISS Interrupt: Brin attacks Vesh", then the attack); once the
+    action too is resolved, the action leads and the reaction's outcome comes first among its lines."""
+    if action.verdict:
+        lead = action
+        lines = [f"{reaction.verdict}: {reaction.headline}", *reaction.outcome, *action.lines]
+    else:
+        lead = reaction
+        lines = [*reaction.lines, f"the action it answered goes on: {action.headline}", *action.lines]
+    return StoryCard(seq=lead.seq, kind=lead.kind, headline=lead.headline, lines=lines, verdict=lead.verdict,
+                     struck=lead.struck, undone=lead.undone, seqs=sorted({*reaction.seqs, *action.seqs}),
+                     batches=reaction.batches | action.batches, round=lead.round, outcome=lead.outcome, by=lead.by,
+                     against=lead.against)

@@ -224,6 +224,7 @@ class StripItem:
     hidden: bool
     note: str
     engaged: tuple[str, ...] = ()
+    side_index: int = -1  # the GM's page: the side's place (the players' sides first, then as they joined); -1: none
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,7 @@ class Panel:
     top_lines: list[str] = field(default_factory=list)
     end_said: str = ""  # how the fight ended, in words, once it has (the fight bar keeps it on the first screen)
     staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
+    not_offered: list[str] = field(default_factory=list)  # why an Active Defense is not offered (C9), to its owner
 
 
 def _name(names: Mapping[str, str], value: Any) -> str:
@@ -622,7 +624,37 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
                                   shortcut=""))
     quiet = {"Decline", "Let it pass", "Let it hit", "Take it on HP", "Keep the primary dice", "go"}
     out.sort(key=lambda a: a.label in quiet)
+    out = [dataclasses.replace(a, facts=_said_once(a.facts)) for a in out]
     return [AnswerView(**{**a.__dict__, "shortcut": str(n + 1) if n < 9 else ""}) for n, a in enumerate(out)]
+
+
+_ALWAYS = "turns the hit whatever the die shows"
+
+
+def _said_once(facts: ChoiceFacts) -> ChoiceFacts:
+    """An answer's numbers with each thing said once: an Active Defense that always turns the hit says so by its odds
+    ("always turns the hit; ...") alone, not also by the face it needs ("turns the hit whatever the die shows")."""
+    if facts.turns == _ALWAYS and facts.odds.startswith("always turns the hit"):
+        return dataclasses.replace(facts, turns="")
+    return facts
+
+
+def _not_offered(state: FightState, waiting: Any, sight: Sight) -> list[str]:
+    """Why the open Active Defense window offers no Dodge, Parry or Block (C9, C27: "a prone defender cannot
+    Dodge"), as its event records it: the defender's own (the field is its owner's and the GM's to see)."""
+    frame = state.pending
+    window = getattr(frame, "window", None) if waiting is not None and waiting.kind == "active_defense" else None
+    if window is None or not (sight.gm or sight.owns(window.defender)):
+        return []
+    return list(window.ineligible)
+
+
+def _side_order(state: FightState, played: Iterable[str]) -> dict[str, int]:
+    """The fight's sides in the order the GM's strip colours them: the sides the players' seats play first, then the
+    others, each in the order its first combatant joined."""
+    joined = list(dict.fromkeys(c.side for c in state.combatants.values()))
+    first = {state.combatants[w].side for w in played if w in state.combatants}
+    return {side: i for i, side in enumerate(sorted(joined, key=lambda side: side not in first))}
 
 
 def _foes_first(offer: Offer, state: FightState) -> Offer:
@@ -846,11 +878,15 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             waiting_who=[_who(names, w, players) for w in waiting.who] if waiting is not None else [],
             yours=bool(answer_pairs) and not (sight.gm and waiting is not None
                                               and all(w in players for w in waiting.who)),
+            not_offered=_not_offered(state, waiting, sight),
             combatant_choices=[(v.id, v.name) for v in views],
             damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
             if state.ruleset else (),
             condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else (),
             )
+        if sight.gm:  # the GM sees every side: each chip says its side, coloured by it (a player's marks its foes)
+            order = _side_order(state, players)
+            result.strip = [dataclasses.replace(t, side_index=order.get(t.side, -1)) for t in result.strip]
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]

@@ -402,7 +402,18 @@
       return !!panel && panel.dataset.dice === "manual";
     }
 
+    // After a decision is answered the page changes under the reader (the box goes, the top card says how it went):
+    // the reader is kept at the decision now open, or else at the fight bar and the top card, not left wherever the
+    // shorter page put them (a phone's Decline left the page scrolled into the log: found by a tester).
+    function keepAtDecision() {
+      const target = $("#decision") || $(".fight-bar");
+      if (!target) return;
+      const top = target.getBoundingClientRect().top;
+      if (top < 0 || top > window.innerHeight / 2) window.scrollTo(0, Math.max(0, window.scrollY + top - 8));
+    }
+
     async function post(form, path, body) {
+      let answered = false; // an answer to the open decision, taken
       const button = $("button[type=submit]", form);
       if (button && document.activeElement === button) sentFrom = form.id.replace(/^o\d+-/, "");
       if (button) button.disabled = true;
@@ -418,6 +429,7 @@
           const staged = await answer.json();
           say(`Waiting for ${staged.awaiting}'s dice.`, false);
         } else if (answer.ok) {
+          answered = form.classList.contains("answer");
           say("", false);
           for (const select of $$("select.pair", form)) select.value = ""; // applied: the next one is chosen anew
         } else if (answer.status === 409 && body.expected_version !== undefined) {
@@ -430,6 +442,7 @@
       } finally {
         if (button) button.disabled = false;
         await refresh();
+        if (answered) keepAtDecision();
         delete document.body.dataset.busy;
       }
     }

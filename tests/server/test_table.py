@@ -129,8 +129,9 @@ class TestFragment:
 
 
     def test_a_prone_combatant_of_a_player_is_offered_standing_up(self, table: Any) -> None:
-        """C20, C28: Kael, Prone, on his turn: Alice's fragment has a Stand up form costing 1 Movement Action (the
-        offers shown generically), and her seat may give it: Prone is cleared."""
+        """C20, C28: Kael, Prone, on his turn: Alice's fragment has a Stand up form costing 1 Movement Action among
+        the turn's simple commands (not folded under "More", docs/server.md: found by a tester), and her seat may
+        give it: Prone is cleared."""
         table.create()
         alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                                   json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -141,6 +142,9 @@ class TestFragment:
         assert found is not None
         form = text[found.start():text.index("</form>", found.start())]
         assert "Stand up" in form and "1 Movement Action" in form
+        turn = text.index('id="turn-commands"')
+        more = text.find('id="turn-more"', turn)
+        assert turn < found.start() and (more < 0 or found.start() < more), "Stand up is beside Move, not in More"
         answer = table.command({"command": "stand_up", "who": "kael"}, token=alice)
         assert answer.status_code == 201, answer.text
         assert "stand_up" not in fragment(table, alice)
@@ -970,3 +974,74 @@ def test_an_action_cancelled_by_a_critical_interrupt_tells_the_crit(table: Any) 
         "armor \u2212 1 = 14)",
         "Brin Hollowmere's HP: 18 \u2192 4",
         "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
+
+
+def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: Any) -> None:
+    """C24: Brin's Interrupt misses Vesh (5 against 8) and Vesh's attack on Kael goes on to Kael's Active Defense
+    window, in the same command: the top card says the Interrupt's outcome (MISS, its headline and its hit line),
+    then the attack it answered, whole (found by a tester: the top card said only the attack, the MISS was in the
+    log alone)."""
+    table.create(names=("kael", "brin", "vesh"), dice="manual")
+    for command in ({"command": "roll_initiative", "dice": [1, 6, 3]},  # Brin 7, Vesh 4, Kael 2
+                    {"command": "engage", "who": "vesh", "others": ["kael", "brin"]},
+                    {"command": "end_turn", "who": "brin"},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"},
+                    {"command": "react", "who": "brin", "weapon": "shortblade", "dice": [1, 1, 6, 8, 6, 1]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    text = fragment(table, table.gm)
+    card = text[text.index('id="top-card"'):]
+    card = card[:card.index("</article>")]
+    assert re.search(r'class="verdict v-miss[^"]*">MISS</span> <span class="headline">Interrupt: Brin Hollowmere '
+                     r'attacks Vesh the Cinder-Hand with Short blade</span>', card), card
+    lines = _top_lines(text)
+    miss = ("attack 5 (1 primary die + 1 FCS die + 2 AGI bonus + 1 weapon) against defense 8 (6 RES die + 1 RES "
+            "bonus + 1 armor): MISS")
+    goes_on = "the action it answered goes on: Vesh the Cinder-Hand attacks Kael Arden with Curved knife"
+    assert lines.index(miss) < lines.index(goes_on) < lines.index(
+        "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
+    assert 'data-waiting="active_defense"' in text
+
+
+def test_a_prone_defenders_decision_says_why_dodge_is_not_offered_and_each_thing_once(table: Any) -> None:
+    """C9, C27: Vesh attacks Prone Kael (10 against 5): the decision box offers Block, Parry and Decline and says
+    why not Dodge, as the window's event records it ("a prone defender cannot Dodge (C9, C27)"), to Alice, who
+    plays Kael, and to the GM, not to Bob, who plays Vesh (the reasons are the defender's own); Block, which turns
+    the hit whatever its die shows, says so once ("always turns the hit"), not twice (found by a tester)."""
+    table.create(dice="manual")
+    alice, bob = (table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": name, "combatants": [who]}).json()["token"] for name, who in (
+            ("Alice", "kael"), ("Bob", "vesh")))
+    for command in ({"command": "roll_initiative", "dice": [1, 6]},
+                    {"command": "apply_condition", "who": "kael", "condition": "Prone"},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                     "dice": [2, 1, 1]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    said = "Not offered: a prone defender cannot Dodge (C9, C27)."
+    for token in (alice, table.gm):
+        text = fragment(table, token)
+        assert f'<p class="not-offered" id="not-offered">{said}</p>' in text
+        answers = re.findall(r'<form class="command answer".*?</form>', text, re.S)
+        assert [re.search(r"(Block|Parry|Decline|Dodge)", a).group(1) for a in answers] == [  # type: ignore[union-attr]
+            "Block", "Parry", "Decline"]
+        assert "whatever the die shows" not in answers[0] and answers[0].count("always turns the hit") == 1
+    theirs = fragment(table, bob)
+    assert 'id="not-offered"' not in theirs and "a prone defender cannot Dodge" not in theirs
+
+
+def test_the_gms_strip_says_each_combatants_side(table: Any) -> None:
+    """Foundry-like, the GM's strip tells the sides apart: each chip names its side and is coloured by it, the
+    players' side first (Kael, whom Alice plays: wardens, side-0; Vesh: raiders, side-1); a player's strip marks
+    its foes instead and names no side (found by a tester: the GM's chips had no side at all)."""
+    table.create(names=("vesh", "kael"))
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    text = fragment(table, table.gm)
+    for who, index, side in (("kael", 0, "wardens"), ("vesh", 1, "raiders")):
+        chip = re.search(rf'<li class="chip[^"]*"[^>]*data-id="{who}">.*?</p>', text, re.S)
+        assert chip is not None
+        assert f" side side-{index}\"" in chip.group()
+        assert f'<span class="badge side-name">{side}</span>' in chip.group()
+    mine = fragment(table, alice)
+    assert "side-name" not in mine and re.search(r'<li class="chip foe"[^>]*data-id="vesh"', mine)

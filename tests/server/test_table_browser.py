@@ -201,7 +201,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                     page = player if player.locator(".decision button").count() else gm
                     page.locator(".decision button").first.click()
                     same_state(page, gm if page is player else player)
-                expect(player.locator(".log li", has_text="chooses dodge")).to_have_count(1)
+                expect(player.locator(".log li", has_text="chooses Dodge")).to_have_count(1)
                 no_leak(player)
 
                 # Vesh ends the turn; the GM undoes it with a reason, then redoes it with another.

@@ -16,7 +16,7 @@ from omen_server.table import bundled_sheets
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
 from tests.server.processes import Server
-from tests.server.test_table_browser import Watch
+from tests.server.test_table_browser import ARTIFACTS, Watch
 
 GM_SCREEN = {"width": 1280, "height": 800}
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
@@ -230,3 +230,40 @@ def test_a_gm_form_sent_keeps_the_focus_and_the_place(server: Server, browser: A
     assert page.evaluate("document.activeElement.closest('form')?.dataset.command") == "apply_condition"
     assert page.evaluate("scrollY") == before
     page.context.close()
+
+
+def test_a_phones_decision_fits_the_first_screen_and_its_answer_keeps_the_reader_on_top(server: Server,
+                                                                                          browser: Any) -> None:
+    """On Alice's phone (390x844, touch), Vesh's attack on Kael (17 against 5, a crit as it stands, C7) opens her
+    Active Defense: all four answers (Dodge, Block, Parry, Decline) are on the first screen, none below 844 px; she
+    scrolls down into the log and taps Decline: once the table is back, the fight bar and the top card (the HIT) are
+    on the screen, not the log (found by a tester: the page was left scrolled 573 px down)."""
+    gm = fight(server, "fits", "kael", "vesh")
+    alice = seat(server, "fits", gm, "Alice", "kael")
+    for body in ({"command": "roll_initiative", "dice": [1, 6]},
+                 {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                  "dice": [8, 6, 1]}):
+        status, answer = server.call("POST", "/fights/fits/commands", {"command": body}, token=gm)
+        assert status == 201, answer
+    watch = Watch(origin_of(server))
+    phone = page_of(browser, watch, origin_of(server), "fits", alice, **PHONE)
+    phone.wait_for_selector("#decision.yours")
+    assert phone.evaluate("scrollY") == 0
+    buttons = phone.evaluate("() => [...document.querySelectorAll('#decision form.answer button')].map(b => "
+                             "[b.textContent.trim(), Math.round(b.getBoundingClientRect().bottom)])")
+    assert [label.split()[1] for label, _bottom in buttons] == ["Dodge", "Block", "Parry", "Decline"], buttons
+    assert all(bottom <= 844 for _label, bottom in buttons), buttons
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    phone.screenshot(path=str(ARTIFACTS / "phone-decision-first-screen.png"))
+    phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    head = phone.locator(".table-panel").get_attribute("data-head")
+    phone.locator("#decision form.answer", has_text="Decline").locator("button").tap()
+    phone.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{head}' "
+                            "&& !document.body.dataset.busy")
+    assert phone.locator("#decision").count() == 0
+    for what in (".fight-bar", "#top-card"):
+        box = phone.locator(what).bounding_box()
+        assert box is not None and 0 <= box["y"] <= 844 - 20, (what, box)
+    assert phone.locator("#top-card .verdict").inner_text().startswith("HIT")
+    phone.context.close()
+    assert watch.outside == []
