@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 from litestar import Request, Response
@@ -1124,10 +1125,17 @@ def _is_head(rec: SeenEvent) -> bool:
 async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int, token: str = ""
                   ) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream (:func:`_messages`); an unexpected failure is logged with its traceback (a 500
-    once the 200 is sent), and the client reconnects."""
+    once the 200 is sent), and the client reconnects.
+
+    After each message the event loop is let run (a checkpoint): writing a message to the socket does not wait,
+    so without it a page of backlog went out in one go, and a client that left in the middle had every remaining
+    write fail on the dead socket (asyncio logs a warning for each past the fifth: hundreds a connection). With
+    it, the first failed write's connection loss is seen at once: uvicorn sends nothing more, and Litestar, told
+    of the disconnect, cancels the stream here."""
     try:
         async for message in _messages(fights, fight_id, seat, after, token):
             yield message
+            await anyio.lowlevel.checkpoint()
     except Exception as exc:
         guard.log_failure(exc, "GET", f"/fights/{fight_id}/stream")
 
