@@ -288,7 +288,9 @@ class CommandRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """A command (``omen schema --of command``) and the version the client saw: if the fight has moved on
     since, nothing is appended (409). Left out, the command applies to whatever version the fight is at.
     ``stage``: in a fight whose dice are typed in, a command whose next missing dice are another seat's is staged
-    until that seat gives them (202) instead of refused (docs/server.md, "Players roll their own dice")."""
+    until that seat gives them (202) instead of refused (docs/server.md, "Players roll their own dice"); while
+    another command of the fight is staged, a command sent with ``stage`` is refused (409 dice-staged), whether or
+    not it needs dice."""
 
     command: HttpCommand
     expected_version: Seq | None = None
