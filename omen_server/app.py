@@ -368,8 +368,9 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(404, "unknown-fight", "No such fight", f"no fight {exc.fight_id!r}")
     if isinstance(exc, UnknownCombatant):  # a rule refusal all the same, pointing at the name it did not know
         found = _path_naming(getattr(request.state, "command", None), exc.combatant)
+        words = str(exc) if sight.gm else _unnamable(exc)
         return _problem(422, "rule-violation", "A rule refuses this command",
-                        scrub(str(exc) + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
+                        scrub(words + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
                         field=found)
     if isinstance(exc, RuleViolation):
         return _problem(422, "rule-violation", "A rule refuses this command",
@@ -865,6 +866,14 @@ def _may_give(seat: Seat, command: Command) -> None:
                                f"({', '.join(seat.combatants)}): {', '.join(PLAYER_COMMANDS)}")
     if actor not in seat.combatants:
         raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
+
+
+def _unnamable(exc: UnknownCombatant) -> str:
+    """A player's or spectator's refusal of a name it may not give (:func:`_names_seen`): true whether the name is
+    nobody's or a combatant hidden from the seat, and the same bytes in both cases (the engine's "no combatant
+    'vesh' in this fight (joined: kael)" was false to a player who had watched Vesh join before the GM hid it)."""
+    return (f"[{exc.rule}] no combatant {exc.combatant!r} that this seat can name (it can name: "
+            f"{', '.join(exc.known) or 'none'})")
 
 
 def _names_seen(command: Command, fight: Fight, sight: Sight) -> None:
