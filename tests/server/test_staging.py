@@ -450,3 +450,16 @@ def test_a_players_stream_shows_a_hidden_combatants_save_staged_for_her_dice(tmp
         assert mine["staged"]["command"] == {"command": "call_save"}
     finally:
         server.stop()
+
+
+def test_a_players_options_list_only_its_own_dice(table: Any) -> None:
+    """docs/server.md (GET options) and docs/live.md: Alice's choice of Kael's longsword attack on Vesh lists Kael's
+    hit dice only (Vesh's base defense die, whose size tells of Vesh's sheet, is the GM's); the GM's lists both."""
+    def rolls(token: str) -> list[tuple[str, str]]:
+        offer = next(o for o in options(table, token)["options"]["offers"] if o["command"] == "declare_attack")
+        choice = next(c for c in offer["choices"] if c["args"] == {"attacker": "kael", "target": "vesh",
+                                                                   "weapon": "longsword"})
+        return [(r["roller"], r["purpose"]) for r in choice["dice"]]
+
+    assert rolls(table.alice) == [("kael", "hit")]
+    assert rolls(table.gm) == [("kael", "hit"), ("vesh", "base_defense")]
