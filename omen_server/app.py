@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 from litestar import Request, Response
@@ -287,7 +288,9 @@ class CommandRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """A command (``omen schema --of command``) and the version the client saw: if the fight has moved on
     since, nothing is appended (409). Left out, the command applies to whatever version the fight is at.
     ``stage``: in a fight whose dice are typed in, a command whose next missing dice are another seat's is staged
-    until that seat gives them (202) instead of refused (docs/server.md, "Players roll their own dice")."""
+    until that seat gives them (202) instead of refused (docs/server.md, "Players roll their own dice"); while
+    another command of the fight is staged, a command sent with ``stage`` is refused (409 dice-staged), whether or
+    not it needs dice."""
 
     command: HttpCommand
     expected_version: Seq | None = None
@@ -365,8 +368,9 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(404, "unknown-fight", "No such fight", f"no fight {exc.fight_id!r}")
     if isinstance(exc, UnknownCombatant):  # a rule refusal all the same, pointing at the name it did not know
         found = _path_naming(getattr(request.state, "command", None), exc.combatant)
+        words = str(exc) if sight.gm else _unnamable(exc)
         return _problem(422, "rule-violation", "A rule refuses this command",
-                        scrub(str(exc) + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
+                        scrub(words + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
                         field=found)
     if isinstance(exc, RuleViolation):
         return _problem(422, "rule-violation", "A rule refuses this command",
@@ -864,6 +868,14 @@ def _may_give(seat: Seat, command: Command) -> None:
         raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
 
 
+def _unnamable(exc: UnknownCombatant) -> str:
+    """A player's or spectator's refusal of a name it may not give (:func:`_names_seen`): true whether the name is
+    nobody's or a combatant hidden from the seat, and the same bytes in both cases (the engine's "no combatant
+    'vesh' in this fight (joined: kael)" was false to a player who had watched Vesh join before the GM hid it)."""
+    return (f"[{exc.rule}] no combatant {exc.combatant!r} that this seat can name (it can name: "
+            f"{', '.join(exc.known) or 'none'})")
+
+
 def _names_seen(command: Command, fight: Fight, sight: Sight) -> None:
     """A player's command naming a combatant its seat does not see is refused exactly as one naming nobody: the
     refusal lists only the combatants it sees (a hidden one's existence is not given away)."""
@@ -1124,10 +1136,17 @@ def _is_head(rec: SeenEvent) -> bool:
 async def _follow(fights: Fights, fight_id: str, seat: Seat, after: int, token: str = ""
                   ) -> AsyncIterator[ServerSentEventMessage]:
     """The messages of one stream (:func:`_messages`); an unexpected failure is logged with its traceback (a 500
-    once the 200 is sent), and the client reconnects."""
+    once the 200 is sent), and the client reconnects.
+
+    After each message the event loop is let run (a checkpoint): writing a message to the socket does not wait,
+    so without it a page of backlog went out in one go, and a client that left in the middle had every remaining
+    write fail on the dead socket (asyncio logs a warning for each past the fifth: hundreds a connection). With
+    it, the first failed write's connection loss is seen at once: uvicorn sends nothing more, and Litestar, told
+    of the disconnect, cancels the stream here."""
     try:
         async for message in _messages(fights, fight_id, seat, after, token):
             yield message
+            await anyio.lowlevel.checkpoint()
     except Exception as exc:
         guard.log_failure(exc, "GET", f"/fights/{fight_id}/stream")
 

@@ -111,7 +111,7 @@ from .limits import (
 from .openapi import openapi_config
 from .seating import entries, seat_routes
 from .seating import make_seat as seat_for
-from .staging import stage, staged_view, staging_routes
+from .staging import already_staged, stage, staged_view, staging_routes
 from .table import CSP, table_routes
 from .views import (
     EVENT_VIEWS,
@@ -379,6 +379,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = by_of(seat)
             own_faces_only(fight, data.command, sight, len(data.command.dice or ()))
+            refused = already_staged(fights, fight_id, fight) if data.stage else None
+            if refused is not None:  # one staged command a fight: a staged command's head is not moved by another
+                return refused
             try:
                 body = run_command(fights, fight_id, seat, fight, data.command, by)
             except FacesNeeded as missing:

@@ -6,9 +6,10 @@ not know, a pattern inside a union). So every component schema is replaced by
 msgspec's own (:func:`msgspec.json.schema_components`, the decoder's source:
 ``additionalProperties: false`` where unknown fields are refused, every pattern
 and range), and the document is completed with what Litestar cannot know: the
-bearer tokens (a security scheme), the stream's ``text/event-stream``, the
-headers' and path parameters' own forms, and the problems any resource may
-answer (413 for a body too large, 503 while the store cannot be used).
+bearer tokens (a security scheme), the stream's ``text/event-stream``, the QR
+code's ``image/svg+xml``, the headers' and path parameters' own forms, and the
+problems any resource may answer (413 for a body too large, 503 while the store
+cannot be used); every error is a problem document.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ RAW_ANSWERS: dict[tuple[str, str], dict[int, dict[str, Any]]] = {
               "headers": {"X-Table-Tag": _TAG}, "content": {"text/html": {"schema": {"type": "string"}}}},
         204: {"description": "Nothing the fragment shows changed since the X-Table-Tag sent: no body",
               "headers": {"X-Table-Tag": _TAG}}},
+    ("/fights/{fight_id}/seats/{seat_id}/qr", "get"): {
+        200: {"description": "The seat's link as a QR code, an SVG image",
+              "content": {"image/svg+xml": {"schema": {"type": "string"}}}}},
     ("/sheets", "get"): {
         200: {"description": "The bundled sheets by id", "content": {"application/json": {"schema": {
             "type": "object", "additionalProperties": {"$ref": "#/components/schemas/CombatantSheet"}}}}}},
@@ -131,8 +135,15 @@ def _parameter(parameter: dict[str, Any]) -> None:
 
 
 def _problems(operation: dict[str, Any], *statuses: int) -> None:
+    """Every error an operation answers is a problem document (``application/problem+json``): the ``statuses`` any
+    resource may answer added, and each error Litestar wrote its own way (the 400 it adds to an operation with
+    parameters: ``application/json`` ``{status_code, detail, extra}``, a body the server never sends) made one."""
+    responses = operation["responses"]
     for status in statuses:
-        operation["responses"].setdefault(str(status), {"description": _WORDS[status], "content": _PROBLEM})
+        responses.setdefault(str(status), {"description": _WORDS[status]})
+    for status, answer in responses.items():
+        if int(status) >= 400:
+            answer["content"] = _PROBLEM
 
 
 _WORDS = {400: "Bad request", 401: "No valid token", 413: "The body is too large",

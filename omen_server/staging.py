@@ -51,7 +51,8 @@ from .app import (
 from .keep import Seat
 from .views import Sight, staged_command, typed_in
 
-__all__ = ["Staged", "GiveDice", "stage", "staged_view", "seen_staged", "staging_routes", "supplier_of"]
+__all__ = ["Staged", "GiveDice", "already_staged", "stage", "staged_view", "seen_staged", "staging_routes",
+           "supplier_of"]
 
 
 class Staged(msgspec.Struct, frozen=True, kw_only=True):
@@ -158,14 +159,25 @@ def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Comm
                    "the GM" if seat.kind == "gm" else seat.name or "a player", secrets.token_hex(5))
     if not staged.rolls:
         raise missing
-    current = _kept(fights, fight_id, fight)
-    if current is not None:
-        return _problem(409, "dice-staged", "A command already waits for dice",
-                        f"a command already waits for {current.awaiting_name}'s dice: it goes first (or the GM "
-                        "withdraws it: DELETE /fights/{id}/staged)")
+    refused = already_staged(fights, fight_id, fight)
+    if refused is not None:
+        return refused
     fights.keep.put_staged(fight_id, _ENCODER.encode(staged))
     fights.poke(fight_id)
     return _accepted(fights, fight_id, staged, fights.sight(fight_id, seat, fight), seat)
+
+
+def already_staged(fights: Fights, fight_id: str, fight: Fight) -> Response[bytes] | None:
+    """409 ``dice-staged`` if a command of this fight waits for dice now, else None: asked for by every command sent
+    with ``"stage": true``, whether or not it needs dice, so that one staged (a table page stages every command of
+    a manual fight) never voids another seat's staged command; a command sent without ``stage`` moves the head and
+    voids it. Hold the fight's lock."""
+    current = _kept(fights, fight_id, fight)
+    if current is None:
+        return None
+    return _problem(409, "dice-staged", "A command already waits for dice",
+                    f"a command already waits for {current.awaiting_name}'s dice: it goes first (or the GM or the "
+                    "seat that gave it withdraws it: DELETE /fights/{id}/staged)")
 
 
 def _kept(fights: Fights, fight_id: str, fight: Fight) -> Staged | None:

@@ -119,3 +119,50 @@ def test_the_document_says_what_a_faces_needed_problem_lists() -> None:
     problem = schemas["Problem"]["properties"]
     assert "needed" in problem and "needed_dice" in problem
     assert sorted(schemas["NeededDie"]["required"]) == ["pool", "purpose", "roller", "sides"]
+
+
+def _walk(node: Any) -> Any:
+    """Every dict in ``node``, itself included, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def test_every_error_the_document_lists_is_a_problem_document() -> None:
+    """docs/server.md, "Errors": every error is application/problem+json, a Problem. Nine operations' 400 were
+    Litestar's own (application/json {status_code, detail, extra}), a body the server never sends: now every
+    response of status 400 and up of every operation has the problem document as its one content, and no schema in
+    the document is the framework's error body."""
+    paths = SCHEMA.raw_schema["paths"]
+    errors = [(path, method, status, answer.get("content")) for path, item in paths.items()
+              for method, operation in item.items() for status, answer in operation["responses"].items()
+              if int(status) >= 400]
+    assert len(errors) > 90 and {status for _p, _m, status, _c in errors} >= {"400", "401", "403", "404", "409",
+                                                                              "413", "422", "503"}
+    wrong = [(path, method, status) for path, method, status, content in errors
+             if content != {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}]
+    assert wrong == []
+    defaults = [node for node in _walk(SCHEMA.raw_schema)
+                if isinstance(node.get("properties"), dict) and {"status_code", "extra"} <= set(node["properties"])]
+    assert defaults == []
+
+
+def test_the_document_says_the_qr_code_is_an_svg_image() -> None:
+    """GET /fights/{id}/seats/{seat}/qr's 200 is image/svg+xml (the document said an application/json string), and
+    that is what it answers."""
+    from litestar.testing import TestClient
+
+    answer = SCHEMA.raw_schema["paths"]["/fights/{fight_id}/seats/{seat_id}/qr"]["get"]["responses"]["200"]
+    assert answer["content"] == {"image/svg+xml": {"schema": {"type": "string"}}}
+    with TestClient(APP) as client:
+        made = client.post("/fights/duel/seats", headers={"Authorization": f"Bearer {TABLE.gm}"},
+                           json={"kind": "spectator", "name": "Qr", "combatants": []})
+        assert made.status_code == 201, made.text
+        got = client.get(f"/fights/duel/seats/{made.json()['id']}/qr", params={"origin": "http://h:1"},
+                         headers={"Authorization": f"Bearer {TABLE.gm}"})
+    assert got.status_code == 200 and got.headers["content-type"].startswith("image/svg+xml"), got.text
+    assert got.text.startswith("<?xml") or got.text.startswith("<svg"), got.text[:80]

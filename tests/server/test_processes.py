@@ -9,6 +9,8 @@ import http.client
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -521,6 +523,43 @@ def _first_read_then_rest(port: int, token_length: int, first: int) -> bytes:
             while chunk := peer.recv(65536):
                 answer += chunk
     return answer
+
+
+def test_a_client_leaving_mid_backlog_stops_the_stream_and_floods_no_log(servers: Any) -> None:
+    """A tester's client closed its stream while the server was still sending the backlog: every remaining message
+    of the page was written to the dead socket, asyncio logging a warning for each (hundreds a connection). Now
+    three clients that read the first event of a 400-event backlog and leave (one with a reset) leave no line in
+    the server's log, their connections are closed by the server, and it goes on answering."""
+    server = servers()
+    token, _version = create(server)
+    status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}}, token)
+    assert status == 201, rolled
+    turn = rolled["options"]["turn"]
+    for _ in range(100):  # four events an end of turn: a backlog of 400 and more, most of a page
+        status, ended = server.call("POST", "/fights/duel/commands", {"command": {"command": "end_turn",
+                                                                                  "who": turn}}, token)
+        assert status == 201, ended
+        turn = ended["options"]["turn"]
+    assert ended["head"]["seq"] > 400
+    before = server.log.read_text()
+    fds = Path(f"/proc/{server.process.pid}/fd")
+    idle = len(list(fds.iterdir()))
+    for reset in (False, True, False):
+        with socket.create_connection(("127.0.0.1", server.port)) as client:
+            client.sendall(f"GET /fights/duel/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           f"Authorization: Bearer {token}\r\n\r\n".encode())
+            got = b""
+            while b"event: event" not in got:
+                got += client.recv(100)
+            if reset:
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    deadline = time.monotonic() + 10
+    while len(list(fds.iterdir())) > idle and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(list(fds.iterdir())) <= idle, "the server still holds a stream's connection"
+    assert server.call("GET", "/fights/duel/state", token=token)[0] == 200
+    said = server.log.read_text()[len(before):]
+    assert said == "", said
 
 
 def test_headers_past_the_http_servers_bound_are_its_own_plain_400(servers: Any) -> None:

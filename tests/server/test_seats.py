@@ -133,6 +133,57 @@ def test_a_players_refusal_names_no_hidden_responder() -> None:
         assert "by skarn (Interrupt, C24)" in table.command(end).json()["detail"]
 
 
+def test_a_players_refusal_of_a_name_it_may_not_give_is_true_and_the_same_for_hidden_and_nobody() -> None:
+    """A tester's player, who had watched Vesh join before the GM hid it, was told "no combatant 'vesh' in this
+    fight (joined: kael)": the same bytes as for a name nobody has (as they must be), but false. Now both read
+    "no combatant ... that this seat can name (it can name: ...)", byte for byte alike but for the name typed; the
+    GM, who may name anyone, is still told the fight's roster."""
+    table = Table()
+    with table.client:
+        table.create(names=("kael", "vesh", "skarn"))
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        hide = table.client.post("/fights/duel/settings", headers=table.auth(), json={"hide": ["vesh"]})
+        assert hide.status_code == 200, hide.text
+
+        def refusal(target: str, token: str) -> bytes:
+            answer = table.command({"command": "declare_attack", "attacker": "kael", "target": target,
+                                    "unarmed": True}, token=token)
+            assert answer.status_code == 422, answer.text
+            return bytes(answer.content)
+
+        hidden, nobody = refusal("vesh", alice), refusal("vess", alice)
+        assert hidden.replace(b"'vesh'", b"'vess'") == nobody
+        assert msgspec.json.decode(hidden)["detail"] == (
+            "[setup] no combatant 'vesh' that this seat can name (it can name: kael, skarn) (at $.command.target)")
+        assert msgspec.json.decode(refusal("vess", table.gm))["detail"] == (
+            "[setup] no combatant 'vess' in this fight (joined: kael, vesh, skarn) (at $.command.target)")
+
+
+def test_seed_revealed_in_the_state_is_about_the_seed_rolled_with_now() -> None:
+    """docs/server.md, "Seats and what each sees" (a tester's find: it promised seed_revealed: true after any
+    reveal): a reveal mid-fight appends seed_revealed then seed_committed (C42: the fight goes on under a fresh,
+    unrevealed seed), so every seat's state and /verify say false; the reveal at the end makes both true."""
+    table = Table()
+    with table.client:
+        table.create()
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative"}).status_code == 201
+
+        def revealed() -> list[tuple[bool, bool]]:
+            return [(table.client.get("/fights/duel/state", headers=table.auth(token)).json()["seed_revealed"],
+                     table.client.get("/fights/duel/verify", headers=table.auth(token)).json()["seed_revealed"])
+                    for token in (table.gm, alice)]
+
+        mid = table.command({"command": "reveal_seed"})
+        assert [e["type"] for e in mid.json()["events"]] == ["command_issued", "seed_revealed", "seed_committed"]
+        assert revealed() == [(False, False), (False, False)]
+        assert table.command({"command": "end_fight"}).status_code == 201
+        assert table.command({"command": "reveal_seed"}).status_code == 201
+        assert revealed() == [(True, True), (True, True)]
+
+
 def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
     """Kael's unarmed 1 + 1 misses Vesh's 6 and Vesh's Riposte opens (C38): Alice's commands refused meanwhile
     (ending Kael's turn, answering the decision for Kael) do not name Riposte, which is Vesh's sheet (GM-only:

@@ -135,6 +135,32 @@ def test_a_staged_command_is_void_once_the_fight_moves_and_can_be_withdrawn(tabl
     assert "staged" not in options(table, table.gm)
 
 
+def test_a_staged_command_is_not_voided_by_a_command_sent_with_stage(table: Any) -> None:
+    """A tester's GM clicked End turn on the table page (which stages every command of a manual fight) while
+    Alice's attack waited for the GM's dice: the end of turn, needing no dice, went through and voided her attack.
+    Now a command sent with stage while another is staged is 409 dice-staged whether it needs dice (a second
+    attack) or not (the end of turn), nothing is written, the staged attack stays whole, and its dice decide it."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6]}
+    first = table.command(attack, token=table.alice, stage=True)
+    assert first.status_code == 202, first.text
+    head, kept = options(table, table.gm)["head"]["seq"], options(table, table.gm)["staged"]
+    for command, token in (({"command": "end_turn", "who": "kael"}, table.gm), (attack, table.alice),
+                           ({"command": "end_turn", "who": "kael"}, table.alice)):
+        refused = table.command(command, token=token, stage=True)
+        assert refused.status_code == 409, refused.text
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.json() == {
+            "type": "/problems/dice-staged", "title": "A command already waits for dice", "status": 409,
+            "detail": "a command already waits for the GM's dice: it goes first (or the GM or the seat that gave "
+                      "it withdraws it: DELETE /fights/{id}/staged)"}
+    assert options(table, table.gm)["head"]["seq"] == head and options(table, table.gm)["staged"] == kept
+    done = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": kept["id"], "dice": [1]})
+    assert done.status_code == 201, done.text
+    assert [e["type"] for e in done.json()["events"]][:3] == ["command_issued", "engagement_changed",
+                                                              "attack_declared"]
+
+
 def test_a_spectator_withdraws_nothing_whether_or_not_a_command_is_staged(table: Any) -> None:
     """A spectator's DELETE /staged is 403 with nothing staged and with a command staged (the answer does not
     depend on what is staged), and the staged command stays."""
@@ -424,3 +450,16 @@ def test_a_players_stream_shows_a_hidden_combatants_save_staged_for_her_dice(tmp
         assert mine["staged"]["command"] == {"command": "call_save"}
     finally:
         server.stop()
+
+
+def test_a_players_options_list_only_its_own_dice(table: Any) -> None:
+    """docs/server.md (GET options) and docs/live.md: Alice's choice of Kael's longsword attack on Vesh lists Kael's
+    hit dice only (Vesh's base defense die, whose size tells of Vesh's sheet, is the GM's); the GM's lists both."""
+    def rolls(token: str) -> list[tuple[str, str]]:
+        offer = next(o for o in options(table, token)["options"]["offers"] if o["command"] == "declare_attack")
+        choice = next(c for c in offer["choices"] if c["args"] == {"attacker": "kael", "target": "vesh",
+                                                                   "weapon": "longsword"})
+        return [(r["roller"], r["purpose"]) for r in choice["dice"]]
+
+    assert rolls(table.alice) == [("kael", "hit")]
+    assert rolls(table.gm) == [("kael", "hit"), ("vesh", "base_defense")]
