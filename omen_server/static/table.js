@@ -432,9 +432,11 @@
           answered = form.classList.contains("answer");
           say("", false);
           for (const select of $$("select.pair", form)) select.value = ""; // applied: the next one is chosen anew
-        } else if (answer.status === 409 && body.expected_version !== undefined) {
+        } else if (answer.status === 409 && body.expected_version !== undefined
+                   && !String((await answer.clone().json().catch(() => ({}))).type || "").endsWith("/dice-staged")) {
           // the fight moved on since the form was shown (another seat, or a second press of the same key): nothing
-          // was done, and nothing is wrong; the table below is the new one
+          // was done, and nothing is wrong; the table below is the new one. (A command staged for dice is another
+          // 409: said as the problem it is, with what to do.)
           say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
         } else sayAt(form, await problemText(answer, form));
       } catch (error) {

@@ -267,3 +267,31 @@ def test_a_phones_decision_fits_the_first_screen_and_its_answer_keeps_the_reader
     assert phone.locator("#top-card .verdict").inner_text().startswith("HIT")
     phone.context.close()
     assert watch.outside == []
+
+
+def test_a_command_sent_while_another_waits_for_dice_says_so_and_keeps_it(server: Server, browser: Any) -> None:
+    """In a fight of physical dice the page stages every command; while a player's attack waits for dice, the GM's
+    End turn (E) is refused 409 dice-staged (docs/server.md, Errors): the page says that a command waits for dice
+    and who may withdraw it (not "the table moved on"), and the player's staged attack stays."""
+    gm = fight(server, "waits", "kael", "vesh", dice="manual")
+    status, answer = server.call("POST", "/fights/waits/commands",
+                                 {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
+    assert status == 201 and answer["options"]["turn"] == "kael", answer
+    alice = seat(server, "waits", gm, "Alice", "kael")
+    status, staged = server.call("POST", "/fights/waits/commands",
+                                 {"command": {"command": "declare_attack", "attacker": "kael", "target": "vesh"},
+                                  "stage": True}, token=alice)
+    assert status == 202, staged
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "waits", gm)
+    head = page.locator(".table-panel").get_attribute("data-head")
+    page.keyboard.press("e")
+    page.wait_for_function("() => !document.body.dataset.busy && [...document.querySelectorAll('#message, "
+                           ".form-error')].some(e => e.textContent)")
+    said = " ".join(page.locator("#message, .form-error").all_inner_texts())
+    assert "waits for dice" in said and "withdraw" in said and "moved on" not in said, said
+    assert page.locator(".table-panel").get_attribute("data-head") == head
+    status, offered = server.call("GET", "/fights/waits/options", token=gm)
+    assert status == 200 and offered["staged"]["command"]["command"] == "declare_attack", offered
+    page.context.close()
+    assert watch.outside == []
