@@ -251,6 +251,7 @@ def do_cmd(
     from omen_core import Fight, ManualDice, SeededDice
     from omen_core.commands import RevealSeed
     from omen_core.dice import FacesNeeded
+    from omen_core.errors import RuleViolation
     from omen_core.walk import StoreSource, done_under_key
     from omen_replay.narrate import Narrator
     from omen_replay.replay import DoResult
@@ -296,6 +297,8 @@ def do_cmd(
                 if live.state.dice == "seeded" and seed_bytes is None:
                     bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
                 raise
+            except RuleViolation as exc:
+                raise _join_refused(exc, parsed, command, file) from None
             appended(stored)
             _say_fresh_seed(live, dice, following is None)
         found = live.options(offers=as_json or show_options)
@@ -315,6 +318,25 @@ def do_cmd(
     chosen = f" --fight {escape(shlex.quote(fight))}" if fight is not None else ""  # a store of several needs it
     out.print(f"head {found.head}  [dim](omen status {escape(shlex.quote(log_url))}{chosen} --all lists every "
               "command accepted now)[/]")
+
+
+def _join_refused(refused: Any, parsed: Command, command: str | None, file: Path | None) -> Any:
+    """A join whose sheet the rules refuse, named as a scenario names it (``omen_core.content.refused_sheet``): the
+    file (or "the command"), the line and the path of the field in the command (``join.toml:9: ... (at
+    $.sheet.abilities[1])``); any other refusal as it is."""
+    from omen_core.commands import Join
+    from omen_core.content import read_content, refused_sheet
+    from omen_core.errors import ContentError
+
+    if not isinstance(parsed, Join):
+        return refused
+    try:
+        text = read_content(file, MAX_COMMAND_BYTES) if file is not None else command or ""
+    except ContentError:  # gone since it was read: the refusal as it is
+        return refused
+    text = text.removeprefix("\ufeff")
+    fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
+    return refused_sheet(refused, str(file) if file is not None else "the command", text, fmt, "$.sheet") or refused
 
 
 def _recorded_by(issued: Any, by: str) -> str:

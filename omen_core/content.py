@@ -29,7 +29,7 @@ from typing import (
 import msgspec
 
 from .defaults import settle_defaults
-from .errors import ContentError
+from .errors import ContentError, RuleViolation
 from .limits import (
     DIE_PATTERN,
     MAX_DICE,
@@ -40,7 +40,7 @@ from .limits import (
     json_error_words,
     named_twice,
 )
-from .locate import Lines, error_line
+from .locate import Lines, error_line, key_step
 
 __all__ = [
     "ATTRIBUTES",
@@ -97,6 +97,7 @@ __all__ = [
     "content_hash",
     "load_ruleset",
     "load_sheet",
+    "refused_sheet",
     "decode_content",
     "non_finite",
     "name_keys",
@@ -591,10 +592,10 @@ class Ruleset(_Content, frozen=True, kw_only=True, dict=True):
         for name, rule in self.conditions.items():
             if not _NAME.fullmatch(name):  # a condition's name is read in every prompt and narrative, as an ability's
                 words = str(_PATTERN_WORDS[_NAME.pattern]).removeprefix("a name: ")
-                raise ValueError(_at(f"conditions.{name}", f"{name!a} is not a condition name: {words}"))
+                raise ValueError(_at(f"conditions{key_step(name)}", f"{name!a} is not a condition name: {words}"))
             if rule.damage is not None and rule.damage.damage_type not in self.damage_types:
                 known = ", ".join([*self.damage_types.physical, *self.damage_types.other])
-                raise ValueError(_at(f"conditions.{name}.damage.damage_type",
+                raise ValueError(_at(f"conditions{key_step(name)}.damage.damage_type",
                                      f"condition {name!r} deals {rule.damage.damage_type!r}, a damage type the "
                                      f"ruleset does not list (C14; it lists: {known})"))
 
@@ -1042,8 +1043,8 @@ class AbilityLibrary(_Content, frozen=True, kw_only=True):
         super().__post_init__()
         for key, ability in self.abilities.items():
             if ability.id and ability.id != key:
-                raise ValueError(_at(f"abilities.{key}.id", f"ability {key!r} says its id is {ability.id!r}: leave "
-                                                            "id out or make them equal"))
+                why = f"ability {key!r} says its id is {ability.id!r}: leave id out or make them equal"
+                raise ValueError(_at(f"abilities{key_step(key)}.id", why))
 
     def get(self, ability_id: str) -> Ability | None:
         """The ability ``ability_id``, its id filled in from its key."""
@@ -1140,6 +1141,19 @@ def load_sheet(path: str | Path) -> CombatantSheet:
     return _load(Path(path), CombatantSheet)
 
 
+def refused_sheet(refused: RuleViolation, source: str, text: str, fmt: Literal["toml", "json"],
+                  where: str = "$") -> ContentError | None:
+    """A sheet the rules refuse when its combatant joins (``refused``: C14, C28, C37, an id taken), named where it
+    is written, if the refusal names the sheet's field (its ``field`` fact, a path in the sheet): in ``source``,
+    whose text is ``text``, the sheet at ``where`` in it (``$`` for a sheet file, ``$.sheet`` for a join command),
+    at that field's line: ``join.toml:9: the rules refuse this combatant: [C37] ... (at $.sheet.abilities[1])``."""
+    field = refused.facts.get("field")
+    if not isinstance(field, str) or not field.startswith("$"):
+        return None
+    path = where + field[1:]
+    return ContentError(source, path, f"the rules refuse this combatant: {refused}", Lines(text, fmt)(path))
+
+
 def _load(p: Path, kind: type[T]) -> T:
     fmt: Literal["toml", "json"] = "toml" if p.suffix == ".toml" else "json"
     return decode_content(read_content(p), kind, source=str(p), fmt=fmt)
@@ -1203,8 +1217,13 @@ T = TypeVar("T")
 def reason_and_path(exc: Exception) -> tuple[str, str]:
     """What a msgspec ``ValidationError`` says is wrong, and the JSON path it says where (``$`` if none):
     ``"Expected `int`, got `str` - at `$.hp`"`` gives ``("Expected `int`, got `str`", "$.hp")``; a required field
-    left out is named where it belongs (``$.command.who``, not msgspec's ``$.command``)."""
+    left out is named where it belongs (``$.command.who``, not msgspec's ``$.command``); a mapping's key that is
+    not a key it may have (msgspec's ``- at `key` in `$.abilities```) is ``$.abilities[key]``, which
+    :func:`name_keys` names (``$.abilities."grit two"``)."""
     text = str(exc).replace("got `NoneType`", "got `null`")  # a converted value's type in JSON's words
+    reason, key_in, mapping = text.rpartition(_KEY_IN)
+    if key_in:
+        return reason, "$" + mapping.removesuffix("`") + "[key]"
     head, found, tail = text.rpartition(" - at `$")
     if not found:  # at the top: no path, or a problem naming a field of the top value (_at)
         reason, inner, field = text.partition(_INNER)
@@ -1220,6 +1239,8 @@ def reason_and_path(exc: Exception) -> tuple[str, str]:
     return reason, path + f".{named['field']}" if named else path  # where the field left out belongs, or is written
 
 
+#: How msgspec says a mapping's key is not one it may have: ``... - at `key` in `$.abilities```.
+_KEY_IN = " - at `key` in `$"
 #: msgspec's words for a required field left out, and for a field the object does not have (it says the object's
 #: path, not the field's: the field's is where it belongs, or the line it is written on).
 _MISSING = re.compile(r"Object missing required field `(?P<field>[A-Za-z_][A-Za-z0-9_]*)`")
@@ -1292,12 +1313,15 @@ def in_words(reason: str, more: dict[str, str] | None = None) -> str:
     return f"Expected {words}" if words else reason
 
 
-_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.|key)\]")
 
 
 def name_keys(raw: object, kind: object, path: str) -> str:
     """Replace each ``[...]`` in a msgspec error path by the mapping key whose value fails (``raw``: the decoded
-    value that failed to validate as ``kind``): ``$.skills[...]`` becomes ``$.skills.Perception``."""
+    value that failed to validate as ``kind``): ``$.skills[...]`` becomes ``$.skills.Perception``; and a last
+    ``[key]`` (:func:`reason_and_path`) by the key that is not one the mapping may have: ``$.abilities[key]``
+    becomes ``$.abilities."grit two"``. A key that is not a bare TOML key is named as a JSON string
+    (:func:`~omen_core.locate.key_step`)."""
     out = "$"
     for name, index in _SEGMENT.findall(path[1:]):
         kind = _unwrap(kind)
@@ -1305,6 +1329,10 @@ def name_keys(raw: object, kind: object, path: str) -> str:
             out += f".{name}"
             raw = raw.get(name) if isinstance(raw, dict) else None
             kind = get_type_hints(kind, include_extras=True).get(name) if isinstance(kind, type) else None
+        elif index == "key":
+            keys = {k: k for k in raw} if isinstance(raw, dict) else None  # each key checked as a key
+            key = _failing_key(keys, (get_args(kind) or (None,))[0])
+            out += key_step(key) if key is not None else "[key]"
         elif index != "...":
             out += f"[{index}]"
             raw = raw[int(index)] if isinstance(raw, list) and int(index) < len(raw) else None
@@ -1312,7 +1340,7 @@ def name_keys(raw: object, kind: object, path: str) -> str:
         else:
             value_kind = (get_args(kind) or (None, None))[-1]
             key = _failing_key(raw, value_kind)
-            out += f".{key}" if key is not None else "[...]"
+            out += key_step(key) if key is not None else "[...]"
             raw, kind = (raw[key] if key is not None and isinstance(raw, dict) else None), value_kind
     return out
 
@@ -1328,6 +1356,8 @@ def _unwrap(kind: object) -> object:
 
 
 def _failing_key(raw: object, value_kind: object) -> str | None:
+    """The key of the first value of the mapping ``raw`` that does not validate as ``value_kind``; None if none
+    fails."""
     if not isinstance(raw, dict) or value_kind is None:
         return None
     for key, value in raw.items():

@@ -4,13 +4,21 @@ the file, the line and the field.
 :class:`Lines` reads the text once (a small scanner of its own: strings, comments, tables, arrays of tables,
 inline tables and arrays) and notes the line where each key and each array element starts, so that any number of
 paths are looked up in a time linear in the text. A path that is not in the text (a field left out) is given the
-line of the nearest thing above it that is: the table that lacks the field, or line 1.
+line of the nearest thing above it that is: the table that lacks the field, or line 1. A table that a dotted
+header or a dotted key makes (``[ability.tough]``, ``[[a.b]]``, ``a.b = 1``) is where its first header or key
+writes it.
+
+A mapping key that is not a bare TOML key is named in a path as a JSON string (:func:`key_step`,
+``$.abilities."grit two"``); written as it is (``$.abilities.grit two``) it is found all the same.
 
 >>> lines = Lines('[fight]\\nid = "x"\\n\\n[[commands]]\\ncommand = "end_turn"\\n\\n[[commands]]\\nwho = 3\\n', "toml")
 >>> lines("$.commands[1].who"), lines("$.commands[1]"), lines("$.fight.seed"), lines("$.nowhere")
 (8, 7, 1, 1)
 >>> Lines('{"a": [1, {"b": 2}]}', "json")("$.a[1].b")
 1
+>>> lines = Lines('a = 1\\n\\n[ability.tough]\\nname = "T"\\n[abilities."grit two"]\\n', "toml")
+>>> lines("$.ability"), lines("$.abilities"), lines('$.abilities."grit two"'), lines("$.abilities.grit two")
+(3, 5, 5, 5)
 """
 
 from __future__ import annotations
@@ -20,10 +28,39 @@ import re
 import tomllib
 from typing import Literal
 
-__all__ = ["Lines", "error_line"]
+__all__ = ["Lines", "error_line", "key_step"]
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
-_PATH = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+#: A path's steps: ``."a key"`` (a JSON string), ``.key`` or ``[index]``.
+_PATH = re.compile(r'\.("(?:[^"\\]|\\.)*")|\.([^.\[]+)|\[(\d+)\]')
+
+
+#: What JSON leaves raw in a string that a terminal acts on (DEL, the C1 controls, the bidirectional controls, the
+#: line and paragraph separators): escaped in a key a path names.
+_TERMINAL = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def key_step(key: str) -> str:
+    """The step of a path that names the mapping key ``key``: ``.key`` for a bare TOML key (letters, digits, ``_``
+    and ``-``), else the key as a JSON string (``."grit two"``), so that a space, a dot, an empty key or a control
+    character (escaped, ``\\u202e``) is seen.
+
+    >>> key_step("Perception"), key_step("grit two"), key_step("x\\u202e")
+    ('.Perception', '."grit two"', '."x\\\\u202e"')
+    """
+    if _BARE.fullmatch(key):
+        return f".{key}"
+    return "." + _TERMINAL.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(key, ensure_ascii=False))
+
+
+def _step(quoted: str, name: str, index: str) -> str:
+    """One step of a path as the scanner notes it: a key written as a JSON string read (as it was if it cannot be)."""
+    if quoted:
+        try:
+            return f".{json.loads(quoted)}"
+        except ValueError:
+            return f".{quoted}"
+    return f".{name}" if name else f"[{index}]"
 
 
 class _Scanner:
@@ -58,6 +95,13 @@ class _Scanner:
 
     def note(self, path: str) -> None:
         self.found.setdefault(path, self.line)
+
+    def note_dotted(self, table: str, keys: list[str]) -> str:
+        """Note a dotted key's path and each table it makes on the way (``a.b = 1``: ``a`` too); its path."""
+        for k in keys:
+            table += f".{k}"
+            self.note(table)
+        return table
 
     # -- values ----------------------------------------------------------------------------------------------
 
@@ -134,8 +178,7 @@ class _Scanner:
             if not keys:
                 self.advance()
                 continue
-            full = path + "".join(f".{k}" for k in keys)
-            self.note(full)
+            full = self.note_dotted(path, keys)
             self.blank()
             if self.peek() in "=:":
                 self.advance()
@@ -191,8 +234,7 @@ class _Scanner:
                 if not keys:
                     self.skip_line()
                     continue
-                full = table + "".join(f".{k}" for k in keys)
-                self.note(full)
+                full = self.note_dotted(table, keys)
                 self.blank(newlines=False)
                 if self.peek() == "=":
                     self.advance()
@@ -202,10 +244,12 @@ class _Scanner:
 
     def resolve(self, keys: list[str], last: bool = True) -> str:
         """A header's path, each part that names an array of tables taken at its last element (the header's own
-        last part too, unless ``last`` is False: ``[[commands]]`` names the array itself)."""
+        last part too, unless ``last`` is False: ``[[commands]]`` names the array itself). Each table it makes on the
+        way is noted at this line, unless an earlier line wrote it (``[ability.tough]`` writes ``ability``)."""
         path = "$"
         for n, k in enumerate(keys):
             path += f".{k}"
+            self.note(path)
             if path in self.arrays and (last or n < len(keys) - 1):
                 path += f"[{self.arrays[path] - 1}]"
         return path
@@ -227,7 +271,7 @@ class Lines:
 
     def __call__(self, path: str) -> int:
         """The line where ``path`` is written, or where the nearest thing above it is (line 1 at worst)."""
-        parts = [f".{name}" if name else f"[{index}]" for name, index in _PATH.findall(path)]
+        parts = [_step(*found) for found in _PATH.findall(path)]
         while parts:
             line = self.found.get("$" + "".join(parts))
             if line is not None:

@@ -1581,11 +1581,12 @@ def test_a_duration_that_never_ticks_and_a_conditions_unknown_damage_type_are_na
 def test_a_condition_name_with_a_control_or_bidi_character_is_refused(char: str, written: str) -> None:
     """A ruleset's condition is named in every prompt and narrative, as an ability is: a name holding a control or
     bidirectional character (which could reverse what is shown beside it) is refused at its key's line (written
-    raw or as an escape), as an ability's name is; an ordinary one with a space loads."""
+    raw or as an escape), as an ability's name is; its path names the key as a JSON string, the character escaped
+    (so that it shows, and does not act on the terminal); an ordinary one with a space loads."""
     toml = f'name = "house"\n\n[conditions."Bad{written}Name"]\n'  # TOML takes no raw ESC: it is escaped
     with pytest.raises(ContentError, match="is not a condition name: 1 to 80 characters") as info:
         decode_content(toml, Ruleset, source="house.toml", fmt="toml")
-    assert info.value.path == f"$.conditions.Bad{char}Name"
+    assert info.value.path == f'$.conditions."Bad\\u{ord(char):04x}Name"'
     assert info.value.line == 3  # a key written with an escape is found as the reader reads it
     assert "Good Name" in decode_content('name = "house"\n\n[conditions."Good Name"]\n', Ruleset, fmt="toml").conditions
 

@@ -9,8 +9,11 @@ from typing import Literal
 import msgspec
 import pytest
 
+from omen_core import Fight, ManualDice, MemoryStore
+from omen_core.commands import Join
 from omen_core.content import (
     MAX_CONTENT_BYTES,
+    AbilityLibrary,
     Armor,
     CombatantSheet,
     Economy,
@@ -23,8 +26,9 @@ from omen_core.content import (
     load_ruleset,
     load_sheet,
     read_content,
+    refused_sheet,
 )
-from omen_core.errors import ContentError
+from omen_core.errors import ContentError, RuleViolation
 from tests.fights import present
 
 GOOD = """
@@ -487,3 +491,119 @@ class TestWholeNumbers:
         """The bound itself is a number every reader holds: 2**53 - 1 Actions a turn are read as written."""
         ruleset = decode_content('{"name": "r", "economy": {"actions": 9007199254740991}}', Ruleset)
         assert ruleset.economy.actions == 2**53 - 1
+
+
+GRIT = ('[abilities.grit]\nname = "Grit"\nuse = "passive"\n'
+        'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n')
+
+
+class TestWhereATableIsWritten:
+    """Every error names the line the field is written on: a table a dotted header makes, too."""
+
+    def test_an_unknown_table_under_a_dotted_header_in_a_library(self) -> None:
+        """``[ability.tough]`` on line 6 of an ability library (a typo of ``abilities``) is refused at line 6, the
+        header that writes ``ability``, not line 1."""
+        text = GRIT + '\n[ability.tough]\nname = "Tough"\n'
+        with pytest.raises(ContentError) as info:
+            decode_content(text, AbilityLibrary, source="lib.toml", fmt="toml")
+        assert str(info.value).startswith("lib.toml:6: Object contains unknown field `ability`")
+        assert (info.value.path, info.value.line) == ("$.ability", 6)
+
+    @pytest.mark.parametrize("written, line", [
+        ("\n[skils.Perception]\nattribute = \"FCS\"\nlevel = 2\n", 18),
+        ("\n[[skils.list]]\nattribute = \"FCS\"\n", 18),
+        ("\n[skils]\nPerception = { attribute = \"FCS\", level = 2 }\n", 18),
+        ("\n[features]\nskils.Perception = 2\n", 19),
+    ])
+    def test_an_unknown_table_in_a_sheet_is_at_its_first_header_or_key(self, written: str, line: int) -> None:
+        """A sheet's ``[skils.Perception]``, ``[[skils.list]]``, ``[skils]`` or dotted key ``skils.Perception = 2``
+        is refused at the line that first writes ``skils``."""
+        text = GOOD + written
+        assert text.splitlines()[line - 1].lstrip("[").startswith("skils")
+        with pytest.raises(ContentError) as info:
+            decode_content(text, CombatantSheet, source="tor.toml", fmt="toml")
+        assert str(info.value).startswith(f"tor.toml:{line}: Object contains unknown field `skils`")
+        assert info.value.path in ("$.skils", "$.features.skils")
+
+    def test_an_unknown_table_under_a_dotted_header_in_a_ruleset(self) -> None:
+        """A ruleset's ``[conditons.Foo]`` (a typo of ``conditions``) after the whole core ruleset is refused at
+        its header's line."""
+        text = CORE_TOML + "\n[conditons.Foo]\nmax_stacks = 1\n"
+        line = text.count("\n") - 1
+        assert text.splitlines()[line - 1] == "[conditons.Foo]"
+        with pytest.raises(ContentError) as info:
+            decode_content(text, Ruleset, source="rs.toml", fmt="toml")
+        assert (info.value.path, info.value.line) == ("$.conditons", line)
+
+
+class TestAKeyThatIsNoId:
+    def test_a_library_key_that_is_no_id_is_named_at_its_line(self) -> None:
+        """``[abilities."grit two"]`` on line 6: not an id (C37), refused at line 6 with the key in the path."""
+        text = GRIT + '\n[abilities."grit two"]\nname = "Grit Two"\nuse = "passive"\n'
+        with pytest.raises(ContentError) as info:
+            decode_content(text, AbilityLibrary, source="lib-id.toml", fmt="toml")
+        assert str(info.value) == ("lib-id.toml:6: Expected an id: 1 to 64 letters, digits, '.', '_' or '-', "
+                                   "starting with a letter or digit (at $.abilities.\"grit two\")")
+
+    def test_in_json_too(self) -> None:
+        """The same in a JSON library: the key's line, the key in the path."""
+        text = ('{"abilities": {\n  "grit": {"name": "G", "use": "passive", "effects": '
+                '[{"kind": "modifier", "total": "defense", "value": 1}]},\n  "": {}\n}}')
+        with pytest.raises(ContentError) as info:
+            decode_content(text, AbilityLibrary, source="lib.json")
+        assert (info.value.path, info.value.line) == ('$.abilities.""', 3)
+
+    def test_a_library_id_that_is_not_its_key_names_a_dotted_key_quoted(self) -> None:
+        """An ability whose id differs from its key ``a.b`` is named at ``$.abilities."a.b".id``, its id's line."""
+        text = GRIT.replace("[abilities.grit]", '[abilities."a.b"]\nid = "c"')
+        with pytest.raises(ContentError) as info:
+            decode_content(text, AbilityLibrary, source="lib.toml", fmt="toml")
+        assert (info.value.path, info.value.line) == ('$.abilities."a.b".id', 2)
+
+    def test_a_condition_name_with_a_bidirectional_control_is_escaped_in_the_path(self) -> None:
+        """A condition named with U+202E is refused at its header's line; the path shows it escaped."""
+        text = CORE_TOML + '\n[conditions."Bad\\u202eX"]\nmax_stacks = 1\n'
+        with pytest.raises(ContentError) as info:
+            decode_content(text, Ruleset, source="rs.toml", fmt="toml")
+        assert (info.value.path, info.value.line) == ('$.conditions."Bad\\u202eX"', text.count("\n") - 1)
+
+
+class TestRefusedSheet:
+    """A sheet the rules refuse at join, named where a join command writes it (as a scenario names a sheet)."""
+
+    JOIN = ('command = "join"\n\n[sheet]\nid = "bob"\nname = "Bob"\nside = "party"\nhp = 10\nwill = 2\n'
+            'abilities = ["riposte", "nonesuch"]\n\n[sheet.attributes]\n'
+            + "".join(f'{a} = {{ die = "d6" }}\n' for a in ("STR", "AGI", "INT", "RES", "FCS"))
+            + '\n[[sheet.weapons]]\nid = "club"\nweapon_damage = 2\ndamage_type = "ooze"\n')
+
+    def refused(self, text: str) -> RuleViolation:
+        command = decode_content(text, Join, source="join.toml", fmt="toml")
+        with pytest.raises(RuleViolation) as info:
+            Fight.start(MemoryStore(), "f", dice=ManualDice(), clock=lambda: 0).join(command.sheet)
+        return info.value
+
+    def test_an_ability_neither_shipped_nor_written_out(self) -> None:
+        """C37: ``nonesuch`` in the sheet's abilities is named at the line and path of that entry in the command."""
+        text = self.JOIN.replace('"ooze"', '"crushing"')
+        refused = self.refused(text)
+        found = present(refused_sheet(refused, "join.toml", text, "toml", "$.sheet"))
+        assert (found.source, found.path, found.line) == ("join.toml", "$.sheet.abilities[1]", 9)
+        assert str(found).startswith("join.toml:9: the rules refuse this combatant: [C37] bob's abilities list "
+                                     "'nonesuch'")
+
+    def test_an_unknown_damage_type(self) -> None:
+        """C14: a weapon's damage type the ruleset does not list is named at its line, in the sheet's own file
+        (``$``) or in a command (``$.sheet``)."""
+        text = self.JOIN.replace('"nonesuch"', '"battle_focus"')
+        refused = self.refused(text)
+        found = present(refused_sheet(refused, "join.toml", text, "toml", "$.sheet"))
+        assert (found.path, found.line) == ("$.sheet.weapons[0].damage_type", 21)
+        sheet_text = text.replace("[sheet.", "[").replace("[sheet]\n", "").replace('command = "join"\n\n', "")
+        alone = present(refused_sheet(refused, "bob.toml", sheet_text, "toml"))
+        assert (alone.path, alone.line) == ("$.weapons[0].damage_type", 18)
+        assert sheet_text.splitlines()[17] == 'damage_type = "ooze"'
+
+    def test_a_refusal_that_names_no_field_is_left_as_it_is(self) -> None:
+        """A refusal without a field of the sheet (a rule of the fight's, not of the sheet) is not placed."""
+        refused = RuleViolation("C9", "no shield in hand")
+        assert refused_sheet(refused, "join.toml", self.JOIN, "toml", "$.sheet") is None

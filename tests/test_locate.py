@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omen_core.locate import Lines, error_line
+from omen_core.locate import Lines, error_line, key_step
 
 KEYS = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True)
 SCALARS = st.one_of(st.integers(-99, 99), st.booleans(), st.text("abc \"#'\\", max_size=6))
@@ -104,3 +105,44 @@ def test_a_quoted_key_with_escapes_is_found_as_the_reader_reads_it() -> None:
     assert lines("$.conditions.Dazed\u00e9.tick") == 4
     assert lines("$.conditions.Raw\\u00e9.x") == 6
     assert Lines('{"a": 1,\n "b\\u00e9": {"c": 2}}', "json")("$.b\u00e9.c") == 2
+
+
+class TestDottedTables:
+    @pytest.mark.parametrize("text, path, line", [
+        ('a = 1\n\n[ability.tough]\nname = "T"\n', "$.ability", 3),
+        ('a = 1\n\n[ability.tough]\nname = "T"\n', "$.ability.tough", 3),
+        ('a = 1\n[[weapon.extra]]\nid = "x"\n[[weapon.extra]]\nid = "y"\n', "$.weapon", 2),
+        ('a = 1\n[[weapon.extra]]\nid = "x"\n[[weapon.extra]]\nid = "y"\n', "$.weapon.extra[1].id", 5),
+        ('a = 1\n[fight]\nid = "x"\nnext.seed = 1\n', "$.fight.next", 4),
+        ('a = 1\nb = 2\nskils.Perception.level = 2\n', "$.skils", 3),
+        ('a = 1\nb = { c.d = 1,\n e = 2 }\n', "$.b.c", 2),
+        ('[skils.Perception]\nlevel = 2\n\n[skils.Athletics]\nlevel = 1\n', "$.skils", 1),
+        ('x = 1\n[skils.Perception]\nlevel = 2\n\n[skils]\nAthletics = { level = 1 }\n', "$.skils", 2),
+    ])
+    def test_a_table_a_dotted_header_or_key_makes_is_at_its_first_header(self, text: str, path: str,
+                                                                         line: int) -> None:
+        """A table written only as part of a dotted header (``[ability.tough]``, ``[[weapon.extra]]``) or of a
+        dotted key (``next.seed = 1``, inline ``c.d = 1``) is at the line of the first header or key that makes it,
+        not line 1."""
+        assert Lines(text, "toml")(path) == line
+
+    def test_a_quoted_key_in_a_path_is_the_key_as_written(self) -> None:
+        """A path naming a key as a JSON string (``$.abilities."grit two"``, ``."a.b"``, an escape) finds the
+        same line as the key written bare in the path, in TOML and in JSON."""
+        toml = '[abilities.grit]\nname = "G"\n\n[abilities."grit two"]\nname = "T"\n[abilities."a.b"]\nid = "c"\n'
+        lines = Lines(toml, "toml")
+        assert (lines('$.abilities."grit two"'), lines('$.abilities."grit two".name'), lines('$.abilities."a.b".id'),
+                lines("$.abilities.grit two")) == (4, 5, 7, 4)
+        assert Lines('{"k": {\n "X\\u202e y": 1}}', "json")('$.k."X\\u202e y"') == 2
+
+
+class TestKeyStep:
+    @pytest.mark.parametrize("key, step", [
+        ("Perception", ".Perception"), ("fire_bolt-2", ".fire_bolt-2"), ("grit two", '."grit two"'),
+        ("a.b", '."a.b"'), ("", '.""'), ('say "hi"', '."say \\"hi\\""'), ("Überleben", '."Überleben"'),
+        ("X\u202e\n", '."X\\u202e\\n"'),
+    ])
+    def test_a_key_not_bare_is_a_json_string(self, key: str, step: str) -> None:
+        """A bare TOML key is named as it is; any other as a JSON string, a control character (a newline, a
+        bidirectional override) escaped."""
+        assert key_step(key) == step

@@ -555,6 +555,66 @@ class TestDoRefusals:
         assert not any(int(seq) > 3 for seq in re.findall(r"seq (\d+)", said))
 
 
+JOIN = ('command = "join"\n\n[sheet]\nid = "bob"\nname = "Bob"\nside = "wardens"\nhp = 10\nwill = 2\n'
+        'abilities = ["riposte", "nonesuch"]\n\n[sheet.attributes]\n'
+        + "".join(f'{a} = {{ die = "d6" }}\n' for a in ("STR", "AGI", "INT", "RES", "FCS"))
+        + '\n[[sheet.weapons]]\nid = "club"\nweapon_damage = 2\ndamage_type = "crushing"\n')
+
+
+class TestJoinRefusedWhereWritten:
+    """A join the rules refuse names the command's file, the line and the field, as a scenario names a sheet."""
+
+    @pytest.mark.parametrize("changes, line, path, says", [
+        ((), 9, "$.sheet.abilities[1]", "[C37] bob's abilities list 'nonesuch'"),
+        ((('"nonesuch"', '"battle_focus"'), ('"crushing"', '"ooze"')), 21, "$.sheet.weapons[0].damage_type",
+         "[C14] unknown damage type 'ooze' in bob's weapon 'club'"),
+        ((('"nonesuch"', '{ id = "grit", name = "Grit", use = "passive", when = { owner_has = ["Burnin"] }, '
+                         'effects = [{ kind = "modifier", total = "defense", value = 1 }] }'),), 9,
+         "$.sheet.abilities[1].when.owner_has[0]", "[C28] unknown condition 'Burnin' in bob's ability 'grit'"),
+    ])
+    def test_from_a_toml_file(self, setup_log: Path, tmp_path: Path, changes: tuple[tuple[str, str], ...],
+                              line: int, path: str, says: str) -> None:
+        """C37, C14, C28: ``omen do LOG --file join.toml`` refused names ``join.toml:LINE``, the rule and ``(at
+        $.sheet...)``, the field's path in the command; nothing is written."""
+        text = JOIN
+        for old, new in changes:
+            text = text.replace(old, new)
+        file = tmp_path / "join.toml"
+        file.write_text(text)
+        said = _refused_file(setup_log, file)
+        assert said.startswith(f"omen: error: {file}:{line}: the rules refuse this combatant: {says}")
+        assert said.endswith(f"(at {path})")
+
+    def test_from_a_json_file(self, setup_log: Path, tmp_path: Path) -> None:
+        """The same in a JSON command: the line of the field in the JSON text."""
+        import tomllib
+
+        file = tmp_path / "join.json"
+        file.write_text(json.dumps(tomllib.loads(JOIN), indent=1))
+        said = _refused_file(setup_log, file)
+        assert said.startswith(f"omen: error: {file}:11: the rules refuse this combatant: [C37]")
+        assert said.endswith("(at $.sheet.abilities[1])")
+        assert file.read_text().splitlines()[10].strip() == '"nonesuch"'
+
+    def test_an_id_already_taken_is_at_the_sheet_s_id(self, turn_log: Path, tmp_path: Path) -> None:
+        """A sheet whose id is already in the fight is refused at the line of its ``id`` (``$.sheet.id``)."""
+        file = tmp_path / "join.toml"
+        file.write_text(JOIN.replace('id = "bob"', 'id = "kael"').replace(', "nonesuch"', ""))
+        said = _refused_file(turn_log, file)
+        assert said.startswith(f"omen: error: {file}:4: the rules refuse this combatant: [setup] a combatant with "
+                               "id 'kael' has already joined")
+        assert said.endswith("(at $.sheet.id)")
+
+
+def _refused_file(log: Path, file: Path) -> str:
+    """``omen do LOG --file FILE``, refused: exit 2, nothing written; the message, unwrapped."""
+    before = files_in(log.parent)
+    result = omen("do", str(log), "--file", str(file))
+    assert result.exit_code == 2, result.output
+    assert files_in(log.parent) == before and result.stdout == ""
+    return " ".join(result.stderr.split())
+
+
 class TestNextCommandsRunAsPasted:
     def test_a_seeded_fight_whose_seed_is_not_known_shows_where_the_seed_goes(self, tmp_path: Path) -> None:
         """A seeded fight's seed not given here: `next:` prints a command that rolls with `--seed HEX` and says

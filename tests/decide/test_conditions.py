@@ -51,6 +51,7 @@ from omen_core.events import (
     ResourceChanged,
     SaveResolved,
     TurnEnded,
+    TurnSkipped,
     TurnStarted,
 )
 from tests.fights import assert_legal_order, assert_replays, of, scripted
@@ -244,6 +245,55 @@ class TestTurnDurations:
         with pytest.raises(RuleViolation, match="of whom"):
             fight.apply_condition("vesh", "Marked", until="end_of_next_turn")
         assert fight.version == version
+
+
+#: The C40 ruleset and two conditions that take effect at a round's end: Scorched (1 fire, 3 ticks) and Hexed
+#: (save ends: RES against the hexer's INT).
+ROUND_END_RULESET = decode_content(
+    RULESET_FILE.read_text() + '\n[conditions.Scorched]\nplaceholder = true\ntick = "round_end"\nduration = 3\n'
+    'damage = { flat = 1, damage_type = "fire" }\n\n[conditions.Hexed]\nplaceholder = true\n'
+    'save_ends = { save = "RES", against = "INT", timing = "round_end" }\n', Ruleset, source="round-end.toml",
+    fmt="toml")
+
+
+class TestDying:
+    """What a Dying combatant's conditions do (C36: its turn is skipped; C40), as docs/content.md says."""
+
+    def test_a_skipped_turn_ticks_nothing_a_round_end_ticks_all_an_until_counts_the_skip(self) -> None:
+        """C36, C40: vesh (2 HP) burns for 1d4 = 4 as its round-1 turn starts (Burning 1 left): 0 HP, Dying, and
+        its turn ends by itself, Poisoned's turn-end save made (RES 1 + 1 - 1 = 1 against kael's INT 6: fails).
+        Its round-2 and round-3 turns are skipped: Burning stays at 1 left and deals nothing, Poisoned makes no
+        save; but each round's end ticks for it as for anyone: Scorched's 1 fire (vesh stays at 0 HP) and its
+        count 3, 2, 1, then it clears; Hexed's save each time (1 against 6). Marked, until the end of vesh's next
+        turn, ends at the round-2 skip."""
+        fight = Fight.start(MemoryStore(), "dying", dice=ScriptedDice([15, 5, 1, 4, 1, 6, 1, 6, 1, 6, 1, 6]),
+                            clock=lambda: 0, ruleset=ROUND_END_RULESET)
+        for s in (kael(), replace(vesh(), hp=2), sheet("mira", "raiders", AGI=(20, 0))):
+            fight.join(s)
+        fight.roll_initiative()
+        fight.apply_condition("vesh", "Burning")
+        fight.apply_condition("vesh", "Poisoned", by="kael")
+        fight.apply_condition("vesh", "Scorched")
+        fight.apply_condition("vesh", "Hexed", by="kael")
+        round1 = fight.end_turn("kael")
+        assert damage(round1) == [("Burning", "fire", 4)] and fight.state.combatants["vesh"].dying
+        assert [(s.effect, s.success) for s in of(round1, SaveResolved)] == [("Poisoned", False)]
+        assert (of(round1, TurnEnded)[-1].who, fight.state.turn) == ("vesh", "mira")
+        fight.apply_condition("mira", "Marked", by="kael", until="end_of_next_turn", of="vesh")
+        later = [*fight.end_turn("mira"), *fight.end_turn("kael"), *fight.end_turn("mira"), *fight.end_turn("kael"),
+                 *fight.end_turn("mira")]
+        assert [(s.round, s.who) for s in of(later, TurnSkipped)] == [(2, "vesh"), (3, "vesh")]
+        assert damage(later) == [("Scorched", "fire", 1)] * 3
+        assert [(t.condition, t.remaining) for t in of(later, ConditionTicked)] == [("Scorched", 2), ("Scorched", 1),
+                                                                                     ("Scorched", 0)]
+        assert [(s.effect, s.success) for s in of(later, SaveResolved)] == [("Hexed", False)] * 3
+        assert [(c.who, c.condition, c.reason) for c in of(later, ConditionCleared)] == [
+            ("mira", "Marked", "it lasted until the end of vesh's next turn, which was skipped (C40)"),
+            ("vesh", "Scorched", "its duration ran out (C28)")]
+        vesh_now = fight.state.combatants["vesh"]
+        assert (vesh_now.hp, vesh_now.remaining["Burning"], vesh_now.has("Poisoned")) == (0, 1, True)
+        assert_replays(fight)
+        assert scripted(fight).remaining == 0
 
 
 class TestSaveEnds:
