@@ -79,11 +79,17 @@ class _Guarded(TyperGroup):
         except _click_error("Abort"):
             say("omen: aborted")
             code = 1
+        except SystemExit:  # typer's way out of a pipe closed while it printed (a --help | head -1): exit 1, its
+            if type(sys.stdout).__name__ != "PacifyFlushWrapper":  # standard streams made to ignore it
+                raise
+            _discard_stdout()
+            code = 2  # as any command that wrote nothing, without a word (_stdout_failed)
         except OSError as exc:  # typer's own output (a --help) to a full or closed standard output: a command's
             if exc.filename:    # errors are its own lines (invoke), so nothing else writes here
                 raise
             _discard_stdout()
-            say(f"omen: error: cannot write to standard output: {exc.strerror or exc}")
+            if exc.errno != errno.EPIPE:  # a pipe its reader closed (omen --help | head -1): said by stopping
+                say(f"omen: error: cannot write to standard output: {exc.strerror or exc}")
             code = 2
         code = code if isinstance(code, int) else 0
         if standalone_mode:
@@ -297,13 +303,21 @@ def seed_option(seed: str | None) -> bytes | None:
 
 
 def _flush_stdout() -> None:
-    """Flush standard output; if it cannot be written (a full disk, a closed pipe), say so: exit 2 (3 if the
-    command had written something)."""
+    """Flush standard output; if it cannot be written (a full disk, a closed pipe), :func:`_stdout_failed`."""
     try:
         sys.stdout.flush()
     except OSError as exc:
-        _discard_stdout()
-        bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+        _stdout_failed(exc)
+
+
+def _stdout_failed(exc: OSError) -> NoReturn:
+    """Standard output could not be written: say so, exit 2 (3 if the command had written something, saying
+    what). A pipe its reader closed early (``omen status LOG | head -1``) ends a command that wrote nothing with
+    exit 2 and no word: the reader chose to stop reading; one that wrote says what it wrote, exit 3."""
+    _discard_stdout()
+    if exc.errno == errno.EPIPE and not _WRITTEN:
+        raise typer.Exit(2)
+    bad_input(f"cannot write to standard output: {exc.strerror or exc}")
 
 
 def _discard_stdout() -> None:
@@ -319,8 +333,7 @@ def _discard_stdout() -> None:
 def _last_resort(exc: BaseException) -> NoReturn:
     """A short message for an error that escaped a command; exit 2 (3 if the command had written something)."""
     if isinstance(exc, StdoutFailed):
-        _discard_stdout()
-        bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+        _stdout_failed(exc)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         bad_input(f"{where}{exc.strerror or exc}")

@@ -20,7 +20,7 @@ from .app import (
     seed_option,
     wrote,
 )
-from .console import escape, out, print_lines, stdout
+from .console import escape, fold, fold_command, out, print_lines, stdout, terminal_width
 from .show import print_options, print_state, print_where
 
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ def status(
 ) -> None:
     """Where the fight is, whose turn, what it waits for, each combatant in a line, and the omen do commands of the
     likely choices, ready to paste (--all: every command accepted now; --json: the options)."""
-    from rich.markup import escape
-
     from omen_core import Fight
 
     from .status import SeedKnown, published_seed, status_lines
@@ -80,8 +78,18 @@ def status(
         known = SeedKnown(state.revealed_seed, printed=True)
     elif (public := published_seed(state.seed_commitment)) is not None:
         known = SeedKnown(public.hex(), printed=True)
+    width = terminal_width()  # folded at a terminal's width, never a command to paste parted inside a word
     for line in status_lines(found, state, log_url, known, fight):  # --fight given: a store of several needs it
-        out.print(escape(line), soft_wrap=True)
+        pieces = fold_command(line, width) if line.startswith("  omen ") else fold(line, width, _hang(line))
+        for piece in pieces:
+            out.print(piece, markup=False, soft_wrap=True)
+
+
+def _hang(line: str) -> str:
+    """Where a status line folded goes on: a combatant's under its name, any other two columns in from its
+    start."""
+    lead = len(line) - len(line.lstrip(" ▶"))
+    return " " * (lead + 2)
 
 
 def _seed_mismatch(log_url: str, fight_id: str, dice: str | None, committed: bool, given: str) -> str:

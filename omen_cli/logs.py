@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO, cast
 
 import typer
 
@@ -21,7 +21,7 @@ from .app import (
     store_at,
     wrote,
 )
-from .console import escape, out, print_lines, stdout
+from .console import FoldedLines, escape, out, print_lines, stdout, terminal_width
 from .show import print_state, report_text
 
 if TYPE_CHECKING:
@@ -223,7 +223,10 @@ def log_cmd(
     with refusals():
         store, fight_id = open_fight(log_url, fight)
         if output is None:
-            render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout))
+            width = terminal_width() if fmt is LogFormatOut.text else None  # Markdown and HTML: never folded
+            folded = FoldedLines(width)
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout if width is None else cast(TextIO, folded)))
+            folded.close()
             return
         with output_file(output, "the session log") as page:
             render(StoreSource(store, fight_id), WRITERS[fmt.value](page))

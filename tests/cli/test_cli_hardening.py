@@ -180,6 +180,124 @@ class TestStandardOutput:
         assert done.stderr.strip() == "omen: error: cannot write to standard output: No space left on device"
 
 
+def _on_a_terminal(argv: list[str], cwd: Path, columns: int) -> str:
+    """``omen ARGV`` with standard output and error on a terminal ``columns`` wide (a pseudo-terminal of that size,
+    ``COLUMNS`` set as a shell sets it): what the terminal showed, colours left out, one ``\\n`` a line end."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, other = pty.openpty()
+    fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)}
+    proc = subprocess.Popen([sys.executable, "-m", "omen_cli", *argv], cwd=cwd, env=env, stdout=other, stderr=other,
+                            stdin=subprocess.DEVNULL)
+    os.close(other)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal's other end is closed: the process is done
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert proc.wait(timeout=120) == 0, shown.decode(errors="replace")
+    return re.sub(r"\x1b\[[0-9;]*m", "", shown.decode()).replace("\r\n", "\n")
+
+
+def _too_wide(text: str, columns: int) -> list[str]:
+    """The lines of ``text`` wider than ``columns`` cells that hold more than one word (a word wider than the
+    terminal, a command's JSON or a hash, is kept whole, for the terminal to show and to copy as one)."""
+    from rich.cells import cell_len
+
+    return [line for line in text.splitlines()
+            if cell_len(line) > columns and len(line.removesuffix(" \\").split()) > 1]
+
+
+def _words(text: str, *dropped: str) -> list[str]:
+    """The words of ``text``, without those of ``dropped`` (what folding adds: a rule, a continuation mark)."""
+    return [word for word in text.split() if word not in dropped]
+
+
+class TestTheTerminal:
+    """Standard output is folded at a terminal's width (README), by omen status and omen log too: only when it
+    is a terminal, and never inside a word (a command to paste, a head)."""
+
+    COLUMNS = 40
+
+    def test_status_is_folded_at_the_terminals_width(self, writable: Path) -> None:
+        """``omen status`` on a terminal 40 columns wide: no line of several words is wider; it says the words
+        it says through a pipe, in order; each ``next:`` command, folded with `` \\`` at the end of a line, is read
+        by a shell as the same words as its one line through a pipe."""
+        import shlex
+
+        shown = _on_a_terminal(["status", "demo.jsonl"], writable, self.COLUMNS)
+        piped = _omen_process(["status", "demo.jsonl"], writable, subprocess.PIPE).stdout
+        assert len(shown.splitlines()) > len(piped.splitlines()) and _too_wide(shown, self.COLUMNS) == []
+        assert max(len(line) for line in piped.splitlines()) > 2 * self.COLUMNS  # (a pipe: never folded)
+        assert _words(shown, "\\", "#") == _words(piped, "#")
+        commands = [line for line in piped.splitlines() if line.startswith("  omen do ")]
+        joined = [line for line in shown.replace(" \\\n", " ").splitlines() if line.startswith("  omen do ")]
+        assert len(commands) == 1 and [shlex.split(c, comments=True) for c in joined] == \
+            [shlex.split(c, comments=True) for c in commands]
+        assert any(line.endswith(" \\") for line in shown.splitlines())
+
+    def test_the_session_log_is_folded_at_the_terminals_width(self, writable: Path) -> None:
+        """``omen log`` (text) on a terminal 40 columns wide: no line of several words is wider, a line goes on
+        under its text (under its rule, for an explanation's), and the words are those it writes to a pipe."""
+        shown = _on_a_terminal(["log", "demo.jsonl"], writable, self.COLUMNS)
+        piped = _omen_process(["log", "demo.jsonl"], writable, subprocess.PIPE).stdout
+        assert len(shown.splitlines()) > len(piped.splitlines()) and _too_wide(shown, self.COLUMNS) == []
+        assert _words(shown, "\u2502") == _words(piped, "\u2502")
+        ruled = [line for line in piped.splitlines() if line.startswith("      \u2502 ") and len(line) > self.COLUMNS]
+        assert ruled and sum(line.startswith("      \u2502 ") for line in shown.splitlines()) > \
+            sum(line.startswith("      \u2502 ") for line in piped.splitlines())
+
+    def test_markdown_and_html_are_never_folded(self, writable: Path) -> None:
+        """``omen log --format md`` (and html) on a terminal writes what it writes to a pipe, byte for byte."""
+        for fmt in ("md", "html"):
+            shown = _on_a_terminal(["log", "demo.jsonl", "--format", fmt], writable, self.COLUMNS)
+            assert shown == _omen_process(["log", "demo.jsonl", "--format", fmt], writable, subprocess.PIPE).stdout
+
+
+def _into_a_closed_pipe(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``omen ARGV | head -0``: standard output a pipe whose reader has closed it before the command writes."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return _omen_process(argv, cwd, writer)
+    finally:
+        os.close(writer)
+
+
+class TestAClosedPipe:
+    """A reader closing the pipe early (``omen status LOG | head -1``) is normal: a command that wrote nothing
+    stops without a word, exit 2; one that wrote says what, exit 3 (issue 26)."""
+
+    @pytest.mark.parametrize("argv", [["status", "demo.jsonl"], ["status", "demo.jsonl", "--all"],
+                                      ["log", "demo.jsonl"], ["replay", "demo.jsonl", "--steps"],
+                                      ["verify", "demo.jsonl"], ["explain", "demo.jsonl", "40"], ["schema"],
+                                      ["--help"], ["verify", "--help"]])
+    def test_a_reader_stops_without_a_word(self, writable: Path, argv: list[str]) -> None:
+        """Exit 2 (nothing written), standard error empty, the log unchanged."""
+        before = (writable / "demo.jsonl").read_bytes()
+        done = _into_a_closed_pipe(argv, writable)
+        assert (done.returncode, done.stderr) == (2, "")
+        assert (writable / "demo.jsonl").read_bytes() == before
+
+    @pytest.mark.parametrize("name", ["do", "undo", "run", "snapshot"])
+    def test_a_writer_says_what_it_wrote(self, writable: Path, name: str) -> None:
+        """Exit 3, one line on standard error naming the closed pipe and what was written."""
+        done = _into_a_closed_pipe(_writers(writable)[name], writable)
+        lines = done.stderr.splitlines()
+        assert done.returncode == 3 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("omen: error: cannot write to standard output: Broken pipe; but omen had "
+                                   "written: "), lines
+
+
 class TestContentFiles:
     @pytest.mark.parametrize("command", ["run", "do"])
     def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log: Path, tmp_path: Path, command: str) -> None:
