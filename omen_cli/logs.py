@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO, cast
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
 import typer
 
@@ -249,12 +249,31 @@ def snapshot(
         if clear:
             snapshots.delete(fight_id)
             wrote(f"the snapshots of {fight_id!r} deleted")
+            _remove_emptied(snapshots, fight_id)
             out.print(f"deleted the snapshots of {fight_id!r}; nothing else changes")
             return
         live = Fight.load(store, fight_id, snapshots=snapshots)
         live.snapshot()
         wrote(f"snapshot of {fight_id!r} at seq {live.version} saved")
     out.print(f"snapshot of {fight_id!r} at seq {live.version} saved")
+
+
+def _remove_emptied(snapshots: Any, fight_id: str) -> None:
+    """The folders of a snapshot cache on disk that clearing a fight's snapshots left empty, removed: the fight's
+    (``LOG.snapshots/<fight>/``), then the cache's own if nothing else is in it. A folder holding anything (another
+    fight's snapshots, a file someone left) stays, and a symbolic link is neither followed nor removed
+    (docs/stores.md: :meth:`~omen_core.store.snapshots.FileSnapshots.delete` refused one already)."""
+    from omen_core.store.snapshots import FileSnapshots
+
+    if not isinstance(snapshots, FileSnapshots):
+        return
+    for folder in (snapshots.directory / fight_id, snapshots.directory):
+        if folder.is_symlink() or not folder.is_dir():
+            return
+        try:
+            folder.rmdir()  # only an empty folder; never through a link (rmdir follows none)
+        except OSError:
+            return
 
 
 def copy_cmd(
