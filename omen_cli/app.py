@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from omen_core.events import StoredEvent
     from omen_core.store import EventStore
 
-__all__ = ["app", "main", "EXIT_CODES", "bad_input", "refusals", "guarded", "seed_option", "open_store",
+__all__ = ["app", "main", "EXIT_CODES", "LOG_HELP", "bad_input", "refusals", "guarded", "seed_option", "open_store",
            "open_existing_store", "open_snapshots", "held", "wrote", "appended", "store_at", "open_fight",
            "check_log_parent", "say"]
 
@@ -41,6 +41,9 @@ EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another write
               2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
               "error says what was written (appended at seq N with head N:HASH)"}
 """What each exit code of ``omen`` means (the README's table)."""
+
+#: The help of a command's LOG argument.
+LOG_HELP = "The fight's store: a .jsonl log, a directory of them, sqlite:///path.db or postgresql://user@host/db."
 
 #: The exit code of a command that wrote, but could not report what it wrote.
 REPORT_LOST = 3
@@ -129,11 +132,36 @@ def _usage_error(exc: Any, named: str) -> int:
         code: int = exc.exit_code
         return code
     # typer checks a choice with pydantic, whose message starts "Value error, ": noise to whoever reads it
-    message = " ".join(str(exc.format_message()).split()).rstrip(".").replace("Value error, ", "")
+    message = _wrong_value(exc) or " ".join(str(exc.format_message()).split()).rstrip(".").replace(
+        "Value error, ", "")
     path = context.command_path if context is not None else named
     say(f"omen: error: {message} (see '{path} --help')")
     exit_code: int = exc.exit_code
     return exit_code
+
+
+#: What a value refused for its type must be, by pydantic's kind of error (typer checks types with pydantic).
+_MUST_BE = {"int_parsing": "a whole number", "int_from_float": "a whole number", "int_type": "a whole number",
+            "float_parsing": "a number", "float_type": "a number"}
+
+
+def _wrong_value(exc: Any) -> str | None:
+    """A value typer refused for its type or range, said in omen's words, naming the argument or option as
+    ``--help`` does: ``SEQ must be a whole number, not 'abc'``, ``--port must be at least 1, not 0``; None for any
+    other usage error (pydantic's own words were "Input should be a valid integer, unable to parse string as an
+    integer")."""
+    errors, param = getattr(exc.__cause__, "errors", None), getattr(exc, "param", None)
+    found = errors() if callable(errors) else []
+    if not found or param is None:
+        return None
+    kind, given, bounds = str(found[0].get("type", "")), found[0].get("input"), found[0].get("ctx") or {}
+    name = max(param.opts, key=len) if param.param_type_name == "option" else param.metavar or param.name.upper()
+    if kind in _MUST_BE:
+        return f"{name} must be {_MUST_BE[kind]}, not {str(given)!r}"
+    limit = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le")}.get(kind)
+    if limit is not None and limit[1] in bounds:
+        return f"{name} must be {limit[0]} {bounds[limit[1]]}, not {given}"
+    return None
 
 
 def say(line: str) -> None:
@@ -255,7 +283,7 @@ def _root(
     ctx: typer.Context,
     log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
     = LogFormat.console,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
+    log_level: Annotated[str, typer.Option(metavar="LEVEL", help="debug, info, warning or error.")] = "warning",
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print omen's version and exit.")] = False,
 ) -> None:

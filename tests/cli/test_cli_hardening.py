@@ -580,7 +580,11 @@ class TestUsageErrors:
         (["veriffy"], "No such command 'veriffy'. Did you mean 'verify'?", "omen --help"),
         (["verify"], "Missing argument 'LOG'", "omen verify --help"),
         (["verify", "x.jsonl", "--bogus"], "No such option: --bogus", "omen verify --help"),
-        (["replay", "x.jsonl", "--to", "\u00b2"], "Invalid value for '--to'", "omen replay --help"),
+        (["replay", "x.jsonl", "--to", "\u00b2"], "omen: error: --to must be a whole number, not '\u00b2'",
+         "omen replay --help"),
+        (["explain", "x.jsonl", "abc"], "omen: error: SEQ must be a whole number, not 'abc'", "omen explain --help"),
+        (["serve", "--port", "0"], "omen: error: --port must be at least 1, not 0", "omen serve --help"),
+        (["simulate", "--until-ci", "x"], "omen: error: --until-ci must be a number, not 'x'", "omen simulate --help"),
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
         (["log", "x.jsonl", "--format", "json"], "Invalid value for '--format': 'json' is not one of 'text', 'md', "
