@@ -150,7 +150,7 @@ def fold(line: str, width: int | None, hang: str = "") -> list[str]:
     end = 0
     for match in _WORD.finditer(line):
         first, _, second = match.group().partition(" ")
-        kept = not second or cell_len(hang + match.group()) <= width  # a pair that fits on a line of its own
+        kept = not second or first == "head" or cell_len(hang + match.group()) <= width  # (a head: never parted)
         words += [(line[end:match.start()], match.group())] if kept else [(line[end:match.start()], first),
                                                                           (" ", second)]
         end = match.end()
@@ -166,9 +166,11 @@ def fold(line: str, width: int | None, hang: str = "") -> list[str]:
 
 
 def fold_command(line: str, width: int | None, hang: str = "    ") -> list[str]:
-    """A shell command (and its ``   # comment``) to paste, in lines of at most ``width`` cells: broken only
-    between the shell's words, each line but the last ending in `` \\`` (so pasted it is still one command), the
-    comment on lines of its own after it, each starting with ``#``. As it is when it fits or ``width`` is None."""
+    """A shell command (and its ``   # comment``) to paste, in lines of at most ``width`` cells where its words
+    allow: broken between the shell's words, a line so broken ending in `` \\`` (pasted, it is still one
+    command), and inside a JSON object given in single quotes between its members (JSON's own white space, which
+    the quotes keep); an option stays with its value where they fit on a line; the comment on lines of its own
+    after it, each starting with ``#``. As it is when it fits or ``width`` is None."""
     import shlex
 
     from rich.cells import cell_len
@@ -177,10 +179,44 @@ def fold_command(line: str, width: int | None, hang: str = "    ") -> list[str]:
         return [line]
     shell, _, comment = line.partition("   # ")
     lead = shell[:len(shell) - len(shell.lstrip(" "))]
-    words = [shlex.quote(word) for word in shlex.split(shell)]
-    lines = fold(lead + " ".join(words), width - 2, hang)
-    lines = [f"{piece} \\" for piece in lines[:-1]] + lines[-1:]
-    return lines + (fold(f"{hang}# {comment}", width, f"{hang}# ") if comment else [])
+    room = width - 2 - len(hang)  # what a continued line holds, before its " \\"
+    pieces: list[tuple[str, str]] = []  # (what goes before it on a line: " " between words, "" inside quotes; it)
+    for word in [shlex.quote(word) for word in shlex.split(shell)]:
+        if pieces and pieces[-1][1].startswith("--") and " " not in pieces[-1][1] and not word.startswith("-") \
+                and cell_len(f"{pieces[-1][1]} {word}") <= room:
+            pieces[-1] = (pieces[-1][0], f"{pieces[-1][1]} {word}")  # --seed HEX, kept together
+            continue
+        members = _json_members(word) if cell_len(word) > room else [word]
+        pieces += [(" ", members[0]), *(("", member) for member in members[1:])]
+    lines: list[str] = []
+    current = lead + pieces[0][1]
+    for gap, piece in pieces[1:]:
+        if cell_len(current + gap + piece) <= width - 2:
+            current += gap + piece
+            continue
+        lines.append(current + (" \\" if gap else ""))
+        current = hang + piece
+    return [*lines, current, *(fold(f"{hang}# {comment}", width, f"{hang}# ") if comment else [])]
+
+
+def _json_members(word: str) -> list[str]:
+    """A shell word holding a JSON object in single quotes (``'{"a":1,"b":2}'``), cut after each member's comma
+    (``'{"a":1,``, ``"b":2}'``): joined again with any white space between them, the shell passes the same object;
+    the word whole if it is anything else."""
+    import json
+
+    if not (word.startswith("'{") and word.endswith("}'")) or "'" in word[1:-1]:
+        return [word]
+    try:
+        found = json.loads(word[1:-1])
+    except ValueError:
+        return [word]
+    members = [json.dumps(k, ensure_ascii=False) + ":" + json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+               for k, v in found.items()] if isinstance(found, dict) and found else []
+    if "{" + ",".join(members) + "}" != word[1:-1]:
+        return [word]  # not as json.dumps writes it: a cut could fall inside a string
+    return [f"'{{{members[0]}," if len(members) > 1 else f"'{{{members[0]}}}'",
+            *(f"{m}," for m in members[1:-1]), *([f"{members[-1]}}}'"] if len(members) > 1 else [])]
 
 
 class FoldedLines:

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from omen_cli import MAX_COMMAND_BYTES, app
+from omen_cli.console import fold_command
 from omen_replay.output import visible
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,11 +211,22 @@ def _on_a_terminal(argv: list[str], cwd: Path, columns: int) -> str:
 
 def _too_wide(text: str, columns: int) -> list[str]:
     """The lines of ``text`` wider than ``columns`` cells that hold more than one word (a word wider than the
-    terminal, a command's JSON or a hash, is kept whole, for the terminal to show and to copy as one)."""
+    terminal, a hash or a seed, is kept whole, for the terminal to show and to copy as one; so is a head, ``head
+    SEQ:HASH``)."""
     from rich.cells import cell_len
 
-    return [line for line in text.splitlines()
-            if cell_len(line) > columns and len(line.removesuffix(" \\").split()) > 1]
+    words = {line: re.sub(r"^head \d+:", "", line.strip()).removesuffix(" \\").split() for line in text.splitlines()}
+    return [line for line, said in words.items() if cell_len(line) > columns and len(said) > 1]
+
+
+def _pasted(status: str) -> list[list[object]]:
+    """The arguments a shell passes to each ``omen`` command of a status's ``next:`` lines, pasted into it (a JSON
+    argument decoded: white space between its members is JSON's own)."""
+    block = status.split("next:", 1)[1].split("\nhead", 1)[0]
+    script = "omen() { printf '%s\\0' \"$@\"; printf '\\036'; }\n" + block  # (an argument may hold a newline)
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    return [[json.loads(a) if a.startswith("{") else a for a in command.split("\0")[:-1]]
+            for command in done.stdout.split("\036")[:-1]]
 
 
 def _words(text: str, *dropped: str) -> list[str]:
@@ -230,20 +242,28 @@ class TestTheTerminal:
 
     def test_status_is_folded_at_the_terminals_width(self, writable: Path) -> None:
         """``omen status`` on a terminal 40 columns wide: no line of several words is wider; it says the words
-        it says through a pipe, in order; each ``next:`` command, folded with `` \\`` at the end of a line, is read
-        by a shell as the same words as its one line through a pipe."""
-        import shlex
-
+        it says through a pipe, in order; its ``next:`` commands, folded (`` \\`` at the end of a line, a JSON
+        object cut between its members inside its quotes), give a shell the arguments they give it unfolded."""
         shown = _on_a_terminal(["status", "demo.jsonl"], writable, self.COLUMNS)
         piped = _omen_process(["status", "demo.jsonl"], writable, subprocess.PIPE).stdout
         assert len(shown.splitlines()) > len(piped.splitlines()) and _too_wide(shown, self.COLUMNS) == []
         assert max(len(line) for line in piped.splitlines()) > 2 * self.COLUMNS  # (a pipe: never folded)
-        assert _words(shown, "\\", "#") == _words(piped, "#")
-        commands = [line for line in piped.splitlines() if line.startswith("  omen do ")]
-        joined = [line for line in shown.replace(" \\\n", " ").splitlines() if line.startswith("  omen do ")]
-        assert len(commands) == 1 and [shlex.split(c, comments=True) for c in joined] == \
-            [shlex.split(c, comments=True) for c in commands]
+        assert "".join(_words(shown, "\\", "#")) == "".join(_words(piped, "#"))
         assert any(line.endswith(" \\") for line in shown.splitlines())
+        assert _pasted(shown) == _pasted(piped) and len(_pasted(piped)) == 1
+
+    def test_a_json_command_is_cut_between_its_members(self) -> None:
+        """A command whose JSON is wider than the terminal goes on inside its quotes after a member's comma, the
+        lines outside the quotes ending in `` \\``, the comment on lines of its own; a shell reads the same
+        arguments from it, and JSON the same object."""
+        line = ('  omen do three.jsonl \'{"command":"declare_attack","attacker":"eli","target":"kael",'
+                '"weapon":"dagger"}\' --seed 0de0d1ce0de0d1ce   # add "dice": the faces of eli\'s hit, d6')
+        folded = fold_command(line, 40)
+        assert folded == ["  omen do three.jsonl \\", "    \'{\"command\":\"declare_attack\",",
+                          '    "attacker":"eli","target":"kael",', '    "weapon":"dagger"}\' \\',
+                          "    --seed 0de0d1ce0de0d1ce", '    # add "dice": the faces of eli\'s', "    # hit, d6"]
+        assert _pasted("next:\n" + "\n".join(folded) + "\nhead") == _pasted(f"next:\n{line}\nhead")
+        assert fold_command(line, None) == [line] and fold_command(line, len(line)) == [line]
 
     def test_the_session_log_is_folded_at_the_terminals_width(self, writable: Path) -> None:
         """``omen log`` (text) on a terminal 40 columns wide: no line of several words is wider, a line goes on
