@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from omen_core.events import StoredEvent
     from omen_core.store import EventStore
 
-__all__ = ["app", "main", "EXIT_CODES", "bad_input", "refusals", "guarded", "seed_option", "open_store",
+__all__ = ["app", "main", "EXIT_CODES", "LOG_HELP", "bad_input", "refusals", "guarded", "seed_option", "open_store",
            "open_existing_store", "open_snapshots", "held", "wrote", "appended", "store_at", "open_fight",
            "check_log_parent", "say"]
 
@@ -41,6 +41,9 @@ EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another write
               2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
               "error says what was written (appended at seq N with head N:HASH)"}
 """What each exit code of ``omen`` means (the README's table)."""
+
+#: The help of a command's LOG argument.
+LOG_HELP = "The fight's store: a .jsonl log, a directory of them, sqlite:///path.db or postgresql://user@host/db."
 
 #: The exit code of a command that wrote, but could not report what it wrote.
 REPORT_LOST = 3
@@ -79,11 +82,17 @@ class _Guarded(TyperGroup):
         except _click_error("Abort"):
             say("omen: aborted")
             code = 1
+        except SystemExit:  # typer's way out of a pipe closed while it printed (a --help | head -1): exit 1, its
+            if type(sys.stdout).__name__ != "PacifyFlushWrapper":  # standard streams made to ignore it
+                raise
+            _discard_stdout()
+            code = 2  # as any command that wrote nothing, without a word (_stdout_failed)
         except OSError as exc:  # typer's own output (a --help) to a full or closed standard output: a command's
             if exc.filename:    # errors are its own lines (invoke), so nothing else writes here
                 raise
             _discard_stdout()
-            say(f"omen: error: cannot write to standard output: {exc.strerror or exc}")
+            if exc.errno != errno.EPIPE:  # a pipe its reader closed (omen --help | head -1): said by stopping
+                say(f"omen: error: cannot write to standard output: {exc.strerror or exc}")
             code = 2
         code = code if isinstance(code, int) else 0
         if standalone_mode:
@@ -123,11 +132,36 @@ def _usage_error(exc: Any, named: str) -> int:
         code: int = exc.exit_code
         return code
     # typer checks a choice with pydantic, whose message starts "Value error, ": noise to whoever reads it
-    message = " ".join(str(exc.format_message()).split()).rstrip(".").replace("Value error, ", "")
+    message = _wrong_value(exc) or " ".join(str(exc.format_message()).split()).rstrip(".").replace(
+        "Value error, ", "")
     path = context.command_path if context is not None else named
     say(f"omen: error: {message} (see '{path} --help')")
     exit_code: int = exc.exit_code
     return exit_code
+
+
+#: What a value refused for its type must be, by pydantic's kind of error (typer checks types with pydantic).
+_MUST_BE = {"int_parsing": "a whole number", "int_from_float": "a whole number", "int_type": "a whole number",
+            "float_parsing": "a number", "float_type": "a number"}
+
+
+def _wrong_value(exc: Any) -> str | None:
+    """A value typer refused for its type or range, said in omen's words, naming the argument or option as
+    ``--help`` does: ``SEQ must be a whole number, not 'abc'``, ``--port must be at least 1, not 0``; None for any
+    other usage error (pydantic's own words were "Input should be a valid integer, unable to parse string as an
+    integer")."""
+    errors, param = getattr(exc.__cause__, "errors", None), getattr(exc, "param", None)
+    found = errors() if callable(errors) else []
+    if not found or param is None:
+        return None
+    kind, given, bounds = str(found[0].get("type", "")), found[0].get("input"), found[0].get("ctx") or {}
+    name = max(param.opts, key=len) if param.param_type_name == "option" else param.metavar or param.name.upper()
+    if kind in _MUST_BE:
+        return f"{name} must be {_MUST_BE[kind]}, not {str(given)!r}"
+    limit = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le")}.get(kind)
+    if limit is not None and limit[1] in bounds:
+        return f"{name} must be {limit[0]} {bounds[limit[1]]}, not {given}"
+    return None
 
 
 def say(line: str) -> None:
@@ -249,7 +283,7 @@ def _root(
     ctx: typer.Context,
     log_format: Annotated[LogFormat, typer.Option(help="Format of omen's own log lines (stderr).")]
     = LogFormat.console,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "warning",
+    log_level: Annotated[str, typer.Option(metavar="LEVEL", help="debug, info, warning or error.")] = "warning",
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print omen's version and exit.")] = False,
 ) -> None:
@@ -297,13 +331,21 @@ def seed_option(seed: str | None) -> bytes | None:
 
 
 def _flush_stdout() -> None:
-    """Flush standard output; if it cannot be written (a full disk, a closed pipe), say so: exit 2 (3 if the
-    command had written something)."""
+    """Flush standard output; if it cannot be written (a full disk, a closed pipe), :func:`_stdout_failed`."""
     try:
         sys.stdout.flush()
     except OSError as exc:
-        _discard_stdout()
-        bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+        _stdout_failed(exc)
+
+
+def _stdout_failed(exc: OSError) -> NoReturn:
+    """Standard output could not be written: say so, exit 2 (3 if the command had written something, saying
+    what). A pipe its reader closed early (``omen status LOG | head -1``) ends a command that wrote nothing with
+    exit 2 and no word: the reader chose to stop reading; one that wrote says what it wrote, exit 3."""
+    _discard_stdout()
+    if exc.errno == errno.EPIPE and not _WRITTEN:
+        raise typer.Exit(2)
+    bad_input(f"cannot write to standard output: {exc.strerror or exc}")
 
 
 def _discard_stdout() -> None:
@@ -319,8 +361,7 @@ def _discard_stdout() -> None:
 def _last_resort(exc: BaseException) -> NoReturn:
     """A short message for an error that escaped a command; exit 2 (3 if the command had written something)."""
     if isinstance(exc, StdoutFailed):
-        _discard_stdout()
-        bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+        _stdout_failed(exc)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         bad_input(f"{where}{exc.strerror or exc}")

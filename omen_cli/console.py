@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from omen_replay.narrate import Line
 
 __all__ = ["out", "unwrapped", "err", "console", "stdout", "escape", "visible", "plain", "print_lines", "STYLE",
-           "Stderr", "StdoutFailed"]
+           "Stderr", "StdoutFailed", "terminal_width", "fold", "fold_command", "FoldedLines"]
 
 def _console(**kwargs: Any) -> Console:
     """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
@@ -123,6 +123,131 @@ err = cast("Console", _Lazy(lambda: _console(stderr=True, soft_wrap=True)))  # a
 #: Standard output laid out as no terminal limits it: a line never wrapped, a table never narrowed (for a report
 #: sent to a file or a pipe, whose commands and paths must copy whole and whose names stay on their rows).
 unwrapped = cast("Console", _Lazy(lambda: _console(file=stdout, soft_wrap=True, width=10_000)))
+
+
+def terminal_width() -> int | None:
+    """The width standard output is wrapped at: its terminal's (``COLUMNS`` if set, as Rich reads it); None when it
+    is no terminal (a file, a pipe: never wrapped)."""
+    if not sys.stdout.isatty():
+        return None
+    return int(console().width)
+
+
+#: A word of a line to fold: a head and its value are one (``head 74:2cdb...``), as are an option and its value
+#: (``--seed HEX``), never parted.
+_WORD = re.compile(r"head \d+:[0-9a-f]+|--[\w-]+ [^\s-]\S*|\S+")
+
+
+def fold(line: str, width: int | None, hang: str = "") -> list[str]:
+    """``line`` in lines of at most ``width`` cells, broken only between words, each line after the first starting
+    with ``hang``; a word wider than that (a command's JSON, a hash) is kept whole, for the terminal to show and to
+    copy as one. The line as it is when ``width`` is None (standard output is no terminal) or when it fits."""
+    from rich.cells import cell_len
+
+    if width is None or cell_len(line) <= width:
+        return [line]
+    words: list[tuple[str, str]] = []  # (the space before, the word)
+    end = 0
+    for match in _WORD.finditer(line):
+        first, _, second = match.group().partition(" ")
+        kept = not second or first == "head" or cell_len(hang + match.group()) <= width  # (a head: never parted)
+        words += [(line[end:match.start()], match.group())] if kept else [(line[end:match.start()], first),
+                                                                          (" ", second)]
+        end = match.end()
+    lines: list[str] = []
+    current = ""
+    for gap, word in words:
+        if current.strip() and cell_len(current + gap + word) > width:
+            lines.append(current)
+            current = hang + word
+        else:
+            current += gap + word
+    return [*lines, current]
+
+
+def fold_command(line: str, width: int | None, hang: str = "    ") -> list[str]:
+    """A shell command (and its ``   # comment``) to paste, in lines of at most ``width`` cells where its words
+    allow: broken between the shell's words, a line so broken ending in `` \\`` (pasted, it is still one
+    command), and inside a JSON object given in single quotes between its members (JSON's own white space, which
+    the quotes keep); an option stays with its value where they fit on a line; the comment on lines of its own
+    after it, each starting with ``#``. As it is when it fits or ``width`` is None."""
+    import shlex
+
+    from rich.cells import cell_len
+
+    if width is None or cell_len(line) <= width:
+        return [line]
+    shell, _, comment = line.partition("   # ")
+    lead = shell[:len(shell) - len(shell.lstrip(" "))]
+    room = width - 2 - len(hang)  # what a continued line holds, before its " \\"
+    pieces: list[tuple[str, str]] = []  # (what goes before it on a line: " " between words, "" inside quotes; it)
+    for word in [shlex.quote(word) for word in shlex.split(shell)]:
+        if pieces and pieces[-1][1].startswith("--") and " " not in pieces[-1][1] and not word.startswith("-") \
+                and cell_len(f"{pieces[-1][1]} {word}") <= room:
+            pieces[-1] = (pieces[-1][0], f"{pieces[-1][1]} {word}")  # --seed HEX, kept together
+            continue
+        members = _json_members(word) if cell_len(word) > room else [word]
+        pieces += [(" ", members[0]), *(("", member) for member in members[1:])]
+    lines: list[str] = []
+    current = lead + pieces[0][1]
+    for gap, piece in pieces[1:]:
+        if cell_len(current + gap + piece) <= width - 2:
+            current += gap + piece
+            continue
+        lines.append(current + (" \\" if gap else ""))
+        current = hang + piece
+    return [*lines, current, *(fold(f"{hang}# {comment}", width, f"{hang}# ") if comment else [])]
+
+
+def _json_members(word: str) -> list[str]:
+    """A shell word holding a JSON object in single quotes (``'{"a":1,"b":2}'``), cut after each member's comma
+    (``'{"a":1,``, ``"b":2}'``): joined again with any white space between them, the shell passes the same object;
+    the word whole if it is anything else."""
+    import json
+
+    if not (word.startswith("'{") and word.endswith("}'")) or "'" in word[1:-1]:
+        return [word]
+    try:
+        found = json.loads(word[1:-1])
+    except ValueError:
+        return [word]
+    members = [json.dumps(k, ensure_ascii=False) + ":" + json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+               for k, v in found.items()] if isinstance(found, dict) and found else []
+    if "{" + ",".join(members) + "}" != word[1:-1]:
+        return [word]  # not as json.dumps writes it: a cut could fall inside a string
+    return [f"'{{{members[0]}," if len(members) > 1 else f"'{{{members[0]}}}'",
+            *(f"{m}," for m in members[1:-1]), *([f"{members[-1]}}}'"] if len(members) > 1 else [])]
+
+
+class FoldedLines:
+    """A text stream whose every line goes to standard output folded at the terminal's width (:func:`fold`): a
+    continued line goes on under its text (after ``#SEQ``, or under its ``│`` rule), or two columns in.
+    Lines pass as they are when standard output is no terminal."""
+
+    _PREFIX = re.compile(r"#\d+ +|( *│ )| *")
+
+    def __init__(self, width: int | None) -> None:
+        self.width, self._pending = width, ""
+
+    def write(self, text: str) -> int:
+        *done, self._pending = (self._pending + text).split("\n")
+        for line in done:
+            prefix = self._PREFIX.match(line)
+            assert prefix is not None  # (" *" matches any line)
+            lead = prefix.group()
+            hang = prefix.group(1) or (" " * len(lead) if lead.startswith("#") else lead + "  ")
+            for piece in fold(line, self.width, hang):
+                stdout.write(piece + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing to do: a line is written once it is whole (:meth:`close` writes the rest)."""
+
+    def close(self) -> None:
+        """Write what is left of an unfinished last line."""
+        if self._pending:
+            stdout.write(self._pending)
+            self._pending = ""
 
 
 def console(stderr: bool = False) -> Console:

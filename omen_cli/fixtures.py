@@ -24,9 +24,9 @@ fixtures_app = typer.Typer(no_args_is_help=True, help="Golden fixtures: recorded
                                                         "current rules.")
 
 
-@fixtures_app.command("check")
+@fixtures_app.command("check", short_help="Replay and verify every fixture; exit 1 if any fails.")
 def fixtures_check(
-    root: Annotated[Path, typer.Option("--dir", help="Where the fixtures are.")] = Path("fixtures"),
+    root: Annotated[Path, typer.Option("--dir", metavar="DIR", help="Where the fixtures are.")] = Path("fixtures"),
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable results.")] = False,
 ) -> None:
     """Replay and verify every fixture; on a mismatch, print the first divergence. Exit 1 if any fails (the rules
@@ -57,10 +57,10 @@ def fixtures_check(
     raise typer.Exit(2 if any(r.broken for r in results) else 0 if all(r.ok for r in results) else 1)
 
 
-@fixtures_app.command("record")
+@fixtures_app.command("record", short_help="Re-record one fixture and show what changed.")
 def fixtures_record(
-    name: Annotated[str, typer.Argument(help="The fixture's directory name.")],
-    root: Annotated[Path, typer.Option("--dir", help="Where the fixtures are.")] = Path("fixtures"),
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The fixture's directory name.")],
+    root: Annotated[Path, typer.Option("--dir", metavar="DIR", help="Where the fixtures are.")] = Path("fixtures"),
 ) -> None:
     """Re-record one fixture under the current rules and show what changed."""
     from omen_replay.fixtures import record

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from .app import (
+    LOG_HELP,
     appended,
     bad_input,
     open_fight,
@@ -20,7 +21,7 @@ from .app import (
     seed_option,
     wrote,
 )
-from .console import escape, out, print_lines, stdout
+from .console import escape, fold, fold_command, out, print_lines, stdout, terminal_width
 from .show import print_options, print_state, print_where
 
 if TYPE_CHECKING:
@@ -33,20 +34,19 @@ MAX_COMMAND_BYTES = 1 << 20
 
 
 def status(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The options as JSON (the Options schema: omen schema "
                                                          "--of options).")] = False,
     every: Annotated[bool, typer.Option("--all", help="Every command each actor may give now, with its legal "
                                                       "arguments and dice.")] = False,
-    seed: Annotated[str | None, typer.Option(help="The seed of a seeded fight (hex), so that the next: commands "
+    seed: Annotated[str | None, typer.Option(metavar="HEX",
+                                             help="The seed of a seeded fight (hex), so that the next: commands "
                                                   "roll with it (OMEN_SEED in the environment does too, unprinted)."
                                              )] = None,
 ) -> None:
     """Where the fight is, whose turn, what it waits for, each combatant in a line, and the omen do commands of the
     likely choices, ready to paste (--all: every command accepted now; --json: the options)."""
-    from rich.markup import escape
-
     from omen_core import Fight
 
     from .status import SeedKnown, published_seed, status_lines
@@ -80,8 +80,18 @@ def status(
         known = SeedKnown(state.revealed_seed, printed=True)
     elif (public := published_seed(state.seed_commitment)) is not None:
         known = SeedKnown(public.hex(), printed=True)
+    width = terminal_width()  # folded at a terminal's width, never a command to paste parted inside a word
     for line in status_lines(found, state, log_url, known, fight):  # --fight given: a store of several needs it
-        out.print(escape(line), soft_wrap=True)
+        pieces = fold_command(line, width) if line.startswith("  omen ") else fold(line, width, _hang(line))
+        for piece in pieces:
+            out.print(piece, markup=False, soft_wrap=True)
+
+
+def _hang(line: str) -> str:
+    """Where a status line folded goes on: a combatant's under its name, any other two columns in from its
+    start."""
+    lead = len(line) - len(line.lstrip(" ▶"))
+    return " " * (lead + 2)
 
 
 def _seed_mismatch(log_url: str, fight_id: str, dice: str | None, committed: bool, given: str) -> str:
@@ -219,24 +229,29 @@ def _one_of(reason: str, allowed: list[str]) -> str:
 
 def do_cmd(
     ctx: typer.Context,
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    command: Annotated[str | None, typer.Argument(help="The command, as JSON ('{\"command\": \"end_turn\", "
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    command: Annotated[str | None, typer.Argument(metavar="COMMAND",
+                                                  help="The command, as JSON ('{\"command\": \"end_turn\", "
                                                        "\"who\": \"vesh\"}') or TOML ('command = \"end_turn\"' "
                                                        "and its fields); faces in its dice field.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the command from this file (.json or "
+    file: Annotated[Path | None, typer.Option("--file", "-f", metavar="FILE",
+                                                              help="Read the command from this file (.json or "
                                                                    ".toml).")] = None,
     seed: Annotated[str | None, typer.Option(envvar="OMEN_SEED", show_envvar=True,
+                                             metavar="HEX",
                                              help="The seed of a seeded fight (hex), to roll its dice, or the "
                                                   "seed reveal_seed reveals; or give the faces in the command.")
                                              ] = None,
     next_seed: Annotated[str | None, typer.Option(
-        "--next-seed", help="For reveal_seed in a fight that goes on: the fresh seed (hex, at least 16 bytes) the "
+        "--next-seed", metavar="HEX",
+                       help="For reveal_seed in a fight that goes on: the fresh seed (hex, at least 16 bytes) the "
                             "dice are drawn from next (C42); by default a random one, printed on standard error "
                             "once.")] = None,
-    by: Annotated[str, typer.Option(help="Who gives the command, for the record.")] = "",
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    by: Annotated[str, typer.Option(metavar="WHO", help="Who gives the command, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
     idempotency_key: Annotated[str | None, typer.Option(
-        "--idempotency-key", help="A key for this command, recorded with it: run again with the same key (after "
+        "--idempotency-key", metavar="KEY",
+                             help="A key for this command, recorded with it: run again with the same key (after "
                                   "exit 3, or when unsure whether it went through), the command is found done and "
                                   "not done twice.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored events and the options as JSON.")]
@@ -386,11 +401,12 @@ def _validated_key(parsed: Command, key: str) -> Command:
 
 
 def undo(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    to: Annotated[int | None, typer.Option("--to", help="Undo everything from this seq on (a command's first "
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ",
+                                                   help="Undo everything from this seq on (a command's first "
                                                         "event, with no action in progress before it).")] = None,
-    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    reason: Annotated[str, typer.Option(metavar="TEXT", help="Why, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
 ) -> None:
     """Undo the last command (or back to --to SEQ) by appending an event that voids it; nothing is erased. An
     undo goes back to a point with no action in progress: mid-action, to the action's declaration."""
@@ -419,9 +435,9 @@ def _redo_hint(log_url: str, fight: str | None) -> str:
 
 
 def redo(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    reason: Annotated[str, typer.Option(metavar="TEXT", help="Why, for the record.")] = "",
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
 ) -> None:
     """Take back the last undo, if nothing has been done since."""
 

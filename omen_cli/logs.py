@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
 import typer
 
 from .app import (
+    LOG_HELP,
     bad_input,
     check_log_parent,
     open_existing_store,
@@ -21,7 +22,7 @@ from .app import (
     store_at,
     wrote,
 )
-from .console import escape, out, print_lines, stdout
+from .console import FoldedLines, escape, out, print_lines, stdout, terminal_width
 from .show import print_state, report_text
 
 if TYPE_CHECKING:
@@ -31,16 +32,16 @@ if TYPE_CHECKING:
 __all__ = ["verify_cmd", "repair", "replay_cmd", "explain_cmd", "log_cmd", "snapshot", "copy_cmd"]
 
 def verify_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or "
-                                                               "postgresql://....")],
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
-    seed: Annotated[str | None, typer.Option(help="Check the dice against this seed (hex) even "
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
+    seed: Annotated[str | None, typer.Option(metavar="HEX", help="Check the dice against this seed (hex) even "
                                                   "if the log has not revealed it.")] = None,
-    head: Annotated[list[str] | None, typer.Option("--head", help="A head witnessed earlier, SEQ:HASH (repeatable): "
-                                                   "the log must pass through it.")] = None,
-    strict: Annotated[bool, typer.Option(help="Exit 1 on undo re-rolls and dice provenance findings too (dice of "
-                                              "another source than the fight's, a change of source), not only on "
-                                              "integrity findings.")] = False,
+    head: Annotated[list[str] | None, typer.Option(
+        "--head", metavar="SEQ:HASH", help="A head witnessed earlier (repeatable): the log must pass through it.")]
+    = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Exit 1 on undo re-rolls and dice provenance findings too (dice of another source than the "
+                         "fight's, a change of source), not only on integrity findings.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report (with the head it reached).")]
     = False,
 ) -> None:
@@ -73,7 +74,8 @@ def _report_json(report: Report) -> dict[str, object]:
 
 def repair(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log or a directory of them.")],
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the directory holds several.")] = None,
+    fight: Annotated[str | None, typer.Option(metavar="ID",
+                                              help="Which fight, if the directory holds several.")] = None,
 ) -> None:
     """Move what a crash mid-write left (a torn last line, a command's events cut short) to a side file, so the
     log verifies and can be appended to."""
@@ -104,9 +106,9 @@ def repair(
 
 
 def replay_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
-    to: Annotated[int | None, typer.Option("--to", help="Stop after the event with this seq.")] = None,
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", help="Stop after the event with this seq.")] = None,
     steps: Annotated[bool, typer.Option("--steps", help="Step through: each event, then who stands how.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON (with --steps: one line "
                                                          "per event).")] = False,
@@ -161,10 +163,11 @@ def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
 
 
 def explain_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    seq: Annotated[int, typer.Argument(help="The seq of a roll, an attack (any of its events), a save or a check.")],
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
-    seed: Annotated[str | None, typer.Option(help="Check seeded dice against this seed (hex).")] = None,
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    seq: Annotated[int, typer.Argument(metavar="SEQ",
+                                       help="The seq of a roll, an attack (any of its events), a save or a check.")],
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
+    seed: Annotated[str | None, typer.Option(metavar="HEX", help="Check seeded dice against this seed (hex).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable explanation.")] = False,
 ) -> None:
     """Explain a roll, an attack, a save or a check: every die, every bonus and its source, every rule."""
@@ -205,13 +208,14 @@ class LogFormatOut(str, Enum):
 
 
 def log_cmd(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
     fmt: Annotated[LogFormatOut, typer.Option("--format", help="text, md (Markdown) or html (one self-contained "
                                                               "page: a card per action, round summaries, HP and "
                                                               "Will charts by round).")] = LogFormatOut.text,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file instead of standard "
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+                                                                  help="Write to this file instead of standard "
                                                                       "output.")] = None,
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
 ) -> None:
     """Write a fight's session log: a card per action (rolls, defense, hit, damage, resources), a summary at each
     round's start, every event by seq, undone actions struck through, and the ending."""
@@ -223,7 +227,10 @@ def log_cmd(
     with refusals():
         store, fight_id = open_fight(log_url, fight)
         if output is None:
-            render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout))
+            width = terminal_width() if fmt is LogFormatOut.text else None  # Markdown and HTML: never folded
+            folded = FoldedLines(width)
+            render(StoreSource(store, fight_id), WRITERS[fmt.value](stdout if width is None else cast(TextIO, folded)))
+            folded.close()
             return
         with output_file(output, "the session log") as page:
             render(StoreSource(store, fight_id), WRITERS[fmt.value](page))
@@ -232,10 +239,10 @@ def log_cmd(
 
 
 def snapshot(
-    log_url: Annotated[str, typer.Argument(metavar="LOG", help="A .jsonl log, a directory, sqlite:///path.db or postgresql://....")],
-    fight: Annotated[str | None, typer.Option(help="Which fight, if the store holds several.")] = None,
-    clear: Annotated[bool, typer.Option(help="Delete the fight's snapshots instead (they are only a cache).")]
-    = False,
+    log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
+    fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Delete the fight's snapshots instead (they are only a "
+                                                        "cache), and the folders that leaves empty.")] = False,
 ) -> None:
     """Take a snapshot of the fight's state now (a cache beside the log that speeds up replay --to and undo)."""
     from omen_core import Fight
@@ -246,6 +253,7 @@ def snapshot(
         if clear:
             snapshots.delete(fight_id)
             wrote(f"the snapshots of {fight_id!r} deleted")
+            _remove_emptied(snapshots, fight_id)
             out.print(f"deleted the snapshots of {fight_id!r}; nothing else changes")
             return
         live = Fight.load(store, fight_id, snapshots=snapshots)
@@ -254,11 +262,30 @@ def snapshot(
     out.print(f"snapshot of {fight_id!r} at seq {live.version} saved")
 
 
+def _remove_emptied(snapshots: Any, fight_id: str) -> None:
+    """The folders of a snapshot cache on disk that clearing a fight's snapshots left empty, removed: the fight's
+    (``LOG.snapshots/<fight>/``), then the cache's own if nothing else is in it. A folder holding anything (another
+    fight's snapshots, a file someone left) stays, and a symbolic link is neither followed nor removed
+    (docs/stores.md: :meth:`~omen_core.store.snapshots.FileSnapshots.delete` refused one already)."""
+    from omen_core.store.snapshots import FileSnapshots
+
+    if not isinstance(snapshots, FileSnapshots):
+        return
+    for folder in (snapshots.directory / fight_id, snapshots.directory):
+        if folder.is_symlink() or not folder.is_dir():
+            return
+        try:
+            folder.rmdir()  # only an empty folder; never through a link (rmdir follows none)
+        except OSError:
+            return
+
+
 def copy_cmd(
-    src_url: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy from: a .jsonl log, a directory, "
-                                                                "sqlite:///path.db or postgresql://....")],
+    src_url: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy from: a .jsonl log, a directory of "
+                                                                "them, sqlite:///path.db or postgresql://user@host/db.")],
     dst_url: Annotated[str, typer.Argument(metavar="DST", help="The store to copy to (made if need be).")],
-    fight: Annotated[str | None, typer.Option(help="Copy this fight only (default: every fight of SRC).")] = None,
+    fight: Annotated[str | None, typer.Option(metavar="ID",
+                                              help="Copy this fight only (default: every fight of SRC).")] = None,
 ) -> None:
     """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
     completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it

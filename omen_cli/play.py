@@ -26,12 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["demo", "run"]
 
 def demo(
-    log_path: Annotated[Path, typer.Option("--log", help="Where to write the demo's fight log.")]
+    log_path: Annotated[Path, typer.Option("--log", metavar="PATH", help="Where to write the demo's fight log.")]
     = Path("out/demo.jsonl"),
-    short: Annotated[bool, typer.Option(help="The short encounter instead: a contest, a check, a save and "
-                                             "an attack each way.")] = False,
-    fresh_seed: Annotated[bool, typer.Option(help="With --short: roll with a new random seed instead of the "
-                                                  "published one.")] = False,
+    short: Annotated[bool, typer.Option("--short", help="The short encounter instead: a contest, a check, a save "
+                                                        "and an attack each way.")] = False,
+    fresh_seed: Annotated[bool, typer.Option("--fresh-seed", help="With --short: roll with a new random seed "
+                                                                  "instead of the published one.")] = False,
 ) -> None:
     """Play a whole sample fight with seeded dice (an ambush, four rounds, reactions, an undo), print its
     session log and end state, write the log and verify it."""
@@ -99,10 +99,12 @@ def _clear_demo_log(log_path: Path, fight_id: str) -> None:
 
 
 def run(
-    scenario: Annotated[Path, typer.Argument(help="A scenario file (TOML).")],
-    log_url: Annotated[str, typer.Option("--log", help="Where to write the fight: a .jsonl path, a directory, "
-                                                       "sqlite:///path.db, postgresql://... or memory:.")] = "memory:",
-    quiet: Annotated[bool, typer.Option(help="Print only the end state, not the narrative.")] = False,
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO", help="A scenario file (TOML).")],
+    log_url: Annotated[str, typer.Option("--log", metavar="LOG",
+                                                  help="Where to write the fight: a .jsonl path, a directory, "
+                                                       "sqlite:///path.db, postgresql://user@host/db, or memory: (not "
+                                                       "kept).")] = "memory:",
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print only the end state, not the narrative.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the end state as JSON.")] = False,
     keep_seed: Annotated[bool, typer.Option("--keep-seed", help="A seeded fight that ends without revealing its "
                                                                 "seed keeps it secret (by default omen run "

@@ -34,7 +34,7 @@ class SchemaOf(str, Enum):
 
 
 def schema(
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file "
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE", help="Write to this file "
                                                 "instead of standard output.")] = None,
     of: Annotated[SchemaOf, typer.Option(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "

@@ -24,15 +24,20 @@ __all__ = ["serve", "db_app"]
 
 def serve(
     ctx: typer.Context,
-    store: Annotated[str, typer.Option(help="The event store: a .jsonl file or directory, sqlite:///path.db, "
+    store: Annotated[str, typer.Option(metavar="URL",
+                                       help="The event store: a .jsonl file or directory, sqlite:///path.db, "
                                             "postgresql://user@host/db, or memory:.")] = "sqlite:///omen.db",
-    host: Annotated[str, typer.Option(help="The address to listen on (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="The TCP port.")] = 8000,
-    keep: Annotated[str | None, typer.Option(help="The server's own database (token hashes, seeds, idempotent "
+    host: Annotated[str, typer.Option(metavar="HOST",
+                                      help="The address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, metavar="PORT", help="The TCP port.")] = 8000,
+    keep: Annotated[str | None, typer.Option(metavar="PATH",
+                                             help="The server's own database (token hashes, seeds, idempotent "
                                                   "answers); default: beside the store.")] = None,
-    workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the port, the store and "
+    workers: Annotated[int, typer.Option(min=1, max=64, metavar="N",
+                                                        help="Server processes sharing the port, the store and "
                                                             "the keep (not with a memory store).")] = 1,
     create_token: Annotated[str | None, typer.Option(envvar="OMEN_CREATE_TOKEN", show_envvar=True,
+                                                     metavar="TOKEN",
                                                      help="The token creating a fight needs (default: one made up "
                                                           "at start, in the set-up link printed).")] = None,
 ) -> None:
@@ -71,9 +76,9 @@ def serve(
 db_app = typer.Typer(no_args_is_help=True, help="The tables of a database store (PostgreSQL, SQLite).")
 
 
-@db_app.command("init")
+@db_app.command("init", short_help="Create or upgrade omen's tables in a database.")
 def db_init(
-    url: Annotated[str, typer.Argument(help="postgresql://user@host/db (or sqlite:///path.db).")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="postgresql://user@host/db (or sqlite:///path.db).")],
 ) -> None:
     """Create omen's tables in the database, or upgrade them to this omen's schema version (what first use
     does too); an up-to-date database is left as it is."""

@@ -35,45 +35,53 @@ class HpShown(str, Enum):
 def simulate_command(
     encounter: Annotated[Path | None, typer.Argument(
         metavar="ENCOUNTER", help="The encounter: a scenario file's set-up (docs/simulate.md).")] = None,
-    fights: Annotated[int | None, typer.Option(help="How many fights (default 1000, unless --until-ci; at most "
-                                                    "--max-fights).")] = None,
+    fights: Annotated[int | None, typer.Option(
+        metavar="N", help="How many fights (default 1000, unless --until-ci; at most --max-fights).")] = None,
     until_ci: Annotated[float | None, typer.Option(
-        "--until-ci", help="Run until the half-width of every rate's 95 % interval is under this (0.01: within "
-                           "± one point), deciding on whole batches in index order.")] = None,
-    max_fights: Annotated[int, typer.Option(help="The most fights the run plays: --fights may not ask for more, "
-                                                 "and --until-ci stops here whatever the intervals (at most "
-                                                 "10,000,000).")] = 1_000_000,
+        "--until-ci", metavar="HALF_WIDTH", help="Run until the half-width of every rate's 95\u00a0% interval is "
+                                                 "under this (0.01: within ± one point), deciding on whole batches "
+                                                 "in index order.")] = None,
+    max_fights: Annotated[int, typer.Option(
+        metavar="N", help="The most fights the run plays: --fights may not ask for more, and --until-ci stops here "
+                          "whatever the intervals (at most 10,000,000).")] = 1_000_000,
     policy: Annotated[list[str] | None, typer.Option(
-        help="SIDE=NAME: a side's policy (random, aggressive, cautious, module:attribute or "
-             "path/to/file.py:attribute); repeat per side. Default: aggressive.")] = None,
-    seed: Annotated[str | None, typer.Option(help="The run's seed, in hex (default: a fresh random one, "
-                                                  "recorded in the run).")] = None,
-    workers: Annotated[int | None, typer.Option(help="Local worker processes (default: one per core; 1 runs "
-                                                     "every fight in this process).")] = None,
+        metavar="SIDE=NAME", help="A side's policy: random, aggressive, cautious, module:attribute or "
+                                  "path/to/file.py:attribute; repeat per side. Default: aggressive.")] = None,
+    seed: Annotated[str | None, typer.Option(
+        metavar="HEX", help="The run's seed, in hex (default: a fresh random one, recorded in the run).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        metavar="N", help="Local worker processes (default: one per core; 1 runs every fight in this process).")]
+    = None,
     dask: Annotated[str | None, typer.Option(
-        help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for a local cluster of "
-             "N worker processes. Needs omen\\[dask].")] = None,
-    batch: Annotated[int, typer.Option(help="Fights per task (and per --until-ci decision).")] = 100,
-    max_rounds: Annotated[int, typer.Option(help="A fight with no side down at the end of this many rounds "
-                                                 "ends as a draw (1 to 1,000).")] = 50,
-    hp_display: Annotated[HpShown, typer.Option(help="How the players' seats (and so the policies) see HP they "
-                                                     "do not own.")] = HpShown.banded,
+        metavar="ADDRESS", help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for a "
+                                "local cluster of N worker processes. Needs omen[dask].")] = None,
+    batch: Annotated[int, typer.Option(metavar="N", help="Fights per task (and per --until-ci decision).")] = 100,
+    max_rounds: Annotated[int, typer.Option(
+        metavar="N", help="A fight with no side down at the end of this many rounds ends as a draw (1 to "
+                          "1,000).")] = 50,
+    hp_display: Annotated[HpShown, typer.Option(
+        metavar="SHOWN", help="exact, banded or hidden: how the players' seats (and so the policies) see HP they do "
+                              "not own.")] = HpShown.banded,
     out_path: Annotated[Path | None, typer.Option(
-        "--out", help="Where to write the run (manifest, summaries, a record per fight); default "
-                      "out/simulations/ID-SEED-SETTINGS.json (A-vs-B-... for --compare; SETTINGS: 8 hex digits of "
-                      "the run's settings). A file holding another run is never overwritten.")] = None,
+        "--out", metavar="FILE", help="Where to write the run (manifest, summaries, a record per fight); default "
+                                      "out/simulations/ID-SEED-SETTINGS.json (A-vs-B-... for --compare; "
+                                      "SETTINGS: 8 hex digits of the run's settings). A file holding another run "
+                                      "is never overwritten.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON (the simulation schema of omen "
                                                          "schema --of simulation); no progress bar.")] = False,
-    html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML page, and beside it "
-                                                   "(PAGE-fights/) the session log of each fight it links.")] = None,
+    html: Annotated[Path | None, typer.Option(
+        metavar="PAGE", help="Also write the report as one HTML page, and beside it (PAGE-fights/) the session log "
+                             "of each fight it links.")] = None,
     compare: Annotated[tuple[Path, Path] | None, typer.Option(
-        help="Run two encounters on the same seeds and compare them (paired and unpaired): A.toml B.toml.")]
-    = None,
+        metavar="A B", help="Run two encounters (A.toml B.toml, instead of ENCOUNTER) on the same seeds and "
+                            "compare them (paired and unpaired).")] = None,
     replay: Annotated[tuple[Path, int] | None, typer.Option(
-        help="RUN.json INDEX: play fight INDEX of a run again, into --log, and verify it.")] = None,
-    log_url: Annotated[str | None, typer.Option("--log", help="With --replay: where to write the fight's "
-                                                              "log.")] = None,
-    which: Annotated[str | None, typer.Option("--encounter", help="With --replay of a comparison: A or B.")]
+        metavar="RUN INDEX", help="Play fight INDEX of the run in RUN (its .json file) again, into --log, and "
+                                  "verify it.")] = None,
+    log_url: Annotated[str | None, typer.Option(
+        "--log", metavar="LOG", help="With --replay: where to write the fight's log.")] = None,
+    which: Annotated[str | None, typer.Option("--encounter", metavar="A|B",
+                                              help="With --replay of a comparison: A or B.")]
     = None,
 ) -> None:
     """Simulate an encounter many times on the real engine (policies choosing among the legal commands), report who

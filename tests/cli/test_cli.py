@@ -387,8 +387,25 @@ class TestSnapshotCommand:
         assert list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
         assert omen("snapshot", str(log), "--clear").exit_code == 0
-        assert not list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
+        assert not (tmp_path / "ef.jsonl.snapshots").exists()  # the folders it left empty removed too
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
+
+    def test_clear_keeps_a_folder_holding_anything_else(self, tmp_path: Path) -> None:
+        """``--clear`` removes the fight's snapshots and leaves a folder that holds anything else as it was: the
+        fight's folder with a file someone left in it, the cache's folder with another fight's snapshots."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        cache = tmp_path / "ef.jsonl.snapshots"
+        assert omen("snapshot", str(log)).exit_code == 0
+        (cache / "ember-ford" / "notes.txt").write_text("mine")
+        (cache / "other").mkdir()
+        (cache / "other" / "3.json").write_text("kept")
+        assert omen("snapshot", str(log), "--clear").exit_code == 0
+        assert sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*")) == [
+            "ember-ford", "ember-ford/notes.txt", "other", "other/3.json"]
+        (cache / "ember-ford" / "notes.txt").unlink()
+        assert omen("snapshot", str(log), "--clear").exit_code == 0
+        assert sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*")) == ["other", "other/3.json"]
 
 
 class TestSessionLog:

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from omen_cli import MAX_COMMAND_BYTES, app
+from omen_cli.console import fold_command
 from omen_replay.output import visible
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,6 +179,143 @@ class TestStandardOutput:
             done = _omen_process(argv, demo_log.parent, full)
         assert done.returncode == 2
         assert done.stderr.strip() == "omen: error: cannot write to standard output: No space left on device"
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, columns: int) -> str:
+    """``omen ARGV`` with standard output and error on a terminal ``columns`` wide (a pseudo-terminal of that size,
+    ``COLUMNS`` set as a shell sets it): what the terminal showed, colours left out, one ``\\n`` a line end."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, other = pty.openpty()
+    fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)}
+    proc = subprocess.Popen([sys.executable, "-m", "omen_cli", *argv], cwd=cwd, env=env, stdout=other, stderr=other,
+                            stdin=subprocess.DEVNULL)
+    os.close(other)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal's other end is closed: the process is done
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert proc.wait(timeout=120) == 0, shown.decode(errors="replace")
+    return re.sub(r"\x1b\[[0-9;]*m", "", shown.decode()).replace("\r\n", "\n")
+
+
+def _too_wide(text: str, columns: int) -> list[str]:
+    """The lines of ``text`` wider than ``columns`` cells that hold more than one word (a word wider than the
+    terminal, a hash or a seed, is kept whole, for the terminal to show and to copy as one; so is a head, ``head
+    SEQ:HASH``)."""
+    from rich.cells import cell_len
+
+    words = {line: re.sub(r"^head \d+:", "", line.strip()).removesuffix(" \\").split() for line in text.splitlines()}
+    return [line for line, said in words.items() if cell_len(line) > columns and len(said) > 1]
+
+
+def _pasted(status: str) -> list[list[object]]:
+    """The arguments a shell passes to each ``omen`` command of a status's ``next:`` lines, pasted into it (a JSON
+    argument decoded: white space between its members is JSON's own)."""
+    block = status.split("next:", 1)[1].split("\nhead", 1)[0]
+    script = "omen() { printf '%s\\0' \"$@\"; printf '\\036'; }\n" + block  # (an argument may hold a newline)
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    return [[json.loads(a) if a.startswith("{") else a for a in command.split("\0")[:-1]]
+            for command in done.stdout.split("\036")[:-1]]
+
+
+def _words(text: str, *dropped: str) -> list[str]:
+    """The words of ``text``, without those of ``dropped`` (what folding adds: a rule, a continuation mark)."""
+    return [word for word in text.split() if word not in dropped]
+
+
+class TestTheTerminal:
+    """Standard output is folded at a terminal's width (README), by omen status and omen log too: only when it
+    is a terminal, and never inside a word (a command to paste, a head)."""
+
+    COLUMNS = 40
+
+    def test_status_is_folded_at_the_terminals_width(self, writable: Path) -> None:
+        """``omen status`` on a terminal 40 columns wide: no line of several words is wider; it says the words
+        it says through a pipe, in order; its ``next:`` commands, folded (`` \\`` at the end of a line, a JSON
+        object cut between its members inside its quotes), give a shell the arguments they give it unfolded."""
+        shown = _on_a_terminal(["status", "demo.jsonl"], writable, self.COLUMNS)
+        piped = _omen_process(["status", "demo.jsonl"], writable, subprocess.PIPE).stdout
+        assert len(shown.splitlines()) > len(piped.splitlines()) and _too_wide(shown, self.COLUMNS) == []
+        assert max(len(line) for line in piped.splitlines()) > 2 * self.COLUMNS  # (a pipe: never folded)
+        assert "".join(_words(shown, "\\", "#")) == "".join(_words(piped, "#"))
+        assert any(line.endswith(" \\") for line in shown.splitlines())
+        assert _pasted(shown) == _pasted(piped) and len(_pasted(piped)) == 1
+
+    def test_a_json_command_is_cut_between_its_members(self) -> None:
+        """A command whose JSON is wider than the terminal goes on inside its quotes after a member's comma, the
+        lines outside the quotes ending in `` \\``, the comment on lines of its own; a shell reads the same
+        arguments from it, and JSON the same object."""
+        line = ('  omen do three.jsonl \'{"command":"declare_attack","attacker":"eli","target":"kael",'
+                '"weapon":"dagger"}\' --seed 0de0d1ce0de0d1ce   # add "dice": the faces of eli\'s hit, d6')
+        folded = fold_command(line, 40)
+        assert folded == ["  omen do three.jsonl \\", "    \'{\"command\":\"declare_attack\",",
+                          '    "attacker":"eli","target":"kael",', '    "weapon":"dagger"}\' \\',
+                          "    --seed 0de0d1ce0de0d1ce", '    # add "dice": the faces of eli\'s', "    # hit, d6"]
+        assert _pasted("next:\n" + "\n".join(folded) + "\nhead") == _pasted(f"next:\n{line}\nhead")
+        assert fold_command(line, None) == [line] and fold_command(line, len(line)) == [line]
+
+    def test_the_session_log_is_folded_at_the_terminals_width(self, writable: Path) -> None:
+        """``omen log`` (text) on a terminal 40 columns wide: no line of several words is wider, a line goes on
+        under its text (under its rule, for an explanation's), and the words are those it writes to a pipe."""
+        shown = _on_a_terminal(["log", "demo.jsonl"], writable, self.COLUMNS)
+        piped = _omen_process(["log", "demo.jsonl"], writable, subprocess.PIPE).stdout
+        assert len(shown.splitlines()) > len(piped.splitlines()) and _too_wide(shown, self.COLUMNS) == []
+        assert _words(shown, "\u2502") == _words(piped, "\u2502")
+        ruled = [line for line in piped.splitlines() if line.startswith("      \u2502 ") and len(line) > self.COLUMNS]
+        assert ruled and sum(line.startswith("      \u2502 ") for line in shown.splitlines()) > \
+            sum(line.startswith("      \u2502 ") for line in piped.splitlines())
+
+    def test_markdown_and_html_are_never_folded(self, writable: Path) -> None:
+        """``omen log --format md`` (and html) on a terminal writes what it writes to a pipe, byte for byte."""
+        for fmt in ("md", "html"):
+            shown = _on_a_terminal(["log", "demo.jsonl", "--format", fmt], writable, self.COLUMNS)
+            assert shown == _omen_process(["log", "demo.jsonl", "--format", fmt], writable, subprocess.PIPE).stdout
+
+
+def _into_a_closed_pipe(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``omen ARGV | head -0``: standard output a pipe whose reader has closed it before the command writes."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return _omen_process(argv, cwd, writer)
+    finally:
+        os.close(writer)
+
+
+class TestAClosedPipe:
+    """A reader closing the pipe early (``omen status LOG | head -1``) is normal: a command that wrote nothing
+    stops without a word, exit 2; one that wrote says what, exit 3 (issue 26)."""
+
+    @pytest.mark.parametrize("argv", [["status", "demo.jsonl"], ["status", "demo.jsonl", "--all"],
+                                      ["log", "demo.jsonl"], ["replay", "demo.jsonl", "--steps"],
+                                      ["verify", "demo.jsonl"], ["explain", "demo.jsonl", "40"], ["schema"],
+                                      ["--help"], ["verify", "--help"]])
+    def test_a_reader_stops_without_a_word(self, writable: Path, argv: list[str]) -> None:
+        """Exit 2 (nothing written), standard error empty, the log unchanged."""
+        before = (writable / "demo.jsonl").read_bytes()
+        done = _into_a_closed_pipe(argv, writable)
+        assert (done.returncode, done.stderr) == (2, "")
+        assert (writable / "demo.jsonl").read_bytes() == before
+
+    @pytest.mark.parametrize("name", ["do", "undo", "run", "snapshot"])
+    def test_a_writer_says_what_it_wrote(self, writable: Path, name: str) -> None:
+        """Exit 3, one line on standard error naming the closed pipe and what was written."""
+        done = _into_a_closed_pipe(_writers(writable)[name], writable)
+        lines = done.stderr.splitlines()
+        assert done.returncode == 3 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("omen: error: cannot write to standard output: Broken pipe; but omen had "
+                                   "written: "), lines
 
 
 class TestContentFiles:
@@ -462,7 +600,11 @@ class TestUsageErrors:
         (["veriffy"], "No such command 'veriffy'. Did you mean 'verify'?", "omen --help"),
         (["verify"], "Missing argument 'LOG'", "omen verify --help"),
         (["verify", "x.jsonl", "--bogus"], "No such option: --bogus", "omen verify --help"),
-        (["replay", "x.jsonl", "--to", "\u00b2"], "Invalid value for '--to'", "omen replay --help"),
+        (["replay", "x.jsonl", "--to", "\u00b2"], "omen: error: --to must be a whole number, not '\u00b2'",
+         "omen replay --help"),
+        (["explain", "x.jsonl", "abc"], "omen: error: SEQ must be a whole number, not 'abc'", "omen explain --help"),
+        (["serve", "--port", "0"], "omen: error: --port must be at least 1, not 0", "omen serve --help"),
+        (["simulate", "--until-ci", "x"], "omen: error: --until-ci must be a number, not 'x'", "omen simulate --help"),
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
         (["log", "x.jsonl", "--format", "json"], "Invalid value for '--format': 'json' is not one of 'text', 'md', "
