@@ -37,7 +37,8 @@ def report_text(report: Report) -> None:
     _report_undos(report)
     head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
     if report.clean:
-        decided = f"{report.redecided} commands decided again" if report.redecided else "no recorded commands"
+        decided = (f"{report.redecided} commands decided again" if report.redecided else "no recorded commands") \
+            if not report.event_by_event else f"audited {report.audit}"  # schema version 1: docs/verify.md
         notices = [f"{len(found)} {kind} finding(s) listed above (--strict fails on them)"
                    for kind, found in ((PROVENANCE, report.provenance), (REROLL, report.rerolls)) if found]
         out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "

@@ -122,6 +122,19 @@ class TestSchema:
 
 
 class TestVerify:
+    def test_a_version_1_log_says_it_was_audited_event_by_event(self, tmp_path: Path) -> None:
+        """A clean log of schema version 1 (no commands recorded) is not said to have had its commands decided again:
+        the summary says it was audited event by event (docs/verify.md), and a version-5 log says how many commands
+        were decided again."""
+        fixture = Path(__file__).resolve().parents[2] / "fixtures" / "formats" / "v1-ember-ford" / "fight.jsonl"
+        prefix = tmp_path / "v1.jsonl"
+        prefix.write_bytes(b"".join(fixture.read_bytes().splitlines(keepends=True)[:150]))
+        result = omen("verify", str(prefix))
+        assert result.exit_code == 0, result.output
+        summary = " ".join(result.output.split())
+        assert "audited event by event (schema version 1: no commands recorded)" in summary
+        assert "decided again" not in summary
+
     def test_clean_log_exits_0(self, demo_log: Path) -> None:
         """A sound log verifies with exit code 0."""
         result = omen("verify", str(demo_log))
