@@ -423,7 +423,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     status, seed = known.seed.status()
     parts: list[Part] = []
     verdicts: list[str] = []
-    reaction = f", {decl.reaction.replace('_', ' ')} to the action at seq {decl.reacting_to}" if decl.reaction else ""
+    reaction = (f", {_REACTIONS[decl.reaction][0]} answering the action at seq {decl.reacting_to} "
+                f"({_REACTIONS[decl.reaction][1]})" if decl.reaction else "")
     title = _title(known, first.seq, f"{decl.attacker} attacks {decl.target} with "
                    f"{decl.weapon or 'no weapon'} ({decl.kind.replace('_', ' ')}), the action declared "
                    f"at seq {first.seq}{reaction}")
@@ -481,6 +482,11 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             verdicts.append(f"{rec.event.who} chose to take it on {'Will' if rec.event.convert else 'HP'} (C31)")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
+        elif rec is first:
+            if decl.reaction is not None:  # a reaction explained itself: where the action it answers is (C23, C24, C38)
+                verdicts.append(f"{decl.attacker} answers the action declared at seq {decl.reacting_to} with "
+                                f"{_REACTIONS[decl.reaction][0]} on {decl.target} ({_REACTIONS[decl.reaction][1]}; "
+                                "explain that action there)")
         elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq)) is not None:
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
@@ -721,8 +727,9 @@ def moment_words(decl: MomentReached) -> str:
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
 
 
-#: A reaction in words, and its rule.
-_REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("an Attack of Opportunity", "C23")}
+#: A reaction in words, and its rule: a window's (C23, C24) or a triggered ability's attack (C38, docs/abilities.md).
+_REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("an Attack of Opportunity", "C23"),
+              "ability": ("an ability's attack", "C38")}
 
 
 def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0) -> str | None:
