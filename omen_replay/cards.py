@@ -72,7 +72,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Narrator
+from .narrate import Line, Narrator, crit_outcome
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -671,7 +671,7 @@ def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
     tie = a.total == d.total
     hit = Verdict(label="HIT" if event.hit else "MISS", numbers=f"{a.total} vs {d.total}",
                   rule="a tie goes to the defender (§Hit Determination)" if tie else "§Hit Determination")
-    label = "CRITICAL" if event.crit else "no crit" if not c.exceeds else "no crit: the attack missed"
+    label = crit_outcome(event)
     crit = Verdict(label=label, numbers=f"FCS portion {c.fcs_portion} vs RES portion {c.res_portion}",
                    rule="C7: a tie is no crit" if c.fcs_portion == c.res_portion else "C7")
     return [hit, crit]

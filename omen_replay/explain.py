@@ -70,6 +70,8 @@ from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
 
+from .narrate import crit_outcome
+
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
 
@@ -437,10 +439,11 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
         verdicts.append(f"{'HIT' if hd.hit else 'MISS'}: {hd.attack.total} {'>' if hd.hit else 'is not >'} "
                         f"{hd.defense.total}{tie} (§Hit Determination)")
         c = hd.crit_check
-        crit = ("CRITICAL" if hd.crit else "no crit" if not c.exceeds
-                else "the crit would have been, but the attack missed (C7)")
-        verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} "
-                        "(C7: strictly more; ties are no crit)")
+        crit = crit_outcome(hd)
+        why = ("an Active Defense that turns a hit into a miss cancels the crit" if crit.startswith("crit cancelled")
+               else "a crit matters only if the attack hits" if c.exceeds and not hd.hit
+               else "strictly more; ties are no crit")
+        verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} (C7: {why})")
     for rec, state in events:
         if isinstance(rec.event, ActiveDefenseChosen):
             chosen = rec.event

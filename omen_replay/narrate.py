@@ -90,7 +90,7 @@ from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
-__all__ = ["Line", "LineKind", "Narrator", "narrate", "describe_total"]
+__all__ = ["Line", "LineKind", "Narrator", "narrate", "describe_total", "crit_outcome"]
 
 LineKind = Literal["round", "header", "roll", "result", "window", "note", "undone"]
 
@@ -259,6 +259,20 @@ def _terms(terms: Iterable[Term], every: bool = False) -> str:
     return joined.replace("+ -", "- ")
 
 
+def crit_outcome(e: HitDetermined) -> str:
+    """The crit of an attack in words (C7): ``CRITICAL``; ``no crit`` (the FCS portion is not strictly over the RES
+    portion); ``no crit: the attack missed`` (it was, but a crit matters only on a hit); ``crit cancelled by the
+    Active Defense`` (it was, and the attack beat the base defense, but an Active Defense turned the hit into a
+    miss)."""
+    if e.crit:
+        return "CRITICAL"
+    if not e.crit_check.exceeds:
+        return "no crit"
+    if e.defense.active is not None and e.attack.total > e.defense.base:
+        return "crit cancelled by the Active Defense"
+    return "no crit: the attack missed"
+
+
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
     yield "result", f"  hit total {a.total} = {_terms(a.terms())}"
@@ -272,8 +286,7 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
                      f"({_terms(rating, every=True)}){active}")
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""
-    crit = (f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion}"
-            f" \u2192 {'CRITICAL' if e.crit else ('no crit' if not c.exceeds else 'crit cancelled by the miss')}")
+    crit = f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion} \u2192 {crit_outcome(e)}"
     yield "result", f"  {a.total} vs {d.total}: {verdict}{tie}{crit} (C7)"
 
 
