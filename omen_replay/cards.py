@@ -72,7 +72,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Narrator, crit_outcome
+from .narrate import Line, Narrator, crit_outcome, hp_unmoved
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -344,7 +344,7 @@ class CardBuilder(Visitor):
         self.known.see(rec, before)
         if rec.seq == rec.batch:
             self._rolls_done()
-        lines = tuple(self.narrator.tell(rec))
+        lines = tuple(self.narrator.tell(rec, before=before))
         event = rec.event
         owner = owner_of(event, before, after)
         innermost = after.stack[-1].declared_at if after.stack else None
@@ -470,7 +470,7 @@ class CardBuilder(Visitor):
         resources: list[ResourceLine] = []
         conditions: list[ConditionLine] = []
         damage_roll: list[Die] = []  # the dice of a damage roll not yet dealt (a consequence's own, C25)
-        for rec, _before, _lines in draft.events:
+        for rec, before, _lines in draft.events:
             event = rec.event
             if isinstance(event, DiceRolled) and event.purpose == "damage":
                 damage_roll = list(event.dice)
@@ -489,6 +489,10 @@ class CardBuilder(Visitor):
             elif isinstance(event, DamageResolved):
                 damage.append(self._damage(event, damage_roll))
                 damage_roll = []
+                if hp_unmoved(event, before.combatants[event.target].hp if event.target in before.combatants
+                              else None):  # at 0 HP already: no change recorded, shown as after every hit (C28)
+                    resources.append(ResourceLine(who=event.target, name=self._name(event.target), resource="hp",
+                                                  before=0, after=0))
             elif isinstance(event, ResourceChanged):
                 resources.append(ResourceLine(who=event.who, name=self._name(event.who), resource=event.resource,
                                               before=event.before, after=event.after))

@@ -70,7 +70,7 @@ from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
 
-from .narrate import crit_outcome
+from .narrate import crit_outcome, hp_unmoved
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
@@ -475,6 +475,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             if e.overflow:
                 where += f" ({e.final - e.overflow}; the {e.overflow} beyond the Will left to HP, C31)"
             verdicts.append(f"{e.final} {e.damage_type} damage to {where}")
+            verdicts += _unmoved(e, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, CatchWindowOpened):
             verdicts.append(f"a Catch window for {rec.event.target}: the thrown {label} about to hit may be caught "
                             "(C22)")
@@ -494,6 +495,13 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+
+
+def _unmoved(event: DamageResolved, state: FightState, said: str) -> list[str]:
+    """``said`` of the target, for damage that reached HP at 0 already (:func:`~omen_replay.narrate.hp_unmoved`:
+    the engine records no change), else nothing."""
+    target = state.combatants.get(event.target)
+    return [said.format(who=event.target)] if hp_unmoved(event, target.hp if target else None) else []
 
 
 #: Said of a Catch or an Attack of Opportunity window that did not open (C22, C23): the engine records none, so the
@@ -666,6 +674,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             parts += _damage_parts(rec.event, consequence=True,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
+            verdicts += _unmoved(rec.event, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
         elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq)) is not None:
@@ -806,6 +815,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
         match rec.event:
             case DamageResolved(target=target, final=final, damage_type=kind):
                 verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
+                verdicts += _unmoved(rec.event, state, "{who}'s HP 0 -> 0")
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
             case _:
@@ -949,6 +959,7 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
                                    incoming=state.combatants[event.target].sheet.incoming_damage)
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
                             "ticks (C25, C40)")
+            verdicts += _unmoved(event, state, "{who}: HP 0 -> 0")
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
