@@ -516,7 +516,8 @@ class CardBuilder(Visitor):
         verdicts += [verdict for _, verdict in healed]
         return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
                     headline=_headline(first_lines, first.seq), actor=actor,
-                    reaction=reaction.replace("_", " "), reacting_to=getattr(decl, "reacting_to", None),
+                    reaction=_REACTION_WORDS.get(reaction, reaction.replace("_", " ")),
+                    reacting_to=getattr(decl, "reacting_to", None),
                     reactions=tuple(draft.reactions),
                     costs=tuple(line.text.strip() for rec, _, lines in draft.events if isinstance(rec.event, CostPaid)
                                 for line in lines),
@@ -667,6 +668,10 @@ def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]]) -> list[R
     kept_defense = tuple(t for t in defense if t.die or t.value or t.label.startswith("no RES"))
     return [Roll(name="hit", terms=_kept(hit), total=a.total), Roll(name="defense", terms=kept_defense,
                                                                       total=d.total)]
+
+
+#: A reaction kind in a card's words where its tag does not say it: an attack a triggered ability makes (C38).
+_REACTION_WORDS = {"ability": "ability's attack"}
 
 
 def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
