@@ -136,8 +136,9 @@ class FacesNeeded(DiceError, BadInput):
         more = f"; then, depending on the dice: {describe_dice(self.then)}" if self.then else ""
         # too few faces: the faces given decide which rolls follow, so the count is of the rolls they lead to (up
         # to the first they do not reach, and those rolled whatever the faces); faces for those may lead to more
-        rolls = (f"this command rolls {count} dice and {given} face(s) were given" if not given else
-                 f"this command rolls at least {count} dice as the {given} face(s) given fall")
+        rolls = (f"this command rolls {_dice(count)} and 0 faces were given" if not given else
+                 f"this command rolls at least {_dice(count)} as the {_faces(given)} given "
+                 f"{'falls' if given == 1 else 'fall'}")
         super().__init__(f"{rolls}; give the faces in the command's dice, in this order (C29): "
                          f"{describe_dice(self.needed)}{more}")
 
@@ -151,8 +152,18 @@ class SurplusFaces(DiceError, BadInput):
         what = describe_dice(self.rolled) if self.rolled else "no dice"
         why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "
                "(give the faces there);") if stops else ":"
-        super().__init__(f"{given} face(s) given, but this command rolls {used} ({what}){why} "
-                         f"{given - used} face(s) too many; nothing was written")
+        super().__init__(f"{_faces(given)} given, but this command rolls {used} ({what}){why} "
+                         f"{_faces(given - used)} too many; nothing was written")
+
+
+def _dice(n: int) -> str:
+    """``1 die``, ``2 dice``."""
+    return f"{n} {'die' if n == 1 else 'dice'}"
+
+
+def _faces(n: int) -> str:
+    """``1 face``, ``2 faces``."""
+    return f"{n} {'face' if n == 1 else 'faces'}"
 
 
 class RollRequest(msgspec.Struct, frozen=True, gc=False):
@@ -438,7 +449,7 @@ def roll(source: DiceSource, request: RollRequest, action: int | None = None) ->
     faces = list(source.faces(request))
     pool = request.pool
     if len(faces) != len(pool):
-        raise DiceError(f"{request.describe()} needs {len(pool)} faces, got {len(faces)}")
+        raise DiceError(f"{request.describe()} needs {_faces(len(pool))}, got {len(faces)}")
     dice = tuple([_die(tag, sides, face, request) for (tag, sides), face in zip(pool, faces, strict=False)])
     return DiceRolled(counter=request.counter, purpose=request.purpose, roller=request.roller,
                       dice=dice, source=source.kind, action=action)

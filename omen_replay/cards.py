@@ -72,7 +72,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Narrator
+from .narrate import Line, Narrator, crit_outcome, hp_unmoved
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -344,7 +344,7 @@ class CardBuilder(Visitor):
         self.known.see(rec, before)
         if rec.seq == rec.batch:
             self._rolls_done()
-        lines = tuple(self.narrator.tell(rec))
+        lines = tuple(self.narrator.tell(rec, before=before))
         event = rec.event
         owner = owner_of(event, before, after)
         innermost = after.stack[-1].declared_at if after.stack else None
@@ -470,7 +470,7 @@ class CardBuilder(Visitor):
         resources: list[ResourceLine] = []
         conditions: list[ConditionLine] = []
         damage_roll: list[Die] = []  # the dice of a damage roll not yet dealt (a consequence's own, C25)
-        for rec, _before, _lines in draft.events:
+        for rec, before, _lines in draft.events:
             event = rec.event
             if isinstance(event, DiceRolled) and event.purpose == "damage":
                 damage_roll = list(event.dice)
@@ -489,6 +489,10 @@ class CardBuilder(Visitor):
             elif isinstance(event, DamageResolved):
                 damage.append(self._damage(event, damage_roll))
                 damage_roll = []
+                if hp_unmoved(event, before.combatants[event.target].hp if event.target in before.combatants
+                              else None):  # at 0 HP already: no change recorded, shown as after every hit (C28)
+                    resources.append(ResourceLine(who=event.target, name=self._name(event.target), resource="hp",
+                                                  before=0, after=0))
             elif isinstance(event, ResourceChanged):
                 resources.append(ResourceLine(who=event.who, name=self._name(event.who), resource=event.resource,
                                               before=event.before, after=event.after))
@@ -512,7 +516,8 @@ class CardBuilder(Visitor):
         verdicts += [verdict for _, verdict in healed]
         return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
                     headline=_headline(first_lines, first.seq), actor=actor,
-                    reaction=reaction.replace("_", " "), reacting_to=getattr(decl, "reacting_to", None),
+                    reaction=_REACTION_WORDS.get(reaction, reaction.replace("_", " ")),
+                    reacting_to=getattr(decl, "reacting_to", None),
                     reactions=tuple(draft.reactions),
                     costs=tuple(line.text.strip() for rec, _, lines in draft.events if isinstance(rec.event, CostPaid)
                                 for line in lines),
@@ -665,13 +670,17 @@ def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]]) -> list[R
                                                                       total=d.total)]
 
 
+#: A reaction kind in a card's words where its tag does not say it: an attack a triggered ability makes (C38).
+_REACTION_WORDS = {"ability": "ability's attack"}
+
+
 def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
     """Hit or miss (a tie goes to the defender) and the crit (FCS portion strictly over the RES portion, C7)."""
     a, d, c = event.attack, event.defense, event.crit_check
     tie = a.total == d.total
     hit = Verdict(label="HIT" if event.hit else "MISS", numbers=f"{a.total} vs {d.total}",
                   rule="a tie goes to the defender (§Hit Determination)" if tie else "§Hit Determination")
-    label = "CRITICAL" if event.crit else "no crit" if not c.exceeds else "no crit: the attack missed"
+    label = crit_outcome(event)
     crit = Verdict(label=label, numbers=f"FCS portion {c.fcs_portion} vs RES portion {c.res_portion}",
                    rule="C7: a tie is no crit" if c.fcs_portion == c.res_portion else "C7")
     return [hit, crit]

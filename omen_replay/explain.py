@@ -70,6 +70,8 @@ from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
 
+from .narrate import crit_outcome, hp_unmoved
+
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
 
@@ -423,7 +425,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     status, seed = known.seed.status()
     parts: list[Part] = []
     verdicts: list[str] = []
-    reaction = f", {decl.reaction.replace('_', ' ')} to the action at seq {decl.reacting_to}" if decl.reaction else ""
+    reaction = (f", {_REACTIONS[decl.reaction][0]} answering the action at seq {decl.reacting_to} "
+                f"({_REACTIONS[decl.reaction][1]})" if decl.reaction else "")
     title = _title(known, first.seq, f"{decl.attacker} attacks {decl.target} with "
                    f"{decl.weapon or 'no weapon'} ({decl.kind.replace('_', ' ')}), the action declared "
                    f"at seq {first.seq}{reaction}")
@@ -436,10 +439,11 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
         verdicts.append(f"{'HIT' if hd.hit else 'MISS'}: {hd.attack.total} {'>' if hd.hit else 'is not >'} "
                         f"{hd.defense.total}{tie} (§Hit Determination)")
         c = hd.crit_check
-        crit = ("CRITICAL" if hd.crit else "no crit" if not c.exceeds
-                else "the crit would have been, but the attack missed (C7)")
-        verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} "
-                        "(C7: strictly more; ties are no crit)")
+        crit = crit_outcome(hd)
+        why = ("an Active Defense that turns a hit into a miss cancels the crit" if crit.startswith("crit cancelled")
+               else "a crit matters only if the attack hits" if c.exceeds and not hd.hit
+               else "strictly more; ties are no crit")
+        verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} (C7: {why})")
     for rec, state in events:
         if isinstance(rec.event, ActiveDefenseChosen):
             chosen = rec.event
@@ -471,6 +475,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             if e.overflow:
                 where += f" ({e.final - e.overflow}; the {e.overflow} beyond the Will left to HP, C31)"
             verdicts.append(f"{e.final} {e.damage_type} damage to {where}")
+            verdicts += _unmoved(e, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, CatchWindowOpened):
             verdicts.append(f"a Catch window for {rec.event.target}: the thrown {label} about to hit may be caught "
                             "(C22)")
@@ -481,10 +486,22 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             verdicts.append(f"{rec.event.who} chose to take it on {'Will' if rec.event.convert else 'HP'} (C31)")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
+        elif rec is first:
+            if decl.reaction is not None:  # a reaction explained itself: where the action it answers is (C23, C24, C38)
+                verdicts.append(f"{decl.attacker} answers the action declared at seq {decl.reacting_to} with "
+                                f"{_REACTIONS[decl.reaction][0]} on {decl.target} ({_REACTIONS[decl.reaction][1]}; "
+                                "explain that action there)")
         elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq)) is not None:
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+
+
+def _unmoved(event: DamageResolved, state: FightState, said: str) -> list[str]:
+    """``said`` of the target, for damage that reached HP at 0 already (:func:`~omen_replay.narrate.hp_unmoved`:
+    the engine records no change), else nothing."""
+    target = state.combatants.get(event.target)
+    return [said.format(who=event.target)] if hp_unmoved(event, target.hp if target else None) else []
 
 
 #: Said of a Catch or an Attack of Opportunity window that did not open (C22, C23): the engine records none, so the
@@ -657,6 +674,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             parts += _damage_parts(rec.event, consequence=True,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
+            verdicts += _unmoved(rec.event, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
         elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq)) is not None:
@@ -721,8 +739,9 @@ def moment_words(decl: MomentReached) -> str:
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
 
 
-#: A reaction in words, and its rule.
-_REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("an Attack of Opportunity", "C23")}
+#: A reaction in words, and its rule: a window's (C23, C24) or a triggered ability's attack (C38, docs/abilities.md).
+_REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("an Attack of Opportunity", "C23"),
+              "ability": ("an ability's attack", "C38")}
 
 
 def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0) -> str | None:
@@ -796,6 +815,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
         match rec.event:
             case DamageResolved(target=target, final=final, damage_type=kind):
                 verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
+                verdicts += _unmoved(rec.event, state, "{who}'s HP 0 -> 0")
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
             case _:
@@ -939,6 +959,7 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
                                    incoming=state.combatants[event.target].sheet.incoming_damage)
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
                             "ticks (C25, C40)")
+            verdicts += _unmoved(event, state, "{who}: HP 0 -> 0")
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
@@ -966,7 +987,8 @@ def _command_told(event: CommandIssued, rec: StoredEvent) -> str:
     faces = len(event.command.dice or ())
     said = (f"the command {type(event.command).__struct_config__.tag}"
             + (f" {msgspec.json.encode(given).decode()}" if given else "")
-            + (f" with {faces} face(s)" if faces else "") + (f", given by {event.by}" if event.by else ""))
+            + (f" with {faces} face{'' if faces == 1 else 's'}" if faces else "")
+            + (f", given by {event.by}" if event.by else ""))
     last = rec.batch + rec.batch_size - 1
     wrote = (f"seq {last}" if last == rec.seq + 1 else f"seqs {rec.seq + 1} to {last}") if last > rec.seq else \
         "nothing else"

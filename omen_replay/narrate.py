@@ -90,7 +90,7 @@ from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
-__all__ = ["Line", "LineKind", "Narrator", "narrate", "describe_total"]
+__all__ = ["Line", "LineKind", "Narrator", "narrate", "describe_total", "crit_outcome", "hp_unmoved"]
 
 LineKind = Literal["round", "header", "roll", "result", "window", "note", "undone"]
 
@@ -259,6 +259,20 @@ def _terms(terms: Iterable[Term], every: bool = False) -> str:
     return joined.replace("+ -", "- ")
 
 
+def crit_outcome(e: HitDetermined) -> str:
+    """The crit of an attack in words (C7): ``CRITICAL``; ``no crit`` (the FCS portion is not strictly over the RES
+    portion); ``no crit: the attack missed`` (it was, but a crit matters only on a hit); ``crit cancelled by the
+    Active Defense`` (it was, and the attack beat the base defense, but an Active Defense turned the hit into a
+    miss)."""
+    if e.crit:
+        return "CRITICAL"
+    if not e.crit_check.exceeds:
+        return "no crit"
+    if e.defense.active is not None and e.attack.total > e.defense.base:
+        return "crit cancelled by the Active Defense"
+    return "no crit: the attack missed"
+
+
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
     yield "result", f"  hit total {a.total} = {_terms(a.terms())}"
@@ -272,8 +286,7 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
                      f"({_terms(rating, every=True)}){active}")
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""
-    crit = (f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion}"
-            f" \u2192 {'CRITICAL' if e.crit else ('no crit' if not c.exceeds else 'crit cancelled by the miss')}")
+    crit = f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion} \u2192 {crit_outcome(e)}"
     yield "result", f"  {a.total} vs {d.total}: {verdict}{tie}{crit} (C7)"
 
 
@@ -321,6 +334,14 @@ def _step(step: str, amount: int) -> str:
     if step == "incoming":
         return f"{_signed(amount)} incoming"
     return f"- {amount} {step}"
+
+
+def hp_unmoved(e: DamageResolved, hp: int | None) -> bool:
+    """Whether damage that reached HP left it where it was, its target (at ``hp`` before it) at 0 HP already: HP
+    does not go below 0 (C28), a Dying combatant can still be hit (C36), and the engine records no change of HP
+    (no ``resource_changed``). The story, explain and the cards then say ``HP 0 -> 0``, as after every other hit."""
+    reached = e.overflow if e.resource == "will" else e.final
+    return reached > 0 and hp == 0
 
 
 def _resource(e: ResourceChanged, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -601,20 +622,35 @@ class Narrator(Visitor):
     def __init__(self, sink: Callable[[Line], object] | None = None, state: FightState | None = None) -> None:
         """``state``: a fight already under way (its combatants' names are known from it)."""
         self.names = _Names()
+        self.hp: dict[str, int] = {}  # each combatant's HP as the log stands, for a hit at 0 HP (hp_unmoved)
         if state is not None:
             self.names.names.update({cid: c.sheet.name for cid, c in state.combatants.items()})
             self.names.turn = state.turn
+            self.hp = {cid: c.hp for cid, c in state.combatants.items()}
         self.told: list[Line] = []
         self.sink: Callable[[Line], object] = sink if sink is not None else self.told.append
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         """Tell one event of a walk."""
-        for line in self.tell(rec, voided):
+        for line in self.tell(rec, voided, before):
             self.sink(line)
 
-    def tell(self, rec: StoredEvent, undone: bool = False) -> Iterator[Line]:
-        """The narrative of one event, line by line."""
-        for kind, text in _WRITERS[type(rec.event)](rec.event, self.names):
+    def tell(self, rec: StoredEvent, undone: bool = False, before: FightState | None = None) -> Iterator[Line]:
+        """The narrative of one event, line by line; ``before``, the state before it, if known (else the HP this
+        narrator has followed through the events it told, those undone left out)."""
+        event = rec.event
+        said = list(_WRITERS[type(event)](event, self.names))
+        if isinstance(event, DamageResolved):
+            hp = (before.combatants[event.target].hp if before is not None and event.target in before.combatants
+                  else self.hp.get(event.target))
+            if hp_unmoved(event, hp):
+                said.append(("result", f"  {self.names(event.target)}: HP 0 \u2192 0"))
+        if not undone:
+            if isinstance(event, CombatantJoined):
+                self.hp[event.sheet.id] = event.sheet.hp
+            elif isinstance(event, ResourceChanged) and event.resource == "hp":
+                self.hp[event.who] = event.after
+        for kind, text in said:
             if undone:
                 yield Line(rec.seq, "undone", f"[undone] {text.strip()}")
             else:

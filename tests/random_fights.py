@@ -202,8 +202,9 @@ class RandomFight:
 
 
 @st.composite
-def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
-    """A sheet with varied dice, bonuses, skills, weapons in and out of hand, armor, shield and features."""
+def combatants(draw: Draw, cid: str, side: str, always: tuple[str, ...] = ()) -> CombatantSheet:
+    """A sheet with varied dice, bonuses, skills, weapons in and out of hand, armor, shield and features; it lists
+    the abilities ``always`` names, and perhaps others."""
     attrs = {name: (draw(st.sampled_from(DICE)), draw(st.integers(-1, 3))) for name in ATTRIBUTES}
     skills = draw(st.dictionaries(st.sampled_from(("Stealth", "Perception", "Athletics")),
                                   st.tuples(st.sampled_from(ATTRIBUTES), st.integers(0, 3)), max_size=2))
@@ -225,9 +226,9 @@ def combatants(draw: Draw, cid: str, side: str) -> CombatantSheet:
         resistances=draw(st.sampled_from(({}, {}, {"physical": 1}, {"fire": 2}))),
         incoming_damage=draw(st.sampled_from((IncomingDamage(),) * 3 + (IncomingDamage(multiply=0.5, add=1),))))
     given = {a.id for a in drawn.shorthand_abilities()}  # what its shorthand keys stand for already (C37)
-    listable = [i for i in LISTED if i not in given]
-    return replace(drawn, abilities=draw(st.sampled_from(((), ())) | st.lists(st.sampled_from(listable), max_size=3,
-                                                                              unique=True).map(tuple)))
+    listable = [i for i in LISTED if i not in given and i not in always]
+    return replace(drawn, abilities=always + draw(st.sampled_from(((), ())) | st.lists(
+        st.sampled_from(listable), max_size=3, unique=True).map(tuple)))
 
 
 #: What a random sheet may list in ``abilities``: the Python example and every shipped data ability (C37).
@@ -508,9 +509,11 @@ def _face(sides: int) -> st.SearchStrategy[int]:
 
 
 @st.composite
-def fights(draw: Draw, max_commands: int = 40, min_combatants: int = 2, max_combatants: int = 4) -> RandomFight:
-    """A fight of 2-4 combatants on two sides, then up to ``max_commands`` commands, each drawn among those
-    worth trying in the state the fight is in (now and then any command at all, to be refused).
+def fights(draw: Draw, max_commands: int = 40, min_combatants: int = 2, max_combatants: int = 4,
+           abilities: tuple[str, ...] = ()) -> RandomFight:
+    """A fight of 2-4 combatants on two sides, each listing the ``abilities`` given (and perhaps others), then up to
+    ``max_commands`` commands, each drawn among those worth trying in the state the fight is in (now and then any
+    command at all, to be refused).
 
     Dice are manual (each face drawn, now and then an impossible one), seeded (a drawn seed) or scripted
     (faces fed before each command, none larger than the fight's smallest die). Undo and redo come at random
@@ -518,7 +521,7 @@ def fights(draw: Draw, max_commands: int = 40, min_combatants: int = 2, max_comb
     """
     n = draw(st.integers(min_combatants, max_combatants))
     teams = [SIDES[0], SIDES[1], *(draw(st.sampled_from(SIDES)) for _ in range(n - 2))]
-    sheets = [draw(combatants(cid, side)) for cid, side in zip(NAMES[:n], teams, strict=True)]
+    sheets = [draw(combatants(cid, side, abilities)) for cid, side in zip(NAMES[:n], teams, strict=True)]
     if draw(st.booleans()):  # one AGI for all: initiative ties, among allies too, become likely
         agi = sheets[0].attributes.AGI
         sheets = [replace(s, attributes=replace(s.attributes, AGI=agi)) for s in sheets]

@@ -158,7 +158,7 @@ class TestManualDice:
 
     def test_wrong_number_of_faces_is_refused(self) -> None:
         """Typing two faces for a one-die roll is an error, not a silent truncation."""
-        with pytest.raises(DiceError, match="needs 1 faces, got 2"):
+        with pytest.raises(DiceError, match="needs 1 face, got 2"):
             roll(ManualDice(lambda req: [1, 2]), request(8))
 
 
@@ -195,6 +195,19 @@ class TestScriptedDice:
         dice = ScriptedDice([1])
         dice.feed([2])
         assert dice.faces(request(6, 6)) == [1, 2]
+
+
+def test_a_count_of_one_die_or_one_face_is_singular() -> None:
+    """A roll of one die with no face given says "1 die" and "0 faces" (it said "1 dice"); one face too many says
+    "1 face"; a count of several stays plural (C29's message, docs/live.md)."""
+    from omen_core.dice import SurplusFaces
+
+    assert str(FacesNeeded([request(8)], 0)).startswith("this command rolls 1 die and 0 faces were given; ")
+    assert str(FacesNeeded([request(8, 6), request(6, counter=2)], 1)).startswith(
+        "this command rolls at least 3 dice as the 1 face given falls; ")
+    assert str(FacesNeeded([request(8, 6)], 0)).startswith("this command rolls 2 dice and 0 faces were given; ")
+    assert str(SurplusFaces([request(8)], 2)) == (
+        "2 faces given, but this command rolls 1 (kael's hit: primary d8): 1 face too many; nothing was written")
 
 
 def test_no_dice_refuses_to_roll() -> None:

@@ -45,7 +45,7 @@ from omen_core.walk import StoreSource, landmarks_of, project, replay, step_thro
 from omen_replay.cards import _CARD_LABELS as CARD_LABELS
 from omen_replay.cards import Card, entries
 from omen_replay.cards import _sides as card_sides
-from omen_replay.explain import explain_records
+from omen_replay.explain import Explanation, explain_records
 from omen_replay.narrate import _WORDS as STORY_WORDS
 from omen_replay.narrate import narrate
 from omen_replay.render import render_records
@@ -338,6 +338,24 @@ def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf: RandomFig
         if hit is not None:
             totals = {p.name: p.total for p in found.parts}
             assert totals["hit total"] == hit.attack.total and totals["total defense"] == hit.defense.total
+
+
+@settings(max_examples=20, deadline=None)
+@given(fights(max_commands=30, abilities=("counter_strike",)))
+def test_explain_explains_every_seq_of_a_fight_whose_attacks_an_ability_answers(rf: RandomFight) -> None:
+    """Every seq of a log explains, every combatant able to strike back at a melee miss with Counter Strike (C38, an
+    ``attack_declared`` with ``reaction = "ability"``: it raised KeyError: 'ability'); an action explained from any
+    of its events is the same explanation, and an ability's attack names the attack it answers."""
+    records = rf.records
+    said: dict[int, Explanation] = {}
+    for rec in records:
+        found = explain_records(records, rec.seq, rf.seed)
+        if found.kind == "attack":
+            assert said.setdefault(found.seq, found) == found, f"seq {rec.seq}"
+        decl = rec.event
+        if isinstance(decl, AttackDeclared) and decl.reaction == "ability":
+            event("an ability's attack explained")
+            assert found.title.endswith(f"an ability's attack answering the action at seq {decl.reacting_to} (C38)")
 
 
 # -- rendering -------------------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ from ..events import (
     Event,
 )
 from ..extensions import window
+from ..hooks import amount_of
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase
 from ..state import AbilityFrame, AttackFrame, FightState, Frame, MoveFrame, SaveFrame
 from .abilities import ability_actions, pay_after_window, use_ability, use_after_window
@@ -191,7 +192,7 @@ def _react(draft: Draft, cmd: React) -> None:
     costs = draft.ruleset.reaction_costs
     cost = costs.interrupt if opened.reaction == "interrupt" else costs.attack_of_opportunity
     if draft.combatant(cmd.who).bonus_actions < cost:
-        raise RuleViolation("C22", f"{cmd.who!r} needs {cost} Bonus Action(s) for this reaction")
+        raise RuleViolation("C22", f"{cmd.who!r} needs {amount_of('bonus_action', cost)} for this reaction")
     outer = draft.state.pending
     assert outer is not None
     draft.require("declare", rule=rule, reaction=True)
@@ -434,6 +435,23 @@ def _common_prefix(runs: Sequence[Sequence[RollRequest]]) -> int:
     return n
 
 
+def _merged(runs: Iterable[Sequence[RollRequest]]) -> list[RollRequest]:
+    """The rolls of several runs, each once, in an order that keeps each run's own (C29: the order the engine rolls
+    them): a roll a later run adds goes right after the roll that comes before it in that run. Three allies tied for
+    initiative roll off in the order they joined (ash, cara, bo) whichever two of them a run found tied first."""
+    found: list[RollRequest] = []
+    for run in runs:
+        at = 0  # where the next new roll of this run goes: after the last of its rolls already found
+        for request in run:
+            same = next((i for i, other in enumerate(found) if _same_roll(request, other)), None)
+            if same is None:
+                found.insert(at, request)
+                at += 1
+            else:
+                at = max(at, same + 1)
+    return found
+
+
 def _new_rolls(requests: Iterable[RollRequest], known: Sequence[RollRequest]) -> list[RollRequest]:
     """``requests`` with those like one in ``known`` (or earlier in ``requests``) left out, in order."""
     found: list[RollRequest] = []
@@ -471,7 +489,7 @@ def probe(state: FightState, command: Command, history: History | None = None
         if not runs[0] or face_blind(bare):
             break
     n = _common_prefix(runs)
-    return True, runs[0][:n], _new_rolls((r for run in runs for r in run[n:]), ())
+    return True, runs[0][:n], _merged([run[n:] for run in runs])
 def dice_needed(state: FightState, command: Command, history: History | None = None
                 ) -> tuple[list[RollRequest], list[RollRequest]]:
     """The dice ``command`` rolls in ``state`` (see :func:`probe`); ``([], [])`` if the command is refused."""

@@ -235,7 +235,7 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     why = defense_ineligibility(draft.state, frame.declaration, cmd.defense, cmd.weapon)
     if why is not None:
         allowed = ", ".join(opened.eligible)
-        raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {why}{_in_hand(draft, cmd)}; this window "
+        raise RuleViolation("C9", f"{cmd.defender!r} cannot {cmd.defense}: {_in_hand(draft, cmd, why)}; this window "
                                   f"allows {allowed + ' or ' if allowed else ''}declining; legal now: "
                                   f"{'; '.join(legal_now(draft.state))}")
     sheet = draft.sheet(cmd.defender)
@@ -250,14 +250,22 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     _determine_hit(draft)
 
 
-def _in_hand(draft: Draft, cmd: AnswerActiveDefense) -> str:
-    """For a Parry refused, the weapons the defender holds (C9, C35: a Parry needs one in hand), in words."""
-    if cmd.defense != "parry":
-        return ""
+def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
+    """Why an Active Defense is refused, in words: ``why`` (C9), and for a Parry the weapons the defender holds (C35:
+    a Parry needs one in hand); a Block refused for want of a shield when one is carried but not in hand says so,
+    and what is in hand (C35: a Block needs the shield in hand; the window's ``ineligible`` keeps its recorded
+    words, so that the logs already written still audit)."""
     fighter = draft.combatant(cmd.defender)
+    shield = fighter.sheet.shield
+    if cmd.defense == "block" and shield is not None and shield.id not in fighter.wielding and \
+            why == "Block needs a shield (C9)":
+        return (f"Block needs the shield in hand (C9, C35): {shield.id!r} is not in hand; in hand: "
+                f"{', '.join(fighter.wielding) or 'nothing'}")
+    if cmd.defense != "parry":
+        return why
     held = [w.id for w in fighter.sheet.weapons if w.id in fighter.wielding]
     named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held else ""
-    return f" ({named}in hand: {', '.join(held) or 'no weapon'})"
+    return f"{why} ({named}in hand: {', '.join(held) or 'no weapon'})"
 
 
 def _determine_hit(draft: Draft) -> None:

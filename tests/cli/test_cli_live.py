@@ -390,11 +390,11 @@ class TestDoRefusals:
         5, "rolls 6")."""
         react = {"command": "react", "who": "vesh", "weapon": "knife"}
         three = refused(interrupt_log, {**react, "dice": [1, 1, 8]})
-        assert three.startswith("omen: error: this command rolls at least 5 dice as the 3 face(s) given fall; ")
+        assert three.startswith("omen: error: this command rolls at least 5 dice as the 3 faces given fall; ")
         assert three.endswith("kael's hit: primary d8, fcs d6; then, depending on the dice: vesh's base defense: "
                               "res d6")
         five = refused(interrupt_log, {**react, "dice": [1, 1, 8, 2, 2]})
-        assert five.startswith("omen: error: this command rolls at least 6 dice as the 5 face(s) given fall; ")
+        assert five.startswith("omen: error: this command rolls at least 6 dice as the 5 faces given fall; ")
 
     def test_a_value_outside_a_fixed_few_names_them_and_the_closest(self, turn_log: Path) -> None:
         """A field that takes one of a fixed few (a reason to leave, a defense, a save's attribute) refused names
@@ -472,7 +472,7 @@ class TestDoRefusals:
     def test_missing_faces_lists_the_dice_to_roll(self, setup_log: Path) -> None:
         """A roll with no faces is refused listing every die to roll, in C29 order."""
         said = refused(setup_log, {"command": "roll_initiative"})
-        assert ("rolls 2 dice and 0 face(s) were given" in said
+        assert ("rolls 2 dice and 0 faces were given" in said
                 and "kael's initiative: check d6; vesh's initiative: check d8" in said)
 
     def test_missing_faces_lists_the_dice_that_depend_on_the_faces(self, interrupt_log: Path) -> None:
@@ -485,13 +485,13 @@ class TestDoRefusals:
         """With only the Interrupt's faces given, the refusal still names every die still to roll: the rolls the
         faces led to, up to Kael's hit that found none (5 dice), then Vesh's base defense, which depends on them."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
-        assert "rolls at least 5 dice as the 3 face(s) given fall" in said and "kael's hit: primary d8, fcs d6" in said
+        assert "rolls at least 5 dice as the 3 faces given fall" in said and "kael's hit: primary d8, fcs d6" in said
         assert "then, depending on the dice: vesh's base defense" in said
 
     def test_too_many_faces(self, setup_log: Path) -> None:
         """More faces than the command rolls is refused, saying how many too many."""
         said = refused(setup_log, {**INITIATIVE, "dice": [5, 2, 1]})
-        assert "3 face(s) given, but this command rolls 2" in said and "1 face(s) too many" in said
+        assert "3 faces given, but this command rolls 2" in said and "1 face too many" in said
 
     def test_faces_for_a_command_that_rolls_nothing(self, turn_log: Path) -> None:
         """Faces given to a command that rolls no dice are refused."""

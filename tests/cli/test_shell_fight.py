@@ -55,7 +55,7 @@ def test_script_plays_the_fight_and_exits_0(fight: tuple[subprocess.CompletedPro
                   "(the fight waits for: interrupt vesh)", "The fight is over: raiders are defeated",
                   "verified fight 'ford'"):
         assert words in said
-    assert "this command rolls 3 dice and 0 face(s) were given" in " ".join(done.stderr.split())
+    assert "this command rolls 3 dice and 0 faces were given" in " ".join(done.stderr.split())
 
 
 def test_final_log_verifies_clean(fight: tuple[subprocess.CompletedProcess[str], Path]) -> None:

@@ -894,6 +894,18 @@ class TestIllegalCommands:
         refused(fight, lambda: fight.defend("vesh", "block"), "C9")
         fight.defend("vesh", None)
 
+    def test_block_with_a_shield_carried_but_not_in_hand(self, play: Play) -> None:
+        """C9, C35: vesh carries a buckler (its id: shield) but holds only the axe: a Block is refused, saying the
+        shield is not in hand and what is (it said "Block needs a shield (C9)", found by a tester); the window's
+        recorded refusals keep their words (the logs already written still audit). 10 against 2: the window opens."""
+        fight = duel(play, [6, 1, 1, 5], defender=replace(vesh(weapons=(AXE,), shield=BUCKLER), wielding=("axe",)),
+                     spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "block"), "C9"))
+        assert said.startswith("[C9] 'vesh' cannot block: Block needs the shield in hand (C9, C35): 'shield' is not "
+                               "in hand; in hand: axe; this window allows dodge, parry or declining; legal now: ")
+        fight.defend("vesh", None)
+
     def test_parry_against_a_ranged_attack(self, play: Play) -> None:
         """C9, §Which Defenses Apply: ranged attacks cannot be Parried, even with a weapon in hand."""
         fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(BOW,)), defender=vesh(weapons=(AXE,)), spare=1)

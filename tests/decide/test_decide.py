@@ -139,3 +139,21 @@ def test_a_save_dealing_damage_is_not_face_blind() -> None:
     assert not face_blind(CallSave(caller="a", saver="b", effect=hurts))
     assert face_blind(Contest(initiator=CheckSpec(who="a", skill="Stealth"), defender=CheckSpec(who="b",
                                                                                                   skill="Stealth")))
+
+
+def test_too_few_faces_for_a_roll_off_name_its_dice_in_the_order_the_engine_rolls_them() -> None:
+    """C29 (initiative: combatants in the order they joined), C32: Ash, Cara, Bo and Dan all total 5 on the faces
+    4, 4, 4, 5 (Dan last, AGI bonus 0); Ash, Cara and Bo, a foe among them, roll off, Ash's face missing: the dice
+    that follow are Cara's d6, then Bo's d8, as the engine rolls them (it said Bo's before Cara's)."""
+    from omen_core.commands import RollInitiative
+    from omen_core.dice import FacesNeeded
+
+    state = started(sheet("ash", "north", AGI=(6, 1)), sheet("cara", "north", AGI=(6, 1)),
+                    sheet("bo", "south", AGI=(8, 1)), sheet("dan", "south", AGI=(8, 0)))
+    with pytest.raises(FacesNeeded) as refused:
+        decide(state, RollInitiative(dice=(4, 4, 4, 5)), ScriptedDice([]))
+    assert str(refused.value) == (
+        "this command rolls at least 5 dice as the 4 faces given fall; give the faces in the command's dice, in this "
+        "order (C29): ash's initiative: check d6; cara's initiative: check d6; bo's initiative: check d8; dan's "
+        "initiative: check d8; ash's roll off: check d6; then, depending on the dice: cara's roll off: check d6; bo's "
+        "roll off: check d8")

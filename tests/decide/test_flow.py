@@ -538,7 +538,7 @@ class TestSurplusFacesAtATie:
             fight.execute(RollOff(dice=(6, 6, 3, 3)))
         said = str(refused.value)
         assert "it stops first at the initiative tie among allies window (C19), where kael, mira answer with " \
-               "agree_initiative or roll_off" in said and "2 face(s) too many" in said
+               "agree_initiative or roll_off" in said and "2 faces too many" in said
         assert list(store.read_lines("ties", 0)) == before
 
 

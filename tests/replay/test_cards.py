@@ -200,3 +200,23 @@ def test_a_heal_and_a_two_dice_burn_show_every_die() -> None:
     assert [(r.name, r.text()) for r in heal.rolls] == [("Healing Word's healing", "3 (d6) + 1 flat = 4")]
     assert [(v.label, v.numbers, v.rule) for v in heal.verdicts] == [
         ("HEALED", "0 HP: the one it heals is at its sheet's HP already (healing never goes above it)", "C37")]
+
+
+def test_an_abilitys_attack_is_a_reaction_card_that_says_so() -> None:
+    """C38: Ana's Counter Strike answers the orc's missed blow (1 + 1 = 2 against 6) with an attack of her own
+    (5 + 1 = 6 against 2, 5 crushing): its card is a reaction to the orc's attack, "ability's attack" (it said
+    "ability", and the page "Ability to the action"), and the orc's card lists it among its reactions."""
+    from omen_core.events import AttackDeclared
+    from tests.fights import new_fight
+
+    fight = new_fight(replace(sheet("ana"), abilities=("counter_strike",)), sheet("orc", side="raiders"),
+                      faces=[1, 1, 6, 5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.answer_decision("counter_strike", "ana", "use")
+    fight.defend("orc", None)
+    first, riposte = [r.seq for r in fight.events if isinstance(r.event, AttackDeclared)]
+    cards = {e.seq: e for e in entries(fight.events)[0] if isinstance(e, Card)}
+    assert cards[first].reactions == (riposte,)
+    assert (cards[riposte].reaction, cards[riposte].reacting_to) == ("ability's attack", first)
+    assert f"Ability&#39;s attack to the action <a href=\"#seq-{first}\">#{first}</a>" in render_records(
+        fight.events, "html")

@@ -456,6 +456,46 @@ def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_ca
         "an Attack of Opportunity is an attack")
 
 
+def test_an_abilitys_attack_is_explained_at_every_seq_of_the_attack_it_answers() -> None:
+    """C38 (docs/abilities.md, the ``attack`` effect): the orc's unarmed 1 + 1 = 2 misses Ana's 6, and Ana's
+    Counter Strike strikes back (5 + 1 = 6 against 2: 5 crushing, 20 -> 15). Every seq of the fight explains (it
+    raised KeyError: 'ability', found by a tester); the orc's attack says who answered and where, the riposte says
+    the attack it answers."""
+    fight = new_fight(msgspec.structs.replace(sheet("ana"), abilities=("counter_strike",)),
+                      sheet("orc", side="raiders"), faces=[1, 1, 6, 5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.answer_decision("counter_strike", "ana", "use")
+    fight.defend("orc", None)
+    first, riposte = [r.seq for r in fight.events if isinstance(r.event, AttackDeclared)]
+    for seq in range(1, fight.version + 1):
+        assert explain(fight.events, seq).seq in (seq, first, riposte)
+    assert (f"ana answers with an ability's attack on orc, the action declared at seq {riposte} (explain it there)"
+            in explain(fight.events, first).verdicts)
+    told = explain(fight.events, riposte)
+    assert told.title.endswith(f", an ability's attack answering the action at seq {first} (C38)")
+    assert told.verdicts == (
+        "HIT: 6 > 2 (§Hit Determination)",
+        "crit: FCS portion 1 vs RES portion 2: no crit (C7: strictly more; ties are no crit)",
+        f"ana answers the action declared at seq {first} with an ability's attack on orc (C38; explain that action "
+        "there)",
+        "5 crushing damage to orc's HP", "orc: HP 20 -> 15"), told.verdicts
+
+
+def test_an_interrupt_explained_at_its_own_seq_points_at_the_action_it_answers() -> None:
+    """C24: Tamsin's Interrupt (seq 34 of the interrupt fixture) answers Oren's attack at seq 31: explained itself,
+    it points there (it said "the action declared at seq 34 (explain it there)", its own seq, found by a tester)."""
+    from omen_core.events import decode_line
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    records = [decode_line(line) for line in (root / "interrupt-cancels-declared-action" / "fight.jsonl"
+                                               ).read_bytes().splitlines()]
+    told = explain(records, 34)
+    assert told.title.endswith(", an Interrupt answering the action at seq 31 (C24)")
+    said = [v for v in told.verdicts if "answers" in v]
+    assert said == ["tamsin answers the action declared at seq 31 with an Interrupt on oren (C24; explain that "
+                    "action there)"]
+
+
 def test_a_conditions_term_names_only_the_conditions_that_change_the_bonus() -> None:
     """C28: Ash, Fatigued (-1 to every attribute bonus) and Prone (no attribute bonus), climbs: 5 (die) + 1 STR
     - 1 conditions + 2 Climb level = 7; the conditions term names Fatigued x1 alone (it named Prone too)."""

@@ -235,3 +235,67 @@ def test_a_consequences_damage_of_two_dice_names_each_die() -> None:
     fight.execute(UseAbility(who="ana", ability="flame_burst", target="orc"))
     assert [line.text for line in narrate(fight.events) if "fire" in line.text] == [
         "  Flame Burst: 7 fire (3 + 4 (2d6)) = 7 to Orc's HP (C12, C13)"]
+
+
+def _crit_fight(faces: list[int], dodge: bool) -> Fight:
+    """Ash's unarmed blow on Bo, whose armor (5) lifts his defense but not his RES portion (C7, C11)."""
+    from omen_core.content import Armor
+    from tests.fights import new_fight
+
+    bo = msgspec.structs.replace(sheet("bo", side="b"), armor=Armor(rating=5))
+    fight = new_fight(sheet("ash"), bo, faces=faces)
+    fight.attack("ash", "bo", unarmed=True)
+    if dodge:
+        fight.defend("bo", "dodge")
+    return fight
+
+
+def test_a_plain_miss_is_no_crit_and_a_dodged_hit_cancels_the_crit() -> None:
+    """C7 (a crit matters only if the attack hits; an Active Defense that turns the hit into a miss cancels it):
+    Ash's 1 + 4 = 5 against Bo's 1 + 5 armor = 6 misses, no window (C8), though FCS 4 > RES 1: "no crit: the attack
+    missed" (it said "crit cancelled by the miss"); 6 + 5 = 11 beats 6, Bo Dodges 6 (12) and it misses: the crit
+    (5 > 1) is cancelled by the Active Defense. The story, explain (C7 cited once) and the card say the same."""
+    from omen_core.events import HitDetermined
+    from omen_replay.cards import Card, entries
+    from omen_replay.explain import explain_records
+
+    for faces, dodge, said, why in (
+            ([1, 4, 1], False, "no crit: the attack missed", "a crit matters only if the attack hits"),
+            ([6, 5, 1, 6], True, "crit cancelled by the Active Defense",
+             "an Active Defense that turns a hit into a miss cancels the crit")):
+        fight = _crit_fight(faces, dodge)
+        hit = next(r for r in fight.events if isinstance(r.event, HitDetermined))
+        told = [line.text for line in narrate(fight.events) if line.seq == hit.seq]
+        fcs, res = faces[1], faces[2]
+        assert told[-1].endswith(f"MISS; crit check: FCS {fcs} vs RES {res} \u2192 {said} (C7)"), told
+        verdicts = explain_records(fight.events, hit.seq).verdicts
+        assert f"crit: FCS portion {fcs} vs RES portion {res}: {said} (C7: {why})" in verdicts
+        assert sum(v.count("C7") for v in verdicts) == 1
+        card = next(e for e in entries(fight.events)[0] if isinstance(e, Card) and e.kind == "attack")
+        assert [v.label for v in card.verdicts] == ["MISS", said]
+
+
+def test_a_hit_on_one_at_0_hp_shows_hp_0_to_0_in_the_story_explain_and_the_card() -> None:
+    """C28, C36: Bo, 3 HP, is hit unarmed for 5 (6 against 1, declined: HP 3 -> 0, Dying), then hit again at 0 HP
+    (no base defense die, C10): 4 + 1 = 5 against his Defense Rating 0, 4 crushing; the engine records no change of
+    HP, and the story, explain and the card say "HP 0 -> 0" as after every other hit (they said nothing)."""
+    from omen_core.events import DamageResolved
+    from omen_replay.cards import Card, entries
+    from omen_replay.explain import explain_records
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ash"), sheet("bo", side="b", hp=3), faces=[5, 1, 1, 4, 1])
+    fight.attack("ash", "bo", unarmed=True)
+    fight.defend("bo", None)
+    fight.attack("ash", "bo", unarmed=True)
+    first, second = [r for r in fight.events if isinstance(r.event, DamageResolved)]
+    assert (first.as_(DamageResolved).final, second.as_(DamageResolved).final) == (5, 4)
+    told = {line.seq: line.text for line in narrate(fight.events) if "HP" in line.text and "\u2192" in line.text}
+    assert list(told.values()) == ["  Bo: HP 3 \u2192 0", "  Bo: HP 0 \u2192 0"]
+    assert min(told) == first.seq + 1 and max(told) == second.seq
+    second_attack = second.as_(DamageResolved).action
+    assert second_attack is not None
+    verdicts = explain_records(fight.events, second_attack).verdicts
+    assert verdicts[-2:] == ("4 crushing damage to bo's HP", "bo: HP 0 -> 0")
+    cards = [e for e in entries(fight.events)[0] if isinstance(e, Card) and e.kind == "attack"]
+    assert [[(r.who, r.before, r.after) for r in c.resources] for c in cards] == [[("bo", 3, 0)], [("bo", 0, 0)]]

@@ -172,7 +172,7 @@ class TestErrors:
         text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)
         assert edits == 1
         store = MemoryStore()
-        with pytest.raises(ScenarioError, match=r"1 face.s. given, but this command rolls 0 .no dice.: 1 face.s. too "
+        with pytest.raises(ScenarioError, match=r"1 face given, but this command rolls 0 .no dice.: 1 face too "
                                                 r"many; nothing was written") as info:
             run_scenario(load_scenario(write(tmp_path, text)), store)
         assert info.value.path == "$.commands[6]"

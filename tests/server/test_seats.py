@@ -602,7 +602,7 @@ def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -
         assert (gm["kind"], gm["dice"], gm["parts"]) == ("command_issued", [], [])
         assert gm["verdicts"] == [
             f'the command static_check {{"check":{{"who":"kael","skill":"Athletics"}},"difficulty":10}} with 1 '
-            f"face(s), given by gm: it wrote seqs {first + 1} to {last} (explain each for its rolls and results)"]
+            f"face, given by gm: it wrote seqs {first + 1} to {last} (explain each for its rolls and results)"]
         mine = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth(alice))
         assert mine.status_code == 403 and mine.json()["detail"] == (
             f"the explanation of seq {first} shows the whole of a command this seat sees only in part (another seat "
