@@ -109,7 +109,7 @@ class DiceExhausted(DiceError):
 
     def __init__(self, roll: str, needed: int, remaining: int):
         self.roll, self.needed, self.remaining = roll, needed, remaining
-        super().__init__(f"scripted dice ran out: {roll} needs {needed} dice, "
+        super().__init__(f"scripted dice ran out: {roll} needs {needed} {'die' if needed == 1 else 'dice'}, "
                          f"{remaining} left in the script (order of C29)")
 
 

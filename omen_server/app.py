@@ -392,7 +392,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         needed=needed, needed_dice=dice)
     if isinstance(exc, SurplusFaces):
         detail = str(exc) if sight.gm else (
-            f"{exc.given} face(s) given, but this command rolls fewer dice; yours: "
+            f"{exc.given} {'face' if exc.given == 1 else 'faces'} given, but this command rolls fewer dice; yours: "
             + (describe_dice([r for r in exc.rolled if sight.owns(r.roller)]) or "none")
             + (f"; it stops first at {scrub(exc.stops, sight, typed)}" if exc.stops else "")
             + "; nothing was written")  # the others' dice (their sizes are their sheets') are not listed
@@ -923,7 +923,7 @@ class NotYourFaces(Unprocessable):
     def __init__(self, given: int, own: Sequence[Rolled], field: str) -> None:
         mine = sum(len(pool) for _roller, _purpose, pool in own)
         said = describe_rolls(own)
-        super().__init__(f"{given} face(s) given, but this seat's dice here are {mine}"
+        super().__init__(f"{given} {'face' if given == 1 else 'faces'} given, but this seat's dice here are {mine}"
                          + (f" ({said})" if said else "") + ": the dice after them are another seat's to give "
                          "(give yours alone; with \"stage\": true the command then waits for theirs) (C29); nothing "
                          "was written", field, "surplus-faces", "More faces than this seat's dice")

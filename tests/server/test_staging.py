@@ -232,7 +232,7 @@ def test_a_players_faces_never_roll_another_seats_dice(table: Any) -> None:
     assert refused.status_code == 422, refused.text
     problem = refused.json()
     assert problem["type"].endswith("surplus-faces") and problem["field"] == "$.command.dice"
-    assert problem["detail"].startswith("3 face(s) given, but this seat's dice here are 2 (kael's hit: primary d8, "
+    assert problem["detail"].startswith("3 faces given, but this seat's dice here are 2 (kael's hit: primary d8, "
                                         "fcs d6): the dice after them are another seat's to give")
     assert "vesh" not in problem["detail"]
     assert options(table, table.gm)["head"]["seq"] == head
@@ -261,7 +261,7 @@ def test_a_players_surplus_faces_list_only_its_own_dice(table: Any) -> None:
     end_turn rolls none, so Alice's one face is refused saying hers are none (the others' sizes are their sheets')."""
     refused = table.command({"command": "end_turn", "who": "kael", "dice": [3]}, token=table.alice)
     assert refused.status_code == 422 and refused.json()["type"].endswith("surplus-faces"), refused.text
-    assert refused.json()["detail"] == ("1 face(s) given, but this command rolls fewer dice; yours: none; nothing was "
+    assert refused.json()["detail"] == ("1 face given, but this command rolls fewer dice; yours: none; nothing was "
                                         "written")
 
 
