@@ -346,10 +346,12 @@ def disengage(draft: Draft, cmd: Disengage) -> None:
 def end_fight(draft: Draft, cmd: EndFight) -> None:
     """The GM ends the fight at any time (C33), or records that a side yielded, fled or was defeated; an action
     in progress (and any reaction to it) is called off first, innermost first, costs paid staying paid."""
-    if cmd.side is not None and cmd.side not in {c.side for c in draft.state.combatants.values()}:
-        raise RuleViolation("§Your Turn", f"no side {cmd.side!r} in this fight")
+    sides = sorted({c.side for c in draft.state.combatants.values()})
+    listed = ", ".join(sides) or "none"
+    if cmd.side is not None and cmd.side not in sides:
+        raise RuleViolation("§Your Turn", f"no side {cmd.side!r} in this fight (sides: {listed})")
     if cmd.reason != "gm" and cmd.side is None:
-        raise RuleViolation("§Your Turn", f"say which side has {cmd.reason}")
+        raise RuleViolation("§Your Turn", f"say which side has {cmd.reason} (side: one of {listed})")
     for frame in reversed(draft.state.stack):
         draft.emit(ActionCancelled(action=frame.action, reason="the fight ended (C33)"))
     draft.emit(FightEnded(reason=cmd.reason, side=cmd.side, note=cmd.note))

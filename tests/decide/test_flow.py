@@ -954,7 +954,8 @@ class TestPhases:
         fight = play(kael(), vesh(), faces=[15, 5])
         fight.roll_initiative()
         refused(fight, lambda: fight.end_fight("yielded"), "§Your Turn")
-        refused(fight, lambda: fight.end_fight("fled", side="goblins"), "§Your Turn")
+        unknown = refused(fight, lambda: fight.end_fight("fled", side="goblins"), "§Your Turn")
+        assert "no side 'goblins' in this fight (sides: heroes, raiders)" in str(unknown)
 
     @pytest.mark.parametrize("command", [
         lambda f: f.attack("kael", "vesh"),
