@@ -477,8 +477,8 @@ class Fight:
         by = _checked_by(by)
         if isinstance(commands, (str, bytes, Mapping)) or not isinstance(commands, Sequence):
             raise InvalidArgument("commands", "a sequence of commands", commands)
-        dice = self._dice()
-        mark = dice.checkpoint()
+        dice = source = self._dice()
+        mark = source.checkpoint()
         state, stored, drafts = self._state, Sealed(), []
         following: SeededDice | None = None
         try:
@@ -486,7 +486,9 @@ class Fight:
                 _check_command(given)
                 if not isinstance(given, RevealSeed):  # a reveal checks its own seed, and rolls nothing
                     self._check_seed(dice, state)
-                command, following = self._spent(written_out(given), state, following)
+                command, fresh = self._spent(written_out(given), state, following)
+                if fresh is not None and fresh is not following:  # the seed revealed is spent (C42): the batch's
+                    dice = following = fresh                          # later dice come from the fresh one
                 checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by, then_roll)
                 batch = self._seal(draft.events, state)
@@ -495,7 +497,7 @@ class Fight:
                 drafts.append(checked)
             self.store.append(self.fight_id, stored, self._state.version)
         except BaseException:
-            dice.restore(mark)
+            source.restore(mark)
             raise
         first = self._state.version + 1
         self._keep(state)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from omen_core import Fight, ManualDice, MemoryStore, ScriptedDice, SeededDice
+from omen_core.commands import RevealSeed, RollInitiative
 from omen_core.content import load_sheet
 from omen_core.dice import commitment
 from omen_core.errors import ConcurrencyError, FightExists, InvalidArgument, InvalidCommand, SeedMismatch
@@ -78,6 +79,21 @@ class TestSeedInForce:
         seeded(store).end_fight()
         fight = Fight.load(store, "f", dice=SeededDice(OTHER))
         assert fight.reveal_seed(SEED) == SEED.hex()
+
+
+    def test_a_batch_that_reveals_mid_fight_rolls_on_from_the_fresh_seed(self) -> None:
+        """C42: execute_all([reveal_seed, roll_initiative]) rolls initiative from the fresh seed, the same faces
+        as revealing then rolling in two calls (it rolled from the spent seed)."""
+        batched, stepped = seeded(MemoryStore(), (FRESH,)), seeded(MemoryStore(), (FRESH,))
+        batched.execute_all([RevealSeed(seed=SEED.hex()), RollInitiative()])
+        stepped.reveal_seed()
+        stepped.roll_initiative()
+
+        def faces(fight: Fight) -> list[tuple[str, list[int]]]:
+            return [(e.event.source, [d.face for d in e.event.dice]) for e in fight.events
+                    if isinstance(e.event, DiceRolled)]
+        assert faces(batched) == faces(stepped) and len(faces(batched)) == 2
+        assert isinstance(batched.dice, SeededDice) and batched.dice.seed == FRESH
 
 
 class TestFightExists:
