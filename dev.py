@@ -29,8 +29,14 @@ STAMP = VENV / ".omen-installed"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 
+#: How omen is installed into .venv: editable, as a path entry (a ``.pth`` naming the checkout) rather than
+#: setuptools' default import finder, which mypy cannot follow: a tool type-checked with ``.venv/bin/mypy``
+#: from another folder finds ``omen_core`` (part of the stamp, so a .venv installed otherwise is reinstalled).
+EDITABLE = ("--config-settings", "editable_mode=compat")
+
+
 def _pyproject_hash() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + " ".join(EDITABLE).encode()).hexdigest()
 
 
 def ensure_venv(test: bool) -> None:
@@ -45,7 +51,7 @@ def ensure_venv(test: bool) -> None:
     test = test or (current and "test" in stamp[1:])
     print(f"dev.py: installing omen{' and its test tools' if test else ''} into .venv", file=sys.stderr)
     pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "install", "-e", f"{ROOT}[test]" if test else str(ROOT)], check=True)
+    subprocess.run([*pip, "install", *EDITABLE, "-e", f"{ROOT}[test]" if test else str(ROOT)], check=True)
     STAMP.write_text(_pyproject_hash() + (" test" if test else ""))
 
 

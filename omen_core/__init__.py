@@ -1,9 +1,10 @@
 """omen: an event-sourced combat engine for the tabletop RPG ØMEN: After Dragons.
 
-The public API in one import: :class:`Fight`, the stores, the dice sources
-and the command parts. Everything else lives in its own module.
+The public API in one import: :class:`Fight`, the stores, the dice sources,
+the command parts and :func:`command_from` (a command from data). Everything else lives in its own module.
 """
 
+from .commands import command_from
 from .decide import CheckSpec
 from .dice import ManualDice, ScriptedDice, SeededDice
 from .engine import Fight, system_clock
@@ -16,6 +17,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Fight",
     "CheckSpec",
+    "command_from",
     "Modifier",
     "SeededDice",
     "ManualDice",

@@ -15,12 +15,14 @@ AnswerActiveDefense(dice=None, idempotency_key=None, defender='kael', defense='b
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 import msgspec
 
-from .content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect
+from .content import AttributeName, Branches, CombatantSheet, Ruleset, SaveEffect, reason_and_path
 from .defaults import settle_defaults
+from .errors import InvalidCommand
 from .limits import MAX_FACES, MAX_SIDES
 from .parts import DiceSourceKind, Modifier, Sequence_, Situational
 from .rules.ambush import TimeWaited
@@ -64,6 +66,7 @@ __all__ = [
     "Redo",
     "Command",
     "UNDO_COMMANDS",
+    "command_from",
 ]
 
 
@@ -384,3 +387,31 @@ Command = (StartFight | Join | StaticCheck | Contest | DeclareAttack | AnswerAct
 
 #: The commands whose batches are undo markers: they are not undone themselves, and are no safe point.
 UNDO_COMMANDS = (Undo, Redo)
+
+
+_DECODE_COMMAND = msgspec.json.Decoder(Command)
+_ENCODE_DATA = msgspec.json.Encoder()
+
+
+def command_from(data: Mapping[str, object] | bytes | str) -> Command:
+    """The command ``data`` describes (a dict as ``json.loads`` gives it, or JSON text), checked exactly as the
+    JSON decoders check a command; :class:`~omen_core.errors.InvalidCommand` otherwise, with the JSON ``path``
+    of the field at fault (an unknown ``command``, a face out of range, an unknown field...).
+
+    >>> command_from({"command": "end_turn", "who": "vesh"})
+    EndTurn(dice=None, idempotency_key=None, who='vesh')
+    >>> command_from({"command": "roll_initiative", "dice": [0, 5]})
+    Traceback (most recent call last):
+    omen_core.errors.InvalidCommand: roll_initiative: Expected `int` >= 1 (at $.dice[0])
+    """
+    tag = data.get("command") if isinstance(data, Mapping) else None
+    name = tag if isinstance(tag, str) and len(tag) <= 40 else "command"
+    try:
+        text = data if isinstance(data, (bytes, str)) else _ENCODE_DATA.encode(data)
+        command: Command = _DECODE_COMMAND.decode(text)
+    except msgspec.ValidationError as exc:
+        reason, path = reason_and_path(exc)
+        raise InvalidCommand(name, path, reason) from None
+    except (msgspec.DecodeError, TypeError, ValueError, UnicodeError, OverflowError) as exc:
+        raise InvalidCommand(name, "$", f"not a command as JSON holds one: {exc}") from None
+    return command

@@ -29,7 +29,7 @@ from typing import (
 import msgspec
 
 from .defaults import settle_defaults
-from .errors import ContentError, RuleViolation
+from .errors import ContentError, RuleViolation, expect
 from .limits import (
     DIE_PATTERN,
     MAX_DICE,
@@ -1138,7 +1138,7 @@ def _core_ruleset() -> Ruleset:
 
 def load_sheet(path: str | Path) -> CombatantSheet:
     """Load a combatant sheet from a ``.toml`` or ``.json`` file."""
-    return _load(Path(path), CombatantSheet)
+    return _load(Path(expect(path, (str, os.PathLike), "path", "a path (str or os.PathLike)")), CombatantSheet)
 
 
 def refused_sheet(refused: RuleViolation, source: str, text: str, fmt: Literal["toml", "json"],

@@ -74,7 +74,16 @@ from .decide import (
     decided,
 )
 from .dice import DiceSource, NoDice, SeededDice
-from .errors import InvalidCommand, OmenError, RuleViolation
+from .errors import (
+    ConcurrencyError,
+    FightExists,
+    InvalidArgument,
+    InvalidCommand,
+    OmenError,
+    RuleViolation,
+    SeedMismatch,
+    expect,
+)
 from .events import (
     UNDO_MARKERS,
     ActiveDefenseWindowOpened,
@@ -91,6 +100,7 @@ from .events import (
     RoutingWindowOpened,
     Salts,
     Sealed,
+    SeedRevealed,
     Situational,
     StaticCheckResolved,
     StoredEvent,
@@ -113,6 +123,8 @@ from .walk import StoreSource, after_marker, landmarks_of, replay, state_at
 __all__ = ["Clock", "system_clock", "CommandMemo", "validated", "Fight"]
 
 Clock = Callable[[], int]
+#: The faces a façade method's command carries (typed in from physical dice, in the order of C29), or None.
+Faces = Sequence[int] | None
 Window = (ActiveDefenseWindowOpened | RoutingWindowOpened | ReactionWindowOpened | CatchWindowOpened
           | WillConversionOffered | DecisionOpened)
 E = TypeVar("E")
@@ -234,6 +246,35 @@ def _checked_by(by: object) -> str:
     return by
 
 
+_DICE_WORDS = "a dice source (SeededDice, ManualDice or ScriptedDice)"
+
+
+def _dice_arg(dice: DiceSource | None) -> DiceSource | None:
+    """``dice`` if it is a dice source or None; :class:`InvalidArgument` naming ``dice`` otherwise."""
+    if dice is not None and not all(hasattr(dice, part) for part in ("kind", "faces", "checkpoint", "restore")):
+        raise InvalidArgument("dice", _DICE_WORDS + " or None", dice)
+    return dice
+
+
+def _check_command(command: object) -> None:
+    """:class:`InvalidCommand` for anything :meth:`Fight.execute` is given that is not a command (a dict: build
+    the command with :func:`omen_core.commands.command_from`)."""
+    if isinstance(command, get_args(Command)):
+        return
+    hint = " (build one from data with omen_core.commands.command_from)" if isinstance(command, (Mapping, str, bytes)) \
+        else ""
+    raise InvalidCommand(type(command).__name__, "$", f"expected a command (a Struct of omen_core.commands), not "
+                                   f"{type(command).__name__}{hint}")
+
+
+def _pair(value: object, parameter: str, names: tuple[str, str], expected: str) -> dict[str, Any]:
+    """``value``, a pair (a tuple or list of two), as the fields ``names``; :class:`InvalidArgument` naming
+    ``parameter`` otherwise (the fields' own checks are the command's: :func:`validated`)."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise InvalidArgument(parameter, expected, value)
+    return dict(zip(names, value, strict=True))
+
+
 def system_clock() -> int:
     """Milliseconds since the Unix epoch, UTC: the default ``recorded_at`` clock."""
     return time.time_ns() // 1_000_000
@@ -268,10 +309,13 @@ class Fight:
     def __init__(self, store: EventStore, state: FightState, dice: DiceSource | None,
                  clock: Clock, snapshots: SnapshotStore | None = None, snapshot_every: int = 500,
                  salts: Salts = random_salts, commands: CommandMemo | None = None):
-        self.store, self.dice, self.clock, self.salts = store, dice, clock, salts
+        self.store = expect(store, EventStore, "store", "an event store (MemoryStore, JsonlStore, SqliteStore, "
+                                                        "PostgresStore, or open_store(url))")
+        self.clock, self.salts = clock, salts
         self.commands = commands if commands is not None else CommandMemo()
         self.snapshots, self.snapshot_every = snapshots, snapshot_every
         self._state = state
+        self._dice_source = _dice_arg(dice)  # its seed is checked at each command (and on assignment to ``dice``)
         self._recent: dict[int, FightState] = {state.version: state}
 
     @classmethod
@@ -288,11 +332,18 @@ class Fight:
         events (a cache for loading, time travel and undo).
         """
         check_fight_id(fight_id)
-        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every, salts, commands)
+        if dice is None:
+            raise InvalidArgument("dice", _DICE_WORDS, dice)
         pledge = dice.commitment if isinstance(dice, SeededDice) else None
+        fight = cls(store, FightState(fight_id=fight_id), dice, clock, snapshots, snapshot_every, salts, commands)
         begin = StartFight(ruleset=ruleset or load_ruleset(), dice_source=dice.kind, seed_commitment=pledge,
                            title=title)
-        fight.execute_all([begin, *(Join(sheet=sheet) for sheet in combatants)])
+        try:
+            fight.execute_all([begin, *(Join(sheet=sheet) for sheet in combatants)])
+        except ConcurrencyError as exc:
+            if exc.expected == 0 and exc.actual > 0 and not isinstance(exc, FightExists):
+                raise FightExists(fight_id, exc.actual) from None
+            raise
         return fight
 
     @classmethod
@@ -300,13 +351,40 @@ class Fight:
              clock: Clock = system_clock, snapshots: SnapshotStore | None = None,
              snapshot_every: int = 500, salts: Salts = random_salts, commands: CommandMemo | None = None) -> Fight:
         """Rebuild a stored fight from its events (from its latest usable snapshot, if any), checking the
-        hash chain of every event read."""
+        hash chain of every event read. A :class:`SeededDice` must hold the seed the fight's dice are drawn under
+        now (it hashes to the commitment in force: the first, or the fresh one a reveal committed to, C42): every
+        command but ``reveal_seed`` (which checks the seed it reveals) is refused with
+        :class:`~omen_core.errors.SeedMismatch` otherwise, before anything is rolled or written (a caller may
+        first look at the state, and give the fight other dice: ``fight.dice = ...``, checked the same way)."""
+        expect(store, EventStore, "store", "an event store (MemoryStore, JsonlStore, SqliteStore, PostgresStore, "
+                                           "or open_store(url))")
         state = state_at(StoreSource(store, fight_id), snapshots)
         if not state.version:
             from .errors import UnknownFight
 
             raise UnknownFight(fight_id, getattr(store, "location", repr(store)))
         return cls(store, state, dice, clock, snapshots, snapshot_every, salts, commands)
+
+    @property
+    def dice(self) -> DiceSource | None:
+        """Where the dice come from (None: every command carries its faces). Given a :class:`SeededDice`, its
+        seed must hash to the commitment in force (C42): :class:`~omen_core.errors.SeedMismatch` otherwise."""
+        return self._dice_source
+
+    @dice.setter
+    def dice(self, dice: DiceSource | None) -> None:
+        self._check_seed(_dice_arg(dice), self._state)
+        self._dice_source = dice
+
+    def _check_seed(self, dice: DiceSource | None, state: FightState) -> None:
+        """Refuse seeded dice whose seed does not hash to the commitment in force at ``state`` (C42): a wrong
+        seed's dice would be recorded as seeded and fail verification; a revealed (spent) seed's are predictable."""
+        if not isinstance(dice, SeededDice) or not state.started or dice.commitment == state.seed_commitment:
+            return  # before the start nothing is in force: the start records the dice's own commitment
+        hexed = dice.seed.hex()
+        spent = state.version > 0 and any(isinstance(rec.event, SeedRevealed) and rec.event.seed == hexed
+                                          for rec in self.store.read(state.fight_id))
+        raise SeedMismatch(state.seed_commitment, dice.commitment, given="the seeded dice's seed", spent=spent)
 
     def catch_up(self) -> int:
         """Take in the events appended to the store since this fight's version by another ``Fight`` (another
@@ -336,7 +414,7 @@ class Fight:
     def state_after(self, seq: int) -> FightState:
         """The state just after the event at ``seq``, as the log stands now (a recent one kept in memory, else
         walked from the latest usable snapshot)."""
-        kept = self._recent.get(seq)
+        kept = self._recent.get(expect(seq, int, "seq", "a seq (a whole number)"))
         if kept is not None:
             return kept
         return state_at(StoreSource(self.store, self.fight_id), self.snapshots, seq)
@@ -397,13 +475,20 @@ class Fight:
         """Decide several commands one after the other and append all their events at once, atomically: all of
         them or none (each still its own batch). How a fight's set-up is written in one go."""
         by = _checked_by(by)
-        dice = self._dice()
-        mark = dice.checkpoint()
+        if isinstance(commands, (str, bytes, Mapping)) or not isinstance(commands, Sequence):
+            raise InvalidArgument("commands", "a sequence of commands", commands)
+        dice = source = self._dice()
+        mark = source.checkpoint()
         state, stored, drafts = self._state, Sealed(), []
         following: SeededDice | None = None
         try:
             for given in commands:
-                command, following = self._spent(written_out(given), state, following)
+                _check_command(given)
+                if not isinstance(given, RevealSeed):  # a reveal checks its own seed, and rolls nothing
+                    self._check_seed(dice, state)
+                command, fresh = self._spent(written_out(given), state, following)
+                if fresh is not None and fresh is not following:  # the seed revealed is spent (C42): the batch's
+                    dice = following = fresh                          # later dice come from the fresh one
                 checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by, then_roll)
                 batch = self._seal(draft.events, state)
@@ -412,7 +497,7 @@ class Fight:
                 drafts.append(checked)
             self.store.append(self.fight_id, stored, self._state.version)
         except BaseException:
-            dice.restore(mark)
+            source.restore(mark)
             raise
         first = self._state.version + 1
         self._keep(state)
@@ -462,19 +547,22 @@ class Fight:
         self.execute(Join(sheet=sheet))
         return sheet
 
-    def static_check(self, check: CheckSpec, difficulty: int) -> StaticCheckResolved:
+    def static_check(self, check: CheckSpec, difficulty: int,
+            *, dice: Faces = None, by: str = "") -> StaticCheckResolved:
         """Roll a skill or attribute check against a difficulty (C16)."""
-        return self._last(self.execute(StaticCheck(check=check, difficulty=difficulty)),
+        return self._last(self._do(StaticCheck(check=check, difficulty=difficulty), dice, by),
                           StaticCheckResolved)
 
-    def contest(self, initiator: CheckSpec, defender: CheckSpec) -> ContestResolved:
+    def contest(self, initiator: CheckSpec, defender: CheckSpec,
+            *, dice: Faces = None, by: str = "") -> ContestResolved:
         """Roll a contested check; ties favour the defender (C16)."""
-        return self._last(self.execute(Contest(initiator=initiator, defender=defender)),
+        return self._last(self._do(Contest(initiator=initiator, defender=defender), dice, by),
                           ContestResolved)
 
     def attack(self, attacker: str, target: str, *, weapon: str | None = None, unarmed: bool = False,
                high_ground: bool = False, encircled: tuple[int, int] | None = None, rage: bool = False,
-               damage_modifiers: tuple[Modifier, ...] = (), branches: Branches | None = None) -> list[Event]:
+               damage_modifiers: tuple[Modifier, ...] = (), branches: Branches | None = None,
+               dice: Faces = None, by: str = "") -> list[Event]:
         """Declare an attack and resolve it up to the next choice (an open window) or to the end.
 
         ``encircled`` is the claim (A, D) of C26. Returns the new events;
@@ -497,27 +585,31 @@ class Fight:
         >>> fight.state.combatants["bo"].hp  # no crit (FCS 3 + 0 vs RES 2 + 1); 20 - (6 + 2 STR + 4 WD)
         8
         """
-        circle = Encircled(attackers=encircled[0], defenders=encircled[1]) if encircled else None
-        return self._events(self.execute(DeclareAttack(
+        claim = "the claim (A, D) of C26: two whole numbers, or None"
+        circle = None if encircled is None else Encircled(**_pair(encircled, "encircled", ("attackers", "defenders"),
+                                                                  claim))
+        return self._events(self._do(DeclareAttack(
             attacker=attacker, target=target, weapon=weapon, unarmed=unarmed,
             situational=Situational(high_ground=high_ground, encircled=circle), rage=rage,
-            damage_modifiers=damage_modifiers, branches=branches or Branches())))
+            damage_modifiers=damage_modifiers, branches=branches or Branches()), dice, by))
 
-    def defend(self, defender: str, defense: ActiveDefense | None, weapon: str | None = None) -> list[Event]:
+    def defend(self, defender: str, defense: ActiveDefense | None, weapon: str | None = None,
+            *, dice: Faces = None, by: str = "") -> list[Event]:
         """Answer the open Active Defense window: ``"dodge"``, ``"parry"``, ``"block"`` or None to decline."""
-        return self._events(self.execute(AnswerActiveDefense(defender=defender, defense=defense, weapon=weapon)))
+        return self._events(self._do(AnswerActiveDefense(defender=defender, defense=defense, weapon=weapon), dice, by))
 
-    def route(self, attacker: str, die: int | None) -> list[Event]:
+    def route(self, attacker: str, die: int | None, *, dice: Faces = None, by: str = "") -> list[Event]:
         """A Rogue's routing choice: which hit-pool die (by index) feeds damage, or None (C12)."""
-        return self._events(self.execute(RouteDamage(attacker=attacker, die=die)))
+        return self._events(self._do(RouteDamage(attacker=attacker, die=die), dice, by))
 
-    def choose_will_conversion(self, who: str, convert: bool) -> list[Event]:
+    def choose_will_conversion(self, who: str, convert: bool, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Answer a Will-conversion choice (C31): ``convert`` sends the hit's damage to Will, else to HP."""
-        return self._events(self.execute(ChooseWillConversion(who=who, convert=convert)))
+        return self._events(self._do(ChooseWillConversion(who=who, convert=convert), dice, by))
 
-    def call_save(self, caller: str, saver: str, effect: SaveEffect) -> list[Event]:
+    def call_save(self, caller: str, saver: str, effect: SaveEffect,
+            *, dice: Faces = None, by: str = "") -> list[Event]:
         """An effect calls for a save; its branch's consequences are applied in order (C15, C25)."""
-        return self._events(self.execute(CallSave(caller=caller, saver=saver, effect=effect)))
+        return self._events(self._do(CallSave(caller=caller, saver=saver, effect=effect), dice, by))
 
     def apply_condition(self, who: str, condition: str, stacks: int = 1, reason: str = "", *, by: str | None = None,
                         until: TurnMoment | None = None, of: str | None = None) -> list[Event]:
@@ -526,81 +618,86 @@ class Fight:
         return self._events(self.execute(ApplyConditionCommand(who=who, condition=condition, stacks=stacks,
                                                                reason=reason, by=by, until=until, of=of)))
 
-    def clear_condition(self, who: str, condition: str, reason: str = "") -> list[Event]:
+    def clear_condition(self, who: str, condition: str, reason: str = "",
+            *, dice: Faces = None, by: str = "") -> list[Event]:
         """The GM clears a condition."""
-        return self._events(self.execute(ClearConditionCommand(who=who, condition=condition, reason=reason)))
+        return self._events(self._do(ClearConditionCommand(who=who, condition=condition, reason=reason), dice, by))
 
-    def cancel(self, reason: str) -> list[Event]:
+    def cancel(self, reason: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Cancel the declared action before it resolves."""
-        return self._events(self.execute(CancelAction(reason=reason)))
+        return self._events(self._do(CancelAction(reason=reason), dice, by))
 
     def ambush(self, ambushers: Sequence[str], defenders: Sequence[str], *,
-               time_waited: TimeWaited | float | None = None, difficulty: int | None = None) -> list[Event]:
+               time_waited: TimeWaited | float | None = None, difficulty: int | None = None,
+               dice: Faces = None, by: str = "") -> list[Event]:
         """Ambushers roll Stealth for the difficulty (or the GM presets it); defenders roll Perception (C17, C18)."""
-        return self._events(self.execute(BeginAmbush(ambushers=tuple(ambushers), defenders=tuple(defenders),
-                                                     time_waited=time_waited, difficulty=difficulty)))
+        return self._events(self._do(BeginAmbush(ambushers=tuple(ambushers), defenders=tuple(defenders),
+                                                     time_waited=time_waited, difficulty=difficulty), dice, by))
 
-    def roll_initiative(self, modifiers: dict[str, tuple[Modifier, ...]] | None = None) -> list[Event]:
+    def roll_initiative(self, modifiers: dict[str, tuple[Modifier, ...]] | None = None,
+            *, dice: Faces = None, by: str = "") -> list[Event]:
         """Everyone rolls Initiative (C19); with no tie among allies left open, round 1 begins."""
-        return self._events(self.execute(RollInitiative(modifiers=modifiers or {})))
+        return self._events(self._do(RollInitiative(modifiers=modifiers or {}), dice, by))
 
-    def agree_initiative(self, order: Sequence[str]) -> list[Event]:
+    def agree_initiative(self, order: Sequence[str], *, dice: Faces = None, by: str = "") -> list[Event]:
         """Tied allies agree their order instead of rolling off (C19)."""
-        return self._events(self.execute(AgreeInitiative(order=tuple(order))))
+        return self._events(self._do(AgreeInitiative(order=tuple(order)), dice, by))
 
-    def roll_off(self) -> list[Event]:
+    def roll_off(self, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Tied allies roll off after all (C19)."""
-        return self._events(self.execute(RollOff()))
+        return self._events(self._do(RollOff(), dice, by))
 
-    def end_turn(self, who: str) -> list[Event]:
+    def end_turn(self, who: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """End ``who``'s turn; the next in initiative order begins (C20)."""
-        return self._events(self.execute(EndTurn(who=who)))
+        return self._events(self._do(EndTurn(who=who), dice, by))
 
-    def move(self, who: str, leaves: Sequence[str] = ()) -> list[Event]:
+    def move(self, who: str, leaves: Sequence[str] = (), *, dice: Faces = None, by: str = "") -> list[Event]:
         """A Movement Action; leaving enemies' reach opens Attack of Opportunity windows (C23)."""
-        return self._events(self.execute(Move(who=who, leaves=tuple(leaves))))
+        return self._events(self._do(Move(who=who, leaves=tuple(leaves)), dice, by))
 
-    def stand_up(self, who: str) -> list[Event]:
+    def stand_up(self, who: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """A Prone combatant stands up: its Movement Action in the rounds (C20), free outside them."""
-        return self._events(self.execute(StandUp(who=who)))
+        return self._events(self._do(StandUp(who=who), dice, by))
 
-    def disengage(self, who: str) -> list[Event]:
+    def disengage(self, who: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Disengage (1 Bonus Action): this turn's movement provokes no Attack of Opportunity (C22, C23)."""
-        return self._events(self.execute(Disengage(who=who)))
+        return self._events(self._do(Disengage(who=who), dice, by))
 
-    def react(self, who: str, weapon: str | None = None, unarmed: bool = False) -> list[Event]:
+    def react(self, who: str, weapon: str | None = None, unarmed: bool = False,
+            *, dice: Faces = None, by: str = "") -> list[Event]:
         """Take the reaction an open window offers: an Attack of Opportunity or an Interrupt (C23, C24)."""
-        return self._events(self.execute(React(who=who, weapon=weapon, unarmed=unarmed)))
+        return self._events(self._do(React(who=who, weapon=weapon, unarmed=unarmed), dice, by))
 
-    def pass_reaction(self, who: str) -> list[Event]:
+    def pass_reaction(self, who: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Let an open reaction window pass."""
-        return self._events(self.execute(PassReaction(who=who)))
+        return self._events(self._do(PassReaction(who=who), dice, by))
 
-    def catch(self, who: str, catch: bool = True) -> list[Event]:
+    def catch(self, who: str, catch: bool = True, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Catch a thrown item about to hit (1 Bonus Action, C22), or let it hit (``catch=False``)."""
-        return self._events(self.execute(AnswerCatch(who=who, catch=catch)))
+        return self._events(self._do(AnswerCatch(who=who, catch=catch), dice, by))
 
-    def answer_decision(self, decision: str, who: str, choice: str) -> list[Event]:
+    def answer_decision(self, decision: str, who: str, choice: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Answer an extension's open decision point (C38): ``who`` makes ``choice``, one its ``decision_opened``
         lists (``fight.waiting_for``)."""
-        return self._events(self.execute(AnswerDecision(decision=decision, who=who, choice=choice)))
+        return self._events(self._do(AnswerDecision(decision=decision, who=who, choice=choice), dice, by))
 
-    def engage(self, who: str, *others: str, engaged: bool = True) -> list[Event]:
+    def engage(self, who: str, *others: str, engaged: bool = True, dice: Faces = None, by: str = "") -> list[Event]:
         """State who is within reach of (adjacent to) whom; positions are abstract."""
-        return self._events(self.execute(Engage(who=who, others=others, engaged=engaged)))
+        return self._events(self._do(Engage(who=who, others=others, engaged=engaged), dice, by))
 
-    def draw(self, who: str, weapon: str) -> list[Event]:
+    def draw(self, who: str, weapon: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Draw a weapon into hand (not if Completely Surprised in the first round, C18)."""
-        return self._events(self.execute(Draw(who=who, weapon=weapon)))
+        return self._events(self._do(Draw(who=who, weapon=weapon), dice, by))
 
-    def leave_fight(self, who: str, reason: str, note: str = "") -> list[Event]:
+    def leave_fight(self, who: str, reason: str, note: str = "", *, dice: Faces = None, by: str = "") -> list[Event]:
         """One combatant fled, yielded or is dead (``reason``): out of the fight (C33)."""
-        return self._events(self.execute(LeaveFight(who=who, reason=reason, note=note)))  # type: ignore[arg-type]
+        return self._events(self._do(LeaveFight(who=who, reason=reason, note=note), dice, by))  # type: ignore[arg-type]
 
-    def end_fight(self, reason: str = "gm", side: str | None = None, note: str = "") -> list[Event]:
+    def end_fight(self, reason: str = "gm", side: str | None = None, note: str = "",
+            *, dice: Faces = None, by: str = "") -> list[Event]:
         """End the fight, at any time (C33: an action in progress is called off first): the GM's call, or a side
         yielded, fled or was defeated."""
-        return self._events(self.execute(EndFight(reason=reason, side=side, note=note)))  # type: ignore[arg-type]
+        return self._events(self._do(EndFight(reason=reason, side=side, note=note), dice, by))  # type: ignore[arg-type]
 
     @property
     def waiting_for(self) -> Window | InitiativeTied | None:
@@ -654,7 +751,7 @@ class Fight:
         return msgspec.structs.replace(command, next_commitment=fresh.commitment), fresh
 
     def _dice(self) -> DiceSource:
-        return NoDice() if self.dice is None else self.dice
+        return NoDice() if self._dice_source is None else self._dice_source
 
     def _seal(self, events: Sequence[Event], state: FightState | None = None) -> Sealed:
         """A batch's events sealed after ``state`` (default: the current one), each line encoded once."""
@@ -669,6 +766,16 @@ class Fight:
             out.add(rec, line)
             prev = rec.hash
         return out
+
+    def _do(self, command: Command, dice: Faces, by: str) -> list[StoredEvent]:
+        """The façade's one path to :meth:`execute`: ``command`` carrying the faces ``dice`` (typed in from physical
+        dice, in the order of C29; None: the fight's dice source rolls them), given by ``by``."""
+        if dice is not None:
+            if isinstance(dice, (str, bytes)) or not isinstance(dice, Sequence):
+                raise InvalidArgument("dice", "a sequence of die faces (whole numbers, in the order of C29) or None",
+                                      dice)
+            command = msgspec.structs.replace(command, dice=tuple(dice))
+        return self.execute(command, by)
 
     @staticmethod
     def _events(stored: list[StoredEvent]) -> list[Event]:

@@ -8,12 +8,16 @@ which file and line), and its message says what went wrong and where.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 __all__ = [
     "OmenError",
     "BadInput",
     "ContentError",
     "InvalidCommand",
+    "InvalidArgument",
     "RuleViolation",
     "UnknownCombatant",
     "DiceError",
@@ -22,6 +26,7 @@ __all__ = [
     "SeedMismatch",
     "StoreError",
     "ConcurrencyError",
+    "FightExists",
     "BadAppend",
     "UnknownFight",
     "StoreUnavailable",
@@ -62,6 +67,23 @@ class InvalidCommand(BadInput):
     def __init__(self, command: str, path: str, reason: str):
         self.command, self.path, self.reason = command, path, reason
         super().__init__(f"{command}: {reason} (at {path})")
+
+
+class InvalidArgument(BadInput, TypeError):
+    """A value of the wrong kind given to omen's Python API (``None`` for a store, a text for a dice source):
+    ``parameter`` names it, ``expected`` says what it takes, ``given`` is the type given. Nothing was written."""
+
+    def __init__(self, parameter: str, expected: str, given: object):
+        self.parameter, self.expected, self.given = parameter, expected, type(given).__name__
+        super().__init__(f"{parameter}: expected {expected}, not {self.given} ({given!r:.80})")
+
+
+def expect(value: T, kinds: type | tuple[type, ...], parameter: str, expected: str) -> T:
+    """``value`` if it is an instance of ``kinds``; :class:`InvalidArgument` naming ``parameter`` otherwise (the
+    one check at the edge of the Python API, so that a wrong type fails there rather than deep inside)."""
+    if not isinstance(value, kinds):
+        raise InvalidArgument(parameter, expected, value)
+    return value
 
 
 class KeyReused(BadInput):
@@ -114,12 +136,17 @@ class DiceExhausted(DiceError):
 
 
 class SeedMismatch(DiceError):
-    """A revealed seed does not hash to the commitment recorded at fight start."""
+    """A seed does not hash to the commitment the fight's seeded dice are drawn under now: a revealed one, or the
+    seed of a :class:`~omen_core.dice.SeededDice` given to a fight (``given`` says which). ``spent``: the seed is
+    one this fight has already revealed, public since (C42; ``rule`` is then ``"C42"``)."""
 
-    def __init__(self, commitment: str, actual: str):
-        self.commitment, self.actual = commitment, actual
-        super().__init__(f"seed does not match its commitment: committed sha256 {commitment}, "
-                         f"the revealed seed hashes to {actual}")
+    def __init__(self, commitment: str | None, actual: str, *, given: str = "the revealed seed", spent: bool = False):
+        self.commitment, self.actual, self.spent = commitment, actual, spent
+        self.rule = "C42" if spent else None
+        pledge = f"committed sha256 {commitment}" if commitment else "the fight has no seed commitment"
+        why = (" — a seed this fight has already revealed: spent and public, no die may be drawn from it (C42); "
+               "the dice roll from the fresh seed the reveal committed to" if spent else "")
+        super().__init__(f"seed does not match its commitment: {pledge}, {given} hashes to {actual}{why}")
 
 
 class StoreError(OmenError):
@@ -133,6 +160,16 @@ class ConcurrencyError(StoreError):
         self.fight_id, self.expected, self.actual = fight_id, expected, actual
         super().__init__(f"fight {fight_id!r} is at version {actual}, not the expected "
                          f"{expected}; nothing was written (reload and try again)")
+
+
+class FightExists(ConcurrencyError):
+    """``Fight.start`` on a fight id the store already holds: the fight exists (open it with ``Fight.load``);
+    nothing was written. A :class:`ConcurrencyError` (the fight is past version 0)."""
+
+    def __init__(self, fight_id: str, actual: int):
+        self.fight_id, self.expected, self.actual = fight_id, 0, actual
+        StoreError.__init__(self, f"fight {fight_id!r} already exists (at version {actual}): open it with "
+                                  "Fight.load; nothing was written")
 
 
 class BadAppend(StoreError):

@@ -197,7 +197,8 @@ class StoreSource:
 
     def __init__(self, store: Any, fight_id: str):
         self.store, self.fight_id = store, fight_id
-        self.where = getattr(store, "location", None) or repr(store)
+        of = getattr(store, "location_of", None)  # a store keeping each fight in its own file names the file
+        self.where = of(fight_id) if callable(of) else getattr(store, "location", None) or repr(store)
         self._landmarks: list[StoredEvent] | None = None
         self._from_log: list[StoredEvent] | None = None
 

@@ -45,6 +45,22 @@ def test_readme_api_example_runs(workdir: Path) -> None:
     assert scope["contest"].winner in {"kael", "vesh"}
 
 
+def test_live_doc_from_python_runs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/live.md's "From Python" block runs as written: a command built from data, its refusal naming
+    $.dice[0], a shorthand given by the GM, and the first initiative roll explained (4 + 1 AGI = 5)."""
+    text = (ROOT / "docs" / "live.md").read_text()
+    section = text[text.index("## From Python"):]
+    (block, *_rest) = re.findall(r"```python\n(.*?)```", section, re.S)
+    scope: dict[str, Any] = {}
+    exec(block, scope)
+    assert capsys.readouterr().out == "$.dice[0] Expected `int` >= 1\n"
+    assert scope["fight"].state.order == ("vesh", "kael") and scope["fight"].state.turn == "kael"
+    assert (scope["why"].parts[0].total, [(t.label, t.value) for t in scope["why"].parts[0].terms]) == (
+        5, [("AGI die", 4), ("AGI bonus", 1)])
+    issued = [r.event for r in scope["fight"].events if type(r.event).__name__ == "CommandIssued"]
+    assert [i.by for i in issued] == ["the GM", "the GM"]
+
+
 def test_events_doc_chain_check_runs(workdir: Path) -> None:
     """The standalone chain check in docs/events.md passes on a real log and fails on a changed one."""
     (block,) = python_blocks("docs/events.md")

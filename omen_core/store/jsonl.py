@@ -16,7 +16,7 @@ from typing import BinaryIO, NoReturn, TypeVar
 import msgspec
 import portalocker
 
-from ..errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
+from ..errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight, expect
 from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
 from .base import (
     FIGHT_ID,
@@ -111,7 +111,7 @@ class JsonlStore:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         """A store keeping one ``<fight_id>.jsonl`` file per fight in ``directory``."""
-        self._dir: Path | None = Path(_no_nul(directory))
+        self._dir: Path | None = Path(_no_nul(directory, "directory"))
         self._file: Path | None = None
         self._indexes = _OffsetIndexes()
 
@@ -119,7 +119,7 @@ class JsonlStore:
     def single(cls, path: str | os.PathLike[str]) -> JsonlStore:
         """A store on exactly one file holding one fight (the fight id of its first line)."""
         store = cls.__new__(cls)
-        store._dir, store._file = None, Path(_no_nul(path))
+        store._dir, store._file = None, Path(_no_nul(path, "path"))
         store._indexes = _OffsetIndexes()
         return store
 
@@ -132,6 +132,13 @@ class JsonlStore:
     def location(self) -> str:
         """Where this store keeps its fights: the file, or the directory."""
         return self._where()
+
+    def location_of(self, fight_id: str) -> str:
+        """Where this store keeps ``fight_id``, for messages: its file (``DIR/<fight>.jsonl``, or the one file)."""
+        if self._file is not None or not FIGHT_ID.match(fight_id):
+            return self._where()
+        assert self._dir is not None
+        return str(self._dir / f"{fight_id}.jsonl")
 
     # -- the EventStore protocol ------------------------------------------------------
 
@@ -963,8 +970,10 @@ def _check_lengths(fight_id: str, events: Sequence[StoredEvent], lines: list[byt
 # -- what the file system says ------------------------------------------------------------
 
 
-def _no_nul(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
-    """``path``, unless it holds a NUL byte (no file system has such a name): :class:`StoreUnavailable`."""
+def _no_nul(path: str | os.PathLike[str], parameter: str) -> str | os.PathLike[str]:
+    """``path``, unless it holds a NUL byte (no file system has such a name): :class:`StoreUnavailable`; or it is
+    no path at all (:class:`InvalidArgument` naming ``parameter``)."""
+    expect(path, (str, os.PathLike), parameter, "a path (str or os.PathLike)")
     if "\x00" in os.fspath(path):
         raise StoreUnavailable(os.fspath(path), "a path cannot hold a NUL byte")
     return path

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import msgspec
 
-from ..errors import LogCorrupted, StoreUnavailable, UnknownFight
+from ..errors import LogCorrupted, StoreUnavailable, UnknownFight, expect
 from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
 from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, create_private, not_regular
 
@@ -57,7 +57,7 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         """Open (creating if needed) the database at ``path``, or ``":memory:"``."""
-        self._path = os.fspath(path)
+        self._path = os.fspath(expect(path, (str, os.PathLike), "path", "a path (str or os.PathLike) or \":memory:\""))
         self._lock = threading.RLock()
         self._conn = connect(self._path, timeout)
         try:

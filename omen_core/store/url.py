@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import BadInput, StoreUnavailable
+from ..errors import BadInput, StoreUnavailable, expect
 from .base import EventStore, not_regular
 from .jsonl import JsonlStore
 from .memory import MemoryStore
@@ -34,6 +34,7 @@ def open_store(url: str, *, timeout: float | None = None) -> EventStore:
     >>> open_store("memory:")  # doctest: +ELLIPSIS
     <omen_core.store.memory.MemoryStore object at ...>
     """
+    expect(url, str, "url", "a store URL (text: memory:, sqlite:///PATH, postgresql://..., PATH.jsonl or a directory)")
     if url == "memory:":
         return MemoryStore()
     if url.startswith("sqlite:"):

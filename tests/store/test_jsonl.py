@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from omen_core.errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
+from omen_core import Fight, ManualDice
+from omen_core.errors import BadAppend, ChainBroken, LogCorrupted, StoreUnavailable, TornTail, UnknownFight
 from omen_core.events import GENESIS_HASH, LANDMARKS, StoredEvent, encode_line
 from omen_core.store import JsonlStore, jsonl
+from tests.sheets import sheet
 
 from .conftest import continue_from, make_events, with_landmarks
 
@@ -840,3 +842,38 @@ class TestSymlinksOutOfTheStore:
         assert victim.read_text() == "keep me\n"
         assert [ev.seq for ev in store.read(FIGHT, 1050)] == list(range(1051, 1101))
         assert [ev.seq for ev in store.landmarks(FIGHT)] == [ev.seq for ev in landmarks_in(events)]
+
+
+class TestWhereALoadFails:
+    """A fight loaded from a directory store names the fight's file, not the directory, wherever its log fails."""
+
+    @staticmethod
+    def _damaged(tmp_path: Path, edit: bytes | None) -> tuple[Path, Path]:
+        directory = tmp_path / "fights"
+        Fight.start(JsonlStore(directory), FIGHT, dice=ManualDice(), combatants=[sheet("kael"), sheet("vesh")])
+        path = directory / f"{FIGHT}.jsonl"
+        lines = path.read_bytes().split(b"\n")
+        lines[1] = edit if edit is not None else lines[1].replace(b'"kael"', b'"kaal"', 1)
+        path.write_bytes(b"\n".join(lines))
+        return directory, path
+
+    def test_a_line_that_is_no_event_names_the_file(self, tmp_path: Path) -> None:
+        """LogCorrupted from the walk carries path DIR/duel.jsonl and line 2 (it said DIR:2)."""
+        directory, path = self._damaged(tmp_path, b"not json")
+        with pytest.raises(LogCorrupted) as info:
+            Fight.load(JsonlStore(directory), FIGHT)
+        assert (info.value.path, info.value.line) == (str(path), 2)
+        assert str(info.value).startswith(f"{path}:2: not a valid stored event")
+
+    def test_a_changed_line_names_the_file(self, tmp_path: Path) -> None:
+        """ChainBroken carries where DIR/duel.jsonl and line 2 (it said DIR:2)."""
+        directory, path = self._damaged(tmp_path, None)
+        with pytest.raises(ChainBroken) as info:
+            Fight.load(JsonlStore(directory), FIGHT)
+        assert (info.value.where, info.value.line, info.value.seq) == (str(path), 2, 2)
+        assert str(info.value) == f"{path}:2: hash chain broken at seq 2: hash does not match the event's content"
+
+    def test_location_of_a_fight(self, tmp_path: Path) -> None:
+        """location_of gives a directory store's file for a fight id, and a single-file store's one file."""
+        assert JsonlStore(tmp_path).location_of("duel") == str(tmp_path / "duel.jsonl")
+        assert JsonlStore.single(tmp_path / "one.jsonl").location_of("duel") == str(tmp_path / "one.jsonl")
