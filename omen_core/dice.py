@@ -28,7 +28,7 @@ from typing import Protocol
 
 import msgspec
 
-from .errors import BadInput, DiceError, DiceExhausted, InvalidDieFace
+from .errors import BadInput, DiceError, DiceExhausted, InvalidArgument, InvalidDieFace, expect
 from .events import DiceRolled, DiceSourceKind, Die, PoolTag, RollPurpose
 
 __all__ = [
@@ -260,7 +260,10 @@ class ManualDice:
         """Ask for the faces of this roll (they are validated by :func:`roll`); without ``ask``, FacesNeeded."""
         if self.ask is None:
             raise FacesNeeded([request], 0)
-        return self.ask(request)
+        given = self.ask(request)
+        if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+            raise InvalidArgument("ManualDice's ask", "a sequence of faces (whole numbers) for the roll", given)
+        return given
 
     def checkpoint(self) -> object:
         """Nothing to save: typed-in faces are not replayed."""
@@ -283,7 +286,7 @@ class ScriptedDice:
     kind: DiceSourceKind = "scripted"
 
     def __init__(self, faces: Iterable[int]):
-        self._faces = list(faces)
+        self._faces = list(expect(faces, Iterable, "ScriptedDice's faces", "an iterable of faces (whole numbers)"))
         self._pos = 0
 
     @property

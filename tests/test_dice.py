@@ -240,3 +240,17 @@ class TestFacesThenSource:
         source = FacesThenSource(CommandFaces([6]), SeededDice(bytes(16)))
         with pytest.raises(FacesNeeded):
             roll(source, RollRequest("f", 1, "hit", "kael", (("primary", 6), ("fcs", 6))))
+
+
+def test_a_dice_source_given_the_wrong_kind_of_value_is_an_omen_error() -> None:
+    """``ScriptedDice(None)`` and a ``ManualDice`` whose ``ask`` answers None are InvalidArgument (an OmenError,
+    README: every error of the library is one) naming the parameter, never a bare TypeError from deep inside."""
+    from omen_core.dice import ManualDice, RollRequest, ScriptedDice
+    from omen_core.errors import InvalidArgument, OmenError
+
+    with pytest.raises(InvalidArgument, match="ScriptedDice's faces") as scripted:
+        ScriptedDice(None)  # type: ignore[arg-type]
+    asked = ManualDice(lambda request: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(InvalidArgument, match="ManualDice's ask") as manual:
+        asked.faces(RollRequest("f", 1, "check", "kael", (("check", 6),)))
+    assert isinstance(scripted.value, OmenError) and isinstance(manual.value, OmenError)
