@@ -1024,25 +1024,31 @@ class TestSeedEpochs:
         assert not report.clean and any(f.seq == log[i].seq for f in report.findings)
 
 
-def test_a_schema_version_that_goes_back_mid_log_is_a_finding() -> None:
-    """A re-sealed log whose fifth line says an older schema version than the lines before it (no writer appends
-    under an older version than the log's: found by a tester) is a format finding at that seq; the log as written
-    is clean."""
+def fifth_line_versioned(version: int) -> list[bytes]:
+    """The seeded log's lines, re-sealed from the fifth on, the fifth saying schema version ``version``."""
     from omen_core.events import SCHEMA_VERSION, chain_hash, encode_line
 
     lines = [encode_line(rec) + b"\n" for rec in seeded_log()]
-    assert verify_lines(lines).clean
     tail = len(',"hash":""}\n') + 64
     prev = lines[3][-tail + len(',"hash":"'):-3].decode()
     forged = lines[:4]
     for n, line in enumerate(lines[4:], 5):
         body = re.sub(rb'"prev_hash":"[0-9a-f]{64}"', f'"prev_hash":"{prev}"'.encode(), line[:-tail] + b"}")
         if n == 5:
-            body = body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(),
-                                f'"schema_version":{SCHEMA_VERSION - 1}'.encode())
+            body = body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(), f'"schema_version":{version}'.encode())
         prev = chain_hash(prev, body)
         forged.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
-    found = [(f.seq, f.rule, f.what) for f in verify_lines(forged).problems]
+    return forged
+
+
+def test_a_schema_version_that_goes_back_mid_log_is_a_finding() -> None:
+    """A re-sealed log whose fifth line says an older schema version than the lines before it (no writer appends
+    under an older version than the log's: found by a tester) is a format finding at that seq; the log as written
+    is clean."""
+    from omen_core.events import SCHEMA_VERSION, encode_line
+
+    assert verify_lines([encode_line(rec) + b"\n" for rec in seeded_log()]).clean
+    found = [(f.seq, f.rule, f.what) for f in verify_lines(fifth_line_versioned(SCHEMA_VERSION - 1)).problems]
     assert (5, "format", f"schema version {SCHEMA_VERSION - 1} after {SCHEMA_VERSION}: a log's versions never go "
             "back") in found
 
@@ -1117,20 +1123,7 @@ class TestDamagedEnds:
     def test_one_line_of_a_newer_schema_mid_log_is_one_finding(self) -> None:
         """A re-sealed log whose fifth line says schema version SCHEMA_VERSION + 1: one finding at that line; the
         lines after it are compared with the last version this omen reads, not reported as going back."""
-        from omen_core.events import chain_hash
-
-        lines = [encode_line(rec) + b"\n" for rec in seeded_log()]
-        tail = len(',"hash":""}\n') + 64
-        prev = lines[3][-tail + len(',"hash":"'):-3].decode()
-        forged = lines[:4]
-        for n, line in enumerate(lines[4:], 5):
-            body = re.sub(rb'"prev_hash":"[0-9a-f]{64}"', f'"prev_hash":"{prev}"'.encode(), line[:-tail] + b"}")
-            if n == 5:
-                body = body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(),
-                                    f'"schema_version":{SCHEMA_VERSION + 1}'.encode())
-            prev = chain_hash(prev, body)
-            forged.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
-        assert [(f.seq, f.rule, f.what) for f in verify_lines(forged).problems] == [
+        assert [(f.seq, f.rule, f.what) for f in verify_lines(fifth_line_versioned(SCHEMA_VERSION + 1)).problems] == [
             (5, "format", f"schema version {SCHEMA_VERSION + 1} is newer than {SCHEMA_VERSION}: upgrade omen to read "
                           "it")]
 
