@@ -13,6 +13,7 @@ abilities the sheets' shorthand keys stand for, then those written out).
 from __future__ import annotations
 
 import pkgutil
+from collections.abc import Iterable
 from importlib import import_module
 from types import MappingProxyType
 from typing import Any
@@ -42,13 +43,15 @@ __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTION_FIELDS", "windows_at
            "attack_option_offered", "routes", "landing", "turn_actions"]
 
 
-def _load() -> tuple[Extension, ...]:
-    """Every extension module of this package, checked (:func:`~omen_core.hooks.check_extension`) and its callables
-    guarded (:func:`~omen_core.hooks.guarded`); one that cannot be imported, declares no ``EXTENSION``, has a bad
-    row or shares another's id is :class:`~omen_core.hooks.ExtensionInvalid`, naming the module and the row."""
+def _load(names: Iterable[str] | None = None) -> tuple[Extension, ...]:
+    """The extensions the modules ``names`` declare (by default every module of this package, by name), checked
+    (:func:`~omen_core.hooks.check_extension`) and their callables guarded (:func:`~omen_core.hooks.guarded`);
+    one that cannot be imported, declares no ``EXTENSION``, has a bad row or shares another's id is
+    :class:`~omen_core.hooks.ExtensionInvalid`, naming the module (both, for an id) and the row."""
+    if names is None:
+        names = (f"{__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
     found: list[tuple[str, Extension]] = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        name = f"{__name__}.{info.name}"
+    for name in names:
         extension = _declared(name)
         problems = check_extension(extension, name)
         if problems:
