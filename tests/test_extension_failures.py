@@ -196,3 +196,21 @@ def test_the_guard_keeps_a_window_whole() -> None:
     assert [(w.kind, w.hook, w.choices) for w in loaded.windows] == [(w.kind, w.hook, w.choices)
                                                                      for w in shipped.windows]
     assert loaded.windows[0].responders.__wrapped__ is shipped.windows[0].responders  # type: ignore[attr-defined]
+
+
+def test_a_simulation_stops_naming_the_fight_and_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ember Ford 2v2 with every combatant given Arcane Ward, whose responders raise: the simulated fight stops as
+    a SimulationError (the run's exit 2) naming the fight and the extension, its module and the row."""
+    from omen_replay.simulate.encounter import load_encounter
+    from omen_replay.simulate.play import Rules, SimulationError, play
+    from tests.replay.simulate.encounters import EMBER_FORD_2V2
+
+    encounter = load_encounter(EMBER_FORD_2V2)
+    warded = msgspec.structs.replace(encounter, combatants=tuple(
+        msgspec.structs.replace(c, abilities=("arcane_ward",)) for c in encounter.combatants))
+    _install(monkeypatch, _raises)
+    with pytest.raises(SimulationError) as stopped:
+        play(warded, Rules(policies={}), 3, bytes(range(16)), 0)
+    assert stopped.value.index == 3
+    assert str(stopped.value).startswith(f"fight 3: extension 'arcane_ward' ({MODULE}) failed in its window "
+                                         "'arcane_ward' responders: ValueError: boom in responders")
