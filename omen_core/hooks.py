@@ -344,12 +344,17 @@ def check_extension(extension: Extension, module: str) -> list[str]:
     """What is wrong with an extension's rows (an unknown hook point or total, a window without choices, a choice
     named twice, a handler that is not callable), each naming the module and the row: the registry refuses to
     load it."""
+    rows = ("windows", "terms", "pools", "attack_options", "overrides", "routing", "landing", "rerolls")
+    loose = [f"{module}: EXTENSION: {field} is {type(getattr(extension, field)).__name__}, not a tuple of rows"
+             for field in rows if not isinstance(getattr(extension, field), tuple)]
+    if loose:  # nothing below can walk them
+        return loose
     problems = [f"{module}: {row}: {reason}" for row, reason in _row_problems(extension)]
     for window in extension.windows:
         where = f"{module}: window {window.kind!r}"
         if window.hook not in HOOK_POINTS:
             problems.append(f"{where}: unknown hook point {window.hook!r} (hook points: {', '.join(HOOK_POINTS)})")
-        names = [c.name for c in window.choices]
+        names = [getattr(c, "name", repr(c)) for c in window.choices]
         if not names:
             problems.append(f"{where}: no choices")
         if len(set(names)) != len(names):

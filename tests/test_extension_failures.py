@@ -214,3 +214,13 @@ def test_a_simulation_stops_naming_the_fight_and_the_extension(monkeypatch: pyte
     assert stopped.value.index == 3
     assert str(stopped.value).startswith(f"fight 3: extension 'arcane_ward' ({MODULE}) failed in its window "
                                          "'arcane_ward' responders: ValueError: boom in responders")
+
+
+def test_rows_not_in_a_tuple_are_refused_naming_the_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window given alone rather than in a tuple (``windows=Window(...)``) is refused naming the field, not a
+    traceback from the walk over it."""
+    text = _ward().replace("windows=(Window(", "windows=Window(").replace("),))\n", "))\n")
+    name = _module(tmp_path, monkeypatch, "loose", text)
+    with pytest.raises(ExtensionInvalid, match=r"^extension extpkg\.loose cannot be loaded: EXTENSION: windows is "
+                                               r"Window, not a tuple of rows$"):
+        registry._load([name])
