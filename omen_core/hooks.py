@@ -20,22 +20,27 @@ checker: this module sits below the state), never import them.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
 from .content import Consequence, MakeAttack, Reroll
+from .errors import OmenError
 from .parts import Modifier, PoolTag
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from .events import AttackDeclared, DiceRolled, RollPurpose
     from .state import CombatantState, FightState, Frame
 
 __all__ = ["HOOK_POINTS", "HookPoint", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window",
            "TermHandler", "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing",
-           "Extension", "check_extension", "TurnAction", "Used", "Acting"]
+           "Extension", "check_extension", "TurnAction", "Used", "Acting", "ExtensionFailed", "ExtensionInvalid",
+           "ExtensionCrash", "guarded", "extension_boundary"]
+
 
 class HookPoint(NamedTuple):
     """A hook point in words: when it comes, and what happens once the decision points open there close (an
@@ -337,13 +342,19 @@ class Extension:
 
 def check_extension(extension: Extension, module: str) -> list[str]:
     """What is wrong with an extension's rows (an unknown hook point or total, a window without choices, a choice
-    named twice), each naming the module and the row: the registry refuses to load it."""
-    problems = []
+    named twice, a handler that is not callable), each naming the module and the row: the registry refuses to
+    load it."""
+    rows = ("windows", "terms", "pools", "attack_options", "overrides", "routing", "landing", "rerolls")
+    loose = [f"{module}: EXTENSION: {field} is {type(getattr(extension, field)).__name__}, not a tuple of rows"
+             for field in rows if not isinstance(getattr(extension, field), tuple)]
+    if loose:  # nothing below can walk them
+        return loose
+    problems = [f"{module}: {row}: {reason}" for row, reason in _row_problems(extension)]
     for window in extension.windows:
         where = f"{module}: window {window.kind!r}"
         if window.hook not in HOOK_POINTS:
             problems.append(f"{where}: unknown hook point {window.hook!r} (hook points: {', '.join(HOOK_POINTS)})")
-        names = [c.name for c in window.choices]
+        names = [getattr(c, "name", repr(c)) for c in window.choices]
         if not names:
             problems.append(f"{where}: no choices")
         if len(set(names)) != len(names):
@@ -352,3 +363,154 @@ def check_extension(extension: Extension, module: str) -> list[str]:
         if handler.total not in TOTALS:
             problems.append(f"{module}: terms for unknown total {handler.total!r} (totals: {', '.join(TOTALS)})")
     return problems
+
+
+def _row_problems(extension: Extension) -> Iterator[tuple[str, str]]:
+    """The rows of ``extension`` whose handlers are not callable (``responders=None``, say), or whose id or name is
+    not a word, as (row, reason)."""
+    if not isinstance(extension.id, str) or not extension.id:
+        yield "EXTENSION", f"id {extension.id!r} is not a non-empty string"
+    if not isinstance(extension.name, str) or not extension.name:
+        yield "EXTENSION", f"name {extension.name!r} is not a non-empty string"
+    rows: list[tuple[str, object, bool]] = []
+    for w in extension.windows:
+        rows += [(f"window {w.kind!r} responders", w.responders, False), (f"window {w.kind!r} target", w.target, True)]
+        rows += [(f"window {w.kind!r} choice {c!r}", None, False) for c in w.choices if not isinstance(c, Choice)]
+    rows += [(f"terms on {h.total}", h.terms, False) for h in extension.terms]
+    rows += [(f"{p.roll} dice", p.dice, False) for p in extension.pools]
+    rows += [(f"attack option {o.field!r}", f, False) for o in extension.attack_options for f in (o.offered, o.refusal)]
+    rows += [("defense override", o.allows, False) for o in extension.overrides]
+    rows += [("routing", r.routes, False) for r in extension.routing]
+    rows += [("landing", x.lands, False) for x in extension.landing]
+    rows += [("automatic rerolls", r.dice, False) for r in extension.rerolls]
+    if extension.action is not None:
+        rows += [("action", extension.action.does, False), ("action refusal", extension.action.refusal, True)]
+    for row, fn, optional in rows:
+        if not callable(fn) and not (optional and fn is None):
+            yield row, ("is not a Choice" if " choice " in row else f"{fn!r} is not callable")
+
+
+class ExtensionFailed(OmenError):
+    """Code of an extension failed while a command was decided (or its answers probed): ``extension`` (its id),
+    ``module`` (where it is written), ``hook`` (which of its callables: ``window 'shield_wall' responders``,
+    ``terms on defense``...), ``error`` (the original exception's type, or ``bad result``) and ``reason`` (its
+    message, or what is wrong with what it returned). Raised chained from the original exception; nothing is
+    written (the CLI prints it in one line, exit 2)."""
+
+    def __init__(self, extension: str, module: str, hook: str, error: str, reason: str):
+        self.extension, self.module, self.hook, self.error, self.reason = extension, module, hook, error, reason
+        super().__init__(f"extension {extension!r} ({module}) failed in its {hook}: {error}: {reason}")
+
+    def __reduce__(self) -> tuple[type[ExtensionFailed], tuple[str, str, str, str, str]]:
+        """Pickled whole (a simulation's worker process sends it back as it was raised)."""
+        return type(self), (self.extension, self.module, self.hook, self.error, self.reason)
+
+
+class ExtensionInvalid(OmenError):
+    """An extension the registry refuses to load: ``module`` (or modules, for two sharing an id) and ``reason``,
+    which names the row at fault (``window 'shield_wall': unknown hook point ...``, :func:`check_extension`).
+    Nothing runs until it is fixed (the registry is built when omen_core is imported)."""
+
+    def __init__(self, module: str, reason: str):
+        self.module, self.reason = module, reason
+        super().__init__(f"extension {module} cannot be loaded: {reason}")
+
+
+class ExtensionCrash(Exception):
+    """An :class:`ExtensionFailed` on its way to the boundary (:func:`extension_boundary`): not an OmenError, so
+    that no probe of the engine's (which reads an OmenError as "the rules refuse it") hides a broken extension."""
+
+    def __init__(self, failed: ExtensionFailed):
+        self.failed = failed
+        super().__init__(str(failed))
+
+
+@contextlib.contextmanager
+def extension_boundary() -> Iterator[None]:
+    """The one boundary of extension code: a failure inside it (:class:`ExtensionCrash`) leaves as the
+    :class:`ExtensionFailed` it carries, chained from the original exception. Where a command is decided
+    (``decide.decided``) and where answers are probed (``options.options``)."""
+    try:
+        yield
+    except ExtensionCrash as crash:
+        raise crash.failed from crash.__cause__
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_Check = Callable[[tuple[Any, ...], Any], "str | None"]
+
+
+def _combatant_ids(args: tuple[Any, ...], result: Any) -> str | None:
+    """What is wrong with a ``responders`` answer: not a tuple or list of the fight's combatant ids."""
+    if not isinstance(result, tuple | list):
+        return f"returned {result!r}, not a tuple of combatant ids"
+    unknown = [who for who in result if not isinstance(who, str) or who not in args[0].combatants]
+    return f"returned {unknown[0]!r}, not a combatant of this fight" if unknown else None
+
+
+def _combatant_id(args: tuple[Any, ...], result: Any) -> str | None:
+    """What is wrong with a window's ``target`` answer: not one of the fight's combatant ids."""
+    return None if isinstance(result, str) and result in args[0].combatants else (
+        f"returned {result!r}, not a combatant of this fight")
+
+
+def _modifiers(_args: tuple[Any, ...], result: Any) -> str | None:
+    """What is wrong with a term handler's answer: not a tuple of :class:`~omen_core.parts.Modifier`."""
+    if not isinstance(result, tuple | list):
+        return f"returned {result!r}, not a tuple of omen_core.parts.Modifier"
+    wrong = [m for m in result if not isinstance(m, Modifier)]
+    return f"returned {wrong[0]!r} among its terms, not an omen_core.parts.Modifier" if wrong else None
+
+
+def _guard(fn: _F, extension: str, module: str, hook: str, check: _Check | None = None) -> _F:
+    """``fn`` (an extension's callable), raising :class:`ExtensionCrash` for what it raises (an OmenError it raises
+    on purpose, a refusal, goes through as it is) and for an answer ``check`` finds wrong."""
+
+    def call(*args: Any) -> Any:
+        try:
+            result = fn(*args)
+        except (OmenError, ExtensionCrash):
+            raise
+        except Exception as exc:
+            raise ExtensionCrash(ExtensionFailed(extension, module, hook, type(exc).__name__, str(exc))) from exc
+        problem = check(args, result) if check is not None else None
+        if problem is not None:
+            raise ExtensionCrash(ExtensionFailed(extension, module, hook, "bad result", problem))
+        return result
+
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    call.__name__ = getattr(fn, "__name__", "call")
+    return call  # type: ignore[return-value]
+
+
+def guarded(extension: Extension, module: str) -> Extension:
+    """``extension`` with each of its callables guarded (:func:`_guard`), as the registry hands them out: a failure
+    inside one is an :class:`ExtensionFailed` naming the extension, ``module`` and the row; a ``responders``
+    answering someone not in the fight, or a term handler answering what is not a tuple of modifiers, too."""
+    e, m = extension.id, module
+
+    def window(w: Window) -> Window:
+        target = None if w.target is None else _guard(w.target, e, m, f"window {w.kind!r} target", _combatant_id)
+        return dataclasses.replace(w, responders=_guard(w.responders, e, m, f"window {w.kind!r} responders",
+                                                        _combatant_ids), target=target)
+
+    action = extension.action
+    if action is not None:
+        refusal = None if action.refusal is None else _guard(action.refusal, e, m, "action refusal")
+        action = dataclasses.replace(action, does=_guard(action.does, e, m, "action"), refusal=refusal)
+    return dataclasses.replace(
+        extension,
+        windows=tuple(window(w) for w in extension.windows),
+        terms=tuple(dataclasses.replace(h, terms=_guard(h.terms, e, m, f"terms on {h.total}", _modifiers))
+                    for h in extension.terms),
+        pools=tuple(dataclasses.replace(p, dice=_guard(p.dice, e, m, f"{p.roll} dice")) for p in extension.pools),
+        attack_options=tuple(dataclasses.replace(o, offered=_guard(o.offered, e, m, f"attack option {o.field!r}"),
+                                                 refusal=_guard(o.refusal, e, m, f"attack option {o.field!r} refusal"))
+                             for o in extension.attack_options),
+        overrides=tuple(dataclasses.replace(o, allows=_guard(o.allows, e, m, "defense override"))
+                        for o in extension.overrides),
+        routing=tuple(dataclasses.replace(r, routes=_guard(r.routes, e, m, "routing")) for r in extension.routing),
+        landing=tuple(dataclasses.replace(x, lands=_guard(x.lands, e, m, "landing")) for x in extension.landing),
+        rerolls=tuple(dataclasses.replace(r, dice=_guard(r.dice, e, m, "automatic rerolls"))
+                      for r in extension.rerolls),
+        action=action)

@@ -47,6 +47,7 @@ from .decisions import arms, attack_variants, waiting_point
 from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
 from .extensions import turn_actions
+from .hooks import extension_boundary
 from .limits import MAX_LISTED
 from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
@@ -437,14 +438,16 @@ def options(state: FightState, history: History | None = None, offers_too: bool 
     False: where the fight stands and who may do what with what left, without the offers, which probe the
     rules for each actor: what ``omen do`` prints). ``unseen``: the combatants a seat may not see, left out of
     the lists of others an offer holds (a list holds at most :data:`~omen_core.limits.MAX_LISTED`, so a seat's
-    list filtered from the GM's would shift with them); the seat's filter (``seat_options``) does the rest."""
+    list filtered from the GM's would shift with them); the seat's filter (``seat_options``) does the rest.
+    An extension failing while its answers are probed is :class:`~omen_core.hooks.ExtensionFailed`."""
     offers: list[Offer] = []
     if state.started and offers_too:
-        if state.ending is None:
-            for produce in (_answers, _attacks, _turn_commands, _checks, _flow, _gm):
-                offers.extend(produce(state, history, unseen))
-        else:
-            offers.extend(o for o in _gm(state, history, unseen) if o.command in ("reveal_seed", "undo", "redo"))
+        with extension_boundary():  # a broken extension's answer is its failure, never "not offered"
+            if state.ending is None:
+                for produce in (_answers, _attacks, _turn_commands, _checks, _flow, _gm):
+                    offers.extend(produce(state, history, unseen))
+            else:
+                offers.extend(o for o in _gm(state, history, unseen) if o.command in ("reveal_seed", "undo", "redo"))
     budgets = tuple(
         Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
                actions=state.turn_actions if state.turn == who else 0,

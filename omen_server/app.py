@@ -40,6 +40,7 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined, FightStarted
+from omen_core.hooks import ExtensionFailed
 from omen_core.limits import MAX_LISTED, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
@@ -362,6 +363,8 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     given), and missing faces list only its own dice."""
     sight: Sight = getattr(request.state, "sight", None) or Sight(kind="gm")
     typed: list[str] = getattr(request.state, "typed", None) or []
+    if isinstance(exc, ExtensionFailed):
+        return extension_problem(exc, sight, typed)
     if isinstance(exc, ConcurrencyError):
         return _problem(409, "stale-version", "The fight has moved on", str(exc), current_version=exc.actual)
     if isinstance(exc, UnknownFight):
@@ -410,6 +413,30 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))
     return _problem(422, "refused", "The engine refuses this", scrub(str(exc), sight, typed))
+
+
+class AppendedThenFailed(ExtensionFailed):
+    """A command appended (seqs ``first`` to ``last``, the fight's head then ``head``), after which an extension
+    failed while its answer (the options that follow) was worked out: :class:`ExtensionFailed`'s facts, and
+    those."""
+
+    def __init__(self, failed: ExtensionFailed, first: int, last: int, head: Head):
+        super().__init__(failed.extension, failed.module, failed.hook, failed.error, failed.reason)
+        self.first, self.last, self.head = first, last, head
+
+
+def extension_problem(exc: ExtensionFailed, sight: Sight, typed: list[str]) -> Response[bytes]:
+    """500 ``extension-failed``: an installed extension's code failed (its id, module, row and what it raised, as
+    :class:`ExtensionFailed` says, scrubbed for the seat); for a command already appended
+    (:class:`AppendedThenFailed`), said first with its seqs and head, and ``current_version`` its last seq."""
+    detail = scrub(str(exc), sight, typed)
+    if isinstance(exc, AppendedThenFailed):
+        seqs = f"seq {exc.first}" if exc.first == exc.last else f"seqs {exc.first}-{exc.last}"
+        return _problem(500, "extension-failed", "An extension failed",
+                        f"the command was appended ({seqs}, head {exc.head.seq}:{exc.head.hash}), but its answer "
+                        f"could not be made: {detail}; the fight's state and options fail the same way until the "
+                        "extension is fixed or the command undone", current_version=exc.last)
+    return _problem(500, "extension-failed", "An extension failed", detail)
 
 
 #: How often (seconds) the server's log says again that the store cannot be used, while it cannot (one line, not
@@ -997,7 +1024,11 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
         fights.keep.put_seed(fight_id, fresh)  # the seed spent is public now; the fight rolls from the fresh one
     fights.appended[fight_id] = fight.version
     sight = fights.sight(fight_id, seat, fight)
-    view = fights.seat_view(fight_id, fight, sight, seat)
+    try:
+        view = fights.seat_view(fight_id, fight, sight, seat)
+    except ExtensionFailed as exc:
+        first, last = (stored[0].seq, stored[-1].seq) if stored else (fight.version, fight.version)
+        raise AppendedThenFailed(exc, first, last, head_of(fight)) from exc
     return _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
                                          options=view.options))
 

@@ -54,6 +54,7 @@ from omen_replay.explain import Explanation
 from . import guard
 from .app import (
     PAGE,
+    AppendedThenFailed,
     CommandRequest,
     CommandResult,
     Conflict,
@@ -93,6 +94,7 @@ from .app import (
     _strict,
     _validation_problem,
     by_of,
+    extension_problem,
     fights_page,
     head_of,
     listen_for_commits,
@@ -384,6 +386,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                 return refused
             try:
                 body = run_command(fights, fight_id, seat, fight, data.command, by)
+            except AppendedThenFailed as failed:  # appended: the answer stands (kept for its key), not a refusal
+                return extension_problem(failed, sight, getattr(request.state, "typed", None) or [])
             except FacesNeeded as missing:
                 if not data.stage:
                     raise

@@ -521,22 +521,29 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
     ``then_roll``: the dice after the command's faces roll from ``dice``
     (:class:`~omen_core.dice.FacesThenSource`: a player's own faces in a
     seeded fight, the others' dice the fight's).
+
+    The boundary of extension code: what an extension's callable raises (or
+    answers wrongly) is :class:`~omen_core.hooks.ExtensionFailed`, naming
+    the extension, its module and the row (:mod:`omen_core.hooks`).
     """
-    if command.dice is not None:
-        carried = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
-        faces: CommandFaces | FacesThenSource = FacesThenSource(carried, dice) if then_roll else carried
+    from ..hooks import extension_boundary  # here: this function is the boundary, and owns its import
+
+    with extension_boundary():
+        if command.dice is not None:
+            carried = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
+            faces: CommandFaces | FacesThenSource = FacesThenSource(carried, dice) if then_roll else carried
+            try:
+                draft = _decided(state, command, faces, history, by)
+            except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing
+                raise _still_to_roll(short.needed, len(command.dice), *dice_needed(state, command, history)) from None
+            if faces.surplus:
+                raise SurplusFaces(faces.requests, len(command.dice), _stops_at(draft.state))
+            return draft
         try:
-            draft = _decided(state, command, faces, history, by)
-        except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing
-            raise _still_to_roll(short.needed, len(command.dice), *dice_needed(state, command, history)) from None
-        if faces.surplus:
-            raise SurplusFaces(faces.requests, len(command.dice), _stops_at(draft.state))
-        return draft
-    try:
-        return _decided(state, command, dice, history, by)
-    except FacesNeeded:
-        certain, maybe = dice_needed(state, command, history)
-        raise FacesNeeded(certain, 0, maybe) from None
+            return _decided(state, command, dice, history, by)
+        except FacesNeeded:
+            certain, maybe = dice_needed(state, command, history)
+            raise FacesNeeded(certain, 0, maybe) from None
 
 
 def _stops_at(state: FightState) -> str:

@@ -13,17 +13,20 @@ abilities the sheets' shorthand keys stand for, then those written out).
 from __future__ import annotations
 
 import pkgutil
+from collections.abc import Iterable
 from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
 from ..abilities import compile_ability
+from ..errors import OmenError
 from ..hooks import (
     TOTALS,
     AttackOption,
     AutoReroll,
     DefenseOverride,
     Extension,
+    ExtensionInvalid,
     Landing,
     PoolDice,
     Roll,
@@ -32,6 +35,7 @@ from ..hooks import (
     Total,
     Window,
     check_extension,
+    guarded,
 )
 
 __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTION_FIELDS", "windows_at", "window", "term_handlers",
@@ -39,21 +43,41 @@ __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTION_FIELDS", "windows_at
            "attack_option_offered", "routes", "landing", "turn_actions"]
 
 
-def _load() -> tuple[Extension, ...]:
-    found = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        name = f"{__name__}.{info.name}"
-        extension = getattr(import_module(name), "EXTENSION", None)
-        if not isinstance(extension, Extension):
-            raise TypeError(f"{name} declares no EXTENSION (an omen_core.hooks.Extension)")
+def _load(names: Iterable[str] | None = None) -> tuple[Extension, ...]:
+    """The extensions the modules ``names`` declare (by default every module of this package, by name), checked
+    (:func:`~omen_core.hooks.check_extension`) and their callables guarded (:func:`~omen_core.hooks.guarded`);
+    one that cannot be imported, declares no ``EXTENSION``, has a bad row or shares another's id is
+    :class:`~omen_core.hooks.ExtensionInvalid`, naming the module (both, for an id) and the row."""
+    if names is None:
+        names = (f"{__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
+    found: list[tuple[str, Extension]] = []
+    for name in names:
+        extension = _declared(name)
         problems = check_extension(extension, name)
         if problems:
-            raise ValueError("; ".join(problems))
-        found.append(extension)
-    ids = [e.id for e in found]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"two extensions share an id: {', '.join(ids)}")
-    return tuple(found)
+            raise ExtensionInvalid(name, "; ".join(p.removeprefix(f"{name}: ") for p in problems))
+        for other, known in found:
+            if known.id == extension.id:
+                raise ExtensionInvalid(f"{other} and {name}", f"EXTENSION: both have the id {extension.id!r} (an id "
+                                                              "names one extension: rename one)")
+        found.append((name, extension))
+    return tuple(guarded(extension, name) for name, extension in found)
+
+
+def _declared(name: str) -> Extension:
+    """The ``EXTENSION`` module ``name`` declares; what its import raises, or its declaring none, is
+    :class:`~omen_core.hooks.ExtensionInvalid`."""
+    try:
+        module = import_module(name)
+    except OmenError:
+        raise
+    except Exception as exc:
+        raise ExtensionInvalid(name, f"importing it raised {type(exc).__name__}: {exc}") from exc
+    extension = getattr(module, "EXTENSION", None)
+    if not isinstance(extension, Extension):
+        raise ExtensionInvalid(name, f"EXTENSION: {type(extension).__name__ if extension is not None else 'none'} "
+                                     "declared, not an omen_core.hooks.Extension")
+    return extension
 
 
 #: Every extension, by module name.

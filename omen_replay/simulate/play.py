@@ -60,7 +60,7 @@ from omen_core.events import (
     keyed_salts,
 )
 from omen_core.extensions import window
-from omen_core.hooks import Cost
+from omen_core.hooks import Cost, ExtensionCrash, ExtensionFailed
 from omen_core.options import Odds, odds_of
 from omen_core.parts import Encircled
 from omen_core.rules.attack import attack_kind, is_ranged
@@ -306,6 +306,9 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
                 break
             try:
                 _give(fight, command, tally, f"simulate:{chosen[side].name}")
+            except ExtensionFailed as exc:  # not the policy's fault: the extension's code, named
+                raise SimulationError(index, f"{exc} (deciding {who}'s {msgspec.json.encode(command).decode()}, "
+                                             f"given by the {chosen[side].name!r} policy of {side})") from exc
             except OmenError as exc:
                 raise SimulationError(index, f"the {chosen[side].name!r} policy of {side} gave {who}'s "
                                              f"{msgspec.json.encode(command).decode()}, refused: {exc}") from exc
@@ -314,6 +317,8 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
         raise
     except OmenError as exc:
         raise SimulationError(index, str(exc)) from exc
+    except ExtensionCrash as crash:  # an extension failed outside a command (the odds a policy is shown, say)
+        raise SimulationError(index, str(crash.failed)) from crash
     return Played(_record(index, fight, tally, rules.max_rounds), fight)
 
 

@@ -1,0 +1,226 @@
+"""A broken extension (omen_core/hooks.py, omen_core/extensions/): refused at load naming the module and the row, and
+failing at run time as one ExtensionFailed naming the extension, its module and the row, nothing written."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from omen_core import Fight, MemoryStore, OmenError, ScriptedDice
+from omen_core import extensions as registry
+from omen_core.extensions import arcane_ward
+from omen_core.hooks import ExtensionFailed, ExtensionInvalid, TermHandler, Window, guarded
+from omen_core.options import options
+from omen_core.parts import Modifier
+from omen_core.state import FightState, Frame
+from tests.sheets import sheet
+
+MODULE = "tests.broken_ward"
+
+# -- at load ---------------------------------------------------------------------------------------------------
+
+def _ward(ext_id: str = "ward", hook: str = "attack.rolled", choices: str = "(Choice('a', 'a'),)",
+          responders: str = "lambda s, f, m: ()") -> str:
+    """An extension module's text: one window ``w`` at ``hook`` with ``choices`` and ``responders``."""
+    return ("from omen_core.hooks import Choice, Extension, Window\n\n"
+            f"EXTENSION = Extension(id={ext_id!r}, name='Ward', windows=(Window(kind='w', title='W', rule='C38', "
+            f"hook={hook!r}, choices={choices}, responders={responders}),))\n")
+
+
+def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str) -> str:
+    """A module ``extpkg.NAME`` of ``text`` in a fresh package on the path; its full name."""
+    package = tmp_path / "extpkg"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / f"{name}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for loaded in [m for m in sys.modules if m == "extpkg" or m.startswith("extpkg.")]:
+        monkeypatch.delitem(sys.modules, loaded)
+    return f"extpkg.{name}"
+
+
+class TestAtLoad:
+    def test_a_good_module_loads_guarded(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A module with a good EXTENSION loads, its window's responders guarded (the original kept as
+        ``__wrapped__``)."""
+        name = _module(tmp_path, monkeypatch, "good", _ward())
+        (loaded,) = registry._load([name])
+        assert loaded.id == "ward" and loaded.windows[0].responders.__wrapped__ is not None  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize(("text", "said"), [
+        (_ward(hook="attack.bogus"), "window 'w': unknown hook point 'attack.bogus' (hook points: attack.declared"),
+        (_ward(choices="()"), "window 'w': no choices"),
+        (_ward(responders="None"), "window 'w' responders: None is not callable"),
+        (_ward(ext_id=""), "EXTENSION: id '' is not a non-empty string"),
+        ("raise RuntimeError('shield wall failed to import')\n",
+         "importing it raised RuntimeError: shield wall failed to import"),
+        ("X = 1\n", "EXTENSION: none declared, not an omen_core.hooks.Extension"),
+    ])
+    def test_a_bad_module_is_refused_in_one_line_naming_it_and_the_row(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, said: str) -> None:
+        """A bad row, an import that raises and no EXTENSION are each ExtensionInvalid, an OmenError, its one-line
+        message naming the module and the row."""
+        name = _module(tmp_path, monkeypatch, "bad", text)
+        with pytest.raises(ExtensionInvalid) as refused:
+            registry._load([name])
+        assert isinstance(refused.value, OmenError) and refused.value.module == "extpkg.bad"
+        assert str(refused.value).startswith(f"extension extpkg.bad cannot be loaded: {said}")
+        assert "\n" not in str(refused.value)
+
+    def test_two_modules_sharing_an_id_are_both_named(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+        """Two modules whose extensions share an id are refused naming both modules and the id."""
+        first = _module(tmp_path, monkeypatch, "one", _ward())
+        (tmp_path / "extpkg" / "two.py").write_text(_ward())
+        with pytest.raises(ExtensionInvalid) as refused:
+            registry._load([first, "extpkg.two"])
+        assert str(refused.value) == ("extension extpkg.one and extpkg.two cannot be loaded: EXTENSION: both have "
+                                      "the id 'ward' (an id names one extension: rename one)")
+
+
+# -- at run time -----------------------------------------------------------------------------------------------
+
+
+def _install(monkeypatch: pytest.MonkeyPatch, responders: Any = None, terms: Any = None) -> None:
+    """Arcane Ward, its responders or its term handler replaced, guarded as module ``tests.broken_ward``, in the
+    registry's tables in its place (sheets list it as ``arcane_ward``)."""
+    shipped = arcane_ward.EXTENSION
+    window = shipped.windows[0]
+    broken = guarded(dataclasses.replace(
+        shipped, windows=(dataclasses.replace(window, responders=responders or window.responders),),
+        terms=(TermHandler(total="defense", terms=terms or shipped.terms[0].terms),)), MODULE)
+    monkeypatch.setattr(registry, "_AT", {"attack.rolled": ((broken, broken.windows[0]),)})
+    monkeypatch.setattr(registry, "WINDOWS", {window.kind: broken.windows[0]})
+    monkeypatch.setattr(registry, "_TERMS", {**registry._TERMS, "defense": ((broken, broken.terms[0]),)})
+
+
+def _fight() -> Fight:
+    """Kael, Shade (with Arcane Ward, engaged with Kael) and Vesh, whose unarmed hit (5 + 3 = 8) would beat Kael's
+    base defense (1): the ward's window is due when Vesh attacks."""
+    shade = msgspec.structs.replace(sheet("shade"), abilities=("arcane_ward",))
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([5, 3, 1]), clock=lambda: 0,
+                        combatants=[sheet("kael"), shade, sheet("vesh", side="raiders")])
+    fight.engage("shade", "kael")
+    return fight
+
+
+def _raises(*_: object) -> tuple[str, ...]:
+    raise ValueError("boom in responders")
+
+
+def _nobody(*_: object) -> tuple[str, ...]:
+    return ("nobody",)
+
+
+def _raises_after_ward(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
+    if frame.chose(arcane_ward.KIND, "ward"):
+        raise ZeroDivisionError("boom after ward")
+    return ()
+
+
+class TestAtRunTime:
+    @pytest.mark.parametrize(("responders", "terms", "hook", "error", "reason"), [
+        (_raises, None, "window 'arcane_ward' responders", "ValueError", "boom in responders"),
+        (_nobody, None, "window 'arcane_ward' responders", "bad result",
+         "returned 'nobody', not a combatant of this fight"),
+        (None, lambda s, f: 2, "terms on defense", "bad result", "returned 2, not a tuple of omen_core.parts.Modifier"),
+        (None, lambda s, f: dict[str, int]()["x"], "terms on defense", "KeyError", "'x'"),
+    ])
+    def test_a_failing_callable_refuses_the_command_naming_the_extension(
+            self, monkeypatch: pytest.MonkeyPatch, responders: Any, terms: Any, hook: str, error: str,
+            reason: str) -> None:
+        """What an extension's callable raises, or answers wrongly, refuses the command as ExtensionFailed naming the
+        extension, its module, the row and the failure, chained from the original; nothing is written."""
+        fight = _fight()
+        _install(monkeypatch, responders, terms)
+        before = fight.version
+        with pytest.raises(ExtensionFailed) as failed:
+            fight.attack("vesh", "kael", unarmed=True)
+        facts = failed.value
+        assert (facts.extension, facts.module, facts.hook, facts.error, facts.reason) == (
+            "arcane_ward", MODULE, hook, error, reason)
+        assert str(facts) == f"extension 'arcane_ward' ({MODULE}) failed in its {hook}: {error}: {reason}"
+        assert isinstance(facts, OmenError) and (facts.__cause__ is None) == (error == "bad result")
+        assert fight.version == before
+
+    def test_the_log_is_left_as_it_was(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A command refused by a failing extension writes nothing: the store holds the 6 events it held before."""
+        fight = _fight()
+        _install(monkeypatch, _raises)
+        with pytest.raises(ExtensionFailed):
+            fight.attack("vesh", "kael", unarmed=True)
+        assert fight.version == 6 and len(list(fight.store.read("duel"))) == 6
+
+    def test_options_raise_the_failure_rather_than_hide_the_answer(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A term handler failing only once ``ward`` is chosen lets the attack in, then options() (which probes
+        each answer) raises the ExtensionFailed instead of leaving ``ward`` out as not offered."""
+        fight = _fight()
+        _install(monkeypatch, terms=_raises_after_ward)
+        fight.attack("vesh", "kael", unarmed=True)
+        assert options(fight.state, offers_too=False).waiting is not None  # the bare state: no answer probed
+        with pytest.raises(ExtensionFailed, match="failed in its terms on defense: ZeroDivisionError: boom after"):
+            fight.options()
+
+    def test_an_extension_failure_pickles_whole(self) -> None:
+        """ExtensionFailed crosses a process boundary (a simulation's worker) with every fact."""
+        failed = ExtensionFailed("ward", "m", "terms on defense", "KeyError", "'x'")
+        again = pickle.loads(pickle.dumps(failed))
+        assert (again.extension, again.module, again.hook, again.error, again.reason, str(again)) == (
+            "ward", "m", "terms on defense", "KeyError", "'x'", str(failed))
+
+    def test_an_omen_error_an_extension_raises_goes_through_as_it_is(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """An extension refusing on purpose (an OmenError of its own) is that refusal, not ExtensionFailed."""
+        from omen_core.errors import RuleViolation
+
+        def refuses(*_: object) -> tuple[str, ...]:
+            raise RuleViolation("C38", "not now")
+
+        fight = _fight()
+        _install(monkeypatch, refuses)
+        with pytest.raises(RuleViolation, match="not now") as refused:
+            fight.attack("vesh", "kael", unarmed=True)
+        assert not isinstance(refused.value, ExtensionFailed)
+
+
+def test_the_guard_keeps_a_window_whole() -> None:
+    """A guarded extension's rows are the module's, only its callables wrapped: the same kinds, hooks and choices."""
+    shipped = arcane_ward.EXTENSION
+    loaded = registry.BY_ID["arcane_ward"]
+    assert isinstance(loaded.windows[0], Window)
+    assert [(w.kind, w.hook, w.choices) for w in loaded.windows] == [(w.kind, w.hook, w.choices)
+                                                                     for w in shipped.windows]
+    assert loaded.windows[0].responders.__wrapped__ is shipped.windows[0].responders  # type: ignore[attr-defined]
+
+
+def test_a_simulation_stops_naming_the_fight_and_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ember Ford 2v2 with every combatant given Arcane Ward, whose responders raise: the simulated fight stops as
+    a SimulationError (the run's exit 2) naming the fight and the extension, its module and the row."""
+    from omen_replay.simulate.encounter import load_encounter
+    from omen_replay.simulate.play import Rules, SimulationError, play
+    from tests.replay.simulate.encounters import EMBER_FORD_2V2
+
+    encounter = load_encounter(EMBER_FORD_2V2)
+    warded = msgspec.structs.replace(encounter, combatants=tuple(
+        msgspec.structs.replace(c, abilities=("arcane_ward",)) for c in encounter.combatants))
+    _install(monkeypatch, _raises)
+    with pytest.raises(SimulationError) as stopped:
+        play(warded, Rules(policies={}), 3, bytes(range(16)), 0)
+    assert stopped.value.index == 3
+    assert str(stopped.value).startswith(f"fight 3: extension 'arcane_ward' ({MODULE}) failed in its window "
+                                         "'arcane_ward' responders: ValueError: boom in responders")
+
+
+def test_rows_not_in_a_tuple_are_refused_naming_the_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window given alone rather than in a tuple (``windows=Window(...)``) is refused naming the field, not a
+    traceback from the walk over it."""
+    text = _ward().replace("windows=(Window(", "windows=Window(").replace("),))\n", "))\n")
+    name = _module(tmp_path, monkeypatch, "loose", text)
+    with pytest.raises(ExtensionInvalid, match=r"^extension extpkg\.loose cannot be loaded: EXTENSION: windows is "
+                                               r"Window, not a tuple of rows$"):
+        registry._load([name])
