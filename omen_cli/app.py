@@ -57,6 +57,13 @@ def _last_resort_types() -> tuple[type[BaseException], ...]:
     return (OSError, sqlite3.Error, UnicodeError, RecursionError, MemoryError)
 
 
+def _omen_error() -> type[OmenError]:
+    """omen's error root, imported when a command has failed (``omen --help`` imports no engine)."""
+    from omen_core.errors import OmenError
+
+    return OmenError
+
+
 def _click_error(name: str) -> type[BaseException]:
     """The class of click's exceptions named ``name``, as the installed typer raises them (typer vendors click:
     found through :class:`typer.BadParameter`'s and :class:`typer.Abort`'s bases)."""
@@ -118,6 +125,8 @@ class _Guarded(TyperGroup):
                 return super().invoke(ctx)
             finally:
                 _flush_stdout()
+        except _omen_error() as exc:  # one a command did not catch itself (an extension that cannot be loaded,
+            guarded(exc)               # raised as the command imports the engine): one line, exit 2
         except _last_resort_types() as exc:
             _log().info("command_crashed", error=type(exc).__name__, message=str(exc))
             _last_resort(exc)

@@ -91,7 +91,8 @@ def _check_abilities(draft: Draft, sheet: CombatantSheet) -> None:
                                        f"written out: {mean}(abilities a sheet may list by id: {', '.join(ids)}; "
                                        "a table's own are "
                                        "written out in the sheet or come from a scenario's ability library, "
-                                       "docs/abilities.md)", field=f"$.abilities[{i}]")
+                                       "docs/abilities.md; a Python extension's only where it is installed, "
+                                       "docs/extensions.md)", field=f"$.abilities[{i}]")
         if not extension.listed:
             raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which its sheet gives by its own "
                                        f"keys ({extension.keys}), not in abilities", field=f"$.abilities[{i}]")

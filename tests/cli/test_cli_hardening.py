@@ -861,3 +861,34 @@ class TestLinksOutOfAStore:
                       "--fight", "demo")
         assert result.exit_code == 2 and "symbolic link" in result.stderr and "outside the store" in result.stderr
         assert demo_log.read_bytes() == before
+
+
+_BROKEN_EXTENSION = """
+import pkgutil, sys, types
+real = pkgutil.iter_modules
+def listed(path=None, prefix=""):
+    yield from real(path, prefix)
+    if path and any(str(p).endswith("extensions") for p in path):
+        yield pkgutil.ModuleInfo(None, "zz_broken", False)
+pkgutil.iter_modules = listed
+sys.modules["omen_core.extensions.zz_broken"] = types.ModuleType("omen_core.extensions.zz_broken")
+from omen_cli.app import main
+sys.argv = ["omen", *sys.argv[1:]]
+main()
+"""
+
+
+def test_an_extension_that_cannot_be_loaded_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """An extension module that declares no EXTENSION (docs/extensions.md) fails as the command imports the engine:
+    omen says so in one line naming the module, exit 2, no traceback (README: every error is an OmenError, said in
+    one line); ``omen --help`` (no engine imported) is unaffected."""
+    log = tmp_path / "demo.jsonl"
+    assert omen("demo", "--short", "--log", str(log)).exit_code == 0
+    done = subprocess.run([sys.executable, "-c", _BROKEN_EXTENSION, "status", str(log)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "omen_core.extensions.zz_broken" in done.stderr and "EXTENSION" in done.stderr
+    helped = subprocess.run([sys.executable, "-c", _BROKEN_EXTENSION, "--help"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert helped.returncode == 0 and "Usage" in helped.stdout
