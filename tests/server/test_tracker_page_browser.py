@@ -391,7 +391,7 @@ def test_a_live_update_keeps_the_gms_chosen_condition_and_its_focus(server: Serv
     """WCAG 3.2.2 (found by a blind tester): the GM opens "Apply a condition" and picks Kael in "On", the focus on
     that select; another GM page ends the turn (E): once the table is back, the select has the same id, Kael still
     chosen, the box still open and the focus still on it; applying Prone then announces "Kael Arden is Prone" to the
-    GM and to Alice, whose page shows Vesh's chip marked "foe" in words."""
+    GM and to Alice, whose page shows Vesh's chip marked "foe" in words, its red edge kept under the turn's ring."""
     gm = fight(server, "keepform", "kael", "vesh")
     alice = seat(server, "keepform", gm, "Alice", "kael")
     status, answer = server.call("POST", "/fights/keepform/commands",
@@ -423,6 +423,11 @@ def test_a_live_update_keeps_the_gms_chosen_condition_and_its_focus(server: Serv
         one.wait_for_function("() => document.querySelector('#announce').textContent.startsWith('Kael Arden is Prone')")
     assert page.locator("#announce").inner_text() == "Kael Arden is Prone. Round 1: Vesh the Cinder-Hand's turn"
     assert player.locator("li.chip[data-id=vesh] .foe-mark").inner_text() == "foe"
+    vesh = player.locator("li.chip[data-id=vesh]")
+    assert vesh.get_attribute("class") == "chip turn foe"
+    assert vesh.evaluate("e => [getComputedStyle(e).borderLeftColor, getComputedStyle(e).borderTopColor]") == [
+        player.evaluate("getComputedStyle(document.querySelector('.badge.foe-mark')).color"),
+        player.evaluate("getComputedStyle(document.querySelector('.badge.now')).color")], "red edge, blue ring"
     for one in (page, other, player):
         one.context.close()
     assert watch.outside == [] and watch.errors == [], watch.errors
