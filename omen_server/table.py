@@ -120,6 +120,8 @@ def _env() -> jinja2.Environment:
                                   jinja2.PackageLoader("omen_replay", "templates")])
     env = environment(loader)
     env.globals["title_of"] = lambda command: COMMAND_TITLES.get(command, command.replace("_", " "))
+    # a card in words (the undo's preview, the log's data-said); the lambda: _card_said is defined below
+    env.globals["said"] = lambda card: _card_said(card)  # noqa: PLW0108
     return env
 
 
@@ -989,9 +991,13 @@ def _said(card: StoryCard | None) -> str:
     once)."""
     if card is None:
         return ""
+    return f"Undone: {_card_said(card)}" if card.struck else _card_said(card)
+
+
+def _card_said(card: StoryCard) -> str:
+    """A card's verdict and headline, a condition's card by its lines (``Kael Arden is Prone``)."""
     headline = "; ".join(card.lines) if card.kind in _CONDITION_CARDS and card.lines else card.headline
-    said = f"{card.verdict}: {headline}" if card.verdict else headline
-    return f"Undone: {said}" if card.struck else said
+    return f"{card.verdict}: {headline}" if card.verdict else headline
 
 
 def status_of(p: Panel) -> str:

@@ -1150,3 +1150,16 @@ class TestForScreenReaders:
         assert 'data-id="vesh"> Vesh the Cinder-Hand initiative 8 turn foe HP' in vesh
         assert "foe" not in _said(text, 'data-id="kael"', "</li>")
         assert re.search(r'<span class="ba-count">(\d)/\1</span>', text)
+
+    def test_the_undos_preview_names_the_condition_it_takes_back(self, table: Any) -> None:
+        """The undo's preview (and the log's words it is built from, data-said) say a condition's card by what it
+        did, "#12 Kael Arden is Prone: tripped", not "A condition: Kael Arden"."""
+        table.create()
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        assert table.command({"command": "apply_condition", "who": "kael", "condition": "Prone",
+                              "reason": "tripped"}).status_code == 201
+        text = fragment(table, table.gm)
+        seq = re.search(r'id="seq-(\d+)" data-seq="\d+" data-kind="apply_condition" data-said="([^"]*)"', text)
+        assert seq is not None and html.unescape(seq[2]) == "Kael Arden is Prone: tripped"
+        assert f'data-default="#{seq[1]} Kael Arden is Prone: tripped">Undoes #{seq[1]} Kael Arden is Prone: ' \
+               "tripped</p>" in text
