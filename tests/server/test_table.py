@@ -1163,3 +1163,13 @@ class TestForScreenReaders:
         assert seq is not None and html.unescape(seq[2]) == "Kael Arden is Prone: tripped"
         assert f'data-default="#{seq[1]} Kael Arden is Prone: tripped">Undoes #{seq[1]} Kael Arden is Prone: ' \
                "tripped</p>" in text
+
+    def test_each_combatants_command_buttons_say_whose_they_are(self, table: Any) -> None:
+        """WCAG 2.4.6: at set-up the GM's Commands hold an Attack, a Move, ... per combatant: each button says whose
+        ("Attack by Vesh the Cinder-Hand", in visually hidden words after the visible ones), so no two read alike."""
+        table.create(names=("kael", "brin", "vesh", "skarn"))  # at set-up: every combatant's commands offered
+        text = fragment(table, table.gm)
+        names = [re.sub(r"<[^>]+>", "", b) for b in re.findall(
+            r'<form class="command[^"]*" id="o-[^"]*"[^>]*>.*?<button type="submit"[^>]*>(.*?)</button>', text, re.S)]
+        assert "Attack by Vesh the Cinder-Hand" in names and "Attack by Skarn Gutterjaw" in names
+        assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
