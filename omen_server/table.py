@@ -120,6 +120,8 @@ def _env() -> jinja2.Environment:
                                   jinja2.PackageLoader("omen_replay", "templates")])
     env = environment(loader)
     env.globals["title_of"] = lambda command: COMMAND_TITLES.get(command, command.replace("_", " "))
+    # a card in words (the undo's preview, the log's data-said); the lambda: _card_said is defined below
+    env.globals["said"] = lambda card: _card_said(card)  # noqa: PLW0108
     return env
 
 
@@ -502,9 +504,18 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                            min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
                            max=BOUNDS.get((offer.command, a.name), ("", ""))[1])
                  for a in offer.free if a.name in FREE_INPUTS)
-    return OfferView(key=f"o{index}-{offer.command}-{offer.actor or 'gm'}", command=offer.command,
+    return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
+                     command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
                      cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
+
+
+def _repeat(offers: list[Offer], n: int) -> int:
+    """How many offers before the ``n``-th have its command and actor: 0 for the first (its form's id is
+    ``o-{command}-{actor}``, the same at every head, so that what was typed or chosen in it and the focus survive a
+    refresh, WCAG 3.2.2), 1 for a second (``-1`` after it)."""
+    me = offers[n]
+    return sum(1 for o in offers[:n] if (o.command, o.actor) == (me.command, me.actor))
 
 
 def _signed(n: int) -> str:
@@ -840,7 +851,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         gear |= {(who, f"option:{a.when.attack_option}"): a.name for who in actors
                  for a in _abilities_of(state, who) if a.when.attack_option}
         kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
-        offer_views = [_offer_view(o, i, names, opened, abilities, gear) for i, o in enumerate(offers)]
+        offer_views = [_offer_view(o, _repeat(offers, n), names, opened, abilities, gear)
+                       for n, o in enumerate(offers)]
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         if (state.dice or options.dice) == "manual":  # every seat types its own dice (docs/server.md)
@@ -899,7 +911,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.abilities = abilities_now
     result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
     result.status = status_of(result)
-    result.announce = ". ".join(x for x in (_said(result.top), result.status) if x)
+    result.announce = (f"The fight is over: {result.end_said}" if result.end_said else "The fight is over") \
+        if result.ended else ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
 
 
@@ -967,12 +980,24 @@ def undo_preview(cards: list[StoryCard]) -> list[StoryCard]:
     return [c for c in live if last in c.batches]
 
 
+#: The cards of the GM's condition commands: announced by what they did ("Kael Arden is Prone"), not by their
+#: headline ("A condition: Kael Arden"; a player's: "A condition"), which names no condition.
+_CONDITION_CARDS = frozenset({"apply_condition", "clear_condition"})
+
+
 def _said(card: StoryCard | None) -> str:
-    """A card in one line, as the page announces it: its verdict, headline, and whether it was undone."""
+    """A card in one line, as the page announces it: its verdict, headline (a condition's card: its lines), and
+    whether it was undone. Once the fight is over the page announces how it ended instead (the fight bar's words,
+    once)."""
     if card is None:
         return ""
-    said = f"{card.verdict}: {card.headline}" if card.verdict else card.headline
-    return f"Undone: {said}" if card.struck else said
+    return f"Undone: {_card_said(card)}" if card.struck else _card_said(card)
+
+
+def _card_said(card: StoryCard) -> str:
+    """A card's verdict and headline, a condition's card by its lines (``Kael Arden is Prone``)."""
+    headline = "; ".join(card.lines) if card.kind in _CONDITION_CARDS and card.lines else card.headline
+    return f"{card.verdict}: {headline}" if card.verdict else headline
 
 
 def status_of(p: Panel) -> str:

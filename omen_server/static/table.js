@@ -190,7 +190,7 @@
     let again = false;
     let verifiedAt = -1;
     const opened = {}; // the details the user opened or closed (the others open as the server says)
-    let sentFrom = ""; // the form last sent, by its id less the offer's index (its button is disabled meanwhile)
+    let sentFrom = ""; // the form last sent, by its id (its button is disabled meanwhile)
 
     function typed() {
       const panel = $(".table-panel");
@@ -211,13 +211,13 @@
         kept[el.id] = el.type === "checkbox" || el.type === "radio" ? el.checked : el.value;
       }
       const focused = document.activeElement && holder.contains(document.activeElement) ? document.activeElement : null;
-      // a form just sent lost the focus with its disabled button: it goes back to that form's button (found by its
-      // command and actor, its id less the offer's index), not to the page's top nor elsewhere
+      // a form just sent lost the focus with its disabled button: it goes back to that form's button (its id is
+      // its command's and actor's, the same at every head), not to the page's top nor elsewhere
       const lost = !focused && sentFrom && (!document.activeElement || document.activeElement === document.body)
         ? sentFrom : "";
       sentFrom = "";
-      const focusId = focused ? (focused.id || (focused.form && focused.form.id
-        ? `sent:${focused.form.id.replace(/^o\d+-/, "")}` : "")) : lost ? `sent:${lost}` : "";
+      const focusId = focused ? (focused.id || (focused.form && focused.form.id ? `sent:${focused.form.id}` : ""))
+        : lost ? `sent:${lost}` : "";
       holder.innerHTML = html;
       for (const [id, value] of Object.entries(kept)) {
         const el = document.getElementById(id);
@@ -239,23 +239,26 @@
         else delete formErrors[id];
       }
       if (focusId) {
-        const sent = focusId.startsWith("sent:")
-          ? $$("form[id]", holder).find((f) => f.id.replace(/^o\d+-/, "") === focusId.slice(5)) : null;
+        const sent = focusId.startsWith("sent:") ? document.getElementById(focusId.slice(5)) : null;
         const target = focusId.startsWith("sent:") ? (sent ? $("button[type=submit]", sent) : null)
           : document.getElementById(focusId);
-        if (target) target.focus({ preventScroll: true });
+        // the reader's place went with the change (an answered decision, a form no longer offered): kept at the
+        // decision now open, or else at the top card and the fight bar, not dropped to the page's top (WCAG 2.4.3)
+        const place = target || $("#decision-h", holder) || $("#top-card", holder) || $("#fight-bar", holder);
+        if (place) place.focus({ preventScroll: true });
       }
     }
 
     // What changed, said once to a screen reader (#announce, polite): the last outcome and what the table waits
     // for now; not on the first load (the page's own content says it then), and not again while it is the same.
     let announced = null;
+    function tell(text) {
+      const box = $("#announce");
+      if (box) box.textContent = text;
+    }
     function announce(panel) {
       const text = panel.dataset.announce || "";
-      if (announced !== null && text !== announced) {
-        const box = $("#announce");
-        if (box) box.textContent = text;
-      }
+      if (announced !== null && text !== announced) tell(text);
       announced = text;
     }
 
@@ -412,10 +415,35 @@
       if (top < 0 || top > window.innerHeight / 2) window.scrollTo(0, Math.max(0, window.scrollY + top - 8));
     }
 
+    // And the focus with it, once the page's own command is answered (WCAG 2.4.3; found by a blind tester: it fell
+    // to the page's body after almost every action): a refusal keeps it on the control, its error line describing
+    // it; a command staged for dice moves it to the roll box; else it goes to the decision now open (its heading),
+    // or stays on the control sent where that is still offered (a condition applied, an undo), or else goes to the
+    // top card (the fight bar above it). Where the reader went elsewhere meanwhile, it is left there.
+    function keepReader(sentId, outcome) {
+      const active = document.activeElement;
+      const form = sentId ? document.getElementById(sentId) : null;
+      // lost, or put by the table's swap at one of the places it keeps the reader at
+      const lost = !active || active === document.body
+        || ["top-card", "fight-bar", "decision-h", "roll-h"].includes(active.id);
+      if (!lost && !(form && form.contains(active))) return;
+      const button = form ? $("button[type=submit]", form) : null;
+      const to = (el, scroll = false) => {
+        el.focus({ preventScroll: true });
+        if (scroll) keepAtDecision();
+      };
+      if (outcome === "refused" && button) return to(button);
+      if (outcome === "staged" && $("#roll-h")) return to($("#roll-h"));
+      if ($("#decision-h")) return to($("#decision-h"), true);
+      if (button && outcome !== "answered") return to(button);
+      const top = $("#top-card") || $("#fight-bar");
+      if (top) to(top, true);
+    }
+
     async function post(form, path, body) {
-      let answered = false; // an answer to the open decision, taken
+      let outcome = "refused"; // or "done", "answered" (the open decision's), "staged" (for dice), "moved" (stale)
       const button = $("button[type=submit]", form);
-      if (button && document.activeElement === button) sentFrom = form.id.replace(/^o\d+-/, "");
+      if (button && document.activeElement === button) sentFrom = form.id;
       if (button) button.disabled = true;
       document.body.dataset.busy = "yes";
       clearAt(form);
@@ -426,17 +454,21 @@
           body: JSON.stringify(body),
         });
         if (answer.status === 202) {
+          outcome = "staged";
           const staged = await answer.json();
           say(`Waiting for ${staged.awaiting}'s dice.`, false);
         } else if (answer.ok) {
-          answered = form.classList.contains("answer");
+          outcome = form.classList.contains("answer") ? "answered" : "done";
           say("", false);
-          for (const select of $$("select.pair", form)) select.value = ""; // applied: the next one is chosen anew
+          // done: the form starts afresh (its id is the same at the next head, so what was typed would stay); a
+          // condition applied, the next one is chosen anew
+          if (form.tagName === "FORM") form.reset();
         } else if (answer.status === 409 && body.expected_version !== undefined
                    && !String((await answer.clone().json().catch(() => ({}))).type || "").endsWith("/dice-staged")) {
           // the fight moved on since the form was shown (another seat, or a second press of the same key): nothing
           // was done, and nothing is wrong; the table below is the new one. (A command staged for dice is another
           // 409: said as the problem it is, with what to do.)
+          outcome = "moved";
           say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
         } else sayAt(form, await problemText(answer, form));
       } catch (error) {
@@ -444,7 +476,7 @@
       } finally {
         if (button) button.disabled = false;
         await refresh();
-        if (answered) keepAtDecision();
+        keepReader(form.id, outcome);
         delete document.body.dataset.busy;
       }
     }
@@ -493,9 +525,11 @@
       if (!button || form.dataset.armed === "yes") return false;
       const said = undoPreview(form);
       const line = $(".undo-preview", form);
-      if (line) line.textContent = said ? `This undoes ${said}. Press again to confirm.` : "Nothing to undo.";
+      const asked = said ? `This undoes ${said}. Press again to confirm.` : "Nothing to undo.";
+      if (line) line.textContent = asked;
       form.dataset.armed = "yes";
       button.textContent = "Confirm the undo";
+      tell(asked); // said to a screen reader too (the line is no live region: found by a blind tester)
       return true;
     }
 

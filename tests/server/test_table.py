@@ -115,7 +115,7 @@ class TestFragment:
         alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                                   json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
         table.command({"command": "roll_initiative", "dice": [6, 1]})
-        forms = re.findall(r'<form class="command[^"]*" id="o\d+-([a-z_]+)-([a-z]+)"', fragment(table, alice))
+        forms = re.findall(r'<form class="command[^"]*" id="o-([a-z_]+)-([a-z]+)"', fragment(table, alice))
         assert {"declare_attack", "end_turn"} <= {command for command, _ in forms}
         assert all(command in PLAYER_COMMANDS and actor == "kael" for command, actor in forms)
         table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
@@ -138,7 +138,7 @@ class TestFragment:
         table.command({"command": "apply_condition", "who": "kael", "condition": "Prone"})
         table.command({"command": "roll_initiative", "dice": [6, 1]})
         text = fragment(table, alice)
-        found = re.search(r'<form class="command[^"]*" id="o\d+-stand_up-kael"', text)
+        found = re.search(r'<form class="command[^"]*" id="o-stand_up-kael"', text)
         assert found is not None
         form = text[found.start():text.index("</form>", found.start())]
         assert "Stand up" in form and "1 Movement Action" in form
@@ -294,7 +294,7 @@ class TestTheFirstScreen:
         also = text[text.index('id="also"'):]
         also = also[:also.index("</p>")]
         assert "Also now for Kael Arden:" in also
-        assert re.search(r'href="#o\d+-declare_attack-kael"[^>]*>Attack <span class="muted">\(1 Action\)', also)
+        assert re.search(r'href="#o-declare_attack-kael"[^>]*>Attack <span class="muted">\(1 Action\)', also)
         assert ">Kael Arden engages Vesh the Cinder-Hand</option>" in text
         assert ">Paralysed on Kael Arden</option>" in text and ">the raiders yield</option>" in text
         assert ">Kael Arden&#39;s Athletics</option>" in text
@@ -536,8 +536,8 @@ def test_at_setup_the_gms_first_screen_offers_what_comes_next(table: Any) -> Non
     text = fragment(table, table.gm)
     assert text.index('id="top-card"') < text.index('id="next-commands"') < text.index('class="strip"')
     assert "Next: Roll initiative or begin an ambush</h2>" in text
-    assert len(re.findall(r'id="o\d+-roll_initiative-gm"', text)) == 1
-    assert len(re.findall(r'id="o\d+-begin_ambush-gm"', text)) == 1
+    assert len(re.findall(r'id="o-roll_initiative-gm"', text)) == 1
+    assert len(re.findall(r'id="o-begin_ambush-gm"', text)) == 1
     assert (">Kael Arden, Brin Hollowmere ambush Vesh the Cinder-Hand, Skarn Gutterjaw (they waited under a minute)"
             "</option>") in text
     assert ">Vesh the Cinder-Hand, Skarn Gutterjaw ambush Kael Arden, Brin Hollowmere (Ambush Difficulty 10)</option>" \
@@ -641,7 +641,7 @@ def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) ->
                             "weapon": "longsword"}, token=alice, stage=True)
     assert staged.status_code == 202, staged.text
     mine = fragment(table, alice)
-    assert '<h2 id="roll-h">Roll your dice: Attack by Kael Arden</h2>' in mine
+    assert '<h2 id="roll-h" tabindex="-1">Roll your dice: Attack by Kael Arden</h2>' in mine
     assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in mine
     assert "<p>Alice gave Attack by Kael Arden; Alice rolls next" in fragment(table, table.gm)
     assert " by kael" not in mine
@@ -816,7 +816,7 @@ class TestTargetsAndForms:
         last (it defaulted to the Dying Vesh; found by a tester)."""
         self._vesh_down(table)
         text = fragment(table, table.gm)
-        form = text[text.index('<form class="command" id="o0-declare_attack-kael"'):]
+        form = text[text.index('<form class="command" id="o-declare_attack-kael"'):]
         options = re.findall(r'<option value="\d+" data-args="[^"]*">([^<]*)</option>', form[:form.index("</select>")])
         targets = [html.unescape(o).split(" with ")[0].split(",")[0] for o in options]
         assert targets[0] == "Skarn Gutterjaw"
@@ -867,7 +867,7 @@ class TestPhysicalDice:
         staged = table.command({"command": "roll_initiative", "dice": []}, stage=True)
         assert staged.status_code == 202, staged.text
         text = fragment(table, table.gm)
-        assert '<form class="command" id="o0-roll_initiative-gm"' not in text
+        assert '<form class="command" id="o-roll_initiative-gm"' not in text
         assert _said(text, '<p class="sent"', "</p>") == (
             "Roll initiative: sent. It waits for Alice's dice (the roll box above).")
         assert 'data-staged="theirs" data-awaiting="Alice"' in text
@@ -1045,3 +1045,131 @@ def test_the_gms_strip_says_each_combatants_side(table: Any) -> None:
         assert f'<span class="badge side-name">{side}</span>' in chip.group()
     mine = fragment(table, alice)
     assert "side-name" not in mine and re.search(r'<li class="chip foe"[^>]*data-id="vesh"', mine)
+
+
+def _announce(text: str) -> str:
+    """What the fragment gives the page to announce (its ``data-announce``), unescaped."""
+    return _attr(text, "announce")
+
+
+def _named(text: str, tag: str, label: str) -> list[str]:
+    """The ``tag`` elements of a fragment whose aria-label, unescaped, is ``label``."""
+    return [e for e, said in re.findall(rf'(<{tag}\b[^>]*aria-label="([^"]*)"[^>]*>)', text)
+            if html.unescape(said) == label]
+
+
+class TestForScreenReaders:
+    def test_a_conditions_announcement_names_it_and_whom_and_its_undo_too(self, table: Any) -> None:
+        """WCAG 4.1.3: the GM applies Prone to Kael: the GM's page and Alice's announce "Kael Arden is Prone" (the
+        card's line), not "A condition: Kael Arden" nor a bare "A condition" (found by a blind tester); the undo
+        announces "Undone: Kael Arden is Prone"; clearing it, "Kael Arden is no longer Prone"."""
+        table.create()
+        alice = _seat(table, "Alice", "kael")
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        assert table.command({"command": "apply_condition", "who": "kael", "condition": "Prone"}).status_code == 201
+        assert _announce(fragment(table, table.gm)) == "Kael Arden is Prone. Round 1: Kael Arden's turn"
+        assert _announce(fragment(table, alice)) == "Kael Arden is Prone. Your turn: Kael Arden"
+        assert table.command({"command": "undo", "reason": "wrong target"}).status_code == 201
+        assert _announce(fragment(table, table.gm)) == "Undone: Kael Arden is Prone. Round 1: Kael Arden's turn"
+        assert table.command({"command": "apply_condition", "who": "kael", "condition": "Prone"}).status_code == 201
+        assert table.command({"command": "clear_condition", "who": "kael", "condition": "Prone"}).status_code == 201
+        assert _announce(fragment(table, alice)) == "Kael Arden is no longer Prone. Your turn: Kael Arden"
+
+    def test_the_end_is_announced_as_the_fight_bar_says_it_once(self, table: Any) -> None:
+        """The raiders yield: every seat's page announces "The fight is over: the raiders yielded", the fight bar's
+        words, and nothing more ("THE END: The end. The fight is over" said neither how nor once); the seed
+        revealed after, the announcement is the same (the page says it only when it changes)."""
+        table.create()
+        alice = _seat(table, "Alice", "kael")
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        assert table.command({"command": "end_fight", "reason": "yielded", "side": "raiders"}).status_code == 201
+        for token in (table.gm, alice):
+            assert _announce(fragment(table, token)) == "The fight is over: the raiders yielded"
+        assert table.command({"command": "reveal_seed"}).status_code == 201
+        assert _announce(fragment(table, alice)) == "The fight is over: the raiders yielded"
+
+    def test_a_forms_ids_are_the_same_at_every_head(self, table: Any) -> None:
+        """WCAG 3.2.2: the GM's "Apply a condition" form and its selects keep their ids when the head moves (they
+        carried the offer's index, "o15-…" then "o16-…", so a live update wiped what the GM had chosen and the
+        focus; found by a blind tester)."""
+        table.create()
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        ids = []
+        for _ in range(2):
+            text = fragment(table, table.gm)
+            ids.append(re.findall(r'<(?:form|select)[^>]*\bid="(o-apply_condition[^"]*)"', text))
+            assert table.command({"command": "end_turn", "who": "kael" if not ids[1:] else "vesh"}
+                                 ).status_code == 201
+        assert ids[0] == ids[1] == ["o-apply_condition-gm", "o-apply_condition-gm-who", "o-apply_condition-gm-cond",
+                                    "o-apply_condition-gm-choice"]
+
+    def test_same_named_controls_say_whom_they_are_for(self, table: Any) -> None:
+        """WCAG 2.4.6: each "Hide from the players" names its combatant, each seat's Copy link, QR code, Reissue and
+        Revoke its seat; the End the fight select is named apart from its form and button; the initiative number
+        is said as one, and a turn's Action and Move left are words, not a check mark."""
+        table.create()
+        _seat(table, "Alice", "kael")
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        text = fragment(table, table.gm)
+        for name in ("Kael Arden", "Vesh the Cinder-Hand"):
+            assert len(_named(text, "button", f"Hide {name} from the players")) == 1
+        for label in ("Copy Alice's link", "QR code of Alice's link", "Reissue Alice's seat", "Revoke Alice's seat"):
+            assert len(_named(text, "button", label)) == 1, label
+        assert '<label for="o-end_fight-gm-choice">How the fight ends</label>' in text
+        kael = _said(text, 'data-id="kael"', "</li>")
+        assert "Kael Arden initiative 7 turn" in kael
+        assert "Action ✓ left · Move ✓ left" in kael
+
+    def test_an_answers_numbers_describe_its_button(self, table: Any) -> None:
+        """WCAG 1.3.1: each Active Defense answer's button is described by what it adds, what it costs and its
+        odds (aria-describedby to those lines, each there) and by its error line."""
+        table.create(dice="manual")
+        for command in ({"command": "roll_initiative", "dice": [4, 1]},
+                        {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                         "dice": [1, 2, 1]}):
+            assert table.command(command).status_code == 201
+        text = fragment(table, table.gm)
+        buttons = re.findall(r'<button type="submit" class="big" aria-describedby="([^"]*)">', text)
+        assert len(buttons) == 3  # Dodge, Parry (Vesh's knife), Decline
+        for described in buttons:
+            ids = described.split()
+            assert ids[-1].endswith("-error") and any(i.endswith("-odds") for i in ids), ids
+            for one in ids:
+                assert re.search(rf'id="{re.escape(one)}"', text), one
+        odds = re.search(rf'id="{buttons[0].split()[-2]}" data-odds>([^<]+)<', text)
+        assert odds is not None and "turns the hit into a miss on" in odds[1]
+
+    def test_a_players_foes_are_marked_in_words_and_the_bonus_actions_counted(self, table: Any) -> None:
+        """WCAG 1.4.1: on Alice's page Vesh's chip says "foe" in words (not a red border alone, which the turn's
+        ring covered), Kael's "yours"; the Bonus Actions line counts them in text ("1/1") beside the pips."""
+        table.create()
+        alice = _seat(table, "Alice", "kael")
+        assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
+        text = fragment(table, alice)
+        vesh = _said(text, 'data-id="vesh"', "</li>")
+        assert 'data-id="vesh"> Vesh the Cinder-Hand initiative 8 turn foe HP' in vesh
+        assert "foe" not in _said(text, 'data-id="kael"', "</li>")
+        assert re.search(r'<span class="ba-count">(\d)/\1</span>', text)
+
+    def test_the_undos_preview_names_the_condition_it_takes_back(self, table: Any) -> None:
+        """The undo's preview (and the log's words it is built from, data-said) say a condition's card by what it
+        did, "#12 Kael Arden is Prone: tripped", not "A condition: Kael Arden"."""
+        table.create()
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        assert table.command({"command": "apply_condition", "who": "kael", "condition": "Prone",
+                              "reason": "tripped"}).status_code == 201
+        text = fragment(table, table.gm)
+        seq = re.search(r'id="seq-(\d+)" data-seq="\d+" data-kind="apply_condition" data-said="([^"]*)"', text)
+        assert seq is not None and html.unescape(seq[2]) == "Kael Arden is Prone: tripped"
+        assert f'data-default="#{seq[1]} Kael Arden is Prone: tripped">Undoes #{seq[1]} Kael Arden is Prone: ' \
+               "tripped</p>" in text
+
+    def test_each_combatants_command_buttons_say_whose_they_are(self, table: Any) -> None:
+        """WCAG 2.4.6: at set-up the GM's Commands hold an Attack, a Move, ... per combatant: each button says whose
+        ("Attack by Vesh the Cinder-Hand", in visually hidden words after the visible ones), so no two read alike."""
+        table.create(names=("kael", "brin", "vesh", "skarn"))  # at set-up: every combatant's commands offered
+        text = fragment(table, table.gm)
+        names = [re.sub(r"<[^>]+>", "", b) for b in re.findall(
+            r'<form class="command[^"]*" id="o-[^"]*"[^>]*>.*?<button type="submit"[^>]*>(.*?)</button>', text, re.S)]
+        assert "Attack by Vesh the Cinder-Hand" in names and "Attack by Skarn Gutterjaw" in names
+        assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)

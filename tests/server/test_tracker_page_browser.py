@@ -295,3 +295,139 @@ def test_a_command_sent_while_another_waits_for_dice_says_so_and_keeps_it(server
     assert status == 200 and offered["staged"]["command"]["command"] == "declare_attack", offered
     page.context.close()
     assert watch.outside == []
+
+
+def focused(page: Any) -> str:
+    """The focused element: its id, else its form's id and its tag ("o-undo-gm button"); "body" when lost."""
+    return str(page.evaluate("() => { const e = document.activeElement; if (!e || e === document.body) return 'body';"
+                             " return e.id || `${e.form ? e.form.id : '?'} ${e.tagName.toLowerCase()}`; }"))
+
+
+def sent(page: Any, head: str | None) -> None:
+    """Wait until the page's own command is answered: the head moved from ``head`` (None: it need not) and the page
+    is no longer busy."""
+    moved = f"document.querySelector('.table-panel').dataset.head !== '{head}' && " if head is not None else ""
+    page.wait_for_function(f"() => {moved}!document.body.dataset.busy")
+
+
+def head_now(page: Any) -> str:
+    return str(page.locator(".table-panel").get_attribute("data-head"))
+
+
+def test_the_focus_follows_the_reader_after_each_action(server: Server, browser: Any) -> None:
+    """WCAG 2.4.3 (found by a blind tester: the focus fell to the page's body after almost every action): Enter on
+    Roll initiative leaves the focus on the top card (its form is gone), the fight bar on screen; Vesh's attack
+    opens Kael's Active Defense (Alice's) and the focus goes to the decision's heading; the GM's Decline (its key)
+    closes it and the focus goes to the top card (the HIT); a refused undo keeps the focus on its button, its error line
+    saying why and describing it, the page not scrolled; ending the fight puts the focus on the top card and
+    announces how it ended, once."""
+    gm = fight(server, "keepfocus", "kael", "vesh")
+    seat(server, "keepfocus", gm, "Alice", "kael")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "keepfocus", gm)
+    page.locator("form[data-command=roll_initiative] input.face").first.wait_for(state="attached")
+    page.check("input[name=dice-mode][value=typed]")
+    form = page.locator("#o-roll_initiative-gm")
+    form.locator("input.face").nth(0).fill("1")  # Kael 1, Vesh 6: Vesh first
+    form.locator("input.face").nth(1).fill("6")
+    head = head_now(page)
+    form.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    sent(page, head)
+    assert focused(page) == "top-card"
+    assert page.locator("#top-card .headline").inner_text() == "Initiative"
+    assert page.locator("#fight-bar").bounding_box()["y"] >= 0
+    attack = page.locator("#o-declare_attack-vesh")
+    attack.locator("select.choice").select_option(label=next(
+        o for o in attack.locator("select.choice option").all_inner_texts() if o.startswith("Kael Arden")))
+    for i, face in enumerate(("8", "6", "1")):
+        attack.locator(".choice-dice:not([hidden]) input.face").nth(i).fill(face)
+    head = head_now(page)
+    attack.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    sent(page, head)
+    assert focused(page) == "decision-h"
+    assert page.locator("#decision-h").inner_text() == "Waiting: Active Defense (C8)"  # Alice's, the GM may answer
+    page.check("input[name=dice-mode][value=server]")
+    decline = page.locator("#decision form.answer", has_text="Decline")
+    key = decline.locator("kbd").inner_text()
+    head = head_now(page)
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press(key)
+    sent(page, head)
+    assert focused(page) == "top-card"
+    assert page.locator("#top-card .verdict").inner_text().startswith("HIT")
+    undo = page.locator("#o-undo-gm")
+    undo.locator("input[data-path=reason]").fill("back past the start")
+    undo.locator("input[data-path=to_seq]").fill("9999")
+    undo.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")  # the first press asks for a confirmation, said to a screen reader too
+    page.wait_for_function("() => document.querySelector('#announce').textContent.includes('Press again')")
+    assert page.locator("#announce").inner_text() == "This undoes everything from #9999 on. Press again to confirm."
+    before = page.evaluate("scrollY")
+    head = head_now(page)
+    page.keyboard.press("Enter")
+    sent(page, None)
+    page.locator("#o-undo-gm-error:not(:empty)").wait_for()
+    assert head_now(page) == head and focused(page) == "o-undo-gm button"
+    assert "o-undo-gm-error" in str(undo.locator("button[type=submit]").get_attribute("aria-describedby"))
+    assert page.evaluate("scrollY") == before
+    page.locator("#gm-end_fight summary").click()
+    end = page.locator("#o-end_fight-gm")
+    end.get_by_label("How the fight ends").select_option(label="the raiders yield")
+    head = head_now(page)
+    end.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    sent(page, head)
+    assert focused(page) == "top-card"
+    assert page.locator("#announce").inner_text() == "The fight is over: the raiders yielded"
+    page.context.close()
+    assert watch.outside == []
+    assert watch.errors == ["Failed to load resource: the server responded with a status of 422 (Unprocessable "
+                            "Entity)"], "the refused undo alone"
+
+
+def test_a_live_update_keeps_the_gms_chosen_condition_and_its_focus(server: Server, browser: Any) -> None:
+    """WCAG 3.2.2 (found by a blind tester): the GM opens "Apply a condition" and picks Kael in "On", the focus on
+    that select; another GM page ends the turn (E): once the table is back, the select has the same id, Kael still
+    chosen, the box still open and the focus still on it; applying Prone then announces "Kael Arden is Prone" to the
+    GM and to Alice, whose page shows Vesh's chip marked "foe" in words, its red edge kept under the turn's ring."""
+    gm = fight(server, "keepform", "kael", "vesh")
+    alice = seat(server, "keepform", gm, "Alice", "kael")
+    status, answer = server.call("POST", "/fights/keepform/commands",
+                                 {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
+    assert status == 201, answer
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "keepform", gm)
+    other = page_of(browser, watch, origin_of(server), "keepform", gm)
+    player = page_of(browser, watch, origin_of(server), "keepform", alice)
+    page.locator("#gm-apply_condition summary").click()
+    who = page.get_by_label("On", exact=True)
+    who.select_option(label="Kael Arden")
+    who.focus()
+    head = head_now(page)
+    other.keyboard.press("e")
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{head}'")
+    page.wait_for_timeout(300)
+    assert focused(page) == "o-apply_condition-gm-who"
+    assert page.locator("#o-apply_condition-gm-who").input_value() == "kael"
+    assert page.locator("#gm-apply_condition").evaluate("d => d.open") is True
+    page.get_by_label("the condition", exact=True).select_option("Prone")
+    head = head_now(page)
+    page.locator("#o-apply_condition-gm button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    sent(page, head)
+    assert focused(page) == "o-apply_condition-gm button"
+    assert page.locator("#o-apply_condition-gm-who").input_value() == ""
+    for one in (page, player):
+        one.wait_for_function("() => document.querySelector('#announce').textContent.startsWith('Kael Arden is Prone')")
+    assert page.locator("#announce").inner_text() == "Kael Arden is Prone. Round 1: Vesh the Cinder-Hand's turn"
+    assert player.locator("li.chip[data-id=vesh] .foe-mark").inner_text() == "foe"
+    vesh = player.locator("li.chip[data-id=vesh]")
+    assert vesh.get_attribute("class") == "chip turn foe"
+    assert vesh.evaluate("e => [getComputedStyle(e).borderLeftColor, getComputedStyle(e).borderTopColor]") == [
+        player.evaluate("getComputedStyle(document.querySelector('.badge.foe-mark')).color"),
+        player.evaluate("getComputedStyle(document.querySelector('.badge.now')).color")], "red edge, blue ring"
+    for one in (page, other, player):
+        one.context.close()
+    assert watch.outside == [] and watch.errors == [], watch.errors
