@@ -314,6 +314,15 @@ def head_now(page: Any) -> str:
     return str(page.locator(".table-panel").get_attribute("data-head"))
 
 
+def enter_on(page: Any, form: Any) -> None:
+    """Press Enter on ``form``'s submit button (the focus on it, as a keyboard user has it) and wait until the page's
+    command is answered, the head moved."""
+    before = head_now(page)
+    form.locator("button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    sent(page, before)
+
+
 def test_the_focus_follows_the_reader_after_each_action(server: Server, browser: Any) -> None:
     """WCAG 2.4.3 (found by a blind tester: the focus fell to the page's body after almost every action): Enter on
     Roll initiative leaves the focus on the top card (its form is gone), the fight bar on screen; Vesh's attack
@@ -330,10 +339,7 @@ def test_the_focus_follows_the_reader_after_each_action(server: Server, browser:
     form = page.locator("#o-roll_initiative-gm")
     form.locator("input.face").nth(0).fill("1")  # Kael 1, Vesh 6: Vesh first
     form.locator("input.face").nth(1).fill("6")
-    head = head_now(page)
-    form.locator("button[type=submit]").focus()
-    page.keyboard.press("Enter")
-    sent(page, head)
+    enter_on(page, form)
     assert focused(page) == "top-card"
     assert page.locator("#top-card .headline").inner_text() == "Initiative"
     assert page.locator("#fight-bar").bounding_box()["y"] >= 0
@@ -342,10 +348,7 @@ def test_the_focus_follows_the_reader_after_each_action(server: Server, browser:
         o for o in attack.locator("select.choice option").all_inner_texts() if o.startswith("Kael Arden")))
     for i, face in enumerate(("8", "6", "1")):
         attack.locator(".choice-dice:not([hidden]) input.face").nth(i).fill(face)
-    head = head_now(page)
-    attack.locator("button[type=submit]").focus()
-    page.keyboard.press("Enter")
-    sent(page, head)
+    enter_on(page, attack)
     assert focused(page) == "decision-h"
     assert page.locator("#decision-h").inner_text() == "Waiting: Active Defense (C8)"  # Alice's, the GM may answer
     page.check("input[name=dice-mode][value=server]")
@@ -375,10 +378,7 @@ def test_the_focus_follows_the_reader_after_each_action(server: Server, browser:
     page.locator("#gm-end_fight summary").click()
     end = page.locator("#o-end_fight-gm")
     end.get_by_label("How the fight ends").select_option(label="the raiders yield")
-    head = head_now(page)
-    end.locator("button[type=submit]").focus()
-    page.keyboard.press("Enter")
-    sent(page, head)
+    enter_on(page, end)
     assert focused(page) == "top-card"
     assert page.locator("#announce").inner_text() == "The fight is over: the raiders yielded"
     page.context.close()
