@@ -471,7 +471,7 @@ def _guard(fn: _F, extension: str, module: str, hook: str, check: _Check | None 
             result = fn(*args)
         except (OmenError, ExtensionCrash):
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # (sys.exit in an extension is its failure, not omen's exit code)
             raise ExtensionCrash(ExtensionFailed(extension, module, hook, type(exc).__name__, str(exc))) from exc
         problem = check(args, result) if check is not None else None
         if problem is not None:

@@ -61,6 +61,7 @@ class TestAtLoad:
         ("raise RuntimeError('shield wall failed to import')\n",
          "importing it raised RuntimeError: shield wall failed to import"),
         ("X = 1\n", "EXTENSION: none declared, not an omen_core.hooks.Extension"),
+        ("import sys\nsys.exit(0)\n", "importing it raised SystemExit: 0"),
     ])
     def test_a_bad_module_is_refused_in_one_line_naming_it_and_the_row(
             self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, said: str) -> None:
@@ -131,6 +132,7 @@ class TestAtRunTime:
          "returned 'nobody', not a combatant of this fight"),
         (None, lambda s, f: 2, "terms on defense", "bad result", "returned 2, not a tuple of omen_core.parts.Modifier"),
         (None, lambda s, f: dict[str, int]()["x"], "terms on defense", "KeyError", "'x'"),
+        (lambda s, f, m: sys.exit(0), None, "window 'arcane_ward' responders", "SystemExit", "0"),
     ])
     def test_a_failing_callable_refuses_the_command_naming_the_extension(
             self, monkeypatch: pytest.MonkeyPatch, responders: Any, terms: Any, hook: str, error: str,

@@ -71,7 +71,7 @@ def _declared(name: str) -> Extension:
         module = import_module(name)
     except OmenError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a module that calls sys.exit as it loads cannot be loaded: not an exit
         raise ExtensionInvalid(name, f"importing it raised {type(exc).__name__}: {exc}") from exc
     extension = getattr(module, "EXTENSION", None)
     if not isinstance(extension, Extension):
