@@ -695,8 +695,8 @@ class Audit(Visitor):
         """After a turn started, the next event refills its owner's Bonus Actions when they are not full (C20);
         ``rec`` None: the log ended."""
         due, self.refill_due = self.refill_due, None
-        if due is None:
-            return
+        if due is None or rec is None:  # the log ends after the turn_started: a version-1 batch cut short (its lines
+            return                      # carry no batch_size, so a torn batch cannot be told), not a breach of C20
         started, who = due
         event = rec.event if rec is not None else None
         if isinstance(event, BonusActionsRefilled) and event.who == who:
