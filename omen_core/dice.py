@@ -205,6 +205,7 @@ class SeededDice:
     kind: DiceSourceKind = "seeded"
 
     def __init__(self, seed: bytes, successors: Iterable[bytes] = ()):
+        expect(seed, bytes, "SeededDice's seed", "the seed's bytes (bytes.fromhex of a hex seed)")
         if len(seed) < 16:
             raise DiceError("a dice seed must be at least 16 bytes")
         self._seed = seed
@@ -254,6 +255,8 @@ class ManualDice:
     kind: DiceSourceKind = "manual"
 
     def __init__(self, ask: Callable[[RollRequest], Sequence[int]] | None = None):
+        if ask is not None and not callable(ask):
+            raise InvalidArgument("ManualDice's ask", "a function of a roll's request giving its faces, or None", ask)
         self.ask = ask
 
     def faces(self, request: RollRequest) -> Sequence[int]:
@@ -286,6 +289,8 @@ class ScriptedDice:
     kind: DiceSourceKind = "scripted"
 
     def __init__(self, faces: Iterable[int]):
+        if isinstance(faces, (str, bytes)):
+            raise InvalidArgument("ScriptedDice's faces", "an iterable of faces (whole numbers), not text", faces)
         self._faces = list(expect(faces, Iterable, "ScriptedDice's faces", "an iterable of faces (whole numbers)"))
         self._pos = 0
 

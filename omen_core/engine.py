@@ -74,6 +74,7 @@ from .decide import (
     decided,
 )
 from .dice import DiceSource, NoDice, SeededDice
+from .dice import commitment as seed_commitment
 from .errors import (
     ConcurrencyError,
     FightExists,
@@ -296,6 +297,14 @@ class _History:
                       live=seq not in voided)
 
 
+def _ids(given: Sequence[str], parameter: str) -> tuple[str, ...]:
+    """A façade argument naming combatants, as a tuple; a text (one id where a sequence of ids is wanted, which
+    ``tuple`` would take letter by letter) is :class:`InvalidArgument` naming ``parameter``."""
+    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+        raise InvalidArgument(parameter, "a sequence of combatant ids (a list or tuple, not one id as text)", given)
+    return tuple(given)
+
+
 class Fight:
     """One fight: its store, dice source, clock, salts and the state folded from its events.
 
@@ -381,10 +390,14 @@ class Fight:
         seed's dice would be recorded as seeded and fail verification; a revealed (spent) seed's are predictable."""
         if not isinstance(dice, SeededDice) or not state.started or dice.commitment == state.seed_commitment:
             return  # before the start nothing is in force: the start records the dice's own commitment
-        hexed = dice.seed.hex()
-        spent = state.version > 0 and any(isinstance(rec.event, SeedRevealed) and rec.event.seed == hexed
-                                          for rec in self.store.read(state.fight_id))
-        raise SeedMismatch(state.seed_commitment, dice.commitment, given="the seeded dice's seed", spent=spent)
+        raise SeedMismatch(state.seed_commitment, dice.commitment, given="the seeded dice's seed",
+                           spent=self._revealed_before(dice.seed, state))
+
+    def _revealed_before(self, seed: bytes, state: FightState) -> bool:
+        """Whether the log up to ``state`` reveals ``seed``: a seed spent and public (C42)."""
+        hexed = seed.hex()
+        return state.version > 0 and any(isinstance(rec.event, SeedRevealed) and rec.event.seed == hexed
+                                         for rec in self.store.read(state.fight_id))
 
     def catch_up(self) -> int:
         """Take in the events appended to the store since this fight's version by another ``Fight`` (another
@@ -419,7 +432,7 @@ class Fight:
             return kept
         return state_at(StoreSource(self.store, self.fight_id), self.snapshots, seq)
 
-    def undo(self, to_seq: int | None = None, reason: str = "") -> Undone:
+    def undo(self, to_seq: int | None = None, reason: str = "", *, by: str = "") -> Undone:
         """Undo the last command, or everything from ``to_seq`` on, by appending an event that voids them.
 
         History is never rewritten: the undone events stay in the log, and the
@@ -429,13 +442,13 @@ class Fight:
         The state it goes back to is one kept in memory or walked from a
         snapshot: an undo costs the same on a long log as on a short one.
         """
-        event = self.execute(Undo(to_seq=to_seq, reason=reason))[-1].event
+        event = self.execute(Undo(to_seq=to_seq, reason=reason), by)[-1].event
         assert isinstance(event, Undone)
         return event
 
-    def redo(self, reason: str = "") -> Redone:
-        """Take back the last undo, if nothing has been done since."""
-        event = self.execute(Redo(reason=reason))[-1].event
+    def redo(self, reason: str = "", *, by: str = "") -> Redone:
+        """Take back the last undo, if nothing has been done since (``by``: who, for the record)."""
+        event = self.execute(Redo(reason=reason), by)[-1].event
         assert isinstance(event, Redone)
         return event
 
@@ -631,8 +644,9 @@ class Fight:
                time_waited: TimeWaited | float | None = None, difficulty: int | None = None,
                dice: Faces = None, by: str = "") -> list[Event]:
         """Ambushers roll Stealth for the difficulty (or the GM presets it); defenders roll Perception (C17, C18)."""
-        return self._events(self._do(BeginAmbush(ambushers=tuple(ambushers), defenders=tuple(defenders),
-                                                     time_waited=time_waited, difficulty=difficulty), dice, by))
+        return self._events(self._do(BeginAmbush(ambushers=_ids(ambushers, "ambushers"),
+                                                 defenders=_ids(defenders, "defenders"), time_waited=time_waited,
+                                                 difficulty=difficulty), dice, by))
 
     def roll_initiative(self, modifiers: dict[str, tuple[Modifier, ...]] | None = None,
             *, dice: Faces = None, by: str = "") -> list[Event]:
@@ -641,7 +655,7 @@ class Fight:
 
     def agree_initiative(self, order: Sequence[str], *, dice: Faces = None, by: str = "") -> list[Event]:
         """Tied allies agree their order instead of rolling off (C19)."""
-        return self._events(self._do(AgreeInitiative(order=tuple(order)), dice, by))
+        return self._events(self._do(AgreeInitiative(order=_ids(order, "order")), dice, by))
 
     def roll_off(self, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Tied allies roll off after all (C19)."""
@@ -653,7 +667,7 @@ class Fight:
 
     def move(self, who: str, leaves: Sequence[str] = (), *, dice: Faces = None, by: str = "") -> list[Event]:
         """A Movement Action; leaving enemies' reach opens Attack of Opportunity windows (C23)."""
-        return self._events(self._do(Move(who=who, leaves=tuple(leaves)), dice, by))
+        return self._events(self._do(Move(who=who, leaves=_ids(leaves, "leaves")), dice, by))
 
     def stand_up(self, who: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """A Prone combatant stands up: its Movement Action in the rounds (C20), free outside them."""
@@ -729,6 +743,10 @@ class Fight:
             if not isinstance(self.dice, SeededDice):
                 raise RuleViolation("dice", "no seed given and the dice source is not seeded")
             seed = self.dice.seed
+        seed = expect(seed, bytes, "seed", "the seed's bytes (or None: the seeded dice's own)")
+        state = self._state
+        if seed_commitment(seed) != state.seed_commitment and self._revealed_before(seed, state):
+            raise SeedMismatch(state.seed_commitment, seed_commitment(seed), spent=True)
         self.execute(RevealSeed(seed=seed.hex()))
         return seed.hex()
 

@@ -17,7 +17,7 @@ import msgspec
 from omen_core.content import Heal, IncomingDamage, Weapon
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
-from omen_core.errors import BadInput
+from omen_core.errors import BadInput, InvalidArgument
 from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
@@ -373,6 +373,10 @@ def owner_of(event: Event, before: FightState, after: FightState) -> int | None:
 def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
     """Explain the event at ``seq`` of a log (the whole attack, save or movement it belongs to, if any), from
     one walk that stops once it has seen what it needs."""
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise InvalidArgument("seq", "a seq (a whole number)", seq)
+    if seed is not None and not isinstance(seed, bytes):
+        raise InvalidArgument("seed", "the seed's bytes, or None", seed)
     explainer = _Explainer(seq, seed)
     walk(source, explainer)
     if explainer.found is None:
@@ -382,8 +386,14 @@ def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
 
 
 def explain_records(records: Iterable[StoredEvent], seq: int, seed: bytes | None = None) -> Explanation:
-    """:func:`explain` over an in-memory log of decoded events."""
-    return explain(LinesSource([encode_line(r) for r in records], where="the events given"), seq, seed)
+    """:func:`explain` over an in-memory log of decoded events (``records``: the stored events, ``fight.events``)."""
+    if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+        raise InvalidArgument("records", "the stored events (fight.events, or a store's read)", records)
+    listed = list(records)
+    if not all(isinstance(r, StoredEvent) for r in listed):
+        wrong = next(r for r in listed if not isinstance(r, StoredEvent))
+        raise InvalidArgument("records", "stored events (omen_core.events.StoredEvent)", wrong)
+    return explain(LinesSource([encode_line(r) for r in listed], where="the events given"), seq, seed)
 
 
 def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...]:

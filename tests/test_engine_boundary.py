@@ -16,6 +16,7 @@ from omen_core.dice import commitment
 from omen_core.errors import ConcurrencyError, FightExists, InvalidArgument, InvalidCommand, SeedMismatch
 from omen_core.events import CommandIssued, DiceRolled
 from omen_core.store import JsonlStore, SqliteStore, open_store
+from omen_replay.explain import explain_records
 from tests.sheets import sheet
 
 KAEL = sheet("kael", STR=(8, 2), AGI=(6, 1))
@@ -71,6 +72,17 @@ class TestSeedInForce:
         with pytest.raises(SeedMismatch, match="the fight has no seed commitment"):
             Fight.load(store, "f", dice=SeededDice(SEED)).roll_initiative()
         assert store.version("f") == 3
+
+    def test_revealing_a_spent_seed_says_it_is_spent(self) -> None:
+        """C42: after a reveal mid-fight, reveal_seed given the revealed (public) seed again is refused as spent,
+        rule C42, as the dice holding it are; nothing is appended."""
+        store = MemoryStore()
+        first = seeded(store, (FRESH,))
+        first.reveal_seed()
+        version = store.version("f")
+        with pytest.raises(SeedMismatch, match=r"already revealed") as caught:
+            Fight.load(store, "f").reveal_seed(SEED)
+        assert (caught.value.spent, caught.value.rule) == (True, "C42") and store.version("f") == version
 
     def test_revealing_the_right_seed_needs_no_dice_of_its_own(self) -> None:
         """reveal_seed checks the seed it reveals itself: with wrong dice, revealing the right seed explicitly
@@ -128,6 +140,16 @@ WRONG: list[tuple[str, Callable[[], Any], str]] = [
     ("JsonlStore None", lambda: JsonlStore(None), "directory"),  # type: ignore[arg-type]
     ("JsonlStore.single None", lambda: JsonlStore.single(None), "path"),  # type: ignore[arg-type]
     ("load_sheet None", lambda: load_sheet(None), "path"),  # type: ignore[arg-type]
+    ("reveal_seed text", lambda: seeded(MemoryStore()).reveal_seed("ab"), "seed"),  # type: ignore[arg-type]
+    ("SeededDice text", lambda: SeededDice("ab" * 32), "SeededDice's seed"),  # type: ignore[arg-type]
+    ("SeededDice None", lambda: SeededDice(None), "SeededDice's seed"),  # type: ignore[arg-type]
+    ("ManualDice number", lambda: ManualDice(5), "ManualDice's ask"),  # type: ignore[arg-type]
+    ("ScriptedDice text", lambda: ScriptedDice("45"), "ScriptedDice's faces"),  # type: ignore[arg-type]
+    ("move leaves text", lambda: _started().move("vesh", "kael"), "leaves"),
+    ("ambush text", lambda: _started().ambush(["vesh"], "kael"), "defenders"),
+    ("agree_initiative text", lambda: _started().agree_initiative("kael"), "order"),
+    ("explain_records None", lambda: explain_records(None, 1), "records"),  # type: ignore[arg-type]
+    ("explain_records seq text", lambda: explain_records(_started().events, "2"), "seq"),  # type: ignore[arg-type]
 ]
 
 
@@ -159,6 +181,16 @@ class TestWrongTypes:
 
 
 class TestFacadeFacesAndBy:
+    def test_undo_and_redo_record_who_gave_them(self) -> None:
+        """fight.undo(by="gm") and fight.redo(by="gm") record who gave them in their command_issued, as every other
+        shorthand's by= does (docs/live.md, the shorthands)."""
+        fight = _started()
+        fight.roll_initiative()
+        fight.undo(by="gm")
+        fight.redo(by="gm")
+        issued = [e.event for e in fight.events if isinstance(e.event, CommandIssued)][-2:]
+        assert [(type(i.command).__name__, i.by) for i in issued] == [("Undo", "gm"), ("Redo", "gm")]
+
     def test_a_facade_method_carries_faces_and_who_gave_it(self) -> None:
         """roll_initiative(dice=[4, 6], by="gm") rolls the faces typed in (recorded as manual in a seeded fight)
         and records who gave the command, exactly as execute would."""
