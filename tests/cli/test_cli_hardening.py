@@ -324,6 +324,21 @@ class TestTheTerminal:
             assert shown == _omen_process(["log", "demo.jsonl", "--format", fmt], writable, subprocess.PIPE).stdout
 
 
+class TestAMissingLog:
+    @pytest.mark.parametrize(("name", "said"), [
+        ("no such/x y.jsonl", "omen: error: no such/x y.jsonl: no such log (omen run SCENARIO --log 'no such/x "
+                              "y.jsonl' starts a fight there)"),
+        ("e mpty.jsonl", "omen: error: e mpty.jsonl holds no fight yet (omen run SCENARIO --log 'e mpty.jsonl' "
+                         "starts one)"),
+    ])
+    def test_the_command_that_starts_one_quotes_its_path(self, tmp_path: Path, name: str, said: str) -> None:
+        """A log that is not there (or holds no fight) is said with the ``omen run`` that starts one, its path
+        shell-quoted as every command omen suggests is, so it pastes; exit 2."""
+        (tmp_path / "e mpty.jsonl").write_bytes(b"")
+        done = _omen_process(["status", name], tmp_path, subprocess.PIPE)
+        assert (done.returncode, done.stderr) == (2, said + "\n")
+
+
 def _into_a_closed_pipe(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``omen ARGV | head -0``: standard output a pipe whose reader has closed it before the command writes."""
     reader, writer = os.pipe()
