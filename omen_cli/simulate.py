@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .app import appended, bad_input, check_log_parent, guarded, seed_option, store_at, wrote
-from .console import console, escape, out, plain, stdout, unwrapped, visible
+from .console import console, err, escape, out, plain, stdout, unwrapped, visible
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -446,8 +446,10 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
                "edited since the run" + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
                if run.manifest.omen == __version__ else
                f"the run: omen {run.manifest.omen}; this omen may rule differently")
-        bad_input(f"fight {index} came out differently from the run's record ({why}): recorded "
-                  f"{msgspec.json.encode(recorded).decode()}, now {msgspec.json.encode(played.record).decode()}", 1)
+        err.print(f"[bold red]omen: error:[/] fight {index} came out differently from the run's record "
+                  f"({escape(why)}): recorded {escape(msgspec.json.encode(recorded).decode())}, now "
+                  f"{escape(msgspec.json.encode(played.record).decode())}")
+        raise typer.Exit(1)  # a finding, as verify's: exit 1 though the log is written (it is the evidence)
     if not report.clean:
         raise typer.Exit(1)
 
