@@ -17,6 +17,7 @@ import contextlib
 import errno
 import io
 import os
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from enum import Enum
@@ -240,10 +241,17 @@ def open_store(url: str) -> EventStore:
 
 
 def open_existing_store(url: str) -> EventStore:
-    """:func:`omen_core.store.open_existing_store`, closed when the command ends."""
+    """:func:`omen_core.store.open_existing_store`, closed when the command ends. A log that is not there is said
+    with the command that starts one, its path shell-quoted as every command omen suggests is."""
+    from omen_core.errors import BadInput
     from omen_core.store import open_existing_store as opened
 
-    return cast("EventStore", held(opened(url)))
+    try:
+        return cast("EventStore", held(opened(url)))
+    except BadInput as exc:
+        if str(exc) == f"{url}: no such log (omen run SCENARIO --log {url} starts a fight there)":
+            bad_input(f"{url}: no such log (omen run SCENARIO --log {shlex.quote(url)} starts a fight there)")
+        raise
 
 
 def open_snapshots(url: str) -> Any:
@@ -410,7 +418,7 @@ def open_fight(url: str, fight: str | None) -> tuple[EventStore, str]:
             bad_input(f"no fight {fight!r} in {url} (fights: {', '.join(fights) or 'none'})")
         return store, fight
     if not fights:
-        bad_input(f"{url} holds no fight yet (omen run SCENARIO --log {url} starts one)")
+        bad_input(f"{url} holds no fight yet (omen run SCENARIO --log {shlex.quote(url)} starts one)")
     if len(fights) != 1:
         listed = ", ".join(fights[:LISTED]) + (f", and {len(fights) - LISTED} more" if len(fights) > LISTED else "")
         bad_input(f"{url} holds {len(fights)} fights ({listed}); choose one with --fight")

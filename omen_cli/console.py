@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from omen_replay.narrate import Line
 
 __all__ = ["out", "unwrapped", "err", "console", "stdout", "escape", "visible", "plain", "print_lines", "STYLE",
-           "Stderr", "StdoutFailed", "terminal_width", "fold", "fold_command", "FoldedLines"]
+           "Stderr", "StdoutFailed", "terminal_width", "fold", "fold_command", "fold_footer", "say", "FoldedLines"]
 
 def _console(**kwargs: Any) -> Console:
     """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
@@ -197,6 +197,42 @@ def fold_command(line: str, width: int | None, hang: str = "    ") -> list[str]:
         lines.append(current + (" \\" if gap else ""))
         current = hang + piece
     return [*lines, current, *(fold(f"{hang}# {comment}", width, f"{hang}# ") if comment else [])]
+
+
+def fold_footer(head: str, command: str, said: str, width: int | None) -> list[str]:
+    """``head HEAD  (COMMAND SAID)`` in lines of at most ``width`` cells where its words allow: as it is when it
+    fits; else the head on a line of its own (``SEQ:HASH`` whole), then the command to paste folded as the
+    ``next:`` lines are (:func:`fold_command`: broken between the shell's words, a quoted path whole, each line so
+    broken ending in `` \\``), then what it says, between words."""
+    from rich.cells import cell_len
+
+    line = f"head {head}  ({command} {said})"
+    if width is None or cell_len(line) <= width:
+        return [line]
+    folded = fold_command(f"   {command}", width)  # its lead, three columns: "  (" in their place
+    folded[0] = f"  ({folded[0][3:]}"
+    if cell_len(f"{folded[-1]} {said})") <= width:
+        folded[-1] = f"{folded[-1]} {said})"
+    else:
+        folded += fold(f"  {said})", width, "  ")
+    return [f"head {head}", *folded]
+
+
+def say(markup: str, hang: str = "  ") -> None:
+    """A line of Rich markup to standard output, folded at the terminal's width as :func:`fold` folds (between
+    words only, each line after the first starting with ``hang``, a head ``SEQ:HASH``, a hash, a seed left whole),
+    its styles kept; as it is when standard output is no terminal."""
+    from rich.text import Text
+
+    text = Text.from_markup(visible(markup))
+    pieces = fold(text.plain, terminal_width(), hang)
+    at = 0
+    for n, piece in enumerate(pieces):
+        body = piece[len(hang):] if n else piece
+        start = text.plain.index(body, at) if body else at
+        shown = text[start:start + len(body)]
+        at = start + len(body)
+        out.print(Text(hang) + shown if n else shown, soft_wrap=True)
 
 
 def _json_members(word: str) -> list[str]:

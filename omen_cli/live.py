@@ -21,7 +21,7 @@ from .app import (
     seed_option,
     wrote,
 )
-from .console import escape, fold, fold_command, out, print_lines, stdout, terminal_width
+from .console import escape, fold, fold_command, fold_footer, out, print_lines, stdout, terminal_width
 from .show import print_options, print_state, print_where
 
 if TYPE_CHECKING:
@@ -81,10 +81,15 @@ def status(
     elif (public := published_seed(state.seed_commitment)) is not None:
         known = SeedKnown(public.hex(), printed=True)
     width = terminal_width()  # folded at a terminal's width, never a command to paste parted inside a word
-    for line in status_lines(found, state, log_url, known, fight):  # --fight given: a store of several needs it
+    *lines, footer = status_lines(found, state, log_url, known, fight)  # --fight given: a store of several needs it
+    for line in lines:
         pieces = fold_command(line, width) if line.startswith("  omen ") else fold(line, width, _hang(line))
         for piece in pieces:
             out.print(piece, markup=False, soft_wrap=True)
+    head, _, said = footer.partition("  (")  # head H  (omen status LOG --all lists ...): the command folded to paste
+    command, _, rest = said.rpartition(" --all ")
+    for piece in fold_footer(head.removeprefix("head "), f"{command} --all", rest.removesuffix(")"), width):
+        out.print(piece, markup=False, soft_wrap=True)
 
 
 def _hang(line: str) -> str:
@@ -330,9 +335,13 @@ def do_cmd(
         print_options(found, False)
         return
     print_where(found)
-    chosen = f" --fight {escape(shlex.quote(fight))}" if fight is not None else ""  # a store of several needs it
-    out.print(f"head {found.head}  [dim](omen status {escape(shlex.quote(log_url))}{chosen} --all lists every "
-              "command accepted now)[/]")
+    chosen = f" --fight {shlex.quote(fight)}" if fight is not None else ""  # a store of several needs it
+    folded = fold_footer(found.head, f"omen status {shlex.quote(log_url)}{chosen} --all", "lists every command "
+                         "accepted now", terminal_width())  # the head whole, the command folded to paste
+    if len(folded) == 1:
+        out.print(f"head {found.head}  [dim]{escape(folded[0].partition('  ')[2])}[/]", soft_wrap=True)
+    for n, piece in enumerate(folded if len(folded) > 1 else ()):
+        out.print(f"[dim]{escape(piece)}[/]" if n else escape(piece), soft_wrap=True)
 
 
 def _join_refused(refused: Any, parsed: Command, command: str | None, file: Path | None) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .console import escape, out, plain, stdout
+from .console import escape, out, plain, say, stdout
 
 if TYPE_CHECKING:
     from omen_core.options import DiceRoll, Offer, Options
@@ -41,11 +41,11 @@ def report_text(report: Report) -> None:
             if not report.event_by_event else f"audited {report.audit}"  # schema version 1: docs/verify.md
         notices = [f"{len(found)} {kind} finding(s) listed above (--strict fails on them)"
                    for kind, found in ((PROVENANCE, report.provenance), (REROLL, report.rerolls)) if found]
-        out.print(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
-                  f"intact, {decided}, every total recomputed; {report.seeded_words()}"
-                  + "".join(f"; {n}" for n in notices) + head)
+        say(f"[green]verified[/] fight {report.fight_id!r}: {report.events} events, hash chain "
+            f"intact, {decided}, every total recomputed; {report.seeded_words()}"
+            + "".join(f"; {n}" for n in notices) + head)  # folded between words: the head whole, to witness
         return
-    out.print(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
+    say(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
     for f in report.problems:
         detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
         where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
@@ -61,23 +61,23 @@ def print_where(found: Options) -> None:
     """Where the fight stands and what it waits for, in two or three lines."""
     where = f"{found.phase}" + (f", round {found.round}" if found.round else "") + \
         (f", {found.turn}'s turn" if found.turn else "")
-    out.print(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
+    say(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
     if found.waiting is not None:
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
         cost = "at no cost" if w.cost == "free" else f"costs {escape(w.cost)}"
-        out.print(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
+        say(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
                   f"{escape(' or '.join(w.answers))}; {cost}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
-        out.print(f"out of the fight (C33): {escape(', '.join(gone))}")
+        say(f"out of the fight (C33): {escape(', '.join(gone))}")
     uses = [f"{b.who}'s {ability} {left}" for b in found.combatants for ability, left in b.uses.items()]
     if uses:
-        out.print(f"uses left (C41): {escape(', '.join(uses))}")
+        say(f"uses left (C41): {escape(', '.join(uses))}")
     owed = [f"{b.who}'s {ability} (at the {moment.replace('_', ' ')})" for b in found.combatants
             for ability, _, moment in (pending.partition(": ") for pending in b.deferred)]
     if owed:
-        out.print(f"deferred costs to pay (C41): {escape(', '.join(owed))}")
+        say(f"deferred costs to pay (C41): {escape(', '.join(owed))}")
 
 
 def print_options(found: Options, as_json: bool) -> None:
@@ -94,14 +94,14 @@ def print_options(found: Options, as_json: bool) -> None:
     for offer in found.offers:
         by_actor.setdefault(offer.actor, []).append(offer)
     for actor, offers in by_actor.items():
-        out.print(f"  [bold]{escape(actor or 'the GM')}[/]:")
+        say(f"  [bold]{escape(actor or 'the GM')}[/]:", "    ")
         for offer in offers:
             shown = _choice_summary(offer)
-            out.print(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
-                      + (f" {escape(shown)}" if shown else ""))
+            say(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
+                + (f" {escape(shown)}" if shown else ""), "      ")
             for line in [*_free_summary(offer), *_dice_summary(offer), *odds_summary(offer)]:
-                out.print(f"      [dim]{escape(line)}[/]")
-    out.print(f"head {found.head}")
+                say(f"      [dim]{escape(line)}[/]", "        ")
+    say(f"head {found.head}")
 
 
 def _free_summary(offer: Offer) -> list[str]:
@@ -219,6 +219,6 @@ def print_state(summary: StateSummary, as_json: bool) -> None:
         out.print(f"initiative order: {escape(', '.join(summary.initiative_order))}")
     head = f"{summary.seq}:{summary.hash}"
     if summary.seq:
-        out.print(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")
+        say(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")  # SEQ:HASH never parted
     else:
         out.print("head 0: before the first event (nothing to witness)")

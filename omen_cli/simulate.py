@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import bad_input, check_log_parent, guarded, seed_option, store_at
-from .console import console, escape, out, plain, stdout, unwrapped, visible
+from .app import appended, bad_input, check_log_parent, guarded, seed_option, store_at, wrote
+from .console import console, err, escape, out, plain, stdout, unwrapped, visible
 
 if TYPE_CHECKING:
     from omen_replay.simulate.encounter import Encounter
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from omen_replay.simulate.run import Run
 
 __all__ = ["simulate_command"]
+
+#: What a usage error ends with, as typer's own do (a count that is no number): where the options are told.
+_USAGE = " (see 'omen simulate --help')"
 
 
 class HpShown(str, Enum):
@@ -133,7 +136,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
          html: Path | None) -> None:
     from omen_replay.simulate.encounter import load_encounter
     from omen_replay.simulate.play import Rules
-    from omen_replay.simulate.run import check_counts, run_json
+    from omen_replay.simulate.run import RunError, check_counts, run_json
 
 
     if compare is not None and str(compare[1]).startswith("-"):
@@ -146,16 +149,23 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     if fights is not None and until_ci is not None:
         bad_input("give --fights or --until-ci, not both")
     if workers is not None and workers < 1:
-        bad_input(f"--workers must be at least 1, not {workers}")
+        bad_input(f"--workers must be at least 1, not {workers}{_USAGE}")
     if workers is not None and address is not None:
         bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
     from omen_replay.simulate.play import MOST_ROUNDS
 
     if not 1 <= max_rounds <= MOST_ROUNDS:
         bad_input(f"--max-rounds must be from 1 to {MOST_ROUNDS:,} (a stalemate plays every round allowed), not "
-                  f"{max_rounds}")
+                  f"{max_rounds}{_USAGE}")
+    if until_ci is not None and not 0 < until_ci < 0.5:  # the number as given: 0, not 0.0
+        shown = str(int(until_ci)) if until_ci.is_integer() else str(until_ci)
+        bad_input(f"--until-ci is the interval's half-width, between 0 and 0.5 (0.01 for ± 1 point), not {shown}"
+                  f"{_USAGE}")
     count = fights if fights is not None or until_ci is not None else 1000
-    check_counts(count, until_ci, max_fights, batch)  # before an encounter is read or a worker started
+    try:
+        check_counts(count, until_ci, max_fights, batch)  # before an encounter is read or a worker started
+    except RunError as exc:
+        bad_input(f"{exc}{_USAGE}")  # a count out of range: a usage error, as a count that is no number is
     names = _policies(policy)
     paths = [encounter] if encounter is not None else list(compare or ())
     encounters = [load_encounter(p) for p in paths if p is not None]
@@ -188,8 +198,10 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
 
     with output_file(target, "the run") as f:
         f.write(run_json(run).decode() + "\n")
+    wrote(f"the run written to {target}")  # a report lost after this is exit 3, saying so (README)
     if html is not None:
         _write_html(run, html, str(target))
+        wrote(f"the report written to {html}")
     if as_json:
         stdout.write(run_json(run).decode() + "\n")
         return
@@ -407,6 +419,7 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
     if fight.fight_id in store.fights():
         bad_input(f"{log_url} already holds fight {fight.fight_id!r}: choose another --log")
     store.append(fight.fight_id, fight.events, 0)
+    appended(list(fight.events), f"fight {fight.fight_id!r} written to {log_url}")  # a lost report: exit 3 (README)
     report = verify_store(store, fight.fight_id)
     same = played.record == recorded
     if as_json:
@@ -433,8 +446,10 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
                "edited since the run" + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
                if run.manifest.omen == __version__ else
                f"the run: omen {run.manifest.omen}; this omen may rule differently")
-        bad_input(f"fight {index} came out differently from the run's record ({why}): recorded "
-                  f"{msgspec.json.encode(recorded).decode()}, now {msgspec.json.encode(played.record).decode()}", 1)
+        err.print(f"[bold red]omen: error:[/] fight {index} came out differently from the run's record "
+                  f"({escape(why)}): recorded {escape(msgspec.json.encode(recorded).decode())}, now "
+                  f"{escape(msgspec.json.encode(played.record).decode())}")
+        raise typer.Exit(1)  # a finding, as verify's: exit 1 though the log is written (it is the evidence)
     if not report.clean:
         raise typer.Exit(1)
 

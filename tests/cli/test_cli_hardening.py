@@ -276,11 +276,67 @@ class TestTheTerminal:
         assert ruled and sum(line.startswith("      \u2502 ") for line in shown.splitlines()) > \
             sum(line.startswith("      \u2502 ") for line in piped.splitlines())
 
+    def test_status_all_is_folded_between_words_as_plain_status_is(self, writable: Path) -> None:
+        """``omen status --all`` on a terminal 40 columns wide: no line of several words is wider, none ends in a
+        space, a line goes on indented under its own (never at column 0), the head stays whole, and the words are
+        those it writes to a pipe."""
+        shown = _on_a_terminal(["status", "demo.jsonl", "--all"], writable, self.COLUMNS)
+        piped = _omen_process(["status", "demo.jsonl", "--all"], writable, subprocess.PIPE).stdout
+        lines = shown.splitlines()
+        assert len(lines) > len(piped.splitlines()) and _too_wide(shown, self.COLUMNS) == []
+        assert [line for line in lines if line.endswith(" ")] == [] and _words(shown) == _words(piped)
+        assert [line for line in lines if not line.startswith(" ")] == \
+            [line for line in piped.splitlines() if not line.startswith(" ")]  # (the head among them, whole)
+
+    def test_a_footer_command_with_a_quoted_path_goes_on_over_lines_ending_in_a_backslash(
+            self, writable: Path) -> None:
+        """The ``(omen status 'PATH' --all ...)`` after the head, for a path with spaces, is folded as the
+        ``next:`` lines are: the head on its own line, the quoted path whole, `` \\`` ending each line of the
+        command broken; pasted, a shell reads the command's own arguments."""
+        (writable / "my table").mkdir()
+        (writable / "my table" / "the demo.jsonl").write_bytes((writable / "demo.jsonl").read_bytes())
+        for argv in (["status", "my table/the demo.jsonl"],
+                     ["do", "my table/the demo.jsonl", '{"command": "apply_condition", "who": "kael", '
+                                                       '"condition": "Prone"}']):
+            shown = _on_a_terminal(argv, writable, self.COLUMNS)
+            lines = shown.splitlines()
+            footer = lines[max(n for n, line in enumerate(lines) if line.startswith("head ")):]
+            assert " " not in footer[0][5:] and footer[1:] == [
+                "  (omen status \\", "    'my table/the demo.jsonl' --all", "  lists every command accepted now)"]
+            pasted = subprocess.run(["sh", "-c", "omen() { printf '%s|' \"$@\"; }\n"
+                                     + "\n".join(footer[1:3]).replace("(omen", "omen")],
+                                    capture_output=True, text=True, check=False).stdout
+            assert pasted.startswith("status|my table/the demo.jsonl|--all|"), pasted
+
+    @pytest.mark.parametrize("argv", [["undo", "demo.jsonl"], ["verify", "demo.jsonl"], ["replay", "demo.jsonl"]])
+    def test_a_head_to_witness_is_never_parted(self, writable: Path, argv: list[str]) -> None:
+        """``undo``, ``verify`` and ``replay`` on a terminal 60 columns wide: the head's ``SEQ:HASH`` is whole on
+        one line (the ``--head`` to paste), and no line of several words is wider."""  # (SEQ:HASH below)
+        shown = _on_a_terminal(argv, writable, 60)
+        assert [line for line in _too_wide(shown, 60) if not line.startswith("undone: ")] == []
+        assert re.search(r"head\s+\d+:[0-9a-f]{64}(\)|$)", shown, re.MULTILINE), shown
+        # (undo's first line is left unwrapped on purpose: the `omen redo LOG` in it copies whole)
+
     def test_markdown_and_html_are_never_folded(self, writable: Path) -> None:
         """``omen log --format md`` (and html) on a terminal writes what it writes to a pipe, byte for byte."""
         for fmt in ("md", "html"):
             shown = _on_a_terminal(["log", "demo.jsonl", "--format", fmt], writable, self.COLUMNS)
             assert shown == _omen_process(["log", "demo.jsonl", "--format", fmt], writable, subprocess.PIPE).stdout
+
+
+class TestAMissingLog:
+    @pytest.mark.parametrize(("name", "said"), [
+        ("no such/x y.jsonl", "omen: error: no such/x y.jsonl: no such log (omen run SCENARIO --log 'no such/x "
+                              "y.jsonl' starts a fight there)"),
+        ("e mpty.jsonl", "omen: error: e mpty.jsonl holds no fight yet (omen run SCENARIO --log 'e mpty.jsonl' "
+                         "starts one)"),
+    ])
+    def test_the_command_that_starts_one_quotes_its_path(self, tmp_path: Path, name: str, said: str) -> None:
+        """A log that is not there (or holds no fight) is said with the ``omen run`` that starts one, its path
+        shell-quoted as every command omen suggests is, so it pastes; exit 2."""
+        (tmp_path / "e mpty.jsonl").write_bytes(b"")
+        done = _omen_process(["status", name], tmp_path, subprocess.PIPE)
+        assert (done.returncode, done.stderr) == (2, said + "\n")
 
 
 def _into_a_closed_pipe(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -4,8 +4,11 @@ verified, and bad input refused with exit 2."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -291,6 +294,20 @@ class TestBadInput:
         assert said in " ".join(result.output.split())
         assert not (tmp_path / "run.json").exists()
 
+    @pytest.mark.parametrize(("args", "said"), [
+        (("--fights", 0), "omen: error: --fights must be at least 1, not 0 (see 'omen simulate --help')"),
+        (("--workers", 0), "omen: error: --workers must be at least 1, not 0 (see 'omen simulate --help')"),
+        (("--until-ci", 0), "omen: error: --until-ci is the interval's half-width, between 0 and 0.5 (0.01 for ± 1 "
+                            "point), not 0 (see 'omen simulate --help')"),
+        (("--batch", 0), "omen: error: --batch and --max-fights must be at least 1 (see 'omen simulate --help')"),
+    ])
+    def test_a_count_out_of_range_points_to_the_help_as_other_usage_errors_do(
+            self, tmp_path: Path, args: tuple[object, ...], said: str) -> None:
+        """A count out of its range is a usage error ending as a count that is no number does, and the number is
+        echoed as given (0, not 0.0)."""
+        result = omen("simulate", mirror_duel(tmp_path), *args, "--out", tmp_path / "run.json")
+        assert (result.exit_code, " ".join(result.output.split())) == (2, said)
+
     @pytest.mark.parametrize(("body", "said"), [
         ('        return "end_turn"\n',
          "), gave 'end_turn', not a command"),
@@ -513,6 +530,43 @@ class TestWhatAComparisonLeavesOut:
                 "(in A only); combatant cy (in B only)")
         assert f"  {said}" in result.output.splitlines()
         assert f"Not compared, in one encounter only: {said.split(': ', 1)[1]}." in (tmp_path / "c.html").read_text()
+
+
+def _into_a_closed_pipe(*args: object) -> subprocess.CompletedProcess[str]:
+    """``omen ARGS | head -0`` in a fresh process: standard output a pipe whose reader has closed it."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return subprocess.run([sys.executable, "-m", "omen_cli", *map(str, args)], check=False, cwd=ROOT,
+                              stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+
+
+class TestAClosedPipe:
+    """README: a closed pipe is exit 2 without a word only for a command that wrote nothing; one that wrote says
+    what, exit 3 (a script must not run it again believing nothing was written)."""
+
+    def test_a_run_that_wrote_its_file_and_page_says_so_with_exit_3(self, tmp_path: Path) -> None:
+        """``omen simulate ... --html PAGE | head -0``: the run and the page are written, and standard error's one
+        line names both, exit 3."""
+        done = _into_a_closed_pipe("simulate", mirror_duel(tmp_path), "--fights", 5, "--workers", 1, "--seed", SEED,
+                                   "--out", tmp_path / "run.json", "--html", tmp_path / "run.html")
+        assert (tmp_path / "run.json").is_file() and (tmp_path / "run.html").is_file()
+        assert (done.returncode, done.stderr) == (
+            3, "omen: error: cannot write to standard output: Broken pipe; but omen had written: the run written to "
+               f"{tmp_path / 'run.json'}; the report written to {tmp_path / 'run.html'}\n")
+
+    def test_a_fight_played_again_into_a_log_says_so_with_exit_3(self, ember_run: Path, tmp_path: Path) -> None:
+        """``omen simulate --replay RUN 3 --log LOG | head -0``: the log is written, and standard error names it with
+        its head, exit 3."""
+        done = _into_a_closed_pipe("simulate", "--replay", ember_run, 3, "--log", tmp_path / "f.jsonl")
+        lines = (tmp_path / "f.jsonl").read_text().splitlines()
+        last = json.loads(lines[-1])
+        assert (done.returncode, done.stderr) == (
+            3, "omen: error: cannot write to standard output: Broken pipe; but omen had written: fight 'sim-3' "
+               f"written to {tmp_path / 'f.jsonl'}: appended at seq 1 to {len(lines)} with head "
+               f"{len(lines)}:{last['hash']}\n")
 
 
 def _on_a_terminal(*args: str) -> tuple[str, str]:
