@@ -241,17 +241,10 @@ def open_store(url: str) -> EventStore:
 
 
 def open_existing_store(url: str) -> EventStore:
-    """:func:`omen_core.store.open_existing_store`, closed when the command ends. A log that is not there is said
-    with the command that starts one, its path shell-quoted as every command omen suggests is."""
-    from omen_core.errors import BadInput
+    """:func:`omen_core.store.open_existing_store`, closed when the command ends."""
     from omen_core.store import open_existing_store as opened
 
-    try:
-        return cast("EventStore", held(opened(url)))
-    except BadInput as exc:
-        if str(exc) == f"{url}: no such log (omen run SCENARIO --log {url} starts a fight there)":
-            bad_input(f"{url}: no such log (omen run SCENARIO --log {shlex.quote(url)} starts a fight there)")
-        raise
+    return cast("EventStore", held(opened(url)))
 
 
 def open_snapshots(url: str) -> Any:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 
 from ..errors import BadInput, StoreUnavailable, expect
@@ -60,7 +61,7 @@ def open_existing_store(url: str) -> EventStore:
             raise BadInput(f"{url}: no such database ({path} does not exist)")
     elif url.endswith(".jsonl"):
         if not _is_file(url, "a log"):
-            raise BadInput(f"{url}: no such log (omen run SCENARIO --log {url} starts a fight there)")
+            raise BadInput(f"{url}: no such log (omen run SCENARIO --log {shlex.quote(url)} starts a fight there)")
     elif url.endswith(("/", os.sep)) and not os.path.isdir(url):
         raise BadInput(f"{url}: no such directory of logs")
     return open_store(url)
