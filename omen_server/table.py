@@ -285,6 +285,8 @@ class Panel:
     end_turn: OfferView | None = None
     staged: StagedView | None = None
     staged_faces: tuple[Face, ...] = ()
+    staged_answer: str = ""  # the answer (its label) a command staged for dice gives the decision open now: not offered
+    # again while it waits for dice
     staged_actor: str = ""  # the name of the combatant the staged command acts for, as this seat sees it
     top: StoryCard | None = None
     note: str = ""
@@ -773,6 +775,46 @@ def _own_faces(view: OfferView, mine: Callable[[str], bool]) -> OfferView:
     return dataclasses.replace(view, choices=tuple(dataclasses.replace(c, faces=own(c.faces)) for c in view.choices))
 
 
+def _seat_dice(state: FightState, command: str, args: Mapping[str, Any], mine: Callable[[str], bool]) -> int | None:
+    """How many dice of a choice the seat gives before another seat's first die, found as the server's own check
+    of a player's faces finds it (``own_faces_only`` in app.py: the command decided without faces, its rolls in C29
+    order); None where no other seat's die comes first among the rolls so found. A player's options list its own
+    combatants' rolls alone, so the offer cannot say where another seat's die comes (a tester typed Brin's defense
+    die into a Strike whose attacker's hit dice, the GM's, come first: refused as surplus faces)."""
+    from omen_core.commands import command_from
+    from omen_core.decide import decide
+    from omen_core.dice import FacesNeeded, ManualDice
+    from omen_core.errors import OmenError
+    from omen_core.events import DiceRolled
+
+    rolls: list[tuple[str, int]]
+    try:
+        rolls = [(e.roller, len(e.dice)) for e in decide(state, command_from({"command": command, **args}),
+                                                          ManualDice()) if isinstance(e, DiceRolled)]
+    except FacesNeeded as exc:
+        rolls = [(r.roller, len(r.pool)) for r in exc.needed]
+    except (OmenError, msgspec.ValidationError, ValueError, TypeError):
+        return None
+    at = 0
+    for roller, count in rolls:
+        if not mine(roller):
+            return at
+        at += count
+    return None
+
+
+def _seat_faces(view: OfferView, offer: Offer, state: FightState, mine: Callable[[str], bool]) -> OfferView:
+    """An offer's form asks for no die past the seat's own before another seat's first (:func:`_seat_dice`)."""
+    if len(view.choices) != len(offer.choices) or not any(c.faces for c in view.choices):
+        return view
+
+    def cut(c: ChoiceView, choice: Choice) -> ChoiceView:
+        limit = _seat_dice(state, offer.command, choice.args, mine) if c.faces else None
+        return c if limit is None else dataclasses.replace(c, faces=c.faces[:limit])
+    return dataclasses.replace(view, choices=tuple(cut(c, o) for c, o in zip(view.choices, offer.choices,
+                                                                               strict=True)))
+
+
 def _staged_faces(staged: StagedView | None, names: dict[str, str]) -> tuple[Face, ...]:
     """The dice a staged command waits on from this seat, each named by its roller's name."""
     if staged is None or not staged.yours:
@@ -813,6 +855,23 @@ def _staged_tie(fights: Fights, fight_id: str, fight: Any, staged: StagedView | 
     except OmenError:
         pass
     return []
+
+
+def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer]], answers_to: set[str]) -> str:
+    """The label of the answer a staged command gives the decision open now (``Strike with Short blade``), or its
+    command's title where the seat is offered no such answer itself; "" where the staged command answers none."""
+    if staged is None:
+        return ""
+    command = str(staged.command.get("command", ""))
+    if command not in answers_to:
+        return ""
+    for view, offer in pairs:
+        if offer.command != command:
+            continue
+        for shown, choice in zip(view.choices, offer.choices, strict=False):
+            if all(staged.command.get(k) == v for k, v in choice.args.items()):
+                return shown.label
+    return COMMAND_TITLES.get(command, command.replace("_", " ")) if command in answers_to else ""
 
 
 def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
@@ -856,8 +915,10 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         if (state.dice or options.dice) == "manual":  # every seat types its own dice (docs/server.md)
-            offer_views = [_own_faces(v, (lambda who: who not in players) if sight.gm
-                                      else (lambda who: who in sight.own)) for v in offer_views]
+            mine: Callable[[str], bool] = (lambda who: who not in players) if sight.gm \
+                else (lambda who: who in sight.own)
+            offer_views = [_seat_faces(_own_faces(v, mine), o, state, mine)
+                           for v, o in zip(offer_views, offers, strict=True)]
         answer_pairs = [(v, o) for v, o in zip(offer_views, offers, strict=True) if o.command in answers_to]
         facts = decision_facts(state, options.waiting, [o for _v, o in answer_pairs], sight)
         turn = options.turn
@@ -883,6 +944,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             staged_actor=_staged_actor(view.staged, names),
+            staged_answer=_staged_answer(view.staged, answer_pairs, answers_to),
             staged_tie=_staged_tie(fights, fight_id, fight, view.staged, sight, names),
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",

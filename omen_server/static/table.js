@@ -26,6 +26,8 @@
 
   // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
   const formErrors = {};
+  // the forms whose refusal was "a command already waits for dice": said no longer once nothing is staged
+  const stagedErrors = new Set();
   function sayAt(form, text) {
     const line = form && form.id ? $(".form-error", form) : null;
     if (!line) {
@@ -39,6 +41,7 @@
   function clearAt(form) {
     if (!form || !form.id) return;
     delete formErrors[form.id];
+    stagedErrors.delete(form.id);
     const line = $(".form-error", form);
     if (line) line.textContent = "";
   }
@@ -67,6 +70,20 @@
       const body = await answer.json();
       const mine = fieldProblem(body, form);
       if (mine) return mine;
+      const type = String(body.type || "");
+      if (type.endsWith("/dice-staged")) {
+        // in the page's words, once: whose dice go first, and the roll box's own button (not the API's path)
+        const panel = $(".table-panel");
+        const mineNow = panel && panel.dataset.staged === "yours";
+        const who = (/waits for (.+)'s dice/.exec(String(body.detail || "")) || [])[1] || "another seat";
+        return mineNow ? "Not sent: your dice are awaited first: give them in the roll box above (or withdraw that command there with \u201cWithdraw the command\u201d)."
+          : `Not sent: ${who}'s dice are awaited first for the command staged in the roll box above; send this once they are in (the GM or the seat that gave it may \u201cWithdraw the command\u201d there).`;
+      }
+      if (type.endsWith("/surplus-faces")) {
+        const detail = String(body.detail || "").replace(/ \(give yours alone; with "stage": true the command then waits for theirs\)/,
+          " (type yours alone: the command then waits for theirs)");
+        return `Not sent: more faces than this seat's dice: ${detail}`;
+      }
       const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
       return `${body.title || answer.status}: ${body.detail || ""}${body.rule ? ` (${body.rule})` : ""}${needed}`;
     } catch (_) {
@@ -232,11 +249,15 @@
         if (el) el.open = isOpen;
       }
       for (const select of $$("select.choice", holder)) pick(select);
+      const nothingStaged = !($(".table-panel", holder) || { dataset: {} }).dataset.staged;
       for (const [id, text] of Object.entries(formErrors)) {
         const form = document.getElementById(id);
         const line = form ? $(".form-error", form) : null;
-        if (line) line.textContent = text;
-        else delete formErrors[id];
+        if (line && !(nothingStaged && stagedErrors.has(id))) line.textContent = text;
+        else {
+          delete formErrors[id];
+          stagedErrors.delete(id);
+        }
       }
       if (focusId) {
         const sent = focusId.startsWith("sent:") ? document.getElementById(focusId.slice(5)) : null;
@@ -470,7 +491,12 @@
           // 409: said as the problem it is, with what to do.)
           outcome = "moved";
           say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
-        } else sayAt(form, await problemText(answer, form));
+        } else {
+          const staged = answer.status === 409
+            && String((await answer.clone().json().catch(() => ({}))).type || "").endsWith("/dice-staged");
+          sayAt(form, await problemText(answer, form));
+          if (staged && form.id) stagedErrors.add(form.id);
+        }
       } catch (error) {
         sayAt(form, `The server could not be reached: ${error.message}`);
       } finally {

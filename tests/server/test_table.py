@@ -900,6 +900,56 @@ class TestPhysicalDice:
         assert "body[data-dice=typed] .rolls-needed.no-dice{display:block}" in css
 
 
+    def _interrupt(self, table: Table) -> str:
+        """A manual fight: Kael (Alice's) has had his turn beside Skarn, who attacks him with the maul; Alice is
+        offered an Interrupt (C24). Alice's token."""
+        table.create(names=("kael", "skarn"), dice="manual")
+        alice = _seat(table, "Alice", "kael")
+        for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                        {"command": "engage", "who": "kael", "others": ["skarn"]},
+                        {"command": "end_turn", "who": "kael"},
+                        {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
+            assert table.command(command).status_code == 201, command
+        return alice
+
+    def test_an_answer_asks_for_no_die_past_another_seats_first(self, table: Any) -> None:
+        """C29, C24: in Alice's Interrupt decision the Strike rows ask for Kael's two hit dice alone (Skarn's
+        defense die, the GM's, comes next) and "Let it pass" for none (Skarn's hit dice, the GM's, come first), as
+        the server's own check of her faces counts them: a face typed there is refused as surplus, none is staged
+        (the pass row offered Kael's defense die, refused when typed; found by a tester)."""
+        alice = self._interrupt(table)
+        text = fragment(table, alice)
+        rows = {key: re.findall(r'data-roller="(\w+)"', text[text.index(f'id="{key}"'):text.index(
+            "</form>", text.index(f'id="{key}"'))]) for key in re.findall(r'<form class="command answer" id="([^"]+)"',
+                                                                            text)}
+        assert rows == {"o-react-kael-a0": ["kael", "kael"], "o-react-kael-a1": ["kael", "kael"],
+                        "o-pass_reaction-kael-a0": []}
+        typed = table.command({"command": "pass_reaction", "who": "kael", "dice": [2]}, token=alice, stage=True)
+        assert typed.status_code == 422 and typed.json()["type"].endswith("/surplus-faces"), typed.text
+        blank = table.command({"command": "pass_reaction", "who": "kael", "dice": []}, token=alice, stage=True)
+        assert blank.status_code == 202 and blank.json()["awaiting"] == "the GM", blank.text
+
+    def test_an_answer_staged_for_dice_is_said_given_not_offered_again(self, table: Any) -> None:
+        """docs/server.md (the roll box): Alice's Strike, her two hit dice in, waits for the GM's dice: her decision
+        box says her answer was sent and waits for the GM, offering no answer again; the GM's says Kael answered and
+        that the dice are the GM's (both still offered the three answers and "Kael Arden decides"; found by a
+        tester)."""
+        alice = self._interrupt(table)
+        staged = table.command({"command": "react", "who": "kael", "weapon": "longsword", "dice": [3, 4]},
+                               token=alice, stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "the GM", staged.text
+        mine, gms = fragment(table, alice), fragment(table, table.gm)
+        for text in (mine, gms):
+            assert 'class="command answer"' not in text
+            assert _said(text, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt (C24)"
+        assert _said(mine, '<p class="sent" id="decision-sent"', "</p>") == (
+            "Your answer for Kael Arden: Strike with Longsword, sent. It waits for the GM's dice (the roll box "
+            "above).")
+        assert _said(gms, '<p class="sent" id="decision-sent"', "</p>") == (
+            "Alice's answer for Kael Arden: Strike with Longsword, sent. It waits for your dice: the roll box above.")
+        assert _said(gms, '<p class="who"', "</p>").startswith("Kael Arden (Alice) answered;")
+
+
 class TestInitiativeWords:
     def test_a_tie_the_agi_bonus_settles_says_so(self, table: Any) -> None:
         """C19: Kael (2 + 1 AGI) and Vesh (1 + 2 AGI) both total 3: the card says they tied and that Vesh goes first

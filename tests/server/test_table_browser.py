@@ -282,10 +282,10 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
 def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path) -> None:
     """C20, C24, C29: in a fight with typed dice, once Ana has had her first turn, the Interrupt window for her against
     Grask's declared attack offers a strike whose dice are each shown whole inside the choice they belong to and
-    captioned with whose die it is and what for, in C29's order, the one it may roll marked "if rolled": at 390 px
-    for Ana's player, who types only Ana's (her hit's two, her defense if his attack goes on; and letting it pass,
-    her defense), and at 1280 px for the GM, who types only its own, before the first of Alice's (Grask's hit, in
-    letting it pass; each form asks for the seat's own dice, docs/server.md)."""
+    captioned with whose die it is and what for, in C29's order: at 390 px for Ana's player, who types only Ana's
+    before the first die of another seat's (her hit's two, Grask's defense die, the GM's, coming next; and letting
+    it pass, none: Grask's hit dice come first), and at 1280 px for the GM, who types only its own, before the first
+    of Alice's (Grask's hit, in letting it pass; each form asks for the seat's own dice, docs/server.md)."""
     import msgspec
     from playwright.sync_api import sync_playwright
 
@@ -310,9 +310,8 @@ def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path)
             status, answer = server.call("POST", "/fights/dice/commands", {"command": command}, token=gm_token)
             assert status == 201, answer
         assert answer["options"]["waiting"]["kind"] == "interrupt"
-        maybe = "if rolled"  # the dice a choice may roll besides, marked so (C29)
         expected = {gm_token: (1280, ["Grask hit", "Grask hit"]),  # its own, before Alice's (docs/server.md)
-                    seat["token"]: (390, ["Ana hit", "Ana hit", "Ana defense", maybe, "Ana defense"])}
+                    seat["token"]: (390, ["Ana hit", "Ana hit"])}
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
@@ -509,6 +508,115 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
                 expect(gm.locator(".chip[data-id=vesh] .cond[data-condition=Prone]")).to_have_count(1)
                 assert who.input_value() == ""
                 assert gm.locator("form[data-command=apply_condition] select.pair[data-pair='1']").input_value() == ""
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+def _manual_fight(server: Server, fight: str, names: tuple[str, ...], player: str, plays: str) -> tuple[str, str]:
+    """A manual fight of the bundled sheets ``names``, a player's seat ``player`` playing ``plays``: the GM's token
+    and the player's."""
+    sheets = bundled_sheets()
+    status, made = server.call("POST", "/fights", {"id": fight, "dice": "manual",
+                                                   "combatants": [sheets[n] for n in names]},
+                               token=server.create_token)
+    assert status == 201, made
+    status, seat = server.call("POST", f"/fights/{fight}/seats", {"kind": "player", "name": player,
+                                                                 "combatants": [plays]}, token=made["gm_token"])
+    assert status == 201, seat
+    return str(made["gm_token"]), str(seat["token"])
+
+
+def test_a_refusal_for_dice_awaited_is_said_in_the_pages_words_and_goes_once_they_are_in(tmp_path: Path) -> None:
+    """The GM's Roll initiative waits for Alice's die (Kael's, C29): the GM's Apply a condition is refused, its
+    error line saying once whose dice go first and the roll box's Withdraw button (it repeated itself and named
+    DELETE /fights/{id}/staged); once Alice's die is in and round 1 has begun, the line is empty, the selects kept
+    (it said "waits for Alice's dice" until the next send; found by a tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    try:
+        gm_token, alice_token = _manual_fight(server, "wait", ("kael", "vesh"), "Alice", "kael")
+        origin = f"http://127.0.0.1:{server.port}"
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = browser.new_page(viewport={"width": 1440, "height": 900})
+                alice = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                            has_touch=True).new_page()
+                for page, token in ((gm, gm_token), (alice, alice_token)):
+                    page.set_default_timeout(10_000)
+                    page.goto(f"{origin}/table/wait#token={token}")
+                    expect(page.locator("#live")).to_have_text("live")
+                gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Waiting for Alice's dice.")
+                gm.locator("#gm-apply_condition > summary").click()
+                form = gm.locator("form[data-command=apply_condition]")
+                form.locator("select.pair[data-pair='0']").select_option("vesh")
+                form.locator("select.pair[data-pair='1']").select_option("Prone")
+                form.locator("button[type=submit]").click()
+                expect(form.locator(".form-error")).to_have_text(
+                    "Not sent: Alice's dice are awaited first for the command staged in the roll box above; send "
+                    "this once they are in (the GM or the seat that gave it may \u201cWithdraw the command\u201d "
+                    "there).")
+                alice.fill("#staged-f1", "4")
+                alice.press("#staged-f1", "Enter")
+                expect(gm.locator("#rollbox h2")).to_contain_text("Roll your dice")  # Vesh's die, after Alice's
+                gm.fill("#staged-f1", "3")
+                gm.press("#staged-f1", "Enter")
+                expect(gm.locator(".table-panel")).to_have_attribute("data-round", "1")
+                expect(gm.locator("form[data-command=apply_condition] .form-error")).to_have_text("")
+                assert form.locator("select.pair[data-pair='0']").input_value() == "vesh"
+                assert form.locator("select.pair[data-pair='1']").input_value() == "Prone"
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_said_for_the_page(tmp_path: Path
+                                                                                                ) -> None:
+    """C24, C29: Skarn attacks Kael (Alice's) beside him: on Alice's phone (390x844) every answer of her Interrupt
+    decision is on the first screen, Let it pass too (it ended at 868.7 px, below it: found by a tester), and it
+    asks for no die (Skarn's hit dice, the GM's, come first); a face slipped in there anyway is refused in the
+    page's words, not the API's ("stage": true)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    try:
+        gm_token, alice_token = _manual_fight(server, "irq", ("kael", "skarn"), "Alice", "kael")
+        for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                        {"command": "engage", "who": "kael", "others": ["skarn"]},
+                        {"command": "end_turn", "who": "kael"},
+                        {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
+            status, answer = server.call("POST", "/fights/irq/commands", {"command": command}, token=gm_token)
+            assert status == 201, answer
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                alice = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                            has_touch=True).new_page()
+                alice.set_default_timeout(10_000)
+                alice.goto(f"http://127.0.0.1:{server.port}/table/irq#token={alice_token}")
+                expect(alice.locator("#live")).to_have_text("live")
+                buttons = alice.locator("#decision form.answer button[type=submit]")
+                assert buttons.all_inner_texts() == ["Strike with Longsword", "Strike unarmed", "Let it pass"]
+                for i in range(buttons.count()):
+                    assert _in_view(alice, f"#decision form.answer:nth-of-type({i + 1}) button[type=submit]"), i
+                passing = alice.locator("form[data-command=pass_reaction]")
+                assert passing.locator("input.face").count() == 0
+                passing.locator(".choice-dice").evaluate(  # a face past Alice's own, as the page offered before
+                    "box => box.insertAdjacentHTML('beforeend', "
+                    "'<input class=\"face\" data-sides=\"6\" data-roller=\"kael\" value=\"2\">')")
+                passing.locator("button[type=submit]").click()
+                expect(passing.locator(".form-error")).to_contain_text("Not sent: more faces than this seat's dice: "
+                                                                       "1 face given, but this seat's dice here are 0")
+                expect(passing.locator(".form-error")).to_contain_text(
+                    "(type yours alone: the command then waits for theirs)")
+                expect(passing.locator(".form-error")).not_to_contain_text("stage")
             finally:
                 browser.close()
     finally:

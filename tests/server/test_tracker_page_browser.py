@@ -272,7 +272,9 @@ def test_a_phones_decision_fits_the_first_screen_and_its_answer_keeps_the_reader
 def test_a_command_sent_while_another_waits_for_dice_says_so_and_keeps_it(server: Server, browser: Any) -> None:
     """In a fight of physical dice the page stages every command; while a player's attack waits for dice, the GM's
     End turn (E) is refused 409 dice-staged (docs/server.md, Errors): the page says that a command waits for dice
-    and who may withdraw it (not "the table moved on"), and the player's staged attack stays."""
+    and who may withdraw it (not "the table moved on"), in the page's words: whose dice are awaited first and the
+    roll box's "Withdraw the command" (not the API's DELETE; found by a tester), and the player's staged attack
+    stays."""
     gm = fight(server, "waits", "kael", "vesh", dice="manual")
     status, answer = server.call("POST", "/fights/waits/commands",
                                  {"command": {"command": "roll_initiative", "dice": [6, 1]}}, token=gm)
@@ -289,7 +291,8 @@ def test_a_command_sent_while_another_waits_for_dice_says_so_and_keeps_it(server
     page.wait_for_function("() => !document.body.dataset.busy && [...document.querySelectorAll('#message, "
                            ".form-error')].some(e => e.textContent)")
     said = " ".join(page.locator("#message, .form-error").all_inner_texts())
-    assert "waits for dice" in said and "withdraw" in said and "moved on" not in said, said
+    assert said.count("dice are awaited first") == 1 and "\u201cWithdraw the command\u201d" in said, said
+    assert "DELETE" not in said and "moved on" not in said, said
     assert page.locator(".table-panel").get_attribute("data-head") == head
     status, offered = server.call("GET", "/fights/waits/options", token=gm)
     assert status == 200 and offered["staged"]["command"]["command"] == "declare_attack", offered
