@@ -956,6 +956,23 @@ class NotYourFaces(Unprocessable):
                          "was written", field, "surplus-faces", "More faces than this seat's dice")
 
 
+def command_rolls(state: FightState, command: Command) -> list[Rolled] | None:
+    """The rolls ``command`` makes at ``state``, in C29 order (roller, purpose, pool), found by deciding it without
+    its faces and writing nothing, before any face is looked at (a face checked against a die not the seat's would
+    name that die, a hidden combatant's sheet, or its outcome); None if the rules refuse it."""
+    from omen_core.decide import decide
+    from omen_core.events import DiceRolled
+
+    bare = msgspec.structs.replace(command, dice=None)
+    try:
+        return [(e.roller, e.purpose, tuple((d.pool, d.sides) for d in e.dice))
+                for e in decide(state, bare, ManualDice()) if isinstance(e, DiceRolled)]
+    except FacesNeeded as exc:
+        return [(r.roller, r.purpose, tuple(r.pool)) for r in exc.needed]
+    except OmenError:
+        return None
+
+
 def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, field: str = "$.command.dice") -> None:
     """A player's or spectator's faces roll only its own combatants' dice (C29): the first ``given`` faces of
     ``command`` go to its dice in C29 order (found by deciding it without writing anything), and one reaching a
@@ -963,17 +980,8 @@ def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, fie
     any die: a player typed the GM's dice)."""
     if sight.gm or not given:
         return
-    from omen_core.decide import decide
-    from omen_core.events import DiceRolled
-
-    rolls: list[Rolled]
-    bare = msgspec.structs.replace(command, dice=None)  # the dice in C29 order, before any face is looked at: a face
-    try:  # checked against a die not the seat's would name that die (a hidden combatant's sheet) or its outcome
-        rolls = [(e.roller, e.purpose, tuple((d.pool, d.sides) for d in e.dice))
-                 for e in decide(fight.state, bare, ManualDice()) if isinstance(e, DiceRolled)]
-    except FacesNeeded as exc:
-        rolls = [(r.roller, r.purpose, tuple(r.pool)) for r in exc.needed]
-    except OmenError:
+    rolls = command_rolls(fight.state, command)
+    if rolls is None:
         return  # the command is refused anyway, as it says when it is run
     at, own = 0, list[Rolled]()
     for roll in rolls:

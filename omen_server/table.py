@@ -46,7 +46,7 @@ from omen_core.state import FightState
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
-from .app import Fights, SeatEntry, StagedView, _errors, _seat, fights_page
+from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
 from .story import StoryCard, story, top_card
@@ -777,29 +777,22 @@ def _own_faces(view: OfferView, mine: Callable[[str], bool]) -> OfferView:
 
 def _seat_dice(state: FightState, command: str, args: Mapping[str, Any], mine: Callable[[str], bool]) -> int | None:
     """How many dice of a choice the seat gives before another seat's first die, found as the server's own check
-    of a player's faces finds it (``own_faces_only`` in app.py: the command decided without faces, its rolls in C29
+    of a player's faces finds it (app.py's ``command_rolls``: the command decided without faces, its rolls in C29
     order); None where no other seat's die comes first among the rolls so found. A player's options list its own
     combatants' rolls alone, so the offer cannot say where another seat's die comes (a tester typed Brin's defense
     die into a Strike whose attacker's hit dice, the GM's, come first: refused as surplus faces)."""
     from omen_core.commands import command_from
-    from omen_core.decide import decide
-    from omen_core.dice import FacesNeeded, ManualDice
     from omen_core.errors import OmenError
-    from omen_core.events import DiceRolled
 
-    rolls: list[tuple[str, int]]
     try:
-        rolls = [(e.roller, len(e.dice)) for e in decide(state, command_from({"command": command, **args}),
-                                                          ManualDice()) if isinstance(e, DiceRolled)]
-    except FacesNeeded as exc:
-        rolls = [(r.roller, len(r.pool)) for r in exc.needed]
-    except (OmenError, msgspec.ValidationError, ValueError, TypeError):
+        rolls = command_rolls(state, command_from({"command": command, **args}))
+    except OmenError:
         return None
     at = 0
-    for roller, count in rolls:
+    for roller, _purpose, pool in rolls or ():
         if not mine(roller):
             return at
-        at += count
+        at += len(pool)
     return None
 
 

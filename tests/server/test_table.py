@@ -778,16 +778,23 @@ class TestTheDecisionsNumbers:
                           "Defense until its next turn (C20))") == 2  # with the maul, and unarmed
 
 
-def test_a_player_is_asked_for_a_die_it_may_roll_marked_if_rolled(table: Any) -> None:
-    """C24, C29: Kael's Interrupt against Skarn's attack rolls Kael's hit, and then perhaps Kael's base defense
-    (if Skarn's attack goes on): Alice's row, typing the faces, marks that die "if rolled" (found by a tester)."""
-    table.create(names=("kael", "skarn"))
+def skarn_attacks_kael(table: Any, dice: str = "seeded") -> str:
+    """A fight of Kael (Alice's) and Skarn: Kael has had his turn beside Skarn, who attacks him with the maul, so
+    Alice is offered an Interrupt (C24). Alice's token."""
+    table.create(names=("kael", "skarn"), dice=dice)
     alice = _seat(table, "Alice", "kael")
     for command in ({"command": "roll_initiative", "dice": [6, 1]},
                     {"command": "engage", "who": "kael", "others": ["skarn"]},
                     {"command": "end_turn", "who": "kael"},
                     {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
         assert table.command(command).status_code == 201, command
+    return str(alice)
+
+
+def test_a_player_is_asked_for_a_die_it_may_roll_marked_if_rolled(table: Any) -> None:
+    """C24, C29: Kael's Interrupt against Skarn's attack rolls Kael's hit, and then perhaps Kael's base defense
+    (if Skarn's attack goes on): Alice's row, typing the faces, marks that die "if rolled" (found by a tester)."""
+    alice = skarn_attacks_kael(table)
     text = fragment(table, alice)
     row = text[text.index('data-command="react"'):text.index("</form>", text.index('data-command="react"'))]
     dice = re.findall(r'aria-label="([^"]*)" data-roller="kael" data-sides="\d+"( data-maybe="1")?>'
@@ -903,14 +910,7 @@ class TestPhysicalDice:
     def _interrupt(self, table: Table) -> str:
         """A manual fight: Kael (Alice's) has had his turn beside Skarn, who attacks him with the maul; Alice is
         offered an Interrupt (C24). Alice's token."""
-        table.create(names=("kael", "skarn"), dice="manual")
-        alice = _seat(table, "Alice", "kael")
-        for command in ({"command": "roll_initiative", "dice": [6, 1]},
-                        {"command": "engage", "who": "kael", "others": ["skarn"]},
-                        {"command": "end_turn", "who": "kael"},
-                        {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
-            assert table.command(command).status_code == 201, command
-        return alice
+        return skarn_attacks_kael(table, dice="manual")
 
     def test_an_answer_asks_for_no_die_past_another_seats_first(self, table: Any) -> None:
         """C29, C24: in Alice's Interrupt decision the Strike rows ask for Kael's two hit dice alone (Skarn's
