@@ -459,13 +459,7 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = browser.new_page(viewport={"width": 1440, "height": 900})
-                bob = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                          has_touch=True).new_page()
-                for page, token in ((gm, made["gm_token"]), (bob, seat["token"])):
-                    page.set_default_timeout(10_000)
-                    page.goto(f"{origin}/table/stale#token={token}")
-                    expect(page.locator("#live")).to_have_text("live")
+                gm, bob = gm_and_phone(browser, f"{origin}/table/stale", made["gm_token"], seat["token"])
                 form = gm.locator("form[data-command=roll_initiative]")
                 assert form.locator("input.face").count() == 0  # Brin's die is Bob's
                 form.locator("button[type=submit]").click()
@@ -528,6 +522,20 @@ def _manual_fight(server: Server, fight: str, names: tuple[str, ...], player: st
     return str(made["gm_token"]), str(seat["token"])
 
 
+def gm_and_phone(browser: Any, table: str, gm_token: str, player_token: str) -> tuple[Any, Any]:
+    """The GM's page of the table at ``table`` (1440 x 900) and a player's on a phone (390 x 844, touch), each
+    live."""
+    from playwright.sync_api import expect
+
+    gm = browser.new_page(viewport={"width": 1440, "height": 900})
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
+    for page, token in ((gm, gm_token), (phone, player_token)):
+        page.set_default_timeout(10_000)
+        page.goto(f"{table}#token={token}")
+        expect(page.locator("#live")).to_have_text("live")
+    return gm, phone
+
+
 def test_a_refusal_for_dice_awaited_is_said_in_the_pages_words_and_goes_once_they_are_in(tmp_path: Path) -> None:
     """The GM's Roll initiative waits for Alice's die (Kael's, C29): the GM's Apply a condition is refused, its
     error line saying once whose dice go first and the roll box's Withdraw button (it repeated itself and named
@@ -543,13 +551,7 @@ def test_a_refusal_for_dice_awaited_is_said_in_the_pages_words_and_goes_once_the
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = browser.new_page(viewport={"width": 1440, "height": 900})
-                alice = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                            has_touch=True).new_page()
-                for page, token in ((gm, gm_token), (alice, alice_token)):
-                    page.set_default_timeout(10_000)
-                    page.goto(f"{origin}/table/wait#token={token}")
-                    expect(page.locator("#live")).to_have_text("live")
+                gm, alice = gm_and_phone(browser, f"{origin}/table/wait", gm_token, alice_token)
                 gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
                 expect(gm.locator("#message")).to_have_text("Waiting for Alice's dice.")
                 gm.locator("#gm-apply_condition > summary").click()
