@@ -1600,7 +1600,7 @@ def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: p
 
     from rich.console import Console
 
-    from omen_cli import show
+    from omen_cli import console, show
     from omen_cli.status import combatant_line
 
     ana = having(sheet("ana"), "second_wind", "reckless_surge")
@@ -1613,7 +1613,9 @@ def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: p
     standing = next(b for b in fight.options().combatants if b.who == "ana")
     assert standing.deferred == ("reckless_surge: end_of_next_turn",)
     printed = io.StringIO()
-    monkeypatch.setattr(show, "out", Console(file=printed, width=200))
+    captured = Console(file=printed, width=200)
+    monkeypatch.setattr(show, "out", captured)
+    monkeypatch.setattr(console, "out", captured)  # print_where's lines are folded and printed by console.say
     show.print_where(fight.options(offers=False))
     assert "uses left (C41): ana's second_wind 1" in printed.getvalue()
     assert "deferred costs to pay (C41): ana's reckless_surge (at the end of next turn)" in printed.getvalue()
