@@ -49,6 +49,14 @@ def create(server: Server) -> tuple[str, int]:
     return made["gm_token"], made["head"]["seq"]
 
 
+def ana_plays_kael(server: Server, gm: str) -> str:
+    """A player seat, Ana's, playing Kael in the duel; its token."""
+    status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana", "combatants": ["kael"]},
+                               gm)
+    assert status == 201, seat
+    return str(seat["token"])
+
+
 def test_a_killed_server_loses_nothing_acknowledged(servers: Any, tmp_path: Path) -> None:
     """A command acknowledged (201) is in the store after a SIGKILL; the restarted server knows the GM token and
     the seed (it rolls on), and a retry of the acknowledged command with its Idempotency-Key gets the first
@@ -190,10 +198,8 @@ def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(serv
     status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}}, gm)
     assert status == 201, rolled
     head = rolled["head"]["seq"]
-    status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana",
-                                                              "combatants": ["kael"]}, gm)
-    assert status == 201, seat
-    player, watcher = Stream(server, seat["token"]), Stream(server, gm)
+    ana = ana_plays_kael(server, gm)
+    player, watcher = Stream(server, ana), Stream(server, gm)
     before = player.until(head)[1][-1]
     assert "vesh" not in json.dumps(before)
     watcher.until(head)
@@ -201,7 +207,7 @@ def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(serv
     assert status == 200 and settings["hidden"] == [], settings
     event, _ident, after = next(player.messages())
     assert event == "options" and after["head"] == before["head"] and "vesh" in json.dumps(after)
-    status, now = server.call("GET", "/fights/duel/options", token=seat["token"])
+    status, now = server.call("GET", "/fights/duel/options", token=ana)
     assert status == 200 and now == after  # the stream's view is the seat's view now
     time.sleep(1.5)  # the GM's stream has looked at least once since the reveal
     status, ended = server.call("POST", "/fights/duel/commands",
@@ -402,9 +408,7 @@ def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp
     server = Server(tmp_path, env={"OMEN_KEEP_ALIVE": "1"})
     try:
         token, version = create(server)
-        status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana",
-                                                                  "combatants": ["kael"]}, token)
-        assert status == 201, seat
+        ana = ana_plays_kael(server, token)
         heads = [version]
         status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}},
                                      token)
@@ -417,7 +421,7 @@ def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp
         def follow() -> None:
             with httpx.Client(timeout=30) as client, connect_sse(
                     client, "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream",
-                    headers={"Authorization": f"Bearer {seat['token']}"}) as source:
+                    headers={"Authorization": f"Bearer {ana}"}) as source:
                 for sse in source.iter_sse():
                     messages.append((sse.event, json.loads(sse.data)))
                     if sse.event == "options" and messages[-1][1]["head"]["seq"] == heads[1]:
@@ -452,7 +456,7 @@ def test_a_real_sse_client_gets_one_options_message_per_head_and_keep_alives(tmp
         started = time.monotonic()
         with httpx.Client(timeout=30) as client, client.stream(
                 "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream?after={heads[-1]}",
-                headers={"Authorization": f"Bearer {seat['token']}"}) as answer:
+                headers={"Authorization": f"Bearer {ana}"}) as answer:
             for line in answer.iter_lines():
                 raw.append(line)
                 if sum(1 for r in raw if r.startswith(":")) == 3:
@@ -588,9 +592,7 @@ def test_a_stream_that_fails_says_so_once_and_stays_open_until_the_fight_changes
     server = Server(tmp_path, env={"OMEN_KEEP_ALIVE": "1"})
     try:
         token, _version = create(server)
-        status, seat = server.call("POST", "/fights/duel/seats", {"kind": "player", "name": "Ana",
-                                                                  "combatants": ["kael"]}, token)
-        assert status == 201, seat
+        ana = ana_plays_kael(server, token)
         keep = sqlite3.connect(tmp_path / "events.keep.db")
         with keep:
             keep.execute("insert or replace into staged values (?, ?)", ("duel", b"not a staged command"))
@@ -598,7 +600,7 @@ def test_a_stream_that_fails_says_so_once_and_stays_open_until_the_fight_changes
         rolled: dict[str, Any] = {"head": {"seq": -1}}
         with httpx.Client(timeout=30) as client, client.stream(
                 "GET", f"http://127.0.0.1:{server.port}/fights/duel/stream",
-                headers={"Authorization": f"Bearer {seat['token']}"}) as answer:
+                headers={"Authorization": f"Bearer {ana}"}) as answer:
             current: dict[str, str] = {}
             started = time.monotonic()
             for line in answer.iter_lines():
