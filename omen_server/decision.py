@@ -44,6 +44,10 @@ class DecisionFacts:
     choices: dict[tuple[str, int], ChoiceFacts] = field(default_factory=dict)
 
 
+#: What an Active Defense that turns the hit on any face needs (:func:`needed_face`).
+ALWAYS = "turns the hit whatever the die shows"
+
+
 def needed_face(attack_total: int, defense: int, adds: int, sides: int) -> str:
     """The die face an Active Defense needs to turn a hit: total defense must reach the attack total (the defender
     wins ties, §Hit Determination).
@@ -57,7 +61,7 @@ def needed_face(attack_total: int, defense: int, adds: int, sides: int) -> str:
     """
     need = attack_total - defense - adds
     if need <= 1:
-        return "turns the hit whatever the die shows"
+        return ALWAYS
     if need > sides:
         return f"cannot turn the hit (it would need {need} on a d{sides})"
     return f"turns the hit on {a_or_an(need)} {need} or more on the d{sides}"
@@ -221,9 +225,10 @@ def _defense_choice(state: FightState, defender: str, window: Any, choice: Choic
     parts = [f"+ d{adds.sides} {adds.attribute}", _signed(adds.bonus, f"{adds.attribute} bonus")]
     if adds.rating:
         parts.append(_signed(adds.rating, "Parry Rating" if defense == "parry" else "Block Rating"))
-    return ChoiceFacts(adds=" ".join(parts),
-                       turns=needed_face(window.attack_total, window.base_defense, adds.bonus + adds.rating,
-                                         adds.sides), odds=odds)
+    turns = needed_face(window.attack_total, window.base_defense, adds.bonus + adds.rating, adds.sides)
+    if turns == ALWAYS and odds.startswith("always turns the hit"):  # the odds say it: said once
+        turns = ""
+    return ChoiceFacts(adds=" ".join(parts), turns=turns, odds=odds)
 
 
 def _strike(state: FightState, who: str, weapon: str | None) -> str:

@@ -637,19 +637,7 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
                                   shortcut=""))
     quiet = {"Decline", "Let it pass", "Let it hit", "Take it on HP", "Keep the primary dice", "go"}
     out.sort(key=lambda a: a.label in quiet)
-    out = [dataclasses.replace(a, facts=_said_once(a.facts)) for a in out]
     return [AnswerView(**{**a.__dict__, "shortcut": str(n + 1) if n < 9 else ""}) for n, a in enumerate(out)]
-
-
-_ALWAYS = "turns the hit whatever the die shows"
-
-
-def _said_once(facts: ChoiceFacts) -> ChoiceFacts:
-    """An answer's numbers with each thing said once: an Active Defense that always turns the hit says so by its odds
-    ("always turns the hit; ...") alone, not also by the face it needs ("turns the hit whatever the die shows")."""
-    if facts.turns == _ALWAYS and facts.odds.startswith("always turns the hit"):
-        return dataclasses.replace(facts, turns="")
-    return facts
 
 
 def _not_offered(state: FightState, waiting: Any, sight: Sight) -> list[str]:
