@@ -209,6 +209,7 @@ class SeededDice:
         if len(seed) < 16:
             raise DiceError("a dice seed must be at least 16 bytes")
         self._seed = seed
+        self._commitment = commitment(seed)  # checked against the fight's before every command (C42): hashed once
         self._mac = _pad_mac(seed)
         self._successors = iter(successors)
 
@@ -231,7 +232,7 @@ class SeededDice:
     @property
     def commitment(self) -> str:
         """``sha256(seed)``, safe to publish before the fight."""
-        return commitment(self.seed)
+        return self._commitment
 
     def faces(self, request: RollRequest) -> list[int]:
         """Derive one face per die of the pool: :func:`seeded_face`'s faces, from the seed's HMAC pads hashed once
