@@ -9,8 +9,9 @@ conditions changed (C28), so a disputed number can be traced to its source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
+from types import MappingProxyType
 
 import msgspec
 
@@ -433,6 +434,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     decl = first.event
     assert isinstance(decl, AttackDeclared)
     status, seed = known.seed.status()
+    titles = _decision_titles(events)
     parts: list[Part] = []
     verdicts: list[str] = []
     reaction = (f", {_REACTIONS[decl.reaction][0]} answering the action at seq {decl.reacting_to} "
@@ -501,7 +503,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                 verdicts.append(f"{decl.attacker} answers the action declared at seq {decl.reacting_to} with "
                                 f"{_REACTIONS[decl.reaction][0]} on {decl.target} ({_REACTIONS[decl.reaction][1]}; "
                                 "explain that action there)")
-        elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq)) is not None:
+        elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq, titles)) is not None:
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
@@ -668,6 +670,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
     called = first.event
     assert isinstance(called, SaveCalled)
     status, seed = known.seed.status()
+    titles = _decision_titles(events)
     rolls = _roll_seqs(r for r, _ in events)
     parts, verdicts = [], []
     healing = _Healing()
@@ -687,7 +690,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             verdicts += _unmoved(rec.event, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
-        elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq)) is not None:
+        elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq, titles)) is not None:
             verdicts.append(said)
     title = _title(known, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
                    f"{called.effect.save}, the action declared at seq {first.seq}")
@@ -703,7 +706,8 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
     title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
     verdicts = [said for rec, _state in events
-                if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq)) is not None]
+                if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq,
+                                       _decision_titles(events))) is not None]
     verdicts += _no_opportunity(events)
     return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=tuple(verdicts),
                        seed=status, undone=first.seq in known.voided)
@@ -754,8 +758,18 @@ _REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("a
               "ability": ("an ability's attack", "C38")}
 
 
-def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0) -> str | None:
-    """What an answer or an effect within an action did, in words: a decision answered (C38), a cost paid (C20,
+_NO_TITLES: Mapping[str, str] = MappingProxyType({})
+
+
+def _decision_titles(events: Iterable[tuple[StoredEvent, FightState]]) -> dict[str, str]:
+    """The title each decision point of an action was asked under (its ``decision_opened``), by decision id."""
+    return {rec.event.decision: rec.event.title for rec, _state in events if isinstance(rec.event, DecisionOpened)}
+
+
+def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0,
+               titles: Mapping[str, str] = _NO_TITLES) -> str | None:
+    """What an answer or an effect within an action did, in words: a decision answered (C38: named by its id and,
+    from ``titles``, :func:`_decision_titles`, the title it was asked under), a cost paid (C20,
     C22, C41; but ``own``'s, an action's own Action or Movement, which its title says), a condition applied or
     cleared (C28), a reaction window and who answered it (C23, C24: the reaction, at ``seq``, is an action of its
     own), the action cancelled (C24). None for any other event."""
@@ -770,7 +784,8 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
         case ActionCancelled(reason=reason):
             return f"CANCELLED: {reason}; what it paid stays paid (C24)"
         case DecisionAnswered(who=who, decision=decision, choice=choice):
-            return f"{who} answers {decision}: {choice} (C38)"
+            title = titles.get(decision, "")
+            return f"{who} answers {decision}: {choice} ({title + ', ' if title and title != decision else ''}C38)"
         case CostPaid(who=who, resource=resource, amount=amount, purpose=purpose):
             if own is not None and who == own[0] and resource in own[1]:
                 return None
@@ -810,6 +825,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     decl = first.event
     assert isinstance(decl, (AbilityUsed, MomentReached))
     status, _seed = known.seed.status()
+    titles = _decision_titles(events)
     if isinstance(decl, MomentReached):
         said = f"{moment_words(decl)}, a moment abilities answer (C38), recorded at seq {first.seq}"
     else:
@@ -829,7 +845,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
             case _:
-                if (also := _also_told(rec.event, seq=rec.seq)) is not None:
+                if (also := _also_told(rec.event, seq=rec.seq, titles=titles)) is not None:
                     verdicts.append(also)
         verdicts += healing.said()
     verdicts += [f"{name} ({amount}) restores 0 HP: the one it heals is at its sheet's HP already (healing never "

@@ -379,8 +379,8 @@ def test_explain_names_the_ability_that_allowed_a_defense_the_table_refuses() ->
 
 def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     """C38: asked about the start of Ana's turn that Regeneration answered (initiative 6 against 1; 1 Will; the
-    d4's 3 heals her from 15 to 18 after the orc's unarmed 5), explain names the moment, the answer, the cost, the
-    die and the healing."""
+    d4's 3 heals her from 15 to 18 after the orc's unarmed 5), explain names the moment, the answer (by its id and
+    the title it was asked under), the cost, the die and the healing."""
     from omen_core.events import MomentReached
     from tests.test_abilities import having
 
@@ -392,7 +392,7 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
     told = explain(fight.events, reached.seq)
     assert told.kind == "ability" and "the start of ana's turn, a moment abilities answer (C38)" in told.title
-    assert told.verdicts == ("ana answers regeneration: use (C38)",
+    assert told.verdicts == ("ana answers regeneration: use (Regeneration, C38)",
                              "ana pays 1 Will for Regeneration (use) (C20, C22, C41)", "ana's HP 15 -> 18")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
     assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
