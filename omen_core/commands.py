@@ -393,8 +393,9 @@ _DECODE_COMMAND = msgspec.json.Decoder(Command)
 _ENCODE_DATA = msgspec.json.Encoder()
 
 
-def command_from(data: Mapping[str, object] | bytes | str) -> Command:
-    """The command ``data`` describes (a dict as ``json.loads`` gives it, or JSON text), checked exactly as the
+def command_from(data: Mapping[str, object] | bytes | bytearray | memoryview | str) -> Command:
+    """The command ``data`` describes (a dict as ``json.loads`` gives it, or JSON text: a ``str`` or any bytes-like
+    object), checked exactly as the
     JSON decoders check a command; :class:`~omen_core.errors.InvalidCommand` otherwise, with the JSON ``path``
     of the field at fault (an unknown ``command``, a face out of range, an unknown field...).
 
@@ -407,7 +408,7 @@ def command_from(data: Mapping[str, object] | bytes | str) -> Command:
     tag = data.get("command") if isinstance(data, Mapping) else None
     name = tag if isinstance(tag, str) and len(tag) <= 40 else "command"
     try:
-        text = data if isinstance(data, (bytes, str)) else _ENCODE_DATA.encode(data)
+        text = data if isinstance(data, (bytes, bytearray, memoryview, str)) else _ENCODE_DATA.encode(data)
         command: Command = _DECODE_COMMAND.decode(text)
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)

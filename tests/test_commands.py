@@ -25,6 +25,12 @@ class TestCommandFrom:
         assert command_from(data) == command_from(msgspec.json.encode(data)) == \
             command_from(msgspec.json.encode(data).decode()) == EndTurn(who="vesh")
 
+    def test_any_bytes_like_json_gives_the_command(self) -> None:
+        """JSON in a bytearray or a memoryview is read as JSON text (it was said to be a `str` where an object was
+        expected)."""
+        text = b'{"command": "end_turn", "who": "vesh"}'
+        assert command_from(bytearray(text)) == command_from(memoryview(text)) == EndTurn(who="vesh")
+
     @pytest.mark.parametrize(("data", "command", "path", "reason"), [
         ({"command": "fly"}, "fly", "$.command", "Invalid value 'fly'"),
         ({"command": "roll_initiative", "dice": [0, 5]}, "roll_initiative", "$.dice[0]", "Expected `int` >= 1"),
