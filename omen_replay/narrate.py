@@ -11,10 +11,11 @@ as a live fight goes on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
+from omen_core.commands import StandUp
 from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
@@ -629,6 +630,7 @@ class Narrator(Visitor):
             self.hp = {cid: c.hp for cid, c in state.combatants.items()}
         self.told: list[Line] = []
         self.sink: Callable[[Line], object] = sink if sink is not None else self.told.append
+        self.standing: int | None = None  # the action of a stand_up being told (its command seen first)
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         """Tell one event of a walk."""
@@ -639,7 +641,9 @@ class Narrator(Visitor):
         """The narrative of one event, line by line; ``before``, the state before it, if known (else the HP this
         narrator has followed through the events it told, those undone left out)."""
         event = rec.event
-        said = list(_WRITERS[type(event)](event, self.names))
+        said = self._standing_up(event)
+        if said is None:
+            said = list(_WRITERS[type(event)](event, self.names))
         if isinstance(event, DamageResolved):
             hp = (before.combatants[event.target].hp if before is not None and event.target in before.combatants
                   else self.hp.get(event.target))
@@ -655,6 +659,19 @@ class Narrator(Visitor):
                 yield Line(rec.seq, "undone", f"[undone] {text.strip()}")
             else:
                 yield Line(rec.seq, kind, text)
+
+    def _standing_up(self, event: Any) -> list[tuple[LineKind, str]] | None:
+        """A stand_up's movement told as standing up, not as a move (C20, C23): its command comes first in its
+        batch, then the movement it is; None for any other event."""
+        if isinstance(event, CommandIssued):
+            self.standing = -1 if isinstance(event.command, StandUp) else None
+        elif isinstance(event, MovementDeclared) and self.standing == -1:
+            self.standing = event.action
+            return [("header", f"{self.names(event.who)} stands up from Prone (a Movement Action, C20)")]
+        elif isinstance(event, Moved) and event.action == self.standing:
+            self.standing = None
+            return [("roll", "  (standing up leaves no one's reach: no Attack of Opportunity, C23)")]
+        return None
 
     def lines(self, records: Iterable[StoredEvent]) -> Iterator[Line]:
         """The narrative of these events (none of them undone), line by line: for a fight as it goes on."""

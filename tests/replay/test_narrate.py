@@ -299,3 +299,22 @@ def test_a_hit_on_one_at_0_hp_shows_hp_0_to_0_in_the_story_explain_and_the_card(
     assert verdicts[-2:] == ("4 crushing damage to bo's HP", "bo: HP 0 -> 0")
     cards = [e for e in entries(fight.events)[0] if isinstance(e, Card) and e.kind == "attack"]
     assert [[(r.who, r.before, r.after) for r in c.resources] for c in cards] == [[("bo", 3, 0)], [("bo", 0, 0)]]
+
+
+def test_standing_up_is_told_as_standing_up() -> None:
+    """C20, C23: Prone Kael standing up on his turn is told as standing up (his Movement Action, leaving no one's
+    reach), not as a move that "completes the move"; a move of his after it is still a move."""
+    from tests.test_options import in_round_2
+
+    fight = in_round_2()
+    fight.apply_condition("kael", "Prone")
+    fight.stand_up("kael")
+    told = [line.text for line in narrate(fight.events)]
+    assert "Kael stands up from Prone (a Movement Action, C20)" in told
+    assert "  (standing up leaves no one's reach: no Attack of Opportunity, C23)" in told
+    assert not any("moves" in t or "completes the move" in t for t in told)
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    assert fight.state.turn == "kael"
+    fight.move("kael")
+    assert "Kael moves" in [line.text for line in narrate(fight.events)]
