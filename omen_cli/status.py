@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from omen_core.derive import standing_hit
 from omen_core.dice import commitment
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
@@ -220,6 +221,10 @@ def status_lines(found: Options, state: FightState, log: str, seed: SeedKnown | 
     a line per combatant, ``next:`` and the head; the commands it prints name ``fight`` if it is given (a store
     holding several)."""
     lines = [_where(found, state), _awaited(found, state)]
+    frame = state.pending
+    standing = standing_hit(state, frame) if frame is not None and frame.decision is not None else None
+    if standing is not None:  # what an answer at an extension's decision inside an attack turns on (C38)
+        lines.append(f"  {standing.said(_name(state, standing.attacker), _name(state, standing.defender))}")
     if found.waiting is not None:
         lines += [f"  {line}" for o in found.offers if o.command in found.waiting.answers for line in odds_summary(o)]
     order = [*state.order, *(w for w in state.combatants if w not in state.order)]

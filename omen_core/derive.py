@@ -42,7 +42,8 @@ __all__ = ["override_allowing", "UNARMED_DAMAGE", "BonusSource", "bonus_source",
            "defense_chance",
            "parry_weapon",
            "defense_ineligibility", "attack_damage_type", "damage_terms", "mitigation_for", "landing",
-           "will_choice_due", "lands_on", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus"]
+           "will_choice_due", "lands_on", "ActiveDefenseAdds", "active_defense_adds", "StrikeNumbers", "strike_bonus",
+           "Standing", "standing_hit"]
 
 #: C12: an unarmed attack deals crushing damage.
 UNARMED_DAMAGE = "crushing"
@@ -94,6 +95,40 @@ def hit_numbers(state: FightState, frame: AttackFrame) -> tuple[HitTotal, Defens
                      res_bonus=defense.res_bonus, res_portion=res_portion,
                      exceeds=rules.is_crit(fcs_portion, res_portion))
     return attack, defense, crit
+
+
+class Standing(NamedTuple):
+    """An attack's hit total and defense as they stand, and whether it hits on them (§Hit Determination); the
+    attacker's and the defender's ids."""
+
+    attacker: str
+    defender: str
+    attack: int
+    defense: int
+    hit: bool
+    determined: bool
+
+    def said(self, attacker: str, defender: str) -> str:
+        """In words, naming the attacker and the defender as the reader knows them."""
+        how = "determined" if self.determined else "as it stands"
+        return (f"{attacker}'s hit total {self.attack} against {defender}'s defense {self.defense}: "
+                f"{'a hit' if self.hit else 'a miss'}, {how} (the defender wins ties, §Hit Determination)")
+
+
+def standing_hit(state: FightState, frame: object) -> Standing | None:
+    """What a decision inside an attack turns on: the hit total against the defense (C5, C10, C11), the
+    determination's once the hit is determined, else as it stands once the hit roll and the base defense roll are
+    in (as the hook point ``attack.rolled`` sees them: no Active Defense yet); None for another action, or before."""
+    if not isinstance(frame, AttackFrame):
+        return None
+    decl, made = frame.declaration, frame.determination
+    if made is not None:
+        return Standing(decl.attacker, decl.target, made.attack.total, made.defense.total, made.hit, True)
+    if frame.hit_roll is None or frame.base_defense_roll is None:
+        return None
+    attack, defense, _ = hit_numbers(state, frame)
+    return Standing(decl.attacker, decl.target, attack.total, defense.total, rules.hits(attack.total, defense.total),
+                    False)
 
 
 def hit_total(state: FightState, frame: AttackFrame) -> HitTotal:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.derive import active_defense_adds, strike_bonus
+from omen_core.derive import active_defense_adds, standing_hit, strike_bonus
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
 
@@ -131,7 +131,7 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
     elif waiting.kind == "routing" and frame is not None and getattr(frame, "routing", None) is not None:
         _routing(frame, answers, sight, found)
     elif frame is not None and frame.decision is not None:
-        _extension(frame, waiting, answers, names, found)
+        _extension(state, frame, waiting, answers, sight, names, found)
     elif waiting.kind == "initiative_tie":
         seen = [names[w] for w in state.tie_open if w in names]  # a tie with one the seat does not see is not shown
         if seen and len(seen) == len(state.tie_open):
@@ -139,10 +139,10 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
     return found
 
 
-def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[str, str],
-               found: DecisionFacts) -> None:
+def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Offer], sight: Sight,
+               names: dict[str, str], found: DecisionFacts) -> None:
     """An extension's decision point (:mod:`omen_core.hooks`): who is asked, and per choice its cost and what it
-    does, as the row says."""
+    does, as the row says; to the GM, during an attack, the hit total against the defense it turns on."""
     opened = frame.decision
     costs = dict(zip(opened.choices, opened.costs, strict=False))
     asked = ", ".join(names.get(w, "someone") for w in waiting.who)
@@ -153,6 +153,9 @@ def _extension(frame: Any, waiting: Waiting, answers: list[Offer], names: dict[s
               else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver
               else _moment(decl, names) if getattr(decl, "moment", None) else f"{actor}'s action")
     found.facts.append(f"{asked} may answer, during {during}")
+    standing = standing_hit(state, frame) if sight.gm else None  # a defender's dice are its owner's and the GM's
+    if standing is not None:
+        found.facts.append(standing.said(actor, names.get(standing.defender, "someone")))
     if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
         found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
                                                       for a in frame.applied))

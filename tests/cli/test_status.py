@@ -206,3 +206,22 @@ def test_a_condition_lasting_to_the_end_of_a_turn_under_way_says_current_turn() 
     assert _until(fight.state, "orc", "Prone") == f" (until the end of {name}'s next turn)"
     fight.end_turn("orc")
     assert _until(fight.state, "orc", "Prone") == f" (until the end of {name}'s current turn)"
+
+
+def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
+    """C5, C38: at Steady Aim's decision (Ana's 3 + 1 = 4 against the orc's 5 would miss), status says the hit
+    total against the defense as it stands, under the awaited line; after the answer the hit is determined and no
+    decision waits, so the line is gone."""
+    from omen_cli.status import status_lines
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "steady_aim"), sheet("orc", side="raiders"), faces=[3, 1, 5])
+    fight.attack("ana", "orc", unarmed=True)
+    lines = status_lines(options(fight.state), fight.state, "t.jsonl", None)
+    assert lines[1].startswith("awaited: Ana: Steady Aim")
+    assert lines[2] == "  Ana's hit total 4 against Orc's defense 5: a miss, as it stands (the defender wins ties, " \
+                       "§Hit Determination)"
+    fight.answer_decision("steady_aim", "ana", "use")
+    assert not any("hit total" in line for line in status_lines(options(fight.state), fight.state, "t.jsonl", None))

@@ -121,3 +121,20 @@ def test_the_face_to_turn_a_hit_takes_the_article_of_its_sound() -> None:
     assert needed_face(15, 2, 5, 8) == "turns the hit on an 8 or more on the d8"
     assert needed_face(20, 2, 7, 12) == "turns the hit on an 11 or more on the d12"
     assert needed_face(15, 9, 3, 8) == "turns the hit on a 3 or more on the d8"
+
+
+def test_a_decision_inside_an_attack_tells_the_gm_the_totals_it_turns_on() -> None:
+    """C5, C38: Warding Word is asked of Bram once the orc's 4 + 1 = 5 would hit Ana's base defense 3 + 0 (no
+    Active Defense yet): the GM's box says so in numbers; Bram's player, who does not own Ana, is not told her
+    defense (a defender's dice are its owner's and the GM's)."""
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("bram"), "warding_word"), sheet("ana"), sheet("orc", side="raiders"),
+                      faces=[4, 1, 3])
+    fight.engage("bram", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    said = "Orc's hit total 5 against Ana's defense 3: a hit, as it stands (the defender wins ties, §Hit Determination)"
+    assert said in facts(fight)
+    offered = options(fight.state)
+    bram = Sight(kind="player", own=frozenset({"bram"}))
+    assert not any("defense 3" in line for line in decision_facts(fight.state, offered.waiting, [], bram).facts)
