@@ -214,11 +214,18 @@ class FileSnapshots:
 
     def _save(self, folder: Path, snapshot: Snapshot) -> None:
         """Write a snapshot into ``folder`` and keep the listing current."""
-        folder.mkdir(parents=True, exist_ok=True)
-        self._writable(folder)  # made by another process as a link since the first look
-        listed = self._listed.pop(snapshot.fight_id, None)
-        current = listed is not None and listed[0] == _mtime(folder)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{snapshot.seq}.json.", suffix=".tmp")
+        fd, tmp = -1, ""
+        for attempt in range(_MKDIR_TRIES):  # another process's ``snapshot --clear`` may remove an empty folder
+            folder.mkdir(parents=True, exist_ok=True)  # between this mkdir and the file made in it: make it again
+            self._writable(folder)  # made by another process as a link since the first look
+            listed = self._listed.pop(snapshot.fight_id, None)
+            current = listed is not None and listed[0] == _mtime(folder)
+            try:
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{snapshot.seq}.json.", suffix=".tmp")
+                break
+            except FileNotFoundError:
+                if attempt == _MKDIR_TRIES - 1:
+                    raise
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(_encode(snapshot))  # mkstemp's file is 0600: a snapshot holds the whole state
@@ -266,6 +273,10 @@ class FileSnapshots:
             with os_guard(folder):
                 (folder / f"{seq}.json").unlink(missing_ok=True)
         self._listed.pop(fight_id, None)
+
+
+#: How many times a snapshot's folder is made again if it was removed before the file could be made in it.
+_MKDIR_TRIES = 3
 
 
 def _read_regular(path: Path) -> bytes | None:

@@ -175,6 +175,27 @@ class TestFileListing:
         assert present(first.latest("ember-ford", 150)).state == project(records, 100)
 
 
+    def test_a_folder_cleared_between_its_making_and_the_save_is_made_again(self, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """Another process's ``omen snapshot --clear`` removing the empty folder right after this save made it
+        (the interleaving forced: the folder is removed just before the file is made in it) costs nothing: the
+        folder is made again and the snapshot saved."""
+        import tempfile
+
+        real, cleared = tempfile.mkstemp, [False]
+
+        def cleared_first(*args: object, **kwargs: object) -> tuple[int, str]:
+            if not cleared[0]:
+                cleared[0] = True
+                (tmp_path / "snaps" / "ember-ford").rmdir()
+            return real(*args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+        monkeypatch.setattr(tempfile, "mkstemp", cleared_first)
+        snaps = FileSnapshots(tmp_path / "snaps")
+        snaps.save(take(project(ember_log(), 40)))
+        assert cleared[0] and snaps.seqs("ember-ford") == [40]
+
+
 class TestLinks:
     """No snapshot is read, written or deleted through a symbolic link (issue #26: ``omen snapshot --clear``
     through a linked ``LOG.snapshots`` deleted the ``<n>.json`` files of the folder it pointed to)."""
