@@ -344,8 +344,11 @@ class CommandFaces:
         n = len(request.pool)
         if self.surplus < n:
             raise FacesNeeded([*self.requests, request], len(self._faces))
-        self.requests.append(request)
         taken = self._faces[self._pos:self._pos + n]
+        for i, ((_tag, sides), face) in enumerate(zip(request.pool, taken, strict=True)):
+            if type(face) is not int or not 1 <= face <= sides:  # said at its place in the command's dice
+                raise InvalidDieFace(face, sides, request.describe(), self._pos + i)
+        self.requests.append(request)
         self._pos += n
         return taken
 

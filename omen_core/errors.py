@@ -118,11 +118,13 @@ class DiceError(OmenError):
 
 
 class InvalidDieFace(DiceError, BadInput):
-    """A manual or scripted face is not a whole number in ``1..sides``."""
+    """A manual or scripted face is not a whole number in ``1..sides``; ``index``: its place in the command's
+    ``dice`` when the command carried it (C29's order), so that the error says which face (``$.dice[2]``)."""
 
-    def __init__(self, face: object, sides: int, roll: str):
-        self.face, self.sides, self.roll = face, sides, roll
-        super().__init__(f"die face {face!r} is not possible on a d{sides} (for {roll}); "
+    def __init__(self, face: object, sides: int, roll: str, index: int | None = None):
+        self.face, self.sides, self.roll, self.index = face, sides, roll, index
+        at = f"at $.dice[{index}], " if index is not None else ""
+        super().__init__(f"die face {face!r} is not possible on a d{sides} ({at}for {roll}); "
                          f"expected a whole number from 1 to {sides}")
 
 

@@ -409,6 +409,10 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         scrub(detail, sight, typed), field="$.command.idempotency_key")
     if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
         field = getattr(request.state, "dice_field", None) or "$.command.dice"  # POST /staged's are at $.dice
+        offset = getattr(request.state, "dice_offset", 0)  # the faces staged before this request's
+        if exc.index is not None and exc.index >= offset:
+            exc = InvalidDieFace(exc.face, exc.sides, exc.roll, exc.index - offset)
+            field += f"[{exc.index}]"
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field=field, rule="C29")
     if isinstance(exc, BadInput):
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed))

@@ -253,6 +253,7 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
             raise NotYourFaces(len(data.dice), [(r.roller, r.purpose, tuple((d.pool, d.sides) for d in r.dice))
                                                 for r in staged.rolls], "$.dice")
         faces = (*staged.faces, *data.dice)
+        request.state.dice_offset = len(staged.faces)  # a face's place in this request's dice, not the command's
         command = msgspec.structs.replace(staged.command, dice=faces)
         try:
             body = run_command(fights, fight_id, seat, fight, command, staged.by)

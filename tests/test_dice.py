@@ -156,6 +156,18 @@ class TestManualDice:
         with pytest.raises(InvalidDieFace, match=r"d8 \(for roll #1 \(hit by kael"):
             roll(ManualDice(lambda req: [face]), request(8))
 
+    def test_a_bad_face_a_command_carries_is_named_at_its_place_in_the_command(self) -> None:
+        """C29: a 9 for the d6 of a command's first roll (faces [3, 9] for a d8 and a d6) is refused at $.dice[1],
+        and the third face of [4, 2, 9], for a d6 rolled second, at $.dice[2]
+        (it named only the fight's running roll number, which a client cannot map back to its faces)."""
+        with pytest.raises(InvalidDieFace, match=r"d6 \(at \$\.dice\[1\], for roll #1 \(hit by kael"):
+            roll(CommandFaces([3, 9]), request(8, 6))
+        faces = CommandFaces([4, 2, 9])
+        roll(faces, request(8, 6))
+        with pytest.raises(InvalidDieFace) as caught:
+            roll(faces, request(6, counter=2))
+        assert caught.value.index == 2 and "(at $.dice[2], for roll #2" in str(caught.value)
+
     def test_wrong_number_of_faces_is_refused(self) -> None:
         """Typing two faces for a one-die roll is an error, not a silent truncation."""
         with pytest.raises(DiceError, match="needs 1 face, got 2"):

@@ -276,16 +276,17 @@ def test_a_face_no_die_shows_is_refused_at_its_place_in_the_request(table: Any) 
 
 
 def test_a_staged_face_its_die_cannot_show_is_refused_at_the_requests_dice(table: Any) -> None:
-    """C29: the GM stages Kael's attack; Alice's 9 for Kael's d8 hit die is 400 bad-input at $.dice (POST /staged's
-    body is {id, dice}: it said $.command.dice, a field the request does not have), the command kept for her."""
+    """C29: the GM stages Kael's attack; Alice's 9 for Kael's d8 hit die is 400 bad-input at $.dice[0], the face
+    of this request's dice at fault (POST /staged's body is {id, dice}: it said $.command.dice, a field the request
+    does not have), the command kept for her."""
     attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
     sid = table.command(attack, stage=True).json()["id"]
     refused = table.client.post("/fights/duel/staged", headers=table.auth(table.alice),
                                 json={"id": sid, "dice": [9, 6]})
     assert refused.status_code == 400, refused.text
     problem = refused.json()
-    assert (problem["type"], problem["field"], problem["rule"]) == ("/problems/bad-input", "$.dice", "C29")
-    assert problem["detail"].startswith("die face 9 is not possible on a d8"), problem
+    assert (problem["type"], problem["field"], problem["rule"]) == ("/problems/bad-input", "$.dice[0]", "C29")
+    assert problem["detail"].startswith("die face 9 is not possible on a d8 (at $.dice[0], for roll #"), problem
     assert options(table, table.alice)["staged"]["id"] == sid
 
 
