@@ -325,6 +325,8 @@ def do_cmd(
     if as_json:
         stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found,
                                                   already_done=bool(done))).decode() + "\n")
+        if done and (told := _recorded_by(stored[0].event, by)):  # beside the JSON, as a note on standard error
+            say(f"omen: note: the command was done before{told}")
         return
     if done:
         out.print(f"[yellow]already done:[/] the command with idempotency key {escape(repr(parsed.idempotency_key))} "
@@ -369,8 +371,9 @@ def _recorded_by(issued: Any, by: str) -> str:
     recorded = getattr(issued, "by", by)
     if recorded == by:
         return ""
-    return (f" (recorded as given by {escape(repr(recorded))}; --by {escape(repr(by))} now changes nothing: --by "
-            "is only for the record)")
+    given = f"given by {escape(repr(recorded))}" if recorded else "given with no --by"
+    return (f" (recorded as {given}; --by {escape(repr(by))} now changes nothing: --by is only for the "
+            "record)")
 
 
 def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:

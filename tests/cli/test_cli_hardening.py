@@ -832,6 +832,19 @@ class TestIdempotencyKeys:
                "for the record)" in said(again)
         assert (writable / "demo.jsonl").read_bytes() == before
 
+    def test_a_retry_of_a_command_given_with_no_by_says_so_and_json_says_it_on_stderr(self, writable: Path) -> None:
+        """docs/live.md: a retry with another --by is told who the command is recorded as given by: one given with
+        no --by is said so (it read "given by ''"), and with --json the note is on standard error beside the JSON
+        (it said nothing)."""
+        assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "n").exit_code == 0
+        again = omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "n", "--by", "alice")
+        assert again.exit_code == 0 and "(recorded as given with no --by; --by 'alice' now changes nothing" \
+            in said(again)
+        as_json = omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "n", "--by", "alice",
+                       "--json")
+        assert as_json.exit_code == 0 and json.loads(as_json.stdout)["already_done"] is True
+        assert "omen: note: the command was done before (recorded as given with no --by" in as_json.stderr
+
     def test_the_audit_decides_a_keyed_command_again(self, writable: Path) -> None:
         """A command carrying its key verifies clean: the key is recorded, not ruled on."""
         assert omen("do", str(writable / "demo.jsonl"), self.PRONE, "--idempotency-key", "v").exit_code == 0
