@@ -12,7 +12,7 @@ Arguments that take any value their schema allows (a modifier, a reason, a claim
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -49,6 +49,7 @@ from .dice import RollRequest
 from .extensions import turn_actions
 from .hooks import extension_boundary
 from .limits import MAX_LISTED
+from .parts import DiceSourceKind
 from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
 
@@ -143,9 +144,9 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     hp: int
     will: int
     conditions: dict[str, int]
-    left: str | None = None
+    left: Literal["fled", "yielded", "dead"] | None = None
     uses: dict[str, int] = {}
-    deferred: tuple[str, ...] = ()
+    deferred: tuple[Annotated[str, msgspec.Meta(pattern=r"^.+: (start_of_next_turn|end_of_next_turn)$")], ...] = ()
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -154,10 +155,10 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     fight_id: str
     seq: int
     head: str
-    phase: str
+    phase: Literal["setup", "ambush", "initiative", "rounds", "ended"]
     round: int
     turn: str | None
-    dice: str | None
+    dice: DiceSourceKind | None
     waiting: Waiting | None
     combatants: tuple[Budget, ...]
     offers: tuple[Offer, ...]

@@ -950,3 +950,22 @@ class TestBoundedOffers:
         whole, brief = fight.options(), fight.options(offers=False)
         assert brief.offers == () and whole.offers
         assert msgspec.structs.replace(whole, offers=()) == brief
+
+
+def test_the_schema_names_every_phase_dice_mode_and_reason_to_leave() -> None:
+    """docs/live.md's field table: `phase` is one of the machine's phases, `dice` one of the dice sources' kinds,
+    a combatant's `left` one of C33's reasons, each `deferred` entry `ID: start_of_next_turn|end_of_next_turn`
+    (C41): the JSON Schema says so in enums and a pattern (it said only "string"), and they are the engine's own."""
+    from typing import get_args, get_type_hints
+
+    from omen_core.events import CombatantLeft
+    from omen_core.machine import Phase
+    from omen_core.options import Options
+    from omen_core.parts import DiceSourceKind
+
+    defs = msgspec.json.schema(Options)["$defs"]
+    assert sorted(defs["Options"]["properties"]["phase"]["enum"]) == sorted(p.value for p in Phase)
+    assert sorted(defs["Options"]["properties"]["dice"]["anyOf"][0]["enum"]) == sorted(get_args(DiceSourceKind))
+    budget = defs["Budget"]["properties"]
+    assert sorted(budget["left"]["anyOf"][0]["enum"]) == sorted(get_args(get_type_hints(CombatantLeft)["reason"]))
+    assert budget["deferred"]["items"]["pattern"] == "^.+: (start_of_next_turn|end_of_next_turn)$"
