@@ -327,12 +327,14 @@ def _turn_commands(state: FightState, history: History | None, unseen: frozenset
         kept = {who, *savers}
         saves = [CallSave(caller=who, saver=other, effect=e) for other in state.combatants if other in kept
                  for e in (effect, free_effect)]
-        yield from _named(state, history, "call_save", who, "C15, C25", "the effect's cost in Actions (action_cost)",
-                          saves,
-                          (Argument(name="effect", takes="the effect that calls for the save: save and against "
-                                    "attributes, spell, action_cost, on_success / on_failure consequences (C25)"),),
-                          note=_noted("the choices show the effect with action_cost 1 and 0; any effect may be "
-                                      "given", more))
+        offer = _offer(state, history, "call_save", who, "C15, C25", "the effect's cost in Actions (action_cost)",
+                       saves, (Argument(name="effect", takes="the effect that calls for the save: save and against "
+                                        "attributes, spell, action_cost, on_success / on_failure consequences (C25)"),))
+        if offer is not None:  # the note says the action costs the choices show, not those refused (out of turn)
+            shown = sorted({c.args["effect"].get("action_cost", 1) for c in offer.choices}, reverse=True)
+            costs = " and ".join(map(str, shown))
+            yield msgspec.structs.replace(offer, note=_noted(
+                f"the choices show the effect with action_cost {costs}; any effect may be given", more))
 
 
 def _abilities(state: FightState, history: History | None, who: str, unseen: frozenset[str]) -> Iterator[Offer]:

@@ -969,3 +969,12 @@ def test_the_schema_names_every_phase_dice_mode_and_reason_to_leave() -> None:
     budget = defs["Budget"]["properties"]
     assert sorted(budget["left"]["anyOf"][0]["enum"]) == sorted(get_args(get_type_hints(CombatantLeft)["reason"]))
     assert budget["deferred"]["items"]["pattern"] == "^.+: (start_of_next_turn|end_of_next_turn)$"
+
+
+def test_a_call_save_offer_notes_only_the_action_costs_its_choices_show() -> None:
+    """C15, C20: in Kael's turn Vesh may call a save only with an effect costing no Action, so her call_save offer's
+    note says "action_cost 0" (it said "1 and 0", promising a choice not there); Kael's says "1 and 0"."""
+    fight = in_round_2()
+    notes = {o.actor: o.note for o in fight.options().offers if o.command == "call_save"}
+    assert notes["kael"].startswith("the choices show the effect with action_cost 1 and 0;")
+    assert notes["vesh"].startswith("the choices show the effect with action_cost 0;")
