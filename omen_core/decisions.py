@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .abilities import USE
 from .commands import (
     AgreeInitiative,
     AnswerActiveDefense,
@@ -34,13 +35,13 @@ from .commands import (
     RollOff,
     RouteDamage,
 )
-from .content import Ruleset
+from .content import ApplyCondition, ClearCondition, DealDamage, Deferred, Heal, Ruleset
 from .events import DecisionOpened
 from .extensions import ATTACK_OPTION_FIELDS, attack_option_offered
 from .hooks import HOOK_POINTS
 
 __all__ = ["Answer", "DecisionPoint", "DECISION_POINTS", "REACTION_STEPS", "point_at", "waiting_point", "legal_now",
-           "OPTIONS_HINT", "transitions", "arms", "attack_variants", "extension_point"]
+           "OPTIONS_HINT", "transitions", "arms", "attack_variants", "extension_point", "deferred_words"]
 
 
 @dataclass(frozen=True)
@@ -234,11 +235,40 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
     return None
 
 
-def extension_point(opened: DecisionOpened, step: str) -> DecisionPoint:
+def deferred_words(deferred: Deferred, whose: str = "") -> str:
+    """A deferred cost in words (C41): what settles on the owner, and at which moment of its next turn (``whose``:
+    the owner, to name).
+
+    >>> deferred_words(Deferred(at="end_of_next_turn", effects=(ApplyCondition(to="actor", condition="Fatigued"),)))
+    'Fatigued at the end of next turn (C41)'
+    >>> burn = DealDamage(to="actor", flat=3, damage_type="arcane")
+    >>> deferred_words(Deferred(at="start_of_next_turn", effects=(burn,)), "cy")
+    "3 arcane damage at the start of cy's next turn (C41)"
+    """
+    said = []
+    for effect in deferred.effects:
+        match effect:
+            case DealDamage() | Heal():
+                dice = f"{effect.dice.count}{effect.dice.die}" if effect.dice is not None else ""
+                amount = "+".join(x for x in (dice, str(effect.flat) if effect.flat or not dice else "") if x)
+                said.append(f"{amount} {effect.damage_type} damage" + (", halved" if effect.half else "")
+                            if isinstance(effect, DealDamage) else f"{amount} HP healed")
+            case ApplyCondition(condition=condition, stacks=stacks):
+                said.append(condition + (f" x{stacks}" if stacks > 1 else ""))
+            case ClearCondition(condition=condition):
+                said.append(f"{condition} cleared")
+    moment = "start" if deferred.at == "start_of_next_turn" else "end"
+    return f"{' and '.join(said)} at the {moment} of {whose + chr(39) + 's ' if whose else ''}next turn (C41)"
+
+
+def extension_point(opened: DecisionOpened, step: str, deferred: Deferred | None = None) -> DecisionPoint:
     """An extension's decision point (:mod:`omen_core.hooks`), open at lifecycle step ``step``, as its
     ``decision_opened`` event describes it: answered with ``answer_decision``, its cost per choice, going on from
-    its hook point when it closes."""
-    costs = ", ".join(f"{name}: {cost or 'free'}" for name, cost in zip(opened.choices, opened.costs, strict=False))
+    its hook point when it closes. ``deferred``: the deferred cost its ``use`` records (C41), said with that
+    choice's cost (the event records only what is paid now)."""
+    owed = {USE: f"now; {deferred_words(deferred)}"} if deferred is not None else {}
+    costs = ", ".join(f"{name}: {cost or 'free'}" + (f" {owed[name]}" if name in owed else "")
+                      for name, cost in zip(opened.choices, opened.costs, strict=False))
     labels = "; ".join(f"{name} ({label})" for name, label in zip(opened.choices, opened.labels, strict=False))
     return DecisionPoint(
         kind=opened.decision, title=opened.title or opened.decision, rule=opened.rule, step=step, opened_by=None,
@@ -261,7 +291,9 @@ def waiting_point(state: Any) -> tuple[DecisionPoint, tuple[str, ...], int | Non
     opened_here = frame.decision
     if opened_here is not None:
         who = tuple(w for w in opened_here.responders if w not in frame.answered_decision(opened_here))
-        return extension_point(opened_here, frame.step.name), who, frame.action
+        ability = next((a for a in state.abilities if a.id == opened_here.decision), None)
+        return (extension_point(opened_here, frame.step.name, ability.deferred if ability is not None else None), who,
+                frame.action)
     opened = frame.reaction_window if frame.step.name in REACTION_STEPS else None
     point = point_at(frame.step.name, opened.reaction if opened is not None else None)
     if point is None or point.window is None:

@@ -43,7 +43,7 @@ from .commands import (
 )
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe, shut_out
-from .decisions import arms, attack_variants, waiting_point
+from .decisions import arms, attack_variants, deferred_words, waiting_point
 from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
 from .extensions import turn_actions
@@ -348,6 +348,8 @@ def _abilities(state: FightState, history: History | None, who: str, unseen: fro
     in_rounds = state.phase.name == "ROUNDS"
     for ability in usable:
         cost = on_turn_cost(ability, in_rounds).words()
+        if ability.deferred is not None:  # a cost that settles later is one of its costs (C37, C41)
+            cost += f" now; {deferred_words(ability.deferred)}"
         candidates = [UseAbility(who=who, ability=ability.id, target=t) for t in (who, *listed)]
         yield from _named(state, history, "use_ability", who, ability.rule, cost, candidates,
                           note=_noted(f"{ability.name}: {ability.summary}" if ability.summary else ability.name, more))

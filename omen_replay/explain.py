@@ -15,11 +15,14 @@ from types import MappingProxyType
 
 import msgspec
 
+from omen_core.abilities import PASS
 from omen_core.content import Heal, IncomingDamage, Weapon
+from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput, InvalidArgument
 from omen_core.events import (
+    DYING_REASON,
     AbilityUsed,
     ActionCancelled,
     ActiveDefenseChosen,
@@ -59,6 +62,7 @@ from omen_core.events import (
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
+    TurnSkipped,
     WillConversionChosen,
     encode_line,
     is_undo_batch,
@@ -121,6 +125,15 @@ _WORDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: How a deferred cost's damage names its source after the ability's name (C41:
+#: :func:`omen_core.decide.conditions.settle_deferred`): it settles, it does not tick.
+_DEFERRED_SOURCE = "'s deferred cost (C41)"
+
+
+#: The kinds of term that are a die of the hit roll, and the die's pool (a reroll changes one, C39).
+_HIT_DICE = {"primary_die": "primary", "fcs_die": "fcs"}
+
+
 #: The kinds of term a condition or an ability may add, named after it (C28: ``Marked x2``; C37: ``Battle Focus``).
 _NAMED_KINDS = frozenset({"situational", "modifier", "defense_modifier", "damage_modifier"})
 
@@ -128,15 +141,23 @@ _NAMED_KINDS = frozenset({"situational", "modifier", "defense_modifier", "damage
 def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
     """A total's terms in explain's words (:data:`_WORDS`), each with its origin; ``after`` may be a list, one per
     term (the damage after each mitigation step); ``named``: what a modifier named after a condition or an ability
-    is (:func:`_origins`), said as its source instead of "situational" or "an ability's"."""
+    is (:func:`_origins`), said as its source instead of "situational" or "an ability's"; ``rerolled``: the dice
+    of the hit roll a reroll changed, by pool and place in it (:func:`_rerolled`), said so (C39)."""
     afters = context.pop("afters", None)
     named = context.pop("named", None)
+    rerolled = context.pop("rerolled", frozenset())
     worded = []
+    seen: dict[str, int] = {}  # how many dice of each pool of the hit roll so far
     for i, t in enumerate(terms):
         label, source = _WORDS[t.kind]
         fill = {"conditions": "conditions", **context, "label": t.label,
                 "after": afters[i] if isinstance(afters, list) and i < len(afters) else ""}
         said, origin = source.format(**fill), t.source
+        if t.kind in _HIT_DICE:
+            pool = _HIT_DICE[t.kind]
+            seen[pool] = seen.get(pool, -1) + 1
+            if isinstance(rerolled, frozenset) and (pool, seen[pool]) in rerolled:
+                said += ", as rerolled (C39)"
         if isinstance(named, dict) and t.kind in _NAMED_KINDS:
             found = named.get(t.label) or named.get(t.label.rsplit(" x", 1)[0]) \
                 or named.get(t.label.split(" (", 1)[0])  # "Marked x2", "Battle Focus (target Prone)"
@@ -147,16 +168,45 @@ def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
     return tuple(worded)
 
 
-def _origins(state: FightState, *whos: str) -> dict[str, tuple[str, str]]:
+def _origins(state: FightState, *whos: str, answered: Iterable[tuple[str, str]] = ()) -> dict[str, tuple[str, str]]:
     """What each condition of the ruleset and each ability of ``whos``' sheets is, by the name a term carries: its
     source in words and its origin (``condition``, ``ability:<name>``; an event records such a term as
-    ``situational`` or an ability's, whichever list it stands in)."""
+    ``situational`` or an ability's, whichever list it stands in); ``answered``: the abilities used in answer to
+    the action's decision points (who, ability id: an ally's too, C38), each credited to its owner."""
     found = dict.fromkeys(state.ruleset.conditions if state.ruleset else (), ("a condition (C28)", "condition"))
     for who in whos:
         if who in state.combatants:
             found |= {a.name: (f"{who}'s ability {a.name} (C37)", f"ability:{a.name}")
                       for a in state.combatants[who].sheet.written_abilities()}
+    for who, ability in answered:
+        if who in state.combatants:
+            found |= {a.name: (f"{who}'s ability {a.name} (C37)", f"ability:{a.name}")
+                      for a in state.combatants[who].sheet.written_abilities() if a.id == ability}
     return found
+
+
+def _answered(events: Iterable[tuple[StoredEvent, FightState]]) -> tuple[tuple[str, str], ...]:
+    """Who answered which of an action's decision points with its ability (anything but passing, C38)."""
+    return tuple((rec.event.who, rec.event.decision) for rec, _ in events
+                 if isinstance(rec.event, DecisionAnswered) and rec.event.choice != PASS)
+
+
+def _rerolled(events: Iterable[tuple[StoredEvent, FightState]]) -> frozenset[tuple[str, int]]:
+    """The dice of an action's hit roll a reroll changed (C39), each by its pool and its place among that pool's
+    dice (the order a hit total's terms list them in), and by its index in the roll (``("", i)``, as a routed die
+    is named, C12)."""
+    hits = {rec.event.counter: rec.event for rec, _ in events
+            if isinstance(rec.event, DiceRolled) and rec.event.purpose == "hit"}
+    found: set[tuple[str, int]] = set()
+    for rec, _ in events:
+        roll = hits.get(rec.event.rerolls) if isinstance(rec.event, DiceRolled) and rec.event.rerolls is not None \
+            else None
+        if roll is not None and isinstance(rec.event, DiceRolled) and rec.event.die is not None \
+                and rec.event.die < len(roll.dice):
+            i = rec.event.die
+            pool = roll.dice[i].pool
+            found |= {(pool, sum(1 for d in roll.dice[:i] if d.pool == pool)), ("", i)}
+    return frozenset(found)
 
 
 class Part(msgspec.Struct, frozen=True, kw_only=True):
@@ -246,6 +296,8 @@ class Derivations:
         self.landmarks = Landmarks()
         self.batch_rolls: dict[int, StoredEvent] = {}
         self.initiative: list[tuple[StoredEvent, FightState]] = []  # its rolls, ties, roll-offs, agreements (C19)
+        self.latest: StoredEvent | None = None  # the event seen last, and the one before it
+        self.previous: StoredEvent | None = None
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
@@ -257,6 +309,7 @@ class Derivations:
     def see(self, rec: StoredEvent, before: FightState | None = None) -> None:
         """Each event, in order (with the state before it, if known): the seed commitment, the rolls of the batch in
         progress, and the events that set the initiative order (C19)."""
+        self.previous, self.latest = self.latest, rec
         if before is not None and (isinstance(rec.event, _INITIATIVE) or (
                 isinstance(rec.event, DiceRolled) and rec.event.purpose in ("initiative", "roll_off"))):
             self.initiative.append((rec, before))
@@ -282,10 +335,11 @@ class Derivations:
             return _ability(self, events)
         return None
 
-    def single(self, rec: StoredEvent, state: FightState) -> Explanation:
+    def single(self, rec: StoredEvent, state: FightState, followers: Sequence[StoredEvent] = ()) -> Explanation:
         """The explanation of an event outside any action (a roll, a check, a contest...), from the state before
-        it and the rolls of its batch."""
-        return _single(self, rec, state)
+        it and the rolls of its batch; ``followers``: what a damage outside any action moved (the target's Will
+        and HP, Dying), the events right after it."""
+        return _single(self, rec, state, followers)
 
 
 class _Explainer(Visitor):
@@ -299,6 +353,7 @@ class _Explainer(Visitor):
         self.found: Explanation | None = None
         self.die: tuple[StoredEvent, FightState] | None = None  # a roll no action owns, asked about by its seq
         self.die_counter = 0
+        self.landed: tuple[StoredEvent, FightState, list[StoredEvent]] | None = None  # damage outside any action
         self.last = 0
 
     def begin(self, walk: Walk) -> None:
@@ -306,6 +361,14 @@ class _Explainer(Visitor):
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         self.last = rec.seq
+        if self.landed is not None:  # damage outside any action: what it moved follows it (C25, C28, C40, C41)
+            damage, followers = self.landed[0], self.landed[2]
+            assert isinstance(damage.event, DamageResolved)
+            if rec.batch == damage.batch and _lands(damage.event, rec.event):
+                followers.append(rec)
+                return
+            self._explain_landed()
+            raise StopWalk
         self.known.see(rec, before)
         owner = owner_of(rec.event, before, after)
         if owner is not None:
@@ -314,8 +377,10 @@ class _Explainer(Visitor):
                 rec.event.reacting_to:  # a reaction is told in the action it answers too (only its declaration)
             self.open[rec.event.reacting_to].append((rec, before))
         if self.die is not None:  # the die asked about: explain the result it feeds, if its batch has one
-            if self.die_counter in _counters(rec.event) or (isinstance(rec.event, DamageResolved) and rec.seq ==
-                                                             self.die[0].seq + 1):  # a condition's tick (C40)
+            if isinstance(rec.event, DamageResolved) and rec.seq == self.die[0].seq + 1:  # a condition's tick (C40)
+                self.landed, self.die = (rec, before, []), None
+                return
+            if self.die_counter in _counters(rec.event):
                 self.found = self.known.single(rec, before)
                 raise StopWalk
             if rec.batch != self.die[0].batch:
@@ -325,6 +390,9 @@ class _Explainer(Visitor):
             if owner is None:
                 if isinstance(rec.event, DiceRolled):
                     self.die, self.die_counter = (rec, before), rec.event.counter
+                    return
+                if isinstance(rec.event, DamageResolved):  # a tick's or a deferred cost's: what it moves follows
+                    self.landed = (rec, before, [])
                     return
                 self.found = self.known.single(rec, before)
                 raise StopWalk
@@ -338,6 +406,8 @@ class _Explainer(Visitor):
             del self.open[declared]
 
     def end(self, state: FightState) -> None:
+        if self.found is None and self.landed is not None:
+            self._explain_landed()
         if self.found is None and self.die is not None:
             self.found = self.known.single(*self.die)
         if self.found is None and self.target is not None:
@@ -346,6 +416,22 @@ class _Explainer(Visitor):
     def _explain_target(self) -> None:
         assert self.target is not None
         self.found = self.known.action(self.open.get(self.target, []))
+
+    def _explain_landed(self) -> None:
+        assert self.landed is not None
+        rec, before, followers = self.landed
+        self.found = self.known.single(rec, before, tuple(followers))
+
+
+def _lands(damage: DamageResolved, event: Event) -> bool:
+    """Whether ``event`` is what ``damage`` outside any action moved, as the engine records it right after it: the
+    target's Will and HP (C31), and Dying when its HP reached 0 (C28, C36)."""
+    match event:
+        case ResourceChanged(who=who, resource="hp" | "will"):
+            return who == damage.target
+        case ConditionApplied(who=who, condition="Dying", reason=reason):
+            return who == damage.target and reason == DYING_REASON
+    return False
 
 
 def _counters(event: Event) -> set[int]:
@@ -444,9 +530,10 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                    f"at seq {first.seq}{reaction}")
     hit = next(((rec, state) for rec, state in events if isinstance(rec.event, HitDetermined)), None)
     hd = hit[0].event if hit is not None else None
+    answered, rerolled = _answered(events), _rerolled(events)
     if hit is not None:
         assert isinstance(hd, HitDetermined)
-        parts += _hit_parts(hit[1], decl, hd)
+        parts += _hit_parts(hit[1], decl, hd, answered, rerolled)
         tie = " (a tie: the defender wins ties)" if hd.attack.total == hd.defense.total else ""
         verdicts.append(f"{'HIT' if hd.hit else 'MISS'}: {hd.attack.total} {'>' if hd.hit else 'is not >'} "
                         f"{hd.defense.total}{tie} (§Hit Determination)")
@@ -480,7 +567,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             dealt_by_weapon = weapon_damage and rec.event.source == label
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage,
-                                   named=_origins(state, decl.attacker, decl.target))
+                                   named=_origins(state, decl.attacker, decl.target, answered=answered),
+                                   rerolled=rerolled)
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -503,7 +591,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                 verdicts.append(f"{decl.attacker} answers the action declared at seq {decl.reacting_to} with "
                                 f"{_REACTIONS[decl.reaction][0]} on {decl.target} ({_REACTIONS[decl.reaction][1]}; "
                                 "explain that action there)")
-        elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq, titles)) is not None:
+        elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq, titles, state)) is not None:
             verdicts.append(said)
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
@@ -577,15 +665,18 @@ def _no_catch(events: list[tuple[StoredEvent, FightState]], arm: Weapon | None) 
     return rec.seq, f"no Catch window for {target} ({_DERIVED.format(seq=rec.seq)}): {why}"
 
 
-def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> list[Part]:
+def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined, answered: tuple[tuple[str, str], ...] = (),
+               rerolled: frozenset[tuple[str, int]] = frozenset()) -> list[Part]:
     """The hit total, the total defense and the two crit portions, each its recorded total's own terms (split where
-    conditions changed a bonus, C28), in explain's words."""
+    conditions changed a bonus, C28), in explain's words; ``answered``: the abilities used in answer to the action's
+    decision points (:func:`_answered`), named with their owners; ``rerolled``: the dice of the hit roll a reroll
+    changed (:func:`_rerolled`, C39)."""
     a, d, c = hd.attack, hd.defense, hd.crit_check
     weapon = state.combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
     attacker, held = _split(state, decl.attacker, a.attribute, a.attribute_bonus)
-    named = _origins(state, decl.attacker, decl.target)
+    named = _origins(state, decl.attacker, decl.target, answered=answered)
     hit_terms = _worded(a.terms(attacker), attribute=a.attribute, who=decl.attacker, held=held,
-                        weapon=weapon.label if weapon else "unarmed", named=named)
+                        weapon=weapon.label if weapon else "unarmed", named=named, rerolled=rerolled)
     target, target_held = _split(state, decl.target, "RES", d.res_bonus)
     armor_note = ("no armor worn" if state.combatants[decl.target].sheet.armor is None
                   else "armor applies" if d.armor_applies
@@ -599,7 +690,7 @@ def _hit_parts(state: FightState, decl: AttackDeclared, hd: HitDetermined) -> li
         defense_terms += _worded(own, who=decl.target, held=target_held, defense=x.defense,
                                  attribute=x.attribute, conditions=f"{x.defense}: conditions")
     fcs, fcs_held = _split(state, decl.attacker, "FCS", c.fcs_bonus)
-    fcs_terms = _worded(c.fcs_terms(fcs), who=decl.attacker, held=fcs_held)
+    fcs_terms = _worded(c.fcs_terms(fcs), who=decl.attacker, held=fcs_held, rerolled=rerolled)
     res, res_held = _split(state, decl.target, "RES", c.res_bonus)
     res_terms = _worded(c.res_terms(res), who=decl.target, held=res_held)
     return [Part(name="hit total", terms=hit_terms, total=a.total, rule="C5"),
@@ -627,10 +718,12 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
 
 
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
-                  named: dict[str, tuple[str, str]] | None = None) -> list[Part]:
+                  named: dict[str, tuple[str, str]] | None = None,
+                  rerolled: frozenset[tuple[str, int]] = frozenset()) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
-    modifier named after a condition or an ability is, :func:`_origins`)."""
+    modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
+    reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -648,7 +741,9 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
         return [Part(name=f"damage ({event.source}: a consequence)", terms=terms, total=t.raw, rule="C25"),
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
-    terms = _worded(t.terms(), dice_label=dice_label, dice_source="the hit roll, not re-rolled",
+    changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
+    dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
+    terms = _worded(t.terms(), dice_label=dice_label, dice_source=dice_source,
                     damage_source=event.source, modifier_source="damage modifier", named=named)
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
@@ -690,7 +785,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             verdicts += _unmoved(rec.event, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, ResourceChanged):
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
-        elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq, titles)) is not None:
+        elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq, titles, state)) is not None:
             verdicts.append(said)
     title = _title(known, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
                    f"{called.effect.save}, the action declared at seq {first.seq}")
@@ -705,9 +800,9 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     status, _seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
     title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
-    verdicts = [said for rec, _state in events
+    verdicts = [said for rec, state in events
                 if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq,
-                                       _decision_titles(events))) is not None]
+                                       _decision_titles(events), state)) is not None]
     verdicts += _no_opportunity(events)
     return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=tuple(verdicts),
                        seed=status, undone=first.seq in known.voided)
@@ -767,7 +862,7 @@ def _decision_titles(events: Iterable[tuple[StoredEvent, FightState]]) -> dict[s
 
 
 def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0,
-               titles: Mapping[str, str] = _NO_TITLES) -> str | None:
+               titles: Mapping[str, str] = _NO_TITLES, state: FightState | None = None) -> str | None:
     """What an answer or an effect within an action did, in words: a decision answered (C38: named by its id and,
     from ``titles``, :func:`_decision_titles`, the title it was asked under), a cost paid (C20,
     C22, C41; but ``own``'s, an action's own Action or Movement, which its title says), a condition applied or
@@ -785,7 +880,9 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
             return f"CANCELLED: {reason}; what it paid stays paid (C24)"
         case DecisionAnswered(who=who, decision=decision, choice=choice):
             title = titles.get(decision, "")
-            return f"{who} answers {decision}: {choice} ({title + ', ' if title and title != decision else ''}C38)"
+            owed = _owed(state, who, decision) if state is not None and choice != PASS else ""
+            return (f"{who} answers {decision}: {choice} ({title + ', ' if title and title != decision else ''}C38)"
+                    + (f"; {owed}" if owed else ""))
         case CostPaid(who=who, resource=resource, amount=amount, purpose=purpose):
             if own is not None and who == own[0] and resource in own[1]:
                 return None
@@ -797,6 +894,15 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
         case ConditionCleared(who=who, condition=condition, reason=reason):
             return f"{who} is no longer {condition} ({reason})"
     return None
+
+
+def _owed(state: FightState, who: str, ability_id: str) -> str:
+    """The deferred cost ``who``'s use of the ability ``ability_id`` records (C41: recorded when the ability is
+    used, it settles at its moment), in words; empty if it has none."""
+    ability = next((a for a in state.abilities if a.id == ability_id), None)
+    if ability is None or ability.deferred is None:
+        return ""
+    return f"its deferred cost is recorded, to settle later: {deferred_words(ability.deferred, who)}"
 
 
 #: What a cost the engine records was paid for (:class:`omen_core.events.CostPaid`'s ``purpose``) in words, and the
@@ -844,8 +950,11 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
                 verdicts += _unmoved(rec.event, state, "{who}'s HP 0 -> 0")
             case ResourceChanged(who=who, resource=resource, before=was, after=now):
                 verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
+            case AbilityUsed(who=who, ability=ability, name=name) if rec is first and (
+                    owed := _owed(state, who, ability)):
+                verdicts.append(f"{who} uses {name}: {owed}")
             case _:
-                if (also := _also_told(rec.event, seq=rec.seq, titles=titles)) is not None:
+                if (also := _also_told(rec.event, seq=rec.seq, titles=titles, state=state)) is not None:
                     verdicts.append(also)
         verdicts += healing.said()
     verdicts += [f"{name} ({amount}) restores 0 HP: the one it heals is at its sheet's HP already (healing never "
@@ -928,8 +1037,11 @@ def _heal_part(heal: tuple[str, Heal], dice: Sequence[Die]) -> Part:
     return Part(name=f"{name}'s healing", rule="C37", total=sum(t.value for t in terms), terms=tuple(terms))
 
 
-def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanation:
-    """A roll, a check or anything else: its dice and, for results, the roll primitive of each side."""
+def _single(known: Derivations, rec: StoredEvent, state: FightState,
+            followers: Sequence[StoredEvent] = ()) -> Explanation:
+    """A roll, a check or anything else: its dice and, for results, the roll primitive of each side; a damage
+    outside any action (a condition's tick, C40; a deferred cost settling, C41) with what it moved
+    (``followers``)."""
     status, seed = known.seed.status()
     rolls = {counter: r.seq for counter, r in known.batch_rolls.items()}
     event: Event = rec.event
@@ -980,13 +1092,21 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
             verdicts.append(f"{'saved: ' + event.effect + ' ends' if event.success else 'failed'}: {saver.total} "
                             f"{'>=' if event.success else '<'} {opp.total} (C15: the saver wins ties; C40)")
             recs = _rolls(known, [saver, opp])
-        case DamageResolved():  # a condition's damage as it ticks (C25, C40)
+        case DamageResolved():  # a condition's damage as it ticks (C25, C40), or a deferred cost's as it settles (C41)
             parts += _damage_parts(event, consequence=True,
                                    incoming=state.combatants[event.target].sheet.incoming_damage)
-            verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from {event.source} as it "
-                            "ticks (C25, C40)")
+            owed = event.source.removesuffix(_DEFERRED_SOURCE)
+            verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from "
+                            + (f"{owed}'s deferred cost as it settles (C41)" if owed != event.source
+                               else f"{event.source} as it ticks (C25, C40)"))
             verdicts += _unmoved(event, state, "{who}: HP 0 -> 0")
+            verdicts += [said for r in followers if (said := _moved(r.event) if isinstance(r.event, ResourceChanged)
+                                                     else _also_told(r.event)) is not None]
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
+        case ResourceChanged():  # outside any action: what a damage just before it moved (C40, C41)
+            verdicts.append(_moved(event) + _moved_by(known.previous if known.latest is rec else None, event))
+        case TurnSkipped(who=who, reason=reason):
+            verdicts.append(f"{who} loses the turn: {reason}")
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
         case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)
@@ -997,6 +1117,22 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState) -> Explanat
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
                        undone=rec.seq in known.voided)
+
+
+def _moved(event: ResourceChanged) -> str:
+    """A resource moved, in words: ``cy: HP 10 -> 0``."""
+    return f"{event.who}: {event.resource.upper()} {event.before} -> {event.after}"
+
+
+def _moved_by(previous: StoredEvent | None, event: ResourceChanged) -> str:
+    """What moved a resource outside any action, if the event before it says (a damage to the same combatant): its
+    amount, source and seq, to explain there; else nothing."""
+    if previous is None or not isinstance(previous.event, DamageResolved) or previous.event.target != event.who:
+        return ""
+    damage = previous.event
+    owed = damage.source.removesuffix(_DEFERRED_SOURCE)
+    source = f"{owed}'s deferred cost, C41" if owed != damage.source else f"{damage.source}, C40"
+    return f" (the {damage.final} {damage.damage_type} damage at seq {previous.seq}, from {source}; explain it there)"
 
 
 def _command_told(event: CommandIssued, rec: StoredEvent) -> str:

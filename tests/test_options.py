@@ -978,3 +978,41 @@ def test_a_call_save_offer_notes_only_the_action_costs_its_choices_show() -> Non
     notes = {o.actor: o.note for o in fight.options().offers if o.command == "call_save"}
     assert notes["kael"].startswith("the choices show the effect with action_cost 1 and 0;")
     assert notes["vesh"].startswith("the choices show the effect with action_cost 0;")
+
+
+class TestDeferredCosts:
+    def test_a_triggered_abilitys_deferred_cost_is_said_with_its_use(self) -> None:
+        """C37, C41: at Reckless Surge's decision (Ana's 2 + 1 = 3 would miss the orc's 4) what waits and the
+        answer_decision offer say the use is free now and costs a stack of Fatigued at the end of her next turn
+        (they said "use: free, pass: free"); the recorded decision_opened keeps its costs ("free", "free")."""
+        from omen_core.events import DecisionOpened
+        from tests.sheets import sheet
+        from tests.test_abilities import having
+
+        fight = new_fight(having(sheet("ana"), "reckless_surge"), sheet("orc", side="raiders"), faces=[6, 1, 2, 1, 4])
+        fight.roll_initiative()
+        fight.attack("ana", "orc", unarmed=True)
+        said = "use: free now; Fatigued at the end of next turn (C41), pass: free"
+        now = fight.options()
+        assert present(now.waiting).cost == said
+        assert [(o.actor, o.cost) for o in now.offers if o.command == "answer_decision"] == [("ana", said)]
+        opened = [r.event for r in fight.events if isinstance(r.event, DecisionOpened)]
+        assert [o.costs for o in opened] == [("free", "free")]
+
+    def test_an_on_turn_abilitys_deferred_cost_is_said_with_its_cost(self) -> None:
+        """C37, C41: Blood Price, a Free Action on Ana's turn, is offered as free now and 3 necrotic damage at the
+        start of her next turn (it was offered as "free")."""
+        from omen_core.content import Ability, decode_content
+        from tests.sheets import sheet
+        from tests.test_abilities import having
+
+        price = decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
+                               'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
+                               'flat = 3, damage_type = "necrotic" }] }\n'
+                               'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
+                               Ability, fmt="toml")
+        fight = new_fight(having(sheet("ana"), price), sheet("orc", side="raiders"), faces=[6, 1])
+        fight.roll_initiative()
+        used = [o for o in fight.options().offers if o.command == "use_ability"]
+        assert [(o.actor, o.cost) for o in used] == [
+            ("ana", "free now; 3 necrotic damage at the start of next turn (C41)")]

@@ -808,3 +808,153 @@ def test_a_conditions_and_an_abilitys_terms_have_their_own_origin() -> None:
     told = explain(fight.events, declared(fight))
     origins = {t.label: t.origin for p in told.parts for t in p.terms if t.label in ("Blessed", "Exposed")}
     assert origins == {"Blessed": "condition", "Exposed": "condition"}, origins
+
+
+# -- what a damage outside any action moved, deferred costs, an ally's answer, a chosen reroll (C36, C38...C41) ------
+
+
+def _burning_to_zero() -> Fight:
+    """Under the C40 ruleset (tests/data/c40-ruleset.toml): Kael (initiative 15), Vesh (5, 3 HP) and the orc (3);
+    Vesh Burning; as Vesh's turn starts Burning's d4 = 4 takes it from 3 HP to 0 (Dying); in round 2 its turn is
+    skipped."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import load_ruleset
+
+    ruleset = load_ruleset(Path(__file__).resolve().parents[1] / "data" / "c40-ruleset.toml")
+    fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([15, 5, 3, 4]), clock=lambda: 0, ruleset=ruleset)
+    fight.join(sheet("kael", AGI=(20, 1)))
+    fight.join(sheet("vesh", "raiders", hp=3, AGI=(20, 1)))
+    fight.join(sheet("orc", "raiders", AGI=(20, 0)))
+    fight.roll_initiative()
+    fight.apply_condition("vesh", "Burning")
+    fight.end_turn("kael")
+    fight.end_turn("orc")
+    fight.end_turn("kael")
+    return fight
+
+
+def _seq_of(fight: Fight, kind: type) -> int:
+    """The seq of the fight's first event of ``kind``."""
+    return next(r.seq for r in fight.events if isinstance(r.event, kind))
+
+
+class TestDamageOutsideAnAction:
+    def test_a_ticks_damage_says_the_hp_it_moved_and_dying(self) -> None:
+        """C40, C41 (docs/explain.md, "resources after"): Burning's 4 fire on Vesh at 3 HP is explained with
+        "vesh: HP 3 -> 0" and Dying (C28, C36), as the story tells them, whether asked at the damage or its die
+        (it ended at the damage line: only the 0 -> 0 case got a line)."""
+        from omen_core.events import DiceRolled
+
+        fight = _burning_to_zero()
+        at = _seq_of(fight, DamageResolved)
+        told = explain(fight.events, at)
+        assert told.verdicts == ("4 fire damage to vesh from Burning as it ticks (C25, C40)", "vesh: HP 3 -> 0",
+                                 "vesh is Dying (1 stack, C28)")
+        assert [(d.purpose, d.face) for d in told.dice] == [("damage", 4)]
+        die = explain(fight.events, at - 1)
+        assert isinstance(fight.events[at - 2].event, DiceRolled) and die.verdicts == told.verdicts
+
+    def test_the_resource_changed_and_the_skipped_turn_say_what_they_are(self) -> None:
+        """C36, C40: the resource_changed after Burning's damage says the HP it moved and the damage that moved it,
+        and Vesh's skipped turn says why it lost it (both explained as bare headers)."""
+        from omen_core.events import ResourceChanged, TurnSkipped
+
+        fight = _burning_to_zero()
+        moved = _seq_of(fight, ResourceChanged)
+        assert explain(fight.events, moved).verdicts == (
+            f"vesh: HP 3 -> 0 (the 4 fire damage at seq {moved - 1}, from Burning, C40; explain it there)",)
+        assert explain(fight.events, _seq_of(fight, TurnSkipped)).verdicts == (
+            "vesh loses the turn: at 0 HP, Dying: treated as Incapacitated (C36)",)
+
+    def test_a_deferred_costs_damage_settles_and_says_the_hp(self) -> None:
+        """C41 (docs/abilities.md "Deferred costs"): Blood Price heals Ana 2 + 3 (15 to 20) and records 3 necrotic
+        for the start of her next turn; the use says the cost it recorded, and the damage, as it settles, says
+        20 -> 17 and cites C41 (it said "as it ticks (C25, C40)", with no HP, and the use said nothing of it)."""
+        from omen_core.commands import UseAbility
+        from omen_core.content import Ability, decode_content
+        from omen_core.events import AbilityUsed, ResourceChanged
+        from tests.test_abilities import having
+
+        price = decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
+                               'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
+                               'flat = 3, damage_type = "necrotic" }] }\n'
+                               'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
+                               Ability, fmt="toml")
+        fight = new_fight(having(sheet("ana"), price), sheet("orc", side="raiders"), faces=[5, 1, 2, 6, 1, 2, 3])
+        fight.attack("orc", "ana", unarmed=True)
+        fight.defend("ana", None)
+        fight.roll_initiative()
+        fight.execute(UseAbility(who="ana", ability="blood_price"))
+        fight.end_turn("ana")
+        fight.end_turn("orc")
+        used = explain(fight.events, _seq_of(fight, AbilityUsed))
+        assert used.verdicts[0] == ("ana uses Blood Price: its deferred cost is recorded, to settle later: 3 necrotic "
+                                    "damage at the start of ana's next turn (C41)")
+        settled = [r.seq for r in fight.events if isinstance(r.event, DamageResolved)][-1]
+        assert explain(fight.events, settled).verdicts == (
+            "3 necrotic damage to ana from Blood Price's deferred cost as it settles (C41)", "ana: HP 20 -> 17")
+        moved = [r.seq for r in fight.events if isinstance(r.event, ResourceChanged)][-1]
+        assert moved == settled + 1 and explain(fight.events, moved).verdicts == (
+            f"ana: HP 20 -> 17 (the 3 necrotic damage at seq {settled}, from Blood Price's deferred cost, C41; "
+            "explain it there)",)
+
+
+class TestAnswersInAnAttack:
+    def test_an_allys_defense_ability_is_credited_to_its_owner(self) -> None:
+        """C11, C37, C38: Cy's Ward Ally (+1 to Bo's Defense Rating, 1 Will) answers the orc's attack on Bo: the
+        term names Cy's ability (it read "an ability's, part of the Defense Rating (C11)", no owner) and the
+        verdicts say Cy's answer; defense 3 + 0 + 1 = 4 against the orc's 6 + 1 = 7."""
+        from omen_core.content import Ability, decode_content
+        from tests.test_abilities import having
+
+        ward = decode_content('id = "ward_ally"\nname = "Ward Ally"\nuse = "trigger"\ntrigger = { moment = '
+                              '"attack.declared", owner = "ally_of_target" }\ncost = { will = 1 }\neffects = '
+                              '[{ kind = "modifier", total = "defense", value = 1 }]\n', Ability, fmt="toml")
+        fight = new_fight(sheet("orc", side="raiders"), sheet("bo"), having(sheet("cy"), ward), faces=[6, 1, 3, 2])
+        fight.engage("cy", "bo")
+        fight.attack("orc", "bo", unarmed=True)
+        fight.answer_decision("ward_ally", "cy", "use")
+        fight.defend("bo", None)
+        told = explain(fight.events, declared(fight))
+        defense = next(p for p in told.parts if p.name == "total defense")
+        assert [(t.label, t.value, t.source, t.origin) for t in defense.terms] == [
+            ("RES die", 3, "base defense roll", "dice"), ("RES bonus", 0, "bo's sheet", "sheet"),
+            ("armor", 0, "no armor worn (C11)", "sheet"),
+            ("Ward Ally", 1, "cy's ability Ward Ally (C37), part of the Defense Rating (C11)", "ability:Ward Ally")]
+        assert defense.total == 4
+        assert "cy answers ward_ally: use (Ward Ally, C38)" in told.verdicts
+
+    def test_a_triggered_abilitys_deferred_cost_is_said_with_its_answer(self) -> None:
+        """C41: Ana's 2 + 1 = 3 would miss the orc's 4; Reckless Surge (+2: 5 > 4) records one stack of Fatigued
+        for the end of her next turn, and the answer's verdict says so (it said the answer alone)."""
+        from tests.test_abilities import having
+
+        fight = new_fight(having(sheet("ana"), "reckless_surge"), sheet("orc", side="raiders"), faces=[6, 1, 2, 1, 4])
+        fight.roll_initiative()
+        fight.attack("ana", "orc", unarmed=True)
+        fight.answer_decision("reckless_surge", "ana", "use")
+        fight.defend("orc", None)
+        told = explain(fight.events, declared(fight))
+        assert ("ana answers reckless_surge: use (Reckless Surge, C38); its deferred cost is recorded, to settle "
+                "later: Fatigued at the end of ana's next turn (C41)") in told.verdicts
+        assert [p.total for p in told.parts if p.name in ("hit total", "total defense")] == [5, 4]
+
+    def test_a_chosen_reroll_is_said_where_the_die_counts(self) -> None:
+        """C39: Second Chance rerolls Ana's primary 2 (2 + 1 = 3 would miss the orc's 4) to 6: the hit total's
+        primary die and the damage's dice result say "as rerolled (C39)" (the damage said "the hit roll, not
+        re-rolled"); the FCS die, not rerolled, says "hit roll" alone. Unarmed: 6 + 0 + 0 = 6 damage."""
+        from tests.test_abilities import having
+
+        fight = new_fight(having(sheet("ana"), "second_chance"), sheet("orc", side="raiders"),
+                          faces=[2, 1, 4, 6])
+        fight.attack("ana", "orc", unarmed=True)
+        fight.answer_decision("second_chance", "ana", "use")
+        fight.defend("orc", None)
+        told = explain(fight.events, declared(fight))
+        hit = next(p for p in told.parts if p.name == "hit total")
+        assert [(t.label, t.value, t.source) for t in hit.terms[:2]] == [
+            ("primary die (STR)", 6, "hit roll, as rerolled (C39)"), ("FCS die", 1, "hit roll")]
+        damage = next(p for p in told.parts if p.name.startswith("damage"))
+        assert (damage.terms[0].label, damage.terms[0].value, damage.terms[0].source) == (
+            "primary dice result", 6, "the hit roll, as rerolled (C39)")
+        assert [(d.purpose, d.face, d.rerolled) for d in told.dice if d.rerolled is not None] == [("reroll", 6, 2)]
