@@ -154,7 +154,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     matched the commitment (``seed_revealed``: the audit knew the seed of every epoch, C42, from the log or
     given; ``seed_given``: the auditor's seed, ``--seed``, matched one of them; ``seeded_checked_given``: of the
     dice checked, those drawn under a seed only ``--seed`` gave, the log not revealing it; the rest were checked
-    against seeds the log reveals).
+    against seeds the log reveals; ``seed_given_revealed``, only where ``seed_given`` (left out of the JSON
+    otherwise): whether the log reveals the seed given too, false for the fresh seed of a fight that went on after
+    a reveal, C42, not revealed yet).
     ``redecided`` counts the batches decided again (set-up events are their own commands), ``event_by_event``
     those that record no command (schema version 1), audited event by event only; ``audit`` says which the log
     got, in words: ``"decided again"``, ``"event by event (schema version 1: no commands recorded)"``, or both
@@ -178,6 +180,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     seeded_checked_given: int = 0
     event_by_event: int = 0
     audit: str = ""
+    seed_given_revealed: bool | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def clean(self) -> bool:
@@ -207,15 +210,19 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     def seeded_words(self) -> str:
         """What the audit says of the seeded dice, in words (the CLI's summary, the session log's verdict): all
         checked, some checked and the rest drawn under a seed not revealed yet (a fight that went on after a
-        reveal, C42), none checked, or some not drawn under any seed revealed."""
+        reveal, C42), none checked, or some not drawn under any seed revealed; and of a seed given (``--seed``)
+        that the log does not reveal and no die was drawn under yet, that it is so."""
         seeded, checked = self.seeded_dice, self.seeded_checked
         if not seeded:
             return "no seeded dice" + (f" ({self.dice} dice)" if self.dice else "")
         if self.seed_revealed and checked == seeded:
-            return f"{seeded} seeded dice all match {self._against('the revealed seed')}"
+            return f"{seeded} seeded dice all match {self._against('the revealed seed')}{self._given_unused()}"
         if self.seed_revealed:
             return (f"{checked} of {seeded} seeded dice match {self._against('the revealed seed')} (the others were "
-                    "not drawn under it)")
+                    f"not drawn under it){self._given_unused()}")
+        if checked == seeded:
+            return (f"{seeded} seeded dice all match {self._against('the seed revealed')}; none was drawn yet under "
+                    "the fresh seed committed to after it, not revealed yet (C42)")
         if checked:
             return (f"{checked} of {seeded} seeded dice match {self._against('the seed revealed')}; {seeded - checked} "
                     "not checked: drawn under a seed not revealed yet (C42)")
@@ -230,7 +237,16 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
             return f"their seeds: {shown} a seed revealed in the log, {given} the seed given (--seed)"
         if given:
             return "the seed given (--seed)"
-        return revealed + (" (the seed given, --seed, is one the log reveals)" if self.seed_given else "")
+        return revealed + (" (the seed given, --seed, is one the log reveals)" if self.seed_given_revealed is True
+                           else "")
+
+    def _given_unused(self) -> str:
+        """Of a seed given (``--seed``) that checked no die and that the log does not reveal: the fresh seed of a
+        fight that went on after a reveal (C42), no die drawn under it yet (nothing to say otherwise)."""
+        if self.seed_given_revealed is not False or self.seeded_checked_given:
+            return ""
+        return ("; the seed given (--seed) matches the fresh commitment after the reveal (C42), which the log does "
+                "not reveal: no die was drawn under it yet")
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
@@ -348,6 +364,11 @@ class SeedCheck:
         yield from self._learn(seq, seed, "the revealed seed")
         if self.epochs and self.epochs[-1].commitment == commitment(seed):
             self.epochs[-1].revealed = True
+
+    @property
+    def given_revealed(self) -> bool:
+        """Whether the log reveals the seed the auditor gave (``--seed``) too: its epoch's seed was revealed."""
+        return any(e.revealed for e in self.epochs if e.given)
 
     @property
     def checked_given(self) -> int:
@@ -902,7 +923,8 @@ class Audit(Visitor):
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
                       redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),
                       dice=self.started_dice, seeded_checked=self.seeds.checked, seed_given=self.seeds.given_used,
-                      seeded_checked_given=self.seeds.checked_given)
+                      seeded_checked_given=self.seeds.checked_given,
+                      seed_given_revealed=self.seeds.given_revealed if self.seeds.given_used else msgspec.UNSET)
 
 
 _AS_IT_COMES.update({FightStarted: Audit._started, DiceRolled: Audit._dice_rolled,
