@@ -51,7 +51,7 @@ from omen_core.decide import Target, decided
 from omen_core.decide.flow import DYING_TURN
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_faces
-from omen_core.errors import BadInput, OmenError, RuleViolation
+from omen_core.errors import BadInput, OmenError, RuleViolation, TornTail
 from omen_core.events import (
     SCHEMA_VERSION,
     AmbushDifficultySet,
@@ -1110,23 +1110,31 @@ def verify_store(store: Any, fight_id: str, seed: bytes | None = None, heads: It
     return _audit(StoreSource(store, fight_id), seed, heads, canonical=True)
 
 
+class _TornLines(LinesSource):
+    """Lines whose last was cut off mid-write (no newline), read as a store reads such a file: the intact lines,
+    then :class:`~omen_core.errors.TornTail`, so the audit says it in the same words, at the same seq and line, as
+    ``omen verify`` says it of the file (docs/fixtures.md quotes it)."""
+
+    def __init__(self, lines: list[bytes], torn: bytes):
+        super().__init__(lines)
+        self.intact, self.torn = len(lines), torn
+
+    def lines(self, after_seq: int) -> Iterator[list[bytes]]:
+        """The intact lines after ``after_seq``, then the torn tail raised."""
+        yield from super().lines(after_seq)
+        raise TornTail(self.where, self.intact + 1, self.torn)
+
+
 def verify_lines(lines: Iterable[bytes], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:
     """Audit a log from its raw JSON Lines bytes: every line must decode and be written canonically (so any
-    edited byte is found even where the values would survive), then every other check."""
+    edited byte is found even where the values would survive), then every other check; a last line without its
+    newline is a torn tail, found as the audit of a file finds it."""
     held = list(lines)
-    if held and not held[-1].endswith(b"\n"):
-        torn = Finding(seq=len(held), line=len(held), rule="format",
-                       what="torn tail: the last line was cut off mid-write (omen repair sets it aside)")
-        held = held[:-1]
-    else:
-        torn = None
-    source = LinesSource(held)
+    torn = held.pop() if held and not held[-1].endswith(b"\n") else None
+    source = _TornLines(held, torn) if torn is not None else LinesSource(held)
     if held and not source.fight_id:
         raise BadInput("not a fight log: its first line does not name a fight")
-    report = _audit(source, seed, heads, canonical=True)
-    if torn is not None:
-        report = msgspec.structs.replace(report, findings=(*report.findings, torn))
-    return report
+    return _audit(source, seed, heads, canonical=True)
 
 
 def verify(records: Iterable[StoredEvent], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:

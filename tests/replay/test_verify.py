@@ -1140,7 +1140,23 @@ class TestDamagedEnds:
         """The last line cut mid-write: the torn tail and the torn batch it leaves, nothing else."""
         lines = [encode_line(r) + b"\n" for r in seeded_log()]
         report = verify_lines([*lines[:12], lines[12][:-40]])
-        assert [(f.seq, f.rule) for f in report.findings] == [(12, "batch"), (13, "format")]
+        assert [(f.seq, f.rule) for f in report.findings] == [(13, "format"), (12, "batch")]
+
+    def test_a_torn_tail_is_said_as_omen_verify_says_it_of_a_file(self, tmp_path: Path) -> None:
+        """docs/fixtures.md (a broken fixture's findings "as `omen verify` says it"): the audit of a torn log's
+        lines has the very findings the audit of the same bytes as a file has (seq, line, rule, words: "the last
+        line (N bytes) was cut off mid-write"), where it said the torn tail in words of its own."""
+        from omen_core.store import JsonlStore
+        from omen_replay.verify import verify_store
+
+        lines = [encode_line(r) + b"\n" for r in seeded_log()]
+        torn = [*lines[:12], lines[12][:-40]]
+        (tmp_path / "torn.jsonl").write_bytes(b"".join(torn))
+        report = verify_lines(torn)
+        assert report.findings == verify_store(JsonlStore.single(tmp_path / "torn.jsonl"), "audit").findings
+        assert (report.findings[0].seq, report.findings[0].line, report.findings[0].what) == (
+            13, 13, f"torn tail: the last line ({len(lines[12]) - 40} bytes) was cut off mid-write; earlier events "
+                    "are intact")
 
     def test_an_event_missing_at_a_batch_end_says_nothing_was_found(self) -> None:
         """A re-sealed log without the check's result (the last event of its batch, the batch size made to fit):
