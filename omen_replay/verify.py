@@ -100,8 +100,8 @@ from omen_core.walk import (
     walk,
 )
 
-__all__ = ["Finding", "Head", "Report", "Audit", "SeedCheck", "REROLL", "PROVENANCE", "verify", "verify_lines",
-           "verify_store", "parse_head"]
+__all__ = ["Finding", "Head", "Report", "Audit", "SeedCheck", "REROLL", "PROVENANCE", "READING", "verify",
+           "verify_lines", "verify_store", "parse_head", "finding_words"]
 
 #: The kind of finding an undo that voided rolled dice gets (see the module doc).
 REROLL = "undo re-roll"
@@ -109,6 +109,10 @@ REROLL = "undo re-roll"
 PROVENANCE = "dice provenance"
 #: The kinds of finding that do not make a log unsound (``--strict`` counts them too).
 NOTICES = (REROLL, PROVENANCE)
+#: The rules of the findings made reading the log's lines (a line that does not decode or is not canonical, a hash
+#: chain that does not hold, a seq out of place, another fight's event, a torn batch): a log with one cannot be
+#: replayed (``omen replay`` refuses it), whatever the rules say.
+READING = frozenset({"format", "chain", "batch"})
 
 #: The rule each event type's numbers come from, for a finding of the re-decision.
 _RULES: dict[str, str] = {
@@ -247,6 +251,14 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
             return ""
         return ("; the seed given (--seed) matches the fresh commitment after the reveal (C42), which the log does "
                 "not reveal: no die was drawn under it yet")
+
+
+def finding_words(finding: Finding) -> str:
+    """A finding as ``omen verify`` says it: ``seq N, line L [rule] what (expected E, found F)``, the line and
+    the values where the finding has them."""
+    where = f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
+    detail = f" (expected {finding.expected}, found {finding.found})" if finding.expected or finding.found else ""
+    return f"{where} [{finding.rule}] {finding.what}{detail}"
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
