@@ -71,9 +71,12 @@ def fixture_dirs(root: Path) -> list[Path]:
 
 def orphans(root: Path) -> list[FixtureResult]:
     """The directories under ``root`` that hold a fixture's recording but not its scenario: broken fixtures (a
-    fixture that lost its scenario would otherwise stop being checked, unseen)."""
+    fixture that lost its scenario would otherwise stop being checked, unseen), each saying what to do: it cannot
+    be recorded again without its scenario."""
     return [FixtureResult(name=d.name, ok=False, events=0, broken=True, problems=(
-                f"{d / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl and fingerprint.json",))
+                f"{d / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl and fingerprint.json, "
+                f"and is recorded from its scenario, so it cannot be recorded again without it: restore scenario.toml "
+                f"(from version control), or remove {d} if it is no fixture any more",))
             for d in sorted({p.parent for pattern in ("*/fight.jsonl", "*/fingerprint.json")
                              for p in root.glob(pattern)}) if not (d / "scenario.toml").exists()]
 

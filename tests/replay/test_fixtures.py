@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from omen_replay.fixtures import check, fixture_dirs, record
+from omen_replay.fixtures import check, fixture_dirs, orphans, record
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -150,7 +150,9 @@ def test_a_fingerprint_whose_end_state_differs_names_the_field(tmp_path: Path) -
 
 
 def test_a_recording_without_its_scenario_is_broken(tmp_path: Path) -> None:
-    """A fixture directory that lost its scenario.toml is reported broken (exit 2), not skipped unseen."""
+    """A fixture directory that lost its scenario.toml is reported broken (exit 2), not skipped unseen, saying what
+    to do (docs/fixtures.md: each broken fixture says what and how; it cannot be recorded again without its
+    scenario, and said nothing of what to do)."""
     from typer.testing import CliRunner
 
     from omen_cli import app
@@ -161,6 +163,11 @@ def test_a_recording_without_its_scenario_is_broken(tmp_path: Path) -> None:
     run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])
     said = run.output.replace("\n", "")  # the console wraps long lines
     assert run.exit_code == 2 and "BROKEN duel" in said and "scenario.toml is missing" in said
+    problem = f"{tmp_path / 'fx' / 'duel' / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl " \
+              "and fingerprint.json, and is recorded from its scenario, so it cannot be recorded again without it: " \
+              f"restore scenario.toml (from version control), or remove {tmp_path / 'fx' / 'duel'} if it is no " \
+              "fixture any more"
+    assert orphans(tmp_path / "fx")[0].problems == (problem,)
     assert "ok   ember-ford" in run.output
 
 
