@@ -194,6 +194,8 @@ def check(directory: Path) -> FixtureResult:
     raw = _read(directory, "fight.jsonl")
     if isinstance(raw, FixtureResult):
         return raw
+    if not raw:  # omen replay and omen verify refuse it: it holds no fight
+        return _broken(directory, f"{directory / 'fight.jsonl'} is empty: it holds no fight")
     try:  # the audit of the bytes as they are, as omen verify audits the file
         report = verify_lines(raw.splitlines(keepends=True))
     except OmenError as exc:  # a newer omen's log, or a first line that names no fight: nothing to audit here

@@ -409,6 +409,19 @@ def test_a_hash_chain_that_does_not_hold_is_broken_not_a_regression(tmp_path: Pa
     assert CliRunner().invoke(app, ["replay", str(log)]).exit_code == 2
 
 
+def test_an_empty_recording_is_broken_not_a_regression(tmp_path: Path) -> None:
+    """docs/fixtures.md (exit 2: its fight.jsonl is empty or cannot be replayed): an empty fight.jsonl, which omen
+    replay and omen verify refuse (it holds no fight), is BROKEN saying so (it was FAIL, exit 1, "expected 0
+    events, got 38 events")."""
+    copy = tmp_path / "fx" / "duel"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", copy)
+    (copy / "fight.jsonl").write_bytes(b"")
+    result = check(copy)
+    assert result.broken and not result.ok and result.divergence is None and result.problems == (
+        f"{copy / 'fight.jsonl'} is empty: it holds no fight: record it again with `omen fixtures record duel --dir "
+        f"{copy.parent}` if its scenario is right",)
+
+
 def test_a_torn_last_line_lists_the_findings_omen_verify_gives(tmp_path: Path) -> None:
     """docs/fixtures.md (a broken fixture's audit findings follow, each `seq N [rule] what` as omen verify says
     it): a fight.jsonl whose last 30 bytes are cut off is BROKEN with the torn tail and the torn batch it leaves,
