@@ -30,7 +30,8 @@ def fixtures_check(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable results.")] = False,
 ) -> None:
     """Replay and verify every fixture; on a mismatch, print the first divergence. Exit 1 if any fails (the rules
-    no longer reproduce it), 2 if any is broken (a file missing or not what it must be: it could not be checked)."""
+    no longer reproduce it), 2 if any is broken (a file missing or not what it must be, or a recorded log that
+    cannot be replayed: it could not be checked)."""
 
     import msgspec
 

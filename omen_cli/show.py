@@ -32,7 +32,7 @@ def _report_undos(report: Report) -> None:
 
 def report_text(report: Report) -> None:
 
-    from omen_replay.verify import PROVENANCE, REROLL
+    from omen_replay.verify import PROVENANCE, REROLL, finding_words
 
     _report_undos(report)
     head = f"; head {report.head.seq}:{report.head.hash}" if report.head else ""
@@ -47,9 +47,7 @@ def report_text(report: Report) -> None:
         return
     say(f"[red]{len(report.problems)} finding(s)[/] in fight {report.fight_id!r}{head}:")
     for f in report.problems:
-        detail = f" (expected {f.expected}, found {f.found})" if f.expected or f.found else ""
-        where = f"seq {f.seq}" + (f", line {f.line}" if f.line else "")
-        out.print(f"  {where} {escape(f'[{f.rule}]')} {escape(f.what)}{escape(detail)}")
+        out.print(f"  {escape(finding_words(f))}")
 
 
 def _describe_roll(roll: DiceRoll) -> str:

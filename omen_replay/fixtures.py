@@ -27,7 +27,7 @@ from omen_core.walk import project
 
 from .replay import summarise
 from .scenario import load_scenario, reveal_at_end, run_scenario
-from .verify import verify
+from .verify import READING, Finding, Report, finding_words, verify_lines
 
 __all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record",
            "first_divergence"]
@@ -71,9 +71,12 @@ def fixture_dirs(root: Path) -> list[Path]:
 
 def orphans(root: Path) -> list[FixtureResult]:
     """The directories under ``root`` that hold a fixture's recording but not its scenario: broken fixtures (a
-    fixture that lost its scenario would otherwise stop being checked, unseen)."""
+    fixture that lost its scenario would otherwise stop being checked, unseen), each saying what to do: it cannot
+    be recorded again without its scenario."""
     return [FixtureResult(name=d.name, ok=False, events=0, broken=True, problems=(
-                f"{d / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl and fingerprint.json",))
+                f"{d / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl and fingerprint.json, "
+                f"and is recorded from its scenario, so it cannot be recorded again without it: restore scenario.toml "
+                f"(from version control), or remove {d} if it is no fixture any more",))
             for d in sorted({p.parent for pattern in ("*/fight.jsonl", "*/fingerprint.json")
                              for p in root.glob(pattern)}) if not (d / "scenario.toml").exists()]
 
@@ -181,7 +184,9 @@ def _fingerprint_of(directory: Path) -> dict[str, Any] | FixtureResult:
 
 def check(directory: Path) -> FixtureResult:
     """Replay and verify one fixture: same events, same end state, a clean audit, a byte-identical round trip.
-    A fixture whose files are missing or are not what they must be is ``broken`` (it could not be checked)."""
+    A fixture whose files are missing or are not what they must be is ``broken`` (it could not be checked), and
+    so is one whose recorded log cannot be replayed: a finding of the audit's reading of its lines (:data:`READING`:
+    a torn tail, a hash chain that does not hold, a seq out of place...) or a walk that stops."""
     name = directory.name
     stored = _fingerprint_of(directory)
     if isinstance(stored, FixtureResult):
@@ -189,14 +194,19 @@ def check(directory: Path) -> FixtureResult:
     raw = _read(directory, "fight.jsonl")
     if isinstance(raw, FixtureResult):
         return raw
+    if not raw:  # omen replay and omen verify refuse it: it holds no fight
+        return _broken(directory, f"{directory / 'fight.jsonl'} is empty: it holds no fight")
+    try:  # the audit of the bytes as they are, as omen verify audits the file
+        report = verify_lines(raw.splitlines(keepends=True))
+    except OmenError as exc:  # a newer omen's log, or a first line that names no fight: nothing to audit here
+        return _broken(directory, f"{directory / 'fight.jsonl'} cannot be replayed ({exc})")
+    if any(f.rule in READING for f in report.findings):
+        return _unsound(directory, report.problems)
     try:
         recorded = [decode_line(line) for line in raw.splitlines()]
-    except (ValueError, msgspec.DecodeError, OmenError) as exc:
-        return _broken(directory, f"{directory / 'fight.jsonl'} cannot be read: {exc}")
-    try:
-        problems = _problems(recorded, raw, stored)
-    except OmenError as exc:  # a log the walk cannot replay (a line missing or repeated, a torn batch, a newer
-        return _unsound(directory, recorded, exc)  # schema): broken, and the audit says where
+        problems = _problems(recorded, raw, stored, report)
+    except OmenError as exc:  # a log the walk cannot replay (an event the state before it does not allow)
+        return _unsound(directory, report.problems, exc)
     try:
         events, error = play(directory)
     except OmenError as exc:
@@ -208,15 +218,14 @@ def check(directory: Path) -> FixtureResult:
                          divergence=divergence, problems=tuple(problems))
 
 
-def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any]) -> list[str]:
-    """What is wrong with a recorded log read whole: its round trip, its audit, its end state against the
-    fingerprint (an :class:`OmenError` if the walk cannot replay it)."""
+def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any], report: Report) -> list[str]:
+    """What is wrong with a recorded log read whole: its round trip, its audit (``report``, none of it a reading
+    finding), its end state against the fingerprint (an :class:`OmenError` if the walk cannot replay it)."""
     problems = []
     if b"".join(encode_line(e) + b"\n" for e in recorded) != raw:
         problems.append("the recorded log does not survive a read -> write round trip byte for byte")
-    report = verify(recorded)
-    if not report.clean:
-        problems.append(f"the recorded log has {len(report.findings)} audit finding(s)")
+    if not report.clean:  # its integrity findings, as omen verify counts them (undo re-rolls and provenance aside)
+        problems.append(f"the recorded log has {len(report.problems)} audit finding(s)")
     ended = fingerprint(recorded)
     if ended["sha256"] != stored["sha256"]:
         was, now = dict(_paths(stored["summary"])), dict(_paths(ended["summary"]))
@@ -227,16 +236,13 @@ def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any]) -
     return problems
 
 
-def _unsound(directory: Path, recorded: list[StoredEvent], error: OmenError) -> FixtureResult:
-    """The broken fixture whose recorded log cannot be replayed: what stopped the replay and the audit's findings
-    (the first ten)."""
-    try:
-        findings = verify(recorded).findings
-    except OmenError:
-        findings = ()
-    shown = tuple(f"seq {f.seq} [{f.rule}] {f.what}" for f in findings[:10])
+def _unsound(directory: Path, findings: tuple[Finding, ...], error: OmenError | None = None) -> FixtureResult:
+    """The broken fixture whose recorded log cannot be replayed: the audit's findings (its integrity findings, as
+    ``omen verify`` lists them: the first ten, each in its words), or what stopped the replay where the audit found
+    nothing."""
     more = (f"... and {len(findings) - 10} more finding(s): omen verify {directory / 'fight.jsonl'}",) \
         if len(findings) > 10 else ()
+    shown = tuple(finding_words(f) for f in findings[:10])
     why = f"{len(findings)} audit finding(s), below" if findings else str(error)
     return _broken(directory, f"{directory / 'fight.jsonl'} cannot be replayed ({why})", (*shown, *more))
 

@@ -51,7 +51,7 @@ from omen_core.decide import Target, decided
 from omen_core.decide.flow import DYING_TURN
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_faces
-from omen_core.errors import BadInput, OmenError, RuleViolation
+from omen_core.errors import BadInput, OmenError, RuleViolation, TornTail
 from omen_core.events import (
     SCHEMA_VERSION,
     AmbushDifficultySet,
@@ -100,8 +100,8 @@ from omen_core.walk import (
     walk,
 )
 
-__all__ = ["Finding", "Head", "Report", "Audit", "SeedCheck", "REROLL", "PROVENANCE", "verify", "verify_lines",
-           "verify_store", "parse_head"]
+__all__ = ["Finding", "Head", "Report", "Audit", "SeedCheck", "REROLL", "PROVENANCE", "READING", "verify",
+           "verify_lines", "verify_store", "parse_head", "finding_words"]
 
 #: The kind of finding an undo that voided rolled dice gets (see the module doc).
 REROLL = "undo re-roll"
@@ -109,6 +109,10 @@ REROLL = "undo re-roll"
 PROVENANCE = "dice provenance"
 #: The kinds of finding that do not make a log unsound (``--strict`` counts them too).
 NOTICES = (REROLL, PROVENANCE)
+#: The rules of the findings made reading the log's lines (a line that does not decode or is not canonical, a hash
+#: chain that does not hold, a seq out of place, another fight's event, a torn batch): a log with one cannot be
+#: replayed (``omen replay`` refuses it), whatever the rules say.
+READING = frozenset({"format", "chain", "batch"})
 
 #: The rule each event type's numbers come from, for a finding of the re-decision.
 _RULES: dict[str, str] = {
@@ -154,7 +158,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     matched the commitment (``seed_revealed``: the audit knew the seed of every epoch, C42, from the log or
     given; ``seed_given``: the auditor's seed, ``--seed``, matched one of them; ``seeded_checked_given``: of the
     dice checked, those drawn under a seed only ``--seed`` gave, the log not revealing it; the rest were checked
-    against seeds the log reveals).
+    against seeds the log reveals; ``seed_given_revealed``, only where ``seed_given`` (left out of the JSON
+    otherwise): whether the log reveals the seed given too, false for the fresh seed of a fight that went on after
+    a reveal, C42, not revealed yet).
     ``redecided`` counts the batches decided again (set-up events are their own commands), ``event_by_event``
     those that record no command (schema version 1), audited event by event only; ``audit`` says which the log
     got, in words: ``"decided again"``, ``"event by event (schema version 1: no commands recorded)"``, or both
@@ -178,6 +184,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     seeded_checked_given: int = 0
     event_by_event: int = 0
     audit: str = ""
+    seed_given_revealed: bool | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def clean(self) -> bool:
@@ -207,15 +214,19 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     def seeded_words(self) -> str:
         """What the audit says of the seeded dice, in words (the CLI's summary, the session log's verdict): all
         checked, some checked and the rest drawn under a seed not revealed yet (a fight that went on after a
-        reveal, C42), none checked, or some not drawn under any seed revealed."""
+        reveal, C42), none checked, or some not drawn under any seed revealed; and of a seed given (``--seed``)
+        that the log does not reveal and no die was drawn under yet, that it is so."""
         seeded, checked = self.seeded_dice, self.seeded_checked
         if not seeded:
             return "no seeded dice" + (f" ({self.dice} dice)" if self.dice else "")
         if self.seed_revealed and checked == seeded:
-            return f"{seeded} seeded dice all match {self._against('the revealed seed')}"
+            return f"{seeded} seeded dice all match {self._against('the revealed seed')}{self._given_unused()}"
         if self.seed_revealed:
             return (f"{checked} of {seeded} seeded dice match {self._against('the revealed seed')} (the others were "
-                    "not drawn under it)")
+                    f"not drawn under it){self._given_unused()}")
+        if checked == seeded:
+            return (f"{seeded} seeded dice all match {self._against('the seed revealed')}; none was drawn yet under "
+                    "the fresh seed committed to after it, not revealed yet (C42)")
         if checked:
             return (f"{checked} of {seeded} seeded dice match {self._against('the seed revealed')}; {seeded - checked} "
                     "not checked: drawn under a seed not revealed yet (C42)")
@@ -230,7 +241,24 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
             return f"their seeds: {shown} a seed revealed in the log, {given} the seed given (--seed)"
         if given:
             return "the seed given (--seed)"
-        return revealed + (" (the seed given, --seed, is one the log reveals)" if self.seed_given else "")
+        return revealed + (" (the seed given, --seed, is one the log reveals)" if self.seed_given_revealed is True
+                           else "")
+
+    def _given_unused(self) -> str:
+        """Of a seed given (``--seed``) that checked no die and that the log does not reveal: the fresh seed of a
+        fight that went on after a reveal (C42), no die drawn under it yet (nothing to say otherwise)."""
+        if self.seed_given_revealed is not False or self.seeded_checked_given:
+            return ""
+        return ("; the seed given (--seed) matches the fresh commitment after the reveal (C42), which the log does "
+                "not reveal: no die was drawn under it yet")
+
+
+def finding_words(finding: Finding) -> str:
+    """A finding as ``omen verify`` says it: ``seq N, line L [rule] what (expected E, found F)``, the line and
+    the values where the finding has them."""
+    where = f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
+    detail = f" (expected {finding.expected}, found {finding.found})" if finding.expected or finding.found else ""
+    return f"{where} [{finding.rule}] {finding.what}{detail}"
 
 
 def _compare(seq: int, rule: str, what: str, expected: object, found: object) -> Iterator[Finding]:
@@ -348,6 +376,11 @@ class SeedCheck:
         yield from self._learn(seq, seed, "the revealed seed")
         if self.epochs and self.epochs[-1].commitment == commitment(seed):
             self.epochs[-1].revealed = True
+
+    @property
+    def given_revealed(self) -> bool:
+        """Whether the log reveals the seed the auditor gave (``--seed``) too: its epoch's seed was revealed."""
+        return any(e.revealed for e in self.epochs if e.given)
 
     @property
     def checked_given(self) -> int:
@@ -902,7 +935,8 @@ class Audit(Visitor):
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
                       redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),
                       dice=self.started_dice, seeded_checked=self.seeds.checked, seed_given=self.seeds.given_used,
-                      seeded_checked_given=self.seeds.checked_given)
+                      seeded_checked_given=self.seeds.checked_given,
+                      seed_given_revealed=self.seeds.given_revealed if self.seeds.given_used else msgspec.UNSET)
 
 
 _AS_IT_COMES.update({FightStarted: Audit._started, DiceRolled: Audit._dice_rolled,
@@ -1088,23 +1122,31 @@ def verify_store(store: Any, fight_id: str, seed: bytes | None = None, heads: It
     return _audit(StoreSource(store, fight_id), seed, heads, canonical=True)
 
 
+class _TornLines(LinesSource):
+    """Lines whose last was cut off mid-write (no newline), read as a store reads such a file: the intact lines,
+    then :class:`~omen_core.errors.TornTail`, so the audit says it in the same words, at the same seq and line, as
+    ``omen verify`` says it of the file (docs/fixtures.md quotes it)."""
+
+    def __init__(self, lines: list[bytes], torn: bytes):
+        super().__init__(lines)
+        self.intact, self.torn = len(lines), torn
+
+    def lines(self, after_seq: int) -> Iterator[list[bytes]]:
+        """The intact lines after ``after_seq``, then the torn tail raised."""
+        yield from super().lines(after_seq)
+        raise TornTail(self.where, self.intact + 1, self.torn)
+
+
 def verify_lines(lines: Iterable[bytes], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:
     """Audit a log from its raw JSON Lines bytes: every line must decode and be written canonically (so any
-    edited byte is found even where the values would survive), then every other check."""
+    edited byte is found even where the values would survive), then every other check; a last line without its
+    newline is a torn tail, found as the audit of a file finds it."""
     held = list(lines)
-    if held and not held[-1].endswith(b"\n"):
-        torn = Finding(seq=len(held), line=len(held), rule="format",
-                       what="torn tail: the last line was cut off mid-write (omen repair sets it aside)")
-        held = held[:-1]
-    else:
-        torn = None
-    source = LinesSource(held)
+    torn = held.pop() if held and not held[-1].endswith(b"\n") else None
+    source = _TornLines(held, torn) if torn is not None else LinesSource(held)
     if held and not source.fight_id:
         raise BadInput("not a fight log: its first line does not name a fight")
-    report = _audit(source, seed, heads, canonical=True)
-    if torn is not None:
-        report = msgspec.structs.replace(report, findings=(*report.findings, torn))
-    return report
+    return _audit(source, seed, heads, canonical=True)
 
 
 def verify(records: Iterable[StoredEvent], seed: bytes | None = None, heads: Iterable[Head] = ()) -> Report:

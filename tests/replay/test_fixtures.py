@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from omen_replay.fixtures import check, fixture_dirs, record
+from omen_replay.fixtures import check, fixture_dirs, orphans, record
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -34,6 +34,20 @@ def test_ties_going_to_the_attacker_are_caught(monkeypatch: pytest.MonkeyPatch) 
     d = result.divergence
     assert (d.seq, d.field, d.expected, d.got) == (    # as docs/fixtures.md shows
         72, "$.event.type", '"active_defense_window_skipped"', '"active_defense_window_opened"')
+
+
+def test_the_audit_finding_count_is_omen_verifys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/fixtures.md (the check audits the recorded log, omen verify's checks): every roll total 100 higher makes
+    3 integrity findings in ember-ford's log, as omen verify counts them; its 2 undo re-rolls, notices, are not
+    counted (it said 5)."""
+    from omen_core import derive
+    from omen_core.rules.checks import roll_total as real
+
+    monkeypatch.setattr(derive, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
+                                                                                            modifiers) + 100)
+    result = check(ROOT / "ember-ford")
+    assert not result.ok and not result.broken
+    assert result.problems[0] == "the recorded log has 3 audit finding(s)"
 
 
 def test_record_refuses_a_script_that_no_longer_fits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,7 +150,9 @@ def test_a_fingerprint_whose_end_state_differs_names_the_field(tmp_path: Path) -
 
 
 def test_a_recording_without_its_scenario_is_broken(tmp_path: Path) -> None:
-    """A fixture directory that lost its scenario.toml is reported broken (exit 2), not skipped unseen."""
+    """A fixture directory that lost its scenario.toml is reported broken (exit 2), not skipped unseen, saying what
+    to do (docs/fixtures.md: each broken fixture says what and how; it cannot be recorded again without its
+    scenario, and said nothing of what to do)."""
     from typer.testing import CliRunner
 
     from omen_cli import app
@@ -147,6 +163,11 @@ def test_a_recording_without_its_scenario_is_broken(tmp_path: Path) -> None:
     run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])
     said = run.output.replace("\n", "")  # the console wraps long lines
     assert run.exit_code == 2 and "BROKEN duel" in said and "scenario.toml is missing" in said
+    problem = f"{tmp_path / 'fx' / 'duel' / 'scenario.toml'} is missing: a fixture holds scenario.toml, fight.jsonl " \
+              "and fingerprint.json, and is recorded from its scenario, so it cannot be recorded again without it: " \
+              f"restore scenario.toml (from version control), or remove {tmp_path / 'fx' / 'duel'} if it is no " \
+              "fixture any more"
+    assert orphans(tmp_path / "fx")[0].problems == (problem,)
     assert "ok   ember-ford" in run.output
 
 
@@ -193,19 +214,20 @@ def _damage(kind: str, log: Path) -> None:
 
 
 @pytest.mark.parametrize(("kind", "first"), [
-    ("missing", "seq 11 [chain] seq 11 where 10 was expected (events missing, repeated or out of order)"),
-    ("repeated", "seq 38 [chain] seq 38 where 39 was expected (events missing, repeated or out of order)"),
-    ("swapped", "seq 12 [chain] seq 12 where 11 was expected (events missing, repeated or out of order)"),
-    ("torn", "seq 37 [batch] torn batch: the command starting at seq 33 wrote 5 of its 6 events (a crash mid-write; "
-             "omen repair removes it)"),
+    ("missing", "seq 11, line 10 [chain] seq 11 where 10 was expected (events missing, repeated or out of order)"),
+    ("repeated", "seq 38, line 39 [chain] seq 38 where 39 was expected (events missing, repeated or out of order)"),
+    ("swapped", "seq 12, line 11 [chain] seq 12 where 11 was expected (events missing, repeated or out of order)"),
+    ("torn", "seq 37, line 37 [batch] torn batch: the command starting at seq 33 wrote 5 of its 6 events (a crash "
+             "mid-write; omen repair removes it)"),
     ("newer", None),
-    ("another", "seq 20 [chain] event of fight 'another' in the log of fight 'duel-at-dawn'"),
+    ("another", "seq 20, line 20 [chain] event of fight 'another' in the log of fight 'duel-at-dawn'"),
 ])
 def test_a_recording_the_walk_cannot_replay_is_broken_and_the_others_go_on(tmp_path: Path, kind: str,
                                                                             first: str | None) -> None:
     """A fixture whose fight.jsonl has a line missing, repeated or out of order, a torn last batch, a newer schema
-    or another fight's events is BROKEN with the audit's findings (it was a traceback that ended the run); the
-    fixture beside it is still checked; exit 2, and --json says the same."""
+    or another fight's events is BROKEN with the audit's findings, each as omen verify says it (seq, line, rule:
+    docs/fixtures.md; it was a traceback that ended the run); the fixture beside it is still checked; exit 2, and
+    --json says the same."""
     import json
 
     from typer.testing import CliRunner
@@ -342,3 +364,80 @@ def test_record_reveals_a_seeded_fights_seed_at_its_end_as_run_does(tmp_path: Pa
     report = verify(events)
     assert report.clean and report.seed_revealed and report.seeded_checked == report.seeded_dice == 6
     assert check(duel).ok
+
+
+def _findings_verify_prints(log: Path) -> list[str]:
+    """The findings ``omen verify LOG`` prints, one a line (the console's wrapping undone)."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    said = CliRunner().invoke(app, ["verify", str(log)], env={"COLUMNS": "1000"})
+    assert said.exit_code == 1, said.output
+    return [line.strip() for line in said.stdout.splitlines()[1:]]
+
+
+@pytest.mark.parametrize("edit", ["recorded_at", "last hash"])
+def test_a_hash_chain_that_does_not_hold_is_broken_not_a_regression(tmp_path: Path, edit: str) -> None:
+    """docs/fixtures.md (exit 1: the rules no longer reproduce it; exit 2: its fight.jsonl cannot be replayed): a
+    line edited by hand and not re-sealed (its recorded_at 0 -> 1), or the last line's hash changed, is a hash
+    chain omen replay refuses: BROKEN, exit 2, with the audit's finding as omen verify says it (it was FAIL, exit
+    1, "the recorded log has 1 audit finding(s)")."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    copy = tmp_path / "fx" / "duel"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", copy)
+    log = copy / "fight.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    if edit == "recorded_at":
+        lines[9] = lines[9].replace(b'"recorded_at":0', b'"recorded_at":1', 1)
+    else:
+        lines[-1] = lines[-1][:-4] + (b"0" if lines[-1][-4:-3] != b"0" else b"1") + lines[-1][-3:]
+    log.write_bytes(b"".join(lines))
+    seq = 10 if edit == "recorded_at" else 38
+    said = f"seq {seq}, line {seq} [chain] hash does not match the event's content"
+    result = check(copy)
+    assert result.broken and not result.ok and result.divergence is None
+    assert result.problems == (
+        f"{log} cannot be replayed (1 audit finding(s), below): record it again with `omen fixtures record duel "
+        f"--dir {copy.parent}` if its scenario is right", said)
+    assert _findings_verify_prints(log) == [said]
+    run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])
+    assert run.exit_code == 2 and "BROKEN duel" in run.output and "FAIL" not in run.output
+    assert CliRunner().invoke(app, ["replay", str(log)]).exit_code == 2
+
+
+def test_an_empty_recording_is_broken_not_a_regression(tmp_path: Path) -> None:
+    """docs/fixtures.md (exit 2: its fight.jsonl is empty or cannot be replayed): an empty fight.jsonl, which omen
+    replay and omen verify refuse (it holds no fight), is BROKEN saying so (it was FAIL, exit 1, "expected 0
+    events, got 38 events")."""
+    copy = tmp_path / "fx" / "duel"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", copy)
+    (copy / "fight.jsonl").write_bytes(b"")
+    result = check(copy)
+    assert result.broken and not result.ok and result.divergence is None and result.problems == (
+        f"{copy / 'fight.jsonl'} is empty: it holds no fight: record it again with `omen fixtures record duel --dir "
+        f"{copy.parent}` if its scenario is right",)
+
+
+def test_a_torn_last_line_lists_the_findings_omen_verify_gives(tmp_path: Path) -> None:
+    """docs/fixtures.md (a broken fixture's audit findings follow, each `seq N [rule] what` as omen verify says
+    it): a fight.jsonl whose last 30 bytes are cut off is BROKEN with the torn tail and the torn batch it leaves,
+    the very lines omen verify prints (it said "cannot be read: Input data was truncated", the decoder's words)."""
+    copy = tmp_path / "fx" / "duel"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", copy)
+    log = copy / "fight.jsonl"
+    whole = log.read_bytes()
+    log.write_bytes(whole[:-30])
+    torn = len(whole.splitlines()[-1]) + 1 - 30
+    result = check(copy)
+    assert result.broken and result.problems == (
+        f"{log} cannot be replayed (2 audit finding(s), below): record it again with `omen fixtures record duel "
+        f"--dir {copy.parent}` if its scenario is right",
+        f"seq 38, line 38 [format] torn tail: the last line ({torn} bytes) was cut off mid-write; earlier events are "
+        "intact",
+        "seq 37, line 37 [batch] torn batch: the command starting at seq 33 wrote 5 of its 6 events (a crash "
+        "mid-write; omen repair removes it)")
+    assert _findings_verify_prints(log) == list(result.problems[1:])

@@ -913,15 +913,17 @@ class TestDiceProvenance:
 NEXT_SEED = bytes(range(64, 96))
 
 
-def two_epochs(second_reveal: bool = True) -> list[StoredEvent]:
+def two_epochs(second_reveal: bool = True, second_check: bool = True) -> list[StoredEvent]:
     """A seeded fight whose seed is revealed mid-fight (C42: a fresh seed committed to in the same command), with
-    a check rolled under each seed; the fresh seed revealed at the end if ``second_reveal``."""
+    a check rolled under each seed (under the fresh seed only if ``second_check``); the fresh seed revealed at the
+    end if ``second_reveal``."""
     fight = Fight.start(MemoryStore(), "audit", dice=SeededDice(SEED, [NEXT_SEED]), clock=lambda: 0)
     fight.join(sheet("kael", AGI=(20, 1), skills={"Climb": ("STR", 2)}))
     fight.join(sheet("vesh", side="raiders", INT=(12, 2)))
     fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
     fight.reveal_seed()
-    fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+    if second_check:
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
     fight.end_fight("gm")
     if second_reveal:
         fight.reveal_seed()
@@ -990,6 +992,33 @@ class TestSeedEpochs:
         waiting = verify(two_epochs(second_reveal=False), seed=SEED)
         assert waiting.seeded_words() == ("1 of 2 seeded dice match the seed revealed (the seed given, --seed, is one "
                                           "the log reveals); 1 not checked: drawn under a seed not revealed yet (C42)")
+
+    def test_a_fresh_seed_with_no_die_drawn_yet_is_not_called_revealed(self) -> None:
+        """docs/verify.md, C42: --seed with the fresh seed of a fight that went on after a reveal, no die drawn
+        under it yet, matches a commitment the log does not reveal: the words say so (they said "all match the
+        revealed seed (the seed given, --seed, is one the log reveals)"), and ``seed_given_revealed`` is false;
+        the first seed given, which the log reveals, keeps its words and is true."""
+        report = verify(two_epochs(second_reveal=False, second_check=False), seed=NEXT_SEED)
+        assert (report.seed_given, report.seeded_checked, report.seeded_checked_given) == (True, 1, 0)
+        assert report.seed_given_revealed is False
+        assert report.seeded_words() == ("1 seeded dice all match the revealed seed; the seed given (--seed) matches "
+                                         "the fresh commitment after the reveal (C42), which the log does not "
+                                         "reveal: no die was drawn under it yet")
+        assert verify(two_epochs(), seed=SEED).seed_given_revealed is True
+
+    def test_no_die_waiting_for_the_fresh_seed_is_not_counted_as_zero(self) -> None:
+        """C42: a fight that went on after a reveal with no die drawn under its fresh seed yet says every die
+        matches and none waits (it said "1 of 1 ... match; 0 not checked: drawn under a seed not revealed yet")."""
+        report = verify(two_epochs(second_reveal=False, second_check=False))
+        assert (report.seed_revealed, report.seeded_checked, report.seeded_dice) == (False, 1, 1)
+        assert report.seeded_words() == ("1 seeded dice all match the seed revealed; none was drawn yet under the "
+                                         "fresh seed committed to after it, not revealed yet (C42)")
+
+    def test_seed_given_revealed_is_left_out_without_a_seed_given(self) -> None:
+        """``seed_given_revealed`` is in the report's JSON only where a seed given (--seed) matched a commitment:
+        an audit without --seed encodes as it did."""
+        assert b"seed_given_revealed" not in msgspec.json.encode(verify(two_epochs()))
+        assert b'"seed_given_revealed":true' in msgspec.json.encode(verify(two_epochs(), seed=SEED))
 
     def test_the_cli_says_what_the_json_counts(self, tmp_path: Path) -> None:
         """``omen verify --seed`` with the fresh seed says 1 die matched the seed revealed, 1 the seed given, and its
@@ -1111,7 +1140,23 @@ class TestDamagedEnds:
         """The last line cut mid-write: the torn tail and the torn batch it leaves, nothing else."""
         lines = [encode_line(r) + b"\n" for r in seeded_log()]
         report = verify_lines([*lines[:12], lines[12][:-40]])
-        assert [(f.seq, f.rule) for f in report.findings] == [(12, "batch"), (13, "format")]
+        assert [(f.seq, f.rule) for f in report.findings] == [(13, "format"), (12, "batch")]
+
+    def test_a_torn_tail_is_said_as_omen_verify_says_it_of_a_file(self, tmp_path: Path) -> None:
+        """docs/fixtures.md (a broken fixture's findings "as `omen verify` says it"): the audit of a torn log's
+        lines has the very findings the audit of the same bytes as a file has (seq, line, rule, words: "the last
+        line (N bytes) was cut off mid-write"), where it said the torn tail in words of its own."""
+        from omen_core.store import JsonlStore
+        from omen_replay.verify import verify_store
+
+        lines = [encode_line(r) + b"\n" for r in seeded_log()]
+        torn = [*lines[:12], lines[12][:-40]]
+        (tmp_path / "torn.jsonl").write_bytes(b"".join(torn))
+        report = verify_lines(torn)
+        assert report.findings == verify_store(JsonlStore.single(tmp_path / "torn.jsonl"), "audit").findings
+        assert (report.findings[0].seq, report.findings[0].line, report.findings[0].what) == (
+            13, 13, f"torn tail: the last line ({len(lines[12]) - 40} bytes) was cut off mid-write; earlier events "
+                    "are intact")
 
     def test_an_event_missing_at_a_batch_end_says_nothing_was_found(self) -> None:
         """A re-sealed log without the check's result (the last event of its batch, the batch size made to fit):
