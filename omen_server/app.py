@@ -11,7 +11,7 @@ import contextlib
 import re
 import secrets
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args
 
 import anyio
@@ -607,6 +607,7 @@ class Fights:
         self._guard = threading.Lock()
         self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
         self._setups: dict[str, int] = {}  # the last seq of each fight's set-up, once a command follows it
+        self._creating = threading.local()  # whether this thread holds :meth:`creating`
         self.stopping = threading.Event()  # set when the server is told to stop: every stream ends at its next look
 
     def seat(self, token: str) -> Seat | None:
@@ -737,17 +738,34 @@ class Fights:
         without the head moving (the table settings, dice staged)."""
         self.pokes[fight_id] = self.pokes.get(fight_id, 0) + 1
 
+    @contextlib.contextmanager
+    def creating(self) -> Iterator[None]:
+        """Hold while a fight is created (:meth:`Keep.creating`: one creation at a time among every process on a
+        keep that is not the store's database; nothing is held on the store's own); a keyed creation holds it
+        while it looks for what its key made already, too, so that no other process is between keeping that
+        answer and appending its log meanwhile. Held again by the same thread, it is held once."""
+        if getattr(self._creating, "held", False):
+            yield
+            return
+        with self.keep.creating(self.store):
+            self._creating.held = True
+            try:
+                yield
+            finally:
+                self._creating.held = False
+
     def start(self, fight_id: str, spec: CreateFight, gm_token: str,
               answer: tuple[str, str, str, bytes] | None = None) -> Fight:
         """Start a fight: the whole set-up in one atomic append, its GM seat (``gm_token``'s hash), seed and table
         settings kept with it (:meth:`Keep.found`: in the log's transaction where the keep is the store's
         database, else before the log, so that no log is ever left without its seat and seed); ``answer``: the
-        kept answer of an idempotent ``POST /fights``. A fight of that id stored already, or stored by another
-        server meanwhile, is 409."""
+        kept answer of an idempotent ``POST /fights`` (:class:`AnswerTaken` if its key names a fight already,
+        made meanwhile by another server: nothing of this one is kept). A fight of that id stored already, or
+        stored by another server meanwhile, is 409."""
         dice: SeededDice | ManualDice = SeededDice.fresh() if spec.dice == "seeded" else ManualDice()
         settings = _ENCODER.encode(TableSettings(hp_display=spec.hp_display, hidden=spec.hidden, notes=spec.notes))
         rows = Founding(fight_id, gm_token, dice.seed if isinstance(dice, SeededDice) else None, settings, answer)
-        with self.lock(fight_id), self.keep.creating(self.store):
+        with self.creating(), self.lock(fight_id):
             if self.store.version(fight_id):
                 raise Conflict(detail=f"a fight {fight_id!r} already exists")
             store = self.keep.found(rows, self.store)
@@ -755,11 +773,11 @@ class Fights:
                 fight = Fight.start(store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,
                                     combatants=spec.combatants)
             except ConcurrencyError:  # another server made the id first (its version check, not ours, saw it)
-                self.keep.unfound(rows)
+                self.keep.unfound(rows, self.store)
                 raise Conflict(detail=f"a fight {fight_id!r} already exists") from None
             except BaseException:
                 with contextlib.suppress(StoreUnavailable):
-                    self.keep.unfound(rows)
+                    self.keep.unfound(rows, self.store)
                 raise
             fight.store = self.store
             self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay

@@ -174,8 +174,12 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
     def create_keyed(data: CreateFight, keyed: tuple[str, str, str]) -> Created:
         """:func:`create` under an ``Idempotency-Key``: the fight it made already, if any (its GM token made again:
-        :func:`created_gm_token`), else a new one whose answer (its id) is kept with it, atomically."""
-        with creating:  # one keyed creation at a time in this process; other processes: the keep's primary key
+        :func:`created_gm_token`), else a new one whose answer (its id) is kept with it, atomically. Two servers
+        given the key at once: on the store's own database the keep's primary key lets one answer be kept, in
+        its log's transaction, and the other's whole creation is rolled back (:class:`AnswerTaken`, or the id's
+        409) and answered with the first's fight; on another keep, the keep's creation lock is held from the look
+        for the key to the log's append, so the second finds the first's fight."""
+        with creating, fights.creating():  # one keyed creation at a time in this process
             done = created_before(keyed)
             if done is not None:
                 return done
@@ -202,8 +206,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             raise Unprocessable(f"Idempotency-Key {key!r} was first sent with another body", "$",
                                 "idempotency-key-reused", "This key was used for another request")
         fight_id = msgspec.json.decode(found[2])["fight_id"]
-        if not fights.store.version(fight_id):
-            fights.keep.forget_answer(creator, key)
+        if not fights.store.version(fight_id):  # its server stopped between the keep and the log: no one holds it
+            fights.keep.forget_answer(creator, key, found[2])
             return None
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)

@@ -411,7 +411,8 @@ class Keep:
         """Keep a new fight's rows (:class:`Founding`) in one transaction, before its log is appended (this keep is
         not the store's database): return the store to append to. Rows left by an earlier creation of the id that
         never reached the log (its server killed between the two) are replaced: the caller has seen no log for the
-        id while holding :meth:`creating`."""
+        id while holding :meth:`creating`. :class:`AnswerTaken` (nothing kept) if the answer's key names a fight
+        already: a key is never moved to another fight."""
         seat = (token_hash(rows.gm_token), rows.fight_id, "gm", "", "[]", new_seat_id())
         with self._lock:
             self._db.execute("begin immediate")
@@ -426,28 +427,33 @@ class Keep:
                     self._db.execute("insert into seeds values (?, ?)", (rows.fight_id, rows.seed))
                 if rows.answer is not None:
                     creator, key, request_hash, body = rows.answer
-                    self._db.execute("insert or replace into answers values (?, ?, ?, ?, ?, ?)",
-                                     (CREATES, token_hash(creator), key, request_hash, 201, body))
+                    made = self._db.execute("insert or ignore into answers values (?, ?, ?, ?, ?, ?)",
+                                            (CREATES, token_hash(creator), key, request_hash, 201, body)).rowcount
+                    if made != 1:
+                        raise AnswerTaken(key)
             except BaseException:
                 self._db.execute("rollback")
                 raise
             self._db.execute("commit")
         return store
 
-    def unfound(self, rows: Founding) -> None:
+    def unfound(self, rows: Founding, _store: EventStore) -> None:
         """Take back the seat and answer :meth:`found` kept for a fight whose log was not appended (another
-        server made the id first); its seed and settings are replaced by the next creation of the id."""
+        server made the id first); its seed and settings are replaced by the next creation of the id. Only this
+        creation's answer (the key naming its fight) is taken back: another's under the same key stays."""
         with self._lock:
             self._db.execute("delete from seats where token_hash = ?", (token_hash(rows.gm_token),))
             if rows.answer is not None:
-                self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ?",
-                                 (CREATES, token_hash(rows.answer[0]), rows.answer[1]))
+                creator, key, _request_hash, body = rows.answer
+                self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ? and body = ?",
+                                 (CREATES, token_hash(creator), key, body))
 
-    def forget_answer(self, creator: str, key: str) -> None:
-        """Drop the kept answer to a ``POST /fights`` whose fight never reached the log."""
+    def forget_answer(self, creator: str, key: str, body: bytes) -> None:
+        """Drop the kept answer ``body`` to a ``POST /fights`` whose fight never reached the log (its server
+        stopped between keeping it and appending the log); an answer the key holds now that is not ``body`` stays."""
         with self._lock:
-            self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ?",
-                             (CREATES, token_hash(creator), key))
+            self._db.execute("delete from answers where fight_id = ? and token_hash = ? and key = ? and body = ?",
+                             (CREATES, token_hash(creator), key, body))
 
     def close(self) -> None:
         """Close the database."""
@@ -655,20 +661,26 @@ class PostgresKeep:
             if made != 1:
                 raise AnswerTaken(key)
 
-    def unfound(self, rows: Founding) -> None:
+    def unfound(self, rows: Founding, store: EventStore) -> None:
         """Take back the seat and answer :meth:`found` kept before a log that was not appended (a keep on another
-        database than the store's; on the same, the transaction took them back)."""
+        database than the store's). On the store's own database nothing is done: the log's transaction took this
+        creation's rows back, and the rows there now are another's (the winner of a race for the key or the id,
+        whose GM seat, made from the same id, key and body, has the same token)."""
+        if self._shares(store):
+            return
         with self.db.connection() as conn:
             conn.execute("DELETE FROM keep_seats WHERE token_hash = %s", (token_hash(rows.gm_token),))
             if rows.answer is not None:
-                conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s",
-                             (CREATES, token_hash(rows.answer[0]), rows.answer[1]))
+                creator, key, _request_hash, body = rows.answer
+                conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s AND "
+                             "body = %s", (CREATES, token_hash(creator), key, body))
 
-    def forget_answer(self, creator: str, key: str) -> None:
-        """Drop the kept answer to a ``POST /fights`` whose fight never reached the log."""
+    def forget_answer(self, creator: str, key: str, body: bytes) -> None:
+        """Drop the kept answer ``body`` to a ``POST /fights`` whose fight never reached the log (as
+        :meth:`Keep.forget_answer`)."""
         with self.db.connection() as conn:
-            conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s",
-                         (CREATES, token_hash(creator), key))
+            conn.execute("DELETE FROM keep_answers WHERE fight_id = %s AND token_hash = %s AND key = %s AND "
+                         "body = %s", (CREATES, token_hash(creator), key, body))
 
     def close(self) -> None:
         """Close the pool, if this keep opened it."""

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from omen_core.errors import StoreUnavailable
-from omen_server.keep import PENDING, Keep, PostgresKeep
+from omen_core.store import MemoryStore
+from omen_server.keep import CREATES, PENDING, AnswerTaken, Founding, Keep, PostgresKeep
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -74,6 +75,88 @@ class TestReservations:
             for t in threads:
                 t.join()
             assert len(winners) == 1
+
+
+def founding(fight_id: str, gm_token: str, key: str = "k1") -> Founding:
+    """A keyed creation's rows: fight ``fight_id``, its GM token, and its answer to ``POST /fights`` under ``key``
+    (creation token ``create``, request hash ``h``)."""
+    return Founding(fight_id, gm_token, b"seed-" + fight_id.encode(), b"{}",
+                    ("create", key, "h", f'{{"fight_id":"{fight_id}"}}'.encode()))
+
+
+class TestFounding:
+    """A keyed creation's answer kept before its log (the keep is not the store's database: the SQLite keep, or a
+    PostgreSQL keep beside a store elsewhere): a key once kept is never moved to another fight."""
+
+    def test_a_second_creation_under_a_kept_key_keeps_nothing(self, keep: Any) -> None:
+        """found under a key kept already for another fight is AnswerTaken: the key still names the first fight,
+        and the second's GM seat, seed and settings are not kept."""
+        store = MemoryStore()
+        keep.found(founding("fight-a", "omen_gm_a"), store)
+        with pytest.raises(AnswerTaken):
+            keep.found(founding("fight-b", "omen_gm_b"), store)
+        assert keep.answer(CREATES, "create", "k1") == ("h", 201, b'{"fight_id":"fight-a"}')
+        assert keep.seat("omen_gm_b") is None and keep.seed("fight-b") is None and keep.settings("fight-b") is None
+        assert keep.seat("omen_gm_a") is not None and keep.seed("fight-a") == b"seed-fight-a"
+
+    def test_taking_back_a_creation_leaves_another_creations_answer(self, keep: Any) -> None:
+        """unfound of a creation whose log was not appended takes back its seat, and its answer only where the key
+        names its fight: the answer another creation keeps under the key stays; forget_answer drops the answer
+        only if it is the one seen."""
+        store = MemoryStore()
+        keep.found(founding("fight-a", "omen_gm_a"), store)
+        keep.unfound(founding("fight-b", "omen_gm_b"), store)
+        assert keep.answer(CREATES, "create", "k1") == ("h", 201, b'{"fight_id":"fight-a"}')
+        keep.forget_answer("create", "k1", b'{"fight_id":"fight-b"}')
+        assert keep.answer(CREATES, "create", "k1") == ("h", 201, b'{"fight_id":"fight-a"}')
+        keep.unfound(founding("fight-a", "omen_gm_a"), store)
+        assert keep.answer(CREATES, "create", "k1") is None and keep.seat("omen_gm_a") is None
+        keep.found(founding("fight-c", "omen_gm_c"), store)
+        keep.forget_answer("create", "k1", b'{"fight_id":"fight-c"}')
+        assert keep.answer(CREATES, "create", "k1") is None
+
+
+def test_one_keyed_creation_sent_to_two_servers_on_one_sqlite_keep_makes_one_fight(tmp_path: Path) -> None:
+    """Two ``omen serve`` processes on one SQLite store and keep, each sent the same keyed POST /fights (no id) at
+    the same instant, eight times: both are 201 with the same fight and GM token, byte for byte, and the key names
+    that fight (the keep's creation lock is held from the look for the key to the log's append)."""
+    import json
+
+    from omen_core.store import SqliteStore
+    from tests.server.processes import Server
+    from tests.server.test_app import sheet
+
+    (tmp_path / "other").mkdir()
+    store = f"sqlite:///{tmp_path / 'events.db'}"
+    servers = (Server(tmp_path, store=store, create_token="omen_create_x"),
+               Server(tmp_path / "other", store=store, create_token="omen_create_x"))
+    body = {"dice": "seeded", "combatants": [sheet("kael"), sheet("vesh")]}
+    try:
+        made = []
+        for n in range(8):
+            start = threading.Barrier(2)
+            answers: dict[int, tuple[int, bytes]] = {}
+
+            def send(side: int, key: str = f"k{n}", start: threading.Barrier = start,
+                     answers: dict[int, tuple[int, bytes]] = answers) -> None:
+                start.wait()
+                answers[side] = servers[side].send("POST", "/fights", body, key=key)
+
+            threads = [threading.Thread(target=send, args=(side,)) for side in (0, 1)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            assert answers[0][0] == 201 and answers[0] == answers[1], answers
+            made.append(json.loads(answers[0][1])["fight_id"])
+    finally:
+        for server in servers:
+            server.stop()
+    assert SqliteStore(tmp_path / "events.db").fights() == sorted(made)
+    with sqlite3.connect(tmp_path / "events.keep.db") as conn:
+        kept = dict(conn.execute("select key, body from answers where fight_id = ?", (CREATES,)).fetchall())
+    assert {key: json.loads(body)["fight_id"] for key, body in kept.items()} == {f"k{n}": fight_id for n, fight_id
+                                                                               in enumerate(made)}
 
 
 class TestSqliteKeep:

@@ -1,15 +1,25 @@
 """The server's keep in PostgreSQL (omen_server.keep.PostgresKeep): the SQLite keep's methods, shared by every
-process on the database, and its seeds never readable through the event store."""
+process on the database, its seeds never readable through the event store, and a new fight's rows kept in its
+log's transaction (of two creations racing for one key or id, the loser keeps and takes back nothing)."""
 
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
+from typing import Any
 
 import psycopg
+import pytest
+from litestar.testing import TestClient
 
+from omen_core.errors import ConcurrencyError
 from omen_core.store import PostgresStore
-from omen_server.keep import PostgresKeep, Seat, open_keep, token_hash
+from omen_server import create_app
+from omen_server.keep import CREATES, AnswerTaken, Founding, PostgresKeep, Seat, open_keep, token_hash
 from tests.postgres import Postgres
+from tests.server.test_app import sheet
+from tests.server.test_keep import founding
 from tests.store.conftest import make_events
 
 
@@ -115,3 +125,80 @@ class TestManagedSeats:
             assert keep.staged("duel") == b"two" and keep.staged("other") is None
             keep.put_staged("duel", None)
             assert keep.staged("duel") is None
+
+
+class TestFoundingWithTheLog:
+    """A new fight's keep rows written in its log's transaction (the keep in the store's database): of two
+    creations racing for one Idempotency-Key or one id, the loser stores nothing and takes nothing of the
+    winner's back."""
+
+    def test_a_creation_losing_the_key_stores_nothing_and_takes_nothing_back(self, postgres: Postgres) -> None:
+        """A second fight appended under a key kept with the first fight's log is AnswerTaken: no log, seat or seed
+        of it; taking it back (unfound) leaves the first's answer and GM seat."""
+        with PostgresStore(postgres.fresh_url()) as store, PostgresKeep(store.db) as keep:
+            keep.found(founding("fight-a", "omen_gm_a"), store).append("fight-a", make_events("fight-a", 3), 0)
+            loser = founding("fight-b", "omen_gm_b")
+            with pytest.raises(AnswerTaken):
+                keep.found(loser, store).append("fight-b", make_events("fight-b", 3), 0)
+            keep.unfound(loser, store)
+            assert store.fights() == ["fight-a"]
+            assert keep.answer(CREATES, "create", "k1") == ("h", 201, b'{"fight_id":"fight-a"}')
+            assert keep.seat("omen_gm_a") == Seat("fight-a", "gm") and keep.seat("omen_gm_b") is None
+            assert keep.seed("fight-b") is None and keep.seed("fight-a") == b"seed-fight-a"
+
+    def test_a_creation_losing_the_id_leaves_the_winners_gm_seat_and_answer(self, postgres: Postgres) -> None:
+        """Two creations of one id under one key and body have one GM token (made from the id, key and body): the
+        loser's append is ConcurrencyError, and taking it back leaves the winner's GM seat, seed and answer."""
+        with PostgresStore(postgres.fresh_url()) as store, PostgresKeep(store.db) as keep:
+            keep.found(founding("duel", "omen_gm_same"), store).append("duel", make_events("duel", 3), 0)
+            loser = Founding("duel", "omen_gm_same", b"another seed", b"{}", founding("duel", "omen_gm_same").answer)
+            with pytest.raises(ConcurrencyError):
+                keep.found(loser, store).append("duel", make_events("duel", 3, tag=1), 0)
+            keep.unfound(loser, store)
+            assert keep.seat("omen_gm_same") == Seat("duel", "gm") and keep.seed("duel") == b"seed-duel"
+            assert keep.answer(CREATES, "create", "k1") == ("h", 201, b'{"fight_id":"duel"}')
+
+
+def _waiting(url: str, count: int) -> None:
+    """Wait (at most 30 s) until ``count`` other sessions of the database wait for a lock."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for _ in range(600):
+            waiting = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+                                   "wait_event_type = 'Lock' AND pid <> pg_backend_pid()").fetchall()[0][0]
+            if waiting >= count:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"{count} sessions never waited for a lock")
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["fresh-id", "id-given"])
+def test_two_apps_creating_under_one_key_at_once_answer_one_fight(postgres: Postgres, named: bool) -> None:
+    """Two apps (two servers) on one database, each given the same keyed POST /fights while keep_answers is locked,
+    so that both have looked for the key and written their log before either commits (deterministic): both are
+    201 with the same fight and GM token, byte for byte; one fight is stored, and the key names it."""
+    url = postgres.fresh_url()
+    body = {**({"id": "duel"} if named else {}), "dice": "seeded", "combatants": [sheet("kael"), sheet("vesh")]}
+    with PostgresStore(url) as a, PostgresStore(url) as b, TestClient(create_app(a, PostgresKeep(a.db))) as one, \
+            TestClient(create_app(b, PostgresKeep(b.db))) as other, psycopg.connect(url) as holder:
+        holder.execute("LOCK TABLE keep_answers IN SHARE ROW EXCLUSIVE MODE")  # every insert into it waits
+        answers: dict[int, Any] = {}
+
+        def send(n: int, client: Any) -> None:
+            answers[n] = client.post("/fights", json=body, headers={"Idempotency-Key": "race"})
+
+        threads = [threading.Thread(target=send, args=(n, client)) for n, client in enumerate((one, other))]
+        for thread in threads:
+            thread.start()
+        _waiting(url, 2)  # both inside their log's transaction (the second of one id waits for the first's)
+        holder.rollback()
+        for thread in threads:
+            thread.join(30)
+        assert [answers[n].status_code for n in (0, 1)] == [201, 201], [answers[n].text for n in (0, 1)]
+        assert answers[0].content == answers[1].content
+        made = answers[0].json()
+        assert a.fights() == [made["fight_id"]]
+        with psycopg.connect(url) as conn:
+            kept = conn.execute("SELECT body FROM keep_answers WHERE fight_id = '/fights'").fetchall()
+        assert [bytes(row[0]) for row in kept] == [f'{{"fight_id":"{made["fight_id"]}"}}'.encode()]
+        assert one.get(f"/fights/{made['fight_id']}/seat", headers={"Authorization": f"Bearer {made['gm_token']}"}
+                       ).json() == {"kind": "gm", "name": "", "combatants": []}

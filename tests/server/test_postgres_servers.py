@@ -323,3 +323,56 @@ def test_a_database_that_lost_its_tables_is_503_saying_so_and_logged_once(two: A
     assert status == 503 and fight["detail"].startswith("the fight's store has no omen tables"), fight
     said = [line for line in one.log.read_text().splitlines() if "store unavailable" in line]
     assert len(said) == 1 and "error" in said[0] and "omen db init" in said[0], said
+
+
+def _created_pairs(servers: tuple[Server, Server], bodies: list[dict[str, Any]]
+                   ) -> list[tuple[tuple[int, bytes], tuple[int, bytes]]]:
+    """For each body, one ``POST /fights`` sent at the same instant to each server under one Idempotency-Key
+    (``create-N``), every pair at once (a barrier frees every request together). The two answers of each pair."""
+    start = threading.Barrier(2 * len(bodies))
+    answers: dict[tuple[int, int], tuple[int, bytes]] = {}
+
+    def send(n: int, side: int) -> None:
+        start.wait()
+        answers[n, side] = servers[side].send("POST", "/fights", bodies[n], key=f"create-{n}")
+
+    threads = [threading.Thread(target=send, args=(n, side)) for n in range(len(bodies)) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return [(answers[n, 0], answers[n, 1]) for n in range(len(bodies))]
+
+
+def _answered(url: str) -> dict[str, str]:
+    """Each kept answer to a POST /fights: its key and the fight it names."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT key, body FROM keep_answers WHERE fight_id = '/fights'").fetchall()
+    return {key: json.loads(bytes(body))["fight_id"] for key, body in rows}
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["fresh-id", "id-given"])
+def test_one_keyed_creation_sent_to_two_servers_at_once_makes_one_fight_and_one_answer(two: Any, named: bool) -> None:
+    """The tester's race: 12 keyed POST /fights (a fresh id, or an id in the body), each sent to both servers at the
+    same instant under one key: both are 201 with the same fight and GM token, byte for byte; the log holds one
+    fight per key, and the key names it; sent again to either server, the same answer, and the key stays put."""
+    (one, other), url = two
+    bodies = [{**({"id": f"keyed{n}"} if named else {}), "dice": "seeded", "combatants": [sheet("kael"), sheet("vesh")]}
+              for n in range(12)]
+    pairs = _created_pairs((one, other), bodies)
+    for first, second in pairs:
+        assert first[0] == 201 and first == second, (first, second)
+    made = [json.loads(first[1]) for first, _second in pairs]
+    keys = {f"create-{n}": fight["fight_id"] for n, fight in enumerate(made)}
+    with PostgresStore(url) as store:
+        assert store.fights() == sorted(keys.values())
+    assert _answered(url) == keys
+    for n, (first, _second) in enumerate(pairs):
+        for server in (other, one):
+            assert server.send("POST", "/fights", bodies[n], key=f"create-{n}") == first
+        status, seat = one.call("GET", f"/fights/{made[n]['fight_id']}/seat", token=made[n]["gm_token"])
+        assert status == 200 and seat["kind"] == "gm", seat
+    assert _answered(url) == keys
+    assert _orphans(url) == {"seatless": [], "seedless": []}
