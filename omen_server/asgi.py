@@ -47,6 +47,7 @@ from omen_core.errors import (
     ConcurrencyError,
     StoreUnavailable,
 )
+from omen_core.events import ActionSettled, StoredEvent
 from omen_core.store import EventStore
 from omen_core.walk import StoreSource, done_under_key
 from omen_replay.explain import Explanation
@@ -121,6 +122,7 @@ from .views import (
     Sight,
     combatant_views,
     named_by,
+    participants_of,
     seat_options,
     seen_event,
 )
@@ -562,7 +564,24 @@ def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: 
     if rec is None or not all(sight.owns(who) for who in named_by(rec)):
         return False
     seen = seen_event(rec, sight)
-    return seen.event is not None and not seen.withheld
+    if seen.event is None or seen.withheld:
+        return False
+    return all(sight.owns(who) for later in _action_span(store, fight_id, rec) for who in named_by(later))
+
+
+def _action_span(store: EventStore, fight_id: str, first: StoredEvent) -> list[StoredEvent]:
+    """The events after ``first`` that the explanation of the action it declares tells of: everything up to the
+    action's settling (its answers and who gave them, an ally's ability, a reaction nested in it, what its damage
+    moved), or to the head while it is open; none for an event that declares no action. Who they name is who the
+    explanation names (a moment of the round declares no combatant, but whoever answers it is named)."""
+    if participants_of(first) is None:
+        return []
+    span: list[StoredEvent] = []
+    for rec in store.read(fight_id, first.seq):
+        span.append(rec)
+        if isinstance(rec.event, ActionSettled) and rec.event.action == first.seq:
+            break
+    return span
 
 
 class Keyed(NamedTuple):

@@ -406,15 +406,15 @@ class TestCommands:
 
     def test_manual_dice_say_which_faces_are_needed(self, table: Any) -> None:
         """C29: in a manual fight, roll_initiative without faces is 422 naming both dice (Kael's AGI d6, Vesh's
-        AGI d8 on the Ember Ford sheets); a face its die cannot show is 400 at the command's dice; with the faces
-        it is 201 and the faces are recorded as manual."""
+        AGI d8 on the Ember Ford sheets); a face its die cannot show is 400 at that face of the command's dice; with
+        the faces it is 201 and the faces are recorded as manual."""
         table.create(dice="manual")
         missing = table.command({"command": "roll_initiative"})
         assert missing.status_code == 422 and missing.json()["type"] == "/problems/faces-needed"
         assert missing.json()["needed"] == ["kael's initiative: check d6", "vesh's initiative: check d8"]
         impossible = table.command({"command": "roll_initiative", "dice": [7, 7]})  # a 7 on Kael's d6
         assert impossible.status_code == 400 and (impossible.json()["field"], impossible.json()["rule"]) == (
-            "$.command.dice", "C29"), impossible.text
+            "$.command.dice[0]", "C29"), impossible.text
         answer = table.command({"command": "roll_initiative", "dice": [4, 7]})
         assert answer.status_code == 201, answer.text
         rolls = [e["event"] for e in answer.json()["events"] if e["event"]["type"] == "dice_rolled"]
