@@ -504,8 +504,10 @@ class Fight:
 
         Everything is checked before anything is written: the command's
         arguments exactly as the JSON decoders check them
-        (:class:`~omen_core.errors.InvalidCommand`), the rules, and the faces it
-        carries (too few or too many). A refused command appends nothing.
+        (:class:`~omen_core.errors.InvalidCommand`), the rules, the faces it
+        carries (too few or too many), and that its events record no whole
+        number past 2**53 - 1 (a total made of large numbers: InvalidCommand
+        naming the event and the field). A refused command appends nothing.
         """
         return self.execute_all([command], by, then_roll)
 
