@@ -111,7 +111,7 @@ from .events import (
     random_salts,
     seal_line,
 )
-from .limits import MAX_WHOLE, beyond_whole
+from .limits import MAX_WHOLE, beyond_whole, first_leaf
 from .logs import get_logger
 from .options import Options, options, waiting_point
 from .rules.ambush import TimeWaited
@@ -203,6 +203,31 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
 
 
 _LONG_DIGITS = re.compile(rb"[0-9]{16}")  # MAX_WHOLE has 16 digits: a shorter run is within it
+
+
+def _recordable(command: Command, batch: Sealed) -> None:
+    """Refuse ``command`` (:class:`InvalidCommand`, nothing written) if its events would record a whole number past
+    ±:data:`~omen_core.limits.MAX_WHOLE`, naming the event, its seq, the field and the number. Every number a
+    command or a sheet holds is within the bound, but the totals made of them are not: sums (a bonus of 2**53 - 1
+    plus its die) and products (stacks times a per-stack modifier, damage times an incoming multiplier); a log
+    holds none past it (I-JSON: it is read in any language; docs/rulings.md "Limits on dice")."""
+    for stored, line in zip(batch, batch.lines, strict=True):
+        if not _LONG_NUMBER.search(line):  # no 16 digits where a number stands: every number within the bound
+            continue
+        found = first_leaf(msgspec.json.decode(line), lambda v: type(v) is int and abs(v) > MAX_WHOLE)
+        if found is not None:
+            field, value = found
+            why = ("the numbers it adds up or multiplies (bonuses, ratings, modifiers, stacks, damage) are too large "
+                   "for a log" if field.startswith("$.event.") else "no log holds it")
+            raise InvalidCommand(str(type(command).__struct_config__.tag), "$",
+                                 f"its {stored.event.__struct_config__.tag} event (seq {stored.seq}) would record "
+                                 f"{value} at {field}, a whole number beyond ±{MAX_WHOLE} (2**53 - 1: the largest "
+                                 f"every JSON reader holds exactly): {why}; nothing written")
+
+
+#: 16 digits or more where a JSON number stands (after ``:``, ``,`` or ``[``; a hash or a salt is a string): perhaps
+#: a whole number past MAX_WHOLE (16 digits).
+_LONG_NUMBER = re.compile(rb"[:,\[]-?[0-9]{16}")
 
 
 def written_out(command: Command) -> Command:
@@ -479,8 +504,10 @@ class Fight:
 
         Everything is checked before anything is written: the command's
         arguments exactly as the JSON decoders check them
-        (:class:`~omen_core.errors.InvalidCommand`), the rules, and the faces it
-        carries (too few or too many). A refused command appends nothing.
+        (:class:`~omen_core.errors.InvalidCommand`), the rules, the faces it
+        carries (too few or too many), and that its events record no whole
+        number past 2**53 - 1 (a total made of large numbers: InvalidCommand
+        naming the event and the field). A refused command appends nothing.
         """
         return self.execute_all([command], by, then_roll)
 
@@ -505,6 +532,7 @@ class Fight:
                 checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by, then_roll)
                 batch = self._seal(draft.events, state)
+                _recordable(checked, batch)
                 stored.extend_sealed(batch)
                 state = self._after(draft.state, batch)
                 drafts.append(checked)

@@ -1,6 +1,6 @@
 """The bounds on dice that every reader checks: the largest die, the most dice of one kind, the most faces a
-command may carry (rulings, docs/rulings.md "Limits"; the rules set none); and what a command's JSON must be to
-read the same in every language (I-JSON: whole numbers within 2**53 - 1, each name once in an object).
+command may carry (rulings, docs/rulings.md "Limits"; the rules set none); and what a command's JSON, and a log's,
+must be to read the same in every language (I-JSON: whole numbers within 2**53 - 1, each name once in an object).
 
 The rules allow any dN (C1) and any number of dice; an engine must not. A
 d(2^64 + 1) cannot be rolled without bias by the seeded dice (a face is drawn
@@ -47,7 +47,9 @@ Python's ``re``, where ``$`` alone also matches before a final newline; ECMAScri
 MAX_WHOLE = 2**53 - 1
 """The largest whole number a command may hold, either sign: 9,007,199,254,740,991, the largest that every JSON
 reader holds exactly (I-JSON, RFC 7493; a JavaScript number): a log is read by tools in any language. Far above
-any number of the rules (an HP total, a difficulty, a stack count, a seq)."""
+any number of the rules (an HP total, a difficulty, a stack count, a seq). It bounds what a log records too: the
+totals made of numbers within it (sums; products such as stacks times a per-stack modifier) may pass it, and a
+command whose events would record one is refused (``omen_core.engine``)."""
 
 
 def bound_wholes(schema: object) -> None:

@@ -6,21 +6,35 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 import msgspec
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from omen_core import Fight, MemoryStore, ScriptedDice
+from omen_core import Fight, MemoryStore, ScriptedDice, SeededDice
 from omen_core.commands import CheckSpec, Command
-from omen_core.content import CombatantSheet, decode_content
-from omen_core.errors import ContentError, InvalidCommand
-from omen_core.events import GENESIS_HASH, DiceRolled, decode_line, encode_line, seal
+from omen_core.content import (
+    Armor,
+    CombatantSheet,
+    ConditionDef,
+    DealDamage,
+    IncomingDamage,
+    SaveEffect,
+    Skill,
+    TotalModifiers,
+    Training,
+    Weapon,
+    decode_content,
+)
+from omen_core.errors import ContentError, InvalidCommand, OmenError
+from omen_core.events import GENESIS_HASH, DamageResolved, DiceRolled, decode_line, encode_line, seal
 from omen_core.limits import MAX_DICE, MAX_FACES, MAX_SIDES, MAX_WHOLE, beyond_whole, json_error_words, named_twice
-from omen_core.parts import Die
+from omen_core.parts import Die, Modifier
+from omen_replay.verify import verify
 from tests.fights import present
-from tests.sheets import sheet
+from tests.sheets import CORE, attributes, sheet
 from tests.test_content import geared
 
 
@@ -110,6 +124,182 @@ class TestWholeNumbers:
             fight.static_check(CheckSpec(who="kael", attribute="STR"), MAX_WHOLE + 1)
         assert refused.value.path == "$.difficulty" and fight.version == before
         assert fight.static_check(CheckSpec(who="kael", attribute="STR"), MAX_WHOLE).outcome == "failure"
+
+
+def _past_the_bound(fight: Fight) -> list[str]:
+    """The path of each whole number past ±MAX_WHOLE in the fight's stored lines (``seq:path``)."""
+    found = ((rec.seq, beyond_whole(msgspec.json.decode(encode_line(rec)))) for rec in fight.events)
+    return [f"{seq}:{path}" for seq, path in found if path is not None]
+
+
+def _refusal(command: str, event: str, seq: int, value: int, field: str) -> str:
+    """The words of a command refused because one of its events would record ``value`` at ``field``."""
+    return (f"{command}: its {event} event (seq {seq}) would record {value} at {field}, a whole number beyond "
+            f"±{MAX_WHOLE} (2**53 - 1: the largest every JSON reader holds exactly): the numbers it adds up or "
+            "multiplies (bonuses, ratings, modifiers, stacks, damage) are too large for a log; nothing written (at $)")
+
+
+def _hexed(per_stack: int, stacks: int) -> Fight:
+    """Kael (a sword of WD 1) and Vesh in a fight whose ruleset adds ``per_stack`` damage per stack of Hexed, Kael
+    holding ``stacks`` of it; initiative rolled (Kael first), Kael's attack declared and waiting on Vesh's answer."""
+    ruleset = msgspec.structs.replace(CORE, conditions={**CORE.conditions, "Hexed": ConditionDef(
+        max_stacks=stacks, modifiers=TotalModifiers(damage=per_stack))})
+    kael = msgspec.structs.replace(sheet("kael"), weapons=(Weapon(id="sword", weapon_damage=1),))
+    fight = Fight.start(MemoryStore(), "h", dice=ScriptedDice([6, 1, 5, 3, 2, 4, 1]), clock=lambda: 0,
+                        ruleset=ruleset, combatants=[kael, sheet("vesh", side="foes")])
+    fight.apply_condition("kael", "Hexed", stacks)
+    fight.roll_initiative()
+    fight.attack("kael", "vesh", weapon="sword")
+    return fight
+
+
+class TestRecordedNumbers:
+    """No number a fight's events record passes ±MAX_WHOLE (docs/rulings.md "Limits on dice"): each number a command
+    or a sheet holds is within it, but the totals the engine makes of them (sums, and products: stacks times a
+    per-stack modifier, damage times an incoming multiplier) may not be, and a command whose events would record
+    one is refused, naming the event, its seq, the field and the number, nothing written."""
+
+    def test_a_total_past_the_bound_refuses_the_command(self) -> None:
+        """Kael's AGI bonus of 2**53 - 1 plus a 6 on his initiative die is 2**53 + 5: roll_initiative is refused
+        at its initiative_rolled, nothing written, and the log verifies clean."""
+        kael = sheet("kael", AGI=(6, MAX_WHOLE))
+        fight = Fight.start(MemoryStore(), "i", dice=ScriptedDice([6, 1]), clock=lambda: 0,
+                            combatants=[kael, sheet("vesh", side="foes")])
+        before = fight.version
+        with pytest.raises(InvalidCommand) as refused:
+            fight.roll_initiative()
+        assert str(refused.value) == _refusal("roll_initiative", "initiative_rolled", 6, MAX_WHOLE + 6,
+                                              "$.event.check.total")
+        assert (refused.value.command, refused.value.path) == ("roll_initiative", "$")
+        assert fight.version == before == 3 and _past_the_bound(fight) == []
+        assert verify(fight.events).clean
+
+    def test_the_tester_s_sheets_are_refused_at_the_first_total_past_the_bound(self) -> None:
+        """The tester's case: a hit bonus of 2**53 - 1 with a 3 and a 3 on the d6 pool makes an attack total of
+        2**53 + 5, refused at the window it would open (active_defense_window_opened's attack_total)."""
+        kael = msgspec.structs.replace(sheet("kael"), weapons=(Weapon(id="sword", hit_bonus=MAX_WHOLE),))
+        fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([6, 1, 3, 3, 2]), clock=lambda: 0,
+                            combatants=[kael, sheet("vesh", side="foes")])
+        fight.roll_initiative()
+        before = fight.version
+        with pytest.raises(InvalidCommand) as refused:
+            fight.attack("kael", "vesh", weapon="sword")
+        assert str(refused.value) == _refusal("declare_attack", "active_defense_window_opened", before + 7,
+                                              MAX_WHOLE + 6, "$.event.attack_total")
+        assert fight.version == before
+
+    def test_damage_past_the_bound_refuses_the_answer_that_deals_it(self) -> None:
+        """WD 2**53 - 1 plus the 3 of Kael's d6 (STR bonus 0) is 2**53 + 2 raw damage: Vesh's answer to the window,
+        which resolves the damage, is refused at damage_resolved's terms.raw; the window stays open."""
+        kael = msgspec.structs.replace(sheet("kael"), weapons=(Weapon(id="sword", weapon_damage=MAX_WHOLE),))
+        fight = Fight.start(MemoryStore(), "d", dice=ScriptedDice([6, 1, 3, 3, 2]), clock=lambda: 0,
+                            combatants=[kael, sheet("vesh", side="foes")])
+        fight.roll_initiative()
+        fight.attack("kael", "vesh", weapon="sword")
+        before = fight.version
+        with pytest.raises(InvalidCommand) as refused:
+            fight.defend("vesh", None)
+        assert str(refused.value) == _refusal("answer_active_defense", "damage_resolved", before + 4,
+                                              MAX_WHOLE + 3, "$.event.terms.raw")
+        assert fight.version == before and fight.waiting_for is not None
+
+    def test_an_incoming_multiplier_times_damage_past_the_bound_is_refused(self) -> None:
+        """A product (C13 step 5, C34): 10,003 damage (WD 10,000 and a 3) times Vesh's incoming 10^12 is
+        10,003 x 10^12; its incoming step takes away 10^12 x 10,003 - 10,003, past the bound."""
+        kael = msgspec.structs.replace(sheet("kael"), weapons=(Weapon(id="sword", weapon_damage=10_000),))
+        vesh = msgspec.structs.replace(sheet("vesh", side="foes"), incoming_damage=IncomingDamage(
+            multiply="1000000000000"))
+        fight = Fight.start(MemoryStore(), "m", dice=ScriptedDice([6, 1, 3, 3, 2]), clock=lambda: 0,
+                            combatants=[kael, vesh])
+        fight.roll_initiative()
+        fight.attack("kael", "vesh", weapon="sword")
+        with pytest.raises(InvalidCommand) as refused:
+            fight.defend("vesh", None)
+        assert str(refused.value) == _refusal("answer_active_defense", "damage_resolved", 22,
+                                              10_003 * 10**12 - 10_003, "$.event.steps[4].amount")
+
+    def test_stacks_times_a_per_stack_modifier_past_the_bound_is_refused(self) -> None:
+        """A product (C28): 4 stacks of Hexed at 2**51 damage per stack is a damage term of 2**53, refused at the
+        term's value; 4 stacks of 2**51 - 2 with WD 1 and a 5 are 2**53 - 2 raw damage, recorded."""
+        with pytest.raises(InvalidCommand) as refused:
+            _hexed(2**51, 4).defend("vesh", None)
+        assert str(refused.value) == _refusal("answer_active_defense", "damage_resolved", 24, 2**53,
+                                              "$.event.terms.modifiers[0].value")
+        fight = _hexed(2**51 - 2, 4)
+        fight.defend("vesh", None)
+        damage = next(rec.event for rec in fight.events if isinstance(rec.event, DamageResolved))
+        assert (damage.terms.raw, damage.final) == (2**53 - 2, 2**53 - 2)
+        assert _past_the_bound(fight) == [] and fight.state.combatants["vesh"].hp == 0
+
+    def test_a_clock_past_the_bound_is_refused_at_recorded_at(self) -> None:
+        """A clock in nanoseconds (past 2**53 - 1 today) would record every event's time past the bound: the
+        fight's start is refused at ``$.recorded_at``, nothing written."""
+        store = MemoryStore()
+        with pytest.raises(InvalidCommand) as refused:
+            Fight.start(store, "c", dice=ScriptedDice([]), clock=lambda: 2**53)
+        assert refused.value.command == "start_fight" and refused.value.path == "$"
+        assert "its fight_started event (seq 1) would record 9007199254740992 at $.recorded_at" in str(refused.value)
+        assert "no log holds it; nothing written" in str(refused.value) and store.fights() == []
+
+
+_WHOLE = st.one_of(st.sampled_from([MAX_WHOLE, -MAX_WHOLE]), st.integers(-3, 3), st.integers(-MAX_WHOLE, MAX_WHOLE))
+_NON_NEGATIVE = st.one_of(st.just(MAX_WHOLE), st.integers(0, 3), st.integers(0, MAX_WHOLE))
+_MULTIPLIERS: tuple[float | str, ...] = (1.0, "7/5", "1/2", "1000000")
+
+
+@st.composite
+def _extreme_sheet(draw: st.DrawFn, cid: str, side: str) -> CombatantSheet:
+    """A sheet whose every number is drawn up to the bound either way (often at it, often small): attribute bonuses,
+    a weapon's hit bonus, WD and Parry Rating, training, armor, HP, Will, resistances, a skill and incoming damage."""
+    bonuses = {name: (6, draw(_WHOLE)) for name in ("STR", "AGI", "INT", "RES", "FCS")}
+    base = sheet(cid, side)
+    return msgspec.structs.replace(
+        base, hp=draw(st.one_of(st.just(MAX_WHOLE), st.integers(1, MAX_WHOLE))), will=draw(_NON_NEGATIVE),
+        attributes=attributes(bonuses), skills={"Perception": Skill(attribute="FCS", level=draw(_NON_NEGATIVE))},
+        weapons=(Weapon(id="sword", hit_bonus=draw(_WHOLE), weapon_damage=draw(_NON_NEGATIVE),
+                        parry_rating=draw(_NON_NEGATIVE)),),
+        training=Training(hit_bonus=draw(_WHOLE)), armor=Armor(rating=draw(_NON_NEGATIVE)),
+        resistances={"slashing": draw(_NON_NEGATIVE), "physical": draw(_NON_NEGATIVE)},
+        incoming_damage=IncomingDamage(multiply=draw(st.sampled_from(_MULTIPLIERS)),
+                                       add=draw(_WHOLE)))
+
+
+_BLAST = SaveEffect(name="blast", save="AGI", against="INT", on_failure=(
+    DealDamage(flat=MAX_WHOLE, damage_type="fire"),), on_success=(DealDamage(flat=MAX_WHOLE, damage_type="fire",
+                                                                             half=True),))
+
+
+class TestRecordedNumbersProperty:
+    @given(kael=_extreme_sheet("kael", "heroes"), vesh=_extreme_sheet("vesh", "foes"), seed=st.binary(
+        min_size=16, max_size=16), modifier=_WHOLE, stacks=st.integers(0, 5))
+    def test_no_recorded_number_passes_the_bound(self, kael: CombatantSheet, vesh: CombatantSheet, seed: bytes,
+                                                 modifier: int, stacks: int) -> None:
+        """Sheets at the bounds play initiative, attacks both ways (answered with a Dodge or not), a check, a
+        contest and a save dealing 2**53 - 1 fire damage, with Exhausted stacks (C28) and modifiers at the bound:
+        each command is recorded or refused, nothing of a refused one is written, and no recorded whole number
+        passes ±(2**53 - 1)."""
+        fight = Fight.start(MemoryStore(), "p", dice=SeededDice(seed), clock=lambda: 0, combatants=[kael, vesh])
+        mods = (Modifier(source="gm", value=modifier),)
+        plays: list[Callable[[], object]] = [
+            lambda: fight.apply_condition("vesh", "Exhausted", stacks) if stacks else None,
+            fight.roll_initiative,
+            lambda: fight.attack("kael", "vesh", weapon="sword", damage_modifiers=mods),
+            lambda: fight.defend("vesh", "dodge"), lambda: fight.defend("vesh", None),
+            lambda: fight.end_turn("kael"),
+            lambda: fight.attack("vesh", "kael", weapon="sword"), lambda: fight.defend("kael", None),
+            lambda: fight.end_turn("vesh"),
+            lambda: fight.static_check(CheckSpec(who="kael", skill="Perception", modifiers=mods), MAX_WHOLE),
+            lambda: fight.contest(CheckSpec(who="kael", attribute="STR"), CheckSpec(who="vesh", attribute="RES")),
+            lambda: fight.call_save("kael", "vesh", _BLAST)]
+        for play in plays:
+            before = fight.version
+            try:
+                play()
+            except InvalidCommand as refused:
+                assert "would record" in refused.reason and fight.version == before
+            except OmenError:
+                assert fight.version == before
+        assert _past_the_bound(fight) == []
 
 
 _KEYS = st.text(alphabet="abcdwho_", min_size=1, max_size=4)
