@@ -12,7 +12,9 @@ from typing import Literal
 
 from ..commands import CheckSpec
 from ..content import ConditionDamage, ConditionDef, SaveEnds
+from ..errors import RuleViolation
 from ..events import ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved
+from ..limits import MAX_FACES
 from ..rules.checks import save_succeeds
 from ..state import Pending
 from .checks import roll_side
@@ -74,7 +76,13 @@ def _damage(draft: Draft, who: str, name: str, damage: ConditionDamage) -> None:
     times = draft.combatant(who).conditions[name] if damage.per_stack else 1
     faces: list[int] = []
     if damage.dice is not None:
-        rolled = draft.roll("damage", who, [("damage", damage.dice.sides)] * (damage.dice.count * times))
+        count = damage.dice.count * times
+        if count > MAX_FACES:  # refused before the pool is made: a roll past the bound is a line no reader decodes
+            raise RuleViolation("C40", f"{name}'s damage as it ticks on {who!r} would roll {count:,} dice "
+                                       f"({damage.dice.count} {damage.dice.die} for each of {times:,} stacks): more "
+                                       f"than the {MAX_FACES:,} one roll may hold (docs/rulings.md, \"Limits on "
+                                       "dice\"); clear stacks of it first")
+        rolled = draft.roll("damage", who, [("damage", damage.dice.sides)] * count)
         faces = [d.face for d in rolled.dice]
     flat = damage.flat * times
     terms = DamageTerms(dice=sum(faces), modifiers=(Modifier(source="flat", value=flat),) if flat else (),

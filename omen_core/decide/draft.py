@@ -22,6 +22,7 @@ from ..decisions import OPTIONS_HINT, legal_now, waiting_point
 from ..dice import DiceSource, RollRequest, roll
 from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
+from ..limits import MAX_FACES
 from ..machine import ORDER, PHASE_ORDER, IllegalOrder, OutOfPhase, Phase, Step, legal_triggers
 from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
 
@@ -105,6 +106,10 @@ class Draft:
         """
         state = self.state
         request = RollRequest(state.fight_id, state.rolls + 1, purpose, roller, tuple(pool))
+        if len(request.pool) > MAX_FACES:  # a roll past the bound would be a line no reader decodes
+            raise RuleViolation("limits", f"{roller}'s {purpose.replace('_', ' ')} would roll "
+                                          f"{len(request.pool):,} dice: more than the {MAX_FACES:,} one roll may "
+                                          "hold (docs/rulings.md, \"Limits on dice\")")
         stack = state.stack
         rolled = roll(self.dice, request, stack[-1].action if stack else None)
         if rerolls is not None:  # a reroll (C39): which roll, and which of its dice

@@ -603,3 +603,32 @@ def test_a_named_total_modifier_is_written_in_the_ruleset_file() -> None:
     with pytest.raises(ContentError, match=r"house.toml:\d+: .*unknown field `luck`") as info:
         decode_content(text.replace("defense = -1", "luck = -1"), Ruleset, source="house.toml", fmt="toml")
     assert info.value.path == "$.conditions.Exposed.modifiers.luck"
+
+
+def test_a_per_stack_tick_past_the_dice_bound_is_refused_before_rolling() -> None:
+    """C40, docs/rulings.md "Limits on dice": Rot deals 100d6 per stack as it ticks; at 101 stacks on Kael its tick
+    would roll 10,100 dice, past the 10,000 one roll may hold, and that line would not decode, leaving a log no
+    reader reads (it was written): the command that would tick it (the initiative that starts Kael's turn) is
+    refused, nothing written; at 100 stacks the 10,000 dice are rolled and the log reads back."""
+    from omen_core import SeededDice
+    from omen_core.content import ConditionDamage, ConditionDef, DamageDice
+    from omen_core.errors import RuleViolation
+    from omen_core.events import decode_line, encode_line
+    from tests.sheets import CORE, sheet
+
+    rot = ConditionDef(max_stacks=200, tick="turn_start", damage=ConditionDamage(
+        dice=DamageDice(count=100, die="d6"), damage_type="poison", per_stack=True))
+    rules = replace(CORE, conditions={**CORE.conditions, "Rot": rot})
+    for stacks, refused in ((101, True), (100, False)):
+        fight = Fight.start(MemoryStore(), "rot", dice=SeededDice(b"r" * 16), clock=lambda: 0, ruleset=rules,
+                            combatants=[sheet("kael", hp=10**9), sheet("vesh", side="raiders", hp=10**9)])
+        fight.apply_condition("kael", "Rot", stacks)
+        before = fight.version
+        if refused:
+            with pytest.raises(RuleViolation, match=r"Rot's damage as it ticks on 'kael' would roll 10,100 dice "
+                                                    r"\(100 d6 for each of 101 stacks\)"):
+                fight.roll_initiative()
+            assert fight.version == before
+        else:
+            fight.roll_initiative()
+            assert all(decode_line(encode_line(rec)) == rec for rec in fight.events)
