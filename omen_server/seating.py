@@ -46,11 +46,10 @@ def entries(fights: Fights, fight_id: str, gm_token: str) -> list[SeatEntry]:
 
 
 def make_seat(fights: Fights, fight_id: str, gm_token: str, spec: NewSeat) -> SeatMade:
-    """A player's or spectator's seat, its token made from the GM's (generation 0)."""
+    """A player's or spectator's seat, its token made from the GM's (generation 0); 409 if the fight has
+    :data:`MAX_SEATS` seats already (the keep counts and inserts in one transaction)."""
     with fights.lock(fight_id):
         known = set(fights.fight(fight_id).state.combatants)
-    if len(fights.keep.seats(fight_id)) >= MAX_SEATS:
-        raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
     if spec.kind == "player" and not spec.combatants:
         raise Unprocessable("a player's seat plays at least one combatant (at $.combatants)", "$.combatants")
     if spec.kind == "spectator" and spec.combatants:
@@ -58,7 +57,9 @@ def make_seat(fights: Fights, fight_id: str, gm_token: str, spec: NewSeat) -> Se
     _check_ids(spec.combatants, known, "combatants")
     seat_id = new_seat_id()
     token = seat_token(gm_token, fight_id, seat_id, 0, spec.kind)
-    fights.keep.add_managed_seat(fight_id, seat_id, spec.kind, spec.name, tuple(spec.combatants), token)
+    if not fights.keep.add_managed_seat(fight_id, seat_id, spec.kind, spec.name, tuple(spec.combatants), token,
+                                        most=MAX_SEATS):  # counted and kept atomically: racing requests count too
+        raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
     fights.poke(fight_id)
     return SeatMade(token=token, seat=SeatInfo(kind=spec.kind, name=spec.name, combatants=spec.combatants),
                     id=seat_id)

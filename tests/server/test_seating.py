@@ -196,3 +196,41 @@ def test_a_revoked_seats_stream_ends(tmp_path: Path) -> None:
         assert took < 5
     finally:
         server.stop()
+
+
+def seats_at_once(servers: list[Server], gm_token: str, count: int) -> list[int]:
+    """``count`` spectators' seats of ``duel`` asked for at the same instant (a barrier frees them), spread over
+    ``servers``; the statuses."""
+    import threading
+
+    start = threading.Barrier(count)
+    statuses: list[int] = []
+
+    def ask(n: int) -> None:
+        start.wait()
+        statuses.append(servers[n % len(servers)].call("POST", "/fights/duel/seats",
+                                                       {"kind": "spectator", "name": f"s{n}"}, gm_token)[0])
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return statuses
+
+
+def test_seats_asked_for_at_once_never_pass_max_seats(tmp_path: Path) -> None:
+    """A real server: 70 spectators' seats asked for at once are 63 made (the GM's is the 64th) and 7 refused
+    409; the fight lists exactly MAX_SEATS (the count and the insert are one transaction of the keep)."""
+    from omen_server.limits import MAX_SEATS
+
+    server = Server(tmp_path)
+    try:
+        status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
+        assert status == 201, made
+        statuses = seats_at_once([server], made["gm_token"], 70)
+        assert sorted(statuses) == [201] * (MAX_SEATS - 1) + [409] * (71 - MAX_SEATS)
+        status, seats = server.call("GET", "/fights/duel/seats", token=made["gm_token"])
+        assert status == 200 and len(seats) == MAX_SEATS == 64
+    finally:
+        server.stop()
