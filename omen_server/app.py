@@ -84,7 +84,8 @@ from .views import (
 
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
            "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
-           "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
+           "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand",
+           "HTTP_COMMANDS", "may_give_as_sent"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -904,17 +905,49 @@ def _info(seat: Seat) -> SeatInfo:
 def _may_give(seat: Seat, command: Command) -> None:
     """403 unless ``seat`` may give ``command``: the GM any; a player the commands of its own combatants
     (views.PLAYER_COMMANDS); a spectator none."""
+    _may_give_kind(seat, str(type(command).__struct_config__.tag), actor_of(command))
+
+
+def _may_give_kind(seat: Seat, kind: str, actor: str | None) -> None:
+    """:func:`_may_give` for a command of kind ``kind`` acting for ``actor`` (None: a GM's command)."""
     if seat.kind == "gm":
         return
-    kind = type(command).__struct_config__.tag
     if seat.kind == "spectator":
         raise Forbidden(detail="a spectator's seat gives no commands")
-    actor = actor_of(command)
     if actor is None:
         raise Forbidden(detail=f"{kind} is the GM's command; a player gives these for its own combatants "
                                f"({', '.join(seat.combatants)}): {', '.join(PLAYER_COMMANDS)}")
     if actor not in seat.combatants:
         raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
+
+
+#: The kind (tag) of every command HTTP takes.
+HTTP_COMMANDS = frozenset(str(kind.__struct_config__.tag) for kind in get_args(Command)
+                          if kind not in (StartFight, Join))
+
+
+def may_give_as_sent(seat: Seat, body: bytes) -> None:
+    """403 for a command ``seat`` may not give, judged from the body as sent (its ``command``'s kind and actor),
+    before anything decodes it strictly: a seat's right to give a command comes before the command's own
+    consistency or validity (docs/server.md), and depends on nothing but the kind and the actor the seat typed. A
+    body whose kind cannot be read (not JSON, an unknown kind) is left to the decoder, which says why (400)."""
+    if seat.kind == "gm":
+        return
+    if seat.kind == "spectator":
+        raise Forbidden(detail="a spectator's seat gives no commands")
+    try:
+        sent = msgspec.json.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return
+    command = sent.get("command") if isinstance(sent, dict) else None
+    kind = command.get("command") if isinstance(command, dict) else None
+    if not isinstance(kind, str) or kind not in HTTP_COMMANDS:
+        return
+    assert isinstance(command, dict)
+    field = PLAYER_COMMANDS.get(kind)
+    actor = None if field is None else command.get(field)
+    if field is None or isinstance(actor, str):
+        _may_give_kind(seat, kind, actor)
 
 
 def _unnamable(exc: UnknownCombatant) -> str:

@@ -99,6 +99,7 @@ from .app import (
     fights_page,
     head_of,
     listen_for_commits,
+    may_give_as_sent,
     own_faces_only,
     run_command,
 )
@@ -335,7 +336,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                                  ] = None
                       ) -> Response[CommandResult]:
         token, seat = _seat(request, fights, fight_id)
-        asked = _strict(await request.body(), CommandRequest)
+        body = await request.body()
+        may_give_as_sent(seat, body)  # the seat's right first: a GM's command from a player is 403, however sent
+        asked = _strict(body, CommandRequest)
         _may_give(seat, asked.command)
         idempotency_key = _one_key(asked.command, idempotency_key)
         if idempotency_key is None:

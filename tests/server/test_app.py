@@ -538,6 +538,26 @@ class TestTokens:
         assert answer.status_code == 403 and answer.json()["type"] == "/problems/forbidden"
         assert lines(table.store, "two") == before
 
+    @pytest.mark.parametrize("kind", ["player", "spectator"])
+    def test_a_gms_command_that_does_not_hold_together_is_403_to_a_seat_that_may_not_give_it(self, table: Any,
+                                                                                              kind: str) -> None:
+        """A call_save (the GM's) whose effect names ``of`` without ``until`` (422 inconsistent from the GM) is
+        403 from a player's or spectator's seat: the seat's right is checked before the command's own
+        consistency; an end_turn for another's combatant with a field of the wrong type is 403 too."""
+        table.create()
+        token = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": kind, "combatants": ["kael"] if kind == "player" else []}).json()["token"]
+        before = lines(table.store, "duel")
+        save = {"command": "call_save", "caller": "kael", "saver": "vesh", "effect": {
+            "name": "x", "save": "AGI", "against": "AGI", "spell": True, "action_cost": 1, "on_success": [],
+            "on_failure": [{"kind": "condition", "condition": "prone", "of": "target", "to": "target"}]}}
+        answer = table.command(save, token=token)
+        assert answer.status_code == 403 and answer.json()["type"] == "/problems/forbidden", answer.text
+        assert table.command(save).json()["type"] == "/problems/inconsistent"  # from the GM: not the seat's right
+        answer = table.command({"command": "end_turn", "who": "vesh", "faces": "x"}, token=token)
+        assert answer.status_code == 403, answer.text
+        assert lines(table.store, "duel") == before
+
     def test_a_seat_is_read_from_the_keep_once(self, table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         """omen_server.app.Fights.seat: a seat never changes once made, so the server reads each token's seat
         from its keep once and answers its later requests from memory; a token it does not know is asked for
