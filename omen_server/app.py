@@ -41,7 +41,7 @@ from omen_core.errors import (
 )
 from omen_core.events import CombatantJoined, FightStarted
 from omen_core.hooks import ExtensionFailed
-from omen_core.limits import MAX_LISTED, json_error_words, named_twice
+from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.state import FightState
@@ -85,7 +85,7 @@ from .views import (
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
            "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
            "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand",
-           "HTTP_COMMANDS", "may_give_as_sent"]
+           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -1178,6 +1178,23 @@ def _strict(body: bytes, kind: type[T]) -> T:
             return _invalid(body, kind, exc)
         words = json_error_words(str(exc), body)
         raise HTTPException(status_code=400, detail=f"the body is not JSON: {words}") from None
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")  # MAX_WHOLE has 16 digits: a shorter run is within it
+
+
+def wholes_within(body: bytes) -> None:
+    """400 at its path in the request (``$.combatants[1].will``) for a whole number past ±:data:`MAX_WHOLE` in a
+    body that decoded: the engine refuses one too, but at the path of the command it makes (``join``'s
+    ``$.command.sheet.will``), which the request of ``POST /fights`` does not have."""
+    if not _LONG_DIGITS.search(body):
+        return
+    where = beyond_whole(msgspec.json.decode(body))
+    if where is not None:
+        raise ValidationException(detail="a number past 2**53 - 1", extra=[{
+            "message": f"a whole number beyond ±{MAX_WHOLE} (2**53 - 1: the largest every JSON reader holds "
+                       "exactly); no number of the rules comes near it", "key": where.removeprefix("$."),
+            "source": "body"}])
 
 
 def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:

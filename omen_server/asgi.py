@@ -102,6 +102,7 @@ from .app import (
     may_give_as_sent,
     own_faces_only,
     run_command,
+    wholes_within,
 )
 from .keep import CREATES, PENDING, AnswerTaken, AnyKeep, Keep, Seat, new_token
 from .limits import (
@@ -158,6 +159,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         _may_create(request, create_token)
         body = await request.body()
         spec = _strict(body, CreateFight)
+        wholes_within(body)  # a sheet's number past 2**53 - 1 named where the request holds it
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
         _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who

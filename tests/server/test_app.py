@@ -833,6 +833,21 @@ class TestLimits:
         assert answer.status_code == 400 and answer.json()["field"].startswith(field), answer.text
         assert table.store.fights() == []
 
+    @pytest.mark.parametrize(("index", "name"), [(1, "will"), (0, "hp")])
+    def test_a_sheets_number_past_2_53_is_400_at_the_sheet_in_the_request(self, table: Any, index: int,
+                                                                          name: str) -> None:
+        """A sheet of POST /fights holding 2**53 is 400 invalid-body at its place in the request,
+        ``$.combatants[1].will`` (as a die out of range is), not at the join command's ``$.command.sheet``;
+        nothing is stored."""
+        sheets = [sheet("kael"), sheet("vesh")]
+        sheets[index][name] = 2**53
+        answer = table.client.post("/fights", json={"id": "big", "combatants": sheets})
+        assert answer.status_code == 400, answer.text
+        assert (answer.json()["type"], answer.json()["field"]) == ("/problems/invalid-body",
+                                                                   f"$.combatants[{index}].{name}")
+        assert answer.json()["detail"].startswith("a whole number beyond ±9007199254740991")
+        assert table.store.fights() == []
+
     def test_the_largest_roster_is_a_fight(self, table: Any) -> None:
         """A roster of exactly MAX_COMBATANTS starts."""
         roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
