@@ -71,9 +71,8 @@ def _row(fights: Fights, fight_id: str, seat_id: str) -> SeatRow:
         raise NotFoundException(detail=f"no seat {seat_id!r} in fight {fight_id!r} (GET /fights/{fight_id}/seats "
                                        "lists them)")
     if row.kind == "gm":
-        raise ValidationException(detail="the GM's seat is not reissued", extra=[{
-            "message": "the GM's seat cannot be reissued or revoked: every seat's token is made from it",
-            "key": "seat", "source": "path"}])
+        raise Unprocessable("the GM's seat cannot be reissued or revoked: every seat's token is made from it "
+                            "(at path.seat_id)", "path.seat_id")
     return row
 
 
@@ -115,7 +114,7 @@ def seat_routes(fights: Fights) -> list[Any]:
     """The GM's seat management routes, bound to ``fights``."""
 
     @post("/fights/{fight_id:str}/seats/{seat_id:str}/reissue", status_code=200, summary="Reissue a seat (GM)",
-          responses=_errors(400, 401, 403, 404),
+          responses=_errors(400, 401, 403, 404, 422),
           description="A new token for the seat (made from the GM's); the one before it no longer opens anything.")
     async def reissue_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str]
                            ) -> SeatMade:
@@ -123,7 +122,7 @@ def seat_routes(fights: Fights) -> list[Any]:
         return await anyio.to_thread.run_sync(reissue, fights, fight_id, token, seat_id)
 
     @post("/fights/{fight_id:str}/seats/{seat_id:str}/revoke", status_code=200, summary="Revoke a seat (GM)",
-          responses=_errors(400, 401, 403, 404),
+          responses=_errors(400, 401, 403, 404, 422),
           description="The seat's token no longer opens anything (its streams end); reissue it to bring it back.")
     async def revoke_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str]
                           ) -> SeatEntry:

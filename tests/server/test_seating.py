@@ -116,13 +116,15 @@ class TestReissueAndRevoke:
         assert said.status_code == 401 and "not one this server made" in said.json()["detail"]
 
     def test_the_gm_seat_and_unknown_seats_are_refused(self, table: Any) -> None:
-        """The GM's own seat cannot be reissued or revoked (400: every token is made from it); an unknown seat
+        """The GM's own seat cannot be reissued or revoked (422 invalid-request at ``path.seat_id``, the OpenAPI
+        parameter: a well-formed request that cannot be done, every token being made from it); an unknown seat
         is 404; a player may not reissue (403)."""
         alice = seat(table, "Alice")
         gm = next(s for s in listed(table) if s["kind"] == "gm")
         for action in ("reissue", "revoke"):
-            assert table.client.post(f"/fights/duel/seats/{gm['id']}/{action}", headers=table.auth()
-                                     ).status_code == 400
+            refused = table.client.post(f"/fights/duel/seats/{gm['id']}/{action}", headers=table.auth())
+            assert refused.status_code == 422, refused.text
+            assert (refused.json()["type"], refused.json()["field"]) == ("/problems/invalid-request", "path.seat_id")
             assert table.client.post(f"/fights/duel/seats/nope/{action}", headers=table.auth()).status_code == 404
             assert table.client.post(f"/fights/duel/seats/{alice['id']}/{action}",
                                      headers=table.auth(alice["token"])).status_code == 403
