@@ -513,7 +513,7 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
 def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     assert isinstance(exc, HTTPException)
     kinds = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
-             409: "conflict", 413: "too-large"}
+             409: "conflict", 413: "too-large", 415: "unsupported-media-type"}
     detail = (f"the body is larger than {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else str(exc.detail))
     if exc.status_code == 404 and detail == "Not Found":  # the router's: no route takes this path
         detail = (f"no route takes {request.url.path[:200]!r} (a seq in a path is a whole number; the routes are in "
@@ -534,7 +534,8 @@ def _internal_problem(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "No valid token", 403: "This seat may not do that", 404: "Not found",
-            405: "Method not allowed", 409: "Conflict", 413: "The body is too large", 422: "Refused by the rules",
+            405: "Method not allowed", 409: "Conflict", 413: "The body is too large",
+            415: "The body is not sent as JSON", 422: "Refused by the rules",
             500: "Internal error", 503: "The event store cannot be used now"}.get(status, "HTTP error")
 
 

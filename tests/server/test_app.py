@@ -782,9 +782,50 @@ class TestHostileInput:
                                              b'"stage": false}')
         assert answer.status_code == 401, answer.text
 
+    @pytest.mark.parametrize(("query", "field"), [("limit=abc&limit=1", "query.limit"),
+                                                  ("after=1&after=2&limit=1", "query.after")])
+    def test_a_query_parameter_given_twice_is_400_naming_it(self, on_disk: Any, query: str, field: str) -> None:
+        """GET /events with ``limit`` or ``after`` twice is 400 invalid-body at ``query.limit``/``query.after``
+        (neither the first nor the last is taken), as a JSON name given twice is."""
+        answer = on_disk.client.get(f"/fights/duel/events?{query}", headers=on_disk.auth())
+        assert answer.status_code == 400, answer.text
+        assert (answer.json()["type"], answer.json()["field"]) == ("/problems/invalid-body", field)
+        assert on_disk.client.get("/fights?limit=1&limit=1").json()["field"] == "query.limit"
+
+    @pytest.mark.parametrize("media_type", ["text/plain", "application/x-www-form-urlencoded",
+                                            "multipart/form-data; boundary=x", "application/json; charset=latin-1",
+                                            "application/problem+json", None])
+    def test_a_body_not_sent_as_json_is_415_and_writes_nothing(self, on_disk: Any, media_type: str | None) -> None:
+        """A JSON command body sent as text/plain, a form, multipart, another charset, or with no Content-Type
+        is 415 unsupported-media-type (the OpenAPI document lists application/json only), on every POST with a
+        body, before its token is looked at; nothing is written."""
+        before = lines(on_disk.store, "duel")
+        body = b'{"command": {"command": "roll_initiative"}}'
+        headers = {"Content-Type": media_type} if media_type else {}
+        for path, token in (("/fights/duel/commands", on_disk.auth()), ("/fights/duel/seats", on_disk.auth()),
+                            ("/fights", {}), ("/fights/duel/commands", {})):
+            answer = on_disk.client.post(path, content=body, headers={**token, **headers})
+            assert answer.status_code == 415, answer.text
+            assert answer.json()["type"] == "/problems/unsupported-media-type"
+            assert answer.headers["content-type"].startswith("application/problem+json")
+        assert lines(on_disk.store, "duel") == before
+
+    @pytest.mark.parametrize("media_type", ["application/json", "application/json; charset=utf-8",
+                                            "Application/JSON;charset=\"UTF-8\""])
+    def test_a_body_sent_as_json_is_taken(self, on_disk: Any, media_type: str) -> None:
+        """application/json, with ``charset=utf-8`` or not, in any case, is taken (201); a POST without a body
+        (a seat's revoke) needs no Content-Type."""
+        answer = on_disk.client.post("/fights/duel/commands", headers={**on_disk.auth(), "Content-Type": media_type},
+                                     content=b'{"command": {"command": "roll_initiative"}}')
+        assert answer.status_code == 201, answer.text
+        made = on_disk.client.post("/fights/duel/seats", headers=on_disk.auth(), json={"kind": "spectator"}).json()
+        assert on_disk.client.post(f"/fights/duel/seats/{made['id']}/revoke", headers=on_disk.auth()
+                                   ).status_code == 200
+
     def test_a_number_past_a_floats_range_is_400_at_its_field(self, on_disk: Any) -> None:
         """expected_version 1e400 (no float holds it) is 400 at ``$.expected_version``, not at ``$.[...]``."""
-        answer = on_disk.client.post("/fights/duel/commands", headers=on_disk.auth(),
+        answer = on_disk.client.post("/fights/duel/commands",
+                                     headers={**on_disk.auth(), "Content-Type": "application/json"},
                                      content=b'{"command": {"command": "roll_initiative"}, "expected_version": 1e400}')
         assert answer.status_code == 400 and answer.json()["field"] == "$.expected_version", answer.text
 
