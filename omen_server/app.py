@@ -22,6 +22,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.response import ServerSentEventMessage
+from litestar.types import ASGIApp
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight, Undo
@@ -85,7 +86,7 @@ from .views import (
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
            "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
            "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand",
-           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within"]
+           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within", "head_as_get", "ENDLESS"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -520,8 +521,46 @@ def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                   "docs/server.md and GET /schema/openapi.json)")
     if isinstance(exc, Unprocessable):
         return _problem(422, exc.kind, exc.title, detail, field=exc.field)
+    headers = dict(exc.headers or {})
+    for name in [name for name in headers if name.lower() == "allow"]:  # a 405 keeps Allow, HEAD where GET is
+        headers["Allow"] = _allowed(headers.pop(name), request.url.path)
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
-                    detail, headers=dict(exc.headers or {}))  # a 405 keeps its Allow header
+                    detail, headers=headers)
+
+
+#: The path of the live stream, whose GET never ends: HEAD is not answered for it (405).
+ENDLESS = re.compile(r"^/fights/[^/]+/stream$")
+
+
+def head_as_get(app: ASGIApp) -> ASGIApp:
+    """``app`` answering HEAD wherever it answers GET (RFC 9110 §9.3.2: the same status and headers, no body).
+    Litestar routes HEAD only to a handler of its own that returns no body; so a HEAD request is given to ``app``
+    as a GET (a copy of its scope: the HTTP server still knows it is HEAD, and sends no body) and every chunk of
+    the body is dropped. The live stream (:data:`ENDLESS`) is left out: its GET never ends, so its HEAD is 405."""
+
+    async def handle(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD" or ENDLESS.match(scope["path"]):
+            await app(scope, receive, send)
+            return
+
+        async def headers_only(message: Any) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await app({**scope, "method": "GET"}, receive, headers_only)  # type: ignore[arg-type]
+
+    return handle
+
+
+def _allowed(allow: str, path: str) -> str:
+    """An ``Allow`` header's methods with HEAD where GET is (:func:`head_as_get`), the stream's aside."""
+    methods = {m.strip() for m in allow.split(",") if m.strip()}
+    if "GET" in methods and not ENDLESS.match(path):
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
 
 
 def _internal_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:

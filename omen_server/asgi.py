@@ -77,6 +77,7 @@ from .app import (
     Unauthorized,
     Unprocessable,
     VerifyView,
+    _allowed,
     _bearer,
     _check_ids,
     _errors,
@@ -97,6 +98,7 @@ from .app import (
     by_of,
     extension_problem,
     fights_page,
+    head_as_get,
     head_of,
     listen_for_commits,
     may_give_as_sent,
@@ -685,6 +687,7 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
                    request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
                    on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set])
+    app.asgi_handler = head_as_get(app.asgi_handler)  # HEAD wherever GET (Litestar routes HEAD to @head alone)
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
 
@@ -741,7 +744,7 @@ def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
         if request.method != "OPTIONS":
             return None
         allowed = methods.get(str(request.scope.get("path_template", "")), set()) | {"OPTIONS"}
-        return Response(b"", status_code=204, headers={"Allow": ", ".join(sorted(allowed))})
+        return Response(b"", status_code=204, headers={"Allow": _allowed(", ".join(allowed), request.url.path)})
 
     return hook
 

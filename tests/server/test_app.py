@@ -914,6 +914,45 @@ class TestLimits:
         assert answer.status_code == 400 and answer.json()["field"] == "$.combatants"
 
 
+class TestHead:
+    PATHS = ("/", "/table/duel", "/sheets", "/static/table.js", "/fights", "/fights?limit=1", "/fights/duel/seats",
+             "/fights/duel/seat", "/fights/duel/settings", "/fights/duel/state", "/fights/duel/options",
+             "/fights/duel/events?limit=2", "/fights/duel/explain/1", "/fights/duel/verify", "/fights/duel/log",
+             "/fights/duel/session", "/fights/duel/table", "/schema/openapi.json", "/fights/ghost/state",
+             "/fights/duel/events?limit=0")
+
+    @pytest.mark.parametrize("path", PATHS)
+    def test_head_answers_as_get_without_a_body(self, table: Any, path: str) -> None:
+        """RFC 9110 §9.3.2: HEAD on every GET resource (the GM's token; an unknown fight's 403 and a bad query's
+        400 too) has GET's status and headers, Content-Length included, and no body; gzipped too (the same
+        Content-Encoding and Content-Length as GET's)."""
+        table.create()
+        plain = {**table.auth(), "Accept-Encoding": "identity"}  # Content-Length then counts the body as read
+        got = table.client.get(path, headers=plain)
+        head = table.client.head(path, headers=plain)
+        assert head.status_code == got.status_code and head.content == b""
+        assert {k: v for k, v in head.headers.items() if k != "date"} == {
+            k: v for k, v in got.headers.items() if k != "date"}
+        assert int(head.headers["content-length"]) == len(got.content) > 0
+        zipped = {**table.auth(), "Accept-Encoding": "gzip"}
+        got, head = table.client.get(path, headers=zipped), table.client.head(path, headers=zipped)
+        assert (head.status_code, head.content, head.headers.get("content-encoding"),
+                head.headers["content-length"]) == (got.status_code, b"", got.headers.get("content-encoding"),
+                                                    got.headers["content-length"])
+
+    def test_head_on_the_stream_is_405_and_allow_lists_head_where_get_is(self, table: Any) -> None:
+        """The live stream's GET never ends, so its HEAD is 405 (Allow: GET, OPTIONS); elsewhere OPTIONS and a
+        405's Allow list HEAD beside GET."""
+        table.create()
+        refused = table.client.head("/fights/duel/stream", headers=table.auth())
+        assert refused.status_code == 405 and refused.headers["allow"] == "GET, OPTIONS"
+        assert table.client.options("/fights/duel/state", headers=table.auth()).headers["allow"] == (
+            "GET, HEAD, OPTIONS")
+        assert table.client.put("/fights/duel/state", headers=table.auth()).headers["allow"] == (
+            "GET, HEAD, OPTIONS")
+        assert table.client.options("/fights", headers=table.auth()).headers["allow"] == "GET, HEAD, OPTIONS, POST"
+
+
 class TestCreationToken:
     def test_creating_a_fight_needs_the_token_the_operator_set(self) -> None:
         """With a creation token, POST /fights without it or with another is 401 and stores nothing; with it,
