@@ -22,6 +22,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.response import ServerSentEventMessage
+from litestar.types import ASGIApp
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import Command, Join, RevealSeed, StartFight, Undo
@@ -41,7 +42,7 @@ from omen_core.errors import (
 )
 from omen_core.events import CombatantJoined, FightStarted
 from omen_core.hooks import ExtensionFailed
-from omen_core.limits import MAX_LISTED, json_error_words, named_twice
+from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.state import FightState
@@ -84,7 +85,8 @@ from .views import (
 
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
            "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
-           "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand"]
+           "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand",
+           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within", "head_as_get", "ENDLESS"]
 
 PROBLEM = "application/problem+json"
 T = TypeVar("T")
@@ -512,15 +514,53 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
 def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     assert isinstance(exc, HTTPException)
     kinds = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
-             409: "conflict", 413: "too-large"}
+             409: "conflict", 413: "too-large", 415: "unsupported-media-type"}
     detail = (f"the body is larger than {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else str(exc.detail))
     if exc.status_code == 404 and detail == "Not Found":  # the router's: no route takes this path
         detail = (f"no route takes {request.url.path[:200]!r} (a seq in a path is a whole number; the routes are in "
                   "docs/server.md and GET /schema/openapi.json)")
     if isinstance(exc, Unprocessable):
         return _problem(422, exc.kind, exc.title, detail, field=exc.field)
+    headers = dict(exc.headers or {})
+    for name in [name for name in headers if name.lower() == "allow"]:  # a 405 keeps Allow, HEAD where GET is
+        headers["Allow"] = _allowed(headers.pop(name), request.url.path)
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
-                    detail, headers=dict(exc.headers or {}))  # a 405 keeps its Allow header
+                    detail, headers=headers)
+
+
+#: The path of the live stream, whose GET never ends: HEAD is not answered for it (405).
+ENDLESS = re.compile(r"^/fights/[^/]+/stream$")
+
+
+def head_as_get(app: ASGIApp) -> ASGIApp:
+    """``app`` answering HEAD wherever it answers GET (RFC 9110 §9.3.2: the same status and headers, no body).
+    Litestar routes HEAD only to a handler of its own that returns no body; so a HEAD request is given to ``app``
+    as a GET (a copy of its scope: the HTTP server still knows it is HEAD, and sends no body) and every chunk of
+    the body is dropped. The live stream (:data:`ENDLESS`) is left out: its GET never ends, so its HEAD is 405."""
+
+    async def handle(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD" or ENDLESS.match(scope["path"]):
+            await app(scope, receive, send)
+            return
+
+        async def headers_only(message: Any) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await app({**scope, "method": "GET"}, receive, headers_only)  # type: ignore[arg-type]
+
+    return handle
+
+
+def _allowed(allow: str, path: str) -> str:
+    """An ``Allow`` header's methods with HEAD where GET is (:func:`head_as_get`), the stream's aside."""
+    methods = {m.strip() for m in allow.split(",") if m.strip()}
+    if "GET" in methods and not ENDLESS.match(path):
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
 
 
 def _internal_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
@@ -533,7 +573,8 @@ def _internal_problem(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "No valid token", 403: "This seat may not do that", 404: "Not found",
-            405: "Method not allowed", 409: "Conflict", 413: "The body is too large", 422: "Refused by the rules",
+            405: "Method not allowed", 409: "Conflict", 413: "The body is too large",
+            415: "The body is not sent as JSON", 422: "Refused by the rules",
             500: "Internal error", 503: "The event store cannot be used now"}.get(status, "HTTP error")
 
 
@@ -904,17 +945,49 @@ def _info(seat: Seat) -> SeatInfo:
 def _may_give(seat: Seat, command: Command) -> None:
     """403 unless ``seat`` may give ``command``: the GM any; a player the commands of its own combatants
     (views.PLAYER_COMMANDS); a spectator none."""
+    _may_give_kind(seat, str(type(command).__struct_config__.tag), actor_of(command))
+
+
+def _may_give_kind(seat: Seat, kind: str, actor: str | None) -> None:
+    """:func:`_may_give` for a command of kind ``kind`` acting for ``actor`` (None: a GM's command)."""
     if seat.kind == "gm":
         return
-    kind = type(command).__struct_config__.tag
     if seat.kind == "spectator":
         raise Forbidden(detail="a spectator's seat gives no commands")
-    actor = actor_of(command)
     if actor is None:
         raise Forbidden(detail=f"{kind} is the GM's command; a player gives these for its own combatants "
                                f"({', '.join(seat.combatants)}): {', '.join(PLAYER_COMMANDS)}")
     if actor not in seat.combatants:
         raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
+
+
+#: The kind (tag) of every command HTTP takes.
+HTTP_COMMANDS = frozenset(str(kind.__struct_config__.tag) for kind in get_args(Command)
+                          if kind not in (StartFight, Join))
+
+
+def may_give_as_sent(seat: Seat, body: bytes) -> None:
+    """403 for a command ``seat`` may not give, judged from the body as sent (its ``command``'s kind and actor),
+    before anything decodes it strictly: a seat's right to give a command comes before the command's own
+    consistency or validity (docs/server.md), and depends on nothing but the kind and the actor the seat typed. A
+    body whose kind cannot be read (not JSON, an unknown kind) is left to the decoder, which says why (400)."""
+    if seat.kind == "gm":
+        return
+    if seat.kind == "spectator":
+        raise Forbidden(detail="a spectator's seat gives no commands")
+    try:
+        sent = msgspec.json.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return
+    command = sent.get("command") if isinstance(sent, dict) else None
+    kind = command.get("command") if isinstance(command, dict) else None
+    if not isinstance(kind, str) or kind not in HTTP_COMMANDS:
+        return
+    assert isinstance(command, dict)
+    field = PLAYER_COMMANDS.get(kind)
+    actor = None if field is None else command.get(field)
+    if field is None or isinstance(actor, str):
+        _may_give_kind(seat, kind, actor)
 
 
 def _unnamable(exc: UnknownCombatant) -> str:
@@ -1145,6 +1218,23 @@ def _strict(body: bytes, kind: type[T]) -> T:
             return _invalid(body, kind, exc)
         words = json_error_words(str(exc), body)
         raise HTTPException(status_code=400, detail=f"the body is not JSON: {words}") from None
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")  # MAX_WHOLE has 16 digits: a shorter run is within it
+
+
+def wholes_within(body: bytes) -> None:
+    """400 at its path in the request (``$.combatants[1].will``) for a whole number past ±:data:`MAX_WHOLE` in a
+    body that decoded: the engine refuses one too, but at the path of the command it makes (``join``'s
+    ``$.command.sheet.will``), which the request of ``POST /fights`` does not have."""
+    if not _LONG_DIGITS.search(body):
+        return
+    where = beyond_whole(msgspec.json.decode(body))
+    if where is not None:
+        raise ValidationException(detail="a number past 2**53 - 1", extra=[{
+            "message": f"a whole number beyond ±{MAX_WHOLE} (2**53 - 1: the largest every JSON reader holds "
+                       "exactly); no number of the rules comes near it", "key": where.removeprefix("$."),
+            "source": "body"}])
 
 
 def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:

@@ -77,6 +77,7 @@ from .app import (
     Unauthorized,
     Unprocessable,
     VerifyView,
+    _allowed,
     _bearer,
     _check_ids,
     _errors,
@@ -97,10 +98,13 @@ from .app import (
     by_of,
     extension_problem,
     fights_page,
+    head_as_get,
     head_of,
     listen_for_commits,
+    may_give_as_sent,
     own_faces_only,
     run_command,
+    wholes_within,
 )
 from .keep import CREATES, PENDING, AnswerTaken, AnyKeep, Keep, Seat, new_token
 from .limits import (
@@ -157,6 +161,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         _may_create(request, create_token)
         body = await request.body()
         spec = _strict(body, CreateFight)
+        wholes_within(body)  # a sheet's number past 2**53 - 1 named where the request holds it
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
         _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who
@@ -335,7 +340,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                                  ] = None
                       ) -> Response[CommandResult]:
         token, seat = _seat(request, fights, fight_id)
-        asked = _strict(await request.body(), CommandRequest)
+        body = await request.body()
+        may_give_as_sent(seat, body)  # the seat's right first: a GM's command from a player is 403, however sent
+        asked = _strict(body, CommandRequest)
         _may_give(seat, asked.command)
         idempotency_key = _one_key(asked.command, idempotency_key)
         if idempotency_key is None:
@@ -680,6 +687,7 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
                    request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
                    on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set])
+    app.asgi_handler = head_as_get(app.asgi_handler)  # HEAD wherever GET (Litestar routes HEAD to @head alone)
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
 
@@ -708,13 +716,16 @@ def _stop_streams_on_signals(fights: Fights) -> None:
 
 
 def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
-    """The hook every request passes before its handler: OPTIONS answered (:func:`_allow`), then a body nested
-    too deep refused (:func:`guard.check_body`) before anything decodes it."""
+    """The hook every request passes before its handler: OPTIONS answered (:func:`_allow`), then a query parameter
+    or header given twice refused (:func:`guard.check_once`), a body not sent as JSON (:func:`guard.check_media_type`)
+    and a body nested too deep (:func:`guard.check_body`), before anything decodes it."""
     allow = _allow(routes)
 
     async def hook(request: Request[Any, Any, Any]) -> Response[bytes] | None:
         answered: Response[bytes] | None = await allow(request)
         if answered is None:
+            guard.check_once(request.scope)
+            await guard.check_media_type(request)
             await guard.check_body(request)
         return answered
 
@@ -733,7 +744,7 @@ def _allow(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
         if request.method != "OPTIONS":
             return None
         allowed = methods.get(str(request.scope.get("path_template", "")), set()) | {"OPTIONS"}
-        return Response(b"", status_code=204, headers={"Allow": ", ".join(sorted(allowed))})
+        return Response(b"", status_code=204, headers={"Allow": _allowed(", ".join(allowed), request.url.path)})
 
     return hook
 

@@ -13,14 +13,16 @@ import hashlib
 import hmac
 import re
 import secrets
+import urllib.parse
 from typing import Any
 
 import structlog
-from litestar.exceptions import ValidationException
+from litestar.exceptions import HTTPException, ValidationException
 
 from .limits import MAX_JSON_DEPTH, MAX_SEQ
 
-__all__ = ["too_deep", "check_body", "parse_seq", "new_create_token", "same_token", "page_headers", "log_failure"]
+__all__ = ["too_deep", "check_body", "check_once", "check_media_type", "ONCE", "parse_seq", "new_create_token",
+           "same_token", "page_headers", "log_failure"]
 
 log = structlog.get_logger("omen.server")
 
@@ -63,6 +65,51 @@ async def check_body(request: Any) -> None:
         raise ValidationException(detail="the body nests too deep", extra=[{
             "message": f"JSON nested more than {MAX_JSON_DEPTH} arrays and objects deep", "key": "",
             "source": "body"}])
+
+
+#: The headers omen reads, as the OpenAPI document names them: each may be given once.
+ONCE = {name.lower(): name for name in ("Authorization", "Idempotency-Key", "Last-Event-ID", "Content-Type",
+                                        "X-Table-Tag")}
+
+
+def check_once(scope: Any) -> None:
+    """Refuse (400, naming it: ``query.limit``, ``header.Authorization``) a query parameter, or a header omen reads
+    (:data:`ONCE`), given twice: servers and proxies differ on which of the two counts (the first, the last, both
+    joined), so neither does, as for a name given twice in a JSON object."""
+    names = [name for name, _ in urllib.parse.parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                                                         keep_blank_values=True)]
+    twice = next((name for n, name in enumerate(names) if name in names[:n]), None)
+    if twice is not None:
+        _twice(twice[:100], "query", "query parameter")
+    seen: set[str] = set()
+    for raw, _value in scope.get("headers", ()):
+        name = raw.decode("latin-1").lower()
+        if name in ONCE and name in seen:
+            _twice(ONCE[name], "header", "header")
+        seen.add(name)
+
+
+def _twice(name: str, source: str, what: str) -> None:
+    raise ValidationException(detail=f"a {what} given twice", extra=[{
+        "message": f"the {what} {name!r} is given twice (servers differ on which counts: give it once)",
+        "key": name, "source": source}])
+
+
+_JSON = re.compile(r'\s*application/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?', re.I)
+
+
+async def check_media_type(request: Any) -> None:
+    """Refuse (415) a request body that is not said to be JSON: its ``Content-Type`` must be ``application/json``
+    (``; charset=utf-8`` allowed), the one the OpenAPI document lists; another (``text/plain``, a form), or none,
+    would otherwise be decoded as JSON all the same. A request without a body (a seat's reissue) needs none."""
+    if request.method not in {"POST", "PUT", "PATCH"}:
+        return
+    given = request.headers.get("content-type")
+    if (given is not None and _JSON.fullmatch(given)) or not await request.body():
+        return
+    said = "no Content-Type" if given is None else f"Content-Type {given[:100]!r}"
+    raise HTTPException(status_code=415, detail=f"a request body is JSON, sent as Content-Type: application/json "
+                                                f"(this one has {said})")
 
 
 def parse_seq(text: str) -> int | None:

@@ -333,13 +333,25 @@ class Keep:
         return bytes(row[0])
 
     def add_managed_seat(self, fight_id: str, seat_id: str, kind: SeatKind, name: str, combatants: tuple[str, ...],
-                         token: str) -> None:
+                         token: str, most: int | None = None) -> bool:
         """Keep a seat the GM manages: its id and the hash of its token (made from the GM's: :func:`seat_token`,
-        generation 0)."""
+        generation 0). With ``most``, only if the fight has fewer seats than that (False, nothing kept, if not):
+        the count and the insert are one write transaction, so of any number of requests and server processes
+        making seats at once, no more than ``most`` seats are ever kept."""
+        row = (token_hash(token), fight_id, kind, name, json.dumps(list(combatants)), seat_id)
         with self._lock:
-            self._db.execute("insert into seats (token_hash, fight_id, kind, name, combatants, seat_id, generation, "
-                             "derived, revoked) values (?, ?, ?, ?, ?, ?, 0, 1, 0)",
-                             (token_hash(token), fight_id, kind, name, json.dumps(list(combatants)), seat_id))
+            self._db.execute("begin immediate")  # the count and the insert under the keep's write lock
+            try:
+                made = most is None or self._db.execute("select count(*) from seats where fight_id = ?",
+                                                        (fight_id,)).fetchone()[0] < most
+                if made:
+                    self._db.execute("insert into seats (token_hash, fight_id, kind, name, combatants, seat_id, "
+                                     "generation, derived, revoked) values (?, ?, ?, ?, ?, ?, 0, 1, 0)", row)
+            except BaseException:
+                self._db.execute("rollback")
+                raise
+            self._db.execute("commit")
+        return made
 
     def seat_rows(self, fight_id: str) -> list[SeatRow]:
         """Every seat of a fight with its id, generation and whether it is revoked, in the order they were made."""
@@ -562,12 +574,21 @@ class PostgresKeep:
         return bytes(row[0])
 
     def add_managed_seat(self, fight_id: str, seat_id: str, kind: SeatKind, name: str, combatants: tuple[str, ...],
-                         token: str) -> None:
-        """Keep a seat the GM manages: its id and the hash of its token (generation 0)."""
-        with self.db.connection() as conn:
+                         token: str, most: int | None = None) -> bool:
+        """Keep a seat the GM manages: its id and the hash of its token (generation 0); with ``most``, only if the
+        fight has fewer seats (False if not), as :meth:`Keep.add_managed_seat`: the count and the insert in one
+        transaction holding the fight's seat lock (a transaction-scoped advisory lock, released at its end or
+        if the process dies), so every server process on the database counts the seats the others made."""
+        with self.db.connection() as conn, conn.transaction():
+            if most is not None:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"omen: the seats of {fight_id}",))
+                count = conn.execute("SELECT count(*) FROM keep_seats WHERE fight_id = %s", (fight_id,)).fetchone()
+                if int(count[0]) >= most:
+                    return False
             conn.execute("INSERT INTO keep_seats (token_hash, fight_id, kind, name, combatants, seat_id, generation, "
                          "derived, revoked) VALUES (%s, %s, %s, %s, %s, %s, 0, true, false)",
                          (token_hash(token), fight_id, kind, name, json.dumps(list(combatants)), seat_id))
+        return True
 
     def seat_rows(self, fight_id: str) -> list[SeatRow]:
         """Every seat of a fight with its id, generation and whether it is revoked, in the order they were made."""

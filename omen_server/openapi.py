@@ -8,7 +8,7 @@ msgspec's own (:func:`msgspec.json.schema_components`, the decoder's source:
 and range), and the document is completed with what Litestar cannot know: the
 bearer tokens (a security scheme), the stream's ``text/event-stream``, the QR
 code's ``image/svg+xml``, the headers' and path parameters' own forms, and the
-problems any resource may answer (413 for a body too large, 503 while the store
+problems any resource may answer (413 for a body too large, 415 for one not sent as JSON, 503 while the store
 cannot be used); every error is a problem document.
 """
 
@@ -147,7 +147,7 @@ def _problems(operation: dict[str, Any], *statuses: int) -> None:
 
 
 _WORDS = {400: "Bad request", 401: "No valid token", 413: "The body is too large",
-          503: "The event store cannot be used now"}
+          415: "The body is not sent as JSON", 503: "The event store cannot be used now"}
 
 
 def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
@@ -175,7 +175,8 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
                 operation["responses"][str(status)] = answer
             public = path == "/sheets" or (path == "/fights" and (method == "get" or not create_token))
             operation["security"] = [] if public else [{"bearer": []}]
-            _problems(operation, 400, 503, *(() if public else (401,)), *((413,) if method == "post" else ()))
+            _problems(operation, 400, 503, *(() if public else (401,)), *((413,) if method == "post" else ()),
+                      *((415,) if body is not None else ()))
             if path.endswith("/stream"):
                 operation["responses"]["200"] = {
                     "description": "Server-Sent Events: `event` messages (a seen event, its seq as id) and `options` "

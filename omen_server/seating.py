@@ -46,11 +46,10 @@ def entries(fights: Fights, fight_id: str, gm_token: str) -> list[SeatEntry]:
 
 
 def make_seat(fights: Fights, fight_id: str, gm_token: str, spec: NewSeat) -> SeatMade:
-    """A player's or spectator's seat, its token made from the GM's (generation 0)."""
+    """A player's or spectator's seat, its token made from the GM's (generation 0); 409 if the fight has
+    :data:`MAX_SEATS` seats already (the keep counts and inserts in one transaction)."""
     with fights.lock(fight_id):
         known = set(fights.fight(fight_id).state.combatants)
-    if len(fights.keep.seats(fight_id)) >= MAX_SEATS:
-        raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
     if spec.kind == "player" and not spec.combatants:
         raise Unprocessable("a player's seat plays at least one combatant (at $.combatants)", "$.combatants")
     if spec.kind == "spectator" and spec.combatants:
@@ -58,7 +57,9 @@ def make_seat(fights: Fights, fight_id: str, gm_token: str, spec: NewSeat) -> Se
     _check_ids(spec.combatants, known, "combatants")
     seat_id = new_seat_id()
     token = seat_token(gm_token, fight_id, seat_id, 0, spec.kind)
-    fights.keep.add_managed_seat(fight_id, seat_id, spec.kind, spec.name, tuple(spec.combatants), token)
+    if not fights.keep.add_managed_seat(fight_id, seat_id, spec.kind, spec.name, tuple(spec.combatants), token,
+                                        most=MAX_SEATS):  # counted and kept atomically: racing requests count too
+        raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
     fights.poke(fight_id)
     return SeatMade(token=token, seat=SeatInfo(kind=spec.kind, name=spec.name, combatants=spec.combatants),
                     id=seat_id)
@@ -70,9 +71,8 @@ def _row(fights: Fights, fight_id: str, seat_id: str) -> SeatRow:
         raise NotFoundException(detail=f"no seat {seat_id!r} in fight {fight_id!r} (GET /fights/{fight_id}/seats "
                                        "lists them)")
     if row.kind == "gm":
-        raise ValidationException(detail="the GM's seat is not reissued", extra=[{
-            "message": "the GM's seat cannot be reissued or revoked: every seat's token is made from it",
-            "key": "seat", "source": "path"}])
+        raise Unprocessable("the GM's seat cannot be reissued or revoked: every seat's token is made from it "
+                            "(at path.seat_id)", "path.seat_id")
     return row
 
 
@@ -114,7 +114,7 @@ def seat_routes(fights: Fights) -> list[Any]:
     """The GM's seat management routes, bound to ``fights``."""
 
     @post("/fights/{fight_id:str}/seats/{seat_id:str}/reissue", status_code=200, summary="Reissue a seat (GM)",
-          responses=_errors(400, 401, 403, 404),
+          responses=_errors(400, 401, 403, 404, 422),
           description="A new token for the seat (made from the GM's); the one before it no longer opens anything.")
     async def reissue_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str]
                            ) -> SeatMade:
@@ -122,7 +122,7 @@ def seat_routes(fights: Fights) -> list[Any]:
         return await anyio.to_thread.run_sync(reissue, fights, fight_id, token, seat_id)
 
     @post("/fights/{fight_id:str}/seats/{seat_id:str}/revoke", status_code=200, summary="Revoke a seat (GM)",
-          responses=_errors(400, 401, 403, 404),
+          responses=_errors(400, 401, 403, 404, 422),
           description="The seat's token no longer opens anything (its streams end); reissue it to bring it back.")
     async def revoke_seat(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str]
                           ) -> SeatEntry:

@@ -538,6 +538,26 @@ class TestTokens:
         assert answer.status_code == 403 and answer.json()["type"] == "/problems/forbidden"
         assert lines(table.store, "two") == before
 
+    @pytest.mark.parametrize("kind", ["player", "spectator"])
+    def test_a_gms_command_that_does_not_hold_together_is_403_to_a_seat_that_may_not_give_it(self, table: Any,
+                                                                                              kind: str) -> None:
+        """A call_save (the GM's) whose effect names ``of`` without ``until`` (422 inconsistent from the GM) is
+        403 from a player's or spectator's seat: the seat's right is checked before the command's own
+        consistency; an end_turn for another's combatant with a field of the wrong type is 403 too."""
+        table.create()
+        token = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": kind, "combatants": ["kael"] if kind == "player" else []}).json()["token"]
+        before = lines(table.store, "duel")
+        save = {"command": "call_save", "caller": "kael", "saver": "vesh", "effect": {
+            "name": "x", "save": "AGI", "against": "AGI", "spell": True, "action_cost": 1, "on_success": [],
+            "on_failure": [{"kind": "condition", "condition": "prone", "of": "target", "to": "target"}]}}
+        answer = table.command(save, token=token)
+        assert answer.status_code == 403 and answer.json()["type"] == "/problems/forbidden", answer.text
+        assert table.command(save).json()["type"] == "/problems/inconsistent"  # from the GM: not the seat's right
+        answer = table.command({"command": "end_turn", "who": "vesh", "faces": "x"}, token=token)
+        assert answer.status_code == 403, answer.text
+        assert lines(table.store, "duel") == before
+
     def test_a_seat_is_read_from_the_keep_once(self, table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         """omen_server.app.Fights.seat: a seat never changes once made, so the server reads each token's seat
         from its keep once and answers its later requests from memory; a token it does not know is asked for
@@ -762,9 +782,50 @@ class TestHostileInput:
                                              b'"stage": false}')
         assert answer.status_code == 401, answer.text
 
+    @pytest.mark.parametrize(("query", "field"), [("limit=abc&limit=1", "query.limit"),
+                                                  ("after=1&after=2&limit=1", "query.after")])
+    def test_a_query_parameter_given_twice_is_400_naming_it(self, on_disk: Any, query: str, field: str) -> None:
+        """GET /events with ``limit`` or ``after`` twice is 400 invalid-body at ``query.limit``/``query.after``
+        (neither the first nor the last is taken), as a JSON name given twice is."""
+        answer = on_disk.client.get(f"/fights/duel/events?{query}", headers=on_disk.auth())
+        assert answer.status_code == 400, answer.text
+        assert (answer.json()["type"], answer.json()["field"]) == ("/problems/invalid-body", field)
+        assert on_disk.client.get("/fights?limit=1&limit=1").json()["field"] == "query.limit"
+
+    @pytest.mark.parametrize("media_type", ["text/plain", "application/x-www-form-urlencoded",
+                                            "multipart/form-data; boundary=x", "application/json; charset=latin-1",
+                                            "application/problem+json", None])
+    def test_a_body_not_sent_as_json_is_415_and_writes_nothing(self, on_disk: Any, media_type: str | None) -> None:
+        """A JSON command body sent as text/plain, a form, multipart, another charset, or with no Content-Type
+        is 415 unsupported-media-type (the OpenAPI document lists application/json only), on every POST with a
+        body, before its token is looked at; nothing is written."""
+        before = lines(on_disk.store, "duel")
+        body = b'{"command": {"command": "roll_initiative"}}'
+        headers = {"Content-Type": media_type} if media_type else {}
+        for path, token in (("/fights/duel/commands", on_disk.auth()), ("/fights/duel/seats", on_disk.auth()),
+                            ("/fights", {}), ("/fights/duel/commands", {})):
+            answer = on_disk.client.post(path, content=body, headers={**token, **headers})
+            assert answer.status_code == 415, answer.text
+            assert answer.json()["type"] == "/problems/unsupported-media-type"
+            assert answer.headers["content-type"].startswith("application/problem+json")
+        assert lines(on_disk.store, "duel") == before
+
+    @pytest.mark.parametrize("media_type", ["application/json", "application/json; charset=utf-8",
+                                            "Application/JSON;charset=\"UTF-8\""])
+    def test_a_body_sent_as_json_is_taken(self, on_disk: Any, media_type: str) -> None:
+        """application/json, with ``charset=utf-8`` or not, in any case, is taken (201); a POST without a body
+        (a seat's revoke) needs no Content-Type."""
+        answer = on_disk.client.post("/fights/duel/commands", headers={**on_disk.auth(), "Content-Type": media_type},
+                                     content=b'{"command": {"command": "roll_initiative"}}')
+        assert answer.status_code == 201, answer.text
+        made = on_disk.client.post("/fights/duel/seats", headers=on_disk.auth(), json={"kind": "spectator"}).json()
+        assert on_disk.client.post(f"/fights/duel/seats/{made['id']}/revoke", headers=on_disk.auth()
+                                   ).status_code == 200
+
     def test_a_number_past_a_floats_range_is_400_at_its_field(self, on_disk: Any) -> None:
         """expected_version 1e400 (no float holds it) is 400 at ``$.expected_version``, not at ``$.[...]``."""
-        answer = on_disk.client.post("/fights/duel/commands", headers=on_disk.auth(),
+        answer = on_disk.client.post("/fights/duel/commands",
+                                     headers={**on_disk.auth(), "Content-Type": "application/json"},
                                      content=b'{"command": {"command": "roll_initiative"}, "expected_version": 1e400}')
         assert answer.status_code == 400 and answer.json()["field"] == "$.expected_version", answer.text
 
@@ -813,6 +874,21 @@ class TestLimits:
         assert answer.status_code == 400 and answer.json()["field"].startswith(field), answer.text
         assert table.store.fights() == []
 
+    @pytest.mark.parametrize(("index", "name"), [(1, "will"), (0, "hp")])
+    def test_a_sheets_number_past_2_53_is_400_at_the_sheet_in_the_request(self, table: Any, index: int,
+                                                                          name: str) -> None:
+        """A sheet of POST /fights holding 2**53 is 400 invalid-body at its place in the request,
+        ``$.combatants[1].will`` (as a die out of range is), not at the join command's ``$.command.sheet``;
+        nothing is stored."""
+        sheets = [sheet("kael"), sheet("vesh")]
+        sheets[index][name] = 2**53
+        answer = table.client.post("/fights", json={"id": "big", "combatants": sheets})
+        assert answer.status_code == 400, answer.text
+        assert (answer.json()["type"], answer.json()["field"]) == ("/problems/invalid-body",
+                                                                   f"$.combatants[{index}].{name}")
+        assert answer.json()["detail"].startswith("a whole number beyond ±9007199254740991")
+        assert table.store.fights() == []
+
     def test_the_largest_roster_is_a_fight(self, table: Any) -> None:
         """A roster of exactly MAX_COMBATANTS starts."""
         roster = [{**sheet("kael"), "id": f"k{i}", "side": "ab"[i % 2]} for i in range(MAX_COMBATANTS)]
@@ -836,6 +912,45 @@ class TestLimits:
         answer = table.client.post("/fights/duel/seats", headers=table.auth(),
                                    json={"kind": "player", "combatants": ["kael"] * (MAX_COMBATANTS + 1)})
         assert answer.status_code == 400 and answer.json()["field"] == "$.combatants"
+
+
+class TestHead:
+    PATHS = ("/", "/table/duel", "/sheets", "/static/table.js", "/fights", "/fights?limit=1", "/fights/duel/seats",
+             "/fights/duel/seat", "/fights/duel/settings", "/fights/duel/state", "/fights/duel/options",
+             "/fights/duel/events?limit=2", "/fights/duel/explain/1", "/fights/duel/verify", "/fights/duel/log",
+             "/fights/duel/session", "/fights/duel/table", "/schema/openapi.json", "/fights/ghost/state",
+             "/fights/duel/events?limit=0")
+
+    @pytest.mark.parametrize("path", PATHS)
+    def test_head_answers_as_get_without_a_body(self, table: Any, path: str) -> None:
+        """RFC 9110 §9.3.2: HEAD on every GET resource (the GM's token; an unknown fight's 403 and a bad query's
+        400 too) has GET's status and headers, Content-Length included, and no body; gzipped too (the same
+        Content-Encoding and Content-Length as GET's)."""
+        table.create()
+        plain = {**table.auth(), "Accept-Encoding": "identity"}  # Content-Length then counts the body as read
+        got = table.client.get(path, headers=plain)
+        head = table.client.head(path, headers=plain)
+        assert head.status_code == got.status_code and head.content == b""
+        assert {k: v for k, v in head.headers.items() if k != "date"} == {
+            k: v for k, v in got.headers.items() if k != "date"}
+        assert int(head.headers["content-length"]) == len(got.content) > 0
+        zipped = {**table.auth(), "Accept-Encoding": "gzip"}
+        got, head = table.client.get(path, headers=zipped), table.client.head(path, headers=zipped)
+        assert (head.status_code, head.content, head.headers.get("content-encoding"),
+                head.headers["content-length"]) == (got.status_code, b"", got.headers.get("content-encoding"),
+                                                    got.headers["content-length"])
+
+    def test_head_on_the_stream_is_405_and_allow_lists_head_where_get_is(self, table: Any) -> None:
+        """The live stream's GET never ends, so its HEAD is 405 (Allow: GET, OPTIONS); elsewhere OPTIONS and a
+        405's Allow list HEAD beside GET."""
+        table.create()
+        refused = table.client.head("/fights/duel/stream", headers=table.auth())
+        assert refused.status_code == 405 and refused.headers["allow"] == "GET, OPTIONS"
+        assert table.client.options("/fights/duel/state", headers=table.auth()).headers["allow"] == (
+            "GET, HEAD, OPTIONS")
+        assert table.client.put("/fights/duel/state", headers=table.auth()).headers["allow"] == (
+            "GET, HEAD, OPTIONS")
+        assert table.client.options("/fights", headers=table.auth()).headers["allow"] == "GET, HEAD, OPTIONS, POST"
 
 
 class TestCreationToken:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import structlog
 from hypothesis import given
 from hypothesis import strategies as st
+from litestar.exceptions import ValidationException
 
-from omen_server.guard import log_failure, page_headers, parse_seq, same_token, too_deep
+from omen_server.guard import check_once, log_failure, page_headers, parse_seq, same_token, too_deep
 from omen_server.limits import MAX_JSON_DEPTH, MAX_SEQ
 
 #: JSON values, nested: arrays and objects of arrays and objects, strings full of brackets and quotes.
@@ -88,3 +90,36 @@ def test_a_failure_is_logged_with_its_traceback_and_a_reference() -> None:
     assert len(logs) == 1 and logs[0]["log_level"] == "error" and logs[0]["ref"] == ref
     assert logs[0]["path"] == "/fights" and logs[0]["error"] == "ZeroDivisionError"
     assert logs[0]["exc_info"].__traceback__ is not None
+
+
+def _said_twice(scope: dict[str, object]) -> tuple[str, str] | None:
+    """check_once's refusal of ``scope``: (source, name), or None if it passes."""
+    try:
+        check_once(scope)
+    except ValidationException as exc:
+        assert isinstance(exc.extra, list)
+        return exc.extra[0]["source"], exc.extra[0]["key"]
+    return None
+
+
+class TestCheckOnce:
+    @pytest.mark.parametrize(("query", "said"), [
+        (b"limit=abc&limit=1", ("query", "limit")), (b"after=1&after=2", ("query", "after")),
+        (b"after=1&limit=2&after=1", ("query", "after")), (b"limit=1&limit", ("query", "limit")),
+        (b"l%69mit=1&limit=2", ("query", "limit")), (b"after=1&limit=2", None), (b"", None)])
+    def test_a_query_parameter_given_twice_is_refused_by_name(self, query: bytes,
+                                                              said: tuple[str, str] | None) -> None:
+        """A name twice in the query (equal values, a blank one, one percent-encoded included) is refused at
+        ``query.<name>``; each name once passes."""
+        assert _said_twice({"query_string": query, "headers": []}) == said
+
+    @pytest.mark.parametrize(("headers", "said"), [
+        ([(b"authorization", b"Bearer a"), (b"Authorization", b"Bearer b")], ("header", "Authorization")),
+        ([(b"idempotency-key", b"k"), (b"idempotency-key", b"k")], ("header", "Idempotency-Key")),
+        ([(b"content-type", b"application/json"), (b"content-type", b"text/plain")], ("header", "Content-Type")),
+        ([(b"accept", b"a"), (b"accept", b"b"), (b"authorization", b"Bearer a")], None)])
+    def test_a_header_omen_reads_given_twice_is_refused_by_name(self, headers: list[tuple[bytes, bytes]],
+                                                               said: tuple[str, str] | None) -> None:
+        """Authorization, Idempotency-Key or Content-Type twice (names in any case) is refused at
+        ``header.<Name>``; a header omen does not read may come twice."""
+        assert _said_twice({"query_string": b"", "headers": headers}) == said

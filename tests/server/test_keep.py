@@ -77,6 +77,33 @@ class TestReservations:
             assert len(winners) == 1
 
 
+class TestSeatBound:
+    def test_of_many_seats_made_at_once_through_two_connections_only_the_bound_are_kept(self, keep: Any) -> None:
+        """Sixteen threads, half through a second connection to the same keep (another server process's), each
+        add a seat with most=5 at once: exactly five are True and five seats are kept (MAX_SEATS is counted and
+        inserted atomically)."""
+        other = Keep(keep.path) if isinstance(keep, Keep) else PostgresKeep(keep.db)
+        made: list[bool] = []
+        start = threading.Barrier(16)
+
+        def add(n: int) -> None:
+            start.wait()
+            through = keep if n % 2 else other
+            made.append(through.add_managed_seat("duel", f"s{n}", "spectator", f"s{n}", (), f"omen_spectator_{n}",
+                                                 most=5))
+
+        threads = [threading.Thread(target=add, args=(n,)) for n in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(made) == [False] * 11 + [True] * 5
+        assert len(keep.seats("duel")) == 5 and len(other.seats("duel")) == 5
+        assert keep.add_managed_seat("other", "s1", "spectator", "", (), "omen_spectator_x", most=5)
+        if isinstance(keep, Keep):
+            other.close()
+
+
 def founding(fight_id: str, gm_token: str, key: str = "k1") -> Founding:
     """A keyed creation's rows: fight ``fight_id``, its GM token, and its answer to ``POST /fights`` under ``key``
     (creation token ``create``, request hash ``h``)."""

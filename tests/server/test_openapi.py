@@ -166,3 +166,15 @@ def test_the_document_says_the_qr_code_is_an_svg_image() -> None:
                          headers={"Authorization": f"Bearer {TABLE.gm}"})
     assert got.status_code == 200 and got.headers["content-type"].startswith("image/svg+xml"), got.text
     assert got.text.startswith("<?xml") or got.text.startswith("<svg"), got.text[:80]
+
+
+def test_every_operation_with_a_body_lists_415() -> None:
+    """An operation taking a JSON body lists 415 (a body not sent as application/json, its only media type);
+    one without a body does not."""
+    paths = SCHEMA.raw_schema["paths"]
+    listed = {(path, method): ("requestBody" in operation, "415" in operation["responses"])
+              for path, item in paths.items() for method, operation in item.items()}
+    assert all(body == said for body, said in listed.values()), listed
+    assert listed[("/fights/{fight_id}/commands", "post")] == (True, True)
+    assert all(list(operation["requestBody"]["content"]) == ["application/json"] for item in paths.values()
+               for operation in item.values() if "requestBody" in operation)

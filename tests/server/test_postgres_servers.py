@@ -376,3 +376,18 @@ def test_one_keyed_creation_sent_to_two_servers_at_once_makes_one_fight_and_one_
         assert status == 200 and seat["kind"] == "gm", seat
     assert _answered(url) == keys
     assert _orphans(url) == {"seatless": [], "seedless": []}
+
+
+def test_seats_asked_for_at_once_of_two_servers_never_pass_max_seats(two: Any) -> None:
+    """70 spectators' seats asked for at once, half of each server on one database: 63 made (the GM's is the 64th),
+    7 refused 409, and each server lists exactly MAX_SEATS (the keep counts and inserts under one lock)."""
+    from omen_server.limits import MAX_SEATS
+    from tests.server.test_seating import seats_at_once
+
+    servers, _url = two
+    token, _ = _create(servers[0])
+    statuses = seats_at_once(servers, token, 70)
+    assert sorted(statuses) == [201] * (MAX_SEATS - 1) + [409] * (71 - MAX_SEATS)
+    for server in servers:
+        status, seats = server.call("GET", "/fights/duel/seats", token=token)
+        assert status == 200 and len(seats) == MAX_SEATS == 64

@@ -629,3 +629,36 @@ def test_a_stream_that_fails_says_so_once_and_stays_open_until_the_fight_changes
         assert json.loads(messages[-1][1])["head"]["seq"] == rolled["head"]["seq"]
     finally:
         server.stop()
+
+
+def test_a_real_server_answers_head_and_refuses_a_header_given_twice(tmp_path: Path) -> None:
+    """uvicorn over h11: HEAD on GET /fights/{id}/state is 200 with GET's Content-Length and no body (the same
+    connection then answers a GET whole); two Authorization headers, the GM's and a player's, in either order,
+    are 400 at header.Authorization (neither is taken); a body sent as text/plain is 415."""
+    server = Server(tmp_path)
+    try:
+        gm, _ = create(server)
+        alice = ana_plays_kael(server, gm)
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        connection.request("HEAD", "/fights/duel/state", headers={"Authorization": f"Bearer {gm}"})
+        head = connection.getresponse()
+        assert head.status == 200 and head.read() == b""
+        length = head.getheader("content-length")
+        connection.request("GET", "/fights/duel/state", headers={"Authorization": f"Bearer {gm}"})
+        got = connection.getresponse()
+        assert got.status == 200 and len(got.read()) == int(str(length)) > 0
+        for first, second in ((gm, alice), (alice, gm)):
+            connection.putrequest("GET", "/fights/duel/seat")
+            connection.putheader("Authorization", f"Bearer {first}")
+            connection.putheader("Authorization", f"Bearer {second}")
+            connection.endheaders()
+            twice = connection.getresponse()
+            said = json.loads(twice.read())
+            assert (twice.status, said["field"]) == (400, "header.Authorization"), said
+        connection.request("POST", "/fights/duel/commands", body=b'{"command": {"command": "roll_initiative"}}',
+                           headers={"Authorization": f"Bearer {gm}", "Content-Type": "text/plain"})
+        plain = connection.getresponse()
+        assert plain.status == 415 and json.loads(plain.read())["type"] == "/problems/unsupported-media-type"
+        connection.close()
+    finally:
+        server.stop()

@@ -116,13 +116,15 @@ class TestReissueAndRevoke:
         assert said.status_code == 401 and "not one this server made" in said.json()["detail"]
 
     def test_the_gm_seat_and_unknown_seats_are_refused(self, table: Any) -> None:
-        """The GM's own seat cannot be reissued or revoked (400: every token is made from it); an unknown seat
+        """The GM's own seat cannot be reissued or revoked (422 invalid-request at ``path.seat_id``, the OpenAPI
+        parameter: a well-formed request that cannot be done, every token being made from it); an unknown seat
         is 404; a player may not reissue (403)."""
         alice = seat(table, "Alice")
         gm = next(s for s in listed(table) if s["kind"] == "gm")
         for action in ("reissue", "revoke"):
-            assert table.client.post(f"/fights/duel/seats/{gm['id']}/{action}", headers=table.auth()
-                                     ).status_code == 400
+            refused = table.client.post(f"/fights/duel/seats/{gm['id']}/{action}", headers=table.auth())
+            assert refused.status_code == 422, refused.text
+            assert (refused.json()["type"], refused.json()["field"]) == ("/problems/invalid-request", "path.seat_id")
             assert table.client.post(f"/fights/duel/seats/nope/{action}", headers=table.auth()).status_code == 404
             assert table.client.post(f"/fights/duel/seats/{alice['id']}/{action}",
                                      headers=table.auth(alice["token"])).status_code == 403
@@ -194,5 +196,43 @@ def test_a_revoked_seats_stream_ends(tmp_path: Path) -> None:
                 assert time.monotonic() - started < 10
             took = time.monotonic() - started
         assert took < 5
+    finally:
+        server.stop()
+
+
+def seats_at_once(servers: list[Server], gm_token: str, count: int) -> list[int]:
+    """``count`` spectators' seats of ``duel`` asked for at the same instant (a barrier frees them), spread over
+    ``servers``; the statuses."""
+    import threading
+
+    start = threading.Barrier(count)
+    statuses: list[int] = []
+
+    def ask(n: int) -> None:
+        start.wait()
+        statuses.append(servers[n % len(servers)].call("POST", "/fights/duel/seats",
+                                                       {"kind": "spectator", "name": f"s{n}"}, gm_token)[0])
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return statuses
+
+
+def test_seats_asked_for_at_once_never_pass_max_seats(tmp_path: Path) -> None:
+    """A real server: 70 spectators' seats asked for at once are 63 made (the GM's is the 64th) and 7 refused
+    409; the fight lists exactly MAX_SEATS (the count and the insert are one transaction of the keep)."""
+    from omen_server.limits import MAX_SEATS
+
+    server = Server(tmp_path)
+    try:
+        status, made = server.call("POST", "/fights", {"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
+        assert status == 201, made
+        statuses = seats_at_once([server], made["gm_token"], 70)
+        assert sorted(statuses) == [201] * (MAX_SEATS - 1) + [409] * (71 - MAX_SEATS)
+        status, seats = server.call("GET", "/fights/duel/seats", token=made["gm_token"])
+        assert status == 200 and len(seats) == MAX_SEATS == 64
     finally:
         server.stop()
