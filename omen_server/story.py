@@ -188,6 +188,24 @@ def _damage_terms(terms: Any) -> str:
     return text
 
 
+def _dice_said(dice: Any) -> str:
+    """A damage roll's dice as a line names them: ``d6``, ``2d6``; ``dice`` where the seat does not see them."""
+    if not isinstance(dice, (list, tuple)) or not dice or not all(isinstance(d, dict) for d in dice):
+        return "dice"
+    sides = {d.get("sides") for d in dice}
+    if len(sides) != 1:
+        return "dice"
+    return f"{len(dice) if len(dice) > 1 else ''}d{sides.pop()}"
+
+
+def _own_dice(e: dict[str, Any]) -> bool:
+    """Whether a damage's dice term is its source's own roll (an ability's or a consequence's damage, C25; a
+    condition's tick, C40), not the hit's primary dice (C12): it has a source the seat sees, and no ability dice
+    beside it (Brute Rage's damage roll is added to the hit's)."""
+    terms = e.get("terms")
+    return isinstance(e.get("source"), str) and isinstance(terms, dict) and not terms.get("ability_dice")
+
+
 def _resource(e: dict[str, Any], n: Callable[[Any], str]) -> str | None:
     name = "HP" if e.get("resource") == "hp" else "Will"
     if "before" in e and "after" in e:
@@ -377,6 +395,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
     primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
+    rolled: dict[Any, str] = {}  # an action's (or a condition's tick's: None) damage roll not yet dealt: "d6", "2d6"
     defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
@@ -422,7 +441,11 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             defended[action] = f"{_n(names, e.get('defender'))}'s {str(e.get('defense', '')).capitalize()}"
         if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
             primaries[action] = len(e["attack"]["primary_dice"])
-        if kind == "damage_resolved" and text and primaries.get(action) == 1:
+        if kind == "dice_rolled" and e.get("purpose") == "damage":
+            rolled[action] = _dice_said(e.get("dice"))
+        if kind == "damage_resolved" and text and action in rolled and _own_dice(e):
+            text = text.replace("on the primary dice", f"on {e['source']}'s {rolled.pop(action)}", 1)
+        elif kind == "damage_resolved" and text and primaries.get(action) == 1:
             text = text.replace("on the primary dice", "on the primary die", 1)
         if kind == "hit_determined" and text and action in defended and not _terms_of(e.get("defense") or {}):
             total = (e.get("defense") or {}).get("total")  # the die is its roller's: the defense it came from is said

@@ -71,3 +71,19 @@ def test_an_initiative_of_a_lone_die_says_its_term_as_the_others_do() -> None:
     fight.execute(RollInitiative(dice=(6, 3)))
     lines = cards_for(fight, Sight(kind="gm"))[-1][1]
     assert "Skarn: initiative 3 (3 AGI die)" in lines and "Kael: initiative 6 (6 AGI die)" in lines
+
+
+def test_an_abilitys_damage_names_its_own_dice_not_the_primary_dice() -> None:
+    """C12, C38: Ana's unarmed 5 + 6 = 11 crits the orc (FCS 6 > RES 2); her Flame Lash's own d6 (4) burns him:
+    its line says "4 on Flame Lash's d6" (found by a GM tester: it read "on the primary dice"), and the blow's
+    own damage still "5 on the primary die"."""
+    from tests.fights import new_fight
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "flame_lash"), sheet("orc", side="raiders"), faces=[5, 6, 2, 4])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    fight.answer_decision("flame_lash", "ana", "use")
+    lines = cards_for(fight, Sight(kind="gm"))[-1][1]
+    assert "4 fire damage to Orc's HP (4 on Flame Lash's d6)" in lines
+    assert "5 crushing damage to Orc's HP (5 on the primary die)" in lines
