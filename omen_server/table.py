@@ -310,6 +310,7 @@ class Panel:
     top_lines: list[str] = field(default_factory=list)
     end_said: str = ""  # how the fight ended, in words, once it has (the fight bar keeps it on the first screen)
     staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
+    tie_rolled: bool = False  # the staged roll-off's tie is rolled (else: only possible, their faces not all in)
     not_offered: list[str] = field(default_factory=list)  # why an Active Defense is not offered (C9), to its owner
 
 
@@ -810,12 +811,14 @@ def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
 
 
 def _staged_tie(fights: Fights, fight_id: str, fight: Any, staged: StagedView | None, sight: Sight,
-                names: Mapping[str, str]) -> list[str]:
-    """The combatants a staged command's initiative roll-off is for (C19: tied after the AGI bonus), by name: to
-    the GM, and to the seat whose roll-off dice it waits for; none where the seat does not see every one of them
-    (the roll-off of a tie with a hidden combatant is the GM's to roll, docs/server.md). Found by deciding the
-    command with the faces given so far: the rolls it then needs, and may need, name every roller of the
-    roll-off."""
+                names: Mapping[str, str]) -> tuple[list[str], bool]:
+    """The combatants a staged command's initiative roll-off is for (C19: tied after the AGI bonus), by name, and
+    whether the tie is rolled (True) or only possible (False: they may tie, the faces for it are not all in): to
+    the GM, and to the seat whose roll-off dice it waits for (a tie rolled: its roll-off die is asked for); none
+    where the seat does not see every one of them (the roll-off of a tie with a hidden combatant is the GM's to
+    roll, docs/server.md). Found by deciding the command with the faces given so far: a roll-off die it then needs
+    means the tie is rolled (its group: the first tie of foes the faces give, the dice after them rolled from any
+    seed, as they come after the tie); a roll-off it may need names those who may tie."""
     from omen_core.decide import decided
     from omen_core.dice import FacesNeeded, ManualDice
     from omen_core.errors import OmenError
@@ -823,19 +826,38 @@ def _staged_tie(fights: Fights, fight_id: str, fight: Any, staged: StagedView | 
     from .staging import _kept
 
     if staged is None or not (sight.gm or any(r.purpose == "roll_off" for r in staged.rolls)):
-        return []
+        return [], False
     kept = _kept(fights, fight_id, fight)
     if kept is None:
-        return []
+        return [], False
+    command = msgspec.structs.replace(kept.command, dice=kept.faces)
     try:
-        decided(fight.state, msgspec.structs.replace(kept.command, dice=kept.faces), ManualDice())
+        decided(fight.state, command, ManualDice())
     except FacesNeeded as exc:
-        group = list(dict.fromkeys(r.roller for r in (*exc.needed, *exc.then) if r.purpose == "roll_off"))
-        if len(group) > 1 and all(who in names for who in group):
-            return [names[who] for who in group]
+        rolled = any(r.purpose == "roll_off" for r in exc.needed)
+        group = _tie_rolled(fight.state, command) if rolled else []
+        group = group or list(dict.fromkeys(r.roller for r in (*exc.needed, *exc.then) if r.purpose == "roll_off"))
+        if len(group) > 1 and all(who in names for who in group) and (rolled or sight.gm):
+            return [names[who] for who in group], rolled
     except OmenError:
         pass
-    return []
+    return [], False
+
+
+def _tie_rolled(state: Any, command: Any) -> list[str]:
+    """The group of foes the faces a command carries tie for initiative (C19), read from the command decided with
+    the dice after them rolled from a fixed seed (they come after the tie: its group does not depend on them); []
+    if it cannot be decided so."""
+    from omen_core.decide import decided
+    from omen_core.dice import SeededDice
+    from omen_core.errors import OmenError
+    from omen_core.events import InitiativeTied
+
+    try:
+        events = decided(state, command, SeededDice(bytes(32)), then_roll=True).events
+    except OmenError:
+        return []
+    return next((list(e.group) for e in events if isinstance(e, InitiativeTied) and not e.allies), [])
 
 
 def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer]], answers_to: set[str]) -> str:
@@ -910,6 +932,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         now_turn = [v for v in ordered if v.actor == turn and not ended]
         ordered = [v for v in ordered if v not in now_turn]
         waiting = options.waiting
+        tie, tie_rolled = _staged_tie(fights, fight_id, fight, view.staged, sight, names)
         result = Panel(
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
@@ -926,7 +949,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             staged_actor=_staged_actor(view.staged, names),
             staged_answer=_staged_answer(view.staged, answer_pairs, answers_to),
-            staged_tie=_staged_tie(fights, fight_id, fight, view.staged, sight, names),
+            staged_tie=tie,
+            tie_rolled=tie_rolled,
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],

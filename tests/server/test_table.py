@@ -977,6 +977,40 @@ class TestInitiativeWords:
                 "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI bonus; "
                 "each rolls AGI again, the higher goes first (C19).")
 
+    def test_a_roll_off_is_said_possible_until_a_tie_is_rolled(self, table: Any) -> None:
+        """C19: Brin and Vesh share an AGI bonus (+2): before any die is in, the GM's roll box says a roll-off is
+        possible, not that they are tied (found by a GM tester: "are tied" before anyone rolled, and after a roll
+        that tied no one); Bob's box says nothing of it (no roll-off die is asked of him); Bob's 5 against the GM's
+        5 (both 7): a tie, said as one."""
+        table.create(names=("brin", "vesh"), dice="manual")
+        bob = _seat(table, "Bob", "brin")
+        staged = table.command({"command": "roll_initiative", "dice": []}, stage=True)
+        assert staged.status_code == 202, staged.text
+        assert _said(fragment(table, table.gm), '<p class="tie" id="rollbox-tie"', "</p>") == (
+            "A roll-off is possible: if Brin Hollowmere and Vesh the Cinder-Hand tie for initiative and the AGI bonus "
+            "does not part them, each rolls AGI again, the higher goes first (C19).")
+        assert 'id="rollbox-tie"' not in fragment(table, bob)
+        for token, faces in ((bob, [5]), (table.gm, [5])):
+            given = table.client.post("/fights/duel/staged", headers=table.auth(token),
+                                      json={"id": staged.json()["id"], "dice": faces})
+            assert given.status_code == 202, given.text
+        for token in (bob, table.gm):
+            assert _said(fragment(table, token), '<p class="tie" id="rollbox-tie"', "</p>") == (
+                "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI bonus; "
+                "each rolls AGI again, the higher goes first (C19).")
+
+    def test_a_roll_off_names_only_those_the_dice_tied(self, table: Any) -> None:
+        """C19: Kael (6 + 1), Brin (5 + 2) and Vesh (5 + 2) all total 7; the AGI bonus puts Kael after the other two,
+        who roll off: the GM's roll box names Brin and Vesh alone, not every one who might have tied."""
+        table.create(names=("kael", "brin", "vesh"), dice="manual")
+        staged = table.command({"command": "roll_initiative", "dice": []}, stage=True)
+        given = table.client.post("/fights/duel/staged", headers=table.auth(table.gm),
+                                  json={"id": staged.json()["id"], "dice": [6, 5, 5]})
+        assert given.status_code == 202, given.text
+        assert _said(fragment(table, table.gm), '<p class="tie" id="rollbox-tie"', "</p>") == (
+            "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI bonus; "
+            "each rolls AGI again, the higher goes first (C19).")
+
 
 class TestTheEnd:
     def test_the_end_says_how_the_fight_ended_and_the_gms_note_to_the_gm(self, table: Any) -> None:
