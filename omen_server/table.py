@@ -288,6 +288,8 @@ class Panel:
     staged_answer: str = ""  # the answer (its label) a command staged for dice gives the decision open now: not offered
     # again while it waits for dice
     staged_actor: str = ""  # the name of the combatant the staged command acts for, as this seat sees it
+    staged_cost: str = ""  # what the staged answer costs (its own cost, a pass's "free"), "" where it answers nothing
+    staged_for: str = ""  # what the dice a staged answer waits for are, where they are not its actor's own
     top: StoryCard | None = None
     note: str = ""
     hidden_by_gm: list[str] = field(default_factory=list)
@@ -877,6 +879,37 @@ def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer
     return COMMAND_TITLES.get(command, command.replace("_", " ")) if command in answers_to else ""
 
 
+def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: Any) -> str:
+    """What the answer a staged command gives costs, by the rules, not the decision's dearest answer: a pass, a
+    declined Active Defense, a Catch let hit: ``free``; an ability's answer, its choice's cost as its decision
+    records it (C38); any other, the decision's cost (an Interrupt's Strike, C24). "" where it answers nothing."""
+    if staged is None or not answer or waiting is None:
+        return ""
+    command = staged.command
+    kind = command.get("command")
+    if kind == "pass_reaction" or (kind == "answer_active_defense" and command.get("defense") is None) or (
+            kind == "catch" and not command.get("catch")):
+        return "free"
+    opened = state.pending.decision if state.pending is not None else None
+    if kind == "answer_decision" and opened is not None:
+        costs = dict(zip(opened.choices, opened.costs, strict=False))
+        return str(costs.get(str(command.get("choice")), waiting.cost or ""))
+    return str(waiting.cost or "")
+
+
+def _staged_for(staged: StagedView | None, answer: str, names: Mapping[str, str]) -> str:
+    """What the dice a staged answer waits for are, where some are not its actor's own (a pass lets the action it
+    answers go on: its dice, "Ana Thorne's hit"): each roller's name and the roll's purpose, in C29 order; "" for a
+    staged command that answers nothing, or whose dice are its actor's alone."""
+    if staged is None or not answer or not staged.rolls:
+        return ""
+    actor = staged.command.get(PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who"))
+    if all(r.roller == actor for r in staged.rolls):
+        return ""
+    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {r.purpose.replace('_', ' ')}" for r in staged.rolls)
+    return ", ".join(said)
+
+
 def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
     """The name of the combatant a staged command acts for (its attacker, defender, who), as the seat sees it."""
     if staged is None:
@@ -932,6 +965,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         now_turn = [v for v in ordered if v.actor == turn and not ended]
         ordered = [v for v in ordered if v not in now_turn]
         waiting = options.waiting
+        staged_answer = _staged_answer(view.staged, answer_pairs, answers_to)
         tie, tie_rolled = _staged_tie(fights, fight_id, fight, view.staged, sight, names)
         result = Panel(
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
@@ -948,7 +982,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             staged_actor=_staged_actor(view.staged, names),
-            staged_answer=_staged_answer(view.staged, answer_pairs, answers_to),
+            staged_answer=staged_answer,
+            staged_cost=_staged_cost(view.staged, staged_answer, options.waiting, state),
+            staged_for=_staged_for(view.staged, staged_answer, names),
             staged_tie=tie,
             tie_rolled=tie_rolled,
             seats=entries(fights, fight_id, token) if sight.gm and token else [],

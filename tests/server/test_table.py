@@ -791,6 +791,29 @@ def skarn_attacks_kael(table: Any, dice: str = "seeded") -> str:
     return str(alice)
 
 
+def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_are_for(table: Any) -> None:
+    """C24, C29: in a fight with typed dice, Skarn (the GM's) has had his turn beside Kael; Kael's attack on him opens
+    Skarn's Interrupt window; the GM lets it pass, staged for Alice's dice: her roll box asks for "Kael Arden's hit"
+    (the attack goes on), not "Pass by Skarn Gutterjaw", and her decision box says Skarn's answer is free, not the
+    Interrupt's 2 Bonus Actions (found by a GM tester)."""
+    table.create(names=("kael", "skarn"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                    {"command": "engage", "who": "kael", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "kael"}, {"command": "end_turn", "who": "skarn"}):
+        assert table.command(command).status_code == 201, command
+    opened = table.command({"command": "declare_attack", "attacker": "kael", "target": "skarn", "weapon": "longsword"},
+                           token=alice)
+    assert opened.json()["options"]["waiting"]["kind"] == "interrupt", opened.text
+    staged = table.command({"command": "pass_reaction", "who": "skarn"}, stage=True)
+    assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+    mine = html.unescape(fragment(table, alice))
+    assert _said(mine, '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael Arden's hit"
+    assert _said(mine, '<form class="give-dice"', "</p>").startswith(
+        "the GM gave Pass for Skarn Gutterjaw (free): the action it answers goes on; the table waits for your dice")
+    assert _said(mine, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Pass, free.")
+
+
 def test_a_player_is_asked_for_a_die_it_may_roll_marked_if_rolled(table: Any) -> None:
     """C24, C29: Kael's Interrupt against Skarn's attack rolls Kael's hit, and then perhaps Kael's base defense
     (if Skarn's attack goes on): Alice's row, typing the faces, marks that die "if rolled" (found by a tester)."""
@@ -947,7 +970,8 @@ class TestPhysicalDice:
             "above).")
         assert _said(gms, '<p class="sent" id="decision-sent"', "</p>") == (
             "Alice's answer for Kael Arden: Strike with Longsword, sent. It waits for your dice: the roll box above.")
-        assert _said(gms, '<p class="who"', "</p>").startswith("Kael Arden (Alice) answered;")
+        assert _said(gms, '<p class="who"', "</p>").startswith(
+            "Kael Arden (Alice) answered: Strike with Longsword, costing 2 Bonus Actions.")
 
 
 class TestInitiativeWords:
