@@ -414,11 +414,22 @@ def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
                      + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
 
 
-def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mapping[str, str]) -> str:
-    """An ability used on one's turn as its button says it: ``Healing Word on Brin`` (on oneself: its name)."""
+def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mapping[str, str],
+                   others: bool = False) -> str:
+    """An ability used on one's turn as its button says it: ``Healing Word on Brin``; on oneself, where it is
+    offered on others too (``others``), ``Healing Word on Ana Thorne (self)`` (its name alone read as the default,
+    and a player healed her own full HP by mistake: a GM tester); an ability used on oneself alone: its name."""
     name = abilities.get(str(args.get("ability")), str(args.get("ability")))
     target = args.get("target")
-    return name if target in (None, args.get("who")) else f"{name} on {_name(names, target)}"
+    if target is None or (target == args.get("who") and not others):
+        return name
+    return f"{name} on {_name(names, target)}{' (self)' if target == args.get('who') else ''}"
+
+
+def _on_others(offer: Offer, args: dict[str, Any]) -> bool:
+    """Whether the ability of a choice to use one (``args``) is offered on another combatant too."""
+    return any(c.args.get("ability") == args.get("ability") and c.args.get("target") not in (None, c.args.get("who"))
+               for c in offer.choices)
 
 
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
@@ -433,7 +444,8 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
         said = ("nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
                 "attack's dice are rolled by the command that closes it (in a seeded fight, from the seed)")
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
-             else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
+             else _ability_label(choice.args, names, abilities or {}, _on_others(offer, choice.args))
+             if offer.command == "use_ability"
              else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
     if offer.command == "declare_attack":
         label += _options_said(choice.args, offer.actor, gear or {})

@@ -407,6 +407,19 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
     assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])
 
 
+def test_an_ability_on_oneself_is_labelled_where_it_may_go_on_another(table: Any) -> None:
+    """C37: Alice's Kael may use Healing Word on himself or on his ally Brin: the self choice says so ("Healing Word
+    on Kael Arden (self)"), not the ability's name alone, which read as the default (found by a GM tester: Bob
+    healed Ana at full HP by mistake)."""
+    kael = {**sheet("kael"), "abilities": ["healing_word"]}
+    table.create(combatants=[kael, sheet("brin"), sheet("vesh")])
+    alice = _seat(table, "Alice", "kael")
+    rolled = table.command({"command": "roll_initiative", "dice": [6, 1, 2]})
+    assert rolled.status_code == 201, rolled.text
+    offered = [o for s in _selects(fragment(table, alice)) for o in s if o.startswith("Healing Word")]
+    assert offered == ["Healing Word on Kael Arden (self)", "Healing Word on Brin Hollowmere"]
+
+
 def _selects(text: str) -> list[list[str]]:
     """The options' words of every select of a fragment, unescaped."""
     return [[html.unescape(o) for o in re.findall(r"<option[^>]*>([^<]*)</option>", body)]
