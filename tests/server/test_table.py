@@ -808,7 +808,7 @@ def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_a
     """C24, C29: in a fight with typed dice, Skarn (the GM's) has had his turn beside Kael; Kael's attack on him opens
     Skarn's Interrupt window; the GM lets it pass, staged for Alice's dice: her roll box asks for "Kael Arden's hit"
     (the attack goes on), not "Pass by Skarn Gutterjaw", and her decision box says Skarn's answer is free, not the
-    Interrupt's 2 Bonus Actions (found by a GM tester)."""
+    Interrupt's 2 Bonus Actions (found by a GM tester); the GM's boxes say the same, and whose dice are next."""
     table.create(names=("kael", "skarn"), dice="manual")
     alice = _seat(table, "Alice", "kael")
     for command in ({"command": "roll_initiative", "dice": [6, 1]},
@@ -825,6 +825,11 @@ def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_a
     assert _said(mine, '<form class="give-dice"', "</p>").startswith(
         "the GM gave Pass for Skarn Gutterjaw (free): the action it answers goes on; the table waits for your dice")
     assert _said(mine, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Pass, free.")
+    gms = fragment(table, table.gm)
+    assert _said(gms, '<section class="rollbox', "</p>") == (
+        "Waiting for Alice's dice the GM gave Let it pass for Skarn Gutterjaw (free): the action it answers goes on; "
+        "Alice rolls next: Kael Arden's hit.")
+    assert _said(gms, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Let it pass, free.")
 
 
 def test_a_player_is_asked_for_a_die_it_may_roll_marked_if_rolled(table: Any) -> None:
