@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.derive import active_defense_adds, standing_hit, strike_bonus
+from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
 
@@ -153,9 +153,9 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
               else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver
               else _moment(decl, names) if getattr(decl, "moment", None) else f"{actor}'s action")
     found.facts.append(f"{asked} may answer, during {during}")
-    standing = standing_hit(state, frame) if sight.gm else None  # a defender's dice are its owner's and the GM's
+    standing = standing_hit(state, frame)
     if standing is not None:
-        found.facts.append(standing.said(actor, names.get(standing.defender, "someone")))
+        found.facts += _standing_said(standing, sight, names)
     if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
         found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
                                                       for a in frame.applied))
@@ -163,7 +163,31 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
         if offer.command != "answer_decision":
             continue
         for i, answer in enumerate(offer.choices):
-            found.choices[(offer.command, i)] = ChoiceFacts(adds=costs.get(str(answer.args.get("choice")), ""))
+            cost = costs.get(str(answer.args.get("choice")), "")
+            found.choices[(offer.command, i)] = ChoiceFacts(adds=cost, turns=_budget(state, offer.actor, cost, sight))
+
+
+def _standing_said(standing: Standing, sight: Sight, names: dict[str, str]) -> list[str]:
+    """The hit total against the defense a decision inside an attack turns on, as much of it as the seat sees
+    (docs/server.md, "The decision box"): nothing unless it sees both the attacker and the target; once the hit is
+    determined, both totals (``hit_determined``'s are public); before it (``attack.rolled``), the defense only to
+    the defender's owner and the GM (``active_defense_window_opened``'s ``base_defense`` is ``own:defender``), the
+    hit total to the rest."""
+    if not (sight.sees(standing.attacker) and sight.sees(standing.defender)):
+        return []
+    attacker, defender = names.get(standing.attacker, "someone"), names.get(standing.defender, "someone")
+    if standing.determined or sight.owns(standing.defender):
+        return [standing.said(attacker, defender)]
+    return [f"{attacker}'s hit total {standing.attack}, as it stands; {defender}'s defense is its owner's and the "
+            "GM's to see"]
+
+
+def _budget(state: FightState, who: str | None, cost: str, sight: Sight) -> str:
+    """An answer's cost in Bonus Actions against those its responder has left (:func:`budget_said`), to the seat
+    that owns the responder; "" for an answer that costs none, or to another seat."""
+    if who is None or "Bonus Action" not in cost or not sight.owns(who) or who not in state.combatants:
+        return ""
+    return budget_said(state.combatants[who].bonus_actions, _count(cost), state)
 
 
 def _moment(decl: Any, names: dict[str, str]) -> str:

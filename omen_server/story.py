@@ -188,6 +188,24 @@ def _damage_terms(terms: Any) -> str:
     return text
 
 
+def _dice_said(dice: Any) -> str:
+    """A damage roll's dice as a line names them: ``d6``, ``2d6``; ``dice`` where the seat does not see them."""
+    if not isinstance(dice, (list, tuple)) or not dice or not all(isinstance(d, dict) for d in dice):
+        return "dice"
+    sides = {d.get("sides") for d in dice}
+    if len(sides) != 1:
+        return "dice"
+    return f"{len(dice) if len(dice) > 1 else ''}d{sides.pop()}"
+
+
+def _own_dice(e: dict[str, Any]) -> bool:
+    """Whether a damage's dice term is its source's own roll (an ability's or a consequence's damage, C25; a
+    condition's tick, C40), not the hit's primary dice (C12): it has a source the seat sees, and no ability dice
+    beside it (Brute Rage's damage roll is added to the hit's)."""
+    terms = e.get("terms")
+    return isinstance(e.get("source"), str) and isinstance(terms, dict) and not terms.get("ability_dice")
+
+
 def _resource(e: dict[str, Any], n: Callable[[Any], str]) -> str | None:
     name = "HP" if e.get("resource") == "hp" else "Will"
     if "before" in e and "after" in e:
@@ -377,6 +395,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
     primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
+    heals: dict[Any, list[Any]] = {}  # an ability's action: [its target, whether it rolled healing, HP moved]
+    sheet_hp: dict[str, int] = {}  # the sheets' HP the seat sees (its own combatants', all to the GM)
+    rolled: dict[Any, str] = {}  # an action's (or a condition's tick's: None) damage roll not yet dealt: "d6", "2d6"
     defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
@@ -422,7 +443,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             defended[action] = f"{_n(names, e.get('defender'))}'s {str(e.get('defense', '')).capitalize()}"
         if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
             primaries[action] = len(e["attack"]["primary_dice"])
-        if kind == "damage_resolved" and text and primaries.get(action) == 1:
+        _note_heal(kind, e, action, heals, sheet_hp)
+        if kind == "dice_rolled" and e.get("purpose") == "damage":
+            rolled[action] = _dice_said(e.get("dice"))
+        if kind == "damage_resolved" and text and action in rolled and _own_dice(e):
+            text = text.replace("on the primary dice", f"on {e['source']}'s {rolled.pop(action)}", 1)
+        elif kind == "damage_resolved" and text and primaries.get(action) == 1:
             text = text.replace("on the primary dice", "on the primary die", 1)
         if kind == "hit_determined" and text and action in defended and not _terms_of(e.get("defense") or {}):
             total = (e.get("defense") or {}).get("total")  # the die is its roller's: the defense it came from is said
@@ -475,6 +501,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.headline = f"Undo: {text_of_reason(e)}"
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
+    for action, (target, healing, moved) in heals.items():
+        if healing and not moved and action in by_action:
+            by_action[action].lines.append(_at_full(_n(names, target), sheet_hp.get(str(target))))
     for batch, hurt in (felt or {}).items():
         said = [_felt(_n(names, who), hp_seen.get((batch, who), before), after) for who, before, after in hurt
                 if hp_seen.get((batch, who), before) != after]
@@ -490,6 +519,28 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         if not card.headline and card.lines:
             card.headline = card.lines.pop(0)
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
+
+
+def _note_heal(kind: str, e: dict[str, Any], action: Any, heals: dict[Any, list[Any]],
+               sheet_hp: dict[str, int]) -> None:
+    """What a heal's card needs to say one that restored nothing (C36: never above the sheet's HP, so no HP
+    changes): the ability's target, whether it rolled healing, whether any HP moved; and the sheets' HP seen."""
+    sheet = e.get("sheet") if kind == "combatant_joined" else None
+    if isinstance(sheet, dict) and isinstance(sheet.get("hp"), int):
+        sheet_hp[str(sheet.get("id"))] = sheet["hp"]
+    if kind == "ability_used" and action is not None:
+        heals[action] = [e.get("target"), False, False]
+    elif action in heals and kind == "dice_rolled" and e.get("purpose") == "healing":
+        heals[action][1] = True
+    elif action in heals and kind == "resource_changed" and e.get("resource") == "hp":
+        heals[action][2] = True
+
+
+def _at_full(name: str, hp: int | None) -> str:
+    """A heal that restored nothing: its target was at the sheet's HP already (C36), with the number where the
+    seat sees the sheet."""
+    return (f"{name}'s HP {hp} → {hp}: at the sheet's HP already, the heal restores none" if hp is not None
+            else f"{name}'s HP: at the sheet's HP already, the heal restores none")
 
 
 def _felt(name: str, before: Any, after: int) -> str:

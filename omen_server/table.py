@@ -288,6 +288,8 @@ class Panel:
     staged_answer: str = ""  # the answer (its label) a command staged for dice gives the decision open now: not offered
     # again while it waits for dice
     staged_actor: str = ""  # the name of the combatant the staged command acts for, as this seat sees it
+    staged_cost: str = ""  # what the staged answer costs (its own cost, a pass's "free"), "" where it answers nothing
+    staged_for: str = ""  # what the dice a staged answer waits for are, where they are not its actor's own
     top: StoryCard | None = None
     note: str = ""
     hidden_by_gm: list[str] = field(default_factory=list)
@@ -310,6 +312,7 @@ class Panel:
     top_lines: list[str] = field(default_factory=list)
     end_said: str = ""  # how the fight ended, in words, once it has (the fight bar keeps it on the first screen)
     staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
+    tie_rolled: bool = False  # the staged roll-off's tie is rolled (else: only possible, their faces not all in)
     not_offered: list[str] = field(default_factory=list)  # why an Active Defense is not offered (C9), to its owner
 
 
@@ -411,11 +414,22 @@ def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
                      + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
 
 
-def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mapping[str, str]) -> str:
-    """An ability used on one's turn as its button says it: ``Healing Word on Brin`` (on oneself: its name)."""
+def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mapping[str, str],
+                   others: bool = False) -> str:
+    """An ability used on one's turn as its button says it: ``Healing Word on Brin``; on oneself, where it is
+    offered on others too (``others``), ``Healing Word on Ana Thorne (self)`` (its name alone read as the default,
+    and a player healed her own full HP by mistake: a GM tester); an ability used on oneself alone: its name."""
     name = abilities.get(str(args.get("ability")), str(args.get("ability")))
     target = args.get("target")
-    return name if target in (None, args.get("who")) else f"{name} on {_name(names, target)}"
+    if target is None or (target == args.get("who") and not others):
+        return name
+    return f"{name} on {_name(names, target)}{' (self)' if target == args.get('who') else ''}"
+
+
+def _on_others(offer: Offer, args: dict[str, Any]) -> bool:
+    """Whether the ability of a choice to use one (``args``) is offered on another combatant too."""
+    return any(c.args.get("ability") == args.get("ability") and c.args.get("target") not in (None, c.args.get("who"))
+               for c in offer.choices)
 
 
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
@@ -430,7 +444,8 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
         said = ("nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
                 "attack's dice are rolled by the command that closes it (in a seeded fight, from the seed)")
     label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
-             else _ability_label(choice.args, names, abilities or {}) if offer.command == "use_ability"
+             else _ability_label(choice.args, names, abilities or {}, _on_others(offer, choice.args))
+             if offer.command == "use_ability"
              else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
     if offer.command == "declare_attack":
         label += _options_said(choice.args, offer.actor, gear or {})
@@ -810,12 +825,14 @@ def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
 
 
 def _staged_tie(fights: Fights, fight_id: str, fight: Any, staged: StagedView | None, sight: Sight,
-                names: Mapping[str, str]) -> list[str]:
-    """The combatants a staged command's initiative roll-off is for (C19: tied after the AGI bonus), by name: to
-    the GM, and to the seat whose roll-off dice it waits for; none where the seat does not see every one of them
-    (the roll-off of a tie with a hidden combatant is the GM's to roll, docs/server.md). Found by deciding the
-    command with the faces given so far: the rolls it then needs, and may need, name every roller of the
-    roll-off."""
+                names: Mapping[str, str]) -> tuple[list[str], bool]:
+    """The combatants a staged command's initiative roll-off is for (C19: tied after the AGI bonus), by name, and
+    whether the tie is rolled (True) or only possible (False: they may tie, the faces for it are not all in): to
+    the GM, and to the seat whose roll-off dice it waits for (a tie rolled: its roll-off die is asked for); none
+    where the seat does not see every one of them (the roll-off of a tie with a hidden combatant is the GM's to
+    roll, docs/server.md). Found by deciding the command with the faces given so far: a roll-off die it then needs
+    means the tie is rolled (its group: the first tie of foes the faces give, the dice after them rolled from any
+    seed, as they come after the tie); a roll-off it may need names those who may tie."""
     from omen_core.decide import decided
     from omen_core.dice import FacesNeeded, ManualDice
     from omen_core.errors import OmenError
@@ -823,19 +840,38 @@ def _staged_tie(fights: Fights, fight_id: str, fight: Any, staged: StagedView | 
     from .staging import _kept
 
     if staged is None or not (sight.gm or any(r.purpose == "roll_off" for r in staged.rolls)):
-        return []
+        return [], False
     kept = _kept(fights, fight_id, fight)
     if kept is None:
-        return []
+        return [], False
+    command = msgspec.structs.replace(kept.command, dice=kept.faces)
     try:
-        decided(fight.state, msgspec.structs.replace(kept.command, dice=kept.faces), ManualDice())
+        decided(fight.state, command, ManualDice())
     except FacesNeeded as exc:
-        group = list(dict.fromkeys(r.roller for r in (*exc.needed, *exc.then) if r.purpose == "roll_off"))
-        if len(group) > 1 and all(who in names for who in group):
-            return [names[who] for who in group]
+        rolled = any(r.purpose == "roll_off" for r in exc.needed)
+        group = _tie_rolled(fight.state, command) if rolled else []
+        group = group or list(dict.fromkeys(r.roller for r in (*exc.needed, *exc.then) if r.purpose == "roll_off"))
+        if len(group) > 1 and all(who in names for who in group) and (rolled or sight.gm):
+            return [names[who] for who in group], rolled
     except OmenError:
         pass
-    return []
+    return [], False
+
+
+def _tie_rolled(state: Any, command: Any) -> list[str]:
+    """The group of foes the faces a command carries tie for initiative (C19), read from the command decided with
+    the dice after them rolled from a fixed seed (they come after the tie: its group does not depend on them); []
+    if it cannot be decided so."""
+    from omen_core.decide import decided
+    from omen_core.dice import SeededDice
+    from omen_core.errors import OmenError
+    from omen_core.events import InitiativeTied
+
+    try:
+        events = decided(state, command, SeededDice(bytes(32)), then_roll=True).events
+    except OmenError:
+        return []
+    return next((list(e.group) for e in events if isinstance(e, InitiativeTied) and not e.allies), [])
 
 
 def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer]], answers_to: set[str]) -> str:
@@ -853,6 +889,37 @@ def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer
             if all(staged.command.get(k) == v for k, v in choice.args.items()):
                 return shown.label
     return COMMAND_TITLES.get(command, command.replace("_", " ")) if command in answers_to else ""
+
+
+def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: Any) -> str:
+    """What the answer a staged command gives costs, by the rules, not the decision's dearest answer: a pass, a
+    declined Active Defense, a Catch let hit: ``free``; an ability's answer, its choice's cost as its decision
+    records it (C38); any other, the decision's cost (an Interrupt's Strike, C24). "" where it answers nothing."""
+    if staged is None or not answer or waiting is None:
+        return ""
+    command = staged.command
+    kind = command.get("command")
+    if kind == "pass_reaction" or (kind == "answer_active_defense" and command.get("defense") is None) or (
+            kind == "catch" and not command.get("catch")):
+        return "free"
+    opened = state.pending.decision if state.pending is not None else None
+    if kind == "answer_decision" and opened is not None:
+        costs = dict(zip(opened.choices, opened.costs, strict=False))
+        return str(costs.get(str(command.get("choice")), waiting.cost or ""))
+    return str(waiting.cost or "")
+
+
+def _staged_for(staged: StagedView | None, answer: str, names: Mapping[str, str]) -> str:
+    """What the dice a staged answer waits for are, where some are not its actor's own (a pass lets the action it
+    answers go on: its dice, "Ana Thorne's hit"): each roller's name and the roll's purpose, in C29 order; "" for a
+    staged command that answers nothing, or whose dice are its actor's alone."""
+    if staged is None or not answer or not staged.rolls:
+        return ""
+    actor = staged.command.get(PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who"))
+    if all(r.roller == actor for r in staged.rolls):
+        return ""
+    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {r.purpose.replace('_', ' ')}" for r in staged.rolls)
+    return ", ".join(said)
 
 
 def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
@@ -910,6 +977,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         now_turn = [v for v in ordered if v.actor == turn and not ended]
         ordered = [v for v in ordered if v not in now_turn]
         waiting = options.waiting
+        staged_answer = _staged_answer(view.staged, answer_pairs, answers_to)
+        tie, tie_rolled = _staged_tie(fights, fight_id, fight, view.staged, sight, names)
         result = Panel(
             fight_id=fight_id, title=state.title or fight_id, seat=seat, head=(view.head.seq, view.head.hash),
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
@@ -925,8 +994,11 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             staged_actor=_staged_actor(view.staged, names),
-            staged_answer=_staged_answer(view.staged, answer_pairs, answers_to),
-            staged_tie=_staged_tie(fights, fight_id, fight, view.staged, sight, names),
+            staged_answer=staged_answer,
+            staged_cost=_staged_cost(view.staged, staged_answer, options.waiting, state),
+            staged_for=_staged_for(view.staged, staged_answer, names),
+            staged_tie=tie,
+            tie_rolled=tie_rolled,
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],

@@ -138,3 +138,44 @@ def test_a_decision_inside_an_attack_tells_the_gm_the_totals_it_turns_on() -> No
     offered = options(fight.state)
     bram = Sight(kind="player", own=frozenset({"bram"}))
     assert not any("defense 3" in line for line in decision_facts(fight.state, offered.waiting, [], bram).facts)
+
+
+def test_a_decision_inside_an_attack_tells_each_seat_the_totals_it_may_see() -> None:
+    """C5, C38, seat secrecy: Warding Word is asked of Bram while the orc's 4 + 1 = 5 stands against Ana's base
+    defense 3 (hook ``attack.rolled``: before the hit is determined): Bram's player reads the hit total alone (Ana's
+    defense is her owner's and the GM's: ``base_defense`` is ``own:defender``), Ana's player the whole line, a seat
+    that does not see the orc neither; and Bram's player reads the 2 Bonus Actions Bram has against the answer's 1
+    (found by a GM tester: a player's box showed no numbers)."""
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("bram"), "warding_word"), sheet("ana"), sheet("orc", side="raiders"),
+                      faces=[4, 1, 3])
+    fight.engage("bram", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    offered = options(fight.state)
+
+    def told(sight: Sight) -> tuple[list[str], list[str]]:
+        said = decision_facts(fight.state, offered.waiting, list(offered.offers), sight)
+        return said.facts, [c.turns for c in said.choices.values()]
+
+    bram, bram_turns = told(Sight(kind="player", own=frozenset({"bram"})))
+    assert bram[1:] == ["Orc's hit total 5, as it stands; Ana's defense is its owner's and the GM's to see"]
+    assert bram_turns == ["2 of 2 Bonus Actions left now; 1 left after it, enough for an Active Defense", ""]
+    ana, ana_turns = told(Sight(kind="player", own=frozenset({"ana"})))
+    assert ana[1:] == ["Orc's hit total 5 against Ana's defense 3: a hit, as it stands (the defender wins ties, "
+                       "§Hit Determination)"] and ana_turns == ["", ""]
+    blind, _ = told(Sight(kind="player", own=frozenset({"bram"}), hidden=frozenset({"orc"})))
+    assert blind == ["Bram may answer, during someone's attack on Ana"]
+
+
+def test_a_decision_after_the_hit_is_determined_shows_both_totals_to_every_seat_that_sees_them() -> None:
+    """C38, §Hit Determination: Hellish Rebuke is offered once the orc's 5 + 1 = 6 has hit Ana's defense 2: the
+    hit is determined (``hit_determined``'s totals are public), so a spectator reads both totals too."""
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("hellish_rebuke",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    offered = options(fight.state)
+    said = decision_facts(fight.state, offered.waiting, [], Sight(kind="spectator")).facts
+    assert said[1:] == ["Orc's hit total 6 against Ana's defense 2: a hit, determined (the defender wins ties, "
+                        "§Hit Determination)"]

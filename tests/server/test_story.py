@@ -71,3 +71,36 @@ def test_an_initiative_of_a_lone_die_says_its_term_as_the_others_do() -> None:
     fight.execute(RollInitiative(dice=(6, 3)))
     lines = cards_for(fight, Sight(kind="gm"))[-1][1]
     assert "Skarn: initiative 3 (3 AGI die)" in lines and "Kael: initiative 6 (6 AGI die)" in lines
+
+
+def test_an_abilitys_damage_names_its_own_dice_not_the_primary_dice() -> None:
+    """C12, C38: Ana's unarmed 5 + 6 = 11 crits the orc (FCS 6 > RES 2); her Flame Lash's own d6 (4) burns him:
+    its line says "4 on Flame Lash's d6" (found by a GM tester: it read "on the primary dice"), and the blow's
+    own damage still "5 on the primary die"."""
+    from tests.fights import new_fight
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "flame_lash"), sheet("orc", side="raiders"), faces=[5, 6, 2, 4])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    fight.answer_decision("flame_lash", "ana", "use")
+    lines = cards_for(fight, Sight(kind="gm"))[-1][1]
+    assert "4 fire damage to Orc's HP (4 on Flame Lash's d6)" in lines
+    assert "5 crushing damage to Orc's HP (5 on the primary die)" in lines
+
+
+def test_a_heal_that_restores_nothing_says_whom_and_the_hp_line() -> None:
+    """C36 (never above the sheet's HP): Ana's Healing Word on herself at her full 20 HP rolls 3 and changes no HP:
+    her card says so, "Ana's HP 20 → 20", to the GM and to Ana's player (who see her sheet), without the number to
+    the orc's player (found by a GM tester: the card said the roll alone, and Ana's player healed her at full HP)."""
+    from omen_core.commands import UseAbility
+    from tests.fights import new_fight
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "healing_word"), sheet("orc", side="raiders"), faces=[3])
+    fight.execute(UseAbility(who="ana", ability="healing_word", target="ana"))
+    said = "Ana's HP 20 \u2192 20: at the sheet's HP already, the heal restores none"
+    assert cards_for(fight, Sight(kind="gm"))[-1] == ("Ana uses Healing Word", ["Ana's healing: 3 (d6)", said])
+    assert cards_for(fight, Sight(kind="player", own=frozenset({"ana"})))[-1][1][-1] == said
+    assert cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1] == [
+        "Ana's HP: at the sheet's HP already, the heal restores none"]

@@ -407,6 +407,19 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
     assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])
 
 
+def test_an_ability_on_oneself_is_labelled_where_it_may_go_on_another(table: Any) -> None:
+    """C37: Alice's Kael may use Healing Word on himself or on his ally Brin: the self choice says so ("Healing Word
+    on Kael Arden (self)"), not the ability's name alone, which read as the default (found by a GM tester: Bob
+    healed Ana at full HP by mistake)."""
+    kael = {**sheet("kael"), "abilities": ["healing_word"]}
+    table.create(combatants=[kael, sheet("brin"), sheet("vesh")])
+    alice = _seat(table, "Alice", "kael")
+    rolled = table.command({"command": "roll_initiative", "dice": [6, 1, 2]})
+    assert rolled.status_code == 201, rolled.text
+    offered = [o for s in _selects(fragment(table, alice)) for o in s if o.startswith("Healing Word")]
+    assert offered == ["Healing Word on Kael Arden (self)", "Healing Word on Brin Hollowmere"]
+
+
 def _selects(text: str) -> list[list[str]]:
     """The options' words of every select of a fragment, unescaped."""
     return [[html.unescape(o) for o in re.findall(r"<option[^>]*>([^<]*)</option>", body)]
@@ -791,6 +804,34 @@ def skarn_attacks_kael(table: Any, dice: str = "seeded") -> str:
     return str(alice)
 
 
+def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_are_for(table: Any) -> None:
+    """C24, C29: in a fight with typed dice, Skarn (the GM's) has had his turn beside Kael; Kael's attack on him opens
+    Skarn's Interrupt window; the GM lets it pass, staged for Alice's dice: her roll box asks for "Kael Arden's hit"
+    (the attack goes on), not "Pass by Skarn Gutterjaw", and her decision box says Skarn's answer is free, not the
+    Interrupt's 2 Bonus Actions (found by a GM tester); the GM's boxes say the same, and whose dice are next."""
+    table.create(names=("kael", "skarn"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                    {"command": "engage", "who": "kael", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "kael"}, {"command": "end_turn", "who": "skarn"}):
+        assert table.command(command).status_code == 201, command
+    opened = table.command({"command": "declare_attack", "attacker": "kael", "target": "skarn", "weapon": "longsword"},
+                           token=alice)
+    assert opened.json()["options"]["waiting"]["kind"] == "interrupt", opened.text
+    staged = table.command({"command": "pass_reaction", "who": "skarn"}, stage=True)
+    assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+    mine = html.unescape(fragment(table, alice))
+    assert _said(mine, '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael Arden's hit"
+    assert _said(mine, '<form class="give-dice"', "</p>").startswith(
+        "the GM gave Pass for Skarn Gutterjaw (free): the action it answers goes on; the table waits for your dice")
+    assert _said(mine, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Pass, free.")
+    gms = fragment(table, table.gm)
+    assert _said(gms, '<section class="rollbox', "</p>") == (
+        "Waiting for Alice's dice the GM gave Let it pass for Skarn Gutterjaw (free): the action it answers goes on; "
+        "Alice rolls next: Kael Arden's hit.")
+    assert _said(gms, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Let it pass, free.")
+
+
 def test_a_player_is_asked_for_a_die_it_may_roll_marked_if_rolled(table: Any) -> None:
     """C24, C29: Kael's Interrupt against Skarn's attack rolls Kael's hit, and then perhaps Kael's base defense
     (if Skarn's attack goes on): Alice's row, typing the faces, marks that die "if rolled" (found by a tester)."""
@@ -947,7 +988,8 @@ class TestPhysicalDice:
             "above).")
         assert _said(gms, '<p class="sent" id="decision-sent"', "</p>") == (
             "Alice's answer for Kael Arden: Strike with Longsword, sent. It waits for your dice: the roll box above.")
-        assert _said(gms, '<p class="who"', "</p>").startswith("Kael Arden (Alice) answered;")
+        assert _said(gms, '<p class="who"', "</p>").startswith(
+            "Kael Arden (Alice) answered: Strike with Longsword, costing 2 Bonus Actions.")
 
 
 class TestInitiativeWords:
@@ -976,6 +1018,40 @@ class TestInitiativeWords:
             assert _said(fragment(table, token), '<p class="tie" id="rollbox-tie"', "</p>") == (
                 "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI bonus; "
                 "each rolls AGI again, the higher goes first (C19).")
+
+    def test_a_roll_off_is_said_possible_until_a_tie_is_rolled(self, table: Any) -> None:
+        """C19: Brin and Vesh share an AGI bonus (+2): before any die is in, the GM's roll box says a roll-off is
+        possible, not that they are tied (found by a GM tester: "are tied" before anyone rolled, and after a roll
+        that tied no one); Bob's box says nothing of it (no roll-off die is asked of him); Bob's 5 against the GM's
+        5 (both 7): a tie, said as one."""
+        table.create(names=("brin", "vesh"), dice="manual")
+        bob = _seat(table, "Bob", "brin")
+        staged = table.command({"command": "roll_initiative", "dice": []}, stage=True)
+        assert staged.status_code == 202, staged.text
+        assert _said(fragment(table, table.gm), '<p class="tie" id="rollbox-tie"', "</p>") == (
+            "A roll-off is possible: if Brin Hollowmere and Vesh the Cinder-Hand tie for initiative and the AGI bonus "
+            "does not part them, each rolls AGI again, the higher goes first (C19).")
+        assert 'id="rollbox-tie"' not in fragment(table, bob)
+        for token, faces in ((bob, [5]), (table.gm, [5])):
+            given = table.client.post("/fights/duel/staged", headers=table.auth(token),
+                                      json={"id": staged.json()["id"], "dice": faces})
+            assert given.status_code == 202, given.text
+        for token in (bob, table.gm):
+            assert _said(fragment(table, token), '<p class="tie" id="rollbox-tie"', "</p>") == (
+                "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI bonus; "
+                "each rolls AGI again, the higher goes first (C19).")
+
+    def test_a_roll_off_names_only_those_the_dice_tied(self, table: Any) -> None:
+        """C19: Kael (6 + 1), Brin (5 + 2) and Vesh (5 + 2) all total 7; the AGI bonus puts Kael after the other two,
+        who roll off: the GM's roll box names Brin and Vesh alone, not every one who might have tied."""
+        table.create(names=("kael", "brin", "vesh"), dice="manual")
+        staged = table.command({"command": "roll_initiative", "dice": []}, stage=True)
+        given = table.client.post("/fights/duel/staged", headers=table.auth(table.gm),
+                                  json={"id": staged.json()["id"], "dice": [6, 5, 5]})
+        assert given.status_code == 202, given.text
+        assert _said(fragment(table, table.gm), '<p class="tie" id="rollbox-tie"', "</p>") == (
+            "A roll-off: Brin Hollowmere and Vesh the Cinder-Hand are tied for initiative after the AGI bonus; "
+            "each rolls AGI again, the higher goes first (C19).")
 
 
 class TestTheEnd:
