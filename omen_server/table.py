@@ -876,7 +876,8 @@ def _tie_rolled(state: Any, command: Any) -> list[str]:
 
 def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer]], answers_to: set[str]) -> str:
     """The label of the answer a staged command gives the decision open now (``Strike with Short blade``), or its
-    command's title where the seat is offered no such answer itself; "" where the staged command answers none."""
+    command's title where the seat is offered no such answer itself (but a pass: "Let it pass" to every seat, its
+    label naming nothing a seat may not see); "" where the staged command answers none."""
     if staged is None:
         return ""
     command = str(staged.command.get("command", ""))
@@ -888,6 +889,8 @@ def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer
         for shown, choice in zip(view.choices, offer.choices, strict=False):
             if all(staged.command.get(k) == v for k, v in choice.args.items()):
                 return shown.label
+    if command == "pass_reaction":  # a label of no argument: the same words for every seat ("Let it pass")
+        return str(_ANSWER_LABELS[command]({}))
     return COMMAND_TITLES.get(command, command.replace("_", " ")) if command in answers_to else ""
 
 
@@ -910,13 +913,14 @@ def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: An
 
 
 def _staged_for(staged: StagedView | None, answer: str, names: Mapping[str, str]) -> str:
-    """What the dice a staged answer waits for are, where some are not its actor's own (a pass lets the action it
-    answers go on: its dice, "Ana Thorne's hit"): each roller's name and the roll's purpose, in C29 order; "" for a
-    staged command that answers nothing, or whose dice are its actor's alone."""
+    """What the dice a staged answer waits for are (a pass lets the action it answers go on: its dice, "Ana Thorne's
+    hit", or the passer's own base defense against it): each roller's name and the roll's purpose, in C29 order; ""
+    for a staged command that answers nothing, or an answer that rolls its own dice alone (a Dodge's die)."""
     if staged is None or not answer or not staged.rolls:
         return ""
-    actor = staged.command.get(PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who"))
-    if all(r.roller == actor for r in staged.rolls):
+    command = str(staged.command.get("command", ""))
+    actor = staged.command.get(PLAYER_COMMANDS.get(command, "who"))
+    if command != "pass_reaction" and all(r.roller == actor for r in staged.rolls):
         return ""
     said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {r.purpose.replace('_', ' ')}" for r in staged.rolls)
     return ", ".join(said)

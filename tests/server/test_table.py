@@ -823,8 +823,9 @@ def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_a
     mine = html.unescape(fragment(table, alice))
     assert _said(mine, '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael Arden's hit"
     assert _said(mine, '<form class="give-dice"', "</p>").startswith(
-        "the GM gave Pass for Skarn Gutterjaw (free): the action it answers goes on; the table waits for your dice")
-    assert _said(mine, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Pass, free.")
+        "the GM gave Let it pass for Skarn Gutterjaw (free): the action it answers goes on; the table waits for your "
+        "dice")  # the pass named as the GM's page names it (it read "Pass" to her, found by a GM tester)
+    assert _said(mine, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Let it pass, free.")
     gms = fragment(table, table.gm)
     assert _said(gms, '<section class="rollbox', "</p>") == (
         "Waiting for Alice's dice the GM gave Let it pass for Skarn Gutterjaw (free): the action it answers goes on; "
@@ -1299,3 +1300,24 @@ class TestForScreenReaders:
             r'<form class="command[^"]*" id="o-[^"]*"[^>]*>.*?<button type="submit"[^>]*>(.*?)</button>', text, re.S)]
         assert "Attack by Vesh the Cinder-Hand" in names and "Attack by Skarn Gutterjaw" in names
         assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def test_a_pass_staged_for_the_passers_own_base_defense_says_what_the_dice_are_for(table: Any) -> None:
+    """C24, C29: Skarn (the GM's) attacks Kael beside him; the GM lets Kael's Interrupt pass and types Skarn's hit
+    (3, 2), staged for Alice's die: Kael's own base defense; her roll box asked "Roll your dice: Pass by Kael
+    Arden" (found by a GM tester: the dice were the passer's own, so they were not said); it now says what they
+    are for, as for another's dice, and so do the GM's words."""
+    table.create(names=("kael", "skarn"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                    {"command": "engage", "who": "kael", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "kael"}):
+        assert table.command(command).status_code == 201, command
+    opened = table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "unarmed": True})
+    assert opened.json()["options"]["waiting"]["kind"] == "interrupt", opened.text
+    staged = table.command({"command": "pass_reaction", "who": "kael", "dice": [3, 2]}, stage=True)
+    assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+    mine = html.unescape(fragment(table, alice))
+    assert _said(mine, '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael Arden's base defense"
+    assert "Alice rolls next: Kael Arden's base defense" in _said(fragment(table, table.gm),
+                                                                   '<section class="rollbox', "</p>")
