@@ -121,9 +121,9 @@ class InvalidDieFace(DiceError, BadInput):
     """A manual or scripted face is not a whole number in ``1..sides``; ``index``: its place in the command's
     ``dice`` when the command carried it (C29's order), so that the error says which face (``$.dice[2]``)."""
 
-    def __init__(self, face: object, sides: int, roll: str, index: int | None = None):
+    def __init__(self, face: object, sides: int, roll: str, index: int | None = None, dice: str = "$.dice"):
         self.face, self.sides, self.roll, self.index = face, sides, roll, index
-        at = f"at $.dice[{index}], " if index is not None else ""
+        at = f"at {dice}[{index}], " if index is not None else ""  # ``dice``: where the faces are (a request's)
         super().__init__(f"die face {face!r} is not possible on a d{sides} ({at}for {roll}); "
                          f"expected a whole number from 1 to {sides}")
 

@@ -412,8 +412,8 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
         field = getattr(request.state, "dice_field", None) or "$.command.dice"  # POST /staged's are at $.dice
         offset = getattr(request.state, "dice_offset", 0)  # the faces staged before this request's
-        if exc.index is not None and exc.index >= offset:
-            exc = InvalidDieFace(exc.face, exc.sides, exc.roll, exc.index - offset)
+        if exc.index is not None and exc.index >= offset:  # the face at its place in this request, as `field` says
+            exc = InvalidDieFace(exc.face, exc.sides, exc.roll, exc.index - offset, field)
             field += f"[{exc.index}]"
         return _problem(400, "bad-input", "Bad input", scrub(str(exc), sight, typed), field=field, rule="C29")
     if isinstance(exc, BadInput):
@@ -970,11 +970,14 @@ def may_give_as_sent(seat: Seat, body: bytes) -> None:
     """403 for a command ``seat`` may not give, judged from the body as sent (its ``command``'s kind and actor),
     before anything decodes it strictly: a seat's right to give a command comes before the command's own
     consistency or validity (docs/server.md), and depends on nothing but the kind and the actor the seat typed. A
-    body whose kind cannot be read (not JSON, an unknown kind) is left to the decoder, which says why (400)."""
+    body whose kind cannot be read (not JSON, an unknown kind, a name given twice) is left to the decoder, which
+    says why (400)."""
     if seat.kind == "gm":
         return
     if seat.kind == "spectator":
         raise Forbidden(detail="a spectator's seat gives no commands")
+    if named_twice(body) is not None:  # which copy counts is not to be read (I-JSON): the decoder refuses it, 400,
+        return                          # whatever the order of the copies (the seat's check read the last)
     try:
         sent = msgspec.json.decode(body)
     except (msgspec.DecodeError, RecursionError):

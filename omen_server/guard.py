@@ -101,9 +101,16 @@ _JSON = re.compile(r'\s*application/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?', r
 async def check_media_type(request: Any) -> None:
     """Refuse (415) a request body that is not said to be JSON: its ``Content-Type`` must be ``application/json``
     (``; charset=utf-8`` allowed), the one the OpenAPI document lists; another (``text/plain``, a form), or none,
-    would otherwise be decoded as JSON all the same. A request without a body (a seat's reissue) needs none."""
-    if request.method not in {"POST", "PUT", "PATCH"}:
+    would otherwise be decoded as JSON all the same; so must a body sent with a DELETE (none is read). A request
+    without a body (a seat's reissue) needs none. A body said to be encoded (``Content-Encoding`` other than
+    ``identity``: gzip, br) is refused too: omen reads the bytes as sent, and a proxy that decoded them would see
+    another body."""
+    if request.method not in {"POST", "PUT", "PATCH", "DELETE"}:
         return
+    coding = request.headers.get("content-encoding")
+    if coding is not None and coding.strip().lower() != "identity":
+        raise HTTPException(status_code=415, detail=f"a request body is sent as it is, not encoded (this one has "
+                                                    f"Content-Encoding {coding[:100]!r})")
     given = request.headers.get("content-type")
     if (given is not None and _JSON.fullmatch(given)) or not await request.body():
         return

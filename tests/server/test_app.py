@@ -415,6 +415,7 @@ class TestCommands:
         impossible = table.command({"command": "roll_initiative", "dice": [7, 7]})  # a 7 on Kael's d6
         assert impossible.status_code == 400 and (impossible.json()["field"], impossible.json()["rule"]) == (
             "$.command.dice[0]", "C29"), impossible.text
+        assert impossible.json()["detail"].startswith("die face 7 is not possible on a d6 (at $.command.dice[0], ")
         answer = table.command({"command": "roll_initiative", "dice": [4, 7]})
         assert answer.status_code == 201, answer.text
         rolls = [e["event"] for e in answer.json()["events"] if e["event"]["type"] == "dice_rolled"]
@@ -767,6 +768,25 @@ class TestHostileInput:
         assert answer.status_code == 400 and answer.json()["field"] == field, answer.text
         assert "given twice" in answer.json()["detail"] and lines(on_disk.store, "duel") == before
 
+    @pytest.mark.parametrize("body", [
+        b'{"command": {"command": "draw", "who": "kael", "who": "vesh", "weapon": "knife"}}',
+        b'{"command": {"command": "draw", "who": "vesh", "who": "kael", "weapon": "longsword"}}',
+        b'{"command": {"command": "end_turn", "command": "undo", "who": "kael"}}',
+        b'{"command": {"command": "undo", "command": "end_turn", "who": "kael"}}',
+    ])
+    def test_a_players_command_giving_a_name_twice_is_400_whichever_copy_comes_last(self, on_disk: Any,
+                                                                                    body: bytes) -> None:
+        """I-JSON: a player's command naming its actor or kind twice is 400 at that member in either order (the
+        seat's check read the last copy first: 403 "this seat plays kael, not 'vesh'" one way round and 400 the
+        other, telling which copy the server read; found by a tester); the log is untouched."""
+        alice = on_disk.client.post("/fights/duel/seats", headers=on_disk.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        before = lines(on_disk.store, "duel")
+        headers = {**on_disk.auth(alice), "Content-Type": "application/json"}
+        answer = on_disk.client.post("/fights/duel/commands", headers=headers, content=body)
+        assert answer.status_code == 400 and "given twice" in answer.json()["detail"], answer.text
+        assert lines(on_disk.store, "duel") == before
+
     def test_a_sheet_naming_a_field_twice_is_400_and_nothing_is_stored(self, on_disk: Any) -> None:
         """POST /fights with the second sheet giving ``hp`` twice is 400 at ``$.combatants[1].hp``."""
         text = json.dumps({"id": "twice", "combatants": [sheet("kael"), sheet("vesh")]})
@@ -809,6 +829,29 @@ class TestHostileInput:
             assert answer.json()["type"] == "/problems/unsupported-media-type"
             assert answer.headers["content-type"].startswith("application/problem+json")
         assert lines(on_disk.store, "duel") == before
+
+    @pytest.mark.parametrize("coding", ["gzip", "br", "x-unknown"])
+    def test_a_body_said_to_be_encoded_is_415_and_writes_nothing(self, on_disk: Any, coding: str) -> None:
+        """A JSON body labelled Content-Encoding gzip, br or an unknown coding is 415 (it was read as sent, as if
+        not encoded: a proxy that decoded it would see another body; found by a tester); identity is taken."""
+        before = lines(on_disk.store, "duel")
+        headers = {**on_disk.auth(), "Content-Type": "application/json", "Content-Encoding": coding}
+        answer = on_disk.client.post("/fights/duel/commands", headers=headers,
+                                     content=b'{"command": {"command": "roll_initiative"}}')
+        assert answer.status_code == 415 and "Content-Encoding" in answer.json()["detail"], answer.text
+        assert lines(on_disk.store, "duel") == before
+        taken = on_disk.client.post("/fights/duel/commands", headers={**headers, "Content-Encoding": "identity"},
+                                    content=b'{"command": {"command": "roll_initiative"}}')
+        assert taken.status_code == 201, taken.text
+
+    def test_a_delete_with_a_body_not_sent_as_json_is_415(self, on_disk: Any) -> None:
+        """Every body is JSON (docs/server.md): DELETE /staged with a text/plain body was 204 (a tester); now 415,
+        and without a body it is answered as before."""
+        answer = on_disk.client.request("DELETE", "/fights/duel/staged", content=b"not json",
+                                        headers={**on_disk.auth(), "Content-Type": "text/plain"})
+        assert answer.status_code == 415, answer.text
+        plain = on_disk.client.request("DELETE", "/fights/duel/staged", headers=on_disk.auth())
+        assert plain.status_code != 415, plain.text
 
     @pytest.mark.parametrize("media_type", ["application/json", "application/json; charset=utf-8",
                                             "Application/JSON;charset=\"UTF-8\""])
