@@ -115,7 +115,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "primary_bonus": ("primary bonus", "attribute bonus (none when unarmed, C12)"),
     "crit_bonus": ("crit bonus", "one extra primary bonus on a crit (C12)"),
     "weapon_damage": ("Weapon Damage", "{damage_source}"),
-    "ability_die": ("ability die", "a die an ability added to the damage (rage, or the ability named; C12, C39)"),
+    "ability_die": ("ability die", "a die {label} added to the damage (C12, C39)"),
     "damage_modifier": ("{label}", "{modifier_source}"),
     "raw_damage": ("raw damage", "C12"),
     "mitigation": ("{label}", "after: {after} (C13)"),
@@ -164,6 +164,8 @@ def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
             if found:
                 whose, origin = found
                 said = whose + (", part of the Defense Rating (C11)" if t.kind == "defense_modifier" else "")
+        if isinstance(named, dict) and t.kind == "ability_die" and t.label in named:  # the ability and whose (C39)
+            said = f"a die {named[t.label][0]} added to the damage (C12, C39)"
         worded.append(Term(label.format(**fill), t.value, said, origin=origin))
     return tuple(worded)
 

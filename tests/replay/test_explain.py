@@ -958,3 +958,21 @@ class TestAnswersInAnAttack:
         assert (damage.terms[0].label, damage.terms[0].value, damage.terms[0].source) == (
             "primary dice result", 6, "the hit roll, as rerolled (C39)")
         assert [(d.purpose, d.face, d.rerolled) for d in told.dice if d.rerolled is not None] == [("reroll", 6, 2)]
+
+
+# -- wording: what each term and header names (the rules-lawyer's reading of docs/explain.md) ---------------------
+
+
+def test_an_ability_die_names_the_ability_and_whose_it_is() -> None:
+    """C12, C39 (docs/explain.md: an ability's term names it and whose it is): Savage Blow's d6 (3) in Ana's damage
+    says "ana's ability Savage Blow"; it said only "rage, or the ability named" although the die's origin named it."""
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "savage_blow"), sheet("orc", side="raiders"), faces=[4, 1, 2, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    fight.answer_decision("savage_blow", "ana", "use")
+    damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (unarmed)")
+    assert [(t.label, t.value, t.source, t.origin) for t in damage.terms if t.label == "ability die"] == [
+        ("ability die", 3, "a die ana's ability Savage Blow (C37) added to the damage (C12, C39)",
+         "ability:Savage Blow")]
