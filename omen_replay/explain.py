@@ -16,6 +16,7 @@ from types import MappingProxyType
 import msgspec
 
 from omen_core.abilities import PASS
+from omen_core.commands import EndTurn
 from omen_core.content import Heal, IncomingDamage, Weapon
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
@@ -62,6 +63,7 @@ from omen_core.events import (
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
+    TurnEnded,
     TurnSkipped,
     WillConversionChosen,
     encode_line,
@@ -75,7 +77,7 @@ from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
 
-from .narrate import crit_outcome, hp_unmoved
+from .narrate import BatchCommand, crit_outcome, hp_unmoved
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
@@ -300,6 +302,7 @@ class Derivations:
         self.initiative: list[tuple[StoredEvent, FightState]] = []  # its rolls, ties, roll-offs, agreements (C19)
         self.latest: StoredEvent | None = None  # the event seen last, and the one before it
         self.previous: StoredEvent | None = None
+        self.batch = BatchCommand()  # what the batch's command says: a stand_up's movement, a turn ended by itself
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
@@ -312,6 +315,7 @@ class Derivations:
         """Each event, in order (with the state before it, if known): the seed commitment, the rolls of the batch in
         progress, and the events that set the initiative order (C19)."""
         self.previous, self.latest = self.latest, rec
+        self.batch.see(rec.event)
         if before is not None and (isinstance(rec.event, _INITIATIVE) or (
                 isinstance(rec.event, DiceRolled) and rec.event.purpose in ("initiative", "roll_off"))):
             self.initiative.append((rec, before))
@@ -801,7 +805,9 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     assert isinstance(decl, MovementDeclared)
     status, _seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
-    title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
+    moves = ("stands up from Prone (a Movement Action, C20, C28)" if known.batch.stands_up(decl.action)
+             else f"moves{leaving}")
+    title = _title(known, first.seq, f"{decl.who} {moves}, the action declared at seq {first.seq}")
     verdicts = [said for rec, state in events
                 if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq,
                                        _decision_titles(events), state)) is not None]
@@ -1109,6 +1115,12 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             verdicts.append(_moved(event) + _moved_by(known.previous if known.latest is rec else None, event))
         case TurnSkipped(who=who, reason=reason):
             verdicts.append(f"{who} loses the turn: {reason}")
+        case TurnEnded(who=who) if who in state.combatants:
+            why = known.batch.ended_by_itself(event, state.combatants[who].dying)
+            verdicts.append(f"{who}'s turn ends by itself: {why}" if why is not None else
+                            f"{who} ends the turn (end_turn, the command at seq {rec.batch})"
+                            if isinstance(known.batch.command, EndTurn) and known.batch.command.who == who else
+                            f"{who}'s turn ends")
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
         case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)

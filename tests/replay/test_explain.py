@@ -976,3 +976,35 @@ def test_an_ability_die_names_the_ability_and_whose_it_is() -> None:
     assert [(t.label, t.value, t.source, t.origin) for t in damage.terms if t.label == "ability die"] == [
         ("ability die", 3, "a die ana's ability Savage Blow (C37) added to the damage (C12, C39)",
          "ability:Savage Blow")]
+
+
+def test_a_dying_combatants_turn_that_ended_by_itself_says_why() -> None:
+    """C36 (docs/rulings.md, "At 0 HP: what Dying takes away"): Burning takes Vesh to 0 HP as its turn starts, and
+    its turn ends by itself (the batch's command is Kael's end_turn): explain says why; Kael's own end_turn says it
+    was his command (both said only "turn_ended at seq N", with nothing else)."""
+    from omen_core.events import TurnEnded
+
+    fight = _burning_to_zero()
+    ended = {r.event.who: r for r in fight.events if isinstance(r.event, TurnEnded) and r.event.round == 1}
+    assert explain(fight.events, ended["vesh"].seq).verdicts == (
+        "vesh's turn ends by itself: at 0 HP, Dying: a combatant takes no more of its turn (C36)",)
+    assert explain(fight.events, ended["kael"].seq).verdicts == (
+        f"kael ends the turn (end_turn, the command at seq {ended['kael'].batch})",)
+
+
+def test_standing_up_is_explained_as_standing_up() -> None:
+    """C20, C28 (docs/rulings.md, "Standing up from Prone is a Movement Action"): Prone Kael's stand_up is headed
+    as standing up, as the narrative tells it (it was headed "kael moves"); a move after it is still a move."""
+    from omen_core.events import MovementDeclared
+    from tests.test_options import in_round_2
+
+    fight = in_round_2()
+    fight.apply_condition("kael", "Prone")
+    fight.stand_up("kael")
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    fight.move("kael")
+    stood, moved = [r.seq for r in fight.events if isinstance(r.event, MovementDeclared)]
+    assert explain(fight.events, stood).title == (
+        f"kael stands up from Prone (a Movement Action, C20, C28), the action declared at seq {stood}")
+    assert explain(fight.events, moved).title.startswith("kael moves")
