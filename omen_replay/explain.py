@@ -725,11 +725,12 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
 
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
                   named: dict[str, tuple[str, str]] | None = None,
-                  rerolled: frozenset[tuple[str, int]] = frozenset()) -> list[Part]:
+                  rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", "")) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
-    reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39)."""
+    reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39; ``stacks``: what a
+    condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -742,8 +743,8 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
         own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
         terms = tuple(Term(x.label, x.value, "the save succeeded: half the damage, rounded down (C15, C25)",
                            origin=x.origin) if x.label == HALF_ON_SUCCESS else x for x in _worded(
-            own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll",
-            modifier_source="the consequence's flat damage", damage_source=event.source))
+            own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll"
+            + stacks[0], modifier_source="the consequence's flat damage" + stacks[1], damage_source=event.source))
         return [Part(name=f"damage ({event.source}: a consequence)", terms=terms, total=t.raw, rule="C25"),
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
@@ -1101,7 +1102,8 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
                             f"{'>=' if event.success else '<'} {opp.total} (C15: the saver wins ties; C40)")
             recs = _rolls(known, [saver, opp])
         case DamageResolved():  # a condition's damage as it ticks (C25, C40), or a deferred cost's as it settles (C41)
-            parts += _damage_parts(event, consequence=True,
+            recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
+            parts += _damage_parts(event, consequence=True, stacks=_per_stack(state, event, recs),
                                    incoming=state.combatants[event.target].sheet.incoming_damage)
             owed = event.source.removesuffix(_DEFERRED_SOURCE)
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from "
@@ -1110,7 +1112,6 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             verdicts += _unmoved(event, state, "{who}: HP 0 -> 0")
             verdicts += [said for r in followers if (said := _moved(r.event) if isinstance(r.event, ResourceChanged)
                                                      else _also_told(r.event)) is not None]
-            recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
         case ResourceChanged():  # outside any action: what a damage just before it moved (C40, C41)
             verdicts.append(_moved(event) + _moved_by(known.previous if known.latest is rec else None, event))
         case TurnSkipped(who=who, reason=reason):
@@ -1131,6 +1132,25 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
                        undone=rec.seq in known.voided)
+
+
+def _per_stack(state: FightState, event: DamageResolved, recs: Sequence[StoredEvent]) -> tuple[str, str]:
+    """What a condition's tick took once per stack (C40: ``per_stack``), said after its dice and after its flat
+    amount: ``: 2d6 for each of 3 stacks (6d6, C40)``; empty for a damage that is not such a tick (or whose roll
+    does not hold that many dice)."""
+    defined = state.ruleset.conditions.get(event.source) if state.ruleset is not None else None
+    damage = defined.damage if defined is not None else None
+    target = state.combatants.get(event.target)
+    if damage is None or not damage.per_stack or target is None:
+        return "", ""
+    stacks = target.conditions.get(event.source, 0)
+    each = f"for each of {stacks} stack{'' if stacks == 1 else 's'}"
+    rolled = sum(len(r.event.dice) for r in recs if isinstance(r.event, DiceRolled))
+    dice = (f": {damage.dice.count}{damage.dice.die} {each} ({damage.dice.count * stacks}{damage.dice.die}, C40)"
+            if damage.dice is not None and rolled == damage.dice.count * stacks else "")
+    flat = f": {damage.flat} {each} (C40)" if damage.flat and event.terms.modifiers and \
+        event.terms.modifiers[0].value == damage.flat * stacks else ""
+    return dice, flat
 
 
 def _moved(event: ResourceChanged) -> str:

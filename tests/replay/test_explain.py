@@ -1008,3 +1008,46 @@ def test_standing_up_is_explained_as_standing_up() -> None:
     assert explain(fight.events, stood).title == (
         f"kael stands up from Prone (a Movement Action, C20, C28), the action declared at seq {stood}")
     assert explain(fight.events, moved).title.startswith("kael moves")
+
+
+def test_a_tick_taken_once_per_stack_says_so(tmp_path: Path) -> None:
+    """C40 (per_stack): Swarm, 2d6 piercing for each stack, ticks on Bo (3 stacks) as his turn starts: six dice,
+    2 + 5 + 1 + 2 + 4 + 3 = 17, said to be 2d6 for each of 3 stacks (it said only "the consequence's own piercing
+    damage roll", as the narrative said 6d6)."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import load_ruleset
+
+    toml = tmp_path / "swarm.toml"
+    toml.write_text('name = "swarm"\nversion = "test"\n\n[conditions.Dying]\nplaceholder = true\n\n'
+                    '[conditions.Swarm]\nplaceholder = true\nmax_stacks = 9\ntick = "turn_start"\n'
+                    'damage = { dice = { count = 2, die = "d6" }, damage_type = "piercing", per_stack = true }\n')
+    fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([15, 5, 2, 5, 1, 2, 4, 3]), clock=lambda: 0,
+                        ruleset=load_ruleset(toml))
+    fight.join(sheet("ash", AGI=(20, 1)))
+    fight.join(sheet("bo", "b", hp=30, AGI=(20, 1)))
+    fight.roll_initiative()
+    fight.apply_condition("bo", "Swarm", stacks=3)
+    fight.end_turn("ash")
+    told = explain(fight.events, _seq_of(fight, DamageResolved))
+    assert [(t.label, t.value, t.source) for t in told.parts[0].terms] == [
+        ("damage dice", 17, "the consequence's own piercing damage roll: 2d6 for each of 3 stacks (6d6, C40)")]
+
+
+def test_a_flat_tick_taken_once_per_stack_says_so() -> None:
+    """C40 (per_stack): Bleeding (tests/data/c40-ruleset.toml), 1 slashing for each stack, ticks on Vesh (2 stacks)
+    as her turn starts: its flat 2 is said to be 1 for each of 2 stacks (it said only "the consequence's flat
+    damage"); it rolls no dice (their term is 0)."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import load_ruleset
+
+    ruleset = load_ruleset(Path(__file__).resolve().parents[1] / "data" / "c40-ruleset.toml")
+    fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([15, 5]), clock=lambda: 0, ruleset=ruleset)
+    fight.join(sheet("kael", AGI=(20, 1)))
+    fight.join(sheet("vesh", "raiders", AGI=(20, 1)))
+    fight.roll_initiative()
+    fight.apply_condition("vesh", "Bleeding", stacks=2)
+    fight.end_turn("kael")
+    told = explain(fight.events, _seq_of(fight, DamageResolved))
+    assert [(t.value, t.source) for t in told.parts[0].terms] == [
+        (0, "the consequence's own slashing damage roll"),
+        (2, "the consequence's flat damage: 1 for each of 2 stacks (C40)")]
