@@ -168,6 +168,8 @@ def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
                 said = whose + (", part of the Defense Rating (C11)" if t.kind == "defense_modifier" else "")
         if isinstance(named, dict) and t.kind == "ability_die" and t.label in named:  # the ability and whose (C39)
             said = f"a die {named[t.label][0]} added to the damage (C12, C39)"
+        elif t.kind == "ability_die" and t.label == "rage" and context.get("attacker"):  # a Brute's (recorded so)
+            said = f"a die {context['attacker']}'s rage added to the damage (C12, C39)"
         worded.append(Term(label.format(**fill), t.value, said, origin=origin))
     return tuple(worded)
 
@@ -574,7 +576,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage,
                                    named=_origins(state, decl.attacker, decl.target, answered=answered),
-                                   rerolled=rerolled)
+                                   rerolled=rerolled, attacker=decl.attacker)
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -725,12 +727,14 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
 
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
                   named: dict[str, tuple[str, str]] | None = None,
-                  rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", "")) -> list[Part]:
+                  rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", ""),
+                  attacker: str = "") -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
     reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39; ``stacks``: what a
-    condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40)."""
+    condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40; ``attacker``:
+    whose rage a rage die is, C12)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -751,7 +755,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
     dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
     terms = _worded(t.terms(), dice_label=dice_label, dice_source=dice_source,
-                    damage_source=event.source, modifier_source="damage modifier", named=named)
+                    damage_source=event.source, modifier_source="damage modifier", named=named, attacker=attacker)
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 

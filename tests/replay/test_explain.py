@@ -1051,3 +1051,12 @@ def test_a_flat_tick_taken_once_per_stack_says_so() -> None:
     assert [(t.value, t.source) for t in told.parts[0].terms] == [
         (0, "the consequence's own slashing damage roll"),
         (2, "the consequence's flat damage: 1 for each of 2 stacks (C40)")]
+
+
+def test_a_rage_die_says_whose_rage_it_is() -> None:
+    """C12, C39 (docs/explain.md: an added term says whose it is): Ash's rage d6 (5) in his axe's damage says "ash's
+    rage" (it said "rage, or the ability named", naming no one)."""
+    fight = brute_fight()
+    damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
+    assert [(t.value, t.source, t.origin) for t in damage.terms if t.label == "ability die"] == [
+        (5, "a die ash's rage added to the damage (C12, C39)", "ability:rage")]
