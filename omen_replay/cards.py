@@ -503,7 +503,9 @@ class CardBuilder(Visitor):
                 conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
                                                 applied=False, reason=event.reason))
             elif isinstance(event, Moved):
-                verdicts.append(Verdict(label="MOVED", numbers="", rule=""))
+                stood = self.known.batch.stands_up(event.action)  # a stand_up's movement (C20, C28)
+                verdicts.append(Verdict(label="STOOD UP" if stood else "MOVED", numbers="",
+                                        rule="C20, C28: a Movement Action" if stood else ""))
             elif isinstance(event, ActionCancelled):
                 verdicts.append(Verdict(label="CANCELLED", numbers=event.reason, rule=""))
         actor = (decl.attacker if isinstance(decl, AttackDeclared) else decl.caller if isinstance(decl, SaveCalled)

@@ -16,6 +16,7 @@ from types import MappingProxyType
 import msgspec
 
 from omen_core.abilities import PASS
+from omen_core.commands import EndTurn
 from omen_core.content import Heal, IncomingDamage, Weapon
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
@@ -62,6 +63,7 @@ from omen_core.events import (
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
+    TurnEnded,
     TurnSkipped,
     WillConversionChosen,
     encode_line,
@@ -75,7 +77,7 @@ from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
 
-from .narrate import crit_outcome, hp_unmoved
+from .narrate import BatchCommand, crit_outcome, hp_unmoved
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
@@ -115,7 +117,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "primary_bonus": ("primary bonus", "attribute bonus (none when unarmed, C12)"),
     "crit_bonus": ("crit bonus", "one extra primary bonus on a crit (C12)"),
     "weapon_damage": ("Weapon Damage", "{damage_source}"),
-    "ability_die": ("ability die", "a die an ability added to the damage (rage, or the ability named; C12, C39)"),
+    "ability_die": ("ability die", "a die {label} added to the damage (C12, C39)"),
     "damage_modifier": ("{label}", "{modifier_source}"),
     "raw_damage": ("raw damage", "C12"),
     "mitigation": ("{label}", "after: {after} (C13)"),
@@ -164,6 +166,10 @@ def _worded(terms: Iterable[PartTerm], **context: object) -> tuple[Term, ...]:
             if found:
                 whose, origin = found
                 said = whose + (", part of the Defense Rating (C11)" if t.kind == "defense_modifier" else "")
+        if isinstance(named, dict) and t.kind == "ability_die" and t.label in named:  # the ability and whose (C39)
+            said = f"a die {named[t.label][0]} added to the damage (C12, C39)"
+        elif t.kind == "ability_die" and t.label == "rage" and context.get("attacker"):  # a Brute's (recorded so)
+            said = f"a die {context['attacker']}'s rage added to the damage (C12, C39)"
         worded.append(Term(label.format(**fill), t.value, said, origin=origin))
     return tuple(worded)
 
@@ -298,6 +304,7 @@ class Derivations:
         self.initiative: list[tuple[StoredEvent, FightState]] = []  # its rolls, ties, roll-offs, agreements (C19)
         self.latest: StoredEvent | None = None  # the event seen last, and the one before it
         self.previous: StoredEvent | None = None
+        self.batch = BatchCommand()  # what the batch's command says: a stand_up's movement, a turn ended by itself
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
@@ -310,6 +317,7 @@ class Derivations:
         """Each event, in order (with the state before it, if known): the seed commitment, the rolls of the batch in
         progress, and the events that set the initiative order (C19)."""
         self.previous, self.latest = self.latest, rec
+        self.batch.see(rec.event)
         if before is not None and (isinstance(rec.event, _INITIATIVE) or (
                 isinstance(rec.event, DiceRolled) and rec.event.purpose in ("initiative", "roll_off"))):
             self.initiative.append((rec, before))
@@ -568,7 +576,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage,
                                    named=_origins(state, decl.attacker, decl.target, answered=answered),
-                                   rerolled=rerolled)
+                                   rerolled=rerolled, attacker=decl.attacker)
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -719,11 +727,14 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
 
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
                   named: dict[str, tuple[str, str]] | None = None,
-                  rerolled: frozenset[tuple[str, int]] = frozenset()) -> list[Part]:
+                  rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", ""),
+                  attacker: str = "") -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
-    reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39)."""
+    reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39; ``stacks``: what a
+    condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40; ``attacker``:
+    whose rage a rage die is, C12)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -736,15 +747,15 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
         own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
         terms = tuple(Term(x.label, x.value, "the save succeeded: half the damage, rounded down (C15, C25)",
                            origin=x.origin) if x.label == HALF_ON_SUCCESS else x for x in _worded(
-            own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll",
-            modifier_source="the consequence's flat damage", damage_source=event.source))
+            own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll"
+            + stacks[0], modifier_source="the consequence's flat damage" + stacks[1], damage_source=event.source))
         return [Part(name=f"damage ({event.source}: a consequence)", terms=terms, total=t.raw, rule="C25"),
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
     dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
     terms = _worded(t.terms(), dice_label=dice_label, dice_source=dice_source,
-                    damage_source=event.source, modifier_source="damage modifier", named=named)
+                    damage_source=event.source, modifier_source="damage modifier", named=named, attacker=attacker)
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 
@@ -799,7 +810,9 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     assert isinstance(decl, MovementDeclared)
     status, _seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
-    title = _title(known, first.seq, f"{decl.who} moves{leaving}, the action declared at seq {first.seq}")
+    moves = ("stands up from Prone (a Movement Action, C20, C28)" if known.batch.stands_up(decl.action)
+             else f"moves{leaving}")
+    title = _title(known, first.seq, f"{decl.who} {moves}, the action declared at seq {first.seq}")
     verdicts = [said for rec, state in events
                 if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq,
                                        _decision_titles(events), state)) is not None]
@@ -1093,7 +1106,8 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
                             f"{'>=' if event.success else '<'} {opp.total} (C15: the saver wins ties; C40)")
             recs = _rolls(known, [saver, opp])
         case DamageResolved():  # a condition's damage as it ticks (C25, C40), or a deferred cost's as it settles (C41)
-            parts += _damage_parts(event, consequence=True,
+            recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
+            parts += _damage_parts(event, consequence=True, stacks=_per_stack(state, event, recs),
                                    incoming=state.combatants[event.target].sheet.incoming_damage)
             owed = event.source.removesuffix(_DEFERRED_SOURCE)
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from "
@@ -1102,11 +1116,16 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             verdicts += _unmoved(event, state, "{who}: HP 0 -> 0")
             verdicts += [said for r in followers if (said := _moved(r.event) if isinstance(r.event, ResourceChanged)
                                                      else _also_told(r.event)) is not None]
-            recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
         case ResourceChanged():  # outside any action: what a damage just before it moved (C40, C41)
             verdicts.append(_moved(event) + _moved_by(known.previous if known.latest is rec else None, event))
         case TurnSkipped(who=who, reason=reason):
             verdicts.append(f"{who} loses the turn: {reason}")
+        case TurnEnded(who=who) if who in state.combatants:
+            why = known.batch.ended_by_itself(event, state.combatants[who].dying)
+            verdicts.append(f"{who}'s turn ends by itself: {why}" if why is not None else
+                            f"{who} ends the turn (end_turn, the command at seq {rec.batch})"
+                            if isinstance(known.batch.command, EndTurn) and known.batch.command.who == who else
+                            f"{who}'s turn ends")
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
         case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)
@@ -1117,6 +1136,25 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
                        undone=rec.seq in known.voided)
+
+
+def _per_stack(state: FightState, event: DamageResolved, recs: Sequence[StoredEvent]) -> tuple[str, str]:
+    """What a condition's tick took once per stack (C40: ``per_stack``), said after its dice and after its flat
+    amount: ``: 2d6 for each of 3 stacks (6d6, C40)``; empty for a damage that is not such a tick (or whose roll
+    does not hold that many dice)."""
+    defined = state.ruleset.conditions.get(event.source) if state.ruleset is not None else None
+    damage = defined.damage if defined is not None else None
+    target = state.combatants.get(event.target)
+    if damage is None or not damage.per_stack or target is None:
+        return "", ""
+    stacks = target.conditions.get(event.source, 0)
+    each = f"for each of {stacks} stack{'' if stacks == 1 else 's'}"
+    rolled = sum(len(r.event.dice) for r in recs if isinstance(r.event, DiceRolled))
+    dice = (f": {damage.dice.count}{damage.dice.die} {each} ({damage.dice.count * stacks}{damage.dice.die}, C40)"
+            if damage.dice is not None and rolled == damage.dice.count * stacks else "")
+    flat = f": {damage.flat} {each} (C40)" if damage.flat and event.terms.modifiers and \
+        event.terms.modifiers[0].value == damage.flat * stacks else ""
+    return dice, flat
 
 
 def _moved(event: ResourceChanged) -> str:

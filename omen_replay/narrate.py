@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from omen_core.commands import StandUp
+from omen_core.commands import Command, EndTurn, StandUp
 from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
@@ -91,9 +91,39 @@ from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
-__all__ = ["Line", "LineKind", "Narrator", "narrate", "describe_total", "crit_outcome", "hp_unmoved"]
+__all__ = ["Line", "LineKind", "Narrator", "BatchCommand", "narrate", "describe_total", "crit_outcome", "hp_unmoved"]
 
 LineKind = Literal["round", "header", "roll", "result", "window", "note", "undone"]
+
+
+class BatchCommand:
+    """What the command at the head of the batch in progress says of the events it wrote, read one way for the
+    narrative, explain and the session log's cards: which Movement Actions are a Prone combatant standing up (a
+    ``stand_up``, C20, C28), and whether a turn ended by its owner's own ``end_turn`` or by itself (C36). Call
+    :meth:`see` with each event in order."""
+
+    def __init__(self) -> None:
+        self.command: Command | None = None
+        self.standing: set[int] = set()  # the actions (their declaration seqs) that are a stand_up's movement
+
+    def see(self, event: object) -> None:
+        """One event, in log order."""
+        if isinstance(event, CommandIssued):
+            self.command = event.command
+        elif isinstance(event, MovementDeclared) and isinstance(self.command, StandUp) \
+                and self.command.who == event.who:
+            self.standing.add(event.action)
+
+    def stands_up(self, action: int) -> bool:
+        """Whether this Movement Action is its mover standing up from Prone (C20, C28)."""
+        return action in self.standing
+
+    def ended_by_itself(self, event: TurnEnded, dying: bool) -> str | None:
+        """Why a turn ended though its owner gave no ``end_turn`` (``dying``: its owner at 0 HP as it ended), or
+        None if its owner ended it or the log does not say: a Dying combatant takes no more of its turn (C36)."""
+        if not dying or self.command is None or (isinstance(self.command, EndTurn) and self.command.who == event.who):
+            return None
+        return "at 0 HP, Dying: a combatant takes no more of its turn (C36)"
 
 
 class Line(msgspec.Struct, frozen=True):
@@ -630,7 +660,7 @@ class Narrator(Visitor):
             self.hp = {cid: c.hp for cid, c in state.combatants.items()}
         self.told: list[Line] = []
         self.sink: Callable[[Line], object] = sink if sink is not None else self.told.append
-        self.standing: int | None = None  # the action of a stand_up being told (its command seen first)
+        self.batch = BatchCommand()  # what the batch's command says: a stand_up's movement, a turn ended by itself
 
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         """Tell one event of a walk."""
@@ -641,7 +671,7 @@ class Narrator(Visitor):
         """The narrative of one event, line by line; ``before``, the state before it, if known (else the HP this
         narrator has followed through the events it told, those undone left out)."""
         event = rec.event
-        said = self._standing_up(event)
+        said = self._standing_up(event, before)
         if said is None:
             said = list(_WRITERS[type(event)](event, self.names))
         if isinstance(event, DamageResolved):
@@ -660,17 +690,21 @@ class Narrator(Visitor):
             else:
                 yield Line(rec.seq, kind, text)
 
-    def _standing_up(self, event: Any) -> list[tuple[LineKind, str]] | None:
-        """A stand_up's movement told as standing up, not as a move (C20, C23): its command comes first in its
-        batch, then the movement it is; None for any other event."""
-        if isinstance(event, CommandIssued):
-            self.standing = -1 if isinstance(event.command, StandUp) else None
-        elif isinstance(event, MovementDeclared) and self.standing == -1:
-            self.standing = event.action
+    def _standing_up(self, event: Any, before: FightState | None) -> list[tuple[LineKind, str]] | None:
+        """A stand_up's movement told as standing up, not as a move (C20, C23), and a turn that ended by itself
+        as such (C36), as the batch's command says (:class:`BatchCommand`); None for any other event."""
+        self.batch.see(event)
+        if isinstance(event, MovementDeclared) and self.batch.stands_up(event.action):
             return [("header", f"{self.names(event.who)} stands up from Prone (a Movement Action, C20)")]
-        elif isinstance(event, Moved) and event.action == self.standing:
-            self.standing = None
+        if isinstance(event, Moved) and self.batch.stands_up(event.action):
             return [("roll", "  (standing up leaves no one's reach: no Attack of Opportunity, C23)")]
+        if isinstance(event, TurnEnded):
+            dying = before.combatants[event.who].dying if before is not None and event.who in before.combatants \
+                else self.hp.get(event.who) == 0
+            why = self.batch.ended_by_itself(event, dying)
+            if why is not None:
+                self.names.turn = None
+                return [("roll", f"  ({self.names(event.who)}'s turn ends by itself: {why})")]
         return None
 
     def lines(self, records: Iterable[StoredEvent]) -> Iterator[Line]:

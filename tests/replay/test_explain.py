@@ -958,3 +958,105 @@ class TestAnswersInAnAttack:
         assert (damage.terms[0].label, damage.terms[0].value, damage.terms[0].source) == (
             "primary dice result", 6, "the hit roll, as rerolled (C39)")
         assert [(d.purpose, d.face, d.rerolled) for d in told.dice if d.rerolled is not None] == [("reroll", 6, 2)]
+
+
+# -- wording: what each term and header names (the rules-lawyer's reading of docs/explain.md) ---------------------
+
+
+def test_an_ability_die_names_the_ability_and_whose_it_is() -> None:
+    """C12, C39 (docs/explain.md: an ability's term names it and whose it is): Savage Blow's d6 (3) in Ana's damage
+    says "ana's ability Savage Blow"; it said only "rage, or the ability named" although the die's origin named it."""
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "savage_blow"), sheet("orc", side="raiders"), faces=[4, 1, 2, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.defend("orc", None)
+    fight.answer_decision("savage_blow", "ana", "use")
+    damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (unarmed)")
+    assert [(t.label, t.value, t.source, t.origin) for t in damage.terms if t.label == "ability die"] == [
+        ("ability die", 3, "a die ana's ability Savage Blow (C37) added to the damage (C12, C39)",
+         "ability:Savage Blow")]
+
+
+def test_a_dying_combatants_turn_that_ended_by_itself_says_why() -> None:
+    """C36 (docs/rulings.md, "At 0 HP: what Dying takes away"): Burning takes Vesh to 0 HP as its turn starts, and
+    its turn ends by itself (the batch's command is Kael's end_turn): explain says why; Kael's own end_turn says it
+    was his command (both said only "turn_ended at seq N", with nothing else)."""
+    from omen_core.events import TurnEnded
+
+    fight = _burning_to_zero()
+    ended = {r.event.who: r for r in fight.events if isinstance(r.event, TurnEnded) and r.event.round == 1}
+    assert explain(fight.events, ended["vesh"].seq).verdicts == (
+        "vesh's turn ends by itself: at 0 HP, Dying: a combatant takes no more of its turn (C36)",)
+    assert explain(fight.events, ended["kael"].seq).verdicts == (
+        f"kael ends the turn (end_turn, the command at seq {ended['kael'].batch})",)
+
+
+def test_standing_up_is_explained_as_standing_up() -> None:
+    """C20, C28 (docs/rulings.md, "Standing up from Prone is a Movement Action"): Prone Kael's stand_up is headed
+    as standing up, as the narrative tells it (it was headed "kael moves"); a move after it is still a move."""
+    from omen_core.events import MovementDeclared
+    from tests.test_options import in_round_2
+
+    fight = in_round_2()
+    fight.apply_condition("kael", "Prone")
+    fight.stand_up("kael")
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    fight.move("kael")
+    stood, moved = [r.seq for r in fight.events if isinstance(r.event, MovementDeclared)]
+    assert explain(fight.events, stood).title == (
+        f"kael stands up from Prone (a Movement Action, C20, C28), the action declared at seq {stood}")
+    assert explain(fight.events, moved).title.startswith("kael moves")
+
+
+def test_a_tick_taken_once_per_stack_says_so(tmp_path: Path) -> None:
+    """C40 (per_stack): Swarm, 2d6 piercing for each stack, ticks on Bo (3 stacks) as his turn starts: six dice,
+    2 + 5 + 1 + 2 + 4 + 3 = 17, said to be 2d6 for each of 3 stacks (it said only "the consequence's own piercing
+    damage roll", as the narrative said 6d6)."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import load_ruleset
+
+    toml = tmp_path / "swarm.toml"
+    toml.write_text('name = "swarm"\nversion = "test"\n\n[conditions.Dying]\nplaceholder = true\n\n'
+                    '[conditions.Swarm]\nplaceholder = true\nmax_stacks = 9\ntick = "turn_start"\n'
+                    'damage = { dice = { count = 2, die = "d6" }, damage_type = "piercing", per_stack = true }\n')
+    fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([15, 5, 2, 5, 1, 2, 4, 3]), clock=lambda: 0,
+                        ruleset=load_ruleset(toml))
+    fight.join(sheet("ash", AGI=(20, 1)))
+    fight.join(sheet("bo", "b", hp=30, AGI=(20, 1)))
+    fight.roll_initiative()
+    fight.apply_condition("bo", "Swarm", stacks=3)
+    fight.end_turn("ash")
+    told = explain(fight.events, _seq_of(fight, DamageResolved))
+    assert [(t.label, t.value, t.source) for t in told.parts[0].terms] == [
+        ("damage dice", 17, "the consequence's own piercing damage roll: 2d6 for each of 3 stacks (6d6, C40)")]
+
+
+def test_a_flat_tick_taken_once_per_stack_says_so() -> None:
+    """C40 (per_stack): Bleeding (tests/data/c40-ruleset.toml), 1 slashing for each stack, ticks on Vesh (2 stacks)
+    as her turn starts: its flat 2 is said to be 1 for each of 2 stacks (it said only "the consequence's flat
+    damage"); it rolls no dice (their term is 0)."""
+    from omen_core import MemoryStore, ScriptedDice
+    from omen_core.content import load_ruleset
+
+    ruleset = load_ruleset(Path(__file__).resolve().parents[1] / "data" / "c40-ruleset.toml")
+    fight = Fight.start(MemoryStore(), "t", dice=ScriptedDice([15, 5]), clock=lambda: 0, ruleset=ruleset)
+    fight.join(sheet("kael", AGI=(20, 1)))
+    fight.join(sheet("vesh", "raiders", AGI=(20, 1)))
+    fight.roll_initiative()
+    fight.apply_condition("vesh", "Bleeding", stacks=2)
+    fight.end_turn("kael")
+    told = explain(fight.events, _seq_of(fight, DamageResolved))
+    assert [(t.value, t.source) for t in told.parts[0].terms] == [
+        (0, "the consequence's own slashing damage roll"),
+        (2, "the consequence's flat damage: 1 for each of 2 stacks (C40)")]
+
+
+def test_a_rage_die_says_whose_rage_it_is() -> None:
+    """C12, C39 (docs/explain.md: an added term says whose it is): Ash's rage d6 (5) in his axe's damage says "ash's
+    rage" (it said "rage, or the ability named", naming no one)."""
+    fight = brute_fight()
+    damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
+    assert [(t.value, t.source, t.origin) for t in damage.terms if t.label == "ability die"] == [
+        (5, "a die ash's rage added to the damage (C12, C39)", "ability:rage")]

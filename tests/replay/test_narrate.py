@@ -318,3 +318,14 @@ def test_standing_up_is_told_as_standing_up() -> None:
     assert fight.state.turn == "kael"
     fight.move("kael")
     assert "Kael moves" in [line.text for line in narrate(fight.events)]
+
+
+def test_a_dying_combatants_turn_that_ended_by_itself_is_told_so() -> None:
+    """C36 (docs/rulings.md, "At 0 HP: what Dying takes away"): Burning takes Vesh to 0 HP as its turn starts and
+    its turn ends by itself, told so (it read "(Vesh ends the turn)", though Vesh gave no end_turn); Kael's own
+    end_turn is still "Kael ends the turn"."""
+    from tests.replay.test_explain import _burning_to_zero
+
+    told = [line.text for line in narrate(_burning_to_zero().events)]
+    assert "  (Vesh's turn ends by itself: at 0 HP, Dying: a combatant takes no more of its turn (C36))" in told
+    assert "  (Vesh ends the turn)" not in told and "  (Kael ends the turn)" in told
