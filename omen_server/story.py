@@ -402,6 +402,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
     tied: dict[int, set[str]] = {}  # a batch's combatants still tied after the AGI bonus (C19)
+    standing: set[int] = set()  # the batches of a stand_up: their Movement Action is standing up (C20, C28)
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -414,6 +415,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                              round=0)
             if command and command.get("command") in TOLD_REASONS and str(command.get("reason") or "").strip():
                 reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
+            if command and command.get("command") == "stand_up":
+                standing.add(rec.batch)
             by_batch[rec.batch] = card
             cards.append(card)
             card.seqs.append(rec.seq)
@@ -428,6 +431,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
+        if rec.batch in standing and kind in ("movement_declared", "moved"):  # a stand_up's Movement Action (C20)
+            text, verdict = ((f"{_n(names, e.get('who'))} stands up from Prone (a Movement Action)", "")
+                             if kind == "movement_declared" else (f"{_n(names, e.get('who'))} is on its feet",
+                                                                  "STOOD UP"))
         if kind in ("condition_applied", "condition_cleared"):
             changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
             why = reasons.get(rec.batch)
