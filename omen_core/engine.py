@@ -211,6 +211,8 @@ def _recordable(command: Command, batch: Sealed) -> None:
     command or a sheet holds is within the bound, but the totals made of them are not: sums (a bonus of 2**53 - 1
     plus its die) and products (stacks times a per-stack modifier, damage times an incoming multiplier); a log
     holds none past it (I-JSON: it is read in any language; docs/rulings.md "Limits on dice")."""
+    if _SIXTEEN not in b"\n".join(batch.lines).translate(_DIGITS):
+        return  # the usual case, the whole batch at once: no 16 digits in a row anywhere (its hashes and salts too)
     for stored, line in zip(batch, batch.lines, strict=True):
         numbers = line[:line.find(b',"prev_hash":')] + line[line.find(b',"event":'):-_HASH_FIELD]  # not the hex
         if _SIXTEEN not in numbers.translate(_DIGITS):
