@@ -103,25 +103,10 @@ def print_options(found: Options, as_json: bool) -> None:
 
 
 def _free_summary(offer: Offer) -> list[str]:
-    """The arguments an offer leaves to the caller (each required: the command is refused without it), and the
-    offer's note (what its choices show)."""
-    required = _required(offer.command)
-    return [*(f"{'give' if a.name in required else 'may give'} {a.name}: {a.takes}" for a in offer.free),
+    """The arguments an offer leaves to the caller (``give`` one it is refused without, its ``required``, else
+    ``may give``), and the offer's note (what its choices show)."""
+    return [*(f"{'give' if a.required else 'may give'} {a.name}: {a.takes}" for a in offer.free),
             *([f"note: {offer.note}"] if offer.note else [])]
-
-
-def _required(command: str) -> set[str]:
-    """The fields a command is refused without (those with no default)."""
-    from typing import get_args
-
-    import msgspec
-
-    from omen_core.commands import Command
-
-    kind = next((k for k in get_args(Command) if k.__struct_config__.tag == command), None)
-    info = msgspec.inspect.type_info(kind) if kind is not None else None
-    return {f.encode_name for f in info.fields if f.required} if isinstance(info, msgspec.inspect.StructType) \
-        else set()
 
 
 def _dice_summary(offer: Offer) -> list[str]:

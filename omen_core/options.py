@@ -35,6 +35,7 @@ from .commands import (
     LeaveFight,
     Move,
     Redo,
+    RevealSeed,
     RollInitiative,
     StandUp,
     StaticCheck,
@@ -54,7 +55,7 @@ from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
 
 __all__ = ["DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
-           "odds_of", "waiting_point", "listed_others"]
+           "odds_of", "waiting_point", "listed_others", "required_fields"]
 
 
 class DieSpec(msgspec.Struct, frozen=True):
@@ -95,10 +96,25 @@ class Choice(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Argument(msgspec.Struct, frozen=True, kw_only=True):
-    """An argument left to the caller: its name, and what it takes."""
+    """An argument left to the caller: its name, what it takes, and whether it is ``required`` (the command is
+    refused without it: a field of the command with no default, :func:`required_fields`)."""
 
     name: str
     takes: str
+    required: bool = False
+
+
+def required_fields(kind: type) -> frozenset[str]:
+    """The fields (as encoded) a command type is refused without: those with no default."""
+    info = msgspec.inspect.type_info(kind)
+    return frozenset(f.encode_name for f in info.fields if f.required) \
+        if isinstance(info, msgspec.inspect.StructType) else frozenset()
+
+
+def _marked(kind: type, free: tuple[Argument, ...]) -> tuple[Argument, ...]:
+    """``free`` with each argument's ``required`` read from the command type ``kind``'s fields."""
+    required = required_fields(kind)
+    return tuple(msgspec.structs.replace(a, required=a.name in required) for a in free)
 
 
 class Offer(msgspec.Struct, frozen=True, kw_only=True):
@@ -203,7 +219,8 @@ def _offer(state: FightState, history: History | None, tag: str, actor: str | No
     choices = tuple(c for c in (_try(state, cmd, history) for cmd in listed) if c is not None)
     if not choices:
         return None
-    return Offer(command=tag, actor=actor, rule=rule, cost=cost, choices=choices, free=free, note=note)
+    return Offer(command=tag, actor=actor, rule=rule, cost=cost, choices=choices, free=_marked(type(listed[0]), free),
+                 note=note)
 
 
 # -- the candidates, command by command --------------------------------------------------------------------------
@@ -427,11 +444,13 @@ def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> I
                       [CancelAction(reason="the GM calls it off")], (Argument(name="reason", takes="free text"),))
     if state.seed_commitment is not None and state.revealed_seed is None:
         yield Offer(command="reveal_seed", actor=None, rule="dice", cost="free",
-                    choices=(Choice(args={}),), free=(Argument(name="seed", takes="the seed, in hex"),),
+                    choices=(Choice(args={}),), free=_marked(RevealSeed, (Argument(name="seed",
+                                                                                   takes="the seed, in hex"),)),
                     note="the seed must hash to the commitment recorded at the start")
     yield from _named(state, history, "undo", None, "undo", "free", [Undo()],
-                      (Argument(name="to_seq", takes="or the first event of an earlier command with no action in "
-                                                     "progress before it"),
+                      (Argument(name="to_seq", takes="the seq of the first event to undo, with all after it (left "
+                                                     "out: the last command alone): the first event of an earlier "
+                                                     "command begun with no action in progress"),
                        Argument(name="reason", takes="free text")))
     yield from _named(state, history, "redo", None, "undo", "free", [Redo()],
                       (Argument(name="reason", takes="free text"),))

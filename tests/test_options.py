@@ -803,6 +803,40 @@ class TestFacesNeededNamesTheDice:
         assert wanted in named, str(info.value)
 
 
+class TestFreeArguments:
+    def test_required_says_which_free_arguments_a_command_is_refused_without(self) -> None:
+        """A free argument's ``required`` is true where the command has no default for it: ``call_save``'s
+        ``effect`` and ``static_check``'s ``difficulty``; ``static_check``'s ``modifiers`` and ``undo``'s
+        ``to_seq`` and ``reason`` are optional (it was not said: only ``omen status --all`` told give from may
+        give)."""
+        free = {(o.command, a.name): a.required for o in in_round_2().options().offers for a in o.free}
+        assert {key: free[key] for key in [("call_save", "effect"), ("static_check", "difficulty"),
+                                           ("static_check", "modifiers"), ("undo", "to_seq"), ("undo", "reason")]} \
+            == {("call_save", "effect"): True, ("static_check", "difficulty"): True,
+                ("static_check", "modifiers"): False, ("undo", "to_seq"): False, ("undo", "reason"): False}
+
+    def test_every_free_argument_is_required_exactly_when_its_command_has_no_default_for_it(self) -> None:
+        """One source: each offer's free arguments are marked required by the command type's fields without a
+        default (:func:`omen_core.options.required_fields`)."""
+        from typing import get_args
+
+        from omen_core.options import required_fields
+
+        kinds = {k.__struct_config__.tag: k for k in get_args(Command)}
+        offers = in_round_2().options().offers
+        assert offers and all(a.required == (a.name in required_fields(kinds[o.command])) for o in offers
+                              for a in o.free)
+        assert required_fields(StaticCheck) == {"check", "difficulty"}
+
+    def test_undo_to_seq_says_what_it_takes_as_a_whole_phrase(self) -> None:
+        """``undo``'s ``to_seq`` says what it takes in a phrase of its own (it began "or the first event of ...")."""
+        undo = next(o for o in in_round_2().options().offers if o.command == "undo")
+        assert [(a.name, a.takes) for a in undo.free] == [
+            ("to_seq", "the seq of the first event to undo, with all after it (left out: the last command alone): the "
+                       "first event of an earlier command begun with no action in progress"),
+            ("reason", "free text")]
+
+
 class TestEquivalentFormsNotListed:
     def test_an_attack_with_the_weapon_left_out_is_the_offered_attack_with_the_weapon_in_hand(self) -> None:
         """§Resolving an Attack, C35: options() offers Kael's attack with the weapon named ({"weapon": "sword"}),

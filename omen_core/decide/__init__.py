@@ -382,25 +382,27 @@ def face_blind(command: Command) -> bool:
 
 class _Probe:
     """A dice source that answers every roll with the faces of one of :data:`_PROBES` and notes it: how
-    :func:`probe` finds the dice a command rolls."""
+    :func:`probe` finds the dice a command rolls. ``lead``: faces a command was given, which its first dice take
+    before the probing faces do (each where it fits its die: one that does not is the probing face)."""
 
     kind: DiceSourceKind = "manual"
     carried = True
 
-    def __init__(self, faces: ProbeFaces):
-        self.pick, self.count = faces, 0
+    def __init__(self, faces: ProbeFaces, lead: Sequence[int] = ()):
+        self.pick, self.count, self.lead = faces, 0, tuple(lead)
         self.requests: list[RollRequest] = []
         self.given: list[int] = []
 
     def faces(self, request: RollRequest) -> list[int]:
         if len(self.requests) >= _PROBE_LIMIT:
             raise DiceError("the probe stops here")
-        roll, pick, count = len(self.requests), self.pick, self.count
+        roll, pick, count, lead = len(self.requests), self.pick, self.count, self.lead
         self.requests.append(request)
         faces = []
         for _tag, sides in request.pool:
             count += 1
-            faces.append(pick(count, roll, sides))
+            led = lead[count - 1] if count <= len(lead) else 0
+            faces.append(led if type(led) is int and 1 <= led <= sides else pick(count, roll, sides))
         self.count = count
         self.given.extend(faces)
         return faces
@@ -414,11 +416,12 @@ class _Probe:
 
 def _gives(pick: ProbeFaces, run: _Probe) -> bool:
     """Whether ``pick`` gives the dice of ``run`` (die by die, in order) the faces it was given, stopping at the
-    first that differs."""
-    count, given = 0, run.given
+    first that differs; the dice its lead faces went to are the same in every run with that lead)."""
+    count, given, lead = 0, run.given, run.lead
     for number, request in enumerate(run.requests):
         for _tag, sides in request.pool:
-            if pick(count + 1, number, sides) != given[count]:
+            led = count < len(lead) and given[count] == lead[count]
+            if not led and pick(count + 1, number, sides) != given[count]:
                 return False
             count += 1
     return True
@@ -461,7 +464,7 @@ def _new_rolls(requests: Iterable[RollRequest], known: Sequence[RollRequest]) ->
     return found
 
 
-def probe(state: FightState, command: Command, history: History | None = None
+def probe(state: FightState, command: Command, history: History | None = None, lead: Sequence[int] = ()
           ) -> tuple[bool, list[RollRequest], list[RollRequest]]:
     """Whether the rules accept ``command`` in ``state``, and the dice it rolls, in C29 order: those it rolls
     whatever the faces, and those it may roll as well, depending on them (a hit's damage dice, say). Found by
@@ -471,14 +474,19 @@ def probe(state: FightState, command: Command, history: History | None = None
     there rolls none whatever the faces, and is decided once, as is one that rolls the same dice whatever the
     faces (:func:`face_blind`: a check, a contest, a save dealing no damage); a probe that would give the dice
     of a run already made the same faces is not run again (a single d20 initiative roll is decided three times,
-    not six)."""
+    not six).
+
+    ``lead``: faces already given (too few, :func:`decided`): every run's first dice take them, then the probing
+    faces, so the dice certain are those certain as these faces fall (two initiative faces that tie two
+    combatants make both their roll-off dice certain, C19, C29), and the first dice listed are those they went
+    to."""
     bare = command if command.dice is None else msgspec.structs.replace(command, dice=None)
     runs: list[list[RollRequest]] = []
     done: list[_Probe] = []
     for faces in _PROBES:
         if any(_gives(faces, run) for run in done):
             continue  # it would give a run already made the same faces: decide is a function, the same run
-        dice = _Probe(faces)
+        dice = _Probe(faces, lead)
         done.append(dice)
         try:
             _decided(state, bare, dice, history, "")
@@ -490,10 +498,11 @@ def probe(state: FightState, command: Command, history: History | None = None
             break
     n = _common_prefix(runs)
     return True, runs[0][:n], _merged([run[n:] for run in runs])
-def dice_needed(state: FightState, command: Command, history: History | None = None
+def dice_needed(state: FightState, command: Command, history: History | None = None, lead: Sequence[int] = ()
                 ) -> tuple[list[RollRequest], list[RollRequest]]:
-    """The dice ``command`` rolls in ``state`` (see :func:`probe`); ``([], [])`` if the command is refused."""
-    _ok, certain, maybe = probe(state, command, history)
+    """The dice ``command`` rolls in ``state`` (see :func:`probe`, and its ``lead``: the faces already given);
+    ``([], [])`` if the command is refused."""
+    _ok, certain, maybe = probe(state, command, history, lead)
     return certain, maybe
 
 
@@ -535,7 +544,8 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
             try:
                 draft = _decided(state, command, faces, history, by)
             except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing
-                raise _still_to_roll(short.needed, len(command.dice), *dice_needed(state, command, history)) from None
+                raise _still_to_roll(short.needed, len(command.dice),
+                                     *dice_needed(state, command, history, command.dice)) from None
             if faces.surplus:
                 raise SurplusFaces(faces.requests, len(command.dice), _stops_at(draft.state))
             return draft
@@ -562,7 +572,8 @@ def _stops_at(state: FightState) -> str:
 def _still_to_roll(path: list[RollRequest], given: int, certain: list[RollRequest], maybe: list[RollRequest]
                    ) -> FacesNeeded:
     """Too few faces: the rolls the faces given led to (up to the first that found none), then the dice the
-    command rolls whatever the faces beyond them, then those it may roll besides."""
+    command rolls beyond them whatever the faces still to give (``certain``, probed from the faces given), then
+    those it may roll besides."""
     n = _common_prefix((path, certain))
     needed = path + certain[len(path):] if n == len(path) else path
     return FacesNeeded(needed, given, _new_rolls(maybe, needed))

@@ -386,13 +386,13 @@ class TestDoRefusals:
 
     def test_too_few_faces_count_the_dice_they_lead_to_as_a_floor(self, interrupt_log: Path) -> None:
         """C24, C29: Vesh's Interrupt given 3 faces (1, 1 to hit, Kael's 8 to defend: a miss) leads on to Kael's
-        attack; the count is a floor, the same words given 3 faces or 5 (it said "rolls 5 dice" and then, given
-        5, "rolls 6")."""
+        attack, whose hit and Vesh's base defense are then certain; the count is a floor, the same given 3 faces
+        or 5 (it said "rolls 5 dice" and then, given 5, "rolls 6"; then, given 3, it said Vesh's base defense
+        depended on the dice)."""
         react = {"command": "react", "who": "vesh", "weapon": "knife"}
         three = refused(interrupt_log, {**react, "dice": [1, 1, 8]})
-        assert three.startswith("omen: error: this command rolls at least 5 dice as the 3 faces given fall; ")
-        assert three.endswith("kael's hit: primary d8, fcs d6; then, depending on the dice: vesh's base defense: "
-                              "res d6")
+        assert three.startswith("omen: error: this command rolls at least 6 dice as the 3 faces given fall; ")
+        assert three.endswith("kael's hit: primary d8, fcs d6; vesh's base defense: res d6")
         five = refused(interrupt_log, {**react, "dice": [1, 1, 8, 2, 2]})
         assert five.startswith("omen: error: this command rolls at least 6 dice as the 5 faces given fall; ")
 
@@ -482,11 +482,12 @@ class TestDoRefusals:
                 "kael's hit: primary d8, fcs d6; vesh's base defense: res d6") in said
 
     def test_partial_faces_list_every_die_still_to_roll(self, interrupt_log: Path) -> None:
-        """With only the Interrupt's faces given, the refusal still names every die still to roll: the rolls the
-        faces led to, up to Kael's hit that found none (5 dice), then Vesh's base defense, which depends on them."""
+        """With only the Interrupt's faces given (a miss), the refusal still names every die still to roll: the
+        rolls the faces led to, up to Kael's hit that found none, then Vesh's base defense, certain as they fall
+        (C24, C29: 6 dice)."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
-        assert "rolls at least 5 dice as the 3 faces given fall" in said and "kael's hit: primary d8, fcs d6" in said
-        assert "then, depending on the dice: vesh's base defense" in said
+        assert said.startswith("omen: error: this command rolls at least 6 dice as the 3 faces given fall; ")
+        assert said.endswith("kael's hit: primary d8, fcs d6; vesh's base defense: res d6")
 
     def test_too_many_faces(self, setup_log: Path) -> None:
         """More faces than the command rolls is refused, saying how many too many."""

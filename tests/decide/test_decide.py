@@ -142,9 +142,10 @@ def test_a_save_dealing_damage_is_not_face_blind() -> None:
 
 
 def test_too_few_faces_for_a_roll_off_name_its_dice_in_the_order_the_engine_rolls_them() -> None:
-    """C29 (initiative: combatants in the order they joined), C32: Ash, Cara, Bo and Dan all total 5 on the faces
-    4, 4, 4, 5 (Dan last, AGI bonus 0); Ash, Cara and Bo, a foe among them, roll off, Ash's face missing: the dice
-    that follow are Cara's d6, then Bo's d8, as the engine rolls them (it said Bo's before Cara's)."""
+    """C19, C29 (initiative: combatants in the order they joined), C32: Ash, Cara, Bo and Dan all total 5 on the
+    faces 4, 4, 4, 5 (Dan last, AGI bonus 0); Ash, Cara and Bo, a foe among them, roll off, Ash's face missing:
+    the dice that follow are Cara's d6, then Bo's d8, as the engine rolls them (it said Bo's before Cara's), and
+    all three are certain as the faces given fall (it said Cara's and Bo's depended on the dice)."""
     from omen_core.commands import RollInitiative
     from omen_core.dice import FacesNeeded
 
@@ -153,7 +154,25 @@ def test_too_few_faces_for_a_roll_off_name_its_dice_in_the_order_the_engine_roll
     with pytest.raises(FacesNeeded) as refused:
         decide(state, RollInitiative(dice=(4, 4, 4, 5)), ScriptedDice([]))
     assert str(refused.value) == (
-        "this command rolls at least 5 dice as the 4 faces given fall; give the faces in the command's dice, in this "
+        "this command rolls at least 7 dice as the 4 faces given fall; give the faces in the command's dice, in this "
         "order (C29): ash's initiative: check d6; cara's initiative: check d6; bo's initiative: check d8; dan's "
-        "initiative: check d8; ash's roll off: check d6; then, depending on the dice: cara's roll off: check d6; bo's "
-        "roll off: check d8")
+        "initiative: check d8; ash's roll off: check d6; cara's roll off: check d6; bo's roll off: check d8")
+
+
+@pytest.mark.parametrize("faces", [(5, 3, 5, 3), (5, 3, 5, 3, 4)])
+def test_too_few_faces_count_a_certain_roll_off_whole(faces: tuple[int, ...]) -> None:
+    """C19, C29: Bram and Vex (foes, AGI bonus 2 each) both total 7 on the faces 5, 3, 5, 3, so their roll-off
+    is certain: given those 4 faces, or a 5th for Bram's roll-off die, the command rolls at least 6 dice, Vex's
+    roll-off die among those certain (given 4 it said at least 5, Vex's die "depending on the dice")."""
+    from omen_core.commands import RollInitiative
+    from omen_core.dice import FacesNeeded
+
+    state = started(sheet("bram", "north", AGI=(8, 2)), sheet("ana", "north", AGI=(6, 1)),
+                    sheet("vex", "south", AGI=(8, 2)), sheet("grok", "south", AGI=(6, 0)))
+    with pytest.raises(FacesNeeded) as refused:
+        decide(state, RollInitiative(dice=faces), ScriptedDice([]))
+    assert str(refused.value) == (
+        f"this command rolls at least 6 dice as the {len(faces)} faces given fall; give the faces in the command's "
+        "dice, in this order (C29): bram's initiative: check d8; ana's initiative: check d6; vex's initiative: check "
+        "d8; grok's initiative: check d6; bram's roll off: check d8; vex's roll off: check d8")
+    assert (refused.value.given, len(refused.value.needed), refused.value.then) == (len(faces), 6, [])
