@@ -225,7 +225,11 @@ def _offer(state: FightState, history: History | None, tag: str, actor: str | No
 
 # -- the candidates, command by command --------------------------------------------------------------------------
 
-_CHECK_FREE = (Argument(name="modifiers", takes="situational modifiers: a list of {source, value}"),)
+_CHECK_FREE = (Argument(name="check.modifiers", takes="the check's situational modifiers: a list of {source, value} "
+                                                     "(a field of the argument check)"),)
+_CONTEST_FREE = tuple(Argument(name=f"{side}.modifiers", takes=f"the {side}'s situational modifiers: a list of "
+                                                                f"{{source, value}} (a field of the argument {side})")
+                      for side in ("initiator", "defender"))
 _ATTACK_FREE = (
     Argument(name="situational", takes="claimed situational modifiers: {high_ground: bool, encircled: {attackers, "
                                         "defenders}} (C26, C27)"),
@@ -390,7 +394,7 @@ def _checks(state: FightState, history: History | None, unseen: frozenset[str]) 
         others, more = listed_others(state, who, unseen)
         contests = [Contest(initiator=CheckSpec(who=who, skill=s), defender=CheckSpec(who=o, skill=s))
                     for o in others for s in skills[:1]]
-        yield from _named(state, history, "contest", who, "C16", "free", contests, _CHECK_FREE,
+        yield from _named(state, history, "contest", who, "C16", "free", contests, _CONTEST_FREE,
                           note=_noted("initiator and defender roll any skill or attribute their sheets allow (as "
                                       "for static_check)", more))
 
