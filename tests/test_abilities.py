@@ -72,6 +72,16 @@ def having(s: CombatantSheet, *abilities: str | Ability) -> CombatantSheet:
     return msgspec.structs.replace(s, abilities=tuple(abilities))
 
 
+def blood_price() -> Ability:
+    """Blood Price (docs/abilities.md "Deferred costs"): a Free Action on one's turn healing 2d4 now, 3 necrotic
+    at the start of the owner's next turn (C41)."""
+    return decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
+                          'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
+                          'flat = 3, damage_type = "necrotic" }] }\n'
+                          'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
+                          Ability, fmt="toml")
+
+
 def determined(fight: Fight) -> HitDetermined:
     """The last hit determination of the fight."""
     return [r.event for r in fight.events if isinstance(r.event, HitDetermined)][-1]
@@ -704,11 +714,7 @@ def test_reckless_surge_pays_its_fatigue_at_the_end_of_the_owners_next_turn() ->
 def test_a_deferred_damage_lands_at_the_start_of_the_owners_next_turn() -> None:
     """C41 with damage: Blood Price (docs/abilities.md) heals Ana 2d4 = 2 + 3 now (a Free Action on her turn, from
     15 after the orc's raw 5) and takes 3 necrotic at the start of her next turn, outside any action: 20 to 17."""
-    price = decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
-                           'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
-                           'flat = 3, damage_type = "necrotic" }] }\n'
-                           'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
-                           Ability, fmt="toml")
+    price = blood_price()
     fight = new_fight(having(sheet("ana"), price), sheet("orc", side="raiders"), faces=[5, 1, 2, 6, 1, 2, 3])
     fight.attack("orc", "ana", unarmed=True)
     fight.defend("ana", None)

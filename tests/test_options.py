@@ -464,6 +464,18 @@ def in_round_2(*faces: int) -> Fight:
     return fight
 
 
+def stood_then_moved() -> Fight:
+    """:func:`in_round_2`, then Kael, made Prone, stands up on his turn (his Movement Action, C20, C28), both end
+    their turns, and in round 3 Kael moves: one stand_up and one move, for the surfaces that tell them apart."""
+    fight = in_round_2()
+    fight.apply_condition("kael", "Prone")
+    fight.stand_up("kael")
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    fight.move("kael")
+    return fight
+
+
 class TestWaiting:
     def test_nothing_waits_at_rest(self) -> None:
         """At rest (just set up, and after an attack that settled on a miss, C8) nothing waits."""
@@ -1049,15 +1061,10 @@ class TestDeferredCosts:
     def test_an_on_turn_abilitys_deferred_cost_is_said_with_its_cost(self) -> None:
         """C37, C41: Blood Price, a Free Action on Ana's turn, is offered as free now and 3 necrotic damage at the
         start of her next turn (it was offered as "free")."""
-        from omen_core.content import Ability, decode_content
         from tests.sheets import sheet
-        from tests.test_abilities import having
+        from tests.test_abilities import blood_price, having
 
-        price = decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
-                               'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
-                               'flat = 3, damage_type = "necrotic" }] }\n'
-                               'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
-                               Ability, fmt="toml")
+        price = blood_price()
         fight = new_fight(having(sheet("ana"), price), sheet("orc", side="raiders"), faces=[6, 1])
         fight.roll_initiative()
         used = [o for o in fight.options().offers if o.command == "use_ability"]

@@ -225,14 +225,9 @@ def test_an_abilitys_attack_is_a_reaction_card_that_says_so() -> None:
 def test_standing_up_is_a_card_that_says_stood_up() -> None:
     """C20, C28 (docs/rulings.md, "Standing up from Prone is a Movement Action"): Prone Kael's stand_up is a card
     whose verdict is STOOD UP (it said MOVED, while its story said "stands up"); his later move still says MOVED."""
-    from tests.test_options import in_round_2
+    from tests.test_options import stood_then_moved
 
-    fight = in_round_2()
-    fight.apply_condition("kael", "Prone")
-    fight.stand_up("kael")
-    fight.end_turn("kael")
-    fight.end_turn("vesh")
-    fight.move("kael")
+    fight = stood_then_moved()
     moves = [e for e in entries(fight.events)[0] if isinstance(e, Card) and e.kind == "movement"]
     assert [[(v.label, v.rule) for v in c.verdicts] for c in moves] == [
         [("STOOD UP", "C20, C28: a Movement Action")], [("MOVED", "")]]

@@ -871,15 +871,10 @@ class TestDamageOutsideAnAction:
         for the start of her next turn; the use says the cost it recorded, and the damage, as it settles, says
         20 -> 17 and cites C41 (it said "as it ticks (C25, C40)", with no HP, and the use said nothing of it)."""
         from omen_core.commands import UseAbility
-        from omen_core.content import Ability, decode_content
         from omen_core.events import AbilityUsed, ResourceChanged
-        from tests.test_abilities import having
+        from tests.test_abilities import blood_price, having
 
-        price = decode_content('id = "blood_price"\nname = "Blood Price"\nuse = "free"\ntarget = "self"\n'
-                               'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", '
-                               'flat = 3, damage_type = "necrotic" }] }\n'
-                               'effects = [{ kind = "heal", to = "actor", dice = { count = 2, die = "d4" } }]\n',
-                               Ability, fmt="toml")
+        price = blood_price()
         fight = new_fight(having(sheet("ana"), price), sheet("orc", side="raiders"), faces=[5, 1, 2, 6, 1, 2, 3])
         fight.attack("orc", "ana", unarmed=True)
         fight.defend("ana", None)
@@ -996,14 +991,9 @@ def test_standing_up_is_explained_as_standing_up() -> None:
     """C20, C28 (docs/rulings.md, "Standing up from Prone is a Movement Action"): Prone Kael's stand_up is headed
     as standing up, as the narrative tells it (it was headed "kael moves"); a move after it is still a move."""
     from omen_core.events import MovementDeclared
-    from tests.test_options import in_round_2
+    from tests.test_options import stood_then_moved
 
-    fight = in_round_2()
-    fight.apply_condition("kael", "Prone")
-    fight.stand_up("kael")
-    fight.end_turn("kael")
-    fight.end_turn("vesh")
-    fight.move("kael")
+    fight = stood_then_moved()
     stood, moved = [r.seq for r in fight.events if isinstance(r.event, MovementDeclared)]
     assert explain(fight.events, stood).title == (
         f"kael stands up from Prone (a Movement Action, C20, C28), the action declared at seq {stood}")

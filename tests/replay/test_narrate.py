@@ -304,20 +304,13 @@ def test_a_hit_on_one_at_0_hp_shows_hp_0_to_0_in_the_story_explain_and_the_card(
 def test_standing_up_is_told_as_standing_up() -> None:
     """C20, C23: Prone Kael standing up on his turn is told as standing up (his Movement Action, leaving no one's
     reach), not as a move that "completes the move"; a move of his after it is still a move."""
-    from tests.test_options import in_round_2
+    from tests.test_options import stood_then_moved
 
-    fight = in_round_2()
-    fight.apply_condition("kael", "Prone")
-    fight.stand_up("kael")
-    told = [line.text for line in narrate(fight.events)]
+    told = [line.text for line in narrate(stood_then_moved().events)]
     assert "Kael stands up from Prone (a Movement Action, C20)" in told
     assert "  (standing up leaves no one's reach: no Attack of Opportunity, C23)" in told
-    assert not any("moves" in t or "completes the move" in t for t in told)
-    fight.end_turn("kael")
-    fight.end_turn("vesh")
-    assert fight.state.turn == "kael"
-    fight.move("kael")
-    assert "Kael moves" in [line.text for line in narrate(fight.events)]
+    assert [t for t in told if "moves" in t or "completes the move" in t] == [
+        "Kael moves", "  (Kael completes the move)"]
 
 
 def test_a_dying_combatants_turn_that_ended_by_itself_is_told_so() -> None:

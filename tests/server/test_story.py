@@ -110,14 +110,9 @@ def test_a_stand_up_is_told_as_standing_up_not_as_a_move() -> None:
     """C20, C28: Prone Kael standing up on his turn is a card "Kael stands up from Prone (a Movement Action)",
     verdict STOOD UP (it read "Kael moves", "has moved", MOVED, as narration and explain no longer do); a move of
     his later is still "moves" and MOVED, to the GM and to a spectator alike."""
-    from tests.test_options import in_round_2
+    from tests.test_options import stood_then_moved
 
-    fight = in_round_2()
-    fight.apply_condition("kael", "Prone")
-    fight.stand_up("kael")
-    fight.end_turn("kael")
-    fight.end_turn("vesh")
-    fight.move("kael")
+    fight = stood_then_moved()
     names = {who: c.sheet.name for who, c in fight.state.combatants.items()}
     for sight in (Sight(kind="gm"), Sight(kind="spectator")):
         cards = story((seen_event(r, sight) for r in fight.events), names)
