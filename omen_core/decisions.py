@@ -258,7 +258,8 @@ def deferred_words(deferred: Deferred, whose: str = "") -> str:
             case ClearCondition(condition=condition):
                 said.append(f"{condition} cleared")
     moment = "start" if deferred.at == "start_of_next_turn" else "end"
-    return f"{' and '.join(said)} at the {moment} of {whose + chr(39) + 's ' if whose else ''}next turn (C41)"
+    owner = f"{whose}'s " if whose else ""
+    return f"{' and '.join(said)} at the {moment} of {owner}next turn (C41)"
 
 
 def extension_point(opened: DecisionOpened, step: str, deferred: Deferred | None = None) -> DecisionPoint:

@@ -416,7 +416,7 @@ class _Probe:
 
 def _gives(pick: ProbeFaces, run: _Probe) -> bool:
     """Whether ``pick`` gives the dice of ``run`` (die by die, in order) the faces it was given, stopping at the
-    first that differs; the dice its lead faces went to are the same in every run with that lead)."""
+    first that differs (the dice its lead faces went to are the same in every run with that lead)."""
     count, given, lead = 0, run.given, run.lead
     for number, request in enumerate(run.requests):
         for _tag, sides in request.pool:
