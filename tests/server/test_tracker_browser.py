@@ -240,9 +240,10 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 strike.locator("input.face").nth(1).fill("1")   # the Interrupt's hit: 1 + 1 + 3 = 5
                 strike.locator("button[type=submit]").click()
                 staged_for(pages, "alice")
-                roll(alice, 8)        # Kael's base defense 8 + 4 = 12: the Interrupt misses
-                staged_for(pages, "alice")
-                roll(alice, 3, 2)     # Kael's hit 3 + 2 + 4 = 9 (FCS portion 2 + 1 = 3)
+                # Kael's base defense 8 + 4 = 12: the Interrupt misses (its 5 misses whatever the die: ties go to the
+                # defender), so Kael's attack goes on for certain and its hit, hers too, is asked in the same box
+                # (C19, C29: the dice the faces given make certain): 3 + 2 + 4 = 9 (FCS portion 2 + 1 = 3)
+                roll(alice, 8, 3, 2)
                 staged_for(pages, "gm")
                 roll(gm, 3)           # Vesh's base defense 3 + 1 + 1 = 5 (RES portion 4: no crit)
                 settled(pages)
@@ -311,9 +312,9 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
                 staged_for(pages, "alice")
                 roll(alice, 1)        # Kael's AGI save: 1 + 1 = 2
                 staged_for(pages, "gm")
-                roll(gm, 8)           # Skarn's STR: 8 + 3 = 11: the save fails (C15)
-                staged_for(pages, "gm")
-                roll(gm, 3)           # the effect's d6: 3 crushing, less Kael's armor 2 (not a spell): 1
+                # Skarn's STR: 8 + 3 = 11: the save fails (C15; 2 fails against any of his faces, so the effect's
+                # d6, the GM's too, is asked in the same box): 3 crushing, less Kael's armor 2 (not a spell): 1
+                roll(gm, 8, 3)
                 settled(pages)
                 for page in pages.values():
                     said = top(page)
