@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -111,7 +110,7 @@ from .events import (
     random_salts,
     seal_line,
 )
-from .limits import MAX_WHOLE, beyond_whole, first_leaf
+from .limits import MAX_WHOLE, beyond_whole, digit_run, first_leaf
 from .logs import get_logger
 from .options import Options, options, waiting_point
 from .rules.ambush import TimeWaited
@@ -192,7 +191,7 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
         raise InvalidCommand(tag, path, reason) from None
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
-    if _LONG_DIGITS.search(text):  # 16 digits or more somewhere: perhaps a whole number past every JSON reader's
+    if digit_run(text):  # 16 digits or more somewhere: perhaps a whole number past every JSON reader's
         where = beyond_whole(msgspec.json.decode(text))
         if where is not None:
             raise InvalidCommand(tag, where, f"a whole number beyond ±{MAX_WHOLE} (2**53 - 1: the largest every "
@@ -202,20 +201,17 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     return checked
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{16}")  # MAX_WHOLE has 16 digits: a shorter run is within it
-
-
 def _recordable(command: Command, batch: Sealed) -> None:
     """Refuse ``command`` (:class:`InvalidCommand`, nothing written) if its events would record a whole number past
     ±:data:`~omen_core.limits.MAX_WHOLE`, naming the event, its seq, the field and the number. Every number a
     command or a sheet holds is within the bound, but the totals made of them are not: sums (a bonus of 2**53 - 1
     plus its die) and products (stacks times a per-stack modifier, damage times an incoming multiplier); a log
     holds none past it (I-JSON: it is read in any language; docs/rulings.md "Limits on dice")."""
-    if _SIXTEEN not in b"\n".join(batch.lines).translate(_DIGITS):
+    if not digit_run(b"\n".join(batch.lines)):
         return  # the usual case, the whole batch at once: no 16 digits in a row anywhere (its hashes and salts too)
     for stored, line in zip(batch, batch.lines, strict=True):
         numbers = line[:line.find(b',"prev_hash":')] + line[line.find(b',"event":'):-_HASH_FIELD]  # not the hex
-        if _SIXTEEN not in numbers.translate(_DIGITS):
+        if not digit_run(numbers):
             continue  # no 16 digits in a row: every number the line records is within the bound
         found = first_leaf(msgspec.json.decode(line), lambda v: type(v) is int and abs(v) > MAX_WHOLE)
         if found is not None:
@@ -228,10 +224,6 @@ def _recordable(command: Command, batch: Sealed) -> None:
                                  f"every JSON reader holds exactly): {why}; nothing written")
 
 
-#: Every digit made a ``9`` and any other byte an ``x`` (``bytes.translate``): 16 digits in a row are then ``_SIXTEEN``,
-#: found by a plain search, many times faster than a pattern; a run found is read exactly (it may be in a string).
-_DIGITS = bytes(0x39 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
-_SIXTEEN = b"9" * 16  # MAX_WHOLE has 16 digits: a shorter run is within it
 _HASH_FIELD = len(',"hash":""}') + 64  # a line's last field (hex, as its prev_hash and salt: no numbers there)
 
 

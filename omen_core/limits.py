@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 
 __all__ = ["MAX_SIDES", "MAX_DICE", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN", "MAX_WHOLE",
-           "beyond_whole", "first_leaf", "named_twice", "bound_wholes", "json_error_words"]
+           "beyond_whole", "digit_run", "first_leaf", "named_twice", "bound_wholes", "json_error_words"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -50,6 +50,22 @@ reader holds exactly (I-JSON, RFC 7493; a JavaScript number): a log is read by t
 any number of the rules (an HP total, a difficulty, a stack count, a seq). It bounds what a log records too: the
 totals made of numbers within it (sums; products such as stacks times a per-stack modifier) may pass it, and a
 command whose events would record one is refused (``omen_core.engine``)."""
+
+
+#: Every digit made a ``9`` and any other byte an ``x`` (``bytes.translate``): 16 digits in a row are then sixteen
+#: ``9``s, found by a plain search, many times faster than a pattern (3 us a stored line).
+_DIGITS = bytes(0x39 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
+_SIXTEEN = b"9" * 16  # MAX_WHOLE has 16 digits: a shorter run is within it
+
+
+def digit_run(data: bytes) -> bool:
+    """Whether ``data`` holds 16 digits in a row: perhaps a whole number past :data:`MAX_WHOLE` (a run may also be
+    in a string: read the JSON to know); none, and no whole number in it passes the bound.
+
+    >>> digit_run(b'{"hp": 9007199254740991}'), digit_run(b'{"hp": 900719925474099}')
+    (True, False)
+    """
+    return _SIXTEEN in data.translate(_DIGITS)
 
 
 def bound_wholes(schema: object) -> None:

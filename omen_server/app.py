@@ -42,7 +42,7 @@ from omen_core.errors import (
 )
 from omen_core.events import CombatantJoined, FightStarted
 from omen_core.hooks import ExtensionFailed
-from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, json_error_words, named_twice
+from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.state import FightState
@@ -1223,14 +1223,11 @@ def _strict(body: bytes, kind: type[T]) -> T:
         raise HTTPException(status_code=400, detail=f"the body is not JSON: {words}") from None
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{16}")  # MAX_WHOLE has 16 digits: a shorter run is within it
-
-
 def wholes_within(body: bytes) -> None:
     """400 at its path in the request (``$.combatants[1].will``) for a whole number past ±:data:`MAX_WHOLE` in a
     body that decoded: the engine refuses one too, but at the path of the command it makes (``join``'s
     ``$.command.sheet.will``), which the request of ``POST /fights`` does not have."""
-    if not _LONG_DIGITS.search(body):
+    if not digit_run(body):
         return
     where = beyond_whole(msgspec.json.decode(body))
     if where is not None:
