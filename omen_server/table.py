@@ -82,7 +82,9 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "stacks": ("number", "stacks", "stacks"),
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
 }
-_REQUIRED = {("undo", "reason"), ("redo", "reason")}
+#: Free inputs the table page asks for though the command takes them as optional: an undo's or a redo's reason,
+#: which every seat sees (the command's own required fields come from the offer, ``FreeArg.required``).
+_ASKED = {("undo", "reason"), ("redo", "reason")}
 #: A free input's label where a command's differs from FREE_INPUTS': a cancelled action's reason is the GM's alone.
 _LABELS = {("cancel_action", "reason"): "reason (the GM's)"}
 
@@ -517,7 +519,7 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0],
                            label=_LABELS.get((offer.command, a.name), FREE_INPUTS[a.name][1]),
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
-                           else "", required=(offer.command, a.name) in _REQUIRED,
+                           else "", required=a.required or (offer.command, a.name) in _ASKED,
                            min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
                            max=BOUNDS.get((offer.command, a.name), ("", ""))[1])
                  for a in offer.free if a.name in FREE_INPUTS)

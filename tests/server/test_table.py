@@ -337,6 +337,24 @@ class TestTheFirstScreen:
         assert 'id="turn-commands"' not in text and _attr(text, "status") == "The fight is over"
         assert _attr(text, "ended") == "yes"
 
+    def test_a_reason_the_command_needs_is_a_required_input(self, table: Any) -> None:
+        """A cancelled action's reason is a field ``cancel_action`` cannot go without (the options' ``required``), so
+        its input is required; an undo's reason, which the command may go without, is required by the table, which
+        shows it to every seat; the end of the fight's note is not."""
+        table.create()
+        table.command({"command": "roll_initiative", "dice": [6, 1]})
+        table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                       "dice": [8, 6, 1]})
+        text = fragment(table, table.gm)
+
+        def reason_input(command: str) -> str:
+            found = re.search(rf'<input type="text" id="o-{command}-gm-reason"[^>]*>', text)
+            assert found is not None, command
+            return found[0]
+
+        assert " required>" in reason_input("cancel_action") and " required>" in reason_input("undo")
+        assert '<input type="text" id="o-end_fight-gm-note" data-path="note" data-kind="text" value="">' in text
+
     def test_the_undo_form_says_what_it_will_undo(self, table: Any) -> None:
         """The GM's undo form names the card the undo takes back (its seq and headline: Kael's end of turn), and
         after the undo, the card before it (initiative); its button asks for a confirmation in the page."""
