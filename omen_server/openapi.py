@@ -9,7 +9,8 @@ and range), and the document is completed with what Litestar cannot know: the
 bearer tokens (a security scheme), the stream's ``text/event-stream``, the QR
 code's ``image/svg+xml``, the headers' and path parameters' own forms, and the
 problems any resource may answer (413 for a body too large, 415 for one not sent as JSON, 503 while the store
-cannot be used); every error is a problem document.
+cannot be used); every error is a problem document. Each GET but the stream's gets its HEAD operation beside it
+(the server answers HEAD as GET, without the body).
 """
 
 from __future__ import annotations
@@ -181,7 +182,22 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
                 operation["responses"]["200"] = {
                     "description": "Server-Sent Events: `event` messages (a seen event, its seq as id) and `options` "
                                    "messages", "content": {"text/event-stream": {"schema": {"type": "string"}}}}
+    for path, item in doc.get("paths", {}).items():
+        if "get" in item and not path.endswith("/stream"):
+            item["head"] = _head_of(item["get"])
     return doc
+
+
+def _head_of(get: dict[str, Any]) -> dict[str, Any]:
+    """The HEAD operation of a GET (``app.head_as_get``): the same parameters, security, statuses and headers, and
+    no body (RFC 9110 §9.3.2)."""
+    head = copy.deepcopy(get)
+    if "operationId" in head:
+        head["operationId"] = f"Head{head['operationId']}"
+    head["summary"] = f"{head.get('summary') or 'The same as GET'} (headers only)"
+    for answer in head.get("responses", {}).values():
+        answer.pop("content", None)
+    return head
 
 
 class _CompletedJson(JsonRenderPlugin):
