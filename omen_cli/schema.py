@@ -1,11 +1,11 @@
 """``omen schema``: the JSON Schemas of a stored event, a command, the options, ``omen do``'s output, a simulation's
-run and an ability library file."""
+run, an ability library file, a sheet and a ruleset; and the OpenAPI document ``omen serve`` publishes."""
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -15,10 +15,7 @@ from .app import (
 )
 from .console import stdout
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["schema", "SchemaOf", "DIALECT"]
+__all__ = ["schema", "SchemaOf", "DIALECT", "openapi_document"]
 
 class SchemaOf(str, Enum):
     """What ``omen schema`` describes."""
@@ -31,6 +28,7 @@ class SchemaOf(str, Enum):
     content = "content"
     sheet = "sheet"
     ruleset = "ruleset"
+    openapi = "openapi"
 
 
 def schema(
@@ -41,10 +39,13 @@ def schema(
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
                      "--json), what omen do --json prints, a simulation's run (omen simulate --json and its "
                      "run file), an ability library file (content: docs/abilities.md), a combatant's sheet or a "
-                     "ruleset file (docs/content.md).")] = SchemaOf.event,
+                     "ruleset file (docs/content.md); or the OpenAPI document of omen serve (openapi: every "
+                     "resource, its parameters and the schemas of its bodies, as GET /schema/openapi.json "
+                     "serves it).")] = SchemaOf.event,
 ) -> None:
     """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, a
-    simulation's run, an ability library file, a combatant's sheet or a ruleset file."""
+    simulation's run, an ability library file, a combatant's sheet or a ruleset file; or omen serve's OpenAPI
+    document."""
     import json
 
     import msgspec
@@ -62,11 +63,12 @@ def schema(
                                "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema,
                                "content": lambda: msgspec.json.schema(AbilityLibrary),
                                "sheet": lambda: msgspec.json.schema(CombatantSheet),
-                               "ruleset": lambda: msgspec.json.schema(Ruleset)}
+                               "ruleset": lambda: msgspec.json.schema(Ruleset), "openapi": openapi_document}
     document = schemas[of.value]()
     if of.value in _TAKEN:
         bound_wholes(document)  # what the decoders take: no whole number past 2**53 - 1
-    document = {"$schema": DIALECT, **document}  # the dialect msgspec writes ($defs): said, for every validator
+    if of.value != "openapi":  # an OpenAPI document names its own version ("openapi": "3.1.0") and dialect
+        document = {"$schema": DIALECT, **document}  # the dialect msgspec writes ($defs): said, for every validator
     text = json.dumps(document, indent=2)
     if output is None:
         stdout.write(text + "\n")
@@ -90,3 +92,22 @@ def _simulation_schema() -> Any:
     from omen_replay.simulate.run import Run
 
     return msgspec.json.schema(Run)
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document ``omen serve`` publishes at ``GET /schema/openapi.json``, made without serving: the app
+    of an empty memory store, Litestar's document of its routes, completed as the server completes it
+    (:func:`omen_server.openapi.complete`). ``omen serve`` always has a creation token, so ``POST /fights`` is
+    behind the bearer scheme. Litestar makes up example strings for two answers (the log's, the session log's) from
+    a random generator seeded once per process: it is seeded again here, so that the document is the one a server
+    process makes (its first), whatever was built before in this process."""
+    from litestar._openapi.schema_generation.examples import ExampleFactory
+
+    from omen_core import MemoryStore
+    from omen_server import create_app
+    from omen_server.openapi import complete
+
+    app = create_app(MemoryStore(), create_token="not served")
+    ExampleFactory.seed_random(app.openapi_config.random_seed if app.openapi_config else 10)
+    document: dict[str, Any] = complete(app.openapi_schema.to_schema(), create_token=True)
+    return document

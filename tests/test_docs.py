@@ -193,6 +193,66 @@ def test_published_schemas_are_what_omen_schema_prints(kind: str) -> None:
     assert f"schema/{kind}.schema.json" in docs
 
 
+def test_published_openapi_is_what_the_server_serves() -> None:
+    """docs/schema/openapi.json is exactly `omen schema --of openapi` (regenerate with `omen schema --of openapi -o
+    docs/schema/openapi.json`) and exactly what a served app answers at GET /schema/openapi.json, and
+    docs/server.md points at it."""
+    import json
+
+    from litestar.testing import TestClient
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+    from omen_core import MemoryStore
+    from omen_server import create_app
+
+    result = CliRunner().invoke(app, ["schema", "--of", "openapi"])
+    assert result.exit_code == 0, result.output
+    published = json.loads((ROOT / "docs" / "schema" / "openapi.json").read_text())
+    assert published == json.loads(result.stdout), "regenerate: omen schema --of openapi -o docs/schema/openapi.json"
+    from litestar._openapi.schema_generation.examples import ExampleFactory
+
+    ExampleFactory.seed_random(10)  # the examples Litestar makes up, as a server process's first document has them
+    with TestClient(create_app(MemoryStore(), create_token="omen_create_test")) as client:
+        served = client.get("/schema/openapi.json")
+    assert served.status_code == 200 and served.json() == published
+    assert "schema/openapi.json" in (ROOT / "docs" / "server.md").read_text()
+
+
+def _bodies_table() -> dict[str, tuple[set[str], set[str]]]:
+    """docs/server.md's "The bodies, field by field": by body, the names in backticks of its two field columns."""
+    text = (ROOT / "docs" / "server.md").read_text()
+    section = text.split("### The bodies, field by field", 1)[1].split("\n#", 1)[0]
+    rows: dict[str, tuple[set[str], set[str]]] = {}
+    for line in section.splitlines():
+        cells = line.split(" | ")
+        if len(cells) == 3 and line.startswith("| `"):
+            body = re.findall(r"`(\w+)`", cells[0])[0]
+            rows[body] = (set(re.findall(r"`(\w+)`", cells[1])), set(re.findall(r"`(\w+)`", cells[2])))
+    return rows
+
+
+def test_server_doc_says_which_fields_each_body_may_leave_out() -> None:
+    """docs/server.md's table of bodies names every JSON body the server takes or answers (omen_server.openapi's
+    WIRE_TYPES, and the CombatantView, SeenEvent and Head in them); for each, the fields it says are always there are
+    the published OpenAPI document's `required` list, and every other field of the body is named among those it
+    says may be left out (a player's /verify has no seeded_dice or findings, the GM's StagedView no given until a
+    face is in, /options no staged when none is)."""
+    import json
+
+    from omen_server.openapi import WIRE_TYPES
+
+    schemas = json.loads((ROOT / "docs" / "schema" / "openapi.json").read_text())["components"]["schemas"]
+    rows = _bodies_table()
+    wanted = {kind.__name__ for kind in WIRE_TYPES} | {"CombatantView", "SeenEvent", "Head"}
+    assert wanted - set(rows) == set()
+    for body, (always, optional) in rows.items():
+        required = set(schemas[body].get("required", []))
+        assert always == required, (body, always ^ required)
+        assert set(schemas[body]["properties"]) - required <= optional, (body, optional)
+    assert rows["VerifyView"][1] >= {"seeded_dice", "findings"} and rows["OptionsView"][1] == {"staged"}
+
+
 def test_verify_doc_names_every_rule_a_finding_may_carry() -> None:
     """Each rule the audit names that is no clarification id or section of the rules (``chain``, ``content``,
     ``re-decision``...) is in docs/verify.md's table under "Reading a report" (``content`` was missing)."""
