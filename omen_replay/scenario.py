@@ -217,15 +217,22 @@ def _check_settings(settings: FightSettings, source: str, locate: Lines, seeded_
                                 locate("$.fight.seed") or locate("$.fight"))
     elif settings.seed is not None:
         raise ScenarioError(source, "$.fight.seed", "a seed is only for dice = \"seeded\"", locate("$.fight.seed"))
+    spent = {bytes.fromhex(settings.seed): "the fight's seed"} if settings.seed is not None else {}
     for n, text in enumerate(settings.next_seeds):
         try:
             following = bytes.fromhex(text)
         except ValueError:
             following = b""
+        where = f"$.fight.next_seeds[{n}]"
         if settings.dice != "seeded" or len(following) < 16:
-            where = f"$.fight.next_seeds[{n}]"
             raise ScenarioError(source, where, "next_seeds are for dice = \"seeded\": each at least 16 bytes of hex "
                                 "(C42)", locate(where) or locate("$.fight.next_seeds"))
+        if following in spent:  # revealed before this one is committed to: spent, its dice predictable (C42)
+            raise ScenarioError(source, where, f"next_seeds[{n}] is {spent[following]}, revealed before the fight "
+                                "commits to this one: a revealed seed is spent (C42), and dice drawn under it again "
+                                "would be predictable by anyone holding the log; give a fresh seed",
+                                locate(where) or locate("$.fight.next_seeds"))
+        spent[following] = f"next_seeds[{n}]"
 
 
 def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:

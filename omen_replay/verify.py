@@ -257,7 +257,8 @@ def finding_words(finding: Finding) -> str:
     """A finding as ``omen verify`` says it: ``seq N, line L [rule] what (expected E, found F)``, the line and
     the values where the finding has them."""
     where = f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
-    detail = f" (expected {finding.expected}, found {finding.found})" if finding.expected or finding.found else ""
+    said = [f"{word} {value}" for word, value in (("expected", finding.expected), ("found", finding.found)) if value]
+    detail = f" ({', '.join(said)})" if said else ""
     return f"{where} [{finding.rule}] {finding.what}{detail}"
 
 
@@ -307,7 +308,7 @@ class _Epoch:
     """The seeded dice drawn under one commitment (C42): the commitment, the faces once its seed is known, and the
     dice met before that (compactly: seq, counter, index, sides, face each)."""
 
-    __slots__ = ("checked", "commitment", "faces", "given", "held", "revealed")
+    __slots__ = ("checked", "commitment", "faces", "given", "held", "revealed", "revealed_at")
 
     def __init__(self, pledge: str | None):
         self.commitment = pledge
@@ -315,6 +316,7 @@ class _Epoch:
         self.held = array("q")
         self.checked = 0
         self.given = self.revealed = False  # whose seed matched: the auditor's (--seed), the log's reveal
+        self.revealed_at = 0  # the seq of the log's reveal of this epoch's seed
 
 
 class SeedCheck:
@@ -358,7 +360,18 @@ class SeedCheck:
         current = self.epochs[-1] if self.epochs else None
         if current is None or current.commitment is None or current.faces is None:
             yield Finding(seq=seq, rule="C42", what="a fresh seed committed to where no seed was revealed first")
+        spent = next((e for e in self.epochs if e.revealed and e.commitment == pledge), None)
+        if spent is not None:  # the engine refuses it: a log that has it was written otherwise (forged, or edited)
+            yield Finding(seq=seq, rule="C42", what=f"the fresh seed committed to is the seed revealed at seq "
+                                                    f"{spent.revealed_at}: a revealed seed is spent, and every die "
+                                                    "drawn under it again was predictable by anyone holding the log",
+                          expected="the commitment of a seed not revealed", found=pledge)
         yield from self._begin(seq, pledge)
+        if spent is not None:  # the log reveals this epoch's seed: its dice are checked against it
+            epoch = self.epochs[-1]
+            epoch.faces = epoch.faces or spent.faces
+            epoch.revealed, epoch.revealed_at = True, spent.revealed_at
+            yield from self._check_held(epoch)
 
     def _begin(self, seq: int, pledge: str | None) -> Iterator[Finding]:
         self.epochs.append(_Epoch(pledge))
@@ -375,7 +388,7 @@ class SeedCheck:
             return
         yield from self._learn(seq, seed, "the revealed seed")
         if self.epochs and self.epochs[-1].commitment == commitment(seed):
-            self.epochs[-1].revealed = True
+            self.epochs[-1].revealed, self.epochs[-1].revealed_at = True, seq
 
     @property
     def given_revealed(self) -> bool:
@@ -599,7 +612,8 @@ class Audit(Visitor):
             draft = decided(batch.before, command, RecordedDice(rolls), history, by, then_roll)
         except RuleViolation as exc:
             self.findings.append(Finding(seq=first.seq, rule=exc.rule, what=f"the rules refuse this command here: "
-                                         f"{exc}", found=_tag(first.event)))
+                                         f"{exc}", expected="a command the rules accept here",
+                                         found=str(type(command).__struct_config__.tag)))
             return
         except OmenError as exc:
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "

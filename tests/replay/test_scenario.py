@@ -167,6 +167,20 @@ class TestErrors:
             load_scenario(write(tmp_path, head))
         assert info.value.path == "$.fight.next_seeds[0]"
 
+    def test_next_seeds_must_not_repeat_a_seed_revealed_before(self, tmp_path: Path) -> None:
+        """C42 (found by a forging tester: next_seeds = [the fight's seed] was accepted, and the dice after the
+        reveal were predictable from the log): a next seed equal to the fight's seed, or to an earlier next seed,
+        is refused at its field before anything is written, naming the seed it repeats."""
+        for seeds, where, repeats in ((f'["{"AB" * 16}"]', 0, "the fight's seed"),
+                                      (f'["{"cd" * 16}", "{"ef" * 16}", "{"cd" * 16}"]', 2, "next_seeds[0]")):
+            head = DUEL.split("[[commands]]")[0].replace(
+                'dice = "scripted"', f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = {seeds}')
+            with pytest.raises(ScenarioError, match=rf"next_seeds\[{where}\] is {re.escape(repeats)}, revealed "
+                                                    r"before the fight commits to this one: a revealed seed is "
+                                                    r"spent \(C42\)") as info:
+                load_scenario(write(tmp_path, head))
+            assert info.value.path == f"$.fight.next_seeds[{where}]"
+
     def test_unrolled_faces_are_an_error(self, tmp_path: Path) -> None:
         """Faces a command does not roll are reported at that command, not carried to the next one."""
         text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)

@@ -20,6 +20,7 @@ from omen_core.dice import commitment
 from omen_core.events import (
     SCHEMA_VERSION,
     CombatantJoined,
+    CommandIssued,
     ConditionApplied,
     DamageResolved,
     DiceRolled,
@@ -1051,6 +1052,66 @@ class TestSeedEpochs:
         forged = msgspec.structs.replace(log[i].event, commitment=commitment(bytes(32)))
         report = verify(reseal(log, i, forged))
         assert not report.clean and any(f.seq == log[i].seq for f in report.findings)
+
+
+def spent_again(alter: bool = False) -> list[StoredEvent]:
+    """The forgery of C42 a tester wrote with an omen that allowed it: a seed revealed mid-fight whose fresh
+    commitment is the revealed seed's own (the reveal's command and its seed_committed rewritten, the chain re-sealed),
+    then a check rolled under that spent seed (its die's face moved on by one if ``alter``)."""
+    log = two_epochs(second_reveal=False, second_check=False)
+    i = next(k for k, r in enumerate(log) if isinstance(r.event, SeedCommitted))
+    log = log[:i + 1]  # up to the reveal (the end of the fight left out)
+    spent = commitment(SEED)
+    issued = log[i].batch - 1
+    command = log[issued].as_(CommandIssued).command
+    log = reseal(log, issued, msgspec.structs.replace(log[issued].event, command=msgspec.structs.replace(
+        command, next_commitment=spent)))
+    log = reseal(log, i, SeedCommitted(commitment=spent))
+    store = MemoryStore()
+    store.append("audit", log, 0)
+    fight = Fight.load(store, "audit", dice=SeededDice(SEED), clock=lambda: 0)  # the dice of the spent seed
+    fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+    out = fight.events
+    if alter:
+        k = last_roll(out)
+        die = out[k].as_(DiceRolled).dice[0]
+        out = reseal(out, k, msgspec.structs.replace(out[k].event, dice=(msgspec.structs.replace(
+            die, face=die.face % 6 + 1),)))
+    return out
+
+
+class TestASpentSeedCommittedAgain:
+    def test_a_fresh_commitment_that_repeats_the_revealed_one_is_a_finding(self) -> None:
+        """C42 (found by a forging tester: verify said 0 findings and "3 not checked: drawn under a seed not revealed
+        yet" though the log reveals that seed): a seed_committed equal to the commitment of the seed revealed just
+        before is a C42 finding at its seq, and the reveal's command decided again is refused."""
+        log = spent_again()
+        committed = next(r.seq for r in log if isinstance(r.event, SeedCommitted))
+        report = verify(log)
+        assert not report.clean
+        assert [(f.seq, f.rule, f.found) for f in report.findings if f.seq == committed] == [
+            (committed, "C42", commitment(SEED))]
+        assert f"is the seed revealed at seq {committed - 1}:" in report.findings[0].what
+        refused = [f for f in report.findings if "the rules refuse this command here" in f.what]
+        assert [(f.seq, f.rule, f.expected, f.found) for f in refused] == [
+            (committed - 2, "C42", "a command the rules accept here", "reveal_seed")]
+
+    def test_the_dice_drawn_under_it_again_are_checked_against_the_revealed_seed(self) -> None:
+        """C42: the dice of the repeated commitment are checked against the seed the log reveals (both dice, every
+        seed known), none "drawn under a seed not revealed yet"; one altered is a dice finding at its seq."""
+        report = verify(spent_again())
+        assert (report.seeded_dice, report.seeded_checked, report.seed_revealed) == (2, 2, True)
+        assert report.seeded_words() == "2 seeded dice all match the revealed seed"
+        altered = spent_again(alter=True)
+        seq = altered[last_roll(altered)].seq
+        assert [f.seq for f in verify(altered).findings if "seeded die" in f.what] == [seq]
+
+    def test_the_seed_given_is_said_to_be_one_the_log_reveals(self) -> None:
+        """C42: --seed with the spent seed checks no die as "given only" (seeded_checked_given 0) and is one the log
+        reveals (it said seeded_checked_given 3 with seed_given_revealed true, contradicting docs/verify.md)."""
+        report = verify(spent_again(), seed=SEED)
+        assert (report.seed_given, report.seed_given_revealed, report.seeded_checked, report.seeded_checked_given) \
+            == (True, True, 2, 0)
 
 
 def fifth_line_versioned(version: int) -> list[bytes]:
