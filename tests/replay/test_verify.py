@@ -1054,6 +1054,20 @@ class TestSeedEpochs:
         assert not report.clean and any(f.seq == log[i].seq for f in report.findings)
 
 
+def test_recorded_at_is_checked_against_nothing() -> None:
+    """docs/verify.md ("does not prove": found by a forging tester): each event's recorded_at is sealed into its
+    hash but checked against nothing: a log re-sealed with its times reversed (the last event written in 1970, the
+    first a day later) passes with the seed and --strict."""
+    log = seeded_log()
+    out: list[StoredEvent] = []
+    prev = "0" * 64
+    for n, rec in enumerate(log):
+        out.append(seal(rec.fight_id, rec.seq, 86_400_000 - n, prev, rec.event, rec.batch, rec.batch_size, rec.salt))
+        prev = out[-1].hash
+    assert [r.recorded_at for r in out[:2]] == [86_400_000, 86_399_999]
+    assert verify(out, seed=SEED).strict_clean
+
+
 def spent_again(alter: bool = False) -> list[StoredEvent]:
     """The forgery of C42 a tester wrote with an omen that allowed it: a seed revealed mid-fight whose fresh
     commitment is the revealed seed's own (the reveal's command and its seed_committed rewritten, the chain re-sealed),
