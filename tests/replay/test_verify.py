@@ -450,8 +450,8 @@ class TestUndoAndBranchesAudit:
         assert report.problems == () and report.clean
         # the attack's voided dice (the redone undo voided none for good) are told, nothing else
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == [
-            (attack_undone_at, "[1] at seq 12", "no roll after it"),
-            (attack_undone_at, "[6, 6] at seq 11", "no roll after it")]
+            (attack_undone_at, "[1] at seq 12", "no such roll after it"),
+            (attack_undone_at, "[6, 6] at seq 11", "no such roll after it")]
 
     @pytest.mark.parametrize("dropped", ["ash", "bo"])
     def test_a_dropped_join_before_an_answered_attack_is_reported_not_raised(self, dropped: str) -> None:
@@ -752,6 +752,45 @@ class TestUndoRerolls:
                                          f"[6] at seq {rolls['bo', 'base_defense'][1].seq}")])
         hit = next(f for f in report.rerolls if "hit roll" in f.what)
         assert "ash" in hit.what and f"undo at seq {undo_seq}" in hit.what
+
+    @staticmethod
+    def fished(*checks: str, faces: list[int]) -> tuple[list[StoredEvent], int]:
+        """Bo's Perception check rolled and undone, then Bo's ``checks`` (skills) in order, each against 8: the
+        log and the undo's seq."""
+        from tests.fights import new_fight
+
+        bo = sheet("bo", side="b", AGI=(8, 2), skills={"Perception": ("INT", 1), "Search": ("INT", 0),
+                                                       "Stealth": ("AGI", 2)})
+        fight = new_fight(sheet("ash"), bo, faces=faces)
+        fight.static_check(CheckSpec(who="bo", skill="Perception"), 8)
+        fight.undo(reason="fishing")
+        undo_seq = fight.version
+        for skill in checks:
+            fight.static_check(CheckSpec(who="bo", skill=skill), 8)
+        return fight.events, undo_seq
+
+    def test_the_roll_made_again_is_paired_by_its_check(self) -> None:
+        """An undone Perception check is paired with the next Perception check, not with the Stealth check (d8) nor
+        the Search check (the same d6 as Perception) rolled in between to move the roll counter on (found by a
+        forging tester: "voided bo's check roll [6] at seq 8; bo's next check roll: [4]", a throwaway Stealth
+        roll)."""
+        log, undo_seq = self.fished("Stealth", "Search", "Perception", faces=[6, 4, 2, 5])
+        rolled = [r.seq for r in log if isinstance(r.event, DiceRolled)]
+        [finding] = verify(log).rerolls
+        assert finding.what == (f"the undo at seq {undo_seq} voided bo's Perception check roll [6] at seq "
+                                f"{rolled[0]}; bo's next Perception check roll: [5] at seq {rolled[3]}")
+        assert (finding.expected, finding.found) == (f"[6] at seq {rolled[0]}", f"[5] at seq {rolled[3]}")
+
+    def test_no_roll_of_the_same_check_is_said_so(self) -> None:
+        """An undone Perception check followed by a Stealth check only: no Perception check roll after it, and the
+        roll that did come is named as what it was."""
+        log, undo_seq = self.fished("Stealth", faces=[6, 4])
+        rolled = [r.seq for r in log if isinstance(r.event, DiceRolled)]
+        [finding] = verify(log).rerolls
+        assert finding.what == (f"the undo at seq {undo_seq} voided bo's Perception check roll [6] at seq "
+                                f"{rolled[0]}; bo made no Perception check roll after it (bo's next check roll: a "
+                                f"Stealth check, [4] at seq {rolled[1]})")
+        assert finding.found == "no such roll after it"
 
     def test_an_undo_that_voided_no_dice_gives_none(self) -> None:
         """Undoing a condition the GM applied (no dice) gives no undo re-roll, and the log is clean (issue #10,
@@ -1181,7 +1220,8 @@ class TestDamagedEnds:
 
     def test_a_sqlite_row_stored_as_text_is_a_format_finding_not_a_traceback(self, tmp_path: Path) -> None:
         """A real SQLite file whose fifth row an edit stored as TEXT (``CAST(line AS TEXT)``) is audited up to it:
-        a format finding naming the row and its type, and the batch it cut short; no TypeError."""
+        a format finding naming the row and its type, and the batch it cut short, which no crash leaves in SQLite
+        (its rows edited outside omen: copy the whole commands before it out); no TypeError."""
         import sqlite3
 
         from omen_core.store import SqliteStore
@@ -1197,8 +1237,11 @@ class TestDamagedEnds:
         assert [(f.seq, f.rule, f.what) for f in report.findings] == [
             (5, "format", "the store cannot read on: row seq 5 holds its line as TEXT, not as the BLOB omen writes "
                           "(an edited row)"),
-            (4, "batch", "torn batch: the command starting at seq 4 wrote 1 of its 3 events (a crash mid-write; omen "
-                         "repair removes it)")]
+            (4, "batch", "torn batch: the command starting at seq 4 wrote 1 of its 3 events: this store writes each "
+                         "command's events in one transaction, so no crash leaves part of one: its rows were removed "
+                         "or edited outside omen (omen repair is for JSON Lines logs); copy the whole commands before "
+                         "it to another store (omen copy SRC DST --fight audit --to 3) or restore this store from a "
+                         "backup")]
         assert report.events == 4 and report.redecided == 3
 
     def test_a_torn_batch_is_not_decided_again(self) -> None:
