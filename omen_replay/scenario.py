@@ -44,7 +44,15 @@ from omen_core.content import (
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
-from omen_core.errors import BadInput, ContentError, InvalidFightId, OmenError, RuleViolation, StoreError
+from omen_core.errors import (
+    BadInput,
+    ContentError,
+    InvalidCommand,
+    InvalidFightId,
+    OmenError,
+    RuleViolation,
+    StoreError,
+)
 from omen_core.events import Salts, StoredEvent
 from omen_core.extensions import BY_ID, EXTENSIONS
 from omen_core.locate import Lines, error_line
@@ -405,6 +413,9 @@ def run_scenario(scenario: Scenario, store: EventStore,
             command = msgspec.structs.replace(command, seed=fight.dice.seed.hex())  # the seed rolled from now
         try:
             stored = fight.execute(command)
+        except InvalidCommand as exc:  # its own name and path said once: the command's, within the scenario's
+            where = f"$.commands[{step.index}]" + exc.path.removeprefix("$")
+            raise ScenarioError(scenario.source, where, f"{exc.command}: {exc.reason}", step.line) from exc
         except OmenError as exc:
             name = type(step.command).__struct_config__.tag
             raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc

@@ -1107,6 +1107,18 @@ def test_recorded_at_is_checked_against_nothing() -> None:
     assert verify(out, seed=SEED).strict_clean
 
 
+def test_a_finding_says_only_the_values_it_has() -> None:
+    """A finding with only what was found, or only what was expected, says that one alone (found by a forging
+    tester: "(expected , found command_issued)"); with both, both; with neither, nothing."""
+    from omen_replay.verify import finding_words
+
+    assert finding_words(Finding(seq=7, rule="dice", what="w", found="f")) == "seq 7 [dice] w (found f)"
+    assert finding_words(Finding(seq=7, rule="dice", what="w", expected="e")) == "seq 7 [dice] w (expected e)"
+    assert finding_words(Finding(seq=7, rule="dice", what="w", expected="e", found="f")) == \
+        "seq 7 [dice] w (expected e, found f)"
+    assert finding_words(Finding(seq=7, line=3, rule="dice", what="w")) == "seq 7, line 3 [dice] w"
+
+
 def spent_again(alter: bool = False) -> list[StoredEvent]:
     """The forgery of C42 a tester wrote with an omen that allowed it: a seed revealed mid-fight whose fresh
     commitment is the revealed seed's own (the reveal's command and its seed_committed rewritten, the chain re-sealed),
