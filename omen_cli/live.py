@@ -123,6 +123,22 @@ def _spent(store: Any, fight_id: str, raw: bytes) -> str:
         f"; the fight's dice come from the fresh seed committed to at seq {fresh}: give that one" if fresh else "")
 
 
+def _unspent_next_seed(store: Any, fight_id: str, revealing: str, following: bytes) -> None:
+    """Refuse a ``--next-seed`` that is a revealed seed (C42: spent, the dice drawn under it again predictable by
+    anyone holding the log): the seed this ``reveal_seed`` reveals, or one the fight revealed before (exit 2)."""
+    from omen_core.events import SeedRevealed
+
+    why = "a revealed seed is spent (C42): dice drawn under it again would be predictable by anyone holding the log"
+    if following.hex() == revealing.lower():
+        bad_input(f"--next-seed is the seed this reveal_seed reveals: {why}; give a fresh seed (or leave "
+                  "--next-seed out: omen makes one)")
+    revealed = next((e.seq for e in store.landmarks(fight_id)
+                     if isinstance(e.event, SeedRevealed) and e.event.seed == following.hex()), None)
+    if revealed is not None:
+        bad_input(f"--next-seed is the seed revealed at seq {revealed}: {why}; give a fresh seed (or leave "
+                  "--next-seed out: omen makes one)")
+
+
 def _not_json_of_another_kind(text: str, origin: str) -> None:
     """Refuse JSON that is no object (an array, a string, a number) as such: read as TOML it gave a TOML syntax
     error that said nothing of what was wrong."""
@@ -292,6 +308,8 @@ def do_cmd(
                            "--seed HEX")
             parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())
         store, fight_id = open_fight(log_url, fight)
+        if following is not None and isinstance(parsed, RevealSeed):
+            _unspent_next_seed(store, fight_id, parsed.seed, following)
         done = done_under_key(StoreSource(store, fight_id), parsed)  # a retry: done already (the key names the
         # command; --by is only for the record, so a retry by another name is the same command)
         dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \

@@ -85,7 +85,10 @@ def repair(
     with refusals():
         store = store_at(log_url)
         if not isinstance(store, JsonlStore):
-            bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail")
+            bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail (this store writes each "
+                      "command's events in one transaction: a torn batch in it means rows were removed or edited "
+                      "outside omen; omen verify says which command, and what can be copied out with omen copy "
+                      "--to)")
         try:
             fight_id = open_fight(log_url, fight)[1]
         except TornTail:
@@ -286,10 +289,14 @@ def copy_cmd(
     dst_url: Annotated[str, typer.Argument(metavar="DST", help="The store to copy to (made if need be).")],
     fight: Annotated[str | None, typer.Option(metavar="ID",
                                               help="Copy this fight only (default: every fight of SRC).")] = None,
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", min=1,
+                                           help="Copy the fight up to this seq only: the last seq of one of its "
+                                                "commands (one fight: --fight, or SRC's only one).")] = None,
 ) -> None:
     """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
     completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it
-    differs or if SRC ends with a torn batch (run omen repair on it first)."""
+    differs or if SRC ends with a torn batch (a JSON Lines log: run omen repair on it first; a database: copy the
+    whole commands before it with --to)."""
     from omen_replay.copy import copy_fights
 
     with refusals():
@@ -299,8 +306,10 @@ def copy_cmd(
             bad_input(f"no fight {fight!r} in {src_url} (fights: {', '.join(src.fights()) or 'none'})")
         if not fights:
             bad_input(f"{src_url} holds no fight to copy")
+        if to is not None and len(fights) != 1:
+            bad_input(f"--to copies one fight: {src_url} holds {len(fights)}; choose one with --fight")
         check_log_parent(dst_url)
-        done = copy_fights(src, store_at(dst_url), fights)
+        done = copy_fights(src, store_at(dst_url), fights, to)
     if any(c.added for c in done):
         wrote(f"copied to {dst_url}: " + ", ".join(f"{c.fight_id} seqs {c.had + 1}-{c.had + c.added}" for c in done
                                                     if c.added))

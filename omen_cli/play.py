@@ -22,6 +22,7 @@ from .show import print_state, report_text
 
 if TYPE_CHECKING:
     from omen_core.events import StoredEvent
+    from omen_replay.narrate import Narrator
 
 __all__ = ["demo", "run"]
 
@@ -111,12 +112,17 @@ def run(
                                                                 "reveals it then, C42).")] = False,
 ) -> None:
     """Run a scenario: start the fight, join its combatants, play its commands, and write the log; a seeded fight
-    that ends with its seed unrevealed has it revealed at the end (C42), unless --keep-seed."""
+    that ends with its seed unrevealed has it revealed at the end (C42), unless --keep-seed. The whole scenario is
+    played before anything is printed: standard output full or closed ends the report (exit 3, saying what was
+    written), never the fight halfway."""
 
+    from omen_core.errors import OmenError
     from omen_replay.narrate import Narrator
     from omen_replay.replay import summarise
     from omen_replay.scenario import load_scenario, reveal_at_end, run_scenario
 
+    written: list[list[StoredEvent]] = []  # each batch appended, narrated once the scenario is played
+    loud = not (quiet or as_json)
     with refusals():
         loaded = load_scenario(scenario)
         check_log_parent(log_url)
@@ -124,20 +130,30 @@ def run(
         if loaded.settings.id in store.fights():
             bad_input(f"{log_url} already holds fight {loaded.settings.id!r}; choose another --log "
                        "or remove the old one")
-        narrator = Narrator()
-        loud = not (quiet or as_json)
 
         def tell(stored: list[StoredEvent]) -> None:
             appended(stored, f"fight {loaded.settings.id!r} written to {log_url}")
-            if loud:
-                print_lines(narrator.lines(stored))
+            written.append(stored)
 
-        fight = run_scenario(loaded, store, on_step=lambda step, stored: tell(stored), on_start=tell,
-                             snapshots=open_snapshots(log_url))
-        revealed = [] if keep_seed else reveal_at_end(fight)  # at the end of a fight (C42)
+        try:
+            fight = run_scenario(loaded, store, on_step=lambda step, stored: tell(stored), on_start=tell,
+                                 snapshots=open_snapshots(log_url))
+            revealed = [] if keep_seed else reveal_at_end(fight)  # at the end of a fight (C42)
+        except OmenError:
+            if loud:  # the story of what was written, then the refusal
+                _narrate(Narrator(), written)
+            raise
         if revealed:
             tell(revealed)
+    if loud:
+        _narrate(Narrator(), written)
     records = fight.events
     print_state(summarise(fight.state), as_json)
     if not as_json:
         out.print(f"[dim]{len(records)} events written to {escape(str(log_url))}[/]")
+
+
+def _narrate(narrator: Narrator, written: list[list[StoredEvent]]) -> None:
+    """The session log's lines of each batch written, in order."""
+    for stored in written:
+        print_lines(narrator.lines(stored))

@@ -255,8 +255,13 @@ Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]
                                          description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
 
 
+#: A sha256 in hex as omen writes it (``omen_core.events.Hex64``; a reveal's ``next_commitment``): the one pattern
+#: of a command's fields that is not content's (events imports this module, not the other way round).
+HEX64_PATTERN = r"^[0-9a-f]{64}$(?!\n)"
+
 _PATTERN_WORDS = {meta.pattern: meta.description for alias in (Die, Identifier, Multiplier, Name)
                   for meta in get_args(alias)[1:] if isinstance(meta, msgspec.Meta)}
+_PATTERN_WORDS[HEX64_PATTERN] = "64 lowercase hex digits (a sha256, as omen writes it)"
 """Each pattern of ours in words, for errors: its alias's description."""
 
 

@@ -83,13 +83,14 @@ from .machine import (
 )
 from .machine import Step as LifeStep
 from .state import EFFECTS, FightState, Frame, _stack, evolve, opens_undo_point, redo_stack_after, redoable
+from .store.jsonl import JsonlStore
 from .store.snapshots import MAX_TRIES, STATE_FORMAT, Snapshot, SnapshotStore
 
 log = get_logger(__name__)
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
-           "scan_landmarks", "keyed_batch", "done_under_key", "usable_snapshot", "Step"]
+           "scan_landmarks", "keyed_batch", "done_under_key", "usable_snapshot", "Step", "torn_batch"]
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -678,7 +679,7 @@ class _Reader:
         last = self.last
         if last is None or to_seq is not None or not self.batch_end or last.seq >= self.batch_end:
             return
-        what = _torn(self.batch, last.seq, self.batch_end)
+        what = torn_batch(self.batch, last.seq, self.batch_end, self.source.fight_id, _tears(self.source))
         self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
                       LogCorrupted(self.source.where, self.line_no, what))
 
@@ -699,10 +700,26 @@ def _same_line(encoded: bytes, raw: bytes) -> bool:
     return raw.startswith(encoded) and not raw[len(encoded):].strip(b"\n")
 
 
-def _torn(batch: int, last: int, batch_end: int) -> str:
-    """What a batch cut short by a crash is called."""
-    return (f"torn batch: the command starting at seq {batch} wrote {last - batch + 1} of its "
-            f"{batch_end - batch + 1} events (a crash mid-write; omen repair removes it)")
+def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool) -> str:
+    """What a batch cut short at the log's end is called, and what to do about it. In a JSON Lines log
+    (``tears``) a crash mid-write leaves one, and ``omen repair`` removes it; a store that appends each batch in one
+    transaction (SQLite, PostgreSQL) cannot be left so by a crash: its rows were removed or edited outside omen,
+    and what works is to copy the whole commands before it out (``omen copy --to``, if there are any) or to
+    restore a backup."""
+    told = (f"torn batch: the command starting at seq {batch} wrote {last - batch + 1} of its "
+            f"{batch_end - batch + 1} events")
+    if tears:
+        return f"{told} (a crash mid-write; omen repair removes it)"
+    keep = (f"copy the whole commands before it to another store (omen copy SRC DST --fight {fight_id} --to "
+            f"{batch - 1}) or restore this store from a backup" if batch > 1 else "restore this store from a backup")
+    return (f"{told}: this store writes each command's events in one transaction, so no crash leaves part of one: "
+            f"its rows were removed or edited outside omen (omen repair is for JSON Lines logs); {keep}")
+
+
+def _tears(source: Source) -> bool:
+    """Whether a crash mid-write can leave ``source`` a torn batch: a JSON Lines log (lines read from a file, or
+    a :class:`~omen_core.store.jsonl.JsonlStore`), not a store that appends in a transaction."""
+    return not isinstance(source, StoreSource) or isinstance(source.store, JsonlStore)
 
 
 # -- undo: the states markers go back to ---------------------------------------------------------------------------

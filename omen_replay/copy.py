@@ -8,8 +8,9 @@ for line: then only the rest is appended (nothing, if it is all there, or if
 the destination holds the source's fight and more after it). A fight that
 differs is refused before anything is written, with the first seq where the
 two part. A source that ends with a torn batch (a crash mid-write) is refused
-too: a copy appends whole commands only. The destination's lines are read back and compared
-with the source's at the end.
+too: a copy appends whole commands only (``to_seq`` copies a fight up to the end of one of its commands, as
+far as it is whole: the way out of a SQLite or PostgreSQL fight whose last rows were removed outside omen).
+The destination's lines are read back and compared with the source's at the end.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import msgspec
 
 from omen_core.errors import BadInput, LogCorrupted
 from omen_core.events import Sealed, StoredEvent, chain_breaks, decode_line
-from omen_core.store import EventStore
+from omen_core.store import EventStore, JsonlStore
+from omen_core.walk import torn_batch
 
 __all__ = ["Copied", "FightDiffers", "copy_fights", "plan_fight", "BATCH_EVENTS"]
 
@@ -50,18 +52,26 @@ class Copied:
     beyond: int = 0
 
 
-def _lines(store: EventStore, fight_id: str, after_seq: int = 0) -> Iterator[bytes]:
-    """The fight's stored lines after ``after_seq``, without the newline a JSON Lines store ends them with."""
+def _lines(store: EventStore, fight_id: str, after_seq: int = 0, to_seq: int | None = None) -> Iterator[bytes]:
+    """The fight's stored lines after ``after_seq`` (up to ``to_seq``, if given: the store is read no further),
+    without the newline a JSON Lines store ends them with."""
+    seq = after_seq
     for chunk in store.read_lines(fight_id, after_seq):
         for line in chunk:
+            if to_seq is not None and seq >= to_seq:
+                return
+            seq += 1
             yield line[:-1] if line.endswith(b"\n") else line
 
 
-def _source(store: EventStore, fight_id: str) -> tuple[list[bytes], list[StoredEvent]]:
-    """The fight's lines and events in the source, checked: each line decodes to an event, and the chain holds
-    from the genesis hash to the last event, each hash checked on its line's own bytes (a line of an older schema
-    version, which today's omen would write otherwise, is copied as it is)."""
-    lines = list(_lines(store, fight_id))
+def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tuple[list[bytes], list[StoredEvent]]:
+    """The fight's lines and events in the source (up to ``to_seq``, the end of a command), checked: each line
+    decodes to an event, and the chain holds from the genesis hash to the last event, each hash checked on its
+    line's own bytes (a line of an older schema version, which today's omen would write otherwise, is copied as it
+    is)."""
+    lines = list(_lines(store, fight_id, to_seq=to_seq))
+    if to_seq is not None and len(lines) < to_seq:
+        raise BadInput(f"--to {to_seq}: fight {fight_id!r} in {store.location} holds {len(lines)} events")
     events = []
     for seq, line in enumerate(lines, 1):
         try:
@@ -72,19 +82,29 @@ def _source(store: EventStore, fight_id: str) -> tuple[list[bytes], list[StoredE
         raise LogCorrupted(store.location, seq, f"the chain does not hold: {what}; nothing was copied")
     last = events[-1] if events else None
     if last is not None and last.batch_size and last.seq < last.batch + last.batch_size - 1:
-        raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a torn batch: the command "
-                                                       f"starting at seq {last.batch} wrote "
-                                                       f"{last.seq - last.batch + 1} of its {last.batch_size} "
-                                                       "events (a crash mid-write); a copy appends whole commands "
-                                                       "only, so nothing was copied: run omen repair on the "
-                                                       "source first")
+        end = last.batch + last.batch_size - 1
+        if to_seq is not None:
+            raise BadInput(f"--to {to_seq}: seq {to_seq} is inside the command of seqs {last.batch} to {end} of "
+                           f"fight {fight_id!r}: give the seq a command ends at"
+                           + (f" ({last.batch - 1}, the one before it)" if last.batch > 1 else ""))
+        if isinstance(store, JsonlStore):  # a crash mid-write left it
+            raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a torn batch: the command "
+                                                           f"starting at seq {last.batch} wrote "
+                                                           f"{last.seq - last.batch + 1} of its {last.batch_size} "
+                                                           "events (a crash mid-write); a copy appends whole "
+                                                           "commands only, so nothing was copied: run omen repair "
+                                                           "on the source first")
+        raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a "
+                           f"{torn_batch(last.batch, last.seq, end, fight_id, tears=False)}; a copy appends whole "
+                           "commands only, so nothing was copied")
     return lines, events
 
 
-def plan_fight(src: EventStore, dst: EventStore, fight_id: str) -> tuple[list[bytes], list[StoredEvent], int]:
-    """The fight's checked lines and events in ``src``, and how many of them ``dst`` holds already;
-    :class:`FightDiffers` if what it holds is not a prefix of them."""
-    lines, events = _source(src, fight_id)
+def plan_fight(src: EventStore, dst: EventStore, fight_id: str, to_seq: int | None = None
+               ) -> tuple[list[bytes], list[StoredEvent], int]:
+    """The fight's checked lines and events in ``src`` (up to ``to_seq``), and how many of them ``dst`` holds
+    already; :class:`FightDiffers` if what it holds is not a prefix of them."""
+    lines, events = _source(src, fight_id, to_seq)
     have = dst.version(fight_id)
     if have == 0:
         return lines, events, 0
@@ -111,10 +131,11 @@ def _batches(events: list[StoredEvent], lines: list[bytes]) -> Iterator[Sealed]:
         yield run
 
 
-def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str]) -> list[Copied]:
-    """Copy ``fight_ids`` from ``src`` to ``dst``: all are checked before any is written (a fight that differs
-    refuses the whole copy), then each is appended from where ``dst`` stands and read back line for line."""
-    plans = [(fight_id, *plan_fight(src, dst, fight_id)) for fight_id in fight_ids]
+def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str], to_seq: int | None = None) -> list[Copied]:
+    """Copy ``fight_ids`` from ``src`` to ``dst`` (each up to ``to_seq``, the end of one of its commands, if given):
+    all are checked before any is written (a fight that differs refuses the whole copy), then each is appended from
+    where ``dst`` stands and read back line for line."""
+    plans = [(fight_id, *plan_fight(src, dst, fight_id, to_seq)) for fight_id in fight_ids]
     done = []
     for fight_id, lines, events, have in plans:
         if have >= len(lines):  # all there already (and perhaps more after it): nothing to write or read back

@@ -44,7 +44,15 @@ from omen_core.content import (
 )
 from omen_core.decide import Command, RevealSeed
 from omen_core.dice import DiceSource, FacesNeeded, ManualDice, RollRequest
-from omen_core.errors import BadInput, ContentError, InvalidFightId, OmenError, RuleViolation, StoreError
+from omen_core.errors import (
+    BadInput,
+    ContentError,
+    InvalidCommand,
+    InvalidFightId,
+    OmenError,
+    RuleViolation,
+    StoreError,
+)
 from omen_core.events import Salts, StoredEvent
 from omen_core.extensions import BY_ID, EXTENSIONS
 from omen_core.locate import Lines, error_line
@@ -217,15 +225,22 @@ def _check_settings(settings: FightSettings, source: str, locate: Lines, seeded_
                                 locate("$.fight.seed") or locate("$.fight"))
     elif settings.seed is not None:
         raise ScenarioError(source, "$.fight.seed", "a seed is only for dice = \"seeded\"", locate("$.fight.seed"))
+    spent = {bytes.fromhex(settings.seed): "the fight's seed"} if settings.seed is not None else {}
     for n, text in enumerate(settings.next_seeds):
         try:
             following = bytes.fromhex(text)
         except ValueError:
             following = b""
+        where = f"$.fight.next_seeds[{n}]"
         if settings.dice != "seeded" or len(following) < 16:
-            where = f"$.fight.next_seeds[{n}]"
             raise ScenarioError(source, where, "next_seeds are for dice = \"seeded\": each at least 16 bytes of hex "
                                 "(C42)", locate(where) or locate("$.fight.next_seeds"))
+        if following in spent:  # revealed before this one is committed to: spent, its dice predictable (C42)
+            raise ScenarioError(source, where, f"next_seeds[{n}] is {spent[following]}, revealed before the fight "
+                                "commits to this one: a revealed seed is spent (C42), and dice drawn under it again "
+                                "would be predictable by anyone holding the log; give a fresh seed",
+                                locate(where) or locate("$.fight.next_seeds"))
+        spent[following] = f"next_seeds[{n}]"
 
 
 def _ruleset(settings: FightSettings, scenario: Path, locate: Lines) -> Ruleset:
@@ -398,6 +413,9 @@ def run_scenario(scenario: Scenario, store: EventStore,
             command = msgspec.structs.replace(command, seed=fight.dice.seed.hex())  # the seed rolled from now
         try:
             stored = fight.execute(command)
+        except InvalidCommand as exc:  # its own name and path said once: the command's, within the scenario's
+            where = f"$.commands[{step.index}]" + exc.path.removeprefix("$")
+            raise ScenarioError(scenario.source, where, f"{exc.command}: {exc.reason}", step.line) from exc
         except OmenError as exc:
             name = type(step.command).__struct_config__.tag
             raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc

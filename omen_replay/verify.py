@@ -28,7 +28,7 @@ problem, the audit collects every finding and reports them all:
   (``dice provenance``);
 - **undo re-rolls**: every undo that voided rolled dice is a finding of its
   own kind (``undo re-roll``): the voided faces beside the faces rolled next
-  by the same roller.
+  by the same roller for the same purpose and check, on the same dice.
 
 Provenance and re-roll findings do not make the log unsound (the engine
 allows both, and the GM may have had a good reason); they are listed so
@@ -257,7 +257,8 @@ def finding_words(finding: Finding) -> str:
     """A finding as ``omen verify`` says it: ``seq N, line L [rule] what (expected E, found F)``, the line and
     the values where the finding has them."""
     where = f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
-    detail = f" (expected {finding.expected}, found {finding.found})" if finding.expected or finding.found else ""
+    said = [f"{word} {value}" for word, value in (("expected", finding.expected), ("found", finding.found)) if value]
+    detail = f" ({', '.join(said)})" if said else ""
     return f"{where} [{finding.rule}] {finding.what}{detail}"
 
 
@@ -284,14 +285,23 @@ class _Batch:
         self.by_event = _command_of(first.event) is None  # no command recorded (schema version 1): event by event
 
 
+#: What a roll was for, to pair a voided roll with the one made again: its roller, its purpose, the check it was
+#: (the skill, or the attribute, a total of its batch names for its counter; None where no total names it: a hit or
+#: damage roll) and its dice (their sizes, in order).
+RollKind = tuple[str, str, str | None, tuple[int, ...]]
+
+
 class _Reroll:
-    """Dice an undo voided, by roller and purpose, waiting for the faces the same roller rolls next for the same
-    purpose (a hit roll beside the next hit roll)."""
+    """Dice an undo voided, by what each roll was for (:data:`RollKind`), waiting for the faces the same roller
+    rolls next for the same purpose and the same check, on the same dice (a Perception check beside the next
+    Perception check, not beside a Stealth check rolled in between); ``loose``: the next roll of the same roller and
+    purpose whatever it was, named where no roll of the same kind came."""
 
     def __init__(self, undo: UndoRecord):
         self.undo = undo
-        self.voided: dict[tuple[str, str], list[tuple[int, tuple[int, ...]]]] = {}
-        self.next: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
+        self.voided: dict[RollKind, list[tuple[int, tuple[int, ...]]]] = {}
+        self.next: dict[RollKind, tuple[int, tuple[int, ...]]] = {}
+        self.loose: dict[tuple[str, str], tuple[int, tuple[int, ...], str | None]] = {}
 
 
 #: What :meth:`Audit._check` does for each event type as it comes (the other types need nothing then).
@@ -307,7 +317,7 @@ class _Epoch:
     """The seeded dice drawn under one commitment (C42): the commitment, the faces once its seed is known, and the
     dice met before that (compactly: seq, counter, index, sides, face each)."""
 
-    __slots__ = ("checked", "commitment", "faces", "given", "held", "revealed")
+    __slots__ = ("checked", "commitment", "faces", "given", "held", "revealed", "revealed_at")
 
     def __init__(self, pledge: str | None):
         self.commitment = pledge
@@ -315,6 +325,7 @@ class _Epoch:
         self.held = array("q")
         self.checked = 0
         self.given = self.revealed = False  # whose seed matched: the auditor's (--seed), the log's reveal
+        self.revealed_at = 0  # the seq of the log's reveal of this epoch's seed
 
 
 class SeedCheck:
@@ -358,7 +369,18 @@ class SeedCheck:
         current = self.epochs[-1] if self.epochs else None
         if current is None or current.commitment is None or current.faces is None:
             yield Finding(seq=seq, rule="C42", what="a fresh seed committed to where no seed was revealed first")
+        spent = next((e for e in self.epochs if e.revealed and e.commitment == pledge), None)
+        if spent is not None:  # the engine refuses it: a log that has it was written otherwise (forged, or edited)
+            yield Finding(seq=seq, rule="C42", what=f"the fresh seed committed to is the seed revealed at seq "
+                                                    f"{spent.revealed_at}: a revealed seed is spent, and every die "
+                                                    "drawn under it again was predictable by anyone holding the log",
+                          expected="the commitment of a seed not revealed", found=pledge)
         yield from self._begin(seq, pledge)
+        if spent is not None:  # the log reveals this epoch's seed: its dice are checked against it
+            epoch = self.epochs[-1]
+            epoch.faces = epoch.faces or spent.faces
+            epoch.revealed, epoch.revealed_at = True, spent.revealed_at
+            yield from self._check_held(epoch)
 
     def _begin(self, seq: int, pledge: str | None) -> Iterator[Finding]:
         self.epochs.append(_Epoch(pledge))
@@ -375,7 +397,7 @@ class SeedCheck:
             return
         yield from self._learn(seq, seed, "the revealed seed")
         if self.epochs and self.epochs[-1].commitment == commitment(seed):
-            self.epochs[-1].revealed = True
+            self.epochs[-1].revealed, self.epochs[-1].revealed_at = True, seq
 
     @property
     def given_revealed(self) -> bool:
@@ -511,8 +533,6 @@ class Audit(Visitor):
         self.previous = rec.event
         if rec.seq in self.wanted:
             self.targets[rec.seq] = Target(before=before, event=rec.event, seq=rec.seq, batch=rec.batch, live=True)
-        if self.rerolls and type(rec.event) is DiceRolled:
-            self._rerolled(rec)
         try:
             self.findings.extend(self._check(rec, before))
         except Exception as exc:
@@ -558,6 +578,8 @@ class Audit(Visitor):
         batch, self.batch = self.batch, None
         if batch is None:
             return
+        if self.rerolls:
+            self._rerolled(batch)
         self.by_event += batch.by_event
         count = len(self.findings)
         first = batch.records[0]
@@ -599,7 +621,8 @@ class Audit(Visitor):
             draft = decided(batch.before, command, RecordedDice(rolls), history, by, then_roll)
         except RuleViolation as exc:
             self.findings.append(Finding(seq=first.seq, rule=exc.rule, what=f"the rules refuse this command here: "
-                                         f"{exc}", found=_tag(first.event)))
+                                         f"{exc}", expected="a command the rules accept here",
+                                         found=str(type(command).__struct_config__.tag)))
             return
         except OmenError as exc:
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
@@ -613,17 +636,26 @@ class Audit(Visitor):
 
     # -- rolls and re-rolls -------------------------------------------------------------------------------------
 
-    def _rerolled(self, rec: StoredEvent) -> None:
-        if not isinstance(rec.event, DiceRolled):
+    def _rerolled(self, batch: _Batch) -> None:
+        """The batch's rolls (once it is whole: the totals that name each roll's check come after the roll), each
+        voided by an undo or made after one, by what it was for (:data:`RollKind`)."""
+        rolls = [(rec.seq, rec.event) for rec in batch.records if isinstance(rec.event, DiceRolled)]
+        if not rolls:
             return
-        faces = tuple(d.face for d in rec.event.dice)
-        key = (rec.event.roller, rec.event.purpose)
-        for r in self.rerolls:
-            if r.undo.from_seq <= rec.seq <= r.undo.to_seq:
-                r.voided.setdefault(key, []).append((rec.seq, faces))
-        for r in self.open_rerolls:
-            if rec.seq > r.undo.seq and key in r.voided and key not in r.next:
-                r.next[key] = (rec.seq, faces)
+        checks = {total.counter: total.skill or total.attribute for rec in batch.records
+                  for total in _totals(rec.event)}
+        for seq, rolled in rolls:
+            faces = tuple(d.face for d in rolled.dice)
+            check = checks.get(rolled.counter)
+            kind = (rolled.roller, rolled.purpose, check, tuple(d.sides for d in rolled.dice))
+            for r in self.rerolls:
+                if r.undo.from_seq <= seq <= r.undo.to_seq:
+                    r.voided.setdefault(kind, []).append((seq, faces))
+            for r in self.open_rerolls:
+                if seq > r.undo.seq:
+                    if kind in r.voided and kind not in r.next:
+                        r.next[kind] = (seq, faces)
+                    r.loose.setdefault(kind[:2], (seq, faces, check))
 
     # -- each event ---------------------------------------------------------------------------------------------
 
@@ -1048,16 +1080,34 @@ def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[
                       expected=_tag(missing), found="nothing (the batch ends here)")
 
 
+def _totals(event: Event) -> Iterator[RollTotal]:
+    """The totals an event records (a check's, a contest's two sides, a save's, an initiative's): each names the
+    counter of the roll it took its face from, and the skill or attribute of the check."""
+    for name in event.__struct_fields__:
+        value = getattr(event, name)
+        if isinstance(value, RollTotal):
+            yield value
+
+
 def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
-    for (roller, purpose), gone in r.voided.items():
+    for kind, gone in r.voided.items():
+        roller, purpose, check, _sides = kind
         voided = "; ".join(f"{list(faces)} at seq {seq}" for seq, faces in gone)
-        rolled = r.next.get((roller, purpose))
-        what = purpose.replace("_", " ")
-        after = (f"{roller}'s next {what} roll: {list(rolled[1])} at seq {rolled[0]}" if rolled is not None
-                 else f"{roller} made no {what} roll after it")
+        rolled = r.next.get(kind)
+        what = (f"{check} " if check else "") + purpose.replace("_", " ")
+        if rolled is not None:
+            after = f"{roller}'s next {what} roll: {list(rolled[1])} at seq {rolled[0]}"
+        else:
+            after = f"{roller} made no {what} roll" + ("" if check else " on the same dice") + " after it"
+            other = r.loose.get(kind[:2])
+            if other is not None:
+                kind_of = f"a {other[2]} {purpose.replace('_', ' ')}, " if other[2] else ""
+                after += (f" ({roller}'s next {purpose.replace('_', ' ')} roll: {kind_of}{list(other[1])} at seq "
+                          f"{other[0]}" + ("" if other[2] else ", on other dice") + ")")
         yield Finding(seq=r.undo.seq, rule="undo", kind=REROLL,
                       what=f"the undo at seq {r.undo.seq} voided {roller}'s {what} roll {voided}; {after}",
-                      expected=voided, found=f"{list(rolled[1])} at seq {rolled[0]}" if rolled else "no roll after it")
+                      expected=voided, found=f"{list(rolled[1])} at seq {rolled[0]}" if rolled
+                      else "no such roll after it")
 
 
 def _range_of(info: Walk | None, undo_seq: int) -> range:

@@ -240,8 +240,9 @@ def clear_condition(draft: Draft, cmd: ClearConditionCommand) -> None:
 
 def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
     """Disclose the seed the dice are drawn under now; it must hash to its commitment. A revealed seed is spent
-    (C42): a fight that goes on commits to a fresh seed in the same command (``next_commitment``); a fight that is
-    over takes none."""
+    (C42): a fight that goes on commits to a fresh seed in the same command (``next_commitment``, never the
+    commitment being revealed; the engine also refuses one revealed earlier in the log); a fight that is over takes
+    none."""
     draft.require("setup")
     state = draft.state
     if state.seed_commitment is None:
@@ -261,6 +262,10 @@ def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
                                    "the dice are drawn from next; Fight.reveal_seed and omen do make one)")
     if not going_on and cmd.next_commitment is not None:
         raise RuleViolation("C42", "the fight is over: no fresh seed is needed (leave next_commitment out)")
+    if cmd.next_commitment == state.seed_commitment:
+        raise RuleViolation("C42", "next_commitment is the commitment of the very seed this command reveals: a "
+                                   "revealed seed is spent, and dice drawn under it again would be predictable by "
+                                   "anyone holding the log; commit to a fresh seed")
     draft.emit(SeedRevealed(seed=cmd.seed.lower()))
     if cmd.next_commitment is not None:
         draft.emit(SeedCommitted(commitment=cmd.next_commitment))

@@ -762,6 +762,27 @@ class TestHonestExitCodes:
         assert done.returncode == 2, done.stderr
         assert done.stderr == "omen: error: cannot write to standard output: it is closed\n"
 
+    @pytest.mark.parametrize("stdout", ["/dev/full", "a closed pipe"])
+    def test_a_scenario_is_played_whole_before_its_report(self, writable: Path, stdout: str) -> None:
+        """omen run with standard output full or closed plays the whole scenario (found by a forging tester: it
+        stopped after the set-up, 3 of 13 events, or at a random point behind `| head -2`, and a run again was
+        refused, "already holds fight"), then exits 3 saying what it wrote: every event a run to a terminal writes,
+        the log verifying."""
+        whole = _omen_process(["run", "ember/scenario.toml", "--log", "whole.jsonl"], writable, subprocess.DEVNULL)
+        assert whole.returncode == 0, whole.stderr
+        events = len((writable / "whole.jsonl").read_bytes().splitlines())
+        argv = ["run", "ember/scenario.toml", "--log", "ran.jsonl"]
+        if stdout == "/dev/full":
+            with open("/dev/full", "w") as full:
+                done = _omen_process(argv, writable, full)
+        else:
+            done = _into_a_closed_pipe(argv, writable)
+        log = (writable / "ran.jsonl").read_bytes().splitlines()
+        assert done.returncode == 3 and len(log) == events, done.stderr
+        assert f"but omen had written: fight 'ember-ford' written to ran.jsonl: appended at seq 1 to {events} " \
+            in done.stderr
+        assert omen("verify", str(writable / "ran.jsonl")).exit_code == 0
+
     def test_a_refused_command_still_exits_2_nothing_written(self, writable: Path) -> None:
         """A command the rules refuse, standard output full or not: exit 2, the log unchanged."""
         before = (writable / "demo.jsonl").read_bytes()

@@ -752,6 +752,28 @@ class TestRevealMidFight:
         assert do(log, check, "--seed", SEED).exit_code == 2
         assert do(log, check, "--seed", self.NEXT).exit_code == 0
 
+    def test_the_next_seed_cannot_be_a_seed_revealed(self, tmp_path: Path) -> None:
+        """C42 (found by a forging tester: --seed S --next-seed S was accepted, the later dice predictable from the
+        log): --next-seed equal to the seed revealed now, or to one revealed before, is refused naming --next-seed,
+        exit 2, nothing written."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        said = refused(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", SEED)
+        assert said == ("omen: error: --next-seed is the seed this reveal_seed reveals: a revealed seed is spent "
+                        "(C42): dice drawn under it again would be predictable by anyone holding the log; give a "
+                        "fresh seed (or leave --next-seed out: omen makes one)")
+        assert do(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", self.NEXT).exit_code == 0
+        again = refused(log, {"command": "reveal_seed"}, "--seed", self.NEXT, "--next-seed", SEED)
+        assert again.startswith("omen: error: --next-seed is the seed revealed at seq 13: a revealed seed is spent")
+
+    def test_a_malformed_next_commitment_is_said_in_words(self, tmp_path: Path) -> None:
+        """A next_commitment that is not a sha256 in hex is refused naming its field, in words, not msgspec's regex
+        (it said "Expected `str` matching regex '^[0-9a-f]{64}$(?!\\n)'"), exit 2, nothing written."""
+        log = set_up(tmp_path, dice="seeded")
+        said = refused(log, {"command": "reveal_seed", "seed": SEED, "next_commitment": "ABC"})
+        assert said == ("omen: error: the command:1: Expected 64 lowercase hex digits (a sha256, as omen writes it) "
+                        "(at $.next_commitment)")
+
     def test_a_stale_omen_seed_is_named_with_where_it_was_revealed_and_the_fight_still_shows(
             self, tmp_path: Path) -> None:
         """C42: OMEN_SEED still holding the seed revealed mid-fight: `omen do` of a command that rolls nothing

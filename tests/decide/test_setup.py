@@ -11,6 +11,7 @@ import pytest
 from omen_core import CheckSpec, Fight, MemoryStore, SeededDice
 from omen_core.commands import RevealSeed, Undo
 from omen_core.content import Ability, Ruleset, decode_content, load_ruleset
+from omen_core.decide import decided
 from omen_core.dice import commitment, seeded_face
 from omen_core.errors import RuleViolation
 from omen_core.events import DiceRolled, SeedCommitted, SeedRevealed
@@ -69,6 +70,38 @@ class TestRevealInAFightThatGoesOn:
         fight.end_fight("gm")
         assert fight.reveal_seed() == SECOND.hex()
         assert isinstance(fight.events[-1].event, SeedRevealed) and fight.state.revealed_seed == SECOND.hex()
+
+    def test_the_fresh_seed_cannot_be_the_seed_revealed(self) -> None:
+        """C42 (found by a forging tester: omen do --seed S --next-seed S was accepted, and the later dice were
+        predictable by anyone holding the log): a next_commitment equal to the commitment of the seed the command
+        reveals is refused, naming the field and the rule; nothing is written."""
+        fight = duel()
+        version = fight.version
+        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment [0-9a-f]{16}… is the commitment of a "
+                                                r"seed this command reveals: a revealed seed is spent"):
+            fight.execute(RevealSeed(seed=FIRST.hex(), next_commitment=commitment(FIRST)))
+        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment .* this command reveals"):
+            duel(successors=(FIRST,)).reveal_seed()  # the seeded dice's own successor, the same seed
+        assert fight.version == version
+
+    def test_nor_a_seed_revealed_before(self) -> None:
+        """C42: the fresh seed of a second reveal cannot be the seed the first revealed (the log holds it): refused
+        naming next_commitment, nothing written; another fresh seed is accepted."""
+        fight = duel(successors=(SECOND,))
+        fight.reveal_seed()
+        version = fight.version
+        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment .* a seed this fight has revealed"):
+            fight.execute(RevealSeed(seed=SECOND.hex(), next_commitment=commitment(FIRST)))
+        assert fight.version == version
+        fight.execute(RevealSeed(seed=SECOND.hex(), next_commitment=commitment(bytes(range(200, 232)))))
+        assert fight.state.seed_commitment == commitment(bytes(range(200, 232)))
+
+    def test_the_rules_alone_refuse_the_seed_revealed_as_its_own_successor(self) -> None:
+        """C42: decide itself (what verify runs again) refuses a reveal whose next_commitment is the commitment it
+        reveals, without the log (the engine reads the log for the seeds revealed earlier)."""
+        fight = duel()
+        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment is the commitment of the very seed"):
+            decided(fight.state, RevealSeed(seed=FIRST.hex(), next_commitment=commitment(FIRST)), SeededDice(FIRST))
 
 
 class TestRevealAtTheEnd:

@@ -178,6 +178,58 @@ class TestCopy:
         assert omen("repair", str(source)).exit_code == 0
         assert "18 events copied" in omen("copy", str(source), dst).output
 
+    def test_to_copies_the_whole_commands_before_a_database_torn_batch(self, tmp_path: Path) -> None:
+        """A SQLite fight whose last row was deleted outside omen (found by a forging tester: every command said
+        "a crash mid-write; omen repair removes it", and omen repair refuses SQLite): verify, status and copy say the
+        rows were removed or edited outside omen and how to copy out the whole commands before it; repair's refusal
+        says so too; copy --to 18 does it (a fight that verifies), --to inside the torn batch or past the end is
+        refused naming --to, exit 2."""
+        import sqlite3
+
+        db = tmp_path / "torn.db"
+        url = f"sqlite:///{db}"
+        source = tmp_path / "whole.jsonl"
+        source.write_bytes(b"".join(EMBER.read_bytes().splitlines(keepends=True)[:34]))  # to the batch of seq 19's end
+        assert omen("copy", str(source), url).exit_code == 0
+        with sqlite3.connect(db) as c:
+            c.execute("DELETE FROM events WHERE seq > 20")
+        c.close()
+        told = ("torn batch: the command starting at seq 19 wrote 2 of its 16 events: this store writes each "
+                "command's events in one transaction, so no crash leaves part of one: its rows were removed or edited "
+                "outside omen (omen repair is for JSON Lines logs); copy the whole commands before it to another "
+                "store (omen copy SRC DST --fight ember-ford --to 18) or restore this store from a backup")
+        verified = omen("verify", url)
+        assert verified.exit_code == 1 and f"seq 20, line 20 [batch] {told}" in " ".join(verified.stdout.split())
+        status = omen("status", url)
+        assert status.exit_code == 2 and " ".join(status.stderr.split()) == f"omen: error: {db}:20: {told}"
+        copied = omen("copy", url, str(tmp_path / "out.jsonl"))
+        assert copied.exit_code == 2 and " ".join(copied.stderr.split()) == (
+            f"omen: error: {db}:19: fight 'ember-ford' ends with a {told}; a copy appends whole commands only, so "
+            "nothing was copied")
+        repaired = omen("repair", url)
+        assert repaired.exit_code == 2 and "a torn batch in it means rows were removed or edited outside omen" \
+            in " ".join(repaired.stderr.split())
+        inside = omen("copy", url, str(tmp_path / "out.jsonl"), "--to", "19")
+        assert " ".join(inside.stderr.split()) == ("omen: error: --to 19: seq 19 is inside the command of seqs 19 "
+                                                   "to 34 of fight 'ember-ford': give the seq a command ends at (18, "
+                                                   "the one before it)")
+        past = omen("copy", url, str(tmp_path / "out.jsonl"), "--to", "40")
+        assert " ".join(past.stderr.split()) == f"omen: error: --to 40: fight 'ember-ford' in {db} holds 20 events"
+        assert (inside.exit_code, past.exit_code) == (2, 2) and not (tmp_path / "out.jsonl").exists()
+        done = omen("copy", url, str(tmp_path / "out.jsonl"), "--to", "18")
+        assert done.exit_code == 0 and done.stdout.strip() == "ember-ford: 18 events copied"
+        assert omen("verify", str(tmp_path / "out.jsonl")).exit_code == 0
+
+    def test_to_copies_one_fight(self, tmp_path: Path) -> None:
+        """--to names a seq of one fight: with a source of several and no --fight it is refused, exit 2."""
+        folder = tmp_path / "fights"
+        folder.mkdir()
+        for name in ("a", "b"):
+            (folder / f"{name}.jsonl").write_bytes(EMBER.read_bytes().replace(b'"ember-ford"', f'"{name}"'.encode()))
+        result = omen("copy", f"{folder}/", str(tmp_path / "out.jsonl"), "--to", "18")
+        assert result.exit_code == 2 and " ".join(result.stderr.split()) == (
+            f"omen: error: --to copies one fight: {folder}/ holds 2; choose one with --fight")
+
     def test_a_broken_chain_is_not_copied(self, tmp_path: Path) -> None:
         """A source whose chain does not hold (an event's face changed by hand) is refused, exit 2, naming the seq,
         and nothing reaches the destination."""

@@ -35,7 +35,7 @@ import msgspec
 import pytest
 
 from omen_core import CheckSpec, Fight, MemoryStore, SeededDice
-from omen_core.commands import Command, EndFight, RevealSeed, StaticCheck
+from omen_core.commands import Command, EndFight, RevealSeed, StaticCheck, Undo
 from omen_core.content import CombatantSheet
 from omen_core.dice import RollRequest
 from omen_core.errors import OmenError
@@ -45,6 +45,7 @@ from omen_core.events import (
     DiceRolled,
     FightStarted,
     StoredEvent,
+    Undone,
     encode_line,
     keyed_salts,
 )
@@ -289,6 +290,34 @@ def chosen_faces(played: Played, genuine_log: list[StoredEvent], typed: bool) ->
             yield forged
 
 
+def fished(played: Played, genuine_log: list[StoredEvent], start: int) -> list[StoredEvent]:
+    """The fight played with the seed by a GM who fishes for a check before the command at ``start`` (the start of
+    an action): the check rolled, undone, a throwaway check rolled to move the roll counter on, the check rolled
+    again (the undo re-roll listed by the audit)."""
+    lines = [encode_line(r) + b"\n" for r in genuine_log]
+    befores = [s.before for s in step_through(LinesSource(lines)) if isinstance(s.rec.event, CommandIssued)]
+    who = present(befores[start].turn)
+    fishing = ((StaticCheck(check=CheckSpec(who=who, skill="Perception"), difficulty=12), "gm"),
+               (Undo(reason="fishing"), "gm"),
+               (StaticCheck(check=CheckSpec(who=who, skill="Stealth"), difficulty=12), "gm"),
+               (StaticCheck(check=CheckSpec(who=who, skill="Perception"), difficulty=12), "gm"))
+    commands = played.commands[:start] + fishing + played.commands[start:]
+    return play(msgspec.structs.replace(played, commands=commands), SeededDice(SEED), len(genuine_log))
+
+
+def hidden_undo(played: Played, genuine_log: list[StoredEvent]) -> Iterator[tuple[list[StoredEvent], Head]]:
+    """The fight :func:`fished` at the start of actions spread over it, and a forger WITHOUT the seed who drops the
+    undone check and the undo and re-seals: the undo had rewound the roll counter, so the dice that remain still
+    line up with the seed. Each forgery with the head witnessed at the end of the fight as it was played (the undo
+    in it)."""
+    for start in spread([a[0] for a in units(genuine_log)]):
+        honest = fished(played, genuine_log, start)
+        undo = next(r for r in honest if isinstance(r.event, Undone))
+        undone = undo.as_(Undone)
+        dropped = set(range(undone.from_seq, undone.to_seq + 1)) | {r.seq for r in honest if r.batch == undo.batch}
+        yield rechain([r for r in honest if r.seq not in dropped]), Head(seq=honest[-1].seq, hash=honest[-1].hash)
+
+
 def cut(genuine_log: list[StoredEvent]) -> Iterator[list[StoredEvent]]:
     """The log cut after a command's batch (a prefix: nothing re-sealed)."""
     ends = [r.seq for r in genuine_log if r.batch_size and r.seq == r.batch + r.batch_size - 1][2:-1]
@@ -301,7 +330,11 @@ def _commands(played: Played, genuine_log: list[StoredEvent], how: str, knows_se
     return edited_commands(played, genuine_log, how, knows_seed)
 
 
-FORGERIES: dict[str, Callable[[Played, list[StoredEvent]], Iterator[list[StoredEvent]]]] = {
+#: A forgery, or a forgery with the head witnessed at the end of the fight as played where that is not the genuine
+#: log's (the fight played with an undo that the forgery hides).
+Forgery = list[StoredEvent] | tuple[list[StoredEvent], Head]
+
+FORGERIES: dict[str, Callable[[Played, list[StoredEvent]], Iterator[Forgery]]] = {
     "drop-event": lambda p, g: edited_events(g, "drop"),
     "duplicate-event": lambda p, g: edited_events(g, "duplicate"),
     "swap-events": lambda p, g: edited_events(g, "swap"),
@@ -314,6 +347,7 @@ FORGERIES: dict[str, Callable[[Played, list[StoredEvent]], Iterator[list[StoredE
     **{f"{how}-command-with-seed": functools.partial(_commands, how=how, knows_seed=True)
        for how in ("drop", "duplicate", "swap", "insert")},
     "cut": lambda p, g: cut(g),
+    "hide-undo": hidden_undo,
 }
 
 
@@ -354,7 +388,7 @@ def measured(genuine: list[StoredEvent]) -> dict[str, tuple[str, ...]]:
     head = Head(seq=genuine[-1].seq, hash=genuine[-1].hash)
     found = {}
     for kind, forge in FORGERIES.items():
-        results = [audits(forged, head) for forged in forge(played, genuine)]
+        results = [audits(*(made if isinstance(made, tuple) else (made, head))) for made in forge(played, genuine)]
         assert results, f"no forgery of kind {kind} could be made"
         found[kind] = tuple(cell([r[col] for r in results]) for col in range(4))
     return found
@@ -389,6 +423,15 @@ def test_the_page_states_each_verdict_and_its_figures(measured: dict[str, tuple[
 def test_the_page_lists_no_other_forgery() -> None:
     """The page's table has a row for each kind of forgery this test makes, and no other."""
     assert sorted(stated_table()) == sorted(FORGERIES)
+
+
+def test_the_fished_fight_lists_its_undo_re_roll(genuine: list[StoredEvent]) -> None:
+    """The fight as the fishing GM played it (the `hide-undo` row's genuine log) is sound with the seed and lists
+    the undo re-roll the forgery hides: the voided Perception check beside the Perception check rolled again."""
+    played = read_back(genuine)
+    honest = fished(played, genuine, units(genuine)[0][0])
+    report = verify(honest, seed=SEED)
+    assert report.clean and report.seeded_checked == report.seeded_dice and len(report.rerolls) == 1
 
 
 def test_crafted_side_files_change_no_verdict(genuine: list[StoredEvent], tmp_path: Path) -> None:

@@ -167,6 +167,42 @@ class TestErrors:
             load_scenario(write(tmp_path, head))
         assert info.value.path == "$.fight.next_seeds[0]"
 
+    def test_next_seeds_must_not_repeat_a_seed_revealed_before(self, tmp_path: Path) -> None:
+        """C42 (found by a forging tester: next_seeds = [the fight's seed] was accepted, and the dice after the
+        reveal were predictable from the log): a next seed equal to the fight's seed, or to an earlier next seed,
+        is refused at its field before anything is written, naming the seed it repeats."""
+        for seeds, where, repeats in ((f'["{"AB" * 16}"]', 0, "the fight's seed"),
+                                      (f'["{"cd" * 16}", "{"ef" * 16}", "{"cd" * 16}"]', 2, "next_seeds[0]")):
+            head = DUEL.split("[[commands]]")[0].replace(
+                'dice = "scripted"', f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = {seeds}')
+            with pytest.raises(ScenarioError, match=rf"next_seeds\[{where}\] is {re.escape(repeats)}, revealed "
+                                                    r"before the fight commits to this one: a revealed seed is "
+                                                    r"spent \(C42\)") as info:
+                load_scenario(write(tmp_path, head))
+            assert info.value.path == f"$.fight.next_seeds[{where}]"
+
+    def test_a_total_past_the_bound_names_the_command_and_its_place_once(self, tmp_path: Path) -> None:
+        """A command whose events would record a whole number past 2**53 - 1 (a hit modifier of 2**53 - 2 plus the
+        dice) is refused at its line with one prefix and one path, the scenario's, as docs/content.md shows (found
+        by a content author: "declare_attack: declare_attack: ... nothing written (at $) (at $.commands[1])")."""
+        stats = ('attributes = { STR = { die = "d6" }, AGI = { die = "d6" }, INT = { die = "d6" }, '
+                 'RES = { die = "d6" }, FCS = { die = "d6" } }\n')
+        text = ('[fight]\nid = "big"\n\n[[combatants]]\nid = "ash"\nname = "Ash"\nside = "a"\nhp = 10\n' + stats
+                + 'abilities = [{ id = "titan", name = "Titan", use = "passive", effects = [{ kind = "modifier", '
+                'total = "hit", value = 9007199254740990 }] }]\n\n[[combatants]]\nid = "orc"\nname = "Orc"\n'
+                'side = "b"\nhp = 10\n' + stats + '\n[[commands]]\ncommand = "roll_initiative"\ndice = [6, 1]\n\n'
+                '[[commands]]\ncommand = "declare_attack"\nattacker = "ash"\ntarget = "orc"\nunarmed = true\n'
+                'dice = [6, 6, 1]\n')
+        path = write(tmp_path, text)
+        with pytest.raises(ScenarioError) as info:
+            run_scenario(load_scenario(path), MemoryStore())
+        assert str(info.value) == (
+            f"{path}:23: declare_attack: its active_defense_window_opened event (seq 18) would record "
+            "9007199254741002 at $.event.attack_total, a whole number beyond ±9007199254740991 (2**53 - 1: the "
+            "largest every JSON reader holds exactly): the numbers it adds up or multiplies (bonuses, ratings, "
+            "modifiers, stacks, damage) are too large for a log; nothing written (at $.commands[1])")
+        assert info.value.path == "$.commands[1]"
+
     def test_unrolled_faces_are_an_error(self, tmp_path: Path) -> None:
         """Faces a command does not roll are reported at that command, not carried to the next one."""
         text, edits = re.subn(r'(command = "end_turn"[^\n]*\nwho = "ash"\n)', r'\1dice = [4]\n', DUEL)

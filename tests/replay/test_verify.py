@@ -20,6 +20,7 @@ from omen_core.dice import commitment
 from omen_core.events import (
     SCHEMA_VERSION,
     CombatantJoined,
+    CommandIssued,
     ConditionApplied,
     DamageResolved,
     DiceRolled,
@@ -449,8 +450,8 @@ class TestUndoAndBranchesAudit:
         assert report.problems == () and report.clean
         # the attack's voided dice (the redone undo voided none for good) are told, nothing else
         assert sorted((f.seq, f.expected, f.found) for f in report.rerolls) == [
-            (attack_undone_at, "[1] at seq 12", "no roll after it"),
-            (attack_undone_at, "[6, 6] at seq 11", "no roll after it")]
+            (attack_undone_at, "[1] at seq 12", "no such roll after it"),
+            (attack_undone_at, "[6, 6] at seq 11", "no such roll after it")]
 
     @pytest.mark.parametrize("dropped", ["ash", "bo"])
     def test_a_dropped_join_before_an_answered_attack_is_reported_not_raised(self, dropped: str) -> None:
@@ -751,6 +752,45 @@ class TestUndoRerolls:
                                          f"[6] at seq {rolls['bo', 'base_defense'][1].seq}")])
         hit = next(f for f in report.rerolls if "hit roll" in f.what)
         assert "ash" in hit.what and f"undo at seq {undo_seq}" in hit.what
+
+    @staticmethod
+    def fished(*checks: str, faces: list[int]) -> tuple[list[StoredEvent], int]:
+        """Bo's Perception check rolled and undone, then Bo's ``checks`` (skills) in order, each against 8: the
+        log and the undo's seq."""
+        from tests.fights import new_fight
+
+        bo = sheet("bo", side="b", AGI=(8, 2), skills={"Perception": ("INT", 1), "Search": ("INT", 0),
+                                                       "Stealth": ("AGI", 2)})
+        fight = new_fight(sheet("ash"), bo, faces=faces)
+        fight.static_check(CheckSpec(who="bo", skill="Perception"), 8)
+        fight.undo(reason="fishing")
+        undo_seq = fight.version
+        for skill in checks:
+            fight.static_check(CheckSpec(who="bo", skill=skill), 8)
+        return fight.events, undo_seq
+
+    def test_the_roll_made_again_is_paired_by_its_check(self) -> None:
+        """An undone Perception check is paired with the next Perception check, not with the Stealth check (d8) nor
+        the Search check (the same d6 as Perception) rolled in between to move the roll counter on (found by a
+        forging tester: "voided bo's check roll [6] at seq 8; bo's next check roll: [4]", a throwaway Stealth
+        roll)."""
+        log, undo_seq = self.fished("Stealth", "Search", "Perception", faces=[6, 4, 2, 5])
+        rolled = [r.seq for r in log if isinstance(r.event, DiceRolled)]
+        [finding] = verify(log).rerolls
+        assert finding.what == (f"the undo at seq {undo_seq} voided bo's Perception check roll [6] at seq "
+                                f"{rolled[0]}; bo's next Perception check roll: [5] at seq {rolled[3]}")
+        assert (finding.expected, finding.found) == (f"[6] at seq {rolled[0]}", f"[5] at seq {rolled[3]}")
+
+    def test_no_roll_of_the_same_check_is_said_so(self) -> None:
+        """An undone Perception check followed by a Stealth check only: no Perception check roll after it, and the
+        roll that did come is named as what it was."""
+        log, undo_seq = self.fished("Stealth", faces=[6, 4])
+        rolled = [r.seq for r in log if isinstance(r.event, DiceRolled)]
+        [finding] = verify(log).rerolls
+        assert finding.what == (f"the undo at seq {undo_seq} voided bo's Perception check roll [6] at seq "
+                                f"{rolled[0]}; bo made no Perception check roll after it (bo's next check roll: a "
+                                f"Stealth check, [4] at seq {rolled[1]})")
+        assert finding.found == "no such roll after it"
 
     def test_an_undo_that_voided_no_dice_gives_none(self) -> None:
         """Undoing a condition the GM applied (no dice) gives no undo re-roll, and the log is clean (issue #10,
@@ -1053,6 +1093,92 @@ class TestSeedEpochs:
         assert not report.clean and any(f.seq == log[i].seq for f in report.findings)
 
 
+def test_recorded_at_is_checked_against_nothing() -> None:
+    """docs/verify.md ("does not prove": found by a forging tester): each event's recorded_at is sealed into its
+    hash but checked against nothing: a log re-sealed with its times reversed (the last event written in 1970, the
+    first a day later) passes with the seed and --strict."""
+    log = seeded_log()
+    out: list[StoredEvent] = []
+    prev = "0" * 64
+    for n, rec in enumerate(log):
+        out.append(seal(rec.fight_id, rec.seq, 86_400_000 - n, prev, rec.event, rec.batch, rec.batch_size, rec.salt))
+        prev = out[-1].hash
+    assert [r.recorded_at for r in out[:2]] == [86_400_000, 86_399_999]
+    assert verify(out, seed=SEED).strict_clean
+
+
+def test_a_finding_says_only_the_values_it_has() -> None:
+    """A finding with only what was found, or only what was expected, says that one alone (found by a forging
+    tester: "(expected , found command_issued)"); with both, both; with neither, nothing."""
+    from omen_replay.verify import finding_words
+
+    assert finding_words(Finding(seq=7, rule="dice", what="w", found="f")) == "seq 7 [dice] w (found f)"
+    assert finding_words(Finding(seq=7, rule="dice", what="w", expected="e")) == "seq 7 [dice] w (expected e)"
+    assert finding_words(Finding(seq=7, rule="dice", what="w", expected="e", found="f")) == \
+        "seq 7 [dice] w (expected e, found f)"
+    assert finding_words(Finding(seq=7, line=3, rule="dice", what="w")) == "seq 7, line 3 [dice] w"
+
+
+def spent_again(alter: bool = False) -> list[StoredEvent]:
+    """The forgery of C42 a tester wrote with an omen that allowed it: a seed revealed mid-fight whose fresh
+    commitment is the revealed seed's own (the reveal's command and its seed_committed rewritten, the chain re-sealed),
+    then a check rolled under that spent seed (its die's face moved on by one if ``alter``)."""
+    log = two_epochs(second_reveal=False, second_check=False)
+    i = next(k for k, r in enumerate(log) if isinstance(r.event, SeedCommitted))
+    log = log[:i + 1]  # up to the reveal (the end of the fight left out)
+    spent = commitment(SEED)
+    issued = log[i].batch - 1
+    command = log[issued].as_(CommandIssued).command
+    log = reseal(log, issued, msgspec.structs.replace(log[issued].event, command=msgspec.structs.replace(
+        command, next_commitment=spent)))
+    log = reseal(log, i, SeedCommitted(commitment=spent))
+    store = MemoryStore()
+    store.append("audit", log, 0)
+    fight = Fight.load(store, "audit", dice=SeededDice(SEED), clock=lambda: 0)  # the dice of the spent seed
+    fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+    out = fight.events
+    if alter:
+        k = last_roll(out)
+        die = out[k].as_(DiceRolled).dice[0]
+        out = reseal(out, k, msgspec.structs.replace(out[k].event, dice=(msgspec.structs.replace(
+            die, face=die.face % 6 + 1),)))
+    return out
+
+
+class TestASpentSeedCommittedAgain:
+    def test_a_fresh_commitment_that_repeats_the_revealed_one_is_a_finding(self) -> None:
+        """C42 (found by a forging tester: verify said 0 findings and "3 not checked: drawn under a seed not revealed
+        yet" though the log reveals that seed): a seed_committed equal to the commitment of the seed revealed just
+        before is a C42 finding at its seq, and the reveal's command decided again is refused."""
+        log = spent_again()
+        committed = next(r.seq for r in log if isinstance(r.event, SeedCommitted))
+        report = verify(log)
+        assert not report.clean
+        assert [(f.seq, f.rule, f.found) for f in report.findings if f.seq == committed] == [
+            (committed, "C42", commitment(SEED))]
+        assert f"is the seed revealed at seq {committed - 1}:" in report.findings[0].what
+        refused = [f for f in report.findings if "the rules refuse this command here" in f.what]
+        assert [(f.seq, f.rule, f.expected, f.found) for f in refused] == [
+            (committed - 2, "C42", "a command the rules accept here", "reveal_seed")]
+
+    def test_the_dice_drawn_under_it_again_are_checked_against_the_revealed_seed(self) -> None:
+        """C42: the dice of the repeated commitment are checked against the seed the log reveals (both dice, every
+        seed known), none "drawn under a seed not revealed yet"; one altered is a dice finding at its seq."""
+        report = verify(spent_again())
+        assert (report.seeded_dice, report.seeded_checked, report.seed_revealed) == (2, 2, True)
+        assert report.seeded_words() == "2 seeded dice all match the revealed seed"
+        altered = spent_again(alter=True)
+        seq = altered[last_roll(altered)].seq
+        assert [f.seq for f in verify(altered).findings if "seeded die" in f.what] == [seq]
+
+    def test_the_seed_given_is_said_to_be_one_the_log_reveals(self) -> None:
+        """C42: --seed with the spent seed checks no die as "given only" (seeded_checked_given 0) and is one the log
+        reveals (it said seeded_checked_given 3 with seed_given_revealed true, contradicting docs/verify.md)."""
+        report = verify(spent_again(), seed=SEED)
+        assert (report.seed_given, report.seed_given_revealed, report.seeded_checked, report.seeded_checked_given) \
+            == (True, True, 2, 0)
+
+
 def fifth_line_versioned(version: int) -> list[bytes]:
     """The seeded log's lines, re-sealed from the fifth on, the fifth saying schema version ``version``."""
     from omen_core.events import SCHEMA_VERSION, chain_hash, encode_line
@@ -1106,7 +1232,8 @@ class TestDamagedEnds:
 
     def test_a_sqlite_row_stored_as_text_is_a_format_finding_not_a_traceback(self, tmp_path: Path) -> None:
         """A real SQLite file whose fifth row an edit stored as TEXT (``CAST(line AS TEXT)``) is audited up to it:
-        a format finding naming the row and its type, and the batch it cut short; no TypeError."""
+        a format finding naming the row and its type, and the batch it cut short, which no crash leaves in SQLite
+        (its rows edited outside omen: copy the whole commands before it out); no TypeError."""
         import sqlite3
 
         from omen_core.store import SqliteStore
@@ -1122,8 +1249,11 @@ class TestDamagedEnds:
         assert [(f.seq, f.rule, f.what) for f in report.findings] == [
             (5, "format", "the store cannot read on: row seq 5 holds its line as TEXT, not as the BLOB omen writes "
                           "(an edited row)"),
-            (4, "batch", "torn batch: the command starting at seq 4 wrote 1 of its 3 events (a crash mid-write; omen "
-                         "repair removes it)")]
+            (4, "batch", "torn batch: the command starting at seq 4 wrote 1 of its 3 events: this store writes each "
+                         "command's events in one transaction, so no crash leaves part of one: its rows were removed "
+                         "or edited outside omen (omen repair is for JSON Lines logs); copy the whole commands before "
+                         "it to another store (omen copy SRC DST --fight audit --to 3) or restore this store from a "
+                         "backup")]
         assert report.events == 4 and report.redecided == 3
 
     def test_a_torn_batch_is_not_decided_again(self) -> None:
