@@ -702,6 +702,8 @@ def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
     if len(added) == len(names):
         names = [f"d{d.sides} {name}" for d, name in zip(added, names, strict=True)]
     formula = t.terms()
+    if not own and t.dice == 0 and t.routed_die is None:  # a consequence's flat damage: no dice at all (C25)
+        formula = tuple(x for x in formula if x.kind != "damage_dice")
     terms = _card_terms(formula, {"damage_dice": [die], "ability_die": names})
     at = next((i for i, x in enumerate(formula) if x.kind == "damage_dice"), None)
     if at is not None and len(own) > 1 and sum(d.face for d in own) == terms[at].value:  # 2d6: each die its own

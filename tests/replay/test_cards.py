@@ -231,3 +231,24 @@ def test_standing_up_is_a_card_that_says_stood_up() -> None:
     moves = [e for e in entries(fight.events)[0] if isinstance(e, Card) and e.kind == "movement"]
     assert [[(v.label, v.rule) for v in c.verdicts] for c in moves] == [
         [("STOOD UP", "C20, C28: a Movement Action")], [("MOVED", "")]]
+
+
+def test_a_flat_damage_with_no_dice_says_only_its_flat_term() -> None:
+    """C25, C37: an ability's damage of a flat 2 and no dice reads "2 flat = 2" on its card and in the log's text
+    (it read "0 (primary dice) + 2 flat = 2": an ability has no primary dice)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.content import Ability, decode_content
+    from tests.fights import new_fight
+
+    zap = msgspec.structs.replace(decode_content(
+        'name = "Zap"\nuse = "action"\n'
+        'effects = [{ kind = "damage", to = "target", flat = 2, damage_type = "fire" }]\n',
+        Ability, fmt="toml"), id="zap")
+    ana = msgspec.structs.replace(sheet("ana"), abilities=(zap,))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1])
+    fight.execute(UseAbility(who="ana", ability="zap", target="orc"))
+    (card,) = [e for e in entries(fight.events)[0] if isinstance(e, Card)]
+    assert [d.raw.text() for d in card.damage] == ["2 flat = 2"]
+    assert "damage (Zap): 2 flat = 2; 2 fire = 2 to " in render_records(fight.events)
