@@ -237,8 +237,9 @@ def test_each_choice_has_its_own_dice_line_under_all(capsys: pytest.CaptureFixtu
     from tests.fights import new_fight
     from tests.sheets import sheet
 
-    weapons = tuple(Weapon(id=w, weapon_damage=2, damage_type="fire", properties=frozenset(props))
-                    for w, props in (("rapier", {"finesse"}), ("bolt", {"spell", "ranged"}), ("touch", {"spell"})))
+    weapons = (Weapon(id="rapier", weapon_damage=2, damage_type="fire", properties=frozenset({"finesse"})),
+               Weapon(id="bolt", weapon_damage=2, damage_type="fire", properties=frozenset({"spell", "ranged"})),
+               Weapon(id="touch", weapon_damage=2, damage_type="fire", properties=frozenset({"spell"})))
     a = msgspec.structs.replace(sheet("a", STR=(10, 2), AGI=(8, 3), FCS=(8, 2)), weapons=weapons,
                                 wielding=("rapier",))
     mace = Weapon(id="mace", weapon_damage=4, damage_type="crushing", parry_rating=1)
