@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -168,84 +167,18 @@ def _parse_command(text: str, origin: str) -> Command:
     try:
         return decode_content(text, Command, source=origin, fmt=fmt)  # type: ignore[arg-type]
     except ContentError as exc:
-        if (exc.path == "$.command" or "`command`" in exc.reason) and "given twice" not in exc.reason:
-            # a name mistyped or left out: say the names
+        if "`command`" in exc.reason and "given twice" not in exc.reason:
+            # a name left out: say the names (one mistyped is said by decode_content: "; one of: ...")
             from typing import get_args
 
             names = sorted(str(kind.__struct_config__.tag) for kind in get_args(Command))
             raise ContentError(exc.source, exc.path, f"{exc.reason}; a command is one of: {', '.join(names)}",
                                exc.line) from None
-        if exc.reason.startswith("Invalid enum value"):
-            allowed = _allowed_values(text, fmt, exc.path)
-            if allowed:
-                raise ContentError(exc.source, exc.path, exc.reason + _one_of(exc.reason, allowed), exc.line) from None
         raise
     except OmenError:
         raise
     except Exception as exc:
         raise BadInput(f"{origin}: not a command: {exc}") from None
-
-
-def _allowed_values(text: str, fmt: str, path: str) -> list[str]:
-    """The values a command's field at ``path`` (``$.reason``, ``$.effect.save``) may take, where it takes one of a
-    fixed few; empty if the command or the field is not known."""
-    import tomllib
-    from typing import get_args
-
-    import msgspec
-
-    from omen_core.commands import Command
-
-    try:
-        given = msgspec.json.decode(text) if fmt == "json" else tomllib.loads(text)
-    except (msgspec.DecodeError, tomllib.TOMLDecodeError):
-        return []
-    tag = given.get("command") if isinstance(given, dict) else None
-    kind = next((k for k in get_args(Command) if k.__struct_config__.tag == tag), None)
-    info: Any = msgspec.inspect.type_info(kind) if kind is not None else None
-    for name, _ in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
-        info = _field_type(info, name)
-    return sorted(str(v) for v in _literal_values(info))
-
-
-def _field_type(info: Any, name: str) -> Any:
-    """The type of field ``name`` (an item's, for an index: ``name`` empty) inside ``info``, through unions and
-    metadata; None if there is none."""
-    import msgspec.inspect as mi
-
-    if isinstance(info, mi.Metadata):
-        info = info.type
-    if isinstance(info, mi.UnionType):
-        return next((t for t in (_field_type(u, name) for u in info.types) if t is not None), None)
-    if not name and isinstance(info, mi.VarTupleType | mi.ListType | mi.TupleType):
-        return info.item_type if not isinstance(info, mi.TupleType) else info.item_types[0]
-    if isinstance(info, mi.StructType):
-        return next((f.type for f in info.fields if f.encode_name == name), None)
-    return None
-
-
-def _literal_values(info: Any) -> tuple[object, ...]:
-    """The values of a literal or an enum (through unions and metadata); none for any other type."""
-    import msgspec.inspect as mi
-
-    if isinstance(info, mi.Metadata):
-        return _literal_values(info.type)
-    if isinstance(info, mi.LiteralType):
-        return info.values
-    if isinstance(info, mi.EnumType):
-        return tuple(m.value for m in info.cls)
-    if isinstance(info, mi.UnionType):
-        return tuple(v for t in info.types for v in _literal_values(t))
-    return ()
-
-
-def _one_of(reason: str, allowed: list[str]) -> str:
-    """"; one of: a, b, c" with a "did you mean" for the value given, if one is close."""
-    from difflib import get_close_matches
-
-    given = re.search(r"'(.*)'", reason)
-    close = get_close_matches(given.group(1), allowed, n=1) if given else []
-    return f"; one of: {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def do_cmd(

@@ -109,21 +109,26 @@ def _free_summary(offer: Offer) -> list[str]:
             *([f"note: {offer.note}"] if offer.note else [])]
 
 
+#: The most dice lines an offer prints, a line per choice (``omen status --json`` lists each).
+DICE_LINES = 8
+
+
 def _dice_summary(offer: Offer) -> list[str]:
-    """The dice an offer's choices roll: one line if they all roll the same, else one per distinct set (up to
-    four), each with the first choice that rolls it, named by the arguments that tell the choices apart."""
-    seen: dict[str, dict[str, Any]] = {}
-    for choice in offer.choices:
-        text = "; ".join(_describe_roll(r) for r in choice.dice)
-        if choice.may_roll:
-            text += ("; " if text else "") + "maybe " + "; ".join(_describe_roll(r) for r in choice.may_roll)
-        seen.setdefault(text, choice.args)
-    if len(seen) == 1:
-        text = next(iter(seen))
-        return [f"dice: {text}"] if text else []
+    """The dice an offer's choices roll: one line if they all roll the same, else a line per choice (each once: a
+    Parry by its weapon's name, up to :data:`DICE_LINES`), named by the arguments that tell the choices apart. Two
+    choices whose dice read alike still get a line each: a die's size does not say whose attribute it is (a Parry
+    with a mace rolls STR, a Block RES), and no choice is left for the reader to find under another's name."""
+    from .status import each_once
+
+    rolled = [(c.args, "; ".join([*(_describe_roll(r) for r in c.dice),
+                                  *(["maybe " + "; ".join(_describe_roll(r) for r in c.may_roll)]
+                                    if c.may_roll else [])])) for c in each_once(offer.choices)]
+    if len({text for _, text in rolled}) <= 1:
+        return [f"dice: {rolled[0][1]}"] if rolled and rolled[0][1] else []
     varying = _varying(offer)
-    lines = [f"dice ({_short_args(args, varying)}): {text or 'none'}" for text, args in list(seen.items())[:4]]
-    return lines + (["dice: more, by choice (omen status --json lists each)"] if len(seen) > 4 else [])
+    lines = [f"dice ({_short_args(args, varying)}): {text or 'none'}" for args, text in rolled[:DICE_LINES]]
+    more = len(rolled) - DICE_LINES
+    return lines + ([f"dice: {more} more choice(s) (omen status --json lists each)"] if more > 0 else [])
 
 
 def _flat(args: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from omen_core.dice import commitment
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
 
-__all__ = ["SeedKnown", "published_seed", "status_lines", "next_commands", "combatant_line", "odds_summary"]
+__all__ = ["SeedKnown", "each_once", "published_seed", "status_lines", "next_commands", "combatant_line",
+           "odds_summary"]
 
 #: At most this many ``omen do`` lines under ``next:``.
 NEXT = 5
@@ -144,7 +145,7 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
     if waiting is not None:
         for offer in found.offers:
             if offer.command in waiting.answers:
-                picks += [(offer, c) for c in _each_once(offer.choices)]
+                picks += [(offer, c) for c in each_once(offer.choices)]
         return picks
     if state.ending is not None:
         return [(o, o.choices[0]) for o in found.offers if o.command == "reveal_seed" and o.choices]
@@ -162,7 +163,7 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
     return [(o, o.choices[0]) for o in found.offers if o.command == "roll_initiative" and o.choices]
 
 
-def _each_once(choices: tuple[Choice, ...]) -> list[Choice]:
+def each_once(choices: tuple[Choice, ...]) -> list[Choice]:
     """The choices, each once: a Parry not naming its weapon is the first weapon's, listed by name beside it."""
     named = any(c.args.get("defense") == "parry" and c.args.get("weapon") for c in choices)
     return [c for c in choices if not (named and c.args.get("defense") == "parry" and not c.args.get("weapon"))]
@@ -209,7 +210,7 @@ def odds_summary(offer: Offer) -> list[str]:
     """An Active Defense offer's exact odds in one line: each answer's chance to turn the hit into a miss (and
     whether a miss would remove a crit); nothing for an offer without odds."""
     shown = [f"{c.args.get('defense') or 'decline'}{' ' + c.args['weapon'] if c.args.get('weapon') else ''} "
-             f"{c.odds.miss}" for c in _each_once(offer.choices) if not isinstance(c.odds, msgspec.UnsetType)]
+             f"{c.odds.miss}" for c in each_once(offer.choices) if not isinstance(c.odds, msgspec.UnsetType)]
     crit = any(not isinstance(c.odds, msgspec.UnsetType) and c.odds.crit for c in offer.choices)
     return [f"odds of a miss: {', '.join(shown)}" + ("; the hit is a crit: a miss removes it" if crit else "")] \
         if shown else []

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
            "consequences_of", "when_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal", "aim_refusal",
-           "attack_weapon", "reroll_picks"]
+           "attack_weapon", "reroll_picks", "answer_target"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
 ON_TURN = ("action", "bonus_action", "free")
@@ -367,7 +367,7 @@ def _would_change(state: FightState, ability: Ability, frame: Frame, who: str) -
     something; healing never goes above the sheet's HP). The target is the one
     :func:`~omen_core.decide.windows.answer_context` gives it."""
     for effect in ability.effects:
-        whom = who if getattr(effect, "to", "actor") == "actor" else _answer_target(state, ability, frame, who)
+        whom = who if getattr(effect, "to", "actor") == "actor" else answer_target(state, ability, frame, who)
         fighter = state.combatants.get(whom) if whom is not None else None
         if fighter is None:
             return True
@@ -378,9 +378,10 @@ def _would_change(state: FightState, ability: Ability, frame: Frame, who: str) -
     return False
 
 
-def _answer_target(state: FightState, ability: Ability, frame: Frame, who: str) -> str | None:
-    """The target of ``who``'s answer: the afflicted or the applier at condition.applied, else the other party of
-    the action (None if it has none here)."""
+def answer_target(state: FightState, ability: Ability, frame: Frame, who: str) -> str | None:
+    """The target of ``who``'s answer to ``ability`` (where its effects ``to = "target"`` land; explain names a
+    heal's recipient by it): the afflicted or the applier at condition.applied, else the other party of the action
+    (None if it has none here)."""
     if ability.trigger is not None and ability.trigger.moment == "condition.applied":
         return _condition_target(ability)(state, frame, who)
     decl = frame.declaration

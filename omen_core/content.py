@@ -7,7 +7,9 @@ the file and the JSON path of the field.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import json
 import math
 import os
 import re
@@ -43,6 +45,8 @@ from .limits import (
 from .locate import Lines, error_line, key_step
 
 __all__ = [
+    "allowed_values",
+    "one_of",
     "ATTRIBUTES",
     "CORE_RULESET",
     "AttributeName",
@@ -1288,7 +1292,80 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     except msgspec.ValidationError as exc:
         reason, path = reason_and_path(exc)
         named = name_keys(raw, kind, path)
+        if reason.startswith(("Invalid enum value '", "Invalid value '")):  # say what was expected
+            reason += one_of(reason, allowed_values(raw, kind, named))
         raise ContentError(source, named, in_words(reason), Lines(_text(data), fmt)(named)) from None
+
+
+#: One step of a named path (:func:`name_keys`): ``.name``, ``."a key"`` (a JSON string) or ``[index]``.
+_NAMED_STEP = re.compile(r'\.("(?:[^"\\]|\\.)*"|[^.\[]+)|\[(\d+)\]')
+
+
+def allowed_values(raw: object, kind: object, path: str) -> list[str]:
+    """The values the field at the named ``path`` (``$.abilities.x.uses.per``, as :func:`name_keys` writes it) of
+    ``raw`` decoded as ``kind`` may take, sorted, where it takes one of a fixed few (a literal, an enum, or the tag
+    of a tagged union: ``effects[0].kind``); empty otherwise. ``raw`` picks the member of a tagged union on the
+    way."""
+    info: object = msgspec.inspect.type_info(kind)
+    for name, index in _NAMED_STEP.findall(path[1:]):
+        key = json.loads(name) if name.startswith('"') else name
+        info, raw = _step(info, raw, key if name else None, int(index) if index else 0)
+        if info is None:
+            return []
+    return sorted({str(v) for v in _literal_values(info)})
+
+
+def _step(info: object, raw: object, name: str | None, index: int) -> tuple[object, object]:
+    """The type (msgspec.inspect) and raw value one step below ``info``: the field or key ``name``, else the item at
+    ``index``. A union is stepped through the member ``raw``'s tag names (or the first that has the step); the tag
+    field of a tagged union stands for a literal of its members' tags."""
+    mi = msgspec.inspect
+    if isinstance(info, mi.Metadata):
+        return _step(info.type, raw, name, index)
+    if isinstance(info, mi.UnionType):
+        structs = [t for t in info.types if isinstance(t, mi.StructType) and t.tag_field is not None]
+        if structs and name == structs[0].tag_field:
+            return mi.LiteralType(values=tuple(t.tag for t in structs)), None
+        given = raw.get(structs[0].tag_field) if structs and isinstance(raw, dict) else None
+        chosen: list[object] = [t for t in structs if t.tag == given] or list(info.types)
+        return next(((t, r) for t, r in (_step(u, raw, name, index) for u in chosen) if t is not None), (None, None))
+    if name is not None:
+        if isinstance(info, mi.StructType):
+            field = next((f for f in info.fields if f.encode_name == name), None)
+            return (field.type, raw.get(name) if isinstance(raw, dict) else None) if field is not None else (None, None)
+        if isinstance(info, mi.DictType):
+            return info.value_type, raw.get(name) if isinstance(raw, dict) else None
+        return None, None
+    item = raw[index] if isinstance(raw, list) and index < len(raw) else None
+    if isinstance(info, mi.ListType | mi.VarTupleType | mi.SetType | mi.FrozenSetType):
+        return info.item_type, item
+    if isinstance(info, mi.TupleType) and index < len(info.item_types):
+        return info.item_types[index], item
+    return None, None
+
+
+def _literal_values(info: object) -> tuple[object, ...]:
+    """The values of a literal or an enum (through unions and metadata); none for any other type."""
+    mi = msgspec.inspect
+    if isinstance(info, mi.Metadata):
+        return _literal_values(info.type)
+    if isinstance(info, mi.LiteralType):
+        return info.values
+    if isinstance(info, mi.EnumType):
+        return tuple(m.value for m in info.cls)
+    if isinstance(info, mi.UnionType):
+        return tuple(v for t in info.types for v in _literal_values(t))
+    return ()
+
+
+def one_of(reason: str, allowed: list[str]) -> str:
+    """What to add to ``reason`` (msgspec's "Invalid enum value 'x'") to say what was expected: "; one of: a, b, c",
+    with a "did you mean" for the value given if one is close; nothing if ``allowed`` is empty."""
+    if not allowed:
+        return ""
+    given = re.search(r"'(.*)'", reason)
+    close = difflib.get_close_matches(given.group(1), allowed, n=1) if given else []
+    return f"; one of: {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def non_finite(value: object, path: str = "$") -> tuple[str, str] | None:

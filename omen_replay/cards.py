@@ -28,6 +28,7 @@ templates in ``omen_replay/templates`` only decide how entries look.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Literal
@@ -513,7 +514,7 @@ class CardBuilder(Visitor):
                  decl.who or "" if isinstance(decl, MomentReached) else "")
         reaction = getattr(decl, "reaction", None) or ""
         explained = self._explained(lambda: self.known.action(draft.owned))
-        healed = _healing(explained)  # an ability's heal (C37): its amount term by term, and what it restored
+        healed = _healing(explained, self._name)  # a heal (C37): its amount term by term, what it restored
         rolls += [roll for roll, _ in healed]
         verdicts += [verdict for _, verdict in healed]
         return Card(seq=draft.seq, kind=draft.kind, first=first.seq, last=draft.events[-1][0].seq, round=draft.round,
@@ -595,9 +596,10 @@ class CardBuilder(Visitor):
                           resource=event.resource, overflow=event.overflow)
 
 
-def _healing(explained: Explanation | None) -> list[tuple[Roll, Verdict]]:
+def _healing(explained: Explanation | None, name: Callable[[str], str]) -> list[tuple[Roll, Verdict]]:
     """Each heal an ability's explanation shows (C37): its amount as a roll (``4 (d6) + 1 flat = 5``) and what it
-    restored (``HEALED``: the HP it restored, or 0 at the sheet's HP)."""
+    restored to whom (``HEALED``: ``5 HP to Bram``, or ``0 HP: Bram is at its sheet's HP already``), the one it
+    heals by ``name``."""
     if explained is None:
         return []
     found = []
@@ -607,10 +609,21 @@ def _healing(explained: Explanation | None) -> list[tuple[Roll, Verdict]]:
                       if t.origin == "dice" for face in t.source.split(" + ")) + \
             tuple(RollTerm(t.value, "flat") for t in part.terms if t.origin != "dice" and t.value)
         said = next((v for v in explained.verdicts if v.startswith(f"{part.name} ({part.total}) restores")), "")
-        restored = said.split(" restores ", 1)[1] if said else ""
+        restored = _named_recipient(said.split(" restores ", 1)[1], name) if said else ""
         found.append((Roll(name=part.name, terms=terms, total=part.total),
                       Verdict(label="HEALED", numbers=restored, rule="C37")))
     return found
+
+
+#: What explain says a heal restored, around whom it restored it to (an id): ``0 HP: bram is at its sheet's HP
+#: already ...``, ``3 HP of it to bram: ...``, ``4 HP to bram``.
+_RESTORED = (re.compile(r"(0 HP: )(\S+)( is at .*)"), re.compile(r"(\d+ HP(?: of it)? to )(\S+?)(: .*|)"))
+
+
+def _named_recipient(restored: str, name: Callable[[str], str]) -> str:
+    """What a heal restored, as explain says it, with whom it restored it to by ``name``."""
+    found = next((m for m in (r.fullmatch(restored) for r in _RESTORED) if m is not None), None)
+    return f"{found[1]}{name(found[2])}{found[3]}" if found is not None else restored
 
 
 def _headline(lines: tuple[Line, ...], seq: int) -> str:
@@ -702,6 +715,8 @@ def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
     if len(added) == len(names):
         names = [f"d{d.sides} {name}" for d, name in zip(added, names, strict=True)]
     formula = t.terms()
+    if not own and t.dice == 0 and t.routed_die is None:  # a consequence's flat damage: no dice at all (C25)
+        formula = tuple(x for x in formula if x.kind != "damage_dice")
     terms = _card_terms(formula, {"damage_dice": [die], "ability_die": names})
     at = next((i for i, x in enumerate(formula) if x.kind == "damage_dice"), None)
     if at is not None and len(own) > 1 and sum(d.face for d in own) == terms[at].value:  # 2d6: each die its own

@@ -15,9 +15,9 @@ from types import MappingProxyType
 
 import msgspec
 
-from omen_core.abilities import PASS
+from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndTurn
-from omen_core.content import Heal, IncomingDamage, Weapon
+from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
@@ -601,6 +601,10 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                                 "explain that action there)")
         elif (said := _also_told(rec.event, (decl.attacker, ("action",)), rec.seq, titles, state)) is not None:
             verdicts.append(said)
+        verdicts += healing.said()
+    left, healed_words = healing.finish()
+    parts += left
+    verdicts += healed_words
     return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
@@ -798,6 +802,10 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             verdicts.append(f"{rec.event.who}: {rec.event.resource.upper()} {rec.event.before} -> {rec.event.after}")
         elif (said := _also_told(rec.event, (called.caller, ("action",)), rec.seq, titles, state)) is not None:
             verdicts.append(said)
+        verdicts += healing.said()
+    left, healed_words = healing.finish()
+    parts += left
+    verdicts += healed_words
     title = _title(known, first.seq, f"{called.caller}'s {called.effect.name}: {called.saver} saves with "
                    f"{called.effect.save}, the action declared at seq {first.seq}")
     return Explanation(seq=first.seq, kind="save", title=title, dice=_dice((r for r, _ in events), seed),
@@ -970,20 +978,23 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
                 if (also := _also_told(rec.event, seq=rec.seq, titles=titles, state=state)) is not None:
                     verdicts.append(also)
         verdicts += healing.said()
-    verdicts += [f"{name} ({amount}) restores 0 HP: the one it heals is at its sheet's HP already (healing never "
-                 "goes above it)" for name, amount in healing.rolled]
+    left, healed_words = healing.finish()
+    parts += left
+    verdicts += healed_words
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
 class _Healing:
     """The heals of the abilities an action uses or answers with (C37, C38), each matched, as the events come, to
-    its healing roll or, for a flat amount alone, to the HP it restores: its amount as a part."""
+    its healing roll or, for a flat amount alone, to the HP it restores: its amount as a part, and what it restored
+    to whom (its own recipient, ``to``: the owner or the target, not the ability's target as such), a heal that
+    restored nothing included (C36: never above the sheet's HP, so no HP change is recorded)."""
 
     def __init__(self) -> None:
-        self.heals: list[tuple[str, Heal]] = []  # the heals of the ability used or answered with, not yet met
-        self.rolled: list[tuple[str, int]] = []  # the heals rolled (part name, amount) not yet seen to restore HP
-        self.told: list[str] = []  # what the last event showed of a heal, to say as a verdict
+        self.heals: list[_AHeal] = []  # the heals of the ability used or answered with, not yet met
+        self.waiting: tuple[str, int, str | None] | None = None  # a heal just rolled: (part name, amount, to whom)
+        self.told: list[str] = []  # what the last events showed of a heal, to say as verdicts
 
     def said(self) -> list[str]:
         """What the heals have restored since last asked, as verdicts."""
@@ -991,51 +1002,107 @@ class _Healing:
         return told
 
     def see(self, rec: StoredEvent, state: FightState) -> Part | None:
-        """The part of a heal this event shows the amount of, if it does."""
-        match rec.event:
-            case AbilityUsed(who=who, ability=ability) | DecisionAnswered(who=who, decision=ability):
-                self.heals = _heals(state, who, ability)
+        """The part of a heal this event shows the amount of, if it does. A heal rolled restores HP in the event
+        right after its roll, or none."""
+        event = rec.event
+        if self.waiting is not None:
+            name, amount, whom = self.waiting
+            self.waiting = None
+            if isinstance(event, ResourceChanged) and event.resource == "hp" and event.after > event.before:
+                self.told.append(_restored(name, amount, event.after - event.before, event.who, event.after))
+                return None
+            self.told.append(_restored(name, amount, 0, whom, None))
+        match event:
+            case AbilityUsed(who=who, ability=ability, target=target):
+                self.heals = _heals(state, who, ability, target)
+            case DecisionAnswered(who=who, decision=ability, choice=choice) if choice == USE:
+                frame, written = state.pending, _written(state, who, ability)
+                answered = answer_target(state, written, frame, who) if frame is not None and written else None
+                self.heals = _heals(state, who, ability, answered)
+            case SaveResolved(success=success):  # the branch not taken heals no one
+                self.heals = [h for h in self.heals if h.branch != ("on_failure" if success else "on_success")]
             case DiceRolled(purpose="healing", dice=dice) if dice:
-                found = next((i for i, (_, h) in enumerate(self.heals) if h.dice is not None
-                              and (h.dice.count, h.dice.sides) == (len(dice), dice[0].sides)), None)
-                part = _heal_part(self.heals.pop(found), dice) if found is not None else None
-                self.rolled.append((part.name, part.total) if part is not None
-                                   else ("the healing rolled", sum(d.face for d in dice)))
-                return part
-            case ResourceChanged(resource="hp", before=was, after=now) if now > was:
-                if self.rolled:
-                    name, amount = self.rolled.pop(0)
-                    if now - was < amount:  # a heal past the sheet's HP: what it restored, and why no more
-                        self.told.append(f"{name} ({amount}) restores {now - was} HP of it: healing never goes "
-                                         f"above the sheet's HP ({now})")
+                found = next((h for h in self.heals if h.effect.dice is not None
+                              and (h.effect.dice.count, h.effect.dice.sides) == (len(dice), dice[0].sides)), None)
+                if found is None:
+                    self.waiting = ("the healing rolled", sum(d.face for d in dice), None)
                     return None
-                found = next((i for i, (_, h) in enumerate(self.heals) if h.dice is None), None)
+                self.heals.remove(found)
+                part = _heal_part((found.name, found.effect), dice)
+                self.waiting = (part.name, part.total, found.whom)
+                return part
+            case ResourceChanged(resource="hp", who=who, before=was, after=now) if now > was:
+                found = next((h for h in self.heals if h.effect.dice is None and h.whom in (None, who)), None)
                 if found is not None:  # a heal of a flat amount alone rolls nothing
-                    return _heal_part(self.heals.pop(found), ())
+                    self.heals.remove(found)
+                    part = _heal_part((found.name, found.effect), ())
+                    self.told.append(_restored(part.name, part.total, now - was, who, now))
+                    return part
         return None
 
+    def finish(self) -> tuple[list[Part], list[str]]:
+        """At the action's end: what the heals restored since last asked, and each heal of a flat amount alone
+        that restored nothing (its recipient at the sheet's HP: no event records it), its part and its verdict."""
+        if self.waiting is not None:
+            name, amount, whom = self.waiting
+            self.waiting = None
+            self.told.append(_restored(name, amount, 0, whom, None))
+        parts = [_heal_part((h.name, h.effect), ()) for h in self.heals if h.effect.dice is None]
+        self.told += [_restored(p.name, p.total, 0, h.whom, None)
+                      for p, h in zip(parts, [h for h in self.heals if h.effect.dice is None], strict=True)]
+        self.heals = []
+        return parts, self.said()
 
-def _heals(state: FightState, who: str, ability_id: str) -> list[tuple[str, Heal]]:
-    """The heals ``who``'s ability ``ability_id`` writes (its effects and their branches), in written order, each
-    with the ability's name; none if its sheet writes no such ability."""
+
+class _AHeal(msgspec.Struct, frozen=True):
+    """A heal an ability writes: the ability's name, the effect, whom it heals (None if not known here) and the
+    save's branch it is written in (None: the ability's own effects)."""
+
+    name: str
+    effect: Heal
+    whom: str | None
+    branch: str | None
+
+
+def _restored(name: str, amount: int, restored: int, whom: str | None, now: int | None) -> str:
+    """What a heal of ``amount`` restored to ``whom`` (C36, C37): all of it, part of it (``now``: its HP after,
+    the sheet's), or nothing, its recipient at the sheet's HP already."""
+    who = whom if whom is not None else "the one it heals"
+    if restored == 0:
+        return f"{name} ({amount}) restores 0 HP: {who} is at its sheet's HP already (healing never goes above it)"
+    if restored < amount:
+        return f"{name} ({amount}) restores {restored} HP of it to {who}: healing never goes above the sheet's HP " \
+               f"({now})"
+    return f"{name} ({amount}) restores {restored} HP to {who}"
+
+
+def _written(state: FightState, who: str, ability_id: str) -> Ability | None:
+    """``who``'s ability ``ability_id`` as its sheet writes it; None if it writes no such ability."""
     fighter = state.combatants.get(who)
-    ability = next((a for a in fighter.sheet.written_abilities() if a.id == ability_id), None) \
+    return next((a for a in fighter.sheet.written_abilities() if a.id == ability_id), None) \
         if fighter is not None else None
+
+
+def _heals(state: FightState, who: str, ability_id: str, target: str | None) -> list[_AHeal]:
+    """The heals ``who``'s ability ``ability_id`` writes (its effects and the branches of its save), in written
+    order, each with the ability's name and whom it heals: ``to = "actor"`` the owner, ``"target"`` ``target``
+    (a save's saver, the other party of a moment answered, C15, C38); none if its sheet writes no such ability."""
+    ability = _written(state, who, ability_id)
     if ability is None:
         return []
-    found: list[tuple[str, Heal]] = []
+    found: list[_AHeal] = []
 
-    def visit(value: object) -> None:
+    def visit(value: object, branch: str | None) -> None:
         if isinstance(value, Heal):
-            found.append((ability.name, value))
+            found.append(_AHeal(ability.name, value, who if value.to == "actor" else target, branch))
         elif isinstance(value, tuple):
             for item in value:
-                visit(item)
+                visit(item, branch)
         elif isinstance(value, msgspec.Struct):
             for field in value.__struct_fields__:
-                visit(getattr(value, field))
+                visit(getattr(value, field), field if field in ("on_success", "on_failure") else branch)
 
-    visit(ability.effects)
+    visit(ability.effects, None)
     return found
 
 

@@ -1559,9 +1559,9 @@ def test_a_thrown_weapon_may_be_caught_after_an_abilitys_damage_at_the_hit() -> 
 
 
 def test_an_ability_costing_more_bonus_actions_than_a_round_gives_is_refused_at_the_join() -> None:
-    """C22: an ability costing 3 Bonus Actions, where a round gives 2 (the core economy), could never be used: the
+    """C22: a free ability costing 3 Bonus Actions, where a round gives 2 (the core economy), could never be used: the
     join refuses it naming the cost's field, and nothing is written."""
-    ability = decode_content('name = "Flurry"\nuse = "bonus_action"\ncost = { bonus_actions = 3 }\n'
+    ability = decode_content('name = "Flurry"\nuse = "free"\ncost = { bonus_actions = 3 }\n'
                              'effects = [{ kind = "damage", damage_type = "fire", flat = 1 }]\n', Ability,
                              fmt="toml")
     ana = msgspec.structs.replace(sheet("ana"), abilities=(msgspec.structs.replace(ability, id="flurry"),))
@@ -1569,6 +1569,32 @@ def test_an_ability_costing_more_bonus_actions_than_a_round_gives_is_refused_at_
                                              r"never spend more than 2 \(a round's\)") as info:
         new_fight(ana, sheet("orc", side="raiders"))
     assert info.value.facts["field"] == "$.abilities[0].cost.bonus_actions"
+
+
+@pytest.mark.parametrize(("use", "cost", "rule", "words"), [
+    ("action", "actions = 1", "C20", r"costs 2 Actions \(1 to use it, 1 more\), but ana can never spend more than 1 "
+                                     r"\(a turn's\)"),
+    ("bonus_action", "bonus_actions = 2", "C22", r"costs 3 Bonus Actions \(1 to use it, 2 more\), but ana can never "
+                                                 r"spend more than 2 \(a round's\)")])
+def test_an_ability_whose_use_and_cost_together_pass_the_economy_is_refused_at_the_join(
+        use: str, cost: str, rule: str, words: str) -> None:
+    """C20, C22: the Action (or Bonus Action) an on-turn ability's use takes counts with its cost: an Action plus
+    1 more Action (a turn gives 1), a Bonus Action plus 2 more (a round gives 2), could never be paid, so the join
+    refuses it at the cost's field, as it refuses a free ability costing 2 Actions; nothing is written."""
+    ability = decode_content(f'name = "Double"\nuse = "{use}"\ncost = {{ {cost} }}\n'
+                             'effects = [{ kind = "damage", damage_type = "fire", flat = 1 }]\n', Ability, fmt="toml")
+    ana = msgspec.structs.replace(sheet("ana"), abilities=(msgspec.structs.replace(ability, id="double"),))
+    with pytest.raises(RuleViolation, match=rf"\[{rule}\] ana's ability 'double' {words}") as info:
+        new_fight(ana, sheet("orc", side="raiders"))
+    assert info.value.facts["field"] == f"$.abilities[0].cost.{cost.split(maxsplit=1)[0]}"
+
+
+def test_an_on_turn_ability_whose_use_and_cost_fit_the_economy_joins() -> None:
+    """C20, C22: a Bonus Action ability costing 1 Bonus Action more (2 in all, what a round gives) joins."""
+    ability = decode_content('name = "Flurry"\nuse = "bonus_action"\ncost = { bonus_actions = 1 }\n'
+                             'effects = [{ kind = "damage", damage_type = "fire", flat = 1 }]\n', Ability, fmt="toml")
+    ana = msgspec.structs.replace(sheet("ana"), abilities=(msgspec.structs.replace(ability, id="flurry"),))
+    assert "ana" in new_fight(ana, sheet("orc", side="raiders")).state.combatants
 
 
 def test_a_duration_that_never_ticks_and_a_conditions_unknown_damage_type_are_named_at_their_field() -> None:

@@ -607,3 +607,65 @@ class TestRefusedSheet:
         """A refusal without a field of the sheet (a rule of the fight's, not of the sheet) is not placed."""
         refused = RuleViolation("C9", "no shield in hand")
         assert refused_sheet(refused, "join.toml", self.JOIN, "toml", "$.sheet") is None
+
+
+class TestWhatWasExpected:
+    LIBRARY = ('[abilities.x]\nname = "X"\nuse = "free"\ntarget = "self"\nuses = { count = 1, per = "turn" }\n'
+               'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n')
+
+    @pytest.mark.parametrize(("old", "new", "path", "expected"), [
+        ('per = "turn"', 'per = "rest"', "$.abilities.x.uses.per",
+         "Invalid enum value 'rest'; one of: fight, round, turn"),
+        ('kind = "heal"', 'kind = "heel"', "$.abilities.x.effects[0].kind",
+         "Invalid value 'heel'; one of: allow_defense, attack, clear, condition, damage, dice, heal, modifier, "
+         "reroll, route, save, will_conversion (did you mean 'heal'?)"),
+        ('target = "self"\n', 'target = "self"\ndeferred = { at = "end_of_next_round", effects = [] }\n',
+         "$.abilities.x.deferred.at",
+         "Invalid enum value 'end_of_next_round'; one of: end_of_next_turn, start_of_next_turn (did you mean "
+         "'end_of_next_turn'?)"),
+        ('use = "free"\ntarget = "self"\n',
+         'use = "trigger"\ntrigger = { moment = "attack.damagd", owner = "target" }\n',
+         "$.abilities.x.trigger.moment",
+         "Invalid enum value 'attack.damagd'; one of: attack.damaged, attack.declared, attack.determined, "
+         "attack.rolled, check.resolved, condition.applied, move.left, round.end, save.resolved, turn.end, "
+         "turn.start (did you mean 'attack.damaged'?)"),
+    ])
+    def test_a_bad_value_of_a_library_says_the_values_it_may_take(self, old: str, new: str, path: str,
+                                                                  expected: str) -> None:
+        """A value a field of a fixed few does not take (a literal, or the `kind` tag of an effect) is refused at
+        its path with the values it may take, sorted, and the close one (docs/content.md: "what was expected")."""
+        assert old in self.LIBRARY
+        with pytest.raises(ContentError) as info:
+            decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")
+        assert (info.value.path, info.value.reason) == (path, expected)
+
+    def test_a_tag_in_a_save_branch_lists_only_what_a_branch_holds(self) -> None:
+        """An effect of a save's branch takes the four consequences only: those are the tags listed."""
+        text = self.LIBRARY.replace('{ kind = "heal", to = "actor", flat = 1 }',
+                                    '{ kind = "save", save = "AGI", against = "AGI", on_failure = [{ kind = "damge" '
+                                    '}] }').replace('use = "free"\ntarget = "self"', 'use = "action"')
+        with pytest.raises(ContentError) as info:
+            decode_content(text, AbilityLibrary, source="lib.toml", fmt="toml")
+        assert (info.value.path, info.value.reason) == (
+            "$.abilities.x.effects[0].on_failure[0].kind",
+            "Invalid value 'damge'; one of: clear, condition, damage, heal (did you mean 'damage'?)")
+
+    def test_a_rulesets_and_a_sheets_bad_value_say_the_values_they_may_take(self) -> None:
+        """A ruleset's save_ends.save and a sheet's attribute of a skill are refused with the attributes listed; a
+        condition's tick, below a key written as a string, with its moments."""
+        with pytest.raises(ContentError) as info:
+            decode_content('name = "h"\n[conditions.Q]\nsave_ends = { save = "WIS" }\n', Ruleset, source="r.toml",
+                           fmt="toml")
+        assert (info.value.path, info.value.line, info.value.reason) == (
+            "$.conditions.Q.save_ends.save", 3, "Invalid enum value 'WIS'; one of: AGI, FCS, INT, RES, STR")
+        with pytest.raises(ContentError) as info:
+            decode_content('name = "h"\n[conditions."Bad Luck"]\ntick = "turn_strt"\n', Ruleset, fmt="toml")
+        assert (info.value.path, info.value.reason) == (
+            '$.conditions."Bad Luck".tick',
+            "Invalid enum value 'turn_strt'; one of: never, round_end, turn_end, turn_start (did you mean "
+            "'turn_start'?)")
+        with pytest.raises(ContentError) as info:
+            decode_content(GOOD.replace('attribute = "FCS"', 'attribute = "FOC"'), CombatantSheet, fmt="toml")
+        assert (info.value.path, info.value.reason) == (
+            "$.skills.Perception.attribute", "Invalid enum value 'FOC'; one of: AGI, FCS, INT, RES, STR (did you "
+                                             "mean 'FCS'?)")

@@ -144,17 +144,21 @@ def unknown_names(ruleset: Ruleset, ability: Ability, whose: str) -> tuple[str, 
 
 def _check_payable(draft: Draft, sheet: CombatantSheet, ability: Ability, field: str) -> None:
     """An ability's cost no combatant could ever pay under the ruleset (C20, C22, C41): more Bonus Actions than a
-    round gives, more Actions or Movement Actions than a turn does; it would never be offered, so it is refused at
-    the join, naming the field. (A Will or HP cost past the owner's own sheet is not: it is not offered, as when its
-    Will is spent; a ruling, docs/rulings.md.)"""
+    round gives, more Actions or Movement Actions than a turn does, counting the Action or Bonus Action an on-turn
+    ability's ``use`` takes with its ``cost``; it would never be offered, so it is refused at the join, naming the
+    cost's field. (A Will or HP cost past the owner's own sheet is not: it is not offered, as when its Will is
+    spent; a ruling, docs/rulings.md.)"""
     cost, economy = ability.cost, draft.ruleset.economy
-    limits = (("bonus_actions", cost.bonus_actions, economy.bonus_actions, "Bonus Actions", "a round's", "C22"),
-              ("actions", cost.actions, economy.actions, "Actions", "a turn's", "C20"),
-              ("movement", cost.movement, economy.movement_actions, "Movement Actions", "a turn's", "C20"))
-    for key, amount, most, words, why, rule in limits:
-        if amount > most:
-            raise RuleViolation(rule, f"{sheet.id}'s ability {ability.id!r} costs {amount} {words}, but {sheet.id} "
-                                      f"can never spend more than {most} ({why}): it could never be used",
+    limits = (("bonus_actions", cost.bonus_actions, "bonus_action", economy.bonus_actions, "Bonus Actions",
+               "a round's", "C22"),
+              ("actions", cost.actions, "action", economy.actions, "Actions", "a turn's", "C20"),
+              ("movement", cost.movement, None, economy.movement_actions, "Movement Actions", "a turn's", "C20"))
+    for key, amount, use, most, words, why, rule in limits:
+        own = 1 if ability.use == use else 0  # the use's own Action or Bonus Action (C20, C22)
+        if amount + own > most:
+            parts = f" (1 to use it, {amount} more)" if own else ""
+            raise RuleViolation(rule, f"{sheet.id}'s ability {ability.id!r} costs {amount + own} {words}{parts}, but "
+                                      f"{sheet.id} can never spend more than {most} ({why}): it could never be used",
                                 field=f"{field}.cost.{key}")
 
 

@@ -225,3 +225,35 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
                        "§Hit Determination)"
     fight.answer_decision("steady_aim", "ana", "use")
     assert not any("hit total" in line for line in status_lines(options(fight.state), fight.state, "t.jsonl", None))
+
+
+def test_each_choice_has_its_own_dice_line_under_all(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--all``: B's Parry with the mace (an STR d8) is its own dice line, not folded under Block's (a RES d8), and
+    A's touch has its own, not folded under the bolt (same dice): every choice's dice line names its choice."""
+    import msgspec
+
+    from omen_cli.show import print_options
+    from omen_core.content import Shield, Weapon
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    weapons = (Weapon(id="rapier", weapon_damage=2, damage_type="fire", properties=frozenset({"finesse"})),
+               Weapon(id="bolt", weapon_damage=2, damage_type="fire", properties=frozenset({"spell", "ranged"})),
+               Weapon(id="touch", weapon_damage=2, damage_type="fire", properties=frozenset({"spell"})))
+    a = msgspec.structs.replace(sheet("a", STR=(10, 2), AGI=(8, 3), FCS=(8, 2)), weapons=weapons,
+                                wielding=("rapier",))
+    mace = Weapon(id="mace", weapon_damage=4, damage_type="crushing", parry_rating=1)
+    b = msgspec.structs.replace(sheet("b", side="s", STR=(8, 1), RES=(8, 2)), weapons=(mace,), wielding=("mace", "sh"),
+                                shield=Shield(id="sh", block_rating=2))
+    fight = new_fight(a, b, faces=[5, 2, 6, 5, 3])
+    fight.roll_initiative()
+    print_options(options(fight.state), as_json=False)
+    turn = capsys.readouterr().out
+    assert "dice (weapon=touch" in turn and "dice (weapon=bolt" in turn, turn
+    fight.attack("a", "b", weapon="rapier")
+    print_options(options(fight.state), as_json=False)
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("dice (")]
+    assert lines == ["dice (defense=(default), weapon=(default)): none",
+                     "dice (defense=dodge, weapon=(default)): b's active defense (active d6)",
+                     "dice (defense=block, weapon=(default)): b's active defense (active d8)",
+                     "dice (defense=parry, weapon=mace): b's active defense (active d8)"]

@@ -185,7 +185,7 @@ def test_damage_dealt_is_a_damage_line() -> None:
 def test_a_heal_and_a_two_dice_burn_show_every_die() -> None:
     """C37, C25: Flame Burst's 2d6 (3 and 4) is "3 (d6) + 4 (d6) = 7" on its card (it was "7 (d6)"); Healing
     Word on Bram at full HP has a card with its amount term by term (3 on the d6 + 1 flat = 4) and what it
-    restored: 0 HP (the card had neither)."""
+    restored: 0 HP, naming Bram (the card had neither; then it said "the one it heals")."""
     import msgspec
 
     from omen_core.commands import UseAbility
@@ -199,7 +199,7 @@ def test_a_heal_and_a_two_dice_burn_show_every_die() -> None:
     assert [d.raw.text() for d in burn.damage] == ["3 (d6) + 4 (d6) = 7"]
     assert [(r.name, r.text()) for r in heal.rolls] == [("Healing Word's healing", "3 (d6) + 1 flat = 4")]
     assert [(v.label, v.numbers, v.rule) for v in heal.verdicts] == [
-        ("HEALED", "0 HP: the one it heals is at its sheet's HP already (healing never goes above it)", "C37")]
+        ("HEALED", "0 HP: Bram is at its sheet's HP already (healing never goes above it)", "C37")]
 
 
 def test_an_abilitys_attack_is_a_reaction_card_that_says_so() -> None:
@@ -231,3 +231,44 @@ def test_standing_up_is_a_card_that_says_stood_up() -> None:
     moves = [e for e in entries(fight.events)[0] if isinstance(e, Card) and e.kind == "movement"]
     assert [[(v.label, v.rule) for v in c.verdicts] for c in moves] == [
         [("STOOD UP", "C20, C28: a Movement Action")], [("MOVED", "")]]
+
+
+def test_a_flat_damage_with_no_dice_says_only_its_flat_term() -> None:
+    """C25, C37: an ability's damage of a flat 2 and no dice reads "2 flat = 2" on its card and in the log's text
+    (it read "0 (primary dice) + 2 flat = 2": an ability has no primary dice)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.content import Ability, decode_content
+    from tests.fights import new_fight
+
+    zap = msgspec.structs.replace(decode_content(
+        'name = "Zap"\nuse = "action"\n'
+        'effects = [{ kind = "damage", to = "target", flat = 2, damage_type = "fire" }]\n',
+        Ability, fmt="toml"), id="zap")
+    ana = msgspec.structs.replace(sheet("ana"), abilities=(zap,))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[6, 1])
+    fight.execute(UseAbility(who="ana", ability="zap", target="orc"))
+    (card,) = [e for e in entries(fight.events)[0] if isinstance(e, Card)]
+    assert [d.raw.text() for d in card.damage] == ["2 flat = 2"]
+    assert "damage (Zap): 2 flat = 2; 2 fire = 2 to " in render_records(fight.events)
+
+
+def test_a_heal_to_its_owner_names_the_owner_on_the_card() -> None:
+    """C37: Ana's Drain burns the orc for 1 and heals Ana (``to = "actor"``) 2
+    after she pays 2 HP: the card's HEALED line says "2 HP to Ana" (the heal's recipient, not the ability's target,
+    the orc)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.content import Ability, decode_content
+    from tests.fights import new_fight
+
+    drain = msgspec.structs.replace(decode_content(
+        'name = "Drain"\nuse = "free"\ncost = { hp = 2 }\neffects = [{ kind = "damage", to = "target", flat = 1, '
+        'damage_type = "fire" }, { kind = "heal", to = "actor", flat = 2 }]\n', Ability, fmt="toml"), id="drain")
+    fight = new_fight(replace(sheet("ana"), abilities=(drain,)), sheet("orc", side="raiders"), faces=[6, 1])
+    fight.execute(UseAbility(who="ana", ability="drain", target="orc"))
+    (card,) = [e for e in entries(fight.events)[0] if isinstance(e, Card)]
+    assert [(r.name, r.text()) for r in card.rolls] == [("Drain's healing", "2 flat = 2")]
+    assert [(v.label, v.numbers) for v in card.verdicts if v.label == "HEALED"] == [("HEALED", "2 HP to Ana")]

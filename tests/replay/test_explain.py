@@ -308,7 +308,7 @@ class TestDieHistory:
 def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> None:
     """C37: asked about any event of Healing Word's action, explain names the action, what it cost, its die,
     the healing as its terms (the d6's 3 and the flat 1 = 4: it showed the die alone, and no total) and what it
-    did (Bram, hit for 6 first: 14 HP; d6 = 3 + 1 heals him to 18)."""
+    did (Bram, hit for 6 first: 14 HP; d6 = 3 + 1 heals him to 18, all 4 restored to him)."""
     import msgspec
 
     from omen_core.commands import UseAbility
@@ -326,7 +326,8 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
     for seq in range(used.seq, fight.version + 1):
         told = explain_records(fight.events, seq)
         assert told.kind == "ability" and told.seq == used.seq and "Healing Word on bram" in told.title
-        assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)", "bram's HP 14 -> 18")
+        assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)", "bram's HP 14 -> 18",
+                                 "Healing Word's healing (4) restores 4 HP to bram")
         assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
         assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
             ("Healing Word's healing", 4, [("heal 1d6", 3), ("flat", 1)])]
@@ -334,8 +335,8 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
 
 def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
     """C37: Healing Word on Bram at his full 20 HP (d6 = 3): no HP changes, and explain says the healing (3 + 1
-    flat = 4, as its part says) restores 0 HP, Bram being at his sheet's HP (it said "the healing rolled (3)
-    restores no HP" beside a part of 4)."""
+    flat = 4, as its part says) restores 0 HP, naming Bram, at his sheet's HP (it said "the healing rolled (3)
+    restores no HP" beside a part of 4, then "the one it heals")."""
     import msgspec
 
     from omen_core.commands import UseAbility
@@ -348,8 +349,8 @@ def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
     fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
     told = explain_records(fight.events, fight.version)
     assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)",
-                             "Healing Word's healing (4) restores 0 HP: the one it heals is at its sheet's HP "
-                             "already (healing never goes above it)")
+                             "Healing Word's healing (4) restores 0 HP: bram is at its sheet's HP already "
+                             "(healing never goes above it)")
     assert [(p.name, p.total) for p in told.parts] == [("Healing Word's healing", 4)]
 
 
@@ -393,7 +394,8 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     told = explain(fight.events, reached.seq)
     assert told.kind == "ability" and "the start of ana's turn, a moment abilities answer (C38)" in told.title
     assert told.verdicts == ("ana answers regeneration: use (Regeneration, C38)",
-                             "ana pays 1 Will for Regeneration (use) (C20, C22, C41)", "ana's HP 15 -> 18")
+                             "ana pays 1 Will for Regeneration (use) (C20, C22, C41)", "ana's HP 15 -> 18",
+                             "Regeneration's healing (3) restores 3 HP to ana")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
     assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
         ("Regeneration's healing", 3, [("heal 1d4", 3)])]
@@ -1050,3 +1052,31 @@ def test_a_rage_die_says_whose_rage_it_is() -> None:
     damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
     assert [(t.value, t.source, t.origin) for t in damage.terms if t.label == "ability die"] == [
         (5, "a die ash's rage added to the damage (C12, C39)", "ability:rage")]
+
+
+@pytest.mark.parametrize(("hp_cost", "restored"), [
+    (0, "Drain's healing (2) restores 0 HP: ana is at its sheet's HP already (healing never goes above it)"),
+    (1, "Drain's healing (2) restores 1 HP of it to ana: healing never goes above the sheet's HP (20)"),
+    (2, "Drain's healing (2) restores 2 HP to ana")])
+def test_a_heal_names_its_own_recipient_and_says_what_it_restored(hp_cost: int, restored: str) -> None:
+    """C36, C37: Ana's Drain on the orc burns it for 1 and heals Ana herself (``to = "actor"``) a flat 2, after
+    paying 0, 1 or 2 HP: explain names Ana (the heal's recipient, not the ability's target, the orc) and says it
+    restored nothing (a flat heal at full HP records no event: it said nothing at all), 1 of the 2, or all 2."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.content import Ability, decode_content
+    from omen_replay.explain import explain_records
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    cost = f"cost = {{ hp = {hp_cost} }}\n" if hp_cost else ""
+    drain = msgspec.structs.replace(decode_content(
+        f'name = "Drain"\nuse = "free"\n{cost}effects = [{{ kind = "damage", to = "target", flat = 1, '
+        'damage_type = "fire" }, { kind = "heal", to = "actor", flat = 2 }]\n', Ability, fmt="toml"), id="drain")
+    fight = new_fight(msgspec.structs.replace(sheet("ana"), abilities=(drain,)), sheet("orc", side="raiders"),
+                      faces=[6, 1])
+    fight.execute(UseAbility(who="ana", ability="drain", target="orc"))
+    told = explain_records(fight.events, fight.version)
+    assert [(p.name, p.total) for p in told.parts if "healing" in p.name] == [("Drain's healing", 2)]
+    assert told.verdicts[-1] == restored and fight.state.combatants["ana"].hp == 20
