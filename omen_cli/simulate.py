@@ -64,7 +64,8 @@ def simulate_command(
     = None,
     dask: Annotated[str | None, typer.Option(
         metavar="ADDRESS", help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for a "
-                                "local cluster of N worker processes. Needs omen[dask].")] = None,
+                                "local cluster of N worker processes. A scheduler with no worker is waited on 30 s at "
+                                "most. Needs omen[dask].")] = None,
     batch: Annotated[int | None, typer.Option(metavar="N", help="Fights per task (and per --until-ci decision; "
                                                                  "default 100).")] = None,
     max_rounds: Annotated[int | None, typer.Option(
@@ -82,7 +83,7 @@ def simulate_command(
                                                          "schema --of simulation); no progress bar.")] = False,
     html: Annotated[Path | None, typer.Option(
         metavar="PAGE", help="Also write the report as one HTML page, and beside it (PAGE-fights/) the session log "
-                             "of each fight it links.")] = None,
+                             "of each fight it links (an earlier run's fight-N.html there removed).")] = None,
     compare: Annotated[tuple[Path, Path] | None, typer.Option(
         metavar="A B", help="Run two encounters (A.toml B.toml, instead of ENCOUNTER) on the same seeds and "
                             "compare them (paired and unpaired).")] = None,
@@ -208,8 +209,10 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}-{key[:8]}.json"
     _check_output(target, "the run", made=out_path is None)  # every output said before the fights are run
     _not_another_run(target, key)
-    if html is not None:
-        _check_output(html, "the report")
+    if html is not None:  # in out/ (docs/simulate.md's example), made with out/simulations/ for the run: so be it
+        runs = target.parent.absolute()
+        made = out_path is None and html.parent.absolute() in (runs, *runs.parents)
+        _check_output(html, "the report", made=made)
         _check_folder(_fights_folder(html))
     run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
     from omen_replay.output import output_file
@@ -249,9 +252,9 @@ def _fights_folder(page: Path) -> Path:
 
 def _check_output(path: Path, what: str, made: bool = False) -> None:
     """Refuse (exit 2, before any fight is played) an output file the run could not write: a directory, or one in a
-    directory that does not exist (unless ``made``: the default out/simulations/, made when the run is written,
-    whose nearest existing ancestor must then take a new file) or that takes no new file. A device (/dev/null) is
-    written as it is."""
+    directory that does not exist (unless ``made``: the default out/simulations/ or one of its parents, made when
+    the run is written, whose nearest existing ancestor must then take a new file) or that takes no new file. A
+    device (/dev/null) is written as it is."""
     from omen_replay.output import check_parent
 
     if path.is_dir():
@@ -570,7 +573,7 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         from omen_replay.simulate.policies import BUILT_IN
 
         own = sorted({p for p in run.manifest.policies.values() if p not in BUILT_IN})
-        other = _another_differs(run, index, which)
+        other = None if changed or run.manifest.omen != __version__ else _another_differs(run, index, which)
         what = (f"fight {other} comes out otherwise too: the run file's manifest (its seed, policies, round limit "
                 f"or HP display) was edited since the run" if other is not None else
                 f"the run file's record of fight {index} was edited since the run")

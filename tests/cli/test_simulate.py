@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -530,6 +531,31 @@ class TestWhatARunWrites:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["duel.toml"]
         made = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--seed", SEED, "--workers", 1)
         assert made.exit_code == 0 and len(list((tmp_path / "out" / "simulations").iterdir())) == 1
+
+    def test_a_dask_scheduler_with_no_worker_is_waited_on_30_s_then_refused(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """docs/simulate.md: --dask to a scheduler no worker joins (a LocalCluster of 0 workers on 127.0.0.1:9114)
+        says on standard error that it waits for a worker, then after 30 s refuses the run in one line, exit 2,
+        nothing written (it waited forever, saying nothing). Takes 30 s."""
+        import importlib
+        import time
+
+        from omen_replay.simulate.run import WORKER_WAIT
+
+        monkeypatch.chdir(tmp_path)
+        distributed: Any = importlib.import_module("distributed")
+        with distributed.LocalCluster(n_workers=0, host="127.0.0.1", scheduler_port=9114, processes=False,
+                                      dashboard_address=None, silence_logs=40,
+                                      scheduler_kwargs={"dashboard_address": "127.0.0.1:9115"}) as empty:
+            address = empty.scheduler_address
+            start = time.perf_counter()
+            result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--seed", SEED, "--dask", address)
+            waited = time.perf_counter() - start
+        assert result.exit_code == 2 and WORKER_WAIT <= waited < WORKER_WAIT + 15
+        assert " ".join(result.output.split()) == (
+            f"omen: waiting for a Dask worker at {address} (at most 30 s)… omen: error: --dask {address}: the "
+            f"scheduler has no worker: none joined within 30 s (start one: dask worker {address} --nthreads 1)")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["duel.toml"]
 
     def test_a_page_written_over_an_earlier_one_links_only_its_own_fights(self, tmp_path: Path) -> None:
         """docs/simulate.md: --html over an earlier page clears the earlier run's fight pages from PAGE-fights/
