@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 
 __all__ = ["simulate_command"]
 
+#: The most fights a run plays unless --max-fights says otherwise.
+_DEFAULT_MAX_FIGHTS = 1_000_000
+#: The most local worker processes a run starts per core this process may use (--workers): every fight comes out
+#: the same on any number of workers, and more processes than this only wait for a core, each holding its memory.
+WORKERS_PER_CORE = 4
+
 #: What a usage error ends with, as typer's own do (a count that is no number): where the options are told.
 _USAGE = " (see 'omen simulate --help')"
 
@@ -44,27 +50,30 @@ def simulate_command(
         "--until-ci", metavar="HALF_WIDTH", help="Run until the half-width of every rate's 95\u00a0% interval is "
                                                  "under this (0.01: within ± one point), deciding on whole batches "
                                                  "in index order.")] = None,
-    max_fights: Annotated[int, typer.Option(
+    max_fights: Annotated[int | None, typer.Option(
         metavar="N", help="The most fights the run plays: --fights may not ask for more, and --until-ci stops here "
-                          "whatever the intervals (at most 10,000,000).")] = 1_000_000,
+                          "whatever the intervals (default 1,000,000; at most 10,000,000).")] = None,
     policy: Annotated[list[str] | None, typer.Option(
         metavar="SIDE=NAME", help="A side's policy: random, aggressive, cautious, module:attribute or "
                                   "path/to/file.py:attribute; repeat per side. Default: aggressive.")] = None,
     seed: Annotated[str | None, typer.Option(
         metavar="HEX", help="The run's seed, in hex (default: a fresh random one, recorded in the run).")] = None,
     workers: Annotated[int | None, typer.Option(
-        metavar="N", help="Local worker processes (default: one per core; 1 runs every fight in this process).")]
+        metavar="N", help="Local worker processes (default: one per core; 1 runs every fight in this process; at "
+                          "most 4 per core).")]
     = None,
     dask: Annotated[str | None, typer.Option(
         metavar="ADDRESS", help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for a "
-                                "local cluster of N worker processes. Needs omen[dask].")] = None,
-    batch: Annotated[int, typer.Option(metavar="N", help="Fights per task (and per --until-ci decision).")] = 100,
-    max_rounds: Annotated[int, typer.Option(
+                                "local cluster of N worker processes. A scheduler with no worker is waited on 30 s at "
+                                "most. Needs omen[dask].")] = None,
+    batch: Annotated[int | None, typer.Option(metavar="N", help="Fights per task (and per --until-ci decision; "
+                                                                 "default 100).")] = None,
+    max_rounds: Annotated[int | None, typer.Option(
         metavar="N", help="A fight with no side down at the end of this many rounds ends as a draw (1 to "
-                          "1,000).")] = 50,
-    hp_display: Annotated[HpShown, typer.Option(
+                          "1,000; default 50).")] = None,
+    hp_display: Annotated[HpShown | None, typer.Option(
         metavar="SHOWN", help="exact, banded or hidden: how the players' seats (and so the policies) see HP they do "
-                              "not own.")] = HpShown.banded,
+                              "not own (default banded).")] = None,
     out_path: Annotated[Path | None, typer.Option(
         "--out", metavar="FILE", help="Where to write the run (manifest, summaries, a record per fight); default "
                                       "out/simulations/ID-SEED-SETTINGS.json (A-vs-B-... for --compare; "
@@ -74,7 +83,7 @@ def simulate_command(
                                                          "schema --of simulation); no progress bar.")] = False,
     html: Annotated[Path | None, typer.Option(
         metavar="PAGE", help="Also write the report as one HTML page, and beside it (PAGE-fights/) the session log "
-                             "of each fight it links.")] = None,
+                             "of each fight it links (an earlier run's fight-N.html there removed).")] = None,
     compare: Annotated[tuple[Path, Path] | None, typer.Option(
         metavar="A B", help="Run two encounters (A.toml B.toml, instead of ENCOUNTER) on the same seeds and "
                             "compare them (paired and unpaired).")] = None,
@@ -99,12 +108,23 @@ def simulate_command(
             if encounter is not None or compare is not None:
                 bad_input(f"--replay RUN.json INDEX plays a fight of the run's own encounter: leave out "
                           f"{'ENCOUNTER ' + str(encounter) if encounter is not None else '--compare'}")
+            given = [name for name, value in (
+                ("--fights", fights), ("--until-ci", until_ci), ("--max-fights", max_fights),
+                ("--policy", policy or None), ("--seed", seed), ("--workers", workers), ("--dask", dask),
+                ("--batch", batch), ("--max-rounds", max_rounds), ("--hp-display", hp_display), ("--out", out_path),
+                ("--html", html)) if value is not None]
+            if given:
+                bad_input(f"{', '.join(given)} {'go' if len(given) > 1 else 'goes'} with a run, not with --replay "
+                          "RUN.json INDEX, which plays the fight as the run recorded it (its seed, policies and "
+                          f"settings): leave {'them' if len(given) > 1 else 'it'} out")
             _replay(replay[0], replay[1], log_url, which, as_json)
             return
         if log_url is not None or which is not None:
             bad_input("--log and --encounter go with --replay RUN.json INDEX")
-        _run(encounter, compare, fights, until_ci, max_fights, policy or [], seed, workers, dask, batch,
-             max_rounds, hp_display.value, out_path, as_json, html)
+        _run(encounter, compare, fights, until_ci, _DEFAULT_MAX_FIGHTS if max_fights is None else max_fights,
+             policy or [], seed, workers, dask, 100 if batch is None else batch,
+             50 if max_rounds is None else max_rounds,
+             (hp_display or HpShown.banded).value, out_path, as_json, html)
     except (RunError, PolicyError) as exc:
         bad_input(str(exc))
     except SimulationError as exc:
@@ -150,6 +170,8 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         bad_input("give --fights or --until-ci, not both")
     if workers is not None and workers < 1:
         bad_input(f"--workers must be at least 1, not {workers}{_USAGE}")
+    if workers is not None:
+        _check_workers(workers)
     if workers is not None and address is not None:
         bad_input("--workers is the local pool's; a Dask cluster has its own workers (--dask)")
     from omen_replay.simulate.play import MOST_ROUNDS
@@ -185,17 +207,21 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
                        count or max_fights, batch)
     stem = "-vs-".join(e.id for e in encounters)
     target = out_path or Path("out") / "simulations" / f"{stem}-{seed.hex()[:8]}-{key[:8]}.json"
-    if out_path is None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    from omen_replay.output import check_parent
-
-    check_parent(target, "the run")  # said before the fights are run, not after
+    _check_output(target, "the run", made=out_path is None)  # every output said before the fights are run
     _not_another_run(target, key)
-    if html is not None:
-        check_parent(html, "the report")
+    if html is not None:  # in out/ (docs/simulate.md's example), made with out/simulations/ for the run: so be it
+        runs = target.parent.absolute()
+        made = out_path is None and html.parent.absolute() in (runs, *runs.parents)
+        _check_output(html, "the report", made=made)
+        _check_folder(_fights_folder(html))
     run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
     from omen_replay.output import output_file
 
+    if out_path is None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)  # made only now, when the run is written
+        except OSError as exc:
+            bad_input(f"{target.parent}: cannot make the directory of the run: {exc.strerror or exc}")
     with output_file(target, "the run") as f:
         f.write(run_json(run).decode() + "\n")
     wrote(f"the run written to {target}")  # a report lost after this is exit 3, saying so (README)
@@ -206,6 +232,67 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         stdout.write(run_json(run).decode() + "\n")
         return
     _print_run(run, str(target), html)
+
+
+def _check_workers(workers: int) -> None:
+    """Refuse (exit 2) more local worker processes than :data:`WORKERS_PER_CORE` per core this process may use."""
+    from omen_replay.simulate.run import default_workers
+
+    cores = default_workers()
+    most = WORKERS_PER_CORE * cores
+    if workers > most:
+        bad_input(f"--workers {workers:,} is more than {most}, the most on this machine ({WORKERS_PER_CORE} per core, "
+                  f"{cores} core{'s' if cores != 1 else ''}): every fight comes out the same on fewer{_USAGE}")
+
+
+def _fights_folder(page: Path) -> Path:
+    """Where ``--html PAGE`` puts the session log of each fight it links: ``PAGE-fights/`` beside it."""
+    return page.with_name(page.stem + "-fights")
+
+
+def _check_output(path: Path, what: str, made: bool = False) -> None:
+    """Refuse (exit 2, before any fight is played) an output file the run could not write: a directory, or one in a
+    directory that does not exist (unless ``made``: the default out/simulations/ or one of its parents, made when
+    the run is written, whose nearest existing ancestor must then take a new file) or that takes no new file. A
+    device (/dev/null) is written as it is."""
+    from omen_replay.output import check_parent
+
+    if path.is_dir():
+        bad_input(f"{path}: cannot write {what}: it is a directory")
+    if path.exists() and not path.is_file():
+        return
+    where = path.parent
+    if made:
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        if not where.is_dir():
+            bad_input(f"{path}: cannot write {what}: {where} is not a directory")
+    else:
+        check_parent(path, what)
+    _probe(where, path, what)
+
+
+def _check_folder(folder: Path) -> None:
+    """Refuse (exit 2, before any fight is played) a report's fight folder that is a file, or a folder that takes
+    no new file."""
+    if folder.exists() and not folder.is_dir():
+        bad_input(f"{folder}: cannot write the report's fight pages: it is not a directory")
+    if folder.is_dir():
+        _probe(folder, folder, "the report's fight pages")
+
+
+def _probe(where: Path, path: Path, what: str) -> None:
+    """Make and remove an empty file in the directory ``where``: whether it takes a new file, as the output will
+    need (the permissions alone do not say it: a read-only file system, /proc)."""
+    import os
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(dir=where, prefix=".omen-", suffix=".probe")
+    except OSError as exc:
+        bad_input(f"{path}: cannot write {what}: the directory {where} takes no new file ({exc.strerror or exc})")
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _not_another_run(target: Path, key: str) -> None:
@@ -238,7 +325,7 @@ def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int
     from omen_replay.simulate.run import Backend, dask, default_workers, interactive, pool, serial, simulate
 
     n = workers if workers is not None else default_workers()
-    backend: AbstractContextManager[Backend] = dask(address) if address is not None else \
+    backend: AbstractContextManager[Backend] = dask(address, waiting=_waiting) if address is not None else \
         serial() if n == 1 else pool(n)
     bar = None if quiet or not interactive() else _Bar(fights)
     try:
@@ -248,6 +335,11 @@ def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int
     finally:
         if bar is not None:
             bar.stop()
+
+
+def _waiting(message: str) -> None:
+    """Say on standard error what the run waits for (a Dask worker), before a bar or a report."""
+    err.print(f"omen: {escape(message)}")
 
 
 class _Bar:
@@ -282,7 +374,8 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
     from omen_replay.simulate.run import regenerate
 
     check_parent(page, "the report")
-    folder = page.with_name(page.stem + "-fights")
+    folder = _fights_folder(page)
+    _clear_fight_pages(folder)
     pages: dict[tuple[str, int], str] = {}
     for er in run.encounters:
         ex = er.summary.extremes
@@ -291,7 +384,10 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
             if key in pages:
                 continue
             played, _recorded = regenerate(run, pick.index, er.label or None)
-            folder.mkdir(exist_ok=True)
+            try:
+                folder.mkdir(exist_ok=True)
+            except OSError as exc:
+                bad_input(f"{folder}: cannot write the report's fight pages: {exc.strerror or exc}")
             name = f"{er.label.lower() + '-' if er.label else ''}fight-{pick.index}.html"
             with output_file(folder / name, "a fight's session log") as f:
                 render(StoreSource(played.fight.store, played.fight.fight_id), HtmlWriter(f))
@@ -300,6 +396,25 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 
     with output_file(page, "the report") as f:
         write_html(run, f, run_path, pages)
+
+
+#: The name of a fight's page that ``--html`` writes in PAGE-fights/: what it clears there before writing a run's.
+_FIGHT_PAGE = r"(?:[ab]-)?fight-[0-9]+\.html"
+
+
+def _clear_fight_pages(folder: Path) -> None:
+    """Remove from ``folder`` the fight pages an earlier run's report wrote there (``fight-N.html``, ``a-fight-N.html``,
+    ``b-fight-N.html``), so that it holds this run's only; any other file is left alone."""
+    import re
+
+    if not folder.is_dir():
+        return
+    for old in sorted(folder.iterdir()):
+        if re.fullmatch(_FIGHT_PAGE, old.name) and old.is_file():
+            try:
+                old.unlink()
+            except OSError as exc:
+                bad_input(f"{old}: cannot remove an earlier run's fight page: {exc.strerror or exc}")
 
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
@@ -318,6 +433,11 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
             w = side.wins
             _say(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
                  f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
+        for side in s.sides:
+            lost = side.defeated_no_winner
+            if lost is not None:
+                _say(f"  {escape(side.side)} defeated, no winner {lost.rate:.1%}  [dim](95 %: {lost.low:.1%} to "
+                     f"{lost.high:.1%}; two sides or more left standing)[/]")
         if s.draws.count:
             dr = s.draws
             _say(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
@@ -401,6 +521,19 @@ def _outcome(r: FightRecord) -> str:
     return f"no single side won in {rounds} ({r.defeated} defeated)"
 
 
+def _another_differs(run: Run, index: int, which: str | None) -> int | None:
+    """Another fight of ``run`` (0, or 1 when ``index`` is 0) if it too comes out otherwise than its record: then
+    not one record but what every fight is made from (the manifest: the seed, say) was edited. None if it comes out
+    as recorded, or the run has no other fight."""
+    from omen_replay.simulate.run import regenerate
+
+    other = 1 if index == 0 else 0
+    if other >= run.manifest.fights:
+        return None
+    played, recorded = regenerate(run, other, which)
+    return other if played.record != recorded else None
+
+
 def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, as_json: bool) -> None:
     import msgspec
 
@@ -440,10 +573,14 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         from omen_replay.simulate.policies import BUILT_IN
 
         own = sorted({p for p in run.manifest.policies.values() if p not in BUILT_IN})
+        other = None if changed or run.manifest.omen != __version__ else _another_differs(run, index, which)
+        what = (f"fight {other} comes out otherwise too: the run file's manifest (its seed, policies, round limit "
+                f"or HP display) was edited since the run" if other is not None else
+                f"the run file's record of fight {index} was edited since the run")
         why = (f"the run file's encounter {', '.join(changed)} no longer hashes to the digest the run recorded: "
                "edited since the run" if changed else
-               f"the run and this omen are both omen {__version__}: the run file's record of fight {index} was "
-               "edited since the run" + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
+               f"the run and this omen are both omen {__version__}: {what}"
+               + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
                if run.manifest.omen == __version__ else
                f"the run: omen {run.manifest.omen}; this omen may rule differently")
         err.print(f"[bold red]omen: error:[/] fight {index} came out differently from the run's record "

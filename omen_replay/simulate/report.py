@@ -152,11 +152,15 @@ def _charts(er: EncounterRun) -> list[Bars | Histogram]:
     group = {side.side: i for i, side in enumerate(s.sides)}
     other = len(s.sides)
     sides = [(f"{x.side} ({x.policy_name or x.policy})", x.wins, group[x.side]) for x in s.sides]
+    sides += [(f"{x.side} defeated, no winner", x.defeated_no_winner, group[x.side]) for x in s.sides
+              if x.defeated_no_winner is not None]
     charts: list[Bars | Histogram] = [
         rate_bars("chart-wins", "Who wins",
                   [*sides, ("draws", s.draws, other),
                    *([("every side down", s.all_down, other)] if s.all_down.count else [])],
-                  "the share of fights each side won, with its Wilson 95 % interval"),
+                  "the share of fights each side won" + (", and of those each side lost with two sides or more "
+                                                         "left standing (no winner)" if len(s.sides) > 2 else "")
+                  + ", with its Wilson 95 % interval"),
         rounds_histogram(er),
         mean_bars("chart-hp", "HP left at the end",
                   [(_short(c.name), c.hp_left, group[c.side]) for c in s.combatants],

@@ -106,9 +106,10 @@ class Timing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
 class Run(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A whole run, as ``omen simulate`` writes it (``--out``) and prints it (``--json``): its manifest, each
-    encounter's summary and records, the comparison of the two (``--compare``), and how it ran."""
+    encounter's summary and records, the comparison of the two (``--compare``), and how it ran. Its ``format`` is
+    required: a file that does not say what it is is no run."""
 
-    format: Literal["omen-simulation/3"] = FORMAT
+    format: Literal["omen-simulation/3"]
     manifest: Manifest
     encounters: tuple[EncounterRun, ...]
     comparison: Comparison | None = None
@@ -218,25 +219,24 @@ def pool(workers: int) -> Iterator[Backend]:
         backend.close()
 
 
+#: How long ``--dask ADDRESS`` waits, in seconds, for a scheduler with no worker to get one before it refuses the run
+#: (a run given to a cluster with no worker would wait forever).
+WORKER_WAIT: Final = 30.0
+
+
 @contextmanager
-def dask(address: str) -> Iterator[Backend]:
+def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], None] | None = None) -> Iterator[Backend]:
     """A Dask cluster through its ``concurrent.futures`` executor: ``address`` is a scheduler's
     (``tcp://host:8786``), or ``local:N`` for a ``distributed.LocalCluster`` of N worker processes, one thread each,
-    made here and closed at the end. Needs the ``omen[dask]`` extra."""
+    serving no dashboard, made here and closed at the end. A scheduler with no worker is waited on for ``wait``
+    seconds (said first to ``waiting``), then refused. Needs the ``omen[dask]`` extra."""
     try:
         distributed: Any = importlib.import_module("distributed")
     except ImportError:
         raise RunError("--dask needs Dask: pip install 'omen[dask]'") from None
     cluster: Any = None
     if address.startswith("local:"):
-        try:
-            n = int(address.removeprefix("local:"))
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise RunError(f"--dask {address}: local:N needs a number of workers N >= 1")
-        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                           silence_logs=40)
+        cluster = _local_cluster(distributed, address)
         client = distributed.Client(cluster)
     else:
         try:
@@ -246,6 +246,7 @@ def dask(address: str) -> Iterator[Backend]:
         except (ValueError, TypeError) as exc:  # not an address Dask can read: bogus, tcp:// with no host
             raise RunError(f"--dask {address}: not a Dask scheduler's address (tcp://HOST:8786, or local:N): "
                            f"{exc}") from None
+        _a_worker(client, address, wait, waiting)
     workers = max(1, sum(client.nthreads().values()))
 
     def closing() -> None:
@@ -258,6 +259,40 @@ def dask(address: str) -> Iterator[Backend]:
         yield backend
     finally:
         backend.close()
+
+
+def _local_cluster(distributed: Any, address: str) -> Any:
+    """A ``LocalCluster`` of ``local:N``'s N worker processes, one thread each, on 127.0.0.1, serving nothing over
+    HTTP: Dask's nodes open an HTTP server whatever their ``dashboard_address`` (None only leaves the dashboard's
+    charts out: the scheduler still served its info pages, metrics and health on port 8787), so each is given no
+    route (every request a 404) and a free port on 127.0.0.1."""
+    try:
+        n = int(address.removeprefix("local:"))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise RunError(f"--dask {address}: local:N needs a number of workers N >= 1")
+    config: Any = importlib.import_module("dask.config")
+    # the workers' nannies pass this configuration on to the worker processes they start
+    with config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}):
+        return distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                        silence_logs=40)
+
+
+def _a_worker(client: Any, address: str, wait: float, waiting: Callable[[str], None] | None) -> None:
+    """Return once the scheduler at ``address`` has a worker; wait ``wait`` seconds at most for one (said to
+    ``waiting`` first), then close the client and refuse the run."""
+    if client.nthreads():
+        return
+    if waiting is not None:
+        waiting(f"waiting for a Dask worker at {address} (at most {wait:g} s)…")
+    try:
+        client.wait_for_workers(1, timeout=wait)
+    except TimeoutError:
+        client.close()
+        raise RunError(f"--dask {address}: the scheduler has no worker: none joined within {wait:g} s (start one: "
+                       f"dask worker {address} --nthreads 1)") from None
 
 
 # -- the run -----------------------------------------------------------------------------------------------------
@@ -273,8 +308,10 @@ def check_counts(fights: int | None, until_ci: float | None, max_fights: int, ba
     if until_ci is not None and not 0 < until_ci < 0.5:
         raise RunError(f"--until-ci is the interval's half-width, between 0 and 0.5 (0.01 for ± 1 point), not "
                        f"{until_ci}")
-    if batch < 1 or max_fights < 1:
-        raise RunError("--batch and --max-fights must be at least 1")
+    if batch < 1:
+        raise RunError(f"--batch must be at least 1, not {batch}")
+    if max_fights < 1:
+        raise RunError(f"--max-fights must be at least 1, not {max_fights}")
     if max_fights > MOST_FIGHTS:
         raise RunError(f"--max-fights {max_fights:,} is more than {MOST_FIGHTS:,}, the most fights a run may play "
                        "(the run's file keeps a record of each)")
@@ -313,7 +350,7 @@ def simulate(encounters: Sequence[Encounter], rules: Rules, seed: bytes, backend
     comparison = compare(encounters[0], encounters[1], records[0], records[1]) if len(encounters) == 2 else None
     timing = Timing(backend=backend.name, workers=backend.workers, address=backend.address, seconds=seconds,
                     fights_per_second=n * len(encounters) / seconds if seconds > 0 else 0.0)
-    return Run(manifest=manifest, encounters=runs, comparison=comparison, timing=timing)
+    return Run(format=FORMAT, manifest=manifest, encounters=runs, comparison=comparison, timing=timing)
 
 
 def _gather(payload: bytes, encounters: Sequence[Encounter], backend: Backend, most: int, until_ci: float | None,
@@ -393,7 +430,10 @@ def read_run(text: bytes, source: str) -> Run:
                            f"limit and who fell first otherwise: run the simulation again (this omen reads {FORMAT!r})")
         if said == V2:
             return msgspec.convert(_from_v2(msgspec.json.decode(text)), type=Run)
-        if said is not None and said != FORMAT:  # none: a run's default format
+        if said is None:
+            raise RunError(f"{source}: not a run of omen simulate: it has no `format` (a run's file says "
+                           f"\"format\": {FORMAT!r})")
+        if said != FORMAT:
             raise RunError(f"{source}: format {said!r}, not {FORMAT!r}")
         return msgspec.json.decode(text, type=Run)
     except msgspec.ValidationError as exc:

@@ -122,13 +122,19 @@ def unpaired_means(a: Mean, b: Mean, n: int) -> tuple[float, float]:
 
 
 def difference_of_rates(what: str, a: Sequence[bool], b: Sequence[bool]) -> Difference:
-    """A rate's difference between two runs on the same seeds, paired and unpaired."""
+    """A rate's difference between two runs on the same seeds, paired and unpaired, each interval clamped to -1..+1
+    (a difference of two rates is never beyond it; the paired normal interval, near ±1, would reach past it).
+
+    >>> d = difference_of_rates("wins", [True] * 59 + [False], [False] * 59 + [True])
+    >>> signed(d.difference), signed(d.paired_low), signed(d.paired_high)  # unclamped: +0.901 to +1.032
+    ('+0.967', '+0.901', '+1.000')
+    """
     n = len(a)
     ka, kb = sum(a), sum(b)
     d, plo, phi = paired([int(x) for x in a], [int(y) for y in b])
     ulo, uhi = unpaired_rates(ka, kb, n)
-    return Difference(what=what, a=ka / n if n else 0.0, b=kb / n if n else 0.0, difference=d, paired_low=plo,
-                      paired_high=phi, unpaired_low=ulo, unpaired_high=uhi)
+    return Difference(what=what, a=ka / n if n else 0.0, b=kb / n if n else 0.0, difference=d,
+                      paired_low=max(-1.0, plo), paired_high=min(1.0, phi), unpaired_low=ulo, unpaired_high=uhi)
 
 
 def difference_of_means(what: str, a: Sequence[int], b: Sequence[int]) -> Difference:

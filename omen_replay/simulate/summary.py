@@ -25,12 +25,15 @@ __all__ = ["SideSummary", "CombatantSummary", "Pick", "Extremes", "Summary", "Co
 class SideSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A side: its policy (as ``--policy`` named it), and the fights it won (the only side standing when another
     was defeated, C33); ``policy_name``: the policy's own ``name`` (a policy of one's own named by its file or
-    module)."""
+    module); ``defeated_no_winner``: in an encounter of three sides or more, the fights that ended with this side
+    defeated and two sides or more still standing, so no winner (C33 ends the fight when the first side is down);
+    None with two sides, where a side defeated leaves a winner or no side standing."""
 
     side: str
     policy: str
     wins: Rate
     policy_name: str = ""
+    defeated_no_winner: Rate | None = None
 
 
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -131,6 +134,7 @@ class Tally:
     down: Counter[str] = field(default_factory=Counter)
     first: Counter[str] = field(default_factory=Counter)
     nobody: int = 0
+    no_winner: Counter[str] = field(default_factory=Counter)
 
     def add(self, rec: FightRecord) -> None:
         """Count one more fight."""
@@ -141,6 +145,8 @@ class Tally:
             self.draws += 1
         elif rec.ended == "all_down":
             self.all_down += 1
+        elif rec.defeated is not None:  # a side defeated, two or more standing: no winner
+            self.no_winner[rec.defeated] += 1
         for who, c in zip(self.ids, rec.combatants, strict=True):
             if c.down is not None:
                 self.down[who] += 1
@@ -154,7 +160,11 @@ class Tally:
         n = self.n
         return [*(rate(self.wins[s], n) for s in self.sides), rate(self.draws, n), rate(self.all_down, n),
                 *(rate(self.down[w], n) for w in self.ids), *(rate(self.first[w], n) for w in self.ids),
-                rate(self.nobody, n)]
+                rate(self.nobody, n), *(rate(self.no_winner[s], n) for s in self.sides if self.many_sides())]
+
+    def many_sides(self) -> bool:
+        """Whether a fight can end with no winner and a side defeated: three sides or more."""
+        return len(self.sides) > 2
 
     def widest(self) -> float:
         """The largest half-width among the rates' intervals (1.0 before any fight)."""
@@ -188,7 +198,8 @@ def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: di
     return Summary(
         fights=n,
         sides=tuple(SideSummary(side=side, policy=policies[side], wins=rate(tally.wins[side], n),
-                                policy_name=(names or {}).get(policies[side], policies[side]))
+                                policy_name=(names or {}).get(policies[side], policies[side]),
+                                defeated_no_winner=rate(tally.no_winner[side], n) if tally.many_sides() else None)
                     for side in encounter.sides),
         draws=rate(tally.draws, n), all_down=rate(tally.all_down, n), rounds=_mean_of([rec.rounds for rec in records]),
         rounds_histogram=tuple(sorted(histogram.items())), combatants=tuple(combatants),
@@ -229,10 +240,15 @@ def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally
         full = sum(encounter.combatants[i].hp for i in mine)
         wins = [r for r in records if r.winner == underdog]
         ranked = sorted(wins, key=lambda r: (-sum(r.combatants[i].hp for i in mine), r.index))
-        upsets = tuple(_pick(r, f"an upset: {underdog} (who win {share:.0%} of fights) won with "
+        upsets = tuple(_pick(r, f"an upset: {underdog} (who win {share:.1%} of fights) won with "
                                 f"{sum(r.combatants[i].hp for i in mine)} of {full} HP left")
                        for r in ranked[:keep])
     return Extremes(longest=longest, shortest=shortest, upsets=upsets)
+
+
+def _no_winner(rec: FightRecord, side: str) -> bool:
+    """Whether ``rec`` ended with ``side`` defeated and two sides or more still standing (no winner)."""
+    return rec.ended == "defeated" and rec.winner is None and rec.defeated == side
 
 
 def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[FightRecord]) -> Comparison:
@@ -244,6 +260,10 @@ def compare(a: Encounter, b: Encounter, ra: Sequence[FightRecord], rb: Sequence[
         if side in b.sides:
             diffs.append(difference_of_rates(f"{side} wins", [r.winner == side for r in ra],
                                              [r.winner == side for r in rb]))
+    for side in a.sides:
+        if side in b.sides and max(len(a.sides), len(b.sides)) > 2:
+            diffs.append(difference_of_rates(f"{side} defeated, no winner", [_no_winner(r, side) for r in ra],
+                                             [_no_winner(r, side) for r in rb]))
     diffs.append(difference_of_rates("draws", [r.ended == "round_limit" for r in ra],
                                      [r.ended == "round_limit" for r in rb]))
     diffs.append(difference_of_rates("every side down", [r.ended == "all_down" for r in ra],

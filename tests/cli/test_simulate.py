@@ -10,13 +10,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from omen_cli import app
 from omen_replay.simulate.stats import Rate, share
-from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel, mutual_knockout
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, mirror_duel, mutual_knockout, three_sides
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = "c0ffee" * 6
@@ -266,6 +267,7 @@ class TestBadInput:
         (("--policy", "north=bold"), "unknown policy 'bold'"),
         (("--seed", "xyz"), "--seed must be hex"),
         (("--workers", 0), "at least 1"),
+        (("--workers", 10**6), "--workers 1,000,000 is more than"),
         (("--until-ci", 2), "between 0 and 0.5"),
         (("--dask", "local:0"), "local:N needs a number of workers"),
         (("--log", "x.jsonl"), "go with --replay"),
@@ -299,7 +301,9 @@ class TestBadInput:
         (("--workers", 0), "omen: error: --workers must be at least 1, not 0 (see 'omen simulate --help')"),
         (("--until-ci", 0), "omen: error: --until-ci is the interval's half-width, between 0 and 0.5 (0.01 for ± 1 "
                             "point), not 0 (see 'omen simulate --help')"),
-        (("--batch", 0), "omen: error: --batch and --max-fights must be at least 1 (see 'omen simulate --help')"),
+        (("--batch", 0), "omen: error: --batch must be at least 1, not 0 (see 'omen simulate --help')"),
+        (("--max-fights", 0), "omen: error: --max-fights must be at least 1, not 0 (see 'omen simulate --help')"),
+        (("--max-fights", -3), "omen: error: --max-fights must be at least 1, not -3 (see 'omen simulate --help')"),
     ])
     def test_a_count_out_of_range_points_to_the_help_as_other_usage_errors_do(
             self, tmp_path: Path, args: tuple[object, ...], said: str) -> None:
@@ -473,6 +477,167 @@ class TestBadInput:
         """--dask at an address where no scheduler listens: exit 2 saying it cannot reach it."""
         result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--dask", "tcp://127.0.0.1:9")
         assert result.exit_code == 2 and "cannot reach the Dask scheduler" in result.output
+
+
+class TestWhatARunWrites:
+    @pytest.mark.parametrize("workers", [2147483648, 99999999999999999999999])
+    def test_more_workers_than_four_per_core_are_refused_in_one_line(self, tmp_path: Path, workers: int) -> None:
+        """--workers is at most 4 per core this process may use: 2,147,483,648 (or more) is one line naming the
+        option, the value and the bound, exit 2, nothing written (it was an OverflowError traceback, exit 1)."""
+        cores = len(os.sched_getaffinity(0))
+        result = omen("simulate", mirror_duel(tmp_path), "--fights", 5, "--seed", SEED, "--workers", workers,
+                      "--out", tmp_path / "w.json")
+        assert (result.exit_code, " ".join(result.output.split())) == (
+            2, f"omen: error: --workers {workers:,} is more than {4 * cores}, the most on this machine (4 per core, "
+               f"{cores} core{'s' if cores != 1 else ''}): every fight comes out the same on fewer (see 'omen "
+               "simulate --help')")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["duel.toml"]
+
+    @pytest.mark.parametrize(("make", "page", "said"), [
+        ("page.html/", "page.html", "{page}: cannot write the report: it is a directory"),
+        ("", "/proc/page.html", "{page}: cannot write the report: the directory /proc takes no new file (No such "
+                                "file or directory)"),
+        ("page-fights", "page.html", "{folder}: cannot write the report's fight pages: it is not a directory"),
+        ("", "nodir/r.html", "{page}: cannot write the report: the directory {parent} does not exist"),
+    ])
+    def test_a_report_that_cannot_be_written_is_refused_before_the_run(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: str, page: str, said: str) -> None:
+        """README: exit 2 is an output the CLI cannot write, and no file left: --html into a directory, where no
+        file can be made (/proc), beside a PAGE-fights that is a file, or in a directory that does not exist is
+        refused before any fight, and the run's file, PAGE-fights/ and out/simulations/ are not made (it was exit
+        3 with run.json and PAGE-fights/ left behind, or an empty out/simulations/)."""
+        monkeypatch.chdir(tmp_path)
+        duel = mirror_duel(tmp_path)
+        if make.endswith("/"):
+            (tmp_path / make).mkdir()
+        elif make:
+            (tmp_path / make).write_text("mine")
+        before = sorted(p.name for p in tmp_path.iterdir())
+        for out in (("--out", "run.json"), ()):
+            result = omen("simulate", duel, "--fights", 20, "--seed", SEED, "--workers", 1, *out, "--html", page)
+            target = Path(page)
+            assert (result.exit_code, " ".join(result.output.split())) == (2, "omen: error: " + said.format(
+                page=target, folder=target.with_name(target.stem + "-fights"), parent=target.parent))
+            assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+    @pytest.mark.parametrize("dask", ["tcp://127.0.0.1:9", "local:0"])
+    def test_a_refused_run_makes_no_directory(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              dask: str) -> None:
+        """A run refused (no scheduler, local:0) leaves nothing behind: out/simulations/ is made only when the run
+        is written (it was made first, and left empty)."""
+        monkeypatch.chdir(tmp_path)
+        result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--seed", SEED, "--dask", dask)
+        assert result.exit_code == 2, result.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["duel.toml"]
+        made = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--seed", SEED, "--workers", 1)
+        assert made.exit_code == 0 and len(list((tmp_path / "out" / "simulations").iterdir())) == 1
+
+    def test_a_dask_scheduler_with_no_worker_is_waited_on_30_s_then_refused(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """docs/simulate.md: --dask to a scheduler no worker joins (a LocalCluster of 0 workers on 127.0.0.1:9114)
+        says on standard error that it waits for a worker, then after 30 s refuses the run in one line, exit 2,
+        nothing written (it waited forever, saying nothing). Takes 30 s."""
+        import importlib
+        import time
+
+        from omen_replay.simulate.run import WORKER_WAIT
+
+        monkeypatch.chdir(tmp_path)
+        distributed: Any = importlib.import_module("distributed")
+        with distributed.LocalCluster(n_workers=0, host="127.0.0.1", scheduler_port=9114, processes=False,
+                                      dashboard_address=None, silence_logs=40,
+                                      scheduler_kwargs={"dashboard_address": "127.0.0.1:9115"}) as empty:
+            address = empty.scheduler_address
+            start = time.perf_counter()
+            result = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--seed", SEED, "--dask", address)
+            waited = time.perf_counter() - start
+        assert result.exit_code == 2 and WORKER_WAIT <= waited < WORKER_WAIT + 15
+        assert " ".join(result.output.split()) == (
+            f"omen: waiting for a Dask worker at {address} (at most 30 s)… omen: error: --dask {address}: the "
+            f"scheduler has no worker: none joined within 30 s (start one: dask worker {address} --nthreads 1)")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["duel.toml"]
+
+    def test_a_page_written_over_an_earlier_one_links_only_its_own_fights(self, tmp_path: Path) -> None:
+        """docs/simulate.md: --html over an earlier page clears the earlier run's fight pages from PAGE-fights/
+        (fight-N.html, which omen wrote) before writing its own, so the folder holds what the page links, and
+        leaves any other file there alone (two runs' pages were mixed in it)."""
+        duel, page = mirror_duel(tmp_path), tmp_path / "p.html"
+        for seed, out in (("11" * 16, "a.json"), ("22" * 16, "b.json")):
+            result = omen("simulate", duel, "--fights", 30, "--seed", seed, "--workers", 1, "--out", tmp_path / out,
+                          "--html", page)
+            assert result.exit_code == 0, result.output
+            if out == "a.json":
+                (tmp_path / "p-fights" / "notes.txt").write_text("mine")
+        linked = set(re.findall(r'href="p-fights/([^"]*)"', page.read_text()))
+        kept = {p.name for p in (tmp_path / "p-fights").iterdir()}
+        assert linked and kept == linked | {"notes.txt"}
+
+
+class TestReplayTakesNoRunOption:
+    def test_run_options_given_with_replay_are_refused_naming_them(self, ember_run: Path, tmp_path: Path) -> None:
+        """--replay plays the fight as the run recorded it: --policy, --seed, --max-rounds, --html, --out, --dask
+        given with it are refused in one line naming them, exit 2, no log written (they were silently ignored), as
+        --log without --replay is refused."""
+        log = tmp_path / "r.jsonl"
+        result = omen("simulate", "--replay", ember_run, 3, "--log", log, "--policy", "wardens=random", "--seed",
+                      "ff" * 16, "--max-rounds", 7, "--html", tmp_path / "q.html", "--out", tmp_path / "zz.json",
+                      "--dask", "tcp://127.0.0.1:1")
+        assert (result.exit_code, " ".join(result.output.split())) == (
+            2, "omen: error: --policy, --seed, --dask, --max-rounds, --out, --html go with a run, not with --replay "
+               "RUN.json INDEX, which plays the fight as the run recorded it (its seed, policies and settings): "
+               "leave them out")
+        one = omen("simulate", "--replay", ember_run, 3, "--log", log, "--batch", 100)
+        assert one.exit_code == 2 and "--batch goes with a run" in one.output and "leave it out" in one.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+    def test_a_seed_edited_since_the_run_is_said_as_the_manifest_edited(self, ember_run: Path,
+                                                                        tmp_path: Path) -> None:
+        """The run's seed edited in its file, nothing else: every fight comes out otherwise, and the message says
+        the manifest (its seed first) was edited, having found another fight differing too (it said fight 1's
+        record was edited)."""
+        run = json.loads(ember_run.read_text())
+        run["manifest"]["seed"] = "ff" * 16
+        edited = tmp_path / "s.json"
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 1, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        said = " ".join(result.output.split())
+        assert (f"(the run and this omen are both omen {run['manifest']['omen']}: fight 0 comes out otherwise too: "
+                "the run file's manifest (its seed, policies, round limit or HP display) was edited since the run)"
+                ) in said
+        assert "record of fight" not in said
+
+    def test_a_run_file_without_its_format_is_refused(self, ember_run: Path, tmp_path: Path) -> None:
+        """A run file whose ``format`` key was deleted is refused, exit 2, no log (it was played as the current
+        format)."""
+        run = json.loads(ember_run.read_text())
+        del run["format"]
+        edited = tmp_path / "nf.json"
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 1, "--log", tmp_path / "f.jsonl")
+        assert (result.exit_code, " ".join(result.output.split())) == (
+            2, f"omen: error: {edited}: not a run of omen simulate: it has no `format` (a run's file says \"format\": "
+               "'omen-simulation/3')")
+        assert not (tmp_path / "f.jsonl").exists()
+
+
+class TestThreeSides:
+    def test_the_report_says_which_side_was_defeated_so_the_lines_add_up(self, tmp_path: Path) -> None:
+        """With three sides no side wins (C33 ends the fight at the first side down, two standing): the text gives
+        each side's share of fights lost with no winner, with its interval, and with the wins (0) these add up to
+        every fight; the page's "Who wins" chart has a bar for each (the report accounted for no fight)."""
+        result = omen("simulate", three_sides(tmp_path), "--fights", 40, "--seed", SEED, "--workers", 1, "--out",
+                      tmp_path / "t.json", "--html", tmp_path / "t.html")
+        assert result.exit_code == 0, result.output
+        sides = json.loads((tmp_path / "t.json").read_text())["encounters"][0]["summary"]["sides"]
+        lost = [Rate(**x["defeated_no_winner"]) for x in sides]
+        assert sum(r.count for r in lost) == 40 and all(x["wins"]["count"] == 0 for x in sides)
+        said = " ".join(result.output.split())
+        page = tmp_path.joinpath("t.html").read_text()
+        for x, r in zip(sides, lost, strict=True):
+            assert (f"{x['side']} defeated, no winner {r.rate:.1%} (95 %: {r.low:.1%} to {r.high:.1%}; two sides or "
+                    "more left standing)") in said
+            assert f"{x['side']} defeated, no winner" in page
 
 
 class TestACompare:

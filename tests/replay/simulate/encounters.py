@@ -141,3 +141,12 @@ def interrupted_last(directory: Path) -> Path:
     path.write_text('[fight]\nid = "interrupted"\ntitle = "Ash interrupted"\n' + fighter("ash", "north", 1)
                     + fighter("cy", "north", 12) + fighter("bo", "south", 12))
     return path
+
+
+def three_sides(directory: Path) -> Path:
+    """Ash (north), Bo (south) and Cy (west), one side each: the fight ends when the first side is down (C33), two
+    sides left standing, so no side wins."""
+    path = directory / "three.toml"
+    path.write_text('[fight]\nid = "three"\ntitle = "Three sides"\n' + fighter("ash", "north", 6)
+                    + fighter("bo", "south", 6) + fighter("cy", "west", 6))
+    return path

@@ -13,7 +13,7 @@ import pytest
 from omen_replay.simulate.encounter import Encounter, load_encounter
 from omen_replay.simulate.play import CombatantRecord, FightRecord, Rules
 from omen_replay.simulate.report import write_html
-from omen_replay.simulate.run import EncounterRun, Manifest, Run, Timing
+from omen_replay.simulate.run import FORMAT, EncounterRun, Manifest, Run, Timing
 from omen_replay.simulate.stats import signed
 from omen_replay.simulate.summary import compare, summarise
 from tests.browser import chromium as find_chromium
@@ -49,7 +49,7 @@ def a_run(fights: int) -> Run:
     rules = Rules(policies=policies)
     manifest = Manifest(omen="0", seed="00" * 16, started_ms=0, fights=fights, batch=100, max_fights=fights,
                         policies=dict(rules.policies), max_rounds=50, hp_display="banded")
-    return Run(manifest=manifest, encounters=runs, comparison=compare(encounter, encounter, a, b),
+    return Run(format=FORMAT, manifest=manifest, encounters=runs, comparison=compare(encounter, encounter, a, b),
                timing=Timing(backend="serial", workers=1, seconds=1.0, fights_per_second=float(fights)))
 
 

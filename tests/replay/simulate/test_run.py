@@ -190,3 +190,73 @@ class TestARunsFile:
             run = simulate([encounter], Rules(policies={}), SEED, backend, fights=20)
         with pytest.raises(RunError, match="fights 0 to 19, not 20"):
             regenerate(run, 20)
+
+
+class TestADaskCluster:
+    def test_a_scheduler_with_no_worker_is_waited_on_then_refused(self) -> None:
+        """A scheduler no worker has joined (a LocalCluster of 0 workers, on 127.0.0.1:9112) is waited on for the
+        time given, saying so first, then refused naming the address and how to start a worker (the run waited
+        forever, saying nothing)."""
+        import importlib
+
+        distributed: Any = importlib.import_module("distributed")  # untyped: as run.py reaches it
+        said: list[str] = []
+        with distributed.LocalCluster(n_workers=0, host="127.0.0.1", scheduler_port=9112, processes=False,
+                                      dashboard_address=None, silence_logs=40,
+                                      scheduler_kwargs={"dashboard_address": "127.0.0.1:9113"}) as empty:
+            address = empty.scheduler_address
+            start = time.perf_counter()
+            with pytest.raises(RunError) as refused, dask(address, wait=2, waiting=said.append):
+                pass
+            waited = time.perf_counter() - start
+        assert said == [f"waiting for a Dask worker at {address} (at most 2 s)…"]
+        assert str(refused.value) == (f"--dask {address}: the scheduler has no worker: none joined within 2 s (start "
+                                      f"one: dask worker {address} --nthreads 1)")
+        assert 2 <= waited < 10
+
+    def test_a_local_cluster_serves_no_dashboard_and_no_page(self) -> None:
+        """--dask local:1 (dashboard_address=None, which only leaves the charts out) served the scheduler's info
+        pages, metrics and health on 127.0.0.1:8787 and each worker's on a random port: now no node listens on
+        8787, and every node's HTTP server (on a free port of 127.0.0.1) answers even /health with 404."""
+        import urllib.error
+        import urllib.request
+
+        with dask("local:1") as backend:
+            client: Any = backend.executor._client  # type: ignore[union-attr]
+
+            def http_ports(dask_scheduler: Any = None, dask_worker: Any = None) -> list[tuple[str, int]]:
+                node = dask_scheduler if dask_scheduler is not None else dask_worker
+                return [s.getsockname()[:2] for s in node.http_server._sockets.values()]
+
+            ports = [*client.run_on_scheduler(http_ports), *(p for ps in client.run(http_ports).values() for p in ps)]
+            answers = []
+            for host, port in ports:
+                try:
+                    urllib.request.urlopen(f"http://{host}:{port}/health", timeout=5)
+                    answers.append(200)
+                except urllib.error.HTTPError as exc:
+                    answers.append(exc.code)
+        assert len(ports) == 2 and {host for host, _ in ports} == {"127.0.0.1"}
+        assert 8787 not in {port for _, port in ports} and answers == [404, 404]
+
+
+class TestTheFormat:
+    def test_a_run_without_its_format_is_refused(self, tmp_path: Path) -> None:
+        """docs/simulate.md: the format is closed and a run's file says it: one whose ``format`` key was deleted is
+        refused (it was read as the current format), and the published schema requires it too."""
+        import json
+
+        import jsonschema
+
+        encounter = load_encounter(mirror_duel(tmp_path))
+        with serial() as backend:
+            run = simulate([encounter], Rules(policies={}), SEED, backend, fights=2, batch=2)
+        data = json.loads(run_json(run))
+        del data["format"]
+        with pytest.raises(RunError) as refused:
+            read_run(json.dumps(data).encode(), "run.json")
+        assert str(refused.value) == ("run.json: not a run of omen simulate: it has no `format` (a run's file says "
+                                      "\"format\": 'omen-simulation/3')")
+        schema = json.loads((Path(__file__).resolve().parents[3] / "docs" / "schema" / "simulation.schema.json")
+                            .read_text())
+        assert not jsonschema.Draft202012Validator(schema).is_valid(data)

@@ -78,3 +78,15 @@ class TestDifferences:
         low, high = unpaired_rates(60, 45, 100)
         assert low == pytest.approx(0.15 - math.hypot(a.rate - a.low, b.high - b.rate))
         assert high == pytest.approx(0.15 + math.hypot(a.high - a.rate, b.rate - b.low))
+
+
+class TestDifferencesStayInRange:
+    def test_a_paired_difference_of_rates_is_clamped_to_minus_one_plus_one(self) -> None:
+        """A wins 59 of 60 where B wins 1: the paired normal interval of the difference (+0.967) is +0.901 to
+        +1.032, past +1, which no difference of two rates can be: it is clamped to +1 (the tester saw +1.016);
+        the unpaired one is Newcombe's, inside already."""
+        d = difference_of_rates("wins", [True] * 59 + [False], [False] * 59 + [True])
+        assert (round(d.difference, 4), round(d.paired_low, 4), d.paired_high) == (0.9667, 0.9013, 1.0)
+        e = difference_of_rates("wins", [False] * 59 + [True], [True] * 59 + [False])
+        assert (e.paired_low, round(e.paired_high, 4)) == (-1.0, -0.9013)
+        assert -1.0 <= d.unpaired_low <= d.unpaired_high <= 1.0

@@ -13,7 +13,7 @@ from omen_replay.simulate.play import CombatantRecord, FightRecord
 from omen_replay.simulate.stats import rate
 from omen_replay.simulate.summary import Tally, compare, summarise
 from tests.fights import present
-from tests.replay.simulate.encounters import mirror_duel
+from tests.replay.simulate.encounters import mirror_duel, three_sides
 
 
 def record(index: int, winner: str | None, rounds: int, ash_hp: int, bo_hp: int, first: str | None = None
@@ -46,7 +46,7 @@ def test_the_summary_counts_the_records(tmp_path: Path) -> None:
     assert (bo.down, bo.falls_first, s.no_one_down) == (rate(2, 4), rate(2, 4), rate(1, 4))
     assert [(p.index, p.why) for p in s.extremes.longest] == [(3, "the longest: 9 rounds")]
     assert [(p.index, p.why) for p in s.extremes.shortest] == [(2, "the shortest: 2 rounds")]
-    assert [p.index for p in s.extremes.upsets] == [1] and "south (who win 25% of fights)" in s.extremes.upsets[0].why
+    assert [p.index for p in s.extremes.upsets] == [1] and "south (who win 25.0% of fights)" in s.extremes.upsets[0].why
 
 
 def test_a_combatant_that_never_went_down_has_no_round_it_went_down_in(tmp_path: Path) -> None:
@@ -110,3 +110,40 @@ def test_a_comparison_pairs_fight_i_with_fight_i(tmp_path: Path) -> None:
     found = {d.what: d for d in compare(encounter, encounter, other, RECORDS).differences}
     assert found["north wins"].difference == 0.25 and found["south wins"].difference == -0.25
     assert found["rounds"].difference == 0.0 and found["ash HP left"].difference == 0.75
+
+
+def test_the_upset_line_gives_the_underdogs_share_as_the_win_rates_are_given(tmp_path: Path) -> None:
+    """The underdog winning 89 of 200 fights (44.5 %) is said "who win 44.5% of fights", to a tenth of a percent as
+    the report gives every win rate (it said 44 %, rounded half to even, where its own win line said 44.5 %)."""
+    records = [record(i, "south" if i < 89 else "north", 3, 0 if i < 89 else 5, 5 if i < 89 else 0)
+               for i in range(200)]
+    s = summarise(load_encounter(mirror_duel(tmp_path)), records, {"north": "aggressive", "south": "aggressive"})
+    assert s.sides[1].wins.rate == 0.445
+    assert s.extremes.upsets[0].why == "an upset: south (who win 44.5% of fights) won with 5 of 12 HP left"
+
+
+def test_with_three_sides_every_fight_is_a_side_defeated_with_no_winner(tmp_path: Path) -> None:
+    """C33: with three sides a fight ends when the first side is down, two left standing: no winner. Each side's
+    ``defeated_no_winner`` counts the fights it lost so (north 2, south 1, west 0 of 3), so that the wins, the draws,
+    every side down and these add up to every fight; with two sides it is None (a side defeated leaves a winner)."""
+    three = load_encounter(three_sides(tmp_path))
+
+    def lost(index: int, side: str) -> FightRecord:
+        hp = {"north": (0, 6, 6), "south": (6, 0, 6)}[side]
+        return FightRecord(index=index, winner=None, defeated=side, ended="defeated", rounds=2, first_down=None,
+                           combatants=tuple(CombatantRecord(hp=h, will=4, dealt=0, taken=6 - h,
+                                                            down=2 if h == 0 else None) for h in hp),
+                           commands=5, events=20)
+
+    records = [lost(0, "north"), lost(1, "south"), lost(2, "north")]
+    s = summarise(three, records, dict.fromkeys(three.sides, "aggressive"))
+    assert [(x.side, x.wins.count, x.defeated_no_winner) for x in s.sides] == [
+        ("north", 0, rate(2, 3)), ("south", 0, rate(1, 3)), ("west", 0, rate(0, 3))]
+    assert sum(x.wins.count + (x.defeated_no_winner or rate(0, 3)).count for x in s.sides) + s.draws.count \
+        + s.all_down.count == 3
+    duel = summarise(load_encounter(mirror_duel(tmp_path)), RECORDS, {"north": "aggressive", "south": "cautious"})
+    assert [x.defeated_no_winner for x in duel.sides] == [None, None]
+    c = compare(three, three, records, records[::-1])
+    assert [(d.what, d.a, d.difference) for d in c.differences if "defeated" in d.what] == [
+        ("north defeated, no winner", 2 / 3, 0.0), ("south defeated, no winner", 1 / 3, 0.0),
+        ("west defeated, no winner", 0.0, 0.0)]
