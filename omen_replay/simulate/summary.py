@@ -57,13 +57,15 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
 class Pick(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A fight worth a look: its index (``omen simulate --replay RUN INDEX`` rebuilds it), rounds, winner, why it
-    was picked, and how it ended (as its record's ``ended``)."""
+    was picked, how it ended (as its record's ``ended``), and the side defeated (as its record's ``defeated``:
+    with three sides or more, a side may be defeated with no winner, C33)."""
 
     index: int
     rounds: int
     winner: str | None
     why: str
     ended: Ended | Literal[""] = ""
+    defeated: str | None = None
 
 
 class Extremes(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -212,7 +214,8 @@ def _rounds(n: int) -> str:
 
 
 def _pick(rec: FightRecord, why: str) -> Pick:
-    return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why, ended=rec.ended)
+    return Pick(index=rec.index, rounds=rec.rounds, winner=rec.winner, why=why, ended=rec.ended,
+                defeated=rec.defeated)
 
 
 def _at_the_end(records: Sequence[FightRecord], rounds: int, word: str, keep: int) -> tuple[Pick, ...]:

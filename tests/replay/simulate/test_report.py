@@ -18,7 +18,7 @@ from omen_replay.simulate.stats import signed
 from omen_replay.simulate.summary import compare, summarise
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
-from tests.replay.simulate.encounters import EMBER_FORD_2V2
+from tests.replay.simulate.encounters import EMBER_FORD_2V2, three_sides
 
 
 def synthetic(encounter: Encounter, n: int, seed: int) -> list[FightRecord]:
@@ -144,6 +144,34 @@ def test_every_side_down_has_its_own_words_and_bar_and_distinct_logs_for_a_and_b
     i = summary.extremes.longest[0].index
     assert f"--encounter A --log fight-a-{i}.jsonl" in page and "--encounter B --log fight-b-" in page
     assert "--log fight-" + str(i) + ".jsonl" not in page
+
+
+def test_with_three_sides_a_side_defeated_with_no_winner_is_said_not_a_draw(tmp_path: Path) -> None:
+    """C33: with three sides a fight ends when the first side is down, no winner; the page's lede gives each side's
+    share of such fights (north 2 of 3: 66.7 %), and a picked fight reads "north defeated, no winner", never
+    "draw" (a draw is the round limit)."""
+    three = load_encounter(three_sides(tmp_path))
+
+    def lost(index: int, side: str, rounds: int) -> FightRecord:
+        hp = {"north": (0, 6, 6), "south": (6, 0, 6)}[side]
+        return FightRecord(index=index, winner=None, defeated=side, ended="defeated", rounds=rounds, first_down=None,
+                           combatants=tuple(CombatantRecord(hp=h, will=4, dealt=0, taken=6 - h,
+                                                            down=rounds if h == 0 else None) for h in hp),
+                           commands=5, events=20)
+
+    records = (lost(0, "north", 3), lost(1, "south", 2), lost(2, "north", 1))
+    policies = dict.fromkeys(three.sides, "aggressive")
+    manifest = Manifest(omen="0", seed="00" * 16, started_ms=0, fights=3, batch=100, max_fights=3,
+                        policies=policies, max_rounds=50, hp_display="banded")
+    run = Run(format=FORMAT, manifest=manifest, encounters=(EncounterRun(
+        label="", encounter=three, summary=summarise(three, records, policies), records=records),),
+        timing=Timing(backend="serial", workers=1, seconds=1.0, fights_per_second=3.0))
+    out = io.StringIO()
+    write_html(run, out, "run.json", {})
+    page = out.getvalue()
+    assert "<strong>north</strong> defeated with no winner 66.7 %" in page
+    assert "<strong>south</strong> defeated with no winner 33.3 %" in page and "west</strong> defeated" not in page
+    assert "<td>north defeated, no winner</td>" in page and "<td>draw</td>" not in page
 
 
 def test_a_bound_that_rounds_to_zero_is_never_minus_zero_and_one_round_is_singular() -> None:
