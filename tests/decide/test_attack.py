@@ -1110,6 +1110,17 @@ class TestGearInHand:
         assert last(fight, AttackDeclared).weapon == "shard"
         fight.defend("vesh", None)
 
+    def test_a_spell_is_never_drawn_nor_offered(self, play: Play) -> None:
+        """C35, docs/rulings.md "A spell needs no hand": drawing the shard is refused (it was drawn, and then parried
+        with: found by a tester), nothing written; options() offers drawing the axe, not the shard."""
+        fight = duel(play, [], attacker=kael(weapons=(SWORD, SHARD, AXE)))
+        said = str(refused(fight, lambda: fight.draw("kael", "shard"), "C35"))
+        assert said == ("[C35] 'kael' cannot draw 'shard': it is a spell, no gear; it needs no hand and is never drawn "
+                        "(docs/rulings.md, \"A spell needs no hand\")")
+        draws = next(o for o in fight.options().offers if o.command == "draw" and o.actor == "kael")
+        assert [c.args["weapon"] for c in draws.choices] == ["axe"]
+        assert fight.state.combatants["kael"].wielding == ("sword",)
+
     def test_unarmed_needs_nothing_and_takes_no_weapon(self, play: Play) -> None:
         """C35, C12: an unarmed attack needs nothing in hand; naming a weapon as well is refused."""
         fight = duel(play, [6, 1, 1], attacker=replace(kael(), wielding=()))
