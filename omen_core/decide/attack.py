@@ -302,10 +302,13 @@ def _after_determined(draft: Draft) -> None:
 
 
 def _catchable(draft: Draft, frame: AttackFrame) -> bool:
-    """A thrown item about to hit opens a Catch window for a target who can act (C10, C36) and pay (C22)."""
+    """A thrown item about to hit opens a Catch window for a target who can act (C10, C36) and pay (C22). An item is
+    thrown only in a ranged attack: a melee attack with a weapon marked ``thrown`` (an Interrupt's, an Attack of
+    Opportunity's: C23, C24) strikes with it in hand, and there is nothing in flight to catch (docs/rulings.md, "A
+    weapon is thrown only in a ranged attack")."""
     target = draft.combatant(frame.declaration.target)
-    return (frame.weapon is not None and "thrown" in frame.weapon.properties and not target.helpless
-            and target.bonus_actions >= draft.ruleset.reaction_costs.catch)
+    return (frame.weapon is not None and "thrown" in frame.weapon.properties and rules.is_ranged(frame.declaration.kind)
+            and not target.helpless and target.bonus_actions >= draft.ruleset.reaction_costs.catch)
 
 
 def after_catch(draft: Draft) -> None:

@@ -907,6 +907,34 @@ class TestCatch:
         fight.attack("kael", "vesh")
         assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
 
+    def test_a_weapon_marked_thrown_alone_strikes_in_hand(self, play: Play) -> None:
+        """C22, docs/rulings.md "A weapon is thrown only in a ranged attack": a knife marked ``thrown`` but not
+        ``ranged`` makes a melee attack (C4), struck in hand: nothing in flight, so no Catch window (it opened one:
+        found by a tester). 6 + 1 + 2 = 9 against vesh's base 1 + 1 = 2, declined: a hit, no crit (FCS 1 + 1 = 2 vs
+        RES 1 + 1 = 2), 6 + 2 + WD 2 = 10: vesh 20 -> 10."""
+        fight = duel(play, [6, 1, 1], attacker=kael(weapons=(KNIFE,)), first_turns=False)
+        fight.attack("kael", "vesh")
+        assert last(fight, AttackDeclared).kind == "melee"
+        fight.defend("vesh", None)
+        assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
+        assert (last(fight, DamageResolved).final, hp(fight, "vesh"), ba(fight, "vesh")) == (10, 10, 2)
+
+    def test_an_interrupt_with_a_weapon_marked_thrown_is_not_caught(self, play: Play) -> None:
+        """C22, C24: vesh interrupts with a hatchet marked only ``thrown``: a melee attack (C24), struck in hand,
+        STR 6 + FCS 3 + 1 = 10 against kael's base RES 1 + 0 = 1, declined: a hit, so kael's attack is cancelled,
+        its Action spent. It opened a Catch window, and a caught Interrupt still cancelled the attack (found by a
+        tester). A crit (FCS 3 + 0 = 3 vs RES 1 + 0 = 1): 6 + 1 + 1 + WD 2 = 10: kael 20 -> 10."""
+        hatchet = Weapon(id="hatchet", weapon_damage=2, damage_type="slashing", properties=frozenset({"thrown"}))
+        fight = duel(play, [6, 3, 1], defender=vesh(weapons=(hatchet,)))
+        fight.attack("kael", "vesh")
+        attack = declared(fight, AttackDeclared)
+        fight.react("vesh", weapon="hatchet")
+        events = fight.defend("kael", None)
+        assert not of(payloads(fight), CatchWindowOpened)
+        assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
+        assert (as_(events[-1], ActionCancelled).action, hp(fight, "kael"), fight.state.turn_actions) \
+            == (attack, 10, 0)
+
     def test_non_thrown_weapon_never_opens_it(self, play: Play) -> None:
         """C22: a sword hit (9 vs 2, declined) deals 6 + 2 + 4 = 12 at once: HP 8, no Catch window."""
         fight = duel(play, self.THROW, engaged=False, first_turns=False)   # round 1: vesh may not Interrupt yet
