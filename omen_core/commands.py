@@ -289,11 +289,20 @@ class Disengage(CommandBase, frozen=True, kw_only=True):
 
 
 class React(CommandBase, frozen=True, kw_only=True):
-    """Take the reaction an open window offers (an Attack of Opportunity or an Interrupt): a basic attack."""
+    """Take the reaction an open window offers (an Attack of Opportunity or an Interrupt): a basic attack.
+
+    ``situational`` holds the claimed high ground and encirclement, as for
+    ``declare_attack``: C26 and C27 apply to any attack, a reaction's too
+    (a prone target's bonus comes from its condition, C27).
+    """
 
     who: str
     weapon: str | None = None
     unarmed: bool = False
+    situational: Situational = Situational()
+
+    def __post_init__(self) -> None:
+        settle_defaults(self)
 
 
 class PassReaction(CommandBase, frozen=True, kw_only=True):

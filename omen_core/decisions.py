@@ -97,6 +97,11 @@ class DecisionPoint:
     closes_to: str | None = None
 
 
+#: The argument a reaction's strike leaves free, as ``declare_attack`` does (C26, C27: they apply to any attack).
+SITUATIONAL = ("situational", "claimed situational modifiers: {high_ground: bool, encircled: {attackers, defenders}} "
+                              "(C26, C27)")
+
+
 def arms(state: Any, who: str, melee_only: bool = False) -> list[dict[str, Any]]:
     """What ``who`` may attack with now, as command arguments: each weapon in hand and each spell (C35; melee
     only for a reaction's basic melee attack, C23, C24), and unarmed."""
@@ -146,7 +151,7 @@ def _interrupt(step: str, opened_from: tuple[str, ...], closes_to: str, then: st
     return DecisionPoint(
         kind="interrupt", title="Interrupt", rule="C24", step=step,
         opened_by=("open_reactions", opened_from), window="reaction_window", reaction="interrupt",
-        answers=(Answer(React, "nest", None, "strike (a melee attack)"),
+        answers=(Answer(React, "nest", None, "strike (a melee attack)", argument=SITUATIONAL),
                  Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
         cost=_bonus(lambda r: r.reaction_costs.interrupt),
         responders=lambda opened: tuple(opened.responders),
@@ -175,7 +180,7 @@ DECISION_POINTS: tuple[DecisionPoint, ...] = (
         kind="attack_of_opportunity", title="Attack of Opportunity", rule="C23", step="REACTIONS_OPEN",
         opened_by=("open_reactions", ("DECLARED", "COSTS_PAID")), window="reaction_window",
         reaction="attack_of_opportunity",
-        answers=(Answer(React, "nest", None, "strike (a basic melee attack)"),
+        answers=(Answer(React, "nest", None, "strike (a basic melee attack)", argument=SITUATIONAL),
                  Answer(PassReaction, "pass_reaction", None, "let it pass", free=True)),
         cost=_bonus(lambda r: r.reaction_costs.attack_of_opportunity),
         responders=lambda opened: tuple(opened.responders),

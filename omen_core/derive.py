@@ -239,12 +239,14 @@ class ActiveDefenseAdds(NamedTuple):
 
 
 def active_defense_adds(state: FightState, defender: str, defense: str, weapon_id: str | None) -> ActiveDefenseAdds:
-    """What ``defense`` (dodge, parry with ``weapon_id``, else the first weapon in hand; block) would add for
-    ``defender`` now."""
+    """What ``defense`` (dodge, parry with ``weapon_id``, else the weapon in hand :func:`parry_weapon` picks against
+    the attack in progress; block) would add for ``defender`` now."""
     fighter = state.combatants[defender]
     sheet = fighter.sheet
+    frame = state.pending
+    kind = frame.declaration.kind if isinstance(frame, AttackFrame) and frame.declaration.target == defender else None
     weapon = sheet.weapon(weapon_id) if weapon_id else (
-        parry_weapon(sheet, None, fighter.wielding) if defense == "parry" else None)
+        parry_weapon(sheet, None, fighter.wielding, kind) if defense == "parry" else None)
     attribute = active_attribute(defense, weapon)
     rating = {"dodge": 0, "parry": weapon.parry_rating if weapon else 0,
               "block": sheet.shield.block_rating if sheet.shield else 0}[defense]
@@ -292,12 +294,18 @@ def defense_chance(state: FightState, frame: AttackFrame, defense: str | None, w
     return DefenseChance(sides, needs, at_least(sides, needs), crit)
 
 
-def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...]) -> Weapon | None:
-    """The weapon in hand a Parry uses: the one named, else the first in hand (C9)."""
-    wielded = [w for w in sheet.weapons if w.id in wielding]
-    if weapon_id is None:
-        return wielded[0] if wielded else None
-    return next((w for w in wielded if w.id == weapon_id), None)
+def parry_weapon(sheet: CombatantSheet, weapon_id: str | None, wielding: tuple[str, ...],
+                 kind: str | None = None) -> Weapon | None:
+    """The weapon in hand a Parry uses (C9, C35): the one named, else the first in hand that the table of §Which
+    Defenses Apply lets parry an attack of ``kind`` (a magical one against a melee spell), else the first in hand.
+    Every weapon in hand counts, in the sheet's order; a spell never does: it is no gear and is never held
+    (docs/rulings.md, "A spell needs no hand")."""
+    wielded = [w for w in sheet.weapons if w.id in wielding and "spell" not in w.properties]
+    if weapon_id is not None:
+        return next((w for w in wielded if w.id == weapon_id), None)
+    fit = [w for w in wielded if kind is None or rules.parries(kind, w.properties)]  # type: ignore[arg-type]
+    first = fit or wielded
+    return first[0] if first else None
 
 
 def defense_ineligibility(state: FightState, decl: AttackDeclared, defense: str,
@@ -338,8 +346,11 @@ def _table_refusal(state: FightState, decl: AttackDeclared, defense: str, weapon
     ``lifted``: with its refusal for the kind of attack lifted (a ranged Parry, a ranged Block; a Prone Dodge)."""
     target = state.combatants[decl.target]
     sheet = target.sheet
-    weapon = parry_weapon(sheet, weapon_id, target.wielding)
     kind = _NEAR.get(decl.kind, decl.kind) if lifted and defense == "parry" else decl.kind
+    named = sheet.weapon(weapon_id) if weapon_id is not None else None
+    if defense == "parry" and named is not None and "spell" in named.properties:
+        return f"{named.label} is a spell, not a weapon to Parry with (C9; a spell is never held: docs/rulings.md)"
+    weapon = parry_weapon(sheet, weapon_id, target.wielding, kind)  # none named: any in hand that may parry it
     why = rules.ineligibility(
         defense, kind, prone=target.prone and not (lifted and defense == "dodge"),  # type: ignore[arg-type]
         weapon=weapon is not None,

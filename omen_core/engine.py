@@ -722,10 +722,15 @@ class Fight:
         """Disengage (1 Bonus Action): this turn's movement provokes no Attack of Opportunity (C22, C23)."""
         return self._events(self._do(Disengage(who=who), dice, by))
 
-    def react(self, who: str, weapon: str | None = None, unarmed: bool = False,
-            *, dice: Faces = None, by: str = "") -> list[Event]:
-        """Take the reaction an open window offers: an Attack of Opportunity or an Interrupt (C23, C24)."""
-        return self._events(self._do(React(who=who, weapon=weapon, unarmed=unarmed), dice, by))
+    def react(self, who: str, weapon: str | None = None, unarmed: bool = False, *, high_ground: bool = False,
+              encircled: tuple[int, int] | None = None, dice: Faces = None, by: str = "") -> list[Event]:
+        """Take the reaction an open window offers: an Attack of Opportunity or an Interrupt (C23, C24), claiming
+        high ground and ``encircled`` (A, D) as :meth:`attack` does (C26, C27)."""
+        claim = "the claim (A, D) of C26: two whole numbers, or None"
+        circle = None if encircled is None else Encircled(**_pair(encircled, "encircled", ("attackers", "defenders"),
+                                                                  claim))
+        return self._events(self._do(React(who=who, weapon=weapon, unarmed=unarmed, situational=Situational(
+            high_ground=high_ground, encircled=circle)), dice, by))
 
     def pass_reaction(self, who: str, *, dice: Faces = None, by: str = "") -> list[Event]:
         """Let an open reaction window pass."""

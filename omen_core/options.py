@@ -44,7 +44,7 @@ from .commands import (
 )
 from .content import ATTRIBUTES, SaveEffect
 from .decide import History, probe, shut_out
-from .decisions import arms, attack_variants, deferred_words, waiting_point
+from .decisions import SITUATIONAL, arms, attack_variants, deferred_words, waiting_point
 from .derive import defense_chance, hit_numbers
 from .dice import RollRequest
 from .extensions import turn_actions
@@ -231,8 +231,7 @@ _CONTEST_FREE = tuple(Argument(name=f"{side}.modifiers", takes=f"the {side}'s si
                                                                 f"{{source, value}} (a field of the argument {side})")
                       for side in ("initiator", "defender"))
 _ATTACK_FREE = (
-    Argument(name="situational", takes="claimed situational modifiers: {high_ground: bool, encircled: {attackers, "
-                                        "defenders}} (C26, C27)"),
+    Argument(name=SITUATIONAL[0], takes=SITUATIONAL[1]),
     Argument(name="damage_modifiers", takes="damage modifiers: a list of {source, value}"),
     Argument(name="branches", takes="consequences on_hit / on_miss / on_crit, in written order (C25)"),
 )

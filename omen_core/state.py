@@ -945,9 +945,12 @@ def _stack(state: FightState, event: Event, seq: int | None, trigger: str) -> tu
 
 
 def _pop(rest: tuple[Frame, ...], done: Frame) -> tuple[Frame, ...]:
-    """A finished action leaves the stack; a finished reaction is recorded on the action it answered."""
+    """A finished action leaves the stack; a finished reaction is recorded on the action it answered, as a hit only
+    if it hit and was not caught (C22: a caught attack has none of its on-hit effects, so a caught Interrupt cancels
+    nothing, C24)."""
     if rest and isinstance(done, AttackFrame) and done.declaration.reacting_to == rest[-1].action:
-        hit = done.determination.hit if done.determination is not None else False
+        caught = done.catch is not None and done.catch.caught
+        hit = done.determination is not None and done.determination.hit and not caught
         outer = rest[-1]
         reaction = Reaction(who=done.declaration.attacker, action=done.action, hit=hit)
         return (*rest[:-1], replace(outer, reactions=(*outer.reactions, reaction)))

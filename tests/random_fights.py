@@ -69,7 +69,8 @@ NAMES = ("ana", "bram", "cyra", "dov")
 SIDES = ("heroes", "raiders")
 DICE = (4, 6, 8, 10, 12, 20)
 
-#: Every kind of gear: melee, finesse and magical, thrown (melee and ranged), ranged, melee and ranged spells.
+#: Every kind of gear: melee, finesse and magical, thrown (marked alone: struck in hand, a melee attack; and with
+#: ranged: thrown, which may be caught, docs/rulings.md), ranged, melee and ranged spells.
 GEAR = (
     Weapon(id="knife", weapon_damage=2, damage_type="piercing", properties=frozenset({"thrown"})),
     Weapon(id="sword", weapon_damage=3, hit_bonus=1, parry_rating=1),

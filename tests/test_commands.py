@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omen_core.commands import Command, EndTurn, RollInitiative, command_from
+from omen_core.commands import Command, EndTurn, React, RollInitiative, command_from
 from omen_core.errors import InvalidCommand, OmenError
+from omen_core.parts import Encircled, Situational
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
@@ -56,6 +57,21 @@ class TestCommandFrom:
         """Truncated JSON text is InvalidCommand at $."""
         with pytest.raises(InvalidCommand, match=r"not a command as JSON holds one: Input data was truncated"):
             command_from(b'{"command": "end_turn"')
+
+    def test_react_takes_the_claims_declare_attack_takes(self) -> None:
+        """C26, C27: ``react`` takes ``situational`` in declare_attack's shape (it was refused as an unknown field:
+        found by a tester), checked as there: an encircled claim of 0 attackers is refused at its path."""
+        data = {"command": "react", "who": "x", "situational": {"high_ground": True,
+                                                                  "encircled": {"attackers": 4, "defenders": 2}}}
+        assert command_from(data) == React(who="x", situational=Situational(
+            high_ground=True, encircled=Encircled(attackers=4, defenders=2)))
+        with pytest.raises(InvalidCommand) as caught:
+            command_from({"command": "react", "who": "x", "situational": {"encircled": {"attackers": 0,
+                                                                                         "defenders": 1}}})
+        assert (caught.value.path, caught.value.reason) == ("$.situational.encircled.attackers",
+                                                            "Expected `int` >= 1")
+        assert msgspec.json.encode(command_from({"command": "react", "who": "x", "situational": {}})) \
+            == b'{"command":"react","who":"x"}'   # the default claim is left out, as written before
 
     def test_faces_are_kept(self) -> None:
         """A command's faces come through as a tuple, in order."""

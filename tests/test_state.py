@@ -401,6 +401,18 @@ class TestReactions:
         assert (determined.attack.total, determined.defense.total, determined.hit) == (9, 2, True)
         check_replay_frames(fight, steps)
 
+    def test_a_caught_interrupt_is_recorded_without_hit(self) -> None:
+        """C22, C24: a caught attack has none of its on-hit effects, so a caught Interrupt cancels nothing. The log
+        was recorded before the Catch needed a ranged attack (docs/rulings.md "A weapon is thrown only in a ranged
+        attack"): x's Interrupt (#21) with a hatchet marked only ``thrown``, 10 against y's 3, a hit, which y caught
+        (#31, #32); folded, it is a Reaction without hit on y's attack (#18): the window may close and the attack is
+        not interrupted (the recording went on to cancel it, #36)."""
+        lines = (Path(__file__).resolve().parent / "data" / "caught-interrupt.jsonl").read_bytes().splitlines()
+        state = replay(LinesSource(lines), to_seq=33)
+        frame = pending(state, AttackFrame)
+        assert (frame.action, frame.reactions) == (18, (Reaction(who="x", action=21, hit=False),))
+        assert (frame.window_done, frame.interrupted) == (True, False)
+
 
 # -- undo's fields ----------------------------------------------------------------------------------------------
 

@@ -196,7 +196,8 @@ def _react(draft: Draft, cmd: React) -> None:
     outer = draft.state.pending
     assert outer is not None
     draft.require("declare", rule=rule, reaction=True)
-    declare(draft, DeclareAttack(attacker=cmd.who, target=outer.actor, weapon=cmd.weapon, unarmed=cmd.unarmed),
+    declare(draft, DeclareAttack(attacker=cmd.who, target=outer.actor, weapon=cmd.weapon, unarmed=cmd.unarmed,
+                                 situational=cmd.situational),  # C26, C27: claimed as for any attack
             reaction=opened.reaction, reacting_to=outer.action)
     pay_and_roll(draft)
 

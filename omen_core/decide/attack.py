@@ -239,8 +239,8 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
                                   f"allows {allowed + ' or ' if allowed else ''}declining; legal now: "
                                   f"{'; '.join(legal_now(draft.state))}")
     sheet = draft.sheet(cmd.defender)
-    weapon = (parry_weapon(sheet, cmd.weapon, draft.combatant(cmd.defender).wielding)
-              if cmd.defense == "parry" else None)
+    weapon = (parry_weapon(sheet, cmd.weapon, draft.combatant(cmd.defender).wielding, frame.declaration.kind)
+              if cmd.defense == "parry" else None)  # none named: the first in hand that may parry this (C9)
     draft.emit(ActiveDefenseChosen(action=opened.action, defender=cmd.defender, defense=cmd.defense,
                                    weapon=weapon.id if weapon else None))
     draft.emit(CostPaid(action=opened.action, who=cmd.defender, resource="bonus_action",
@@ -252,9 +252,9 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
 
 def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
     """Why an Active Defense is refused, in words: ``why`` (C9), and for a Parry the weapons the defender holds (C35:
-    a Parry needs one in hand); a Block refused for want of a shield when one is carried but not in hand says so,
-    and what is in hand (C35: a Block needs the shield in hand; the window's ``ineligible`` keeps its recorded
-    words, so that the logs already written still audit)."""
+    a Parry needs one in hand; a spell is never held, docs/rulings.md); a Block refused for want of a shield when one
+    is carried but not in hand says so, and what is in hand (C35: a Block needs the shield in hand; the window's
+    ``ineligible`` keeps its recorded words, so that the logs already written still audit)."""
     fighter = draft.combatant(cmd.defender)
     shield = fighter.sheet.shield
     if cmd.defense == "block" and shield is not None and shield.id not in fighter.wielding and \
@@ -263,8 +263,10 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
                 f"{', '.join(fighter.wielding) or 'nothing'}")
     if cmd.defense != "parry":
         return why
-    held = [w.id for w in fighter.sheet.weapons if w.id in fighter.wielding]
-    named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held else ""
+    held = [w.id for w in fighter.sheet.weapons if w.id in fighter.wielding and "spell" not in w.properties]
+    spell = cmd.weapon is not None and "spell" in getattr(fighter.sheet.weapon(cmd.weapon), "properties", ())
+    named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held and not spell \
+        else ""
     return f"{why} ({named}in hand: {', '.join(held) or 'no weapon'})"
 
 
@@ -300,10 +302,13 @@ def _after_determined(draft: Draft) -> None:
 
 
 def _catchable(draft: Draft, frame: AttackFrame) -> bool:
-    """A thrown item about to hit opens a Catch window for a target who can act (C10, C36) and pay (C22)."""
+    """A thrown item about to hit opens a Catch window for a target who can act (C10, C36) and pay (C22). An item is
+    thrown only in a ranged attack: a melee attack with a weapon marked ``thrown`` (an Interrupt's, an Attack of
+    Opportunity's: C23, C24) strikes with it in hand, and there is nothing in flight to catch (docs/rulings.md, "A
+    weapon is thrown only in a ranged attack")."""
     target = draft.combatant(frame.declaration.target)
-    return (frame.weapon is not None and "thrown" in frame.weapon.properties and not target.helpless
-            and target.bonus_actions >= draft.ruleset.reaction_costs.catch)
+    return (frame.weapon is not None and "thrown" in frame.weapon.properties and rules.is_ranged(frame.declaration.kind)
+            and not target.helpless and target.bonus_actions >= draft.ruleset.reaction_costs.catch)
 
 
 def after_catch(draft: Draft) -> None:

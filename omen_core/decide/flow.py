@@ -309,13 +309,17 @@ def engage(draft: Draft, cmd: Engage) -> None:
 
 def draw(draft: Draft, cmd: Draw) -> None:
     """C35: draw a weapon or the shield the sheet carries into hand: before initiative, or on one's own turn
-    at the ruleset's cost (default free); a Completely Surprised combatant not until its first turn (C18)."""
+    at the ruleset's cost (default free); a Completely Surprised combatant not until its first turn (C18). A spell
+    is never drawn: it needs no hand (docs/rulings.md)."""
     fighter = draft.able(cmd.who, "draw", incapacitated=False)
     sheet, state = fighter.sheet, draft.state
     if not sheet.carries(cmd.weapon):
         gear = [w.id for w in sheet.weapons] + ([sheet.shield.id] if sheet.shield is not None else [])
         raise RuleViolation("C35", f"{cmd.who!r} carries no weapon or shield {cmd.weapon!r} "
                                    f"(carries: {', '.join(gear) or 'nothing'})")
+    if "spell" in getattr(sheet.weapon(cmd.weapon), "properties", ()):
+        raise RuleViolation("C35", f"{cmd.who!r} cannot draw {cmd.weapon!r}: it is a spell, no gear; it needs no hand "
+                                   "and is never drawn (docs/rulings.md, \"A spell needs no hand\")")
     if cmd.weapon in fighter.wielding:
         raise RuleViolation("C35", f"{cmd.who!r} already holds {cmd.weapon!r}")
     if state.surprise.get(cmd.who) == "complete" and not state.had_a_turn(cmd.who):

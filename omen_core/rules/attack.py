@@ -32,6 +32,7 @@ __all__ = [
     "res_portion",
     "is_crit",
     "ineligibility",
+    "parries",
     "Damage",
     "damage",
 ]
@@ -115,7 +116,8 @@ def ineligibility(defense: ActiveDefense, kind: AttackKind, *, prone: bool, weap
                   veteran_shield: bool) -> str | None:
     """Why ``defense`` is not allowed against this attack (C9, §Which Defenses Apply), or None if it is.
 
-    ``weapon``/``magical_weapon`` describe the defender's wielded weapon;
+    ``weapon``/``magical_weapon`` describe the wielded weapon the Parry would use (:func:`parries` picks it among
+    those in hand);
     ``shield``/``magical_shield`` its shield. Unarmed attacks are melee.
     """
     match defense:
@@ -137,6 +139,20 @@ def ineligibility(defense: ActiveDefense, kind: AttackKind, *, prone: bool, weap
             if is_ranged(kind) and not veteran_shield:
                 return "a ranged attack can be Blocked only with Veteran Shield Training (§Which Defenses Apply)"
             return None
+
+
+def parries(kind: AttackKind, properties: Iterable[str]) -> bool:
+    """Whether a weapon with ``properties``, in hand, may Parry an attack of ``kind`` (§Which Defenses Apply, C9):
+    never a ranged attack; a melee spell only if the weapon is magical. A spell is no weapon in hand (docs/rulings.md,
+    "A spell needs no hand"): it never parries.
+
+    >>> parries("melee_spell", ["magical"]), parries("melee_spell", []), parries("melee", ["spell"])
+    (True, False, False)
+    """
+    props = set(properties)
+    return "spell" not in props and ineligibility(
+        "parry", kind, prone=False, weapon=True, magical_weapon="magical" in props, shield=False,
+        magical_shield=False, veteran_shield=False) is None
 
 
 class Damage(NamedTuple):

@@ -409,6 +409,98 @@ class TestEligibility:
         fight.defend("vesh", None)
 
 
+class TestParryWithAnyWeaponInHand:
+    """C9, §Which Defenses Apply: a Parry may use any weapon in hand, not only the first in the sheet's order; a spell
+    is no weapon in hand (docs/rulings.md, "A spell needs no hand"). Found by a tester: the window looked at the first
+    weapon in hand only, so it recorded Parry as ineligible against a melee spell while accepting a Parry with the
+    magical weapon held second, and opened no window at all for a Prone defender holding one."""
+
+    @staticmethod
+    def holding_both() -> CombatantSheet:
+        """Vesh holding the axe, then the runeblade (magical, Parry Rating 2), no shield."""
+        return replace(vesh(weapons=(AXE, RUNEBLADE)), wielding=("axe", "runeblade"))
+
+    def test_a_magical_weapon_held_second_parries_a_melee_spell(self, play: Play) -> None:
+        """Kael's shard (INT d12 6 + FCS 1 + INT 4 = 11) against Vesh's base 1 + 1 = 2, Vesh holding the axe and
+        the runeblade: the window lists Parry; a Parry naming no weapon takes the runeblade (STR d8 5 + 1 + rating
+        2 = 8, total 10): 11 > 10 hits, no crit (FCS 1 + 1 = 2 vs RES 1 + 1 = 2), 6 + 4 + WD 2 = 12: HP 20 -> 8."""
+        fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(SHARD,)), defender=self.holding_both())
+        fight.attack("kael", "vesh")
+        opened = last(fight, ActiveDefenseWindowOpened)
+        assert (opened.attack_total, opened.base_defense) == (11, 2)
+        assert (opened.eligible, opened.ineligible) == (("dodge", "parry"), ("Block needs a shield (C9)",))
+        fight.defend("vesh", "parry")
+        assert last(fight, ActiveDefenseChosen).weapon == "runeblade"
+        determined = last(fight, HitDetermined)
+        assert (present(determined.defense.active).amount, determined.defense.total) == (8, 10)
+        assert (determined.hit, determined.crit, hp(fight)) == (True, False, 8)
+
+    def test_the_mundane_weapon_is_refused_and_not_offered(self, play: Play) -> None:
+        """The same window: a Parry naming the axe is refused, saying so, what is in hand and what the window
+        allows (the words agree with the window's record); options() offers the Parry with the runeblade or none
+        named, never the axe."""
+        fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(SHARD,)), defender=self.holding_both(), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "parry", weapon="axe"), "C9"))
+        assert said.startswith("[C9] 'vesh' cannot parry: a melee spell can be Parried only with a magical weapon "
+                               "(§Which Defenses Apply) (in hand: axe, runeblade); this window allows dodge, parry "
+                               "or declining; legal now: ")
+        answers = next(o for o in fight.options().offers if o.command == "answer_active_defense")
+        assert [c.args.get("weapon") for c in answers.choices if c.args.get("defense") == "parry"] \
+            == [None, "runeblade"]
+        fight.defend("vesh", None)
+
+    def test_a_prone_defender_holding_one_gets_the_window(self, play: Play) -> None:
+        """C8, C9, C27: Vesh Prone (no Dodge) still holds the runeblade: the window opens with Parry alone (the shard
+        11 + 4 against a prone target = 15 against 2); the Parry adds 5 + 1 + 2 = 8: 15 > 10 hits for 12, HP 8."""
+        fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(SHARD,)), defender=self.holding_both())
+        fight.apply_condition("vesh", "Prone")
+        fight.attack("kael", "vesh")
+        opened = fight.waiting_for
+        assert isinstance(opened, ActiveDefenseWindowOpened)
+        assert (opened.attack_total, opened.eligible) == (15, ("parry",))
+        assert opened.ineligible == ("a prone defender cannot Dodge (C9, C27)", "Block needs a shield (C9)")
+        fight.defend("vesh", "parry")
+        assert (last(fight, ActiveDefenseChosen).weapon, last(fight, HitDetermined).hit, hp(fight)) \
+            == ("runeblade", True, 8)
+
+    def test_no_weapon_in_hand_can_parry_it_the_words_stay(self, play: Play) -> None:
+        """With only mundane weapons in hand (the axe and the dagger) the window records the refusal it always has,
+        so the logs written before still audit: Dodge alone, 'a melee spell can be Parried only with a magical
+        weapon'."""
+        fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SHARD,)),
+                     defender=replace(vesh(weapons=(AXE, DAGGER)), wielding=("axe", "dagger")))
+        fight.attack("kael", "vesh")
+        opened = last(fight, ActiveDefenseWindowOpened)
+        assert (opened.eligible, opened.ineligible) == (("dodge",), (
+            "a melee spell can be Parried only with a magical weapon (§Which Defenses Apply)",
+            "Block needs a shield (C9)"))
+        fight.defend("vesh", None)
+
+    def test_a_spell_never_parries(self, play: Play) -> None:
+        """docs/rulings.md "A spell needs no hand", C9: Vesh's sheet lists the shard first and in ``wielding``; a
+        Parry naming it is refused; one naming no weapon takes the axe (STR d8 5 + 1 + rating 2 = 8, total 10),
+        not the shard (it took 5 + 1 + 0 = 6, total 8, and the sword's 6 + 1 + 2 + 1 = 10 hit): 10 is no hit."""
+        fight = duel(play, [6, 1, 1, 5], defender=replace(vesh(weapons=(SHARD, AXE)), wielding=("shard", "axe")))
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "parry", weapon="shard"), "C9"))
+        assert said.startswith("[C9] 'vesh' cannot parry: shard is a spell, not a weapon to Parry with (C9; a spell "
+                               "is never held: docs/rulings.md) (in hand: axe); this window allows dodge, parry or ")
+        fight.defend("vesh", "parry")
+        determined = last(fight, HitDetermined)
+        assert (last(fight, ActiveDefenseChosen).weapon, determined.defense.total, determined.hit, hp(fight)) \
+            == ("axe", 10, False, 20)
+
+    def test_a_spell_alone_in_hand_gives_no_parry(self, play: Play) -> None:
+        """C9: a sheet whose only weapon is a spell (wielded by default, C35) has no weapon to Parry with."""
+        fight = duel(play, [6, 1, 1], defender=vesh(weapons=(SHARD,)))
+        fight.attack("kael", "vesh")
+        opened = last(fight, ActiveDefenseWindowOpened)
+        assert (opened.eligible, opened.ineligible) == (("dodge",), ("Parry needs a wielded weapon (C9)",
+                                                                     "Block needs a shield (C9)"))
+        fight.defend("vesh", None)
+
+
 # -- the window skipped --------------------------------------------------------------------------
 
 
@@ -1017,6 +1109,17 @@ class TestGearInHand:
         fight.attack("kael", "vesh", weapon="shard")
         assert last(fight, AttackDeclared).weapon == "shard"
         fight.defend("vesh", None)
+
+    def test_a_spell_is_never_drawn_nor_offered(self, play: Play) -> None:
+        """C35, docs/rulings.md "A spell needs no hand": drawing the shard is refused (it was drawn, and then parried
+        with: found by a tester), nothing written; options() offers drawing the axe, not the shard."""
+        fight = duel(play, [], attacker=kael(weapons=(SWORD, SHARD, AXE)))
+        said = str(refused(fight, lambda: fight.draw("kael", "shard"), "C35"))
+        assert said == ("[C35] 'kael' cannot draw 'shard': it is a spell, no gear; it needs no hand and is never drawn "
+                        "(docs/rulings.md, \"A spell needs no hand\")")
+        draws = next(o for o in fight.options().offers if o.command == "draw" and o.actor == "kael")
+        assert [c.args["weapon"] for c in draws.choices] == ["axe"]
+        assert fight.state.combatants["kael"].wielding == ("sword",)
 
     def test_unarmed_needs_nothing_and_takes_no_weapon(self, play: Play) -> None:
         """C35, C12: an unarmed attack needs nothing in hand; naming a weapon as well is refused."""

@@ -214,6 +214,18 @@ class TestAttackOfOpportunity:
         refused(fight, lambda: fight.end_turn("kael"), "lifecycle")
         fight.pass_reaction("vesh")
 
+    def test_an_attack_of_opportunity_claims_encircled(self, play: Play) -> None:
+        """C23, C26: Encircled applies to any attack, an Attack of Opportunity's too: vesh claims A 2 against D 1
+        (2 >= 2 x 1: +min(6, 2 x (2 - 1)) = +2): STR 6 + FCS 1 + 1 + 2 = 10 against kael's base RES 2 + 0 = 2."""
+        fight = duel(play, [6, 1, 2])
+        fight.move("kael", leaves=["vesh"])
+        fight.react("vesh", encircled=(2, 1))
+        assert as_(fight.waiting_for, ActiveDefenseWindowOpened).attack_total == 10
+        fight.defend("kael", None)
+        assert [(m.source, m.value) for m in last(fight, HitDetermined).attack.situational] \
+            == [("encircled, 2 vs 1 (C26)", 2)]
+        assert hp(fight, "kael") == 9   # no crit (FCS 1 + 0 = 1 vs RES 2 + 0 = 2): 6 + 1 + 4 = 11, 20 -> 9
+
     def test_react_is_a_basic_attack_for_1_bonus_action_then_the_move_completes(self, play: Play) -> None:
         """C22, C23: vesh strikes (1 BA), kael gets its own Active Defense window, then kael's move completes."""
         # vesh: STR d8 6 + FCS d4 1 + STR 1 = 8 vs kael's base RES d6 2 + 0 = 2: kael's window opens.
@@ -536,6 +548,25 @@ class TestInterrupt:
         refused(fight, lambda: fight.react("vesh", weapon="bow"), "C24")
         fight.pass_reaction("vesh")
         assert last(fight, HitDetermined).hit is False   # 1 + 1 + 2 = 4 vs 6 + 1 = 7
+
+    def test_an_interrupt_claims_high_ground(self, play: Play) -> None:
+        """C24, C27: High Ground's +2 applies to any attack, an Interrupt's too (``react`` took no claim: found by a
+        tester). vesh strikes down: STR 3 + FCS 1 + 1 + 2 = 7 against kael's base RES 6 + 0 = 6 (5 without it, a
+        miss); kael declines; a hit, no crit (FCS 1 + 0 vs RES 6 + 0), 3 + 1 + 4 = 8: kael 20 -> 12, and kael's
+        attack is cancelled, its Action spent. options() left the claim free for the strike, as for an attack."""
+        fight = duel(play, [3, 1, 6])
+        fight.attack("kael", "vesh")
+        attack = declared(fight, AttackDeclared)
+        strike = next(o for o in fight.options().offers if o.command == "react")
+        assert [(a.name, a.required) for a in strike.free] == [("situational", False)]
+        fight.react("vesh", high_ground=True)
+        assert last(fight, AttackDeclared).situational.high_ground is True
+        assert as_(fight.waiting_for, ActiveDefenseWindowOpened).attack_total == 7
+        fight.defend("kael", None)
+        hit = last(fight, HitDetermined)
+        assert (hit.attack.total, hit.defense.total, hit.hit, hit.crit) == (7, 6, True, False)
+        assert [(m.source, m.value) for m in hit.attack.situational] == [("high ground (C27)", 2)]
+        assert (hp(fight, "kael"), last(fight, ActionCancelled).action) == (12, attack)
 
     def test_save_costing_an_action_is_interruptible(self, play: Play) -> None:
         """C24: kael calls a hex (an Action); vesh's Interrupt hits, so the save never happens; the Action is spent."""
@@ -875,6 +906,34 @@ class TestCatch:
         fight = duel(play, [1, 1, 6], attacker=kael(weapons=(JAVELIN,)), engaged=False, first_turns=False)
         fight.attack("kael", "vesh")
         assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
+
+    def test_a_weapon_marked_thrown_alone_strikes_in_hand(self, play: Play) -> None:
+        """C22, docs/rulings.md "A weapon is thrown only in a ranged attack": a knife marked ``thrown`` but not
+        ``ranged`` makes a melee attack (C4), struck in hand: nothing in flight, so no Catch window (it opened one:
+        found by a tester). 6 + 1 + 2 = 9 against vesh's base 1 + 1 = 2, declined: a hit, no crit (FCS 1 + 1 = 2 vs
+        RES 1 + 1 = 2), 6 + 2 + WD 2 = 10: vesh 20 -> 10."""
+        fight = duel(play, [6, 1, 1], attacker=kael(weapons=(KNIFE,)), first_turns=False)
+        fight.attack("kael", "vesh")
+        assert last(fight, AttackDeclared).kind == "melee"
+        fight.defend("vesh", None)
+        assert not of(payloads(fight), CatchWindowOpened) and fight.waiting_for is None
+        assert (last(fight, DamageResolved).final, hp(fight, "vesh"), ba(fight, "vesh")) == (10, 10, 2)
+
+    def test_an_interrupt_with_a_weapon_marked_thrown_is_not_caught(self, play: Play) -> None:
+        """C22, C24: vesh interrupts with a hatchet marked only ``thrown``: a melee attack (C24), struck in hand,
+        STR 6 + FCS 3 + 1 = 10 against kael's base RES 1 + 0 = 1, declined: a hit, so kael's attack is cancelled,
+        its Action spent. It opened a Catch window, and a caught Interrupt still cancelled the attack (found by a
+        tester). A crit (FCS 3 + 0 = 3 vs RES 1 + 0 = 1): 6 + 1 + 1 + WD 2 = 10: kael 20 -> 10."""
+        hatchet = Weapon(id="hatchet", weapon_damage=2, damage_type="slashing", properties=frozenset({"thrown"}))
+        fight = duel(play, [6, 3, 1], defender=vesh(weapons=(hatchet,)))
+        fight.attack("kael", "vesh")
+        attack = declared(fight, AttackDeclared)
+        fight.react("vesh", weapon="hatchet")
+        events = fight.defend("kael", None)
+        assert not of(payloads(fight), CatchWindowOpened)
+        assert kinds(events)[-3:] == ["ReactionWindowClosed", "CostPaid", "ActionCancelled"]
+        assert (as_(events[-1], ActionCancelled).action, hp(fight, "kael"), fight.state.turn_actions) \
+            == (attack, 10, 0)
 
     def test_non_thrown_weapon_never_opens_it(self, play: Play) -> None:
         """C22: a sword hit (9 vs 2, declined) deals 6 + 2 + 4 = 12 at once: HP 8, no Catch window."""
