@@ -188,7 +188,7 @@ class Weapon(_Content, frozen=True, kw_only=True):
 
     ``finesse`` makes AGI the primary attribute (C4); ``spell`` makes it INT
     and the attack a spell attack; ``ranged`` makes it a ranged attack;
-    ``magical`` lets it Parry melee spells (C9); ``thrown`` lets its target Catch it.
+    ``magical`` lets it Parry melee spells (C9); ``thrown`` lets its target Catch it in a ranged attack (C22).
     """
 
     id: Identifier

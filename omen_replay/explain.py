@@ -73,6 +73,7 @@ from omen_core.hooks import amount_of
 from omen_core.machine import action_of
 from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
+from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
@@ -662,14 +663,16 @@ def _decided_after_hit(events: list[tuple[StoredEvent, FightState]]) -> tuple[St
 def _no_catch(events: list[tuple[StoredEvent, FightState]], arm: Weapon | None) -> tuple[int, str] | None:
     """Why a thrown item that hit opened no Catch window for its target (C22), and the seq to say it at; None if
     the attack threw nothing, missed, or opened one. Derived from the state, which the engine does not record."""
-    if arm is None or "thrown" not in arm.properties or any(isinstance(r.event, CatchWindowOpened) for r, _ in events):
-        return None
+    declared = events[0][0].event
+    if arm is None or not isinstance(declared, AttackDeclared) or not is_thrown(arm.properties, declared.kind) \
+            or any(isinstance(r.event, CatchWindowOpened) for r, _ in events):
+        return None  # (a weapon marked thrown strikes in hand in a melee attack: nothing to catch)
     hit = next((r.event for r, _ in events if isinstance(r.event, HitDetermined)), None)
     after = _decided_after_hit(events)
     if hit is None or not hit.hit or after is None:
         return None
     rec, state = after
-    target = events[0][0].event.target if isinstance(events[0][0].event, AttackDeclared) else ""
+    target = declared.target
     costs = state.ruleset.reaction_costs if state.ruleset is not None else None
     why = _cannot_react(state, target, costs.catch if costs else 1, "a Catch", defensive=True)
     if why is None:

@@ -115,7 +115,8 @@ def test_content_doc_error_examples_are_real(tmp_path: Path) -> None:
     quoted = re.findall(r"^kael\.toml:(\d+: .*)$", doc, re.M)
     edits = [('STR = { die = "d8", bonus = 2 }', 'STR = { die = "d8", bonsu = 2 }'),
              ('STR = { die = "d8", bonus = 2 }', 'STR = { die = "8", bonus = 2 }'),
-             ('Perception = { attribute = "FCS", level = 2 }', 'Perception = { attribute = "FCS", level = -2 }')]
+             ('Perception = { attribute = "FCS", level = 2 }', 'Perception = { attribute = "FCS", level = -2 }'),
+             ('Perception = { attribute = "FCS", level = 2 }', 'Perception = { attribute = "FOC", level = 2 }')]
     path = tmp_path / "kael.toml"
     for (old, new), message in zip(edits, quoted, strict=True):
         path.write_text(toml.replace(old, new))

@@ -307,7 +307,7 @@ def _catchable(draft: Draft, frame: AttackFrame) -> bool:
     Opportunity's: C23, C24) strikes with it in hand, and there is nothing in flight to catch (docs/rulings.md, "A
     weapon is thrown only in a ranged attack")."""
     target = draft.combatant(frame.declaration.target)
-    return (frame.weapon is not None and "thrown" in frame.weapon.properties and rules.is_ranged(frame.declaration.kind)
+    return (frame.weapon is not None and rules.is_thrown(frame.weapon.properties, frame.declaration.kind)
             and not target.helpless and target.bonus_actions >= draft.ruleset.reaction_costs.catch)
 
 

@@ -57,6 +57,12 @@ def is_ranged(kind: AttackKind) -> bool:
     return kind in ("ranged", "ranged_spell")
 
 
+def is_thrown(properties: Iterable[str], kind: AttackKind) -> bool:
+    """Whether an attack throws its weapon (C22: a Catch may intercept it): a weapon marked ``thrown`` in a ranged
+    attack; in a melee attack it strikes in hand (docs/rulings.md, "A weapon is thrown only in a ranged attack")."""
+    return "thrown" in properties and is_ranged(kind)
+
+
 def is_spell(kind: AttackKind) -> bool:
     """Melee and ranged spell attacks."""
     return kind in ("melee_spell", "ranged_spell")

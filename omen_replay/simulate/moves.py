@@ -211,5 +211,5 @@ def _draws(state: FightState, who: str) -> list[Command]:
             or (cost == "bonus_action" and me.bonus_actions < 1)):
         return []
     sheet = me.sheet
-    gear = [w.id for w in sheet.weapons] + ([sheet.shield.id] if sheet.shield else [])
+    gear = [w.id for w in sheet.weapons if "spell" not in w.properties] + ([sheet.shield.id] if sheet.shield else [])
     return [Draw(who=who, weapon=item) for item in gear if item not in me.wielding]

@@ -581,15 +581,16 @@ def test_a_heal_of_a_flat_amount_is_explained_as_its_term() -> None:
     assert "ana's HP 15 -> 17" in told.verdicts
 
 
-def _ash_and_bo(faces: list[int], *, bo_agi: tuple[int, int] = (8, 2)) -> Fight:
+def _ash_and_bo(faces: list[int], *, bo_agi: tuple[int, int] = (8, 2),
+                hatchet: frozenset[str] = frozenset({"thrown", "ranged"})) -> Fight:
     """Ash (STR d8 +2, AGI d6 +1, FCS d6 +1) with an Axe (WD 4, +1 to hit), a thrown Hatchet (WD 2) and a Bow (WD
     3); Bo (AGI d8 +2 unless ``bo_agi`` says, RES d6 +1, armor 1, a shield): the tester's scenarios (t38, t45, t33,
     t20, t25), rolling ``faces`` in C29 order."""
     axe = Weapon(id="axe", name="Axe", weapon_damage=4, hit_bonus=1)
-    hatchet = Weapon(id="hatchet", name="Hatchet", weapon_damage=2, properties=frozenset({"thrown", "ranged"}))
+    axe_hatchet = Weapon(id="hatchet", name="Hatchet", weapon_damage=2, properties=hatchet)
     bow = Weapon(id="bow", name="Bow", weapon_damage=3, damage_type="piercing", properties=frozenset({"ranged"}))
     ash = msgspec.structs.replace(sheet("ash", "north", STR=(8, 2), AGI=(6, 1), RES=(6, 1), FCS=(6, 1)),
-                                  weapons=(axe, hatchet, bow), wielding=("axe", "hatchet", "bow"))
+                                  weapons=(axe, axe_hatchet, bow), wielding=("axe", "hatchet", "bow"))
     bo = msgspec.structs.replace(sheet("bo", "south", AGI=bo_agi, RES=(6, 1)),
                                  armor=Armor(rating=1), shield=Shield(id="shield", block_rating=2))
     return new_fight(ash, bo, faces=faces)
@@ -646,6 +647,24 @@ class TestWhatTheAttackAnswered:
                                     "records no skipped window): bo has no Bonus Action left, and a Catch costs 1 "
                                     "Bonus Action (C22)")
         assert told.verdicts[4] == "9 slashing damage to bo's HP"  # 4 + 2 + 2 crit + 2 WD = 10, - 1 armor
+
+    def test_a_weapon_marked_thrown_in_a_melee_attack_opens_no_catch_to_explain(self) -> None:
+        """C22 and docs/rulings.md "A weapon is thrown only in a ranged attack": a Hatchet marked only ``thrown``
+        strikes in hand in a melee attack; when it hits Bo, who has no Bonus Action left, the explanation does not
+        say why no Catch window opened (there was nothing in flight to catch)."""
+        fight = _ash_and_bo([6, 1, 4, 2, 1, 1], hatchet=frozenset({"thrown"}))
+        fight.engage("ash", "bo")
+        fight.roll_initiative()
+        fight.end_turn("ash")
+        fight.disengage("bo")
+        fight.move("bo", leaves=["ash"])
+        fight.end_turn("bo")
+        fight.engage("ash", "bo")
+        fight.attack("ash", "bo", weapon="hatchet")
+        fight.defend("bo", "dodge")
+        told = explain(fight.events, [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq)
+        assert told.verdicts[0] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[3:] == (
+            "9 slashing damage to bo's HP", "bo: HP 20 -> 11")  # nothing about a Catch between the hit and damage
 
     def test_a_skipped_active_defense_says_its_recorded_reason(self) -> None:
         """C8, C27 (t33): a Bow shot at the prone Bo allows no Active Defense; the explanation says the reason the
