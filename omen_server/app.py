@@ -25,7 +25,7 @@ from litestar.response import ServerSentEventMessage
 from litestar.types import ASGIApp
 
 from omen_core import Fight, OmenError, SeededDice
-from omen_core.commands import Command, Join, RevealSeed, StartFight, Undo
+from omen_core.commands import AnswerDecision, Command, Join, RevealSeed, StartFight, Undo
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
 from omen_core.decisions import OPTIONS_HINT
 from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice, describe_rolls
@@ -41,6 +41,7 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined, FightStarted
+from omen_core.extensions import window
 from omen_core.hooks import ExtensionFailed
 from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
@@ -1116,10 +1117,33 @@ def refuse_player_action_before_rounds(seat: Seat, fight: Fight, command: Comman
                                "then it answers windows and draws")
 
 
+def refuse_unnamed_decision(sight: Sight, state: FightState, command: Command) -> None:
+    """A player's ``answer_decision`` while a decision point is open whose name its seat is not shown (another
+    combatant's ability: its id is that sheet's, so the seat's views read ``decision``, ``a decision``) is refused
+    in words that do not depend on the ``decision`` it names: the engine checks the id before who answers, and its
+    two refusals ("the open decision point is 'X', not 'guess'", "X is vesh's to answer, not kael's") told a right
+    guess from a wrong one (C37). The seat asks for none of its own combatants (the seat would be shown the name),
+    so the engine would refuse it anyway; the GM and the seat asked get the engine's own words."""
+    if sight.gm or not isinstance(command, AnswerDecision):
+        return
+    frame = state.pending
+    opened = frame.decision if frame is not None else None
+    if frame is None or opened is None:
+        return  # no decision point open: the engine's refusal names no decision
+    row = window(opened.decision, state)
+    if any(sight.owns(who) for who in opened.responders) or (row is not None and row.title in sight.public_effects):
+        return  # the seat is shown this decision's name (views.py: _decision_named)
+    waiting = [who for who in opened.responders if who not in frame.answered_decision(opened)]
+    raise RuleViolation(opened.rule, f"the open decision point is {' or '.join(waiting)}'s to answer, not "
+                                     f"{command.who}'s")
+
+
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
     Another process first: a 409, the fight left as it was and caught up at its next use."""
     refuse_player_action_before_rounds(seat, fight, command)
+    if seat.kind != "gm" and isinstance(command, AnswerDecision):
+        refuse_unnamed_decision(fights.sight(fight_id, seat, fight), fight.state, command)
     refuse_setup_undo(fights, fight_id, fight, command)
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)

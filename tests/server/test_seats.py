@@ -212,11 +212,40 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
             "[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: the action "
             "is at 'hit and crit determined'; legal now: answer_decision by vesh ((hidden), C37); the GM's "
             "cancel_action; the GM's end_fight or undo",
-            "[C37] (hidden) is vesh's to answer, not kael's"]
+            "[C37] the open decision point is vesh's to answer, not kael's"]
+        for guess in ("counterspell", "nothing_at_all"):  # the right id and any other: the same bytes (a tester's
+            wrong = table.command({**answer, "decision": guess}, token=alice)  # find: the engine checked the id
+            assert wrong.content == table.command(answer, token=alice).content  # first, telling a right guess)
         assert "Riposte, C37" in table.command(end).json()["detail"]
         assert table.client.post("/fights/duel/settings", headers=table.auth(),
                                  json={"reveal_effects": ["Riposte"]}).status_code == 200
         assert table.command(answer, token=alice).json()["detail"] == "[C37] Riposte is vesh's to answer, not kael's"
+
+
+def test_a_players_guess_of_a_hidden_combatants_decision_is_refused_alike_right_or_wrong() -> None:
+    """A tester's find: while the hidden Skarn's Trip waits on him (C37, C38; his maul hit Kael), Alice's
+    answer_decision for Kael naming ``trip`` was refused "(hidden) is (hidden)'s to answer, not kael's" and one
+    naming anything else "the open decision point is '(hidden)', not 'riposte'": a right guess of the hidden one's
+    ability was confirmed. Every guess now gets the same bytes, which name neither; the GM is told the engine's
+    words."""
+    skarn = {**sheet("skarn"), "abilities": ["trip"]}
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=(), combatants=[sheet("kael"), sheet("vesh"), skarn], hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [1, 1, 6]}).status_code == 201  # Skarn first
+        assert table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                              "dice": [9, 3, 1]}).status_code == 201
+        opened = table.command({"command": "answer_active_defense", "defender": "kael"})
+        assert opened.json()["options"]["waiting"]["kind"] == "trip", opened.text
+        said = {guess: table.command({"command": "answer_decision", "decision": guess, "who": "kael",
+                                      "choice": "use"}, token=alice) for guess in ("trip", "riposte", "nothing")}
+        assert {answer.status_code for answer in said.values()} == {422}
+        assert said["trip"].content == said["riposte"].content == said["nothing"].content
+        assert said["trip"].json()["detail"] == "[C37] the open decision point is (hidden)'s to answer, not kael's"
+        gm = table.command({"command": "answer_decision", "decision": "riposte", "who": "skarn", "choice": "use"})
+        assert gm.json()["detail"] == "[C37] the open decision point is 'trip', not 'riposte'"
 
 
 @pytest.fixture
