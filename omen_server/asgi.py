@@ -382,14 +382,15 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         to stage a command that needs another seat's dice, 202 with the staged command. A command whose
         ``idempotency_key`` the log already records (given by ``omen do --idempotency-key``, or by a server that
         kept no answer for it) is not done again; that is looked for only once the seat may give the command and it
-        names only combatants the seat sees, so that no answer about the key tells of a command the seat may not
-        see."""
+        names only combatants the seat sees, and a player's or spectator's seat looks only among the commands whose
+        key its view shows (:func:`_not_recorded`), so that no answer about the key tells of a command the seat may
+        not see."""
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
             sight = fights.sight(fight_id, seat, fight)
             _remember(request, sight, data.command)
             _names_seen(data.command, fight, sight)  # the seat's own checks first: the key's answer (409 done, 422
-            _not_recorded(fights.store, fight_id, data.command)  # reused) must not confirm a guess of a name
+            _not_recorded(fights.store, fight_id, data.command, sight)  # reused) must not confirm a guess
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = by_of(seat)
@@ -612,14 +613,26 @@ def _one_key(command: Command, header: str | None) -> str | None:
     return header if header is not None else own
 
 
-def _not_recorded(store: EventStore, fight_id: str, command: Command) -> None:
+def _not_recorded(store: EventStore, fight_id: str, command: Command, sight: Sight) -> None:
     """Refuse a command the fight's log already records under its ``idempotency_key``: 409 if the same command was
-    done under it (nothing appended again); another command holding the key is 422 (``KeyReused``)."""
-    batch = done_under_key(StoreSource(store, fight_id), command)
+    done under it (nothing appended again); another command holding the key is 422 (``KeyReused``). A player or
+    spectator searches only the commands whose key its own view shows (those given for its own combatants): a key
+    held by a command it is not shown is, to it, a key not used, so that what it is answered depends on nothing it
+    may not see (a guessed key of the GM's hidden command was confirmed by the 422)."""
+    key = command.idempotency_key
+    shown = None if sight.gm else (lambda rec: _key_shown(rec, sight, key))
+    batch = done_under_key(StoreSource(store, fight_id), command, shown=shown)
     if batch:
         raise Conflict(detail=f"the command with idempotency key {command.idempotency_key!r} was done at seq "
                               f"{batch[0].seq} (to {batch[-1].seq}): nothing was appended again; read the events "
                               "to see it")
+
+
+def _key_shown(rec: StoredEvent, sight: Sight, key: str | None) -> bool:
+    """Whether ``sight``'s view of the ``command_issued`` ``rec`` shows its ``idempotency_key`` as ``key``."""
+    seen = seen_event(rec, sight).event
+    command = seen.get("command") if seen is not None else None
+    return isinstance(command, dict) and command.get("idempotency_key") == key
 
 
 async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:

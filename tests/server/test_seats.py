@@ -222,6 +222,37 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
         assert table.command(answer, token=alice).json()["detail"] == "[C37] Riposte is vesh's to answer, not kael's"
 
 
+def test_a_players_key_is_looked_for_among_the_commands_it_is_shown() -> None:
+    """The GM's check of the hidden Skarn holds key ``k``; Alice's end_turn under ``k`` is done (201) as under any
+    new key, and the log then records ``k`` twice: each seat's retry finds its own command. Alice's retry from
+    another token (her seat reissued: the keep's answers are per token) is 409 done at her own seq, from the log; the
+    GM's other command under ``k`` is 422 and its check's retry the first answer (the GM's token's, in the keep)."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        made = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()
+        check = table.command({"command": "static_check", "check": {"who": "skarn", "attribute": "AGI"},
+                               "difficulty": 10, "dice": [4], "idempotency_key": "k"})
+        assert check.status_code == 201, check.text
+        assert table.command({"command": "roll_initiative", "dice": [6, 1, 1]}).status_code == 201  # Kael first
+        end = {"command": "end_turn", "who": "kael", "idempotency_key": "k"}
+        done = table.command(end, token=made["token"])
+        assert done.status_code == 201, done.text
+        her_seq = done.json()["events"][0]["seq"]
+        assert done.json()["events"][0]["event"]["command"] == {"command": "end_turn", "who": "kael",
+                                                                "idempotency_key": "k"}
+        assert table.command(end, token=made["token"]).content == done.content  # the keep's first answer
+        again = table.client.post(f"/fights/duel/seats/{made['id']}/reissue", headers=table.auth()).json()["token"]
+        retried = table.command(end, token=again)
+        assert retried.status_code == 409 and f"was done at seq {her_seq} " in retried.json()["detail"]
+        taken = table.command({"command": "end_turn", "who": "vesh", "idempotency_key": "k"})
+        assert taken.status_code == 422 and taken.json()["type"] == "/problems/idempotency-key-reused"
+        assert taken.json()["detail"] == "Idempotency-Key 'k' was first sent with another body"  # the GM's keep
+        assert table.command({"command": "static_check", "check": {"who": "skarn", "attribute": "AGI"},
+                              "difficulty": 10, "dice": [4], "idempotency_key": "k"}).content == check.content
+
+
 def test_a_players_guess_of_a_hidden_combatants_decision_is_refused_alike_right_or_wrong() -> None:
     """A tester's find: while the hidden Skarn's Trip waits on him (C37, C38; his maul hit Kael), Alice's
     answer_decision for Kael naming ``trip`` was refused "(hidden) is (hidden)'s to answer, not kael's" and one
@@ -330,17 +361,19 @@ class TestSeats:
         assert guessed.json()["detail"].replace("zqskarn", "zqnobody") == nobody.json()["detail"]
         assert lines(seats.table.store, "ford") == before
 
-    def test_a_key_the_gm_gave_a_hidden_command_is_taken_and_no_more_to_a_player(self, seats: Any) -> None:
+    def test_a_key_the_gm_gave_a_hidden_command_is_to_a_player_a_key_not_used(self, seats: Any) -> None:
         """The GM checks the hidden Skarn's Stealth under key ``gm-key-1``; Alice sending her own end_turn under
-        that key is 422 ``idempotency-key-reused`` saying only that the key is taken (it named the hidden check
-        and its seq: found by a tester)."""
+        that key before the rounds is answered byte for byte as under a key never used (403: a player acts from
+        round 1); it was 422 ``idempotency-key-reused``, which confirmed her guess of the GM's key (a tester's
+        find)."""
         check = {"command": "static_check", "check": {"who": "zqskarn", "attribute": "AGI"}, "difficulty": 10,
                  "idempotency_key": "gm-key-1"}
         assert seats.post("gm", {"command": check}).status_code == 201
-        mine = seats.post("alice", {"command": {"command": "end_turn", "who": "kael", "idempotency_key": "gm-key-1"}})
-        assert mine.status_code == 422 and mine.json()["type"] == "/problems/idempotency-key-reused"
-        assert mine.json()["detail"] == ("idempotency key 'gm-key-1' is taken by another command of this fight: a "
-                                         "key names one command (choose another)")
+        end = {"command": "end_turn", "who": "kael"}
+        taken = seats.post("alice", {"command": {**end, "idempotency_key": "gm-key-1"}})
+        fresh = seats.post("alice", {"command": {**end, "idempotency_key": "never-used"}})
+        assert taken.status_code == fresh.status_code == 403, taken.text
+        assert taken.content == fresh.content
 
     def test_verify_counts_seeded_dice_for_the_gm_only_until_the_seed_is_revealed(self, seats: Any) -> None:
         """The seeded dice of a fight with a hidden combatant (its initiative die among them: four at least) are
