@@ -554,9 +554,14 @@ def _unexplainable(found: Explanation, asked: int, sight: Sight, store: EventSto
         return "is of an event this seat is not shown"
     if rec is not None and seen is not None and seen.type == "command_issued":
         last = rec.batch + rec.batch_size - 1
-        return ("shows the whole of a command this seat sees only in part (another seat gave it); "
-                + (f"explain the seqs it wrote ({rec.seq + 1} to {last}) for its rolls and results" if last > rec.seq
-                   else "it wrote nothing else"))
+        given = msgspec.to_builtins(getattr(rec.event, "command", None))
+        shown = (seen.event or {}).get("command")
+        faces = isinstance(given, dict) and {k: v for k, v in given.items() if k != "dice"} == shown
+        return ("shows the faces of a command this seat sees but for them (a command's dice may be other seats' "
+                "faces, C29: the seat's own are in its rolls)" if faces else
+                "shows the whole of a command this seat sees only in part (another seat gave it)") + "; " + (
+            f"explain the seqs it wrote ({rec.seq + 1} to {last}) for its rolls and results" if last > rec.seq
+            else "it wrote nothing else")
     told = [name for name in seen.withheld if EVENT_VIEWS.get(str(seen.type), {}).get(name, "gm") == "gm"] \
         if seen is not None else []
     if told:  # a reason, a note, a revealed seed: the GM's (the seed every seat's once the log is published)

@@ -682,6 +682,52 @@ def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -
                 "every seat once the GM publishes the log")
 
 
+def test_a_players_own_command_and_the_gms_undo_are_shown_and_explained_as_they_may_be() -> None:
+    """A tester's find, in a fight with the hidden Skarn: Alice's own answer_active_defense with no faces
+    (``"dice": []``) reached her with its empty ``dice`` withheld, and its explanation was 403 "another seat gave
+    it"; the GM's undo withheld its reason from her while its ``undone`` event showed it. Now her command is shown
+    whole (salt and all) and explained; the undo's command shows its reason, the undone's own, and is explained; her
+    Block with a face (a command's faces may be other seats' dice, C29) stays shown but for them, and its 403 says
+    so."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [1, 8, 1]}).status_code == 201  # Vesh first
+        attack = {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                  "dice": [6, 6, 1]}
+        assert table.command(attack).status_code == 201
+        mine = table.command({"command": "answer_active_defense", "defender": "kael", "dice": []}, token=alice)
+        issued = mine.json()["events"][0]
+        assert (issued["event"]["command"], issued["withheld"]) == (
+            {"command": "answer_active_defense", "defender": "kael", "dice": []}, [])
+        assert issued["salt"] is not None
+        explained = table.client.get(f"/fights/duel/explain/{issued['seq']}", headers=table.auth(alice))
+        assert explained.status_code == 200 and explained.json()["kind"] == "command_issued", explained.text
+        undo = table.command({"command": "undo", "reason": "Kael was not in reach"})
+        seen = table.client.get(f"/fights/duel/events?after={undo.json()['events'][0]['seq'] - 1}",
+                                headers=table.auth(alice)).json()["events"]
+        assert [(e["type"], e["event"], e["withheld"]) for e in seen] == [
+            ("command_issued", {"type": "command_issued", "command": {"command": "undo",
+                                                                      "reason": "Kael was not in reach"},
+                                "by": "gm"}, []),
+            ("undone", {"type": "undone", "from_seq": seen[1]["event"]["from_seq"],
+                        "to_seq": seen[1]["event"]["to_seq"], "reason": "Kael was not in reach"}, [])]
+        assert table.client.get(f"/fights/duel/explain/{seen[0]['seq']}", headers=table.auth(alice)).status_code == 200
+        assert table.command(attack).status_code == 201
+        block = table.command({"command": "answer_active_defense", "defender": "kael", "defense": "block",
+                               "dice": [3]}, token=alice)
+        first, last = block.json()["events"][0]["seq"], block.json()["events"][-1]["seq"]
+        assert block.json()["events"][0]["withheld"] == ["command"]
+        refused = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth(alice))
+        assert refused.status_code == 403 and refused.json()["detail"] == (
+            f"the explanation of seq {first} shows the faces of a command this seat sees but for them (a command's "
+            f"dice may be other seats' faces, C29: the seat's own are in its rolls); explain the seqs it wrote "
+            f"({first + 1} to {last}) for its rolls and results; the GM may explain it, and every seat once the GM "
+            "publishes the log")
+
+
 def test_an_explanation_naming_a_combatant_the_seat_does_not_play_is_the_gms() -> None:
     """C38, seat secrecy: at the end of round 1 the hidden Skarn's own ability (Shake It Off: clear Prone at the
     round's end, no dice) answers the moment; Alice (Kael's) was served its explanation, naming Skarn and his
