@@ -582,7 +582,7 @@ def _title(status: int) -> str:
 
 
 class Unauthorized(HTTPException):
-    """401: no bearer token, or one this server never made."""
+    """401: no bearer token, or one this server never made, or one the GM revoked or replaced by a reissue."""
 
     status_code = 401
 
