@@ -302,10 +302,11 @@ def scan_landmarks(lines: Iterable[bytes]) -> list[StoredEvent]:
     return found
 
 
-def keyed_batch(source: Source, key: str) -> list[StoredEvent]:
+def keyed_batch(source: Source, key: str, shown: Callable[[StoredEvent], bool] | None = None) -> list[StoredEvent]:
     """The batch of the command recorded with idempotency key ``key`` (its ``command_issued`` first), found in the
     log's own lines (a line holding the key is decoded; the first whose command carries it is the one); empty if
-    no command carries it. One pass, stopping at the batch's end."""
+    no command carries it. ``shown``: only a ``command_issued`` it says yes to counts (a seat's search among the
+    commands whose key it is shown: the server's). One pass, stopping at the batch's end."""
     needle = b'"idempotency_key":' + msgspec.json.encode(key)
     found: list[StoredEvent] = []
     for line in _lines_until_damage(source.lines(0)):
@@ -317,19 +318,22 @@ def keyed_batch(source: Source, key: str) -> list[StoredEvent]:
         elif needle in line:
             with contextlib.suppress(msgspec.DecodeError):
                 rec = decode_line(line.rstrip(b"\n"))
-                if isinstance(rec.event, CommandIssued) and rec.event.command.idempotency_key == key:
+                if isinstance(rec.event, CommandIssued) and rec.event.command.idempotency_key == key \
+                        and (shown is None or shown(rec)):
                     found.append(rec)
     return found
 
 
-def done_under_key(source: Source, command: Command, by: str | None = None) -> list[StoredEvent]:
+def done_under_key(source: Source, command: Command, by: str | None = None,
+                   shown: Callable[[StoredEvent], bool] | None = None) -> list[StoredEvent]:
     """The batch ``command`` appended before, if the log records it under its ``idempotency_key`` (the same
     command, and given by ``by`` if that is given): a retry finds it done. Empty if it carries no key or the key
-    is unused; :class:`~omen_core.errors.KeyReused` if another command holds the key."""
+    is unused; :class:`~omen_core.errors.KeyReused` if another command holds the key. ``shown``: only the commands
+    it says yes to are looked at (:func:`keyed_batch`)."""
     key = command.idempotency_key
     if key is None:
         return []
-    batch = keyed_batch(source, key)
+    batch = keyed_batch(source, key, shown)
     if not batch:
         return []
     first = batch[0].event

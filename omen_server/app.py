@@ -8,11 +8,12 @@ this module, the seats', the staging's and the table page's).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, Union, get_args
 
 import anyio
 import anyio.lowlevel
@@ -25,7 +26,7 @@ from litestar.response import ServerSentEventMessage
 from litestar.types import ASGIApp
 
 from omen_core import Fight, OmenError, SeededDice
-from omen_core.commands import Command, Join, RevealSeed, StartFight, Undo
+from omen_core.commands import AnswerDecision, Command, Join, RevealSeed, StartFight, Undo
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
 from omen_core.decisions import OPTIONS_HINT
 from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice, describe_rolls
@@ -41,6 +42,7 @@ from omen_core.errors import (
     UnknownFight,
 )
 from omen_core.events import CombatantJoined, FightStarted
+from omen_core.extensions import window
 from omen_core.hooks import ExtensionFailed
 from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, json_error_words, named_twice
 from omen_core.options import DiceRoll, Options, Waiting
@@ -51,10 +53,11 @@ from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 from omen_core.store.postgres import NoOmenTables
 
 from . import guard
-from .keep import AnyKeep, Founding, Seat, token_hash
+from .keep import PENDING, AnyKeep, Founding, Seat, token_hash
 from .limits import (
     EVENTS_PAGE,
     FIGHTS_PAGE,
+    IDEMPOTENCY_WAIT,
     MAX_BODY_BYTES,
     MAX_COMBATANTS,
     MAX_NAME,
@@ -579,7 +582,7 @@ def _title(status: int) -> str:
 
 
 class Unauthorized(HTTPException):
-    """401: no bearer token, or one this server never made."""
+    """401: no bearer token, or one this server never made, or one the GM revoked or replaced by a reissue."""
 
     status_code = 401
 
@@ -1116,10 +1119,33 @@ def refuse_player_action_before_rounds(seat: Seat, fight: Fight, command: Comman
                                "then it answers windows and draws")
 
 
+def refuse_unnamed_decision(sight: Sight, state: FightState, command: Command) -> None:
+    """A player's ``answer_decision`` while a decision point is open whose name its seat is not shown (another
+    combatant's ability: its id is that sheet's, so the seat's views read ``decision``, ``a decision``) is refused
+    in words that do not depend on the ``decision`` it names: the engine checks the id before who answers, and its
+    two refusals ("the open decision point is 'X', not 'guess'", "X is vesh's to answer, not kael's") told a right
+    guess from a wrong one (C37). The seat asks for none of its own combatants (the seat would be shown the name),
+    so the engine would refuse it anyway; the GM and the seat asked get the engine's own words."""
+    if sight.gm or not isinstance(command, AnswerDecision):
+        return
+    frame = state.pending
+    opened = frame.decision if frame is not None else None
+    if frame is None or opened is None:
+        return  # no decision point open: the engine's refusal names no decision
+    row = window(opened.decision, state)
+    if any(sight.owns(who) for who in opened.responders) or (row is not None and row.title in sight.public_effects):
+        return  # the seat is shown this decision's name (views.py: _decision_named)
+    waiting = [who for who in opened.responders if who not in frame.answered_decision(opened)]
+    raise RuleViolation(opened.rule, f"the open decision point is {' or '.join(waiting)}'s to answer, not "
+                                     f"{command.who}'s")
+
+
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
     Another process first: a 409, the fight left as it was and caught up at its next use."""
     refuse_player_action_before_rounds(seat, fight, command)
+    if seat.kind != "gm" and isinstance(command, AnswerDecision):
+        refuse_unnamed_decision(fights.sight(fight_id, seat, fight), fight.state, command)
     refuse_setup_undo(fights, fight_id, fight, command)
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)
@@ -1137,6 +1163,101 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
         raise AppendedThenFailed(exc, first, last, head_of(fight)) from exc
     return _ENCODER.encode(CommandResult(head=view.head, events=tuple(seen_event(r, sight) for r in stored),
                                          options=view.options))
+
+
+# -- idempotent requests ----------------------------------------------------------------------------------------
+
+
+class Keyed(NamedTuple):
+    """An idempotent request: its fight, its seat's token, its ``Idempotency-Key``, and the hash of its body."""
+
+    fight_id: str
+    token: str
+    key: str
+    request_hash: str
+
+
+async def _first_answer(keep: AnyKeep, key: Keyed,
+                        again: Callable[[int, bytes], Response[bytes]] | None = None) -> Response[bytes] | None:
+    """None if this request reserved its key (:meth:`Keep.reserve`: it is to be answered now); else the first
+    answer to the key, waited for while another request with it (on this server or another) is being answered,
+    at most :data:`IDEMPOTENCY_WAIT` seconds (then 409 ``idempotency-key-pending``); the same key with another
+    body is 422 ``idempotency-key-reused``. ``again``: the answer made from what was kept (its status and bytes),
+    in a thread; default, those bytes as they were kept."""
+    deadline, pause = anyio.current_time() + IDEMPOTENCY_WAIT, 0.005
+    found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
+    while True:
+        if found is None:
+            return None
+        first_hash, status, body = found
+        if first_hash != key.request_hash:
+            return _problem(422, "idempotency-key-reused", "This key was used for another request",
+                            f"Idempotency-Key {key.key!r} was first sent with another body")
+        if status != PENDING:
+            if again is not None:
+                return await anyio.to_thread.run_sync(again, status, body)
+            return Response(body, status_code=status, media_type="application/json")
+        if anyio.current_time() >= deadline:
+            return _problem(409, "idempotency-key-pending", "A request with this key is still being answered",
+                            f"a request with Idempotency-Key {key.key!r} has been answered for more than "
+                            f"{IDEMPOTENCY_WAIT:g} s, or its server stopped while answering it: read the fight's "
+                            "events to see whether its command was appended; nothing is appended for this key again")
+        await anyio.sleep(pause)
+        pause = min(pause * 2, 0.1)
+        found = await anyio.to_thread.run_sync(_look_again, keep, key, anyio.current_time() >= deadline)
+
+
+def _look_again(keep: AnyKeep, key: Keyed, last: bool) -> tuple[str, int, bytes] | None:
+    """What the keep holds for a key seen pending: its answer (a read: readers never wait for a writer); if it was
+    released meanwhile, a reservation tried again (None: this request has it now). The keep busy past its timeout
+    (other processes writing at once) is another look later, unless this is the ``last``."""
+    try:
+        found = keep.answer(key.fight_id, key.token, key.key)
+        return found if found is not None else keep.reserve(key.fight_id, key.token, key.key, key.request_hash)
+    except StoreUnavailable:
+        if last:
+            raise
+        return key.request_hash, PENDING, b""
+
+
+def _request_hash(route: str, body: bytes) -> str:
+    """The hash a keyed request of ``route`` (``seats``, ``staged``) is known by: its route and its body (a token's
+    keys are one set per fight, across routes)."""
+    return hashlib.sha256(route.encode() + b"|" + body).hexdigest()
+
+
+def _answered(answer: Response[bytes]) -> bool:
+    """Whether an answer is kept for its key: a 2xx, or the 500 of a command appended whose answer could not be
+    made (returned, not raised: :class:`AppendedThenFailed`); a refusal returned (409 ``dice-staged``,
+    ``stale-version``) frees the key, as one raised does."""
+    status = answer.status_code or 201
+    return status < 400 or status == 500
+
+
+def _answer_keyed(keep: AnyKeep, key: Keyed, answer: Callable[[], Response[bytes]],
+                  kept: Callable[[Response[bytes]], bytes] | None = None) -> Response[bytes]:
+    """``answer()`` under a key this request reserved: its answer kept for the key's other requests (``kept``: the
+    bytes to keep, default the body), or the key released if the request is refused (done here, in the thread, so
+    that a client gone meanwhile leaves no reservation behind)."""
+    try:
+        given = answer()
+    except BaseException:
+        with contextlib.suppress(StoreUnavailable):  # the keep busy too: the key stays pending, and is spent
+            keep.release(key.fight_id, key.token, key.key)
+        raise
+    if not _answered(given):
+        with contextlib.suppress(StoreUnavailable):
+            keep.release(key.fight_id, key.token, key.key)
+        return given
+    for attempt in range(3):  # answered: its answer must be kept, or the key's copies wait in vain
+        try:
+            keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash, given.status_code or 201,
+                             kept(given) if kept is not None else bytes(given.content))
+            break
+        except StoreUnavailable as exc:
+            if attempt == 2:  # done: this answer stands; the key's copies get 409 pending
+                guard.log.warning("idempotent answer not kept", fight_id=key.fight_id, error=str(exc))
+    return given
 
 
 def _fresh_id(fights: Fights) -> str:

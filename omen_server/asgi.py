@@ -22,13 +22,12 @@ document (:mod:`omen_server.openapi`): this module is above all of them (only th
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import hmac
 import re
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, NamedTuple, cast
+from typing import Annotated, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -45,7 +44,6 @@ from omen_core.commands import Command
 from omen_core.dice import FacesNeeded
 from omen_core.errors import (
     ConcurrencyError,
-    StoreUnavailable,
 )
 from omen_core.events import ActionSettled, StoredEvent
 from omen_core.store import EventStore
@@ -54,6 +52,7 @@ from omen_replay.explain import Explanation
 
 from . import guard
 from .app import (
+    _ENCODER,
     PAGE,
     AppendedThenFailed,
     CommandRequest,
@@ -66,6 +65,7 @@ from .app import (
     FightsPage,
     Forbidden,
     Head,
+    Keyed,
     NewSeat,
     OptionsView,
     SeatEntry,
@@ -78,9 +78,11 @@ from .app import (
     Unprocessable,
     VerifyView,
     _allowed,
+    _answer_keyed,
     _bearer,
     _check_ids,
     _errors,
+    _first_answer,
     _follow,
     _fresh_id,
     _gm,
@@ -92,6 +94,7 @@ from .app import (
     _omen_problem,
     _problem,
     _remember,
+    _request_hash,
     _seat,
     _strict,
     _validation_problem,
@@ -106,10 +109,9 @@ from .app import (
     run_command,
     wholes_within,
 )
-from .keep import CREATES, PENDING, AnswerTaken, AnyKeep, Keep, Seat, new_token
+from .keep import CREATES, AnswerTaken, AnyKeep, Keep, Seat, new_token, seat_token
 from .limits import (
     FIGHTS_PAGE,
-    IDEMPOTENCY_WAIT,
     MAX_BODY_BYTES,
     MAX_IDEMPOTENCY_KEY,
     MAX_PUBLIC_EFFECTS,
@@ -244,11 +246,38 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
     @post("/fights/{fight_id:str}/seats", status_code=201, summary="Make a seat (GM)",
           responses=_errors(400, 401, 403, 404, 409, 422),
           description="A player's seat (the combatants it plays) or a spectator's; returns its token (made from the "
-                      "GM's: GET seats shows it again to the GM).")
-    async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatMade:
+                      "GM's: GET seats shows it again to the GM). With an Idempotency-Key header, a retry with the "
+                      "same key and body makes no second seat: it is answered with the seat made, its token made "
+                      "again from the GM's (the keep holds the seat's id, never its token).")
+    async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                        idempotency_key: Annotated[str | None, HeaderParameter(
+                            name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
+                                                   ] = None) -> Response[SeatMade]:
         token = _gm(request, fights, fight_id)
-        spec = _strict(await request.body(), NewSeat)
-        return await anyio.to_thread.run_sync(seat_for, fights, fight_id, token, spec)
+        body = await request.body()
+        spec = _strict(body, NewSeat)
+        if idempotency_key is None:
+            made = await anyio.to_thread.run_sync(seat_for, fights, fight_id, token, spec)
+            return cast("Response[SeatMade]", _seat_made(made))
+        key = Keyed(fight_id, token, idempotency_key, _request_hash("seats", msgspec.json.encode(spec)))
+        first = await _first_answer(fights.keep, key, lambda status, kept: seat_again(key, kept))
+        if first is None:
+            first = await anyio.to_thread.run_sync(_answer_keyed, fights.keep, key,
+                                                   lambda: _seat_made(seat_for(fights, fight_id, token, spec)),
+                                                   _seat_kept)
+        return cast("Response[SeatMade]", first)
+
+    def seat_again(key: Keyed, kept: bytes) -> Response[bytes]:
+        """The answer to a retry of a keyed ``POST seats``: the seat the key made (its id is kept), as it stands now,
+        its token made again from the GM's (the current generation's, after a reissue); 409 if it was revoked."""
+        seat_id = msgspec.json.decode(kept)["id"]
+        row = next((r for r in fights.keep.seat_rows(key.fight_id) if r.seat_id == seat_id), None)
+        if row is None or row.revoked or row.kind == "gm":
+            return _problem(409, "conflict", "Conflict", f"the seat this Idempotency-Key made ({seat_id}) was revoked "
+                            "since: POST its reissue for a new token (GET seats lists it)")
+        token = seat_token(key.token, key.fight_id, seat_id, row.generation, row.kind)
+        return _seat_made(SeatMade(token=token, seat=SeatInfo(kind=row.kind, name=row.name,
+                                                              combatants=row.combatants), id=seat_id))
 
     @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
          responses=_errors(401, 403, 404),
@@ -357,24 +386,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         return cast("Response[CommandResult]", answer)
 
     def give_keyed(request: Request[Any, Any, Any], seat: Seat, data: CommandRequest, key: Keyed) -> Response[bytes]:
-        """:func:`give` under a key this request reserved: its answer kept for the key's other requests, or the key
-        released if the command is refused (done here, in the thread, so that a client gone meanwhile leaves no
-        reservation behind)."""
-        try:
-            answer = give(request, key.token, seat, key.fight_id, data)
-        except BaseException:
-            with contextlib.suppress(StoreUnavailable):  # the keep busy too: the key stays pending, and is spent
-                fights.keep.release(key.fight_id, key.token, key.key)
-            raise
-        for attempt in range(3):  # answered: its answer must be kept, or the key's copies wait in vain
-            try:
-                fights.keep.keep_answer(key.fight_id, key.token, key.key, key.request_hash,
-                                        answer.status_code or 201, bytes(answer.content))
-                break
-            except StoreUnavailable as exc:
-                if attempt == 2:  # the command went in: this answer stands; the key's copies get 409 pending
-                    guard.log.warning("idempotent answer not kept", fight_id=key.fight_id, error=str(exc))
-        return answer
+        """:func:`give` under a key this request reserved (:func:`_answer_keyed`)."""
+        return _answer_keyed(fights.keep, key, lambda: give(request, key.token, seat, key.fight_id, data))
 
     def give(request: Request[Any, Any, Any], token: str, seat: Seat, fight_id: str, data: CommandRequest
              ) -> Response[bytes]:
@@ -382,14 +395,15 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         to stage a command that needs another seat's dice, 202 with the staged command. A command whose
         ``idempotency_key`` the log already records (given by ``omen do --idempotency-key``, or by a server that
         kept no answer for it) is not done again; that is looked for only once the seat may give the command and it
-        names only combatants the seat sees, so that no answer about the key tells of a command the seat may not
-        see."""
+        names only combatants the seat sees, and a player's or spectator's seat looks only among the commands whose
+        key its view shows (:func:`_not_recorded`), so that no answer about the key tells of a command the seat may
+        not see."""
         with fights.lock(fight_id):
             fight = fights.fight(fight_id)
             sight = fights.sight(fight_id, seat, fight)
             _remember(request, sight, data.command)
             _names_seen(data.command, fight, sight)  # the seat's own checks first: the key's answer (409 done, 422
-            _not_recorded(fights.store, fight_id, data.command)  # reused) must not confirm a guess of a name
+            _not_recorded(fights.store, fight_id, data.command, sight)  # reused) must not confirm a guess
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = by_of(seat)
@@ -553,9 +567,14 @@ def _unexplainable(found: Explanation, asked: int, sight: Sight, store: EventSto
         return "is of an event this seat is not shown"
     if rec is not None and seen is not None and seen.type == "command_issued":
         last = rec.batch + rec.batch_size - 1
-        return ("shows the whole of a command this seat sees only in part (another seat gave it); "
-                + (f"explain the seqs it wrote ({rec.seq + 1} to {last}) for its rolls and results" if last > rec.seq
-                   else "it wrote nothing else"))
+        given = msgspec.to_builtins(getattr(rec.event, "command", None))
+        shown = (seen.event or {}).get("command")
+        faces = isinstance(given, dict) and {k: v for k, v in given.items() if k != "dice"} == shown
+        return ("shows the faces of a command this seat sees but for them (a command's dice may be other seats' "
+                "faces, C29: the seat's own are in its rolls)" if faces else
+                "shows the whole of a command this seat sees only in part (another seat gave it)") + "; " + (
+            f"explain the seqs it wrote ({rec.seq + 1} to {last}) for its rolls and results" if last > rec.seq
+            else "it wrote nothing else")
     told = [name for name in seen.withheld if EVENT_VIEWS.get(str(seen.type), {}).get(name, "gm") == "gm"] \
         if seen is not None else []
     if told:  # a reason, a note, a revealed seed: the GM's (the seed every seat's once the log is published)
@@ -591,15 +610,6 @@ def _action_span(store: EventStore, fight_id: str, first: StoredEvent) -> list[S
     return span
 
 
-class Keyed(NamedTuple):
-    """An idempotent request: its fight, its seat's token, its ``Idempotency-Key``, and the hash of its body."""
-
-    fight_id: str
-    token: str
-    key: str
-    request_hash: str
-
-
 def _one_key(command: Command, header: str | None) -> str | None:
     """The request's idempotency key: the ``Idempotency-Key`` header, or the command's own ``idempotency_key``
     (which the log records with the command; the header's answers are kept in the keep); both given, they must be
@@ -612,53 +622,35 @@ def _one_key(command: Command, header: str | None) -> str | None:
     return header if header is not None else own
 
 
-def _not_recorded(store: EventStore, fight_id: str, command: Command) -> None:
+def _not_recorded(store: EventStore, fight_id: str, command: Command, sight: Sight) -> None:
     """Refuse a command the fight's log already records under its ``idempotency_key``: 409 if the same command was
-    done under it (nothing appended again); another command holding the key is 422 (``KeyReused``)."""
-    batch = done_under_key(StoreSource(store, fight_id), command)
+    done under it (nothing appended again); another command holding the key is 422 (``KeyReused``). A player or
+    spectator searches only the commands whose key its own view shows (those given for its own combatants): a key
+    held by a command it is not shown is, to it, a key not used, so that what it is answered depends on nothing it
+    may not see (a guessed key of the GM's hidden command was confirmed by the 422)."""
+    key = command.idempotency_key
+    shown = None if sight.gm else (lambda rec: _key_shown(rec, sight, key))
+    batch = done_under_key(StoreSource(store, fight_id), command, shown=shown)
     if batch:
         raise Conflict(detail=f"the command with idempotency key {command.idempotency_key!r} was done at seq "
                               f"{batch[0].seq} (to {batch[-1].seq}): nothing was appended again; read the events "
                               "to see it")
 
 
-async def _first_answer(keep: AnyKeep, key: Keyed) -> Response[bytes] | None:
-    """None if this request reserved its key (:meth:`Keep.reserve`: it is to be answered now); else the first
-    answer to the key, waited for while another request with it (on this server or another) is being answered,
-    at most :data:`IDEMPOTENCY_WAIT` seconds (then 409 ``idempotency-key-pending``); the same key with another
-    body is 422 ``idempotency-key-reused``."""
-    deadline, pause = anyio.current_time() + IDEMPOTENCY_WAIT, 0.005
-    found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
-    while True:
-        if found is None:
-            return None
-        first_hash, status, body = found
-        if first_hash != key.request_hash:
-            return _problem(422, "idempotency-key-reused", "This key was used for another request",
-                            f"Idempotency-Key {key.key!r} was first sent with another body")
-        if status != PENDING:
-            return Response(body, status_code=status, media_type="application/json")
-        if anyio.current_time() >= deadline:
-            return _problem(409, "idempotency-key-pending", "A request with this key is still being answered",
-                            f"a request with Idempotency-Key {key.key!r} has been answered for more than "
-                            f"{IDEMPOTENCY_WAIT:g} s, or its server stopped while answering it: read the fight's "
-                            "events to see whether its command was appended; nothing is appended for this key again")
-        await anyio.sleep(pause)
-        pause = min(pause * 2, 0.1)
-        found = await anyio.to_thread.run_sync(_look_again, keep, key, anyio.current_time() >= deadline)
+def _key_shown(rec: StoredEvent, sight: Sight, key: str | None) -> bool:
+    """Whether ``sight``'s view of the ``command_issued`` ``rec`` shows its ``idempotency_key`` as ``key``."""
+    seen = seen_event(rec, sight).event
+    command = seen.get("command") if seen is not None else None
+    return isinstance(command, dict) and command.get("idempotency_key") == key
 
 
-def _look_again(keep: AnyKeep, key: Keyed, last: bool) -> tuple[str, int, bytes] | None:
-    """What the keep holds for a key seen pending: its answer (a read: readers never wait for a writer); if it was
-    released meanwhile, a reservation tried again (None: this request has it now). The keep busy past its timeout
-    (other processes writing at once) is another look later, unless this is the ``last``."""
-    try:
-        found = keep.answer(key.fight_id, key.token, key.key)
-        return found if found is not None else keep.reserve(key.fight_id, key.token, key.key, key.request_hash)
-    except StoreUnavailable:
-        if last:
-            raise
-        return key.request_hash, PENDING, b""
+def _seat_made(made: SeatMade) -> Response[bytes]:
+    return Response(_ENCODER.encode(made), status_code=201, media_type="application/json")
+
+
+def _seat_kept(answer: Response[bytes]) -> bytes:
+    """What the keep holds for a keyed ``POST seats``: the seat's id alone (its token is never kept)."""
+    return msgspec.json.encode({"id": msgspec.json.decode(bytes(answer.content))["id"]})
 
 
 def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: str | None = None) -> Litestar:

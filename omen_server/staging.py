@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import anyio.to_thread
 import msgspec
 from litestar import Request, Response, delete, post
-from litestar.params import FromPath
+from litestar.params import FromPath, HeaderParameter
 
 from omen_core import Fight
 from omen_core.commands import Command, Faces
@@ -38,17 +38,22 @@ from .app import (
     _ENCODER,
     Fights,
     Forbidden,
+    Keyed,
     NotYourFaces,
     StagedView,
+    _answer_keyed,
     _errors,
+    _first_answer,
     _problem,
     _remember,
+    _request_hash,
     _seat,
     _strict,
     by_of,
     run_command,
 )
 from .keep import Seat
+from .limits import MAX_IDEMPOTENCY_KEY
 from .views import Sight, staged_command, typed_in
 
 __all__ = ["Staged", "GiveDice", "already_staged", "stage", "staged_view", "seen_staged", "staging_routes",
@@ -298,14 +303,26 @@ def staging_routes(fights: Fights) -> list[Any]:
     @post("/fights/{fight_id:str}/staged", status_code=201, summary="Give your dice to a staged command",
           responses=_errors(400, 401, 403, 404, 409, 422),
           description="The faces of this seat's dice for the command staged for them (`id`), in the order asked: "
-                      "201 with the events appended, or 202 with the command now waiting for another seat's dice.")
-    async def give_staged(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
+                      "201 with the events appended, or 202 with the command now waiting for another seat's dice. "
+                      "With an Idempotency-Key header, a retry with the same key and body gets the first answer "
+                      "again (nothing is appended twice), as for commands.")
+    async def give_staged(request: Request[Any, Any, Any], fight_id: FromPath[str],
+                          idempotency_key: Annotated[str | None, HeaderParameter(
+                              name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
+                                                     ] = None) -> Response[bytes]:
         # the body is read after the token is checked (401 before 400), as for commands; its schema is openapi.py's
-        _token, seat = _seat(request, fights, fight_id)
+        token, seat = _seat(request, fights, fight_id)
         if seat.kind == "spectator":
             raise Forbidden(detail="a spectator's seat gives no dice")
         given = _strict(await request.body(), GiveDice)
-        return await anyio.to_thread.run_sync(give_dice, request, fights, fight_id, seat, given)
+        if idempotency_key is None:
+            return await anyio.to_thread.run_sync(give_dice, request, fights, fight_id, seat, given)
+        key = Keyed(fight_id, token, idempotency_key, _request_hash("staged", msgspec.json.encode(given)))
+        first = await _first_answer(fights.keep, key)
+        if first is not None:
+            return first
+        return await anyio.to_thread.run_sync(_answer_keyed, fights.keep, key,
+                                              lambda: give_dice(request, fights, fight_id, seat, given))
 
     @delete("/fights/{fight_id:str}/staged", status_code=204, summary="Withdraw the staged command",
             responses=_errors(401, 403, 404),

@@ -70,9 +70,9 @@ from omen_core.seats import (
 )
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
-           "TOLD_REASONS", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band", "actor_of", "scrub",
-           "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of", "UNNAMED_EFFECT",
-           "player_may_act", "staged_command"]
+           "TOLD_REASONS", "TOLD_WHOLE", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band",
+           "actor_of", "scrub", "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of",
+           "UNNAMED_EFFECT", "player_may_act", "staged_command"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -237,14 +237,18 @@ def _mentions(value: Any, names: frozenset[str]) -> bool:
 #: The GM's commands whose ``reason`` is told to the table (the page's form says "the table sees it"): to every
 #: seat that sees the combatant it names (a command naming a hidden one is withheld whole anyway).
 TOLD_REASONS = frozenset({"apply_condition", "clear_condition"})
+#: The GM's commands every seat sees as these fields (all but the faces and the GM's idempotency key): an undo's
+#: reach and reason, a redo's reason, which its ``undone`` or ``redone`` event shows every seat anyway.
+TOLD_WHOLE: dict[str, frozenset[str]] = {"undo": frozenset({"to_seq", "reason"}), "redo": frozenset({"reason"})}
 
 
 def _command(payload: dict[str, Any], sight: Sight) -> Any:
     """A command as given, to the seat of the combatant it acts for (unless it names one that seat does not see:
     the GM's attack for it on a hidden foe), but for the faces it carried (``dice``: one command may roll others'
     dice too, as passing a reaction rolls the attack that goes on; the seat's own faces are in its own rolls); its
-    name alone (and the combatant it acts for, if seen) otherwise. A command naming a combatant the seat does not
-    see is withheld whole, unless it acts for the seat's own (its name alone told that a hidden one attacked,
+    name alone (and the combatant it acts for, if seen) otherwise; an empty ``dice`` is shown (it holds no face). An
+    undo or redo is shown with its reach and reason (:data:`TOLD_WHOLE`). A command naming a combatant the seat does
+    not see is withheld whole, unless it acts for the seat's own (its name alone told that a hidden one attacked,
     checked or defended, or that a seen one did something to someone unseen). The reason of a condition the GM
     applies or clears goes with its name to every seat that sees whom it names (:data:`TOLD_REASONS`)."""
     command = payload["command"]
@@ -255,8 +259,10 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     if _mentions(command, sight.hidden) and not (actor is not None and sight.owns(str(actor))):
         raise _Withhold
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
-        return {name: value for name, value in command.items() if name != "dice"}
+        return {name: value for name, value in command.items() if name != "dice" or not value}  # no faces: no secret
     shown: dict[str, Any] = {"command": kind}
+    if kind in TOLD_WHOLE:
+        return shown | {name: value for name, value in command.items() if name in TOLD_WHOLE[kind]}
     if actor_field and actor is not None and sight.sees(str(actor)):
         shown[actor_field] = actor
     if kind in TOLD_REASONS and command.get("reason") and sight.sees(str(command.get("who"))):

@@ -236,3 +236,35 @@ def test_seats_asked_for_at_once_never_pass_max_seats(tmp_path: Path) -> None:
         assert status == 200 and len(seats) == MAX_SEATS == 64
     finally:
         server.stop()
+
+
+def test_a_keyed_retry_of_making_a_seat_makes_no_second_seat(table: Any, tmp_path: Path) -> None:
+    """A Node client author's find: POST seats sent twice with one Idempotency-Key made two seats. Keyed, the retry
+    is answered with the seat the first made (its id and token, made again from the GM's: the keep holds its id,
+    never its token); after a reissue, with the new token (as GET seats shows it); once revoked, 409 (reissue it);
+    the same key with another body is 422; a refused request (a combatant the fight does not hold) frees its key."""
+    body = {"kind": "player", "name": "Alice", "combatants": ["kael"]}
+    keyed = {**table.auth(), "Idempotency-Key": "alice-seat"}
+    first = table.client.post("/fights/duel/seats", headers=keyed, json=body)
+    again = table.client.post("/fights/duel/seats", headers=keyed, json=body)
+    assert first.status_code == again.status_code == 201, again.text
+    assert again.content == first.content
+    assert [s["name"] for s in listed(table)] == ["", "Alice"]
+    with sqlite3.connect(tmp_path / "keep.db") as db:
+        kept = db.execute("select body from answers where key = 'alice-seat'").fetchall()
+    assert kept == [(b'{"id":"' + first.json()["id"].encode() + b'"}',)]
+    seat_id = first.json()["id"]
+    table.client.post(f"/fights/duel/seats/{seat_id}/reissue", headers=table.auth())
+    reissued = table.client.post("/fights/duel/seats", headers=keyed, json=body).json()
+    assert reissued["token"] == listed(table)[1]["token"] != first.json()["token"]
+    table.client.post(f"/fights/duel/seats/{seat_id}/revoke", headers=table.auth())
+    revoked = table.client.post("/fights/duel/seats", headers=keyed, json=body)
+    assert revoked.status_code == 409 and seat_id in revoked.json()["detail"], revoked.text
+    other = table.client.post("/fights/duel/seats", headers=keyed, json={**body, "name": "Bob"})
+    assert other.status_code == 422 and other.json()["type"] == "/problems/idempotency-key-reused"
+    fresh = {**table.auth(), "Idempotency-Key": "bob-seat"}
+    for _ in range(2):
+        bad = table.client.post("/fights/duel/seats", headers=fresh, json={**body, "combatants": ["nobody"]})
+        assert bad.status_code == 422 and bad.json()["type"] == "/problems/unknown-combatant", bad.text
+    assert table.client.post("/fights/duel/seats", headers=fresh, json=body).status_code == 201
+    assert len(listed(table)) == 3

@@ -212,11 +212,71 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
             "[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: the action "
             "is at 'hit and crit determined'; legal now: answer_decision by vesh ((hidden), C37); the GM's "
             "cancel_action; the GM's end_fight or undo",
-            "[C37] (hidden) is vesh's to answer, not kael's"]
+            "[C37] the open decision point is vesh's to answer, not kael's"]
+        for guess in ("counterspell", "nothing_at_all"):  # the right id and any other: the same bytes (a tester's
+            wrong = table.command({**answer, "decision": guess}, token=alice)  # find: the engine checked the id
+            assert wrong.content == table.command(answer, token=alice).content  # first, telling a right guess)
         assert "Riposte, C37" in table.command(end).json()["detail"]
         assert table.client.post("/fights/duel/settings", headers=table.auth(),
                                  json={"reveal_effects": ["Riposte"]}).status_code == 200
         assert table.command(answer, token=alice).json()["detail"] == "[C37] Riposte is vesh's to answer, not kael's"
+
+
+def test_a_players_key_is_looked_for_among_the_commands_it_is_shown() -> None:
+    """The GM's check of the hidden Skarn holds key ``k``; Alice's end_turn under ``k`` is done (201) as under any
+    new key, and the log then records ``k`` twice: each seat's retry finds its own command. Alice's retry from
+    another token (her seat reissued: the keep's answers are per token) is 409 done at her own seq, from the log; the
+    GM's other command under ``k`` is 422 and its check's retry the first answer (the GM's token's, in the keep)."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        made = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()
+        check = table.command({"command": "static_check", "check": {"who": "skarn", "attribute": "AGI"},
+                               "difficulty": 10, "dice": [4], "idempotency_key": "k"})
+        assert check.status_code == 201, check.text
+        assert table.command({"command": "roll_initiative", "dice": [6, 1, 1]}).status_code == 201  # Kael first
+        end = {"command": "end_turn", "who": "kael", "idempotency_key": "k"}
+        done = table.command(end, token=made["token"])
+        assert done.status_code == 201, done.text
+        her_seq = done.json()["events"][0]["seq"]
+        assert done.json()["events"][0]["event"]["command"] == {"command": "end_turn", "who": "kael",
+                                                                "idempotency_key": "k"}
+        assert table.command(end, token=made["token"]).content == done.content  # the keep's first answer
+        again = table.client.post(f"/fights/duel/seats/{made['id']}/reissue", headers=table.auth()).json()["token"]
+        retried = table.command(end, token=again)
+        assert retried.status_code == 409 and f"was done at seq {her_seq} " in retried.json()["detail"]
+        taken = table.command({"command": "end_turn", "who": "vesh", "idempotency_key": "k"})
+        assert taken.status_code == 422 and taken.json()["type"] == "/problems/idempotency-key-reused"
+        assert taken.json()["detail"] == "Idempotency-Key 'k' was first sent with another body"  # the GM's keep
+        assert table.command({"command": "static_check", "check": {"who": "skarn", "attribute": "AGI"},
+                              "difficulty": 10, "dice": [4], "idempotency_key": "k"}).content == check.content
+
+
+def test_a_players_guess_of_a_hidden_combatants_decision_is_refused_alike_right_or_wrong() -> None:
+    """A tester's find: while the hidden Skarn's Trip waits on him (C37, C38; his maul hit Kael), Alice's
+    answer_decision for Kael naming ``trip`` was refused "(hidden) is (hidden)'s to answer, not kael's" and one
+    naming anything else "the open decision point is '(hidden)', not 'riposte'": a right guess of the hidden one's
+    ability was confirmed. Every guess now gets the same bytes, which name neither; the GM is told the engine's
+    words."""
+    skarn = {**sheet("skarn"), "abilities": ["trip"]}
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=(), combatants=[sheet("kael"), sheet("vesh"), skarn], hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [1, 1, 6]}).status_code == 201  # Skarn first
+        assert table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                              "dice": [9, 3, 1]}).status_code == 201
+        opened = table.command({"command": "answer_active_defense", "defender": "kael"})
+        assert opened.json()["options"]["waiting"]["kind"] == "trip", opened.text
+        said = {guess: table.command({"command": "answer_decision", "decision": guess, "who": "kael",
+                                      "choice": "use"}, token=alice) for guess in ("trip", "riposte", "nothing")}
+        assert {answer.status_code for answer in said.values()} == {422}
+        assert said["trip"].content == said["riposte"].content == said["nothing"].content
+        assert said["trip"].json()["detail"] == "[C37] the open decision point is (hidden)'s to answer, not kael's"
+        gm = table.command({"command": "answer_decision", "decision": "riposte", "who": "skarn", "choice": "use"})
+        assert gm.json()["detail"] == "[C37] the open decision point is 'trip', not 'riposte'"
 
 
 @pytest.fixture
@@ -301,17 +361,19 @@ class TestSeats:
         assert guessed.json()["detail"].replace("zqskarn", "zqnobody") == nobody.json()["detail"]
         assert lines(seats.table.store, "ford") == before
 
-    def test_a_key_the_gm_gave_a_hidden_command_is_taken_and_no_more_to_a_player(self, seats: Any) -> None:
+    def test_a_key_the_gm_gave_a_hidden_command_is_to_a_player_a_key_not_used(self, seats: Any) -> None:
         """The GM checks the hidden Skarn's Stealth under key ``gm-key-1``; Alice sending her own end_turn under
-        that key is 422 ``idempotency-key-reused`` saying only that the key is taken (it named the hidden check
-        and its seq: found by a tester)."""
+        that key before the rounds is answered byte for byte as under a key never used (403: a player acts from
+        round 1); it was 422 ``idempotency-key-reused``, which confirmed her guess of the GM's key (a tester's
+        find)."""
         check = {"command": "static_check", "check": {"who": "zqskarn", "attribute": "AGI"}, "difficulty": 10,
                  "idempotency_key": "gm-key-1"}
         assert seats.post("gm", {"command": check}).status_code == 201
-        mine = seats.post("alice", {"command": {"command": "end_turn", "who": "kael", "idempotency_key": "gm-key-1"}})
-        assert mine.status_code == 422 and mine.json()["type"] == "/problems/idempotency-key-reused"
-        assert mine.json()["detail"] == ("idempotency key 'gm-key-1' is taken by another command of this fight: a "
-                                         "key names one command (choose another)")
+        end = {"command": "end_turn", "who": "kael"}
+        taken = seats.post("alice", {"command": {**end, "idempotency_key": "gm-key-1"}})
+        fresh = seats.post("alice", {"command": {**end, "idempotency_key": "never-used"}})
+        assert taken.status_code == fresh.status_code == 403, taken.text
+        assert taken.content == fresh.content
 
     def test_verify_counts_seeded_dice_for_the_gm_only_until_the_seed_is_revealed(self, seats: Any) -> None:
         """The seeded dice of a fight with a hidden combatant (its initiative die among them: four at least) are
@@ -618,6 +680,52 @@ def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -
             assert answer.status_code == 403 and answer.json()["detail"] == (
                 f"the explanation of seq {seq} is of an event this seat is not shown; the GM may explain it, and "
                 "every seat once the GM publishes the log")
+
+
+def test_a_players_own_command_and_the_gms_undo_are_shown_and_explained_as_they_may_be() -> None:
+    """A tester's find, in a fight with the hidden Skarn: Alice's own answer_active_defense with no faces
+    (``"dice": []``) reached her with its empty ``dice`` withheld, and its explanation was 403 "another seat gave
+    it"; the GM's undo withheld its reason from her while its ``undone`` event showed it. Now her command is shown
+    whole (salt and all) and explained; the undo's command shows its reason, the undone's own, and is explained; her
+    Block with a face (a command's faces may be other seats' dice, C29) stays shown but for them, and its 403 says
+    so."""
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [1, 8, 1]}).status_code == 201  # Vesh first
+        attack = {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                  "dice": [6, 6, 1]}
+        assert table.command(attack).status_code == 201
+        mine = table.command({"command": "answer_active_defense", "defender": "kael", "dice": []}, token=alice)
+        issued = mine.json()["events"][0]
+        assert (issued["event"]["command"], issued["withheld"]) == (
+            {"command": "answer_active_defense", "defender": "kael", "dice": []}, [])
+        assert issued["salt"] is not None
+        explained = table.client.get(f"/fights/duel/explain/{issued['seq']}", headers=table.auth(alice))
+        assert explained.status_code == 200 and explained.json()["kind"] == "command_issued", explained.text
+        undo = table.command({"command": "undo", "reason": "Kael was not in reach"})
+        seen = table.client.get(f"/fights/duel/events?after={undo.json()['events'][0]['seq'] - 1}",
+                                headers=table.auth(alice)).json()["events"]
+        assert [(e["type"], e["event"], e["withheld"]) for e in seen] == [
+            ("command_issued", {"type": "command_issued", "command": {"command": "undo",
+                                                                      "reason": "Kael was not in reach"},
+                                "by": "gm"}, []),
+            ("undone", {"type": "undone", "from_seq": seen[1]["event"]["from_seq"],
+                        "to_seq": seen[1]["event"]["to_seq"], "reason": "Kael was not in reach"}, [])]
+        assert table.client.get(f"/fights/duel/explain/{seen[0]['seq']}", headers=table.auth(alice)).status_code == 200
+        assert table.command(attack).status_code == 201
+        block = table.command({"command": "answer_active_defense", "defender": "kael", "defense": "block",
+                               "dice": [3]}, token=alice)
+        first, last = block.json()["events"][0]["seq"], block.json()["events"][-1]["seq"]
+        assert block.json()["events"][0]["withheld"] == ["command"]
+        refused = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth(alice))
+        assert refused.status_code == 403 and refused.json()["detail"] == (
+            f"the explanation of seq {first} shows the faces of a command this seat sees but for them (a command's "
+            f"dice may be other seats' faces, C29: the seat's own are in its rolls); explain the seqs it wrote "
+            f"({first + 1} to {last}) for its rolls and results; the GM may explain it, and every seat once the GM "
+            "publishes the log")
 
 
 def test_an_explanation_naming_a_combatant_the_seat_does_not_play_is_the_gms() -> None:

@@ -464,3 +464,42 @@ def test_a_players_options_list_only_its_own_dice(table: Any) -> None:
 
     assert rolls(table.alice) == [("kael", "hit")]
     assert rolls(table.gm) == [("kael", "hit"), ("vesh", "base_defense")]
+
+
+def test_a_keyed_retry_of_giving_dice_gets_the_first_answer(table: Any) -> None:
+    """A Node client author's find: POST /staged ignored Idempotency-Key, so the retry of an answer lost on the way
+    was 409 stale-version "No such staged command now" though the dice went in. Keyed, the retry gets the first
+    answer byte for byte and nothing is appended twice; the same key with other dice is 422; a refused request
+    (no such staged command) frees its key."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [8, 6]}
+    staged = table.command(attack, token=table.alice, stage=True).json()
+    key = {**table.auth(), "Idempotency-Key": "gm-dice-1"}
+    done = table.client.post("/fights/duel/staged", headers=key, json={"id": staged["id"], "dice": [1]})
+    assert done.status_code == 201, done.text
+    head = options(table, table.gm)["head"]
+    again = table.client.post("/fights/duel/staged", headers=key, json={"id": staged["id"], "dice": [1]})
+    assert (again.status_code, again.content) == (201, done.content)
+    assert options(table, table.gm)["head"] == head
+    other = table.client.post("/fights/duel/staged", headers=key, json={"id": staged["id"], "dice": [2]})
+    assert other.status_code == 422 and other.json()["type"] == "/problems/idempotency-key-reused", other.text
+    fresh = {**table.auth(), "Idempotency-Key": "gm-dice-2"}
+    for _ in range(2):  # refused, the key is free again: the same refusal, not a kept one
+        stale = table.client.post("/fights/duel/staged", headers=fresh, json={"id": "0000000000", "dice": [1]})
+        assert stale.status_code == 409 and stale.json()["type"] == "/problems/stale-version", stale.text
+
+
+def test_a_keyed_command_refused_as_dice_staged_frees_its_key(table: Any) -> None:
+    """A command sent with stage and a key while another waits for dice is 409 dice-staged, a refusal: its key is
+    freed (the answer was kept, and the same request once the staged one was decided got that 409 again)."""
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+              "dice": [1, 1]}
+    kept = table.command(attack, token=table.alice, stage=True).json()
+    key = {"Idempotency-Key": "end-1"}
+    end = {"command": "end_turn", "who": "kael"}
+    assert table.command(end, headers=key, stage=True).status_code == 409
+    assert table.client.post("/fights/duel/staged", headers=table.auth(),
+                             json={"id": kept["id"], "dice": [6]}).status_code == 201  # a miss: Kael's turn goes on
+    ended = table.command(end, headers=key, stage=True)
+    assert ended.status_code == 201, ended.text
+    assert [e["type"] for e in ended.json()["events"]][:2] == ["command_issued", "turn_ended"]
