@@ -11,6 +11,9 @@ The field rules:
 - ``public``: every seat sees it;
 - ``name``: it names a combatant; if the seat may not see that combatant (hidden by the GM, or Unseen, and not
   the seat's own) the whole event is withheld;
+- ``seen_name``: it may name a combatant beside the one the event is about (who applied a condition, whose turn
+  ends it), or none: shown only when it names one the seat sees, else left out, so that none and a hidden one
+  look alike (the event stays shown);
 - ``names``: it lists combatants; those the seat may not see are left out of the list;
 - ``all_names``: it lists who is asked to decide (an extension's decision point): the whole event is withheld
   unless the seat sees every one of them (a hidden combatant's decision is as hidden as it is);
@@ -147,7 +150,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "will_conversion_chosen": {**_ACTION, "who": "name", "convert": "public"},
     "resource_changed": {**_ACTION, "who": "name", "resource": "public", "before": "custom", "after": "custom"},
     "condition_applied": {**_ACTION, "who": "name", "condition": "public", "added": "public", "stacks": "public",
-                          "reason": "gm", "by": "name", "until": "public", "of": "name"},
+                          "reason": "gm", "by": "seen_name", "until": "public", "of": "seen_name"},
     "condition_cleared": {**_ACTION, "who": "name", "condition": "public", "reason": "gm"},
     "action_settled": {**_ACTION},
     "action_cancelled": {**_ACTION, "reason": "gm"},
@@ -234,6 +237,21 @@ def _mentions(value: Any, names: frozenset[str]) -> bool:
     return False
 
 
+#: A command's fields that name a combatant beside the ones it is about: whoever applied a condition, whose turn
+#: ends it. A hidden one named there withholds nothing more than the field (the command's shown fields never hold it).
+SECONDARY_NAMES = frozenset({"by", "of"})
+
+
+def _principals(command: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a command that say whom it is about: all but its lists of names (``leaves``, ``others``,
+    ``ambushers``, an agreed ``order``: its events show each list without the hidden, so a hidden one in a list
+    tells nothing the events do not) and :data:`SECONDARY_NAMES`. A hidden one named in these withholds the
+    command whole; one named only elsewhere leaves it shown as to any seat (its name and actor): what a seat is
+    shown must not depend on whether a list held a hidden one (found by a tester comparing two fights)."""
+    return {name: value for name, value in command.items() if name not in SECONDARY_NAMES
+            and not (isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value))}
+
+
 #: The GM's commands whose ``reason`` is told to the table (the page's form says "the table sees it"): to every
 #: seat that sees the combatant it names (a command naming a hidden one is withheld whole anyway).
 TOLD_REASONS = frozenset({"apply_condition", "clear_condition"})
@@ -256,7 +274,7 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     actor_field = PLAYER_COMMANDS.get(kind)
     actor = command.get(actor_field) if actor_field else None
     flat = names_in(command.get(name) for name in NAMING_FIELDS)
-    if _mentions(command, sight.hidden) and not (actor is not None and sight.owns(str(actor))):
+    if _mentions(_principals(command), sight.hidden) and not (actor is not None and sight.owns(str(actor))):
         raise _Withhold
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
         return {name: value for name, value in command.items() if name != "dice" or not value}  # no faces: no secret
@@ -468,6 +486,11 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
             if value is not None and not sight.sees(str(value)):
                 raise _Withhold
             shown[name] = value
+        elif rule == "seen_name":  # shown only when it names one the seat sees: none and a hidden one look alike
+            if value is not None and sight.sees(str(value)):
+                shown[name] = value
+            else:
+                withheld.append(name)
         elif rule == "names":
             shown[name] = [who for who in value if sight.sees(str(who))]
         elif rule == "all_names":  # who was asked to decide: the whole event is the asked one's, withheld with them
@@ -494,6 +517,10 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
             withheld.append(name)
         if name in shown and shown[name] != value:
             withheld.append(name)  # shown in part: the seat cannot check the event's hash (it gets no salt)
+    absent = [name for name, rule in rules.items() if rule == "seen_name" and name not in payload]
+    if absent:  # a name left out (the log omits a default): withheld as one naming the hidden, in the same place
+        order = list(rules)
+        withheld = sorted([*withheld, *absent], key=lambda name: order.index(name) if name in order else len(order))
     return shown, tuple(withheld)
 
 

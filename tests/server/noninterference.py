@@ -94,7 +94,8 @@ def sheets(world: World) -> list[CombatantSheet]:
         sheet("kael", "heroes", hp=24, will=6, STR=(8, 2), AGI=(6, 1), RES=(8, 1), FCS=(6, 1), INT=(4, 0)),
         name="Kael Arden", armor=Armor(rating=1),
         weapons=(Weapon(id="sword", weapon_damage=3, parry_rating=1),
-                 Weapon(id="knife", weapon_damage=1, damage_type="piercing", properties=frozenset({"thrown"}))),
+                 Weapon(id="knife", weapon_damage=1, damage_type="piercing",
+                        properties=frozenset({"thrown", "ranged"}))),  # thrown: its target may Catch it (C22)
         features=Features(will_conversion="choice"), abilities=("healing_word",))
     brin = msgspec.structs.replace(
         sheet("brin", "heroes", hp=18, will=4, AGI=(8, 1), RES=(6, 1), FCS=(8, 2), STR=(6, 0)),

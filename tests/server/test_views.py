@@ -220,7 +220,7 @@ def test_a_command_naming_a_hidden_combatant_in_a_list_shows_its_name_alone(hidd
 @pytest.mark.parametrize("command", [
     DeclareAttack(attacker="vesh", target="kael", weapon="knife"),  # a hidden one acts
     StaticCheck(check=CheckSpec(who="vesh", skill="Stealth"), difficulty=10),  # the GM's check of a hidden one
-    Engage(who="kael", others=("vesh",)),  # the GM's: a seen one with an unseen one
+    Engage(who="vesh", others=("kael",)),  # the GM's: an unseen one with a seen one
 ])
 def test_a_command_naming_a_hidden_combatant_not_for_the_seats_own_is_an_envelope(command: Command) -> None:
     """A command that names a combatant the seat does not see, and does not act for the seat's own, is withheld
@@ -232,6 +232,37 @@ def test_a_command_naming_a_hidden_combatant_not_for_the_seats_own_is_an_envelop
     rec = seal("duel", fight.version + 1, 0, GENESIS_HASH, CommandIssued(command=command, by="gm"))
     assert seen_event(rec, _sight(fight, own=("ash",), hidden=("vesh",))).event is None
     assert seen_event(rec, _sight(fight, own=("ash",))).event is not None
+
+
+def test_a_hidden_combatant_in_a_list_or_as_an_applier_changes_nothing_a_seat_is_shown() -> None:
+    """Two commands that differ only in a combatant the seat does not see, in a list of names (an engagement's
+    ``others``, a move's ``leaves``, an ambush's ``ambushers``) or as who applied a condition (``by``): the seat is
+    shown the same command, and the condition's event the same way, ``by`` left out whether it named the hidden one
+    or no one (found by a tester: a hidden name in a list withheld the whole command, and a hidden ``by`` the whole
+    event, telling that a hidden one was there)."""
+    from omen_core.commands import BeginAmbush, Move
+    from omen_core.events import GENESIS_HASH, CommandIssued, ConditionApplied, seal
+
+    fight = _fight()
+    sight = _sight(fight, own=("kael",), hidden=("skarn",))
+
+    def shown(event: Any) -> tuple[Any, ...]:
+        seen = seen_event(seal("duel", fight.version + 1, 0, GENESIS_HASH, event), sight)
+        return seen.type, seen.event, seen.withheld, seen.salt is None
+
+    pairs: list[tuple[Command, Command]] = [(Engage(who="vesh", others=("kael", "skarn")),
+                                             Engage(who="vesh", others=("kael",))),
+             (Move(who="vesh", leaves=("kael", "skarn")), Move(who="vesh", leaves=("kael",))),
+             (BeginAmbush(ambushers=("vesh", "skarn"), defenders=("kael",)),
+              BeginAmbush(ambushers=("vesh",), defenders=("kael",))),
+             (ApplyConditionCommand(who="kael", condition="Prone", reason="tripped", by="skarn"),
+              ApplyConditionCommand(who="kael", condition="Prone", reason="tripped"))]
+    for with_hidden, without in pairs:
+        assert shown(CommandIssued(command=with_hidden, by="gm")) == shown(CommandIssued(command=without, by="gm"))
+    applied = shown(ConditionApplied(action=None, who="kael", condition="Prone", added=1, stacks=1, by="skarn"))
+    assert applied == shown(ConditionApplied(action=None, who="kael", condition="Prone", added=1, stacks=1))
+    assert applied[1] is not None and "by" not in applied[1] and "by" in applied[2]
+    assert shown(CommandIssued(command=pairs[3][1], by="gm"))[1]["command"]["reason"] == "tripped"
 
 
 def _saved(fight: Fight, caller: str = "kael") -> list[Any]:
