@@ -109,7 +109,7 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
              f"Will {fighter.will}/{fighter.sheet.will}", f"BA {fighter.bonus_actions}"]
     if budget is not None and budget.turn and state.ending is None:
         parts.append(f"Action {budget.actions} Move {budget.movement}")
-    parts.append("in hand: " + (", ".join(fighter.wielding) or "nothing"))
+    parts.append("in hand: " + (", ".join(fighter.held) or "nothing"))
     for name, stacks in sorted(fighter.conditions.items()):
         left = fighter.remaining.get(name)
         parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else "")

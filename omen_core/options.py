@@ -479,7 +479,7 @@ def options(state: FightState, history: History | None = None, offers_too: bool 
         Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
                actions=state.turn_actions if state.turn == who else 0,
                movement=state.turn_movement if state.turn == who else 0, bonus_actions=f.bonus_actions,
-               in_hand=f.wielding, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left,
+               in_hand=f.held, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left,
                uses={a.id: left for a in f.sheet.written_abilities()
                      if (left := uses_left(state, who, a)) is not None},
                deferred=tuple(f"{p.ability}: {p.moment}" for p in state.deferred if p.who == who))

@@ -342,7 +342,7 @@ def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str]
             hp=c.hp if exact else None, max_hp=c.sheet.hp if exact else None,
             hp_band=hp_band(c.hp, c.sheet.hp) if not exact and sight.hp == "banded" else None,
             will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,
-            in_hand=tuple(c.wielding) if mine else None, conditions=dict(c.conditions),
+            in_hand=c.held if mine else None, conditions=dict(c.conditions),
             remaining={k: v for k, v in c.remaining.items() if k in c.conditions}, left=c.left,
             own=who in sight.own, hidden=sight.gm and who in secret))
     return tuple(views)

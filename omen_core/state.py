@@ -171,6 +171,14 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         """Out of the fight (C33): fled, yielded or dead; it takes no turns, cannot act or be targeted."""
         return self.left is not None
 
+    @property
+    def held(self) -> tuple[str, ...]:
+        """What is in hand as the table is told it (C35): the gear in ``wielding`` but spells, which take no hand
+        (docs/rulings.md, "A spell needs no hand": a sheet's ``wielding`` naming one, or a spell first on a sheet
+        that lists none, gives it no hand)."""
+        return tuple(item for item in self.wielding
+                     if (weapon := self.sheet.weapon(item)) is None or "spell" not in weapon.properties)
+
 
 class Until(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A condition lasting until the start or the end of a named combatant's next turn (C40): ``who`` has

@@ -228,6 +228,9 @@ def answer_active_defense(draft: Draft, cmd: AnswerActiveDefense) -> None:
     assert opened is not None
     if cmd.defender != opened.defender:
         raise RuleViolation("C8", f"the open window is {opened.defender}'s, not {cmd.defender}'s")
+    if cmd.weapon is not None and cmd.defense != "parry":  # what options() never offers is never accepted
+        raise RuleViolation("C9", f"a weapon goes with a Parry alone: {_said(cmd.defense)} names none "
+                                  f"(weapon {cmd.weapon!r} given)")
     if cmd.defense is None:
         draft.emit(ActiveDefenseDeclined(action=opened.action, defender=cmd.defender))
         _determine_hit(draft)
@@ -263,11 +266,16 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
                 f"{', '.join(fighter.wielding) or 'nothing'}")
     if cmd.defense != "parry":
         return why
-    held = [w.id for w in fighter.sheet.weapons if w.id in fighter.wielding and "spell" not in w.properties]
+    held = [w.id for w in fighter.sheet.weapons if w.id in fighter.held]
     spell = cmd.weapon is not None and "spell" in getattr(fighter.sheet.weapon(cmd.weapon), "properties", ())
     named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held and not spell \
         else ""
     return f"{why} ({named}in hand: {', '.join(held) or 'no weapon'})"
+
+
+def _said(defense: str | None) -> str:
+    """An Active Defense answer in words: "a Dodge", "a Block", "declining"."""
+    return f"a {defense.capitalize()}" if defense else "declining"
 
 
 def _determine_hit(draft: Draft) -> None:

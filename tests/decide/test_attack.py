@@ -464,6 +464,15 @@ class TestParryWithAnyWeaponInHand:
         assert (last(fight, ActiveDefenseChosen).weapon, last(fight, HitDetermined).hit, hp(fight)) \
             == ("runeblade", True, 8)
 
+    def test_a_spell_is_never_said_to_be_in_hand(self, play: Play) -> None:
+        """docs/rulings.md, "A spell needs no hand": Vesh's sheet lists the shard first in ``wielding``, then the
+        axe: the table is told the axe alone is in hand (the state's ``held``, what status, options and the seats'
+        views show), as a Parry's refusal says."""
+        fight = duel(play, [], defender=replace(vesh(weapons=(SHARD, AXE)), wielding=("shard", "axe")))
+        vesh_now = fight.state.combatants["vesh"]
+        assert vesh_now.wielding == ("shard", "axe") and vesh_now.held == ("axe",)
+        assert next(b for b in fight.options().combatants if b.who == "vesh").in_hand == ("axe",)
+
     def test_no_weapon_in_hand_can_parry_it_the_words_stay(self, play: Play) -> None:
         """With only mundane weapons in hand (the axe and the dagger) the window records the refusal it always has,
         so the logs written before still audit: Dodge alone, 'a melee spell can be Parried only with a magical
@@ -956,6 +965,19 @@ class TestIllegalCommands:
         assert said == ("[C9] 'vesh' cannot dodge: a prone defender cannot Dodge (C9, C27); this window allows parry "
                         "or declining; legal now: answer_active_defense by vesh (Active Defense, C8); the GM's "
                         "cancel_action; the GM's end_fight or undo")
+        fight.defend("vesh", None)
+
+    def test_a_weapon_with_a_dodge_a_block_or_declining_is_refused(self, play: Play) -> None:
+        """C9: a weapon goes with a Parry alone; options() never offers one with a Dodge, a Block or declining, so
+        none is accepted (found by a tester: it was recorded as given, even one the defender does not carry)."""
+        fight = duel(play, [6, 1, 1, 5], defender=vesh(weapons=(AXE,)), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "dodge", weapon="no-such-thing"), "C9"))
+        assert said == "[C9] a weapon goes with a Parry alone: a Dodge names none (weapon 'no-such-thing' given)"
+        said = str(refused(fight, lambda: fight.defend("vesh", None, weapon="axe"), "C9"))
+        assert said == "[C9] a weapon goes with a Parry alone: declining names none (weapon 'axe' given)"
+        answers = next(o for o in fight.options().offers if o.command == "answer_active_defense")
+        assert all(c.args.get("defense") == "parry" for c in answers.choices if "weapon" in c.args)
         fight.defend("vesh", None)
 
     def test_parry_with_a_weapon_not_in_hand(self, play: Play) -> None:
