@@ -98,16 +98,11 @@ def openapi_document() -> dict[str, Any]:
     """The OpenAPI document ``omen serve`` publishes at ``GET /schema/openapi.json``, made without serving: the app
     of an empty memory store, Litestar's document of its routes, completed as the server completes it
     (:func:`omen_server.openapi.complete`). ``omen serve`` always has a creation token, so ``POST /fights`` is
-    behind the bearer scheme. Litestar makes up example strings for two answers (the log's, the session log's) from
-    a random generator seeded once per process: it is seeded again here, so that the document is the one a server
-    process makes (its first), whatever was built before in this process."""
-    from litestar._openapi.schema_generation.examples import ExampleFactory
-
+    behind the bearer scheme (no answer of it has made-up examples, so it is the same whenever it is built)."""
     from omen_core import MemoryStore
     from omen_server import create_app
     from omen_server.openapi import complete
 
     app = create_app(MemoryStore(), create_token="not served")
-    ExampleFactory.seed_random(app.openapi_config.random_seed if app.openapi_config else 10)
     document: dict[str, Any] = complete(app.openapi_schema.to_schema(), create_token=True)
     return document

@@ -488,6 +488,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
     @get("/fights/{fight_id:str}/log", sync_to_thread=True, summary="The log, byte for byte",
          responses={**_errors(401, 403, 404), 200: ResponseSpec(data_container=str, media_type="application/x-ndjson",
+                                                                generate_examples=False,
                                                                 description="The stored JSON Lines")},
          description="The fight's JSON Lines exactly as stored (`omen verify LOG --head SEQ:HASH` checks it "
                      "against a witnessed head): to the GM, and to every seat once the GM publishes it.")
@@ -500,6 +501,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
     @get("/fights/{fight_id:str}/session", sync_to_thread=True, summary="The session log (HTML)",
          responses={**_errors(401, 403, 404), 200: ResponseSpec(data_container=str, media_type="text/html",
+                                                                generate_examples=False,
                                                                 description="The session log, one HTML page")},
          description="omen log --format html: the GM's, and every seat's once the GM publishes the log.")
     def session(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> Response[bytes]:
