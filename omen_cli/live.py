@@ -243,6 +243,11 @@ def do_cmd(
         store, fight_id = open_fight(log_url, fight)
         if following is not None and isinstance(parsed, RevealSeed):
             _unspent_next_seed(store, fight_id, parsed.seed, following)
+            from omen_core.dice import commitment
+
+            if parsed.next_commitment and parsed.next_commitment != commitment(following):
+                bad_input("--next-seed and the command's next_commitment both name the fresh seed (C42), and they "
+                          "differ: --next-seed does not hash to it; give one of them")
         done = done_under_key(StoreSource(store, fight_id), parsed)  # a retry: done already (the key names the
         # command; --by is only for the record, so a retry by another name is the same command)
         dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -141,7 +142,8 @@ def run(
             revealed = [] if keep_seed else reveal_at_end(fight)  # at the end of a fight (C42)
         except OmenError:
             if loud:  # the story of what was written, then the refusal
-                _narrate(Narrator(), written)
+                with contextlib.suppress(OSError):  # no standard output: the refusal (standard error) matters more
+                    _narrate(Narrator(), written)
             raise
         if revealed:
             tell(revealed)

@@ -25,9 +25,6 @@ __all__ = ["simulate_command"]
 
 #: The most fights a run plays unless --max-fights says otherwise.
 _DEFAULT_MAX_FIGHTS = 1_000_000
-#: The most local worker processes a run starts per core this process may use (--workers): every fight comes out
-#: the same on any number of workers, and more processes than this only wait for a core, each holding its memory.
-WORKERS_PER_CORE = 4
 
 #: What a usage error ends with, as typer's own do (a count that is no number): where the options are told.
 _USAGE = " (see 'omen simulate --help')"
@@ -236,7 +233,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
 
 def _check_workers(workers: int) -> None:
     """Refuse (exit 2) more local worker processes than :data:`WORKERS_PER_CORE` per core this process may use."""
-    from omen_replay.simulate.run import default_workers
+    from omen_replay.simulate.run import WORKERS_PER_CORE, default_workers
 
     cores = default_workers()
     most = WORKERS_PER_CORE * cores

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -35,7 +35,8 @@ from .play import FightRecord, Played, Rules, play
 from .policies import load_policy
 from .summary import Comparison, Summary, Tally, compare, summarise
 
-__all__ = ["FORMAT", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend", "serial", "pool", "dask",
+__all__ = ["FORMAT", "WORKERS_PER_CORE", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend",
+           "serial", "pool", "dask",
            "simulate", "run_batch", "regenerate", "RunError", "run_json", "MOST_FIGHTS",
            "check_counts", "settings_key", "key_of", "policies_of"]
 
@@ -65,6 +66,15 @@ def run_json(run: Run) -> bytes:
     return _RUN_JSON.encode(run)
 
 
+#: The most local worker processes a run starts per core this process may use (``--workers``, ``--dask local:N``):
+#: every fight comes out the same on any number of workers, and more processes than this only wait for a core, each
+#: holding its memory.
+WORKERS_PER_CORE = 4
+#: A run's seed as its manifest writes it: 16 bytes or more, in hex (as ``--seed`` takes it).
+RunSeed = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-fA-F]{2}){16,}$",
+                                      description="the run's seed: 16 bytes or more, in hex (as --seed takes it)")]
+
+
 class Manifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """How a run was made, all that playing any of its fights again needs besides the encounters: the omen
     version, the run's seed (hex) and start (the clock of every event, ms since the epoch), the fights run, the
@@ -72,7 +82,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     side's policy, the round limit and the HP display the players' seats saw."""
 
     omen: str
-    seed: str
+    seed: RunSeed
     started_ms: int
     fights: int
     batch: int
@@ -272,6 +282,10 @@ def _local_cluster(distributed: Any, address: str) -> Any:
         n = 0
     if n < 1:
         raise RunError(f"--dask {address}: local:N needs a number of workers N >= 1")
+    most = WORKERS_PER_CORE * default_workers()
+    if n > most:
+        raise RunError(f"--dask {address}: {n:,} local workers is more than {most}, the most on this machine "
+                       f"({WORKERS_PER_CORE} per core, as --workers): every fight comes out the same on fewer")
     config: Any = importlib.import_module("dask.config")
     # the workers' nannies pass this configuration on to the worker processes they start
     with config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}):

@@ -210,6 +210,24 @@ def test_standard_output_to_dev_full_is_a_short_error(workdirs: Callable[[], Pat
     assert "cannot write to standard output" in done.stderr
 
 
+def test_a_scenario_refused_part_way_says_so_with_standard_output_full(tmp_path: Path) -> None:
+    """``omen run SCENARIO > /dev/full`` where a command is refused: the refusal (file, line, rule, path) and what
+    had been written are said on standard error, exit 3; the story that could not be printed does not hide them
+    (it said only that standard output could not be written; found by a tester)."""
+    scenario = tmp_path / "refused.toml"
+    scenario.write_text('[fight]\nid = "duel"\ndice = "manual"\n' + "".join(
+        f'[[combatants]]\nid = "{who}"\nname = "{who}"\nside = "{side}"\nhp = 30\n'
+        'attributes = { STR = { die = "d8" }, AGI = { die = "d6" }, INT = { die = "d4" }, RES = { die = "d6" }, '
+        'FCS = { die = "d6" } }\n' for who, side in (("ash", "north"), ("bo", "south")))
+        + '[[commands]]\ncommand = "roll_initiative"\ndice = [6, 1]\n'
+        + '[[commands]]\ncommand = "pass_reaction"\nwho = "bo"\n')
+    with open("/dev/full", "w") as full:
+        done = omen_process(["run", str(scenario), "--log", str(tmp_path / "r.jsonl")], tmp_path, stdout=full)
+    assert done.returncode == 3 and TRACEBACK not in done.stderr, done.stderr
+    assert done.stderr.startswith("omen: error: ") and "pass_reaction: [C23] no reaction window is open" in \
+        done.stderr and "(at $.commands[1])" in done.stderr and "but omen had written" in done.stderr
+
+
 @pytest.mark.parametrize("argv", [["run", "deep.toml"], ["run", "/dev/zero"], ["do", "demo.jsonl", "--file",
                                                                               "/dev/zero"],
                                   ["log", "demo.jsonl", "-o", "missing-dir/x.html"], ["run", "badutf8.toml"],

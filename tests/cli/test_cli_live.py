@@ -766,6 +766,19 @@ class TestRevealMidFight:
         again = refused(log, {"command": "reveal_seed"}, "--seed", self.NEXT, "--next-seed", SEED)
         assert again.startswith("omen: error: --next-seed is the seed revealed at seq 13: a revealed seed is spent")
 
+    def test_a_next_seed_and_another_next_commitment_are_refused(self, tmp_path: Path) -> None:
+        """C42: --next-seed beside a command whose next_commitment it does not hash to names two fresh seeds: refused,
+        exit 2, nothing written (it was silently ignored, the log committed to the command's; found by a tester); one
+        that hashes to it is the same seed twice, and accepted."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        other = {"command": "reveal_seed", "next_commitment": "0" * 64}
+        said = refused(log, other, "--seed", SEED, "--next-seed", self.NEXT)
+        assert said == ("omen: error: --next-seed and the command's next_commitment both name the fresh seed (C42), "
+                        "and they differ: --next-seed does not hash to it; give one of them")
+        same = {"command": "reveal_seed", "next_commitment": hashlib.sha256(bytes.fromhex(self.NEXT)).hexdigest()}
+        assert do(log, same, "--seed", SEED, "--next-seed", self.NEXT).exit_code == 0
+
     def test_a_malformed_next_commitment_is_said_in_words(self, tmp_path: Path) -> None:
         """A next_commitment that is not a sha256 in hex is refused naming its field, in words, not msgspec's regex
         (it said "Expected `str` matching regex '^[0-9a-f]{64}$(?!\\n)'"), exit 2, nothing written."""

@@ -270,6 +270,7 @@ class TestBadInput:
         (("--workers", 10**6), "--workers 1,000,000 is more than"),
         (("--until-ci", 2), "between 0 and 0.5"),
         (("--dask", "local:0"), "local:N needs a number of workers"),
+        (("--dask", "local:99999"), "--dask local:99999: 99,999 local workers is more than"),
         (("--log", "x.jsonl"), "go with --replay"),
         (("--fights", 10**15), "--fights 1,000,000,000,000,000 is more than --max-fights 1,000,000, the most a run "
                                "plays: raise --max-fights (up to 10,000,000) to play more"),
@@ -619,6 +620,19 @@ class TestReplayTakesNoRunOption:
             2, f"omen: error: {edited}: not a run of omen simulate: it has no `format` (a run's file says \"format\": "
                "'omen-simulation/3')")
         assert not (tmp_path / "f.jsonl").exists()
+
+
+    def test_a_run_file_whose_seed_is_no_hex_is_refused(self, ember_run: Path, tmp_path: Path) -> None:
+        """A run file whose manifest seed is not 16 bytes of hex is refused at its path, exit 2, no log (it was a
+        traceback from ``bytes.fromhex``; found by a tester)."""
+        run = json.loads(ember_run.read_text())
+        run["manifest"]["seed"] = "zz"
+        edited = tmp_path / "zz.json"
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 1, "--log", tmp_path / "f.jsonl")
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and said.startswith(f"omen: error: {edited}") and "$.manifest.seed" in said
+        assert "Traceback" not in result.output and not (tmp_path / "f.jsonl").exists()
 
 
 class TestThreeSides:

@@ -10,7 +10,7 @@ import pytest
 
 from omen_cli import app
 from omen_core import Fight
-from omen_core.content import Armor, Features, RageDice, SaveEffect, Shield, Weapon
+from omen_core.content import Armor, Features, RageDice, SaveEffect, Shield, Weapon, WeaponProperty
 from omen_core.errors import BadInput
 from omen_core.events import (
     AttackDeclared,
@@ -582,7 +582,7 @@ def test_a_heal_of_a_flat_amount_is_explained_as_its_term() -> None:
 
 
 def _ash_and_bo(faces: list[int], *, bo_agi: tuple[int, int] = (8, 2),
-                hatchet: frozenset[str] = frozenset({"thrown", "ranged"})) -> Fight:
+                hatchet: frozenset[WeaponProperty] = frozenset({"thrown", "ranged"})) -> Fight:
     """Ash (STR d8 +2, AGI d6 +1, FCS d6 +1) with an Axe (WD 4, +1 to hit), a thrown Hatchet (WD 2) and a Bow (WD
     3); Bo (AGI d8 +2 unless ``bo_agi`` says, RES d6 +1, armor 1, a shield): the tester's scenarios (t38, t45, t33,
     t20, t25), rolling ``faces`` in C29 order."""
