@@ -62,6 +62,8 @@ def _lines(store: EventStore, fight_id: str, after_seq: int = 0, to_seq: int | N
                 return
             seq += 1
             yield line[:-1] if line.endswith(b"\n") else line
+        if to_seq is not None and seq >= to_seq:
+            return  # (what lies past it is not read: rows missing after the seq asked for stop no copy)
 
 
 def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tuple[list[bytes], list[StoredEvent]]:

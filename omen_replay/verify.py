@@ -287,8 +287,9 @@ class _Batch:
 
 #: What a roll was for, to pair a voided roll with the one made again: its roller, its purpose, the check it was
 #: (the skill, or the attribute, a total of its batch names for its counter; None where no total names it: a hit or
-#: damage roll) and its dice (their sizes, in order).
-RollKind = tuple[str, str, str | None, tuple[int, ...]]
+#: damage roll), its dice (their sizes, in order) and the command that rolled it (a contest's Stealth beside the next
+#: contest's, not beside a static Stealth check rolled in between).
+RollKind = tuple[str, str, str | None, tuple[int, ...], str]
 
 
 class _Reroll:
@@ -644,10 +645,12 @@ class Audit(Visitor):
             return
         checks = {total.counter: total.skill or total.attribute for rec in batch.records
                   for total in _totals(rec.event)}
+        command = _command_of(batch.records[0].event)
+        made_by = str(command.__struct_config__.tag) if command is not None else ""
         for seq, rolled in rolls:
             faces = tuple(d.face for d in rolled.dice)
             check = checks.get(rolled.counter)
-            kind = (rolled.roller, rolled.purpose, check, tuple(d.sides for d in rolled.dice))
+            kind = (rolled.roller, rolled.purpose, check, tuple(d.sides for d in rolled.dice), made_by)
             for r in self.rerolls:
                 if r.undo.from_seq <= seq <= r.undo.to_seq:
                     r.voided.setdefault(kind, []).append((seq, faces))
@@ -1091,7 +1094,7 @@ def _totals(event: Event) -> Iterator[RollTotal]:
 
 def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
     for kind, gone in r.voided.items():
-        roller, purpose, check, _sides = kind
+        roller, purpose, check, _sides, _made_by = kind
         voided = "; ".join(f"{list(faces)} at seq {seq}" for seq, faces in gone)
         rolled = r.next.get(kind)
         what = (f"{check} " if check else "") + purpose.replace("_", " ")

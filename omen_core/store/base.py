@@ -13,8 +13,8 @@ from typing import Protocol, runtime_checkable
 from ..errors import BadAppend, ConcurrencyError, StoreUnavailable
 from ..events import GENESIS_HASH, StoredEvent
 
-__all__ = ["EventStore", "FIGHT_ID", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular", "os_guard",
-           "PRIVATE", "create_private", "write_private", "set_private"]
+__all__ = ["EventStore", "FIGHT_ID", "ROWS_MISSING", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular",
+           "os_guard", "PRIVATE", "create_private", "write_private", "set_private"]
 
 #: A fight id, matched whole: ``$`` alone would also match before a final newline (``"dup\n"``), which the
 #: lookahead refuses (ECMAScript reads the pattern the same way, for the JSON Schemas that carry it).
@@ -148,3 +148,10 @@ def os_guard(path: str | Path) -> Iterator[None]:
         yield
     except OSError as exc:
         raise StoreUnavailable(exc.filename or path, exc.strerror or str(exc)) from exc
+
+
+#: What a gap in a database fight's rows means, and the way out (a database store appends each command in one
+#: transaction, so no crash leaves one).
+ROWS_MISSING = ("rows missing: removed or edited outside omen, not by a crash; copy the whole commands before the "
+                "gap to another store (omen copy SRC DST --fight ID --to SEQ, SEQ the last seq of a command before "
+                "it) or restore this store from a backup")

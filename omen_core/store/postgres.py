@@ -33,7 +33,7 @@ import msgspec
 
 from ..errors import BadAppend, BadInput, ConcurrencyError, LogCorrupted, StoreUnavailable, UnknownFight
 from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
-from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id
+from .base import FIGHT_ID, FIGHT_ID_WORDS, ROWS_MISSING, check_batch, check_fight_id
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "PostgresDatabase", "PostgresStore", "NoOmenTables", "Heard",
            "Listener", "KeyedBatch", "is_postgres_url", "mask_url", "schema_version", "upgrade"]
@@ -532,7 +532,7 @@ class PostgresStore:
                     yield [line for _, line in rows[:gap]]
                 seq = rows[gap][0]
                 raise LogCorrupted(self.location, seq, f"seq {seq} where {expected + gap} was expected "
-                                                       "(rows missing)")
+                                                       f"({ROWS_MISSING})")
             if rows:
                 expected += len(rows)
                 yield [line for _, line in rows]
@@ -542,7 +542,7 @@ class PostgresStore:
             # (seq ``expected``), which is no gap; the read ends where it began. A first seq beyond is a gap.
             if beyond is not None and beyond != expected:
                 raise LogCorrupted(self.location, beyond, f"seq {beyond} where {expected} was expected "
-                                                          "(rows missing)")
+                                                          f"({ROWS_MISSING})")
             return
 
     def _stream(self, fight_id: str, after_seq: int) -> Iterator[StoredEvent]:
@@ -563,4 +563,3 @@ class PostgresStore:
             raise LogCorrupted(self.location, seq, f"row ({fight_id!r}, {seq}) holds event "
                                                    f"({ev.fight_id!r}, {ev.seq})")
         return ev
-

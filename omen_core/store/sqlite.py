@@ -15,7 +15,15 @@ import msgspec
 
 from ..errors import LogCorrupted, StoreUnavailable, UnknownFight, expect
 from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
-from .base import FIGHT_ID, FIGHT_ID_WORDS, check_batch, check_fight_id, create_private, not_regular
+from .base import (
+    FIGHT_ID,
+    FIGHT_ID_WORDS,
+    ROWS_MISSING,
+    check_batch,
+    check_fight_id,
+    create_private,
+    not_regular,
+)
 
 __all__ = ["SqliteStore", "connect"]
 
@@ -246,7 +254,7 @@ class SqliteStore:
             for seq, line in rows:
                 if seq != expected:
                     raise LogCorrupted(self._path, seq, f"seq {seq} where {expected} was expected "
-                                                        "(rows missing)")
+                                                        f"({ROWS_MISSING})")
                 yield self._decode(fight_id, seq, line)
                 expected = seq + 1
 
@@ -260,7 +268,7 @@ class SqliteStore:
                     yield [line for _, line in rows[:gap]]
                 seq = rows[gap][0]
                 raise LogCorrupted(self._path, seq, f"seq {seq} where {expected + gap} was expected "
-                                                    "(rows missing)")
+                                                    f"({ROWS_MISSING})")
             expected += len(rows)
             yield [line for _, line in rows]
 

@@ -781,6 +781,26 @@ class TestUndoRerolls:
                                 f"{rolled[0]}; bo's next Perception check roll: [5] at seq {rolled[3]}")
         assert (finding.expected, finding.found) == (f"[6] at seq {rolled[0]}", f"[5] at seq {rolled[3]}")
 
+    def test_a_contests_roll_is_paired_with_the_next_contests(self) -> None:
+        """An undone contest (Bo's Stealth against Ash's Perception) is paired with the next contest's rolls, not with
+        a static Stealth check of Bo's rolled in between (the same skill, the same d8: found by a tester, the fished
+        gain read as [4] -> [4])."""
+        from tests.fights import new_fight
+
+        bo = sheet("bo", side="b", AGI=(8, 2), skills={"Stealth": ("AGI", 2)})
+        ash = sheet("ash", skills={"Perception": ("INT", 1)})
+        fight = new_fight(ash, bo, faces=[4, 6, 4, 6, 1])
+        contest = (CheckSpec(who="bo", skill="Stealth"), CheckSpec(who="ash", skill="Perception"))
+        fight.contest(*contest)
+        fight.undo(reason="fishing")
+        undo_seq = fight.version
+        fight.static_check(CheckSpec(who="bo", skill="Stealth"), 8)
+        fight.contest(*contest)
+        rolled = [r.seq for r in fight.events if isinstance(r.event, DiceRolled)]
+        stealth = next(f for f in verify(fight.events).rerolls if "bo's Stealth" in f.what)
+        assert stealth.what == (f"the undo at seq {undo_seq} voided bo's Stealth check roll [4] at seq {rolled[0]}; "
+                                f"bo's next Stealth check roll: [6] at seq {rolled[3]}")
+
     def test_no_roll_of_the_same_check_is_said_so(self) -> None:
         """An undone Perception check followed by a Stealth check only: no Perception check roll after it, and the
         roll that did come is named as what it was."""
