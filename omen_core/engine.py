@@ -415,23 +415,6 @@ class Fight:
         raise SeedMismatch(state.seed_commitment, dice.commitment, given="the seeded dice's seed",
                            spent=self._revealed_before(dice.seed, state))
 
-    def _unspent(self, pledge: str, state: FightState, spent: set[str] | None) -> set[str]:
-        """Refuse a fresh seed's commitment (``next_commitment``) that is one this fight has revealed, or reveals
-        now (C42: a revealed seed is spent; dice drawn under it again would be predictable by anyone holding the
-        log): :class:`RuleViolation` naming the field. Returns the commitments revealed up to ``state`` and by
-        this reveal (``spent``: those already read, for a batch of several commands)."""
-        if spent is None:
-            spent = {seed_commitment(bytes.fromhex(rec.event.seed)) for rec in self.store.landmarks(self.fight_id)
-                     if isinstance(rec.event, SeedRevealed)} if self._state.version else set()  # the stored log
-        if pledge in spent or pledge == state.seed_commitment:
-            which = "this command reveals" if pledge == state.seed_commitment else "this fight has revealed"
-            raise RuleViolation("C42", f"next_commitment {pledge[:16]}… is the commitment of a seed {which}: a "
-                                       "revealed seed is spent, and dice drawn under it again would be predictable "
-                                       "by anyone holding the log; commit to a fresh seed")
-        if state.seed_commitment is not None:
-            spent.add(state.seed_commitment)  # the one this command reveals
-        return spent
-
     def _revealed_before(self, seed: bytes, state: FightState) -> bool:
         """Whether the log up to ``state`` reveals ``seed``: a seed spent and public (C42)."""
         hexed = seed.hex()
@@ -535,7 +518,6 @@ class Fight:
         mark = source.checkpoint()
         state, stored, drafts = self._state, Sealed(), []
         following: SeededDice | None = None
-        spent: set[str] | None = None  # the commitments revealed so far (C42), read once a reveal needs them
         try:
             for given in commands:
                 _check_command(given)
@@ -544,8 +526,6 @@ class Fight:
                 command, fresh = self._spent(written_out(given), state, following)
                 if fresh is not None and fresh is not following:  # the seed revealed is spent (C42): the batch's
                     dice = following = fresh                          # later dice come from the fresh one
-                if isinstance(command, RevealSeed) and command.next_commitment is not None:
-                    spent = self._unspent(command.next_commitment, state, spent)
                 checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by, then_roll)
                 batch = self._seal(draft.events, state)

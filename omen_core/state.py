@@ -367,7 +367,8 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     revealed seed is public, voided or not: its reveal is never undone, C42).
     ``seed_commitment`` is the commitment the seeded dice are drawn under now
     (the fight's first, or the fresh one after a reveal, C42) and
-    ``revealed_seed`` its seed once revealed. ``uses`` counts each combatant's uses of each ability
+    ``revealed_seed`` its seed once revealed; ``spent`` the commitments of every seed revealed so far (a revealed
+    seed is spent: no fresh seed may be one of them, C42). ``uses`` counts each combatant's uses of each ability
     (``who/ability``: this turn, this round, this fight; C41), from the decisions answered with it;
     ``abilities`` every ability the sheets write out (C37), once each by id, in the order they joined;
     ``shorthands`` the shipped abilities their shorthand keys stand for (``features.rage``...), once each, in the
@@ -388,6 +389,7 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     dice_mode: DiceSourceKind | None = None
     seed_commitment: str | None = None
     revealed_seed: str | None = None
+    spent: tuple[str, ...] = ()
     rolls: int = 0
     phase: Phase = Phase.SETUP
     stack: tuple[Frame, ...] = ()
@@ -771,7 +773,8 @@ EFFECTS: dict[type, Callable[[FightState, Any], FightState]] = {
     ConditionApplied: _applied,
     ConditionCleared: _cleared,
     ConditionTicked: _ticked,
-    SeedRevealed: lambda state, event: replace(state, revealed_seed=event.seed),
+    SeedRevealed: lambda state, event: replace(state, revealed_seed=event.seed,
+                                               spent=(*state.spent, state.seed_commitment or "")),
     SeedCommitted: lambda state, event: replace(state, seed_commitment=event.commitment, revealed_seed=None),
     SurpriseDetermined: lambda state, event: replace(state, surprise={**state.surprise, event.who: event.tier}),
     InitiativeRolled: _initiative,

@@ -266,9 +266,10 @@ def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
                                    "the dice are drawn from next; Fight.reveal_seed and omen do make one)")
     if not going_on and cmd.next_commitment is not None:
         raise RuleViolation("C42", "the fight is over: no fresh seed is needed (leave next_commitment out)")
-    if cmd.next_commitment == state.seed_commitment:
-        raise RuleViolation("C42", "next_commitment is the commitment of the very seed this command reveals: a "
-                                   "revealed seed is spent, and dice drawn under it again would be predictable by "
+    if cmd.next_commitment is not None and cmd.next_commitment in (state.seed_commitment, *state.spent):
+        which = "this command reveals" if cmd.next_commitment == state.seed_commitment else "this fight has revealed"
+        raise RuleViolation("C42", f"next_commitment {cmd.next_commitment[:16]}… is the commitment of a seed {which}: "
+                                   "a revealed seed is spent, and dice drawn under it again would be predictable by "
                                    "anyone holding the log; commit to a fresh seed")
     draft.emit(SeedRevealed(seed=cmd.seed.lower()))
     if cmd.next_commitment is not None:

@@ -98,10 +98,16 @@ class TestRevealInAFightThatGoesOn:
 
     def test_the_rules_alone_refuse_the_seed_revealed_as_its_own_successor(self) -> None:
         """C42: decide itself (what verify runs again) refuses a reveal whose next_commitment is the commitment it
-        reveals, without the log (the engine reads the log for the seeds revealed earlier)."""
+        reveals, or one a reveal before it revealed (the state's ``spent``: found by a tester, decide refused only the
+        first, the engine reading the log for the others), without the log."""
         fight = duel()
-        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment is the commitment of the very seed"):
+        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment .* a seed this command reveals"):
             decided(fight.state, RevealSeed(seed=FIRST.hex(), next_commitment=commitment(FIRST)), SeededDice(FIRST))
+        fight = duel(successors=(SECOND,))
+        fight.reveal_seed()
+        assert fight.state.spent == (commitment(FIRST),)
+        with pytest.raises(RuleViolation, match=r"\[C42\] next_commitment .* a seed this fight has revealed"):
+            decided(fight.state, RevealSeed(seed=SECOND.hex(), next_commitment=commitment(FIRST)), SeededDice(SECOND))
 
 
 class TestRevealAtTheEnd:
