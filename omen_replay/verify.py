@@ -561,7 +561,8 @@ class Audit(Visitor):
             if last is None or seq > last.seq:
                 end = last.seq if last is not None else 0
                 self.findings.append(Finding(seq=end, rule="chain", what=f"the log ends at seq {end}, but a head "
-                                             f"was witnessed at seq {seq}: events were cut from its end",
+                                             f"was witnessed at seq {seq}: events are missing (cut from its end, or "
+                                                  f"dropped and the chain sealed again)",
                                              expected=f"{seq}:{digest}", found=f"{end}:{last.hash if last else ''}"))
         for r in self.rerolls:
             self.findings.extend(_reroll_findings(r))

@@ -625,6 +625,8 @@ class TestWitnessedHeads:
         assert report.head == Head(seq=cut[-1].seq, hash=cut[-1].hash)
         found = [f for f in report.problems if f.rule == "chain"]
         assert found and found[0].seq == cut[-1].seq and f"{witnessed.seq}:{witnessed.hash}" == found[0].expected
+        assert found[0].what == (f"the log ends at seq {cut[-1].seq}, but a head was witnessed at seq {witnessed.seq}: "
+                                 "events are missing (cut from its end, or dropped and the chain sealed again)")
 
     def test_a_different_hash_at_a_witnessed_seq_is_found(self) -> None:
         """A log re-sealed after a harmless-looking edit (a timestamp) is sound by itself, but its hash at a
