@@ -389,10 +389,15 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
             with output_file(folder / name, "a fight's session log") as f:
                 render(StoreSource(played.fight.store, played.fight.fight_id), HtmlWriter(f))
             pages[key] = f"{folder.name}/{name}"
+            n = len(pages)
+            wrote(f"{n} fight page{'s' if n != 1 else ''} in {folder} (the report {page} not yet: its links may "
+                  "be broken)", "fight pages")
     from omen_replay.simulate.report import write_html
 
     with output_file(page, "the report") as f:
         write_html(run, f, run_path, pages)
+    n = len(pages)
+    wrote(f"the report written to {page}, with {n} fight page{'s' if n != 1 else ''} in {folder}", "fight pages")
 
 
 #: The name of a fight's page that ``--html`` writes in PAGE-fights/: what it clears there before writing a run's.
@@ -406,12 +411,16 @@ def _clear_fight_pages(folder: Path) -> None:
 
     if not folder.is_dir():
         return
+    removed = 0
     for old in sorted(folder.iterdir()):
         if re.fullmatch(_FIGHT_PAGE, old.name) and old.is_file():
             try:
                 old.unlink()
             except OSError as exc:
                 bad_input(f"{old}: cannot remove an earlier run's fight page: {exc.strerror or exc}")
+            removed += 1
+            wrote(f"{removed} earlier run's fight page{'s' if removed != 1 else ''} removed from {folder}",
+                  "pages removed")
 
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:

@@ -574,6 +574,27 @@ class TestWhatARunWrites:
         assert linked and kept == linked | {"notes.txt"}
 
 
+    def test_a_fight_page_that_cannot_be_written_says_what_was_written_and_removed(self, tmp_path: Path) -> None:
+        """A fight page the second run cannot write (its name a directory): exit 3, saying the run file written, the
+        earlier run's pages removed, the pages written so far, and that the report is not written yet (it said the
+        run file alone; found by a tester)."""
+        duel, page = mirror_duel(tmp_path), tmp_path / "p.html"
+        args = ("--fights", 30, "--seed", "11" * 16, "--workers", 1, "--html", page)
+        assert omen("simulate", duel, *args, "--out", tmp_path / "a.json").exit_code == 0
+        extremes = json.loads((tmp_path / "a.json").read_text())["encounters"][0]["summary"]["extremes"]
+        order = list(dict.fromkeys(p["index"] for kind in ("longest", "upsets", "shortest") for p in extremes[kind]))
+        assert len(order) > 1
+        blocked = tmp_path / "p-fights" / f"fight-{order[-1]}.html"  # the last page written: others before it
+        blocked.unlink()
+        blocked.mkdir()
+        result = omen("simulate", duel, *args, "--out", tmp_path / "b.json")
+        said = " ".join(result.output.split())
+        assert result.exit_code == 3, said
+        assert f"{blocked}: cannot write a fight's session log" in said and "the run written to" in said
+        assert f"earlier run's fight pages removed from {tmp_path / 'p-fights'}" in said
+        assert "(the report" in said and "not yet: its links may be broken)" in said
+
+
 class TestReplayTakesNoRunOption:
     def test_run_options_given_with_replay_are_refused_naming_them(self, ember_run: Path, tmp_path: Path) -> None:
         """--replay plays the fight as the run recorded it: --policy, --seed, --max-rounds, --html, --out, --dask
