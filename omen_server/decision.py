@@ -118,9 +118,12 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
     elif waiting.kind in ("interrupt", "attack_of_opportunity") and frame is not None:
         _reaction(state, frame, waiting, answers, sight, names, found)
     elif waiting.kind == "catch" and isinstance(frame, AttackFrame) and frame.determination is not None:
-        hit = frame.determination
-        found.facts.append(f"{names.get(frame.declaration.attacker, 'the attacker')}'s thrown attack hits: "
-                           f"{hit.attack.total} against defense {hit.defense.total}")
+        hit, decl = frame.determination, frame.declaration
+        if sight.sees(decl.attacker) and sight.sees(decl.target):  # hit_determined's totals, public where it is seen
+            found.facts.append(f"{names[decl.attacker]}'s thrown attack hits: {hit.attack.total} against defense "
+                               f"{hit.defense.total}")
+        else:  # an attacker (or a target) the seat does not see: its events are withheld, and so are their numbers
+            found.facts.append(f"someone's thrown attack hits {names.get(decl.target, 'someone')}")
         for offer in answers:
             for i, choice in enumerate(offer.choices):
                 found.choices[(offer.command, i)] = ChoiceFacts(

@@ -1339,3 +1339,29 @@ def test_a_pass_staged_for_the_passers_own_base_defense_says_what_the_dice_are_f
     assert _said(mine, '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael Arden's base defense"
     assert "Alice rolls next: Kael Arden's base defense" in _said(fragment(table, table.gm),
                                                                    '<section class="rollbox', "</p>")
+
+
+def test_the_catch_box_shows_a_hidden_attackers_totals_to_the_gm_alone(table: Any) -> None:
+    """docs/server.md, "The table page": the fragment shows a seat only what its views hold. The hidden Skarn throws
+    its hatchet at Kael (7 + 4 + 3 = 14 against 2 + 2 + 2 = 6, C22): the GM's Catch box says the totals; Kael's
+    player, whose events of that attack are withheld whole, is told only that someone's thrown attack hits Kael
+    (it was told "14 against defense 6"; found by a tester)."""
+    skarn = sheet("skarn")
+    skarn["weapons"] = [w for w in skarn["weapons"] if w["id"] == "hatchet"]
+    headers = {"Authorization": f"Bearer {table.create_token}"} if table.create_token else {}
+    made = table.client.post("/fights", headers=headers, json={
+        "id": "duel", "dice": "manual", "title": "Ember Ford", "hidden": ["skarn"],
+        "combatants": [sheet("kael"), skarn]})
+    assert made.status_code == 201, made.text
+    table.gm = made.json()["gm_token"]
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    for command in ({"command": "roll_initiative", "dice": [1, 6]},
+                    {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "hatchet",
+                     "dice": [7, 4, 2]},
+                    {"command": "answer_active_defense", "defender": "kael", "defense": None}):
+        assert table.command(command).status_code == 201
+    assert "Skarn Gutterjaw&#39;s thrown attack hits: 14 against defense 6" in fragment(table, table.gm)
+    seen = fragment(table, alice)
+    assert "someone&#39;s thrown attack hits Kael Arden" in seen and "14" not in seen.split('id="decision"')[1][:2000]
+    assert "Skarn" not in seen
