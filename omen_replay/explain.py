@@ -27,6 +27,8 @@ from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
     ActiveDefenseChosen,
+    ActiveDefenseDeclined,
+    ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
     AmbushDifficultySet,
     AttackDeclared,
@@ -913,6 +915,12 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
             return f"{who} pays {amount_of(resource, amount)} for {_paid_for(purpose)}"
         case ActiveDefenseWindowSkipped(defender=defender, reason=reason):
             return f"no Active Defense window for {defender} (C8): {reason}"
+        case ActiveDefenseWindowOpened(defender=defender, eligible=eligible):
+            may = f"{', '.join(eligible[:-1])} or {eligible[-1]}" if len(eligible) > 1 else "".join(eligible)
+            return f"an Active Defense window for {defender} (C8): " + (f"may {may} or decline" if eligible else
+                                                                         "may only decline")
+        case ActiveDefenseDeclined(defender=defender):
+            return f"{defender} declines the Active Defense (C8)"
         case ConditionApplied(who=who, condition=condition, stacks=stacks):
             return f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)"
         case ConditionCleared(who=who, condition=condition, reason=reason):

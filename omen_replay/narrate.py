@@ -407,7 +407,8 @@ def _cancelled(e: ActionCancelled, names: _Names) -> Iterator[tuple[LineKind, st
 
 def _ambush(e: AmbushStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
     waited = f" after waiting {e.time_waited.replace('_', ' ')}" if e.time_waited else ""
-    yield "header", (f"Ambush! {', '.join(map(names, e.ambushers))} lie in wait for "
+    lie = "lies" if len(e.ambushers) == 1 else "lie"
+    yield "header", (f"Ambush! {', '.join(map(names, e.ambushers))} {lie} in wait for "
                      f"{', '.join(map(names, e.defenders))}{waited}")
 
 

@@ -480,6 +480,7 @@ def test_an_abilitys_attack_is_explained_at_every_seq_of_the_attack_it_answers()
         "crit: FCS portion 1 vs RES portion 2: no crit (C7: strictly more; ties are no crit)",
         f"ana answers the action declared at seq {first} with an ability's attack on orc (C38; explain that action "
         "there)",
+        "an Active Defense window for orc (C8): may dodge or decline", "orc declines the Active Defense (C8)",
         "5 crushing damage to orc's HP", "orc: HP 20 -> 15"), told.verdicts
 
 
@@ -610,6 +611,7 @@ class TestWhatTheAttackAnswered:
         assert told.verdicts == (
             "HIT: 8 > 6 (§Hit Determination)",
             "crit: FCS portion 3 vs RES portion 2: CRITICAL (C7: strictly more; ties are no crit)",
+            "an Active Defense window for bo (C8): may dodge or decline",
             "bo pays 1 Bonus Action for the Active Defense (dodge) (C8, C22)",
             "a Catch window for bo: the thrown Hatchet about to hit may be caught (C22)",
             "bo catches the Hatchet: no damage and no on-hit effects (C22)",
@@ -643,10 +645,11 @@ class TestWhatTheAttackAnswered:
         attack = [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq
         told = explain(fight.events, attack)
         damage = next(r.seq for r in fight.events if isinstance(r.event, DamageResolved))
-        assert told.verdicts[3] == (f"no Catch window for bo (derived from the state before seq {damage}; the log "
+        assert told.verdicts[4] == (f"no Catch window for bo (derived from the state before seq {damage}; the log "
                                     "records no skipped window): bo has no Bonus Action left, and a Catch costs 1 "
                                     "Bonus Action (C22)")
-        assert told.verdicts[4] == "9 slashing damage to bo's HP"  # 4 + 2 + 2 crit + 2 WD = 10, - 1 armor
+        assert told.verdicts[2] == "an Active Defense window for bo (C8): may dodge or decline"
+        assert told.verdicts[5] == "9 slashing damage to bo's HP"  # 4 + 2 + 2 crit + 2 WD = 10, - 1 armor
 
     def test_a_weapon_marked_thrown_in_a_melee_attack_opens_no_catch_to_explain(self) -> None:
         """C22 and docs/rulings.md "A weapon is thrown only in a ranged attack": a Hatchet marked only ``thrown``
@@ -663,7 +666,7 @@ class TestWhatTheAttackAnswered:
         fight.attack("ash", "bo", weapon="hatchet")
         fight.defend("bo", "dodge")
         told = explain(fight.events, [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq)
-        assert told.verdicts[0] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[3:] == (
+        assert told.verdicts[0] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[4:] == (
             "9 slashing damage to bo's HP", "bo: HP 20 -> 11")  # nothing about a Catch between the hit and damage
 
     def test_a_skipped_active_defense_says_its_recorded_reason(self) -> None:

@@ -322,3 +322,14 @@ def test_a_dying_combatants_turn_that_ended_by_itself_is_told_so() -> None:
     told = [line.text for line in narrate(_burning_to_zero().events)]
     assert "  (Vesh's turn ends by itself: at 0 HP, Dying: a combatant takes no more of its turn (C36))" in told
     assert "  (Vesh ends the turn)" not in told and "  (Kael ends the turn)" in told
+
+
+def test_one_ambusher_lies_in_wait_and_two_lie() -> None:
+    """The ambush's header agrees with its ambushers: one "lies in wait", two "lie in wait" (found by a tester)."""
+    for ambushers, said in ((("vesh",), "Ambush! Vesh lies in wait for Kael"),
+                            (("vesh", "skarn"), "Ambush! Vesh, Skarn lie in wait for Kael")):
+        fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
+        for who, side in (("kael", "a"), ("vesh", "b"), ("skarn", "b")):
+            fight.join(sheet(who, side=side))
+        fight.ambush(list(ambushers), ["kael"], difficulty=10, dice=[3])
+        assert said in [line.text for line in narrate(fight.events)]
