@@ -108,6 +108,17 @@ def _seed_mismatch(log_url: str, fight_id: str, dice: str | None, committed: boo
             "leave it out")
 
 
+def _no_seed_to_reveal(log_url: str, fight: str | None) -> None:
+    """Refuse (exit 2) a ``reveal_seed`` in a fight whose dice are not seeded: it has no seed to give (asking for one
+    sent the user on to a refusal of the seed given)."""
+    from omen_core.events import FightStarted
+
+    store, fight_id = open_fight(log_url, fight)
+    first = next((rec.event for rec in store.read(fight_id)), None)
+    if isinstance(first, FightStarted) and first.seed_commitment is None:
+        bad_input(f"{log_url}: fight {fight_id!r} has {first.dice} dice, not seeded: it has no seed to reveal")
+
+
 def _spent(store: Any, fight_id: str, raw: bytes) -> str:
     """If ``raw`` is a seed the fight revealed (C42: spent), where it was revealed and where the fight committed to
     the fresh seed its dice come from now; else nothing."""
@@ -237,6 +248,7 @@ def do_cmd(
             parsed = _validated_key(parsed, idempotency_key)
         if isinstance(parsed, RevealSeed) and not parsed.seed:
             if seed_bytes is None:
+                _no_seed_to_reveal(log_url, fight)
                 bad_input("reveal_seed needs the seed: give it in the command (\"seed\": \"<hex>\") or with "
                            "--seed HEX")
             parsed = msgspec.structs.replace(parsed, seed=seed_bytes.hex())

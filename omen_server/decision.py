@@ -291,7 +291,8 @@ def _reaction(state: FightState, frame: Any, waiting: Waiting, answers: list[Off
                     adds=_strike(state, who, str(weapon) if weapon else None),
                     turns=f"costs {waiting.cost} ({budget_said(have, _count(waiting.cost), state)})")
             else:
-                found.choices[(offer.command, i)] = ChoiceFacts(adds="free", turns="the Action goes on")
+                found.choices[(offer.command, i)] = ChoiceFacts(
+                    adds="free", turns="the Action goes on" if waiting.kind == "interrupt" else "the move completes")
 
 
 def _count(cost: str) -> int:

@@ -766,6 +766,13 @@ class TestRevealMidFight:
         again = refused(log, {"command": "reveal_seed"}, "--seed", self.NEXT, "--next-seed", SEED)
         assert again.startswith("omen: error: --next-seed is the seed revealed at seq 13: a revealed seed is spent")
 
+    def test_reveal_seed_in_a_fight_without_a_seed_says_so_first(self, tmp_path: Path) -> None:
+        """reveal_seed with no seed, in a manual fight: refused saying the fight has no seed to reveal, exit 2 (it
+        asked for the seed, whose giving was then refused as matching nothing: a circle; found by a tester)."""
+        log = set_up(tmp_path)
+        said = refused(log, {"command": "reveal_seed"})
+        assert said == f"omen: error: {log}: fight 'ford' has manual dice, not seeded: it has no seed to reveal"
+
     def test_a_next_seed_and_another_next_commitment_are_refused(self, tmp_path: Path) -> None:
         """C42: --next-seed beside a command whose next_commitment it does not hash to names two fresh seeds: refused,
         exit 2, nothing written (it was silently ignored, the log committed to the command's; found by a tester); one

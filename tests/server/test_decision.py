@@ -179,3 +179,18 @@ def test_a_decision_after_the_hit_is_determined_shows_both_totals_to_every_seat_
     said = decision_facts(fight.state, offered.waiting, [], Sight(kind="spectator")).facts
     assert said[1:] == ["Orc's hit total 6 against Ana's defense 2: a hit, determined (the defender wins ties, "
                         "§Hit Determination)"]
+
+
+def test_letting_an_attack_of_opportunity_pass_lets_the_move_complete() -> None:
+    """C23: Orc leaves Ana's reach on its turn; Ana's box says letting the window pass is free and the move completes
+    (it said "the Action goes on", an Interrupt's words; found by a tester on the table page)."""
+    fight = new_fight(sheet("ana"), sheet("orc", side="raiders"), faces=[6, 1])
+    fight.engage("ana", "orc")
+    fight.roll_initiative()
+    fight.end_turn("ana")
+    fight.move("orc", leaves=["ana"])
+    offered = options(fight.state)
+    found = decision_facts(fight.state, offered.waiting, list(offered.offers), GM)
+    assert found.facts == ["Orc moves out of reach: an Attack of Opportunity strikes before the move completes (C23)"]
+    assert (found.choices[("pass_reaction", 0)].adds, found.choices[("pass_reaction", 0)].turns) == (
+        "free", "the move completes")
