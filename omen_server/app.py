@@ -22,6 +22,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
+from litestar.params import HeaderParameter
 from litestar.response import ServerSentEventMessage
 from litestar.types import ASGIApp
 
@@ -60,6 +61,7 @@ from .limits import (
     IDEMPOTENCY_WAIT,
     MAX_BODY_BYTES,
     MAX_COMBATANTS,
+    MAX_IDEMPOTENCY_KEY,
     MAX_NAME,
     MAX_NOTE,
     MAX_PUBLIC_EFFECTS,
@@ -89,9 +91,12 @@ from .views import (
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
            "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
            "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand",
-           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within", "head_as_get", "ENDLESS"]
+           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within", "head_as_get", "ENDLESS", "IdempotencyKeyHeader"]
 
 PROBLEM = "application/problem+json"
+#: The ``Idempotency-Key`` header a POST may carry (creating a fight, a seat, a command, dice for a staged one).
+IdempotencyKeyHeader = Annotated[str | None, HeaderParameter(name="Idempotency-Key", required=False, min_length=1,
+                                                             max_length=MAX_IDEMPOTENCY_KEY)]
 T = TypeVar("T")
 PAGE = EVENTS_PAGE  # events per page, at most
 

@@ -65,6 +65,7 @@ from .app import (
     FightsPage,
     Forbidden,
     Head,
+    IdempotencyKeyHeader,
     Keyed,
     NewSeat,
     OptionsView,
@@ -113,7 +114,6 @@ from .keep import CREATES, AnswerTaken, AnyKeep, Keep, Seat, new_token, seat_tok
 from .limits import (
     FIGHTS_PAGE,
     MAX_BODY_BYTES,
-    MAX_IDEMPOTENCY_KEY,
     MAX_PUBLIC_EFFECTS,
     MAX_SEQ,
 )
@@ -157,9 +157,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                       "body and creation token: a lost answer is asked for again safely). Needs the server's "
                       "creation token as the bearer token when the operator set one (omen serve always does).")
     async def create_fight(request: Request[Any, Any, Any],
-                           idempotency_key: Annotated[str | None, HeaderParameter(
-                               name="Idempotency-Key", required=False, min_length=1,
-                               max_length=MAX_IDEMPOTENCY_KEY)] = None) -> Created:
+                           idempotency_key: IdempotencyKeyHeader = None) -> Created:
         _may_create(request, create_token)
         body = await request.body()
         spec = _strict(body, CreateFight)
@@ -250,9 +248,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                       "same key and body makes no second seat: it is answered with the seat made, its token made "
                       "again from the GM's (the keep holds the seat's id, never its token).")
     async def make_seat(request: Request[Any, Any, Any], fight_id: FromPath[str],
-                        idempotency_key: Annotated[str | None, HeaderParameter(
-                            name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
-                                                   ] = None) -> Response[SeatMade]:
+                        idempotency_key: IdempotencyKeyHeader = None) -> Response[SeatMade]:
         token = _gm(request, fights, fight_id)
         body = await request.body()
         spec = _strict(body, NewSeat)
@@ -364,9 +360,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                       "the first answer; nothing is appended twice). A player gives the commands of its own "
                       "combatants; undo, redo, reveal_seed and the rest are the GM's.")
     async def command(request: Request[Any, Any, Any], fight_id: FromPath[str],
-                      idempotency_key: Annotated[str | None, HeaderParameter(
-                          name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
-                                                 ] = None
+                      idempotency_key: IdempotencyKeyHeader = None
                       ) -> Response[CommandResult]:
         token, seat = _seat(request, fights, fight_id)
         body = await request.body()

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import anyio.to_thread
 import msgspec
 from litestar import Request, Response, delete, post
-from litestar.params import FromPath, HeaderParameter
+from litestar.params import FromPath
 
 from omen_core import Fight
 from omen_core.commands import Command, Faces
@@ -38,6 +38,7 @@ from .app import (
     _ENCODER,
     Fights,
     Forbidden,
+    IdempotencyKeyHeader,
     Keyed,
     NotYourFaces,
     StagedView,
@@ -53,7 +54,6 @@ from .app import (
     run_command,
 )
 from .keep import Seat
-from .limits import MAX_IDEMPOTENCY_KEY
 from .views import Sight, staged_command, typed_in
 
 __all__ = ["Staged", "GiveDice", "already_staged", "stage", "staged_view", "seen_staged", "staging_routes",
@@ -307,9 +307,7 @@ def staging_routes(fights: Fights) -> list[Any]:
                       "With an Idempotency-Key header, a retry with the same key and body gets the first answer "
                       "again (nothing is appended twice), as for commands.")
     async def give_staged(request: Request[Any, Any, Any], fight_id: FromPath[str],
-                          idempotency_key: Annotated[str | None, HeaderParameter(
-                              name="Idempotency-Key", required=False, min_length=1, max_length=MAX_IDEMPOTENCY_KEY)
-                                                     ] = None) -> Response[bytes]:
+                          idempotency_key: IdempotencyKeyHeader = None) -> Response[bytes]:
         # the body is read after the token is checked (401 before 400), as for commands; its schema is openapi.py's
         token, seat = _seat(request, fights, fight_id)
         if seat.kind == "spectator":

@@ -597,6 +597,24 @@ def _ash_and_bo(faces: list[int], *, bo_agi: tuple[int, int] = (8, 2),
     return new_fight(ash, bo, faces=faces)
 
 
+def _hatchet_on_bo_at_his_last_bonus_action(hatchet: frozenset[WeaponProperty]) -> Fight:
+    """Bo spends one Bonus Action on a Disengage (leaving Ash's reach) and his last on a Dodge against Ash's Hatchet
+    (``hatchet``: its properties), thrown from afar or, marked thrown alone, struck in hand once Ash closes in again
+    (C22, C23)."""
+    fight = _ash_and_bo([6, 1, 4, 2, 1, 1], hatchet=hatchet)
+    fight.engage("ash", "bo")
+    fight.roll_initiative()
+    fight.end_turn("ash")
+    fight.disengage("bo")
+    fight.move("bo", leaves=["ash"])
+    fight.end_turn("bo")
+    if "ranged" not in hatchet:
+        fight.engage("ash", "bo")
+    fight.attack("ash", "bo", weapon="hatchet")
+    fight.defend("bo", "dodge")
+    return fight
+
+
 class TestWhatTheAttackAnswered:
     def test_a_caught_attack_says_the_catch_and_labels_each_cost(self) -> None:
         """C22 (t38): the Hatchet [4, 2] = 8 beats Bo's 1 + 1 + 1 + Dodge (1 + 2) = 6, a crit (FCS 3 vs RES 2); Bo
@@ -633,15 +651,7 @@ class TestWhatTheAttackAnswered:
     def test_no_catch_window_says_why_derived_from_the_state(self) -> None:
         """C22 (t45): Bo spends one Bonus Action on a Disengage and his last on a Dodge; the Hatchet hits (8 > 6), and
         the log records no Catch window: the explanation derives why (no Bonus Action left) and says it derived it."""
-        fight = _ash_and_bo([6, 1, 4, 2, 1, 1])
-        fight.engage("ash", "bo")
-        fight.roll_initiative()
-        fight.end_turn("ash")
-        fight.disengage("bo")
-        fight.move("bo", leaves=["ash"])
-        fight.end_turn("bo")
-        fight.attack("ash", "bo", weapon="hatchet")
-        fight.defend("bo", "dodge")
+        fight = _hatchet_on_bo_at_his_last_bonus_action(frozenset({"thrown", "ranged"}))
         attack = [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq
         told = explain(fight.events, attack)
         damage = next(r.seq for r in fight.events if isinstance(r.event, DamageResolved))
@@ -655,16 +665,7 @@ class TestWhatTheAttackAnswered:
         """C22 and docs/rulings.md "A weapon is thrown only in a ranged attack": a Hatchet marked only ``thrown``
         strikes in hand in a melee attack; when it hits Bo, who has no Bonus Action left, the explanation does not
         say why no Catch window opened (there was nothing in flight to catch)."""
-        fight = _ash_and_bo([6, 1, 4, 2, 1, 1], hatchet=frozenset({"thrown"}))
-        fight.engage("ash", "bo")
-        fight.roll_initiative()
-        fight.end_turn("ash")
-        fight.disengage("bo")
-        fight.move("bo", leaves=["ash"])
-        fight.end_turn("bo")
-        fight.engage("ash", "bo")
-        fight.attack("ash", "bo", weapon="hatchet")
-        fight.defend("bo", "dodge")
+        fight = _hatchet_on_bo_at_his_last_bonus_action(frozenset({"thrown"}))
         told = explain(fight.events, [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq)
         assert told.verdicts[0] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[4:] == (
             "9 slashing damage to bo's HP", "bo: HP 20 -> 11")  # nothing about a Catch between the hit and damage
