@@ -224,7 +224,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     wrote(f"the run written to {target}")  # a report lost after this is exit 3, saying so (README)
     if html is not None:
         _write_html(run, html, str(target))
-        wrote(f"the report written to {html}")
+        wrote(f"the report written to {html}", "fight pages")  # (its fight pages with it: one note for both)
     if as_json:
         stdout.write(run_json(run).decode() + "\n")
         return
@@ -396,8 +396,6 @@ def _write_html(run: Run, page: Path, run_path: str) -> None:
 
     with output_file(page, "the report") as f:
         write_html(run, f, run_path, pages)
-    n = len(pages)
-    wrote(f"the report written to {page}, with {n} fight page{'s' if n != 1 else ''} in {folder}", "fight pages")
 
 
 #: The name of a fight's page that ``--html`` writes in PAGE-fights/: what it clears there before writing a run's.
