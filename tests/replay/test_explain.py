@@ -597,17 +597,25 @@ def _ash_and_bo(faces: list[int], *, bo_agi: tuple[int, int] = (8, 2),
     return new_fight(ash, bo, faces=faces)
 
 
-def _hatchet_on_bo_at_his_last_bonus_action(hatchet: frozenset[WeaponProperty]) -> Fight:
-    """Bo spends one Bonus Action on a Disengage (leaving Ash's reach) and his last on a Dodge against Ash's Hatchet
-    (``hatchet``: its properties), thrown from afar or, marked thrown alone, struck in hand once Ash closes in again
-    (C22, C23)."""
-    fight = _ash_and_bo([6, 1, 4, 2, 1, 1], hatchet=hatchet)
+def _bo_disengaged_from_ash(faces: list[int], hatchet: frozenset[WeaponProperty] = frozenset({"thrown", "ranged"})
+                            ) -> Fight:
+    """Ash and Bo engaged; Ash's turn passes; Bo Disengages (a Bonus Action), leaves Ash's reach and ends his turn
+    (C23), rolling ``faces`` in C29 order."""
+    fight = _ash_and_bo(faces, hatchet=hatchet)
     fight.engage("ash", "bo")
     fight.roll_initiative()
     fight.end_turn("ash")
     fight.disengage("bo")
     fight.move("bo", leaves=["ash"])
     fight.end_turn("bo")
+    return fight
+
+
+def _hatchet_on_bo_at_his_last_bonus_action(hatchet: frozenset[WeaponProperty]) -> Fight:
+    """Bo spends one Bonus Action on a Disengage (leaving Ash's reach) and his last on a Dodge against Ash's Hatchet
+    (``hatchet``: its properties), thrown from afar or, marked thrown alone, struck in hand once Ash closes in again
+    (C22, C23)."""
+    fight = _bo_disengaged_from_ash([6, 1, 4, 2, 1, 1], hatchet)
     if "ranged" not in hatchet:
         fight.engage("ash", "bo")
     fight.attack("ash", "bo", weapon="hatchet")
@@ -703,13 +711,7 @@ class TestNoAttackOfOpportunity:
 
     def test_disengaged_and_no_reach_left(self) -> None:
         """C23: a Disengage earlier in the turn suppresses the window; a move that leaves no one's reach opens none."""
-        fight = _ash_and_bo([6, 1])
-        fight.engage("ash", "bo")
-        fight.roll_initiative()
-        fight.end_turn("ash")
-        fight.disengage("bo")
-        fight.move("bo", leaves=["ash"])
-        fight.end_turn("bo")
+        fight = _bo_disengaged_from_ash([6, 1])
         fight.move("ash")
         first, second = [r.seq for r in fight.events if isinstance(r.event, MovementDeclared)]
         assert explain(fight.events, first).verdicts == (

@@ -101,6 +101,14 @@ class Seats:
 
 
 
+def _alice_beside_hidden_skarn(table: Table) -> str:
+    """A manual fight of Kael, Vesh and Skarn, Skarn hidden by the GM; Alice's seat (Kael's): its token."""
+    table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
+    token: str = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    return token
+
+
 def test_a_players_refusal_names_no_hidden_responder() -> None:
     """Found by a tester: the hidden Skarn (engaged with Kael: its attack missed) and Vesh may Interrupt Kael's
     attack (C24); Alice's end_turn meanwhile said "legal now: react or pass_reaction by (hidden), vesh", telling her
@@ -108,9 +116,7 @@ def test_a_players_refusal_names_no_hidden_responder() -> None:
     Skarn is left (her options' waiting is null), what is legal now is the GM's alone; the GM's names Skarn."""
     table = Table()
     with table.client:
-        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
-        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
-            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        alice = _alice_beside_hidden_skarn(table)
         assert table.command({"command": "roll_initiative", "dice": [2, 1, 6]}).status_code == 201  # Skarn first
         assert table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
                               "dice": [1, 1, 1]}).status_code == 201
@@ -652,9 +658,7 @@ def test_explaining_the_gms_command_says_what_it_is_and_why_a_player_may_not() -
     her: each of its seqs is 403 for that one reason (the explanation's dice or words would say which is which)."""
     table = Table()
     with table.client:
-        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
-        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
-            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        alice = _alice_beside_hidden_skarn(table)
         check = {"command": "static_check", "check": {"who": "kael", "skill": "Athletics"}, "difficulty": 10}
         done = table.command({**check, "dice": [4]})
         assert done.status_code == 201, done.text
@@ -691,9 +695,7 @@ def test_a_players_own_command_and_the_gms_undo_are_shown_and_explained_as_they_
     so."""
     table = Table()
     with table.client:
-        table.create(dice="manual", names=("kael", "vesh", "skarn"), hidden=["skarn"])
-        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
-            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        alice = _alice_beside_hidden_skarn(table)
         assert table.command({"command": "roll_initiative", "dice": [1, 8, 1]}).status_code == 201  # Vesh first
         attack = {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
                   "dice": [6, 6, 1]}
