@@ -89,7 +89,10 @@ def test_a_double_press_of_e_ends_one_turn_and_says_so_quietly(server: Server, b
     page = page_of(browser, watch, origin_of(server), "double", gm)
     before = page.locator(".table-panel").get_attribute("data-head")
     page.keyboard.press("e")
-    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{before}'")
+    # the table changed and the first press is answered: a key pressed while a command is in flight is not read,
+    # and under load the new table shows before the page is free again
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{before}' "
+                           "&& !document.body.dataset.busy")
     page.keyboard.press("e")
     page.wait_for_function("() => !document.body.dataset.busy && document.querySelector('#message').textContent")
     page.wait_for_timeout(300)
