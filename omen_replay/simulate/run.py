@@ -188,6 +188,15 @@ class Backend:
     executor: cf.Executor | None = None
     address: str | None = None
     closing: Callable[[], None] | None = None
+    #: How many workers the cluster has now (a Dask cluster's may leave mid-run), or None where that cannot change.
+    present: Callable[[], int] | None = None
+    #: How long, in seconds, a run waits with batches in flight and no worker left before it gives up.
+    wait: float = 30.0
+    #: What a task that failed for want of its worker raises (Dask's ``KilledWorker``), beside the run's own errors.
+    lost: tuple[type[BaseException], ...] = ()
+    #: Whether closing waits for the batches still running (a process pool's: a batch is short), or cancels them
+    #: (a cluster's: a batch lost with its worker would be waited on forever).
+    drain: bool = True
 
     def submit(self, payload: bytes, start: int, count: int) -> cf.Future[bytes]:
         """Run one batch (here and now, without an executor)."""
@@ -203,7 +212,7 @@ class Backend:
     def close(self) -> None:
         """Shut the executor and whatever started it down."""
         if self.executor is not None:
-            self.executor.shutdown(wait=True)  # the futures still waiting were cancelled when the run stopped
+            self.executor.shutdown(wait=self.drain)  # the futures still waiting were cancelled when the run stopped
         if self.closing is not None:
             self.closing()
 
@@ -264,7 +273,12 @@ def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], No
         if cluster is not None:
             cluster.close()
 
-    backend = Backend("dask", workers, client.get_executor(pure=False), address=address, closing=closing)
+    def present() -> int:
+        return len(client.nthreads())
+
+    killed: Any = getattr(importlib.import_module("distributed.scheduler"), "KilledWorker", None)
+    backend = Backend("dask", workers, client.get_executor(pure=False), address=address, closing=closing,
+                      present=present, wait=wait, lost=(killed,) if isinstance(killed, type) else (), drain=False)
     try:
         yield backend
     finally:
@@ -385,9 +399,14 @@ def _gather(payload: bytes, encounters: Sequence[Encounter], backend: Backend, m
                 following += 1
             if not waiting:
                 break
-            finished, _ = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
+            finished = _some_done(waiting, backend, len(out[0]))
             for future in finished:
-                done[waiting.pop(future)] = _RECORDS.decode(future.result())
+                try:
+                    result = future.result()
+                except backend.lost as exc:
+                    raise RunError(f"--dask {backend.address}: a batch of fights was lost with the workers running "
+                                   f"it ({exc}); {len(out[0]):,} fights had come back: run again") from None
+                done[waiting.pop(future)] = _RECORDS.decode(result)
             while folded in done and not stop:
                 for tally, mine, recs in zip(tallies, out, done.pop(folded), strict=True):
                     mine.extend(recs)
@@ -402,6 +421,34 @@ def _gather(payload: bytes, encounters: Sequence[Encounter], backend: Backend, m
         for future in waiting:
             future.cancel()
     return out
+
+
+#: How often, in seconds, a run with batches in flight on a cluster looks whether it still has a worker.
+_LOOK_EVERY: Final = 1.0
+
+
+def _some_done(waiting: Mapping[cf.Future[bytes], int], backend: Backend, played: int) -> set[cf.Future[bytes]]:
+    """The batches in flight that have finished, once one has; on a cluster whose workers may leave
+    (``backend.present``), a run with no worker left for ``backend.wait`` seconds is refused rather than left to
+    wait forever (Dask keeps a lost worker's batches for a worker that may never come)."""
+    if backend.present is None:
+        return cf.wait(waiting, return_when=cf.FIRST_COMPLETED).done
+    gone_since: float | None = None
+    while True:
+        finished = cf.wait(waiting, timeout=_LOOK_EVERY, return_when=cf.FIRST_COMPLETED).done
+        if finished:
+            return finished
+        if backend.present():
+            gone_since = None
+            continue
+        now = time.monotonic()
+        if gone_since is None:
+            gone_since = now
+        elif now - gone_since >= backend.wait:
+            again = ("run again" if (backend.address or "").startswith("local:") else
+                     f"start a worker (dask worker {backend.address} --nthreads 1) and run again")
+            raise RunError(f"--dask {backend.address}: every worker left mid-run and none joined within "
+                           f"{backend.wait:g} s; {played:,} fights had come back: {again}")
 
 
 # -- what makes a run the run it is ----------------------------------------------------------------------------

@@ -214,6 +214,46 @@ class TestADaskCluster:
                                       f"one: dask worker {address} --nthreads 1)")
         assert 2 <= waited < 10
 
+    def test_a_run_whose_workers_all_leave_mid_run_is_refused_not_left_waiting(self, tmp_path: Path) -> None:
+        """A cluster's only worker leaves after the first batch comes back (the cluster scaled to 0): the run
+        stops with a RunError naming the address, the wait and the fights that came back, within the wait given
+        (2 s here), where it waited forever for a worker (Dask keeps a lost worker's batches)."""
+        import importlib
+        import threading
+
+        distributed: Any = importlib.import_module("distributed")
+        encounter = load_encounter(mirror_duel(tmp_path))
+        outcome: list[BaseException | Run] = []
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", processes=False,
+                                      protocol="tcp", dashboard_address=None, silence_logs=40,
+                                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster:
+            address = cluster.scheduler_address
+
+            def leave_after_the_first(progress: Any) -> None:
+                if progress.done and cluster.workers:
+                    cluster.scale(0)
+
+            def run() -> None:
+                try:
+                    with dask(address, wait=2) as backend:
+                        outcome.append(simulate([encounter], Rules(policies={}), SEED, backend, fights=100_000,
+                                                batch=20, started_ms=0, progress=leave_after_the_first))
+                except BaseException as exc:  # the thread's outcome, checked below
+                    outcome.append(exc)
+
+            runner = threading.Thread(target=run, daemon=True)
+            start = time.perf_counter()
+            runner.start()
+            runner.join(timeout=90)
+            waited = time.perf_counter() - start
+            assert not runner.is_alive(), "the run still waits for a worker"
+        assert len(outcome) == 1 and isinstance(outcome[0], RunError), outcome
+        said = str(outcome[0])
+        assert said.startswith(f"--dask {address}: every worker left mid-run and none joined within 2 s; ")
+        assert said.endswith(f"fights had come back: start a worker (dask worker {address} --nthreads 1) and run "
+                             "again")
+        assert waited < 60
+
     def test_a_local_cluster_serves_no_dashboard_and_no_page(self) -> None:
         """--dask local:1 (dashboard_address=None, which only leaves the charts out) served the scheduler's info
         pages, metrics and health on 127.0.0.1:8787 and each worker's on a random port: now no node listens on
