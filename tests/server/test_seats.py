@@ -488,6 +488,22 @@ class TestSeats:
         assert gm.status_code == 200 and gm.json()["parts"]
 
 
+    def test_a_die_drawn_before_a_mid_fight_reveal_is_confirmed_by_its_own_seed_after_the_second(
+            self, seats: Any) -> None:
+        """A roll drawn under the first seed (revealed mid-fight, C42) is explained as confirmed by that seed once
+        the second seed is revealed too, as ``omen explain`` says of the same log (found by a tester: the server
+        checked it against the latest seed, and said the GM's seed does NOT match)."""
+        seats.post("gm", {"command": {"command": "roll_initiative"}})
+        kael = next(e for e in seats.get("alice", "/events?limit=500").json()["events"]
+                    if e["type"] == "initiative_rolled" and e["event"] and e["event"]["who"] == "kael")
+        for command in ({"command": "reveal_seed"}, {"command": "end_fight", "note": "over"},
+                        {"command": "reveal_seed"}):
+            assert seats.post("gm", {"command": command}).status_code == 201
+        told = seats.table.client.get(f"/fights/ford/explain/{kael['seq']}", headers=seats.table.auth()).json()
+        assert told["seed"] == "seeded dice; the seed matches its commitment", told
+        assert [die["seed_confirms"] for die in told["dice"]] == [True], told
+
+
 def _junk(who: str) -> st.SearchStrategy[dict[str, Any]]:
     own = "kael" if who == "alice" else "brin"
     return st.fixed_dictionaries({
