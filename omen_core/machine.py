@@ -328,7 +328,8 @@ PHASE_ORDER: MappingProxyType[tuple[Phase, str], Phase] = _derive(FightFlow().ma
 
 class OutOfPhase(RuleViolation):
     """An event or command that does not belong in the current phase; names the phase and what is legal (but the
-    triggers ``without`` names: revealing a seed in a fight that has none to reveal)."""
+    triggers ``without`` names: revealing a seed in a fight that has none to reveal; ``"undo"``: nothing can be
+    undone or redone, C42)."""
 
     def __init__(self, phase: Phase, trigger: str, seq: int | None = None, without: tuple[str, ...] = (),
                  waiting: list[str] | None = None):
@@ -338,7 +339,7 @@ class OutOfPhase(RuleViolation):
         over = "the fight has ended: " if phase.value == "ended" else ""
         now = ("; ".join(waiting) if waiting  # a decision waits (an initiative tie among allies): its answers
                else f"{', '.join(_PHASE_VERBS[t] for t in legal) or 'nothing'}"
-               f"{'' if seq is not None else '; undo and redo at any time'}")
+               f"{'' if seq is not None or 'undo' in without else '; undo and redo at any time'}")
         super().__init__("phase", f"{where}{over}cannot {_PHASE_VERBS.get(trigger, trigger)} in the {phase.value} "
                                   f"phase; legal now: {now}")
 

@@ -1115,10 +1115,11 @@ def refuse_setup_undo(fights: Fights, fight_id: str, fight: Fight, command: Comm
 
 def refuse_player_action_before_rounds(seat: Seat, fight: Fight, command: Command) -> None:
     """403 for a player's action of its own before the rounds: single actions in the set-up (an ambush,
-    initiative) are the GM's to resolve (docs/machine.md); a player answers windows and draws (C35) then."""
+    initiative) are the GM's to resolve (docs/machine.md); a player answers windows and draws (C35) then. After the
+    rounds the engine's own refusal says that the fight has ended (422), as it does to the GM."""
     kind = str(type(command).__struct_config__.tag)
     phase = fight.state.phase.value
-    if seat.kind == "player" and not player_may_act(kind, phase):
+    if seat.kind == "player" and phase != "ended" and not player_may_act(kind, phase):  # ended: the engine says so
         raise Forbidden(detail=f"{kind} is the GM's before the rounds (the fight is at {phase}): a player's seat "
                                "gives its combatants' actions from round 1, after the GM rolls initiative; before "
                                "then it answers windows and draws")

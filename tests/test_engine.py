@@ -255,6 +255,24 @@ class TestSeed:
         assert isinstance(fight.events[-1].event, SeedRevealed)
         assert fight.state.revealed_seed == bytes(range(32)).hex()
 
+    def test_after_the_last_reveal_a_refusal_no_longer_offers_undo(self) -> None:
+        """C42: once the ended fight's seed is revealed nothing can be undone, so a command refused then says
+        "legal now: nothing", where before the reveal it offers the reveal and undo (it offered "undo and redo at
+        any time", and the undo was then refused)."""
+        fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        fight.join(KAEL)
+        fight.end_fight("gm")
+        with pytest.raises(RuleViolation) as before:
+            fight.roll_initiative()
+        assert str(before.value).endswith("legal now: reveal the seed; undo and redo at any time")
+        fight.reveal_seed()
+        with pytest.raises(RuleViolation) as after:
+            fight.roll_initiative()
+        assert str(after.value) == ("[phase] the fight has ended: cannot act (attack, save, check, move) in the ended "
+                                    "phase; legal now: nothing")
+        with pytest.raises(RuleViolation, match=r"\[C42\] nothing can be undone"):
+            fight.undo()
+
     def test_wrong_seed_is_refused(self) -> None:
         """A seed that does not hash to the commitment is refused and not recorded."""
         fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)

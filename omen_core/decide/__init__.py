@@ -80,7 +80,7 @@ from .attack import (
 )
 from .checks import RESUMES as CHECK_RESUMES
 from .checks import contest, static_check
-from .draft import Draft, no_reveal
+from .draft import Draft, not_now
 from .flow import RESUMES as ROUND_RESUMES
 from .flow import (
     agree_initiative,
@@ -611,7 +611,7 @@ def _decided(state: FightState, command: Command, dice: DiceSource, history: His
     if not kind.starts and not state.started:
         raise RuleViolation("setup", "the fight has not started: start it first")
     if state.ending is not None and not kind.after_end:
-        raise OutOfPhase(Phase.ENDED, "act", without=no_reveal(state))
+        raise OutOfPhase(Phase.ENDED, "act", without=not_now(state))
     draft = Draft(state, dice)
     draft.command = kind.tag
     if not kind.self_recording:

@@ -24,7 +24,7 @@ from ..errors import RuleViolation, UnknownCombatant
 from ..events import DiceRolled, DiceSourceChanged, Event, PoolTag, RollPurpose
 from ..limits import MAX_FACES
 from ..machine import ORDER, PHASE_ORDER, IllegalOrder, OutOfPhase, Phase, Step, legal_triggers
-from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve
+from ..state import CombatantState, FightState, condition_adjustment, effective_bonus, evolve, redoable
 
 __all__ = ["Draft", "condition_adjustment", "effective_bonus", "helplessness", "require_turn"]
 
@@ -69,7 +69,7 @@ class Draft:
     def require_phase(self, trigger: str) -> None:
         """Refuse the command unless the fight's phase allows ``trigger``; name the phase and what is legal."""
         if (self.state.phase, trigger) not in PHASE_ORDER:
-            raise OutOfPhase(self.state.phase, trigger, without=no_reveal(self.state), waiting=self._waiting())
+            raise OutOfPhase(self.state.phase, trigger, without=not_now(self.state), waiting=self._waiting())
 
     def _waiting(self) -> list[str] | None:
         """What answers the decision waiting outside any action (an initiative tie among allies, C19), in the words
@@ -82,7 +82,7 @@ class Draft:
         try:
             self.state = evolve(self.state, event, self.batch + len(self.events), self.batch)
         except OutOfPhase as exc:
-            raise OutOfPhase(exc.phase, exc.trigger, without=no_reveal(self.state), waiting=self._waiting()) from None
+            raise OutOfPhase(exc.phase, exc.trigger, without=not_now(self.state), waiting=self._waiting()) from None
         except IllegalOrder as exc:
             raise IllegalOrder(exc.step, exc.trigger, exc.legal, rule=exc.rule, why=exc.why, command=self.command,
                                legal_now=legal_now(self.state)) from None
@@ -181,6 +181,9 @@ def helplessness(fighter: CombatantState) -> tuple[str, str] | None:
     return None
 
 
-def no_reveal(state: FightState) -> tuple[str, ...]:
-    """``("reveal",)`` when the fight has no seed left to reveal: a refusal does not offer revealing it."""
-    return () if state.seed_commitment is not None and state.revealed_seed is None else ("reveal",)
+def not_now(state: FightState) -> tuple[str, ...]:
+    """What a phase refusal does not offer: ``"reveal"`` when the fight has no seed left to reveal, ``"undo"`` when
+    nothing can be undone or redone (every command is before a revealed seed, C42, or there is none)."""
+    reveal = () if state.seed_commitment is not None and state.revealed_seed is None else ("reveal",)
+    undoable = state.undo_point >= max(state.undo_floor, 1) or redoable(state) is not None
+    return reveal + (() if undoable else ("undo",))

@@ -337,6 +337,25 @@ class TestCommands:
         assert audit["clean"] and audit["problems"] == 0, audit  # decided again the same way: faces, then the seed
         assert [f for f in audit["findings"] if "provenance" not in f and "is manual" not in f] == [], audit
 
+    def test_a_players_action_after_the_end_is_refused_as_the_fight_has_ended(self, table: Any) -> None:
+        """C33: after end_fight Alice's attack is refused as the GM's is, 422 saying the fight has ended, with
+        nothing written (it was 403 "the GM's before the rounds", a rule for the set-up; found by a tester)."""
+        from tests.sheets import sheet as plain
+
+        table.create(dice="manual", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                          msgspec.to_builtins(plain("vesh", side="raiders"))])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        assert table.command({"command": "end_fight", "note": "over"}).status_code == 201
+        before = lines(table.store, "duel")
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [6, 6]}
+        told = [table.command(attack, token=token) for token in (alice, None)]
+        assert [t.status_code for t in told] == [422, 422], [t.text for t in told]
+        assert [t.json()["detail"] for t in told] == [told[1].json()["detail"]] * 2
+        assert told[0].json()["detail"].startswith("[phase] the fight has ended: cannot act"), told[0].text
+        assert lines(table.store, "duel") == before
+
     def test_a_player_starts_no_action_before_the_rounds(self, table: Any) -> None:
         """docs/machine.md: in the set-up single actions are the GM's to resolve. Alice's seat (Kael) is offered no
         attack, move or ability before initiative, and her attack is 403 with nothing written (a player attacked,
