@@ -18,6 +18,7 @@ from .app import (
     refusals,
     say,
     seed_option,
+    seq_value,
     wrote,
 )
 from .console import escape, fold, fold_command, fold_footer, out, print_lines, stdout, terminal_width
@@ -382,7 +383,7 @@ def _validated_key(parsed: Command, key: str) -> Command:
 
 def undo(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
-    to: Annotated[int | None, typer.Option("--to", metavar="SEQ",
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", parser=seq_value,
                                                    help="Undo everything from this seq on (a command's first "
                                                         "event, with no action in progress before it).")] = None,
     reason: Annotated[str, typer.Option(metavar="TEXT", help="Why, for the record.")] = "",
