@@ -61,11 +61,12 @@ def print_where(found: Options) -> None:
         (f", {found.turn}'s turn" if found.turn else "")
     say(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
     if found.waiting is not None:
+        from .status import answer_costs
+
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
-        cost = "at no cost" if w.cost == "free" else f"costs {escape(w.cost)}"
         say(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
-                  f"{escape(' or '.join(w.answers))}; {cost}[/]")
+                  f"{escape(' or '.join(w.answers))}; {escape(answer_costs(w))}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         say(f"out of the fight (C33): {escape(', '.join(gone))}")

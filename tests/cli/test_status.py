@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omen_cli.status import published_seed
+from omen_cli.status import published_seed, status_lines
 from omen_core.options import options
 from omen_core.walk import LinesSource, replay
 from omen_replay.demo import DEMO_SEED
@@ -212,7 +212,6 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
     """C5, C38: at Steady Aim's decision (Ana's 3 + 1 = 4 against the orc's 5 would miss), status says the hit
     total against the defense as it stands, under the awaited line; after the answer the hit is determined and no
     decision waits, so the line is gone."""
-    from omen_cli.status import status_lines
     from tests.fights import new_fight
     from tests.sheets import sheet
     from tests.test_abilities import having
@@ -220,7 +219,7 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
     fight = new_fight(having(sheet("ana"), "steady_aim"), sheet("orc", side="raiders"), faces=[3, 1, 5])
     fight.attack("ana", "orc", unarmed=True)
     lines = status_lines(options(fight.state), fight.state, "t.jsonl", None)
-    assert lines[1].startswith("awaited: Ana: Steady Aim")
+    assert lines[1] == "awaited: Ana: Steady Aim (C37), with answer_decision; per answer: use: 1 Will, pass: free"
     assert lines[2] == "  Ana's hit total 4 against Orc's defense 5: a miss, as it stands (the defender wins ties, " \
                        "§Hit Determination)"
     fight.answer_decision("steady_aim", "ana", "use")
@@ -257,3 +256,45 @@ def test_each_choice_has_its_own_dice_line_under_all(capsys: pytest.CaptureFixtu
                      "dice (defense=dodge, weapon=(default)): b's active defense (active d6)",
                      "dice (defense=block, weapon=(default)): b's active defense (active d8)",
                      "dice (defense=parry, weapon=mace): b's active defense (active d8)"]
+
+
+def test_a_window_says_what_answering_costs_and_that_passing_is_free(demo: list[bytes],
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """C8, C22, C24: at the demo's Active Defense window a Dodge, Parry or Block costs 1 Bonus Action and declining
+    nothing; at its Interrupt window a strike costs 2 and letting it pass nothing: ``omen status`` and ``omen status
+    --all`` say both (they said "costs 2 Bonus Actions" of a window that is free to pass)."""
+    from omen_cli.show import print_where
+
+    said = {"active_defense": ("Kael Arden", "kael", "Active Defense (C8)", "answer_active_defense",
+                               "to Dodge, Parry or Block costs 1 Bonus Action, to decline (defense left out) is free"),
+            "interrupt": ("Brin Hollowmere", "brin", "Interrupt (C24)", "react or pass_reaction",
+                          "to strike (a melee attack) costs 2 Bonus Actions, to let it pass is free")}
+    at = points(demo)
+    for kind, (name, who, title, answers, costs) in said.items():
+        state = replay(LinesSource(demo[:at[kind]], where="demo"), chain=False)
+        found = options(state)
+        assert status_lines(found, state, "f.jsonl", None)[1] == f"awaited: {name}: {title}, with {answers}; {costs}"
+        print_where(found)
+        printed = " ".join(capsys.readouterr().out.split())
+        assert f"waiting for {who}: {title}, answer with {answers}; {costs}" in printed
+
+
+@pytest.mark.parametrize(("kind", "words"), [
+    ("catch", "to catch it (no damage, no on-hit effects) costs 1 Bonus Action, to let it hit is free"),
+    ("attack_of_opportunity", "to strike (a basic melee attack) costs 1 Bonus Action, to let it pass is free"),
+    ("routing", "at no cost"),
+    ("will_conversion", "at no cost"),
+])
+def test_each_kind_of_window_says_its_own_costs(kind: str, words: str) -> None:
+    """C22, C23, C12, C31: a Catch and an Attack of Opportunity cost 1 Bonus Action to take and nothing to let go
+    by; choosing the die that feeds damage and where converted damage lands cost nothing at all (the rows of
+    omen_core.decisions, under the shipped ruleset's reaction costs)."""
+    from omen_cli.status import answer_costs
+    from omen_core.content import load_ruleset
+    from omen_core.decisions import DECISION_POINTS
+    from omen_core.options import Waiting
+
+    point = next(p for p in DECISION_POINTS if p.kind == kind)
+    waiting = Waiting(kind=kind, title=point.title, rule=point.rule, who=("bo",), answers=(), resumes=point.resumes,
+                      cost=point.cost(load_ruleset()))
+    assert answer_costs(waiting) == words
