@@ -57,7 +57,7 @@ def status(
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
         found = live.options()
     if as_json or every:
-        print_options(found, as_json)
+        print_options(found, as_json, live.state)
         return
     from omen_core.dice import commitment
 
@@ -303,7 +303,7 @@ def do_cmd(
                   + _recorded_by(stored[0].event, by))
     print_lines(Narrator(state=before).lines(stored))
     if show_options:
-        print_options(found, False)
+        print_options(found, False, live.state)
         return
     print_where(found)
     chosen = f" --fight {shlex.quote(fight)}" if fight is not None else ""  # a store of several needs it

@@ -250,11 +250,49 @@ def test_each_choice_has_its_own_dice_line_under_all(capsys: pytest.CaptureFixtu
     turn = capsys.readouterr().out
     assert "dice (weapon=touch" in turn and "dice (weapon=bolt" in turn, turn
     fight.attack("a", "b", weapon="rapier")
-    print_options(options(fight.state), as_json=False)
-    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("dice (")]
+    print_options(options(fight.state), as_json=False, state=fight.state)
+    printed = capsys.readouterr().out.splitlines()
+    lines = [" ".join(line.split()) for line in printed if line.strip().startswith("dice (")]
     assert lines == ["dice (defense=(default), weapon=(default)): none",
                      "dice (defense=dodge, weapon=(default)): b's active defense (active d6)",
                      "dice (defense=block, weapon=(default)): b's active defense (active d8)",
+                     "dice (defense=parry, weapon=(default)): b's active defense (active d8), with mace: the first "
+                     "weapon in hand that may parry (C9, C35)",
+                     "dice (defense=parry, weapon=mace): b's active defense (active d8)"]
+
+
+def test_a_parry_naming_no_weapon_has_the_dice_line_of_the_weapon_it_uses(tmp_path: Path) -> None:
+    """C9, C35 (docs/rulings.md, "A Parry may use any weapon in hand"): against A's touch (a melee spell) B's knife,
+    first in hand, may not parry, her magical mace may: ``omen status --all`` gives the Parry naming no weapon the
+    mace's line, its STR d8 (not the knife's AGI d6), named; it had no line at all."""
+    import msgspec
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+    from omen_core.content import Weapon
+    from omen_core.events import encode_line
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    touch = Weapon(id="touch", weapon_damage=2, damage_type="fire", properties=frozenset({"spell"}))
+    a = msgspec.structs.replace(sheet("a", INT=(10, 2), FCS=(8, 2)), weapons=(touch,))
+    knife = Weapon(id="knife", weapon_damage=2, damage_type="piercing", properties=frozenset({"finesse"}))
+    mace = Weapon(id="mace", weapon_damage=4, damage_type="crushing", parry_rating=1,
+                  properties=frozenset({"magical"}))
+    b = msgspec.structs.replace(sheet("b", side="s", STR=(8, 1), AGI=(6, 1), RES=(8, 2)), weapons=(knife, mace),
+                                wielding=("knife", "mace"))
+    fight = new_fight(a, b, faces=[5, 2, 6, 5, 3])
+    fight.roll_initiative()
+    fight.attack("a", "b", weapon="touch")  # INT 6 + FCS 5 + 2 = 13 vs RES 3 + 2 = 5: a hit, the window opens
+    log = tmp_path / "parry.jsonl"
+    log.write_bytes(b"".join(encode_line(r) + b"\n" for r in fight.events))
+    said = CliRunner().invoke(app, ["status", str(log), "--all"], env={"COLUMNS": "300"})
+    assert said.exit_code == 0, said.output
+    lines = [" ".join(line.split()) for line in said.stdout.splitlines() if line.strip().startswith("dice (")]
+    assert lines == ["dice (defense=(default), weapon=(default)): none",
+                     "dice (defense=dodge, weapon=(default)): b's active defense (active d6)",
+                     "dice (defense=parry, weapon=(default)): b's active defense (active d8), with mace: the first "
+                     "weapon in hand that may parry (C9, C35)",
                      "dice (defense=parry, weapon=mace): b's active defense (active d8)"]
 
 
