@@ -17,9 +17,10 @@ import contextlib
 import errno
 import io
 import os
+import re
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main", "EXIT_CODES", "LOG_HELP", "bad_input", "refusals", "guarded", "seed_option", "open_store",
            "open_existing_store", "open_snapshots", "held", "wrote", "appended", "store_at", "open_fight",
-           "check_log_parent", "say"]
+           "check_log_parent", "say", "seq_value", "seq_from"]
 
 EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another writer appended first, nothing written",
               2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
@@ -150,6 +151,44 @@ def _usage_error(exc: Any, named: str) -> int:
     return exit_code
 
 
+class _NotASeq(ValueError):
+    """A seq the command line gave otherwise than as digits (``77.0``, ``1e2``, ``+5``): :func:`seq_value`."""
+
+
+class _BelowSeq(ValueError):
+    """A seq below the least an option takes (``--to 0`` where the first event, seq 1, is the least)."""
+
+    def __init__(self, given: int, least: int):
+        super().__init__(given, least)
+        self.given, self.least = given, least
+
+
+#: A seq as the command line writes it: digits (a sign before them for one below 0, which each command refuses
+#: saying the log's range), nothing else.
+_DIGITS = re.compile(r"-?[0-9]+")
+
+
+def seq_value(given: object) -> int:
+    """A seq given on the command line (an argument or an option, as ``parser=``): a whole number written as digits,
+    as a log writes it; ``77.0``, ``1e2`` or ``+77`` is a usage error naming the option (exit 2), where typer's own
+    ``int`` took ``77.0`` for 77. A default (an int already) is itself."""
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    if not (isinstance(given, str) and given.isascii() and _DIGITS.fullmatch(given)):
+        raise _NotASeq(given)
+    return int(given)
+
+
+def seq_from(least: int) -> Callable[[object], int]:
+    """:func:`seq_value` for an option that takes no seq below ``least`` (``parser=`` ignores typer's ``min``)."""
+    def parse(given: object) -> int:
+        seq = seq_value(given)
+        if seq < least:
+            raise _BelowSeq(seq, least)
+        return seq
+    return parse
+
+
 #: What a value refused for its type must be, by pydantic's kind of error (typer checks types with pydantic).
 _MUST_BE = {"int_parsing": "a whole number", "int_from_float": "a whole number", "int_type": "a whole number",
             "float_parsing": "a number", "float_type": "a number"}
@@ -166,6 +205,11 @@ def _wrong_value(exc: Any) -> str | None:
         return None
     kind, given, bounds = str(found[0].get("type", "")), found[0].get("input"), found[0].get("ctx") or {}
     name = max(param.opts, key=len) if param.param_type_name == "option" else param.metavar or param.name.upper()
+    raised = bounds.get("error")
+    if isinstance(raised, _NotASeq):
+        return f"{name} must be a whole number written as digits, not {str(given)!r}"
+    if isinstance(raised, _BelowSeq):
+        return f"{name} must be at least {raised.least}, not {raised.given}"
     if kind in _MUST_BE:
         return f"{name} must be {_MUST_BE[kind]}, not {str(given)!r}"
     limit = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le")}.get(kind)

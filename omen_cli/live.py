@@ -18,6 +18,7 @@ from .app import (
     refusals,
     say,
     seed_option,
+    seq_value,
     wrote,
 )
 from .console import escape, fold, fold_command, fold_footer, out, print_lines, stdout, terminal_width
@@ -56,7 +57,7 @@ def status(
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
         found = live.options()
     if as_json or every:
-        print_options(found, as_json)
+        print_options(found, as_json, live.state)
         return
     from omen_core.dice import commitment
 
@@ -302,7 +303,7 @@ def do_cmd(
                   + _recorded_by(stored[0].event, by))
     print_lines(Narrator(state=before).lines(stored))
     if show_options:
-        print_options(found, False)
+        print_options(found, False, live.state)
         return
     print_where(found)
     chosen = f" --fight {shlex.quote(fight)}" if fight is not None else ""  # a store of several needs it
@@ -382,7 +383,7 @@ def _validated_key(parsed: Command, key: str) -> Command:
 
 def undo(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
-    to: Annotated[int | None, typer.Option("--to", metavar="SEQ",
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", parser=seq_value,
                                                    help="Undo everything from this seq on (a command's first "
                                                         "event, with no action in progress before it).")] = None,
     reason: Annotated[str, typer.Option(metavar="TEXT", help="Why, for the record.")] = "",

@@ -19,6 +19,8 @@ from .app import (
     open_snapshots,
     refusals,
     seed_option,
+    seq_from,
+    seq_value,
     store_at,
     wrote,
 )
@@ -111,7 +113,8 @@ def repair(
 def replay_cmd(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
     fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
-    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", help="Stop after the event with this seq.")] = None,
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", parser=seq_value,
+                                           help="Stop after the event with this seq.")] = None,
     steps: Annotated[bool, typer.Option("--steps", help="Step through: each event, then who stands how.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON (with --steps: one line "
                                                          "per event).")] = False,
@@ -167,7 +170,7 @@ def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
 
 def explain_cmd(
     log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
-    seq: Annotated[int, typer.Argument(metavar="SEQ",
+    seq: Annotated[int, typer.Argument(metavar="SEQ", parser=seq_value,
                                        help="The seq of a roll, an attack (any of its events), a save or a check.")],
     fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
     seed: Annotated[str | None, typer.Option(metavar="HEX", help="Check seeded dice against this seed (hex).")] = None,
@@ -289,9 +292,9 @@ def copy_cmd(
     dst_url: Annotated[str, typer.Argument(metavar="DST", help="The store to copy to (made if need be).")],
     fight: Annotated[str | None, typer.Option(metavar="ID",
                                               help="Copy this fight only (default: every fight of SRC).")] = None,
-    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", min=1,
-                                           help="Copy the fight up to this seq only: the last seq of one of its "
-                                                "commands (one fight: --fight, or SRC's only one).")] = None,
+    to: Annotated[int | None, typer.Option("--to", metavar="SEQ", parser=seq_from(1),
+                                           help="Copy the fight up to this seq only (from 1): the last seq of one "
+                                                "of its commands (one fight: --fight, or SRC's only one).")] = None,
 ) -> None:
     """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
     completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it

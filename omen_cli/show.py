@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from .console import escape, out, plain, say, stdout
 
 if TYPE_CHECKING:
-    from omen_core.options import DiceRoll, Offer, Options
+    from omen_core.options import Choice, DiceRoll, Offer, Options
+    from omen_core.state import FightState
     from omen_replay.replay import StateSummary
     from omen_replay.verify import Report
 
@@ -61,11 +62,12 @@ def print_where(found: Options) -> None:
         (f", {found.turn}'s turn" if found.turn else "")
     say(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
     if found.waiting is not None:
+        from .status import answer_costs
+
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
-        cost = "at no cost" if w.cost == "free" else f"costs {escape(w.cost)}"
         say(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
-                  f"{escape(' or '.join(w.answers))}; {cost}[/]")
+                  f"{escape(' or '.join(w.answers))}; {escape(answer_costs(w))}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         say(f"out of the fight (C33): {escape(', '.join(gone))}")
@@ -78,8 +80,9 @@ def print_where(found: Options) -> None:
         say(f"deferred costs to pay (C41): {escape(', '.join(owed))}")
 
 
-def print_options(found: Options, as_json: bool) -> None:
-    """What the fight waits for and who may do what, as ``omen status`` prints it."""
+def print_options(found: Options, as_json: bool, state: FightState | None = None) -> None:
+    """What the fight waits for and who may do what, as ``omen status`` prints it (``state``: the fight's, for the
+    dice line of a Parry naming no weapon to name the weapon it uses)."""
     import msgspec
 
     from .status import odds_summary
@@ -97,7 +100,7 @@ def print_options(found: Options, as_json: bool) -> None:
             shown = _choice_summary(offer)
             say(f"    {escape(offer.command)} [dim]({escape(offer.cost)}; {escape(offer.rule)})[/]"
                 + (f" {escape(shown)}" if shown else ""), "      ")
-            for line in [*_free_summary(offer), *_dice_summary(offer), *odds_summary(offer)]:
+            for line in [*_free_summary(offer), *_dice_summary(offer, state), *odds_summary(offer)]:
                 say(f"      [dim]{escape(line)}[/]", "        ")
     say(f"head {found.head}")
 
@@ -113,22 +116,45 @@ def _free_summary(offer: Offer) -> list[str]:
 DICE_LINES = 8
 
 
-def _dice_summary(offer: Offer) -> list[str]:
-    """The dice an offer's choices roll: one line if they all roll the same, else a line per choice (each once: a
-    Parry by its weapon's name, up to :data:`DICE_LINES`), named by the arguments that tell the choices apart. Two
-    choices whose dice read alike still get a line each: a die's size does not say whose attribute it is (a Parry
-    with a mace rolls STR, a Block RES), and no choice is left for the reader to find under another's name."""
-    from .status import each_once
-
-    rolled = [(c.args, "; ".join([*(_describe_roll(r) for r in c.dice),
-                                  *(["maybe " + "; ".join(_describe_roll(r) for r in c.may_roll)]
-                                    if c.may_roll else [])])) for c in each_once(offer.choices)]
-    if len({text for _, text in rolled}) <= 1:
+def _dice_summary(offer: Offer, state: FightState | None = None) -> list[str]:
+    """The dice an offer's choices roll: one line if they all roll the same, else a line per choice (up to
+    :data:`DICE_LINES`), named by the arguments that tell the choices apart. Two choices whose dice read alike
+    still get a line each: a die's size does not say whose attribute it is (a Parry with a mace rolls STR, a Block
+    RES), and no choice is left for the reader to find under another's name: a Parry naming no weapon has its own
+    line too, the dice of the weapon it uses, named (:func:`_parry_named`)."""
+    rolled = [(c.args, _rolls(c), _parry_named(c, state)) for c in offer.choices]
+    if len({text for _, text, _ in rolled}) <= 1:
         return [f"dice: {rolled[0][1]}"] if rolled and rolled[0][1] else []
     varying = _varying(offer)
-    lines = [f"dice ({_short_args(args, varying)}): {text or 'none'}" for args, text in rolled[:DICE_LINES]]
+    lines = [f"dice ({_short_args(args, varying)}): {text or 'none'}{named}"
+             for args, text, named in rolled[:DICE_LINES]]
     more = len(rolled) - DICE_LINES
     return lines + ([f"dice: {more} more choice(s) (omen status --json lists each)"] if more > 0 else [])
+
+
+def _rolls(choice: Choice) -> str:
+    """The dice a choice rolls, then those it may roll, in words."""
+    return "; ".join([*(_describe_roll(r) for r in choice.dice),
+                      *(["maybe " + "; ".join(_describe_roll(r) for r in choice.may_roll)] if choice.may_roll else [])])
+
+
+def _parry_named(choice: Choice, state: FightState | None) -> str:
+    """For a Parry naming no weapon, the weapon it uses, in words: the first weapon in hand that may parry the
+    attack (C9, C35; docs/rulings.md, "A Parry may use any weapon in hand"), as the engine picks it and ``options()``
+    rolls its dice; empty for any other choice, or without the fight's state."""
+    if state is None or choice.args.get("defense") != "parry" or choice.args.get("weapon"):
+        return ""
+    from omen_core.derive import parry_weapon
+    from omen_core.state import AttackFrame
+
+    defender = str(choice.args.get("defender", ""))
+    fighter = state.combatants.get(defender)
+    if fighter is None:
+        return ""
+    frame = state.pending
+    kind = frame.declaration.kind if isinstance(frame, AttackFrame) and frame.declaration.target == defender else None
+    weapon = parry_weapon(fighter.sheet, None, fighter.wielding, kind)
+    return f", with {weapon.id}: the first weapon in hand that may parry (C9, C35)" if weapon is not None else ""
 
 
 def _flat(args: dict[str, Any]) -> dict[str, Any]:

@@ -18,13 +18,14 @@ from typing import Any
 
 import msgspec
 
+from omen_core.decisions import DECISION_POINTS
 from omen_core.derive import standing_hit
 from omen_core.dice import commitment
-from omen_core.options import Choice, DiceRoll, Offer, Options
+from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.state import FightState
 
 __all__ = ["SeedKnown", "each_once", "published_seed", "status_lines", "next_commands", "combatant_line",
-           "odds_summary"]
+           "odds_summary", "answer_costs"]
 
 #: At most this many ``omen do`` lines under ``next:``.
 NEXT = 5
@@ -73,8 +74,7 @@ def _awaited(found: Options, state: FightState) -> str:
     w = found.waiting
     if w is not None:
         who = ", ".join(_name(state, x) for x in w.who) or "the GM"
-        cost = "at no cost" if w.cost == "free" else f"costs {w.cost}"
-        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {cost}"
+        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {answer_costs(w)}"
     if state.ending is not None:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
@@ -83,6 +83,27 @@ def _awaited(found: Options, state: FightState) -> str:
     if _offered(found, "roll_initiative"):
         return "awaited: the GM: an ambush, positions or initiative (roll_initiative)"
     return "awaited: the GM"
+
+
+#: The triggers of the answers that cost nothing at a decision point whose answers cost: declining an Active
+#: Defense (C8: the defender may also decline) and letting a thrown item hit (C22); an answer marked ``free`` (letting
+#: an Interrupt or an Attack of Opportunity pass, C23, C24) is free too.
+_DECLINING = frozenset({"decline", "decline_catch"})
+
+
+def answer_costs(waiting: Waiting) -> str:
+    """What answering the decision the fight waits on costs, in words: at a window whose answer costs, what that
+    answer costs and that passing it costs nothing (``to Dodge, Parry or Block costs 1 Bonus Action, to decline
+    (defense left out) is free``, C8, C22); an extension's decision, each choice's cost as it declares them; a
+    decision that costs nothing, ``at no cost``."""
+    if waiting.cost == "free":
+        return "at no cost"
+    point = next((p for p in DECISION_POINTS if p.kind == waiting.kind), None)
+    if point is None:  # an extension's decision point (C38): its cost per choice, as its row says it
+        return f"per answer: {waiting.cost}"
+    free = [a.label for a in point.answers if a.free or a.trigger in _DECLINING]
+    paid = [a.label for a in point.answers if a.label not in free]
+    return f"to {' or '.join(paid)} costs {waiting.cost}" + "".join(f", to {label} is free" for label in free)
 
 
 def _undoing(state: FightState) -> list[str]:

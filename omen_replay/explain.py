@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
+from typing import NamedTuple
 
 import msgspec
 
@@ -119,6 +120,10 @@ _WORDS: dict[str, tuple[str, str]] = {
     "damage_dice": ("{dice_label}", "{dice_source}"),
     "primary_bonus": ("primary bonus", "attribute bonus (none when unarmed, C12)"),
     "crit_bonus": ("crit bonus", "one extra primary bonus on a crit (C12)"),
+    "sheet_primary_bonus": ("primary bonus", "{attribute} bonus, {who}'s sheet (C12)"),
+    "primary_conditions": ("conditions", "{held} (C28)"),
+    "sheet_crit_bonus": ("crit bonus", "one extra primary bonus on a crit: {attribute} bonus, {who}'s sheet (C12)"),
+    "crit_conditions": ("crit bonus: conditions", "{held} (C28)"),
     "weapon_damage": ("Weapon Damage", "{damage_source}"),
     "ability_die": ("ability die", "a die {label} added to the damage (C12, C39)"),
     "damage_modifier": ("{label}", "{modifier_source}"),
@@ -567,6 +572,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     weapon_damage = isinstance(hd, HitDetermined) and hd.hit
     arm = events[0][1].combatants[decl.attacker].sheet.weapon(decl.weapon) if decl.weapon else None
     label = arm.label if arm is not None else "unarmed"
+    lowered = _changed(hit[1], decl.attacker, hd, arm is not None) if hit is not None and isinstance(
+        hd, HitDetermined) else None
     healing = _Healing()
     no_catch = _no_catch(events, arm)
     for rec, state in events:
@@ -579,7 +586,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             parts += _damage_parts(rec.event, consequence=not dealt_by_weapon,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage,
                                    named=_origins(state, decl.attacker, decl.target, answered=answered),
-                                   rerolled=rerolled, attacker=decl.attacker)
+                                   rerolled=rerolled, attacker=decl.attacker,
+                                   lowered=lowered if dealt_by_weapon else None)
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -734,16 +742,51 @@ def _incoming(term: Term, before: int, incoming: IncomingDamage) -> Term:
                                                 f"{before + term.value} (C13, C34)")
 
 
+class _Changed(NamedTuple):
+    """What conditions changed of the attacker's primary bonus as the hit recorded it (C28), for the weapon's
+    damage to split its primary bonus and a crit's extra one the same way (C12): the attribute, the change, the
+    conditions held in words, whether the attack is armed (unarmed damage has no primary bonus to split, C12) and
+    whether it crit (only a crit adds the extra one, C7)."""
+
+    attribute: str
+    conditions: int
+    held: str
+    armed: bool
+    crit: bool
+
+
+def _changed(state: FightState, attacker: str, hd: HitDetermined, armed: bool) -> _Changed | None:
+    """What conditions changed of ``attacker``'s primary bonus when the hit was determined (``state``: the state
+    it was determined in, as :func:`_hit_parts` splits the hit total's); None if nothing did."""
+    conditions, held = _split(state, attacker, hd.attack.attribute, hd.attack.attribute_bonus)
+    return _Changed(hd.attack.attribute, conditions, held, armed, hd.crit) if conditions else None
+
+
+def _split_bonus(terms: tuple[PartTerm, ...], changed: _Changed) -> tuple[PartTerm, ...]:
+    """C12's terms with the primary bonus (armed) and a crit's extra one (on a crit), each the attacker's effective
+    primary bonus, split into the sheet's value and what conditions changed (C28), as the hit total splits it."""
+    split = {"primary_bonus": changed.armed, "crit_bonus": changed.crit}
+    out: list[PartTerm] = []
+    for t in terms:
+        if split.get(t.kind):
+            out += [PartTerm(t.label, t.value - changed.conditions, t.source, f"sheet_{t.kind}"),
+                    PartTerm("conditions", changed.conditions, "condition", t.kind.replace("bonus", "conditions"))]
+        else:
+            out.append(t)
+    return tuple(out)
+
+
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
                   named: dict[str, tuple[str, str]] | None = None,
                   rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", ""),
-                  attacker: str = "") -> list[Part]:
+                  attacker: str = "", lowered: _Changed | None = None) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
     reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39; ``stacks``: what a
     condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40; ``attacker``:
-    whose rage a rage die is, C12)."""
+    whose rage a rage die is, C12; ``lowered``: what conditions changed of the attacker's primary bonus, for the
+    weapon's damage to split it, :func:`_split_bonus`, C28)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -763,8 +806,10 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
     dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
-    terms = _worded(t.terms(), dice_label=dice_label, dice_source=dice_source,
-                    damage_source=event.source, modifier_source="damage modifier", named=named, attacker=attacker)
+    formula = t.terms() if lowered is None else _split_bonus(t.terms(), lowered)
+    terms = _worded(formula, dice_label=dice_label, dice_source=dice_source, damage_source=event.source,
+                    modifier_source="damage modifier", named=named, attacker=attacker, who=attacker,
+                    attribute=lowered.attribute if lowered else "", held=lowered.held if lowered else "")
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 

@@ -149,7 +149,8 @@ def parse_head(text: str) -> Head:
 
 
 class Report(msgspec.Struct, frozen=True, kw_only=True):
-    """The audit of one log: how much was checked, where it ends, and every finding.
+    """The audit of one log: how much was checked, where it ends, and every finding (``findings`` in the log's
+    order: by seq, then by line).
 
     ``clean`` means no integrity finding: undo re-rolls (kind ``"undo re-roll"``) and dice of another source than
     the fight's stated dice (kind ``"dice provenance"``) are listed in ``findings`` too but do not make a log
@@ -251,6 +252,19 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
             return ""
         return ("; the seed given (--seed) matches the fresh commitment after the reveal (C42), which the log does "
                 "not reveal: no die was drawn under it yet")
+
+
+def _by_seq(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Findings in the log's order: by seq, then by line (one in the raw bytes names its line; one the rules found
+    names none and comes after those at its seq, as reading the line comes before checking its event). The sort is
+    stable: findings at one place keep the order the audit found them in. The audit finds some late (a seeded die
+    is checked when the reveal comes, an undo's re-rolls at the end), so the order it found them in is not the
+    log's."""
+    return tuple(sorted(findings, key=lambda f: (f.seq, f.line or _NO_LINE)))
+
+
+#: Where a finding that names no line (``line`` 0) sorts among the findings at its seq: after those that do.
+_NO_LINE = 2 ** 63
 
 
 def finding_words(finding: Finding) -> str:
@@ -966,7 +980,7 @@ class Audit(Visitor):
         notes = [*self.notes, f"audited {audit}; docs/verify.md says what a re-sealed log of schema version 1 can "
                               "fake"] if self.by_event else self.notes
         return Report(fight_id=info.fight_id if info is not None else "", events=self.count,
-                      seeded_dice=self.seeds.seeded, seed_revealed=self.seeds.known, findings=tuple(self.findings),
+                      seeded_dice=self.seeds.seeded, seed_revealed=self.seeds.known, findings=_by_seq(self.findings),
                       undone=tuple(undone), notes=tuple(notes), event_by_event=self.by_event, audit=audit,
                       head=Head(seq=last.seq, hash=last.hash) if last is not None else None,
                       redecided=self.redecided, schema_versions=tuple(sorted(self.versions)),

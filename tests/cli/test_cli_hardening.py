@@ -656,9 +656,10 @@ class TestUsageErrors:
         (["veriffy"], "No such command 'veriffy'. Did you mean 'verify'?", "omen --help"),
         (["verify"], "Missing argument 'LOG'", "omen verify --help"),
         (["verify", "x.jsonl", "--bogus"], "No such option: --bogus", "omen verify --help"),
-        (["replay", "x.jsonl", "--to", "\u00b2"], "omen: error: --to must be a whole number, not '\u00b2'",
-         "omen replay --help"),
-        (["explain", "x.jsonl", "abc"], "omen: error: SEQ must be a whole number, not 'abc'", "omen explain --help"),
+        (["replay", "x.jsonl", "--to", "\u00b2"],
+         "omen: error: --to must be a whole number written as digits, not '\u00b2'", "omen replay --help"),
+        (["explain", "x.jsonl", "abc"], "omen: error: SEQ must be a whole number written as digits, not 'abc'",
+         "omen explain --help"),
         (["serve", "--port", "0"], "omen: error: --port must be at least 1, not 0", "omen serve --help"),
         (["simulate", "--until-ci", "x"], "omen: error: --until-ci must be a number, not 'x'", "omen simulate --help"),
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
@@ -674,6 +675,23 @@ class TestUsageErrors:
         lines = result.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("omen: error: ") and words in lines[0], lines
         assert lines[0].endswith(f"(see '{helped}')")
+
+    @pytest.mark.parametrize(("argv", "words"), [
+        (["replay", "x.jsonl", "--to", "77.0"], "--to must be a whole number written as digits, not '77.0'"),
+        (["undo", "x.jsonl", "--to", "77.0"], "--to must be a whole number written as digits, not '77.0'"),
+        (["copy", "x.jsonl", "y.jsonl", "--to", "77.0"], "--to must be a whole number written as digits, not '77.0'"),
+        (["explain", "x.jsonl", "93.0"], "SEQ must be a whole number written as digits, not '93.0'"),
+        (["replay", "x.jsonl", "--to", "1e2"], "--to must be a whole number written as digits, not '1e2'"),
+        (["replay", "x.jsonl", "--to", "+7"], "--to must be a whole number written as digits, not '+7'"),
+        (["replay", "x.jsonl", "--to", "7_0"], "--to must be a whole number written as digits, not '7_0'"),
+        (["copy", "x.jsonl", "y.jsonl", "--to", "0"], "--to must be at least 1, not 0"),
+    ])
+    def test_a_seq_not_written_as_digits_is_a_usage_error(self, argv: list[str], words: str) -> None:
+        """A seq is a whole number written as digits, as a log writes it: ``--to 77.0`` is refused (it was taken
+        for 77), exit 2, one line naming the option, before any log is opened (x.jsonl does not exist)."""
+        result = omen(*argv)
+        assert result.exit_code == 2 and result.stdout == ""
+        assert result.stderr.splitlines() == [f"omen: error: {words} (see 'omen {argv[0]} --help')"]
 
     def test_a_group_alone_prints_its_help(self) -> None:
         """``omen db`` with no subcommand prints the group's help (what it offers), exit 2."""

@@ -166,8 +166,8 @@ class TestStatus:
     def test_text_says_what_the_fight_waits_for(self, window_log: Path) -> None:
         """With a decision open, `omen status --all` names it, who answers, with which command and at what cost."""
         said = text(omen("status", str(window_log), "--all"))
-        assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; costs 1 Bonus Action"
-                in said)
+        assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; to Dodge, Parry or Block "
+                "costs 1 Bonus Action, to decline (defense left out) is free" in said)
         assert "cancel_action" in said and "declare_attack" not in said
 
     @pytest.mark.parametrize("stage", ["setup_log", "turn_log", "window_log", "interrupt_log"])

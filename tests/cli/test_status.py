@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omen_cli.status import published_seed
+from omen_cli.status import published_seed, status_lines
 from omen_core.options import options
 from omen_core.walk import LinesSource, replay
 from omen_replay.demo import DEMO_SEED
@@ -212,7 +212,6 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
     """C5, C38: at Steady Aim's decision (Ana's 3 + 1 = 4 against the orc's 5 would miss), status says the hit
     total against the defense as it stands, under the awaited line; after the answer the hit is determined and no
     decision waits, so the line is gone."""
-    from omen_cli.status import status_lines
     from tests.fights import new_fight
     from tests.sheets import sheet
     from tests.test_abilities import having
@@ -220,7 +219,7 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
     fight = new_fight(having(sheet("ana"), "steady_aim"), sheet("orc", side="raiders"), faces=[3, 1, 5])
     fight.attack("ana", "orc", unarmed=True)
     lines = status_lines(options(fight.state), fight.state, "t.jsonl", None)
-    assert lines[1].startswith("awaited: Ana: Steady Aim")
+    assert lines[1] == "awaited: Ana: Steady Aim (C37), with answer_decision; per answer: use: 1 Will, pass: free"
     assert lines[2] == "  Ana's hit total 4 against Orc's defense 5: a miss, as it stands (the defender wins ties, " \
                        "§Hit Determination)"
     fight.answer_decision("steady_aim", "ana", "use")
@@ -251,9 +250,89 @@ def test_each_choice_has_its_own_dice_line_under_all(capsys: pytest.CaptureFixtu
     turn = capsys.readouterr().out
     assert "dice (weapon=touch" in turn and "dice (weapon=bolt" in turn, turn
     fight.attack("a", "b", weapon="rapier")
-    print_options(options(fight.state), as_json=False)
-    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("dice (")]
+    print_options(options(fight.state), as_json=False, state=fight.state)
+    printed = capsys.readouterr().out.splitlines()
+    lines = [" ".join(line.split()) for line in printed if line.strip().startswith("dice (")]
     assert lines == ["dice (defense=(default), weapon=(default)): none",
                      "dice (defense=dodge, weapon=(default)): b's active defense (active d6)",
                      "dice (defense=block, weapon=(default)): b's active defense (active d8)",
+                     "dice (defense=parry, weapon=(default)): b's active defense (active d8), with mace: the first "
+                     "weapon in hand that may parry (C9, C35)",
                      "dice (defense=parry, weapon=mace): b's active defense (active d8)"]
+
+
+def test_a_parry_naming_no_weapon_has_the_dice_line_of_the_weapon_it_uses(tmp_path: Path) -> None:
+    """C9, C35 (docs/rulings.md, "A Parry may use any weapon in hand"): against A's touch (a melee spell) B's knife,
+    first in hand, may not parry, her magical mace may: ``omen status --all`` gives the Parry naming no weapon the
+    mace's line, its STR d8 (not the knife's AGI d6), named; it had no line at all."""
+    import msgspec
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+    from omen_core.content import Weapon
+    from omen_core.events import encode_line
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    touch = Weapon(id="touch", weapon_damage=2, damage_type="fire", properties=frozenset({"spell"}))
+    a = msgspec.structs.replace(sheet("a", INT=(10, 2), FCS=(8, 2)), weapons=(touch,))
+    knife = Weapon(id="knife", weapon_damage=2, damage_type="piercing", properties=frozenset({"finesse"}))
+    mace = Weapon(id="mace", weapon_damage=4, damage_type="crushing", parry_rating=1,
+                  properties=frozenset({"magical"}))
+    b = msgspec.structs.replace(sheet("b", side="s", STR=(8, 1), AGI=(6, 1), RES=(8, 2)), weapons=(knife, mace),
+                                wielding=("knife", "mace"))
+    fight = new_fight(a, b, faces=[5, 2, 6, 5, 3])
+    fight.roll_initiative()
+    fight.attack("a", "b", weapon="touch")  # INT 6 + FCS 5 + 2 = 13 vs RES 3 + 2 = 5: a hit, the window opens
+    log = tmp_path / "parry.jsonl"
+    log.write_bytes(b"".join(encode_line(r) + b"\n" for r in fight.events))
+    said = CliRunner().invoke(app, ["status", str(log), "--all"], env={"COLUMNS": "300"})
+    assert said.exit_code == 0, said.output
+    lines = [" ".join(line.split()) for line in said.stdout.splitlines() if line.strip().startswith("dice (")]
+    assert lines == ["dice (defense=(default), weapon=(default)): none",
+                     "dice (defense=dodge, weapon=(default)): b's active defense (active d6)",
+                     "dice (defense=parry, weapon=(default)): b's active defense (active d8), with mace: the first "
+                     "weapon in hand that may parry (C9, C35)",
+                     "dice (defense=parry, weapon=mace): b's active defense (active d8)"]
+
+
+def test_a_window_says_what_answering_costs_and_that_passing_is_free(demo: list[bytes],
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """C8, C22, C24: at the demo's Active Defense window a Dodge, Parry or Block costs 1 Bonus Action and declining
+    nothing; at its Interrupt window a strike costs 2 and letting it pass nothing: ``omen status`` and ``omen status
+    --all`` say both (they said "costs 2 Bonus Actions" of a window that is free to pass)."""
+    from omen_cli.show import print_where
+
+    said = {"active_defense": ("Kael Arden", "kael", "Active Defense (C8)", "answer_active_defense",
+                               "to Dodge, Parry or Block costs 1 Bonus Action, to decline (defense left out) is free"),
+            "interrupt": ("Brin Hollowmere", "brin", "Interrupt (C24)", "react or pass_reaction",
+                          "to strike (a melee attack) costs 2 Bonus Actions, to let it pass is free")}
+    at = points(demo)
+    for kind, (name, who, title, answers, costs) in said.items():
+        state = replay(LinesSource(demo[:at[kind]], where="demo"), chain=False)
+        found = options(state)
+        assert status_lines(found, state, "f.jsonl", None)[1] == f"awaited: {name}: {title}, with {answers}; {costs}"
+        print_where(found)
+        printed = " ".join(capsys.readouterr().out.split())
+        assert f"waiting for {who}: {title}, answer with {answers}; {costs}" in printed
+
+
+@pytest.mark.parametrize(("kind", "words"), [
+    ("catch", "to catch it (no damage, no on-hit effects) costs 1 Bonus Action, to let it hit is free"),
+    ("attack_of_opportunity", "to strike (a basic melee attack) costs 1 Bonus Action, to let it pass is free"),
+    ("routing", "at no cost"),
+    ("will_conversion", "at no cost"),
+])
+def test_each_kind_of_window_says_its_own_costs(kind: str, words: str) -> None:
+    """C22, C23, C12, C31: a Catch and an Attack of Opportunity cost 1 Bonus Action to take and nothing to let go
+    by; choosing the die that feeds damage and where converted damage lands cost nothing at all (the rows of
+    omen_core.decisions, under the shipped ruleset's reaction costs)."""
+    from omen_cli.status import answer_costs
+    from omen_core.content import load_ruleset
+    from omen_core.decisions import DECISION_POINTS
+    from omen_core.options import Waiting
+
+    point = next(p for p in DECISION_POINTS if p.kind == kind)
+    waiting = Waiting(kind=kind, title=point.title, rule=point.rule, who=("bo",), answers=(), resumes=point.resumes,
+                      cost=point.cost(load_ruleset()))
+    assert answer_costs(waiting) == words

@@ -39,6 +39,19 @@ def brute_fight() -> Fight:
     return fight
 
 
+def fatigued_fight(*, stacks: int, STR: tuple[int, int], FCS: tuple[int, int], faces: list[int],
+                   unarmed: bool = False) -> Fight:
+    """Ash (``stacks`` of Fatigued, an axe of WD 4) attacks Bo (RES d6 +1, no armor), who declines the Active
+    Defense: the hit roll and Bo's RES die are ``faces`` (C29)."""
+    ash = msgspec.structs.replace(sheet("ash", STR=STR, FCS=FCS), weapons=(Weapon(id="axe", weapon_damage=4),))
+    bo = msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1)), hp=30)
+    fight = new_fight(ash, bo, faces=faces)
+    fight.apply_condition("ash", "Fatigued", stacks=stacks)
+    fight.attack("ash", "bo", unarmed=unarmed)
+    fight.defend("bo", None)
+    return fight
+
+
 def declared(fight: Fight) -> int:
     """The seq of the fight's first attack declaration."""
     return next(e.seq for e in fight.events if e.event.__class__.__name__ == "AttackDeclared")
@@ -68,6 +81,40 @@ class TestAttack:
         terms = {(t.label, t.value) for t in hit.terms}
         assert {("STR bonus", 3), ("conditions", -1), ("high ground (C27)", 2)} <= terms
         assert any("Exhausted" in t.source for t in hit.terms)
+
+    def test_the_damages_primary_bonus_is_split_where_fatigued_lowered_it(self) -> None:
+        """C12, C28: Ash (STR +2, Fatigued x1: -1 to every attribute bonus) hits Bo with the axe (WD 4), no crit:
+        the damage 6 + 1 + 4 = 11 shows the primary bonus as the sheet's +2 and Fatigued's -1, as the hit total
+        shows the STR bonus (before, one +1 "attribute bonus")."""
+        fight = fatigued_fight(stacks=1, STR=(8, 2), FCS=(6, 0), faces=[6, 2, 1])
+        # hit 6 + 2 + (2 - 1) = 9 vs 1 + 1 = 2; crit: FCS 2 + (0 - 1) = 1 vs RES 1 + 1 = 2: none
+        damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
+        assert damage.total == 11 and [(t.label, t.value, t.origin) for t in damage.terms] == [
+            ("primary dice result", 6, "dice"), ("primary bonus", 2, "sheet"), ("conditions", -1, "condition"),
+            ("crit bonus", 0, "rule"), ("Weapon Damage", 4, "weapon")]
+        assert [t.source for t in damage.terms[1:3]] == ["STR bonus, ash's sheet (C12)", "Fatigued x1 (C28)"]
+
+    def test_a_crits_extra_primary_bonus_is_split_too(self) -> None:
+        """C7, C12, C28: Ash (STR +3, FCS +2, Fatigued x2: -2 each) crits Bo with the axe: 5 + (3 - 2) + (3 - 2)
+        + 4 = 11, the primary bonus and the crit's extra one each the sheet's +3 and Fatigued's -2."""
+        fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2])
+        # hit 5 + 6 + (3 - 2) = 12 vs 2 + 1 = 3; crit: FCS 6 + (2 - 2) = 6 vs RES 2 + 1 = 3
+        damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
+        assert damage.total == 11 and [(t.label, t.value, t.source) for t in damage.terms] == [
+            ("primary dice result", 5, "the hit roll, not re-rolled"),
+            ("primary bonus", 3, "STR bonus, ash's sheet (C12)"), ("conditions", -2, "Fatigued x2 (C28)"),
+            ("crit bonus", 3, "one extra primary bonus on a crit: STR bonus, ash's sheet (C12)"),
+            ("crit bonus: conditions", -2, "Fatigued x2 (C28)"), ("Weapon Damage", 4, "axe")]
+
+    def test_an_unarmed_crit_splits_only_the_extra_bonus(self) -> None:
+        """C12, C28: unarmed, the damage has no STR bonus (0, not split) but a crit adds one, split: the STR die 5
+        + 0 + (3 - 2) = 6."""
+        fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2], unarmed=True)
+        damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (unarmed)")
+        assert damage.total == 6 and [(t.label, t.value) for t in damage.terms] == [
+            ("primary dice result", 5), ("primary bonus", 0), ("crit bonus", 3), ("crit bonus: conditions", -2),
+            ("Weapon Damage", 0)]
+        assert damage.terms[1].source == "attribute bonus (none when unarmed, C12)"
 
     def test_any_event_of_the_attack_explains_the_whole_attack(self) -> None:
         """Asking about the hit roll, the window, the damage or any other event of the attack (every event carrying

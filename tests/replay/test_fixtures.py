@@ -216,7 +216,7 @@ def _damage(kind: str, log: Path) -> None:
 @pytest.mark.parametrize(("kind", "first"), [
     ("missing", "seq 11, line 10 [chain] seq 11 where 10 was expected (events missing, repeated or out of order)"),
     ("repeated", "seq 38, line 39 [chain] seq 38 where 39 was expected (events missing, repeated or out of order)"),
-    ("swapped", "seq 12, line 11 [chain] seq 12 where 11 was expected (events missing, repeated or out of order)"),
+    ("swapped", "seq 11, line 12 [chain] seq 11 where 13 was expected (events missing, repeated or out of order)"),
     ("torn", "seq 37, line 37 [batch] torn batch: the command starting at seq 33 wrote 5 of its 6 events (a crash "
              "mid-write; omen repair removes it)"),
     ("newer", None),
@@ -436,8 +436,8 @@ def test_a_torn_last_line_lists_the_findings_omen_verify_gives(tmp_path: Path) -
     assert result.broken and result.problems == (
         f"{log} cannot be replayed (2 audit finding(s), below): record it again with `omen fixtures record duel "
         f"--dir {copy.parent}` if its scenario is right",
-        f"seq 38, line 38 [format] torn tail: the last line ({torn} bytes) was cut off mid-write; earlier events are "
-        "intact",
         "seq 37, line 37 [batch] torn batch: the command starting at seq 33 wrote 5 of its 6 events (a crash "
-        "mid-write; omen repair removes it)")
+        "mid-write; omen repair removes it)",
+        f"seq 38, line 38 [format] torn tail: the last line ({torn} bytes) was cut off mid-write; earlier events are "
+        "intact")  # by seq (docs/verify.md), the torn batch before the torn tail that left it
     assert _findings_verify_prints(log) == list(result.problems[1:])

@@ -873,6 +873,28 @@ class TestSeedFromTheLog:
         assert result.exit_code == 1 and "all match the revealed seed" not in result.stdout
         assert f"seq {seq} [dice] seeded die 0" in result.stdout
 
+    def test_findings_come_in_the_logs_order_in_the_report_the_text_and_the_json(self, tmp_path: Path) -> None:
+        """The forged die at seq 5 is found only when the reveal comes, after the check's findings at seq 6: the
+        report, ``omen verify`` and ``--json`` list them by seq all the same (5, 6, 6)."""
+        import json
+
+        from typer.testing import CliRunner
+
+        from omen_cli import app
+        from omen_core.store import JsonlStore
+
+        log, seq = self.forged_face()
+        report = verify(log)
+        assert seq == 5 and [(f.seq, f.rule) for f in report.findings] == [(5, "dice"), (6, "C16"), (6, "dice")]
+        path = tmp_path / "forged.jsonl"
+        JsonlStore.single(path).append("audit", log, 0)
+        runner = CliRunner()
+        said = [line.split(" [")[0].strip() for line in runner.invoke(app, ["verify", str(path)]).stdout.splitlines()
+                if line.startswith("  seq ")]
+        assert said == ["seq 5", "seq 6", "seq 6"]
+        found = json.loads(runner.invoke(app, ["verify", str(path), "--json"]).stdout)["findings"]
+        assert [(f["seq"], f["rule"]) for f in found] == [(5, "dice"), (6, "C16"), (6, "dice")]
+
     def test_a_revealed_seed_that_does_not_match_checks_no_die(self) -> None:
         """A reveal re-sealed with another seed: one finding (it does not match the commitment), and no die is
         checked against it (the report says none was)."""
@@ -1178,7 +1200,8 @@ class TestASpentSeedCommittedAgain:
         assert not report.clean
         assert [(f.seq, f.rule, f.found) for f in report.findings if f.seq == committed] == [
             (committed, "C42", commitment(SEED))]
-        assert f"is the seed revealed at seq {committed - 1}:" in report.findings[0].what
+        assert f"is the seed revealed at seq {committed - 1}:" in next(f for f in report.findings
+                                                                       if f.seq == committed).what
         refused = [f for f in report.findings if "the rules refuse this command here" in f.what]
         assert [(f.seq, f.rule, f.expected, f.found) for f in refused] == [
             (committed - 2, "C42", "a command the rules accept here", "reveal_seed")]
@@ -1268,14 +1291,14 @@ class TestDamagedEnds:
                 conn.execute("UPDATE events SET line = CAST(line AS TEXT) WHERE seq = 5")
                 conn.commit()
             report = verify_store(store, "audit")
-        assert [(f.seq, f.rule, f.what) for f in report.findings] == [
-            (5, "format", "the store cannot read on: row seq 5 holds its line as TEXT, not as the BLOB omen writes "
-                          "(an edited row)"),
+        assert [(f.seq, f.rule, f.what) for f in report.findings] == [  # in the log's order (docs/verify.md)
             (4, "batch", "torn batch: the command starting at seq 4 wrote 1 of its 3 events: this store writes each "
                          "command's events in one transaction, so no crash leaves part of one: its rows were removed "
                          "or edited outside omen (omen repair is for JSON Lines logs); copy the whole commands before "
                          "it to another store (omen copy SRC DST --fight audit --to 3) or restore this store from a "
-                         "backup")]
+                         "backup"),
+            (5, "format", "the store cannot read on: row seq 5 holds its line as TEXT, not as the BLOB omen writes "
+                          "(an edited row)")]
         assert report.events == 4 and report.redecided == 3
 
     def test_a_torn_batch_is_not_decided_again(self) -> None:
@@ -1292,7 +1315,7 @@ class TestDamagedEnds:
         """The last line cut mid-write: the torn tail and the torn batch it leaves, nothing else."""
         lines = [encode_line(r) + b"\n" for r in seeded_log()]
         report = verify_lines([*lines[:12], lines[12][:-40]])
-        assert [(f.seq, f.rule) for f in report.findings] == [(13, "format"), (12, "batch")]
+        assert [(f.seq, f.rule) for f in report.findings] == [(12, "batch"), (13, "format")]
 
     def test_a_torn_tail_is_said_as_omen_verify_says_it_of_a_file(self, tmp_path: Path) -> None:
         """docs/fixtures.md (a broken fixture's findings "as `omen verify` says it"): the audit of a torn log's
@@ -1306,7 +1329,8 @@ class TestDamagedEnds:
         (tmp_path / "torn.jsonl").write_bytes(b"".join(torn))
         report = verify_lines(torn)
         assert report.findings == verify_store(JsonlStore.single(tmp_path / "torn.jsonl"), "audit").findings
-        assert (report.findings[0].seq, report.findings[0].line, report.findings[0].what) == (
+        tail = next(f for f in report.findings if f.rule == "format")
+        assert (tail.seq, tail.line, tail.what) == (
             13, 13, f"torn tail: the last line ({len(lines[12]) - 40} bytes) was cut off mid-write; earlier events "
                     "are intact")
 
