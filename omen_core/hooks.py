@@ -62,9 +62,10 @@ HOOK_POINTS: dict[str, HookPoint] = {
         "defense is decided here",
         "the Active Defense window opens if it is due (C8), then hit and crit are determined"),
     "attack.determined": HookPoint(
-        "an attack's hit and crit are determined (C5, C7), before a Catch (C22), routing (C12) or the damage: what "
-        "answers a hit, a miss or a crit is decided here",
-        "a Catch, routing or the damage, as the hit calls for (C12, C22)"),
+        "an attack's hit and crit are determined (C5, C7), and a thrown item that would hit was let hit at its "
+        "Catch window (C22: a caught one has no on-hit effects), before routing (C12) or the damage: what answers a "
+        "hit, a miss or a crit is decided here",
+        "routing or the damage, as the hit calls for (C12)"),
     "attack.damaged": HookPoint(
         "an attack's damage has landed on its target (C13) and its consequences are done (C25), before it settles; "
         "only if the attack's own damage (its hit's and its branches') reached the target: what answers damage "

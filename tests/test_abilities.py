@@ -1540,22 +1540,41 @@ def test_a_clear_only_trigger_is_offered_only_when_there_is_something_to_clear()
     assert not fight.state.combatants["ana"].has("Prone")
 
 
-def test_a_thrown_weapon_may_be_caught_after_an_abilitys_damage_at_the_hit() -> None:
-    """C22, C38: Kael's thrown javelin crits Vesh (STR 6 + FCS 6 + 2 = 14 against RES 1 + 0; FCS portion 7
-    against RES 1) and Kael uses Flame Lash (2 HP: Vesh takes d6 3 fire at once); the javelin, about to hit, then
-    opens Vesh's Catch window as it would have without the lash (answering use was refused: the lash's damage had
-    moved the attack past the step a Catch window opens from), and a catch spares Vesh the javelin's damage."""
+def _javelin_crit() -> Fight:
+    """Kael's thrown javelin crits Vesh (STR 6 + FCS 6 + 2 = 14 against RES 1 + 0; FCS portion 7 against RES 1), Kael
+    holding Flame Lash (attack.determined on a crit: 2 HP, the target takes 1d6 fire); Vesh declined Active
+    Defense."""
     javelin = Weapon(id="javelin", weapon_damage=3, damage_type="piercing", properties=frozenset({"thrown", "ranged"}))
     kael = msgspec.structs.replace(having(sheet("kael", STR=(8, 2), FCS=(6, 1)), "flame_lash"), weapons=(javelin,),
                                    wielding=("javelin",))
     fight = new_fight(kael, sheet("vesh", side="raiders"), faces=[6, 6, 1, 3])
     fight.attack("kael", "vesh", weapon="javelin")
     fight.defend("vesh", None)
-    fight.answer_decision("flame_lash", "kael", "use")
-    assert (fight.state.combatants["kael"].hp, fight.state.combatants["vesh"].hp) == (18, 17)
+    return fight
+
+
+def test_a_caught_thrown_weapon_opens_no_on_hit_ability() -> None:
+    """C22, C38, docs/rulings.md ("A Catch is automatic once paid": no on-hit effects): the javelin about to hit
+    opens Vesh's Catch window first, before the attack.determined moment; caught, Flame Lash is never offered, so
+    Kael pays no HP and Vesh takes no fire (a tester found the lash offered and applied before the Catch)."""
+    fight = _javelin_crit()
     assert isinstance(fight.waiting_for, CatchWindowOpened) and fight.waiting_for.target == "vesh"
     fight.catch("vesh")
-    assert fight.state.combatants["vesh"].hp == 17 and fight.state.at_rest
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+    assert (fight.state.combatants["kael"].hp, fight.state.combatants["vesh"].hp) == (20, 20)
+    assert fight.state.at_rest
+
+
+def test_a_thrown_weapon_let_hit_then_opens_the_on_hit_abilities() -> None:
+    """C22, C38: Vesh lets the javelin hit (free); only then does the attack.determined moment open, Kael uses Flame
+    Lash (2 HP: Vesh takes d6 3 fire at once), and the javelin's damage follows: STR die 6 + STR bonus 2 + the
+    crit's second STR bonus 2 + weapon damage 3 = 13 (C7, C12), so Vesh is at 20 - 3 - 13 = 4."""
+    fight = _javelin_crit()
+    fight.catch("vesh", catch=False)
+    assert isinstance(fight.waiting_for, DecisionOpened) and fight.waiting_for.decision == "flame_lash"
+    fight.answer_decision("flame_lash", "kael", "use")
+    assert fight.state.combatants["kael"].hp == 18
+    assert fight.state.combatants["vesh"].hp == 4 and fight.state.at_rest
 
 
 def test_an_ability_costing_more_bonus_actions_than_a_round_gives_is_refused_at_the_join() -> None:

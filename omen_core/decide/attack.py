@@ -286,9 +286,10 @@ def _determine_hit(draft: Draft) -> None:
     decl = frame.declaration
     draft.emit(HitDetermined(action=decl.action, attack=attack, defense=defense, hit=hit, crit_check=crit,
                              crit=hit and crit.exceeds))
-    if open_window(draft, "attack.determined", determined_moment):
+    if hit and _catchable(draft, frame):  # C22: a thrown item about to hit is caught or not before anything on a hit
+        draft.emit(CatchWindowOpened(action=frame.action, target=decl.target))
         return
-    _after_determined(draft)
+    _determined(draft)
 
 
 def determined_moment(draft: Draft) -> Moment:
@@ -299,12 +300,11 @@ def determined_moment(draft: Draft) -> Moment:
                   hit=determined.hit, crit=determined.crit)
 
 
-def _after_determined(draft: Draft) -> None:
-    """A thrown item about to hit may be caught (C22); else routing or damage."""
-    frame = attack_frame(draft)
-    assert frame.determination is not None
-    if frame.determination.hit and _catchable(draft, frame):
-        draft.emit(CatchWindowOpened(action=frame.action, target=frame.declaration.target))
+def _determined(draft: Draft) -> None:
+    """The hook point ``attack.determined`` (its decision points, C38), then routing or damage. A thrown item that
+    would hit comes here only once its Catch window is answered and it was let hit (C22; docs/rulings.md, "A Catch
+    is automatic once paid"): a caught item has no on-hit effects, an ability's at this moment included."""
+    if open_window(draft, "attack.determined", determined_moment):
         return
     after_catch(draft)
 
@@ -354,7 +354,7 @@ def answer_catch(draft: Draft, cmd: AnswerCatch) -> None:
         raise RuleViolation("C22", f"the Catch window is {opened.target}'s, not {cmd.who}'s")
     draft.emit(CatchAnswered(action=opened.action, who=cmd.who, caught=cmd.catch))
     if not cmd.catch:
-        after_catch(draft)
+        _determined(draft)
         return
     cost = draft.ruleset.reaction_costs.catch
     draft.emit(CostPaid(action=opened.action, who=cmd.who, resource="bonus_action", amount=cost, purpose="Catch"))
@@ -441,6 +441,6 @@ def _settle(draft: Draft) -> None:
 RESUMES: dict[str, Resume] = {
     "attack.declared": (nothing_rolled, _roll),
     "attack.rolled": (rolled_moment, _open_or_skip_window),
-    "attack.determined": (determined_moment, _after_determined),
+    "attack.determined": (determined_moment, after_catch),
     "attack.damaged": (damaged_moment, _settle),
 }
