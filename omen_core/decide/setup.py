@@ -211,6 +211,10 @@ def apply_condition(draft: Draft, cmd: ApplyConditionCommand) -> None:
     condition a save ends, and another than the afflicted: C15, C40), ``until`` the start or end of the next turn
     of ``of`` (by default ``by``) that ends it (C40)."""
     draft.require("apply_condition")
+    if cmd.condition == "Dying":
+        hp = draft.combatant(cmd.who).hp
+        raise RuleViolation("C36", f"Dying follows HP: it is set when HP reaches 0 (C28) and ends when HP rises above "
+                                   f"0 (C36), never applied by hand ({cmd.who!r} is at {hp} HP)")
     added, after = condition_stacks(draft, cmd.who, cmd.condition, cmd.stacks)
     for named in (cmd.by, cmd.of):
         if named is not None:
@@ -238,6 +242,9 @@ def clear_condition(draft: Draft, cmd: ClearConditionCommand) -> None:
     draft.require("clear_condition")
     if not draft.combatant(cmd.who).has(cmd.condition):
         raise RuleViolation("C28", f"{cmd.who!r} is not {cmd.condition}")
+    if cmd.condition == "Dying":
+        raise RuleViolation("C36", f"Dying ends when HP rises above 0 (C36), never cleared by hand: {cmd.who!r} is at "
+                                   "0 HP, so still Dying; an ability's heal raises it")
     draft.emit(ConditionCleared(action=None, who=cmd.who, condition=cmd.condition,
                                 reason=cmd.reason or "cleared by the GM"))
 

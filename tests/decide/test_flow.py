@@ -919,6 +919,25 @@ class TestConditionTicks:
         assert fight.state.ending is None
 
 
+    def test_dying_is_never_applied_or_cleared_by_hand(self, play: Play) -> None:
+        """C28, C36: Dying follows HP, so the GM's apply_condition of Dying on vesh at 5 HP is refused, as is the
+        clear_condition of Dying on vesh at 0 HP (kael's hit of 12, as above): nothing is written, and vesh stays
+        Dying (a tester made a healthy combatant "Dying" and a combatant at 0 HP not, both accepted)."""
+        fight = play(kael(), vesh(hp=5), wren(), faces=[15, 5, 1, 6, 1, 1])
+        fight.roll_initiative()
+        with pytest.raises(RuleViolation, match=r"\[C36\] Dying follows HP: it is set when HP reaches 0 \(C28\) and "
+                                                r"ends when HP rises above 0 \(C36\), never applied by hand \('vesh' "
+                                                r"is at 5 HP\)"):
+            fight.apply_condition("vesh", "Dying")
+        fight.attack("kael", "vesh")
+        fight.defend("vesh", None)
+        version = fight.version
+        with pytest.raises(RuleViolation, match=r"\[C36\] Dying ends when HP rises above 0 \(C36\), never cleared "
+                                                r"by hand: 'vesh' is at 0 HP, so still Dying"):
+            fight.clear_condition("vesh", "Dying")
+        assert fight.version == version and fight.state.combatants["vesh"].conditions == {"Dying": 1}
+
+
 # -- phases and the end -------------------------------------------------------------------------
 
 
