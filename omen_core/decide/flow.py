@@ -337,10 +337,17 @@ def draw(draft: Draft, cmd: Draw) -> None:
 
 
 def disengage(draft: Draft, cmd: Disengage) -> None:
-    """C22: 1 Bonus Action; the movement that follows this turn provokes no Attack of Opportunity (C23)."""
+    """C22: 1 Bonus Action; the movement that follows this turn provokes no Attack of Opportunity (C23). Taken
+    once a turn, and only with a Movement Action left to take "right after" (combat.txt §Reactions)."""
     draft.able(cmd.who, "Disengage", incapacitated=False)
     require_turn(draft, cmd.who, "Disengage")
     draft.require("flow", why="Disengage is taken between actions")
+    if draft.state.disengaged:
+        raise RuleViolation("C23", f"{cmd.who!r} has Disengaged this turn already: its movement this turn provokes no "
+                                   "Attack of Opportunity")
+    if draft.state.turn_movement < 1:
+        raise RuleViolation("C20", f"{cmd.who!r} has no Movement Action left this turn: Disengage holds only for a "
+                                   "Movement Action taken right after it (combat.txt §Reactions)")
     cost = draft.ruleset.reaction_costs.disengage
     if draft.combatant(cmd.who).bonus_actions < cost:
         raise RuleViolation("C22", f"{cmd.who!r} has no Bonus Action left for Disengage (costs {cost})")

@@ -774,12 +774,33 @@ class TestActionEconomy:
         assert not of(payloads(fight), BonusActionsRefilled)
         assert (ba(fight, "kael"), ba(fight, "vesh")) == (2, 2)
 
-    def test_disengage_costs_a_bonus_action_on_ones_turn(self, play: Play) -> None:
-        """C22: Disengage costs 1 Bonus Action; with none left it is refused."""
+    def test_disengage_costs_a_bonus_action_on_ones_turn_once(self, play: Play) -> None:
+        """C22, C23: Disengage costs 1 Bonus Action; a second in the same turn is refused (the first already keeps
+        this turn's movement from provoking), nothing spent (it was taken twice, for 2 Bonus Actions)."""
         fight = self.ready(play, [])
         fight.disengage("kael")
-        fight.disengage("kael")
-        assert ba(fight, "kael") == 0
+        assert ba(fight, "kael") == 1
+        refused(fight, lambda: fight.disengage("kael"), "C23")
+        assert ba(fight, "kael") == 1
+
+    def test_disengage_needs_a_movement_action_left_to_take_after_it(self, play: Play) -> None:
+        """combat.txt §Reactions ("provided you take a Movement Action right after"), C20: once kael has moved, its
+        one Movement Action is spent and Disengage is refused, no Bonus Action spent (it was accepted, for
+        nothing)."""
+        fight = self.ready(play, [])
+        fight.move("kael")
+        refused(fight, lambda: fight.disengage("kael"), "C20")
+        assert ba(fight, "kael") == 2
+
+    def test_disengage_with_too_few_bonus_actions_is_refused(self, play: Play) -> None:
+        """C22: with Disengage costing 3 Bonus Actions (a ruleset's reaction cost) and kael holding 2, it is
+        refused."""
+        from omen_core.content import load_ruleset
+
+        core = load_ruleset()
+        costly = replace(core, reaction_costs=replace(core.reaction_costs, disengage=3))
+        fight = play(kael(), vesh(), faces=[15, 5], ruleset=costly)
+        fight.roll_initiative()
         refused(fight, lambda: fight.disengage("kael"), "C22")
 
 
