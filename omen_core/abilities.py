@@ -547,7 +547,7 @@ def aim_refusal(state: FightState, who: str, target: str, aims: Literal["self", 
         return {"self": "it targets its owner only", "ally": "it targets an ally (or its owner)",
                 "enemy": "it targets an enemy"}[aims]
     if within_reach and target != who and not state.engaged(who, target):
-        return f"{target!r} is not within {who!r}'s reach"
+        return f"{target!r} is not within the reach of {who!r}"
     return None
 
 

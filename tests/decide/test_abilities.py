@@ -111,7 +111,7 @@ def test_shove_needs_its_target_within_reach() -> None:
     """Shove (within_reach): refused while the orc is not within Ana's reach; once it is, STR 2 against STR 5 fails
     and the orc falls Prone (C25)."""
     fight = new_fight(sheet("orc", side="raiders"), caster("shove"), faces=[2, 5])
-    with pytest.raises(RuleViolation, match="not within"):
+    with pytest.raises(RuleViolation, match="'orc' is not within the reach of 'ana'"):
         use(fight, "ana", "shove", "orc")
     fight.engage("ana", "orc")
     use(fight, "ana", "shove", "orc")
