@@ -283,15 +283,22 @@ class _Seed:
         self.started = False
 
     def status(self) -> tuple[str, bytes | None]:
+        """The words on the seed and the seed to check the dice with: the seed given where it commits to the epoch
+        the dice were drawn under, else that epoch's seed where the log reveals it (a seed given is used only for
+        the epoch it commits to, C42: a fight that went on after a reveal is checked with its fresh seed)."""
         if not self.started or self.commitment is None:
             return "no seeded dice in this fight", None
-        if self.given is not None:  # the auditor's own seed is what they asked about, revealed in the log or not
-            if commitment(self.given) == self.commitment:
-                return "seeded dice; the seed matches its commitment", self.given
-            return "the seed does NOT match the commitment these dice were drawn under", None
+        if self.given is not None and commitment(self.given) == self.commitment:
+            return "seeded dice; the seed matches its commitment", self.given
         seed = self.revealed.get(self.commitment)
+        if seed is not None and self.given is not None:
+            return ("seeded dice; the seed revealed in the log matches their commitment (the seed given, --seed, does "
+                    "NOT match the commitment these dice were drawn under: it checks only the dice of the commitment "
+                    "it matches, C42)"), seed
         if seed is not None:
             return "seeded dice; the seed matches its commitment", seed
+        if self.given is not None:
+            return "the seed does NOT match the commitment these dice were drawn under", None
         return "seeded dice, seed not revealed yet: the faces cannot be checked", None
 
 

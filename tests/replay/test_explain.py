@@ -189,6 +189,36 @@ class TestSeed:
         assert runner.invoke(app, ["explain", str(log), "999"]).exit_code == 2
 
 
+    def test_a_fresh_seed_given_checks_only_its_own_epoch(self) -> None:
+        """C42: in a fight whose first seed is revealed mid-fight and that goes on under a fresh seed, the fresh seed
+        given (--seed) checks the dice drawn under it, and a die drawn under the first seed is checked against the
+        seed the log reveals (it said "the seed does NOT match", seed_confirms None; docs/verify.md "Epochs")."""
+        from omen_core import CheckSpec, MemoryStore, SeededDice
+        from omen_core.dice import commitment
+
+        first, fresh = bytes(range(32)), bytes(range(64, 96))
+        fight = Fight.start(MemoryStore(), "epochs", dice=SeededDice(first, [fresh]), clock=lambda: 0)
+        fight.join(sheet("kael", skills={"Climb": ("STR", 2)}))
+        fight.join(sheet("vesh", side="raiders"))
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+        before = fight.version
+        fight.reveal_seed()
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+        after = fight.version
+        assert commitment(fresh) != commitment(first)
+        old = explain(fight.events, before, seed=fresh)
+        assert [d.seed_confirms for d in old.dice] == [True]
+        assert old.seed == ("seeded dice; the seed revealed in the log matches their commitment (the seed given, "
+                            "--seed, does NOT match the commitment these dice were drawn under: it checks only the "
+                            "dice of the commitment it matches, C42)")
+        new = explain(fight.events, after, seed=fresh)
+        assert [d.seed_confirms for d in new.dice] == [True]
+        assert new.seed == "seeded dice; the seed matches its commitment"
+        unknown = explain(fight.events, after)
+        assert [d.seed_confirms for d in unknown.dice] == [None]
+        assert unknown.seed == "seeded dice, seed not revealed yet: the faces cannot be checked"
+
+
 class TestConsequencesAndAmbush:
     def test_on_hit_damage_consequence_is_its_own_roll(self) -> None:
         """An on-hit damage consequence (C25) is explained as the consequence's own roll, after the weapon's
