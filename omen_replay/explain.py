@@ -22,7 +22,7 @@ from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
-from omen_core.errors import BadInput, InvalidArgument
+from omen_core.errors import BadInput, InvalidArgument, LogCorrupted, TornTail
 from omen_core.events import (
     DYING_REASON,
     AbilityUsed,
@@ -69,6 +69,7 @@ from omen_core.events import (
     TurnEnded,
     TurnSkipped,
     WillConversionChosen,
+    decode_line,
     encode_line,
     is_undo_batch,
 )
@@ -79,7 +80,8 @@ from omen_core.parts import Term as PartTerm
 from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
-from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
+from omen_core.store.jsonl import JsonlStore
+from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, torn_batch, walk
 
 from .narrate import BatchCommand, crit_outcome, hp_unmoved
 
@@ -487,12 +489,62 @@ def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
         raise InvalidArgument("seq", "a seq (a whole number)", seq)
     if seed is not None and not isinstance(seed, bytes):
         raise InvalidArgument("seed", "the seed's bytes, or None", seed)
+    torn = _torn_end(source)
+    if torn is not None and seq >= torn.start:  # refused as replay and status refuse a torn log
+        raise LogCorrupted(getattr(source, "where", "") or "this log", torn.line, torn.what)
     explainer = _Explainer(seq, seed)
     walk(source, explainer)
     if explainer.found is None:
         where = getattr(source, "where", "") or "this log"
         raise BadInput(f"{where}: no event with seq {seq} (seq 1 to {explainer.last})")
-    return explainer.found
+    if torn is None:
+        return explainer.found
+    note = f"the log is torn at seq {torn.start}: {torn.what}; this reads only the events before it"
+    return msgspec.structs.replace(explainer.found, verdicts=(*explainer.found.verdicts, note))
+
+
+class _Torn(NamedTuple):
+    """Where a log cannot be read on: the first seq of the torn part (a last batch cut short, or a last line cut
+    off mid-write), the line to name, and what it is, with the way out."""
+
+    start: int
+    line: int
+    what: str
+
+
+def _torn_end(source: Source) -> _Torn | None:
+    """Whether the log ends torn, read from its last lines only (a store knows its last seq; lines held in memory
+    are all at hand): a last line cut off mid-write (a torn tail) or a last batch with fewer events than its
+    ``batch_size`` (:func:`omen_core.walk.torn_batch`). A log of schema version 1 records no batch size: only a torn
+    line can be told there. Other damage is the walk's to report."""
+    tail: TornTail | None = None
+    after = 0
+    if isinstance(source, StoreSource):
+        try:
+            after = max(source.store.version(source.fight_id) - 1, 0)
+        except TornTail as exc:
+            tail, after = exc, max(exc.line - 2, 0)
+    last: bytes | None = None
+    try:
+        for chunk in source.lines(after):
+            last = chunk[-1] if chunk else last
+    except TornTail as exc:
+        tail = exc
+    try:
+        rec = decode_line(last) if last is not None else None
+    except msgspec.DecodeError:
+        rec = None
+    cut = rec is not None and rec.batch_size and rec.seq < rec.batch + rec.batch_size - 1
+    if rec is not None and cut and tail is not None:
+        return _Torn(rec.batch, tail.line, f"{tail.reason}; the command starting at seq {rec.batch} is cut short "
+                                           "by it (omen repair removes it)")
+    if rec is not None and cut:
+        tears = not isinstance(source, StoreSource) or isinstance(source.store, JsonlStore)
+        return _Torn(rec.batch, rec.seq, torn_batch(rec.batch, rec.seq, rec.batch + rec.batch_size - 1,
+                                                    source.fight_id, tears))
+    if tail is not None:
+        return _Torn(tail.line, tail.line, f"{tail.reason} (omen repair removes it)")
+    return None
 
 
 def explain_records(records: Iterable[StoredEvent], seq: int, seed: bytes | None = None) -> Explanation:

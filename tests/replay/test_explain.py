@@ -24,6 +24,9 @@ from omen_replay.explain import explain_records as explain
 from tests.fights import new_fight, present
 from tests.sheets import sheet
 
+#: The Ember Ford fight as omen demo writes it.
+EMBER_FORD = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+
 
 def brute_fight() -> Fight:
     """Ash (Exhausted x1, rage d6) crits Bo (armor 2, Dodge) with an axe: every kind of term appears."""
@@ -217,6 +220,57 @@ class TestSeed:
         unknown = explain(fight.events, after)
         assert [d.seed_confirms for d in unknown.dice] == [None]
         assert unknown.seed == "seeded dice, seed not revealed yet: the faces cannot be checked"
+
+
+class TestTornLog:
+    """A log whose last batch a crash cut short: explain says so, and refuses a seq inside the torn batch as replay
+    and status refuse the log (exit 2)."""
+
+    @staticmethod
+    def torn_demo(tmp_path: Path) -> Path:
+        """Ember Ford's log (what omen demo writes) cut after its seq 86: the command starting at seq 82 (Vesh's
+        attack) wrote 5 of its 7 events."""
+        log = tmp_path / "torn.jsonl"
+        log.write_bytes(b"".join(EMBER_FORD.read_bytes().splitlines(keepends=True)[:86]))
+        return log
+
+    def test_a_seq_before_the_torn_batch_is_explained_with_a_note(self, tmp_path: Path) -> None:
+        """Seq 40 is explained (exit 0) and its last verdict says the log is torn at seq 82 and omen repair removes
+        it (it said nothing of the tear)."""
+        from typer.testing import CliRunner
+
+        result = CliRunner().invoke(app, ["explain", str(self.torn_demo(tmp_path)), "40", "--json"])
+        assert result.exit_code == 0
+        assert json.loads(result.stdout)["verdicts"][-1] == (
+            "the log is torn at seq 82: torn batch: the command starting at seq 82 wrote 5 of its 7 events (a crash "
+            "mid-write; omen repair removes it); this reads only the events before it")
+
+    def test_a_seq_inside_the_torn_batch_is_refused(self, tmp_path: Path) -> None:
+        """Seq 82 (the torn command's command_issued) is refused with exit 2 as replay refuses the log (it exited 0
+        and said the command wrote seqs 83 to 88, of which 87 and 88 are not in the log)."""
+        from typer.testing import CliRunner
+
+        log = self.torn_demo(tmp_path)
+        runner = CliRunner()
+        result = runner.invoke(app, ["explain", str(log), "82"])
+        assert result.exit_code == 2 == runner.invoke(app, ["replay", str(log)]).exit_code
+        assert ("torn batch: the command starting at seq 82 wrote 5 of its 7 events (a crash mid-write; omen repair "
+                "removes it)") in " ".join(result.output.split())
+
+    def test_a_torn_last_line_is_named(self, tmp_path: Path) -> None:
+        """A last line cut off mid-write (seq 87, in the command starting at seq 82) is named in the note, from the
+        command it cuts short."""
+        from typer.testing import CliRunner
+
+        log = self.torn_demo(tmp_path)
+        with log.open("ab") as f:
+            f.write(EMBER_FORD.read_bytes().splitlines()[86][:40])
+        result = CliRunner().invoke(app, ["explain", str(log), "40", "--json"])
+        assert result.exit_code == 0
+        assert json.loads(result.stdout)["verdicts"][-1] == (
+            "the log is torn at seq 82: torn tail: the last line (40 bytes) was cut off mid-write; earlier events are "
+            "intact; the command starting at seq 82 is cut short by it (omen repair removes it); this reads only the "
+            "events before it")
 
 
 class TestConsequencesAndAmbush:

@@ -1023,6 +1023,27 @@ class TestDiceProvenance:
                 in page, fmt
 
 
+def test_the_session_log_of_a_broken_log_is_written_and_counts_its_findings(tmp_path: Path) -> None:
+    """Ember Ford with seq 40's hash changed: omen log writes the session log all the same and exits 0, its verdict
+    counting the 2 integrity findings (seq 40's hash, seq 41's prev_hash), while omen verify lists them and exits 1
+    (README's exit codes, docs/fixtures.md "Session logs")."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    lines = (Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl").read_bytes().splitlines(
+        keepends=True)
+    head, rest = lines[39].split(b'"hash":"')
+    lines[39] = head + b'"hash":"' + (b"1" if rest[:1] == b"0" else b"0") + rest[1:]
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(b"".join(lines))
+    runner = CliRunner()
+    page = runner.invoke(app, ["log", str(path)])
+    assert page.exit_code == 0 and page.stdout.rstrip().endswith("2 finding(s): see omen verify")
+    audit = runner.invoke(app, ["verify", str(path)])
+    assert audit.exit_code == 1 and "2 finding(s) in fight 'ember-ford'" in audit.stdout
+
+
 # -- seeds after a reveal: each die against the commitment it was drawn under (C42) ------------------------------
 
 NEXT_SEED = bytes(range(64, 96))
