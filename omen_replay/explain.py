@@ -1006,8 +1006,8 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
                     f"{seq} (explain it there)")
         case ReactionPassed(who=who):
             return f"{who} lets the window pass"
-        case ActionCancelled(reason=reason):
-            return f"CANCELLED: {reason}; what it paid stays paid (C24)"
+        case ActionCancelled(action=action, reason=reason):
+            return f"CANCELLED: {reason}; what it paid stays paid (C24)" + _dropped(state, action)
         case DecisionAnswered(who=who, decision=decision, choice=choice):
             title = titles.get(decision, "")
             owed = _owed(state, who, decision) if state is not None and choice != PASS else ""
@@ -1030,6 +1030,17 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
         case ConditionCleared(who=who, condition=condition, reason=reason):
             return f"{who} is no longer {condition} ({reason})"
     return None
+
+
+def _dropped(state: FightState | None, action: int) -> str:
+    """The deferred cost an action cancelled had recorded (its ability's), dropped with it, in words: a cancelled
+    ability's costs but its Action are not paid (C24), and its deferred cost never settles (C41); empty if none."""
+    if state is None:
+        return ""
+    owed = [(p.who, a.deferred) for p in state.deferred if p.action == action
+            for a in state.abilities if a.id == p.ability and a.deferred is not None]
+    return "".join(f"; its deferred cost is dropped with it, never to settle: {deferred_words(deferred, who)}"
+                   for who, deferred in owed)
 
 
 def _owed(state: FightState, who: str, ability_id: str) -> str:

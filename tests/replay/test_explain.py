@@ -589,6 +589,134 @@ def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_ca
         "an Attack of Opportunity is an attack")
 
 
+#: Bram's Sacrifice (an Action and 1 Will: an ally heals 2d4; 2 necrotic damage to Bram at the start of his next
+#: turn, C41), an ability library for :func:`cancelled_sacrifice` (a tester's, Mira's).
+SACRIFICE = """
+[abilities.sacrifice]
+name = "Sacrifice"
+summary = "An Action and 1 Will, once per fight: an ally regains 2d4 HP; you lose 2 HP at the start of your next turn."
+use = "action"
+target = "ally"
+cost = { will = 1 }
+uses = { count = 1, per = "fight" }
+effects = [{ kind = "heal", to = "target", dice = { count = 2, die = "d4" } }]
+
+[abilities.sacrifice.deferred]
+at = "start_of_next_turn"
+effects = [{ kind = "damage", to = "actor", flat = 2, damage_type = "necrotic" }]
+"""
+
+#: Bram uses Sacrifice on Ana in round 2; the Orc beside him Interrupts (C24) and hits (8 + 6 + 1 vs 1).
+CANCELLED_SACRIFICE = """
+[fight]
+id = "sacrifice"
+dice = "scripted"
+abilities = ["lib.toml"]
+
+[[combatants]]
+id = "ana"
+name = "Ana"
+side = "north"
+hp = 20
+weapons = [{ id = "sword", weapon_damage = 3 }]
+
+[combatants.attributes]
+STR = { die = "d8", bonus = 2 }
+AGI = { die = "d6" }
+INT = { die = "d4" }
+RES = { die = "d6", bonus = 1 }
+FCS = { die = "d6" }
+
+[[combatants]]
+id = "bram"
+name = "Bram"
+side = "north"
+hp = 30
+will = 5
+abilities = ["sacrifice"]
+
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d6" }
+INT = { die = "d6", bonus = 1 }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[combatants]]
+id = "orc"
+name = "Orc"
+side = "south"
+hp = 30
+weapons = [{ id = "axe", weapon_damage = 4 }]
+
+[combatants.attributes]
+STR = { die = "d8", bonus = 1 }
+AGI = { die = "d6" }
+INT = { die = "d4" }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[commands]]
+command = "engage"
+who = "bram"
+others = ["ana", "orc"]
+
+[[commands]]
+command = "roll_initiative"
+dice = [2, 6, 1]
+
+[[commands]]
+command = "end_turn"
+who = "bram"
+
+[[commands]]
+command = "end_turn"
+who = "ana"
+
+[[commands]]
+command = "end_turn"
+who = "orc"
+
+[[commands]]
+command = "use_ability"
+who = "bram"
+ability = "sacrifice"
+target = "ana"
+"""
+
+
+def cancelled_sacrifice(tmp_path: Path, *, interrupt: bool = True) -> Fight:
+    """Mira's fight: Bram's Sacrifice declared with its Interrupt window open; with ``interrupt``, the Orc's
+    Interrupt hits (8 + 6 + 1 vs 1) and Bram declines the Active Defense: the use is cancelled (C24)."""
+    from omen_core import MemoryStore
+    from omen_replay.scenario import load_scenario, run_scenario
+
+    (tmp_path / "lib.toml").write_text(SACRIFICE)
+    (tmp_path / "fight.toml").write_text(CANCELLED_SACRIFICE)
+    fight = run_scenario(load_scenario(tmp_path / "fight.toml"), MemoryStore(), clock=lambda: 0)
+    if interrupt:
+        fight.react("orc", weapon="axe", dice=(8, 6, 1))
+        fight.defend("bram", None)
+    return fight
+
+
+def test_a_cancelled_uses_deferred_cost_is_said_dropped(tmp_path: Path) -> None:
+    """C24, C41: Bram's Sacrifice, cancelled by the Orc's Interrupt, records its deferred cost (2 necrotic damage at
+    the start of his next turn) and drops it with the cancel: the explanation says both (it said only that the
+    cost was recorded, then that what it paid stays paid, as if the 2 damage were still to come)."""
+    from omen_core.events import AbilityUsed
+
+    fight = cancelled_sacrifice(tmp_path)
+    used = next(r.seq for r in fight.events if isinstance(r.event, AbilityUsed))
+    assert fight.state.deferred == ()
+    told = explain(fight.events, used)
+    assert told.verdicts[0] == ("bram uses Sacrifice: its deferred cost is recorded, to settle later: 2 necrotic "
+                                "damage at the start of bram's next turn (C41)")
+    assert told.verdicts[-1] == ("CANCELLED: an Interrupt hit (C24); what it paid stays paid (C24); its deferred cost "
+                                 "is dropped with it, never to settle: 2 necrotic damage at the start of bram's next "
+                                 "turn (C41)")
+
+
 def test_an_abilitys_attack_is_explained_at_every_seq_of_the_attack_it_answers() -> None:
     """C38 (docs/abilities.md, the ``attack`` effect): the orc's unarmed 1 + 1 = 2 misses Ana's 6, and Ana's
     Counter Strike strikes back (5 + 1 = 6 against 2: 5 crushing, 20 -> 15). Every seq of the fight explains (it
