@@ -73,7 +73,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Narrator, crit_outcome, hp_unmoved
+from .narrate import Line, Narrator, applied_reason, crit_outcome, hp_unmoved
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -499,7 +499,8 @@ class CardBuilder(Visitor):
                                               before=event.before, after=event.after))
             elif isinstance(event, ConditionApplied):
                 conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
-                                                applied=True, stacks=event.stacks, reason=event.reason))
+                                                applied=True, stacks=event.stacks,
+                                                reason=applied_reason(event, self._name)))
             elif isinstance(event, ConditionCleared):
                 conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
                                                 applied=False, reason=event.reason))

@@ -83,7 +83,7 @@ from omen_core.state import FightState, Frame, effective_bonus
 from omen_core.store.jsonl import JsonlStore
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, torn_batch, walk
 
-from .narrate import BatchCommand, crit_outcome, hp_unmoved
+from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
@@ -1321,10 +1321,11 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
                             f"{who}'s turn ends")
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
-        case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)
+        case ConditionApplied() | ConditionCleared():  # the GM's, a tick's, a deferred cost's (C41)
             told = _also_told(event, seq=rec.seq)
+            reason = applied_reason(event, str) if isinstance(event, ConditionApplied) else ""
             if told is not None:
-                verdicts.append(told + (f": {reason}" if reason and isinstance(event, ConditionApplied) else ""))
+                verdicts.append(told + (f": {reason}" if reason else ""))
     title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,

@@ -91,7 +91,8 @@ from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
-__all__ = ["Line", "LineKind", "Narrator", "BatchCommand", "narrate", "describe_total", "crit_outcome", "hp_unmoved"]
+__all__ = ["Line", "LineKind", "Narrator", "BatchCommand", "narrate", "describe_total", "crit_outcome", "hp_unmoved",
+           "applied_reason", "GM_APPLIED"]
 
 LineKind = Literal["round", "header", "roll", "result", "window", "note", "undone"]
 
@@ -379,9 +380,27 @@ def _resource(e: ResourceChanged, names: _Names) -> Iterator[tuple[LineKind, str
     yield "result", f"  {names(e.who)}: {e.resource.upper()} {e.before} \u2192 {e.after}"
 
 
+#: The reason ``apply_condition`` records when the GM gives none (:mod:`omen_core.decide.setup`): the GM gave the
+#: command, but where it names who applied the condition (``by``), that combatant applied it.
+GM_APPLIED = "applied by the GM"
+
+
+def applied_reason(e: ConditionApplied, name: Callable[[str], str]) -> str:
+    """Why a condition was applied, in words: its recorded reason, and who applied it where ``by`` names a
+    combatant (docs/scenarios.md: ``by`` is who applied it), named by ``name``: ``applied by Ash`` for the GM's
+    command given no reason, ``tripped on the ford stones (applied by Ash)`` for one given a reason."""
+    if e.by is None:
+        return e.reason
+    by = f"applied by {name(e.by)}"
+    if not e.reason or e.reason == GM_APPLIED:
+        return by
+    return e.reason if by in e.reason else f"{e.reason} ({by})"
+
+
 def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str]]:
     stacks = f" ({e.stacks} stacks)" if e.stacks > 1 else ""
-    why = f": {e.reason}" if e.reason else ""
+    reason = applied_reason(e, names)
+    why = f": {reason}" if reason else ""
     until = ""
     if e.until is not None and e.of is not None:  # C40: it clears at that moment of that combatant's next turn
         until = f", until the {'start' if e.until == 'start_of_next_turn' else 'end'} of {names(e.of)}'s next turn"

@@ -40,6 +40,27 @@ def test_names_replace_ids() -> None:
     assert any("ties" in t and "C16" in t for t in texts)
 
 
+def test_a_condition_applied_by_a_combatant_names_who_applied_it() -> None:
+    """docs/scenarios.md: ``by`` is who applied the condition: the GM's apply_condition naming Ash is told "applied by
+    Ash" (it said "applied by the GM", the reason the command records when none is given), a reason given is kept
+    beside it, and a condition naming no one is still the GM's; the session log's note and explain say it too."""
+    from omen_replay.explain import explain_records
+    from omen_replay.render import render_records
+
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
+    fight.join(sheet("ash"))
+    fight.join(sheet("bo", side="b"))
+    fight.apply_condition("bo", "Prone", by="ash")
+    prone = fight.version
+    fight.apply_condition("ash", "Prone", reason="tripped on the ford stones", by="bo")
+    fight.apply_condition("bo", "Unseen")
+    texts = [line.text.strip() for line in narrate(fight.events) if " is " in line.text]
+    assert texts == ["Bo is Prone: applied by Ash", "Ash is Prone: tripped on the ford stones (applied by Bo)",
+                     "Bo is Unseen: applied by the GM"]
+    assert f"#{prone}      Bo is Prone: applied by Ash" in render_records(fight.events)
+    assert explain_records(fight.events, prone).verdicts == ("bo is Prone (1 stack, C28): applied by ash",)
+
+
 def test_every_event_type_has_a_writer() -> None:
     """The narrator has a writer for every event type of the union."""
     from omen_core.events import EVENT_TYPES
