@@ -61,6 +61,50 @@ def test_a_condition_applied_by_a_combatant_names_who_applied_it() -> None:
     assert explain_records(fight.events, prone).verdicts == ("bo is Prone (1 stack, C28): applied by ash",)
 
 
+class TestPrimaryBonusLoweredByConditions:
+    """C12, C28: where conditions changed the attacker's primary bonus, the narrative states the hit total's
+    attribute bonus and the weapon damage's primary bonus (and a crit's extra one) as the sheet's value and the
+    conditions' change, as omen explain splits them (it said one number: "1 STR", "1 bonus + 1 crit bonus")."""
+
+    def test_a_crit_splits_the_hit_the_primary_bonus_and_the_crits(self) -> None:
+        """Ash (STR +3, Fatigued x2) crits Bo with the axe (WD 4): hit 5 + 6 + 3 - 2 = 12; damage 5 + (3 - 2) +
+        (3 - 2) + 4 = 11, the terms of explain's "damage (axe)"."""
+        from tests.replay.test_explain import fatigued_fight
+
+        fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2])
+        texts = [line.text.strip() for line in narrate(fight.events)]
+        assert "hit total 12 = 5 (primary) + 6 (FCS) + 3 STR - 2 conditions" in texts
+        assert ("axe: 11 slashing (5 die + 3 bonus - 2 conditions + 3 crit bonus - 2 conditions + 4 WD) = 11 to Bo's "
+                "HP (C12, C13)") in texts
+
+    def test_unarmed_only_the_crits_extra_bonus_is_split(self) -> None:
+        """Unarmed, the damage has no primary bonus (C12): only the crit's extra one is split, 5 + (3 - 2) = 6."""
+        from tests.replay.test_explain import fatigued_fight
+
+        fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2], unarmed=True)
+        texts = [line.text.strip() for line in narrate(fight.events)]
+        assert "unarmed: 6 crushing (5 die + 3 crit bonus - 2 conditions) = 6 to Bo's HP (C12, C13)" in texts
+
+    def test_a_live_narrator_splits_the_hit_of_an_attack_declared_before(self) -> None:
+        """omen do's narrator, given the state before the answer to the Active Defense window (the attack declared
+        in an earlier command), splits the hit and the damage the answer resolves: 6 + 2 + 2 - 1 = 9, 6 + 2 - 1 + 4
+        = 11."""
+        from omen_core.content import Weapon
+        from omen_replay.narrate import Narrator
+        from tests.fights import new_fight
+
+        ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(Weapon(id="axe", weapon_damage=4),))
+        bo = msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1)), hp=30)
+        fight = new_fight(ash, bo, faces=[6, 2, 1])
+        fight.apply_condition("ash", "Fatigued", stacks=1)
+        fight.attack("ash", "bo")
+        before, version = fight.state, fight.version
+        fight.defend("bo", None)
+        texts = [line.text.strip() for line in Narrator(state=before).lines(fight.events[version:])]
+        assert "hit total 9 = 6 (primary) + 2 (FCS) + 2 STR - 1 conditions" in texts
+        assert "axe: 11 slashing (6 die + 2 bonus - 1 conditions + 4 WD) = 11 to Bo's HP (C12, C13)" in texts
+
+
 def test_every_event_type_has_a_writer() -> None:
     """The narrator has a writer for every event type of the union."""
     from omen_core.events import EVENT_TYPES
