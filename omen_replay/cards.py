@@ -668,8 +668,10 @@ def _card_terms(terms: Iterable[Term], sizes: dict[str, list[str]]) -> list[Roll
 
 
 def _kept(terms: list[RollTerm]) -> tuple[RollTerm, ...]:
-    """The terms worth writing: every die, and every bonus but a zero."""
-    return tuple(t for t in terms if t.die or t.value)
+    """The terms worth writing: every die, and every bonus but a zero (a sheet's zero that conditions changed is
+    kept beside the change: ``0 STR - 1 conditions``)."""
+    return tuple(t for i, t in enumerate(terms) if t.die or t.value
+                 or (i + 1 < len(terms) and terms[i + 1].label == "conditions"))
 
 
 def _sizes(dice: tuple[Die, ...], pool: str) -> list[str]:

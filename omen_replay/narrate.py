@@ -305,15 +305,18 @@ _EVEN_ZERO = frozenset({"damage_dice", "res_die"})
 
 def _terms(terms: Iterable[Term], every: bool = False) -> str:
     """A total's terms as a sum: ``7 (primary) + 2 STR + 1 weapon``; a zero left out unless ``every`` (or its kind
-    is always written); ``+ -`` folded to ``-``."""
+    is always written, or it is a sheet's value that conditions changed: ``0 STR - 1 conditions``); ``+ -`` folded
+    to ``-``."""
     parts: list[str] = []
-    for t in terms:
+    listed = list(terms)
+    for i, t in enumerate(listed):
         word = _WORDS.get(t.kind, t.label)
+        split = i + 1 < len(listed) and listed[i + 1].kind == "conditions"  # a sheet's 0 that conditions changed
         if t.kind == "no_res_die":
             parts.append(word)
         elif t.kind in _POOLED:
             parts.append(f"{t.value} ({word})")
-        elif every or t.value or t.kind in _EVEN_ZERO:
+        elif every or t.value or split or t.kind in _EVEN_ZERO:
             parts.append(f"{t.value} {word}")
     joined = " + ".join(parts)
     return joined.replace("+ -", "- ")

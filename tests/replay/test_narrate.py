@@ -85,6 +85,20 @@ class TestPrimaryBonusLoweredByConditions:
         texts = [line.text.strip() for line in narrate(fight.events)]
         assert "unarmed: 6 crushing (5 die + 3 crit bonus - 2 conditions) = 6 to Bo's HP (C12, C13)" in texts
 
+    def test_a_sheets_zero_that_conditions_changed_is_written(self) -> None:
+        """Ember Ford, seq 145-146: Brin (STR +0, Fatigued x1) hits Vesh with the Ashwood bow: the sheet's 0 is
+        written beside the -1 it became (it said "4 die - 1 conditions"), as explain lists "+0 primary bonus"."""
+        from pathlib import Path
+
+        from omen_core.events import decode_line
+
+        fixture = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+        texts = [line.text.strip() for line in narrate(
+            [decode_line(raw) for raw in fixture.read_bytes().splitlines()]) if line.seq in (145, 146)]
+        assert texts[0] == "hit total 7 = 4 (primary) + 4 (FCS) + 0 STR - 1 conditions"
+        assert texts[-1] == ("Ashwood bow: 6 piercing (4 die + 0 bonus - 1 conditions + 3 WD) - 1 armor = 5 to Vesh "
+                             "the Cinder-Hand's HP (C12, C13)")
+
     def test_a_live_narrator_splits_the_hit_of_an_attack_declared_before(self) -> None:
         """omen do's narrator, given the state before the answer to the Active Defense window (the attack declared
         in an earlier command), splits the hit and the damage the answer resolves: 6 + 2 + 2 - 1 = 9, 6 + 2 - 1 + 4
