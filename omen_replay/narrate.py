@@ -338,7 +338,7 @@ def crit_outcome(e: HitDetermined) -> str:
 
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
-    attacker, label = names.attacks.get(e.action, ("", ""))
+    attacker, label = names.attacks.pop(e.action, ("", ""))  # kept no longer: a long log holds no attack past its hit
     sheet = names.bonuses.get(attacker, {}).get(a.attribute)
     conditions = a.attribute_bonus - sheet if sheet is not None else 0  # C28: what conditions changed of the bonus
     if conditions and e.hit:
@@ -761,6 +761,9 @@ class Narrator(Visitor):
         event = rec.event
         if isinstance(event, AttackDeclared):
             self.names.declared(rec.seq, event.attacker, event.weapon)
+        elif isinstance(event, (ActionSettled, ActionCancelled)):  # an action over: nothing of it is kept
+            self.names.attacks.pop(event.action, None)
+            self.names.lowered.pop(event.action, None)
         said = self._standing_up(event, before)
         if said is None:
             said = list(_WRITERS[type(event)](event, self.names))
