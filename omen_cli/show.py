@@ -56,14 +56,15 @@ def _describe_roll(roll: DiceRoll) -> str:
     return f"{roll.roller}'s {roll.purpose.replace('_', ' ')} ({dice})"
 
 
-def print_where(found: Options) -> None:
-    """Where the fight stands and what it waits for, in two or three lines."""
+def print_where(found: Options, state: FightState | None = None) -> None:
+    """Where the fight stands and what it waits for, in two or three lines; with the fight's ``state``, a deferred
+    cost an action still in progress recorded says it is owed only if that action goes through (C24, C41)."""
+    from .status import answer_costs, owed
+
     where = f"{found.phase}" + (f", round {found.round}" if found.round else "") + \
         (f", {found.turn}'s turn" if found.turn else "")
     say(f"[bold]{escape(found.fight_id)}[/] at seq {found.seq}: {escape(where)}; {found.dice} dice")
     if found.waiting is not None:
-        from .status import answer_costs
-
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
         say(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
@@ -74,10 +75,11 @@ def print_where(found: Options) -> None:
     uses = [f"{b.who}'s {ability} {left}" for b in found.combatants for ability, left in b.uses.items()]
     if uses:
         say(f"uses left (C41): {escape(', '.join(uses))}")
-    owed = [f"{b.who}'s {ability} (at the {moment.replace('_', ' ')})" for b in found.combatants
-            for ability, _, moment in (pending.partition(": ") for pending in b.deferred)]
-    if owed:
-        say(f"deferred costs to pay (C41): {escape(', '.join(owed))}")
+    costs = ([f"{b.who}'s {cost}" for b in found.combatants for cost in owed(state, b.who)] if state is not None else
+             [f"{b.who}'s {ability} (at the {moment.replace('_', ' ')})" for b in found.combatants
+              for ability, _, moment in (pending.partition(": ") for pending in b.deferred)])
+    if costs:
+        say(f"deferred costs to pay (C41): {escape(', '.join(costs))}")
 
 
 def print_options(found: Options, as_json: bool, state: FightState | None = None) -> None:
@@ -90,7 +92,7 @@ def print_options(found: Options, as_json: bool, state: FightState | None = None
     if as_json:
         stdout.write(msgspec.json.encode(found).decode() + "\n")
         return
-    print_where(found)
+    print_where(found, state)
     by_actor: dict[str | None, list[Offer]] = {}
     for offer in found.offers:
         by_actor.setdefault(offer.actor, []).append(offer)

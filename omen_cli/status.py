@@ -25,7 +25,7 @@ from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.state import FightState
 
 __all__ = ["SeedKnown", "each_once", "published_seed", "status_lines", "next_commands", "combatant_line",
-           "odds_summary", "answer_costs"]
+           "odds_summary", "answer_costs", "owed"]
 
 #: At most this many ``omen do`` lines under ``next:``.
 NEXT = 5
@@ -137,14 +137,24 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
                      + _until(state, who, name))
     if budget is not None and budget.uses:  # C41: the limited abilities' uses left, and the deferred costs owed
         parts.append("uses left: " + ", ".join(f"{ability} {left}" for ability, left in budget.uses.items()))
-    if budget is not None and budget.deferred:
-        parts.append("owes: " + ", ".join(f"{ability} (at the {moment.replace('_', ' ')})" for ability, _, moment
-                                          in (pending.partition(": ") for pending in budget.deferred)))
+    costs = owed(state, who)
+    if costs:
+        parts.append("owes: " + ", ".join(costs))
     if fighter.left:
         parts.append(f"OUT: {fighter.left}")
     elif fighter.hp <= 0:
         parts.append("DOWN")
     return "  ".join(parts)
+
+
+def owed(state: FightState, who: str) -> list[str]:
+    """The deferred costs ``who`` owes (C41), each as its ability and moment: ``reckless_surge (at the end of next
+    turn)``. One recorded by an action still in progress (an Interrupt window open on an ability's use) is owed only
+    if the action goes through: an Interrupt that hits cancels it, and the cost with it (C24), so it says so."""
+    going = {frame.declared_at for frame in state.stack}
+    return [f"{p.ability} (at the {p.moment.replace('_', ' ')}"
+            + (f", if the action at seq {p.action} goes through" if p.action in going else "") + ")"
+            for p in state.deferred if p.who == who]
 
 
 def _until(state: FightState, who: str, condition: str) -> str:

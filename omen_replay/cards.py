@@ -73,7 +73,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Narrator, crit_outcome, hp_unmoved
+from .narrate import Line, Lowered, Narrator, applied_reason, crit_outcome, hp_unmoved, split_primary
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -471,12 +471,14 @@ class CardBuilder(Visitor):
         resources: list[ResourceLine] = []
         conditions: list[ConditionLine] = []
         damage_roll: list[Die] = []  # the dice of a damage roll not yet dealt (a consequence's own, C25)
+        lowered: Lowered | None = None  # what conditions changed of the primary bonus, for the weapon's damage (C28)
         for rec, before, _lines in draft.events:
             event = rec.event
             if isinstance(event, DiceRolled) and event.purpose == "damage":
                 damage_roll = list(event.dice)
             elif isinstance(event, HitDetermined):
-                rolls += _hit_rolls(event, dice)
+                lowered = _lowered(event, before, decl) if isinstance(decl, AttackDeclared) else None
+                rolls += _hit_rolls(event, dice, lowered.conditions if lowered is not None else 0)
                 verdicts += _hit_verdicts(event)
             elif isinstance(event, SaveResolved):
                 rolls += [self._side_roll(f"{self._name(event.saver.roller)}'s {event.saver.attribute} save",
@@ -488,7 +490,9 @@ class CardBuilder(Visitor):
                                         numbers=f"{event.saver.total} vs {event.opposing.total}",
                                         rule="C15: a tie goes to the saver" if tie else "C15"))
             elif isinstance(event, DamageResolved):
-                damage.append(self._damage(event, damage_roll))
+                weapons = lowered is not None and event.source == lowered.label  # the weapon's damage (C12)
+                damage.append(self._damage(event, damage_roll, lowered if weapons else None))
+                lowered = None if weapons else lowered
                 damage_roll = []
                 if hp_unmoved(event, before.combatants[event.target].hp if event.target in before.combatants
                               else None):  # at 0 HP already: no change recorded, shown as after every hit (C28)
@@ -499,7 +503,8 @@ class CardBuilder(Visitor):
                                               before=event.before, after=event.after))
             elif isinstance(event, ConditionApplied):
                 conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
-                                                applied=True, stacks=event.stacks, reason=event.reason))
+                                                applied=True, stacks=event.stacks,
+                                                reason=applied_reason(event, self._name)))
             elif isinstance(event, ConditionCleared):
                 conditions.append(ConditionLine(who=event.who, name=self._name(event.who), condition=event.condition,
                                                 applied=False, reason=event.reason))
@@ -586,11 +591,11 @@ class CardBuilder(Visitor):
         terms = _card_terms(side.terms(), {"die": [f"d{sides}" if sides else "die"]})
         return Roll(name=label, terms=_kept(terms), total=side.total)
 
-    def _damage(self, event: DamageResolved, dice: list[Die]) -> DamageLine:
+    def _damage(self, event: DamageResolved, dice: list[Die], lowered: Lowered | None = None) -> DamageLine:
         steps = tuple(Mitigation(step=s.step, change=-s.amount if s.step not in ("floor", "incoming") else s.amount,
                                  after=s.after) for s in event.steps)
         return DamageLine(source=event.source, damage_type=event.damage_type,
-                          raw=Roll(name="damage", terms=_damage_terms(event.terms, dice),
+                          raw=Roll(name="damage", terms=_damage_terms(event.terms, dice, lowered),
                                    total=event.terms.raw),
                           steps=steps, final=event.final, target=event.target, target_name=self._name(event.target),
                           resource=event.resource, overflow=event.overflow)
@@ -663,19 +668,36 @@ def _card_terms(terms: Iterable[Term], sizes: dict[str, list[str]]) -> list[Roll
 
 
 def _kept(terms: list[RollTerm]) -> tuple[RollTerm, ...]:
-    """The terms worth writing: every die, and every bonus but a zero."""
-    return tuple(t for t in terms if t.die or t.value)
+    """The terms worth writing: every die, and every bonus but a zero (a sheet's zero that conditions changed is
+    kept beside the change: ``0 STR - 1 conditions``)."""
+    return tuple(t for i, t in enumerate(terms) if t.die or t.value
+                 or (i + 1 < len(terms) and terms[i + 1].label == "conditions"))
 
 
 def _sizes(dice: tuple[Die, ...], pool: str) -> list[str]:
     return [f"d{d.sides}" for d in dice if d.pool == pool]
 
 
-def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]]) -> list[Roll]:
-    """The hit total (C5) and the total defense (C10, C11, and any Active Defense) as roll strings."""
+def _lowered(event: HitDetermined, before: FightState, decl: AttackDeclared) -> Lowered | None:
+    """What conditions changed of the attacker's primary bonus as the hit was determined (C28: the effective bonus
+    less the sheet's, in the state it was determined in), for the hit total and the weapon's damage to state it as
+    the sheet's value and that change (C12), as explain does; None if nothing did."""
+    fighter = before.combatants.get(decl.attacker)
+    if fighter is None:
+        return None
+    conditions = event.attack.attribute_bonus - fighter.sheet.attributes[event.attack.attribute].bonus
+    weapon = fighter.sheet.weapon(decl.weapon) if decl.weapon is not None else None
+    label = weapon.label if weapon is not None else decl.weapon or "unarmed"
+    return Lowered(conditions, label, decl.weapon is not None, event.crit) if conditions else None
+
+
+def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]], conditions: int = 0) -> list[Roll]:
+    """The hit total (C5, its attribute bonus as the sheet's value and what ``conditions`` changed of it, C28) and
+    the total defense (C10, C11, and any Active Defense) as roll strings."""
     a, d = event.attack, event.defense
     hit_dice = dice.get("hit", ())
-    hit = _card_terms(a.terms(), {"primary_die": _sizes(hit_dice, "primary"), "fcs_die": _sizes(hit_dice, "fcs")})
+    hit = _card_terms(a.terms(conditions), {"primary_die": _sizes(hit_dice, "primary"),
+                                            "fcs_die": _sizes(hit_dice, "fcs")})
     active = _sizes(dice.get("active_defense", ()), "active")
     defense = _card_terms(d.terms(), {"res_die": _sizes(dice.get("base_defense", ()), "res")[:1],
                                       "active_die": [f"{active[0] if active else 'die'} {d.active.defense}"]
@@ -701,11 +723,12 @@ def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
     return [hit, crit]
 
 
-def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
+def _damage_terms(t: DamageTerms, dice: list[Die], lowered: Lowered | None = None) -> tuple[RollTerm, ...]:
     """C12's damage formula (or a consequence's own roll, C25) term by term. ``dice`` is the damage roll the
     damage followed: an attack's holds only its ability dice (Brute rage's, C12), whose faces are the formula's
     ability dice, and its dice result is the primary dice of the hit roll (or the routed die); a consequence's
-    holds the dice of its own damage roll, and no ability dice."""
+    holds the dice of its own damage roll, and no ability dice. ``lowered``: for a weapon's damage, what conditions
+    changed of the primary bonus, stated beside the sheet's value (C28, :func:`~omen_replay.narrate.split_primary`)."""
     rolled = [d for d in dice if d.pool == "damage"]
     own, added = rolled[:len(rolled) - len(t.ability_dice)], rolled[len(rolled) - len(t.ability_dice):]
     sizes = {f"d{d.sides}" for d in own}
@@ -714,7 +737,7 @@ def _damage_terms(t: DamageTerms, dice: list[Die]) -> tuple[RollTerm, ...]:
     names = list(t.ability_sources or ("rage",) * len(t.ability_dice))
     if len(added) == len(names):
         names = [f"d{d.sides} {name}" for d, name in zip(added, names, strict=True)]
-    formula = t.terms()
+    formula = t.terms() if lowered is None else split_primary(t.terms(), lowered)
     if not own and t.dice == 0 and t.routed_die is None:  # a consequence's flat damage: no dice at all (C25)
         formula = tuple(x for x in formula if x.kind != "damage_dice")
     terms = _card_terms(formula, {"damage_dice": [die], "ability_die": names})

@@ -22,7 +22,7 @@ from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
-from omen_core.errors import BadInput, InvalidArgument
+from omen_core.errors import BadInput, InvalidArgument, LogCorrupted, TornTail
 from omen_core.events import (
     DYING_REASON,
     AbilityUsed,
@@ -69,6 +69,7 @@ from omen_core.events import (
     TurnEnded,
     TurnSkipped,
     WillConversionChosen,
+    decode_line,
     encode_line,
     is_undo_batch,
 )
@@ -79,9 +80,10 @@ from omen_core.parts import Term as PartTerm
 from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
-from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, Visitor, Walk, walk
+from omen_core.store.jsonl import JsonlStore
+from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, torn_batch, walk
 
-from .narrate import BatchCommand, crit_outcome, hp_unmoved
+from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
 
@@ -283,15 +285,22 @@ class _Seed:
         self.started = False
 
     def status(self) -> tuple[str, bytes | None]:
+        """The words on the seed and the seed to check the dice with: the seed given where it commits to the epoch
+        the dice were drawn under, else that epoch's seed where the log reveals it (a seed given is used only for
+        the epoch it commits to, C42: a fight that went on after a reveal is checked with its fresh seed)."""
         if not self.started or self.commitment is None:
             return "no seeded dice in this fight", None
-        if self.given is not None:  # the auditor's own seed is what they asked about, revealed in the log or not
-            if commitment(self.given) == self.commitment:
-                return "seeded dice; the seed matches its commitment", self.given
-            return "the seed does NOT match the commitment these dice were drawn under", None
+        if self.given is not None and commitment(self.given) == self.commitment:
+            return "seeded dice; the seed matches its commitment", self.given
         seed = self.revealed.get(self.commitment)
+        if seed is not None and self.given is not None:
+            return ("seeded dice; the seed revealed in the log matches their commitment (the seed given, --seed, does "
+                    "NOT match the commitment these dice were drawn under: it checks only the dice of the commitment "
+                    "it matches, C42)"), seed
         if seed is not None:
             return "seeded dice; the seed matches its commitment", seed
+        if self.given is not None:
+            return "the seed does NOT match the commitment these dice were drawn under", None
         return "seeded dice, seed not revealed yet: the faces cannot be checked", None
 
 
@@ -480,12 +489,62 @@ def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
         raise InvalidArgument("seq", "a seq (a whole number)", seq)
     if seed is not None and not isinstance(seed, bytes):
         raise InvalidArgument("seed", "the seed's bytes, or None", seed)
+    torn = _torn_end(source)
+    if torn is not None and seq >= torn.start:  # refused as replay and status refuse a torn log
+        raise LogCorrupted(getattr(source, "where", "") or "this log", torn.line, torn.what)
     explainer = _Explainer(seq, seed)
     walk(source, explainer)
     if explainer.found is None:
         where = getattr(source, "where", "") or "this log"
         raise BadInput(f"{where}: no event with seq {seq} (seq 1 to {explainer.last})")
-    return explainer.found
+    if torn is None:
+        return explainer.found
+    note = f"the log is torn at seq {torn.start}: {torn.what}; this reads only the events before it"
+    return msgspec.structs.replace(explainer.found, verdicts=(*explainer.found.verdicts, note))
+
+
+class _Torn(NamedTuple):
+    """Where a log cannot be read on: the first seq of the torn part (a last batch cut short, or a last line cut
+    off mid-write), the line to name, and what it is, with the way out."""
+
+    start: int
+    line: int
+    what: str
+
+
+def _torn_end(source: Source) -> _Torn | None:
+    """Whether the log ends torn, read from its last lines only (a store knows its last seq; lines held in memory
+    are all at hand): a last line cut off mid-write (a torn tail) or a last batch with fewer events than its
+    ``batch_size`` (:func:`omen_core.walk.torn_batch`). A log of schema version 1 records no batch size: only a torn
+    line can be told there. Other damage is the walk's to report."""
+    tail: TornTail | None = None
+    after = 0
+    if isinstance(source, StoreSource):
+        try:
+            after = max(source.store.version(source.fight_id) - 1, 0)
+        except TornTail as exc:
+            tail, after = exc, max(exc.line - 2, 0)
+    last: bytes | None = None
+    try:
+        for chunk in source.lines(after):
+            last = chunk[-1] if chunk else last
+    except TornTail as exc:
+        tail = exc
+    try:
+        rec = decode_line(last) if last is not None else None
+    except msgspec.DecodeError:
+        rec = None
+    cut = rec is not None and rec.batch_size and rec.seq < rec.batch + rec.batch_size - 1
+    if rec is not None and cut and tail is not None:
+        return _Torn(rec.batch, tail.line, f"{tail.reason}; the command starting at seq {rec.batch} is cut short "
+                                           "by it (omen repair removes it)")
+    if rec is not None and cut:
+        tears = not isinstance(source, StoreSource) or isinstance(source.store, JsonlStore)
+        return _Torn(rec.batch, rec.seq, torn_batch(rec.batch, rec.seq, rec.batch + rec.batch_size - 1,
+                                                    source.fight_id, tears))
+    if tail is not None:
+        return _Torn(tail.line, tail.line, f"{tail.reason} (omen repair removes it)")
+    return None
 
 
 def explain_records(records: Iterable[StoredEvent], seq: int, seed: bytes | None = None) -> Explanation:
@@ -947,8 +1006,8 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
                     f"{seq} (explain it there)")
         case ReactionPassed(who=who):
             return f"{who} lets the window pass"
-        case ActionCancelled(reason=reason):
-            return f"CANCELLED: {reason}; what it paid stays paid (C24)"
+        case ActionCancelled(action=action, reason=reason):
+            return f"CANCELLED: {reason}; what it paid stays paid (C24)" + _dropped(state, action)
         case DecisionAnswered(who=who, decision=decision, choice=choice):
             title = titles.get(decision, "")
             owed = _owed(state, who, decision) if state is not None and choice != PASS else ""
@@ -971,6 +1030,17 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
         case ConditionCleared(who=who, condition=condition, reason=reason):
             return f"{who} is no longer {condition} ({reason})"
     return None
+
+
+def _dropped(state: FightState | None, action: int) -> str:
+    """The deferred cost an action cancelled had recorded (its ability's), dropped with it, in words: a cancelled
+    ability's costs but its Action are not paid (C24), and its deferred cost never settles (C41); empty if none."""
+    if state is None:
+        return ""
+    owed = [(p.who, a.deferred) for p in state.deferred if p.action == action
+            for a in state.abilities if a.id == p.ability and a.deferred is not None]
+    return "".join(f"; its deferred cost is dropped with it, never to settle: {deferred_words(deferred, who)}"
+                   for who, deferred in owed)
 
 
 def _owed(state: FightState, who: str, ability_id: str) -> str:
@@ -1251,10 +1321,11 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
                             f"{who}'s turn ends")
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
-        case ConditionApplied(reason=reason) | ConditionCleared(reason=reason):  # a tick's, a deferred cost's (C41)
+        case ConditionApplied() | ConditionCleared():  # the GM's, a tick's, a deferred cost's (C41)
             told = _also_told(event, seq=rec.seq)
+            reason = applied_reason(event, str) if isinstance(event, ConditionApplied) else ""
             if told is not None:
-                verdicts.append(told + (f": {reason}" if reason and isinstance(event, ConditionApplied) else ""))
+                verdicts.append(told + (f": {reason}" if reason else ""))
     title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,

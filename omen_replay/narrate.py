@@ -11,11 +11,12 @@ as a live fight goes on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
 from omen_core.commands import Command, EndTurn, StandUp
+from omen_core.content import ATTRIBUTES, CombatantSheet
 from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
@@ -88,10 +89,11 @@ from omen_core.events import (
 from omen_core.hooks import amount_of
 from omen_core.parts import Term
 from omen_core.rules.modifiers import encircled_bonus
-from omen_core.state import FightState
+from omen_core.state import AttackFrame, FightState
 from omen_core.walk import LinesSource, Visitor, walk
 
-__all__ = ["Line", "LineKind", "Narrator", "BatchCommand", "narrate", "describe_total", "crit_outcome", "hp_unmoved"]
+__all__ = ["Line", "LineKind", "Narrator", "BatchCommand", "narrate", "describe_total", "crit_outcome", "hp_unmoved",
+           "applied_reason", "GM_APPLIED", "Lowered", "split_primary"]
 
 LineKind = Literal["round", "header", "roll", "result", "window", "note", "undone"]
 
@@ -142,9 +144,36 @@ class _Names:
         self.turn: str | None = None
         self.opening = False  # the first round has started and no turn in it has begun or been skipped yet
         self.damage_roll: tuple[Die, ...] = ()  # the dice of the last damage roll, for the damage it deals (C25)
+        self.bonuses: dict[str, dict[str, int]] = {}  # each combatant's sheet attribute bonuses, as it joined
+        self.labels: dict[str, dict[str, str]] = {}  # each combatant's weapons' labels, by id
+        self.attacks: dict[int, tuple[str, str]] = {}  # each attack declared: its attacker and weapon's label
+        self.lowered: dict[int, Lowered] = {}  # what conditions changed of an attack's primary bonus, by action
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
+
+    def join(self, sheet: CombatantSheet) -> None:
+        """A combatant's name and sheet bonuses, as it joins (or as the fight already under way holds it)."""
+        self.names[sheet.id] = sheet.name
+        self.bonuses[sheet.id] = {name: sheet.attributes[name].bonus for name in ATTRIBUTES}
+        self.labels[sheet.id] = {w.id: w.label for w in sheet.weapons}
+
+    def declared(self, action: int, attacker: str, weapon: str | None) -> None:
+        """An attack declared at ``action``: whose, and with which weapon (by its label, as the damage names it)."""
+        label = self.labels.get(attacker, {}).get(weapon, weapon) if weapon is not None else "unarmed"
+        self.attacks[action] = (attacker, label)
+
+
+class Lowered(NamedTuple):
+    """What conditions changed of an attacker's primary bonus as its hit was determined (C28), for the weapon's
+    damage to state its primary bonus (armed) and a crit's extra one (on a crit) as the sheet's value and that change,
+    as the hit total does and as explain splits them (C12): the change, the weapon's label (the damage's source),
+    whether it is armed and whether it crit."""
+
+    conditions: int
+    label: str
+    armed: bool
+    crit: bool
 
 
 def describe_total(side: RollTotal, name: str, kind: str = "check") -> str:
@@ -168,7 +197,7 @@ def _started(e: FightStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 def _joined(e: CombatantJoined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     s = e.sheet
-    names.names[s.id] = s.name
+    names.join(s)
     yield "header", f"{s.name} joins for {s.side}: HP {s.hp}, Will {s.will}"
 
 
@@ -276,15 +305,18 @@ _EVEN_ZERO = frozenset({"damage_dice", "res_die"})
 
 def _terms(terms: Iterable[Term], every: bool = False) -> str:
     """A total's terms as a sum: ``7 (primary) + 2 STR + 1 weapon``; a zero left out unless ``every`` (or its kind
-    is always written); ``+ -`` folded to ``-``."""
+    is always written, or it is a sheet's value that conditions changed: ``0 STR - 1 conditions``); ``+ -`` folded
+    to ``-``."""
     parts: list[str] = []
-    for t in terms:
+    listed = list(terms)
+    for i, t in enumerate(listed):
         word = _WORDS.get(t.kind, t.label)
+        split = i + 1 < len(listed) and listed[i + 1].kind == "conditions"  # a sheet's 0 that conditions changed
         if t.kind == "no_res_die":
             parts.append(word)
         elif t.kind in _POOLED:
             parts.append(f"{t.value} ({word})")
-        elif every or t.value or t.kind in _EVEN_ZERO:
+        elif every or t.value or split or t.kind in _EVEN_ZERO:
             parts.append(f"{t.value} {word}")
     joined = " + ".join(parts)
     return joined.replace("+ -", "- ")
@@ -306,7 +338,12 @@ def crit_outcome(e: HitDetermined) -> str:
 
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
-    yield "result", f"  hit total {a.total} = {_terms(a.terms())}"
+    attacker, label = names.attacks.pop(e.action, ("", ""))  # kept no longer: a long log holds no attack past its hit
+    sheet = names.bonuses.get(attacker, {}).get(a.attribute)
+    conditions = a.attribute_bonus - sheet if sheet is not None else 0  # C28: what conditions changed of the bonus
+    if conditions and e.hit:
+        names.lowered[e.action] = Lowered(conditions, label, label != "unarmed", e.crit)
+    yield "result", f"  hit total {a.total} = {_terms(a.terms(conditions))}"
     die, *rating = d.base_terms()
     active = ""
     if d.active:
@@ -340,9 +377,37 @@ def _will_chosen(e: WillConversionChosen, names: _Names) -> Iterator[tuple[LineK
     yield "window", f"  {names(e.who)} takes it on {'Will' if e.convert else 'HP'}"
 
 
+def _split_bonus(e: DamageResolved, names: _Names) -> tuple[Term, ...]:
+    """C12's terms of a damage; the weapon's damage of an attack whose primary bonus conditions changed (C28) states
+    its primary bonus (armed) and a crit's extra one (on a crit) as the sheet's value and that change, as explain
+    does (its first damage named after the weapon: any other is a consequence's, C25)."""
+    action = e.action
+    lowered = names.lowered.get(action) if action is not None else None
+    if action is None or lowered is None or e.source != lowered.label:
+        return e.terms.terms()
+    del names.lowered[action]
+    return split_primary(e.terms.terms(), lowered)
+
+
+def split_primary(terms: Iterable[Term], lowered: Lowered) -> tuple[Term, ...]:
+    """A weapon's damage terms (C12) with its primary bonus (armed) and a crit's extra one (on a crit) each stated
+    as the sheet's value and what conditions changed (C28, ``lowered``), as the hit total states the attribute bonus
+    and as explain splits them."""
+    split = {"primary_bonus": lowered.armed, "crit_bonus": lowered.crit}
+    out: list[Term] = []
+    for t in terms:
+        if split.get(t.kind):
+            out += [Term(t.label, t.value - lowered.conditions, t.source, t.kind),
+                    Term("conditions", lowered.conditions, "condition", "conditions")]
+        else:
+            out.append(t)
+    return tuple(out)
+
+
 def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     t = e.terms
-    raw = _terms([x for x in t.terms() if x.kind != "damage_dice" or x.value] or t.terms())  # flat: no "0 (dice)"
+    terms = _split_bonus(e, names)
+    raw = _terms([x for x in terms if x.kind != "damage_dice" or x.value] or terms)  # flat: no "0 (dice)"
     rolled, names.damage_roll = names.damage_roll, ()
     if len(rolled) > 1 and sum(d.face for d in rolled) == t.dice and not t.ability_dice and t.routed_die is None:
         sizes = {d.sides for d in rolled}  # a consequence's own damage roll (C25): each die, as 3 + 4 (2d6)
@@ -379,9 +444,27 @@ def _resource(e: ResourceChanged, names: _Names) -> Iterator[tuple[LineKind, str
     yield "result", f"  {names(e.who)}: {e.resource.upper()} {e.before} \u2192 {e.after}"
 
 
+#: The reason ``apply_condition`` records when the GM gives none (:mod:`omen_core.decide.setup`): the GM gave the
+#: command, but where it names who applied the condition (``by``), that combatant applied it.
+GM_APPLIED = "applied by the GM"
+
+
+def applied_reason(e: ConditionApplied, name: Callable[[str], str]) -> str:
+    """Why a condition was applied, in words: its recorded reason, and who applied it where ``by`` names a
+    combatant (docs/scenarios.md: ``by`` is who applied it), named by ``name``: ``applied by Ash`` for the GM's
+    command given no reason, ``tripped on the ford stones (applied by Ash)`` for one given a reason."""
+    if e.by is None:
+        return e.reason
+    by = f"applied by {name(e.by)}"
+    if not e.reason or e.reason == GM_APPLIED:
+        return by
+    return e.reason if by in e.reason else f"{e.reason} ({by})"
+
+
 def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str]]:
     stacks = f" ({e.stacks} stacks)" if e.stacks > 1 else ""
-    why = f": {e.reason}" if e.reason else ""
+    reason = applied_reason(e, names)
+    why = f": {reason}" if reason else ""
     until = ""
     if e.until is not None and e.of is not None:  # C40: it clears at that moment of that combatant's next turn
         until = f", until the {'start' if e.until == 'start_of_next_turn' else 'end'} of {names(e.of)}'s next turn"
@@ -656,7 +739,11 @@ class Narrator(Visitor):
         self.names = _Names()
         self.hp: dict[str, int] = {}  # each combatant's HP as the log stands, for a hit at 0 HP (hp_unmoved)
         if state is not None:
-            self.names.names.update({cid: c.sheet.name for cid, c in state.combatants.items()})
+            for c in state.combatants.values():
+                self.names.join(c.sheet)
+            for frame in state.stack:  # the attacks in progress, for the hit they await (C28: _hit)
+                if isinstance(frame, AttackFrame):
+                    self.names.declared(frame.declared_at, frame.declaration.attacker, frame.declaration.weapon)
             self.names.turn = state.turn
             self.hp = {cid: c.hp for cid, c in state.combatants.items()}
         self.told: list[Line] = []
@@ -672,6 +759,11 @@ class Narrator(Visitor):
         """The narrative of one event, line by line; ``before``, the state before it, if known (else the HP this
         narrator has followed through the events it told, those undone left out)."""
         event = rec.event
+        if isinstance(event, AttackDeclared):
+            self.names.declared(rec.seq, event.attacker, event.weapon)
+        elif isinstance(event, (ActionSettled, ActionCancelled)):  # an action over: nothing of it is kept
+            self.names.attacks.pop(event.action, None)
+            self.names.lowered.pop(event.action, None)
         said = self._standing_up(event, before)
         if said is None:
             said = list(_WRITERS[type(event)](event, self.names))

@@ -301,8 +301,10 @@ class _Batch:
 
 #: What a roll was for, to pair a voided roll with the one made again: its roller, its purpose, the check it was
 #: (the skill, or the attribute, a total of its batch names for its counter; None where no total names it: a hit or
-#: damage roll), its dice (their sizes, in order) and the command that rolled it (a contest's Stealth beside the next
-#: contest's, not beside a static Stealth check rolled in between).
+#: damage roll), its dice (their sizes, in order) and the kind of the event whose total names it ("" where none
+#: does: a contest's Stealth beside the next contest's, not beside a static Stealth check rolled in between; a hit
+#: roll beside the next hit roll on the same dice, whichever command made it, the declaration or the answer to a
+#: window that resumes the attack).
 RollKind = tuple[str, str, str | None, tuple[int, ...], str]
 
 
@@ -316,7 +318,7 @@ class _Reroll:
         self.undo = undo
         self.voided: dict[RollKind, list[tuple[int, tuple[int, ...]]]] = {}
         self.next: dict[RollKind, tuple[int, tuple[int, ...]]] = {}
-        self.loose: dict[tuple[str, str], tuple[int, tuple[int, ...], str | None]] = {}
+        self.loose: dict[tuple[str, str], tuple[int, tuple[int, ...], str | None, tuple[int, ...]]] = {}
 
 
 #: What :meth:`Audit._check` does for each event type as it comes (the other types need nothing then).
@@ -658,14 +660,13 @@ class Audit(Visitor):
         rolls = [(rec.seq, rec.event) for rec in batch.records if isinstance(rec.event, DiceRolled)]
         if not rolls:
             return
-        checks = {total.counter: total.skill or total.attribute for rec in batch.records
+        checks = {total.counter: (total.skill or total.attribute, _tag(rec.event)) for rec in batch.records
                   for total in _totals(rec.event)}
-        command = _command_of(batch.records[0].event)
-        made_by = str(command.__struct_config__.tag) if command is not None else ""
         for seq, rolled in rolls:
             faces = tuple(d.face for d in rolled.dice)
-            check = checks.get(rolled.counter)
-            kind = (rolled.roller, rolled.purpose, check, tuple(d.sides for d in rolled.dice), made_by)
+            check, named_by = checks.get(rolled.counter, (None, ""))
+            sides = tuple(d.sides for d in rolled.dice)
+            kind = (rolled.roller, rolled.purpose, check, sides, named_by)
             for r in self.rerolls:
                 if r.undo.from_seq <= seq <= r.undo.to_seq:
                     r.voided.setdefault(kind, []).append((seq, faces))
@@ -673,7 +674,7 @@ class Audit(Visitor):
                 if seq > r.undo.seq:
                     if kind in r.voided and kind not in r.next:
                         r.next[kind] = (seq, faces)
-                    r.loose.setdefault(kind[:2], (seq, faces, check))
+                    r.loose.setdefault(kind[:2], (seq, faces, check, sides))
 
     # -- each event ---------------------------------------------------------------------------------------------
 
@@ -1109,7 +1110,7 @@ def _totals(event: Event) -> Iterator[RollTotal]:
 
 def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
     for kind, gone in r.voided.items():
-        roller, purpose, check, _sides, _made_by = kind
+        roller, purpose, check, sides, _named_by = kind
         voided = "; ".join(f"{list(faces)} at seq {seq}" for seq, faces in gone)
         rolled = r.next.get(kind)
         what = (f"{check} " if check else "") + purpose.replace("_", " ")
@@ -1120,8 +1121,9 @@ def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
             other = r.loose.get(kind[:2])
             if other is not None:
                 kind_of = f"a {other[2]} {purpose.replace('_', ' ')}, " if other[2] else ""
+                elsewhere = "" if other[2] or other[3] == sides else ", on other dice"
                 after += (f" ({roller}'s next {purpose.replace('_', ' ')} roll: {kind_of}{list(other[1])} at seq "
-                          f"{other[0]}" + ("" if other[2] else ", on other dice") + ")")
+                          f"{other[0]}{elsewhere})")
         yield Finding(seq=r.undo.seq, rule="undo", kind=REROLL,
                       what=f"the undo at seq {r.undo.seq} voided {roller}'s {what} roll {voided}; {after}",
                       expected=voided, found=f"{list(rolled[1])} at seq {rolled[0]}" if rolled

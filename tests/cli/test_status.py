@@ -336,3 +336,25 @@ def test_each_kind_of_window_says_its_own_costs(kind: str, words: str) -> None:
     waiting = Waiting(kind=kind, title=point.title, rule=point.rule, who=("bo",), answers=(), resumes=point.resumes,
                       cost=point.cost(load_ruleset()))
     assert answer_costs(waiting) == words
+
+
+def test_a_deferred_cost_of_a_use_still_in_progress_is_owed_if_it_goes_through(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """C24, C41: while the Orc's Interrupt window is open on Bram's Sacrifice (declared at seq 29), the short status
+    and ``--all`` say its deferred cost is owed only if that action goes through (they said it was owed, and it
+    went without a word when the Interrupt hit and cancelled the use); once cancelled, nothing is owed."""
+    from omen_cli.show import print_options
+    from omen_cli.status import combatant_line
+    from tests.replay.test_explain import cancelled_sacrifice
+
+    fight = cancelled_sacrifice(tmp_path, interrupt=False)
+    assert [p.action for p in fight.state.deferred] == [29]
+    line = combatant_line(options(fight.state), fight.state, "bram")
+    assert line.endswith("uses left: sacrifice 0  owes: sacrifice (at the start of next turn, if the action at seq 29 "
+                         "goes through)"), line
+    print_options(options(fight.state), as_json=False, state=fight.state)
+    assert ("deferred costs to pay (C41): bram's sacrifice (at the start of next turn, if the action at seq 29 goes "
+            "through)") in " ".join(capsys.readouterr().out.split())
+    fight.react("orc", weapon="axe", dice=(8, 6, 1))
+    fight.defend("bram", None)
+    assert "owes" not in combatant_line(options(fight.state), fight.state, "bram")

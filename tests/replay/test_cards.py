@@ -272,3 +272,16 @@ def test_a_heal_to_its_owner_names_the_owner_on_the_card() -> None:
     (card,) = [e for e in entries(fight.events)[0] if isinstance(e, Card)]
     assert [(r.name, r.text()) for r in card.rolls] == [("Drain's healing", "2 flat = 2")]
     assert [(v.label, v.numbers) for v in card.verdicts if v.label == "HEALED"] == [("HEALED", "2 HP to Ana")]
+
+
+def test_a_cards_hit_and_damage_split_a_bonus_conditions_lowered() -> None:
+    """C12, C28: Ash (STR +3, FCS +2, Fatigued x2) crits Bo with the axe: the card's hit roll string and damage
+    state the attribute bonus, the primary bonus and the crit's extra one as the sheet's +3 and the conditions' -2,
+    as omen explain does (they said "1 STR", "1 bonus + 1 crit bonus")."""
+    from tests.replay.test_explain import declared, fatigued_fight
+
+    fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2])
+    card = cards_of(fight.events)[declared(fight)]
+    assert card.rolls[0].text() == "5 (d8) + 6 (d6) + 3 STR - 2 conditions = 12"
+    assert card.damage[0].raw.text() == ("5 (primary dice) + 3 bonus - 2 conditions + 3 crit bonus - 2 conditions + 4 "
+                                         "WD = 11")

@@ -24,6 +24,9 @@ from omen_replay.explain import explain_records as explain
 from tests.fights import new_fight, present
 from tests.sheets import sheet
 
+#: The Ember Ford fight as omen demo writes it.
+EMBER_FORD = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+
 
 def brute_fight() -> Fight:
     """Ash (Exhausted x1, rage d6) crits Bo (armor 2, Dodge) with an axe: every kind of term appears."""
@@ -187,6 +190,87 @@ class TestSeed:
         text = runner.invoke(app, ["explain", str(log), hit])
         assert "seed confirms" in text.output and "hit total" in text.output
         assert runner.invoke(app, ["explain", str(log), "999"]).exit_code == 2
+
+
+    def test_a_fresh_seed_given_checks_only_its_own_epoch(self) -> None:
+        """C42: in a fight whose first seed is revealed mid-fight and that goes on under a fresh seed, the fresh seed
+        given (--seed) checks the dice drawn under it, and a die drawn under the first seed is checked against the
+        seed the log reveals (it said "the seed does NOT match", seed_confirms None; docs/verify.md "Epochs")."""
+        from omen_core import CheckSpec, MemoryStore, SeededDice
+        from omen_core.dice import commitment
+
+        first, fresh = bytes(range(32)), bytes(range(64, 96))
+        fight = Fight.start(MemoryStore(), "epochs", dice=SeededDice(first, [fresh]), clock=lambda: 0)
+        fight.join(sheet("kael", skills={"Climb": ("STR", 2)}))
+        fight.join(sheet("vesh", side="raiders"))
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+        before = fight.version
+        fight.reveal_seed()
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+        after = fight.version
+        assert commitment(fresh) != commitment(first)
+        old = explain(fight.events, before, seed=fresh)
+        assert [d.seed_confirms for d in old.dice] == [True]
+        assert old.seed == ("seeded dice; the seed revealed in the log matches their commitment (the seed given, "
+                            "--seed, does NOT match the commitment these dice were drawn under: it checks only the "
+                            "dice of the commitment it matches, C42)")
+        new = explain(fight.events, after, seed=fresh)
+        assert [d.seed_confirms for d in new.dice] == [True]
+        assert new.seed == "seeded dice; the seed matches its commitment"
+        unknown = explain(fight.events, after)
+        assert [d.seed_confirms for d in unknown.dice] == [None]
+        assert unknown.seed == "seeded dice, seed not revealed yet: the faces cannot be checked"
+
+
+class TestTornLog:
+    """A log whose last batch a crash cut short: explain says so, and refuses a seq inside the torn batch as replay
+    and status refuse the log (exit 2)."""
+
+    @staticmethod
+    def torn_demo(tmp_path: Path) -> Path:
+        """Ember Ford's log (what omen demo writes) cut after its seq 86: the command starting at seq 82 (Vesh's
+        attack) wrote 5 of its 7 events."""
+        log = tmp_path / "torn.jsonl"
+        log.write_bytes(b"".join(EMBER_FORD.read_bytes().splitlines(keepends=True)[:86]))
+        return log
+
+    def test_a_seq_before_the_torn_batch_is_explained_with_a_note(self, tmp_path: Path) -> None:
+        """Seq 40 is explained (exit 0) and its last verdict says the log is torn at seq 82 and omen repair removes
+        it (it said nothing of the tear)."""
+        from typer.testing import CliRunner
+
+        result = CliRunner().invoke(app, ["explain", str(self.torn_demo(tmp_path)), "40", "--json"])
+        assert result.exit_code == 0
+        assert json.loads(result.stdout)["verdicts"][-1] == (
+            "the log is torn at seq 82: torn batch: the command starting at seq 82 wrote 5 of its 7 events (a crash "
+            "mid-write; omen repair removes it); this reads only the events before it")
+
+    def test_a_seq_inside_the_torn_batch_is_refused(self, tmp_path: Path) -> None:
+        """Seq 82 (the torn command's command_issued) is refused with exit 2 as replay refuses the log (it exited 0
+        and said the command wrote seqs 83 to 88, of which 87 and 88 are not in the log)."""
+        from typer.testing import CliRunner
+
+        log = self.torn_demo(tmp_path)
+        runner = CliRunner()
+        result = runner.invoke(app, ["explain", str(log), "82"])
+        assert result.exit_code == 2 == runner.invoke(app, ["replay", str(log)]).exit_code
+        assert ("torn batch: the command starting at seq 82 wrote 5 of its 7 events (a crash mid-write; omen repair "
+                "removes it)") in " ".join(result.output.split())
+
+    def test_a_torn_last_line_is_named(self, tmp_path: Path) -> None:
+        """A last line cut off mid-write (seq 87, in the command starting at seq 82) is named in the note, from the
+        command it cuts short."""
+        from typer.testing import CliRunner
+
+        log = self.torn_demo(tmp_path)
+        with log.open("ab") as f:
+            f.write(EMBER_FORD.read_bytes().splitlines()[86][:40])
+        result = CliRunner().invoke(app, ["explain", str(log), "40", "--json"])
+        assert result.exit_code == 0
+        assert json.loads(result.stdout)["verdicts"][-1] == (
+            "the log is torn at seq 82: torn tail: the last line (40 bytes) was cut off mid-write; earlier events are "
+            "intact; the command starting at seq 82 is cut short by it (omen repair removes it); this reads only the "
+            "events before it")
 
 
 class TestConsequencesAndAmbush:
@@ -503,6 +587,134 @@ def test_an_attack_an_interrupt_cancelled_tells_the_window_the_answer_and_the_ca
         "no Attack of Opportunity window for grub (derived from the state before seq 34; the log records no skipped "
         "window): grub's first turn has not come yet: its Bonus Actions are for defence only until then (C20), and "
         "an Attack of Opportunity is an attack")
+
+
+#: Bram's Sacrifice (an Action and 1 Will: an ally heals 2d4; 2 necrotic damage to Bram at the start of his next
+#: turn, C41), an ability library for :func:`cancelled_sacrifice` (a tester's, Mira's).
+SACRIFICE = """
+[abilities.sacrifice]
+name = "Sacrifice"
+summary = "An Action and 1 Will, once per fight: an ally regains 2d4 HP; you lose 2 HP at the start of your next turn."
+use = "action"
+target = "ally"
+cost = { will = 1 }
+uses = { count = 1, per = "fight" }
+effects = [{ kind = "heal", to = "target", dice = { count = 2, die = "d4" } }]
+
+[abilities.sacrifice.deferred]
+at = "start_of_next_turn"
+effects = [{ kind = "damage", to = "actor", flat = 2, damage_type = "necrotic" }]
+"""
+
+#: Bram uses Sacrifice on Ana in round 2; the Orc beside him Interrupts (C24) and hits (8 + 6 + 1 vs 1).
+CANCELLED_SACRIFICE = """
+[fight]
+id = "sacrifice"
+dice = "scripted"
+abilities = ["lib.toml"]
+
+[[combatants]]
+id = "ana"
+name = "Ana"
+side = "north"
+hp = 20
+weapons = [{ id = "sword", weapon_damage = 3 }]
+
+[combatants.attributes]
+STR = { die = "d8", bonus = 2 }
+AGI = { die = "d6" }
+INT = { die = "d4" }
+RES = { die = "d6", bonus = 1 }
+FCS = { die = "d6" }
+
+[[combatants]]
+id = "bram"
+name = "Bram"
+side = "north"
+hp = 30
+will = 5
+abilities = ["sacrifice"]
+
+[combatants.attributes]
+STR = { die = "d6" }
+AGI = { die = "d6" }
+INT = { die = "d6", bonus = 1 }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[combatants]]
+id = "orc"
+name = "Orc"
+side = "south"
+hp = 30
+weapons = [{ id = "axe", weapon_damage = 4 }]
+
+[combatants.attributes]
+STR = { die = "d8", bonus = 1 }
+AGI = { die = "d6" }
+INT = { die = "d4" }
+RES = { die = "d6" }
+FCS = { die = "d6" }
+
+[[commands]]
+command = "engage"
+who = "bram"
+others = ["ana", "orc"]
+
+[[commands]]
+command = "roll_initiative"
+dice = [2, 6, 1]
+
+[[commands]]
+command = "end_turn"
+who = "bram"
+
+[[commands]]
+command = "end_turn"
+who = "ana"
+
+[[commands]]
+command = "end_turn"
+who = "orc"
+
+[[commands]]
+command = "use_ability"
+who = "bram"
+ability = "sacrifice"
+target = "ana"
+"""
+
+
+def cancelled_sacrifice(tmp_path: Path, *, interrupt: bool = True) -> Fight:
+    """Mira's fight: Bram's Sacrifice declared with its Interrupt window open; with ``interrupt``, the Orc's
+    Interrupt hits (8 + 6 + 1 vs 1) and Bram declines the Active Defense: the use is cancelled (C24)."""
+    from omen_core import MemoryStore
+    from omen_replay.scenario import load_scenario, run_scenario
+
+    (tmp_path / "lib.toml").write_text(SACRIFICE)
+    (tmp_path / "fight.toml").write_text(CANCELLED_SACRIFICE)
+    fight = run_scenario(load_scenario(tmp_path / "fight.toml"), MemoryStore(), clock=lambda: 0)
+    if interrupt:
+        fight.react("orc", weapon="axe", dice=(8, 6, 1))
+        fight.defend("bram", None)
+    return fight
+
+
+def test_a_cancelled_uses_deferred_cost_is_said_dropped(tmp_path: Path) -> None:
+    """C24, C41: Bram's Sacrifice, cancelled by the Orc's Interrupt, records its deferred cost (2 necrotic damage at
+    the start of his next turn) and drops it with the cancel: the explanation says both (it said only that the
+    cost was recorded, then that what it paid stays paid, as if the 2 damage were still to come)."""
+    from omen_core.events import AbilityUsed
+
+    fight = cancelled_sacrifice(tmp_path)
+    used = next(r.seq for r in fight.events if isinstance(r.event, AbilityUsed))
+    assert fight.state.deferred == ()
+    told = explain(fight.events, used)
+    assert told.verdicts[0] == ("bram uses Sacrifice: its deferred cost is recorded, to settle later: 2 necrotic "
+                                "damage at the start of bram's next turn (C41)")
+    assert told.verdicts[-1] == ("CANCELLED: an Interrupt hit (C24); what it paid stays paid (C24); its deferred cost "
+                                 "is dropped with it, never to settle: 2 necrotic damage at the start of bram's next "
+                                 "turn (C41)")
 
 
 def test_an_abilitys_attack_is_explained_at_every_seq_of_the_attack_it_answers() -> None:

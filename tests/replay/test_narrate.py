@@ -40,6 +40,85 @@ def test_names_replace_ids() -> None:
     assert any("ties" in t and "C16" in t for t in texts)
 
 
+def test_a_condition_applied_by_a_combatant_names_who_applied_it() -> None:
+    """docs/scenarios.md: ``by`` is who applied the condition: the GM's apply_condition naming Ash is told "applied by
+    Ash" (it said "applied by the GM", the reason the command records when none is given), a reason given is kept
+    beside it, and a condition naming no one is still the GM's; the session log's note and explain say it too."""
+    from omen_replay.explain import explain_records
+    from omen_replay.render import render_records
+
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
+    fight.join(sheet("ash"))
+    fight.join(sheet("bo", side="b"))
+    fight.apply_condition("bo", "Prone", by="ash")
+    prone = fight.version
+    fight.apply_condition("ash", "Prone", reason="tripped on the ford stones", by="bo")
+    fight.apply_condition("bo", "Unseen")
+    texts = [line.text.strip() for line in narrate(fight.events) if " is " in line.text]
+    assert texts == ["Bo is Prone: applied by Ash", "Ash is Prone: tripped on the ford stones (applied by Bo)",
+                     "Bo is Unseen: applied by the GM"]
+    assert f"#{prone}      Bo is Prone: applied by Ash" in render_records(fight.events)
+    assert explain_records(fight.events, prone).verdicts == ("bo is Prone (1 stack, C28): applied by ash",)
+
+
+class TestPrimaryBonusLoweredByConditions:
+    """C12, C28: where conditions changed the attacker's primary bonus, the narrative states the hit total's
+    attribute bonus and the weapon damage's primary bonus (and a crit's extra one) as the sheet's value and the
+    conditions' change, as omen explain splits them (it said one number: "1 STR", "1 bonus + 1 crit bonus")."""
+
+    def test_a_crit_splits_the_hit_the_primary_bonus_and_the_crits(self) -> None:
+        """Ash (STR +3, Fatigued x2) crits Bo with the axe (WD 4): hit 5 + 6 + 3 - 2 = 12; damage 5 + (3 - 2) +
+        (3 - 2) + 4 = 11, the terms of explain's "damage (axe)"."""
+        from tests.replay.test_explain import fatigued_fight
+
+        fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2])
+        texts = [line.text.strip() for line in narrate(fight.events)]
+        assert "hit total 12 = 5 (primary) + 6 (FCS) + 3 STR - 2 conditions" in texts
+        assert ("axe: 11 slashing (5 die + 3 bonus - 2 conditions + 3 crit bonus - 2 conditions + 4 WD) = 11 to Bo's "
+                "HP (C12, C13)") in texts
+
+    def test_unarmed_only_the_crits_extra_bonus_is_split(self) -> None:
+        """Unarmed, the damage has no primary bonus (C12): only the crit's extra one is split, 5 + (3 - 2) = 6."""
+        from tests.replay.test_explain import fatigued_fight
+
+        fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2], unarmed=True)
+        texts = [line.text.strip() for line in narrate(fight.events)]
+        assert "unarmed: 6 crushing (5 die + 3 crit bonus - 2 conditions) = 6 to Bo's HP (C12, C13)" in texts
+
+    def test_a_sheets_zero_that_conditions_changed_is_written(self) -> None:
+        """Ember Ford, seq 145-146: Brin (STR +0, Fatigued x1) hits Vesh with the Ashwood bow: the sheet's 0 is
+        written beside the -1 it became (it said "4 die - 1 conditions"), as explain lists "+0 primary bonus"."""
+        from pathlib import Path
+
+        from omen_core.events import decode_line
+
+        fixture = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+        texts = [line.text.strip() for line in narrate(
+            [decode_line(raw) for raw in fixture.read_bytes().splitlines()]) if line.seq in (145, 146)]
+        assert texts[0] == "hit total 7 = 4 (primary) + 4 (FCS) + 0 STR - 1 conditions"
+        assert texts[-1] == ("Ashwood bow: 6 piercing (4 die + 0 bonus - 1 conditions + 3 WD) - 1 armor = 5 to Vesh "
+                             "the Cinder-Hand's HP (C12, C13)")
+
+    def test_a_live_narrator_splits_the_hit_of_an_attack_declared_before(self) -> None:
+        """omen do's narrator, given the state before the answer to the Active Defense window (the attack declared
+        in an earlier command), splits the hit and the damage the answer resolves: 6 + 2 + 2 - 1 = 9, 6 + 2 - 1 + 4
+        = 11."""
+        from omen_core.content import Weapon
+        from omen_replay.narrate import Narrator
+        from tests.fights import new_fight
+
+        ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(Weapon(id="axe", weapon_damage=4),))
+        bo = msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1)), hp=30)
+        fight = new_fight(ash, bo, faces=[6, 2, 1])
+        fight.apply_condition("ash", "Fatigued", stacks=1)
+        fight.attack("ash", "bo")
+        before, version = fight.state, fight.version
+        fight.defend("bo", None)
+        texts = [line.text.strip() for line in Narrator(state=before).lines(fight.events[version:])]
+        assert "hit total 9 = 6 (primary) + 2 (FCS) + 2 STR - 1 conditions" in texts
+        assert "axe: 11 slashing (6 die + 2 bonus - 1 conditions + 4 WD) = 11 to Bo's HP (C12, C13)" in texts
+
+
 def test_every_event_type_has_a_writer() -> None:
     """The narrator has a writer for every event type of the union."""
     from omen_core.events import EVENT_TYPES

@@ -803,6 +803,37 @@ class TestUndoRerolls:
         assert stealth.what == (f"the undo at seq {undo_seq} voided bo's Stealth check roll [4] at seq {rolled[0]}; "
                                 f"bo's next Stealth check roll: [6] at seq {rolled[3]}")
 
+    def test_ember_fords_undone_attack_is_paired_with_the_attack_declared_again(self) -> None:
+        """Ember Ford's undo at seq 90 voided Vesh's hit roll (primary d8 + fcs d6, seq 86) and Skarn's base defense
+        (res d8, seq 87): each is paired with the next roll of that roller and purpose on the same dice, Vesh's at seq
+        109 and Skarn's at seq 192, though both came in the batch of an answered window (the hit is rolled when the
+        defense is answered), as README.md and docs/verify.md show (it said "[5, 3] at seq 209" and "on other
+        dice")."""
+        report = verify(ember_ford_log())
+        assert [f.what for f in report.rerolls] == [
+            "the undo at seq 90 voided vesh's hit roll [3, 3] at seq 86; vesh's next hit roll: [7, 4] at seq 109",
+            "the undo at seq 90 voided skarn's base defense roll [1] at seq 87; skarn's next base defense roll: [3] "
+            "at seq 192"]
+
+    def test_a_roll_on_other_dice_is_named_as_such(self) -> None:
+        """An undone sword attack (STR d8 primary + fcs d6) followed by a finesse dagger attack (AGI d6 primary): no
+        hit roll on the same dice after the undo, and the dagger's hit roll is named as one on other dice."""
+        from tests.fights import new_fight
+
+        dagger = Weapon(id="dagger", weapon_damage=1, properties=frozenset({"finesse"}))
+        ash = msgspec.structs.replace(sheet("ash", STR=(8, 0)), weapons=(Weapon(id="sword", weapon_damage=3), dagger),
+                                      wielding=("sword", "dagger"))
+        fight = new_fight(ash, sheet("bo", side="b"), faces=[6, 5, 1, 1, 1, 6])
+        fight.attack("ash", "bo", weapon="sword")
+        fight.undo()
+        undo_seq = fight.version
+        fight.attack("ash", "bo", weapon="dagger")
+        rolled = [r.seq for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "hit"]
+        hit = next(f for f in verify(fight.events).rerolls if "hit roll" in f.what)
+        assert hit.what == (f"the undo at seq {undo_seq} voided ash's hit roll [6, 5] at seq {rolled[0]}; ash made no "
+                            f"hit roll on the same dice after it (ash's next hit roll: [1, 1] at seq {rolled[1]}, on "
+                            "other dice)")
+
     def test_no_roll_of_the_same_check_is_said_so(self) -> None:
         """An undone Perception check followed by a Stealth check only: no Perception check roll after it, and the
         roll that did come is named as what it was."""
@@ -990,6 +1021,27 @@ class TestDiceProvenance:
             page = runner.invoke(app, ["log", str(path), "--format", fmt]).stdout
             assert "1 dice provenance finding(s) to review" in page and "is manual in a fight whose dice are" \
                 in page, fmt
+
+
+def test_the_session_log_of_a_broken_log_is_written_and_counts_its_findings(tmp_path: Path) -> None:
+    """Ember Ford with seq 40's hash changed: omen log writes the session log all the same and exits 0, its verdict
+    counting the 2 integrity findings (seq 40's hash, seq 41's prev_hash), while omen verify lists them and exits 1
+    (README's exit codes, docs/fixtures.md "Session logs")."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    lines = (Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl").read_bytes().splitlines(
+        keepends=True)
+    head, rest = lines[39].split(b'"hash":"')
+    lines[39] = head + b'"hash":"' + (b"1" if rest[:1] == b"0" else b"0") + rest[1:]
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(b"".join(lines))
+    runner = CliRunner()
+    page = runner.invoke(app, ["log", str(path)])
+    assert page.exit_code == 0 and page.stdout.rstrip().endswith("2 finding(s): see omen verify")
+    audit = runner.invoke(app, ["verify", str(path)])
+    assert audit.exit_code == 1 and "2 finding(s) in fight 'ember-ford'" in audit.stdout
 
 
 # -- seeds after a reveal: each die against the commitment it was drawn under (C42) ------------------------------
