@@ -257,10 +257,13 @@ def snapshot(
         store, fight_id = open_fight(log_url, fight)
         snapshots = open_snapshots(log_url)
         if clear:
-            snapshots.delete(fight_id)
-            wrote(f"the snapshots of {fight_id!r} deleted")
+            held = len(snapshots.seqs(fight_id))
+            snapshots.delete(fight_id)  # (called even with none: a folder that is a link is refused all the same)
+            if held:
+                wrote(f"the snapshots of {fight_id!r} deleted")
             _remove_emptied(snapshots, fight_id)
-            out.print(f"deleted the snapshots of {fight_id!r}; nothing else changes")
+            out.print(f"deleted the {held} snapshot{'s' if held != 1 else ''} of {fight_id!r}; nothing else changes"
+                      if held else f"{fight_id!r} had no snapshots to delete")
             return
         live = Fight.load(store, fight_id, snapshots=snapshots)
         live.snapshot()

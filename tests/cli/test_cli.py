@@ -399,9 +399,19 @@ class TestSnapshotCommand:
         assert omen("snapshot", str(log)).exit_code == 0
         assert list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
-        assert omen("snapshot", str(log), "--clear").exit_code == 0
+        cleared = omen("snapshot", str(log), "--clear")
+        assert cleared.exit_code == 0
+        assert cleared.stdout == "deleted the 1 snapshot of 'ember-ford'; nothing else changes\n"
         assert not (tmp_path / "ef.jsonl.snapshots").exists()  # the folders it left empty removed too
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
+
+    def test_clear_says_when_there_were_none(self, tmp_path: Path) -> None:
+        """``--clear`` on a fight without snapshots says it had none (it said "deleted the snapshots"), exit 0."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        cleared = omen("snapshot", str(log), "--clear")
+        assert (cleared.exit_code, cleared.stdout) == (0, "'ember-ford' had no snapshots to delete\n")
+        assert not (tmp_path / "ef.jsonl.snapshots").exists()
 
     def test_clear_keeps_a_folder_holding_anything_else(self, tmp_path: Path) -> None:
         """``--clear`` removes the fight's snapshots and leaves a folder that holds anything else as it was: the
