@@ -303,7 +303,15 @@ def copy_cmd(
     completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it
     differs or if SRC ends with a torn batch (a JSON Lines log: run omen repair on it first; a database: copy the
     whole commands before it with --to)."""
-    from omen_replay.copy import copy_fights
+    from omen_core.store import MemoryStore
+    from omen_core.store.url import creates_file
+    from omen_replay.copy import plan_copy, write_copy
+
+    first: dict[str, int] = {}
+
+    def appended(fight_id: str, start: int, end: int) -> None:
+        first.setdefault(fight_id, start)
+        wrote(f"copied to {dst_url}: {fight_id} seqs {first[fight_id]}-{end}", f"copy {fight_id}")
 
     with refusals():
         src = open_existing_store(src_url)
@@ -315,10 +323,9 @@ def copy_cmd(
         if to is not None and len(fights) != 1:
             bad_input(f"--to copies one fight: {src_url} holds {len(fights)}; choose one with --fight")
         check_log_parent(dst_url)
-        done = copy_fights(src, store_at(dst_url), fights, to)
-    if any(c.added for c in done):
-        wrote(f"copied to {dst_url}: " + ", ".join(f"{c.fight_id} seqs {c.had + 1}-{c.had + c.added}" for c in done
-                                                    if c.added))
+        fresh = creates_file(dst_url)  # a new SQLite file: checked against an empty store, made only to be written
+        plans = plan_copy(src, MemoryStore() if fresh else store_at(dst_url), fights, to)
+        done = write_copy(store_at(dst_url), plans, appended)
     for c in done:
         if c.beyond:
             out.print(f"{c.fight_id}: already in {escape(dst_url)}, and more: it holds the source's {c.had} events "

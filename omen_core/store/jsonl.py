@@ -133,6 +133,11 @@ class JsonlStore:
         """Where this store keeps its fights: the file, or the directory."""
         return self._where()
 
+    @property
+    def single_file(self) -> bool:
+        """Whether this store is one file keeping exactly one fight (:meth:`single`), not a directory of them."""
+        return self._file is not None
+
     def location_of(self, fight_id: str) -> str:
         """Where this store keeps ``fight_id``, for messages: its file (``DIR/<fight>.jsonl``, or the one file)."""
         if self._file is not None or not FIGHT_ID.match(fight_id):
