@@ -20,6 +20,7 @@ SQLite file) plans against an empty store first, so that a refused copy leaves n
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -125,7 +126,7 @@ def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tupl
                                                            f"{last.seq - last.batch + 1} of its {last.batch_size} "
                                                            "events (a crash mid-write); a copy appends whole "
                                                            "commands only, so nothing was copied: run omen repair "
-                                                           "on the source first")
+                                                           f"{shlex.quote(store.location_of(fight_id))} first")
         raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a "
                            f"{torn_batch(last.batch, last.seq, end, fight_id, tears=False)}; a copy appends whole "
                            "commands only, so nothing was copied")

@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -168,7 +169,7 @@ class JsonlStore:
         """The append itself (``lines`` are the events' lines), under the exclusive lock on ``path``."""
         with _locked(path, shared=False, create=True):
             tail = _read_tail(path)
-            self._refuse_torn(path, tail)
+            self._refuse_torn(path, tail, fight_id)
             self._check_owner(path, fight_id)
             version, last_hash = self._last_state(path, fight_id, tail)
             check_batch(fight_id, events, expected_version, version, last_hash)
@@ -208,7 +209,7 @@ class JsonlStore:
             with _locked(path, shared=True):
                 size = path.stat().st_size
             line, offset = _seek_point(path, fight_id, after_seq, size, self._indexes)
-        return _guarded(path, _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1))
+        return _guarded(path, _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1, fight_id))
 
     def landmarks(self, fight_id: str) -> list[StoredEvent]:
         """The fight's landmark events (undo and redo markers, the revealed seed), from the ``<log>.marks`` index
@@ -239,7 +240,7 @@ class JsonlStore:
         with _guard(path):
             with _locked(path, shared=True):
                 tail = _read_tail(path)
-            self._refuse_torn(path, tail)
+            self._refuse_torn(path, tail, fight_id)
             return self._last_state(path, fight_id, tail)[0]
 
     def fights(self) -> list[str]:
@@ -342,11 +343,11 @@ class JsonlStore:
                 raise UnknownFight(fight_id, self._where())
 
     @staticmethod
-    def _refuse_torn(path: Path, tail: _Tail) -> None:
+    def _refuse_torn(path: Path, tail: _Tail, fight_id: str) -> None:
         """Raise :class:`TornTail` if the file ends in a torn line."""
         if tail.torn:
             line = 1 if tail.last_line is None else _seq_hint(tail.last_line) + 1
-            raise TornTail(path, line, tail.torn)
+            raise _torn_tail(path, line, tail.torn, fight_id, tail.last_line)
 
     @staticmethod
     def _last_state(path: Path, fight_id: str, tail: _Tail) -> tuple[int, str | None]:
@@ -373,7 +374,7 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
         return
     decode = _DECODE
     prev = line_no = first_line - 1
-    for lines in _chunks(path, limit, offset, 0, first_line - 1):
+    for lines in _chunks(path, limit, offset, 0, first_line - 1, fight_id):
         for raw in lines:
             line_no += 1
             if line_no <= after_seq:
@@ -398,22 +399,50 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
 _CHUNK = 1 << 16  # bytes of lines per list; the file is read through a buffer of twice that
 
 
-def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before: int = 0
+def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before: int = 0, fight_id: str | None = None
             ) -> Iterator[list[bytes]]:
     """The lines in the first ``limit`` bytes of ``path`` from ``offset`` (where line ``lines_before + 1``
     starts), the first ``skip`` of them left out, in lists; :class:`TornTail` after them if the last has no
-    newline."""
-    lines_read = lines_before
+    newline (naming the command of ``fight_id`` it cuts short)."""
+    lines_read, last = lines_before, None
     with open(path, "rb", buffering=0) as f:
         f.seek(offset)
         for block in _split(path, f, limit - offset, lines_before):
             lines_read += len(block)
             torn = block.pop() if not block[-1].endswith(b"\n") else None
+            last = block[-1] if block else last
             lines, skip = block[skip:], max(skip - len(block), 0)
             if lines:
                 yield lines
             if torn is not None:
-                raise TornTail(path, lines_read, torn)
+                raise _torn_tail(path, lines_read, torn, fight_id, last)
+
+
+def _torn_tail(path: Path, line: int, torn: bytes, fight_id: str | None, last_line: bytes | None) -> TornTail:
+    """:class:`TornTail` at ``line`` of ``path``, its message going on to say which command of which fight the crash
+    cut short (as far as the last complete line, ``last_line``, tells) and what to do: ``omen repair PATH``. Its
+    ``reason`` stays the torn tail's own words (the audit's finding, the same for a file and for lines given)."""
+    exc = TornTail(path, line, torn)
+    exc.args = (f"{exc}; {_cut_short(line, fight_id, last_line)}: run omen repair {shlex.quote(str(path))} (it "
+                "moves what the crash left to a side file)",)
+    return exc
+
+
+def _cut_short(line: int, fight_id: str | None, last_line: bytes | None) -> str:
+    """What a torn line at ``line`` cuts short: the command it belongs to (the one the last complete line is part
+    of, if that one holds fewer events than its ``batch_size``; else a command starting at the torn line), of
+    which fight; a seq alone where the lines do not tell (an older log, whose lines say no ``batch_size``)."""
+    try:
+        last = _DECODE_BATCH(last_line) if last_line is not None else None
+    except msgspec.DecodeError:
+        last = None
+    fight = fight_id or (last.fight_id if last is not None else None)
+    of = f" of fight {fight!r}" if fight else ""
+    if last is None or not last.batch_size:
+        return f"seq {line}{of} is cut short" if last is not None or line > 1 else \
+            f"the command starting at seq 1{of} is cut short"
+    start = last.batch if last.batch <= last.seq < last.batch + last.batch_size - 1 else last.seq + 1
+    return f"the command starting at seq {start}{of} is cut short"
 
 
 def _split(path: Path, f: BinaryIO, size: int, lines_before: int) -> Iterator[list[bytes]]:
@@ -616,7 +645,7 @@ def _owner(path: Path) -> str | None:
     if len(first) > MAX_LINE_BYTES:
         raise _too_long(path, 1)
     if not first.endswith(b"\n"):
-        raise TornTail(path, 1, first)
+        raise _torn_tail(path, 1, first, None, None)
     try:
         fight_id = _DECODE_HEAD(first).fight_id
     except msgspec.DecodeError as exc:

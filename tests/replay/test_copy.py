@@ -170,7 +170,7 @@ class TestCopy:
         assert " ".join(result.stderr.split()) == (
             f"omen: error: {source}:19: fight 'ember-ford' ends with a torn batch: the command starting at seq 19 "
             "wrote 2 of its 16 events (a crash mid-write); a copy appends whole commands only, so nothing was "
-            "copied: run omen repair on the source first")
+            f"copied: run omen repair {source} first")
         if kind != "postgresql":  # no database file left behind either (found by a tester: an empty one was)
             assert not (tmp_path / "dst").exists() and not (tmp_path / "dst.db").exists()
         assert omen("repair", str(source)).exit_code == 0
@@ -265,6 +265,20 @@ class TestCopy:
         words = "".join(result.output.split())
         assert f"bad.jsonl:{at + 1}:" in words and "thechaindoesnothold" in words
         assert not (tmp_path / "x.db").exists()
+
+    def test_a_torn_last_line_says_which_command_and_how_to_repair(self, tmp_path: Path) -> None:
+        """A source whose last line a crash cut off is refused, exit 2, naming the torn line, the command it cuts
+        short, the fight, and `omen repair` on the file (it said only "torn tail ... earlier events are intact";
+        found by a tester); do, replay and undo say it in the same words."""
+        torn = tmp_path / "torn.jsonl"
+        torn.write_bytes(EMBER.read_bytes()[:-20])
+        told = (f"omen: error: {torn}:319: torn tail: the last line ({len(EMBER.read_bytes().splitlines()[-1]) - 19} "
+                "bytes) was cut off mid-write; earlier events are intact; the command starting at seq 318 of fight "
+                f"'ember-ford' is cut short: run omen repair {torn} (it moves what the crash left to a side file)")
+        for args in (["copy", str(torn), f"{tmp_path}/out/"], ["replay", str(torn)], ["undo", str(torn)],
+                     ["do", str(torn), '{"command": "end_turn", "who": "vesh"}']):
+            result = omen(*args)
+            assert (result.exit_code, " ".join(result.stderr.split())) == (2, told), args
 
     def test_a_refused_copy_leaves_no_new_database(self, tmp_path: Path) -> None:
         """A copy to a SQLite file not there yet that is refused (a torn source, --to past the end) leaves no file at
