@@ -3,6 +3,7 @@ and ``copy``."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
@@ -79,10 +80,11 @@ def repair(
     fight: Annotated[str | None, typer.Option(metavar="ID",
                                               help="Which fight, if the directory holds several.")] = None,
 ) -> None:
-    """Move what a crash mid-write left (a torn last line, a command's events cut short) to a side file, so the
-    log verifies and can be appended to."""
+    """Move what a crash mid-write left (a torn last line, a command's events cut short), and empty lines at the
+    end, to a side file, so the log verifies and can be appended to. Other damage is refused (exit 2), naming it."""
     from omen_core.errors import TornTail
     from omen_core.store import JsonlStore
+    from omen_core.store.jsonl import Repaired
 
     with refusals():
         store = store_at(log_url)
@@ -95,7 +97,16 @@ def repair(
             fight_id = open_fight(log_url, fight)[1]
         except TornTail:
             fight_id = fight or Path(log_url).stem  # a log whose only line is torn names no fight
-        done = store.repair_log(fight_id)
+        damage = _first_damage(store, fight_id)
+        done = Repaired(None)
+        if damage is not None:
+            plan = store.repair_log(fight_id, dry_run=True)
+            if not plan.line or _line_of(damage) < plan.line:  # before what repair removes: not a crash's
+                bad_input(f"{damage}{_crlf(store, fight_id)}: damage omen repair does not remove (it removes only "
+                          "what a crash leaves at a log's end, a torn last line or a command cut short, and empty "
+                          "lines after the last complete line); nothing was changed; omen verify "
+                          f"{shlex.quote(log_url)} lists what is wrong")
+            done = store.repair_log(fight_id)
     if done.side is not None:
         wrote(f"{log_url} repaired: what a crash left moved to {done.side}")
     if done.side is None:
@@ -106,8 +117,42 @@ def repair(
         cut.append(f"{done.events} of the {done.batch_size} events of the command at seq {done.batch}")
     if done.torn_bytes:
         cut.append(f"a torn last line ({done.torn_bytes} bytes)")
+    if done.empty_lines:
+        cut.append(f"{done.empty_lines} empty line{'s' if done.empty_lines != 1 else ''} at its end")
     out.print(f"moved {' and '.join(cut)} to {escape(str(done.side))}; {escape(log_url)} now ends at its last complete "
               "command")
+
+
+def _first_damage(store: Any, fight_id: str) -> Exception | None:
+    """The first thing a strict replay of the fight refuses (what every writer would refuse it for), or None if it
+    replays: the log is read whole, its chain and framing checked and every event folded, no snapshot used."""
+    from omen_core.errors import OmenError
+    from omen_core.walk import StoreSource, replay
+
+    try:
+        replay(StoreSource(store, fight_id))
+    except OmenError as exc:
+        return exc
+    return None
+
+
+def _crlf(store: Any, fight_id: str) -> str:
+    """Why a log's chain breaks at its first line, if its lines end with CR LF (an editor or a transfer in text mode
+    rewrote them: omen writes LF alone, and the hashes cover the bytes as written); else nothing."""
+    from omen_core.errors import OmenError
+
+    try:
+        first = next(iter(store.raw_lines(fight_id)), b"")
+    except OmenError:
+        return ""
+    return (" (its lines end with CR LF, a line ending an editor or a transfer in text mode wrote: omen writes LF "
+            "alone, and each hash covers the line's bytes as written)") if first.endswith(b"\r\n") else ""
+
+
+def _line_of(damage: Exception) -> int:
+    """The line of the log ``damage`` is at, where it says (0 where it does not: taken to be before anything)."""
+    line = getattr(damage, "line", None)
+    return line if isinstance(line, int) else 0
 
 
 def replay_cmd(

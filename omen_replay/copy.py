@@ -107,6 +107,8 @@ def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tupl
         raise BadInput(f"--to {to_seq}: fight {fight_id!r} in {store.location} holds {len(lines)} events")
     events = []
     for seq, line in enumerate(lines, 1):
+        if not line:  # said as every reader says it (it said the decoder's "Input data was truncated")
+            raise LogCorrupted(getattr(store, "location_of", lambda _: store.location)(fight_id), seq, "empty line")
         try:
             events.append(decode_line(line))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

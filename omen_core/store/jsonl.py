@@ -76,15 +76,19 @@ _DECODE_BATCH = msgspec.json.Decoder(_Batch).decode
 
 @dataclass(frozen=True)
 class Repaired:
-    """What :meth:`JsonlStore.repair_log` removed: ``side`` is the side file holding the removed bytes (None if
-    the log needed no repair), ``torn_bytes`` the length of a torn last line, and ``batch`` the seq of a torn
-    final batch whose ``events`` complete lines (of its ``batch_size``) went with it (0 if none)."""
+    """What :meth:`JsonlStore.repair_log` removed (or, asked for a ``dry_run``, would remove): ``side`` is the side
+    file holding the removed bytes (None if the log needed no repair, or nothing was written), ``torn_bytes`` the
+    length of a torn last line, ``batch`` the seq of a torn final batch whose ``events`` complete lines (of its
+    ``batch_size``) went with it (0 if none), ``empty_lines`` how many empty lines after the last complete line
+    went, and ``line`` the number of the first line removed (0: none)."""
 
     side: Path | None
     torn_bytes: int = 0
     batch: int = 0
     events: int = 0
     batch_size: int = 0
+    empty_lines: int = 0
+    line: int = 0
 
 
 class _Tail(msgspec.Struct, frozen=True):
@@ -263,29 +267,37 @@ class JsonlStore:
         torn."""
         return self.repair_log(fight_id).side
 
-    def repair_log(self, fight_id: str) -> Repaired:
+    def repair_log(self, fight_id: str, *, dry_run: bool = False) -> Repaired:
         """Move a torn final batch to ``<file>.torn-<N>`` and cut the log back to the end of the batch before it.
 
         What a crash mid-append can leave is removed whole: a torn last line
         (no newline), and the complete lines of a final batch that holds fewer
         events than its ``batch_size`` says (only the last batch can be torn:
-        appends are sequential). The side file is fsynced before the log is
-        truncated, so the removed bytes are never lost.
+        appends are sequential); and so are empty lines at the very end, after
+        the last complete line (an ``echo >> LOG``, an editor's: no crash's,
+        but harmless, and refused by every reader). The side file is fsynced
+        before the log is truncated, so the removed bytes are never lost.
+        ``dry_run``: say what would be removed, and write nothing.
         """
         path = self._path(fight_id) if FIGHT_ID.match(fight_id) else None
         with _guard(path or self._where()):
             if path is None or not _regular(path):
                 raise UnknownFight(fight_id, self._where())
-            with _locked(path, shared=False):
+            with _locked(path, shared=not dry_run):
                 self._check_repair_owner(path, fight_id)
-                tail = _read_tail(path)
+                size = path.stat().st_size
+                end = _before_empty_lines(path, size)
+                tail = _read_tail(path, end)
                 cut, batch = _torn_batch(path, fight_id, tail)
-                if cut == tail.size:
+                if cut == size:
                     return Repaired(None)
-                side = _save_side_file(path, _read_range(path, cut, tail.size))
-                _truncate(path, cut)
+                line = _count_lines(path, cut) + 1
+                side = None if dry_run else _save_side_file(path, _read_range(path, cut, size))
+                if not dry_run:
+                    _truncate(path, cut)
         events = 0 if batch is None else batch.seq - batch.batch + 1
-        return Repaired(side, len(tail.torn), batch.batch if batch else 0, events, batch.batch_size if batch else 0)
+        return Repaired(side, len(tail.torn), batch.batch if batch else 0, events, batch.batch_size if batch else 0,
+                        size - end, line)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -577,16 +589,31 @@ def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoRetur
     raise LogCorrupted(path, 0, fallback)
 
 
-def _read_tail(path: Path) -> _Tail:
-    """Read backwards from the end in blocks until the last complete line is found (each block read once, each
-    searched once); a last line, or torn bytes after it, longer than :data:`MAX_LINE_BYTES` is
-    :class:`LogCorrupted`."""
+def _before_empty_lines(path: Path, size: int) -> int:
+    """Where the empty lines at the end of ``path`` (its first ``size`` bytes) start: after the newline of its last
+    line that is not empty (``size`` if it ends with none; 0 if the file is nothing but newlines)."""
+    pos = size
+    with open(path, "rb") as f:
+        while pos > 0:
+            step = min(_BLOCK, pos)
+            f.seek(pos - step)
+            block = f.read(step).rstrip(b"\n")
+            if block:
+                return min(size, pos - step + len(block) + 1)
+            pos -= step
+    return 0
+
+
+def _read_tail(path: Path, end: int | None = None) -> _Tail:
+    """Read backwards from the end (or from byte ``end``, as if the file ended there) in blocks until the last
+    complete line is found (each block read once, each searched once); a last line, or torn bytes after it, longer
+    than :data:`MAX_LINE_BYTES` is :class:`LogCorrupted`."""
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is told apart first
     except FileNotFoundError:
         return _Tail(0, None, b"")
     with f:
-        size = pos = f.seek(0, os.SEEK_END)
+        size = pos = f.seek(0, os.SEEK_END) if end is None else end
         blocks: list[bytes] = []  # the blocks read, last first
         newlines: list[int] = []  # the offsets of the file's last two newlines, last first
         while pos > 0 and len(newlines) < 2:

@@ -280,6 +280,16 @@ class TestCopy:
             result = omen(*args)
             assert (result.exit_code, " ".join(result.stderr.split())) == (2, told), args
 
+    def test_an_empty_line_is_said_as_every_reader_says_it(self, tmp_path: Path) -> None:
+        """A source with an empty line (here after its last) is refused, exit 2, as "LOG:N: empty line", the words
+        of every other reader (it said the decoder's "line does not decode as a stored event: Input data was
+        truncated"); nothing is copied."""
+        source = tmp_path / "blank.jsonl"
+        source.write_bytes(EMBER.read_bytes() + b"\n")
+        result = omen("copy", str(source), f"{tmp_path}/out/")
+        assert (result.exit_code, " ".join(result.stderr.split())) == (2, f"omen: error: {source}:320: empty line")
+        assert not (tmp_path / "out").exists()
+
     def test_a_refused_copy_leaves_no_new_database(self, tmp_path: Path) -> None:
         """A copy to a SQLite file not there yet that is refused (a torn source, --to past the end) leaves no file at
         all, exit 2 (found by a tester: it left an empty database, where a JSON Lines destination left nothing); a

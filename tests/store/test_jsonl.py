@@ -628,6 +628,24 @@ class TestTornBatch:
         assert store.repair(FIGHT) is None
         assert log.read_bytes() == before
 
+    def test_a_dry_run_says_what_would_go_and_writes_nothing(self, cut: tuple[Path, list[bytes]]) -> None:
+        """repair_log(dry_run=True) says the batch, its events and the first line that would go (19), and leaves
+        the log and its folder as they were."""
+        path, _ = cut
+        before = path.read_bytes()
+        plan = JsonlStore.single(path).repair_log("ember-ford", dry_run=True)
+        assert (plan.side, plan.batch, plan.events, plan.line, plan.empty_lines) == (None, 19, 2, 19, 0)
+        assert path.read_bytes() == before and sorted(p.name for p in path.parent.iterdir()) == ["torn.jsonl"]
+
+    def test_empty_lines_at_the_end_go_with_a_torn_batch(self, cut: tuple[Path, list[bytes]]) -> None:
+        """Empty lines after a torn batch's last complete line go aside with it, in order, from line 19."""
+        path, lines = cut
+        path.write_bytes(b"".join(lines[:20]) + b"\n\n")
+        repaired = JsonlStore.single(path).repair_log("ember-ford")
+        assert (repaired.batch, repaired.events, repaired.empty_lines, repaired.line) == (19, 2, 2, 19)
+        assert repaired.side is not None and repaired.side.read_bytes() == b"".join(lines[18:20]) + b"\n\n"
+        assert path.read_bytes() == b"".join(lines[:18])
+
     def test_a_line_of_another_batch_inside_is_refused(self, store: JsonlStore, log: Path) -> None:
         """If a line the torn batch should hold belongs to another batch, repair refuses and changes nothing."""
         first = batch_of(FIGHT, 1, 2, GENESIS_HASH)
