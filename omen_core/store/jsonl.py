@@ -31,7 +31,7 @@ from .base import (
 )
 from .base import os_guard as _guard
 
-__all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES"]
+__all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES", "removes_whole"]
 
 #: The longest line a log may hold, newline included (an event is a few hundred bytes). A longer line is
 #: corruption: it is refused as :class:`LogCorrupted` once this many bytes of it are seen, never read whole.
@@ -967,32 +967,71 @@ def _torn_batch(path: Path, fight_id: str, tail: _Tail) -> tuple[int, _Batch | N
     there is one: the log's complete lines run on from the batch's first (``batch``) to fewer than ``batch_size``
     events. A line of that run that does not belong to the batch is corruption, not a crash: repair refuses it."""
     end = tail.size - len(tail.torn)
-    if tail.last_line is None:
+    last = _cut_batch(tail.last_line)
+    if last is None:
         return end, None
+    run: list[bytes] = []
+
+    def back() -> Iterator[bytes]:
+        offset = end
+        while True:
+            line = _line_ending_at(path, offset) if offset > 0 else b""
+            run.append(line)
+            offset -= len(line)
+            yield line
+
+    stray = _stray(last, fight_id, back())
+    if stray is not None:
+        _not_torn(path, end, last, *stray)
+    return end - sum(map(len, run[:last.seq - last.batch + 1])), last
+
+
+def _cut_batch(last_line: bytes | None) -> _Batch | None:
+    """The last complete line's place in its batch, if that batch holds fewer events than its ``batch_size`` (a
+    batch cut short); None otherwise (a last line that does not decode is the reader's to report)."""
     try:
-        last = _DECODE_BATCH(tail.last_line)
+        last = _DECODE_BATCH(last_line) if last_line else None
     except msgspec.DecodeError:
-        return end, None  # a last line that does not decode is the reader's to report
-    if not last.batch_size or not 0 < last.batch <= last.seq < last.batch + last.batch_size - 1:
-        return end, None
-    offset, line, after = end, tail.last_line, None
+        return None
+    if last is None or not last.batch_size or not 0 < last.batch <= last.seq < last.batch + last.batch_size - 1:
+        return None
+    return last
+
+
+def _stray(last: _Batch, fight_id: str, lines_back: Iterator[bytes]) -> tuple[int, str] | None:
+    """The first line, going back from ``last`` (the complete lines from the last one back, ``lines_back``), of a
+    batch cut short that does not belong to it: how many lines before the last it is, and what it is (``{before}``
+    standing for the number of the line before it); None if every line from the batch's first does."""
+    after = None
     for seq in range(last.seq, last.batch - 1, -1):
+        line = next(lines_back, b"")
         try:
             at = _DECODE_BATCH(line) if line else None
         except msgspec.DecodeError:
             at = None
         if after is not None and at is not None and after.prev_hash != at.hash:
-            _not_torn(path, end, last, last.seq - seq - 1, "does not follow line {before}, the line before it (its "
-                                                           "prev_hash is not that line's hash)")
+            return last.seq - seq - 1, ("does not follow line {before}, the line before it (its prev_hash is not that "
+                                        "line's hash)")
         if at is None or (at.fight_id, at.seq, at.batch, at.batch_size) != (fight_id, seq, last.batch,
                                                                            last.batch_size):
             found = "not an event" if at is None else (f"seq {at.seq} of batch {at.batch} ({at.batch_size} events)"
                                                        + ("" if at.fight_id == fight_id else
                                                           f" of fight {at.fight_id!r}"))
-            _not_torn(path, end, last, last.seq - seq, f"is {found}, not that batch's seq {seq}")
-        offset -= len(line)
-        line, after = (_line_ending_at(path, offset) if seq > last.batch else b""), at
-    return offset, last
+            return last.seq - seq, f"is {found}, not that batch's seq {seq}"
+        after = at
+    return None
+
+
+def removes_whole(lines: Sequence[bytes], fight_id: str) -> bool:
+    """Whether repair (:meth:`JsonlStore.repair_log`) would remove the final batch of a log's complete ``lines``
+    whole, were they a file: it is cut short, and every line from its first to the last (empty lines at the end
+    aside) belongs to it. What the walk asks of lines held in memory (an audit's), to say whether ``omen repair``
+    is the way out of a torn batch."""
+    end = len(lines)
+    while end and not lines[end - 1].rstrip(b"\n"):
+        end -= 1
+    last = _cut_batch(lines[end - 1]) if end else None
+    return last is not None and _stray(last, fight_id, iter(lines[end - 1::-1])) is None
 
 
 def _not_torn(path: Path, end: int, last: _Batch, back: int, what: str) -> NoReturn:
