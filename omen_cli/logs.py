@@ -368,9 +368,9 @@ def copy_cmd(
         if to is not None and len(fights) != 1:
             bad_input(f"--to copies one fight: {src_url} holds {len(fights)}; choose one with --fight")
         check_log_parent(dst_url)
-        fresh = creates_file(dst_url)  # a new SQLite file: checked against an empty store, made only to be written
-        plans = plan_copy(src, MemoryStore() if fresh else store_at(dst_url), fights, to)
-        done = write_copy(store_at(dst_url), plans, appended)
+        dst = None if creates_file(dst_url) else store_at(dst_url)  # a new SQLite file: checked against an empty
+        plans = plan_copy(src, MemoryStore() if dst is None else dst, fights, to)  # store, made only to be written
+        done = write_copy(store_at(dst_url) if dst is None else dst, plans, appended)
     for c in done:
         if c.beyond:
             out.print(f"{c.fight_id}: already in {escape(dst_url)}, and more: it holds the source's {c.had} events "
