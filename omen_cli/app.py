@@ -371,16 +371,17 @@ def refusals() -> Iterator[None]:
         guarded(exc)
 
 
-def seed_option(seed: str | None) -> bytes | None:
-    """The ``--seed`` option as bytes; empty or not hex is bad input (exit 2)."""
+def seed_option(seed: str | None, name: str = "--seed") -> bytes | None:
+    """A seed option (``--seed``, or the one ``name`` names) as bytes; empty or not hex is bad input (exit 2)
+    naming it."""
     if seed is None:
         return None
     try:
         found = bytes.fromhex(seed)
     except ValueError:
-        bad_input(f"--seed must be hex (two digits a byte), got {seed!r}")
+        bad_input(f"{name} must be hex (two digits a byte), got {seed!r}")
     if not found:
-        bad_input("--seed is empty: give the seed as hex (two digits a byte)")
+        bad_input(f"{name} is empty: give the seed as hex (two digits a byte)")
     return found
 
 

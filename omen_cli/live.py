@@ -240,11 +240,14 @@ def do_cmd(
     source = ctx.get_parameter_source("seed")  # typer's click may be its own: the source told by name
     from_env = getattr(source, "name", "") == "ENVIRONMENT"  # OMEN_SEED, not --seed
     seed_bytes = seed_option(seed)
-    following = seed_option(next_seed)
+    following = seed_option(next_seed, "--next-seed")
     if following is not None and len(following) < 16:
         bad_input("--next-seed: a dice seed is at least 16 bytes of hex")
     with refusals():
         parsed = _given_command(command, file)
+        if following is not None and not isinstance(parsed, RevealSeed):
+            bad_input(f"--next-seed is for reveal_seed only (the fresh seed the dice are drawn from after the seed is "
+                      f"revealed, C42), not for {parsed.__struct_config__.tag}: leave it out")
         if idempotency_key is not None:
             parsed = _validated_key(parsed, idempotency_key)
         if isinstance(parsed, RevealSeed) and not parsed.seed:
@@ -279,6 +282,9 @@ def do_cmd(
                 seed_bytes, live.dice = None, ManualDice()
             if seed_bytes is None and live.state.dice == "seeded" and parsed.dice is None:
                 live.dice = ManualDice()
+            if following is not None and live.state.ending is not None:
+                bad_input(f"--next-seed: fight {fight_id!r} is over, so no fresh seed follows this reveal (C42: a "
+                          "fight that has ended commits to none): leave --next-seed out")
             before = live.state
             try:
                 stored = live.execute(parsed, by=by)

@@ -3,6 +3,7 @@ and ``copy``."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
@@ -79,10 +80,11 @@ def repair(
     fight: Annotated[str | None, typer.Option(metavar="ID",
                                               help="Which fight, if the directory holds several.")] = None,
 ) -> None:
-    """Move what a crash mid-write left (a torn last line, a command's events cut short) to a side file, so the
-    log verifies and can be appended to."""
+    """Move what a crash mid-write left (a torn last line, a command's events cut short), and empty lines at the
+    end, to a side file, so the log verifies and can be appended to. Other damage is refused (exit 2), naming it."""
     from omen_core.errors import TornTail
     from omen_core.store import JsonlStore
+    from omen_core.store.jsonl import Repaired
 
     with refusals():
         store = store_at(log_url)
@@ -95,7 +97,16 @@ def repair(
             fight_id = open_fight(log_url, fight)[1]
         except TornTail:
             fight_id = fight or Path(log_url).stem  # a log whose only line is torn names no fight
-        done = store.repair_log(fight_id)
+        damage = _first_damage(store, fight_id)
+        done = Repaired(None)
+        if damage is not None:
+            plan = store.repair_log(fight_id, dry_run=True)
+            if not plan.line or _line_of(damage) < plan.line:  # before what repair removes: not a crash's
+                bad_input(f"{damage}{_crlf(store, fight_id)}: damage omen repair does not remove (it removes only "
+                          "what a crash leaves at a log's end, a torn last line or a command cut short, and empty "
+                          "lines after the last complete line); nothing was changed; omen verify "
+                          f"{shlex.quote(log_url)} lists what is wrong")
+            done = store.repair_log(fight_id)
     if done.side is not None:
         wrote(f"{log_url} repaired: what a crash left moved to {done.side}")
     if done.side is None:
@@ -106,8 +117,42 @@ def repair(
         cut.append(f"{done.events} of the {done.batch_size} events of the command at seq {done.batch}")
     if done.torn_bytes:
         cut.append(f"a torn last line ({done.torn_bytes} bytes)")
+    if done.empty_lines:
+        cut.append(f"{done.empty_lines} empty line{'s' if done.empty_lines != 1 else ''} at its end")
     out.print(f"moved {' and '.join(cut)} to {escape(str(done.side))}; {escape(log_url)} now ends at its last complete "
               "command")
+
+
+def _first_damage(store: Any, fight_id: str) -> Exception | None:
+    """The first thing a strict replay of the fight refuses (what every writer would refuse it for), or None if it
+    replays: the log is read whole, its chain and framing checked and every event folded, no snapshot used."""
+    from omen_core.errors import OmenError
+    from omen_core.walk import StoreSource, replay
+
+    try:
+        replay(StoreSource(store, fight_id))
+    except OmenError as exc:
+        return exc
+    return None
+
+
+def _crlf(store: Any, fight_id: str) -> str:
+    """Why a log's chain breaks at its first line, if its lines end with CR LF (an editor or a transfer in text mode
+    rewrote them: omen writes LF alone, and the hashes cover the bytes as written); else nothing."""
+    from omen_core.errors import OmenError
+
+    try:
+        first = next(iter(store.raw_lines(fight_id)), b"")
+    except OmenError:
+        return ""
+    return (" (its lines end with CR LF, a line ending an editor or a transfer in text mode wrote: omen writes LF "
+            "alone, and each hash covers the line's bytes as written)") if first.endswith(b"\r\n") else ""
+
+
+def _line_of(damage: Exception) -> int:
+    """The line of the log ``damage`` is at, where it says (0 where it does not: taken to be before anything)."""
+    line = getattr(damage, "line", None)
+    return line if isinstance(line, int) else 0
 
 
 def replay_cmd(
@@ -257,10 +302,13 @@ def snapshot(
         store, fight_id = open_fight(log_url, fight)
         snapshots = open_snapshots(log_url)
         if clear:
-            snapshots.delete(fight_id)
-            wrote(f"the snapshots of {fight_id!r} deleted")
+            held = len(snapshots.seqs(fight_id))
+            snapshots.delete(fight_id)  # (called even with none: a folder that is a link is refused all the same)
+            if held:
+                wrote(f"the snapshots of {fight_id!r} deleted")
             _remove_emptied(snapshots, fight_id)
-            out.print(f"deleted the snapshots of {fight_id!r}; nothing else changes")
+            out.print(f"deleted the {held} snapshot{'s' if held != 1 else ''} of {fight_id!r}; nothing else changes"
+                      if held else f"{fight_id!r} had no snapshots to delete")
             return
         live = Fight.load(store, fight_id, snapshots=snapshots)
         live.snapshot()
@@ -300,7 +348,15 @@ def copy_cmd(
     completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it
     differs or if SRC ends with a torn batch (a JSON Lines log: run omen repair on it first; a database: copy the
     whole commands before it with --to)."""
-    from omen_replay.copy import copy_fights
+    from omen_core.store import MemoryStore
+    from omen_core.store.url import creates_file
+    from omen_replay.copy import plan_copy, write_copy
+
+    first: dict[str, int] = {}
+
+    def appended(fight_id: str, start: int, end: int) -> None:
+        first.setdefault(fight_id, start)
+        wrote(f"copied to {dst_url}: {fight_id} seqs {first[fight_id]}-{end}", f"copy {fight_id}")
 
     with refusals():
         src = open_existing_store(src_url)
@@ -312,10 +368,9 @@ def copy_cmd(
         if to is not None and len(fights) != 1:
             bad_input(f"--to copies one fight: {src_url} holds {len(fights)}; choose one with --fight")
         check_log_parent(dst_url)
-        done = copy_fights(src, store_at(dst_url), fights, to)
-    if any(c.added for c in done):
-        wrote(f"copied to {dst_url}: " + ", ".join(f"{c.fight_id} seqs {c.had + 1}-{c.had + c.added}" for c in done
-                                                    if c.added))
+        dst = None if creates_file(dst_url) else store_at(dst_url)  # a new SQLite file: checked against an empty
+        plans = plan_copy(src, MemoryStore() if dst is None else dst, fights, to)  # store, made only to be written
+        done = write_copy(store_at(dst_url) if dst is None else dst, plans, appended)
     for c in done:
         if c.beyond:
             out.print(f"{c.fight_id}: already in {escape(dst_url)}, and more: it holds the source's {c.had} events "

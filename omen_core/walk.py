@@ -704,26 +704,44 @@ def _same_line(encoded: bytes, raw: bytes) -> bool:
     return raw.startswith(encoded) and not raw[len(encoded):].strip(b"\n")
 
 
-def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool) -> str:
-    """What a batch cut short at the log's end is called, and what to do about it. In a JSON Lines log
-    (``tears``) a crash mid-write leaves one, and ``omen repair`` removes it; a store that appends each batch in one
-    transaction (SQLite, PostgreSQL) cannot be left so by a crash: its rows were removed or edited outside omen,
-    and what works is to copy the whole commands before it out (``omen copy --to``, if there are any) or to
-    restore a backup."""
+def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool | None) -> str:
+    """What a batch cut short at the log's end is called, and what to do about it. In a JSON Lines log a crash
+    mid-write leaves one, and ``omen repair`` removes it (``tears`` True) as long as every line from the batch's
+    first to the log's end is the batch's own; one with a line inside or after it that is not (``tears`` None: an
+    edit, damage) is not a crash's doing, and repair refuses it, so the words do not send the reader there. A store
+    that appends each batch in one transaction (SQLite, PostgreSQL; ``tears`` False) cannot be left so by a crash:
+    its rows were removed or edited outside omen. Either way what works is to copy the whole commands before it out
+    (``omen copy --to``, if there are any) or to restore a backup."""
     told = (f"torn batch: the command starting at seq {batch} wrote {last - batch + 1} of its "
             f"{batch_end - batch + 1} events")
     if tears:
         return f"{told} (a crash mid-write; omen repair removes it)"
     keep = (f"copy the whole commands before it to another store (omen copy SRC DST --fight {fight_id} --to "
             f"{batch - 1}) or restore this store from a backup" if batch > 1 else "restore this store from a backup")
+    if tears is None:
+        return (f"{told}, and a line inside it or after it is not one of its events: no crash leaves that (the log "
+                f"was edited or damaged), so omen repair does not remove it; {keep}")
     return (f"{told}: this store writes each command's events in one transaction, so no crash leaves part of one: "
             f"its rows were removed or edited outside omen (omen repair is for JSON Lines logs); {keep}")
 
 
-def _tears(source: Source) -> bool:
-    """Whether a crash mid-write can leave ``source`` a torn batch: a JSON Lines log (lines read from a file, or
-    a :class:`~omen_core.store.jsonl.JsonlStore`), not a store that appends in a transaction."""
-    return not isinstance(source, StoreSource) or isinstance(source.store, JsonlStore)
+def _tears(source: Source) -> bool | None:
+    """Whether a crash mid-write can have left ``source`` the torn batch it ends with, for ``omen repair`` to
+    remove: True for a JSON Lines log (lines read from a file or held, or a
+    :class:`~omen_core.store.jsonl.JsonlStore`) whose lines from the batch's first to its end are all the batch's
+    own (repair would remove them whole); None for one where a line there is not (repair refuses it); False for a
+    store that appends in a transaction."""
+    from .store.jsonl import removes_whole
+
+    if isinstance(source, StoreSource) and not isinstance(source.store, JsonlStore):
+        return False
+    if isinstance(source, StoreSource):
+        try:
+            return True if source.store.repair_log(source.fight_id, dry_run=True).line else None
+        except OmenError:
+            return None
+    held = getattr(source, "_lines", None)  # a LinesSource: the lines it holds (a torn last line held apart)
+    return True if held is None or removes_whole(held, source.fight_id) else None
 
 
 # -- undo: the states markers go back to ---------------------------------------------------------------------------

@@ -10,22 +10,29 @@ differs is refused before anything is written, with the first seq where the
 two part. A source that ends with a torn batch (a crash mid-write) is refused
 too: a copy appends whole commands only (``to_seq`` copies a fight up to the end of one of its commands, as
 far as it is whole: the way out of a SQLite or PostgreSQL fight whose last rows were removed outside omen).
-The destination's lines are read back and compared with the source's at the end.
+The destination's lines are read back and compared with the source's at the end. A single-file destination (one
+``.jsonl``) keeps one fight: a copy that would put a second there is refused before anything is written.
+
+:func:`plan_copy` does every check and reads the source, writing nothing; :func:`write_copy` appends what it
+planned (:func:`copy_fights` is the two): a caller that would create the destination only to write to it (a new
+SQLite file) plans against an empty store first, so that a refused copy leaves nothing behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shlex
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import msgspec
 
-from omen_core.errors import BadInput, LogCorrupted
+from omen_core.errors import BadInput, ConcurrencyError, LogCorrupted
 from omen_core.events import Sealed, StoredEvent, chain_breaks, decode_line
 from omen_core.store import EventStore, JsonlStore
 from omen_core.walk import torn_batch
 
-__all__ = ["Copied", "FightDiffers", "copy_fights", "plan_fight", "BATCH_EVENTS"]
+__all__ = ["Copied", "Planned", "FightDiffers", "CopyRaced", "copy_fights", "plan_copy", "write_copy", "plan_fight",
+           "BATCH_EVENTS"]
 
 #: About how many events one append carries (whole commands: a larger command goes whole in one append).
 BATCH_EVENTS = 1000
@@ -38,6 +45,30 @@ class FightDiffers(BadInput):
         self.fight_id, self.where, self.why = fight_id, where, why
         super().__init__(f"fight {fight_id!r} in {where} differs from the source: {why}; nothing was copied "
                          "(copy into another store, or remove the fight there first)")
+
+
+class CopyRaced(ConcurrencyError):
+    """Another writer appended to the fight in the destination while the copy ran (a lost race, exit 1): what this
+    copy had appended of it before stays, nothing more is written; run again, the copy finds what is there."""
+
+    def __init__(self, fight_id: str, where: str, had: int, version: int, actual: int):
+        super().__init__(fight_id, version, actual)
+        wrote = f"this copy had appended seqs {had + 1}-{version} of it; " if version > had else ""
+        self.args = (f"fight {fight_id!r} in {where}: another writer appended to it while this copy ran (it is at seq "
+                     f"{actual}, not {version}); {wrote}nothing more was copied: run the copy again, it compares "
+                     "what is there now with the source (the same: left alone; a part of it: completed; anything "
+                     "else: refused as differing)",)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One fight of a copy, checked: its ``lines`` and ``events`` in the source, and how many the destination
+    holds already (``have``)."""
+
+    fight_id: str
+    lines: list[bytes]
+    events: list[StoredEvent]
+    have: int
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,8 @@ def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tupl
         raise BadInput(f"--to {to_seq}: fight {fight_id!r} in {store.location} holds {len(lines)} events")
     events = []
     for seq, line in enumerate(lines, 1):
+        if not line:  # said as every reader says it (it said the decoder's "Input data was truncated")
+            raise LogCorrupted(getattr(store, "location_of", lambda _: store.location)(fight_id), seq, "empty line")
         try:
             events.append(decode_line(line))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -95,7 +128,7 @@ def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tupl
                                                            f"{last.seq - last.batch + 1} of its {last.batch_size} "
                                                            "events (a crash mid-write); a copy appends whole "
                                                            "commands only, so nothing was copied: run omen repair "
-                                                           "on the source first")
+                                                           f"{shlex.quote(store.location_of(fight_id))} first")
         raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a "
                            f"{torn_batch(last.batch, last.seq, end, fight_id, tears=False)}; a copy appends whole "
                            "commands only, so nothing was copied")
@@ -133,19 +166,60 @@ def _batches(events: list[StoredEvent], lines: list[bytes]) -> Iterator[Sealed]:
         yield run
 
 
-def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str], to_seq: int | None = None) -> list[Copied]:
-    """Copy ``fight_ids`` from ``src`` to ``dst`` (each up to ``to_seq``, the end of one of its commands, if given):
-    all are checked before any is written (a fight that differs refuses the whole copy), then each is appended from
-    where ``dst`` stands and read back line for line."""
-    plans = [(fight_id, *plan_fight(src, dst, fight_id, to_seq)) for fight_id in fight_ids]
+#: At most this many fight ids in a message (the rest counted).
+_LISTED = 10
+
+
+def _one_fight_file(src: EventStore, dst: EventStore, fight_ids: list[str]) -> None:
+    """Refuse (:class:`BadInput`) a copy that would put more than one fight in a single-file JSON Lines store (the
+    fights copied and the one it may hold), before anything is written: it wrote the first fight and refused the
+    second, exit 2 saying "nothing was written"."""
+    if not (isinstance(dst, JsonlStore) and dst.single_file):
+        return
+    held = dst.fights()
+    named = list(dict.fromkeys([*held, *fight_ids]))
+    if len(named) < 2:
+        return
+    folder = dst.location.removesuffix(".jsonl") + "/"
+    listed = ", ".join(fight_ids[:_LISTED]) + (f", and {len(fight_ids) - _LISTED} more"
+                                               if len(fight_ids) > _LISTED else "")
+    where = f"a directory ({folder}: one <fight>.jsonl per fight) or a database"
+    if held and held[0] not in fight_ids:
+        raise BadInput(f"{dst.location}: it holds fight {held[0]!r} already, and a single-file store keeps exactly "
+                       f"one fight; nothing was written: copy {listed} into another .jsonl file, or into {where}")
+    raise BadInput(f"{dst.location}: a single-file store keeps exactly one fight, and {src.location} holds "
+                   f"{len(fight_ids)} ({listed}); nothing was written: copy them into {where}, or one of them with "
+                   "--fight ID")
+
+
+def plan_copy(src: EventStore, dst: EventStore, fight_ids: list[str], to_seq: int | None = None) -> list[Planned]:
+    """Every check of copying ``fight_ids`` from ``src`` to ``dst`` (each up to ``to_seq``), writing nothing: the
+    destination can keep them (a single file keeps one fight), each source fight is sound and ends with a whole
+    command, and what ``dst`` holds of each is a prefix of it (:class:`FightDiffers` otherwise)."""
+    _one_fight_file(src, dst, fight_ids)
+    return [Planned(fight_id, *plan_fight(src, dst, fight_id, to_seq)) for fight_id in fight_ids]
+
+
+def write_copy(dst: EventStore, plans: list[Planned], appended: Callable[[str, int, int], None] | None = None
+               ) -> list[Copied]:
+    """Append what :func:`plan_copy` planned to ``dst``, each fight from where it stood, and read each back line
+    for line; ``appended(fight_id, first_seq, last_seq)`` is told of each append once it is stored. Another writer
+    appending to a fight meanwhile is :class:`CopyRaced`."""
     done = []
-    for fight_id, lines, events, have in plans:
+    for plan in plans:
+        fight_id, lines, events, have = plan.fight_id, plan.lines, plan.events, plan.have
         if have >= len(lines):  # all there already (and perhaps more after it): nothing to write or read back
             done.append(Copied(fight_id, len(lines), 0, have - len(lines)))
             continue
         version = have
         for batch in _batches(events[have:], lines[have:]):
-            version = dst.append(fight_id, batch, version)
+            try:
+                stored = dst.append(fight_id, batch, version)
+            except ConcurrencyError as exc:
+                raise CopyRaced(fight_id, dst.location, have, version, exc.actual) from None
+            if appended is not None:
+                appended(fight_id, version + 1, stored)
+            version = stored
         back = list(_lines(dst, fight_id))
         if back != lines:
             seq = next((i for i, (a, b) in enumerate(zip(back, lines, strict=False), 1) if a != b),
@@ -153,3 +227,11 @@ def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str], to_seq: 
             raise LogCorrupted(dst.location, seq, "the copy does not read back as the source's lines")
         done.append(Copied(fight_id, have, len(events) - have))
     return done
+
+
+def copy_fights(src: EventStore, dst: EventStore, fight_ids: list[str], to_seq: int | None = None,
+                appended: Callable[[str, int, int], None] | None = None) -> list[Copied]:
+    """Copy ``fight_ids`` from ``src`` to ``dst`` (each up to ``to_seq``, the end of one of its commands, if given):
+    all are checked before any is written (:func:`plan_copy`: a fight that differs refuses the whole copy), then
+    each is appended from where ``dst`` stands and read back line for line (:func:`write_copy`)."""
+    return write_copy(dst, plan_copy(src, dst, fight_ids, to_seq), appended)

@@ -381,6 +381,32 @@ class TestBrokenLines:
             replay(source(lines))
         assert replay(source(lines), to_seq=len(lines) - 1).version == len(lines) - 1
 
+    def test_a_torn_batch_points_at_repair_only_where_repair_removes_it(self, tmp_path: Path) -> None:
+        """A JSON Lines log ending in a command cut short by a crash (Ember Ford cut at line 20, inside the command
+        from seq 19) is told "omen repair removes it"; the same with a stray line inside that command (`garbage{`
+        before its seq 20), which repair refuses, is told that no crash leaves that and repair does not remove it,
+        and how to copy the whole commands before it out (it sent the reader to repair, which sent them back to
+        verify; found by a tester): from a file, from a store, and from lines held in memory alike."""
+        ember = Path(__file__).resolve().parents[1] / "fixtures" / "ember-ford" / "fight.jsonl"
+        lines = ember.read_bytes().splitlines(keepends=True)[:20]
+        told = "torn batch: the command starting at seq 19 wrote 2 of its 16 events"
+        cases = {"crash": (lines, f"{told} (a crash mid-write; omen repair removes it)"),
+                 "stray": ([*lines[:19], b"garbage{\n", lines[19]],
+                           f"{told}, and a line inside it or after it is not one of its events: no crash leaves that "
+                           "(the log was edited or damaged), so omen repair does not remove it; copy the whole "
+                           "commands before it to another store (omen copy SRC DST --fight ember-ford --to 18) or "
+                           "restore this store from a backup")}
+        for name, (held, words) in cases.items():
+            path = tmp_path / f"{name}.jsonl"
+            path.write_bytes(b"".join(held))
+            for where in (StoreSource(JsonlStore.single(path), "ember-ford"), LinesSource(held)):
+                problems = _Problems()
+                walk(where, problems, strict=False)
+                assert [f.what for f in problems.found if f.rule == "batch"] == [words], (name, where)
+        with pytest.raises(LogCorrupted) as crash:
+            replay(StoreSource(JsonlStore.single(tmp_path / "crash.jsonl"), "ember-ford"))
+        assert crash.value.reason == cases["crash"][1]
+
     def test_an_event_out_of_order_is_illegal_order_either_way(self) -> None:
         """An event the lifecycle does not allow where it stands is IllegalOrder skimming and in full."""
         fight = duel([4, 2, 3])
@@ -390,6 +416,16 @@ class TestBrokenLines:
         for skim in (True, False):
             with pytest.raises(IllegalOrder):
                 replay(source(lines), skim=skim)
+
+
+class _Problems(Visitor):
+    """The findings a lenient walk reports."""
+
+    def __init__(self) -> None:
+        self.found: list[Finding] = []
+
+    def problem(self, finding: Finding) -> None:
+        self.found.append(finding)
 
 
 # -- what skimming relies on -------------------------------------------------------------------------------------

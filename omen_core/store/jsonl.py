@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from .base import (
 )
 from .base import os_guard as _guard
 
-__all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES"]
+__all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES", "removes_whole"]
 
 #: The longest line a log may hold, newline included (an event is a few hundred bytes). A longer line is
 #: corruption: it is refused as :class:`LogCorrupted` once this many bytes of it are seen, never read whole.
@@ -75,15 +76,19 @@ _DECODE_BATCH = msgspec.json.Decoder(_Batch).decode
 
 @dataclass(frozen=True)
 class Repaired:
-    """What :meth:`JsonlStore.repair_log` removed: ``side`` is the side file holding the removed bytes (None if
-    the log needed no repair), ``torn_bytes`` the length of a torn last line, and ``batch`` the seq of a torn
-    final batch whose ``events`` complete lines (of its ``batch_size``) went with it (0 if none)."""
+    """What :meth:`JsonlStore.repair_log` removed (or, asked for a ``dry_run``, would remove): ``side`` is the side
+    file holding the removed bytes (None if the log needed no repair, or nothing was written), ``torn_bytes`` the
+    length of a torn last line, ``batch`` the seq of a torn final batch whose ``events`` complete lines (of its
+    ``batch_size``) went with it (0 if none), ``empty_lines`` how many empty lines after the last complete line
+    went, and ``line`` the number of the first line removed (0: none)."""
 
     side: Path | None
     torn_bytes: int = 0
     batch: int = 0
     events: int = 0
     batch_size: int = 0
+    empty_lines: int = 0
+    line: int = 0
 
 
 class _Tail(msgspec.Struct, frozen=True):
@@ -133,6 +138,11 @@ class JsonlStore:
         """Where this store keeps its fights: the file, or the directory."""
         return self._where()
 
+    @property
+    def single_file(self) -> bool:
+        """Whether this store is one file keeping exactly one fight (:meth:`single`), not a directory of them."""
+        return self._file is not None
+
     def location_of(self, fight_id: str) -> str:
         """Where this store keeps ``fight_id``, for messages: its file (``DIR/<fight>.jsonl``, or the one file)."""
         if self._file is not None or not FIGHT_ID.match(fight_id):
@@ -163,7 +173,7 @@ class JsonlStore:
         """The append itself (``lines`` are the events' lines), under the exclusive lock on ``path``."""
         with _locked(path, shared=False, create=True):
             tail = _read_tail(path)
-            self._refuse_torn(path, tail)
+            self._refuse_torn(path, tail, fight_id)
             self._check_owner(path, fight_id)
             version, last_hash = self._last_state(path, fight_id, tail)
             check_batch(fight_id, events, expected_version, version, last_hash)
@@ -203,7 +213,7 @@ class JsonlStore:
             with _locked(path, shared=True):
                 size = path.stat().st_size
             line, offset = _seek_point(path, fight_id, after_seq, size, self._indexes)
-        return _guarded(path, _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1))
+        return _guarded(path, _chunks(path, size, offset, max(after_seq - line + 1, 0), line - 1, fight_id))
 
     def landmarks(self, fight_id: str) -> list[StoredEvent]:
         """The fight's landmark events (undo and redo markers, the revealed seed), from the ``<log>.marks`` index
@@ -234,7 +244,7 @@ class JsonlStore:
         with _guard(path):
             with _locked(path, shared=True):
                 tail = _read_tail(path)
-            self._refuse_torn(path, tail)
+            self._refuse_torn(path, tail, fight_id)
             return self._last_state(path, fight_id, tail)[0]
 
     def fights(self) -> list[str]:
@@ -257,29 +267,37 @@ class JsonlStore:
         torn."""
         return self.repair_log(fight_id).side
 
-    def repair_log(self, fight_id: str) -> Repaired:
+    def repair_log(self, fight_id: str, *, dry_run: bool = False) -> Repaired:
         """Move a torn final batch to ``<file>.torn-<N>`` and cut the log back to the end of the batch before it.
 
         What a crash mid-append can leave is removed whole: a torn last line
         (no newline), and the complete lines of a final batch that holds fewer
         events than its ``batch_size`` says (only the last batch can be torn:
-        appends are sequential). The side file is fsynced before the log is
-        truncated, so the removed bytes are never lost.
+        appends are sequential); and so are empty lines at the very end, after
+        the last complete line (an ``echo >> LOG``, an editor's: no crash's,
+        but harmless, and refused by every reader). The side file is fsynced
+        before the log is truncated, so the removed bytes are never lost.
+        ``dry_run``: say what would be removed, and write nothing.
         """
         path = self._path(fight_id) if FIGHT_ID.match(fight_id) else None
         with _guard(path or self._where()):
             if path is None or not _regular(path):
                 raise UnknownFight(fight_id, self._where())
-            with _locked(path, shared=False):
+            with _locked(path, shared=not dry_run):
                 self._check_repair_owner(path, fight_id)
-                tail = _read_tail(path)
+                size = path.stat().st_size
+                end = _before_empty_lines(path, size)
+                tail = _read_tail(path, end)
                 cut, batch = _torn_batch(path, fight_id, tail)
-                if cut == tail.size:
+                if cut == size:
                     return Repaired(None)
-                side = _save_side_file(path, _read_range(path, cut, tail.size))
-                _truncate(path, cut)
+                line = _count_lines(path, cut) + 1
+                side = None if dry_run else _save_side_file(path, _read_range(path, cut, size))
+                if not dry_run:
+                    _truncate(path, cut)
         events = 0 if batch is None else batch.seq - batch.batch + 1
-        return Repaired(side, len(tail.torn), batch.batch if batch else 0, events, batch.batch_size if batch else 0)
+        return Repaired(side, len(tail.torn), batch.batch if batch else 0, events, batch.batch_size if batch else 0,
+                        size - end, line)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -337,11 +355,11 @@ class JsonlStore:
                 raise UnknownFight(fight_id, self._where())
 
     @staticmethod
-    def _refuse_torn(path: Path, tail: _Tail) -> None:
+    def _refuse_torn(path: Path, tail: _Tail, fight_id: str) -> None:
         """Raise :class:`TornTail` if the file ends in a torn line."""
         if tail.torn:
             line = 1 if tail.last_line is None else _seq_hint(tail.last_line) + 1
-            raise TornTail(path, line, tail.torn)
+            raise _torn_tail(path, line, tail.torn, fight_id, tail.last_line)
 
     @staticmethod
     def _last_state(path: Path, fight_id: str, tail: _Tail) -> tuple[int, str | None]:
@@ -368,7 +386,7 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
         return
     decode = _DECODE
     prev = line_no = first_line - 1
-    for lines in _chunks(path, limit, offset, 0, first_line - 1):
+    for lines in _chunks(path, limit, offset, 0, first_line - 1, fight_id):
         for raw in lines:
             line_no += 1
             if line_no <= after_seq:
@@ -393,22 +411,50 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
 _CHUNK = 1 << 16  # bytes of lines per list; the file is read through a buffer of twice that
 
 
-def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before: int = 0
+def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before: int = 0, fight_id: str | None = None
             ) -> Iterator[list[bytes]]:
     """The lines in the first ``limit`` bytes of ``path`` from ``offset`` (where line ``lines_before + 1``
     starts), the first ``skip`` of them left out, in lists; :class:`TornTail` after them if the last has no
-    newline."""
-    lines_read = lines_before
+    newline (naming the command of ``fight_id`` it cuts short)."""
+    lines_read, last = lines_before, None
     with open(path, "rb", buffering=0) as f:
         f.seek(offset)
         for block in _split(path, f, limit - offset, lines_before):
             lines_read += len(block)
             torn = block.pop() if not block[-1].endswith(b"\n") else None
+            last = block[-1] if block else last
             lines, skip = block[skip:], max(skip - len(block), 0)
             if lines:
                 yield lines
             if torn is not None:
-                raise TornTail(path, lines_read, torn)
+                raise _torn_tail(path, lines_read, torn, fight_id, last)
+
+
+def _torn_tail(path: Path, line: int, torn: bytes, fight_id: str | None, last_line: bytes | None) -> TornTail:
+    """:class:`TornTail` at ``line`` of ``path``, its message going on to say which command of which fight the crash
+    cut short (as far as the last complete line, ``last_line``, tells) and what to do: ``omen repair PATH``. Its
+    ``reason`` stays the torn tail's own words (the audit's finding, the same for a file and for lines given)."""
+    exc = TornTail(path, line, torn)
+    exc.args = (f"{exc}; {_cut_short(line, fight_id, last_line)}: run omen repair {shlex.quote(str(path))} (it "
+                "moves what the crash left to a side file)",)
+    return exc
+
+
+def _cut_short(line: int, fight_id: str | None, last_line: bytes | None) -> str:
+    """What a torn line at ``line`` cuts short: the command it belongs to (the one the last complete line is part
+    of, if that one holds fewer events than its ``batch_size``; else a command starting at the torn line), of
+    which fight; a seq alone where the lines do not tell (an older log, whose lines say no ``batch_size``)."""
+    try:
+        last = _DECODE_BATCH(last_line) if last_line is not None else None
+    except msgspec.DecodeError:
+        last = None
+    fight = fight_id or (last.fight_id if last is not None else None)
+    of = f" of fight {fight!r}" if fight else ""
+    if last is None or not last.batch_size:
+        return f"seq {line}{of} is cut short" if last is not None or line > 1 else \
+            f"the command starting at seq 1{of} is cut short"
+    start = last.batch if last.batch <= last.seq < last.batch + last.batch_size - 1 else last.seq + 1
+    return f"the command starting at seq {start}{of} is cut short"
 
 
 def _split(path: Path, f: BinaryIO, size: int, lines_before: int) -> Iterator[list[bytes]]:
@@ -543,16 +589,31 @@ def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoRetur
     raise LogCorrupted(path, 0, fallback)
 
 
-def _read_tail(path: Path) -> _Tail:
-    """Read backwards from the end in blocks until the last complete line is found (each block read once, each
-    searched once); a last line, or torn bytes after it, longer than :data:`MAX_LINE_BYTES` is
-    :class:`LogCorrupted`."""
+def _before_empty_lines(path: Path, size: int) -> int:
+    """Where the empty lines at the end of ``path`` (its first ``size`` bytes) start: after the newline of its last
+    line that is not empty (``size`` if it ends with none; 0 if the file is nothing but newlines)."""
+    pos = size
+    with open(path, "rb") as f:
+        while pos > 0:
+            step = min(_BLOCK, pos)
+            f.seek(pos - step)
+            block = f.read(step).rstrip(b"\n")
+            if block:
+                return min(size, pos - step + len(block) + 1)
+            pos -= step
+    return 0
+
+
+def _read_tail(path: Path, end: int | None = None) -> _Tail:
+    """Read backwards from the end (or from byte ``end``, as if the file ended there) in blocks until the last
+    complete line is found (each block read once, each searched once); a last line, or torn bytes after it, longer
+    than :data:`MAX_LINE_BYTES` is :class:`LogCorrupted`."""
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is told apart first
     except FileNotFoundError:
         return _Tail(0, None, b"")
     with f:
-        size = pos = f.seek(0, os.SEEK_END)
+        size = pos = f.seek(0, os.SEEK_END) if end is None else end
         blocks: list[bytes] = []  # the blocks read, last first
         newlines: list[int] = []  # the offsets of the file's last two newlines, last first
         while pos > 0 and len(newlines) < 2:
@@ -611,7 +672,7 @@ def _owner(path: Path) -> str | None:
     if len(first) > MAX_LINE_BYTES:
         raise _too_long(path, 1)
     if not first.endswith(b"\n"):
-        raise TornTail(path, 1, first)
+        raise _torn_tail(path, 1, first, None, None)
     try:
         fight_id = _DECODE_HEAD(first).fight_id
     except msgspec.DecodeError as exc:
@@ -906,32 +967,71 @@ def _torn_batch(path: Path, fight_id: str, tail: _Tail) -> tuple[int, _Batch | N
     there is one: the log's complete lines run on from the batch's first (``batch``) to fewer than ``batch_size``
     events. A line of that run that does not belong to the batch is corruption, not a crash: repair refuses it."""
     end = tail.size - len(tail.torn)
-    if tail.last_line is None:
+    last = _cut_batch(tail.last_line)
+    if last is None:
         return end, None
+    run: list[bytes] = []
+
+    def back() -> Iterator[bytes]:
+        offset = end
+        while True:
+            line = _line_ending_at(path, offset) if offset > 0 else b""
+            run.append(line)
+            offset -= len(line)
+            yield line
+
+    stray = _stray(last, fight_id, back())
+    if stray is not None:
+        _not_torn(path, end, last, *stray)
+    return end - sum(map(len, run[:last.seq - last.batch + 1])), last
+
+
+def _cut_batch(last_line: bytes | None) -> _Batch | None:
+    """The last complete line's place in its batch, if that batch holds fewer events than its ``batch_size`` (a
+    batch cut short); None otherwise (a last line that does not decode is the reader's to report)."""
     try:
-        last = _DECODE_BATCH(tail.last_line)
+        last = _DECODE_BATCH(last_line) if last_line else None
     except msgspec.DecodeError:
-        return end, None  # a last line that does not decode is the reader's to report
-    if not last.batch_size or not 0 < last.batch <= last.seq < last.batch + last.batch_size - 1:
-        return end, None
-    offset, line, after = end, tail.last_line, None
+        return None
+    if last is None or not last.batch_size or not 0 < last.batch <= last.seq < last.batch + last.batch_size - 1:
+        return None
+    return last
+
+
+def _stray(last: _Batch, fight_id: str, lines_back: Iterator[bytes]) -> tuple[int, str] | None:
+    """The first line, going back from ``last`` (the complete lines from the last one back, ``lines_back``), of a
+    batch cut short that does not belong to it: how many lines before the last it is, and what it is (``{before}``
+    standing for the number of the line before it); None if every line from the batch's first does."""
+    after = None
     for seq in range(last.seq, last.batch - 1, -1):
+        line = next(lines_back, b"")
         try:
             at = _DECODE_BATCH(line) if line else None
         except msgspec.DecodeError:
             at = None
         if after is not None and at is not None and after.prev_hash != at.hash:
-            _not_torn(path, end, last, last.seq - seq - 1, "does not follow line {before}, the line before it (its "
-                                                           "prev_hash is not that line's hash)")
+            return last.seq - seq - 1, ("does not follow line {before}, the line before it (its prev_hash is not that "
+                                        "line's hash)")
         if at is None or (at.fight_id, at.seq, at.batch, at.batch_size) != (fight_id, seq, last.batch,
                                                                            last.batch_size):
             found = "not an event" if at is None else (f"seq {at.seq} of batch {at.batch} ({at.batch_size} events)"
                                                        + ("" if at.fight_id == fight_id else
                                                           f" of fight {at.fight_id!r}"))
-            _not_torn(path, end, last, last.seq - seq, f"is {found}, not that batch's seq {seq}")
-        offset -= len(line)
-        line, after = (_line_ending_at(path, offset) if seq > last.batch else b""), at
-    return offset, last
+            return last.seq - seq, f"is {found}, not that batch's seq {seq}"
+        after = at
+    return None
+
+
+def removes_whole(lines: Sequence[bytes], fight_id: str) -> bool:
+    """Whether repair (:meth:`JsonlStore.repair_log`) would remove the final batch of a log's complete ``lines``
+    whole, were they a file: it is cut short, and every line from its first to the last (empty lines at the end
+    aside) belongs to it. What the walk asks of lines held in memory (an audit's), to say whether ``omen repair``
+    is the way out of a torn batch."""
+    end = len(lines)
+    while end and not lines[end - 1].rstrip(b"\n"):
+        end -= 1
+    last = _cut_batch(lines[end - 1]) if end else None
+    return last is not None and _stray(last, fight_id, iter(lines[end - 1::-1])) is None
 
 
 def _not_torn(path: Path, end: int, last: _Batch, back: int, what: str) -> NoReturn:

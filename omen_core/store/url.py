@@ -15,7 +15,7 @@ from .postgres import PostgresStore, is_postgres_url
 from .snapshots import FileSnapshots, MemorySnapshots, PostgresSnapshots, SnapshotStore, SqliteSnapshots
 from .sqlite import SqliteStore
 
-__all__ = ["open_store", "open_existing_store", "open_snapshots", "ACCEPTED_FORMS"]
+__all__ = ["open_store", "open_existing_store", "open_snapshots", "creates_file", "ACCEPTED_FORMS"]
 
 ACCEPTED_FORMS = (
     "'memory:' (in memory, nothing is kept)",
@@ -81,6 +81,15 @@ def open_snapshots(url: str) -> SnapshotStore:
     if url.endswith(("/", os.sep)) or (url and os.path.isdir(url)):
         return FileSnapshots(os.path.join(url, ".snapshots"))
     raise _bad(url)
+
+
+def creates_file(url: str) -> bool:
+    """Whether :func:`open_store` would create a file for ``url`` as it opens it: a SQLite database that is not
+    there yet (a JSON Lines log is created by its first append, a PostgreSQL database by its server). A caller
+    that may refuse before writing checks first, so that a refusal leaves no empty database behind."""
+    if not url.startswith("sqlite:") or url == "sqlite::memory:":
+        return False
+    return not _is_file(_sqlite_path(url), "a database")
 
 
 def _is_file(path: str, what: str) -> bool:

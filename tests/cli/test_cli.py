@@ -226,6 +226,51 @@ class TestRepair:
         assert result.exit_code == 0 and "nothing to repair" in result.output
         assert demo_log.read_bytes() == before
 
+    @pytest.mark.parametrize("empty", [1, 3])
+    def test_empty_lines_at_the_end_are_moved_aside(self, demo_log: Path, empty: int) -> None:
+        """Empty lines after the last complete line (`echo >> LOG`: every writer refused the log, "empty line", while
+        repair said "nothing to repair"; found by a tester) are moved to LOG.torn-1 and said, exit 0; the log then
+        verifies clean (docs/stores.md: the ruling)."""
+        before = demo_log.read_bytes()
+        demo_log.write_bytes(before + b"\n" * empty)
+        result = omen("repair", str(demo_log))
+        assert result.exit_code == 0, result.output
+        side = demo_log.with_name(demo_log.name + ".torn-1")
+        assert " ".join(result.stdout.split()) == (
+            f"moved {empty} empty line{'s' if empty > 1 else ''} at its end to {side}; {demo_log} now ends at its "
+            "last complete command")
+        assert demo_log.read_bytes() == before and side.read_bytes() == b"\n" * empty
+        assert omen("verify", str(demo_log)).exit_code == 0
+
+    @pytest.mark.parametrize("damage", ["an empty line inside", "a last line edited", "CR LF line endings"])
+    def test_damage_repair_does_not_remove_is_refused_naming_it(self, demo_log: Path, damage: str) -> None:
+        """Damage no crash leaves (an empty line before the end, a line whose hash no longer holds, CR LF line
+        endings) is refused, exit 2, naming its line and what, pointing at omen verify; nothing is changed (repair
+        said "nothing to repair ... ends with a complete command", exit 0, while every writer refused the log; found
+        by a tester)."""
+        lines = demo_log.read_bytes().splitlines(keepends=True)
+        last = len(lines)
+        if damage == "an empty line inside":
+            lines.insert(20, b"\n")
+            what = f"{demo_log}:21: empty line"
+        elif damage == "a last line edited":
+            lines[-1] = lines[-1].replace(b'"recorded_at":', b'"recorded_at":1', 1)
+            what = f"{demo_log}:{last}: hash chain broken at seq {last}: hash does not match the event's content"
+        else:
+            lines = [line.replace(b"\n", b"\r\n") for line in lines]
+            what = (f"{demo_log}:1: hash chain broken at seq 1: hash does not match the event's content (its lines end "
+                    "with CR LF, a line ending an editor or a transfer in text mode wrote: omen writes LF alone, and "
+                    "each hash covers the line's bytes as written)")
+        demo_log.write_bytes(b"".join(lines))
+        result = omen("repair", str(demo_log))
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert " ".join(result.stderr.split()) == (
+            f"omen: error: {what}: damage omen repair does not remove (it removes only what a crash leaves at a log's "
+            "end, a torn last line or a command cut short, and empty lines after the last complete line); nothing was "
+            f"changed; omen verify {demo_log} lists what is wrong")
+        assert demo_log.read_bytes() == b"".join(lines)
+        assert sorted(p.name for p in demo_log.parent.iterdir() if "torn" in p.name) == []
+
     def test_repair_refuses_sqlite(self, tmp_path: Path) -> None:
         """Only JSON Lines logs can be torn; a SQLite store is refused as bad input."""
         assert omen("repair", f"sqlite:///{tmp_path}/x.db").exit_code == 2
@@ -399,9 +444,19 @@ class TestSnapshotCommand:
         assert omen("snapshot", str(log)).exit_code == 0
         assert list((tmp_path / "ef.jsonl.snapshots" / "ember-ford").glob("*.json"))
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
-        assert omen("snapshot", str(log), "--clear").exit_code == 0
+        cleared = omen("snapshot", str(log), "--clear")
+        assert cleared.exit_code == 0
+        assert cleared.stdout == "deleted the 1 snapshot of 'ember-ford'; nothing else changes\n"
         assert not (tmp_path / "ef.jsonl.snapshots").exists()  # the folders it left empty removed too
         assert json.loads(omen("replay", str(log), "--json").stdout) == plain
+
+    def test_clear_says_when_there_were_none(self, tmp_path: Path) -> None:
+        """``--clear`` on a fight without snapshots says it had none (it said "deleted the snapshots"), exit 0."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        cleared = omen("snapshot", str(log), "--clear")
+        assert (cleared.exit_code, cleared.stdout) == (0, "'ember-ford' had no snapshots to delete\n")
+        assert not (tmp_path / "ef.jsonl.snapshots").exists()
 
     def test_clear_keeps_a_folder_holding_anything_else(self, tmp_path: Path) -> None:
         """``--clear`` removes the fight's snapshots and leaves a folder that holds anything else as it was: the

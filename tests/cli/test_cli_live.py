@@ -766,6 +766,29 @@ class TestRevealMidFight:
         again = refused(log, {"command": "reveal_seed"}, "--seed", self.NEXT, "--next-seed", SEED)
         assert again.startswith("omen: error: --next-seed is the seed revealed at seq 13: a revealed seed is spent")
 
+    def test_a_next_seed_that_is_not_hex_is_named_as_next_seed(self, tmp_path: Path) -> None:
+        """`--next-seed zz` is refused naming --next-seed, exit 2, nothing written (it said "--seed must be hex ...
+        got 'zz'", the wrong option; found by a tester)."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        said = refused(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", "zz")
+        assert said == "omen: error: --next-seed must be hex (two digits a byte), got 'zz'"
+
+    def test_a_next_seed_where_none_follows_is_refused(self, tmp_path: Path) -> None:
+        """C42: --next-seed beside a command other than reveal_seed, or beside a reveal in a fight that has ended (no
+        fresh seed follows it), is refused saying why, exit 2, nothing written (it was silently ignored, exit 0;
+        found by a tester)."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        said = refused(log, {"command": "end_turn", "who": "kael"}, "--next-seed", self.NEXT)
+        assert said == ("omen: error: --next-seed is for reveal_seed only (the fresh seed the dice are drawn from "
+                        "after the seed is revealed, C42), not for end_turn: leave it out")
+        played(log, {"command": "end_fight"})
+        said = refused(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", self.NEXT)
+        assert said == ("omen: error: --next-seed: fight 'ford' is over, so no fresh seed follows this reveal (C42: a "
+                        "fight that has ended commits to none): leave --next-seed out")
+        assert do(log, {"command": "reveal_seed"}, "--seed", SEED).exit_code == 0
+
     def test_reveal_seed_in_a_fight_without_a_seed_says_so_first(self, tmp_path: Path) -> None:
         """reveal_seed with no seed, in a manual fight: refused saying the fight has no seed to reveal, exit 2 (it
         asked for the seed, whose giving was then refused as matching nothing: a circle; found by a tester)."""

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from omen_cli import app
+from omen_core.errors import ConcurrencyError
 from omen_core.events import GENESIS_HASH, encode_line
 from omen_core.store import JsonlStore, SqliteStore, open_store
 from omen_core.store.postgres import SCHEMA_VERSION, PostgresStore
@@ -169,12 +170,9 @@ class TestCopy:
         assert " ".join(result.stderr.split()) == (
             f"omen: error: {source}:19: fight 'ember-ford' ends with a torn batch: the command starting at seq 19 "
             "wrote 2 of its 16 events (a crash mid-write); a copy appends whole commands only, so nothing was "
-            "copied: run omen repair on the source first")
-        if kind != "postgresql":
-            assert not (tmp_path / "dst").exists() or not any((tmp_path / "dst").iterdir())
-            if kind == "sqlite" and (tmp_path / "dst.db").exists():
-                with SqliteStore(tmp_path / "dst.db") as store:
-                    assert store.fights() == []
+            f"copied: run omen repair {source} first")
+        if kind != "postgresql":  # no database file left behind either (found by a tester: an empty one was)
+            assert not (tmp_path / "dst").exists() and not (tmp_path / "dst.db").exists()
         assert omen("repair", str(source)).exit_code == 0
         assert "18 events copied" in omen("copy", str(source), dst).output
 
@@ -266,8 +264,105 @@ class TestCopy:
         assert result.exit_code == 2
         words = "".join(result.output.split())
         assert f"bad.jsonl:{at + 1}:" in words and "thechaindoesnothold" in words
-        with SqliteStore(tmp_path / "x.db") as store:
-            assert store.fights() == []
+        assert not (tmp_path / "x.db").exists()
+
+    def test_a_torn_last_line_says_which_command_and_how_to_repair(self, tmp_path: Path) -> None:
+        """A source whose last line a crash cut off is refused, exit 2, naming the torn line, the command it cuts
+        short, the fight, and `omen repair` on the file (it said only "torn tail ... earlier events are intact";
+        found by a tester); do, replay and undo say it in the same words."""
+        torn = tmp_path / "torn.jsonl"
+        torn.write_bytes(EMBER.read_bytes()[:-20])
+        told = (f"omen: error: {torn}:319: torn tail: the last line ({len(EMBER.read_bytes().splitlines()[-1]) - 19} "
+                "bytes) was cut off mid-write; earlier events are intact; the command starting at seq 318 of fight "
+                f"'ember-ford' is cut short: run omen repair {torn} (it moves what the crash left to a side file)")
+        for args in (["copy", str(torn), f"{tmp_path}/out/"], ["replay", str(torn)], ["undo", str(torn)],
+                     ["do", str(torn), '{"command": "end_turn", "who": "vesh"}']):
+            result = omen(*args)
+            assert (result.exit_code, " ".join(result.stderr.split())) == (2, told), args
+
+    def test_an_empty_line_is_said_as_every_reader_says_it(self, tmp_path: Path) -> None:
+        """A source with an empty line (here after its last) is refused, exit 2, as "LOG:N: empty line", the words
+        of every other reader (it said the decoder's "line does not decode as a stored event: Input data was
+        truncated"); nothing is copied."""
+        source = tmp_path / "blank.jsonl"
+        source.write_bytes(EMBER.read_bytes() + b"\n")
+        result = omen("copy", str(source), f"{tmp_path}/out/")
+        assert (result.exit_code, " ".join(result.stderr.split())) == (2, f"omen: error: {source}:320: empty line")
+        assert not (tmp_path / "out").exists()
+
+    def test_a_refused_copy_leaves_no_new_database(self, tmp_path: Path) -> None:
+        """A copy to a SQLite file not there yet that is refused (a torn source, --to past the end) leaves no file at
+        all, exit 2 (found by a tester: it left an empty database, where a JSON Lines destination left nothing); a
+        database that was there is left as it was."""
+        torn = tmp_path / "torn.jsonl"
+        torn.write_bytes(EMBER.read_bytes()[:-20])
+        db = tmp_path / "new.db"
+        assert omen("copy", str(torn), f"sqlite:///{db}").exit_code == 2
+        past = omen("copy", str(EMBER), f"sqlite:///{db}", "--to", "400")
+        assert past.exit_code == 2 and " ".join(past.stderr.split()) == (
+            f"omen: error: --to 400: fight 'ember-ford' in {EMBER} holds 319 events")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["torn.jsonl"]
+        assert omen("copy", str(EMBER), f"sqlite:///{db}", "--to", "18").exit_code == 0
+        before = db.read_bytes()
+        assert omen("copy", str(torn), f"sqlite:///{db}").exit_code == 2
+        assert db.read_bytes() == before
+
+    @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+    def test_several_fights_into_one_file_are_refused_before_writing(self, tmp_path: Path, kind: str,
+                                                                     request: pytest.FixtureRequest) -> None:
+        """A store of three fights copied into one .jsonl file is refused before anything is written, exit 2,
+        naming the fights and a directory to copy them into (found by a tester: the first fight was written, then
+        the second refused with "nothing was written"); a file that holds one fight refuses another the same way;
+        --fight copies one."""
+        src = f"sqlite:///{tmp_path / 'three.db'}" if kind == "sqlite" else request.getfixturevalue(
+            "postgres").fresh_url()
+        folder = JsonlStore(tmp_path / "fights")
+        for size, name in enumerate(("a", "b", "c"), 2):
+            folder.append(name, make_events(name, size), 0)
+        assert omen("copy", f"{tmp_path / 'fights'}/", src).exit_code == 0
+        shown = open_store(src)
+        where = shown.location
+        getattr(shown, "close", lambda: None)()
+        one = tmp_path / "one.jsonl"
+        result = omen("copy", src, str(one))
+        assert result.exit_code == 2 and result.stdout == ""
+        assert " ".join(result.stderr.split()) == (
+            f"omen: error: {one}: a single-file store keeps exactly one fight, and {where} holds 3 (a, b, c); "
+            f"nothing was written: copy them into a directory ({tmp_path / 'one'}/: one <fight>.jsonl per fight) or "
+            "a database, or one of them with --fight ID")
+        assert not one.exists()
+        assert omen("copy", src, str(one), "--fight", "b").exit_code == 0
+        other = omen("copy", src, str(one), "--fight", "c")
+        assert other.exit_code == 2 and " ".join(other.stderr.split()) == (
+            f"omen: error: {one}: it holds fight 'b' already, and a single-file store keeps exactly one fight; "
+            f"nothing was written: copy c into another .jsonl file, or into a directory ({tmp_path / 'one'}/: one "
+            "<fight>.jsonl per fight) or a database")
+        assert one.read_bytes() == (tmp_path / "fights" / "b.jsonl").read_bytes()
+        assert omen("copy", src, f"{tmp_path / 'one'}/").exit_code == 0
+
+    def test_a_copy_that_loses_a_race_says_what_to_do(self, tmp_path: Path) -> None:
+        """Another copy appending the same fight to the destination while this one runs (here: as this one's first
+        fight is stored) makes this one lose the race on the second: CopyRaced, a ConcurrencyError (exit 1), saying
+        to run the copy again, which then finds the fight there, identical (it said "reload and try again")."""
+        src = JsonlStore(tmp_path / "src")
+        src.append("a", make_events("a", 3), 0)
+        src.append("b", make_events("b", 2), 0)
+        dst = JsonlStore(tmp_path / "dst")
+
+        def other_copy(fight_id: str, start: int, end: int) -> None:
+            if fight_id == "a":
+                copying.copy_fights(src, dst, ["b"])
+
+        with pytest.raises(copying.CopyRaced) as raced:
+            copying.copy_fights(src, dst, ["a", "b"], appended=other_copy)
+        assert isinstance(raced.value, ConcurrencyError)
+        assert str(raced.value) == (
+            f"fight 'b' in {tmp_path / 'dst'}: another writer appended to it while this copy ran (it is at seq 2, not "
+            "0); nothing more was copied: run the copy again, it compares what is there now with the source (the "
+            "same: left alone; a part of it: completed; anything else: refused as differing)")
+        again = omen("copy", str(tmp_path / "src"), f"{tmp_path / 'dst'}/")
+        assert again.exit_code == 0 and again.stdout == (f"a: already in {tmp_path / 'dst'}/, identical (3 events)\n"
+                                                         f"b: already in {tmp_path / 'dst'}/, identical (2 events)\n")
 
     def test_one_fight_with_fight(self, tmp_path: Path) -> None:
         """``--fight`` copies that fight only; a fight the source lacks is exit 2 listing the ones it has."""

@@ -95,6 +95,36 @@ class TestTornTail:
         assert (info.value.path, info.value.line, info.value.torn) == (str(log), 5, torn_bytes)
         assert str(log) in str(info.value)
 
+    def test_the_message_names_what_was_cut_short_and_repair(self, store: JsonlStore, log: Path,
+                                                             torn: tuple[list[StoredEvent], bytes]) -> None:
+        """read, read_lines, version and append say the torn line, the command and fight it cuts short and
+        `omen repair PATH` (they said only "torn tail ... earlier events are intact"; found by a tester); the reason,
+        an audit's finding, stays the torn tail's own words."""
+        events, torn_bytes = torn
+        said = (f"{log}:5: torn tail: the last line ({len(torn_bytes)} bytes) was cut off mid-write; earlier events "
+                f"are intact; the command starting at seq 5 of fight 'duel' is cut short: run omen repair {log} (it "
+                "moves what the crash left to a side file)")
+        for refused in (lambda: list(store.read(FIGHT)), lambda: list(store.read_lines(FIGHT)),
+                        lambda: store.version(FIGHT), lambda: store.append(FIGHT, continue_from(events[:4], FIGHT, 1),
+                                                                           4)):
+            with pytest.raises(TornTail) as info:
+                refused()
+            assert str(info.value) == said
+            assert info.value.reason == (f"torn tail: the last line ({len(torn_bytes)} bytes) was cut off mid-write; "
+                                         "earlier events are intact")
+
+    def test_a_torn_line_inside_a_command_names_the_command(self, tmp_path: Path) -> None:
+        """A line torn inside a command (Ember Ford's last, seqs 318-319) names the command's first seq (what omen
+        repair moves aside), not the torn line's."""
+        log = tmp_path / "ember.jsonl"
+        log.write_bytes((Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl").read_bytes()
+                        [:-20])
+        with pytest.raises(TornTail) as info:
+            JsonlStore.single(log).version("ember-ford")
+        assert info.value.line == 319
+        assert str(info.value).endswith("the command starting at seq 318 of fight 'ember-ford' is cut short: run omen "
+                                        f"repair {log} (it moves what the crash left to a side file)")
+
     def test_version_and_append_refuse_and_leave_the_file(self, store: JsonlStore, log: Path,
                                                           torn: tuple[list[StoredEvent], bytes]) -> None:
         """version and append raise TornTail at line 5 and do not touch the file."""
@@ -597,6 +627,24 @@ class TestTornBatch:
         before = log.read_bytes()
         assert store.repair(FIGHT) is None
         assert log.read_bytes() == before
+
+    def test_a_dry_run_says_what_would_go_and_writes_nothing(self, cut: tuple[Path, list[bytes]]) -> None:
+        """repair_log(dry_run=True) says the batch, its events and the first line that would go (19), and leaves
+        the log and its folder as they were."""
+        path, _ = cut
+        before = path.read_bytes()
+        plan = JsonlStore.single(path).repair_log("ember-ford", dry_run=True)
+        assert (plan.side, plan.batch, plan.events, plan.line, plan.empty_lines) == (None, 19, 2, 19, 0)
+        assert path.read_bytes() == before and sorted(p.name for p in path.parent.iterdir()) == ["torn.jsonl"]
+
+    def test_empty_lines_at_the_end_go_with_a_torn_batch(self, cut: tuple[Path, list[bytes]]) -> None:
+        """Empty lines after a torn batch's last complete line go aside with it, in order, from line 19."""
+        path, lines = cut
+        path.write_bytes(b"".join(lines[:20]) + b"\n\n")
+        repaired = JsonlStore.single(path).repair_log("ember-ford")
+        assert (repaired.batch, repaired.events, repaired.empty_lines, repaired.line) == (19, 2, 2, 19)
+        assert repaired.side is not None and repaired.side.read_bytes() == b"".join(lines[18:20]) + b"\n\n"
+        assert path.read_bytes() == b"".join(lines[:18])
 
     def test_a_line_of_another_batch_inside_is_refused(self, store: JsonlStore, log: Path) -> None:
         """If a line the torn batch should hold belongs to another batch, repair refuses and changes nothing."""

@@ -85,3 +85,19 @@ class TestRejected:
         message = str(info.value)
         for form in ("memory:", "sqlite:///path.db", "postgresql://", ".jsonl", "directory"):
             assert form in message
+
+
+class TestCreatesFile:
+    def test_only_a_sqlite_database_not_there_yet_is_created_by_opening(self, tmp_path: Path) -> None:
+        """creates_file is true for a sqlite: URL whose file is missing (opening it makes one), false once it exists
+        and for every other form (a JSON Lines log is made by its first append)."""
+        from omen_core.store.url import creates_file
+
+        db = tmp_path / "f.db"
+        assert creates_file(f"sqlite:///{db}") is True
+        assert not db.exists()
+        with SqliteStore(db):
+            pass
+        assert creates_file(f"sqlite:///{db}") is False
+        assert [creates_file(url) for url in ("sqlite::memory:", "memory:", str(tmp_path / "x.jsonl"),
+                                              f"{tmp_path}/dir/")] == [False] * 4
