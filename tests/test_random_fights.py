@@ -473,6 +473,20 @@ def _merged(terms: list[tuple[int, str]], only: str | None = None) -> list[tuple
     return out
 
 
+def _unsplit(terms: Iterable[Any], value: str = "value", origin: str = "source", mark: str = "condition"
+             ) -> list[Any]:
+    """Terms with each conditions' part (``origin`` equal to ``mark``) added back into the bonus before it, as
+    (value, origin): explain splits a bonus into the sheet's value and what conditions changed (C12, C28), where
+    the event records their sum; the sum and its place are what must agree."""
+    out: list[list[Any]] = []
+    for t in terms:
+        if getattr(t, origin) == mark and out:
+            out[-1][0] += getattr(t, value)
+        else:
+            out.append([getattr(t, value), getattr(t, origin)])
+    return [Term(str(o), v, o, "") for v, o in out]
+
+
 def _named(shown: tuple[int, str], recorded: tuple[int, str]) -> tuple[int, str]:
     """An explained term as the event records it: a modifier named after a condition or an ability is explained
     with that origin (``condition``, ``ability:<name>``) where the event's list says ``situational`` or an
@@ -498,7 +512,8 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
             split = next((t.value for t in part.terms if t.origin == "condition"), 0)
             own = terms_of(split)
             assert sum(t.value for t in part.terms) == part.total == sum(t.value for t in own), part.name
-            shown, recorded = _merged(_shown(part.terms, origin="origin"), "dice"), _merged(_shown(own), "dice")
+            shown = _merged(_shown(_unsplit(part.terms, origin="origin")), "dice")
+            recorded = _merged(_shown(_unsplit(own)), "dice")
             assert [_named(o, r) for o, r in zip(shown, recorded, strict=True)] == recorded, (card.seq, part.name)
             labels = [t.label for t in own if t.kind in FREE_LABELS and t.value]
             assert labels == [t.label for t in part.terms if t.value and t.label in labels], part.name
@@ -509,17 +524,19 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
         assert not any(t.die for t in roll.terms) or sum(t.value for t in roll.terms if t.die) in faces, \
             (card.seq, roll.name)
     rolls = [r for r in card.rolls if r not in healed]
-    totals = [(e.attack.terms(), e.defense.terms()) for e in events if isinstance(e, HitDetermined)]
-    sides = [side.terms() for e in events for side in _roll_totals(e)]
+    totals = [(e.attack.terms, e.defense.terms) for e in events if isinstance(e, HitDetermined)]
+    sides = [side.terms for e in events for side in _roll_totals(e)]
     wanted = [t for pair in totals for t in pair] + sides
     assert len(rolls) == len(wanted), card.seq
-    for roll, own in zip(rolls, wanted, strict=True):
+    for roll, terms_of in zip(rolls, wanted, strict=True):  # a bonus split into the sheet's and the conditions' part
+        own = terms_of(sum(t.value for t in roll.terms if t.label == "conditions"))
         assert [(t.value, t.label) for t in roll.terms if t.value] == [
             (t.value, CARD_LABELS.get(t.kind, t.label)) for t in own if t.value], (card.seq, roll.name)
     damages = [e for e in events if isinstance(e, DamageResolved)]
     assert len(card.damage) == len(damages)
     for dealt, damage in zip(card.damage, damages, strict=True):
-        assert _merged([(t.value, t.label) for t in dealt.raw.terms if t.value]) == _merged([
+        assert _merged([(t.value, t.source) for t in _unsplit(dealt.raw.terms, origin="label", mark="conditions")
+                        if t.value]) == _merged([
             (t.value, CARD_LABELS.get(t.kind, t.label)) for t in damage.terms.terms() if t.value])
         assert [(s.change, s.step) for s in dealt.steps] == [
             (t.value, t.label) for t in damage.mitigation_terms()[1:]]
