@@ -521,9 +521,12 @@ class Fight:
         try:
             for given in commands:
                 _check_command(given)
+                whole = given
                 if not isinstance(given, RevealSeed):  # a reveal checks its own seed, and rolls nothing
                     self._check_seed(dice, state)
-                command, fresh = self._spent(written_out(given), state, following)
+                elif not given.seed and isinstance(dice, SeededDice):  # the seed left out: the seeded dice's own
+                    whole = msgspec.structs.replace(given, seed=dice.seed.hex())
+                command, fresh = self._spent(written_out(whole), state, following)
                 if fresh is not None and fresh is not following:  # the seed revealed is spent (C42): the batch's
                     dice = following = fresh                          # later dice come from the fresh one
                 checked = validated(command, self.commands)

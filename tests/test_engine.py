@@ -273,6 +273,24 @@ class TestSeed:
         with pytest.raises(RuleViolation, match=r"\[C42\] nothing can be undone"):
             fight.undo()
 
+    def test_a_reveal_command_without_its_seed_takes_the_seeded_dices_own(self) -> None:
+        """C42: ``execute`` of a ``reveal_seed`` with no ``seed`` (as options() offers it: the seed a free
+        argument) reveals the seeded dice's own seed, as ``Fight.reveal_seed()`` does; with no seeded dice to take
+        it from, the refusal says no seed was given (it read as a wrong seed hashing to sha256 of nothing)."""
+        from omen_core.commands import RevealSeed
+
+        fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        fight.end_fight("gm")
+        fight.execute(RevealSeed())
+        assert fight.state.revealed_seed == bytes(range(32)).hex()
+        other = Fight.start(MemoryStore(), "g", dice=SeededDice(bytes(range(32))), clock=lambda: 0)
+        other.end_fight("gm")
+        other.dice, version = ScriptedDice([]), other.version
+        with pytest.raises(RuleViolation, match=r"^\[dice\] no seed given: give the seed the dice are drawn under "
+                                                r"now \(seed: its hex\), which must hash to the commitment$"):
+            other.execute(RevealSeed())
+        assert other.version == version
+
     def test_wrong_seed_is_refused(self) -> None:
         """A seed that does not hash to the commitment is refused and not recorded."""
         fight = Fight.start(MemoryStore(), "f", dice=SeededDice(bytes(range(32))), clock=lambda: 0)

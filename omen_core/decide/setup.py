@@ -260,6 +260,9 @@ def reveal_seed(draft: Draft, cmd: RevealSeed) -> None:
         raise RuleViolation("dice", "this fight has no seed commitment: its dice are not seeded")
     if state.revealed_seed is not None:
         raise RuleViolation("dice", "the seed has already been revealed")
+    if not cmd.seed:
+        raise RuleViolation("dice", "no seed given: give the seed the dice are drawn under now (seed: its hex), which "
+                                    "must hash to the commitment")
     try:
         actual = commitment(bytes.fromhex(cmd.seed))
     except ValueError:
