@@ -10,6 +10,7 @@ as a live fight goes on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
@@ -454,11 +455,22 @@ def applied_reason(e: ConditionApplied, name: Callable[[str], str]) -> str:
     combatant (docs/scenarios.md: ``by`` is who applied it), named by ``name``: ``applied by Ash`` for the GM's
     command given no reason, ``tripped on the ford stones (applied by Ash)`` for one given a reason."""
     if e.by is None:
-        return e.reason
+        return _branch_words(e.reason)
     by = f"applied by {name(e.by)}"
     if not e.reason or e.reason == GM_APPLIED:
         return by
     return e.reason if by in e.reason else f"{e.reason} ({by})"
+
+
+#: The reason an attack's branches record (:func:`omen_core.decide.attack.branch_source`): ``attack <its seq>``.
+_BRANCH = re.compile(r"attack (\d+)")
+
+
+def _branch_words(reason: str) -> str:
+    """A recorded reason in words: an attack's branch (``attack 154``) as ``the attack at #154 (C25)``, where it
+    read as a bare number; any other reason as it is."""
+    found = _BRANCH.fullmatch(reason)
+    return f"the attack at #{found.group(1)} (C25)" if found else reason
 
 
 def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str]]:

@@ -61,6 +61,20 @@ def test_a_condition_applied_by_a_combatant_names_who_applied_it() -> None:
     assert explain_records(fight.events, prone).verdicts == ("bo is Prone (1 stack, C28): applied by ash",)
 
 
+def test_a_condition_from_an_attacks_branch_names_the_attack_not_a_bare_number() -> None:
+    """C25: the Ember Ford fixture's Prone from the attack's branch (recorded with reason "attack 154", the attack's
+    seq) is told "Brin Hollowmere is Prone: the attack at #154 (C25)" (it read "Prone: attack 154", a raw
+    number)."""
+    from pathlib import Path
+
+    from omen_core.store import JsonlStore
+
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+    texts = [line.text.strip() for line in narrate(list(JsonlStore.single(log).read("ember-ford")))]
+    assert "Brin Hollowmere is Prone: the attack at #154 (C25)" in texts
+    assert not any(t.endswith(": attack 154") for t in texts)
+
+
 class TestPrimaryBonusLoweredByConditions:
     """C12, C28: where conditions changed the attacker's primary bonus, the narrative states the hit total's
     attribute bonus and the weapon damage's primary bonus (and a crit's extra one) as the sheet's value and the
