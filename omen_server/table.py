@@ -81,7 +81,20 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "note": ("text", "note (the GM's)", "note"),
     "stacks": ("number", "stacks", "stacks"),
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
+    "by": ("select", "applied by (a save that ends it is opposed by them, C40)", "by"),
+    "until": ("select", "lasts until (C40)", "until"),
+    "of": ("select", "whose next turn (default: who applied it)", "of"),
 }
+#: The choices of a free input that is a select, the first (its default) leaving the argument out: a combatant
+#: (``None``: the combatants the seat sees, by name), or the values the command schema allows, in words.
+_SELECTS: dict[str, tuple[tuple[str, str], ...] | None] = {
+    "by": (("", "no one"),),
+    "until": (("", "until cleared (or as the ruleset says)"), ("start_of_next_turn", "the start of a next turn"),
+              ("end_of_next_turn", "the end of a next turn")),
+    "of": (("", "who applied it"),),
+}
+#: The selects whose choices after the first are the combatants the seat sees.
+_COMBATANT_SELECTS = frozenset({"by", "of"})
 #: Free inputs the table page asks for though the command takes them as optional: an undo's or a redo's reason,
 #: which every seat sees (the command's own required fields come from the offer, ``FreeArg.required``).
 _ASKED = {("undo", "reason"), ("redo", "reason")}
@@ -169,6 +182,7 @@ class FreeInput:
     required: bool
     min: str = ""  # the command schema's bounds of a number (``stacks`` >= 1), as the input's min and max
     max: str = ""
+    options: tuple[tuple[str, str], ...] = ()  # a select's choices, (value, words), the first its default
 
 
 @dataclass(frozen=True)
@@ -521,12 +535,19 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
                            else "", required=a.required or (offer.command, a.name) in _ASKED,
                            min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
-                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1])
+                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1], options=_select_options(a.name, names))
                  for a in offer.free if a.name in FREE_INPUTS)
     return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
                      command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
                      cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
+
+
+def _select_options(name: str, names: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A free input's choices if it is a select (:data:`_SELECTS`): its default, which leaves the argument out,
+    then its values; a combatant by its name (every combatant the seat sees), never asked to be typed as an id."""
+    first = _SELECTS.get(name) or ()
+    return (*first, *names.items()) if name in _COMBATANT_SELECTS else first
 
 
 def _repeat(offers: list[Offer], n: int) -> int:

@@ -920,6 +920,33 @@ class TestTargetsAndForms:
         assert ' selected' not in form.replace('<option value="" data-args="" selected></option>', "")
 
 
+    def test_a_condition_may_be_given_who_applied_it_and_until_when_it_lasts(self, table: Any) -> None:
+        """C40: the GM's "Apply a condition" also asks who applied it, until when it lasts and whose next turn
+        counts, as the options' free arguments say (``by``, ``until``, ``of``), each a select left at its default
+        (the argument left out): combatants by name, the two moments in words; a command given them as the form
+        sends them puts "until the end of Vesh the Cinder-Hand's next turn" on Kael's chip."""
+        table.create(names=("kael", "brin", "vesh", "skarn"))
+        text = fragment(table, table.gm)
+        form = text[text.index('data-command="apply_condition"'):]
+        form = html.unescape(form[:form.index("</form>")])
+        selects = {name: (label, re.findall(r'<option value="([^"]*)">([^<]*)</option>', body)) for label, name, body
+                   in re.findall(r'<label for="o-apply_condition-gm-\w+">([^<]*)</label> <select id="o-apply_condition'
+                                 r'-gm-(\w+)" data-path="\2" data-kind="select">(.*?)</select>', form)}
+        people = [("kael", "Kael Arden"), ("brin", "Brin Hollowmere"), ("vesh", "Vesh the Cinder-Hand"),
+                  ("skarn", "Skarn Gutterjaw")]
+        assert selects == {
+            "by": ("applied by (a save that ends it is opposed by them, C40)", [("", "no one"), *people]),
+            "until": ("lasts until (C40)", [("", "until cleared (or as the ruleset says)"),
+                                            ("start_of_next_turn", "the start of a next turn"),
+                                            ("end_of_next_turn", "the end of a next turn")]),
+            "of": ("whose next turn (default: who applied it)", [("", "who applied it"), *people])}
+        assert " selected" not in form.replace('<option value="" data-args="" selected></option>', "")
+        answer = table.command({"command": "apply_condition", "who": "kael", "condition": "Prone", "by": "vesh",
+                                "until": "end_of_next_turn"})
+        assert answer.status_code == 201, answer.text
+        assert "until the end of Vesh the Cinder-Hand&#39;s next turn" in fragment(table, table.gm)
+
+
 class TestPhysicalDice:
     def test_the_gms_initiative_form_asks_for_its_own_dice_and_says_once_sent(self, table: Any) -> None:
         """A manual fight, Alice playing Kael (rolled first, C29): the GM's Roll initiative form asks for no die
@@ -1246,7 +1273,8 @@ class TestForScreenReaders:
             assert table.command({"command": "end_turn", "who": "kael" if not ids[1:] else "vesh"}
                                  ).status_code == 201
         assert ids[0] == ids[1] == ["o-apply_condition-gm", "o-apply_condition-gm-who", "o-apply_condition-gm-cond",
-                                    "o-apply_condition-gm-choice"]
+                                    "o-apply_condition-gm-choice", "o-apply_condition-gm-by",
+                                    "o-apply_condition-gm-until", "o-apply_condition-gm-of"]
 
     def test_same_named_controls_say_whom_they_are_for(self, table: Any) -> None:
         """WCAG 2.4.6: each "Hide from the players" names its combatant, each seat's Copy link, QR code, Reissue and
