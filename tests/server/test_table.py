@@ -822,6 +822,32 @@ def skarn_attacks_kael(table: Any, dice: str = "seeded") -> str:
     return str(alice)
 
 
+def test_an_abilitys_answer_is_labelled_with_its_name_and_says_its_summary_beside(table: Any) -> None:
+    """C38: Kael's unarmed 5 misses Vesh's 8 and Riposte's decision opens for Vesh, Bob's: the answer that uses it
+    reads "Use Riposte" (it read "Use: When a melee attack on the owner misses, ...", the whole summary), its
+    summary beside it and as its button's title, describing the button; passing still reads "Pass: let it be"; on
+    the GM's page the same, after Vesh's name."""
+    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
+    table.create(dice="manual", names=(), combatants=[sheet("kael"), vesh])
+    bob = _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [1, 6]}, {"command": "disengage", "who": "vesh"},
+                    {"command": "end_turn", "who": "vesh"},  # Vesh has had a turn: its Bonus Action may go (C20)
+                    {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
+                     "dice": [1, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    summary = "When a melee attack on the owner misses, spend a Bonus Action: the attacker takes 1d6 slashing."
+    for token, who in ((bob, ""), (table.gm, "Vesh the Cinder-Hand: ")):
+        text = fragment(table, token)
+        buttons = [(html.unescape(t or ""), d, html.unescape(words)) for t, d, words in re.findall(
+            r'<button type="submit" class="big"(?: title="([^"]*)")? aria-describedby="([^"]*)"><kbd>\d</kbd> '
+            r'([^<]*)</button>', text)]
+        assert [(t, words) for t, _d, words in buttons] == [(summary, f"{who}Use Riposte"),
+                                                            ("", f"{who}Pass: let it be")]
+        said = re.search(r'<span class="said" id="([^"]*)">([^<]*)</span>', text)
+        assert said is not None and html.unescape(said[2]) == summary and said[1] in buttons[0][1].split()
+        assert text.count('class="said"') == 1
+
+
 def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_are_for(table: Any) -> None:
     """C24, C29: in a fight with typed dice, Skarn (the GM's) has had his turn beside Kael; Kael's attack on him opens
     Skarn's Interrupt window; the GM lets it pass, staged for Alice's dice: her roll box asks for "Kael Arden's hit"
