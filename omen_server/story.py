@@ -11,7 +11,7 @@ The card of the last command is the table's top card: the outcome of the action 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -379,13 +379,17 @@ def _kind_of(command: dict[str, Any] | None) -> str:
 
 
 def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
-          felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None) -> list[StoryCard]:
+          felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None,
+          own: Collection[str] | None = None) -> list[StoryCard]:
     """The cards of the events as one seat saw them, in the order of their first event; ``names``: the combatants'
     names the seat sees, ``gear``: its own combatants' weapons and shields by their sheets' names (a line names a
     weapon only where the seat sees it, which is its wielder's seat); ``felt``: its own combatants' HP before and
     after each batch it saw only in part (``{batch: [(who, before, after)]}``, its own state at those heads), said
-    where the events it saw do not say it (an attack by a hidden combatant: "Kael Arden takes damage: 24 → 9 HP")."""
+    where the events it saw do not say it (an attack by a hidden combatant: "Kael Arden takes damage: 24 → 9 HP");
+    ``own``: the combatants whose commands the seat sees whole (None: every one's, the GM's), which a command's
+    card says what it chose of (:func:`_headline`)."""
     gear = gear or {}
+    abilities: dict[tuple[str, str], str] = {}  # the abilities of the sheets the seat sees, by (owner, id): names
     hp_seen: dict[tuple[int, str], Any] = {}  # the last HP the seat saw a combatant's change to, in a batch
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
@@ -411,8 +415,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         action = e.get("action") if isinstance(e.get("action"), int) else None
         if kind == "command_issued":
             command = e.get("command") if isinstance(e.get("command"), dict) else None
-            card = StoryCard(seq=rec.seq, kind=_kind_of(command), headline=_headline(command, names),
-                             round=0)
+            card = StoryCard(seq=rec.seq, kind=_kind_of(command),
+                             headline=_headline(command, names, gear, own, abilities), round=0)
             if command and command.get("command") in TOLD_REASONS and str(command.get("reason") or "").strip():
                 reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
             if command and command.get("command") == "stand_up":
@@ -422,6 +426,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.seqs.append(rec.seq)
             card.batches.add(rec.batch)
             continue
+        if kind == "combatant_joined":
+            abilities.update(_abilities_of(e.get("sheet")))
         if kind == "initiative_rolled" and isinstance(e.get("check"), dict):
             inits.setdefault(rec.batch, []).append((str(e.get("who")), e["check"]))
         elif kind == "initiative_tied":
@@ -543,6 +549,15 @@ def _note_heal(kind: str, e: dict[str, Any], action: Any, heals: dict[Any, list[
         heals[action][2] = True
 
 
+def _abilities_of(sheet: Any) -> dict[tuple[str, str], str]:
+    """The abilities a joined sheet writes out, as the seat sees it (whole to its owner's seat and the GM; its name
+    and side alone to the others: none), by (owner, id): their names."""
+    if not isinstance(sheet, dict) or not isinstance(sheet.get("abilities"), (list, tuple)):
+        return {}
+    return {(str(sheet.get("id")), str(a["id"])): str(a.get("name") or a["id"]) for a in sheet["abilities"]
+            if isinstance(a, dict) and "id" in a}
+
+
 def _at_full(name: str, hp: int | None) -> str:
     """A heal that restored nothing: its target was at the sheet's HP already (C36), with the number where the
     seat sees the sheet."""
@@ -644,14 +659,69 @@ def _loose(cards: list[StoryCard], by_batch: dict[int, StoryCard], rec: SeenEven
     return card
 
 
-def _headline(command: dict[str, Any] | None, names: Names) -> str:
+def _headline(command: dict[str, Any] | None, names: Names, gear: Gear | None = None,
+              own: Collection[str] | None = None, abilities: Mapping[tuple[str, str], str] | None = None) -> str:
+    """A command's card's headline, in words, from the command as the seat sees it (an action's card takes its
+    first event's line instead, where the seat sees it): ``Kael Arden chooses Block with Warden's kite shield``,
+    ``End of turn: Kael Arden``. ``own``: the combatants whose commands the seat sees whole (None: every one, the
+    GM's); another's answer is said without what it chose, which the seat sees nothing of."""
     kind = _kind_of(command)
     if not command:
         return ""
-    title = _TITLES.get(kind, kind.replace("_", " ").capitalize())
     who = next((command[k] for k in ("who", "attacker", "defender", "caller") if isinstance(command.get(k), str)),
                None)
+    if kind in _SAID and who is not None:
+        whole = own is None or who in own
+        return _SAID[kind](command if whole else {}, _n(names, who), _Said(str(who), gear or {}, abilities or {}))
+    title = _TITLES.get(kind, kind.replace("_", " ").capitalize())
     return f"{title}: {_n(names, who)}" if who and kind not in ("undo", "redo") else title
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What a headline names beside the command: its actor's id, its gear and abilities by their sheets' names."""
+
+    who: str
+    gear: Gear
+    abilities: Mapping[tuple[str, str], str]
+
+
+def _defense_said(c: dict[str, Any], name: str, said: _Said) -> str:
+    if "defense" not in c:
+        return f"{name} declines an Active Defense" if c else f"{name} answers an Active Defense window"
+    defense = str(c.get("defense") or "").capitalize()
+    weapon = f" with {_gear(said.gear, said.who, c['weapon'])}" if c.get("weapon") else ""
+    return f"{name} chooses {defense}{weapon}"
+
+
+def _decision_said(c: dict[str, Any], name: str, said: _Said) -> str:
+    ability = said.abilities.get((said.who, str(c.get("decision"))))
+    if ability and c.get("choice") == "use":
+        return f"{name} uses {ability}"
+    if ability and c.get("choice") == "pass":
+        return f"{name} lets {ability} be"
+    return f"{name} answers a decision"
+
+
+#: The headline of a command an action's card may not take over (its events withheld from the seat: an attack by a
+#: hidden combatant), by command: from the command (``{}`` where the seat sees its name alone) and its actor's name.
+_SAID: dict[str, Callable[[dict[str, Any], str, _Said], str]] = {
+    "answer_active_defense": _defense_said,
+    "answer_catch": lambda c, name, _s: (f"{name} answers a Catch window" if "catch" not in c
+                                          else f"{name} {'catches it' if c['catch'] else 'lets it hit'}"),
+    "choose_will_conversion": lambda c, name, _s: (f"{name} chooses between Will and HP" if "convert" not in c
+                                                   else f"{name} takes it on {'Will' if c['convert'] else 'HP'}"),
+    "react": lambda c, name, s: f"{name} strikes in reaction" + (
+        f" with {_gear(s.gear, s.who, c['weapon'])}" if c.get("weapon") else ""),
+    "pass_reaction": lambda c, name, _s: f"{name} lets the chance to react pass",
+    "route_damage": lambda c, name, _s: f"{name} chooses the die that feeds damage",
+    "answer_decision": _decision_said,
+    "declare_attack": lambda c, name, _s: f"{name} attacks",
+    "use_ability": lambda c, name, _s: f"{name} uses an ability",
+    "move": lambda c, name, _s: f"{name} moves",
+    "stand_up": lambda c, name, _s: f"{name} stands up",
+    "call_save": lambda c, name, _s: f"{name} calls for a save",
+}
 
 
 def _strike(cards: list[StoryCard], undos: Mapping[int, tuple[int, int, str]]) -> None:

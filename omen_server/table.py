@@ -1057,7 +1057,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
-    cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head))
+    cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head),
+                  own=None if sight.gm else frozenset(sight.own))
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.end_said = _end_said(seen) if result.ended else ""

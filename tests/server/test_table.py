@@ -617,6 +617,43 @@ def test_a_hit_by_a_hidden_combatant_in_a_command_withheld_whole_gets_a_card_of_
     assert _top_lines(mine) == [] and "Skarn" not in mine and 'data-hp="15"' in mine
 
 
+@pytest.mark.parametrize("attacker", ["skarn", "grall"])
+def test_a_players_answer_to_a_hidden_attacker_reads_in_words_and_tells_nothing_of_it(attacker: str) -> None:
+    """Hidden Skarn hits Kael and Alice declines an Active Defense: her card reads "Kael Arden declines an Active
+    Defense" (it read "Answer active defense: Kael Arden", the command's name), Bob's (who plays Vesh and sees
+    Alice's answer by its name alone) "Kael Arden answers an Active Defense window"; and neither page's top card
+    nor log tells one hidden attacker from another (Grall Mire, another id, name and weapon, the same blow): the
+    same bytes in both worlds."""
+    pages = {}
+    for who in ("skarn", attacker):
+        made = Table()
+        with made.client:
+            hidden = sheet("skarn") if who == "skarn" else {
+                **sheet("skarn"), "id": "grall", "name": "Grall Mire",
+                "weapons": [{**w, "name": "Rusted cleaver"} for w in sheet("skarn")["weapons"]]}
+            made.create(dice="manual", names=(), combatants=[sheet("kael"), sheet("vesh"), hidden], hidden=[who])
+            alice, bob = _seat(made, "Alice", "kael"), _seat(made, "Bob", "vesh")
+            for command in ({"command": "declare_attack", "attacker": who, "target": "kael", "weapon": "maul",
+                             "dice": [9, 5, 1]},
+                            {"command": "answer_active_defense", "defender": "kael"}):
+                answer = made.command(command, token=alice if command["command"] != "declare_attack" else None)
+                assert answer.status_code == 201, answer.text
+            for name, token in (("Alice", alice), ("Bob", bob)):
+                text = fragment(made, token)
+                start = text.index('<section class="top-card"')
+                log = text[text.index('<section class="log"'):]
+                pages[who, name] = text[start:text.index("</section>", start)] + log
+    alice_top, bob_top = (re.search(r'<span class="headline">([^<]*)</span>', pages["skarn", n])
+                          for n in ("Alice", "Bob"))
+    assert alice_top is not None and alice_top[1] == "Kael Arden declines an Active Defense"
+    assert bob_top is not None and bob_top[1] == "Kael Arden answers an Active Defense window"
+    for name in ("Alice", "Bob"):
+        assert pages["skarn", name] == pages[attacker, name]
+        assert not re.search(r"(?i)skarn|grall|maul|cleaver", pages[attacker, name])
+        words = re.sub(r"<[^>]+>", " ", pages[attacker, name])  # what the page says (a log entry's data-kind aside)
+        assert "_" not in words and "Answer active" not in words
+
+
 def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
     """C9: Vesh's knife attack on Kael (8 + 6 + 2 against a base defense of 1 + 1 + 2): Kael's Block choice names
     his shield by its sheet's name, "Block with Warden's kite shield", not "the shield"."""
