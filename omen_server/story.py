@@ -399,8 +399,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
     primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
-    heals: dict[Any, list[Any]] = {}  # an ability's action: [its target, whether it rolled healing, HP moved]
-    sheet_hp: dict[str, int] = {}  # the sheets' HP the seat sees (its own combatants', all to the GM)
+    healing = _Healing()  # the heals of the abilities used or answered with, as the seat sees them (C36, C37)
     rolled: dict[Any, str] = {}  # an action's (or a condition's tick's: None) damage roll not yet dealt: "d6", "2d6"
     defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
@@ -456,7 +455,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             defended[action] = f"{_n(names, e.get('defender'))}'s {str(e.get('defense', '')).capitalize()}"
         if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
             primaries[action] = len(e["attack"]["primary_dice"])
-        _note_heal(kind, e, action, heals, sheet_hp)
+        healing.see(kind, e, action, sides.get(action))
         if kind == "dice_rolled" and e.get("purpose") == "damage":
             rolled[action] = _dice_said(e.get("dice"))
         if kind == "damage_resolved" and text and action in rolled and _own_dice(e):
@@ -514,9 +513,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.headline = f"Undo: {text_of_reason(e)}"
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
-    for action, (target, healing, moved) in heals.items():
-        if healing and not moved and action in by_action:
-            by_action[action].lines.append(_at_full(_n(names, target), sheet_hp.get(str(target))))
+    for action, whom in healing.finish():
+        if action in by_action:
+            by_action[action].lines.append(_at_full(None if whom is None else _n(names, whom),
+                                                    healing.sheet_hp.get(str(whom))))
     for batch, hurt in (felt or {}).items():
         said = [_felt(_n(names, who), hp_seen.get((batch, who), before), after) for who, before, after in hurt
                 if hp_seen.get((batch, who), before) != after]
@@ -534,19 +534,122 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
 
 
-def _note_heal(kind: str, e: dict[str, Any], action: Any, heals: dict[Any, list[Any]],
-               sheet_hp: dict[str, int]) -> None:
-    """What a heal's card needs to say one that restored nothing (C36: never above the sheet's HP, so no HP
-    changes): the ability's target, whether it rolled healing, whether any HP moved; and the sheets' HP seen."""
-    sheet = e.get("sheet") if kind == "combatant_joined" else None
-    if isinstance(sheet, dict) and isinstance(sheet.get("hp"), int):
-        sheet_hp[str(sheet.get("id"))] = sheet["hp"]
-    if kind == "ability_used" and action is not None:
-        heals[action] = [e.get("target"), False, False]
-    elif action in heals and kind == "dice_rolled" and e.get("purpose") == "healing":
-        heals[action][1] = True
-    elif action in heals and kind == "resource_changed" and e.get("resource") == "hp":
-        heals[action][2] = True
+#: The dice of a heal the seat knows by its roll alone (it does not see the sheet that writes it): any roll.
+_ANY_DICE = (0, 0)
+
+
+class _Healing:
+    """The heals of the abilities an action uses or answers with (C37, C38), as one seat sees them, to say each
+    that restored nothing (C36: never above the sheet's HP, so no HP change is recorded) and to whom: its own
+    recipient (``to``: the owner or the target, not the ability's target as such), as omen_replay/explain.py says
+    it. A heal's recipient and whether it rolls are read from the sheet that writes the ability, where the seat
+    sees it (its owner's seat, the GM); elsewhere a heal is known by its roll alone, and its recipient is named only
+    where the ability went on its user (then the owner and the target are one)."""
+
+    def __init__(self) -> None:
+        self.sheet_hp: dict[str, int] = {}  # the sheets' HP the seat sees (its own combatants', all to the GM)
+        self.written: dict[tuple[str, str], Any] = {}  # the abilities' effects of the sheets the seat sees
+        self.heals: dict[Any, list[tuple[str | None, tuple[int, int] | None, str | None]]] = {}  # an action's heals
+        # not yet met: (to whom, (count, sides) of its dice or None, the save's branch it is written in)
+        self.waiting: dict[Any, str | None] = {}  # an action's heal just rolled: to whom (restored in the next event)
+        self.none: list[tuple[Any, str | None]] = []  # (action, to whom): the heals seen to restore nothing
+        self.last: dict[Any, str] = {}  # an action's last event seen
+
+    def see(self, kind: str, e: dict[str, Any], action: Any, parties: tuple[str, str] | None) -> None:
+        """Follow one event the seat sees (``parties``: its action's attacker and target, or saver and caller)."""
+        if kind == "combatant_joined":
+            self._joined(e.get("sheet"))
+        if action is None:
+            return
+        if action in self.waiting:  # a heal rolled restores HP in the event right after its roll, or none
+            whom = self.waiting.pop(action)
+            if not self._gain(kind, e, action, whom):
+                self.none.append((action, whom))
+        elif kind == "resource_changed" and e.get("resource") == "hp":
+            flat = next((h for h in self.heals.get(action, []) if h[1] is None and h[0] in (None, e.get("who"))), None)
+            if flat is not None and self._gain(kind, e, action, flat[0]):
+                self.heals[action].remove(flat)  # a heal of a flat amount alone rolls nothing
+        match kind:
+            case "ability_used":
+                self._use(action, str(e.get("who")), e.get("ability"), e.get("target"))
+            case "decision_answered" if e.get("choice") == "use":
+                who = str(e.get("who"))
+                other = None if parties is None else parties[1] if who == parties[0] else parties[0]
+                self._use(action, who, e.get("decision"), other, answered=True)
+            case "save_resolved":  # the branch not taken heals no one
+                dropped = "on_failure" if e.get("success") else "on_success"
+                self.heals[action] = [h for h in self.heals.get(action, []) if h[2] != dropped]
+            case "dice_rolled" if e.get("purpose") == "healing":
+                self._rolled(action, e.get("dice"))
+        self.last[action] = kind
+
+    def finish(self) -> list[tuple[Any, str | None]]:
+        """Each heal seen to restore nothing, as (action, to whom: None where the seat cannot tell), in order: those
+        rolled, then those of a flat amount alone never met by an HP change."""
+        for action, whom in self.waiting.items():
+            self.none.append((action, whom))
+        self.waiting = {}
+        self.none += [(action, h[0]) for action, heals in self.heals.items() for h in heals if h[1] is None]
+        self.heals = {}
+        return self.none
+
+    def _joined(self, sheet: Any) -> None:
+        if not isinstance(sheet, dict):
+            return
+        if isinstance(sheet.get("hp"), int):
+            self.sheet_hp[str(sheet.get("id"))] = sheet["hp"]
+        for ability in sheet.get("abilities") or ():
+            if isinstance(ability, dict) and "id" in ability:
+                self.written[str(sheet.get("id")), str(ability["id"])] = ability.get("effects") or ()
+
+    def _use(self, action: Any, who: str, ability: Any, target: Any, answered: bool = False) -> None:
+        """An ability used (on ``target``) or answered with (``target``: the other party of the action, if any):
+        its heals, each with its own recipient, where the seat sees the sheet that writes it; else one unknown
+        heal, met by its roll (on oneself, its recipient is its user either way)."""
+        effects = self.written.get((who, str(ability)))
+        target = str(target) if isinstance(target, str) else None
+        if effects is None:
+            self.heals.setdefault(action, []).append((None if answered or target != who else who, _ANY_DICE, None))
+            return
+        found: list[tuple[str | None, tuple[int, int] | None, str | None]] = []
+        _heals_in(effects, who, target, None, found)
+        self.heals.setdefault(action, []).extend(found)
+
+    def _rolled(self, action: Any, dice: Any) -> None:
+        heals = self.heals.get(action, [])
+        size = (len(dice), dice[0].get("sides")) if isinstance(dice, (list, tuple)) and dice \
+            and isinstance(dice[0], dict) else None
+        found = next((h for h in heals if h[1] is not None and (size is None or h[1] in (size, _ANY_DICE))), None)
+        if found is not None and found[1] != _ANY_DICE:
+            heals.remove(found)
+        self.waiting[action] = None if found is None else found[0]
+
+    def _gain(self, kind: str, e: dict[str, Any], action: Any, whom: str | None) -> bool:
+        """Whether this event restores HP to ``whom`` (None: to anyone): an HP change up, or one whose numbers the
+        seat does not see that no damage came before."""
+        if kind != "resource_changed" or e.get("resource") != "hp" or whom not in (None, e.get("who")):
+            return False
+        if isinstance(e.get("before"), int) and isinstance(e.get("after"), int):
+            return bool(e["after"] > e["before"])
+        return self.last.get(action) != "damage_resolved"
+
+
+def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
+              found: list[tuple[str | None, tuple[int, int] | None, str | None]]) -> None:
+    """The heals an ability's effects write, in written order, as a sheet's JSON holds them (its defaults left
+    out: ``to`` the target, a die's ``count`` 1): to whom (``to = "actor"``: ``who``; else ``target``), the count
+    and sides of its dice (None: a flat amount alone) and the save's branch it is written in."""
+    if isinstance(value, dict) and value.get("kind") == "heal":
+        dice = value.get("dice")
+        size = (int(dice.get("count", 1)), int(str(dice.get("die", "d0"))[1:] or 0)) if isinstance(dice, dict) \
+            else None
+        found.append((who if value.get("to") == "actor" else target, size, branch))
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            _heals_in(inner, who, target, key if key in ("on_success", "on_failure") else branch, found)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            _heals_in(inner, who, target, branch, found)
 
 
 def _abilities_of(sheet: Any) -> dict[tuple[str, str], str]:
@@ -558,9 +661,11 @@ def _abilities_of(sheet: Any) -> dict[tuple[str, str], str]:
             if isinstance(a, dict) and "id" in a}
 
 
-def _at_full(name: str, hp: int | None) -> str:
-    """A heal that restored nothing: its target was at the sheet's HP already (C36), with the number where the
-    seat sees the sheet."""
+def _at_full(name: str | None, hp: int | None) -> str:
+    """A heal that restored nothing: its recipient was at the sheet's HP already (C36), with the number where the
+    seat sees the sheet; ``name`` None: a recipient the seat cannot tell."""
+    if name is None:
+        return "the heal restores none: the one it heals is at the sheet's HP already"
     return (f"{name}'s HP {hp} → {hp}: at the sheet's HP already, the heal restores none" if hp is not None
             else f"{name}'s HP: at the sheet's HP already, the heal restores none")
 
