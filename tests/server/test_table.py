@@ -654,6 +654,26 @@ def test_a_players_answer_to_a_hidden_attacker_reads_in_words_and_tells_nothing_
         assert "_" not in words and "Answer active" not in words
 
 
+def test_an_ability_answered_against_a_hidden_attacker_is_said_by_its_name(table: Any) -> None:
+    """C38: hidden Skarn's unarmed 3 misses Vesh's 8 and Bob answers Riposte for Vesh: his card, the attack's
+    events withheld, reads "Vesh the Cinder-Hand uses Riposte" (its name from Vesh's sheet, which Bob sees; it read
+    "Answer decision: Vesh the Cinder-Hand"), and nothing of Skarn."""
+    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
+    table.create(dice="manual", names=(), combatants=[vesh, sheet("skarn")], hidden=["skarn"])
+    bob = _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]}, {"command": "disengage", "who": "vesh"},
+                    {"command": "end_turn", "who": "vesh"},  # Vesh has had a turn: its Bonus Action may go (C20)
+                    {"command": "declare_attack", "attacker": "skarn", "target": "vesh", "unarmed": True,
+                     "dice": [1, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    answer = table.command({"command": "answer_decision", "who": "vesh", "decision": "riposte", "choice": "use",
+                            "dice": [4]}, token=bob)
+    assert answer.status_code == 201, answer.text
+    text = fragment(table, bob)
+    top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+    assert '<span class="headline">Vesh the Cinder-Hand uses Riposte</span>' in top and "Skarn" not in text
+
+
 def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
     """C9: Vesh's knife attack on Kael (8 + 6 + 2 against a base defense of 1 + 1 + 2): Kael's Block choice names
     his shield by its sheet's name, "Block with Warden's kite shield", not "the shield"."""
