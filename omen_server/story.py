@@ -20,7 +20,7 @@ import msgspec
 from omen_core.events import MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.parts import RollTotal
 
-from .views import TOLD_REASONS, UNNAMED_EFFECT, SeenEvent
+from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
 
@@ -406,6 +406,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
     tied: dict[int, set[str]] = {}  # a batch's combatants still tied after the AGI bonus (C19)
     standing: set[int] = set()  # the batches of a stand_up: their Movement Action is standing up (C20, C28)
+    titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -436,6 +437,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
+        if kind == "decision_opened" and action is not None and e.get("title") not in (None, "", UNNAMED_DECISION):
+            titles[action] = str(e["title"])
+        elif kind == "decision_answered" and action in titles and e.get("choice") in ("use", "pass"):
+            # an ability's answer by its name, where the seat sees it (C38): "Ana uses Second Wind", not "Ana: use"
+            text = (f"{_n(names, e.get('who'))} uses {titles[action]}" if e["choice"] == "use"
+                    else f"{_n(names, e.get('who'))} lets {titles[action]} pass")
         if rec.batch in standing and kind in ("movement_declared", "moved"):  # a stand_up's Movement Action (C20)
             text, verdict = ((f"{_n(names, e.get('who'))} stands up from Prone (a Movement Action)", "")
                              if kind == "movement_declared" else (f"{_n(names, e.get('who'))} is on its feet",

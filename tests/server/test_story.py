@@ -174,3 +174,22 @@ class TestAHealThatRestoresNothing:
             assert cards_for(fight, sight)[-1][1][-1] == self.NONE
         assert cards_for(fight, self.ORC)[-1][1][-1] == \
             "the heal restores none: the one it heals is at the sheet's HP already"
+
+
+def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it() -> None:
+    """C38: hit by the orc a second time, Ana uses Second Wind: the line of her answer reads "Ana uses Second
+    Wind" to the GM and to her player (it read "Ana: use (Once per fight, ...)", the choice's id and the summary);
+    to the orc's player, who is not shown the decision's name, still "Ana: use"."""
+    from tests.fights import new_fight
+    from tests.test_abilities import having
+
+    fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "second_wind"),
+                      faces=[5, 1, 2, 5, 1, 2, 3])
+    for _ in range(2):  # at her full HP she is not asked (a heal would do nothing, C38): hit twice
+        fight.attack("orc", "ana", unarmed=True)
+        fight.defend("ana", None)
+    fight.answer_decision("second_wind", "ana", "use")
+    for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"}))):
+        lines = cards_for(fight, sight)[-1][1]
+        assert "Ana uses Second Wind" in lines and not any(line.startswith("Ana: use") for line in lines)
+    assert "Ana: use" in cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
