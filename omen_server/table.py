@@ -85,15 +85,15 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "until": ("select", "lasts until (C40)", "until"),
     "of": ("select", "whose next turn (default: who applied it)", "of"),
 }
-#: The choices of a free input that is a select, the first (its default) leaving the argument out: a combatant
-#: (``None``: the combatants the seat sees, by name), or the values the command schema allows, in words.
-_SELECTS: dict[str, tuple[tuple[str, str], ...] | None] = {
+#: The choices of a free input that is a select, as (value, words), the first (its default) leaving the argument
+#: out; then the values the command schema allows, in words, or (:data:`_COMBATANT_SELECTS`) the combatants.
+_SELECTS: dict[str, tuple[tuple[str, str], ...]] = {
     "by": (("", "no one"),),
     "until": (("", "until cleared (or as the ruleset says)"), ("start_of_next_turn", "the start of a next turn"),
               ("end_of_next_turn", "the end of a next turn")),
     "of": (("", "who applied it"),),
 }
-#: The selects whose choices after the first are the combatants the seat sees.
+#: The selects whose choices after the first are the combatants the seat sees, by name.
 _COMBATANT_SELECTS = frozenset({"by", "of"})
 #: Free inputs the table page asks for though the command takes them as optional: an undo's or a redo's reason,
 #: which every seat sees (the command's own required fields come from the offer, ``FreeArg.required``).
