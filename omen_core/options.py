@@ -424,13 +424,28 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
                       note=_noted("others: any of the combatants, together", more))
 
 
+#: ``apply_condition``'s optional arguments of who applied it and how long it lasts (C40), none of them listed in
+#: the choices (any combatant may be named; the rules check it when given).
+_CONDITION_FREE = (
+    Argument(name="by", takes="who applied it, a combatant's id (left out: no one): needed for a condition a save "
+                              "ends, whose die opposes the save, and then another than the afflicted (C15, C40); "
+                              "the default of `of`"),
+    Argument(name="until", takes="start_of_next_turn or end_of_next_turn (left out: it lasts until cleared, or "
+                                 "as the ruleset says): it clears then, at the start or the end of the next turn "
+                                 "of `of` (C40); needs `of` or `by`"),
+    Argument(name="of", takes="whose next turn `until` counts, a combatant's id (left out: `by`); only with `until` "
+                              "(C40)"),
+)
+
+
 def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     assert state.ruleset is not None
     conditions = sorted(state.ruleset.conditions)  # a live ruleset keeps its file order, a stored one is sorted
     applied = [ApplyConditionCommand(who=w, condition=c) for w in state.combatants for c in conditions]
     yield from _named(state, history, "apply_condition", None, "C28", "free", applied,
                       (Argument(name="stacks", takes="how many stacks: 1 or more"),
-                       Argument(name="reason", takes="free text")))
+                       Argument(name="reason", takes="free text"),
+                       *_CONDITION_FREE))
     cleared = [ClearConditionCommand(who=w, condition=c) for w, f in state.combatants.items() for c in f.conditions]
     yield from _named(state, history, "clear_condition", None, "C28", "free", cleared,
                       (Argument(name="reason", takes="free text"),))

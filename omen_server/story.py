@@ -11,7 +11,7 @@ The card of the last command is the table's top card: the outcome of the action 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ import msgspec
 from omen_core.events import MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.parts import RollTotal
 
-from .views import TOLD_REASONS, UNNAMED_EFFECT, SeenEvent
+from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["StoryCard", "story", "top_card"]
 
@@ -379,13 +379,17 @@ def _kind_of(command: dict[str, Any] | None) -> str:
 
 
 def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
-          felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None) -> list[StoryCard]:
+          felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None,
+          own: Collection[str] | None = None) -> list[StoryCard]:
     """The cards of the events as one seat saw them, in the order of their first event; ``names``: the combatants'
     names the seat sees, ``gear``: its own combatants' weapons and shields by their sheets' names (a line names a
     weapon only where the seat sees it, which is its wielder's seat); ``felt``: its own combatants' HP before and
     after each batch it saw only in part (``{batch: [(who, before, after)]}``, its own state at those heads), said
-    where the events it saw do not say it (an attack by a hidden combatant: "Kael Arden takes damage: 24 → 9 HP")."""
+    where the events it saw do not say it (an attack by a hidden combatant: "Kael Arden takes damage: 24 → 9 HP");
+    ``own``: the combatants whose commands the seat sees whole (None: every one's, the GM's), which a command's
+    card says what it chose of (:func:`_headline`)."""
     gear = gear or {}
+    abilities: dict[tuple[str, str], str] = {}  # the abilities of the sheets the seat sees, by (owner, id): names
     hp_seen: dict[tuple[int, str], Any] = {}  # the last HP the seat saw a combatant's change to, in a batch
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
@@ -395,14 +399,14 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
     primaries: dict[Any, int] = {}  # how many primary dice an action's hit rolled, where the seat sees them
-    heals: dict[Any, list[Any]] = {}  # an ability's action: [its target, whether it rolled healing, HP moved]
-    sheet_hp: dict[str, int] = {}  # the sheets' HP the seat sees (its own combatants', all to the GM)
+    healing = _Healing()  # the heals of the abilities used or answered with, as the seat sees them (C36, C37)
     rolled: dict[Any, str] = {}  # an action's (or a condition's tick's: None) damage roll not yet dealt: "d6", "2d6"
     defended: dict[Any, str] = {}  # an action's Active Defense as the seat saw it chosen: "Vesh's Dodge"
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
     tied: dict[int, set[str]] = {}  # a batch's combatants still tied after the AGI bonus (C19)
     standing: set[int] = set()  # the batches of a stand_up: their Movement Action is standing up (C20, C28)
+    titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -411,8 +415,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         action = e.get("action") if isinstance(e.get("action"), int) else None
         if kind == "command_issued":
             command = e.get("command") if isinstance(e.get("command"), dict) else None
-            card = StoryCard(seq=rec.seq, kind=_kind_of(command), headline=_headline(command, names),
-                             round=0)
+            card = StoryCard(seq=rec.seq, kind=_kind_of(command),
+                             headline=_headline(command, names, gear, own, abilities), round=0)
             if command and command.get("command") in TOLD_REASONS and str(command.get("reason") or "").strip():
                 reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
             if command and command.get("command") == "stand_up":
@@ -422,6 +426,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.seqs.append(rec.seq)
             card.batches.add(rec.batch)
             continue
+        if kind == "combatant_joined":
+            abilities.update(_abilities_of(e.get("sheet")))
         if kind == "initiative_rolled" and isinstance(e.get("check"), dict):
             inits.setdefault(rec.batch, []).append((str(e.get("who")), e["check"]))
         elif kind == "initiative_tied":
@@ -431,6 +437,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
+        if kind == "decision_opened" and action is not None and e.get("title") not in (None, "", UNNAMED_DECISION):
+            titles[action] = str(e["title"])
+        elif kind == "decision_answered" and action in titles and e.get("choice") in ("use", "pass"):
+            # an ability's answer by its name, where the seat sees it (C38): "Ana uses Second Wind", not "Ana: use"
+            text = (f"{_n(names, e.get('who'))} uses {titles[action]}" if e["choice"] == "use"
+                    else f"{_n(names, e.get('who'))} lets {titles[action]} pass")
         if rec.batch in standing and kind in ("movement_declared", "moved"):  # a stand_up's Movement Action (C20)
             text, verdict = ((f"{_n(names, e.get('who'))} stands up from Prone (a Movement Action)", "")
                              if kind == "movement_declared" else (f"{_n(names, e.get('who'))} is on its feet",
@@ -450,7 +462,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             defended[action] = f"{_n(names, e.get('defender'))}'s {str(e.get('defense', '')).capitalize()}"
         if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
             primaries[action] = len(e["attack"]["primary_dice"])
-        _note_heal(kind, e, action, heals, sheet_hp)
+        healing.see(kind, e, action, sides.get(action))
         if kind == "dice_rolled" and e.get("purpose") == "damage":
             rolled[action] = _dice_said(e.get("dice"))
         if kind == "damage_resolved" and text and action in rolled and _own_dice(e):
@@ -508,9 +520,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.headline = f"Undo: {text_of_reason(e)}"
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
-    for action, (target, healing, moved) in heals.items():
-        if healing and not moved and action in by_action:
-            by_action[action].lines.append(_at_full(_n(names, target), sheet_hp.get(str(target))))
+    for action, whom in healing.finish():
+        if action in by_action:
+            by_action[action].lines.append(_at_full(None if whom is None else _n(names, whom),
+                                                    healing.sheet_hp.get(str(whom))))
     for batch, hurt in (felt or {}).items():
         said = [_felt(_n(names, who), hp_seen.get((batch, who), before), after) for who, before, after in hurt
                 if hp_seen.get((batch, who), before) != after]
@@ -528,24 +541,138 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
 
 
-def _note_heal(kind: str, e: dict[str, Any], action: Any, heals: dict[Any, list[Any]],
-               sheet_hp: dict[str, int]) -> None:
-    """What a heal's card needs to say one that restored nothing (C36: never above the sheet's HP, so no HP
-    changes): the ability's target, whether it rolled healing, whether any HP moved; and the sheets' HP seen."""
-    sheet = e.get("sheet") if kind == "combatant_joined" else None
-    if isinstance(sheet, dict) and isinstance(sheet.get("hp"), int):
-        sheet_hp[str(sheet.get("id"))] = sheet["hp"]
-    if kind == "ability_used" and action is not None:
-        heals[action] = [e.get("target"), False, False]
-    elif action in heals and kind == "dice_rolled" and e.get("purpose") == "healing":
-        heals[action][1] = True
-    elif action in heals and kind == "resource_changed" and e.get("resource") == "hp":
-        heals[action][2] = True
+#: The dice of a heal the seat knows by its roll alone (it does not see the sheet that writes it): any roll.
+_ANY_DICE = (0, 0)
 
 
-def _at_full(name: str, hp: int | None) -> str:
-    """A heal that restored nothing: its target was at the sheet's HP already (C36), with the number where the
-    seat sees the sheet."""
+class _Healing:
+    """The heals of the abilities an action uses or answers with (C37, C38), as one seat sees them, to say each
+    that restored nothing (C36: never above the sheet's HP, so no HP change is recorded) and to whom: its own
+    recipient (``to``: the owner or the target, not the ability's target as such), as omen_replay/explain.py says
+    it. A heal's recipient and whether it rolls are read from the sheet that writes the ability, where the seat
+    sees it (its owner's seat, the GM); elsewhere a heal is known by its roll alone, and its recipient is named only
+    where the ability went on its user (then the owner and the target are one)."""
+
+    def __init__(self) -> None:
+        self.sheet_hp: dict[str, int] = {}  # the sheets' HP the seat sees (its own combatants', all to the GM)
+        self.written: dict[tuple[str, str], Any] = {}  # the abilities' effects of the sheets the seat sees
+        self.heals: dict[Any, list[tuple[str | None, tuple[int, int] | None, str | None]]] = {}  # an action's heals
+        # not yet met: (to whom, (count, sides) of its dice or None, the save's branch it is written in)
+        self.waiting: dict[Any, str | None] = {}  # an action's heal just rolled: to whom (restored in the next event)
+        self.none: list[tuple[Any, str | None]] = []  # (action, to whom): the heals seen to restore nothing
+        self.last: dict[Any, str] = {}  # an action's last event seen
+
+    def see(self, kind: str, e: dict[str, Any], action: Any, parties: tuple[str, str] | None) -> None:
+        """Follow one event the seat sees (``parties``: its action's attacker and target, or saver and caller)."""
+        if kind == "combatant_joined":
+            self._joined(e.get("sheet"))
+        if action is None:
+            return
+        if action in self.waiting:  # a heal rolled restores HP in the event right after its roll, or none
+            whom = self.waiting.pop(action)
+            if not self._gain(kind, e, action, whom):
+                self.none.append((action, whom))
+        elif kind == "resource_changed" and e.get("resource") == "hp":
+            flat = next((h for h in self.heals.get(action, []) if h[1] is None and h[0] in (None, e.get("who"))), None)
+            if flat is not None and self._gain(kind, e, action, flat[0]):
+                self.heals[action].remove(flat)  # a heal of a flat amount alone rolls nothing
+        match kind:
+            case "ability_used":
+                self._use(action, str(e.get("who")), e.get("ability"), e.get("target"))
+            case "decision_answered" if e.get("choice") == "use":
+                who = str(e.get("who"))
+                other = None if parties is None else parties[1] if who == parties[0] else parties[0]
+                self._use(action, who, e.get("decision"), other, answered=True)
+            case "save_resolved":  # the branch not taken heals no one
+                dropped = "on_failure" if e.get("success") else "on_success"
+                self.heals[action] = [h for h in self.heals.get(action, []) if h[2] != dropped]
+            case "dice_rolled" if e.get("purpose") == "healing":
+                self._rolled(action, e.get("dice"))
+        self.last[action] = kind
+
+    def finish(self) -> list[tuple[Any, str | None]]:
+        """Each heal seen to restore nothing, as (action, to whom: None where the seat cannot tell), in order: those
+        rolled, then those of a flat amount alone never met by an HP change."""
+        for action, whom in self.waiting.items():
+            self.none.append((action, whom))
+        self.waiting = {}
+        self.none += [(action, h[0]) for action, heals in self.heals.items() for h in heals if h[1] is None]
+        self.heals = {}
+        return self.none
+
+    def _joined(self, sheet: Any) -> None:
+        if not isinstance(sheet, dict):
+            return
+        if isinstance(sheet.get("hp"), int):
+            self.sheet_hp[str(sheet.get("id"))] = sheet["hp"]
+        for ability in sheet.get("abilities") or ():
+            if isinstance(ability, dict) and "id" in ability:
+                self.written[str(sheet.get("id")), str(ability["id"])] = ability.get("effects") or ()
+
+    def _use(self, action: Any, who: str, ability: Any, target: Any, answered: bool = False) -> None:
+        """An ability used (on ``target``) or answered with (``target``: the other party of the action, if any):
+        its heals, each with its own recipient, where the seat sees the sheet that writes it; else one unknown
+        heal, met by its roll (on oneself, its recipient is its user either way)."""
+        effects = self.written.get((who, str(ability)))
+        target = str(target) if isinstance(target, str) else None
+        if effects is None:
+            self.heals.setdefault(action, []).append((None if answered or target != who else who, _ANY_DICE, None))
+            return
+        found: list[tuple[str | None, tuple[int, int] | None, str | None]] = []
+        _heals_in(effects, who, target, None, found)
+        self.heals.setdefault(action, []).extend(found)
+
+    def _rolled(self, action: Any, dice: Any) -> None:
+        heals = self.heals.get(action, [])
+        size = (len(dice), dice[0].get("sides")) if isinstance(dice, (list, tuple)) and dice \
+            and isinstance(dice[0], dict) else None
+        found = next((h for h in heals if h[1] is not None and (size is None or h[1] in (size, _ANY_DICE))), None)
+        if found is not None and found[1] != _ANY_DICE:
+            heals.remove(found)
+        self.waiting[action] = None if found is None else found[0]
+
+    def _gain(self, kind: str, e: dict[str, Any], action: Any, whom: str | None) -> bool:
+        """Whether this event restores HP to ``whom`` (None: to anyone): an HP change up, or one whose numbers the
+        seat does not see that no damage came before."""
+        if kind != "resource_changed" or e.get("resource") != "hp" or whom not in (None, e.get("who")):
+            return False
+        if isinstance(e.get("before"), int) and isinstance(e.get("after"), int):
+            return bool(e["after"] > e["before"])
+        return self.last.get(action) != "damage_resolved"
+
+
+def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
+              found: list[tuple[str | None, tuple[int, int] | None, str | None]]) -> None:
+    """The heals an ability's effects write, in written order, as a sheet's JSON holds them (its defaults left
+    out: ``to`` the target, a die's ``count`` 1): to whom (``to = "actor"``: ``who``; else ``target``), the count
+    and sides of its dice (None: a flat amount alone) and the save's branch it is written in."""
+    if isinstance(value, dict) and value.get("kind") == "heal":
+        dice = value.get("dice")
+        size = (int(dice.get("count", 1)), int(str(dice.get("die", "d0"))[1:] or 0)) if isinstance(dice, dict) \
+            else None
+        found.append((who if value.get("to") == "actor" else target, size, branch))
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            _heals_in(inner, who, target, key if key in ("on_success", "on_failure") else branch, found)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            _heals_in(inner, who, target, branch, found)
+
+
+def _abilities_of(sheet: Any) -> dict[tuple[str, str], str]:
+    """The abilities a joined sheet writes out, as the seat sees it (whole to its owner's seat and the GM; its name
+    and side alone to the others: none), by (owner, id): their names."""
+    if not isinstance(sheet, dict) or not isinstance(sheet.get("abilities"), (list, tuple)):
+        return {}
+    return {(str(sheet.get("id")), str(a["id"])): str(a.get("name") or a["id"]) for a in sheet["abilities"]
+            if isinstance(a, dict) and "id" in a}
+
+
+def _at_full(name: str | None, hp: int | None) -> str:
+    """A heal that restored nothing: its recipient was at the sheet's HP already (C36), with the number where the
+    seat sees the sheet; ``name`` None: a recipient the seat cannot tell."""
+    if name is None:
+        return "the heal restores none: the one it heals is at the sheet's HP already"
     return (f"{name}'s HP {hp} → {hp}: at the sheet's HP already, the heal restores none" if hp is not None
             else f"{name}'s HP: at the sheet's HP already, the heal restores none")
 
@@ -644,14 +771,69 @@ def _loose(cards: list[StoryCard], by_batch: dict[int, StoryCard], rec: SeenEven
     return card
 
 
-def _headline(command: dict[str, Any] | None, names: Names) -> str:
+def _headline(command: dict[str, Any] | None, names: Names, gear: Gear | None = None,
+              own: Collection[str] | None = None, abilities: Mapping[tuple[str, str], str] | None = None) -> str:
+    """A command's card's headline, in words, from the command as the seat sees it (an action's card takes its
+    first event's line instead, where the seat sees it): ``Kael Arden chooses Block with Warden's kite shield``,
+    ``End of turn: Kael Arden``. ``own``: the combatants whose commands the seat sees whole (None: every one, the
+    GM's); another's answer is said without what it chose, which the seat sees nothing of."""
     kind = _kind_of(command)
     if not command:
         return ""
-    title = _TITLES.get(kind, kind.replace("_", " ").capitalize())
     who = next((command[k] for k in ("who", "attacker", "defender", "caller") if isinstance(command.get(k), str)),
                None)
+    if kind in _SAID and who is not None:
+        whole = own is None or who in own
+        return _SAID[kind](command if whole else {}, _n(names, who), _Said(str(who), gear or {}, abilities or {}))
+    title = _TITLES.get(kind, kind.replace("_", " ").capitalize())
     return f"{title}: {_n(names, who)}" if who and kind not in ("undo", "redo") else title
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What a headline names beside the command: its actor's id, its gear and abilities by their sheets' names."""
+
+    who: str
+    gear: Gear
+    abilities: Mapping[tuple[str, str], str]
+
+
+def _defense_said(c: dict[str, Any], name: str, said: _Said) -> str:
+    if "defense" not in c:
+        return f"{name} declines an Active Defense" if c else f"{name} answers an Active Defense window"
+    defense = str(c.get("defense") or "").capitalize()
+    weapon = f" with {_gear(said.gear, said.who, c['weapon'])}" if c.get("weapon") else ""
+    return f"{name} chooses {defense}{weapon}"
+
+
+def _decision_said(c: dict[str, Any], name: str, said: _Said) -> str:
+    ability = said.abilities.get((said.who, str(c.get("decision"))))
+    if ability and c.get("choice") == "use":
+        return f"{name} uses {ability}"
+    if ability and c.get("choice") == "pass":
+        return f"{name} lets {ability} be"
+    return f"{name} answers a decision"
+
+
+#: The headline of a command an action's card may not take over (its events withheld from the seat: an attack by a
+#: hidden combatant), by command: from the command (``{}`` where the seat sees its name alone) and its actor's name.
+_SAID: dict[str, Callable[[dict[str, Any], str, _Said], str]] = {
+    "answer_active_defense": _defense_said,
+    "answer_catch": lambda c, name, _s: (f"{name} answers a Catch window" if "catch" not in c
+                                          else f"{name} {'catches it' if c['catch'] else 'lets it hit'}"),
+    "choose_will_conversion": lambda c, name, _s: (f"{name} chooses between Will and HP" if "convert" not in c
+                                                   else f"{name} takes it on {'Will' if c['convert'] else 'HP'}"),
+    "react": lambda c, name, s: f"{name} strikes in reaction" + (
+        f" with {_gear(s.gear, s.who, c['weapon'])}" if c.get("weapon") else ""),
+    "pass_reaction": lambda c, name, _s: f"{name} lets the chance to react pass",
+    "route_damage": lambda c, name, _s: f"{name} chooses the die that feeds damage",
+    "answer_decision": _decision_said,
+    "declare_attack": lambda c, name, _s: f"{name} attacks",
+    "use_ability": lambda c, name, _s: f"{name} uses an ability",
+    "move": lambda c, name, _s: f"{name} moves",
+    "stand_up": lambda c, name, _s: f"{name} stands up",
+    "call_save": lambda c, name, _s: f"{name} calls for a save",
+}
 
 
 def _strike(cards: list[StoryCard], undos: Mapping[int, tuple[int, int, str]]) -> None:

@@ -36,7 +36,7 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 
-from omen_core.abilities import uses_left, when_words
+from omen_core.abilities import USE, uses_left, when_words
 from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened, StoredEvent
@@ -81,7 +81,20 @@ FREE_INPUTS: dict[str, tuple[str, str, str]] = {
     "note": ("text", "note (the GM's)", "note"),
     "stacks": ("number", "stacks", "stacks"),
     "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
+    "by": ("select", "applied by (a save that ends it is opposed by them, C40)", "by"),
+    "until": ("select", "lasts until (C40)", "until"),
+    "of": ("select", "whose next turn (default: who applied it)", "of"),
 }
+#: The choices of a free input that is a select, as (value, words), the first (its default) leaving the argument
+#: out; then the values the command schema allows, in words, or (:data:`_COMBATANT_SELECTS`) the combatants.
+_SELECTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "by": (("", "no one"),),
+    "until": (("", "until cleared (or as the ruleset says)"), ("start_of_next_turn", "the start of a next turn"),
+              ("end_of_next_turn", "the end of a next turn")),
+    "of": (("", "who applied it"),),
+}
+#: The selects whose choices after the first are the combatants the seat sees, by name.
+_COMBATANT_SELECTS = frozenset({"by", "of"})
 #: Free inputs the table page asks for though the command takes them as optional: an undo's or a redo's reason,
 #: which every seat sees (the command's own required fields come from the offer, ``FreeArg.required``).
 _ASKED = {("undo", "reason"), ("redo", "reason")}
@@ -155,6 +168,7 @@ class ChoiceView:
     rolls: str
     faces: tuple[Face, ...]
     pair: tuple[str, str, str] = ("", "", "")  # a condition to apply: on whom (id, name), which (two selects)
+    said: str = ""  # what the choice does, where its label is a name alone (an ability's answer: its summary)
 
 
 @dataclass(frozen=True)
@@ -169,6 +183,7 @@ class FreeInput:
     required: bool
     min: str = ""  # the command schema's bounds of a number (``stacks`` >= 1), as the input's min and max
     max: str = ""
+    options: tuple[tuple[str, str], ...] = ()  # a select's choices, (value, words), the first its default
 
 
 @dataclass(frozen=True)
@@ -245,6 +260,7 @@ class AnswerView:
     faces: tuple[Face, ...]
     facts: ChoiceFacts
     shortcut: str
+    said: str = ""  # what the answer does, beside its label (an ability's answer: its summary, C38)
 
 
 @dataclass(frozen=True)
@@ -379,11 +395,14 @@ _CHOICE_WORDS: dict[str, Any] = {
 }
 
 
-def _decision_label(opened: DecisionOpened | None, choice: str) -> str:
-    """An answer to a decision point (an extension's or an ability's, C38) as its button says it: the choice's
-    label as the open ``decision_opened`` records it."""
+def _decision_label(opened: DecisionOpened | None, choice: str, ability: str = "") -> tuple[str, str]:
+    """An answer to a decision point (an extension's or an ability's, C38) as its button says it, and what it does
+    beside it: using an ability (``ability``: its name, the decision being that ability's), ``Use Riposte``, its
+    summary beside; any other choice, its label as the open ``decision_opened`` records it (``Pass: let it be``)."""
     labels = dict(zip(opened.choices, opened.labels, strict=False)) if opened is not None else {}
-    return f"{choice.capitalize()}: {labels[choice]}" if labels.get(choice) else choice.capitalize()
+    if ability and choice == USE:
+        return f"Use {ability}", labels.get(choice, "")
+    return (f"{choice.capitalize()}: {labels[choice]}" if labels.get(choice) else choice.capitalize()), ""
 
 
 def _label(command: str, actor_field: str | None, args: dict[str, Any], names: dict[str, str]) -> str:
@@ -445,16 +464,23 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     if offer.command == "declare_attack" and not said:  # an Interrupt window comes first (C24): no die rolls now
         said = ("nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
                 "attack's dice are rolled by the command that closes it (in a seeded fight, from the seed)")
-    label = (_decision_label(opened, str(choice.args.get("choice", ""))) if offer.command == "answer_decision"
-             else _ability_label(choice.args, names, abilities or {}, _on_others(offer, choice.args))
-             if offer.command == "use_ability"
-             else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
+    said_too = ""
+    if offer.command == "answer_decision":
+        decision = str(choice.args.get("decision", ""))
+        label, said_too = _decision_label(opened, str(choice.args.get("choice", "")),
+                                          (abilities or {}).get(decision, "") if opened is not None
+                                          and opened.decision == decision else "")
+    else:
+        label = (_ability_label(choice.args, names, abilities or {}, _on_others(offer, choice.args))
+                 if offer.command == "use_ability"
+                 else _label(offer.command, actor_field, _gear_named(choice.args, offer.actor, gear or {}), names))
     if offer.command == "declare_attack":
         label += _options_said(choice.args, offer.actor, gear or {})
     pair = (str(choice.args.get("who", "")), _name(names, choice.args.get("who")),
             str(choice.args.get("condition", ""))) if offer.command == "apply_condition" else ("", "", "")
     return ChoiceView(label=label,
-                      args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces, pair=pair)
+                      args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces, pair=pair,
+                      said=said_too)
 
 
 def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str, str], str]) -> dict[str, Any]:
@@ -521,12 +547,19 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                            path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
                            else "", required=a.required or (offer.command, a.name) in _ASKED,
                            min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
-                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1])
+                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1], options=_select_options(a.name, names))
                  for a in offer.free if a.name in FREE_INPUTS)
     return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
                      command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
                      cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
+
+
+def _select_options(name: str, names: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A free input's choices if it is a select (:data:`_SELECTS`): its default, which leaves the argument out,
+    then its values; a combatant by its name (every combatant the seat sees), never asked to be typed as an id."""
+    first = _SELECTS.get(name) or ()
+    return (*first, *names.items()) if name in _COMBATANT_SELECTS else first
 
 
 def _repeat(offers: list[Offer], n: int) -> int:
@@ -651,7 +684,7 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
             out.append(AnswerView(key=f"{view.key}-a{i}", command=view.command, actor=view.actor,
                                   actor_name=view.actor_name, label=choice.label, args=choice.args, rolls=choice.rolls,
                                   faces=choice.faces, facts=facts.choices.get((offer.command, i), ChoiceFacts()),
-                                  shortcut=""))
+                                  shortcut="", said=choice.said))
     quiet = {"Decline", "Let it pass", "Let it hit", "Take it on HP", "Keep the primary dice", "go"}
     out.sort(key=lambda a: a.label in quiet)
     return [AnswerView(**{**a.__dict__, "shortcut": str(n + 1) if n < 9 else ""}) for n, a in enumerate(out)]
@@ -956,7 +989,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         opened = state.pending.decision if state.pending is not None else None
         used = {o.actor for o in offers if o.command == "use_ability" and o.actor in state.combatants}
         abilities = {**{a.id: a.name for who in used for a in state.combatants[who].sheet.written_abilities()},
-                     **{e.id: e.name for who in used for e in turn_actions(state, who)}}
+                     **{e.id: e.name for who in used for e in turn_actions(state, who)},
+                     **_decision_ability(state, opened)}
         actors = {o.actor for o in offers if o.actor in state.combatants}
         gear = {(who, w.id): w.name for who in actors for w in state.combatants[who].sheet.weapons if w.name}
         gear |= {(who, key): shield.name for who in actors
@@ -1023,7 +1057,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
     seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
-    cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head))
+    cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head),
+                  own=None if sight.gm else frozenset(sight.own))
     last_batch = seen[-1].batch if seen else None
     result.top = top_card(cards, last_batch)
     result.end_said = _end_said(seen) if result.ended else ""
@@ -1035,6 +1070,16 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.announce = (f"The fight is over: {result.end_said}" if result.end_said else "The fight is over") \
         if result.ended else ". ".join(x for x in (_said(result.top), result.status) if x)
     return result
+
+
+def _decision_ability(state: FightState, opened: DecisionOpened | None) -> dict[str, str]:
+    """The open decision's ability by its id, ``{id: name}``, where the decision is a triggered ability of the one
+    it asks (C38), as its sheet writes it; empty for an extension's decision or none (its answers are offered to
+    the seat of the one asked and the GM alone, who see its sheet)."""
+    if opened is None:
+        return {}
+    return {a.id: a.name for who in opened.responders if who in state.combatants
+            for a in state.combatants[who].sheet.written_abilities() if a.id == opened.decision}
 
 
 #: The GM's commands that take the fight from its set-up into the rounds (combat.txt: an ambush, initiative and its

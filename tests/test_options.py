@@ -853,6 +853,22 @@ class TestFreeArguments:
                               for a in o.free)
         assert required_fields(StaticCheck) == {"check", "difficulty"}
 
+    def test_apply_condition_lists_who_applied_it_and_until_when_it_lasts(self) -> None:
+        """C40: ``apply_condition`` takes ``by``, ``until`` and ``of`` beside ``stacks`` and ``reason``; its free
+        arguments list all five, none required, each saying what it takes, and a choice given all of them as they
+        say is accepted: Kael Prone until the end of Vesh's next turn."""
+        fight = in_round_2()
+        offer = next(o for o in fight.options().offers if o.command == "apply_condition")
+        free = {a.name: a for a in offer.free}
+        assert list(free) == ["stacks", "reason", "by", "until", "of"]
+        assert not any(a.required for a in free.values())
+        assert "start_of_next_turn or end_of_next_turn" in free["until"].takes and "C40" in free["until"].takes
+        assert "a save ends" in free["by"].takes and "`by`" in free["of"].takes
+        choice = next(c for c in offer.choices if c.args == {"who": "kael", "condition": "Prone"})
+        fight.execute(ApplyConditionCommand(**choice.args, by="vesh", until="end_of_next_turn", of="vesh"))
+        assert [(u.who, u.condition, u.moment, u.of) for u in fight.state.until] == [
+            ("kael", "Prone", "end_of_next_turn", "vesh")]
+
     def test_undo_to_seq_says_what_it_takes_as_a_whole_phrase(self) -> None:
         """``undo``'s ``to_seq`` says what it takes in a phrase of its own (it began "or the first event of ...")."""
         undo = next(o for o in in_round_2().options().offers if o.command == "undo")

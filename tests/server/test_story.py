@@ -119,3 +119,77 @@ def test_a_stand_up_is_told_as_standing_up_not_as_a_move() -> None:
         moves = [(c.headline, c.verdict) for c in cards if c.verdict in ("STOOD UP", "MOVED")]
         assert moves == [(f"{names['kael']} stands up from Prone (a Movement Action)", "STOOD UP"),
                          (f"{names['kael']} moves", "MOVED")], moves
+
+
+def _drain(heal: str, cost: int = 0) -> Fight:
+    """Ana (20 HP) pays ``cost`` HP and uses Drain on the orc: 1 fire to it, then ``heal`` (a heal's TOML table)
+    to her, as docs/abilities.md writes abilities (C37)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.content import Ability, decode_content
+    from tests.fights import new_fight
+
+    paid = f"cost = {{ hp = {cost} }}\n" if cost else ""
+    drain = msgspec.structs.replace(decode_content(
+        f'name = "Drain"\nuse = "free"\n{paid}effects = [{{ kind = "damage", to = "target", flat = 1, '
+        f'damage_type = "fire" }}, {heal}]\n', Ability, fmt="toml"), id="drain")
+    fight = new_fight(msgspec.structs.replace(sheet("ana"), abilities=(drain,)), sheet("orc", side="raiders"),
+                      faces=[3])
+    fight.execute(UseAbility(who="ana", ability="drain", target="orc"))
+    return fight
+
+
+class TestAHealThatRestoresNothing:
+    """C36, C37: a heal's line names its own recipient (``to``), flat heals included, as omen_replay/explain.py
+    does."""
+
+    GM, ANA, ORC = Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"})), \
+        Sight(kind="player", own=frozenset({"orc"}))
+    NONE = "Ana's HP 20 \u2192 20: at the sheet's HP already, the heal restores none"
+
+    def test_a_flat_heal_to_its_user_names_her_not_the_target(self) -> None:
+        """Drain burns the orc for 1 and heals Ana herself (``to = "actor"``) a flat 2 at her full 20 HP: her card
+        says she is at the sheet's HP already, to the GM and to her player (it said nothing: a flat heal rolls no
+        die, and the line named the ability's target, the orc); the orc's player, who does not see her sheet, is
+        told nothing of a heal it cannot know of."""
+        fight = _drain('{ kind = "heal", to = "actor", flat = 2 }')
+        for sight in (self.GM, self.ANA):
+            assert cards_for(fight, sight)[-1][1][-1] == self.NONE
+        assert not any("heal" in line for line in cards_for(fight, self.ORC)[-1][1])
+
+    def test_a_flat_heal_that_restores_something_says_no_more(self) -> None:
+        """Ana pays 2 HP first (20 -> 18): Drain's flat 2 brings her back to 20, and no line says it restored
+        none."""
+        fight = _drain('{ kind = "heal", to = "actor", flat = 2 }', cost=2)
+        lines = cards_for(fight, self.GM)[-1][1]
+        assert "Ana's HP: 18 \u2192 20" in lines and not any("restores none" in line for line in lines)
+
+    def test_a_rolled_heal_to_its_user_names_her_and_to_another_seat_names_no_one(self) -> None:
+        """Drain heals Ana herself 1d4 (3) at her full HP: her card names her, not the orc (the ability's target,
+        whose HP it said was at the sheet's); the orc's player, who sees the roll but not the sheet that says whom
+        it heals, reads that the one it heals was at the sheet's HP, naming no one."""
+        fight = _drain('{ kind = "heal", to = "actor", dice = { count = 1, die = "d4" } }')
+        for sight in (self.GM, self.ANA):
+            assert cards_for(fight, sight)[-1][1][-1] == self.NONE
+        assert cards_for(fight, self.ORC)[-1][1][-1] == \
+            "the heal restores none: the one it heals is at the sheet's HP already"
+
+
+def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it() -> None:
+    """C38: hit by the orc a second time, Ana uses Second Wind: the line of her answer reads "Ana uses Second
+    Wind" to the GM and to her player (it read "Ana: use (Once per fight, ...)", the choice's id and the summary);
+    to the orc's player, who is not shown the decision's name, still "Ana: use"."""
+    from tests.fights import new_fight
+    from tests.test_abilities import having
+
+    fight = new_fight(sheet("orc", side="raiders"), having(sheet("ana"), "second_wind"),
+                      faces=[5, 1, 2, 5, 1, 2, 3])
+    for _ in range(2):  # at her full HP she is not asked (a heal would do nothing, C38): hit twice
+        fight.attack("orc", "ana", unarmed=True)
+        fight.defend("ana", None)
+    fight.answer_decision("second_wind", "ana", "use")
+    for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"}))):
+        lines = cards_for(fight, sight)[-1][1]
+        assert "Ana uses Second Wind" in lines and not any(line.startswith("Ana: use") for line in lines)
+    assert "Ana: use" in cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]

@@ -617,6 +617,63 @@ def test_a_hit_by_a_hidden_combatant_in_a_command_withheld_whole_gets_a_card_of_
     assert _top_lines(mine) == [] and "Skarn" not in mine and 'data-hp="15"' in mine
 
 
+@pytest.mark.parametrize("attacker", ["skarn", "grall"])
+def test_a_players_answer_to_a_hidden_attacker_reads_in_words_and_tells_nothing_of_it(attacker: str) -> None:
+    """Hidden Skarn hits Kael and Alice declines an Active Defense: her card reads "Kael Arden declines an Active
+    Defense" (it read "Answer active defense: Kael Arden", the command's name), Bob's (who plays Vesh and sees
+    Alice's answer by its name alone) "Kael Arden answers an Active Defense window"; and neither page's top card
+    nor log tells one hidden attacker from another (Grall Mire, another id, name and weapon, the same blow): the
+    same bytes in both worlds."""
+    pages = {}
+    for who in ("skarn", attacker):
+        made = Table()
+        with made.client:
+            hidden = sheet("skarn") if who == "skarn" else {
+                **sheet("skarn"), "id": "grall", "name": "Grall Mire",
+                "weapons": [{**w, "name": "Rusted cleaver"} for w in sheet("skarn")["weapons"]]}
+            made.create(dice="manual", names=(), combatants=[sheet("kael"), sheet("vesh"), hidden], hidden=[who])
+            alice, bob = _seat(made, "Alice", "kael"), _seat(made, "Bob", "vesh")
+            for command in ({"command": "declare_attack", "attacker": who, "target": "kael", "weapon": "maul",
+                             "dice": [9, 5, 1]},
+                            {"command": "answer_active_defense", "defender": "kael"}):
+                answer = made.command(command, token=alice if command["command"] != "declare_attack" else None)
+                assert answer.status_code == 201, answer.text
+            for name, token in (("Alice", alice), ("Bob", bob)):
+                text = fragment(made, token)
+                start = text.index('<section class="top-card"')
+                log = text[text.index('<section class="log"'):]
+                pages[who, name] = text[start:text.index("</section>", start)] + log
+    alice_top, bob_top = (re.search(r'<span class="headline">([^<]*)</span>', pages["skarn", n])
+                          for n in ("Alice", "Bob"))
+    assert alice_top is not None and alice_top[1] == "Kael Arden declines an Active Defense"
+    assert bob_top is not None and bob_top[1] == "Kael Arden answers an Active Defense window"
+    for name in ("Alice", "Bob"):
+        assert pages["skarn", name] == pages[attacker, name]
+        assert not re.search(r"(?i)skarn|grall|maul|cleaver", pages[attacker, name])
+        words = re.sub(r"<[^>]+>", " ", pages[attacker, name])  # what the page says (a log entry's data-kind aside)
+        assert "_" not in words and "Answer active" not in words
+
+
+def test_an_ability_answered_against_a_hidden_attacker_is_said_by_its_name(table: Any) -> None:
+    """C38: hidden Skarn's unarmed 3 misses Vesh's 8 and Bob answers Riposte for Vesh: his card, the attack's
+    events withheld, reads "Vesh the Cinder-Hand uses Riposte" (its name from Vesh's sheet, which Bob sees; it read
+    "Answer decision: Vesh the Cinder-Hand"), and nothing of Skarn."""
+    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
+    table.create(dice="manual", names=(), combatants=[vesh, sheet("skarn")], hidden=["skarn"])
+    bob = _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]}, {"command": "disengage", "who": "vesh"},
+                    {"command": "end_turn", "who": "vesh"},  # Vesh has had a turn: its Bonus Action may go (C20)
+                    {"command": "declare_attack", "attacker": "skarn", "target": "vesh", "unarmed": True,
+                     "dice": [1, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    answer = table.command({"command": "answer_decision", "who": "vesh", "decision": "riposte", "choice": "use",
+                            "dice": [4]}, token=bob)
+    assert answer.status_code == 201, answer.text
+    text = fragment(table, bob)
+    top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+    assert '<span class="headline">Vesh the Cinder-Hand uses Riposte</span>' in top and "Skarn" not in text
+
+
 def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
     """C9: Vesh's knife attack on Kael (8 + 6 + 2 against a base defense of 1 + 1 + 2): Kael's Block choice names
     his shield by its sheet's name, "Block with Warden's kite shield", not "the shield"."""
@@ -822,6 +879,32 @@ def skarn_attacks_kael(table: Any, dice: str = "seeded") -> str:
     return str(alice)
 
 
+def test_an_abilitys_answer_is_labelled_with_its_name_and_says_its_summary_beside(table: Any) -> None:
+    """C38: Kael's unarmed 5 misses Vesh's 8 and Riposte's decision opens for Vesh, Bob's: the answer that uses it
+    reads "Use Riposte" (it read "Use: When a melee attack on the owner misses, ...", the whole summary), its
+    summary beside it and as its button's title, describing the button; passing still reads "Pass: let it be"; on
+    the GM's page the same, after Vesh's name."""
+    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
+    table.create(dice="manual", names=(), combatants=[sheet("kael"), vesh])
+    bob = _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [1, 6]}, {"command": "disengage", "who": "vesh"},
+                    {"command": "end_turn", "who": "vesh"},  # Vesh has had a turn: its Bonus Action may go (C20)
+                    {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
+                     "dice": [1, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    summary = "When a melee attack on the owner misses, spend a Bonus Action: the attacker takes 1d6 slashing."
+    for token, who in ((bob, ""), (table.gm, "Vesh the Cinder-Hand: ")):
+        text = fragment(table, token)
+        buttons = [(html.unescape(t or ""), d, html.unescape(words)) for t, d, words in re.findall(
+            r'<button type="submit" class="big"(?: title="([^"]*)")? aria-describedby="([^"]*)"><kbd>\d</kbd> '
+            r'([^<]*)</button>', text)]
+        assert [(t, words) for t, _d, words in buttons] == [(summary, f"{who}Use Riposte"),
+                                                            ("", f"{who}Pass: let it be")]
+        said = re.search(r'<span class="said" id="([^"]*)">([^<]*)</span>', text)
+        assert said is not None and html.unescape(said[2]) == summary and said[1] in buttons[0][1].split()
+        assert text.count('class="said"') == 1
+
+
 def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_are_for(table: Any) -> None:
     """C24, C29: in a fight with typed dice, Skarn (the GM's) has had his turn beside Kael; Kael's attack on him opens
     Skarn's Interrupt window; the GM lets it pass, staged for Alice's dice: her roll box asks for "Kael Arden's hit"
@@ -918,6 +1001,33 @@ class TestTargetsAndForms:
         pairs = re.findall(r'data-pair="(\w+\|\w+)"', form)
         assert len(pairs) == 28 and "vesh|Prone" in pairs
         assert ' selected' not in form.replace('<option value="" data-args="" selected></option>', "")
+
+
+    def test_a_condition_may_be_given_who_applied_it_and_until_when_it_lasts(self, table: Any) -> None:
+        """C40: the GM's "Apply a condition" also asks who applied it, until when it lasts and whose next turn
+        counts, as the options' free arguments say (``by``, ``until``, ``of``), each a select left at its default
+        (the argument left out): combatants by name, the two moments in words; a command given them as the form
+        sends them puts "until the end of Vesh the Cinder-Hand's next turn" on Kael's chip."""
+        table.create(names=("kael", "brin", "vesh", "skarn"))
+        text = fragment(table, table.gm)
+        form = text[text.index('data-command="apply_condition"'):]
+        form = html.unescape(form[:form.index("</form>")])
+        selects = {name: (label, re.findall(r'<option value="([^"]*)">([^<]*)</option>', body)) for label, name, body
+                   in re.findall(r'<label for="o-apply_condition-gm-\w+">([^<]*)</label> <select id="o-apply_condition'
+                                 r'-gm-(\w+)" data-path="\2" data-kind="select">(.*?)</select>', form)}
+        people = [("kael", "Kael Arden"), ("brin", "Brin Hollowmere"), ("vesh", "Vesh the Cinder-Hand"),
+                  ("skarn", "Skarn Gutterjaw")]
+        assert selects == {
+            "by": ("applied by (a save that ends it is opposed by them, C40)", [("", "no one"), *people]),
+            "until": ("lasts until (C40)", [("", "until cleared (or as the ruleset says)"),
+                                            ("start_of_next_turn", "the start of a next turn"),
+                                            ("end_of_next_turn", "the end of a next turn")]),
+            "of": ("whose next turn (default: who applied it)", [("", "who applied it"), *people])}
+        assert " selected" not in form.replace('<option value="" data-args="" selected></option>', "")
+        answer = table.command({"command": "apply_condition", "who": "kael", "condition": "Prone", "by": "vesh",
+                                "until": "end_of_next_turn"})
+        assert answer.status_code == 201, answer.text
+        assert "until the end of Vesh the Cinder-Hand&#39;s next turn" in fragment(table, table.gm)
 
 
 class TestPhysicalDice:
@@ -1246,7 +1356,8 @@ class TestForScreenReaders:
             assert table.command({"command": "end_turn", "who": "kael" if not ids[1:] else "vesh"}
                                  ).status_code == 201
         assert ids[0] == ids[1] == ["o-apply_condition-gm", "o-apply_condition-gm-who", "o-apply_condition-gm-cond",
-                                    "o-apply_condition-gm-choice"]
+                                    "o-apply_condition-gm-choice", "o-apply_condition-gm-by",
+                                    "o-apply_condition-gm-until", "o-apply_condition-gm-of"]
 
     def test_same_named_controls_say_whom_they_are_for(self, table: Any) -> None:
         """WCAG 2.4.6: each "Hide from the players" names its combatant, each seat's Copy link, QR code, Reissue and

@@ -441,7 +441,9 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
     once sent, says so instead of offering the form again; the message line follows whose dice are awaited as they
     pass from Bob to the GM and back to Bob for the roll-off their tie at 8 calls for (C19), whose roll box says who
     is tied with whom (the line went stale: found by a tester); Enter in the GM's "Apply a condition" applies
-    nothing until both its selects are chosen, then applies Prone to Vesh and empties them."""
+    nothing until both its selects are chosen, then applies Prone to Vesh and empties them; then Prone on Brin,
+    applied by Vesh until the end of his next turn (C40), chosen in the form's own selects, says so on Brin's
+    chip."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -502,6 +504,14 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
                 expect(gm.locator(".chip[data-id=vesh] .cond[data-condition=Prone]")).to_have_count(1)
                 assert who.input_value() == ""
                 assert gm.locator("form[data-command=apply_condition] select.pair[data-pair='1']").input_value() == ""
+                who.select_option("brin")  # C40: who applied it and until when, from the form's own selects
+                gm.locator("form[data-command=apply_condition] select.pair[data-pair='1']").select_option("Prone")
+                gm.select_option("#o-apply_condition-gm-by", label="Vesh the Cinder-Hand")
+                gm.select_option("#o-apply_condition-gm-until", label="the end of a next turn")
+                gm.locator("form[data-command=apply_condition] button[type=submit]").click()
+                expect(gm.locator(".chip[data-id=brin] .cond[data-condition=Prone]")).to_contain_text(
+                    "until the end of Vesh the Cinder-Hand's next turn")
+                assert gm.locator("#o-apply_condition-gm-by").input_value() == ""
             finally:
                 browser.close()
     finally:
