@@ -755,9 +755,14 @@ def test_a_miss_against_an_active_defense_names_it_to_the_attackers_seat(table: 
 
 def test_a_conditions_effect_opens_on_a_tap_and_dying_says_what_c36_does(table: Any) -> None:
     """A condition's effect is in a details box its name opens (a tap, Enter: a tooltip alone is out of touch's
-    reach), and Dying's says what the engine does (C36), not "as the rules say"."""
-    table.create()
-    assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Dying"}).status_code == 201
+    reach), and Dying's says what the engine does (C36), not "as the rules say": Brin crits Vesh to 0 HP (Dying
+    follows HP, C36: the GM does not apply it)."""
+    table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
+    for command in ({"command": "roll_initiative", "dice": [1, 6, 1, 1]},
+                    {"command": "declare_attack", "attacker": "brin", "target": "vesh", "weapon": "shortblade",
+                     "dice": [8, 8, 1]},
+                    {"command": "answer_active_defense", "defender": "vesh"}):
+        assert table.command(command).status_code == 201, command
     text = fragment(table, table.gm)
     assert ('<details class="cond-box" id="cond-vesh-Dying"><summary><span class="cond" data-condition="Dying"'
             in text)
@@ -987,7 +992,8 @@ class TestTargetsAndForms:
     def test_a_condition_is_applied_from_two_selects_chosen_on_purpose(self, table: Any) -> None:
         """The GM's "Apply a condition" is two selects (on whom, which condition), each required, each with an
         empty first choice, none chosen (a 28-entry list defaulted to "Dying on Brin"; found by a tester); the
-        hidden list they pick from holds every legal pair, keyed "who|condition"."""
+        hidden list they pick from holds every legal pair, keyed "who|condition": Dying is none of them, since it
+        follows HP (C36)."""
         table.create(names=("kael", "brin", "vesh", "skarn"))
         text = fragment(table, table.gm)
         form = text[text.index('data-command="apply_condition"'):]
@@ -997,9 +1003,9 @@ class TestTargetsAndForms:
         assert [(n, words) for n, words, _ in selects] == [("0", "choose a combatant"), ("1", "choose a condition")]
         assert re.findall(r'<option value="(\w+)">', selects[0][2]) == ["kael", "brin", "vesh", "skarn"]
         assert re.findall(r'<option value="(\w+)">', selects[1][2]) == [
-            "Dying", "Exhausted", "Fatigued", "Incapacitated", "Paralysed", "Prone", "Unseen"]
+            "Exhausted", "Fatigued", "Incapacitated", "Paralysed", "Prone", "Unseen"]
         pairs = re.findall(r'data-pair="(\w+\|\w+)"', form)
-        assert len(pairs) == 28 and "vesh|Prone" in pairs
+        assert len(pairs) == 24 and "vesh|Prone" in pairs
         assert ' selected' not in form.replace('<option value="" data-args="" selected></option>', "")
 
 
