@@ -460,7 +460,7 @@ def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> I
                       (Argument(name="note", takes="free text"),))
     yield from _named(state, history, "cancel_action", None, "lifecycle", "free",
                       [CancelAction(reason="the GM calls it off")], (Argument(name="reason", takes="free text"),))
-    if state.seed_commitment is not None and state.revealed_seed is None:
+    if state.seed_commitment is not None and state.revealed_seed is None and state.at_rest:  # between actions
         yield Offer(command="reveal_seed", actor=None, rule="dice", cost="free",
                     choices=(Choice(args={}),), free=_marked(RevealSeed, (Argument(name="seed",
                                                                                    takes="the seed, in hex"),)),
@@ -491,14 +491,14 @@ def options(state: FightState, history: History | None = None, offers_too: bool 
             else:
                 offers.extend(o for o in _gm(state, history, unseen) if o.command in ("reveal_seed", "undo", "redo"))
     budgets = tuple(
-        Budget(who=who, name=f.sheet.name, side=f.side, turn=state.turn == who,
-               actions=state.turn_actions if state.turn == who else 0,
-               movement=state.turn_movement if state.turn == who else 0, bonus_actions=f.bonus_actions,
+        Budget(who=who, name=f.sheet.name, side=f.side, turn=state.whose_turn == who,
+               actions=state.turn_actions if state.whose_turn == who else 0,
+               movement=state.turn_movement if state.whose_turn == who else 0, bonus_actions=f.bonus_actions,
                in_hand=f.held, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left,
                uses={a.id: left for a in f.sheet.written_abilities()
                      if (left := uses_left(state, who, a)) is not None},
                deferred=tuple(f"{p.ability}: {p.moment}" for p in state.deferred if p.who == who))
         for who, f in state.combatants.items())
     return Options(fight_id=state.fight_id, seq=state.version, head=f"{state.version}:{state.last_hash}",
-                   phase=state.phase.value, round=state.round, turn=state.turn, dice=state.dice_mode,
+                   phase=state.phase.value, round=state.round, turn=state.whose_turn, dice=state.dice_mode,
                    waiting=_waiting(state) if state.started else None, combatants=budgets, offers=tuple(offers))

@@ -338,7 +338,7 @@ def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str]
         mine = sight.owns(who)
         exact = mine or sight.hp == "exact"
         views.append(CombatantView(
-            id=who, name=c.sheet.name, side=c.sheet.side, turn=state.turn == who,
+            id=who, name=c.sheet.name, side=c.sheet.side, turn=state.whose_turn == who,
             hp=c.hp if exact else None, max_hp=c.sheet.hp if exact else None,
             hp_band=hp_band(c.hp, c.sheet.hp) if not exact and sight.hp == "banded" else None,
             will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,

@@ -438,6 +438,12 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         """No action is in progress."""
         return not self.stack
 
+    @property
+    def whose_turn(self) -> str | None:
+        """Whose turn it is now: ``turn``, but no one's once the fight has ended (C33), where ``turn`` still names
+        whose turn it was."""
+        return self.turn if self.ending is None else None
+
     def engaged(self, a: str, b: str) -> bool:
         """Whether two combatants are within each other's reach (adjacent), as stated by commands."""
         return tuple(sorted((a, b))) in self.engagements

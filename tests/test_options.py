@@ -31,6 +31,7 @@ from omen_core.commands import (
     ApplyConditionCommand,
     BeginAmbush,
     CallSave,
+    CancelAction,
     CheckSpec,
     ChooseWillConversion,
     ClearConditionCommand,
@@ -1104,3 +1105,46 @@ def test_a_checks_modifiers_are_offered_where_the_command_takes_them() -> None:
     contest = command_of(offers["contest"], offers["contest"].choices[0],
                          **{"defender.modifiers": [{"source": "fog", "value": 2}]})
     assert isinstance(contest, Contest) and contest.defender.modifiers[0].source == "fog"
+
+
+class TestRevealingTheSeed:
+    """C42: what options() offers of ``reveal_seed`` is accepted as offered (found by a tester embedding omen: it was
+    offered while an action waited at a window, where the lifecycle refuses it, and its offered choice, built as
+    docs/live.md says, was refused as a seed hashing to sha256 of nothing)."""
+
+    @staticmethod
+    def _at_a_window() -> Fight:
+        """A seeded duel whose first attack waits at the Active Defense window (the seed found to give one)."""
+        from omen_core import SeededDice
+        from tests.sheets import sheet
+
+        fight = Fight.start(MemoryStore(), "w", dice=SeededDice(bytes([2]) * 32), clock=lambda: 0,
+                            combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")])
+        fight.roll_initiative()
+        who = fight.state.turn
+        fight.attack(who, "vesh" if who == "kael" else "kael")
+        return fight
+
+    def test_no_reveal_is_offered_while_an_action_waits(self) -> None:
+        """At the Active Defense window the GM's offers are end_fight, cancel_action and undo: no reveal_seed,
+        which the lifecycle refuses there (a reveal is made between actions)."""
+        fight = self._at_a_window()
+        found = fight.options()
+        assert found.waiting is not None and found.waiting.kind == "active_defense"
+        assert [o.command for o in found.offers if o.actor is None] == ["end_fight", "cancel_action", "undo"]
+        with pytest.raises(OmenError, match="reveal_seed is not accepted now"):
+            fight.reveal_seed()
+
+    def test_the_offered_reveal_built_as_the_docs_say_is_accepted(self) -> None:
+        """Once the action is called off, reveal_seed is offered with one choice of no arguments (the seed a free
+        argument); ``{"command": offer.command, **choice.args}`` is accepted, revealing the seeded dice's own seed
+        and committing to a fresh one, since the fight goes on (C42)."""
+        from omen_core import command_from
+
+        fight = self._at_a_window()
+        fight.execute(CancelAction(reason="called off"))
+        offer = next(o for o in fight.options().offers if o.command == "reveal_seed")
+        assert [c.args for c in offer.choices] == [{}]
+        fight.execute(command_from({"command": offer.command, **offer.choices[0].args}))
+        assert fight.state.seed_commitment is not None and fight.state.revealed_seed is None  # a fresh seed now
+        assert any(type(r.event).__name__ == "SeedRevealed" for r in fight.events)

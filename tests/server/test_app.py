@@ -356,6 +356,27 @@ class TestCommands:
         assert told[0].json()["detail"].startswith("[phase] the fight has ended: cannot act"), told[0].text
         assert lines(table.store, "duel") == before
 
+    def test_once_the_fight_has_ended_it_is_no_ones_turn(self, table: Any) -> None:
+        """C33, docs/server.md: after end_fight /state and /options give ``turn`` null and no combatant is marked as
+        having the turn, for the GM and a player (they still named the last turn's combatant; found by a
+        tester)."""
+        from tests.sheets import sheet as plain
+
+        table.create(dice="manual", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                          msgspec.to_builtins(plain("vesh", side="raiders"))])
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        state = table.client.get("/fights/duel/state", headers=table.auth()).json()
+        assert state["turn"] == "kael" and [c["id"] for c in state["combatants"] if c.get("turn")] == ["kael"]
+        assert table.command({"command": "end_fight", "note": "over"}).status_code == 201
+        for token in (None, alice):
+            state = table.client.get("/fights/duel/state", headers=table.auth(token)).json()
+            options = table.client.get("/fights/duel/options", headers=table.auth(token)).json()["options"]
+            assert (state["phase"], state["turn"], options["turn"]) == ("ended", None, None), state
+            assert not any(c.get("turn") for c in state["combatants"])
+            assert not any(b["turn"] for b in options["combatants"])
+
     def test_a_player_starts_no_action_before_the_rounds(self, table: Any) -> None:
         """docs/machine.md: in the set-up single actions are the GM's to resolve. Alice's seat (Kael) is offered no
         attack, move or ability before initiative, and her attack is 403 with nothing written (a player attacked,
