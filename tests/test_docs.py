@@ -61,6 +61,21 @@ def test_live_doc_from_python_runs(workdir: Path, capsys: pytest.CaptureFixture[
     assert [i.by for i in issued] == ["the GM", "the GM"]
 
 
+def test_live_doc_auditing_and_narrating_from_python_runs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/live.md's "Auditing and narrating" block runs as written after the "From Python" one: the fight's
+    events verify clean, with no finding, and the last three lines of its narrative are printed with their seqs
+    (a tester embedding omen found verify and narrate in no doc)."""
+    text = (ROOT / "docs" / "live.md").read_text()
+    first, audit = re.findall(r"```python\n(.*?)```", text[text.index("## From Python"):], re.S)[:2]
+    scope: dict[str, Any] = {}
+    exec(first, scope)
+    capsys.readouterr()
+    exec(audit, scope)
+    assert scope["report"].clean and scope["report"].findings == ()
+    told = capsys.readouterr().out.splitlines()
+    assert len(told) == 3 and all(re.match(r"#\d+ ", line) for line in told), told
+
+
 def test_events_doc_chain_check_runs(workdir: Path) -> None:
     """The standalone chain check in docs/events.md passes on a real log and fails on a changed one."""
     (block,) = python_blocks("docs/events.md")
