@@ -79,7 +79,12 @@ def _awaited(found: Options, state: FightState) -> str:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
     if found.phase == "rounds" and found.turn:
-        return f"awaited: {_name(state, found.turn)} acts (an Action, a Movement Action) or ends the turn"
+        budget = next((b for b in found.combatants if b.who == found.turn), None)
+        left = [what for what, has in (("an Action", budget is None or budget.actions > 0),
+                                       ("a Movement Action", budget is None or budget.movement > 0)) if has]
+        if not left:  # C20: both spent; what else it may do (a Bonus Action's ability, a draw) status --all lists
+            return f"awaited: {_name(state, found.turn)} ends the turn (its Action and Movement Action are spent)"
+        return f"awaited: {_name(state, found.turn)} acts ({', '.join(left)} left) or ends the turn"
     if _offered(found, "roll_initiative"):
         return "awaited: the GM: an ambush, positions or initiative (roll_initiative)"
     return "awaited: the GM"

@@ -358,3 +358,23 @@ def test_a_deferred_cost_of_a_use_still_in_progress_is_owed_if_it_goes_through(
     fight.react("orc", weapon="axe", dice=(8, 6, 1))
     fight.defend("bram", None)
     assert "owes" not in combatant_line(options(fight.state), fight.state, "bram")
+
+
+def test_the_awaited_line_says_what_the_turn_has_left() -> None:
+    """C20: on Kael's turn "awaited" says what is left of its Action and Movement Action: both at the start, the
+    Action alone once it has moved, and that it ends the turn once both are spent (it always said "acts (an Action,
+    a Movement Action)", found by a tester)."""
+    from omen_core import Fight, MemoryStore, ScriptedDice
+    from tests.sheets import sheet
+
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([6, 1, 1, 1, 6]), clock=lambda: 0,
+                        combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")])
+    fight.roll_initiative()
+    fight.engage("kael", "vesh")  # no closing in; the unarmed attack (faces 1, 1 against a RES die of 6) misses
+    said = []
+    for then in (lambda: None, lambda: fight.move("kael"), lambda: fight.attack("kael", "vesh", unarmed=True)):
+        then()
+        said.append(status_lines(options(fight.state), fight.state, "f.jsonl", None)[1])
+    assert said == ["awaited: Kael acts (an Action, a Movement Action left) or ends the turn",
+                    "awaited: Kael acts (an Action left) or ends the turn",
+                    "awaited: Kael ends the turn (its Action and Movement Action are spent)"]
