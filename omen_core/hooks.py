@@ -26,7 +26,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
-from .content import Consequence, MakeAttack, Reroll
+import msgspec
+
+from .content import (
+    SHIPPED_ABILITIES,
+    ApplyCondition,
+    ClearCondition,
+    Consequence,
+    DealDamage,
+    Heal,
+    MakeAttack,
+    Reroll,
+)
 from .errors import OmenError
 from .parts import Modifier, PoolTag
 
@@ -39,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_POINTS", "HookPoint", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window",
            "TermHandler", "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing",
            "Extension", "check_extension", "TurnAction", "Used", "Acting", "ExtensionFailed", "ExtensionInvalid",
-           "ExtensionCrash", "guarded", "extension_boundary"]
+           "ExtensionCrash", "guarded", "extension_boundary", "BUILT_IN_DECISIONS", "CHOICE_EFFECTS"]
 
 
 class HookPoint(NamedTuple):
@@ -102,6 +113,24 @@ HOOK_POINTS: dict[str, HookPoint] = {
         "the last turn of the round is over, before the conditions that tick at the round's end do (C40) and the "
         "next round starts",
         "the conditions that tick at the round's end do (C40), and the next round starts"),
+}
+
+#: The kinds of the built-in decision points (``omen_core.decisions.DECISION_POINTS``, which sits above this module:
+#: tests/test_hooks.py keeps the two equal). A window of one of these kinds would be taken for the built-in one.
+BUILT_IN_DECISIONS: tuple[str, ...] = ("active_defense", "interrupt", "attack_of_opportunity", "catch", "routing",
+                                       "will_conversion", "initiative_tie")
+
+#: What a window's choice may do at each hook point, as the lifecycle step there takes it (the same rule an ability
+#: written as data follows, docs/abilities.md "Triggered abilities"): ``consequences`` (damage, heal, condition,
+#: clear, done at once) once the hit is known or outside an attack; ``attack`` (C38) only in answer to an attack
+#: whose hit is known; ``rerolls`` of the hit dice (C39) once they are seen, before the hit is determined.
+CHOICE_EFFECTS: dict[str, frozenset[str]] = {
+    "attack.declared": frozenset(),
+    "attack.rolled": frozenset({"rerolls"}),
+    "attack.determined": frozenset({"consequences", "attack"}),
+    "attack.damaged": frozenset({"consequences", "attack"}),
+    **{hook: frozenset({"consequences"}) for hook in ("save.resolved", "move.left", "condition.applied",
+                                                      "check.resolved", "turn.start", "turn.end", "round.end")},
 }
 
 Total = Literal["hit", "defense", "damage"]
@@ -342,28 +371,150 @@ class Extension:
 
 
 def check_extension(extension: Extension, module: str) -> list[str]:
-    """What is wrong with an extension's rows (an unknown hook point or total, a window without choices, a choice
-    named twice, a handler that is not callable), each naming the module and the row: the registry refuses to
-    load it."""
+    """What is wrong with an extension's rows, each naming the module and the row: the registry refuses to load it.
+    An unknown hook point or total, a window without choices or with a choice named twice, two windows of one kind,
+    a window kind that is a built-in decision point's or a shipped ability's, an id that is a shipped ability's, a
+    handler that is not callable, a field its events would record that is not of its type (a ``rule`` that is not a
+    string, a cost that is not whole numbers 0 or more), a consequence its struct refuses, and a consequence, an
+    attack or a reroll at a hook point whose step cannot take it (:data:`CHOICE_EFFECTS`)."""
     rows = ("windows", "terms", "pools", "attack_options", "overrides", "routing", "landing", "rerolls")
     loose = [f"{module}: EXTENSION: {field} is {type(getattr(extension, field)).__name__}, not a tuple of rows"
              for field in rows if not isinstance(getattr(extension, field), tuple)]
+    loose += [f"{module}: window {w.kind!r}: choices is {type(w.choices).__name__}, not a tuple of Choice"
+              for w in (extension.windows if not loose else ()) if not isinstance(w.choices, tuple)]
     if loose:  # nothing below can walk them
         return loose
     problems = [f"{module}: {row}: {reason}" for row, reason in _row_problems(extension)]
+    problems += [f"{module}: {row}: {reason}" for row, reason in _field_problems(extension)]
+    kinds = [window.kind for window in extension.windows]
     for window in extension.windows:
         where = f"{module}: window {window.kind!r}"
         if window.hook not in HOOK_POINTS:
             problems.append(f"{where}: unknown hook point {window.hook!r} (hook points: {', '.join(HOOK_POINTS)})")
+        if kinds.count(window.kind) > 1 and kinds.index(window.kind) == extension.windows.index(window):
+            problems.append(f"{where}: the kind is used by two windows (answer_decision names a window by its kind)")
         names = [getattr(c, "name", repr(c)) for c in window.choices]
         if not names:
             problems.append(f"{where}: no choices")
         if len(set(names)) != len(names):
-            problems.append(f"{where}: a choice is named twice ({', '.join(names)})")
+            problems.append(f"{where}: a choice is named twice ({', '.join(map(str, names))})")
     for handler in extension.terms:
         if handler.total not in TOTALS:
             problems.append(f"{module}: terms for unknown total {handler.total!r} (totals: {', '.join(TOTALS)})")
     return problems
+
+
+def _field_problems(extension: Extension) -> Iterator[tuple[str, str]]:
+    """The fields of ``extension``'s rows that are not of their type (what its events record: ``decision_opened``'s
+    kind, rule, title, choices and labels, ``cost_paid``'s amounts, ``ability_used``'s id and name), the names that
+    clash with a built-in decision point or a shipped ability, and the choices that do what their hook point
+    cannot take, as (row, reason)."""
+    if isinstance(extension.id, str) and extension.id in SHIPPED_ABILITIES.abilities:
+        yield "EXTENSION", (f"id {extension.id!r} is a shipped ability's (omen_core/data/abilities.toml): a sheet "
+                            f"listing {extension.id!r} would get the extension, not the ability: rename it")
+    yield from _typed("EXTENSION", extension, keys=str)
+    for window in extension.windows:
+        where = f"window {window.kind!r}"
+        yield from _typed(where, window, kind=_WORD, title=str, rule=str, hook=str)
+        if window.kind in BUILT_IN_DECISIONS:
+            yield where, (f"kind {window.kind!r} is a built-in decision point's (omen_core.decisions: "
+                          f"{', '.join(BUILT_IN_DECISIONS)}): rename it")
+        elif isinstance(window.kind, str) and window.kind in SHIPPED_ABILITIES.abilities:
+            yield where, (f"kind {window.kind!r} is a shipped ability's decision point "
+                          "(omen_core/data/abilities.toml): rename it")
+        for choice in (c for c in window.choices if isinstance(c, Choice)):
+            yield from _choice_problems(f"{where} choice {choice.name!r}", choice, window.hook)
+    for pool in extension.pools:
+        yield from _typed(f"{pool.roll} dice", pool, origin=str)
+    for reroll in extension.rerolls:
+        yield from _typed("automatic rerolls", reroll, origin=str)
+    for option in extension.attack_options:
+        yield from _typed(f"attack option {option.field!r}", option, field=_WORD, rule=str)
+    for override in extension.overrides:
+        yield from _typed("defense override", override, name=str)
+    action = extension.action
+    if action is not None:
+        yield from _typed("action", action, summary=str, rule=str, within_reach=bool)
+        yield from _cost_problems("action", action.cost)
+        if action.target not in ("self", "ally", "enemy", "any"):
+            yield "action", f"target {action.target!r} is not one of self, ally, enemy, any"
+
+
+#: A field that must be a non-empty string (a name something else refers to).
+_WORD = "word"
+#: The consequence structs a choice may carry, by name.
+_CONSEQUENCES = (DealDamage, ApplyCondition, ClearCondition, Heal)
+
+
+def _typed(row: str, value: object, **fields: type | str) -> Iterator[tuple[str, str]]:
+    """Each of ``fields`` of ``value`` that is not of its type (``bool`` is no ``int``; :data:`_WORD`: a non-empty
+    string), as (row, reason)."""
+    for field, kind in fields.items():
+        got = getattr(value, field)
+        if kind == _WORD:
+            if not isinstance(got, str) or not got:
+                yield row, f"{field} {got!r} is {type(got).__name__}, not a non-empty string"
+        elif kind is bool and not isinstance(got, bool):
+            yield row, f"{field} {got!r} is {type(got).__name__}, not a bool"
+        elif kind is str and not isinstance(got, str):
+            yield row, f"{field} {got!r} is {type(got).__name__}, not a string"
+
+
+def _cost_problems(row: str, cost: object) -> Iterator[tuple[str, str]]:
+    """What is wrong with a cost: not a :class:`Cost`, or an amount that is not a whole number 0 or more (what
+    ``cost_paid`` records)."""
+    if not isinstance(cost, Cost):
+        yield row, f"cost {cost!r} is {type(cost).__name__}, not a Cost"
+        return
+    for field in dataclasses.fields(Cost):
+        amount = getattr(cost, field.name)
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+            yield row, f"cost: {field.name} {amount!r} is {type(amount).__name__}, not a whole number 0 or more"
+
+
+def _choice_problems(row: str, choice: Choice, hook: str) -> Iterator[tuple[str, str]]:
+    """What is wrong with one choice: a field ``decision_opened`` or ``decision_answered`` records that is not of
+    its type, its cost, a consequence, reroll or attack its struct refuses, and what it does at ``hook`` that the
+    lifecycle step there cannot take (:data:`CHOICE_EFFECTS`)."""
+    yield from _typed(row, choice, name=_WORD, label=str, closes=bool)
+    yield from _cost_problems(row, choice.cost)
+    for field, kinds in (("consequences", _CONSEQUENCES), ("rerolls", (Reroll,))):
+        given = getattr(choice, field)
+        if not isinstance(given, tuple):
+            yield row, f"{field} is {type(given).__name__}, not a tuple of {field}"
+            continue
+        for i, value in enumerate(given):
+            yield from _struct_problems(f"{row}", f"{field}[{i}]", value, kinds)
+    if choice.attack is not None:
+        yield from _struct_problems(row, "attack", choice.attack, (MakeAttack,))
+    allowed = CHOICE_EFFECTS.get(hook)
+    if allowed is None:
+        return  # an unknown hook point: refused already
+    if choice.consequences and "consequences" not in allowed:
+        done = ", ".join(h for h, can in CHOICE_EFFECTS.items() if "consequences" in can)
+        yield row, (f"consequences at {hook}: the attack's step there takes none (damage, heal, condition and clear "
+                    f"are done at {done}; docs/abilities.md)")
+    if choice.attack is not None and "attack" not in allowed:
+        yield row, f"an attack at {hook}: an attack answers an attack (attack.determined, attack.damaged; C38)"
+    if choice.rerolls and "rerolls" not in allowed:
+        yield row, (f"rerolls at {hook}: a chosen reroll of the hit dice comes once they are seen (attack.rolled; "
+                    "C39)")
+
+
+def _struct_problems(row: str, field: str, value: object, kinds: tuple[type[msgspec.Struct], ...]
+                     ) -> Iterator[tuple[str, str]]:
+    """What is wrong with a consequence, reroll or attack: not one of ``kinds``, or a value its struct's schema
+    refuses (msgspec checks a struct's types and constraints when decoding, not when it is built in code: it is
+    decoded again from its own builtins, as content is)."""
+    if not isinstance(value, kinds):
+        names = ", ".join(k.__name__ for k in kinds)
+        what = "a consequence" if len(kinds) > 1 else f"a {names}"
+        yield row, f"{field}: {type(value).__name__} is not {what}" + (f" ({names})" if len(kinds) > 1 else "")
+        return
+    try:
+        msgspec.convert(msgspec.to_builtins(value), type(value))
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        yield row, f"{field}: {exc}"
 
 
 def _row_problems(extension: Extension) -> Iterator[tuple[str, str]]:
@@ -457,7 +608,9 @@ def _combatant_id(args: tuple[Any, ...], result: Any) -> str | None:
 
 def _modifiers(_args: tuple[Any, ...], result: Any) -> str | None:
     """What is wrong with a term handler's answer: not a tuple of :class:`~omen_core.parts.Modifier`."""
-    if not isinstance(result, tuple | list):
+    if isinstance(result, list):
+        return "returned a list, not a tuple of omen_core.parts.Modifier"
+    if not isinstance(result, tuple):
         return f"returned {result!r}, not a tuple of omen_core.parts.Modifier"
     wrong = [m for m in result if not isinstance(m, Modifier)]
     return f"returned {wrong[0]!r} among its terms, not an omen_core.parts.Modifier" if wrong else None

@@ -26,11 +26,15 @@ MODULE = "tests.broken_ward"
 # -- at load ---------------------------------------------------------------------------------------------------
 
 def _ward(ext_id: str = "ward", hook: str = "attack.rolled", choices: str = "(Choice('a', 'a'),)",
-          responders: str = "lambda s, f, m: ()") -> str:
-    """An extension module's text: one window ``w`` at ``hook`` with ``choices`` and ``responders``."""
-    return ("from omen_core.hooks import Choice, Extension, Window\n\n"
-            f"EXTENSION = Extension(id={ext_id!r}, name='Ward', windows=(Window(kind='w', title='W', rule='C38', "
-            f"hook={hook!r}, choices={choices}, responders={responders}),))\n")
+          responders: str = "lambda s, f, m: ()", kind: str = "w", rule: str = "'C38'", title: str = "'W'",
+          kinds: int = 1) -> str:
+    """An extension module's text: ``kinds`` windows of kind ``kind`` at ``hook`` with ``choices`` and
+    ``responders`` (``rule`` and ``title`` as Python expressions)."""
+    window = (f"Window(kind={kind!r}, title={title}, rule={rule}, hook={hook!r}, choices={choices}, "
+              f"responders={responders})")
+    return ("from omen_core.content import ApplyCondition, DealDamage, Heal, MakeAttack, Reroll\n"
+            "from omen_core.hooks import Choice, Cost, Extension, Window\n\n"
+            f"EXTENSION = Extension(id={ext_id!r}, name='Ward', windows=({', '.join([window] * kinds)},))\n")
 
 
 def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str) -> str:
@@ -84,6 +88,85 @@ class TestAtLoad:
         assert str(refused.value) == ("extension extpkg.one and extpkg.two cannot be loaded: EXTENSION: both have "
                                       "the id 'ward' (an id names one extension: rename one)")
 
+    def test_two_modules_sharing_a_window_kind_are_both_named(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+        """Two extensions of different ids whose windows share a kind are refused naming both modules and the kind
+        (an answer names its window by kind: the other's choice would be applied)."""
+        first = _module(tmp_path, monkeypatch, "one", _ward(ext_id="one"))
+        (tmp_path / "extpkg" / "two.py").write_text(_ward(ext_id="two"))
+        with pytest.raises(ExtensionInvalid) as refused:
+            registry._load([first, "extpkg.two"])
+        assert str(refused.value) == ("extension extpkg.one and extpkg.two cannot be loaded: window 'w': both "
+                                      "declare a window of kind 'w' (answer_decision names a window by its kind: "
+                                      "rename one)")
+
+    @pytest.mark.parametrize(("text", "said"), [
+        (_ward(kind="active_defense"),
+         "window 'active_defense': kind 'active_defense' is a built-in decision point's (omen_core.decisions: "
+         "active_defense, interrupt, attack_of_opportunity, catch, routing, will_conversion, initiative_tie)"),
+        (_ward(kind="catch"), "window 'catch': kind 'catch' is a built-in decision point's"),
+        (_ward(ext_id="riposte", kind="mine"),
+         "EXTENSION: id 'riposte' is a shipped ability's (omen_core/data/abilities.toml): a sheet listing "
+         "'riposte' would get the extension, not the ability: rename it"),
+        (_ward(kind="regeneration"),
+         "window 'regeneration': kind 'regeneration' is a shipped ability's decision point "
+         "(omen_core/data/abilities.toml): rename it"),
+        (_ward(kinds=2), "window 'w': the kind is used by two windows"),
+        (_ward(rule="38"), "window 'w': rule 38 is int, not a string"),
+        (_ward(title="None"), "window 'w': title None is NoneType, not a string"),
+        (_ward(choices="(Choice('pass', 7),)"), "window 'w' choice 'pass': label 7 is int, not a string"),
+        (_ward(choices="(Choice(3, 'x'),)"), "window 'w' choice 3: name 3 is int, not a non-empty string"),
+        (_ward(choices="(Choice('a', 'a', closes=1),)"), "window 'w' choice 'a': closes 1 is int, not a bool"),
+        (_ward(choices="(Choice('a', 'a', cost=Cost(bonus_actions='1')),)"),
+         "window 'w' choice 'a': cost: bonus_actions '1' is str, not a whole number 0 or more"),
+        (_ward(choices="(Choice('a', 'a', cost=Cost(hp=-1)),)"),
+         "window 'w' choice 'a': cost: hp -1 is int, not a whole number 0 or more"),
+        (_ward(choices="(Choice('a', 'a', cost=1),)"), "window 'w' choice 'a': cost 1 is int, not a Cost"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=(Heal(to='actor', flat='two'),)),)"),
+         "window 'w' choice 'a': consequences[0]: Expected `int`, got `str` - at `$.flat`"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=(Heal(to='all', flat=2),)),)"),
+         "window 'w' choice 'a': consequences[0]: Invalid enum value 'all' - at `$.to`"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=Heal(to='actor', flat=2)),)"),
+         "window 'w' choice 'a': consequences is Heal, not a tuple of consequences"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=(Cost(),)),)"),
+         "window 'w' choice 'a': consequences[0]: Cost is not a consequence (DealDamage, ApplyCondition, "
+         "ClearCondition, Heal)"),
+        (_ward(hook="attack.rolled", choices="(Choice('bleed', 'b', consequences=(DealDamage(to='actor', flat=1, "
+                                              "damage_type='slashing'),)),)"),
+         "window 'w' choice 'bleed': consequences at attack.rolled: the attack's step there takes none (damage, "
+         "heal, condition and clear are done at attack.determined, attack.damaged, save.resolved, move.left, "
+         "condition.applied, check.resolved, turn.start, turn.end, round.end; docs/abilities.md)"),
+        (_ward(hook="attack.declared", choices="(Choice('a', 'a', consequences=(Heal(flat=1),)),)"),
+         "window 'w' choice 'a': consequences at attack.declared"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', attack=MakeAttack()),)"),
+         "window 'w' choice 'a': an attack at turn.start: an attack answers an attack (attack.determined, "
+         "attack.damaged; C38)"),
+        (_ward(hook="attack.determined", choices="(Choice('a', 'a', rerolls=(Reroll(pool='primary'),)),)"),
+         "window 'w' choice 'a': rerolls at attack.determined: a chosen reroll of the hit dice comes once they are "
+         "seen (attack.rolled; C39)"),
+    ])
+    def test_a_row_the_engine_could_not_play_is_refused_naming_it(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, said: str) -> None:
+        """A window kind that is a built-in decision point's or a shipped ability's, an id that is a shipped
+        ability's, a field of the wrong type its events would record, a consequence its struct refuses, and a
+        consequence, attack or reroll at a hook point whose step cannot take it are each refused at load, naming
+        the module and the row."""
+        name = _module(tmp_path, monkeypatch, "bad", text)
+        with pytest.raises(ExtensionInvalid) as refused:
+            registry._load([name])
+        assert str(refused.value).startswith(f"extension extpkg.bad cannot be loaded: {said}")
+        assert "\n" not in str(refused.value)
+
+    @pytest.mark.parametrize("hook", ["attack.determined", "attack.damaged", "save.resolved", "move.left",
+                                      "condition.applied", "check.resolved", "turn.start", "turn.end", "round.end"])
+    def test_consequences_load_where_the_step_takes_them(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         hook: str) -> None:
+        """A choice's consequences load at every hook point whose lifecycle step takes them."""
+        name = _module(tmp_path, monkeypatch, "fine", _ward(hook=hook, choices=(
+            "(Choice('a', 'a', consequences=(Heal(to='actor', flat=2),)), Choice('pass', 'no'))")))
+        (loaded,) = registry._load([name])
+        assert loaded.windows[0].choices[0].consequences[0].flat == 2  # type: ignore[union-attr]
+
 
 # -- at run time -----------------------------------------------------------------------------------------------
 
@@ -132,6 +215,8 @@ class TestAtRunTime:
          "returned 'nobody', not a combatant of this fight"),
         (None, lambda s, f: 2, "terms on defense", "bad result", "returned 2, not a tuple of omen_core.parts.Modifier"),
         (None, lambda s, f: dict[str, int]()["x"], "terms on defense", "KeyError", "'x'"),
+        (None, lambda s, f: [Modifier(source="Arcane Ward", value=2)], "terms on defense", "bad result",
+         "returned a list, not a tuple of omen_core.parts.Modifier"),
         (lambda s, f, m: sys.exit(0), None, "window 'arcane_ward' responders", "SystemExit", "0"),
     ])
     def test_a_failing_callable_refuses_the_command_naming_the_extension(

@@ -79,3 +79,19 @@ def test_the_errors_the_page_names_are_omen_errors(error: type[Exception]) -> No
     failed = ExtensionFailed("shield_wall", "omen_core.extensions.shield_wall", "terms on defense", "KeyError",
                              "'boom in terms'")
     assert f"omen: error: {failed}" in PAGE
+
+
+def test_the_table_of_what_a_choice_may_do_is_the_registrys() -> None:
+    """"What a choice may do at each hook point" lists every hook point, in order, with what CHOICE_EFFECTS lets a
+    choice carry there (nothing but its cost, where it lets nothing)."""
+    table = _table("| hook point | a choice may carry |")
+    assert list(table) == list(HOOK_POINTS)
+    for hook, said in table.items():
+        assert set(re.findall(r"`([a-z]+)`", said)) == set(hooks.CHOICE_EFFECTS[hook]), hook
+
+
+def test_every_built_in_decision_kind_the_refusals_name_is_refused() -> None:
+    """The built-in decision kinds "What the registry refuses" lists are the registry's, all of them."""
+    said = PAGE[PAGE.index("a built-in decision point's (`omen_core.hooks.BUILT_IN_DECISIONS`"):]
+    said = said[:said.index(") or a shipped ability's id")]
+    assert re.findall(r"`([a-z_]+)`", said) == list(hooks.BUILT_IN_DECISIONS)

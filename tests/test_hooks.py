@@ -8,8 +8,22 @@ from typing import Any
 
 import pytest
 
+from omen_core.content import AbilityLibrary, decode_content
+from omen_core.decisions import DECISION_POINTS
+from omen_core.errors import ContentError
 from omen_core.extensions import BY_ID, EXTENSIONS
-from omen_core.hooks import HOOK_POINTS, Choice, Cost, Extension, Moment, TermHandler, Window, check_extension
+from omen_core.hooks import (
+    BUILT_IN_DECISIONS,
+    CHOICE_EFFECTS,
+    HOOK_POINTS,
+    Choice,
+    Cost,
+    Extension,
+    Moment,
+    TermHandler,
+    Window,
+    check_extension,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,3 +131,30 @@ def test_a_window_at_attack_determined_opens_on_a_miss_and_the_attack_goes_on_af
     assert isinstance(events[-1], ActionSettled) and fight.state.at_rest
     assert fight.state.combatants["ana"].bonus_actions == 1
     assert_replays(fight)
+
+
+def test_the_built_in_decision_kinds_are_the_decision_points() -> None:
+    """The kinds the registry keeps from extensions' windows are those of omen_core.decisions' rows (it sits above
+    hooks, so hooks lists them)."""
+    assert tuple(dict.fromkeys(p.kind for p in DECISION_POINTS)) == BUILT_IN_DECISIONS
+
+
+_OWNER = {"save.resolved": "saver", "move.left": "left_behind", "condition.applied": "afflicted",
+          "check.resolved": "self", "turn.start": "self", "turn.end": "self", "round.end": "self"}
+
+
+@pytest.mark.parametrize("hook", list(HOOK_POINTS))
+def test_a_choice_may_do_at_each_hook_point_what_an_ability_written_as_data_may(hook: str) -> None:
+    """A window's choice may carry consequences, or an attack, at exactly the hook points where an ability written as
+    data may do them (docs/abilities.md's table): one rule for both."""
+    def accepted(effect: str) -> bool:
+        text = (f'[abilities.a]\nname = "A"\nsummary = "a"\nuse = "trigger"\n'
+                f'trigger = {{ moment = "{hook}", owner = "{_OWNER.get(hook, "target")}" }}\neffects = [{effect}]\n')
+        try:
+            decode_content(text.encode(), AbilityLibrary, source="a.toml", fmt="toml")
+        except ContentError:
+            return False
+        return True
+
+    assert accepted('{ kind = "heal", to = "actor", flat = 1 }') == ("consequences" in CHOICE_EFFECTS[hook])
+    assert accepted('{ kind = "attack" }') == ("attack" in CHOICE_EFFECTS[hook])

@@ -46,8 +46,9 @@ __all__ = ["EXTENSIONS", "BY_ID", "WINDOWS", "ATTACK_OPTION_FIELDS", "windows_at
 def _load(names: Iterable[str] | None = None) -> tuple[Extension, ...]:
     """The extensions the modules ``names`` declare (by default every module of this package, by name), checked
     (:func:`~omen_core.hooks.check_extension`) and their callables guarded (:func:`~omen_core.hooks.guarded`);
-    one that cannot be imported, declares no ``EXTENSION``, has a bad row or shares another's id is
-    :class:`~omen_core.hooks.ExtensionInvalid`, naming the module (both, for an id) and the row."""
+    one that cannot be imported, declares no ``EXTENSION``, has a bad row, or shares another's id or a window kind
+    with another is :class:`~omen_core.hooks.ExtensionInvalid`, naming the module (both, for an id or a kind) and
+    the row."""
     if names is None:
         names = (f"{__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
     found: list[tuple[str, Extension]] = []
@@ -60,6 +61,11 @@ def _load(names: Iterable[str] | None = None) -> tuple[Extension, ...]:
             if known.id == extension.id:
                 raise ExtensionInvalid(f"{other} and {name}", f"EXTENSION: both have the id {extension.id!r} (an id "
                                                               "names one extension: rename one)")
+            shared = next((w.kind for w in extension.windows if any(w.kind == k.kind for k in known.windows)), None)
+            if shared is not None:
+                raise ExtensionInvalid(f"{other} and {name}", f"window {shared!r}: both declare a window of kind "
+                                                              f"{shared!r} (answer_decision names a window by its "
+                                                              "kind: rename one)")
         found.append((name, extension))
     return tuple(guarded(extension, name) for name, extension in found)
 
