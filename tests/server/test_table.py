@@ -654,18 +654,27 @@ def test_a_players_answer_to_a_hidden_attacker_reads_in_words_and_tells_nothing_
         assert "_" not in words and "Answer active" not in words
 
 
+def _riposte_open(table: Any, foe: str, hidden: bool) -> str:
+    """Vesh (Bob's seat, holding Riposte) acts first and has had its turn (a Disengage, then its end: its Bonus
+    Action may go, C20); then ``foe`` (hidden from the players, or not) makes an unarmed attack of 1 + 1 on it that
+    misses its RES 6, and Riposte's decision is open for Vesh. Bob's token."""
+    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
+    table.create(dice="manual", names=(), combatants=[vesh, sheet(foe)] if hidden else [sheet(foe), vesh],
+                 **({"hidden": [foe]} if hidden else {}))
+    bob = _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [6, 1] if hidden else [1, 6]},
+                    {"command": "disengage", "who": "vesh"}, {"command": "end_turn", "who": "vesh"},
+                    {"command": "declare_attack", "attacker": foe, "target": "vesh", "unarmed": True,
+                     "dice": [1, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    return bob
+
+
 def test_an_ability_answered_against_a_hidden_attacker_is_said_by_its_name(table: Any) -> None:
     """C38: hidden Skarn's unarmed 3 misses Vesh's 8 and Bob answers Riposte for Vesh: his card, the attack's
     events withheld, reads "Vesh the Cinder-Hand uses Riposte" (its name from Vesh's sheet, which Bob sees; it read
     "Answer decision: Vesh the Cinder-Hand"), and nothing of Skarn."""
-    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
-    table.create(dice="manual", names=(), combatants=[vesh, sheet("skarn")], hidden=["skarn"])
-    bob = _seat(table, "Bob", "vesh")
-    for command in ({"command": "roll_initiative", "dice": [6, 1]}, {"command": "disengage", "who": "vesh"},
-                    {"command": "end_turn", "who": "vesh"},  # Vesh has had a turn: its Bonus Action may go (C20)
-                    {"command": "declare_attack", "attacker": "skarn", "target": "vesh", "unarmed": True,
-                     "dice": [1, 1, 6]}):
-        assert table.command(command).status_code == 201, command
+    bob = _riposte_open(table, "skarn", hidden=True)
     answer = table.command({"command": "answer_decision", "who": "vesh", "decision": "riposte", "choice": "use",
                             "dice": [4]}, token=bob)
     assert answer.status_code == 201, answer.text
@@ -889,14 +898,7 @@ def test_an_abilitys_answer_is_labelled_with_its_name_and_says_its_summary_besid
     reads "Use Riposte" (it read "Use: When a melee attack on the owner misses, ...", the whole summary), its
     summary beside it and as its button's title, describing the button; passing still reads "Pass: let it be"; on
     the GM's page the same, after Vesh's name."""
-    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
-    table.create(dice="manual", names=(), combatants=[sheet("kael"), vesh])
-    bob = _seat(table, "Bob", "vesh")
-    for command in ({"command": "roll_initiative", "dice": [1, 6]}, {"command": "disengage", "who": "vesh"},
-                    {"command": "end_turn", "who": "vesh"},  # Vesh has had a turn: its Bonus Action may go (C20)
-                    {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
-                     "dice": [1, 1, 6]}):
-        assert table.command(command).status_code == 201, command
+    bob = _riposte_open(table, "kael", hidden=False)
     summary = "When a melee attack on the owner misses, spend a Bonus Action: the attacker takes 1d6 slashing."
     for token, who in ((bob, ""), (table.gm, "Vesh the Cinder-Hand: ")):
         text = fragment(table, token)
