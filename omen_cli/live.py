@@ -401,6 +401,8 @@ def undo(
     from omen_core import Fight
     from omen_replay.replay import summarise
 
+    if to is not None and to < 1:
+        bad_input(f"--to must be at least 1 (the seq of the first event to undo), not {to}")
     with refusals():
         store, fight_id = open_fight(log_url, fight)
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))

@@ -87,7 +87,12 @@ def repair(
     from omen_core.store.jsonl import Repaired
 
     with refusals():
-        store = store_at(log_url)
+        try:
+            store = store_at(log_url)
+        except TornTail:  # a log whose only line is torn (a crash in a new fight's first write): repair is for it
+            from omen_core.store import open_store
+
+            store = open_store(log_url)
         if not isinstance(store, JsonlStore):
             bad_input(f"{log_url} is not a JSON Lines log; only those can have a torn tail (this store writes each "
                       "command's events in one transaction: a torn batch in it means rows were removed or edited "
@@ -116,11 +121,12 @@ def repair(
     if done.events:
         cut.append(f"{done.events} of the {done.batch_size} events of the command at seq {done.batch}")
     if done.torn_bytes:
-        cut.append(f"a torn last line ({done.torn_bytes} bytes)")
+        cut.append(f"a torn last line ({done.torn_bytes} byte{'s' if done.torn_bytes != 1 else ''})")
     if done.empty_lines:
         cut.append(f"{done.empty_lines} empty line{'s' if done.empty_lines != 1 else ''} at its end")
-    out.print(f"moved {' and '.join(cut)} to {escape(str(done.side))}; {escape(log_url)} now ends at its last complete "
-              "command")
+    left = (f"{escape(log_url)} now ends at its last complete command" if done.line > 1 else
+            f"{escape(log_url)} is now empty: the fight's first command never completed (start it again)")
+    out.print(f"moved {' and '.join(cut)} to {escape(str(done.side))}; {left}")
 
 
 def _first_damage(store: Any, fight_id: str) -> Exception | None:

@@ -219,6 +219,21 @@ class TestRepair:
         assert demo_log.read_bytes() == b"".join(lines[:start - 1])
         assert omen("verify", str(demo_log)).exit_code == 0
 
+    def test_a_log_whose_only_line_is_torn_is_repaired_to_an_empty_log(self, demo_log: Path) -> None:
+        """A crash in a new fight's first write leaves one torn line: status says to run omen repair, and repair
+        moves it aside ("a torn last line (100 bytes)"), saying the log is now empty; before, repair repeated the
+        advice it was called for, exit 2, and changed nothing (found by a tester)."""
+        first = demo_log.read_bytes()[:100]
+        demo_log.write_bytes(first)
+        told = omen("status", str(demo_log))
+        assert told.exit_code == 2 and "run omen repair" in " ".join(told.output.split())
+        result = omen("repair", str(demo_log))
+        said = " ".join(result.output.split())
+        assert result.exit_code == 0, said
+        assert said.startswith(f"moved a torn last line (100 bytes) to {demo_log}.torn-1; {demo_log} is now empty: "
+                               "the fight's first command never completed (start it again)"), said
+        assert demo_log.read_bytes() == b"" and demo_log.with_name(demo_log.name + ".torn-1").read_bytes() == first
+
     def test_sound_log_needs_no_repair(self, demo_log: Path) -> None:
         """Repairing a sound log changes nothing and says so."""
         before = demo_log.read_bytes()

@@ -693,6 +693,16 @@ class TestUsageErrors:
         assert result.exit_code == 2 and result.stdout == ""
         assert result.stderr.splitlines() == [f"omen: error: {words} (see 'omen {argv[0]} --help')"]
 
+    @pytest.mark.parametrize("seq", ["0", "-1"])
+    def test_an_undo_to_before_the_first_seq_is_one_line(self, seq: str) -> None:
+        """``omen undo --to 0`` (or -1) is refused in one line naming the option and what it takes, exit 2, before
+        any log is opened (it printed the command decoder's "Expected `int` >= 1 (at $.to_seq)"; found by a
+        tester)."""
+        result = omen("undo", "x.jsonl", "--to", seq)
+        assert result.exit_code == 2 and result.stdout == ""
+        assert result.stderr.splitlines() == [
+            f"omen: error: --to must be at least 1 (the seq of the first event to undo), not {seq}"]
+
     def test_a_group_alone_prints_its_help(self) -> None:
         """``omen db`` with no subcommand prints the group's help (what it offers), exit 2."""
         result = omen("db")
