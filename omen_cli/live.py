@@ -129,7 +129,12 @@ def _spent(store: Any, fight_id: str, raw: bytes) -> str:
                      if isinstance(e.event, SeedRevealed) and e.event.seed == raw.hex()), None)
     if revealed is None:
         return ""
-    fresh = next((e.seq for e in store.read(fight_id, revealed) if isinstance(e.event, SeedCommitted)), None)
+    fresh = None  # the commitment in force: the last one made, unless a reveal since has spent it too
+    for e in store.read(fight_id, revealed):
+        if isinstance(e.event, SeedCommitted):
+            fresh = e.seq
+        elif isinstance(e.event, SeedRevealed):
+            fresh = None
     return f": it is the seed revealed at seq {revealed}, spent (C42)" + (
         f"; the fight's dice come from the fresh seed committed to at seq {fresh}: give that one" if fresh else "")
 

@@ -840,6 +840,20 @@ class TestRevealMidFight:
         said = refused(log, {"command": "end_turn", "who": "vesh"}, "--seed", SEED)
         assert said == f"omen: error: {why.replace('OMEN_SEED', '--seed')}"
 
+    def test_after_two_reveals_a_spent_seed_names_the_commitment_in_force(self, tmp_path: Path) -> None:
+        """C42: the first seed revealed (seq 13, the fresh one committed at 14), then the fresh one revealed too
+        (seq 16, a third committed at 17): --seed with the first is refused naming the commitment in force, seq 17
+        (it named seq 14, whose seed is spent as well; found by a tester)."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        third = "ee" * 32
+        assert do(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", self.NEXT).exit_code == 0
+        assert do(log, {"command": "reveal_seed"}, "--seed", self.NEXT, "--next-seed", third).exit_code == 0
+        said = refused(log, {"command": "end_turn", "who": "vesh"}, "--seed", SEED)
+        assert said == (f"omen: error: {log}: --seed does not hash to the seed commitment of fight 'ford': it is the "
+                        "seed revealed at seq 13, spent (C42); the fight's dice come from the fresh seed committed to "
+                        "at seq 17: give that one")
+
     def test_a_fresh_seed_made_for_you_is_said_once_on_standard_error(self, tmp_path: Path) -> None:
         """C42: without --next-seed, omen do makes the fresh seed and says it once, with what to do with it; with
         it, the fight rolls on and verifies."""
