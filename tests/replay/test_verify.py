@@ -762,7 +762,7 @@ class TestUndoRerolls:
         from tests.fights import new_fight
 
         bo = sheet("bo", side="b", AGI=(8, 2), skills={"Perception": ("INT", 1), "Search": ("INT", 0),
-                                                       "Stealth": ("AGI", 2)})
+                                                       "Stealth": ("AGI", 2), "Acrobatics": ("AGI", 0)})
         fight = new_fight(sheet("ash"), bo, faces=faces)
         fight.static_check(CheckSpec(who="bo", skill="Perception"), 8)
         fight.undo(reason="fishing")
@@ -844,6 +844,13 @@ class TestUndoRerolls:
                                 f"{rolled[0]}; bo made no Perception check roll after it (bo's next check roll: a "
                                 f"Stealth check, [4] at seq {rolled[1]})")
         assert finding.found == "no such roll after it"
+
+    def test_a_check_whose_name_starts_with_a_vowel_takes_an(self) -> None:
+        """The roll that came instead is named with the article its check takes: "an Acrobatics check" (it read "a
+        AGI check"; found by a tester)."""
+        log, _undo_seq = self.fished("Acrobatics", faces=[6, 4])
+        [finding] = verify(log).rerolls
+        assert "(bo's next check roll: an Acrobatics check, [4] at seq" in finding.what, finding.what
 
     def test_an_undo_that_voided_no_dice_gives_none(self) -> None:
         """Undoing a condition the GM applied (no dice) gives no undo re-roll, and the log is clean (issue #10,
