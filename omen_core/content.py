@@ -863,6 +863,9 @@ def _damage_problem(a: Ability) -> str:
     for where, c, on_success in places:
         if isinstance(c, ClearCondition) and c.condition == "Dying":
             return _at(f"{where}.condition", "Dying ends when HP rises above 0 (C36): heal instead (kind = \"heal\")")
+        if isinstance(c, ApplyCondition) and c.condition == "Dying":
+            return _at(f"{where}.condition", "Dying is set when HP reaches 0 (C28, C36): deal damage instead "
+                                             "(kind = \"damage\")")
         if isinstance(c, Heal) and c.dice is None and not c.flat:
             return _at(where, "a heal effect needs dice or a flat amount (it would restore nothing)")
         if not isinstance(c, DealDamage):

@@ -1120,7 +1120,7 @@ def _reroll_findings(r: _Reroll) -> Iterator[Finding]:
             after = f"{roller} made no {what} roll" + ("" if check else " on the same dice") + " after it"
             other = r.loose.get(kind[:2])
             if other is not None:
-                article = "an" if other[2][:1].upper() in "AEIOU" else "a"  # an AGI check, an INT check
+                article = "an" if str(other[2] or "")[:1].upper() in tuple("AEIOU") else "a"  # an AGI check
                 kind_of = f"{article} {other[2]} {purpose.replace('_', ' ')}, " if other[2] else ""
                 elsewhere = "" if other[2] or other[3] == sides else ", on other dice"
                 after += (f" ({roller}'s next {purpose.replace('_', ' ')} roll: {kind_of}{list(other[1])} at seq "

@@ -325,6 +325,9 @@ def test_undo_gives_a_use_back() -> None:
     ('[abilities.x]\nname = "X"\nuse = "action"\ntarget = "any"\n'
      'effects = [{ kind = "clear", condition = "Dying" }]\n', "$.abilities.x.effects[0].condition",
      "Dying ends when HP rises above 0 (C36)"),
+    ('[abilities.x]\nname = "X"\nuse = "action"\ntarget = "enemy"\n'
+     'effects = [{ kind = "condition", condition = "Dying" }]\n', "$.abilities.x.effects[0].condition",
+     "Dying is set when HP reaches 0 (C28, C36)"),
     ('[abilities.x]\nname = "X"\nuse = "passive"\nwhen = { owner_has = ["Prone"], owner_lacks = ["Prone"] }\n'
      'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', "$.abilities.x.when.owner_lacks[0]",
      "Prone is in both owner_has and owner_lacks"),

@@ -50,6 +50,11 @@ def check_consequences(draft: Draft, consequences: Iterable[Consequence], where:
         elif c.condition not in draft.ruleset.conditions:
             raise RuleViolation("C28", f"unknown condition {c.condition!r} in {where} "
                                        f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})")
+        elif c.condition == "Dying":  # C28, C36: Dying follows HP, as the GM's apply and clear of it are refused
+            done = "applies" if isinstance(c, ApplyCondition) else "clears"
+            raise RuleViolation("C36", f"{where} {done} Dying, which follows HP: it is set when HP reaches 0 (C28) and "
+                                       "ends when HP rises above 0 (C36), never by a condition effect: deal damage or "
+                                       "heal instead")
         elif self_saved(draft, c) or (self_target and isinstance(c, ApplyCondition)
                                       and draft.ruleset.conditions[c.condition].save_ends is not None):
             raise RuleViolation("C40", self_saved_why(c.condition, where))

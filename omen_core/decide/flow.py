@@ -345,7 +345,7 @@ def disengage(draft: Draft, cmd: Disengage) -> None:
     if draft.state.disengaged:
         raise RuleViolation("C23", f"{cmd.who!r} has Disengaged this turn already: its movement this turn provokes no "
                                    "Attack of Opportunity")
-    if draft.state.turn_movement < 1:
+    if draft.state.phase is Phase.ROUNDS and draft.state.turn_movement < 1:
         raise RuleViolation("C20", f"{cmd.who!r} has no Movement Action left this turn: Disengage holds only for a "
                                    "Movement Action taken right after it (combat.txt §Reactions)")
     cost = draft.ruleset.reaction_costs.disengage

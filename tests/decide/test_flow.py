@@ -959,6 +959,38 @@ class TestConditionTicks:
         assert fight.version == version and fight.state.combatants["vesh"].conditions == {"Dying": 1}
 
 
+    def test_no_effect_written_in_a_command_sets_or_ends_dying(self, play: Play) -> None:
+        """C28, C36: a save's failure branch applying Dying, an attack's hit branch applying it, and a save's branch
+        clearing it are refused before any die is rolled, nothing written (a tester made a combatant at full HP
+        Dying through a save and through a branch, and one at 0 HP not Dying)."""
+        from omen_core.content import ApplyCondition, Branches, ClearCondition
+
+        fight = play(kael(), vesh(), faces=[15, 5], spare=0)
+        fight.roll_initiative()
+        version = fight.version
+        dying = (ApplyCondition(condition="Dying"),)
+        for command, done in (
+                (lambda: fight.call_save("kael", "vesh", SaveEffect(name="hex", save="RES", against="INT",
+                                                                    action_cost=0, on_failure=dying)), "applies"),
+                (lambda: fight.call_save("kael", "vesh", SaveEffect(
+                    name="hex", save="RES", against="INT", action_cost=0,
+                    on_success=(ClearCondition(condition="Dying"),))), "clears"),
+                (lambda: fight.attack("kael", "vesh", branches=Branches(on_hit=dying)), "applies")):
+            with pytest.raises(RuleViolation, match=rf"^\[C36\] .* {done} Dying, which follows HP: it is set when HP "
+                                                    r"reaches 0 \(C28\) and ends when HP rises above 0 \(C36\)"):
+                command()
+            assert fight.version == version
+
+    def test_disengage_before_the_rounds_is_the_gms_to_resolve(self, play: Play) -> None:
+        """Before initiative single actions are the GM's to resolve (docs/machine.md): a Disengage then is not
+        refused for a Movement Action no turn has given (a tester found it refused saying "no Movement Action left
+        this turn" with no turn yet)."""
+        fight = play(kael(), vesh(), faces=[])
+        fight.engage("kael", "vesh")
+        fight.disengage("kael")
+        assert fight.state.disengaged
+
+
 # -- phases and the end -------------------------------------------------------------------------
 
 
