@@ -515,6 +515,10 @@ def _struct_problems(row: str, field: str, value: object, kinds: tuple[type[msgs
         msgspec.convert(msgspec.to_builtins(value), type(value))
     except (msgspec.ValidationError, TypeError, ValueError) as exc:
         yield row, f"{field}: {exc}"
+        return
+    if isinstance(value, (ApplyCondition, ClearCondition)) and value.condition == "Dying":  # as content's (C36)
+        yield row, (f"{field}: Dying follows HP: it is set when HP reaches 0 (C28) and ends when HP rises above 0 "
+                    "(C36), never by a condition effect: deal damage or heal instead")
 
 
 def _row_problems(extension: Extension) -> Iterator[tuple[str, str]]:

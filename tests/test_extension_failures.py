@@ -32,7 +32,7 @@ def _ward(ext_id: str = "ward", hook: str = "attack.rolled", choices: str = "(Ch
     ``responders`` (``rule`` and ``title`` as Python expressions)."""
     window = (f"Window(kind={kind!r}, title={title}, rule={rule}, hook={hook!r}, choices={choices}, "
               f"responders={responders})")
-    return ("from omen_core.content import ApplyCondition, DealDamage, Heal, MakeAttack, Reroll\n"
+    return ("from omen_core.content import ApplyCondition, ClearCondition, DealDamage, Heal, MakeAttack, Reroll\n"
             "from omen_core.hooks import Choice, Cost, Extension, Window\n\n"
             f"EXTENSION = Extension(id={ext_id!r}, name='Ward', windows=({', '.join([window] * kinds)},))\n")
 
@@ -128,6 +128,11 @@ class TestAtLoad:
          "window 'w' choice 'a': consequences[0]: Invalid enum value 'all' - at `$.to`"),
         (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=Heal(to='actor', flat=2)),)"),
          "window 'w' choice 'a': consequences is Heal, not a tuple of consequences"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=(ApplyCondition(condition='Dying'),)),)"),
+         "window 'w' choice 'a': consequences[0]: Dying follows HP: it is set when HP reaches 0 (C28) and ends when "
+         "HP rises above 0 (C36), never by a condition effect: deal damage or heal instead"),
+        (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=(ClearCondition(condition='Dying'),)),)"),
+         "window 'w' choice 'a': consequences[0]: Dying follows HP"),
         (_ward(hook="turn.start", choices="(Choice('a', 'a', consequences=(Cost(),)),)"),
          "window 'w' choice 'a': consequences[0]: Cost is not a consequence (DealDamage, ApplyCondition, "
          "ClearCondition, Heal)"),
