@@ -169,7 +169,8 @@ def _turn(state: FightState, who: str) -> list[Command]:
             and not (rounds and state.turn_movement < 1):  # C10, C20, C28: standing up, a Movement Action
         out.append(StandUp(who=who))
     if (_at(state, "flow", "act") and me.bonus_actions >= state.ruleset.reaction_costs.disengage  # C22
-            and not state.disengaged and state.turn_movement >= 1):  # once a turn, a Movement Action after (C20, C23)
+            and not state.disengaged  # once a turn, with a Movement Action after it (C20, C23) in the rounds
+            and (state.phase is not Phase.ROUNDS or state.turn_movement >= 1)):
         out.append(Disengage(who=who))
     out += _draws(state, who)
     out += _abilities(state, who)
