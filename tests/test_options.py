@@ -1122,6 +1122,7 @@ class TestRevealingTheSeed:
                             combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")])
         fight.roll_initiative()
         who = fight.state.turn
+        assert who is not None
         fight.attack(who, "vesh" if who == "kael" else "kael")
         return fight
 

@@ -487,6 +487,33 @@ def _unsplit(terms: Iterable[Any], value: str = "value", origin: str = "source",
     return [Term(str(o), v, o, "") for v, o in out]
 
 
+#: What conditions changed of a bonus, as the narrative writes it (``- 1 conditions``, C28).
+_CONDITIONS = re.compile(r"([+-]) (\d+) conditions")
+
+
+def _conditions_in(text: str) -> int:
+    """What conditions changed of the bonus a narrative line splits (C12, C28), signed; 0 if it splits none."""
+    found = _CONDITIONS.search(text)
+    return 0 if found is None else int(found.group(2)) * (1 if found.group(1) == "+" else -1)
+
+
+def _damage_split(terms: tuple[Term, ...]) -> Callable[[int], tuple[Term, ...]]:
+    """A damage's terms with its primary bonus (and a crit's) split as the narrative splits them: the sheet's value
+    and what conditions changed (``conditions``), as a function of that change."""
+    def split(conditions: int) -> tuple[Term, ...]:
+        if not conditions:
+            return terms
+        out: list[Term] = []
+        for t in terms:
+            if t.kind == "primary_bonus" or (t.kind == "crit_bonus" and t.value):  # a crit's, where there is one
+                out += [Term(t.label, t.value - conditions, t.source, t.kind),
+                        Term("conditions", conditions, "condition", "conditions")]
+            else:
+                out.append(t)
+        return tuple(out)
+    return split
+
+
 def _named(shown: tuple[int, str], recorded: tuple[int, str]) -> tuple[int, str]:
     """An explained term as the event records it: a modifier named after a condition or an ability is explained
     with that origin (``condition``, ``ability:<name>``) where the event's list says ``situational`` or an
@@ -542,15 +569,15 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
             (t.value, t.label) for t in damage.mitigation_terms()[1:]]
     story = [line.text for line in card.story]
     for e in events:
-        told: list[tuple[str, tuple[Term, ...]]] = []
+        told: list[tuple[str, Callable[[int], tuple[Term, ...]]]] = []
         if isinstance(e, HitDetermined):
-            told += [(f"  hit total {e.attack.total} = ", e.attack.terms()),
-                     (f"  defense {e.defense.total} = ", e.defense.terms())]
+            told += [(f"  hit total {e.attack.total} = ", e.attack.terms),
+                     (f"  defense {e.defense.total} = ", e.defense.terms)]
         elif isinstance(e, DamageResolved):
-            told.append((f"  {e.source}: {e.terms.raw} {e.damage_type} (", e.terms.terms()))
-        for head, own in told:
+            told.append((f"  {e.source}: {e.terms.raw} {e.damage_type} (", _damage_split(e.terms.terms())))
+        for head, terms_of in told:
             text = next(text for text in story if text.startswith(head))
-            for t in own:
+            for t in terms_of(_conditions_in(text)):
                 if t.value:
                     dice = [sum(map(int, m.group(1).split(" + "))) for m in _EACH_DIE.finditer(text)]
                     assert f"{abs(t.value)} " in text or f"{abs(t.value)} (" in text \

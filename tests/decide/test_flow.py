@@ -969,13 +969,14 @@ class TestConditionTicks:
         fight.roll_initiative()
         version = fight.version
         dying = (ApplyCondition(condition="Dying"),)
-        for command, done in (
+        commands: tuple[tuple[Callable[[], object], str], ...] = (
                 (lambda: fight.call_save("kael", "vesh", SaveEffect(name="hex", save="RES", against="INT",
                                                                     action_cost=0, on_failure=dying)), "applies"),
                 (lambda: fight.call_save("kael", "vesh", SaveEffect(
                     name="hex", save="RES", against="INT", action_cost=0,
                     on_success=(ClearCondition(condition="Dying"),))), "clears"),
-                (lambda: fight.attack("kael", "vesh", branches=Branches(on_hit=dying)), "applies")):
+                (lambda: fight.attack("kael", "vesh", branches=Branches(on_hit=dying)), "applies"))
+        for command, done in commands:
             with pytest.raises(RuleViolation, match=rf"^\[C36\] .* {done} Dying, which follows HP: it is set when HP "
                                                     r"reaches 0 \(C28\) and ends when HP rises above 0 \(C36\)"):
                 command()

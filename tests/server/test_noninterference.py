@@ -71,9 +71,9 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
 
         @settings(max_examples=EXAMPLES[backend], derandomize=True, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @example(seed=22, length=50, dice="seeded", hp="exact")
-        @example(seed=8, length=50, dice="manual", hp="banded")
-        @example(seed=23, length=50, dice="seeded", hp="hidden")
+        @example(seed=52, length=50, dice="manual", hp="exact")
+        @example(seed=1, length=50, dice="seeded", hp="banded")
+        @example(seed=79, length=50, dice="seeded", hp="hidden")
         @example(seed=13, length=50, dice="manual", hp="exact")  # an undo taken back (redone)
         @given(seed=st.integers(0, 2**32), length=st.integers(20, 70), dice=st.sampled_from(["seeded", "manual"]),
                hp=st.sampled_from(["exact", "banded", "hidden"]))
