@@ -90,7 +90,7 @@ log = get_logger(__name__)
 
 __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "LinesSource", "Visitor", "Walk",
            "StopWalk", "walk", "step_through", "replay", "project", "state_at", "after_marker", "landmarks_of",
-           "scan_landmarks", "keyed_batch", "done_under_key", "usable_snapshot", "Step", "torn_batch"]
+           "scan_landmarks", "keyed_batch", "done_under_key", "usable_snapshot", "Step", "torn_batch", "tears"]
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -683,7 +683,7 @@ class _Reader:
         last = self.last
         if last is None or to_seq is not None or not self.batch_end or last.seq >= self.batch_end:
             return
-        what = torn_batch(self.batch, last.seq, self.batch_end, self.source.fight_id, _tears(self.source))
+        what = torn_batch(self.batch, last.seq, self.batch_end, self.source.fight_id, tears(self.source))
         self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
                       LogCorrupted(self.source.where, self.line_no, what))
 
@@ -725,7 +725,7 @@ def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool
             f"its rows were removed or edited outside omen (omen repair is for JSON Lines logs); {keep}")
 
 
-def _tears(source: Source) -> bool | None:
+def tears(source: Source) -> bool | None:
     """Whether a crash mid-write can have left ``source`` the torn batch it ends with, for ``omen repair`` to
     remove: True for a JSON Lines log (lines read from a file or held, or a
     :class:`~omen_core.store.jsonl.JsonlStore`) whose lines from the batch's first to its end are all the batch's

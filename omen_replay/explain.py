@@ -80,8 +80,7 @@ from omen_core.parts import Term as PartTerm
 from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
 from omen_core.state import FightState, Frame, effective_bonus
-from omen_core.store.jsonl import JsonlStore
-from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, torn_batch, walk
+from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, tears, torn_batch, walk
 
 from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
 
@@ -539,9 +538,8 @@ def _torn_end(source: Source) -> _Torn | None:
         return _Torn(rec.batch, tail.line, f"{tail.reason}; the command starting at seq {rec.batch} is cut short "
                                            "by it (omen repair removes it)")
     if rec is not None and cut:
-        tears = not isinstance(source, StoreSource) or isinstance(source.store, JsonlStore)
         return _Torn(rec.batch, rec.seq, torn_batch(rec.batch, rec.seq, rec.batch + rec.batch_size - 1,
-                                                    source.fight_id, tears))
+                                                    source.fight_id, tears(source)))
     if tail is not None:
         return _Torn(tail.line, tail.line, f"{tail.reason} (omen repair removes it)")
     return None
