@@ -530,8 +530,10 @@ class _Reader:
                     skimmed = rec is not None
                     if rec is None:
                         self.expected, self.prev, self.prev_raw, self.line_no = expected, prev, prev_raw, line_no
+                        self.batch, self.batch_end = batch_no, batch_end
                         rec = self._decode(raw)
                         expected, prev, prev_raw = self.expected, self.prev, self.prev_raw
+                        batch_no, batch_end = self.batch, self.batch_end
                         if rec is None:
                             continue
                     seq = rec.seq
@@ -592,16 +594,18 @@ class _Reader:
         except msgspec.DecodeError as exc:
             line = raw.rstrip(b"\n")
             where, n = self.source.where, self.line_no
-            if not line:
-                self._problem(Finding(seq=self.expected, line=n, rule="format", what="empty line"),
-                              LogCorrupted(where, n, "empty line"))
-                self.expected += 1
+            if not line.strip():  # an empty line, or white space only: it holds no event, so takes no seq
+                what = "empty line" if not line else "a line of white space only"
+                self._problem(Finding(seq=self.expected, line=n, rule="format", what=what),
+                              LogCorrupted(where, n, what))
                 return None
             self._problem(Finding(seq=self.expected, line=n, rule="format", what=f"not a stored event: {exc}"),
                           LogCorrupted(where, n, f"not a valid stored event: {exc}"))
             self.expected += 1
-            self.prev = line[-66:-2].decode("ascii", "replace") if len(line) > 66 else ""
-            self.prev_raw = bytes.fromhex(self.prev) if is_hex64(self.prev) else None
+            tail = line[-66:-2].decode("ascii", "replace") if len(line) > 66 else ""
+            self.prev = tail if is_hex64(tail) else ""  # the hash it claims, if one can be read; else unknown
+            self.prev_raw = bytes.fromhex(tail) if is_hex64(tail) else None
+            self.batch, self.batch_end = _LOST, 0  # which batch the lines after it belong to is their own word
             return None
 
     def _unsalted(self, rec: StoredEvent) -> None:
@@ -633,7 +637,7 @@ class _Reader:
         """The link to the previous hash, and the hash of the line's own bytes: ``sha256(prev ‖ the line without
         its hash field)``, hashed from the previous digest and the raw line (no copy of either)."""
         linked = rec.prev_hash == self.prev
-        if not linked:
+        if not linked and self.prev:  # (no previous hash: the line before could not be read, and its finding says so)
             what = f"prev_hash {rec.prev_hash[:12]}... is not the previous hash {self.prev[:12]}..."
             self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what),
                           ChainBroken(rec.seq, what, self.source.where, self.line_no))
@@ -658,7 +662,9 @@ class _Reader:
         """A batch starts at its own seq, holds ``batch_size`` events (when known) and, from schema version 2,
         opens with the command that produced it (a set-up event being its own command)."""
         n, where = self.line_no, self.source.where
-        if self.last is None and rec.batch < rec.seq:  # the walk starts part-way through a batch (a snapshot)
+        if (self.last is None or self.batch == _LOST) and rec.batch < rec.seq:
+            # the walk starts part-way through a batch (a snapshot), or goes on after a line it could not read (its
+            # finding said so): the batch is the record's own word, and the command opening it is what was lost
             self.batch, self.batch_end = rec.batch, (rec.batch + rec.batch_size - 1 if rec.batch_size else 0)
             return
         if rec.batch == rec.seq:
@@ -1095,6 +1101,8 @@ _NEXT_PHASE: dict[Phase, dict[str, Phase]] = {phase: {t: d for (p, t), d in PHAS
 _UNDO_TAGS = frozenset(kind.__struct_config__.tag for kind in UNDO_COMMANDS)
 _SKIM_COMMAND: Any = _SKIM_TYPES[CommandIssued]
 _TAIL = len(',"hash":""}') + 64
+#: The batch in progress after a line that could not be read: unknown, the next record's own (``_Reader._decode``).
+_LOST = -1
 
 
 def _held(source: Source, state: FightState, frames: list[tuple[int, LifeStep, int]], open_from: int | None,

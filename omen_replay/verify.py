@@ -163,9 +163,10 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     otherwise): whether the log reveals the seed given too, false for the fresh seed of a fight that went on after
     a reveal, C42, not revealed yet).
     ``redecided`` counts the batches decided again (set-up events are their own commands), ``event_by_event``
-    those that record no command (schema version 1), audited event by event only; ``audit`` says which the log
-    got, in words: ``"decided again"``, ``"event by event (schema version 1: no commands recorded)"``, or both
-    with how many of each
+    those that record no command (schema version 1, or a batch whose command line is missing or unreadable: a
+    finding says which), audited event by event only; ``audit`` says which the log got, in words:
+    ``"decided again"``, ``"event by event (schema version 1: no commands recorded)"``, or both with how many of
+    each
     (docs/verify.md says what a re-sealed log of schema version 1 can fake).
     """
 
@@ -297,6 +298,7 @@ class _Batch:
         self.before = before
         self.held: list[tuple[StoredEvent, FightState, str | None]] = []
         self.by_event = _command_of(first.event) is None  # no command recorded (schema version 1): event by event
+        self.lost = self.by_event and first.schema_version >= 2  # its command line is missing or unreadable
 
 
 #: What a roll was for, to pair a voided roll with the one made again: its roller, its purpose, the check it was
@@ -499,6 +501,7 @@ class Audit(Visitor):
         self.walk_info: Walk | None = None
         self.commands = 0  # batches opened by a recorded command (command_issued), decided again
         self.by_event = 0  # batches audited event by event only (no command recorded: schema version 1)
+        self.lost = 0  # of those, batches of a later version whose command line is missing or unreadable
         self.previous: Event | None = None  # the event before this one (for a refill's place, C20)
         self.refill_due: tuple[int, str] | None = None  # a turn started (seq, whose): its refill comes next (C20)
         self.costs: dict[tuple[int, str, str, str], int] = {}  # each cost an action paid, and the seq it was paid at
@@ -599,6 +602,7 @@ class Audit(Visitor):
         if self.rerolls:
             self._rerolled(batch)
         self.by_event += batch.by_event
+        self.lost += batch.lost
         count = len(self.findings)
         first = batch.records[0]
         torn = at_end and len(batch.records) < first.batch_size  # cut short at the log's end: its torn batch says it
@@ -977,9 +981,10 @@ class Audit(Visitor):
         info = self.walk_info
         undone = info.landmarks.undos if info is not None else ()
         last = self.last
-        audit = _audit_words(self.commands, self.by_event)
+        audit = _audit_words(self.commands, self.by_event - self.lost, self.lost)
         notes = [*self.notes, f"audited {audit}; docs/verify.md says what a re-sealed log of schema version 1 can "
-                              "fake"] if self.by_event else self.notes
+                              "fake"] if self.by_event > self.lost else [*self.notes, f"audited {audit}"] \
+            if self.lost else self.notes
         return Report(fight_id=info.fight_id if info is not None else "", events=self.count,
                       seeded_dice=self.seeds.seeded, seed_revealed=self.seeds.known, findings=_by_seq(self.findings),
                       undone=tuple(undone), notes=tuple(notes), event_by_event=self.by_event, audit=audit,
@@ -1138,16 +1143,21 @@ def _range_of(info: Walk | None, undo_seq: int) -> range:
     return range(undo.from_seq, undo.to_seq + 1) if undo is not None else range(0)
 
 
-def _audit_words(commands: int, by_event: int) -> str:
+def _audit_words(commands: int, by_event: int, lost: int = 0) -> str:
     """Which audit a log got: its commands decided again, or (a log of schema version 1, which records no commands)
     its events checked one by one (its set-up, which is its own command, decided again); a log continued under a
-    later version got both."""
-    if not by_event:
-        return "decided again"
-    if not commands:
-        return "event by event (schema version 1: no commands recorded)"
-    return (f"decided again ({commands} commands) and event by event ({by_event} batches of schema version 1: no "
-            "commands recorded)")
+    later version got both. ``lost``: batches of a later version audited event by event because the line of their
+    command is missing or could not be read (a finding says which)."""
+    words = "decided again" if not by_event and not lost else f"decided again ({commands} commands)" if commands else ""
+    if by_event:
+        v1 = ("schema version 1: no commands recorded" if not commands and not lost else
+              f"{by_event} batch{'es' if by_event != 1 else ''} of schema version 1: no commands recorded")
+        words = f"{words} and event by event ({v1})" if words else f"event by event ({v1})"
+    if lost:
+        told = (f"event by event ({lost} batch{'es' if lost != 1 else ''} whose command line is missing or "
+                "unreadable: see the findings)")
+        words = f"{words} and {told}" if words else told
+    return words
 
 
 def _affordable(seq: int, event: CostPaid, state: FightState) -> Iterator[Finding]:

@@ -79,8 +79,8 @@ class Repaired:
     """What :meth:`JsonlStore.repair_log` removed (or, asked for a ``dry_run``, would remove): ``side`` is the side
     file holding the removed bytes (None if the log needed no repair, or nothing was written), ``torn_bytes`` the
     length of a torn last line, ``batch`` the seq of a torn final batch whose ``events`` complete lines (of its
-    ``batch_size``) went with it (0 if none), ``empty_lines`` how many empty lines after the last complete line
-    went, and ``line`` the number of the first line removed (0: none)."""
+    ``batch_size``) went with it (0 if none), ``empty_lines`` how many empty lines (or of white space only) after
+    the last complete line went, and ``line`` the number of the first line removed (0: none)."""
 
     side: Path | None
     torn_bytes: int = 0
@@ -273,7 +273,7 @@ class JsonlStore:
         What a crash mid-append can leave is removed whole: a torn last line
         (no newline), and the complete lines of a final batch that holds fewer
         events than its ``batch_size`` says (only the last batch can be torn:
-        appends are sequential); and so are empty lines at the very end, after
+        appends are sequential); and so are empty lines (or of white space only) at the very end, after
         the last complete line (an ``echo >> LOG``, an editor's: no crash's,
         but harmless, and refused by every reader). The side file is fsynced
         before the log is truncated, so the removed bytes are never lost.
@@ -287,6 +287,7 @@ class JsonlStore:
                 self._check_repair_owner(path, fight_id)
                 size = path.stat().st_size
                 end = _before_empty_lines(path, size)
+                empty = _lines_in(path, end, size)
                 tail = _read_tail(path, end)
                 cut, batch = _torn_batch(path, fight_id, tail)
                 if cut == size:
@@ -297,7 +298,7 @@ class JsonlStore:
                     _truncate(path, cut)
         events = 0 if batch is None else batch.seq - batch.batch + 1
         return Repaired(side, len(tail.torn), batch.batch if batch else 0, events, batch.batch_size if batch else 0,
-                        size - end, line)
+                        empty, line)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -397,7 +398,8 @@ def _stream(path: Path, fight_id: str, after_seq: int, limit: int, first_line: i
             try:
                 ev = decode(raw)
             except msgspec.DecodeError as exc:
-                raise LogCorrupted(path, line_no, f"not a valid stored event: {exc}") from None
+                what = "a line of white space only" if not raw.strip(_WHITE) else f"not a valid stored event: {exc}"
+                raise LogCorrupted(path, line_no, what) from None
             if ev.seq != prev + 1:
                 raise LogCorrupted(path, line_no, f"seq {ev.seq} where {prev + 1} was expected "
                                                   "(events missing, repeated or out of order)")
@@ -590,18 +592,37 @@ def _raise_first_corruption(path: Path, fight_id: str, fallback: str) -> NoRetur
 
 
 def _before_empty_lines(path: Path, size: int) -> int:
-    """Where the empty lines at the end of ``path`` (its first ``size`` bytes) start: after the newline of its last
-    line that is not empty (``size`` if it ends with none; 0 if the file is nothing but newlines)."""
+    """Where the empty lines at the end of ``path`` (its first ``size`` bytes) start, lines of white space only
+    counted as empty: after the newline that ends its last line holding anything else (``size`` if none ends it; 0
+    if the file is nothing but white space)."""
     pos = size
     with open(path, "rb") as f:
         while pos > 0:
             step = min(_BLOCK, pos)
             f.seek(pos - step)
-            block = f.read(step).rstrip(b"\n")
+            block = f.read(step).rstrip(_WHITE)
             if block:
-                return min(size, pos - step + len(block) + 1)
+                content_end = pos - step + len(block)
+                f.seek(content_end)
+                newline = f.read(size - content_end).find(b"\n")  # (white space only: the lines removed)
+                return size if newline < 0 else content_end + newline + 1
             pos -= step
     return 0
+
+
+def _lines_in(path: Path, start: int, end: int) -> int:
+    """How many lines bytes ``start`` to ``end`` of ``path`` hold (the empty lines at its end: a last one without
+    its newline counted too)."""
+    if end <= start:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    return data.count(b"\n") + (not data.endswith(b"\n"))
+
+
+#: JSON's white space: a line of nothing else holds no event.
+_WHITE = b" \t\r\n"
 
 
 def _read_tail(path: Path, end: int | None = None) -> _Tail:

@@ -241,21 +241,32 @@ class TestRepair:
         assert result.exit_code == 0 and "nothing to repair" in result.output
         assert demo_log.read_bytes() == before
 
-    @pytest.mark.parametrize("empty", [1, 3])
-    def test_empty_lines_at_the_end_are_moved_aside(self, demo_log: Path, empty: int) -> None:
+    @pytest.mark.parametrize(("tail", "empty"), [(b"\n", 1), (b"\n\n\n", 3), (b"   \n", 1), (b"\n \t\r\n\n", 3),
+                                                 (b"\n  ", 2)])
+    def test_empty_lines_at_the_end_are_moved_aside(self, demo_log: Path, tail: bytes, empty: int) -> None:
         """Empty lines after the last complete line (`echo >> LOG`: every writer refused the log, "empty line", while
-        repair said "nothing to repair"; found by a tester) are moved to LOG.torn-1 and said, exit 0; the log then
-        verifies clean (docs/stores.md: the ruling)."""
+        repair said "nothing to repair"; found by a tester), and lines of white space only there (they were refused
+        as damage, and counted by their bytes), are moved to LOG.torn-1 and said, counted as lines, exit 0; the log
+        then verifies clean (docs/stores.md: the ruling)."""
         before = demo_log.read_bytes()
-        demo_log.write_bytes(before + b"\n" * empty)
+        demo_log.write_bytes(before + tail)
         result = omen("repair", str(demo_log))
         assert result.exit_code == 0, result.output
         side = demo_log.with_name(demo_log.name + ".torn-1")
         assert " ".join(result.stdout.split()) == (
             f"moved {empty} empty line{'s' if empty > 1 else ''} at its end to {side}; {demo_log} now ends at its "
             "last complete command")
-        assert demo_log.read_bytes() == before and side.read_bytes() == b"\n" * empty
+        assert demo_log.read_bytes() == before and side.read_bytes() == tail
         assert omen("verify", str(demo_log)).exit_code == 0
+
+    def test_a_line_of_white_space_at_the_end_is_named_by_every_reader(self, demo_log: Path) -> None:
+        """A last line of white space only is refused by a reader as "a line of white space only" at its number (it
+        was "not a valid stored event: Input data was truncated")."""
+        demo_log.write_bytes(demo_log.read_bytes() + b"   \n")
+        n = demo_log.read_bytes().count(b"\n")
+        result = omen("replay", str(demo_log))
+        assert (result.exit_code, " ".join(result.stderr.split())) == (
+            2, f"omen: error: {demo_log}:{n}: a line of white space only")
 
     @pytest.mark.parametrize("damage", ["an empty line inside", "a last line edited", "CR LF line endings"])
     def test_damage_repair_does_not_remove_is_refused_naming_it(self, demo_log: Path, damage: str) -> None:

@@ -329,6 +329,10 @@ class TestFlowAudit:
         assert "C17" in {f.rule for f in verify(reseal(log, i, forged)).findings}
 
 
+#: The demo's fight as recorded (a fixture): 319 lines.
+EMBER_FORD = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+
+
 class TestRawBytes:
     """Byte-level auditing of JSON Lines logs: every edited byte is found (verify_lines)."""
 
@@ -361,14 +365,45 @@ class TestRawBytes:
         assert sorted((f.line, f.seq, f.rule) for f in findings) == [(6, 6, "chain"), (6, 6, "format")]
 
     def test_undecodable_line_is_reported_and_the_rest_audited(self) -> None:
-        """A garbled line is a format finding; the audit goes on and also reports the broken chain after it."""
+        """A garbled line is one format finding, not one per line after it (the chain's link and the batch after
+        it are the next line's own word); the audit goes on and finds an edit further on."""
         from omen_replay.verify import verify_lines
 
         lines = self.lines()
         lines[3] = b"{garbage\n"
-        findings = verify_lines(lines).findings
-        assert findings[0].line == 4 and findings[0].rule == "format"
-        assert any(f.rule == "chain" for f in findings)
+        assert [(f.line, f.rule) for f in verify_lines(lines).findings] == [(4, "format")]
+        lines[9] = lines[9].replace(b'"seq":10,', b'"seq": 10,')
+        assert sorted((f.line, f.rule) for f in verify_lines(lines).findings) == [(4, "format"), (10, "chain"),
+                                                                                   (10, "format")]
+
+    def test_a_garbled_command_line_is_one_finding_and_its_batch_audited_event_by_event(self) -> None:
+        """A garbled line where a batch's command_issued stood (line 101 of the demo, which opens the batch of seq
+        101) is one format finding: the batch's other lines are not each "not the batch in progress" (they were, 15
+        findings), and the audit says the batch was audited event by event because its command line is unreadable,
+        not that the log is of schema version 1 (it said so)."""
+        from omen_replay.verify import verify_lines
+
+        lines = EMBER_FORD.read_bytes().splitlines(keepends=True)
+        assert b'"seq":101,"batch":101,' in lines[100] and b'"command_issued"' in lines[100]
+        lines[100] = b"garbage\n"
+        report = verify_lines(lines)
+        assert [(f.line, f.rule, f.what[:20]) for f in report.findings if f.kind == "integrity"] == [
+            (101, "format", "not a stored event: ")]
+        assert report.audit == ("decided again (45 commands) and event by event (1 batch whose command line is "
+                                "missing or unreadable: see the findings)")
+        assert report.event_by_event == 1 and not any("schema version 1" in note for note in report.notes)
+
+    @pytest.mark.parametrize("blank", [b"\n", b"  \t\n"])
+    def test_an_empty_line_inside_takes_no_seq(self, blank: bytes) -> None:
+        """An empty line (or one of white space only) inside a log is one format finding at its line: the event
+        after it is the next seq, not also "seq 101 where 102 was expected" (it was)."""
+        from omen_replay.verify import verify_lines
+
+        lines = EMBER_FORD.read_bytes().splitlines(keepends=True)
+        lines.insert(100, blank)
+        what = "empty line" if blank == b"\n" else "a line of white space only"
+        assert [(f.seq, f.line, f.rule, f.what) for f in verify_lines(lines).findings if f.kind == "integrity"] == [
+            (101, 101, "format", what)]
 
     @settings(max_examples=200)
     @given(st.data())
