@@ -79,6 +79,10 @@ def _awaited(found: Options, state: FightState) -> str:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
     if found.phase == "rounds" and found.turn:
+        fighter = state.combatants.get(found.turn)
+        if fighter is not None and fighter.helpless:  # C10, C36: no action, reaction or ability use; the turn ends
+            return (f"awaited: {_name(state, found.turn)} ends the turn (incapacitated or paralysed, it can take no "
+                    "action: C10, C36)")
         budget = next((b for b in found.combatants if b.who == found.turn), None)
         left = [what for what, has in (("an Action", budget is None or budget.actions > 0),
                                        ("a Movement Action", budget is None or budget.movement > 0)) if has]

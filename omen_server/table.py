@@ -576,8 +576,8 @@ def _signed(n: int) -> str:
 
 #: What the engine itself does for a condition (the clarifications), said before the ruleset's numbers.
 _HELPLESS = ("rolls no base defense die (base defense = Defense Rating), no Active Defense; a crit against it "
-             "compares with its RES bonus alone; no action, reaction or ability use (it may still move, draw, "
-             "Disengage or make a check)")
+             "compares with its RES bonus alone; no action, reaction or ability use (no move, draw, Disengage or "
+             "check either, C36); its turn comes, and it may only end it")
 ENGINE_SAYS = {
     "Dying": "at 0 HP (C36): treated as Incapacitated (C10): takes no turn (it is skipped), no action, reaction or "
              "ability use; rolls no base defense die; can still be attacked",

@@ -23,7 +23,7 @@ def static_check(draft: Draft, cmd: StaticCheck) -> None:
     """One roll against a difficulty; a tie is recorded as a tie (C16). One at 0 HP makes none (C36: it makes no
     action); Incapacitated and Paralysed combatants are not refused it."""
     draft.require("roll_check")
-    draft.able(cmd.check.who, "make a check", incapacitated=False)
+    draft.able(cmd.check.who, "make a check")
     side = roll_side(draft, cmd.check, "check", "check")
     outcome = static_outcome(side.total, cmd.difficulty)
     draft.emit(StaticCheckResolved(check=side, difficulty=cmd.difficulty, outcome=outcome))
@@ -36,7 +36,7 @@ def contest(draft: Draft, cmd: Contest) -> None:
     draft.require("roll_check")
     if cmd.initiator.who == cmd.defender.who:
         raise RuleViolation("C16", f"{cmd.initiator.who!r} cannot contest against itself")
-    draft.able(cmd.initiator.who, "start a contest", incapacitated=False)
+    draft.able(cmd.initiator.who, "start a contest")
     draft.present(cmd.defender.who, "be contested")
     ini = roll_side(draft, cmd.initiator, "check", "check")
     dfd = roll_side(draft, cmd.defender, "check", "check")

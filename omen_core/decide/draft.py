@@ -140,9 +140,10 @@ class Draft:
     def able(self, who: str, what: str, *, incapacitated: bool = True) -> CombatantState:
         """A combatant in the fight (:meth:`present`) able to act: not at 0 HP (Dying, treated as Incapacitated:
         C36), and, when ``incapacitated``, not Incapacitated or Paralysed (C10); else a refusal naming why it
-        cannot ``what``. Movement, drawing, Disengage, a check and starting a contest pass
-        ``incapacitated=False``: C10 says only how an Incapacitated or Paralysed combatant defends, and the engine
-        has never refused it those."""
+        cannot ``what``. Only ending the turn passes ``incapacitated=False``: C36 reads "treated as Incapacitated
+        (C10)" as taking no action, reaction or ability use (a move, a draw, Disengage, a check and starting a
+        contest are refused too), but an Incapacitated or Paralysed combatant's turn still comes (its conditions
+        tick, C40) and it ends it; one at 0 HP takes no turn at all."""
         fighter = self.present(who, what)
         why = helplessness(fighter)
         if why is not None and (incapacitated or fighter.dying):

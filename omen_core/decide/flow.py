@@ -311,7 +311,7 @@ def draw(draft: Draft, cmd: Draw) -> None:
     """C35: draw a weapon or the shield the sheet carries into hand: before initiative, or on one's own turn
     at the ruleset's cost (default free); a Completely Surprised combatant not until its first turn (C18). A spell
     is never drawn: it needs no hand (docs/rulings.md)."""
-    fighter = draft.able(cmd.who, "draw", incapacitated=False)
+    fighter = draft.able(cmd.who, "draw")
     sheet, state = fighter.sheet, draft.state
     if not sheet.carries(cmd.weapon):
         gear = [w.id for w in sheet.weapons] + ([sheet.shield.id] if sheet.shield is not None else [])
@@ -339,7 +339,7 @@ def draw(draft: Draft, cmd: Draw) -> None:
 def disengage(draft: Draft, cmd: Disengage) -> None:
     """C22: 1 Bonus Action; the movement that follows this turn provokes no Attack of Opportunity (C23). Taken
     once a turn, and only with a Movement Action left to take "right after" (combat.txt §Reactions)."""
-    draft.able(cmd.who, "Disengage", incapacitated=False)
+    draft.able(cmd.who, "Disengage")
     require_turn(draft, cmd.who, "Disengage")
     draft.require("flow", why="Disengage is taken between actions")
     if draft.state.disengaged:

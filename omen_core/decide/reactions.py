@@ -62,7 +62,7 @@ def open_interrupts(draft: Draft, actor: str) -> bool:
 def move(draft: Draft, cmd: Move) -> None:
     """A Movement Action (C20); leaving an enemy's reach opens an Attack of Opportunity window for each such
     enemy able to react, unless the mover Disengaged earlier this turn (C23)."""
-    draft.able(cmd.who, "move", incapacitated=False)  # C33, C36 before the step and the turn: the refusal names them
+    draft.able(cmd.who, "move")  # C33, C36 before the step and the turn: the refusal names them
     draft.require("declare")
     require_turn(draft, cmd.who, "move")
     state = draft.state

@@ -155,14 +155,16 @@ def _ranged(state: FightState, who: str, arm: dict[str, Any]) -> bool:
 
 def _turn(state: FightState, who: str) -> list[Command]:
     """C20-C23, C35: moving, standing up, Disengage, drawing and ending the turn, by one in the fight (C33) and not
-    at 0 HP (C36: Dying, treated as Incapacitated, it takes no turn and no action; Incapacitated and Paralysed
-    combatants are not refused these, but standing up, which needs one able to act, C10)."""
+    at 0 HP (C36: Dying, treated as Incapacitated, it takes no turn and no action); an Incapacitated or Paralysed
+    combatant takes no action either (C10, C36), and only ends its turn."""
     me = state.combatants[who]
     if me.left is not None or me.dying or not _turn_is(state, who):
         return []
     assert state.ruleset is not None
     rounds = state.phase is Phase.ROUNDS
     out: list[Command] = []
+    if me.helpless:
+        return [EndTurn(who=who)] if rounds and (state.step, "flow") in ORDER else []
     if _at(state, "declare", "act") and not (rounds and state.turn_movement < 1):  # C20, C23
         out += [Move(who=who), *(Move(who=who, leaves=(other,)) for other in state.engaged_with(who))]
     if me.prone and not me.helpless and (state.step, "declare") in ORDER \

@@ -378,3 +378,17 @@ def test_the_awaited_line_says_what_the_turn_has_left() -> None:
     assert said == ["awaited: Kael acts (an Action, a Movement Action left) or ends the turn",
                     "awaited: Kael acts (an Action left) or ends the turn",
                     "awaited: Kael ends the turn (its Action and Movement Action are spent)"]
+
+
+def test_the_awaited_line_of_an_incapacitated_combatant_offers_only_the_end_of_its_turn() -> None:
+    """C10, C36: on the turn of Kael, Paralysed, "awaited" says it ends the turn and why, not that it acts with an
+    Action and a Movement Action left (it took no action, but was told it had both; found by a tester)."""
+    from omen_core import Fight, MemoryStore, ScriptedDice
+    from tests.sheets import sheet
+
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([6, 1]), clock=lambda: 0,
+                        combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")])
+    fight.roll_initiative()
+    fight.apply_condition("kael", "Paralysed")
+    assert status_lines(options(fight.state), fight.state, "f.jsonl", None)[1] == (
+        "awaited: Kael ends the turn (incapacitated or paralysed, it can take no action: C10, C36)")

@@ -744,6 +744,34 @@ class TestActionEconomy:
         fight.roll_initiative()
         refused(fight, lambda: command(fight), "§Your Turn")
 
+    @pytest.mark.parametrize("condition", ["Incapacitated", "Paralysed"])
+    @pytest.mark.parametrize(("command", "what"), [
+        (lambda f: f.attack("kael", "vesh"), "attack"),
+        (lambda f: f.move("kael"), "move"),
+        (lambda f: f.disengage("kael"), "Disengage"),
+        (lambda f: f.draw("kael", "sword"), "draw"),
+        (lambda f: f.static_check(CheckSpec(who="kael", skill="Perception"), 10), "make a check"),
+        (lambda f: f.contest(CheckSpec(who="kael", attribute="STR"), CheckSpec(who="vesh", attribute="STR")),
+         "start a contest"),
+    ], ids=["attack", "move", "disengage", "draw", "check", "contest"])
+    def test_an_incapacitated_or_paralysed_combatant_takes_no_action_on_its_turn(
+            self, play: Play, condition: str, command: Callable[[Fight], object], what: str) -> None:
+        """C10, C36 ("treated as Incapacitated (C10): ... makes no action, reaction or ability use"): kael,
+        Incapacitated or Paralysed on its own turn, is refused an attack, a move, Disengage, a draw, a check and
+        the start of a contest (rule C10; the earlier ruling let it move, draw, Disengage and check: found by a
+        tester), the log byte for byte unchanged; its turn still came, it is offered only the end of it, and ends
+        it."""
+        fight = play(kael(drawn=False), vesh(), faces=[15, 5], spare=None)
+        fight.roll_initiative()
+        fight.engage("kael", "vesh")
+        fight.apply_condition("kael", condition)
+        assert fight.state.turn == "kael"
+        err = unwritten(fight, lambda: command(fight), "C10")
+        assert str(err) == f"[C10] 'kael' is incapacitated or paralysed and cannot {what}"
+        assert sorted({o.command for o in fight.options().offers if o.actor == "kael"}) == ["end_turn"]
+        fight.end_turn("kael")
+        assert fight.state.turn == "vesh"
+
     def test_acting_out_of_turn_says_who_acts_now(self, play: Play) -> None:
         """§Your Turn: the refusal says whose turn it is and where every command accepted now is listed, as a
         window's refusal says what is legal now."""
