@@ -499,6 +499,21 @@ def _http_words(request: Request[Any, Any, Any], detail: str) -> str:
 _MISSING_PARAMETER = re.compile(r"Missing required (?P<source>query|header|cookie|path) parameter '(?P<name>[^']+)'")
 
 
+#: What a value of a field checked by a pattern must look like, in words, where the pattern alone says it badly.
+_PATTERN_WORDS = {"query.origin": "Expected an origin: http:// or https://, a host name or a bracketed IPv6 address, "
+                                  "an optional :port, and nothing after it (http://192.168.1.20:8000)"}
+
+
+def _message(item: dict[str, Any], field: str | None) -> str:
+    """A validation message in words: a pattern's mismatch said as :data:`_PATTERN_WORDS` has it for its field, else
+    with the pattern as written (the decoder doubles each backslash of a pattern it quotes, and the origin's detail
+    showed it so; found by a tester)."""
+    message = str(item.get("message", ""))
+    if "matching regex" not in message:
+        return message
+    return _PATTERN_WORDS.get(field or "", message.replace("\\\\", "\\"))
+
+
 def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """A request whose body or parameters do not decode: 400, naming the field (``$.command.who``)."""
     assert isinstance(exc, ValidationException)
@@ -513,7 +528,7 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
     missing = _MISSING_PARAMETER.match(str(exc.detail)) if not extra else None
     if missing is not None:  # a required parameter left out: Litestar names it only in words
         field = f"{missing['source']}.{missing['name']}"
-    said = [f"{item.get('message', '')} (at {field})" if item is first and field else str(item.get("message", ""))
+    said = [f"{_message(item, field)} (at {field})" if item is first and field else _message(item, None)
             for item in extra]
     return _problem(400, "invalid-body", "The request does not validate", "; ".join(said) or str(exc.detail),
                     field=field)
@@ -528,7 +543,7 @@ def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         detail = (f"no route takes {request.url.path[:200]!r} (a seq in a path is a whole number; the routes are in "
                   "docs/server.md and GET /schema/openapi.json)")
     if isinstance(exc, Unprocessable):
-        return _problem(422, exc.kind, exc.title, detail, field=exc.field)
+        return _problem(422, exc.kind, exc.title, detail, field=exc.field, rule=exc.rule)
     headers = dict(exc.headers or {})
     for name in [name for name in headers if name.lower() == "allow"]:  # a 405 keeps Allow, HEAD where GET is
         headers["Allow"] = _allowed(headers.pop(name), request.url.path)
@@ -605,9 +620,9 @@ class Unprocessable(HTTPException):
     status_code = 422
 
     def __init__(self, detail: str, field: str, kind: str = "invalid-request",
-                 title: str = "The request cannot be done") -> None:
+                 title: str = "The request cannot be done", rule: str | None = None) -> None:
         super().__init__(detail=detail)
-        self.field, self.kind, self.title = field, kind, title
+        self.field, self.kind, self.title, self.rule = field, kind, title, rule
 
 
 class Conflict(HTTPException):
@@ -1271,6 +1286,17 @@ def _fresh_id(fights: Fights) -> str:
         candidate = f"fight-{secrets.token_hex(4)}"
         if not fights.store.version(candidate):
             return candidate
+
+
+def _check_roster(combatants: Sequence[Any]) -> None:
+    """422 ``rule-violation`` (C19) at ``$.combatants`` for a roster of fewer than two: the roster given with
+    ``POST /fights`` is the whole roster (no ``join`` over HTTP), and a fight of one or none could never roll
+    initiative (it was made, and then could do nothing; found by a tester)."""
+    if len(combatants) < 2:
+        raise Unprocessable(f"[C19] a fight needs at least two combatants, and {len(combatants)} "
+                            f"{'is' if len(combatants) == 1 else 'are'} given: the combatants given here are the "
+                            "fight's whole roster (at $.combatants)", "$.combatants", "rule-violation",
+                            "A rule refuses this command", rule="C19")
 
 
 def _check_ids(ids: Any, known: set[str], field: str) -> None:

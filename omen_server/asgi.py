@@ -82,6 +82,7 @@ from .app import (
     _answer_keyed,
     _bearer,
     _check_ids,
+    _check_roster,
     _errors,
     _first_answer,
     _follow,
@@ -162,6 +163,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         body = await request.body()
         spec = _strict(body, CreateFight)
         wholes_within(body)  # a sheet's number past 2**53 - 1 named where the request holds it
+        _check_roster(spec.combatants)
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
         _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who

@@ -139,7 +139,7 @@ class TestCreate:
         """Creating a fight whose id is taken is 409; the fight is as it was."""
         table.create()
         before = lines(table.store, "duel")
-        answer = table.client.post("/fights", json={"id": "duel", "combatants": [sheet("kael")]})
+        answer = table.client.post("/fights", json={"id": "duel", "combatants": [sheet("kael"), sheet("vesh")]})
         assert answer.status_code == 409 and answer.json()["type"] == "/problems/conflict"
         assert lines(table.store, "duel") == before
 
@@ -196,6 +196,22 @@ class TestCreate:
         assert answer.status_code == 422 and answer.json()["rule"]
         assert table.store.fights() == []
 
+
+    @pytest.mark.parametrize("count", [0, 1])
+    def test_a_roster_of_fewer_than_two_creates_nothing(self, table: Any, count: int) -> None:
+        """C19: a fight needs two combatants to roll initiative, and its roster is POST /fights's whole (no join
+        over HTTP): none or one is 422 rule-violation at $.combatants, rule C19, and nothing is stored (it was made,
+        and could then do nothing but reveal its seed; found by a tester)."""
+        body: dict[str, Any] = {"id": "lone", "combatants": [sheet("kael")][:count]}
+        answer = table.client.post("/fights", json=body if count else {"id": "lone"})
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert (problem["type"], problem["rule"], problem["field"]) == ("/problems/rule-violation", "C19",
+                                                                       "$.combatants")
+        assert problem["detail"] == (f"[C19] a fight needs at least two combatants, and {count} "
+                                     f"{'is' if count == 1 else 'are'} given: the combatants given here are the "
+                                     "fight's whole roster (at $.combatants)")
+        assert table.store.fights() == []
 
 class TestCommands:
     def test_a_command_appends_what_the_answer_says(self, table: Any) -> None:

@@ -278,9 +278,9 @@ def test_a_keyed_creation_sent_again_to_either_server_gets_the_same_fight_and_gm
     assert status == 201, made
     for server in (one, other):
         assert server.call("POST", "/fights", _duel("duel"), key="k-duel") == (201, made)
-    status, fresh = one.call("POST", "/fights", {"combatants": [sheet("kael")]}, key="k-fresh")
+    status, fresh = one.call("POST", "/fights", {"combatants": [sheet("kael"), sheet("vesh")]}, key="k-fresh")
     assert status == 201, fresh
-    again = other.call("POST", "/fights", {"combatants": [sheet("kael")]}, key="k-fresh")
+    again = other.call("POST", "/fights", {"combatants": [sheet("kael"), sheet("vesh")]}, key="k-fresh")
     assert again == (201, fresh)
     status, reused = other.call("POST", "/fights", _duel("duel2"), key="k-duel")
     assert status == 422 and reused["type"] == "/problems/idempotency-key-reused", reused

@@ -68,7 +68,8 @@ class TestLinks:
         another GM token open nothing here."""
         alice = seat(table, "Alice")
         assert table.client.get("/fights/duel/seats", headers=table.auth(alice["token"])).status_code == 403
-        other = table.client.post("/fights", json={"id": "other", "combatants": [sheet("kael")]}).json()["gm_token"]
+        other = table.client.post("/fights", json={"id": "other", "combatants": [sheet("kael"), sheet("vesh")]}
+                                  ).json()["gm_token"]
         assert table.client.get("/fights/duel/seats", headers=table.auth(other)).status_code == 403
         from omen_server.keep import seat_token
 
@@ -151,8 +152,10 @@ class TestQr:
         assert served == path(f"{origin}/table/duel#token={alice['token']}")
         table.client.post(f"/fights/duel/seats/{alice['id']}/reissue", headers=table.auth())
         assert modules(table.client.get(url, params={"origin": origin}, headers=table.auth()).text) != served
-        assert table.client.get(url, params={"origin": "javascript:alert(1)"}, headers=table.auth()
-                                ).status_code == 400
+        bad = table.client.get(url, params={"origin": "javascript:alert(1)"}, headers=table.auth())
+        assert bad.status_code == 400 and bad.json()["detail"] == (  # (the pattern, its backslashes doubled, it was)
+            "Expected an origin: http:// or https://, a host name or a bracketed IPv6 address, an optional :port, "
+            "and nothing after it (http://192.168.1.20:8000) (at query.origin)")
         left_out = table.client.get(url, headers=table.auth())
         assert left_out.status_code == 400 and left_out.json()["field"] == "query.origin", left_out.text
         table.client.post(f"/fights/duel/seats/{alice['id']}/revoke", headers=table.auth())

@@ -75,7 +75,7 @@ class TestFragment:
     def test_the_fragment_needs_a_seat_token(self, table: Any) -> None:
         """GET /fights/{id}/table without a token is 401, with another fight's token 403."""
         table.create()
-        other = table.client.post("/fights", json={"id": "other", "combatants": [sheet("kael")]}).json()
+        other = table.client.post("/fights", json={"id": "other", "combatants": [sheet("kael"), sheet("vesh")]}).json()
         assert table.client.get("/fights/duel/table").status_code == 401
         assert table.client.get("/fights/duel/table", headers=table.auth(other["gm_token"])).status_code == 403
 
