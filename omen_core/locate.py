@@ -282,11 +282,12 @@ class Lines:
 
 def error_line(message: str, text: str) -> int:
     """The line a TOML or JSON syntax error names: ``line N`` as the TOML reader says it, ``end of document``
-    (the last line), or the JSON reader's ``byte N``; line 1 if it names none."""
+    (the last line), or the JSON reader's ``byte N``, or its ``truncated`` (an array, object or string left open
+    at the end: the last line); line 1 if it names none."""
     m = re.search(r"line (\d+)", message)
     if m:
         return int(m.group(1))
-    if "end of document" in message:
+    if "end of document" in message or message.startswith("Input data was truncated"):
         return max(text.count("\n") + (0 if text.endswith("\n") else 1), 1)
     m = re.search(r"byte (\d+)", message)
     if m:

@@ -76,6 +76,36 @@ def test_live_doc_auditing_and_narrating_from_python_runs(workdir: Path, capsys:
     assert len(told) == 3 and all(re.match(r"#\d+ ", line) for line in told), told
 
 
+def test_live_doc_stepping_through_from_python_runs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/live.md's "Stepping through a fight" block runs as written (a tester embedding omen found step_through
+    in no doc but a table): after the "From Python" block, where nobody was hurt, it prints nothing; on the demo's
+    fight (Ember Ford, recorded) it prints one line for each HP loss the log keeps (an undone one not), at the
+    resource_changed that records it, with the HP before and after as that event says."""
+    import shutil
+
+    from omen_core import Fight
+    from omen_core.events import ResourceChanged
+    from omen_core.store import JsonlStore
+    from omen_core.walk import StoreSource, step_through
+
+    text = (ROOT / "docs" / "live.md").read_text()
+    first, _audit, steps = re.findall(r"```python\n(.*?)```", text[text.index("## From Python"):], re.S)[:3]
+    scope: dict[str, Any] = {}
+    exec(first, scope)
+    capsys.readouterr()
+    exec(steps, scope)
+    assert capsys.readouterr().out == ""
+    log = workdir / "ember.jsonl"
+    shutil.copy(ROOT / "fixtures" / "ember-ford" / "fight.jsonl", log)
+    fight = Fight.load(JsonlStore.single(log), "ember-ford")
+    exec(steps, {**scope, "fight": fight})
+    voided = {s.rec.seq for s in step_through(StoreSource(fight.store, "ember-ford")) if s.voided}
+    lost = [(r.seq, r.event) for r in fight.events if isinstance(r.event, ResourceChanged)
+            and r.event.resource == "hp" and r.event.after < r.event.before and r.seq not in voided]
+    assert lost and capsys.readouterr().out.splitlines() == [
+        f"#{seq} ResourceChanged: {e.who} {e.before} -> {e.after}" for seq, e in lost]
+
+
 def test_events_doc_chain_check_runs(workdir: Path) -> None:
     """The standalone chain check in docs/events.md passes on a real log and fails on a changed one."""
     (block,) = python_blocks("docs/events.md")

@@ -96,6 +96,11 @@ class TestErrorLine:
         assert error_line("JSON is malformed: trailing comma (byte 8)", '{"a":\n 1,}') == 2
         assert error_line("something else", text) == 1
 
+    def test_a_json_file_left_open_at_its_end_is_named_at_its_last_line(self) -> None:
+        """The JSON reader's ``Input data was truncated`` (an array, object or string left open at the end) names the
+        last line, as the TOML reader's ``end of document`` does (it named line 1; found by a tester)."""
+        assert error_line("Input data was truncated", '{"abilities": [\n  "a",\n  "b"\n') == 3
+        assert error_line("Input data was truncated", '{"a": "open') == 1
 
 def test_a_quoted_key_with_escapes_is_found_as_the_reader_reads_it() -> None:
     """A key written as a basic string with escapes (TOML ``"X\\u00e9"``, JSON ``"X\\u00e9"``) is the key the

@@ -268,8 +268,10 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
         return why
     held = [w.id for w in fighter.sheet.weapons if w.id in fighter.held]
     spell = cmd.weapon is not None and "spell" in getattr(fighter.sheet.weapon(cmd.weapon), "properties", ())
-    named = f"{cmd.weapon!r} is not in hand; " if cmd.weapon is not None and cmd.weapon not in held and not spell \
-        else ""
+    shield_named = cmd.weapon is not None and shield is not None and cmd.weapon == shield.id
+    named = ("" if cmd.weapon is None or cmd.weapon in held or spell else
+             f"{cmd.weapon!r} is a shield, not a weapon to Parry with (a shield Blocks); " if shield_named else
+             f"{cmd.weapon!r} is not in hand; ")
     return f"{why} ({named}in hand: {', '.join(held) or 'no weapon'})"
 
 

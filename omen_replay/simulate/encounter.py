@@ -12,6 +12,7 @@ before any fight.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -58,6 +59,18 @@ class Encounter(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
         return tuple(dict.fromkeys(s.side for s in self.combatants))
 
 
+def _listed_twice(combatants: Sequence[CombatantSheet], source: str, locate: Lines) -> None:
+    """A combatant whose id an earlier one has, refused in the words and at the field the set-up's own refusal
+    (:func:`_tried`) uses, where the two-sides check would otherwise come first (found by a tester)."""
+    seen: set[str] = set()
+    for i, sheet in enumerate(combatants):
+        if sheet.id in seen:
+            where = f"$.combatants[{i}].id"
+            raise ScenarioError(source, where, f"the rules refuse this combatant: [setup] a combatant with id "
+                                               f"{sheet.id!r} has already joined", locate(where))
+        seen.add(sheet.id)
+
+
 def load_encounter(path: str | Path) -> Encounter:
     """Read an encounter file (a scenario's set-up); :class:`ScenarioError` names what is wrong and where."""
     scenario = load_scenario(path, seeded_elsewhere=True)
@@ -74,6 +87,7 @@ def load_encounter(path: str | Path) -> Encounter:
                                                       "the run's --seed and the fight's index",
                             locate(f"$.fight.{key}"))
     if len({s.side for s in scenario.combatants}) < 2:
+        _listed_twice(scenario.combatants, source, locate)  # one sheet twice is one side: the duplicate is the fault
         raise ScenarioError(source, "$.combatants", "an encounter needs combatants on at least two sides",
                             locate("$.combatants") or locate("$.fight"))
     setup: list[Command] = []

@@ -992,6 +992,19 @@ class TestIllegalCommands:
                                "answer_active_defense by vesh (Active Defense, C8)")
         fight.defend("vesh", None)
 
+    def test_parry_with_the_shield_says_a_shield_is_no_weapon(self, play: Play) -> None:
+        """C9, C35: vesh holds the axe and its buckler (id: shield); a Parry naming the shield is refused saying a
+        shield is not a weapon to Parry with (it said "'shield' is not in hand" while the shield was in hand; found
+        by a tester). 10 against 2, as above: the window opens."""
+        fight = duel(play, [6, 1, 1, 5], defender=replace(vesh(weapons=(AXE,), shield=BUCKLER),
+                                                          wielding=("axe", "shield")), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "parry", weapon="shield"), "C9"))
+        assert said.startswith("[C9] 'vesh' cannot parry: Parry needs a wielded weapon (C9) ('shield' is a shield, "
+                               "not a weapon to Parry with (a shield Blocks); in hand: axe); this window allows dodge, "
+                               "parry, block or declining; legal now: ")
+        fight.defend("vesh", None)
+
     def test_parry_with_nothing_in_hand(self, play: Play) -> None:
         """C9, C35: vesh carries the axe but holds nothing: a Parry is refused, saying no weapon is in hand; the
         window allows a Dodge or declining. 10 against 2: the window opens."""

@@ -113,6 +113,20 @@ def test_one_side_is_no_encounter(tmp_path: Path) -> None:
         load_encounter(path)
 
 
+
+def test_a_combatant_listed_twice_on_one_side_is_named(tmp_path: Path) -> None:
+    """One sheet listed twice (one side, then) is refused as the set-up refuses a combatant listed twice, at the
+    second's id and its line (it said only that an encounter needs two sides, naming no duplicate; found by a
+    tester)."""
+    path = tmp_path / "e.toml"
+    text = '[fight]\nid = "e"\n' + fighter("ash", "north", 9) + "\n[[combatants]]\n"
+    path.write_text(text + fighter("ash", "north", 9).split("[[combatants]]\n", 1)[1])
+    with pytest.raises(ScenarioError) as info:
+        load_encounter(path)
+    assert str(info.value) == (f"{path}:{text.count(chr(10)) + 1}: the rules refuse this combatant: [setup] a "
+                               "combatant with id 'ash' has already joined (at $.combatants[1].id)")
+
+
 class TestTheSetUpIsTriedOnce:
     """The set-up is played once when the file is read: what the rules refuse is named where it is written, before
     any fight (it said `fight 0: [setup] no combatant 'nobody'`, or a bare rule, with no file, line or field)."""
