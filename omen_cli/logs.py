@@ -107,7 +107,7 @@ def repair(
         if damage is not None:
             plan = store.repair_log(fight_id, dry_run=True)
             if not plan.line or _line_of(damage) < plan.line:  # before what repair removes: not a crash's
-                bad_input(f"{damage}{_crlf(store, fight_id)}: damage omen repair does not remove (it removes only "
+                bad_input(f"{damage}: damage omen repair does not remove (it removes only "
                           "what a crash leaves at a log's end, a torn last line or a command cut short, and empty "
                           "lines after the last complete line); nothing was changed; omen verify "
                           f"{shlex.quote(log_url)} lists what is wrong")
@@ -140,19 +140,6 @@ def _first_damage(store: Any, fight_id: str) -> Exception | None:
     except OmenError as exc:
         return exc
     return None
-
-
-def _crlf(store: Any, fight_id: str) -> str:
-    """Why a log's chain breaks at its first line, if its lines end with CR LF (an editor or a transfer in text mode
-    rewrote them: omen writes LF alone, and the hashes cover the bytes as written); else nothing."""
-    from omen_core.errors import OmenError
-
-    try:
-        first = next(iter(store.raw_lines(fight_id)), b"")
-    except OmenError:
-        return ""
-    return (" (its lines end with CR LF, a line ending an editor or a transfer in text mode wrote: omen writes LF "
-            "alone, and each hash covers the line's bytes as written)") if first.endswith(b"\r\n") else ""
 
 
 def _line_of(damage: Exception) -> int:

@@ -491,6 +491,8 @@ class _Reader:
         self.batch = self.batch_end = 0
         self.last: StoredEvent | None = None
         self.line_no = after_seq
+        self.crlf: list[tuple[int, int]] = []  # (seq, line) of each line ending in CR LF, its hash holding without
+        # the CR: the first is reported where it stands, the others as one finding at the end
 
     def _problem(self, finding: Finding, error: OmenError) -> None:
         if self.report is None:
@@ -650,7 +652,13 @@ class _Reader:
             computed: str | None = raw_hash.hex()
         else:
             computed, raw_hash = line_hash(rec.prev_hash, raw), None
-        if computed != rec.hash:  # (a hash that is not hex never equals a digest)
+        if computed != rec.hash and linked and raw.endswith(b"\r\n") and line_hash(rec.prev_hash, raw[:-2]) == rec.hash:
+            self.crlf.append((rec.seq, self.line_no))  # its line ending converted, nothing else: said once
+            if len(self.crlf) == 1:
+                self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=CRLF_WORDS),
+                              ChainBroken(rec.seq, CRLF_WORDS, self.source.where, self.line_no))
+            raw_hash = bytes.fromhex(rec.hash)
+        elif computed != rec.hash:  # (a hash that is not hex never equals a digest)
             what = "hash does not match the event's content"
             self._problem(Finding(seq=rec.seq, line=self.line_no, rule="chain", what=what),
                           ChainBroken(rec.seq, what, self.source.where, self.line_no))
@@ -685,7 +693,14 @@ class _Reader:
             self._problem(Finding(seq=rec.seq, line=n, rule="batch", what=what), LogCorrupted(where, n, what))
 
     def finish(self, to_seq: int | None) -> None:
-        """After the last record: a batch cut short by a crash is a torn batch."""
+        """After the last record: a batch cut short by a crash is a torn batch; the lines ending in CR LF after the
+        first (reported where it stands) are one finding."""
+        if len(self.crlf) > 1 and self.report is not None:
+            more = self.crlf[1:]
+            what = (f"1 more line ends in CR LF (line {more[0][1]}), its hash holding without the CR" if len(more) == 1
+                    else f"{len(more)} more lines end in CR LF (the first at line {more[0][1]}, the last at line "
+                         f"{more[-1][1]}), each hash holding without the CR")
+            self.report(Finding(seq=more[0][0], line=more[0][1], rule="chain", what=what))
         last = self.last
         if last is None or to_seq is not None or not self.batch_end or last.seq >= self.batch_end:
             return
@@ -706,8 +721,15 @@ def _body_end(raw: bytes) -> int:
 
 
 def _same_line(encoded: bytes, raw: bytes) -> bool:
-    """Whether a stored line ``raw`` is ``encoded`` and its newlines (without copying the line)."""
-    return raw.startswith(encoded) and not raw[len(encoded):].strip(b"\n")
+    """Whether a stored line ``raw`` is ``encoded`` and its newline (a CR before it is the chain's finding, said once:
+    :data:`CRLF_WORDS`), without copying the line."""
+    return raw.startswith(encoded) and not raw[len(encoded):].strip(b"\r\n")
+
+
+#: A line whose only change is its line ending, CR LF where omen writes LF (a text editor's or a text-mode copy's).
+CRLF_WORDS = ("the line ends in CR LF where omen writes LF (its line endings were converted: a text editor, a "
+              "text-mode copy); the hash holds without the CR, but covers the bytes as written: convert the line "
+              "endings back to LF (dos2unix) and verify again")
 
 
 def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool | None) -> str:

@@ -284,9 +284,9 @@ class TestRepair:
             what = f"{demo_log}:{last}: hash chain broken at seq {last}: hash does not match the event's content"
         else:
             lines = [line.replace(b"\n", b"\r\n") for line in lines]
-            what = (f"{demo_log}:1: hash chain broken at seq 1: hash does not match the event's content (its lines end "
-                    "with CR LF, a line ending an editor or a transfer in text mode wrote: omen writes LF alone, and "
-                    "each hash covers the line's bytes as written)")
+            what = (f"{demo_log}:1: hash chain broken at seq 1: the line ends in CR LF where omen writes LF (its line "
+                    "endings were converted: a text editor, a text-mode copy); the hash holds without the CR, but "
+                    "covers the bytes as written: convert the line endings back to LF (dos2unix) and verify again")
         demo_log.write_bytes(b"".join(lines))
         result = omen("repair", str(demo_log))
         assert (result.exit_code, result.stdout) == (2, "")

@@ -35,6 +35,7 @@ from omen_core.events import (
     encode_line,
     seal,
 )
+from omen_core.walk import CRLF_WORDS
 from omen_replay.demo import run_demo
 from omen_replay.render import render_records
 from omen_replay.verify import Finding, Report, verify, verify_lines
@@ -392,6 +393,21 @@ class TestRawBytes:
         assert report.audit == ("decided again (45 commands) and event by event (1 batch whose command line is "
                                 "missing or unreadable: see the findings)")
         assert report.event_by_event == 1 and not any("schema version 1" in note for note in report.notes)
+
+    def test_crlf_line_endings_are_said_once_as_such(self) -> None:
+        """A log whose line endings were converted to CR LF is a finding at its first such line, saying so and that
+        each hash holds without the CR, and one finding for the rest (it was two findings a line, 638 for the demo,
+        neither naming the line ending); a line edited besides is still its own finding."""
+        from omen_replay.verify import verify_lines
+
+        lines = [line.replace(b"\n", b"\r\n") for line in EMBER_FORD.read_bytes().splitlines(keepends=True)]
+        found = [(f.seq, f.line, f.rule, f.what) for f in verify_lines(lines).findings if f.kind == "integrity"]
+        assert found == [(1, 1, "chain", CRLF_WORDS),
+                         (2, 2, "chain", "318 more lines end in CR LF (the first at line 2, the last at line 319), "
+                                         "each hash holding without the CR")]
+        lines[9] = lines[9].replace(b'"seq":10,', b'"seq": 10,')
+        found = [(f.seq, f.line, f.rule) for f in verify_lines(lines).findings if f.kind == "integrity"]
+        assert sorted(found) == [(1, 1, "chain"), (2, 2, "chain"), (10, 10, "chain"), (10, 10, "format")]
 
     @pytest.mark.parametrize("blank", [b"\n", b"  \t\n"])
     def test_an_empty_line_inside_takes_no_seq(self, blank: bytes) -> None:
