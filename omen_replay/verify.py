@@ -51,7 +51,7 @@ from omen_core.decide import Target, decided
 from omen_core.decide.flow import DYING_TURN
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
 from omen_core.dice import RecordedDice, commitment, seeded_faces
-from omen_core.errors import BadInput, OmenError, RuleViolation, TornTail
+from omen_core.errors import BadInput, DiceExhausted, OmenError, RuleViolation, TornTail
 from omen_core.events import (
     SCHEMA_VERSION,
     AmbushDifficultySet,
@@ -645,6 +645,13 @@ class Audit(Visitor):
             self.findings.append(Finding(seq=first.seq, rule=exc.rule, what=f"the rules refuse this command here: "
                                          f"{exc}", expected="a command the rules accept here",
                                          found=str(type(command).__struct_config__.tag)))
+            return
+        except DiceExhausted as exc:  # (the recorded dice are read back as a script: say it in the log's terms)
+            self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
+                                         f"again with the dice the batch recorded: it rolls more than the batch "
+                                         f"records ({exc.roll} needs {exc.needed} "
+                                         f"{'die' if exc.needed == 1 else 'dice'}, {exc.remaining} recorded left, "
+                                         f"in the order of C29)"))
             return
         except OmenError as exc:
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "

@@ -289,6 +289,9 @@ class JsonlStore:
                 end = _before_empty_lines(path, size)
                 empty = _lines_in(path, end, size)
                 tail = _read_tail(path, end)
+                if tail.torn and not crash_left(tail.torn):
+                    line = 1 if tail.last_line is None else _count_lines(path, end - len(tail.torn)) + 1
+                    raise _torn_tail(path, line, tail.torn, fight_id, tail.last_line)
                 cut, batch = _torn_batch(path, fight_id, tail)
                 if cut == size:
                     return Repaired(None)
@@ -432,10 +435,27 @@ def _chunks(path: Path, limit: int, offset: int = 0, skip: int = 0, lines_before
                 raise _torn_tail(path, lines_read, torn, fight_id, last)
 
 
-def _torn_tail(path: Path, line: int, torn: bytes, fight_id: str | None, last_line: bytes | None) -> TornTail:
+#: How every line omen writes begins: a torn last line a crash left is a beginning of it, or begins so.
+_EVENT_START = b'{"fight_id":"'
+
+
+def crash_left(torn: bytes) -> bool:
+    """Whether a last line without its newline can be what a crash mid-write left: the start of an event line
+    (any part of it, however short); anything else (text, NUL bytes, another format) is no crash's doing."""
+    return torn.startswith(_EVENT_START) or _EVENT_START.startswith(torn)
+
+
+def _torn_tail(path: Path, line: int, torn: bytes, fight_id: str | None, last_line: bytes | None) -> LogCorrupted:
     """:class:`TornTail` at ``line`` of ``path``, its message going on to say which command of which fight the crash
     cut short (as far as the last complete line, ``last_line``, tells) and what to do: ``omen repair PATH``. Its
-    ``reason`` stays the torn tail's own words (the audit's finding, the same for a file and for lines given)."""
+    ``reason`` stays the torn tail's own words (the audit's finding, the same for a file and for lines given). A last
+    line that no crash leaves (:func:`crash_left`) is :class:`LogCorrupted` saying so instead, pointing at nothing
+    that would remove it (repair refuses it: it emptied a file of text, found by a tester)."""
+    if not crash_left(torn):
+        told = "is this an omen log?" if line == 1 else "the log was edited or damaged"
+        return LogCorrupted(path, line, f"the last line ({len(torn)} bytes) has no newline and is not the start of "
+                                        "an event line (each begins {\"fight_id\":\"): no crash leaves that, so "
+                                        f"omen repair does not remove it ({told})")
     exc = TornTail(path, line, torn)
     exc.args = (f"{exc}; {_cut_short(line, fight_id, last_line)}: run omen repair {shlex.quote(str(path))} (it "
                 "moves what the crash left to a side file)",)

@@ -112,6 +112,13 @@ def _decode(body: bytes) -> Snapshot:
                     state_format=stored.state_format, event_hash=stored.event_hash, state=state)
 
 
+def _blob(body: object) -> bytes:
+    """A snapshot row's body as the bytes written (a BLOB), or nothing for a value of another type an edit put there
+    (a TEXT, a number: a damaged cache, skipped like any that does not check; it raised TypeError, found by a
+    tester)."""
+    return bytes(body) if isinstance(body, (bytes, bytearray, memoryview)) else b""
+
+
 def _first_sound(bodies: Iterable[bytes]) -> Snapshot | None:
     """The first of ``bodies`` (newest first) that decodes and checks; an edited or damaged one is skipped."""
     for body in bodies:
@@ -334,7 +341,7 @@ class SqliteSnapshots:
             rows = self._conn.execute("SELECT body FROM snapshots WHERE fight_id = ? AND seq <= ? ORDER BY seq DESC "
                                       "LIMIT ?", (fight_id, at_most, MAX_TRIES)).fetchall() if self._has_table() \
                 else []
-        return _first_sound(bytes(body) for (body,) in rows)
+        return _first_sound(_blob(body) for (body,) in rows)
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshots exist at, ascending."""
@@ -374,7 +381,7 @@ class PostgresSnapshots:
         with self.db.connection() as conn:
             rows = conn.execute("SELECT body FROM snapshots WHERE fight_id = %s AND seq <= %s ORDER BY seq DESC "
                                 "LIMIT %s", (fight_id, at_most, MAX_TRIES)).fetchall()
-        return _first_sound(bytes(body) for (body,) in rows)
+        return _first_sound(_blob(body) for (body,) in rows)
 
     def seqs(self, fight_id: str) -> list[int]:
         """The seqs snapshots exist at, ascending."""

@@ -268,6 +268,29 @@ class TestRepair:
         assert (result.exit_code, " ".join(result.stderr.split())) == (
             2, f"omen: error: {demo_log}:{n}: a line of white space only")
 
+    @pytest.mark.parametrize(("text", "line"), [(b"Dear diary, my secret plans", 1), (b"\0" * 50, 1), (b"x", 1),
+                                                (None, 0)])
+    def test_a_last_line_no_crash_leaves_is_refused_and_kept(self, demo_log: Path, text: bytes | None,
+                                                             line: int) -> None:
+        """A last line without its newline that is not the start of an event line (a file of text, NUL bytes, one
+        byte; a log with garbage appended) is no crash's doing: repair refuses it, exit 2, and changes nothing (it
+        moved the whole text file aside and left it empty, saying a first command never completed; found by a
+        tester); replay names it the same way, not sending the reader to repair."""
+        path = demo_log if text is None else demo_log.with_name("diary.jsonl")
+        before = (demo_log.read_bytes() + b"garbage") if text is None else text
+        path.write_bytes(before)
+        line = line or before.count(b"\n") + 1  # (0: the line after the demo log's last)
+        told = "is this an omen log?" if line == 1 else "the log was edited or damaged"
+        torn = len(before.rsplit(b"\n", 1)[-1])
+        what = (f"omen: error: {path}:{line}: the last line ({torn} bytes) has no newline "
+                "and is not the start of an event line (each begins {\"fight_id\":\"): no crash leaves that, so omen "
+                f"repair does not remove it ({told})")
+        for command in ("repair", "replay"):
+            result = omen(command, str(path))
+            assert (result.exit_code, " ".join(result.stderr.split())) == (2, what), result.output
+        assert path.read_bytes() == before
+        assert [p.name for p in path.parent.iterdir() if "torn" in p.name] == []
+
     @pytest.mark.parametrize("damage", ["an empty line inside", "a last line edited", "CR LF line endings"])
     def test_damage_repair_does_not_remove_is_refused_naming_it(self, demo_log: Path, damage: str) -> None:
         """Damage no crash leaves (an empty line before the end, a line whose hash no longer holds, CR LF line

@@ -377,6 +377,18 @@ class TestRawBytes:
         assert sorted((f.line, f.rule) for f in verify_lines(lines).findings) == [(4, "format"), (10, "chain"),
                                                                                    (10, "format")]
 
+    def test_a_batch_cut_short_and_resealed_says_it_rolls_more_than_it_records(self) -> None:
+        """The demo's log cut at seq 300, inside vesh's attack of seq 299, and re-sealed with that batch's size made
+        to agree: the attack rolls more dice than its batch records, said in the log's terms (it said "scripted
+        dice ran out ... left in the script" of a seeded fight; found by a tester)."""
+        from omen_core.events import decode_line
+
+        records = [decode_line(line) for line in EMBER_FORD.read_bytes().splitlines()][:300]
+        report = verify(rechain(records))
+        assert [f.what for f in report.findings if f.rule == "re-decision"] == [
+            "this command cannot be decided again with the dice the batch recorded: it rolls more than the batch "
+            "records (roll #52 (hit by vesh: primary d8, fcs d6) needs 2 dice, 0 recorded left, in the order of C29)"]
+
     def test_a_garbled_command_line_is_one_finding_and_its_batch_audited_event_by_event(self) -> None:
         """A garbled line where a batch's command_issued stood (line 101 of the demo, which opens the batch of seq
         101) is one format finding: the batch's other lines are not each "not the batch in progress" (they were, 15
