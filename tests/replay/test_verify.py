@@ -418,8 +418,8 @@ class TestRawBytes:
                          (2, 2, "chain", "318 more lines end in CR LF (the first at line 2, the last at line 319), "
                                          "each hash holding without the CR")]
         lines[9] = lines[9].replace(b'"seq":10,', b'"seq": 10,')
-        found = [(f.seq, f.line, f.rule) for f in verify_lines(lines).findings if f.kind == "integrity"]
-        assert sorted(found) == [(1, 1, "chain"), (2, 2, "chain"), (10, 10, "chain"), (10, 10, "format")]
+        edited = [(f.seq, f.line, f.rule) for f in verify_lines(lines).findings if f.kind == "integrity"]
+        assert sorted(edited) == [(1, 1, "chain"), (2, 2, "chain"), (10, 10, "chain"), (10, 10, "format")]
 
     @pytest.mark.parametrize("blank", [b"\n", b"  \t\n"])
     def test_an_empty_line_inside_takes_no_seq(self, blank: bytes) -> None:
