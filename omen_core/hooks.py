@@ -38,6 +38,7 @@ from .content import (
     MakeAttack,
     Reroll,
 )
+from .commands import DeclareAttack
 from .errors import OmenError
 from .parts import Modifier, PoolTag
 
@@ -430,6 +431,10 @@ def _field_problems(extension: Extension) -> Iterator[tuple[str, str]]:
         yield from _typed("automatic rerolls", reroll, origin=str)
     for option in extension.attack_options:
         yield from _typed(f"attack option {option.field!r}", option, field=_WORD, rule=str)
+        if isinstance(option.field, str) and option.field and option.field not in _OPTION_FIELDS:
+            yield (f"attack option {option.field!r}", f"field {option.field!r} is not a yes-or-no argument of "
+                   f"declare_attack an ability may give meaning to ({', '.join(sorted(_OPTION_FIELDS))}): a command "
+                   "could never set it")
     for override in extension.overrides:
         yield from _typed("defense override", override, name=str)
     action = extension.action
@@ -440,6 +445,9 @@ def _field_problems(extension: Extension) -> Iterator[tuple[str, str]]:
             yield "action", f"target {action.target!r} is not one of self, ally, enemy, any"
 
 
+#: The arguments of ``declare_attack`` an :class:`AttackOption` may give meaning to: its yes-or-no ones but
+#: ``unarmed``, which the core rules give theirs (C12).
+_OPTION_FIELDS = frozenset(f.name for f in msgspec.structs.fields(DeclareAttack) if f.type is bool) - {"unarmed"}
 #: A field that must be a non-empty string (a name something else refers to).
 _WORD = "word"
 #: The consequence structs a choice may carry, by name.

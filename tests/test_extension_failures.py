@@ -100,6 +100,25 @@ class TestAtLoad:
                                       "declare a window of kind 'w' (answer_decision names a window by its kind: "
                                       "rename one)")
 
+    @pytest.mark.parametrize(("field", "said"), [
+        ("fury", "attack option 'fury': field 'fury' is not a yes-or-no argument of declare_attack an ability may "
+                 "give meaning to (rage): a command could never set it"),
+        ("unarmed", "attack option 'unarmed': field 'unarmed' is not a yes-or-no argument"),
+        ("target", "attack option 'target': field 'target' is not a yes-or-no argument"),
+    ])
+    def test_an_attack_option_on_no_argument_of_the_attack_is_refused(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, said: str) -> None:
+        """An attack option naming no yes-or-no argument of declare_attack (a made-up one, which no command could
+        set; unarmed, the core rules'; a combatant's id) is refused at load, naming the module and the option (it
+        loaded, and was found only when an attack was declared)."""
+        text = ("from omen_core.hooks import AttackOption, Extension\n\n"
+                f"EXTENSION = Extension(id='fury', name='Fury', attack_options=(AttackOption(field={field!r}, "
+                "offered=lambda s, w: True, rule='C37', refusal=lambda w: 'no fury'),))\n")
+        name = _module(tmp_path, monkeypatch, "fury", text)
+        with pytest.raises(ExtensionInvalid) as refused:
+            registry._load([name])
+        assert str(refused.value).startswith(f"extension extpkg.fury cannot be loaded: {said}")
+
     @pytest.mark.parametrize(("text", "said"), [
         (_ward(kind="active_defense"),
          "window 'active_defense': kind 'active_defense' is a built-in decision point's (omen_core.decisions: "
