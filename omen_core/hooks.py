@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
+from .commands import DeclareAttack
 from .content import (
     SHIPPED_ABILITIES,
     ApplyCondition,
@@ -38,7 +39,6 @@ from .content import (
     MakeAttack,
     Reroll,
 )
-from .commands import DeclareAttack
 from .errors import OmenError
 from .parts import Modifier, PoolTag
 
