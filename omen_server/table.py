@@ -921,12 +921,25 @@ def _staged_answer(staged: StagedView | None, pairs: list[tuple[OfferView, Offer
     for view, offer in pairs:
         if offer.command != command:
             continue
+        keys = {k for choice in offer.choices for k in choice.args}  # every argument, those a choice leaves out too
         for shown, choice in zip(view.choices, offer.choices, strict=False):
-            if all(staged.command.get(k) == v for k, v in choice.args.items()):
+            if all(staged.command.get(k) == choice.args.get(k) for k in keys):  # (a Dodge is no Decline with more)
                 return shown.label
     if command == "pass_reaction":  # a label of no argument: the same words for every seat ("Let it pass")
         return str(_ANSWER_LABELS[command]({}))
-    return COMMAND_TITLES.get(command, command.replace("_", " ")) if command in answers_to else ""
+    return unspecific_answer(command) if command in answers_to else ""
+
+
+#: What a staged answer is called where the seat is shown no more of it than its command (another seat's: its
+#: arguments are that seat's), in the page's words rather than the command's name.
+_UNSPECIFIC = {"react": "a strike", "answer_active_defense": "an Active Defense answer",
+               "answer_catch": "a Catch answer", "answer_decision": "an answer", "route_damage": "a routing",
+               "choose_will_conversion": "a Will choice"}
+
+
+def unspecific_answer(command: str) -> str:
+    """A staged answer's words where the seat is shown its command alone (:data:`_UNSPECIFIC`)."""
+    return _UNSPECIFIC.get(command, COMMAND_TITLES.get(command, command.replace("_", " ")))
 
 
 def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: Any) -> str:
@@ -937,8 +950,10 @@ def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: An
         return ""
     command = staged.command
     kind = command.get("command")
+    if answer == unspecific_answer(str(kind)):  # which answer is the giver's to know: what it costs too
+        return ""
     if kind == "pass_reaction" or (kind == "answer_active_defense" and command.get("defense") is None) or (
-            kind == "catch" and not command.get("catch")):
+            kind == "answer_catch" and not command.get("catch")):
         return "free"
     opened = state.pending.decision if state.pending is not None else None
     if kind == "answer_decision" and opened is not None:

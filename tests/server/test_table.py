@@ -1129,6 +1129,44 @@ class TestPhysicalDice:
             "Kael Arden (Alice) answered: Strike with Longsword, costing 2 Bonus Actions.")
 
 
+    def test_an_answer_another_seat_staged_is_said_in_words_and_its_cost_not_guessed(self, table: Any) -> None:
+        """docs/server.md (the roll box): Alice's Strike waits for the GM's dice; a spectator, shown her command's
+        name alone, reads that Kael answered with "a strike", no cost claimed (it read "React", the command's name;
+        and an Active Defense answer shown so read "free", whatever it was; found by a tester)."""
+        alice = self._interrupt(table)
+        watcher = table.client.post("/fights/duel/seats", headers=table.auth(),
+                                    json={"kind": "spectator", "name": "Wen"}).json()["token"]
+        staged = table.command({"command": "react", "who": "kael", "weapon": "longsword", "dice": [3, 4]},
+                               token=alice, stage=True)
+        assert staged.status_code == 202, staged.text
+        text = fragment(table, watcher)
+        assert _said(text, '<p class="who"', "</p>").startswith("Kael Arden answered: a strike. Then")
+        assert "React" not in _said(text, '<section class="decision', "</section>")
+
+    def test_a_staged_answer_is_named_by_all_its_arguments(self) -> None:
+        """The staged answer is the choice whose every argument it gives, those the choice leaves out too: a Dodge
+        is not a Decline (whose only argument, the defender, it also gives), and costs what a Dodge costs (the GM's
+        page said "Decline, costing 1 Bonus Action" for a staged Dodge; found by a tester)."""
+        from types import SimpleNamespace
+
+        from omen_core.options import Choice
+        from omen_server.app import StagedView
+        from omen_server.table import _staged_answer, _staged_cost
+
+        args = ({"defender": "vesh"}, {"defender": "vesh", "defense": "dodge"},
+                {"defender": "vesh", "defense": "parry", "weapon": "axe"})
+        labels = ("Vesh: Decline", "Vesh: Dodge", "Vesh: Parry with Axe")
+        offer = SimpleNamespace(command="answer_active_defense", choices=tuple(Choice(args=a) for a in args))
+        view = SimpleNamespace(choices=tuple(SimpleNamespace(label=label) for label in labels))
+        waiting = SimpleNamespace(cost="1 Bonus Action")
+        for sent, said, cost in ((args[1], "Vesh: Dodge", "1 Bonus Action"), (args[0], "Vesh: Decline", "free"),
+                                 (args[2], "Vesh: Parry with Axe", "1 Bonus Action")):
+            staged = StagedView(id="s", command={"command": "answer_active_defense", **sent}, by="the GM",
+                                awaiting="Alice")
+            answer = _staged_answer(staged, [(view, offer)], {"answer_active_defense"})  # type: ignore[list-item]
+            assert (answer, _staged_cost(staged, answer, waiting, SimpleNamespace(pending=None))) == (said, cost)
+
+
 class TestInitiativeWords:
     def test_a_tie_the_agi_bonus_settles_says_so(self, table: Any) -> None:
         """C19: Kael (2 + 1 AGI) and Vesh (1 + 2 AGI) both total 3: the card says they tied and that Vesh goes first
