@@ -1195,9 +1195,13 @@ def status_of(p: Panel) -> str:
         return f"Waiting for {', '.join(p.waiting_who) or 'someone'}: {p.waiting.title}"
     if p.your_turn:
         return f"Your turn: {p.turn_name}"
-    if p.phase == "rounds" and p.turn:
+    if p.phase == "rounds":  # (no turn to a seat: a hidden combatant's, as the fight bar says it)
         return f"Round {p.round}: {p.turn_name or 'someone'}'s turn"
-    return str(p.phase).capitalize()
+    return _PHASE_WORDS.get(str(p.phase), str(p.phase).capitalize())
+
+
+#: What the table is doing before the rounds, in words (the document's title; it said "Rounds", "Setup").
+_PHASE_WORDS = {"setup": "Setting up the fight", "ambush": "An ambush", "initiative": "Rolling initiative"}
 
 
 def panel_html(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> str:

@@ -1167,6 +1167,21 @@ class TestPhysicalDice:
             assert (answer, _staged_cost(staged, answer, waiting, SimpleNamespace(pending=None))) == (said, cost)
 
 
+def test_the_title_names_the_moment_in_words_on_a_hidden_combatants_turn(table: Any) -> None:
+    """The page's title (data-status) before initiative says the fight is being set up, and on the turn of Skarn,
+    hidden from Alice, "Round 1: someone's turn" as the fight bar does (both read "Setup", "Rounds": a phase's name;
+    found by a tester); the GM's names Skarn."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual", hidden=["skarn"])
+    alice = _seat(table, "Alice", "kael")
+
+    def status(token: str) -> str:
+        return html.unescape(re.findall(r'data-status="([^"]*)"', fragment(table, token))[0])
+
+    assert status(alice) == "Setting up the fight"
+    assert table.command({"command": "roll_initiative", "dice": [1, 1, 6]}).status_code == 201
+    assert re.findall(r'data-turn="([^"]*)"', fragment(table, table.gm)) == ["skarn"]
+    assert (status(alice), status(table.gm)) == ("Round 1: someone's turn", "Round 1: Skarn Gutterjaw's turn")
+
 class TestInitiativeWords:
     def test_a_tie_the_agi_bonus_settles_says_so(self, table: Any) -> None:
         """C19: Kael (2 + 1 AGI) and Vesh (1 + 2 AGI) both total 3: the card says they tied and that Vesh goes first
