@@ -792,15 +792,19 @@ def _end_said(seen: list[Any]) -> str:
     """How the fight ended, as the fight bar says it once it is over (``the raiders yielded``), from its
     ``fight_ended`` event as the seat sees it: the side where the seat may see it, the GM's note where it may (the
     GM's: :mod:`omen_server.views`)."""
-    end = next((rec.event for rec in reversed(seen) if rec.event is not None and rec.type == "fight_ended"), None)
-    if end is None:
+    ended = next((rec for rec in reversed(seen) if rec.event is not None and rec.type == "fight_ended"), None)
+    if ended is None:
         return ""
+    end = ended.event
+    given = next((rec.event.get("command") for rec in seen if rec.seq == ended.batch and rec.type == "command_issued"
+                  and rec.event is not None), None)
+    by_gm = isinstance(given, dict) and given.get("command") == "end_fight"  # else the engine's words (C33)
     reason = str(end.get("reason", ""))
     side = end.get("side")
     said = _ENDED.get(reason, reason).format(side=side if isinstance(side, str) and side else "", a=(
         "the" if isinstance(side, str) and side else "a side")).replace("  ", " ").strip()
     note = str(end.get("note") or "").strip()
-    return said + (f"; the GM's note: {note}" if note else "")
+    return said + (f"; the GM's note: {note}" if note and by_gm else f": {note}" if note else "")
 
 
 def _own_faces(view: OfferView, mine: Callable[[str], bool]) -> OfferView:

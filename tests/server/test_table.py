@@ -1262,6 +1262,15 @@ class TestTheEnd:
         assert _said(player, '<strong class="ended"', "</strong>") == "The fight is over: the raiders yielded"
         assert "throws down" not in player
 
+    def test_the_engines_note_on_an_end_it_made_is_not_called_the_gms(self, table: Any) -> None:
+        """C33: Vesh, the raiders' only combatant, flees (leave_fight): the fight ends by itself, and the fight bar
+        gives the engine's note as such, not as "the GM's note" (it did; found by a tester)."""
+        table.create()
+        assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+        assert table.command({"command": "leave_fight", "who": "vesh", "reason": "fled"}).status_code == 201
+        assert _said(fragment(table, table.gm), '<strong class="ended"', "</strong>") == (
+            "The fight is over: the raiders fled: every combatant of raiders is down; wardens still standing")
+
     def test_the_setup_page_lists_fights_by_title(self, table: Any) -> None:
         """GET / lists the store's fights by title, the id beside it (found by a tester: ids alone)."""
         table.create()
