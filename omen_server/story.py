@@ -353,8 +353,10 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             note = str(e.get("note") or "").strip()  # the GM's words (the GM's to see: views.py)
             return f"The fight is over ({e.get('reason')}{side})" + (f". The GM's note: {note}" if note else ""), \
                 "THE END"
-        case "seed_revealed":
-            return "The seed is revealed: every seeded die rolled under it can be checked", ""
+        case "seed_revealed":  # the seed itself only where the seat sees it (the GM's until published: views.py)
+            seed = e.get("seed")
+            return ("The seed is revealed" + (f" ({seed})" if isinstance(seed, str) and seed else "")
+                    + ": every seeded die rolled under it can be checked"), ""
         case "seed_committed":
             return ("The revealed seed is spent (C42): the dice from here on come from a fresh seed, committed to "
                     "now and revealed in its turn"), ""

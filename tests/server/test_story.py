@@ -18,18 +18,20 @@ def cards_for(fight: Fight, sight: Sight) -> list[tuple[str, list[str]]]:
 
 def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat() -> None:
     """C42: the card of a reveal in a fight that goes on says which dice the revealed seed checks (those rolled
-    under it) and that the dice from here on come from a fresh seed; a player's card reads the same as the GM's."""
+    under it) and that the dice from here on come from a fresh seed; the GM's names the seed itself (the GM's page
+    showed it nowhere; found by a tester), a player's reads the same without it (the seed is the GM's until the
+    log is published: docs/rulings.md)."""
     fight = Fight.start(MemoryStore(), "c42", dice=SeededDice(SEED, [FRESH]), clock=lambda: 0,
                         combatants=[sheet("kael"), sheet("vesh", side="raiders")])
     fight.reveal_seed()
     gm = cards_for(fight, Sight(kind="gm"))
     player = cards_for(fight, Sight(kind="player", own=frozenset({"kael"}), sides=frozenset({"wardens", "raiders"})))
-    headline, lines = gm[-1]
-    assert headline == "The seed" and lines == [
-        "The seed is revealed: every seeded die rolled under it can be checked",
-        "The revealed seed is spent (C42): the dice from here on come from a fresh seed, committed to now and "
-        "revealed in its turn"]
-    assert player[-1] == gm[-1]
+    spent = ("The revealed seed is spent (C42): the dice from here on come from a fresh seed, committed to now and "
+             "revealed in its turn")
+    assert gm[-1] == ("The seed", [f"The seed is revealed ({SEED.hex()}): every seeded die rolled under it can be "
+                                   "checked", spent])
+    assert player[-1] == ("The seed", ["The seed is revealed: every seeded die rolled under it can be checked", spent])
+    assert SEED.hex() not in str(player)
 
 
 def test_a_reveal_after_the_end_commits_to_nothing() -> None:
@@ -39,7 +41,7 @@ def test_a_reveal_after_the_end_commits_to_nothing() -> None:
     fight.end_fight("gm")
     fight.reveal_seed()
     assert cards_for(fight, Sight(kind="gm"))[-1] == (
-        "The seed", ["The seed is revealed: every seeded die rolled under it can be checked"])
+        "The seed", [f"The seed is revealed ({SEED.hex()}): every seeded die rolled under it can be checked"])
 
 
 def test_a_save_called_by_an_ability_another_seat_owns_is_told_without_its_name() -> None:
