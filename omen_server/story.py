@@ -408,6 +408,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
     tied: dict[int, set[str]] = {}  # a batch's combatants still tied after the AGI bonus (C19)
     standing: set[int] = set()  # the batches of a stand_up: their Movement Action is standing up (C20, C28)
+    gm_ends: set[int] = set()  # the batches of the GM's end_fight: any other end is the engine's (C33), its note too
     titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
     for rec in seen:
         e = rec.event
@@ -423,6 +424,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
             if command and command.get("command") == "stand_up":
                 standing.add(rec.batch)
+            if command and command.get("command") == "end_fight":
+                gm_ends.add(rec.batch)
             by_batch[rec.batch] = card
             cards.append(card)
             card.seqs.append(rec.seq)
@@ -449,6 +452,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             text, verdict = ((f"{_n(names, e.get('who'))} stands up from Prone (a Movement Action)", "")
                              if kind == "movement_declared" else (f"{_n(names, e.get('who'))} is on its feet",
                                                                   "STOOD UP"))
+        if kind == "fight_ended" and text and rec.batch not in gm_ends:  # the engine's words on an end it made (C33)
+            text = text.replace(". The GM's note: ", ": ", 1)
         if kind in ("condition_applied", "condition_cleared"):
             changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
             why = reasons.get(rec.batch)

@@ -195,3 +195,20 @@ def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it(
         lines = cards_for(fight, sight)[-1][1]
         assert "Ana uses Second Wind" in lines and not any(line.startswith("Ana: use") for line in lines)
     assert "Ana: use" in cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
+
+
+def test_the_engines_note_on_an_end_it_made_is_not_called_the_gms() -> None:
+    """C33: Vesh, the raiders' only combatant, flees (leave_fight) and the fight ends by itself: the end's card gives
+    the engine's note as such; the GM's own end_fight note is still "The GM's note" (the card said so of both;
+    found by a tester)."""
+    fight = Fight.start(MemoryStore(), "end", dice=SeededDice(SEED), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders")])
+    fight.roll_initiative()
+    fight.leave_fight("vesh", "fled")
+    lines = [line for headline, card in cards_for(fight, Sight(kind="gm")) for line in (headline, *card)]
+    assert "The fight is over (fled: raiders): every combatant of raiders is down; heroes still standing" in lines
+    other = Fight.start(MemoryStore(), "end", dice=SeededDice(SEED), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders")])
+    other.end_fight("yielded", side="raiders", note="Vesh throws down the knife")
+    lines = [line for headline, card in cards_for(other, Sight(kind="gm")) for line in (headline, *card)]
+    assert "The fight is over (yielded: raiders). The GM's note: Vesh throws down the knife" in lines
