@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from omen_cli import MAX_COMMAND_BYTES, app
 from omen_cli.console import fold_command
+from omen_core.walk import CRLF_WORDS
 from omen_replay.output import visible
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -586,14 +587,14 @@ class TestControlCharacters:
     @pytest.mark.parametrize("argv", [["status"], ["replay"], ["undo"], ["explain", "--", "3"]])
     def test_a_broken_chain_is_named_by_file_and_line(self, demo_log: Path, argv: list[str]) -> None:
         """A log whose line ends were rewritten (CRLF: every hash now covers other bytes) is refused by the commands
-        that fold it, naming the file and the first line whose hash fails, exit 2; the log is not changed."""
+        that fold it, naming the file and the first line whose hash fails and that its line ending is why, exit 2;
+        the log is not changed."""
         crlf = demo_log.with_name("crlf.jsonl")
         crlf.write_bytes(demo_log.read_bytes().replace(b"\n", b"\r\n"))
         before = crlf.read_bytes()
         result = omen(argv[0], str(crlf), *argv[1:])
         assert result.exit_code == 2
-        assert said(result) == (f"omen: error: {crlf}:1: hash chain broken at seq 1: hash does not match the "
-                                "event's content"), said(result)
+        assert said(result) == (f"omen: error: {crlf}:1: hash chain broken at seq 1: {CRLF_WORDS}"), said(result)
         assert crlf.read_bytes() == before
 
     def test_markdown_and_html_escape_markup(self, hostile_log: Path) -> None:
