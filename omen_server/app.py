@@ -1291,12 +1291,21 @@ def _fresh_id(fights: Fights) -> str:
 def _check_roster(combatants: Sequence[Any]) -> None:
     """422 ``rule-violation`` (C19) at ``$.combatants`` for a roster of fewer than two: the roster given with
     ``POST /fights`` is the whole roster (no ``join`` over HTTP), and a fight of one or none could never roll
-    initiative (it was made, and then could do nothing; found by a tester)."""
+    initiative (it was made, and then could do nothing; found by a tester). A second combatant with an id already
+    given is refused (rule ``setup``) at its ``$.combatants[i].id`` (the join's refusal named no place)."""
     if len(combatants) < 2:
         raise Unprocessable(f"[C19] a fight needs at least two combatants, and {len(combatants)} "
                             f"{'is' if len(combatants) == 1 else 'are'} given: the combatants given here are the "
                             "fight's whole roster (at $.combatants)", "$.combatants", "rule-violation",
                             "A rule refuses this command", rule="C19")
+    seen: dict[str, int] = {}
+    for index, sheet in enumerate(combatants):
+        if sheet.id in seen:
+            where = f"$.combatants[{index}].id"
+            raise Unprocessable(f"[setup] a combatant with id {sheet.id!r} has already joined (at {where}: "
+                                f"$.combatants[{seen[sheet.id]}] has that id; each combatant's id is its own)", where,
+                                "rule-violation", "A rule refuses this command", rule="setup")
+        seen[sheet.id] = index
 
 
 def _check_ids(ids: Any, known: set[str], field: str) -> None:

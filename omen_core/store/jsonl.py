@@ -454,8 +454,8 @@ def _torn_tail(path: Path, line: int, torn: bytes, fight_id: str | None, last_li
     if not crash_left(torn):
         told = "is this an omen log?" if line == 1 else "the log was edited or damaged"
         return LogCorrupted(path, line, f"the last line ({len(torn)} bytes) has no newline and is not the start of "
-                                        f"an event line (each begins {_EVENT_START.decode()}): no crash leaves that, so "
-                                        f"omen repair does not remove it ({told})")
+                                        f"an event line (each begins {_EVENT_START.decode()}): no crash leaves that, "
+                                        f"so omen repair does not remove it ({told})")
     exc = TornTail(path, line, torn)
     exc.args = (f"{exc}; {_cut_short(line, fight_id, last_line)}: run omen repair {shlex.quote(str(path))} (it "
                 "moves what the crash left to a side file)",)

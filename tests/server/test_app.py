@@ -191,11 +191,17 @@ class TestCreate:
         assert table.store.fights() == []
 
     def test_a_sheet_the_rules_refuse_creates_nothing(self, table: Any) -> None:
-        """Two combatants with one id: the set-up is refused whole (422, rule named) and nothing is stored."""
-        answer = table.client.post("/fights", json={"id": "x", "combatants": [sheet("kael"), sheet("kael")]})
-        assert answer.status_code == 422 and answer.json()["rule"]
+        """Two combatants with one id: the set-up is refused whole (422, rule setup) at the second one's id, naming
+        the first (it named no place; found by a tester), and nothing is stored."""
+        body = {"id": "x", "combatants": [sheet("kael"), sheet("vesh"), sheet("kael")]}
+        answer = table.client.post("/fights", json=body)
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert (problem["type"], problem["rule"], problem["field"]) == ("/problems/rule-violation", "setup",
+                                                                       "$.combatants[2].id")
+        assert problem["detail"] == ("[setup] a combatant with id 'kael' has already joined (at $.combatants[2].id: "
+                                     "$.combatants[0] has that id; each combatant's id is its own)")
         assert table.store.fights() == []
-
 
     @pytest.mark.parametrize("count", [0, 1])
     def test_a_roster_of_fewer_than_two_creates_nothing(self, table: Any, count: int) -> None:
