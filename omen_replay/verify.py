@@ -989,9 +989,11 @@ class Audit(Visitor):
         undone = info.landmarks.undos if info is not None else ()
         last = self.last
         audit = _audit_words(self.commands, self.by_event - self.lost, self.lost)
-        notes = [*self.notes, f"audited {audit}; docs/verify.md says what a re-sealed log of schema version 1 can "
-                              "fake"] if self.by_event > self.lost else [*self.notes, f"audited {audit}"] \
-            if self.lost else self.notes
+        notes = list(self.notes)
+        if self.by_event > self.lost:  # batches of a log of schema version 1 (no command recorded)
+            notes.append(f"audited {audit}; docs/verify.md says what a re-sealed log of schema version 1 can fake")
+        elif self.lost:  # only batches whose command line is lost
+            notes.append(f"audited {audit}")
         return Report(fight_id=info.fight_id if info is not None else "", events=self.count,
                       seeded_dice=self.seeds.seeded, seed_revealed=self.seeds.known, findings=_by_seq(self.findings),
                       undone=tuple(undone), notes=tuple(notes), event_by_event=self.by_event, audit=audit,
